@@ -1,0 +1,485 @@
+/* config: YAML (libyaml document API) flattened into dotted keys with origins. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+typedef struct {
+    sb_config_entry_t pub;
+    char  *key;
+    char  *value;
+    char **items;
+    char  *origin;
+} s_entry_t;
+
+struct sb_config {
+    s_entry_t *entries;
+    size_t     count;
+    size_t     alloc;
+};
+
+sb_config_t *
+sb_config_new (void)
+{
+    return calloc (1, sizeof (sb_config_t));
+}
+
+static void
+s_entry_free (s_entry_t *e)
+{
+    free (e->key);
+    free (e->value);
+    if (e->items)
+        for (size_t i = 0; e->items[i]; i++)
+            free (e->items[i]);
+    free (e->items);
+    free (e->origin);
+}
+
+void
+sb_config_destroy (sb_config_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    sb_config_t *self = *self_p;
+    for (size_t i = 0; i < self->count; i++)
+        s_entry_free (&self->entries[i]);
+    free (self->entries);
+    free (self);
+    *self_p = NULL;
+}
+
+static void
+s_entry_sync (s_entry_t *e)
+{
+    e->pub.key = e->key;
+    e->pub.value = e->value;
+    e->pub.items = (const char **) e->items;
+    e->pub.origin = e->origin;
+}
+
+/* Store key = value (or list); takes ownership of value/items on success. */
+static int
+s_set (sb_config_t *self, const char *key, char *value, char **items, size_t nitems,
+       const char *origin, int line)
+{
+    s_entry_t *e = NULL;
+    for (size_t i = 0; i < self->count; i++)
+        if (strcmp (self->entries[i].key, key) == 0) {
+            e = &self->entries[i];
+            break;
+        }
+    char *origin_copy = strdup (origin);
+    if (!origin_copy)
+        return -1;
+    if (!e) {
+        if (self->count == self->alloc) {
+            size_t alloc = self->alloc ? self->alloc * 2 : 32;
+            s_entry_t *grown = realloc (self->entries, alloc * sizeof *grown);
+            if (!grown) {
+                free (origin_copy);
+                return -1;
+            }
+            self->entries = grown;
+            self->alloc = alloc;
+        }
+        e = &self->entries[self->count];
+        memset (e, 0, sizeof *e);
+        if (!(e->key = strdup (key))) {
+            free (origin_copy);
+            return -1;
+        }
+        self->count++;
+    }
+    else {
+        char *k = e->key;
+        e->key = NULL;
+        s_entry_free (e);
+        memset (e, 0, sizeof *e);
+        e->key = k;
+    }
+    e->value = value;
+    e->items = items;
+    e->origin = origin_copy;
+    e->pub.nitems = nitems;
+    e->pub.line = line;
+    s_entry_sync (e);
+    /* Entries may have moved on realloc: refresh every public view. */
+    for (size_t i = 0; i < self->count; i++)
+        s_entry_sync (&self->entries[i]);
+    return 0;
+}
+
+static char *
+s_scalar_text (yaml_node_t *node)
+{
+    char *s = malloc (node->data.scalar.length + 1);
+    if (s) {
+        memcpy (s, node->data.scalar.value, node->data.scalar.length);
+        s[node->data.scalar.length] = '\0';
+    }
+    return s;
+}
+
+static int
+s_walk (sb_config_t *self, yaml_document_t *doc, yaml_node_t *node, const char *prefix,
+        const char *origin, char *err, size_t err_size)
+{
+    int line = (int) node->start_mark.line + 1;
+    if (node->type == YAML_SCALAR_NODE) {
+        char *value = s_scalar_text (node);
+        if (!value || s_set (self, prefix, value, NULL, 0, origin, line) != 0) {
+            free (value);
+            snprintf (err, err_size, "%s:%d: out of memory", origin, line);
+            return -1;
+        }
+        return 0;
+    }
+    if (node->type == YAML_SEQUENCE_NODE) {
+        size_t n = (size_t) (node->data.sequence.items.top - node->data.sequence.items.start);
+        char **items = calloc (n + 1, sizeof (char *));
+        if (!items) {
+            snprintf (err, err_size, "%s:%d: out of memory", origin, line);
+            return -1;
+        }
+        for (size_t i = 0; i < n; i++) {
+            yaml_node_t *item = yaml_document_get_node (doc, node->data.sequence.items.start[i]);
+            if (!item || item->type != YAML_SCALAR_NODE) {
+                snprintf (err, err_size, "%s:%d: key '%s': list items must be plain values",
+                          origin, item ? (int) item->start_mark.line + 1 : line, prefix);
+                goto fail;
+            }
+            if (!(items[i] = s_scalar_text (item))) {
+                snprintf (err, err_size, "%s:%d: out of memory", origin, line);
+                goto fail;
+            }
+        }
+        if (s_set (self, prefix, NULL, items, n, origin, line) == 0)
+            return 0;
+        snprintf (err, err_size, "%s:%d: out of memory", origin, line);
+    fail:
+        for (size_t i = 0; i < n; i++)
+            free (items[i]);
+        free (items);
+        return -1;
+    }
+    /* mapping */
+    for (yaml_node_pair_t *p = node->data.mapping.pairs.start; p < node->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = yaml_document_get_node (doc, p->key);
+        yaml_node_t *v = yaml_document_get_node (doc, p->value);
+        if (!k || !v)
+            continue;
+        if (k->type != YAML_SCALAR_NODE) {
+            snprintf (err, err_size, "%s:%d: mapping keys must be plain names%s%s", origin,
+                      (int) k->start_mark.line + 1, *prefix ? " under " : "", prefix);
+            return -1;
+        }
+        char key[512];
+        int n = snprintf (key, sizeof key, "%s%s%.*s", prefix, *prefix ? "." : "",
+                          (int) k->data.scalar.length, (const char *) k->data.scalar.value);
+        if (n < 0 || (size_t) n >= sizeof key || k->data.scalar.length == 0
+            || memchr (k->data.scalar.value, '.', k->data.scalar.length)) {
+            snprintf (err, err_size, "%s:%d: invalid key '%.*s'", origin, (int) k->start_mark.line + 1,
+                      (int) k->data.scalar.length, (const char *) k->data.scalar.value);
+            return -1;
+        }
+        if (s_walk (self, doc, v, key, origin, err, err_size) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+int
+sb_config_load_string (sb_config_t *self, const char *text, const char *origin,
+                       char *err, size_t err_size)
+{
+    yaml_parser_t parser;
+    yaml_document_t doc;
+    if (!yaml_parser_initialize (&parser)) {
+        snprintf (err, err_size, "%s: cannot initialise the YAML parser", origin);
+        return -1;
+    }
+    yaml_parser_set_input_string (&parser, (const unsigned char *) text, strlen (text));
+    if (!yaml_parser_load (&parser, &doc)) {
+        snprintf (err, err_size, "%s:%d: malformed YAML: %s%s%s", origin,
+                  (int) (parser.problem_mark.line + 1),
+                  parser.problem ? parser.problem : "parse error",
+                  parser.context ? " " : "", parser.context ? parser.context : "");
+        yaml_parser_delete (&parser);
+        return -1;
+    }
+    int rc = 0;
+    yaml_node_t *root = yaml_document_get_root_node (&doc);
+    if (!root)
+        ;   /* empty document: nothing to set */
+    else if (root->type != YAML_MAPPING_NODE) {
+        snprintf (err, err_size, "%s:%d: a workload is a mapping of sections (dataset:, reader:, train:, ...)",
+                  origin, (int) root->start_mark.line + 1);
+        rc = -1;
+    }
+    else
+        rc = s_walk (self, &doc, root, "", origin, err, err_size);
+    yaml_document_delete (&doc);
+    yaml_parser_delete (&parser);
+    return rc;
+}
+
+int
+sb_config_load_file (sb_config_t *self, const char *path, char *err, size_t err_size)
+{
+    FILE *f = fopen (path, "rb");
+    if (!f) {
+        snprintf (err, err_size, "%s: cannot open workload file: %s", path, strerror (errno));
+        return -1;
+    }
+    char *text = NULL;
+    size_t size = 0, alloc = 0;
+    for (;;) {
+        if (size + 4096 + 1 > alloc) {
+            alloc = alloc ? alloc * 2 : 8192;
+            if (alloc > 16 * 1024 * 1024) {
+                snprintf (err, err_size, "%s: workload file larger than 16 MiB", path);
+                goto fail;
+            }
+            char *grown = realloc (text, alloc);
+            if (!grown) {
+                snprintf (err, err_size, "%s: out of memory", path);
+                goto fail;
+            }
+            text = grown;
+        }
+        size_t n = fread (text + size, 1, 4096, f);
+        size += n;
+        if (n < 4096) {
+            if (ferror (f)) {
+                snprintf (err, err_size, "%s: read error: %s", path, strerror (errno));
+                goto fail;
+            }
+            break;
+        }
+    }
+    fclose (f);
+    text[size] = '\0';
+    if (memchr (text, '\0', size)) {
+        snprintf (err, err_size, "%s: not a text file (NUL byte)", path);
+        free (text);
+        return -1;
+    }
+    int rc = sb_config_load_string (self, text, path, err, err_size);
+    free (text);
+    return rc;
+fail:
+    fclose (f);
+    free (text);
+    return -1;
+}
+
+int
+sb_config_override (sb_config_t *self, const char *assignment, char *err, size_t err_size)
+{
+    const char *a = assignment;
+    while (*a == '+')
+        a++;
+    if (strncmp (a, "workload.", 9) == 0)
+        a += 9;
+    const char *eq = strchr (a, '=');
+    if (!eq || eq == a) {
+        snprintf (err, err_size, "command line: '%s' is not KEY=VALUE", assignment);
+        return -1;
+    }
+    char key[512];
+    if ((size_t) (eq - a) >= sizeof key) {
+        snprintf (err, err_size, "command line: key too long in '%s'", assignment);
+        return -1;
+    }
+    memcpy (key, a, (size_t) (eq - a));
+    key[eq - a] = '\0';
+    for (const char *p = key; *p; p++)
+        if (!(*p == '.' || *p == '_' || *p == '-' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z')
+              || (*p >= '0' && *p <= '9')) || (*p == '.' && (p == key || p[1] == '.' || p[1] == '\0'))) {
+            snprintf (err, err_size, "command line: invalid key '%s'", key);
+            return -1;
+        }
+    const char *value = eq + 1;
+    size_t vlen = strlen (value);
+    if (vlen >= 2 && value[0] == '[' && value[vlen - 1] == ']') {
+        /* Hydra list: [a,b,c] */
+        size_t cap = 1;
+        for (const char *p = value; *p; p++)
+            cap += *p == ',';
+        char **items = calloc (cap + 1, sizeof (char *));
+        char *body = strndup (value + 1, vlen - 2);
+        if (!items || !body) {
+            free (items);
+            free (body);
+            snprintf (err, err_size, "command line: out of memory");
+            return -1;
+        }
+        size_t n = 0;
+        char *save = NULL;
+        for (char *tok = strtok_r (body, ",", &save); tok; tok = strtok_r (NULL, ",", &save)) {
+            while (*tok == ' ')
+                tok++;
+            size_t tl = strlen (tok);
+            while (tl && tok[tl - 1] == ' ')
+                tok[--tl] = '\0';
+            if (tl && (items[n] = strdup (tok)))
+                n++;
+        }
+        free (body);
+        if (s_set (self, key, NULL, items, n, "command line", 0) != 0) {
+            for (size_t i = 0; i < n; i++)
+                free (items[i]);
+            free (items);
+            snprintf (err, err_size, "command line: out of memory");
+            return -1;
+        }
+        return 0;
+    }
+    char *copy = strdup (value);
+    if (!copy || s_set (self, key, copy, NULL, 0, "command line", 0) != 0) {
+        free (copy);
+        snprintf (err, err_size, "command line: out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+const sb_config_entry_t *
+sb_config_get (sb_config_t *self, const char *key)
+{
+    for (size_t i = 0; i < self->count; i++)
+        if (strcmp (self->entries[i].key, key) == 0)
+            return &self->entries[i].pub;
+    return NULL;
+}
+
+size_t
+sb_config_count (const sb_config_t *self)
+{
+    return self->count;
+}
+
+const sb_config_entry_t *
+sb_config_at (const sb_config_t *self, size_t i)
+{
+    return i < self->count ? &self->entries[i].pub : NULL;
+}
+
+/* Append to a growing string; returns 0 or -1. */
+static int
+s_append (char **buf, size_t *len, size_t *alloc, const char *fmt, ...)
+{
+    va_list ap;
+    for (;;) {
+        size_t room = *alloc - *len;
+        va_start (ap, fmt);
+        int n = vsnprintf (*buf ? *buf + *len : NULL, *buf ? room : 0, fmt, ap);
+        va_end (ap);
+        if (n < 0)
+            return -1;
+        if (*buf && (size_t) n < room) {
+            *len += (size_t) n;
+            return 0;
+        }
+        size_t want = (*alloc ? *alloc * 2 : 1024) + (size_t) n;
+        char *grown = realloc (*buf, want);
+        if (!grown)
+            return -1;
+        *buf = grown;
+        *alloc = want;
+    }
+}
+
+static int
+s_quote_needed (const char *v)
+{
+    if (!*v)
+        return 1;
+    for (const char *p = v; *p; p++)
+        if (strchr (":#{}[],&*!|>'\"%@`\n", *p))
+            return 1;
+    return v[0] == ' ' || v[0] == '-' || v[0] == '?' || v[strlen (v) - 1] == ' ';
+}
+
+static int
+s_append_value (char **buf, size_t *len, size_t *alloc, const char *v)
+{
+    if (!s_quote_needed (v))
+        return s_append (buf, len, alloc, "%s", v);
+    if (s_append (buf, len, alloc, "\"") != 0)
+        return -1;
+    for (const char *p = v; *p; p++) {
+        int rc = (*p == '"' || *p == '\\') ? s_append (buf, len, alloc, "\\%c", *p)
+               : *p == '\n' ? s_append (buf, len, alloc, "\\n")
+               : s_append (buf, len, alloc, "%c", *p);
+        if (rc != 0)
+            return -1;
+    }
+    return s_append (buf, len, alloc, "\"");
+}
+
+char *
+sb_config_to_yaml (const sb_config_t *self)
+{
+    /* Keys are emitted grouped by their path: entries are sorted so that a
+     * section's keys stay together, then common leading segments are
+     * written once as nested mappings. */
+    size_t n = self->count;
+    const s_entry_t **sorted = malloc ((n ? n : 1) * sizeof *sorted);
+    if (!sorted)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        sorted[i] = &self->entries[i];
+    for (size_t i = 1; i < n; i++)
+        for (size_t j = i; j > 0 && strcmp (sorted[j - 1]->key, sorted[j]->key) > 0; j--) {
+            const s_entry_t *t = sorted[j];
+            sorted[j] = sorted[j - 1];
+            sorted[j - 1] = t;
+        }
+    char *buf = NULL;
+    size_t len = 0, alloc = 0;
+    int rc = s_append (&buf, &len, &alloc, "%s", "");
+    const char *prev = "";
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        const char *key = sorted[i]->key;
+        /* count the leading segments shared with the previous key */
+        size_t shared = 0, depth = 0;
+        for (size_t c = 0; key[c] && prev[c] == key[c]; c++)
+            if (key[c] == '.') {
+                shared = c + 1;
+                depth++;
+            }
+        const char *seg = key + shared;
+        size_t level = depth;
+        for (const char *dot; rc == 0 && (dot = strchr (seg, '.')); seg = dot + 1, level++)
+            rc = s_append (&buf, &len, &alloc, "%*s%.*s:\n", (int) (2 * level), "", (int) (dot - seg), seg);
+        if (rc)
+            break;
+        rc = s_append (&buf, &len, &alloc, "%*s%s:", (int) (2 * level), "", seg);
+        if (sorted[i]->items) {
+            rc |= s_append (&buf, &len, &alloc, " [");
+            for (size_t j = 0; sorted[i]->items[j] && rc == 0; j++) {
+                rc |= s_append (&buf, &len, &alloc, "%s", j ? ", " : "");
+                rc |= s_append_value (&buf, &len, &alloc, sorted[i]->items[j]);
+            }
+            rc |= s_append (&buf, &len, &alloc, "]\n");
+        }
+        else {
+            rc |= s_append (&buf, &len, &alloc, " ");
+            rc |= s_append_value (&buf, &len, &alloc, sorted[i]->value);
+            rc |= s_append (&buf, &len, &alloc, "\n");
+        }
+        prev = key;
+    }
+    free (sorted);
+    if (rc != 0) {
+        free (buf);
+        return NULL;
+    }
+    return buf;
+}

@@ -1,0 +1,50 @@
+/* config: a DLIO workload YAML file and command-line overrides as a flat,
+ * ordered set of dotted keys ("dataset.num_files_train"), each remembering
+ * the file and line it came from, so every later error can name them.
+ *
+ * Typed access and validation live in workload.c; this module only parses. */
+#ifndef SB_CONFIG_H
+#define SB_CONFIG_H
+
+#include <stddef.h>
+
+typedef struct sb_config sb_config_t;
+
+typedef struct {
+    const char  *key;       /* "reader.batch_size" */
+    const char  *value;     /* scalar text; NULL for a list */
+    const char **items;     /* list items (NULL-terminated) for a sequence; else NULL */
+    size_t       nitems;
+    const char  *origin;    /* file name, preset name or "command line" */
+    int          line;      /* 1-based; 0 for the command line */
+} sb_config_entry_t;
+
+/* Create an empty configuration; NULL on allocation failure. */
+sb_config_t *sb_config_new (void);
+/* Destroy; accepts NULL and nulls the pointer. */
+void sb_config_destroy (sb_config_t **self_p);
+
+/* Parse YAML text whose errors will name `origin`. Keys already present are
+ * replaced. Returns 0, or -1 with "origin:line: ..." in err. */
+int sb_config_load_string (sb_config_t *self, const char *text, const char *origin,
+                           char *err, size_t err_size);
+/* Read and parse a YAML file; as above, the origin is the path. */
+int sb_config_load_file (sb_config_t *self, const char *path, char *err, size_t err_size);
+
+/* Apply one command-line override "KEY=VALUE". DLIO/Hydra spellings
+ * "++workload.KEY=VALUE", "+workload.KEY=VALUE" and "workload.KEY=VALUE" are
+ * accepted. VALUE is a YAML scalar or a flow list "[a,b]". Returns 0 or -1. */
+int sb_config_override (sb_config_t *self, const char *assignment, char *err, size_t err_size);
+
+/* Look up a key; NULL when absent. Marks it used. Borrowed. */
+const sb_config_entry_t *sb_config_get (sb_config_t *self, const char *key);
+
+/* Number of entries and entry by index (in first-seen order). Borrowed. */
+size_t sb_config_count (const sb_config_t *self);
+const sb_config_entry_t *sb_config_at (const sb_config_t *self, size_t i);
+
+/* Serialise the effective configuration as YAML (nested mappings). Returns a
+ * newly allocated string the caller frees, or NULL. */
+char *sb_config_to_yaml (const sb_config_t *self);
+
+#endif

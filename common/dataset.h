@@ -1,0 +1,41 @@
+/* dataset: DLIO's dataset layout, names and object sizes.
+ *
+ * Object i of N lives at  train/[SUB/]PREFIX_III_of_N.FORMAT  where III is i
+ * zero-padded to the digits of N and SUB (only when num_subfolders > 1) is
+ * i % num_subfolders zero-padded to the digits of num_subfolders, exactly as
+ * DLIO's data generator names them. Sizes and content derive from the run
+ * seed, so a generator and a verifier agree without sharing any list. */
+#ifndef SB_DATASET_H
+#define SB_DATASET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+    const char *prefix;          /* borrowed: dataset.file_prefix, e.g. "img" */
+    const char *format;          /* borrowed: dataset.format, e.g. "npz" */
+    uint64_t    files;           /* dataset.num_files_train */
+    uint64_t    subfolders;      /* dataset.num_subfolders_train */
+    uint64_t    samples_per_file;
+    uint64_t    record_length;   /* bytes per sample */
+    uint64_t    record_stdev;
+    uint64_t    seed;
+} sb_dataset_t;
+
+/* Key of object i, relative to the data folder ("train/img_07_of_64.npz").
+ * Returns 0, or -1 when it does not fit in size bytes. */
+int sb_dataset_key (const sb_dataset_t *self, uint64_t i, char *key, size_t size);
+
+/* Folder of object i relative to the data folder ("train" or "train/3"). */
+int sb_dataset_folder (const sb_dataset_t *self, uint64_t i, char *dir, size_t size);
+
+/* Size in bytes of object i: samples_per_file records of one length drawn
+ * from N(record_length, record_stdev), at least 1 byte. */
+uint64_t sb_dataset_object_size (const sb_dataset_t *self, uint64_t i);
+
+/* Seed of the content of the object named key (relative key, as from
+ * sb_dataset_key). Derived from the name, so a reader that knows only the
+ * key can verify what it reads. */
+uint64_t sb_dataset_content_seed (uint64_t run_seed, const char *key);
+
+#endif

@@ -1,0 +1,20 @@
+/* log: leveled messages on stderr, prefixed with the program and host time. */
+#ifndef SB_LOG_H
+#define SB_LOG_H
+
+typedef enum { SB_LOG_DEBUG, SB_LOG_INFO, SB_LOG_WARN, SB_LOG_ERROR } sb_log_level_t;
+
+/* Program name shown in every line ("shardbench", "worker 3"); borrowed, must
+ * outlive logging. */
+void sb_log_set_ident (const char *ident);
+void sb_log_set_level (sb_log_level_t level);
+sb_log_level_t sb_log_level (void);
+
+void sb_log (sb_log_level_t level, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));
+
+#define sb_debug(...) sb_log (SB_LOG_DEBUG, __VA_ARGS__)
+#define sb_info(...)  sb_log (SB_LOG_INFO, __VA_ARGS__)
+#define sb_warn(...)  sb_log (SB_LOG_WARN, __VA_ARGS__)
+#define sb_error(...) sb_log (SB_LOG_ERROR, __VA_ARGS__)
+
+#endif

@@ -1,0 +1,337 @@
+/* proto: table-driven msgpack codec generated from schemas/messages.def. */
+#include "proto.h"
+
+#include <msgpack.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef enum { K_U64, K_I64, K_F64, K_STR, K_U64S, K_STRS } s_kind_t;
+
+typedef struct {
+    const char *name;
+    s_kind_t    kind;
+    size_t      offset;     /* within the message's struct */
+} s_field_t;
+
+typedef struct {
+    const char      *name;
+    const s_field_t *fields;
+    size_t           count;
+} s_message_t;
+
+#define SB_KIND_U64  K_U64
+#define SB_KIND_I64  K_I64
+#define SB_KIND_F64  K_F64
+#define SB_KIND_STR  K_STR
+#define SB_KIND_U64S K_U64S
+#define SB_KIND_STRS K_STRS
+
+/* Field tables: one per message. The leading dummy entry keeps empty
+ * messages legal C; it is skipped by starting at index 1. */
+#define SB_MSG(name, NAME, id, doc) static const s_field_t s_fields_##name[] = { { NULL, K_U64, 0 },
+#define SB_FIELD(name, KIND, field) { #field, SB_KIND_##KIND, offsetof (sb_msg_##name##_t, field) },
+#define SB_END(name) };
+#include "messages.def"
+#undef SB_MSG
+#undef SB_FIELD
+#undef SB_END
+
+static const s_message_t s_messages[SB_MSG_MAX_] = {
+#define SB_MSG(name, NAME, id, doc) [id] = { #NAME, s_fields_##name + 1, sizeof (s_fields_##name) / sizeof (s_field_t) - 1 },
+#define SB_FIELD(name, KIND, field)
+#define SB_END(name)
+#include "messages.def"
+#undef SB_MSG
+#undef SB_FIELD
+#undef SB_END
+};
+
+static const s_message_t *
+s_message (int type)
+{
+    if (type <= SB_MSG_NONE || type >= SB_MSG_MAX_ || !s_messages[type].name)
+        return NULL;
+    return &s_messages[type];
+}
+
+const char *
+sb_proto_type_name (int type)
+{
+    const s_message_t *m = s_message (type);
+    return m ? m->name : "?";
+}
+
+/* The message struct inside the union starts at &msg->u for every type. */
+static void *
+s_body (sb_msg_t *msg)
+{
+    return &msg->u;
+}
+
+int
+sb_proto_set_str (char **field, const char *value)
+{
+    char *copy = strdup (value ? value : "");
+    if (!copy)
+        return -1;
+    free (*field);
+    *field = copy;
+    return 0;
+}
+
+static int
+s_pack_str (msgpack_packer *pk, const char *s)
+{
+    size_t len = s ? strlen (s) : 0;
+    if (msgpack_pack_str (pk, len) != 0)
+        return -1;
+    return msgpack_pack_str_body (pk, s ? s : "", len);
+}
+
+int
+sb_proto_encode (const sb_msg_t *msg, uint8_t **data_p, size_t *size_p)
+{
+    const s_message_t *m = s_message (msg->type);
+    if (!m)
+        return -1;
+    msgpack_sbuffer sbuf;
+    msgpack_sbuffer_init (&sbuf);
+    msgpack_packer pk;
+    msgpack_packer_init (&pk, &sbuf, msgpack_sbuffer_write);
+
+    const uint8_t *base = (const uint8_t *) &msg->u;
+    int rc = msgpack_pack_array (&pk, 3);
+    rc |= msgpack_pack_uint32 (&pk, SB_PROTO_VERSION);
+    rc |= msgpack_pack_uint32 (&pk, (uint32_t) msg->type);
+    rc |= msgpack_pack_array (&pk, (uint32_t) m->count);
+    for (size_t i = 0; i < m->count && rc == 0; i++) {
+        const void *at = base + m->fields[i].offset;
+        switch (m->fields[i].kind) {
+        case K_U64: rc = msgpack_pack_uint64 (&pk, *(const uint64_t *) at); break;
+        case K_I64: rc = msgpack_pack_int64 (&pk, *(const int64_t *) at); break;
+        case K_F64: rc = msgpack_pack_double (&pk, *(const double *) at); break;
+        case K_STR: rc = s_pack_str (&pk, *(char *const *) at); break;
+        case K_U64S: {
+            const sb_u64s_t *a = at;
+            rc = msgpack_pack_array (&pk, (uint32_t) a->count);
+            for (size_t j = 0; j < a->count && rc == 0; j++)
+                rc = msgpack_pack_uint64 (&pk, a->items[j]);
+            break;
+        }
+        case K_STRS: {
+            const sb_strs_t *a = at;
+            rc = msgpack_pack_array (&pk, (uint32_t) a->count);
+            for (size_t j = 0; j < a->count && rc == 0; j++)
+                rc = s_pack_str (&pk, a->items[j]);
+            break;
+        }
+        }
+    }
+    if (rc != 0) {
+        msgpack_sbuffer_destroy (&sbuf);
+        return -1;
+    }
+    *data_p = (uint8_t *) sbuf.data;    /* ownership passes to the caller */
+    *size_p = sbuf.size;
+    return 0;
+}
+
+static sb_proto_status_t
+s_fail (sb_proto_status_t status, char *reason, size_t reason_size, const char *fmt, ...)
+{
+    if (reason && reason_size) {
+        va_list ap;
+        va_start (ap, fmt);
+        vsnprintf (reason, reason_size, fmt, ap);
+        va_end (ap);
+    }
+    return status;
+}
+
+static char *
+s_copy_str (const msgpack_object *o)
+{
+    char *s = malloc (o->via.str.size + 1);
+    if (!s)
+        return NULL;
+    memcpy (s, o->via.str.ptr, o->via.str.size);
+    s[o->via.str.size] = '\0';
+    return s;
+}
+
+/* Decode one field; on error returns a status and fills reason. */
+static sb_proto_status_t
+s_decode_field (const s_message_t *m, const s_field_t *f, const msgpack_object *o,
+                void *at, char *reason, size_t reason_size)
+{
+    switch (f->kind) {
+    case K_U64:
+        if (o->type != MSGPACK_OBJECT_POSITIVE_INTEGER)
+            goto wrong;
+        *(uint64_t *) at = o->via.u64;
+        return SB_PROTO_OK;
+    case K_I64:
+        if (o->type == MSGPACK_OBJECT_POSITIVE_INTEGER && o->via.u64 <= INT64_MAX)
+            *(int64_t *) at = (int64_t) o->via.u64;
+        else if (o->type == MSGPACK_OBJECT_NEGATIVE_INTEGER)
+            *(int64_t *) at = o->via.i64;
+        else
+            goto wrong;
+        return SB_PROTO_OK;
+    case K_F64:
+        if (o->type == MSGPACK_OBJECT_FLOAT64 || o->type == MSGPACK_OBJECT_FLOAT32)
+            *(double *) at = o->via.f64;
+        else if (o->type == MSGPACK_OBJECT_POSITIVE_INTEGER)
+            *(double *) at = (double) o->via.u64;
+        else
+            goto wrong;
+        return SB_PROTO_OK;
+    case K_STR:
+        if (o->type != MSGPACK_OBJECT_STR)
+            goto wrong;
+        if (o->via.str.size > SB_PROTO_MAX_STR)
+            return s_fail (SB_PROTO_EFIELD, reason, reason_size, "%s.%s: string of %u bytes exceeds %d",
+                           m->name, f->name, o->via.str.size, SB_PROTO_MAX_STR);
+        if (memchr (o->via.str.ptr, '\0', o->via.str.size))
+            return s_fail (SB_PROTO_EFIELD, reason, reason_size, "%s.%s: string holds a NUL byte", m->name, f->name);
+        if (!(*(char **) at = s_copy_str (o)))
+            return SB_PROTO_ENOMEM;
+        return SB_PROTO_OK;
+    case K_U64S: {
+        if (o->type != MSGPACK_OBJECT_ARRAY)
+            goto wrong;
+        sb_u64s_t *a = at;
+        if (o->via.array.size > SB_PROTO_MAX_ARRAY)
+            return s_fail (SB_PROTO_EFIELD, reason, reason_size, "%s.%s: %u items exceed %d",
+                           m->name, f->name, o->via.array.size, SB_PROTO_MAX_ARRAY);
+        a->items = calloc (o->via.array.size ? o->via.array.size : 1, sizeof (uint64_t));
+        if (!a->items)
+            return SB_PROTO_ENOMEM;
+        for (uint32_t j = 0; j < o->via.array.size; j++) {
+            if (o->via.array.ptr[j].type != MSGPACK_OBJECT_POSITIVE_INTEGER)
+                return s_fail (SB_PROTO_EFIELD, reason, reason_size, "%s.%s[%u]: not an unsigned integer",
+                               m->name, f->name, j);
+            a->items[j] = o->via.array.ptr[j].via.u64;
+            a->count = j + 1;
+        }
+        return SB_PROTO_OK;
+    }
+    case K_STRS: {
+        if (o->type != MSGPACK_OBJECT_ARRAY)
+            goto wrong;
+        sb_strs_t *a = at;
+        if (o->via.array.size > SB_PROTO_MAX_ARRAY)
+            return s_fail (SB_PROTO_EFIELD, reason, reason_size, "%s.%s: %u items exceed %d",
+                           m->name, f->name, o->via.array.size, SB_PROTO_MAX_ARRAY);
+        a->items = calloc (o->via.array.size ? o->via.array.size : 1, sizeof (char *));
+        if (!a->items)
+            return SB_PROTO_ENOMEM;
+        for (uint32_t j = 0; j < o->via.array.size; j++) {
+            const msgpack_object *s = &o->via.array.ptr[j];
+            if (s->type != MSGPACK_OBJECT_STR || s->via.str.size > SB_PROTO_MAX_STR
+                || memchr (s->via.str.ptr, '\0', s->via.str.size))
+                return s_fail (SB_PROTO_EFIELD, reason, reason_size, "%s.%s[%u]: not a valid string",
+                               m->name, f->name, j);
+            if (!(a->items[j] = s_copy_str (s)))
+                return SB_PROTO_ENOMEM;
+            a->count = j + 1;
+        }
+        return SB_PROTO_OK;
+    }
+    }
+wrong:
+    return s_fail (SB_PROTO_EFIELD, reason, reason_size, "%s.%s: wrong msgpack type %d", m->name, f->name, o->type);
+}
+
+sb_proto_status_t
+sb_proto_decode (const uint8_t *data, size_t size, sb_msg_t *msg,
+                 char *reason, size_t reason_size, uint64_t *peer_version)
+{
+    memset (msg, 0, sizeof *msg);
+    if (peer_version)
+        *peer_version = 0;
+    if (!data || size == 0)
+        return s_fail (SB_PROTO_EMALFORMED, reason, reason_size, "empty frame");
+    if (size > SB_PROTO_MAX_FRAME)
+        return s_fail (SB_PROTO_EMALFORMED, reason, reason_size, "frame of %zu bytes exceeds %d", size, SB_PROTO_MAX_FRAME);
+
+    msgpack_unpacked up;
+    msgpack_unpacked_init (&up);
+    size_t off = 0;
+    sb_proto_status_t st = SB_PROTO_OK;
+    msgpack_unpack_return ur = msgpack_unpack_next (&up, (const char *) data, size, &off);
+    if (ur != MSGPACK_UNPACK_SUCCESS) {
+        st = s_fail (SB_PROTO_EMALFORMED, reason, reason_size, "not a complete msgpack object (%d)", (int) ur);
+        goto done;
+    }
+    if (off != size) {
+        st = s_fail (SB_PROTO_EMALFORMED, reason, reason_size, "%zu trailing bytes after the message", size - off);
+        goto done;
+    }
+    const msgpack_object *root = &up.data;
+    if (root->type != MSGPACK_OBJECT_ARRAY || root->via.array.size != 3
+        || root->via.array.ptr[0].type != MSGPACK_OBJECT_POSITIVE_INTEGER
+        || root->via.array.ptr[1].type != MSGPACK_OBJECT_POSITIVE_INTEGER
+        || root->via.array.ptr[2].type != MSGPACK_OBJECT_ARRAY) {
+        st = s_fail (SB_PROTO_EMALFORMED, reason, reason_size, "not [version, type, body]");
+        goto done;
+    }
+    uint64_t version = root->via.array.ptr[0].via.u64;
+    uint64_t type = root->via.array.ptr[1].via.u64;
+    if (peer_version)
+        *peer_version = version;
+    const msgpack_object *body = &root->via.array.ptr[2];
+    /* REJECT keeps its layout across versions, so a refused peer can read why. */
+    if (version != SB_PROTO_VERSION && type != SB_MSG_REJECT) {
+        st = s_fail (SB_PROTO_EVERSION, reason, reason_size, "protocol version %llu, expected %d",
+                     (unsigned long long) version, SB_PROTO_VERSION);
+        goto done;
+    }
+    const s_message_t *m = type < SB_MSG_MAX_ ? s_message ((int) type) : NULL;
+    if (!m) {
+        st = s_fail (SB_PROTO_ETYPE, reason, reason_size, "unknown message type %llu", (unsigned long long) type);
+        goto done;
+    }
+    if (body->via.array.size != m->count) {
+        st = s_fail (SB_PROTO_EFIELD, reason, reason_size, "%s has %u fields, expected %zu",
+                     m->name, body->via.array.size, m->count);
+        goto done;
+    }
+    msg->type = (sb_msg_type_t) type;
+    uint8_t *base = s_body (msg);
+    for (size_t i = 0; i < m->count && st == SB_PROTO_OK; i++)
+        st = s_decode_field (m, &m->fields[i], &body->via.array.ptr[i], base + m->fields[i].offset,
+                             reason, reason_size);
+    if (st != SB_PROTO_OK)
+        sb_proto_fini (msg);
+done:
+    msgpack_unpacked_destroy (&up);
+    return st;
+}
+
+void
+sb_proto_fini (sb_msg_t *msg)
+{
+    if (!msg)
+        return;
+    const s_message_t *m = s_message (msg->type);
+    if (m) {
+        uint8_t *base = s_body (msg);
+        for (size_t i = 0; i < m->count; i++) {
+            void *at = base + m->fields[i].offset;
+            if (m->fields[i].kind == K_STR)
+                free (*(char **) at);
+            else if (m->fields[i].kind == K_U64S)
+                free (((sb_u64s_t *) at)->items);
+            else if (m->fields[i].kind == K_STRS) {
+                sb_strs_t *a = at;
+                for (size_t j = 0; j < a->count; j++)
+                    free (a->items[j]);
+                free (a->items);
+            }
+        }
+    }
+    memset (msg, 0, sizeof *msg);
+}

@@ -1,0 +1,93 @@
+/* util: clocks, seeded random numbers and string helpers. */
+#include "util.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+double
+sb_now (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_REALTIME, &ts);
+    return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+}
+
+uint64_t
+sb_mono_ns (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_MONOTONIC, &ts);
+    return (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec;
+}
+
+void
+sb_sleep_s (double seconds)
+{
+    if (!(seconds > 0))
+        return;
+    struct timespec ts;
+    ts.tv_sec = (time_t) seconds;
+    ts.tv_nsec = (long) ((seconds - (double) ts.tv_sec) * 1e9);
+    while (nanosleep (&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+uint64_t
+sb_splitmix64 (uint64_t *state)
+{
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+uint64_t
+sb_mix (uint64_t a, uint64_t b)
+{
+    uint64_t state = a ^ (b * 0xd6e8feb86659fd93ull);
+    sb_splitmix64 (&state);
+    return sb_splitmix64 (&state);
+}
+
+double
+sb_normal (uint64_t seed, double mean, double stdev)
+{
+    if (!(stdev > 0))
+        return mean;
+    uint64_t state = seed;
+    /* 53-bit uniforms in (0, 1] and [0, 1) */
+    double u1 = ((double) (sb_splitmix64 (&state) >> 11) + 1.0) / 9007199254740992.0;
+    double u2 = (double) (sb_splitmix64 (&state) >> 11) / 9007199254740992.0;
+    return mean + stdev * sqrt (-2.0 * log (u1)) * cos (2.0 * M_PI * u2);
+}
+
+void
+sb_content_fill (uint64_t object_seed, uint64_t offset, uint8_t *buf, size_t len)
+{
+    /* 8-byte words, word w = mix(seed, w): random access at any offset. */
+    size_t done = 0;
+    while (done < len) {
+        uint64_t pos = offset + done;
+        uint64_t word = sb_mix (object_seed, pos / 8);
+        size_t in_word = pos % 8;
+        size_t n = 8 - in_word;
+        if (n > len - done)
+            n = len - done;
+        memcpy (buf + done, (const uint8_t *) &word + in_word, n);
+        done += n;
+    }
+}
+
+int
+sb_strf (char *buf, size_t size, const char *fmt, ...)
+{
+    va_list ap;
+    va_start (ap, fmt);
+    int n = vsnprintf (buf, size, fmt, ap);
+    va_end (ap);
+    return (n < 0 || (size_t) n >= size) ? -1 : 0;
+}

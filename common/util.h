@@ -1,0 +1,31 @@
+/* util: clocks, seeded random numbers and small string helpers. */
+#ifndef SB_UTIL_H
+#define SB_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Wall clock, Unix seconds. */
+double sb_now (void);
+/* Monotonic clock in nanoseconds (for durations). */
+uint64_t sb_mono_ns (void);
+/* Sleep for seconds (>= 0), resuming after signals. */
+void sb_sleep_s (double seconds);
+
+/* splitmix64: a stateless mixer; sb_mix(a, b) combines two values into one
+ * well-spread 64-bit value. Used to derive every seed from the run seed. */
+uint64_t sb_splitmix64 (uint64_t *state);
+uint64_t sb_mix (uint64_t a, uint64_t b);
+
+/* Normally distributed value from a seed (Box-Muller over splitmix64). */
+double sb_normal (uint64_t seed, double mean, double stdev);
+
+/* Fill buf with the bytes at [offset, offset+len) of the deterministic
+ * content stream of object `object_seed`. Any byte range of an object can be
+ * produced (and so verified) independently. */
+void sb_content_fill (uint64_t object_seed, uint64_t offset, uint8_t *buf, size_t len);
+
+/* snprintf into a fixed buffer; returns 0, or -1 when truncated. */
+int sb_strf (char *buf, size_t size, const char *fmt, ...) __attribute__ ((format (printf, 3, 4)));
+
+#endif

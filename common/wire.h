@@ -1,0 +1,30 @@
+/* wire: send and receive protocol messages on ZeroMQ sockets.
+ *
+ * A ROUTER socket carries [identity, payload]; every other socket carries
+ * [payload]. Payload is one msgpack frame (see proto.h). */
+#ifndef SB_WIRE_H
+#define SB_WIRE_H
+
+#include <czmq.h>
+
+#include "proto.h"
+
+/* Encode and send msg. identity (borrowed) is the ROUTER peer, NULL on other
+ * sockets. Returns 0, or -1 when encoding or sending failed. */
+int sb_wire_send (zsock_t *sock, zframe_t *identity, const sb_msg_t *msg);
+
+/* Receive one message. On a ROUTER socket *identity_p receives the peer's
+ * identity (caller destroys); pass NULL otherwise. Returns SB_PROTO_OK with
+ * *msg filled (caller calls sb_proto_fini), or a status with reason set; when
+ * the receive itself failed (interrupted, socket closed) returns
+ * SB_PROTO_EMALFORMED with reason "interrupted" and *interrupted = 1. */
+sb_proto_status_t sb_wire_recv (zsock_t *sock, zframe_t **identity_p, sb_msg_t *msg,
+                                char *reason, size_t reason_size, uint64_t *peer_version,
+                                int *interrupted);
+
+/* Apply the socket options every shardbench socket gets: ZMQ_MAXMSGSIZE,
+ * no linger beyond linger_ms, and unlimited high-water marks for control
+ * traffic (flow is bounded by credits in the protocol). */
+void sb_wire_configure (zsock_t *sock, int linger_ms);
+
+#endif

@@ -1,0 +1,264 @@
+/* workload: one table of every key, its type, default and bounds. */
+#include "workload.h"
+#include "log.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+typedef enum { T_U64, T_F64, T_STR, T_BOOL, T_SHUFFLE, T_SYNC, T_IGNORED } s_type_t;
+
+typedef struct {
+    const char *key;
+    s_type_t    type;
+    size_t      offset;     /* in sb_workload_t */
+    size_t      size;       /* for T_STR: buffer size */
+    const char *fallback;   /* default value text */
+    double      min, max;   /* bounds for numbers */
+    const char *doc;
+} s_key_t;
+
+#define OFF(f) offsetof (sb_workload_t, f)
+#define STRF(f) OFF (f), sizeof (((sb_workload_t *) 0)->f)
+#define BIG 1.8e19
+
+static const s_key_t s_keys[] = {
+    { "model.name", T_STR, STRF (model_name), "custom", 0, 0, "workload name shown in reports" },
+    { "framework", T_STR, STRF (framework), "pytorch", 0, 0, "DLIO framework (recorded only)" },
+    { "dataset.data_folder", T_STR, STRF (data_folder), "./shardbench-data", 0, 0, "folder holding train/" },
+    { "dataset.format", T_STR, STRF (format), "npz", 0, 0, "file extension of the objects" },
+    { "dataset.file_prefix", T_STR, STRF (file_prefix), "img", 0, 0, "object name prefix" },
+    { "dataset.num_files_train", T_U64, OFF (num_files_train), 0, "64", 1, BIG, "objects in the training set" },
+    { "dataset.num_samples_per_file", T_U64, OFF (num_samples_per_file), 0, "1", 1, 1e9, "samples in one object" },
+    { "dataset.record_length_bytes", T_U64, OFF (record_length_bytes), 0, "65536", 1, 1e12, "bytes per sample" },
+    { "dataset.record_length_bytes_stdev", T_U64, OFF (record_length_bytes_stdev), 0, "0", 0, 1e12, "stdev of bytes per sample" },
+    { "dataset.num_subfolders_train", T_U64, OFF (num_subfolders_train), 0, "0", 0, 1e7, "subfolders of train/ (DLIO rule)" },
+    { "reader.batch_size", T_U64, OFF (batch_size), 0, "1", 1, 1e9, "samples per step per rank" },
+    { "reader.read_threads", T_U64, OFF (read_threads), 0, "1", 0, 1024, "I/O threads per rank (0 means 1)" },
+    { "reader.prefetch_size", T_U64, OFF (prefetch_size), 0, "2", 0, 1e6, "batches read ahead per rank" },
+    { "reader.sample_shuffle", T_SHUFFLE, OFF (sample_shuffle), 0, "off", 0, 0, "off | seed | random" },
+    { "reader.file_shuffle", T_SHUFFLE, OFF (file_shuffle), 0, "off", 0, 0, "off | seed | random" },
+    { "reader.verify", T_BOOL, OFF (verify), 0, "false", 0, 0, "check every byte read against the generator" },
+    { "train.epochs", T_U64, OFF (epochs), 0, "1", 1, 1e9, "epochs to train" },
+    { "train.computation_time", T_F64, OFF (computation_time), 0, "0", 0, 3600, "emulated compute seconds per batch" },
+    { "train.seed", T_U64, OFF (seed), 0, "123", 0, BIG, "seed of shuffles, sizes and content" },
+    { "train.sync", T_SYNC, OFF (sync), 0, "step", 0, 0, "barrier: step | epoch" },
+    { "metric.au", T_F64, OFF (au), 0, "0.90", 0, 1, "accelerator-utilisation threshold to pass" },
+    { "shardbench.accelerators", T_U64, OFF (accelerators), 0, "0", 0, 1e6, "ranks when --accelerators is absent (0: 1)" },
+    { "shardbench.heartbeat_interval_s", T_F64, OFF (heartbeat_interval_s), 0, "1", 0.05, 60, "heartbeat period" },
+    { "shardbench.heartbeat_timeout_s", T_F64, OFF (heartbeat_timeout_s), 0, "10", 0.2, 3600, "silence that counts as lost" },
+    { "shardbench.keys_page", T_U64, OFF (keys_page), 0, "256", 1, 65536, "keys per page sent to a rank" },
+    { "shardbench.io_buffer_bytes", T_U64, OFF (io_buffer_bytes), 0, "1048576", 4096, 1073741824, "read buffer per I/O thread" },
+    /* DLIO keys accepted and recorded, not acted on by this version. */
+    { "workflow.generate_data", T_IGNORED, 0, 0, 0, 0, 0, 0 },
+    { "workflow.train", T_IGNORED, 0, 0, 0, 0, 0, 0 },
+    { "workflow.checkpoint", T_IGNORED, 0, 0, 0, 0, 0, 0 },
+    { "workflow.evaluation", T_IGNORED, 0, 0, 0, 0, 0, 0 },
+    { "workflow.profiling", T_IGNORED, 0, 0, 0, 0, 0, 0 },
+    { "dataset.num_files_eval", T_IGNORED, 0, 0, 0, 0, 0, 0 },
+    { "dataset.num_subfolders_eval", T_IGNORED, 0, 0, 0, 0, 0, 0 },
+    { "dataset.keep_files", T_IGNORED, 0, 0, 0, 0, 0, 0 },
+    { "dataset.record_length_bytes_resize", T_IGNORED, 0, 0, 0, 0, 0, 0 },
+    { "reader.data_loader", T_IGNORED, 0, 0, 0, 0, 0, 0 },
+    { "reader.read_type", T_IGNORED, 0, 0, 0, 0, 0, 0 },
+    { "reader.computation_threads", T_IGNORED, 0, 0, 0, 0, 0, 0 },
+    { "reader.transfer_size", T_IGNORED, 0, 0, 0, 0, 0, 0 },
+    { "reader.dont_use_mmap", T_IGNORED, 0, 0, 0, 0, 0, 0 },
+    { "train.total_training_steps", T_IGNORED, 0, 0, 0, 0, 0, 0 },
+    { "train.seed_change_epoch", T_IGNORED, 0, 0, 0, 0, 0, 0 },
+};
+
+#define S_NKEYS (sizeof s_keys / sizeof s_keys[0])
+
+static const char *
+s_where (const sb_config_entry_t *e, char *buf, size_t size)
+{
+    if (!e)
+        snprintf (buf, size, "default");
+    else if (e->line > 0)
+        snprintf (buf, size, "%s:%d", e->origin, e->line);
+    else
+        snprintf (buf, size, "%s", e->origin);
+    return buf;
+}
+
+static int
+s_parse (const s_key_t *k, const sb_config_entry_t *e, const char *text, sb_workload_t *wl,
+         char *err, size_t err_size)
+{
+    char where[1200];
+    s_where (e, where, sizeof where);
+    void *at = (char *) wl + k->offset;
+    if (e && e->items) {
+        snprintf (err, err_size, "%s: key '%s': expected a single value, got a list", where, k->key);
+        return -1;
+    }
+    switch (k->type) {
+    case T_U64: {
+        char *end = NULL;
+        errno = 0;
+        if (*text == '-' || *text == '\0')
+            goto bad_u64;
+        unsigned long long v = strtoull (text, &end, 10);
+        if (errno || *end != '\0')
+            goto bad_u64;
+        if ((double) v < k->min || (double) v > k->max) {
+            snprintf (err, err_size, "%s: key '%s': %llu is out of range [%.0f, %.0f]", where, k->key, v,
+                      k->min, k->max);
+            return -1;
+        }
+        *(uint64_t *) at = v;
+        return 0;
+    bad_u64:
+        snprintf (err, err_size, "%s: key '%s': expected a non-negative integer, got '%s'", where, k->key, text);
+        return -1;
+    }
+    case T_F64: {
+        char *end = NULL;
+        errno = 0;
+        double v = strtod (text, &end);
+        if (errno || *text == '\0' || *end != '\0' || !isfinite (v)) {
+            snprintf (err, err_size, "%s: key '%s': expected a number, got '%s'", where, k->key, text);
+            return -1;
+        }
+        if (v < k->min || v > k->max) {
+            snprintf (err, err_size, "%s: key '%s': %g is out of range [%g, %g]", where, k->key, v, k->min, k->max);
+            return -1;
+        }
+        *(double *) at = v;
+        return 0;
+    }
+    case T_STR:
+        if (strlen (text) >= k->size || (strcmp (k->key, "dataset.data_folder") == 0 && !*text)) {
+            snprintf (err, err_size, "%s: key '%s': value is %s", where, k->key, *text ? "too long" : "empty");
+            return -1;
+        }
+        snprintf ((char *) at, k->size, "%s", text);
+        return 0;
+    case T_BOOL:
+        if (!strcasecmp (text, "true") || !strcasecmp (text, "yes") || !strcasecmp (text, "on") || !strcmp (text, "1"))
+            *(int *) at = 1;
+        else if (!strcasecmp (text, "false") || !strcasecmp (text, "no") || !strcasecmp (text, "off") || !strcmp (text, "0"))
+            *(int *) at = 0;
+        else {
+            snprintf (err, err_size, "%s: key '%s': expected true or false, got '%s'", where, k->key, text);
+            return -1;
+        }
+        return 0;
+    case T_SHUFFLE:
+        /* DLIO writes off/seed/random; YAML 1.1 readers also see booleans */
+        if (!strcasecmp (text, "off") || !strcasecmp (text, "false") || !strcasecmp (text, "no"))
+            *(sb_shuffle_t *) at = SB_SHUFFLE_OFF;
+        else if (!strcasecmp (text, "seed") || !strcasecmp (text, "true") || !strcasecmp (text, "on"))
+            *(sb_shuffle_t *) at = SB_SHUFFLE_SEED;
+        else if (!strcasecmp (text, "random"))
+            *(sb_shuffle_t *) at = SB_SHUFFLE_RANDOM;
+        else {
+            snprintf (err, err_size, "%s: key '%s': expected off, seed or random, got '%s'", where, k->key, text);
+            return -1;
+        }
+        return 0;
+    case T_SYNC:
+        if (!strcasecmp (text, "step"))
+            *(sb_sync_t *) at = SB_SYNC_STEP;
+        else if (!strcasecmp (text, "epoch"))
+            *(sb_sync_t *) at = SB_SYNC_EPOCH;
+        else {
+            snprintf (err, err_size, "%s: key '%s': expected step or epoch, got '%s'", where, k->key, text);
+            return -1;
+        }
+        return 0;
+    case T_IGNORED:
+        return 0;
+    }
+    return 0;
+}
+
+static const s_key_t *
+s_find (const char *key)
+{
+    for (size_t i = 0; i < S_NKEYS; i++)
+        if (strcmp (s_keys[i].key, key) == 0)
+            return &s_keys[i];
+    return NULL;
+}
+
+/* Sections DLIO knows whose keys shardbench does not model yet. */
+static int
+s_dlio_section (const char *key)
+{
+    static const char *sections[] = { "checkpoint.", "evaluation.", "profiling.", "output.", "storage.",
+                                      "hydra.", "logging.", NULL };
+    for (int i = 0; sections[i]; i++)
+        if (strncmp (key, sections[i], strlen (sections[i])) == 0)
+            return 1;
+    return 0;
+}
+
+int
+sb_workload_from_config (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size)
+{
+    memset (wl, 0, sizeof *wl);
+    for (size_t i = 0; i < S_NKEYS; i++) {
+        const s_key_t *k = &s_keys[i];
+        if (k->type == T_IGNORED)
+            continue;
+        const sb_config_entry_t *e = sb_config_get (cfg, k->key);
+        if (s_parse (k, e, e ? (e->value ? e->value : "") : k->fallback, wl, err, err_size) != 0)
+            return -1;
+    }
+    if (wl->read_threads == 0)
+        wl->read_threads = 1;   /* DLIO: 0 reads on the main process */
+    if (!(wl->heartbeat_timeout_s > wl->heartbeat_interval_s)) {
+        const sb_config_entry_t *e = sb_config_get (cfg, "shardbench.heartbeat_timeout_s");
+        char where[1200];
+        snprintf (err, err_size, "%s: key 'shardbench.heartbeat_timeout_s': %g must exceed the heartbeat interval %g",
+                  s_where (e, where, sizeof where), wl->heartbeat_timeout_s, wl->heartbeat_interval_s);
+        return -1;
+    }
+    for (const char *p = wl->format; *p; p++)
+        if (*p == '/') {
+            const sb_config_entry_t *e = sb_config_get (cfg, "dataset.format");
+            char where[1200];
+            snprintf (err, err_size, "%s: key 'dataset.format': '%s' must not contain '/'",
+                      s_where (e, where, sizeof where), wl->format);
+            return -1;
+        }
+    /* Unknown and ignored keys: warn once each, with where they came from. */
+    for (size_t i = 0; i < sb_config_count (cfg); i++) {
+        const sb_config_entry_t *e = sb_config_at (cfg, i);
+        const s_key_t *k = s_find (e->key);
+        char where[1200];
+        if (k && k->type != T_IGNORED)
+            continue;
+        if (k || s_dlio_section (e->key))
+            sb_info ("%s: key '%s' is a DLIO key this version ignores", s_where (e, where, sizeof where), e->key);
+        else
+            sb_warn ("%s: unknown key '%s' ignored", s_where (e, where, sizeof where), e->key);
+    }
+    return 0;
+}
+
+const char *
+sb_workload_sync_name (sb_sync_t sync)
+{
+    return sync == SB_SYNC_EPOCH ? "epoch" : "step";
+}
+
+const char *
+sb_workload_shuffle_name (sb_shuffle_t shuffle)
+{
+    return shuffle == SB_SHUFFLE_SEED ? "seed" : shuffle == SB_SHUFFLE_RANDOM ? "random" : "off";
+}
+
+void
+sb_workload_print_keys (void *file)
+{
+    FILE *f = file;
+    for (size_t i = 0; i < S_NKEYS; i++)
+        if (s_keys[i].type != T_IGNORED)
+            fprintf (f, "  %-36s %-10s %s\n", s_keys[i].key, s_keys[i].fallback, s_keys[i].doc);
+}

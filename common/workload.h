@@ -1,0 +1,65 @@
+/* workload: the typed, validated view of a DLIO workload configuration.
+ *
+ * Every key shardbench knows is listed once in workload.c's key table with
+ * its type, default and bounds. Errors name the file, line and key. DLIO
+ * keys shardbench does not act on are reported once as ignored; keys nobody
+ * knows are warned about with their path. */
+#ifndef SB_WORKLOAD_H
+#define SB_WORKLOAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "shard.h"
+
+typedef enum { SB_SYNC_STEP, SB_SYNC_EPOCH } sb_sync_t;
+
+typedef struct {
+    /* model, framework */
+    char        model_name[128];
+    char        framework[32];
+    /* dataset */
+    char        data_folder[1024];
+    char        format[32];
+    char        file_prefix[64];
+    uint64_t    num_files_train;
+    uint64_t    num_samples_per_file;
+    uint64_t    record_length_bytes;
+    uint64_t    record_length_bytes_stdev;
+    uint64_t    num_subfolders_train;
+    /* reader */
+    uint64_t    batch_size;
+    uint64_t    read_threads;
+    uint64_t    prefetch_size;
+    sb_shuffle_t sample_shuffle;
+    sb_shuffle_t file_shuffle;
+    int         verify;
+    /* train */
+    uint64_t    epochs;
+    double      computation_time;
+    uint64_t    seed;
+    sb_sync_t   sync;
+    /* metric */
+    double      au;
+    /* shardbench's own keys */
+    uint64_t    accelerators;       /* 0: not set */
+    double      heartbeat_interval_s;
+    double      heartbeat_timeout_s;
+    uint64_t    keys_page;
+    uint64_t    io_buffer_bytes;
+} sb_workload_t;
+
+/* Fill *wl from cfg (defaults for absent keys). Returns 0, or -1 with
+ * "origin:line: key 'k': problem" in err. Warnings (unknown keys, ignored
+ * DLIO keys) are logged. */
+int sb_workload_from_config (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size);
+
+/* Name of a sync or shuffle mode ("step", "seed", ...). Borrowed. */
+const char *sb_workload_sync_name (sb_sync_t sync);
+const char *sb_workload_shuffle_name (sb_shuffle_t shuffle);
+
+/* Print the table of known keys (for --help). */
+void sb_workload_print_keys (void *file);
+
+#endif

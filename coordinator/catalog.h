@@ -1,0 +1,43 @@
+/* catalog: the dataset listed once into SQLite and reused.
+ *
+ * A catalog is a catalogs row plus objects(idx, key, size) in name order.
+ * Listing streams directory entries into a staging table and lets SQLite
+ * sort them, so the coordinator never holds the key list in memory. A later
+ * run reuses the catalog unless the folder changed (its fingerprint: the
+ * identity and mtime of every folder in train/) or --relist is given. */
+#ifndef SB_CATALOG_H
+#define SB_CATALOG_H
+
+#include <sqlite3.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+    int64_t  id;
+    uint64_t count;         /* objects listed */
+    uint64_t bytes;
+    double   list_s;        /* time the listing took (0 when reused) */
+    int      reused;
+    char     prefix[1100];  /* absolute data folder + "/" */
+} sb_catalog_info_t;
+
+typedef enum { SB_CATALOG_OK = 0, SB_CATALOG_MISSING = 1, SB_CATALOG_ERROR = -1 } sb_catalog_status_t;
+
+/* List (or reuse) the objects under data_folder/train. Returns
+ * SB_CATALOG_MISSING when data_folder/train does not exist (nothing is
+ * written), SB_CATALOG_ERROR with err set on failure. */
+sb_catalog_status_t sb_catalog_ensure (sqlite3 *db, const char *data_folder, int relist,
+                                       sb_catalog_info_t *info, char *err, size_t err_size);
+
+/* Reader of one catalog's objects by idx (a prepared statement). */
+typedef struct sb_catalog_reader sb_catalog_reader_t;
+
+sb_catalog_reader_t *sb_catalog_reader_new (sqlite3 *db, int64_t catalog_id, char *err, size_t err_size);
+void sb_catalog_reader_destroy (sb_catalog_reader_t **self_p);
+
+/* Key (relative to the catalog prefix) and size of object idx. key is
+ * copied into key_buf. Returns 0, or -1 when absent or on error. */
+int sb_catalog_reader_get (sb_catalog_reader_t *self, uint64_t idx, char *key_buf, size_t key_size,
+                           uint64_t *size);
+
+#endif

@@ -1,0 +1,387 @@
+/* cli: argument parsing and the commands run, datagen and report. */
+#include "cli.h"
+#include "config.h"
+#include "embedded.h"
+#include "log.h"
+#include "report.h"
+#include "resultdb.h"
+#include "session.h"
+#include "util.h"
+#include "workload.h"
+
+#include <czmq.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define EXIT_RUN_FAILED 1
+#define EXIT_USAGE 2
+
+static void
+s_usage_main (FILE *f)
+{
+    fprintf (f,
+             "usage: shardbench COMMAND [ARGS]\n"
+             "\n"
+             "Distributed storage benchmark for AI training I/O (DLIO / MLPerf Storage workloads).\n"
+             "\n"
+             "commands:\n"
+             "  run       [WORKLOAD] [KEY=VALUE ...] [options]  train (generating the dataset first if missing)\n"
+             "  datagen   [WORKLOAD] [KEY=VALUE ...] [options]  only generate the dataset\n"
+             "  report    [RUN_ID|last] [--db FILE]             print a run's summary again\n"
+             "  workloads                                      list the built-in workload presets\n"
+             "\n"
+             "`shardbench COMMAND --help` describes each command. Exit status: 0 success,\n"
+             "1 the run failed or was interrupted, 2 usage or configuration error.\n");
+}
+
+static void
+s_usage_run (FILE *f, const char *cmd)
+{
+    fprintf (f,
+             "usage: shardbench %s [WORKLOAD] [KEY=VALUE ...] [--accelerators A] [--local N | --workers N]\n"
+             "                  [--bind ENDPOINT] [--db FILE] [--seed S] [--relist] [--join-timeout S] [-v]\n"
+             "\n"
+             "WORKLOAD         a preset name (see `shardbench workloads`) or a DLIO workload YAML file;\n"
+             "                 default: quickstart\n"
+             "KEY=VALUE        override a workload key, e.g. reader.batch_size=4 train.epochs=2;\n"
+             "                 DLIO/mlpstorage spellings ++workload.dataset.num_files_train=13 work too\n"
+             "--accelerators A total ranks (emulated accelerators), split evenly over the workers;\n"
+             "                 default: shardbench.accelerators of the workload, else 1\n"
+             "--local N        start N local shardbench-worker processes (default 1)\n"
+             "--workers N      wait for N workers started elsewhere with\n"
+             "                 `shardbench-worker --coordinator tcp://HOST:PORT`\n"
+             "--bind ENDPOINT  ZeroMQ endpoint to bind; default tcp://127.0.0.1:* with --local,\n"
+             "                 tcp://*:5555 with --workers\n"
+             "--db FILE        result database (SQLite), default ./shardbench.db\n"
+             "--seed S         run seed (default train.seed)\n"
+             "--relist         list the dataset again even when the catalog is current\n"
+             "--join-timeout S give up when the workers have not joined after S seconds\n"
+             "                 (default 60 with --local, none with --workers)\n"
+             "-v, --verbose    debug messages\n"
+             "\n"
+             "workload keys (defaults):\n", cmd);
+    sb_workload_print_keys (f);
+}
+
+static void
+s_usage_report (FILE *f)
+{
+    fprintf (f,
+             "usage: shardbench report [RUN_ID|last] [--db FILE]\n"
+             "\n"
+             "Print the summary of a run from the result database (default: the newest run,\n"
+             "database ./shardbench.db). Exit status 2 when the run does not exist.\n");
+}
+
+static int
+s_parse_u64 (const char *opt, const char *text, uint64_t min, uint64_t *out)
+{
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = text && *text != '-' ? strtoull (text, &end, 10) : 0;
+    if (!text || *text == '-' || errno || !end || *end || end == text || v < min) {
+        fprintf (stderr, "shardbench: %s expects a whole number >= %llu, got '%s'\n", opt, (unsigned long long) min,
+                 text ? text : "");
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* Worker binary: $SHARDBENCH_WORKER, else beside this binary (installed),
+ * else ../worker/ (build tree). */
+static void
+s_worker_path (char *out, size_t size)
+{
+    const char *env = getenv ("SHARDBENCH_WORKER");
+    if (env && *env) {
+        snprintf (out, size, "%s", env);
+        return;
+    }
+    char self[PATH_MAX];
+    ssize_t n = readlink ("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) {
+        snprintf (out, size, "shardbench-worker");
+        return;
+    }
+    self[n] = '\0';
+    char *slash = strrchr (self, '/');
+    if (slash)
+        *slash = '\0';
+    snprintf (out, size, "%s/shardbench-worker", self);
+    if (access (out, X_OK) == 0)
+        return;
+    snprintf (out, size, "%s/../worker/shardbench-worker", self);
+}
+
+typedef struct {
+    const char *workload;
+    const char *db_path;
+    const char *bind;
+    uint64_t    accelerators, local, workers, seed;
+    int         have_seed, relist;
+    double      join_timeout;
+    int         have_join_timeout;
+} s_run_args_t;
+
+static int
+s_load_workload (sb_config_t *cfg, const char *name, char *err, size_t err_size)
+{
+    if (access (name, F_OK) == 0 || strchr (name, '/') || strstr (name, ".yaml") || strstr (name, ".yml"))
+        return sb_config_load_file (cfg, name, err, err_size);
+    for (const sb_embedded_t *p = sb_presets; p->name; p++)
+        if (strcmp (p->name, name) == 0) {
+            char origin[128];
+            snprintf (origin, sizeof origin, "preset %s", name);
+            return sb_config_load_string (cfg, p->text, origin, err, err_size);
+        }
+    int n = snprintf (err, err_size, "unknown workload '%s': not a file and not a preset (presets:", name);
+    for (const sb_embedded_t *p = sb_presets; p->name && n > 0 && (size_t) n < err_size; p++)
+        n += snprintf (err + n, err_size - (size_t) n, " %s", p->name);
+    if (n > 0 && (size_t) n < err_size)
+        snprintf (err + n, err_size - (size_t) n, ")");
+    return -1;
+}
+
+static int
+s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
+{
+    const char *cmd = kind == SB_SESSION_TRAIN ? "run" : "datagen";
+    s_run_args_t a = { .workload = "quickstart", .db_path = "shardbench.db" };
+    char err[4096] = "";
+    sb_config_t *cfg = sb_config_new ();
+    const char **overrides = calloc ((size_t) argc + 1, sizeof (char *));
+    size_t noverrides = 0;
+    int have_workload = 0, rc = EXIT_USAGE;
+    sb_resultdb_t *db = NULL;
+    char *yaml = NULL;
+    if (!cfg || !overrides) {
+        fprintf (stderr, "shardbench: out of memory\n");
+        goto done;
+    }
+    for (int i = 0; i < argc; i++) {
+        const char *arg = argv[i];
+        const char *next = i + 1 < argc ? argv[i + 1] : NULL;
+#define NEEDS_VALUE() do { if (!next) { fprintf (stderr, "shardbench: %s needs a value\n", arg); goto done; } i++; } while (0)
+        if (!strcmp (arg, "-h") || !strcmp (arg, "--help")) {
+            s_usage_run (stdout, cmd);
+            rc = 0;
+            goto done;
+        }
+        else if (!strcmp (arg, "-v") || !strcmp (arg, "--verbose"))
+            sb_log_set_level (SB_LOG_DEBUG);
+        else if (!strcmp (arg, "--accelerators")) {
+            NEEDS_VALUE ();
+            if (s_parse_u64 (arg, next, 1, &a.accelerators) != 0)
+                goto done;
+        }
+        else if (!strcmp (arg, "--local")) {
+            NEEDS_VALUE ();
+            if (s_parse_u64 (arg, next, 1, &a.local) != 0)
+                goto done;
+        }
+        else if (!strcmp (arg, "--workers")) {
+            NEEDS_VALUE ();
+            if (s_parse_u64 (arg, next, 1, &a.workers) != 0)
+                goto done;
+        }
+        else if (!strcmp (arg, "--seed")) {
+            NEEDS_VALUE ();
+            if (s_parse_u64 (arg, next, 0, &a.seed) != 0)
+                goto done;
+            a.have_seed = 1;
+        }
+        else if (!strcmp (arg, "--join-timeout")) {
+            NEEDS_VALUE ();
+            uint64_t t;
+            if (s_parse_u64 (arg, next, 1, &t) != 0)
+                goto done;
+            a.join_timeout = (double) t;
+            a.have_join_timeout = 1;
+        }
+        else if (!strcmp (arg, "--bind")) {
+            NEEDS_VALUE ();
+            a.bind = next;
+        }
+        else if (!strcmp (arg, "--db")) {
+            NEEDS_VALUE ();
+            a.db_path = next;
+        }
+        else if (!strcmp (arg, "--relist"))
+            a.relist = 1;
+        else if (arg[0] == '-' && arg[1] == '-' && !strchr (arg, '=')) {
+            fprintf (stderr, "shardbench %s: unknown option '%s' (see --help)\n", cmd, arg);
+            goto done;
+        }
+        else if (strchr (arg, '='))
+            overrides[noverrides++] = arg;
+        else if (!have_workload) {
+            a.workload = arg;
+            have_workload = 1;
+        }
+        else {
+            fprintf (stderr, "shardbench %s: unexpected argument '%s' (one WORKLOAD only; overrides are KEY=VALUE)\n",
+                     cmd, arg);
+            goto done;
+        }
+#undef NEEDS_VALUE
+    }
+    if (a.local && a.workers) {
+        fprintf (stderr, "shardbench %s: --local and --workers exclude each other\n", cmd);
+        goto done;
+    }
+    if (!a.local && !a.workers)
+        a.local = 1;
+
+    if (s_load_workload (cfg, a.workload, err, sizeof err) != 0) {
+        fprintf (stderr, "shardbench: error: %s\n", err);
+        goto done;
+    }
+    for (size_t i = 0; i < noverrides; i++)
+        if (sb_config_override (cfg, overrides[i], err, sizeof err) != 0) {
+            fprintf (stderr, "shardbench: error: %s\n", err);
+            goto done;
+        }
+    sb_workload_t wl;
+    if (sb_workload_from_config (cfg, &wl, err, sizeof err) != 0) {
+        fprintf (stderr, "shardbench: error: %s\n", err);
+        goto done;
+    }
+    uint64_t accelerators = a.accelerators ? a.accelerators : wl.accelerators ? wl.accelerators : 1;
+    uint64_t seed = a.have_seed ? a.seed : wl.seed;
+    if (!a.have_seed && (wl.sample_shuffle == SB_SHUFFLE_RANDOM || wl.file_shuffle == SB_SHUFFLE_RANDOM))
+        seed = sb_mix ((uint64_t) time (NULL), (uint64_t) getpid ());
+    if (!(yaml = sb_config_to_yaml (cfg))) {
+        fprintf (stderr, "shardbench: out of memory\n");
+        goto done;
+    }
+    db = sb_resultdb_open (a.db_path, err, sizeof err);
+    if (!db) {
+        fprintf (stderr, "shardbench: error: %s\n", err);
+        goto done;
+    }
+    int stale = sb_resultdb_mark_interrupted (db);
+    if (stale > 0)
+        sb_warn ("%d earlier run(s) in %s were left 'running' by a coordinator that is gone: marked 'interrupted'",
+                 stale, a.db_path);
+
+    char worker_path[PATH_MAX];
+    s_worker_path (worker_path, sizeof worker_path);
+    sb_session_opts_t opts = {
+        .kind = kind, .wl = &wl, .workload_name = a.workload, .config_yaml = yaml, .db = db,
+        .accelerators = accelerators, .local_workers = a.local, .remote_workers = a.workers,
+        .bind = a.bind ? a.bind : a.local ? "tcp://127.0.0.1:*" : "tcp://*:5555",
+        .worker_path = worker_path, .seed = seed, .relist = a.relist,
+        .join_timeout_s = a.have_join_timeout ? a.join_timeout : a.local ? 60 : 0,
+    };
+    int64_t run_id = -1;
+    err[0] = '\0';
+    rc = sb_session_run (&opts, &run_id, err, sizeof err);
+    if (run_id > 0)
+        sb_report_print (sb_resultdb_handle (db), run_id, stdout);
+    fflush (stdout);
+    if (rc != 0)
+        fprintf (stderr, "shardbench: error: %s\n", err[0] ? err : "run failed");
+done:
+    sb_resultdb_destroy (&db);
+    free (yaml);
+    free (overrides);
+    sb_config_destroy (&cfg);
+    return rc;
+}
+
+static int
+s_cmd_report (int argc, char **argv)
+{
+    const char *db_path = "shardbench.db", *which = "last";
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp (argv[i], "-h") || !strcmp (argv[i], "--help")) {
+            s_usage_report (stdout);
+            return 0;
+        }
+        else if (!strcmp (argv[i], "--db") && i + 1 < argc)
+            db_path = argv[++i];
+        else if (argv[i][0] == '-') {
+            fprintf (stderr, "shardbench report: unknown option '%s' (see --help)\n", argv[i]);
+            return EXIT_USAGE;
+        }
+        else
+            which = argv[i];
+    }
+    if (access (db_path, R_OK) != 0) {
+        fprintf (stderr, "shardbench report: %s: %s\n", db_path, strerror (errno));
+        return EXIT_USAGE;
+    }
+    char err[1024];
+    sb_resultdb_t *db = sb_resultdb_open (db_path, err, sizeof err);
+    if (!db) {
+        fprintf (stderr, "shardbench report: %s\n", err);
+        return EXIT_USAGE;
+    }
+    int64_t id = -1;
+    if (!strcmp (which, "last"))
+        id = sb_report_last_run (sb_resultdb_handle (db), NULL);
+    else {
+        uint64_t v;
+        if (s_parse_u64 ("RUN_ID", which, 1, &v) != 0) {
+            sb_resultdb_destroy (&db);
+            return EXIT_USAGE;
+        }
+        id = (int64_t) v;
+    }
+    int rc = id > 0 ? sb_report_print (sb_resultdb_handle (db), id, stdout) : -1;
+    if (id <= 0)
+        fprintf (stderr, "shardbench report: %s holds no runs\n", db_path);
+    sb_resultdb_destroy (&db);
+    return rc == 0 ? 0 : EXIT_USAGE;
+}
+
+static int
+s_cmd_workloads (int argc, char **argv)
+{
+    if (argc > 0 && (!strcmp (argv[0], "-h") || !strcmp (argv[0], "--help"))) {
+        printf ("usage: shardbench workloads\n\nList the workload presets built into this binary.\n");
+        return 0;
+    }
+    for (const sb_embedded_t *p = sb_presets; p->name; p++)
+        printf ("%s\n", p->name);
+    return 0;
+}
+
+int
+sb_cli_main (int argc, char **argv)
+{
+    sb_log_set_ident ("shardbench");
+    /* We install no signal handler of our own: CZMQ's sets zsys_interrupted,
+     * which the session loop checks to abort cleanly. */
+    zsys_init ();
+    zsys_set_logstream (NULL);
+    if (argc < 2) {
+        return sb_cli_main (2, (char *[]) { argv[0], "run", NULL });
+    }
+    const char *cmd = argv[1];
+    if (!strcmp (cmd, "-h") || !strcmp (cmd, "--help") || !strcmp (cmd, "help")) {
+        s_usage_main (stdout);
+        return 0;
+    }
+    if (!strcmp (cmd, "--version")) {
+        printf ("shardbench 0.1.0\n");
+        return 0;
+    }
+    if (!strcmp (cmd, "run"))
+        return s_cmd_run (argc - 2, argv + 2, SB_SESSION_TRAIN);
+    if (!strcmp (cmd, "datagen"))
+        return s_cmd_run (argc - 2, argv + 2, SB_SESSION_DATAGEN);
+    if (!strcmp (cmd, "report"))
+        return s_cmd_report (argc - 2, argv + 2);
+    if (!strcmp (cmd, "workloads"))
+        return s_cmd_workloads (argc - 2, argv + 2);
+    fprintf (stderr, "shardbench: unknown command '%s'\n\n", cmd);
+    s_usage_main (stderr);
+    return EXIT_USAGE;
+}

@@ -1,0 +1,36 @@
+/* launch: start and stop local shardbench-worker processes (--local N).
+ *
+ * Children get PR_SET_PDEATHSIG, so they die with the coordinator even if it
+ * is killed with SIGKILL; they also exit by themselves when heartbeats stop. */
+#ifndef SB_LAUNCH_H
+#define SB_LAUNCH_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+typedef struct sb_launcher sb_launcher_t;
+
+/* worker_path: the shardbench-worker binary (copied). NULL on failure. */
+sb_launcher_t *sb_launcher_new (const char *worker_path);
+/* Stop any running children (as sb_launcher_stop with no grace), free. */
+void sb_launcher_destroy (sb_launcher_t **self_p);
+
+/* Start n workers connecting to endpoint. Returns 0, or -1 with err set
+ * (children already started stay tracked). */
+int sb_launcher_start (sb_launcher_t *self, size_t n, const char *endpoint, double heartbeat_timeout_s,
+                       char *err, size_t err_size);
+
+/* Reap one exited child without blocking. Returns 1 and sets *pid and
+ * *status (waitpid status) when one exited, else 0. */
+int sb_launcher_poll (sb_launcher_t *self, pid_t *pid, int *status);
+
+/* Children still running. */
+size_t sb_launcher_running (const sb_launcher_t *self);
+
+/* Wait up to grace_s for children to exit, then SIGTERM, then SIGKILL. */
+void sb_launcher_stop (sb_launcher_t *self, double grace_s);
+
+/* Describe a waitpid status ("exit status 3", "killed by signal 9"). */
+void sb_launcher_describe (int status, char *buf, size_t size);
+
+#endif

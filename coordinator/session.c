@@ -1,0 +1,831 @@
+/* session: the coordinator's one event loop.
+ *
+ * Everything happens on one thread: a zpoller over the ROUTER socket with a
+ * short timeout, after which heartbeats are sent, silent workers detected and
+ * exited local workers reaped. Phases (admission, datagen, each epoch) are
+ * loops of the same pump with a different "done" condition. */
+#include "session.h"
+#include "catalog.h"
+#include "dataset.h"
+#include "launch.h"
+#include "log.h"
+#include "util.h"
+#include "wire.h"
+
+#include <czmq.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+typedef struct {
+    zframe_t *identity;     /* owned */
+    char      host[256];
+    uint64_t  pid, cores, memory;
+    uint64_t  id, first_rank, ranks;
+    int       ready;
+    uint64_t  steps_reached;/* STEP messages received this epoch */
+    double    last_seen;
+    int       gone;
+} s_worker_t;
+
+typedef enum { S_PHASE_NONE, S_PHASE_DATAGEN, S_PHASE_TRAIN } s_phase_t;
+
+typedef struct {
+    const sb_session_opts_t *o;
+    zsock_t        *router;
+    zpoller_t      *poller;
+    char            endpoint[256];
+    sb_launcher_t  *launcher;
+    s_worker_t     *workers;
+    size_t          nworkers;
+    size_t          expected;
+    uint64_t        ranks_per_worker;
+    int64_t         run_id;
+    /* phase */
+    s_phase_t       phase;
+    uint64_t        epoch;
+    uint64_t        files;          /* files used this run (num_files_train) */
+    sb_shard_plan_t plan;
+    sb_epoch_order_t order;
+    uint64_t        ranks_done;
+    uint64_t        barrier_step;   /* next step to release */
+    uint64_t        barrier_arrived;
+    sb_catalog_reader_t *catalog;
+    sb_catalog_info_t    catalog_info;
+    sb_dataset_t    dataset;
+    /* outcome */
+    int             failed;
+    int             aborted;
+    char            failure[2048];
+    double          next_heartbeat;
+    uint64_t        rejected_frames;
+} s_session_t;
+
+/* ---------------------------------------------------------------- helpers */
+
+static void
+s_fail (s_session_t *self, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));
+
+static void
+s_fail (s_session_t *self, const char *fmt, ...)
+{
+    if (self->failed)
+        return;     /* keep the first cause */
+    va_list ap;
+    va_start (ap, fmt);
+    vsnprintf (self->failure, sizeof self->failure, fmt, ap);
+    va_end (ap);
+    self->failed = 1;
+    sb_error ("%s", self->failure);
+}
+
+static s_worker_t *
+s_worker_by_identity (s_session_t *self, zframe_t *identity)
+{
+    for (size_t i = 0; i < self->nworkers; i++)
+        if (zframe_eq (self->workers[i].identity, identity))
+            return &self->workers[i];
+    return NULL;
+}
+
+static s_worker_t *
+s_worker_by_pid (s_session_t *self, pid_t pid)
+{
+    for (size_t i = 0; i < self->nworkers; i++)
+        if (self->workers[i].pid == (uint64_t) pid)
+            return &self->workers[i];
+    return NULL;
+}
+
+static const char *
+s_rank_span (const s_worker_t *w, char *buf, size_t size)
+{
+    if (w->ranks == 1)
+        snprintf (buf, size, "rank %llu", (unsigned long long) w->first_rank);
+    else
+        snprintf (buf, size, "ranks %llu-%llu", (unsigned long long) w->first_rank,
+                  (unsigned long long) (w->first_rank + w->ranks - 1));
+    return buf;
+}
+
+static void
+s_clock_text (double t, char *buf, size_t size)
+{
+    time_t secs = (time_t) t;
+    struct tm tm;
+    localtime_r (&secs, &tm);
+    snprintf (buf, size, "%02d:%02d:%02d.%03d", tm.tm_hour, tm.tm_min, tm.tm_sec, (int) ((t - (double) secs) * 1000));
+}
+
+static int
+s_send (s_session_t *self, s_worker_t *w, const sb_msg_t *msg)
+{
+    if (w->gone)
+        return 0;
+    if (sb_wire_send (self->router, w->identity, msg) != 0) {
+        s_fail (self, "cannot send %s to worker %llu on %s: %s", sb_proto_type_name (msg->type),
+                (unsigned long long) w->id, w->host, zmq_strerror (zmq_errno ()));
+        return -1;
+    }
+    return 0;
+}
+
+static void
+s_broadcast (s_session_t *self, const sb_msg_t *msg)
+{
+    for (size_t i = 0; i < self->nworkers; i++)
+        s_send (self, &self->workers[i], msg);
+}
+
+static void
+s_record_error (s_session_t *self, int64_t rank, const char *host, const char *op, const char *target,
+                int64_t errno_val, const char *message)
+{
+    if (self->run_id > 0)
+        sb_resultdb_add_error (self->o->db, self->run_id, rank, host, op, target, errno_val, message);
+}
+
+/* ---------------------------------------------------------------- handlers */
+
+static void
+s_on_hello (s_session_t *self, zframe_t *identity, sb_msg_hello_t *m)
+{
+    sb_msg_t reply = { 0 };
+    if (self->nworkers >= self->expected) {
+        reply.type = SB_MSG_REJECT;
+        reply.u.reject.reason = "the run already has all its workers";
+        sb_warn ("refused worker on %s (pid %llu): run is full", m->host, (unsigned long long) m->pid);
+        sb_wire_send (self->router, identity, &reply);
+        return;
+    }
+    s_worker_t *w = &self->workers[self->nworkers];
+    memset (w, 0, sizeof *w);
+    w->identity = zframe_dup (identity);
+    snprintf (w->host, sizeof w->host, "%s", m->host);
+    w->pid = m->pid;
+    w->cores = m->cores;
+    w->memory = m->memory;
+    w->id = self->nworkers;
+    w->ranks = self->ranks_per_worker;
+    w->first_rank = w->id * self->ranks_per_worker;
+    w->last_seen = sb_now ();
+    self->nworkers++;
+
+    const sb_workload_t *wl = self->o->wl;
+    sb_msg_welcome_t *r = &reply.u.welcome;
+    reply.type = SB_MSG_WELCOME;
+    r->worker = w->id;
+    r->first_rank = w->first_rank;
+    r->ranks = w->ranks;
+    r->total_ranks = self->o->accelerators;
+    r->heartbeat_ms = (uint64_t) (wl->heartbeat_interval_s * 1000);
+    r->timeout_ms = (uint64_t) (wl->heartbeat_timeout_s * 1000);
+    r->data_root = self->catalog_info.prefix;
+    r->format = (char *) wl->format;
+    r->file_prefix = (char *) wl->file_prefix;
+    r->num_files = wl->num_files_train;
+    r->num_subfolders = wl->num_subfolders_train;
+    r->samples_per_file = wl->num_samples_per_file;
+    r->record_length = wl->record_length_bytes;
+    r->record_stdev = wl->record_length_bytes_stdev;
+    r->batch_size = wl->batch_size;
+    r->read_threads = wl->read_threads;
+    r->prefetch_size = wl->prefetch_size;
+    r->computation_time = wl->computation_time;
+    r->sync = (char *) sb_workload_sync_name (wl->sync);
+    r->seed = self->o->seed;
+    r->io_buffer = wl->io_buffer_bytes;
+    r->verify = (uint64_t) wl->verify;
+    r->keys_page = wl->keys_page;
+    char span[64];
+    sb_info ("worker %llu joined: %s pid %llu, %s", (unsigned long long) w->id, w->host,
+             (unsigned long long) w->pid, s_rank_span (w, span, sizeof span));
+    s_send (self, w, &reply);   /* borrowed strings: nothing to free */
+}
+
+static void
+s_on_keys_req (s_session_t *self, s_worker_t *w, const sb_msg_keys_req_t *m)
+{
+    char span[64];
+    if (self->phase != S_PHASE_TRAIN || m->epoch != self->epoch) {
+        sb_debug ("stale KEYS_REQ for epoch %llu ignored", (unsigned long long) m->epoch);
+        return;
+    }
+    if (m->rank < w->first_rank || m->rank >= w->first_rank + w->ranks) {
+        s_fail (self, "worker %llu on %s (%s) asked for keys of rank %llu it does not own", (unsigned long long) w->id,
+                w->host, s_rank_span (w, span, sizeof span), (unsigned long long) m->rank);
+        return;
+    }
+    uint64_t k = self->plan.per_rank;
+    if (m->position >= k || m->count == 0 || m->count > SB_PROTO_MAX_ARRAY || m->count > k - m->position) {
+        s_fail (self, "worker %llu on %s asked for keys [%llu, +%llu) outside rank %llu's shard of %llu",
+                (unsigned long long) w->id, w->host, (unsigned long long) m->position, (unsigned long long) m->count,
+                (unsigned long long) m->rank, (unsigned long long) k);
+        return;
+    }
+    sb_msg_t reply = { .type = SB_MSG_KEYS };
+    sb_msg_keys_t *r = &reply.u.keys;
+    r->rank = m->rank;
+    r->epoch = m->epoch;
+    r->position = m->position;
+    size_t n = (size_t) m->count;
+    r->keys.items = calloc (n, sizeof (char *));
+    r->offsets.items = calloc (n, sizeof (uint64_t));
+    r->lengths.items = calloc (n, sizeof (uint64_t));
+    r->objects.items = calloc (n, sizeof (uint64_t));
+    if (!r->keys.items || !r->offsets.items || !r->lengths.items || !r->objects.items) {
+        s_fail (self, "out of memory serving keys");
+        goto done;
+    }
+    uint64_t spf = self->plan.samples_per_file;
+    for (size_t j = 0; j < n; j++) {
+        uint64_t sample = sb_epoch_order_sample (&self->order, m->rank, m->position + j);
+        uint64_t file = sample / spf, in_file = sample % spf;
+        char key[PATH_MAX];
+        uint64_t size = 0;
+        if (sb_catalog_reader_get (self->catalog, file, key, sizeof key, &size) != 0) {
+            s_fail (self, "catalog %lld has no object %llu", (long long) self->catalog_info.id, (unsigned long long) file);
+            goto done;
+        }
+        if (!(r->keys.items[j] = strdup (key))) {
+            s_fail (self, "out of memory serving keys");
+            goto done;
+        }
+        r->keys.count = r->offsets.count = r->lengths.count = r->objects.count = j + 1;
+        uint64_t record = size / spf;
+        r->offsets.items[j] = in_file * record;
+        r->lengths.items[j] = in_file == spf - 1 ? size - in_file * record : record;
+        r->objects.items[j] = file;
+    }
+    s_send (self, w, &reply);
+done:
+    sb_proto_fini (&reply);
+}
+
+static void
+s_on_step (s_session_t *self, s_worker_t *w, const sb_msg_step_t *m)
+{
+    if (self->phase != S_PHASE_TRAIN || m->epoch != self->epoch || self->o->wl->sync != SB_SYNC_STEP) {
+        s_fail (self, "worker %llu on %s sent an unexpected STEP (epoch %llu, step %llu)", (unsigned long long) w->id,
+                w->host, (unsigned long long) m->epoch, (unsigned long long) m->step);
+        return;
+    }
+    if (m->step != self->barrier_step || w->steps_reached != m->step) {
+        s_fail (self, "worker %llu on %s reached step %llu while the barrier is at step %llu",
+                (unsigned long long) w->id, w->host, (unsigned long long) m->step,
+                (unsigned long long) self->barrier_step);
+        return;
+    }
+    w->steps_reached = m->step + 1;
+    if (++self->barrier_arrived < self->nworkers)
+        return;
+    sb_msg_t go = { .type = SB_MSG_GO };
+    go.u.go.epoch = self->epoch;
+    go.u.go.step = self->barrier_step;
+    s_broadcast (self, &go);
+    self->barrier_step++;
+    self->barrier_arrived = 0;
+}
+
+static void
+s_on_rank_done (s_session_t *self, s_worker_t *w, const sb_msg_rank_done_t *m)
+{
+    char span[64];
+    if (m->rank < w->first_rank || m->rank >= w->first_rank + w->ranks || m->epoch != self->epoch
+        || self->phase == S_PHASE_NONE) {
+        s_fail (self, "worker %llu on %s (%s) reported rank %llu done for epoch %llu unexpectedly",
+                (unsigned long long) w->id, w->host, s_rank_span (w, span, sizeof span), (unsigned long long) m->rank,
+                (unsigned long long) m->epoch);
+        return;
+    }
+    sb_rank_epoch_t re = {
+        .epoch = m->epoch, .rank = m->rank, .samples = m->samples, .batches = m->batches, .bytes = m->bytes,
+        .host = w->host, .started_at = m->started_at, .finished_at = m->finished_at, .compute_s = m->compute_s,
+        .au = m->au, .io_wait_s = m->io_wait_s, .barrier_s = m->barrier_s, .has_au = self->phase == S_PHASE_TRAIN,
+    };
+    if (sb_resultdb_add_rank_epoch (self->o->db, self->run_id, &re) != 0)
+        s_fail (self, "cannot record rank %llu of epoch %llu: %s", (unsigned long long) m->rank,
+                (unsigned long long) m->epoch, sb_resultdb_errmsg (self->o->db));
+    self->ranks_done++;
+}
+
+static void
+s_on_error (s_session_t *self, s_worker_t *w, const sb_msg_error_t *m)
+{
+    s_record_error (self, m->rank, w->host, m->op, m->target, m->errno_val, m->message);
+    if (m->rank >= 0)
+        s_fail (self, "rank %lld on %s: %s", (long long) m->rank, w->host, m->message);
+    else
+        s_fail (self, "worker %llu on %s: %s", (unsigned long long) w->id, w->host, m->message);
+}
+
+static void
+s_on_stats (s_session_t *self, const sb_msg_stats_t *m)
+{
+    if (self->run_id > 0)
+        sb_resultdb_add_stats (self->o->db, self->run_id, sb_now (), m->epoch, m->rank, m->samples, m->bytes,
+                               m->reads, (double) m->read_ns / 1e9, (double) m->compute_ns / 1e9);
+}
+
+/* Receive and dispatch one message. */
+static void
+s_dispatch (s_session_t *self)
+{
+    zframe_t *identity = NULL;
+    sb_msg_t msg;
+    char reason[256];
+    uint64_t peer_version = 0;
+    int interrupted = 0;
+    sb_proto_status_t st = sb_wire_recv (self->router, &identity, &msg, reason, sizeof reason, &peer_version,
+                                         &interrupted);
+    if (interrupted)
+        return;
+    s_worker_t *w = identity ? s_worker_by_identity (self, identity) : NULL;
+    if (st != SB_PROTO_OK) {
+        self->rejected_frames++;
+        sb_warn ("rejected a frame from %s: %s", w ? w->host : "an unknown peer", reason);
+        if (st == SB_PROTO_EVERSION && identity) {
+            sb_msg_t rej = { .type = SB_MSG_REJECT };
+            char text[256];
+            snprintf (text, sizeof text, "coordinator speaks protocol version %d, you sent version %llu",
+                      SB_PROTO_VERSION, (unsigned long long) peer_version);
+            rej.u.reject.reason = text;
+            sb_wire_send (self->router, identity, &rej);
+        }
+        zframe_destroy (&identity);
+        return;
+    }
+    if (w)
+        w->last_seen = sb_now ();
+    if (msg.type == SB_MSG_HELLO) {
+        if (w)
+            sb_warn ("duplicate HELLO from worker %llu ignored", (unsigned long long) w->id);
+        else
+            s_on_hello (self, identity, &msg.u.hello);
+    }
+    else if (!w) {
+        self->rejected_frames++;
+        sb_warn ("%s from a peer that never said HELLO ignored", sb_proto_type_name (msg.type));
+    }
+    else {
+        char span[64];
+        switch (msg.type) {
+        case SB_MSG_READY: w->ready = 1; break;
+        case SB_MSG_HEARTBEAT: break;
+        case SB_MSG_KEYS_REQ: s_on_keys_req (self, w, &msg.u.keys_req); break;
+        case SB_MSG_STEP: s_on_step (self, w, &msg.u.step); break;
+        case SB_MSG_STATS: s_on_stats (self, &msg.u.stats); break;
+        case SB_MSG_RANK_DONE: s_on_rank_done (self, w, &msg.u.rank_done); break;
+        case SB_MSG_ERROR: s_on_error (self, w, &msg.u.error); break;
+        case SB_MSG_BYE:
+            w->gone = 1;
+            s_fail (self, "worker %llu on %s (%s) left: %s", (unsigned long long) w->id, w->host,
+                    s_rank_span (w, span, sizeof span), msg.u.bye.reason);
+            break;
+        default:
+            self->rejected_frames++;
+            sb_warn ("unexpected %s from worker %llu ignored", sb_proto_type_name (msg.type), (unsigned long long) w->id);
+        }
+    }
+    sb_proto_fini (&msg);
+    zframe_destroy (&identity);
+}
+
+/* Heartbeats, silent workers, exited local workers. */
+static void
+s_housekeeping (s_session_t *self)
+{
+    double now = sb_now ();
+    const sb_workload_t *wl = self->o->wl;
+    if (now >= self->next_heartbeat) {
+        sb_msg_t hb = { .type = SB_MSG_HEARTBEAT };
+        s_broadcast (self, &hb);
+        self->next_heartbeat = now + wl->heartbeat_interval_s;
+    }
+    char span[64], when[32];
+    for (size_t i = 0; i < self->nworkers && !self->failed; i++) {
+        s_worker_t *w = &self->workers[i];
+        if (!w->gone && now - w->last_seen > wl->heartbeat_timeout_s) {
+            s_clock_text (w->last_seen, when, sizeof when);
+            s_record_error (self, (int64_t) w->first_rank, w->host, "heartbeat", NULL, 0, "worker lost");
+            w->gone = 1;
+            s_fail (self, "lost worker %llu on %s (%s, pid %llu): no message for %.1f s, last contact at %s",
+                    (unsigned long long) w->id, w->host, s_rank_span (w, span, sizeof span),
+                    (unsigned long long) w->pid, now - w->last_seen, when);
+        }
+    }
+    pid_t pid;
+    int status;
+    while (self->launcher && sb_launcher_poll (self->launcher, &pid, &status)) {
+        char how[128];
+        sb_launcher_describe (status, how, sizeof how);
+        s_worker_t *w = s_worker_by_pid (self, pid);
+        if (w && !w->gone) {
+            w->gone = 1;
+            s_record_error (self, (int64_t) w->first_rank, w->host, "worker", NULL, 0, how);
+            s_fail (self, "local worker %llu on %s (%s, pid %d) ended: %s", (unsigned long long) w->id, w->host,
+                    s_rank_span (w, span, sizeof span), (int) pid, how);
+        }
+        else if (!w)
+            s_fail (self, "local worker pid %d ended before joining: %s", (int) pid, how);
+    }
+}
+
+/* Pump until done(self) or failure or interrupt. Returns 0 when done. */
+static int
+s_pump_until (s_session_t *self, int (*done) (s_session_t *), double timeout_s, const char *what)
+{
+    double deadline = timeout_s > 0 ? sb_now () + timeout_s : 0;
+    double next_note = sb_now () + 10;
+    while (!self->failed) {
+        if (done (self))
+            return 0;
+        if (zsys_interrupted) {
+            self->aborted = 1;
+            s_fail (self, "interrupted by signal while %s", what);
+            break;
+        }
+        double now = sb_now ();
+        if (deadline && now > deadline) {
+            s_fail (self, "timed out after %.0f s %s", timeout_s, what);
+            break;
+        }
+        if (now > next_note) {
+            sb_info ("still %s", what);
+            next_note = now + 10;
+        }
+        void *which = zpoller_wait (self->poller, 50);
+        if (which == self->router) {
+            /* drain what is queued before housekeeping */
+            for (int i = 0; i < 1000 && !self->failed && (zsock_events (self->router) & ZMQ_POLLIN); i++)
+                s_dispatch (self);
+        }
+        else if (zpoller_terminated (self->poller)) {
+            self->aborted = 1;
+            s_fail (self, "interrupted by signal while %s", what);
+            break;
+        }
+        s_housekeeping (self);
+    }
+    return -1;
+}
+
+static int
+s_all_joined (s_session_t *self)
+{
+    if (self->nworkers < self->expected)
+        return 0;
+    for (size_t i = 0; i < self->nworkers; i++)
+        if (!self->workers[i].ready)
+            return 0;
+    return 1;
+}
+
+static int
+s_all_ranks_done (s_session_t *self)
+{
+    return self->ranks_done == self->o->accelerators;
+}
+
+/* ---------------------------------------------------------------- phases */
+
+static int64_t
+s_begin_run (s_session_t *self, const char *kind)
+{
+    char hosts_seen[64][256];
+    size_t nhosts = 0;
+    for (size_t i = 0; i < self->nworkers; i++) {
+        size_t h = 0;
+        while (h < nhosts && strcmp (hosts_seen[h], self->workers[i].host) != 0)
+            h++;
+        if (h == nhosts && nhosts < 64)
+            snprintf (hosts_seen[nhosts++], 256, "%s", self->workers[i].host);
+    }
+    sb_run_info_t info = {
+        .kind = kind, .workload = self->o->workload_name, .config = self->o->config_yaml,
+        .accelerators = self->o->accelerators, .hosts = nhosts, .workers = self->nworkers, .seed = self->o->seed,
+        .au_threshold = self->o->wl->au,
+    };
+    int64_t id = sb_resultdb_run_begin (self->o->db, &info);
+    if (id < 0) {
+        s_fail (self, "cannot write the run to the result database: %s", sb_resultdb_errmsg (self->o->db));
+        return -1;
+    }
+    for (size_t i = 0; i < self->nworkers; i++) {
+        s_worker_t *w = &self->workers[i];
+        sb_resultdb_add_worker (self->o->db, id, w->id, w->host, w->pid, w->ranks, w->first_rank, w->cores, w->memory);
+    }
+    self->run_id = id;
+    return id;
+}
+
+static void
+s_end_run (s_session_t *self)
+{
+    if (self->run_id <= 0)
+        return;
+    const char *status = !self->failed ? "succeeded" : self->aborted ? "aborted" : "failed";
+    if (self->failed)
+        s_record_error (self, -1, NULL, "run", NULL, 0, self->failure);
+    if (sb_resultdb_run_finish (self->o->db, self->run_id, status, self->failed ? self->failure : NULL) != 0)
+        sb_error ("cannot close run %lld: %s", (long long) self->run_id, sb_resultdb_errmsg (self->o->db));
+}
+
+static int
+s_phase_datagen (s_session_t *self)
+{
+    if (s_begin_run (self, "datagen") < 0)
+        return -1;
+    uint64_t n = self->o->wl->num_files_train;
+    sb_info ("generating %llu files under %s (%llu ranks)", (unsigned long long) n, self->catalog_info.prefix,
+             (unsigned long long) self->o->accelerators);
+    self->phase = S_PHASE_DATAGEN;
+    self->epoch = 0;
+    self->ranks_done = 0;
+    sb_msg_t start = { .type = SB_MSG_PHASE_START };
+    start.u.phase_start.phase = "datagen";
+    start.u.phase_start.run_id = (uint64_t) self->run_id;
+    start.u.phase_start.epoch = 0;
+    start.u.phase_start.items = n;
+    s_broadcast (self, &start);
+    int rc = s_pump_until (self, s_all_ranks_done, 0, "generating the dataset");
+    if (rc == 0 && sb_resultdb_close_epoch (self->o->db, self->run_id, 0, 0, 0, 0) != 0)
+        s_fail (self, "cannot record the datagen totals: %s", sb_resultdb_errmsg (self->o->db));
+    self->phase = S_PHASE_NONE;
+    s_end_run (self);
+    if (!self->failed) {
+        sqlite3_stmt *st = NULL;
+        if (sqlite3_prepare_v2 (sb_resultdb_handle (self->o->db),
+                                "SELECT samples, bytes, duration_s, mb_per_s FROM epochs WHERE run_id = ? AND epoch = 0",
+                                -1, &st, NULL) == SQLITE_OK
+            && sqlite3_bind_int64 (st, 1, self->run_id) == SQLITE_OK && sqlite3_step (st) == SQLITE_ROW)
+            printf ("datagen (run %lld): %lld files, %.1f MiB in %.2f s, %.1f MB/s\n", (long long) self->run_id,
+                    sqlite3_column_int64 (st, 0), sqlite3_column_double (st, 1) / 1048576.0,
+                    sqlite3_column_double (st, 2), sqlite3_column_double (st, 3));
+        sqlite3_finalize (st);
+        fflush (stdout);
+    }
+    return self->failed ? -1 : 0;
+}
+
+static int
+s_phase_train (s_session_t *self)
+{
+    const sb_workload_t *wl = self->o->wl;
+    char err[512];
+    if (sb_shard_plan (wl->num_files_train, wl->num_samples_per_file, self->o->accelerators, wl->batch_size,
+                       &self->plan, err, sizeof err) != 0) {
+        s_fail (self, "%s", err);
+        return -1;
+    }
+    self->catalog = sb_catalog_reader_new (sb_resultdb_handle (self->o->db), self->catalog_info.id, err, sizeof err);
+    if (!self->catalog) {
+        s_fail (self, "%s", err);
+        return -1;
+    }
+    if (s_begin_run (self, "train") < 0)
+        return -1;
+    sb_info ("training: %llu samples over %llu ranks: %llu per rank, %llu steps of %llu, %llu dropped per epoch",
+             (unsigned long long) self->plan.samples, (unsigned long long) self->plan.ranks,
+             (unsigned long long) self->plan.per_rank, (unsigned long long) self->plan.batches,
+             (unsigned long long) self->plan.batch_size, (unsigned long long) self->plan.dropped);
+    for (uint64_t e = 1; e <= wl->epochs && !self->failed; e++) {
+        self->phase = S_PHASE_TRAIN;
+        self->epoch = e;
+        self->ranks_done = 0;
+        self->barrier_step = 0;
+        self->barrier_arrived = 0;
+        for (size_t i = 0; i < self->nworkers; i++)
+            self->workers[i].steps_reached = 0;
+        sb_epoch_order_init (&self->order, &self->plan, wl->sample_shuffle, wl->file_shuffle, self->o->seed, e);
+        sb_msg_t start = { .type = SB_MSG_PHASE_START };
+        start.u.phase_start.phase = "train";
+        start.u.phase_start.run_id = (uint64_t) self->run_id;
+        start.u.phase_start.epoch = e;
+        start.u.phase_start.items = self->plan.samples;
+        start.u.phase_start.samples_per_rank = self->plan.per_rank;
+        start.u.phase_start.batches = self->plan.batches;
+        s_broadcast (self, &start);
+        char what[64];
+        snprintf (what, sizeof what, "training epoch %llu", (unsigned long long) e);
+        if (s_pump_until (self, s_all_ranks_done, 0, what) != 0)
+            break;
+        if (sb_resultdb_close_epoch (self->o->db, self->run_id, e, self->plan.dropped, self->plan.batches, 1) != 0) {
+            s_fail (self, "cannot record epoch %llu: %s", (unsigned long long) e, sb_resultdb_errmsg (self->o->db));
+            break;
+        }
+        sqlite3_stmt *st = NULL;
+        if (sqlite3_prepare_v2 (sb_resultdb_handle (self->o->db),
+                                "SELECT samples, duration_s, samples_per_s, mib_per_s, au_mean FROM epochs"
+                                " WHERE run_id = ? AND epoch = ?", -1, &st, NULL) == SQLITE_OK
+            && sqlite3_bind_int64 (st, 1, self->run_id) == SQLITE_OK
+            && sqlite3_bind_int64 (st, 2, (int64_t) e) == SQLITE_OK && sqlite3_step (st) == SQLITE_ROW)
+            sb_info ("epoch %llu/%llu: %lld samples in %.2f s, %.1f samples/s, %.1f MiB/s, AU %.2f%%",
+                     (unsigned long long) e, (unsigned long long) wl->epochs, sqlite3_column_int64 (st, 0),
+                     sqlite3_column_double (st, 1), sqlite3_column_double (st, 2), sqlite3_column_double (st, 3),
+                     100 * sqlite3_column_double (st, 4));
+        sqlite3_finalize (st);
+    }
+    self->phase = S_PHASE_NONE;
+    s_end_run (self);
+    return self->failed ? -1 : 0;
+}
+
+/* Ensure the catalog: list, or report the dataset missing (*missing = 1). */
+static int
+s_list (s_session_t *self, int relist, int *missing, char *err, size_t err_size)
+{
+    const sb_workload_t *wl = self->o->wl;
+    sb_catalog_status_t st = sb_catalog_ensure (sb_resultdb_handle (self->o->db), wl->data_folder, relist,
+                                                &self->catalog_info, err, err_size);
+    *missing = st == SB_CATALOG_MISSING;
+    if (st == SB_CATALOG_ERROR)
+        return -1;
+    if (st == SB_CATALOG_OK) {
+        if (self->catalog_info.reused)
+            sb_info ("catalog %lld reused: %llu objects, %.1f MiB under %strain", (long long) self->catalog_info.id,
+                     (unsigned long long) self->catalog_info.count, self->catalog_info.bytes / 1048576.0,
+                     self->catalog_info.prefix);
+        else
+            sb_info ("listed %strain: %llu objects, %.1f MiB in %.3f s (catalog %lld)", self->catalog_info.prefix,
+                     (unsigned long long) self->catalog_info.count, self->catalog_info.bytes / 1048576.0,
+                     self->catalog_info.list_s, (long long) self->catalog_info.id);
+        if (self->catalog_info.count == 0)
+            *missing = 1;
+    }
+    return 0;
+}
+
+static int
+s_prepare_folder (const char *folder, char *prefix, size_t size, char *err, size_t err_size)
+{
+    char path[PATH_MAX];
+    snprintf (path, sizeof path, "%s", folder);
+    /* mkdir -p */
+    for (char *p = path + 1; *p; p++)
+        if (*p == '/') {
+            *p = '\0';
+            if (mkdir (path, 0755) != 0 && errno != EEXIST) {
+                snprintf (err, err_size, "cannot create '%s': %s", path, strerror (errno));
+                return -1;
+            }
+            *p = '/';
+        }
+    if (mkdir (path, 0755) != 0 && errno != EEXIST) {
+        snprintf (err, err_size, "cannot create data folder '%s': %s", path, strerror (errno));
+        return -1;
+    }
+    char real[PATH_MAX];
+    if (!realpath (path, real)) {
+        snprintf (err, err_size, "data folder '%s': %s", path, strerror (errno));
+        return -1;
+    }
+    snprintf (prefix, size, "%s/", real);
+    return 0;
+}
+
+static void
+s_shutdown_workers (s_session_t *self)
+{
+    sb_msg_t msg = { 0 };
+    if (self->failed) {
+        msg.type = SB_MSG_ABORT;
+        msg.u.abort.reason = self->failure;
+    }
+    else {
+        msg.type = SB_MSG_BYE;
+        msg.u.bye.reason = "run finished";
+    }
+    int was_failed = self->failed;
+    s_broadcast (self, &msg);
+    self->failed = was_failed;
+    if (self->launcher)
+        sb_launcher_stop (self->launcher, 5.0);
+}
+
+int
+sb_session_run (const sb_session_opts_t *opts, int64_t *run_id, char *err, size_t err_size)
+{
+    s_session_t s = { .o = opts, .run_id = -1 };
+    s_session_t *self = &s;
+    *run_id = -1;
+    int exit_code = 1;
+    const sb_workload_t *wl = opts->wl;
+
+    self->expected = opts->local_workers ? opts->local_workers : opts->remote_workers;
+    if (self->expected == 0 || opts->accelerators == 0 || opts->accelerators % self->expected != 0) {
+        snprintf (err, err_size, "%llu accelerators cannot be split evenly over %zu workers",
+                  (unsigned long long) opts->accelerators, self->expected);
+        return 2;
+    }
+    self->ranks_per_worker = opts->accelerators / self->expected;
+    self->files = wl->num_files_train;
+    if (opts->kind == SB_SESSION_TRAIN) {
+        /* Check the shard arithmetic before starting anything. */
+        sb_shard_plan_t plan;
+        if (sb_shard_plan (wl->num_files_train, wl->num_samples_per_file, opts->accelerators, wl->batch_size, &plan,
+                           err, err_size) != 0)
+            return 2;
+    }
+
+    /* Dataset: list once, or generate first. */
+    int missing = 0;
+    if (s_list (self, opts->relist, &missing, err, err_size) != 0)
+        return 1;
+    int need_datagen = opts->kind == SB_SESSION_DATAGEN || missing;
+    if (!need_datagen && self->catalog_info.count < wl->num_files_train) {
+        snprintf (err, err_size, "%strain holds %llu files but the workload needs dataset.num_files_train=%llu:"
+                  " generate it with `shardbench datagen` into an empty folder, or lower num_files_train",
+                  self->catalog_info.prefix, (unsigned long long) self->catalog_info.count,
+                  (unsigned long long) wl->num_files_train);
+        return 2;
+    }
+    if (need_datagen && s_prepare_folder (wl->data_folder, self->catalog_info.prefix,
+                                          sizeof self->catalog_info.prefix, err, err_size) != 0)
+        return 1;
+
+    self->workers = calloc (self->expected, sizeof (s_worker_t));
+    self->router = zsock_new (ZMQ_ROUTER);
+    if (!self->workers || !self->router) {
+        snprintf (err, err_size, "out of memory");
+        goto done;
+    }
+    sb_wire_configure (self->router, 1000);
+    zsock_set_router_mandatory (self->router, 1);
+    int port = zsock_bind (self->router, "%s", opts->bind);
+    if (port < 0) {
+        snprintf (err, err_size, "cannot bind %s: %s", opts->bind, zmq_strerror (zmq_errno ()));
+        exit_code = 2;
+        goto done;
+    }
+    char *last = zsock_last_endpoint (self->router);
+    snprintf (self->endpoint, sizeof self->endpoint, "%s", last ? last : opts->bind);
+    zstr_free (&last);
+    self->poller = zpoller_new (self->router, NULL);
+    if (!self->poller) {
+        snprintf (err, err_size, "out of memory");
+        goto done;
+    }
+    if (opts->local_workers) {
+        self->launcher = sb_launcher_new (opts->worker_path);
+        if (!self->launcher
+            || sb_launcher_start (self->launcher, opts->local_workers, self->endpoint, wl->heartbeat_timeout_s, err,
+                                  err_size) != 0) {
+            if (!self->launcher)
+                snprintf (err, err_size, "out of memory");
+            goto done;
+        }
+    }
+    else
+        sb_info ("waiting for %zu workers: start `shardbench-worker --coordinator %s` on each node", self->expected,
+                 self->endpoint);
+
+    char what[128];
+    snprintf (what, sizeof what, "waiting for %zu workers to join %s", self->expected, self->endpoint);
+    if (s_pump_until (self, s_all_joined, opts->join_timeout_s, what) != 0)
+        goto done;
+
+    if (need_datagen) {
+        if (s_phase_datagen (self) != 0) {
+            *run_id = self->run_id;
+            goto done;
+        }
+        if (opts->kind == SB_SESSION_TRAIN) {
+            if (s_list (self, 1, &missing, err, err_size) != 0)
+                goto done;
+            if (self->catalog_info.count < wl->num_files_train) {
+                s_fail (self, "after generation %strain holds %llu files, expected %llu", self->catalog_info.prefix,
+                        (unsigned long long) self->catalog_info.count, (unsigned long long) wl->num_files_train);
+                goto done;
+            }
+        }
+    }
+    if (opts->kind == SB_SESSION_TRAIN)
+        s_phase_train (self);
+    *run_id = self->run_id;
+    exit_code = self->failed ? 1 : 0;
+
+done:
+    if (self->failed && !err[0])
+        snprintf (err, err_size, "%s", self->failure);
+    else if (self->failed)
+        snprintf (err, err_size, "%s", self->failure);
+    if (self->router)
+        s_shutdown_workers (self);
+    if (self->rejected_frames)
+        sb_warn ("%llu malformed or unexpected frames were rejected", (unsigned long long) self->rejected_frames);
+    sb_launcher_destroy (&self->launcher);
+    sb_catalog_reader_destroy (&self->catalog);
+    zpoller_destroy (&self->poller);
+    zsock_destroy (&self->router);
+    for (size_t i = 0; i < self->nworkers; i++)
+        zframe_destroy (&self->workers[i].identity);
+    free (self->workers);
+    if (*run_id < 0)
+        *run_id = self->run_id;
+    return exit_code;
+}

@@ -1,0 +1,40 @@
+/* session: the coordinator's event loop for one command.
+ *
+ * Binds the ROUTER, admits workers (HELLO/WELCOME), generates the dataset
+ * when it is missing, lists it into the catalog, runs the training epochs
+ * with per-step or per-epoch barriers, serves key pages, records everything
+ * in the result database as it arrives, and ends every worker. */
+#ifndef SB_SESSION_H
+#define SB_SESSION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "resultdb.h"
+#include "workload.h"
+
+typedef enum { SB_SESSION_TRAIN, SB_SESSION_DATAGEN } sb_session_kind_t;
+
+typedef struct {
+    sb_session_kind_t    kind;
+    const sb_workload_t *wl;            /* borrowed */
+    const char          *workload_name; /* preset name or YAML path */
+    const char          *config_yaml;   /* effective configuration */
+    sb_resultdb_t       *db;            /* borrowed */
+    uint64_t             accelerators;  /* total ranks */
+    uint64_t             local_workers; /* start this many local workers ... */
+    uint64_t             remote_workers;/* ... or wait for this many */
+    const char          *bind;          /* ZeroMQ endpoint to bind */
+    const char          *worker_path;   /* for local workers */
+    uint64_t             seed;
+    int                  relist;
+    double               join_timeout_s;/* how long to wait for workers (0: forever) */
+} sb_session_opts_t;
+
+/* Run the command. Returns the process exit code: 0 success, 1 the run
+ * failed or was interrupted, 2 a usage or configuration error found late
+ * (e.g. too few files). *run_id is the id of the last run row written (-1
+ * when none). err receives the failure. */
+int sb_session_run (const sb_session_opts_t *opts, int64_t *run_id, char *err, size_t err_size);
+
+#endif

@@ -1,0 +1,122 @@
+-- shardbench result database, schema version 1 (PRAGMA user_version).
+-- This file is the single source of truth: the coordinator compiles it in and
+-- applies it to every database it opens. Rows are committed as they arrive
+-- (WAL journal), so a crash loses at most the rows of the current second.
+-- Times are Unix seconds (REAL). Sizes are bytes.
+
+-- One row per shardbench command that did work: 'train' | 'datagen' | 'checkpoint'.
+-- status: 'running' | 'succeeded' | 'failed' | 'aborted' | 'interrupted'.
+CREATE TABLE IF NOT EXISTS runs (
+  id            INTEGER PRIMARY KEY,
+  kind          TEXT NOT NULL,
+  workload      TEXT NOT NULL,      -- preset name or YAML path
+  config        TEXT NOT NULL,      -- effective configuration, YAML
+  status        TEXT NOT NULL,
+  error         TEXT,               -- first error that failed the run
+  started_at    REAL NOT NULL,
+  finished_at   REAL,
+  accelerators  INTEGER NOT NULL,   -- ranks (emulated accelerators)
+  hosts         INTEGER NOT NULL,   -- distinct worker hosts
+  seed          INTEGER NOT NULL,
+  workers       INTEGER NOT NULL DEFAULT 0,
+  au_threshold  REAL,               -- metric.au of the workload
+  au_mean       REAL,               -- mean of epochs.au_mean (train runs)
+  passed        INTEGER,            -- 1 when au_mean >= au_threshold
+  coordinator_host TEXT,            -- where the coordinator ran
+  coordinator_pid  INTEGER          -- its pid: a dead one marks the run 'interrupted'
+);
+
+-- One row per worker agent that joined a run.
+CREATE TABLE IF NOT EXISTS run_workers (
+  run_id     INTEGER NOT NULL REFERENCES runs(id),
+  worker     INTEGER NOT NULL,      -- worker id, 0..workers-1
+  host       TEXT NOT NULL,
+  pid        INTEGER NOT NULL,
+  ranks      INTEGER NOT NULL,      -- emulated accelerators on this worker
+  first_rank INTEGER NOT NULL,
+  cores      INTEGER,
+  memory     INTEGER,               -- bytes of RAM on the host
+  PRIMARY KEY (run_id, worker)
+);
+
+-- One row per finished epoch (train) or per finished generation (datagen, epoch 0).
+CREATE TABLE IF NOT EXISTS epochs (
+  run_id        INTEGER NOT NULL REFERENCES runs(id),
+  epoch         INTEGER NOT NULL,   -- 1-based for train, 0 for datagen
+  samples       INTEGER NOT NULL,   -- samples read by all ranks (files written for datagen)
+  dropped       INTEGER NOT NULL,   -- S - R*k samples no rank owned this epoch
+  bytes         INTEGER NOT NULL,
+  duration_s    REAL NOT NULL,      -- first rank start to last rank finish
+  samples_per_s REAL NOT NULL,
+  mib_per_s     REAL NOT NULL,
+  mb_per_s      REAL NOT NULL,
+  au_mean       REAL,               -- mean of rank_epochs.au (NULL for datagen)
+  batches       INTEGER NOT NULL DEFAULT 0, -- steps per rank
+  PRIMARY KEY (run_id, epoch)
+);
+
+-- One row per rank per epoch.
+CREATE TABLE IF NOT EXISTS rank_epochs (
+  run_id       INTEGER NOT NULL REFERENCES runs(id),
+  epoch        INTEGER NOT NULL,
+  rank         INTEGER NOT NULL,
+  host         TEXT NOT NULL,
+  samples      INTEGER NOT NULL,    -- samples (files for datagen) this rank handled
+  batches      INTEGER NOT NULL,    -- steps computed
+  bytes        INTEGER NOT NULL,
+  started_at   REAL NOT NULL,
+  finished_at  REAL NOT NULL,
+  compute_s    REAL NOT NULL,       -- emulated compute, steps after the first
+  au           REAL,                -- compute_s / (wall time after the first step)
+  io_wait_s    REAL NOT NULL DEFAULT 0, -- time the accelerator waited for data
+  barrier_s    REAL NOT NULL DEFAULT 0, -- time spent in step barriers
+  PRIMARY KEY (run_id, epoch, rank)
+);
+
+-- Per-rank counters, one row per rank per second (deltas over that second).
+CREATE TABLE IF NOT EXISTS timeseries (
+  run_id     INTEGER NOT NULL REFERENCES runs(id),
+  t          REAL NOT NULL,         -- Unix seconds at the end of the interval
+  epoch      INTEGER NOT NULL,
+  rank       INTEGER NOT NULL,
+  samples    INTEGER NOT NULL,
+  bytes      INTEGER NOT NULL,
+  reads      INTEGER NOT NULL,
+  read_s     REAL NOT NULL,         -- summed read latency
+  compute_s  REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS timeseries_run ON timeseries(run_id, rank, t);
+
+-- Errors reported by workers or found by the coordinator.
+CREATE TABLE IF NOT EXISTS errors (
+  run_id    INTEGER NOT NULL REFERENCES runs(id),
+  t         REAL NOT NULL,
+  rank      INTEGER,                -- NULL when not tied to one rank
+  host      TEXT,
+  op        TEXT NOT NULL,          -- 'read', 'write', 'list', 'heartbeat', ...
+  target    TEXT,                   -- path or key
+  errno_val INTEGER,
+  message   TEXT NOT NULL
+);
+
+-- Dataset listings, made once and reused (see catalog.c).
+CREATE TABLE IF NOT EXISTS catalogs (
+  id          INTEGER PRIMARY KEY,
+  uri         TEXT NOT NULL,        -- e.g. file:///data/unet3d/train
+  prefix      TEXT NOT NULL,        -- common prefix of every key, stored once
+  fingerprint TEXT NOT NULL,        -- directory state when listed; a change relists
+  listed_at   REAL NOT NULL,
+  list_s      REAL NOT NULL,        -- time the listing took
+  count       INTEGER NOT NULL,
+  bytes       INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS catalogs_uri ON catalogs(uri);
+
+-- Objects of a catalog in name order: idx 0..count-1. key is relative to catalogs.prefix.
+CREATE TABLE IF NOT EXISTS objects (
+  catalog_id INTEGER NOT NULL,
+  idx        INTEGER NOT NULL,
+  key        TEXT NOT NULL,
+  size       INTEGER NOT NULL,
+  PRIMARY KEY (catalog_id, idx)
+) WITHOUT ROWID;

@@ -1,0 +1,314 @@
+/* agent: the worker's main thread. It owns the DEALER connection to the
+ * coordinator and the rank actors, forwards frames between them, aggregates
+ * STEP over the local ranks, and keeps heartbeats both ways. */
+#include "agent.h"
+#include "log.h"
+#include "rank.h"
+#include "util.h"
+#include "wire.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct {
+    const sb_agent_opts_t *o;
+    zsock_t          *dealer;
+    zpoller_t        *poller;
+    sb_msg_t          welcome;      /* owned; ranks borrow its fields */
+    zactor_t        **ranks;
+    sb_rank_args_t   *rank_args;
+    size_t            nranks;
+    double            last_heard;
+    double            next_heartbeat;
+    double            heartbeat_s, timeout_s;
+    uint64_t          step_arrivals;/* local ranks at the current step barrier */
+    uint64_t          step_current;
+    int               exit_code;
+    int               done;
+} s_agent_t;
+
+static int
+s_send (s_agent_t *self, const sb_msg_t *msg)
+{
+    if (sb_wire_send (self->dealer, NULL, msg) != 0) {
+        sb_error ("cannot send %s to the coordinator: %s", sb_proto_type_name (msg->type), zmq_strerror (zmq_errno ()));
+        return -1;
+    }
+    return 0;
+}
+
+static void
+s_forward_to_ranks (s_agent_t *self, zmsg_t *zm, int64_t only_rank)
+{
+    for (size_t i = 0; i < self->nranks; i++) {
+        if (only_rank >= 0 && self->rank_args[i].rank != (uint64_t) only_rank)
+            continue;
+        zmsg_t *copy = zmsg_dup (zm);
+        if (!copy || zmsg_send (&copy, self->ranks[i]) != 0) {
+            zmsg_destroy (&copy);
+            sb_error ("cannot pass a message to rank %llu", (unsigned long long) self->rank_args[i].rank);
+        }
+    }
+}
+
+static void
+s_stop_ranks (s_agent_t *self)
+{
+    for (size_t i = 0; i < self->nranks; i++)
+        zactor_destroy (&self->ranks[i]);
+    self->nranks = 0;
+}
+
+/* A frame from the coordinator. */
+static void
+s_on_coordinator (s_agent_t *self)
+{
+    zmsg_t *zm = zmsg_recv (self->dealer);
+    if (!zm)
+        return;
+    self->last_heard = sb_now ();
+    zframe_t *f = zmsg_first (zm);
+    sb_msg_t m;
+    char reason[256];
+    sb_proto_status_t st = f && zmsg_size (zm) == 1
+        ? sb_proto_decode (zframe_data (f), zframe_size (f), &m, reason, sizeof reason, NULL)
+        : SB_PROTO_EMALFORMED;
+    if (st != SB_PROTO_OK) {
+        sb_warn ("rejected a frame from the coordinator: %s", f && zmsg_size (zm) == 1 ? reason : "not one frame");
+        if (st == SB_PROTO_EVERSION) {
+            sb_error ("the coordinator speaks another protocol version: %s", reason);
+            self->exit_code = 1;
+            self->done = 1;
+        }
+        zmsg_destroy (&zm);
+        return;
+    }
+    switch (m.type) {
+    case SB_MSG_PHASE_START:
+        self->step_arrivals = 0;
+        self->step_current = 0;
+        s_forward_to_ranks (self, zm, -1);
+        break;
+    case SB_MSG_KEYS:
+        s_forward_to_ranks (self, zm, (int64_t) m.u.keys.rank);
+        break;
+    case SB_MSG_GO:
+        s_forward_to_ranks (self, zm, -1);
+        break;
+    case SB_MSG_HEARTBEAT:
+        break;
+    case SB_MSG_ABORT:
+        sb_error ("run aborted by the coordinator: %s", m.u.abort.reason);
+        self->exit_code = 1;
+        self->done = 1;
+        break;
+    case SB_MSG_BYE:
+        sb_info ("coordinator ended the session: %s", m.u.bye.reason);
+        self->exit_code = 0;
+        self->done = 1;
+        break;
+    case SB_MSG_REJECT:
+        sb_error ("refused by the coordinator: %s", m.u.reject.reason);
+        self->exit_code = 1;
+        self->done = 1;
+        break;
+    default:
+        sb_warn ("unexpected %s from the coordinator ignored", sb_proto_type_name (m.type));
+    }
+    sb_proto_fini (&m);
+    zmsg_destroy (&zm);
+}
+
+/* A frame from a rank actor. */
+static void
+s_on_rank (s_agent_t *self, zactor_t *actor)
+{
+    zmsg_t *zm = zmsg_recv (actor);
+    if (!zm)
+        return;
+    zframe_t *f = zmsg_first (zm);
+    sb_msg_t m;
+    char reason[256];
+    if (!f || sb_proto_decode (zframe_data (f), zframe_size (f), &m, reason, sizeof reason, NULL) != SB_PROTO_OK) {
+        sb_error ("bad frame from a rank: %s", f ? reason : "empty");
+        zmsg_destroy (&zm);
+        return;
+    }
+    if (m.type == SB_MSG_STEP) {
+        /* every local rank must reach the step before the worker reports it */
+        if (m.u.step.step != self->step_current) {
+            sb_error ("rank reported step %llu while the worker is at step %llu", (unsigned long long) m.u.step.step,
+                      (unsigned long long) self->step_current);
+        }
+        else if (++self->step_arrivals == self->nranks) {
+            s_send (self, &m);
+            self->step_arrivals = 0;
+            self->step_current++;
+        }
+    }
+    else if (zmsg_send (&zm, self->dealer) != 0)
+        sb_error ("cannot forward %s to the coordinator", sb_proto_type_name (m.type));
+    sb_proto_fini (&m);
+    zmsg_destroy (&zm);
+}
+
+static int
+s_hello (s_agent_t *self)
+{
+    char host[256];
+    if (self->o->host)
+        snprintf (host, sizeof host, "%s", self->o->host);
+    else if (gethostname (host, sizeof host - 1) != 0)
+        snprintf (host, sizeof host, "unknown");
+    long cores = sysconf (_SC_NPROCESSORS_ONLN);
+    long pages = sysconf (_SC_PHYS_PAGES), page_size = sysconf (_SC_PAGESIZE);
+    sb_msg_t m = { .type = SB_MSG_HELLO };
+    m.u.hello.host = host;
+    m.u.hello.pid = (uint64_t) getpid ();
+    m.u.hello.cores = cores > 0 ? (uint64_t) cores : 0;
+    m.u.hello.memory = pages > 0 && page_size > 0 ? (uint64_t) pages * (uint64_t) page_size : 0;
+    m.u.hello.software = "shardbench-worker 0.1.0";
+    return s_send (self, &m);
+}
+
+/* Wait for WELCOME (or REJECT) within the start-up timeout. */
+static int
+s_await_welcome (s_agent_t *self)
+{
+    double deadline = sb_now () + self->o->timeout_s;
+    while (!zsys_interrupted) {
+        double left = deadline - sb_now ();
+        if (left <= 0) {
+            sb_error ("no answer from the coordinator at %s within %.0f s", self->o->endpoint, self->o->timeout_s);
+            return -1;
+        }
+        void *which = zpoller_wait (self->poller, (int) (left * 1000 < 200 ? left * 1000 + 1 : 200));
+        if (which != self->dealer)
+            continue;
+        char reason[256];
+        sb_proto_status_t st = sb_wire_recv (self->dealer, NULL, &self->welcome, reason, sizeof reason, NULL, NULL);
+        if (st != SB_PROTO_OK) {
+            sb_error ("bad answer from the coordinator: %s", reason);
+            return -1;
+        }
+        if (self->welcome.type == SB_MSG_WELCOME)
+            return 0;
+        if (self->welcome.type == SB_MSG_REJECT)
+            sb_error ("refused by the coordinator: %s", self->welcome.u.reject.reason);
+        else if (self->welcome.type == SB_MSG_ABORT)
+            sb_error ("the coordinator aborted: %s", self->welcome.u.abort.reason);
+        else if (self->welcome.type == SB_MSG_HEARTBEAT) {
+            sb_proto_fini (&self->welcome);
+            continue;
+        }
+        else
+            sb_error ("expected WELCOME, got %s", sb_proto_type_name (self->welcome.type));
+        return -1;
+    }
+    return -1;
+}
+
+int
+sb_agent_run (const sb_agent_opts_t *opts)
+{
+    s_agent_t a = { .o = opts, .exit_code = 1 };
+    s_agent_t *self = &a;
+    self->dealer = zsock_new (ZMQ_DEALER);
+    if (!self->dealer) {
+        sb_error ("cannot create a socket");
+        return 1;
+    }
+    sb_wire_configure (self->dealer, 1000);
+    if (zsock_connect (self->dealer, "%s", opts->endpoint) != 0) {
+        sb_error ("cannot connect to %s: %s", opts->endpoint, zmq_strerror (zmq_errno ()));
+        zsock_destroy (&self->dealer);
+        return 2;
+    }
+    self->poller = zpoller_new (self->dealer, NULL);
+    if (!self->poller || s_hello (self) != 0 || s_await_welcome (self) != 0)
+        goto done;
+
+    const sb_msg_welcome_t *w = &self->welcome.u.welcome;
+    if (w->ranks == 0 || w->ranks > 4096 || w->batch_size == 0 || w->read_threads == 0 || w->read_threads > 1024
+        || w->io_buffer < 4096 || w->io_buffer > (1ull << 30) || w->samples_per_file == 0 || w->num_files == 0) {
+        sb_error ("the coordinator sent an unusable workload (ranks %llu, batch %llu, read threads %llu, buffer %llu)",
+                  (unsigned long long) w->ranks, (unsigned long long) w->batch_size,
+                  (unsigned long long) w->read_threads, (unsigned long long) w->io_buffer);
+        goto done;
+    }
+    self->heartbeat_s = (double) w->heartbeat_ms / 1000.0;
+    self->timeout_s = (double) w->timeout_ms / 1000.0;
+    sb_info ("joined as worker %llu: ranks %llu-%llu of %llu, data in %s", (unsigned long long) w->worker,
+             (unsigned long long) w->first_rank, (unsigned long long) (w->first_rank + w->ranks - 1),
+             (unsigned long long) w->total_ranks, w->data_root);
+    self->ranks = calloc (w->ranks, sizeof (zactor_t *));
+    self->rank_args = calloc (w->ranks, sizeof (sb_rank_args_t));
+    if (!self->ranks || !self->rank_args) {
+        sb_error ("out of memory");
+        goto done;
+    }
+    for (uint64_t r = 0; r < w->ranks; r++) {
+        self->rank_args[r].cfg = w;
+        self->rank_args[r].rank = w->first_rank + r;
+        self->rank_args[r].host = opts->host;
+        self->ranks[r] = zactor_new (sb_rank_actor, &self->rank_args[r]);
+        if (!self->ranks[r]) {
+            sb_error ("cannot start rank %llu", (unsigned long long) (w->first_rank + r));
+            goto done;
+        }
+        self->nranks++;
+        if (zpoller_add (self->poller, self->ranks[r]) != 0) {
+            sb_error ("cannot poll rank %llu", (unsigned long long) (w->first_rank + r));
+            goto done;
+        }
+    }
+    sb_msg_t ready = { .type = SB_MSG_READY };
+    ready.u.ready.worker = w->worker;
+    if (s_send (self, &ready) != 0)
+        goto done;
+
+    self->last_heard = sb_now ();
+    self->next_heartbeat = 0;
+    while (!self->done) {
+        if (zsys_interrupted) {
+            sb_error ("interrupted by signal");
+            sb_msg_t bye = { .type = SB_MSG_BYE };
+            bye.u.bye.reason = "worker interrupted by signal";
+            s_send (self, &bye);
+            self->exit_code = 1;
+            break;
+        }
+        double now = sb_now ();
+        if (now >= self->next_heartbeat) {
+            sb_msg_t hb = { .type = SB_MSG_HEARTBEAT };
+            s_send (self, &hb);
+            self->next_heartbeat = now + self->heartbeat_s;
+        }
+        if (now - self->last_heard > self->timeout_s) {
+            sb_error ("lost the coordinator at %s: nothing heard for %.1f s", opts->endpoint, now - self->last_heard);
+            self->exit_code = 1;
+            break;
+        }
+        void *which = zpoller_wait (self->poller, 100);
+        if (which == self->dealer)
+            s_on_coordinator (self);
+        else if (which) {
+            for (size_t i = 0; i < self->nranks; i++)
+                if (which == self->ranks[i]) {
+                    s_on_rank (self, self->ranks[i]);
+                    break;
+                }
+        }
+    }
+done:
+    s_stop_ranks (self);
+    free (self->ranks);
+    free (self->rank_args);
+    sb_proto_fini (&self->welcome);
+    zpoller_destroy (&self->poller);
+    zsock_destroy (&self->dealer);
+    return self->exit_code;
+}

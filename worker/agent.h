@@ -1,0 +1,15 @@
+/* agent: a stateless worker agent's session with the coordinator. */
+#ifndef SB_AGENT_H
+#define SB_AGENT_H
+
+typedef struct {
+    const char *endpoint;   /* coordinator, e.g. tcp://10.0.0.1:5555 */
+    const char *host;       /* name reported to the coordinator; NULL: gethostname */
+    double      timeout_s;  /* how long to wait for WELCOME */
+} sb_agent_opts_t;
+
+/* Join the coordinator and serve until BYE (exit code 0), ABORT, a lost
+ * coordinator or a failure (1), or a bad endpoint (2). */
+int sb_agent_run (const sb_agent_opts_t *opts);
+
+#endif

@@ -1,0 +1,501 @@
+/* rank: an emulated accelerator: key pages in, samples read, batches
+ * computed, barriers kept, totals reported. */
+#include "rank.h"
+#include "dataset.h"
+#include "log.h"
+#include "reader.h"
+#include "shard.h"
+#include "util.h"
+#include "wire.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+typedef struct {
+    char    *key;           /* owned */
+    uint64_t offset, length;
+} s_sample_t;
+
+typedef struct {
+    zsock_t              *pipe;
+    const sb_msg_welcome_t *cfg;
+    uint64_t              rank;
+    const char           *host;
+    sb_reader_t          *reader;
+    zpoller_t            *poller;
+    int                   terminated;   /* $TERM received */
+    /* interval counters for STATS */
+    uint64_t              st_samples, st_bytes, st_reads, st_read_ns, st_compute_ns;
+    double                next_stats;
+    uint64_t              epoch;
+} s_rank_t;
+
+static int
+s_send (s_rank_t *self, const sb_msg_t *msg)
+{
+    if (sb_wire_send (self->pipe, NULL, msg) != 0) {
+        sb_error ("rank %llu: cannot send %s to the agent", (unsigned long long) self->rank,
+                  sb_proto_type_name (msg->type));
+        return -1;
+    }
+    return 0;
+}
+
+static void
+s_report_error (s_rank_t *self, const char *op, const char *target, int errno_val, const char *message)
+{
+    sb_msg_t m = { .type = SB_MSG_ERROR };
+    m.u.error.rank = (int64_t) self->rank;
+    m.u.error.op = (char *) op;
+    m.u.error.target = (char *) (target ? target : "");
+    m.u.error.errno_val = errno_val;
+    m.u.error.message = (char *) message;
+    sb_error ("rank %llu: %s", (unsigned long long) self->rank, message);
+    s_send (self, &m);
+}
+
+static void
+s_flush_stats (s_rank_t *self, int force)
+{
+    double now = sb_now ();
+    if (!force && now < self->next_stats)
+        return;
+    self->next_stats = now + 1.0;
+    if (!force && !self->st_samples && !self->st_bytes && !self->st_compute_ns)
+        return;
+    sb_msg_t m = { .type = SB_MSG_STATS };
+    m.u.stats.rank = self->rank;
+    m.u.stats.epoch = self->epoch;
+    m.u.stats.samples = self->st_samples;
+    m.u.stats.bytes = self->st_bytes;
+    m.u.stats.reads = self->st_reads;
+    m.u.stats.read_ns = self->st_read_ns;
+    m.u.stats.compute_ns = self->st_compute_ns;
+    s_send (self, &m);
+    self->st_samples = self->st_bytes = self->st_reads = self->st_read_ns = self->st_compute_ns = 0;
+}
+
+/* Is this pipe frame the actor's $TERM command? */
+static int
+s_is_term (zmsg_t *zm)
+{
+    zframe_t *f = zmsg_first (zm);
+    return f && zframe_streq (f, "$TERM");
+}
+
+/* Receive one protocol message from the pipe. Returns 0 with *msg set, 1 on
+ * $TERM or interrupt (self->terminated set), -1 on a bad frame. */
+static int
+s_recv_pipe (s_rank_t *self, sb_msg_t *msg)
+{
+    memset (msg, 0, sizeof *msg);
+    zmsg_t *zm = zmsg_recv (self->pipe);
+    if (!zm || s_is_term (zm)) {
+        zmsg_destroy (&zm);
+        self->terminated = 1;
+        return 1;
+    }
+    char reason[256];
+    zframe_t *f = zmsg_first (zm);
+    sb_proto_status_t st = f ? sb_proto_decode (zframe_data (f), zframe_size (f), msg, reason, sizeof reason, NULL)
+                             : SB_PROTO_EMALFORMED;
+    zmsg_destroy (&zm);
+    if (st != SB_PROTO_OK) {
+        sb_warn ("rank %llu: bad frame from the agent: %s", (unsigned long long) self->rank, f ? reason : "empty");
+        return -1;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- datagen */
+
+static int
+s_mkdirs (const char *root, const char *dir, char *err, size_t err_size)
+{
+    char path[PATH_MAX];
+    if (sb_strf (path, sizeof path, "%s%s", root, dir) != 0) {
+        snprintf (err, err_size, "path too long: %s%s", root, dir);
+        return -1;
+    }
+    for (char *p = path + strlen (root); *p; p++)
+        if (*p == '/') {
+            *p = '\0';
+            if (mkdir (path, 0755) != 0 && errno != EEXIST) {
+                snprintf (err, err_size, "mkdir %s: %s", path, strerror (errno));
+                return -1;
+            }
+            *p = '/';
+        }
+    if (mkdir (path, 0755) != 0 && errno != EEXIST) {
+        snprintf (err, err_size, "mkdir %s: %s", path, strerror (errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* Write one object through a hidden temporary name, then rename it, so a
+ * listing never sees a partial object. */
+static int
+s_write_object (s_rank_t *self, const sb_dataset_t *ds, uint64_t i, uint8_t *buf, size_t buf_size,
+                uint64_t *bytes_out, char *err, size_t err_size, int *errno_out, char *path, size_t path_size)
+{
+    const char *root = self->cfg->data_root;
+    char key[PATH_MAX], dir[256], tmp[PATH_MAX];
+    *errno_out = 0;
+    if (sb_dataset_key (ds, i, key, sizeof key) != 0 || sb_dataset_folder (ds, i, dir, sizeof dir) != 0
+        || sb_strf (path, path_size, "%s%s", root, key) != 0) {
+        snprintf (err, err_size, "object %llu: name too long", (unsigned long long) i);
+        return -1;
+    }
+    const char *base = strrchr (key, '/') ? strrchr (key, '/') + 1 : key;
+    if (sb_strf (tmp, sizeof tmp, "%s%s/.%s.tmp", root, dir, base) != 0) {
+        snprintf (err, err_size, "object %llu: name too long", (unsigned long long) i);
+        return -1;
+    }
+    int fd = open (tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0 && errno == ENOENT) {
+        if (s_mkdirs (root, dir, err, err_size) != 0) {
+            *errno_out = errno;
+            return -1;
+        }
+        fd = open (tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    }
+    if (fd < 0) {
+        *errno_out = errno;
+        snprintf (err, err_size, "open %s for writing: %s", tmp, strerror (errno));
+        return -1;
+    }
+    uint64_t size = sb_dataset_object_size (ds, i);
+    uint64_t seed = sb_dataset_content_seed (ds->seed, key);
+    uint64_t done = 0;
+    while (done < size) {
+        size_t n = size - done < buf_size ? (size_t) (size - done) : buf_size;
+        sb_content_fill (seed, done, buf, n);
+        size_t put = 0;
+        while (put < n) {
+            ssize_t w = write (fd, buf + put, n - put);
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w <= 0) {
+                *errno_out = w < 0 ? errno : ENOSPC;
+                snprintf (err, err_size, "write %s at offset %llu: %s", tmp, (unsigned long long) (done + put),
+                          strerror (*errno_out));
+                close (fd);
+                unlink (tmp);
+                return -1;
+            }
+            put += (size_t) w;
+        }
+        done += n;
+        self->st_bytes += n;
+    }
+    if (close (fd) != 0) {
+        *errno_out = errno;
+        snprintf (err, err_size, "close %s: %s", tmp, strerror (errno));
+        unlink (tmp);
+        return -1;
+    }
+    if (rename (tmp, path) != 0) {
+        *errno_out = errno;
+        snprintf (err, err_size, "rename %s to %s: %s", tmp, path, strerror (errno));
+        unlink (tmp);
+        return -1;
+    }
+    *bytes_out = size;
+    return 0;
+}
+
+static void
+s_datagen (s_rank_t *self, const sb_msg_phase_start_t *ps)
+{
+    const sb_msg_welcome_t *c = self->cfg;
+    sb_dataset_t ds = {
+        .prefix = c->file_prefix, .format = c->format, .files = c->num_files, .subfolders = c->num_subfolders,
+        .samples_per_file = c->samples_per_file, .record_length = c->record_length,
+        .record_stdev = c->record_stdev, .seed = c->seed,
+    };
+    uint64_t first, count;
+    sb_shard_files (ps->items, c->total_ranks, self->rank, &first, &count);
+    uint8_t *buf = malloc (c->io_buffer);
+    if (!buf) {
+        s_report_error (self, "write", NULL, ENOMEM, "out of memory for the write buffer");
+        return;
+    }
+    double started = sb_now ();
+    uint64_t bytes = 0, files = 0;
+    for (uint64_t i = first; i < first + count; i++) {
+        /* stay responsive to $TERM between objects */
+        if (zsock_events (self->pipe) & ZMQ_POLLIN) {
+            sb_msg_t m;
+            if (s_recv_pipe (self, &m) == 1)
+                break;
+            sb_proto_fini (&m);
+        }
+        char err[1024], path[PATH_MAX];
+        int errno_val = 0;
+        uint64_t n = 0;
+        if (s_write_object (self, &ds, i, buf, c->io_buffer, &n, err, sizeof err, &errno_val, path, sizeof path) != 0) {
+            s_report_error (self, "write", path, errno_val, err);
+            free (buf);
+            return;
+        }
+        bytes += n;
+        files++;
+        self->st_samples++;
+        s_flush_stats (self, 0);
+    }
+    free (buf);
+    if (self->terminated)
+        return;
+    s_flush_stats (self, 1);
+    sb_msg_t done = { .type = SB_MSG_RANK_DONE };
+    done.u.rank_done.rank = self->rank;
+    done.u.rank_done.epoch = 0;
+    done.u.rank_done.samples = files;
+    done.u.rank_done.bytes = bytes;
+    done.u.rank_done.started_at = started;
+    done.u.rank_done.finished_at = sb_now ();
+    s_send (self, &done);
+}
+
+/* ---------------------------------------------------------------- train */
+
+typedef struct {
+    s_sample_t *items;      /* ring of received, not yet submitted samples */
+    size_t      cap, head, count;
+} s_queue_t;
+
+static void
+s_queue_clear (s_queue_t *q)
+{
+    for (size_t i = 0; i < q->count; i++)
+        free (q->items[(q->head + i) % q->cap].key);
+    q->head = q->count = 0;
+}
+
+static int
+s_train (s_rank_t *self, const sb_msg_phase_start_t *ps)
+{
+    const sb_msg_welcome_t *c = self->cfg;
+    const uint64_t k = ps->samples_per_rank, batches = ps->batches, bs = c->batch_size;
+    const uint64_t page = c->keys_page ? c->keys_page : 256;
+    const uint64_t window = (c->prefetch_size + 1) * bs;
+    const int step_sync = strcmp (c->sync, "step") == 0;
+    s_queue_t q = { 0 };
+    q.cap = (size_t) (2 * page);
+    q.items = calloc (q.cap, sizeof (s_sample_t));
+    if (!q.items) {
+        s_report_error (self, "read", NULL, ENOMEM, "out of memory for the key queue");
+        return -1;
+    }
+    uint64_t requested = 0, received = 0, submitted = 0, completed = 0, step = 0, bytes = 0;
+    int waiting_go = 0, failed = 0;
+    double started = sb_now (), first_step_end = 0, compute_after_first = 0, compute_all = 0;
+    double io_wait = 0, barrier = 0, wait_since = 0, barrier_since = 0;
+    char text[1024];
+
+    while (!failed && !self->terminated) {
+        /* 1. keep up to two pages of keys requested ahead of submission */
+        while (requested < k && requested - submitted < 2 * page && requested - received < 2 * page) {
+            uint64_t n = k - requested < page ? k - requested : page;
+            if (requested + n - submitted > q.cap)
+                break;
+            sb_msg_t m = { .type = SB_MSG_KEYS_REQ };
+            m.u.keys_req.rank = self->rank;
+            m.u.keys_req.epoch = self->epoch;
+            m.u.keys_req.position = requested;
+            m.u.keys_req.count = n;
+            if (s_send (self, &m) != 0) {
+                failed = 1;
+                break;
+            }
+            requested += n;
+        }
+        /* 2. submit reads within the prefetch window */
+        uint64_t consumed = step * bs;
+        while (q.count > 0 && submitted < consumed + window) {
+            s_sample_t *s = &q.items[q.head];
+            if (sb_reader_submit (self->reader, s->key, s->offset, s->length) != 0) {
+                s_report_error (self, "read", s->key, errno, "cannot queue a read");
+                failed = 1;
+                break;
+            }
+            free (s->key);
+            s->key = NULL;
+            q.head = (q.head + 1) % q.cap;
+            q.count--;
+            submitted++;
+        }
+        if (failed)
+            break;
+        /* 3. compute the next batch when its samples are in */
+        if (!waiting_go && step < batches && completed >= (step + 1) * bs) {
+            double now = sb_now ();
+            if (wait_since > 0) {
+                io_wait += now - wait_since;
+                wait_since = 0;
+            }
+            uint64_t t0 = sb_mono_ns ();
+            sb_sleep_s (c->computation_time);
+            uint64_t spent = sb_mono_ns () - t0;
+            self->st_compute_ns += spent;
+            compute_all += (double) spent / 1e9;
+            if (step > 0)
+                compute_after_first += (double) spent / 1e9;
+            if (step_sync) {
+                sb_msg_t m = { .type = SB_MSG_STEP };
+                m.u.step.epoch = self->epoch;
+                m.u.step.step = step;
+                if (s_send (self, &m) != 0)
+                    break;
+                waiting_go = 1;
+                barrier_since = sb_now ();
+            }
+            else {
+                if (step == 0)
+                    first_step_end = sb_now ();
+                step++;
+            }
+            continue;
+        }
+        if (step == batches && completed == k && !waiting_go)
+            break;  /* every batch computed, the tail read */
+        if (!waiting_go && step < batches && wait_since == 0)
+            wait_since = sb_now ();
+        /* 4. wait for a completion, a key page or a barrier release */
+        s_flush_stats (self, 0);
+        void *which = zpoller_wait (self->poller, 200);
+        if (which == sb_reader_completions (self->reader)) {
+            sb_read_result_t res;
+            if (sb_reader_take (self->reader, &res) != 0) {
+                self->terminated = 1;
+                break;
+            }
+            if (res.error) {
+                s_report_error (self, "read", NULL, res.error > 0 ? res.error : 0, res.message);
+                failed = 1;
+                break;
+            }
+            completed++;
+            bytes += res.bytes;
+            self->st_samples++;
+            self->st_bytes += res.bytes;
+            self->st_reads++;
+            self->st_read_ns += res.latency_ns;
+        }
+        else if (which == self->pipe) {
+            sb_msg_t m;
+            int r = s_recv_pipe (self, &m);
+            if (r != 0)
+                continue;
+            if (m.type == SB_MSG_KEYS && m.u.keys.epoch == self->epoch && m.u.keys.position == received
+                && m.u.keys.keys.count == m.u.keys.offsets.count && m.u.keys.keys.count == m.u.keys.lengths.count
+                && m.u.keys.keys.count > 0 && q.count + m.u.keys.keys.count <= q.cap
+                && received + m.u.keys.keys.count <= requested) {
+                for (size_t j = 0; j < m.u.keys.keys.count; j++) {
+                    s_sample_t *s = &q.items[(q.head + q.count) % q.cap];
+                    s->key = m.u.keys.keys.items[j];
+                    m.u.keys.keys.items[j] = NULL;     /* moved */
+                    s->offset = m.u.keys.offsets.items[j];
+                    s->length = m.u.keys.lengths.items[j];
+                    q.count++;
+                }
+                received += m.u.keys.keys.count;
+            }
+            else if (m.type == SB_MSG_GO && waiting_go && m.u.go.epoch == self->epoch && m.u.go.step == step) {
+                double now = sb_now ();
+                barrier += now - barrier_since;
+                if (step == 0)
+                    first_step_end = now;
+                waiting_go = 0;
+                step++;
+            }
+            else {
+                snprintf (text, sizeof text, "unexpected %s while training epoch %llu (step %llu)",
+                          sb_proto_type_name (m.type), (unsigned long long) self->epoch, (unsigned long long) step);
+                s_report_error (self, "protocol", NULL, 0, text);
+                failed = 1;
+            }
+            sb_proto_fini (&m);
+        }
+    }
+    s_queue_clear (&q);
+    free (q.items);
+    if (failed || self->terminated)
+        return -1;
+    double finished = sb_now ();
+    s_flush_stats (self, 1);
+    sb_msg_t done = { .type = SB_MSG_RANK_DONE };
+    sb_msg_rank_done_t *d = &done.u.rank_done;
+    d->rank = self->rank;
+    d->epoch = self->epoch;
+    d->samples = completed;
+    d->batches = step;
+    d->bytes = bytes;
+    d->started_at = started;
+    d->finished_at = finished;
+    /* AU follows DLIO: the first step (warm-up) is excluded from both sides. */
+    if (batches >= 2) {
+        d->compute_s = compute_after_first;
+        d->au = finished > first_step_end ? compute_after_first / (finished - first_step_end) : 0;
+    }
+    else {
+        d->compute_s = compute_all;
+        d->au = finished > started ? compute_all / (finished - started) : 0;
+    }
+    if (d->au > 1)
+        d->au = 1;  /* clock granularity */
+    d->io_wait_s = io_wait;
+    d->barrier_s = barrier;
+    return s_send (self, &done);
+}
+
+void
+sb_rank_actor (zsock_t *pipe, void *args)
+{
+    const sb_rank_args_t *a = args;
+    s_rank_t r = { .pipe = pipe, .cfg = a->cfg, .rank = a->rank, .host = a->host };
+    s_rank_t *self = &r;
+    char err[512];
+    self->reader = sb_reader_new (a->cfg->data_root, (size_t) a->cfg->read_threads, (size_t) a->cfg->io_buffer,
+                                  (int) a->cfg->verify, a->cfg->seed, err, sizeof err);
+    if (self->reader)
+        self->poller = zpoller_new (sb_reader_completions (self->reader), pipe, NULL);
+    zsock_signal (pipe, 0);
+    if (!self->reader || !self->poller) {
+        s_report_error (self, "start", NULL, ENOMEM, self->reader ? "cannot create a poller" : err);
+        /* wait for $TERM */
+        while (!self->terminated) {
+            sb_msg_t m;
+            if (s_recv_pipe (self, &m) == 0)
+                sb_proto_fini (&m);
+        }
+    }
+    while (!self->terminated) {
+        sb_msg_t m;
+        if (s_recv_pipe (self, &m) != 0)
+            continue;
+        if (m.type == SB_MSG_PHASE_START) {
+            self->epoch = m.u.phase_start.epoch;
+            self->next_stats = sb_now () + 1.0;
+            if (strcmp (m.u.phase_start.phase, "datagen") == 0)
+                s_datagen (self, &m.u.phase_start);
+            else if (strcmp (m.u.phase_start.phase, "train") == 0)
+                s_train (self, &m.u.phase_start);
+            else {
+                snprintf (err, sizeof err, "unknown phase '%s'", m.u.phase_start.phase);
+                s_report_error (self, "protocol", NULL, 0, err);
+            }
+        }
+        /* anything else between phases (a late GO after a failure) is dropped */
+        sb_proto_fini (&m);
+    }
+    zpoller_destroy (&self->poller);
+    sb_reader_destroy (&self->reader);
+}
