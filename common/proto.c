@@ -245,6 +245,76 @@ wrong:
     return s_fail (SB_PROTO_EFIELD, reason, reason_size, "%s.%s: wrong msgpack type %d", m->name, f->name, o->type);
 }
 
+/* Walk the raw msgpack bytes before msgpack-c sees them. msgpack-c
+ * allocates an array's or map's elements up front from the count in its
+ * header, so a 10-byte frame claiming 2^32 elements would make it allocate
+ * tens of GiB. Here every declared count and length must fit in the bytes
+ * that remain (each element takes at least one byte), and nesting is
+ * bounded. Returns the bytes the object spans, or 0 when it is invalid. */
+#define S_MAX_DEPTH 8
+
+static uint64_t
+s_be (const uint8_t *p, int n)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < n; i++)
+        v = (v << 8) | p[i];
+    return v;
+}
+
+static size_t
+s_scan (const uint8_t *p, size_t avail, int depth)
+{
+    if (avail == 0 || depth > S_MAX_DEPTH)
+        return 0;
+    uint8_t t = p[0];
+    uint64_t count = 0, len = 0;
+    size_t head = 1;
+    int container = 0;      /* 1 array, 2 map */
+    if (t <= 0x7f || t >= 0xe0 || t == 0xc0 || t == 0xc2 || t == 0xc3)
+        return 1;
+    if ((t & 0xf0) == 0x90) { container = 1; count = t & 0x0f; }
+    else if ((t & 0xf0) == 0x80) { container = 2; count = t & 0x0f; }
+    else if ((t & 0xe0) == 0xa0) len = t & 0x1f;
+    else switch (t) {
+    case 0xcc: case 0xd0: head = 2; break;
+    case 0xcd: case 0xd1: head = 3; break;
+    case 0xca: case 0xce: case 0xd2: head = 5; break;
+    case 0xcb: case 0xcf: case 0xd3: head = 9; break;
+    case 0xd4: head = 3; break;                 /* fixext 1: type + 1 */
+    case 0xd5: head = 4; break;
+    case 0xd6: head = 6; break;
+    case 0xd7: head = 10; break;
+    case 0xd8: head = 18; break;
+    case 0xc4: case 0xd9: head = 2; if (avail < 2) return 0; len = p[1]; break;
+    case 0xc5: case 0xda: head = 3; if (avail < 3) return 0; len = s_be (p + 1, 2); break;
+    case 0xc6: case 0xdb: head = 5; if (avail < 5) return 0; len = s_be (p + 1, 4); break;
+    case 0xc7: head = 3; if (avail < 3) return 0; len = p[1]; break;
+    case 0xc8: head = 4; if (avail < 4) return 0; len = s_be (p + 1, 2); break;
+    case 0xc9: head = 6; if (avail < 6) return 0; len = s_be (p + 1, 4); break;
+    case 0xdc: head = 3; if (avail < 3) return 0; container = 1; count = s_be (p + 1, 2); break;
+    case 0xdd: head = 5; if (avail < 5) return 0; container = 1; count = s_be (p + 1, 4); break;
+    case 0xde: head = 3; if (avail < 3) return 0; container = 2; count = s_be (p + 1, 2); break;
+    case 0xdf: head = 5; if (avail < 5) return 0; container = 2; count = s_be (p + 1, 4); break;
+    default: return 0;      /* 0xc1 is never used */
+    }
+    if (head > avail)
+        return 0;
+    if (!container)
+        return len <= avail - head ? head + (size_t) len : 0;
+    uint64_t items = container == 2 ? count * 2 : count;
+    if (items > avail - head)
+        return 0;
+    size_t at = head;
+    for (uint64_t i = 0; i < items; i++) {
+        size_t n = s_scan (p + at, avail - at, depth + 1);
+        if (n == 0)
+            return 0;
+        at += n;
+    }
+    return at;
+}
+
 sb_proto_status_t
 sb_proto_decode (const uint8_t *data, size_t size, sb_msg_t *msg,
                  char *reason, size_t reason_size, uint64_t *peer_version)
@@ -256,6 +326,12 @@ sb_proto_decode (const uint8_t *data, size_t size, sb_msg_t *msg,
         return s_fail (SB_PROTO_EMALFORMED, reason, reason_size, "empty frame");
     if (size > SB_PROTO_MAX_FRAME)
         return s_fail (SB_PROTO_EMALFORMED, reason, reason_size, "frame of %zu bytes exceeds %d", size, SB_PROTO_MAX_FRAME);
+
+    size_t spans = s_scan (data, size, 0);
+    if (spans == 0)
+        return s_fail (SB_PROTO_EMALFORMED, reason, reason_size, "not a complete, bounded msgpack object");
+    if (spans != size)
+        return s_fail (SB_PROTO_EMALFORMED, reason, reason_size, "%zu trailing bytes after the message", size - spans);
 
     msgpack_unpacked up;
     msgpack_unpacked_init (&up);

@@ -227,18 +227,26 @@ sb_workload_from_config (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
                       s_where (e, where, sizeof where), wl->format);
             return -1;
         }
-    /* Unknown and ignored keys: warn once each, with where they came from. */
+    /* Unknown keys: a warning each, with where they came from. DLIO keys
+     * shardbench does not act on: listed once, on one line. */
+    char ignored[2048] = "";
+    size_t used = 0;
     for (size_t i = 0; i < sb_config_count (cfg); i++) {
         const sb_config_entry_t *e = sb_config_at (cfg, i);
         const s_key_t *k = s_find (e->key);
         char where[1200];
         if (k && k->type != T_IGNORED)
             continue;
-        if (k || s_dlio_section (e->key))
-            sb_info ("%s: key '%s' is a DLIO key this version ignores", s_where (e, where, sizeof where), e->key);
+        if (k || s_dlio_section (e->key)) {
+            int n = snprintf (ignored + used, sizeof ignored - used, "%s%s", used ? ", " : "", e->key);
+            if (n > 0 && (size_t) n < sizeof ignored - used)
+                used += (size_t) n;
+        }
         else
             sb_warn ("%s: unknown key '%s' ignored", s_where (e, where, sizeof where), e->key);
     }
+    if (used)
+        sb_info ("DLIO keys this version ignores: %s", ignored);
     return 0;
 }
 

@@ -341,9 +341,12 @@ s_train (s_rank_t *self, const sb_msg_phase_start_t *ps)
                 io_wait += now - wait_since;
                 wait_since = 0;
             }
-            uint64_t t0 = sb_mono_ns ();
-            sb_sleep_s (c->computation_time);
-            uint64_t spent = sb_mono_ns () - t0;
+            uint64_t spent = 0;
+            if (c->computation_time > 0) {  /* no compute: no time, AU 0 */
+                uint64_t t0 = sb_mono_ns ();
+                sb_sleep_s (c->computation_time);
+                spent = sb_mono_ns () - t0;
+            }
             self->st_compute_ns += spent;
             compute_all += (double) spent / 1e9;
             if (step > 0)

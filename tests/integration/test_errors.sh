@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Errors a user can cause end with a clear message and the right exit status.
+. "$(dirname "$0")/lib.sh"
+
+# config error: exit 2 naming file, line and key
+cat >bad.yaml <<'YAML'
+dataset:
+  data_folder: ./data
+  num_files_train: lots
+YAML
+sb run bad.yaml
+expect_eq "bad config exits 2" "$SB_RC" 2
+expect_contains "bad config names file:line and key" sb.err "bad.yaml:3: key 'dataset.num_files_train'"
+
+sb run reader.batch_size=x
+expect_eq "bad override exits 2" "$SB_RC" 2
+expect_contains "bad override named" sb.err "command line: key 'reader.batch_size'"
+
+sb run no-such-workload
+expect_eq "unknown workload exits 2" "$SB_RC" 2
+expect_contains "unknown workload named" sb.err "unknown workload 'no-such-workload'"
+
+sb run --local 2 --accelerators 3 dataset.data_folder=./d
+expect_eq "uneven split exits 2" "$SB_RC" 2
+expect_contains "uneven split explained" sb.err "3 accelerators cannot be split evenly over 2 workers"
+
+sb run dataset.data_folder=./d dataset.num_files_train=10 reader.batch_size=4 --accelerators 4
+expect_eq "batch larger than shard exits 2" "$SB_RC" 2
+expect_contains "batch larger than shard explained" sb.err "less than one batch of 4"
+
+sb run --frobnicate
+expect_eq "unknown option exits 2" "$SB_RC" 2
+
+# fewer files than num_files_train: exit 2, nothing trained
+sb datagen dataset.data_folder=./small dataset.num_files_train=5 dataset.record_length_bytes=100 dataset.record_length_bytes_stdev=0 reader.batch_size=1 --accelerators 1 --db e.db
+expect_eq "small datagen" "$SB_RC" 0
+sb run dataset.data_folder=./small dataset.num_files_train=8 dataset.record_length_bytes=100 dataset.record_length_bytes_stdev=0 reader.batch_size=1 --accelerators 1 --db e.db
+expect_eq "too few files exits 2" "$SB_RC" 2
+expect_contains "too few files explained" sb.err "holds 5 files but the workload needs dataset.num_files_train=8"
+# more files than needed: the first N in name order are used
+sb run dataset.data_folder=./small dataset.num_files_train=3 dataset.record_length_bytes=100 dataset.record_length_bytes_stdev=0 reader.batch_size=1 train.epochs=1 --accelerators 1 --db e.db
+expect_eq "subset of files exits 0" "$SB_RC" 0
+run=$(q e.db "SELECT max(id) FROM runs")
+expect_eq "3 of 5 files read" "$(q e.db "SELECT samples, bytes FROM epochs WHERE run_id = $run")" "3|300"
+
+# a missing file mid-run: exit 1, error names the path, run 'failed'
+touch -r small/train folder-time
+rm small/train/img_1_of_5.npz
+touch -r folder-time small/train     # keep the folder fingerprint: the catalog is stale on purpose
+sb run dataset.data_folder=./small dataset.num_files_train=5 dataset.record_length_bytes=100 dataset.record_length_bytes_stdev=0 reader.batch_size=1 --accelerators 1 --db e.db
+expect_eq "missing file exits 1" "$SB_RC" 1
+expect_contains "missing file named" sb.err "img_1_of_5.npz: No such file or directory"
+run=$(q e.db "SELECT max(id) FROM runs")
+expect_eq "run marked failed" "$(q e.db "SELECT status FROM runs WHERE id = $run")" "failed"
+expect_eq "error recorded with errno" "$(q e.db "SELECT op, errno_val FROM errors WHERE run_id = $run AND op = 'read'")" "read|2"
+
+# a worker killed mid-run: exit 1 naming rank and host, no worker left behind
+sb datagen dataset.data_folder=./big dataset.num_files_train=64 dataset.record_length_bytes=1000 dataset.record_length_bytes_stdev=0 --db k.db
+( timeout 120 "$SHARDBENCH" run dataset.data_folder=./big dataset.num_files_train=64 dataset.record_length_bytes=1000 dataset.record_length_bytes_stdev=0 \
+      reader.batch_size=1 train.computation_time=0.2 --accelerators 2 --local 2 --db k.db >kill.out 2>kill.err ) &
+coord=$!
+victim=""
+for _ in $(seq 1 100); do
+    victim=$(q k.db "SELECT pid FROM run_workers WHERE run_id = (SELECT max(id) FROM runs WHERE kind='train') AND worker = 1" 2>/dev/null)
+    [ -n "$victim" ] && break
+    sleep 0.1
+done
+expect_eq "worker 1 registered" "$([ -n "$victim" ] && echo yes)" yes
+sleep 0.5
+[ -n "$victim" ] && kill -9 "$victim"
+wait $coord
+rc=$?
+expect_eq "killed worker exits 1" "$rc" 1
+expect_contains "killed worker named with rank and host" kill.err "local worker 1 on $(hostname) (rank 1, pid $victim) ended: killed by signal 9"
+expect_eq "run marked failed" "$(q k.db "SELECT status FROM runs WHERE id = (SELECT max(id) FROM runs)")" "failed"
+others=$(q k.db "SELECT pid FROM run_workers WHERE run_id = (SELECT max(id) FROM runs)")
+left=0
+for p in $others; do kill -0 "$p" 2>/dev/null && left=$((left + 1)); done
+expect_eq "no worker left running" "$left" 0
+
+# report of a run that does not exist
+"$SHARDBENCH" report 999 --db k.db >r.out 2>r.err
+expect_eq "report of unknown run exits 2" "$?" 2
+expect_contains "report names the run" r.err "no run 999"
+
+finish

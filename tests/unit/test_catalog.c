@@ -1,0 +1,174 @@
+/* Catalog: exact counts and bytes, name order, reuse, relist on change,
+ * DLIO names. Uses a real SQLite file and a real folder. */
+#include <check.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "catalog.h"
+#include "dataset.h"
+#include "resultdb.h"
+
+static char s_dir[64];
+
+static void
+s_write (const char *rel, size_t size)
+{
+    char path[256];
+    snprintf (path, sizeof path, "%s/%s", s_dir, rel);
+    int fd = open (path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ck_assert_int_ge (fd, 0);
+    char buf[1024] = { 0 };
+    while (size) {
+        size_t n = size < sizeof buf ? size : sizeof buf;
+        ck_assert_int_eq (write (fd, buf, n), (ssize_t) n);
+        size -= n;
+    }
+    close (fd);
+}
+
+static void
+s_setup (void)
+{
+    snprintf (s_dir, sizeof s_dir, "/tmp/sbcatXXXXXX");
+    ck_assert_ptr_nonnull (mkdtemp (s_dir));
+}
+
+static void
+s_teardown (void)
+{
+    char cmd[128];
+    snprintf (cmd, sizeof cmd, "rm -rf '%s'", s_dir);
+    ck_assert_int_eq (system (cmd), 0);
+}
+
+START_TEST (test_list_reuse_relist)
+{
+    char err[512] = "", path[256];
+    snprintf (path, sizeof path, "%s/results.db", s_dir);
+    sb_resultdb_t *db = sb_resultdb_open (path, err, sizeof err);
+    ck_assert_msg (db != NULL, "%s", err);
+    sqlite3 *h = sb_resultdb_handle (db);
+    char data[256];
+    snprintf (data, sizeof data, "%s/data", s_dir);
+    sb_catalog_info_t info;
+    ck_assert_int_eq (sb_catalog_ensure (h, data, 0, &info, err, sizeof err), SB_CATALOG_MISSING);
+    ck_assert_int_eq (mkdir (data, 0755), 0);
+    snprintf (path, sizeof path, "%s/train", data);
+    ck_assert_int_eq (mkdir (path, 0755), 0);
+    snprintf (path, sizeof path, "%s/train/1", data);
+    ck_assert_int_eq (mkdir (path, 0755), 0);
+    s_write ("data/train/b.npz", 100);
+    s_write ("data/train/a.npz", 2000);
+    s_write ("data/train/1/c.npz", 7);
+    s_write ("data/train/.hidden.tmp", 5);  /* in-progress objects are skipped */
+
+    ck_assert_int_eq (sb_catalog_ensure (h, data, 0, &info, err, sizeof err), SB_CATALOG_OK);
+    ck_assert_uint_eq (info.count, 3);
+    ck_assert_uint_eq (info.bytes, 2107);
+    ck_assert_int_eq (info.reused, 0);
+    int64_t first_id = info.id;
+    sb_catalog_reader_t *r = sb_catalog_reader_new (h, info.id, err, sizeof err);
+    ck_assert_ptr_nonnull (r);
+    char key[256];
+    uint64_t size;
+    ck_assert_int_eq (sb_catalog_reader_get (r, 0, key, sizeof key, &size), 0);
+    ck_assert_str_eq (key, "train/1/c.npz");
+    ck_assert_uint_eq (size, 7);
+    ck_assert_int_eq (sb_catalog_reader_get (r, 1, key, sizeof key, &size), 0);
+    ck_assert_str_eq (key, "train/a.npz");
+    ck_assert_uint_eq (size, 2000);
+    ck_assert_int_eq (sb_catalog_reader_get (r, 2, key, sizeof key, &size), 0);
+    ck_assert_str_eq (key, "train/b.npz");
+    ck_assert_int_eq (sb_catalog_reader_get (r, 3, key, sizeof key, &size), -1);
+    sb_catalog_reader_destroy (&r);
+    ck_assert_ptr_null (r);
+
+    /* unchanged: reused */
+    ck_assert_int_eq (sb_catalog_ensure (h, data, 0, &info, err, sizeof err), SB_CATALOG_OK);
+    ck_assert_int_eq (info.reused, 1);
+    ck_assert_int_eq (info.id, first_id);
+    ck_assert_uint_eq (info.count, 3);
+    /* --relist: a new listing */
+    ck_assert_int_eq (sb_catalog_ensure (h, data, 1, &info, err, sizeof err), SB_CATALOG_OK);
+    ck_assert_int_eq (info.reused, 0);
+    ck_assert_int_ne (info.id, first_id);
+    int64_t second_id = info.id;
+    /* a file added: the folder changed, so it is listed again */
+    sleep (1);      /* mtime granularity of some file systems */
+    s_write ("data/train/d.npz", 10);
+    ck_assert_int_eq (sb_catalog_ensure (h, data, 0, &info, err, sizeof err), SB_CATALOG_OK);
+    ck_assert_int_eq (info.reused, 0);
+    ck_assert_int_ne (info.id, second_id);
+    ck_assert_uint_eq (info.count, 4);
+    ck_assert_uint_eq (info.bytes, 2117);
+    sqlite3_stmt *st;
+    ck_assert_int_eq (sqlite3_prepare_v2 (h, "SELECT count(*), sum(size) FROM objects WHERE catalog_id = ?", -1, &st, NULL),
+                      SQLITE_OK);
+    sqlite3_bind_int64 (st, 1, info.id);
+    ck_assert_int_eq (sqlite3_step (st), SQLITE_ROW);
+    ck_assert_int_eq (sqlite3_column_int (st, 0), 4);
+    ck_assert_int_eq (sqlite3_column_int (st, 1), 2117);
+    sqlite3_finalize (st);
+    sb_resultdb_destroy (&db);
+}
+END_TEST
+
+START_TEST (test_dlio_names)
+{
+    sb_dataset_t ds = { .prefix = "img", .format = "npz", .files = 168, .subfolders = 0,
+                        .samples_per_file = 1, .record_length = 1000, .seed = 1 };
+    char key[256];
+    ck_assert_int_eq (sb_dataset_key (&ds, 7, key, sizeof key), 0);
+    ck_assert_str_eq (key, "train/img_007_of_168.npz");
+    ds.subfolders = 1;      /* one subfolder is no subfolder in DLIO */
+    ck_assert_int_eq (sb_dataset_key (&ds, 7, key, sizeof key), 0);
+    ck_assert_str_eq (key, "train/img_007_of_168.npz");
+    ds.subfolders = 12;
+    ck_assert_int_eq (sb_dataset_key (&ds, 7, key, sizeof key), 0);
+    ck_assert_str_eq (key, "train/07/img_007_of_168.npz");
+    ck_assert_int_eq (sb_dataset_key (&ds, 167, key, sizeof key), 0);
+    ck_assert_str_eq (key, "train/11/img_167_of_168.npz");
+    ds.files = 10;
+    ds.subfolders = 0;
+    ck_assert_int_eq (sb_dataset_key (&ds, 9, key, sizeof key), 0);
+    ck_assert_str_eq (key, "train/img_09_of_10.npz");   /* padded to the digits of 10 */
+    /* sizes: exact without stdev, spread and reproducible with it */
+    ck_assert_uint_eq (sb_dataset_object_size (&ds, 3), 1000);
+    ds.samples_per_file = 4;
+    ck_assert_uint_eq (sb_dataset_object_size (&ds, 3), 4000);
+    ds.record_stdev = 100;
+    uint64_t a = sb_dataset_object_size (&ds, 3), b = sb_dataset_object_size (&ds, 4);
+    ck_assert_uint_eq (a, sb_dataset_object_size (&ds, 3));
+    ck_assert_uint_ne (a, b);
+    ck_assert_uint_eq (a % 4, 0);
+    ck_assert_uint_eq (sb_dataset_content_seed (1, "train/a"), sb_dataset_content_seed (1, "train/a"));
+    ck_assert_uint_ne (sb_dataset_content_seed (1, "train/a"), sb_dataset_content_seed (1, "train/b"));
+}
+END_TEST
+
+static Suite *
+s_suite (void)
+{
+    Suite *s = suite_create ("catalog");
+    TCase *tc = tcase_create ("core");
+    tcase_add_checked_fixture (tc, s_setup, s_teardown);
+    tcase_set_timeout (tc, 60);
+    tcase_add_test (tc, test_list_reuse_relist);
+    tcase_add_test (tc, test_dlio_names);
+    suite_add_tcase (s, tc);
+    return s;
+}
+
+int
+main (void)
+{
+    SRunner *sr = srunner_create (s_suite ());
+    srunner_run_all (sr, CK_NORMAL);
+    int failed = srunner_ntests_failed (sr);
+    srunner_free (sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
