@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Install the Debian 12 packages shardbench needs to build, run and test.
+# Installs only what is missing; needs root (or sudo) when something is.
+# usage: deploy/install-deps.sh [--tests]
+set -euo pipefail
+
+packages=(gcc pkg-config meson ninja-build python3 libzmq3-dev libczmq-dev libmsgpack-dev
+          libsqlite3-dev libyaml-dev)
+if [ "${1:-}" = "--tests" ]; then
+    packages+=(check sqlite3 procps)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "shardbench: installing ${missing[*]}" >&2
+if [ "$(id -u)" -eq 0 ]; then
+    SUDO=()
+elif command -v sudo >/dev/null; then
+    SUDO=(sudo)
+else
+    echo "shardbench: these Debian packages are missing and we are not root: ${missing[*]}" >&2
+    exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+"${SUDO[@]}" apt-get update -q || { echo "shardbench: apt-get update failed" >&2; exit 1; }
+"${SUDO[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}" \
+    || { echo "shardbench: apt-get install ${missing[*]} failed" >&2; exit 1; }
