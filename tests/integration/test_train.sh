@@ -22,6 +22,8 @@ check_run () {  # LABEL DB WORKERS RANKS_PER_WORKER
     expect_eq "$label: run_workers" "$(q "$db" "SELECT count(*), sum(ranks) FROM run_workers WHERE run_id = $run")" "$workers|7"
     expect_eq "$label: AU recorded per rank" "$(q "$db" "SELECT count(*) FROM rank_epochs WHERE run_id = $run AND au > 0 AND au <= 1")" 21
     expect_eq "$label: run AU is the mean" "$(q "$db" "SELECT abs(au_mean - (SELECT avg(au_mean) FROM epochs WHERE run_id = $run)) < 1e-9 FROM runs WHERE id = $run")" 1
+    expect_eq "$label: per-second stats add up to the epochs" \
+        "$(q "$db" "SELECT (SELECT sum(samples) FROM timeseries WHERE run_id = $run) = (SELECT sum(samples) FROM epochs WHERE run_id = $run)")" 1
     expect_contains "$label: summary printed" sb.out "status: succeeded"
 }
 
@@ -45,10 +47,24 @@ expect_contains "catalog reused" sb.err "reused"
 sb run $common train.sync=epoch reader.file_shuffle=seed reader.verify=true --accelerators 7 --local 7 --db one.db
 check_run "sync epoch + verify" one.db 7 1
 
+# workers started separately (as on other nodes) with --workers
+port=$((20000 + $$ % 20000))
+( timeout 120 "$SHARDBENCH" run $common --accelerators 7 --workers 1 --bind "tcp://127.0.0.1:$port" --db one.db \
+      >remote.out 2>remote.err ) &
+coord=$!
+sleep 0.3
+timeout 120 "$SHARDBENCH_WORKER" --coordinator "tcp://127.0.0.1:$port" --host node-a >worker.out 2>worker.err
+expect_eq "remote worker exits 0" $? 0
+wait $coord
+SB_RC=$?
+cp remote.out sb.out
+check_run "--workers 1 x 7 ranks" one.db 1 7
+expect_eq "remote worker's host recorded" "$(q one.db "SELECT host FROM run_workers WHERE run_id = (SELECT max(id) FROM runs)")" "node-a"
+
 # report reprints the same summary from the database
 "$SHARDBENCH" report last --db one.db >report.out 2>&1
 expect_eq "report exit" $? 0
-expect_contains "report shows the run" report.out "shardbench train run 4"
+expect_contains "report shows the run" report.out "shardbench train run 5"
 expect_contains "report verdict" report.out "against threshold 90.00%"
 
 # datagen alone
