@@ -5,7 +5,9 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <limits.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 double
@@ -90,4 +92,27 @@ sb_strf (char *buf, size_t size, const char *fmt, ...)
     int n = vsnprintf (buf, size, fmt, ap);
     va_end (ap);
     return (n < 0 || (size_t) n >= size) ? -1 : 0;
+}
+
+int
+sb_mkdirs (const char *path, char *err, size_t err_size)
+{
+    char buf[PATH_MAX];
+    if (sb_strf (buf, sizeof buf, "%s", path) != 0 || !buf[0]) {
+        snprintf (err, err_size, "mkdir %s: invalid or too long path", path);
+        return -1;
+    }
+    for (char *p = buf + 1; ; p++) {
+        int last = *p == '\0';
+        if (*p == '/' || last) {
+            *p = '\0';
+            if (mkdir (buf, 0755) != 0 && errno != EEXIST) {
+                snprintf (err, err_size, "mkdir %s: %s", buf, strerror (errno));
+                return -1;
+            }
+            if (last)
+                return 0;
+            *p = '/';
+        }
+    }
 }

@@ -25,6 +25,10 @@ double sb_normal (uint64_t seed, double mean, double stdev);
  * produced (and so verified) independently. */
 void sb_content_fill (uint64_t object_seed, uint64_t offset, uint8_t *buf, size_t len);
 
+/* mkdir -p: create path and its missing parents (mode 0755); folders that
+ * exist are fine. Returns 0, or -1 with "mkdir PATH: reason" in err. */
+int sb_mkdirs (const char *path, char *err, size_t err_size);
+
 /* snprintf into a fixed buffer; returns 0, or -1 when truncated. */
 int sb_strf (char *buf, size_t size, const char *fmt, ...) __attribute__ ((format (printf, 3, 4)));
 

@@ -663,25 +663,11 @@ s_list (s_session_t *self, int relist, int *missing, char *err, size_t err_size)
 static int
 s_prepare_folder (const char *folder, char *prefix, size_t size, char *err, size_t err_size)
 {
-    char path[PATH_MAX];
-    snprintf (path, sizeof path, "%s", folder);
-    /* mkdir -p */
-    for (char *p = path + 1; *p; p++)
-        if (*p == '/') {
-            *p = '\0';
-            if (mkdir (path, 0755) != 0 && errno != EEXIST) {
-                snprintf (err, err_size, "cannot create '%s': %s", path, strerror (errno));
-                return -1;
-            }
-            *p = '/';
-        }
-    if (mkdir (path, 0755) != 0 && errno != EEXIST) {
-        snprintf (err, err_size, "cannot create data folder '%s': %s", path, strerror (errno));
+    if (sb_mkdirs (folder, err, err_size) != 0)
         return -1;
-    }
     char real[PATH_MAX];
-    if (!realpath (path, real)) {
-        snprintf (err, err_size, "data folder '%s': %s", path, strerror (errno));
+    if (!realpath (folder, real)) {
+        snprintf (err, err_size, "data folder '%s': %s", folder, strerror (errno));
         return -1;
     }
     snprintf (prefix, size, "%s/", real);

@@ -115,30 +115,6 @@ s_recv_pipe (s_rank_t *self, sb_msg_t *msg)
 
 /* ---------------------------------------------------------------- datagen */
 
-static int
-s_mkdirs (const char *root, const char *dir, char *err, size_t err_size)
-{
-    char path[PATH_MAX];
-    if (sb_strf (path, sizeof path, "%s%s", root, dir) != 0) {
-        snprintf (err, err_size, "path too long: %s%s", root, dir);
-        return -1;
-    }
-    for (char *p = path + strlen (root); *p; p++)
-        if (*p == '/') {
-            *p = '\0';
-            if (mkdir (path, 0755) != 0 && errno != EEXIST) {
-                snprintf (err, err_size, "mkdir %s: %s", path, strerror (errno));
-                return -1;
-            }
-            *p = '/';
-        }
-    if (mkdir (path, 0755) != 0 && errno != EEXIST) {
-        snprintf (err, err_size, "mkdir %s: %s", path, strerror (errno));
-        return -1;
-    }
-    return 0;
-}
-
 /* Write one object through a hidden temporary name, then rename it, so a
  * listing never sees a partial object. */
 static int
@@ -160,7 +136,8 @@ s_write_object (s_rank_t *self, const sb_dataset_t *ds, uint64_t i, uint8_t *buf
     }
     int fd = open (tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0 && errno == ENOENT) {
-        if (s_mkdirs (root, dir, err, err_size) != 0) {
+        char folder[PATH_MAX];
+        if (sb_strf (folder, sizeof folder, "%s%s", root, dir) != 0 || sb_mkdirs (folder, err, err_size) != 0) {
             *errno_out = errno;
             return -1;
         }

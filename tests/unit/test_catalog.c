@@ -1,6 +1,7 @@
 /* Catalog: exact counts and bytes, name order, reuse, relist on change,
  * DLIO names. Uses a real SQLite file and a real folder. */
 #include <check.h>
+#include "check_main.h"
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -163,12 +164,4 @@ s_suite (void)
     return s;
 }
 
-int
-main (void)
-{
-    SRunner *sr = srunner_create (s_suite ());
-    srunner_run_all (sr, CK_NORMAL);
-    int failed = srunner_ntests_failed (sr);
-    srunner_free (sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+SB_CHECK_MAIN (s_suite)

@@ -1,5 +1,6 @@
 /* The keyed permutation is a bijection, reproducible, and key-dependent. */
 #include <check.h>
+#include "check_main.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -75,12 +76,4 @@ s_suite (void)
     return s;
 }
 
-int
-main (void)
-{
-    SRunner *sr = srunner_create (s_suite ());
-    srunner_run_all (sr, CK_NORMAL);
-    int failed = srunner_ntests_failed (sr);
-    srunner_free (sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+SB_CHECK_MAIN (s_suite)

@@ -1,6 +1,7 @@
 /* Codec: a round trip for every message type in schemas/messages.def (the
  * test walks the same definition), and rejection of bad frames. */
 #include <check.h>
+#include "check_main.h"
 #include <msgpack.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -270,12 +271,4 @@ s_suite (void)
     return s;
 }
 
-int
-main (void)
-{
-    SRunner *sr = srunner_create (s_suite ());
-    srunner_run_all (sr, CK_NORMAL);
-    int failed = srunner_ntests_failed (sr);
-    srunner_free (sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+SB_CHECK_MAIN (s_suite)

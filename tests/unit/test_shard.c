@@ -1,6 +1,7 @@
 /* Shard arithmetic over a grid: equal steps on every rank, bounded drops,
  * no sample owned twice, every epoch order a bijection. */
 #include <check.h>
+#include "check_main.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -139,12 +140,4 @@ s_suite (void)
     return s;
 }
 
-int
-main (void)
-{
-    SRunner *sr = srunner_create (s_suite ());
-    srunner_run_all (sr, CK_NORMAL);
-    int failed = srunner_ntests_failed (sr);
-    srunner_free (sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+SB_CHECK_MAIN (s_suite)
