@@ -686,9 +686,12 @@ s_shutdown_workers (s_session_t *self)
         msg.type = SB_MSG_BYE;
         msg.u.bye.reason = "run finished";
     }
-    int was_failed = self->failed;
-    s_broadcast (self, &msg);
-    self->failed = was_failed;
+    /* Best effort: a worker that is already gone cannot be told, and that
+     * must not turn a finished run into a failed one. */
+    for (size_t i = 0; i < self->nworkers; i++)
+        if (!self->workers[i].gone && sb_wire_send (self->router, self->workers[i].identity, &msg) != 0)
+            sb_debug ("worker %zu on %s could not be told the session ended: %s", i, self->workers[i].host,
+                      zmq_strerror (zmq_errno ()));
     if (self->launcher)
         sb_launcher_stop (self->launcher, 5.0);
 }
