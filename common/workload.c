@@ -9,7 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
-typedef enum { T_U64, T_F64, T_STR, T_BOOL, T_SHUFFLE, T_SYNC, T_IGNORED } s_type_t;
+typedef enum { T_U64, T_F64, T_STR, T_BOOL, T_SHUFFLE, T_SYNC, T_STORAGE, T_LB, T_LIST, T_IGNORED } s_type_t;
 
 typedef struct {
     const char *key;
@@ -47,6 +47,20 @@ static const s_key_t s_keys[] = {
     { "train.seed", T_U64, OFF (seed), 0, "123", 0, BIG, "seed of shuffles, sizes and content" },
     { "train.sync", T_SYNC, OFF (sync), 0, "step", 0, 0, "barrier: step | epoch" },
     { "metric.au", T_F64, OFF (au), 0, "0.90", 0, 1, "accelerator-utilisation threshold to pass" },
+    { "storage.storage_type", T_STORAGE, OFF (storage.type), 0, "local_fs", 0, 0, "local_fs | s3" },
+    { "storage.storage_root", T_STR, STRF (storage.bucket), "", 0, 0, "S3 bucket (s3)" },
+    { "storage.storage_options.endpoint_url", T_STR, OFF (storage.endpoints[0]), 256, "", 0, 0, "one S3 endpoint, http(s)://HOST:PORT" },
+    { "storage.storage_options.endpoint_urls", T_LIST, OFF (storage.endpoints), 256, "", 0, 0, "several endpoints: [URL, URL, ...]" },
+    { "storage.storage_options.load_balance", T_LB, OFF (storage.lb), 0, "round_robin", 0, 0, "round_robin | least_connections" },
+    { "storage.storage_options.region", T_STR, STRF (storage.region), "", 0, 0, "signing region (default $AWS_REGION, else us-east-1)" },
+    { "storage.storage_options.path_style", T_BOOL, OFF (storage.path_style), 0, "true", 0, 0, "/bucket/key URLs (false: bucket.host)" },
+    { "storage.storage_options.max_in_flight", T_U64, OFF (storage.max_in_flight), 0, "16", 1, 4096, "concurrent requests per rank" },
+    { "storage.storage_options.connect_timeout_s", T_F64, OFF (storage.connect_timeout_s), 0, "5", 0.01, 600, "TCP connect timeout" },
+    { "storage.storage_options.request_timeout_s", T_F64, OFF (storage.request_timeout_s), 0, "60", 0.01, 86400, "whole-request timeout" },
+    { "storage.storage_options.max_retries", T_U64, OFF (storage.max_retries), 0, "5", 0, 100, "retries of a transient failure" },
+    { "storage.storage_options.multipart_threshold_bytes", T_U64, OFF (storage.multipart_threshold), 0, "67108864", 1, 5e12, "multipart upload from this size" },
+    { "storage.storage_options.multipart_part_bytes", T_U64, OFF (storage.multipart_part), 0, "16777216", 4096, 5368709120.0, "multipart part size" },
+    { "storage.storage_options.sign_payload", T_BOOL, OFF (storage.sign_payload), 0, "false", 0, 0, "hash PUT bodies (false: UNSIGNED-PAYLOAD)" },
     { "shardbench.accelerators", T_U64, OFF (accelerators), 0, "0", 0, 1e6, "ranks when --accelerators is absent (0: 1)" },
     { "shardbench.heartbeat_interval_s", T_F64, OFF (heartbeat_interval_s), 0, "1", 0.05, 60, "heartbeat period" },
     { "shardbench.heartbeat_timeout_s", T_F64, OFF (heartbeat_timeout_s), 0, "10", 0.2, 3600, "silence that counts as lost" },
@@ -92,7 +106,7 @@ s_parse (const s_key_t *k, const sb_config_entry_t *e, const char *text, sb_work
     char where[1200];
     s_where (e, where, sizeof where);
     void *at = (char *) wl + k->offset;
-    if (e && e->items) {
+    if (e && e->items && k->type != T_LIST) {
         snprintf (err, err_size, "%s: key '%s': expected a single value, got a list", where, k->key);
         return -1;
     }
@@ -171,9 +185,99 @@ s_parse (const s_key_t *k, const sb_config_entry_t *e, const char *text, sb_work
             return -1;
         }
         return 0;
+    case T_STORAGE:
+        if (!strcasecmp (text, "local_fs") || !strcasecmp (text, "file") || !strcasecmp (text, "posix"))
+            *(sb_storage_type_t *) at = SB_STORAGE_FILE;
+        else if (!strcasecmp (text, "s3"))
+            *(sb_storage_type_t *) at = SB_STORAGE_S3;
+        else {
+            snprintf (err, err_size, "%s: key '%s': expected local_fs or s3, got '%s'", where, k->key, text);
+            return -1;
+        }
+        return 0;
+    case T_LB:
+        if (!strcasecmp (text, "round_robin"))
+            *(sb_lb_t *) at = SB_LB_ROUND_ROBIN;
+        else if (!strcasecmp (text, "least_connections"))
+            *(sb_lb_t *) at = SB_LB_LEAST_CONNECTIONS;
+        else {
+            snprintf (err, err_size, "%s: key '%s': expected round_robin or least_connections, got '%s'", where, k->key,
+                      text);
+            return -1;
+        }
+        return 0;
+    case T_LIST:
     case T_IGNORED:
         return 0;
     }
+    return 0;
+}
+
+/* Fill storage.endpoints from endpoint_urls, endpoint_url or the
+ * environment, and check them. */
+static int
+s_storage_endpoints (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size)
+{
+    sb_storage_cfg_t *st = &wl->storage;
+    char where[1200];
+    const sb_config_entry_t *list = sb_config_get (cfg, "storage.storage_options.endpoint_urls");
+    const sb_config_entry_t *one = sb_config_get (cfg, "storage.storage_options.endpoint_url");
+    const sb_config_entry_t *origin = list ? list : one;
+    st->nendpoints = 0;
+    if (list) {
+        size_t n = list->items ? list->nitems : 1;
+        if (n == 0 || n > SB_MAX_ENDPOINTS) {
+            snprintf (err, err_size, "%s: key 'storage.storage_options.endpoint_urls': %zu endpoints, expected 1 to %d",
+                      s_where (list, where, sizeof where), n, SB_MAX_ENDPOINTS);
+            return -1;
+        }
+        for (size_t i = 0; i < n; i++) {
+            const char *v = list->items ? list->items[i] : list->value;
+            if (strlen (v) >= sizeof st->endpoints[0]) {
+                snprintf (err, err_size, "%s: key 'storage.storage_options.endpoint_urls': endpoint too long",
+                          s_where (list, where, sizeof where));
+                return -1;
+            }
+            snprintf (st->endpoints[st->nendpoints++], sizeof st->endpoints[0], "%s", v);
+        }
+    }
+    else if (one && one->value && *one->value)
+        snprintf (st->endpoints[st->nendpoints++], sizeof st->endpoints[0], "%s", one->value);
+    else if (getenv ("AWS_ENDPOINT_URL") && *getenv ("AWS_ENDPOINT_URL")) {
+        snprintf (st->endpoints[st->nendpoints++], sizeof st->endpoints[0], "%s", getenv ("AWS_ENDPOINT_URL"));
+        origin = NULL;
+    }
+    if (!st->region[0]) {
+        const char *r = getenv ("AWS_REGION");
+        if (!r || !*r)
+            r = getenv ("AWS_DEFAULT_REGION");
+        snprintf (st->region, sizeof st->region, "%s", r && *r ? r : "us-east-1");
+    }
+    if (st->type != SB_STORAGE_S3)
+        return 0;
+    if (!st->bucket[0]) {
+        const sb_config_entry_t *e = sb_config_get (cfg, "storage.storage_type");
+        snprintf (err, err_size, "%s: key 'storage.storage_root': an S3 workload needs the bucket name",
+                  s_where (e, where, sizeof where));
+        return -1;
+    }
+    if (st->nendpoints == 0) {
+        /* AWS itself: virtual-host style */
+        snprintf (st->endpoints[st->nendpoints++], sizeof st->endpoints[0], "https://s3.%s.amazonaws.com", st->region);
+        if (!sb_config_get (cfg, "storage.storage_options.path_style"))
+            st->path_style = 0;
+    }
+    for (size_t i = 0; i < st->nendpoints; i++) {
+        const char *v = st->endpoints[i];
+        const char *host = strncmp (v, "http://", 7) == 0 ? v + 7 : strncmp (v, "https://", 8) == 0 ? v + 8 : NULL;
+        if (!host || !*host || (strchr (host, '/') != NULL && strcmp (strchr (host, '/'), "/") != 0)) {
+            snprintf (err, err_size, "%s: key 'storage.storage_options.endpoint_url%s': '%s' is not http(s)://HOST[:PORT]",
+                      origin ? s_where (origin, where, sizeof where) : "environment AWS_ENDPOINT_URL", list ? "s" : "", v);
+            return -1;
+        }
+    }
+    if (wl->storage.multipart_part > wl->storage.multipart_threshold)
+        wl->storage.multipart_part = wl->storage.multipart_threshold;
     return 0;
 }
 
@@ -192,6 +296,8 @@ s_dlio_section (const char *key)
 {
     static const char *sections[] = { "checkpoint.", "evaluation.", "profiling.", "output.", "storage.",
                                       "hydra.", "logging.", NULL };
+    /* storage.* keys not in the table (e.g. DLIO's storage_options for
+     * other clients) are reported as ignored DLIO keys */
     for (int i = 0; sections[i]; i++)
         if (strncmp (key, sections[i], strlen (sections[i])) == 0)
             return 1;
@@ -212,6 +318,8 @@ sb_workload_from_config (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
     }
     if (wl->read_threads == 0)
         wl->read_threads = 1;   /* DLIO: 0 reads on the main process */
+    if (s_storage_endpoints (cfg, wl, err, err_size) != 0)
+        return -1;
     if (!(wl->heartbeat_timeout_s > wl->heartbeat_interval_s)) {
         const sb_config_entry_t *e = sb_config_get (cfg, "shardbench.heartbeat_timeout_s");
         char where[1200];

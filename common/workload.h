@@ -12,6 +12,7 @@
 
 #include "config.h"
 #include "shard.h"
+#include "storage.h"
 
 typedef enum { SB_SYNC_STEP, SB_SYNC_EPOCH } sb_sync_t;
 
@@ -42,6 +43,8 @@ typedef struct {
     sb_sync_t   sync;
     /* metric */
     double      au;
+    /* storage */
+    sb_storage_cfg_t storage;
     /* shardbench's own keys */
     uint64_t    accelerators;       /* 0: not set */
     double      heartbeat_interval_s;

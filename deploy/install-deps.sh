@@ -5,7 +5,7 @@
 set -euo pipefail
 
 packages=(gcc pkg-config meson ninja-build python3 libzmq3-dev libczmq-dev libmsgpack-dev
-          libsqlite3-dev libyaml-dev)
+          libsqlite3-dev libyaml-dev libcurl4-openssl-dev libssl-dev)
 if [ "${1:-}" = "--tests" ]; then
     packages+=(check sqlite3 procps)
 fi

@@ -1,0 +1,1172 @@
+/* s3_client: requests on a curl multi handle, signed, balanced, retried. */
+#include "s3_client.h"
+#include "log.h"
+#include "s3_creds.h"
+#include "s3_sign.h"
+#include "s3_xml.h"
+#include "util.h"
+
+#include <curl/curl.h>
+#include <openssl/evp.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef enum {
+    OP_GET, OP_HEAD, OP_LIST, OP_PUT, OP_MP_INIT, OP_MP_PART, OP_MP_DONE, OP_MP_ABORT, OP_DELETE, OP_CHECK
+} s_op_t;
+
+static const char *s_op_names[] = {
+    "GET", "HEAD", "LIST", "PUT", "MULTIPART-INIT", "MULTIPART-PART", "MULTIPART-COMPLETE", "MULTIPART-ABORT",
+    "DELETE", "CHECK"
+};
+
+#define S_MAX_QUERY 5
+#define S_BODY_CAP (8u << 20)   /* XML replies we keep; list pages are far smaller */
+#define S_ERROR_BODY_CAP 65536
+
+typedef struct s_req s_req_t;
+struct s_req {
+    sb_s3_t  *s3;
+    CURL     *easy;
+    struct curl_slist *headers;
+    s_op_t    op;
+    int       async;            /* delivered through sb_s3_run */
+    int       finished;         /* blocking requests: set when done */
+    uint64_t  tag;
+    char      key[1024];
+    char      qname[S_MAX_QUERY][64];
+    char      qvalue[S_MAX_QUERY][1024];
+    size_t    nquery;
+    int       bucket_only;      /* the request addresses the bucket, not a key */
+    int       fixed_endpoint;   /* -1: balance; else always this endpoint */
+    /* GET range */
+    uint64_t  offset, length;
+    int       ranged;
+    int       verify;
+    uint64_t  content_seed;
+    uint8_t  *verify_buf;
+    int       verify_failed;
+    uint64_t  mismatch_at;
+    /* upload */
+    sb_s3_fill_fn fill;
+    void     *fill_ctx;
+    uint64_t  up_base, up_size, up_pos;
+    const char *up_body;        /* in-memory body (borrowed for the request) */
+    char      content_sha256[65];
+    /* reply */
+    long      status;
+    uint64_t  received;
+    char     *body;
+    size_t    body_len, body_cap;
+    char      etag[256];
+    char      errbuf[CURL_ERROR_SIZE];
+    /* bookkeeping */
+    size_t    endpoint;
+    int       attempt;
+    uint64_t  started_ns;
+    uint64_t  latency_ns;       /* of the successful attempt */
+    uint64_t  due_ns;           /* retry time */
+    int       transient;        /* last failure was transient */
+    sb_s3_error_t error;
+    int       failed;
+    s_req_t  *next;             /* retry or done list */
+    s_req_t  *active_prev;      /* list of requests inside the multi handle */
+    s_req_t  *active_next;
+};
+
+typedef struct {
+    char url_base[256];         /* scheme://host[:port] */
+    char hostport[256];         /* as in the Host header */
+    char scheme[8];
+    size_t in_flight;
+    sb_s3_endpoint_stats_t stats;
+} s_endpoint_t;
+
+struct sb_s3 {
+    sb_storage_cfg_t cfg;
+    sb_s3_creds_t    creds;
+    sb_s3_sign_cache_t sign_cache;
+    CURLM           *multi;
+    s_endpoint_t     endpoints[SB_MAX_ENDPOINTS];
+    size_t           nendpoints;
+    size_t           rr_next;
+    size_t           max_in_flight;
+    s_req_t         *active;        /* inside the multi handle */
+    s_req_t         *retry_list;    /* waiting for their due time */
+    s_req_t         *done_list;     /* async completions not yet delivered */
+    s_req_t         *done_tail;
+    size_t           pending;       /* async requests not yet delivered */
+    CURL           **easy_pool;
+    size_t           npool;
+    uint64_t         rng;
+};
+
+static int s_global_init_done;
+
+static void s_active_add (sb_s3_t *self, s_req_t *r);
+static void s_active_remove (sb_s3_t *self, s_req_t *r);
+
+const char *
+sb_storage_type_name (sb_storage_type_t type)
+{
+    return type == SB_STORAGE_S3 ? "s3" : "file";
+}
+
+const char *
+sb_storage_lb_name (sb_lb_t lb)
+{
+    return lb == SB_LB_LEAST_CONNECTIONS ? "least_connections" : "round_robin";
+}
+
+/* ---------------------------------------------------------------- set-up */
+
+static int
+s_parse_endpoint (const char *url, s_endpoint_t *ep)
+{
+    const char *sep = strstr (url, "://");
+    if (!sep || (size_t) (sep - url) >= sizeof ep->scheme)
+        return -1;
+    memcpy (ep->scheme, url, (size_t) (sep - url));
+    ep->scheme[sep - url] = '\0';
+    if (strcmp (ep->scheme, "http") != 0 && strcmp (ep->scheme, "https") != 0)
+        return -1;
+    const char *host = sep + 3;
+    size_t n = strcspn (host, "/?#");
+    if (n == 0 || n >= sizeof ep->hostport)
+        return -1;
+    memcpy (ep->hostport, host, n);
+    ep->hostport[n] = '\0';
+    if (host[n] && strcmp (host + n, "/") != 0)
+        return -1;      /* a base path is not supported */
+    /* compose from the caller's url (not from ep's own fields) */
+    size_t head = (size_t) (sep - url) + 3 + n;
+    if (head >= sizeof ep->url_base)
+        return -1;
+    memcpy (ep->url_base, url, head);
+    ep->url_base[head] = '\0';
+    return 0;
+}
+
+sb_s3_t *
+sb_s3_new (const sb_storage_cfg_t *cfg, size_t max_in_flight, char *err, size_t err_size)
+{
+    if (!__atomic_exchange_n (&s_global_init_done, 1, __ATOMIC_SEQ_CST)) {
+        /* curl_global_init is not thread-safe in 7.88: the first client,
+         * created before any thread starts, does it. */
+        if (curl_global_init (CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+            snprintf (err, err_size, "curl_global_init failed");
+            return NULL;
+        }
+    }
+    if (cfg->nendpoints == 0) {
+        snprintf (err, err_size, "S3 storage needs at least one endpoint (storage.storage_options.endpoint_url)");
+        return NULL;
+    }
+    sb_s3_t *self = calloc (1, sizeof *self);
+    if (!self) {
+        snprintf (err, err_size, "out of memory");
+        return NULL;
+    }
+    self->cfg = *cfg;
+    self->max_in_flight = max_in_flight ? max_in_flight : 1;
+    self->rng = sb_mix ((uint64_t) time (NULL), (uint64_t) (uintptr_t) self);
+    sb_s3_sign_cache_init (&self->sign_cache);
+    for (size_t i = 0; i < cfg->nendpoints; i++) {
+        if (s_parse_endpoint (cfg->endpoints[i], &self->endpoints[i]) != 0) {
+            snprintf (err, err_size, "endpoint '%s' is not http(s)://HOST[:PORT]", cfg->endpoints[i]);
+            free (self);
+            return NULL;
+        }
+    }
+    self->nendpoints = cfg->nendpoints;
+    if (sb_s3_creds_load (&self->creds, err, err_size) != 0) {
+        free (self);
+        return NULL;
+    }
+    self->multi = curl_multi_init ();
+    self->easy_pool = calloc (self->max_in_flight + 4, sizeof (CURL *));
+    if (!self->multi || !self->easy_pool) {
+        snprintf (err, err_size, "cannot create a curl multi handle");
+        sb_s3_destroy (&self);
+        return NULL;
+    }
+    long per_host = (long) self->max_in_flight;
+    if (curl_multi_setopt (self->multi, CURLMOPT_MAX_HOST_CONNECTIONS, per_host) != CURLM_OK
+        || curl_multi_setopt (self->multi, CURLMOPT_MAXCONNECTS, per_host * (long) self->nendpoints + 4) != CURLM_OK) {
+        snprintf (err, err_size, "cannot configure the curl multi handle");
+        sb_s3_destroy (&self);
+        return NULL;
+    }
+    return self;
+}
+
+static void
+s_req_free (s_req_t *r)
+{
+    if (!r)
+        return;
+    curl_slist_free_all (r->headers);
+    free (r->body);
+    free (r->verify_buf);
+    free (r);
+}
+
+static void
+s_easy_release (sb_s3_t *self, CURL *easy)
+{
+    if (!easy)
+        return;
+    if (self->npool < self->max_in_flight + 4) {
+        curl_easy_reset (easy);
+        self->easy_pool[self->npool++] = easy;
+    }
+    else
+        curl_easy_cleanup (easy);
+}
+
+void
+sb_s3_destroy (sb_s3_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    sb_s3_t *self = *self_p;
+    /* requests still in the multi handle */
+    for (s_req_t *r = self->active, *next; r; r = next) {
+        next = r->active_next;
+        curl_multi_remove_handle (self->multi, r->easy);
+        curl_easy_cleanup (r->easy);
+        s_req_free (r);
+    }
+    for (s_req_t *lists[] = { self->retry_list, self->done_list }, **l = lists; l < lists + 2; l++)
+        for (s_req_t *r = *l, *next; r; r = next) {
+            next = r->next;
+            s_req_free (r);
+        }
+    for (size_t i = 0; i < self->npool; i++)
+        curl_easy_cleanup (self->easy_pool[i]);
+    free (self->easy_pool);
+    if (self->multi)
+        curl_multi_cleanup (self->multi);
+    sb_s3_creds_wipe (&self->creds);
+    free (self);
+    *self_p = NULL;
+}
+
+const char *sb_s3_credentials_source (const sb_s3_t *self) { return self->creds.source; }
+size_t sb_s3_endpoint_count (const sb_s3_t *self) { return self->nendpoints; }
+const char *sb_s3_endpoint (const sb_s3_t *self, size_t i) { return self->endpoints[i].url_base; }
+sb_s3_endpoint_stats_t *sb_s3_stats (sb_s3_t *self, size_t i) { return &self->endpoints[i].stats; }
+size_t sb_s3_pending (const sb_s3_t *self) { return self->pending; }
+
+void
+sb_s3_wakeup (sb_s3_t *self)
+{
+    curl_multi_wakeup (self->multi);
+}
+
+/* ---------------------------------------------------------------- callbacks */
+
+static size_t
+s_on_body (char *data, size_t size, size_t nmemb, void *userp)
+{
+    s_req_t *r = userp;
+    size_t n = size * nmemb;
+    if (!r->status)
+        curl_easy_getinfo (r->easy, CURLINFO_RESPONSE_CODE, &r->status);
+    int keep = r->status >= 300 || (r->op != OP_GET && r->op != OP_HEAD);
+    if (!keep) {
+        /* payload: counted, verified when asked, dropped */
+        if (r->verify && !r->verify_failed) {
+            size_t done = 0;
+            while (done < n) {
+                size_t chunk = n - done < 65536 ? n - done : 65536;
+                sb_content_fill (r->content_seed, r->offset + r->received + done, r->verify_buf, chunk);
+                if (memcmp (r->verify_buf, data + done, chunk) != 0) {
+                    size_t at = 0;
+                    while (at < chunk && r->verify_buf[at] == (uint8_t) data[done + at])
+                        at++;
+                    r->verify_failed = 1;
+                    r->mismatch_at = r->offset + r->received + done + at;
+                    break;
+                }
+                done += chunk;
+            }
+        }
+        r->received += n;
+        return n;
+    }
+    size_t cap = r->status >= 300 ? S_ERROR_BODY_CAP : S_BODY_CAP;
+    if (r->body_len + n + 1 > cap)
+        return r->status >= 300 ? n : 0;    /* error bodies: keep the head; replies: too large, fail */
+    if (r->body_len + n + 1 > r->body_cap) {
+        size_t want = r->body_cap ? r->body_cap * 2 : 16384;
+        while (want < r->body_len + n + 1)
+            want *= 2;
+        char *grown = realloc (r->body, want);
+        if (!grown)
+            return 0;
+        r->body = grown;
+        r->body_cap = want;
+    }
+    memcpy (r->body + r->body_len, data, n);
+    r->body_len += n;
+    r->body[r->body_len] = '\0';
+    return n;
+}
+
+static size_t
+s_on_header (char *data, size_t size, size_t nmemb, void *userp)
+{
+    s_req_t *r = userp;
+    size_t n = size * nmemb;
+    if (n > 5 && strncasecmp (data, "etag:", 5) == 0) {
+        const char *v = data + 5;
+        while (*v == ' ' && v < data + n)
+            v++;
+        size_t len = (size_t) (data + n - v);
+        while (len && (v[len - 1] == '\r' || v[len - 1] == '\n' || v[len - 1] == ' '))
+            len--;
+        if (len < sizeof r->etag) {
+            memcpy (r->etag, v, len);
+            r->etag[len] = '\0';
+        }
+    }
+    return n;
+}
+
+static size_t
+s_on_upload (char *buf, size_t size, size_t nmemb, void *userp)
+{
+    s_req_t *r = userp;
+    size_t room = size * nmemb;
+    uint64_t left = r->up_size - r->up_pos;
+    size_t n = left < room ? (size_t) left : room;
+    if (n == 0)
+        return 0;
+    if (r->up_body)
+        memcpy (buf, r->up_body + r->up_pos, n);
+    else
+        r->fill (r->fill_ctx, r->up_base + r->up_pos, (uint8_t *) buf, n);
+    r->up_pos += n;
+    return n;
+}
+
+static int
+s_on_seek (void *userp, curl_off_t offset, int origin)
+{
+    s_req_t *r = userp;
+    if (origin != SEEK_SET || offset < 0 || (uint64_t) offset > r->up_size)
+        return CURL_SEEKFUNC_FAIL;
+    r->up_pos = (uint64_t) offset;
+    return CURL_SEEKFUNC_OK;
+}
+
+/* ---------------------------------------------------------------- requests */
+
+static size_t
+s_pick_endpoint (sb_s3_t *self, s_req_t *r)
+{
+    if (r->fixed_endpoint >= 0)
+        return (size_t) r->fixed_endpoint;
+    if (self->cfg.lb == SB_LB_LEAST_CONNECTIONS) {
+        size_t best = self->rr_next % self->nendpoints;
+        for (size_t k = 0; k < self->nendpoints; k++) {
+            size_t i = (self->rr_next + k) % self->nendpoints;
+            if (self->endpoints[i].in_flight < self->endpoints[best].in_flight)
+                best = i;
+        }
+        self->rr_next = (best + 1) % self->nendpoints;
+        return best;
+    }
+    size_t i = self->rr_next;
+    self->rr_next = (self->rr_next + 1) % self->nendpoints;
+    return i;
+}
+
+/* Configure r->easy for its next attempt (new signature, fresh reply). */
+static int
+s_prepare (sb_s3_t *self, s_req_t *r, char *why, size_t why_size)
+{
+    s_endpoint_t *ep = &self->endpoints[r->endpoint];
+    r->status = 0;
+    r->received = 0;
+    r->body_len = 0;
+    r->up_pos = 0;
+    r->verify_failed = 0;
+    r->etag[0] = '\0';
+    r->errbuf[0] = '\0';
+    curl_slist_free_all (r->headers);
+    r->headers = NULL;
+
+    char raw_path[1400], host[320];
+    const char *key = r->bucket_only ? "" : r->key;
+    if (self->cfg.path_style) {
+        snprintf (host, sizeof host, "%s", ep->hostport);
+        if (sb_strf (raw_path, sizeof raw_path, "/%s%s%s", self->cfg.bucket, r->bucket_only ? "" : "/", key) != 0)
+            goto too_long;
+    }
+    else {
+        snprintf (host, sizeof host, "%s.%s", self->cfg.bucket, ep->hostport);
+        if (sb_strf (raw_path, sizeof raw_path, "/%s", key) != 0)
+            goto too_long;
+    }
+    sb_s3_pair_t query[S_MAX_QUERY];
+    for (size_t i = 0; i < r->nquery; i++) {
+        query[i].name = r->qname[i];
+        query[i].value = r->qvalue[i];
+    }
+    char range[96] = "";
+    if (r->ranged)
+        snprintf (range, sizeof range, "bytes=%llu-%llu", (unsigned long long) r->offset,
+                  (unsigned long long) (r->offset + r->length - 1));
+    const char *payload = r->content_sha256[0] ? r->content_sha256 : "UNSIGNED-PAYLOAD";
+    char amz_date[17];
+    sb_s3_amz_date (time (NULL), amz_date);
+    sb_s3_sign_req_t sreq = {
+        .method = r->op == OP_HEAD || r->op == OP_CHECK ? (r->op == OP_HEAD ? "HEAD" : "GET")
+                : r->op == OP_PUT || r->op == OP_MP_PART ? "PUT"
+                : r->op == OP_MP_INIT || r->op == OP_MP_DONE ? "POST"
+                : r->op == OP_MP_ABORT || r->op == OP_DELETE ? "DELETE" : "GET",
+        .host = host, .path = raw_path, .query = query, .nquery = r->nquery, .headers = NULL, .nheaders = 0,
+        .payload_sha256 = payload, .amz_date = amz_date, .region = self->cfg.region, .service = "s3",
+        .access_key = self->creds.access_key, .secret_key = self->creds.secret_key,
+        .session_token = self->creds.session_token[0] ? self->creds.session_token : NULL,
+    };
+    char auth[1024], path[4200], qs[6200];
+    if (sb_s3_sign (&sreq, &self->sign_cache, auth, sizeof auth, path, sizeof path, qs, sizeof qs) != 0) {
+        snprintf (why, why_size, "cannot sign the request (key too long?)");
+        return -1;
+    }
+    char url[10600];
+    if (self->cfg.path_style) {
+        if (sb_strf (url, sizeof url, "%s%s%s%s", ep->url_base, path, qs[0] ? "?" : "", qs) != 0)
+            goto too_long;
+    }
+    else if (sb_strf (url, sizeof url, "%s://%s%s%s%s", ep->scheme, host, path, qs[0] ? "?" : "", qs) != 0)
+        goto too_long;
+
+    char h[1200];
+    struct curl_slist *list = NULL;
+#define ADD_HEADER(...) do { snprintf (h, sizeof h, __VA_ARGS__); struct curl_slist *t = curl_slist_append (list, h); \
+                             if (!t) { curl_slist_free_all (list); snprintf (why, why_size, "out of memory"); return -1; } \
+                             list = t; } while (0)
+    ADD_HEADER ("Host: %s", host);
+    ADD_HEADER ("x-amz-date: %s", amz_date);
+    ADD_HEADER ("x-amz-content-sha256: %s", payload);
+    if (self->creds.session_token[0])
+        ADD_HEADER ("x-amz-security-token: %s", self->creds.session_token);
+    ADD_HEADER ("Authorization: %s", auth);
+    if (range[0])
+        ADD_HEADER ("Range: %s", range);
+    if (r->op == OP_PUT || r->op == OP_MP_PART || r->op == OP_MP_DONE || r->op == OP_MP_INIT)
+        ADD_HEADER ("Expect:");     /* no 100-continue round trip */
+    if (r->op == OP_MP_DONE)
+        ADD_HEADER ("Content-Type: application/xml");
+#undef ADD_HEADER
+    r->headers = list;
+
+    CURL *e = r->easy;
+    CURLcode rc = CURLE_OK;
+#define SET(opt, val) do { if (rc == CURLE_OK) rc = curl_easy_setopt (e, opt, val); } while (0)
+    SET (CURLOPT_URL, url);
+    SET (CURLOPT_HTTPHEADER, r->headers);
+    SET (CURLOPT_PRIVATE, (char *) r);
+    SET (CURLOPT_WRITEFUNCTION, s_on_body);
+    SET (CURLOPT_WRITEDATA, r);
+    SET (CURLOPT_HEADERFUNCTION, s_on_header);
+    SET (CURLOPT_HEADERDATA, r);
+    SET (CURLOPT_ERRORBUFFER, r->errbuf);
+    SET (CURLOPT_NOSIGNAL, 1L);
+    SET (CURLOPT_TCP_KEEPALIVE, 1L);
+    SET (CURLOPT_BUFFERSIZE, 262144L);
+    SET (CURLOPT_CONNECTTIMEOUT_MS, (long) (self->cfg.connect_timeout_s * 1000));
+    SET (CURLOPT_TIMEOUT_MS, (long) (self->cfg.request_timeout_s * 1000));
+    SET (CURLOPT_PROTOCOLS_STR, "http,https");
+    switch (r->op) {
+    case OP_HEAD:
+        SET (CURLOPT_NOBODY, 1L);
+        break;
+    case OP_PUT:
+    case OP_MP_PART:
+        SET (CURLOPT_UPLOAD, 1L);
+        SET (CURLOPT_READFUNCTION, s_on_upload);
+        SET (CURLOPT_READDATA, r);
+        SET (CURLOPT_SEEKFUNCTION, s_on_seek);
+        SET (CURLOPT_SEEKDATA, r);
+        SET (CURLOPT_INFILESIZE_LARGE, (curl_off_t) r->up_size);
+        break;
+    case OP_MP_INIT:
+        SET (CURLOPT_POST, 1L);
+        SET (CURLOPT_POSTFIELDSIZE, 0L);
+        SET (CURLOPT_POSTFIELDS, "");
+        break;
+    case OP_MP_DONE:
+        SET (CURLOPT_POST, 1L);
+        SET (CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) r->up_size);
+        SET (CURLOPT_POSTFIELDS, r->up_body);
+        break;
+    case OP_MP_ABORT:
+    case OP_DELETE:
+        SET (CURLOPT_CUSTOMREQUEST, "DELETE");
+        break;
+    default:
+        break;
+    }
+#undef SET
+    if (rc != CURLE_OK) {
+        snprintf (why, why_size, "curl_easy_setopt: %s", curl_easy_strerror (rc));
+        return -1;
+    }
+    return 0;
+too_long:
+    snprintf (why, why_size, "URL too long for key '%s'", r->key);
+    return -1;
+}
+
+static void
+s_fill_error (sb_s3_t *self, s_req_t *r, CURLcode cc, const char *extra)
+{
+    sb_s3_error_t *e = &r->error;
+    memset (e, 0, sizeof *e);
+    snprintf (e->endpoint, sizeof e->endpoint, "%s", self->endpoints[r->endpoint].url_base);
+    snprintf (e->op, sizeof e->op, "%s", s_op_names[r->op]);
+    snprintf (e->key, sizeof e->key, "%s", r->bucket_only ? "" : r->key);
+    e->attempt = r->attempt;
+    e->http_status = r->status;
+    e->curl_code = (int) cc;
+    if (cc != CURLE_OK)
+        snprintf (e->curl_text, sizeof e->curl_text, "%s", r->errbuf[0] ? r->errbuf : curl_easy_strerror (cc));
+    long os_errno = 0;
+    if (r->easy && curl_easy_getinfo (r->easy, CURLINFO_OS_ERRNO, &os_errno) == CURLE_OK)
+        e->os_errno = (int) os_errno;
+    if (r->body && r->body_len && r->status >= 300) {
+        sb_s3_xml_find (r->body, r->body_len, "Code", e->s3_code, sizeof e->s3_code);
+        sb_s3_xml_find (r->body, r->body_len, "Message", e->s3_message, sizeof e->s3_message);
+    }
+    /* One sentence with every fact, most specific cause first. */
+    char cause[1024];
+    if (cc != CURLE_OK)
+        snprintf (cause, sizeof cause, "%s%s%s", e->os_errno ? strerror (e->os_errno) : "", e->os_errno ? ": " : "",
+                  e->curl_text);
+    else if (e->s3_code[0])
+        snprintf (cause, sizeof cause, "HTTP %ld %s: %s", e->http_status, e->s3_code, e->s3_message);
+    else if (e->http_status >= 300)
+        snprintf (cause, sizeof cause, "HTTP %ld", e->http_status);
+    else
+        snprintf (cause, sizeof cause, "%s", extra ? extra : "failed");
+    if (cc != CURLE_OK || e->http_status >= 300)
+        if (extra) {
+            size_t n = strlen (cause);
+            snprintf (cause + n, sizeof cause - n, " (%s)", extra);
+        }
+    snprintf (e->text, sizeof e->text, "%s %s%s%s on %s failed (attempt %d): %s [http %ld, curl %d, errno %d]", e->op,
+              self->cfg.bucket, e->key[0] ? "/" : "", e->key, e->endpoint, e->attempt, cause, e->http_status,
+              e->curl_code, e->os_errno);
+}
+
+int
+sb_s3_error_is_transient (const sb_s3_error_t *e)
+{
+    switch (e->curl_code) {
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_OPERATION_TIMEDOUT:
+    case CURLE_GOT_NOTHING:
+    case CURLE_SEND_ERROR:
+    case CURLE_RECV_ERROR:
+    case CURLE_PARTIAL_FILE:
+    case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM:
+        return 1;
+    case CURLE_OK:
+        break;
+    default:
+        return 0;
+    }
+    long s = e->http_status;
+    return s == 408 || s == 429 || s == 500 || s == 502 || s == 503 || s == 504;
+}
+
+static int
+s_start (sb_s3_t *self, s_req_t *r)
+{
+    if (!r->easy) {
+        r->easy = self->npool ? self->easy_pool[--self->npool] : curl_easy_init ();
+        if (!r->easy)
+            return -1;
+    }
+    r->endpoint = s_pick_endpoint (self, r);
+    r->attempt++;
+    char why[512];
+    if (s_prepare (self, r, why, sizeof why) != 0) {
+        s_fill_error (self, r, CURLE_OK, why);
+        r->failed = 1;
+        return -1;
+    }
+    r->started_ns = sb_mono_ns ();
+    if (curl_multi_add_handle (self->multi, r->easy) != CURLM_OK) {
+        s_fill_error (self, r, CURLE_OK, "curl_multi_add_handle failed");
+        r->failed = 1;
+        return -1;
+    }
+    s_active_add (self, r);
+    self->endpoints[r->endpoint].in_flight++;
+    self->endpoints[r->endpoint].stats.requests++;
+    return 0;
+}
+
+static void
+s_active_add (sb_s3_t *self, s_req_t *r)
+{
+    r->active_prev = NULL;
+    r->active_next = self->active;
+    if (self->active)
+        self->active->active_prev = r;
+    self->active = r;
+}
+
+static void
+s_active_remove (sb_s3_t *self, s_req_t *r)
+{
+    if (r->active_prev)
+        r->active_prev->active_next = r->active_next;
+    else
+        self->active = r->active_next;
+    if (r->active_next)
+        r->active_next->active_prev = r->active_prev;
+    r->active_prev = r->active_next = NULL;
+    curl_multi_remove_handle (self->multi, r->easy);
+}
+
+static uint64_t
+s_backoff_ns (sb_s3_t *self, int attempt)
+{
+    /* equal jitter over 50 ms x 2^(attempt-1), capped at 5 s */
+    uint64_t base = 50000000ull << (attempt > 7 ? 7 : attempt - 1);
+    if (base > 5000000000ull)
+        base = 5000000000ull;
+    return base / 2 + sb_splitmix64 (&self->rng) % (base / 2 + 1);
+}
+
+static void
+s_complete (sb_s3_t *self, s_req_t *r)
+{
+    if (r->async) {
+        r->next = NULL;
+        if (self->done_tail)
+            self->done_tail->next = r;
+        else
+            self->done_list = r;
+        self->done_tail = r;
+    }
+    else
+        r->finished = 1;
+}
+
+/* A transfer finished: success, retry, or failure. */
+static void
+s_on_finished (sb_s3_t *self, s_req_t *r, CURLcode cc)
+{
+    s_endpoint_t *ep = &self->endpoints[r->endpoint];
+    ep->in_flight--;
+    curl_easy_getinfo (r->easy, CURLINFO_RESPONSE_CODE, &r->status);
+    const char *extra = NULL;
+    char text[256];
+    int ok = cc == CURLE_OK && r->status >= 200 && r->status < 300;
+    if (ok && r->op == OP_GET) {
+        if (r->verify_failed) {
+            snprintf (text, sizeof text, "verify: byte %llu differs from the generator",
+                      (unsigned long long) r->mismatch_at);
+            extra = text;
+            ok = 0;
+        }
+        else if (r->ranged && r->received != r->length) {
+            snprintf (text, sizeof text, "short body: %llu of %llu bytes arrived", (unsigned long long) r->received,
+                      (unsigned long long) r->length);
+            extra = text;
+            ok = 0;
+        }
+        else if (r->ranged && r->status != 206 && !(r->status == 200 && r->offset == 0))
+            ok = 0;
+    }
+    if (ok) {
+        uint64_t ns = sb_mono_ns () - r->started_ns;
+        ep->stats.bytes += r->op == OP_GET ? r->received : r->up_size;
+        sb_histogram_add (&ep->stats.latency, ns / 1000);
+        s_active_remove (self, r);
+        r->failed = 0;
+        r->latency_ns = ns;
+        s_complete (self, r);
+        return;
+    }
+    ep->stats.errors++;
+    s_fill_error (self, r, cc, extra);
+    s_active_remove (self, r);
+    int transient = sb_s3_error_is_transient (&r->error)
+                    || (cc == CURLE_OK && r->status < 300 && !r->verify_failed);   /* short body */
+    if (transient && (uint64_t) r->attempt <= self->cfg.max_retries && r->op != OP_CHECK) {
+        ep->stats.retries++;
+        sb_debug ("%s; retrying", r->error.text);
+        r->due_ns = sb_mono_ns () + s_backoff_ns (self, r->attempt);
+        r->next = self->retry_list;
+        self->retry_list = r;
+        return;
+    }
+    r->failed = 1;
+    s_complete (self, r);
+}
+
+/* Start retries that are due; returns ms until the next one (or -1). */
+static long
+s_start_due (sb_s3_t *self)
+{
+    uint64_t now = sb_mono_ns ();
+    long wait_ms = -1;
+    s_req_t **pp = &self->retry_list;
+    while (*pp) {
+        s_req_t *r = *pp;
+        if (r->due_ns <= now) {
+            *pp = r->next;
+            r->next = NULL;
+            if (s_start (self, r) != 0)
+                s_complete (self, r);
+            continue;
+        }
+        long ms = (long) ((r->due_ns - now) / 1000000) + 1;
+        if (wait_ms < 0 || ms < wait_ms)
+            wait_ms = ms;
+        pp = &r->next;
+    }
+    return wait_ms;
+}
+
+/* Drive the multi handle once: wait up to timeout_ms. Returns 0 or -1. */
+static int
+s_pump (sb_s3_t *self, int timeout_ms)
+{
+    long retry_ms = s_start_due (self);
+    if (retry_ms >= 0 && retry_ms < timeout_ms)
+        timeout_ms = (int) retry_ms;
+    int running = 0;
+    CURLMcode mc = curl_multi_perform (self->multi, &running);
+    if (mc == CURLM_OK && timeout_ms > 0)
+        mc = curl_multi_poll (self->multi, NULL, 0, timeout_ms, NULL);
+    if (mc == CURLM_OK)
+        mc = curl_multi_perform (self->multi, &running);
+    if (mc != CURLM_OK) {
+        sb_error ("curl multi: %s", curl_multi_strerror (mc));
+        return -1;
+    }
+    CURLMsg *msg;
+    int left;
+    while ((msg = curl_multi_info_read (self->multi, &left))) {
+        if (msg->msg != CURLMSG_DONE)
+            continue;
+        s_req_t *r = NULL;
+        curl_easy_getinfo (msg->easy_handle, CURLINFO_PRIVATE, (char **) &r);
+        if (r)
+            s_on_finished (self, r, msg->data.result);
+    }
+    s_start_due (self);
+    return 0;
+}
+
+static s_req_t *
+s_req_new (sb_s3_t *self, s_op_t op, const char *key)
+{
+    s_req_t *r = calloc (1, sizeof *r);
+    if (!r)
+        return NULL;
+    r->s3 = self;
+    r->op = op;
+    r->fixed_endpoint = -1;
+    if (key && sb_strf (r->key, sizeof r->key, "%s", key) != 0) {
+        free (r);
+        return NULL;
+    }
+    return r;
+}
+
+static void
+s_req_query (s_req_t *r, const char *name, const char *value)
+{
+    if (r->nquery < S_MAX_QUERY) {
+        snprintf (r->qname[r->nquery], sizeof r->qname[0], "%s", name);
+        snprintf (r->qvalue[r->nquery], sizeof r->qvalue[0], "%s", value ? value : "");
+        r->nquery++;
+    }
+}
+
+/* Run a blocking request to its end (retries included). 0 on success. */
+static int
+s_perform (sb_s3_t *self, s_req_t *r, sb_s3_error_t *e)
+{
+    r->async = 0;
+    if (s_start (self, r) != 0) {
+        if (e)
+            *e = r->error;
+        return -1;
+    }
+    while (!r->finished)
+        if (s_pump (self, 100) != 0) {
+            s_fill_error (self, r, CURLE_OK, "curl multi failure");
+            r->failed = 1;
+            break;
+        }
+    if (r->failed && e)
+        *e = r->error;
+    return r->failed ? -1 : 0;
+}
+
+static void
+s_req_done (sb_s3_t *self, s_req_t *r)
+{
+    if (!r)
+        return;
+    s_easy_release (self, r->easy);
+    r->easy = NULL;
+    s_req_free (r);
+}
+
+static int
+s_oom (sb_s3_error_t *e, const char *op, const char *key)
+{
+    if (e) {
+        memset (e, 0, sizeof *e);
+        snprintf (e->op, sizeof e->op, "%s", op);
+        snprintf (e->key, sizeof e->key, "%s", key ? key : "");
+        snprintf (e->text, sizeof e->text, "%s %s: out of memory", op, key ? key : "");
+    }
+    return -1;
+}
+
+/* ---------------------------------------------------------------- blocking API */
+
+int
+sb_s3_check_endpoint (sb_s3_t *self, size_t i, sb_s3_error_t *e)
+{
+    s_req_t *r = s_req_new (self, OP_HEAD, NULL);
+    if (!r)
+        return s_oom (e, "HEAD", NULL);
+    r->bucket_only = 1;
+    r->fixed_endpoint = (int) i;
+    int rc = s_perform (self, r, e);
+    long status = r->status;
+    s_req_done (self, r);
+    if (rc == 0 || status < 300)
+        return rc;
+    /* HEAD replies carry no body: ask again with a GET to learn the S3 code */
+    r = s_req_new (self, OP_CHECK, NULL);
+    if (!r)
+        return -1;
+    r->bucket_only = 1;
+    r->fixed_endpoint = (int) i;
+    s_req_query (r, "list-type", "2");
+    s_req_query (r, "max-keys", "0");
+    sb_s3_error_t e2;
+    if (s_perform (self, r, &e2) != 0 && e2.s3_code[0] && e)
+        *e = e2;
+    s_req_done (self, r);
+    if (e && e->s3_code[0] == '\0')
+        snprintf (e->s3_code, sizeof e->s3_code, "%s", status == 404 ? "NoSuchBucket" : status == 403 ? "AccessDenied" : "");
+    return -1;
+}
+
+int
+sb_s3_list (sb_s3_t *self, const char *prefix, const char *start_after, const char *end_at, size_t page_size,
+            sb_s3_list_fn fn, void *ctx, sb_s3_error_t *e)
+{
+    char token[1024] = "", key[1100], size_text[32], truncated[16], page[16];
+    snprintf (page, sizeof page, "%zu", page_size ? page_size : 1000);
+    int first = 1;
+    for (;;) {
+        s_req_t *r = s_req_new (self, OP_LIST, prefix);
+        if (!r)
+            return s_oom (e, "LIST", prefix);
+        r->bucket_only = 1;
+        s_req_query (r, "list-type", "2");
+        s_req_query (r, "prefix", prefix ? prefix : "");
+        s_req_query (r, "max-keys", page);
+        if (!first)
+            s_req_query (r, "continuation-token", token);
+        else if (start_after && *start_after)
+            s_req_query (r, "start-after", start_after);
+        if (s_perform (self, r, e) != 0) {
+            s_req_done (self, r);
+            return -1;
+        }
+        first = 0;
+        size_t pos = 0;
+        int stop = 0;
+        const char *xml = r->body ? r->body : "";
+        size_t len = r->body_len;
+        /* each <Contents> holds <Key> and <Size> */
+        for (;;) {
+            size_t block = pos;
+            if (sb_s3_xml_next (xml, len, &block, "Key", key, sizeof key) != 0)
+                break;
+            size_t after_key = block;
+            if (sb_s3_xml_next (xml, len, &after_key, "Size", size_text, sizeof size_text) != 0) {
+                if (e) {
+                    s_fill_error (self, r, CURLE_OK, "ListObjectsV2 reply has a Key without a Size");
+                    *e = r->error;
+                }
+                s_req_done (self, r);
+                return -1;
+            }
+            pos = after_key;
+            if (end_at && strcmp (key, end_at) > 0) {
+                stop = 1;
+                break;
+            }
+            char *endp = NULL;
+            unsigned long long size = strtoull (size_text, &endp, 10);
+            if (fn (ctx, key, size) != 0) {
+                stop = 1;
+                break;
+            }
+        }
+        int more = sb_s3_xml_find (xml, len, "IsTruncated", truncated, sizeof truncated) == 0
+                   && strcmp (truncated, "true") == 0;
+        if (more && sb_s3_xml_find (xml, len, "NextContinuationToken", token, sizeof token) != 0) {
+            if (e) {
+                s_fill_error (self, r, CURLE_OK, "truncated ListObjectsV2 reply without NextContinuationToken");
+                *e = r->error;
+            }
+            s_req_done (self, r);
+            return -1;
+        }
+        s_req_done (self, r);
+        if (stop || !more)
+            return 0;
+    }
+}
+
+/* SHA-256 of generated content, streamed through a fixed buffer (payload
+ * signing costs one more pass over the bytes, never the whole object in
+ * memory). Returns 0 or -1. */
+static int
+s_hash_content (sb_s3_fill_fn fill, void *ctx, uint64_t base, uint64_t size, char out[65])
+{
+    EVP_MD_CTX *md = EVP_MD_CTX_new ();
+    uint8_t *buf = malloc (1 << 20);
+    unsigned char digest[32];
+    unsigned int dlen = 0;
+    int rc = md && buf && EVP_DigestInit_ex (md, EVP_sha256 (), NULL) == 1 ? 0 : -1;
+    for (uint64_t done = 0; rc == 0 && done < size;) {
+        size_t n = size - done < (1 << 20) ? (size_t) (size - done) : (1 << 20);
+        fill (ctx, base + done, buf, n);
+        rc = EVP_DigestUpdate (md, buf, n) == 1 ? 0 : -1;
+        done += n;
+    }
+    if (rc == 0 && EVP_DigestFinal_ex (md, digest, &dlen) == 1 && dlen == 32)
+        for (int i = 0; i < 32; i++)
+            snprintf (out + 2 * i, 3, "%02x", digest[i]);
+    else
+        rc = -1;
+    free (buf);
+    EVP_MD_CTX_free (md);
+    return rc;
+}
+
+static int
+s_put_single (sb_s3_t *self, const char *key, uint64_t size, sb_s3_fill_fn fill, void *ctx, sb_s3_error_t *e)
+{
+    s_req_t *r = s_req_new (self, OP_PUT, key);
+    if (!r)
+        return s_oom (e, "PUT", key);
+    r->fill = fill;
+    r->fill_ctx = ctx;
+    r->up_size = size;
+    if (self->cfg.sign_payload && s_hash_content (fill, ctx, 0, size, r->content_sha256) != 0) {
+        s_req_done (self, r);
+        return s_oom (e, "PUT", key);
+    }
+    int rc = s_perform (self, r, e);
+    s_req_done (self, r);
+    return rc;
+}
+
+static int
+s_multipart (sb_s3_t *self, const char *key, uint64_t size, sb_s3_fill_fn fill, void *ctx, sb_s3_error_t *e)
+{
+    s_req_t *r = s_req_new (self, OP_MP_INIT, key);
+    if (!r)
+        return s_oom (e, "MULTIPART-INIT", key);
+    s_req_query (r, "uploads", "");
+    if (s_perform (self, r, e) != 0) {
+        s_req_done (self, r);
+        return -1;
+    }
+    char upload_id[1024];
+    if (!r->body || sb_s3_xml_find (r->body, r->body_len, "UploadId", upload_id, sizeof upload_id) != 0) {
+        s_fill_error (self, r, CURLE_OK, "CreateMultipartUpload reply has no UploadId");
+        if (e)
+            *e = r->error;
+        s_req_done (self, r);
+        return -1;
+    }
+    s_req_done (self, r);
+    uint64_t part = self->cfg.multipart_part;
+    uint64_t nparts = (size + part - 1) / part;
+    size_t xml_cap = 128 + (size_t) nparts * 420;
+    char *xml = malloc (xml_cap);
+    if (!xml)
+        return s_oom (e, "MULTIPART-PART", key);
+    size_t xl = (size_t) snprintf (xml, xml_cap, "<CompleteMultipartUpload>");
+    int rc = 0;
+    for (uint64_t p = 0; p < nparts && rc == 0; p++) {
+        r = s_req_new (self, OP_MP_PART, key);
+        if (!r) {
+            rc = s_oom (e, "MULTIPART-PART", key);
+            break;
+        }
+        char num[24];
+        snprintf (num, sizeof num, "%llu", (unsigned long long) (p + 1));
+        s_req_query (r, "partNumber", num);
+        s_req_query (r, "uploadId", upload_id);
+        r->fill = fill;
+        r->fill_ctx = ctx;
+        r->up_base = p * part;
+        r->up_size = size - p * part < part ? size - p * part : part;
+        if (self->cfg.sign_payload && s_hash_content (fill, ctx, r->up_base, r->up_size, r->content_sha256) != 0) {
+            s_req_done (self, r);
+            rc = s_oom (e, "MULTIPART-PART", key);
+            break;
+        }
+        rc = s_perform (self, r, e);
+        if (rc == 0) {
+            char etag[400];
+            if (sb_s3_xml_escape (r->etag, etag, sizeof etag) != 0 || !r->etag[0]) {
+                s_fill_error (self, r, CURLE_OK, "UploadPart reply has no usable ETag");
+                if (e)
+                    *e = r->error;
+                rc = -1;
+            }
+            else
+                xl += (size_t) snprintf (xml + xl, xml_cap - xl, "<Part><PartNumber>%s</PartNumber><ETag>%s</ETag></Part>",
+                                         num, etag);
+        }
+        s_req_done (self, r);
+    }
+    if (rc == 0) {
+        xl += (size_t) snprintf (xml + xl, xml_cap - xl, "</CompleteMultipartUpload>");
+        r = s_req_new (self, OP_MP_DONE, key);
+        if (!r)
+            rc = s_oom (e, "MULTIPART-COMPLETE", key);
+        else {
+            s_req_query (r, "uploadId", upload_id);
+            r->up_body = xml;
+            r->up_size = xl;
+            sb_s3_sha256_hex (xml, xl, r->content_sha256);
+            rc = s_perform (self, r, e);
+            /* CompleteMultipartUpload can answer 200 with an <Error> body */
+            if (rc == 0 && r->body && strstr (r->body, "<Error>")) {
+                r->status = 500;
+                s_fill_error (self, r, CURLE_OK, "CompleteMultipartUpload returned an error");
+                if (e)
+                    *e = r->error;
+                rc = -1;
+            }
+            s_req_done (self, r);
+        }
+    }
+    free (xml);
+    if (rc != 0) {
+        /* best effort: do not leave the parts behind */
+        r = s_req_new (self, OP_MP_ABORT, key);
+        if (r) {
+            s_req_query (r, "uploadId", upload_id);
+            sb_s3_error_t ignored;
+            if (s_perform (self, r, &ignored) != 0)
+                sb_debug ("abort of multipart upload %s failed: %s", key, ignored.text);
+            s_req_done (self, r);
+        }
+    }
+    return rc;
+}
+
+int
+sb_s3_put (sb_s3_t *self, const char *key, uint64_t size, sb_s3_fill_fn fill, void *ctx, sb_s3_error_t *e)
+{
+    if (size >= self->cfg.multipart_threshold && self->cfg.multipart_part > 0 && size > self->cfg.multipart_part)
+        return s_multipart (self, key, size, fill, ctx, e);
+    return s_put_single (self, key, size, fill, ctx, e);
+}
+
+int
+sb_s3_get (sb_s3_t *self, const char *key, uint64_t offset, uint64_t length, uint64_t *received, sb_s3_error_t *e)
+{
+    s_req_t *r = s_req_new (self, OP_GET, key);
+    if (!r)
+        return s_oom (e, "GET", key);
+    r->offset = offset;
+    r->length = length;
+    r->ranged = length > 0;
+    int rc = s_perform (self, r, e);
+    *received = r->received;
+    s_req_done (self, r);
+    return rc;
+}
+
+int
+sb_s3_delete (sb_s3_t *self, const char *key, sb_s3_error_t *e)
+{
+    s_req_t *r = s_req_new (self, OP_DELETE, key);
+    if (!r)
+        return s_oom (e, "DELETE", key);
+    int rc = s_perform (self, r, e);
+    s_req_done (self, r);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- async GETs */
+
+int
+sb_s3_get_start (sb_s3_t *self, uint64_t tag, const char *key, uint64_t offset, uint64_t length, int verify,
+                 uint64_t content_seed)
+{
+    s_req_t *r = s_req_new (self, OP_GET, key);
+    if (!r)
+        return -1;
+    r->async = 1;
+    r->tag = tag;
+    r->offset = offset;
+    r->length = length;
+    r->ranged = 1;
+    r->verify = verify;
+    r->content_seed = content_seed;
+    if (verify && !(r->verify_buf = malloc (65536))) {
+        free (r);
+        return -1;
+    }
+    self->pending++;
+    if (s_start (self, r) != 0)
+        s_complete (self, r);   /* delivered as a failure */
+    return 0;
+}
+
+int
+sb_s3_run (sb_s3_t *self, int timeout_ms, void (*fn) (void *ctx, const sb_s3_done_t *done), void *ctx)
+{
+    if (!self->done_list && s_pump (self, timeout_ms) != 0)
+        return -1;
+    int delivered = 0;
+    while (self->done_list) {
+        s_req_t *r = self->done_list;
+        self->done_list = r->next;
+        if (!self->done_list)
+            self->done_tail = NULL;
+        sb_s3_done_t d = { .tag = r->tag, .bytes = r->received, .latency_ns = r->latency_ns, .failed = r->failed };
+        if (r->failed)
+            d.error = r->error;
+        self->pending--;
+        s_req_done (self, r);
+        fn (ctx, &d);
+        delivered++;
+    }
+    return delivered;
+}

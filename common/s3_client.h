@@ -1,0 +1,121 @@
+/* s3_client: an S3 client on libcurl's multi interface.
+ *
+ * One sb_s3_t belongs to one thread. It keeps connections alive across
+ * requests, spreads requests over several endpoints (round robin or least
+ * connections), signs every request with SigV4 (s3_sign.c), retries
+ * transient failures with jittered exponential backoff, and counts requests,
+ * bytes, errors, retries and latency per endpoint.
+ *
+ * Every failure is described completely in an sb_s3_error_t: endpoint,
+ * operation, key, attempt, HTTP status, S3 error code and message, curl code
+ * and text, and errno. Retried: connect failures, resets, empty replies,
+ * timeouts, short bodies, HTTP 408/429/500/502/503/504. Never retried:
+ * other 4xx (400, 403, 404, ...) and verification mismatches.
+ *
+ * Blocking calls (list, put, check, get) are for the coordinator and for
+ * datagen; the asynchronous GET calls are the read engine of a rank. */
+#ifndef SB_S3_CLIENT_H
+#define SB_S3_CLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "histogram.h"
+#include "storage.h"
+
+typedef struct sb_s3 sb_s3_t;
+
+typedef struct {
+    char endpoint[256];
+    char op[24];            /* GET, HEAD, LIST, PUT, MULTIPART-INIT, ... */
+    char key[1024];
+    int  attempt;           /* 1-based attempt that failed last */
+    long http_status;       /* 0 when no HTTP reply */
+    char s3_code[64];       /* from the XML error body; "" when none */
+    char s3_message[256];
+    int  curl_code;         /* CURLE_*; 0 when curl succeeded */
+    char curl_text[256];
+    int  os_errno;          /* errno of the transfer (connect, recv); 0 when none */
+    char text[2048];        /* all of the above in one sentence */
+} sb_s3_error_t;
+
+typedef struct {
+    uint64_t       requests;    /* attempts sent, retries included */
+    uint64_t       bytes;       /* payload bytes received or sent */
+    uint64_t       errors;      /* failed attempts */
+    uint64_t       retries;     /* attempts that were retried */
+    sb_histogram_t latency;     /* per successful request, microseconds */
+} sb_s3_endpoint_stats_t;
+
+/* Create a client for cfg (copied). Loads credentials from this process's
+ * environment. max_in_flight bounds concurrent requests (and connections per
+ * endpoint). NULL with err set on failure. */
+sb_s3_t *sb_s3_new (const sb_storage_cfg_t *cfg, size_t max_in_flight, char *err, size_t err_size);
+/* Abort transfers, free; accepts NULL and nulls the pointer. */
+void sb_s3_destroy (sb_s3_t **self_p);
+
+/* Where the credentials came from ("environment", "FILE [profile]"). Borrowed. */
+const char *sb_s3_credentials_source (const sb_s3_t *self);
+size_t sb_s3_endpoint_count (const sb_s3_t *self);
+const char *sb_s3_endpoint (const sb_s3_t *self, size_t i);
+/* Counters of endpoint i (borrowed; the caller may reset them). */
+sb_s3_endpoint_stats_t *sb_s3_stats (sb_s3_t *self, size_t i);
+
+/* Preflight of endpoint i: a signed HEAD of the bucket (TCP connect
+ * included); when refused, a signed GET tells the S3 error code. No retry.
+ * Returns 0, or -1 with e filled. */
+int sb_s3_check_endpoint (sb_s3_t *self, size_t i, sb_s3_error_t *e);
+
+/* ListObjectsV2 of every key under prefix that sorts after start_after
+ * (NULL: from the start) and, when end_at is not NULL, at or before end_at.
+ * fn is called per key in order; a non-zero return stops the listing.
+ * page_size: max-keys per request (0: 1000). Returns 0, or -1 with e set. */
+typedef int (*sb_s3_list_fn) (void *ctx, const char *key, uint64_t size);
+int sb_s3_list (sb_s3_t *self, const char *prefix, const char *start_after, const char *end_at,
+                size_t page_size, sb_s3_list_fn fn, void *ctx, sb_s3_error_t *e);
+
+/* PUT an object of size bytes whose content fill() produces; multipart
+ * upload when size >= the configured threshold (parts of the configured
+ * size, aborted on failure). Returns 0, or -1 with e set. */
+typedef void (*sb_s3_fill_fn) (void *ctx, uint64_t offset, uint8_t *buf, size_t len);
+int sb_s3_put (sb_s3_t *self, const char *key, uint64_t size, sb_s3_fill_fn fill, void *ctx, sb_s3_error_t *e);
+
+/* Blocking GET of [offset, offset+length) (length 0: the whole object, any
+ * size). *received: bytes that arrived. Returns 0, or -1 with e set. */
+int sb_s3_get (sb_s3_t *self, const char *key, uint64_t offset, uint64_t length, uint64_t *received,
+               sb_s3_error_t *e);
+
+/* DELETE an object. Returns 0, or -1 with e set. */
+int sb_s3_delete (sb_s3_t *self, const char *key, sb_s3_error_t *e);
+
+/* ---- asynchronous ranged GETs ---- */
+
+typedef struct {
+    uint64_t      tag;
+    uint64_t      bytes;        /* bytes that arrived (all of them, or the request failed) */
+    uint64_t      latency_ns;   /* of the successful attempt */
+    int           failed;
+    sb_s3_error_t error;        /* when failed */
+} sb_s3_done_t;
+
+/* Start a GET of exactly length bytes at offset of key (length > 0). When
+ * verify, every byte is compared with sb_content_fill(content_seed, ...).
+ * Returns 0, or -1 when out of memory. */
+int sb_s3_get_start (sb_s3_t *self, uint64_t tag, const char *key, uint64_t offset, uint64_t length,
+                     int verify, uint64_t content_seed);
+
+/* Requests started and not yet delivered (retries waiting included). */
+size_t sb_s3_pending (const sb_s3_t *self);
+
+/* Move transfers along: wait up to timeout_ms for network activity or
+ * sb_s3_wakeup, then call fn for every GET that completed. Returns the
+ * number delivered, or -1 on a curl multi failure. */
+int sb_s3_run (sb_s3_t *self, int timeout_ms, void (*fn) (void *ctx, const sb_s3_done_t *done), void *ctx);
+
+/* Wake a thread blocked in sb_s3_run; safe from any thread. */
+void sb_s3_wakeup (sb_s3_t *self);
+
+/* Is this failure worth retrying (for callers classifying errors)? */
+int sb_s3_error_is_transient (const sb_s3_error_t *e);
+
+#endif

@@ -1,0 +1,36 @@
+/* storage: where the dataset lives, as configured (DLIO's storage section).
+ *
+ * Shared by the coordinator (listing, preflight) and the workers (reads,
+ * datagen); sent to workers in WELCOME without any credential. */
+#ifndef SB_STORAGE_H
+#define SB_STORAGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SB_MAX_ENDPOINTS 32
+
+typedef enum { SB_STORAGE_FILE, SB_STORAGE_S3 } sb_storage_type_t;
+typedef enum { SB_LB_ROUND_ROBIN, SB_LB_LEAST_CONNECTIONS } sb_lb_t;
+
+typedef struct {
+    sb_storage_type_t type;
+    char     bucket[256];                           /* storage.storage_root */
+    char     endpoints[SB_MAX_ENDPOINTS][256];      /* http(s)://host:port */
+    size_t   nendpoints;
+    sb_lb_t  lb;
+    char     region[64];
+    int      path_style;                            /* 1: /bucket/key; 0: bucket.host/key */
+    uint64_t max_in_flight;                         /* requests per rank */
+    double   connect_timeout_s;
+    double   request_timeout_s;
+    uint64_t max_retries;
+    uint64_t multipart_threshold;                   /* bytes */
+    uint64_t multipart_part;                        /* bytes */
+    int      sign_payload;                          /* 1: hash PUT bodies; 0: UNSIGNED-PAYLOAD */
+} sb_storage_cfg_t;
+
+const char *sb_storage_type_name (sb_storage_type_t type);
+const char *sb_storage_lb_name (sb_lb_t lb);
+
+#endif
