@@ -43,6 +43,7 @@ struct s_req {
     size_t    nquery;
     int       bucket_only;      /* the request addresses the bucket, not a key */
     int       fixed_endpoint;   /* -1: balance; else always this endpoint */
+    int       no_retry;         /* preflight: report the first failure */
     /* GET range */
     uint64_t  offset, length;
     int       ranged;
@@ -707,7 +708,7 @@ s_on_finished (sb_s3_t *self, s_req_t *r, CURLcode cc)
     s_active_remove (self, r);
     int transient = sb_s3_error_is_transient (&r->error)
                     || (cc == CURLE_OK && r->status < 300 && !r->verify_failed);   /* short body */
-    if (transient && (uint64_t) r->attempt <= self->cfg.max_retries && r->op != OP_CHECK) {
+    if (transient && (uint64_t) r->attempt <= self->cfg.max_retries && !r->no_retry) {
         ep->stats.retries++;
         sb_debug ("%s; retrying", r->error.text);
         r->due_ns = sb_mono_ns () + s_backoff_ns (self, r->attempt);
@@ -853,6 +854,7 @@ sb_s3_check_endpoint (sb_s3_t *self, size_t i, sb_s3_error_t *e)
         return s_oom (e, "HEAD", NULL);
     r->bucket_only = 1;
     r->fixed_endpoint = (int) i;
+    r->no_retry = 1;
     int rc = s_perform (self, r, e);
     long status = r->status;
     s_req_done (self, r);
@@ -864,6 +866,7 @@ sb_s3_check_endpoint (sb_s3_t *self, size_t i, sb_s3_error_t *e)
         return -1;
     r->bucket_only = 1;
     r->fixed_endpoint = (int) i;
+    r->no_retry = 1;
     s_req_query (r, "list-type", "2");
     s_req_query (r, "max-keys", "0");
     sb_s3_error_t e2;
@@ -1061,7 +1064,8 @@ s_multipart (sb_s3_t *self, const char *key, uint64_t size, sb_s3_fill_fn fill, 
             s_req_query (r, "uploadId", upload_id);
             r->up_body = xml;
             r->up_size = xl;
-            sb_s3_sha256_hex (xml, xl, r->content_sha256);
+            if (sb_s3_sha256_hex (xml, xl, r->content_sha256) != 0)
+            snprintf (r->content_sha256, sizeof r->content_sha256, "UNSIGNED-PAYLOAD");
             rc = s_perform (self, r, e);
             /* CompleteMultipartUpload can answer 200 with an <Error> body */
             if (rc == 0 && r->body && strstr (r->body, "<Error>")) {

