@@ -111,18 +111,6 @@ static int s_global_init_done;
 static void s_active_add (sb_s3_t *self, s_req_t *r);
 static void s_active_remove (sb_s3_t *self, s_req_t *r);
 
-const char *
-sb_storage_type_name (sb_storage_type_t type)
-{
-    return type == SB_STORAGE_S3 ? "s3" : "file";
-}
-
-const char *
-sb_storage_lb_name (sb_lb_t lb)
-{
-    return lb == SB_LB_LEAST_CONNECTIONS ? "least_connections" : "round_robin";
-}
-
 /* ---------------------------------------------------------------- set-up */
 
 static int

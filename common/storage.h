@@ -30,7 +30,15 @@ typedef struct {
     int      sign_payload;                          /* 1: hash PUT bodies; 0: UNSIGNED-PAYLOAD */
 } sb_storage_cfg_t;
 
+/* "file" | "s3"; "round_robin" | "least_connections". Borrowed. */
 const char *sb_storage_type_name (sb_storage_type_t type);
 const char *sb_storage_lb_name (sb_lb_t lb);
+
+/* The storage fields of WELCOME, both ways, in one place so that the
+ * coordinator and the workers cannot disagree. to_welcome points the
+ * message's strings into cfg and allocates the endpoints array (the caller
+ * frees welcome->endpoints.items only); from_welcome copies. Return 0 or -1. */
+int sb_storage_to_welcome (const sb_storage_cfg_t *cfg, void *welcome);
+int sb_storage_from_welcome (const void *welcome, sb_storage_cfg_t *cfg, char *err, size_t err_size);
 
 #endif

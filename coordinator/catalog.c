@@ -130,6 +130,105 @@ s_sql (sqlite3 *db, const char *sql, char *err, size_t err_size)
     return 0;
 }
 
+/* The newest catalog of uri with this fingerprint. 1 found (info filled),
+ * 0 none, -1 error. */
+static int
+s_lookup (sqlite3 *db, const char *uri, const char *fingerprint, sb_catalog_info_t *info, char *err, size_t err_size)
+{
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2 (db, "SELECT id, count, bytes FROM catalogs WHERE uri = ? AND fingerprint = ?"
+                            " ORDER BY id DESC LIMIT 1", -1, &q, NULL) != SQLITE_OK
+        || sqlite3_bind_text (q, 1, uri, -1, SQLITE_TRANSIENT) != SQLITE_OK
+        || sqlite3_bind_text (q, 2, fingerprint, -1, SQLITE_TRANSIENT) != SQLITE_OK) {
+        snprintf (err, err_size, "catalog lookup: %s", sqlite3_errmsg (db));
+        sqlite3_finalize (q);
+        return -1;
+    }
+    int found = 0;
+    if (sqlite3_step (q) == SQLITE_ROW) {
+        info->id = sqlite3_column_int64 (q, 0);
+        info->count = (uint64_t) sqlite3_column_int64 (q, 1);
+        info->bytes = (uint64_t) sqlite3_column_int64 (q, 2);
+        info->reused = 1;
+        found = 1;
+    }
+    sqlite3_finalize (q);
+    return found;
+}
+
+/* A lister streams (key relative to the prefix, size) rows into ins. */
+typedef int (*s_lister_fn) (void *ctx, int base_fd, sqlite3 *db, sqlite3_stmt *ins, uint64_t *count, uint64_t *bytes,
+                            char *err, size_t err_size);
+
+/* One transaction: staging table filled by the lister, sorted by SQLite
+ * into objects(idx) under a new catalogs row. */
+static sb_catalog_status_t
+s_list_into (sqlite3 *db, const char *uri, const char *prefix, const char *fingerprint, s_lister_fn lister,
+             void *ctx, int base_fd, sb_catalog_info_t *info, char *err, size_t err_size)
+{
+    uint64_t t0 = sb_mono_ns ();
+    sqlite3_stmt *ins = NULL, *q = NULL;
+    uint64_t count = 0, bytes = 0;
+    if (s_sql (db, "BEGIN IMMEDIATE; CREATE TEMP TABLE IF NOT EXISTS catalog_staging (key TEXT NOT NULL, size INTEGER NOT NULL);"
+               " DELETE FROM temp.catalog_staging;", err, err_size) != 0)
+        return SB_CATALOG_ERROR;
+    if (sqlite3_prepare_v2 (db, "INSERT INTO temp.catalog_staging (key, size) VALUES (?, ?)", -1, &ins, NULL) != SQLITE_OK) {
+        snprintf (err, err_size, "catalog: %s", sqlite3_errmsg (db));
+        goto rollback;
+    }
+    int rc = lister (ctx, base_fd, db, ins, &count, &bytes, err, err_size);
+    sqlite3_finalize (ins);
+    if (rc != 0)
+        goto rollback;
+    if (sqlite3_prepare_v2 (db, "INSERT INTO catalogs (uri, prefix, fingerprint, listed_at, list_s, count, bytes)"
+                            " VALUES (?, ?, ?, ?, 0, ?, ?)", -1, &q, NULL) != SQLITE_OK
+        || sqlite3_bind_text (q, 1, uri, -1, SQLITE_TRANSIENT) != SQLITE_OK
+        || sqlite3_bind_text (q, 2, prefix, -1, SQLITE_TRANSIENT) != SQLITE_OK
+        || sqlite3_bind_text (q, 3, fingerprint, -1, SQLITE_TRANSIENT) != SQLITE_OK
+        || sqlite3_bind_double (q, 4, sb_now ()) != SQLITE_OK
+        || sqlite3_bind_int64 (q, 5, (int64_t) count) != SQLITE_OK
+        || sqlite3_bind_int64 (q, 6, (int64_t) bytes) != SQLITE_OK
+        || sqlite3_step (q) != SQLITE_DONE) {
+        snprintf (err, err_size, "catalog: %s", sqlite3_errmsg (db));
+        sqlite3_finalize (q);
+        goto rollback;
+    }
+    sqlite3_finalize (q);
+    info->id = sqlite3_last_insert_rowid (db);
+    char sql[512];
+    snprintf (sql, sizeof sql,
+              "INSERT INTO objects (catalog_id, idx, key, size)"
+              " SELECT %lld, row_number() OVER (ORDER BY key) - 1, key, size FROM temp.catalog_staging ORDER BY key;"
+              " DELETE FROM temp.catalog_staging;", (long long) info->id);
+    if (s_sql (db, sql, err, err_size) != 0)
+        goto rollback;
+    info->count = count;
+    info->bytes = bytes;
+    info->reused = 0;
+    info->list_s = (double) (sb_mono_ns () - t0) / 1e9;
+    snprintf (sql, sizeof sql, "UPDATE catalogs SET list_s = %.6f WHERE id = %lld; COMMIT;", info->list_s,
+              (long long) info->id);
+    if (s_sql (db, sql, err, err_size) != 0)
+        goto rollback;
+    return SB_CATALOG_OK;
+rollback:
+    sqlite3_exec (db, "ROLLBACK", NULL, NULL, NULL);
+    return SB_CATALOG_ERROR;
+}
+
+static int
+s_file_lister (void *ctx, int base_fd, sqlite3 *db, sqlite3_stmt *ins, uint64_t *count, uint64_t *bytes, char *err,
+               size_t err_size)
+{
+    s_walk_t *w = ctx;
+    w->ins = ins;
+    if (s_walk (w, base_fd, "train") != 0)
+        return -1;
+    *count = w->count;
+    *bytes = w->bytes;
+    return 0;
+}
+
 sb_catalog_status_t
 sb_catalog_ensure (sqlite3 *db, const char *data_folder, int relist, sb_catalog_info_t *info,
                    char *err, size_t err_size)
@@ -169,81 +268,101 @@ sb_catalog_ensure (sqlite3 *db, const char *data_folder, int relist, sb_catalog_
     snprintf (fingerprint, sizeof fingerprint, "%016llx/%llu", (unsigned long long) w.fp.hash,
               (unsigned long long) w.fp.folders);
 
+    int found = relist ? 0 : s_lookup (db, uri, fingerprint, info, err, err_size);
     sb_catalog_status_t status = SB_CATALOG_ERROR;
-    sqlite3_stmt *q = NULL;
-    if (!relist) {
-        if (sqlite3_prepare_v2 (db, "SELECT id, count, bytes FROM catalogs WHERE uri = ? AND fingerprint = ?"
-                                " ORDER BY id DESC LIMIT 1", -1, &q, NULL) != SQLITE_OK
-            || sqlite3_bind_text (q, 1, uri, -1, SQLITE_TRANSIENT) != SQLITE_OK
-            || sqlite3_bind_text (q, 2, fingerprint, -1, SQLITE_TRANSIENT) != SQLITE_OK) {
-            snprintf (err, err_size, "catalog lookup: %s", sqlite3_errmsg (db));
-            goto done;
-        }
-        if (sqlite3_step (q) == SQLITE_ROW) {
-            info->id = sqlite3_column_int64 (q, 0);
-            info->count = (uint64_t) sqlite3_column_int64 (q, 1);
-            info->bytes = (uint64_t) sqlite3_column_int64 (q, 2);
-            info->reused = 1;
-            status = SB_CATALOG_OK;
-            goto done;
-        }
-        sqlite3_finalize (q);
-        q = NULL;
+    if (found > 0)
+        status = SB_CATALOG_OK;
+    else if (found == 0) {
+        w.fingerprint_only = 0;
+        w.fp.hash = 0xcbf29ce484222325ull;
+        w.fp.folders = 0;
+        status = s_list_into (db, uri, info->prefix, fingerprint, s_file_lister, &w, base_fd, info, err, err_size);
     }
-
-    /* Fresh listing: one transaction; staging table sorted by SQLite. */
-    uint64_t t0 = sb_mono_ns ();
-    if (s_sql (db, "BEGIN IMMEDIATE; CREATE TEMP TABLE IF NOT EXISTS catalog_staging (key TEXT NOT NULL, size INTEGER NOT NULL);"
-               " DELETE FROM temp.catalog_staging;", err, err_size) != 0)
-        goto done;
-    if (sqlite3_prepare_v2 (db, "INSERT INTO temp.catalog_staging (key, size) VALUES (?, ?)", -1, &w.ins, NULL) != SQLITE_OK) {
-        snprintf (err, err_size, "catalog: %s", sqlite3_errmsg (db));
-        goto rollback;
-    }
-    w.fingerprint_only = 0;
-    w.fp.hash = 0xcbf29ce484222325ull;
-    w.fp.folders = 0;
-    int rc = s_walk (&w, base_fd, "train");
-    sqlite3_finalize (w.ins);
-    if (rc != 0)
-        goto rollback;
-    if (sqlite3_prepare_v2 (db, "INSERT INTO catalogs (uri, prefix, fingerprint, listed_at, list_s, count, bytes)"
-                            " VALUES (?, ?, ?, ?, 0, ?, ?)", -1, &q, NULL) != SQLITE_OK
-        || sqlite3_bind_text (q, 1, uri, -1, SQLITE_TRANSIENT) != SQLITE_OK
-        || sqlite3_bind_text (q, 2, info->prefix, -1, SQLITE_TRANSIENT) != SQLITE_OK
-        || sqlite3_bind_text (q, 3, fingerprint, -1, SQLITE_TRANSIENT) != SQLITE_OK
-        || sqlite3_bind_double (q, 4, sb_now ()) != SQLITE_OK
-        || sqlite3_bind_int64 (q, 5, (int64_t) w.count) != SQLITE_OK
-        || sqlite3_bind_int64 (q, 6, (int64_t) w.bytes) != SQLITE_OK
-        || sqlite3_step (q) != SQLITE_DONE) {
-        snprintf (err, err_size, "catalog: %s", sqlite3_errmsg (db));
-        goto rollback;
-    }
-    sqlite3_finalize (q);
-    q = NULL;
-    info->id = sqlite3_last_insert_rowid (db);
-    char sql[512];
-    snprintf (sql, sizeof sql,
-              "INSERT INTO objects (catalog_id, idx, key, size)"
-              " SELECT %lld, row_number() OVER (ORDER BY key) - 1, key, size FROM temp.catalog_staging ORDER BY key;"
-              " DELETE FROM temp.catalog_staging;", (long long) info->id);
-    if (s_sql (db, sql, err, err_size) != 0)
-        goto rollback;
-    info->count = w.count;
-    info->bytes = w.bytes;
-    info->list_s = (double) (sb_mono_ns () - t0) / 1e9;
-    snprintf (sql, sizeof sql, "UPDATE catalogs SET list_s = %.6f WHERE id = %lld; COMMIT;", info->list_s,
-              (long long) info->id);
-    if (s_sql (db, sql, err, err_size) != 0)
-        goto rollback;
-    status = SB_CATALOG_OK;
-    goto done;
-rollback:
-    sqlite3_exec (db, "ROLLBACK", NULL, NULL, NULL);
-done:
-    sqlite3_finalize (q);
     close (base_fd);
     return status;
+}
+
+/* ---- S3 ---- */
+
+typedef struct {
+    sqlite3_stmt *ins;
+    size_t        prefix_len;
+    uint64_t      count, bytes;
+    int           failed;
+    char         *err;
+    size_t        err_size;
+    sqlite3      *db;
+} s_s3_list_t;
+
+static int
+s_s3_on_key (void *arg, const char *key, uint64_t size)
+{
+    s_s3_list_t *l = arg;
+    const char *rel = key + l->prefix_len;
+    const char *base = strrchr (rel, '/') ? strrchr (rel, '/') + 1 : rel;
+    if (base[0] == '.' || key[strlen (key) - 1] == '/')
+        return 0;   /* hidden objects and folder markers */
+    sqlite3_reset (l->ins);
+    if (sqlite3_bind_text (l->ins, 1, rel, -1, SQLITE_TRANSIENT) != SQLITE_OK
+        || sqlite3_bind_int64 (l->ins, 2, (int64_t) size) != SQLITE_OK || sqlite3_step (l->ins) != SQLITE_DONE) {
+        snprintf (l->err, l->err_size, "catalog insert: %s", sqlite3_errmsg (l->db));
+        l->failed = 1;
+        return 1;
+    }
+    l->count++;
+    l->bytes += size;
+    return 0;
+}
+
+typedef struct {
+    sb_s3_t    *s3;
+    const char *list_prefix;
+    size_t      prefix_len;
+} s_s3_ctx_t;
+
+static int
+s_s3_lister (void *arg, int base_fd, sqlite3 *db, sqlite3_stmt *ins, uint64_t *count, uint64_t *bytes, char *err,
+             size_t err_size)
+{
+    s_s3_ctx_t *c = arg;
+    s_s3_list_t l = { .ins = ins, .prefix_len = c->prefix_len, .err = err, .err_size = err_size, .db = db };
+    sb_s3_error_t e;
+    if (sb_s3_list (c->s3, c->list_prefix, NULL, NULL, 1000, s_s3_on_key, &l, &e) != 0) {
+        if (!l.failed)
+            snprintf (err, err_size, "listing s3://%s: %s", c->list_prefix, e.text);
+        return -1;
+    }
+    if (l.failed)
+        return -1;
+    *count = l.count;
+    *bytes = l.bytes;
+    return 0;
+}
+
+sb_catalog_status_t
+sb_catalog_ensure_s3 (sqlite3 *db, sb_s3_t *s3, const char *bucket, const char *key_prefix, int relist,
+                      sb_catalog_info_t *info, char *err, size_t err_size)
+{
+    memset (info, 0, sizeof *info);
+    if (sb_strf (info->prefix, sizeof info->prefix, "%s", key_prefix) != 0) {
+        snprintf (err, err_size, "key prefix too long");
+        return SB_CATALOG_ERROR;
+    }
+    char uri[1400], list_prefix[1200];
+    snprintf (uri, sizeof uri, "s3://%s/%strain", bucket, key_prefix);
+    snprintf (list_prefix, sizeof list_prefix, "%strain/", key_prefix);
+    /* An object store has no cheap change marker: a catalog is reused until
+     * --relist (or a datagen, which relists). */
+    int found = relist ? 0 : s_lookup (db, uri, "s3", info, err, err_size);
+    if (found > 0)
+        return SB_CATALOG_OK;
+    if (found < 0)
+        return SB_CATALOG_ERROR;
+    s_s3_ctx_t ctx = { .s3 = s3, .list_prefix = list_prefix, .prefix_len = strlen (key_prefix) };
+    sb_catalog_status_t st = s_list_into (db, uri, info->prefix, "s3", s_s3_lister, &ctx, -1, info, err, err_size);
+    if (st == SB_CATALOG_OK && info->count == 0)
+        return SB_CATALOG_MISSING;
+    return st;
 }
 
 struct sb_catalog_reader {

@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "s3_client.h"
+
 typedef struct {
     int64_t  id;
     uint64_t count;         /* objects listed */
@@ -28,6 +30,14 @@ typedef enum { SB_CATALOG_OK = 0, SB_CATALOG_MISSING = 1, SB_CATALOG_ERROR = -1 
  * written), SB_CATALOG_ERROR with err set on failure. */
 sb_catalog_status_t sb_catalog_ensure (sqlite3 *db, const char *data_folder, int relist,
                                        sb_catalog_info_t *info, char *err, size_t err_size);
+
+/* List (or reuse) the objects under s3://bucket/KEY_PREFIXtrain/ with s3
+ * (key_prefix empty or ending with '/'). Keys are stored relative to
+ * key_prefix. An object store has no cheap change marker: the newest catalog
+ * of the same URI is reused unless relist. SB_CATALOG_MISSING when the
+ * listing finds no object. */
+sb_catalog_status_t sb_catalog_ensure_s3 (sqlite3 *db, sb_s3_t *s3, const char *bucket, const char *key_prefix,
+                                          int relist, sb_catalog_info_t *info, char *err, size_t err_size);
 
 /* Reader of one catalog's objects by idx (a prepared statement). */
 typedef struct sb_catalog_reader sb_catalog_reader_t;

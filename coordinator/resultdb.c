@@ -75,6 +75,20 @@ sb_resultdb_open (const char *path, char *err, size_t err_size)
                   path, version, SB_RESULTDB_VERSION);
         goto fail;
     }
+    /* version 1 -> 2: S3 details on errors (the endpoints table is new and
+     * comes from the schema itself) */
+    if (version == 1 && sqlite3_exec (self->db,
+                                      "BEGIN; ALTER TABLE errors ADD COLUMN endpoint TEXT;"
+                                      " ALTER TABLE errors ADD COLUMN http_status INTEGER;"
+                                      " ALTER TABLE errors ADD COLUMN s3_code TEXT;"
+                                      " ALTER TABLE errors ADD COLUMN curl_code INTEGER;"
+                                      " ALTER TABLE errors ADD COLUMN attempt INTEGER; COMMIT;",
+                                      NULL, NULL, &msg) != SQLITE_OK) {
+        snprintf (err, err_size, "%s: cannot upgrade the result database from version 1: %s", path, msg ? msg : "?");
+        sqlite3_free (msg);
+        sqlite3_exec (self->db, "ROLLBACK", NULL, NULL, NULL);
+        goto fail;
+    }
     if (sqlite3_exec (self->db, sb_results_sql, NULL, NULL, &msg) != SQLITE_OK) {
         snprintf (err, err_size, "%s: cannot apply schemas/results.sql: %s", path, msg ? msg : "?");
         sqlite3_free (msg);
@@ -271,6 +285,31 @@ sb_resultdb_add_error (sb_resultdb_t *self, int64_t run_id, int64_t rank, const 
     return s_exec (self, "INSERT INTO errors (run_id, t, rank, host, op, target, errno_val, message)"
                    " VALUES (?,?,?,?,?,?,?,?)", "iditttit", run_id, sb_now (), rank, host, op, target, errno_val,
                    message);
+}
+
+int
+sb_resultdb_add_error_detail (sb_resultdb_t *self, int64_t run_id, int64_t rank, const char *host, const char *op,
+                              const char *target, int64_t errno_val, const char *message, const sb_error_detail_t *d)
+{
+    if (sb_resultdb_add_error (self, run_id, rank, host, op, target, errno_val, message) != 0)
+        return -1;
+    if (!d)
+        return 0;
+    return s_exec (self, "UPDATE errors SET endpoint = ?, http_status = ?, s3_code = ?, curl_code = ?, attempt = ?"
+                   " WHERE rowid = last_insert_rowid()", "titii", d->endpoint && *d->endpoint ? d->endpoint : NULL,
+                   d->http_status, d->s3_code && *d->s3_code ? d->s3_code : NULL, d->curl_code, d->attempt);
+}
+
+int
+sb_resultdb_add_endpoint (sb_resultdb_t *self, int64_t run_id, const char *endpoint, uint64_t requests,
+                          uint64_t bytes, uint64_t errors, uint64_t retries, double mean_ms, double p50_ms,
+                          double p90_ms, double p99_ms, double max_ms)
+{
+    return s_exec (self,
+                   "INSERT OR REPLACE INTO endpoints (run_id, endpoint, requests, bytes, errors, retries, mean_ms,"
+                   " p50_ms, p90_ms, p99_ms, max_ms) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                   "itiiiiddddd", run_id, endpoint, (int64_t) requests, (int64_t) bytes, (int64_t) errors,
+                   (int64_t) retries, mean_ms, p50_ms, p90_ms, p99_ms, max_ms);
 }
 
 int

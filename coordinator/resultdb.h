@@ -11,7 +11,7 @@
 
 typedef struct sb_resultdb sb_resultdb_t;
 
-#define SB_RESULTDB_VERSION 1
+#define SB_RESULTDB_VERSION 2
 
 /* Open (creating when absent) the database at path and apply the schema.
  * Returns NULL with a reason in err. */
@@ -64,6 +64,24 @@ int sb_resultdb_add_stats (sb_resultdb_t *self, int64_t run_id, double t, uint64
 /* rank < 0: not tied to a rank. host, target may be NULL. */
 int sb_resultdb_add_error (sb_resultdb_t *self, int64_t run_id, int64_t rank, const char *host,
                            const char *op, const char *target, int64_t errno_val, const char *message);
+
+/* An S3 failure: the same plus endpoint (may be NULL), HTTP status, S3 code,
+ * curl code and attempt. */
+typedef struct {
+    const char *endpoint;
+    int64_t     http_status;
+    const char *s3_code;
+    int64_t     curl_code;
+    int64_t     attempt;
+} sb_error_detail_t;
+int sb_resultdb_add_error_detail (sb_resultdb_t *self, int64_t run_id, int64_t rank, const char *host,
+                                  const char *op, const char *target, int64_t errno_val, const char *message,
+                                  const sb_error_detail_t *detail);
+
+/* One endpoints row (replaced when it exists). Latencies in milliseconds. */
+int sb_resultdb_add_endpoint (sb_resultdb_t *self, int64_t run_id, const char *endpoint, uint64_t requests,
+                              uint64_t bytes, uint64_t errors, uint64_t retries, double mean_ms, double p50_ms,
+                              double p90_ms, double p99_ms, double max_ms);
 
 /* Mark runs left 'running' by a coordinator that died as 'interrupted';
  * returns how many, or -1. */

@@ -7,6 +7,8 @@
 #include "session.h"
 #include "catalog.h"
 #include "dataset.h"
+#include "histogram.h"
+#include "s3_client.h"
 #include "launch.h"
 #include "log.h"
 #include "util.h"
@@ -34,6 +36,13 @@ typedef struct {
 
 typedef enum { S_PHASE_NONE, S_PHASE_DATAGEN, S_PHASE_TRAIN } s_phase_t;
 
+/* Per-endpoint totals of the current run, merged from ENDPOINT_STATS. */
+typedef struct {
+    char           endpoint[256];
+    uint64_t       requests, bytes, errors, retries;
+    sb_histogram_t latency;
+} s_endpoint_total_t;
+
 typedef struct {
     const sb_session_opts_t *o;
     zsock_t        *router;
@@ -57,6 +66,13 @@ typedef struct {
     sb_catalog_reader_t *catalog;
     sb_catalog_info_t    catalog_info;
     sb_dataset_t    dataset;
+    /* storage */
+    sb_s3_t        *s3;             /* the coordinator's own client (s3): preflight, listing */
+    char            key_prefix[1100];
+    s_endpoint_total_t endpoints[SB_MAX_ENDPOINTS];
+    size_t          nendpoints;
+    char           *preflight;      /* failures reported in READY: the table text */
+    size_t          preflight_len;
     /* outcome */
     int             failed;
     int             aborted;
@@ -201,10 +217,57 @@ s_on_hello (s_session_t *self, zframe_t *identity, sb_msg_hello_t *m)
     r->io_buffer = wl->io_buffer_bytes;
     r->verify = (uint64_t) wl->verify;
     r->keys_page = wl->keys_page;
+    if (sb_storage_to_welcome (&wl->storage, r) != 0) {
+        s_fail (self, "out of memory");
+        return;
+    }
     char span[64];
     sb_info ("worker %llu joined: %s pid %llu, %s", (unsigned long long) w->id, w->host,
              (unsigned long long) w->pid, s_rank_span (w, span, sizeof span));
-    s_send (self, w, &reply);   /* borrowed strings: nothing to free */
+    s_send (self, w, &reply);   /* borrowed strings: only the endpoints array is ours */
+    free (r->endpoints.items);
+}
+
+/* READY: the worker's preflight failures become rows of one table. */
+static void
+s_on_ready (s_session_t *self, s_worker_t *w, const sb_msg_ready_t *m)
+{
+    w->ready = 1;
+    for (size_t i = 0; i < m->causes.count && i < m->failed_endpoints.count; i++) {
+        char row[2048];
+        int n = snprintf (row, sizeof row, "  %-20s %-28s %s\n", w->host, m->failed_endpoints.items[i], m->causes.items[i]);
+        if (n <= 0)
+            continue;
+        char *grown = realloc (self->preflight, self->preflight_len + (size_t) n + 1);
+        if (!grown)
+            continue;
+        self->preflight = grown;
+        memcpy (self->preflight + self->preflight_len, row, (size_t) n + 1);
+        self->preflight_len += (size_t) n;
+    }
+}
+
+static void
+s_on_endpoint_stats (s_session_t *self, const sb_msg_endpoint_stats_t *m)
+{
+    s_endpoint_total_t *t = NULL;
+    for (size_t i = 0; i < self->nendpoints && !t; i++)
+        if (strcmp (self->endpoints[i].endpoint, m->endpoint) == 0)
+            t = &self->endpoints[i];
+    if (!t) {
+        if (self->nendpoints == SB_MAX_ENDPOINTS) {
+            sb_warn ("more than %d endpoints reported: %s not counted", SB_MAX_ENDPOINTS, m->endpoint);
+            return;
+        }
+        t = &self->endpoints[self->nendpoints++];
+        memset (t, 0, sizeof *t);
+        snprintf (t->endpoint, sizeof t->endpoint, "%s", m->endpoint);
+    }
+    t->requests += m->requests;
+    t->bytes += m->bytes;
+    t->errors += m->errors;
+    t->retries += m->retries;
+    sb_histogram_merge_counts (&t->latency, m->latency.items, m->latency.count);
 }
 
 static void
@@ -316,7 +379,11 @@ s_on_rank_done (s_session_t *self, s_worker_t *w, const sb_msg_rank_done_t *m)
 static void
 s_on_error (s_session_t *self, s_worker_t *w, const sb_msg_error_t *m)
 {
-    s_record_error (self, m->rank, w->host, m->op, m->target, m->errno_val, m->message);
+    sb_error_detail_t d = { .endpoint = m->endpoint, .http_status = m->http_status, .s3_code = m->s3_code,
+                            .curl_code = m->curl_code, .attempt = m->attempt };
+    if (self->run_id > 0)
+        sb_resultdb_add_error_detail (self->o->db, self->run_id, m->rank, w->host, m->op, m->target, m->errno_val,
+                                      m->message, &d);
     if (m->rank >= 0)
         s_fail (self, "rank %lld on %s: %s", (long long) m->rank, w->host, m->message);
     else
@@ -374,7 +441,8 @@ s_dispatch (s_session_t *self)
     else {
         char span[64];
         switch (msg.type) {
-        case SB_MSG_READY: w->ready = 1; break;
+        case SB_MSG_READY: s_on_ready (self, w, &msg.u.ready); break;
+        case SB_MSG_ENDPOINT_STATS: s_on_endpoint_stats (self, &msg.u.endpoint_stats); break;
         case SB_MSG_HEARTBEAT: break;
         case SB_MSG_KEYS_REQ: s_on_keys_req (self, w, &msg.u.keys_req); break;
         case SB_MSG_STEP: s_on_step (self, w, &msg.u.step); break;
@@ -528,6 +596,16 @@ s_end_run (s_session_t *self)
 {
     if (self->run_id <= 0)
         return;
+    for (size_t i = 0; i < self->nendpoints; i++) {
+        s_endpoint_total_t *t = &self->endpoints[i];
+        const sb_histogram_t *h = &t->latency;
+        if (sb_resultdb_add_endpoint (self->o->db, self->run_id, t->endpoint, t->requests, t->bytes, t->errors,
+                                      t->retries, h->total ? (double) h->sum_us / (double) h->total / 1000.0 : 0,
+                                      sb_histogram_quantile (h, 0.5) / 1000.0, sb_histogram_quantile (h, 0.9) / 1000.0,
+                                      sb_histogram_quantile (h, 0.99) / 1000.0, (double) h->max_us / 1000.0) != 0)
+            sb_error ("cannot record endpoint %s: %s", t->endpoint, sb_resultdb_errmsg (self->o->db));
+    }
+    self->nendpoints = 0;
     const char *status = !self->failed ? "succeeded" : self->aborted ? "aborted" : "failed";
     if (self->failed)
         s_record_error (self, -1, NULL, "run", NULL, 0, self->failure);
@@ -640,18 +718,22 @@ static int
 s_list (s_session_t *self, int relist, int *missing, char *err, size_t err_size)
 {
     const sb_workload_t *wl = self->o->wl;
-    sb_catalog_status_t st = sb_catalog_ensure (sb_resultdb_handle (self->o->db), wl->data_folder, relist,
-                                                &self->catalog_info, err, err_size);
+    sb_catalog_status_t st = self->s3
+        ? sb_catalog_ensure_s3 (sb_resultdb_handle (self->o->db), self->s3, wl->storage.bucket, self->key_prefix, relist,
+                                &self->catalog_info, err, err_size)
+        : sb_catalog_ensure (sb_resultdb_handle (self->o->db), wl->data_folder, relist, &self->catalog_info, err,
+                             err_size);
     *missing = st == SB_CATALOG_MISSING;
     if (st == SB_CATALOG_ERROR)
         return -1;
     if (st == SB_CATALOG_OK) {
         if (self->catalog_info.reused)
-            sb_info ("catalog %lld reused: %llu objects, %.1f MiB under %strain", (long long) self->catalog_info.id,
+            sb_info ("catalog %lld reused: %llu objects, %.1f MiB under %s%strain", (long long) self->catalog_info.id,
                      (unsigned long long) self->catalog_info.count, self->catalog_info.bytes / 1048576.0,
-                     self->catalog_info.prefix);
+                     self->s3 ? "s3://" : "", self->catalog_info.prefix);
         else
-            sb_info ("listed %strain: %llu objects, %.1f MiB in %.3f s (catalog %lld)", self->catalog_info.prefix,
+            sb_info ("listed %s%strain: %llu objects, %.1f MiB in %.3f s (catalog %lld)", self->s3 ? "s3://" : "",
+                     self->catalog_info.prefix,
                      (unsigned long long) self->catalog_info.count, self->catalog_info.bytes / 1048576.0,
                      self->catalog_info.list_s, (long long) self->catalog_info.id);
         if (self->catalog_info.count == 0)
@@ -672,6 +754,67 @@ s_prepare_folder (const char *folder, char *prefix, size_t size, char *err, size
     }
     snprintf (prefix, size, "%s/", real);
     return 0;
+}
+
+/* The S3 key prefix of the dataset: dataset.data_folder without "./", a
+ * leading "/" or an "s3://BUCKET/" head, ending with '/' (or empty). */
+static int
+s_key_prefix (const sb_workload_t *wl, char *out, size_t size, char *err, size_t err_size)
+{
+    const char *p = wl->data_folder;
+    char head[300];
+    snprintf (head, sizeof head, "s3://%s/", wl->storage.bucket);
+    if (strncmp (p, head, strlen (head)) == 0)
+        p += strlen (head);
+    else if (strncmp (p, "s3://", 5) == 0) {
+        snprintf (err, err_size, "dataset.data_folder '%s' names another bucket than storage.storage_root '%s'",
+                  wl->data_folder, wl->storage.bucket);
+        return -1;
+    }
+    while (strncmp (p, "./", 2) == 0 || *p == '/')
+        p += *p == '/' ? 1 : 2;
+    size_t n = strlen (p);
+    while (n && p[n - 1] == '/')
+        n--;
+    if (n == 1 && p[0] == '.')
+        n = 0;
+    if (n + 2 > size) {
+        snprintf (err, err_size, "dataset.data_folder is too long for an S3 key prefix");
+        return -1;
+    }
+    memcpy (out, p, n);
+    if (n)
+        out[n++] = '/';
+    out[n] = '\0';
+    return 0;
+}
+
+/* The coordinator checks every endpoint itself before listing: a table of
+ * endpoint and cause when any fails. */
+static int
+s_preflight_own (s_session_t *self, char *err, size_t err_size)
+{
+    char host[256];
+    if (gethostname (host, sizeof host - 1) != 0)
+        snprintf (host, sizeof host, "coordinator");
+    int n = snprintf (err, err_size, "preflight failed: the coordinator cannot use its storage:\n  %-20s %-28s %s\n",
+                      "host", "endpoint", "cause");
+    int bad = 0;
+    for (size_t i = 0; i < sb_s3_endpoint_count (self->s3); i++) {
+        sb_s3_error_t e;
+        if (sb_s3_check_endpoint (self->s3, i, &e) == 0)
+            continue;
+        bad++;
+        const char *why = e.curl_code ? (e.os_errno ? strerror (e.os_errno) : e.curl_text) : e.s3_code;
+        if (n > 0 && (size_t) n < err_size)
+            n += snprintf (err + n, err_size - (size_t) n, "  %-20s %-28s %s%s%s\n", host, sb_s3_endpoint (self->s3, i),
+                           why && *why ? why : "", why && *why ? ": " : "", e.text);
+    }
+    if (bad && n > 0 && (size_t) n < err_size && err[n - 1] == '\n')
+        err[n - 1] = '\0';
+    if (!bad)
+        err[0] = '\0';
+    return bad ? -1 : 0;
 }
 
 static void
@@ -721,6 +864,20 @@ sb_session_run (const sb_session_opts_t *opts, int64_t *run_id, char *err, size_
             return 2;
     }
 
+    /* Object storage: every endpoint must answer before anything is listed. */
+    if (wl->storage.type == SB_STORAGE_S3) {
+        if (s_key_prefix (wl, self->key_prefix, sizeof self->key_prefix, err, err_size) != 0)
+            return 2;
+        self->s3 = sb_s3_new (&wl->storage, 4, err, err_size);
+        if (!self->s3)
+            return 1;
+        sb_info ("S3 credentials from %s", sb_s3_credentials_source (self->s3));
+        if (s_preflight_own (self, err, err_size) != 0) {
+            sb_s3_destroy (&self->s3);
+            return 1;
+        }
+    }
+
     /* Dataset: list once, or generate first. */
     int missing = 0;
     if (s_list (self, opts->relist, &missing, err, err_size) != 0)
@@ -733,8 +890,10 @@ sb_session_run (const sb_session_opts_t *opts, int64_t *run_id, char *err, size_
                   (unsigned long long) wl->num_files_train);
         return 2;
     }
-    if (need_datagen && s_prepare_folder (wl->data_folder, self->catalog_info.prefix,
-                                          sizeof self->catalog_info.prefix, err, err_size) != 0)
+    if (need_datagen && self->s3)
+        snprintf (self->catalog_info.prefix, sizeof self->catalog_info.prefix, "%s", self->key_prefix);
+    else if (need_datagen && s_prepare_folder (wl->data_folder, self->catalog_info.prefix,
+                                               sizeof self->catalog_info.prefix, err, err_size) != 0)
         return 1;
 
     self->workers = calloc (self->expected, sizeof (s_worker_t));
@@ -777,6 +936,11 @@ sb_session_run (const sb_session_opts_t *opts, int64_t *run_id, char *err, size_
     snprintf (what, sizeof what, "waiting for %zu workers to join %s", self->expected, self->endpoint);
     if (s_pump_until (self, s_all_joined, opts->join_timeout_s, what) != 0)
         goto done;
+    if (self->preflight) {
+        s_fail (self, "preflight failed: some workers cannot use their storage:\n  %-20s %-28s %s\n%s",
+                "host", "endpoint", "cause", self->preflight);
+        goto done;
+    }
 
     if (need_datagen) {
         if (s_phase_datagen (self) != 0) {
@@ -809,6 +973,8 @@ done:
         sb_warn ("%llu malformed or unexpected frames were rejected", (unsigned long long) self->rejected_frames);
     sb_launcher_destroy (&self->launcher);
     sb_catalog_reader_destroy (&self->catalog);
+    sb_s3_destroy (&self->s3);
+    free (self->preflight);
     zpoller_destroy (&self->poller);
     zsock_destroy (&self->router);
     for (size_t i = 0; i < self->nworkers; i++)

@@ -1,4 +1,4 @@
--- shardbench result database, schema version 1 (PRAGMA user_version).
+-- shardbench result database, schema version 2 (PRAGMA user_version).
 -- This file is the single source of truth: the coordinator compiles it in and
 -- applies it to every database it opens. Rows are committed as they arrive
 -- (WAL journal), so a crash loses at most the rows of the current second.
@@ -96,7 +96,28 @@ CREATE TABLE IF NOT EXISTS errors (
   op        TEXT NOT NULL,          -- 'read', 'write', 'list', 'heartbeat', ...
   target    TEXT,                   -- path or key
   errno_val INTEGER,
-  message   TEXT NOT NULL
+  message   TEXT NOT NULL,
+  endpoint    TEXT,                 -- S3 endpoint of the failed request (NULL for files)
+  http_status INTEGER,              -- HTTP status of the last attempt (0: no reply)
+  s3_code     TEXT,                 -- S3 error code from the reply body
+  curl_code   INTEGER,              -- libcurl result code (0: none)
+  attempt     INTEGER               -- attempt that failed last, retries included
+);
+
+-- Per-endpoint traffic of a run (S3), summed over ranks and phases of that run.
+CREATE TABLE IF NOT EXISTS endpoints (
+  run_id    INTEGER NOT NULL REFERENCES runs(id),
+  endpoint  TEXT NOT NULL,
+  requests  INTEGER NOT NULL,       -- attempts sent, retries included
+  bytes     INTEGER NOT NULL,       -- payload bytes received or sent
+  errors    INTEGER NOT NULL,       -- failed attempts
+  retries   INTEGER NOT NULL,       -- attempts that were retried
+  mean_ms   REAL,                   -- latency of successful requests, from merged log-linear buckets
+  p50_ms    REAL,
+  p90_ms    REAL,
+  p99_ms    REAL,
+  max_ms    REAL,
+  PRIMARY KEY (run_id, endpoint)
 );
 
 -- Dataset listings, made once and reused (see catalog.c).

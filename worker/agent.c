@@ -4,6 +4,7 @@
 #include "agent.h"
 #include "log.h"
 #include "rank.h"
+#include "s3_client.h"
 #include "util.h"
 #include "wire.h"
 
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 typedef struct {
@@ -18,6 +20,7 @@ typedef struct {
     zsock_t          *dealer;
     zpoller_t        *poller;
     sb_msg_t          welcome;      /* owned; ranks borrow its fields */
+    sb_storage_cfg_t  storage;      /* from welcome; ranks borrow it */
     zactor_t        **ranks;
     sb_rank_args_t   *rank_args;
     size_t            nranks;
@@ -211,6 +214,78 @@ s_await_welcome (s_agent_t *self)
     return -1;
 }
 
+/* Raise the soft file-descriptor limit to the hard one and check that the
+ * S3 connections of every rank fit. Returns 0, or -1 with a cause. */
+static int
+s_check_fd_limit (s_agent_t *self, char *cause, size_t size)
+{
+    const sb_msg_welcome_t *w = &self->welcome.u.welcome;
+    struct rlimit rl;
+    if (getrlimit (RLIMIT_NOFILE, &rl) != 0) {
+        snprintf (cause, size, "getrlimit(RLIMIT_NOFILE): %s", strerror (errno));
+        return -1;
+    }
+    if (rl.rlim_cur < rl.rlim_max) {
+        struct rlimit raised = { rl.rlim_max, rl.rlim_max };
+        if (setrlimit (RLIMIT_NOFILE, &raised) == 0)
+            rl = raised;
+    }
+    /* per rank: one connection per in-flight request and endpoint, plus
+     * about 8 inproc/zmq descriptors; plus 64 for the agent itself */
+    uint64_t per_rank = self->storage.type == SB_STORAGE_S3
+        ? self->storage.max_in_flight * self->storage.nendpoints + 8 : w->read_threads + 8;
+    uint64_t need = w->ranks * per_rank + 64;
+    if ((uint64_t) rl.rlim_cur < need) {
+        snprintf (cause, size,
+                  "file descriptors: %llu ranks x (%llu in flight x %zu endpoints + 8) + 64 = %llu needed, limit is %llu"
+                  " (raise `ulimit -n` or lower max_in_flight)",
+                  (unsigned long long) w->ranks, (unsigned long long) self->storage.max_in_flight,
+                  self->storage.nendpoints, (unsigned long long) need, (unsigned long long) rl.rlim_cur);
+        return -1;
+    }
+    return 0;
+}
+
+/* Check every storage endpoint from this host (TCP connect and a signed
+ * HEAD of the bucket). Failures go into READY. */
+static int
+s_preflight (s_agent_t *self, sb_msg_t *ready)
+{
+    sb_msg_ready_t *r = &ready->u.ready;
+    size_t cap = self->storage.nendpoints + 1;
+    r->failed_endpoints.items = calloc (cap, sizeof (char *));
+    r->causes.items = calloc (cap, sizeof (char *));
+    if (!r->failed_endpoints.items || !r->causes.items)
+        return -1;
+    char cause[1024];
+#define S_FAIL(ep, ...) do { snprintf (cause, sizeof cause, __VA_ARGS__); \
+        r->failed_endpoints.items[r->failed_endpoints.count++] = strdup (ep); \
+        r->causes.items[r->causes.count++] = strdup (cause); } while (0)
+    char fd_cause[512];
+    if (s_check_fd_limit (self, fd_cause, sizeof fd_cause) != 0) {
+        S_FAIL ("(this host)", "%s", fd_cause);
+        return 0;
+    }
+    if (self->storage.type != SB_STORAGE_S3)
+        return 0;
+    char err[1024];
+    sb_s3_t *s3 = sb_s3_new (&self->storage, 1, err, sizeof err);
+    if (!s3) {
+        S_FAIL ("(credentials)", "%s", err);
+        return 0;
+    }
+    for (size_t i = 0; i < sb_s3_endpoint_count (s3); i++) {
+        sb_s3_error_t e;
+        if (sb_s3_check_endpoint (s3, i, &e) != 0) {
+            const char *why = e.curl_code ? (e.os_errno ? strerror (e.os_errno) : e.curl_text) : e.s3_code;
+            S_FAIL (sb_s3_endpoint (s3, i), "%s%s%s", why && *why ? why : "", why && *why ? ": " : "", e.text);
+        }
+    }
+    sb_s3_destroy (&s3);
+#undef S_FAIL
+    return 0;
+}
+
 int
 sb_agent_run (const sb_agent_opts_t *opts)
 {
@@ -239,6 +314,11 @@ sb_agent_run (const sb_agent_opts_t *opts)
                   (unsigned long long) w->read_threads, (unsigned long long) w->io_buffer);
         goto done;
     }
+    char serr[256];
+    if (sb_storage_from_welcome (w, &self->storage, serr, sizeof serr) != 0) {
+        sb_error ("the coordinator sent unusable storage settings: %s", serr);
+        goto done;
+    }
     self->heartbeat_s = (double) w->heartbeat_ms / 1000.0;
     self->timeout_s = (double) w->timeout_ms / 1000.0;
     sb_info ("joined as worker %llu: ranks %llu-%llu of %llu, data in %s", (unsigned long long) w->worker,
@@ -252,6 +332,7 @@ sb_agent_run (const sb_agent_opts_t *opts)
     }
     for (uint64_t r = 0; r < w->ranks; r++) {
         self->rank_args[r].cfg = w;
+        self->rank_args[r].storage = &self->storage;
         self->rank_args[r].rank = w->first_rank + r;
         self->rank_args[r].host = opts->host;
         self->ranks[r] = zactor_new (sb_rank_actor, &self->rank_args[r]);
@@ -267,7 +348,17 @@ sb_agent_run (const sb_agent_opts_t *opts)
     }
     sb_msg_t ready = { .type = SB_MSG_READY };
     ready.u.ready.worker = w->worker;
-    if (s_send (self, &ready) != 0)
+    if (s_preflight (self, &ready) != 0) {
+        sb_proto_fini (&ready);
+        sb_error ("out of memory");
+        goto done;
+    }
+    for (size_t i = 0; i < ready.u.ready.causes.count; i++)
+        sb_error ("preflight: %s: %s", ready.u.ready.failed_endpoints.items[i] ? ready.u.ready.failed_endpoints.items[i] : "?",
+                  ready.u.ready.causes.items[i] ? ready.u.ready.causes.items[i] : "?");
+    int sent = s_send (self, &ready);
+    sb_proto_fini (&ready);
+    if (sent != 0)
         goto done;
 
     self->last_heard = sb_now ();

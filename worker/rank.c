@@ -4,6 +4,7 @@
 #include "dataset.h"
 #include "log.h"
 #include "reader.h"
+#include "s3_client.h"
 #include "shard.h"
 #include "util.h"
 #include "wire.h"
@@ -25,6 +26,7 @@ typedef struct {
 typedef struct {
     zsock_t              *pipe;
     const sb_msg_welcome_t *cfg;
+    const sb_storage_cfg_t *storage;
     uint64_t              rank;
     const char           *host;
     sb_reader_t          *reader;
@@ -47,8 +49,11 @@ s_send (s_rank_t *self, const sb_msg_t *msg)
     return 0;
 }
 
+/* Report a failure that ends the run. s3 (may be NULL) adds the request's
+ * endpoint, HTTP status, S3 code, curl code and attempt. */
 static void
-s_report_error (s_rank_t *self, const char *op, const char *target, int errno_val, const char *message)
+s_report_failure (s_rank_t *self, const char *op, const char *target, int errno_val, const char *message,
+                  const sb_read_result_t *s3)
 {
     sb_msg_t m = { .type = SB_MSG_ERROR };
     m.u.error.rank = (int64_t) self->rank;
@@ -56,8 +61,43 @@ s_report_error (s_rank_t *self, const char *op, const char *target, int errno_va
     m.u.error.target = (char *) (target ? target : "");
     m.u.error.errno_val = errno_val;
     m.u.error.message = (char *) message;
+    m.u.error.endpoint = s3 ? (char *) s3->endpoint : "";
+    m.u.error.http_status = s3 ? s3->http_status : 0;
+    m.u.error.s3_code = s3 ? (char *) s3->s3_code : "";
+    m.u.error.curl_code = s3 ? s3->curl_code : 0;
+    m.u.error.attempt = s3 ? s3->attempt : 0;
     sb_error ("rank %llu: %s", (unsigned long long) self->rank, message);
     s_send (self, &m);
+}
+
+static void
+s_report_error (s_rank_t *self, const char *op, const char *target, int errno_val, const char *message)
+{
+    s_report_failure (self, op, target, errno_val, message, NULL);
+}
+
+/* ENDPOINT_STATS for every endpoint with traffic (sent before RANK_DONE). */
+static void
+s_send_endpoint_stats (s_rank_t *self, const sb_reader_endpoint_t *eps, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const sb_reader_endpoint_t *e = &eps[i];
+        if (!e->requests)
+            continue;
+        size_t buckets = SB_HISTOGRAM_BUCKETS;
+        while (buckets > 0 && e->latency.counts[buckets - 1] == 0)
+            buckets--;
+        sb_msg_t m = { .type = SB_MSG_ENDPOINT_STATS };
+        m.u.endpoint_stats.rank = self->rank;
+        m.u.endpoint_stats.endpoint = (char *) e->endpoint;
+        m.u.endpoint_stats.requests = e->requests;
+        m.u.endpoint_stats.bytes = e->bytes;
+        m.u.endpoint_stats.errors = e->errors;
+        m.u.endpoint_stats.retries = e->retries;
+        m.u.endpoint_stats.latency.count = buckets;
+        m.u.endpoint_stats.latency.items = (uint64_t *) e->latency.counts;
+        s_send (self, &m);
+    }
 }
 
 static void
@@ -188,6 +228,49 @@ s_write_object (s_rank_t *self, const sb_dataset_t *ds, uint64_t i, uint8_t *buf
     return 0;
 }
 
+typedef struct {
+    uint64_t seed;
+    uint64_t *counter;      /* bytes generated, for the interval stats */
+} s_fill_ctx_t;
+
+static void
+s_fill_content (void *arg, uint64_t offset, uint8_t *buf, size_t len)
+{
+    s_fill_ctx_t *ctx = arg;
+    sb_content_fill (ctx->seed, offset, buf, len);
+    *ctx->counter += len;
+}
+
+/* PUT one object to S3 (multipart above the threshold). */
+static int
+s_put_object (s_rank_t *self, sb_s3_t *s3, const sb_dataset_t *ds, uint64_t i, uint64_t *bytes_out,
+              sb_read_result_t *failure)
+{
+    char key[PATH_MAX], full[PATH_MAX];
+    memset (failure, 0, sizeof *failure);
+    if (sb_dataset_key (ds, i, key, sizeof key) != 0
+        || sb_strf (full, sizeof full, "%s%s", self->cfg->data_root, key) != 0) {
+        snprintf (failure->message, sizeof failure->message, "object %llu: key too long", (unsigned long long) i);
+        return -1;
+    }
+    uint64_t size = sb_dataset_object_size (ds, i);
+    s_fill_ctx_t ctx = { .seed = sb_dataset_content_seed (ds->seed, key), .counter = &self->st_bytes };
+    sb_s3_error_t e;
+    if (sb_s3_put (s3, full, size, s_fill_content, &ctx, &e) != 0) {
+        snprintf (failure->message, sizeof failure->message, "%s", e.text);
+        snprintf (failure->target, sizeof failure->target, "%s", full);
+        snprintf (failure->endpoint, sizeof failure->endpoint, "%s", e.endpoint);
+        failure->http_status = e.http_status;
+        snprintf (failure->s3_code, sizeof failure->s3_code, "%s", e.s3_code);
+        failure->curl_code = e.curl_code;
+        failure->attempt = e.attempt;
+        failure->error = e.os_errno;
+        return -1;
+    }
+    *bytes_out = size;
+    return 0;
+}
+
 static void
 s_datagen (s_rank_t *self, const sb_msg_phase_start_t *ps)
 {
@@ -204,6 +287,16 @@ s_datagen (s_rank_t *self, const sb_msg_phase_start_t *ps)
         s_report_error (self, "write", NULL, ENOMEM, "out of memory for the write buffer");
         return;
     }
+    sb_s3_t *s3 = NULL;
+    if (self->storage->type == SB_STORAGE_S3) {
+        char err[1024];
+        s3 = sb_s3_new (self->storage, 1, err, sizeof err);
+        if (!s3) {
+            s_report_error (self, "write", NULL, 0, err);
+            free (buf);
+            return;
+        }
+    }
     double started = sb_now ();
     uint64_t bytes = 0, files = 0;
     for (uint64_t i = first; i < first + count; i++) {
@@ -217,7 +310,17 @@ s_datagen (s_rank_t *self, const sb_msg_phase_start_t *ps)
         char err[1024], path[PATH_MAX];
         int errno_val = 0;
         uint64_t n = 0;
-        if (s_write_object (self, &ds, i, buf, c->io_buffer, &n, err, sizeof err, &errno_val, path, sizeof path) != 0) {
+        if (s3) {
+            sb_read_result_t failure;
+            if (s_put_object (self, s3, &ds, i, &n, &failure) != 0) {
+                s_report_failure (self, "write", failure.target, failure.error, failure.message, &failure);
+                sb_s3_destroy (&s3);
+                free (buf);
+                return;
+            }
+        }
+        else if (s_write_object (self, &ds, i, buf, c->io_buffer, &n, err, sizeof err, &errno_val, path,
+                                 sizeof path) != 0) {
             s_report_error (self, "write", path, errno_val, err);
             free (buf);
             return;
@@ -228,6 +331,23 @@ s_datagen (s_rank_t *self, const sb_msg_phase_start_t *ps)
         s_flush_stats (self, 0);
     }
     free (buf);
+    if (s3) {
+        sb_reader_endpoint_t *eps = calloc (SB_MAX_ENDPOINTS, sizeof *eps);
+        size_t n = 0;
+        for (size_t e = 0; eps && e < sb_s3_endpoint_count (s3); e++, n++) {
+            const sb_s3_endpoint_stats_t *st = sb_s3_stats (s3, e);
+            snprintf (eps[n].endpoint, sizeof eps[n].endpoint, "%s", sb_s3_endpoint (s3, e));
+            eps[n].requests = st->requests;
+            eps[n].bytes = st->bytes;
+            eps[n].errors = st->errors;
+            eps[n].retries = st->retries;
+            eps[n].latency = st->latency;
+        }
+        if (!self->terminated)
+            s_send_endpoint_stats (self, eps, n);
+        free (eps);
+        sb_s3_destroy (&s3);
+    }
     if (self->terminated)
         return;
     s_flush_stats (self, 1);
@@ -358,7 +478,7 @@ s_train (s_rank_t *self, const sb_msg_phase_start_t *ps)
                 break;
             }
             if (res.error) {
-                s_report_error (self, "read", NULL, res.error > 0 ? res.error : 0, res.message);
+                s_report_failure (self, "read", res.target, res.error > 0 ? res.error : 0, res.message, &res);
                 failed = 1;
                 break;
             }
@@ -411,6 +531,16 @@ s_train (s_rank_t *self, const sb_msg_phase_start_t *ps)
         return -1;
     double finished = sb_now ();
     s_flush_stats (self, 1);
+    if (self->storage->type == SB_STORAGE_S3) {
+        sb_reader_endpoint_t *eps = calloc (SB_MAX_ENDPOINTS, sizeof *eps);
+        int n = eps ? sb_reader_endpoint_stats (self->reader, eps, SB_MAX_ENDPOINTS) : -1;
+        if (n < 0)
+            sb_warn ("rank %llu: per-endpoint counters of epoch %llu are lost", (unsigned long long) self->rank,
+                     (unsigned long long) self->epoch);
+        else
+            s_send_endpoint_stats (self, eps, (size_t) n);
+        free (eps);
+    }
     sb_msg_t done = { .type = SB_MSG_RANK_DONE };
     sb_msg_rank_done_t *d = &done.u.rank_done;
     d->rank = self->rank;
@@ -440,10 +570,10 @@ void
 sb_rank_actor (zsock_t *pipe, void *args)
 {
     const sb_rank_args_t *a = args;
-    s_rank_t r = { .pipe = pipe, .cfg = a->cfg, .rank = a->rank, .host = a->host };
+    s_rank_t r = { .pipe = pipe, .cfg = a->cfg, .storage = a->storage, .rank = a->rank, .host = a->host };
     s_rank_t *self = &r;
     char err[512];
-    self->reader = sb_reader_new (a->cfg->data_root, (size_t) a->cfg->read_threads, (size_t) a->cfg->io_buffer,
+    self->reader = sb_reader_new (a->storage, a->cfg->data_root, (size_t) a->cfg->read_threads, (size_t) a->cfg->io_buffer,
                                   (int) a->cfg->verify, a->cfg->seed, err, sizeof err);
     if (self->reader)
         self->poller = zpoller_new (sb_reader_completions (self->reader), pipe, NULL);

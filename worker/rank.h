@@ -13,9 +13,11 @@
 #include <stdint.h>
 
 #include "proto.h"
+#include "storage.h"
 
 typedef struct {
     const sb_msg_welcome_t *cfg;    /* borrowed, outlives the actor */
+    const sb_storage_cfg_t *storage;/* borrowed, outlives the actor */
     uint64_t                rank;
     const char             *host;   /* borrowed */
 } sb_rank_args_t;

@@ -1,6 +1,9 @@
-/* reader: pread thread pool fed over inproc sockets. */
+/* reader: a pread thread pool or a curl multi thread, fed over inproc
+ * sockets. */
 #include "reader.h"
 #include "dataset.h"
+#include "log.h"
+#include "s3_client.h"
 #include "util.h"
 
 #include <errno.h>
@@ -13,6 +16,8 @@
 #include <unistd.h>
 
 struct sb_reader {
+    sb_storage_cfg_t storage;
+    sb_s3_t   *s3;          /* s3 engine: owned by its thread while it runs */
     char       root[PATH_MAX];
     size_t     buffer_bytes;
     int        verify;
@@ -26,18 +31,27 @@ struct sb_reader {
     size_t     nthreads;
 };
 
+typedef enum { S_READ = 0, S_STOP = 1, S_STATS = 2 } s_kind_t;
+
 typedef struct {
     uint64_t offset;
     uint64_t length;
-    uint8_t  stop;
+    uint8_t  stop;          /* s_kind_t */
     char     key[];
 } s_request_t;
+
+/* Reply of the s3 thread to S_STATS, on the completion socket. */
+typedef struct {
+    size_t               count;
+    sb_reader_endpoint_t endpoints[SB_MAX_ENDPOINTS];
+} s_stats_reply_t;
 
 static void
 s_read_one (sb_reader_t *self, const s_request_t *rq, uint8_t *buf, uint8_t *expect, sb_read_result_t *res)
 {
     char path[PATH_MAX];
     memset (res, 0, sizeof *res);
+    snprintf (res->target, sizeof res->target, "%s", rq->key);
     uint64_t t0 = sb_mono_ns ();
     if (sb_strf (path, sizeof path, "%s%s", self->root, rq->key) != 0) {
         res->error = ENAMETOOLONG;
@@ -133,9 +147,105 @@ s_ctx_free (s_thread_ctx_t *ctx)
     free (ctx->expect);
 }
 
+typedef struct {
+    s_thread_ctx_t *ctx;
+    int             failed_send;
+} s_s3_sink_t;
+
+static void
+s_s3_on_done (void *arg, const sb_s3_done_t *d)
+{
+    s_s3_sink_t *sink = arg;
+    sb_read_result_t res;
+    memset (&res, 0, sizeof res);
+    res.bytes = d->bytes;
+    res.latency_ns = d->latency_ns;
+    if (d->failed) {
+        const sb_s3_error_t *e = &d->error;
+        res.error = e->os_errno ? e->os_errno : -1;
+        snprintf (res.message, sizeof res.message, "%s", e->text);
+        snprintf (res.target, sizeof res.target, "%s", e->key);
+        snprintf (res.endpoint, sizeof res.endpoint, "%s", e->endpoint);
+        res.http_status = e->http_status;
+        snprintf (res.s3_code, sizeof res.s3_code, "%s", e->s3_code);
+        res.curl_code = e->curl_code;
+        res.attempt = e->attempt;
+    }
+    if (zsock_send (sink->ctx->done, "b", &res, sizeof res) != 0)
+        sink->failed_send = 1;
+}
+
+static void
+s_s3_stats_reply (s_thread_ctx_t *ctx)
+{
+    sb_reader_t *self = ctx->reader;
+    s_stats_reply_t *reply = calloc (1, sizeof *reply);
+    if (reply) {
+        for (size_t i = 0; i < sb_s3_endpoint_count (self->s3) && i < SB_MAX_ENDPOINTS; i++) {
+            sb_s3_endpoint_stats_t *st = sb_s3_stats (self->s3, i);
+            sb_reader_endpoint_t *out = &reply->endpoints[reply->count++];
+            snprintf (out->endpoint, sizeof out->endpoint, "%s", sb_s3_endpoint (self->s3, i));
+            out->requests = st->requests;
+            out->bytes = st->bytes;
+            out->errors = st->errors;
+            out->retries = st->retries;
+            out->latency = st->latency;
+            memset (st, 0, sizeof *st);
+        }
+        zsock_send (ctx->done, "b", reply, sizeof *reply);
+        free (reply);
+    }
+    else
+        zsock_send (ctx->done, "b", "", (size_t) 0);
+}
+
+/* The s3 engine: take requests while fewer than max_in_flight are pending,
+ * move transfers along, report completions. sb_reader_submit wakes it. */
+static void *
+s_s3_thread (void *arg)
+{
+    s_thread_ctx_t *ctx = arg;
+    sb_reader_t *self = ctx->reader;
+    s_s3_sink_t sink = { .ctx = ctx };
+    size_t limit = (size_t) self->storage.max_in_flight;
+    int stopping = 0;
+    while (!sink.failed_send) {
+        while (!stopping && sb_s3_pending (self->s3) < limit) {
+            zframe_t *f = NULL;
+            if (zsock_events (ctx->work) & ZMQ_POLLIN)
+                f = zframe_recv (ctx->work);
+            if (!f)
+                break;
+            const s_request_t *rq = (const s_request_t *) zframe_data (f);
+            if (zframe_size (f) < sizeof (s_request_t) + 1 || rq->stop == S_STOP)
+                stopping = 1;
+            else if (rq->stop == S_STATS)
+                s_s3_stats_reply (ctx);
+            else {
+                char key[PATH_MAX];
+                uint64_t seed = self->verify ? sb_dataset_content_seed (self->seed, rq->key) : 0;
+                if (sb_strf (key, sizeof key, "%s%s", self->root, rq->key) != 0
+                    || sb_s3_get_start (self->s3, 0, key, rq->offset, rq->length, self->verify, seed) != 0) {
+                    sb_read_result_t res = { .error = ENOMEM };
+                    snprintf (res.message, sizeof res.message, "GET %s%s: cannot start the request (out of memory or key too long)",
+                              self->root, rq->key);
+                    snprintf (res.target, sizeof res.target, "%s", rq->key);
+                    zsock_send (ctx->done, "b", &res, sizeof res);
+                }
+            }
+            zframe_destroy (&f);
+        }
+        if (stopping && sb_s3_pending (self->s3) == 0)
+            break;
+        if (sb_s3_run (self->s3, sb_s3_pending (self->s3) ? 100 : 20, s_s3_on_done, &sink) < 0)
+            break;
+    }
+    return NULL;
+}
+
 sb_reader_t *
-sb_reader_new (const char *root, size_t threads, size_t buffer_bytes, int verify, uint64_t seed, char *err,
-               size_t err_size)
+sb_reader_new (const sb_storage_cfg_t *storage, const char *root, size_t threads, size_t buffer_bytes, int verify,
+               uint64_t seed, char *err, size_t err_size)
 {
     static unsigned long long s_counter;
     sb_reader_t *self = calloc (1, sizeof *self);
@@ -144,6 +254,15 @@ sb_reader_new (const char *root, size_t threads, size_t buffer_bytes, int verify
         return NULL;
     }
     snprintf (self->root, sizeof self->root, "%s", root);
+    self->storage = *storage;
+    if (storage->type == SB_STORAGE_S3) {
+        self->s3 = sb_s3_new (storage, (size_t) storage->max_in_flight, err, err_size);
+        if (!self->s3) {
+            free (self);
+            return NULL;
+        }
+        threads = 1;    /* one thread drives every transfer of the rank */
+    }
     self->buffer_bytes = buffer_bytes;
     self->verify = verify;
     self->seed = seed;
@@ -170,16 +289,16 @@ sb_reader_new (const char *root, size_t threads, size_t buffer_bytes, int verify
         ctx->reader = self;
         ctx->work = zsock_new (ZMQ_PULL);
         ctx->done = zsock_new (ZMQ_PUSH);
-        ctx->buf = malloc (buffer_bytes);
-        ctx->expect = verify ? malloc (buffer_bytes) : NULL;
-        if (!ctx->work || !ctx->done || !ctx->buf || (verify && !ctx->expect)
+        ctx->buf = self->s3 ? NULL : malloc (buffer_bytes);
+        ctx->expect = verify && !self->s3 ? malloc (buffer_bytes) : NULL;
+        if (!ctx->work || !ctx->done || (!self->s3 && (!ctx->buf || (verify && !ctx->expect)))
             || zsock_connect (ctx->work, "%s", self->work_ep) != 0 || zsock_connect (ctx->done, "%s", self->done_ep) != 0) {
             snprintf (err, err_size, "cannot set up reader thread %zu: out of memory or sockets", i);
             s_ctx_free (ctx);
             goto fail;
         }
         zsock_set_sndhwm (ctx->done, 0);
-        int rc = pthread_create (&self->threads[i], NULL, s_thread, ctx);
+        int rc = pthread_create (&self->threads[i], NULL, self->s3 ? s_s3_thread : s_thread, ctx);
         if (rc != 0) {
             snprintf (err, err_size, "cannot start reader thread: %s", strerror (rc));
             s_ctx_free (ctx);
@@ -199,15 +318,18 @@ sb_reader_destroy (sb_reader_t **self_p)
     if (!self_p || !*self_p)
         return;
     sb_reader_t *self = *self_p;
-    s_request_t stop = { .stop = 1 };
+    s_request_t stop = { .stop = S_STOP };
     for (size_t i = 0; i < self->nthreads; i++)
         zsock_send (self->work, "b", &stop, sizeof stop);
+    if (self->s3)
+        sb_s3_wakeup (self->s3);
     for (size_t i = 0; i < self->nthreads; i++) {
         pthread_join (self->threads[i], NULL);
         s_ctx_free (&self->ctxs[i]);
     }
     free (self->threads);
     free (self->ctxs);
+    sb_s3_destroy (&self->s3);
     zsock_destroy (&self->work);
     zsock_destroy (&self->done);
     free (self);
@@ -227,7 +349,33 @@ sb_reader_submit (sb_reader_t *self, const char *key, uint64_t offset, uint64_t 
     rq->offset = offset;
     rq->length = length;
     memcpy (rq->key, key, klen + 1);
-    return zframe_send (&f, self->work, 0);
+    if (zframe_send (&f, self->work, 0) != 0)
+        return -1;
+    if (self->s3)
+        sb_s3_wakeup (self->s3);
+    return 0;
+}
+
+int
+sb_reader_endpoint_stats (sb_reader_t *self, sb_reader_endpoint_t *out, size_t max)
+{
+    if (!self->s3)
+        return 0;
+    uint8_t frame[sizeof (s_request_t) + 1] = { 0 };
+    ((s_request_t *) frame)->stop = S_STATS;
+    if (zsock_send (self->work, "b", frame, sizeof frame) != 0)
+        return -1;
+    sb_s3_wakeup (self->s3);
+    zframe_t *f = zframe_recv (self->done);
+    if (!f || zframe_size (f) != sizeof (s_stats_reply_t)) {
+        zframe_destroy (&f);
+        return -1;
+    }
+    const s_stats_reply_t *reply = (const s_stats_reply_t *) zframe_data (f);
+    size_t n = reply->count < max ? reply->count : max;
+    memcpy (out, reply->endpoints, n * sizeof *out);
+    zframe_destroy (&f);
+    return (int) n;
 }
 
 zsock_t *

@@ -1,28 +1,56 @@
-/* reader: the I/O threads of a rank (file:// backend, pread).
+/* reader: the I/O engine of a rank.
  *
- * A rank pushes read requests to its reader threads over an inproc PUSH
- * socket and gets completions back over a PULL socket. Each thread owns one
- * fixed buffer: bytes are counted (and verified when asked) and dropped, so
- * memory is read_threads x io_buffer whatever the object sizes. */
+ * A rank pushes read requests to its reader over an inproc PUSH socket and
+ * gets completions back over a PULL socket. Two engines sit behind that:
+ * - file: read_threads threads reading with pread, each with one fixed
+ *   buffer: memory is read_threads x io_buffer whatever the object sizes;
+ * - s3: one thread driving ranged GETs on a curl multi handle
+ *   (common/s3_client.c), up to max_in_flight at once; bodies are counted
+ *   (and verified when asked) as they stream in and dropped.
+ * Bytes are never held whole, and a read counts only when all its bytes
+ * arrived. */
 #ifndef SB_READER_H
 #define SB_READER_H
 
 #include <czmq.h>
 #include <stdint.h>
 
+#include "histogram.h"
+#include "storage.h"
+
 typedef struct sb_reader sb_reader_t;
 
 typedef struct {
     uint64_t bytes;         /* bytes that arrived */
     uint64_t latency_ns;
-    int      error;         /* errno, or -1 for a short read / verify mismatch; 0 when fine */
-    char     message[512];  /* what failed, naming the path */
+    int      error;         /* errno, or -1 for a short read / verify mismatch / HTTP failure; 0 when fine */
+    char     message[2048]; /* what failed, naming the path or endpoint and key */
+    char     target[1024];  /* path or key */
+    char     endpoint[256]; /* s3 only */
+    long     http_status;
+    char     s3_code[64];
+    int      curl_code;
+    int      attempt;
 } sb_read_result_t;
 
-/* Start threads reading below root (ends with '/'); verify: compare bytes
- * with the generator, seeded by seed. NULL on failure (err set). */
-sb_reader_t *sb_reader_new (const char *root, size_t threads, size_t buffer_bytes, int verify, uint64_t seed,
-                            char *err, size_t err_size);
+/* Per-endpoint counters of the s3 engine (see sb_reader_endpoint_stats). */
+typedef struct {
+    char           endpoint[256];
+    uint64_t       requests, bytes, errors, retries;
+    sb_histogram_t latency;
+} sb_reader_endpoint_t;
+
+/* Start the engine for storage (copied) reading below root (a folder ending
+ * with '/' for files, a key prefix for s3); threads: read_threads (file);
+ * verify: compare bytes with the generator, seeded by seed. NULL on failure
+ * (err set). */
+sb_reader_t *sb_reader_new (const sb_storage_cfg_t *storage, const char *root, size_t threads, size_t buffer_bytes,
+                            int verify, uint64_t seed, char *err, size_t err_size);
+
+/* Per-endpoint counters since the last call, then reset; only between
+ * reads (no read in flight). Writes up to max entries into out and returns
+ * how many (0 for the file engine), or -1. */
+int sb_reader_endpoint_stats (sb_reader_t *self, sb_reader_endpoint_t *out, size_t max);
 /* Stop and join the threads; accepts NULL and nulls the pointer. */
 void sb_reader_destroy (sb_reader_t **self_p);
 

@@ -22,4 +22,69 @@ rc=$?
 cat client.out
 expect_eq "S3 client against the server" $rc 0
 
+# 2. the whole mission over s3:// with two endpoints, round robin
+cat >s3.yaml <<YAML
+model:
+  name: s3-mission
+dataset:
+  data_folder: mission
+  num_files_train: 60
+  record_length_bytes: 40000
+  record_length_bytes_stdev: 5000
+  num_subfolders_train: 3
+reader:
+  batch_size: 4
+  read_threads: 2
+  sample_shuffle: seed
+  verify: true
+train:
+  epochs: 2
+  computation_time: 0.001
+storage:
+  storage_type: s3
+  storage_root: sbtest
+  storage_options:
+    endpoint_urls: [$ep1, $ep2]
+    load_balance: round_robin
+    max_in_flight: 4
+    multipart_threshold_bytes: 42000
+    multipart_part_bytes: 20000
+YAML
+sb run s3.yaml --accelerators 4 --local 2 --db s3.db
+expect_eq "s3 run exit status" "$SB_RC" 0
+[ "$SB_RC" = 0 ] || cat sb.err
+expect_eq "datagen and train runs succeeded" "$(q s3.db "SELECT group_concat(kind || ':' || status, ' ') FROM runs")" "datagen:succeeded train:succeeded"
+expect_eq "60 objects written" "$(q s3.db "SELECT samples FROM epochs WHERE run_id = 1")" 60
+expect_eq "catalog lists 60 objects" "$(q s3.db "SELECT count, uri FROM catalogs ORDER BY id DESC LIMIT 1")" "60|s3://sbtest/mission/train"
+expect_eq "catalog bytes = bytes written" "$(q s3.db "SELECT (SELECT bytes FROM catalogs ORDER BY id DESC LIMIT 1) = (SELECT bytes FROM epochs WHERE run_id = 1)")" 1
+expect_eq "objects on the server (subfolders)" "$(find s3data/sbtest/mission/train -name 'img_*_of_60.npz*' -type d -o -name 'img_*_of_60.npz*' -type f | wc -l | tr -d ' ' | grep -qv '^0$' && echo present)" present
+expect_eq "every rank 15 samples, 3 batches" "$(q s3.db "SELECT min(samples), max(samples), min(batches), max(batches), count(*) FROM rank_epochs WHERE run_id = 2")" "15|15|3|3|8"
+expect_eq "each epoch read every byte of the catalog" \
+    "$(q s3.db "SELECT count(*) FROM epochs WHERE run_id = 2 AND bytes = (SELECT bytes FROM catalogs ORDER BY id DESC LIMIT 1)")" 2
+expect_eq "both endpoints served reads" "$(q s3.db "SELECT count(*) FROM endpoints WHERE run_id = 2 AND requests > 0 AND bytes > 0")" 2
+expect_eq "read requests = samples read (no errors, no retries)" \
+    "$(q s3.db "SELECT sum(requests), sum(errors), sum(retries) FROM endpoints WHERE run_id = 2")" "120|0|0"
+expect_eq "round robin splits evenly" "$(q s3.db "SELECT max(requests) - min(requests) <= 8 FROM endpoints WHERE run_id = 2")" 1
+expect_eq "datagen used both endpoints (multipart above 42000 bytes)" \
+    "$(q s3.db "SELECT count(*) FROM endpoints WHERE run_id = 1 AND requests > 0")" 2
+expect_eq "latency percentiles recorded" "$(q s3.db "SELECT count(*) FROM endpoints WHERE p50_ms > 0 AND p99_ms >= p50_ms")" 4
+
+# the catalog is reused by a second run (no listing)
+sb run s3.yaml train.epochs=1 --accelerators 4 --local 1 --db s3.db
+expect_eq "second s3 run" "$SB_RC" 0
+expect_contains "s3 catalog reused" sb.err "reused: 60 objects"
+
+# 3. wrong secret: preflight fails, exit 1, naming the endpoint and SignatureDoesNotMatch
+AWS_SECRET_ACCESS_KEY=wrong-secret sb run s3.yaml --db s3.db
+expect_eq "wrong secret exits 1" "$SB_RC" 1
+expect_contains "wrong secret names the endpoint" sb.err "$ep1"
+expect_contains "wrong secret names SignatureDoesNotMatch" sb.err "SignatureDoesNotMatch"
+if grep -q "wrong-secret" sb.err sb.out s3.db 2>/dev/null; then fail "the secret leaked into output or database"; else pass "secret not in output or database"; fi
+
+# 4. closed port: preflight names the endpoint and the refused connection
+sb run s3.yaml "storage.storage_options.endpoint_urls=[$ep1,http://127.0.0.1:$closed]" --db s3.db
+expect_eq "closed port exits 1" "$SB_RC" 1
+expect_contains "closed port names the endpoint" sb.err "http://127.0.0.1:$closed"
+if grep -qi "connection refused" sb.err; then pass "closed port says connection refused"; else fail "no 'connection refused' in:"; cat sb.err; fi
+
 finish

@@ -1,0 +1,83 @@
+/* storage: names of storage settings and their WELCOME encoding. */
+#include "storage.h"
+#include "proto.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *
+sb_storage_type_name (sb_storage_type_t type)
+{
+    return type == SB_STORAGE_S3 ? "s3" : "file";
+}
+
+const char *
+sb_storage_lb_name (sb_lb_t lb)
+{
+    return lb == SB_LB_LEAST_CONNECTIONS ? "least_connections" : "round_robin";
+}
+
+int
+sb_storage_to_welcome (const sb_storage_cfg_t *cfg, void *welcome)
+{
+    sb_msg_welcome_t *w = welcome;
+    w->storage_type = (char *) sb_storage_type_name (cfg->type);
+    w->bucket = (char *) cfg->bucket;
+    w->endpoints.count = 0;
+    w->endpoints.items = calloc (cfg->nendpoints ? cfg->nendpoints : 1, sizeof (char *));
+    if (!w->endpoints.items)
+        return -1;
+    for (size_t i = 0; i < cfg->nendpoints; i++)
+        w->endpoints.items[w->endpoints.count++] = (char *) cfg->endpoints[i];
+    w->load_balance = (char *) sb_storage_lb_name (cfg->lb);
+    w->region = (char *) cfg->region;
+    w->path_style = (uint64_t) cfg->path_style;
+    w->max_in_flight = cfg->max_in_flight;
+    w->connect_timeout_ms = (uint64_t) (cfg->connect_timeout_s * 1000);
+    w->request_timeout_ms = (uint64_t) (cfg->request_timeout_s * 1000);
+    w->max_retries = cfg->max_retries;
+    w->multipart_threshold = cfg->multipart_threshold;
+    w->multipart_part = cfg->multipart_part;
+    w->sign_payload = (uint64_t) cfg->sign_payload;
+    return 0;
+}
+
+int
+sb_storage_from_welcome (const void *welcome, sb_storage_cfg_t *cfg, char *err, size_t err_size)
+{
+    const sb_msg_welcome_t *w = welcome;
+    memset (cfg, 0, sizeof *cfg);
+    if (!strcmp (w->storage_type, "s3"))
+        cfg->type = SB_STORAGE_S3;
+    else if (!strcmp (w->storage_type, "file"))
+        cfg->type = SB_STORAGE_FILE;
+    else {
+        snprintf (err, err_size, "unknown storage type '%s'", w->storage_type);
+        return -1;
+    }
+    if (w->endpoints.count > SB_MAX_ENDPOINTS || strlen (w->bucket) >= sizeof cfg->bucket
+        || strlen (w->region) >= sizeof cfg->region) {
+        snprintf (err, err_size, "storage settings out of bounds");
+        return -1;
+    }
+    snprintf (cfg->bucket, sizeof cfg->bucket, "%s", w->bucket);
+    for (size_t i = 0; i < w->endpoints.count; i++) {
+        if (strlen (w->endpoints.items[i]) >= sizeof cfg->endpoints[0]) {
+            snprintf (err, err_size, "endpoint too long");
+            return -1;
+        }
+        snprintf (cfg->endpoints[cfg->nendpoints++], sizeof cfg->endpoints[0], "%s", w->endpoints.items[i]);
+    }
+    cfg->lb = !strcmp (w->load_balance, "least_connections") ? SB_LB_LEAST_CONNECTIONS : SB_LB_ROUND_ROBIN;
+    snprintf (cfg->region, sizeof cfg->region, "%s", w->region);
+    cfg->path_style = w->path_style != 0;
+    cfg->max_in_flight = w->max_in_flight ? w->max_in_flight : 1;
+    cfg->connect_timeout_s = (double) w->connect_timeout_ms / 1000.0;
+    cfg->request_timeout_s = (double) w->request_timeout_ms / 1000.0;
+    cfg->max_retries = w->max_retries;
+    cfg->multipart_threshold = w->multipart_threshold;
+    cfg->multipart_part = w->multipart_part;
+    cfg->sign_payload = w->sign_payload != 0;
+    return 0;
+}
