@@ -183,9 +183,13 @@ sb_s3_new (const sb_storage_cfg_t *cfg, size_t max_in_flight, char *err, size_t 
         sb_s3_destroy (&self);
         return NULL;
     }
+    /* Concurrency is bounded by the caller (max_in_flight requests), so no
+     * per-host connection limit is set: with one, curl 7.88 parks a new
+     * transfer as "pending" until another completes, even when an idle
+     * connection is in the cache, and each request then waits a full poll
+     * timeout. The cache keeps one connection per possible request. */
     long per_host = (long) self->max_in_flight;
-    if (curl_multi_setopt (self->multi, CURLMOPT_MAX_HOST_CONNECTIONS, per_host) != CURLM_OK
-        || curl_multi_setopt (self->multi, CURLMOPT_MAXCONNECTS, per_host * (long) self->nendpoints + 4) != CURLM_OK) {
+    if (curl_multi_setopt (self->multi, CURLMOPT_MAXCONNECTS, per_host * (long) self->nendpoints + 4) != CURLM_OK) {
         snprintf (err, err_size, "cannot configure the curl multi handle");
         sb_s3_destroy (&self);
         return NULL;
@@ -732,7 +736,31 @@ s_start_due (sb_s3_t *self)
     return wait_ms;
 }
 
-/* Drive the multi handle once: wait up to timeout_ms. Returns 0 or -1. */
+/* Collect finished transfers; returns how many finished. */
+static int
+s_collect (sb_s3_t *self)
+{
+    int finished = 0;
+    CURLMsg *msg;
+    int left;
+    while ((msg = curl_multi_info_read (self->multi, &left))) {
+        if (msg->msg != CURLMSG_DONE)
+            continue;
+        s_req_t *r = NULL;
+        curl_easy_getinfo (msg->easy_handle, CURLINFO_PRIVATE, (char **) &r);
+        if (r) {
+            s_on_finished (self, r, msg->data.result);
+            finished++;
+        }
+    }
+    return finished;
+}
+
+/* Drive the multi handle: run what can run; only when nothing finished,
+ * wait up to timeout_ms for the network (or sb_s3_wakeup) and run again.
+ * On loopback a whole transfer can finish inside one perform call, so
+ * waiting before collecting would cost a full timeout per request.
+ * Returns 0 or -1. */
 static int
 s_pump (sb_s3_t *self, int timeout_ms)
 {
@@ -741,23 +769,16 @@ s_pump (sb_s3_t *self, int timeout_ms)
         timeout_ms = (int) retry_ms;
     int running = 0;
     CURLMcode mc = curl_multi_perform (self->multi, &running);
-    if (mc == CURLM_OK && timeout_ms > 0)
+    if (mc == CURLM_OK && s_collect (self) == 0 && timeout_ms > 0) {
         mc = curl_multi_poll (self->multi, NULL, 0, timeout_ms, NULL);
-    if (mc == CURLM_OK)
-        mc = curl_multi_perform (self->multi, &running);
+        if (mc == CURLM_OK)
+            mc = curl_multi_perform (self->multi, &running);
+        if (mc == CURLM_OK)
+            s_collect (self);
+    }
     if (mc != CURLM_OK) {
         sb_error ("curl multi: %s", curl_multi_strerror (mc));
         return -1;
-    }
-    CURLMsg *msg;
-    int left;
-    while ((msg = curl_multi_info_read (self->multi, &left))) {
-        if (msg->msg != CURLMSG_DONE)
-            continue;
-        s_req_t *r = NULL;
-        curl_easy_getinfo (msg->easy_handle, CURLINFO_PRIVATE, (char **) &r);
-        if (r)
-            s_on_finished (self, r, msg->data.result);
     }
     s_start_due (self);
     return 0;
