@@ -87,4 +87,10 @@ expect_eq "closed port exits 1" "$SB_RC" 1
 expect_contains "closed port names the endpoint" sb.err "http://127.0.0.1:$closed"
 if grep -qi "connection refused" sb.err; then pass "closed port says connection refused"; else fail "no 'connection refused' in:"; cat sb.err; fi
 
+# 5. concurrency that cannot fit the file-descriptor limit is refused with the numbers
+( ulimit -n 300; sb run s3.yaml storage.storage_options.max_in_flight=100 --accelerators 2 --db s3.db; exit "$SB_RC" )
+rc=$?
+expect_eq "fd limit exceeded exits 1" "$rc" 1
+expect_contains "fd limit message has the numbers" sb.err "file descriptors: 2 ranks x (100 in flight x 2 endpoints + 8) + 64 = 480 needed, limit is 300"
+
 finish
