@@ -9,7 +9,7 @@
 const char *
 sb_storage_type_name (sb_storage_type_t type)
 {
-    return type == SB_STORAGE_S3 ? "s3" : "file";
+    return type == SB_STORAGE_S3 ? "s3" : type == SB_STORAGE_SYNTHETIC ? "synthetic" : "file";
 }
 
 const char *
@@ -50,6 +50,8 @@ sb_storage_from_welcome (const void *welcome, sb_storage_cfg_t *cfg, char *err, 
     memset (cfg, 0, sizeof *cfg);
     if (!strcmp (w->storage_type, "s3"))
         cfg->type = SB_STORAGE_S3;
+    else if (!strcmp (w->storage_type, "synthetic"))
+        cfg->type = SB_STORAGE_SYNTHETIC;
     else if (!strcmp (w->storage_type, "file"))
         cfg->type = SB_STORAGE_FILE;
     else {

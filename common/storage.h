@@ -10,7 +10,10 @@
 
 #define SB_MAX_ENDPOINTS 32
 
-typedef enum { SB_STORAGE_FILE, SB_STORAGE_S3 } sb_storage_type_t;
+/* file: POSIX files; s3: S3-compatible object store; synthetic: N objects
+ * with seeded sizes and no I/O at all (fio's null engine), to run every
+ * other part of shardbench at 10^7-10^8 objects on one machine. */
+typedef enum { SB_STORAGE_FILE, SB_STORAGE_S3, SB_STORAGE_SYNTHETIC } sb_storage_type_t;
 typedef enum { SB_LB_ROUND_ROBIN, SB_LB_LEAST_CONNECTIONS } sb_lb_t;
 
 typedef struct {
@@ -30,7 +33,7 @@ typedef struct {
     int      sign_payload;                          /* 1: hash PUT bodies; 0: UNSIGNED-PAYLOAD */
 } sb_storage_cfg_t;
 
-/* "file" | "s3"; "round_robin" | "least_connections". Borrowed. */
+/* "file" | "s3" | "synthetic"; "round_robin" | "least_connections". Borrowed. */
 const char *sb_storage_type_name (sb_storage_type_t type);
 const char *sb_storage_lb_name (sb_lb_t lb);
 

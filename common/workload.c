@@ -47,7 +47,7 @@ static const s_key_t s_keys[] = {
     { "train.seed", T_U64, OFF (seed), 0, "123", 0, BIG, "seed of shuffles, sizes and content" },
     { "train.sync", T_SYNC, OFF (sync), 0, "step", 0, 0, "barrier: step | epoch" },
     { "metric.au", T_F64, OFF (au), 0, "0.90", 0, 1, "accelerator-utilisation threshold to pass" },
-    { "storage.storage_type", T_STORAGE, OFF (storage.type), 0, "local_fs", 0, 0, "local_fs | s3" },
+    { "storage.storage_type", T_STORAGE, OFF (storage.type), 0, "local_fs", 0, 0, "local_fs | s3 | synthetic" },
     { "storage.storage_root", T_STR, STRF (storage.bucket), "", 0, 0, "S3 bucket (s3)" },
     { "storage.storage_options.endpoint_url", T_STR, OFF (storage.endpoints[0]), 256, "", 0, 0, "one S3 endpoint, http(s)://HOST:PORT" },
     { "storage.storage_options.endpoint_urls", T_LIST, OFF (storage.endpoints), 256, "", 0, 0, "several endpoints: [URL, URL, ...]" },
@@ -190,8 +190,10 @@ s_parse (const s_key_t *k, const sb_config_entry_t *e, const char *text, sb_work
             *(sb_storage_type_t *) at = SB_STORAGE_FILE;
         else if (!strcasecmp (text, "s3"))
             *(sb_storage_type_t *) at = SB_STORAGE_S3;
+        else if (!strcasecmp (text, "synthetic"))
+            *(sb_storage_type_t *) at = SB_STORAGE_SYNTHETIC;
         else {
-            snprintf (err, err_size, "%s: key '%s': expected local_fs or s3, got '%s'", where, k->key, text);
+            snprintf (err, err_size, "%s: key '%s': expected local_fs, s3 or synthetic, got '%s'", where, k->key, text);
             return -1;
         }
         return 0;
@@ -318,6 +320,8 @@ sb_workload_from_config (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
     }
     if (wl->read_threads == 0)
         wl->read_threads = 1;   /* DLIO: 0 reads on the main process */
+    if (strncmp (wl->data_folder, "synthetic://", 12) == 0)
+        wl->storage.type = SB_STORAGE_SYNTHETIC;   /* a synthetic:// data folder says it all */
     if (s_storage_endpoints (cfg, wl, err, err_size) != 0)
         return -1;
     if (!(wl->heartbeat_timeout_s > wl->heartbeat_interval_s)) {

@@ -1,5 +1,6 @@
 /* catalog: list once, sort in SQLite, reuse by fingerprint. */
 #include "catalog.h"
+#include "dataset.h"
 #include "log.h"
 #include "util.h"
 
@@ -29,11 +30,65 @@ s_fp_add (s_fingerprint_t *fp, const void *data, size_t len)
         fp->hash = (fp->hash ^ p[i]) * 0x100000001b3ull;
 }
 
+/* Where listed objects go: straight into objects(idx) when the lister
+ * yields keys in order (object stores, synthetic), else into a staging
+ * table that SQLite sorts at the end (readdir order). */
 typedef struct {
     sqlite3      *db;
     sqlite3_stmt *ins;
+    int           sorted;
+    int64_t       catalog_id;
     uint64_t      count;
     uint64_t      bytes;
+    char         *last;         /* previous key, to check the order (sorted) */
+    size_t        last_len, last_cap;
+} s_emit_t;
+
+static int
+s_emit (s_emit_t *e, const char *key, size_t len, uint64_t size, char *err, size_t err_size)
+{
+    sqlite3_reset (e->ins);
+    int rc;
+    if (e->sorted) {
+        size_t n = len < e->last_len ? len : e->last_len;
+        int cmp = e->count ? memcmp (key, e->last, n) : 1;
+        if (e->count && (cmp < 0 || (cmp == 0 && len <= e->last_len))) {
+            snprintf (err, err_size, "listing out of order: '%.*s' after '%.*s'", (int) len, key, (int) e->last_len,
+                      e->last);
+            return -1;
+        }
+        if (len > e->last_cap) {
+            char *grown = realloc (e->last, len * 2);
+            if (!grown) {
+                snprintf (err, err_size, "out of memory");
+                return -1;
+            }
+            e->last = grown;
+            e->last_cap = len * 2;
+        }
+        memcpy (e->last, key, len);
+        e->last_len = len;
+        rc = sqlite3_bind_int64 (e->ins, 1, e->catalog_id);
+        rc |= sqlite3_bind_int64 (e->ins, 2, (int64_t) e->count);
+        rc |= sqlite3_bind_text (e->ins, 3, key, (int) len, SQLITE_STATIC);
+        rc |= sqlite3_bind_int64 (e->ins, 4, (int64_t) size);
+    }
+    else {
+        rc = sqlite3_bind_text (e->ins, 1, key, (int) len, SQLITE_STATIC);
+        rc |= sqlite3_bind_int64 (e->ins, 2, (int64_t) size);
+    }
+    if (rc != SQLITE_OK || sqlite3_step (e->ins) != SQLITE_DONE) {
+        snprintf (err, err_size, "catalog insert: %s", sqlite3_errmsg (e->db));
+        return -1;
+    }
+    e->count++;
+    e->bytes += size;
+    return 0;
+}
+
+typedef struct {
+    sqlite3      *db;
+    s_emit_t     *emit;
     s_fingerprint_t fp;
     int           fingerprint_only;
     char         *err;
@@ -97,16 +152,10 @@ s_walk (s_walk_t *w, int base_fd, const char *rel)
             rc = s_walk (w, base_fd, path);
         else if (is_reg && !w->fingerprint_only) {
             (void) have_stat;
-            sqlite3_reset (w->ins);
-            if (sqlite3_bind_text (w->ins, 1, path, -1, SQLITE_TRANSIENT) != SQLITE_OK
-                || sqlite3_bind_int64 (w->ins, 2, (int64_t) fst.st_size) != SQLITE_OK
-                || sqlite3_step (w->ins) != SQLITE_DONE) {
-                snprintf (w->err, w->err_size, "catalog insert: %s", sqlite3_errmsg (w->db));
+            if (s_emit (w->emit, path, strlen (path), (uint64_t) fst.st_size, w->err, w->err_size) != 0) {
                 rc = -1;
                 break;
             }
-            w->count++;
-            w->bytes += (uint64_t) fst.st_size;
         }
         errno = 0;
     }
@@ -156,77 +205,78 @@ s_lookup (sqlite3 *db, const char *uri, const char *fingerprint, sb_catalog_info
     return found;
 }
 
-/* A lister streams (key relative to the prefix, size) rows into ins. */
-typedef int (*s_lister_fn) (void *ctx, int base_fd, sqlite3 *db, sqlite3_stmt *ins, uint64_t *count, uint64_t *bytes,
-                            char *err, size_t err_size);
+/* A lister streams (key relative to the prefix, size) rows into emit. */
+typedef int (*s_lister_fn) (void *ctx, int base_fd, s_emit_t *emit, char *err, size_t err_size);
 
-/* One transaction: staging table filled by the lister, sorted by SQLite
- * into objects(idx) under a new catalogs row. */
+/* One transaction: a new catalogs row, its objects either appended in order
+ * (sorted listers) or staged and sorted by SQLite. */
 static sb_catalog_status_t
 s_list_into (sqlite3 *db, const char *uri, const char *prefix, const char *fingerprint, s_lister_fn lister,
-             void *ctx, int base_fd, sb_catalog_info_t *info, char *err, size_t err_size)
+             void *ctx, int base_fd, int sorted, sb_catalog_info_t *info, char *err, size_t err_size)
 {
     uint64_t t0 = sb_mono_ns ();
-    sqlite3_stmt *ins = NULL, *q = NULL;
-    uint64_t count = 0, bytes = 0;
-    if (s_sql (db, "BEGIN IMMEDIATE; CREATE TEMP TABLE IF NOT EXISTS catalog_staging (key TEXT NOT NULL, size INTEGER NOT NULL);"
-               " DELETE FROM temp.catalog_staging;", err, err_size) != 0)
+    sqlite3_stmt *q = NULL;
+    s_emit_t emit = { .db = db, .sorted = sorted };
+    if (s_sql (db, "PRAGMA cache_size = -65536; BEGIN IMMEDIATE;", err, err_size) != 0)
         return SB_CATALOG_ERROR;
-    if (sqlite3_prepare_v2 (db, "INSERT INTO temp.catalog_staging (key, size) VALUES (?, ?)", -1, &ins, NULL) != SQLITE_OK) {
-        snprintf (err, err_size, "catalog: %s", sqlite3_errmsg (db));
-        goto rollback;
-    }
-    int rc = lister (ctx, base_fd, db, ins, &count, &bytes, err, err_size);
-    sqlite3_finalize (ins);
-    if (rc != 0)
-        goto rollback;
     if (sqlite3_prepare_v2 (db, "INSERT INTO catalogs (uri, prefix, fingerprint, listed_at, list_s, count, bytes)"
-                            " VALUES (?, ?, ?, ?, 0, ?, ?)", -1, &q, NULL) != SQLITE_OK
+                            " VALUES (?, ?, ?, ?, 0, 0, 0)", -1, &q, NULL) != SQLITE_OK
         || sqlite3_bind_text (q, 1, uri, -1, SQLITE_TRANSIENT) != SQLITE_OK
         || sqlite3_bind_text (q, 2, prefix, -1, SQLITE_TRANSIENT) != SQLITE_OK
         || sqlite3_bind_text (q, 3, fingerprint, -1, SQLITE_TRANSIENT) != SQLITE_OK
         || sqlite3_bind_double (q, 4, sb_now ()) != SQLITE_OK
-        || sqlite3_bind_int64 (q, 5, (int64_t) count) != SQLITE_OK
-        || sqlite3_bind_int64 (q, 6, (int64_t) bytes) != SQLITE_OK
         || sqlite3_step (q) != SQLITE_DONE) {
         snprintf (err, err_size, "catalog: %s", sqlite3_errmsg (db));
         sqlite3_finalize (q);
         goto rollback;
     }
     sqlite3_finalize (q);
-    info->id = sqlite3_last_insert_rowid (db);
-    char sql[512];
-    snprintf (sql, sizeof sql,
-              "INSERT INTO objects (catalog_id, idx, key, size)"
-              " SELECT %lld, row_number() OVER (ORDER BY key) - 1, key, size FROM temp.catalog_staging ORDER BY key;"
-              " DELETE FROM temp.catalog_staging;", (long long) info->id);
-    if (s_sql (db, sql, err, err_size) != 0)
+    info->id = emit.catalog_id = sqlite3_last_insert_rowid (db);
+    if (!sorted && s_sql (db, "CREATE TEMP TABLE IF NOT EXISTS catalog_staging (key TEXT NOT NULL, size INTEGER NOT NULL);"
+                          " DELETE FROM temp.catalog_staging;", err, err_size) != 0)
         goto rollback;
-    info->count = count;
-    info->bytes = bytes;
+    if (sqlite3_prepare_v2 (db, sorted ? "INSERT INTO objects (catalog_id, idx, key, size) VALUES (?1, ?2, ?3, ?4)"
+                                       : "INSERT INTO temp.catalog_staging (key, size) VALUES (?1, ?2)",
+                            -1, &emit.ins, NULL) != SQLITE_OK) {
+        snprintf (err, err_size, "catalog: %s", sqlite3_errmsg (db));
+        goto rollback;
+    }
+    int rc = lister (ctx, base_fd, &emit, err, err_size);
+    sqlite3_finalize (emit.ins);
+    emit.ins = NULL;
+    free (emit.last);
+    if (rc != 0)
+        goto rollback;
+    char sql[512];
+    if (!sorted) {
+        snprintf (sql, sizeof sql,
+                  "INSERT INTO objects (catalog_id, idx, key, size)"
+                  " SELECT %lld, row_number() OVER (ORDER BY key) - 1, key, size FROM temp.catalog_staging ORDER BY key;"
+                  " DELETE FROM temp.catalog_staging;", (long long) info->id);
+        if (s_sql (db, sql, err, err_size) != 0)
+            goto rollback;
+    }
+    info->count = emit.count;
+    info->bytes = emit.bytes;
     info->reused = 0;
     info->list_s = (double) (sb_mono_ns () - t0) / 1e9;
-    snprintf (sql, sizeof sql, "UPDATE catalogs SET list_s = %.6f WHERE id = %lld; COMMIT;", info->list_s,
-              (long long) info->id);
+    snprintf (sql, sizeof sql, "UPDATE catalogs SET list_s = %.6f, count = %llu, bytes = %llu WHERE id = %lld; COMMIT;",
+              info->list_s, (unsigned long long) emit.count, (unsigned long long) emit.bytes, (long long) info->id);
     if (s_sql (db, sql, err, err_size) != 0)
         goto rollback;
     return SB_CATALOG_OK;
 rollback:
+    sqlite3_finalize (emit.ins);
     sqlite3_exec (db, "ROLLBACK", NULL, NULL, NULL);
     return SB_CATALOG_ERROR;
 }
 
 static int
-s_file_lister (void *ctx, int base_fd, sqlite3 *db, sqlite3_stmt *ins, uint64_t *count, uint64_t *bytes, char *err,
-               size_t err_size)
+s_file_lister (void *ctx, int base_fd, s_emit_t *emit, char *err, size_t err_size)
 {
     s_walk_t *w = ctx;
-    w->ins = ins;
-    if (s_walk (w, base_fd, "train") != 0)
-        return -1;
-    *count = w->count;
-    *bytes = w->bytes;
-    return 0;
+    w->emit = emit;
+    return s_walk (w, base_fd, "train");
 }
 
 sb_catalog_status_t
@@ -276,7 +326,7 @@ sb_catalog_ensure (sqlite3 *db, const char *data_folder, int relist, sb_catalog_
         w.fingerprint_only = 0;
         w.fp.hash = 0xcbf29ce484222325ull;
         w.fp.folders = 0;
-        status = s_list_into (db, uri, info->prefix, fingerprint, s_file_lister, &w, base_fd, info, err, err_size);
+        status = s_list_into (db, uri, info->prefix, fingerprint, s_file_lister, &w, base_fd, 0, info, err, err_size);
     }
     close (base_fd);
     return status;
@@ -285,13 +335,11 @@ sb_catalog_ensure (sqlite3 *db, const char *data_folder, int relist, sb_catalog_
 /* ---- S3 ---- */
 
 typedef struct {
-    sqlite3_stmt *ins;
-    size_t        prefix_len;
-    uint64_t      count, bytes;
-    int           failed;
-    char         *err;
-    size_t        err_size;
-    sqlite3      *db;
+    s_emit_t   *emit;
+    size_t      prefix_len;
+    int         failed;
+    char       *err;
+    size_t      err_size;
 } s_s3_list_t;
 
 static int
@@ -302,15 +350,10 @@ s_s3_on_key (void *arg, const char *key, uint64_t size)
     const char *base = strrchr (rel, '/') ? strrchr (rel, '/') + 1 : rel;
     if (base[0] == '.' || key[strlen (key) - 1] == '/')
         return 0;   /* hidden objects and folder markers */
-    sqlite3_reset (l->ins);
-    if (sqlite3_bind_text (l->ins, 1, rel, -1, SQLITE_TRANSIENT) != SQLITE_OK
-        || sqlite3_bind_int64 (l->ins, 2, (int64_t) size) != SQLITE_OK || sqlite3_step (l->ins) != SQLITE_DONE) {
-        snprintf (l->err, l->err_size, "catalog insert: %s", sqlite3_errmsg (l->db));
+    if (s_emit (l->emit, rel, strlen (rel), size, l->err, l->err_size) != 0) {
         l->failed = 1;
         return 1;
     }
-    l->count++;
-    l->bytes += size;
     return 0;
 }
 
@@ -321,22 +364,17 @@ typedef struct {
 } s_s3_ctx_t;
 
 static int
-s_s3_lister (void *arg, int base_fd, sqlite3 *db, sqlite3_stmt *ins, uint64_t *count, uint64_t *bytes, char *err,
-             size_t err_size)
+s_s3_lister (void *arg, int base_fd, s_emit_t *emit, char *err, size_t err_size)
 {
     s_s3_ctx_t *c = arg;
-    s_s3_list_t l = { .ins = ins, .prefix_len = c->prefix_len, .err = err, .err_size = err_size, .db = db };
+    s_s3_list_t l = { .emit = emit, .prefix_len = c->prefix_len, .err = err, .err_size = err_size };
     sb_s3_error_t e;
     if (sb_s3_list (c->s3, c->list_prefix, NULL, NULL, 1000, s_s3_on_key, &l, &e) != 0) {
         if (!l.failed)
             snprintf (err, err_size, "listing s3://%s: %s", c->list_prefix, e.text);
         return -1;
     }
-    if (l.failed)
-        return -1;
-    *count = l.count;
-    *bytes = l.bytes;
-    return 0;
+    return l.failed ? -1 : 0;
 }
 
 sb_catalog_status_t
@@ -359,10 +397,52 @@ sb_catalog_ensure_s3 (sqlite3 *db, sb_s3_t *s3, const char *bucket, const char *
     if (found < 0)
         return SB_CATALOG_ERROR;
     s_s3_ctx_t ctx = { .s3 = s3, .list_prefix = list_prefix, .prefix_len = strlen (key_prefix) };
-    sb_catalog_status_t st = s_list_into (db, uri, info->prefix, "s3", s_s3_lister, &ctx, -1, info, err, err_size);
+    /* ListObjectsV2 returns keys in UTF-8 binary order, SQLite's order too */
+    sb_catalog_status_t st = s_list_into (db, uri, info->prefix, "s3", s_s3_lister, &ctx, -1, 1, info, err, err_size);
     if (st == SB_CATALOG_OK && info->count == 0)
         return SB_CATALOG_MISSING;
     return st;
+}
+
+/* ---- synthetic ---- */
+
+static int
+s_synthetic_lister (void *ctx, int base_fd, s_emit_t *emit, char *err, size_t err_size)
+{
+    const sb_dataset_t *ds = ctx;
+    /* DLIO names in name order: zero-padded indices sort numerically, and
+     * with subfolders (s = i mod n) folder by folder. */
+    uint64_t folders = ds->subfolders > 1 ? ds->subfolders : 1;
+    char key[512];
+    for (uint64_t f = 0; f < folders; f++)
+        for (uint64_t i = f; i < ds->files; i += folders) {
+            if (sb_dataset_key (ds, i, key, sizeof key) != 0) {
+                snprintf (err, err_size, "synthetic object %llu: name too long", (unsigned long long) i);
+                return -1;
+            }
+            if (s_emit (emit, key, strlen (key), sb_dataset_object_size (ds, i), err, err_size) != 0)
+                return -1;
+        }
+    return 0;
+}
+
+sb_catalog_status_t
+sb_catalog_ensure_synthetic (sqlite3 *db, const sb_dataset_t *ds, int relist, sb_catalog_info_t *info, char *err,
+                             size_t err_size)
+{
+    memset (info, 0, sizeof *info);
+    char uri[512];
+    /* everything that decides the names and sizes is in the URI */
+    snprintf (uri, sizeof uri, "synthetic://%s_of_%llu.%s/sub%llu/spf%llu/rl%llu+-%llu/seed%llu/train", ds->prefix,
+              (unsigned long long) ds->files, ds->format, (unsigned long long) ds->subfolders,
+              (unsigned long long) ds->samples_per_file, (unsigned long long) ds->record_length,
+              (unsigned long long) ds->record_stdev, (unsigned long long) ds->seed);
+    int found = relist ? 0 : s_lookup (db, uri, "synthetic", info, err, err_size);
+    if (found > 0)
+        return SB_CATALOG_OK;
+    if (found < 0)
+        return SB_CATALOG_ERROR;
+    return s_list_into (db, uri, "", "synthetic", s_synthetic_lister, (void *) ds, -1, 1, info, err, err_size);
 }
 
 struct sb_catalog_reader {

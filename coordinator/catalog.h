@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dataset.h"
 #include "s3_client.h"
 
 typedef struct {
@@ -38,6 +39,11 @@ sb_catalog_status_t sb_catalog_ensure (sqlite3 *db, const char *data_folder, int
  * listing finds no object. */
 sb_catalog_status_t sb_catalog_ensure_s3 (sqlite3 *db, sb_s3_t *s3, const char *bucket, const char *key_prefix,
                                           int relist, sb_catalog_info_t *info, char *err, size_t err_size);
+
+/* List (or reuse) the objects of a synthetic dataset: DLIO names and seeded
+ * sizes for ds->files objects, no I/O. Keys are appended in name order. */
+sb_catalog_status_t sb_catalog_ensure_synthetic (sqlite3 *db, const sb_dataset_t *ds, int relist,
+                                                 sb_catalog_info_t *info, char *err, size_t err_size);
 
 /* Reader of one catalog's objects by idx (a prepared statement). */
 typedef struct sb_catalog_reader sb_catalog_reader_t;

@@ -718,7 +718,15 @@ static int
 s_list (s_session_t *self, int relist, int *missing, char *err, size_t err_size)
 {
     const sb_workload_t *wl = self->o->wl;
-    sb_catalog_status_t st = self->s3
+    sb_dataset_t ds = {
+        .prefix = wl->file_prefix, .format = wl->format, .files = wl->num_files_train,
+        .subfolders = wl->num_subfolders_train, .samples_per_file = wl->num_samples_per_file,
+        .record_length = wl->record_length_bytes, .record_stdev = wl->record_length_bytes_stdev,
+        .seed = self->o->seed,
+    };
+    sb_catalog_status_t st = wl->storage.type == SB_STORAGE_SYNTHETIC
+        ? sb_catalog_ensure_synthetic (sb_resultdb_handle (self->o->db), &ds, relist, &self->catalog_info, err, err_size)
+        : self->s3
         ? sb_catalog_ensure_s3 (sb_resultdb_handle (self->o->db), self->s3, wl->storage.bucket, self->key_prefix, relist,
                                 &self->catalog_info, err, err_size)
         : sb_catalog_ensure (sb_resultdb_handle (self->o->db), wl->data_folder, relist, &self->catalog_info, err,
@@ -882,7 +890,7 @@ sb_session_run (const sb_session_opts_t *opts, int64_t *run_id, char *err, size_
     int missing = 0;
     if (s_list (self, opts->relist, &missing, err, err_size) != 0)
         return 1;
-    int need_datagen = opts->kind == SB_SESSION_DATAGEN || missing;
+    int need_datagen = (opts->kind == SB_SESSION_DATAGEN || missing) && wl->storage.type != SB_STORAGE_SYNTHETIC;
     if (!need_datagen && self->catalog_info.count < wl->num_files_train) {
         snprintf (err, err_size, "%strain holds %llu files but the workload needs dataset.num_files_train=%llu:"
                   " generate it with `shardbench datagen` into an empty folder, or lower num_files_train",

@@ -431,6 +431,14 @@ s_train (s_rank_t *self, const sb_msg_phase_start_t *ps)
         }
         if (failed)
             break;
+        uint64_t inline_bytes = 0, inline_reads = sb_reader_take_inline (self->reader, &inline_bytes);
+        if (inline_reads) {
+            completed += inline_reads;
+            bytes += inline_bytes;
+            self->st_samples += inline_reads;
+            self->st_bytes += inline_bytes;
+            self->st_reads += inline_reads;
+        }
         /* 3. compute the next batch when its samples are in */
         if (!waiting_go && step < batches && completed >= (step + 1) * bs) {
             double now = sb_now ();

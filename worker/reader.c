@@ -26,6 +26,9 @@ struct sb_reader {
     char       done_ep[128];
     zsock_t   *work;        /* PUSH, bound */
     zsock_t   *done;        /* PULL, bound */
+    uint64_t   inline_reads;    /* synthetic: completed, not yet taken */
+    uint64_t   inline_bytes;
+    uint8_t   *inline_buf;      /* synthetic + verify: where content is generated */
     pthread_t *threads;
     struct s_thread_ctx *ctxs;
     size_t     nthreads;
@@ -265,6 +268,15 @@ sb_reader_new (const sb_storage_cfg_t *storage, const char *root, size_t threads
     }
     self->buffer_bytes = buffer_bytes;
     self->verify = verify;
+    if (storage->type == SB_STORAGE_SYNTHETIC) {
+        /* no threads, no sockets to feed: reads complete in submit */
+        if (verify && !(self->inline_buf = malloc (buffer_bytes))) {
+            snprintf (err, err_size, "out of memory");
+            free (self);
+            return NULL;
+        }
+        threads = 0;
+    }
     self->seed = seed;
     unsigned long long id = __atomic_add_fetch (&s_counter, 1, __ATOMIC_RELAXED);
     snprintf (self->work_ep, sizeof self->work_ep, "inproc://sb-reader-%d-%llu-work", (int) getpid (), id);
@@ -329,6 +341,7 @@ sb_reader_destroy (sb_reader_t **self_p)
     }
     free (self->threads);
     free (self->ctxs);
+    free (self->inline_buf);
     sb_s3_destroy (&self->s3);
     zsock_destroy (&self->work);
     zsock_destroy (&self->done);
@@ -336,9 +349,31 @@ sb_reader_destroy (sb_reader_t **self_p)
     *self_p = NULL;
 }
 
+uint64_t
+sb_reader_take_inline (sb_reader_t *self, uint64_t *bytes)
+{
+    uint64_t n = self->inline_reads;
+    *bytes += self->inline_bytes;
+    self->inline_reads = self->inline_bytes = 0;
+    return n;
+}
+
 int
 sb_reader_submit (sb_reader_t *self, const char *key, uint64_t offset, uint64_t length)
 {
+    if (self->storage.type == SB_STORAGE_SYNTHETIC) {
+        if (self->inline_buf) {
+            uint64_t seed = sb_dataset_content_seed (self->seed, key);
+            for (uint64_t done = 0; done < length;) {
+                size_t n = length - done < self->buffer_bytes ? (size_t) (length - done) : self->buffer_bytes;
+                sb_content_fill (seed, offset + done, self->inline_buf, n);
+                done += n;
+            }
+        }
+        self->inline_reads++;
+        self->inline_bytes += length;
+        return 0;
+    }
     size_t klen = strlen (key);
     size_t size = sizeof (s_request_t) + klen + 1;
     zframe_t *f = zframe_new (NULL, size);

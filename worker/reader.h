@@ -4,6 +4,7 @@
  * gets completions back over a PULL socket. Two engines sit behind that:
  * - file: read_threads threads reading with pread, each with one fixed
  *   buffer: memory is read_threads x io_buffer whatever the object sizes;
+ * - synthetic: no I/O; a read completes at once (see sb_reader_take_inline);
  * - s3: one thread driving ranged GETs on a curl multi handle
  *   (common/s3_client.c), up to max_in_flight at once; bodies are counted
  *   (and verified when asked) as they stream in and dropped.
@@ -56,6 +57,12 @@ void sb_reader_destroy (sb_reader_t **self_p);
 
 /* Queue a read of [offset, offset+length) of key. Returns 0 or -1. */
 int sb_reader_submit (sb_reader_t *self, const char *key, uint64_t offset, uint64_t length);
+
+/* The synthetic engine completes every read inside sb_reader_submit (it
+ * fills a buffer at memory speed when verifying): this takes those
+ * completions, summed. Returns the number of reads (0 for other engines)
+ * and adds their bytes to *bytes. */
+uint64_t sb_reader_take_inline (sb_reader_t *self, uint64_t *bytes);
 
 /* Socket that becomes readable when a completion is ready (for a poller). */
 zsock_t *sb_reader_completions (sb_reader_t *self);
