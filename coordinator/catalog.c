@@ -68,10 +68,9 @@ s_emit (s_emit_t *e, const char *key, size_t len, uint64_t size, char *err, size
         }
         memcpy (e->last, key, len);
         e->last_len = len;
-        rc = sqlite3_bind_int64 (e->ins, 1, e->catalog_id);
-        rc |= sqlite3_bind_int64 (e->ins, 2, (int64_t) e->count);
-        rc |= sqlite3_bind_text (e->ins, 3, key, (int) len, SQLITE_STATIC);
-        rc |= sqlite3_bind_int64 (e->ins, 4, (int64_t) size);
+        rc = sqlite3_bind_int64 (e->ins, 1, SB_CATALOG_OID (e->catalog_id, e->count));
+        rc |= sqlite3_bind_text (e->ins, 2, key, (int) len, SQLITE_STATIC);
+        rc |= sqlite3_bind_int64 (e->ins, 3, (int64_t) size);
     }
     else {
         rc = sqlite3_bind_text (e->ins, 1, key, (int) len, SQLITE_STATIC);
@@ -235,7 +234,7 @@ s_list_into (sqlite3 *db, const char *uri, const char *prefix, const char *finge
     if (!sorted && s_sql (db, "CREATE TEMP TABLE IF NOT EXISTS catalog_staging (key TEXT NOT NULL, size INTEGER NOT NULL);"
                           " DELETE FROM temp.catalog_staging;", err, err_size) != 0)
         goto rollback;
-    if (sqlite3_prepare_v2 (db, sorted ? "INSERT INTO objects (catalog_id, idx, key, size) VALUES (?1, ?2, ?3, ?4)"
+    if (sqlite3_prepare_v2 (db, sorted ? "INSERT INTO objects (oid, key, size) VALUES (?1, ?2, ?3)"
                                        : "INSERT INTO temp.catalog_staging (key, size) VALUES (?1, ?2)",
                             -1, &emit.ins, NULL) != SQLITE_OK) {
         snprintf (err, err_size, "catalog: %s", sqlite3_errmsg (db));
@@ -250,9 +249,9 @@ s_list_into (sqlite3 *db, const char *uri, const char *prefix, const char *finge
     char sql[512];
     if (!sorted) {
         snprintf (sql, sizeof sql,
-                  "INSERT INTO objects (catalog_id, idx, key, size)"
-                  " SELECT %lld, row_number() OVER (ORDER BY key) - 1, key, size FROM temp.catalog_staging ORDER BY key;"
-                  " DELETE FROM temp.catalog_staging;", (long long) info->id);
+                  "INSERT INTO objects (oid, key, size)"
+                  " SELECT (%lld << 40) + row_number() OVER (ORDER BY key) - 1, key, size FROM temp.catalog_staging"
+                  " ORDER BY key; DELETE FROM temp.catalog_staging;", (long long) info->id);
         if (s_sql (db, sql, err, err_size) != 0)
             goto rollback;
     }
@@ -459,7 +458,7 @@ sb_catalog_reader_new (sqlite3 *db, int64_t catalog_id, char *err, size_t err_si
         return NULL;
     }
     self->catalog_id = catalog_id;
-    if (sqlite3_prepare_v2 (db, "SELECT key, size FROM objects WHERE catalog_id = ? AND idx = ?", -1, &self->get,
+    if (sqlite3_prepare_v2 (db, "SELECT key, size FROM objects WHERE oid = ?", -1, &self->get,
                             NULL) != SQLITE_OK) {
         snprintf (err, err_size, "catalog reader: %s", sqlite3_errmsg (db));
         free (self);
@@ -482,8 +481,7 @@ int
 sb_catalog_reader_get (sb_catalog_reader_t *self, uint64_t idx, char *key_buf, size_t key_size, uint64_t *size)
 {
     sqlite3_reset (self->get);
-    if (sqlite3_bind_int64 (self->get, 1, self->catalog_id) != SQLITE_OK
-        || sqlite3_bind_int64 (self->get, 2, (int64_t) idx) != SQLITE_OK
+    if (idx >= (1ull << 40) || sqlite3_bind_int64 (self->get, 1, SB_CATALOG_OID (self->catalog_id, idx)) != SQLITE_OK
         || sqlite3_step (self->get) != SQLITE_ROW)
         return -1;
     const unsigned char *key = sqlite3_column_text (self->get, 0);

@@ -45,6 +45,9 @@ sb_catalog_status_t sb_catalog_ensure_s3 (sqlite3 *db, sb_s3_t *s3, const char *
 sb_catalog_status_t sb_catalog_ensure_synthetic (sqlite3 *db, const sb_dataset_t *ds, int relist,
                                                  sb_catalog_info_t *info, char *err, size_t err_size);
 
+/* Row id of object idx of a catalog (schemas/results.sql). */
+#define SB_CATALOG_OID(catalog_id, idx) ((int64_t) (((uint64_t) (catalog_id) << 40) | (uint64_t) (idx)))
+
 /* Reader of one catalog's objects by idx (a prepared statement). */
 typedef struct sb_catalog_reader sb_catalog_reader_t;
 

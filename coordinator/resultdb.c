@@ -14,6 +14,8 @@ extern const char sb_results_sql[];
 
 struct sb_resultdb {
     sqlite3      *db;
+    int           in_batch;
+    double        batch_started;
     sqlite3_stmt *ins_stats;
     sqlite3_stmt *ins_rank_epoch;
 };
@@ -54,7 +56,8 @@ sb_resultdb_open (const char *path, char *err, size_t err_size)
     }
     sqlite3_busy_timeout (self->db, 5000);
     char *msg = NULL;
-    if (sqlite3_exec (self->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=OFF;",
+    if (sqlite3_exec (self->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=OFF;"
+                      " PRAGMA cache_size=-32768;",
                       NULL, NULL, &msg) != SQLITE_OK) {
         snprintf (err, err_size, "%s: cannot set up the result database: %s", path, msg ? msg : "?");
         sqlite3_free (msg);
@@ -89,6 +92,17 @@ sb_resultdb_open (const char *path, char *err, size_t err_size)
         sqlite3_exec (self->db, "ROLLBACK", NULL, NULL, NULL);
         goto fail;
     }
+    /* version 2 -> 3: objects keyed by oid = catalog_id * 2^40 + idx. A
+     * catalog is a cache of a listing: the old ones are dropped and the
+     * next run lists again. */
+    if (version >= 1 && version <= 2
+        && sqlite3_exec (self->db, "BEGIN; DROP TABLE IF EXISTS objects; DELETE FROM catalogs; COMMIT;", NULL, NULL,
+                         &msg) != SQLITE_OK) {
+        snprintf (err, err_size, "%s: cannot upgrade the catalog tables: %s", path, msg ? msg : "?");
+        sqlite3_free (msg);
+        sqlite3_exec (self->db, "ROLLBACK", NULL, NULL, NULL);
+        goto fail;
+    }
     if (sqlite3_exec (self->db, sb_results_sql, NULL, NULL, &msg) != SQLITE_OK) {
         snprintf (err, err_size, "%s: cannot apply schemas/results.sql: %s", path, msg ? msg : "?");
         sqlite3_free (msg);
@@ -117,12 +131,52 @@ fail:
     return NULL;
 }
 
+int
+sb_resultdb_batch_begin (sb_resultdb_t *self)
+{
+    if (self->in_batch)
+        return 0;
+    char *msg = NULL;
+    if (sqlite3_exec (self->db, "BEGIN", NULL, NULL, &msg) != SQLITE_OK) {
+        sb_error ("result database: BEGIN: %s", msg ? msg : "?");
+        sqlite3_free (msg);
+        return -1;
+    }
+    self->in_batch = 1;
+    self->batch_started = sb_now ();
+    return 0;
+}
+
+int
+sb_resultdb_flush (sb_resultdb_t *self)
+{
+    if (!self->in_batch)
+        return 0;
+    char *msg = NULL;
+    self->in_batch = 0;
+    if (sqlite3_exec (self->db, "COMMIT", NULL, NULL, &msg) != SQLITE_OK) {
+        sb_error ("result database: COMMIT: %s", msg ? msg : "?");
+        sqlite3_free (msg);
+        return -1;
+    }
+    return 0;
+}
+
+int
+sb_resultdb_flush_if_due (sb_resultdb_t *self)
+{
+    if (self->in_batch && sb_now () - self->batch_started >= 1.0)
+        return sb_resultdb_flush (self);
+    return 0;
+}
+
 void
 sb_resultdb_destroy (sb_resultdb_t **self_p)
 {
     if (!self_p || !*self_p)
         return;
     sb_resultdb_t *self = *self_p;
+    sb_resultdb_flush (self);
     sqlite3_finalize (self->ins_stats);
     sqlite3_finalize (self->ins_rank_epoch);
     if (self->db && sqlite3_close (self->db) != SQLITE_OK)
@@ -178,7 +232,8 @@ sb_resultdb_run_begin (sb_resultdb_t *self, const sb_run_info_t *info)
                 (int64_t) info->hosts, (int64_t) info->workers, (int64_t) info->seed, info->au_threshold,
                 s_hostname (), (int64_t) getpid ()) != 0)
         return -1;
-    return sqlite3_last_insert_rowid (self->db);
+    int64_t id = sqlite3_last_insert_rowid (self->db);
+    return sb_resultdb_flush (self) == 0 ? id : -1;     /* a run's start is never held back */
 }
 
 int
@@ -198,6 +253,8 @@ sb_resultdb_run_finish (sb_resultdb_t *self, int64_t run_id, const char *status,
                      "   (SELECT avg(au_mean) FROM epochs WHERE run_id = runs.id) >= au_threshold - 1e-12 END"
                      " WHERE id = ?",
                      "ttdti", status, error, sb_now (), status, run_id);
+    if (sb_resultdb_flush (self) != 0)
+        rc = -1;
     return rc;
 }
 

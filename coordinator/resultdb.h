@@ -11,7 +11,7 @@
 
 typedef struct sb_resultdb sb_resultdb_t;
 
-#define SB_RESULTDB_VERSION 2
+#define SB_RESULTDB_VERSION 3
 
 /* Open (creating when absent) the database at path and apply the schema.
  * Returns NULL with a reason in err. */
@@ -86,6 +86,16 @@ int sb_resultdb_add_endpoint (sb_resultdb_t *self, int64_t run_id, const char *e
 /* Mark runs left 'running' by a coordinator that died as 'interrupted';
  * returns how many, or -1. */
 int sb_resultdb_mark_interrupted (sb_resultdb_t *self);
+
+/* Batching: while a batch is open every write (and every catalog lookup)
+ * runs inside one transaction, which sb_resultdb_flush_if_due commits once
+ * a second: per-statement locking and page-cache revalidation would
+ * otherwise cost more than the work itself at 10^6 lookups per second. A
+ * crash loses at most the last second of rows, as DESIGN.md allows.
+ * Listing (catalog.c) runs with no batch open. Return 0 or -1. */
+int sb_resultdb_batch_begin (sb_resultdb_t *self);
+int sb_resultdb_flush (sb_resultdb_t *self);
+int sb_resultdb_flush_if_due (sb_resultdb_t *self);
 
 /* Last SQLite error text of the handle (borrowed). */
 const char *sb_resultdb_errmsg (sb_resultdb_t *self);

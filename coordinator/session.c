@@ -467,6 +467,8 @@ s_dispatch (s_session_t *self)
 static void
 s_housekeeping (s_session_t *self)
 {
+    if (sb_resultdb_flush_if_due (self->o->db) != 0)
+        s_fail (self, "cannot commit to the result database: %s", sb_resultdb_errmsg (self->o->db));
     double now = sb_now ();
     const sb_workload_t *wl = self->o->wl;
     if (now >= self->next_heartbeat) {
@@ -528,6 +530,7 @@ s_pump_until (s_session_t *self, int (*done) (s_session_t *), double timeout_s, 
         }
         void *which = zpoller_wait (self->poller, 50);
         if (which == self->router) {
+            sb_resultdb_batch_begin (self->o->db);
             /* drain what is queued before housekeeping */
             for (int i = 0; i < 1000 && !self->failed && (zsock_events (self->router) & ZMQ_POLLIN); i++)
                 s_dispatch (self);
@@ -596,6 +599,7 @@ s_end_run (s_session_t *self)
 {
     if (self->run_id <= 0)
         return;
+    sb_resultdb_flush (self->o->db);
     for (size_t i = 0; i < self->nendpoints; i++) {
         s_endpoint_total_t *t = &self->endpoints[i];
         const sb_histogram_t *h = &t->latency;
@@ -692,7 +696,8 @@ s_phase_train (s_session_t *self)
         snprintf (what, sizeof what, "training epoch %llu", (unsigned long long) e);
         if (s_pump_until (self, s_all_ranks_done, 0, what) != 0)
             break;
-        if (sb_resultdb_close_epoch (self->o->db, self->run_id, e, self->plan.dropped, self->plan.batches, 1) != 0) {
+        if (sb_resultdb_close_epoch (self->o->db, self->run_id, e, self->plan.dropped, self->plan.batches, 1) != 0
+            || sb_resultdb_flush (self->o->db) != 0) {     /* a finished epoch is on disk at once */
             s_fail (self, "cannot record epoch %llu: %s", (unsigned long long) e, sb_resultdb_errmsg (self->o->db));
             break;
         }
@@ -718,6 +723,10 @@ static int
 s_list (s_session_t *self, int relist, int *missing, char *err, size_t err_size)
 {
     const sb_workload_t *wl = self->o->wl;
+    if (sb_resultdb_flush (self->o->db) != 0) {
+        snprintf (err, err_size, "cannot commit to the result database: %s", sb_resultdb_errmsg (self->o->db));
+        return -1;
+    }
     sb_dataset_t ds = {
         .prefix = wl->file_prefix, .format = wl->format, .files = wl->num_files_train,
         .subfolders = wl->num_subfolders_train, .samples_per_file = wl->num_samples_per_file,

@@ -1,4 +1,4 @@
--- shardbench result database, schema version 2 (PRAGMA user_version).
+-- shardbench result database, schema version 3 (PRAGMA user_version).
 -- This file is the single source of truth: the coordinator compiles it in and
 -- applies it to every database it opens. Rows are committed as they arrive
 -- (WAL journal), so a crash loses at most the rows of the current second.
@@ -134,10 +134,13 @@ CREATE TABLE IF NOT EXISTS catalogs (
 CREATE INDEX IF NOT EXISTS catalogs_uri ON catalogs(uri);
 
 -- Objects of a catalog in name order: idx 0..count-1. key is relative to catalogs.prefix.
+-- The integer primary key oid = catalog_id * 2^40 + idx makes a lookup by (catalog, idx) a
+-- plain rowid seek, the cheapest lookup SQLite has (the coordinator does one per sample);
+-- catalog_id and idx are computed columns for queries.
 CREATE TABLE IF NOT EXISTS objects (
-  catalog_id INTEGER NOT NULL,
-  idx        INTEGER NOT NULL,
+  oid        INTEGER PRIMARY KEY,
   key        TEXT NOT NULL,
   size       INTEGER NOT NULL,
-  PRIMARY KEY (catalog_id, idx)
-) WITHOUT ROWID;
+  catalog_id INTEGER GENERATED ALWAYS AS (oid >> 40) VIRTUAL,
+  idx        INTEGER GENERATED ALWAYS AS (oid & 1099511627775) VIRTUAL
+);
