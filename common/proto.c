@@ -387,6 +387,50 @@ done:
     return st;
 }
 
+/* Read a msgpack unsigned integer at p (avail bytes). Returns bytes used, 0 if not one. */
+static size_t
+s_read_uint (const uint8_t *p, size_t avail, uint64_t *v)
+{
+    if (avail < 1)
+        return 0;
+    uint8_t t = p[0];
+    int n = t <= 0x7f ? 0 : t == 0xcc ? 1 : t == 0xcd ? 2 : t == 0xce ? 4 : t == 0xcf ? 8 : -1;
+    if (n < 0 || (size_t) n + 1 > avail)
+        return 0;
+    *v = n == 0 ? t : s_be (p + 1, n);
+    return (size_t) n + 1;
+}
+
+int
+sb_proto_peek (const uint8_t *data, size_t size, int *type, uint64_t *first)
+{
+    *type = SB_MSG_NONE;
+    *first = 0;
+    if (!data || size < 4 || data[0] != 0x93)   /* fixarray of 3 */
+        return -1;
+    uint64_t version = 0, t = 0;
+    size_t at = 1, n = s_read_uint (data + at, size - at, &version);
+    if (!n || version != SB_PROTO_VERSION)
+        return -1;
+    at += n;
+    if (!(n = s_read_uint (data + at, size - at, &t)) || t == 0 || t >= SB_MSG_MAX_)
+        return -1;
+    at += n;
+    *type = (int) t;
+    /* body array header: fixarray or array16/32 */
+    if (at < size && (data[at] & 0xf0) == 0x90)
+        at += 1;
+    else if (at < size && data[at] == 0xdc)
+        at += 3;
+    else if (at < size && data[at] == 0xdd)
+        at += 5;
+    else
+        return -1;
+    if (at < size)
+        s_read_uint (data + at, size - at, first);
+    return 0;
+}
+
 void
 sb_proto_fini (sb_msg_t *msg)
 {

@@ -95,6 +95,12 @@ sb_proto_status_t sb_proto_decode (const uint8_t *data, size_t size, sb_msg_t *m
                                    char *reason, size_t reason_size,
                                    uint64_t *peer_version);
 
+/* Read only the envelope of a frame: its type, and the first body field
+ * when that is an unsigned integer (*first, else 0). For routing a frame
+ * without decoding it (the receiver decodes it fully). Returns 0, or -1 when
+ * the frame is not a [version, type, [...]] of this protocol version. */
+int sb_proto_peek (const uint8_t *data, size_t size, int *type, uint64_t *first);
+
 /* Release what a decoded or built message owns; leaves it SB_MSG_NONE. */
 void sb_proto_fini (sb_msg_t *msg);
 

@@ -65,7 +65,21 @@ s_stop_ranks (s_agent_t *self)
     self->nranks = 0;
 }
 
-/* A frame from the coordinator. */
+/* Pass a frame to the actor of one rank (no copy). */
+static void
+s_forward_to_rank (s_agent_t *self, zmsg_t **zm_p, uint64_t rank)
+{
+    for (size_t i = 0; i < self->nranks; i++)
+        if (self->rank_args[i].rank == rank) {
+            if (zmsg_send (zm_p, self->ranks[i]) != 0)
+                sb_error ("cannot pass a message to rank %llu", (unsigned long long) rank);
+            return;
+        }
+    sb_warn ("message for rank %llu, which this worker does not run, dropped", (unsigned long long) rank);
+}
+
+/* A frame from the coordinator. KEYS, the bulk of the traffic, is routed by
+ * a peek at its envelope and decoded only by the rank it is for. */
 static void
 s_on_coordinator (s_agent_t *self)
 {
@@ -74,6 +88,14 @@ s_on_coordinator (s_agent_t *self)
         return;
     self->last_heard = sb_now ();
     zframe_t *f = zmsg_first (zm);
+    int type = 0;
+    uint64_t first = 0;
+    if (f && zmsg_size (zm) == 1 && sb_proto_peek (zframe_data (f), zframe_size (f), &type, &first) == 0
+        && type == SB_MSG_KEYS) {
+        s_forward_to_rank (self, &zm, first);
+        zmsg_destroy (&zm);
+        return;
+    }
     sb_msg_t m;
     char reason[256];
     sb_proto_status_t st = f && zmsg_size (zm) == 1
@@ -94,9 +116,6 @@ s_on_coordinator (s_agent_t *self)
         self->step_arrivals = 0;
         self->step_current = 0;
         s_forward_to_ranks (self, zm, -1);
-        break;
-    case SB_MSG_KEYS:
-        s_forward_to_ranks (self, zm, (int64_t) m.u.keys.rank);
         break;
     case SB_MSG_GO:
         s_forward_to_ranks (self, zm, -1);
@@ -125,7 +144,8 @@ s_on_coordinator (s_agent_t *self)
     zmsg_destroy (&zm);
 }
 
-/* A frame from a rank actor. */
+/* A frame from a rank actor: forwarded as it is, except STEP, which is
+ * aggregated over the worker's ranks first. */
 static void
 s_on_rank (s_agent_t *self, zactor_t *actor)
 {
@@ -133,27 +153,35 @@ s_on_rank (s_agent_t *self, zactor_t *actor)
     if (!zm)
         return;
     zframe_t *f = zmsg_first (zm);
-    sb_msg_t m;
-    char reason[256];
-    if (!f || sb_proto_decode (zframe_data (f), zframe_size (f), &m, reason, sizeof reason, NULL) != SB_PROTO_OK) {
-        sb_error ("bad frame from a rank: %s", f ? reason : "empty");
+    int type = 0;
+    uint64_t first = 0;
+    if (!f || sb_proto_peek (zframe_data (f), zframe_size (f), &type, &first) != 0) {
+        sb_error ("bad frame from a rank");
         zmsg_destroy (&zm);
         return;
     }
-    if (m.type == SB_MSG_STEP) {
-        /* every local rank must reach the step before the worker reports it */
-        if (m.u.step.step != self->step_current) {
-            sb_error ("rank reported step %llu while the worker is at step %llu", (unsigned long long) m.u.step.step,
-                      (unsigned long long) self->step_current);
-        }
-        else if (++self->step_arrivals == self->nranks) {
-            s_send (self, &m);
-            self->step_arrivals = 0;
-            self->step_current++;
-        }
+    if (type != SB_MSG_STEP) {
+        if (zmsg_send (&zm, self->dealer) != 0)
+            sb_error ("cannot forward %s to the coordinator", sb_proto_type_name (type));
+        zmsg_destroy (&zm);
+        return;
     }
-    else if (zmsg_send (&zm, self->dealer) != 0)
-        sb_error ("cannot forward %s to the coordinator", sb_proto_type_name (m.type));
+    sb_msg_t m;
+    char reason[256];
+    if (sb_proto_decode (zframe_data (f), zframe_size (f), &m, reason, sizeof reason, NULL) != SB_PROTO_OK) {
+        sb_error ("bad STEP from a rank: %s", reason);
+        zmsg_destroy (&zm);
+        return;
+    }
+    /* every local rank must reach the step before the worker reports it */
+    if (m.u.step.step != self->step_current)
+        sb_error ("rank reported step %llu while the worker is at step %llu", (unsigned long long) m.u.step.step,
+                  (unsigned long long) self->step_current);
+    else if (++self->step_arrivals == self->nranks) {
+        s_send (self, &m);
+        self->step_arrivals = 0;
+        self->step_current++;
+    }
     sb_proto_fini (&m);
     zmsg_destroy (&zm);
 }
