@@ -4,6 +4,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 static int
 s_digits (uint64_t n)
@@ -16,23 +17,67 @@ s_digits (uint64_t n)
     return d;
 }
 
+/* Append v zero-padded to width digits at *at (no bounds check: the caller
+ * reserved room). Names are made millions of times per second by the
+ * catalog, so no printf here. */
+static char *
+s_put_padded (char *at, uint64_t v, int width)
+{
+    char tmp[24];
+    int n = 0;
+    do {
+        tmp[n++] = (char) ('0' + v % 10);
+        v /= 10;
+    } while (v);
+    for (int i = n; i < width; i++)
+        *at++ = '0';
+    while (n)
+        *at++ = tmp[--n];
+    return at;
+}
+
+static char *
+s_put (char *at, const char *s, size_t n)
+{
+    memcpy (at, s, n);
+    return at + n;
+}
+
 int
 sb_dataset_folder (const sb_dataset_t *self, uint64_t i, char *dir, size_t size)
 {
-    if (self->subfolders > 1)
-        return sb_strf (dir, size, "train/%0*llu", s_digits (self->subfolders),
-                        (unsigned long long) (i % self->subfolders));
-    return sb_strf (dir, size, "train");
+    if (size < 6 + 21)
+        return -1;
+    char *at = s_put (dir, "train", 5);
+    if (self->subfolders > 1) {
+        *at++ = '/';
+        at = s_put_padded (at, i % self->subfolders, s_digits (self->subfolders));
+    }
+    *at = '\0';
+    return 0;
 }
 
 int
 sb_dataset_key (const sb_dataset_t *self, uint64_t i, char *key, size_t size)
 {
-    char dir[64];
-    if (sb_dataset_folder (self, i, dir, sizeof dir) != 0)
+    size_t plen = strlen (self->prefix), flen = strlen (self->format);
+    /* train/SUB/PREFIX_I_of_N.FORMAT: at most 6 + 21 + plen + 1 + 20 + 4 + 20 + 1 + flen + NUL */
+    if (size < plen + flen + 96)
         return -1;
-    return sb_strf (key, size, "%s/%s_%0*llu_of_%llu.%s", dir, self->prefix, s_digits (self->files),
-                    (unsigned long long) i, (unsigned long long) self->files, self->format);
+    char *at = s_put (key, "train/", 6);
+    if (self->subfolders > 1) {
+        at = s_put_padded (at, i % self->subfolders, s_digits (self->subfolders));
+        *at++ = '/';
+    }
+    at = s_put (at, self->prefix, plen);
+    *at++ = '_';
+    at = s_put_padded (at, i, s_digits (self->files));
+    at = s_put (at, "_of_", 4);
+    at = s_put_padded (at, self->files, 1);
+    *at++ = '.';
+    at = s_put (at, self->format, flen);
+    *at = '\0';
+    return 0;
 }
 
 uint64_t
@@ -51,4 +96,18 @@ sb_dataset_object_size (const sb_dataset_t *self, uint64_t i)
                                (double) self->record_stdev);
     uint64_t r = record < 1.0 ? 1 : (uint64_t) llround (record);
     return r * (self->samples_per_file ? self->samples_per_file : 1);
+}
+
+int
+sb_dataset_key_sorted (const sb_dataset_t *self, uint64_t p, char *key, size_t size)
+{
+    uint64_t folders = self->subfolders > 1 ? self->subfolders : 1;
+    /* folder f holds the objects i = f, f + folders, ...: ceil((N - f) / folders) of them */
+    for (uint64_t f = 0; f < folders && f < self->files; f++) {
+        uint64_t in_folder = (self->files - f + folders - 1) / folders;
+        if (p < in_folder)
+            return sb_dataset_key (self, f + p * folders, key, size);
+        p -= in_folder;
+    }
+    return -1;
 }

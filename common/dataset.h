@@ -26,6 +26,10 @@ typedef struct {
  * Returns 0, or -1 when it does not fit in size bytes. */
 int sb_dataset_key (const sb_dataset_t *self, uint64_t i, char *key, size_t size);
 
+/* Key of the object at position p (0..files-1) of the name order (folder
+ * by folder when there are subfolders). */
+int sb_dataset_key_sorted (const sb_dataset_t *self, uint64_t p, char *key, size_t size);
+
 /* Folder of object i relative to the data folder ("train" or "train/3"). */
 int sb_dataset_folder (const sb_dataset_t *self, uint64_t i, char *dir, size_t size);
 

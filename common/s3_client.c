@@ -1126,6 +1126,27 @@ sb_s3_get (sb_s3_t *self, const char *key, uint64_t offset, uint64_t length, uin
 }
 
 int
+sb_s3_head (sb_s3_t *self, const char *key, uint64_t *size, sb_s3_error_t *e)
+{
+    s_req_t *r = s_req_new (self, OP_HEAD, key);
+    if (!r)
+        return s_oom (e, "HEAD", key);
+    int rc = s_perform (self, r, e);
+    curl_off_t length = -1;
+    if (rc == 0 && curl_easy_getinfo (r->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length) == CURLE_OK && length >= 0)
+        *size = (uint64_t) length;
+    else if (rc == 0)
+        *size = 0;
+    if (rc != 0 && e && r->status == 404 && !e->s3_code[0]) {
+        snprintf (e->s3_code, sizeof e->s3_code, "NoSuchKey");    /* HEAD replies carry no body */
+        size_t n = strlen (e->text);
+        snprintf (e->text + n, sizeof e->text - n, " (NoSuchKey)");
+    }
+    s_req_done (self, r);
+    return rc;
+}
+
+int
 sb_s3_delete (sb_s3_t *self, const char *key, sb_s3_error_t *e)
 {
     s_req_t *r = s_req_new (self, OP_DELETE, key);
@@ -1149,7 +1170,7 @@ sb_s3_get_start (sb_s3_t *self, uint64_t tag, const char *key, uint64_t offset, 
     r->tag = tag;
     r->offset = offset;
     r->length = length;
-    r->ranged = 1;
+    r->ranged = length > 0;
     r->verify = verify;
     r->content_seed = content_seed;
     if (verify && !(r->verify_buf = malloc (65536))) {

@@ -85,6 +85,10 @@ int sb_s3_put (sb_s3_t *self, const char *key, uint64_t size, sb_s3_fill_fn fill
 int sb_s3_get (sb_s3_t *self, const char *key, uint64_t offset, uint64_t length, uint64_t *received,
                sb_s3_error_t *e);
 
+/* HEAD an object: *size gets its Content-Length. Returns 0, or -1 with e
+ * set (a missing object is HTTP 404, s3_code "NoSuchKey"). */
+int sb_s3_head (sb_s3_t *self, const char *key, uint64_t *size, sb_s3_error_t *e);
+
 /* DELETE an object. Returns 0, or -1 with e set. */
 int sb_s3_delete (sb_s3_t *self, const char *key, sb_s3_error_t *e);
 
@@ -98,7 +102,8 @@ typedef struct {
     sb_s3_error_t error;        /* when failed */
 } sb_s3_done_t;
 
-/* Start a GET of exactly length bytes at offset of key (length > 0). When
+/* Start a GET of exactly length bytes at offset of key; length 0 reads the
+ * whole object, whatever its size (no Range header). When
  * verify, every byte is compared with sb_content_fill(content_seed, ...).
  * Returns 0, or -1 when out of memory. */
 int sb_s3_get_start (sb_s3_t *self, uint64_t tag, const char *key, uint64_t offset, uint64_t length,

@@ -31,6 +31,8 @@ typedef struct {
     uint64_t multipart_threshold;                   /* bytes */
     uint64_t multipart_part;                        /* bytes */
     int      sign_payload;                          /* 1: hash PUT bodies; 0: UNSIGNED-PAYLOAD */
+    uint64_t list_parallelism;                      /* concurrent ListObjectsV2 streams over key ranges */
+    uint64_t list_page_size;                        /* max-keys per ListObjectsV2 request */
 } sb_storage_cfg_t;
 
 /* "file" | "s3" | "synthetic"; "round_robin" | "least_connections". Borrowed. */

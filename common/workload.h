@@ -29,6 +29,8 @@ typedef struct {
     uint64_t    record_length_bytes;
     uint64_t    record_length_bytes_stdev;
     uint64_t    num_subfolders_train;
+    int         skip_listing;           /* keys from DLIO's naming convention, no listing */
+    uint64_t    listing_validation_interval; /* with skip_listing: check every k-th object exists */
     /* reader */
     uint64_t    batch_size;
     uint64_t    read_threads;

@@ -5,6 +5,7 @@
 #include "util.h"
 
 #include <dirent.h>
+#include <pthread.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -356,19 +357,176 @@ s_s3_on_key (void *arg, const char *key, uint64_t size)
     return 0;
 }
 
+/* Parallel listing: P streams over contiguous key ranges whose boundaries
+ * come from the naming scheme (every N/P-th DLIO name in name order). Each
+ * stream has its own S3 client on its own thread and writes its keys, in
+ * order, into its own temporary SQLite file; the partitions are then
+ * appended to the catalog one after the other. Ranges are contiguous and
+ * disjoint whatever the keys are, so the result is the single-stream
+ * listing; the naming scheme only decides how evenly the work is spread.
+ * No process holds the key list in memory. */
+typedef struct {
+    const sb_storage_cfg_t *cfg;
+    const char *list_prefix;
+    size_t      prefix_len;
+    char        start_after[1200];  /* "" from the start */
+    char        end_at[1200];       /* "" to the end */
+    char        path[PATH_MAX];
+    sqlite3    *db;
+    sqlite3_stmt *ins;
+    uint64_t    count;
+    int         rc;
+    char        err[2048];
+} s_part_t;
+
+static int
+s_part_on_key (void *arg, const char *key, uint64_t size)
+{
+    s_part_t *p = arg;
+    const char *rel = key + p->prefix_len;
+    const char *base = strrchr (rel, '/') ? strrchr (rel, '/') + 1 : rel;
+    if (base[0] == '.' || key[strlen (key) - 1] == '/')
+        return 0;
+    sqlite3_reset (p->ins);
+    if (sqlite3_bind_text (p->ins, 1, rel, -1, SQLITE_STATIC) != SQLITE_OK
+        || sqlite3_bind_int64 (p->ins, 2, (int64_t) size) != SQLITE_OK || sqlite3_step (p->ins) != SQLITE_DONE) {
+        snprintf (p->err, sizeof p->err, "listing partition file %s: %s", p->path, sqlite3_errmsg (p->db));
+        return 1;
+    }
+    p->count++;
+    return 0;
+}
+
+static void *
+s_part_thread (void *arg)
+{
+    s_part_t *p = arg;
+    p->rc = -1;
+    sb_s3_t *s3 = sb_s3_new (p->cfg, 2, p->err, sizeof p->err);
+    if (!s3)
+        return NULL;
+    if (sqlite3_open_v2 (p->path, &p->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK
+        || sqlite3_exec (p->db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
+                         " CREATE TABLE part (key TEXT NOT NULL, size INTEGER NOT NULL); BEGIN;", NULL, NULL, NULL) != SQLITE_OK
+        || sqlite3_prepare_v2 (p->db, "INSERT INTO part (key, size) VALUES (?, ?)", -1, &p->ins, NULL) != SQLITE_OK) {
+        snprintf (p->err, sizeof p->err, "listing partition file %s: %s", p->path,
+                  p->db ? sqlite3_errmsg (p->db) : "out of memory");
+        sb_s3_destroy (&s3);
+        return NULL;
+    }
+    sb_s3_error_t e;
+    p->err[0] = '\0';
+    int rc = sb_s3_list (s3, p->list_prefix, p->start_after[0] ? p->start_after : NULL, p->end_at[0] ? p->end_at : NULL,
+                         (size_t) p->cfg->list_page_size, s_part_on_key, p, &e);
+    if (rc != 0 && !p->err[0])
+        snprintf (p->err, sizeof p->err, "listing s3://%s after '%s': %s", p->list_prefix, p->start_after, e.text);
+    sqlite3_finalize (p->ins);
+    p->ins = NULL;
+    if (rc == 0 && !p->err[0] && sqlite3_exec (p->db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK)
+        p->rc = 0;
+    else if (!p->err[0])
+        snprintf (p->err, sizeof p->err, "listing partition file %s: %s", p->path, sqlite3_errmsg (p->db));
+    sqlite3_close (p->db);
+    p->db = NULL;
+    sb_s3_destroy (&s3);
+    return NULL;
+}
+
 typedef struct {
     sb_s3_t    *s3;
+    const sb_storage_cfg_t *cfg;
+    const sb_dataset_t *ds;         /* naming scheme, for the boundaries; NULL: one stream */
     const char *list_prefix;
     size_t      prefix_len;
 } s_s3_ctx_t;
 
 static int
+s_s3_lister_parallel (s_s3_ctx_t *c, s_emit_t *emit, char *err, size_t err_size)
+{
+    size_t n = (size_t) c->cfg->list_parallelism;
+    if (n > c->ds->files)
+        n = (size_t) c->ds->files;
+    s_part_t *parts = calloc (n, sizeof *parts);
+    pthread_t *threads = calloc (n, sizeof *threads);
+    size_t started = 0;
+    int rc = parts && threads ? 0 : -1;
+    if (rc)
+        snprintf (err, err_size, "out of memory");
+    char tmpdir[PATH_MAX];
+    snprintf (tmpdir, sizeof tmpdir, "%s", getenv ("TMPDIR") && *getenv ("TMPDIR") ? getenv ("TMPDIR") : "/tmp");
+    for (size_t j = 0; rc == 0 && j < n; j++) {
+        s_part_t *p = &parts[j];
+        p->cfg = c->cfg;
+        p->list_prefix = c->list_prefix;
+        p->prefix_len = c->prefix_len;
+        snprintf (p->path, sizeof p->path, "%s/shardbench-list-%d-%zu.db", tmpdir, (int) getpid (), j);
+        unlink (p->path);
+        char rel[1100];
+        if (j > 0) {
+            if (sb_dataset_key_sorted (c->ds, (c->ds->files * j) / n - 1, rel, sizeof rel) != 0) {
+                snprintf (err, err_size, "listing boundary %zu: name too long", j);
+                rc = -1;
+                break;
+            }
+            snprintf (p->start_after, sizeof p->start_after, "%.*s%s", (int) c->prefix_len, c->list_prefix, rel);
+        }
+        if (j + 1 < n) {
+            if (sb_dataset_key_sorted (c->ds, (c->ds->files * (j + 1)) / n - 1, rel, sizeof rel) != 0) {
+                snprintf (err, err_size, "listing boundary %zu: name too long", j + 1);
+                rc = -1;
+                break;
+            }
+            snprintf (p->end_at, sizeof p->end_at, "%.*s%s", (int) c->prefix_len, c->list_prefix, rel);
+        }
+        if (pthread_create (&threads[j], NULL, s_part_thread, p) != 0) {
+            snprintf (err, err_size, "cannot start a listing thread");
+            rc = -1;
+            break;
+        }
+        started++;
+    }
+    for (size_t j = 0; j < started; j++)
+        pthread_join (threads[j], NULL);
+    for (size_t j = 0; rc == 0 && j < started; j++)
+        if (parts[j].rc != 0) {
+            snprintf (err, err_size, "%s", parts[j].err);
+            rc = -1;
+        }
+    /* append the partitions in order: emit checks the order across them */
+    for (size_t j = 0; rc == 0 && j < started; j++) {
+        sqlite3 *pdb = NULL;
+        sqlite3_stmt *q = NULL;
+        if (sqlite3_open_v2 (parts[j].path, &pdb, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK
+            || sqlite3_prepare_v2 (pdb, "SELECT key, size FROM part ORDER BY rowid", -1, &q, NULL) != SQLITE_OK) {
+            snprintf (err, err_size, "listing partition file %s: %s", parts[j].path, pdb ? sqlite3_errmsg (pdb) : "?");
+            rc = -1;
+        }
+        while (rc == 0 && sqlite3_step (q) == SQLITE_ROW) {
+            const char *key = (const char *) sqlite3_column_text (q, 0);
+            int len = sqlite3_column_bytes (q, 0);
+            if (s_emit (emit, key, (size_t) len, (uint64_t) sqlite3_column_int64 (q, 1), err, err_size) != 0)
+                rc = -1;
+        }
+        sqlite3_finalize (q);
+        sqlite3_close (pdb);
+    }
+    for (size_t j = 0; j < n && parts; j++)
+        if (parts[j].path[0])
+            unlink (parts[j].path);
+    free (parts);
+    free (threads);
+    return rc;
+}
+
+static int
 s_s3_lister (void *arg, int base_fd, s_emit_t *emit, char *err, size_t err_size)
 {
     s_s3_ctx_t *c = arg;
+    if (c->ds && c->cfg->list_parallelism > 1 && c->ds->files > 1)
+        return s_s3_lister_parallel (c, emit, err, err_size);
     s_s3_list_t l = { .emit = emit, .prefix_len = c->prefix_len, .err = err, .err_size = err_size };
     sb_s3_error_t e;
-    if (sb_s3_list (c->s3, c->list_prefix, NULL, NULL, 1000, s_s3_on_key, &l, &e) != 0) {
+    if (sb_s3_list (c->s3, c->list_prefix, NULL, NULL, (size_t) c->cfg->list_page_size, s_s3_on_key, &l, &e) != 0) {
         if (!l.failed)
             snprintf (err, err_size, "listing s3://%s: %s", c->list_prefix, e.text);
         return -1;
@@ -377,8 +535,8 @@ s_s3_lister (void *arg, int base_fd, s_emit_t *emit, char *err, size_t err_size)
 }
 
 sb_catalog_status_t
-sb_catalog_ensure_s3 (sqlite3 *db, sb_s3_t *s3, const char *bucket, const char *key_prefix, int relist,
-                      sb_catalog_info_t *info, char *err, size_t err_size)
+sb_catalog_ensure_s3 (sqlite3 *db, sb_s3_t *s3, const sb_storage_cfg_t *cfg, const sb_dataset_t *ds,
+                      const char *key_prefix, int relist, sb_catalog_info_t *info, char *err, size_t err_size)
 {
     memset (info, 0, sizeof *info);
     if (sb_strf (info->prefix, sizeof info->prefix, "%s", key_prefix) != 0) {
@@ -386,7 +544,7 @@ sb_catalog_ensure_s3 (sqlite3 *db, sb_s3_t *s3, const char *bucket, const char *
         return SB_CATALOG_ERROR;
     }
     char uri[1400], list_prefix[1200];
-    snprintf (uri, sizeof uri, "s3://%s/%strain", bucket, key_prefix);
+    snprintf (uri, sizeof uri, "s3://%s/%strain", cfg->bucket, key_prefix);
     snprintf (list_prefix, sizeof list_prefix, "%strain/", key_prefix);
     /* An object store has no cheap change marker: a catalog is reused until
      * --relist (or a datagen, which relists). */
@@ -395,7 +553,7 @@ sb_catalog_ensure_s3 (sqlite3 *db, sb_s3_t *s3, const char *bucket, const char *
         return SB_CATALOG_OK;
     if (found < 0)
         return SB_CATALOG_ERROR;
-    s_s3_ctx_t ctx = { .s3 = s3, .list_prefix = list_prefix, .prefix_len = strlen (key_prefix) };
+    s_s3_ctx_t ctx = { .s3 = s3, .cfg = cfg, .ds = ds, .list_prefix = list_prefix, .prefix_len = strlen (key_prefix) };
     /* ListObjectsV2 returns keys in UTF-8 binary order, SQLite's order too */
     sb_catalog_status_t st = s_list_into (db, uri, info->prefix, "s3", s_s3_lister, &ctx, -1, 1, info, err, err_size);
     if (st == SB_CATALOG_OK && info->count == 0)
@@ -445,9 +603,29 @@ sb_catalog_ensure_synthetic (sqlite3 *db, const sb_dataset_t *ds, int relist, sb
 }
 
 struct sb_catalog_reader {
-    sqlite3_stmt *get;
+    sqlite3_stmt *get;          /* NULL: naming mode */
     int64_t       catalog_id;
+    sb_dataset_t  ds;           /* naming mode */
+    char          prefix[64], format[32];
+    int           exact_sizes;
 };
+
+sb_catalog_reader_t *
+sb_catalog_reader_new_naming (const sb_dataset_t *ds, int exact_sizes, char *err, size_t err_size)
+{
+    sb_catalog_reader_t *self = calloc (1, sizeof *self);
+    if (!self) {
+        snprintf (err, err_size, "out of memory");
+        return NULL;
+    }
+    self->ds = *ds;
+    snprintf (self->prefix, sizeof self->prefix, "%s", ds->prefix);
+    snprintf (self->format, sizeof self->format, "%s", ds->format);
+    self->ds.prefix = self->prefix;
+    self->ds.format = self->format;
+    self->exact_sizes = exact_sizes;
+    return self;
+}
 
 sb_catalog_reader_t *
 sb_catalog_reader_new (sqlite3 *db, int64_t catalog_id, char *err, size_t err_size)
@@ -480,6 +658,12 @@ sb_catalog_reader_destroy (sb_catalog_reader_t **self_p)
 int
 sb_catalog_reader_get (sb_catalog_reader_t *self, uint64_t idx, char *key_buf, size_t key_size, uint64_t *size)
 {
+    if (!self->get) {
+        if (idx >= self->ds.files || sb_dataset_key (&self->ds, idx, key_buf, key_size) != 0)
+            return -1;
+        *size = self->exact_sizes ? sb_dataset_object_size (&self->ds, idx) : 0;
+        return 0;
+    }
     sqlite3_reset (self->get);
     if (idx >= (1ull << 40) || sqlite3_bind_int64 (self->get, 1, SB_CATALOG_OID (self->catalog_id, idx)) != SQLITE_OK
         || sqlite3_step (self->get) != SQLITE_ROW)

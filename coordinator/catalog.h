@@ -32,13 +32,16 @@ typedef enum { SB_CATALOG_OK = 0, SB_CATALOG_MISSING = 1, SB_CATALOG_ERROR = -1 
 sb_catalog_status_t sb_catalog_ensure (sqlite3 *db, const char *data_folder, int relist,
                                        sb_catalog_info_t *info, char *err, size_t err_size);
 
-/* List (or reuse) the objects under s3://bucket/KEY_PREFIXtrain/ with s3
+/* List (or reuse) the objects under s3://BUCKET/KEY_PREFIXtrain/ with s3
  * (key_prefix empty or ending with '/'). Keys are stored relative to
- * key_prefix. An object store has no cheap change marker: the newest catalog
- * of the same URI is reused unless relist. SB_CATALOG_MISSING when the
- * listing finds no object. */
-sb_catalog_status_t sb_catalog_ensure_s3 (sqlite3 *db, sb_s3_t *s3, const char *bucket, const char *key_prefix,
-                                          int relist, sb_catalog_info_t *info, char *err, size_t err_size);
+ * key_prefix. With cfg->list_parallelism > 1 the listing runs as that many
+ * streams over key ranges cut at the names ds would have (ds may be NULL:
+ * one stream); the result is the same as one stream's. An object store has
+ * no cheap change marker: the newest catalog of the same URI is reused
+ * unless relist. SB_CATALOG_MISSING when the listing finds no object. */
+sb_catalog_status_t sb_catalog_ensure_s3 (sqlite3 *db, sb_s3_t *s3, const sb_storage_cfg_t *cfg,
+                                          const sb_dataset_t *ds, const char *key_prefix, int relist,
+                                          sb_catalog_info_t *info, char *err, size_t err_size);
 
 /* List (or reuse) the objects of a synthetic dataset: DLIO names and seeded
  * sizes for ds->files objects, no I/O. Keys are appended in name order. */
@@ -52,6 +55,11 @@ sb_catalog_status_t sb_catalog_ensure_synthetic (sqlite3 *db, const sb_dataset_t
 typedef struct sb_catalog_reader sb_catalog_reader_t;
 
 sb_catalog_reader_t *sb_catalog_reader_new (sqlite3 *db, int64_t catalog_id, char *err, size_t err_size);
+/* A reader with no catalog at all (dataset.skip_listing): keys follow
+ * DLIO's naming convention for object idx of ds (copied); sizes are exact
+ * for synthetic datasets (exact_sizes) and 0, "the whole object", else. */
+sb_catalog_reader_t *sb_catalog_reader_new_naming (const sb_dataset_t *ds, int exact_sizes, char *err,
+                                                   size_t err_size);
 void sb_catalog_reader_destroy (sb_catalog_reader_t **self_p);
 
 /* Key (relative to the catalog prefix) and size of object idx. key is

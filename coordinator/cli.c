@@ -32,6 +32,8 @@ s_usage_main (FILE *f)
              "commands:\n"
              "  run       [WORKLOAD] [KEY=VALUE ...] [options]  train (generating the dataset first if missing)\n"
              "  datagen   [WORKLOAD] [KEY=VALUE ...] [options]  only generate the dataset\n"
+             "  catalog   [WORKLOAD] [KEY=VALUE ...] [--relist] [--db FILE]\n"
+             "                                                 list the dataset into the catalog (or reuse it)\n"
              "  report    [RUN_ID|last] [--db FILE]             print a run's summary again\n"
              "  workloads                                      list the built-in workload presets\n"
              "\n"
@@ -44,6 +46,7 @@ s_usage_run (FILE *f, const char *cmd)
 {
     fprintf (f,
              "usage: shardbench %s [WORKLOAD] [KEY=VALUE ...] [--accelerators A] [--local N | --workers N]\n"
+             "(catalog takes WORKLOAD, KEY=VALUE, --relist and --db only: it lists the dataset, no workers)\n"
              "                  [--bind ENDPOINT] [--db FILE] [--seed S] [--relist] [--join-timeout S] [-v]\n"
              "\n"
              "WORKLOAD         a preset name (see `shardbench workloads`) or a DLIO workload YAML file;\n"
@@ -151,7 +154,7 @@ s_load_workload (sb_config_t *cfg, const char *name, char *err, size_t err_size)
 static int
 s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
 {
-    const char *cmd = kind == SB_SESSION_TRAIN ? "run" : "datagen";
+    const char *cmd = kind == SB_SESSION_TRAIN ? "run" : kind == SB_SESSION_DATAGEN ? "datagen" : "catalog";
     s_run_args_t a = { .workload = "quickstart", .db_path = "shardbench.db" };
     char err[4096] = "";
     sb_config_t *cfg = sb_config_new ();
@@ -377,6 +380,8 @@ sb_cli_main (int argc, char **argv)
         return s_cmd_run (argc - 2, argv + 2, SB_SESSION_TRAIN);
     if (!strcmp (cmd, "datagen"))
         return s_cmd_run (argc - 2, argv + 2, SB_SESSION_DATAGEN);
+    if (!strcmp (cmd, "catalog"))
+        return s_cmd_run (argc - 2, argv + 2, SB_SESSION_CATALOG);
     if (!strcmp (cmd, "report"))
         return s_cmd_report (argc - 2, argv + 2);
     if (!strcmp (cmd, "workloads"))

@@ -83,6 +83,8 @@ typedef struct {
 
 /* ---------------------------------------------------------------- helpers */
 
+static void s_dataset (s_session_t *self, sb_dataset_t *ds);
+
 static void
 s_fail (s_session_t *self, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));
 
@@ -319,9 +321,16 @@ s_on_keys_req (s_session_t *self, s_worker_t *w, const sb_msg_keys_req_t *m)
             goto done;
         }
         r->keys.count = r->offsets.count = r->lengths.count = r->objects.count = j + 1;
-        uint64_t record = size / spf;
-        r->offsets.items[j] = in_file * record;
-        r->lengths.items[j] = in_file == spf - 1 ? size - in_file * record : record;
+        if (size == 0 && spf > 1) {
+            /* skip_listing: sizes unknown, samples at their nominal place */
+            r->offsets.items[j] = in_file * self->o->wl->record_length_bytes;
+            r->lengths.items[j] = self->o->wl->record_length_bytes;
+        }
+        else {
+            uint64_t record = size / spf;
+            r->offsets.items[j] = in_file * record;
+            r->lengths.items[j] = in_file == spf - 1 ? size - in_file * record : record;   /* 0: whole object */
+        }
         r->objects.items[j] = file;
     }
     s_send (self, w, &reply);
@@ -664,7 +673,11 @@ s_phase_train (s_session_t *self)
         s_fail (self, "%s", err);
         return -1;
     }
-    self->catalog = sb_catalog_reader_new (sb_resultdb_handle (self->o->db), self->catalog_info.id, err, sizeof err);
+    sb_dataset_t ds;
+    s_dataset (self, &ds);
+    self->catalog = wl->skip_listing
+        ? sb_catalog_reader_new_naming (&ds, wl->storage.type == SB_STORAGE_SYNTHETIC, err, sizeof err)
+        : sb_catalog_reader_new (sb_resultdb_handle (self->o->db), self->catalog_info.id, err, sizeof err);
     if (!self->catalog) {
         s_fail (self, "%s", err);
         return -1;
@@ -718,6 +731,75 @@ s_phase_train (s_session_t *self)
     return self->failed ? -1 : 0;
 }
 
+/* The dataset's naming and sizes, as the workload and seed define them. */
+static void
+s_dataset (s_session_t *self, sb_dataset_t *ds)
+{
+    const sb_workload_t *wl = self->o->wl;
+    *ds = (sb_dataset_t) {
+        .prefix = wl->file_prefix, .format = wl->format, .files = wl->num_files_train,
+        .subfolders = wl->num_subfolders_train, .samples_per_file = wl->num_samples_per_file,
+        .record_length = wl->record_length_bytes, .record_stdev = wl->record_length_bytes_stdev,
+        .seed = self->o->seed,
+    };
+}
+
+/* Does object i exist? 1 yes, 0 no (why in err), -1 cannot tell (err). */
+static int
+s_object_exists (s_session_t *self, const sb_dataset_t *ds, uint64_t i, char *key, size_t key_size, char *err,
+                 size_t err_size)
+{
+    if (sb_dataset_key (ds, i, key, key_size) != 0) {
+        snprintf (err, err_size, "object %llu: name too long", (unsigned long long) i);
+        return -1;
+    }
+    char full[PATH_MAX + 1100];
+    snprintf (full, sizeof full, "%s%s", self->catalog_info.prefix, key);
+    if (self->o->wl->storage.type == SB_STORAGE_SYNTHETIC)
+        return 1;
+    if (self->s3) {
+        uint64_t size = 0;
+        sb_s3_error_t e;
+        if (sb_s3_head (self->s3, full, &size, &e) == 0)
+            return 1;
+        snprintf (err, err_size, "%s", e.text);
+        return e.http_status == 404 ? 0 : -1;
+    }
+    struct stat st;
+    if (stat (full, &st) == 0)
+        return 1;
+    snprintf (err, err_size, "%s: %s", full, strerror (errno));
+    return errno == ENOENT ? 0 : -1;
+}
+
+/* skip_listing: HEAD (or stat) every k-th object and the last one; fail
+ * fast naming the first that is missing. Returns 0, or -1 with err. */
+static int
+s_spot_check (s_session_t *self, char *err, size_t err_size)
+{
+    const sb_workload_t *wl = self->o->wl;
+    sb_dataset_t ds;
+    s_dataset (self, &ds);
+    uint64_t k = wl->listing_validation_interval, checked = 0, n = wl->num_files_train;
+    char key[PATH_MAX], why[2048];
+    uint64_t t0 = sb_mono_ns ();
+    for (uint64_t i = 0; i < n; i = (i + k < n || i == n - 1) ? i + k : n - 1) {
+        int rc = s_object_exists (self, &ds, i, key, sizeof key, why, sizeof why);
+        checked++;
+        if (rc != 1) {
+            snprintf (err, err_size, "dataset.skip_listing: %s '%s' (object %llu of %llu; every %llu-th object is checked): %s",
+                      rc == 0 ? "missing object" : "cannot check object", key, (unsigned long long) i,
+                      (unsigned long long) n, (unsigned long long) k, why);
+            return -1;
+        }
+        if (i == n - 1)
+            break;
+    }
+    sb_info ("skip_listing: %llu of %llu objects checked (every %llu-th and the last) in %.3f s", (unsigned long long) checked,
+             (unsigned long long) n, (unsigned long long) k, (double) (sb_mono_ns () - t0) / 1e9);
+    return 0;
+}
+
 /* Ensure the catalog: list, or report the dataset missing (*missing = 1). */
 static int
 s_list (s_session_t *self, int relist, int *missing, char *err, size_t err_size)
@@ -727,17 +809,13 @@ s_list (s_session_t *self, int relist, int *missing, char *err, size_t err_size)
         snprintf (err, err_size, "cannot commit to the result database: %s", sb_resultdb_errmsg (self->o->db));
         return -1;
     }
-    sb_dataset_t ds = {
-        .prefix = wl->file_prefix, .format = wl->format, .files = wl->num_files_train,
-        .subfolders = wl->num_subfolders_train, .samples_per_file = wl->num_samples_per_file,
-        .record_length = wl->record_length_bytes, .record_stdev = wl->record_length_bytes_stdev,
-        .seed = self->o->seed,
-    };
+    sb_dataset_t ds;
+    s_dataset (self, &ds);
     sb_catalog_status_t st = wl->storage.type == SB_STORAGE_SYNTHETIC
         ? sb_catalog_ensure_synthetic (sb_resultdb_handle (self->o->db), &ds, relist, &self->catalog_info, err, err_size)
         : self->s3
-        ? sb_catalog_ensure_s3 (sb_resultdb_handle (self->o->db), self->s3, wl->storage.bucket, self->key_prefix, relist,
-                                &self->catalog_info, err, err_size)
+        ? sb_catalog_ensure_s3 (sb_resultdb_handle (self->o->db), self->s3, &wl->storage, &ds, self->key_prefix,
+                                relist, &self->catalog_info, err, err_size)
         : sb_catalog_ensure (sb_resultdb_handle (self->o->db), wl->data_folder, relist, &self->catalog_info, err,
                              err_size);
     *missing = st == SB_CATALOG_MISSING;
@@ -895,11 +973,36 @@ sb_session_run (const sb_session_opts_t *opts, int64_t *run_id, char *err, size_
         }
     }
 
-    /* Dataset: list once, or generate first. */
+    /* Dataset: list once, or generate first. With skip_listing there is no
+     * listing: names follow DLIO's convention; the first object tells
+     * whether the dataset exists, spot checks after that whether it is whole. */
     int missing = 0;
-    if (s_list (self, opts->relist, &missing, err, err_size) != 0)
+    if (wl->skip_listing) {
+        if (self->s3)
+            snprintf (self->catalog_info.prefix, sizeof self->catalog_info.prefix, "%s", self->key_prefix);
+        else if (wl->storage.type == SB_STORAGE_FILE) {
+            char real[PATH_MAX];
+            if (realpath (wl->data_folder, real))
+                snprintf (self->catalog_info.prefix, sizeof self->catalog_info.prefix, "%s/", real);
+        }
+        self->catalog_info.count = wl->num_files_train;
+        sb_dataset_t ds;
+        s_dataset (self, &ds);
+        char key[PATH_MAX], why[2048];
+        int first = self->catalog_info.prefix[0] || wl->storage.type != SB_STORAGE_FILE
+                  ? s_object_exists (self, &ds, 0, key, sizeof key, why, sizeof why) : 0;
+        if (first < 0) {
+            snprintf (err, err_size, "dataset.skip_listing: cannot check the first object: %s", why);
+            return 1;
+        }
+        missing = first == 0;
+        if (!missing && opts->kind == SB_SESSION_TRAIN && s_spot_check (self, err, err_size) != 0)
+            return 2;
+    }
+    else if (s_list (self, opts->relist, &missing, err, err_size) != 0)
         return 1;
-    int need_datagen = (opts->kind == SB_SESSION_DATAGEN || missing) && wl->storage.type != SB_STORAGE_SYNTHETIC;
+    int need_datagen = (opts->kind == SB_SESSION_DATAGEN || (missing && opts->kind == SB_SESSION_TRAIN))
+                       && wl->storage.type != SB_STORAGE_SYNTHETIC;
     if (!need_datagen && self->catalog_info.count < wl->num_files_train) {
         snprintf (err, err_size, "%strain holds %llu files but the workload needs dataset.num_files_train=%llu:"
                   " generate it with `shardbench datagen` into an empty folder, or lower num_files_train",
@@ -912,6 +1015,21 @@ sb_session_run (const sb_session_opts_t *opts, int64_t *run_id, char *err, size_
     else if (need_datagen && s_prepare_folder (wl->data_folder, self->catalog_info.prefix,
                                                sizeof self->catalog_info.prefix, err, err_size) != 0)
         return 1;
+
+    if (opts->kind == SB_SESSION_CATALOG) {
+        if (wl->skip_listing)
+            return s_spot_check (self, err, err_size) == 0 ? 0 : 2;
+        if (missing) {
+            snprintf (err, err_size, "no dataset under %s%s (nothing to list)", self->s3 ? "s3 prefix " : "",
+                      self->catalog_info.prefix[0] ? self->catalog_info.prefix : wl->data_folder);
+            return 1;
+        }
+        printf ("catalog %lld: %llu objects, %llu bytes, %s in %.3f s\n", (long long) self->catalog_info.id,
+                (unsigned long long) self->catalog_info.count, (unsigned long long) self->catalog_info.bytes,
+                self->catalog_info.reused ? "reused" : "listed", self->catalog_info.list_s);
+        sb_s3_destroy (&self->s3);
+        return 0;
+    }
 
     self->workers = calloc (self->expected, sizeof (s_worker_t));
     self->router = zsock_new (ZMQ_ROUTER);
@@ -964,7 +1082,13 @@ sb_session_run (const sb_session_opts_t *opts, int64_t *run_id, char *err, size_
             *run_id = self->run_id;
             goto done;
         }
-        if (opts->kind == SB_SESSION_TRAIN) {
+        if (opts->kind == SB_SESSION_TRAIN && wl->skip_listing) {
+            if (s_spot_check (self, err, err_size) != 0) {
+                s_fail (self, "%s", err);
+                goto done;
+            }
+        }
+        else if (opts->kind == SB_SESSION_TRAIN) {
             if (s_list (self, 1, &missing, err, err_size) != 0)
                 goto done;
             if (self->catalog_info.count < wl->num_files_train) {

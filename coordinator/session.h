@@ -13,7 +13,9 @@
 #include "resultdb.h"
 #include "workload.h"
 
-typedef enum { SB_SESSION_TRAIN, SB_SESSION_DATAGEN } sb_session_kind_t;
+/* TRAIN: generate when missing, then train; DATAGEN: generate only;
+ * CATALOG: check the storage and list (or reuse) the catalog, no workers. */
+typedef enum { SB_SESSION_TRAIN, SB_SESSION_DATAGEN, SB_SESSION_CATALOG } sb_session_kind_t;
 
 typedef struct {
     sb_session_kind_t    kind;

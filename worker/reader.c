@@ -69,8 +69,10 @@ s_read_one (sb_reader_t *self, const s_request_t *rq, uint8_t *buf, uint8_t *exp
     }
     uint64_t content_seed = self->verify ? sb_dataset_content_seed (self->seed, rq->key) : 0;
     uint64_t done = 0;
-    while (done < rq->length) {
-        size_t want = rq->length - done < self->buffer_bytes ? (size_t) (rq->length - done) : self->buffer_bytes;
+    int to_eof = rq->length == 0;   /* whole object, size not known (skip_listing) */
+    while (to_eof || done < rq->length) {
+        size_t want = to_eof || rq->length - done >= self->buffer_bytes ? self->buffer_bytes
+                                                                        : (size_t) (rq->length - done);
         ssize_t n = pread (fd, buf, want, (off_t) (rq->offset + done));
         if (n < 0) {
             if (errno == EINTR)
@@ -80,6 +82,8 @@ s_read_one (sb_reader_t *self, const s_request_t *rq, uint8_t *buf, uint8_t *exp
                       (unsigned long long) (rq->offset + done), strerror (errno));
             break;
         }
+        if (n == 0 && to_eof)
+            break;
         if (n == 0) {
             res->error = -1;
             snprintf (res->message, sizeof res->message,
