@@ -1003,6 +1003,11 @@ sb_session_run (const sb_session_opts_t *opts, int64_t *run_id, char *err, size_
         return 1;
     int need_datagen = (opts->kind == SB_SESSION_DATAGEN || (missing && opts->kind == SB_SESSION_TRAIN))
                        && wl->storage.type != SB_STORAGE_SYNTHETIC;
+    if (!need_datagen && missing && wl->storage.type != SB_STORAGE_SYNTHETIC) {
+        snprintf (err, err_size, "no dataset in %s%s (no train/ objects): generate it with `shardbench datagen`",
+                  self->s3 ? "s3 prefix " : "", self->s3 ? self->key_prefix : wl->data_folder);
+        return 2;
+    }
     if (!need_datagen && self->catalog_info.count < wl->num_files_train) {
         snprintf (err, err_size, "%strain holds %llu files but the workload needs dataset.num_files_train=%llu:"
                   " generate it with `shardbench datagen` into an empty folder, or lower num_files_train",

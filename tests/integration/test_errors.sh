@@ -78,6 +78,41 @@ left=0
 for p in $others; do kill -0 "$p" 2>/dev/null && left=$((left + 1)); done
 expect_eq "no worker left running" "$left" 0
 
+# skip_listing: no listing, DLIO names, every k-th object checked; a missing
+# one is named before anything runs
+sb run dataset.data_folder=./skip dataset.skip_listing=true dataset.listing_validation_interval=10 \
+    dataset.num_files_train=100 dataset.num_subfolders_train=4 dataset.record_length_bytes=1000 \
+    dataset.record_length_bytes_stdev=0 reader.batch_size=2 train.epochs=1 --accelerators 2 --db skip.db
+expect_eq "skip_listing run (generates, then trains)" "$SB_RC" 0
+expect_contains "skip_listing spot checks" sb.err "skip_listing: 11 of 100 objects checked"
+expect_eq "skip_listing: no catalog" "$(q skip.db "SELECT count(*) FROM catalogs")" 0
+expect_eq "skip_listing read every object whole" "$(q skip.db "SELECT samples, bytes FROM epochs WHERE run_id = 2")" "100|100000"
+rm skip/train/2/img_030_of_100.npz
+sb run dataset.data_folder=./skip dataset.skip_listing=true dataset.listing_validation_interval=10 \
+    dataset.num_files_train=100 dataset.num_subfolders_train=4 reader.batch_size=2 --accelerators 2 --db skip.db
+expect_eq "skip_listing missing object exits 2" "$SB_RC" 2
+expect_contains "skip_listing names the first missing key" sb.err "missing object 'train/2/img_030_of_100.npz' (object 30 of 100"
+
+# catalog command: lists once, then reuses
+sb catalog dataset.data_folder=./small dataset.num_files_train=4 --db cat.db
+expect_eq "catalog command" "$SB_RC" 0
+expect_contains "catalog listed" sb.out "4 objects, 400 bytes, listed"
+sb catalog dataset.data_folder=./small dataset.num_files_train=4 --db cat.db
+expect_contains "catalog reused" sb.out "4 objects, 400 bytes, reused"
+sb catalog dataset.data_folder=./none --db cat.db
+expect_eq "catalog of nothing exits 2" "$SB_RC" 2
+expect_contains "catalog of nothing explained" sb.err "no dataset in ./none (no train/ objects)"
+
+# synthetic://: no I/O, everything else for real
+sb run dataset.data_folder=synthetic://bench dataset.num_files_train=10000 dataset.record_length_bytes=4096 \
+    dataset.record_length_bytes_stdev=0 reader.batch_size=16 train.computation_time=0 train.epochs=2 \
+    --accelerators 4 --local 2 --db syn.db
+expect_eq "synthetic run" "$SB_RC" 0
+expect_eq "synthetic epochs" "$(q syn.db "SELECT group_concat(samples || ':' || bytes || ':' || batches, ' ') FROM epochs")" \
+    "10000:40960000:156 10000:40960000:156"
+expect_eq "synthetic catalog" "$(q syn.db "SELECT count, bytes FROM catalogs")" "10000|40960000"
+[ -e synthetic: ] && fail "synthetic created files" || pass "synthetic wrote nothing"
+
 # report of a run that does not exist
 "$SHARDBENCH" report 999 --db k.db >r.out 2>r.err
 expect_eq "report of unknown run exits 2" "$?" 2

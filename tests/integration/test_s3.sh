@@ -87,6 +87,23 @@ expect_eq "closed port exits 1" "$SB_RC" 1
 expect_contains "closed port names the endpoint" sb.err "http://127.0.0.1:$closed"
 if grep -qi "connection refused" sb.err; then pass "closed port says connection refused"; else fail "no 'connection refused' in:"; cat sb.err; fi
 
+# 6. parallel listing over key ranges = one stream: 2,000 objects, pages of 100
+many="dataset.data_folder=many dataset.num_files_train=2000 dataset.num_subfolders_train=3 dataset.record_length_bytes=64
+      dataset.record_length_bytes_stdev=16 storage.storage_type=s3 storage.storage_root=sbtest
+      storage.storage_options.endpoint_urls=[$ep1,$ep2] storage.storage_options.list_page_size=100"
+sb datagen $many --accelerators 4 --local 2 --db list.db
+expect_eq "2000 objects written" "$SB_RC" 0
+sb catalog $many storage.storage_options.list_parallelism=1 --relist --db list.db
+expect_eq "one-stream listing" "$SB_RC" 0
+one=$(q list.db "SELECT max(id) FROM catalogs")
+sb catalog $many storage.storage_options.list_parallelism=7 --relist --db list.db
+expect_eq "7-stream listing" "$SB_RC" 0
+seven=$(q list.db "SELECT max(id) FROM catalogs")
+expect_eq "both listings hold 2000 objects" "$(q list.db "SELECT group_concat(count, ' ') FROM catalogs WHERE id IN ($one, $seven)")" "2000 2000"
+expect_eq "same keys, sizes and order" \
+    "$(q list.db "SELECT count(*) FROM objects a JOIN objects b ON a.idx = b.idx AND a.key = b.key AND a.size = b.size WHERE a.catalog_id = $one AND b.catalog_id = $seven")" 2000
+expect_eq "same bytes" "$(q list.db "SELECT count(DISTINCT bytes) FROM catalogs WHERE id IN ($one, $seven)")" 1
+
 # 5. concurrency that cannot fit the file-descriptor limit is refused with the numbers
 ( ulimit -n 300; sb run s3.yaml storage.storage_options.max_in_flight=100 --accelerators 2 --db s3.db; exit "$SB_RC" )
 rc=$?

@@ -151,6 +151,73 @@ START_TEST (test_dlio_names)
 }
 END_TEST
 
+START_TEST (test_synthetic)
+{
+    char err[512] = "", path[256];
+    snprintf (path, sizeof path, "%s/results.db", s_dir);
+    sb_resultdb_t *db = sb_resultdb_open (path, err, sizeof err);
+    ck_assert_msg (db != NULL, "%s", err);
+    sqlite3 *h = sb_resultdb_handle (db);
+    sb_dataset_t ds = { .prefix = "img", .format = "npz", .files = 1003, .subfolders = 7, .samples_per_file = 2,
+                        .record_length = 5000, .record_stdev = 900, .seed = 42 };
+    uint64_t bytes = 0;
+    for (uint64_t i = 0; i < ds.files; i++)
+        bytes += sb_dataset_object_size (&ds, i);
+    sb_catalog_info_t info;
+    ck_assert_int_eq (sb_catalog_ensure_synthetic (h, &ds, 0, &info, err, sizeof err), SB_CATALOG_OK);
+    ck_assert_uint_eq (info.count, 1003);
+    ck_assert_uint_eq (info.bytes, bytes);
+    ck_assert_int_eq (info.reused, 0);
+    int64_t id = info.id;
+    /* name order, and the same order sb_dataset_key_sorted gives */
+    sqlite3_stmt *st;
+    ck_assert_int_eq (sqlite3_prepare_v2 (h, "SELECT idx, key, size FROM objects WHERE catalog_id = ? ORDER BY idx", -1,
+                                          &st, NULL), SQLITE_OK);
+    sqlite3_bind_int64 (st, 1, id);
+    char prev[256] = "", expect[256];
+    uint64_t n = 0;
+    while (sqlite3_step (st) == SQLITE_ROW) {
+        const char *key = (const char *) sqlite3_column_text (st, 1);
+        ck_assert_int_eq (sqlite3_column_int64 (st, 0), (int64_t) n);
+        ck_assert_int_gt (strcmp (key, prev), 0);
+        ck_assert_int_eq (sb_dataset_key_sorted (&ds, n, expect, sizeof expect), 0);
+        ck_assert_str_eq (key, expect);
+        snprintf (prev, sizeof prev, "%s", key);
+        n++;
+    }
+    sqlite3_finalize (st);
+    ck_assert_uint_eq (n, 1003);
+    ck_assert_str_eq (prev, "train/6/img_1000_of_1003.npz");   /* last folder, last index */
+    ck_assert_int_eq (sb_dataset_key_sorted (&ds, 1003, expect, sizeof expect), -1);
+    /* reused, then relisted on demand */
+    ck_assert_int_eq (sb_catalog_ensure_synthetic (h, &ds, 0, &info, err, sizeof err), SB_CATALOG_OK);
+    ck_assert_int_eq (info.reused, 1);
+    ck_assert_int_eq (info.id, id);
+    ck_assert_int_eq (sb_catalog_ensure_synthetic (h, &ds, 1, &info, err, sizeof err), SB_CATALOG_OK);
+    ck_assert_int_eq (info.reused, 0);
+    ck_assert_int_ne (info.id, id);
+    /* another seed is another dataset */
+    ds.seed = 43;
+    ck_assert_int_eq (sb_catalog_ensure_synthetic (h, &ds, 0, &info, err, sizeof err), SB_CATALOG_OK);
+    ck_assert_int_eq (info.reused, 0);
+    /* a reader by idx and a naming reader agree on keys */
+    sb_catalog_reader_t *r = sb_catalog_reader_new (h, info.id, err, sizeof err);
+    sb_catalog_reader_t *nr = sb_catalog_reader_new_naming (&ds, 1, err, sizeof err);
+    ck_assert_ptr_nonnull (r);
+    ck_assert_ptr_nonnull (nr);
+    char k1[256], k2[256];
+    uint64_t s1, s2;
+    ck_assert_int_eq (sb_catalog_reader_get (r, 0, k1, sizeof k1, &s1), 0);
+    ck_assert_int_eq (sb_catalog_reader_get (nr, 0, k2, sizeof k2, &s2), 0);
+    ck_assert_str_eq (k1, k2);          /* object 0 sorts first */
+    ck_assert_uint_eq (s1, s2);
+    ck_assert_int_eq (sb_catalog_reader_get (nr, 1003, k2, sizeof k2, &s2), -1);
+    sb_catalog_reader_destroy (&r);
+    sb_catalog_reader_destroy (&nr);
+    sb_resultdb_destroy (&db);
+}
+END_TEST
+
 static Suite *
 s_suite (void)
 {
@@ -160,6 +227,7 @@ s_suite (void)
     tcase_set_timeout (tc, 60);
     tcase_add_test (tc, test_list_reuse_relist);
     tcase_add_test (tc, test_dlio_names);
+    tcase_add_test (tc, test_synthetic);
     suite_add_tcase (s, tc);
     return s;
 }
