@@ -103,6 +103,15 @@ sb_resultdb_open (const char *path, char *err, size_t err_size)
         sqlite3_exec (self->db, "ROLLBACK", NULL, NULL, NULL);
         goto fail;
     }
+    /* version 3 -> 4: barrier percentiles per epoch */
+    if (version >= 1 && version <= 3
+        && sqlite3_exec (self->db, "BEGIN; ALTER TABLE epochs ADD COLUMN barrier_p50_ms REAL;"
+                         " ALTER TABLE epochs ADD COLUMN barrier_p99_ms REAL; COMMIT;", NULL, NULL, &msg) != SQLITE_OK) {
+        snprintf (err, err_size, "%s: cannot upgrade the epochs table: %s", path, msg ? msg : "?");
+        sqlite3_free (msg);
+        sqlite3_exec (self->db, "ROLLBACK", NULL, NULL, NULL);
+        goto fail;
+    }
     if (sqlite3_exec (self->db, sb_results_sql, NULL, NULL, &msg) != SQLITE_OK) {
         snprintf (err, err_size, "%s: cannot apply schemas/results.sql: %s", path, msg ? msg : "?");
         sqlite3_free (msg);
@@ -308,6 +317,13 @@ sb_resultdb_close_epoch (sb_resultdb_t *self, int64_t run_id, uint64_t epoch, ui
                    "  CASE WHEN ?4 THEN avg(au) END, ?5"
                    " FROM rank_epochs WHERE run_id = ?1 AND epoch = ?2",
                    "iiiii", run_id, (int64_t) epoch, (int64_t) dropped, (int64_t) with_au, (int64_t) batches);
+}
+
+int
+sb_resultdb_epoch_barrier (sb_resultdb_t *self, int64_t run_id, uint64_t epoch, double p50_ms, double p99_ms)
+{
+    return s_exec (self, "UPDATE epochs SET barrier_p50_ms = ?, barrier_p99_ms = ? WHERE run_id = ? AND epoch = ?",
+                   "ddii", p50_ms, p99_ms, run_id, (int64_t) epoch);
 }
 
 int

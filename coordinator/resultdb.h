@@ -11,7 +11,7 @@
 
 typedef struct sb_resultdb sb_resultdb_t;
 
-#define SB_RESULTDB_VERSION 3
+#define SB_RESULTDB_VERSION 4
 
 /* Open (creating when absent) the database at path and apply the schema.
  * Returns NULL with a reason in err. */
@@ -57,6 +57,9 @@ int sb_resultdb_add_rank_epoch (sb_resultdb_t *self, int64_t run_id, const sb_ra
  * duration from first start to last finish, rates, mean AU). */
 int sb_resultdb_close_epoch (sb_resultdb_t *self, int64_t run_id, uint64_t epoch, uint64_t dropped,
                              uint64_t batches, int with_au);
+
+/* Step barrier round-trip percentiles of an epoch (milliseconds). */
+int sb_resultdb_epoch_barrier (sb_resultdb_t *self, int64_t run_id, uint64_t epoch, double p50_ms, double p99_ms);
 
 int sb_resultdb_add_stats (sb_resultdb_t *self, int64_t run_id, double t, uint64_t epoch, uint64_t rank,
                            uint64_t samples, uint64_t bytes, uint64_t reads, double read_s, double compute_s);

@@ -62,6 +62,7 @@ typedef struct {
     sb_epoch_order_t order;
     uint64_t        ranks_done;
     uint64_t        barrier_step;   /* next step to release */
+    sb_histogram_t  barrier_latency;/* this epoch, merged from RANK_DONE */
     uint64_t        barrier_arrived;
     sb_catalog_reader_t *catalog;
     sb_catalog_info_t    catalog_info;
@@ -379,6 +380,7 @@ s_on_rank_done (s_session_t *self, s_worker_t *w, const sb_msg_rank_done_t *m)
         .host = w->host, .started_at = m->started_at, .finished_at = m->finished_at, .compute_s = m->compute_s,
         .au = m->au, .io_wait_s = m->io_wait_s, .barrier_s = m->barrier_s, .has_au = self->phase == S_PHASE_TRAIN,
     };
+    sb_histogram_merge_counts (&self->barrier_latency, m->barrier_latency.items, m->barrier_latency.count);
     if (sb_resultdb_add_rank_epoch (self->o->db, self->run_id, &re) != 0)
         s_fail (self, "cannot record rank %llu of epoch %llu: %s", (unsigned long long) m->rank,
                 (unsigned long long) m->epoch, sb_resultdb_errmsg (self->o->db));
@@ -407,8 +409,8 @@ s_on_stats (s_session_t *self, const sb_msg_stats_t *m)
                                m->reads, (double) m->read_ns / 1e9, (double) m->compute_ns / 1e9);
 }
 
-/* Receive and dispatch one message. */
-static void
+/* Receive and dispatch one message; 0 when none was waiting. */
+static int
 s_dispatch (s_session_t *self)
 {
     zframe_t *identity = NULL;
@@ -419,7 +421,7 @@ s_dispatch (s_session_t *self)
     sb_proto_status_t st = sb_wire_recv (self->router, &identity, &msg, reason, sizeof reason, &peer_version,
                                          &interrupted);
     if (interrupted)
-        return;
+        return 0;   /* nothing queued (the socket does not block) */
     s_worker_t *w = identity ? s_worker_by_identity (self, identity) : NULL;
     if (st != SB_PROTO_OK) {
         self->rejected_frames++;
@@ -433,7 +435,7 @@ s_dispatch (s_session_t *self)
             sb_wire_send (self->router, identity, &rej);
         }
         zframe_destroy (&identity);
-        return;
+        return 1;
     }
     if (w)
         w->last_seen = sb_now ();
@@ -470,6 +472,7 @@ s_dispatch (s_session_t *self)
     }
     sb_proto_fini (&msg);
     zframe_destroy (&identity);
+    return 1;
 }
 
 /* Heartbeats, silent workers, exited local workers. */
@@ -540,9 +543,11 @@ s_pump_until (s_session_t *self, int (*done) (s_session_t *), double timeout_s, 
         void *which = zpoller_wait (self->poller, 50);
         if (which == self->router) {
             sb_resultdb_batch_begin (self->o->db);
-            /* drain what is queued before housekeeping */
-            for (int i = 0; i < 1000 && !self->failed && (zsock_events (self->router) & ZMQ_POLLIN); i++)
-                s_dispatch (self);
+            /* drain what is queued before housekeeping (the socket's receive
+             * timeout is 0: an empty queue ends the loop without a syscall
+             * per message to ask) */
+            for (int i = 0; i < 4096 && !self->failed && s_dispatch (self); i++)
+                ;
         }
         else if (zpoller_terminated (self->poller)) {
             self->aborted = 1;
@@ -694,6 +699,7 @@ s_phase_train (s_session_t *self)
         self->ranks_done = 0;
         self->barrier_step = 0;
         self->barrier_arrived = 0;
+        sb_histogram_reset (&self->barrier_latency);
         for (size_t i = 0; i < self->nworkers; i++)
             self->workers[i].steps_reached = 0;
         sb_epoch_order_init (&self->order, &self->plan, wl->sample_shuffle, wl->file_shuffle, self->o->seed, e);
@@ -709,7 +715,10 @@ s_phase_train (s_session_t *self)
         snprintf (what, sizeof what, "training epoch %llu", (unsigned long long) e);
         if (s_pump_until (self, s_all_ranks_done, 0, what) != 0)
             break;
+        const sb_histogram_t *bl = &self->barrier_latency;
         if (sb_resultdb_close_epoch (self->o->db, self->run_id, e, self->plan.dropped, self->plan.batches, 1) != 0
+            || (bl->total && sb_resultdb_epoch_barrier (self->o->db, self->run_id, e, sb_histogram_quantile (bl, 0.5) / 1000,
+                                                        sb_histogram_quantile (bl, 0.99) / 1000) != 0)
             || sb_resultdb_flush (self->o->db) != 0) {     /* a finished epoch is on disk at once */
             s_fail (self, "cannot record epoch %llu: %s", (unsigned long long) e, sb_resultdb_errmsg (self->o->db));
             break;
@@ -1044,6 +1053,7 @@ sb_session_run (const sb_session_opts_t *opts, int64_t *run_id, char *err, size_
     }
     sb_wire_configure (self->router, 1000);
     zsock_set_router_mandatory (self->router, 1);
+    zsock_set_rcvtimeo (self->router, 0);
     int port = zsock_bind (self->router, "%s", opts->bind);
     if (port < 0) {
         snprintf (err, err_size, "cannot bind %s: %s", opts->bind, zmq_strerror (zmq_errno ()));

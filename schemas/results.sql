@@ -1,4 +1,4 @@
--- shardbench result database, schema version 3 (PRAGMA user_version).
+-- shardbench result database, schema version 4 (PRAGMA user_version).
 -- This file is the single source of truth: the coordinator compiles it in and
 -- applies it to every database it opens. Rows are committed as they arrive
 -- (WAL journal), so a crash loses at most the rows of the current second.
@@ -52,6 +52,8 @@ CREATE TABLE IF NOT EXISTS epochs (
   mb_per_s      REAL NOT NULL,
   au_mean       REAL,               -- mean of rank_epochs.au (NULL for datagen)
   batches       INTEGER NOT NULL DEFAULT 0, -- steps per rank
+  barrier_p50_ms REAL,              -- step barrier round trip (a rank's STEP sent to GO received),
+  barrier_p99_ms REAL,              --   over every step of every rank, from merged log-linear buckets
   PRIMARY KEY (run_id, epoch)
 );
 

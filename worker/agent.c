@@ -18,6 +18,8 @@
 typedef struct {
     const sb_agent_opts_t *o;
     zsock_t          *dealer;
+    zsock_t          *up;           /* PULL: every rank's frames */
+    char              up_endpoint[96];
     zpoller_t        *poller;
     sb_msg_t          welcome;      /* owned; ranks borrow its fields */
     sb_storage_cfg_t  storage;      /* from welcome; ranks borrow it */
@@ -81,11 +83,8 @@ s_forward_to_rank (s_agent_t *self, zmsg_t **zm_p, uint64_t rank)
 /* A frame from the coordinator. KEYS, the bulk of the traffic, is routed by
  * a peek at its envelope and decoded only by the rank it is for. */
 static void
-s_on_coordinator (s_agent_t *self)
+s_on_coordinator (s_agent_t *self, zmsg_t *zm)
 {
-    zmsg_t *zm = zmsg_recv (self->dealer);
-    if (!zm)
-        return;
     self->last_heard = sb_now ();
     zframe_t *f = zmsg_first (zm);
     int type = 0;
@@ -147,11 +146,8 @@ s_on_coordinator (s_agent_t *self)
 /* A frame from a rank actor: forwarded as it is, except STEP, which is
  * aggregated over the worker's ranks first. */
 static void
-s_on_rank (s_agent_t *self, zactor_t *actor)
+s_on_rank (s_agent_t *self, zmsg_t *zm)
 {
-    zmsg_t *zm = zmsg_recv (actor);
-    if (!zm)
-        return;
     zframe_t *f = zmsg_first (zm);
     int type = 0;
     uint64_t first = 0;
@@ -330,9 +326,19 @@ sb_agent_run (const sb_agent_opts_t *opts)
         zsock_destroy (&self->dealer);
         return 2;
     }
-    self->poller = zpoller_new (self->dealer, NULL);
+    self->up = zsock_new (ZMQ_PULL);
+    snprintf (self->up_endpoint, sizeof self->up_endpoint, "inproc://sb-agent-up-%d", (int) getpid ());
+    if (!self->up || zsock_bind (self->up, "%s", self->up_endpoint) != 0) {
+        sb_error ("cannot create the agent's socket");
+        goto done;
+    }
+    sb_wire_configure (self->up, 1000);
+    self->poller = zpoller_new (self->dealer, self->up, NULL);
     if (!self->poller || s_hello (self) != 0 || s_await_welcome (self) != 0)
         goto done;
+    /* from here on, wake-ups drain every queued frame without waiting */
+    zsock_set_rcvtimeo (self->dealer, 0);
+    zsock_set_rcvtimeo (self->up, 0);
 
     const sb_msg_welcome_t *w = &self->welcome.u.welcome;
     if (w->ranks == 0 || w->ranks > 4096 || w->batch_size == 0 || w->read_threads == 0 || w->read_threads > 1024
@@ -361,6 +367,7 @@ sb_agent_run (const sb_agent_opts_t *opts)
     for (uint64_t r = 0; r < w->ranks; r++) {
         self->rank_args[r].cfg = w;
         self->rank_args[r].storage = &self->storage;
+        self->rank_args[r].up = self->up_endpoint;
         self->rank_args[r].rank = w->first_rank + r;
         self->rank_args[r].host = opts->host;
         self->ranks[r] = zactor_new (sb_rank_actor, &self->rank_args[r]);
@@ -369,10 +376,6 @@ sb_agent_run (const sb_agent_opts_t *opts)
             goto done;
         }
         self->nranks++;
-        if (zpoller_add (self->poller, self->ranks[r]) != 0) {
-            sb_error ("cannot poll rank %llu", (unsigned long long) (w->first_rank + r));
-            goto done;
-        }
     }
     sb_msg_t ready = { .type = SB_MSG_READY };
     ready.u.ready.worker = w->worker;
@@ -411,15 +414,16 @@ sb_agent_run (const sb_agent_opts_t *opts)
             self->exit_code = 1;
             break;
         }
-        void *which = zpoller_wait (self->poller, 100);
-        if (which == self->dealer)
-            s_on_coordinator (self);
-        else if (which) {
-            for (size_t i = 0; i < self->nranks; i++)
-                if (which == self->ranks[i]) {
-                    s_on_rank (self, self->ranks[i]);
-                    break;
-                }
+        zpoller_wait (self->poller, 100);
+        /* drain each socket in turn: a receive that finds nothing costs
+         * libzmq a poll(2), one that finds a frame does not */
+        for (int round = 0, busy = 1; busy && round < 64 && !self->done; round++) {
+            busy = 0;
+            zmsg_t *zm;
+            for (int i = 0; i < 1024 && !self->done && (zm = zmsg_recv (self->dealer)); i++, busy = 1)
+                s_on_coordinator (self, zm);
+            for (int i = 0; i < 1024 && !self->done && (zm = zmsg_recv (self->up)); i++, busy = 1)
+                s_on_rank (self, zm);
         }
     }
 done:
@@ -428,6 +432,7 @@ done:
     free (self->rank_args);
     sb_proto_fini (&self->welcome);
     zpoller_destroy (&self->poller);
+    zsock_destroy (&self->up);
     zsock_destroy (&self->dealer);
     return self->exit_code;
 }

@@ -25,6 +25,7 @@ typedef struct {
 
 typedef struct {
     zsock_t              *pipe;
+    zsock_t              *up;       /* PUSH to the agent */
     const sb_msg_welcome_t *cfg;
     const sb_storage_cfg_t *storage;
     uint64_t              rank;
@@ -41,7 +42,7 @@ typedef struct {
 static int
 s_send (s_rank_t *self, const sb_msg_t *msg)
 {
-    if (sb_wire_send (self->pipe, NULL, msg) != 0) {
+    if (sb_wire_send (self->up, NULL, msg) != 0) {
         sb_error ("rank %llu: cannot send %s to the agent", (unsigned long long) self->rank,
                   sb_proto_type_name (msg->type));
         return -1;
@@ -395,6 +396,12 @@ s_train (s_rank_t *self, const sb_msg_phase_start_t *ps)
     int waiting_go = 0, failed = 0;
     double started = sb_now (), first_step_end = 0, compute_after_first = 0, compute_all = 0;
     double io_wait = 0, barrier = 0, wait_since = 0, barrier_since = 0;
+    sb_histogram_t *barrier_latency = calloc (1, sizeof *barrier_latency);
+    if (!barrier_latency) {
+        s_report_error (self, "read", NULL, ENOMEM, "out of memory");
+        free (q.items);
+        return -1;
+    }
     char text[1024];
 
     while (!failed && !self->terminated) {
@@ -519,6 +526,7 @@ s_train (s_rank_t *self, const sb_msg_phase_start_t *ps)
             else if (m.type == SB_MSG_GO && waiting_go && m.u.go.epoch == self->epoch && m.u.go.step == step) {
                 double now = sb_now ();
                 barrier += now - barrier_since;
+                sb_histogram_add (barrier_latency, (uint64_t) ((now - barrier_since) * 1e6));
                 if (step == 0)
                     first_step_end = now;
                 waiting_go = 0;
@@ -535,8 +543,10 @@ s_train (s_rank_t *self, const sb_msg_phase_start_t *ps)
     }
     s_queue_clear (&q);
     free (q.items);
-    if (failed || self->terminated)
+    if (failed || self->terminated) {
+        free (barrier_latency);
         return -1;
+    }
     double finished = sb_now ();
     s_flush_stats (self, 1);
     if (self->storage->type == SB_STORAGE_S3) {
@@ -571,7 +581,14 @@ s_train (s_rank_t *self, const sb_msg_phase_start_t *ps)
         d->au = 1;  /* clock granularity */
     d->io_wait_s = io_wait;
     d->barrier_s = barrier;
-    return s_send (self, &done);
+    size_t buckets = SB_HISTOGRAM_BUCKETS;
+    while (buckets > 0 && barrier_latency->counts[buckets - 1] == 0)
+        buckets--;
+    d->barrier_latency.count = buckets;
+    d->barrier_latency.items = barrier_latency->counts;
+    int rc = s_send (self, &done);
+    free (barrier_latency);
+    return rc;
 }
 
 void
@@ -581,10 +598,28 @@ sb_rank_actor (zsock_t *pipe, void *args)
     s_rank_t r = { .pipe = pipe, .cfg = a->cfg, .storage = a->storage, .rank = a->rank, .host = a->host };
     s_rank_t *self = &r;
     char err[512];
+    self->up = zsock_new (ZMQ_PUSH);
+    if (self->up) {
+        sb_wire_configure (self->up, 1000);
+        if (zsock_connect (self->up, "%s", a->up) != 0)
+            zsock_destroy (&self->up);
+    }
+    if (!self->up) {
+        zsock_signal (pipe, 0);
+        sb_error ("rank %llu: cannot connect to the agent", (unsigned long long) self->rank);
+        while (!self->terminated) {
+            sb_msg_t m;
+            if (s_recv_pipe (self, &m) == 0)
+                sb_proto_fini (&m);
+        }
+        return;
+    }
     self->reader = sb_reader_new (a->storage, a->cfg->data_root, (size_t) a->cfg->read_threads, (size_t) a->cfg->io_buffer,
                                   (int) a->cfg->verify, a->cfg->seed, err, sizeof err);
+    /* the synthetic engine completes reads inline: nothing to poll for */
     if (self->reader)
-        self->poller = zpoller_new (sb_reader_completions (self->reader), pipe, NULL);
+        self->poller = a->storage->type == SB_STORAGE_SYNTHETIC ? zpoller_new (pipe, NULL)
+                                                                 : zpoller_new (sb_reader_completions (self->reader), pipe, NULL);
     zsock_signal (pipe, 0);
     if (!self->reader || !self->poller) {
         s_report_error (self, "start", NULL, ENOMEM, self->reader ? "cannot create a poller" : err);
@@ -616,4 +651,5 @@ sb_rank_actor (zsock_t *pipe, void *args)
     }
     zpoller_destroy (&self->poller);
     sb_reader_destroy (&self->reader);
+    zsock_destroy (&self->up);
 }

@@ -2,7 +2,8 @@
  *
  * The agent thread forwards PHASE_START, KEYS and GO frames to the rank's
  * pipe; the rank sends KEYS_REQ, STEP, STATS, RANK_DONE and ERROR frames
- * back, which the agent forwards to the coordinator (STEP is aggregated over
+ * to the agent's one PULL socket (so the agent polls two sockets, not one
+ * per rank), which the agent forwards to the coordinator (STEP is aggregated over
  * the worker's ranks first). Inside, read_threads I/O threads read samples
  * pushed to them over inproc sockets; the rank thread assembles batches and
  * emulates the accelerator's compute. */
@@ -20,6 +21,7 @@ typedef struct {
     const sb_storage_cfg_t *storage;/* borrowed, outlives the actor */
     uint64_t                rank;
     const char             *host;   /* borrowed */
+    const char             *up;     /* borrowed: inproc endpoint of the agent's PULL socket */
 } sb_rank_args_t;
 
 /* zactor_fn: pass a sb_rank_args_t * as args. */
