@@ -46,8 +46,8 @@ s_usage_run (FILE *f, const char *cmd)
 {
     fprintf (f,
              "usage: shardbench %s [WORKLOAD] [KEY=VALUE ...] [--accelerators A] [--local N | --workers N]\n"
-             "(catalog takes WORKLOAD, KEY=VALUE, --relist and --db only: it lists the dataset, no workers)\n"
              "                  [--bind ENDPOINT] [--db FILE] [--seed S] [--relist] [--join-timeout S] [-v]\n"
+             "(catalog uses WORKLOAD, KEY=VALUE, --relist and --db: it lists the dataset and starts no workers)\n"
              "\n"
              "WORKLOAD         a preset name (see `shardbench workloads`) or a DLIO workload YAML file;\n"
              "                 default: quickstart\n"
