@@ -342,14 +342,24 @@ typedef struct {
     size_t      err_size;
 } s_s3_list_t;
 
+/* The catalog key of a listed object (relative to the prefix), or NULL for
+ * what a dataset never holds: hidden objects (in-progress uploads) and
+ * folder markers. */
+static const char *
+s_listed_key (const char *key, size_t prefix_len)
+{
+    const char *rel = key + prefix_len;
+    const char *base = strrchr (rel, '/') ? strrchr (rel, '/') + 1 : rel;
+    return base[0] == '.' || key[strlen (key) - 1] == '/' ? NULL : rel;
+}
+
 static int
 s_s3_on_key (void *arg, const char *key, uint64_t size)
 {
     s_s3_list_t *l = arg;
-    const char *rel = key + l->prefix_len;
-    const char *base = strrchr (rel, '/') ? strrchr (rel, '/') + 1 : rel;
-    if (base[0] == '.' || key[strlen (key) - 1] == '/')
-        return 0;   /* hidden objects and folder markers */
+    const char *rel = s_listed_key (key, l->prefix_len);
+    if (!rel)
+        return 0;
     if (s_emit (l->emit, rel, strlen (rel), size, l->err, l->err_size) != 0) {
         l->failed = 1;
         return 1;
@@ -383,9 +393,8 @@ static int
 s_part_on_key (void *arg, const char *key, uint64_t size)
 {
     s_part_t *p = arg;
-    const char *rel = key + p->prefix_len;
-    const char *base = strrchr (rel, '/') ? strrchr (rel, '/') + 1 : rel;
-    if (base[0] == '.' || key[strlen (key) - 1] == '/')
+    const char *rel = s_listed_key (key, p->prefix_len);
+    if (!rel)
         return 0;
     sqlite3_reset (p->ins);
     if (sqlite3_bind_text (p->ins, 1, rel, -1, SQLITE_STATIC) != SQLITE_OK
