@@ -831,13 +831,19 @@ s_list (s_session_t *self, int relist, int *missing, char *err, size_t err_size)
     if (st == SB_CATALOG_ERROR)
         return -1;
     if (st == SB_CATALOG_OK) {
-        if (self->catalog_info.reused)
-            sb_info ("catalog %lld reused: %llu objects, %.1f MiB under %s%strain", (long long) self->catalog_info.id,
-                     (unsigned long long) self->catalog_info.count, self->catalog_info.bytes / 1048576.0,
-                     self->s3 ? "s3://" : "", self->catalog_info.prefix);
+        /* where, as a user would write it */
+        char where[1400];
+        if (self->s3)
+            snprintf (where, sizeof where, "s3://%s/%strain", wl->storage.bucket, self->catalog_info.prefix);
+        else if (wl->storage.type == SB_STORAGE_SYNTHETIC)
+            snprintf (where, sizeof where, "%s (synthetic)", wl->data_folder);
         else
-            sb_info ("listed %s%strain: %llu objects, %.1f MiB in %.3f s (catalog %lld)", self->s3 ? "s3://" : "",
-                     self->catalog_info.prefix,
+            snprintf (where, sizeof where, "%strain", self->catalog_info.prefix);
+        if (self->catalog_info.reused)
+            sb_info ("catalog %lld reused: %llu objects, %.1f MiB under %s", (long long) self->catalog_info.id,
+                     (unsigned long long) self->catalog_info.count, self->catalog_info.bytes / 1048576.0, where);
+        else
+            sb_info ("listed %s: %llu objects, %.1f MiB in %.3f s (catalog %lld)", where,
                      (unsigned long long) self->catalog_info.count, self->catalog_info.bytes / 1048576.0,
                      self->catalog_info.list_s, (long long) self->catalog_info.id);
         if (self->catalog_info.count == 0)
