@@ -1024,7 +1024,9 @@ s_multipart (sb_s3_t *self, const char *key, uint64_t size, sb_s3_fill_fn fill, 
     s_req_done (self, r);
     uint64_t part = self->cfg.multipart_part;
     uint64_t nparts = (size + part - 1) / part;
-    size_t xml_cap = 128 + (size_t) nparts * 420;
+    /* one <Part> is 51 bytes of tags, up to 20 digits and an escaped ETag
+     * of at most 399 bytes (sb_s3_xml_escape into char[400]) */
+    size_t xml_cap = 128 + (size_t) nparts * 480;
     char *xml = malloc (xml_cap);
     if (!xml)
         return s_oom (e, "MULTIPART-PART", key);
@@ -1058,14 +1060,24 @@ s_multipart (sb_s3_t *self, const char *key, uint64_t size, sb_s3_fill_fn fill, 
                     *e = r->error;
                 rc = -1;
             }
-            else
-                xl += (size_t) snprintf (xml + xl, xml_cap - xl, "<Part><PartNumber>%s</PartNumber><ETag>%s</ETag></Part>",
-                                         num, etag);
+            else {
+                int n = snprintf (xml + xl, xml_cap - xl, "<Part><PartNumber>%s</PartNumber><ETag>%s</ETag></Part>",
+                                  num, etag);
+                if (n < 0 || (size_t) n >= xml_cap - xl) {
+                    s_fill_error (self, r, CURLE_OK, "CompleteMultipartUpload body too large");
+                    if (e)
+                        *e = r->error;
+                    rc = -1;
+                }
+                else
+                    xl += (size_t) n;
+            }
         }
         s_req_done (self, r);
     }
     if (rc == 0) {
-        xl += (size_t) snprintf (xml + xl, xml_cap - xl, "</CompleteMultipartUpload>");
+        int n = snprintf (xml + xl, xml_cap - xl, "</CompleteMultipartUpload>");
+        xl += n > 0 && (size_t) n < xml_cap - xl ? (size_t) n : 0;
         r = s_req_new (self, OP_MP_DONE, key);
         if (!r)
             rc = s_oom (e, "MULTIPART-COMPLETE", key);

@@ -45,9 +45,35 @@ typedef struct {
     size_t        last_len, last_cap;
 } s_emit_t;
 
+static void (*s_progress_fn) (void *);
+static void *s_progress_ctx;
+static double s_progress_next;
+
+void
+sb_catalog_set_progress (void (*fn) (void *ctx), void *ctx)
+{
+    s_progress_fn = fn;
+    s_progress_ctx = ctx;
+    s_progress_next = 0;
+}
+
+static void
+s_progress (void)
+{
+    if (!s_progress_fn)
+        return;
+    double now = sb_now ();
+    if (now >= s_progress_next) {
+        s_progress_next = now + 0.2;
+        s_progress_fn (s_progress_ctx);
+    }
+}
+
 static int
 s_emit (s_emit_t *e, const char *key, size_t len, uint64_t size, char *err, size_t err_size)
 {
+    if ((e->count & 1023) == 0)
+        s_progress ();
     sqlite3_reset (e->ins);
     int rc;
     if (e->sorted) {
@@ -387,6 +413,7 @@ typedef struct {
     uint64_t    count;
     int         rc;
     char        err[2048];
+    int         done;           /* set by the thread when it ends */
 } s_part_t;
 
 static int
@@ -412,15 +439,20 @@ s_part_thread (void *arg)
     s_part_t *p = arg;
     p->rc = -1;
     sb_s3_t *s3 = sb_s3_new (p->cfg, 2, p->err, sizeof p->err);
-    if (!s3)
+    if (!s3) {
+        __atomic_store_n (&p->done, 1, __ATOMIC_RELEASE);
         return NULL;
+    }
     if (sqlite3_open_v2 (p->path, &p->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK
         || sqlite3_exec (p->db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
                          " CREATE TABLE part (key TEXT NOT NULL, size INTEGER NOT NULL); BEGIN;", NULL, NULL, NULL) != SQLITE_OK
         || sqlite3_prepare_v2 (p->db, "INSERT INTO part (key, size) VALUES (?, ?)", -1, &p->ins, NULL) != SQLITE_OK) {
         snprintf (p->err, sizeof p->err, "listing partition file %s: %s", p->path,
                   p->db ? sqlite3_errmsg (p->db) : "out of memory");
+        sqlite3_close (p->db);
+        p->db = NULL;
         sb_s3_destroy (&s3);
+        __atomic_store_n (&p->done, 1, __ATOMIC_RELEASE);
         return NULL;
     }
     sb_s3_error_t e;
@@ -438,6 +470,7 @@ s_part_thread (void *arg)
     sqlite3_close (p->db);
     p->db = NULL;
     sb_s3_destroy (&s3);
+    __atomic_store_n (&p->done, 1, __ATOMIC_RELEASE);
     return NULL;
 }
 
@@ -494,8 +527,14 @@ s_s3_lister_parallel (s_s3_ctx_t *c, s_emit_t *emit, char *err, size_t err_size)
         }
         started++;
     }
-    for (size_t j = 0; j < started; j++)
+    /* wait for the streams, keeping the coordinator's heartbeats going */
+    for (size_t j = 0; j < started; j++) {
+        while (!__atomic_load_n (&parts[j].done, __ATOMIC_ACQUIRE)) {
+            s_progress ();
+            sb_sleep_s (0.02);
+        }
         pthread_join (threads[j], NULL);
+    }
     for (size_t j = 0; rc == 0 && j < started; j++)
         if (parts[j].rc != 0) {
             snprintf (err, err_size, "%s", parts[j].err);
@@ -670,7 +709,7 @@ sb_catalog_reader_get (sb_catalog_reader_t *self, uint64_t idx, char *key_buf, s
     if (!self->get) {
         if (idx >= self->ds.files || sb_dataset_key (&self->ds, idx, key_buf, key_size) != 0)
             return -1;
-        *size = self->exact_sizes ? sb_dataset_object_size (&self->ds, idx) : 0;
+        *size = self->exact_sizes ? sb_dataset_object_size (&self->ds, idx) : SB_CATALOG_SIZE_UNKNOWN;
         return 0;
     }
     sqlite3_reset (self->get);

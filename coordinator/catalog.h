@@ -26,6 +26,11 @@ typedef struct {
 
 typedef enum { SB_CATALOG_OK = 0, SB_CATALOG_MISSING = 1, SB_CATALOG_ERROR = -1 } sb_catalog_status_t;
 
+/* Called from time to time (about every 0.2 s) during a long listing, on
+ * the listing thread: the coordinator keeps its heartbeats going with it.
+ * NULL to unset. Not thread-safe: set it before listing. */
+void sb_catalog_set_progress (void (*fn) (void *ctx), void *ctx);
+
 /* List (or reuse) the objects under data_folder/train. Returns
  * SB_CATALOG_MISSING when data_folder/train does not exist (nothing is
  * written), SB_CATALOG_ERROR with err set on failure. */
@@ -55,9 +60,12 @@ sb_catalog_status_t sb_catalog_ensure_synthetic (sqlite3 *db, const sb_dataset_t
 typedef struct sb_catalog_reader sb_catalog_reader_t;
 
 sb_catalog_reader_t *sb_catalog_reader_new (sqlite3 *db, int64_t catalog_id, char *err, size_t err_size);
+/* Size of an object a naming reader cannot know (read it whole). */
+#define SB_CATALOG_SIZE_UNKNOWN UINT64_MAX
+
 /* A reader with no catalog at all (dataset.skip_listing): keys follow
  * DLIO's naming convention for object idx of ds (copied); sizes are exact
- * for synthetic datasets (exact_sizes) and 0, "the whole object", else. */
+ * for synthetic datasets (exact_sizes), else SB_CATALOG_SIZE_UNKNOWN. */
 sb_catalog_reader_t *sb_catalog_reader_new_naming (const sb_dataset_t *ds, int exact_sizes, char *err,
                                                    size_t err_size);
 void sb_catalog_reader_destroy (sb_catalog_reader_t **self_p);

@@ -61,6 +61,7 @@ typedef struct {
     sb_shard_plan_t plan;
     sb_epoch_order_t order;
     uint64_t        ranks_done;
+    uint8_t        *rank_done;      /* per rank: finished this phase */
     uint64_t        barrier_step;   /* next step to release */
     sb_histogram_t  barrier_latency;/* this epoch, merged from RANK_DONE */
     uint64_t        barrier_arrived;
@@ -85,6 +86,7 @@ typedef struct {
 /* ---------------------------------------------------------------- helpers */
 
 static void s_dataset (s_session_t *self, sb_dataset_t *ds);
+static void s_keep_alive (void *arg);
 
 static void
 s_fail (s_session_t *self, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));
@@ -241,6 +243,8 @@ s_on_ready (s_session_t *self, s_worker_t *w, const sb_msg_ready_t *m)
         int n = snprintf (row, sizeof row, "  %-20s %-28s %s\n", w->host, m->failed_endpoints.items[i], m->causes.items[i]);
         if (n <= 0)
             continue;
+        if ((size_t) n >= sizeof row)
+            n = (int) sizeof row - 1;     /* snprintf says what it would have written */
         char *grown = realloc (self->preflight, self->preflight_len + (size_t) n + 1);
         if (!grown)
             continue;
@@ -322,10 +326,19 @@ s_on_keys_req (s_session_t *self, s_worker_t *w, const sb_msg_keys_req_t *m)
             goto done;
         }
         r->keys.count = r->offsets.count = r->lengths.count = r->objects.count = j + 1;
-        if (size == 0 && spf > 1) {
+        if (size == SB_CATALOG_SIZE_UNKNOWN && spf > 1) {
             /* skip_listing: sizes unknown, samples at their nominal place */
             r->offsets.items[j] = in_file * self->o->wl->record_length_bytes;
             r->lengths.items[j] = self->o->wl->record_length_bytes;
+        }
+        else if (size == SB_CATALOG_SIZE_UNKNOWN) {
+            r->offsets.items[j] = 0;
+            r->lengths.items[j] = 0;    /* the whole object, whatever its size */
+        }
+        else if (size < spf) {
+            s_fail (self, "object '%s' has %llu bytes, fewer than dataset.num_samples_per_file=%llu samples", key,
+                    (unsigned long long) size, (unsigned long long) spf);
+            goto done;
         }
         else {
             uint64_t record = size / spf;
@@ -375,6 +388,19 @@ s_on_rank_done (s_session_t *self, s_worker_t *w, const sb_msg_rank_done_t *m)
                 (unsigned long long) m->epoch);
         return;
     }
+    if (self->rank_done[m->rank]) {
+        s_fail (self, "worker %llu on %s reported rank %llu done twice for epoch %llu", (unsigned long long) w->id,
+                w->host, (unsigned long long) m->rank, (unsigned long long) m->epoch);
+        return;
+    }
+    if (self->phase == S_PHASE_TRAIN && (m->samples != self->plan.per_rank || m->batches != self->plan.batches)) {
+        s_fail (self, "rank %llu on %s finished epoch %llu with %llu samples and %llu steps, expected %llu and %llu",
+                (unsigned long long) m->rank, w->host, (unsigned long long) m->epoch, (unsigned long long) m->samples,
+                (unsigned long long) m->batches, (unsigned long long) self->plan.per_rank,
+                (unsigned long long) self->plan.batches);
+        return;
+    }
+    self->rank_done[m->rank] = 1;
     sb_rank_epoch_t re = {
         .epoch = m->epoch, .rank = m->rank, .samples = m->samples, .batches = m->batches, .bytes = m->bytes,
         .host = w->host, .started_at = m->started_at, .finished_at = m->finished_at, .compute_s = m->compute_s,
@@ -402,8 +428,14 @@ s_on_error (s_session_t *self, s_worker_t *w, const sb_msg_error_t *m)
 }
 
 static void
-s_on_stats (s_session_t *self, const sb_msg_stats_t *m)
+s_on_stats (s_session_t *self, s_worker_t *w, const sb_msg_stats_t *m)
 {
+    if (m->rank < w->first_rank || m->rank >= w->first_rank + w->ranks || m->epoch != self->epoch) {
+        self->rejected_frames++;
+        sb_warn ("STATS for rank %llu epoch %llu from worker %llu on %s ignored (not its rank or not this epoch)",
+                 (unsigned long long) m->rank, (unsigned long long) m->epoch, (unsigned long long) w->id, w->host);
+        return;
+    }
     if (self->run_id > 0)
         sb_resultdb_add_stats (self->o->db, self->run_id, sb_now (), m->epoch, m->rank, m->samples, m->bytes,
                                m->reads, (double) m->read_ns / 1e9, (double) m->compute_ns / 1e9);
@@ -453,11 +485,19 @@ s_dispatch (s_session_t *self)
         char span[64];
         switch (msg.type) {
         case SB_MSG_READY: s_on_ready (self, w, &msg.u.ready); break;
-        case SB_MSG_ENDPOINT_STATS: s_on_endpoint_stats (self, &msg.u.endpoint_stats); break;
+        case SB_MSG_ENDPOINT_STATS:
+            if (msg.u.endpoint_stats.rank < w->first_rank || msg.u.endpoint_stats.rank >= w->first_rank + w->ranks) {
+                self->rejected_frames++;
+                sb_warn ("ENDPOINT_STATS for rank %llu from worker %llu ignored (not its rank)",
+                         (unsigned long long) msg.u.endpoint_stats.rank, (unsigned long long) w->id);
+            }
+            else
+                s_on_endpoint_stats (self, &msg.u.endpoint_stats);
+            break;
         case SB_MSG_HEARTBEAT: break;
         case SB_MSG_KEYS_REQ: s_on_keys_req (self, w, &msg.u.keys_req); break;
         case SB_MSG_STEP: s_on_step (self, w, &msg.u.step); break;
-        case SB_MSG_STATS: s_on_stats (self, &msg.u.stats); break;
+        case SB_MSG_STATS: s_on_stats (self, w, &msg.u.stats); break;
         case SB_MSG_RANK_DONE: s_on_rank_done (self, w, &msg.u.rank_done); break;
         case SB_MSG_ERROR: s_on_error (self, w, &msg.u.error); break;
         case SB_MSG_BYE:
@@ -581,14 +621,12 @@ s_all_ranks_done (s_session_t *self)
 static int64_t
 s_begin_run (s_session_t *self, const char *kind)
 {
-    char hosts_seen[64][256];
-    size_t nhosts = 0;
+    size_t nhosts = 0;     /* distinct host names: a worker counts when no earlier one has its name */
     for (size_t i = 0; i < self->nworkers; i++) {
         size_t h = 0;
-        while (h < nhosts && strcmp (hosts_seen[h], self->workers[i].host) != 0)
+        while (h < i && strcmp (self->workers[h].host, self->workers[i].host) != 0)
             h++;
-        if (h == nhosts && nhosts < 64)
-            snprintf (hosts_seen[nhosts++], 256, "%s", self->workers[i].host);
+        nhosts += h == i;
     }
     sb_run_info_t info = {
         .kind = kind, .workload = self->o->workload_name, .config = self->o->config_yaml,
@@ -642,6 +680,7 @@ s_phase_datagen (s_session_t *self)
     self->phase = S_PHASE_DATAGEN;
     self->epoch = 0;
     self->ranks_done = 0;
+    memset (self->rank_done, 0, self->o->accelerators);
     sb_msg_t start = { .type = SB_MSG_PHASE_START };
     start.u.phase_start.phase = "datagen";
     start.u.phase_start.run_id = (uint64_t) self->run_id;
@@ -697,6 +736,7 @@ s_phase_train (s_session_t *self)
         self->phase = S_PHASE_TRAIN;
         self->epoch = e;
         self->ranks_done = 0;
+        memset (self->rank_done, 0, self->o->accelerators);
         self->barrier_step = 0;
         self->barrier_arrived = 0;
         sb_histogram_reset (&self->barrier_latency);
@@ -793,6 +833,7 @@ s_spot_check (s_session_t *self, char *err, size_t err_size)
     char key[PATH_MAX], why[2048];
     uint64_t t0 = sb_mono_ns ();
     for (uint64_t i = 0; i < n; i = (i + k < n || i == n - 1) ? i + k : n - 1) {
+        s_keep_alive (self);
         int rc = s_object_exists (self, &ds, i, key, sizeof key, why, sizeof why);
         checked++;
         if (rc != 1) {
@@ -809,6 +850,22 @@ s_spot_check (s_session_t *self, char *err, size_t err_size)
     return 0;
 }
 
+/* Heartbeats while the coordinator is busy listing or checking (workers
+ * would otherwise count it as lost). */
+static void
+s_keep_alive (void *arg)
+{
+    s_session_t *self = arg;
+    double now = sb_now ();
+    if (self->nworkers == 0 || now < self->next_heartbeat)
+        return;
+    sb_msg_t hb = { .type = SB_MSG_HEARTBEAT };
+    for (size_t i = 0; i < self->nworkers; i++)
+        if (!self->workers[i].gone)
+            sb_wire_send (self->router, self->workers[i].identity, &hb);
+    self->next_heartbeat = now + self->o->wl->heartbeat_interval_s;
+}
+
 /* Ensure the catalog: list, or report the dataset missing (*missing = 1). */
 static int
 s_list (s_session_t *self, int relist, int *missing, char *err, size_t err_size)
@@ -820,6 +877,7 @@ s_list (s_session_t *self, int relist, int *missing, char *err, size_t err_size)
     }
     sb_dataset_t ds;
     s_dataset (self, &ds);
+    sb_catalog_set_progress (s_keep_alive, self);
     sb_catalog_status_t st = wl->storage.type == SB_STORAGE_SYNTHETIC
         ? sb_catalog_ensure_synthetic (sb_resultdb_handle (self->o->db), &ds, relist, &self->catalog_info, err, err_size)
         : self->s3
@@ -827,6 +885,7 @@ s_list (s_session_t *self, int relist, int *missing, char *err, size_t err_size)
                                 relist, &self->catalog_info, err, err_size)
         : sb_catalog_ensure (sb_resultdb_handle (self->o->db), wl->data_folder, relist, &self->catalog_info, err,
                              err_size);
+    sb_catalog_set_progress (NULL, NULL);
     *missing = st == SB_CATALOG_MISSING;
     if (st == SB_CATALOG_ERROR)
         return -1;
@@ -965,6 +1024,12 @@ sb_session_run (const sb_session_opts_t *opts, int64_t *run_id, char *err, size_
         return 2;
     }
     self->ranks_per_worker = opts->accelerators / self->expected;
+    if (self->ranks_per_worker > 4096) {
+        snprintf (err, err_size, "%llu accelerators over %zu workers is %llu ranks per worker; at most 4096 run in one"
+                  " worker: use more workers", (unsigned long long) opts->accelerators, self->expected,
+                  (unsigned long long) self->ranks_per_worker);
+        return 2;
+    }
     self->files = wl->num_files_train;
     if (opts->kind == SB_SESSION_TRAIN) {
         /* Check the shard arithmetic before starting anything. */
@@ -1052,8 +1117,9 @@ sb_session_run (const sb_session_opts_t *opts, int64_t *run_id, char *err, size_
     }
 
     self->workers = calloc (self->expected, sizeof (s_worker_t));
+    self->rank_done = calloc (opts->accelerators, 1);
     self->router = zsock_new (ZMQ_ROUTER);
-    if (!self->workers || !self->router) {
+    if (!self->workers || !self->rank_done || !self->router) {
         snprintf (err, err_size, "out of memory");
         goto done;
     }
@@ -1110,8 +1176,10 @@ sb_session_run (const sb_session_opts_t *opts, int64_t *run_id, char *err, size_
             }
         }
         else if (opts->kind == SB_SESSION_TRAIN) {
-            if (s_list (self, 1, &missing, err, err_size) != 0)
+            if (s_list (self, 1, &missing, err, err_size) != 0) {
+                s_fail (self, "%s", err);
                 goto done;
+            }
             if (self->catalog_info.count < wl->num_files_train) {
                 s_fail (self, "after generation %strain holds %llu files, expected %llu", self->catalog_info.prefix,
                         (unsigned long long) self->catalog_info.count, (unsigned long long) wl->num_files_train);
@@ -1142,6 +1210,7 @@ done:
     for (size_t i = 0; i < self->nworkers; i++)
         zframe_destroy (&self->workers[i].identity);
     free (self->workers);
+    free (self->rank_done);
     if (*run_id < 0)
         *run_id = self->run_id;
     return exit_code;

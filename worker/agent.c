@@ -292,13 +292,23 @@ s_preflight (s_agent_t *self, sb_msg_t *ready)
     }
     if (self->storage.type != SB_STORAGE_S3)
         return 0;
+    /* each check must end well within the coordinator's patience, and a
+     * heartbeat goes out between checks */
+    sb_storage_cfg_t cfg = self->storage;
+    double budget = self->timeout_s / 3;
+    if (cfg.connect_timeout_s > budget)
+        cfg.connect_timeout_s = budget;
+    if (cfg.request_timeout_s > budget)
+        cfg.request_timeout_s = budget;
     char err[1024];
-    sb_s3_t *s3 = sb_s3_new (&self->storage, 1, err, sizeof err);
+    sb_s3_t *s3 = sb_s3_new (&cfg, 1, err, sizeof err);
     if (!s3) {
         S_FAIL ("(credentials)", "%s", err);
         return 0;
     }
     for (size_t i = 0; i < sb_s3_endpoint_count (s3); i++) {
+        sb_msg_t hb = { .type = SB_MSG_HEARTBEAT };
+        s_send (self, &hb);
         sb_s3_error_t e;
         if (sb_s3_check_endpoint (s3, i, &e) != 0) {
             const char *why = e.curl_code ? (e.os_errno ? strerror (e.os_errno) : e.curl_text) : e.s3_code;

@@ -231,7 +231,6 @@ s_write_object (s_rank_t *self, const sb_dataset_t *ds, uint64_t i, uint8_t *buf
 
 typedef struct {
     uint64_t seed;
-    uint64_t *counter;      /* bytes generated, for the interval stats */
 } s_fill_ctx_t;
 
 static void
@@ -239,7 +238,6 @@ s_fill_content (void *arg, uint64_t offset, uint8_t *buf, size_t len)
 {
     s_fill_ctx_t *ctx = arg;
     sb_content_fill (ctx->seed, offset, buf, len);
-    *ctx->counter += len;
 }
 
 /* PUT one object to S3 (multipart above the threshold). */
@@ -255,7 +253,8 @@ s_put_object (s_rank_t *self, sb_s3_t *s3, const sb_dataset_t *ds, uint64_t i, u
         return -1;
     }
     uint64_t size = sb_dataset_object_size (ds, i);
-    s_fill_ctx_t ctx = { .seed = sb_dataset_content_seed (ds->seed, key), .counter = &self->st_bytes };
+    /* bytes count once the PUT succeeded: hashing and retries refill */
+    s_fill_ctx_t ctx = { .seed = sb_dataset_content_seed (ds->seed, key) };
     sb_s3_error_t e;
     if (sb_s3_put (s3, full, size, s_fill_content, &ctx, &e) != 0) {
         snprintf (failure->message, sizeof failure->message, "%s", e.text);
@@ -268,6 +267,7 @@ s_put_object (s_rank_t *self, sb_s3_t *s3, const sb_dataset_t *ds, uint64_t i, u
         failure->error = e.os_errno;
         return -1;
     }
+    self->st_bytes += size;
     *bytes_out = size;
     return 0;
 }
@@ -467,8 +467,10 @@ s_train (s_rank_t *self, const sb_msg_phase_start_t *ps)
                 sb_msg_t m = { .type = SB_MSG_STEP };
                 m.u.step.epoch = self->epoch;
                 m.u.step.step = step;
-                if (s_send (self, &m) != 0)
+                if (s_send (self, &m) != 0) {
+                    failed = 1;
                     break;
+                }
                 waiting_go = 1;
                 barrier_since = sb_now ();
             }
@@ -489,7 +491,8 @@ s_train (s_rank_t *self, const sb_msg_phase_start_t *ps)
         if (which == sb_reader_completions (self->reader)) {
             sb_read_result_t res;
             if (sb_reader_take (self->reader, &res) != 0) {
-                self->terminated = 1;
+                s_report_error (self, "read", NULL, 0, "the I/O engine stopped answering");
+                failed = 1;
                 break;
             }
             if (res.error) {
@@ -531,6 +534,13 @@ s_train (s_rank_t *self, const sb_msg_phase_start_t *ps)
                     first_step_end = now;
                 waiting_go = 0;
                 step++;
+            }
+            else if (m.type == SB_MSG_KEYS || m.type == SB_MSG_GO) {
+                snprintf (text, sizeof text, "%s out of order while training epoch %llu (step %llu, %llu keys received)",
+                          sb_proto_type_name (m.type), (unsigned long long) self->epoch, (unsigned long long) step,
+                          (unsigned long long) received);
+                s_report_error (self, "protocol", NULL, 0, text);
+                failed = 1;
             }
             else {
                 snprintf (text, sizeof text, "unexpected %s while training epoch %llu (step %llu)",
@@ -620,6 +630,10 @@ sb_rank_actor (zsock_t *pipe, void *args)
     if (self->reader)
         self->poller = a->storage->type == SB_STORAGE_SYNTHETIC ? zpoller_new (pipe, NULL)
                                                                  : zpoller_new (sb_reader_completions (self->reader), pipe, NULL);
+    /* Signals are the agent's business: it stops the ranks with $TERM. A
+     * poller that gave up on SIGINT would spin without ever reading it. */
+    if (self->poller)
+        zpoller_set_nonstop (self->poller, true);
     zsock_signal (pipe, 0);
     if (!self->reader || !self->poller) {
         s_report_error (self, "start", NULL, ENOMEM, self->reader ? "cannot create a poller" : err);
