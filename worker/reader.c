@@ -244,8 +244,15 @@ s_s3_thread (void *arg)
         }
         if (stopping && sb_s3_pending (self->s3) == 0)
             break;
-        if (sb_s3_run (self->s3, sb_s3_pending (self->s3) ? 100 : 20, s_s3_on_done, &sink) < 0)
+        if (sb_s3_run (self->s3, sb_s3_pending (self->s3) ? 100 : 20, s_s3_on_done, &sink) < 0) {
+            /* the engine cannot go on: every read still pending fails, so
+             * the rank reports it instead of waiting for ever */
+            sb_read_result_t res = { .error = -1 };
+            snprintf (res.message, sizeof res.message, "S3 engine stopped: curl multi interface failure");
+            for (size_t n = sb_s3_pending (self->s3); n > 0; n--)
+                zsock_send (ctx->done, "b", &res, sizeof res);
             break;
+        }
     }
     return NULL;
 }
@@ -405,6 +412,11 @@ sb_reader_endpoint_stats (sb_reader_t *self, sb_reader_endpoint_t *out, size_t m
     if (zsock_send (self->work, "b", frame, sizeof frame) != 0)
         return -1;
     sb_s3_wakeup (self->s3);
+    zpoller_t *wait = zpoller_new (self->done, NULL);
+    void *ready = wait ? zpoller_wait (wait, 10000) : NULL;
+    zpoller_destroy (&wait);
+    if (!ready)
+        return -1;  /* the engine did not answer within 10 s */
     zframe_t *f = zframe_recv (self->done);
     if (!f || zframe_size (f) != sizeof (s_stats_reply_t)) {
         zframe_destroy (&f);
