@@ -101,13 +101,19 @@ sb_dataset_object_size (const sb_dataset_t *self, uint64_t i)
 int
 sb_dataset_key_sorted (const sb_dataset_t *self, uint64_t p, char *key, size_t size)
 {
+    if (p >= self->files)
+        return -1;
+    /* folder f holds i = f, f + F, ...: q + 1 objects for f < r, q after */
     uint64_t folders = self->subfolders > 1 ? self->subfolders : 1;
-    /* folder f holds the objects i = f, f + folders, ...: ceil((N - f) / folders) of them */
-    for (uint64_t f = 0; f < folders && f < self->files; f++) {
-        uint64_t in_folder = (self->files - f + folders - 1) / folders;
-        if (p < in_folder)
-            return sb_dataset_key (self, f + p * folders, key, size);
-        p -= in_folder;
+    uint64_t q = self->files / folders, r = self->files % folders, f, m;
+    if (p < r * (q + 1)) {
+        f = p / (q + 1);
+        m = p % (q + 1);
     }
-    return -1;
+    else {
+        uint64_t p2 = p - r * (q + 1);
+        f = r + p2 / q;
+        m = p2 % q;
+    }
+    return sb_dataset_key (self, f + m * folders, key, size);
 }

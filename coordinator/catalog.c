@@ -43,6 +43,8 @@ typedef struct {
     uint64_t      bytes;
     char         *last;         /* previous key, to check the order (sorted) */
     size_t        last_len, last_cap;
+    const sb_dataset_t *naming; /* keys equal to the DLIO name of their position are stored NULL */
+    uint64_t      compact;      /* how many were */
 } s_emit_t;
 
 static void (*s_progress_fn) (void *);
@@ -95,8 +97,12 @@ s_emit (s_emit_t *e, const char *key, size_t len, uint64_t size, char *err, size
         }
         memcpy (e->last, key, len);
         e->last_len = len;
+        char expect[512];
+        int compact = e->naming && sb_dataset_key_sorted (e->naming, e->count, expect, sizeof expect) == 0
+                      && strlen (expect) == len && memcmp (expect, key, len) == 0;
+        e->compact += compact;
         rc = sqlite3_bind_int64 (e->ins, 1, SB_CATALOG_OID (e->catalog_id, e->count));
-        rc |= sqlite3_bind_text (e->ins, 2, key, (int) len, SQLITE_STATIC);
+        rc |= compact ? sqlite3_bind_null (e->ins, 2) : sqlite3_bind_text (e->ins, 2, key, (int) len, SQLITE_STATIC);
         rc |= sqlite3_bind_int64 (e->ins, 3, (int64_t) size);
     }
     else {
@@ -238,11 +244,12 @@ typedef int (*s_lister_fn) (void *ctx, int base_fd, s_emit_t *emit, char *err, s
  * (sorted listers) or staged and sorted by SQLite. */
 static sb_catalog_status_t
 s_list_into (sqlite3 *db, const char *uri, const char *prefix, const char *fingerprint, s_lister_fn lister,
-             void *ctx, int base_fd, int sorted, sb_catalog_info_t *info, char *err, size_t err_size)
+             void *ctx, int base_fd, int sorted, const sb_dataset_t *naming, sb_catalog_info_t *info, char *err,
+             size_t err_size)
 {
     uint64_t t0 = sb_mono_ns ();
     sqlite3_stmt *q = NULL;
-    s_emit_t emit = { .db = db, .sorted = sorted };
+    s_emit_t emit = { .db = db, .sorted = sorted, .naming = naming };
     if (s_sql (db, "PRAGMA cache_size = -65536; BEGIN IMMEDIATE;", err, err_size) != 0)
         return SB_CATALOG_ERROR;
     if (sqlite3_prepare_v2 (db, "INSERT INTO catalogs (uri, prefix, fingerprint, listed_at, list_s, count, bytes)"
@@ -275,20 +282,59 @@ s_list_into (sqlite3 *db, const char *uri, const char *prefix, const char *finge
         goto rollback;
     char sql[512];
     if (!sorted) {
-        snprintf (sql, sizeof sql,
-                  "INSERT INTO objects (oid, key, size)"
-                  " SELECT (%lld << 40) + row_number() OVER (ORDER BY key) - 1, key, size FROM temp.catalog_staging"
-                  " ORDER BY key; DELETE FROM temp.catalog_staging;", (long long) info->id);
-        if (s_sql (db, sql, err, err_size) != 0)
+        /* the staging table in key order, through the same emitter (so keys
+         * are compacted and the order checked the same way) */
+        s_emit_t out = { .db = db, .sorted = 1, .naming = naming, .catalog_id = info->id };
+        sqlite3_stmt *sel = NULL;
+        if (sqlite3_prepare_v2 (db, "INSERT INTO objects (oid, key, size) VALUES (?1, ?2, ?3)", -1, &out.ins, NULL)
+                != SQLITE_OK
+            || sqlite3_prepare_v2 (db, "SELECT key, size FROM temp.catalog_staging ORDER BY key", -1, &sel, NULL)
+                   != SQLITE_OK) {
+            snprintf (err, err_size, "catalog: %s", sqlite3_errmsg (db));
+            sqlite3_finalize (out.ins);
+            sqlite3_finalize (sel);
+            goto rollback;
+        }
+        int src;
+        while ((src = sqlite3_step (sel)) == SQLITE_ROW
+               && s_emit (&out, (const char *) sqlite3_column_text (sel, 0), (size_t) sqlite3_column_bytes (sel, 0),
+                          (uint64_t) sqlite3_column_int64 (sel, 1), err, err_size) == 0)
+            ;
+        sqlite3_finalize (sel);
+        sqlite3_finalize (out.ins);
+        free (out.last);
+        if (src != SQLITE_DONE) {
+            if (src != SQLITE_ROW)
+                snprintf (err, err_size, "catalog: %s", sqlite3_errmsg (db));
+            goto rollback;
+        }
+        emit.compact = out.compact;
+        if (s_sql (db, "DELETE FROM temp.catalog_staging;", err, err_size) != 0)
             goto rollback;
     }
     info->count = emit.count;
     info->bytes = emit.bytes;
     info->reused = 0;
     info->list_s = (double) (sb_mono_ns () - t0) / 1e9;
-    snprintf (sql, sizeof sql, "UPDATE catalogs SET list_s = %.6f, count = %llu, bytes = %llu WHERE id = %lld; COMMIT;",
+    snprintf (sql, sizeof sql, "UPDATE catalogs SET list_s = %.6f, count = %llu, bytes = %llu WHERE id = %lld;",
               info->list_s, (unsigned long long) emit.count, (unsigned long long) emit.bytes, (long long) info->id);
     if (s_sql (db, sql, err, err_size) != 0)
+        goto rollback;
+    if (emit.compact) {
+        sqlite3_stmt *u = NULL;
+        char naming_text[256];
+        snprintf (naming_text, sizeof naming_text, "dlio %s %s %llu %llu", naming->prefix, naming->format,
+                  (unsigned long long) naming->files, (unsigned long long) naming->subfolders);
+        if (sqlite3_prepare_v2 (db, "UPDATE catalogs SET naming = ? WHERE id = ?", -1, &u, NULL) != SQLITE_OK
+            || sqlite3_bind_text (u, 1, naming_text, -1, SQLITE_TRANSIENT) != SQLITE_OK
+            || sqlite3_bind_int64 (u, 2, info->id) != SQLITE_OK || sqlite3_step (u) != SQLITE_DONE) {
+            snprintf (err, err_size, "catalog: %s", sqlite3_errmsg (db));
+            sqlite3_finalize (u);
+            goto rollback;
+        }
+        sqlite3_finalize (u);
+    }
+    if (s_sql (db, "COMMIT;", err, err_size) != 0)
         goto rollback;
     return SB_CATALOG_OK;
 rollback:
@@ -306,8 +352,8 @@ s_file_lister (void *ctx, int base_fd, s_emit_t *emit, char *err, size_t err_siz
 }
 
 sb_catalog_status_t
-sb_catalog_ensure (sqlite3 *db, const char *data_folder, int relist, sb_catalog_info_t *info,
-                   char *err, size_t err_size)
+sb_catalog_ensure (sqlite3 *db, const char *data_folder, const sb_dataset_t *naming, int relist,
+                   sb_catalog_info_t *info, char *err, size_t err_size)
 {
     memset (info, 0, sizeof *info);
     char root[PATH_MAX];
@@ -352,7 +398,8 @@ sb_catalog_ensure (sqlite3 *db, const char *data_folder, int relist, sb_catalog_
         w.fingerprint_only = 0;
         w.fp.hash = 0xcbf29ce484222325ull;
         w.fp.folders = 0;
-        status = s_list_into (db, uri, info->prefix, fingerprint, s_file_lister, &w, base_fd, 0, info, err, err_size);
+        status = s_list_into (db, uri, info->prefix, fingerprint, s_file_lister, &w, base_fd, 0, naming, info, err,
+                              err_size);
     }
     close (base_fd);
     return status;
@@ -603,7 +650,8 @@ sb_catalog_ensure_s3 (sqlite3 *db, sb_s3_t *s3, const sb_storage_cfg_t *cfg, con
         return SB_CATALOG_ERROR;
     s_s3_ctx_t ctx = { .s3 = s3, .cfg = cfg, .ds = ds, .list_prefix = list_prefix, .prefix_len = strlen (key_prefix) };
     /* ListObjectsV2 returns keys in UTF-8 binary order, SQLite's order too */
-    sb_catalog_status_t st = s_list_into (db, uri, info->prefix, "s3", s_s3_lister, &ctx, -1, 1, info, err, err_size);
+    sb_catalog_status_t st = s_list_into (db, uri, info->prefix, "s3", s_s3_lister, &ctx, -1, 1, ds, info, err,
+                                          err_size);
     if (st == SB_CATALOG_OK && info->count == 0)
         return SB_CATALOG_MISSING;
     return st;
@@ -647,7 +695,7 @@ sb_catalog_ensure_synthetic (sqlite3 *db, const sb_dataset_t *ds, int relist, sb
         return SB_CATALOG_OK;
     if (found < 0)
         return SB_CATALOG_ERROR;
-    return s_list_into (db, uri, "", "synthetic", s_synthetic_lister, (void *) ds, -1, 1, info, err, err_size);
+    return s_list_into (db, uri, "", "synthetic", s_synthetic_lister, (void *) ds, -1, 1, ds, info, err, err_size);
 }
 
 struct sb_catalog_reader {
@@ -656,6 +704,7 @@ struct sb_catalog_reader {
     sb_dataset_t  ds;           /* naming mode */
     char          prefix[64], format[32];
     int           exact_sizes;
+    int           has_naming;   /* database mode: NULL keys follow ds */
 };
 
 sb_catalog_reader_t *
@@ -684,6 +733,27 @@ sb_catalog_reader_new (sqlite3 *db, int64_t catalog_id, char *err, size_t err_si
         return NULL;
     }
     self->catalog_id = catalog_id;
+    /* compact keys: the naming that rebuilds a NULL key */
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2 (db, "SELECT naming FROM catalogs WHERE id = ?", -1, &q, NULL) == SQLITE_OK
+        && sqlite3_bind_int64 (q, 1, catalog_id) == SQLITE_OK && sqlite3_step (q) == SQLITE_ROW
+        && sqlite3_column_type (q, 0) != SQLITE_NULL) {
+        unsigned long long files = 0, subfolders = 0;
+        if (sscanf ((const char *) sqlite3_column_text (q, 0), "dlio %63s %31s %llu %llu", self->prefix, self->format,
+                    &files, &subfolders) != 4) {
+            snprintf (err, err_size, "catalog %lld: unreadable naming '%s'", (long long) catalog_id,
+                      (const char *) sqlite3_column_text (q, 0));
+            sqlite3_finalize (q);
+            free (self);
+            return NULL;
+        }
+        self->ds.prefix = self->prefix;
+        self->ds.format = self->format;
+        self->ds.files = files;
+        self->ds.subfolders = subfolders;
+        self->has_naming = 1;
+    }
+    sqlite3_finalize (q);
     if (sqlite3_prepare_v2 (db, "SELECT key, size FROM objects WHERE oid = ?", -1, &self->get,
                             NULL) != SQLITE_OK) {
         snprintf (err, err_size, "catalog reader: %s", sqlite3_errmsg (db));
@@ -717,7 +787,11 @@ sb_catalog_reader_get (sb_catalog_reader_t *self, uint64_t idx, char *key_buf, s
         || sqlite3_step (self->get) != SQLITE_ROW)
         return -1;
     const unsigned char *key = sqlite3_column_text (self->get, 0);
-    if (!key || sb_strf (key_buf, key_size, "%s", (const char *) key) != 0)
+    if (!key) {
+        if (!self->has_naming || sb_dataset_key_sorted (&self->ds, idx, key_buf, key_size) != 0)
+            return -1;
+    }
+    else if (sb_strf (key_buf, key_size, "%s", (const char *) key) != 0)
         return -1;
     *size = (uint64_t) sqlite3_column_int64 (self->get, 1);
     sqlite3_reset (self->get);

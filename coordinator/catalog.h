@@ -31,11 +31,15 @@ typedef enum { SB_CATALOG_OK = 0, SB_CATALOG_MISSING = 1, SB_CATALOG_ERROR = -1 
  * NULL to unset. Not thread-safe: set it before listing. */
 void sb_catalog_set_progress (void (*fn) (void *ctx), void *ctx);
 
-/* List (or reuse) the objects under data_folder/train. Returns
+/* Every listing stores keys compactly: relative to the catalog's prefix,
+ * and NULL for an object whose key is the DLIO name that naming (may be
+ * NULL: no compaction) gives its position; the reader rebuilds those.
+ *
+ * List (or reuse) the objects under data_folder/train. Returns
  * SB_CATALOG_MISSING when data_folder/train does not exist (nothing is
  * written), SB_CATALOG_ERROR with err set on failure. */
-sb_catalog_status_t sb_catalog_ensure (sqlite3 *db, const char *data_folder, int relist,
-                                       sb_catalog_info_t *info, char *err, size_t err_size);
+sb_catalog_status_t sb_catalog_ensure (sqlite3 *db, const char *data_folder, const sb_dataset_t *naming,
+                                       int relist, sb_catalog_info_t *info, char *err, size_t err_size);
 
 /* List (or reuse) the objects under s3://BUCKET/KEY_PREFIXtrain/ with s3
  * (key_prefix empty or ending with '/'). Keys are stored relative to

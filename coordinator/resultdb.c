@@ -57,7 +57,7 @@ sb_resultdb_open (const char *path, char *err, size_t err_size)
     sqlite3_busy_timeout (self->db, 5000);
     char *msg = NULL;
     if (sqlite3_exec (self->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=OFF;"
-                      " PRAGMA cache_size=-32768;",
+                      " PRAGMA cache_size=-131072;",
                       NULL, NULL, &msg) != SQLITE_OK) {
         snprintf (err, err_size, "%s: cannot set up the result database: %s", path, msg ? msg : "?");
         sqlite3_free (msg);
@@ -92,12 +92,13 @@ sb_resultdb_open (const char *path, char *err, size_t err_size)
         sqlite3_exec (self->db, "ROLLBACK", NULL, NULL, NULL);
         goto fail;
     }
-    /* version 2 -> 3: objects keyed by oid = catalog_id * 2^40 + idx. A
-     * catalog is a cache of a listing: the old ones are dropped and the
-     * next run lists again. */
-    if (version >= 1 && version <= 2
-        && sqlite3_exec (self->db, "BEGIN; DROP TABLE IF EXISTS objects; DELETE FROM catalogs; COMMIT;", NULL, NULL,
-                         &msg) != SQLITE_OK) {
+    /* versions 2 -> 3 (objects keyed by oid = catalog_id * 2^40 + idx) and
+     * 4 -> 5 (compact keys: key may be NULL, catalogs.naming). A catalog is
+     * a cache of a listing: the old ones are dropped and the next run lists
+     * again. */
+    if (version >= 1 && version <= 4
+        && sqlite3_exec (self->db, "BEGIN; DROP TABLE IF EXISTS objects; DELETE FROM catalogs;"
+                         " ALTER TABLE catalogs ADD COLUMN naming TEXT; COMMIT;", NULL, NULL, &msg) != SQLITE_OK) {
         snprintf (err, err_size, "%s: cannot upgrade the catalog tables: %s", path, msg ? msg : "?");
         sqlite3_free (msg);
         sqlite3_exec (self->db, "ROLLBACK", NULL, NULL, NULL);

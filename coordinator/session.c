@@ -883,7 +883,7 @@ s_list (s_session_t *self, int relist, int *missing, char *err, size_t err_size)
         : self->s3
         ? sb_catalog_ensure_s3 (sb_resultdb_handle (self->o->db), self->s3, &wl->storage, &ds, self->key_prefix,
                                 relist, &self->catalog_info, err, err_size)
-        : sb_catalog_ensure (sb_resultdb_handle (self->o->db), wl->data_folder, relist, &self->catalog_info, err,
+        : sb_catalog_ensure (sb_resultdb_handle (self->o->db), wl->data_folder, &ds, relist, &self->catalog_info, err,
                              err_size);
     sb_catalog_set_progress (NULL, NULL);
     *missing = st == SB_CATALOG_MISSING;

@@ -1,4 +1,4 @@
--- shardbench result database, schema version 4 (PRAGMA user_version).
+-- shardbench result database, schema version 5 (PRAGMA user_version).
 -- This file is the single source of truth: the coordinator compiles it in and
 -- applies it to every database it opens. Rows are committed as they arrive
 -- (WAL journal), so a crash loses at most the rows of the current second.
@@ -131,7 +131,9 @@ CREATE TABLE IF NOT EXISTS catalogs (
   listed_at   REAL NOT NULL,
   list_s      REAL NOT NULL,        -- time the listing took
   count       INTEGER NOT NULL,
-  bytes       INTEGER NOT NULL
+  bytes       INTEGER NOT NULL,
+  naming      TEXT                  -- "dlio PREFIX FORMAT FILES SUBFOLDERS": objects whose key is the DLIO
+                                    -- name of their idx store NULL instead (see objects.key)
 );
 CREATE INDEX IF NOT EXISTS catalogs_uri ON catalogs(uri);
 
@@ -139,9 +141,13 @@ CREATE INDEX IF NOT EXISTS catalogs_uri ON catalogs(uri);
 -- The integer primary key oid = catalog_id * 2^40 + idx makes a lookup by (catalog, idx) a
 -- plain rowid seek, the cheapest lookup SQLite has (the coordinator does one per sample);
 -- catalog_id and idx are computed columns for queries.
+-- Keys are stored compactly: the prefix once per catalog, and key NULL when the key is the
+-- DLIO name (catalogs.naming) of the object's position in name order, which is true of every
+-- object of a dataset shardbench or DLIO generated. A row is then a few bytes, so catalogs of
+-- 10^7 objects stay in SQLite's page cache.
 CREATE TABLE IF NOT EXISTS objects (
   oid        INTEGER PRIMARY KEY,
-  key        TEXT NOT NULL,
+  key        TEXT,
   size       INTEGER NOT NULL,
   catalog_id INTEGER GENERATED ALWAYS AS (oid >> 40) VIRTUAL,
   idx        INTEGER GENERATED ALWAYS AS (oid & 1099511627775) VIRTUAL

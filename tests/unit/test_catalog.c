@@ -56,7 +56,7 @@ START_TEST (test_list_reuse_relist)
     char data[256];
     snprintf (data, sizeof data, "%s/data", s_dir);
     sb_catalog_info_t info;
-    ck_assert_int_eq (sb_catalog_ensure (h, data, 0, &info, err, sizeof err), SB_CATALOG_MISSING);
+    ck_assert_int_eq (sb_catalog_ensure (h, data, NULL, 0, &info, err, sizeof err), SB_CATALOG_MISSING);
     ck_assert_int_eq (mkdir (data, 0755), 0);
     snprintf (path, sizeof path, "%s/train", data);
     ck_assert_int_eq (mkdir (path, 0755), 0);
@@ -67,7 +67,7 @@ START_TEST (test_list_reuse_relist)
     s_write ("data/train/1/c.npz", 7);
     s_write ("data/train/.hidden.tmp", 5);  /* in-progress objects are skipped */
 
-    ck_assert_int_eq (sb_catalog_ensure (h, data, 0, &info, err, sizeof err), SB_CATALOG_OK);
+    ck_assert_int_eq (sb_catalog_ensure (h, data, NULL, 0, &info, err, sizeof err), SB_CATALOG_OK);
     ck_assert_uint_eq (info.count, 3);
     ck_assert_uint_eq (info.bytes, 2107);
     ck_assert_int_eq (info.reused, 0);
@@ -89,25 +89,25 @@ START_TEST (test_list_reuse_relist)
     ck_assert_ptr_null (r);
 
     /* unchanged: reused */
-    ck_assert_int_eq (sb_catalog_ensure (h, data, 0, &info, err, sizeof err), SB_CATALOG_OK);
+    ck_assert_int_eq (sb_catalog_ensure (h, data, NULL, 0, &info, err, sizeof err), SB_CATALOG_OK);
     ck_assert_int_eq (info.reused, 1);
     ck_assert_int_eq (info.id, first_id);
     ck_assert_uint_eq (info.count, 3);
     /* --relist: a new listing */
-    ck_assert_int_eq (sb_catalog_ensure (h, data, 1, &info, err, sizeof err), SB_CATALOG_OK);
+    ck_assert_int_eq (sb_catalog_ensure (h, data, NULL, 1, &info, err, sizeof err), SB_CATALOG_OK);
     ck_assert_int_eq (info.reused, 0);
     ck_assert_int_ne (info.id, first_id);
     int64_t second_id = info.id;
     /* a file added: the folder changed, so it is listed again */
     sleep (1);      /* mtime granularity of some file systems */
     s_write ("data/train/d.npz", 10);
-    ck_assert_int_eq (sb_catalog_ensure (h, data, 0, &info, err, sizeof err), SB_CATALOG_OK);
+    ck_assert_int_eq (sb_catalog_ensure (h, data, NULL, 0, &info, err, sizeof err), SB_CATALOG_OK);
     ck_assert_int_eq (info.reused, 0);
     ck_assert_int_ne (info.id, second_id);
     ck_assert_uint_eq (info.count, 4);
     ck_assert_uint_eq (info.bytes, 2117);
     sqlite3_stmt *st;
-    ck_assert_int_eq (sqlite3_prepare_v2 (h, "SELECT count(*), sum(size) FROM objects WHERE catalog_id = ?", -1, &st, NULL),
+    ck_assert_int_eq (sqlite3_prepare_v2 (h, "SELECT count(key), sum(size) FROM objects WHERE catalog_id = ?", -1, &st, NULL),
                       SQLITE_OK);
     sqlite3_bind_int64 (st, 1, info.id);
     ck_assert_int_eq (sqlite3_step (st), SQLITE_ROW);
@@ -169,26 +169,50 @@ START_TEST (test_synthetic)
     ck_assert_uint_eq (info.bytes, bytes);
     ck_assert_int_eq (info.reused, 0);
     int64_t id = info.id;
-    /* name order, and the same order sb_dataset_key_sorted gives */
+    /* compact keys: every name is the DLIO name of its position, so every
+     * key is stored NULL and rebuilt by the reader, in name order */
     sqlite3_stmt *st;
-    ck_assert_int_eq (sqlite3_prepare_v2 (h, "SELECT idx, key, size FROM objects WHERE catalog_id = ? ORDER BY idx", -1,
-                                          &st, NULL), SQLITE_OK);
+    ck_assert_int_eq (sqlite3_prepare_v2 (h, "SELECT count(*), count(key), (SELECT naming FROM catalogs WHERE id = ?1)"
+                                          " FROM objects WHERE catalog_id = ?1", -1, &st, NULL), SQLITE_OK);
     sqlite3_bind_int64 (st, 1, id);
-    char prev[256] = "", expect[256];
-    uint64_t n = 0;
-    while (sqlite3_step (st) == SQLITE_ROW) {
-        const char *key = (const char *) sqlite3_column_text (st, 1);
-        ck_assert_int_eq (sqlite3_column_int64 (st, 0), (int64_t) n);
+    ck_assert_int_eq (sqlite3_step (st), SQLITE_ROW);
+    ck_assert_int_eq (sqlite3_column_int (st, 0), 1003);
+    ck_assert_int_eq (sqlite3_column_int (st, 1), 0);
+    ck_assert_str_eq ((const char *) sqlite3_column_text (st, 2), "dlio img npz 1003 7");
+    sqlite3_finalize (st);
+    sb_catalog_reader_t *cr = sb_catalog_reader_new (h, id, err, sizeof err);
+    ck_assert_ptr_nonnull (cr);
+    char prev[256] = "", expect[256], key[256];
+    uint64_t sz, n = 0, sum = 0;
+    for (n = 0; n < 1003; n++) {
+        ck_assert_int_eq (sb_catalog_reader_get (cr, n, key, sizeof key, &sz), 0);
         ck_assert_int_gt (strcmp (key, prev), 0);
         ck_assert_int_eq (sb_dataset_key_sorted (&ds, n, expect, sizeof expect), 0);
         ck_assert_str_eq (key, expect);
         snprintf (prev, sizeof prev, "%s", key);
-        n++;
+        sum += sz;
     }
-    sqlite3_finalize (st);
-    ck_assert_uint_eq (n, 1003);
+    ck_assert_uint_eq (sum, bytes);
+    ck_assert_int_eq (sb_catalog_reader_get (cr, 1003, key, sizeof key, &sz), -1);
+    sb_catalog_reader_destroy (&cr);
     ck_assert_str_eq (prev, "train/6/img_1000_of_1003.npz");   /* last folder, last index */
     ck_assert_int_eq (sb_dataset_key_sorted (&ds, 1003, expect, sizeof expect), -1);
+    /* the O(1) position -> name mapping agrees with a walk folder by folder */
+    sb_dataset_t odd = ds;
+    for (uint64_t files = 1; files < 40; files++)
+        for (uint64_t sub = 0; sub < 9; sub++) {
+            odd.files = files;
+            odd.subfolders = sub;
+            uint64_t folders = sub > 1 ? sub : 1, pos = 0;
+            for (uint64_t f = 0; f < folders; f++)
+                for (uint64_t i = f; i < files; i += folders, pos++) {
+                    char a[128], b[128];
+                    ck_assert_int_eq (sb_dataset_key (&odd, i, a, sizeof a), 0);
+                    ck_assert_int_eq (sb_dataset_key_sorted (&odd, pos, b, sizeof b), 0);
+                    ck_assert_str_eq (a, b);
+                }
+            ck_assert_uint_eq (pos, files);
+        }
     /* reused, then relisted on demand */
     ck_assert_int_eq (sb_catalog_ensure_synthetic (h, &ds, 0, &info, err, sizeof err), SB_CATALOG_OK);
     ck_assert_int_eq (info.reused, 1);
