@@ -98,11 +98,9 @@ sb_dataset_object_size (const sb_dataset_t *self, uint64_t i)
     return r * (self->samples_per_file ? self->samples_per_file : 1);
 }
 
-int
-sb_dataset_key_sorted (const sb_dataset_t *self, uint64_t p, char *key, size_t size)
+uint64_t
+sb_dataset_index_at (const sb_dataset_t *self, uint64_t p)
 {
-    if (p >= self->files)
-        return -1;
     /* folder f holds i = f, f + F, ...: q + 1 objects for f < r, q after */
     uint64_t folders = self->subfolders > 1 ? self->subfolders : 1;
     uint64_t q = self->files / folders, r = self->files % folders, f, m;
@@ -115,5 +113,13 @@ sb_dataset_key_sorted (const sb_dataset_t *self, uint64_t p, char *key, size_t s
         f = r + p2 / q;
         m = p2 % q;
     }
-    return sb_dataset_key (self, f + m * folders, key, size);
+    return f + m * folders;
+}
+
+int
+sb_dataset_key_sorted (const sb_dataset_t *self, uint64_t p, char *key, size_t size)
+{
+    if (p >= self->files)
+        return -1;
+    return sb_dataset_key (self, sb_dataset_index_at (self, p), key, size);
 }

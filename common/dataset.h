@@ -30,6 +30,10 @@ int sb_dataset_key (const sb_dataset_t *self, uint64_t i, char *key, size_t size
  * by folder when there are subfolders). */
 int sb_dataset_key_sorted (const sb_dataset_t *self, uint64_t p, char *key, size_t size);
 
+/* DLIO index i of the object at position p (p < files) of the name order:
+ * sb_dataset_key_sorted (p) == sb_dataset_key (sb_dataset_index_at (p)). */
+uint64_t sb_dataset_index_at (const sb_dataset_t *self, uint64_t p);
+
 /* Folder of object i relative to the data folder ("train" or "train/3"). */
 int sb_dataset_folder (const sb_dataset_t *self, uint64_t i, char *dir, size_t size);
 

@@ -1,6 +1,9 @@
 /* wire: protocol messages over ZeroMQ. */
 #include "wire.h"
 
+#include <errno.h>
+#include <poll.h>
+
 #include <stdio.h>
 #include <string.h>
 
@@ -74,4 +77,20 @@ sb_wire_configure (zsock_t *sock, int linger_ms)
     zsock_set_linger (sock, linger_ms);
     zsock_set_sndhwm (sock, 0);
     zsock_set_rcvhwm (sock, 0);
+}
+
+int
+sb_wire_wait (zsock_t **socks, int n, int timeout_ms)
+{
+    struct pollfd fds[8];
+    if (n < 1 || n > 8) {
+        errno = EINVAL;
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        fds[i].fd = zsock_fd (socks[i]);
+        fds[i].events = POLLIN;
+        fds[i].revents = 0;
+    }
+    return poll (fds, (nfds_t) n, timeout_ms);
 }

@@ -726,7 +726,134 @@ struct sb_catalog_reader {
     char          prefix[64], format[32];
     int           exact_sizes;
     int           has_naming;   /* database mode: NULL keys follow ds */
+    /* database mode: the catalog's sizes and which keys are stored, held in
+     * memory so that serving a sample costs no SQLite seek (owned) */
+    uint64_t      count;
+    uint64_t      uniform_size; /* every object has this size: no array */
+    uint32_t     *size32;       /* sizes when all are below 4 GiB, else ... */
+    uint64_t     *size64;
+    uint8_t      *stored;       /* bit idx set: key is stored (not a DLIO name); NULL: none */
 };
+
+static void
+s_reader_free_index (sb_catalog_reader_t *self)
+{
+    free (self->size32);
+    free (self->size64);
+    free (self->stored);
+    self->size32 = NULL;
+    self->size64 = NULL;
+    self->stored = NULL;
+}
+
+/* One sequential pass over the catalog's rows into the in-memory index:
+ * 4 bytes per object (8 if one is 4 GiB or more, none if all sizes are
+ * equal) and one bit per object when some keys are stored. The page cache
+ * is emptied first and kept small during the pass, since the index replaces
+ * it. */
+static int
+s_reader_load_index (sb_catalog_reader_t *self, sqlite3 *db, char *err, size_t err_size)
+{
+    sqlite3_stmt *q = NULL;
+    sqlite3_db_release_memory (db);
+    if (sqlite3_prepare_v2 (db, "SELECT count FROM catalogs WHERE id = ?", -1, &q, NULL) != SQLITE_OK
+        || sqlite3_bind_int64 (q, 1, self->catalog_id) != SQLITE_OK || sqlite3_step (q) != SQLITE_ROW) {
+        snprintf (err, err_size, "catalog %lld: cannot read its size: %s", (long long) self->catalog_id,
+                  sqlite3_errmsg (db));
+        sqlite3_finalize (q);
+        return -1;
+    }
+    self->count = (uint64_t) sqlite3_column_int64 (q, 0);
+    sqlite3_finalize (q);
+    q = NULL;
+    if (self->count == 0 || self->count >= (1ull << 40)) {
+        snprintf (err, err_size, "catalog %lld has %llu objects", (long long) self->catalog_id,
+                  (unsigned long long) self->count);
+        return -1;
+    }
+    if (!(self->size32 = malloc (self->count * sizeof (uint32_t)))) {
+        snprintf (err, err_size, "out of memory for the index of %llu objects", (unsigned long long) self->count);
+        return -1;
+    }
+    if (sqlite3_prepare_v2 (db, "SELECT oid, key IS NOT NULL, size FROM objects WHERE oid >= ? AND oid < ?", -1, &q,
+                            NULL) != SQLITE_OK
+        || sqlite3_bind_int64 (q, 1, SB_CATALOG_OID (self->catalog_id, 0)) != SQLITE_OK
+        || sqlite3_bind_int64 (q, 2, SB_CATALOG_OID (self->catalog_id + 1, 0)) != SQLITE_OK) {
+        snprintf (err, err_size, "catalog index: %s", sqlite3_errmsg (db));
+        sqlite3_finalize (q);
+        return -1;
+    }
+    /* a sequential pass needs no page cache: keep it at 8 MiB meanwhile */
+    sqlite3_int64 cache_pages = 0;
+    sqlite3_stmt *pragma = NULL;
+    if (sqlite3_prepare_v2 (db, "PRAGMA cache_size", -1, &pragma, NULL) == SQLITE_OK
+        && sqlite3_step (pragma) == SQLITE_ROW)
+        cache_pages = sqlite3_column_int64 (pragma, 0);
+    sqlite3_finalize (pragma);
+    sqlite3_exec (db, "PRAGMA cache_size = -8192", NULL, NULL, NULL);
+    uint64_t expect = 0, first_size = 0;
+    int uniform = 1, rc;
+    while ((rc = sqlite3_step (q)) == SQLITE_ROW) {
+        uint64_t idx = (uint64_t) sqlite3_column_int64 (q, 0) & ((1ull << 40) - 1);
+        sqlite3_int64 size = sqlite3_column_int64 (q, 2);
+        if (idx != expect || idx >= self->count || size < 0) {
+            snprintf (err, err_size, "catalog %lld is damaged: object %llu found where %llu was expected (of %llu)",
+                      (long long) self->catalog_id, (unsigned long long) idx, (unsigned long long) expect,
+                      (unsigned long long) self->count);
+            break;
+        }
+        expect++;
+        if (idx == 0)
+            first_size = (uint64_t) size;
+        else if ((uint64_t) size != first_size)
+            uniform = 0;
+        if (sqlite3_column_int (q, 1)) {
+            if (!self->stored && !(self->stored = calloc ((self->count + 7) / 8, 1))) {
+                snprintf (err, err_size, "out of memory for the index");
+                break;
+            }
+            self->stored[idx / 8] |= (uint8_t) (1u << (idx % 8));
+        }
+        if (self->size64)
+            self->size64[idx] = (uint64_t) size;
+        else if ((uint64_t) size < UINT32_MAX)
+            self->size32[idx] = (uint32_t) size;
+        else {      /* a 4 GiB object: widen */
+            if (!(self->size64 = malloc (self->count * sizeof (uint64_t)))) {
+                snprintf (err, err_size, "out of memory for the index");
+                break;
+            }
+            for (uint64_t j = 0; j < idx; j++)
+                self->size64[j] = self->size32[j];
+            self->size64[idx] = (uint64_t) size;
+            free (self->size32);
+            self->size32 = NULL;
+        }
+    }
+    sqlite3_finalize (q);
+    char restore[64];
+    snprintf (restore, sizeof restore, "PRAGMA cache_size = %lld", (long long) cache_pages);
+    if (cache_pages != 0)
+        sqlite3_exec (db, restore, NULL, NULL, NULL);
+    if (rc != SQLITE_DONE || expect != self->count) {
+        if (rc == SQLITE_DONE)
+            snprintf (err, err_size, "catalog %lld is damaged: %llu of its %llu objects found",
+                      (long long) self->catalog_id, (unsigned long long) expect, (unsigned long long) self->count);
+        else if (rc != SQLITE_ROW)
+            snprintf (err, err_size, "catalog index: %s", sqlite3_errmsg (db));
+        s_reader_free_index (self);
+        return -1;
+    }
+    if (uniform) {
+        self->uniform_size = first_size;
+        free (self->size32);
+        free (self->size64);
+        self->size32 = NULL;
+        self->size64 = NULL;
+    }
+    sqlite3_db_release_memory (db);
+    return 0;
+}
 
 sb_catalog_reader_t *
 sb_catalog_reader_new_naming (const sb_dataset_t *ds, int exact_sizes, char *err, size_t err_size)
@@ -781,6 +908,11 @@ sb_catalog_reader_new (sqlite3 *db, int64_t catalog_id, char *err, size_t err_si
         free (self);
         return NULL;
     }
+    if (s_reader_load_index (self, db, err, err_size) != 0) {
+        sqlite3_finalize (self->get);
+        free (self);
+        return NULL;
+    }
     return self;
 }
 
@@ -790,8 +922,34 @@ sb_catalog_reader_destroy (sb_catalog_reader_t **self_p)
     if (!self_p || !*self_p)
         return;
     sqlite3_finalize ((*self_p)->get);
+    s_reader_free_index (*self_p);
     free (*self_p);
     *self_p = NULL;
+}
+
+int
+sb_catalog_reader_locate (sb_catalog_reader_t *self, uint64_t idx, uint64_t *size, uint64_t *dlio_index)
+{
+    if (!self->get) {
+        if (idx >= self->ds.files)
+            return -1;
+        *size = self->exact_sizes ? sb_dataset_object_size (&self->ds, idx) : SB_CATALOG_SIZE_UNKNOWN;
+        *dlio_index = idx;
+        return 1;
+    }
+    if (idx >= self->count)
+        return -1;
+    *size = self->size32 ? self->size32[idx] : self->size64 ? self->size64[idx] : self->uniform_size;
+    if ((self->stored && (self->stored[idx / 8] >> (idx % 8) & 1)) || !self->has_naming)
+        return 0;
+    *dlio_index = sb_dataset_index_at (&self->ds, idx);
+    return 1;
+}
+
+const sb_dataset_t *
+sb_catalog_reader_naming (const sb_catalog_reader_t *self)
+{
+    return self->get && !self->has_naming ? NULL : &self->ds;
 }
 
 int

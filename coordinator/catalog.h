@@ -60,7 +60,8 @@ sb_catalog_status_t sb_catalog_ensure_synthetic (sqlite3 *db, const sb_dataset_t
 /* Row id of object idx of a catalog (schemas/results.sql). */
 #define SB_CATALOG_OID(catalog_id, idx) ((int64_t) (((uint64_t) (catalog_id) << 40) | (uint64_t) (idx)))
 
-/* Reader of one catalog's objects by idx (a prepared statement). */
+/* Reader of one catalog's objects by idx: an in-memory index of sizes, and
+ * a prepared statement for stored keys. */
 typedef struct sb_catalog_reader sb_catalog_reader_t;
 
 sb_catalog_reader_t *sb_catalog_reader_new (sqlite3 *db, int64_t catalog_id, char *err, size_t err_size);
@@ -73,6 +74,17 @@ sb_catalog_reader_t *sb_catalog_reader_new (sqlite3 *db, int64_t catalog_id, cha
 sb_catalog_reader_t *sb_catalog_reader_new_naming (const sb_dataset_t *ds, int exact_sizes, char *err,
                                                    size_t err_size);
 void sb_catalog_reader_destroy (sb_catalog_reader_t **self_p);
+
+/* Size of object idx, from memory (no SQLite): returns 1 when its key is
+ * the DLIO name of object *dlio_index under sb_catalog_reader_naming, 0 when
+ * the key is stored (sb_catalog_reader_get has it), -1 when idx is out of
+ * range. A database reader loads the index (4 bytes per object, none when
+ * all sizes are equal) when it is made. */
+int sb_catalog_reader_locate (sb_catalog_reader_t *self, uint64_t idx, uint64_t *size, uint64_t *dlio_index);
+
+/* The naming rule behind locate's DLIO indices (owned by the reader), or
+ * NULL when the catalog has none. */
+const sb_dataset_t *sb_catalog_reader_naming (const sb_catalog_reader_t *self);
 
 /* Key (relative to the catalog prefix) and size of object idx. key is
  * copied into key_buf. Returns 0, or -1 when absent or on error. */

@@ -68,6 +68,7 @@ typedef struct {
     sb_catalog_reader_t *catalog;
     sb_catalog_info_t    catalog_info;
     sb_dataset_t    dataset;
+    int             names_match;    /* the catalog's naming is the one WELCOME gives workers */
     /* storage */
     sb_s3_t        *s3;             /* the coordinator's own client (s3): preflight, listing */
     char            key_prefix[1100];
@@ -303,39 +304,43 @@ s_on_keys_req (s_session_t *self, s_worker_t *w, const sb_msg_keys_req_t *m)
     r->epoch = m->epoch;
     r->position = m->position;
     size_t n = (size_t) m->count;
-    r->keys.items = calloc (n, sizeof (char *));
+    r->names.items = calloc (n, sizeof (uint64_t));
     r->offsets.items = calloc (n, sizeof (uint64_t));
     r->lengths.items = calloc (n, sizeof (uint64_t));
-    r->objects.items = calloc (n, sizeof (uint64_t));
-    if (!r->keys.items || !r->offsets.items || !r->lengths.items || !r->objects.items) {
+    if (!r->names.items || !r->offsets.items || !r->lengths.items) {
         s_fail (self, "out of memory serving keys");
         goto done;
     }
-    uint64_t spf = self->plan.samples_per_file;
+    r->names.count = r->offsets.count = r->lengths.count = n;
+    /* objects' sizes and names from the in-memory index; a key travels as a
+     * string only when it is not the DLIO name the worker can rebuild */
+    uint64_t spf = self->plan.samples_per_file, record_length = self->o->wl->record_length_bytes;
+    int stored_keys = 0;
     for (size_t j = 0; j < n; j++) {
         uint64_t sample = sb_epoch_order_sample (&self->order, m->rank, m->position + j);
-        uint64_t file = sample / spf, in_file = sample % spf;
-        char key[PATH_MAX];
-        uint64_t size = 0;
-        if (sb_catalog_reader_get (self->catalog, file, key, sizeof key, &size) != 0) {
+        uint64_t file = sample / spf, in_file = sample % spf, size = 0, dlio_index = 0;
+        int named = sb_catalog_reader_locate (self->catalog, file, &size, &dlio_index);
+        if (named < 0) {
             s_fail (self, "catalog %lld has no object %llu", (long long) self->catalog_info.id, (unsigned long long) file);
             goto done;
         }
-        if (!(r->keys.items[j] = strdup (key))) {
-            s_fail (self, "out of memory serving keys");
-            goto done;
-        }
-        r->keys.count = r->offsets.count = r->lengths.count = r->objects.count = j + 1;
+        if (!named || !self->names_match)
+            stored_keys = 1;
+        r->names.items[j] = named ? dlio_index : file;
         if (size == SB_CATALOG_SIZE_UNKNOWN && spf > 1) {
             /* skip_listing: sizes unknown, samples at their nominal place */
-            r->offsets.items[j] = in_file * self->o->wl->record_length_bytes;
-            r->lengths.items[j] = self->o->wl->record_length_bytes;
+            r->offsets.items[j] = in_file * record_length;
+            r->lengths.items[j] = record_length;
         }
         else if (size == SB_CATALOG_SIZE_UNKNOWN) {
             r->offsets.items[j] = 0;
             r->lengths.items[j] = 0;    /* the whole object, whatever its size */
         }
         else if (size < spf) {
+            char key[PATH_MAX];
+            uint64_t ignored;
+            if (sb_catalog_reader_get (self->catalog, file, key, sizeof key, &ignored) != 0)
+                snprintf (key, sizeof key, "#%llu", (unsigned long long) file);
             s_fail (self, "object '%s' has %llu bytes, fewer than dataset.num_samples_per_file=%llu samples", key,
                     (unsigned long long) size, (unsigned long long) spf);
             goto done;
@@ -345,7 +350,28 @@ s_on_keys_req (s_session_t *self, s_worker_t *w, const sb_msg_keys_req_t *m)
             r->offsets.items[j] = in_file * record;
             r->lengths.items[j] = in_file == spf - 1 ? size - in_file * record : record;   /* 0: whole object */
         }
-        r->objects.items[j] = file;
+    }
+    if (stored_keys) {  /* the page carries every key as a string */
+        if (!(r->keys.items = calloc (n, sizeof (char *)))) {
+            s_fail (self, "out of memory serving keys");
+            goto done;
+        }
+        for (size_t j = 0; j < n; j++) {
+            uint64_t sample = sb_epoch_order_sample (&self->order, m->rank, m->position + j);
+            char key[PATH_MAX];
+            uint64_t size;
+            if (sb_catalog_reader_get (self->catalog, sample / spf, key, sizeof key, &size) != 0) {
+                s_fail (self, "catalog %lld has no object %llu", (long long) self->catalog_info.id,
+                        (unsigned long long) (sample / spf));
+                goto done;
+            }
+            if (!(r->keys.items[j] = strdup (key))) {
+                s_fail (self, "out of memory serving keys");
+                goto done;
+            }
+            r->keys.count = j + 1;
+        }
+        r->names.count = 0;
     }
     s_send (self, w, &reply);
 done:
@@ -580,21 +606,18 @@ s_pump_until (s_session_t *self, int (*done) (s_session_t *), double timeout_s, 
             sb_info ("still %s", what);
             next_note = now + 10;
         }
-        void *which = zpoller_wait (self->poller, 50);
-        if (which == self->router) {
-            sb_resultdb_batch_begin (self->o->db);
-            /* drain what is queued before housekeeping (the socket's receive
-             * timeout is 0: an empty queue ends the loop without a syscall
-             * per message to ask) */
-            for (int i = 0; i < 4096 && !self->failed && s_dispatch (self); i++)
-                ;
-        }
-        else if (zpoller_terminated (self->poller)) {
-            self->aborted = 1;
-            s_fail (self, "interrupted by signal while %s", what);
-            break;
-        }
+        /* drain what is queued before housekeeping (the socket's receive
+         * timeout is 0: the receive that finds the queue empty ends the
+         * loop), then sleep on the socket's ZMQ_FD (sb_wire_wait) */
+        sb_resultdb_batch_begin (self->o->db);
+        int i = 0;
+        while (i < 4096 && !self->failed && s_dispatch (self))
+            i++;
         s_housekeeping (self);
+        if (i < 4096 && !self->failed && !done (self)) {
+            zsock_t *socks[1] = { self->router };
+            sb_wire_wait (socks, 1, 50);
+        }
     }
     return -1;
 }
@@ -719,6 +742,7 @@ s_phase_train (s_session_t *self)
     }
     sb_dataset_t ds;
     s_dataset (self, &ds);
+    double plan_started = sb_now ();
     self->catalog = wl->skip_listing
         ? sb_catalog_reader_new_naming (&ds, wl->storage.type == SB_STORAGE_SYNTHETIC, err, sizeof err)
         : sb_catalog_reader_new (sb_resultdb_handle (self->o->db), self->catalog_info.id, err, sizeof err);
@@ -726,12 +750,18 @@ s_phase_train (s_session_t *self)
         s_fail (self, "%s", err);
         return -1;
     }
+    const sb_dataset_t *naming = sb_catalog_reader_naming (self->catalog);
+    self->names_match = naming && strcmp (naming->prefix, ds.prefix) == 0 && strcmp (naming->format, ds.format) == 0
+        && naming->files == ds.files && (naming->subfolders > 1 ? naming->subfolders : 1)
+        == (ds.subfolders > 1 ? ds.subfolders : 1);
     if (s_begin_run (self, "train") < 0)
         return -1;
-    sb_info ("training: %llu samples over %llu ranks: %llu per rank, %llu steps of %llu, %llu dropped per epoch",
+    sb_info ("training: %llu samples over %llu ranks: %llu per rank, %llu steps of %llu, %llu dropped per epoch"
+             " (planned in %.2f s)",
              (unsigned long long) self->plan.samples, (unsigned long long) self->plan.ranks,
              (unsigned long long) self->plan.per_rank, (unsigned long long) self->plan.batches,
-             (unsigned long long) self->plan.batch_size, (unsigned long long) self->plan.dropped);
+             (unsigned long long) self->plan.batch_size, (unsigned long long) self->plan.dropped,
+             sb_now () - plan_started);
     for (uint64_t e = 1; e <= wl->epochs && !self->failed; e++) {
         self->phase = S_PHASE_TRAIN;
         self->epoch = e;

@@ -424,16 +424,21 @@ sb_agent_run (const sb_agent_opts_t *opts)
             self->exit_code = 1;
             break;
         }
-        zpoller_wait (self->poller, 100);
-        /* drain each socket in turn: a receive that finds nothing costs
-         * libzmq a poll(2), one that finds a frame does not */
-        for (int round = 0, busy = 1; busy && round < 64 && !self->done; round++) {
-            busy = 0;
-            zmsg_t *zm;
-            for (int i = 0; i < 1024 && !self->done && (zm = zmsg_recv (self->dealer)); i++, busy = 1)
-                s_on_coordinator (self, zm);
-            for (int i = 0; i < 1024 && !self->done && (zm = zmsg_recv (self->up)); i++, busy = 1)
-                s_on_rank (self, zm);
+        /* drain both sockets until a receive finds nothing (that receive
+         * costs libzmq a poll(2); one that finds a frame does not), then
+         * sleep on their ZMQ_FDs: about two syscalls per wake-up */
+        int pending = 0;
+        zmsg_t *zm;
+        int i;
+        for (i = 0; i < 1024 && !self->done && (zm = zmsg_recv (self->dealer)); i++)
+            s_on_coordinator (self, zm);
+        pending |= i == 1024;
+        for (i = 0; i < 1024 && !self->done && (zm = zmsg_recv (self->up)); i++)
+            s_on_rank (self, zm);
+        pending |= i == 1024;
+        if (!pending && !self->done) {
+            zsock_t *socks[2] = { self->dealer, self->up };
+            sb_wire_wait (socks, 2, 100);
         }
     }
 done:

@@ -19,7 +19,8 @@
 #include <unistd.h>
 
 typedef struct {
-    char    *key;           /* owned */
+    char    *key;           /* owned; NULL: the DLIO name of object `name` */
+    uint64_t name;
     uint64_t offset, length;
 } s_sample_t;
 
@@ -154,6 +155,48 @@ s_recv_pipe (s_rank_t *self, sb_msg_t *msg)
     return 0;
 }
 
+/* s_recv_pipe without waiting: 2 when nothing is queued (the pipe is then
+ * drained, as sb_wire_wait requires). Frames on the pipe are single-part. */
+static int
+s_try_recv_pipe (s_rank_t *self, sb_msg_t *msg)
+{
+    memset (msg, 0, sizeof *msg);
+    zmq_msg_t frame;
+    zmq_msg_init (&frame);
+    if (zmq_msg_recv (&frame, zsock_resolve (self->pipe), ZMQ_DONTWAIT) < 0) {
+        int e = zmq_errno ();
+        zmq_msg_close (&frame);
+        if (e == EAGAIN || e == EINTR)
+            return 2;
+        self->terminated = 1;   /* the pipe is gone */
+        return 1;
+    }
+    int more = zmq_msg_more (&frame);
+    const void *data = zmq_msg_data (&frame);
+    size_t size = zmq_msg_size (&frame);
+    int rc = 0;
+    char reason[256];
+    if (size == 5 && memcmp (data, "$TERM", 5) == 0) {
+        self->terminated = 1;
+        rc = 1;
+    }
+    else if (more || sb_proto_decode (data, size, msg, reason, sizeof reason, NULL) != SB_PROTO_OK) {
+        sb_warn ("rank %llu: bad frame from the agent: %s", (unsigned long long) self->rank,
+                 more ? "more than one part" : reason);
+        rc = -1;
+    }
+    zmq_msg_close (&frame);
+    while (more) {  /* discard the rest of a multi-part message */
+        zmq_msg_init (&frame);
+        if (zmq_msg_recv (&frame, zsock_resolve (self->pipe), ZMQ_DONTWAIT) < 0)
+            more = 0;
+        else
+            more = zmq_msg_more (&frame);
+        zmq_msg_close (&frame);
+    }
+    return rc;
+}
+
 /* ---------------------------------------------------------------- datagen */
 
 /* Write one object through a hidden temporary name, then rename it, so a
@@ -272,15 +315,23 @@ s_put_object (s_rank_t *self, sb_s3_t *s3, const sb_dataset_t *ds, uint64_t i, u
     return 0;
 }
 
-static void
-s_datagen (s_rank_t *self, const sb_msg_phase_start_t *ps)
+/* The run's dataset layout, as WELCOME gives it (strings borrowed). */
+static sb_dataset_t
+s_dataset (const s_rank_t *self)
 {
     const sb_msg_welcome_t *c = self->cfg;
-    sb_dataset_t ds = {
+    return (sb_dataset_t) {
         .prefix = c->file_prefix, .format = c->format, .files = c->num_files, .subfolders = c->num_subfolders,
         .samples_per_file = c->samples_per_file, .record_length = c->record_length,
         .record_stdev = c->record_stdev, .seed = c->seed,
     };
+}
+
+static void
+s_datagen (s_rank_t *self, const sb_msg_phase_start_t *ps)
+{
+    const sb_msg_welcome_t *c = self->cfg;
+    sb_dataset_t ds = s_dataset (self);
     uint64_t first, count;
     sb_shard_files (ps->items, c->total_ranks, self->rank, &first, &count);
     uint8_t *buf = malloc (c->io_buffer);
@@ -402,7 +453,9 @@ s_train (s_rank_t *self, const sb_msg_phase_start_t *ps)
         free (q.items);
         return -1;
     }
-    char text[1024];
+    char text[1024], name[PATH_MAX];
+    const sb_dataset_t ds = s_dataset (self);
+    const int needs_keys = sb_reader_needs_keys (self->reader);
 
     while (!failed && !self->terminated) {
         /* 1. keep up to two pages of keys requested ahead of submission */
@@ -425,8 +478,17 @@ s_train (s_rank_t *self, const sb_msg_phase_start_t *ps)
         uint64_t consumed = step * bs;
         while (q.count > 0 && submitted < consumed + window) {
             s_sample_t *s = &q.items[q.head];
-            if (sb_reader_submit (self->reader, s->key, s->offset, s->length) != 0) {
-                s_report_error (self, "read", s->key, errno, "cannot queue a read");
+            const char *key = s->key;
+            if (!key && needs_keys) {
+                if (sb_dataset_key (&ds, s->name, name, sizeof name) != 0) {
+                    s_report_error (self, "read", NULL, ENAMETOOLONG, "object name too long");
+                    failed = 1;
+                    break;
+                }
+                key = name;
+            }
+            if (sb_reader_submit (self->reader, key, s->offset, s->length) != 0) {
+                s_report_error (self, "read", key, errno, "cannot queue a read");
                 failed = 1;
                 break;
             }
@@ -487,7 +549,19 @@ s_train (s_rank_t *self, const sb_msg_phase_start_t *ps)
             wait_since = sb_now ();
         /* 4. wait for a completion, a key page or a barrier release */
         s_flush_stats (self, 0);
-        void *which = zpoller_wait (self->poller, 200);
+        /* the pipe first, without waiting; then sleep: on the pipe's ZMQ_FD
+         * alone for the synthetic engine (one syscall), else on a poller
+         * over the pipe and the engine's completions */
+        sb_msg_t m;
+        int r = s_try_recv_pipe (self, &m);
+        void *which = r == 2 ? NULL : self->pipe;
+        if (r == 2 && self->storage->type == SB_STORAGE_SYNTHETIC) {
+            zsock_t *socks[1] = { self->pipe };
+            sb_wire_wait (socks, 1, 200);
+            continue;
+        }
+        if (r == 2 && (which = zpoller_wait (self->poller, 200)) == self->pipe)
+            continue;   /* taken by s_try_recv_pipe on the next turn */
         if (which == sb_reader_completions (self->reader)) {
             sb_read_result_t res;
             if (sb_reader_take (self->reader, &res) != 0) {
@@ -508,23 +582,26 @@ s_train (s_rank_t *self, const sb_msg_phase_start_t *ps)
             self->st_read_ns += res.latency_ns;
         }
         else if (which == self->pipe) {
-            sb_msg_t m;
-            int r = s_recv_pipe (self, &m);
             if (r != 0)
                 continue;
-            if (m.type == SB_MSG_KEYS && m.u.keys.epoch == self->epoch && m.u.keys.position == received
-                && m.u.keys.keys.count == m.u.keys.offsets.count && m.u.keys.keys.count == m.u.keys.lengths.count
-                && m.u.keys.keys.count > 0 && q.count + m.u.keys.keys.count <= q.cap
-                && received + m.u.keys.keys.count <= requested) {
-                for (size_t j = 0; j < m.u.keys.keys.count; j++) {
+            const sb_msg_keys_t *kp = &m.u.keys;
+            size_t page_n = m.type == SB_MSG_KEYS ? kp->offsets.count : 0;
+            if (m.type == SB_MSG_KEYS && kp->epoch == self->epoch && kp->position == received && page_n > 0
+                && page_n == kp->lengths.count
+                && ((kp->keys.count == page_n && kp->names.count == 0)
+                    || (kp->keys.count == 0 && kp->names.count == page_n))
+                && q.count + page_n <= q.cap && received + page_n <= requested) {
+                for (size_t j = 0; j < page_n; j++) {
                     s_sample_t *s = &q.items[(q.head + q.count) % q.cap];
-                    s->key = m.u.keys.keys.items[j];
-                    m.u.keys.keys.items[j] = NULL;     /* moved */
-                    s->offset = m.u.keys.offsets.items[j];
-                    s->length = m.u.keys.lengths.items[j];
+                    s->key = kp->keys.count ? kp->keys.items[j] : NULL;
+                    if (kp->keys.count)
+                        kp->keys.items[j] = NULL;     /* moved */
+                    s->name = kp->names.count ? kp->names.items[j] : 0;
+                    s->offset = kp->offsets.items[j];
+                    s->length = kp->lengths.items[j];
                     q.count++;
                 }
-                received += m.u.keys.keys.count;
+                received += page_n;
             }
             else if (m.type == SB_MSG_GO && waiting_go && m.u.go.epoch == self->epoch && m.u.go.step == step) {
                 double now = sb_now ();

@@ -370,8 +370,16 @@ sb_reader_take_inline (sb_reader_t *self, uint64_t *bytes)
 }
 
 int
+sb_reader_needs_keys (const sb_reader_t *self)
+{
+    return self->storage.type != SB_STORAGE_SYNTHETIC || self->inline_buf != NULL;
+}
+
+int
 sb_reader_submit (sb_reader_t *self, const char *key, uint64_t offset, uint64_t length)
 {
+    if (!key && sb_reader_needs_keys (self))
+        return -1;
     if (self->storage.type == SB_STORAGE_SYNTHETIC) {
         if (self->inline_buf) {
             uint64_t seed = sb_dataset_content_seed (self->seed, key);

@@ -55,8 +55,12 @@ int sb_reader_endpoint_stats (sb_reader_t *self, sb_reader_endpoint_t *out, size
 /* Stop and join the threads; accepts NULL and nulls the pointer. */
 void sb_reader_destroy (sb_reader_t **self_p);
 
-/* Queue a read of [offset, offset+length) of key. Returns 0 or -1. */
+/* Queue a read of [offset, offset+length) of key. key may be NULL when
+ * sb_reader_needs_keys says so. Returns 0 or -1. */
 int sb_reader_submit (sb_reader_t *self, const char *key, uint64_t offset, uint64_t length);
+
+/* 0 when reads need no key (synthetic without verification), else 1. */
+int sb_reader_needs_keys (const sb_reader_t *self);
 
 /* The synthetic engine completes every read inside sb_reader_submit (it
  * fills a buffer at memory speed when verifying): this takes those

@@ -67,6 +67,18 @@ expect_eq "report exit" $? 0
 expect_contains "report shows the run" report.out "shardbench train run 5"
 expect_contains "report verdict" report.out "against threshold 90.00%"
 
+# a dataset of the user's own names (not DLIO's): keys travel as strings
+mkdir -p own/train
+for i in $(seq 1 100); do head -c 4096 /dev/zero >"own/train/sample-$((i * 7919 % 1000)).bin"; done
+sb run dataset.data_folder=./own dataset.num_files_train=100 dataset.record_length_bytes=4096 \
+    dataset.record_length_bytes_stdev=0 reader.batch_size=3 train.epochs=2 train.computation_time=0 \
+    reader.sample_shuffle=seed --accelerators 7 --local 7 --db own.db
+expect_eq "own names: exit" "$SB_RC" 0
+expect_eq "own names: keys stored" "$(q own.db "SELECT count(key), count(*) FROM objects")" "100|100"
+expect_eq "own names: every sample read whole" \
+    "$(q own.db "SELECT group_concat(samples || ':' || bytes, ' ') FROM epochs WHERE run_id = (SELECT max(id) FROM runs)")" \
+    "98:401408 98:401408"
+
 # datagen alone
 sb datagen dataset.data_folder=./gen dataset.num_files_train=20 dataset.num_subfolders_train=4 --accelerators 3 --db gen.db
 expect_eq "datagen exit" "$SB_RC" 0

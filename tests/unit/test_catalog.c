@@ -85,6 +85,16 @@ START_TEST (test_list_reuse_relist)
     ck_assert_int_eq (sb_catalog_reader_get (r, 2, key, sizeof key, &size), 0);
     ck_assert_str_eq (key, "train/b.npz");
     ck_assert_int_eq (sb_catalog_reader_get (r, 3, key, sizeof key, &size), -1);
+    /* the in-memory index: sizes, and these keys are stored, not DLIO names */
+    uint64_t dlio = 99;
+    ck_assert_int_eq (sb_catalog_reader_locate (r, 0, &size, &dlio), 0);
+    ck_assert_uint_eq (size, 7);
+    ck_assert_int_eq (sb_catalog_reader_locate (r, 1, &size, &dlio), 0);
+    ck_assert_uint_eq (size, 2000);
+    ck_assert_int_eq (sb_catalog_reader_locate (r, 2, &size, &dlio), 0);
+    ck_assert_uint_eq (size, 100);
+    ck_assert_int_eq (sb_catalog_reader_locate (r, 3, &size, &dlio), -1);
+    ck_assert_uint_eq (dlio, 99);
     sb_catalog_reader_destroy (&r);
     ck_assert_ptr_null (r);
 
@@ -189,9 +199,18 @@ START_TEST (test_synthetic)
         ck_assert_int_gt (strcmp (key, prev), 0);
         ck_assert_int_eq (sb_dataset_key_sorted (&ds, n, expect, sizeof expect), 0);
         ck_assert_str_eq (key, expect);
+        /* the index has the same size and the DLIO index behind the name */
+        uint64_t isz = 0, dlio = 0;
+        ck_assert_int_eq (sb_catalog_reader_locate (cr, n, &isz, &dlio), 1);
+        ck_assert_uint_eq (isz, sz);
+        ck_assert_uint_eq (isz, sb_dataset_object_size (&ds, dlio));
+        ck_assert_int_eq (sb_dataset_key (&ds, dlio, expect, sizeof expect), 0);
+        ck_assert_str_eq (key, expect);
         snprintf (prev, sizeof prev, "%s", key);
         sum += sz;
     }
+    uint64_t isz, dlio;
+    ck_assert_int_eq (sb_catalog_reader_locate (cr, 1003, &isz, &dlio), -1);
     ck_assert_uint_eq (sum, bytes);
     ck_assert_int_eq (sb_catalog_reader_get (cr, 1003, key, sizeof key, &sz), -1);
     sb_catalog_reader_destroy (&cr);
