@@ -3,6 +3,8 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <stdlib.h>
+#include <time.h>
 
 #include <stdio.h>
 #include <string.h>
@@ -80,17 +82,26 @@ sb_wire_configure (zsock_t *sock, int linger_ms)
 }
 
 int
-sb_wire_wait (zsock_t **socks, int n, int timeout_ms)
+sb_wire_wait_s (zsock_t **socks, size_t n, double timeout_s)
 {
-    struct pollfd fds[8];
-    if (n < 1 || n > 8) {
-        errno = EINVAL;
+    struct pollfd stack_fds[16], *fds = n <= 16 ? stack_fds : calloc (n, sizeof *fds);
+    if (!fds || n == 0) {
+        errno = n == 0 ? EINVAL : ENOMEM;
         return -1;
     }
-    for (int i = 0; i < n; i++) {
+    for (size_t i = 0; i < n; i++) {
         fds[i].fd = zsock_fd (socks[i]);
         fds[i].events = POLLIN;
         fds[i].revents = 0;
     }
-    return poll (fds, (nfds_t) n, timeout_ms);
+    struct timespec ts, *tsp = NULL;
+    if (timeout_s >= 0) {
+        ts.tv_sec = (time_t) timeout_s;
+        ts.tv_nsec = (long) ((timeout_s - (double) ts.tv_sec) * 1e9);
+        tsp = &ts;
+    }
+    int rc = ppoll (fds, (nfds_t) n, tsp, NULL);
+    if (fds != stack_fds)
+        free (fds);
+    return rc;
 }

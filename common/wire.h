@@ -22,14 +22,15 @@ sb_proto_status_t sb_wire_recv (zsock_t *sock, zframe_t **identity_p, sb_msg_t *
                                 char *reason, size_t reason_size, uint64_t *peer_version,
                                 int *interrupted);
 
-/* Block until one of n sockets may have frames, up to timeout_ms (-1: no
- * limit), with one poll(2) on their ZMQ_FDs. Unlike zmq_poll, which asks
- * every socket for ZMQ_EVENTS before and after waiting (a syscall each when
- * idle), this costs one syscall per wake-up. The ZMQ_FD contract applies:
- * call it only after every socket was drained until a receive found
- * nothing (EAGAIN), or it may sleep with frames queued. Returns the number
- * of sockets signalled, 0 on timeout, -1 on error (EINTR included). */
-int sb_wire_wait (zsock_t **socks, int n, int timeout_ms);
+/* Block until one of n sockets may have frames, up to timeout_s seconds
+ * (negative: no limit; nanosecond resolution), with one ppoll(2) on their
+ * ZMQ_FDs. Unlike zmq_poll, which asks every socket for ZMQ_EVENTS before
+ * and after waiting (a syscall each when idle), this costs one syscall per
+ * wake-up. The ZMQ_FD contract applies: call it only after every socket
+ * was drained until a receive found nothing (EAGAIN), or it may sleep with
+ * frames queued. Returns the number of sockets signalled, 0 on timeout, -1
+ * on error (EINTR included). */
+int sb_wire_wait_s (zsock_t **socks, size_t n, double timeout_s);
 
 /* Apply the socket options every shardbench socket gets: ZMQ_MAXMSGSIZE,
  * no linger beyond linger_ms, and unlimited high-water marks for control

@@ -616,7 +616,7 @@ s_pump_until (s_session_t *self, int (*done) (s_session_t *), double timeout_s, 
         s_housekeeping (self);
         if (i < 4096 && !self->failed && !done (self)) {
             zsock_t *socks[1] = { self->router };
-            sb_wire_wait (socks, 1, 50);
+            sb_wire_wait_s (socks, 1, 0.05);
         }
     }
     return -1;

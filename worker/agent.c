@@ -1,10 +1,12 @@
-/* agent: the worker's main thread. It owns the DEALER connection to the
- * coordinator and the rank actors, forwards frames between them, aggregates
- * STEP over the local ranks, and keeps heartbeats both ways. */
+/* agent: the worker's main thread and its one event loop. It owns the
+ * DEALER connection to the coordinator, runs the training of every local
+ * rank (worker/trainer.h), forwards datagen frames to and from the rank
+ * actors (worker/rank.h), and keeps heartbeats both ways. */
 #include "agent.h"
 #include "log.h"
 #include "rank.h"
 #include "s3_client.h"
+#include "trainer.h"
 #include "util.h"
 #include "wire.h"
 
@@ -26,11 +28,10 @@ typedef struct {
     zactor_t        **ranks;
     sb_rank_args_t   *rank_args;
     size_t            nranks;
+    sb_trainer_t     *trainer;      /* training of every local rank */
     double            last_heard;
     double            next_heartbeat;
     double            heartbeat_s, timeout_s;
-    uint64_t          step_arrivals;/* local ranks at the current step barrier */
-    uint64_t          step_current;
     int               exit_code;
     int               done;
 } s_agent_t;
@@ -67,34 +68,12 @@ s_stop_ranks (s_agent_t *self)
     self->nranks = 0;
 }
 
-/* Pass a frame to the actor of one rank (no copy). */
-static void
-s_forward_to_rank (s_agent_t *self, zmsg_t **zm_p, uint64_t rank)
-{
-    for (size_t i = 0; i < self->nranks; i++)
-        if (self->rank_args[i].rank == rank) {
-            if (zmsg_send (zm_p, self->ranks[i]) != 0)
-                sb_error ("cannot pass a message to rank %llu", (unsigned long long) rank);
-            return;
-        }
-    sb_warn ("message for rank %llu, which this worker does not run, dropped", (unsigned long long) rank);
-}
-
-/* A frame from the coordinator. KEYS, the bulk of the traffic, is routed by
- * a peek at its envelope and decoded only by the rank it is for. */
+/* A frame from the coordinator. */
 static void
 s_on_coordinator (s_agent_t *self, zmsg_t *zm)
 {
     self->last_heard = sb_now ();
     zframe_t *f = zmsg_first (zm);
-    int type = 0;
-    uint64_t first = 0;
-    if (f && zmsg_size (zm) == 1 && sb_proto_peek (zframe_data (f), zframe_size (f), &type, &first) == 0
-        && type == SB_MSG_KEYS) {
-        s_forward_to_rank (self, &zm, first);
-        zmsg_destroy (&zm);
-        return;
-    }
     sb_msg_t m;
     char reason[256];
     sb_proto_status_t st = f && zmsg_size (zm) == 1
@@ -112,12 +91,14 @@ s_on_coordinator (s_agent_t *self, zmsg_t *zm)
     }
     switch (m.type) {
     case SB_MSG_PHASE_START:
-        self->step_arrivals = 0;
-        self->step_current = 0;
-        s_forward_to_ranks (self, zm, -1);
+        if (strcmp (m.u.phase_start.phase, "train") == 0)
+            sb_trainer_start (self->trainer, &m.u.phase_start);
+        else
+            s_forward_to_ranks (self, zm, -1);
         break;
+    case SB_MSG_KEYS:
     case SB_MSG_GO:
-        s_forward_to_ranks (self, zm, -1);
+        sb_trainer_on_message (self->trainer, &m);
         break;
     case SB_MSG_HEARTBEAT:
         break;
@@ -143,43 +124,19 @@ s_on_coordinator (s_agent_t *self, zmsg_t *zm)
     zmsg_destroy (&zm);
 }
 
-/* A frame from a rank actor: forwarded as it is, except STEP, which is
- * aggregated over the worker's ranks first. */
+/* A frame from a rank actor (datagen): forwarded as it is. */
 static void
 s_on_rank (s_agent_t *self, zmsg_t *zm)
 {
-    zframe_t *f = zmsg_first (zm);
-    int type = 0;
-    uint64_t first = 0;
-    if (!f || sb_proto_peek (zframe_data (f), zframe_size (f), &type, &first) != 0) {
-        sb_error ("bad frame from a rank");
-        zmsg_destroy (&zm);
-        return;
-    }
-    if (type != SB_MSG_STEP) {
-        if (zmsg_send (&zm, self->dealer) != 0)
-            sb_error ("cannot forward %s to the coordinator", sb_proto_type_name (type));
-        zmsg_destroy (&zm);
-        return;
-    }
-    sb_msg_t m;
-    char reason[256];
-    if (sb_proto_decode (zframe_data (f), zframe_size (f), &m, reason, sizeof reason, NULL) != SB_PROTO_OK) {
-        sb_error ("bad STEP from a rank: %s", reason);
-        zmsg_destroy (&zm);
-        return;
-    }
-    /* every local rank must reach the step before the worker reports it */
-    if (m.u.step.step != self->step_current)
-        sb_error ("rank reported step %llu while the worker is at step %llu", (unsigned long long) m.u.step.step,
-                  (unsigned long long) self->step_current);
-    else if (++self->step_arrivals == self->nranks) {
-        s_send (self, &m);
-        self->step_arrivals = 0;
-        self->step_current++;
-    }
-    sb_proto_fini (&m);
+    if (zmsg_send (&zm, self->dealer) != 0)
+        sb_error ("cannot forward a rank's frame to the coordinator");
     zmsg_destroy (&zm);
+}
+
+static int
+s_send_cb (void *ctx, const sb_msg_t *msg)
+{
+    return s_send ((s_agent_t *) ctx, msg);
 }
 
 static int
@@ -387,12 +344,20 @@ sb_agent_run (const sb_agent_opts_t *opts)
         }
         self->nranks++;
     }
+    char terr[512] = "";
+    sb_sender_t out = { s_send_cb, self };
+    self->trainer = sb_trainer_new (w, &self->storage, &out, terr, sizeof terr);
     sb_msg_t ready = { .type = SB_MSG_READY };
     ready.u.ready.worker = w->worker;
     if (s_preflight (self, &ready) != 0) {
         sb_proto_fini (&ready);
         sb_error ("out of memory");
         goto done;
+    }
+    if (!self->trainer) {   /* the run cannot start: say why in READY */
+        sb_msg_ready_t *r = &ready.u.ready;
+        r->failed_endpoints.items[r->failed_endpoints.count++] = strdup ("(this host)");
+        r->causes.items[r->causes.count++] = strdup (terr);
     }
     for (size_t i = 0; i < ready.u.ready.causes.count; i++)
         sb_error ("preflight: %s: %s", ready.u.ready.failed_endpoints.items[i] ? ready.u.ready.failed_endpoints.items[i] : "?",
@@ -404,6 +369,12 @@ sb_agent_run (const sb_agent_opts_t *opts)
 
     self->last_heard = sb_now ();
     self->next_heartbeat = 0;
+    size_t nsocks = 2 + self->nranks;
+    zsock_t **socks = calloc (nsocks, sizeof (zsock_t *));
+    if (!socks) {
+        sb_error ("out of memory");
+        goto done;
+    }
     while (!self->done) {
         if (zsys_interrupted) {
             sb_error ("interrupted by signal");
@@ -424,9 +395,10 @@ sb_agent_run (const sb_agent_opts_t *opts)
             self->exit_code = 1;
             break;
         }
-        /* drain both sockets until a receive finds nothing (that receive
-         * costs libzmq a poll(2); one that finds a frame does not), then
-         * sleep on their ZMQ_FDs: about two syscalls per wake-up */
+        /* drain every socket until a receive finds nothing (that receive
+         * costs libzmq a poll(2); one that finds a frame does not), let the
+         * ranks train as far as they can, then sleep on the sockets'
+         * ZMQ_FDs until a frame or the trainer's next deadline */
         int pending = 0;
         zmsg_t *zm;
         int i;
@@ -436,12 +408,21 @@ sb_agent_run (const sb_agent_opts_t *opts)
         for (i = 0; i < 1024 && !self->done && (zm = zmsg_recv (self->up)); i++)
             s_on_rank (self, zm);
         pending |= i == 1024;
-        if (!pending && !self->done) {
-            zsock_t *socks[2] = { self->dealer, self->up };
-            sb_wire_wait (socks, 2, 100);
+        int busy = 0;
+        double wake = self->done ? 0 : sb_trainer_pump (self->trainer, &busy);
+        if (!pending && !busy && !self->done) {
+            socks[0] = self->dealer;
+            socks[1] = self->up;
+            size_t n = 2 + sb_trainer_sockets (self->trainer, socks + 2, nsocks - 2);
+            double timeout = 0.1, left = wake > 0 ? wake - sb_now () : timeout;
+            if (left < timeout)
+                timeout = left > 0 ? left : 0;
+            sb_wire_wait_s (socks, n, timeout);
         }
     }
+    free (socks);
 done:
+    sb_trainer_destroy (&self->trainer);
     s_stop_ranks (self);
     free (self->ranks);
     free (self->rank_args);

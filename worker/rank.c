@@ -1,9 +1,9 @@
-/* rank: an emulated accelerator: key pages in, samples read, batches
- * computed, barriers kept, totals reported. */
+/* rank: one rank's share of dataset generation, on its own thread. */
 #include "rank.h"
 #include "dataset.h"
 #include "log.h"
 #include "reader.h"
+#include "report.h"
 #include "s3_client.h"
 #include "shard.h"
 #include "util.h"
@@ -19,24 +19,15 @@
 #include <unistd.h>
 
 typedef struct {
-    char    *key;           /* owned; NULL: the DLIO name of object `name` */
-    uint64_t name;
-    uint64_t offset, length;
-} s_sample_t;
-
-typedef struct {
     zsock_t              *pipe;
     zsock_t              *up;       /* PUSH to the agent */
     const sb_msg_welcome_t *cfg;
     const sb_storage_cfg_t *storage;
     uint64_t              rank;
     const char           *host;
-    sb_reader_t          *reader;
-    zpoller_t            *poller;
     int                   terminated;   /* $TERM received */
     /* interval counters for STATS */
-    uint64_t              st_samples, st_bytes, st_reads, st_read_ns, st_compute_ns;
-    double                next_stats;
+    sb_interval_t         interval;
     uint64_t              epoch;
 } s_rank_t;
 
@@ -51,25 +42,18 @@ s_send (s_rank_t *self, const sb_msg_t *msg)
     return 0;
 }
 
-/* Report a failure that ends the run. s3 (may be NULL) adds the request's
- * endpoint, HTTP status, S3 code, curl code and attempt. */
+static int
+s_send_cb (void *ctx, const sb_msg_t *msg)
+{
+    return s_send ((s_rank_t *) ctx, msg);
+}
+
 static void
 s_report_failure (s_rank_t *self, const char *op, const char *target, int errno_val, const char *message,
                   const sb_read_result_t *s3)
 {
-    sb_msg_t m = { .type = SB_MSG_ERROR };
-    m.u.error.rank = (int64_t) self->rank;
-    m.u.error.op = (char *) op;
-    m.u.error.target = (char *) (target ? target : "");
-    m.u.error.errno_val = errno_val;
-    m.u.error.message = (char *) message;
-    m.u.error.endpoint = s3 ? (char *) s3->endpoint : "";
-    m.u.error.http_status = s3 ? s3->http_status : 0;
-    m.u.error.s3_code = s3 ? (char *) s3->s3_code : "";
-    m.u.error.curl_code = s3 ? s3->curl_code : 0;
-    m.u.error.attempt = s3 ? s3->attempt : 0;
-    sb_error ("rank %llu: %s", (unsigned long long) self->rank, message);
-    s_send (self, &m);
+    sb_sender_t out = { s_send_cb, self };
+    sb_report_failure (&out, self->rank, op, target, errno_val, message, s3);
 }
 
 static void
@@ -78,49 +62,11 @@ s_report_error (s_rank_t *self, const char *op, const char *target, int errno_va
     s_report_failure (self, op, target, errno_val, message, NULL);
 }
 
-/* ENDPOINT_STATS for every endpoint with traffic (sent before RANK_DONE). */
-static void
-s_send_endpoint_stats (s_rank_t *self, const sb_reader_endpoint_t *eps, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        const sb_reader_endpoint_t *e = &eps[i];
-        if (!e->requests)
-            continue;
-        size_t buckets = SB_HISTOGRAM_BUCKETS;
-        while (buckets > 0 && e->latency.counts[buckets - 1] == 0)
-            buckets--;
-        sb_msg_t m = { .type = SB_MSG_ENDPOINT_STATS };
-        m.u.endpoint_stats.rank = self->rank;
-        m.u.endpoint_stats.endpoint = (char *) e->endpoint;
-        m.u.endpoint_stats.requests = e->requests;
-        m.u.endpoint_stats.bytes = e->bytes;
-        m.u.endpoint_stats.errors = e->errors;
-        m.u.endpoint_stats.retries = e->retries;
-        m.u.endpoint_stats.latency.count = buckets;
-        m.u.endpoint_stats.latency.items = (uint64_t *) e->latency.counts;
-        s_send (self, &m);
-    }
-}
-
 static void
 s_flush_stats (s_rank_t *self, int force)
 {
-    double now = sb_now ();
-    if (!force && now < self->next_stats)
-        return;
-    self->next_stats = now + 1.0;
-    if (!force && !self->st_samples && !self->st_bytes && !self->st_compute_ns)
-        return;
-    sb_msg_t m = { .type = SB_MSG_STATS };
-    m.u.stats.rank = self->rank;
-    m.u.stats.epoch = self->epoch;
-    m.u.stats.samples = self->st_samples;
-    m.u.stats.bytes = self->st_bytes;
-    m.u.stats.reads = self->st_reads;
-    m.u.stats.read_ns = self->st_read_ns;
-    m.u.stats.compute_ns = self->st_compute_ns;
-    s_send (self, &m);
-    self->st_samples = self->st_bytes = self->st_reads = self->st_read_ns = self->st_compute_ns = 0;
+    sb_sender_t out = { s_send_cb, self };
+    sb_report_interval (&out, self->rank, self->epoch, &self->interval, sb_now (), force);
 }
 
 /* Is this pipe frame the actor's $TERM command? */
@@ -153,48 +99,6 @@ s_recv_pipe (s_rank_t *self, sb_msg_t *msg)
         return -1;
     }
     return 0;
-}
-
-/* s_recv_pipe without waiting: 2 when nothing is queued (the pipe is then
- * drained, as sb_wire_wait requires). Frames on the pipe are single-part. */
-static int
-s_try_recv_pipe (s_rank_t *self, sb_msg_t *msg)
-{
-    memset (msg, 0, sizeof *msg);
-    zmq_msg_t frame;
-    zmq_msg_init (&frame);
-    if (zmq_msg_recv (&frame, zsock_resolve (self->pipe), ZMQ_DONTWAIT) < 0) {
-        int e = zmq_errno ();
-        zmq_msg_close (&frame);
-        if (e == EAGAIN || e == EINTR)
-            return 2;
-        self->terminated = 1;   /* the pipe is gone */
-        return 1;
-    }
-    int more = zmq_msg_more (&frame);
-    const void *data = zmq_msg_data (&frame);
-    size_t size = zmq_msg_size (&frame);
-    int rc = 0;
-    char reason[256];
-    if (size == 5 && memcmp (data, "$TERM", 5) == 0) {
-        self->terminated = 1;
-        rc = 1;
-    }
-    else if (more || sb_proto_decode (data, size, msg, reason, sizeof reason, NULL) != SB_PROTO_OK) {
-        sb_warn ("rank %llu: bad frame from the agent: %s", (unsigned long long) self->rank,
-                 more ? "more than one part" : reason);
-        rc = -1;
-    }
-    zmq_msg_close (&frame);
-    while (more) {  /* discard the rest of a multi-part message */
-        zmq_msg_init (&frame);
-        if (zmq_msg_recv (&frame, zsock_resolve (self->pipe), ZMQ_DONTWAIT) < 0)
-            more = 0;
-        else
-            more = zmq_msg_more (&frame);
-        zmq_msg_close (&frame);
-    }
-    return rc;
 }
 
 /* ---------------------------------------------------------------- datagen */
@@ -254,7 +158,7 @@ s_write_object (s_rank_t *self, const sb_dataset_t *ds, uint64_t i, uint8_t *buf
             put += (size_t) w;
         }
         done += n;
-        self->st_bytes += n;
+        self->interval.bytes += n;
     }
     if (close (fd) != 0) {
         *errno_out = errno;
@@ -310,7 +214,7 @@ s_put_object (s_rank_t *self, sb_s3_t *s3, const sb_dataset_t *ds, uint64_t i, u
         failure->error = e.os_errno;
         return -1;
     }
-    self->st_bytes += size;
+    self->interval.bytes += size;
     *bytes_out = size;
     return 0;
 }
@@ -379,7 +283,7 @@ s_datagen (s_rank_t *self, const sb_msg_phase_start_t *ps)
         }
         bytes += n;
         files++;
-        self->st_samples++;
+        self->interval.samples++;
         s_flush_stats (self, 0);
     }
     free (buf);
@@ -396,7 +300,7 @@ s_datagen (s_rank_t *self, const sb_msg_phase_start_t *ps)
             eps[n].latency = st->latency;
         }
         if (!self->terminated)
-            s_send_endpoint_stats (self, eps, n);
+            sb_report_endpoints (&(sb_sender_t) { s_send_cb, self }, self->rank, eps, n);
         free (eps);
         sb_s3_destroy (&s3);
     }
@@ -411,271 +315,6 @@ s_datagen (s_rank_t *self, const sb_msg_phase_start_t *ps)
     done.u.rank_done.started_at = started;
     done.u.rank_done.finished_at = sb_now ();
     s_send (self, &done);
-}
-
-/* ---------------------------------------------------------------- train */
-
-typedef struct {
-    s_sample_t *items;      /* ring of received, not yet submitted samples */
-    size_t      cap, head, count;
-} s_queue_t;
-
-static void
-s_queue_clear (s_queue_t *q)
-{
-    for (size_t i = 0; i < q->count; i++)
-        free (q->items[(q->head + i) % q->cap].key);
-    q->head = q->count = 0;
-}
-
-static int
-s_train (s_rank_t *self, const sb_msg_phase_start_t *ps)
-{
-    const sb_msg_welcome_t *c = self->cfg;
-    const uint64_t k = ps->samples_per_rank, batches = ps->batches, bs = c->batch_size;
-    const uint64_t page = c->keys_page ? c->keys_page : 256;
-    const uint64_t window = (c->prefetch_size + 1) * bs;
-    const int step_sync = strcmp (c->sync, "step") == 0;
-    s_queue_t q = { 0 };
-    q.cap = (size_t) (2 * page);
-    q.items = calloc (q.cap, sizeof (s_sample_t));
-    if (!q.items) {
-        s_report_error (self, "read", NULL, ENOMEM, "out of memory for the key queue");
-        return -1;
-    }
-    uint64_t requested = 0, received = 0, submitted = 0, completed = 0, step = 0, bytes = 0;
-    int waiting_go = 0, failed = 0;
-    double started = sb_now (), first_step_end = 0, compute_after_first = 0, compute_all = 0;
-    double io_wait = 0, barrier = 0, wait_since = 0, barrier_since = 0;
-    sb_histogram_t *barrier_latency = calloc (1, sizeof *barrier_latency);
-    if (!barrier_latency) {
-        s_report_error (self, "read", NULL, ENOMEM, "out of memory");
-        free (q.items);
-        return -1;
-    }
-    char text[1024], name[PATH_MAX];
-    const sb_dataset_t ds = s_dataset (self);
-    const int needs_keys = sb_reader_needs_keys (self->reader);
-
-    while (!failed && !self->terminated) {
-        /* 1. keep up to two pages of keys requested ahead of submission */
-        while (requested < k && requested - submitted < 2 * page && requested - received < 2 * page) {
-            uint64_t n = k - requested < page ? k - requested : page;
-            if (requested + n - submitted > q.cap)
-                break;
-            sb_msg_t m = { .type = SB_MSG_KEYS_REQ };
-            m.u.keys_req.rank = self->rank;
-            m.u.keys_req.epoch = self->epoch;
-            m.u.keys_req.position = requested;
-            m.u.keys_req.count = n;
-            if (s_send (self, &m) != 0) {
-                failed = 1;
-                break;
-            }
-            requested += n;
-        }
-        /* 2. submit reads within the prefetch window */
-        uint64_t consumed = step * bs;
-        while (q.count > 0 && submitted < consumed + window) {
-            s_sample_t *s = &q.items[q.head];
-            const char *key = s->key;
-            if (!key && needs_keys) {
-                if (sb_dataset_key (&ds, s->name, name, sizeof name) != 0) {
-                    s_report_error (self, "read", NULL, ENAMETOOLONG, "object name too long");
-                    failed = 1;
-                    break;
-                }
-                key = name;
-            }
-            if (sb_reader_submit (self->reader, key, s->offset, s->length) != 0) {
-                s_report_error (self, "read", key, errno, "cannot queue a read");
-                failed = 1;
-                break;
-            }
-            free (s->key);
-            s->key = NULL;
-            q.head = (q.head + 1) % q.cap;
-            q.count--;
-            submitted++;
-        }
-        if (failed)
-            break;
-        uint64_t inline_bytes = 0, inline_reads = sb_reader_take_inline (self->reader, &inline_bytes);
-        if (inline_reads) {
-            completed += inline_reads;
-            bytes += inline_bytes;
-            self->st_samples += inline_reads;
-            self->st_bytes += inline_bytes;
-            self->st_reads += inline_reads;
-        }
-        /* 3. compute the next batch when its samples are in */
-        if (!waiting_go && step < batches && completed >= (step + 1) * bs) {
-            double now = sb_now ();
-            if (wait_since > 0) {
-                io_wait += now - wait_since;
-                wait_since = 0;
-            }
-            uint64_t spent = 0;
-            if (c->computation_time > 0) {  /* no compute: no time, AU 0 */
-                uint64_t t0 = sb_mono_ns ();
-                sb_sleep_s (c->computation_time);
-                spent = sb_mono_ns () - t0;
-            }
-            self->st_compute_ns += spent;
-            compute_all += (double) spent / 1e9;
-            if (step > 0)
-                compute_after_first += (double) spent / 1e9;
-            if (step_sync) {
-                sb_msg_t m = { .type = SB_MSG_STEP };
-                m.u.step.epoch = self->epoch;
-                m.u.step.step = step;
-                if (s_send (self, &m) != 0) {
-                    failed = 1;
-                    break;
-                }
-                waiting_go = 1;
-                barrier_since = sb_now ();
-            }
-            else {
-                if (step == 0)
-                    first_step_end = sb_now ();
-                step++;
-            }
-            continue;
-        }
-        if (step == batches && completed == k && !waiting_go)
-            break;  /* every batch computed, the tail read */
-        if (!waiting_go && step < batches && wait_since == 0)
-            wait_since = sb_now ();
-        /* 4. wait for a completion, a key page or a barrier release */
-        s_flush_stats (self, 0);
-        /* the pipe first, without waiting; then sleep: on the pipe's ZMQ_FD
-         * alone for the synthetic engine (one syscall), else on a poller
-         * over the pipe and the engine's completions */
-        sb_msg_t m;
-        int r = s_try_recv_pipe (self, &m);
-        void *which = r == 2 ? NULL : self->pipe;
-        if (r == 2 && self->storage->type == SB_STORAGE_SYNTHETIC) {
-            zsock_t *socks[1] = { self->pipe };
-            sb_wire_wait (socks, 1, 200);
-            continue;
-        }
-        if (r == 2 && (which = zpoller_wait (self->poller, 200)) == self->pipe)
-            continue;   /* taken by s_try_recv_pipe on the next turn */
-        if (which == sb_reader_completions (self->reader)) {
-            sb_read_result_t res;
-            if (sb_reader_take (self->reader, &res) != 0) {
-                s_report_error (self, "read", NULL, 0, "the I/O engine stopped answering");
-                failed = 1;
-                break;
-            }
-            if (res.error) {
-                s_report_failure (self, "read", res.target, res.error > 0 ? res.error : 0, res.message, &res);
-                failed = 1;
-                break;
-            }
-            completed++;
-            bytes += res.bytes;
-            self->st_samples++;
-            self->st_bytes += res.bytes;
-            self->st_reads++;
-            self->st_read_ns += res.latency_ns;
-        }
-        else if (which == self->pipe) {
-            if (r != 0)
-                continue;
-            const sb_msg_keys_t *kp = &m.u.keys;
-            size_t page_n = m.type == SB_MSG_KEYS ? kp->offsets.count : 0;
-            if (m.type == SB_MSG_KEYS && kp->epoch == self->epoch && kp->position == received && page_n > 0
-                && page_n == kp->lengths.count
-                && ((kp->keys.count == page_n && kp->names.count == 0)
-                    || (kp->keys.count == 0 && kp->names.count == page_n))
-                && q.count + page_n <= q.cap && received + page_n <= requested) {
-                for (size_t j = 0; j < page_n; j++) {
-                    s_sample_t *s = &q.items[(q.head + q.count) % q.cap];
-                    s->key = kp->keys.count ? kp->keys.items[j] : NULL;
-                    if (kp->keys.count)
-                        kp->keys.items[j] = NULL;     /* moved */
-                    s->name = kp->names.count ? kp->names.items[j] : 0;
-                    s->offset = kp->offsets.items[j];
-                    s->length = kp->lengths.items[j];
-                    q.count++;
-                }
-                received += page_n;
-            }
-            else if (m.type == SB_MSG_GO && waiting_go && m.u.go.epoch == self->epoch && m.u.go.step == step) {
-                double now = sb_now ();
-                barrier += now - barrier_since;
-                sb_histogram_add (barrier_latency, (uint64_t) ((now - barrier_since) * 1e6));
-                if (step == 0)
-                    first_step_end = now;
-                waiting_go = 0;
-                step++;
-            }
-            else if (m.type == SB_MSG_KEYS || m.type == SB_MSG_GO) {
-                snprintf (text, sizeof text, "%s out of order while training epoch %llu (step %llu, %llu keys received)",
-                          sb_proto_type_name (m.type), (unsigned long long) self->epoch, (unsigned long long) step,
-                          (unsigned long long) received);
-                s_report_error (self, "protocol", NULL, 0, text);
-                failed = 1;
-            }
-            else {
-                snprintf (text, sizeof text, "unexpected %s while training epoch %llu (step %llu)",
-                          sb_proto_type_name (m.type), (unsigned long long) self->epoch, (unsigned long long) step);
-                s_report_error (self, "protocol", NULL, 0, text);
-                failed = 1;
-            }
-            sb_proto_fini (&m);
-        }
-    }
-    s_queue_clear (&q);
-    free (q.items);
-    if (failed || self->terminated) {
-        free (barrier_latency);
-        return -1;
-    }
-    double finished = sb_now ();
-    s_flush_stats (self, 1);
-    if (self->storage->type == SB_STORAGE_S3) {
-        sb_reader_endpoint_t *eps = calloc (SB_MAX_ENDPOINTS, sizeof *eps);
-        int n = eps ? sb_reader_endpoint_stats (self->reader, eps, SB_MAX_ENDPOINTS) : -1;
-        if (n < 0)
-            sb_warn ("rank %llu: per-endpoint counters of epoch %llu are lost", (unsigned long long) self->rank,
-                     (unsigned long long) self->epoch);
-        else
-            s_send_endpoint_stats (self, eps, (size_t) n);
-        free (eps);
-    }
-    sb_msg_t done = { .type = SB_MSG_RANK_DONE };
-    sb_msg_rank_done_t *d = &done.u.rank_done;
-    d->rank = self->rank;
-    d->epoch = self->epoch;
-    d->samples = completed;
-    d->batches = step;
-    d->bytes = bytes;
-    d->started_at = started;
-    d->finished_at = finished;
-    /* AU follows DLIO: the first step (warm-up) is excluded from both sides. */
-    if (batches >= 2) {
-        d->compute_s = compute_after_first;
-        d->au = finished > first_step_end ? compute_after_first / (finished - first_step_end) : 0;
-    }
-    else {
-        d->compute_s = compute_all;
-        d->au = finished > started ? compute_all / (finished - started) : 0;
-    }
-    if (d->au > 1)
-        d->au = 1;  /* clock granularity */
-    d->io_wait_s = io_wait;
-    d->barrier_s = barrier;
-    size_t buckets = SB_HISTOGRAM_BUCKETS;
-    while (buckets > 0 && barrier_latency->counts[buckets - 1] == 0)
-        buckets--;
-    d->barrier_latency.count = buckets;
-    d->barrier_latency.items = barrier_latency->counts;
-    int rc = s_send (self, &done);
-    free (barrier_latency);
-    return rc;
 }
 
 void
@@ -701,37 +340,16 @@ sb_rank_actor (zsock_t *pipe, void *args)
         }
         return;
     }
-    self->reader = sb_reader_new (a->storage, a->cfg->data_root, (size_t) a->cfg->read_threads, (size_t) a->cfg->io_buffer,
-                                  (int) a->cfg->verify, a->cfg->seed, err, sizeof err);
-    /* the synthetic engine completes reads inline: nothing to poll for */
-    if (self->reader)
-        self->poller = a->storage->type == SB_STORAGE_SYNTHETIC ? zpoller_new (pipe, NULL)
-                                                                 : zpoller_new (sb_reader_completions (self->reader), pipe, NULL);
-    /* Signals are the agent's business: it stops the ranks with $TERM. A
-     * poller that gave up on SIGINT would spin without ever reading it. */
-    if (self->poller)
-        zpoller_set_nonstop (self->poller, true);
     zsock_signal (pipe, 0);
-    if (!self->reader || !self->poller) {
-        s_report_error (self, "start", NULL, ENOMEM, self->reader ? "cannot create a poller" : err);
-        /* wait for $TERM */
-        while (!self->terminated) {
-            sb_msg_t m;
-            if (s_recv_pipe (self, &m) == 0)
-                sb_proto_fini (&m);
-        }
-    }
     while (!self->terminated) {
         sb_msg_t m;
         if (s_recv_pipe (self, &m) != 0)
             continue;
         if (m.type == SB_MSG_PHASE_START) {
             self->epoch = m.u.phase_start.epoch;
-            self->next_stats = sb_now () + 1.0;
+            self->interval.next = sb_now () + 1.0;
             if (strcmp (m.u.phase_start.phase, "datagen") == 0)
                 s_datagen (self, &m.u.phase_start);
-            else if (strcmp (m.u.phase_start.phase, "train") == 0)
-                s_train (self, &m.u.phase_start);
             else {
                 snprintf (err, sizeof err, "unknown phase '%s'", m.u.phase_start.phase);
                 s_report_error (self, "protocol", NULL, 0, err);
@@ -740,7 +358,5 @@ sb_rank_actor (zsock_t *pipe, void *args)
         /* anything else between phases (a late GO after a failure) is dropped */
         sb_proto_fini (&m);
     }
-    zpoller_destroy (&self->poller);
-    sb_reader_destroy (&self->reader);
     zsock_destroy (&self->up);
 }

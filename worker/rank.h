@@ -1,12 +1,10 @@
-/* rank: one emulated accelerator, run as a CZMQ actor (its own thread).
+/* rank: one rank's share of dataset generation (datagen), run as a CZMQ
+ * actor (its own thread, so the writes of a worker's ranks overlap).
  *
- * The agent thread forwards PHASE_START, KEYS and GO frames to the rank's
- * pipe; the rank sends KEYS_REQ, STEP, STATS, RANK_DONE and ERROR frames
- * to the agent's one PULL socket (so the agent polls two sockets, not one
- * per rank), which the agent forwards to the coordinator (STEP is aggregated over
- * the worker's ranks first). Inside, read_threads I/O threads read samples
- * pushed to them over inproc sockets; the rank thread assembles batches and
- * emulates the accelerator's compute. */
+ * The agent thread forwards PHASE_START to the rank's pipe; the rank sends
+ * STATS, ENDPOINT_STATS, RANK_DONE and ERROR frames to the agent's one PULL
+ * socket, which the agent forwards to the coordinator. Training does not
+ * use these threads: it runs in the agent's event loop (worker/trainer.h). */
 #ifndef SB_RANK_H
 #define SB_RANK_H
 

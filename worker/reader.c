@@ -457,3 +457,22 @@ sb_reader_take (sb_reader_t *self, sb_read_result_t *result)
     zframe_destroy (&f);
     return 0;
 }
+
+int
+sb_reader_try_take (sb_reader_t *self, sb_read_result_t *result)
+{
+    zmq_msg_t frame;
+    zmq_msg_init (&frame);
+    if (zmq_msg_recv (&frame, zsock_resolve (self->done), ZMQ_DONTWAIT) < 0) {
+        int e = zmq_errno ();
+        zmq_msg_close (&frame);
+        return e == EAGAIN || e == EINTR ? 1 : -1;
+    }
+    int rc = -1;
+    if (zmq_msg_size (&frame) == sizeof *result && !zmq_msg_more (&frame)) {
+        memcpy (result, zmq_msg_data (&frame), sizeof *result);
+        rc = 0;
+    }
+    zmq_msg_close (&frame);
+    return rc;
+}

@@ -73,5 +73,9 @@ zsock_t *sb_reader_completions (sb_reader_t *self);
 
 /* Take one completion (blocks if none). Returns 0 or -1 when interrupted. */
 int sb_reader_take (sb_reader_t *self, sb_read_result_t *result);
+/* sb_reader_take without waiting: 0 with *result set, 1 when no completion
+ * is queued (the completion socket is then drained, as sb_wire_wait
+ * requires), -1 when the engine is gone or sent a bad frame. */
+int sb_reader_try_take (sb_reader_t *self, sb_read_result_t *result);
 
 #endif
