@@ -57,8 +57,8 @@ done
 echo
 echo "## One epoch over synthetic:// (8 ranks, batch 32, sample shuffle, computation_time 0)"
 echo
-echo "| objects | workers x ranks | catalog s | epoch s | samples/s | coordinator peak RSS MiB | worker peak RSS MiB |"
-echo "|---|---|---|---|---|---|---|"
+echo "| objects | workers x ranks | catalog s | plan s | epoch s | samples/s | coordinator peak RSS MiB | worker peak RSS MiB |"
+echo "|---|---|---|---|---|---|---|---|"
 run () {    # N WORKERS
     local n=$1 w=$2 db=$work/cat-$1.db
     [ -f "$db" ] || db=$work/run-$1.db
@@ -67,8 +67,9 @@ run () {    # N WORKERS
     read -r _ rss <"$work/time"
     local id
     id=$(q "$db" "SELECT max(id) FROM runs")
-    printf '| %s | %s x %s | %s | %.2f | %.0f | %s | %s |\n' "$n" "$w" "$((8 / w))" \
+    printf '| %s | %s x %s | %s | %s | %.2f | %.0f | %s | %s |\n' "$n" "$w" "$((8 / w))" \
         "$(grep -q 'catalog .* reused' "$work/err" && echo reused || q "$db" "SELECT printf('%.2f', list_s) FROM catalogs ORDER BY id DESC LIMIT 1")" \
+        "$(grep -o 'planned in [0-9.]* s' "$work/err" | awk '{print $3}')" \
         "$(q "$db" "SELECT duration_s FROM epochs WHERE run_id = $id")" "$(q "$db" "SELECT samples_per_s FROM epochs WHERE run_id = $id")" \
         "$(mib "$rss")" "$(mib "$(workers_rss)")"
 }
