@@ -91,14 +91,17 @@ s_on_coordinator (s_agent_t *self, zmsg_t *zm)
     }
     switch (m.type) {
     case SB_MSG_PHASE_START:
-        if (strcmp (m.u.phase_start.phase, "train") == 0)
-            sb_trainer_start (self->trainer, &m.u.phase_start);
-        else
+        if (strcmp (m.u.phase_start.phase, "train") != 0)
             s_forward_to_ranks (self, zm, -1);
+        else if (self->trainer)
+            sb_trainer_start (self->trainer, &m.u.phase_start);
+        else    /* READY said why; the coordinator should not have started */
+            sb_error ("cannot train: the ranks could not be set up");
         break;
     case SB_MSG_KEYS:
     case SB_MSG_GO:
-        sb_trainer_on_message (self->trainer, &m);
+        if (self->trainer)
+            sb_trainer_on_message (self->trainer, &m);
         break;
     case SB_MSG_HEARTBEAT:
         break;
@@ -409,11 +412,11 @@ sb_agent_run (const sb_agent_opts_t *opts)
             s_on_rank (self, zm);
         pending |= i == 1024;
         int busy = 0;
-        double wake = self->done ? 0 : sb_trainer_pump (self->trainer, &busy);
+        double wake = self->done || !self->trainer ? 0 : sb_trainer_pump (self->trainer, &busy);
         if (!pending && !busy && !self->done) {
             socks[0] = self->dealer;
             socks[1] = self->up;
-            size_t n = 2 + sb_trainer_sockets (self->trainer, socks + 2, nsocks - 2);
+            size_t n = 2 + (self->trainer ? sb_trainer_sockets (self->trainer, socks + 2, nsocks - 2) : 0);
             double timeout = 0.1, left = wake > 0 ? wake - sb_now () : timeout;
             if (left < timeout)
                 timeout = left > 0 ? left : 0;

@@ -463,8 +463,9 @@ sb_trainer_sockets (sb_trainer_t *self, zsock_t **out, size_t max)
 {
     if (self->storage_type == SB_STORAGE_SYNTHETIC)
         return 0;
-    size_t n = 0;
+    size_t n = 0;   /* the ranks that expect completions; the others' sockets are not drained */
     for (size_t i = 0; i < self->nranks && n < max; i++)
-        out[n++] = sb_reader_completions (self->ranks[i].reader);
+        if (self->ranks[i].running && !self->failed)
+            out[n++] = sb_reader_completions (self->ranks[i].reader);
     return n;
 }

@@ -49,8 +49,9 @@ void sb_trainer_on_message (sb_trainer_t *self, sb_msg_t *msg);
  * with frames (do not sleep). */
 double sb_trainer_pump (sb_trainer_t *self, int *busy);
 
-/* Sockets whose frames sb_trainer_pump takes (completion sockets of the
- * engines; none for synthetic storage). Returns how many, up to max. */
+/* Sockets whose frames sb_trainer_pump takes: the completion sockets of the
+ * ranks still in the epoch (none for synthetic storage). Returns how many,
+ * up to max. */
 size_t sb_trainer_sockets (sb_trainer_t *self, zsock_t **out, size_t max);
 
 #endif
