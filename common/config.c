@@ -14,12 +14,19 @@ typedef struct {
     char  *value;
     char **items;
     char  *origin;
+    unsigned load;          /* the sb_config_load_string call that set it; 0: an override */
 } s_entry_t;
+
+/* A workload has about a hundred keys; the bound stops YAML aliases from
+ * expanding a small file into millions of keys ("billion laughs"). */
+#define S_MAX_ENTRIES 4096
 
 struct sb_config {
     s_entry_t *entries;
     size_t     count;
     size_t     alloc;
+    unsigned   load;        /* current load; 0 outside sb_config_load_string */
+    unsigned   loads;       /* loads so far */
 };
 
 sb_config_t *
@@ -107,6 +114,7 @@ s_set (sb_config_t *self, const char *key, char *value, char **items, size_t nit
     e->origin = origin_copy;
     e->pub.nitems = nitems;
     e->pub.line = line;
+    e->load = self->load;
     s_entry_sync (e);
     /* Entries may have moved on realloc: refresh every public view. */
     for (size_t i = 0; i < self->count; i++)
@@ -123,6 +131,20 @@ s_scalar_text (yaml_node_t *node)
         s[node->data.scalar.length] = '\0';
     }
     return s;
+}
+
+/* The entry this load already set for key, or for a key below it (a
+ * section written twice); NULL when there is none. */
+static const s_entry_t *
+s_set_earlier (const sb_config_t *self, const char *key)
+{
+    size_t n = strlen (key);
+    for (size_t i = 0; i < self->count; i++) {
+        const s_entry_t *e = &self->entries[i];
+        if (e->load == self->load && strncmp (e->key, key, n) == 0 && (e->key[n] == '\0' || e->key[n] == '.'))
+            return e;
+    }
+    return NULL;
 }
 
 static int
@@ -187,10 +209,39 @@ s_walk (sb_config_t *self, yaml_document_t *doc, yaml_node_t *node, const char *
                       (int) k->data.scalar.length, (const char *) k->data.scalar.value);
             return -1;
         }
+        /* OmegaConf, which reads DLIO's YAML, refuses a repeated key too:
+         * silently keeping one of the two would run another workload. */
+        const s_entry_t *dup = s_set_earlier (self, key);
+        if (dup) {
+            snprintf (err, err_size, "%s:%d: key '%s' appears twice (first at line %d)", origin,
+                      (int) k->start_mark.line + 1, key, dup->pub.line);
+            return -1;
+        }
+        if (self->count >= S_MAX_ENTRIES) {
+            snprintf (err, err_size, "%s:%d: more than %d keys (aliases expanding?)", origin,
+                      (int) k->start_mark.line + 1, S_MAX_ENTRIES);
+            return -1;
+        }
         if (s_walk (self, doc, v, key, origin, err, err_size) != 0)
             return -1;
     }
     return 0;
+}
+
+/* "origin:line: malformed YAML: problem [context started at line N]". */
+static void
+s_yaml_error (const yaml_parser_t *parser, const char *text, const char *origin, char *err, size_t err_size)
+{
+    /* libyaml says "cannot start any token" for a tab; say why */
+    size_t at = parser->problem_mark.index;
+    const char *hint = at < strlen (text) && text[at] == '\t' ? " (indent YAML with spaces, not tabs)" : "";
+    if (parser->context)
+        snprintf (err, err_size, "%s:%d: malformed YAML: %s %s started at line %d%s", origin,
+                  (int) (parser->problem_mark.line + 1), parser->problem ? parser->problem : "parse error",
+                  parser->context, (int) (parser->context_mark.line + 1), hint);
+    else
+        snprintf (err, err_size, "%s:%d: malformed YAML: %s%s", origin, (int) (parser->problem_mark.line + 1),
+                  parser->problem ? parser->problem : "parse error", hint);
 }
 
 int
@@ -205,14 +256,12 @@ sb_config_load_string (sb_config_t *self, const char *text, const char *origin,
     }
     yaml_parser_set_input_string (&parser, (const unsigned char *) text, strlen (text));
     if (!yaml_parser_load (&parser, &doc)) {
-        snprintf (err, err_size, "%s:%d: malformed YAML: %s%s%s", origin,
-                  (int) (parser.problem_mark.line + 1),
-                  parser.problem ? parser.problem : "parse error",
-                  parser.context ? " " : "", parser.context ? parser.context : "");
+        s_yaml_error (&parser, text, origin, err, err_size);
         yaml_parser_delete (&parser);
         return -1;
     }
     int rc = 0;
+    self->load = ++self->loads;     /* tells a key repeated in this text from one set before */
     yaml_node_t *root = yaml_document_get_root_node (&doc);
     if (!root)
         ;   /* empty document: nothing to set */
@@ -223,8 +272,51 @@ sb_config_load_string (sb_config_t *self, const char *text, const char *origin,
     }
     else
         rc = s_walk (self, &doc, root, "", origin, err, err_size);
+    self->load = 0;
     yaml_document_delete (&doc);
+    if (rc == 0 && root) {
+        /* "---" and a second document: reading only the first would
+         * silently run another workload than the file says */
+        if (!yaml_parser_load (&parser, &doc)) {
+            s_yaml_error (&parser, text, origin, err, err_size);
+            rc = -1;
+        }
+        else {
+            yaml_node_t *next = yaml_document_get_root_node (&doc);
+            if (next) {
+                snprintf (err, err_size, "%s:%d: a workload file holds one YAML document, a second one starts here",
+                          origin, (int) next->start_mark.line + 1);
+                rc = -1;
+            }
+            yaml_document_delete (&doc);
+        }
+    }
     yaml_parser_delete (&parser);
+    return rc;
+}
+
+int
+sb_config_load_buffer (sb_config_t *self, const char *data, size_t size, const char *origin,
+                       char *err, size_t err_size)
+{
+    if (size > 16 * 1024 * 1024) {
+        snprintf (err, err_size, "%s: workload file larger than 16 MiB", origin);
+        return -1;
+    }
+    if (memchr (data, '\0', size)) {
+        snprintf (err, err_size, "%s: not a text file (NUL byte)", origin);
+        return -1;
+    }
+    /* sb_config_load_string wants a terminated string; data need not be one */
+    char *text = malloc (size + 1);
+    if (!text) {
+        snprintf (err, err_size, "%s: out of memory", origin);
+        return -1;
+    }
+    memcpy (text, data, size);
+    text[size] = '\0';
+    int rc = sb_config_load_string (self, text, origin, err, err_size);
+    free (text);
     return rc;
 }
 
@@ -264,12 +356,7 @@ sb_config_load_file (sb_config_t *self, const char *path, char *err, size_t err_
     }
     fclose (f);
     text[size] = '\0';
-    if (memchr (text, '\0', size)) {
-        snprintf (err, err_size, "%s: not a text file (NUL byte)", path);
-        free (text);
-        return -1;
-    }
-    int rc = sb_config_load_string (self, text, path, err, err_size);
+    int rc = sb_config_load_buffer (self, text, size, path, err, err_size);
     free (text);
     return rc;
 fail:
@@ -395,28 +482,51 @@ s_append (char **buf, size_t *len, size_t *alloc, const char *fmt, ...)
     }
 }
 
+/* Whether n bytes of text need double quotes to read back unchanged:
+ * YAML indicators, leading or trailing blanks, and anything outside
+ * printable ASCII (line breaks, tabs, C1 controls, U+2028/9) would be
+ * reinterpreted or folded in a plain scalar. */
 static int
-s_quote_needed (const char *v)
+s_quote_needed (const char *v, size_t n)
 {
-    if (!*v)
+    if (n == 0)
         return 1;
-    for (const char *p = v; *p; p++)
-        if (strchr (":#{}[],&*!|>'\"%@`\n", *p))
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char) v[i];
+        if (c < 0x20 || c >= 0x7f || strchr (":#{}[],&*!|>'\"%@`", c))
             return 1;
-    return v[0] == ' ' || v[0] == '-' || v[0] == '?' || v[strlen (v) - 1] == ' ';
+    }
+    return v[0] == ' ' || v[0] == '-' || v[0] == '?' || v[n - 1] == ' ';
 }
 
+/* Append n bytes of text as a YAML scalar, double-quoted and escaped when
+ * a plain scalar would not read back as the same bytes. */
 static int
-s_append_value (char **buf, size_t *len, size_t *alloc, const char *v)
+s_append_value (char **buf, size_t *len, size_t *alloc, const char *v, size_t n)
 {
-    if (!s_quote_needed (v))
-        return s_append (buf, len, alloc, "%s", v);
+    if (!s_quote_needed (v, n))
+        return s_append (buf, len, alloc, "%.*s", (int) n, v);
     if (s_append (buf, len, alloc, "\"") != 0)
         return -1;
-    for (const char *p = v; *p; p++) {
-        int rc = (*p == '"' || *p == '\\') ? s_append (buf, len, alloc, "\\%c", *p)
-               : *p == '\n' ? s_append (buf, len, alloc, "\\n")
-               : s_append (buf, len, alloc, "%c", *p);
+    for (size_t i = 0; i < n; i++) {
+        const unsigned char *u = (const unsigned char *) v + i;
+        int rc;
+        if (*u == '"' || *u == '\\')
+            rc = s_append (buf, len, alloc, "\\%c", *u);
+        else if (*u == '\n' || *u == '\t')
+            rc = s_append (buf, len, alloc, *u == '\n' ? "\\n" : "\\t");
+        else if (*u < 0x20 || *u == 0x7f)
+            rc = s_append (buf, len, alloc, "\\x%02x", *u);
+        else if (i + 1 < n && u[0] == 0xc2 && u[1] == 0x85) {     /* NEL: a line break in YAML */
+            rc = s_append (buf, len, alloc, "\\N");
+            i += 1;
+        }
+        else if (i + 2 < n && u[0] == 0xe2 && u[1] == 0x80 && (u[2] == 0xa8 || u[2] == 0xa9)) {
+            rc = s_append (buf, len, alloc, u[2] == 0xa8 ? "\\L" : "\\P");   /* line, paragraph separator */
+            i += 2;
+        }
+        else
+            rc = s_append (buf, len, alloc, "%c", *u);
         if (rc != 0)
             return -1;
     }
@@ -456,22 +566,28 @@ sb_config_to_yaml (const sb_config_t *self)
             }
         const char *seg = key + shared;
         size_t level = depth;
-        for (const char *dot; rc == 0 && (dot = strchr (seg, '.')); seg = dot + 1, level++)
-            rc = s_append (&buf, &len, &alloc, "%*s%.*s:\n", (int) (2 * level), "", (int) (dot - seg), seg);
+        /* key segments are quoted like values: a YAML key can be any scalar */
+        for (const char *dot; rc == 0 && (dot = strchr (seg, '.')); seg = dot + 1, level++) {
+            rc = s_append (&buf, &len, &alloc, "%*s", (int) (2 * level), "");
+            rc |= s_append_value (&buf, &len, &alloc, seg, (size_t) (dot - seg));
+            rc |= s_append (&buf, &len, &alloc, ":\n");
+        }
         if (rc)
             break;
-        rc = s_append (&buf, &len, &alloc, "%*s%s:", (int) (2 * level), "", seg);
+        rc = s_append (&buf, &len, &alloc, "%*s", (int) (2 * level), "");
+        rc |= s_append_value (&buf, &len, &alloc, seg, strlen (seg));
+        rc |= s_append (&buf, &len, &alloc, ":");
         if (sorted[i]->items) {
             rc |= s_append (&buf, &len, &alloc, " [");
             for (size_t j = 0; sorted[i]->items[j] && rc == 0; j++) {
                 rc |= s_append (&buf, &len, &alloc, "%s", j ? ", " : "");
-                rc |= s_append_value (&buf, &len, &alloc, sorted[i]->items[j]);
+                rc |= s_append_value (&buf, &len, &alloc, sorted[i]->items[j], strlen (sorted[i]->items[j]));
             }
             rc |= s_append (&buf, &len, &alloc, "]\n");
         }
         else {
             rc |= s_append (&buf, &len, &alloc, " ");
-            rc |= s_append_value (&buf, &len, &alloc, sorted[i]->value);
+            rc |= s_append_value (&buf, &len, &alloc, sorted[i]->value, strlen (sorted[i]->value));
             rc |= s_append (&buf, &len, &alloc, "\n");
         }
         prev = key;

@@ -28,7 +28,13 @@ void sb_config_destroy (sb_config_t **self_p);
  * replaced. Returns 0, or -1 with "origin:line: ..." in err. */
 int sb_config_load_string (sb_config_t *self, const char *text, const char *origin,
                            char *err, size_t err_size);
-/* Read and parse a YAML file; as above, the origin is the path. */
+/* Parse size bytes of YAML text (not necessarily NUL-terminated) the way a
+ * workload file is parsed: a NUL byte inside or more than 16 MiB is an
+ * error. The fuzz target tests/fuzz/fuzz_config.c enters here. Returns 0 or
+ * -1 with "origin[:line]: ..." in err. */
+int sb_config_load_buffer (sb_config_t *self, const char *data, size_t size, const char *origin,
+                           char *err, size_t err_size);
+/* Read and parse a YAML file through sb_config_load_buffer; the origin is the path. */
 int sb_config_load_file (sb_config_t *self, const char *path, char *err, size_t err_size);
 
 /* Apply one command-line override "KEY=VALUE". DLIO/Hydra spellings

@@ -156,7 +156,8 @@ s_copy_str (const msgpack_object *o)
     char *s = malloc (o->via.str.size + 1);
     if (!s)
         return NULL;
-    memcpy (s, o->via.str.ptr, o->via.str.size);
+    if (o->via.str.size)    /* msgpack-c leaves ptr NULL for "" */
+        memcpy (s, o->via.str.ptr, o->via.str.size);
     s[o->via.str.size] = '\0';
     return s;
 }
@@ -194,7 +195,7 @@ s_decode_field (const s_message_t *m, const s_field_t *f, const msgpack_object *
         if (o->via.str.size > SB_PROTO_MAX_STR)
             return s_fail (SB_PROTO_EFIELD, reason, reason_size, "%s.%s: string of %u bytes exceeds %d",
                            m->name, f->name, o->via.str.size, SB_PROTO_MAX_STR);
-        if (memchr (o->via.str.ptr, '\0', o->via.str.size))
+        if (o->via.str.size && memchr (o->via.str.ptr, '\0', o->via.str.size))
             return s_fail (SB_PROTO_EFIELD, reason, reason_size, "%s.%s: string holds a NUL byte", m->name, f->name);
         if (!(*(char **) at = s_copy_str (o)))
             return SB_PROTO_ENOMEM;
@@ -231,7 +232,7 @@ s_decode_field (const s_message_t *m, const s_field_t *f, const msgpack_object *
         for (uint32_t j = 0; j < o->via.array.size; j++) {
             const msgpack_object *s = &o->via.array.ptr[j];
             if (s->type != MSGPACK_OBJECT_STR || s->via.str.size > SB_PROTO_MAX_STR
-                || memchr (s->via.str.ptr, '\0', s->via.str.size))
+                || (s->via.str.size && memchr (s->via.str.ptr, '\0', s->via.str.size)))
                 return s_fail (SB_PROTO_EFIELD, reason, reason_size, "%s.%s[%u]: not a valid string",
                                m->name, f->name, j);
             if (!(a->items[j] = s_copy_str (s)))
@@ -271,6 +272,8 @@ s_scan (const uint8_t *p, size_t avail, int depth)
     uint64_t count = 0, len = 0;
     size_t head = 1;
     int container = 0;      /* 1 array, 2 map */
+    int nbytes = 0;         /* big-endian length or count after the type byte */
+    int ext = 0;            /* ext 8/16/32: a type byte follows the length */
     if (t <= 0x7f || t >= 0xe0 || t == 0xc0 || t == 0xc2 || t == 0xc3)
         return 1;
     if ((t & 0xf0) == 0x90) { container = 1; count = t & 0x0f; }
@@ -286,17 +289,27 @@ s_scan (const uint8_t *p, size_t avail, int depth)
     case 0xd6: head = 6; break;
     case 0xd7: head = 10; break;
     case 0xd8: head = 18; break;
-    case 0xc4: case 0xd9: head = 2; if (avail < 2) return 0; len = p[1]; break;
-    case 0xc5: case 0xda: head = 3; if (avail < 3) return 0; len = s_be (p + 1, 2); break;
-    case 0xc6: case 0xdb: head = 5; if (avail < 5) return 0; len = s_be (p + 1, 4); break;
-    case 0xc7: head = 3; if (avail < 3) return 0; len = p[1]; break;
-    case 0xc8: head = 4; if (avail < 4) return 0; len = s_be (p + 1, 2); break;
-    case 0xc9: head = 6; if (avail < 6) return 0; len = s_be (p + 1, 4); break;
-    case 0xdc: head = 3; if (avail < 3) return 0; container = 1; count = s_be (p + 1, 2); break;
-    case 0xdd: head = 5; if (avail < 5) return 0; container = 1; count = s_be (p + 1, 4); break;
-    case 0xde: head = 3; if (avail < 3) return 0; container = 2; count = s_be (p + 1, 2); break;
-    case 0xdf: head = 5; if (avail < 5) return 0; container = 2; count = s_be (p + 1, 4); break;
+    case 0xc4: case 0xd9: nbytes = 1; break;
+    case 0xc5: case 0xda: nbytes = 2; break;
+    case 0xc6: case 0xdb: nbytes = 4; break;
+    case 0xc7: nbytes = 1; ext = 1; break;
+    case 0xc8: nbytes = 2; ext = 1; break;
+    case 0xc9: nbytes = 4; ext = 1; break;
+    case 0xdc: nbytes = 2; container = 1; break;
+    case 0xdd: nbytes = 4; container = 1; break;
+    case 0xde: nbytes = 2; container = 2; break;
+    case 0xdf: nbytes = 4; container = 2; break;
     default: return 0;      /* 0xc1 is never used */
+    }
+    if (nbytes) {
+        /* the length or count is read only once its bytes are known to be there */
+        head = 1 + (size_t) nbytes + (size_t) ext;
+        if (head > avail)
+            return 0;
+        if (container)
+            count = s_be (p + 1, nbytes);
+        else
+            len = s_be (p + 1, nbytes);
     }
     if (head > avail)
         return 0;
@@ -387,16 +400,21 @@ done:
     return st;
 }
 
-/* Read a msgpack unsigned integer at p (avail bytes). Returns bytes used, 0 if not one. */
+/* Read a msgpack non-negative integer at p (avail bytes): a uint, or an int
+ * holding a value >= 0, which msgpack-c (and so the decoder) reads as a
+ * positive integer too. Returns bytes used, 0 if not one. */
 static size_t
 s_read_uint (const uint8_t *p, size_t avail, uint64_t *v)
 {
     if (avail < 1)
         return 0;
     uint8_t t = p[0];
-    int n = t <= 0x7f ? 0 : t == 0xcc ? 1 : t == 0xcd ? 2 : t == 0xce ? 4 : t == 0xcf ? 8 : -1;
+    int n = t <= 0x7f ? 0 : t == 0xcc || t == 0xd0 ? 1 : t == 0xcd || t == 0xd1 ? 2
+          : t == 0xce || t == 0xd2 ? 4 : t == 0xcf || t == 0xd3 ? 8 : -1;
     if (n < 0 || (size_t) n + 1 > avail)
         return 0;
+    if (t >= 0xd0 && (p[1] & 0x80))
+        return 0;           /* negative */
     *v = n == 0 ? t : s_be (p + 1, n);
     return (size_t) n + 1;
 }

@@ -1,13 +1,76 @@
-/* wire: protocol messages over ZeroMQ. */
+/* wire: protocol messages over ZeroMQ.
+ *
+ * Opt-in trace: when the environment variable SHARDBENCH_WIRE_TRACE names a
+ * file, sb_wire_send and sb_wire_recv append every payload frame they send
+ * or receive to it, as one record per frame:
+ *
+ *   SBWIRE <send|recv> <pid> <TYPE> <bytes>\n<the raw msgpack bytes>\n
+ *
+ * (TYPE is the message type, `?` for a frame that did not decode). The file
+ * is opened once per process with O_APPEND and mode 0600, and each record is
+ * one write(2), so the coordinator, workers and threads of one run can share
+ * a file without interleaving records. It captures what the processes say to
+ * each other, before encryption, e.g. to check that no secret is in it; the
+ * frames the worker agent decodes itself (coordinator -> agent after WELCOME)
+ * are in the trace as the coordinator's sends. Tracing failures are reported
+ * once and never fail a send. */
 #include "wire.h"
+#include "log.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <stdio.h>
 #include <string.h>
+
+static pthread_once_t s_trace_once = PTHREAD_ONCE_INIT;
+static int s_trace_fd = -1;
+static int s_trace_warned;
+
+static void
+s_trace_open (void)
+{
+    const char *path = getenv ("SHARDBENCH_WIRE_TRACE");
+    if (!path || !*path)
+        return;
+    s_trace_fd = open (path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    if (s_trace_fd < 0)
+        sb_warn ("SHARDBENCH_WIRE_TRACE: cannot open %s: %s; messages are not traced", path, strerror (errno));
+}
+
+/* Append one record (see the banner) when tracing is on. */
+static void
+s_trace (const char *dir, int type, const uint8_t *data, size_t size)
+{
+    pthread_once (&s_trace_once, s_trace_open);
+    if (s_trace_fd < 0)
+        return;
+    char head[96];
+    int n = snprintf (head, sizeof head, "SBWIRE %s %ld %s %zu\n", dir, (long) getpid (), sb_proto_type_name (type),
+                      size);
+    if (n < 0 || (size_t) n >= sizeof head)
+        return;
+    char *rec = malloc ((size_t) n + size + 1);
+    int err = rec ? 0 : ENOMEM;
+    if (rec) {
+        memcpy (rec, head, (size_t) n);
+        if (size)
+            memcpy (rec + n, data, size);
+        rec[(size_t) n + size] = '\n';
+        ssize_t w = write (s_trace_fd, rec, (size_t) n + size + 1);
+        err = w < 0 ? errno : EIO;      /* EIO: a short write */
+        free (rec);
+        if (w == (ssize_t) ((size_t) n + size + 1))
+            return;
+    }
+    if (!__atomic_exchange_n (&s_trace_warned, 1, __ATOMIC_SEQ_CST))
+        sb_warn ("SHARDBENCH_WIRE_TRACE: a record could not be written: %s", strerror (err));
+}
 
 int
 sb_wire_send (zsock_t *sock, zframe_t *identity, const sb_msg_t *msg)
@@ -16,6 +79,7 @@ sb_wire_send (zsock_t *sock, zframe_t *identity, const sb_msg_t *msg)
     size_t size = 0;
     if (sb_proto_encode (msg, &data, &size) != 0)
         return -1;
+    s_trace ("send", (int) msg->type, data, size);
     zmsg_t *zm = zmsg_new ();
     if (!zm) {
         free (data);
@@ -67,6 +131,7 @@ sb_wire_recv (zsock_t *sock, zframe_t **identity_p, sb_msg_t *msg,
     else {
         zframe_t *f = zmsg_first (zm);
         st = sb_proto_decode (zframe_data (f), zframe_size (f), msg, reason, reason_size, peer_version);
+        s_trace ("recv", st == SB_PROTO_OK ? (int) msg->type : -1, zframe_data (f), zframe_size (f));   /* -1: "?" */
     }
     zmsg_destroy (&zm);
     return st;

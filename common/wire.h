@@ -1,7 +1,10 @@
 /* wire: send and receive protocol messages on ZeroMQ sockets.
  *
  * A ROUTER socket carries [identity, payload]; every other socket carries
- * [payload]. Payload is one msgpack frame (see proto.h). */
+ * [payload]. Payload is one msgpack frame (see proto.h).
+ *
+ * SHARDBENCH_WIRE_TRACE=FILE in the environment makes sb_wire_send and
+ * sb_wire_recv append every payload frame to FILE (format in wire.c). */
 #ifndef SB_WIRE_H
 #define SB_WIRE_H
 

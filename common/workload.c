@@ -121,8 +121,13 @@ s_parse (const s_key_t *k, const sb_config_entry_t *e, const char *text, sb_work
         if (*text == '-' || *text == '\0')
             goto bad_u64;
         unsigned long long v = strtoull (text, &end, 10);
-        if (errno || *end != '\0')
+        if (*end != '\0' || end == text || (errno && errno != ERANGE))
             goto bad_u64;
+        if (errno == ERANGE) {
+            snprintf (err, err_size, "%s: key '%s': %s is out of range [%.0f, %.0f]", where, k->key, text, k->min,
+                      k->max);
+            return -1;
+        }
         if ((double) v < k->min || (double) v > k->max) {
             snprintf (err, err_size, "%s: key '%s': %llu is out of range [%.0f, %.0f]", where, k->key, v,
                       k->min, k->max);
@@ -131,7 +136,10 @@ s_parse (const s_key_t *k, const sb_config_entry_t *e, const char *text, sb_work
         *(uint64_t *) at = v;
         return 0;
     bad_u64:
-        snprintf (err, err_size, "%s: key '%s': expected a non-negative integer, got '%s'", where, k->key, text);
+        if (*text)
+            snprintf (err, err_size, "%s: key '%s': expected a non-negative integer, got '%s'", where, k->key, text);
+        else
+            snprintf (err, err_size, "%s: key '%s': expected a non-negative integer, got no value", where, k->key);
         return -1;
     }
     case T_F64: {
@@ -296,6 +304,33 @@ s_find (const char *key)
     return NULL;
 }
 
+/* An unknown key that collides with the table is a wrong type, not a typo:
+ * "reader.batch_size.x" (a mapping where a value belongs) or "reader" (a
+ * value where a section belongs). Writes the error and returns -1, else 0. */
+static int
+s_shape_error (const sb_config_entry_t *e, char *err, size_t err_size)
+{
+    char where[1200];
+    size_t n = strlen (e->key);
+    for (size_t i = 0; i < S_NKEYS; i++) {
+        const s_key_t *k = &s_keys[i];
+        size_t kn = strlen (k->key);
+        if (k->type == T_IGNORED)
+            continue;
+        if (n > kn && strncmp (e->key, k->key, kn) == 0 && e->key[kn] == '.') {
+            snprintf (err, err_size, "%s: key '%s': expected a single value, got a mapping (with '%s')",
+                      s_where (e, where, sizeof where), k->key, e->key + kn + 1);
+            return -1;
+        }
+        if (kn > n && strncmp (k->key, e->key, n) == 0 && k->key[n] == '.') {
+            snprintf (err, err_size, "%s: key '%s': expected a section of keys (such as '%s'), got a %s",
+                      s_where (e, where, sizeof where), e->key, k->key, e->items ? "list" : "single value");
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* Sections DLIO knows whose keys shardbench does not model yet. */
 static int
 s_dlio_section (const char *key)
@@ -322,6 +357,7 @@ sb_workload_from_config (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
         if (s_parse (k, e, e ? (e->value ? e->value : "") : k->fallback, wl, err, err_size) != 0)
             return -1;
     }
+    s_where (sb_config_get (cfg, "reader.batch_size"), wl->batch_size_origin, sizeof wl->batch_size_origin);
     if (wl->read_threads == 0)
         wl->read_threads = 1;   /* DLIO: 0 reads on the main process */
     if (strncmp (wl->data_folder, "synthetic://", 12) == 0)
@@ -353,6 +389,8 @@ sb_workload_from_config (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
         char where[1200];
         if (k && k->type != T_IGNORED)
             continue;
+        if (!k && s_shape_error (e, err, err_size) != 0)
+            return -1;
         if (k || s_dlio_section (e->key)) {
             int n = snprintf (ignored + used, sizeof ignored - used, "%s%s", used ? ", " : "", e->key);
             if (n > 0 && (size_t) n < sizeof ignored - used)

@@ -53,6 +53,10 @@ typedef struct {
     double      heartbeat_timeout_s;
     uint64_t    keys_page;
     uint64_t    io_buffer_bytes;
+    /* where reader.batch_size was set ("w.yaml:5", "command line",
+     * "default"), for the error of a batch larger than a shard, which only
+     * the coordinator's plan can find */
+    char        batch_size_origin[300];
 } sb_workload_t;
 
 /* Fill *wl from cfg (defaults for absent keys). Returns 0, or -1 with

@@ -5,6 +5,7 @@
 #include "log.h"
 #include "report.h"
 #include "resultdb.h"
+#include "security.h"
 #include "session.h"
 #include "util.h"
 #include "workload.h"
@@ -36,6 +37,7 @@ s_usage_main (FILE *f)
              "                                                 list the dataset into the catalog (or reuse it)\n"
              "  report    [RUN_ID|last] [--db FILE]             print a run's summary again\n"
              "  workloads                                      list the built-in workload presets\n"
+             "  keys      [--dir DIR] [--worker NAME ...]       create CURVE certificates (see --keys)\n"
              "\n"
              "`shardbench COMMAND --help` describes each command. Exit status: 0 success,\n"
              "1 the run failed or was interrupted, 2 usage or configuration error.\n");
@@ -46,7 +48,8 @@ s_usage_run (FILE *f, const char *cmd)
 {
     fprintf (f,
              "usage: shardbench %s [WORKLOAD] [KEY=VALUE ...] [--accelerators A] [--local N | --workers N]\n"
-             "                  [--bind ENDPOINT] [--db FILE] [--seed S] [--relist] [--join-timeout S] [-v]\n"
+             "                  [--bind ENDPOINT] [--keys DIR | --insecure] [--db FILE] [--seed S] [--relist]\n"
+             "                  [--join-timeout S] [-v]\n"
              "(catalog uses WORKLOAD, KEY=VALUE, --relist and --db: it lists the dataset and starts no workers)\n"
              "\n"
              "WORKLOAD         a preset name (see `shardbench workloads`) or a DLIO workload YAML file;\n"
@@ -65,6 +68,12 @@ s_usage_run (FILE *f, const char *cmd)
              "--relist         list the dataset again even when the catalog is current\n"
              "--join-timeout S give up when the workers have not joined after S seconds\n"
              "                 (default 60 with --local, none with --workers)\n"
+             "--keys DIR       ZeroMQ CURVE: encrypt all traffic and admit only workers holding a\n"
+             "                 certificate in DIR/allowed (make DIR with `shardbench keys`);\n"
+             "                 default $SHARDBENCH_KEYS. Required when --bind is not a loopback\n"
+             "                 address, unless --insecure\n"
+             "--insecure       bind a routable address without CURVE: any host can join and\n"
+             "                 read the workload\n"
              "-v, --verbose    debug messages\n"
              "\n"
              "workload keys (defaults):\n", cmd);
@@ -130,6 +139,8 @@ typedef struct {
     int         have_seed, relist;
     double      join_timeout;
     int         have_join_timeout;
+    const char *keys_dir;       /* --keys or $SHARDBENCH_KEYS: CURVE */
+    int         insecure;       /* --insecure: plain TCP on a routable address */
 } s_run_args_t;
 
 static int
@@ -217,6 +228,12 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
         }
         else if (!strcmp (arg, "--relist"))
             a.relist = 1;
+        else if (!strcmp (arg, "--keys")) {
+            NEEDS_VALUE ();
+            a.keys_dir = next;
+        }
+        else if (!strcmp (arg, "--insecure"))
+            a.insecure = 1;
         else if (arg[0] == '-' && arg[1] == '-' && !strchr (arg, '=')) {
             fprintf (stderr, "shardbench %s: unknown option '%s' (see --help)\n", cmd, arg);
             goto done;
@@ -240,6 +257,17 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
     }
     if (!a.local && !a.workers)
         a.local = 1;
+    const char *bind = a.bind ? a.bind : a.local ? "tcp://127.0.0.1:*" : "tcp://*:5555";
+    if (!a.keys_dir && (a.keys_dir = getenv ("SHARDBENCH_KEYS")) && !*a.keys_dir)
+        a.keys_dir = NULL;
+    if (kind != SB_SESSION_CATALOG && !a.keys_dir && !a.insecure && !sb_endpoint_is_local (bind)) {
+        fprintf (stderr,
+                 "shardbench %s: %s can be reached from other hosts, so workers must authenticate (ZeroMQ CURVE):\n"
+                 "  create keys with `shardbench keys --dir DIR` and pass --keys DIR (workers too), or bind a\n"
+                 "  loopback address, or pass --insecure to accept any worker and send everything in clear text\n",
+                 cmd, bind);
+        goto done;
+    }
 
     if (s_load_workload (cfg, a.workload, err, sizeof err) != 0) {
         fprintf (stderr, "shardbench: error: %s\n", err);
@@ -278,7 +306,7 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
     sb_session_opts_t opts = {
         .kind = kind, .wl = &wl, .workload_name = a.workload, .config_yaml = yaml, .db = db,
         .accelerators = accelerators, .local_workers = a.local, .remote_workers = a.workers,
-        .bind = a.bind ? a.bind : a.local ? "tcp://127.0.0.1:*" : "tcp://*:5555",
+        .bind = bind, .keys_dir = a.keys_dir,
         .worker_path = worker_path, .seed = seed, .relist = a.relist,
         .join_timeout_s = a.have_join_timeout ? a.join_timeout : a.local ? 60 : 0,
     };
@@ -326,6 +354,11 @@ s_cmd_report (int argc, char **argv)
         fprintf (stderr, "shardbench report: %s\n", err);
         return EXIT_USAGE;
     }
+    /* a run whose coordinator is gone is not reported as 'running' */
+    int stale = sb_resultdb_mark_interrupted (db);
+    if (stale > 0)
+        sb_warn ("%d earlier run(s) in %s were left 'running' by a coordinator that is gone: marked 'interrupted'",
+                 stale, db_path);
     int64_t id = -1;
     if (!strcmp (which, "last"))
         id = sb_report_last_run (sb_resultdb_handle (db), NULL);
@@ -342,6 +375,59 @@ s_cmd_report (int argc, char **argv)
         fprintf (stderr, "shardbench report: %s holds no runs\n", db_path);
     sb_resultdb_destroy (&db);
     return rc == 0 ? 0 : EXIT_USAGE;
+}
+
+static void
+s_note_created (const char *path, void *ctx)
+{
+    printf ("created %s\n", path);
+}
+
+static int
+s_cmd_keys (int argc, char **argv)
+{
+    const char *dir = "shardbench-keys";
+    const char *names[64];
+    size_t nnames = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *arg = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp (arg, "-h") || !strcmp (arg, "--help")) {
+            printf ("usage: shardbench keys [--dir DIR] [--worker NAME ...]\n"
+                    "\n"
+                    "Create the ZeroMQ CURVE certificates of a cluster in DIR (default ./shardbench-keys),\n"
+                    "keeping any that exist:\n"
+                    "  DIR/coordinator.cert         the coordinator's public certificate (copy to every node)\n"
+                    "  DIR/coordinator.cert_secret  its secret key (stays on the coordinator's node)\n"
+                    "  DIR/NAME.cert, NAME.cert_secret  a worker certificate, NAME default 'worker'\n"
+                    "                               (copy both to the worker nodes)\n"
+                    "  DIR/allowed/NAME.cert        the workers the coordinator admits\n"
+                    "Then: `shardbench run --keys DIR ...` and `shardbench-worker --keys DIR [--cert NAME] ...`.\n"
+                    "To shut a worker certificate out, delete it from DIR/allowed/.\n");
+            return 0;
+        }
+        if ((!strcmp (arg, "--dir") || !strcmp (arg, "--worker")) && !next) {
+            fprintf (stderr, "shardbench keys: %s needs a value\n", arg);
+            return EXIT_USAGE;
+        }
+        if (!strcmp (arg, "--dir"))
+            dir = argv[++i];
+        else if (!strcmp (arg, "--worker") && nnames < sizeof names / sizeof names[0])
+            names[nnames++] = argv[++i];
+        else {
+            fprintf (stderr, "shardbench keys: unexpected argument '%s' (see --help)\n", arg);
+            return EXIT_USAGE;
+        }
+    }
+    if (nnames == 0)
+        names[nnames++] = "worker";
+    char err[1024];
+    for (size_t i = 0; i < nnames; i++)
+        if (sb_keys_create (dir, names[i], s_note_created, NULL, err, sizeof err) != 0) {
+            fprintf (stderr, "shardbench keys: %s\n", err);
+            return EXIT_USAGE;
+        }
+    printf ("keys in %s\n", dir);
+    return 0;
 }
 
 static int
@@ -386,6 +472,8 @@ sb_cli_main (int argc, char **argv)
         return s_cmd_report (argc - 2, argv + 2);
     if (!strcmp (cmd, "workloads"))
         return s_cmd_workloads (argc - 2, argv + 2);
+    if (!strcmp (cmd, "keys"))
+        return s_cmd_keys (argc - 2, argv + 2);
     fprintf (stderr, "shardbench: unknown command '%s'\n\n", cmd);
     s_usage_main (stderr);
     return EXIT_USAGE;

@@ -44,7 +44,7 @@ sb_launcher_destroy (sb_launcher_t **self_p)
 
 int
 sb_launcher_start (sb_launcher_t *self, size_t n, const char *endpoint, double heartbeat_timeout_s,
-                   char *err, size_t err_size)
+                   const char *keys_dir, char *err, size_t err_size)
 {
     if (access (self->worker_path, X_OK) != 0) {
         snprintf (err, err_size, "worker binary '%s': %s (set SHARDBENCH_WORKER to its path)", self->worker_path,
@@ -70,7 +70,8 @@ sb_launcher_start (sb_launcher_t *self, size_t n, const char *endpoint, double h
             /* child: die with the coordinator, even on SIGKILL */
             if (prctl (PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid () != parent)
                 _exit (127);
-            char *argv[] = { self->worker_path, "--coordinator", (char *) endpoint, "--timeout", timeout, NULL };
+            char *argv[] = { self->worker_path, "--coordinator", (char *) endpoint, "--timeout", timeout,
+                             keys_dir ? "--keys" : NULL, (char *) keys_dir, NULL };
             execv (self->worker_path, argv);
             fprintf (stderr, "shardbench: cannot run %s: %s\n", self->worker_path, strerror (errno));
             _exit (127);

@@ -15,10 +15,11 @@ sb_launcher_t *sb_launcher_new (const char *worker_path);
 /* Stop any running children (as sb_launcher_stop with no grace), free. */
 void sb_launcher_destroy (sb_launcher_t **self_p);
 
-/* Start n workers connecting to endpoint. Returns 0, or -1 with err set
- * (children already started stay tracked). */
+/* Start n workers connecting to endpoint, with `--keys keys_dir` when
+ * keys_dir is not NULL (CURVE). Returns 0, or -1 with err set (children
+ * already started stay tracked). */
 int sb_launcher_start (sb_launcher_t *self, size_t n, const char *endpoint, double heartbeat_timeout_s,
-                       char *err, size_t err_size);
+                       const char *keys_dir, char *err, size_t err_size);
 
 /* Reap one exited child without blocking. Returns 1 and sets *pid and
  * *status (waitpid status) when one exited, else 0. */

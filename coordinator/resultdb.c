@@ -405,9 +405,14 @@ sb_resultdb_mark_interrupted (sb_resultdb_t *self)
         pid_t pid = (pid_t) sqlite3_column_int64 (st, 1);
         if (pid > 0 && pid != getpid () && kill (pid, 0) == 0)
             continue;   /* still running */
-        if (s_exec (self, "UPDATE runs SET status = 'interrupted', finished_at = ?,"
-                    " error = coalesce(error, 'coordinator stopped before the run finished') WHERE id = ?",
-                    "di", sb_now (), id) == 0)
+        /* it ended, as far as anyone knows, with the last thing it recorded
+         * (not now: the report's "after N s" would count the time since) */
+        if (s_exec (self, "UPDATE runs SET status = 'interrupted', finished_at = max(started_at,"
+                    " coalesce((SELECT max(t) FROM timeseries WHERE run_id = ?1), 0),"
+                    " coalesce((SELECT max(finished_at) FROM rank_epochs WHERE run_id = ?1), 0),"
+                    " coalesce((SELECT max(t) FROM errors WHERE run_id = ?1), 0)),"
+                    " error = coalesce(error, 'coordinator stopped before the run finished') WHERE id = ?1",
+                    "i", id) == 0)
             marked++;
     }
     sqlite3_finalize (st);

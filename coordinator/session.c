@@ -9,6 +9,7 @@
 #include "dataset.h"
 #include "histogram.h"
 #include "s3_client.h"
+#include "security.h"
 #include "launch.h"
 #include "log.h"
 #include "util.h"
@@ -47,6 +48,7 @@ typedef struct {
     const sb_session_opts_t *o;
     zsock_t        *router;
     zpoller_t      *poller;
+    zactor_t       *auth;           /* CURVE authenticator (zauth), NULL without keys */
     char            endpoint[256];
     sb_launcher_t  *launcher;
     s_worker_t     *workers;
@@ -88,6 +90,7 @@ typedef struct {
 
 static void s_dataset (s_session_t *self, sb_dataset_t *ds);
 static void s_keep_alive (void *arg);
+static void s_lost (s_session_t *self, s_worker_t *w, const char *op, const char *why);
 
 static void
 s_fail (s_session_t *self, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));
@@ -149,8 +152,18 @@ s_send (s_session_t *self, s_worker_t *w, const sb_msg_t *msg)
     if (w->gone)
         return 0;
     if (sb_wire_send (self->router, w->identity, msg) != 0) {
-        s_fail (self, "cannot send %s to worker %llu on %s: %s", sb_proto_type_name (msg->type),
-                (unsigned long long) w->id, w->host, zmq_strerror (zmq_errno ()));
+        int e = zmq_errno ();
+        if (e == EHOSTUNREACH) {
+            /* ROUTER_MANDATORY: the worker's connection is gone (its process
+             * died and the kernel closed the socket): a lost worker, found
+             * before its heartbeat timeout */
+            char why[128];
+            snprintf (why, sizeof why, "connection closed (%s not delivered)", sb_proto_type_name (msg->type));
+            s_lost (self, w, "connection", why);
+        }
+        else
+            s_fail (self, "cannot send %s to worker %llu on %s: %s", sb_proto_type_name (msg->type),
+                    (unsigned long long) w->id, w->host, zmq_strerror (e));
         return -1;
     }
     return 0;
@@ -169,6 +182,20 @@ s_record_error (s_session_t *self, int64_t rank, const char *host, const char *o
 {
     if (self->run_id > 0)
         sb_resultdb_add_error (self->o->db, self->run_id, rank, host, op, target, errno_val, message);
+}
+
+/* A worker that can no longer be reached: its ranks, host, pid and the time
+ * it was last heard from go into the failure and an errors row. */
+static void
+s_lost (s_session_t *self, s_worker_t *w, const char *op, const char *why)
+{
+    char span[64], when[32], detail[512];
+    s_clock_text (w->last_seen, when, sizeof when);
+    snprintf (detail, sizeof detail, "%s, last contact at %s", why, when);
+    w->gone = 1;
+    s_record_error (self, (int64_t) w->first_rank, w->host, op, NULL, 0, detail);
+    s_fail (self, "lost worker %llu on %s (%s, pid %llu): %s", (unsigned long long) w->id, w->host,
+            s_rank_span (w, span, sizeof span), (unsigned long long) w->pid, detail);
 }
 
 /* ---------------------------------------------------------------- handlers */
@@ -484,11 +511,15 @@ s_dispatch (s_session_t *self)
     if (st != SB_PROTO_OK) {
         self->rejected_frames++;
         sb_warn ("rejected a frame from %s: %s", w ? w->host : "an unknown peer", reason);
-        if (st == SB_PROTO_EVERSION && identity) {
+        /* Tell the sender why, unless it is an admitted worker (REJECT would end it). */
+        if (identity && (st == SB_PROTO_EVERSION || !w)) {
             sb_msg_t rej = { .type = SB_MSG_REJECT };
-            char text[256];
-            snprintf (text, sizeof text, "coordinator speaks protocol version %d, you sent version %llu",
-                      SB_PROTO_VERSION, (unsigned long long) peer_version);
+            char text[320];
+            if (st == SB_PROTO_EVERSION)
+                snprintf (text, sizeof text, "coordinator speaks protocol version %d, you sent version %llu",
+                          SB_PROTO_VERSION, (unsigned long long) peer_version);
+            else
+                snprintf (text, sizeof text, "frame rejected: %s", reason);
             rej.u.reject.reason = text;
             sb_wire_send (self->router, identity, &rej);
         }
@@ -554,16 +585,13 @@ s_housekeeping (s_session_t *self)
         s_broadcast (self, &hb);
         self->next_heartbeat = now + wl->heartbeat_interval_s;
     }
-    char span[64], when[32];
+    char span[64];
     for (size_t i = 0; i < self->nworkers && !self->failed; i++) {
         s_worker_t *w = &self->workers[i];
         if (!w->gone && now - w->last_seen > wl->heartbeat_timeout_s) {
-            s_clock_text (w->last_seen, when, sizeof when);
-            s_record_error (self, (int64_t) w->first_rank, w->host, "heartbeat", NULL, 0, "worker lost");
-            w->gone = 1;
-            s_fail (self, "lost worker %llu on %s (%s, pid %llu): no message for %.1f s, last contact at %s",
-                    (unsigned long long) w->id, w->host, s_rank_span (w, span, sizeof span),
-                    (unsigned long long) w->pid, now - w->last_seen, when);
+            char why[64];
+            snprintf (why, sizeof why, "no message for %.1f s", now - w->last_seen);
+            s_lost (self, w, "heartbeat", why);
         }
     }
     pid_t pid;
@@ -1064,9 +1092,12 @@ sb_session_run (const sb_session_opts_t *opts, int64_t *run_id, char *err, size_
     if (opts->kind == SB_SESSION_TRAIN) {
         /* Check the shard arithmetic before starting anything. */
         sb_shard_plan_t plan;
+        char why[256];
         if (sb_shard_plan (wl->num_files_train, wl->num_samples_per_file, opts->accelerators, wl->batch_size, &plan,
-                           err, err_size) != 0)
+                           why, sizeof why) != 0) {
+            snprintf (err, err_size, "%s: key 'reader.batch_size': %s", wl->batch_size_origin, why);
             return 2;
+        }
     }
 
     /* Object storage: every endpoint must answer before anything is listed. */
@@ -1156,6 +1187,10 @@ sb_session_run (const sb_session_opts_t *opts, int64_t *run_id, char *err, size_
     sb_wire_configure (self->router, 1000);
     zsock_set_router_mandatory (self->router, 1);
     zsock_set_rcvtimeo (self->router, 0);
+    if (opts->keys_dir && sb_curve_server (self->router, opts->keys_dir, &self->auth, err, err_size) != 0) {
+        exit_code = 2;
+        goto done;
+    }
     int port = zsock_bind (self->router, "%s", opts->bind);
     if (port < 0) {
         snprintf (err, err_size, "cannot bind %s: %s", opts->bind, zmq_strerror (zmq_errno ()));
@@ -1173,16 +1208,17 @@ sb_session_run (const sb_session_opts_t *opts, int64_t *run_id, char *err, size_
     if (opts->local_workers) {
         self->launcher = sb_launcher_new (opts->worker_path);
         if (!self->launcher
-            || sb_launcher_start (self->launcher, opts->local_workers, self->endpoint, wl->heartbeat_timeout_s, err,
-                                  err_size) != 0) {
+            || sb_launcher_start (self->launcher, opts->local_workers, self->endpoint, wl->heartbeat_timeout_s,
+                                  opts->keys_dir, err, err_size) != 0) {
             if (!self->launcher)
                 snprintf (err, err_size, "out of memory");
             goto done;
         }
     }
     else
-        sb_info ("waiting for %zu workers: start `shardbench-worker --coordinator %s` on each node", self->expected,
-                 self->endpoint);
+        sb_info ("waiting for %zu workers: start `shardbench-worker --coordinator %s%s%s` on each node%s",
+                 self->expected, self->endpoint, opts->keys_dir ? " --keys " : "", opts->keys_dir ? opts->keys_dir : "",
+                 opts->keys_dir ? " (CURVE: copy coordinator.cert and a worker certificate there)" : "");
 
     char what[128];
     snprintf (what, sizeof what, "waiting for %zu workers to join %s", self->expected, self->endpoint);
@@ -1237,6 +1273,7 @@ done:
     free (self->preflight);
     zpoller_destroy (&self->poller);
     zsock_destroy (&self->router);
+    zactor_destroy (&self->auth);
     for (size_t i = 0; i < self->nworkers; i++)
         zframe_destroy (&self->workers[i].identity);
     free (self->workers);

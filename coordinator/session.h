@@ -27,6 +27,7 @@ typedef struct {
     uint64_t             local_workers; /* start this many local workers ... */
     uint64_t             remote_workers;/* ... or wait for this many */
     const char          *bind;          /* ZeroMQ endpoint to bind */
+    const char          *keys_dir;      /* CURVE key directory (common/security.h), NULL: plain */
     const char          *worker_path;   /* for local workers */
     uint64_t             seed;
     int                  relist;

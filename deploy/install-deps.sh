@@ -7,12 +7,14 @@ set -euo pipefail
 packages=(gcc pkg-config meson ninja-build python3 libzmq3-dev libczmq-dev libmsgpack-dev
           libsqlite3-dev libyaml-dev libcurl4-openssl-dev libssl-dev)
 if [ "${1:-}" = "--tests" ]; then
-    packages+=(check sqlite3 procps curl nginx-light util-linux)
+    packages+=(check sqlite3 procps curl nginx-light util-linux iproute2)
     # the S3 test server runs on node (>= 20: tests/s3/s3lib.sh fetches a
     # node 20 build from the npm registry when Debian's is older)
     command -v node >/dev/null 2>&1 || packages+=(nodejs)
     command -v npm >/dev/null 2>&1 || packages+=(npm)
 fi
+# --fuzz (alone or after --tests): clang and libFuzzer for tests/fuzz/run.sh
+case " $* " in *" --fuzz "*) packages+=(clang libclang-rt-dev) ;; esac
 
 missing=()
 for p in "${packages[@]}"; do

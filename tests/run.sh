@@ -18,20 +18,44 @@ meson compile -C "$build" || exit 1
 
 meson test -C "$build" --print-errorlogs --num-processes 2
 rc=$?
+logs=("$build/meson-logs/testlog.json")
 
-# One closing line that CI understands, counted from meson's own log.
-python3 - "$build/meson-logs/testlog.json" <<'PY'
+# The same unit and integration suites a second time, built with
+# AddressSanitizer and UndefinedBehaviorSanitizer: a memory error, a leak
+# or undefined behaviour fails the test that met it. SHARDBENCH_NO_SANITIZE=1
+# skips this pass (not in CI).
+if [ "${SHARDBENCH_NO_SANITIZE:-}" != 1 ] || [ "${CI:-}" = "true" ]; then
+    sbuild="$here/build-sanitize"
+    if [ ! -f "$sbuild/build.ninja" ]; then
+        meson setup "$sbuild" "$here" -Dwerror=$werror -Dtests=true -Db_sanitize=address,undefined \
+            -Db_lundef=false || exit 1
+    fi
+    meson compile -C "$sbuild" || exit 1
+    echo "tests: the same suites under AddressSanitizer and UndefinedBehaviorSanitizer"
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=23 \
+    UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:exitcode=24 \
+        meson test -C "$sbuild" --print-errorlogs --num-processes 2 --suite unit --suite integration \
+            --timeout-multiplier 3
+    src=$?
+    [ $src -ne 0 ] && rc=$src
+    logs+=("$sbuild/meson-logs/testlog.json")
+fi
+
+# One closing line that CI understands, counted from meson's own logs.
+python3 - "${logs[@]}" <<'PY'
 import json, sys
 passed = failed = skipped = 0
-with open(sys.argv[1]) as f:
-    for line in f:
-        r = json.loads(line).get("result", "")
-        if r in ("OK", "EXPECTEDFAIL"):
-            passed += 1
-        elif r == "SKIP":
-            skipped += 1
-        else:
-            failed += 1
+for path in sys.argv[1:]:
+    with open(path) as f:
+        for line in f:
+            r = json.loads(line).get("result", "")
+            if r in ("OK", "EXPECTEDFAIL"):
+                passed += 1
+            elif r == "SKIP":
+                skipped += 1
+            else:
+                failed += 1
+print("builds counted: plain" + (", ASan+UBSan" if len(sys.argv) > 2 else ""))
 print(f"tests: {passed} passed, {failed} failed, {skipped} skipped")
 PY
 exit $rc

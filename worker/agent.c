@@ -6,6 +6,7 @@
 #include "log.h"
 #include "rank.h"
 #include "s3_client.h"
+#include "security.h"
 #include "trainer.h"
 #include "util.h"
 #include "wire.h"
@@ -23,6 +24,7 @@ typedef struct {
     zsock_t          *up;           /* PULL: every rank's frames */
     char              up_endpoint[96];
     zpoller_t        *poller;
+    sb_handshake_watch_t *handshakes;   /* why a connection was refused (CURVE) */
     sb_msg_t          welcome;      /* owned; ranks borrow its fields */
     sb_storage_cfg_t  storage;      /* from welcome; ranks borrow it */
     zactor_t        **ranks;
@@ -173,6 +175,11 @@ s_await_welcome (s_agent_t *self)
             return -1;
         }
         void *which = zpoller_wait (self->poller, (int) (left * 1000 < 200 ? left * 1000 + 1 : 200));
+        char why[512];
+        if (sb_handshake_failure (self->handshakes, why, sizeof why)) {
+            sb_error ("cannot join the coordinator at %s: %s", self->o->endpoint, why);
+            return -1;
+        }
         if (which != self->dealer)
             continue;
         char reason[256];
@@ -291,6 +298,13 @@ sb_agent_run (const sb_agent_opts_t *opts)
         return 1;
     }
     sb_wire_configure (self->dealer, 1000);
+    char kerr[1024];
+    if (opts->keys_dir && sb_curve_client (self->dealer, opts->keys_dir, opts->cert_name, kerr, sizeof kerr) != 0) {
+        sb_error ("%s", kerr);
+        zsock_destroy (&self->dealer);
+        return 2;
+    }
+    self->handshakes = sb_handshake_watch_new (self->dealer, opts->keys_dir != NULL);
     if (zsock_connect (self->dealer, "%s", opts->endpoint) != 0) {
         sb_error ("cannot connect to %s: %s", opts->endpoint, zmq_strerror (zmq_errno ()));
         zsock_destroy (&self->dealer);
@@ -396,6 +410,9 @@ sb_agent_run (const sb_agent_opts_t *opts)
         if (now - self->last_heard > self->timeout_s) {
             sb_error ("lost the coordinator at %s: nothing heard for %.1f s", opts->endpoint, now - self->last_heard);
             self->exit_code = 1;
+            /* what is queued for it will never be delivered: do not wait
+             * out the linger when the socket closes */
+            zsock_set_linger (self->dealer, 0);
             break;
         }
         /* drain every socket until a receive finds nothing (that receive
@@ -431,6 +448,7 @@ done:
     free (self->rank_args);
     sb_proto_fini (&self->welcome);
     zpoller_destroy (&self->poller);
+    sb_handshake_watch_destroy (&self->handshakes);
     zsock_destroy (&self->up);
     zsock_destroy (&self->dealer);
     return self->exit_code;

@@ -12,7 +12,8 @@ static void
 s_usage (FILE *f)
 {
     fprintf (f,
-             "usage: shardbench-worker --coordinator ENDPOINT [--host NAME] [--timeout S] [-v]\n"
+             "usage: shardbench-worker --coordinator ENDPOINT [--host NAME] [--timeout S]\n"
+             "                         [--keys DIR [--cert NAME]] [-v]\n"
              "\n"
              "A stateless shardbench worker agent: connects to the coordinator, receives its\n"
              "ranks (emulated accelerators) and the workload, reads the dataset and reports\n"
@@ -21,6 +22,10 @@ s_usage (FILE *f)
              "--coordinator ENDPOINT  ZeroMQ endpoint of `shardbench run`, e.g. tcp://10.0.0.1:5555\n"
              "--host NAME             name to report (default: this host's name)\n"
              "--timeout S             seconds to wait for the coordinator to answer (default 30)\n"
+             "--keys DIR              ZeroMQ CURVE: present DIR/NAME.cert(_secret) and trust only the\n"
+             "                        coordinator holding DIR/coordinator.cert (made by `shardbench keys`);\n"
+             "                        default $SHARDBENCH_KEYS. Needed when the coordinator runs with --keys\n"
+             "--cert NAME             the worker certificate in DIR (default: worker)\n"
              "-v, --verbose           debug messages\n"
              "\n"
              "Exit status: 0 the run ended normally, 1 aborted or the coordinator was lost,\n"
@@ -39,7 +44,8 @@ main (int argc, char **argv)
         }
         else if (!strcmp (arg, "-v") || !strcmp (arg, "--verbose"))
             sb_log_set_level (SB_LOG_DEBUG);
-        else if ((!strcmp (arg, "--coordinator") || !strcmp (arg, "--host") || !strcmp (arg, "--timeout")) && !next) {
+        else if ((!strcmp (arg, "--coordinator") || !strcmp (arg, "--host") || !strcmp (arg, "--timeout")
+                  || !strcmp (arg, "--keys") || !strcmp (arg, "--cert")) && !next) {
             fprintf (stderr, "shardbench-worker: %s needs a value\n", arg);
             return 2;
         }
@@ -47,6 +53,10 @@ main (int argc, char **argv)
             opts.endpoint = argv[++i];
         else if (!strcmp (arg, "--host"))
             opts.host = argv[++i];
+        else if (!strcmp (arg, "--keys"))
+            opts.keys_dir = argv[++i];
+        else if (!strcmp (arg, "--cert"))
+            opts.cert_name = argv[++i];
         else if (!strcmp (arg, "--timeout")) {
             char *end = NULL;
             errno = 0;
@@ -61,6 +71,8 @@ main (int argc, char **argv)
             return 2;
         }
     }
+    if (!opts.keys_dir && (opts.keys_dir = getenv ("SHARDBENCH_KEYS")) && !*opts.keys_dir)
+        opts.keys_dir = NULL;
     if (!opts.endpoint) {
         fprintf (stderr, "shardbench-worker: --coordinator ENDPOINT is required (see --help)\n");
         return 2;

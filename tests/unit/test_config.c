@@ -195,6 +195,185 @@ START_TEST (test_file)
 }
 END_TEST
 
+/* Bad input, each with the whole message it must produce: origin, line,
+ * key and what is wrong (issue 5). Malformed YAML names the line where
+ * libyaml stopped and where the broken construct began. */
+static const struct {
+    const char *yaml;
+    const char *expect;
+} s_exact[] = {
+    /* malformed YAML */
+    { "dataset:\n  num_files_train: [1, 2\n",
+      "bad.yaml:3: malformed YAML: did not find expected ',' or ']' while parsing a flow sequence started at line 2" },
+    { "reader:\n\tbatch_size: 4\n",
+      "bad.yaml:2: malformed YAML: found character that cannot start any token while scanning for the next token "
+      "started at line 2 (indent YAML with spaces, not tabs)" },
+    { "reader:\n  batch_size: 4\n   read_threads: 2\n",
+      "bad.yaml:3: malformed YAML: mapping values are not allowed in this context" },
+    { "reader: {batch_size: 4\n",
+      "bad.yaml:2: malformed YAML: did not find expected ',' or '}' while parsing a flow mapping started at line 1" },
+    { "model:\n  name: \"unet3d\n",
+      "bad.yaml:3: malformed YAML: found unexpected end of stream while scanning a quoted scalar started at line 2" },
+    { "reader:\n  batch_size: 4\n---\nreader:\n  batch_size: 5\n",
+      "bad.yaml:4: a workload file holds one YAML document, a second one starts here" },
+    { "reader:\n  batch_size: 4\nreader:\n  read_threads: 2\n", "bad.yaml:3: key 'reader' appears twice (first at line 2)" },
+    { "reader:\n  batch_size: 4\n  batch_size: 8\n",
+      "bad.yaml:3: key 'reader.batch_size' appears twice (first at line 2)" },
+    { "? [a, b]\n: 1\n", "bad.yaml:1: mapping keys must be plain names" },
+    /* wrong types */
+    { "reader:\n  batch_size:\n    value: 4\n",
+      "bad.yaml:3: key 'reader.batch_size': expected a single value, got a mapping (with 'value')" },
+    { "reader: 4\n",
+      "bad.yaml:1: key 'reader': expected a section of keys (such as 'reader.batch_size'), got a single value" },
+    { "storage: [s3]\n",
+      "bad.yaml:1: key 'storage': expected a section of keys (such as 'storage.storage_type'), got a list" },
+    { "reader:\n  batch_size: true\n", "bad.yaml:2: key 'reader.batch_size': expected a non-negative integer, got 'true'" },
+    { "reader:\n  batch_size: 4.5\n", "bad.yaml:2: key 'reader.batch_size': expected a non-negative integer, got '4.5'" },
+    { "reader:\n  batch_size:\n", "bad.yaml:2: key 'reader.batch_size': expected a non-negative integer, got no value" },
+    { "dataset:\n  num_files_train: 1e3\n",
+      "bad.yaml:2: key 'dataset.num_files_train': expected a non-negative integer, got '1e3'" },
+    { "train:\n  computation_time: nan\n", "bad.yaml:2: key 'train.computation_time': expected a number, got 'nan'" },
+    { "storage:\n  storage_type: hdfs\n",
+      "bad.yaml:2: key 'storage.storage_type': expected local_fs, s3 or synthetic, got 'hdfs'" },
+    { "storage:\n  storage_options:\n    endpoint_urls: [[a]]\n",
+      "bad.yaml:3: key 'storage.storage_options.endpoint_urls': list items must be plain values" },
+    /* negative, zero and too large sizes */
+    { "dataset:\n  record_length_bytes: -1\n",
+      "bad.yaml:2: key 'dataset.record_length_bytes': expected a non-negative integer, got '-1'" },
+    { "dataset:\n  record_length_bytes: 0\n", "bad.yaml:2: key 'dataset.record_length_bytes': 0 is out of range [1, 1000000000000]" },
+    { "dataset:\n  num_samples_per_file: 0\n",
+      "bad.yaml:2: key 'dataset.num_samples_per_file': 0 is out of range [1, 1000000000]" },
+    { "dataset:\n  num_files_train: 99999999999999999999\n",
+      "bad.yaml:2: key 'dataset.num_files_train': 99999999999999999999 is out of range [1, 18000000000000000000]" },
+    { "train:\n  epochs: -2\n", "bad.yaml:2: key 'train.epochs': expected a non-negative integer, got '-2'" },
+    { "shardbench:\n  io_buffer_bytes: 0\n", "bad.yaml:2: key 'shardbench.io_buffer_bytes': 0 is out of range [4096, 1073741824]" },
+    { "shardbench:\n  keys_page: 0\n", "bad.yaml:2: key 'shardbench.keys_page': 0 is out of range [1, 65536]" },
+    { "storage:\n  storage_options:\n    multipart_part_bytes: 0\n",
+      "bad.yaml:3: key 'storage.storage_options.multipart_part_bytes': 0 is out of range [4096, 5368709120]" },
+    { "shardbench:\n  heartbeat_interval_s: 0\n",
+      "bad.yaml:2: key 'shardbench.heartbeat_interval_s': 0 is out of range [0.05, 60]" },
+};
+
+START_TEST (test_errors_exact)
+{
+    sb_config_t *cfg = sb_config_new ();
+    char err[512] = "";
+    int rc = sb_config_load_string (cfg, s_exact[_i].yaml, "bad.yaml", err, sizeof err);
+    if (rc == 0) {
+        sb_workload_t wl;
+        rc = sb_workload_from_config (cfg, &wl, err, sizeof err);
+    }
+    ck_assert_msg (rc == -1, "case %d accepted", _i);
+    ck_assert_str_eq (err, s_exact[_i].expect);
+    sb_config_destroy (&cfg);
+}
+END_TEST
+
+START_TEST (test_override_then_file_is_no_duplicate)
+{
+    /* a key repeated within one text is an error; a later text or an
+     * override replacing it is how presets and overrides work */
+    sb_config_t *cfg = sb_config_new ();
+    char err[512] = "";
+    ck_assert_int_eq (sb_config_load_string (cfg, "reader:\n  batch_size: 4\n", "a.yaml", err, sizeof err), 0);
+    ck_assert_int_eq (sb_config_load_string (cfg, "reader:\n  batch_size: 8\n", "b.yaml", err, sizeof err), 0);
+    ck_assert_int_eq (sb_config_override (cfg, "reader.batch_size=2", err, sizeof err), 0);
+    ck_assert_str_eq (sb_config_get (cfg, "reader.batch_size")->value, "2");
+    sb_config_destroy (&cfg);
+}
+END_TEST
+
+START_TEST (test_batch_size_origin)
+{
+    /* the coordinator names this origin when a batch is larger than a shard */
+    sb_config_t *cfg = sb_config_new ();
+    char err[512] = "";
+    sb_workload_t wl;
+    ck_assert_int_eq (sb_workload_from_config (cfg, &wl, err, sizeof err), 0);
+    ck_assert_str_eq (wl.batch_size_origin, "default");
+    ck_assert_int_eq (sb_config_load_string (cfg, "\nreader:\n  batch_size: 4\n", "w.yaml", err, sizeof err), 0);
+    ck_assert_int_eq (sb_workload_from_config (cfg, &wl, err, sizeof err), 0);
+    ck_assert_str_eq (wl.batch_size_origin, "w.yaml:3");
+    ck_assert_int_eq (sb_config_override (cfg, "reader.batch_size=2", err, sizeof err), 0);
+    ck_assert_int_eq (sb_workload_from_config (cfg, &wl, err, sizeof err), 0);
+    ck_assert_str_eq (wl.batch_size_origin, "command line");
+    sb_config_destroy (&cfg);
+}
+END_TEST
+
+START_TEST (test_alias_bomb_bounded)
+{
+    /* aliases expand: 8 levels of 8 references would be 8^8 keys; the
+     * line is that of the key inside the anchored mapping being expanded */
+    char yaml[4096];
+    int n = snprintf (yaml, sizeof yaml, "a0: &a0 {x: 1, y: 2, z: 3, w: 4, v: 5, u: 6, t: 7, s: 8}\n");
+    for (int level = 1; level <= 8; level++)
+        n += snprintf (yaml + n, sizeof yaml - (size_t) n, "a%d: &a%d {b: *a%d, c: *a%d, d: *a%d, e: *a%d, f: *a%d, "
+                       "g: *a%d, h: *a%d, i: *a%d}\n", level, level, level - 1, level - 1, level - 1, level - 1,
+                       level - 1, level - 1, level - 1, level - 1);
+    sb_config_t *cfg = sb_config_new ();
+    char err[512] = "";
+    ck_assert_int_eq (sb_config_load_string (cfg, yaml, "bomb.yaml", err, sizeof err), -1);
+    ck_assert_str_eq (err, "bomb.yaml:2: more than 4096 keys (aliases expanding?)");
+    ck_assert_uint_eq (sb_config_count (cfg), 4096);
+    sb_config_destroy (&cfg);
+}
+END_TEST
+
+START_TEST (test_buffer)
+{
+    sb_config_t *cfg = sb_config_new ();
+    char err[512] = "";
+    /* not NUL-terminated: only the given bytes are parsed */
+    const char text[] = { 'r', 'e', 'a', 'd', 'e', 'r', ':', ' ', '{', 'b', 'a', 't', 'c', 'h', '_', 's', 'i', 'z',
+                          'e', ':', ' ', '3', '}', 'X' };
+    ck_assert_int_eq (sb_config_load_buffer (cfg, text, sizeof text - 1, "buf", err, sizeof err), 0);
+    ck_assert_str_eq (sb_config_get (cfg, "reader.batch_size")->value, "3");
+    ck_assert_int_eq (sb_config_load_buffer (cfg, "a: 1\0b: 2", 10, "buf", err, sizeof err), -1);
+    ck_assert_str_eq (err, "buf: not a text file (NUL byte)");
+    sb_config_destroy (&cfg);
+}
+END_TEST
+
+/* Fuzzing finding (docs/FUZZING.md, config 1): keys were written to the
+ * effective YAML unquoted, so a key holding a line break, ':' or '#' (a
+ * quoted YAML key) produced a runs.config that did not parse. Keys and
+ * values with any character now read back unchanged. */
+START_TEST (test_effective_yaml_quotes_keys)
+{
+    const char *yaml =
+        "\"odd\\nkey: #\": 1\n"
+        "\"tab\\there\": \"line\\nbreak\\r \\x01 \\N \\L \\\" end \"\n"
+        "\" lead\": [\"a:b\", \"-c\", \"\"]\n"
+        "dataset:\n  \"é\": \"ü\"\n";
+    sb_config_t *cfg = sb_config_new ();
+    char err[512] = "";
+    ck_assert_int_eq (sb_config_load_string (cfg, yaml, "odd.yaml", err, sizeof err), 0);
+    ck_assert_uint_eq (sb_config_count (cfg), 4);
+    ck_assert_str_eq (sb_config_get (cfg, "tab\there")->value, "line\nbreak\r \x01 \xc2\x85 \xe2\x80\xa8 \" end ");
+    char *out = sb_config_to_yaml (cfg);
+    ck_assert_ptr_nonnull (out);
+    sb_config_t *again = sb_config_new ();
+    ck_assert_msg (sb_config_load_string (again, out, "effective", err, sizeof err) == 0, "%s in:\n%s", err, out);
+    ck_assert_uint_eq (sb_config_count (again), 4);
+    for (size_t i = 0; i < sb_config_count (cfg); i++) {
+        const sb_config_entry_t *a = sb_config_at (cfg, i);
+        const sb_config_entry_t *b = sb_config_get (again, a->key);
+        ck_assert_msg (b != NULL, "key '%s' lost in:\n%s", a->key, out);
+        if (a->value)
+            ck_assert_str_eq (b->value, a->value);
+        else {
+            ck_assert_uint_eq (b->nitems, a->nitems);
+            for (size_t j = 0; j < a->nitems; j++)
+                ck_assert_str_eq (b->items[j], a->items[j]);
+        }
+    }
+    free (out);
+    sb_config_destroy (&again);
+    sb_config_destroy (&cfg);
+}
+END_TEST
+
 static Suite *
 s_suite (void)
 {
@@ -205,6 +384,12 @@ s_suite (void)
     tcase_add_loop_test (tc, test_errors, 0, (int) (sizeof s_bad / sizeof s_bad[0]));
     tcase_add_test (tc, test_override_error_names_command_line);
     tcase_add_test (tc, test_file);
+    tcase_add_loop_test (tc, test_errors_exact, 0, (int) (sizeof s_exact / sizeof s_exact[0]));
+    tcase_add_test (tc, test_override_then_file_is_no_duplicate);
+    tcase_add_test (tc, test_batch_size_origin);
+    tcase_add_test (tc, test_alias_bomb_bounded);
+    tcase_add_test (tc, test_buffer);
+    tcase_add_test (tc, test_effective_yaml_quotes_keys);
     suite_add_tcase (s, tc);
     return s;
 }

@@ -258,6 +258,173 @@ START_TEST (test_garbage)
 }
 END_TEST
 
+/* Decode and expect this status and exactly this reason. */
+static void
+s_expect (const uint8_t *data, size_t size, sb_proto_status_t status, const char *reason_expected)
+{
+    sb_msg_t m;
+    char reason[256] = "";
+    ck_assert_int_eq (sb_proto_decode (data, size, &m, reason, sizeof reason, NULL), status);
+    ck_assert_str_eq (reason, reason_expected);
+    ck_assert_int_eq (m.type, SB_MSG_NONE);
+}
+
+static void
+body_keys_long (msgpack_packer *pk)
+{
+    msgpack_pack_array (pk, 7);
+    for (int i = 0; i < 3; i++)
+        msgpack_pack_uint64 (pk, 1);
+    msgpack_pack_array (pk, 0);
+    msgpack_pack_array (pk, SB_PROTO_MAX_ARRAY + 1);
+    for (int i = 0; i < SB_PROTO_MAX_ARRAY + 1; i++)
+        msgpack_pack_uint64 (pk, 1);
+    msgpack_pack_array (pk, 0);
+    msgpack_pack_array (pk, 0);
+}
+
+/* Every kind of bad frame a peer can send is refused with a reason that
+ * says what was wrong (the coordinator logs it and sends it back in REJECT). */
+START_TEST (test_reject_reasons)
+{
+    static uint8_t buf[16 * SB_PROTO_MAX_ARRAY];
+    size_t n;
+
+    /* empty and oversized frames: refused before any byte is parsed */
+    s_expect (NULL, 0, SB_PROTO_EMALFORMED, "empty frame");
+    uint8_t *big = calloc (1, (size_t) SB_PROTO_MAX_FRAME + 1);
+    ck_assert_ptr_nonnull (big);
+    big[0] = 0x93;
+    s_expect (big, (size_t) SB_PROTO_MAX_FRAME + 1, SB_PROTO_EMALFORMED, "frame of 16777217 bytes exceeds 16777216");
+    free (big);
+
+    /* truncated: a valid GO cut short */
+    n = s_pack (buf, sizeof buf, SB_PROTO_VERSION, SB_MSG_GO, body_go_ok);
+    s_expect (buf, n - 1, SB_PROTO_EMALFORMED, "not a complete, bounded msgpack object");
+    s_expect (buf, 1, SB_PROTO_EMALFORMED, "not a complete, bounded msgpack object");
+    /* trailing bytes after a valid GO */
+    buf[n] = 0x00;
+    s_expect (buf, n + 1, SB_PROTO_EMALFORMED, "1 trailing bytes after the message");
+
+    /* garbage: the never-used byte 0xc1, text, a map, a lone integer */
+    const uint8_t c1[] = { 0xc1 };
+    s_expect (c1, sizeof c1, SB_PROTO_EMALFORMED, "not a complete, bounded msgpack object");
+    const char *http = "GET / HTTP/1.1\r\n\r\n";
+    s_expect ((const uint8_t *) http, strlen (http), SB_PROTO_EMALFORMED, "17 trailing bytes after the message");
+    const uint8_t map[] = { 0x81, 0x01, 0x02 };
+    s_expect (map, sizeof map, SB_PROTO_EMALFORMED, "not [version, type, body]");
+    const uint8_t four[] = { 0x94, 0x04, 0x09, 0x90, 0x00 };
+    s_expect (four, sizeof four, SB_PROTO_EMALFORMED, "not [version, type, body]");
+
+    /* declared sizes larger than the frame: refused without allocating them */
+    const uint8_t arr32[] = { 0xdd, 0xff, 0xff, 0xff, 0xff, 0x00 };
+    s_expect (arr32, sizeof arr32, SB_PROTO_EMALFORMED, "not a complete, bounded msgpack object");
+    const uint8_t map32[] = { 0x93, 0x04, 0x01, 0xdf, 0x7f, 0xff, 0xff, 0xff };
+    s_expect (map32, sizeof map32, SB_PROTO_EMALFORMED, "not a complete, bounded msgpack object");
+    const uint8_t str32[] = { 0x93, 0x04, 0x03, 0x91, 0xdb, 0xff, 0xff, 0xff, 0xff, 'a' };
+    s_expect (str32, sizeof str32, SB_PROTO_EMALFORMED, "not a complete, bounded msgpack object");
+    /* nesting deeper than 8 arrays */
+    uint8_t deep[16];
+    memset (deep, 0x91, sizeof deep - 1);
+    deep[sizeof deep - 1] = 0x00;
+    s_expect (deep, sizeof deep, SB_PROTO_EMALFORMED, "not a complete, bounded msgpack object");
+
+    /* another protocol version, an unknown type */
+    n = s_pack (buf, sizeof buf, SB_PROTO_VERSION + 1, SB_MSG_GO, body_go_ok);
+    s_expect (buf, n, SB_PROTO_EVERSION, "protocol version 5, expected 4");
+    n = s_pack (buf, sizeof buf, 0, SB_MSG_HELLO, body_empty);
+    s_expect (buf, n, SB_PROTO_EVERSION, "protocol version 0, expected 4");
+    n = s_pack (buf, sizeof buf, SB_PROTO_VERSION, 999, body_empty);
+    s_expect (buf, n, SB_PROTO_ETYPE, "unknown message type 999");
+
+    /* fields: count, type, oversized string, NUL, oversized array */
+    n = s_pack (buf, sizeof buf, SB_PROTO_VERSION, SB_MSG_GO, body_go_short);
+    s_expect (buf, n, SB_PROTO_EFIELD, "GO has 1 fields, expected 2");
+    n = s_pack (buf, sizeof buf, SB_PROTO_VERSION, SB_MSG_GO, body_go_string);
+    s_expect (buf, n, SB_PROTO_EFIELD, "GO.epoch: wrong msgpack type 5");
+    n = s_pack (buf, sizeof buf, SB_PROTO_VERSION, SB_MSG_REJECT, body_reject_huge);
+    s_expect (buf, n, SB_PROTO_EFIELD, "REJECT.reason: string of 4097 bytes exceeds 4096");
+    n = s_pack (buf, sizeof buf, SB_PROTO_VERSION, SB_MSG_REJECT, body_reject_nul);
+    s_expect (buf, n, SB_PROTO_EFIELD, "REJECT.reason: string holds a NUL byte");
+    n = s_pack (buf, sizeof buf, SB_PROTO_VERSION, SB_MSG_KEYS, body_keys_long);
+    s_expect (buf, n, SB_PROTO_EFIELD, "KEYS.names: 65537 items exceed 65536");
+}
+END_TEST
+
+static void
+body_hello_empty (msgpack_packer *pk)
+{
+    msgpack_pack_array (pk, 5);
+    msgpack_pack_str (pk, 0);
+    msgpack_pack_str_body (pk, "", 0);
+    msgpack_pack_uint64 (pk, 1);
+    msgpack_pack_uint64 (pk, 2);
+    msgpack_pack_uint64 (pk, 3);
+    msgpack_pack_str (pk, 0);
+    msgpack_pack_str_body (pk, "", 0);
+}
+
+static void
+body_ready_empty_strs (msgpack_packer *pk)
+{
+    msgpack_pack_array (pk, 3);
+    msgpack_pack_uint64 (pk, 7);
+    msgpack_pack_array (pk, 1);
+    msgpack_pack_str (pk, 0);
+    msgpack_pack_str_body (pk, "", 0);
+    msgpack_pack_array (pk, 1);
+    msgpack_pack_str (pk, 0);
+    msgpack_pack_str_body (pk, "", 0);
+}
+
+/* Fuzzing finding (docs/FUZZING.md, proto 1): an empty string reached
+ * memchr and memcpy with the NULL pointer msgpack-c gives "" (undefined
+ * behaviour, reported by UBSan: this test fails without the fix in a
+ * -Db_sanitize=undefined build). Empty strings decode as "". */
+START_TEST (test_empty_strings)
+{
+    uint8_t buf[256];
+    sb_msg_t m;
+    char reason[256] = "";
+    size_t n = s_pack (buf, sizeof buf, SB_PROTO_VERSION, SB_MSG_HELLO, body_hello_empty);
+    ck_assert_int_eq (sb_proto_decode (buf, n, &m, reason, sizeof reason, NULL), SB_PROTO_OK);
+    ck_assert_str_eq (m.u.hello.host, "");
+    ck_assert_str_eq (m.u.hello.software, "");
+    ck_assert_uint_eq (m.u.hello.memory, 3);
+    sb_proto_fini (&m);
+    n = s_pack (buf, sizeof buf, SB_PROTO_VERSION, SB_MSG_READY, body_ready_empty_strs);
+    ck_assert_int_eq (sb_proto_decode (buf, n, &m, reason, sizeof reason, NULL), SB_PROTO_OK);
+    ck_assert_uint_eq (m.u.ready.failed_endpoints.count, 1);
+    ck_assert_str_eq (m.u.ready.failed_endpoints.items[0], "");
+    ck_assert_str_eq (m.u.ready.causes.items[0], "");
+    sb_proto_fini (&m);
+}
+END_TEST
+
+/* Fuzzing finding (docs/FUZZING.md, proto 2): msgpack lets a sender write a
+ * non-negative integer as a signed int (0xd0 0x04 is 4). The decoder took
+ * such a frame, sb_proto_peek refused it: the two disagreed on what is a
+ * frame. Both read it now; a negative int is still no version or type. */
+START_TEST (test_peek_signed_encoding)
+{
+    const uint8_t go[] = { 0x93, 0xd0, SB_PROTO_VERSION, 0xd1, 0x00, SB_MSG_GO, 0x92, 0xd0, 0x05, 0x06 };
+    sb_msg_t m;
+    char reason[256] = "";
+    ck_assert_int_eq (sb_proto_decode (go, sizeof go, &m, reason, sizeof reason, NULL), SB_PROTO_OK);
+    ck_assert_int_eq (m.type, SB_MSG_GO);
+    ck_assert_uint_eq (m.u.go.epoch, 5);
+    sb_proto_fini (&m);
+    int type = 0;
+    uint64_t first = 0;
+    ck_assert_int_eq (sb_proto_peek (go, sizeof go, &type, &first), 0);
+    ck_assert_int_eq (type, SB_MSG_GO);
+    ck_assert_uint_eq (first, 5);
+    const uint8_t negative[] = { 0x93, 0xd0, 0xfc, 0x09, 0x92, 0x05, 0x06 };
+    ck_assert_int_eq (sb_proto_peek (negative, sizeof negative, &type, &first), -1);
+    ck_assert_int_eq (sb_proto_decode (negative, sizeof negative, &m, reason, sizeof reason, NULL), SB_PROTO_EMALFORMED);
+}
+END_TEST
+
 static Suite *
 s_suite (void)
 {
@@ -267,6 +434,9 @@ s_suite (void)
     tcase_add_test (tc, test_every_type_listed);
     tcase_add_test (tc, test_rejects);
     tcase_add_test (tc, test_garbage);
+    tcase_add_test (tc, test_reject_reasons);
+    tcase_add_test (tc, test_empty_strings);
+    tcase_add_test (tc, test_peek_signed_encoding);
     suite_add_tcase (s, tc);
     return s;
 }

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# S3 credentials stay where they are: a datagen and train over S3 with a
+# secret key, a session token and an access key id found nowhere else (the
+# server is given that key pair), once from the environment and once from a
+# shared credentials file profile, with debug logging, leave none of them in
+# the result database (sqlite3 .dump), the coordinator's or the worker's
+# output, or the messages between coordinator and workers (captured with
+# SHARDBENCH_WIRE_TRACE, common/wire.c). Positive controls show that each
+# place searched holds the run (so an empty search means something) and
+# that the server really checks the secret.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../s3/s3lib.sh"
+
+s3rver_install || { echo "FAIL - cannot install the S3 test server"; exit 1; }
+s3rver_env
+rnd=$(od -An -N8 -tx8 /dev/urandom | tr -d ' \n')
+key_id="SBKEYID${rnd}"
+secret="sbSecret/${rnd}+Zq"
+token="sbToken${rnd}Tk"
+
+trap 's3rver_stop; rm -rf "$SCRATCH"' EXIT
+S3RVER_EXTRA_KEY="$key_id:$secret" s3rver_start "$SCRATCH/s3data" sbtest || { echo "FAIL - S3 server did not start"; exit 1; }
+
+work="dataset.data_folder=secretdata dataset.num_files_train=16 dataset.record_length_bytes=8192
+      reader.batch_size=2 train.epochs=1 storage.storage_type=s3 storage.storage_root=sbtest
+      storage.storage_options.endpoint_url=$S3RVER_ENDPOINT"
+
+# control: the server refuses the S3RVER secret under the new key id, so a
+# run that succeeds below has used the secret under test
+AWS_ACCESS_KEY_ID=$key_id AWS_SECRET_ACCESS_KEY=S3RVER sb run $work --accelerators 1 --local 1 --db control.db
+expect_eq "wrong secret for the test key id is refused" "$SB_RC" 1
+expect_contains "refused by the signature check" sb.err "SignatureDoesNotMatch"
+
+# 1. credentials from the environment, with a session token; local workers
+export SHARDBENCH_WIRE_TRACE="$SCRATCH/wire1.bin"
+AWS_ACCESS_KEY_ID=$key_id AWS_SECRET_ACCESS_KEY=$secret AWS_SESSION_TOKEN=$token \
+    sb run $work --accelerators 2 --local 2 -v --db s.db
+cp sb.out run1.out
+cp sb.err run1.err
+expect_eq "run with credentials from the environment" "$SB_RC" 0
+[ "$SB_RC" = 0 ] || tail -5 sb.err
+expect_contains "credentials came from the environment" run1.err "S3 credentials from environment"
+
+# 2. credentials from a profile of a shared credentials file; a worker
+# started on its own, with its own log
+unset SHARDBENCH_WIRE_TRACE
+# [default] holds a pair the server refuses: only profile bench works
+cat >creds <<INI
+[default]
+aws_access_key_id = $key_id
+aws_secret_access_key = not-the-secret
+
+[bench]
+aws_access_key_id = $key_id
+aws_secret_access_key = $secret
+INI
+chmod 600 creds
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
+(
+    unset AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_SESSION_TOKEN
+    export AWS_SHARED_CREDENTIALS_FILE="$SCRATCH/creds" AWS_PROFILE=bench SHARDBENCH_WIRE_TRACE="$SCRATCH/wire2.bin"
+    timeout 60 "$SHARDBENCH" run $work --accelerators 1 --workers 1 --bind "tcp://127.0.0.1:$port" -v --db s.db \
+        >run2.out 2>run2.err &
+    coord=$!
+    timeout 60 "$SHARDBENCH_WORKER" --coordinator "tcp://127.0.0.1:$port" -v >worker.out 2>worker.err
+    echo "$?" >worker.rc
+    wait "$coord"
+    echo "$?" >run2.rc
+)
+expect_eq "run with credentials from a profile" "$(cat run2.rc)" 0
+expect_eq "its worker exits 0" "$(cat worker.rc)" 0
+expect_contains "coordinator credentials came from the profile" run2.err "S3 credentials from $SCRATCH/creds [bench]"
+expect_contains "the worker's log holds its run" worker.err "joined as worker 0"
+
+sqlite3 s.db .dump >dump.sql
+# the places searched hold the runs: workload, bucket and data in each
+expect_eq "database holds both train runs" "$(q s.db "SELECT count(*) FROM runs WHERE kind = 'train' AND status = 'succeeded'")" 2
+expect_contains "database dump holds the workload" dump.sql "secretdata"
+for w in wire1.bin wire2.bin; do
+    expect_eq "$w: coordinator and workers traced (WELCOME sent, READY received, KEYS sent)" \
+        "$(for t in "send [0-9]* WELCOME" "recv [0-9]* READY" "send [0-9]* KEYS "; do grep -a -c "^SBWIRE $t" "$w"; done | awk '$1 > 0' | wc -l)" 3
+    expect_contains "$w: the workload crossed the wire" "$w" "secretdata"
+    expect_contains "$w: the endpoint crossed the wire" "$w" "$S3RVER_ENDPOINT"
+done
+expect_eq "both processes wrote to wire1.bin" "$(grep -a '^SBWIRE ' wire1.bin | awk '{print $3}' | sort -u | wc -l)" 3
+
+# the secrets: nowhere
+for f in dump.sql run1.out run1.err run2.out run2.err worker.out worker.err wire1.bin wire2.bin; do
+    for v in "$secret" "$token" "$key_id"; do
+        n=$(grep -a -c -F -- "$v" "$f")
+        expect_eq "$f holds no ${v:0:7}... value" "$n" 0
+    done
+done
+# nor the database file itself (free pages, WAL included)
+for f in s.db s.db-wal; do
+    [ -f "$f" ] || continue
+    expect_eq "$f (raw) holds no secret" "$(grep -a -c -F -e "$secret" -e "$token" -e "$key_id" "$f")" 0
+done
+finish

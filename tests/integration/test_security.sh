@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Security: only workers holding an admitted CURVE certificate join, the
+# traffic is encrypted, and a routable bind needs keys or --insecure.
+. "$(dirname "$0")/lib.sh"
+here=$(cd "$(dirname "$0")" && pwd)
+
+marker=sbmarker7q   # in the workload a worker receives; must never cross the wire in clear
+syn="dataset.data_folder=synthetic://$marker dataset.file_prefix=$marker dataset.num_files_train=64 dataset.record_length_bytes=4096
+     reader.batch_size=4 train.epochs=1 train.computation_time=0"
+
+# keys: the files, their modes, and nothing replaced on a second call
+sb keys --dir k1
+expect_eq "keys exit" "$SB_RC" 0
+expect_eq "keys files" "$(cd k1 && find . -type f | sort | tr '\n' ' ')" \
+    "./allowed/worker.cert ./coordinator.cert ./coordinator.cert_secret ./worker.cert ./worker.cert_secret "
+expect_eq "secrets readable by the owner only" "$(stat -c %a k1/coordinator.cert_secret k1/worker.cert_secret k1 | tr '\n' ' ')" "600 600 700 "
+sum=$(cat k1/coordinator.cert k1/coordinator.cert_secret k1/worker.cert k1/worker.cert_secret | md5sum)
+sb keys --dir k1 --worker node-b
+expect_eq "second worker added" "$(ls k1/allowed | tr '\n' ' ')" "node-b.cert worker.cert "
+expect_eq "existing keys kept" "$(cat k1/coordinator.cert k1/coordinator.cert_secret k1/worker.cert k1/worker.cert_secret | md5sum)" "$sum"
+sb keys --dir k1 --worker ../evil
+expect_eq "bad certificate name refused" "$SB_RC" 2
+
+# a routable bind without keys is refused before anything starts
+sb run $syn --workers 1 --db refuse.db
+expect_eq "default --workers bind without keys exits 2" "$SB_RC" 2
+expect_contains "says why and what to do" sb.err "tcp://*:5555 can be reached from other hosts"
+sb run $syn --workers 1 --bind tcp://10.255.255.1:5555 --db refuse.db
+expect_eq "routable --bind without keys exits 2" "$SB_RC" 2
+expect_contains "--insecure offered" sb.err "pass --insecure"
+expect_eq "nothing recorded" "$([ -f refuse.db ] && q refuse.db "SELECT count(*) FROM runs" || echo 0)" 0
+
+# local workers with CURVE
+sb run $syn --accelerators 2 --local 2 --keys k1 --db local.db
+expect_eq "CURVE run with local workers" "$SB_RC" 0
+expect_eq "CURVE run recorded" "$(q local.db "SELECT status, samples FROM runs r JOIN epochs e ON e.run_id = r.id WHERE r.kind = 'train'")" "succeeded|64"
+
+# remote workers through a relay that records every byte on the wire
+port=$((21000 + $$ % 20000)); relay=$((port + 1))
+python3 "$here/tcp_capture.py" "$relay" "$port" wire.bin >relay.out 2>relay.err &
+relay_pid=$!
+for _ in $(seq 50); do grep -q ready relay.out 2>/dev/null && break; sleep 0.1; done
+( timeout 60 "$SHARDBENCH" run $syn --accelerators 1 --workers 1 --bind "tcp://127.0.0.1:$port" --keys k1 \
+      --db remote.db >coord.out 2>coord.err ) &
+coord=$!
+sleep 0.5
+
+# a worker whose certificate the coordinator has not admitted (it trusts the right coordinator key)
+"$SHARDBENCH" keys --dir k3 >/dev/null && cp k1/coordinator.cert k3/coordinator.cert
+start=$(date +%s.%N)
+timeout 30 "$SHARDBENCH_WORKER" --coordinator "tcp://127.0.0.1:$relay" --keys k3 --timeout 10 >rogue.out 2>rogue.err
+rc=$?
+took=$(python3 -c "print(f'{$(date +%s.%N) - $start:.1f}')")
+expect_eq "unadmitted worker exits 1 (refused in ${took} s)" "$rc" 1
+expect_contains "unadmitted worker told why" rogue.err "allowed/ directory"
+expect_eq "unadmitted worker learned nothing of the workload" "$(grep -c "$marker" rogue.out rogue.err | awk -F: '{s += $2} END {print s}')" 0
+
+# a worker with no keys at all
+timeout 30 "$SHARDBENCH_WORKER" --coordinator "tcp://127.0.0.1:$relay" --timeout 10 >plain.out 2>plain.err
+expect_eq "worker without keys exits 1" "$?" 1
+expect_contains "worker without keys told why" plain.err "the coordinator requires CURVE and this worker has no keys"
+
+# the admitted worker (second certificate) runs the workload
+timeout 60 "$SHARDBENCH_WORKER" --coordinator "tcp://127.0.0.1:$relay" --keys k1 --cert node-b --host node-b \
+    >good.out 2>good.err
+expect_eq "admitted worker exits 0" "$?" 0
+wait $coord
+expect_eq "coordinator exits 0" "$?" 0
+expect_eq "one worker joined: the admitted one" "$(q remote.db "SELECT count(*), group_concat(host) FROM run_workers WHERE run_id = (SELECT max(id) FROM runs)")" "1|node-b"
+expect_eq "the run read every sample" "$(q remote.db "SELECT status, samples FROM runs r JOIN epochs e ON e.run_id = r.id WHERE r.id = (SELECT max(id) FROM runs)")" "succeeded|64"
+expect_eq "traffic crossed the relay" "$([ "$(stat -c %s wire.bin)" -gt 1000 ] && echo yes)" yes
+expect_eq "the workload never crossed in clear text (CURVE)" "$(grep -c "$marker" wire.bin)" 0
+
+# control: without keys on loopback the same workload is readable on the wire
+: >wire.bin
+( timeout 60 "$SHARDBENCH" run $syn --accelerators 1 --workers 1 --bind "tcp://127.0.0.1:$port" --db plain.db \
+      >coord.out 2>coord.err ) &
+coord=$!
+sleep 0.5
+timeout 60 "$SHARDBENCH_WORKER" --coordinator "tcp://127.0.0.1:$relay" >w.out 2>w.err
+wait $coord
+expect_eq "plain run exits 0" "$?" 0
+expect_eq "without CURVE the capture shows the workload (the check above can fail)" \
+    "$([ "$(grep -c "$marker" wire.bin)" -gt 0 ] && echo visible)" visible
+kill "$relay_pid" 2>/dev/null
+wait "$relay_pid" 2>/dev/null
+
+finish
