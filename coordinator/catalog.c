@@ -665,8 +665,8 @@ sb_catalog_ensure_s3 (sqlite3 *db, sb_s3_t *s3, const sb_storage_cfg_t *cfg, con
     /* An object store has no cheap change marker: a catalog is reused until
      * --relist (or a datagen, which relists). */
     int found = relist ? 0 : s_lookup (db, uri, "s3", info, err, err_size);
-    if (found > 0)
-        return SB_CATALOG_OK;
+    if (found > 0 && info->count > 0)
+        return SB_CATALOG_OK;   /* an empty listing is never reused: the objects may have come since */
     if (found < 0)
         return SB_CATALOG_ERROR;
     s_s3_ctx_t ctx = { .s3 = s3, .cfg = cfg, .ds = ds, .list_prefix = list_prefix, .prefix_len = strlen (key_prefix) };

@@ -1241,7 +1241,9 @@ sb_session_run (const sb_session_opts_t *opts, int64_t *run_id, char *err, size_
                 goto done;
             }
         }
-        else if (opts->kind == SB_SESSION_TRAIN) {
+        else if (opts->kind == SB_SESSION_TRAIN || (self->s3 && !wl->skip_listing)) {
+            /* an object store has no change marker: list what was written,
+             * so that the next run reuses a current catalog */
             if (s_list (self, 1, &missing, err, err_size) != 0) {
                 s_fail (self, "%s", err);
                 goto done;

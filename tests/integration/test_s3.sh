@@ -93,6 +93,12 @@ many="dataset.data_folder=many dataset.num_files_train=2000 dataset.num_subfolde
       storage.storage_options.endpoint_urls=[$ep1,$ep2] storage.storage_options.list_page_size=100"
 sb datagen $many --accelerators 4 --local 2 --db list.db
 expect_eq "2000 objects written" "$SB_RC" 0
+# datagen lists what it wrote (an object store has no change marker), and
+# the listing it made before writing (0 objects) is never reused
+expect_eq "datagen leaves a current catalog" "$(q list.db "SELECT group_concat(count, ' ') FROM catalogs")" "0 2000"
+sb catalog $many --db list.db
+expect_contains "the catalog after datagen is reused" sb.out "catalog 2: 2000 objects, "
+expect_contains "... not listed again" sb.out "reused"
 sb catalog $many storage.storage_options.list_parallelism=1 --relist --db list.db
 expect_eq "one-stream listing" "$SB_RC" 0
 one=$(q list.db "SELECT max(id) FROM catalogs")
