@@ -419,32 +419,42 @@ s_read_uint (const uint8_t *p, size_t avail, uint64_t *v)
     return (size_t) n + 1;
 }
 
+/* Read a msgpack array header at p (avail bytes): fixarray, array 16 or
+ * array 32, any of which msgpack allows for any count. Returns bytes used,
+ * 0 if not one. */
+static size_t
+s_read_array (const uint8_t *p, size_t avail, uint64_t *count)
+{
+    if (avail < 1)
+        return 0;
+    int n = (p[0] & 0xf0) == 0x90 ? 0 : p[0] == 0xdc ? 2 : p[0] == 0xdd ? 4 : -1;
+    if (n < 0 || (size_t) n + 1 > avail)
+        return 0;
+    *count = n == 0 ? (uint64_t) (p[0] & 0x0f) : s_be (p + 1, n);
+    return (size_t) n + 1;
+}
+
 int
 sb_proto_peek (const uint8_t *data, size_t size, int *type, uint64_t *first)
 {
     *type = SB_MSG_NONE;
     *first = 0;
-    if (!data || size < 4 || data[0] != 0x93)   /* fixarray of 3 */
+    uint64_t count = 0, version = 0, t = 0;
+    size_t at = 0, n;
+    if (!data || !(n = s_read_array (data, size, &count)) || count != 3)
         return -1;
-    uint64_t version = 0, t = 0;
-    size_t at = 1, n = s_read_uint (data + at, size - at, &version);
-    if (!n || version != SB_PROTO_VERSION)
+    at += n;
+    if (!(n = s_read_uint (data + at, size - at, &version)) || version != SB_PROTO_VERSION)
         return -1;
     at += n;
     if (!(n = s_read_uint (data + at, size - at, &t)) || t == 0 || t >= SB_MSG_MAX_)
         return -1;
     at += n;
-    *type = (int) t;
-    /* body array header: fixarray or array16/32 */
-    if (at < size && (data[at] & 0xf0) == 0x90)
-        at += 1;
-    else if (at < size && data[at] == 0xdc)
-        at += 3;
-    else if (at < size && data[at] == 0xdd)
-        at += 5;
-    else
+    if (!(n = s_read_array (data + at, size - at, &count)))
         return -1;
-    if (at < size)
+    at += n;
+    *type = (int) t;
+    if (count > 0)
         s_read_uint (data + at, size - at, first);
     return 0;
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install the Debian 12 packages shardbench needs to build, run and test.
 # Installs only what is missing; needs root (or sudo) when something is.
-# usage: deploy/install-deps.sh [--tests]
+# usage: deploy/install-deps.sh [--tests] [--fuzz]
 set -euo pipefail
 
 packages=(gcc pkg-config meson ninja-build python3 libzmq3-dev libczmq-dev libmsgpack-dev

@@ -4,7 +4,7 @@
 # CI (.ci/run) calls this with CI=true: warnings are errors there.
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
-"$here/deploy/install-deps.sh" --tests || exit 1
+"$here/deploy/install-deps.sh" --tests --fuzz || exit 1
 
 build="$here/build"
 werror=false
@@ -41,6 +41,33 @@ if [ "${SHARDBENCH_NO_SANITIZE:-}" != 1 ] || [ "${CI:-}" = "true" ]; then
     logs+=("$sbuild/meson-logs/testlog.json")
 fi
 
+# The libFuzzer targets (tests/fuzz/, clang): the inputs past runs failed on
+# are replayed (meson suite `fuzz`), then each target fuzzes for a bounded
+# time, SHARDBENCH_FUZZ_SECONDS per target (default 30; 0 skips the pass).
+fuzz_seconds=${SHARDBENCH_FUZZ_SECONDS:-30}
+if [ "$fuzz_seconds" -gt 0 ] && command -v clang >/dev/null; then
+    fbuild="$here/build-fuzz"
+    if [ ! -f "$fbuild/build.ninja" ]; then
+        CC=clang meson setup "$fbuild" "$here" -Dfuzz=true -Dtests=true -Db_sanitize=address,undefined \
+            -Db_lundef=false --buildtype=debugoptimized || exit 1
+    fi
+    meson compile -C "$fbuild" tests/fuzz/fuzz_proto tests/fuzz/fuzz_config tests/fuzz/make_seeds || exit 1
+    meson test -C "$fbuild" --print-errorlogs --suite fuzz --no-rebuild
+    frc=$?
+    [ $frc -ne 0 ] && rc=$frc
+    logs+=("$fbuild/meson-logs/testlog.json")
+    fwork=$(mktemp -d "${TMPDIR:-/tmp}/shardbench-fuzz.XXXXXX")
+    if FUZZ_SECONDS=$fuzz_seconds FUZZ_BUILD="$fbuild" FUZZ_WORK="$fwork" "$here/tests/fuzz/run.sh"; then
+        echo "fuzz: no finding in ${fuzz_seconds} s per target"
+        rm -rf "$fwork"
+    else
+        echo "fuzz: FINDING: reproducers kept in $fwork"
+        rc=1
+    fi
+elif [ "$fuzz_seconds" -gt 0 ]; then
+    echo "fuzz: clang is missing (deploy/install-deps.sh --fuzz): fuzz pass skipped"
+fi
+
 # One closing line that CI understands, counted from meson's own logs.
 python3 - "${logs[@]}" <<'PY'
 import json, sys
@@ -55,7 +82,6 @@ for path in sys.argv[1:]:
                 skipped += 1
             else:
                 failed += 1
-print("builds counted: plain" + (", ASan+UBSan" if len(sys.argv) > 2 else ""))
 print(f"tests: {passed} passed, {failed} failed, {skipped} skipped")
 PY
 exit $rc

@@ -44,8 +44,9 @@ for t in "${targets[@]}"; do
     dict=()
     [ -f "$src/tests/fuzz/$t.dict" ] && dict=(-dict="$src/tests/fuzz/$t.dict")
     echo "fuzz_$t: ${seconds} s, corpus $corpus" >&2
-    "$build/tests/fuzz/fuzz_$t" "$corpus" "$work/seeds-$t" "${dict[@]}" -max_total_time="$seconds" \
-        -max_len=65536 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 "${par[@]}" \
+    # new inputs go to the first folder only: seeds and regressions stay as they are
+    "$build/tests/fuzz/fuzz_$t" "$corpus" "$work/seeds-$t" "$src/tests/fuzz/regressions/$t" "${dict[@]}" \
+        -max_total_time="$seconds" -max_len=65536 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 "${par[@]}" \
         -artifact_prefix="$artifacts" >"$work/$t.log" 2>&1
     rc=$?
     grep -E '^(#[0-9]+ +DONE|stat::number_of_executed_units|stat::average_exec_per_sec|stat::peak_rss_mb)' \

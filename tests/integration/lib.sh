@@ -37,3 +37,15 @@ finish () {
     echo "$PASSES passed, $FAILS failed"
     [ "$FAILS" -eq 0 ]
 }
+
+# coordinator_endpoint ERRFILE: the endpoint a coordinator started with
+# --workers and --bind tcp://127.0.0.1:* bound (from its log: no fixed port
+# that something else may hold). Waits up to 30 s; prints nothing on failure.
+coordinator_endpoint () {
+    local i
+    for i in $(seq 1 300); do
+        grep -q "waiting for " "$1" 2>/dev/null && break
+        sleep 0.1
+    done
+    sed -n 's/.*`shardbench-worker --coordinator \([^ `]*\).*/\1/p' "$1" | head -1
+}

@@ -3,7 +3,7 @@
 
 usage: tcp_capture.py LISTEN_PORT TARGET_PORT CAPTURE_FILE
 
-Prints "ready" once listening. Each connection is relayed both ways; all
+LISTEN_PORT 0 lets the kernel choose. Prints "ready PORT" once listening. Each connection is relayed both ways; all
 bytes in either direction are appended to CAPTURE_FILE. Used by
 test_security.sh to look at what crosses the wire. Stop it with SIGTERM.
 """
@@ -22,7 +22,7 @@ def main():
     sel.register(server, selectors.EVENT_READ, None)
     peers = {}
     capture = open(path, "ab", buffering=0)
-    print("ready", flush=True)
+    print("ready", server.getsockname()[1], flush=True)
     while True:
         for key, _ in sel.select():
             sock = key.fileobj

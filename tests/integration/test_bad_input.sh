@@ -155,27 +155,23 @@ expect_eq "NUL byte: exit status" "$SB_RC" 2
 expect_eq "NUL byte: error line" "$(grep '^shardbench: error: ' sb.err)" "shardbench: error: nul.yaml: not a text file (NUL byte)"
 
 # ---- Part 2: bad frames to a real coordinator, then a real worker
-port=$((20000 + ($$ + 7) % 20000))
 common="dataset.data_folder=./rogue dataset.num_files_train=8 dataset.record_length_bytes=1000
         dataset.record_length_bytes_stdev=0 reader.batch_size=2 train.epochs=1"
 sb datagen $common --accelerators 1 --db rogue.db
 expect_eq "rogue: datagen" "$SB_RC" 0
-( timeout 120 "$SHARDBENCH" run $common --accelerators 1 --workers 1 --bind "tcp://127.0.0.1:$port" \
+( timeout 120 "$SHARDBENCH" run $common --accelerators 1 --workers 1 --bind "tcp://127.0.0.1:*" \
       --join-timeout 60 --db rogue.db >coord.out 2>coord.err ) &
 coord=$!
-# wait until the coordinator listens (it logs where workers should connect)
-for _ in $(seq 1 100); do
-    grep -q "waiting for 1 workers" coord.err 2>/dev/null && break
-    sleep 0.1
-done
-timeout 60 "$ROGUE_CLIENT" "tcp://127.0.0.1:$port" >rogue.out 2>rogue.err
+# the coordinator logs where workers should connect once it listens
+ep=$(coordinator_endpoint coord.err)
+timeout 60 "$ROGUE_CLIENT" "$ep" >rogue.out 2>rogue.err
 expect_eq "rogue: every bad frame refused as expected" "$?" 0
 sed 's/^/    /' rogue.out
 expect_contains "rogue: garbage REJECT" rogue.out "ok - garbage: frame rejected: 17 trailing bytes after the message"
 expect_contains "rogue: truncated REJECT" rogue.out "ok - truncated: frame rejected: not a complete, bounded msgpack object"
 expect_contains "rogue: version REJECT" rogue.out "ok - other version: coordinator speaks protocol version"
 expect_contains "rogue: oversized frame dropped" rogue.out "ok - oversized frame: no answer (dropped by ZeroMQ)"
-timeout 60 "$SHARDBENCH_WORKER" --coordinator "tcp://127.0.0.1:$port" --host real-worker >worker.out 2>worker.err
+timeout 60 "$SHARDBENCH_WORKER" --coordinator "$ep" --host real-worker >worker.out 2>worker.err
 expect_eq "rogue: the real worker exits 0" "$?" 0
 wait $coord
 expect_eq "rogue: the run completes" "$?" 0

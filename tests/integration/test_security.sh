@@ -36,14 +36,14 @@ expect_eq "CURVE run with local workers" "$SB_RC" 0
 expect_eq "CURVE run recorded" "$(q local.db "SELECT status, samples FROM runs r JOIN epochs e ON e.run_id = r.id WHERE r.kind = 'train'")" "succeeded|64"
 
 # remote workers through a relay that records every byte on the wire
-port=$((21000 + $$ % 20000)); relay=$((port + 1))
-python3 "$here/tcp_capture.py" "$relay" "$port" wire.bin >relay.out 2>relay.err &
-relay_pid=$!
-for _ in $(seq 50); do grep -q ready relay.out 2>/dev/null && break; sleep 0.1; done
-( timeout 60 "$SHARDBENCH" run $syn --accelerators 1 --workers 1 --bind "tcp://127.0.0.1:$port" --keys k1 \
+( timeout 60 "$SHARDBENCH" run $syn --accelerators 1 --workers 1 --bind "tcp://127.0.0.1:*" --keys k1 \
       --db remote.db >coord.out 2>coord.err ) &
 coord=$!
-sleep 0.5
+port=$(coordinator_endpoint coord.err); port=${port##*:}
+python3 "$here/tcp_capture.py" 0 "$port" wire.bin >relay.out 2>relay.err &
+relay_pid=$!
+for _ in $(seq 100); do grep -q ready relay.out 2>/dev/null && break; sleep 0.1; done
+relay=$(awk '/ready/ {print $2}' relay.out)
 
 # a worker whose certificate the coordinator has not admitted (it trusts the right coordinator key)
 "$SHARDBENCH" keys --dir k3 >/dev/null && cp k1/coordinator.cert k3/coordinator.cert
@@ -71,17 +71,23 @@ expect_eq "the run read every sample" "$(q remote.db "SELECT status, samples FRO
 expect_eq "traffic crossed the relay" "$([ "$(stat -c %s wire.bin)" -gt 1000 ] && echo yes)" yes
 expect_eq "the workload never crossed in clear text (CURVE)" "$(grep -c "$marker" wire.bin)" 0
 
+kill "$relay_pid" 2>/dev/null
+wait "$relay_pid" 2>/dev/null
+
 # control: without keys on loopback the same workload is readable on the wire
-: >wire.bin
-( timeout 60 "$SHARDBENCH" run $syn --accelerators 1 --workers 1 --bind "tcp://127.0.0.1:$port" --db plain.db \
-      >coord.out 2>coord.err ) &
+( timeout 60 "$SHARDBENCH" run $syn --accelerators 1 --workers 1 --bind "tcp://127.0.0.1:*" --db plain.db \
+      >coord2.out 2>coord2.err ) &
 coord=$!
-sleep 0.5
+port=$(coordinator_endpoint coord2.err); port=${port##*:}
+python3 "$here/tcp_capture.py" 0 "$port" plain.bin >relay2.out 2>relay2.err &
+relay_pid=$!
+for _ in $(seq 100); do grep -q ready relay2.out 2>/dev/null && break; sleep 0.1; done
+relay=$(awk '/ready/ {print $2}' relay2.out)
 timeout 60 "$SHARDBENCH_WORKER" --coordinator "tcp://127.0.0.1:$relay" >w.out 2>w.err
 wait $coord
 expect_eq "plain run exits 0" "$?" 0
 expect_eq "without CURVE the capture shows the workload (the check above can fail)" \
-    "$([ "$(grep -c "$marker" wire.bin)" -gt 0 ] && echo visible)" visible
+    "$([ "$(grep -c "$marker" plain.bin)" -gt 0 ] && echo visible)" visible
 kill "$relay_pid" 2>/dev/null
 wait "$relay_pid" 2>/dev/null
 

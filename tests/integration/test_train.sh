@@ -48,12 +48,11 @@ sb run $common train.sync=epoch reader.file_shuffle=seed reader.verify=true --ac
 check_run "sync epoch + verify" one.db 7 1
 
 # workers started separately (as on other nodes) with --workers
-port=$((20000 + $$ % 20000))
-( timeout 120 "$SHARDBENCH" run $common --accelerators 7 --workers 1 --bind "tcp://127.0.0.1:$port" --db one.db \
+( timeout 120 "$SHARDBENCH" run $common --accelerators 7 --workers 1 --bind "tcp://127.0.0.1:*" --db one.db \
       >remote.out 2>remote.err ) &
 coord=$!
-sleep 0.3
-timeout 120 "$SHARDBENCH_WORKER" --coordinator "tcp://127.0.0.1:$port" --host node-a >worker.out 2>worker.err
+ep=$(coordinator_endpoint remote.err)
+timeout 120 "$SHARDBENCH_WORKER" --coordinator "$ep" --host node-a >worker.out 2>worker.err
 expect_eq "remote worker exits 0" $? 0
 wait $coord
 SB_RC=$?

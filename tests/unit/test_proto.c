@@ -401,10 +401,11 @@ START_TEST (test_empty_strings)
 }
 END_TEST
 
-/* Fuzzing finding (docs/FUZZING.md, proto 2): msgpack lets a sender write a
- * non-negative integer as a signed int (0xd0 0x04 is 4). The decoder took
- * such a frame, sb_proto_peek refused it: the two disagreed on what is a
- * frame. Both read it now; a negative int is still no version or type. */
+/* Fuzzing findings (docs/FUZZING.md, proto 2 and 3): msgpack lets a sender
+ * write a non-negative integer as a signed int (0xd0 0x04 is 4) and a short
+ * array with an array 16 or 32 header. The decoder took such frames,
+ * sb_proto_peek refused them: the two disagreed on what is a frame. Both
+ * read them now; a negative int is still no version or type. */
 START_TEST (test_peek_signed_encoding)
 {
     const uint8_t go[] = { 0x93, 0xd0, SB_PROTO_VERSION, 0xd1, 0x00, SB_MSG_GO, 0x92, 0xd0, 0x05, 0x06 };
@@ -419,6 +420,20 @@ START_TEST (test_peek_signed_encoding)
     ck_assert_int_eq (sb_proto_peek (go, sizeof go, &type, &first), 0);
     ck_assert_int_eq (type, SB_MSG_GO);
     ck_assert_uint_eq (first, 5);
+    /* proto 3: the outer array written as array 16 or array 32 (msgpack
+     * allows any array header for any count), the body too */
+    const uint8_t go16[] = { 0xdc, 0x00, 0x03, SB_PROTO_VERSION, SB_MSG_GO, 0xdd, 0x00, 0x00, 0x00, 0x02, 0x07, 0x08 };
+    ck_assert_int_eq (sb_proto_decode (go16, sizeof go16, &m, reason, sizeof reason, NULL), SB_PROTO_OK);
+    ck_assert_uint_eq (m.u.go.step, 8);
+    sb_proto_fini (&m);
+    ck_assert_int_eq (sb_proto_peek (go16, sizeof go16, &type, &first), 0);
+    ck_assert_int_eq (type, SB_MSG_GO);
+    ck_assert_uint_eq (first, 7);
+    const uint8_t go32[] = { 0xdd, 0x00, 0x00, 0x00, 0x03, SB_PROTO_VERSION, SB_MSG_GO, 0x92, 0x09, 0x0a };
+    ck_assert_int_eq (sb_proto_peek (go32, sizeof go32, &type, &first), 0);
+    ck_assert_uint_eq (first, 9);
+    const uint8_t four[] = { 0xdc, 0x00, 0x04, SB_PROTO_VERSION, SB_MSG_GO, 0x92, 0x09, 0x0a, 0x00 };
+    ck_assert_int_eq (sb_proto_peek (four, sizeof four, &type, &first), -1);
     const uint8_t negative[] = { 0x93, 0xd0, 0xfc, 0x09, 0x92, 0x05, 0x06 };
     ck_assert_int_eq (sb_proto_peek (negative, sizeof negative, &type, &first), -1);
     ck_assert_int_eq (sb_proto_decode (negative, sizeof negative, &m, reason, sizeof reason, NULL), SB_PROTO_EMALFORMED);
