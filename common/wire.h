@@ -30,8 +30,9 @@ sb_proto_status_t sb_wire_recv (zsock_t *sock, zframe_t **identity_p, sb_msg_t *
  * ZMQ_FDs. Unlike zmq_poll, which asks every socket for ZMQ_EVENTS before
  * and after waiting (a syscall each when idle), this costs one syscall per
  * wake-up. The ZMQ_FD contract applies: call it only after every socket
- * was drained until a receive found nothing (EAGAIN), or it may sleep with
- * frames queued. Returns the number of sockets signalled, 0 on timeout, -1
+ * was drained until a receive found nothing (EAGAIN) and nothing was sent
+ * on it since (a send can consume the signal of a frame that arrived meanwhile:
+ * check zsock_events () first), or it may sleep with frames queued. Returns the number of sockets signalled, 0 on timeout, -1
  * on error (EINTR included). */
 int sb_wire_wait_s (zsock_t **socks, size_t n, double timeout_s);
 

@@ -940,8 +940,8 @@ sb_catalog_reader_locate (sb_catalog_reader_t *self, uint64_t idx, uint64_t *siz
     if (idx >= self->count)
         return -1;
     *size = self->size32 ? self->size32[idx] : self->size64 ? self->size64[idx] : self->uniform_size;
-    if ((self->stored && (self->stored[idx / 8] >> (idx % 8) & 1)) || !self->has_naming)
-        return 0;
+    if ((self->stored && (self->stored[idx / 8] >> (idx % 8) & 1)) || !self->has_naming || idx >= self->ds.files)
+        return 0;   /* stored key (or a naming that cannot hold idx): sb_catalog_reader_get has it */
     *dlio_index = sb_dataset_index_at (&self->ds, idx);
     return 1;
 }

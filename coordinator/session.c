@@ -636,13 +636,16 @@ s_pump_until (s_session_t *self, int (*done) (s_session_t *), double timeout_s, 
         }
         /* drain what is queued before housekeeping (the socket's receive
          * timeout is 0: the receive that finds the queue empty ends the
-         * loop), then sleep on the socket's ZMQ_FD (sb_wire_wait) */
+         * loop), then sleep on the socket's ZMQ_FD (sb_wire_wait_s) */
         sb_resultdb_batch_begin (self->o->db);
         int i = 0;
         while (i < 4096 && !self->failed && s_dispatch (self))
             i++;
         s_housekeeping (self);
-        if (i < 4096 && !self->failed && !done (self)) {
+        /* housekeeping may have sent (heartbeats), and a send can consume
+         * the signal of a frame that arrived since the drain: ask the socket
+         * (ZMQ_EVENTS) before sleeping on its ZMQ_FD */
+        if (i < 4096 && !self->failed && !done (self) && !(zsock_events (self->router) & ZMQ_POLLIN)) {
             zsock_t *socks[1] = { self->router };
             sb_wire_wait_s (socks, 1, 0.05);
         }

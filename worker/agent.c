@@ -326,10 +326,12 @@ sb_agent_run (const sb_agent_opts_t *opts)
 
     const sb_msg_welcome_t *w = &self->welcome.u.welcome;
     if (w->ranks == 0 || w->ranks > 4096 || w->batch_size == 0 || w->read_threads == 0 || w->read_threads > 1024
+        || w->keys_page == 0 || w->keys_page > 65536
         || w->io_buffer < 4096 || w->io_buffer > (1ull << 30) || w->samples_per_file == 0 || w->num_files == 0) {
-        sb_error ("the coordinator sent an unusable workload (ranks %llu, batch %llu, read threads %llu, buffer %llu)",
-                  (unsigned long long) w->ranks, (unsigned long long) w->batch_size,
-                  (unsigned long long) w->read_threads, (unsigned long long) w->io_buffer);
+        sb_error ("the coordinator sent an unusable workload (ranks %llu, batch %llu, read threads %llu, buffer %llu,"
+                  " key page %llu)", (unsigned long long) w->ranks, (unsigned long long) w->batch_size,
+                  (unsigned long long) w->read_threads, (unsigned long long) w->io_buffer,
+                  (unsigned long long) w->keys_page);
         goto done;
     }
     char serr[256];
@@ -430,14 +432,19 @@ sb_agent_run (const sb_agent_opts_t *opts)
         pending |= i == 1024;
         int busy = 0;
         double wake = self->done || !self->trainer ? 0 : sb_trainer_pump (self->trainer, &busy);
-        if (!pending && !busy && !self->done) {
+        /* the pump sent on the DEALER after it was drained, and a send can
+         * consume the signal of a frame that arrived meanwhile: ask the
+         * socket itself (ZMQ_EVENTS) before sleeping on its ZMQ_FD */
+        if (!pending && !busy && !self->done && !(zsock_events (self->dealer) & ZMQ_POLLIN)) {
             socks[0] = self->dealer;
             socks[1] = self->up;
             size_t n = 2 + (self->trainer ? sb_trainer_sockets (self->trainer, socks + 2, nsocks - 2) : 0);
-            double timeout = 0.1, left = wake > 0 ? wake - sb_now () : timeout;
-            if (left < timeout)
-                timeout = left > 0 ? left : 0;
-            sb_wire_wait_s (socks, n, timeout);
+            double now = sb_now (), timeout = 0.1;
+            if (wake > 0 && wake - now < timeout)
+                timeout = wake - now;
+            if (self->next_heartbeat - now < timeout)
+                timeout = self->next_heartbeat - now;
+            sb_wire_wait_s (socks, n, timeout > 0 ? timeout : 0);
         }
     }
     free (socks);

@@ -244,7 +244,14 @@ sb_trainer_on_message (sb_trainer_t *self, sb_msg_t *msg)
 static void
 s_end_compute (sb_trainer_t *self, s_rank_t *r, double now)
 {
-    double spent = r->computing ? now - r->compute_started : 0;
+    /* the compute lasted computation_time: it ended at its deadline, however
+     * late the loop came to it (that lateness is the worker's, not compute,
+     * so it must not raise AU; from here it counts as barrier or I/O wait) */
+    double spent = 0;
+    if (r->computing) {
+        spent = r->compute_until - r->compute_started;
+        now = r->compute_until;
+    }
     r->computing = 0;
     r->interval.compute_ns += (uint64_t) (spent * 1e9);
     r->compute_all += spent;
