@@ -1,6 +1,7 @@
 /* cli: argument parsing and the commands run, datagen and report. */
 #include "cli.h"
 #include "config.h"
+#include "datasize.h"
 #include "embedded.h"
 #include "log.h"
 #include "report.h"
@@ -13,6 +14,7 @@
 #include <czmq.h>
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +40,8 @@ s_usage_main (FILE *f)
              "  report    [RUN_ID|last] [--db FILE]             print a run's summary again\n"
              "  workloads                                      list the built-in workload presets\n"
              "  keys      [--dir DIR] [--worker NAME ...]       create CURVE certificates (see --keys)\n"
+             "  datasize  [WORKLOAD] --hosts H --host-memory-gb M --accelerators A\n"
+             "                                                 minimum dataset of the MLPerf Storage rules\n"
              "\n"
              "`shardbench COMMAND --help` describes each command. Exit status: 0 success,\n"
              "1 the run failed or was interrupted, 2 usage or configuration error.\n");
@@ -377,6 +381,135 @@ s_cmd_report (int argc, char **argv)
     return rc == 0 ? 0 : EXIT_USAGE;
 }
 
+static int
+s_parse_positive (const char *opt, const char *text, double *out)
+{
+    char *end = NULL;
+    errno = 0;
+    double v = text ? strtod (text, &end) : 0;
+    if (!text || errno || !end || *end || end == text || !(v > 0) || !isfinite (v)) {
+        fprintf (stderr, "shardbench datasize: %s expects a number > 0, got '%s'\n", opt, text ? text : "");
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* `shardbench datasize`: the minimum dataset of the MLPerf Storage rules. */
+static int
+s_cmd_datasize (int argc, char **argv)
+{
+    const char *workload = "quickstart";
+    const char **overrides = calloc ((size_t) argc + 1, sizeof (char *));
+    size_t noverrides = 0;
+    uint64_t hosts = 0, accelerators = 0;
+    double memory = 0;
+    int rc = EXIT_USAGE, have_workload = 0;
+    char err[4096];
+    sb_config_t *cfg = sb_config_new ();
+    if (!cfg || !overrides) {
+        fprintf (stderr, "shardbench: out of memory\n");
+        goto done;
+    }
+    for (int i = 0; i < argc; i++) {
+        const char *arg = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp (arg, "-h") || !strcmp (arg, "--help")) {
+            printf ("usage: shardbench datasize [WORKLOAD] [KEY=VALUE ...] --hosts H --host-memory-gb M\n"
+                    "                           --accelerators A\n"
+                    "\n"
+                    "The minimum training dataset of the MLPerf Storage rules for H hosts of M GiB of\n"
+                    "memory each running A accelerators in all: the larger of 500 steps x batch x A\n"
+                    "samples and 5 x H x M GiB / record length samples, in files of\n"
+                    "dataset.num_samples_per_file samples. Prints the arithmetic, then the overrides to\n"
+                    "pass to `shardbench datagen` and `run` on the last line. One subfolder per 10,000\n"
+                    "files is suggested when there are more (the rules leave the layout free).\n");
+            rc = 0;
+            goto done;
+        }
+        if ((!strcmp (arg, "--hosts") || !strcmp (arg, "--host-memory-gb") || !strcmp (arg, "--accelerators"))
+            && !next) {
+            fprintf (stderr, "shardbench datasize: %s needs a value\n", arg);
+            goto done;
+        }
+        if (!strcmp (arg, "--hosts")) {
+            if (s_parse_u64 (arg, argv[++i], 1, &hosts) != 0)
+                goto done;
+        }
+        else if (!strcmp (arg, "--accelerators")) {
+            if (s_parse_u64 (arg, argv[++i], 1, &accelerators) != 0)
+                goto done;
+        }
+        else if (!strcmp (arg, "--host-memory-gb")) {
+            if (s_parse_positive (arg, argv[++i], &memory) != 0)
+                goto done;
+        }
+        else if (arg[0] == '-' && arg[1] == '-' && !strchr (arg, '=')) {
+            fprintf (stderr, "shardbench datasize: unknown option '%s' (see --help)\n", arg);
+            goto done;
+        }
+        else if (strchr (arg, '='))
+            overrides[noverrides++] = arg;
+        else if (!have_workload) {
+            workload = arg;
+            have_workload = 1;
+        }
+        else {
+            fprintf (stderr, "shardbench datasize: unexpected argument '%s'\n", arg);
+            goto done;
+        }
+    }
+    if (!hosts || !accelerators || !(memory > 0)) {
+        fprintf (stderr, "shardbench datasize: --hosts, --host-memory-gb and --accelerators are required\n");
+        goto done;
+    }
+    if (s_load_workload (cfg, workload, err, sizeof err) != 0) {
+        fprintf (stderr, "shardbench: error: %s\n", err);
+        goto done;
+    }
+    for (size_t i = 0; i < noverrides; i++)
+        if (sb_config_override (cfg, overrides[i], err, sizeof err) != 0) {
+            fprintf (stderr, "shardbench: error: %s\n", err);
+            goto done;
+        }
+    sb_workload_t wl;
+    if (sb_workload_from_config (cfg, &wl, err, sizeof err) != 0) {
+        fprintf (stderr, "shardbench: error: %s\n", err);
+        goto done;
+    }
+    sb_datasize_in_t in = {
+        .hosts = hosts, .host_memory_gb = memory, .accelerators = accelerators, .batch_size = wl.batch_size,
+        .record_length = wl.record_length_bytes, .samples_per_file = wl.num_samples_per_file,
+    };
+    sb_datasize_t ds;
+    if (sb_datasize (&in, &ds, err, sizeof err) != 0) {
+        fprintf (stderr, "shardbench datasize: %s\n", err);
+        goto done;
+    }
+    printf ("datasize for %s: %llu accelerators on %llu host(s) of %g GiB\n", workload,
+            (unsigned long long) accelerators, (unsigned long long) hosts, memory);
+    printf ("  samples for %d steps per epoch:  %d x batch %llu x %llu accelerators = %llu\n", SB_DATASIZE_STEPS,
+            SB_DATASIZE_STEPS, (unsigned long long) wl.batch_size, (unsigned long long) accelerators,
+            (unsigned long long) ds.samples_steps);
+    printf ("  samples for %d x host memory:     %llu x %g GiB x %d / %llu bytes = %llu\n",
+            SB_DATASIZE_MEMORY_FACTOR, (unsigned long long) hosts, memory, SB_DATASIZE_MEMORY_FACTOR,
+            (unsigned long long) wl.record_length_bytes, (unsigned long long) ds.samples_memory);
+    printf ("  minimum: %llu samples in %llu files of %llu sample(s), %.2f GiB\n", (unsigned long long) ds.samples,
+            (unsigned long long) ds.files, (unsigned long long) wl.num_samples_per_file, ds.gib);
+    uint64_t subfolders = wl.num_subfolders_train > 1 ? wl.num_subfolders_train : ds.subfolders;
+    if (subfolders > 1)
+        printf ("  subfolders: %llu (%s)\n", (unsigned long long) subfolders,
+                wl.num_subfolders_train > 1 ? "the workload's" : "one per 10,000 files");
+    printf ("dataset.num_files_train=%llu", (unsigned long long) ds.files);
+    if (subfolders > 1)
+        printf (" dataset.num_subfolders_train=%llu", (unsigned long long) subfolders);
+    printf ("\n");
+    rc = 0;
+done:
+    free (overrides);
+    sb_config_destroy (&cfg);
+    return rc;
+}
+
 static void
 s_note_created (const char *path, void *ctx)
 {
@@ -474,6 +607,8 @@ sb_cli_main (int argc, char **argv)
         return s_cmd_workloads (argc - 2, argv + 2);
     if (!strcmp (cmd, "keys"))
         return s_cmd_keys (argc - 2, argv + 2);
+    if (!strcmp (cmd, "datasize"))
+        return s_cmd_datasize (argc - 2, argv + 2);
     fprintf (stderr, "shardbench: unknown command '%s'\n\n", cmd);
     s_usage_main (stderr);
     return EXIT_USAGE;

@@ -6,6 +6,7 @@
  * loops of the same pump with a different "done" condition. */
 #include "session.h"
 #include "catalog.h"
+#include "datasize.h"
 #include "dataset.h"
 #include "histogram.h"
 #include "s3_client.h"
@@ -761,6 +762,49 @@ s_phase_datagen (s_session_t *self)
     return self->failed ? -1 : 0;
 }
 
+/* MLPerf Storage wants the dataset at least 5x the memory of the hosts
+ * that read it, or their page cache could serve it: warn when it is not
+ * (memory as the workers reported it, each host once). */
+static void
+s_check_dataset_size (s_session_t *self)
+{
+    const sb_workload_t *wl = self->o->wl;
+    if (wl->storage.type == SB_STORAGE_SYNTHETIC)
+        return;
+    uint64_t memory = 0, hosts = 0;
+    for (size_t i = 0; i < self->nworkers; i++) {
+        size_t j = 0;
+        while (j < i && strcmp (self->workers[j].host, self->workers[i].host) != 0)
+            j++;
+        if (j == i) {
+            memory += self->workers[i].memory;
+            hosts++;
+        }
+    }
+    /* bytes of the objects this run reads (the catalog may hold more) */
+    double bytes = self->catalog_info.count && self->catalog_info.bytes
+        ? (double) self->catalog_info.bytes * (double) self->files / (double) self->catalog_info.count
+        : (double) self->files * (double) wl->num_samples_per_file * (double) wl->record_length_bytes;
+    double need = (double) SB_DATASIZE_MEMORY_FACTOR * (double) memory;
+    if (memory == 0 || bytes >= need)
+        return;
+    sb_datasize_in_t in = {
+        .hosts = hosts, .host_memory_gb = (double) memory / (double) hosts / 1073741824.0,
+        .accelerators = self->o->accelerators, .batch_size = wl->batch_size,
+        .record_length = wl->record_length_bytes, .samples_per_file = wl->num_samples_per_file,
+    };
+    sb_datasize_t ds;
+    char err[256];
+    if (sb_datasize (&in, &ds, err, sizeof err) != 0)
+        return;
+    sb_warn ("the dataset (%.2f GiB) is smaller than %d x the memory of its %llu host(s) (%.2f GiB): their page"
+             " cache can serve it, so this measures memory more than storage; MLPerf Storage needs at least %llu"
+             " files here (`shardbench datasize --hosts %llu --host-memory-gb %.2f --accelerators %llu`)",
+             bytes / 1073741824.0, SB_DATASIZE_MEMORY_FACTOR, (unsigned long long) hosts, need / 1073741824.0,
+             (unsigned long long) ds.files, (unsigned long long) hosts, in.host_memory_gb,
+             (unsigned long long) self->o->accelerators);
+}
+
 static int
 s_phase_train (s_session_t *self)
 {
@@ -793,6 +837,7 @@ s_phase_train (s_session_t *self)
              (unsigned long long) self->plan.per_rank, (unsigned long long) self->plan.batches,
              (unsigned long long) self->plan.batch_size, (unsigned long long) self->plan.dropped,
              sb_now () - plan_started);
+    s_check_dataset_size (self);
     for (uint64_t e = 1; e <= wl->epochs && !self->failed; e++) {
         self->phase = S_PHASE_TRAIN;
         self->epoch = e;

@@ -118,4 +118,21 @@ expect_eq "synthetic catalog" "$(q syn.db "SELECT count, bytes FROM catalogs")" 
 expect_eq "report of unknown run exits 2" "$?" 2
 expect_contains "report names the run" r.err "no run 999"
 
+# datasize: the MLPerf Storage minimum, and the override to pass on its last line
+sb datasize dataset.record_length_bytes=146600628 reader.batch_size=7 dataset.num_samples_per_file=1 \
+    --hosts 1 --host-memory-gb 251 --accelerators 36
+expect_eq "datasize exit" "$SB_RC" 0
+expect_eq "datasize override line" "$(tail -1 sb.out)" "dataset.num_files_train=126000 dataset.num_subfolders_train=13"
+expect_contains "datasize shows the arithmetic" sb.out "minimum: 126000 samples in 126000 files of 1 sample(s), 17203.09 GiB"
+sb datasize --hosts 1 --accelerators 8
+expect_eq "datasize without memory exits 2" "$SB_RC" 2
+expect_contains "datasize names what is missing" sb.err "--hosts, --host-memory-gb and --accelerators are required"
+sb datasize --hosts 1 --host-memory-gb -3 --accelerators 8
+expect_eq "datasize with negative memory exits 2" "$SB_RC" 2
+# a training dataset smaller than 5x the hosts' memory is warned about
+sb run dataset.data_folder=./small dataset.num_files_train=5 dataset.record_length_bytes=100 dataset.record_length_bytes_stdev=0 \
+    reader.batch_size=1 train.epochs=1 --accelerators 1 --db e.db
+expect_contains "small dataset warned about" sb.err "is smaller than 5 x the memory of its 1 host(s)"
+expect_contains "the warning says what the rules need" sb.err "shardbench datasize --hosts 1 --host-memory-gb"
+
 finish
