@@ -163,6 +163,27 @@ s_walk (sb_config_t *self, yaml_document_t *doc, yaml_node_t *node, const char *
     }
     if (node->type == YAML_SEQUENCE_NODE) {
         size_t n = (size_t) (node->data.sequence.items.top - node->data.sequence.items.start);
+        /* A list of mappings (DLIO's dataset.parquet.columns: [{name: ..,
+         * dtype: ..}, ..]) becomes keys "prefix.0.name", "prefix.1.name", ... */
+        size_t mappings = 0;
+        for (size_t i = 0; i < n; i++) {
+            yaml_node_t *item = yaml_document_get_node (doc, node->data.sequence.items.start[i]);
+            mappings += item && item->type == YAML_MAPPING_NODE;
+        }
+        if (n > 0 && mappings == n) {
+            for (size_t i = 0; i < n; i++) {
+                char key[512];
+                int w = snprintf (key, sizeof key, "%s.%zu", prefix, i);
+                yaml_node_t *item = yaml_document_get_node (doc, node->data.sequence.items.start[i]);
+                if (w < 0 || (size_t) w >= sizeof key) {
+                    snprintf (err, err_size, "%s:%d: key '%s': name too long", origin, line, prefix);
+                    return -1;
+                }
+                if (s_walk (self, doc, item, key, origin, err, err_size) != 0)
+                    return -1;
+            }
+            return 0;
+        }
         char **items = calloc (n + 1, sizeof (char *));
         if (!items) {
             snprintf (err, err_size, "%s:%d: out of memory", origin, line);
@@ -393,6 +414,44 @@ sb_config_override (sb_config_t *self, const char *assignment, char *err, size_t
         }
     const char *value = eq + 1;
     size_t vlen = strlen (value);
+    if (vlen >= 2 && value[0] == '{' && value[vlen - 1] == '}') {
+        /* Hydra / YAML flow mapping: {type: normal, mean: 0.5, stdev: 0.1}
+         * sets KEY.type, KEY.mean, KEY.stdev (one level, plain values) */
+        char *body = strndup (value + 1, vlen - 2);
+        if (!body) {
+            snprintf (err, err_size, "command line: out of memory");
+            return -1;
+        }
+        int rc = 0;
+        char *save = NULL;
+        for (char *tok = strtok_r (body, ",", &save); tok && rc == 0; tok = strtok_r (NULL, ",", &save)) {
+            char *colon = strchr (tok, ':');
+            char *k = tok, *v = colon ? colon + 1 : NULL;
+            if (colon)
+                *colon = '\0';
+            while (*k == ' ')
+                k++;
+            for (size_t n = strlen (k); n && k[n - 1] == ' ';)
+                k[--n] = '\0';
+            while (v && *v == ' ')
+                v++;
+            for (size_t n = v ? strlen (v) : 0; n && v[n - 1] == ' ';)
+                v[--n] = '\0';
+            char sub[1100];
+            if (!v || !*k || strpbrk (v, "{}[]:") || strpbrk (k, "{}[] ")) {
+                snprintf (err, err_size, "command line: '%s': expected {name: value, ...} with plain values", assignment);
+                rc = -1;
+            }
+            else if ((size_t) snprintf (sub, sizeof sub, "%s.%s=%s", key, k, v) >= sizeof sub) {
+                snprintf (err, err_size, "command line: key too long in '%s'", assignment);
+                rc = -1;
+            }
+            else
+                rc = sb_config_override (self, sub, err, err_size);
+        }
+        free (body);
+        return rc;
+    }
     if (vlen >= 2 && value[0] == '[' && value[vlen - 1] == ']') {
         /* Hydra list: [a,b,c] */
         size_t cap = 1;

@@ -49,6 +49,9 @@ struct s_req {
     int       ranged;
     int       verify;
     uint64_t  content_seed;
+    sb_s3_fill_fn expect_fill;      /* verify against this instead (owned) */
+    void     *expect_ctx;
+    void    (*expect_free) (void *ctx);
     uint8_t  *verify_buf;
     int       verify_failed;
     uint64_t  mismatch_at;
@@ -205,6 +208,8 @@ s_req_free (s_req_t *r)
     curl_slist_free_all (r->headers);
     free (r->body);
     free (r->verify_buf);
+    if (r->expect_free)
+        r->expect_free (r->expect_ctx);
     free (r);
 }
 
@@ -277,7 +282,10 @@ s_on_body (char *data, size_t size, size_t nmemb, void *userp)
             size_t done = 0;
             while (done < n) {
                 size_t chunk = n - done < 65536 ? n - done : 65536;
-                sb_content_fill (r->content_seed, r->offset + r->received + done, r->verify_buf, chunk);
+                if (r->expect_fill)
+                    r->expect_fill (r->expect_ctx, r->offset + r->received + done, r->verify_buf, chunk);
+                else
+                    sb_content_fill (r->content_seed, r->offset + r->received + done, r->verify_buf, chunk);
                 if (memcmp (r->verify_buf, data + done, chunk) != 0) {
                     size_t at = 0;
                     while (at < chunk && r->verify_buf[at] == (uint8_t) data[done + at])
@@ -1175,9 +1183,23 @@ int
 sb_s3_get_start (sb_s3_t *self, uint64_t tag, const char *key, uint64_t offset, uint64_t length, int verify,
                  uint64_t content_seed)
 {
+    return sb_s3_get_start_fill (self, tag, key, offset, length, verify, content_seed, NULL, NULL, NULL);
+}
+
+int
+sb_s3_get_start_fill (sb_s3_t *self, uint64_t tag, const char *key, uint64_t offset, uint64_t length, int verify,
+                      uint64_t content_seed, sb_s3_fill_fn expect, void *expect_ctx,
+                      void (*expect_free) (void *ctx))
+{
     s_req_t *r = s_req_new (self, OP_GET, key);
-    if (!r)
+    if (!r) {
+        if (expect_free)
+            expect_free (expect_ctx);
         return -1;
+    }
+    r->expect_fill = expect;
+    r->expect_ctx = expect_ctx;
+    r->expect_free = expect_free;
     r->async = 1;
     r->tag = tag;
     r->offset = offset;
@@ -1186,7 +1208,7 @@ sb_s3_get_start (sb_s3_t *self, uint64_t tag, const char *key, uint64_t offset, 
     r->verify = verify;
     r->content_seed = content_seed;
     if (verify && !(r->verify_buf = malloc (65536))) {
-        free (r);
+        s_req_free (r);
         return -1;
     }
     self->pending++;

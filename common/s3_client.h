@@ -109,6 +109,14 @@ typedef struct {
 int sb_s3_get_start (sb_s3_t *self, uint64_t tag, const char *key, uint64_t offset, uint64_t length,
                      int verify, uint64_t content_seed);
 
+/* sb_s3_get_start verifying against expect (bytes at an offset of the
+ * object) instead of the raw content stream. The request owns expect_ctx
+ * and calls expect_free (may be NULL) on it when done, or at once when
+ * this fails. */
+int sb_s3_get_start_fill (sb_s3_t *self, uint64_t tag, const char *key, uint64_t offset, uint64_t length,
+                          int verify, uint64_t content_seed, sb_s3_fill_fn expect, void *expect_ctx,
+                          void (*expect_free) (void *ctx));
+
 /* Requests started and not yet delivered (retries waiting included). */
 size_t sb_s3_pending (const sb_s3_t *self);
 

@@ -1,5 +1,6 @@
 /* workload: one table of every key, its type, default and bounds. */
 #include "workload.h"
+#include "format.h"
 #include "log.h"
 
 #include <errno.h>
@@ -9,7 +10,12 @@
 #include <string.h>
 #include <strings.h>
 
-typedef enum { T_U64, T_F64, T_STR, T_BOOL, T_SHUFFLE, T_SYNC, T_STORAGE, T_LB, T_LIST, T_IGNORED } s_type_t;
+/* T_U64R: a non-negative number rounded to an integer (MLPerf writes
+ * record_length_bytes: 114660.07); T_DIST: a parameter of the mapping form of
+ * train.computation_time (s_compute); T_ALIAS: another spelling of the key
+ * named in `fallback`, read when that key is absent (s_aliases). */
+typedef enum { T_U64, T_U64R, T_F64, T_STR, T_BOOL, T_SHUFFLE, T_SYNC, T_STORAGE, T_LB, T_LIST, T_DIST, T_ALIAS,
+               T_IGNORED } s_type_t;
 
 typedef struct {
     const char *key;
@@ -33,8 +39,10 @@ static const s_key_t s_keys[] = {
     { "dataset.file_prefix", T_STR, STRF (file_prefix), "img", 0, 0, "object name prefix" },
     { "dataset.num_files_train", T_U64, OFF (num_files_train), 0, "64", 1, BIG, "objects in the training set" },
     { "dataset.num_samples_per_file", T_U64, OFF (num_samples_per_file), 0, "1", 1, 1e9, "samples in one object" },
-    { "dataset.record_length_bytes", T_U64, OFF (record_length_bytes), 0, "65536", 1, 1e12, "bytes per sample" },
-    { "dataset.record_length_bytes_stdev", T_U64, OFF (record_length_bytes_stdev), 0, "0", 0, 1e12, "stdev of bytes per sample" },
+    { "dataset.record_length_bytes", T_U64R, OFF (record_length_bytes), 0, "65536", 1, 1e12, "bytes per sample" },
+    { "dataset.record_length_bytes_stdev", T_U64R, OFF (record_length_bytes_stdev), 0, "0", 0, 1e12, "stdev of bytes per sample" },
+    { "dataset.record_length", T_ALIAS, 0, 0, "dataset.record_length_bytes", 0, 0, "older DLIO spelling" },
+    { "dataset.record_length_stdev", T_ALIAS, 0, 0, "dataset.record_length_bytes_stdev", 0, 0, "older DLIO spelling" },
     { "dataset.num_subfolders_train", T_U64, OFF (num_subfolders_train), 0, "0", 0, 1e7, "subfolders of train/ (DLIO rule)" },
     { "dataset.skip_listing", T_BOOL, OFF (skip_listing), 0, "false", 0, 0, "no listing: DLIO names for num_files_train" },
     { "dataset.listing_validation_interval", T_U64, OFF (listing_validation_interval), 0, "1000", 1, 1e12, "skip_listing: check every k-th object exists" },
@@ -46,6 +54,14 @@ static const s_key_t s_keys[] = {
     { "reader.verify", T_BOOL, OFF (verify), 0, "false", 0, 0, "check every byte read against the generator" },
     { "train.epochs", T_U64, OFF (epochs), 0, "1", 1, 1e9, "epochs to train" },
     { "train.computation_time", T_F64, OFF (computation_time), 0, "0", 0, 3600, "emulated compute seconds per batch" },
+    { "train.computation_time.type", T_DIST, 0, 0, "", 0, 0, "or a distribution: normal | uniform | gamma | exponential | poisson" },
+    { "train.computation_time.mean", T_DIST, 0, 0, "", 0, 3600, "normal (or no type): mean, s" },
+    { "train.computation_time.stdev", T_DIST, 0, 0, "", 0, 3600, "normal (or no type): standard deviation, s" },
+    { "train.computation_time.min", T_DIST, 0, 0, "", 0, 3600, "uniform: lower bound, s" },
+    { "train.computation_time.max", T_DIST, 0, 0, "", 0, 3600, "uniform: upper bound, s" },
+    { "train.computation_time.shape", T_DIST, 0, 0, "", 0, 1e6, "gamma: shape k" },
+    { "train.computation_time.scale", T_DIST, 0, 0, "", 0, 3600, "gamma: scale theta, s; exponential: mean, s" },
+    { "train.computation_time.lam", T_DIST, 0, 0, "", 0, 3600, "poisson: lambda (mean), s" },
     { "train.seed", T_U64, OFF (seed), 0, "123", 0, BIG, "seed of shuffles, sizes and content" },
     { "train.sync", T_SYNC, OFF (sync), 0, "step", 0, 0, "barrier: step | epoch" },
     { "metric.au", T_F64, OFF (au), 0, "0.90", 0, 1, "accelerator-utilisation threshold to pass" },
@@ -70,6 +86,30 @@ static const s_key_t s_keys[] = {
     { "shardbench.heartbeat_timeout_s", T_F64, OFF (heartbeat_timeout_s), 0, "10", 0.2, 3600, "silence that counts as lost" },
     { "shardbench.keys_page", T_U64, OFF (keys_page), 0, "256", 1, 65536, "keys per page sent to a rank" },
     { "shardbench.io_buffer_bytes", T_U64, OFF (io_buffer_bytes), 0, "1048576", 4096, 1073741824, "read buffer per I/O thread" },
+    /* model and checkpoint: `shardbench checkpoint` (coordinator/checkpoint.c) */
+    { "model.num_layers", T_U64, OFF (ckpt.num_layers), 0, "0", 0, 1e6, "transformer layers (checkpoint sizes)" },
+    { "model.model_datatype", T_STR, STRF (ckpt.model_datatype), "fp16", 0, 0, "model state type: fp16 | bf16 | fp32 | fp64 | int8 | uint8" },
+    { "model.optimizer_datatype", T_STR, STRF (ckpt.optimizer_datatype), "fp32", 0, 0, "optimizer state type" },
+    { "model.parallelism.tensor", T_U64, OFF (ckpt.tensor), 0, "1", 1, 1e6, "tensor parallelism" },
+    { "model.parallelism.pipeline", T_U64, OFF (ckpt.pipeline), 0, "1", 1, 1e6, "pipeline parallelism" },
+    { "model.parallelism.data", T_U64, OFF (ckpt.data), 0, "0", 0, 1e6, "data parallelism of the full run (subset mode)" },
+    { "model.parallelism.zero_stage", T_U64, OFF (ckpt.zero_stage), 0, "0", 0, 3, "ZeRO stage 0..3" },
+    { "model.transformer.vocab_size", T_U64, OFF (ckpt.vocab_size), 0, "32000", 1, 1e9, "vocabulary" },
+    { "model.transformer.hidden_size", T_U64, OFF (ckpt.hidden_size), 0, "4096", 1, 1e9, "hidden dimension" },
+    { "model.transformer.ffn_hidden_size", T_U64, OFF (ckpt.ffn_hidden_size), 0, "11008", 1, 1e9, "FFN dimension" },
+    { "model.transformer.num_attention_heads", T_U64, OFF (ckpt.num_attention_heads), 0, "32", 1, 1e6, "attention heads" },
+    { "model.transformer.num_kv_heads", T_U64, OFF (ckpt.num_kv_heads), 0, "32", 1, 1e6, "key/value heads (GQA)" },
+    { "checkpoint.checkpoint_folder", T_STR, STRF (ckpt.folder), "./checkpoints", 0, 0, "where checkpoints go (s3: key prefix)" },
+    { "checkpoint.num_checkpoints_write", T_U64, OFF (ckpt.num_write), 0, "1", 0, 1e6, "checkpoints to write" },
+    { "checkpoint.num_checkpoints_read", T_U64, OFF (ckpt.num_read), 0, "1", 0, 1e6, "checkpoints to read back" },
+    { "checkpoint.fsync", T_BOOL, OFF (ckpt.fsync), 0, "true", 0, 0, "fsync every checkpoint file" },
+    { "checkpoint.mode", T_STR, STRF (ckpt.mode), "default", 0, 0, "default | subset (only some ranks of the full run)" },
+    { "checkpoint.time_between_checkpoints", T_F64, OFF (ckpt.time_between), 0, "0", 0, 86400, "emulated training between checkpoints, s" },
+    { "checkpoint.scale", T_F64, OFF (ckpt.scale), 0, "1", 1e-12, 1, "scale every checkpoint size (small runs)" },
+    { "model.type", T_IGNORED, 0, 0, 0, 0, 0, 0 },
+    { "model.model_size", T_IGNORED, 0, 0, 0, 0, 0, 0 },
+    { "dataset.compression", T_IGNORED, 0, 0, 0, 0, 0, 0 },
+    { "reader.shuffle_size", T_IGNORED, 0, 0, 0, 0, 0, 0 },
     /* DLIO keys accepted and recorded, not acted on by this version. */
     { "workflow.generate_data", T_IGNORED, 0, 0, 0, 0, 0, 0 },
     { "workflow.train", T_IGNORED, 0, 0, 0, 0, 0, 0 },
@@ -220,7 +260,26 @@ s_parse (const s_key_t *k, const sb_config_entry_t *e, const char *text, sb_work
             return -1;
         }
         return 0;
+    case T_U64R: {
+        char *end = NULL;
+        errno = 0;
+        double v = strtod (text, &end);
+        if (errno || *text == '\0' || *end != '\0' || !isfinite (v) || *text == '-') {
+            snprintf (err, err_size, "%s: key '%s': expected a non-negative integer, got '%s'", where, k->key, text);
+            return -1;
+        }
+        v = floor (v + 0.5);    /* DLIO keeps the number as written; bytes are whole */
+        if (v < k->min || v > k->max) {
+            snprintf (err, err_size, "%s: key '%s': %s is out of range [%.0f, %.0f]", where, k->key, text, k->min,
+                      k->max);
+            return -1;
+        }
+        *(uint64_t *) at = (uint64_t) v;
+        return 0;
+    }
     case T_LIST:
+    case T_DIST:
+    case T_ALIAS:
     case T_IGNORED:
         return 0;
     }
@@ -336,13 +395,184 @@ static int
 s_dlio_section (const char *key)
 {
     static const char *sections[] = { "checkpoint.", "evaluation.", "profiling.", "output.", "storage.",
-                                      "hydra.", "logging.", NULL };
+                                      "hydra.", "logging.", "dataset.parquet.", NULL };
     /* storage.* keys not in the table (e.g. DLIO's storage_options for
      * other clients) are reported as ignored DLIO keys */
     for (int i = 0; sections[i]; i++)
         if (strncmp (key, sections[i], strlen (sections[i])) == 0)
             return 1;
     return 0;
+}
+
+/* train.computation_time: a number (a constant, as in DLIO), or a mapping
+ * read the way DLIO's sleep() reads it: {mean[, stdev]} (normal when stdev
+ * is there) or {type: normal | uniform | gamma | exponential | poisson, and
+ * that type's parameters}. When the file gives one form and the command line
+ * the other, the command line wins. */
+static int
+s_compute (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size)
+{
+    enum { P_MEAN, P_STDEV, P_MIN, P_MAX, P_SHAPE, P_SCALE, P_LAM, P_N };
+    static const char *params[P_N] = { "mean", "stdev", "min", "max", "shape", "scale", "lam" };
+    /* parameters each type needs, as bits of 1 << P_* */
+    static const unsigned needs[] = {
+        [SB_DIST_NORMAL] = 1u << P_MEAN | 1u << P_STDEV, [SB_DIST_UNIFORM] = 1u << P_MIN | 1u << P_MAX,
+        [SB_DIST_GAMMA] = 1u << P_SHAPE | 1u << P_SCALE, [SB_DIST_EXPONENTIAL] = 1u << P_SCALE,
+        [SB_DIST_POISSON] = 1u << P_LAM,
+    };
+    const char *prefix = "train.computation_time.";
+    char where[1200], key[64];
+    const sb_config_entry_t *scalar = sb_config_get (cfg, "train.computation_time");
+    const sb_config_entry_t *type_e = sb_config_get (cfg, "train.computation_time.type");
+    const sb_config_entry_t *pe[P_N], *first = type_e;
+    double pv[P_N] = { 0 };
+    unsigned given = 0;
+    int from_cli = type_e && type_e->line == 0;
+    for (size_t i = 0; i < sb_config_count (cfg); i++) {
+        const sb_config_entry_t *e = sb_config_at (cfg, i);
+        if (strncmp (e->key, prefix, strlen (prefix)) == 0 && !s_find (e->key)) {
+            snprintf (err, err_size, "%s: key '%s': not a parameter of train.computation_time (type, mean, stdev,"
+                      " min, max, shape, scale, lam)", s_where (e, where, sizeof where), e->key);
+            return -1;
+        }
+    }
+    for (int p = 0; p < P_N; p++) {
+        snprintf (key, sizeof key, "%s%s", prefix, params[p]);
+        const s_key_t *k = s_find (key);
+        if (!(pe[p] = sb_config_get (cfg, key)))
+            continue;
+        const char *text = pe[p]->value ? pe[p]->value : "";
+        char *end = NULL;
+        errno = 0;
+        double v = strtod (text, &end);
+        if (pe[p]->items || errno || !*text || *end || !isfinite (v) || v < k->min || v > k->max) {
+            snprintf (err, err_size, "%s: key '%s': expected a number in [%g, %g], got '%s'",
+                      s_where (pe[p], where, sizeof where), key, k->min, k->max, pe[p]->items ? "a list" : text);
+            return -1;
+        }
+        pv[p] = v;
+        given |= 1u << p;
+        first = first ? first : pe[p];
+        from_cli |= pe[p]->line == 0;
+    }
+    if (!first || (scalar && (scalar->line == 0 || !from_cli))) {
+        if (first && scalar->line != 0) {
+            snprintf (err, err_size, "%s: key 'train.computation_time': given both as a number and as a mapping (%s)",
+                      s_where (scalar, where, sizeof where), s_where (first, key, sizeof key));
+            return -1;
+        }
+        wl->compute = (sb_dist_t) { SB_DIST_CONSTANT, wl->computation_time, 0 };
+        return 0;
+    }
+    sb_dist_t d = { SB_DIST_CONSTANT, 0, 0 };
+    unsigned need;
+    if (type_e) {
+        const char *name = type_e->value ? type_e->value : "";
+        if (type_e->items || sb_dist_parse (name, &d.type) != 0 || d.type == SB_DIST_CONSTANT) {
+            snprintf (err, err_size, "%s: key 'train.computation_time.type': expected normal, uniform, gamma,"
+                      " exponential or poisson, got '%s'", s_where (type_e, where, sizeof where),
+                      type_e->items ? "a list" : name);
+            return -1;
+        }
+        need = needs[d.type];
+    }
+    else {
+        d.type = given & (1u << P_STDEV) ? SB_DIST_NORMAL : SB_DIST_CONSTANT;
+        need = d.type == SB_DIST_NORMAL ? needs[SB_DIST_NORMAL] : 1u << P_MEAN;
+    }
+    for (int p = 0; p < P_N; p++) {
+        snprintf (key, sizeof key, "%s%s", prefix, params[p]);
+        if ((need & (1u << p)) && !(given & (1u << p))) {
+            snprintf (err, err_size, "%s: key 'train.computation_time': %s needs '%s'",
+                      s_where (first, where, sizeof where), type_e ? sb_dist_name (d.type) : "a mapping without type",
+                      params[p]);
+            return -1;
+        }
+        if (!(need & (1u << p)) && (given & (1u << p))) {
+            snprintf (err, err_size, "%s: key '%s': not a parameter of %s", s_where (pe[p], where, sizeof where), key,
+                      type_e || d.type == SB_DIST_NORMAL ? sb_dist_name (d.type) : "a mapping without type and stdev");
+            return -1;
+        }
+    }
+    switch (d.type) {
+    case SB_DIST_NORMAL:      d.a = pv[P_MEAN]; d.b = pv[P_STDEV]; break;
+    case SB_DIST_UNIFORM:     d.a = pv[P_MIN]; d.b = pv[P_MAX]; break;
+    case SB_DIST_GAMMA:       d.a = pv[P_SHAPE]; d.b = pv[P_SCALE]; break;
+    case SB_DIST_EXPONENTIAL: d.a = pv[P_SCALE]; break;
+    case SB_DIST_POISSON:     d.a = pv[P_LAM]; break;
+    default:                  d.a = pv[P_MEAN]; break;
+    }
+    char why[256];
+    if (sb_dist_check (&d, why, sizeof why) != 0) {
+        snprintf (err, err_size, "%s: key 'train.computation_time': %s", s_where (first, where, sizeof where), why);
+        return -1;
+    }
+    wl->compute = d;
+    wl->computation_time = sb_dist_mean (&d);
+    return 0;
+}
+
+/* Older DLIO spellings (T_ALIAS): read when the key they stand for is absent. */
+static int
+s_aliases (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size)
+{
+    for (size_t i = 0; i < S_NKEYS; i++) {
+        const s_key_t *alias = &s_keys[i];
+        const sb_config_entry_t *e = alias->type == T_ALIAS ? sb_config_get (cfg, alias->key) : NULL;
+        if (!e)
+            continue;
+        const sb_config_entry_t *canon = sb_config_get (cfg, alias->fallback);
+        if (canon) {
+            char where[1200];
+            sb_warn ("%s: key '%s' ignored: '%s' is set too (%s)", s_where (e, where, sizeof where), alias->key,
+                     alias->fallback, canon->origin);
+            continue;
+        }
+        s_key_t k = *s_find (alias->fallback);
+        k.key = alias->key;     /* errors name the key as written */
+        if (s_parse (&k, e, e->value ? e->value : "", wl, err, err_size) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* Add key to the ", "-separated list of ignored keys, once: the items of a
+ * list of mappings (DLIO's dataset.parquet.columns) are one entry,
+ * "dataset.parquet.columns[].name". A list that is full ends with "...". */
+static void
+s_ignored_add (char *list, size_t size, size_t *used, const char *key)
+{
+    char item[600];
+    size_t n = 0;
+    for (const char *seg = key; *seg && n + 3 < sizeof item;) {
+        const char *dot = strchr (seg, '.');
+        size_t len = dot ? (size_t) (dot - seg) : strlen (seg);
+        if (len > 0 && strspn (seg, "0123456789") == len && n > 0 && item[n - 1] == '.')
+            memcpy (item + n - 1, "[].", 3), n += 2;
+        else {
+            if (n + len + 1 >= sizeof item)
+                break;
+            memcpy (item + n, seg, len), n += len;
+            if (dot)
+                item[n++] = '.';
+        }
+        seg = dot ? dot + 1 : seg + len;
+    }
+    while (n > 0 && item[n - 1] == '.')
+        n--;
+    item[n] = '\0';
+    for (const char *p = list; (p = strstr (p, item)); p += n)
+        if ((p == list || p[-1] == ' ') && (p[n] == ',' || p[n] == '\0'))
+            return;     /* listed already */
+    if (*used >= 4 && strcmp (list + *used - 3, "...") == 0)
+        return;
+    int w = snprintf (list + *used, size - *used, "%s%s", *used ? ", " : "", item);
+    if (w > 0 && (size_t) w < size - *used - 5)
+        *used += (size_t) w;
+    else {
+        list[*used] = '\0';
+        *used += (size_t) snprintf (list + *used, size - *used, "%s...", *used ? ", " : "");
+    }
 }
 
 int
@@ -358,6 +588,8 @@ sb_workload_from_config (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
             return -1;
     }
     s_where (sb_config_get (cfg, "reader.batch_size"), wl->batch_size_origin, sizeof wl->batch_size_origin);
+    if (s_aliases (cfg, wl, err, err_size) != 0 || s_compute (cfg, wl, err, err_size) != 0)
+        return -1;
     if (wl->read_threads == 0)
         wl->read_threads = 1;   /* DLIO: 0 reads on the main process */
     if (strncmp (wl->data_folder, "synthetic://", 12) == 0)
@@ -379,6 +611,13 @@ sb_workload_from_config (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
                       s_where (e, where, sizeof where), wl->format);
             return -1;
         }
+    char why[512];
+    if (sb_format_check (wl->format, why, sizeof why) != 0) {
+        const sb_config_entry_t *e = sb_config_get (cfg, "dataset.format");
+        char where[1200];
+        snprintf (err, err_size, "%s: key 'dataset.format': %s", s_where (e, where, sizeof where), why);
+        return -1;
+    }
     /* Unknown keys: a warning each, with where they came from. DLIO keys
      * shardbench does not act on: listed once, on one line. */
     char ignored[2048] = "";
@@ -391,11 +630,8 @@ sb_workload_from_config (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
             continue;
         if (!k && s_shape_error (e, err, err_size) != 0)
             return -1;
-        if (k || s_dlio_section (e->key)) {
-            int n = snprintf (ignored + used, sizeof ignored - used, "%s%s", used ? ", " : "", e->key);
-            if (n > 0 && (size_t) n < sizeof ignored - used)
-                used += (size_t) n;
-        }
+        if (k || s_dlio_section (e->key))
+            s_ignored_add (ignored, sizeof ignored, &used, e->key);
         else
             sb_warn ("%s: unknown key '%s' ignored", s_where (e, where, sizeof where), e->key);
     }
@@ -421,6 +657,6 @@ sb_workload_print_keys (void *file)
 {
     FILE *f = file;
     for (size_t i = 0; i < S_NKEYS; i++)
-        if (s_keys[i].type != T_IGNORED)
+        if (s_keys[i].type != T_IGNORED && s_keys[i].type != T_ALIAS)
             fprintf (f, "  %-36s %-10s %s\n", s_keys[i].key, s_keys[i].fallback, s_keys[i].doc);
 }

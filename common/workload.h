@@ -11,10 +11,29 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "distribution.h"
 #include "shard.h"
 #include "storage.h"
 
 typedef enum { SB_SYNC_STEP, SB_SYNC_EPOCH } sb_sync_t;
+
+/* The model and checkpoint keys of `shardbench checkpoint` (DLIO's model.*
+ * and checkpoint.* sections; sizes in coordinator/checkpoint.c). */
+typedef struct {
+    uint64_t    num_layers;
+    char        model_datatype[16];     /* fp16 | bf16 | fp32 | fp64 | int8 | uint8 */
+    char        optimizer_datatype[16];
+    uint64_t    tensor, pipeline;       /* model.parallelism.* */
+    uint64_t    data;                   /* model.parallelism.data: subset mode only (0: unset) */
+    uint64_t    zero_stage;
+    uint64_t    vocab_size, hidden_size, ffn_hidden_size, num_attention_heads, num_kv_heads;
+    char        folder[1024];           /* checkpoint.checkpoint_folder */
+    uint64_t    num_write, num_read;    /* checkpoint.num_checkpoints_write / _read */
+    int         fsync;
+    char        mode[16];               /* checkpoint.mode: default | subset */
+    double      time_between;           /* checkpoint.time_between_checkpoints, seconds */
+    double      scale;                  /* checkpoint.scale: bytes x scale (1: the real sizes) */
+} sb_ckpt_cfg_t;
 
 typedef struct {
     /* model, framework */
@@ -40,13 +59,16 @@ typedef struct {
     int         verify;
     /* train */
     uint64_t    epochs;
-    double      computation_time;
+    double      computation_time;   /* mean of `compute` (seconds per batch) */
+    sb_dist_t   compute;            /* train.computation_time: a number, {mean, stdev} or {type, ...} */
     uint64_t    seed;
     sb_sync_t   sync;
     /* metric */
     double      au;
     /* storage */
     sb_storage_cfg_t storage;
+    /* model and checkpoint (shardbench checkpoint) */
+    sb_ckpt_cfg_t ckpt;
     /* shardbench's own keys */
     uint64_t    accelerators;       /* 0: not set */
     double      heartbeat_interval_s;

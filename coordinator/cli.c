@@ -37,6 +37,8 @@ s_usage_main (FILE *f)
              "  datagen   [WORKLOAD] [KEY=VALUE ...] [options]  only generate the dataset\n"
              "  catalog   [WORKLOAD] [KEY=VALUE ...] [--relist] [--db FILE]\n"
              "                                                 list the dataset into the catalog (or reuse it)\n"
+             "  checkpoint [WORKLOAD] [KEY=VALUE ...] [--subset] [options]\n"
+             "                                                 write, then read LLM checkpoints (llama3_* presets)\n"
              "  report    [RUN_ID|last] [--db FILE]             print a run's summary again\n"
              "  workloads                                      list the built-in workload presets\n"
              "  keys      [--dir DIR] [--worker NAME ...]       create CURVE certificates (see --keys)\n"
@@ -78,6 +80,8 @@ s_usage_run (FILE *f, const char *cmd)
              "                 address, unless --insecure\n"
              "--insecure       bind a routable address without CURVE: any host can join and\n"
              "                 read the workload\n"
+             "--subset         (checkpoint) checkpoint.mode=subset: the ranks write only their share\n"
+             "                 of the full tensor x pipeline x data layout (MLPerf Storage subset mode)\n"
              "-v, --verbose    debug messages\n"
              "\n"
              "workload keys (defaults):\n", cmd);
@@ -169,8 +173,10 @@ s_load_workload (sb_config_t *cfg, const char *name, char *err, size_t err_size)
 static int
 s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
 {
-    const char *cmd = kind == SB_SESSION_TRAIN ? "run" : kind == SB_SESSION_DATAGEN ? "datagen" : "catalog";
-    s_run_args_t a = { .workload = "quickstart", .db_path = "shardbench.db" };
+    const char *cmd = kind == SB_SESSION_TRAIN ? "run" : kind == SB_SESSION_DATAGEN ? "datagen"
+                    : kind == SB_SESSION_CHECKPOINT ? "checkpoint" : "catalog";
+    s_run_args_t a = { .workload = kind == SB_SESSION_CHECKPOINT ? "llama3_8b" : "quickstart",
+                       .db_path = "shardbench.db" };
     char err[4096] = "";
     sb_config_t *cfg = sb_config_new ();
     const char **overrides = calloc ((size_t) argc + 1, sizeof (char *));
@@ -238,6 +244,8 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
         }
         else if (!strcmp (arg, "--insecure"))
             a.insecure = 1;
+        else if (!strcmp (arg, "--subset") && kind == SB_SESSION_CHECKPOINT)
+            overrides[noverrides++] = "checkpoint.mode=subset";
         else if (arg[0] == '-' && arg[1] == '-' && !strchr (arg, '=')) {
             fprintf (stderr, "shardbench %s: unknown option '%s' (see --help)\n", cmd, arg);
             goto done;
@@ -601,6 +609,8 @@ sb_cli_main (int argc, char **argv)
         return s_cmd_run (argc - 2, argv + 2, SB_SESSION_DATAGEN);
     if (!strcmp (cmd, "catalog"))
         return s_cmd_run (argc - 2, argv + 2, SB_SESSION_CATALOG);
+    if (!strcmp (cmd, "checkpoint"))
+        return s_cmd_run (argc - 2, argv + 2, SB_SESSION_CHECKPOINT);
     if (!strcmp (cmd, "report"))
         return s_cmd_report (argc - 2, argv + 2);
     if (!strcmp (cmd, "workloads"))

@@ -1,5 +1,6 @@
 /* report: summaries from the result database. */
 #include "report.h"
+#include "checkpoint.h"
 
 #include <string.h>
 
@@ -41,7 +42,7 @@ sb_report_print (sqlite3 *db, int64_t run_id, FILE *out)
         goto done;
     }
     const char *kind = s_text (run, 0);
-    int train = strcmp (kind, "train") == 0;
+    int train = strcmp (kind, "train") == 0, ckpt = strcmp (kind, "checkpoint") == 0;
     fprintf (out, "\nshardbench %s run %lld: workload %s, %lld accelerators on %lld workers (%lld hosts), seed %lld\n",
              kind, (long long) run_id, s_text (run, 1), sqlite3_column_int64 (run, 4), sqlite3_column_int64 (run, 6),
              sqlite3_column_int64 (run, 5), sqlite3_column_int64 (run, 7));
@@ -56,7 +57,7 @@ sb_report_print (sqlite3 *db, int64_t run_id, FILE *out)
     if (train)
         fprintf (out, "  %5s %10s %8s %7s %10s %12s %10s %8s %17s\n", "epoch", "samples", "dropped", "steps", "time s",
                  "samples/s", "MiB/s", "AU %", "barrier p50/p99 ms");
-    else
+    else if (!ckpt)
         fprintf (out, "  %5s %10s %12s %10s %12s %10s\n", "", "files", "MiB", "time s", "files/s", "MiB/s");
     while (sqlite3_step (ep) == SQLITE_ROW) {
         if (train)
@@ -74,6 +75,10 @@ sb_report_print (sqlite3 *db, int64_t run_id, FILE *out)
             fprintf (out, "  %5s %10lld %12.1f %10.3f %12.1f %10.1f\n", "", sqlite3_column_int64 (ep, 1),
                      sqlite3_column_double (ep, 3) / 1048576.0, sqlite3_column_double (ep, 4),
                      sqlite3_column_double (ep, 5), sqlite3_column_double (ep, 6));
+    }
+    if (ckpt && sb_ckpt_report_print (db, run_id, out) != 0) {
+        fprintf (stderr, "shardbench: report: %s\n", sqlite3_errmsg (db));
+        goto done;
     }
     const char *status = s_text (run, 2);
     if (train && sqlite3_column_type (run, 9) != SQLITE_NULL) {

@@ -113,6 +113,8 @@ sb_resultdb_open (const char *path, char *err, size_t err_size)
         sqlite3_exec (self->db, "ROLLBACK", NULL, NULL, NULL);
         goto fail;
     }
+    /* version 5 -> 6: the checkpoints and checkpoint_ranks tables (shardbench
+     * checkpoint) are new and come from the schema itself; no table changes */
     if (sqlite3_exec (self->db, sb_results_sql, NULL, NULL, &msg) != SQLITE_OK) {
         snprintf (err, err_size, "%s: cannot apply schemas/results.sql: %s", path, msg ? msg : "?");
         sqlite3_free (msg);

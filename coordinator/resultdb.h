@@ -11,7 +11,7 @@
 
 typedef struct sb_resultdb sb_resultdb_t;
 
-#define SB_RESULTDB_VERSION 5
+#define SB_RESULTDB_VERSION 6
 
 /* Open (creating when absent) the database at path and apply the schema.
  * Returns NULL with a reason in err. */

@@ -6,7 +6,9 @@
  * loops of the same pump with a different "done" condition. */
 #include "session.h"
 #include "catalog.h"
+#include "checkpoint.h"
 #include "datasize.h"
+#include "distribution.h"
 #include "dataset.h"
 #include "histogram.h"
 #include "s3_client.h"
@@ -36,7 +38,7 @@ typedef struct {
     int       gone;
 } s_worker_t;
 
-typedef enum { S_PHASE_NONE, S_PHASE_DATAGEN, S_PHASE_TRAIN } s_phase_t;
+typedef enum { S_PHASE_NONE, S_PHASE_DATAGEN, S_PHASE_TRAIN, S_PHASE_CHECKPOINT } s_phase_t;
 
 /* Per-endpoint totals of the current run, merged from ENDPOINT_STATS. */
 typedef struct {
@@ -68,6 +70,10 @@ typedef struct {
     uint64_t        barrier_step;   /* next step to release */
     sb_histogram_t  barrier_latency;/* this epoch, merged from RANK_DONE */
     uint64_t        barrier_arrived;
+    sb_ckpt_plan_t  ckpt;           /* checkpoint: bytes per rank */
+    const char     *ckpt_op;        /* "write" | "read" during a checkpoint phase */
+    uint64_t        ckpt_index;     /* checkpoint number of that phase */
+    double          wait_until;     /* checkpoint.time_between_checkpoints */
     sb_catalog_reader_t *catalog;
     sb_catalog_info_t    catalog_info;
     sb_dataset_t    dataset;
@@ -246,6 +252,9 @@ s_on_hello (s_session_t *self, zframe_t *identity, sb_msg_hello_t *m)
     r->read_threads = wl->read_threads;
     r->prefetch_size = wl->prefetch_size;
     r->computation_time = wl->computation_time;
+    r->compute_dist = (char *) sb_dist_name (wl->compute.type);
+    r->compute_a = wl->compute.a;
+    r->compute_b = wl->compute.b;
     r->sync = (char *) sb_workload_sync_name (wl->sync);
     r->seed = self->o->seed;
     r->io_buffer = wl->io_buffer_bytes;
@@ -455,6 +464,20 @@ s_on_rank_done (s_session_t *self, s_worker_t *w, const sb_msg_rank_done_t *m)
         return;
     }
     self->rank_done[m->rank] = 1;
+    if (self->phase == S_PHASE_CHECKPOINT) {
+        uint64_t want = self->ckpt.model_bytes[m->rank] + self->ckpt.optim_bytes[m->rank];
+        if (m->bytes != want)
+            s_fail (self, "rank %llu on %s %s %llu bytes of checkpoint %llu, expected %llu", (unsigned long long) m->rank,
+                    w->host, strcmp (self->ckpt_op, "write") == 0 ? "wrote" : "read", (unsigned long long) m->bytes,
+                    (unsigned long long) self->ckpt_index, (unsigned long long) want);
+        else if (sb_ckpt_add_rank (sb_resultdb_handle (self->o->db), self->run_id, m->epoch, self->ckpt_op,
+                                   self->ckpt_index, m->rank, w->host, m->samples, m->bytes, m->started_at,
+                                   m->finished_at) != 0)
+            s_fail (self, "cannot record rank %llu of checkpoint %llu: %s", (unsigned long long) m->rank,
+                    (unsigned long long) self->ckpt_index, sb_resultdb_errmsg (self->o->db));
+        self->ranks_done++;
+        return;
+    }
     sb_rank_epoch_t re = {
         .epoch = m->epoch, .rank = m->rank, .samples = m->samples, .batches = m->batches, .bytes = m->bytes,
         .host = w->host, .started_at = m->started_at, .finished_at = m->finished_at, .compute_s = m->compute_s,
@@ -886,6 +909,87 @@ s_phase_train (s_session_t *self)
     return self->failed ? -1 : 0;
 }
 
+static int
+s_wait_over (s_session_t *self)
+{
+    return sb_now () >= self->wait_until;
+}
+
+/* checkpoint: num_checkpoints_write checkpoints, then num_checkpoints_read
+ * reads of checkpoints 1, 2, ...; every rank starts each one together (the
+ * PHASE_START broadcast stands for DLIO's barrier) with its bytes from the
+ * plan (coordinator/checkpoint.h), already checked by sb_session_run. */
+static int
+s_phase_checkpoint (s_session_t *self)
+{
+    const sb_ckpt_cfg_t *c = &self->o->wl->ckpt;
+    sb_ckpt_plan_t *plan = &self->ckpt;
+    char err[512];
+    if (sb_ckpt_plan_init (plan, c, self->o->accelerators, err, sizeof err) != 0) {
+        s_fail (self, "%s", err);
+        return -1;
+    }
+    if (s_begin_run (self, "checkpoint") < 0)
+        return -1;
+    sb_info ("checkpoint: %llu parameters, tensor %llu x pipeline %llu x data %llu, ZeRO %llu%s; %llu ranks write"
+             " %llu bytes in %llu files per checkpoint (%.6g of %.3f GiB: model %.3f GiB, optimizer %.3f GiB)",
+             (unsigned long long) plan->num_parameters, (unsigned long long) plan->tensor,
+             (unsigned long long) plan->pipeline, (unsigned long long) plan->data, (unsigned long long) plan->zero_stage,
+             plan->subset ? ", subset" : "", (unsigned long long) plan->ranks, (unsigned long long) plan->total_bytes,
+             (unsigned long long) plan->files, plan->scale,
+             (double) (plan->full_model_bytes + plan->full_optim_bytes) / 1073741824.0,
+             (double) plan->full_model_bytes / 1073741824.0, (double) plan->full_optim_bytes / 1073741824.0);
+    uint64_t seq = 0;
+    for (int read = 0; read < 2 && !self->failed; read++) {
+        uint64_t n = read ? c->num_read : c->num_write;
+        for (uint64_t k = 1; k <= n && !self->failed; k++) {
+            char what[96];
+            if (c->time_between > 0) {
+                self->wait_until = sb_now () + c->time_between;
+                if (s_pump_until (self, s_wait_over, 0, "between checkpoints") != 0)
+                    break;
+            }
+            self->phase = S_PHASE_CHECKPOINT;
+            self->epoch = ++seq;
+            self->ckpt_op = read ? "read" : "write";
+            self->ckpt_index = k;
+            self->ranks_done = 0;
+            memset (self->rank_done, 0, self->o->accelerators);
+            sb_msg_t start = { .type = SB_MSG_PHASE_START };
+            sb_msg_phase_start_t *ps = &start.u.phase_start;
+            ps->phase = read ? "checkpoint_read" : "checkpoint_write";
+            ps->run_id = (uint64_t) self->run_id;
+            ps->epoch = seq;
+            ps->checkpoint = k;
+            ps->model_parallel = plan->tensor * plan->pipeline;
+            ps->fsync = (uint64_t) c->fsync;
+            ps->model_bytes = (sb_u64s_t) { .items = plan->model_bytes, .count = plan->ranks };
+            ps->optim_bytes = (sb_u64s_t) { .items = plan->optim_bytes, .count = plan->ranks };
+            s_broadcast (self, &start);
+            snprintf (what, sizeof what, "%s checkpoint %llu", read ? "reading" : "writing", (unsigned long long) k);
+            if (s_pump_until (self, s_all_ranks_done, 0, what) != 0)
+                break;
+            sqlite3 *db = sb_resultdb_handle (self->o->db);
+            sqlite3_stmt *st = NULL;
+            if (sb_ckpt_close (db, self->run_id, seq) != 0 || sb_resultdb_flush (self->o->db) != 0) {
+                s_fail (self, "cannot record checkpoint %llu: %s", (unsigned long long) k, sb_resultdb_errmsg (self->o->db));
+                break;
+            }
+            if (sqlite3_prepare_v2 (db, "SELECT bytes, duration_s, gib_per_s FROM checkpoints WHERE run_id = ? AND seq = ?",
+                                    -1, &st, NULL) == SQLITE_OK
+                && sqlite3_bind_int64 (st, 1, self->run_id) == SQLITE_OK
+                && sqlite3_bind_int64 (st, 2, (int64_t) seq) == SQLITE_OK && sqlite3_step (st) == SQLITE_ROW)
+                sb_info ("checkpoint %s %llu/%llu: %lld bytes in %.3f s, %.3f GiB/s", self->ckpt_op,
+                         (unsigned long long) k, (unsigned long long) n, sqlite3_column_int64 (st, 0),
+                         sqlite3_column_double (st, 1), sqlite3_column_double (st, 2));
+            sqlite3_finalize (st);
+        }
+    }
+    self->phase = S_PHASE_NONE;
+    s_end_run (self);
+    return self->failed ? -1 : 0;
+}
+
 /* The dataset's naming and sizes, as the workload and seed define them. */
 static void
 s_dataset (s_session_t *self, sb_dataset_t *ds)
@@ -1137,6 +1241,17 @@ sb_session_run (const sb_session_opts_t *opts, int64_t *run_id, char *err, size_
         return 2;
     }
     self->files = wl->num_files_train;
+    if (opts->kind == SB_SESSION_CHECKPOINT) {
+        /* the sizes are checked before anything starts */
+        if (wl->storage.type == SB_STORAGE_SYNTHETIC) {
+            snprintf (err, err_size, "checkpoint: storage.storage_type must be local_fs or s3, not synthetic");
+            return 2;
+        }
+        sb_ckpt_plan_t probe;
+        if (sb_ckpt_plan_init (&probe, &wl->ckpt, opts->accelerators, err, err_size) != 0)
+            return 2;
+        sb_ckpt_plan_fini (&probe);
+    }
     if (opts->kind == SB_SESSION_TRAIN) {
         /* Check the shard arithmetic before starting anything. */
         sb_shard_plan_t plan;
@@ -1166,7 +1281,27 @@ sb_session_run (const sb_session_opts_t *opts, int64_t *run_id, char *err, size_
      * listing: names follow DLIO's convention; the first object tells
      * whether the dataset exists, spot checks after that whether it is whole. */
     int missing = 0;
-    if (wl->skip_listing) {
+    if (opts->kind == SB_SESSION_CHECKPOINT) {
+        /* no dataset: WELCOME's data_root is the checkpoint folder */
+        sb_workload_t *where = malloc (sizeof *where);
+        int bad = !where;
+        if (where) {
+            *where = *wl;
+            snprintf (where->data_folder, sizeof where->data_folder, "%s", wl->ckpt.folder);
+            bad = self->s3 ? s_key_prefix (where, self->catalog_info.prefix, sizeof self->catalog_info.prefix, err,
+                                           err_size)
+                           : s_prepare_folder (where->data_folder, self->catalog_info.prefix,
+                                               sizeof self->catalog_info.prefix, err, err_size);
+        }
+        else
+            snprintf (err, err_size, "out of memory");
+        free (where);
+        if (bad) {
+            sb_s3_destroy (&self->s3);
+            return 2;
+        }
+    }
+    else if (wl->skip_listing) {
         if (self->s3)
             snprintf (self->catalog_info.prefix, sizeof self->catalog_info.prefix, "%s", self->key_prefix);
         else if (wl->storage.type == SB_STORAGE_FILE) {
@@ -1197,7 +1332,7 @@ sb_session_run (const sb_session_opts_t *opts, int64_t *run_id, char *err, size_
                   self->s3 ? "s3 prefix " : "", self->s3 ? self->key_prefix : wl->data_folder);
         return 2;
     }
-    if (!need_datagen && self->catalog_info.count < wl->num_files_train) {
+    if (!need_datagen && opts->kind != SB_SESSION_CHECKPOINT && self->catalog_info.count < wl->num_files_train) {
         snprintf (err, err_size, "%strain holds %llu files but the workload needs dataset.num_files_train=%llu:"
                   " generate it with `shardbench datagen` into an empty folder, or lower num_files_train",
                   self->catalog_info.prefix, (unsigned long long) self->catalog_info.count,
@@ -1305,6 +1440,8 @@ sb_session_run (const sb_session_opts_t *opts, int64_t *run_id, char *err, size_
     }
     if (opts->kind == SB_SESSION_TRAIN)
         s_phase_train (self);
+    else if (opts->kind == SB_SESSION_CHECKPOINT)
+        s_phase_checkpoint (self);
     *run_id = self->run_id;
     exit_code = self->failed ? 1 : 0;
 
@@ -1328,6 +1465,7 @@ done:
         zframe_destroy (&self->workers[i].identity);
     free (self->workers);
     free (self->rank_done);
+    sb_ckpt_plan_fini (&self->ckpt);
     if (*run_id < 0)
         *run_id = self->run_id;
     return exit_code;

@@ -14,8 +14,9 @@
 #include "workload.h"
 
 /* TRAIN: generate when missing, then train; DATAGEN: generate only;
- * CATALOG: check the storage and list (or reuse) the catalog, no workers. */
-typedef enum { SB_SESSION_TRAIN, SB_SESSION_DATAGEN, SB_SESSION_CATALOG } sb_session_kind_t;
+ * CATALOG: check the storage and list (or reuse) the catalog, no workers;
+ * CHECKPOINT: write then read checkpoints (coordinator/checkpoint.h), no dataset. */
+typedef enum { SB_SESSION_TRAIN, SB_SESSION_DATAGEN, SB_SESSION_CATALOG, SB_SESSION_CHECKPOINT } sb_session_kind_t;
 
 typedef struct {
     sb_session_kind_t    kind;

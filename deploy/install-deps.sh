@@ -5,9 +5,12 @@
 set -euo pipefail
 
 packages=(gcc pkg-config meson ninja-build python3 libzmq3-dev libczmq-dev libmsgpack-dev
-          libsqlite3-dev libyaml-dev libcurl4-openssl-dev libssl-dev)
+          libsqlite3-dev libyaml-dev libcurl4-openssl-dev libssl-dev
+          zlib1g-dev libpng-dev libjpeg62-turbo-dev libhdf5-dev)
 if [ "${1:-}" = "--tests" ]; then
     packages+=(check sqlite3 procps curl nginx-light util-linux iproute2)
+    # the format tests read the files with numpy, PIL and h5dump
+    packages+=(python3-numpy python3-pil hdf5-tools)
     # the S3 test server runs on node (>= 20: tests/s3/s3lib.sh fetches a
     # node 20 build from the npm registry when Debian's is older)
     command -v node >/dev/null 2>&1 || packages+=(nodejs)

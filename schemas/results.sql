@@ -1,4 +1,4 @@
--- shardbench result database, schema version 5 (PRAGMA user_version).
+-- shardbench result database, schema version 6 (PRAGMA user_version).
 -- This file is the single source of truth: the coordinator compiles it in and
 -- applies it to every database it opens. Rows are committed as they arrive
 -- (WAL journal), so a crash loses at most the rows of the current second.
@@ -73,6 +73,40 @@ CREATE TABLE IF NOT EXISTS rank_epochs (
   io_wait_s    REAL NOT NULL DEFAULT 0, -- time the accelerator waited for data
   barrier_s    REAL NOT NULL DEFAULT 0, -- time spent in step barriers
   PRIMARY KEY (run_id, epoch, rank)
+);
+
+-- One row per checkpoint written or read by a `shardbench checkpoint` run, in run order.
+CREATE TABLE IF NOT EXISTS checkpoints (
+  run_id        INTEGER NOT NULL REFERENCES runs(id),
+  seq           INTEGER NOT NULL,   -- 1-based order in the run: the writes, then the reads
+  op            TEXT NOT NULL,      -- 'write' | 'read'
+  checkpoint    INTEGER NOT NULL,   -- 1-based checkpoint number (a read reads the files of that write)
+  ranks         INTEGER NOT NULL,   -- ranks that took part
+  files         INTEGER NOT NULL,   -- files (objects) over all ranks
+  bytes         INTEGER NOT NULL,   -- over all ranks
+  duration_s    REAL NOT NULL,      -- slowest rank's time (MLPerf Storage: max over processes)
+  span_s        REAL NOT NULL,      -- first rank start to last rank finish
+  mb_per_s      REAL,               -- bytes / 10^6 / duration_s
+  gib_per_s     REAL,               -- bytes / 2^30 / duration_s
+  min_rank_mb_per_s REAL,           -- slowest rank's own bytes / 10^6 / its time (ranks with bytes)
+  PRIMARY KEY (run_id, seq)
+);
+
+-- One row per rank per checkpoint.
+CREATE TABLE IF NOT EXISTS checkpoint_ranks (
+  run_id      INTEGER NOT NULL REFERENCES runs(id),
+  seq         INTEGER NOT NULL,     -- checkpoints.seq
+  rank        INTEGER NOT NULL,
+  op          TEXT NOT NULL,        -- 'write' | 'read'
+  checkpoint  INTEGER NOT NULL,
+  host        TEXT NOT NULL,
+  files       INTEGER NOT NULL,     -- model and optimizer state files of the rank (0 to 2)
+  bytes       INTEGER NOT NULL,
+  started_at  REAL NOT NULL,
+  finished_at REAL NOT NULL,        -- after fsync (files) or the completed upload (S3)
+  duration_s  REAL NOT NULL,
+  mb_per_s    REAL,                 -- bytes / 10^6 / duration_s
+  PRIMARY KEY (run_id, seq, rank)
 );
 
 -- Per-rank counters, one row per rank per second (deltas over that second).

@@ -1,6 +1,8 @@
 /* rank: one rank's share of dataset generation, on its own thread. */
 #include "rank.h"
+#include "checkpoint.h"
 #include "dataset.h"
+#include "format.h"
 #include "log.h"
 #include "reader.h"
 #include "report.h"
@@ -136,12 +138,19 @@ s_write_object (s_rank_t *self, const sb_dataset_t *ds, uint64_t i, uint8_t *buf
         snprintf (err, err_size, "open %s for writing: %s", tmp, strerror (errno));
         return -1;
     }
-    uint64_t size = sb_dataset_object_size (ds, i);
-    uint64_t seed = sb_dataset_content_seed (ds->seed, key);
+    sb_format_obj_t obj;
+    char why[512];
+    if (sb_format_open (&obj, ds, i, key, why, sizeof why) != 0) {
+        snprintf (err, err_size, "%s: %s", path, why);
+        close (fd);
+        unlink (tmp);
+        return -1;
+    }
+    uint64_t size = obj.size;
     uint64_t done = 0;
     while (done < size) {
         size_t n = size - done < buf_size ? (size_t) (size - done) : buf_size;
-        sb_content_fill (seed, done, buf, n);
+        sb_format_fill (&obj, done, buf, n);
         size_t put = 0;
         while (put < n) {
             ssize_t w = write (fd, buf + put, n - put);
@@ -153,6 +162,7 @@ s_write_object (s_rank_t *self, const sb_dataset_t *ds, uint64_t i, uint8_t *buf
                           strerror (*errno_out));
                 close (fd);
                 unlink (tmp);
+                sb_format_close (&obj);
                 return -1;
             }
             put += (size_t) w;
@@ -160,6 +170,7 @@ s_write_object (s_rank_t *self, const sb_dataset_t *ds, uint64_t i, uint8_t *buf
         done += n;
         self->interval.bytes += n;
     }
+    sb_format_close (&obj);
     if (close (fd) != 0) {
         *errno_out = errno;
         snprintf (err, err_size, "close %s: %s", tmp, strerror (errno));
@@ -176,15 +187,10 @@ s_write_object (s_rank_t *self, const sb_dataset_t *ds, uint64_t i, uint8_t *buf
     return 0;
 }
 
-typedef struct {
-    uint64_t seed;
-} s_fill_ctx_t;
-
 static void
 s_fill_content (void *arg, uint64_t offset, uint8_t *buf, size_t len)
 {
-    s_fill_ctx_t *ctx = arg;
-    sb_content_fill (ctx->seed, offset, buf, len);
+    sb_format_fill ((sb_format_obj_t *) arg, offset, buf, len);
 }
 
 /* PUT one object to S3 (multipart above the threshold). */
@@ -199,11 +205,18 @@ s_put_object (s_rank_t *self, sb_s3_t *s3, const sb_dataset_t *ds, uint64_t i, u
         snprintf (failure->message, sizeof failure->message, "object %llu: key too long", (unsigned long long) i);
         return -1;
     }
-    uint64_t size = sb_dataset_object_size (ds, i);
+    /* the same bytes as a file of the format */
+    sb_format_obj_t obj;
+    if (sb_format_open (&obj, ds, i, key, failure->message, sizeof failure->message) != 0) {
+        snprintf (failure->target, sizeof failure->target, "%s", full);
+        return -1;
+    }
+    uint64_t size = obj.size;
     /* bytes count once the PUT succeeded: hashing and retries refill */
-    s_fill_ctx_t ctx = { .seed = sb_dataset_content_seed (ds->seed, key) };
     sb_s3_error_t e;
-    if (sb_s3_put (s3, full, size, s_fill_content, &ctx, &e) != 0) {
+    int rc = sb_s3_put (s3, full, size, s_fill_content, &obj, &e);
+    sb_format_close (&obj);
+    if (rc != 0) {
         snprintf (failure->message, sizeof failure->message, "%s", e.text);
         snprintf (failure->target, sizeof failure->target, "%s", full);
         snprintf (failure->endpoint, sizeof failure->endpoint, "%s", e.endpoint);
@@ -229,6 +242,28 @@ s_dataset (const s_rank_t *self)
         .samples_per_file = c->samples_per_file, .record_length = c->record_length,
         .record_stdev = c->record_stdev, .seed = c->seed,
     };
+}
+
+/* $TERM between two writes or reads of a checkpoint (worker/checkpoint.c). */
+static int
+s_checkpoint_stop (void *arg)
+{
+    s_rank_t *self = arg;
+    if (!self->terminated && (zsock_events (self->pipe) & ZMQ_POLLIN)) {
+        sb_msg_t m;
+        if (s_recv_pipe (self, &m) == 0)
+            sb_proto_fini (&m);
+    }
+    return self->terminated;
+}
+
+static void
+s_checkpoint (s_rank_t *self, const sb_msg_phase_start_t *ps)
+{
+    sb_sender_t out = { s_send_cb, self };
+    sb_ckpt_rank_t r = { .cfg = self->cfg, .storage = self->storage, .rank = self->rank, .out = &out,
+                         .interval = &self->interval, .stop = s_checkpoint_stop, .stop_arg = self };
+    sb_ckpt_rank_run (&r, ps);
 }
 
 static void
@@ -350,6 +385,9 @@ sb_rank_actor (zsock_t *pipe, void *args)
             self->interval.next = sb_now () + 1.0;
             if (strcmp (m.u.phase_start.phase, "datagen") == 0)
                 s_datagen (self, &m.u.phase_start);
+            else if (strcmp (m.u.phase_start.phase, "checkpoint_write") == 0
+                     || strcmp (m.u.phase_start.phase, "checkpoint_read") == 0)
+                s_checkpoint (self, &m.u.phase_start);
             else {
                 snprintf (err, sizeof err, "unknown phase '%s'", m.u.phase_start.phase);
                 s_report_error (self, "protocol", NULL, 0, err);

@@ -2,6 +2,7 @@
  * sockets. */
 #include "reader.h"
 #include "dataset.h"
+#include "format.h"
 #include "log.h"
 #include "s3_client.h"
 #include "util.h"
@@ -22,6 +23,10 @@ struct sb_reader {
     size_t     buffer_bytes;
     int        verify;
     uint64_t   seed;
+    sb_dataset_t ds;        /* framed formats: how objects are generated */
+    char       ds_prefix[256];
+    char       ds_format[64];
+    int        framed;      /* verify against the format, not raw bytes */
     char       work_ep[128];
     char       done_ep[128];
     zsock_t   *work;        /* PUSH, bound */
@@ -49,6 +54,45 @@ typedef struct {
     sb_reader_endpoint_t endpoints[SB_MAX_ENDPOINTS];
 } s_stats_reply_t;
 
+/* The generator of the object named key (a DLIO name: its index decides
+ * its record length). Returns 0, or -1 with err set. */
+static int
+s_open_object (const sb_reader_t *self, const char *key, sb_format_obj_t *obj, char *err, size_t err_size)
+{
+    uint64_t i;
+    char why[512];
+    if (sb_format_key_index (key, &i) != 0) {
+        snprintf (err, err_size, "verify %s: not a DLIO name (PREFIX_I_of_N.%s): cannot tell its generator", key,
+                  self->ds_format);
+        return -1;
+    }
+    if (sb_format_open (obj, &self->ds, i, key, why, sizeof why) != 0) {
+        snprintf (err, err_size, "verify %s: %s", key, why);
+        return -1;
+    }
+    return 0;
+}
+
+static void
+s_s3_expect_fill (void *ctx, uint64_t offset, uint8_t *buf, size_t len)
+{
+    sb_format_obj_t *obj = ctx;
+    /* past the generator's end (the object is longer than it should be):
+     * zeros, which the seeded bytes of a longer object will not match */
+    uint64_t have = offset < obj->size ? obj->size - offset : 0;
+    size_t n = have < len ? (size_t) have : len;
+    sb_format_fill (obj, offset, buf, n);
+    for (size_t k = n; k < len; k++)
+        buf[k] = 0;
+}
+
+static void
+s_s3_expect_free (void *ctx)
+{
+    sb_format_close (ctx);
+    free (ctx);
+}
+
 static void
 s_read_one (sb_reader_t *self, const s_request_t *rq, uint8_t *buf, uint8_t *expect, sb_read_result_t *res)
 {
@@ -68,6 +112,16 @@ s_read_one (sb_reader_t *self, const s_request_t *rq, uint8_t *buf, uint8_t *exp
         return;
     }
     uint64_t content_seed = self->verify ? sb_dataset_content_seed (self->seed, rq->key) : 0;
+    sb_format_obj_t obj;
+    int framed = 0;
+    if (self->verify && self->framed) {
+        if (s_open_object (self, rq->key, &obj, res->message, sizeof res->message) != 0) {
+            res->error = -1;
+            close (fd);
+            return;
+        }
+        framed = 1;
+    }
     uint64_t done = 0;
     int to_eof = rq->length == 0;   /* whole object, size not known (skip_listing) */
     while (to_eof || done < rq->length) {
@@ -92,8 +146,19 @@ s_read_one (sb_reader_t *self, const s_request_t *rq, uint8_t *buf, uint8_t *exp
                       (unsigned long long) rq->offset);
             break;
         }
+        if (framed && rq->offset + done + (uint64_t) n > obj.size) {
+            res->error = -1;
+            snprintf (res->message, sizeof res->message,
+                      "verify %s: the file goes on past offset %llu, where the %s generator ends", path,
+                      (unsigned long long) obj.size, obj.ops->name);
+            done += (uint64_t) n;
+            break;
+        }
         if (self->verify) {
-            sb_content_fill (content_seed, rq->offset + done, expect, (size_t) n);
+            if (framed)
+                sb_format_fill (&obj, rq->offset + done, expect, (size_t) n);
+            else
+                sb_content_fill (content_seed, rq->offset + done, expect, (size_t) n);
             if (memcmp (buf, expect, (size_t) n) != 0) {
                 size_t at = 0;
                 while (at < (size_t) n && buf[at] == expect[at])
@@ -107,6 +172,13 @@ s_read_one (sb_reader_t *self, const s_request_t *rq, uint8_t *buf, uint8_t *exp
         }
         done += (uint64_t) n;
     }
+    if (framed && to_eof && !res->error && done != obj.size) {
+        res->error = -1;
+        snprintf (res->message, sizeof res->message, "verify %s: %llu bytes, the %s generator makes %llu", path,
+                  (unsigned long long) done, obj.ops->name, (unsigned long long) obj.size);
+    }
+    if (framed)
+        sb_format_close (&obj);
     close (fd);
     res->bytes = done;
     res->latency_ns = sb_mono_ns () - t0;
@@ -231,8 +303,25 @@ s_s3_thread (void *arg)
             else {
                 char key[PATH_MAX];
                 uint64_t seed = self->verify ? sb_dataset_content_seed (self->seed, rq->key) : 0;
-                if (sb_strf (key, sizeof key, "%s%s", self->root, rq->key) != 0
-                    || sb_s3_get_start (self->s3, 0, key, rq->offset, rq->length, self->verify, seed) != 0) {
+                sb_format_obj_t *obj = NULL;
+                char why[1024] = "";
+                int key_ok = sb_strf (key, sizeof key, "%s%s", self->root, rq->key) == 0;
+                if (key_ok && self->verify && self->framed) {
+                    obj = malloc (sizeof *obj);
+                    if (obj && s_open_object (self, rq->key, obj, why, sizeof why) != 0) {
+                        free (obj);
+                        obj = NULL;
+                    }
+                }
+                if (why[0]) {
+                    sb_read_result_t res = { .error = -1 };
+                    snprintf (res.message, sizeof res.message, "%s", why);
+                    snprintf (res.target, sizeof res.target, "%s", rq->key);
+                    zsock_send (ctx->done, "b", &res, sizeof res);
+                }
+                else if (!key_ok || (self->verify && self->framed && !obj)
+                    || sb_s3_get_start_fill (self->s3, 0, key, rq->offset, rq->length, self->verify, seed,
+                                             obj ? s_s3_expect_fill : NULL, obj, obj ? s_s3_expect_free : NULL) != 0) {
                     sb_read_result_t res = { .error = ENOMEM };
                     snprintf (res.message, sizeof res.message, "GET %s%s: cannot start the request (out of memory or key too long)",
                               self->root, rq->key);
@@ -358,6 +447,23 @@ sb_reader_destroy (sb_reader_t **self_p)
     zsock_destroy (&self->done);
     free (self);
     *self_p = NULL;
+}
+
+int
+sb_reader_set_dataset (sb_reader_t *self, const sb_dataset_t *ds, char *err, size_t err_size)
+{
+    if (sb_format_check (ds->format, err, err_size) != 0)
+        return -1;
+    if (sb_strf (self->ds_prefix, sizeof self->ds_prefix, "%s", ds->prefix) != 0
+        || sb_strf (self->ds_format, sizeof self->ds_format, "%s", ds->format) != 0) {
+        snprintf (err, err_size, "dataset.file_prefix or dataset.format too long");
+        return -1;
+    }
+    self->ds = *ds;
+    self->ds.prefix = self->ds_prefix;
+    self->ds.format = self->ds_format;
+    self->framed = !sb_format_is_raw (ds->format) && self->storage.type != SB_STORAGE_SYNTHETIC;
+    return 0;
 }
 
 uint64_t

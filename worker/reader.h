@@ -16,6 +16,7 @@
 #include <czmq.h>
 #include <stdint.h>
 
+#include "dataset.h"
 #include "histogram.h"
 #include "storage.h"
 
@@ -47,6 +48,13 @@ typedef struct {
  * (err set). */
 sb_reader_t *sb_reader_new (const sb_storage_cfg_t *storage, const char *root, size_t threads, size_t buffer_bytes,
                             int verify, uint64_t seed, char *err, size_t err_size);
+
+/* How the objects were generated (copied): with a framed dataset.format
+ * (npz, npy, tfrecord, png, jpeg) verification compares with that format's
+ * generator; without this call, with the raw content stream. Call before
+ * the first read. Returns 0, or -1 with err set (a format that cannot be
+ * read). */
+int sb_reader_set_dataset (sb_reader_t *self, const sb_dataset_t *ds, char *err, size_t err_size);
 
 /* Per-endpoint counters since the last call, then reset; only between
  * reads (no read in flight). Writes up to max entries into out and returns

@@ -1,6 +1,7 @@
 /* trainer: every local rank's training loop as a state machine. */
 #include "trainer.h"
 #include "dataset.h"
+#include "distribution.h"
 #include "histogram.h"
 #include "log.h"
 #include "reader.h"
@@ -104,6 +105,16 @@ sb_trainer_new (const sb_msg_welcome_t *cfg, const sb_storage_cfg_t *storage, co
         if (!r->reader || !r->queue) {
             snprintf (err, err_size, "rank %llu: %s", (unsigned long long) r->rank,
                       r->reader ? "out of memory for the key queue" : why);
+            self->nranks++;
+            sb_trainer_destroy (&self);
+            return NULL;
+        }
+        sb_dataset_t ds = { .prefix = cfg->file_prefix, .format = cfg->format, .files = cfg->num_files,
+                            .subfolders = cfg->num_subfolders, .samples_per_file = cfg->samples_per_file,
+                            .record_length = cfg->record_length, .record_stdev = cfg->record_stdev,
+                            .seed = cfg->seed };
+        if (sb_reader_set_dataset (r->reader, &ds, why, sizeof why) != 0) {
+            snprintf (err, err_size, "rank %llu: %s", (unsigned long long) r->rank, why);
             self->nranks++;
             sb_trainer_destroy (&self);
             return NULL;
@@ -358,6 +369,32 @@ s_take_completions (sb_trainer_t *self, s_rank_t *r)
     return 1;
 }
 
+/* Compute seconds of rank r's next batch: WELCOME's train.computation_time,
+ * a constant or a draw from the rank's own stream, indexed by epoch and step
+ * (same seed, same times in every run; other ranks, other times). Fails the
+ * rank on a distribution it does not know or bad parameters. */
+static double
+s_compute_time (sb_trainer_t *self, const s_rank_t *r)
+{
+    const sb_msg_welcome_t *c = self->cfg;
+    sb_dist_t d = { SB_DIST_CONSTANT, c->computation_time, 0 };
+    char why[300];
+    if (c->compute_dist && *c->compute_dist) {
+        d.a = c->compute_a;
+        d.b = c->compute_b;
+        if (sb_dist_parse (c->compute_dist, &d.type) != 0) {
+            snprintf (why, sizeof why, "WELCOME names an unknown compute distribution '%.64s'", c->compute_dist);
+            s_fail (self, r, "compute", NULL, 0, why, NULL);
+            return 0;
+        }
+    }
+    if (sb_dist_check (&d, why, sizeof why) != 0) {
+        s_fail (self, r, "compute", NULL, 0, why, NULL);
+        return 0;
+    }
+    return sb_dist_draw (&d, c->seed, r->rank, self->epoch << 32 | r->step);
+}
+
 /* Everything rank r can do now without waiting. */
 static void
 s_advance (sb_trainer_t *self, s_rank_t *r, double now)
@@ -421,10 +458,13 @@ s_advance (sb_trainer_t *self, s_rank_t *r, double now)
                 r->io_wait += now - r->wait_since;
                 r->wait_since = 0;
             }
-            if (self->cfg->computation_time > 0) {  /* no compute: no time, AU 0 */
+            double compute = s_compute_time (self, r);
+            if (self->failed)
+                return;
+            if (compute > 0) {  /* no compute: no time, AU 0 */
                 r->computing = 1;
                 r->compute_started = now;
-                r->compute_until = now + self->cfg->computation_time;
+                r->compute_until = now + compute;
             }
             else
                 s_end_compute (self, r, now);

@@ -148,7 +148,7 @@ expect_eq "missing file: error line" "$(grep '^shardbench: error: ' sb.err)" \
 sb run QuickStart
 expect_eq "preset with wrong case: exit status" "$SB_RC" 2
 expect_eq "preset with wrong case: error line" "$(grep '^shardbench: error: ' sb.err)" \
-    "shardbench: error: unknown workload 'QuickStart': not a file and not a preset (presets: quickstart)"
+    "shardbench: error: unknown workload 'QuickStart': not a file and not a preset (presets: $("$SHARDBENCH" workloads | paste -sd ' '))"
 printf 'reader:\n  batch_size: 4\0\n' >nul.yaml
 sb run nul.yaml
 expect_eq "NUL byte: exit status" "$SB_RC" 2

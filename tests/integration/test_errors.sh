@@ -41,7 +41,8 @@ expect_contains "too few files explained" sb.err "holds 5 files but the workload
 sb run dataset.data_folder=./small dataset.num_files_train=3 dataset.record_length_bytes=100 dataset.record_length_bytes_stdev=0 reader.batch_size=1 train.epochs=1 --accelerators 1 --db e.db
 expect_eq "subset of files exits 0" "$SB_RC" 0
 run=$(q e.db "SELECT max(id) FROM runs")
-expect_eq "3 of 5 files read" "$(q e.db "SELECT samples, bytes FROM epochs WHERE run_id = $run")" "3|300"
+# an npz of one 100-byte record: 35 + 128 + 100 (x.npy) + 16 + 35 + 128 + 8 (y.npy) + 102 + 22 = 574 bytes
+expect_eq "3 of 5 files read" "$(q e.db "SELECT samples, bytes FROM epochs WHERE run_id = $run")" "3|1722"
 
 # a missing file mid-run: exit 1, error names the path, run 'failed'
 touch -r small/train folder-time
@@ -86,7 +87,8 @@ sb run dataset.data_folder=./skip dataset.skip_listing=true dataset.listing_vali
 expect_eq "skip_listing run (generates, then trains)" "$SB_RC" 0
 expect_contains "skip_listing spot checks" sb.err "skip_listing: 11 of 100 objects checked"
 expect_eq "skip_listing: no catalog" "$(q skip.db "SELECT count(*) FROM catalogs")" 0
-expect_eq "skip_listing read every object whole" "$(q skip.db "SELECT samples, bytes FROM epochs WHERE run_id = 2")" "100|100000"
+# npz files of one 1000-byte record: 1000 + 474 bytes of npy headers and zip framing
+expect_eq "skip_listing read every object whole" "$(q skip.db "SELECT samples, bytes FROM epochs WHERE run_id = 2")" "100|147400"
 rm skip/train/2/img_030_of_100.npz
 sb run dataset.data_folder=./skip dataset.skip_listing=true dataset.listing_validation_interval=10 \
     dataset.num_files_train=100 dataset.num_subfolders_train=4 reader.batch_size=2 --accelerators 2 --db skip.db
@@ -96,9 +98,9 @@ expect_contains "skip_listing names the first missing key" sb.err "missing objec
 # catalog command: lists once, then reuses
 sb catalog dataset.data_folder=./small dataset.num_files_train=4 --db cat.db
 expect_eq "catalog command" "$SB_RC" 0
-expect_contains "catalog listed" sb.out "4 objects, 400 bytes, listed"
+expect_contains "catalog listed" sb.out "4 objects, 2296 bytes, listed"
 sb catalog dataset.data_folder=./small dataset.num_files_train=4 --db cat.db
-expect_contains "catalog reused" sb.out "4 objects, 400 bytes, reused"
+expect_contains "catalog reused" sb.out "4 objects, 2296 bytes, reused"
 sb catalog dataset.data_folder=./none --db cat.db
 expect_eq "catalog of nothing exits 2" "$SB_RC" 2
 expect_contains "catalog of nothing explained" sb.err "no dataset in ./none (no train/ objects)"

@@ -347,7 +347,8 @@ sb run $F
 run=$(last_run f.db)
 expect_eq "f: short read exits 1" "$SB_RC" 1
 expect_contains "f: catalog reused (stale on purpose)" sb.err "catalog 1 reused: 5 objects"
-msg="short read $root/train/img_3_of_5.npz: file ends at offset 40, expected 100 bytes from offset 0"
+# (an npz of one 100-byte record is 574 bytes: npy headers and zip framing)
+msg="short read $root/train/img_3_of_5.npz: file ends at offset 40, expected 574 bytes from offset 0"
 expect_contains "f: short read named" sb.err "shardbench: error: rank 0 on $host: $msg"
 expect_eq "f: short read: run failed" "$(q f.db "SELECT status, error FROM runs WHERE id = $run")" \
     "failed|rank 0 on $host: $msg"

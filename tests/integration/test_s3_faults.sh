@@ -38,7 +38,8 @@ fault () {
 injected () { tail -n +"$((cut_at + 1))" proxy.err | grep -c 'inject'; }
 
 # 24 objects of 20000 bytes; 2 epochs: 48 object GETs per run
-common="dataset.data_folder=faults dataset.num_files_train=24 dataset.record_length_bytes=20000
+# raw objects (no format framing): an object is exactly its 20000-byte record
+common="dataset.format=bin dataset.data_folder=faults dataset.num_files_train=24 dataset.record_length_bytes=20000
         dataset.record_length_bytes_stdev=0 reader.batch_size=4 train.epochs=2 train.computation_time=0
         storage.storage_type=s3 storage.storage_root=sbtest
         storage.storage_options.request_timeout_s=1 storage.storage_options.connect_timeout_s=1
@@ -126,11 +127,11 @@ persistent_check () {
         "$(q f.db "SELECT endpoint, op, http_status, s3_code, curl_code, attempt FROM errors WHERE run_id = $(last) AND rank = 0")" \
         "$ep|read|$3|$4|$5|3"
     expect_eq "$what: the error names the object" \
-        "$(q f.db "SELECT target GLOB 'faults/train/img_*_of_24.npz' FROM errors WHERE run_id = $(last) AND rank = 0")" 1
+        "$(q f.db "SELECT target GLOB 'faults/train/img_*_of_24.bin' FROM errors WHERE run_id = $(last) AND rank = 0")" 1
     local msg
     msg=$(q f.db "SELECT message FROM errors WHERE run_id = $(last) AND rank = 0")
     expect_eq "$what: message has operation, key, endpoint, attempt and cause" \
-        "$(case "$msg" in "GET sbtest/faults/train/img_"*"_of_24.npz on $ep failed (attempt 3): "*"$6"*) echo yes;; *) echo "$msg";; esac)" yes
+        "$(case "$msg" in "GET sbtest/faults/train/img_"*"_of_24.bin on $ep failed (attempt 3): "*"$6"*) echo yes;; *) echo "$msg";; esac)" yes
     expect_contains "$what: stderr has the same message" sb.err "$msg"
     expect_contains "$what: the run's error has it too" sb.err "shardbench: error: rank 0 on "
     expect_eq "$what: runs.error is the message" \

@@ -1,0 +1,97 @@
+/* format: the file formats datagen writes and training reads.
+ *
+ * One ops table per format (fio ioengine / SQLite VFS style). An object of
+ * a format is described by an sb_format_obj_t opened from the dataset and
+ * the object's index: it knows the object's total size and can produce any
+ * byte range of it (sb_format_fill) without holding the object, so the
+ * writer streams it in fixed buffers and a verifying reader regenerates
+ * exactly the bytes it read. Payloads (array data, record data) come from
+ * sb_content_fill with the object's content seed; headers and framing are
+ * computed. Checksums over the payload (zip CRC-32, TFRecord CRC-32C) are
+ * accumulated while a caller fills in order, and computed on demand when a
+ * range is asked out of order. Compressed images (png, jpeg) are encoded
+ * whole in memory when opened: they are small, and compressed bytes cannot
+ * be produced piecewise.
+ *
+ * Formats: raw (any extension not listed: seeded bytes, no framing), npy,
+ * npz, tfrecord, png, jpeg (jpg), hdf5 (h5), parquet. */
+#ifndef SB_FORMAT_H
+#define SB_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dataset.h"
+
+typedef struct sb_format_obj sb_format_obj_t;
+
+typedef struct {
+    const char *name;
+    /* Compute the layout of obj (seed, records, record set): set obj->size
+     * and any state. Returns 0, or -1 with err set. */
+    int (*open) (sb_format_obj_t *obj, char *err, size_t err_size);
+    /* Bytes [offset, offset+len) of the object (within obj->size). */
+    void (*fill) (sb_format_obj_t *obj, uint64_t offset, uint8_t *buf, size_t len);
+    /* Free what open allocated (may be NULL). */
+    void (*close) (sb_format_obj_t *obj);
+} sb_format_ops_t;
+
+#define SB_FORMAT_SMALL 512     /* room for computed header/trailer bytes */
+
+struct sb_format_obj {
+    const sb_format_ops_t *ops;
+    uint64_t seed;          /* content seed (sb_dataset_content_seed of the key) */
+    uint64_t records;       /* samples in the object (>= 1) */
+    uint64_t record;        /* payload bytes per sample (>= 1) */
+    uint64_t size;          /* total bytes of the object, set by open */
+    /* format state */
+    uint8_t  head[SB_FORMAT_SMALL];
+    size_t   head_len;
+    uint8_t *tail;          /* heap, tail_len bytes (npz); may depend on crc */
+    size_t   tail_len;
+    uint64_t payload_at;    /* offset of the payload in the object */
+    uint32_t crc;           /* running checksum over the checksummed region */
+    uint64_t crc_upto;      /* bytes of that region summed so far */
+    uint64_t crc_record;    /* tfrecord: record the running crc belongs to */
+    int      crc_done;
+    uint8_t *image;         /* png/jpeg/hdf5: the encoded file */
+    uint64_t u[8];          /* format-specific numbers (parquet: sizes) */
+};
+
+/* Ops of format name (dataset.format), or the raw format when the name is
+ * not one listed above. Never NULL. */
+const sb_format_ops_t *sb_format_find (const char *name);
+
+/* 0 when name can be generated and read (raw included), else -1 with a
+ * message naming the supported formats (hdf5, parquet for now). */
+int sb_format_check (const char *name, char *err, size_t err_size);
+
+/* 1 when the format is raw seeded bytes (no framing), else 0. */
+int sb_format_is_raw (const char *name);
+
+/* Open object i of ds, named key (relative key, as sb_dataset_key gives),
+ * in the format ds->format. Its record length is the one
+ * sb_dataset_object_size draws. Returns 0, or -1 with err set (the object
+ * is then closed). sb_format_close frees it. */
+int sb_format_open (sb_format_obj_t *obj, const sb_dataset_t *ds, uint64_t i, const char *key, char *err,
+                    size_t err_size);
+/* Open from explicit parameters (tests). */
+int sb_format_open_with (sb_format_obj_t *obj, const sb_format_ops_t *ops, uint64_t seed, uint64_t records,
+                         uint64_t record, char *err, size_t err_size);
+void sb_format_fill (sb_format_obj_t *obj, uint64_t offset, uint8_t *buf, size_t len);
+void sb_format_close (sb_format_obj_t *obj);
+
+/* DLIO index i of a key named PREFIX_III_of_N.EXT (any folder). Returns 0,
+ * or -1 when the name does not follow that pattern. */
+int sb_format_key_index (const char *key, uint64_t *index);
+
+/* CRC-32C (Castagnoli), as TFRecord uses; crc is the running value (0 to
+ * start). sb_format_masked_crc applies TFRecord's mask. */
+uint32_t sb_format_crc32c (uint32_t crc, const uint8_t *buf, size_t len);
+uint32_t sb_format_masked_crc (uint32_t crc);
+
+/* formats, defined in format_*.c */
+extern const sb_format_ops_t sb_format_raw, sb_format_npy, sb_format_npz, sb_format_tfrecord, sb_format_png,
+    sb_format_jpeg, sb_format_hdf5, sb_format_parquet;
+
+#endif

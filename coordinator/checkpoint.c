@@ -1,0 +1,291 @@
+/* checkpoint: per-rank checkpoint sizes (DLIO's arithmetic) and results. */
+#include "checkpoint.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+uint64_t
+sb_ckpt_dtype_size (const char *name)
+{
+    if (!strcmp (name, "int8") || !strcmp (name, "uint8"))
+        return 1;
+    if (!strcmp (name, "fp16") || !strcmp (name, "bf16"))
+        return 2;
+    if (!strcmp (name, "fp32"))
+        return 4;
+    if (!strcmp (name, "fp64"))
+        return 8;
+    return 0;
+}
+
+/* Columns of the K and V matrices: head size x key-value heads. */
+static uint64_t
+s_dim_kv (const sb_ckpt_cfg_t *c)
+{
+    return c->hidden_size / c->num_attention_heads * c->num_kv_heads;
+}
+
+uint64_t
+sb_ckpt_num_parameters (const sb_ckpt_cfg_t *c)
+{
+    if (c->num_layers == 0)
+        return 0;
+    uint64_t h = c->hidden_size, ffn = c->ffn_hidden_size;
+    uint64_t embedding = c->vocab_size * h;
+    uint64_t layer = h                      /* input norm */
+                   + h * (h + 2 * s_dim_kv (c)) /* Q, K, V */
+                   + h * h                  /* output projection */
+                   + h                      /* post-attention norm */
+                   + ffn * 2 * h            /* gated MLP: h -> 2 x ffn */
+                   + ffn * h;               /* ffn -> h */
+    return embedding + layer * c->num_layers + h + embedding /* final norm, LM head */;
+}
+
+/* Elements of layer i (0: embedding, 1..L: transformer layers, L+1: LM
+ * head, L+2: final norm) held by one rank: tensor-parallel matrices split
+ * over `tensor`, everything split over `shard` (data parallelism with ZeRO
+ * 3, else 1). Each term rounds down on its own, as DLIO's does. */
+static uint64_t
+s_layer_elements (const sb_ckpt_cfg_t *c, uint64_t i, uint64_t shard)
+{
+    uint64_t h = c->hidden_size, tp = c->tensor, ffn = c->ffn_hidden_size, L = c->num_layers;
+    if (i == 0 || i == L + 1)
+        return h * c->vocab_size / tp / shard;
+    if (i == L + 2)
+        return h / shard;
+    return h / shard + h * (h + 2 * s_dim_kv (c)) / tp / shard + h * h / tp / shard + h / shard
+         + h * 2 * ffn / tp / shard + h * ffn / tp / shard;
+}
+
+/* Layers [first, last] of pipeline stage p: L / pp each, the first L % pp
+ * stages one more; stage 0 also holds the embedding, the last stage the LM
+ * head and the final norm. */
+static void
+s_stage_layers (const sb_ckpt_cfg_t *c, uint64_t p, uint64_t *first, uint64_t *last)
+{
+    uint64_t L = c->num_layers, pp = c->pipeline, n = L / pp, rem = L % pp;
+    if (p < rem) {
+        *first = p * (n + 1) + 1;
+        *last = *first + n;
+    }
+    else {
+        *first = rem * (n + 1) + (p - rem) * n + 1;
+        *last = *first + n - 1;
+    }
+    if (p == pp - 1)
+        *last = L + 2;
+    if (p == 0)
+        *first = 0;
+}
+
+void
+sb_ckpt_rank_bytes (const sb_ckpt_cfg_t *c, uint64_t data, uint64_t rank, uint64_t *model, uint64_t *optim)
+{
+    uint64_t mp = c->tensor * c->pipeline;
+    uint64_t stage = (rank / c->tensor) % c->pipeline, replica = rank / mp;
+    *model = *optim = 0;
+    if (c->num_layers == 0)
+        return;
+    /* without ZeRO only the first replica checkpoints (DLIO: every other
+     * rank's checkpoint rank is 0, which is not itself) */
+    if (c->zero_stage == 0 && rank >= mp)
+        return;
+    /* ZeRO 1 and 2: the model is replicated, the first replica writes it;
+     * ZeRO 3: every rank writes its 1/data of each of its stage's tensors */
+    int writes_model = c->zero_stage == 3 || c->zero_stage == 0 || replica == 0;
+    if (writes_model) {
+        uint64_t first, last, shard = c->zero_stage == 3 ? data : 1, elements = 0;
+        s_stage_layers (c, stage, &first, &last);
+        for (uint64_t i = first; i <= last; i++)
+            elements += s_layer_elements (c, i, shard);
+        *model = elements * sb_ckpt_dtype_size (c->model_datatype);
+    }
+    /* optimizer (Adam-like, DeepSpeed layout): three groups of the rank's
+     * share of the parameters, each with 5 x hidden of extra state */
+    uint64_t n = sb_ckpt_num_parameters (c) / (c->zero_stage > 0 ? data * mp : mp);
+    *optim = n ? 3 * (n + 5 * c->hidden_size) * sb_ckpt_dtype_size (c->optimizer_datatype) : 0;
+}
+
+int
+sb_ckpt_plan_init (sb_ckpt_plan_t *self, const sb_ckpt_cfg_t *c, uint64_t ranks, char *err, size_t err_size)
+{
+    memset (self, 0, sizeof *self);
+    uint64_t mp = c->tensor * c->pipeline;
+    if (c->num_layers == 0) {
+        snprintf (err, err_size, "model.num_layers is 0: a checkpoint needs a transformer model (see the llama3_*"
+                  " presets)");
+        return -1;
+    }
+    if (!sb_ckpt_dtype_size (c->model_datatype) || !sb_ckpt_dtype_size (c->optimizer_datatype)) {
+        snprintf (err, err_size, "model.model_datatype '%s' / model.optimizer_datatype '%s': expected fp16, bf16,"
+                  " fp32, fp64, int8 or uint8", c->model_datatype, c->optimizer_datatype);
+        return -1;
+    }
+    if (c->num_kv_heads > c->num_attention_heads || c->hidden_size < c->num_attention_heads) {
+        snprintf (err, err_size, "model.transformer: %llu key-value heads, %llu attention heads and hidden size"
+                  " %llu do not make a model", (unsigned long long) c->num_kv_heads,
+                  (unsigned long long) c->num_attention_heads, (unsigned long long) c->hidden_size);
+        return -1;
+    }
+    if (c->num_layers < c->pipeline) {
+        snprintf (err, err_size, "model.num_layers %llu is smaller than model.parallelism.pipeline %llu",
+                  (unsigned long long) c->num_layers, (unsigned long long) c->pipeline);
+        return -1;
+    }
+    if (c->pipeline > 1 && c->zero_stage == 3) {
+        snprintf (err, err_size, "ZeRO stage 3 does not go with pipeline parallelism %llu (DLIO refuses it too)",
+                  (unsigned long long) c->pipeline);
+        return -1;
+    }
+    if (c->num_write > 0 && c->num_read > c->num_write) {
+        snprintf (err, err_size, "checkpoint.num_checkpoints_read %llu exceeds checkpoint.num_checkpoints_write %llu"
+                  " (a read reads a checkpoint this run wrote; with 0 writes, earlier runs' checkpoints)",
+                  (unsigned long long) c->num_read, (unsigned long long) c->num_write);
+        return -1;
+    }
+    int subset = !strcmp (c->mode, "subset");
+    if (!subset && strcmp (c->mode, "default") != 0) {
+        snprintf (err, err_size, "checkpoint.mode '%s': expected default or subset", c->mode);
+        return -1;
+    }
+    uint64_t data;
+    if (subset) {
+        if (c->data == 0) {
+            snprintf (err, err_size, "checkpoint.mode subset needs model.parallelism.data, the data parallelism of"
+                      " the full run");
+            return -1;
+        }
+        data = c->data;
+        if (ranks > mp * data) {
+            snprintf (err, err_size, "subset checkpoint: %llu ranks exceed the %llu of the full layout"
+                      " (tensor %llu x pipeline %llu x data %llu)", (unsigned long long) ranks,
+                      (unsigned long long) (mp * data), (unsigned long long) c->tensor,
+                      (unsigned long long) c->pipeline, (unsigned long long) data);
+            return -1;
+        }
+    }
+    else {
+        if (ranks % mp != 0) {
+            snprintf (err, err_size, "%llu ranks are not a multiple of tensor x pipeline parallelism = %llu x %llu"
+                      " (use --subset to write only the first ranks' share)", (unsigned long long) ranks,
+                      (unsigned long long) c->tensor, (unsigned long long) c->pipeline);
+            return -1;
+        }
+        data = ranks / mp;
+    }
+    uint64_t *model_bytes = calloc (ranks, sizeof (uint64_t)), *optim_bytes = calloc (ranks, sizeof (uint64_t));
+    if (!model_bytes || !optim_bytes) {
+        free (model_bytes);
+        free (optim_bytes);
+        snprintf (err, err_size, "out of memory");
+        return -1;
+    }
+    *self = (sb_ckpt_plan_t) {
+        .ranks = ranks, .tensor = c->tensor, .pipeline = c->pipeline, .data = data, .zero_stage = c->zero_stage,
+        .subset = subset, .scale = c->scale, .num_parameters = sb_ckpt_num_parameters (c),
+        .model_bytes = model_bytes, .optim_bytes = optim_bytes,
+    };
+    for (uint64_t r = 0; r < ranks; r++) {
+        uint64_t m, o;
+        sb_ckpt_rank_bytes (c, data, r, &m, &o);
+        self->full_model_bytes += m;
+        self->full_optim_bytes += o;
+        /* scale 1 keeps the exact integers; a scale that is a power of two
+         * scales exactly too */
+        self->model_bytes[r] = c->scale >= 1 ? m : (uint64_t) floor ((double) m * c->scale);
+        self->optim_bytes[r] = c->scale >= 1 ? o : (uint64_t) floor ((double) o * c->scale);
+        self->total_bytes += self->model_bytes[r] + self->optim_bytes[r];
+        self->files += (self->model_bytes[r] > 0) + (self->optim_bytes[r] > 0);
+    }
+    return 0;
+}
+
+void
+sb_ckpt_plan_fini (sb_ckpt_plan_t *self)
+{
+    free (self->model_bytes);
+    free (self->optim_bytes);
+    self->model_bytes = self->optim_bytes = NULL;
+}
+
+int
+sb_ckpt_add_rank (sqlite3 *db, int64_t run_id, uint64_t seq, const char *op, uint64_t checkpoint, uint64_t rank,
+                  const char *host, uint64_t files, uint64_t bytes, double started_at, double finished_at)
+{
+    sqlite3_stmt *st = NULL;
+    double d = finished_at - started_at;
+    int rc = sqlite3_prepare_v2 (db,
+                                 "INSERT INTO checkpoint_ranks (run_id, seq, rank, op, checkpoint, host, files, bytes,"
+                                 " started_at, finished_at, duration_s, mb_per_s) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                                 -1, &st, NULL) == SQLITE_OK
+          && sqlite3_bind_int64 (st, 1, run_id) == SQLITE_OK && sqlite3_bind_int64 (st, 2, (int64_t) seq) == SQLITE_OK
+          && sqlite3_bind_int64 (st, 3, (int64_t) rank) == SQLITE_OK
+          && sqlite3_bind_text (st, 4, op, -1, SQLITE_STATIC) == SQLITE_OK
+          && sqlite3_bind_int64 (st, 5, (int64_t) checkpoint) == SQLITE_OK
+          && sqlite3_bind_text (st, 6, host, -1, SQLITE_STATIC) == SQLITE_OK
+          && sqlite3_bind_int64 (st, 7, (int64_t) files) == SQLITE_OK
+          && sqlite3_bind_int64 (st, 8, (int64_t) bytes) == SQLITE_OK
+          && sqlite3_bind_double (st, 9, started_at) == SQLITE_OK && sqlite3_bind_double (st, 10, finished_at) == SQLITE_OK
+          && sqlite3_bind_double (st, 11, d) == SQLITE_OK
+          && (d > 0 ? sqlite3_bind_double (st, 12, (double) bytes / 1e6 / d) : sqlite3_bind_null (st, 12)) == SQLITE_OK
+          && sqlite3_step (st) == SQLITE_DONE ? 0 : -1;
+    sqlite3_finalize (st);
+    return rc;
+}
+
+int
+sb_ckpt_close (sqlite3 *db, int64_t run_id, uint64_t seq)
+{
+    sqlite3_stmt *st = NULL;
+    /* duration: the slowest rank (MLPerf Storage: "the maximum time across
+     * all processes"); throughput: the checkpoint's bytes over it */
+    int rc = sqlite3_prepare_v2 (db,
+                                 "INSERT INTO checkpoints (run_id, seq, op, checkpoint, ranks, files, bytes, duration_s,"
+                                 " span_s, mb_per_s, gib_per_s, min_rank_mb_per_s)"
+                                 " SELECT run_id, seq, op, checkpoint, count(*), sum(files), sum(bytes),"
+                                 " max(duration_s), max(finished_at) - min(started_at),"
+                                 " CASE WHEN max(duration_s) > 0 THEN sum(bytes) / 1e6 / max(duration_s) END,"
+                                 " CASE WHEN max(duration_s) > 0 THEN sum(bytes) / 1073741824.0 / max(duration_s) END,"
+                                 " min(CASE WHEN bytes > 0 THEN mb_per_s END)"
+                                 " FROM checkpoint_ranks WHERE run_id = ? AND seq = ? GROUP BY run_id, seq",
+                                 -1, &st, NULL) == SQLITE_OK
+          && sqlite3_bind_int64 (st, 1, run_id) == SQLITE_OK && sqlite3_bind_int64 (st, 2, (int64_t) seq) == SQLITE_OK
+          && sqlite3_step (st) == SQLITE_DONE && sqlite3_changes (db) == 1 ? 0 : -1;
+    sqlite3_finalize (st);
+    return rc;
+}
+
+int
+sb_ckpt_report_print (sqlite3 *db, int64_t run_id, FILE *out)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2 (db,
+                            "SELECT op, checkpoint, ranks, files, bytes, duration_s, gib_per_s, mb_per_s,"
+                            " min_rank_mb_per_s FROM checkpoints WHERE run_id = ? ORDER BY seq", -1, &st, NULL) != SQLITE_OK
+        || sqlite3_bind_int64 (st, 1, run_id) != SQLITE_OK) {
+        sqlite3_finalize (st);
+        return -1;
+    }
+    fprintf (out, "  %-5s %4s %6s %7s %12s %10s %10s %10s %16s\n", "op", "ckpt", "ranks", "files", "GiB", "time s",
+             "GiB/s", "MB/s", "min rank MB/s");
+    double sum_gib[2] = { 0, 0 }, sum_s[2] = { 0, 0 };
+    int n[2] = { 0, 0 };
+    while (sqlite3_step (st) == SQLITE_ROW) {
+        const char *op = (const char *) sqlite3_column_text (st, 0);
+        int read = op && !strcmp (op, "read");
+        double gib = (double) sqlite3_column_int64 (st, 4) / 1073741824.0, d = sqlite3_column_double (st, 5);
+        fprintf (out, "  %-5s %4lld %6lld %7lld %12.3f %10.3f %10.3f %10.1f %16.1f\n", op ? op : "?",
+                 sqlite3_column_int64 (st, 1), sqlite3_column_int64 (st, 2), sqlite3_column_int64 (st, 3), gib, d,
+                 sqlite3_column_double (st, 6), sqlite3_column_double (st, 7), sqlite3_column_double (st, 8));
+        sum_gib[read] += gib;
+        sum_s[read] += d;
+        n[read]++;
+    }
+    sqlite3_finalize (st);
+    for (int r = 0; r < 2; r++)
+        if (n[r] && sum_s[r] > 0)
+            fprintf (out, "  %s: %d checkpoints, mean %.3f s each, %.3f GiB/s (bytes over summed durations)\n",
+                     r ? "read" : "write", n[r], sum_s[r] / n[r], sum_gib[r] / sum_s[r]);
+    return 0;
+}

@@ -1,0 +1,178 @@
+#!/usr/bin/env bash
+# Data formats end to end: datagen writes npz, npy, tfrecord, png, jpeg,
+# hdf5 and parquet files that numpy, a TFRecord CRC check, PIL, h5dump and
+# hyparquet (npm) read; training reads them
+# with reader.verify (every byte against the generator) and counts exact
+# samples and bytes; a flipped byte in the framing fails verification; the
+# same bytes over S3; unsupported formats stop at config time.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../s3/s3lib.sh"
+
+common="dataset.num_files_train=16 dataset.record_length_bytes=20000 dataset.record_length_bytes_stdev=3000
+        reader.batch_size=2 reader.read_threads=2 reader.sample_shuffle=seed reader.verify=true train.epochs=2
+        train.computation_time=0"
+
+# run_format LABEL FORMAT SAMPLES_PER_FILE: datagen + train, exact counts
+run_format () {
+    local label=$1 fmt=$2 spf=$3 db=$1.db
+    sb run $common dataset.format="$fmt" dataset.num_samples_per_file="$spf" dataset.data_folder="./$label" \
+        --accelerators 4 --local 2 --db "$db"
+    expect_eq "$label: exit status" "$SB_RC" 0
+    [ "$SB_RC" = 0 ] || tail -5 sb.err
+    local files total
+    files=$(find "$label/train" -name "img_*_of_16.$fmt" | wc -l)
+    total=$(find "$label/train" -name "img_*_of_16.$fmt" -printf '%s\n' | awk '{ s += $1 } END { print s }')
+    expect_eq "$label: 16 files" "$files" 16
+    expect_eq "$label: datagen wrote 16 objects, every byte on disk" \
+        "$(q "$db" "SELECT samples || '|' || bytes FROM epochs WHERE run_id = 1")" "16|$total"
+    # 16 x spf samples over 4 ranks, nothing dropped; every byte of every file read once an epoch
+    local s=$((16 * spf))
+    expect_eq "$label: epochs read every sample and byte" \
+        "$(q "$db" "SELECT group_concat(samples || ':' || dropped || ':' || bytes, ' ') FROM epochs WHERE run_id = 2")" \
+        "$s:0:$total $s:0:$total"
+}
+
+run_format npz npz 1
+run_format npy npy 2
+run_format tfrecord tfrecord 4
+run_format png png 1
+run_format jpeg jpeg 1
+run_format hdf5 hdf5 2
+# 60 rows of about 20000 bytes: row groups of 1 MiB of data, two a file
+run_format parquet parquet 60
+
+# h5dump (hdf5-tools) reads the HDF5 files: records (2, record) of uint8, labels (2) of int64
+h5ok=0
+for f in hdf5/train/*.hdf5; do
+    h5dump -H "$f" >h5.out 2>&1 || break
+    grep -q 'DATASET "records"' h5.out && grep -q 'H5T_STD_U8LE' h5.out && grep -q 'DATASET "labels"' h5.out \
+        && grep -q 'H5T_STD_I64LE' h5.out && grep -Eq 'DATASPACE  SIMPLE \{ \( 2, [0-9]+ \) / \( 2, [0-9]+ \) \}' h5.out \
+        || break
+    h5ok=$((h5ok + 1))
+done
+expect_eq "h5dump reads all 16 HDF5 files" "$h5ok" 16
+[ "$h5ok" = 16 ] || cat h5.out
+
+# the usual readers: numpy, PIL, and TFRecord's framing checked with a
+# CRC-32C of its own; python3-numpy and python3-pil are Debian's, so use
+# Debian's interpreter when the first python3 on PATH lacks them
+PY=python3
+"$PY" -c 'import numpy, PIL' 2>/dev/null || PY=/usr/bin/python3
+"$PY" - >py.out 2>&1 <<'PY'
+import glob, os, struct, sys
+import numpy as np
+from PIL import Image
+bad = []
+def check(what, ok):
+    if not ok:
+        bad.append(what)
+for f in sorted(glob.glob("npz/train/*.npz")):
+    with np.load(f) as z:
+        x, y = z["x"], z["y"]
+        check(f + " members", sorted(z.files) == ["x", "y"])
+        check(f + " x", x.dtype == np.uint8 and x.ndim == 2 and x.shape[0] == 1)
+        check(f + " y", y.dtype == np.int64 and y.shape == (1,) and not y.any())
+        # 35 + 128 + x, descriptor, 35 + 128 + y, directory, end
+        check(f + " size", os.path.getsize(f) == 35 + 128 + x.nbytes + 16 + 35 + 128 + y.nbytes + 102 + 22)
+for f in sorted(glob.glob("npy/train/*.npy")):
+    x = np.load(f)
+    check(f, x.dtype == np.uint8 and x.shape[0] == 2 and os.path.getsize(f) == 128 + x.nbytes)
+T = []
+for i in range(256):
+    c = i
+    for _ in range(8):
+        c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+    T.append(c)
+def crc32c(b):
+    c = 0xFFFFFFFF
+    for v in b:
+        c = T[(c ^ v) & 0xFF] ^ (c >> 8)
+    return c ^ 0xFFFFFFFF
+def masked(c):
+    return (((c >> 15) | (c << 17)) + 0xA282EAD8) & 0xFFFFFFFF
+records = 0
+for f in sorted(glob.glob("tfrecord/train/*.tfrecord"))[:4]:
+    d = open(f, "rb").read()
+    at = 0
+    while at < len(d):
+        n, = struct.unpack_from("<Q", d, at)
+        check(f + " length crc", struct.unpack_from("<I", d, at + 8)[0] == masked(crc32c(d[at:at + 8])))
+        check(f + " data crc", struct.unpack_from("<I", d, at + 12 + n)[0] == masked(crc32c(d[at + 12:at + 12 + n])))
+        at += 16 + n
+        records += 1
+    check(f + " ends on a record", at == len(d))
+check("4 records in each of 4 files", records == 16)
+for fmt, name in (("png", "PNG"), ("jpeg", "JPEG")):
+    for f in sorted(glob.glob(fmt + "/train/*." + fmt)):
+        im = Image.open(f)
+        im.load()
+        check(f, im.format == name and im.mode == "L" and 5000 <= im.size[0] * im.size[1] <= 35000)
+print("bad:", bad)
+sys.exit(1 if bad else 0)
+PY
+expect_eq "numpy, PIL and the TFRecord CRCs accept the files" "$?" 0
+cat py.out
+
+# verification reads the framing too: a flipped byte of a TFRecord data CRC,
+# of the npz central directory, of a png's pixels fails the run
+flip () {  # FILE OFFSET_FROM_END
+    python3 -c 'import sys; p = sys.argv[1]; d = bytearray(open(p, "rb").read()); d[-int(sys.argv[2])] ^= 0xFF; open(p, "wb").write(d)' "$1" "$2"
+}
+for c in "tfrecord tfrecord 4 1" "npz npz 1 30" "png png 1 200" "hdf5 hdf5 2 100" "parquet parquet 60 20"; do
+    set -- $c
+    f=$(find "$1/train" -name "img_03_of_16.$2")
+    flip "$f" "$4"
+    sb run $common dataset.format="$2" dataset.num_samples_per_file="$3" dataset.data_folder="./$1" --relist \
+        --accelerators 4 --local 2 --db "$1.db"
+    expect_eq "$1: a flipped byte fails the run" "$SB_RC" 1
+    expect_contains "$1: verify names the file" sb.err "verify $PWD/$1/train/img_03_of_16.$2: byte"
+done
+
+# formats not written yet stop before anything starts
+for fmt in csv; do
+    sb run $common dataset.format=$fmt dataset.data_folder=./$fmt --db no.db
+    expect_eq "$fmt: config error" "$SB_RC" 2
+    expect_contains "$fmt: says so" sb.err "key 'dataset.format': dataset.format '$fmt' is not supported yet"
+    expect_eq "$fmt: nothing written" "$(ls "$fmt" 2>/dev/null | wc -l)" 0
+done
+
+# S3: the same bytes, verified over ranged GETs
+if s3rver_install; then
+    s3rver_env
+    trap 's3rver_stop; rm -rf "$SCRATCH"' EXIT
+    mkdir -p s3data
+    if s3rver_start "$SCRATCH/s3data" sbtest; then
+        for c in "tfrecord 4" "png 1" "npz 1"; do
+            set -- $c
+            sb run $common dataset.format="$1" dataset.num_samples_per_file="$2" dataset.data_folder="s3$1" \
+                storage.storage_type=s3 storage.storage_root=sbtest \
+                "storage.storage_options.endpoint_urls=[$S3RVER_ENDPOINT]" --accelerators 4 --local 2 --db "s3$1.db"
+            expect_eq "s3 $1: exit status" "$SB_RC" 0
+            [ "$SB_RC" = 0 ] || tail -5 sb.err
+            expect_eq "s3 $1: bytes written = bytes of the local files" \
+                "$(q "s3$1.db" "SELECT bytes FROM epochs WHERE run_id = 1")" "$(q "$1.db" "SELECT bytes FROM epochs WHERE run_id = 1")"
+            expect_eq "s3 $1: every byte read each epoch" \
+                "$(q "s3$1.db" "SELECT group_concat(samples || ':' || bytes, ' ') FROM epochs WHERE run_id = 2")" \
+                "$(q "$1.db" "SELECT group_concat(samples || ':' || bytes, ' ') FROM epochs WHERE run_id = 2")"
+        done
+    else
+        fail "S3 server did not start"
+    fi
+else
+    fail "cannot install the S3 test server"
+fi
+
+# hyparquet (npm, pinned; into the npm cache folder of s3lib.sh, with the
+# node >= 20 that s3rver_install put first on PATH) reads the parquet files
+# (not img_03, whose byte was flipped above)
+HYPARQUET_VERSION=1.31.5
+hyp="${SHARDBENCH_NPM_CACHE:-${HOME:-/tmp}/.cache/shardbench/npm}/hyparquet"
+if [ "$(node -p 'require(process.argv[1]).version' "$hyp/node_modules/hyparquet/package.json" 2>/dev/null)" != "$HYPARQUET_VERSION" ]; then
+    mkdir -p "$hyp" && npm install --prefix "$hyp" --no-audit --no-fund --no-update-notifier --loglevel=error \
+        "hyparquet@$HYPARQUET_VERSION" >hyp-install.log 2>&1 || { cat hyp-install.log; fail "npm install hyparquet"; }
+fi
+node "$(dirname "$0")/parquet_check.mjs" "$hyp" 60 $(find parquet/train -name '*.parquet' ! -name 'img_03_*' | sort | head -4) >pq.out 2>&1
+expect_eq "hyparquet reads the schema, row groups and every row" "$?" 0
+cat pq.out
+
+finish
