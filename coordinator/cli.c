@@ -170,6 +170,28 @@ s_load_workload (sb_config_t *cfg, const char *name, char *err, size_t err_size)
     return -1;
 }
 
+/* Load workload `name` into cfg, apply the KEY=VALUE overrides and resolve
+ * the key table into *wl. Prints the error and returns -1 on failure. */
+static int
+s_resolve_workload (sb_config_t *cfg, const char *name, const char **overrides, size_t noverrides, sb_workload_t *wl)
+{
+    char err[4096];
+    if (s_load_workload (cfg, name, err, sizeof err) != 0) {
+        fprintf (stderr, "shardbench: error: %s\n", err);
+        return -1;
+    }
+    for (size_t i = 0; i < noverrides; i++)
+        if (sb_config_override (cfg, overrides[i], err, sizeof err) != 0) {
+            fprintf (stderr, "shardbench: error: %s\n", err);
+            return -1;
+        }
+    if (sb_workload_from_config (cfg, wl, err, sizeof err) != 0) {
+        fprintf (stderr, "shardbench: error: %s\n", err);
+        return -1;
+    }
+    return 0;
+}
+
 static int
 s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
 {
@@ -281,20 +303,9 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
         goto done;
     }
 
-    if (s_load_workload (cfg, a.workload, err, sizeof err) != 0) {
-        fprintf (stderr, "shardbench: error: %s\n", err);
-        goto done;
-    }
-    for (size_t i = 0; i < noverrides; i++)
-        if (sb_config_override (cfg, overrides[i], err, sizeof err) != 0) {
-            fprintf (stderr, "shardbench: error: %s\n", err);
-            goto done;
-        }
     sb_workload_t wl;
-    if (sb_workload_from_config (cfg, &wl, err, sizeof err) != 0) {
-        fprintf (stderr, "shardbench: error: %s\n", err);
+    if (s_resolve_workload (cfg, a.workload, overrides, noverrides, &wl) != 0)
         goto done;
-    }
     uint64_t accelerators = a.accelerators ? a.accelerators : wl.accelerators ? wl.accelerators : 1;
     uint64_t seed = a.have_seed ? a.seed : wl.seed;
     if (!a.have_seed && (wl.sample_shuffle == SB_SHUFFLE_RANDOM || wl.file_shuffle == SB_SHUFFLE_RANDOM))
@@ -470,20 +481,9 @@ s_cmd_datasize (int argc, char **argv)
         fprintf (stderr, "shardbench datasize: --hosts, --host-memory-gb and --accelerators are required\n");
         goto done;
     }
-    if (s_load_workload (cfg, workload, err, sizeof err) != 0) {
-        fprintf (stderr, "shardbench: error: %s\n", err);
-        goto done;
-    }
-    for (size_t i = 0; i < noverrides; i++)
-        if (sb_config_override (cfg, overrides[i], err, sizeof err) != 0) {
-            fprintf (stderr, "shardbench: error: %s\n", err);
-            goto done;
-        }
     sb_workload_t wl;
-    if (sb_workload_from_config (cfg, &wl, err, sizeof err) != 0) {
-        fprintf (stderr, "shardbench: error: %s\n", err);
+    if (s_resolve_workload (cfg, workload, overrides, noverrides, &wl) != 0)
         goto done;
-    }
     sb_datasize_in_t in = {
         .hosts = hosts, .host_memory_gb = memory, .accelerators = accelerators, .batch_size = wl.batch_size,
         .record_length = wl.record_length_bytes, .samples_per_file = wl.num_samples_per_file,
