@@ -20,6 +20,8 @@ typedef struct {
     uint64_t    record_length;   /* bytes per sample */
     uint64_t    record_stdev;
     uint64_t    seed;
+    const char *parquet_columns; /* borrowed: "name:dtype:size,..." or NULL (format.h) */
+    uint64_t    parquet_row_group; /* rows per parquet row group, 0: 1 MiB of records */
 } sb_dataset_t;
 
 /* Key of object i, relative to the data folder ("train/img_07_of_64.npz").

@@ -55,7 +55,11 @@ struct sb_format_obj {
     uint64_t crc_record;    /* tfrecord: record the running crc belongs to */
     int      crc_done;
     uint8_t *image;         /* png/jpeg/hdf5: the encoded file */
-    uint64_t u[8];          /* format-specific numbers (parquet: sizes) */
+    uint64_t u[8];          /* format-specific numbers */
+    /* parquet: inputs (set before open) and layout */
+    const char *columns;    /* borrowed: "name:dtype:size,..." or NULL (label + data) */
+    uint64_t group_rows;    /* rows per row group, 0: 1 MiB of records */
+    struct sb_parquet_layout *state;
 };
 
 /* Ops of format name (dataset.format), or the raw format when the name is
@@ -78,8 +82,32 @@ int sb_format_open (sb_format_obj_t *obj, const sb_dataset_t *ds, uint64_t i, co
 /* Open from explicit parameters (tests). */
 int sb_format_open_with (sb_format_obj_t *obj, const sb_format_ops_t *ops, uint64_t seed, uint64_t records,
                          uint64_t record, char *err, size_t err_size);
+/* Same, with parquet's column list and rows per row group (NULL, 0: the
+ * label + data columns, groups of 1 MiB of records). */
+int sb_format_open_ex (sb_format_obj_t *obj, const sb_format_ops_t *ops, uint64_t seed, uint64_t records,
+                       uint64_t record, const char *columns, uint64_t group_rows, char *err, size_t err_size);
 void sb_format_fill (sb_format_obj_t *obj, uint64_t offset, uint8_t *buf, size_t len);
 void sb_format_close (sb_format_obj_t *obj);
+
+/* Parquet layout from the sizes alone (no footer): columns as
+ * dataset.parquet.columns flattens them ("name:dtype:size,...", NULL or ""
+ * for label + data), group_rows (dataset.parquet.row_group_size, 0: 1 MiB
+ * of records), records per object and record bytes (with columns: their
+ * row bytes, or 1 to take them from the columns). Returns 0, or -1 with err
+ * set; *layout is to be freed either way. */
+typedef struct sb_parquet_layout sb_parquet_layout_t;
+int sb_format_parquet_layout (sb_parquet_layout_t **layout, const char *columns, uint64_t group_rows,
+                              uint64_t records, uint64_t record, char *err, size_t err_size);
+void sb_format_parquet_layout_free (sb_parquet_layout_t *layout);
+/* Byte range [*offset, *offset + *length) of the row group holding row
+ * sample (its column chunks, page headers included). -1: no such row. */
+int sb_format_parquet_group (const sb_parquet_layout_t *layout, uint64_t sample, uint64_t *offset,
+                             uint64_t *length);
+uint64_t sb_format_parquet_groups (const sb_parquet_layout_t *layout);
+uint64_t sb_format_parquet_footer_at (const sb_parquet_layout_t *layout);
+/* Check a column list; its row bytes and column count. 0, or -1 with err. */
+int sb_format_parquet_columns (const char *columns, uint64_t *row_bytes, size_t *ncols, char *err,
+                               size_t err_size);
 
 /* DLIO index i of a key named PREFIX_III_of_N.EXT (any folder). Returns 0,
  * or -1 when the name does not follow that pattern. */

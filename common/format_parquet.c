@@ -2,17 +2,26 @@
  * (Debian has none): PLAIN encoding, no compression, one data page (v1)
  * per column chunk, a Thrift compact-protocol footer.
  *
- * One row per sample; two REQUIRED columns:
+ * One row per sample, REQUIRED columns. Without a column list (the default):
  *   label  INT64                           the row's index in the file
  *   data   FIXED_LEN_BYTE_ARRAY(record)    bytes [j*record, (j+1)*record)
  *                                          of the content stream for row j
- * Rows are grouped by S_GROUP_BYTES of data (at least one row a group), as
- * DLIO's row_group_size bounds a group. Layout:
- *   "PAR1" | per group: [page header, labels][page header, data] | footer |
+ * With dataset.parquet.columns ("name:dtype:size,..." here), the columns in
+ * that order; a row's record is the sum of size x itemsize over the columns
+ * and column c of row j holds content bytes [j*record + at_c, +width_c):
+ *   size 1: float16 FIXED_LEN_BYTE_ARRAY(2) + Float16 logical type,
+ *           float32 FLOAT, float64 DOUBLE, int32 INT32, int64 INT64,
+ *           int8/int16/uint8/uint16 INT32 + Int(bits, signed) logical type
+ *           (the content byte(s), sign or zero extended to 4 bytes)
+ *   size k > 1: one FIXED_LEN_BYTE_ARRAY(k x itemsize) value per row
+ * Rows are grouped by dataset.parquet.row_group_size rows, or by 1 MiB of
+ * record when it is 0 (at least one row a group). Layout:
+ *   "PAR1" | per group, per column: [page header, values] | footer |
  *   footer length (uint32 LE) | "PAR1"
  * Every group but the last has the same size, so the byte at any offset is
  * computed from the offset; page headers and the footer are built at open
- * (they depend only on the sizes). */
+ * (they depend only on the sizes). sb_format_parquet_layout gives the same
+ * layout without the footer, for the byte range of a sample's row group. */
 #include "format.h"
 #include "util.h"
 
@@ -32,7 +41,7 @@ typedef struct {
     int      depth;
 } s_out_t;
 
-enum { T_I32 = 5, T_I64 = 6, T_BINARY = 8, T_LIST = 9, T_STRUCT = 12 };
+enum { T_BOOL_TRUE = 1, T_I8 = 3, T_I32 = 5, T_I64 = 6, T_BINARY = 8, T_LIST = 9, T_STRUCT = 12 };
 
 static void
 s_byte (s_out_t *o, uint8_t b)
@@ -119,10 +128,6 @@ s_end (s_out_t *o)
     o->depth--;
 }
 
-/* ---- layout ---- */
-
-enum { U_ROWS_PER_GROUP, U_GROUPS, U_GROUP_SIZE, U_HL_FULL, U_HD_FULL, U_HL_LAST, U_HD_LAST, U_FOOTER_AT };
-
 /* DataPage header of a page of rows values of value_size bytes */
 static void
 s_page_header (s_out_t *o, uint64_t rows, uint64_t value_size)
@@ -142,102 +147,336 @@ s_page_header (s_out_t *o, uint64_t rows, uint64_t value_size)
     s_byte (o, 0);
 }
 
-static int
-s_open (sb_format_obj_t *obj, char *err, size_t err_size)
+/* ---- columns ---- */
+
+enum { K_ROWINDEX, K_CONTENT };
+
+typedef struct {
+    char     name[64];
+    int      kind;          /* K_ROWINDEX: the row's index (INT64); else content bytes */
+    int      phys;          /* parquet Type: 1 INT32 2 INT64 4 FLOAT 5 DOUBLE 7 FIXED_LEN_BYTE_ARRAY */
+    int      logical;       /* 0 none, 1 Float16, 2 Int(bits, signed) */
+    int      bits, is_signed, converted;    /* Int logical type, ConvertedType (-1 none) */
+    uint64_t storage;       /* bytes per value in the page */
+    uint64_t width;         /* content bytes per row (<= storage) */
+    uint64_t at;            /* offset of the column's bytes in the row's record */
+    uint64_t h_full, h_last;    /* page header lengths */
+    size_t   h_full_at, h_last_at;  /* offsets in headers */
+} s_col_t;
+
+struct sb_parquet_layout {
+    size_t    ncols;
+    s_col_t  *cols;
+    uint8_t  *headers;
+    uint64_t  rows, record, per, groups, last_rows;
+    uint64_t  group_size, last_size, footer_at;
+};
+
+static const struct {
+    const char *dtype;
+    int phys, logical, bits, is_signed, converted;
+    uint64_t item, storage;
+} s_dtypes[] = {
+    { "float16", 7, 1, 0, 0, -1, 2, 2 },
+    { "float32", 4, 0, 0, 0, -1, 4, 4 },
+    { "float64", 5, 0, 0, 0, -1, 8, 8 },
+    { "int64", 2, 0, 0, 0, -1, 8, 8 },
+    { "int32", 1, 0, 0, 0, -1, 4, 4 },
+    { "int16", 1, 2, 16, 1, 16, 2, 4 },
+    { "int8", 1, 2, 8, 1, 15, 1, 4 },
+    { "uint16", 1, 2, 16, 0, 12, 2, 4 },
+    { "uint8", 1, 2, 8, 0, 11, 1, 4 },
+};
+
+int
+sb_format_parquet_columns (const char *spec, uint64_t *row_bytes, size_t *ncols, char *err, size_t err_size)
 {
-    uint64_t rows = obj->records, rec = obj->record;
-    uint64_t per = S_GROUP_BYTES / rec ? S_GROUP_BYTES / rec : 1;
-    if (per > rows)
-        per = rows;
-    uint64_t groups = (rows + per - 1) / per, last_rows = rows - (groups - 1) * per;
-    if (rec > 0x7fffffffull || per * rec > 0x7fffffffull || per * 8 > 0x7fffffffull) {
-        snprintf (err, err_size, "parquet: a page of %llu x %llu bytes is over 2 GiB", (unsigned long long) per,
-                  (unsigned long long) rec);
+    struct sb_parquet_layout *l = NULL;
+    int rc = sb_format_parquet_layout (&l, spec, 0, 1, 1, err, err_size);
+    if (rc == 0) {
+        if (row_bytes)
+            *row_bytes = l->record;
+        if (ncols)
+            *ncols = l->ncols;
+    }
+    sb_format_parquet_layout_free (l);
+    return rc;
+}
+
+/* parse "name:dtype:size,..." into cols (record set to the row bytes) */
+static int
+s_parse (struct sb_parquet_layout *l, const char *spec, char *err, size_t err_size)
+{
+    size_t n = 1;
+    for (const char *p = spec; *p; p++)
+        n += *p == ',';
+    if (!(l->cols = calloc (n, sizeof *l->cols))) {
+        snprintf (err, err_size, "parquet: out of memory");
         return -1;
     }
-    /* the four page headers go into head: label, data for full and last groups */
+    uint64_t at = 0;
+    const char *p = spec;
+    while (*p) {
+        const char *end = strchr (p, ','), *c1, *c2;
+        size_t len = end ? (size_t) (end - p) : strlen (p);
+        char item[256];
+        if (len >= sizeof item) {
+            snprintf (err, err_size, "parquet: column '%.40s...' too long", p);
+            return -1;
+        }
+        memcpy (item, p, len);
+        item[len] = 0;
+        c1 = strchr (item, ':');
+        c2 = c1 ? strchr (c1 + 1, ':') : NULL;
+        if (!c1 || !c2 || c1 == item || (size_t) (c1 - item) >= sizeof l->cols[0].name) {
+            snprintf (err, err_size, "parquet: column '%s': expected name:dtype:size", item);
+            return -1;
+        }
+        s_col_t *c = &l->cols[l->ncols];
+        memcpy (c->name, item, (size_t) (c1 - item));
+        char dtype[32];
+        size_t dl = (size_t) (c2 - c1 - 1);
+        if (dl >= sizeof dtype)
+            dl = sizeof dtype - 1;
+        memcpy (dtype, c1 + 1, dl);
+        dtype[dl] = 0;
+        char *e;
+        unsigned long long size = strtoull (c2 + 1, &e, 10);
+        if (*e || size < 1 || size > 0x7fffffffull) {
+            snprintf (err, err_size, "parquet: column '%s': size '%s' is not a count of at least 1", c->name, c2 + 1);
+            return -1;
+        }
+        size_t d = 0;
+        while (d < sizeof s_dtypes / sizeof s_dtypes[0] && strcmp (s_dtypes[d].dtype, dtype) != 0)
+            d++;
+        if (d == sizeof s_dtypes / sizeof s_dtypes[0]) {
+            snprintf (err, err_size,
+                      "parquet: column '%s': dtype '%s' is not one of float16, float32, float64, int64, int32, "
+                      "int16, int8, uint16, uint8", c->name, dtype);
+            return -1;
+        }
+        c->kind = K_CONTENT;
+        c->converted = -1;
+        if (size == 1) {
+            c->phys = s_dtypes[d].phys;
+            c->logical = s_dtypes[d].logical;
+            c->bits = s_dtypes[d].bits;
+            c->is_signed = s_dtypes[d].is_signed;
+            c->converted = s_dtypes[d].converted;
+            c->width = s_dtypes[d].item;
+            c->storage = s_dtypes[d].storage;
+        }
+        else {
+            c->phys = 7;
+            c->width = c->storage = size * s_dtypes[d].item;
+        }
+        c->at = at;
+        at += c->width;
+        l->ncols++;
+        p = end ? end + 1 : p + len;
+    }
+    if (!l->ncols) {
+        snprintf (err, err_size, "parquet: empty column list");
+        return -1;
+    }
+    l->record = at;
+    return 0;
+}
+
+void
+sb_format_parquet_layout_free (struct sb_parquet_layout *l)
+{
+    if (!l)
+        return;
+    free (l->cols);
+    free (l->headers);
+    free (l);
+}
+
+int
+sb_format_parquet_layout (struct sb_parquet_layout **out, const char *columns, uint64_t group_rows,
+                          uint64_t records, uint64_t record, char *err, size_t err_size)
+{
+    struct sb_parquet_layout *l = calloc (1, sizeof *l);
+    *out = l;
+    if (!l) {
+        snprintf (err, err_size, "parquet: out of memory");
+        return -1;
+    }
+    if (columns && *columns) {
+        if (s_parse (l, columns, err, err_size) != 0)
+            return -1;
+        if (record != 1 && record != l->record) {
+            snprintf (err, err_size, "parquet: the columns make rows of %llu bytes, the record length is %llu",
+                      (unsigned long long) l->record, (unsigned long long) record);
+            return -1;
+        }
+    }
+    else {
+        if (!(l->cols = calloc (2, sizeof *l->cols))) {
+            snprintf (err, err_size, "parquet: out of memory");
+            return -1;
+        }
+        l->ncols = 2;
+        l->cols[0] = (s_col_t) { .name = "label", .kind = K_ROWINDEX, .phys = 2, .converted = -1, .storage = 8 };
+        l->cols[1] = (s_col_t) { .name = "data", .kind = K_CONTENT, .phys = 7, .converted = -1, .storage = record,
+                                 .width = record };
+        l->record = record;
+    }
+    uint64_t rows = records, rec = l->record;
+    uint64_t per = group_rows ? group_rows : (S_GROUP_BYTES / rec ? S_GROUP_BYTES / rec : 1);
+    if (per > rows)
+        per = rows;
+    l->rows = rows;
+    l->per = per;
+    l->groups = (rows + per - 1) / per;
+    l->last_rows = rows - (l->groups - 1) * per;
     s_out_t h = { 0 };
-    size_t at[5];
-    at[0] = 0;
-    s_page_header (&h, per, 8);
-    at[1] = h.len;
-    s_page_header (&h, per, rec);
-    at[2] = h.len;
-    s_page_header (&h, last_rows, 8);
-    at[3] = h.len;
-    s_page_header (&h, last_rows, rec);
-    at[4] = h.len;
-    if (h.failed || h.len > sizeof obj->head) {
+    l->group_size = l->last_size = 0;
+    for (size_t c = 0; c < l->ncols; c++) {
+        s_col_t *col = &l->cols[c];
+        if (col->storage > 0x7fffffffull || per * col->storage > 0x7fffffffull) {
+            free (h.data);
+            snprintf (err, err_size, "parquet: a page of %llu x %llu bytes is over 2 GiB", (unsigned long long) per,
+                      (unsigned long long) col->storage);
+            return -1;
+        }
+        col->h_full_at = h.len;
+        s_page_header (&h, per, col->storage);
+        col->h_full = h.len - col->h_full_at;
+        col->h_last_at = h.len;
+        s_page_header (&h, l->last_rows, col->storage);
+        col->h_last = h.len - col->h_last_at;
+        l->group_size += col->h_full + per * col->storage;
+        l->last_size += col->h_last + l->last_rows * col->storage;
+    }
+    if (h.failed) {
         free (h.data);
         snprintf (err, err_size, "parquet: out of memory");
         return -1;
     }
-    memcpy (obj->head, h.data, h.len);
-    obj->head_len = h.len;
-    free (h.data);
-    uint64_t hl = at[1], hd = at[2] - at[1], hl_last = at[3] - at[2], hd_last = at[4] - at[3];
-    uint64_t group_size = hl + per * 8 + hd + per * rec;
-    uint64_t footer_at = 4 + (groups - 1) * group_size + hl_last + last_rows * 8 + hd_last + last_rows * rec;
-    obj->u[U_ROWS_PER_GROUP] = per;
-    obj->u[U_GROUPS] = groups;
-    obj->u[U_GROUP_SIZE] = group_size;
-    obj->u[U_HL_FULL] = hl;
-    obj->u[U_HD_FULL] = hd;
-    obj->u[U_HL_LAST] = hl_last;
-    obj->u[U_HD_LAST] = hd_last;
-    obj->u[U_FOOTER_AT] = footer_at;
+    l->headers = h.data;
+    l->footer_at = 4 + (l->groups - 1) * l->group_size + l->last_size;
+    return 0;
+}
+
+int
+sb_format_parquet_group (const struct sb_parquet_layout *l, uint64_t sample, uint64_t *offset, uint64_t *length)
+{
+    if (sample >= l->rows)
+        return -1;
+    uint64_t g = sample / l->per;
+    *offset = 4 + g * l->group_size;
+    *length = g == l->groups - 1 ? l->last_size : l->group_size;
+    return 0;
+}
+
+uint64_t
+sb_format_parquet_groups (const struct sb_parquet_layout *l)
+{
+    return l->groups;
+}
+
+uint64_t
+sb_format_parquet_footer_at (const struct sb_parquet_layout *l)
+{
+    return l->footer_at;
+}
+
+/* ---- open, fill ---- */
+
+static void
+s_close (sb_format_obj_t *obj)
+{
+    sb_format_parquet_layout_free (obj->state);
+    obj->state = NULL;
+}
+
+static int
+s_open (sb_format_obj_t *obj, char *err, size_t err_size)
+{
+    struct sb_parquet_layout *l;
+    int rc = sb_format_parquet_layout (&l, obj->columns, obj->group_rows, obj->records,
+                                       obj->columns && *obj->columns ? 1 : obj->record, err, err_size);
+    obj->state = l;
+    if (rc != 0)
+        return -1;
+    if (obj->columns && *obj->columns && obj->record != 1 && obj->record != l->record) {
+        snprintf (err, err_size, "parquet: the columns make rows of %llu bytes, the record length is %llu",
+                  (unsigned long long) l->record, (unsigned long long) obj->record);
+        return -1;
+    }
+    obj->record = l->record;
+    uint64_t rows = l->rows, per = l->per, groups = l->groups;
     /* FileMetaData */
     s_out_t f = { 0 };
     s_int (&f, 1, T_I32, 1);                        /* version */
-    s_list (&f, 2, T_STRUCT, 3);                    /* schema */
+    s_list (&f, 2, T_STRUCT, l->ncols + 1);         /* schema */
     s_begin (&f, 0);
     s_string (&f, 4, "schema");
-    s_int (&f, 5, T_I32, 2);                        /* num_children */
+    s_int (&f, 5, T_I32, (int64_t) l->ncols);       /* num_children */
     s_end (&f);
-    s_begin (&f, 0);
-    s_int (&f, 1, T_I32, 2);                        /* INT64 */
-    s_int (&f, 3, T_I32, 0);                        /* REQUIRED */
-    s_string (&f, 4, "label");
-    s_end (&f);
-    s_begin (&f, 0);
-    s_int (&f, 1, T_I32, 7);                        /* FIXED_LEN_BYTE_ARRAY */
-    s_int (&f, 2, T_I32, (int64_t) rec);            /* type_length */
-    s_int (&f, 3, T_I32, 0);
-    s_string (&f, 4, "data");
-    s_end (&f);
+    for (size_t c = 0; c < l->ncols; c++) {
+        const s_col_t *col = &l->cols[c];
+        s_begin (&f, 0);
+        s_int (&f, 1, T_I32, col->phys);            /* type */
+        if (col->phys == 7)
+            s_int (&f, 2, T_I32, (int64_t) col->storage);   /* type_length */
+        s_int (&f, 3, T_I32, 0);                    /* REQUIRED */
+        s_string (&f, 4, col->name);
+        if (col->converted >= 0)
+            s_int (&f, 6, T_I32, col->converted);   /* converted_type */
+        if (col->logical) {
+            s_begin (&f, 10);                       /* logicalType (union) */
+            if (col->logical == 1) {
+                s_begin (&f, 15);                   /* FLOAT16 */
+                s_end (&f);
+            }
+            else {
+                s_begin (&f, 10);                   /* INTEGER */
+                s_field (&f, 1, T_I8);              /* bitWidth */
+                s_byte (&f, (uint8_t) col->bits);
+                s_field (&f, 2, col->is_signed ? 1 : 2);    /* isSigned */
+                s_end (&f);
+            }
+            s_end (&f);
+        }
+        s_end (&f);
+    }
     s_int (&f, 3, T_I64, (int64_t) rows);           /* num_rows */
     s_list (&f, 4, T_STRUCT, groups);               /* row_groups */
     for (uint64_t g = 0; g < groups; g++) {
         int lastg = g == groups - 1;
-        uint64_t n = lastg ? last_rows : per, at_g = 4 + g * group_size;
-        uint64_t chunk[2] = { (lastg ? hl_last : hl) + n * 8, (lastg ? hd_last : hd) + n * rec };
-        uint64_t chunk_at[2] = { at_g, at_g + chunk[0] };
-        const char *names[2] = { "label", "data" };
+        uint64_t n = lastg ? l->last_rows : per, at_g = 4 + g * l->group_size;
+        uint64_t total = lastg ? l->last_size : l->group_size, chunk_at = at_g;
         s_begin (&f, 0);
-        s_list (&f, 1, T_STRUCT, 2);                /* columns */
-        for (int c = 0; c < 2; c++) {
+        s_list (&f, 1, T_STRUCT, l->ncols);         /* columns */
+        for (size_t c = 0; c < l->ncols; c++) {
+            const s_col_t *col = &l->cols[c];
+            uint64_t chunk = (lastg ? col->h_last : col->h_full) + n * col->storage;
             s_begin (&f, 0);
-            s_int (&f, 2, T_I64, (int64_t) chunk_at[c]);    /* file_offset */
+            s_int (&f, 2, T_I64, (int64_t) chunk_at);   /* file_offset */
             s_begin (&f, 3);                        /* meta_data */
-            s_int (&f, 1, T_I32, c ? 7 : 2);        /* type */
+            s_int (&f, 1, T_I32, col->phys);        /* type */
             s_list (&f, 2, T_I32, 1);               /* encodings */
             s_varint (&f, 0);                       /* PLAIN (zigzag 0) */
             s_list (&f, 3, T_BINARY, 1);            /* path_in_schema */
-            s_varint (&f, strlen (names[c]));
-            for (const char *p = names[c]; *p; p++)
+            s_varint (&f, strlen (col->name));
+            for (const char *p = col->name; *p; p++)
                 s_byte (&f, (uint8_t) *p);
             s_int (&f, 4, T_I32, 0);                /* UNCOMPRESSED */
             s_int (&f, 5, T_I64, (int64_t) n);      /* num_values */
-            s_int (&f, 6, T_I64, (int64_t) chunk[c]);
-            s_int (&f, 7, T_I64, (int64_t) chunk[c]);
-            s_int (&f, 9, T_I64, (int64_t) chunk_at[c]);    /* data_page_offset */
+            s_int (&f, 6, T_I64, (int64_t) chunk);
+            s_int (&f, 7, T_I64, (int64_t) chunk);
+            s_int (&f, 9, T_I64, (int64_t) chunk_at);   /* data_page_offset */
             s_end (&f);
             s_end (&f);
+            chunk_at += chunk;
         }
-        s_int (&f, 2, T_I64, (int64_t) (chunk[0] + chunk[1]));     /* total_byte_size */
+        s_int (&f, 2, T_I64, (int64_t) total);      /* total_byte_size */
         s_int (&f, 3, T_I64, (int64_t) n);          /* num_rows */
         s_int (&f, 5, T_I64, (int64_t) at_g);       /* file_offset */
-        s_int (&f, 6, T_I64, (int64_t) (chunk[0] + chunk[1]));     /* total_compressed_size */
+        s_int (&f, 6, T_I64, (int64_t) total);      /* total_compressed_size */
         s_end (&f);
     }
     s_string (&f, 6, "shardbench");                 /* created_by */
@@ -259,56 +498,78 @@ s_open (sb_format_obj_t *obj, char *err, size_t err_size)
     }
     obj->tail = f.data;
     obj->tail_len = f.len;
-    obj->size = footer_at + f.len;
+    obj->size = l->footer_at + f.len;
     return 0;
+}
+
+/* bytes [k, k+n) of the values of column col for rows first.. (n within them) */
+static void
+s_values (const sb_format_obj_t *obj, const s_col_t *col, uint64_t first, uint64_t k, uint8_t *buf, size_t n)
+{
+    const struct sb_parquet_layout *l = obj->state;
+    if (col->kind == K_ROWINDEX) {
+        for (size_t i = 0; i < n; i++) {
+            uint64_t b = k + i, row = first + b / 8;
+            buf[i] = (uint8_t) (row >> (8 * (b % 8)));
+        }
+        return;
+    }
+    if (col->storage == l->record) {    /* the whole record: contiguous content */
+        sb_content_fill (obj->seed, first * l->record + k, buf, n);
+        return;
+    }
+    size_t done = 0;
+    while (done < n) {
+        uint64_t b = k + done, row = first + b / col->storage, in = b % col->storage;
+        size_t take = col->storage - in < n - done ? (size_t) (col->storage - in) : n - done;
+        if (col->width == col->storage)
+            sb_content_fill (obj->seed, row * l->record + col->at + in, buf + done, take);
+        else {  /* a small int widened to INT32: content byte(s), then the extension */
+            uint8_t v[8];
+            sb_content_fill (obj->seed, row * l->record + col->at, v, (size_t) col->width);
+            uint8_t ext = col->is_signed && (v[col->width - 1] & 0x80) ? 0xff : 0;
+            for (size_t i = 0; i < take; i++)
+                buf[done + i] = in + i < col->width ? v[in + i] : ext;
+        }
+        done += take;
+    }
 }
 
 static void
 s_fill (sb_format_obj_t *obj, uint64_t offset, uint8_t *buf, size_t len)
 {
-    const uint64_t *u = obj->u;
-    uint64_t rec = obj->record, per = u[U_ROWS_PER_GROUP];
+    const struct sb_parquet_layout *l = obj->state;
     while (len) {
-        size_t n;
+        size_t n = 0;
         if (offset < 4) {
             n = 4 - offset < len ? (size_t) (4 - offset) : len;
             memcpy (buf, "PAR1" + offset, n);
         }
-        else if (offset >= u[U_FOOTER_AT]) {
+        else if (offset >= l->footer_at) {
             n = len;
-            memcpy (buf, obj->tail + (offset - u[U_FOOTER_AT]), n);
+            memcpy (buf, obj->tail + (offset - l->footer_at), n);
         }
         else {
-            uint64_t g = (offset - 4) / u[U_GROUP_SIZE], r = (offset - 4) % u[U_GROUP_SIZE];
-            int lastg = g == u[U_GROUPS] - 1;
-            if (lastg)
-                r = offset - 4 - g * u[U_GROUP_SIZE];
-            uint64_t rows = lastg ? obj->records - g * per : per;
-            uint64_t hl = lastg ? u[U_HL_LAST] : u[U_HL_FULL], hd = lastg ? u[U_HD_LAST] : u[U_HD_FULL];
-            const uint8_t *hl_at = obj->head + (lastg ? u[U_HL_FULL] + u[U_HD_FULL] : 0);
-            const uint8_t *hd_at = hl_at + hl;
-            uint64_t first = g * per;
-            if (r < hl) {
-                n = hl - r < len ? (size_t) (hl - r) : len;
-                memcpy (buf, hl_at + r, n);
-            }
-            else if (r < hl + rows * 8) {
-                uint64_t k = r - hl;
-                n = hl + rows * 8 - r < len ? (size_t) (hl + rows * 8 - r) : len;
-                for (size_t i = 0; i < n; i++) {
-                    uint64_t b = k + i, row = first + b / 8;
-                    buf[i] = (uint8_t) (row >> (8 * (b % 8)));
+            uint64_t g = (offset - 4) / l->group_size;
+            if (g >= l->groups)
+                g = l->groups - 1;
+            uint64_t r = offset - 4 - g * l->group_size;
+            int lastg = g == l->groups - 1;
+            uint64_t rows = lastg ? l->last_rows : l->per, first = g * l->per;
+            for (size_t c = 0; c < l->ncols; c++) {
+                const s_col_t *col = &l->cols[c];
+                uint64_t h = lastg ? col->h_last : col->h_full, vals = rows * col->storage;
+                if (r < h) {
+                    n = h - r < len ? (size_t) (h - r) : len;
+                    memcpy (buf, l->headers + (lastg ? col->h_last_at : col->h_full_at) + r, n);
+                    break;
                 }
-            }
-            else if (r < hl + rows * 8 + hd) {
-                uint64_t k = r - hl - rows * 8;
-                n = hd - k < len ? (size_t) (hd - k) : len;
-                memcpy (buf, hd_at + k, n);
-            }
-            else {
-                uint64_t k = r - hl - rows * 8 - hd;
-                n = rows * rec - k < len ? (size_t) (rows * rec - k) : len;
-                sb_content_fill (obj->seed, first * rec + k, buf, n);
+                if (r < h + vals) {
+                    n = h + vals - r < len ? (size_t) (h + vals - r) : len;
+                    s_values (obj, col, first, r - h, buf, n);
+                    break;
+                }
+                r -= h + vals;
             }
         }
         offset += n;
@@ -317,4 +578,4 @@ s_fill (sb_format_obj_t *obj, uint64_t offset, uint8_t *buf, size_t len)
     }
 }
 
-const sb_format_ops_t sb_format_parquet = { "parquet", s_open, s_fill, NULL };
+const sb_format_ops_t sb_format_parquet = { "parquet", s_open, s_fill, s_close };

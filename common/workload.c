@@ -43,6 +43,7 @@ static const s_key_t s_keys[] = {
     { "dataset.record_length_bytes_stdev", T_U64R, OFF (record_length_bytes_stdev), 0, "0", 0, 1e12, "stdev of bytes per sample" },
     { "dataset.record_length", T_ALIAS, 0, 0, "dataset.record_length_bytes", 0, 0, "older DLIO spelling" },
     { "dataset.record_length_stdev", T_ALIAS, 0, 0, "dataset.record_length_bytes_stdev", 0, 0, "older DLIO spelling" },
+    { "dataset.parquet.row_group_size", T_U64, OFF (parquet_row_group), 0, "0", 0, 1e9, "rows per parquet row group (0: 1 MiB of records)" },
     { "dataset.num_subfolders_train", T_U64, OFF (num_subfolders_train), 0, "0", 0, 1e7, "subfolders of train/ (DLIO rule)" },
     { "dataset.skip_listing", T_BOOL, OFF (skip_listing), 0, "false", 0, 0, "no listing: DLIO names for num_files_train" },
     { "dataset.listing_validation_interval", T_U64, OFF (listing_validation_interval), 0, "1000", 1, 1e12, "skip_listing: check every k-th object exists" },
@@ -390,6 +391,61 @@ s_shape_error (const sb_config_entry_t *e, char *err, size_t err_size)
     return 0;
 }
 
+/* dataset.parquet.columns: [{name, dtype, size?}, ...], flattened by the
+ * config into dataset.parquet.columns.N.name etc., into wl->parquet_columns
+ * ("name:dtype:size,..."; size 1 when not given). With parquet, a row's
+ * bytes are the columns' sum of size x itemsize, as DLIO sizes a row, and
+ * record_length_bytes takes that value (stdev 0). */
+static int
+s_parquet_columns (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size)
+{
+    size_t used = 0;
+    wl->parquet_columns[0] = 0;
+    for (unsigned i = 0;; i++) {
+        char key[96];
+        snprintf (key, sizeof key, "dataset.parquet.columns.%u.name", i);
+        const sb_config_entry_t *name = sb_config_get (cfg, key);
+        snprintf (key, sizeof key, "dataset.parquet.columns.%u.dtype", i);
+        const sb_config_entry_t *dtype = sb_config_get (cfg, key);
+        snprintf (key, sizeof key, "dataset.parquet.columns.%u.size", i);
+        const sb_config_entry_t *size = sb_config_get (cfg, key);
+        if (!name && !dtype && !size)
+            break;
+        char where[1200];
+        if (!name || !name->value || !dtype || !dtype->value || strpbrk (name->value, ":,")) {
+            const sb_config_entry_t *e = name ? name : dtype ? dtype : size;
+            snprintf (err, err_size, "%s: key 'dataset.parquet.columns': item %u needs a name (without ':' or ',') "
+                      "and a dtype", s_where (e, where, sizeof where), i);
+            return -1;
+        }
+        int w = snprintf (wl->parquet_columns + used, sizeof wl->parquet_columns - used, "%s%s:%s:%s", i ? "," : "",
+                          name->value, dtype->value, size && size->value ? size->value : "1");
+        if (w < 0 || (size_t) w >= sizeof wl->parquet_columns - used) {
+            snprintf (err, err_size, "%s: key 'dataset.parquet.columns': the list is over %zu characters",
+                      s_where (name, where, sizeof where), sizeof wl->parquet_columns - 1);
+            return -1;
+        }
+        used += (size_t) w;
+    }
+    if (!used || strcmp (wl->format, "parquet") != 0)
+        return 0;
+    uint64_t row = 0;
+    char why[512];
+    if (sb_format_parquet_columns (wl->parquet_columns, &row, NULL, why, sizeof why) != 0) {
+        const sb_config_entry_t *e = sb_config_get (cfg, "dataset.parquet.columns.0.name");
+        char where[1200];
+        snprintf (err, err_size, "%s: key 'dataset.parquet.columns': %s", s_where (e, where, sizeof where), why);
+        return -1;
+    }
+    if (wl->record_length_bytes != row || wl->record_length_bytes_stdev)
+        sb_info ("dataset.parquet.columns: rows of %llu bytes; dataset.record_length_bytes %llu (stdev %llu) "
+                 "follows the columns", (unsigned long long) row, (unsigned long long) wl->record_length_bytes,
+                 (unsigned long long) wl->record_length_bytes_stdev);
+    wl->record_length_bytes = row;
+    wl->record_length_bytes_stdev = 0;
+    return 0;
+}
+
 /* Sections DLIO knows whose keys shardbench does not model yet. */
 static int
 s_dlio_section (const char *key)
@@ -618,6 +674,8 @@ sb_workload_from_config (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
         snprintf (err, err_size, "%s: key 'dataset.format': %s", s_where (e, where, sizeof where), why);
         return -1;
     }
+    if (s_parquet_columns (cfg, wl, err, err_size) != 0)
+        return -1;
     /* Unknown keys: a warning each, with where they came from. DLIO keys
      * shardbench does not act on: listed once, on one line. */
     char ignored[2048] = "";
@@ -628,6 +686,8 @@ sb_workload_from_config (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
         char where[1200];
         if (k && k->type != T_IGNORED)
             continue;
+        if (strncmp (e->key, "dataset.parquet.columns.", 24) == 0)
+            continue;   /* read by s_parquet_columns */
         if (!k && s_shape_error (e, err, err_size) != 0)
             return -1;
         if (k || s_dlio_section (e->key))

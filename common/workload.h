@@ -47,6 +47,8 @@ typedef struct {
     uint64_t    num_samples_per_file;
     uint64_t    record_length_bytes;
     uint64_t    record_length_bytes_stdev;
+    char        parquet_columns[4096];  /* dataset.parquet.columns as "name:dtype:size,..." ("" none) */
+    uint64_t    parquet_row_group;      /* dataset.parquet.row_group_size: rows per group (0: 1 MiB of records) */
     uint64_t    num_subfolders_train;
     int         skip_listing;           /* keys from DLIO's naming convention, no listing */
     uint64_t    listing_validation_interval; /* with skip_listing: check every k-th object exists */

@@ -10,6 +10,7 @@
 #include "datasize.h"
 #include "distribution.h"
 #include "dataset.h"
+#include "format.h"
 #include "histogram.h"
 #include "s3_client.h"
 #include "security.h"
@@ -91,6 +92,9 @@ typedef struct {
     char            failure[2048];
     double          next_heartbeat;
     uint64_t        rejected_frames;
+    /* parquet: the layout of objects of pq_record bytes a row (row groups) */
+    sb_parquet_layout_t *pq_layout;
+    uint64_t        pq_record;
 } s_session_t;
 
 /* ---------------------------------------------------------------- helpers */
@@ -248,6 +252,8 @@ s_on_hello (s_session_t *self, zframe_t *identity, sb_msg_hello_t *m)
     r->samples_per_file = wl->num_samples_per_file;
     r->record_length = wl->record_length_bytes;
     r->record_stdev = wl->record_length_bytes_stdev;
+    r->parquet_columns = (char *) wl->parquet_columns;
+    r->parquet_row_group = wl->parquet_row_group;
     r->batch_size = wl->batch_size;
     r->read_threads = wl->read_threads;
     r->prefetch_size = wl->prefetch_size;
@@ -315,6 +321,37 @@ s_on_endpoint_stats (s_session_t *self, const sb_msg_endpoint_stats_t *m)
     sb_histogram_merge_counts (&t->latency, m->latency.items, m->latency.count);
 }
 
+static void s_dataset (s_session_t *self, sb_dataset_t *ds);
+
+/* Parquet: the byte range of the row group holding row in_file of object
+ * dlio_index (size bytes), from the layout format_parquet computes from the
+ * sizes. -1 when the object does not have that layout (then the sample gets
+ * its equal share of the bytes). */
+static int
+s_parquet_group (s_session_t *self, uint64_t dlio_index, uint64_t size, uint64_t in_file, uint64_t *offset,
+                 uint64_t *length)
+{
+    const sb_workload_t *wl = self->o->wl;
+    sb_dataset_t ds;
+    s_dataset (self, &ds);
+    uint64_t spf = ds.samples_per_file, record = sb_dataset_object_size (&ds, dlio_index) / spf;
+    if (!self->pq_layout || record != self->pq_record) {
+        char why[512];
+        sb_format_parquet_layout_free (self->pq_layout);
+        self->pq_layout = NULL;
+        if (sb_format_parquet_layout (&self->pq_layout, wl->parquet_columns, wl->parquet_row_group, spf, record, why,
+                                      sizeof why) != 0) {
+            sb_format_parquet_layout_free (self->pq_layout);
+            self->pq_layout = NULL;
+            return -1;
+        }
+        self->pq_record = record;
+    }
+    if (sb_format_parquet_footer_at (self->pq_layout) > size)
+        return -1;
+    return sb_format_parquet_group (self->pq_layout, in_file, offset, length);
+}
+
 static void
 s_on_keys_req (s_session_t *self, s_worker_t *w, const sb_msg_keys_req_t *m)
 {
@@ -352,7 +389,7 @@ s_on_keys_req (s_session_t *self, s_worker_t *w, const sb_msg_keys_req_t *m)
     /* objects' sizes and names from the in-memory index; a key travels as a
      * string only when it is not the DLIO name the worker can rebuild */
     uint64_t spf = self->plan.samples_per_file, record_length = self->o->wl->record_length_bytes;
-    int stored_keys = 0;
+    int stored_keys = 0, parquet = spf > 1 && strcmp (self->o->wl->format, "parquet") == 0;
     for (size_t j = 0; j < n; j++) {
         uint64_t sample = sb_epoch_order_sample (&self->order, m->rank, m->position + j);
         uint64_t file = sample / spf, in_file = sample % spf, size = 0, dlio_index = 0;
@@ -382,6 +419,9 @@ s_on_keys_req (s_session_t *self, s_worker_t *w, const sb_msg_keys_req_t *m)
                     (unsigned long long) size, (unsigned long long) spf);
             goto done;
         }
+        else if (parquet && named && s_parquet_group (self, dlio_index, size, in_file, &r->offsets.items[j],
+                                                      &r->lengths.items[j]) == 0)
+            ;   /* the sample's row group, as DLIO's parquet reader reads it */
         else {
             uint64_t record = size / spf;
             r->offsets.items[j] = in_file * record;
@@ -1458,6 +1498,7 @@ done:
     sb_catalog_reader_destroy (&self->catalog);
     sb_s3_destroy (&self->s3);
     free (self->preflight);
+    sb_format_parquet_layout_free (self->pq_layout);
     zpoller_destroy (&self->poller);
     zsock_destroy (&self->router);
     zactor_destroy (&self->auth);

@@ -1,37 +1,86 @@
 // Read shardbench parquet files with hyparquet (npm): schema, row groups and
-// every row; the data column's values must be the bytes of each row group's
-// data page. usage: node parquet_check.mjs HYPARQUET_DIR ROWS FILE...
+// every row. usage: node parquet_check.mjs HYPARQUET_DIR ROWS GROUP_ROWS COLUMNS FILE...
+// COLUMNS "-": the label + data columns (groups of 1 MiB of data when
+// GROUP_ROWS is 0); the data column's values must be the bytes of each row
+// group's data page. Else "name:dtype:size,...": exactly those columns, with
+// their physical and logical types, GROUP_ROWS rows a group. Prints
+// "epoch-bytes N": the sum over rows of the bytes of the row group holding
+// the row (what a training epoch reads, a row group per sample).
 import { readFileSync } from 'fs'
 import { pathToFileURL } from 'url'
 
-const [dir, rowsArg, ...files] = process.argv.slice(2)
+const [dir, rowsArg, groupArg, colsArg, ...files] = process.argv.slice(2)
 const { parquetMetadata, parquetReadObjects } = await import(pathToFileURL(dir + '/node_modules/hyparquet/src/index.js'))
-const rows = Number(rowsArg)
-let bad = 0
+const rows = Number(rowsArg), groupRows = Number(groupArg)
+let bad = 0, epochBytes = 0
 const check = (what, ok) => { if (!ok) { bad++; console.log('bad: ' + what) } }
+const types = { // dtype: [physical, item bytes, logical, converted] for size 1
+  float16: ['FIXED_LEN_BYTE_ARRAY', 2, 'FLOAT16', undefined], float32: ['FLOAT', 4], float64: ['DOUBLE', 8],
+  int64: ['INT64', 8], int32: ['INT32', 4], int16: ['INT32', 2, 'INTEGER', 'INT_16'],
+  int8: ['INT32', 1, 'INTEGER', 'INT_8'], uint16: ['INT32', 2, 'INTEGER', 'UINT_16'], uint8: ['INT32', 1, 'INTEGER', 'UINT_8'],
+}
+const cols = colsArg === '-' ? null : colsArg.split(',').map(c => { const [name, dtype, size] = c.split(':'); return { name, dtype, size: Number(size) } })
 for (const f of files) {
   const b = readFileSync(f)
   const ab = b.buffer.slice(b.byteOffset, b.byteOffset + b.length)
   const md = parquetMetadata(ab)
-  const rec = md.schema[2].type_length
-  check(f + ' schema', md.schema.map(s => s.name).join(',') === 'schema,label,data'
-        && md.schema[1].type === 'INT64' && md.schema[2].type === 'FIXED_LEN_BYTE_ARRAY')
   check(f + ' rows', Number(md.num_rows) === rows)
-  const per = Math.max(1, Math.floor(1048576 / rec))
-  check(f + ' row groups', md.row_groups.length === Math.ceil(rows / Math.min(per, rows)))
+  let per
+  if (!cols) {
+    const rec = md.schema[2].type_length
+    check(f + ' schema', md.schema.map(s => s.name).join(',') === 'schema,label,data'
+          && md.schema[1].type === 'INT64' && md.schema[2].type === 'FIXED_LEN_BYTE_ARRAY')
+    per = Math.min(rows, groupRows || Math.max(1, Math.floor(1048576 / rec)))
+  } else {
+    per = Math.min(rows, groupRows)
+    check(f + ' schema names', md.schema.map(s => s.name).join(',') === ['schema', ...cols.map(c => c.name)].join(','))
+    cols.forEach((c, i) => {
+      const s = md.schema[i + 1], t = types[c.dtype]
+      if (c.size > 1)
+        check(f + ' ' + c.name + ' type', s.type === 'FIXED_LEN_BYTE_ARRAY' && s.type_length === c.size * t[1] && !s.logical_type)
+      else
+        check(f + ' ' + c.name + ' type ' + JSON.stringify(s), s.type === t[0] && s.repetition_type === 'REQUIRED'
+              && (t[0] !== 'FIXED_LEN_BYTE_ARRAY' || s.type_length === t[1])
+              && s.logical_type?.type === t[2] && s.converted_type === t[3]
+              && (t[2] !== 'INTEGER' || (s.logical_type.bitWidth === t[1] * 8 && s.logical_type.isSigned === !c.dtype.startsWith('u'))))
+    })
+  }
+  check(f + ' row groups', md.row_groups.length === Math.ceil(rows / per))
+  md.row_groups.forEach((g, i) => {
+    check(f + ' rows of group ' + i, Number(g.num_rows) === (i < md.row_groups.length - 1 ? per : rows - i * per))
+    const chunks = g.columns.reduce((s, c) => s + Number(c.meta_data.total_compressed_size), 0)
+    check(f + ' group ' + i + ' bytes', chunks === Number(g.total_byte_size)
+          && Number(g.columns[0].file_offset) === (i ? Number(md.row_groups[i - 1].columns[0].file_offset) + Number(md.row_groups[i - 1].total_byte_size) : 4))
+    epochBytes += Number(g.num_rows) * chunks
+  })
   const out = await parquetReadObjects({ file: ab })
   check(f + ' rows read', out.length === rows)
-  let row = 0
-  for (const g of md.row_groups) {
-    const n = Number(g.num_rows)
-    const c = g.columns[1].meta_data
-    const end = Number(c.data_page_offset) + Number(c.total_compressed_size)
-    const values = b.subarray(end - n * rec, end)
-    for (let j = 0; j < n; j++, row++) {
-      check(f + ' label ' + row, Number(out[row].label) === row)
-      check(f + ' data ' + row, Buffer.compare(Buffer.from(out[row].data), values.subarray(j * rec, (j + 1) * rec)) === 0)
+  if (!cols) {
+    const rec = md.schema[2].type_length
+    let row = 0
+    for (const g of md.row_groups) {
+      const n = Number(g.num_rows)
+      const c = g.columns[1].meta_data
+      const end = Number(c.data_page_offset) + Number(c.total_compressed_size)
+      const values = b.subarray(end - n * rec, end)
+      for (let j = 0; j < n; j++, row++) {
+        check(f + ' label ' + row, Number(out[row].label) === row)
+        check(f + ' data ' + row, Buffer.compare(Buffer.from(out[row].data), values.subarray(j * rec, (j + 1) * rec)) === 0)
+      }
+    }
+  } else {
+    for (let row = 0; row < out.length; row++) {
+      check(f + ' row ' + row + ' columns', Object.keys(out[row]).join(',') === cols.map(c => c.name).join(','))
+      for (const c of cols) {
+        const v = out[row][c.name]
+        if (c.size > 1) check(f + ' ' + c.name + ' ' + row, v.length === c.size * types[c.dtype][1])
+        else if (c.dtype === 'int8') check(f + ' ' + c.name + ' ' + row, Number.isInteger(v) && v >= -128 && v <= 127)
+        else if (c.dtype.startsWith('float')) check(f + ' ' + c.name + ' ' + row, typeof v === 'number')
+        else check(f + ' ' + c.name + ' ' + row, typeof v === 'bigint' || Number.isInteger(v))
+      }
     }
   }
 }
+console.log('epoch-bytes ' + epochBytes)
 console.log(files.length + ' files, bad ' + bad)
 process.exit(bad ? 1 : 0)

@@ -26,7 +26,9 @@ run_format () {
     expect_eq "$label: datagen wrote 16 objects, every byte on disk" \
         "$(q "$db" "SELECT samples || '|' || bytes FROM epochs WHERE run_id = 1")" "16|$total"
     # 16 x spf samples over 4 ranks, nothing dropped; every byte of every file read once an epoch
+    # (parquet: a sample reads its row group, checked with hyparquet below)
     local s=$((16 * spf))
+    [ "$fmt" = parquet ] && return
     expect_eq "$label: epochs read every sample and byte" \
         "$(q "$db" "SELECT group_concat(samples || ':' || dropped || ':' || bytes, ' ') FROM epochs WHERE run_id = 2")" \
         "$s:0:$total $s:0:$total"
@@ -40,6 +42,78 @@ run_format jpeg jpeg 1
 run_format hdf5 hdf5 2
 # 60 rows of about 20000 bytes: row groups of 1 MiB of data, two a file
 run_format parquet parquet 60
+
+# hyparquet (npm, pinned; into the npm cache folder of s3lib.sh, with a
+# node >= 20: s3rver_install puts one first on PATH) reads the parquet files
+HYPARQUET_VERSION=1.31.5
+hyp="${SHARDBENCH_NPM_CACHE:-${HOME:-/tmp}/.cache/shardbench/npm}/hyparquet"
+s3rver_install >/dev/null 2>&1 || true
+if [ "$(node -p 'require(process.argv[1]).version' "$hyp/node_modules/hyparquet/package.json" 2>/dev/null)" != "$HYPARQUET_VERSION" ]; then
+    mkdir -p "$hyp" && npm install --prefix "$hyp" --no-audit --no-fund --no-update-notifier --loglevel=error \
+        "hyparquet@$HYPARQUET_VERSION" >hyp-install.log 2>&1 || { cat hyp-install.log; fail "npm install hyparquet"; }
+fi
+# epoch_rows_bytes DB: "samples:dropped:bytes" of the two training epochs
+epoch_rows_bytes () {
+    q "$1" "SELECT group_concat(samples || ':' || dropped || ':' || bytes, ' ') FROM epochs WHERE run_id = 2"
+}
+node "$(dirname "$0")/parquet_check.mjs" "$hyp" 60 0 - $(find parquet/train -name '*.parquet' | sort) >pq.out 2>&1
+expect_eq "hyparquet reads the schema, row groups and every row" "$?" 0
+cat pq.out
+eb=$(sed -n 's/^epoch-bytes //p' pq.out)
+expect_eq "parquet: each sample reads its row group, every sample an epoch" "$(epoch_rows_bytes parquet.db)" \
+    "960:0:$eb 960:0:$eb"
+
+# a dlrm-like parquet workload: the columns DLIO's YAML names (float16 as
+# FIXED_LEN_BYTE_ARRAY(2) + Float16, int8 as INT32 + Int(8, signed), a
+# 13-float vector as FIXED_LEN_BYTE_ARRAY(52)), row groups of 128 rows; the
+# record length follows the columns (4+2+8+1+52+8 = 75 bytes)
+cat >pqcols.yaml <<'YAML'
+model:
+  name: dlrm_like
+dataset:
+  data_folder: ./pqcols
+  format: parquet
+  num_files_train: 8
+  num_samples_per_file: 1000
+  record_length_bytes: 160
+  parquet:
+    row_group_size: 128
+    columns:
+      - name: label
+        dtype: float32
+      - name: half
+        dtype: float16
+        size: 1
+      - name: dbl
+        dtype: float64
+      - name: small
+        dtype: int8
+      - name: numerical_features
+        dtype: float32
+        size: 13
+      - name: cat
+        dtype: int64
+reader:
+  batch_size: 64
+  read_threads: 2
+  sample_shuffle: seed
+  verify: true
+train:
+  epochs: 2
+  computation_time: 0
+YAML
+sb run pqcols.yaml --accelerators 4 --local 2 --db pqcols.db
+expect_eq "parquet columns: exit status" "$SB_RC" 0
+[ "$SB_RC" = 0 ] || tail -5 sb.err
+expect_contains "parquet columns: the record length follows the columns" sb.err "rows of 75 bytes"
+node "$(dirname "$0")/parquet_check.mjs" "$hyp" 1000 128 \
+    "label:float32:1,half:float16:1,dbl:float64:1,small:int8:1,numerical_features:float32:13,cat:int64:1" \
+    $(find pqcols/train -name '*.parquet' | sort) >pqcols.out 2>&1
+expect_eq "hyparquet reads the named columns, their types, 8 groups of 128/104 rows" "$?" 0
+cat pqcols.out
+eb=$(sed -n 's/^epoch-bytes //p' pqcols.out)
+expect_eq "parquet columns: 8000 samples an epoch, each its row group's bytes" "$(epoch_rows_bytes pqcols.db)" \
+    "8000:0:$eb 8000:0:$eb"
 
 # h5dump (hdf5-tools) reads the HDF5 files: records (2, record) of uint8, labels (2) of int64
 h5ok=0
@@ -115,10 +189,11 @@ cat py.out
 
 # verification reads the framing too: a flipped byte of a TFRecord data CRC,
 # of the npz central directory, of a png's pixels fails the run
+# (parquet: a byte 2000 from the end, in the last row group: the footer is not read)
 flip () {  # FILE OFFSET_FROM_END
     python3 -c 'import sys; p = sys.argv[1]; d = bytearray(open(p, "rb").read()); d[-int(sys.argv[2])] ^= 0xFF; open(p, "wb").write(d)' "$1" "$2"
 }
-for c in "tfrecord tfrecord 4 1" "npz npz 1 30" "png png 1 200" "hdf5 hdf5 2 100" "parquet parquet 60 20"; do
+for c in "tfrecord tfrecord 4 1" "npz npz 1 30" "png png 1 200" "hdf5 hdf5 2 100" "parquet parquet 60 2000"; do
     set -- $c
     f=$(find "$1/train" -name "img_03_of_16.$2")
     flip "$f" "$4"
@@ -162,17 +237,5 @@ else
     fail "cannot install the S3 test server"
 fi
 
-# hyparquet (npm, pinned; into the npm cache folder of s3lib.sh, with the
-# node >= 20 that s3rver_install put first on PATH) reads the parquet files
-# (not img_03, whose byte was flipped above)
-HYPARQUET_VERSION=1.31.5
-hyp="${SHARDBENCH_NPM_CACHE:-${HOME:-/tmp}/.cache/shardbench/npm}/hyparquet"
-if [ "$(node -p 'require(process.argv[1]).version' "$hyp/node_modules/hyparquet/package.json" 2>/dev/null)" != "$HYPARQUET_VERSION" ]; then
-    mkdir -p "$hyp" && npm install --prefix "$hyp" --no-audit --no-fund --no-update-notifier --loglevel=error \
-        "hyparquet@$HYPARQUET_VERSION" >hyp-install.log 2>&1 || { cat hyp-install.log; fail "npm install hyparquet"; }
-fi
-node "$(dirname "$0")/parquet_check.mjs" "$hyp" 60 $(find parquet/train -name '*.parquet' ! -name 'img_03_*' | sort | head -4) >pq.out 2>&1
-expect_eq "hyparquet reads the schema, row groups and every row" "$?" 0
-cat pq.out
 
 finish

@@ -279,11 +279,34 @@ START_TEST (test_parquet)
     sb_format_obj_t obj;
     char err[256];
     ck_assert (sb_format_open_with (&obj, &sb_format_parquet, 19, 300, 5000, err, sizeof err) == 0);
-    ck_assert_uint_eq (obj.u[0], 209);
-    ck_assert_uint_eq (obj.u[1], 2);
-    uint64_t hl = obj.u[3], hd = obj.u[4];
-    ck_assert_uint_eq (size, obj.u[7] + footer + 8);
-    ck_assert_uint_eq (obj.u[2], hl + 209 * 8 + hd + 209 * 5000);
+    sb_parquet_layout_t *l;
+    ck_assert (sb_format_parquet_layout (&l, NULL, 0, 300, 5000, err, sizeof err) == 0);
+    ck_assert_uint_eq (sb_format_parquet_groups (l), 2);
+    ck_assert_uint_eq (size, sb_format_parquet_footer_at (l) + footer + 8);
+    uint64_t g0, g0len, g1, g1len;
+    ck_assert_int_eq (sb_format_parquet_group (l, 0, &g0, &g0len), 0);
+    ck_assert_int_eq (sb_format_parquet_group (l, 250, &g1, &g1len), 0);
+    ck_assert_int_eq (sb_format_parquet_group (l, 300, &g1, &g1len), -1);
+    ck_assert_int_eq (sb_format_parquet_group (l, 299, &g1, &g1len), 0);
+    /* the page headers: from the file itself (a 0x15 0x00 DATA_PAGE header is < 32 bytes) */
+    uint64_t hl = 0, hd = 0;
+    for (uint64_t k = 4; k < 4 + 64; k++)
+        if (b[k] == 0 && b[k - 1] == 0) {   /* end of data_page_header struct, end of PageHeader */
+            hl = k + 1 - 4;
+            break;
+        }
+    ck_assert_uint_gt (hl, 0);
+    uint64_t at = 4 + hl + 209 * 8;
+    for (uint64_t k = at + 1; k < at + 64; k++)
+        if (b[k] == 0 && b[k - 1] == 0) {
+            hd = k + 1 - at;
+            break;
+        }
+    ck_assert_uint_gt (hd, 0);
+    ck_assert_uint_eq (g0, 4);
+    ck_assert_uint_eq (g0len, hl + 209 * 8 + hd + 209 * 5000);
+    ck_assert_uint_eq (g1, 4 + g0len);
+    ck_assert_uint_eq (g1 + g1len, sb_format_parquet_footer_at (l));
     for (uint64_t j = 0; j < 209; j++) {
         uint64_t label;
         memcpy (&label, b + 4 + hl + j * 8, 8);
@@ -292,13 +315,20 @@ START_TEST (test_parquet)
     uint8_t expect[5000];
     sb_content_fill (19, 17 * 5000, expect, 5000);
     ck_assert (memcmp (b + 4 + hl + 209 * 8 + hd + 17 * 5000, expect, 5000) == 0);
-    /* group 1: row 250 */
-    uint64_t g1 = 4 + obj.u[2], hl1 = obj.u[5], hd1 = obj.u[6];
+    /* group 1: row 250 (headers of the last group: its length minus its values) */
+    uint64_t hl1 = 0;
+    for (uint64_t k = g1 + 1; k < g1 + 64; k++)
+        if (b[k] == 0 && b[k - 1] == 0) {
+            hl1 = k + 1 - g1;
+            break;
+        }
+    uint64_t hd1 = g1len - hl1 - 91 * 8 - 91 * 5000;
     uint64_t label;
     memcpy (&label, b + g1 + hl1 + (250 - 209) * 8, 8);
     ck_assert_uint_eq (label, 250);
     sb_content_fill (19, 250 * 5000, expect, 5000);
     ck_assert (memcmp (b + g1 + hl1 + 91 * 8 + hd1 + (250 - 209) * 5000, expect, 5000) == 0);
+    sb_format_parquet_layout_free (l);
     /* the footer names the columns */
     ck_assert_ptr_nonnull (memmem (b + size - 8 - footer, footer, "label", 5));
     ck_assert_ptr_nonnull (memmem (b + size - 8 - footer, footer, "data", 4));
@@ -306,6 +336,112 @@ START_TEST (test_parquet)
     free (b);
     s_check_ranges (&sb_format_parquet, 19, 300, 5000);
     s_check_ranges (&sb_format_parquet, 19, 1, 3000000);
+}
+END_TEST
+
+/* dataset.parquet.columns and row_group_size: the row is the columns'
+ * bytes, each group the same size, each column chunk where the layout says */
+START_TEST (test_parquet_columns)
+{
+    static const char *cols = "label:float32:1,half:float16:1,dbl:float64:1,small:int8:1,vec:float32:13,"
+                              "cat:int64:1";
+    uint64_t row = 0;
+    size_t ncols = 0;
+    char err[256];
+    ck_assert_int_eq (sb_format_parquet_columns (cols, &row, &ncols, err, sizeof err), 0);
+    ck_assert_uint_eq (row, 4 + 2 + 8 + 1 + 52 + 8);
+    ck_assert_uint_eq (ncols, 6);
+    ck_assert_int_eq (sb_format_parquet_columns ("x:complex64:1", &row, NULL, err, sizeof err), -1);
+    ck_assert_ptr_nonnull (strstr (err, "complex64"));
+    ck_assert_int_eq (sb_format_parquet_columns ("x:float32:0", &row, NULL, err, sizeof err), -1);
+    ck_assert_int_eq (sb_format_parquet_columns ("x:float32", &row, NULL, err, sizeof err), -1);
+    /* 1000 rows, groups of 128: 7 full groups and one of 104 */
+    sb_format_obj_t obj;
+    ck_assert_msg (sb_format_open_ex (&obj, &sb_format_parquet, 23, 1000, 75, cols, 128, err, sizeof err) == 0, "%s",
+                   err);
+    ck_assert_uint_eq (obj.record, 75);
+    uint64_t size = obj.size;
+    uint8_t *b = malloc (size);
+    for (uint64_t at = 0; at < size; at += 4096)
+        sb_format_fill (&obj, at, b + at, size - at < 4096 ? (size_t) (size - at) : 4096);
+    sb_parquet_layout_t *l;
+    ck_assert (sb_format_parquet_layout (&l, cols, 128, 1000, 75, err, sizeof err) == 0);
+    ck_assert_uint_eq (sb_format_parquet_groups (l), 8);
+    /* a record length other than the columns' row is refused */
+    sb_parquet_layout_t *bad;
+    ck_assert (sb_format_parquet_layout (&bad, cols, 128, 1000, 76, err, sizeof err) == -1);
+    sb_format_parquet_layout_free (bad);
+    /* per value: 4 + 2 + 8 + 4 (int8 as INT32) + 52 + 8 = 78 bytes a row in the pages */
+    uint64_t prev_end = 4, full = 0;
+    for (uint64_t g = 0; g < 8; g++) {
+        uint64_t off, len;
+        ck_assert_int_eq (sb_format_parquet_group (l, g * 128, &off, &len), 0);
+        uint64_t off2, len2;
+        ck_assert_int_eq (sb_format_parquet_group (l, g * 128 + (g < 7 ? 127 : 103), &off2, &len2), 0);
+        ck_assert_uint_eq (off, off2);
+        ck_assert_uint_eq (len, len2);
+        ck_assert_uint_eq (off, prev_end);
+        uint64_t rows = g < 7 ? 128 : 104;
+        ck_assert_uint_gt (len, rows * 78);
+        ck_assert_uint_lt (len, rows * 78 + 6 * 32);     /* six page headers */
+        if (g == 0)
+            full = len;
+        else if (g < 7)
+            ck_assert_uint_eq (len, full);
+        prev_end = off + len;
+    }
+    ck_assert_uint_eq (prev_end, sb_format_parquet_footer_at (l));
+    uint32_t footer = s_le32 (b + size - 8);
+    ck_assert_uint_eq (size, prev_end + footer + 8);
+    ck_assert (memcmp (b + size - 4, "PAR1", 4) == 0);
+    /* group 2, column vec (the 5th): after the first four chunks; its values
+     * are row j's content bytes [j*75 + 15, +52) */
+    uint64_t off, len;
+    ck_assert_int_eq (sb_format_parquet_group (l, 300, &off, &len), 0);
+    uint64_t at = off;
+    uint64_t widths[6] = { 4, 2, 8, 4, 52, 8 };
+    uint64_t hdr[6];
+    for (int c = 0; c < 6; c++) {   /* each chunk: a page header (ends with two 0 bytes), 128 values */
+        uint64_t k = at + 1;
+        while (!(b[k] == 0 && b[k - 1] == 0))
+            k++;
+        hdr[c] = k + 1 - at;
+        if (c == 4) {
+            uint8_t expect[52];
+            sb_content_fill (23, (256 + 44) * 75 + 15, expect, 52);     /* row 300 = row 44 of group 2 */
+            ck_assert (memcmp (b + at + hdr[c] + 44 * 52, expect, 52) == 0);
+        }
+        if (c == 3) {   /* int8 widened: the content byte, then its sign */
+            uint8_t v;
+            sb_content_fill (23, 300 * 75 + 14, &v, 1);
+            int32_t got;
+            memcpy (&got, b + at + hdr[c] + 44 * 4, 4);
+            ck_assert_int_eq (got, (int32_t) (int8_t) v);
+        }
+        if (c == 1) {   /* float16: two content bytes */
+            uint8_t expect[2];
+            sb_content_fill (23, 300 * 75 + 4, expect, 2);
+            ck_assert (memcmp (b + at + hdr[c] + 44 * 2, expect, 2) == 0);
+        }
+        at += hdr[c] + 128 * widths[c];
+    }
+    ck_assert_uint_eq (at, off + len);
+    /* the footer: the names, and the Float16 / Int(8) logical types */
+    const uint8_t *f = b + size - 8 - footer;
+    const char *names[6] = { "label", "half", "dbl", "small", "vec", "cat" };
+    for (int c = 0; c < 6; c++)
+        ck_assert_ptr_nonnull (memmem (f, footer, names[c], strlen (names[c])));
+    sb_format_parquet_layout_free (l);
+    sb_format_close (&obj);
+    /* every range equals the in-order bytes */
+    for (uint64_t at2 = 0; at2 + 777 < size; at2 += 5000) {
+        uint8_t piece[777];
+        ck_assert (sb_format_open_ex (&obj, &sb_format_parquet, 23, 1000, 75, cols, 128, err, sizeof err) == 0);
+        sb_format_fill (&obj, at2, piece, sizeof piece);
+        ck_assert (memcmp (piece, b + at2, sizeof piece) == 0);
+        sb_format_close (&obj);
+    }
+    free (b);
 }
 END_TEST
 
@@ -350,6 +486,7 @@ s_suite (void)
     tcase_add_test (tc, test_jpeg);
     tcase_add_test (tc, test_hdf5);
     tcase_add_test (tc, test_parquet);
+    tcase_add_test (tc, test_parquet_columns);
     tcase_add_test (tc, test_registry);
     suite_add_tcase (s, tc);
     return s;

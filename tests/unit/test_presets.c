@@ -65,6 +65,10 @@ START_TEST (test_preset_parameters)
     ck_assert (wl.compute.a == s_expected[i].compute);
     ck_assert (wl.au == s_expected[i].au);
     ck_assert_int_eq (wl.file_shuffle, SB_SHUFFLE_SEED * (strncmp (s_expected[i].name, "resnet50", 8) != 0));
+    /* flux names its parquet columns; their row (float32 x 541208) is its record length */
+    ck_assert_str_eq (wl.parquet_columns, strcmp (s_expected[i].name, "flux_b200") == 0
+                      ? "t5_encodings:float32:524328,clip_encodings:float32:409,mean:float32:8232,"
+                        "logvar:float32:8232,timestamp:float32:7" : "");
     sb_config_destroy (&cfg);
 }
 END_TEST
@@ -193,6 +197,9 @@ START_TEST (test_dlio_yaml_with_mlpstorage_overrides)
     ck_assert_uint_eq (wl.record_length_bytes, 146600628);     /* record_length, rounded */
     ck_assert_uint_eq (wl.record_length_bytes_stdev, 68341808);
     ck_assert_str_eq (wl.format, "npz");
+    /* dataset.parquet: the row group size and the columns (size 1 when not given) */
+    ck_assert_uint_eq (wl.parquet_row_group, 6144);
+    ck_assert_str_eq (wl.parquet_columns, "feature_000:float16:1,feature_001:float64:1");
     /* the keys shardbench does not act on: one line, each key once, a list
      * of mappings as one entry; no "unknown key" warning */
     ck_assert_msg (strstr (log, "unknown key") == NULL, "%s", log);
@@ -201,7 +208,6 @@ START_TEST (test_dlio_yaml_with_mlpstorage_overrides)
     ck_assert_ptr_null (strstr (line + 1, "DLIO keys this version ignores: "));
     char expected[] = "DLIO keys this version ignores: model.type, model.model_size, workflow.generate_data, "
                       "workflow.train, workflow.checkpoint, dataset.record_length_bytes_resize, dataset.compression, "
-                      "dataset.parquet.row_group_size, dataset.parquet.columns[].name, dataset.parquet.columns[].dtype, "
                       "reader.data_loader, reader.shuffle_size, checkpoint.checkpoint_after_epoch, "
                       "checkpoint.epochs_between_checkpoints\n";
     ck_assert_msg (strstr (line, expected) == line, "got: %s", line);
