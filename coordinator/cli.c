@@ -39,7 +39,9 @@ s_usage_main (FILE *f)
              "                                                 list the dataset into the catalog (or reuse it)\n"
              "  checkpoint [WORKLOAD] [KEY=VALUE ...] [--subset] [options]\n"
              "                                                 write, then read LLM checkpoints (llama3_* presets)\n"
-             "  report    [RUN_ID|last] [--db FILE]             print a run's summary again\n"
+             "  report    [RUN_ID|last] [--json | --csv [epochs|ranks]] [--db FILE]\n"
+             "                                                 print a run's summary again, or as JSON/CSV\n"
+             "  compare   RUN_A RUN_B [--db FILE]               two runs side by side, with B/A\n"
              "  workloads                                      list the built-in workload presets\n"
              "  keys      [--dir DIR] [--worker NAME ...]       create CURVE certificates (see --keys)\n"
              "  datasize  [WORKLOAD] --hosts H --host-memory-gb M --accelerators A\n"
@@ -92,10 +94,28 @@ static void
 s_usage_report (FILE *f)
 {
     fprintf (f,
-             "usage: shardbench report [RUN_ID|last] [--db FILE]\n"
+             "usage: shardbench report [RUN_ID|last] [--json | --csv [epochs|ranks]] [--db FILE]\n"
              "\n"
              "Print the summary of a run from the result database (default: the newest run,\n"
-             "database ./shardbench.db). Exit status 2 when the run does not exist.\n");
+             "database ./shardbench.db). Exit status 2 when the run does not exist.\n"
+             "--json           a train run as one JSON object with the metric names of DLIO's\n"
+             "                 summary.json (\"metric\": train_au_percentage, ...) and a\n"
+             "                 \"shardbench\" object (run id, status, passed, threshold, epochs)\n"
+             "--csv [epochs]   one CSV row per epoch, under a header line\n"
+             "--csv ranks      one CSV row per rank and epoch, under a header line\n");
+}
+
+static void
+s_usage_compare (FILE *f)
+{
+    fprintf (f,
+             "usage: shardbench compare RUN_A RUN_B [--db FILE]\n"
+             "\n"
+             "Print two runs of the result database (default ./shardbench.db) side by side:\n"
+             "workload, accelerators, hosts, epochs, samples/s and MiB/s (means over epochs),\n"
+             "AU mean, verdict, step-barrier p50 (mean) and p99 (max over epochs), with the\n"
+             "ratio B/A. RUN_A and RUN_B are run ids or 'last'. Exit status 2 when a run does\n"
+             "not exist.\n");
 }
 
 static int
@@ -349,10 +369,50 @@ done:
     return rc;
 }
 
+/* Open the result database db_path for reading a run back; NULL after a
+ * message when it does not exist or cannot be opened. */
+static sb_resultdb_t *
+s_open_results (const char *db_path, const char *who)
+{
+    if (access (db_path, R_OK) != 0) {
+        fprintf (stderr, "shardbench %s: %s: %s\n", who, db_path, strerror (errno));
+        return NULL;
+    }
+    char err[1024];
+    sb_resultdb_t *db = sb_resultdb_open (db_path, err, sizeof err);
+    if (!db) {
+        fprintf (stderr, "shardbench %s: %s\n", who, err);
+        return NULL;
+    }
+    /* a run whose coordinator is gone is not reported as 'running' */
+    int stale = sb_resultdb_mark_interrupted (db);
+    if (stale > 0)
+        sb_warn ("%d earlier run(s) in %s were left 'running' by a coordinator that is gone: marked 'interrupted'",
+                 stale, db_path);
+    return db;
+}
+
+/* Run id named by `which` (a number or 'last'); -1 after a message. */
+static int64_t
+s_run_id (sb_resultdb_t *db, const char *which, const char *db_path, const char *who)
+{
+    if (!strcmp (which, "last")) {
+        int64_t id = sb_report_last_run (sb_resultdb_handle (db), NULL);
+        if (id <= 0)
+            fprintf (stderr, "shardbench %s: %s holds no runs\n", who, db_path);
+        return id > 0 ? id : -1;
+    }
+    uint64_t v;
+    if (s_parse_u64 ("RUN_ID", which, 1, &v) != 0 || v > INT64_MAX)
+        return -1;
+    return (int64_t) v;
+}
+
 static int
 s_cmd_report (int argc, char **argv)
 {
     const char *db_path = "shardbench.db", *which = "last";
+    int json = 0, csv = 0, csv_ranks = 0;
     for (int i = 0; i < argc; i++) {
         if (!strcmp (argv[i], "-h") || !strcmp (argv[i], "--help")) {
             s_usage_report (stdout);
@@ -360,6 +420,13 @@ s_cmd_report (int argc, char **argv)
         }
         else if (!strcmp (argv[i], "--db") && i + 1 < argc)
             db_path = argv[++i];
+        else if (!strcmp (argv[i], "--json"))
+            json = 1;
+        else if (!strcmp (argv[i], "--csv")) {
+            csv = 1;
+            if (i + 1 < argc && (!strcmp (argv[i + 1], "epochs") || !strcmp (argv[i + 1], "ranks")))
+                csv_ranks = !strcmp (argv[++i], "ranks");
+        }
         else if (argv[i][0] == '-') {
             fprintf (stderr, "shardbench report: unknown option '%s' (see --help)\n", argv[i]);
             return EXIT_USAGE;
@@ -367,35 +434,56 @@ s_cmd_report (int argc, char **argv)
         else
             which = argv[i];
     }
-    if (access (db_path, R_OK) != 0) {
-        fprintf (stderr, "shardbench report: %s: %s\n", db_path, strerror (errno));
+    if (json && csv) {
+        fprintf (stderr, "shardbench report: --json and --csv exclude each other\n");
         return EXIT_USAGE;
     }
-    char err[1024];
-    sb_resultdb_t *db = sb_resultdb_open (db_path, err, sizeof err);
-    if (!db) {
-        fprintf (stderr, "shardbench report: %s\n", err);
+    sb_resultdb_t *db = s_open_results (db_path, "report");
+    if (!db)
         return EXIT_USAGE;
-    }
-    /* a run whose coordinator is gone is not reported as 'running' */
-    int stale = sb_resultdb_mark_interrupted (db);
-    if (stale > 0)
-        sb_warn ("%d earlier run(s) in %s were left 'running' by a coordinator that is gone: marked 'interrupted'",
-                 stale, db_path);
-    int64_t id = -1;
-    if (!strcmp (which, "last"))
-        id = sb_report_last_run (sb_resultdb_handle (db), NULL);
-    else {
-        uint64_t v;
-        if (s_parse_u64 ("RUN_ID", which, 1, &v) != 0) {
-            sb_resultdb_destroy (&db);
+    int64_t id = s_run_id (db, which, db_path, "report");
+    sqlite3 *h = sb_resultdb_handle (db);
+    int rc = id <= 0 ? -1
+           : json ? sb_report_json (h, id, stdout)
+           : csv ? sb_report_csv (h, id, csv_ranks, stdout)
+           : sb_report_print (h, id, stdout);
+    sb_resultdb_destroy (&db);
+    return rc == 0 ? 0 : EXIT_USAGE;
+}
+
+static int
+s_cmd_compare (int argc, char **argv)
+{
+    const char *db_path = "shardbench.db", *which[2] = { NULL, NULL };
+    int nwhich = 0;
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp (argv[i], "-h") || !strcmp (argv[i], "--help")) {
+            s_usage_compare (stdout);
+            return 0;
+        }
+        else if (!strcmp (argv[i], "--db") && i + 1 < argc)
+            db_path = argv[++i];
+        else if (argv[i][0] == '-') {
+            fprintf (stderr, "shardbench compare: unknown option '%s' (see --help)\n", argv[i]);
             return EXIT_USAGE;
         }
-        id = (int64_t) v;
+        else if (nwhich < 2)
+            which[nwhich++] = argv[i];
+        else {
+            fprintf (stderr, "shardbench compare: unexpected argument '%s' (two runs)\n", argv[i]);
+            return EXIT_USAGE;
+        }
     }
-    int rc = id > 0 ? sb_report_print (sb_resultdb_handle (db), id, stdout) : -1;
-    if (id <= 0)
-        fprintf (stderr, "shardbench report: %s holds no runs\n", db_path);
+    if (nwhich != 2) {
+        fprintf (stderr, "shardbench compare: RUN_A and RUN_B are required (see --help)\n");
+        return EXIT_USAGE;
+    }
+    sb_resultdb_t *db = s_open_results (db_path, "compare");
+    if (!db)
+        return EXIT_USAGE;
+    int64_t a = s_run_id (db, which[0], db_path, "compare");
+    int64_t b = a > 0 ? s_run_id (db, which[1], db_path, "compare") : -1;
+    int rc = a > 0 && b > 0 ? sb_report_compare (sb_resultdb_handle (db), a, b, stdout) : -1;
     sb_resultdb_destroy (&db);
     return rc == 0 ? 0 : EXIT_USAGE;
 }
@@ -613,6 +701,8 @@ sb_cli_main (int argc, char **argv)
         return s_cmd_run (argc - 2, argv + 2, SB_SESSION_CHECKPOINT);
     if (!strcmp (cmd, "report"))
         return s_cmd_report (argc - 2, argv + 2);
+    if (!strcmp (cmd, "compare"))
+        return s_cmd_compare (argc - 2, argv + 2);
     if (!strcmp (cmd, "workloads"))
         return s_cmd_workloads (argc - 2, argv + 2);
     if (!strcmp (cmd, "keys"))

@@ -15,4 +15,19 @@ int64_t sb_report_last_run (sqlite3 *db, const char *kind);
  * exist (message on stderr). */
 int sb_report_print (sqlite3 *db, int64_t run_id, FILE *out);
 
+/* Print run_id, a train run, as one JSON object with the metric names of
+ * DLIO's summary.json plus a "shardbench" object (see report_export.c).
+ * Returns 0, or -1 when the run does not exist or is not a train run
+ * (message on stderr). */
+int sb_report_json (sqlite3 *db, int64_t run_id, FILE *out);
+
+/* Print run_id as CSV (RFC 4180 quoting, LF line ends, a header line): one
+ * row per epoch, or with ranks one row per rank and epoch. Returns 0, or -1
+ * when the run does not exist (message on stderr). */
+int sb_report_csv (sqlite3 *db, int64_t run_id, int ranks, FILE *out);
+
+/* Print runs run_a and run_b side by side with the ratio B/A. Returns 0, or
+ * -1 when either run does not exist (message on stderr). */
+int sb_report_compare (sqlite3 *db, int64_t run_a, int64_t run_b, FILE *out);
+
 #endif
