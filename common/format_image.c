@@ -163,14 +163,24 @@ s_jpeg_open (sb_format_obj_t *obj, char *err, size_t err_size)
     }
     struct jpeg_compress_struct c;
     s_jpeg_err_t jerr;
-    unsigned char *out = NULL;
-    unsigned long out_len = 0;
+    /* our own output buffer, large enough that libjpeg does not replace it:
+     * when it grows one itself, the error path could not know which buffer
+     * is live (ours is never freed by libjpeg) */
+    size_t cap = (size_t) w * h * 2 + 65536;
+    unsigned char *volatile mine = malloc (cap);
+    unsigned char *out = mine;
+    unsigned long out_len = (unsigned long) cap;
+    if (!mine) {
+        free (pixels);
+        snprintf (err, err_size, "jpeg: out of memory for a %ux%u image", w, h);
+        return -1;
+    }
     c.err = jpeg_std_error (&jerr.pub);
     jerr.pub.error_exit = s_jpeg_error_exit;
     if (setjmp (jerr.jump)) {
         jpeg_destroy_compress (&c);
         free (pixels);
-        free (out);
+        free (mine);
         snprintf (err, err_size, "jpeg: %s", jerr.message);
         return -1;
     }
@@ -190,6 +200,8 @@ s_jpeg_open (sb_format_obj_t *obj, char *err, size_t err_size)
     jpeg_finish_compress (&c);
     jpeg_destroy_compress (&c);
     free (pixels);
+    if (out != mine)    /* libjpeg needed more after all: its buffer is the image */
+        free (mine);
     obj->image = out;
     obj->size = out_len;
     return 0;

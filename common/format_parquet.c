@@ -514,7 +514,10 @@ s_values (const sb_format_obj_t *obj, const s_col_t *col, uint64_t first, uint64
         }
         return;
     }
-    if (col->storage == l->record) {    /* the whole record: contiguous content */
+    /* a column that is the whole record, unwidened: contiguous content (a
+     * narrower column whose widened storage happens to equal the record
+     * must take the general path) */
+    if (col->at == 0 && col->width == col->storage && col->storage == l->record) {
         sb_content_fill (obj->seed, first * l->record + k, buf, n);
         return;
     }

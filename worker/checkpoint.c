@@ -100,6 +100,11 @@ s_write_file (s_run_t *self, const char *path, uint64_t size, int do_fsync)
         close (fd);
         return -1;
     }
+    /* written and on disk: drop it from this host's page cache, so that a
+     * read of it later in the run measures the storage, not memory (a hint:
+     * a file system that ignores it is not an error) */
+    if (!self->stopped && do_fsync)
+        (void) posix_fadvise (fd, 0, 0, POSIX_FADV_DONTNEED);
     if (close (fd) != 0) {
         int e = errno;
         snprintf (err, sizeof err, "close %s: %s", path, strerror (e));
@@ -122,6 +127,7 @@ s_read_file (s_run_t *self, const char *path, uint64_t size)
         s_fail (self, "open", path, e, err, NULL);
         return -1;
     }
+    (void) posix_fadvise (fd, 0, 0, POSIX_FADV_DONTNEED);  /* clean pages: read them from storage */
     uint64_t got = 0;
     for (;;) {
         if (s_should_stop (self))
