@@ -1,5 +1,6 @@
 /* checkpoint: per-rank checkpoint sizes (DLIO's arithmetic) and results. */
 #include "checkpoint.h"
+#include "proto.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -115,6 +116,21 @@ sb_ckpt_plan_init (sb_ckpt_plan_t *self, const sb_ckpt_cfg_t *c, uint64_t ranks,
     if (c->num_layers == 0) {
         snprintf (err, err_size, "model.num_layers is 0: a checkpoint needs a transformer model (see the llama3_*"
                   " presets)");
+        return -1;
+    }
+    /* bounds that keep every byte count below 2^60 (the arithmetic is in
+     * uint64 and SQLite stores int64), far above any model the rules name */
+    if (c->hidden_size > (1u << 18) || c->ffn_hidden_size > (1u << 20) || c->num_layers > (1u << 14)
+        || c->vocab_size > (1u << 24)) {
+        snprintf (err, err_size, "model too large to size: hidden_size %llu (max %u), ffn_hidden_size %llu (max %u),"
+                  " num_layers %llu (max %u), vocab_size %llu (max %u)", (unsigned long long) c->hidden_size,
+                  1u << 18, (unsigned long long) c->ffn_hidden_size, 1u << 20, (unsigned long long) c->num_layers,
+                  1u << 14, (unsigned long long) c->vocab_size, 1u << 24);
+        return -1;
+    }
+    if (ranks > SB_PROTO_MAX_ARRAY) {
+        snprintf (err, err_size, "%llu ranks: a checkpoint phase carries every rank's sizes in one message, at most"
+                  " %d ranks", (unsigned long long) ranks, SB_PROTO_MAX_ARRAY);
         return -1;
     }
     if (!sb_ckpt_dtype_size (c->model_datatype) || !sb_ckpt_dtype_size (c->optimizer_datatype)) {

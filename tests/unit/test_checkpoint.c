@@ -177,6 +177,13 @@ START_TEST (test_scale_and_errors)
     s_load ("quickstart", NULL, &wl);
     ck_assert_int_eq (sb_ckpt_plan_init (&plan, &wl.ckpt, 4, err, sizeof err), -1);
     ck_assert_ptr_nonnull (strstr (err, "model.num_layers is 0"));
+    /* sizes that would overflow 64-bit byte counts are refused, not wrapped */
+    s_load ("llama3_8b", "model.transformer.hidden_size=1000000", &wl);
+    ck_assert_int_eq (sb_ckpt_plan_init (&plan, &wl.ckpt, 8, err, sizeof err), -1);
+    ck_assert_ptr_nonnull (strstr (err, "model too large to size: hidden_size 1000000 (max 262144)"));
+    s_load ("llama3_8b", NULL, &wl);
+    ck_assert_int_eq (sb_ckpt_plan_init (&plan, &wl.ckpt, 65537, err, sizeof err), -1);
+    ck_assert_ptr_nonnull (strstr (err, "65537 ranks"));
 }
 END_TEST
 
