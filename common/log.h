@@ -9,6 +9,9 @@ typedef enum { SB_LOG_DEBUG, SB_LOG_INFO, SB_LOG_WARN, SB_LOG_ERROR } sb_log_lev
 void sb_log_set_ident (const char *ident);
 void sb_log_set_level (sb_log_level_t level);
 sb_log_level_t sb_log_level (void);
+/* fn(0, ctx) runs before each line is written, fn(1, ctx) after (a live
+ * status on the terminal steps aside); NULL removes it. */
+void sb_log_set_hook (void (*fn) (int after, void *ctx), void *ctx);
 
 void sb_log (sb_log_level_t level, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));
 

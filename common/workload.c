@@ -87,6 +87,7 @@ static const s_key_t s_keys[] = {
     { "shardbench.heartbeat_timeout_s", T_F64, OFF (heartbeat_timeout_s), 0, "10", 0.2, 3600, "silence that counts as lost" },
     { "shardbench.keys_page", T_U64, OFF (keys_page), 0, "256", 1, 65536, "keys per page sent to a rank" },
     { "shardbench.io_buffer_bytes", T_U64, OFF (io_buffer_bytes), 0, "1048576", 4096, 1073741824, "read buffer per I/O thread" },
+    { "shardbench.remote_worker", T_STR, STRF (remote_worker), "", 0, 0, "worker binary on --hosts hosts (default $SHARDBENCH_REMOTE_WORKER, else shardbench-worker on PATH)" },
     /* model and checkpoint: `shardbench checkpoint` (coordinator/checkpoint.c) */
     { "model.num_layers", T_U64, OFF (ckpt.num_layers), 0, "0", 0, 1e6, "transformer layers (checkpoint sizes)" },
     { "model.model_datatype", T_STR, STRF (ckpt.model_datatype), "fp16", 0, 0, "model state type: fp16 | bf16 | fp32 | fp64 | int8 | uint8" },

@@ -77,6 +77,7 @@ typedef struct {
     double      heartbeat_timeout_s;
     uint64_t    keys_page;
     uint64_t    io_buffer_bytes;
+    char        remote_worker[1024];/* shardbench.remote_worker: worker binary on --hosts hosts */
     /* where reader.batch_size was set ("w.yaml:5", "command line",
      * "default"), for the error of a batch larger than a shard, which only
      * the coordinator's plan can find */

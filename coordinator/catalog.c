@@ -50,6 +50,13 @@ typedef struct {
 static void (*s_progress_fn) (void *);
 static void *s_progress_ctx;
 static double s_progress_next;
+static uint64_t s_progress_count;   /* objects listed so far (atomic: listing threads) */
+
+uint64_t
+sb_catalog_progress_count (void)
+{
+    return __atomic_load_n (&s_progress_count, __ATOMIC_RELAXED);
+}
 
 void
 sb_catalog_set_progress (void (*fn) (void *ctx), void *ctx)
@@ -57,6 +64,7 @@ sb_catalog_set_progress (void (*fn) (void *ctx), void *ctx)
     s_progress_fn = fn;
     s_progress_ctx = ctx;
     s_progress_next = 0;
+    __atomic_store_n (&s_progress_count, 0, __ATOMIC_RELAXED);
 }
 
 static void
@@ -74,8 +82,10 @@ s_progress (void)
 static int
 s_emit (s_emit_t *e, const char *key, size_t len, uint64_t size, char *err, size_t err_size)
 {
-    if ((e->count & 1023) == 0)
+    if ((e->count & 1023) == 0) {
+        __atomic_store_n (&s_progress_count, e->count, __ATOMIC_RELAXED);
         s_progress ();
+    }
     sqlite3_reset (e->ins);
     int rc;
     if (e->sorted) {
@@ -124,8 +134,10 @@ s_emit (s_emit_t *e, const char *key, size_t len, uint64_t size, char *err, size
 static int
 s_emit_named (s_emit_t *e, uint64_t size, char *err, size_t err_size)
 {
-    if ((e->count & 1023) == 0)
+    if ((e->count & 1023) == 0) {
+        __atomic_store_n (&s_progress_count, e->count, __ATOMIC_RELAXED);
         s_progress ();
+    }
     sqlite3_reset (e->ins);
     if (sqlite3_bind_int64 (e->ins, 1, SB_CATALOG_OID (e->catalog_id, e->count)) != SQLITE_OK
         || sqlite3_bind_null (e->ins, 2) != SQLITE_OK || sqlite3_bind_int64 (e->ins, 3, (int64_t) size) != SQLITE_OK

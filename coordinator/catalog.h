@@ -30,6 +30,8 @@ typedef enum { SB_CATALOG_OK = 0, SB_CATALOG_MISSING = 1, SB_CATALOG_ERROR = -1 
  * the listing thread: the coordinator keeps its heartbeats going with it.
  * NULL to unset. Not thread-safe: set it before listing. */
 void sb_catalog_set_progress (void (*fn) (void *ctx), void *ctx);
+/* Objects listed so far by the listing in progress (to the nearest 1024). */
+uint64_t sb_catalog_progress_count (void);
 
 /* Every listing stores keys compactly: relative to the catalog's prefix,
  * and NULL for an object whose key is the DLIO name that naming (may be

@@ -4,6 +4,7 @@
 #include "datasize.h"
 #include "embedded.h"
 #include "log.h"
+#include "progress.h"
 #include "report.h"
 #include "resultdb.h"
 #include "security.h"
@@ -55,9 +56,9 @@ static void
 s_usage_run (FILE *f, const char *cmd)
 {
     fprintf (f,
-             "usage: shardbench %s [WORKLOAD] [KEY=VALUE ...] [--accelerators A] [--local N | --workers N]\n"
-             "                  [--bind ENDPOINT] [--keys DIR | --insecure] [--db FILE] [--seed S] [--relist]\n"
-             "                  [--join-timeout S] [-v]\n"
+             "usage: shardbench %s [WORKLOAD] [KEY=VALUE ...] [--accelerators A] [--local N | --workers N |\n"
+             "                  --hosts H,H,... | --hostfile FILE] [--bind ENDPOINT] [--keys DIR | --insecure] [--db FILE] [--seed S] [--relist]\n"
+             "                  [--join-timeout S] [--progress auto|tty|plain|off] [--progress-interval S] [-v]\n"
              "(catalog uses WORKLOAD, KEY=VALUE, --relist and --db: it lists the dataset and starts no workers)\n"
              "\n"
              "WORKLOAD         a preset name (see `shardbench workloads`) or a DLIO workload YAML file;\n"
@@ -69,13 +70,20 @@ s_usage_run (FILE *f, const char *cmd)
              "--local N        start N local shardbench-worker processes (default 1)\n"
              "--workers N      wait for N workers started elsewhere with\n"
              "                 `shardbench-worker --coordinator tcp://HOST:PORT`\n"
+             "--hosts H,H,...  start one worker per host over ssh (`ssh -o BatchMode=yes HOST\n"
+             "                 shardbench-worker ...`; $SHARDBENCH_SSH replaces `ssh`, the remote\n"
+             "                 binary is shardbench.remote_worker, else $SHARDBENCH_REMOTE_WORKER)\n"
+             "--hostfile FILE  the same, one host per line, # comments\n"
              "--bind ENDPOINT  ZeroMQ endpoint to bind; default tcp://127.0.0.1:* with --local,\n"
-             "                 tcp://*:5555 with --workers\n"
+             "                 tcp://*:5555 with --workers and --hosts\n"
              "--db FILE        result database (SQLite), default ./shardbench.db\n"
              "--seed S         run seed (default train.seed)\n"
              "--relist         list the dataset again even when the catalog is current\n"
+             "--progress MODE  live status on stderr: tty (a block redrawn in place), plain (a line\n"
+             "                 every --progress-interval S seconds, default 5), off; default auto:\n"
+             "                 tty on a terminal, else plain\n"
              "--join-timeout S give up when the workers have not joined after S seconds\n"
-             "                 (default 60 with --local, none with --workers)\n"
+             "                 (default 60 with --local and --hosts, none with --workers)\n"
              "--keys DIR       ZeroMQ CURVE: encrypt all traffic and admit only workers holding a\n"
              "                 certificate in DIR/allowed (make DIR with `shardbench keys`);\n"
              "                 default $SHARDBENCH_KEYS. Required when --bind is not a loopback\n"
@@ -169,7 +177,66 @@ typedef struct {
     int         have_join_timeout;
     const char *keys_dir;       /* --keys or $SHARDBENCH_KEYS: CURVE */
     int         insecure;       /* --insecure: plain TCP on a routable address */
+    char      **hosts;          /* --hosts / --hostfile: owned copies */
+    size_t      nhosts;
+    int         hosts_given;
+    sb_progress_mode_t progress;    /* --progress */
+    uint64_t    progress_interval;  /* --progress-interval */
 } s_run_args_t;
+
+/* Append the hosts of text (separated by any of seps; with comments, a '#'
+ * starts one that runs to the end of the line) to a. Returns 0, -1 when out
+ * of memory. */
+static int
+s_add_hosts (s_run_args_t *a, const char *text, const char *seps, int comments)
+{
+    char *copy = strdup (text);
+    if (!copy)
+        return -1;
+    if (comments)
+        for (char *c = strchr (copy, '#'); c; c = strchr (c, '#')) {
+            size_t n = strcspn (c, "\n");
+            memset (c, ' ', n);
+            c += n;
+        }
+    int rc = 0;
+    for (char *save = NULL, *h = strtok_r (copy, seps, &save); h; h = strtok_r (NULL, seps, &save)) {
+        char **grown = realloc (a->hosts, (a->nhosts + 1) * sizeof *grown);
+        if (!grown || !(grown[a->nhosts] = strdup (h))) {
+            if (grown)
+                a->hosts = grown;
+            rc = -1;
+            break;
+        }
+        a->hosts = grown;
+        a->nhosts++;
+    }
+    free (copy);
+    return rc;
+}
+
+/* --hostfile FILE: one host per line, # comments. Prints and returns -1 on failure. */
+static int
+s_read_hostfile (s_run_args_t *a, const char *cmd, const char *path)
+{
+    FILE *f = fopen (path, "r");
+    if (!f) {
+        fprintf (stderr, "shardbench %s: --hostfile %s: %s\n", cmd, path, strerror (errno));
+        return -1;
+    }
+    char line[1024];
+    int rc = 0;
+    while (rc == 0 && fgets (line, sizeof line, f))
+        rc = s_add_hosts (a, line, " \t\r\n", 1);
+    if (rc == 0 && ferror (f)) {
+        fprintf (stderr, "shardbench %s: --hostfile %s: read error\n", cmd, path);
+        rc = -1;
+    }
+    else if (rc != 0)
+        fprintf (stderr, "shardbench: out of memory\n");
+    fclose (f);
+    return rc;
+}
 
 static int
 s_load_workload (sb_config_t *cfg, const char *name, char *err, size_t err_size)
@@ -280,12 +347,38 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
         }
         else if (!strcmp (arg, "--relist"))
             a.relist = 1;
+        else if (!strcmp (arg, "--progress")) {
+            NEEDS_VALUE ();
+            if (sb_progress_parse_mode (next, &a.progress) != 0) {
+                fprintf (stderr, "shardbench: --progress expects auto, tty, plain or off, got '%s'\n", next);
+                goto done;
+            }
+        }
+        else if (!strcmp (arg, "--progress-interval")) {
+            NEEDS_VALUE ();
+            if (s_parse_u64 (arg, next, 1, &a.progress_interval) != 0)
+                goto done;
+        }
         else if (!strcmp (arg, "--keys")) {
             NEEDS_VALUE ();
             a.keys_dir = next;
         }
         else if (!strcmp (arg, "--insecure"))
             a.insecure = 1;
+        else if (!strcmp (arg, "--hosts")) {
+            NEEDS_VALUE ();
+            a.hosts_given = 1;
+            if (s_add_hosts (&a, next, ", ", 0) != 0) {
+                fprintf (stderr, "shardbench: out of memory\n");
+                goto done;
+            }
+        }
+        else if (!strcmp (arg, "--hostfile")) {
+            NEEDS_VALUE ();
+            a.hosts_given = 1;
+            if (s_read_hostfile (&a, cmd, next) != 0)
+                goto done;
+        }
         else if (!strcmp (arg, "--subset") && kind == SB_SESSION_CHECKPOINT)
             overrides[noverrides++] = "checkpoint.mode=subset";
         else if (arg[0] == '-' && arg[1] == '-' && !strchr (arg, '=')) {
@@ -305,11 +398,16 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
         }
 #undef NEEDS_VALUE
     }
-    if (a.local && a.workers) {
-        fprintf (stderr, "shardbench %s: --local and --workers exclude each other\n", cmd);
+    int using_hosts = a.hosts_given;
+    if ((a.local != 0) + (a.workers != 0) + using_hosts > 1) {
+        fprintf (stderr, "shardbench %s: --local, --workers and --hosts/--hostfile exclude each other\n", cmd);
         goto done;
     }
-    if (!a.local && !a.workers)
+    if (using_hosts && a.nhosts == 0) {
+        fprintf (stderr, "shardbench %s: --hosts/--hostfile name no host\n", cmd);
+        goto done;
+    }
+    if (!a.local && !a.workers && !using_hosts)
         a.local = 1;
     const char *bind = a.bind ? a.bind : a.local ? "tcp://127.0.0.1:*" : "tcp://*:5555";
     if (!a.keys_dir && (a.keys_dir = getenv ("SHARDBENCH_KEYS")) && !*a.keys_dir)
@@ -351,7 +449,13 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
         .accelerators = accelerators, .local_workers = a.local, .remote_workers = a.workers,
         .bind = bind, .keys_dir = a.keys_dir,
         .worker_path = worker_path, .seed = seed, .relist = a.relist,
-        .join_timeout_s = a.have_join_timeout ? a.join_timeout : a.local ? 60 : 0,
+        .progress = (int) a.progress, .progress_interval_s = (double) a.progress_interval,
+        .join_timeout_s = a.have_join_timeout ? a.join_timeout : a.local || a.nhosts ? 60 : 0,
+        .hosts = (const char *const *) a.hosts, .nhosts = a.nhosts,
+        .ssh_cmd = getenv ("SHARDBENCH_SSH") && *getenv ("SHARDBENCH_SSH") ? getenv ("SHARDBENCH_SSH") : "ssh",
+        .remote_worker = *wl.remote_worker ? wl.remote_worker
+                       : getenv ("SHARDBENCH_REMOTE_WORKER") && *getenv ("SHARDBENCH_REMOTE_WORKER")
+                       ? getenv ("SHARDBENCH_REMOTE_WORKER") : "shardbench-worker",
     };
     int64_t run_id = -1;
     err[0] = '\0';
@@ -365,6 +469,9 @@ done:
     sb_resultdb_destroy (&db);
     free (yaml);
     free (overrides);
+    for (size_t i = 0; i < a.nhosts; i++)
+        free (a.hosts[i]);
+    free (a.hosts);
     sb_config_destroy (&cfg);
     return rc;
 }

@@ -1,9 +1,13 @@
-/* launch: local worker processes. */
+/* launch: worker processes, local or over ssh. */
 #include "launch.h"
 #include "log.h"
 #include "util.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <arpa/inet.h>
+#include <sys/socket.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,10 +16,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+typedef struct {
+    pid_t  pid;
+    int    running;     /* 0 once reaped */
+    char  *host;        /* ssh children: the host; NULL for local ones */
+    int    errfd;       /* ssh children: their stderr (an unlinked file); -1 */
+} s_child_t;
+
 struct sb_launcher {
-    char   *worker_path;
-    pid_t  *pids;       /* 0 once reaped */
-    size_t  count;
+    char      *worker_path;
+    s_child_t *children;
+    size_t     count;
 };
 
 sb_launcher_t *
@@ -36,10 +47,27 @@ sb_launcher_destroy (sb_launcher_t **self_p)
         return;
     sb_launcher_t *self = *self_p;
     sb_launcher_stop (self, 0);
-    free (self->pids);
+    for (size_t i = 0; i < self->count; i++) {
+        free (self->children[i].host);
+        if (self->children[i].errfd >= 0)
+            close (self->children[i].errfd);
+    }
+    free (self->children);
     free (self->worker_path);
     free (self);
     *self_p = NULL;
+}
+
+static int
+s_grow (sb_launcher_t *self, size_t n, char *err, size_t err_size)
+{
+    s_child_t *grown = realloc (self->children, (self->count + n) * sizeof *grown);
+    if (!grown) {
+        snprintf (err, err_size, "out of memory");
+        return -1;
+    }
+    self->children = grown;
+    return 0;
 }
 
 int
@@ -51,12 +79,8 @@ sb_launcher_start (sb_launcher_t *self, size_t n, const char *endpoint, double h
                   strerror (errno));
         return -1;
     }
-    pid_t *grown = realloc (self->pids, (self->count + n) * sizeof (pid_t));
-    if (!grown) {
-        snprintf (err, err_size, "out of memory");
+    if (s_grow (self, n, err, err_size) != 0)
         return -1;
-    }
-    self->pids = grown;
     pid_t parent = getpid ();
     char timeout[32];
     snprintf (timeout, sizeof timeout, "%g", heartbeat_timeout_s);
@@ -76,23 +100,179 @@ sb_launcher_start (sb_launcher_t *self, size_t n, const char *endpoint, double h
             fprintf (stderr, "shardbench: cannot run %s: %s\n", self->worker_path, strerror (errno));
             _exit (127);
         }
-        self->pids[self->count++] = pid;
+        self->children[self->count++] = (s_child_t) { .pid = pid, .running = 1, .errfd = -1 };
     }
     return 0;
+}
+
+/* The endpoint host should connect to: endpoint itself, unless it binds
+ * every address; then the local address of the route to host. */
+static int
+s_endpoint_for (const char *endpoint, const char *host, char *out, size_t size, char *err, size_t err_size)
+{
+    const char *port = strrchr (endpoint, ':');
+    if (strncmp (endpoint, "tcp://*:", 8) != 0 && strncmp (endpoint, "tcp://0.0.0.0:", 14) != 0) {
+        snprintf (out, size, "%s", endpoint);
+        return 0;
+    }
+    struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_DGRAM }, *ai = NULL;
+    int rc = getaddrinfo (host, "9", &hints, &ai);
+    if (rc != 0) {
+        snprintf (err, err_size, "host %s: %s", host, gai_strerror (rc));
+        return -1;
+    }
+    /* a UDP connect sends nothing: it only picks the route and its source */
+    int fd = socket (AF_INET, SOCK_DGRAM, 0);
+    struct sockaddr_in local = { 0 };
+    socklen_t len = sizeof local;
+    char addr[INET_ADDRSTRLEN];
+    if (fd < 0 || connect (fd, ai->ai_addr, ai->ai_addrlen) != 0
+        || getsockname (fd, (struct sockaddr *) &local, &len) != 0
+        || !inet_ntop (AF_INET, &local.sin_addr, addr, sizeof addr)) {
+        snprintf (err, err_size, "host %s: no route to it: %s", host, strerror (errno));
+        if (fd >= 0)
+            close (fd);
+        freeaddrinfo (ai);
+        return -1;
+    }
+    close (fd);
+    freeaddrinfo (ai);
+    snprintf (out, size, "tcp://%s%s", addr, port);
+    return 0;
+}
+
+int
+sb_launcher_start_ssh (sb_launcher_t *self, const char *const *hosts, size_t n, const char *ssh_cmd,
+                       const char *remote_worker, const char *endpoint, double heartbeat_timeout_s,
+                       const char *keys_dir, char *err, size_t err_size)
+{
+    if (s_grow (self, n, err, err_size) != 0)
+        return -1;
+    /* ssh's own words, then ours: at most 64 words */
+    char words[1024];
+    char *argv[64 + 16];
+    size_t argc = 0;
+    if (snprintf (words, sizeof words, "%s", ssh_cmd) >= (int) sizeof words) {
+        snprintf (err, err_size, "SHARDBENCH_SSH is too long");
+        return -1;
+    }
+    for (char *save = NULL, *w = strtok_r (words, " \t", &save); w; w = strtok_r (NULL, " \t", &save)) {
+        if (argc == 64) {
+            snprintf (err, err_size, "SHARDBENCH_SSH has more than 64 words");
+            return -1;
+        }
+        argv[argc++] = w;
+    }
+    if (argc == 0) {
+        snprintf (err, err_size, "SHARDBENCH_SSH is empty");
+        return -1;
+    }
+    char timeout[32];
+    snprintf (timeout, sizeof timeout, "%g", heartbeat_timeout_s);
+    pid_t parent = getpid ();
+    for (size_t i = 0; i < n; i++) {
+        char ep[300];
+        if (s_endpoint_for (endpoint, hosts[i], ep, sizeof ep, err, err_size) != 0)
+            return -1;
+        char path[] = "/tmp/shardbench-ssh.XXXXXX";
+        int errfd = mkstemp (path);
+        if (errfd < 0) {
+            snprintf (err, err_size, "host %s: cannot create a file for ssh's errors: %s", hosts[i], strerror (errno));
+            return -1;
+        }
+        unlink (path);
+        char *host = strdup (hosts[i]);
+        if (!host) {
+            close (errfd);
+            snprintf (err, err_size, "out of memory");
+            return -1;
+        }
+        size_t k = argc;
+        argv[k++] = "-o";
+        argv[k++] = "BatchMode=yes";
+        argv[k++] = host;
+        argv[k++] = (char *) remote_worker;
+        argv[k++] = "--coordinator";
+        argv[k++] = ep;
+        argv[k++] = "--host";
+        argv[k++] = host;
+        argv[k++] = "--timeout";
+        argv[k++] = timeout;
+        if (keys_dir) {
+            argv[k++] = "--keys";
+            argv[k++] = (char *) keys_dir;
+        }
+        argv[k] = NULL;
+        sb_debug ("host %s: %s ... %s %s", host, argv[0], remote_worker, ep);
+        pid_t pid = fork ();
+        if (pid < 0) {
+            snprintf (err, err_size, "host %s: cannot start ssh: fork: %s", host, strerror (errno));
+            close (errfd);
+            free (host);
+            return -1;
+        }
+        if (pid == 0) {
+            if (prctl (PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid () != parent)
+                _exit (127);
+            /* ssh must not read the coordinator's stdin */
+            int null = open ("/dev/null", O_RDONLY);
+            if (null < 0 || dup2 (null, STDIN_FILENO) < 0 || dup2 (errfd, STDERR_FILENO) < 0)
+                _exit (127);
+            execvp (argv[0], argv);
+            fprintf (stderr, "cannot run %s: %s\n", argv[0], strerror (errno));
+            _exit (255);
+        }
+        self->children[self->count++] = (s_child_t) { .pid = pid, .running = 1, .host = host, .errfd = errfd };
+    }
+    return 0;
+}
+
+static const s_child_t *
+s_child (const sb_launcher_t *self, pid_t pid)
+{
+    for (size_t i = 0; i < self->count; i++)
+        if (self->children[i].pid == pid)
+            return &self->children[i];
+    return NULL;
+}
+
+const char *
+sb_launcher_host (const sb_launcher_t *self, pid_t pid)
+{
+    const s_child_t *c = s_child (self, pid);
+    return c ? c->host : NULL;
+}
+
+void
+sb_launcher_output (const sb_launcher_t *self, pid_t pid, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    const s_child_t *c = s_child (self, pid);
+    if (!c || c->errfd < 0 || size < 2)
+        return;
+    off_t end = lseek (c->errfd, 0, SEEK_END);
+    off_t from = end > (off_t) size - 1 ? end - (off_t) (size - 1) : 0;
+    ssize_t got = end > 0 ? pread (c->errfd, buf, (size_t) (end - from), from) : 0;
+    if (got < 0)
+        got = 0;
+    buf[got] = '\0';
+    while (got > 0 && (buf[got - 1] == '\n' || buf[got - 1] == '\r'))
+        buf[--got] = '\0';
 }
 
 int
 sb_launcher_poll (sb_launcher_t *self, pid_t *pid, int *status)
 {
     for (size_t i = 0; i < self->count; i++) {
-        if (!self->pids[i])
+        s_child_t *c = &self->children[i];
+        if (!c->running)
             continue;
         int st = 0;
-        pid_t r = waitpid (self->pids[i], &st, WNOHANG);
-        if (r == self->pids[i] || (r < 0 && errno == ECHILD)) {
-            *pid = self->pids[i];
+        pid_t r = waitpid (c->pid, &st, WNOHANG);
+        if (r == c->pid || (r < 0 && errno == ECHILD)) {
+            *pid = c->pid;
             *status = r < 0 ? 0 : st;
-            self->pids[i] = 0;
+            c->running = 0;
             return 1;
         }
     }
@@ -104,7 +284,7 @@ sb_launcher_running (const sb_launcher_t *self)
 {
     size_t n = 0;
     for (size_t i = 0; i < self->count; i++)
-        n += self->pids[i] != 0;
+        n += self->children[i].running;
     return n;
 }
 
@@ -127,8 +307,8 @@ static void
 s_signal_all (sb_launcher_t *self, int sig)
 {
     for (size_t i = 0; i < self->count; i++)
-        if (self->pids[i] && kill (self->pids[i], sig) != 0 && errno != ESRCH)
-            sb_warn ("cannot signal worker pid %d: %s", (int) self->pids[i], strerror (errno));
+        if (self->children[i].running && kill (self->children[i].pid, sig) != 0 && errno != ESRCH)
+            sb_warn ("cannot signal worker pid %d: %s", (int) self->children[i].pid, strerror (errno));
 }
 
 void

@@ -1,7 +1,9 @@
-/* launch: start and stop local shardbench-worker processes (--local N).
+/* launch: start and stop shardbench-worker processes, local (--local N) or
+ * one per host over ssh (--hosts).
  *
- * Children get PR_SET_PDEATHSIG, so they die with the coordinator even if it
- * is killed with SIGKILL; they also exit by themselves when heartbeats stop. */
+ * Children (workers, or the ssh clients running them) get PR_SET_PDEATHSIG,
+ * so they die with the coordinator even if it is killed with SIGKILL; remote
+ * workers also exit by themselves when BYE comes or heartbeats stop. */
 #ifndef SB_LAUNCH_H
 #define SB_LAUNCH_H
 
@@ -20,6 +22,25 @@ void sb_launcher_destroy (sb_launcher_t **self_p);
  * already started stay tracked). */
 int sb_launcher_start (sb_launcher_t *self, size_t n, const char *endpoint, double heartbeat_timeout_s,
                        const char *keys_dir, char *err, size_t err_size);
+
+/* Start one worker per host over ssh: `SSH -o BatchMode=yes HOST
+ * REMOTE_WORKER --coordinator ENDPOINT --host HOST --timeout T [--keys DIR]`.
+ * ssh_cmd is split at spaces (no quoting), e.g. "ssh" or "ssh -p 2222".
+ * When endpoint binds every address (tcp://\*:P, tcp://0.0.0.0:P), each host
+ * is given the local address the route to it uses. Each ssh's stderr is kept
+ * (sb_launcher_output). Returns 0, or -1 with err set (children already
+ * started stay tracked). */
+int sb_launcher_start_ssh (sb_launcher_t *self, const char *const *hosts, size_t n, const char *ssh_cmd,
+                           const char *remote_worker, const char *endpoint, double heartbeat_timeout_s,
+                           const char *keys_dir, char *err, size_t err_size);
+
+/* The host an ssh child runs on (borrowed), NULL for a local child or an
+ * unknown pid. Valid after the child was reaped. */
+const char *sb_launcher_host (const sb_launcher_t *self, pid_t pid);
+
+/* The last size-1 bytes an ssh child wrote to stderr, trailing newlines
+ * removed ("" when none or not an ssh child). */
+void sb_launcher_output (const sb_launcher_t *self, pid_t pid, char *buf, size_t size);
 
 /* Reap one exited child without blocking. Returns 1 and sets *pid and
  * *status (waitpid status) when one exited, else 0. */

@@ -18,6 +18,7 @@
 #include "log.h"
 #include "util.h"
 #include "wire.h"
+#include "progress.h"
 
 #include <czmq.h>
 #include <errno.h>
@@ -95,6 +96,7 @@ typedef struct {
     /* parquet: the layout of objects of pq_record bytes a row (row groups) */
     sb_parquet_layout_t *pq_layout;
     uint64_t        pq_record;
+    sb_progress_t  *progress;       /* live status, NULL: off */
 } s_session_t;
 
 /* ---------------------------------------------------------------- helpers */
@@ -126,6 +128,20 @@ s_worker_by_identity (s_session_t *self, zframe_t *identity)
         if (zframe_eq (self->workers[i].identity, identity))
             return &self->workers[i];
     return NULL;
+}
+
+/* A worker that joined as host and is not gone (ssh children: one per host). */
+static s_worker_t *
+s_worker_by_host (s_session_t *self, const char *host)
+{
+    s_worker_t *gone = NULL;
+    for (size_t i = 0; i < self->nworkers; i++)
+        if (!strcmp (self->workers[i].host, host)) {
+            if (!self->workers[i].gone)
+                return &self->workers[i];
+            gone = &self->workers[i];
+        }
+    return gone;
 }
 
 static s_worker_t *
@@ -318,6 +334,7 @@ s_on_endpoint_stats (s_session_t *self, const sb_msg_endpoint_stats_t *m)
     t->bytes += m->bytes;
     t->errors += m->errors;
     t->retries += m->retries;
+    sb_progress_errors (self->progress, m->errors, m->retries);
     sb_histogram_merge_counts (&t->latency, m->latency.items, m->latency.count);
 }
 
@@ -477,6 +494,7 @@ s_on_step (s_session_t *self, s_worker_t *w, const sb_msg_step_t *m)
     go.u.go.step = self->barrier_step;
     s_broadcast (self, &go);
     self->barrier_step++;
+    sb_progress_step (self->progress, self->barrier_step);
     self->barrier_arrived = 0;
 }
 
@@ -556,6 +574,7 @@ s_on_stats (s_session_t *self, s_worker_t *w, const sb_msg_stats_t *m)
     if (self->run_id > 0)
         sb_resultdb_add_stats (self->o->db, self->run_id, sb_now (), m->epoch, m->rank, m->samples, m->bytes,
                                m->reads, (double) m->read_ns / 1e9, (double) m->compute_ns / 1e9);
+    sb_progress_stats (self->progress, m->rank, w->host, m->samples, m->bytes, (double) m->compute_ns / 1e9);
 }
 
 /* Receive and dispatch one message; 0 when none was waiting. */
@@ -644,6 +663,7 @@ s_housekeeping (s_session_t *self)
         s_fail (self, "cannot commit to the result database: %s", sb_resultdb_errmsg (self->o->db));
     double now = sb_now ();
     const sb_workload_t *wl = self->o->wl;
+    sb_progress_tick (self->progress, now);
     if (now >= self->next_heartbeat) {
         sb_msg_t hb = { .type = SB_MSG_HEARTBEAT };
         s_broadcast (self, &hb);
@@ -663,8 +683,23 @@ s_housekeeping (s_session_t *self)
     while (self->launcher && sb_launcher_poll (self->launcher, &pid, &status)) {
         char how[128];
         sb_launcher_describe (status, how, sizeof how);
-        s_worker_t *w = s_worker_by_pid (self, pid);
-        if (w && !w->gone) {
+        const char *host = sb_launcher_host (self->launcher, pid);
+        s_worker_t *w = host ? s_worker_by_host (self, host) : s_worker_by_pid (self, pid);
+        if (host && (!w || !w->gone)) {
+            char out[512];
+            sb_launcher_output (self->launcher, pid, out, sizeof out);
+            if (!w)
+                s_fail (self, "host %s: ssh ended before its worker joined (%s)%s%s", host, how, *out ? ": " : "", out);
+            else {
+                w->gone = 1;
+                s_record_error (self, (int64_t) w->first_rank, w->host, "worker", NULL, 0, how);
+                s_fail (self, "worker %llu on %s (%s) ended: ssh %s%s%s", (unsigned long long) w->id, host,
+                        s_rank_span (w, span, sizeof span), how, *out ? ": " : "", out);
+            }
+        }
+        else if (host)
+            ;   /* its worker was already reported gone (heartbeat, BYE) */
+        else if (w && !w->gone) {
             w->gone = 1;
             s_record_error (self, (int64_t) w->first_rank, w->host, "worker", NULL, 0, how);
             s_fail (self, "local worker %llu on %s (%s, pid %d) ended: %s", (unsigned long long) w->id, w->host,
@@ -805,7 +840,9 @@ s_phase_datagen (s_session_t *self)
     start.u.phase_start.epoch = 0;
     start.u.phase_start.items = n;
     s_broadcast (self, &start);
+    sb_progress_phase (self->progress, "datagen", "files", 0, 0, n, 0, sb_now ());
     int rc = s_pump_until (self, s_all_ranks_done, 0, "generating the dataset");
+    sb_progress_clear (self->progress);
     if (rc == 0 && sb_resultdb_close_epoch (self->o->db, self->run_id, 0, 0, 0, 0) != 0)
         s_fail (self, "cannot record the datagen totals: %s", sb_resultdb_errmsg (self->o->db));
     self->phase = S_PHASE_NONE;
@@ -920,9 +957,13 @@ s_phase_train (s_session_t *self)
         start.u.phase_start.samples_per_rank = self->plan.per_rank;
         start.u.phase_start.batches = self->plan.batches;
         s_broadcast (self, &start);
+        sb_progress_phase (self->progress, "train", "samples", e, wl->epochs, self->plan.samples,
+                           wl->sync == SB_SYNC_STEP ? self->plan.batches : 0, sb_now ());
         char what[64];
         snprintf (what, sizeof what, "training epoch %llu", (unsigned long long) e);
-        if (s_pump_until (self, s_all_ranks_done, 0, what) != 0)
+        int pumped = s_pump_until (self, s_all_ranks_done, 0, what);
+        sb_progress_clear (self->progress);
+        if (pumped != 0)
             break;
         const sb_histogram_t *bl = &self->barrier_latency;
         if (sb_resultdb_close_epoch (self->o->db, self->run_id, e, self->plan.dropped, self->plan.batches, 1) != 0
@@ -1107,6 +1148,8 @@ s_keep_alive (void *arg)
 {
     s_session_t *self = arg;
     double now = sb_now ();
+    sb_progress_items (self->progress, sb_catalog_progress_count ());
+    sb_progress_tick (self->progress, now);
     if (self->nworkers == 0 || now < self->next_heartbeat)
         return;
     sb_msg_t hb = { .type = SB_MSG_HEARTBEAT };
@@ -1128,6 +1171,11 @@ s_list (s_session_t *self, int relist, int *missing, char *err, size_t err_size)
     sb_dataset_t ds;
     s_dataset (self, &ds);
     sb_catalog_set_progress (s_keep_alive, self);
+    int own_progress = !self->progress;     /* listing before the session's status exists */
+    if (own_progress)
+        self->progress = sb_progress_new ((sb_progress_mode_t) self->o->progress, stderr, self->o->progress_interval_s,
+                                          self->o->accelerators);
+    sb_progress_phase (self->progress, "listing", "objects", 0, 0, 0, 0, sb_now ());
     sb_catalog_status_t st = wl->storage.type == SB_STORAGE_SYNTHETIC
         ? sb_catalog_ensure_synthetic (sb_resultdb_handle (self->o->db), &ds, relist, &self->catalog_info, err, err_size)
         : self->s3
@@ -1136,6 +1184,10 @@ s_list (s_session_t *self, int relist, int *missing, char *err, size_t err_size)
         : sb_catalog_ensure (sb_resultdb_handle (self->o->db), wl->data_folder, &ds, relist, &self->catalog_info, err,
                              err_size);
     sb_catalog_set_progress (NULL, NULL);
+    if (own_progress)
+        sb_progress_destroy (&self->progress);
+    else
+        sb_progress_clear (self->progress);
     *missing = st == SB_CATALOG_MISSING;
     if (st == SB_CATALOG_ERROR)
         return -1;
@@ -1267,7 +1319,7 @@ sb_session_run (const sb_session_opts_t *opts, int64_t *run_id, char *err, size_
     int exit_code = 1;
     const sb_workload_t *wl = opts->wl;
 
-    self->expected = opts->local_workers ? opts->local_workers : opts->remote_workers;
+    self->expected = opts->nhosts ? opts->nhosts : opts->local_workers ? opts->local_workers : opts->remote_workers;
     if (self->expected == 0 || opts->accelerators == 0 || opts->accelerators % self->expected != 0) {
         snprintf (err, err_size, "%llu accelerators cannot be split evenly over %zu workers",
                   (unsigned long long) opts->accelerators, self->expected);
@@ -1402,6 +1454,8 @@ sb_session_run (const sb_session_opts_t *opts, int64_t *run_id, char *err, size_
 
     self->workers = calloc (self->expected, sizeof (s_worker_t));
     self->rank_done = calloc (opts->accelerators, 1);
+    self->progress = sb_progress_new ((sb_progress_mode_t) opts->progress, stderr, opts->progress_interval_s,
+                                      opts->accelerators);
     self->router = zsock_new (ZMQ_ROUTER);
     if (!self->workers || !self->rank_done || !self->router) {
         snprintf (err, err_size, "out of memory");
@@ -1428,7 +1482,17 @@ sb_session_run (const sb_session_opts_t *opts, int64_t *run_id, char *err, size_
         snprintf (err, err_size, "out of memory");
         goto done;
     }
-    if (opts->local_workers) {
+    if (opts->nhosts) {
+        self->launcher = sb_launcher_new (opts->worker_path);
+        if (!self->launcher
+            || sb_launcher_start_ssh (self->launcher, opts->hosts, opts->nhosts, opts->ssh_cmd, opts->remote_worker,
+                                      self->endpoint, wl->heartbeat_timeout_s, opts->keys_dir, err, err_size) != 0) {
+            if (!self->launcher)
+                snprintf (err, err_size, "out of memory");
+            goto done;
+        }
+    }
+    else if (opts->local_workers) {
         self->launcher = sb_launcher_new (opts->worker_path);
         if (!self->launcher
             || sb_launcher_start (self->launcher, opts->local_workers, self->endpoint, wl->heartbeat_timeout_s,
@@ -1494,6 +1558,7 @@ done:
         s_shutdown_workers (self);
     if (self->rejected_frames)
         sb_warn ("%llu malformed or unexpected frames were rejected", (unsigned long long) self->rejected_frames);
+    sb_progress_destroy (&self->progress);
     sb_launcher_destroy (&self->launcher);
     sb_catalog_reader_destroy (&self->catalog);
     sb_s3_destroy (&self->s3);

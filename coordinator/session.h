@@ -26,13 +26,19 @@ typedef struct {
     sb_resultdb_t       *db;            /* borrowed */
     uint64_t             accelerators;  /* total ranks */
     uint64_t             local_workers; /* start this many local workers ... */
-    uint64_t             remote_workers;/* ... or wait for this many */
+    uint64_t             remote_workers;/* ... or wait for this many ... */
+    const char *const   *hosts;         /* ... or start one per host over ssh */
+    size_t               nhosts;
+    const char          *ssh_cmd;       /* with hosts: the ssh command ("ssh") */
+    const char          *remote_worker; /* with hosts: the worker binary there */
     const char          *bind;          /* ZeroMQ endpoint to bind */
     const char          *keys_dir;      /* CURVE key directory (common/security.h), NULL: plain */
     const char          *worker_path;   /* for local workers */
     uint64_t             seed;
     int                  relist;
     double               join_timeout_s;/* how long to wait for workers (0: forever) */
+    int                  progress;      /* sb_progress_mode_t (progress.h), 0: auto */
+    double               progress_interval_s; /* between plain progress lines (0: 5 s) */
 } sb_session_opts_t;
 
 /* Run the command. Returns the process exit code: 0 success, 1 the run

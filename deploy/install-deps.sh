@@ -9,6 +9,8 @@ packages=(gcc pkg-config meson ninja-build python3 libzmq3-dev libczmq-dev libms
           zlib1g-dev libpng-dev libjpeg62-turbo-dev libhdf5-dev)
 if [ "${1:-}" = "--tests" ]; then
     packages+=(check sqlite3 procps curl nginx-light util-linux iproute2)
+    # tests/integration/test_ssh.sh starts sshd on loopback (--hosts)
+    packages+=(openssh-server openssh-client)
     # the format tests read the files with numpy, PIL and h5dump
     packages+=(python3-numpy python3-pil hdf5-tools)
     # the S3 test server runs on node (>= 20: tests/s3/s3lib.sh fetches a

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Live progress (coordinator/progress.c): with stderr not a terminal, plain
+# "progress:" lines every few seconds; on a terminal (a pty from script(1)),
+# a block redrawn with ANSI cursor-up / clear-line. Fields and formats are
+# checked, not timings: computation_time makes the run last longer than
+# one interval, so at least one line is due.
+. "$(dirname "$0")/lib.sh"
+
+# 64 samples, 2 ranks, batch 2: 16 steps of at least 0.45 s, over 7 s
+common="dataset.data_folder=./data dataset.num_files_train=64 dataset.record_length_bytes=4096
+        dataset.record_length_bytes_stdev=0 reader.batch_size=2 train.epochs=1 train.seed=1"
+# shellcheck disable=SC2086
+sb run quickstart $common train.computation_time=0.45 --accelerators 2 --local 1 --db p.db
+expect_eq "plain: exit status" "$SB_RC" 0
+line=$(grep -m1 '^progress: train ' sb.err)
+if echo "$line" | grep -Eq '^progress: train epoch 1/1 step [0-9]+/16, [0-9]+/64 samples \([0-9]+\.[0-9]%\) \| [0-9]+\.[0-9] samples/s, [0-9]+\.[0-9] MiB/s, AU [0-9]+\.[0-9]{2}%, ETA ([0-9]+:[0-9]{2}|--:--) \| errors 0, retries 0, slowest rank [01] on [^ ]+ \([0-9]+ samples\)$'; then
+    pass "plain: a progress line with every field"
+else
+    fail "plain: no well-formed progress line:"; sed 's/^/    /' sb.err | tail -20
+fi
+if grep -q $'\033' sb.err; then fail "plain: ANSI sequences off a terminal"; else pass "plain: no ANSI sequences"; fi
+expect_contains "plain: the epoch log line still there" sb.err "epoch 1/1: 64 samples"
+
+# --progress off: nothing
+# shellcheck disable=SC2086
+sb run quickstart $common train.computation_time=0.45 --accelerators 2 --local 1 --db p.db --progress off
+expect_eq "off: exit status" "$SB_RC" 0
+expect_eq "off: no progress lines" "$(grep -c '^progress:' sb.err)" 0
+
+# a bad mode is refused
+sb run quickstart $common --local 1 --db p.db --progress sometimes
+expect_eq "bad mode: exit status" "$SB_RC" 2
+expect_contains "bad mode: message" sb.err "--progress expects auto, tty, plain or off, got 'sometimes'"
+
+# on a terminal (auto): the block, redrawn with cursor-up + clear-line
+if command -v script >/dev/null; then
+    cmd=$(printf '%q ' "$SHARDBENCH" run quickstart $common train.computation_time=0.1 --accelerators 2 --local 1 \
+          --db p.db)
+    timeout 120 script -qec "$cmd" /dev/null </dev/null >tty.out 2>&1
+    expect_eq "tty: exit status" "$?" 0
+    tr -d '\r' <tty.out >tty.txt
+    expect_contains "tty: cursor up and clear line" tty.txt $'\033[1A\033[2K'
+    if grep -Eq 'train epoch 1/1 step [0-9]+/16, [0-9]+/64 samples' tty.txt \
+        && grep -Eq '[0-9.]+ samples/s, [0-9.]+ MiB/s, AU [0-9.]+%, ETA ' tty.txt \
+        && grep -Eq 'errors 0, retries 0, slowest rank [01] on ' tty.txt; then
+        pass "tty: the block's three lines"
+    else
+        fail "tty: block fields missing:"; cat -v tty.txt | tail -20
+    fi
+    expect_eq "tty: no plain lines" "$(grep -c '^progress:' tty.txt)" 0
+    # a log line never lands inside the block: each log line starts a line
+    # (after the erase sequences) and holds no block text
+    expect_eq "tty: log lines whole" "$(grep -E 'shardbench: info: .*(samples/s, .* MiB/s, AU|slowest rank)' tty.txt | grep -vc 'epoch 1/1: ')" 0
+else
+    pass "tty: script(1) not installed, skipped"
+fi
+
+finish
