@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -20,7 +21,7 @@ typedef struct {
     pid_t  pid;
     int    running;     /* 0 once reaped */
     char  *host;        /* ssh children: the host; NULL for local ones */
-    int    errfd;       /* ssh children: their stderr (an unlinked file); -1 */
+    int    errfd;       /* ssh children: their stderr (a memfd); -1 */
 } s_child_t;
 
 struct sb_launcher {
@@ -174,13 +175,13 @@ sb_launcher_start_ssh (sb_launcher_t *self, const char *const *hosts, size_t n, 
         char ep[300];
         if (s_endpoint_for (endpoint, hosts[i], ep, sizeof ep, err, err_size) != 0)
             return -1;
-        char path[] = "/tmp/shardbench-ssh.XXXXXX";
-        int errfd = mkstemp (path);
+        /* ssh's stderr goes to an anonymous in-memory file: shown only when
+         * the host fails, and gone with the coordinator */
+        int errfd = memfd_create ("shardbench-ssh-stderr", MFD_CLOEXEC);
         if (errfd < 0) {
             snprintf (err, err_size, "host %s: cannot create a file for ssh's errors: %s", hosts[i], strerror (errno));
             return -1;
         }
-        unlink (path);
         char *host = strdup (hosts[i]);
         if (!host) {
             close (errfd);
