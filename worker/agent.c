@@ -12,6 +12,7 @@
 #include "wire.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -163,11 +164,12 @@ s_hello (s_agent_t *self)
     return s_send (self, &m);
 }
 
-/* Wait for WELCOME (or REJECT) within the start-up timeout. */
+/* Wait for WELCOME (or REJECT) within the start-up timeout; timeout_s 0
+ * waits for as long as it takes (a long-lived agent, deploy/systemd/). */
 static int
 s_await_welcome (s_agent_t *self)
 {
-    double deadline = sb_now () + self->o->timeout_s;
+    double deadline = self->o->timeout_s > 0 ? sb_now () + self->o->timeout_s : INFINITY;
     while (!zsys_interrupted) {
         double left = deadline - sb_now ();
         if (left <= 0) {
