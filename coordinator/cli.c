@@ -9,6 +9,7 @@
 #include "resultdb.h"
 #include "security.h"
 #include "session.h"
+#include "slurm.h"
 #include "util.h"
 #include "workload.h"
 
@@ -40,7 +41,7 @@ s_usage_main (FILE *f)
              "                                                 list the dataset into the catalog (or reuse it)\n"
              "  checkpoint [WORKLOAD] [KEY=VALUE ...] [--subset] [options]\n"
              "                                                 write, then read LLM checkpoints (llama3_* presets)\n"
-             "  report    [RUN_ID|last] [--json | --csv [epochs|ranks]] [--db FILE]\n"
+             "  report    [RUN_ID|last] [--json | --csv [epochs|ranks] | --html FILE] [--db FILE]\n"
              "                                                 print a run's summary again, or as JSON/CSV\n"
              "  compare   RUN_A RUN_B [--db FILE]               two runs side by side, with B/A\n"
              "  workloads                                      list the built-in workload presets\n"
@@ -57,7 +58,7 @@ s_usage_run (FILE *f, const char *cmd)
 {
     fprintf (f,
              "usage: shardbench %s [WORKLOAD] [KEY=VALUE ...] [--accelerators A] [--local N | --workers N |\n"
-             "                  --hosts H,H,... | --hostfile FILE] [--bind ENDPOINT] [--keys DIR | --insecure] [--db FILE] [--seed S] [--relist]\n"
+             "                  --hosts H,H,... | --hostfile FILE | --slurm] [--bind ENDPOINT] [--keys DIR | --insecure] [--db FILE] [--seed S] [--relist]\n"
              "                  [--join-timeout S] [--progress auto|tty|plain|off] [--progress-interval S] [-v]\n"
              "(catalog uses WORKLOAD, KEY=VALUE, --relist and --db: it lists the dataset and starts no workers)\n"
              "\n"
@@ -74,8 +75,13 @@ s_usage_run (FILE *f, const char *cmd)
              "                 shardbench-worker ...`; $SHARDBENCH_SSH replaces `ssh`, the remote\n"
              "                 binary is shardbench.remote_worker, else $SHARDBENCH_REMOTE_WORKER)\n"
              "--hostfile FILE  the same, one host per line, # comments\n"
+             "--slurm          inside a Slurm allocation (sbatch, salloc): one worker on each node of\n"
+             "                 the job, started as one step (`srun --nodes=N --ntasks=N\n"
+             "                 --ntasks-per-node=1 --overlap --kill-on-bad-exit=1 WORKER ...`;\n"
+             "                 $SHARDBENCH_SRUN replaces `srun`, WORKER is shardbench.remote_worker,\n"
+             "                 else $SHARDBENCH_REMOTE_WORKER, else this worker binary's path)\n"
              "--bind ENDPOINT  ZeroMQ endpoint to bind; default tcp://127.0.0.1:* with --local,\n"
-             "                 tcp://*:5555 with --workers and --hosts\n"
+             "                 tcp://*:5555 with --workers, --hosts and --slurm\n"
              "--db FILE        result database (SQLite), default ./shardbench.db\n"
              "--seed S         run seed (default train.seed)\n"
              "--relist         list the dataset again even when the catalog is current\n"
@@ -83,7 +89,7 @@ s_usage_run (FILE *f, const char *cmd)
              "                 every --progress-interval S seconds, default 5), off; default auto:\n"
              "                 tty on a terminal, else plain\n"
              "--join-timeout S give up when the workers have not joined after S seconds\n"
-             "                 (default 60 with --local and --hosts, none with --workers)\n"
+             "                 (default 60 with --local, --hosts and --slurm, none with --workers)\n"
              "--keys DIR       ZeroMQ CURVE: encrypt all traffic and admit only workers holding a\n"
              "                 certificate in DIR/allowed (make DIR with `shardbench keys`);\n"
              "                 default $SHARDBENCH_KEYS. Required when --bind is not a loopback\n"
@@ -102,7 +108,7 @@ static void
 s_usage_report (FILE *f)
 {
     fprintf (f,
-             "usage: shardbench report [RUN_ID|last] [--json | --csv [epochs|ranks]] [--db FILE]\n"
+             "usage: shardbench report [RUN_ID|last] [--json | --csv [epochs|ranks] | --html FILE] [--db FILE]\n"
              "\n"
              "Print the summary of a run from the result database (default: the newest run,\n"
              "database ./shardbench.db). Exit status 2 when the run does not exist.\n"
@@ -110,7 +116,12 @@ s_usage_report (FILE *f)
              "                 summary.json (\"metric\": train_au_percentage, ...) and a\n"
              "                 \"shardbench\" object (run id, status, passed, threshold, epochs)\n"
              "--csv [epochs]   one CSV row per epoch, under a header line\n"
-             "--csv ranks      one CSV row per rank and epoch, under a header line\n");
+             "--csv ranks      one CSV row per rank and epoch, under a header line\n"
+             "--html FILE      a train run as one self-contained HTML page (\"-\": stdout) with\n"
+             "                 inline SVG charts: throughput per host over time, AU per epoch\n"
+             "                 against the threshold, read latency histogram, requests and\n"
+             "                 errors per S3 endpoint; no script, nothing fetched from elsewhere.\n"
+             "                 Datagen and checkpoint runs are refused (exit status 2)\n");
 }
 
 static void
@@ -180,6 +191,7 @@ typedef struct {
     char      **hosts;          /* --hosts / --hostfile: owned copies */
     size_t      nhosts;
     int         hosts_given;
+    int         slurm;          /* --slurm: hosts are the nodes of our Slurm job */
     sb_progress_mode_t progress;    /* --progress */
     uint64_t    progress_interval;  /* --progress-interval */
 } s_run_args_t;
@@ -236,6 +248,52 @@ s_read_hostfile (s_run_args_t *a, const char *cmd, const char *path)
         fprintf (stderr, "shardbench: out of memory\n");
     fclose (f);
     return rc;
+}
+
+static int
+s_add_slurm_host (const char *host, void *ctx)
+{
+    return s_add_hosts (ctx, host, ",", 0);
+}
+
+/* --slurm: the nodes of the Slurm job we run in, into a->hosts. Prints and
+ * returns -1 outside a job or when its variables disagree. */
+static int
+s_slurm_hosts (s_run_args_t *a, const char *cmd)
+{
+    const char *job = getenv ("SLURM_JOB_ID");
+    if (!job || !*job) {
+        fprintf (stderr,
+                 "shardbench %s: --slurm runs inside a Slurm allocation, and SLURM_JOB_ID is not set: start it in an\n"
+                 "  sbatch script or under salloc (e.g. `salloc -N 4 shardbench %s ... --slurm`)\n", cmd, cmd);
+        return -1;
+    }
+    const char *nnodes = getenv ("SLURM_JOB_NUM_NODES");
+    if (!nnodes || !*nnodes)
+        nnodes = getenv ("SLURM_NNODES");
+    const char *list = getenv ("SLURM_JOB_NODELIST");
+    if (!list || !*list)
+        list = getenv ("SLURM_NODELIST");
+    uint64_t n = 0;
+    if (!nnodes || !list) {
+        fprintf (stderr, "shardbench %s: --slurm: Slurm job %s sets no %s\n", cmd, job,
+                 !nnodes ? "SLURM_JOB_NUM_NODES (or SLURM_NNODES)" : "SLURM_JOB_NODELIST (or SLURM_NODELIST)");
+        return -1;
+    }
+    if (s_parse_u64 ("SLURM_JOB_NUM_NODES", nnodes, 1, &n) != 0)
+        return -1;
+    char err[1024];
+    if (sb_slurm_hostlist_expand (list, s_add_slurm_host, a, err, sizeof err) != 0) {
+        fprintf (stderr, "shardbench %s: --slurm: SLURM_JOB_NODELIST: %s\n", cmd, err);
+        return -1;
+    }
+    if (a->nhosts != n) {
+        fprintf (stderr, "shardbench %s: --slurm: SLURM_JOB_NODELIST '%s' names %zu nodes, SLURM_JOB_NUM_NODES says %llu\n",
+                 cmd, list, a->nhosts, (unsigned long long) n);
+        return -1;
+    }
+    sb_debug ("Slurm job %s: %zu node(s): %s", job, a->nhosts, list);
+    return 0;
 }
 
 static int
@@ -379,6 +437,8 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
             if (s_read_hostfile (&a, cmd, next) != 0)
                 goto done;
         }
+        else if (!strcmp (arg, "--slurm"))
+            a.slurm = 1;
         else if (!strcmp (arg, "--subset") && kind == SB_SESSION_CHECKPOINT)
             overrides[noverrides++] = "checkpoint.mode=subset";
         else if (arg[0] == '-' && arg[1] == '-' && !strchr (arg, '=')) {
@@ -399,15 +459,17 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
 #undef NEEDS_VALUE
     }
     int using_hosts = a.hosts_given;
-    if ((a.local != 0) + (a.workers != 0) + using_hosts > 1) {
-        fprintf (stderr, "shardbench %s: --local, --workers and --hosts/--hostfile exclude each other\n", cmd);
+    if ((a.local != 0) + (a.workers != 0) + using_hosts + a.slurm > 1) {
+        fprintf (stderr, "shardbench %s: --local, --workers, --hosts/--hostfile and --slurm exclude each other\n", cmd);
         goto done;
     }
+    if (a.slurm && s_slurm_hosts (&a, cmd) != 0)
+        goto done;
     if (using_hosts && a.nhosts == 0) {
         fprintf (stderr, "shardbench %s: --hosts/--hostfile name no host\n", cmd);
         goto done;
     }
-    if (!a.local && !a.workers && !using_hosts)
+    if (!a.local && !a.workers && !using_hosts && !a.slurm)
         a.local = 1;
     const char *bind = a.bind ? a.bind : a.local ? "tcp://127.0.0.1:*" : "tcp://*:5555";
     if (!a.keys_dir && (a.keys_dir = getenv ("SHARDBENCH_KEYS")) && !*a.keys_dir)
@@ -444,6 +506,11 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
 
     char worker_path[PATH_MAX];
     s_worker_path (worker_path, sizeof worker_path);
+    const char *remote_worker = *wl.remote_worker ? wl.remote_worker
+                              : getenv ("SHARDBENCH_REMOTE_WORKER") && *getenv ("SHARDBENCH_REMOTE_WORKER")
+                              ? getenv ("SHARDBENCH_REMOTE_WORKER")
+                              /* the nodes of a Slurm job share the install, or the file system */
+                              : a.slurm ? worker_path : "shardbench-worker";
     sb_session_opts_t opts = {
         .kind = kind, .wl = &wl, .workload_name = a.workload, .config_yaml = yaml, .db = db,
         .accelerators = accelerators, .local_workers = a.local, .remote_workers = a.workers,
@@ -453,9 +520,8 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
         .join_timeout_s = a.have_join_timeout ? a.join_timeout : a.local || a.nhosts ? 60 : 0,
         .hosts = (const char *const *) a.hosts, .nhosts = a.nhosts,
         .ssh_cmd = getenv ("SHARDBENCH_SSH") && *getenv ("SHARDBENCH_SSH") ? getenv ("SHARDBENCH_SSH") : "ssh",
-        .remote_worker = *wl.remote_worker ? wl.remote_worker
-                       : getenv ("SHARDBENCH_REMOTE_WORKER") && *getenv ("SHARDBENCH_REMOTE_WORKER")
-                       ? getenv ("SHARDBENCH_REMOTE_WORKER") : "shardbench-worker",
+        .remote_worker = remote_worker, .slurm = a.slurm,
+        .srun_cmd = getenv ("SHARDBENCH_SRUN") && *getenv ("SHARDBENCH_SRUN") ? getenv ("SHARDBENCH_SRUN") : "srun",
     };
     int64_t run_id = -1;
     err[0] = '\0';
@@ -520,6 +586,7 @@ s_cmd_report (int argc, char **argv)
 {
     const char *db_path = "shardbench.db", *which = "last";
     int json = 0, csv = 0, csv_ranks = 0;
+    const char *html = NULL;
     for (int i = 0; i < argc; i++) {
         if (!strcmp (argv[i], "-h") || !strcmp (argv[i], "--help")) {
             s_usage_report (stdout);
@@ -529,6 +596,8 @@ s_cmd_report (int argc, char **argv)
             db_path = argv[++i];
         else if (!strcmp (argv[i], "--json"))
             json = 1;
+        else if (!strcmp (argv[i], "--html") && i + 1 < argc)
+            html = argv[++i];
         else if (!strcmp (argv[i], "--csv")) {
             csv = 1;
             if (i + 1 < argc && (!strcmp (argv[i + 1], "epochs") || !strcmp (argv[i + 1], "ranks")))
@@ -541,8 +610,8 @@ s_cmd_report (int argc, char **argv)
         else
             which = argv[i];
     }
-    if (json && csv) {
-        fprintf (stderr, "shardbench report: --json and --csv exclude each other\n");
+    if (json + csv + !!html > 1) {
+        fprintf (stderr, "shardbench report: --json, --csv and --html exclude each other\n");
         return EXIT_USAGE;
     }
     sb_resultdb_t *db = s_open_results (db_path, "report");
@@ -553,6 +622,7 @@ s_cmd_report (int argc, char **argv)
     int rc = id <= 0 ? -1
            : json ? sb_report_json (h, id, stdout)
            : csv ? sb_report_csv (h, id, csv_ranks, stdout)
+           : html ? sb_report_html_file (h, id, html)
            : sb_report_print (h, id, stdout);
     sb_resultdb_destroy (&db);
     return rc == 0 ? 0 : EXIT_USAGE;

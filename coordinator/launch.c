@@ -1,4 +1,4 @@
-/* launch: worker processes, local or over ssh. */
+/* launch: worker processes, local, over ssh or in one srun step. */
 #include "launch.h"
 #include "log.h"
 #include "util.h"
@@ -21,7 +21,8 @@ typedef struct {
     pid_t  pid;
     int    running;     /* 0 once reaped */
     char  *host;        /* ssh children: the host; NULL for local ones */
-    int    errfd;       /* ssh children: their stderr (a memfd); -1 */
+    int    errfd;       /* ssh and srun children: their stderr (a memfd); -1 */
+    int    srun;        /* the srun step running every worker */
 } s_child_t;
 
 struct sb_launcher {
@@ -142,6 +143,53 @@ s_endpoint_for (const char *endpoint, const char *host, char *out, size_t size, 
     return 0;
 }
 
+#define S_MAX_WORDS 64
+
+/* Split cmd (from the environment variable var) at spaces into argv[0..*argc),
+ * the words pointing into words. At most S_MAX_WORDS words. */
+static int
+s_split_words (const char *cmd, const char *var, char *words, size_t size, char **argv, size_t *argc, char *err,
+               size_t err_size)
+{
+    *argc = 0;
+    if (snprintf (words, size, "%s", cmd) >= (int) size) {
+        snprintf (err, err_size, "%s is too long", var);
+        return -1;
+    }
+    for (char *save = NULL, *w = strtok_r (words, " \t", &save); w; w = strtok_r (NULL, " \t", &save)) {
+        if (*argc == S_MAX_WORDS) {
+            snprintf (err, err_size, "%s has more than %d words", var, S_MAX_WORDS);
+            return -1;
+        }
+        argv[(*argc)++] = w;
+    }
+    if (*argc == 0) {
+        snprintf (err, err_size, "%s is empty", var);
+        return -1;
+    }
+    return 0;
+}
+
+/* Run argv as a tracked child: stdin /dev/null, stderr into errfd. */
+static pid_t
+s_spawn (char **argv, int errfd)
+{
+    pid_t parent = getpid ();
+    pid_t pid = fork ();
+    if (pid == 0) {
+        if (prctl (PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid () != parent)
+            _exit (127);
+        /* ssh and srun must not read the coordinator's stdin */
+        int null = open ("/dev/null", O_RDONLY);
+        if (null < 0 || dup2 (null, STDIN_FILENO) < 0 || dup2 (errfd, STDERR_FILENO) < 0)
+            _exit (127);
+        execvp (argv[0], argv);
+        fprintf (stderr, "cannot run %s: %s\n", argv[0], strerror (errno));
+        _exit (255);
+    }
+    return pid;
+}
+
 int
 sb_launcher_start_ssh (sb_launcher_t *self, const char *const *hosts, size_t n, const char *ssh_cmd,
                        const char *remote_worker, const char *endpoint, double heartbeat_timeout_s,
@@ -149,28 +197,14 @@ sb_launcher_start_ssh (sb_launcher_t *self, const char *const *hosts, size_t n, 
 {
     if (s_grow (self, n, err, err_size) != 0)
         return -1;
-    /* ssh's own words, then ours: at most 64 words */
+    /* ssh's own words, then ours */
     char words[1024];
-    char *argv[64 + 16];
+    char *argv[S_MAX_WORDS + 16];
     size_t argc = 0;
-    if (snprintf (words, sizeof words, "%s", ssh_cmd) >= (int) sizeof words) {
-        snprintf (err, err_size, "SHARDBENCH_SSH is too long");
+    if (s_split_words (ssh_cmd, "SHARDBENCH_SSH", words, sizeof words, argv, &argc, err, err_size) != 0)
         return -1;
-    }
-    for (char *save = NULL, *w = strtok_r (words, " \t", &save); w; w = strtok_r (NULL, " \t", &save)) {
-        if (argc == 64) {
-            snprintf (err, err_size, "SHARDBENCH_SSH has more than 64 words");
-            return -1;
-        }
-        argv[argc++] = w;
-    }
-    if (argc == 0) {
-        snprintf (err, err_size, "SHARDBENCH_SSH is empty");
-        return -1;
-    }
     char timeout[32];
     snprintf (timeout, sizeof timeout, "%g", heartbeat_timeout_s);
-    pid_t parent = getpid ();
     for (size_t i = 0; i < n; i++) {
         char ep[300];
         if (s_endpoint_for (endpoint, hosts[i], ep, sizeof ep, err, err_size) != 0)
@@ -205,26 +239,92 @@ sb_launcher_start_ssh (sb_launcher_t *self, const char *const *hosts, size_t n, 
         }
         argv[k] = NULL;
         sb_debug ("host %s: %s ... %s %s", host, argv[0], remote_worker, ep);
-        pid_t pid = fork ();
+        pid_t pid = s_spawn (argv, errfd);
         if (pid < 0) {
             snprintf (err, err_size, "host %s: cannot start ssh: fork: %s", host, strerror (errno));
             close (errfd);
             free (host);
             return -1;
         }
-        if (pid == 0) {
-            if (prctl (PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid () != parent)
-                _exit (127);
-            /* ssh must not read the coordinator's stdin */
-            int null = open ("/dev/null", O_RDONLY);
-            if (null < 0 || dup2 (null, STDIN_FILENO) < 0 || dup2 (errfd, STDERR_FILENO) < 0)
-                _exit (127);
-            execvp (argv[0], argv);
-            fprintf (stderr, "cannot run %s: %s\n", argv[0], strerror (errno));
-            _exit (255);
-        }
         self->children[self->count++] = (s_child_t) { .pid = pid, .running = 1, .host = host, .errfd = errfd };
     }
+    return 0;
+}
+
+/* The host whose route the workers of a Slurm job use to reach this one:
+ * the first node of the job that is not this one, else this one. */
+static const char *
+s_route_host (const char *const *hosts, size_t n)
+{
+    char self_name[256] = "";
+    const char *env = getenv ("SLURMD_NODENAME");
+    if (env && *env)
+        snprintf (self_name, sizeof self_name, "%s", env);
+    else if (gethostname (self_name, sizeof self_name - 1) != 0)
+        self_name[0] = '\0';
+    for (size_t i = 0; i < n; i++)
+        if (strcmp (hosts[i], self_name) != 0)
+            return hosts[i];
+    return hosts[0];
+}
+
+int
+sb_launcher_start_srun (sb_launcher_t *self, const char *const *hosts, size_t n, const char *srun_cmd,
+                        const char *worker, const char *endpoint, double heartbeat_timeout_s, const char *keys_dir,
+                        char *err, size_t err_size)
+{
+    if (n == 0) {
+        snprintf (err, err_size, "the Slurm job has no nodes");
+        return -1;
+    }
+    if (s_grow (self, 1, err, err_size) != 0)
+        return -1;
+    char words[1024];
+    char *argv[S_MAX_WORDS + 16];
+    size_t argc = 0;
+    if (s_split_words (srun_cmd, "SHARDBENCH_SRUN", words, sizeof words, argv, &argc, err, err_size) != 0)
+        return -1;
+    char ep[300], why[512];
+    const char *route = s_route_host (hosts, n);
+    if (s_endpoint_for (endpoint, route, ep, sizeof ep, why, sizeof why) != 0) {
+        snprintf (err, err_size, "cannot tell the workers where to connect: %s (pass --bind tcp://ADDRESS:PORT)", why);
+        return -1;
+    }
+    char nodes[64], tasks[64], timeout[32];
+    snprintf (nodes, sizeof nodes, "--nodes=%zu", n);
+    snprintf (tasks, sizeof tasks, "--ntasks=%zu", n);
+    snprintf (timeout, sizeof timeout, "%g", heartbeat_timeout_s);
+    size_t k = argc;
+    argv[k++] = nodes;
+    argv[k++] = tasks;
+    argv[k++] = "--ntasks-per-node=1";
+    /* share the nodes with the step the coordinator may itself run in */
+    argv[k++] = "--overlap";
+    /* one worker failing ends the others */
+    argv[k++] = "--kill-on-bad-exit=1";
+    argv[k++] = (char *) worker;
+    argv[k++] = "--coordinator";
+    argv[k++] = ep;
+    argv[k++] = "--timeout";
+    argv[k++] = timeout;
+    if (keys_dir) {
+        argv[k++] = "--keys";
+        argv[k++] = (char *) keys_dir;
+    }
+    argv[k] = NULL;
+    int errfd = memfd_create ("shardbench-srun-stderr", MFD_CLOEXEC);
+    if (errfd < 0) {
+        snprintf (err, err_size, "cannot create a file for srun's errors: %s", strerror (errno));
+        return -1;
+    }
+    sb_info ("starting %zu worker(s) on the Slurm job's nodes: %s ... %s --coordinator %s", n, argv[0], worker, ep);
+    pid_t pid = s_spawn (argv, errfd);
+    if (pid < 0) {
+        snprintf (err, err_size, "cannot start srun: fork: %s", strerror (errno));
+        close (errfd);
+        return -1;
+    }
+    self->children[self->count++] = (s_child_t) { .pid = pid, .running = 1, .errfd = errfd, .srun = 1 };
     return 0;
 }
 
@@ -242,6 +342,13 @@ sb_launcher_host (const sb_launcher_t *self, pid_t pid)
 {
     const s_child_t *c = s_child (self, pid);
     return c ? c->host : NULL;
+}
+
+int
+sb_launcher_is_srun (const sb_launcher_t *self, pid_t pid)
+{
+    const s_child_t *c = s_child (self, pid);
+    return c && c->srun;
 }
 
 void

@@ -1,7 +1,8 @@
-/* launch: start and stop shardbench-worker processes, local (--local N) or
- * one per host over ssh (--hosts).
+/* launch: start and stop shardbench-worker processes, local (--local N),
+ * one per host over ssh (--hosts), or one per node of a Slurm job in one
+ * srun step (--slurm).
  *
- * Children (workers, or the ssh clients running them) get PR_SET_PDEATHSIG,
+ * Children (workers, or the ssh or srun clients running them) get PR_SET_PDEATHSIG,
  * so they die with the coordinator even if it is killed with SIGKILL; remote
  * workers also exit by themselves when BYE comes or heartbeats stop. */
 #ifndef SB_LAUNCH_H
@@ -34,12 +35,28 @@ int sb_launcher_start_ssh (sb_launcher_t *self, const char *const *hosts, size_t
                            const char *remote_worker, const char *endpoint, double heartbeat_timeout_s,
                            const char *keys_dir, char *err, size_t err_size);
 
-/* The host an ssh child runs on (borrowed), NULL for a local child or an
- * unknown pid. Valid after the child was reaped. */
+/* Start one worker on each of the n nodes of the Slurm job we run in, as
+ * one step: `SRUN --nodes=N --ntasks=N --ntasks-per-node=1 --overlap
+ * --kill-on-bad-exit=1 WORKER --coordinator ENDPOINT --timeout T [--keys
+ * DIR]`. srun_cmd is split at spaces like ssh_cmd ("srun"); worker is the
+ * worker binary's path on the nodes. hosts are the job's nodes: when
+ * endpoint binds every address, the workers are given the local address of
+ * the route to the first node that is not this one (SLURMD_NODENAME, else
+ * the host name). srun's stderr, which carries the workers' too, is kept
+ * (sb_launcher_output). Returns 0, or -1 with err set. */
+int sb_launcher_start_srun (sb_launcher_t *self, const char *const *hosts, size_t n, const char *srun_cmd,
+                            const char *worker, const char *endpoint, double heartbeat_timeout_s,
+                            const char *keys_dir, char *err, size_t err_size);
+
+/* The host an ssh child runs on (borrowed), NULL for a local or srun child
+ * or an unknown pid. Valid after the child was reaped. */
 const char *sb_launcher_host (const sb_launcher_t *self, pid_t pid);
 
-/* The last size-1 bytes an ssh child wrote to stderr, trailing newlines
- * removed ("" when none or not an ssh child). */
+/* 1 when pid is the srun step of sb_launcher_start_srun, else 0. */
+int sb_launcher_is_srun (const sb_launcher_t *self, pid_t pid);
+
+/* The last size-1 bytes an ssh or srun child wrote to stderr, trailing
+ * newlines removed ("" when none or a local child). */
 void sb_launcher_output (const sb_launcher_t *self, pid_t pid, char *buf, size_t size);
 
 /* Reap one exited child without blocking. Returns 1 and sets *pid and

@@ -26,6 +26,20 @@ int sb_report_json (sqlite3 *db, int64_t run_id, FILE *out);
  * when the run does not exist (message on stderr). */
 int sb_report_csv (sqlite3 *db, int64_t run_id, int ranks, FILE *out);
 
+/* Write run_id, a train run, as one self-contained HTML page (inline SVG
+ * charts, no script, nothing fetched from elsewhere; see report_html.c).
+ * Returns 0, or -1 when the run does not exist, is not a train run or SQLite
+ * fails (message on stderr). Output already written is not taken back. */
+int sb_report_html (sqlite3 *db, int64_t run_id, FILE *out);
+
+/* The same into the file at path ("-": stdout), written to a temporary file
+ * next to it and renamed, so a failure never leaves half a page. Returns 0
+ * or -1 (message on stderr; path untouched). */
+int sb_report_html_file (sqlite3 *db, int64_t run_id, const char *path);
+
+/* Write s (NULL: nothing) to out with & < > " ' as HTML character references. */
+void sb_report_html_escape (FILE *out, const char *s);
+
 /* Print runs run_a and run_b side by side with the ratio B/A. Returns 0, or
  * -1 when either run does not exist (message on stderr). */
 int sb_report_compare (sqlite3 *db, int64_t run_a, int64_t run_b, FILE *out);

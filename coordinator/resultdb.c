@@ -115,6 +115,16 @@ sb_resultdb_open (const char *path, char *err, size_t err_size)
     }
     /* version 5 -> 6: the checkpoints and checkpoint_ranks tables (shardbench
      * checkpoint) are new and come from the schema itself; no table changes */
+    /* version 6 -> 7: read latency percentiles per epoch (the read_latency
+     * table is new and comes from the schema itself); older runs keep NULL */
+    if (version >= 1 && version <= 6
+        && sqlite3_exec (self->db, "BEGIN; ALTER TABLE epochs ADD COLUMN read_p50_ms REAL;"
+                         " ALTER TABLE epochs ADD COLUMN read_p99_ms REAL; COMMIT;", NULL, NULL, &msg) != SQLITE_OK) {
+        snprintf (err, err_size, "%s: cannot upgrade the epochs table to version 7: %s", path, msg ? msg : "?");
+        sqlite3_free (msg);
+        sqlite3_exec (self->db, "ROLLBACK", NULL, NULL, NULL);
+        goto fail;
+    }
     if (sqlite3_exec (self->db, sb_results_sql, NULL, NULL, &msg) != SQLITE_OK) {
         snprintf (err, err_size, "%s: cannot apply schemas/results.sql: %s", path, msg ? msg : "?");
         sqlite3_free (msg);
@@ -327,6 +337,26 @@ sb_resultdb_epoch_barrier (sb_resultdb_t *self, int64_t run_id, uint64_t epoch, 
 {
     return s_exec (self, "UPDATE epochs SET barrier_p50_ms = ?, barrier_p99_ms = ? WHERE run_id = ? AND epoch = ?",
                    "ddii", p50_ms, p99_ms, run_id, (int64_t) epoch);
+}
+
+int
+sb_resultdb_epoch_read_latency (sb_resultdb_t *self, int64_t run_id, uint64_t epoch, const sb_histogram_t *h)
+{
+    if (!h->total)
+        return 0;
+    for (size_t b = 0; b < SB_HISTOGRAM_BUCKETS; b++) {
+        if (!h->counts[b])
+            continue;
+        uint64_t low = sb_histogram_bucket_low (b);
+        uint64_t high = b + 1 < SB_HISTOGRAM_BUCKETS ? sb_histogram_bucket_low (b + 1) : low + 1;
+        if (s_exec (self, "INSERT OR REPLACE INTO read_latency (run_id, epoch, bucket_low_us, bucket_high_us, count)"
+                    " VALUES (?,?,?,?,?)", "iiiii", run_id, (int64_t) epoch, (int64_t) low, (int64_t) high,
+                    (int64_t) h->counts[b]) != 0)
+            return -1;
+    }
+    return s_exec (self, "UPDATE epochs SET read_p50_ms = ?, read_p99_ms = ? WHERE run_id = ? AND epoch = ?", "ddii",
+                   sb_histogram_quantile (h, 0.5) / 1000, sb_histogram_quantile (h, 0.99) / 1000, run_id,
+                   (int64_t) epoch);
 }
 
 int

@@ -5,13 +5,15 @@
 #ifndef SB_RESULTDB_H
 #define SB_RESULTDB_H
 
+#include "histogram.h"
+
 #include <sqlite3.h>
 #include <stddef.h>
 #include <stdint.h>
 
 typedef struct sb_resultdb sb_resultdb_t;
 
-#define SB_RESULTDB_VERSION 6
+#define SB_RESULTDB_VERSION 7
 
 /* Open (creating when absent) the database at path and apply the schema.
  * Returns NULL with a reason in err. */
@@ -60,6 +62,11 @@ int sb_resultdb_close_epoch (sb_resultdb_t *self, int64_t run_id, uint64_t epoch
 
 /* Step barrier round-trip percentiles of an epoch (milliseconds). */
 int sb_resultdb_epoch_barrier (sb_resultdb_t *self, int64_t run_id, uint64_t epoch, double p50_ms, double p99_ms);
+
+/* Per-sample read latency of an epoch, merged over its ranks: one
+ * read_latency row per non-empty bucket, and read_p50_ms / read_p99_ms on
+ * the epochs row (left NULL when the histogram is empty). */
+int sb_resultdb_epoch_read_latency (sb_resultdb_t *self, int64_t run_id, uint64_t epoch, const sb_histogram_t *h);
 
 int sb_resultdb_add_stats (sb_resultdb_t *self, int64_t run_id, double t, uint64_t epoch, uint64_t rank,
                            uint64_t samples, uint64_t bytes, uint64_t reads, double read_s, double compute_s);

@@ -71,6 +71,7 @@ typedef struct {
     uint8_t        *rank_done;      /* per rank: finished this phase */
     uint64_t        barrier_step;   /* next step to release */
     sb_histogram_t  barrier_latency;/* this epoch, merged from RANK_DONE */
+    sb_histogram_t  read_latency;   /* this epoch, merged from RANK_DONE */
     uint64_t        barrier_arrived;
     sb_ckpt_plan_t  ckpt;           /* checkpoint: bytes per rank */
     const char     *ckpt_op;        /* "write" | "read" during a checkpoint phase */
@@ -542,6 +543,7 @@ s_on_rank_done (s_session_t *self, s_worker_t *w, const sb_msg_rank_done_t *m)
         .au = m->au, .io_wait_s = m->io_wait_s, .barrier_s = m->barrier_s, .has_au = self->phase == S_PHASE_TRAIN,
     };
     sb_histogram_merge_counts (&self->barrier_latency, m->barrier_latency.items, m->barrier_latency.count);
+    sb_histogram_merge_counts (&self->read_latency, m->read_latency.items, m->read_latency.count);
     if (sb_resultdb_add_rank_epoch (self->o->db, self->run_id, &re) != 0)
         s_fail (self, "cannot record rank %llu of epoch %llu: %s", (unsigned long long) m->rank,
                 (unsigned long long) m->epoch, sb_resultdb_errmsg (self->o->db));
@@ -655,6 +657,33 @@ s_dispatch (s_session_t *self)
     return 1;
 }
 
+/* The srun step running every worker (--slurm) ended: before they all
+ * joined, or while some still run, the run fails naming srun, with the
+ * tail of its stderr (which carries the workers' own). */
+static void
+s_srun_ended (s_session_t *self, pid_t pid, const char *how)
+{
+    size_t running = 0;
+    for (size_t i = 0; i < self->nworkers; i++)
+        running += !self->workers[i].gone;
+    if (self->nworkers == self->expected && running == 0)
+        return;     /* every worker was already reported gone */
+    char out[512];
+    sb_launcher_output (self->launcher, pid, out, sizeof out);
+    if (self->nworkers < self->expected)
+        s_fail (self, "srun ended before all %zu workers joined (%zu did; %s)%s%s", self->expected, self->nworkers,
+                how, *out ? ": " : "", out);
+    else {
+        for (size_t i = 0; i < self->nworkers; i++)
+            if (!self->workers[i].gone) {
+                self->workers[i].gone = 1;
+                s_record_error (self, (int64_t) self->workers[i].first_rank, self->workers[i].host, "worker", NULL, 0,
+                                how);
+            }
+        s_fail (self, "srun ended while %zu worker(s) still ran (%s)%s%s", running, how, *out ? ": " : "", out);
+    }
+}
+
 /* Heartbeats, silent workers, exited local workers. */
 static void
 s_housekeeping (s_session_t *self)
@@ -683,6 +712,10 @@ s_housekeeping (s_session_t *self)
     while (self->launcher && sb_launcher_poll (self->launcher, &pid, &status)) {
         char how[128];
         sb_launcher_describe (status, how, sizeof how);
+        if (sb_launcher_is_srun (self->launcher, pid)) {
+            s_srun_ended (self, pid, how);
+            continue;
+        }
         const char *host = sb_launcher_host (self->launcher, pid);
         s_worker_t *w = host ? s_worker_by_host (self, host) : s_worker_by_pid (self, pid);
         if (host && (!w || !w->gone)) {
@@ -946,6 +979,7 @@ s_phase_train (s_session_t *self)
         self->barrier_step = 0;
         self->barrier_arrived = 0;
         sb_histogram_reset (&self->barrier_latency);
+        sb_histogram_reset (&self->read_latency);
         for (size_t i = 0; i < self->nworkers; i++)
             self->workers[i].steps_reached = 0;
         sb_epoch_order_init (&self->order, &self->plan, wl->sample_shuffle, wl->file_shuffle, self->o->seed, e);
@@ -969,6 +1003,7 @@ s_phase_train (s_session_t *self)
         if (sb_resultdb_close_epoch (self->o->db, self->run_id, e, self->plan.dropped, self->plan.batches, 1) != 0
             || (bl->total && sb_resultdb_epoch_barrier (self->o->db, self->run_id, e, sb_histogram_quantile (bl, 0.5) / 1000,
                                                         sb_histogram_quantile (bl, 0.99) / 1000) != 0)
+            || sb_resultdb_epoch_read_latency (self->o->db, self->run_id, e, &self->read_latency) != 0
             || sb_resultdb_flush (self->o->db) != 0) {     /* a finished epoch is on disk at once */
             s_fail (self, "cannot record epoch %llu: %s", (unsigned long long) e, sb_resultdb_errmsg (self->o->db));
             break;
@@ -1482,7 +1517,17 @@ sb_session_run (const sb_session_opts_t *opts, int64_t *run_id, char *err, size_
         snprintf (err, err_size, "out of memory");
         goto done;
     }
-    if (opts->nhosts) {
+    if (opts->nhosts && opts->slurm) {
+        self->launcher = sb_launcher_new (opts->worker_path);
+        if (!self->launcher
+            || sb_launcher_start_srun (self->launcher, opts->hosts, opts->nhosts, opts->srun_cmd, opts->remote_worker,
+                                       self->endpoint, wl->heartbeat_timeout_s, opts->keys_dir, err, err_size) != 0) {
+            if (!self->launcher)
+                snprintf (err, err_size, "out of memory");
+            goto done;
+        }
+    }
+    else if (opts->nhosts) {
         self->launcher = sb_launcher_new (opts->worker_path);
         if (!self->launcher
             || sb_launcher_start_ssh (self->launcher, opts->hosts, opts->nhosts, opts->ssh_cmd, opts->remote_worker,

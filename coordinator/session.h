@@ -31,6 +31,8 @@ typedef struct {
     size_t               nhosts;
     const char          *ssh_cmd;       /* with hosts: the ssh command ("ssh") */
     const char          *remote_worker; /* with hosts: the worker binary there */
+    int                  slurm;         /* hosts are the nodes of our Slurm job: one srun step */
+    const char          *srun_cmd;      /* with slurm: the srun command ("srun") */
     const char          *bind;          /* ZeroMQ endpoint to bind */
     const char          *keys_dir;      /* CURVE key directory (common/security.h), NULL: plain */
     const char          *worker_path;   /* for local workers */

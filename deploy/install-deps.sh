@@ -11,8 +11,19 @@ if [ "${1:-}" = "--tests" ]; then
     packages+=(check sqlite3 procps curl nginx-light util-linux iproute2)
     # tests/integration/test_ssh.sh starts sshd on loopback (--hosts)
     packages+=(openssh-server openssh-client)
+    # tests/integration/test_slurm.sh runs a private single-node Slurm (--slurm,
+    # deploy/slurm/); it uses its own munge key, socket, ports and state, so it
+    # neither needs nor disturbs the system daemons these packages may start
+    # (their init scripts do nothing without /etc/slurm/slurm.conf)
+    packages+=(slurm-wlm slurmctld slurmd slurm-client munge)
+    # tests/integration/test_systemd.sh checks deploy/systemd/ with systemd-analyze verify
+    packages+=(systemd)
     # the format tests read the files with numpy, PIL and h5dump
     packages+=(python3-numpy python3-pil hdf5-tools)
+    # tests/integration/test_report_html.sh renders report --html in headless
+    # Chromium (the DOM, and a screenshot checked with PIL); the page names
+    # DejaVu Sans, so its text looks the same everywhere
+    packages+=(chromium fonts-dejavu-core)
     # the S3 test server runs on node (>= 20: tests/s3/s3lib.sh fetches a
     # node 20 build from the npm registry when Debian's is older)
     command -v node >/dev/null 2>&1 || packages+=(nodejs)
@@ -37,6 +48,16 @@ else
     exit 1
 fi
 export DEBIAN_FRONTEND=noninteractive
+# In CI (a container, no init system) the packages' daemons (munge, sshd, nginx)
+# must not be started by their install scripts: the tests start their own.
+# Where no policy says so already, one that refuses every start is put in
+# place for the install and removed after it.
+policy=/usr/sbin/policy-rc.d
+if [ "${CI:-}" = "true" ] && [ ! -e "$policy" ]; then
+    printf '#!/bin/sh\n# shardbench deploy/install-deps.sh: no service starts during the install\nexit 101\n' \
+        | "${SUDO[@]}" tee "$policy" >/dev/null && "${SUDO[@]}" chmod 755 "$policy"
+    trap '"${SUDO[@]}" rm -f "$policy"' EXIT
+fi
 "${SUDO[@]}" apt-get update -q || { echo "shardbench: apt-get update failed" >&2; exit 1; }
 "${SUDO[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}" \
     || { echo "shardbench: apt-get install ${missing[*]} failed" >&2; exit 1; }

@@ -1,4 +1,4 @@
--- shardbench result database, schema version 6 (PRAGMA user_version).
+-- shardbench result database, schema version 7 (PRAGMA user_version).
 -- This file is the single source of truth: the coordinator compiles it in and
 -- applies it to every database it opens. Rows are committed as they arrive
 -- (WAL journal), so a crash loses at most the rows of the current second.
@@ -54,7 +54,22 @@ CREATE TABLE IF NOT EXISTS epochs (
   batches       INTEGER NOT NULL DEFAULT 0, -- steps per rank
   barrier_p50_ms REAL,              -- step barrier round trip (a rank's STEP sent to GO received),
   barrier_p99_ms REAL,              --   over every step of every rank, from merged log-linear buckets
+  read_p50_ms   REAL,               -- sample read latency (the I/O engine's time per sample),
+  read_p99_ms   REAL,               --   over every sample of every rank (train), from read_latency
   PRIMARY KEY (run_id, epoch)
+);
+
+-- Sample read latency of a train epoch: the log-linear histogram (common/histogram.h) merged
+-- over the epoch's ranks, one row per non-empty bucket; the counts of an epoch add up to
+-- epochs.samples. A bucket holds latencies from bucket_low_us up to, not including, bucket_high_us.
+-- Synthetic storage does no I/O: its reads count as 0 us.
+CREATE TABLE IF NOT EXISTS read_latency (
+  run_id         INTEGER NOT NULL REFERENCES runs(id),
+  epoch          INTEGER NOT NULL,
+  bucket_low_us  INTEGER NOT NULL,
+  bucket_high_us INTEGER NOT NULL,
+  count          INTEGER NOT NULL,
+  PRIMARY KEY (run_id, epoch, bucket_low_us)
 );
 
 -- One row per rank per epoch.

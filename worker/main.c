@@ -4,6 +4,7 @@
 
 #include <czmq.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,16 +21,37 @@ s_usage (FILE *f)
              "timing. It keeps nothing between runs. One agent per node is enough.\n"
              "\n"
              "--coordinator ENDPOINT  ZeroMQ endpoint of `shardbench run`, e.g. tcp://10.0.0.1:5555\n"
-             "--host NAME             name to report (default: this host's name)\n"
-             "--timeout S             seconds to wait for the coordinator to answer (default 30)\n"
+             "--host NAME             name to report (default: $SLURMD_NODENAME under srun, else this\n"
+             "                        host's name)\n"
+             "--timeout S             seconds to wait for the coordinator to answer (default 30; 0: wait\n"
+             "                        for as long as it takes, for a long-lived agent)\n"
              "--keys DIR              ZeroMQ CURVE: present DIR/NAME.cert(_secret) and trust only the\n"
              "                        coordinator holding DIR/coordinator.cert (made by `shardbench keys`);\n"
              "                        default $SHARDBENCH_KEYS. Needed when the coordinator runs with --keys\n"
              "--cert NAME             the worker certificate in DIR (default: worker)\n"
              "-v, --verbose           debug messages\n"
              "\n"
+             "Environment: SHARDBENCH_COORDINATOR is the endpoint when --coordinator is not given\n"
+             "(for sbatch scripts and service units). Under srun (SLURM_JOB_ID, SLURM_PROCID set),\n"
+             "the worker reports SLURMD_NODENAME as its host and logs its Slurm job, step and task.\n"
+             "\n"
              "Exit status: 0 the run ended normally, 1 aborted or the coordinator was lost,\n"
              "2 usage error.\n");
+}
+
+/* Started by srun: report the node under the name Slurm gives it (the
+ * one in the job's node list) and say which task of which step this is. */
+static void
+s_slurm_task (sb_agent_opts_t *opts)
+{
+    const char *job = getenv ("SLURM_JOB_ID"), *task = getenv ("SLURM_PROCID");
+    const char *step = getenv ("SLURM_STEP_ID"), *node = getenv ("SLURMD_NODENAME");
+    if (!job || !*job || !task || !*task)
+        return;
+    if (!opts->host && node && *node)
+        opts->host = node;
+    sb_info ("slurm job %s step %s task %s on %s", job, step && *step ? step : "-", task,
+             node && *node ? node : "(unknown node)");
 }
 
 int
@@ -61,8 +83,8 @@ main (int argc, char **argv)
             char *end = NULL;
             errno = 0;
             opts.timeout_s = strtod (argv[++i], &end);
-            if (errno || !end || *end || !(opts.timeout_s > 0)) {
-                fprintf (stderr, "shardbench-worker: --timeout expects seconds > 0, got '%s'\n", argv[i]);
+            if (errno || !end || *end || !(opts.timeout_s >= 0) || isinf (opts.timeout_s)) {
+                fprintf (stderr, "shardbench-worker: --timeout expects seconds >= 0 (0: no limit), got '%s'\n", argv[i]);
                 return 2;
             }
         }
@@ -73,13 +95,16 @@ main (int argc, char **argv)
     }
     if (!opts.keys_dir && (opts.keys_dir = getenv ("SHARDBENCH_KEYS")) && !*opts.keys_dir)
         opts.keys_dir = NULL;
+    if (!opts.endpoint && (opts.endpoint = getenv ("SHARDBENCH_COORDINATOR")) && !*opts.endpoint)
+        opts.endpoint = NULL;
     if (!opts.endpoint) {
-        fprintf (stderr, "shardbench-worker: --coordinator ENDPOINT is required (see --help)\n");
+        fprintf (stderr, "shardbench-worker: --coordinator ENDPOINT (or $SHARDBENCH_COORDINATOR) is required (see --help)\n");
         return 2;
     }
     static char ident[64];
     snprintf (ident, sizeof ident, "shardbench-worker[%d]", (int) getpid ());
     sb_log_set_ident (ident);
+    s_slurm_task (&opts);
     zsys_init ();
     zsys_set_logstream (NULL);
     zsys_set_max_sockets (0);   /* ranks x reader threads can exceed 1023 */

@@ -33,6 +33,7 @@ typedef struct {
     double         started, first_step_end, compute_after_first, compute_all;
     double         io_wait, barrier, wait_since, barrier_since;
     sb_histogram_t barrier_latency; /* STEP sent to GO received, microseconds */
+    sb_histogram_t read_latency;    /* the I/O engine's time per sample read, microseconds */
     sb_interval_t  interval;
 } s_rank_t;
 
@@ -53,6 +54,20 @@ struct sb_trainer {
     size_t           arrivals;      /* ranks at barrier_step */
     int              failed;        /* an ERROR was sent: nothing more this epoch */
 };
+
+/* ENDPOINT_STATS of rank r: its engine's counters since the phase began. */
+static void
+s_report_endpoint_counters (sb_trainer_t *self, s_rank_t *r)
+{
+    sb_reader_endpoint_t *eps = calloc (SB_MAX_ENDPOINTS, sizeof *eps);
+    int n = eps ? sb_reader_endpoint_stats (r->reader, eps, SB_MAX_ENDPOINTS) : -1;
+    if (n < 0)
+        sb_warn ("rank %llu: per-endpoint counters of epoch %llu are lost", (unsigned long long) r->rank,
+                 (unsigned long long) self->epoch);
+    else
+        sb_report_endpoints (&self->out, r->rank, eps, (size_t) n);
+    free (eps);
+}
 
 static void
 s_fail (sb_trainer_t *self, const s_rank_t *r, const char *op, const char *target, int errno_val,
@@ -302,16 +317,8 @@ s_finish (sb_trainer_t *self, s_rank_t *r, double now)
     r->running = 0;
     self->running--;
     sb_report_interval (&self->out, r->rank, self->epoch, &r->interval, now, 1);
-    if (self->storage_type == SB_STORAGE_S3) {
-        sb_reader_endpoint_t *eps = calloc (SB_MAX_ENDPOINTS, sizeof *eps);
-        int n = eps ? sb_reader_endpoint_stats (r->reader, eps, SB_MAX_ENDPOINTS) : -1;
-        if (n < 0)
-            sb_warn ("rank %llu: per-endpoint counters of epoch %llu are lost", (unsigned long long) r->rank,
-                     (unsigned long long) self->epoch);
-        else
-            sb_report_endpoints (&self->out, r->rank, eps, (size_t) n);
-        free (eps);
-    }
+    if (self->storage_type == SB_STORAGE_S3)
+        s_report_endpoint_counters (self, r);
     sb_msg_t done = { .type = SB_MSG_RANK_DONE };
     sb_msg_rank_done_t *d = &done.u.rank_done;
     d->rank = r->rank;
@@ -339,6 +346,11 @@ s_finish (sb_trainer_t *self, s_rank_t *r, double now)
         buckets--;
     d->barrier_latency.count = buckets;
     d->barrier_latency.items = r->barrier_latency.counts;
+    buckets = SB_HISTOGRAM_BUCKETS;
+    while (buckets > 0 && r->read_latency.counts[buckets - 1] == 0)
+        buckets--;
+    d->read_latency.count = buckets;
+    d->read_latency.items = r->read_latency.counts;
     if (self->out.fn (self->out.ctx, &done) != 0)
         self->failed = 1;
 }
@@ -367,6 +379,7 @@ s_take_completions (sb_trainer_t *self, s_rank_t *r)
         r->interval.bytes += res.bytes;
         r->interval.reads++;
         r->interval.read_ns += res.latency_ns;
+        sb_histogram_add (&r->read_latency, res.latency_ns / 1000);
     }
     return 1;
 }
@@ -449,6 +462,9 @@ s_advance (sb_trainer_t *self, s_rank_t *r, double now)
             r->interval.samples += inline_reads;
             r->interval.bytes += inline_bytes;
             r->interval.reads += inline_reads;
+            /* synthetic storage does no I/O: its reads take no time */
+            r->read_latency.counts[sb_histogram_bucket (0)] += inline_reads;
+            r->read_latency.total += inline_reads;
         }
         /* 3. compute the next batch when its samples are in */
         if (r->computing && now >= r->compute_until) {

@@ -162,6 +162,10 @@ expect_eq "persistent stall: 3 attempts of 1 s, well under 20 s" \
 fault refuse -1
 sb run $common storage.storage_options.endpoint_url=$p2 $pers
 persistent_check "persistent refuse" "$p2" 0 "" 7 "Connection refused: Failed to connect to 127.0.0.1 port ${port2#*:}"
+# README's queries per endpoint, on this last train run: the rank's error on port2 and the run's own
+expect_eq "README errors per endpoint: the refused endpoint's read error and the run's error" \
+    "$(readme_sql "GROUP BY endpoint, http_status, s3_code" | sqlite3 -batch -noheader f.db | sort | tr '\n' ' ')" \
+    "-|||1|0 $p2|0||1|1 "
 
 # the proxy itself stayed up through every fault
 kill -0 "$proxy_pid" 2>/dev/null && pass "fault proxy still running" || fail "fault proxy died"
