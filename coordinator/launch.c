@@ -190,6 +190,30 @@ s_spawn (char **argv, int errfd)
     return pid;
 }
 
+
+/* Append a remote worker's command line at argv[k]: WORKER --coordinator EP
+ * [--host HOST] --timeout T [--keys DIR], then the closing NULL. argv must
+ * have room for 10 more words. The strings are borrowed. */
+static void
+s_worker_words (char **argv, size_t k, const char *worker, const char *ep, const char *host, const char *timeout,
+                const char *keys_dir)
+{
+    argv[k++] = (char *) worker;
+    argv[k++] = "--coordinator";
+    argv[k++] = (char *) ep;
+    if (host) {
+        argv[k++] = "--host";
+        argv[k++] = (char *) host;
+    }
+    argv[k++] = "--timeout";
+    argv[k++] = (char *) timeout;
+    if (keys_dir) {
+        argv[k++] = "--keys";
+        argv[k++] = (char *) keys_dir;
+    }
+    argv[k] = NULL;
+}
+
 int
 sb_launcher_start_ssh (sb_launcher_t *self, const char *const *hosts, size_t n, const char *ssh_cmd,
                        const char *remote_worker, const char *endpoint, double heartbeat_timeout_s,
@@ -226,18 +250,7 @@ sb_launcher_start_ssh (sb_launcher_t *self, const char *const *hosts, size_t n, 
         argv[k++] = "-o";
         argv[k++] = "BatchMode=yes";
         argv[k++] = host;
-        argv[k++] = (char *) remote_worker;
-        argv[k++] = "--coordinator";
-        argv[k++] = ep;
-        argv[k++] = "--host";
-        argv[k++] = host;
-        argv[k++] = "--timeout";
-        argv[k++] = timeout;
-        if (keys_dir) {
-            argv[k++] = "--keys";
-            argv[k++] = (char *) keys_dir;
-        }
-        argv[k] = NULL;
+        s_worker_words (argv, k, remote_worker, ep, host, timeout, keys_dir);
         sb_debug ("host %s: %s ... %s %s", host, argv[0], remote_worker, ep);
         pid_t pid = s_spawn (argv, errfd);
         if (pid < 0) {
@@ -302,16 +315,7 @@ sb_launcher_start_srun (sb_launcher_t *self, const char *const *hosts, size_t n,
     argv[k++] = "--overlap";
     /* one worker failing ends the others */
     argv[k++] = "--kill-on-bad-exit=1";
-    argv[k++] = (char *) worker;
-    argv[k++] = "--coordinator";
-    argv[k++] = ep;
-    argv[k++] = "--timeout";
-    argv[k++] = timeout;
-    if (keys_dir) {
-        argv[k++] = "--keys";
-        argv[k++] = (char *) keys_dir;
-    }
-    argv[k] = NULL;
+    s_worker_words (argv, k, worker, ep, NULL, timeout, keys_dir);
     int errfd = memfd_create ("shardbench-srun-stderr", MFD_CLOEXEC);
     if (errfd < 0) {
         snprintf (err, err_size, "cannot create a file for srun's errors: %s", strerror (errno));

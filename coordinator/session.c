@@ -1517,35 +1517,22 @@ sb_session_run (const sb_session_opts_t *opts, int64_t *run_id, char *err, size_
         snprintf (err, err_size, "out of memory");
         goto done;
     }
-    if (opts->nhosts && opts->slurm) {
-        self->launcher = sb_launcher_new (opts->worker_path);
-        if (!self->launcher
-            || sb_launcher_start_srun (self->launcher, opts->hosts, opts->nhosts, opts->srun_cmd, opts->remote_worker,
-                                       self->endpoint, wl->heartbeat_timeout_s, opts->keys_dir, err, err_size) != 0) {
-            if (!self->launcher)
-                snprintf (err, err_size, "out of memory");
+    if (opts->nhosts || opts->local_workers) {
+        /* --slurm: one srun step; --hosts: ssh per host; --local: fork */
+        int rc = -1;
+        if (!(self->launcher = sb_launcher_new (opts->worker_path)))
+            snprintf (err, err_size, "out of memory");
+        else if (opts->nhosts && opts->slurm)
+            rc = sb_launcher_start_srun (self->launcher, opts->hosts, opts->nhosts, opts->srun_cmd, opts->remote_worker,
+                                         self->endpoint, wl->heartbeat_timeout_s, opts->keys_dir, err, err_size);
+        else if (opts->nhosts)
+            rc = sb_launcher_start_ssh (self->launcher, opts->hosts, opts->nhosts, opts->ssh_cmd, opts->remote_worker,
+                                        self->endpoint, wl->heartbeat_timeout_s, opts->keys_dir, err, err_size);
+        else
+            rc = sb_launcher_start (self->launcher, opts->local_workers, self->endpoint, wl->heartbeat_timeout_s,
+                                    opts->keys_dir, err, err_size);
+        if (rc != 0)
             goto done;
-        }
-    }
-    else if (opts->nhosts) {
-        self->launcher = sb_launcher_new (opts->worker_path);
-        if (!self->launcher
-            || sb_launcher_start_ssh (self->launcher, opts->hosts, opts->nhosts, opts->ssh_cmd, opts->remote_worker,
-                                      self->endpoint, wl->heartbeat_timeout_s, opts->keys_dir, err, err_size) != 0) {
-            if (!self->launcher)
-                snprintf (err, err_size, "out of memory");
-            goto done;
-        }
-    }
-    else if (opts->local_workers) {
-        self->launcher = sb_launcher_new (opts->worker_path);
-        if (!self->launcher
-            || sb_launcher_start (self->launcher, opts->local_workers, self->endpoint, wl->heartbeat_timeout_s,
-                                  opts->keys_dir, err, err_size) != 0) {
-            if (!self->launcher)
-                snprintf (err, err_size, "out of memory");
-            goto done;
-        }
     }
     else
         sb_info ("waiting for %zu workers: start `shardbench-worker --coordinator %s%s%s` on each node%s",

@@ -232,29 +232,6 @@ typedef struct {
 } s_s3_sink_t;
 
 static void
-s_s3_on_done (void *arg, const sb_s3_done_t *d)
-{
-    s_s3_sink_t *sink = arg;
-    sb_read_result_t res;
-    memset (&res, 0, sizeof res);
-    res.bytes = d->bytes;
-    res.latency_ns = d->latency_ns;
-    if (d->failed) {
-        const sb_s3_error_t *e = &d->error;
-        res.error = e->os_errno ? e->os_errno : -1;
-        snprintf (res.message, sizeof res.message, "%s", e->text);
-        snprintf (res.target, sizeof res.target, "%s", e->key);
-        snprintf (res.endpoint, sizeof res.endpoint, "%s", e->endpoint);
-        res.http_status = e->http_status;
-        snprintf (res.s3_code, sizeof res.s3_code, "%s", e->s3_code);
-        res.curl_code = e->curl_code;
-        res.attempt = e->attempt;
-    }
-    if (zsock_send (sink->ctx->done, "b", &res, sizeof res) != 0)
-        sink->failed_send = 1;
-}
-
-static void
 s_s3_stats_reply (s_thread_ctx_t *ctx)
 {
     sb_reader_t *self = ctx->reader;
@@ -276,6 +253,31 @@ s_s3_stats_reply (s_thread_ctx_t *ctx)
     }
     else
         zsock_send (ctx->done, "b", "", (size_t) 0);
+}
+
+static void
+s_s3_on_done (void *arg, const sb_s3_done_t *d)
+{
+    s_s3_sink_t *sink = arg;
+    sb_read_result_t res;
+    memset (&res, 0, sizeof res);
+    res.bytes = d->bytes;
+    res.latency_ns = d->latency_ns;
+    if (d->failed) {
+        const sb_s3_error_t *e = &d->error;
+        res.error = e->os_errno ? e->os_errno : -1;
+        snprintf (res.message, sizeof res.message, "%s", e->text);
+        snprintf (res.target, sizeof res.target, "%s", e->key);
+        snprintf (res.endpoint, sizeof res.endpoint, "%s", e->endpoint);
+        res.http_status = e->http_status;
+        snprintf (res.s3_code, sizeof res.s3_code, "%s", e->s3_code);
+        res.curl_code = e->curl_code;
+        res.attempt = e->attempt;
+    }
+    if (zsock_send (sink->ctx->done, "b", &res, sizeof res) != 0)
+        sink->failed_send = 1;
+    else if (d->failed)
+        s_s3_stats_reply (sink->ctx);   /* right behind it: sb_reader_failure_stats */
 }
 
 /* The s3 engine: take requests while fewer than max_in_flight are pending,
@@ -516,6 +518,8 @@ sb_reader_submit (sb_reader_t *self, const char *key, uint64_t offset, uint64_t 
     return 0;
 }
 
+static int s_recv_stats (sb_reader_t *self, int timeout_ms, sb_reader_endpoint_t *out, size_t max);
+
 int
 sb_reader_endpoint_stats (sb_reader_t *self, sb_reader_endpoint_t *out, size_t max)
 {
@@ -526,11 +530,25 @@ sb_reader_endpoint_stats (sb_reader_t *self, sb_reader_endpoint_t *out, size_t m
     if (zsock_send (self->work, "b", frame, sizeof frame) != 0)
         return -1;
     sb_s3_wakeup (self->s3);
+    return s_recv_stats (self, 10000, out, max);
+}
+
+int
+sb_reader_failure_stats (sb_reader_t *self, sb_reader_endpoint_t *out, size_t max)
+{
+    return self->s3 ? s_recv_stats (self, 1000, out, max) : 0;
+}
+
+/* The engine's reply to S_STATS (or the counters behind a failed read):
+ * the next frame on the completion socket, within timeout_ms. */
+static int
+s_recv_stats (sb_reader_t *self, int timeout_ms, sb_reader_endpoint_t *out, size_t max)
+{
     zpoller_t *wait = zpoller_new (self->done, NULL);
-    void *ready = wait ? zpoller_wait (wait, 10000) : NULL;
+    void *ready = wait ? zpoller_wait (wait, timeout_ms) : NULL;
     zpoller_destroy (&wait);
     if (!ready)
-        return -1;  /* the engine did not answer within 10 s */
+        return -1;  /* the engine did not answer in time */
     zframe_t *f = zframe_recv (self->done);
     if (!f || zframe_size (f) != sizeof (s_stats_reply_t)) {
         zframe_destroy (&f);

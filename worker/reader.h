@@ -60,6 +60,13 @@ int sb_reader_set_dataset (sb_reader_t *self, const sb_dataset_t *ds, char *err,
  * reads (no read in flight). Writes up to max entries into out and returns
  * how many (0 for the file engine), or -1. */
 int sb_reader_endpoint_stats (sb_reader_t *self, sb_reader_endpoint_t *out, size_t max);
+
+/* After sb_reader_try_take gave a failed S3 read: the per-endpoint counters
+ * the engine sends right behind every failed read, then resets, so a failed
+ * run still records the attempts, errors and retries that led to it. Waits
+ * up to 1 s. Returns how many entries were written (0 for the file engine),
+ * or -1. */
+int sb_reader_failure_stats (sb_reader_t *self, sb_reader_endpoint_t *out, size_t max);
 /* Stop and join the threads; accepts NULL and nulls the pointer. */
 void sb_reader_destroy (sb_reader_t **self_p);
 

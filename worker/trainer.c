@@ -55,12 +55,15 @@ struct sb_trainer {
     int              failed;        /* an ERROR was sent: nothing more this epoch */
 };
 
-/* ENDPOINT_STATS of rank r: its engine's counters since the phase began. */
+/* ENDPOINT_STATS of rank r: its engine's counters since the phase began,
+ * asked for (at the end of its epoch) or sent behind a failed read. */
 static void
-s_report_endpoint_counters (sb_trainer_t *self, s_rank_t *r)
+s_report_endpoint_counters (sb_trainer_t *self, s_rank_t *r, int after_failure)
 {
     sb_reader_endpoint_t *eps = calloc (SB_MAX_ENDPOINTS, sizeof *eps);
-    int n = eps ? sb_reader_endpoint_stats (r->reader, eps, SB_MAX_ENDPOINTS) : -1;
+    int n = !eps ? -1
+            : after_failure ? sb_reader_failure_stats (r->reader, eps, SB_MAX_ENDPOINTS)
+                            : sb_reader_endpoint_stats (r->reader, eps, SB_MAX_ENDPOINTS);
     if (n < 0)
         sb_warn ("rank %llu: per-endpoint counters of epoch %llu are lost", (unsigned long long) r->rank,
                  (unsigned long long) self->epoch);
@@ -318,7 +321,7 @@ s_finish (sb_trainer_t *self, s_rank_t *r, double now)
     self->running--;
     sb_report_interval (&self->out, r->rank, self->epoch, &r->interval, now, 1);
     if (self->storage_type == SB_STORAGE_S3)
-        s_report_endpoint_counters (self, r);
+        s_report_endpoint_counters (self, r, 0);
     sb_msg_t done = { .type = SB_MSG_RANK_DONE };
     sb_msg_rank_done_t *d = &done.u.rank_done;
     d->rank = r->rank;
@@ -370,6 +373,9 @@ s_take_completions (sb_trainer_t *self, s_rank_t *r)
             return 0;
         }
         if (res.error) {
+            /* the failing rank's counters go first, so the endpoints table has them */
+            if (self->storage_type == SB_STORAGE_S3 && res.endpoint[0] && !self->failed)
+                s_report_endpoint_counters (self, r, 1);
             s_fail (self, r, "read", res.target, res.error > 0 ? res.error : 0, res.message, &res);
             return 0;
         }

@@ -136,6 +136,8 @@ persistent_check () {
     expect_contains "$what: the run's error has it too" sb.err "shardbench: error: rank 0 on "
     expect_eq "$what: runs.error is the message" \
         "$(q f.db "SELECT instr(error, '$6') > 0 AND instr(error, '$ep') > 0 FROM runs WHERE id = $(last)")" 1
+    expect_eq "$what: the failed run still records its attempts: endpoint|requests|errors|retries" \
+        "$(q f.db "SELECT endpoint, requests, errors, retries FROM endpoints WHERE run_id = $(last)")" "$ep|3|3|2"
     echo "# $what: failed after $(dur) s"
 }
 
@@ -166,6 +168,8 @@ persistent_check "persistent refuse" "$p2" 0 "" 7 "Connection refused: Failed to
 expect_eq "README errors per endpoint: the refused endpoint's read error and the run's error" \
     "$(readme_sql "GROUP BY endpoint, http_status, s3_code" | sqlite3 -batch -noheader f.db | sort | tr '\n' ' ')" \
     "-|||1|0 $p2|0||1|1 "
+expect_eq "README traffic per endpoint: the failed run's 3 refused attempts, 2 of them retries" \
+    "$(readme_sql "FROM endpoints" | sqlite3 -batch -noheader f.db | cut -d'|' -f1-4)" "$p2|3|3|2"
 
 # the proxy itself stayed up through every fault
 kill -0 "$proxy_pid" 2>/dev/null && pass "fault proxy still running" || fail "fault proxy died"
