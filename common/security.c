@@ -188,8 +188,9 @@ sb_curve_client (zsock_t *dealer, const char *dir, const char *name, char *err, 
 }
 
 struct sb_handshake_watch {
-    zsock_t *events;    /* PAIR: libzmq's monitor events */
-    int      curve;     /* this side presents a CURVE certificate */
+    zsock_t *events;        /* PAIR: libzmq's monitor events */
+    int      curve;         /* this side presents a CURVE certificate */
+    unsigned disconnects;   /* connections lost since sb_handshake_disconnects last asked */
 };
 
 sb_handshake_watch_t *
@@ -203,7 +204,7 @@ sb_handshake_watch_new (zsock_t *sock, int curve)
     snprintf (endpoint, sizeof endpoint, "inproc://sb-handshake-%p", (void *) self);
     if (zmq_socket_monitor (zsock_resolve (sock), endpoint,
                             ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL
-                                | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) != 0
+                                | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH | ZMQ_EVENT_DISCONNECTED) != 0
         || !(self->events = zsock_new (ZMQ_PAIR)) || zsock_connect (self->events, "%s", endpoint) != 0) {
         zsock_destroy (&self->events);
         free (self);
@@ -218,15 +219,23 @@ sb_handshake_failure (sb_handshake_watch_t *self, char *why, size_t why_size)
 {
     if (!self)
         return 0;
-    zmsg_t *m = zmsg_recv (self->events);
-    if (!m)
-        return 0;
-    zframe_t *head = zmsg_first (m), *where = zmsg_next (m);
+    zmsg_t *m;
+    zframe_t *head = NULL, *where = NULL;
     uint16_t event = 0;
     uint32_t value = 0;
-    if (head && zframe_size (head) >= 6) {
-        memcpy (&event, zframe_data (head), 2);
-        memcpy (&value, zframe_data (head) + 2, 4);
+    for (;;) {
+        if (!(m = zmsg_recv (self->events)))
+            return 0;
+        head = zmsg_first (m);
+        where = zmsg_next (m);
+        if (head && zframe_size (head) >= 6) {
+            memcpy (&event, zframe_data (head), 2);
+            memcpy (&value, zframe_data (head) + 2, 4);
+        }
+        if (event != ZMQ_EVENT_DISCONNECTED)
+            break;
+        self->disconnects++;    /* not a failure: counted for sb_handshake_disconnects */
+        zmsg_destroy (&m);
     }
     char *endpoint = where ? zframe_strdup (where) : NULL;
     const char *what = !self->curve
@@ -242,6 +251,16 @@ sb_handshake_failure (sb_handshake_watch_t *self, char *why, size_t why_size)
     free (endpoint);
     zmsg_destroy (&m);
     return 1;
+}
+
+unsigned
+sb_handshake_disconnects (sb_handshake_watch_t *self)
+{
+    if (!self)
+        return 0;
+    unsigned n = self->disconnects;
+    self->disconnects = 0;
+    return n;
 }
 
 void

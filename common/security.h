@@ -41,10 +41,12 @@ int sb_curve_client (zsock_t *dealer, const char *dir, const char *name, char *e
 /* Watch a socket's handshakes (call before connecting; curve: the socket
  * presents a certificate). sb_handshake_failure then tells, without
  * waiting, whether a handshake failed and why (text in why): 1 failed, 0
- * nothing to report. */
+ * nothing to report. It also counts lost connections:
+ * sb_handshake_disconnects returns how many it saw since the last call. */
 typedef struct sb_handshake_watch sb_handshake_watch_t;
 sb_handshake_watch_t *sb_handshake_watch_new (zsock_t *sock, int curve);
 int sb_handshake_failure (sb_handshake_watch_t *self, char *why, size_t why_size);
+unsigned sb_handshake_disconnects (sb_handshake_watch_t *self);
 void sb_handshake_watch_destroy (sb_handshake_watch_t **self_p);
 
 #endif

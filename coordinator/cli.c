@@ -268,9 +268,9 @@ s_slurm_hosts (s_run_args_t *a, const char *cmd)
                  "  sbatch script or under salloc (e.g. `salloc -N 4 shardbench %s ... --slurm`)\n", cmd, cmd);
         return -1;
     }
-    const char *nnodes = getenv ("SLURM_JOB_NUM_NODES");
+    const char *nnodes_var = "SLURM_JOB_NUM_NODES", *nnodes = getenv (nnodes_var);
     if (!nnodes || !*nnodes)
-        nnodes = getenv ("SLURM_NNODES");
+        nnodes = getenv (nnodes_var = "SLURM_NNODES");
     const char *list = getenv ("SLURM_JOB_NODELIST");
     if (!list || !*list)
         list = getenv ("SLURM_NODELIST");
@@ -280,7 +280,7 @@ s_slurm_hosts (s_run_args_t *a, const char *cmd)
                  !nnodes ? "SLURM_JOB_NUM_NODES (or SLURM_NNODES)" : "SLURM_JOB_NODELIST (or SLURM_NODELIST)");
         return -1;
     }
-    if (s_parse_u64 ("SLURM_JOB_NUM_NODES", nnodes, 1, &n) != 0)
+    if (s_parse_u64 (nnodes_var, nnodes, 1, &n) != 0)
         return -1;
     char err[1024];
     if (sb_slurm_hostlist_expand (list, s_add_slurm_host, a, err, sizeof err) != 0) {
@@ -596,8 +596,13 @@ s_cmd_report (int argc, char **argv)
             db_path = argv[++i];
         else if (!strcmp (argv[i], "--json"))
             json = 1;
-        else if (!strcmp (argv[i], "--html") && i + 1 < argc)
+        else if (!strcmp (argv[i], "--html")) {
+            if (i + 1 >= argc) {
+                fprintf (stderr, "shardbench report: --html needs a FILE (or - for stdout)\n");
+                return 2;
+            }
             html = argv[++i];
+        }
         else if (!strcmp (argv[i], "--csv")) {
             csv = 1;
             if (i + 1 < argc && (!strcmp (argv[i + 1], "epochs") || !strcmp (argv[i + 1], "ranks")))

@@ -33,6 +33,7 @@
 #define S_TOP    36
 #define S_BOTTOM 56
 #define S_MAX_POINTS 600    /* throughput bins per host: longer runs get wider bins */
+#define S_MAX_TICKS 50      /* ticks per axis, a bound whatever the data */
 #define S_MAX_ERRORS 200    /* rows of the errors table */
 
 static const char *const s_colors[] = {
@@ -139,7 +140,9 @@ s_axes (FILE *out, const s_plot_t *p, int x_linear, const char *xlabel, const ch
 {
     double step = s_nice_step (p->y1 - p->y0, 5);
     fprintf (out, "<g class=\"axis y-axis\">\n");
-    for (double y = ceil (p->y0 / step) * step; y <= p->y1 + step * 1e-9; y += step) {
+    /* at most S_MAX_TICKS ticks, whatever the range (a non-finite one gives step 1) */
+    int ticks = 0;
+    for (double y = ceil (p->y0 / step) * step; y <= p->y1 + step * 1e-9 && ticks++ < S_MAX_TICKS; y += step) {
         double py = s_py (p, y);
         fprintf (out, "<line class=\"grid\" x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\"/>"
                  "<text class=\"tick\" x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%g</text>\n",
@@ -148,7 +151,8 @@ s_axes (FILE *out, const s_plot_t *p, int x_linear, const char *xlabel, const ch
     fprintf (out, "</g>\n<g class=\"axis x-axis\">\n");
     if (x_linear) {
         step = s_nice_step (p->x1 - p->x0, 8);
-        for (double x = ceil (p->x0 / step) * step; x <= p->x1 + step * 1e-9; x += step)
+        ticks = 0;
+        for (double x = ceil (p->x0 / step) * step; x <= p->x1 + step * 1e-9 && ticks++ < S_MAX_TICKS; x += step)
             fprintf (out, "<text class=\"tick\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%g</text>\n",
                      s_px (p, x), S_H - S_BOTTOM + 18, fabs (x) < step * 1e-9 ? 0.0 : x);
     }
@@ -255,6 +259,94 @@ s_epoch_table (sqlite3 *db, int64_t run_id, FILE *out)
     return 0;
 }
 
+/* A point of a host's throughput line: x seconds since the run start, y MiB/s. */
+typedef struct {
+    size_t   host;
+    double   x, y;
+    uint64_t bytes;     /* read in the bin */
+} s_point_t;
+
+/* The throughput of many hosts (more than colours): per bin the lowest and
+ * highest host (a polygon), the mean over hosts (a line), and the line of
+ * the host with the fewest bytes over the run (the first in name order of
+ * those tied). pts: n points sorted by host,
+ * x the middle of bins of `bin` seconds. Returns 0, or -1 out of memory
+ * (nothing written then). */
+static int
+s_host_band (FILE *out, const s_plot_t *p, const s_point_t *pts, size_t n, char **hosts, size_t nhosts, int64_t bin)
+{
+    size_t nb = 0;
+    for (size_t i = 0; i < n; i++) {
+        const s_point_t *q = &pts[i];
+        size_t b = (size_t) (q->x / (double) bin);
+        if (b + 1 > nb)
+            nb = b + 1;
+    }
+    double *lo = malloc (nb * sizeof *lo), *hi = calloc (nb, sizeof *hi), *sum = calloc (nb, sizeof *sum);
+    double *one = calloc (nb, sizeof *one);
+    uint64_t *total = calloc (nhosts, sizeof *total);
+    if (!lo || !hi || !sum || !one || !total) {
+        free (lo), free (hi), free (sum), free (one), free (total);
+        return -1;
+    }
+    for (size_t b = 0; b < nb; b++)
+        lo[b] = INFINITY;
+    for (size_t h = 0, i = 0; h < nhosts; h++) {
+        memset (one, 0, nb * sizeof *one);
+        for (; i < n; i++) {
+            const s_point_t *q = &pts[i];
+            if (q->host != h)
+                break;
+            one[(size_t) (q->x / (double) bin)] = q->y;
+            total[h] += q->bytes;
+        }
+        for (size_t b = 0; b < nb; b++) {
+            lo[b] = one[b] < lo[b] ? one[b] : lo[b];
+            hi[b] = one[b] > hi[b] ? one[b] : hi[b];
+            sum[b] += one[b];
+        }
+    }
+    size_t slow = 0;
+    for (size_t h = 1; h < nhosts; h++)
+        if (total[h] < total[slow])
+            slow = h;
+    double half = (double) bin / 2;
+    fprintf (out, "<polygon class=\"host-band\" fill=\"%s\" fill-opacity=\"0.25\" stroke=\"none\" points=\"",
+             s_colors[0]);
+    for (size_t b = 0; b < nb; b++)
+        fprintf (out, "%s%.1f,%.1f", b ? " " : "", s_px (p, (double) b * (double) bin + half), s_py (p, hi[b]));
+    for (size_t b = nb; b-- > 0;)
+        fprintf (out, " %.1f,%.1f", s_px (p, (double) b * (double) bin + half), s_py (p, lo[b]));
+    fprintf (out, "\"/>\n<polyline class=\"host-mean\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"",
+             s_colors[0]);
+    for (size_t b = 0; b < nb; b++)
+        fprintf (out, "%s%.1f,%.1f", b ? " " : "", s_px (p, (double) b * (double) bin + half),
+                 s_py (p, sum[b] / (double) nhosts));
+    fprintf (out, "\"/>\n<polyline class=\"host-line host-slowest\" data-host=\"");
+    sb_report_html_escape (out, hosts[slow]);
+    fprintf (out, "\" fill=\"none\" stroke=\"#d62728\" stroke-width=\"1.5\" points=\"");
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        const s_point_t *q = &pts[i];
+        if (q->host == slow)
+            fprintf (out, "%s%.1f,%.1f", k++ ? " " : "", s_px (p, q->x), s_py (p, q->y));
+    }
+    int x = S_W - S_RIGHT + 12, y = S_TOP + 10;
+    fprintf (out, "\"/>\n<g class=\"legend\">\n"
+             "<rect x=\"%d\" y=\"%d\" width=\"14\" height=\"10\" fill=\"%s\" fill-opacity=\"0.25\"/>"
+             "<text x=\"%d\" y=\"%d\">%zu hosts: min to max</text>\n"
+             "<rect x=\"%d\" y=\"%d\" width=\"14\" height=\"4\" fill=\"%s\"/>"
+             "<text x=\"%d\" y=\"%d\">mean of the hosts</text>\n"
+             "<rect x=\"%d\" y=\"%d\" width=\"14\" height=\"4\" fill=\"#d62728\"/>"
+             "<text x=\"%d\" y=\"%d\">least bytes:</text>\n<text class=\"legend-host\" x=\"%d\" y=\"%d\">",
+             x, y - 8, s_colors[0], x + 20, y + 1, nhosts, x, y + 14, s_colors[0], x + 20, y + 19, x, y + 32, x + 20,
+             y + 37, x + 20, y + 55);
+    sb_report_html_escape (out, hosts[slow]);
+    fprintf (out, "</text>\n</g>\n");
+    free (lo), free (hi), free (sum), free (one), free (total);
+    return 0;
+}
+
 /* chart-throughput: MiB/s per host over time. */
 static int
 s_chart_throughput (sqlite3 *db, int64_t run_id, const s_run_t *r, FILE *out)
@@ -263,8 +355,12 @@ s_chart_throughput (sqlite3 *db, int64_t run_id, const s_run_t *r, FILE *out)
     double span = 0;
     if (s_prepare (db, "SELECT max(t) - ?2 FROM timeseries WHERE run_id = ?1", run_id, &st) != 0)
         return -1;
-    if (sqlite3_bind_double (st, 2, r->started_at) == SQLITE_OK && sqlite3_step (st) == SQLITE_ROW)
-        span = sqlite3_column_double (st, 0);
+    if (sqlite3_bind_double (st, 2, r->started_at) != SQLITE_OK || sqlite3_step (st) != SQLITE_ROW) {
+        fprintf (stderr, "shardbench report: --html: %s\n", sqlite3_errmsg (db));
+        sqlite3_finalize (st);
+        return -1;
+    }
+    span = sqlite3_column_double (st, 0);
     sqlite3_finalize (st);
     /* bins of whole seconds since the run start; wide enough that no line
      * has more than S_MAX_POINTS points */
@@ -281,7 +377,7 @@ s_chart_throughput (sqlite3 *db, int64_t run_id, const s_run_t *r, FILE *out)
     }
     /* rows in host order: (host index, x seconds, MiB/s) */
     size_t n = 0, cap = 0, nhosts = 0;
-    struct { size_t host; double x, y; } *pts = NULL;
+    s_point_t *pts = NULL;
     char **hosts = NULL;
     int rc, ret = -1;
     s_plot_t p = { 0, 1, 0, 0 };
@@ -306,7 +402,8 @@ s_chart_throughput (sqlite3 *db, int64_t run_id, const s_run_t *r, FILE *out)
         }
         pts[n].host = nhosts - 1;
         pts[n].x = (double) (sqlite3_column_int64 (st, 1) * bin) + (double) bin / 2;
-        pts[n].y = (double) sqlite3_column_int64 (st, 2) / 1048576.0 / (double) bin;
+        pts[n].bytes = (uint64_t) sqlite3_column_int64 (st, 2);
+        pts[n].y = (double) pts[n].bytes / 1048576.0 / (double) bin;
         if (pts[n].x > p.x1)
             p.x1 = pts[n].x;
         if (pts[n].y > p.y1)
@@ -326,6 +423,13 @@ s_chart_throughput (sqlite3 *db, int64_t run_id, const s_run_t *r, FILE *out)
         char xlabel[64];
         snprintf (xlabel, sizeof xlabel, "seconds since run start (bins of %lld s)", (long long) bin);
         s_axes (out, &p, 1, xlabel, "MiB/s");
+        if (nhosts > S_NCOLORS) {
+            /* too many hosts for a line each: the band from the slowest to the
+             * fastest host of each bin, their mean, and the host that read least */
+            if (s_host_band (out, &p, pts, n, hosts, nhosts, bin) != 0)
+                goto oom;
+            goto legend_done;
+        }
         for (size_t h = 0, i = 0; h < nhosts; h++) {
             const char *color = s_colors[h % S_NCOLORS];
             size_t first = i;
@@ -353,8 +457,14 @@ s_chart_throughput (sqlite3 *db, int64_t run_id, const s_run_t *r, FILE *out)
         }
         fprintf (out, "</g>\n");
     }
-    s_svg_close (out, "Bytes read per host, summed over its ranks, per time bin since the run start"
-                 " (timeseries table).");
+legend_done:
+    s_svg_close (out, nhosts > S_NCOLORS
+                 ? "Bytes read per host, summed over its ranks, per time bin since the run start (timeseries"
+                   " table): the band spans the slowest to the fastest host of each bin (a host with no"
+                   " interval in a bin counts as 0), the line is their mean, and the host that read least"
+                   " over the run is drawn on its own."
+                 : "Bytes read per host, summed over its ranks, per time bin since the run start"
+                   " (timeseries table).");
     ret = 0;
     goto done;
 oom:
@@ -381,8 +491,11 @@ s_chart_au (sqlite3 *db, int64_t run_id, const s_run_t *r, FILE *out)
     size_t n = 0;
     int rc;
     while ((rc = sqlite3_step (st)) == SQLITE_ROW && n < sizeof au / sizeof au[0]) {
+        double v = 100 * sqlite3_column_double (st, 1);
+        if (!isfinite (v) || v < 0)
+            continue;   /* not an AU: the coordinator refuses such figures, an edited database may hold them */
         epochs[n] = sqlite3_column_int64 (st, 0);
-        au[n++] = 100 * sqlite3_column_double (st, 1);
+        au[n++] = v;
     }
     sqlite3_finalize (st);
     if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
@@ -529,10 +642,13 @@ s_chart_endpoints (sqlite3 *db, int64_t run_id, FILE *out)
     if (s_prepare (db, "SELECT count(*), max(requests) FROM endpoints WHERE run_id = ?1", run_id, &st) != 0)
         return -1;
     int64_t n = 0, top = 0;
-    if (sqlite3_step (st) == SQLITE_ROW) {
-        n = sqlite3_column_int64 (st, 0);
-        top = sqlite3_column_int64 (st, 1);
+    if (sqlite3_step (st) != SQLITE_ROW) {
+        fprintf (stderr, "shardbench report: --html: %s\n", sqlite3_errmsg (db));
+        sqlite3_finalize (st);
+        return -1;
     }
+    n = sqlite3_column_int64 (st, 0);
+    top = sqlite3_column_int64 (st, 1);
     sqlite3_finalize (st);
     s_svg_open (out, "chart-endpoints", "Requests and errors per object-store endpoint");
     if (!n) {

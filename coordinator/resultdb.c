@@ -41,6 +41,99 @@ sb_resultdb_errmsg (sb_resultdb_t *self)
     return sqlite3_errmsg (self->db);
 }
 
+/* PRAGMA user_version of db, or -1. */
+static int
+s_user_version (sqlite3 *db)
+{
+    sqlite3_stmt *st = NULL;
+    int version = -1;
+    if (sqlite3_prepare_v2 (db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK && sqlite3_step (st) == SQLITE_ROW)
+        version = sqlite3_column_int (st, 0);
+    sqlite3_finalize (st);
+    return version;
+}
+
+/* Bring db to SB_RESULTDB_VERSION: a new file gets the schema, an older one
+ * its upgrades, all in one write transaction with the version bump, so that
+ * two processes opening the same old file, or a crash halfway, never leave
+ * it half upgraded. The version is read again once the lock is held: the
+ * other process may have upgraded it meanwhile. Returns 0, or -1 with err. */
+static int
+s_upgrade (sqlite3 *db, const char *path, char *err, size_t err_size)
+{
+    int version = s_user_version (db);
+    if (version < 0) {
+        snprintf (err, err_size, "%s: not a SQLite database: %s", path, sqlite3_errmsg (db));
+        return -1;
+    }
+    if (version == SB_RESULTDB_VERSION)
+        return 0;
+    char *msg = NULL;
+    if (sqlite3_exec (db, "BEGIN IMMEDIATE", NULL, NULL, &msg) != SQLITE_OK) {
+        snprintf (err, err_size, "%s: cannot lock the result database to set it up: %s", path, msg ? msg : "?");
+        sqlite3_free (msg);
+        return -1;
+    }
+    version = s_user_version (db);
+    const char *what = "?";
+    int rc = 0;
+    /* each upgrade step runs when it applies; the first that fails ends the chain */
+    if (version < 0) {
+        snprintf (err, err_size, "%s: not a SQLite database: %s", path, sqlite3_errmsg (db));
+        rc = -1;
+    }
+    else if (version > SB_RESULTDB_VERSION) {
+        snprintf (err, err_size, "%s: result database schema version %d is newer than this shardbench (%d)",
+                  path, version, SB_RESULTDB_VERSION);
+        rc = -1;
+    }
+    /* version 1 -> 2: S3 details on errors (the endpoints table is new and
+     * comes from the schema itself) */
+    else if (version == 1
+             && sqlite3_exec (db, "ALTER TABLE errors ADD COLUMN endpoint TEXT;"
+                              " ALTER TABLE errors ADD COLUMN http_status INTEGER;"
+                              " ALTER TABLE errors ADD COLUMN s3_code TEXT;"
+                              " ALTER TABLE errors ADD COLUMN curl_code INTEGER;"
+                              " ALTER TABLE errors ADD COLUMN attempt INTEGER;", NULL, NULL, &msg) != SQLITE_OK)
+        what = "cannot upgrade the errors table from version 1", rc = -1;
+    /* versions 2 -> 3 (objects keyed by oid = catalog_id * 2^40 + idx) and
+     * 4 -> 5 (compact keys: key may be NULL, catalogs.naming). A catalog is
+     * a cache of a listing: the old ones are dropped and the next run lists
+     * again. */
+    else if (version >= 1 && version <= 4
+             && sqlite3_exec (db, "DROP TABLE IF EXISTS objects; DELETE FROM catalogs;"
+                              " ALTER TABLE catalogs ADD COLUMN naming TEXT;", NULL, NULL, &msg) != SQLITE_OK)
+        what = "cannot upgrade the catalog tables", rc = -1;
+    /* version 3 -> 4: barrier percentiles per epoch */
+    else if (version >= 1 && version <= 3
+             && sqlite3_exec (db, "ALTER TABLE epochs ADD COLUMN barrier_p50_ms REAL;"
+                              " ALTER TABLE epochs ADD COLUMN barrier_p99_ms REAL;", NULL, NULL, &msg) != SQLITE_OK)
+        what = "cannot upgrade the epochs table to version 4", rc = -1;
+    /* version 5 -> 6: the checkpoints and checkpoint_ranks tables (shardbench
+     * checkpoint) are new and come from the schema itself; no table changes.
+     * version 6 -> 7: read latency percentiles per epoch (the read_latency
+     * table is new and comes from the schema itself); older runs keep NULL */
+    else if (version >= 1 && version <= 6
+             && sqlite3_exec (db, "ALTER TABLE epochs ADD COLUMN read_p50_ms REAL;"
+                              " ALTER TABLE epochs ADD COLUMN read_p99_ms REAL;", NULL, NULL, &msg) != SQLITE_OK)
+        what = "cannot upgrade the epochs table to version 7", rc = -1;
+    else if (sqlite3_exec (db, sb_results_sql, NULL, NULL, &msg) != SQLITE_OK)
+        what = "cannot apply schemas/results.sql", rc = -1;
+    else {
+        char pragma[64];
+        snprintf (pragma, sizeof pragma, "PRAGMA user_version=%d", SB_RESULTDB_VERSION);
+        if (sqlite3_exec (db, pragma, NULL, NULL, &msg) != SQLITE_OK || sqlite3_exec (db, "COMMIT", NULL, NULL, &msg) != SQLITE_OK)
+            what = "cannot set the schema version", rc = -1;
+    }
+    if (rc != 0) {
+        if (msg)    /* else err is set already */
+            snprintf (err, err_size, "%s: %s: %s", path, what, msg);
+        sqlite3_free (msg);
+        sqlite3_exec (db, "ROLLBACK", NULL, NULL, NULL);
+    }
+    return rc;
+}
+
 sb_resultdb_t *
 sb_resultdb_open (const char *path, char *err, size_t err_size)
 {
@@ -63,80 +156,8 @@ sb_resultdb_open (const char *path, char *err, size_t err_size)
         sqlite3_free (msg);
         goto fail;
     }
-    sqlite3_stmt *st = NULL;
-    int version = -1;
-    if (sqlite3_prepare_v2 (self->db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK
-        && sqlite3_step (st) == SQLITE_ROW)
-        version = sqlite3_column_int (st, 0);
-    sqlite3_finalize (st);
-    if (version < 0) {
-        snprintf (err, err_size, "%s: not a SQLite database: %s", path, sqlite3_errmsg (self->db));
+    if (s_upgrade (self->db, path, err, err_size) != 0)
         goto fail;
-    }
-    if (version > SB_RESULTDB_VERSION) {
-        snprintf (err, err_size, "%s: result database schema version %d is newer than this shardbench (%d)",
-                  path, version, SB_RESULTDB_VERSION);
-        goto fail;
-    }
-    /* version 1 -> 2: S3 details on errors (the endpoints table is new and
-     * comes from the schema itself) */
-    if (version == 1 && sqlite3_exec (self->db,
-                                      "BEGIN; ALTER TABLE errors ADD COLUMN endpoint TEXT;"
-                                      " ALTER TABLE errors ADD COLUMN http_status INTEGER;"
-                                      " ALTER TABLE errors ADD COLUMN s3_code TEXT;"
-                                      " ALTER TABLE errors ADD COLUMN curl_code INTEGER;"
-                                      " ALTER TABLE errors ADD COLUMN attempt INTEGER; COMMIT;",
-                                      NULL, NULL, &msg) != SQLITE_OK) {
-        snprintf (err, err_size, "%s: cannot upgrade the result database from version 1: %s", path, msg ? msg : "?");
-        sqlite3_free (msg);
-        sqlite3_exec (self->db, "ROLLBACK", NULL, NULL, NULL);
-        goto fail;
-    }
-    /* versions 2 -> 3 (objects keyed by oid = catalog_id * 2^40 + idx) and
-     * 4 -> 5 (compact keys: key may be NULL, catalogs.naming). A catalog is
-     * a cache of a listing: the old ones are dropped and the next run lists
-     * again. */
-    if (version >= 1 && version <= 4
-        && sqlite3_exec (self->db, "BEGIN; DROP TABLE IF EXISTS objects; DELETE FROM catalogs;"
-                         " ALTER TABLE catalogs ADD COLUMN naming TEXT; COMMIT;", NULL, NULL, &msg) != SQLITE_OK) {
-        snprintf (err, err_size, "%s: cannot upgrade the catalog tables: %s", path, msg ? msg : "?");
-        sqlite3_free (msg);
-        sqlite3_exec (self->db, "ROLLBACK", NULL, NULL, NULL);
-        goto fail;
-    }
-    /* version 3 -> 4: barrier percentiles per epoch */
-    if (version >= 1 && version <= 3
-        && sqlite3_exec (self->db, "BEGIN; ALTER TABLE epochs ADD COLUMN barrier_p50_ms REAL;"
-                         " ALTER TABLE epochs ADD COLUMN barrier_p99_ms REAL; COMMIT;", NULL, NULL, &msg) != SQLITE_OK) {
-        snprintf (err, err_size, "%s: cannot upgrade the epochs table: %s", path, msg ? msg : "?");
-        sqlite3_free (msg);
-        sqlite3_exec (self->db, "ROLLBACK", NULL, NULL, NULL);
-        goto fail;
-    }
-    /* version 5 -> 6: the checkpoints and checkpoint_ranks tables (shardbench
-     * checkpoint) are new and come from the schema itself; no table changes */
-    /* version 6 -> 7: read latency percentiles per epoch (the read_latency
-     * table is new and comes from the schema itself); older runs keep NULL */
-    if (version >= 1 && version <= 6
-        && sqlite3_exec (self->db, "BEGIN; ALTER TABLE epochs ADD COLUMN read_p50_ms REAL;"
-                         " ALTER TABLE epochs ADD COLUMN read_p99_ms REAL; COMMIT;", NULL, NULL, &msg) != SQLITE_OK) {
-        snprintf (err, err_size, "%s: cannot upgrade the epochs table to version 7: %s", path, msg ? msg : "?");
-        sqlite3_free (msg);
-        sqlite3_exec (self->db, "ROLLBACK", NULL, NULL, NULL);
-        goto fail;
-    }
-    if (sqlite3_exec (self->db, sb_results_sql, NULL, NULL, &msg) != SQLITE_OK) {
-        snprintf (err, err_size, "%s: cannot apply schemas/results.sql: %s", path, msg ? msg : "?");
-        sqlite3_free (msg);
-        goto fail;
-    }
-    char pragma[64];
-    snprintf (pragma, sizeof pragma, "PRAGMA user_version=%d", SB_RESULTDB_VERSION);
-    if (sqlite3_exec (self->db, pragma, NULL, NULL, &msg) != SQLITE_OK) {
-        snprintf (err, err_size, "%s: %s", path, msg ? msg : "?");
-        sqlite3_free (msg);
-        goto fail;
-    }
     if (sqlite3_prepare_v2 (self->db,
                             "INSERT INTO timeseries (run_id, t, epoch, rank, samples, bytes, reads, read_s, compute_s)"
                             " VALUES (?,?,?,?,?,?,?,?,?)", -1, &self->ins_stats, NULL) != SQLITE_OK

@@ -22,6 +22,7 @@
 
 #include <czmq.h>
 #include <errno.h>
+#include <math.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -513,6 +514,16 @@ s_on_rank_done (s_session_t *self, s_worker_t *w, const sb_msg_rank_done_t *m)
     if (self->rank_done[m->rank]) {
         s_fail (self, "worker %llu on %s reported rank %llu done twice for epoch %llu", (unsigned long long) w->id,
                 w->host, (unsigned long long) m->rank, (unsigned long long) m->epoch);
+        return;
+    }
+    /* times are finite and not negative, AU a fraction: anything else would poison every mean and chart */
+    if (!(m->started_at >= 0 && isfinite (m->started_at) && m->finished_at >= 0 && isfinite (m->finished_at)
+          && m->compute_s >= 0 && isfinite (m->compute_s) && m->io_wait_s >= 0 && isfinite (m->io_wait_s)
+          && m->barrier_s >= 0 && isfinite (m->barrier_s) && m->au >= 0 && m->au <= 1)) {
+        s_fail (self, "rank %llu on %s reported impossible figures for epoch %llu: started %g, finished %g, compute %g s,"
+                " io wait %g s, barrier %g s, AU %g", (unsigned long long) m->rank, w->host,
+                (unsigned long long) m->epoch, m->started_at, m->finished_at, m->compute_s, m->io_wait_s, m->barrier_s,
+                m->au);
         return;
     }
     if (self->phase == S_PHASE_TRAIN && (m->samples != self->plan.per_rank || m->batches != self->plan.batches)) {

@@ -61,7 +61,8 @@ CREATE TABLE IF NOT EXISTS epochs (
 
 -- Sample read latency of a train epoch: the log-linear histogram (common/histogram.h) merged
 -- over the epoch's ranks, one row per non-empty bucket; the counts of an epoch add up to
--- epochs.samples. A bucket holds latencies from bucket_low_us up to, not including, bucket_high_us.
+-- epochs.samples. A bucket holds latencies from bucket_low_us up to, not including, bucket_high_us
+-- (the last bucket, from 2^41 us = 25 days, holds everything above its low end).
 -- Synthetic storage does no I/O: its reads count as 0 us.
 CREATE TABLE IF NOT EXISTS read_latency (
   run_id         INTEGER NOT NULL REFERENCES runs(id),

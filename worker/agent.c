@@ -182,6 +182,15 @@ s_await_welcome (s_agent_t *self)
             sb_error ("cannot join the coordinator at %s: %s", self->o->endpoint, why);
             return -1;
         }
+        /* A coordinator that took our HELLO and went away without answering (one
+         * closing after its run, or killed) used it up: say HELLO again, for
+         * whichever coordinator listens there next. */
+        if (sb_handshake_disconnects (self->handshakes)) {
+            sb_info ("the coordinator at %s closed the connection before answering: saying HELLO again",
+                     self->o->endpoint);
+            if (s_hello (self) != 0)
+                return -1;
+        }
         if (which != self->dealer)
             continue;
         char reason[256];

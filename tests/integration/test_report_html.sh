@@ -5,7 +5,9 @@
 # headless Chromium: the rendered DOM must hold the four charts with the
 # elements the database calls for (counted exactly), and a screenshot must
 # show them (colours of the bars and lines counted; a blank page fails the
-# same check). Skips (77) when chromium is not installed or cannot start.
+# same check). A run on 12 hosts, more than there are colours, gets the band
+# of its hosts instead of a line each. Skips (77) when chromium is not
+# installed or cannot start.
 . "$(dirname "$0")/lib.sh"
 
 data="dataset.data_folder=./data dataset.num_files_train=64 dataset.record_length_bytes=65536
@@ -86,6 +88,37 @@ expect_eq "version 6 database: exit" "$SB_RC" 0
 expect_eq "version 6 database: upgraded" "$(q v6.db "PRAGMA user_version"):$(q v6.db "SELECT count(*) FROM read_latency"):$(
     q v6.db "SELECT count(*) FROM epochs WHERE run_id = 2 AND read_p50_ms IS NULL")" "7:0:5"
 expect_contains "version 6 database: latency chart says why it is empty" v6.html "no read latency recorded for this run"
+
+# more hosts than colours: 12 workers, one rank each, named h01..h12; the
+# throughput chart then draws the band of the hosts, their mean and the host
+# that read least (python finds it in the database: fewest bytes, first name)
+many="dataset.data_folder=synthetic://many dataset.num_files_train=96 dataset.record_length_bytes=4096
+      dataset.record_length_bytes_stdev=0 reader.batch_size=2 train.computation_time=0.05 train.epochs=4"
+# shellcheck disable=SC2086
+( timeout 120 "$SHARDBENCH" run $many --accelerators 12 --workers 12 --bind "tcp://127.0.0.1:*" --db many.db \
+      >many.out 2>many.err ) &
+coord=$!
+ep=$(coordinator_endpoint many.err)
+agents=()
+for i in 01 02 03 04 05 06 07 08 09 10 11 12; do
+    timeout 120 "$SHARDBENCH_WORKER" --coordinator "$ep" --host "h$i" >/dev/null 2>&1 &
+    agents+=($!)
+done
+agents_ok=0
+for a in "${agents[@]}"; do wait "$a" && agents_ok=$((agents_ok + 1)); done
+wait $coord; expect_eq "12-host run: exit" $? 0
+expect_eq "12-host run: 12 agents ended well" "$agents_ok" 12
+sb report last --html many.html --db many.db
+expect_eq "report --html (12 hosts): exit" "$SB_RC" 0
+least=$(python3 - many.db <<'EOF'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+rows = db.execute("SELECT w.host, sum(ts.bytes) FROM timeseries ts JOIN run_workers w ON w.run_id = ts.run_id"
+                  " AND ts.rank >= w.first_rank AND ts.rank < w.first_rank + w.ranks WHERE ts.run_id = 1"
+                  " GROUP BY w.host ORDER BY w.host").fetchall()
+print(min(rows, key=lambda r: r[1])[0] if len(rows) == 12 else "hosts: %d" % len(rows))
+EOF
+)
 
 # --- headless Chromium ---
 chrome () {
@@ -171,6 +204,30 @@ expect_eq "DOM: no endpoint bars, the file storage text" "$(sed -n 7p dom.txt)" 
 dom_check ep-dom.html e.db >ep-dom.txt
 expect_eq "DOM (endpoints): one pair of bars per endpoint" "$(sed -n 7p ep-dom.txt)" \
     "endpoint bars 2 2 endpoints 2 no-endpoints text False"
+
+chrome --dump-dom "file://$SCRATCH/many.html" >many-dom.html
+python3 - many-dom.html >many-dom.txt <<'EOF'
+import html.parser, sys
+class P(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.chart, self.found = None, []
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "svg":
+            self.chart = a.get("id")
+        elif self.chart == "chart-throughput":
+            self.found.append((tag, a.get("class") or "", a.get("data-host")))
+p = P()
+p.feed(open(sys.argv[1]).read())
+f = p.found
+print("band", sum(1 for t, c, h in f if t == "polygon" and c == "host-band"),
+      "mean", sum(1 for t, c, h in f if t == "polyline" and c == "host-mean"),
+      "host lines", sum(1 for t, c, h in f if "host-line" in c.split()),
+      "slowest", ",".join(h for t, c, h in f if "host-slowest" in c.split()))
+EOF
+expect_eq "DOM (12 hosts): one band, one mean, one line: the host that read least" \
+    "$(cat many-dom.txt)" "band 1 mean 1 host lines 1 slowest $least"
 
 # python3-pil is Debian's: use Debian's interpreter when the first python3
 # on PATH lacks it

@@ -126,10 +126,18 @@ expect_eq "the worker ran on the Slurm node" \
     "$(q slurm.db "SELECT host, ranks, first_rank FROM run_workers WHERE run_id = $run")" "$node|2|0"
 expect_eq "all samples and bytes read" "$(q slurm.db "SELECT samples, dropped, bytes FROM epochs WHERE run_id = $run")" \
     "32|0|131072"
-expect_eq "no job left" "$(squeue -h | wc -l)" 0
+# a job may still be COMPLETING for a moment after salloc returns
+jobs_left=1
+for _ in $(seq 1 50); do
+    jobs_left=$(squeue -h | wc -l)
+    [ "$jobs_left" -eq 0 ] && break
+    sleep 0.1
+done
+expect_eq "no job left" "$jobs_left" 0
 # srun_endpoint: the endpoint the coordinator gave its srun'd workers (from sb.err)
 srun_endpoint () { sed -n "s/.*starting 1 worker(s) on the Slurm job's nodes: .* --coordinator \(tcp:[^ ]*\).*/\1/p" sb.err; }
 ep=$(srun_endpoint)
+expect_eq "the coordinator named the endpoint it gave srun" "$(case "$ep" in tcp://127.0.0.1:[0-9]*) echo yes;; *) echo "'$ep'";; esac)" yes
 left=1
 for _ in $(seq 1 50); do
     pgrep -f -- "^$SHARDBENCH_WORKER --coordinator $ep " >/dev/null || { left=0; break; }
@@ -177,12 +185,12 @@ expect_eq "missing worker binary exits 1" "$SB_RC" 1
 expect_contains "names srun, the task's status" sb.err "srun ended before all 1 workers joined (0 did; exit status 2)"
 expect_contains "shows the node's error" sb.err "/nonexistent/shardbench-worker: No such file or directory"
 elapsed=$(( $(date +%s) - start ))
-expect_eq "both fail within 10 s (join timeout 60 s)" "$([ "$elapsed" -lt 10 ] && echo yes || echo "no ($elapsed s)")" yes
+expect_eq "both fail well before their join timeouts (60 s each)" "$([ "$elapsed" -lt 30 ] && echo yes || echo "no ($elapsed s)")" yes
 expect_eq "no failed run recorded as succeeded" "$(q bad.db "SELECT count(*) FROM runs WHERE status = 'succeeded'")" 0
 
 # a worker killed during the run ends the step: the run fails at once, naming srun
 start=$(date +%s)
-timeout 60 salloc -N1 --time=5 "$SHARDBENCH" run $syn train.epochs=50 train.computation_time=0.05 --slurm \
+timeout 60 salloc -N1 --time=5 "$SHARDBENCH" run $syn train.epochs=200 train.computation_time=0.05 --slurm \
     --bind "tcp://127.0.0.1:*" --db killed.db >sb.out 2>sb.err &
 alloc=$!
 victim=""
@@ -196,7 +204,7 @@ wait "$alloc"
 expect_eq "killed worker exits 1" "$?" 1
 expect_contains "names srun" sb.err "srun ended while 1 worker(s) still ran"
 elapsed=$(( $(date +%s) - start ))
-expect_eq "fails within 10 s" "$([ "$elapsed" -lt 10 ] && echo yes || echo "no ($elapsed s)")" yes
+expect_eq "fails well before the run would end (200 epochs, about 80 s)" "$([ "$elapsed" -lt 20 ] && echo yes || echo "no ($elapsed s)")" yes
 expect_eq "recorded as failed" "$(q killed.db "SELECT status FROM runs WHERE id = $run")" failed
 
 # (e) the worker outside srun: endpoint from $SHARDBENCH_COORDINATOR, host and log from SLURM_* variables

@@ -2,7 +2,8 @@
 # deploy/systemd/: the unit is valid (systemd-analyze verify) and its
 # ExecStart, expanded from worker.env as systemd expands it, makes a
 # long-lived agent: started before any coordinator, it waits, serves a run,
-# exits 0, and its restart serves the next run. systemd is not PID 1 here,
+# exits 0, and its restart serves the next run; a coordinator that took its
+# HELLO and left without answering does not strand it. systemd is not PID 1 here,
 # so the restart loop (Restart=always) is played by this script.
 . "$(dirname "$0")/lib.sh"
 
@@ -79,6 +80,19 @@ trap 'stop_agents; rm -rf "$SCRATCH"' EXIT
 # the agent starts before any coordinator exists and waits for one
 sleep 1
 expect_eq "agent waits for a coordinator that is not there yet" "$(cat agents.log 2>/dev/null)" ""
+
+# a coordinator that takes the agent's HELLO and goes away without answering
+# (one closing after its run, or killed): the agent must say HELLO again to the next
+: "${SILENT_COORDINATOR:?path of the silent_coordinator binary}"
+timeout 40 "$SILENT_COORDINATOR" "tcp://127.0.0.1:$port" >silent.out 2>&1
+expect_eq "a silent coordinator took the agent's HELLO and left" "$(tail -n 1 silent.out)" "took HELLO"
+for _ in $(seq 1 50); do
+    grep -q "saying HELLO again" agent1.out && break
+    sleep 0.1
+done
+expect_contains "the agent saw the connection close and says HELLO again" agent1.out \
+    "the coordinator at tcp://127.0.0.1:$port closed the connection before answering: saying HELLO again"
+expect_eq "the same agent is still waiting" "$(cat agents.log 2>/dev/null)" ""
 
 syn="dataset.data_folder=synthetic://systemd dataset.num_files_train=16 dataset.record_length_bytes=4096
      dataset.record_length_bytes_stdev=0 reader.batch_size=2 train.epochs=1 train.computation_time=0"
