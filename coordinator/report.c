@@ -18,12 +18,13 @@ sb_report_last_run (sqlite3 *db, const char *kind)
     return id;
 }
 
-static const char *
-s_text (sqlite3_stmt *st, int col)
+const char *
+sb_report_column_text (sqlite3_stmt *st, int col)
 {
     const unsigned char *t = sqlite3_column_text (st, col);
     return t ? (const char *) t : "";
 }
+
 
 int
 sb_report_print (sqlite3 *db, int64_t run_id, FILE *out)
@@ -41,11 +42,11 @@ sb_report_print (sqlite3 *db, int64_t run_id, FILE *out)
         fprintf (stderr, "shardbench: report: no run %lld in this database\n", (long long) run_id);
         goto done;
     }
-    const char *kind = s_text (run, 0);
+    const char *kind = sb_report_column_text (run, 0);
     int train = strcmp (kind, "train") == 0, ckpt = strcmp (kind, "checkpoint") == 0;
     fprintf (out, "\nshardbench %s run %lld: workload %s, %lld accelerators on %lld workers (%lld hosts), seed %lld\n",
-             kind, (long long) run_id, s_text (run, 1), sqlite3_column_int64 (run, 4), sqlite3_column_int64 (run, 6),
-             sqlite3_column_int64 (run, 5), sqlite3_column_int64 (run, 7));
+             kind, (long long) run_id, sb_report_column_text (run, 1), sqlite3_column_int64 (run, 4),
+             sqlite3_column_int64 (run, 6), sqlite3_column_int64 (run, 5), sqlite3_column_int64 (run, 7));
     if (sqlite3_prepare_v2 (db,
                             "SELECT epoch, samples, dropped, bytes, duration_s, samples_per_s, mib_per_s, au_mean, batches,"
                             " barrier_p50_ms, barrier_p99_ms"
@@ -80,7 +81,7 @@ sb_report_print (sqlite3 *db, int64_t run_id, FILE *out)
         fprintf (stderr, "shardbench: report: %s\n", sqlite3_errmsg (db));
         goto done;
     }
-    const char *status = s_text (run, 2);
+    const char *status = sb_report_column_text (run, 2);
     if (train && sqlite3_column_type (run, 9) != SQLITE_NULL) {
         double au = sqlite3_column_double (run, 9), threshold = sqlite3_column_double (run, 8);
         int finished = strcmp (status, "succeeded") == 0;
@@ -92,7 +93,7 @@ sb_report_print (sqlite3 *db, int64_t run_id, FILE *out)
         fprintf (out, " after %.2f s", sqlite3_column_double (run, 11));
     fprintf (out, "\n");
     if (sqlite3_column_type (run, 3) != SQLITE_NULL)
-        fprintf (out, "  error: %s\n", s_text (run, 3));
+        fprintf (out, "  error: %s\n", sb_report_column_text (run, 3));
     rc = 0;
 done:
     sqlite3_finalize (ep);

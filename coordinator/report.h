@@ -8,6 +8,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/* Text of column col of a result row, "" for NULL (borrowed from st). */
+const char *sb_report_column_text (sqlite3_stmt *st, int col);
+
 /* Id of the newest run (any kind when kind is NULL); -1 when none. */
 int64_t sb_report_last_run (sqlite3 *db, const char *kind);
 

@@ -56,12 +56,6 @@ sb_report_html_escape (FILE *out, const char *s)
     }
 }
 
-static const char *
-s_text (sqlite3_stmt *st, int col)
-{
-    const unsigned char *t = sqlite3_column_text (st, col);
-    return t ? (const char *) t : "";
-}
 
 /* Prepare sql and bind run_id to ?1. Returns 0, or -1 after a message. */
 static int
@@ -175,7 +169,7 @@ typedef struct {
 static char *
 s_dup (sqlite3_stmt *st, int col)
 {
-    return sqlite3_column_type (st, col) == SQLITE_NULL ? NULL : strdup (s_text (st, col));
+    return sqlite3_column_type (st, col) == SQLITE_NULL ? NULL : strdup (sb_report_column_text (st, col));
 }
 
 static double
@@ -382,7 +376,7 @@ s_chart_throughput (sqlite3 *db, int64_t run_id, const s_run_t *r, FILE *out)
     int rc, ret = -1;
     s_plot_t p = { 0, 1, 0, 0 };
     while ((rc = sqlite3_step (st)) == SQLITE_ROW) {
-        const char *h = s_text (st, 0);
+        const char *h = sb_report_column_text (st, 0);
         if (!nhosts || strcmp (hosts[nhosts - 1], h) != 0) {
             char **more = realloc (hosts, (nhosts + 1) * sizeof *hosts);
             if (!more)
@@ -676,7 +670,7 @@ s_chart_endpoints (sqlite3 *db, int64_t run_id, FILE *out)
         }
         fprintf (out, "<text class=\"tick endpoint-name\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">", x + w,
                  S_H - S_BOTTOM + 18);
-        sb_report_html_escape (out, s_text (st, 0));
+        sb_report_html_escape (out, sb_report_column_text (st, 0));
         fprintf (out, "</text>\n");
     }
     sqlite3_finalize (st);
@@ -714,7 +708,7 @@ s_errors_table (sqlite3 *db, int64_t run_id, const s_run_t *r, FILE *out)
             if (c == 6 && sqlite3_column_type (st, c) != SQLITE_NULL)
                 fprintf (out, "%lld", sqlite3_column_int64 (st, c));
             else if (c != 6)
-                sb_report_html_escape (out, s_text (st, c));
+                sb_report_html_escape (out, sb_report_column_text (st, c));
         }
         fprintf (out, "</td></tr>\n");
     }

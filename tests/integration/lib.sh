@@ -52,12 +52,19 @@ coordinator_endpoint () {
 
 # readme_sql TEXT: the ```sql block of README.md's "Example queries" that
 # contains TEXT, on stdout; nothing (and status 1) unless exactly one does.
+# readme_sql --all: every block, each into queryNN.sql here; prints how many.
 readme_sql () {
     python3 - "$(dirname "${BASH_SOURCE[0]}")/../../README.md" "$1" <<'PY'
 import re, sys
 text = open(sys.argv[1]).read()
 section = text.split("\n## Example queries\n", 1)[1].split("\n## ", 1)[0]
-hits = [b for b in re.findall(r"```sql\n(.*?)```", section, re.S) if sys.argv[2] in b]
+blocks = re.findall(r"```sql\n(.*?)```", section, re.S)
+if sys.argv[2] == "--all":
+    for i, b in enumerate(blocks):
+        open(f"query{i:02d}.sql", "w").write(b)
+    print(len(blocks))
+    sys.exit(0)
+hits = [b for b in blocks if sys.argv[2] in b]
 if len(hits) != 1:
     sys.exit(1)
 sys.stdout.write(hits[0])

@@ -7,8 +7,6 @@
 # queries against real S3 errors.)
 . "$(dirname "$0")/lib.sh"
 
-README="$(cd "$(dirname "$0")/../.." && pwd)/README.md"
-
 syn="dataset.data_folder=synthetic://readme dataset.num_files_train=64 dataset.record_length_bytes=4096
      dataset.record_length_bytes_stdev=0 reader.batch_size=2 train.computation_time=0.001"
 # shellcheck disable=SC2086
@@ -31,15 +29,7 @@ sb checkpoint llama3_8b checkpoint.scale=0.0001220703125 checkpoint.time_between
 expect_eq "checkpoint run: exit" "$SB_RC" 0
 
 # the README's blocks, one file each
-python3 - "$README" <<'EOF'
-import re, sys
-text = open(sys.argv[1]).read()
-section = text.split("\n## Example queries\n", 1)[1].split("\n## ", 1)[0]
-blocks = re.findall(r"```sql\n(.*?)```", section, re.S)
-for i, b in enumerate(blocks):
-    open(f"query{i:02d}.sql", "w").write(b)
-print(len(blocks))
-EOF
+readme_sql --all >/dev/null
 nblocks=$(ls query*.sql 2>/dev/null | wc -l)
 [ "$nblocks" -ge 10 ] && pass "README has $nblocks SQL blocks" || fail "README: only $nblocks SQL blocks found"
 for f in query*.sql; do
