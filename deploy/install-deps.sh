@@ -24,6 +24,10 @@ if [ "${1:-}" = "--tests" ]; then
     # Chromium (the DOM, and a screenshot checked with PIL); the page names
     # DejaVu Sans, so its text looks the same everywhere
     packages+=(chromium fonts-dejavu-core)
+    # tests/fresh/readme_in_chroot.sh (CI) runs ./run.sh in a fresh Debian 12
+    # root made with mmdebstrap, and mounts /proc and /dev there (no arch-test:
+    # the root's architecture is the host's)
+    packages+=(mmdebstrap mount)
     # the S3 test server runs on node (>= 20: tests/s3/s3lib.sh fetches a
     # node 20 build from the npm registry when Debian's is older)
     command -v node >/dev/null 2>&1 || packages+=(nodejs)
