@@ -1630,8 +1630,16 @@ s_dry_run (s_session_t *self, char *err, size_t err_size)
         snprintf (where, sizeof where, "s3://%s/%strain", wl->storage.bucket, prefix);
     }
     else {
-        char real[PATH_MAX];
-        snprintf (where, sizeof where, "%s/train", realpath (wl->data_folder, real) ? real : wl->data_folder);
+        char real[PATH_MAX], cwd[PATH_MAX];
+        const char *f = wl->data_folder;
+        while (f[0] == '.' && f[1] == '/')
+            f += 2;
+        if (realpath (wl->data_folder, real))
+            snprintf (where, sizeof where, "%s/train", real);
+        else if (f[0] != '/' && getcwd (cwd, sizeof cwd))    /* not made yet: where it would be */
+            snprintf (where, sizeof where, "%s/%s%strain", cwd, f, f[0] && f[strlen (f) - 1] != '/' ? "/" : "");
+        else
+            snprintf (where, sizeof where, "%s/train", wl->data_folder);
     }
     printf ("datagen --dry-run: would write %llu files (%llu subfolders), %s%llu bytes (%.2f GiB) under %s\n",
             (unsigned long long) ds.files, (unsigned long long) (ds.subfolders > 1 ? ds.subfolders : 0),
