@@ -297,7 +297,7 @@ sb_datafolder_marker_read (const char *folder, sb_datafolder_marker_t *m, char *
 }
 
 int
-sb_datafolder_marker_diff (const sb_datafolder_marker_t *m, const sb_dataset_t *ds, int with_seed, char *diff,
+sb_datafolder_marker_diff (const sb_datafolder_marker_t *m, const sb_dataset_t *ds, int flags, char *diff,
                            size_t diff_size)
 {
     int n = 0;
@@ -312,7 +312,8 @@ sb_datafolder_marker_diff (const sb_datafolder_marker_t *m, const sb_dataset_t *
                 (uint64_t) (b)); } while (0)
     S_CMP_STR ("dataset.format", m->format, ds->format);
     S_CMP_STR ("dataset.file_prefix", m->file_prefix, ds->prefix);
-    S_CMP_U64 ("dataset.num_files_train", m->files, ds->files);
+    if (flags & SB_DATAFOLDER_DIFF_FILES)
+        S_CMP_U64 ("dataset.num_files_train", m->files, ds->files);
     S_CMP_U64 ("dataset.num_subfolders_train", m->subfolders, ds->subfolders);
     S_CMP_U64 ("dataset.num_samples_per_file", m->samples_per_file, ds->samples_per_file);
     S_CMP_U64 ("dataset.record_length_bytes", m->record_length, ds->record_length);
@@ -321,7 +322,7 @@ sb_datafolder_marker_diff (const sb_datafolder_marker_t *m, const sb_dataset_t *
         S_CMP_STR ("dataset.parquet.columns", m->parquet_columns, ds->parquet_columns ? ds->parquet_columns : "");
         S_CMP_U64 ("dataset.parquet.row_group_size", m->parquet_row_group, ds->parquet_row_group);
     }
-    if (with_seed)
+    if (flags & SB_DATAFOLDER_DIFF_SEED)
         S_CMP_U64 ("seed", m->seed, ds->seed);
 #undef S_CMP_U64
 #undef S_CMP_STR

@@ -64,9 +64,15 @@ int sb_datafolder_marker_write (const char *folder, const sb_dataset_t *ds, cons
  * with err when it cannot be read or is not a marker (naming file and line). */
 int sb_datafolder_marker_read (const char *folder, sb_datafolder_marker_t *m, char *err, size_t err_size);
 
+#define SB_DATAFOLDER_DIFF_FILES 1     /* compare dataset.num_files_train */
+#define SB_DATAFOLDER_DIFF_SEED  2     /* compare the seed */
+
 /* The keys in which m and ds differ, as "KEY: generated A, workload B; ..."
- * in diff (the seed only when with_seed). Returns how many differ. */
-int sb_datafolder_marker_diff (const sb_datafolder_marker_t *m, const sb_dataset_t *ds, int with_seed, char *diff,
+ * in diff: format, prefix, subfolders, samples, record sizes, parquet
+ * layout, and what the flags (SB_DATAFOLDER_DIFF_*) add. A run may read
+ * fewer files than were generated (the first in name order): it leaves
+ * out the file count. Returns how many differ. */
+int sb_datafolder_marker_diff (const sb_datafolder_marker_t *m, const sb_dataset_t *ds, int flags, char *diff,
                                size_t diff_size);
 
 /* Remove folder's marker (absent is fine). Returns 0, or -1 with err. */

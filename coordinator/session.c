@@ -1467,13 +1467,14 @@ s_dataset_check (s_session_t *self, char *err, size_t err_size)
                   " run `shardbench datagen` again", self->folder, self->folder, SB_DATAFOLDER_MARKER, m.state);
         return -1;
     }
+    /* fewer files than generated is a subset (the first in name order); more is refused below */
     if (sb_datafolder_marker_diff (&m, &ds, 0, why, sizeof why) > 0) {
         snprintf (err, err_size, "the dataset in %s was generated with other parameters than this workload's (%s):"
                   " run with the workload it was generated with, or regenerate it with `shardbench datagen --clean`",
                   self->folder, why);
         return -1;
     }
-    if (sb_datafolder_marker_diff (&m, &ds, 1, why, sizeof why) > 0) {
+    if (sb_datafolder_marker_diff (&m, &ds, SB_DATAFOLDER_DIFF_SEED, why, sizeof why) > 0) {
         if (self->o->wl->verify) {
             snprintf (err, err_size, "the dataset in %s was generated with seed %llu, this run uses seed %llu and"
                       " reader.verify checks every byte against it: pass --seed %llu", self->folder,
@@ -1512,7 +1513,9 @@ s_datagen_check (s_session_t *self, char *err, size_t err_size)
     sb_datafolder_scan_t scan;
     if (sb_datafolder_scan (self->folder, 0, &scan, err, err_size) != 0)
         return 1;
-    int same = have == 1 && sb_datafolder_marker_diff (&m, &ds, 1, diff, sizeof diff) == 0;
+    int same = have == 1
+               && sb_datafolder_marker_diff (&m, &ds, SB_DATAFOLDER_DIFF_FILES | SB_DATAFOLDER_DIFF_SEED, diff,
+                                             sizeof diff) == 0;
     if (scan.others) {
         snprintf (err, err_size, "%s/%s is not a dataset file (PREFIX_I_of_N.EXT) nor a temporary: datagen writes"
                   " only into a folder holding nothing else under train/ (%llu such entries); remove them, or"

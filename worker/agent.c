@@ -415,7 +415,7 @@ sb_agent_run (const sb_agent_opts_t *opts)
 
     self->last_heard = sb_now ();
     self->next_heartbeat = 0;
-    size_t nsocks = 2 + self->nranks;
+    size_t nsocks = 3 + self->nranks;     /* dealer, up, the trainer's, the dealer's events */
     zsock_t **socks = calloc (nsocks, sizeof (zsock_t *));
     if (!socks) {
         sb_error ("out of memory");
@@ -437,12 +437,19 @@ sb_agent_run (const sb_agent_opts_t *opts)
             self->next_heartbeat = now + self->heartbeat_s;
         }
         /* a coordinator that exited (killed, crashed) closed its end: its
-         * session is over, and whoever listens there next does not know us */
+         * session is over, and whoever listens there next does not know us.
+         * What it sent before closing (ABORT, BYE) is read first. */
         char hwhy[512];
         (void) sb_handshake_failure (self->handshakes, hwhy, sizeof hwhy);
         if (sb_handshake_disconnects (self->handshakes)) {
+            zmsg_t *last;
+            for (int k = 0; k < 1024 && !self->done && (last = zmsg_recv (self->dealer)); k++)
+                s_on_coordinator (self, last);
+            if (self->done)
+                break;
             atomic_store (&self->stop, 1);
-            sb_error ("lost the coordinator at %s: it closed the connection", opts->endpoint);
+            sb_warn ("the coordinator at %s closed the connection: its session is over", opts->endpoint);
+            sb_error ("lost the coordinator at %s: nothing heard for %.1f s", opts->endpoint, now - self->last_heard);
             self->exit_code = 1;
             zsock_set_linger (self->dealer, 0);
             break;
@@ -477,7 +484,10 @@ sb_agent_run (const sb_agent_opts_t *opts)
         if (!pending && !busy && !self->done && !(zsock_events (self->dealer) & ZMQ_POLLIN)) {
             socks[0] = self->dealer;
             socks[1] = self->up;
-            size_t n = 2 + (self->trainer ? sb_trainer_sockets (self->trainer, socks + 2, nsocks - 2) : 0);
+            size_t n = 2 + (self->trainer ? sb_trainer_sockets (self->trainer, socks + 2, nsocks - 3) : 0);
+            /* a lost connection wakes the loop at once: rank writes stop promptly */
+            if (sb_handshake_watch_sock (self->handshakes))
+                socks[n++] = sb_handshake_watch_sock (self->handshakes);
             double now = sb_now (), timeout = 0.1;
             if (wake > 0 && wake - now < timeout)
                 timeout = wake - now;

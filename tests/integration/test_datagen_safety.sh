@@ -84,7 +84,9 @@ kill -KILL "$C"; wait "$C" 2>/dev/null
 kill -CONT "$W"
 wait_for 20 gone "$W"
 expect_eq "SIGKILL: the worker ended at once (heartbeat timeout is 120 s)" "$(gone "$W" && echo yes)" yes
-expect_contains "SIGKILL: the worker says why" w.err "lost the coordinator at $ep: it closed the connection"
+expect_contains "SIGKILL: the worker says why" w.err "warning: the coordinator at $ep closed the connection: its session is over"
+expect_eq "SIGKILL: the worker names the lost coordinator" \
+    "$(grep -cE "error: lost the coordinator at $ep: nothing heard for [0-9.]+ s$" w.err)" 1
 # the object in progress may still be renamed within the agent's 0.1 s poll
 # (the temporary was whole); the 20 others are never written
 after=$(files b/train)
@@ -112,10 +114,12 @@ expect_eq "datagen of another generation: exit status" "$SB_RC" 2
 expect_contains "datagen of another generation: the differing keys" sb.err \
     "error: $SCRATCH/c/train holds 8 files (0.0 MiB) of another generation (dataset.file_prefix: generated 'img', workload 'other'; dataset.num_files_train: generated 8, workload 4): a datagen there would mix two datasets; pass --clean to remove them first"
 expect_eq "datagen of another generation: nothing written" "$(files c/train)" 8
-sb run dataset.data_folder=./c $small dataset.num_files_train=4 reader.batch_size=1 train.epochs=1
+sb run dataset.data_folder=./c $small dataset.record_length_bytes=8192 dataset.num_samples_per_file=2 reader.batch_size=1 train.epochs=1
 expect_eq "run on another generation: exit status" "$SB_RC" 2
 expect_contains "run on another generation: the differing keys" sb.err \
-    "error: the dataset in $SCRATCH/c was generated with other parameters than this workload's (dataset.num_files_train: generated 8, workload 4)"
+    "error: the dataset in $SCRATCH/c was generated with other parameters than this workload's (dataset.num_samples_per_file: generated 1, workload 2; dataset.record_length_bytes: generated 4096, workload 8192)"
+sb run dataset.data_folder=./c $small dataset.num_files_train=4 reader.batch_size=1 train.epochs=1
+expect_eq "run on the first 4 of its 8 files (a subset): exit status" "$SB_RC" 0
 sb run dataset.data_folder=./c $small reader.batch_size=1 train.epochs=1 reader.verify=true --seed 5
 expect_eq "run with another seed and verify: exit status" "$SB_RC" 2
 expect_contains "run with another seed and verify: says which" sb.err \
