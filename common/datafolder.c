@@ -76,6 +76,16 @@ sb_datafolder_lock (const char *folder, int exclusive, const char *what, char *e
         return -1;
     }
     int fd = open (path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (fd < 0 && !exclusive && (errno == EROFS || errno == EACCES || errno == EPERM)) {
+        /* a read-only dataset: lock what is there, if anything */
+        int saved = errno;
+        fd = open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0) {
+            snprintf (err, err_size, "data folder %s is read-only here (%s), so it is not locked", folder,
+                      strerror (saved));
+            return -2;
+        }
+    }
     if (fd < 0) {
         snprintf (err, err_size, "cannot open the lock of data folder %s (%s): %s", folder, path, strerror (errno));
         return -1;
@@ -530,8 +540,9 @@ sb_datafolder_probe_create (const char *folder, char *name, size_t name_size, ch
     }
     int fd = open (path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0) {
+        int ro = errno == EROFS || errno == EACCES || errno == EPERM;
         snprintf (err, err_size, "cannot create the probe %s: %s", path, strerror (errno));
-        return -1;
+        return ro ? -2 : -1;
     }
     char line[40];
     int n = snprintf (line, sizeof line, "%s\n", token);

@@ -34,8 +34,10 @@
 /* Take the lock of folder (which must exist), without waiting: exclusive
  * (datagen) or shared (a run that only reads). what ("datagen", "run") goes
  * into the holder line of an exclusive lock. Returns the lock's descriptor
- * (>= 0; close it, or sb_datafolder_unlock, to release), or -1 with err
- * naming the folder and the holder. */
+ * (>= 0; close it, or sb_datafolder_unlock, to release), -1 with err
+ * naming the folder and the holder, or (shared only) -2 with err when the
+ * folder is read-only here and holds no lock file: a read-only dataset is
+ * read without a lock. */
 int sb_datafolder_lock (const char *folder, int exclusive, const char *what, char *err, size_t err_size);
 
 /* Turn a shared lock fd into an exclusive one, without waiting. Returns 0,
@@ -101,7 +103,8 @@ int sb_datafolder_scan (const char *folder, int remove, sb_datafolder_scan_t *sc
 int sb_datafolder_free_bytes (const char *folder, uint64_t *bytes, char *err, size_t err_size);
 
 /* Create a probe in folder: name receives ".shardbench-probe-TOKEN"
- * (relative to folder). Returns 0, or -1 with err. */
+ * (relative to folder). Returns 0, -1 with err, or -2 with err when the
+ * folder is not writable here (read-only file system, permissions). */
 int sb_datafolder_probe_create (const char *folder, char *name, size_t name_size, char *err, size_t err_size);
 
 /* Check from a worker that root/name (root ends with '/', name from the

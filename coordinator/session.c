@@ -107,6 +107,7 @@ typedef struct {
     char            probe_dir[PATH_MAX];/* where the probe is ("" none) */
     char            probe[64];      /* the probe's name there, "" none */
     int             generating;     /* a datagen of this session may have written */
+    int             read_only;      /* the data folder is read-only here: not locked */
 } s_session_t;
 
 /* ---------------------------------------------------------------- helpers */
@@ -1436,6 +1437,13 @@ s_folder_lock (s_session_t *self, int exclusive, char *err, size_t err_size)
     snprintf (self->folder, sizeof self->folder, "%s", real);
     self->lock_fd = sb_datafolder_lock (self->folder, exclusive, self->o->kind == SB_SESSION_DATAGEN ? "datagen"
                                         : "run", err, err_size);
+    if (self->lock_fd == -2) {  /* read-only: nothing can generate there either */
+        sb_info ("%s", err);
+        err[0] = '\0';
+        self->lock_fd = -1;
+        self->read_only = 1;
+        return 0;
+    }
     if (self->lock_fd < 0)
         return -1;
     self->lock_exclusive = exclusive;
@@ -1570,7 +1578,8 @@ s_datagen_check (s_session_t *self, char *err, size_t err_size)
 }
 
 /* A probe in the folder the workers get as data_root, which each worker
- * must read back (agent preflight). */
+ * must read back (agent preflight). Returns 0, -1 with err, or -2 when the
+ * folder is not writable here (err says why). */
 static int
 s_probe_create (s_session_t *self, char *err, size_t err_size)
 {
@@ -1578,10 +1587,11 @@ s_probe_create (s_session_t *self, char *err, size_t err_size)
     size_t n = strlen (self->probe_dir);
     while (n > 1 && self->probe_dir[n - 1] == '/')
         self->probe_dir[--n] = '\0';
-    if (sb_datafolder_probe_create (self->probe_dir, self->probe, sizeof self->probe, err, err_size) != 0) {
+    int rc = sb_datafolder_probe_create (self->probe_dir, self->probe, sizeof self->probe, err, err_size);
+    if (rc != 0) {
         self->probe_dir[0] = '\0';
         self->probe[0] = '\0';
-        return -1;
+        return rc;
     }
     return 0;
 }
@@ -1782,7 +1792,8 @@ s_run (s_session_t *self, const sb_session_opts_t *opts, int64_t *run_id, char *
         return 1;
     int need_datagen = (opts->kind == SB_SESSION_DATAGEN || (missing && opts->kind == SB_SESSION_TRAIN))
                        && wl->storage.type != SB_STORAGE_SYNTHETIC;
-    if (!need_datagen && opts->kind == SB_SESSION_TRAIN && self->lock_fd >= 0 && s_dataset_check (self, err, err_size) != 0)
+    if (!need_datagen && opts->kind == SB_SESSION_TRAIN && (self->lock_fd >= 0 || self->read_only)
+        && s_dataset_check (self, err, err_size) != 0)
         return 2;
     if (!need_datagen && missing && wl->storage.type != SB_STORAGE_SYNTHETIC) {
         snprintf (err, err_size, "no dataset in %s%s (no train/ objects): generate it with `shardbench datagen`",
@@ -1823,9 +1834,15 @@ s_run (s_session_t *self, const sb_session_opts_t *opts, int64_t *run_id, char *
     }
 
     /* every worker must see the coordinator's local folder (not one of its own) */
-    if (wl->storage.type == SB_STORAGE_FILE && self->catalog_info.prefix[0] == '/'
-        && s_probe_create (self, err, err_size) != 0)
-        return 1;
+    if (wl->storage.type == SB_STORAGE_FILE && self->catalog_info.prefix[0] == '/') {
+        int prc = s_probe_create (self, err, err_size);
+        if (prc == -2) {    /* a read-only dataset: nothing to write a probe with */
+            sb_warn ("%s: whether every worker sees this folder is not checked", err);
+            err[0] = '\0';
+        }
+        else if (prc != 0)
+            return 1;
+    }
 
     self->workers = calloc (self->expected, sizeof (s_worker_t));
     self->rank_done = calloc (opts->accelerators, 1);

@@ -139,6 +139,18 @@ expect_eq "a foreign file: exit status" "$SB_RC" 2
 expect_contains "a foreign file: named" sb.err "error: $SCRATCH/c/train/notes.txt is not a dataset file (PREFIX_I_of_N.EXT) nor a temporary"
 expect_eq "a foreign file: kept, and the dataset too" "$(cat c/train/notes.txt) $(files c/train)" "mine 4"
 rm c/train/notes.txt
+# a read-only dataset is read (its lock file shared read-only) without a probe, and never generated into
+unshare -m --propagation private sh -c "mount --bind c c && mount -o remount,ro,bind c && \
+    '$SHARDBENCH' run dataset.data_folder=./c $small dataset.num_files_train=4 dataset.file_prefix=other \
+        reader.batch_size=1 train.epochs=1 >ro.out 2>ro.err; echo \$? >ro.rc; \
+    '$SHARDBENCH' datagen dataset.data_folder=./c $small dataset.num_files_train=4 dataset.file_prefix=other \
+        >rw.out 2>rw.err; echo \$? >rw.rc"
+expect_eq "read-only dataset, run: exit status" "$(cat ro.rc)" 0
+expect_contains "read-only dataset, run: no probe" ro.err \
+    "warning: cannot create the probe $SCRATCH/c/.shardbench-probe-"
+expect_eq "read-only dataset, datagen: exit status" "$(cat rw.rc)" 1
+expect_contains "read-only dataset, datagen: refused" rw.err \
+    "error: cannot open the lock of data folder $SCRATCH/c ($SCRATCH/c/.shardbench.lock): Read-only file system"
 # an unfinished datagen's dataset is not read
 sed -i 's/^state=complete/state=generating/' c/.shardbench-dataset
 sb run dataset.data_folder=./c $small dataset.num_files_train=4 dataset.file_prefix=other reader.batch_size=1 train.epochs=1
