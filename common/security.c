@@ -263,6 +263,12 @@ sb_handshake_disconnects (sb_handshake_watch_t *self)
     return n;
 }
 
+zsock_t *
+sb_handshake_watch_sock (sb_handshake_watch_t *self)
+{
+    return self ? self->events : NULL;
+}
+
 void
 sb_handshake_watch_destroy (sb_handshake_watch_t **self_p)
 {

@@ -47,6 +47,9 @@ typedef struct sb_handshake_watch sb_handshake_watch_t;
 sb_handshake_watch_t *sb_handshake_watch_new (zsock_t *sock, int curve);
 int sb_handshake_failure (sb_handshake_watch_t *self, char *why, size_t why_size);
 unsigned sb_handshake_disconnects (sb_handshake_watch_t *self);
+/* The socket the watch's events arrive on (borrowed), to wait on with the
+ * watched socket so that a lost connection wakes the caller; NULL for NULL. */
+zsock_t *sb_handshake_watch_sock (sb_handshake_watch_t *self);
 void sb_handshake_watch_destroy (sb_handshake_watch_t **self_p);
 
 #endif

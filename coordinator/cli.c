@@ -96,6 +96,10 @@ s_usage_run (FILE *f, const char *cmd)
              "                 address, unless --insecure\n"
              "--insecure       bind a routable address without CURVE: any host can join and\n"
              "                 read the workload\n"
+             "--clean          (datagen) remove the dataset files of another generation from\n"
+             "                 DATA_FOLDER/train first (only PREFIX_I_of_N.EXT names and .*.tmp)\n"
+             "--dry-run        (datagen) print the files, bytes, folder and free space it would\n"
+             "                 use, and write nothing\n"
              "--subset         (checkpoint) checkpoint.mode=subset: the ranks write only their share\n"
              "                 of the full tensor x pipeline x data layout (MLPerf Storage subset mode)\n"
              "-v, --verbose    debug messages\n"
@@ -194,6 +198,7 @@ typedef struct {
     int         slurm;          /* --slurm: hosts are the nodes of our Slurm job */
     sb_progress_mode_t progress;    /* --progress */
     uint64_t    progress_interval;  /* --progress-interval */
+    int         clean, dry_run;     /* datagen --clean, --dry-run */
 } s_run_args_t;
 
 /* Append the hosts of text (separated by any of seps; with comments, a '#'
@@ -439,6 +444,10 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
         }
         else if (!strcmp (arg, "--slurm"))
             a.slurm = 1;
+        else if (!strcmp (arg, "--clean") && kind == SB_SESSION_DATAGEN)
+            a.clean = 1;
+        else if (!strcmp (arg, "--dry-run") && kind == SB_SESSION_DATAGEN)
+            a.dry_run = 1;
         else if (!strcmp (arg, "--subset") && kind == SB_SESSION_CHECKPOINT)
             overrides[noverrides++] = "checkpoint.mode=subset";
         else if (arg[0] == '-' && arg[1] == '-' && !strchr (arg, '=')) {
@@ -520,7 +529,7 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
         .join_timeout_s = a.have_join_timeout ? a.join_timeout : a.local || a.nhosts ? 60 : 0,
         .hosts = (const char *const *) a.hosts, .nhosts = a.nhosts,
         .ssh_cmd = getenv ("SHARDBENCH_SSH") && *getenv ("SHARDBENCH_SSH") ? getenv ("SHARDBENCH_SSH") : "ssh",
-        .remote_worker = remote_worker, .slurm = a.slurm,
+        .remote_worker = remote_worker, .slurm = a.slurm, .clean = a.clean, .dry_run = a.dry_run,
         .srun_cmd = getenv ("SHARDBENCH_SRUN") && *getenv ("SHARDBENCH_SRUN") ? getenv ("SHARDBENCH_SRUN") : "srun",
     };
     int64_t run_id = -1;

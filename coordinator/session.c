@@ -7,6 +7,7 @@
 #include "session.h"
 #include "catalog.h"
 #include "checkpoint.h"
+#include "datafolder.h"
 #include "datasize.h"
 #include "distribution.h"
 #include "dataset.h"
@@ -99,11 +100,20 @@ typedef struct {
     sb_parquet_layout_t *pq_layout;
     uint64_t        pq_record;
     sb_progress_t  *progress;       /* live status, NULL: off */
+    /* a local data folder (common/datafolder.h) */
+    int             lock_fd;        /* its .shardbench.lock, -1: none */
+    int             lock_exclusive; /* held exclusive (this session generates) */
+    char            folder[PATH_MAX];   /* its real path, no trailing '/' */
+    char            probe_dir[PATH_MAX];/* where the probe is ("" none) */
+    char            probe[64];      /* the probe's name there, "" none */
+    int             generating;     /* a datagen of this session may have written */
+    int             read_only;      /* the data folder is read-only here: not locked */
 } s_session_t;
 
 /* ---------------------------------------------------------------- helpers */
 
 static void s_dataset (s_session_t *self, sb_dataset_t *ds);
+static void s_marker_dataset (s_session_t *self, sb_dataset_t *ds);
 static void s_keep_alive (void *arg);
 static void s_lost (s_session_t *self, s_worker_t *w, const char *op, const char *why);
 
@@ -284,6 +294,7 @@ s_on_hello (s_session_t *self, zframe_t *identity, sb_msg_hello_t *m)
     r->io_buffer = wl->io_buffer_bytes;
     r->verify = (uint64_t) wl->verify;
     r->keys_page = wl->keys_page;
+    r->data_probe = self->probe;
     if (sb_storage_to_welcome (&wl->storage, r) != 0) {
         s_fail (self, "out of memory");
         return;
@@ -889,6 +900,23 @@ s_phase_datagen (s_session_t *self)
     sb_progress_clear (self->progress);
     if (rc == 0 && sb_resultdb_close_epoch (self->o->db, self->run_id, 0, 0, 0, 0) != 0)
         s_fail (self, "cannot record the datagen totals: %s", sb_resultdb_errmsg (self->o->db));
+    if (rc == 0 && !self->failed && self->generating) {
+        /* the dataset is whole: say what generated it (before the run counts as succeeded) */
+        sqlite3_stmt *st = NULL;
+        uint64_t written = 0;
+        if (sqlite3_prepare_v2 (sb_resultdb_handle (self->o->db), "SELECT bytes FROM epochs WHERE run_id = ? AND epoch = 0",
+                                -1, &st, NULL) == SQLITE_OK
+            && sqlite3_bind_int64 (st, 1, self->run_id) == SQLITE_OK && sqlite3_step (st) == SQLITE_ROW)
+            written = (uint64_t) sqlite3_column_int64 (st, 0);
+        sqlite3_finalize (st);
+        char why[1024];
+        sb_dataset_t ds;
+        s_marker_dataset (self, &ds);
+        if (sb_datafolder_marker_write (self->folder, &ds, "complete", written, why, sizeof why) != 0)
+            s_fail (self, "%s", why);
+        else
+            self->generating = 0;
+    }
     self->phase = S_PHASE_NONE;
     s_end_run (self);
     if (!self->failed) {
@@ -1130,6 +1158,15 @@ s_dataset (s_session_t *self, sb_dataset_t *ds)
     };
 }
 
+/* The dataset as its marker records it: s_dataset and the parquet layout. */
+static void
+s_marker_dataset (s_session_t *self, sb_dataset_t *ds)
+{
+    s_dataset (self, ds);
+    ds->parquet_columns = self->o->wl->parquet_columns;
+    ds->parquet_row_group = self->o->wl->parquet_row_group;
+}
+
 /* Does object i exist? 1 yes, 0 no (why in err), -1 cannot tell (err). */
 static int
 s_object_exists (s_session_t *self, const sb_dataset_t *ds, uint64_t i, char *key, size_t key_size, char *err,
@@ -1356,11 +1393,295 @@ s_shutdown_workers (s_session_t *self)
         sb_launcher_stop (self->launcher, 5.0);
 }
 
-int
-sb_session_run (const sb_session_opts_t *opts, int64_t *run_id, char *err, size_t err_size)
+/* ---------------------------------------------------------------- data folder */
+
+/* Bytes the dataset will take: exact for raw files, else the payload of
+ * every object plus the framing (or compression) of object 0 scaled to all.
+ * *exact says which. Returns 0, or -1 with err. */
+static int
+s_plan_bytes (const sb_dataset_t *ds, uint64_t *bytes, int *exact, char *err, size_t err_size)
 {
-    s_session_t s = { .o = opts, .run_id = -1 };
-    s_session_t *self = &s;
+    char key[PATH_MAX];
+    sb_format_obj_t obj;
+    if (sb_dataset_key (ds, 0, key, sizeof key) != 0) {
+        snprintf (err, err_size, "object 0: name too long");
+        return -1;
+    }
+    if (sb_format_open (&obj, ds, 0, key, err, err_size) != 0)
+        return -1;
+    uint64_t size0 = obj.size, payload0 = sb_dataset_object_size (ds, 0);
+    sb_format_close (&obj);
+    long double payload = 0;
+    for (uint64_t i = 0; i < ds->files; i++)
+        payload += (long double) sb_dataset_object_size (ds, i);
+    long double total = size0 >= payload0 ? payload + (long double) (size0 - payload0) * (long double) ds->files
+                                          : payload * ((long double) size0 / (long double) (payload0 ? payload0 : 1));
+    *bytes = total > 1.8e19L ? UINT64_MAX : (uint64_t) total;
+    *exact = sb_format_is_raw (ds->format) || size0 == payload0;
+    return 0;
+}
+
+/* Create (with its parents) and lock the local data folder for the whole
+ * session: exclusive for a datagen, shared for a run that reads. */
+static int
+s_folder_lock (s_session_t *self, int exclusive, char *err, size_t err_size)
+{
+    const sb_workload_t *wl = self->o->wl;
+    if (sb_mkdirs (wl->data_folder, err, err_size) != 0)
+        return -1;
+    char real[PATH_MAX];
+    if (!realpath (wl->data_folder, real)) {
+        snprintf (err, err_size, "data folder '%s': %s", wl->data_folder, strerror (errno));
+        return -1;
+    }
+    snprintf (self->folder, sizeof self->folder, "%s", real);
+    self->lock_fd = sb_datafolder_lock (self->folder, exclusive, self->o->kind == SB_SESSION_DATAGEN ? "datagen"
+                                        : "run", err, err_size);
+    if (self->lock_fd == -2) {  /* read-only: nothing can generate there either */
+        sb_info ("%s", err);
+        err[0] = '\0';
+        self->lock_fd = -1;
+        self->read_only = 1;
+        return 0;
+    }
+    if (self->lock_fd < 0)
+        return -1;
+    self->lock_exclusive = exclusive;
+    return 0;
+}
+
+/* A run that reads an existing local dataset: the marker must say it was
+ * generated whole with this workload's parameters. Returns 0, or -1 with err. */
+static int
+s_dataset_check (s_session_t *self, char *err, size_t err_size)
+{
+    sb_dataset_t ds;
+    s_marker_dataset (self, &ds);
+    sb_datafolder_marker_t m;
+    char why[2048];
+    int have = sb_datafolder_marker_read (self->folder, &m, why, sizeof why);
+    if (have < 0) {
+        snprintf (err, err_size, "%s: regenerate the dataset with `shardbench datagen --clean`", why);
+        return -1;
+    }
+    if (have == 0) {
+        sb_warn ("%s/train has no %s marker saying what generated it (another tool, or shardbench before 0.2):"
+                 " its files are read as this workload names and sizes them; `shardbench datagen --clean`"
+                 " regenerates it with a marker", self->folder, SB_DATAFOLDER_MARKER);
+        return 0;
+    }
+    if (strcmp (m.state, "complete") != 0) {
+        snprintf (err, err_size, "the dataset in %s is incomplete: its datagen did not finish (%s/%s says state=%s):"
+                  " run `shardbench datagen` again", self->folder, self->folder, SB_DATAFOLDER_MARKER, m.state);
+        return -1;
+    }
+    /* fewer files than generated is a subset (the first in name order); more is refused below */
+    if (sb_datafolder_marker_diff (&m, &ds, 0, why, sizeof why) > 0) {
+        snprintf (err, err_size, "the dataset in %s was generated with other parameters than this workload's (%s):"
+                  " run with the workload it was generated with, or regenerate it with `shardbench datagen --clean`",
+                  self->folder, why);
+        return -1;
+    }
+    if (sb_datafolder_marker_diff (&m, &ds, SB_DATAFOLDER_DIFF_SEED, why, sizeof why) > 0) {
+        if (self->o->wl->verify) {
+            snprintf (err, err_size, "the dataset in %s was generated with seed %llu, this run uses seed %llu and"
+                      " reader.verify checks every byte against it: pass --seed %llu", self->folder,
+                      (unsigned long long) m.seed, (unsigned long long) ds.seed, (unsigned long long) m.seed);
+            return -1;
+        }
+        sb_warn ("the dataset in %s was generated with seed %llu, this run uses seed %llu: its content and sizes"
+                 " are those of seed %llu", self->folder, (unsigned long long) m.seed, (unsigned long long) ds.seed,
+                 (unsigned long long) m.seed);
+    }
+    return 0;
+}
+
+/* Before a datagen writes into a local folder: hold the lock exclusive,
+ * refuse a folder holding another generation (unless --clean), remove
+ * stale temporaries, state the bytes, check the free space, and mark the
+ * folder "generating". Returns 0, or an exit code (1, 2) with err. */
+static int
+s_datagen_check (s_session_t *self, char *err, size_t err_size)
+{
+    const sb_session_opts_t *o = self->o;
+    if (!self->lock_exclusive) {
+        if (sb_datafolder_lock_upgrade (self->lock_fd, self->folder, "run (generating)", err, err_size) != 0)
+            return 1;
+        self->lock_exclusive = 1;
+    }
+    sb_dataset_t ds;
+    s_marker_dataset (self, &ds);
+    sb_datafolder_marker_t m;
+    char why[2048], diff[2048] = "";
+    int have = sb_datafolder_marker_read (self->folder, &m, why, sizeof why);
+    if (have < 0 && !o->clean) {
+        snprintf (err, err_size, "%s: pass --clean to replace it and the dataset files", why);
+        return 2;
+    }
+    sb_datafolder_scan_t scan;
+    if (sb_datafolder_scan (self->folder, 0, &scan, err, err_size) != 0)
+        return 1;
+    int same = have == 1
+               && sb_datafolder_marker_diff (&m, &ds, SB_DATAFOLDER_DIFF_FILES | SB_DATAFOLDER_DIFF_SEED, diff,
+                                             sizeof diff) == 0;
+    if (scan.others) {
+        snprintf (err, err_size, "%s/%s is not a dataset file (PREFIX_I_of_N.EXT) nor a temporary: datagen writes"
+                  " only into a folder holding nothing else under train/ (%llu such entries); remove them, or"
+                  " choose another dataset.data_folder", self->folder, scan.other, (unsigned long long) scan.others);
+        return 2;
+    }
+    if (scan.dataset_files && !same && !o->clean) {
+        snprintf (err, err_size, "%s/train holds %llu files (%.1f MiB) of another generation (%s): a datagen there"
+                  " would mix two datasets; pass --clean to remove them first, or choose another"
+                  " dataset.data_folder", self->folder, (unsigned long long) scan.dataset_files,
+                  scan.dataset_bytes / 1048576.0,
+                  have == 1 ? diff : have == 0 ? "no " SB_DATAFOLDER_MARKER " marker says what generated them" : why);
+        return 2;
+    }
+    uint64_t total, free_bytes;
+    int exact;
+    if (s_plan_bytes (&ds, &total, &exact, err, err_size) != 0)
+        return 2;
+    if (sb_datafolder_free_bytes (self->folder, &free_bytes, err, err_size) != 0)
+        return 1;
+    /* files of this generation are replaced one by one; --clean frees the others first */
+    uint64_t reclaim = same || o->clean ? scan.dataset_bytes : 0;
+    sb_info ("datagen: %llu files, %s%llu bytes (%.2f GiB) into %s/train; %llu bytes (%.2f GiB) free there",
+             (unsigned long long) ds.files, exact ? "" : "about ", (unsigned long long) total, total / 1073741824.0,
+             self->folder, (unsigned long long) free_bytes, free_bytes / 1073741824.0);
+    if (total > free_bytes && total - free_bytes > reclaim) {
+        snprintf (err, err_size, "not enough space in %s: the dataset needs %s%llu bytes (%.2f GiB), %llu bytes"
+                  " (%.2f GiB) are free%s: free space, or lower dataset.num_files_train", self->folder,
+                  exact ? "" : "about ", (unsigned long long) total, total / 1073741824.0,
+                  (unsigned long long) free_bytes, free_bytes / 1073741824.0,
+                  reclaim ? " besides the files it replaces" : "");
+        return 2;
+    }
+    int remove = SB_DATAFOLDER_REMOVE_TEMPORARIES | (o->clean ? SB_DATAFOLDER_REMOVE_DATASET : 0);
+    if (scan.temporaries || o->clean) {
+        sb_datafolder_scan_t gone;
+        if (sb_datafolder_scan (self->folder, remove, &gone, err, err_size) != 0)
+            return 1;
+        if (gone.temporaries)
+            sb_info ("removed %llu stale temporaries (.*.tmp) under %s/train", (unsigned long long) gone.temporaries,
+                     self->folder);
+        if (o->clean)
+            sb_info ("--clean: removed %llu dataset files (%.1f MiB) under %s/train",
+                     (unsigned long long) gone.dataset_files, gone.dataset_bytes / 1048576.0, self->folder);
+    }
+    if (o->clean && sb_datafolder_marker_remove (self->folder, err, err_size) != 0)
+        return 1;
+    if (sb_datafolder_marker_write (self->folder, &ds, "generating", total, err, err_size) != 0)
+        return 1;
+    self->generating = 1;
+    return 0;
+}
+
+/* A probe in the folder the workers get as data_root, which each worker
+ * must read back (agent preflight). Returns 0, -1 with err, or -2 when the
+ * folder is not writable here (err says why). */
+static int
+s_probe_create (s_session_t *self, char *err, size_t err_size)
+{
+    snprintf (self->probe_dir, sizeof self->probe_dir, "%s", self->catalog_info.prefix);
+    size_t n = strlen (self->probe_dir);
+    while (n > 1 && self->probe_dir[n - 1] == '/')
+        self->probe_dir[--n] = '\0';
+    int rc = sb_datafolder_probe_create (self->probe_dir, self->probe, sizeof self->probe, err, err_size);
+    if (rc != 0) {
+        self->probe_dir[0] = '\0';
+        self->probe[0] = '\0';
+        return rc;
+    }
+    return 0;
+}
+
+/* End of session: probe removed; after a datagen that did not finish, the
+ * temporaries its writers left (a killed worker cannot remove its own) are
+ * removed while the lock is still held; lock released. */
+static void
+s_folder_release (s_session_t *self)
+{
+    if (self->probe[0]) {
+        char path[PATH_MAX + 64];
+        snprintf (path, sizeof path, "%s/%s", self->probe_dir, self->probe);
+        if (unlink (path) != 0 && errno != ENOENT)
+            sb_warn ("cannot remove the probe %s: %s", path, strerror (errno));
+    }
+    if (self->generating && self->lock_exclusive) {
+        char why[1024];
+        sb_datafolder_scan_t gone;
+        if (sb_datafolder_scan (self->folder, SB_DATAFOLDER_REMOVE_TEMPORARIES, &gone, why, sizeof why) != 0)
+            sb_warn ("cannot remove the temporaries of the unfinished datagen: %s", why);
+        else if (gone.temporaries)
+            sb_info ("removed %llu temporaries of the unfinished datagen under %s/train",
+                     (unsigned long long) gone.temporaries, self->folder);
+    }
+    sb_datafolder_unlock (&self->lock_fd);
+}
+
+/* datagen --dry-run: what it would write, and where; writes nothing. */
+static int
+s_dry_run (s_session_t *self, char *err, size_t err_size)
+{
+    const sb_workload_t *wl = self->o->wl;
+    if (wl->storage.type == SB_STORAGE_SYNTHETIC) {
+        printf ("datagen --dry-run: synthetic storage (%s): nothing to write\n", wl->data_folder);
+        return 0;
+    }
+    sb_dataset_t ds;
+    s_marker_dataset (self, &ds);
+    uint64_t total;
+    int exact;
+    if (s_plan_bytes (&ds, &total, &exact, err, err_size) != 0)
+        return 2;
+    char where[PATH_MAX + 400];
+    if (wl->storage.type == SB_STORAGE_S3) {
+        char prefix[1100];
+        if (s_key_prefix (wl, prefix, sizeof prefix, err, err_size) != 0)
+            return 2;
+        snprintf (where, sizeof where, "s3://%s/%strain", wl->storage.bucket, prefix);
+    }
+    else {
+        char real[PATH_MAX], cwd[PATH_MAX];
+        const char *f = wl->data_folder;
+        while (f[0] == '.' && f[1] == '/')
+            f += 2;
+        if (realpath (wl->data_folder, real))
+            snprintf (where, sizeof where, "%s/train", real);
+        else if (f[0] != '/' && getcwd (cwd, sizeof cwd))    /* not made yet: where it would be */
+            snprintf (where, sizeof where, "%s/%s%strain", cwd, f, f[0] && f[strlen (f) - 1] != '/' ? "/" : "");
+        else
+            snprintf (where, sizeof where, "%s/train", wl->data_folder);
+    }
+    printf ("datagen --dry-run: would write %llu files (%llu subfolders), %s%llu bytes (%.2f GiB) under %s\n",
+            (unsigned long long) ds.files, (unsigned long long) (ds.subfolders > 1 ? ds.subfolders : 0),
+            exact ? "" : "about ", (unsigned long long) total, total / 1073741824.0, where);
+    int rc = 0;
+    if (wl->storage.type == SB_STORAGE_FILE) {
+        uint64_t free_bytes;
+        if (sb_datafolder_free_bytes (wl->data_folder, &free_bytes, err, err_size) != 0)
+            return 1;
+        printf ("datagen --dry-run: %llu bytes (%.2f GiB) free there%s\n", (unsigned long long) free_bytes,
+                free_bytes / 1073741824.0, total > free_bytes ? ": NOT ENOUGH, datagen would refuse" : "");
+        sb_datafolder_scan_t scan;
+        char why[1024];
+        if (sb_datafolder_scan (wl->data_folder, 0, &scan, why, sizeof why) == 0 && (scan.dataset_files || scan.others))
+            printf ("datagen --dry-run: the folder already holds %llu dataset files and %llu other entries\n",
+                    (unsigned long long) scan.dataset_files, (unsigned long long) scan.others);
+        rc = total > free_bytes ? 2 : 0;
+        if (rc)
+            snprintf (err, err_size, "not enough space in %s: %llu bytes needed, %llu free", wl->data_folder,
+                      (unsigned long long) total, (unsigned long long) free_bytes);
+    }
+    printf ("datagen --dry-run: nothing written\n");
+    fflush (stdout);
+    return rc;
+}
+
+static int
+s_run (s_session_t *self, const sb_session_opts_t *opts, int64_t *run_id, char *err, size_t err_size)
+{
     *run_id = -1;
     int exit_code = 1;
     const sb_workload_t *wl = opts->wl;
@@ -1415,6 +1736,12 @@ sb_session_run (const sb_session_opts_t *opts, int64_t *run_id, char *err, size_
         }
     }
 
+    /* A local data folder is locked for the session: one datagen at a time,
+     * and none while a run reads it (common/datafolder.h). */
+    if (wl->storage.type == SB_STORAGE_FILE && (opts->kind == SB_SESSION_TRAIN || opts->kind == SB_SESSION_DATAGEN)
+        && s_folder_lock (self, opts->kind == SB_SESSION_DATAGEN, err, err_size) != 0)
+        return 1;
+
     /* Dataset: list once, or generate first. With skip_listing there is no
      * listing: names follow DLIO's convention; the first object tells
      * whether the dataset exists, spot checks after that whether it is whole. */
@@ -1465,6 +1792,9 @@ sb_session_run (const sb_session_opts_t *opts, int64_t *run_id, char *err, size_
         return 1;
     int need_datagen = (opts->kind == SB_SESSION_DATAGEN || (missing && opts->kind == SB_SESSION_TRAIN))
                        && wl->storage.type != SB_STORAGE_SYNTHETIC;
+    if (!need_datagen && opts->kind == SB_SESSION_TRAIN && (self->lock_fd >= 0 || self->read_only)
+        && s_dataset_check (self, err, err_size) != 0)
+        return 2;
     if (!need_datagen && missing && wl->storage.type != SB_STORAGE_SYNTHETIC) {
         snprintf (err, err_size, "no dataset in %s%s (no train/ objects): generate it with `shardbench datagen`",
                   self->s3 ? "s3 prefix " : "", self->s3 ? self->key_prefix : wl->data_folder);
@@ -1482,6 +1812,11 @@ sb_session_run (const sb_session_opts_t *opts, int64_t *run_id, char *err, size_
     else if (need_datagen && s_prepare_folder (wl->data_folder, self->catalog_info.prefix,
                                                sizeof self->catalog_info.prefix, err, err_size) != 0)
         return 1;
+    if (need_datagen && self->lock_fd >= 0) {
+        int refused = s_datagen_check (self, err, err_size);
+        if (refused)
+            return refused;
+    }
 
     if (opts->kind == SB_SESSION_CATALOG) {
         if (wl->skip_listing)
@@ -1496,6 +1831,17 @@ sb_session_run (const sb_session_opts_t *opts, int64_t *run_id, char *err, size_
                 self->catalog_info.reused ? "reused" : "listed", self->catalog_info.list_s);
         sb_s3_destroy (&self->s3);
         return 0;
+    }
+
+    /* every worker must see the coordinator's local folder (not one of its own) */
+    if (wl->storage.type == SB_STORAGE_FILE && self->catalog_info.prefix[0] == '/') {
+        int prc = s_probe_create (self, err, err_size);
+        if (prc == -2) {    /* a read-only dataset: nothing to write a probe with */
+            sb_warn ("%s: whether every worker sees this folder is not checked", err);
+            err[0] = '\0';
+        }
+        else if (prc != 0)
+            return 1;
     }
 
     self->workers = calloc (self->expected, sizeof (s_worker_t));
@@ -1618,4 +1964,17 @@ done:
     if (*run_id < 0)
         *run_id = self->run_id;
     return exit_code;
+}
+
+int
+sb_session_run (const sb_session_opts_t *opts, int64_t *run_id, char *err, size_t err_size)
+{
+    s_session_t s = { .o = opts, .run_id = -1, .lock_fd = -1 };
+    if (opts->kind == SB_SESSION_DATAGEN && opts->dry_run) {
+        *run_id = -1;
+        return s_dry_run (&s, err, err_size);
+    }
+    int rc = s_run (&s, opts, run_id, err, err_size);
+    s_folder_release (&s);
+    return rc;
 }

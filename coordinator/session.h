@@ -41,6 +41,8 @@ typedef struct {
     double               join_timeout_s;/* how long to wait for workers (0: forever) */
     int                  progress;      /* sb_progress_mode_t (progress.h), 0: auto */
     double               progress_interval_s; /* between plain progress lines (0: 5 s) */
+    int                  clean;         /* datagen: remove another generation's files first */
+    int                  dry_run;       /* datagen: say what would be written, write nothing */
 } sb_session_opts_t;
 
 /* Run the command. Returns the process exit code: 0 success, 1 the run

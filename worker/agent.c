@@ -3,6 +3,7 @@
  * rank (worker/trainer.h), forwards datagen frames to and from the rank
  * actors (worker/rank.h), and keeps heartbeats both ways. */
 #include "agent.h"
+#include "datafolder.h"
 #include "log.h"
 #include "rank.h"
 #include "s3_client.h"
@@ -32,6 +33,7 @@ typedef struct {
     sb_rank_args_t   *rank_args;
     size_t            nranks;
     sb_trainer_t     *trainer;      /* training of every local rank */
+    atomic_int        stop;         /* the session ended: rank writes stop (worker/rank.h) */
     double            last_heard;
     double            next_heartbeat;
     double            heartbeat_s, timeout_s;
@@ -66,6 +68,9 @@ s_forward_to_ranks (s_agent_t *self, zmsg_t *zm, int64_t only_rank)
 static void
 s_stop_ranks (s_agent_t *self)
 {
+    /* a rank in the middle of a write sees this within one buffer, not
+     * only after its object (and its $TERM) */
+    atomic_store (&self->stop, 1);
     for (size_t i = 0; i < self->nranks; i++)
         zactor_destroy (&self->ranks[i]);
     self->nranks = 0;
@@ -109,6 +114,7 @@ s_on_coordinator (s_agent_t *self, zmsg_t *zm)
     case SB_MSG_HEARTBEAT:
         break;
     case SB_MSG_ABORT:
+        atomic_store (&self->stop, 1);
         sb_error ("run aborted by the coordinator: %s", m.u.abort.reason);
         self->exit_code = 1;
         self->done = 1;
@@ -268,6 +274,15 @@ s_preflight (s_agent_t *self, sb_msg_t *ready)
         S_FAIL ("(this host)", "%s", fd_cause);
         return 0;
     }
+    /* a local data folder must be the coordinator's, not one of this host's own */
+    if (self->storage.type == SB_STORAGE_FILE && self->welcome.u.welcome.data_probe
+        && self->welcome.u.welcome.data_probe[0]) {
+        char perr[1024];
+        if (sb_datafolder_probe_check (self->welcome.u.welcome.data_root, self->welcome.u.welcome.data_probe, perr,
+                                       sizeof perr) != 0)
+            S_FAIL (self->welcome.u.welcome.data_root, "this host does not see the coordinator's data folder (%s):"
+                    " share it between the nodes (NFS, a parallel file system) at the same path", perr);
+    }
     if (self->storage.type != SB_STORAGE_S3)
         return 0;
     /* each check must end well within the coordinator's patience, and a
@@ -367,6 +382,7 @@ sb_agent_run (const sb_agent_opts_t *opts)
         self->rank_args[r].up = self->up_endpoint;
         self->rank_args[r].rank = w->first_rank + r;
         self->rank_args[r].host = opts->host;
+        self->rank_args[r].stop = &self->stop;
         self->ranks[r] = zactor_new (sb_rank_actor, &self->rank_args[r]);
         if (!self->ranks[r]) {
             sb_error ("cannot start rank %llu", (unsigned long long) (w->first_rank + r));
@@ -399,7 +415,7 @@ sb_agent_run (const sb_agent_opts_t *opts)
 
     self->last_heard = sb_now ();
     self->next_heartbeat = 0;
-    size_t nsocks = 2 + self->nranks;
+    size_t nsocks = 3 + self->nranks;     /* dealer, up, the trainer's, the dealer's events */
     zsock_t **socks = calloc (nsocks, sizeof (zsock_t *));
     if (!socks) {
         sb_error ("out of memory");
@@ -420,7 +436,26 @@ sb_agent_run (const sb_agent_opts_t *opts)
             s_send (self, &hb);
             self->next_heartbeat = now + self->heartbeat_s;
         }
+        /* a coordinator that exited (killed, crashed) closed its end: its
+         * session is over, and whoever listens there next does not know us.
+         * What it sent before closing (ABORT, BYE) is read first. */
+        char hwhy[512];
+        (void) sb_handshake_failure (self->handshakes, hwhy, sizeof hwhy);
+        if (sb_handshake_disconnects (self->handshakes)) {
+            zmsg_t *last;
+            for (int k = 0; k < 1024 && !self->done && (last = zmsg_recv (self->dealer)); k++)
+                s_on_coordinator (self, last);
+            if (self->done)
+                break;
+            atomic_store (&self->stop, 1);
+            sb_warn ("the coordinator at %s closed the connection: its session is over", opts->endpoint);
+            sb_error ("lost the coordinator at %s: nothing heard for %.1f s", opts->endpoint, now - self->last_heard);
+            self->exit_code = 1;
+            zsock_set_linger (self->dealer, 0);
+            break;
+        }
         if (now - self->last_heard > self->timeout_s) {
+            atomic_store (&self->stop, 1);
             sb_error ("lost the coordinator at %s: nothing heard for %.1f s", opts->endpoint, now - self->last_heard);
             self->exit_code = 1;
             /* what is queued for it will never be delivered: do not wait
@@ -449,7 +484,10 @@ sb_agent_run (const sb_agent_opts_t *opts)
         if (!pending && !busy && !self->done && !(zsock_events (self->dealer) & ZMQ_POLLIN)) {
             socks[0] = self->dealer;
             socks[1] = self->up;
-            size_t n = 2 + (self->trainer ? sb_trainer_sockets (self->trainer, socks + 2, nsocks - 2) : 0);
+            size_t n = 2 + (self->trainer ? sb_trainer_sockets (self->trainer, socks + 2, nsocks - 3) : 0);
+            /* a lost connection wakes the loop at once: rank writes stop promptly */
+            if (sb_handshake_watch_sock (self->handshakes))
+                socks[n++] = sb_handshake_watch_sock (self->handshakes);
             double now = sb_now (), timeout = 0.1;
             if (wake > 0 && wake - now < timeout)
                 timeout = wake - now;

@@ -1,6 +1,7 @@
 /* rank: one rank's share of dataset generation, on its own thread. */
 #include "rank.h"
 #include "checkpoint.h"
+#include "datafolder.h"
 #include "dataset.h"
 #include "format.h"
 #include "log.h"
@@ -27,6 +28,7 @@ typedef struct {
     const sb_storage_cfg_t *storage;
     uint64_t              rank;
     const char           *host;
+    const atomic_int     *stop;         /* the agent's end-of-session flag (may be NULL) */
     int                   terminated;   /* $TERM received */
     /* interval counters for STATS */
     sb_interval_t         interval;
@@ -105,8 +107,26 @@ s_recv_pipe (s_rank_t *self, sb_msg_t *msg)
 
 /* ---------------------------------------------------------------- datagen */
 
-/* Write one object through a hidden temporary name, then rename it, so a
- * listing never sees a partial object. */
+/* This rank's host name for temporary names (the agent's --host, else gethostname). */
+static const char *
+s_hostname (void)
+{
+    static _Thread_local char host[256];
+    if (!host[0] && gethostname (host, sizeof host - 1) != 0)
+        snprintf (host, sizeof host, "host");
+    return host;
+}
+
+/* Has the session ended (the agent's flag, or a signal to this process)? */
+static int
+s_stopping (const s_rank_t *self)
+{
+    return zsys_interrupted || (self->stop && atomic_load (self->stop));
+}
+
+/* Write one object through a hidden temporary name of this writer, then
+ * rename it, so a listing never sees a partial object. Returns 0, -1 with
+ * err, or 1 when the session ended meanwhile (nothing left behind). */
 static int
 s_write_object (s_rank_t *self, const sb_dataset_t *ds, uint64_t i, uint8_t *buf, size_t buf_size,
                 uint64_t *bytes_out, char *err, size_t err_size, int *errno_out, char *path, size_t path_size)
@@ -120,18 +140,21 @@ s_write_object (s_rank_t *self, const sb_dataset_t *ds, uint64_t i, uint8_t *buf
         return -1;
     }
     const char *base = strrchr (key, '/') ? strrchr (key, '/') + 1 : key;
-    if (sb_strf (tmp, sizeof tmp, "%s%s/.%s.tmp", root, dir, base) != 0) {
+    char folder[PATH_MAX];
+    /* a name of this writer alone: two datagens (or two coordinators' ranks)
+     * never write through one temporary */
+    if (sb_strf (folder, sizeof folder, "%s%s", root, dir) != 0
+        || sb_datafolder_temp_name (tmp, sizeof tmp, folder, base, self->host ? self->host : s_hostname ()) != 0) {
         snprintf (err, err_size, "object %llu: name too long", (unsigned long long) i);
         return -1;
     }
-    int fd = open (tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int fd = open (tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0 && errno == ENOENT) {
-        char folder[PATH_MAX];
-        if (sb_strf (folder, sizeof folder, "%s%s", root, dir) != 0 || sb_mkdirs (folder, err, err_size) != 0) {
+        if (sb_mkdirs (folder, err, err_size) != 0) {
             *errno_out = errno;
             return -1;
         }
-        fd = open (tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        fd = open (tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     }
     if (fd < 0) {
         *errno_out = errno;
@@ -149,6 +172,14 @@ s_write_object (s_rank_t *self, const sb_dataset_t *ds, uint64_t i, uint8_t *buf
     uint64_t size = obj.size;
     uint64_t done = 0;
     while (done < size) {
+        if (s_stopping (self)) {
+            /* the session ended: no more bytes, and no litter */
+            close (fd);
+            unlink (tmp);
+            sb_format_close (&obj);
+            snprintf (err, err_size, "stopped writing %s: the session ended", path);
+            return 1;
+        }
         size_t n = size - done < buf_size ? (size_t) (size - done) : buf_size;
         sb_format_fill (&obj, done, buf, n);
         size_t put = 0;
@@ -176,6 +207,11 @@ s_write_object (s_rank_t *self, const sb_dataset_t *ds, uint64_t i, uint8_t *buf
         snprintf (err, err_size, "close %s: %s", tmp, strerror (errno));
         unlink (tmp);
         return -1;
+    }
+    if (s_stopping (self)) {
+        unlink (tmp);
+        snprintf (err, err_size, "stopped writing %s: the session ended", path);
+        return 1;
     }
     if (rename (tmp, path) != 0) {
         *errno_out = errno;
@@ -293,6 +329,8 @@ s_datagen (s_rank_t *self, const sb_msg_phase_start_t *ps)
     uint64_t bytes = 0, files = 0;
     for (uint64_t i = first; i < first + count; i++) {
         /* stay responsive to $TERM between objects */
+        if (s_stopping (self))
+            break;
         if (zsock_events (self->pipe) & ZMQ_POLLIN) {
             sb_msg_t m;
             if (s_recv_pipe (self, &m) == 1)
@@ -311,11 +349,19 @@ s_datagen (s_rank_t *self, const sb_msg_phase_start_t *ps)
                 return;
             }
         }
-        else if (s_write_object (self, &ds, i, buf, c->io_buffer, &n, err, sizeof err, &errno_val, path,
-                                 sizeof path) != 0) {
-            s_report_error (self, "write", path, errno_val, err);
-            free (buf);
-            return;
+        else {
+            int wrc = s_write_object (self, &ds, i, buf, c->io_buffer, &n, err, sizeof err, &errno_val, path,
+                                      sizeof path);
+            if (wrc == 1) {
+                sb_info ("rank %llu: %s", (unsigned long long) self->rank, err);
+                free (buf);
+                return;
+            }
+            if (wrc != 0) {
+                s_report_error (self, "write", path, errno_val, err);
+                free (buf);
+                return;
+            }
         }
         bytes += n;
         files++;
@@ -340,7 +386,7 @@ s_datagen (s_rank_t *self, const sb_msg_phase_start_t *ps)
         free (eps);
         sb_s3_destroy (&s3);
     }
-    if (self->terminated)
+    if (self->terminated || s_stopping (self))
         return;
     s_flush_stats (self, 1);
     sb_msg_t done = { .type = SB_MSG_RANK_DONE };
@@ -357,7 +403,8 @@ void
 sb_rank_actor (zsock_t *pipe, void *args)
 {
     const sb_rank_args_t *a = args;
-    s_rank_t r = { .pipe = pipe, .cfg = a->cfg, .storage = a->storage, .rank = a->rank, .host = a->host };
+    s_rank_t r = { .pipe = pipe, .cfg = a->cfg, .storage = a->storage, .rank = a->rank, .host = a->host,
+                   .stop = a->stop };
     s_rank_t *self = &r;
     char err[512];
     self->up = zsock_new (ZMQ_PUSH);

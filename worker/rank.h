@@ -9,6 +9,7 @@
 #define SB_RANK_H
 
 #include <czmq.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "proto.h"
@@ -20,6 +21,9 @@ typedef struct {
     uint64_t                rank;
     const char             *host;   /* borrowed */
     const char             *up;     /* borrowed: inproc endpoint of the agent's PULL socket */
+    const atomic_int       *stop;   /* borrowed, may be NULL: set by the agent when the session ends
+                                     * (ABORT, coordinator lost, signal); a datagen write stops
+                                     * within one buffer and removes its temporary */
 } sb_rank_args_t;
 
 /* zactor_fn: pass a sb_rank_args_t * as args. */
