@@ -21,6 +21,14 @@ expect_eq "existing keys kept" "$(cat k1/coordinator.cert k1/coordinator.cert_se
 sb keys --dir k1 --worker ../evil
 expect_eq "bad certificate name refused" "$SB_RC" 2
 
+# keys under umask 000: nothing made open to others (secrets 0600, public
+# certificates 0644, folders 0700)
+( umask 000; sb keys --dir k0/sub; echo "$SB_RC" >k0.rc )
+expect_eq "keys under umask 000 exits 0" "$(cat k0.rc)" 0
+expect_eq "modes under umask 000" "$(cd k0/sub && stat -c '%n %a' . allowed coordinator.cert coordinator.cert_secret worker.cert worker.cert_secret allowed/worker.cert | tr '\n' ' ')" \
+    ". 700 allowed 700 coordinator.cert 644 coordinator.cert_secret 600 worker.cert 644 worker.cert_secret 600 allowed/worker.cert 644 "
+expect_eq "parent folder made 0700" "$(stat -c %a k0)" 700
+
 # a routable bind without keys is refused before anything starts
 sb run $syn --workers 1 --db refuse.db
 expect_eq "default --workers bind without keys exits 2" "$SB_RC" 2
@@ -34,6 +42,16 @@ expect_eq "nothing recorded" "$([ -f refuse.db ] && q refuse.db "SELECT count(*)
 sb run $syn --accelerators 2 --local 2 --keys k1 --db local.db
 expect_eq "CURVE run with local workers" "$SB_RC" 0
 expect_eq "CURVE run recorded" "$(q local.db "SELECT status, samples FROM runs r JOIN epochs e ON e.run_id = r.id WHERE r.kind = 'train'")" "succeeded|64"
+expect_eq "no key-mode warning with private keys" "$(grep -c 'secret key file' sb.err)" 0
+
+# a secret key file others can read: a warning naming the file and mode
+cp -r k1 kopen && chmod 644 kopen/coordinator.cert_secret && chmod 640 kopen/worker.cert_secret
+sb run $syn --accelerators 1 --local 1 --keys kopen --db open.db
+expect_eq "run with readable secrets still runs" "$SB_RC" 0
+expect_contains "coordinator secret named with its mode" sb.err \
+    "secret key file kopen/coordinator.cert_secret has mode 0644: other users can read it and impersonate its owner (chmod 600 kopen/coordinator.cert_secret)"
+expect_contains "worker secret named with its mode" sb.err \
+    "secret key file kopen/worker.cert_secret has mode 0640"
 
 # remote workers through a relay that records every byte on the wire
 ( timeout 60 "$SHARDBENCH" run $syn --accelerators 1 --workers 1 --bind "tcp://127.0.0.1:*" --keys k1 \
