@@ -486,6 +486,18 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
     sb_workload_t wl;
     if (s_resolve_workload (cfg, a.workload, overrides, noverrides, &wl) != 0)
         goto done;
+    /* A workload file is data: it may come from anyone and never chooses a
+     * command that runs on other hosts. Only the command line does. */
+    const sb_config_entry_t *rw = sb_config_get (cfg, "shardbench.remote_worker");
+    if (rw && (a.nhosts || a.slurm) && strcmp (rw->origin, "command line") != 0) {
+        if (rw->line > 0)
+            fprintf (stderr, "shardbench %s: %s:%d: ", cmd, rw->origin, rw->line);
+        else
+            fprintf (stderr, "shardbench %s: %s: ", cmd, rw->origin);
+        fprintf (stderr, "key 'shardbench.remote_worker': a workload file does not choose the command run on other"
+                 " hosts: give it on the command line (shardbench.remote_worker=PATH) or in $SHARDBENCH_REMOTE_WORKER\n");
+        goto done;
+    }
     uint64_t accelerators = a.accelerators ? a.accelerators : wl.accelerators ? wl.accelerators : 1;
     uint64_t seed = a.have_seed ? a.seed : wl.seed;
     if (!a.have_seed && (wl.sample_shuffle == SB_SHUFFLE_RANDOM || wl.file_shuffle == SB_SHUFFLE_RANDOM))
