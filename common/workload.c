@@ -1,5 +1,6 @@
 /* workload: one table of every key, its type, default and bounds. */
 #include "workload.h"
+#include "dataset.h"
 #include "format.h"
 #include "log.h"
 
@@ -674,6 +675,17 @@ sb_workload_from_config (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
         char where[1200];
         snprintf (err, err_size, "%s: key 'dataset.format': %s", s_where (e, where, sizeof where), why);
         return -1;
+    }
+    /* the parts of every object name: nothing that leaves the data folder */
+    static const char *const name_keys[] = { "dataset.file_prefix", "dataset.format" };
+    for (size_t i = 0; i < 2; i++) {
+        const char *part = i == 0 ? wl->file_prefix : wl->format;
+        if (sb_dataset_check_part (part, why, sizeof why) != 0) {
+            char where[1200];
+            snprintf (err, err_size, "%s: key '%s': %s", s_where (sb_config_get (cfg, name_keys[i]), where,
+                      sizeof where), name_keys[i], why);
+            return -1;
+        }
     }
     if (s_parquet_columns (cfg, wl, err, err_size) != 0)
         return -1;
