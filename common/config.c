@@ -658,3 +658,35 @@ sb_config_to_yaml (const sb_config_t *self)
     }
     return buf;
 }
+
+int
+sb_config_redact (sb_config_t *self, int (*is_secret) (const char *key), const char *replacement)
+{
+    int n = 0;
+    for (size_t i = 0; i < self->count; i++) {
+        s_entry_t *e = &self->entries[i];
+        if (!is_secret (e->key))
+            continue;
+        char *copy = strdup (replacement);
+        if (!copy)
+            return -1;
+        /* wipe what the secret occupied before the memory goes back */
+        if (e->value) {
+            explicit_bzero (e->value, strlen (e->value));
+            free (e->value);
+        }
+        if (e->items) {
+            for (size_t j = 0; e->items[j]; j++) {
+                explicit_bzero (e->items[j], strlen (e->items[j]));
+                free (e->items[j]);
+            }
+            free (e->items);
+        }
+        e->value = copy;
+        e->items = NULL;
+        e->pub.nitems = 0;
+        s_entry_sync (e);
+        n++;
+    }
+    return n;
+}

@@ -53,4 +53,9 @@ const sb_config_entry_t *sb_config_at (const sb_config_t *self, size_t i);
  * newly allocated string the caller frees, or NULL. */
 char *sb_config_to_yaml (const sb_config_t *self);
 
+/* Replace the value of every entry whose key is_secret says is a secret
+ * with replacement (the old text is wiped), so that it is neither stored
+ * nor shown. Returns how many were replaced, or -1 when out of memory. */
+int sb_config_redact (sb_config_t *self, int (*is_secret) (const char *key), const char *replacement);
+
 #endif

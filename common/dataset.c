@@ -123,3 +123,50 @@ sb_dataset_key_sorted (const sb_dataset_t *self, uint64_t p, char *key, size_t s
         return -1;
     return sb_dataset_key (self, sb_dataset_index_at (self, p), key, size);
 }
+
+static int
+s_has_control (const char *text)
+{
+    for (const unsigned char *p = (const unsigned char *) text; *p; p++)
+        if (*p < 0x20 || *p == 0x7f)
+            return 1;
+    return 0;
+}
+
+int
+sb_dataset_check_part (const char *part, char *why, size_t why_size)
+{
+    if (strchr (part, '/'))
+        snprintf (why, why_size, "must not contain '/' (object names stay in the data folder)");
+    else if (strstr (part, ".."))
+        snprintf (why, why_size, "must not contain '..' (object names stay in the data folder)");
+    else if (s_has_control (part))
+        snprintf (why, why_size, "must not contain control characters");
+    else
+        return 0;
+    return -1;
+}
+
+int
+sb_dataset_check_name (const char *name, char *why, size_t why_size)
+{
+    if (!*name)
+        snprintf (why, why_size, "is empty");
+    else if (name[0] == '/')
+        snprintf (why, why_size, "is absolute (names are relative to the data folder)");
+    else if (s_has_control (name))
+        snprintf (why, why_size, "contains control characters");
+    else {
+        for (const char *seg = name; seg;) {
+            const char *slash = strchr (seg, '/');
+            size_t n = slash ? (size_t) (slash - seg) : strlen (seg);
+            if (n == 2 && seg[0] == '.' && seg[1] == '.') {
+                snprintf (why, why_size, "has a '..' component (it would leave the data folder)");
+                return -1;
+            }
+            seg = slash ? slash + 1 : NULL;
+        }
+        return 0;
+    }
+    return -1;
+}

@@ -48,4 +48,15 @@ uint64_t sb_dataset_object_size (const sb_dataset_t *self, uint64_t i);
  * key can verify what it reads. */
 uint64_t sb_dataset_content_seed (uint64_t run_seed, const char *key);
 
+/* Check a part of every object name (dataset.file_prefix, dataset.format):
+ * no '/', no "..", no control character (bytes below 0x20, 0x7f). Returns 0,
+ * or -1 with the reason in why (the value is not repeated there). */
+int sb_dataset_check_part (const char *part, char *why, size_t why_size);
+
+/* Check an object name relative to the data folder before it is opened,
+ * created or sent: not empty, relative (no leading '/'), no ".." component,
+ * no control character, so that data folder + name stays under the data
+ * folder. Returns 0, or -1 with the reason in why. */
+int sb_dataset_check_name (const char *name, char *why, size_t why_size);
+
 #endif

@@ -1,6 +1,7 @@
 /* security: CURVE certificates, the coordinator's authenticator, and a
  * watch on handshakes. */
 #include "security.h"
+#include "log.h"
 #include "util.h"
 
 #include <errno.h>
@@ -44,6 +45,20 @@ s_exists (const char *path)
     return stat (path, &st) == 0;
 }
 
+/* Give path exactly mode, whatever the umask made of it. */
+static int
+s_chmod (const char *path, mode_t mode, char *err, size_t err_size)
+{
+    if (chmod (path, mode) != 0) {
+        snprintf (err, err_size, "chmod %s: %s", path, strerror (errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* Save cert at path (public half, 0644) and, with_secret, at path_secret
+ * (0600). The modes are set explicitly: CZMQ creates the files under the
+ * process umask (0666 under umask 000) and resets the umask itself. */
 static int
 s_save (zcert_t *cert, const char *path, int with_secret, char *err, size_t err_size)
 {
@@ -52,6 +67,10 @@ s_save (zcert_t *cert, const char *path, int with_secret, char *err, size_t err_
         snprintf (err, err_size, "cannot write %s: %s", path, strerror (errno));
         return -1;
     }
+    char secret[PATH_MAX + 8];
+    snprintf (secret, sizeof secret, "%s_secret", path);
+    if (s_chmod (path, 0644, err, err_size) != 0 || (with_secret && s_chmod (secret, 0600, err, err_size) != 0))
+        return -1;
     return 0;
 }
 
@@ -99,15 +118,41 @@ sb_keys_create (const char *dir, const char *name, void (*note) (const char *pat
         snprintf (err, err_size, "key directory path too long: %s", dir);
         return -1;
     }
-    if (sb_mkdirs (allowed, err, err_size) != 0)
-        return -1;
-    if (chmod (dir, 0700) != 0) {     /* secrets inside: the owner only */
-        snprintf (err, err_size, "chmod %s: %s", dir, strerror (errno));
-        return -1;
-    }
-    if (s_make_pair (coordinator, "shardbench coordinator", NULL, NULL, note, ctx, err, err_size) != 0)
-        return -1;
-    return s_make_pair (worker, "shardbench worker", name, admitted, note, ctx, err, err_size);
+    /* Nothing is ever created open to others, whatever the caller's umask:
+     * files are made under umask 077, then given their modes. CZMQ sets
+     * the umask while saving a secret, so the caller's is restored after. */
+    mode_t old = umask (077);
+    int rc = sb_mkdirs (allowed, err, err_size);
+    /* secrets inside: the owner only; allowed/ decides who joins */
+    if (rc == 0)
+        rc = s_chmod (dir, 0700, err, err_size);
+    if (rc == 0)
+        rc = s_chmod (allowed, 0700, err, err_size);
+    if (rc == 0)
+        rc = s_make_pair (coordinator, "shardbench coordinator", NULL, NULL, note, ctx, err, err_size);
+    if (rc == 0)
+        rc = s_make_pair (worker, "shardbench worker", name, admitted, note, ctx, err, err_size);
+    umask (old);
+    return rc;
+}
+
+/* Warn when path (a secret key file, or a directory deciding who is
+ * admitted) can be read (secret) or written (directory) by others. */
+static void
+s_warn_open (const char *path, int secret)
+{
+    struct stat st;
+    if (stat (path, &st) != 0)
+        return;
+    mode_t open = st.st_mode & (secret ? (S_IRWXG | S_IRWXO) : (S_IWGRP | S_IWOTH));
+    if (!open)
+        return;
+    if (secret)
+        sb_warn ("secret key file %s has mode %04o: other users can read it and impersonate its owner"
+                 " (chmod 600 %s)", path, (unsigned) (st.st_mode & 07777), path);
+    else
+        sb_warn ("key directory %s has mode %04o: other users can add certificates to it (chmod 700 %s)",
+                 path, (unsigned) (st.st_mode & 07777), path);
 }
 
 /* Load dir/file (and its _secret half when secret is set). */
@@ -125,6 +170,8 @@ s_load (const char *dir, const char *file, int secret, char *err, size_t err_siz
                   s_exists (path) ? secret_path : path, dir);
         return NULL;
     }
+    if (secret)
+        s_warn_open (secret_path, 1);
     zcert_t *cert = zcert_load (path);
     if (!cert)
         snprintf (err, err_size, "cannot read the certificate %s", path);
@@ -140,6 +187,7 @@ sb_curve_server (zsock_t *router, const char *dir, zactor_t **auth_p, char *err,
                   " `shardbench keys --dir %s`)", dir, dir);
         return -1;
     }
+    s_warn_open (allowed, 0);
     zcert_t *cert = s_load (dir, "coordinator.cert", 1, err, err_size);
     if (!cert)
         return -1;

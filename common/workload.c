@@ -1,5 +1,6 @@
 /* workload: one table of every key, its type, default and bounds. */
 #include "workload.h"
+#include "dataset.h"
 #include "format.h"
 #include "log.h"
 
@@ -327,6 +328,20 @@ s_storage_endpoints (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_
         if (!r || !*r)
             r = getenv ("AWS_DEFAULT_REGION");
         snprintf (st->region, sizeof st->region, "%s", r && *r ? r : "us-east-1");
+    }
+    /* whatever the storage type: the endpoints are part of the recorded configuration */
+    for (size_t i = 0; i < st->nendpoints; i++) {
+        const char *v = st->endpoints[i];
+        if (strchr (v, '@') && (origin || st->type == SB_STORAGE_S3)) {
+            /* http://USER:PASSWORD@HOST: the URL is recorded and sent to the
+             * workers, so a password in it would be too; not repeated here */
+            snprintf (err, err_size, "%s: key 'storage.storage_options.endpoint_url%s': endpoint %zu holds a user name"
+                      " or password (USER:PASSWORD@): refused, since endpoints are recorded and sent to the workers;"
+                      " give http(s)://HOST[:PORT] and the credentials in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY",
+                      origin ? s_where (origin, where, sizeof where) : "environment AWS_ENDPOINT_URL", list ? "s" : "",
+                      i + 1);
+            return -1;
+        }
     }
     if (st->type != SB_STORAGE_S3)
         return 0;
@@ -675,6 +690,17 @@ sb_workload_from_config (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
         snprintf (err, err_size, "%s: key 'dataset.format': %s", s_where (e, where, sizeof where), why);
         return -1;
     }
+    /* the parts of every object name: nothing that leaves the data folder */
+    static const char *const name_keys[] = { "dataset.file_prefix", "dataset.format" };
+    for (size_t i = 0; i < 2; i++) {
+        const char *part = i == 0 ? wl->file_prefix : wl->format;
+        if (sb_dataset_check_part (part, why, sizeof why) != 0) {
+            char where[1200];
+            snprintf (err, err_size, "%s: key '%s': %s", s_where (sb_config_get (cfg, name_keys[i]), where,
+                      sizeof where), name_keys[i], why);
+            return -1;
+        }
+    }
     if (s_parquet_columns (cfg, wl, err, err_size) != 0)
         return -1;
     /* Unknown keys: a warning each, with where they came from. DLIO keys
@@ -691,13 +717,29 @@ sb_workload_from_config (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
             continue;   /* read by s_parquet_columns */
         if (!k && s_shape_error (e, err, err_size) != 0)
             return -1;
-        if (k || s_dlio_section (e->key))
+        if (!k && sb_workload_is_secret_key (e->key))
+            sb_warn ("%s: key '%s' is not used and its value is not recorded: S3 credentials come from"
+                     " AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN or a shared credentials file"
+                     " (AWS_SHARED_CREDENTIALS_FILE, AWS_PROFILE)", s_where (e, where, sizeof where), e->key);
+        else if (k || s_dlio_section (e->key))
             s_ignored_add (ignored, sizeof ignored, &used, e->key);
         else
             sb_warn ("%s: unknown key '%s' ignored", s_where (e, where, sizeof where), e->key);
     }
     if (used)
         sb_info ("DLIO keys this version ignores: %s", ignored);
+    return 0;
+}
+
+int
+sb_workload_is_secret_key (const char *key)
+{
+    static const char *const words[] = { "secret", "password", "passwd", "token", "access_key", "credential" };
+    const char *last = strrchr (key, '.');
+    last = last ? last + 1 : key;
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+        if (strcasestr (last, words[i]))
+            return 1;
     return 0;
 }
 

@@ -89,6 +89,12 @@ typedef struct {
  * DLIO keys) are logged. */
 int sb_workload_from_config (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size);
 
+/* 1 when key holds a credential (its last segment names a secret, a
+ * password, a token, an access key or a credential, e.g.
+ * storage.storage_options.secret_access_key): such a value is never used,
+ * stored or sent (sb_config_redact), else 0. */
+int sb_workload_is_secret_key (const char *key);
+
 /* Name of a sync or shuffle mode ("step", "seed", ...). Borrowed. */
 const char *sb_workload_sync_name (sb_sync_t sync);
 const char *sb_workload_shuffle_name (sb_shuffle_t shuffle);

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -80,7 +81,8 @@ s_usage_run (FILE *f, const char *cmd)
              "                 --ntasks-per-node=1 --overlap --kill-on-bad-exit=1 WORKER ...`;\n"
              "                 $SHARDBENCH_SRUN replaces `srun`, WORKER is shardbench.remote_worker,\n"
              "                 else $SHARDBENCH_REMOTE_WORKER, else this worker binary's path)\n"
-             "--bind ENDPOINT  ZeroMQ endpoint to bind; default tcp://127.0.0.1:* with --local,\n"
+             "--bind ENDPOINT  ZeroMQ endpoint to bind; default with --local: a Unix socket in a new\n"
+             "                 private (0700) folder, removed at the end; otherwise\n"
              "                 tcp://*:5555 with --workers, --hosts and --slurm\n"
              "--db FILE        result database (SQLite), default ./shardbench.db\n"
              "--seed S         run seed (default train.seed)\n"
@@ -342,9 +344,69 @@ s_resolve_workload (sb_config_t *cfg, const char *name, const char **overrides, 
     return 0;
 }
 
+/* --local without --bind: the coordinator listens on a Unix socket in a
+ * folder of its own, made by mkdtemp (mode 0700, owned by this user), so
+ * no other user of the host can connect: the file system's permission
+ * check is the proof a local worker gives. A loopback TCP port would admit
+ * any local user. */
+typedef struct {
+    char dir[PATH_MAX];         /* the private folder; "" when none */
+    char endpoint[PATH_MAX + 32];
+} s_private_ipc_t;
+
+static int
+s_private_ipc_make (s_private_ipc_t *self, char *err, size_t err_size)
+{
+    /* a Unix socket path holds at most 107 bytes: fall back to /tmp when
+     * the runtime or temporary folder has a longer name */
+    const char *bases[] = { getenv ("XDG_RUNTIME_DIR"), getenv ("TMPDIR"), "/tmp" };
+    for (size_t i = 0; i < sizeof bases / sizeof bases[0]; i++) {
+        const char *base = bases[i];
+        if (!base || base[0] != '/' || strlen (base) + sizeof "/shardbench-XXXXXX/coordinator.sock" > 100)
+            continue;
+        snprintf (self->dir, sizeof self->dir, "%s/shardbench-XXXXXX", base);
+        if (!mkdtemp (self->dir)) {
+            snprintf (err, err_size, "cannot make a private folder for the local workers' socket in %s: %s", base,
+                      strerror (errno));
+            self->dir[0] = '\0';
+            if (i + 1 < sizeof bases / sizeof bases[0])
+                continue;
+            return -1;
+        }
+        /* mkdtemp made it 0700; check that nobody swapped it */
+        struct stat st;
+        if (lstat (self->dir, &st) != 0 || !S_ISDIR (st.st_mode) || st.st_uid != geteuid ()
+            || (st.st_mode & 07777) != 0700) {
+            snprintf (err, err_size, "the private folder %s is not a folder of mode 0700 owned by this user",
+                      self->dir);
+            return -1;
+        }
+        snprintf (self->endpoint, sizeof self->endpoint, "ipc://%s/coordinator.sock", self->dir);
+        return 0;
+    }
+    snprintf (err, err_size, "no folder to hold the local workers' socket ($XDG_RUNTIME_DIR, $TMPDIR and /tmp are"
+              " unusable)");
+    return -1;
+}
+
+static void
+s_private_ipc_remove (s_private_ipc_t *self)
+{
+    if (!self->dir[0])
+        return;
+    char sock[PATH_MAX + 32];
+    snprintf (sock, sizeof sock, "%s/coordinator.sock", self->dir);
+    if (unlink (sock) != 0 && errno != ENOENT)
+        sb_warn ("cannot remove %s: %s", sock, strerror (errno));
+    if (rmdir (self->dir) != 0)
+        sb_warn ("cannot remove %s: %s", self->dir, strerror (errno));
+    self->dir[0] = '\0';
+}
+
 static int
 s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
 {
+    s_private_ipc_t ipc = { .dir = "" };
     const char *cmd = kind == SB_SESSION_TRAIN ? "run" : kind == SB_SESSION_DATAGEN ? "datagen"
                     : kind == SB_SESSION_CHECKPOINT ? "checkpoint" : "catalog";
     s_run_args_t a = { .workload = kind == SB_SESSION_CHECKPOINT ? "llama3_8b" : "quickstart",
@@ -480,7 +542,14 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
     }
     if (!a.local && !a.workers && !using_hosts && !a.slurm)
         a.local = 1;
-    const char *bind = a.bind ? a.bind : a.local ? "tcp://127.0.0.1:*" : "tcp://*:5555";
+    const char *bind = a.bind ? a.bind : "tcp://*:5555";
+    if (a.local && !a.bind && kind != SB_SESSION_CATALOG) {
+        if (s_private_ipc_make (&ipc, err, sizeof err) != 0) {
+            fprintf (stderr, "shardbench %s: %s\n", cmd, err);
+            goto done;
+        }
+        bind = ipc.endpoint;
+    }
     if (!a.keys_dir && (a.keys_dir = getenv ("SHARDBENCH_KEYS")) && !*a.keys_dir)
         a.keys_dir = NULL;
     if (kind != SB_SESSION_CATALOG && !a.keys_dir && !a.insecure && !sb_endpoint_is_local (bind)) {
@@ -491,15 +560,31 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
                  cmd, bind);
         goto done;
     }
+    if (a.local && a.bind && !a.keys_dir && strncmp (bind, "ipc://", 6) != 0 && strncmp (bind, "inproc://", 9) != 0)
+        sb_warn ("--local with --bind %s and no --keys: any user of this host can connect, join as a worker and read"
+                 " the workload (without --bind, the local workers use a private socket)", bind);
 
     sb_workload_t wl;
     if (s_resolve_workload (cfg, a.workload, overrides, noverrides, &wl) != 0)
         goto done;
+    /* A workload file is data: it may come from anyone and never chooses a
+     * command that runs on other hosts. Only the command line does. */
+    const sb_config_entry_t *rw = sb_config_get (cfg, "shardbench.remote_worker");
+    if (rw && (a.nhosts || a.slurm) && strcmp (rw->origin, "command line") != 0) {
+        if (rw->line > 0)
+            fprintf (stderr, "shardbench %s: %s:%d: ", cmd, rw->origin, rw->line);
+        else
+            fprintf (stderr, "shardbench %s: %s: ", cmd, rw->origin);
+        fprintf (stderr, "key 'shardbench.remote_worker': a workload file does not choose the command run on other"
+                 " hosts: give it on the command line (shardbench.remote_worker=PATH) or in $SHARDBENCH_REMOTE_WORKER\n");
+        goto done;
+    }
     uint64_t accelerators = a.accelerators ? a.accelerators : wl.accelerators ? wl.accelerators : 1;
     uint64_t seed = a.have_seed ? a.seed : wl.seed;
     if (!a.have_seed && (wl.sample_shuffle == SB_SHUFFLE_RANDOM || wl.file_shuffle == SB_SHUFFLE_RANDOM))
         seed = sb_mix ((uint64_t) time (NULL), (uint64_t) getpid ());
-    if (!(yaml = sb_config_to_yaml (cfg))) {
+    /* credentials are never recorded (runs.config) or shown */
+    if (sb_config_redact (cfg, sb_workload_is_secret_key, "<redacted>") < 0 || !(yaml = sb_config_to_yaml (cfg))) {
         fprintf (stderr, "shardbench: out of memory\n");
         goto done;
     }
@@ -541,6 +626,7 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
     if (rc != 0)
         fprintf (stderr, "shardbench: error: %s\n", err[0] ? err : "run failed");
 done:
+    s_private_ipc_remove (&ipc);
     sb_resultdb_destroy (&db);
     free (yaml);
     free (overrides);

@@ -4,6 +4,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <netdb.h>
 #include <arpa/inet.h>
@@ -214,6 +215,38 @@ s_worker_words (char **argv, size_t k, const char *worker, const char *ep, const
     argv[k] = NULL;
 }
 
+/* Quote text as one word of a POSIX shell: 'text', each ' written '\''.
+ * ssh joins its remote words with spaces and gives them to the remote
+ * user's shell, so every word we send goes through here: a path or a
+ * binary name holding ';', '$(...)', spaces or quotes stays one word and
+ * runs nothing. Returns 0, or -1 when out does not hold the result. */
+int
+sb_launcher_shell_quote (const char *text, char *out, size_t size)
+{
+    size_t n = 0;
+    if (size < 3)
+        return -1;
+    out[n++] = '\'';
+    for (const char *p = text; *p; p++) {
+        if (*p == '\'') {
+            if (n + 4 >= size)
+                return -1;
+            memcpy (out + n, "'\\''", 4);
+            n += 4;
+        }
+        else {
+            if (n + 1 >= size)
+                return -1;
+            out[n++] = *p;
+        }
+    }
+    if (n + 2 > size)     /* the closing quote and the NUL */
+        return -1;
+    out[n++] = '\'';
+    out[n] = '\0';
+    return 0;
+}
+
 int
 sb_launcher_start_ssh (sb_launcher_t *self, const char *const *hosts, size_t n, const char *ssh_cmd,
                        const char *remote_worker, const char *endpoint, double heartbeat_timeout_s,
@@ -246,12 +279,30 @@ sb_launcher_start_ssh (sb_launcher_t *self, const char *const *hosts, size_t n, 
             snprintf (err, err_size, "out of memory");
             return -1;
         }
+        /* the remote words, quoted for the remote shell */
+        char q_worker[2 * PATH_MAX], q_ep[700], q_host[600], q_timeout[40], q_keys[2 * PATH_MAX];
+        if (hosts[i][0] == '-' || !hosts[i][0]) {
+            snprintf (err, err_size, "host '%s': not a host name (it would be read as an ssh option)", hosts[i]);
+            close (errfd);
+            free (host);
+            return -1;
+        }
+        if (sb_launcher_shell_quote (remote_worker, q_worker, sizeof q_worker) != 0
+            || sb_launcher_shell_quote (ep, q_ep, sizeof q_ep) != 0
+            || sb_launcher_shell_quote (host, q_host, sizeof q_host) != 0
+            || sb_launcher_shell_quote (timeout, q_timeout, sizeof q_timeout) != 0
+            || (keys_dir && sb_launcher_shell_quote (keys_dir, q_keys, sizeof q_keys) != 0)) {
+            snprintf (err, err_size, "host %s: the remote worker's command line is too long", host);
+            close (errfd);
+            free (host);
+            return -1;
+        }
         size_t k = argc;
         argv[k++] = "-o";
         argv[k++] = "BatchMode=yes";
         argv[k++] = host;
-        s_worker_words (argv, k, remote_worker, ep, host, timeout, keys_dir);
-        sb_debug ("host %s: %s ... %s %s", host, argv[0], remote_worker, ep);
+        s_worker_words (argv, k, q_worker, q_ep, q_host, q_timeout, keys_dir ? q_keys : NULL);
+        sb_debug ("host %s: %s ... %s %s", host, argv[0], q_worker, q_ep);
         pid_t pid = s_spawn (argv, errfd);
         if (pid < 0) {
             snprintf (err, err_size, "host %s: cannot start ssh: fork: %s", host, strerror (errno));

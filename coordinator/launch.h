@@ -24,9 +24,15 @@ void sb_launcher_destroy (sb_launcher_t **self_p);
 int sb_launcher_start (sb_launcher_t *self, size_t n, const char *endpoint, double heartbeat_timeout_s,
                        const char *keys_dir, char *err, size_t err_size);
 
+/* Write text into out (size bytes) as one single-quoted POSIX shell word
+ * ('it'\''s' for it's). Returns 0, or -1 when it does not fit. */
+int sb_launcher_shell_quote (const char *text, char *out, size_t size);
+
 /* Start one worker per host over ssh: `SSH -o BatchMode=yes HOST
- * REMOTE_WORKER --coordinator ENDPOINT --host HOST --timeout T [--keys DIR]`.
- * ssh_cmd is split at spaces (no quoting), e.g. "ssh" or "ssh -p 2222".
+ * REMOTE_WORKER --coordinator ENDPOINT --host HOST --timeout T [--keys DIR]`,
+ * each word after HOST quoted for the remote shell (sb_launcher_shell_quote).
+ * A host starting with '-' is refused. ssh_cmd is split at spaces (no
+ * quoting), e.g. "ssh" or "ssh -p 2222".
  * When endpoint binds every address (tcp://\*:P, tcp://0.0.0.0:P), each host
  * is given the local address the route to it uses. Each ssh's stderr is kept
  * (sb_launcher_output). Returns 0, or -1 with err set (children already

@@ -4,6 +4,7 @@
  * actors (worker/rank.h), and keeps heartbeats both ways. */
 #include "agent.h"
 #include "datafolder.h"
+#include "dataset.h"
 #include "log.h"
 #include "rank.h"
 #include "s3_client.h"
@@ -364,6 +365,16 @@ sb_agent_run (const sb_agent_opts_t *opts)
     if (sb_storage_from_welcome (w, &self->storage, serr, sizeof serr) != 0) {
         sb_error ("the coordinator sent unusable storage settings: %s", serr);
         goto done;
+    }
+    /* names are built from these parts: none may lead out of the data folder */
+    for (int part = 0; part < 2; part++) {
+        const char *value = part == 0 ? w->file_prefix : w->format;
+        if (sb_dataset_check_part (value, serr, sizeof serr) != 0) {
+            sb_error ("ranks %llu-%llu: the coordinator sent dataset.%s '%s', which %s: refusing to build object names"
+                      " from it", (unsigned long long) w->first_rank, (unsigned long long) (w->first_rank + w->ranks - 1),
+                      part == 0 ? "file_prefix" : "format", value, serr);
+            goto done;
+        }
     }
     self->heartbeat_s = (double) w->heartbeat_ms / 1000.0;
     self->timeout_s = (double) w->timeout_ms / 1000.0;

@@ -139,6 +139,12 @@ s_write_object (s_rank_t *self, const sb_dataset_t *ds, uint64_t i, uint8_t *buf
         snprintf (err, err_size, "object %llu: name too long", (unsigned long long) i);
         return -1;
     }
+    char unsafe[128];
+    if (sb_dataset_check_name (key, unsafe, sizeof unsafe) != 0) {
+        snprintf (err, err_size, "rank %llu: object %llu: name '%s' %s", (unsigned long long) self->rank,
+                  (unsigned long long) i, key, unsafe);
+        return -1;
+    }
     const char *base = strrchr (key, '/') ? strrchr (key, '/') + 1 : key;
     char folder[PATH_MAX];
     /* a name of this writer alone: two datagens (or two coordinators' ranks)
@@ -239,6 +245,12 @@ s_put_object (s_rank_t *self, sb_s3_t *s3, const sb_dataset_t *ds, uint64_t i, u
     if (sb_dataset_key (ds, i, key, sizeof key) != 0
         || sb_strf (full, sizeof full, "%s%s", self->cfg->data_root, key) != 0) {
         snprintf (failure->message, sizeof failure->message, "object %llu: key too long", (unsigned long long) i);
+        return -1;
+    }
+    char why[128];
+    if (sb_dataset_check_name (key, why, sizeof why) != 0) {
+        snprintf (failure->message, sizeof failure->message, "rank %llu: object %llu: name '%s' %s",
+                  (unsigned long long) self->rank, (unsigned long long) i, key, why);
         return -1;
     }
     /* the same bytes as a file of the format */

@@ -221,6 +221,16 @@ s_on_keys (sb_trainer_t *self, sb_msg_keys_t *kp)
         s_fail (self, r, "protocol", NULL, 0, text, NULL);
         return;
     }
+    /* a key names a file under the data folder: check it before anything opens it */
+    for (size_t j = 0; j < kp->keys.count; j++) {
+        char why[128], text[1024];
+        if (sb_dataset_check_name (kp->keys.items[j], why, sizeof why) != 0) {
+            snprintf (text, sizeof text, "rank %llu: the coordinator sent object name '%s', which %s",
+                      (unsigned long long) r->rank, kp->keys.items[j], why);
+            s_fail (self, r, "name", kp->keys.items[j], 0, text, NULL);
+            return;
+        }
+    }
     for (size_t j = 0; j < n; j++) {
         s_sample_t *s = &r->queue[(r->qhead + r->qcount) % self->qcap];
         s->key = kp->keys.count ? kp->keys.items[j] : NULL;

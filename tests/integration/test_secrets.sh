@@ -96,4 +96,54 @@ for f in s.db s.db-wal; do
     [ -f "$f" ] || continue
     expect_eq "$f (raw) holds no secret" "$(grep -a -c -F -e "$secret" -e "$token" -e "$key_id" "$f")" 0
 done
+# 3. credentials written into the workload, in DLIO's storage_options
+# spelling, are not used, recorded (runs.config shows <redacted>), shown in
+# the HTML report or the logs, or sent to the workers
+y_id="SBYAMLID${rnd}"
+y_secret="sbYamlSecret${rnd}"
+y_token="sbYamlToken${rnd}"
+cat >creds.yaml <<YAML
+storage:
+  storage_options:
+    access_key_id: $y_id
+    secret_access_key: $y_secret
+    session_token: $y_token
+YAML
+export SHARDBENCH_WIRE_TRACE="$SCRATCH/wire3.bin"
+AWS_ACCESS_KEY_ID=$key_id AWS_SECRET_ACCESS_KEY=$secret sb run creds.yaml $work --accelerators 2 --local 2 -v --db y.db
+unset SHARDBENCH_WIRE_TRACE
+cp sb.out run3.out
+cp sb.err run3.err
+expect_eq "run with credentials in the workload file exits 0" "$SB_RC" 0
+expect_contains "the workload's secret key is said to be unused" run3.err \
+    "creds.yaml:4: key 'storage.storage_options.secret_access_key' is not used and its value is not recorded: S3 credentials come from AWS_ACCESS_KEY_ID"
+expect_eq "runs.config holds the three keys, redacted" \
+    "$(q y.db "SELECT config FROM runs WHERE kind = 'train'" | grep -E -c '^ *(access_key_id|secret_access_key|session_token): "?<redacted>"?$')" 3
+"$SHARDBENCH" report last --html run3.html --db y.db >report3.out 2>report3.err
+expect_eq "HTML report written" "$?" 0
+"$SHARDBENCH" report last --json --db y.db >run3.json 2>>report3.err
+sqlite3 y.db .dump >dump3.sql
+expect_contains "the HTML report shows the endpoint" run3.html "${S3RVER_ENDPOINT#http://}"
+expect_contains "the wire carried the workload" wire3.bin "secretdata"
+for f in dump3.sql run3.out run3.err run3.html run3.json report3.err wire3.bin y.db; do
+    for v in "$y_id" "$y_secret" "$y_token"; do
+        expect_eq "$f holds no ${v:0:10}... value" "$(grep -a -c -F -- "$v" "$f")" 0
+    done
+done
+
+# 4. an endpoint URL with USER:PASSWORD@ is refused before anything starts,
+# naming the key, without repeating the password
+pw="sbPassWord${rnd}"
+sb run $work "storage.storage_options.endpoint_url=http://bench:$pw@${S3RVER_ENDPOINT#http://}" --accelerators 1 --local 1 --db u.db
+expect_eq "endpoint with a password exits 2" "$SB_RC" 2
+expect_eq "endpoint with a password: exact error" "$(cat sb.err)" \
+    "shardbench: error: command line: key 'storage.storage_options.endpoint_url': endpoint 1 holds a user name or password (USER:PASSWORD@): refused, since endpoints are recorded and sent to the workers; give http(s)://HOST[:PORT] and the credentials in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
+expect_eq "the password is not repeated" "$(cat sb.out sb.err | grep -c -F -- "$pw")" 0
+expect_eq "nothing recorded" "$([ -e u.db ] && echo database || echo none)" none
+printf 'storage:\n  storage_options:\n    endpoint_urls: [%s, "http://u:%s@127.0.0.1:1"]\n' "$S3RVER_ENDPOINT" "$pw" >ep.yaml
+sb run ep.yaml $work --accelerators 1 --local 1 --db u.db
+expect_eq "second endpoint of a list with a password exits 2" "$SB_RC" 2
+expect_contains "names the file, key and endpoint" sb.err "ep.yaml:3: key 'storage.storage_options.endpoint_urls': endpoint 2 holds a user name or password"
+expect_eq "the password is not repeated (list)" "$(cat sb.out sb.err | grep -c -F -- "$pw")" 0
+
 finish

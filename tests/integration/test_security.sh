@@ -21,6 +21,14 @@ expect_eq "existing keys kept" "$(cat k1/coordinator.cert k1/coordinator.cert_se
 sb keys --dir k1 --worker ../evil
 expect_eq "bad certificate name refused" "$SB_RC" 2
 
+# keys under umask 000: nothing made open to others (secrets 0600, public
+# certificates 0644, folders 0700)
+( umask 000; sb keys --dir k0/sub; echo "$SB_RC" >k0.rc )
+expect_eq "keys under umask 000 exits 0" "$(cat k0.rc)" 0
+expect_eq "modes under umask 000" "$(cd k0/sub && stat -c '%n %a' . allowed coordinator.cert coordinator.cert_secret worker.cert worker.cert_secret allowed/worker.cert | tr '\n' ' ')" \
+    ". 700 allowed 700 coordinator.cert 644 coordinator.cert_secret 600 worker.cert 644 worker.cert_secret 600 allowed/worker.cert 644 "
+expect_eq "parent folder made 0700" "$(stat -c %a k0)" 700
+
 # a routable bind without keys is refused before anything starts
 sb run $syn --workers 1 --db refuse.db
 expect_eq "default --workers bind without keys exits 2" "$SB_RC" 2
@@ -34,6 +42,16 @@ expect_eq "nothing recorded" "$([ -f refuse.db ] && q refuse.db "SELECT count(*)
 sb run $syn --accelerators 2 --local 2 --keys k1 --db local.db
 expect_eq "CURVE run with local workers" "$SB_RC" 0
 expect_eq "CURVE run recorded" "$(q local.db "SELECT status, samples FROM runs r JOIN epochs e ON e.run_id = r.id WHERE r.kind = 'train'")" "succeeded|64"
+expect_eq "no key-mode warning with private keys" "$(grep -c 'secret key file' sb.err)" 0
+
+# a secret key file others can read: a warning naming the file and mode
+cp -r k1 kopen && chmod 644 kopen/coordinator.cert_secret && chmod 640 kopen/worker.cert_secret
+sb run $syn --accelerators 1 --local 1 --keys kopen --db open.db
+expect_eq "run with readable secrets still runs" "$SB_RC" 0
+expect_contains "coordinator secret named with its mode" sb.err \
+    "secret key file kopen/coordinator.cert_secret has mode 0644: other users can read it and impersonate its owner (chmod 600 kopen/coordinator.cert_secret)"
+expect_contains "worker secret named with its mode" sb.err \
+    "secret key file kopen/worker.cert_secret has mode 0640"
 
 # remote workers through a relay that records every byte on the wire
 ( timeout 60 "$SHARDBENCH" run $syn --accelerators 1 --workers 1 --bind "tcp://127.0.0.1:*" --keys k1 \
@@ -90,5 +108,59 @@ expect_eq "without CURVE the capture shows the workload (the check above can fai
     "$([ "$(grep -c "$marker" plain.bin)" -gt 0 ] && echo visible)" visible
 kill "$relay_pid" 2>/dev/null
 wait "$relay_pid" 2>/dev/null
+
+# --local admits only its own workers: it listens on a Unix socket in a
+# private folder (mkdtemp, 0700, this user's), not on a loopback TCP port
+# any local user can reach. The rogue runs as another user (nobody), with a
+# positive control showing that user can reach a socket in the same place.
+chmod 711 "$SCRATCH"
+mkdir -m 1777 pub
+export TMPDIR="$SCRATCH/pub"
+( unset XDG_RUNTIME_DIR; exec timeout 120 "$SHARDBENCH" run $syn dataset.num_files_train=256 train.epochs=4 \
+      train.computation_time=0.05 --accelerators 2 --local 2 -v --db localipc.db >lipc.out 2>lipc.err ) &
+coord=$!
+sock=
+for _ in $(seq 300); do
+    sock=$(ls "$SCRATCH"/pub/shardbench-*/coordinator.sock 2>/dev/null | head -1)
+    [ -n "$sock" ] && grep -q "joined as worker 1" lipc.err && break
+    sleep 0.05
+done
+dir=$(dirname "$sock")
+expect_eq "--local listens on a socket in a private folder" "$([ -S "$sock" ] && stat -c '%U %a' "$dir")" "$(id -un) 700"
+expect_eq "the two local workers were given that socket" "$(pgrep -c -f -- "--coordinator ipc://$sock")" 2
+# the rogue is another user (nobody), which only root can become; without
+# root only the checks of the socket and its folder above apply
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
+    python3 - "$SCRATCH/pub/control.sock" <<'PY' &
+import os, socket, sys, time
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); os.chmod(sys.argv[1], 0o777); s.listen(1); time.sleep(20)
+PY
+    ctl=$!
+    for _ in $(seq 100); do [ -S pub/control.sock ] && break; sleep 0.05; done
+    connect='import socket, sys
+try:
+    socket.socket(socket.AF_UNIX).connect(sys.argv[1]); print("connected")
+except OSError as e:
+    print(type(e).__name__)'
+    as_nobody () { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+    # the system python: a python3 earlier on PATH may live where nobody cannot read
+    py=/usr/bin/python3
+    expect_eq "control: another user reaches a socket beside the private folder" \
+        "$(as_nobody "$py" -c "$connect" "$SCRATCH/pub/control.sock")" connected
+    kill "$ctl" 2>/dev/null; wait "$ctl" 2>/dev/null
+    expect_eq "another user cannot connect to the run's socket" "$(as_nobody "$py" -c "$connect" "$sock")" PermissionError
+    as_nobody timeout 30 "$SHARDBENCH_WORKER" --coordinator "ipc://$sock" --host rogue --timeout 3 >lrogue.out 2>lrogue.err
+    expect_eq "a rogue worker of another user exits 1" "$?" 1
+    expect_eq "the rogue learned nothing" "$(grep -c -e joined -e "$marker" lrogue.out lrogue.err | awk -F: '{s += $2} END {print s}')" 0
+else
+    echo "# SKIP: the rogue-as-another-user checks need root and setpriv"
+fi
+expect_eq "the run was still going while the rogue tried" "$(kill -0 "$coord" 2>/dev/null && echo running)" running
+wait "$coord"
+expect_eq "the --local run succeeds with its own workers" "$?" 0
+expect_eq "its two workers joined, no rogue" \
+    "$(q localipc.db "SELECT count(*), count(DISTINCT pid), sum(host = 'rogue') FROM run_workers")" "2|2|0"
+expect_eq "the private folder is removed at exit" "$([ -e "$dir" ] && echo left || echo removed)" removed
+unset TMPDIR
 
 finish

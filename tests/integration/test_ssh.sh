@@ -97,4 +97,30 @@ sed 's/^/    /' sb.err | tail -3
 expect_eq "fails within 20 s" "$([ "$elapsed" -lt 20 ] && echo yes || echo "no ($elapsed s)")" yes
 expect_eq "no run recorded as succeeded" "$([ -f bad.db ] && q bad.db "SELECT count(*) FROM runs WHERE status = 'succeeded'" || echo 0)" 0
 
+# no shell injection: every word of the remote command is quoted for the
+# remote shell, and a workload file never chooses the remote command
+printf 'shardbench:\n  remote_worker: "%s"\n' "$SHARDBENCH_WORKER; touch $SCRATCH/pwned_yaml #" >rw.yaml
+sb run rw.yaml $syn --accelerators 1 --hosts 127.0.0.1 --bind "tcp://127.0.0.1:*" --db inj.db
+expect_eq "remote_worker from a workload file exits 2" "$SB_RC" 2
+expect_eq "remote_worker from a workload file: exact error" "$(cat sb.err)" \
+    "shardbench run: rw.yaml:2: key 'shardbench.remote_worker': a workload file does not choose the command run on other hosts: give it on the command line (shardbench.remote_worker=PATH) or in \$SHARDBENCH_REMOTE_WORKER"
+sb run rw.yaml $syn --accelerators 1 --local 1 --db inj.db
+expect_eq "remote_worker from a file is harmless (and allowed) with --local" "$SB_RC" 0
+# on the command line: the whole value is one program name, which does not exist
+sb run $syn --accelerators 1 --hosts 127.0.0.1 --bind "tcp://127.0.0.1:*" --join-timeout 20 --db inj.db \
+    "shardbench.remote_worker=$SHARDBENCH_WORKER; touch $SCRATCH/pwned_cli #"
+expect_eq "remote_worker with a ';' is one word: the run fails" "$SB_RC" 1
+expect_contains "the shell looked for one program" sb.err "$SHARDBENCH_WORKER; touch $SCRATCH/pwned_cli #: No such file or directory"
+# a --keys path holding shell syntax reaches the worker intact
+kd="$SCRATCH/k d;touch $SCRATCH/pwned_keys;\$(touch $SCRATCH/pwned_subst) # it's"
+"$SHARDBENCH" keys --dir "$kd" >/dev/null
+sb run $syn --accelerators 1 --hosts 127.0.0.1 --bind "tcp://127.0.0.1:*" --keys "$kd" --db inj.db
+expect_eq "run with a --keys path full of shell syntax exits 0" "$SB_RC" 0
+[ "$SB_RC" -eq 0 ] || sed 's/^/    /' sb.err | tail -5
+expect_eq "nothing ran: no marker file" "$(ls "$SCRATCH" | grep -c '^pwned')" 0
+sb run $syn --accelerators 1 --hosts "-oProxyCommand=false" --bind "tcp://127.0.0.1:*" --db inj.db
+expect_eq "a host that reads as an ssh option exits 1" "$SB_RC" 1
+expect_contains "and says why" sb.err "host '-oProxyCommand=false': not a host name (it would be read as an ssh option)"
+expect_eq "still no marker file" "$(ls "$SCRATCH" | grep -c '^pwned')" 0
+
 finish

@@ -1,0 +1,161 @@
+/* evil_coordinator: plays a coordinator that sends a worker object names
+ * leading out of the data folder, to show that the worker checks what it
+ * receives. Binds a ROUTER at ENDPOINT, takes one HELLO and answers:
+ *   prefix  a WELCOME whose dataset.file_prefix is "../../escape"
+ *   key     a sound WELCOME, then (after READY) a train PHASE_START and,
+ *           for the first KEYS_REQ, a KEYS page naming "train/../../escape.npz"
+ * then prints every message it receives ("got TYPE", and for ERROR "ERROR
+ * rank R op OP target T: MESSAGE") until the worker has gone quiet for 3 s,
+ * and sends ABORT.
+ *
+ * usage: evil_coordinator ENDPOINT prefix|key DATA_ROOT
+ * Exit status: 0 the exchange ran (what the worker did is in the output),
+ * 1 no HELLO within 30 s, 2 usage or bind error. */
+#include <czmq.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "proto.h"
+
+static int
+s_send (zsock_t *router, zframe_t *identity, sb_msg_t *m)
+{
+    uint8_t *data = NULL;
+    size_t size = 0;
+    if (sb_proto_encode (m, &data, &size) != 0)
+        return -1;
+    zmsg_t *z = zmsg_new ();
+    zframe_t *id = zframe_dup (identity);
+    if (!z || !id || zmsg_append (z, &id) != 0 || zmsg_addmem (z, data, size) != 0 || zmsg_send (&z, router) != 0) {
+        zmsg_destroy (&z);
+        zframe_destroy (&id);
+        free (data);
+        return -1;
+    }
+    free (data);
+    return 0;
+}
+
+int
+main (int argc, char **argv)
+{
+    if (argc != 4 || (strcmp (argv[2], "prefix") != 0 && strcmp (argv[2], "key") != 0)) {
+        fprintf (stderr, "usage: evil_coordinator ENDPOINT prefix|key DATA_ROOT\n");
+        return 2;
+    }
+    int key_mode = !strcmp (argv[2], "key");
+    zsys_init ();
+    zsys_set_logstream (NULL);
+    zsock_t *router = zsock_new (ZMQ_ROUTER);
+    if (!router || zsock_bind (router, "%s", argv[1]) < 0) {
+        fprintf (stderr, "evil_coordinator: cannot bind %s: %s\n", argv[1], zmq_strerror (zmq_errno ()));
+        zsock_destroy (&router);
+        return 2;
+    }
+    printf ("listening\n");
+    fflush (stdout);
+    zsock_set_rcvtimeo (router, 30000);
+    zframe_t *identity = NULL;
+    int rc = 1, sent_keys = 0;
+    for (;;) {
+        zmsg_t *z = zmsg_recv (router);
+        if (!z) {
+            if (identity) {
+                printf ("quiet\n");
+                rc = 0;
+            }
+            else
+                printf ("nothing came\n");
+            break;
+        }
+        zframe_t *from = zmsg_pop (z), *frame = zmsg_first (z);
+        sb_msg_t in = { 0 };
+        char reason[256];
+        if (!frame || sb_proto_decode (zframe_data (frame), zframe_size (frame), &in, reason, sizeof reason, NULL) != 0) {
+            printf ("undecodable frame\n");
+            zframe_destroy (&from);
+            zmsg_destroy (&z);
+            continue;
+        }
+        zmsg_destroy (&z);
+        if (in.type != SB_MSG_HEARTBEAT && in.type != SB_MSG_STATS)
+            printf ("got %s\n", sb_proto_type_name (in.type));
+        sb_msg_t out = { 0 };
+        if (in.type == SB_MSG_HELLO && !identity) {
+            identity = zframe_dup (from);
+            zsock_set_rcvtimeo (router, 3000);
+            out.type = SB_MSG_WELCOME;
+            sb_msg_welcome_t *w = &out.u.welcome;
+            w->ranks = w->total_ranks = 1;
+            w->heartbeat_ms = 1000;
+            w->timeout_ms = 10000;
+            w->num_files = 4;
+            w->samples_per_file = 1;
+            w->record_length = 4096;
+            w->batch_size = w->read_threads = w->prefetch_size = 1;
+            w->io_buffer = 1 << 20;
+            w->keys_page = 256;
+            w->max_in_flight = 1;
+            w->connect_timeout_ms = w->request_timeout_ms = 5000;
+            w->seed = 1;
+            if (sb_proto_set_str (&w->data_root, argv[3]) || sb_proto_set_str (&w->format, "npz")
+                || sb_proto_set_str (&w->file_prefix, key_mode ? "img" : "../../escape")
+                || sb_proto_set_str (&w->sync, "epoch") || sb_proto_set_str (&w->compute_dist, "constant")
+                || sb_proto_set_str (&w->storage_type, "file") || sb_proto_set_str (&w->load_balance, "round_robin")
+                || sb_proto_set_str (&w->bucket, "") || sb_proto_set_str (&w->region, "")
+                || sb_proto_set_str (&w->parquet_columns, "")) {
+                fprintf (stderr, "evil_coordinator: out of memory\n");
+                return 2;
+            }
+        }
+        else if (in.type == SB_MSG_READY && key_mode) {
+            out.type = SB_MSG_PHASE_START;
+            sb_msg_phase_start_t *p = &out.u.phase_start;
+            p->epoch = 1;
+            p->samples_per_rank = 4;
+            p->batches = 4;
+            if (sb_proto_set_str (&p->phase, "train")) {
+                fprintf (stderr, "evil_coordinator: out of memory\n");
+                return 2;
+            }
+        }
+        else if (in.type == SB_MSG_KEYS_REQ && !sent_keys) {
+            sent_keys = 1;
+            out.type = SB_MSG_KEYS;
+            sb_msg_keys_t *k = &out.u.keys;
+            k->rank = in.u.keys_req.rank;
+            k->epoch = in.u.keys_req.epoch;
+            k->position = in.u.keys_req.position;
+            k->keys.items = calloc (1, sizeof (char *));
+            k->offsets.items = calloc (1, sizeof (uint64_t));
+            k->lengths.items = calloc (1, sizeof (uint64_t));
+            if (!k->keys.items || !k->offsets.items || !k->lengths.items
+                || !(k->keys.items[0] = strdup ("train/../../escape.npz"))) {
+                fprintf (stderr, "evil_coordinator: out of memory\n");
+                return 2;
+            }
+            k->keys.count = k->offsets.count = k->lengths.count = 1;
+        }
+        else if (in.type == SB_MSG_ERROR) {
+            printf ("ERROR rank %lld op %s target %s: %s\n", (long long) in.u.error.rank, in.u.error.op,
+                    in.u.error.target, in.u.error.message);
+        }
+        if (out.type != SB_MSG_NONE && s_send (router, from, &out) != 0)
+            printf ("cannot send %s\n", sb_proto_type_name (out.type));
+        sb_proto_fini (&out);
+        sb_proto_fini (&in);
+        zframe_destroy (&from);
+        fflush (stdout);
+    }
+    if (identity) {
+        sb_msg_t abort_msg = { .type = SB_MSG_ABORT };
+        if (sb_proto_set_str (&abort_msg.u.abort.reason, "evil_coordinator is done") == 0)
+            s_send (router, identity, &abort_msg);
+        sb_proto_fini (&abort_msg);
+        zframe_destroy (&identity);
+    }
+    fflush (stdout);
+    zsock_set_linger (router, 500);
+    zsock_destroy (&router);
+    return rc;
+}
