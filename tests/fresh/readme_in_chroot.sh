@@ -70,11 +70,11 @@ if [ ! -s "$tarball" ] || [ "$max_age" -le 0 ] || [ -n "$(find "$tarball" -mtime
     rm -f "$work/bookworm-apt.new.tar"
     echo "fresh: mmdebstrap --variant=apt bookworm${SHARDBENCH_FRESH_MIRROR:+ $SHARDBENCH_FRESH_MIRROR}"
     # shellcheck disable=SC2086
-    if ! mmdebstrap --variant=apt bookworm "$work/bookworm-apt.new.tar" ${SHARDBENCH_FRESH_MIRROR:-} \
+    if ! timeout --kill-after=30 900 mmdebstrap --variant=apt bookworm "$work/bookworm-apt.new.tar" ${SHARDBENCH_FRESH_MIRROR:-} \
             >"$work/mmdebstrap.log" 2>&1; then
         tail -n 40 "$work/mmdebstrap.log" >&2
         rm -f "$work/bookworm-apt.new.tar"
-        fail "mmdebstrap --variant=apt bookworm failed (all of its output in $work/mmdebstrap.log)"
+        fail "mmdebstrap --variant=apt bookworm failed or ran past 900 s (all of its output in $work/mmdebstrap.log)"
     fi
     mv -f "$work/bookworm-apt.new.tar" "$tarball" || fail "cannot move the new root to $tarball"
 fi
