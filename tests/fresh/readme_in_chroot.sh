@@ -47,6 +47,8 @@ done
 if [ -z "${SB_FRESH_NS:-}" ] && command -v unshare >/dev/null \
     && unshare --mount --propagation private true 2>/dev/null; then
     SB_FRESH_NS=1 exec unshare --mount --propagation private bash "$self" "$@"
+elif [ -z "${SB_FRESH_NS:-}" ]; then
+    echo "fresh: no private mount namespace (unshare --mount failed): the mounts are made in ours"
 fi
 
 work=${SHARDBENCH_FRESH_WORK:-$here/build/fresh}
@@ -66,13 +68,13 @@ how=cached
 if [ ! -s "$tarball" ] || [ "$max_age" -le 0 ] || [ -n "$(find "$tarball" -mtime +"$((max_age - 1))" 2>/dev/null)" ]; then
     how=built
     rm -f "$work/bookworm-apt.new.tar"
-    echo "fresh: mmdebstrap --variant=apt bookworm ${SHARDBENCH_FRESH_MIRROR:-}"
+    echo "fresh: mmdebstrap --variant=apt bookworm${SHARDBENCH_FRESH_MIRROR:+ $SHARDBENCH_FRESH_MIRROR}"
     # shellcheck disable=SC2086
-    if ! mmdebstrap --variant=apt bookworm "$work/bookworm-apt.new.tar" ${SHARDBENCH_FRESH_MIRROR:-} \
+    if ! timeout --kill-after=30 900 mmdebstrap --variant=apt bookworm "$work/bookworm-apt.new.tar" ${SHARDBENCH_FRESH_MIRROR:-} \
             >"$work/mmdebstrap.log" 2>&1; then
         tail -n 40 "$work/mmdebstrap.log" >&2
         rm -f "$work/bookworm-apt.new.tar"
-        fail "mmdebstrap --variant=apt bookworm failed (all of its output in $work/mmdebstrap.log)"
+        fail "mmdebstrap --variant=apt bookworm failed or ran past 900 s (all of its output in $work/mmdebstrap.log)"
     fi
     mv -f "$work/bookworm-apt.new.tar" "$tarball" || fail "cannot move the new root to $tarball"
 fi
@@ -170,8 +172,15 @@ fi
 s_mount "$root/dev/shm" -t tmpfs -o mode=1777,nosuid,nodev tmpfs
 
 # 5. The README's first command, in a login-like environment of its own.
+# A proxy the host needs to reach the archive (mmdebstrap uses it too) is
+# passed on; nothing else of our environment is.
+proxies=()
+for v in http_proxy https_proxy no_proxy HTTP_PROXY HTTPS_PROXY NO_PROXY; do
+    [ -n "${!v:-}" ] && proxies+=("$v=${!v}")
+done
 in_root=(chroot "$root" /usr/bin/env -i HOME=/root USER=root LOGNAME=root SHELL=/bin/bash LANG=C.UTF-8
-         TERM=dumb PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin /bin/bash -c)
+         TERM=dumb PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "${proxies[@]}"
+         /bin/bash -c)
 # s_readme NAME SECONDS: ./run.sh in the root, output in $work/NAME.out and
 # .err, status in rc. In the background with `wait`, so that a signal to us
 # runs the trap at once (the trap ends it: cleanup kills what runs in the root).
