@@ -7,6 +7,7 @@
 #include "util.h"
 
 #include <curl/curl.h>
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <errno.h>
 #include <pthread.h>
@@ -271,6 +272,7 @@ sb_s3_destroy (sb_s3_t **self_p)
     if (self->multi)
         curl_multi_cleanup (self->multi);
     sb_s3_creds_wipe (&self->creds);
+    OPENSSL_cleanse (&self->sign_cache, sizeof self->sign_cache);   /* the signing key derives from the secret */
     free (self->endpoints);
     free (self);
     *self_p = NULL;
@@ -1211,9 +1213,54 @@ s_put_single (sb_s3_t *self, const char *key, uint64_t size, sb_s3_fill_fn fill,
     return rc;
 }
 
+int
+sb_s3_part_plan (uint64_t size, uint64_t part, uint64_t *part_out, uint64_t *nparts, char *why, size_t why_size)
+{
+    if (part < SB_S3_PART_MIN || part > SB_S3_PART_MAX) {
+        snprintf (why, why_size, "multipart part size %llu is outside S3's %llu to %llu bytes",
+                  (unsigned long long) part, SB_S3_PART_MIN, SB_S3_PART_MAX);
+        return -1;
+    }
+    if (size > SB_S3_OBJECT_MAX) {
+        snprintf (why, why_size, "an object of %llu bytes is over S3's limit of %llu bytes (5 TiB)",
+                  (unsigned long long) size, SB_S3_OBJECT_MAX);
+        return -1;
+    }
+    uint64_t n = size / part + (size % part != 0);
+    if (n <= SB_S3_PARTS_MAX) {
+        *part_out = part;
+        *nparts = n ? n : 1;
+        return 0;
+    }
+    /* the smallest MiB multiple that makes at most 10,000 parts (at most
+     * 525 MiB for a 5 TiB object: within S3's 5 GiB) */
+    uint64_t need = size / SB_S3_PARTS_MAX + (size % SB_S3_PARTS_MAX != 0);
+    uint64_t mib = 1ull << 20;
+    need = (need + mib - 1) / mib * mib;
+    *part_out = need;
+    *nparts = size / need + (size % need != 0);
+    return 1;
+}
+
 static int
 s_multipart (sb_s3_t *self, const char *key, uint64_t size, sb_s3_fill_fn fill, void *ctx, sb_s3_error_t *e)
 {
+    uint64_t part = 0, nparts = 0;
+    char why[256];
+    int plan = sb_s3_part_plan (size, self->cfg.multipart_part, &part, &nparts, why, sizeof why);
+    if (plan < 0) {
+        if (e) {
+            memset (e, 0, sizeof *e);
+            snprintf (e->op, sizeof e->op, "MULTIPART-INIT");
+            snprintf (e->key, sizeof e->key, "%s", key);
+            snprintf (e->text, sizeof e->text, "MULTIPART-INIT %s/%s: %s", self->cfg.bucket, key, why);
+        }
+        return -1;
+    }
+    if (plan > 0)
+        sb_info ("multipart upload of %s: %llu bytes in parts of %llu would be over S3's 10000 parts: %llu parts of"
+                 " %llu bytes instead", key, (unsigned long long) size, (unsigned long long) self->cfg.multipart_part,
+                 (unsigned long long) nparts, (unsigned long long) part);
     s_req_t *r = s_req_new (self, OP_MP_INIT, key);
     if (!r)
         return s_oom (e, "MULTIPART-INIT", key);
@@ -1234,8 +1281,6 @@ s_multipart (sb_s3_t *self, const char *key, uint64_t size, sb_s3_fill_fn fill, 
         return -1;
     }
     s_req_done (self, r);
-    uint64_t part = self->cfg.multipart_part;
-    uint64_t nparts = (size + part - 1) / part;
     /* one <Part> is 51 bytes of tags, up to 20 digits and an escaped ETag
      * of at most 399 bytes (sb_s3_xml_escape into char[400]) */
     size_t xml_cap = 128 + (size_t) nparts * 480;
@@ -1335,7 +1380,9 @@ s_multipart (sb_s3_t *self, const char *key, uint64_t size, sb_s3_fill_fn fill, 
 int
 sb_s3_put (sb_s3_t *self, const char *key, uint64_t size, sb_s3_fill_fn fill, void *ctx, sb_s3_error_t *e)
 {
-    if (size >= self->cfg.multipart_threshold && self->cfg.multipart_part > 0 && size > self->cfg.multipart_part)
+    /* over 5 GiB a single PUT is refused by S3: multipart whatever the threshold */
+    if ((size >= self->cfg.multipart_threshold && self->cfg.multipart_part > 0 && size > self->cfg.multipart_part)
+        || size > SB_S3_PART_MAX)
         return s_multipart (self, key, size, fill, ctx, e);
     return s_put_single (self, key, size, fill, ctx, e);
 }

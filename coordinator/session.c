@@ -1356,11 +1356,24 @@ s_shutdown_workers (s_session_t *self)
         sb_launcher_stop (self->launcher, 5.0);
 }
 
+static int s_session_run (s_session_t *self, const sb_session_opts_t *opts, int64_t *run_id, char *err,
+                          size_t err_size);
+
+/* One cleanup path for what a session holds whatever way it ends: the early
+ * returns of s_session_run (configuration, preflight, listing) included.
+ * sb_s3_destroy also wipes the client's credentials. */
 int
 sb_session_run (const sb_session_opts_t *opts, int64_t *run_id, char *err, size_t err_size)
 {
     s_session_t s = { .o = opts, .run_id = -1 };
-    s_session_t *self = &s;
+    int rc = s_session_run (&s, opts, run_id, err, err_size);
+    sb_s3_destroy (&s.s3);
+    return rc;
+}
+
+static int
+s_session_run (s_session_t *self, const sb_session_opts_t *opts, int64_t *run_id, char *err, size_t err_size)
+{
     *run_id = -1;
     int exit_code = 1;
     const sb_workload_t *wl = opts->wl;

@@ -38,7 +38,7 @@ puts () { grep -c '^fake_s3: PUT ' fake.err; }
 
 # sbq ARGS...: shardbench with a 20 s limit (a listing that loops ends as 124)
 sbq () {
-    timeout 20 "$SHARDBENCH" "$@" >sb.out 2>sb.err
+    timeout -k 5 20 "$SHARDBENCH" "$@" >sb.out 2>sb.err
     SB_RC=$?
 }
 
@@ -132,7 +132,21 @@ expect_contains "5000-byte token: the error" sb.err \
     "$(err_head "ListObjectsV2 page 1: NextContinuationToken over 2047 bytes")"
 expect_eq "5000-byte token: 1 LIST" "$(lists)" 1
 
-# 6. a server that ignores Range: s3rver behind the proxy in norange mode
+# 6. S3's multipart limits are configuration errors naming the key, never a silent clamp
+sbq catalog $common storage.storage_options.endpoint_url=$ep storage.storage_options.multipart_part_bytes=1048576 --db l.db
+expect_eq "1 MiB parts: exit status 2" "$SB_RC" 2
+expect_contains "1 MiB parts: the key and S3's range" sb.err \
+    "shardbench: error: command line: key 'storage.storage_options.multipart_part_bytes': 1048576 is out of range [5242880, 5368709120]"
+sbq catalog $common storage.storage_options.endpoint_url=$ep storage.storage_options.multipart_part_bytes=104857600 --db l.db
+expect_eq "parts over the threshold: exit status 2" "$SB_RC" 2
+expect_contains "parts over the threshold: both keys, no clamp" sb.err \
+    "shardbench: error: command line: key 'storage.storage_options.multipart_part_bytes': 104857600 is larger than storage.storage_options.multipart_threshold_bytes (67108864)"
+sbq catalog $common storage.storage_options.endpoint_url=$ep storage.storage_options.multipart_threshold_bytes=6442450944 --db l.db
+expect_eq "threshold over 5 GiB (a single PUT's limit): exit status 2" "$SB_RC" 2
+expect_contains "threshold over 5 GiB: the key" sb.err \
+    "key 'storage.storage_options.multipart_threshold_bytes': 6442450944 is out of range [5242880, 5368709120]"
+
+# 7. a server that ignores Range: s3rver behind the proxy in norange mode
 if s3rver_install && s3rver_start "$SCRATCH/s3data" sbtest; then
     echo "none 0 start" >ctl
     "$FAULT_PROXY" -u "$S3RVER_PORT" -c "$SCRATCH/ctl" >proxy.out 2>proxy.err &

@@ -1,0 +1,109 @@
+/* S3 client logic that needs no server: the multipart plan within S3's
+ * limits (5 MiB to 5 GiB parts, 10,000 parts, 5 TiB objects), and the
+ * memory one client takes (endpoint state for the endpoints it has, not 32
+ * slots). */
+#include <check.h>
+#include "check_main.h"
+
+#include <malloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "s3_client.h"
+
+#define MIB (1ull << 20)
+
+START_TEST (test_part_plan)
+{
+    uint64_t part = 0, n = 0;
+    char why[256] = "";
+    /* within the limits: the configured part size */
+    ck_assert_int_eq (sb_s3_part_plan (1ull << 30, 16 * MIB, &part, &n, why, sizeof why), 0);
+    ck_assert_uint_eq (part, 16 * MIB);
+    ck_assert_uint_eq (n, 64);
+    ck_assert_int_eq (sb_s3_part_plan (10000 * 16 * MIB, 16 * MIB, &part, &n, why, sizeof why), 0);
+    ck_assert_uint_eq (n, 10000);
+    /* one byte more: 10,001 parts are not allowed, the part grows to 17 MiB */
+    ck_assert_int_eq (sb_s3_part_plan (10000 * 16 * MIB + 1, 16 * MIB, &part, &n, why, sizeof why), 1);
+    ck_assert_uint_eq (part, 17 * MIB);
+    ck_assert_uint_eq (n, 9412);
+    /* S3's largest object with the smallest parts: 525 MiB parts */
+    uint64_t size = SB_S3_OBJECT_MAX;
+    ck_assert_int_eq (sb_s3_part_plan (size, SB_S3_PART_MIN, &part, &n, why, sizeof why), 1);
+    ck_assert_uint_eq (part, 525 * MIB);
+    ck_assert_uint_le (n, SB_S3_PARTS_MAX);
+    ck_assert (part * n >= size && part * (n - 1) < size);
+    ck_assert_uint_gt (size / (part - MIB) + 1, SB_S3_PARTS_MAX);    /* a MiB less would not fit */
+    /* refused, with the numbers */
+    ck_assert_int_eq (sb_s3_part_plan (size + 1, 16 * MIB, &part, &n, why, sizeof why), -1);
+    ck_assert_str_eq (why, "an object of 5497558138881 bytes is over S3's limit of 5497558138880 bytes (5 TiB)");
+    ck_assert_int_eq (sb_s3_part_plan (100 * MIB, MIB, &part, &n, why, sizeof why), -1);
+    ck_assert_str_eq (why, "multipart part size 1048576 is outside S3's 5242880 to 5368709120 bytes");
+    ck_assert_int_eq (sb_s3_part_plan (100 * MIB, 6ull << 30, &part, &n, why, sizeof why), -1);
+}
+END_TEST
+
+static size_t
+s_heap_in_use (void)
+{
+    struct mallinfo2 mi = mallinfo2 ();
+    return mi.uordblks + mi.hblkhd;
+}
+
+/* A client with one endpoint takes well under 64 KiB (it took 186 KB with
+ * 32 endpoint slots of a latency histogram each); with 32 endpoints it
+ * takes more. */
+START_TEST (test_footprint)
+{
+    setenv ("AWS_ACCESS_KEY_ID", "AKTEST", 1);
+    setenv ("AWS_SECRET_ACCESS_KEY", "secret", 1);
+    sb_storage_cfg_t cfg;
+    memset (&cfg, 0, sizeof cfg);
+    cfg.type = SB_STORAGE_S3;
+    snprintf (cfg.bucket, sizeof cfg.bucket, "b");
+    snprintf (cfg.region, sizeof cfg.region, "us-east-1");
+    cfg.path_style = 1;
+    cfg.multipart_part = 16 * MIB;
+    cfg.multipart_threshold = 64 * MIB;
+    for (size_t i = 0; i < SB_MAX_ENDPOINTS; i++)
+        snprintf (cfg.endpoints[i], sizeof cfg.endpoints[i], "http://127.0.0.1:%zu", 9000 + i);
+    char err[256];
+    cfg.nendpoints = 1;
+    sb_s3_t *warm = sb_s3_new (&cfg, 1, err, sizeof err);     /* curl's global state, once */
+    ck_assert_msg (warm != NULL, "%s", err);
+    sb_s3_destroy (&warm);
+    ck_assert (warm == NULL);
+
+    size_t before = s_heap_in_use ();
+    sb_s3_t *one = sb_s3_new (&cfg, 1, err, sizeof err);
+    ck_assert_msg (one != NULL, "%s", err);
+    size_t used_one = s_heap_in_use () - before;
+    ck_assert_msg (used_one < 64 * 1024, "one client with one endpoint takes %zu bytes", used_one);
+    ck_assert_uint_eq (sb_s3_endpoint_count (one), 1);
+    ck_assert_str_eq (sb_s3_endpoint (one, 0), "http://127.0.0.1:9000");
+    sb_s3_destroy (&one);
+
+    cfg.nendpoints = SB_MAX_ENDPOINTS;
+    before = s_heap_in_use ();
+    sb_s3_t *all = sb_s3_new (&cfg, 1, err, sizeof err);
+    ck_assert_msg (all != NULL, "%s", err);
+    size_t used_all = s_heap_in_use () - before;
+    ck_assert_msg (used_all > used_one, "32 endpoints: %zu bytes, one: %zu", used_all, used_one);
+    ck_assert_str_eq (sb_s3_endpoint (all, 31), "http://127.0.0.1:9031");
+    sb_s3_destroy (&all);
+}
+END_TEST
+
+static Suite *
+s_suite (void)
+{
+    Suite *s = suite_create ("s3_client");
+    TCase *tc = tcase_create ("core");
+    tcase_add_test (tc, test_part_plan);
+    tcase_add_test (tc, test_footprint);
+    suite_add_tcase (s, tc);
+    return s;
+}
+
+SB_CHECK_MAIN (s_suite)
