@@ -14,6 +14,14 @@
 
 #define MIB (1ull << 20)
 
+/* ASan's allocator does not report to mallinfo2: the sizes are checked in
+ * the plain build only */
+#if defined(__SANITIZE_ADDRESS__)
+#define S_HEAP_COUNTED 0
+#else
+#define S_HEAP_COUNTED 1
+#endif
+
 START_TEST (test_part_plan)
 {
     uint64_t part = 0, n = 0;
@@ -79,7 +87,7 @@ START_TEST (test_footprint)
     sb_s3_t *one = sb_s3_new (&cfg, 1, err, sizeof err);
     ck_assert_msg (one != NULL, "%s", err);
     size_t used_one = s_heap_in_use () - before;
-    ck_assert_msg (used_one < 64 * 1024, "one client with one endpoint takes %zu bytes", used_one);
+    ck_assert_msg (!S_HEAP_COUNTED || used_one < 64 * 1024, "one client with one endpoint takes %zu bytes", used_one);
     ck_assert_uint_eq (sb_s3_endpoint_count (one), 1);
     ck_assert_str_eq (sb_s3_endpoint (one, 0), "http://127.0.0.1:9000");
     sb_s3_destroy (&one);
@@ -89,7 +97,7 @@ START_TEST (test_footprint)
     sb_s3_t *all = sb_s3_new (&cfg, 1, err, sizeof err);
     ck_assert_msg (all != NULL, "%s", err);
     size_t used_all = s_heap_in_use () - before;
-    ck_assert_msg (used_all > used_one, "32 endpoints: %zu bytes, one: %zu", used_all, used_one);
+    ck_assert_msg (!S_HEAP_COUNTED || used_all > used_one, "32 endpoints: %zu bytes, one: %zu", used_all, used_one);
     ck_assert_str_eq (sb_s3_endpoint (all, 31), "http://127.0.0.1:9031");
     sb_s3_destroy (&all);
 }
