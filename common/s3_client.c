@@ -257,7 +257,8 @@ sb_s3_destroy (sb_s3_t **self_p)
     /* requests still in the multi handle */
     for (s_req_t *r = self->active, *next; r; r = next) {
         next = r->active_next;
-        curl_multi_remove_handle (self->multi, r->easy);
+        if (curl_multi_remove_handle (self->multi, r->easy) != CURLM_OK)
+            sb_debug ("curl_multi_remove_handle failed while destroying an S3 client");
         curl_easy_cleanup (r->easy);
         s_req_free (r);
     }
@@ -287,7 +288,9 @@ size_t sb_s3_pending (const sb_s3_t *self) { return self->pending; }
 void
 sb_s3_wakeup (sb_s3_t *self)
 {
-    curl_multi_wakeup (self->multi);
+    CURLMcode mc = curl_multi_wakeup (self->multi);
+    if (mc != CURLM_OK)
+        sb_warn ("curl_multi_wakeup: %s", curl_multi_strerror (mc));
 }
 
 /* ---------------------------------------------------------------- callbacks */
@@ -333,8 +336,8 @@ s_on_body (char *data, size_t size, size_t nmemb, void *userp)
 {
     s_req_t *r = userp;
     size_t n = size * nmemb;
-    if (!r->status)
-        curl_easy_getinfo (r->easy, CURLINFO_RESPONSE_CODE, &r->status);
+    if (!r->status && curl_easy_getinfo (r->easy, CURLINFO_RESPONSE_CODE, &r->status) != CURLE_OK)
+        r->status = 0;
     if (r->op == OP_GET && r->ranged && r->status >= 200 && r->status < 300 && !r->range_checked) {
         s_check_range (r);
         if (r->range_why[0])
@@ -622,6 +625,7 @@ s_fill_error (sb_s3_t *self, s_req_t *r, CURLcode cc, const char *extra)
     if (r->easy && curl_easy_getinfo (r->easy, CURLINFO_OS_ERRNO, &os_errno) == CURLE_OK)
         e->os_errno = (int) os_errno;
     if (r->body && r->body_len && r->status >= 300) {
+        /* optional: an error body without them leaves the fields empty */
         sb_s3_xml_find (r->body, r->body_len, "Code", e->s3_code, sizeof e->s3_code);
         sb_s3_xml_find (r->body, r->body_len, "Message", e->s3_message, sizeof e->s3_message);
     }
@@ -716,7 +720,9 @@ s_active_remove (sb_s3_t *self, s_req_t *r)
     if (r->active_next)
         r->active_next->active_prev = r->active_prev;
     r->active_prev = r->active_next = NULL;
-    curl_multi_remove_handle (self->multi, r->easy);
+    CURLMcode mc = curl_multi_remove_handle (self->multi, r->easy);
+    if (mc != CURLM_OK)
+        sb_warn ("curl_multi_remove_handle: %s", curl_multi_strerror (mc));
 }
 
 static uint64_t
@@ -750,7 +756,8 @@ s_on_finished (sb_s3_t *self, s_req_t *r, CURLcode cc)
 {
     s_endpoint_t *ep = &self->endpoints[r->endpoint];
     ep->in_flight--;
-    curl_easy_getinfo (r->easy, CURLINFO_RESPONSE_CODE, &r->status);
+    if (curl_easy_getinfo (r->easy, CURLINFO_RESPONSE_CODE, &r->status) != CURLE_OK)
+        r->status = 0;      /* unknown: the request fails below */
     const char *extra = NULL;
     char text[256];
     if (r->op == OP_GET && r->ranged && r->status >= 200 && r->status < 300 && !r->range_checked
@@ -838,7 +845,8 @@ s_collect (sb_s3_t *self)
         if (msg->msg != CURLMSG_DONE)
             continue;
         s_req_t *r = NULL;
-        curl_easy_getinfo (msg->easy_handle, CURLINFO_PRIVATE, (char **) &r);
+        if (curl_easy_getinfo (msg->easy_handle, CURLINFO_PRIVATE, (char **) &r) != CURLE_OK)
+            r = NULL;
         if (r) {
             s_on_finished (self, r, msg->data.result);
             finished++;
@@ -967,7 +975,7 @@ sb_s3_check_endpoint (sb_s3_t *self, size_t i, sb_s3_error_t *e)
     /* HEAD replies carry no body: ask again with a GET to learn the S3 code */
     r = s_req_new (self, OP_CHECK, NULL);
     if (!r)
-        return -1;
+        return s_oom (e, "CHECK", NULL);
     r->bucket_only = 1;
     r->fixed_endpoint = (int) i;
     r->no_retry = 1;
