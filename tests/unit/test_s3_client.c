@@ -2,10 +2,17 @@
  * limits (5 MiB to 5 GiB parts, 10,000 parts, 5 TiB objects), and the
  * memory one client takes (endpoint state for the endpoints it has, not 32
  * slots). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE     /* RTLD_NEXT */
+#endif
 #include <check.h>
 #include "check_main.h"
 
+#include <curl/curl.h>
+#include <dlfcn.h>
 #include <malloc.h>
+#include <pthread.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +59,76 @@ START_TEST (test_part_plan)
 }
 END_TEST
 
+/* curl_global_init, interposed: slow, and counted. Every client must wait
+ * until it has finished (curl 7.88's is not thread-safe), and it runs once. */
+static int s_init_calls, s_init_done;
+
+CURLcode
+curl_global_init (long flags)
+{
+    CURLcode (*real) (long) = NULL;
+    void *sym = dlsym (RTLD_NEXT, "curl_global_init");
+    memcpy (&real, &sym, sizeof real);      /* POSIX's way from dlsym to a function pointer */
+    __atomic_add_fetch (&s_init_calls, 1, __ATOMIC_SEQ_CST);
+    struct timespec ts = { 0, 300 * 1000 * 1000 };
+    nanosleep (&ts, NULL);
+    CURLcode rc = real ? real (flags) : CURLE_FAILED_INIT;
+    __atomic_store_n (&s_init_done, 1, __ATOMIC_SEQ_CST);
+    return rc;
+}
+
+static sb_storage_cfg_t s_cfg;
+
+static void
+s_cfg_init (size_t nendpoints)
+{
+    setenv ("AWS_ACCESS_KEY_ID", "AKTEST", 1);
+    setenv ("AWS_SECRET_ACCESS_KEY", "secret", 1);
+    memset (&s_cfg, 0, sizeof s_cfg);
+    s_cfg.type = SB_STORAGE_S3;
+    snprintf (s_cfg.bucket, sizeof s_cfg.bucket, "b");
+    snprintf (s_cfg.region, sizeof s_cfg.region, "us-east-1");
+    s_cfg.path_style = 1;
+    s_cfg.multipart_part = 16 * MIB;
+    s_cfg.multipart_threshold = 64 * MIB;
+    for (size_t i = 0; i < SB_MAX_ENDPOINTS; i++)
+        snprintf (s_cfg.endpoints[i], sizeof s_cfg.endpoints[i], "http://127.0.0.1:%zu", 9000 + i);
+    s_cfg.nendpoints = nendpoints;
+}
+
+static pthread_barrier_t s_barrier;
+
+static void *
+s_new_client (void *arg)
+{
+    int *saw_init = arg;
+    pthread_barrier_wait (&s_barrier);
+    char err[256];
+    sb_s3_t *s3 = sb_s3_new (&s_cfg, 1, err, sizeof err);
+    *saw_init = s3 && __atomic_load_n (&s_init_done, __ATOMIC_SEQ_CST);
+    sb_s3_destroy (&s3);
+    return NULL;
+}
+
+/* Clients made at once by 8 threads (ranks, listing streams): curl's global
+ * set-up runs once, and no client is made before it has finished. */
+START_TEST (test_global_init_once)
+{
+    s_cfg_init (1);
+    pthread_t t[8];
+    int saw[8] = { 0 };
+    ck_assert_int_eq (pthread_barrier_init (&s_barrier, NULL, 8), 0);
+    for (int i = 0; i < 8; i++)
+        ck_assert_int_eq (pthread_create (&t[i], NULL, s_new_client, &saw[i]), 0);
+    for (int i = 0; i < 8; i++)
+        ck_assert_int_eq (pthread_join (t[i], NULL), 0);
+    pthread_barrier_destroy (&s_barrier);
+    ck_assert_int_eq (s_init_calls, 1);
+    for (int i = 0; i < 8; i++)
+        ck_assert_msg (saw[i], "client %d was made before curl_global_init had finished", i);
+}
+END_TEST
+
 static size_t
 s_heap_in_use (void)
 {
@@ -64,20 +141,9 @@ s_heap_in_use (void)
  * takes more. */
 START_TEST (test_footprint)
 {
-    setenv ("AWS_ACCESS_KEY_ID", "AKTEST", 1);
-    setenv ("AWS_SECRET_ACCESS_KEY", "secret", 1);
-    sb_storage_cfg_t cfg;
-    memset (&cfg, 0, sizeof cfg);
-    cfg.type = SB_STORAGE_S3;
-    snprintf (cfg.bucket, sizeof cfg.bucket, "b");
-    snprintf (cfg.region, sizeof cfg.region, "us-east-1");
-    cfg.path_style = 1;
-    cfg.multipart_part = 16 * MIB;
-    cfg.multipart_threshold = 64 * MIB;
-    for (size_t i = 0; i < SB_MAX_ENDPOINTS; i++)
-        snprintf (cfg.endpoints[i], sizeof cfg.endpoints[i], "http://127.0.0.1:%zu", 9000 + i);
+    s_cfg_init (1);
+    sb_storage_cfg_t cfg = s_cfg;
     char err[256];
-    cfg.nendpoints = 1;
     sb_s3_t *warm = sb_s3_new (&cfg, 1, err, sizeof err);     /* curl's global state, once */
     ck_assert_msg (warm != NULL, "%s", err);
     sb_s3_destroy (&warm);
@@ -108,6 +174,7 @@ s_suite (void)
 {
     Suite *s = suite_create ("s3_client");
     TCase *tc = tcase_create ("core");
+    tcase_add_test (tc, test_global_init_once);     /* each test is a fresh process (CK_FORK) */
     tcase_add_test (tc, test_part_plan);
     tcase_add_test (tc, test_footprint);
     suite_add_tcase (s, tc);
