@@ -178,6 +178,15 @@ if s3rver_install && s3rver_start "$SCRATCH/s3data" sbtest; then
     # 8 samples: at most one GET each (a retried GET would make 4 per sample)
     expect_eq "norange: no GET was retried (at most one per sample)" \
         "$([ "$(grep -c 'inject norange' proxy.err)" -le 8 ] && echo yes || grep -c 'inject norange' proxy.err)" yes
+    # a 206 whose Content-Range is not the range asked
+    echo "badrange -1 2" >ctl.tmp && mv ctl.tmp ctl
+    sbq run $rcommon storage.storage_options.endpoint_url=$p1 --accelerators 1 --local 1 --db r.db
+    expect_eq "badrange: exit status 1" "$SB_RC" 1
+    msg=$(q r.db "SELECT message FROM errors WHERE run_id = (SELECT max(id) FROM runs)")
+    expect_eq "badrange: the error names the Content-Range answered and the range asked" \
+        "$(case "$msg" in "GET sbtest/nr/train/img_"*"_of_4.bin on $p1 failed (attempt 1): the server answered Content-Range 'bytes "*"/20000' to Range bytes="*"; not retried [http 206, curl 0, errno 0]") echo yes;; *) echo "$msg";; esac)" yes
+    expect_eq "badrange: one GET, not retried: requests|errors|retries" \
+        "$(q r.db "SELECT requests, errors, retries FROM endpoints WHERE run_id = (SELECT max(id) FROM runs)")" "1|1|0"
 else
     fail "norange: the S3 test server did not start"
 fi
