@@ -7,8 +7,10 @@
 #include "util.h"
 
 #include <curl/curl.h>
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +27,8 @@ static const char *s_op_names[] = {
 };
 
 #define S_MAX_QUERY 5
+#define S_QUERY_VALUE_CAP 2048  /* bytes of one query value, NUL included */
+#define S_KEY_MAX 1024          /* S3's limit on a key, in UTF-8 bytes */
 #define S_BODY_CAP (8u << 20)   /* XML replies we keep; list pages are far smaller */
 #define S_ERROR_BODY_CAP 65536
 
@@ -39,7 +43,7 @@ struct s_req {
     uint64_t  tag;
     char      key[1024];
     char      qname[S_MAX_QUERY][64];
-    char      qvalue[S_MAX_QUERY][1024];
+    char      qvalue[S_MAX_QUERY][S_QUERY_VALUE_CAP];
     size_t    nquery;
     int       bucket_only;      /* the request addresses the bucket, not a key */
     int       fixed_endpoint;   /* -1: balance; else always this endpoint */
@@ -67,6 +71,9 @@ struct s_req {
     char     *body;
     size_t    body_len, body_cap;
     char      etag[256];
+    char      content_range[128];   /* of a ranged GET's reply */
+    int       range_checked;
+    char      range_why[512];       /* the reply does not answer the Range asked: never retried */
     char      errbuf[CURL_ERROR_SIZE];
     /* bookkeeping */
     size_t    endpoint;
@@ -95,7 +102,7 @@ struct sb_s3 {
     sb_s3_creds_t    creds;
     sb_s3_sign_cache_t sign_cache;
     CURLM           *multi;
-    s_endpoint_t     endpoints[SB_MAX_ENDPOINTS];
+    s_endpoint_t    *endpoints;     /* nendpoints of them (a histogram each: not 32 slots per client) */
     size_t           nendpoints;
     size_t           rr_next;
     size_t           max_in_flight;
@@ -109,7 +116,17 @@ struct sb_s3 {
     uint64_t         rng;
 };
 
-static int s_global_init_done;
+static pthread_once_t s_global_once = PTHREAD_ONCE_INIT;
+static CURLcode s_global_rc = CURLE_FAILED_INIT;
+
+/* curl_global_init is not thread-safe in curl 7.88, and clients are made
+ * from several threads (ranks, catalog streams): run it exactly once, and
+ * make every other caller wait until it has finished. */
+static void
+s_global_init (void)
+{
+    s_global_rc = curl_global_init (CURL_GLOBAL_DEFAULT);
+}
 
 static void s_active_add (sb_s3_t *self, s_req_t *r);
 static void s_active_remove (sb_s3_t *self, s_req_t *r);
@@ -146,13 +163,9 @@ s_parse_endpoint (const char *url, s_endpoint_t *ep)
 sb_s3_t *
 sb_s3_new (const sb_storage_cfg_t *cfg, size_t max_in_flight, char *err, size_t err_size)
 {
-    if (!__atomic_exchange_n (&s_global_init_done, 1, __ATOMIC_SEQ_CST)) {
-        /* curl_global_init is not thread-safe in 7.88: the first client,
-         * created before any thread starts, does it. */
-        if (curl_global_init (CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-            snprintf (err, err_size, "curl_global_init failed");
-            return NULL;
-        }
+    if (pthread_once (&s_global_once, s_global_init) != 0 || s_global_rc != CURLE_OK) {
+        snprintf (err, err_size, "curl_global_init failed: %s", curl_easy_strerror (s_global_rc));
+        return NULL;
     }
     if (cfg->nendpoints == 0) {
         snprintf (err, err_size, "S3 storage needs at least one endpoint (storage.storage_options.endpoint_url)");
@@ -164,18 +177,27 @@ sb_s3_new (const sb_storage_cfg_t *cfg, size_t max_in_flight, char *err, size_t 
         return NULL;
     }
     self->cfg = *cfg;
+    self->endpoints = calloc (cfg->nendpoints, sizeof *self->endpoints);
+    if (!self->endpoints) {
+        snprintf (err, err_size, "out of memory");
+        free (self);
+        return NULL;
+    }
     self->max_in_flight = max_in_flight ? max_in_flight : 1;
     self->rng = sb_mix ((uint64_t) time (NULL), (uint64_t) (uintptr_t) self);
     sb_s3_sign_cache_init (&self->sign_cache);
     for (size_t i = 0; i < cfg->nendpoints; i++) {
         if (s_parse_endpoint (cfg->endpoints[i], &self->endpoints[i]) != 0) {
             snprintf (err, err_size, "endpoint '%s' is not http(s)://HOST[:PORT]", cfg->endpoints[i]);
+            free (self->endpoints);
             free (self);
             return NULL;
         }
     }
     self->nendpoints = cfg->nendpoints;
     if (sb_s3_creds_load (&self->creds, err, err_size) != 0) {
+        sb_s3_creds_wipe (&self->creds);
+        free (self->endpoints);
         free (self);
         return NULL;
     }
@@ -235,7 +257,8 @@ sb_s3_destroy (sb_s3_t **self_p)
     /* requests still in the multi handle */
     for (s_req_t *r = self->active, *next; r; r = next) {
         next = r->active_next;
-        curl_multi_remove_handle (self->multi, r->easy);
+        if (curl_multi_remove_handle (self->multi, r->easy) != CURLM_OK)
+            sb_debug ("curl_multi_remove_handle failed while destroying an S3 client");
         curl_easy_cleanup (r->easy);
         s_req_free (r);
     }
@@ -250,6 +273,8 @@ sb_s3_destroy (sb_s3_t **self_p)
     if (self->multi)
         curl_multi_cleanup (self->multi);
     sb_s3_creds_wipe (&self->creds);
+    OPENSSL_cleanse (&self->sign_cache, sizeof self->sign_cache);   /* the signing key derives from the secret */
+    free (self->endpoints);
     free (self);
     *self_p = NULL;
 }
@@ -263,18 +288,61 @@ size_t sb_s3_pending (const sb_s3_t *self) { return self->pending; }
 void
 sb_s3_wakeup (sb_s3_t *self)
 {
-    curl_multi_wakeup (self->multi);
+    CURLMcode mc = curl_multi_wakeup (self->multi);
+    if (mc != CURLM_OK)
+        sb_warn ("curl_multi_wakeup: %s", curl_multi_strerror (mc));
 }
 
 /* ---------------------------------------------------------------- callbacks */
+
+/* Does the 2xx reply of a ranged GET hold the range that was asked? A
+ * server that ignores Range answers 200 with the whole object: reading it
+ * would stream the whole object per sample, and a retry would do it again.
+ * Sets r->range_why when not. */
+static void
+s_check_range (s_req_t *r)
+{
+    r->range_checked = 1;
+    unsigned long long first = r->offset, last = r->offset + r->length - 1;
+    if (r->status == 200) {
+        curl_off_t cl = -1;
+        if (curl_easy_getinfo (r->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl) != CURLE_OK)
+            cl = -1;
+        if (r->offset == 0 && cl >= 0 && (uint64_t) cl == r->length)
+            return;     /* the whole object is the range asked */
+        char size[48] = "unknown size";
+        if (cl >= 0)
+            snprintf (size, sizeof size, "%lld bytes", (long long) cl);
+        snprintf (r->range_why, sizeof r->range_why,
+                  "the server ignored the Range header: asked bytes=%llu-%llu, got HTTP 200 with the whole object"
+                  " (%s); not retried", first, last, size);
+        return;
+    }
+    if (r->status != 206) {
+        snprintf (r->range_why, sizeof r->range_why, "HTTP %ld to a GET with Range bytes=%llu-%llu (expected 206)",
+                  r->status, first, last);
+        return;
+    }
+    unsigned long long a, b;
+    if (r->content_range[0]
+        && (sscanf (r->content_range, "bytes %llu-%llu/", &a, &b) != 2 || a != first || b != last))
+        snprintf (r->range_why, sizeof r->range_why,
+                  "the server answered Content-Range '%s' to Range bytes=%llu-%llu; not retried", r->content_range,
+                  first, last);
+}
 
 static size_t
 s_on_body (char *data, size_t size, size_t nmemb, void *userp)
 {
     s_req_t *r = userp;
     size_t n = size * nmemb;
-    if (!r->status)
-        curl_easy_getinfo (r->easy, CURLINFO_RESPONSE_CODE, &r->status);
+    if (!r->status && curl_easy_getinfo (r->easy, CURLINFO_RESPONSE_CODE, &r->status) != CURLE_OK)
+        r->status = 0;
+    if (r->op == OP_GET && r->ranged && r->status >= 200 && r->status < 300 && !r->range_checked) {
+        s_check_range (r);
+        if (r->range_why[0])
+            return 0;   /* stop the transfer now: not one more byte of the object */
+    }
     int keep = r->status >= 300 || (r->op != OP_GET && r->op != OP_HEAD);
     if (!keep) {
         /* payload: counted, verified when asked, dropped */
@@ -335,6 +403,15 @@ s_on_header (char *data, size_t size, size_t nmemb, void *userp)
             memcpy (r->etag, v, len);
             r->etag[len] = '\0';
         }
+    }
+    else if (n > 14 && strncasecmp (data, "content-range:", 14) == 0) {
+        const char *v = data + 14;
+        while (*v == ' ' && v < data + n)
+            v++;
+        size_t len = (size_t) (data + n - v);
+        while (len && (v[len - 1] == '\r' || v[len - 1] == '\n' || v[len - 1] == ' '))
+            len--;
+        snprintf (r->content_range, sizeof r->content_range, "%.*s", (int) len, v);
     }
     return n;
 }
@@ -399,6 +476,9 @@ s_prepare (sb_s3_t *self, s_req_t *r, char *why, size_t why_size)
     r->up_pos = 0;
     r->verify_failed = 0;
     r->etag[0] = '\0';
+    r->content_range[0] = '\0';
+    r->range_checked = 0;
+    r->range_why[0] = '\0';
     r->errbuf[0] = '\0';
     curl_slist_free_all (r->headers);
     r->headers = NULL;
@@ -437,12 +517,12 @@ s_prepare (sb_s3_t *self, s_req_t *r, char *why, size_t why_size)
         .access_key = self->creds.access_key, .secret_key = self->creds.secret_key,
         .session_token = self->creds.session_token[0] ? self->creds.session_token : NULL,
     };
-    char auth[1024], path[4200], qs[6200];
+    char auth[1024], path[4200], qs[S_MAX_QUERY * (64 + 3 * S_QUERY_VALUE_CAP)];
     if (sb_s3_sign (&sreq, &self->sign_cache, auth, sizeof auth, path, sizeof path, qs, sizeof qs) != 0) {
         snprintf (why, why_size, "cannot sign the request (key too long?)");
         return -1;
     }
-    char url[10600];
+    char url[sizeof qs + 4800];
     if (self->cfg.path_style) {
         if (sb_strf (url, sizeof url, "%s%s%s%s", ep->url_base, path, qs[0] ? "?" : "", qs) != 0)
             goto too_long;
@@ -535,7 +615,7 @@ s_fill_error (sb_s3_t *self, s_req_t *r, CURLcode cc, const char *extra)
     memset (e, 0, sizeof *e);
     snprintf (e->endpoint, sizeof e->endpoint, "%s", self->endpoints[r->endpoint].url_base);
     snprintf (e->op, sizeof e->op, "%s", s_op_names[r->op]);
-    snprintf (e->key, sizeof e->key, "%s", r->bucket_only ? "" : r->key);
+    snprintf (e->key, sizeof e->key, "%s", r->bucket_only && r->op != OP_LIST ? "" : r->key);   /* LIST: the prefix */
     e->attempt = r->attempt;
     e->http_status = r->status;
     e->curl_code = (int) cc;
@@ -545,6 +625,7 @@ s_fill_error (sb_s3_t *self, s_req_t *r, CURLcode cc, const char *extra)
     if (r->easy && curl_easy_getinfo (r->easy, CURLINFO_OS_ERRNO, &os_errno) == CURLE_OK)
         e->os_errno = (int) os_errno;
     if (r->body && r->body_len && r->status >= 300) {
+        /* optional: an error body without them leaves the fields empty */
         sb_s3_xml_find (r->body, r->body_len, "Code", e->s3_code, sizeof e->s3_code);
         sb_s3_xml_find (r->body, r->body_len, "Message", e->s3_message, sizeof e->s3_message);
     }
@@ -639,7 +720,9 @@ s_active_remove (sb_s3_t *self, s_req_t *r)
     if (r->active_next)
         r->active_next->active_prev = r->active_prev;
     r->active_prev = r->active_next = NULL;
-    curl_multi_remove_handle (self->multi, r->easy);
+    CURLMcode mc = curl_multi_remove_handle (self->multi, r->easy);
+    if (mc != CURLM_OK)
+        sb_warn ("curl_multi_remove_handle: %s", curl_multi_strerror (mc));
 }
 
 static uint64_t
@@ -673,10 +756,19 @@ s_on_finished (sb_s3_t *self, s_req_t *r, CURLcode cc)
 {
     s_endpoint_t *ep = &self->endpoints[r->endpoint];
     ep->in_flight--;
-    curl_easy_getinfo (r->easy, CURLINFO_RESPONSE_CODE, &r->status);
+    if (curl_easy_getinfo (r->easy, CURLINFO_RESPONSE_CODE, &r->status) != CURLE_OK)
+        r->status = 0;      /* unknown: the request fails below */
     const char *extra = NULL;
     char text[256];
-    int ok = cc == CURLE_OK && r->status >= 200 && r->status < 300;
+    if (r->op == OP_GET && r->ranged && r->status >= 200 && r->status < 300 && !r->range_checked
+        && (cc == CURLE_OK || cc == CURLE_PARTIAL_FILE))
+        s_check_range (r);     /* a reply without a body byte */
+    int permanent = r->range_why[0] != '\0';
+    if (permanent) {
+        extra = r->range_why;
+        cc = CURLE_OK;          /* the write error was ours: the cause is the reply */
+    }
+    int ok = !permanent && cc == CURLE_OK && r->status >= 200 && r->status < 300;
     if (ok && r->op == OP_GET) {
         if (r->verify_failed) {
             snprintf (text, sizeof text, "verify: byte %llu differs from the generator",
@@ -690,8 +782,6 @@ s_on_finished (sb_s3_t *self, s_req_t *r, CURLcode cc)
             extra = text;
             ok = 0;
         }
-        else if (r->ranged && r->status != 206 && !(r->status == 200 && r->offset == 0))
-            ok = 0;
     }
     if (ok) {
         uint64_t ns = sb_mono_ns () - r->started_ns;
@@ -706,8 +796,8 @@ s_on_finished (sb_s3_t *self, s_req_t *r, CURLcode cc)
     ep->stats.errors++;
     s_fill_error (self, r, cc, extra);
     s_active_remove (self, r);
-    int transient = sb_s3_error_is_transient (&r->error)
-                    || (cc == CURLE_OK && r->status < 300 && !r->verify_failed);   /* short body */
+    int transient = !permanent && (sb_s3_error_is_transient (&r->error)
+                                   || (cc == CURLE_OK && r->status < 300 && !r->verify_failed));   /* short body */
     if (transient && (uint64_t) r->attempt <= self->cfg.max_retries && !r->no_retry) {
         ep->stats.retries++;
         sb_debug ("%s; retrying", r->error.text);
@@ -755,7 +845,8 @@ s_collect (sb_s3_t *self)
         if (msg->msg != CURLMSG_DONE)
             continue;
         s_req_t *r = NULL;
-        curl_easy_getinfo (msg->easy_handle, CURLINFO_PRIVATE, (char **) &r);
+        if (curl_easy_getinfo (msg->easy_handle, CURLINFO_PRIVATE, (char **) &r) != CURLE_OK)
+            r = NULL;
         if (r) {
             s_on_finished (self, r, msg->data.result);
             finished++;
@@ -808,14 +899,18 @@ s_req_new (sb_s3_t *self, s_op_t op, const char *key)
     return r;
 }
 
-static void
+/* Add a query parameter. Returns 0, or -1 when the request has no room
+ * for it (more than S_MAX_QUERY parameters, or a longer name or value):
+ * a parameter is never dropped or cut short. */
+static int
 s_req_query (s_req_t *r, const char *name, const char *value)
 {
-    if (r->nquery < S_MAX_QUERY) {
-        snprintf (r->qname[r->nquery], sizeof r->qname[0], "%s", name);
-        snprintf (r->qvalue[r->nquery], sizeof r->qvalue[0], "%s", value ? value : "");
-        r->nquery++;
-    }
+    if (r->nquery >= S_MAX_QUERY
+        || sb_strf (r->qname[r->nquery], sizeof r->qname[0], "%s", name) != 0
+        || sb_strf (r->qvalue[r->nquery], sizeof r->qvalue[0], "%s", value ? value : "") != 0)
+        return -1;
+    r->nquery++;
+    return 0;
 }
 
 /* Run a blocking request to its end (retries included). 0 on success. */
@@ -880,14 +975,13 @@ sb_s3_check_endpoint (sb_s3_t *self, size_t i, sb_s3_error_t *e)
     /* HEAD replies carry no body: ask again with a GET to learn the S3 code */
     r = s_req_new (self, OP_CHECK, NULL);
     if (!r)
-        return -1;
+        return s_oom (e, "CHECK", NULL);
     r->bucket_only = 1;
     r->fixed_endpoint = (int) i;
     r->no_retry = 1;
-    s_req_query (r, "list-type", "2");
-    s_req_query (r, "max-keys", "0");
     sb_s3_error_t e2;
-    if (s_perform (self, r, &e2) != 0 && e2.s3_code[0] && e)
+    if (s_req_query (r, "list-type", "2") == 0 && s_req_query (r, "max-keys", "0") == 0
+        && s_perform (self, r, &e2) != 0 && e2.s3_code[0] && e)
         *e = e2;
     s_req_done (self, r);
     if (e && e->s3_code[0] == '\0')
@@ -895,73 +989,190 @@ sb_s3_check_endpoint (sb_s3_t *self, size_t i, sb_s3_error_t *e)
     return -1;
 }
 
+/* The first bytes of a reply, printable, for an error message. */
+static void
+s_snippet (const char *body, size_t len, char *out, size_t out_size)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < len && o + 4 < out_size && i < 60; i++) {
+        unsigned char c = (unsigned char) body[i];
+        out[o++] = c >= 0x20 && c < 0x7f ? (char) c : '.';
+    }
+    if (len > 60 && o + 4 < out_size) {
+        memcpy (out + o, "...", 3);
+        o += 3;
+    }
+    out[o] = '\0';
+}
+
+/* A listing page that cannot be taken as it is: the request's error with
+ * this cause, never retried (the server answered, and would answer so
+ * again). Returns -1. */
+static int
+s_list_fail (sb_s3_t *self, s_req_t *r, sb_s3_error_t *e, const char *fmt, ...)
+{
+    char cause[1536];
+    va_list ap;
+    va_start (ap, fmt);
+    vsnprintf (cause, sizeof cause, fmt, ap);
+    va_end (ap);
+    s_fill_error (self, r, CURLE_OK, cause);
+    if (e)
+        *e = r->error;
+    s_req_done (self, r);
+    return -1;
+}
+
+/* Size of a listed object: decimal digits only, no sign, no overflow. */
+static int
+s_parse_size (const char *text, uint64_t *size)
+{
+    if (text[0] < '0' || text[0] > '9')
+        return -1;
+    errno = 0;
+    char *endp = NULL;
+    unsigned long long v = strtoull (text, &endp, 10);
+    if (errno != 0 || !endp || *endp != '\0')
+        return -1;
+    *size = (uint64_t) v;
+    return 0;
+}
+
+static const char *
+s_memfind (const char *hay, size_t len, const char *needle)
+{
+    size_t n = strlen (needle);
+    for (size_t i = 0; n <= len && i + n <= len; i++)
+        if (hay[i] == needle[0] && memcmp (hay + i, needle, n) == 0)
+            return hay + i;
+    return NULL;
+}
+
+/* A ListObjectsV2 page is taken only when it is a whole ListBucketResult
+ * document: anything else (an HTML page, a proxy's reply, an <Error> with
+ * status 200, a body cut short) is an error, never an empty bucket. Every
+ * <Contents> must hold a Key of at most 1024 bytes and a decimal Size;
+ * KeyCount, when present, must match. A truncated page must carry a new
+ * NextContinuationToken: a token that repeats the previous page's, or one
+ * seen at the last power-of-two page (Brent's cycle check: any cycle of
+ * tokens is found within twice its length), stops the listing. */
 int
 sb_s3_list (sb_s3_t *self, const char *prefix, const char *start_after, const char *end_at, size_t page_size,
             sb_s3_list_fn fn, void *ctx, sb_s3_error_t *e)
 {
-    char token[1024] = "", key[1100], size_text[32], truncated[16], page[16];
+    char token[S_QUERY_VALUE_CAP] = "", prev[S_QUERY_VALUE_CAP] = "", mark[S_QUERY_VALUE_CAP] = "";
+    char key[S_KEY_MAX + 2], size_text[32], truncated[16], page[16], count_text[32];
     snprintf (page, sizeof page, "%zu", page_size ? page_size : 1000);
-    int first = 1;
+    uint64_t pages = 0, mark_page = 0;
     for (;;) {
         s_req_t *r = s_req_new (self, OP_LIST, prefix);
         if (!r)
             return s_oom (e, "LIST", prefix);
         r->bucket_only = 1;
-        s_req_query (r, "list-type", "2");
-        s_req_query (r, "prefix", prefix ? prefix : "");
-        s_req_query (r, "max-keys", page);
-        if (!first)
-            s_req_query (r, "continuation-token", token);
-        else if (start_after && *start_after)
-            s_req_query (r, "start-after", start_after);
+        if (s_req_query (r, "list-type", "2") != 0 || s_req_query (r, "prefix", prefix ? prefix : "") != 0
+            || s_req_query (r, "max-keys", page) != 0
+            || (pages > 0 && s_req_query (r, "continuation-token", token) != 0)
+            || (pages == 0 && start_after && *start_after && s_req_query (r, "start-after", start_after) != 0))
+            return s_list_fail (self, r, e, "ListObjectsV2 request parameters too long (start-after or prefix over"
+                                " %d bytes)", S_QUERY_VALUE_CAP - 1);
         if (s_perform (self, r, e) != 0) {
             s_req_done (self, r);
             return -1;
         }
-        first = 0;
-        size_t pos = 0;
-        int stop = 0;
+        pages++;
         const char *xml = r->body ? r->body : "";
         size_t len = r->body_len;
+        const char *root = s_memfind (xml, len, "<ListBucketResult");
+        if (!root || !s_memfind (root, len - (size_t) (root - xml), "</ListBucketResult>")
+            || !strchr ("> \t\r\n", root[17])) {
+            char head[128];
+            s_snippet (xml, len, head, sizeof head);
+            return s_list_fail (self, r, e,
+                                "ListObjectsV2 page %llu is not a ListBucketResult document (HTTP %ld, %zu bytes: "
+                                "'%s'); a malformed listing is not taken as an empty one",
+                                (unsigned long long) pages, r->status, len, head);
+        }
+        if (sb_s3_xml_find (xml, len, "IsTruncated", truncated, sizeof truncated) != 0
+            || (strcmp (truncated, "true") != 0 && strcmp (truncated, "false") != 0))
+            return s_list_fail (self, r, e, "ListObjectsV2 page %llu has no IsTruncated true/false",
+                                (unsigned long long) pages);
+        int more = strcmp (truncated, "true") == 0;
         /* each <Contents> holds <Key> and <Size> */
+        size_t pos = 0, nkeys = 0;
+        int stop = 0;
         for (;;) {
-            size_t block = pos;
-            if (sb_s3_xml_next (xml, len, &block, "Key", key, sizeof key) != 0)
+            const char *open = s_memfind (xml + pos, len - pos, "<Contents>");
+            if (!open)
                 break;
-            size_t after_key = block;
-            if (sb_s3_xml_next (xml, len, &after_key, "Size", size_text, sizeof size_text) != 0) {
-                if (e) {
-                    s_fill_error (self, r, CURLE_OK, "ListObjectsV2 reply has a Key without a Size");
-                    *e = r->error;
-                }
-                s_req_done (self, r);
-                return -1;
+            const char *close = s_memfind (open, len - (size_t) (open - xml), "</Contents>");
+            if (!close)
+                return s_list_fail (self, r, e, "ListObjectsV2 page %llu has a <Contents> without its end",
+                                    (unsigned long long) pages);
+            const char *body = open + 10;
+            size_t blen = (size_t) (close - body);
+            pos = (size_t) (close - xml) + 11;
+            nkeys++;
+            int krc = sb_s3_xml_find (body, blen, "Key", key, sizeof key);
+            if (krc == -2 || (krc == 0 && strlen (key) > S_KEY_MAX)) {
+                char head[128];
+                s_snippet (body, blen, head, sizeof head);
+                return s_list_fail (self, r, e, "ListObjectsV2 page %llu: object %zu has a key over %d bytes"
+                                    " (S3's limit): %s", (unsigned long long) pages, nkeys, S_KEY_MAX, head);
             }
-            pos = after_key;
+            if (krc != 0)
+                return s_list_fail (self, r, e, "ListObjectsV2 page %llu: object %zu has no Key",
+                                    (unsigned long long) pages, nkeys);
+            uint64_t size = 0;
+            int src = sb_s3_xml_find (body, blen, "Size", size_text, sizeof size_text);
+            if (src != 0 || s_parse_size (size_text, &size) != 0)
+                return s_list_fail (self, r, e, "ListObjectsV2 page %llu: key '%s' has %s%s%s",
+                                    (unsigned long long) pages, key, src != 0 ? "no usable Size" : "Size '",
+                                    src != 0 ? "" : size_text, src != 0 ? "" : "', not a byte count");
             if (end_at && strcmp (key, end_at) > 0) {
                 stop = 1;
                 break;
             }
-            char *endp = NULL;
-            unsigned long long size = strtoull (size_text, &endp, 10);
             if (fn (ctx, key, size) != 0) {
                 stop = 1;
                 break;
             }
         }
-        int more = sb_s3_xml_find (xml, len, "IsTruncated", truncated, sizeof truncated) == 0
-                   && strcmp (truncated, "true") == 0;
-        if (more && sb_s3_xml_find (xml, len, "NextContinuationToken", token, sizeof token) != 0) {
-            if (e) {
-                s_fill_error (self, r, CURLE_OK, "truncated ListObjectsV2 reply without NextContinuationToken");
-                *e = r->error;
-            }
+        if (stop) {
             s_req_done (self, r);
-            return -1;
-        }
-        s_req_done (self, r);
-        if (stop || !more)
             return 0;
+        }
+        if (sb_s3_xml_find (xml, len, "KeyCount", count_text, sizeof count_text) == 0) {
+            uint64_t declared = 0;
+            if (s_parse_size (count_text, &declared) != 0 || declared != nkeys)
+                return s_list_fail (self, r, e, "ListObjectsV2 page %llu says KeyCount '%s' but holds %zu objects",
+                                    (unsigned long long) pages, count_text, nkeys);
+        }
+        if (!more) {
+            s_req_done (self, r);
+            return 0;
+        }
+        int trc = sb_s3_xml_find (xml, len, "NextContinuationToken", token, sizeof token);
+        if (trc == -2)
+            return s_list_fail (self, r, e, "ListObjectsV2 page %llu: NextContinuationToken over %d bytes",
+                                (unsigned long long) pages, S_QUERY_VALUE_CAP - 1);
+        if (trc != 0 || !token[0])
+            return s_list_fail (self, r, e, "ListObjectsV2 page %llu says IsTruncated=true without a"
+                                " NextContinuationToken: cannot go on", (unsigned long long) pages);
+        if (pages > 1 && strcmp (token, prev) == 0)
+            return s_list_fail (self, r, e, "ListObjectsV2 page %llu says IsTruncated=true with the same"
+                                " NextContinuationToken as the page before ('%.64s'%s): the listing would never end",
+                                (unsigned long long) pages, token, strlen (token) > 64 ? "..." : "");
+        if (mark_page > 0 && strcmp (token, mark) == 0)
+            return s_list_fail (self, r, e, "ListObjectsV2 page %llu says IsTruncated=true with the"
+                                " NextContinuationToken of page %llu ('%.64s'%s): the listing would never end",
+                                (unsigned long long) pages, (unsigned long long) mark_page, token,
+                                strlen (token) > 64 ? "..." : "");
+        if ((pages & (pages - 1)) == 0) {
+            memcpy (mark, token, sizeof mark);
+            mark_page = pages;
+        }
+        memcpy (prev, token, sizeof prev);
+        s_req_done (self, r);
     }
 }
 
@@ -1010,18 +1221,66 @@ s_put_single (sb_s3_t *self, const char *key, uint64_t size, sb_s3_fill_fn fill,
     return rc;
 }
 
+int
+sb_s3_part_plan (uint64_t size, uint64_t part, uint64_t *part_out, uint64_t *nparts, char *why, size_t why_size)
+{
+    if (part < SB_S3_PART_MIN || part > SB_S3_PART_MAX) {
+        snprintf (why, why_size, "multipart part size %llu is outside S3's %llu to %llu bytes",
+                  (unsigned long long) part, SB_S3_PART_MIN, SB_S3_PART_MAX);
+        return -1;
+    }
+    if (size > SB_S3_OBJECT_MAX) {
+        snprintf (why, why_size, "an object of %llu bytes is over S3's limit of %llu bytes (5 TiB)",
+                  (unsigned long long) size, SB_S3_OBJECT_MAX);
+        return -1;
+    }
+    uint64_t n = size / part + (size % part != 0);
+    if (n <= SB_S3_PARTS_MAX) {
+        *part_out = part;
+        *nparts = n ? n : 1;
+        return 0;
+    }
+    /* the smallest MiB multiple that makes at most 10,000 parts (at most
+     * 525 MiB for a 5 TiB object: within S3's 5 GiB) */
+    uint64_t need = size / SB_S3_PARTS_MAX + (size % SB_S3_PARTS_MAX != 0);
+    uint64_t mib = 1ull << 20;
+    need = (need + mib - 1) / mib * mib;
+    *part_out = need;
+    *nparts = size / need + (size % need != 0);
+    return 1;
+}
+
 static int
 s_multipart (sb_s3_t *self, const char *key, uint64_t size, sb_s3_fill_fn fill, void *ctx, sb_s3_error_t *e)
 {
+    uint64_t part = 0, nparts = 0;
+    char why[256];
+    int plan = sb_s3_part_plan (size, self->cfg.multipart_part, &part, &nparts, why, sizeof why);
+    if (plan < 0) {
+        if (e) {
+            memset (e, 0, sizeof *e);
+            snprintf (e->op, sizeof e->op, "MULTIPART-INIT");
+            snprintf (e->key, sizeof e->key, "%s", key);
+            snprintf (e->text, sizeof e->text, "MULTIPART-INIT %s/%s: %s", self->cfg.bucket, key, why);
+        }
+        return -1;
+    }
+    if (plan > 0)
+        sb_info ("multipart upload of %s: %llu bytes in parts of %llu would be over S3's 10000 parts: %llu parts of"
+                 " %llu bytes instead", key, (unsigned long long) size, (unsigned long long) self->cfg.multipart_part,
+                 (unsigned long long) nparts, (unsigned long long) part);
     s_req_t *r = s_req_new (self, OP_MP_INIT, key);
     if (!r)
         return s_oom (e, "MULTIPART-INIT", key);
-    s_req_query (r, "uploads", "");
+    if (s_req_query (r, "uploads", "") != 0) {
+        s_req_done (self, r);
+        return s_oom (e, "MULTIPART-INIT", key);
+    }
     if (s_perform (self, r, e) != 0) {
         s_req_done (self, r);
         return -1;
     }
-    char upload_id[1024];
+    char upload_id[S_QUERY_VALUE_CAP];
     if (!r->body || sb_s3_xml_find (r->body, r->body_len, "UploadId", upload_id, sizeof upload_id) != 0) {
         s_fill_error (self, r, CURLE_OK, "CreateMultipartUpload reply has no UploadId");
         if (e)
@@ -1030,8 +1289,6 @@ s_multipart (sb_s3_t *self, const char *key, uint64_t size, sb_s3_fill_fn fill, 
         return -1;
     }
     s_req_done (self, r);
-    uint64_t part = self->cfg.multipart_part;
-    uint64_t nparts = (size + part - 1) / part;
     /* one <Part> is 51 bytes of tags, up to 20 digits and an escaped ETag
      * of at most 399 bytes (sb_s3_xml_escape into char[400]) */
     size_t xml_cap = 128 + (size_t) nparts * 480;
@@ -1048,8 +1305,11 @@ s_multipart (sb_s3_t *self, const char *key, uint64_t size, sb_s3_fill_fn fill, 
         }
         char num[24];
         snprintf (num, sizeof num, "%llu", (unsigned long long) (p + 1));
-        s_req_query (r, "partNumber", num);
-        s_req_query (r, "uploadId", upload_id);
+        if (s_req_query (r, "partNumber", num) != 0 || s_req_query (r, "uploadId", upload_id) != 0) {
+            s_req_done (self, r);
+            rc = s_oom (e, "MULTIPART-PART", key);
+            break;
+        }
         r->fill = fill;
         r->fill_ctx = ctx;
         r->up_base = p * part;
@@ -1090,12 +1350,16 @@ s_multipart (sb_s3_t *self, const char *key, uint64_t size, sb_s3_fill_fn fill, 
         if (!r)
             rc = s_oom (e, "MULTIPART-COMPLETE", key);
         else {
-            s_req_query (r, "uploadId", upload_id);
+            if (s_req_query (r, "uploadId", upload_id) != 0)
+                rc = -1;    /* cannot happen: the same upload_id fitted above */
             r->up_body = xml;
             r->up_size = xl;
             if (sb_s3_sha256_hex (xml, xl, r->content_sha256) != 0)
-            snprintf (r->content_sha256, sizeof r->content_sha256, "UNSIGNED-PAYLOAD");
-            rc = s_perform (self, r, e);
+                snprintf (r->content_sha256, sizeof r->content_sha256, "UNSIGNED-PAYLOAD");
+            if (rc == 0)
+                rc = s_perform (self, r, e);
+            else
+                s_oom (e, "MULTIPART-COMPLETE", key);
             /* CompleteMultipartUpload can answer 200 with an <Error> body */
             if (rc == 0 && r->body && strstr (r->body, "<Error>")) {
                 r->status = 500;
@@ -1112,9 +1376,8 @@ s_multipart (sb_s3_t *self, const char *key, uint64_t size, sb_s3_fill_fn fill, 
         /* best effort: do not leave the parts behind */
         r = s_req_new (self, OP_MP_ABORT, key);
         if (r) {
-            s_req_query (r, "uploadId", upload_id);
-            sb_s3_error_t ignored;
-            if (s_perform (self, r, &ignored) != 0)
+            sb_s3_error_t ignored = { .text = "uploadId too long" };
+            if (s_req_query (r, "uploadId", upload_id) != 0 || s_perform (self, r, &ignored) != 0)
                 sb_debug ("abort of multipart upload %s failed: %s", key, ignored.text);
             s_req_done (self, r);
         }
@@ -1125,7 +1388,9 @@ s_multipart (sb_s3_t *self, const char *key, uint64_t size, sb_s3_fill_fn fill, 
 int
 sb_s3_put (sb_s3_t *self, const char *key, uint64_t size, sb_s3_fill_fn fill, void *ctx, sb_s3_error_t *e)
 {
-    if (size >= self->cfg.multipart_threshold && self->cfg.multipart_part > 0 && size > self->cfg.multipart_part)
+    /* over 5 GiB a single PUT is refused by S3: multipart whatever the threshold */
+    if ((size >= self->cfg.multipart_threshold && self->cfg.multipart_part > 0 && size > self->cfg.multipart_part)
+        || size > SB_S3_PART_MAX)
         return s_multipart (self, key, size, fill, ctx, e);
     return s_put_single (self, key, size, fill, ctx, e);
 }

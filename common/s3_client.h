@@ -74,9 +74,24 @@ typedef int (*sb_s3_list_fn) (void *ctx, const char *key, uint64_t size);
 int sb_s3_list (sb_s3_t *self, const char *prefix, const char *start_after, const char *end_at,
                 size_t page_size, sb_s3_list_fn fn, void *ctx, sb_s3_error_t *e);
 
+/* S3's multipart limits: parts of 5 MiB to 5 GiB (the last one may be
+ * smaller), at most 10,000 of them, objects of at most 5 TiB. */
+#define SB_S3_PART_MIN   (5ull << 20)
+#define SB_S3_PART_MAX   (5ull << 30)
+#define SB_S3_PARTS_MAX  10000ull
+#define SB_S3_OBJECT_MAX (5ull << 40)
+
+/* Plan a multipart upload of size bytes in parts of part bytes (configured,
+ * SB_S3_PART_MIN..SB_S3_PART_MAX). When that makes more than 10,000 parts,
+ * the part size is raised to the smallest multiple of 1 MiB that fits.
+ * Sets *part_out and *nparts; returns 0, 1 when the part size was raised,
+ * or -1 with why set (the object is over 5 TiB, or part is out of range). */
+int sb_s3_part_plan (uint64_t size, uint64_t part, uint64_t *part_out, uint64_t *nparts, char *why, size_t why_size);
+
 /* PUT an object of size bytes whose content fill() produces; multipart
  * upload when size >= the configured threshold (parts of the configured
- * size, aborted on failure). Returns 0, or -1 with e set. */
+ * size, raised to fit 10,000 parts, see sb_s3_part_plan; aborted on
+ * failure). Returns 0, or -1 with e set. */
 typedef void (*sb_s3_fill_fn) (void *ctx, uint64_t offset, uint8_t *buf, size_t len);
 int sb_s3_put (sb_s3_t *self, const char *key, uint64_t size, sb_s3_fill_fn fill, void *ctx, sb_s3_error_t *e);
 

@@ -78,8 +78,8 @@ static const s_key_t s_keys[] = {
     { "storage.storage_options.connect_timeout_s", T_F64, OFF (storage.connect_timeout_s), 0, "5", 0.01, 600, "TCP connect timeout" },
     { "storage.storage_options.request_timeout_s", T_F64, OFF (storage.request_timeout_s), 0, "60", 0.01, 86400, "whole-request timeout" },
     { "storage.storage_options.max_retries", T_U64, OFF (storage.max_retries), 0, "5", 0, 100, "retries of a transient failure" },
-    { "storage.storage_options.multipart_threshold_bytes", T_U64, OFF (storage.multipart_threshold), 0, "67108864", 1, 5e12, "multipart upload from this size" },
-    { "storage.storage_options.multipart_part_bytes", T_U64, OFF (storage.multipart_part), 0, "16777216", 4096, 5368709120.0, "multipart part size" },
+    { "storage.storage_options.multipart_threshold_bytes", T_U64, OFF (storage.multipart_threshold), 0, "67108864", 5242880, 5368709120.0, "multipart upload from this size (S3: 5 MiB to 5 GiB, a single PUT's limit)" },
+    { "storage.storage_options.multipart_part_bytes", T_U64, OFF (storage.multipart_part), 0, "16777216", 5242880, 5368709120.0, "multipart part size (S3: 5 MiB to 5 GiB; at most the threshold)" },
     { "storage.storage_options.list_parallelism", T_U64, OFF (storage.list_parallelism), 0, "4", 1, 64, "concurrent listing streams over key ranges" },
     { "storage.storage_options.list_page_size", T_U64, OFF (storage.list_page_size), 0, "1000", 1, 1000, "keys per ListObjectsV2 page" },
     { "storage.storage_options.sign_payload", T_BOOL, OFF (storage.sign_payload), 0, "false", 0, 0, "hash PUT bodies (false: UNSIGNED-PAYLOAD)" },
@@ -366,8 +366,15 @@ s_storage_endpoints (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_
             return -1;
         }
     }
-    if (wl->storage.multipart_part > wl->storage.multipart_threshold)
-        wl->storage.multipart_part = wl->storage.multipart_threshold;
+    if (wl->storage.multipart_part > wl->storage.multipart_threshold) {
+        /* never clamped behind the user's back: say which keys disagree */
+        const sb_config_entry_t *part = sb_config_get (cfg, "storage.storage_options.multipart_part_bytes");
+        snprintf (err, err_size, "%s: key 'storage.storage_options.multipart_part_bytes': %llu is larger than"
+                  " storage.storage_options.multipart_threshold_bytes (%llu): a part is at most the threshold",
+                  part ? s_where (part, where, sizeof where) : "defaults",
+                  (unsigned long long) wl->storage.multipart_part, (unsigned long long) wl->storage.multipart_threshold);
+        return -1;
+    }
     return 0;
 }
 

@@ -1976,5 +1976,6 @@ sb_session_run (const sb_session_opts_t *opts, int64_t *run_id, char *err, size_
     }
     int rc = s_run (&s, opts, run_id, err, err_size);
     s_folder_release (&s);
+    sb_s3_destroy (&s.s3);     /* every return of s_run; also wipes the client's credentials */
     return rc;
 }

@@ -47,8 +47,6 @@ storage:
     endpoint_urls: [$ep1, $ep2]
     load_balance: round_robin
     max_in_flight: 4
-    multipart_threshold_bytes: 42000
-    multipart_part_bytes: 20000
 YAML
 sb run s3.yaml --accelerators 4 --local 2 --db s3.db
 expect_eq "s3 run exit status" "$SB_RC" 0
@@ -65,7 +63,7 @@ expect_eq "both endpoints served reads" "$(q s3.db "SELECT count(*) FROM endpoin
 expect_eq "read requests = samples read (no errors, no retries)" \
     "$(q s3.db "SELECT sum(requests), sum(errors), sum(retries) FROM endpoints WHERE run_id = 2")" "120|0|0"
 expect_eq "round robin splits evenly" "$(q s3.db "SELECT max(requests) - min(requests) <= 8 FROM endpoints WHERE run_id = 2")" 1
-expect_eq "datagen used both endpoints (multipart above 42000 bytes)" \
+expect_eq "datagen used both endpoints" \
     "$(q s3.db "SELECT count(*) FROM endpoints WHERE run_id = 1 AND requests > 0")" 2
 expect_eq "latency percentiles recorded" "$(q s3.db "SELECT count(*) FROM endpoints WHERE p50_ms > 0 AND p99_ms >= p50_ms")" 4
 

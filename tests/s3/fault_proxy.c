@@ -35,6 +35,12 @@
  *            object at a time, round robin over [PORT, PORT2], every refused
  *            attempt is followed by its retry on PORT, so exactly COUNT
  *            connects are refused.
+ *   norange  forward the request without its Range header: the server
+ *            answers 200 with the whole object, as a server that ignores
+ *            Range would
+ *   badrange forward the request asking one byte later (Range: bytes=A-B
+ *            becomes bytes=A+1-B): the server answers 206 with a
+ *            Content-Range that is not the range the client asked
  *
  * Run-time switch: with -c FILE, the proxy reads FILE before classifying
  * each request; when its content differs from the last read, the words
@@ -67,8 +73,9 @@
 #define MAX_CONNS 512
 #define HDR_CAP   16384
 
-typedef enum { M_NONE, M_503, M_500, M_RESET, M_DROP, M_STALL, M_REFUSE } s_mode_t;
-static const char *s_mode_names[] = { "none", "503", "500", "reset", "drop", "stall", "refuse" };
+typedef enum { M_NONE, M_503, M_500, M_RESET, M_DROP, M_STALL, M_REFUSE, M_NORANGE, M_BADRANGE } s_mode_t;
+static const char *s_mode_names[] = { "none", "503", "500", "reset", "drop", "stall", "refuse", "norange",
+                                      "badrange" };
 
 typedef struct {
     int      cfd, ufd;          /* client and upstream sockets; -1 when closed */
@@ -338,6 +345,38 @@ s_on_request (s_conn_t *c, int *reset)
         case M_STALL:
             c->stalled = 1;
             return 0;
+        case M_BADRANGE: {
+            char *h = strcasestr (c->req, "\r\nrange: bytes=");
+            unsigned long long a, b;
+            if (h && sscanf (h + 15, "%llu-%llu", &a, &b) == 2) {
+                char *eol = strstr (h + 2, "\r\n");
+                char line[96];
+                int n = snprintf (line, sizeof line, "\r\nRange: bytes=%llu-%llu", a + 1, b);
+                size_t old = (size_t) (eol - h), tail = c->req_len - (size_t) (eol - c->req);
+                if (n > 0 && c->req_len - old + (size_t) n + 1 < sizeof c->req) {
+                    memmove (h + n, eol, tail + 1);
+                    memcpy (h, line, (size_t) n);
+                    c->req_len = c->req_len - old + (size_t) n;
+                }
+            }
+            break;
+        }
+        case M_NORANGE:
+            /* drop every Range: line of the header */
+            for (char *line = strstr (c->req, "\r\n"); line && line[2];) {
+                char *h = line + 2;
+                char *eol = strstr (h, "\r\n");
+                if (!eol)
+                    break;
+                if (strncasecmp (h, "range:", 6) == 0) {
+                    size_t cut = (size_t) (eol + 2 - h);
+                    memmove (h, eol + 2, c->req_len - (size_t) (eol + 2 - c->req) + 1);
+                    c->req_len -= cut;
+                    continue;
+                }
+                line = eol;
+            }
+            break;
         case M_RESET:
             c->cut = 1;
             c->resp_len = 0;
@@ -459,7 +498,7 @@ static void
 s_usage (void)
 {
     fprintf (stderr, "usage: fault_proxy -u UPSTREAM_PORT [-p PORT] [-q PORT2] [-m MODE] [-n COUNT] [-c FILE]\n"
-                     "MODE: none 503 500 reset drop stall refuse; COUNT: faults (-1: all)\n");
+                     "MODE: none 503 500 reset drop stall refuse norange badrange; COUNT: faults (-1: all)\n");
     exit (2);
 }
 

@@ -249,7 +249,7 @@ static const struct {
     { "shardbench:\n  io_buffer_bytes: 0\n", "bad.yaml:2: key 'shardbench.io_buffer_bytes': 0 is out of range [4096, 1073741824]" },
     { "shardbench:\n  keys_page: 0\n", "bad.yaml:2: key 'shardbench.keys_page': 0 is out of range [1, 65536]" },
     { "storage:\n  storage_options:\n    multipart_part_bytes: 0\n",
-      "bad.yaml:3: key 'storage.storage_options.multipart_part_bytes': 0 is out of range [4096, 5368709120]" },
+      "bad.yaml:3: key 'storage.storage_options.multipart_part_bytes': 0 is out of range [5242880, 5368709120]" },
     { "shardbench:\n  heartbeat_interval_s: 0\n",
       "bad.yaml:2: key 'shardbench.heartbeat_interval_s': 0 is out of range [0.05, 60]" },
 };

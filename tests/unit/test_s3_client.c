@@ -1,0 +1,184 @@
+/* S3 client logic that needs no server: the multipart plan within S3's
+ * limits (5 MiB to 5 GiB parts, 10,000 parts, 5 TiB objects), and the
+ * memory one client takes (endpoint state for the endpoints it has, not 32
+ * slots). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE     /* RTLD_NEXT */
+#endif
+#include <check.h>
+#include "check_main.h"
+
+#include <curl/curl.h>
+#include <dlfcn.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <time.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "s3_client.h"
+
+#define MIB (1ull << 20)
+
+/* ASan's allocator does not report to mallinfo2: the sizes are checked in
+ * the plain build only */
+#if defined(__SANITIZE_ADDRESS__)
+#define S_HEAP_COUNTED 0
+#else
+#define S_HEAP_COUNTED 1
+#endif
+
+START_TEST (test_part_plan)
+{
+    uint64_t part = 0, n = 0;
+    char why[256] = "";
+    /* within the limits: the configured part size */
+    ck_assert_int_eq (sb_s3_part_plan (1ull << 30, 16 * MIB, &part, &n, why, sizeof why), 0);
+    ck_assert_uint_eq (part, 16 * MIB);
+    ck_assert_uint_eq (n, 64);
+    ck_assert_int_eq (sb_s3_part_plan (10000 * 16 * MIB, 16 * MIB, &part, &n, why, sizeof why), 0);
+    ck_assert_uint_eq (n, 10000);
+    /* one byte more: 10,001 parts are not allowed, the part grows to 17 MiB */
+    ck_assert_int_eq (sb_s3_part_plan (10000 * 16 * MIB + 1, 16 * MIB, &part, &n, why, sizeof why), 1);
+    ck_assert_uint_eq (part, 17 * MIB);
+    ck_assert_uint_eq (n, 9412);
+    /* S3's largest object with the smallest parts: 525 MiB parts */
+    uint64_t size = SB_S3_OBJECT_MAX;
+    ck_assert_int_eq (sb_s3_part_plan (size, SB_S3_PART_MIN, &part, &n, why, sizeof why), 1);
+    ck_assert_uint_eq (part, 525 * MIB);
+    ck_assert_uint_le (n, SB_S3_PARTS_MAX);
+    ck_assert (part * n >= size && part * (n - 1) < size);
+    ck_assert_uint_gt (size / (part - MIB) + 1, SB_S3_PARTS_MAX);    /* a MiB less would not fit */
+    /* refused, with the numbers */
+    ck_assert_int_eq (sb_s3_part_plan (size + 1, 16 * MIB, &part, &n, why, sizeof why), -1);
+    ck_assert_str_eq (why, "an object of 5497558138881 bytes is over S3's limit of 5497558138880 bytes (5 TiB)");
+    ck_assert_int_eq (sb_s3_part_plan (100 * MIB, MIB, &part, &n, why, sizeof why), -1);
+    ck_assert_str_eq (why, "multipart part size 1048576 is outside S3's 5242880 to 5368709120 bytes");
+    ck_assert_int_eq (sb_s3_part_plan (100 * MIB, 6ull << 30, &part, &n, why, sizeof why), -1);
+}
+END_TEST
+
+/* curl_global_init, interposed: slow, and counted. Every client must wait
+ * until it has finished (curl 7.88's is not thread-safe), and it runs once. */
+static int s_init_calls, s_init_done;
+
+CURLcode
+curl_global_init (long flags)
+{
+    CURLcode (*real) (long) = NULL;
+    void *sym = dlsym (RTLD_NEXT, "curl_global_init");
+    memcpy (&real, &sym, sizeof real);      /* POSIX's way from dlsym to a function pointer */
+    __atomic_add_fetch (&s_init_calls, 1, __ATOMIC_SEQ_CST);
+    struct timespec ts = { 0, 300 * 1000 * 1000 };
+    nanosleep (&ts, NULL);
+    CURLcode rc = real ? real (flags) : CURLE_FAILED_INIT;
+    __atomic_store_n (&s_init_done, 1, __ATOMIC_SEQ_CST);
+    return rc;
+}
+
+static sb_storage_cfg_t s_cfg;
+
+static void
+s_cfg_init (size_t nendpoints)
+{
+    setenv ("AWS_ACCESS_KEY_ID", "AKTEST", 1);
+    setenv ("AWS_SECRET_ACCESS_KEY", "secret", 1);
+    memset (&s_cfg, 0, sizeof s_cfg);
+    s_cfg.type = SB_STORAGE_S3;
+    snprintf (s_cfg.bucket, sizeof s_cfg.bucket, "b");
+    snprintf (s_cfg.region, sizeof s_cfg.region, "us-east-1");
+    s_cfg.path_style = 1;
+    s_cfg.multipart_part = 16 * MIB;
+    s_cfg.multipart_threshold = 64 * MIB;
+    for (size_t i = 0; i < SB_MAX_ENDPOINTS; i++)
+        snprintf (s_cfg.endpoints[i], sizeof s_cfg.endpoints[i], "http://127.0.0.1:%zu", 9000 + i);
+    s_cfg.nendpoints = nendpoints;
+}
+
+static pthread_barrier_t s_barrier;
+
+static void *
+s_new_client (void *arg)
+{
+    int *saw_init = arg;
+    pthread_barrier_wait (&s_barrier);
+    char err[256];
+    sb_s3_t *s3 = sb_s3_new (&s_cfg, 1, err, sizeof err);
+    *saw_init = s3 && __atomic_load_n (&s_init_done, __ATOMIC_SEQ_CST);
+    sb_s3_destroy (&s3);
+    return NULL;
+}
+
+/* Clients made at once by 8 threads (ranks, listing streams): curl's global
+ * set-up runs once, and no client is made before it has finished. */
+START_TEST (test_global_init_once)
+{
+    s_cfg_init (1);
+    pthread_t t[8];
+    int saw[8] = { 0 };
+    ck_assert_int_eq (pthread_barrier_init (&s_barrier, NULL, 8), 0);
+    for (int i = 0; i < 8; i++)
+        ck_assert_int_eq (pthread_create (&t[i], NULL, s_new_client, &saw[i]), 0);
+    for (int i = 0; i < 8; i++)
+        ck_assert_int_eq (pthread_join (t[i], NULL), 0);
+    pthread_barrier_destroy (&s_barrier);
+    ck_assert_int_eq (s_init_calls, 1);
+    for (int i = 0; i < 8; i++)
+        ck_assert_msg (saw[i], "client %d was made before curl_global_init had finished", i);
+}
+END_TEST
+
+static size_t
+s_heap_in_use (void)
+{
+    struct mallinfo2 mi = mallinfo2 ();
+    return mi.uordblks + mi.hblkhd;
+}
+
+/* A client with one endpoint takes well under 64 KiB (it took 186 KB with
+ * 32 endpoint slots of a latency histogram each); with 32 endpoints it
+ * takes more. */
+START_TEST (test_footprint)
+{
+    s_cfg_init (1);
+    sb_storage_cfg_t cfg = s_cfg;
+    char err[256];
+    sb_s3_t *warm = sb_s3_new (&cfg, 1, err, sizeof err);     /* curl's global state, once */
+    ck_assert_msg (warm != NULL, "%s", err);
+    sb_s3_destroy (&warm);
+    ck_assert (warm == NULL);
+
+    size_t before = s_heap_in_use ();
+    sb_s3_t *one = sb_s3_new (&cfg, 1, err, sizeof err);
+    ck_assert_msg (one != NULL, "%s", err);
+    size_t used_one = s_heap_in_use () - before;
+    ck_assert_msg (!S_HEAP_COUNTED || used_one < 64 * 1024, "one client with one endpoint takes %zu bytes", used_one);
+    ck_assert_uint_eq (sb_s3_endpoint_count (one), 1);
+    ck_assert_str_eq (sb_s3_endpoint (one, 0), "http://127.0.0.1:9000");
+    sb_s3_destroy (&one);
+
+    cfg.nendpoints = SB_MAX_ENDPOINTS;
+    before = s_heap_in_use ();
+    sb_s3_t *all = sb_s3_new (&cfg, 1, err, sizeof err);
+    ck_assert_msg (all != NULL, "%s", err);
+    size_t used_all = s_heap_in_use () - before;
+    ck_assert_msg (!S_HEAP_COUNTED || used_all > used_one, "32 endpoints: %zu bytes, one: %zu", used_all, used_one);
+    ck_assert_str_eq (sb_s3_endpoint (all, 31), "http://127.0.0.1:9031");
+    sb_s3_destroy (&all);
+}
+END_TEST
+
+static Suite *
+s_suite (void)
+{
+    Suite *s = suite_create ("s3_client");
+    TCase *tc = tcase_create ("core");
+    tcase_add_test (tc, test_global_init_once);     /* each test is a fresh process (CK_FORK) */
+    tcase_add_test (tc, test_part_plan);
+    tcase_add_test (tc, test_footprint);
+    suite_add_tcase (s, tc);
+    return s;
+}
+
+SB_CHECK_MAIN (s_suite)
