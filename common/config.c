@@ -301,7 +301,9 @@ s_walk (sb_config_t *self, yaml_document_t *doc, yaml_node_t *node, const char *
     }
     if (node->type == YAML_SCALAR_NODE) {
         char *value = s_scalar_text (node);
-        if (!value || s_set (self, prefix, value, NULL, 0, origin, line) != 0) {
+        /* DLIO's older spelling `model: unet3d` names the model */
+        const char *key = strcmp (prefix, "model") == 0 ? "model.name" : prefix;
+        if (!value || s_set (self, key, value, NULL, 0, origin, line) != 0) {
             free (value);
             snprintf (err, err_size, "%s:%d: out of memory", origin, line);
             return -1;
@@ -787,6 +789,8 @@ sb_config_override (sb_config_t *self, const char *assignment, char *err, size_t
         return 0;
     }
     char *copy = strdup (value);
+    if (strcmp (key, "model") == 0)
+        strcpy (key, "model.name");     /* model=NAME, as `model: NAME` in a file */
     if (!copy || s_set (self, key, copy, NULL, 0, "command line", 0) != 0) {
         free (copy);
         snprintf (err, err_size, "command line: out of memory");
