@@ -603,6 +603,41 @@ START_TEST (test_merge_keys)
 }
 END_TEST
 
+/* Issue 13: reports show model.name; DLIO writes it `model: {name: X}`
+ * or, in older files, `model: X`. */
+START_TEST (test_model_name)
+{
+    sb_config_t *cfg = sb_config_new ();
+    char err[512] = "", name[128];
+    sb_workload_t wl;
+    ck_assert_int_eq (sb_config_load_string (cfg, "model: resnet50\n", "old.yaml", err, sizeof err), 0);
+    const sb_config_entry_t *e = sb_config_get (cfg, "model.name");
+    ck_assert_str_eq (e->value, "resnet50");
+    ck_assert_int_eq (e->line, 1);
+    ck_assert_ptr_null (sb_config_get (cfg, "model"));
+    ck_assert_int_eq (sb_workload_from_config (cfg, &wl, err, sizeof err), 0);
+    ck_assert_str_eq (wl.model_name, "resnet50");
+    ck_assert_int_eq (sb_config_override (cfg, "++workload.model=unet3d", err, sizeof err), 0);
+    ck_assert_str_eq (sb_config_get (cfg, "model.name")->value, "unet3d");
+    char *yaml = sb_config_to_yaml (cfg);
+    ck_assert_str_eq (yaml, "model:\n  name: unet3d\n");
+    /* what the reports read back from runs.config */
+    ck_assert_int_eq (sb_workload_model_name (yaml, name, sizeof name), 0);
+    ck_assert_str_eq (name, "unet3d");
+    free (yaml);
+    ck_assert_int_eq (sb_workload_model_name ("reader:\n  batch_size: 4\n", name, sizeof name), 0);
+    ck_assert_str_eq (name, "custom");
+    ck_assert_int_eq (sb_workload_model_name ("model: {name: cosmoflow, type: cnn}\n", name, sizeof name), 0);
+    ck_assert_str_eq (name, "cosmoflow");
+    ck_assert_int_eq (sb_workload_model_name (NULL, name, sizeof name), -1);
+    ck_assert_str_eq (name, "custom");
+    /* both spellings in one file: a key written twice */
+    ck_assert_str_eq (s_load_err ("model: x\nmodel:\n  name: y\n", "two.yaml", NULL),
+                      "two.yaml:2: key 'model' appears twice (first at line 1)");
+    sb_config_destroy (&cfg);
+}
+END_TEST
+
 static Suite *
 s_suite (void)
 {
@@ -623,6 +658,7 @@ s_suite (void)
     tcase_add_test (tc, test_anchor_alias_limits);
     tcase_add_test (tc, test_alias_expansion_bounded);
     tcase_add_test (tc, test_merge_keys);
+    tcase_add_test (tc, test_model_name);
     suite_add_tcase (s, tc);
     return s;
 }
