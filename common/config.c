@@ -164,13 +164,24 @@ s_set_earlier (const sb_config_t *self, const char *key)
     return NULL;
 }
 
+static int s_walk_pair (sb_config_t *self, yaml_document_t *doc, yaml_node_t *k, yaml_node_t *v, const char *prefix,
+                        int depth, const char *origin, char *err, size_t err_size);
+
+/* Count one node walked or merged; -1 with the message past S_MAX_VISITS. */
+static int
+s_visit (sb_config_t *self, int line, const char *prefix, const char *origin, char *err, size_t err_size)
+{
+    if (++self->visits <= S_MAX_VISITS)
+        return 0;
+    snprintf (err, err_size, "%s:%d: key '%s': more than %d nodes after expanding aliases and merge keys (the limit)",
+              origin, line, *prefix ? prefix : "(top)", S_MAX_VISITS);
+    return -1;
+}
+
 /* Whether key node k is YAML's merge key "<<": a plain scalar (a quoted
  * "<<" is an ordinary key) or one tagged !!merge. libyaml's composer gives
  * untagged plain scalars the !!str tag, so `!!str <<` reads as a merge key
  * too. */
-static int s_walk_pair (sb_config_t *self, yaml_document_t *doc, yaml_node_t *k, yaml_node_t *v, const char *prefix,
-                        int depth, const char *origin, char *err, size_t err_size);
-
 static int
 s_is_merge_key (const yaml_node_t *k)
 {
@@ -203,14 +214,18 @@ static int
 s_pairs_add (sb_config_t *self, s_pairs_t *pairs, yaml_node_t *k, yaml_node_t *v, int merged, const char *prefix,
              const char *origin, char *err, size_t err_size)
 {
+    /* every candidate counts, kept or not: merging [*a, *a] at each of
+     * many levels would otherwise do exponential work for one key */
+    if (s_visit (self, (int) k->start_mark.line + 1, prefix, origin, err, err_size) != 0)
+        return -1;
     if (merged)
         for (size_t i = 0; i < pairs->count; i++)
             if (s_same_key (pairs->keys[i], k))
                 return 0;
-    if (++self->visits > S_MAX_VISITS || pairs->count >= S_MAX_ENTRIES) {
-        snprintf (err, err_size, "%s:%d: key '%s': more than %d nodes after expanding aliases and merge keys"
-                  " (the limit)", origin, (int) k->start_mark.line + 1, *prefix ? prefix : "(top)",
-                  pairs->count >= S_MAX_ENTRIES ? S_MAX_ENTRIES : S_MAX_VISITS);
+    if (pairs->count >= S_MAX_ENTRIES) {
+        snprintf (err, err_size, "%s:%d: key '%s': more than %d keys in one mapping after expanding aliases and"
+                  " merge keys (the limit)", origin, (int) k->start_mark.line + 1, *prefix ? prefix : "(top)",
+                  S_MAX_ENTRIES);
         return -1;
     }
     if (pairs->count == pairs->alloc) {
@@ -242,10 +257,13 @@ s_mapping_pairs (sb_config_t *self, yaml_document_t *doc, yaml_node_t *node, s_p
                  int depth, const char *prefix, const char *origin, char *err, size_t err_size)
 {
     if (depth > S_MAX_DEPTH) {
-        snprintf (err, err_size, "%s:%d: key '%s.<<': merge keys nested deeper than %d levels (a mapping"
-                  " merging itself?)", origin, (int) node->start_mark.line + 1, prefix, S_MAX_DEPTH);
+        snprintf (err, err_size, "%s:%d: key '%s%s<<': merge keys nested deeper than %d levels (a mapping"
+                  " merging itself?)", origin, (int) node->start_mark.line + 1, prefix, *prefix ? "." : "",
+                  S_MAX_DEPTH);
         return -1;
     }
+    if (s_visit (self, (int) node->start_mark.line + 1, prefix, origin, err, err_size) != 0)
+        return -1;
     for (yaml_node_pair_t *p = node->data.mapping.pairs.start; p < node->data.mapping.pairs.top; p++) {
         yaml_node_t *k = yaml_document_get_node (doc, p->key);
         yaml_node_t *v = yaml_document_get_node (doc, p->value);
@@ -294,11 +312,8 @@ s_walk (sb_config_t *self, yaml_document_t *doc, yaml_node_t *node, const char *
                   origin, line, shown, S_MAX_DEPTH);
         return -1;
     }
-    if (++self->visits > S_MAX_VISITS) {
-        snprintf (err, err_size, "%s:%d: key '%s': more than %d nodes after expanding aliases and merge keys"
-                  " (the limit)", origin, line, *prefix ? prefix : "(top)", S_MAX_VISITS);
+    if (s_visit (self, line, prefix, origin, err, err_size) != 0)
         return -1;
-    }
     if (node->type == YAML_SCALAR_NODE) {
         char *value = s_scalar_text (node);
         /* DLIO's older spelling `model: unet3d` names the model */

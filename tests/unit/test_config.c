@@ -518,7 +518,17 @@ START_TEST (test_alias_expansion_bounded)
                        level - 1, level - 1);
     double seconds = 0;
     ck_assert_str_eq (s_load_err (yaml, "bomb.yaml", &seconds),
-                      "bomb.yaml:9: key 'a11.x.x.x': more than 16384 nodes after expanding aliases and merge keys"
+                      "bomb.yaml:1: key 'a10.x.y.x.y.x.y.x.y.x.y.x': more than 16384 nodes after expanding aliases"
+                      " and merge keys (the limit)");
+    ck_assert_msg (seconds < 5.0, "took %.3f s", seconds);
+    /* merge keys naming the same mapping twice, 40 levels: one key, but
+     * 2^40 merges */
+    n = snprintf (yaml, sizeof yaml, "m0: &m0 {x: 1}\n");
+    for (int level = 1; level < 40; level++)
+        n += snprintf (yaml + n, sizeof yaml - (size_t) n, "m%d: &m%d {<<: [*m%d, *m%d]}\n", level, level,
+                       level - 1, level - 1);
+    ck_assert_str_eq (s_load_err (yaml, "merges.yaml", &seconds),
+                      "merges.yaml:1: key 'm12': more than 16384 nodes after expanding aliases and merge keys"
                       " (the limit)");
     ck_assert_msg (seconds < 5.0, "took %.3f s", seconds);
     /* a mapping holding itself through an alias, directly or as a merge */
