@@ -20,6 +20,22 @@ typedef struct {
 /* A workload has about a hundred keys; the bound stops YAML aliases from
  * expanding a small file into millions of keys ("billion laughs"). */
 #define S_MAX_ENTRIES 4096
+/* Nodes walked in one load, counting every expansion of an alias or a
+ * merge key: empty mappings set no key, so S_MAX_ENTRIES alone would not
+ * stop "a: &a {x: {}, y: {}}, b: &b {x: *a, y: *a}, ..." from doubling the
+ * work at each level. */
+#define S_MAX_VISITS (4 * S_MAX_ENTRIES)
+/* Nesting levels of collections. libyaml's scanner takes time quadratic in
+ * the depth of flow collections ("[[[[...": 400 KB took 95 s), so the
+ * depth is checked on the event stream (s_prescan) before the document is
+ * composed; the scanner only ever runs S_MAX_DEPTH levels deep. */
+#define S_MAX_DEPTH 64
+/* libyaml's composer looks up each alias in a list of all anchors: a file
+ * of thousands of anchors and aliases is quadratic too (20,000 of each in
+ * 390 KB: 2 s). A workload needs a handful. */
+#define S_MAX_ANCHORS 256
+#define S_MAX_ALIASES 1024
+#define S_MAX_ANCHOR_LEN 128
 
 struct sb_config {
     s_entry_t *entries;
@@ -27,6 +43,7 @@ struct sb_config {
     size_t     alloc;
     unsigned   load;        /* current load; 0 outside sb_config_load_string */
     unsigned   loads;       /* loads so far */
+    size_t     visits;      /* nodes walked in the current load (S_MAX_VISITS) */
 };
 
 sb_config_t *
@@ -147,14 +164,161 @@ s_set_earlier (const sb_config_t *self, const char *key)
     return NULL;
 }
 
+static int s_walk_pair (sb_config_t *self, yaml_document_t *doc, yaml_node_t *k, yaml_node_t *v, const char *prefix,
+                        int depth, const char *origin, char *err, size_t err_size);
+
+/* Count one node walked or merged; -1 with the message past S_MAX_VISITS. */
 static int
-s_walk (sb_config_t *self, yaml_document_t *doc, yaml_node_t *node, const char *prefix,
+s_visit (sb_config_t *self, int line, const char *prefix, const char *origin, char *err, size_t err_size)
+{
+    if (++self->visits <= S_MAX_VISITS)
+        return 0;
+    snprintf (err, err_size, "%s:%d: key '%s': more than %d nodes after expanding aliases and merge keys (the limit)",
+              origin, line, *prefix ? prefix : "(top)", S_MAX_VISITS);
+    return -1;
+}
+
+/* Whether key node k is YAML's merge key "<<": a plain scalar (a quoted
+ * "<<" is an ordinary key) or one tagged !!merge. libyaml's composer gives
+ * untagged plain scalars the !!str tag, so `!!str <<` reads as a merge key
+ * too. */
+static int
+s_is_merge_key (const yaml_node_t *k)
+{
+    if (k->type != YAML_SCALAR_NODE || k->data.scalar.length != 2 || memcmp (k->data.scalar.value, "<<", 2) != 0)
+        return 0;
+    const char *tag = (const char *) k->tag;
+    if (tag && strcmp (tag, "tag:yaml.org,2002:merge") == 0)
+        return 1;
+    return k->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && (!tag || strcmp (tag, YAML_STR_TAG) == 0);
+}
+
+/* The key-value pairs of a mapping with its merge keys applied. */
+typedef struct {
+    yaml_node_t **keys, **values;
+    size_t        count, alloc;
+} s_pairs_t;
+
+static int
+s_same_key (const yaml_node_t *a, const yaml_node_t *b)
+{
+    return a->type == YAML_SCALAR_NODE && b->type == YAML_SCALAR_NODE
+        && a->data.scalar.length == b->data.scalar.length
+        && memcmp (a->data.scalar.value, b->data.scalar.value, a->data.scalar.length) == 0;
+}
+
+/* Append k: v to pairs; with `merged`, only when no pair has key k yet
+ * (the YAML merge key spec: the mapping's own keys and those of earlier
+ * merged mappings win). Returns 0 or -1 (out of memory, or too many). */
+static int
+s_pairs_add (sb_config_t *self, s_pairs_t *pairs, yaml_node_t *k, yaml_node_t *v, int merged, const char *prefix,
+             const char *origin, char *err, size_t err_size)
+{
+    /* every candidate counts, kept or not: merging [*a, *a] at each of
+     * many levels would otherwise do exponential work for one key */
+    if (s_visit (self, (int) k->start_mark.line + 1, prefix, origin, err, err_size) != 0)
+        return -1;
+    if (merged)
+        for (size_t i = 0; i < pairs->count; i++)
+            if (s_same_key (pairs->keys[i], k))
+                return 0;
+    if (pairs->count >= S_MAX_ENTRIES) {
+        snprintf (err, err_size, "%s:%d: key '%s': more than %d keys in one mapping after expanding aliases and"
+                  " merge keys (the limit)", origin, (int) k->start_mark.line + 1, *prefix ? prefix : "(top)",
+                  S_MAX_ENTRIES);
+        return -1;
+    }
+    if (pairs->count == pairs->alloc) {
+        size_t alloc = pairs->alloc ? 2 * pairs->alloc : 16;
+        yaml_node_t **keys = realloc (pairs->keys, alloc * sizeof *keys);
+        if (keys)
+            pairs->keys = keys;
+        yaml_node_t **values = keys ? realloc (pairs->values, alloc * sizeof *values) : NULL;
+        if (!values) {
+            snprintf (err, err_size, "%s:%d: out of memory", origin, (int) k->start_mark.line + 1);
+            return -1;
+        }
+        pairs->values = values;
+        pairs->alloc = alloc;
+    }
+    pairs->keys[pairs->count] = k;
+    pairs->values[pairs->count] = v;
+    pairs->count++;
+    return 0;
+}
+
+/* Collect the pairs of mapping `node` under `prefix`: its own pairs in
+ * order, then those of the mappings its merge keys (`<<: *a`, `<<: [*a,
+ * *b]`) name, in order, each with its own merge keys applied, keeping the
+ * first pair for a key. `depth` counts merges within merges (a mapping
+ * merging itself through an alias is a cycle). Returns 0 or -1. */
+static int
+s_mapping_pairs (sb_config_t *self, yaml_document_t *doc, yaml_node_t *node, s_pairs_t *pairs, int merged,
+                 int depth, const char *prefix, const char *origin, char *err, size_t err_size)
+{
+    if (depth > S_MAX_DEPTH) {
+        snprintf (err, err_size, "%s:%d: key '%s%s<<': merge keys nested deeper than %d levels (a mapping"
+                  " merging itself?)", origin, (int) node->start_mark.line + 1, prefix, *prefix ? "." : "",
+                  S_MAX_DEPTH);
+        return -1;
+    }
+    if (s_visit (self, (int) node->start_mark.line + 1, prefix, origin, err, err_size) != 0)
+        return -1;
+    for (yaml_node_pair_t *p = node->data.mapping.pairs.start; p < node->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = yaml_document_get_node (doc, p->key);
+        yaml_node_t *v = yaml_document_get_node (doc, p->value);
+        if (k && v && !s_is_merge_key (k) && s_pairs_add (self, pairs, k, v, merged, prefix, origin, err, err_size) != 0)
+            return -1;
+    }
+    for (yaml_node_pair_t *p = node->data.mapping.pairs.start; p < node->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = yaml_document_get_node (doc, p->key);
+        yaml_node_t *v = yaml_document_get_node (doc, p->value);
+        if (!k || !v || !s_is_merge_key (k))
+            continue;
+        int line = (int) k->start_mark.line + 1;
+        yaml_node_item_t *items = NULL;
+        size_t n = 1;
+        if (v->type == YAML_SEQUENCE_NODE) {
+            items = v->data.sequence.items.start;
+            n = (size_t) (v->data.sequence.items.top - items);
+        }
+        for (size_t i = 0; i < n; i++) {
+            yaml_node_t *src = items ? yaml_document_get_node (doc, items[i]) : v;
+            if (!src || src->type != YAML_MAPPING_NODE) {
+                snprintf (err, err_size, "%s:%d: key '%s%s<<': a merge key takes a mapping or a list of mappings"
+                          " (an alias like *defaults)", origin, src ? (int) src->start_mark.line + 1 : line, prefix,
+                          *prefix ? "." : "");
+                return -1;
+            }
+            if (s_mapping_pairs (self, doc, src, pairs, 1, depth + 1, prefix, origin, err, err_size) != 0)
+                return -1;
+        }
+    }
+    return 0;
+}
+
+static int
+s_walk (sb_config_t *self, yaml_document_t *doc, yaml_node_t *node, const char *prefix, int depth,
         const char *origin, char *err, size_t err_size)
 {
     int line = (int) node->start_mark.line + 1;
+    /* aliases can nest a mapping in itself: bound depth and work */
+    if (depth > S_MAX_DEPTH) {
+        char shown[128];
+        snprintf (shown, sizeof shown, "%s", prefix);
+        if (strlen (prefix) > 120)
+            strcpy (shown + 117, "...");    /* as s_level_path shortens */
+        snprintf (err, err_size, "%s:%d: key '%s': nested deeper than %d levels through aliases (the limit)",
+                  origin, line, shown, S_MAX_DEPTH);
+        return -1;
+    }
+    if (s_visit (self, line, prefix, origin, err, err_size) != 0)
+        return -1;
     if (node->type == YAML_SCALAR_NODE) {
         char *value = s_scalar_text (node);
-        if (!value || s_set (self, prefix, value, NULL, 0, origin, line) != 0) {
+        /* DLIO's older spelling `model: unet3d` names the model */
+        const char *key = strcmp (prefix, "model") == 0 ? "model.name" : prefix;
+        if (!value || s_set (self, key, value, NULL, 0, origin, line) != 0) {
             free (value);
             snprintf (err, err_size, "%s:%d: out of memory", origin, line);
             return -1;
@@ -179,7 +343,7 @@ s_walk (sb_config_t *self, yaml_document_t *doc, yaml_node_t *node, const char *
                     snprintf (err, err_size, "%s:%d: key '%s': name too long", origin, line, prefix);
                     return -1;
                 }
-                if (s_walk (self, doc, item, key, origin, err, err_size) != 0)
+                if (s_walk (self, doc, item, key, depth + 1, origin, err, err_size) != 0)
                     return -1;
             }
             return 0;
@@ -210,43 +374,49 @@ s_walk (sb_config_t *self, yaml_document_t *doc, yaml_node_t *node, const char *
         free (items);
         return -1;
     }
-    /* mapping */
-    for (yaml_node_pair_t *p = node->data.mapping.pairs.start; p < node->data.mapping.pairs.top; p++) {
-        yaml_node_t *k = yaml_document_get_node (doc, p->key);
-        yaml_node_t *v = yaml_document_get_node (doc, p->value);
-        if (!k || !v)
-            continue;
-        if (k->type != YAML_SCALAR_NODE) {
-            snprintf (err, err_size, "%s:%d: mapping keys must be plain names%s%s", origin,
-                      (int) k->start_mark.line + 1, *prefix ? " under " : "", prefix);
-            return -1;
-        }
-        char key[512];
-        int n = snprintf (key, sizeof key, "%s%s%.*s", prefix, *prefix ? "." : "",
-                          (int) k->data.scalar.length, (const char *) k->data.scalar.value);
-        if (n < 0 || (size_t) n >= sizeof key || k->data.scalar.length == 0
-            || memchr (k->data.scalar.value, '.', k->data.scalar.length)) {
-            snprintf (err, err_size, "%s:%d: invalid key '%.*s'", origin, (int) k->start_mark.line + 1,
-                      (int) k->data.scalar.length, (const char *) k->data.scalar.value);
-            return -1;
-        }
-        /* OmegaConf, which reads DLIO's YAML, refuses a repeated key too:
-         * silently keeping one of the two would run another workload. */
-        const s_entry_t *dup = s_set_earlier (self, key);
-        if (dup) {
-            snprintf (err, err_size, "%s:%d: key '%s' appears twice (first at line %d)", origin,
-                      (int) k->start_mark.line + 1, key, dup->pub.line);
-            return -1;
-        }
-        if (self->count >= S_MAX_ENTRIES) {
-            snprintf (err, err_size, "%s:%d: more than %d keys (aliases expanding?)", origin,
-                      (int) k->start_mark.line + 1, S_MAX_ENTRIES);
-            return -1;
-        }
-        if (s_walk (self, doc, v, key, origin, err, err_size) != 0)
-            return -1;
+    /* mapping, merge keys applied */
+    s_pairs_t pairs = { 0 };
+    int rc = s_mapping_pairs (self, doc, node, &pairs, 0, 0, prefix, origin, err, err_size);
+    for (size_t i = 0; rc == 0 && i < pairs.count; i++)
+        rc = s_walk_pair (self, doc, pairs.keys[i], pairs.values[i], prefix, depth, origin, err, err_size);
+    free (pairs.keys);
+    free (pairs.values);
+    return rc;
+}
+
+/* Walk the pair k: v of a mapping under prefix. */
+static int
+s_walk_pair (sb_config_t *self, yaml_document_t *doc, yaml_node_t *k, yaml_node_t *v, const char *prefix,
+             int depth, const char *origin, char *err, size_t err_size)
+{
+    if (k->type != YAML_SCALAR_NODE) {
+        snprintf (err, err_size, "%s:%d: mapping keys must be plain names%s%s", origin,
+                  (int) k->start_mark.line + 1, *prefix ? " under " : "", prefix);
+        return -1;
     }
-    return 0;
+    char key[512];
+    int n = snprintf (key, sizeof key, "%s%s%.*s", prefix, *prefix ? "." : "",
+                      (int) k->data.scalar.length, (const char *) k->data.scalar.value);
+    if (n < 0 || (size_t) n >= sizeof key || k->data.scalar.length == 0
+        || memchr (k->data.scalar.value, '.', k->data.scalar.length)) {
+        snprintf (err, err_size, "%s:%d: invalid key '%.*s'", origin, (int) k->start_mark.line + 1,
+                  (int) k->data.scalar.length, (const char *) k->data.scalar.value);
+        return -1;
+    }
+    /* OmegaConf, which reads DLIO's YAML, refuses a repeated key too:
+     * silently keeping one of the two would run another workload. */
+    const s_entry_t *dup = s_set_earlier (self, key);
+    if (dup) {
+        snprintf (err, err_size, "%s:%d: key '%s' appears twice (first at line %d)", origin,
+                  (int) k->start_mark.line + 1, key, dup->pub.line);
+        return -1;
+    }
+    if (self->count >= S_MAX_ENTRIES) {
+        snprintf (err, err_size, "%s:%d: more than %d keys (aliases expanding?)", origin,
+                  (int) k->start_mark.line + 1, S_MAX_ENTRIES);
+        return -1;
+    }
+    return s_walk (self, doc, v, key, depth + 1, origin, err, err_size);
 }
 
 /* "origin:line: malformed YAML: problem [context started at line N]". */
@@ -265,10 +435,156 @@ s_yaml_error (const yaml_parser_t *parser, const char *text, const char *origin,
                   parser->problem ? parser->problem : "parse error", hint);
 }
 
+/* One open collection while s_prescan reads the events: the key (or item
+ * index) its current child sits under, for the error message. */
+typedef struct {
+    int    mapping;
+    int    expect_key;          /* mapping: the next node is a key */
+    size_t index;               /* sequence: items so far */
+    char   key[40];             /* truncated; "?" for a complex key */
+} s_level_t;
+
+/* "key 'a.b.0': " for the dotted path of the first `depth` levels
+ * (shortened to about 120 bytes), "" at the top. */
+static void
+s_level_path (const s_level_t *levels, int depth, char *path, size_t path_size)
+{
+    char dotted[160] = "";
+    size_t n = 0;
+    for (int i = 0; i < depth; i++) {
+        int w = snprintf (dotted + n, sizeof dotted - n, "%s%s", i ? "." : "", levels[i].key);
+        if (w < 0)
+            break;
+        n += (size_t) w;
+        if (n > 120) {
+            snprintf (dotted + 117, sizeof dotted - 117, "...");
+            break;
+        }
+    }
+    if (*dotted)
+        snprintf (path, path_size, "key '%s': ", dotted);
+    else
+        snprintf (path, path_size, "%s", "");
+}
+
+/* Read the whole event stream of text once, before libyaml composes it,
+ * and refuse a file nested deeper than S_MAX_DEPTH or holding more than
+ * S_MAX_ANCHORS anchors or S_MAX_ALIASES aliases (or too long an anchor
+ * name): stopping at the first event past a limit keeps libyaml's
+ * quadratic scanner and composer small. Syntax errors are reported here,
+ * as the composer would. Returns 0, or -1 with "origin:line: ..." in err. */
+static int
+s_prescan (const char *text, const char *origin, char *err, size_t err_size)
+{
+    yaml_parser_t parser;
+    if (!yaml_parser_initialize (&parser)) {
+        snprintf (err, err_size, "%s: cannot initialise the YAML parser", origin);
+        return -1;
+    }
+    yaml_parser_set_input_string (&parser, (const unsigned char *) text, strlen (text));
+    s_level_t levels[S_MAX_DEPTH];
+    int depth = 0, rc = -1;
+    size_t anchors = 0, aliases = 0;
+    char path[192];
+    for (;;) {
+        yaml_event_t ev;
+        if (!yaml_parser_parse (&parser, &ev)) {
+            s_yaml_error (&parser, text, origin, err, err_size);
+            break;
+        }
+        int line = (int) ev.start_mark.line + 1;
+        const yaml_char_t *anchor = NULL;
+        int node = 0;
+        switch (ev.type) {
+        case YAML_SCALAR_EVENT:
+            anchor = ev.data.scalar.anchor;
+            node = 1;
+            break;
+        case YAML_SEQUENCE_START_EVENT:
+            anchor = ev.data.sequence_start.anchor;
+            node = 1;
+            break;
+        case YAML_MAPPING_START_EVENT:
+            anchor = ev.data.mapping_start.anchor;
+            node = 1;
+            break;
+        case YAML_ALIAS_EVENT:
+            anchor = ev.data.alias.anchor;
+            node = 1;
+            break;
+        default:
+            break;
+        }
+        if (node && depth > 0) {
+            /* name the position of this node in its parent */
+            s_level_t *parent = &levels[depth - 1];
+            if (!parent->mapping)
+                snprintf (parent->key, sizeof parent->key, "%zu", parent->index++);
+            else if (parent->expect_key) {
+                if (ev.type == YAML_SCALAR_EVENT)
+                    snprintf (parent->key, sizeof parent->key, "%.*s", (int) (sizeof parent->key - 1),
+                              (const char *) ev.data.scalar.value);
+                else
+                    snprintf (parent->key, sizeof parent->key, "?");
+                parent->expect_key = 0;
+            }
+            else
+                parent->expect_key = 1;
+        }
+        int fail = 0;
+        if (anchor && strlen ((const char *) anchor) > S_MAX_ANCHOR_LEN) {
+            s_level_path (levels, depth, path, sizeof path);
+            snprintf (err, err_size, "%s:%d: %sanchor or alias name longer than %d bytes (the limit)",
+                      origin, line, path, S_MAX_ANCHOR_LEN);
+            fail = 1;
+        }
+        else if (ev.type == YAML_ALIAS_EVENT && ++aliases > S_MAX_ALIASES) {
+            s_level_path (levels, depth, path, sizeof path);
+            snprintf (err, err_size, "%s:%d: %smore than %d aliases (*name) in one file (the limit)",
+                      origin, line, path, S_MAX_ALIASES);
+            fail = 1;
+        }
+        else if (ev.type != YAML_ALIAS_EVENT && anchor && ++anchors > S_MAX_ANCHORS) {
+            s_level_path (levels, depth, path, sizeof path);
+            snprintf (err, err_size, "%s:%d: %smore than %d anchors (&name) in one file (the limit)",
+                      origin, line, path, S_MAX_ANCHORS);
+            fail = 1;
+        }
+        if (!fail && (ev.type == YAML_SEQUENCE_START_EVENT || ev.type == YAML_MAPPING_START_EVENT)) {
+            if (depth == S_MAX_DEPTH) {
+                s_level_path (levels, depth, path, sizeof path);
+                snprintf (err, err_size, "%s:%d: %sYAML nested deeper than %d levels (the limit)",
+                          origin, line, path, S_MAX_DEPTH);
+                fail = 1;
+            }
+            else {
+                s_level_t *l = &levels[depth++];
+                memset (l, 0, sizeof *l);
+                l->mapping = ev.type == YAML_MAPPING_START_EVENT;
+                l->expect_key = 1;
+            }
+        }
+        else if (ev.type == YAML_SEQUENCE_END_EVENT || ev.type == YAML_MAPPING_END_EVENT)
+            depth -= depth > 0;
+        int end = ev.type == YAML_STREAM_END_EVENT;
+        yaml_event_delete (&ev);
+        if (fail)
+            break;
+        if (end) {
+            rc = 0;
+            break;
+        }
+    }
+    yaml_parser_delete (&parser);
+    return rc;
+}
+
 int
 sb_config_load_string (sb_config_t *self, const char *text, const char *origin,
                        char *err, size_t err_size)
 {
+    if (s_prescan (text, origin, err, err_size) != 0)
+        return -1;
     yaml_parser_t parser;
     yaml_document_t doc;
     if (!yaml_parser_initialize (&parser)) {
@@ -283,6 +599,7 @@ sb_config_load_string (sb_config_t *self, const char *text, const char *origin,
     }
     int rc = 0;
     self->load = ++self->loads;     /* tells a key repeated in this text from one set before */
+    self->visits = 0;
     yaml_node_t *root = yaml_document_get_root_node (&doc);
     if (!root)
         ;   /* empty document: nothing to set */
@@ -292,7 +609,7 @@ sb_config_load_string (sb_config_t *self, const char *text, const char *origin,
         rc = -1;
     }
     else
-        rc = s_walk (self, &doc, root, "", origin, err, err_size);
+        rc = s_walk (self, &doc, root, "", 0, origin, err, err_size);
     self->load = 0;
     yaml_document_delete (&doc);
     if (rc == 0 && root) {
@@ -487,6 +804,8 @@ sb_config_override (sb_config_t *self, const char *assignment, char *err, size_t
         return 0;
     }
     char *copy = strdup (value);
+    if (strcmp (key, "model") == 0)
+        strcpy (key, "model.name");     /* model=NAME, as `model: NAME` in a file */
     if (!copy || s_set (self, key, copy, NULL, 0, "command line", 0) != 0) {
         free (copy);
         snprintf (err, err_size, "command line: out of memory");
@@ -555,7 +874,8 @@ s_quote_needed (const char *v, size_t n)
         if (c < 0x20 || c >= 0x7f || strchr (":#{}[],&*!|>'\"%@`", c))
             return 1;
     }
-    return v[0] == ' ' || v[0] == '-' || v[0] == '?' || v[n - 1] == ' ';
+    /* a plain "<<" key would read back as a merge key */
+    return v[0] == ' ' || v[0] == '-' || v[0] == '?' || v[n - 1] == ' ' || (n == 2 && memcmp (v, "<<", 2) == 0);
 }
 
 /* Append n bytes of text as a YAML scalar, double-quoted and escaped when

@@ -25,7 +25,13 @@ sb_config_t *sb_config_new (void);
 void sb_config_destroy (sb_config_t **self_p);
 
 /* Parse YAML text whose errors will name `origin`. Keys already present are
- * replaced. Returns 0, or -1 with "origin:line: ..." in err. */
+ * replaced. Aliases and YAML merge keys (`<<: *a`, `<<: [*a, *b]`) are
+ * expanded (a mapping's own keys win over merged ones, an earlier merged
+ * mapping over a later one); DLIO's `model: NAME` sets model.name. Bounded
+ * before libyaml builds the document: 64 levels of nesting, 256 anchors,
+ * 1024 aliases, 128-byte anchor names; then 16384 nodes walked through
+ * aliases and merge keys and 4096 keys. Returns 0, or -1 with
+ * "origin:line: [key 'k': ]..." in err. */
 int sb_config_load_string (sb_config_t *self, const char *text, const char *origin,
                            char *err, size_t err_size);
 /* Parse size bytes of YAML text (not necessarily NUL-terminated) the way a
@@ -39,7 +45,8 @@ int sb_config_load_file (sb_config_t *self, const char *path, char *err, size_t 
 
 /* Apply one command-line override "KEY=VALUE". DLIO/Hydra spellings
  * "++workload.KEY=VALUE", "+workload.KEY=VALUE" and "workload.KEY=VALUE" are
- * accepted. VALUE is a YAML scalar or a flow list "[a,b]". Returns 0 or -1. */
+ * accepted. VALUE is a YAML scalar or a flow list "[a,b]"; "model=NAME" sets
+ * model.name. Returns 0 or -1. */
 int sb_config_override (sb_config_t *self, const char *assignment, char *err, size_t err_size);
 
 /* Look up a key; NULL when absent. Marks it used. Borrowed. */

@@ -33,7 +33,7 @@ typedef struct {
 #define BIG 1.8e19
 
 static const s_key_t s_keys[] = {
-    { "model.name", T_STR, STRF (model_name), "custom", 0, 0, "workload name shown in reports" },
+    { "model.name", T_STR, STRF (model_name), "custom", 0, 0, "model name shown in reports (`model: NAME` too)" },
     { "framework", T_STR, STRF (framework), "pytorch", 0, 0, "DLIO framework (recorded only)" },
     { "dataset.data_folder", T_STR, STRF (data_folder), "./shardbench-data", 0, 0, "folder holding train/" },
     { "dataset.format", T_STR, STRF (format), "npz", 0, 0, "file extension of the objects" },
@@ -769,4 +769,24 @@ sb_workload_print_keys (void *file)
     for (size_t i = 0; i < S_NKEYS; i++)
         if (s_keys[i].type != T_IGNORED && s_keys[i].type != T_ALIAS)
             fprintf (f, "  %-36s %-10s %s\n", s_keys[i].key, s_keys[i].fallback, s_keys[i].doc);
+}
+
+int
+sb_workload_model_name (const char *config_yaml, char *name, size_t size)
+{
+    const s_key_t *k = s_find ("model.name");
+    snprintf (name, size, "%s", k && k->fallback ? k->fallback : "");
+    if (!config_yaml)
+        return -1;
+    sb_config_t *cfg = sb_config_new ();
+    char err[512];
+    int rc = -1;
+    if (cfg && sb_config_load_string (cfg, config_yaml, "runs.config", err, sizeof err) == 0) {
+        const sb_config_entry_t *e = sb_config_get (cfg, "model.name");
+        if (e && e->value)
+            snprintf (name, size, "%s", e->value);
+        rc = 0;
+    }
+    sb_config_destroy (&cfg);
+    return rc;
 }

@@ -99,6 +99,12 @@ int sb_workload_is_secret_key (const char *key);
 const char *sb_workload_sync_name (sb_sync_t sync);
 const char *sb_workload_shuffle_name (sb_shuffle_t shuffle);
 
+/* The model name (model.name, DLIO's workload name) that the effective
+ * configuration config_yaml (runs.config) gives, or the key's default when
+ * it gives none, into name. Returns 0, or -1 (name holds the default) when
+ * config_yaml is NULL or does not parse. */
+int sb_workload_model_name (const char *config_yaml, char *name, size_t size);
+
 /* Print the table of known keys (for --help). */
 void sb_workload_print_keys (void *file);
 

@@ -1,6 +1,7 @@
 /* report: summaries from the result database. */
 #include "report.h"
 #include "checkpoint.h"
+#include "workload.h"
 
 #include <string.h>
 
@@ -33,7 +34,7 @@ sb_report_print (sqlite3 *db, int64_t run_id, FILE *out)
     int rc = -1;
     if (sqlite3_prepare_v2 (db,
                             "SELECT kind, workload, status, error, accelerators, hosts, workers, seed, au_threshold,"
-                            " au_mean, passed, finished_at - started_at FROM runs WHERE id = ?", -1, &run, NULL) != SQLITE_OK
+                            " au_mean, passed, finished_at - started_at, config FROM runs WHERE id = ?", -1, &run, NULL) != SQLITE_OK
         || sqlite3_bind_int64 (run, 1, run_id) != SQLITE_OK) {
         fprintf (stderr, "shardbench: report: %s\n", sqlite3_errmsg (db));
         goto done;
@@ -44,8 +45,10 @@ sb_report_print (sqlite3 *db, int64_t run_id, FILE *out)
     }
     const char *kind = sb_report_column_text (run, 0);
     int train = strcmp (kind, "train") == 0, ckpt = strcmp (kind, "checkpoint") == 0;
-    fprintf (out, "\nshardbench %s run %lld: workload %s, %lld accelerators on %lld workers (%lld hosts), seed %lld\n",
-             kind, (long long) run_id, sb_report_column_text (run, 1), sqlite3_column_int64 (run, 4),
+    char model[128];    /* model.name of runs.config: what DLIO calls the workload */
+    sb_workload_model_name ((const char *) sqlite3_column_text (run, 12), model, sizeof model);
+    fprintf (out, "\nshardbench %s run %lld: workload %s (model %s), %lld accelerators on %lld workers (%lld hosts),"
+             " seed %lld\n", kind, (long long) run_id, sb_report_column_text (run, 1), model, sqlite3_column_int64 (run, 4),
              sqlite3_column_int64 (run, 6), sqlite3_column_int64 (run, 5), sqlite3_column_int64 (run, 7));
     if (sqlite3_prepare_v2 (db,
                             "SELECT epoch, samples, dropped, bytes, duration_s, samples_per_s, mib_per_s, au_mean, batches,"

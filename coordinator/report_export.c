@@ -17,6 +17,7 @@
  * Real numbers are printed with 6 decimals (%.6f); a value that is not
  * finite, or NULL in the database, is JSON null (empty in CSV). */
 #include "report.h"
+#include "workload.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -28,6 +29,7 @@ typedef struct {
     int64_t id;
     char    kind[32], status[32];
     char   *workload, *error, *host;    /* heap copies, NULL when NULL */
+    char    model[128];                 /* model.name of runs.config */
     double  started_at, finished_at;    /* finished_at NAN when NULL */
     int64_t accelerators, hosts, workers, seed;
     double  au_threshold, au_mean;      /* NAN when NULL */
@@ -74,7 +76,7 @@ s_run_load (sqlite3 *db, int64_t id, s_run_t *r, const char *who)
     int rc = -1;
     if (sqlite3_prepare_v2 (db,
                             "SELECT kind, status, workload, error, coordinator_host, started_at, finished_at,"
-                            " accelerators, hosts, workers, seed, au_threshold, au_mean, passed"
+                            " accelerators, hosts, workers, seed, au_threshold, au_mean, passed, config"
                             " FROM runs WHERE id = ?", -1, &st, NULL) != SQLITE_OK
         || sqlite3_bind_int64 (st, 1, id) != SQLITE_OK) {
         fprintf (stderr, "shardbench %s: %s\n", who, sqlite3_errmsg (db));
@@ -104,6 +106,7 @@ s_run_load (sqlite3 *db, int64_t id, s_run_t *r, const char *who)
     r->au_threshold = s_real_col (st, 11);
     r->au_mean = s_real_col (st, 12);
     r->passed = sqlite3_column_type (st, 13) == SQLITE_NULL ? -1 : sqlite3_column_int (st, 13) != 0;
+    sb_workload_model_name ((const char *) sqlite3_column_text (st, 14), r->model, sizeof r->model);
     rc = 0;
 done:
     sqlite3_finalize (st);
@@ -355,6 +358,8 @@ sb_report_json (sqlite3 *db, int64_t run_id, FILE *out)
     s_json_str (out, r.kind);
     fputs (",\n    \"workload\": ", out);
     s_json_str (out, r.workload);
+    fputs (",\n    \"model\": ", out);
+    s_json_str (out, r.model);
     fputs (",\n    \"status\": ", out);
     s_json_str (out, r.status);
     fputs (",\n    \"error\": ", out);
@@ -581,6 +586,7 @@ sb_report_compare (sqlite3 *db, int64_t run_a, int64_t run_b, FILE *out)
     s_cmp_text (out, "run", ida, idb);
     s_cmp_text (out, "kind", a.r.kind, b.r.kind);
     s_cmp_text (out, "workload", a.r.workload, b.r.workload);
+    s_cmp_text (out, "model", a.r.model, b.r.model);
     s_cmp_text (out, "status", a.r.status, b.r.status);
     s_cmp_text (out, "passed", a.r.passed == 1 ? "yes" : a.r.passed == 0 ? "no" : "-",
                 b.r.passed == 1 ? "yes" : b.r.passed == 0 ? "no" : "-");

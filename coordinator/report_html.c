@@ -17,6 +17,7 @@
  */
 #include "report.h"
 #include "histogram.h"
+#include "workload.h"
 
 #include <errno.h>
 #include <math.h>
@@ -161,6 +162,7 @@ s_axes (FILE *out, const s_plot_t *p, int x_linear, const char *xlabel, const ch
 /* the run's row */
 typedef struct {
     char   *kind, *workload, *status, *error;
+    char    model[128];     /* model.name of runs.config */
     int64_t accelerators, hosts, workers, seed, epochs;
     double  started_at, duration_s, au_threshold, au_mean, sps, mibps;   /* NAN when NULL */
     int     passed;     /* -1 when NULL */
@@ -191,6 +193,8 @@ s_summary (FILE *out, const s_run_t *r, int64_t run_id)
     fprintf (out, "<table id=\"summary\" class=\"summary\">\n<tr><th>run</th><td>%lld</td></tr>\n<tr><th>workload</th><td>",
              (long long) run_id);
     sb_report_html_escape (out, r->workload);
+    fprintf (out, "</td></tr>\n<tr><th>model</th><td>");
+    sb_report_html_escape (out, r->model);
     fprintf (out, "</td></tr>\n<tr><th>status</th><td>");
     sb_report_html_escape (out, r->status);
     if (isfinite (r->duration_s))
@@ -747,7 +751,7 @@ sb_report_html (sqlite3 *db, int64_t run_id, FILE *out)
     if (s_prepare (db, "SELECT kind, workload, status, error, accelerators, hosts, workers, seed, started_at,"
                    " finished_at - started_at, au_threshold, au_mean, passed,"
                    " (SELECT count(*) FROM epochs WHERE run_id = ?1), (SELECT avg(samples_per_s) FROM epochs"
-                   " WHERE run_id = ?1), (SELECT avg(mib_per_s) FROM epochs WHERE run_id = ?1) FROM runs WHERE id = ?1",
+                   " WHERE run_id = ?1), (SELECT avg(mib_per_s) FROM epochs WHERE run_id = ?1), config FROM runs WHERE id = ?1",
                    run_id, &st) != 0)
         return -1;
     if (sqlite3_step (st) != SQLITE_ROW) {
@@ -771,6 +775,7 @@ sb_report_html (sqlite3 *db, int64_t run_id, FILE *out)
     r.epochs = sqlite3_column_int64 (st, 13);
     r.sps = s_real (st, 14);
     r.mibps = s_real (st, 15);
+    sb_workload_model_name ((const char *) sqlite3_column_text (st, 16), r.model, sizeof r.model);
     sqlite3_finalize (st);
     if (!r.kind || !r.workload || !r.status) {
         fprintf (stderr, "shardbench report: --html: run %lld: incomplete runs row\n", (long long) run_id);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -374,6 +375,279 @@ START_TEST (test_effective_yaml_quotes_keys)
 }
 END_TEST
 
+/* Issue 13: libyaml's scanner is quadratic in the depth of flow
+ * collections (a 400 KB "[[[[..." took 95 s). The depth is bounded on the
+ * event stream, before the document is composed. */
+static double
+s_now (void)
+{
+    struct timespec t;
+    clock_gettime (CLOCK_MONOTONIC, &t);
+    return (double) t.tv_sec + (double) t.tv_nsec / 1e9;
+}
+
+/* prefix, `open` n times, `mid`, `close` n times. Caller frees. */
+static char *
+s_nested (const char *prefix, const char *open, size_t n, const char *mid, const char *close)
+{
+    size_t size = strlen (prefix) + n * (strlen (open) + strlen (close)) + strlen (mid) + 2;
+    char *s = malloc (size), *p = s;
+    ck_assert_ptr_nonnull (s);
+    p = stpcpy (p, prefix);
+    for (size_t i = 0; i < n; i++)
+        p = stpcpy (p, open);
+    p = stpcpy (p, mid);
+    for (size_t i = 0; i < n; i++)
+        p = stpcpy (p, close);
+    stpcpy (p, "\n");
+    return s;
+}
+
+/* "origin:line: key 'FIRST+SEG*n' (shortened to 117 bytes and "..."
+ * past 120): WHAT" into buf. */
+static const char *
+s_expect (char *buf, size_t size, const char *origin, int line, const char *first, const char *seg, int n,
+          const char *what)
+{
+    char path[1024];
+    int w = snprintf (path, sizeof path, "%s", first);
+    for (int i = 0; i < n; i++)
+        w += snprintf (path + w, sizeof path - (size_t) w, "%s", seg);
+    if (w > 120)
+        strcpy (path + 117, "...");
+    snprintf (buf, size, "%s:%d: key '%s': %s", origin, line, path, what);
+    return buf;
+}
+
+static const char *
+s_load_err (const char *yaml, const char *origin, double *seconds)
+{
+    static char err[1024];
+    err[0] = '\0';
+    sb_config_t *cfg = sb_config_new ();
+    double t0 = s_now ();
+    int rc = sb_config_load_buffer (cfg, yaml, strlen (yaml), origin, err, sizeof err);
+    if (seconds)
+        *seconds = s_now () - t0;
+    sb_config_destroy (&cfg);
+    return rc == 0 ? "loaded" : err;
+}
+
+START_TEST (test_deep_nesting_refused)
+{
+    /* 200,000 levels in 400 KB: refused at level 65, fast; the message
+     * names file, line, the key path (shortened) and the limit */
+    char *flow = s_nested ("a: ", "[", 200000, "", "]");
+    ck_assert_uint_ge (strlen (flow), 400000);
+    double seconds = 0;
+    char expect[1024];
+    const char *deeper = "YAML nested deeper than 64 levels (the limit)";
+    ck_assert_str_eq (s_load_err (flow, "deep.yaml", &seconds),
+                      s_expect (expect, sizeof expect, "deep.yaml", 1, "a", ".0", 63, deeper));
+    fprintf (stderr, "test_deep_nesting_refused: 400 KB of '[' refused in %.4f s\n", seconds);
+    ck_assert_msg (seconds < 5.0, "took %.3f s", seconds);
+    free (flow);
+    /* flow mappings, one per line: the line of the 65th level */
+    char *map = s_nested ("", "{k:\n", 100000, "1", "}");
+    ck_assert_str_eq (s_load_err (map, "map.yaml", &seconds),
+                      s_expect (expect, sizeof expect, "map.yaml", 65, "k", ".k", 63, deeper));
+    ck_assert_msg (seconds < 5.0, "took %.3f s", seconds);
+    free (map);
+    /* block style: "- - - - x" nests a sequence per two bytes */
+    char *block = s_nested ("", "- ", 200000, "x", "");
+    ck_assert_str_eq (s_load_err (block, "block.yaml", &seconds),
+                      s_expect (expect, sizeof expect, "block.yaml", 1, "0", ".0", 63, deeper));
+    ck_assert_msg (seconds < 5.0, "took %.3f s", seconds);
+    free (block);
+    /* 64 levels (the root mapping and 63 lists) pass the bound and fail
+     * later, as any list of lists does; 65 do not */
+    char *edge = s_nested ("a: ", "[", 63, "", "]");
+    ck_assert_str_eq (s_load_err (edge, "edge.yaml", NULL), "edge.yaml:1: key 'a': list items must be plain values");
+    free (edge);
+    edge = s_nested ("a: ", "[", 64, "", "]");
+    ck_assert_ptr_nonnull (strstr (s_load_err (edge, "edge.yaml", NULL), "YAML nested deeper than 64 levels"));
+    free (edge);
+    /* a normal workload still loads */
+    ck_assert_str_eq (s_load_err (s_good, "good.yaml", NULL), "loaded");
+}
+END_TEST
+
+START_TEST (test_anchor_alias_limits)
+{
+    /* 20,000 anchors and aliases made libyaml's composer take 2 s
+     * (quadratic alias lookup); a workload needs a handful */
+    size_t size = 64 + 20000 * 24;
+    char *yaml = malloc (size), *p = yaml;
+    ck_assert_ptr_nonnull (yaml);
+    p += sprintf (p, "a: [");
+    for (int i = 0; i < 20000; i++)
+        p += sprintf (p, "%s&a%d x", i ? ", " : "", i);
+    p += sprintf (p, "]\nb: [");
+    for (int i = 0; i < 20000; i++)
+        p += sprintf (p, "%s*a19999", i ? ", " : "");
+    sprintf (p, "]\n");
+    double seconds = 0;
+    ck_assert_str_eq (s_load_err (yaml, "anchors.yaml", &seconds),
+                      "anchors.yaml:1: key 'a.256': more than 256 anchors (&name) in one file (the limit)");
+    ck_assert_msg (seconds < 5.0, "took %.3f s", seconds);
+    /* 1,025 aliases of one anchor */
+    p = yaml + sprintf (yaml, "a: &x 1\nb: [");
+    for (int i = 0; i < 1025; i++)
+        p += sprintf (p, "%s*x", i ? ", " : "");
+    sprintf (p, "]\n");
+    ck_assert_str_eq (s_load_err (yaml, "aliases.yaml", NULL),
+                      "aliases.yaml:2: key 'b.1024': more than 1024 aliases (*name) in one file (the limit)");
+    /* a 129-byte anchor name */
+    p = yaml + sprintf (yaml, "reader:\n  batch_size: &");
+    memset (p, 'n', 129);
+    strcpy (p + 129, " 4\n");
+    ck_assert_str_eq (s_load_err (yaml, "long.yaml", NULL),
+                      "long.yaml:2: key 'reader.batch_size': anchor or alias name longer than 128 bytes (the limit)");
+    free (yaml);
+}
+END_TEST
+
+START_TEST (test_alias_expansion_bounded)
+{
+    /* empty mappings set no key, so the key bound alone did not stop
+     * 2^30 walks of {x: *a, y: *a} levels */
+    char yaml[4096];
+    int n = snprintf (yaml, sizeof yaml, "a0: &a0 {x: {}, y: {}}\n");
+    for (int level = 1; level < 30; level++)
+        n += snprintf (yaml + n, sizeof yaml - (size_t) n, "a%d: &a%d {x: *a%d, y: *a%d}\n", level, level,
+                       level - 1, level - 1);
+    double seconds = 0;
+    ck_assert_str_eq (s_load_err (yaml, "bomb.yaml", &seconds),
+                      "bomb.yaml:1: key 'a10.x.y.x.y.x.y.x.y.x.y.x': more than 16384 nodes after expanding aliases"
+                      " and merge keys (the limit)");
+    ck_assert_msg (seconds < 5.0, "took %.3f s", seconds);
+    /* merge keys naming the same mapping twice, 40 levels: one key, but
+     * 2^40 merges */
+    n = snprintf (yaml, sizeof yaml, "m0: &m0 {x: 1}\n");
+    for (int level = 1; level < 40; level++)
+        n += snprintf (yaml + n, sizeof yaml - (size_t) n, "m%d: &m%d {<<: [*m%d, *m%d]}\n", level, level,
+                       level - 1, level - 1);
+    ck_assert_str_eq (s_load_err (yaml, "merges.yaml", &seconds),
+                      "merges.yaml:1: key 'm12': more than 16384 nodes after expanding aliases and merge keys"
+                      " (the limit)");
+    ck_assert_msg (seconds < 5.0, "took %.3f s", seconds);
+    /* a mapping holding itself through an alias, directly or as a merge */
+    char expect[1024];
+    ck_assert_str_eq (s_load_err ("a: &a {b: *a}\n", "cycle.yaml", NULL),
+                      s_expect (expect, sizeof expect, "cycle.yaml", 1, "a", ".b", 64,
+                                "nested deeper than 64 levels through aliases (the limit)"));
+    ck_assert_str_eq (s_load_err ("x: 1\na: &a {<<: *a, b: 2}\n", "cycle.yaml", NULL),
+                      "cycle.yaml:2: key 'a.<<': merge keys nested deeper than 64 levels (a mapping merging itself?)");
+}
+END_TEST
+
+/* Issue 13: YAML merge keys were not applied ("<<" became a key). */
+START_TEST (test_merge_keys)
+{
+    const char *yaml =
+        "defaults: &defaults\n"         /* 1 */
+        "  batch_size: 4\n"
+        "  read_threads: 2\n"
+        "io: &io\n"
+        "  read_threads: 8\n"           /* 5 */
+        "  prefetch_size: 3\n"
+        "  computation_time: 0.5\n"
+        "reader:\n"
+        "  <<: [*defaults, *io]\n"
+        "  batch_size: 16\n"            /* 10: explicit key wins, though after the merge */
+        "train:\n"
+        "  <<: &t {epochs: 7, computation_time: 0.25}\n"
+        "dataset:\n"
+        "  <<: *io\n"
+        "  \"<<\": quoted\n"            /* 15: a quoted "<<" is a plain key */
+        "metric:\n"
+        "  <<: {<<: {au: 0.75}, x: 1}\n";  /* merges within merges */
+    sb_config_t *cfg = sb_config_new ();
+    char err[512] = "";
+    ck_assert_msg (sb_config_load_string (cfg, yaml, "merge.yaml", err, sizeof err) == 0, "%s", err);
+    const sb_config_entry_t *e = sb_config_get (cfg, "reader.batch_size");
+    ck_assert_str_eq (e->value, "16");
+    ck_assert_int_eq (e->line, 10);
+    e = sb_config_get (cfg, "reader.read_threads");     /* the earlier mapping of the list wins */
+    ck_assert_str_eq (e->value, "2");
+    ck_assert_int_eq (e->line, 3);
+    ck_assert_str_eq (sb_config_get (cfg, "reader.prefetch_size")->value, "3");
+    ck_assert_str_eq (sb_config_get (cfg, "reader.computation_time")->value, "0.5");
+    ck_assert_ptr_null (sb_config_get (cfg, "reader.<<"));
+    ck_assert_str_eq (sb_config_get (cfg, "train.epochs")->value, "7");
+    ck_assert_str_eq (sb_config_get (cfg, "train.computation_time")->value, "0.25");
+    ck_assert_str_eq (sb_config_get (cfg, "dataset.read_threads")->value, "8");
+    ck_assert_str_eq (sb_config_get (cfg, "dataset.<<")->value, "quoted");
+    ck_assert_str_eq (sb_config_get (cfg, "metric.au")->value, "0.75");
+    ck_assert_str_eq (sb_config_get (cfg, "metric.x")->value, "1");
+    /* the effective YAML reads back the same (a "<<" key stays quoted) */
+    char *out = sb_config_to_yaml (cfg);
+    ck_assert_ptr_nonnull (out);
+    sb_config_t *again = sb_config_new ();
+    ck_assert_msg (sb_config_load_string (again, out, "effective", err, sizeof err) == 0, "%s in:\n%s", err, out);
+    ck_assert_uint_eq (sb_config_count (again), sb_config_count (cfg));
+    ck_assert_str_eq (sb_config_get (again, "dataset.<<")->value, "quoted");
+    ck_assert_str_eq (sb_config_get (again, "reader.read_threads")->value, "2");
+    free (out);
+    sb_config_destroy (&again);
+    /* the typed workload sees the merged values */
+    sb_workload_t wl;
+    ck_assert_msg (sb_workload_from_config (cfg, &wl, err, sizeof err) == 0, "%s", err);
+    ck_assert_uint_eq (wl.batch_size, 16);
+    ck_assert_uint_eq (wl.read_threads, 2);
+    ck_assert_uint_eq (wl.prefetch_size, 3);
+    ck_assert_uint_eq (wl.epochs, 7);
+    ck_assert_double_eq_tol (wl.computation_time, 0.25, 1e-12);
+    ck_assert_double_eq_tol (wl.au, 0.75, 1e-12);
+    sb_config_destroy (&cfg);
+    /* a merge key names a mapping: file, line and key in the error */
+    ck_assert_str_eq (s_load_err ("reader:\n  <<: 4\n", "m.yaml", NULL),
+                      "m.yaml:2: key 'reader.<<': a merge key takes a mapping or a list of mappings"
+                      " (an alias like *defaults)");
+    ck_assert_str_eq (s_load_err ("a: &a {x: 1}\nreader:\n  <<: [*a,\n    [1]]\n", "m.yaml", NULL),
+                      "m.yaml:4: key 'reader.<<': a merge key takes a mapping or a list of mappings"
+                      " (an alias like *defaults)");
+    /* a key written twice is still an error, a merged one is not */
+    ck_assert_str_eq (s_load_err ("a: &a {x: 1}\nb:\n  <<: *a\n  y: 1\n  y: 2\n", "m.yaml", NULL),
+                      "m.yaml:5: key 'b.y' appears twice (first at line 4)");
+}
+END_TEST
+
+/* Issue 13: reports show model.name; DLIO writes it `model: {name: X}`
+ * or, in older files, `model: X`. */
+START_TEST (test_model_name)
+{
+    sb_config_t *cfg = sb_config_new ();
+    char err[512] = "", name[128];
+    sb_workload_t wl;
+    ck_assert_int_eq (sb_config_load_string (cfg, "model: resnet50\n", "old.yaml", err, sizeof err), 0);
+    const sb_config_entry_t *e = sb_config_get (cfg, "model.name");
+    ck_assert_str_eq (e->value, "resnet50");
+    ck_assert_int_eq (e->line, 1);
+    ck_assert_ptr_null (sb_config_get (cfg, "model"));
+    ck_assert_int_eq (sb_workload_from_config (cfg, &wl, err, sizeof err), 0);
+    ck_assert_str_eq (wl.model_name, "resnet50");
+    ck_assert_int_eq (sb_config_override (cfg, "++workload.model=unet3d", err, sizeof err), 0);
+    ck_assert_str_eq (sb_config_get (cfg, "model.name")->value, "unet3d");
+    char *yaml = sb_config_to_yaml (cfg);
+    ck_assert_str_eq (yaml, "model:\n  name: unet3d\n");
+    /* what the reports read back from runs.config */
+    ck_assert_int_eq (sb_workload_model_name (yaml, name, sizeof name), 0);
+    ck_assert_str_eq (name, "unet3d");
+    free (yaml);
+    ck_assert_int_eq (sb_workload_model_name ("reader:\n  batch_size: 4\n", name, sizeof name), 0);
+    ck_assert_str_eq (name, "custom");
+    ck_assert_int_eq (sb_workload_model_name ("model: {name: cosmoflow, type: cnn}\n", name, sizeof name), 0);
+    ck_assert_str_eq (name, "cosmoflow");
+    ck_assert_int_eq (sb_workload_model_name (NULL, name, sizeof name), -1);
+    ck_assert_str_eq (name, "custom");
+    /* both spellings in one file: a key written twice */
+    ck_assert_str_eq (s_load_err ("model: x\nmodel:\n  name: y\n", "two.yaml", NULL),
+                      "two.yaml:2: key 'model' appears twice (first at line 1)");
+    sb_config_destroy (&cfg);
+}
+END_TEST
+
 static Suite *
 s_suite (void)
 {
@@ -390,6 +664,11 @@ s_suite (void)
     tcase_add_test (tc, test_alias_bomb_bounded);
     tcase_add_test (tc, test_buffer);
     tcase_add_test (tc, test_effective_yaml_quotes_keys);
+    tcase_add_test (tc, test_deep_nesting_refused);
+    tcase_add_test (tc, test_anchor_alias_limits);
+    tcase_add_test (tc, test_alias_expansion_bounded);
+    tcase_add_test (tc, test_merge_keys);
+    tcase_add_test (tc, test_model_name);
     suite_add_tcase (s, tc);
     return s;
 }
