@@ -923,7 +923,8 @@ sb_resultdb_open_readonly (const char *path, int check, char *err, size_t err_si
     if (sqlite3_open_v2 (path, &self->conn.db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK
         && sqlite3_busy_timeout (self->conn.db, 5000) == SQLITE_OK)
         version = s_user_version (self->conn.db);
-    if (version < 0 && self->conn.db && sqlite3_errcode (self->conn.db) == SQLITE_CANTOPEN) {
+    int code = self->conn.db ? sqlite3_errcode (self->conn.db) : SQLITE_NOMEM;
+    if (version < 0 && (code == SQLITE_CANTOPEN || code == SQLITE_READONLY)) {
         /* a WAL database in a folder we cannot write: its -shm index cannot
          * be made, so read the file as it is (nobody can be writing it
          * where we cannot either, short of its owner) */
