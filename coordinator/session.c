@@ -39,6 +39,11 @@ typedef struct {
     uint64_t  steps_reached;/* STEP messages received this epoch */
     double    last_seen;
     int       gone;
+    /* the worker's clock minus ours (NTP-style over WELCOME and READY): its
+     * RANK_DONE times are corrected by it */
+    double    welcome_sent_at;
+    double    clock_offset, clock_rtt;
+    int       clock_known;
 } s_worker_t;
 
 typedef enum { S_PHASE_NONE, S_PHASE_DATAGEN, S_PHASE_TRAIN, S_PHASE_CHECKPOINT } s_phase_t;
@@ -297,15 +302,39 @@ s_on_hello (s_session_t *self, zframe_t *identity, sb_msg_hello_t *m)
     char span[64];
     sb_info ("worker %llu joined: %s pid %llu, %s", (unsigned long long) w->id, w->host,
              (unsigned long long) w->pid, s_rank_span (w, span, sizeof span));
+    w->welcome_sent_at = sb_now ();
     s_send (self, w, &reply);   /* borrowed strings: only the endpoints array is ours */
     free (r->endpoints.items);
 }
 
 /* READY: the worker's preflight failures become rows of one table. */
+/* The worker's clock offset from one round trip: WELCOME sent (c0, ours),
+ * received (w1, its), READY sent (w2, its), received (c3, ours). The offset
+ * is right within half the round trip (c3 - c0) - (w2 - w1). */
+static void
+s_measure_clock (s_session_t *self, s_worker_t *w, const sb_msg_ready_t *m)
+{
+    double c0 = w->welcome_sent_at, c3 = sb_now (), w1 = m->welcome_received_at, w2 = m->sent_at;
+    double rtt = (c3 - c0) - (w2 - w1), offset = ((w1 - c0) + (w2 - c3)) / 2;
+    if (!(isfinite (w1) && isfinite (w2) && w1 > 0 && w2 >= w1 && rtt > -1e-3 && isfinite (offset))) {
+        sb_warn ("worker %llu on %s sent clock times that make no sense (WELCOME received at %.6f, READY sent at"
+                 " %.6f): its times are taken as they are", (unsigned long long) w->id, w->host, w1, w2);
+        return;
+    }
+    w->clock_offset = offset;
+    w->clock_rtt = rtt > 0 ? rtt : 0;
+    w->clock_known = 1;
+    if (fabs (offset) > 0.05 && fabs (offset) > w->clock_rtt)
+        sb_warn ("worker %llu on %s: its clock is %.3f s %s the coordinator's (measured within %.1f ms): its rank"
+                 " times are corrected", (unsigned long long) w->id, w->host, fabs (offset),
+                 offset > 0 ? "ahead of" : "behind", w->clock_rtt * 1000 / 2);
+}
+
 static void
 s_on_ready (s_session_t *self, s_worker_t *w, const sb_msg_ready_t *m)
 {
     w->ready = 1;
+    s_measure_clock (self, w, m);
     for (size_t i = 0; i < m->causes.count && i < m->failed_endpoints.count; i++) {
         char row[2048];
         int n = snprintf (row, sizeof row, "  %-20s %-28s %s\n", w->host, m->failed_endpoints.items[i], m->causes.items[i]);
@@ -540,6 +569,9 @@ s_on_rank_done (s_session_t *self, s_worker_t *w, const sb_msg_rank_done_t *m)
         return;
     }
     self->rank_done[m->rank] = 1;
+    /* on the coordinator's clock: an epoch spans ranks of several hosts */
+    double offset = w->clock_known ? w->clock_offset : 0, started_at = m->started_at - offset,
+           finished_at = m->finished_at - offset;
     if (self->phase == S_PHASE_CHECKPOINT) {
         uint64_t want = self->ckpt.model_bytes[m->rank] + self->ckpt.optim_bytes[m->rank];
         if (m->bytes != want)
@@ -547,8 +579,8 @@ s_on_rank_done (s_session_t *self, s_worker_t *w, const sb_msg_rank_done_t *m)
                     w->host, strcmp (self->ckpt_op, "write") == 0 ? "wrote" : "read", (unsigned long long) m->bytes,
                     (unsigned long long) self->ckpt_index, (unsigned long long) want);
         else if (sb_ckpt_add_rank (self->o->db, self->run_id, m->epoch, self->ckpt_op,
-                                   self->ckpt_index, m->rank, w->host, m->samples, m->bytes, m->started_at,
-                                   m->finished_at) != 0)
+                                   self->ckpt_index, m->rank, w->host, m->samples, m->bytes, started_at,
+                                   finished_at) != 0)
             s_fail (self, "cannot record rank %llu of checkpoint %llu: %s", (unsigned long long) m->rank,
                     (unsigned long long) self->ckpt_index, sb_resultdb_errmsg (self->o->db));
         self->ranks_done++;
@@ -556,7 +588,7 @@ s_on_rank_done (s_session_t *self, s_worker_t *w, const sb_msg_rank_done_t *m)
     }
     sb_rank_epoch_t re = {
         .epoch = m->epoch, .rank = m->rank, .samples = m->samples, .batches = m->batches, .bytes = m->bytes,
-        .host = w->host, .started_at = m->started_at, .finished_at = m->finished_at, .compute_s = m->compute_s,
+        .host = w->host, .started_at = started_at, .finished_at = finished_at, .compute_s = m->compute_s,
         .au = m->au, .io_wait_s = m->io_wait_s, .barrier_s = m->barrier_s, .has_au = self->phase == S_PHASE_TRAIN,
     };
     sb_histogram_merge_counts (&self->barrier_latency, m->barrier_latency.items, m->barrier_latency.count);
@@ -858,7 +890,9 @@ s_begin_run (s_session_t *self, const char *kind)
     for (size_t i = 0; i < self->nworkers; i++) {
         s_worker_t *w = &self->workers[i];
         if (sb_resultdb_add_worker (self->o->db, id, w->id, w->host, w->pid, w->ranks, w->first_rank, w->cores,
-                                    w->memory) != 0) {
+                                    w->memory) != 0
+            || (w->clock_known && sb_resultdb_worker_clock (self->o->db, id, w->id, w->clock_offset,
+                                                            w->clock_rtt * 1000) != 0)) {
             s_fail (self, "cannot record worker %llu: %s", (unsigned long long) w->id, sb_resultdb_errmsg (self->o->db));
             return -1;
         }
