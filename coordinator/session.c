@@ -307,7 +307,6 @@ s_on_hello (s_session_t *self, zframe_t *identity, sb_msg_hello_t *m)
     free (r->endpoints.items);
 }
 
-/* READY: the worker's preflight failures become rows of one table. */
 /* The worker's clock offset from one round trip: WELCOME sent (c0, ours),
  * received (w1, its), READY sent (w2, its), received (c3, ours). The offset
  * is right within half the round trip (c3 - c0) - (w2 - w1). */
@@ -330,6 +329,8 @@ s_measure_clock (s_session_t *self, s_worker_t *w, const sb_msg_ready_t *m)
                  offset > 0 ? "ahead of" : "behind", w->clock_rtt * 1000 / 2);
 }
 
+/* READY: the worker's clock offset; its preflight failures become rows of
+ * one table. */
 static void
 s_on_ready (s_session_t *self, s_worker_t *w, const sb_msg_ready_t *m)
 {

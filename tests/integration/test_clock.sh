@@ -15,7 +15,7 @@ fi
 # 2 ranks on 2 workers, 32 samples and 8 steps of 0.2 s per rank: ~1.6 s an epoch
 syn="dataset.data_folder=synthetic://clock dataset.num_files_train=64 dataset.record_length_bytes=4096
      dataset.record_length_bytes_stdev=0 reader.batch_size=4 train.computation_time=0.2 train.epochs=2
-     --accelerators 2 --workers 2 --bind tcp://127.0.0.1:*"
+     --accelerators 2 --workers 2 --bind tcp://127.0.0.1:* --join-timeout 30"
 
 run_pair () {   # LABEL SKEW ("" or a faketime offset such as +3s)
     local label=$1 skew=$2 coord ep
@@ -25,10 +25,13 @@ run_pair () {   # LABEL SKEW ("" or a faketime offset such as +3s)
     ep=$(coordinator_endpoint "$label.err")
     timeout 120 "$SHARDBENCH_WORKER" --coordinator "$ep" --host plain >"$label-plain.log" 2>&1 &
     if [ -n "$skew" ]; then
-        timeout 120 faketime -f "$skew" "$SHARDBENCH_WORKER" --coordinator "$ep" --host skewed >"$label-skewed.log" 2>&1
+        # (an ASan build: libfaketime is preloaded before the ASan runtime)
+        ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
+            timeout 120 faketime -f "$skew" "$SHARDBENCH_WORKER" --coordinator "$ep" --host skewed >"$label-skewed.log" 2>&1
     else
         timeout 120 "$SHARDBENCH_WORKER" --coordinator "$ep" --host skewed >"$label-skewed.log" 2>&1
     fi
+    echo $? >"$label-skewed.rc"
     wait
 }
 
@@ -36,6 +39,7 @@ run_pair same ""
 run_pair ahead +3s
 expect_eq "clocks agree: exit" "$(cat same.rc)" 0
 expect_eq "skewed worker: exit" "$(cat ahead.rc)" 0
+expect_eq "skewed worker: the worker under faketime exits 0" "$(cat ahead-skewed.rc)" 0
 # log lines start with the local time HH:MM:SS.mmm of the process's clock
 expect_eq "skewed worker: faketime moved its clock (its log is 2.5 to 3.5 s ahead)" \
     "$(python3 - ahead-plain.log ahead-skewed.log <<'PY'
