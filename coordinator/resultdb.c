@@ -378,9 +378,10 @@ s_writer_lock (s_writer_t *w, size_t rows)
         int rc = sqlite3_exec (w->conn.db, "BEGIN IMMEDIATE", NULL, NULL, &msg);
         double s = (double) (sb_mono_ns () - t0) / 1e9;
         if (rc == SQLITE_OK) {
-            if (waited) {
-                char text[1400];
+            if (waited)
                 w->run_locked_s += s;
+            if (next_note > 1.0) {      /* it said LOCKED: say it is over */
+                char text[1400];
                 snprintf (text, sizeof text, "result database %s is writable again after %.1f s: the rows waiting"
                           " are written late (timing was not affected)", w->path, s);
                 s_writer_reply (w, S_REP_NOTE, text, 0);
