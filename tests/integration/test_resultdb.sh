@@ -87,6 +87,19 @@ expect_eq "no lock: exit" "$SB_RC" 0
 expect_eq "no lock: db_locked_s 0" "$(q b.db "SELECT db_locked_s FROM runs")" "0.0"
 expect_eq "no lock: no note" "$(grep -c 'note: the result database' sb.out)" 0
 
+# --- a row SQLite refuses (a trigger that aborts every timeseries insert)
+# fails the run, naming the file and the statement: a write's result is
+# never ignored
+cp b.db r.db
+q r.db "CREATE TRIGGER no_rows BEFORE INSERT ON timeseries BEGIN SELECT RAISE(ABORT, 'no more rows'); END"
+# shellcheck disable=SC2086
+sb run $syn train.epochs=1 --db r.db
+expect_eq "refused row: exit status" "$SB_RC" 1
+expect_contains "refused row: the error names the file, the cause and the statement" sb.err \
+    "shardbench: error: result database r.db: a row was not written: no more rows (INSERT INTO timeseries"
+expect_eq "refused row: the run is not recorded as succeeded" \
+    "$(q r.db "SELECT status FROM runs WHERE id = (SELECT max(id) FROM runs)")" failed
+
 # --- a lock past --db-lock-timeout fails the run, loudly, and soon
 rm -f locked
 start=$(date +%s)
