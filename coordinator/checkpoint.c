@@ -226,50 +226,35 @@ sb_ckpt_plan_fini (sb_ckpt_plan_t *self)
 }
 
 int
-sb_ckpt_add_rank (sqlite3 *db, int64_t run_id, uint64_t seq, const char *op, uint64_t checkpoint, uint64_t rank,
+sb_ckpt_add_rank (sb_resultdb_t *db, int64_t run_id, uint64_t seq, const char *op, uint64_t checkpoint, uint64_t rank,
                   const char *host, uint64_t files, uint64_t bytes, double started_at, double finished_at)
 {
-    sqlite3_stmt *st = NULL;
+    static const char sql[] = "INSERT INTO checkpoint_ranks (run_id, seq, rank, op, checkpoint, host, files, bytes,"
+                              " started_at, finished_at, duration_s, mb_per_s) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)";
     double d = finished_at - started_at;
-    int rc = sqlite3_prepare_v2 (db,
-                                 "INSERT INTO checkpoint_ranks (run_id, seq, rank, op, checkpoint, host, files, bytes,"
-                                 " started_at, finished_at, duration_s, mb_per_s) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                                 -1, &st, NULL) == SQLITE_OK
-          && sqlite3_bind_int64 (st, 1, run_id) == SQLITE_OK && sqlite3_bind_int64 (st, 2, (int64_t) seq) == SQLITE_OK
-          && sqlite3_bind_int64 (st, 3, (int64_t) rank) == SQLITE_OK
-          && sqlite3_bind_text (st, 4, op, -1, SQLITE_STATIC) == SQLITE_OK
-          && sqlite3_bind_int64 (st, 5, (int64_t) checkpoint) == SQLITE_OK
-          && sqlite3_bind_text (st, 6, host, -1, SQLITE_STATIC) == SQLITE_OK
-          && sqlite3_bind_int64 (st, 7, (int64_t) files) == SQLITE_OK
-          && sqlite3_bind_int64 (st, 8, (int64_t) bytes) == SQLITE_OK
-          && sqlite3_bind_double (st, 9, started_at) == SQLITE_OK && sqlite3_bind_double (st, 10, finished_at) == SQLITE_OK
-          && sqlite3_bind_double (st, 11, d) == SQLITE_OK
-          && (d > 0 ? sqlite3_bind_double (st, 12, (double) bytes / 1e6 / d) : sqlite3_bind_null (st, 12)) == SQLITE_OK
-          && sqlite3_step (st) == SQLITE_DONE ? 0 : -1;
-    sqlite3_finalize (st);
-    return rc;
+    if (d > 0)
+        return sb_resultdb_exec (db, sql, "iiititiidddd", run_id, (int64_t) seq, (int64_t) rank, op,
+                                 (int64_t) checkpoint, host, (int64_t) files, (int64_t) bytes, started_at, finished_at,
+                                 d, (double) bytes / 1e6 / d);
+    return sb_resultdb_exec (db, sql, "iiititiidddn", run_id, (int64_t) seq, (int64_t) rank, op, (int64_t) checkpoint,
+                             host, (int64_t) files, (int64_t) bytes, started_at, finished_at, d);
 }
 
 int
-sb_ckpt_close (sqlite3 *db, int64_t run_id, uint64_t seq)
+sb_ckpt_close (sb_resultdb_t *db, int64_t run_id, uint64_t seq)
 {
-    sqlite3_stmt *st = NULL;
     /* duration: the slowest rank (MLPerf Storage: "the maximum time across
      * all processes"); throughput: the checkpoint's bytes over it */
-    int rc = sqlite3_prepare_v2 (db,
-                                 "INSERT INTO checkpoints (run_id, seq, op, checkpoint, ranks, files, bytes, duration_s,"
-                                 " span_s, mb_per_s, gib_per_s, min_rank_mb_per_s)"
-                                 " SELECT run_id, seq, op, checkpoint, count(*), sum(files), sum(bytes),"
-                                 " max(duration_s), max(finished_at) - min(started_at),"
-                                 " CASE WHEN max(duration_s) > 0 THEN sum(bytes) / 1e6 / max(duration_s) END,"
-                                 " CASE WHEN max(duration_s) > 0 THEN sum(bytes) / 1073741824.0 / max(duration_s) END,"
-                                 " min(CASE WHEN bytes > 0 THEN mb_per_s END)"
-                                 " FROM checkpoint_ranks WHERE run_id = ? AND seq = ? GROUP BY run_id, seq",
-                                 -1, &st, NULL) == SQLITE_OK
-          && sqlite3_bind_int64 (st, 1, run_id) == SQLITE_OK && sqlite3_bind_int64 (st, 2, (int64_t) seq) == SQLITE_OK
-          && sqlite3_step (st) == SQLITE_DONE && sqlite3_changes (db) == 1 ? 0 : -1;
-    sqlite3_finalize (st);
-    return rc;
+    return sb_resultdb_exec (db,
+                             "INSERT INTO checkpoints (run_id, seq, op, checkpoint, ranks, files, bytes, duration_s,"
+                             " span_s, mb_per_s, gib_per_s, min_rank_mb_per_s)"
+                             " SELECT run_id, seq, op, checkpoint, count(*), sum(files), sum(bytes),"
+                             " max(duration_s), max(finished_at) - min(started_at),"
+                             " CASE WHEN max(duration_s) > 0 THEN sum(bytes) / 1e6 / max(duration_s) END,"
+                             " CASE WHEN max(duration_s) > 0 THEN sum(bytes) / 1073741824.0 / max(duration_s) END,"
+                             " min(CASE WHEN bytes > 0 THEN mb_per_s END)"
+                             " FROM checkpoint_ranks WHERE run_id = ? AND seq = ? GROUP BY run_id, seq",
+                             "ii", run_id, (int64_t) seq);
 }
 
 int

@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "resultdb.h"
 #include "workload.h"
 
 typedef struct {
@@ -59,16 +60,16 @@ void sb_ckpt_rank_bytes (const sb_ckpt_cfg_t *cfg, uint64_t data, uint64_t rank,
 int sb_ckpt_plan_init (sb_ckpt_plan_t *self, const sb_ckpt_cfg_t *cfg, uint64_t ranks, char *err, size_t err_size);
 void sb_ckpt_plan_fini (sb_ckpt_plan_t *self);
 
-/* Result database: one rank finished checkpoint phase `seq`. Returns 0 or -1
- * (sqlite3_errmsg). */
-int sb_ckpt_add_rank (sqlite3 *db, int64_t run_id, uint64_t seq, const char *op, uint64_t checkpoint,
+/* Result database: one rank finished checkpoint phase `seq` (queued to the
+ * writer). Returns 0 or -1 (sb_resultdb_errmsg). */
+int sb_ckpt_add_rank (sb_resultdb_t *db, int64_t run_id, uint64_t seq, const char *op, uint64_t checkpoint,
                       uint64_t rank, const char *host, uint64_t files, uint64_t bytes, double started_at,
                       double finished_at);
 
 /* Every rank finished phase `seq`: write its checkpoints row from the
  * checkpoint_ranks rows (duration = slowest rank, throughput = bytes over
  * that duration). Returns 0 or -1. */
-int sb_ckpt_close (sqlite3 *db, int64_t run_id, uint64_t seq);
+int sb_ckpt_close (sb_resultdb_t *db, int64_t run_id, uint64_t seq);
 
 /* Print the checkpoint table of a run (the summary of `shardbench
  * checkpoint` and `report`). Returns 0 or -1. */

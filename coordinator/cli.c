@@ -85,6 +85,9 @@ s_usage_run (FILE *f, const char *cmd)
              "                 private (0700) folder, removed at the end; otherwise\n"
              "                 tcp://*:5555 with --workers, --hosts and --slurm\n"
              "--db FILE        result database (SQLite), default ./shardbench.db\n"
+             "--db-lock-timeout S  how long rows may wait while another process keeps the result\n"
+             "                 database locked before the run fails (default 300; 0: forever);\n"
+             "                 shorter waits delay the rows, not the run, and the summary says so\n"
              "--seed S         run seed (default train.seed)\n"
              "--relist         list the dataset again even when the catalog is current\n"
              "--progress MODE  live status on stderr: tty (a block redrawn in place), plain (a line\n"
@@ -201,6 +204,7 @@ typedef struct {
     sb_progress_mode_t progress;    /* --progress */
     uint64_t    progress_interval;  /* --progress-interval */
     int         clean, dry_run;     /* datagen --clean, --dry-run */
+    uint64_t    db_lock_timeout;    /* --db-lock-timeout */
 } s_run_args_t;
 
 /* Append the hosts of text (separated by any of seps; with comments, a '#'
@@ -410,7 +414,7 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
     const char *cmd = kind == SB_SESSION_TRAIN ? "run" : kind == SB_SESSION_DATAGEN ? "datagen"
                     : kind == SB_SESSION_CHECKPOINT ? "checkpoint" : "catalog";
     s_run_args_t a = { .workload = kind == SB_SESSION_CHECKPOINT ? "llama3_8b" : "quickstart",
-                       .db_path = "shardbench.db" };
+                       .db_path = "shardbench.db", .db_lock_timeout = 300 };
     char err[4096] = "";
     sb_config_t *cfg = sb_config_new ();
     const char **overrides = calloc ((size_t) argc + 1, sizeof (char *));
@@ -469,6 +473,11 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
         else if (!strcmp (arg, "--db")) {
             NEEDS_VALUE ();
             a.db_path = next;
+        }
+        else if (!strcmp (arg, "--db-lock-timeout")) {
+            NEEDS_VALUE ();
+            if (s_parse_u64 (arg, next, 0, &a.db_lock_timeout) != 0)
+                goto done;
         }
         else if (!strcmp (arg, "--relist"))
             a.relist = 1;
@@ -597,6 +606,13 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
     if (stale > 0)
         sb_warn ("%d earlier run(s) in %s were left 'running' by a coordinator that is gone: marked 'interrupted'",
                  stale, a.db_path);
+    /* rows from here on go through the writer thread: the event loop never
+     * waits for the database */
+    if (sb_resultdb_start_writer (db, (double) a.db_lock_timeout, err, sizeof err) != 0) {
+        fprintf (stderr, "shardbench: error: %s\n", err);
+        rc = 1;
+        goto done;
+    }
 
     char worker_path[PATH_MAX];
     s_worker_path (worker_path, sizeof worker_path);
@@ -637,8 +653,27 @@ done:
     return rc;
 }
 
-/* Open the result database db_path for reading a run back; NULL after a
- * message when it does not exist or cannot be opened. */
+/* Can this process write path and make files beside it (WAL)? */
+static int
+s_writable (const char *path)
+{
+    char dir[PATH_MAX];
+    snprintf (dir, sizeof dir, "%s", path);
+    char *slash = strrchr (dir, '/');
+    if (!slash)
+        snprintf (dir, sizeof dir, ".");
+    else if (slash == dir)
+        dir[1] = '\0';
+    else
+        *slash = '\0';
+    return access (path, W_OK) == 0 && access (dir, W_OK) == 0;
+}
+
+/* Open the result database db_path for reading a run back, read-only; NULL
+ * after a message when it does not exist, cannot be opened or is corrupt.
+ * Where the file is writable, runs whose coordinator is gone are first
+ * marked 'interrupted' (and an older schema upgraded); where it is not, it
+ * is read as it is. */
 static sb_resultdb_t *
 s_open_results (const char *db_path, const char *who)
 {
@@ -647,16 +682,24 @@ s_open_results (const char *db_path, const char *who)
         return NULL;
     }
     char err[1024];
-    sb_resultdb_t *db = sb_resultdb_open (db_path, err, sizeof err);
-    if (!db) {
-        fprintf (stderr, "shardbench %s: %s\n", who, err);
-        return NULL;
+    int checked = 0;
+    if (s_writable (db_path)) {
+        sb_resultdb_t *rw = sb_resultdb_open (db_path, err, sizeof err);
+        if (!rw) {
+            fprintf (stderr, "shardbench %s: %s\n", who, err);
+            return NULL;
+        }
+        /* a run whose coordinator is gone is not reported as 'running' */
+        int stale = sb_resultdb_mark_interrupted (rw);
+        if (stale > 0)
+            sb_warn ("%d earlier run(s) in %s were left 'running' by a coordinator that is gone: marked 'interrupted'",
+                     stale, db_path);
+        sb_resultdb_destroy (&rw);
+        checked = 1;
     }
-    /* a run whose coordinator is gone is not reported as 'running' */
-    int stale = sb_resultdb_mark_interrupted (db);
-    if (stale > 0)
-        sb_warn ("%d earlier run(s) in %s were left 'running' by a coordinator that is gone: marked 'interrupted'",
-                 stale, db_path);
+    sb_resultdb_t *db = sb_resultdb_open_readonly (db_path, !checked, err, sizeof err);
+    if (!db)
+        fprintf (stderr, "shardbench %s: %s\n", who, err);
     return db;
 }
 

@@ -34,7 +34,7 @@ sb_report_print (sqlite3 *db, int64_t run_id, FILE *out)
     int rc = -1;
     if (sqlite3_prepare_v2 (db,
                             "SELECT kind, workload, status, error, accelerators, hosts, workers, seed, au_threshold,"
-                            " au_mean, passed, finished_at - started_at, config FROM runs WHERE id = ?", -1, &run, NULL) != SQLITE_OK
+                            " au_mean, passed, finished_at - started_at, config, db_locked_s FROM runs WHERE id = ?", -1, &run, NULL) != SQLITE_OK
         || sqlite3_bind_int64 (run, 1, run_id) != SQLITE_OK) {
         fprintf (stderr, "shardbench: report: %s\n", sqlite3_errmsg (db));
         goto done;
@@ -97,6 +97,9 @@ sb_report_print (sqlite3 *db, int64_t run_id, FILE *out)
     fprintf (out, "\n");
     if (sqlite3_column_type (run, 3) != SQLITE_NULL)
         fprintf (out, "  error: %s\n", sb_report_column_text (run, 3));
+    if (sqlite3_column_double (run, 13) > 0)
+        fprintf (out, "  note: the result database was locked by another process for %.1f s during this run;"
+                 " results were written late (timing was not affected)\n", sqlite3_column_double (run, 13));
     rc = 0;
 done:
     sqlite3_finalize (ep);

@@ -1,44 +1,238 @@
-/* resultdb: schema, prepared inserts, commit as rows arrive. */
+/* resultdb: schema, checks at open, and the writer thread.
+ *
+ * Rows are written by a thread of their own with its own connection, fed by
+ * messages over an inproc PAIR pipe without a high-water mark: a database
+ * that another process keeps locked delays the rows, never the event loop
+ * (its barriers, heartbeats and key pages), and never loses them. The
+ * writer retries a lock without limit up to --db-lock-timeout, tells the
+ * owner while it waits (NOTE), and counts the wait into runs.db_locked_s;
+ * past that limit, or on any other SQLite error, it says FAIL and the run
+ * fails naming the file. One atomic flag (s_writer_t.abandon) is shared:
+ * it stops a lock wait when the user interrupts, because the writer is then
+ * not reading its pipe. */
 #include "resultdb.h"
 #include "log.h"
 #include "util.h"
 
+#include <czmq.h>
+#include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <unistd.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 extern const char sb_results_sql[];
 
-struct sb_resultdb {
+/* A request is one ZeroMQ message: frame 0 its kind; for statements the
+ * SQL, the parameter format (one letter each) and one frame per parameter:
+ * 't' text, 'n' NULL (an empty frame), 'i' int64 and 'd' double (8 bytes,
+ * host order: the message never leaves the process); 'L' takes no frame: the
+ * writer binds the seconds it waited for locks since the run began. */
+#define S_REQ_EXEC  "X"     /* a statement */
+#define S_REQ_BEGIN "R"     /* a statement that starts a run: reply ID with its rowid */
+#define S_REQ_SYNC  "S"     /* reply SYNC once everything before it is committed */
+#define S_REQ_TERM  "$TERM" /* write what came before, then end */
+/* writer -> owner */
+#define S_REP_ID     "ID"       /* + int64 rowid (-1: not written) */
+#define S_REP_SYNC   "SYNC"     /* + int64 rows lost so far */
+#define S_REP_LOCKED "LOCKED"   /* + text: waiting for another process's lock */
+#define S_REP_NOTE   "NOTE"     /* + text: the lock is gone */
+#define S_REP_FAIL   "FAIL"     /* + text: rows were lost; the run must fail */
+
+#define S_CACHE 48
+
+/* One connection and its prepared statements, by SQL text. */
+typedef struct {
     sqlite3      *db;
+    char         *sql[S_CACHE];
+    sqlite3_stmt *st[S_CACHE];
+    size_t        n;
+} s_conn_t;
+
+typedef struct {
+    s_conn_t    conn;
+    zsock_t    *pipe;
+    char        path[1024];
+    double      lock_limit_s;   /* 0: wait forever */
+    double      run_locked_s;   /* lock waits since the last run began */
+    uint64_t    lost;           /* rows not written */
+    int         gave_up;        /* locked past the limit: every row is dropped, loudly */
+    atomic_int  abandon;        /* the owner was interrupted during a lock wait */
+} s_writer_t;
+
+struct sb_resultdb {
+    s_conn_t      conn;
+    char          path[1024];
     int           in_batch;
     double        batch_started;
-    sqlite3_stmt *ins_stats;
-    sqlite3_stmt *ins_rank_epoch;
+    s_writer_t   *writer;       /* NULL: writes run here, at once */
+    zsock_t      *pipe;
+    pthread_t     thread;
+    int           writer_locked;/* the writer waits for a lock (LOCKED, until NOTE) */
+    int           failed;       /* a row was lost */
+    char          error[1024];  /* the first failure */
+    void        (*keep_alive) (void *);
+    void         *keep_alive_arg;
 };
+
+static void
+s_hostname_init (char *host, size_t size)
+{
+    if (gethostname (host, size - 1) != 0)
+        snprintf (host, size, "localhost");
+    host[size - 1] = '\0';
+}
 
 static const char *
 s_hostname (void)
 {
     static char host[256];
-    if (!host[0] && gethostname (host, sizeof host - 1) != 0)
-        snprintf (host, sizeof host, "localhost");
+    if (!host[0])
+        s_hostname_init (host, sizeof host);
     return host;
 }
 
 sqlite3 *
 sb_resultdb_handle (sb_resultdb_t *self)
 {
-    return self->db;
+    return self->conn.db;
 }
 
 const char *
 sb_resultdb_errmsg (sb_resultdb_t *self)
 {
-    return sqlite3_errmsg (self->db);
+    return self->error[0] ? self->error : sqlite3_errmsg (self->conn.db);
+}
+
+const char *
+sb_resultdb_path (sb_resultdb_t *self)
+{
+    return self->path;
+}
+
+static void
+s_conn_fini (s_conn_t *c)
+{
+    for (size_t i = 0; i < c->n; i++) {
+        sqlite3_finalize (c->st[i]);
+        free (c->sql[i]);
+    }
+    c->n = 0;
+    if (c->db && sqlite3_close (c->db) != SQLITE_OK)
+        sb_warn ("closing the result database: %s", sqlite3_errmsg (c->db));
+    c->db = NULL;
+}
+
+/* The prepared statement for sql (cached), or NULL with the error in db. */
+static sqlite3_stmt *
+s_conn_prepare (s_conn_t *c, const char *sql)
+{
+    for (size_t i = 0; i < c->n; i++)
+        if (strcmp (c->sql[i], sql) == 0)
+            return c->st[i];
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v3 (c->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st, NULL) != SQLITE_OK)
+        return NULL;
+    if (c->n == S_CACHE) {      /* full: the oldest goes */
+        sqlite3_finalize (c->st[0]);
+        free (c->sql[0]);
+        memmove (c->st, c->st + 1, (S_CACHE - 1) * sizeof c->st[0]);
+        memmove (c->sql, c->sql + 1, (S_CACHE - 1) * sizeof c->sql[0]);
+        c->n--;
+    }
+    if (!(c->sql[c->n] = strdup (sql))) {
+        sqlite3_finalize (st);
+        return NULL;
+    }
+    c->st[c->n++] = st;
+    return st;
+}
+
+/* The text of frame f as a C string in buf (cut to size). */
+static const char *
+s_frame_text (zframe_t *f, char *buf, size_t size)
+{
+    size_t n = f ? zframe_size (f) : 0;
+    if (n >= size)
+        n = size - 1;
+    if (n)
+        memcpy (buf, zframe_data (f), n);
+    buf[n] = '\0';
+    return buf;
+}
+
+/* Run the statement of request msg (frames: kind, sql, fmt, parameters) on
+ * c. Returns SQLITE_DONE; SQLITE_BUSY or SQLITE_LOCKED when another
+ * connection holds the lock (run it again); another code with err set. */
+static int
+s_conn_run (s_conn_t *c, zmsg_t *msg, double locked_s, char *err, size_t err_size)
+{
+    zmsg_first (msg);
+    zframe_t *sqlf = zmsg_next (msg), *fmtf = zmsg_next (msg);
+    char *sql = sqlf ? zframe_strdup (sqlf) : NULL, *fmt = fmtf ? zframe_strdup (fmtf) : NULL;
+    int rc = SQLITE_NOMEM;
+    sqlite3_stmt *st = NULL;
+    if (!sql || !fmt) {
+        snprintf (err, err_size, "out of memory");
+        goto done;
+    }
+    if (!(st = s_conn_prepare (c, sql))) {
+        rc = sqlite3_errcode (c->db);
+        snprintf (err, err_size, "%s (%.80s)", sqlite3_errmsg (c->db), sql);
+        goto done;
+    }
+    rc = SQLITE_OK;
+    for (int i = 0; fmt[i] && rc == SQLITE_OK; i++) {
+        if (fmt[i] == 'L') {
+            rc = sqlite3_bind_double (st, i + 1, locked_s);
+            continue;
+        }
+        zframe_t *f = zmsg_next (msg);
+        int64_t v = 0;
+        double d = 0;
+        if (!f || ((fmt[i] == 'i' || fmt[i] == 'd') && zframe_size (f) != 8)) {
+            rc = SQLITE_MISUSE;
+            break;
+        }
+        switch (fmt[i]) {
+        case 't':
+            rc = sqlite3_bind_text (st, i + 1, zframe_size (f) ? (const char *) zframe_data (f) : "",
+                                    (int) zframe_size (f), SQLITE_TRANSIENT);
+            break;
+        case 'i':
+            memcpy (&v, zframe_data (f), sizeof v);
+            rc = sqlite3_bind_int64 (st, i + 1, v);
+            break;
+        case 'd':
+            memcpy (&d, zframe_data (f), sizeof d);
+            rc = sqlite3_bind_double (st, i + 1, d);
+            break;
+        default:
+            rc = sqlite3_bind_null (st, i + 1);
+        }
+    }
+    if (rc != SQLITE_OK) {
+        snprintf (err, err_size, "cannot bind the parameters: %s (%.80s)", rc == SQLITE_MISUSE ? "malformed request"
+                  : sqlite3_errmsg (c->db), sql);
+        goto done;
+    }
+    while ((rc = sqlite3_step (st)) == SQLITE_ROW)
+        ;
+    if (rc != SQLITE_DONE && (rc & 0xff) != SQLITE_BUSY && (rc & 0xff) != SQLITE_LOCKED)
+        snprintf (err, err_size, "%s (%.80s)", sqlite3_errmsg (c->db), sql);
+done:
+    if (st) {
+        sqlite3_reset (st);             /* its code repeats the step's */
+        sqlite3_clear_bindings (st);    /* always SQLITE_OK */
+    }
+    free (sql);
+    free (fmt);
+    return rc == SQLITE_DONE ? rc : rc & 0xff;
 }
 
 /* PRAGMA user_version of db, or -1. */
@@ -117,6 +311,14 @@ s_upgrade (sqlite3 *db, const char *path, char *err, size_t err_size)
              && sqlite3_exec (db, "ALTER TABLE epochs ADD COLUMN read_p50_ms REAL;"
                               " ALTER TABLE epochs ADD COLUMN read_p99_ms REAL;", NULL, NULL, &msg) != SQLITE_OK)
         what = "cannot upgrade the epochs table to version 7", rc = -1;
+    /* version 7 -> 8: how long rows waited for another process's lock
+     * (runs.db_locked_s) and each worker's clock offset (run_workers);
+     * older runs keep NULL */
+    else if (version >= 1 && version <= 7
+             && sqlite3_exec (db, "ALTER TABLE runs ADD COLUMN db_locked_s REAL;"
+                              " ALTER TABLE run_workers ADD COLUMN clock_offset_s REAL;"
+                              " ALTER TABLE run_workers ADD COLUMN clock_rtt_ms REAL;", NULL, NULL, &msg) != SQLITE_OK)
+        what = "cannot upgrade the runs and run_workers tables to version 8", rc = -1;
     else if (sqlite3_exec (db, sb_results_sql, NULL, NULL, &msg) != SQLITE_OK)
         what = "cannot apply schemas/results.sql", rc = -1;
     else {
@@ -134,38 +336,628 @@ s_upgrade (sqlite3 *db, const char *path, char *err, size_t err_size)
     return rc;
 }
 
+/* ---------------------------------------------------------------- writer */
+
+/* Send a reply of kind with a text or an int64 (text NULL) to the owner; a
+ * reply that cannot go is of no use to anyone: no retry. */
+static void
+s_writer_reply (s_writer_t *w, const char *kind, const char *text, int64_t value)
+{
+    zmsg_t *m = zmsg_new ();
+    if (!m)
+        return;
+    if (zmsg_addstr (m, kind) != 0 || (text ? zmsg_addstr (m, text) : zmsg_addmem (m, &value, sizeof value)) != 0
+        || zmsg_send (&m, w->pipe) != 0)
+        zmsg_destroy (&m);
+}
+
+static void
+s_writer_fail (s_writer_t *w, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));
+
+static void
+s_writer_fail (s_writer_t *w, const char *fmt, ...)
+{
+    char text[1536];
+    va_list ap;
+    va_start (ap, fmt);
+    vsnprintf (text, sizeof text, fmt, ap);
+    va_end (ap);
+    s_writer_reply (w, S_REP_FAIL, text, 0);
+}
+
+/* Take the write lock (BEGIN IMMEDIATE), waiting as long as another process
+ * holds it, up to the limit. Returns 0, or -1 (gave up, failed). */
+static int
+s_writer_lock (s_writer_t *w, size_t rows)
+{
+    uint64_t t0 = sb_mono_ns ();
+    double next_note = 1.0;
+    int waited = 0;
+    for (;;) {
+        char *msg = NULL;
+        int rc = sqlite3_exec (w->conn.db, "BEGIN IMMEDIATE", NULL, NULL, &msg);
+        double s = (double) (sb_mono_ns () - t0) / 1e9;
+        if (rc == SQLITE_OK) {
+            if (waited)
+                w->run_locked_s += s;
+            if (next_note > 1.0) {      /* it said LOCKED: say it is over */
+                char text[1400];
+                snprintf (text, sizeof text, "result database %s is writable again after %.1f s: the rows waiting"
+                          " are written late (timing was not affected)", w->path, s);
+                s_writer_reply (w, S_REP_NOTE, text, 0);
+            }
+            return 0;
+        }
+        if ((rc & 0xff) != SQLITE_BUSY && (rc & 0xff) != SQLITE_LOCKED) {
+            s_writer_fail (w, "result database %s: cannot start a transaction: %s", w->path, msg ? msg : "?");
+            sqlite3_free (msg);
+            return -1;
+        }
+        sqlite3_free (msg);
+        waited = 1;
+        if (atomic_load (&w->abandon)) {
+            w->gave_up = 1;
+            s_writer_fail (w, "result database %s was still locked by another process when the run was interrupted"
+                           " (%.0f s)", w->path, s);
+            return -1;
+        }
+        if (w->lock_limit_s > 0 && s > w->lock_limit_s) {
+            w->gave_up = 1;
+            s_writer_fail (w, "result database %s was locked by another process for more than %.0f s"
+                           " (--db-lock-timeout): results can no longer be written", w->path, w->lock_limit_s);
+            return -1;
+        }
+        if (s >= next_note) {
+            char text[1400];
+            snprintf (text, sizeof text, "result database %s is locked by another process (%.0f s so far): %zu or"
+                      " more rows wait in memory and will be written when it is released", w->path, s, rows);
+            s_writer_reply (w, S_REP_LOCKED, text, 0);
+            next_note = next_note < 10 ? 10 : next_note + 10;
+        }
+        /* the connection's busy timeout (50 ms) paces the retries */
+    }
+}
+
+/* Write one batch of requests in one transaction; replies after the commit. */
+static void
+s_writer_batch (s_writer_t *w, zmsg_t **batch, size_t n)
+{
+    size_t rows = 0;
+    for (size_t i = 0; i < n; i++) {
+        char kind[8];
+        s_frame_text (zmsg_first (batch[i]), kind, sizeof kind);
+        rows += !strcmp (kind, S_REQ_EXEC) || !strcmp (kind, S_REQ_BEGIN);
+    }
+    int open = rows && !w->gave_up && s_writer_lock (w, rows) == 0;
+    int64_t ids[n];
+    for (size_t i = 0; i < n; i++) {
+        char kind[8], err[1024];
+        ids[i] = -1;
+        s_frame_text (zmsg_first (batch[i]), kind, sizeof kind);
+        if (strcmp (kind, S_REQ_EXEC) != 0 && strcmp (kind, S_REQ_BEGIN) != 0)
+            continue;
+        if (!open) {
+            w->lost++;
+            continue;
+        }
+        int rc;
+        /* inside BEGIN IMMEDIATE a statement is not kept waiting; should
+         * one be, it is run again like the BEGIN */
+        while (((rc = s_conn_run (&w->conn, batch[i], w->run_locked_s, err, sizeof err)) == SQLITE_BUSY
+                || rc == SQLITE_LOCKED) && !atomic_load (&w->abandon))
+            ;
+        if (rc != SQLITE_DONE) {
+            w->lost++;
+            s_writer_fail (w, "result database %s: a row was not written: %s", w->path,
+                           rc == SQLITE_BUSY || rc == SQLITE_LOCKED ? "locked when the run was interrupted" : err);
+        }
+        else if (!strcmp (kind, S_REQ_BEGIN)) {
+            ids[i] = sqlite3_last_insert_rowid (w->conn.db);
+            w->run_locked_s = 0;
+        }
+    }
+    if (open) {
+        char *msg = NULL;
+        int rc;
+        while (((rc = sqlite3_exec (w->conn.db, "COMMIT", NULL, NULL, &msg)) & 0xff) == SQLITE_BUSY
+               && !atomic_load (&w->abandon)) {
+            sqlite3_free (msg);
+            msg = NULL;
+        }
+        if (rc != SQLITE_OK) {
+            w->lost += rows;
+            s_writer_fail (w, "result database %s: cannot commit %zu rows: %s", w->path, rows, msg ? msg : "?");
+            sqlite3_exec (w->conn.db, "ROLLBACK", NULL, NULL, NULL);    /* nothing left to do if it fails */
+            for (size_t i = 0; i < n; i++)
+                ids[i] = -1;
+        }
+        sqlite3_free (msg);
+    }
+    for (size_t i = 0; i < n; i++) {
+        char kind[8];
+        s_frame_text (zmsg_first (batch[i]), kind, sizeof kind);
+        if (!strcmp (kind, S_REQ_BEGIN))
+            s_writer_reply (w, S_REP_ID, NULL, ids[i]);
+        else if (!strcmp (kind, S_REQ_SYNC))
+            s_writer_reply (w, S_REP_SYNC, NULL, (int64_t) w->lost);
+    }
+}
+
+static void *
+s_writer_main (void *arg)
+{
+    s_writer_t *w = arg;
+    enum { MAX_BATCH = 4096 };
+    zmsg_t **batch = calloc (MAX_BATCH, sizeof *batch);
+    int term = 0;
+    while (!term && batch) {
+        zsock_set_rcvtimeo (w->pipe, -1);
+        zmsg_t *first = zmsg_recv (w->pipe);
+        if (!first)
+            continue;       /* EINTR: signals go to the owner; anything else ends the pipe */
+        size_t n = 0;
+        batch[n++] = first;
+        zsock_set_rcvtimeo (w->pipe, 0);
+        while (n < MAX_BATCH) {
+            char kind[8];
+            s_frame_text (zmsg_first (batch[n - 1]), kind, sizeof kind);
+            if (!strcmp (kind, S_REQ_TERM)) {
+                term = 1;
+                break;
+            }
+            zmsg_t *m = zmsg_recv (w->pipe);
+            if (!m)
+                break;
+            batch[n++] = m;
+        }
+        s_writer_batch (w, batch, n);
+        for (size_t i = 0; i < n; i++)
+            zmsg_destroy (&batch[i]);
+    }
+    free (batch);
+    return NULL;
+}
+
+/* The request kind for sql with parameters fmt (t n i d L) from ap. */
+static zmsg_t *
+s_request (const char *kind, const char *sql, const char *fmt, va_list ap)
+{
+    zmsg_t *m = zmsg_new ();
+    size_t n = strlen (fmt);
+    char *eff = malloc (n + 1);
+    int rc = m && eff ? 0 : -1;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        eff[i] = fmt[i];
+        switch (fmt[i]) {
+        case 't': {
+            const char *s = va_arg (ap, const char *);
+            if (!s)
+                eff[i] = 'n';
+            rc = zmsg_addmem (m, s ? s : "", s ? strlen (s) : 0);
+            break;
+        }
+        case 'i': {
+            int64_t v = va_arg (ap, int64_t);
+            rc = zmsg_addmem (m, &v, sizeof v);
+            break;
+        }
+        case 'd': {
+            double v = va_arg (ap, double);
+            rc = zmsg_addmem (m, &v, sizeof v);
+            break;
+        }
+        case 'L': break;
+        default:
+            eff[i] = 'n';
+            rc = zmsg_addmem (m, "", 0);
+        }
+    }
+    if (eff)
+        eff[n] = '\0';
+    if (rc != 0 || zmsg_pushstr (m, eff) != 0 || zmsg_pushstr (m, sql) != 0 || zmsg_pushstr (m, kind) != 0)
+        zmsg_destroy (&m);
+    free (eff);
+    return m;
+}
+
+static void
+s_set_failed (sb_resultdb_t *self, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));
+
+static void
+s_set_failed (sb_resultdb_t *self, const char *fmt, ...)
+{
+    if (!self->failed) {
+        va_list ap;
+        va_start (ap, fmt);
+        vsnprintf (self->error, sizeof self->error, fmt, ap);
+        va_end (ap);
+    }
+    self->failed = 1;
+}
+
+/* Handle one message from the writer; kind in kind (size 8), an int64
+ * payload in *value. */
+static void
+s_on_reply (sb_resultdb_t *self, zmsg_t *m, char *kind, int64_t *value)
+{
+    char text[1536];
+    s_frame_text (zmsg_first (m), kind, 8);
+    zframe_t *f = zmsg_next (m);
+    if (!strcmp (kind, S_REP_ID) || !strcmp (kind, S_REP_SYNC)) {
+        if (f && zframe_size (f) == sizeof *value)
+            memcpy (value, zframe_data (f), sizeof *value);
+    }
+    else if (!strcmp (kind, S_REP_LOCKED)) {
+        self->writer_locked = 1;
+        sb_warn ("%s", s_frame_text (f, text, sizeof text));
+    }
+    else if (!strcmp (kind, S_REP_NOTE)) {
+        self->writer_locked = 0;
+        sb_warn ("%s", s_frame_text (f, text, sizeof text));
+    }
+    else if (!strcmp (kind, S_REP_FAIL)) {
+        s_frame_text (f, text, sizeof text);
+        if (!self->failed)
+            sb_error ("%s", text);
+        s_set_failed (self, "%s", text);
+    }
+}
+
+int
+sb_resultdb_poll (sb_resultdb_t *self)
+{
+    if (!self->writer)
+        return self->failed ? -1 : 0;
+    zsock_set_rcvtimeo (self->pipe, 0);
+    zmsg_t *m;
+    while ((m = zmsg_recv (self->pipe))) {
+        char kind[8];
+        int64_t ignored;
+        s_on_reply (self, m, kind, &ignored);
+        zmsg_destroy (&m);
+    }
+    return self->failed ? -1 : 0;
+}
+
+/* Wait for the writer's reply of kind want; its int64 in *value. The
+ * keep-alive runs while it waits. */
+static void
+s_wait_reply (sb_resultdb_t *self, const char *want, int64_t *value)
+{
+    for (;;) {
+        zsock_set_rcvtimeo (self->pipe, 100);
+        zmsg_t *m = zmsg_recv (self->pipe);
+        if (!m) {
+            /* interrupted while another process holds the lock: stop
+             * waiting for it (the rows are lost, and said so) */
+            if (zsys_interrupted && self->writer_locked)
+                atomic_store (&self->writer->abandon, 1);
+            if (self->keep_alive)
+                self->keep_alive (self->keep_alive_arg);
+            continue;
+        }
+        char kind[8];
+        s_on_reply (self, m, kind, value);
+        zmsg_destroy (&m);
+        if (!strcmp (kind, want))
+            return;
+    }
+}
+
+/* Queue a request (writer), or run it here (no writer). *rowid: for
+ * S_REQ_BEGIN. Returns 0, or -1 with self->error. */
+static int
+s_submit (sb_resultdb_t *self, const char *kind, int64_t *rowid, const char *sql, const char *fmt, va_list ap)
+{
+    zmsg_t *m = s_request (kind, sql, fmt, ap);
+    if (!m) {
+        s_set_failed (self, "result database %s: out of memory queueing a row", self->path);
+        sb_error ("%s", self->error);
+        return -1;
+    }
+    if (self->writer) {
+        int is_begin = !strcmp (kind, S_REQ_BEGIN);
+        if (zmsg_send (&m, self->pipe) != 0) {
+            zmsg_destroy (&m);
+            s_set_failed (self, "result database %s: cannot queue a row for the writer: %s", self->path,
+                          zmq_strerror (zmq_errno ()));
+            sb_error ("%s", self->error);
+            return -1;
+        }
+        if (is_begin) {
+            *rowid = -1;
+            s_wait_reply (self, S_REP_ID, rowid);
+            if (*rowid < 0) {
+                if (!self->failed)
+                    s_set_failed (self, "result database %s: the run could not be written", self->path);
+                return -1;
+            }
+        }
+        return 0;
+    }
+    char err[1024];
+    int rc = s_conn_run (&self->conn, m, 0, err, sizeof err);
+    zmsg_destroy (&m);
+    if (rc != SQLITE_DONE) {
+        /* no writer (an in-memory database, or before the run): the
+         * caller fails on it; a lock gets the connection's busy timeout */
+        snprintf (self->error, sizeof self->error, "result database %s: %s", self->path,
+                  rc == SQLITE_BUSY || rc == SQLITE_LOCKED ? "locked by another process" : err);
+        sb_error ("%s", self->error);
+        return -1;
+    }
+    if (rowid)
+        *rowid = sqlite3_last_insert_rowid (self->conn.db);
+    return 0;
+}
+
+int
+sb_resultdb_exec (sb_resultdb_t *self, const char *sql, const char *fmt, ...)
+{
+    va_list ap;
+    va_start (ap, fmt);
+    int rc = s_submit (self, S_REQ_EXEC, NULL, sql, fmt, ap);
+    va_end (ap);
+    return rc;
+}
+
+int
+sb_resultdb_sync (sb_resultdb_t *self)
+{
+    if (!self->writer)
+        return self->failed ? -1 : 0;
+    zmsg_t *m = zmsg_new ();
+    if (!m || zmsg_addstr (m, S_REQ_SYNC) != 0 || zmsg_send (&m, self->pipe) != 0) {
+        zmsg_destroy (&m);
+        s_set_failed (self, "result database %s: cannot reach the writer", self->path);
+        return -1;
+    }
+    int64_t lost = 0;
+    s_wait_reply (self, S_REP_SYNC, &lost);
+    if (lost > 0) {
+        char first[sizeof self->error];
+        snprintf (first, sizeof first, "%s", self->error);
+        snprintf (self->error, sizeof self->error, "%lld result rows were not written: %s", (long long) lost, first);
+        self->failed = 1;
+    }
+    return self->failed ? -1 : 0;
+}
+
+void
+sb_resultdb_set_keep_alive (sb_resultdb_t *self, void (*fn) (void *), void *arg)
+{
+    self->keep_alive = fn;
+    self->keep_alive_arg = arg;
+}
+
+int
+sb_resultdb_start_writer (sb_resultdb_t *self, double lock_limit_s, char *err, size_t err_size)
+{
+    if (self->writer)
+        return 0;
+    const char *file = sqlite3_db_filename (self->conn.db, "main");
+    if (!file || !*file)
+        return 0;       /* in memory: one connection only, writes stay here */
+    s_writer_t *w = calloc (1, sizeof *w);
+    char endpoint[64];
+    snprintf (endpoint, sizeof endpoint, "inproc://sb-resultdb-%p", (void *) self);
+    if (!w) {
+        snprintf (err, err_size, "%s: out of memory", self->path);
+        return -1;
+    }
+    snprintf (w->path, sizeof w->path, "%s", self->path);
+    w->lock_limit_s = lock_limit_s;
+    atomic_init (&w->abandon, 0);
+    /* no high-water mark: a locked database holds rows in memory, it never
+     * blocks the sender nor drops a row */
+    self->pipe = zsock_new (ZMQ_PAIR);
+    w->pipe = zsock_new (ZMQ_PAIR);
+    if (!self->pipe || !w->pipe) {
+        snprintf (err, err_size, "%s: cannot create the writer's pipe: %s", self->path, zmq_strerror (zmq_errno ()));
+        goto fail;
+    }
+    zsock_set_sndhwm (self->pipe, 0);
+    zsock_set_rcvhwm (self->pipe, 0);
+    zsock_set_sndhwm (w->pipe, 0);
+    zsock_set_rcvhwm (w->pipe, 0);
+    zsock_set_linger (self->pipe, 0);
+    zsock_set_linger (w->pipe, 0);
+    if (zsock_bind (self->pipe, "%s", endpoint) != 0 || zsock_connect (w->pipe, "%s", endpoint) != 0) {
+        snprintf (err, err_size, "%s: cannot connect the writer's pipe: %s", self->path, zmq_strerror (zmq_errno ()));
+        goto fail;
+    }
+    if (sqlite3_open_v2 (file, &w->conn.db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK
+        || sqlite3_busy_timeout (w->conn.db, 50) != SQLITE_OK
+        || sqlite3_exec (w->conn.db, "PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=OFF", NULL, NULL, NULL) != SQLITE_OK) {
+        snprintf (err, err_size, "%s: cannot open the result database for writing: %s", self->path,
+                  w->conn.db ? sqlite3_errmsg (w->conn.db) : "out of memory");
+        goto fail;
+    }
+    /* signals belong to the main thread (the event loop checks them) */
+    sigset_t all, old;
+    sigfillset (&all);
+    pthread_sigmask (SIG_SETMASK, &all, &old);
+    int rc = pthread_create (&self->thread, NULL, s_writer_main, w);
+    pthread_sigmask (SIG_SETMASK, &old, NULL);
+    if (rc != 0) {
+        snprintf (err, err_size, "%s: cannot start the writer thread: %s", self->path, strerror (rc));
+        goto fail;
+    }
+    self->writer = w;
+    return 0;
+fail:
+    s_conn_fini (&w->conn);
+    zsock_destroy (&w->pipe);
+    zsock_destroy (&self->pipe);
+    free (w);
+    return -1;
+}
+
+/* End the writer once it has written everything queued (it gives up a lock
+ * after its limit, so this ends). */
+static void
+s_stop_writer (sb_resultdb_t *self)
+{
+    if (!self->writer)
+        return;
+    int failed = self->failed;
+    if (sb_resultdb_sync (self) != 0 && !failed)
+        sb_error ("%s", self->error);
+    zmsg_t *m = zmsg_new ();
+    int sent = m && zmsg_addstr (m, S_REQ_TERM) == 0 && zmsg_send (&m, self->pipe) == 0;
+    zmsg_destroy (&m);
+    if (sent) {
+        pthread_join (self->thread, NULL);
+        s_conn_fini (&self->writer->conn);
+        zsock_destroy (&self->writer->pipe);
+        free (self->writer);
+    }
+    else {
+        /* cannot happen short of memory: the thread keeps its state, and
+         * stops waiting for a lock */
+        atomic_store (&self->writer->abandon, 1);
+        sb_error ("result database %s: cannot stop the writer", self->path);
+    }
+    zsock_destroy (&self->pipe);
+    self->writer = NULL;
+}
+
+/* ---------------------------------------------------------------- open */
+
+/* Is the file sound? Its header and pages (PRAGMA quick_check) are read
+ * before any work, so that a corrupt file stops the command at once, named.
+ * Returns 0, or -1 with err. */
+static int
+s_check (sqlite3 *db, const char *path, char *err, size_t err_size)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2 (db, "PRAGMA quick_check(3)", -1, &st, NULL);
+    char found[512] = "";
+    size_t n = 0;
+    while (rc == SQLITE_OK && (rc = sqlite3_step (st)) == SQLITE_ROW) {
+        const unsigned char *t = sqlite3_column_text (st, 0);
+        if (n < sizeof found - 1)
+            n += (size_t) snprintf (found + n, sizeof found - n, "%s%s", n ? "; " : "", t ? (const char *) t : "?");
+        rc = SQLITE_OK;
+    }
+    int code = rc == SQLITE_DONE || rc == SQLITE_OK ? SQLITE_OK : sqlite3_errcode (db);
+    char why[512];
+    snprintf (why, sizeof why, "%s", code != SQLITE_OK ? sqlite3_errmsg (db) : found);
+    sqlite3_finalize (st);
+    if (code == SQLITE_OK && strcmp (found, "ok") == 0)
+        return 0;
+    if (code == SQLITE_OK || code == SQLITE_CORRUPT || code == SQLITE_NOTADB)
+        snprintf (err, err_size, "%s: the result database is %s (%s): move it aside or restore a copy; shardbench"
+                  " creates a new one when none exists", path,
+                  code == SQLITE_NOTADB ? "not a SQLite database, or its header is damaged" : "corrupt",
+                  code == SQLITE_OK ? why : why);
+    else
+        snprintf (err, err_size, "%s: cannot read the result database: %s", path, why);
+    return -1;
+}
+
+static sb_resultdb_t *
+s_new (const char *path, char *err, size_t err_size)
+{
+    sb_resultdb_t *self = calloc (1, sizeof *self);
+    if (!self)
+        snprintf (err, err_size, "%s: out of memory", path);
+    else
+        snprintf (self->path, sizeof self->path, "%s", path);
+    return self;
+}
+
 sb_resultdb_t *
 sb_resultdb_open (const char *path, char *err, size_t err_size)
 {
-    sb_resultdb_t *self = calloc (1, sizeof *self);
-    if (!self) {
-        snprintf (err, err_size, "%s: out of memory", path);
+    sb_resultdb_t *self = s_new (path, err, err_size);
+    if (!self)
         return NULL;
-    }
-    if (sqlite3_open_v2 (path, &self->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+    if (sqlite3_open_v2 (path, &self->conn.db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
         snprintf (err, err_size, "%s: cannot open result database: %s", path,
-                  self->db ? sqlite3_errmsg (self->db) : "out of memory");
+                  self->conn.db ? sqlite3_errmsg (self->conn.db) : "out of memory");
         goto fail;
     }
-    sqlite3_busy_timeout (self->db, 5000);
+    if (sqlite3_busy_timeout (self->conn.db, 5000) != SQLITE_OK || s_check (self->conn.db, path, err, err_size) != 0)
+        goto fail;
     char *msg = NULL;
-    if (sqlite3_exec (self->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=OFF;"
+    if (sqlite3_exec (self->conn.db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=OFF;"
                       " PRAGMA cache_size=-131072;",
                       NULL, NULL, &msg) != SQLITE_OK) {
         snprintf (err, err_size, "%s: cannot set up the result database: %s", path, msg ? msg : "?");
         sqlite3_free (msg);
         goto fail;
     }
-    if (s_upgrade (self->db, path, err, err_size) != 0)
+    if (s_upgrade (self->conn.db, path, err, err_size) != 0)
         goto fail;
-    if (sqlite3_prepare_v2 (self->db,
-                            "INSERT INTO timeseries (run_id, t, epoch, rank, samples, bytes, reads, read_s, compute_s)"
-                            " VALUES (?,?,?,?,?,?,?,?,?)", -1, &self->ins_stats, NULL) != SQLITE_OK
-        || sqlite3_prepare_v2 (self->db,
-                               "INSERT OR REPLACE INTO rank_epochs (run_id, epoch, rank, host, samples, batches, bytes,"
-                               " started_at, finished_at, compute_s, au, io_wait_s, barrier_s)"
-                               " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", -1, &self->ins_rank_epoch, NULL) != SQLITE_OK) {
-        snprintf (err, err_size, "%s: cannot prepare statements: %s", path, sqlite3_errmsg (self->db));
+    return self;
+fail:
+    sb_resultdb_destroy (&self);
+    return NULL;
+}
+
+/* path as a file: URI (RFC 3986 escapes for what SQLite would read as
+ * query or fragment). */
+static int
+s_uri (const char *path, const char *query, char *out, size_t size)
+{
+    size_t n = (size_t) snprintf (out, size, "file:");
+    for (const char *p = path; *p && n + 4 < size; p++) {
+        if (*p == '?' || *p == '#' || *p == '%')
+            n += (size_t) snprintf (out + n, size - n, "%%%02X", (unsigned char) *p);
+        else
+            out[n++] = *p;
+    }
+    if (n + strlen (query) + 1 >= size)
+        return -1;
+    snprintf (out + n, size - n, "%s", query);
+    return 0;
+}
+
+sb_resultdb_t *
+sb_resultdb_open_readonly (const char *path, int check, char *err, size_t err_size)
+{
+    sb_resultdb_t *self = s_new (path, err, err_size);
+    if (!self)
+        return NULL;
+    int version = -1;
+    if (sqlite3_open_v2 (path, &self->conn.db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK
+        && sqlite3_busy_timeout (self->conn.db, 5000) == SQLITE_OK)
+        version = s_user_version (self->conn.db);
+    int code = self->conn.db ? sqlite3_errcode (self->conn.db) : SQLITE_NOMEM;
+    if (version < 0 && (code == SQLITE_CANTOPEN || code == SQLITE_READONLY)) {
+        /* a WAL database in a folder we cannot write: its -shm index cannot
+         * be made, so read the file as it is (nobody can be writing it
+         * where we cannot either, short of its owner) */
+        char uri[3 * 1024 + 32];
+        s_conn_fini (&self->conn);
+        if (s_uri (path, "?immutable=1", uri, sizeof uri) == 0
+            && sqlite3_open_v2 (uri, &self->conn.db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL) == SQLITE_OK)
+            version = s_user_version (self->conn.db);
+    }
+    if (!self->conn.db) {
+        snprintf (err, err_size, "%s: cannot open result database: out of memory", path);
+        goto fail;
+    }
+    if (check && s_check (self->conn.db, path, err, err_size) != 0)
+        goto fail;
+    if (version < 0) {
+        snprintf (err, err_size, "%s: cannot read the result database: %s", path, sqlite3_errmsg (self->conn.db));
+        goto fail;
+    }
+    if (version == 0) {
+        snprintf (err, err_size, "%s: not a shardbench result database (schema version 0)", path);
+        goto fail;
+    }
+    if (version > SB_RESULTDB_VERSION) {
+        snprintf (err, err_size, "%s: result database schema version %d is newer than this shardbench (%d)", path,
+                  version, SB_RESULTDB_VERSION);
+        goto fail;
+    }
+    if (version < SB_RESULTDB_VERSION) {
+        snprintf (err, err_size, "%s: result database schema version %d must be upgraded to version %d before this"
+                  " shardbench can read it, which needs write access: run `shardbench report --db %s` once as a user"
+                  " who can write the file and its folder", path, version, SB_RESULTDB_VERSION, path);
         goto fail;
     }
     return self;
@@ -180,7 +972,7 @@ sb_resultdb_batch_begin (sb_resultdb_t *self)
     if (self->in_batch)
         return 0;
     char *msg = NULL;
-    if (sqlite3_exec (self->db, "BEGIN", NULL, NULL, &msg) != SQLITE_OK) {
+    if (sqlite3_exec (self->conn.db, "BEGIN", NULL, NULL, &msg) != SQLITE_OK) {
         sb_error ("result database: BEGIN: %s", msg ? msg : "?");
         sqlite3_free (msg);
         return -1;
@@ -197,7 +989,7 @@ sb_resultdb_flush (sb_resultdb_t *self)
         return 0;
     char *msg = NULL;
     self->in_batch = 0;
-    if (sqlite3_exec (self->db, "COMMIT", NULL, NULL, &msg) != SQLITE_OK) {
+    if (sqlite3_exec (self->conn.db, "COMMIT", NULL, NULL, &msg) != SQLITE_OK) {
         sb_error ("result database: COMMIT: %s", msg ? msg : "?");
         sqlite3_free (msg);
         return -1;
@@ -220,82 +1012,57 @@ sb_resultdb_destroy (sb_resultdb_t **self_p)
         return;
     sb_resultdb_t *self = *self_p;
     sb_resultdb_flush (self);
-    sqlite3_finalize (self->ins_stats);
-    sqlite3_finalize (self->ins_rank_epoch);
-    if (self->db && sqlite3_close (self->db) != SQLITE_OK)
-        sb_warn ("closing the result database: %s", sqlite3_errmsg (self->db));
+    s_stop_writer (self);
+    s_conn_fini (&self->conn);
     free (self);
     *self_p = NULL;
 }
 
-/* Run one statement with bound text/int/double arguments described by fmt:
- * 't' text (NULL allowed), 'i' int64, 'd' double, 'n' NULL. */
+/* ---------------------------------------------------------------- rows */
+
 static int
-s_exec (sb_resultdb_t *self, const char *sql, const char *fmt, ...)
+s_submitf (sb_resultdb_t *self, const char *kind, int64_t *rowid, const char *sql, const char *fmt, ...)
 {
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2 (self->db, sql, -1, &st, NULL) != SQLITE_OK) {
-        sb_error ("result database: %s: %s", sql, sqlite3_errmsg (self->db));
-        return -1;
-    }
     va_list ap;
     va_start (ap, fmt);
-    int rc = SQLITE_OK;
-    for (int i = 0; fmt[i] && rc == SQLITE_OK; i++) {
-        switch (fmt[i]) {
-        case 't': {
-            const char *s = va_arg (ap, const char *);
-            rc = s ? sqlite3_bind_text (st, i + 1, s, -1, SQLITE_TRANSIENT) : sqlite3_bind_null (st, i + 1);
-            break;
-        }
-        case 'i': rc = sqlite3_bind_int64 (st, i + 1, va_arg (ap, int64_t)); break;
-        case 'd': rc = sqlite3_bind_double (st, i + 1, va_arg (ap, double)); break;
-        default: rc = sqlite3_bind_null (st, i + 1); break;
-        }
-    }
+    int rc = s_submit (self, kind, rowid, sql, fmt, ap);
     va_end (ap);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_step (st);
-    if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
-        sb_error ("result database: %s", sqlite3_errmsg (self->db));
-        sqlite3_finalize (st);
-        return -1;
-    }
-    sqlite3_finalize (st);
-    return 0;
+    return rc;
 }
 
 int64_t
 sb_resultdb_run_begin (sb_resultdb_t *self, const sb_run_info_t *info)
 {
-    if (s_exec (self,
-                "INSERT INTO runs (kind, workload, config, status, started_at, accelerators, hosts, workers, seed,"
-                " au_threshold, coordinator_host, coordinator_pid) VALUES (?,?,?,'running',?,?,?,?,?,?,?,?)",
-                "tttdiiiidti", info->kind, info->workload, info->config, sb_now (), (int64_t) info->accelerators,
-                (int64_t) info->hosts, (int64_t) info->workers, (int64_t) info->seed, info->au_threshold,
-                s_hostname (), (int64_t) getpid ()) != 0)
+    int64_t id = -1;
+    if (s_submitf (self, S_REQ_BEGIN, &id,
+                   "INSERT INTO runs (kind, workload, config, status, started_at, accelerators, hosts, workers, seed,"
+                   " au_threshold, coordinator_host, coordinator_pid) VALUES (?,?,?,'running',?,?,?,?,?,?,?,?)",
+                   "tttdiiiidti", info->kind, info->workload, info->config, sb_now (), (int64_t) info->accelerators,
+                   (int64_t) info->hosts, (int64_t) info->workers, (int64_t) info->seed, info->au_threshold,
+                   s_hostname (), (int64_t) getpid ()) != 0)
         return -1;
-    int64_t id = sqlite3_last_insert_rowid (self->db);
     return sb_resultdb_flush (self) == 0 ? id : -1;     /* a run's start is never held back */
 }
 
 int
 sb_resultdb_run_hosts (sb_resultdb_t *self, int64_t run_id, uint64_t hosts, uint64_t workers)
 {
-    return s_exec (self, "UPDATE runs SET hosts = ?, workers = ? WHERE id = ?", "iii", (int64_t) hosts,
-                   (int64_t) workers, run_id);
+    return sb_resultdb_exec (self, "UPDATE runs SET hosts = ?, workers = ? WHERE id = ?", "iii", (int64_t) hosts,
+                             (int64_t) workers, run_id);
 }
 
 int
 sb_resultdb_run_finish (sb_resultdb_t *self, int64_t run_id, const char *status, const char *error)
 {
-    int rc = s_exec (self,
-                     "UPDATE runs SET status = ?, error = ?, finished_at = ?,"
-                     " au_mean = CASE WHEN kind = 'train' THEN (SELECT avg(au_mean) FROM epochs WHERE run_id = runs.id) END,"
-                     " passed = CASE WHEN kind = 'train' AND ? = 'succeeded' THEN"
-                     "   (SELECT avg(au_mean) FROM epochs WHERE run_id = runs.id) >= au_threshold - 1e-12 END"
-                     " WHERE id = ?",
-                     "ttdti", status, error, sb_now (), status, run_id);
+    /* db_locked_s: bound by the writer when it runs this, after any wait
+     * for the lock of this very transaction */
+    int rc = sb_resultdb_exec (self,
+                               "UPDATE runs SET status = ?, error = ?, finished_at = ?, db_locked_s = ?,"
+                               " au_mean = CASE WHEN kind = 'train' THEN (SELECT avg(au_mean) FROM epochs WHERE run_id = runs.id) END,"
+                               " passed = CASE WHEN kind = 'train' AND ? = 'succeeded' THEN"
+                               "   (SELECT avg(au_mean) FROM epochs WHERE run_id = runs.id) >= au_threshold - 1e-12 END"
+                               " WHERE id = ?",
+                               "ttdLti", status, error, sb_now (), status, run_id);
     if (sb_resultdb_flush (self) != 0)
         rc = -1;
     return rc;
@@ -305,59 +1072,57 @@ int
 sb_resultdb_add_worker (sb_resultdb_t *self, int64_t run_id, uint64_t worker, const char *host, uint64_t pid,
                         uint64_t ranks, uint64_t first_rank, uint64_t cores, uint64_t memory)
 {
-    return s_exec (self,
-                   "INSERT OR REPLACE INTO run_workers (run_id, worker, host, pid, ranks, first_rank, cores, memory)"
-                   " VALUES (?,?,?,?,?,?,?,?)",
-                   "iitiiiii", run_id, (int64_t) worker, host, (int64_t) pid, (int64_t) ranks, (int64_t) first_rank,
-                   (int64_t) cores, (int64_t) memory);
+    return sb_resultdb_exec (self,
+                             "INSERT OR REPLACE INTO run_workers (run_id, worker, host, pid, ranks, first_rank, cores,"
+                             " memory) VALUES (?,?,?,?,?,?,?,?)",
+                             "iitiiiii", run_id, (int64_t) worker, host, (int64_t) pid, (int64_t) ranks,
+                             (int64_t) first_rank, (int64_t) cores, (int64_t) memory);
+}
+
+int
+sb_resultdb_worker_clock (sb_resultdb_t *self, int64_t run_id, uint64_t worker, double offset_s, double rtt_ms)
+{
+    return sb_resultdb_exec (self, "UPDATE run_workers SET clock_offset_s = ?, clock_rtt_ms = ? WHERE run_id = ?"
+                             " AND worker = ?", "ddii", offset_s, rtt_ms, run_id, (int64_t) worker);
 }
 
 int
 sb_resultdb_add_rank_epoch (sb_resultdb_t *self, int64_t run_id, const sb_rank_epoch_t *re)
 {
-    sqlite3_stmt *st = self->ins_rank_epoch;
-    sqlite3_reset (st);
-    int rc = sqlite3_bind_int64 (st, 1, run_id);
-    rc |= sqlite3_bind_int64 (st, 2, (int64_t) re->epoch);
-    rc |= sqlite3_bind_int64 (st, 3, (int64_t) re->rank);
-    rc |= sqlite3_bind_text (st, 4, re->host ? re->host : "?", -1, SQLITE_TRANSIENT);
-    rc |= sqlite3_bind_int64 (st, 5, (int64_t) re->samples);
-    rc |= sqlite3_bind_int64 (st, 6, (int64_t) re->batches);
-    rc |= sqlite3_bind_int64 (st, 7, (int64_t) re->bytes);
-    rc |= sqlite3_bind_double (st, 8, re->started_at);
-    rc |= sqlite3_bind_double (st, 9, re->finished_at);
-    rc |= sqlite3_bind_double (st, 10, re->compute_s);
-    rc |= re->has_au ? sqlite3_bind_double (st, 11, re->au) : sqlite3_bind_null (st, 11);
-    rc |= sqlite3_bind_double (st, 12, re->io_wait_s);
-    rc |= sqlite3_bind_double (st, 13, re->barrier_s);
-    if (rc != SQLITE_OK || sqlite3_step (st) != SQLITE_DONE) {
-        sb_error ("result database: rank_epochs: %s", sqlite3_errmsg (self->db));
-        return -1;
-    }
-    return 0;
+    static const char sql[] = "INSERT OR REPLACE INTO rank_epochs (run_id, epoch, rank, host, samples, batches, bytes,"
+                              " started_at, finished_at, compute_s, au, io_wait_s, barrier_s)"
+                              " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)";
+    const char *host = re->host ? re->host : "?";
+    if (re->has_au)
+        return sb_resultdb_exec (self, sql, "iiitiiidddddd", run_id, (int64_t) re->epoch, (int64_t) re->rank, host,
+                                 (int64_t) re->samples, (int64_t) re->batches, (int64_t) re->bytes, re->started_at,
+                                 re->finished_at, re->compute_s, re->au, re->io_wait_s, re->barrier_s);
+    return sb_resultdb_exec (self, sql, "iiitiiidddndd", run_id, (int64_t) re->epoch, (int64_t) re->rank, host,
+                             (int64_t) re->samples, (int64_t) re->batches, (int64_t) re->bytes, re->started_at,
+                             re->finished_at, re->compute_s, re->io_wait_s, re->barrier_s);
 }
 
 int
 sb_resultdb_close_epoch (sb_resultdb_t *self, int64_t run_id, uint64_t epoch, uint64_t dropped,
                          uint64_t batches, int with_au)
 {
-    return s_exec (self,
-                   "INSERT OR REPLACE INTO epochs (run_id, epoch, samples, dropped, bytes, duration_s, samples_per_s,"
-                   " mib_per_s, mb_per_s, au_mean, batches)"
-                   " SELECT ?1, ?2, sum(samples), ?3, sum(bytes), max(finished_at) - min(started_at),"
-                   "  sum(samples) / max(max(finished_at) - min(started_at), 1e-9),"
-                   "  sum(bytes) / 1048576.0 / max(max(finished_at) - min(started_at), 1e-9),"
-                   "  sum(bytes) / 1e6 / max(max(finished_at) - min(started_at), 1e-9),"
-                   "  CASE WHEN ?4 THEN avg(au) END, ?5"
-                   " FROM rank_epochs WHERE run_id = ?1 AND epoch = ?2",
-                   "iiiii", run_id, (int64_t) epoch, (int64_t) dropped, (int64_t) with_au, (int64_t) batches);
+    return sb_resultdb_exec (self,
+                             "INSERT OR REPLACE INTO epochs (run_id, epoch, samples, dropped, bytes, duration_s,"
+                             " samples_per_s, mib_per_s, mb_per_s, au_mean, batches)"
+                             " SELECT ?1, ?2, sum(samples), ?3, sum(bytes), max(finished_at) - min(started_at),"
+                             "  sum(samples) / max(max(finished_at) - min(started_at), 1e-9),"
+                             "  sum(bytes) / 1048576.0 / max(max(finished_at) - min(started_at), 1e-9),"
+                             "  sum(bytes) / 1e6 / max(max(finished_at) - min(started_at), 1e-9),"
+                             "  CASE WHEN ?4 THEN avg(au) END, ?5"
+                             " FROM rank_epochs WHERE run_id = ?1 AND epoch = ?2",
+                             "iiiii", run_id, (int64_t) epoch, (int64_t) dropped, (int64_t) with_au, (int64_t) batches);
 }
 
 int
 sb_resultdb_epoch_barrier (sb_resultdb_t *self, int64_t run_id, uint64_t epoch, double p50_ms, double p99_ms)
 {
-    return s_exec (self, "UPDATE epochs SET barrier_p50_ms = ?, barrier_p99_ms = ? WHERE run_id = ? AND epoch = ?",
-                   "ddii", p50_ms, p99_ms, run_id, (int64_t) epoch);
+    return sb_resultdb_exec (self, "UPDATE epochs SET barrier_p50_ms = ?, barrier_p99_ms = ? WHERE run_id = ?"
+                             " AND epoch = ?", "ddii", p50_ms, p99_ms, run_id, (int64_t) epoch);
 }
 
 int
@@ -370,61 +1135,51 @@ sb_resultdb_epoch_read_latency (sb_resultdb_t *self, int64_t run_id, uint64_t ep
             continue;
         uint64_t low = sb_histogram_bucket_low (b);
         uint64_t high = b + 1 < SB_HISTOGRAM_BUCKETS ? sb_histogram_bucket_low (b + 1) : low + 1;
-        if (s_exec (self, "INSERT OR REPLACE INTO read_latency (run_id, epoch, bucket_low_us, bucket_high_us, count)"
-                    " VALUES (?,?,?,?,?)", "iiiii", run_id, (int64_t) epoch, (int64_t) low, (int64_t) high,
-                    (int64_t) h->counts[b]) != 0)
+        if (sb_resultdb_exec (self, "INSERT OR REPLACE INTO read_latency (run_id, epoch, bucket_low_us, bucket_high_us,"
+                              " count) VALUES (?,?,?,?,?)", "iiiii", run_id, (int64_t) epoch, (int64_t) low,
+                              (int64_t) high, (int64_t) h->counts[b]) != 0)
             return -1;
     }
-    return s_exec (self, "UPDATE epochs SET read_p50_ms = ?, read_p99_ms = ? WHERE run_id = ? AND epoch = ?", "ddii",
-                   sb_histogram_quantile (h, 0.5) / 1000, sb_histogram_quantile (h, 0.99) / 1000, run_id,
-                   (int64_t) epoch);
+    return sb_resultdb_exec (self, "UPDATE epochs SET read_p50_ms = ?, read_p99_ms = ? WHERE run_id = ? AND epoch = ?",
+                             "ddii", sb_histogram_quantile (h, 0.5) / 1000, sb_histogram_quantile (h, 0.99) / 1000,
+                             run_id, (int64_t) epoch);
 }
 
 int
 sb_resultdb_add_stats (sb_resultdb_t *self, int64_t run_id, double t, uint64_t epoch, uint64_t rank,
                        uint64_t samples, uint64_t bytes, uint64_t reads, double read_s, double compute_s)
 {
-    sqlite3_stmt *st = self->ins_stats;
-    sqlite3_reset (st);
-    int rc = sqlite3_bind_int64 (st, 1, run_id);
-    rc |= sqlite3_bind_double (st, 2, t);
-    rc |= sqlite3_bind_int64 (st, 3, (int64_t) epoch);
-    rc |= sqlite3_bind_int64 (st, 4, (int64_t) rank);
-    rc |= sqlite3_bind_int64 (st, 5, (int64_t) samples);
-    rc |= sqlite3_bind_int64 (st, 6, (int64_t) bytes);
-    rc |= sqlite3_bind_int64 (st, 7, (int64_t) reads);
-    rc |= sqlite3_bind_double (st, 8, read_s);
-    rc |= sqlite3_bind_double (st, 9, compute_s);
-    if (rc != SQLITE_OK || sqlite3_step (st) != SQLITE_DONE) {
-        sb_error ("result database: timeseries: %s", sqlite3_errmsg (self->db));
-        return -1;
-    }
-    return 0;
+    return sb_resultdb_exec (self, "INSERT INTO timeseries (run_id, t, epoch, rank, samples, bytes, reads, read_s,"
+                             " compute_s) VALUES (?,?,?,?,?,?,?,?,?)", "idiiiiidd", run_id, t, (int64_t) epoch,
+                             (int64_t) rank, (int64_t) samples, (int64_t) bytes, (int64_t) reads, read_s, compute_s);
 }
 
 int
 sb_resultdb_add_error (sb_resultdb_t *self, int64_t run_id, int64_t rank, const char *host, const char *op,
                        const char *target, int64_t errno_val, const char *message)
 {
-    if (rank < 0)
-        return s_exec (self, "INSERT INTO errors (run_id, t, rank, host, op, target, errno_val, message)"
-                       " VALUES (?,?,NULL,?,?,?,?,?)", "idtttit", run_id, sb_now (), host, op, target, errno_val, message);
-    return s_exec (self, "INSERT INTO errors (run_id, t, rank, host, op, target, errno_val, message)"
-                   " VALUES (?,?,?,?,?,?,?,?)", "iditttit", run_id, sb_now (), rank, host, op, target, errno_val,
-                   message);
+    return sb_resultdb_add_error_detail (self, run_id, rank, host, op, target, errno_val, message, NULL);
 }
 
 int
 sb_resultdb_add_error_detail (sb_resultdb_t *self, int64_t run_id, int64_t rank, const char *host, const char *op,
                               const char *target, int64_t errno_val, const char *message, const sb_error_detail_t *d)
 {
-    if (sb_resultdb_add_error (self, run_id, rank, host, op, target, errno_val, message) != 0)
-        return -1;
-    if (!d)
-        return 0;
-    return s_exec (self, "UPDATE errors SET endpoint = ?, http_status = ?, s3_code = ?, curl_code = ?, attempt = ?"
-                   " WHERE rowid = last_insert_rowid()", "titii", d->endpoint && *d->endpoint ? d->endpoint : NULL,
-                   d->http_status, d->s3_code && *d->s3_code ? d->s3_code : NULL, d->curl_code, d->attempt);
+    /* one statement: an UPDATE of "the row just inserted" would hit
+     * another row if the insert had failed */
+    static const char sql[] = "INSERT INTO errors (run_id, t, rank, host, op, target, errno_val, message, endpoint,"
+                              " http_status, s3_code, curl_code, attempt) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)";
+    const char *endpoint = d && d->endpoint && *d->endpoint ? d->endpoint : NULL;
+    const char *s3_code = d && d->s3_code && *d->s3_code ? d->s3_code : NULL;
+    if (rank < 0 && d)
+        return sb_resultdb_exec (self, sql, "idntttittitii", run_id, sb_now (), host, op, target, errno_val, message,
+                                 endpoint, d->http_status, s3_code, d->curl_code, d->attempt);
+    if (rank < 0)
+        return sb_resultdb_exec (self, sql, "idntttitnnnnn", run_id, sb_now (), host, op, target, errno_val, message);
+    if (d)
+        return sb_resultdb_exec (self, sql, "iditttittitii", run_id, sb_now (), rank, host, op, target, errno_val,
+                                 message, endpoint, d->http_status, s3_code, d->curl_code, d->attempt);
+    return sb_resultdb_exec (self, sql, "iditttitnnnnn", run_id, sb_now (), rank, host, op, target, errno_val, message);
 }
 
 int
@@ -432,11 +1187,11 @@ sb_resultdb_add_endpoint (sb_resultdb_t *self, int64_t run_id, const char *endpo
                           uint64_t bytes, uint64_t errors, uint64_t retries, double mean_ms, double p50_ms,
                           double p90_ms, double p99_ms, double max_ms)
 {
-    return s_exec (self,
-                   "INSERT OR REPLACE INTO endpoints (run_id, endpoint, requests, bytes, errors, retries, mean_ms,"
-                   " p50_ms, p90_ms, p99_ms, max_ms) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                   "itiiiiddddd", run_id, endpoint, (int64_t) requests, (int64_t) bytes, (int64_t) errors,
-                   (int64_t) retries, mean_ms, p50_ms, p90_ms, p99_ms, max_ms);
+    return sb_resultdb_exec (self,
+                             "INSERT OR REPLACE INTO endpoints (run_id, endpoint, requests, bytes, errors, retries,"
+                             " mean_ms, p50_ms, p90_ms, p99_ms, max_ms) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                             "itiiiiddddd", run_id, endpoint, (int64_t) requests, (int64_t) bytes, (int64_t) errors,
+                             (int64_t) retries, mean_ms, p50_ms, p90_ms, p99_ms, max_ms);
 }
 
 int
@@ -446,7 +1201,7 @@ sb_resultdb_mark_interrupted (sb_resultdb_t *self)
      * is gone, or ran elsewhere (we cannot ask) and has not finished: only
      * the former is safe to decide here. */
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2 (self->db, "SELECT id, coordinator_pid FROM runs WHERE status = 'running'"
+    if (sqlite3_prepare_v2 (self->conn.db, "SELECT id, coordinator_pid FROM runs WHERE status = 'running'"
                             " AND coordinator_host = ?", -1, &st, NULL) != SQLITE_OK
         || sqlite3_bind_text (st, 1, s_hostname (), -1, SQLITE_TRANSIENT) != SQLITE_OK) {
         sqlite3_finalize (st);
@@ -460,7 +1215,7 @@ sb_resultdb_mark_interrupted (sb_resultdb_t *self)
             continue;   /* still running */
         /* it ended, as far as anyone knows, with the last thing it recorded
          * (not now: the report's "after N s" would count the time since) */
-        if (s_exec (self, "UPDATE runs SET status = 'interrupted', finished_at = max(started_at,"
+        if (sb_resultdb_exec (self, "UPDATE runs SET status = 'interrupted', finished_at = max(started_at,"
                     " coalesce((SELECT max(t) FROM timeseries WHERE run_id = ?1), 0),"
                     " coalesce((SELECT max(finished_at) FROM rank_epochs WHERE run_id = ?1), 0),"
                     " coalesce((SELECT max(t) FROM errors WHERE run_id = ?1), 0)),"

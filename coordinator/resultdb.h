@@ -1,7 +1,13 @@
-/* resultdb: the result database (schemas/results.sql) and its writers.
+/* resultdb: the result database (schemas/results.sql) and its writer.
  *
- * Every row is committed when it arrives (WAL, synchronous=NORMAL), so a
- * coordinator that dies loses at most the rows of the moment. */
+ * A file is checked when opened (header, PRAGMA quick_check, schema
+ * version). Once sb_resultdb_start_writer ran, every row goes to a writer
+ * thread with its own connection and is committed as it arrives (WAL,
+ * synchronous=NORMAL), so a coordinator that dies loses at most the rows of
+ * the moment and a database locked by another process delays rows, never
+ * the caller: the writer retries the lock up to its limit and counts the wait
+ * into runs.db_locked_s. Without a writer (in-memory databases) rows are
+ * written at once on the caller's connection. */
 #ifndef SB_RESULTDB_H
 #define SB_RESULTDB_H
 
@@ -13,16 +19,49 @@
 
 typedef struct sb_resultdb sb_resultdb_t;
 
-#define SB_RESULTDB_VERSION 7
+#define SB_RESULTDB_VERSION 8
 
-/* Open (creating when absent) the database at path and apply the schema.
+/* Open (creating when absent) the database at path for writing, check it
+ * (a corrupt file is an error naming it) and apply or upgrade the schema.
  * Returns NULL with a reason in err. */
 sb_resultdb_t *sb_resultdb_open (const char *path, char *err, size_t err_size);
-/* Close; accepts NULL and nulls the pointer. */
+/* Open path read-only (reports): no write access needed, to the file or its
+ * folder. check: run the checks of sb_resultdb_open first. A database of an
+ * older schema is an error saying it needs upgrading with write access.
+ * Returns NULL with a reason in err. */
+sb_resultdb_t *sb_resultdb_open_readonly (const char *path, int check, char *err, size_t err_size);
+/* Stop the writer (once everything queued is written, or it gave up) and
+ * close; accepts NULL and nulls the pointer. */
 void sb_resultdb_destroy (sb_resultdb_t **self_p);
 
-/* The SQLite handle (borrowed), for the catalog and reports. */
+/* Write rows from now on in a thread of their own (file databases only;
+ * nothing happens for an in-memory one). lock_limit_s: how long rows may
+ * wait for another process's lock before the writer gives up and says so
+ * (0: forever). Returns 0, or -1 with err. */
+int sb_resultdb_start_writer (sb_resultdb_t *self, double lock_limit_s, char *err, size_t err_size);
+/* Take the writer's news without waiting: a lock wait and its end are
+ * logged as warnings. Returns -1 once a row was lost (the writer gave up on
+ * a lock or SQLite failed; sb_resultdb_errmsg says why), else 0. */
+int sb_resultdb_poll (sb_resultdb_t *self);
+/* Wait until every row queued so far is committed, running the keep-alive
+ * meanwhile. Returns -1 when a row was lost (sb_resultdb_errmsg), else 0. */
+int sb_resultdb_sync (sb_resultdb_t *self);
+/* fn(arg) runs about every 100 ms while sb_resultdb_sync or
+ * sb_resultdb_run_begin waits for the writer (heartbeats); NULL: none. */
+void sb_resultdb_set_keep_alive (sb_resultdb_t *self, void (*fn) (void *), void *arg);
+/* Queue one statement (run it at once without a writer). fmt has one
+ * letter per parameter, passed after it: 't' const char * (NULL: SQL NULL),
+ * 'i' int64_t, 'd' double, 'n' SQL NULL (no argument), 'L' the seconds the
+ * writer waited for other processes' locks since the run began (no
+ * argument). Returns 0, or -1 when the row could not be queued (or, without
+ * a writer, written). */
+int sb_resultdb_exec (sb_resultdb_t *self, const char *sql, const char *fmt, ...);
+
+/* The SQLite handle of the caller's connection (borrowed), for the catalog
+ * and reports: rows queued to the writer are there after sb_resultdb_sync. */
 sqlite3 *sb_resultdb_handle (sb_resultdb_t *self);
+/* The path the database was opened with (borrowed). */
+const char *sb_resultdb_path (sb_resultdb_t *self);
 
 typedef struct {
     const char *kind;           /* "train" | "datagen" */
@@ -35,16 +74,21 @@ typedef struct {
     double      au_threshold;
 } sb_run_info_t;
 
-/* Insert a run with status 'running'; returns its id, or -1. */
+/* Insert a run with status 'running'; returns its id, or -1. With a
+ * writer this waits for it (the keep-alive runs meanwhile). */
 int64_t sb_resultdb_run_begin (sb_resultdb_t *self, const sb_run_info_t *info);
 /* Record host and worker counts once every worker has joined. */
 int sb_resultdb_run_hosts (sb_resultdb_t *self, int64_t run_id, uint64_t hosts, uint64_t workers);
 /* Close a run: status and (nullable) error; computes au_mean and passed for
- * train runs from the epochs table. */
+ * train runs from the epochs table, and records db_locked_s. */
 int sb_resultdb_run_finish (sb_resultdb_t *self, int64_t run_id, const char *status, const char *error);
 
 int sb_resultdb_add_worker (sb_resultdb_t *self, int64_t run_id, uint64_t worker, const char *host,
                             uint64_t pid, uint64_t ranks, uint64_t first_rank, uint64_t cores, uint64_t memory);
+
+/* The clock of a worker against the coordinator's: offset_s = worker clock
+ * minus coordinator clock, measured over a round trip of rtt_ms. */
+int sb_resultdb_worker_clock (sb_resultdb_t *self, int64_t run_id, uint64_t worker, double offset_s, double rtt_ms);
 
 typedef struct {
     uint64_t epoch, rank, samples, batches, bytes;
@@ -97,17 +141,19 @@ int sb_resultdb_add_endpoint (sb_resultdb_t *self, int64_t run_id, const char *e
  * returns how many, or -1. */
 int sb_resultdb_mark_interrupted (sb_resultdb_t *self);
 
-/* Batching: while a batch is open every write (and every catalog lookup)
- * runs inside one transaction, which sb_resultdb_flush_if_due commits once
- * a second: per-statement locking and page-cache revalidation would
- * otherwise cost more than the work itself at 10^6 lookups per second. A
- * crash loses at most the last second of rows, as DESIGN.md allows.
- * Listing (catalog.c) runs with no batch open. Return 0 or -1. */
+/* Batching on the caller's connection: while a batch is open every catalog
+ * lookup (and, without a writer, every write) runs inside one transaction,
+ * which sb_resultdb_flush_if_due ends once a second: per-statement locking
+ * and page-cache revalidation would otherwise cost more than the work
+ * itself at 10^6 lookups per second. A crash loses at most the last second
+ * of rows, as DESIGN.md allows. Listing (catalog.c) runs with no batch
+ * open. Return 0 or -1. */
 int sb_resultdb_batch_begin (sb_resultdb_t *self);
 int sb_resultdb_flush (sb_resultdb_t *self);
 int sb_resultdb_flush_if_due (sb_resultdb_t *self);
 
-/* Last SQLite error text of the handle (borrowed). */
+/* The first failure of a write (or the last SQLite error of the handle);
+ * borrowed. */
 const char *sb_resultdb_errmsg (sb_resultdb_t *self);
 
 #endif

@@ -40,6 +40,11 @@ typedef struct {
     uint64_t  steps_reached;/* STEP messages received this epoch */
     double    last_seen;
     int       gone;
+    /* the worker's clock minus ours (NTP-style over WELCOME and READY): its
+     * RANK_DONE times are corrected by it */
+    double    welcome_sent_at;
+    double    clock_offset, clock_rtt;
+    int       clock_known;
 } s_worker_t;
 
 typedef enum { S_PHASE_NONE, S_PHASE_DATAGEN, S_PHASE_TRAIN, S_PHASE_CHECKPOINT } s_phase_t;
@@ -75,6 +80,10 @@ typedef struct {
     sb_histogram_t  barrier_latency;/* this epoch, merged from RANK_DONE */
     sb_histogram_t  read_latency;   /* this epoch, merged from RANK_DONE */
     uint64_t        barrier_arrived;
+    /* this epoch's totals, from RANK_DONE (the epochs row is the writer's;
+     * the log line must not wait for it) */
+    uint64_t        ep_samples, ep_bytes, ep_ranks;
+    double          ep_first_start, ep_last_finish, ep_au_sum;
     sb_ckpt_plan_t  ckpt;           /* checkpoint: bytes per rank */
     const char     *ckpt_op;        /* "write" | "read" during a checkpoint phase */
     uint64_t        ckpt_index;     /* checkpoint number of that phase */
@@ -219,8 +228,10 @@ static void
 s_record_error (s_session_t *self, int64_t rank, const char *host, const char *op, const char *target,
                 int64_t errno_val, const char *message)
 {
-    if (self->run_id > 0)
-        sb_resultdb_add_error (self->o->db, self->run_id, rank, host, op, target, errno_val, message);
+    /* a row that cannot be queued is an error of its own (logged) */
+    if (self->run_id > 0 && sb_resultdb_add_error (self->o->db, self->run_id, rank, host, op, target, errno_val,
+                                                   message) != 0)
+        s_fail (self, "%s", sb_resultdb_errmsg (self->o->db));
 }
 
 /* A worker that can no longer be reached: its ranks, host, pid and the time
@@ -302,15 +313,40 @@ s_on_hello (s_session_t *self, zframe_t *identity, sb_msg_hello_t *m)
     char span[64];
     sb_info ("worker %llu joined: %s pid %llu, %s", (unsigned long long) w->id, w->host,
              (unsigned long long) w->pid, s_rank_span (w, span, sizeof span));
+    w->welcome_sent_at = sb_now ();
     s_send (self, w, &reply);   /* borrowed strings: only the endpoints array is ours */
     free (r->endpoints.items);
 }
 
-/* READY: the worker's preflight failures become rows of one table. */
+/* The worker's clock offset from one round trip: WELCOME sent (c0, ours),
+ * received (w1, its), READY sent (w2, its), received (c3, ours). The offset
+ * is right within half the round trip (c3 - c0) - (w2 - w1). */
+static void
+s_measure_clock (s_session_t *self, s_worker_t *w, const sb_msg_ready_t *m)
+{
+    double c0 = w->welcome_sent_at, c3 = sb_now (), w1 = m->welcome_received_at, w2 = m->sent_at;
+    double rtt = (c3 - c0) - (w2 - w1), offset = ((w1 - c0) + (w2 - c3)) / 2;
+    if (!(isfinite (w1) && isfinite (w2) && w1 > 0 && w2 >= w1 && rtt > -1e-3 && isfinite (offset))) {
+        sb_warn ("worker %llu on %s sent clock times that make no sense (WELCOME received at %.6f, READY sent at"
+                 " %.6f): its times are taken as they are", (unsigned long long) w->id, w->host, w1, w2);
+        return;
+    }
+    w->clock_offset = offset;
+    w->clock_rtt = rtt > 0 ? rtt : 0;
+    w->clock_known = 1;
+    if (fabs (offset) > 0.05 && fabs (offset) > w->clock_rtt)
+        sb_warn ("worker %llu on %s: its clock is %.3f s %s the coordinator's (measured within %.1f ms): its rank"
+                 " times are corrected", (unsigned long long) w->id, w->host, fabs (offset),
+                 offset > 0 ? "ahead of" : "behind", w->clock_rtt * 1000 / 2);
+}
+
+/* READY: the worker's clock offset; its preflight failures become rows of
+ * one table. */
 static void
 s_on_ready (s_session_t *self, s_worker_t *w, const sb_msg_ready_t *m)
 {
     w->ready = 1;
+    s_measure_clock (self, w, m);
     for (size_t i = 0; i < m->causes.count && i < m->failed_endpoints.count; i++) {
         char row[2048];
         int n = snprintf (row, sizeof row, "  %-20s %-28s %s\n", w->host, m->failed_endpoints.items[i], m->causes.items[i]);
@@ -545,15 +581,18 @@ s_on_rank_done (s_session_t *self, s_worker_t *w, const sb_msg_rank_done_t *m)
         return;
     }
     self->rank_done[m->rank] = 1;
+    /* on the coordinator's clock: an epoch spans ranks of several hosts */
+    double offset = w->clock_known ? w->clock_offset : 0, started_at = m->started_at - offset,
+           finished_at = m->finished_at - offset;
     if (self->phase == S_PHASE_CHECKPOINT) {
         uint64_t want = self->ckpt.model_bytes[m->rank] + self->ckpt.optim_bytes[m->rank];
         if (m->bytes != want)
             s_fail (self, "rank %llu on %s %s %llu bytes of checkpoint %llu, expected %llu", (unsigned long long) m->rank,
                     w->host, strcmp (self->ckpt_op, "write") == 0 ? "wrote" : "read", (unsigned long long) m->bytes,
                     (unsigned long long) self->ckpt_index, (unsigned long long) want);
-        else if (sb_ckpt_add_rank (sb_resultdb_handle (self->o->db), self->run_id, m->epoch, self->ckpt_op,
-                                   self->ckpt_index, m->rank, w->host, m->samples, m->bytes, m->started_at,
-                                   m->finished_at) != 0)
+        else if (sb_ckpt_add_rank (self->o->db, self->run_id, m->epoch, self->ckpt_op,
+                                   self->ckpt_index, m->rank, w->host, m->samples, m->bytes, started_at,
+                                   finished_at) != 0)
             s_fail (self, "cannot record rank %llu of checkpoint %llu: %s", (unsigned long long) m->rank,
                     (unsigned long long) self->ckpt_index, sb_resultdb_errmsg (self->o->db));
         self->ranks_done++;
@@ -561,11 +600,18 @@ s_on_rank_done (s_session_t *self, s_worker_t *w, const sb_msg_rank_done_t *m)
     }
     sb_rank_epoch_t re = {
         .epoch = m->epoch, .rank = m->rank, .samples = m->samples, .batches = m->batches, .bytes = m->bytes,
-        .host = w->host, .started_at = m->started_at, .finished_at = m->finished_at, .compute_s = m->compute_s,
+        .host = w->host, .started_at = started_at, .finished_at = finished_at, .compute_s = m->compute_s,
         .au = m->au, .io_wait_s = m->io_wait_s, .barrier_s = m->barrier_s, .has_au = self->phase == S_PHASE_TRAIN,
     };
     sb_histogram_merge_counts (&self->barrier_latency, m->barrier_latency.items, m->barrier_latency.count);
     sb_histogram_merge_counts (&self->read_latency, m->read_latency.items, m->read_latency.count);
+    if (!self->ep_ranks++ || re.started_at < self->ep_first_start)
+        self->ep_first_start = re.started_at;
+    if (re.finished_at > self->ep_last_finish)
+        self->ep_last_finish = re.finished_at;
+    self->ep_samples += re.samples;
+    self->ep_bytes += re.bytes;
+    self->ep_au_sum += re.au;
     if (sb_resultdb_add_rank_epoch (self->o->db, self->run_id, &re) != 0)
         s_fail (self, "cannot record rank %llu of epoch %llu: %s", (unsigned long long) m->rank,
                 (unsigned long long) m->epoch, sb_resultdb_errmsg (self->o->db));
@@ -577,9 +623,10 @@ s_on_error (s_session_t *self, s_worker_t *w, const sb_msg_error_t *m)
 {
     sb_error_detail_t d = { .endpoint = m->endpoint, .http_status = m->http_status, .s3_code = m->s3_code,
                             .curl_code = m->curl_code, .attempt = m->attempt };
-    if (self->run_id > 0)
-        sb_resultdb_add_error_detail (self->o->db, self->run_id, m->rank, w->host, m->op, m->target, m->errno_val,
-                                      m->message, &d);
+    if (self->run_id > 0 && sb_resultdb_add_error_detail (self->o->db, self->run_id, m->rank, w->host, m->op, m->target,
+                                                          m->errno_val, m->message, &d) != 0)
+        sb_error ("cannot record the error of worker %llu: %s", (unsigned long long) w->id,
+                  sb_resultdb_errmsg (self->o->db));
     if (m->rank >= 0)
         s_fail (self, "rank %lld on %s: %s", (long long) m->rank, w->host, m->message);
     else
@@ -595,9 +642,11 @@ s_on_stats (s_session_t *self, s_worker_t *w, const sb_msg_stats_t *m)
                  (unsigned long long) m->rank, (unsigned long long) m->epoch, (unsigned long long) w->id, w->host);
         return;
     }
-    if (self->run_id > 0)
-        sb_resultdb_add_stats (self->o->db, self->run_id, sb_now (), m->epoch, m->rank, m->samples, m->bytes,
-                               m->reads, (double) m->read_ns / 1e9, (double) m->compute_ns / 1e9);
+    if (self->run_id > 0
+        && sb_resultdb_add_stats (self->o->db, self->run_id, sb_now (), m->epoch, m->rank, m->samples, m->bytes,
+                                  m->reads, (double) m->read_ns / 1e9, (double) m->compute_ns / 1e9) != 0)
+        s_fail (self, "cannot record the counters of rank %llu: %s", (unsigned long long) m->rank,
+                sb_resultdb_errmsg (self->o->db));
     sb_progress_stats (self->progress, m->rank, w->host, m->samples, m->bytes, (double) m->compute_ns / 1e9);
 }
 
@@ -712,6 +761,9 @@ s_housekeeping (s_session_t *self)
 {
     if (sb_resultdb_flush_if_due (self->o->db) != 0)
         s_fail (self, "cannot commit to the result database: %s", sb_resultdb_errmsg (self->o->db));
+    /* the writer's news: a lock is logged; a row lost fails the run */
+    if (sb_resultdb_poll (self->o->db) != 0)
+        s_fail (self, "%s", sb_resultdb_errmsg (self->o->db));
     double now = sb_now ();
     const sb_workload_t *wl = self->o->wl;
     sb_progress_tick (self->progress, now);
@@ -846,11 +898,17 @@ s_begin_run (s_session_t *self, const char *kind)
         s_fail (self, "cannot write the run to the result database: %s", sb_resultdb_errmsg (self->o->db));
         return -1;
     }
+    self->run_id = id;
     for (size_t i = 0; i < self->nworkers; i++) {
         s_worker_t *w = &self->workers[i];
-        sb_resultdb_add_worker (self->o->db, id, w->id, w->host, w->pid, w->ranks, w->first_rank, w->cores, w->memory);
+        if (sb_resultdb_add_worker (self->o->db, id, w->id, w->host, w->pid, w->ranks, w->first_rank, w->cores,
+                                    w->memory) != 0
+            || (w->clock_known && sb_resultdb_worker_clock (self->o->db, id, w->id, w->clock_offset,
+                                                            w->clock_rtt * 1000) != 0)) {
+            s_fail (self, "cannot record worker %llu: %s", (unsigned long long) w->id, sb_resultdb_errmsg (self->o->db));
+            return -1;
+        }
     }
-    self->run_id = id;
     return id;
 }
 
@@ -860,6 +918,10 @@ s_end_run (s_session_t *self)
     if (self->run_id <= 0)
         return;
     sb_resultdb_flush (self->o->db);
+    /* every row of the run is written before it is closed (a lost one
+     * fails it), however long another process holds the database */
+    if (sb_resultdb_sync (self->o->db) != 0)
+        s_fail (self, "%s", sb_resultdb_errmsg (self->o->db));
     for (size_t i = 0; i < self->nendpoints; i++) {
         s_endpoint_total_t *t = &self->endpoints[i];
         const sb_histogram_t *h = &t->latency;
@@ -873,8 +935,9 @@ s_end_run (s_session_t *self)
     const char *status = !self->failed ? "succeeded" : self->aborted ? "aborted" : "failed";
     if (self->failed)
         s_record_error (self, -1, NULL, "run", NULL, 0, self->failure);
-    if (sb_resultdb_run_finish (self->o->db, self->run_id, status, self->failed ? self->failure : NULL) != 0)
-        sb_error ("cannot close run %lld: %s", (long long) self->run_id, sb_resultdb_errmsg (self->o->db));
+    if (sb_resultdb_run_finish (self->o->db, self->run_id, status, self->failed ? self->failure : NULL) != 0
+        || sb_resultdb_sync (self->o->db) != 0)
+        s_fail (self, "cannot close run %lld: %s", (long long) self->run_id, sb_resultdb_errmsg (self->o->db));
 }
 
 static int
@@ -918,7 +981,7 @@ s_phase_datagen (s_session_t *self)
             self->generating = 0;
     }
     self->phase = S_PHASE_NONE;
-    s_end_run (self);
+    s_end_run (self);     /* written: the summary reads it back */
     if (!self->failed) {
         sqlite3_stmt *st = NULL;
         if (sqlite3_prepare_v2 (sb_resultdb_handle (self->o->db),
@@ -1019,6 +1082,8 @@ s_phase_train (s_session_t *self)
         self->barrier_arrived = 0;
         sb_histogram_reset (&self->barrier_latency);
         sb_histogram_reset (&self->read_latency);
+        self->ep_samples = self->ep_bytes = self->ep_ranks = 0;
+        self->ep_first_start = self->ep_last_finish = self->ep_au_sum = 0;
         for (size_t i = 0; i < self->nworkers; i++)
             self->workers[i].steps_reached = 0;
         sb_epoch_order_init (&self->order, &self->plan, wl->sample_shuffle, wl->file_shuffle, self->o->seed, e);
@@ -1042,22 +1107,18 @@ s_phase_train (s_session_t *self)
         if (sb_resultdb_close_epoch (self->o->db, self->run_id, e, self->plan.dropped, self->plan.batches, 1) != 0
             || (bl->total && sb_resultdb_epoch_barrier (self->o->db, self->run_id, e, sb_histogram_quantile (bl, 0.5) / 1000,
                                                         sb_histogram_quantile (bl, 0.99) / 1000) != 0)
-            || sb_resultdb_epoch_read_latency (self->o->db, self->run_id, e, &self->read_latency) != 0
-            || sb_resultdb_flush (self->o->db) != 0) {     /* a finished epoch is on disk at once */
+                || sb_resultdb_epoch_read_latency (self->o->db, self->run_id, e, &self->read_latency) != 0
+            || sb_resultdb_flush (self->o->db) != 0) {     /* the writer commits a finished epoch at once */
             s_fail (self, "cannot record epoch %llu: %s", (unsigned long long) e, sb_resultdb_errmsg (self->o->db));
             break;
         }
-        sqlite3_stmt *st = NULL;
-        if (sqlite3_prepare_v2 (sb_resultdb_handle (self->o->db),
-                                "SELECT samples, duration_s, samples_per_s, mib_per_s, au_mean FROM epochs"
-                                " WHERE run_id = ? AND epoch = ?", -1, &st, NULL) == SQLITE_OK
-            && sqlite3_bind_int64 (st, 1, self->run_id) == SQLITE_OK
-            && sqlite3_bind_int64 (st, 2, (int64_t) e) == SQLITE_OK && sqlite3_step (st) == SQLITE_ROW)
-            sb_info ("epoch %llu/%llu: %lld samples in %.2f s, %.1f samples/s, %.1f MiB/s, AU %.2f%%",
-                     (unsigned long long) e, (unsigned long long) wl->epochs, sqlite3_column_int64 (st, 0),
-                     sqlite3_column_double (st, 1), sqlite3_column_double (st, 2), sqlite3_column_double (st, 3),
-                     100 * sqlite3_column_double (st, 4));
-        sqlite3_finalize (st);
+        /* the figures of the epochs row (sb_resultdb_close_epoch), from
+         * memory: the row may wait for a lock */
+        double span = self->ep_last_finish - self->ep_first_start, d = span > 1e-9 ? span : 1e-9;
+        sb_info ("epoch %llu/%llu: %llu samples in %.2f s, %.1f samples/s, %.1f MiB/s, AU %.2f%%",
+                 (unsigned long long) e, (unsigned long long) wl->epochs, (unsigned long long) self->ep_samples, span,
+                 (double) self->ep_samples / d, (double) self->ep_bytes / 1048576.0 / d,
+                 self->ep_ranks ? 100 * self->ep_au_sum / (double) self->ep_ranks : 0.0);
     }
     self->phase = S_PHASE_NONE;
     s_end_run (self);
@@ -1126,7 +1187,10 @@ s_phase_checkpoint (s_session_t *self)
                 break;
             sqlite3 *db = sb_resultdb_handle (self->o->db);
             sqlite3_stmt *st = NULL;
-            if (sb_ckpt_close (db, self->run_id, seq) != 0 || sb_resultdb_flush (self->o->db) != 0) {
+            /* written before it is read back for the log line (between
+             * checkpoints: no rank's timing waits for it) */
+            if (sb_ckpt_close (self->o->db, self->run_id, seq) != 0 || sb_resultdb_flush (self->o->db) != 0
+                || sb_resultdb_sync (self->o->db) != 0) {
                 s_fail (self, "cannot record checkpoint %llu: %s", (unsigned long long) k, sb_resultdb_errmsg (self->o->db));
                 break;
             }
@@ -1896,6 +1960,8 @@ s_run (s_session_t *self, const sb_session_opts_t *opts, int64_t *run_id, char *
                  self->expected, self->endpoint, opts->keys_dir ? " --keys " : "", opts->keys_dir ? opts->keys_dir : "",
                  opts->keys_dir ? " (CURVE: copy coordinator.cert and a worker certificate there)" : "");
 
+    /* heartbeats go on while a run's first row waits for the writer */
+    sb_resultdb_set_keep_alive (opts->db, s_keep_alive, self);
     char what[128];
     snprintf (what, sizeof what, "waiting for %zu workers to join %s", self->expected, self->endpoint);
     if (s_pump_until (self, s_all_joined, opts->join_timeout_s, what) != 0)
@@ -1961,6 +2027,7 @@ done:
     free (self->workers);
     free (self->rank_done);
     sb_ckpt_plan_fini (&self->ckpt);
+    sb_resultdb_set_keep_alive (opts->db, NULL, NULL);
     if (*run_id < 0)
         *run_id = self->run_id;
     return exit_code;

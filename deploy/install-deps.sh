@@ -18,6 +18,9 @@ if [ "${1:-}" = "--tests" ]; then
     packages+=(slurm-wlm slurmctld slurmd slurm-client munge)
     # tests/integration/test_systemd.sh checks deploy/systemd/ with systemd-analyze verify
     packages+=(systemd)
+    # tests/integration/test_clock.sh runs a worker whose clock is 3 s ahead
+    # (libfaketime)
+    packages+=(faketime)
     # the format tests read the files with numpy, PIL and h5dump
     packages+=(python3-numpy python3-pil hdf5-tools)
     # tests/integration/test_report_html.sh renders report --html in headless

@@ -1,7 +1,9 @@
--- shardbench result database, schema version 7 (PRAGMA user_version).
+-- shardbench result database, schema version 8 (PRAGMA user_version).
 -- This file is the single source of truth: the coordinator compiles it in and
 -- applies it to every database it opens. Rows are committed as they arrive
--- (WAL journal), so a crash loses at most the rows of the current second.
+-- (WAL journal), so a crash loses at most the rows of the current second. A
+-- writer thread commits them: another process that holds the database locked
+-- delays rows (runs.db_locked_s), never the run's timing, and never drops one.
 -- Times are Unix seconds (REAL). Sizes are bytes.
 
 -- One row per shardbench command that did work: 'train' | 'datagen' | 'checkpoint'.
@@ -23,7 +25,9 @@ CREATE TABLE IF NOT EXISTS runs (
   au_mean       REAL,               -- mean of epochs.au_mean (train runs)
   passed        INTEGER,            -- 1 when au_mean >= au_threshold
   coordinator_host TEXT,            -- where the coordinator ran
-  coordinator_pid  INTEGER          -- its pid: a dead one marks the run 'interrupted'
+  coordinator_pid  INTEGER,         -- its pid: a dead one marks the run 'interrupted'
+  db_locked_s   REAL                -- seconds rows waited for a lock another process held on
+                                    --   this database (0: none; results were written late)
 );
 
 -- One row per worker agent that joined a run.
@@ -36,6 +40,9 @@ CREATE TABLE IF NOT EXISTS run_workers (
   first_rank INTEGER NOT NULL,
   cores      INTEGER,
   memory     INTEGER,               -- bytes of RAM on the host
+  clock_offset_s REAL,              -- the worker's clock minus the coordinator's, measured at join
+                                    --   (HELLO/WELCOME round trip); rank times are stored corrected
+  clock_rtt_ms   REAL,              -- that round trip: the offset is right within half of it
   PRIMARY KEY (run_id, worker)
 );
 

@@ -29,6 +29,7 @@ typedef struct {
     zpoller_t        *poller;
     sb_handshake_watch_t *handshakes;   /* why a connection was refused (CURVE) */
     sb_msg_t          welcome;      /* owned; ranks borrow its fields */
+    double            welcome_received_at; /* our clock: READY reports it (clock offset) */
     sb_storage_cfg_t  storage;      /* from welcome; ranks borrow it */
     zactor_t        **ranks;
     sb_rank_args_t   *rank_args;
@@ -206,8 +207,10 @@ s_await_welcome (s_agent_t *self)
             sb_error ("bad answer from the coordinator: %s", reason);
             return -1;
         }
-        if (self->welcome.type == SB_MSG_WELCOME)
+        if (self->welcome.type == SB_MSG_WELCOME) {
+            self->welcome_received_at = sb_now ();
             return 0;
+        }
         if (self->welcome.type == SB_MSG_REJECT)
             sb_error ("refused by the coordinator: %s", self->welcome.u.reject.reason);
         else if (self->welcome.type == SB_MSG_ABORT)
@@ -419,6 +422,8 @@ sb_agent_run (const sb_agent_opts_t *opts)
     for (size_t i = 0; i < ready.u.ready.causes.count; i++)
         sb_error ("preflight: %s: %s", ready.u.ready.failed_endpoints.items[i] ? ready.u.ready.failed_endpoints.items[i] : "?",
                   ready.u.ready.causes.items[i] ? ready.u.ready.causes.items[i] : "?");
+    ready.u.ready.welcome_received_at = self->welcome_received_at;
+    ready.u.ready.sent_at = sb_now ();
     int sent = s_send (self, &ready);
     sb_proto_fini (&ready);
     if (sent != 0)

@@ -370,7 +370,7 @@ body_hello_empty (msgpack_packer *pk)
 static void
 body_ready_empty_strs (msgpack_packer *pk)
 {
-    msgpack_pack_array (pk, 3);
+    msgpack_pack_array (pk, 5);
     msgpack_pack_uint64 (pk, 7);
     msgpack_pack_array (pk, 1);
     msgpack_pack_str (pk, 0);
@@ -378,6 +378,8 @@ body_ready_empty_strs (msgpack_packer *pk)
     msgpack_pack_array (pk, 1);
     msgpack_pack_str (pk, 0);
     msgpack_pack_str_body (pk, "", 0);
+    msgpack_pack_double (pk, 1.5);     /* welcome_received_at */
+    msgpack_pack_double (pk, 2.5);     /* sent_at */
 }
 
 /* Fuzzing finding (docs/FUZZING.md, proto 1): an empty string reached
