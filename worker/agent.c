@@ -13,11 +13,18 @@
 
 #include <errno.h>
 #include <math.h>
+#include <netdb.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <unistd.h>
+
+/* Refused connection probes, one a second, after which a worker without
+ * --timeout says nothing listens at the coordinator's address and exits. */
+#define S_REFUSED_PROBES 3
 
 typedef struct {
     const sb_agent_opts_t *o;
@@ -164,17 +171,104 @@ s_hello (s_agent_t *self)
     return s_send (self, &m);
 }
 
+/* Does endpoint, a plain tcp://HOST:PORT, refuse TCP connections on every
+ * address HOST resolves to? ZeroMQ retries a refused connect in silence, so
+ * the agent asks the kernel itself. Returns 1 when refused, 0 otherwise (it
+ * accepts, does not answer within 500 ms, does not resolve, or the endpoint
+ * is not plain tcp://HOST:PORT). */
+static int
+s_refused (const char *endpoint)
+{
+    if (strncmp (endpoint, "tcp://", 6) != 0 || strchr (endpoint, ';'))
+        return 0;
+    const char *hp = endpoint + 6, *colon = strrchr (hp, ':');
+    char host[256], port[16];
+    if (!colon || colon == hp || !colon[1] || strlen (colon + 1) >= sizeof port)
+        return 0;
+    size_t hlen = (size_t) (colon - hp);
+    if (hp[0] == '[' && hlen >= 2 && hp[hlen - 1] == ']') {
+        hp++;
+        hlen -= 2;
+    }
+    if (hlen == 0 || hlen >= sizeof host)
+        return 0;
+    memcpy (host, hp, hlen);
+    host[hlen] = '\0';
+    snprintf (port, sizeof port, "%s", colon + 1);
+    struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res = NULL;
+    if (getaddrinfo (host, port, &hints, &res) != 0)
+        return 0;
+    int refused = 0;
+    for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
+        int fd = socket (ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol);
+        if (fd < 0)
+            continue;
+        int e = connect (fd, ai->ai_addr, ai->ai_addrlen) == 0 ? 0 : errno;
+        if (e == EINPROGRESS) {
+            struct pollfd p = { .fd = fd, .events = POLLOUT };
+            socklen_t len = sizeof e;
+            if (poll (&p, 1, 500) != 1)
+                e = ETIMEDOUT;
+            else if (getsockopt (fd, SOL_SOCKET, SO_ERROR, &e, &len) != 0)
+                e = errno;
+        }
+        close (fd);
+        if (e != ECONNREFUSED) {
+            refused = 0;
+            break;
+        }
+        refused = 1;
+    }
+    freeaddrinfo (res);
+    return refused;
+}
+
 /* Wait for WELCOME (or REJECT) within the start-up timeout; timeout_s 0
- * waits for as long as it takes (a long-lived agent, deploy/systemd/). */
+ * waits for as long as it takes (a long-lived agent, deploy/systemd/).
+ * An address that refuses S_REFUSED_PROBES probes (0.5 s, 1.5 s, 2.5 s
+ * after the start) fails at once
+ * unless the command line asked to wait (--timeout): then it is said once
+ * and the wait goes on. */
 static int
 s_await_welcome (s_agent_t *self)
 {
-    double deadline = self->o->timeout_s > 0 ? sb_now () + self->o->timeout_s : INFINITY;
+    double start = sb_now ();
+    double deadline = self->o->timeout_s > 0 ? start + self->o->timeout_s : INFINITY;
+    double next_probe = start + 0.5, refused_since = 0;
+    int told = 0, refusals = 0;
     while (!zsys_interrupted) {
-        double left = deadline - sb_now ();
+        double now = sb_now (), left = deadline - now;
         if (left <= 0) {
-            sb_error ("no answer from the coordinator at %s within %.0f s", self->o->endpoint, self->o->timeout_s);
+            if (refused_since > 0)
+                sb_error ("nothing listens at %s (connection refused for %.0f s); is the coordinator running?",
+                          self->o->endpoint, now - refused_since);
+            else
+                sb_error ("no answer from the coordinator at %s within %.0f s", self->o->endpoint, self->o->timeout_s);
             return -1;
+        }
+        if (now >= next_probe) {
+            if (s_refused (self->o->endpoint)) {
+                now = sb_now ();
+                if (refused_since == 0)
+                    refused_since = now;
+                refusals++;
+                if (refusals >= S_REFUSED_PROBES && !self->o->wait_refused) {
+                    sb_error ("nothing listens at %s (connection refused); is the coordinator running?",
+                              self->o->endpoint);
+                    return -1;
+                }
+                if (refusals >= S_REFUSED_PROBES && !told) {
+                    sb_warn ("nothing listens at %s (connection refused); waiting for the coordinator%s",
+                             self->o->endpoint, self->o->timeout_s > 0 ? "" : " for as long as it takes");
+                    told = 1;
+                }
+            }
+            else {
+                refused_since = 0;
+                told = refusals = 0;
+            }
+            next_probe += 1.0;
+            left = deadline - sb_now ();
         }
         void *which = zpoller_wait (self->poller, (int) (left * 1000 < 200 ? left * 1000 + 1 : 200));
         char why[512];
@@ -329,8 +423,10 @@ sb_agent_run (const sb_agent_opts_t *opts)
     }
     sb_wire_configure (self->up, 1000);
     self->poller = zpoller_new (self->dealer, self->up, NULL);
-    if (!self->poller || s_hello (self) != 0 || s_await_welcome (self) != 0)
+    if (!self->poller || s_hello (self) != 0 || s_await_welcome (self) != 0) {
+        zsock_set_linger (self->dealer, 0);     /* no coordinator to take what is queued */
         goto done;
+    }
     /* from here on, wake-ups drain every queued frame without waiting */
     zsock_set_rcvtimeo (self->dealer, 0);
     zsock_set_rcvtimeo (self->up, 0);

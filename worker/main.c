@@ -24,7 +24,9 @@ s_usage (FILE *f)
              "--host NAME             name to report (default: $SLURMD_NODENAME under srun, else this\n"
              "                        host's name)\n"
              "--timeout S             seconds to wait for the coordinator to answer (default 30; 0: wait\n"
-             "                        for as long as it takes, for a long-lived agent)\n"
+             "                        for as long as it takes, for a long-lived agent). Without it, a\n"
+             "                        coordinator address that refuses connections fails after 3 s; with\n"
+             "                        it, the worker waits (a coordinator still starting)\n"
              "--keys DIR              ZeroMQ CURVE: present DIR/NAME.cert(_secret) and trust only the\n"
              "                        coordinator holding DIR/coordinator.cert (made by `shardbench keys`);\n"
              "                        default $SHARDBENCH_KEYS. Needed when the coordinator runs with --keys\n"
@@ -83,6 +85,7 @@ main (int argc, char **argv)
             char *end = NULL;
             errno = 0;
             opts.timeout_s = strtod (argv[++i], &end);
+            opts.wait_refused = 1;
             if (errno || !end || *end || !(opts.timeout_s >= 0) || isinf (opts.timeout_s)) {
                 fprintf (stderr, "shardbench-worker: --timeout expects seconds >= 0 (0: no limit), got '%s'\n", argv[i]);
                 return 2;
