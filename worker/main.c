@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 static void
 s_usage (FILE *f)
@@ -39,6 +40,33 @@ s_usage (FILE *f)
              "\n"
              "Exit status: 0 the run ended normally, 1 aborted or the coordinator was lost,\n"
              "2 usage error.\n");
+}
+
+/* The agent's own sockets, before any rank, need a few dozen descriptors
+ * (CZMQ aborts on a socket it cannot create): raise the soft limit to the
+ * hard one and refuse a limit below that. The ranks are counted once the
+ * workload is known (worker/agent.c). Returns 0, or -1 (said why). */
+static int
+s_fd_floor (void)
+{
+    const rlim_t floor = 64;
+    struct rlimit rl;
+    if (getrlimit (RLIMIT_NOFILE, &rl) != 0) {
+        fprintf (stderr, "shardbench-worker: getrlimit(RLIMIT_NOFILE): %s\n", strerror (errno));
+        return -1;
+    }
+    if (rl.rlim_cur < rl.rlim_max) {
+        struct rlimit raised = { rl.rlim_max, rl.rlim_max };
+        if (setrlimit (RLIMIT_NOFILE, &raised) == 0)
+            rl = raised;
+    }
+    if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < floor) {
+        fprintf (stderr, "shardbench-worker: file descriptors: the limit is %llu (hard limit %llu), the agent needs"
+                 " %llu before its first rank: raise it (`ulimit -n`, LimitNOFILE= for a service)\n",
+                 (unsigned long long) rl.rlim_cur, (unsigned long long) rl.rlim_max, (unsigned long long) floor);
+        return -1;
+    }
+    return 0;
 }
 
 /* Started by srun: report the node under the name Slurm gives it (the
@@ -108,6 +136,8 @@ main (int argc, char **argv)
     snprintf (ident, sizeof ident, "shardbench-worker[%d]", (int) getpid ());
     sb_log_set_ident (ident);
     s_slurm_task (&opts);
+    if (s_fd_floor () != 0)
+        return 1;
     zsys_init ();
     zsys_set_logstream (NULL);
     zsys_set_max_sockets (0);   /* ranks x reader threads can exceed 1023 */

@@ -48,4 +48,35 @@ else
     fail "closed port, --timeout 4: message"; cat t4.err
 fi
 
+# ------------------------------------------------------------------ fd budget
+# ulimit -n 256 with 32 ranks: the worker counts the descriptors its ranks
+# need before it makes their sockets and refuses with the numbers (it
+# aborted in CZMQ's zsock_new_checked assertion before).
+D="dataset.data_folder=./d dataset.num_files_train=64 dataset.record_length_bytes=1000 dataset.record_length_bytes_stdev=0"
+sb datagen $D --db fd.db
+expect_eq "fd: datagen" "$SB_RC" 0
+t0=$(now)
+(ulimit -n 256 && exec timeout 120 "$SHARDBENCH" run $D train.epochs=1 reader.batch_size=1 reader.read_threads=2 \
+    --accelerators 32 --db fd.db >fd.out 2>fd.err)
+rc=$?
+expect_eq "fd: ulimit -n 256, 32 ranks: exit status 1" "$rc" 1
+expect_below "fd: refused at once" "$(since "$t0")" 30
+if grep -q "Assertion\|signal 6\|Aborted" fd.err; then fail "fd: the worker aborted"; sed 's/^/    /' fd.err | tail -5; else pass "fd: no abort"; fi
+host=$(hostname)
+fdre="file descriptors: 32 ranks x 13 \(2 read threads x 3 \+ 7\) \+ ([0-9]+) for the agent = ([0-9]+) needed, the limit is 256 \(hard limit 256\): raise it \(\`ulimit -n ([0-9]+)\`, LimitNOFILE= for a service\) or run fewer ranks per worker or fewer reader\.read_threads"
+line=$(grep -E "^  $host +\(this host\) +file descriptors" fd.err | head -1 | sed -E 's/^ +[^ ]+ +\(this host\) +//')
+if printf '%s\n' "$line" | grep -qxE "$fdre"; then pass "fd: the coordinator names the host and the numbers"; else fail "fd: message '$line'"; fi
+read -r base need fix <<<"$(printf '%s\n' "$line" | sed -E "s/^$fdre\$/\1 \2 \3/")"
+expect_eq "fd: the sum adds up, the fix names it" "$((32 * 13 + base)) $need" "$need $fix"
+# the number it names is enough
+(ulimit -n "$need" && exec timeout 120 "$SHARDBENCH" run $D train.epochs=1 reader.batch_size=1 reader.read_threads=2 \
+    --accelerators 32 --db fd.db >fd2.out 2>fd2.err)
+expect_eq "fd: ulimit -n $need (the number it named) runs" "$?" 0
+
+# below what the agent itself needs: refused before any socket
+(ulimit -n 20 && exec timeout 60 "$SHARDBENCH_WORKER" --coordinator tcp://127.0.0.1:9 >fd3.out 2>fd3.err)
+expect_eq "fd: ulimit -n 20: worker exit status 1" "$?" 1
+expect_eq "fd: ulimit -n 20: message" "$(cat fd3.err)" \
+    "shardbench-worker: file descriptors: the limit is 20 (hard limit 20), the agent needs 64 before its first rank: raise it (\`ulimit -n\`, LimitNOFILE= for a service)"
+
 finish
