@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 struct sb_reader {
@@ -93,6 +94,21 @@ s_s3_expect_free (void *ctx)
     free (ctx);
 }
 
+/* What path is, when not a regular file (st: its stat). */
+static void
+s_not_regular (const char *path, const struct stat *st, sb_read_result_t *res)
+{
+    mode_t m = st->st_mode;
+    const char *what = S_ISFIFO (m) ? "a FIFO" : S_ISCHR (m) ? "a character device" : S_ISBLK (m) ? "a block device"
+                       : S_ISDIR (m) ? "a directory" : S_ISSOCK (m) ? "a socket" : "not a file";
+    struct stat lst;
+    int link = lstat (path, &lst) == 0 && S_ISLNK (lst.st_mode);
+    res->error = -1;
+    snprintf (res->message, sizeof res->message,
+              "open %s: not a regular file (%s%s): a dataset object must be a regular file", path,
+              link ? "a symbolic link to " : "", what);
+}
+
 static void
 s_read_one (sb_reader_t *self, const s_request_t *rq, uint8_t *buf, uint8_t *expect, sb_read_result_t *res)
 {
@@ -105,10 +121,34 @@ s_read_one (sb_reader_t *self, const s_request_t *rq, uint8_t *buf, uint8_t *exp
         snprintf (res->message, sizeof res->message, "open %s%s: path too long", self->root, rq->key);
         return;
     }
+    /* only regular files: a FIFO would block the open, a device (a link to
+     * /dev/zero) would be read for ever. stat first (a FIFO's stat does not
+     * block), then fstat what was opened (it may have been replaced) */
+    struct stat st;
+    if (stat (path, &st) != 0) {
+        res->error = errno;
+        snprintf (res->message, sizeof res->message, "open %s: %s", path, strerror (errno));
+        return;
+    }
+    if (!S_ISREG (st.st_mode)) {
+        s_not_regular (path, &st, res);
+        return;
+    }
     int fd = open (path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         res->error = errno;
         snprintf (res->message, sizeof res->message, "open %s: %s", path, strerror (errno));
+        return;
+    }
+    if (fstat (fd, &st) != 0) {
+        res->error = errno;
+        snprintf (res->message, sizeof res->message, "fstat %s: %s", path, strerror (errno));
+        close (fd);
+        return;
+    }
+    if (!S_ISREG (st.st_mode)) {
+        s_not_regular (path, &st, res);
+        close (fd);
         return;
     }
     uint64_t content_seed = self->verify ? sb_dataset_content_seed (self->seed, rq->key) : 0;
@@ -123,10 +163,12 @@ s_read_one (sb_reader_t *self, const s_request_t *rq, uint8_t *buf, uint8_t *exp
         framed = 1;
     }
     uint64_t done = 0;
-    int to_eof = rq->length == 0;   /* whole object, size not known (skip_listing) */
-    while (to_eof || done < rq->length) {
-        size_t want = to_eof || rq->length - done >= self->buffer_bytes ? self->buffer_bytes
-                                                                        : (size_t) (rq->length - done);
+    /* a whole object (skip_listing: no catalog size) is the size the open
+     * file has, never more: a file that grows while read is read up to that */
+    int to_eof = rq->length == 0;
+    uint64_t length = to_eof ? (uint64_t) st.st_size : rq->length;
+    while (done < length) {
+        size_t want = length - done >= self->buffer_bytes ? self->buffer_bytes : (size_t) (length - done);
         ssize_t n = pread (fd, buf, want, (off_t) (rq->offset + done));
         if (n < 0) {
             if (errno == EINTR)
@@ -136,14 +178,12 @@ s_read_one (sb_reader_t *self, const s_request_t *rq, uint8_t *buf, uint8_t *exp
                       (unsigned long long) (rq->offset + done), strerror (errno));
             break;
         }
-        if (n == 0 && to_eof)
-            break;
         if (n == 0) {
             res->error = -1;
             snprintf (res->message, sizeof res->message,
-                      "short read %s: file ends at offset %llu, expected %llu bytes from offset %llu", path,
-                      (unsigned long long) (rq->offset + done), (unsigned long long) rq->length,
-                      (unsigned long long) rq->offset);
+                      "short read %s: file ends at offset %llu, expected %llu bytes from offset %llu%s", path,
+                      (unsigned long long) (rq->offset + done), (unsigned long long) length,
+                      (unsigned long long) rq->offset, to_eof ? " (its size when opened)" : "");
             break;
         }
         if (framed && rq->offset + done + (uint64_t) n > obj.size) {

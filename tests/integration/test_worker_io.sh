@@ -79,4 +79,32 @@ expect_eq "fd: ulimit -n 20: worker exit status 1" "$?" 1
 expect_eq "fd: ulimit -n 20: message" "$(cat fd3.err)" \
     "shardbench-worker: file descriptors: the limit is 20 (hard limit 20), the agent needs 64 before its first rank: raise it (\`ulimit -n\`, LimitNOFILE= for a service)"
 
+# ------------------------------------------------------------------ not regular files
+# dataset.skip_listing reads whole objects of unknown size: one that is a
+# FIFO (whose open blocked for ever) or a link to /dev/zero (read for ever)
+# is refused, naming the rank, host and path; exit 1, an errors row.
+F="dataset.data_folder=./f dataset.num_files_train=5 dataset.record_length_bytes=100 dataset.record_length_bytes_stdev=0
+   reader.batch_size=1 --accelerators 1 --db f.db"
+sb datagen $F
+expect_eq "irregular: datagen" "$SB_RC" 0
+root=$(cd f && pwd -P)
+for kind in fifo zero; do
+    rm -f f/train/img_2_of_5.npz
+    if [ "$kind" = fifo ]; then mkfifo f/train/img_2_of_5.npz; what="a FIFO"
+    else ln -s /dev/zero f/train/img_2_of_5.npz; what="a symbolic link to a character device"; fi
+    t0=$(now)
+    sb run $F dataset.skip_listing=true
+    expect_eq "irregular $kind: exit status 1" "$SB_RC" 1
+    expect_below "irregular $kind: refused at once" "$(since "$t0")" 60
+    msg="open $root/train/img_2_of_5.npz: not a regular file ($what): a dataset object must be a regular file"
+    expect_contains "irregular $kind: named with rank and host" sb.err "shardbench: error: rank 0 on $host: $msg"
+    run=$(q f.db "SELECT max(id) FROM runs WHERE kind = 'train'")
+    expect_eq "irregular $kind: run failed" "$(q f.db "SELECT status, error FROM runs WHERE id = $run")" \
+        "failed|rank 0 on $host: $msg"
+    expect_eq "irregular $kind: errors row" \
+        "$(q f.db "SELECT rank, host, op, target, message FROM errors WHERE run_id = $run AND op = 'read'")" \
+        "0|$host|read|train/img_2_of_5.npz|$msg"
+done
+rm -f f/train/img_2_of_5.npz
+
 finish
