@@ -284,6 +284,7 @@ s_on_hello (s_session_t *self, zframe_t *identity, sb_msg_hello_t *m)
     r->io_buffer = wl->io_buffer_bytes;
     r->verify = (uint64_t) wl->verify;
     r->keys_page = wl->keys_page;
+    r->stall_timeout_ms = (uint64_t) (wl->stall_timeout_s * 1000);
     if (sb_storage_to_welcome (&wl->storage, r) != 0) {
         s_fail (self, "out of memory");
         return;

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 struct sb_reader {
@@ -38,9 +39,38 @@ struct sb_reader {
     pthread_t *threads;
     struct s_thread_ctx *ctxs;
     size_t     nthreads;
+    pthread_mutex_t lock;   /* the file threads' current keys */
+    int        stuck;       /* sb_reader_stalled found a read that does not return */
 };
 
 typedef enum { S_READ = 0, S_STOP = 1, S_STATS = 2 } s_kind_t;
+
+typedef struct s_thread_ctx {
+    sb_reader_t *reader;
+    zsock_t     *work;      /* PULL, connected; owned by the thread */
+    zsock_t     *done;      /* PUSH, connected; owned by the thread */
+    uint8_t     *buf;       /* owned by the thread */
+    uint8_t     *expect;    /* owned by the thread; NULL unless verifying */
+    uint64_t     progress_ns;   /* file: sb_mono_ns of the read's last progress, 0 idle (atomic) */
+    char         key[PATH_MAX]; /* file: the key being read (reader->lock) */
+} s_thread_ctx_t;
+
+/* A file thread's read made progress (it started, or a call returned). */
+static void
+s_progress (s_thread_ctx_t *ctx, int busy)
+{
+    __atomic_store_n (&ctx->progress_ns, busy ? sb_mono_ns () : 0, __ATOMIC_RELEASE);
+}
+
+/* Calls that may never return (a FIFO, a stuck NFS or FUSE mount) are the
+ * only places where a file thread can be cancelled (sb_reader_destroy of a
+ * stuck reader): nowhere near ZeroMQ, which is not cancel safe. */
+static void
+s_cancellable (int on)
+{
+    int old;
+    pthread_setcancelstate (on ? PTHREAD_CANCEL_ENABLE : PTHREAD_CANCEL_DISABLE, &old);
+}
 
 typedef struct {
     uint64_t offset;
@@ -110,8 +140,10 @@ s_not_regular (const char *path, const struct stat *st, sb_read_result_t *res)
 }
 
 static void
-s_read_one (sb_reader_t *self, const s_request_t *rq, uint8_t *buf, uint8_t *expect, sb_read_result_t *res)
+s_read_one (s_thread_ctx_t *ctx, const s_request_t *rq, sb_read_result_t *res)
 {
+    sb_reader_t *self = ctx->reader;
+    uint8_t *buf = ctx->buf, *expect = ctx->expect;
     char path[PATH_MAX];
     memset (res, 0, sizeof *res);
     snprintf (res->target, sizeof res->target, "%s", rq->key);
@@ -125,7 +157,10 @@ s_read_one (sb_reader_t *self, const s_request_t *rq, uint8_t *buf, uint8_t *exp
      * /dev/zero) would be read for ever. stat first (a FIFO's stat does not
      * block), then fstat what was opened (it may have been replaced) */
     struct stat st;
-    if (stat (path, &st) != 0) {
+    s_cancellable (1);
+    int rc = stat (path, &st);
+    s_cancellable (0);
+    if (rc != 0) {
         res->error = errno;
         snprintf (res->message, sizeof res->message, "open %s: %s", path, strerror (errno));
         return;
@@ -134,7 +169,9 @@ s_read_one (sb_reader_t *self, const s_request_t *rq, uint8_t *buf, uint8_t *exp
         s_not_regular (path, &st, res);
         return;
     }
+    s_cancellable (1);
     int fd = open (path, O_RDONLY | O_CLOEXEC);
+    s_cancellable (0);
     if (fd < 0) {
         res->error = errno;
         snprintf (res->message, sizeof res->message, "open %s: %s", path, strerror (errno));
@@ -169,7 +206,10 @@ s_read_one (sb_reader_t *self, const s_request_t *rq, uint8_t *buf, uint8_t *exp
     uint64_t length = to_eof ? (uint64_t) st.st_size : rq->length;
     while (done < length) {
         size_t want = length - done >= self->buffer_bytes ? self->buffer_bytes : (size_t) (length - done);
+        s_cancellable (1);
         ssize_t n = pread (fd, buf, want, (off_t) (rq->offset + done));
+        s_cancellable (0);
+        s_progress (ctx, 1);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
@@ -224,14 +264,6 @@ s_read_one (sb_reader_t *self, const s_request_t *rq, uint8_t *buf, uint8_t *exp
     res->latency_ns = sb_mono_ns () - t0;
 }
 
-typedef struct s_thread_ctx {
-    sb_reader_t *reader;
-    zsock_t     *work;      /* PULL, connected; owned by the thread */
-    zsock_t     *done;      /* PUSH, connected; owned by the thread */
-    uint8_t     *buf;       /* owned by the thread */
-    uint8_t     *expect;    /* owned by the thread; NULL unless verifying */
-} s_thread_ctx_t;
-
 /* Sockets and buffers are made by sb_reader_new, so a failure is reported
  * there; the thread takes them over (pthread_create is the memory barrier
  * ZeroMQ asks for when a socket changes threads). */
@@ -239,6 +271,7 @@ static void *
 s_thread (void *arg)
 {
     s_thread_ctx_t *ctx = arg;
+    s_cancellable (0);
     for (;;) {
         zframe_t *f = zframe_recv (ctx->work);
         if (!f)
@@ -249,7 +282,12 @@ s_thread (void *arg)
             break;
         }
         sb_read_result_t res;
-        s_read_one (ctx->reader, rq, ctx->buf, ctx->expect, &res);
+        pthread_mutex_lock (&ctx->reader->lock);
+        snprintf (ctx->key, sizeof ctx->key, "%s", rq->key);
+        pthread_mutex_unlock (&ctx->reader->lock);
+        s_progress (ctx, 1);
+        s_read_one (ctx, rq, &res);
+        s_progress (ctx, 0);
         zframe_destroy (&f);
         if (zsock_send (ctx->done, "b", &res, sizeof res) != 0)
             break;
@@ -398,11 +436,17 @@ sb_reader_new (const sb_storage_cfg_t *storage, const char *root, size_t threads
         snprintf (err, err_size, "out of memory");
         return NULL;
     }
+    if (pthread_mutex_init (&self->lock, NULL) != 0) {
+        snprintf (err, err_size, "cannot create a mutex");
+        free (self);
+        return NULL;
+    }
     snprintf (self->root, sizeof self->root, "%s", root);
     self->storage = *storage;
     if (storage->type == SB_STORAGE_S3) {
         self->s3 = sb_s3_new (storage, (size_t) storage->max_in_flight, err, err_size);
         if (!self->s3) {
+            pthread_mutex_destroy (&self->lock);
             free (self);
             return NULL;
         }
@@ -414,6 +458,7 @@ sb_reader_new (const sb_storage_cfg_t *storage, const char *root, size_t threads
         /* no threads, no sockets to feed: reads complete in submit */
         if (verify && !(self->inline_buf = malloc (buffer_bytes))) {
             snprintf (err, err_size, "out of memory");
+            pthread_mutex_destroy (&self->lock);
             free (self);
             return NULL;
         }
@@ -466,6 +511,27 @@ fail:
     return NULL;
 }
 
+/* Join thread i; of a stuck reader, give it 1 s to take its stop, cancel
+ * it (it waits in a cancellable call) and give it 1 s more. Returns 0, or
+ * -1 when it is still stuck: it is detached and keeps its context. */
+static int
+s_join (sb_reader_t *self, size_t i)
+{
+    if (!self->stuck)
+        return pthread_join (self->threads[i], NULL) == 0 ? 0 : -1;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        struct timespec until;
+        clock_gettime (CLOCK_REALTIME, &until);
+        until.tv_sec += 1;
+        if (pthread_timedjoin_np (self->threads[i], NULL, &until) == 0)
+            return 0;
+        if (attempt == 0)
+            pthread_cancel (self->threads[i]);
+    }
+    pthread_detach (self->threads[i]);
+    return -1;
+}
+
 void
 sb_reader_destroy (sb_reader_t **self_p)
 {
@@ -474,12 +540,23 @@ sb_reader_destroy (sb_reader_t **self_p)
     sb_reader_t *self = *self_p;
     s_request_t stop = { .stop = S_STOP };
     for (size_t i = 0; i < self->nthreads; i++)
-        zsock_send (self->work, "b", &stop, sizeof stop);
+        if (zsock_send (self->work, "b", &stop, sizeof stop) != 0)
+            sb_warn ("cannot tell a reader thread to stop: %s", zmq_strerror (zmq_errno ()));
     if (self->s3)
         sb_s3_wakeup (self->s3);
+    size_t left = 0;
     for (size_t i = 0; i < self->nthreads; i++) {
-        pthread_join (self->threads[i], NULL);
-        s_ctx_free (&self->ctxs[i]);
+        if (s_join (self, i) == 0)
+            s_ctx_free (&self->ctxs[i]);
+        else
+            left++;
+    }
+    *self_p = NULL;
+    if (left) {
+        /* a thread that never returned still holds its context and reads
+         * the reader's settings: both stay, the process is about to end */
+        sb_warn ("%zu reader thread(s) stuck in a read left behind (root %s)", left, self->root);
+        return;
     }
     free (self->threads);
     free (self->ctxs);
@@ -487,8 +564,29 @@ sb_reader_destroy (sb_reader_t **self_p)
     sb_s3_destroy (&self->s3);
     zsock_destroy (&self->work);
     zsock_destroy (&self->done);
+    pthread_mutex_destroy (&self->lock);
     free (self);
-    *self_p = NULL;
+}
+
+int
+sb_reader_stalled (sb_reader_t *self, double timeout_s, char *key, size_t key_size, double *for_s)
+{
+    if (self->s3 || timeout_s <= 0)
+        return 0;
+    uint64_t now = sb_mono_ns (), limit = (uint64_t) (timeout_s * 1e9);
+    for (size_t i = 0; i < self->nthreads; i++) {
+        s_thread_ctx_t *ctx = &self->ctxs[i];
+        uint64_t since = __atomic_load_n (&ctx->progress_ns, __ATOMIC_ACQUIRE);
+        if (since == 0 || now < since || now - since < limit)
+            continue;
+        pthread_mutex_lock (&self->lock);
+        snprintf (key, key_size, "%s", ctx->key);
+        pthread_mutex_unlock (&self->lock);
+        *for_s = (double) (now - since) / 1e9;
+        self->stuck = 1;
+        return 1;
+    }
+    return 0;
 }
 
 int

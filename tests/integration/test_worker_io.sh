@@ -107,4 +107,48 @@ for kind in fifo zero; do
 done
 rm -f f/train/img_2_of_5.npz
 
+# ------------------------------------------------------------------ stalled read
+# A read that does not return while heartbeats flow (a stuck NFS or FUSE
+# mount): here an open that waits on a file lease another process holds
+# (the kernel makes it wait /proc/sys/fs/lease-break-time, 45 s by default).
+# With shardbench.stall_timeout_s=2 the run fails within seconds, naming the
+# rank, host and path, and the worker exits without waiting for its stuck
+# thread.
+S="dataset.data_folder=./s dataset.num_files_train=4 dataset.record_length_bytes=100 dataset.record_length_bytes_stdev=0
+   reader.batch_size=1 --accelerators 1 --db s.db"
+sb datagen $S
+expect_eq "stall: datagen" "$SB_RC" 0
+root=$(cd s && pwd -P)
+python3 - s/train/img_1_of_4.npz >lease.out 2>lease.err <<'PY' &
+import fcntl, os, signal, sys, time
+signal.signal(signal.SIGIO, signal.SIG_IGN)     # keep the lease when a reader breaks it
+fd = os.open(sys.argv[1], os.O_RDONLY)
+fcntl.fcntl(fd, 1024, fcntl.F_WRLCK)            # F_SETLEASE
+print("leased", flush=True)
+time.sleep(120)
+PY
+holder=$!
+for _ in $(seq 1 100); do grep -q leased lease.out && break; sleep 0.1; done
+if ! grep -q leased lease.out; then
+    echo "ok - stall: read that never returns # SKIP no file lease: $(tail -1 lease.err)"
+else
+    t0=$(now)
+    sb run $S shardbench.stall_timeout_s=2
+    took=$(since "$t0")
+    expect_eq "stall: exit status 1" "$SB_RC" 1
+    expect_below "stall: the run ends (the open waits 45 s)" "$took" 30
+    run=$(q s.db "SELECT max(id) FROM runs WHERE kind = 'train'")
+    re="rank 0 on $host: read $root/train/img_1_of_4\.npz: no progress for [0-9]+\.[0-9] s \(shardbench\.stall_timeout_s = 2\): the open or read has not returned \(a FIFO, a stuck NFS or FUSE mount\?\)"
+    if q s.db "SELECT error FROM runs WHERE id = $run" | grep -qxE "$re"; then pass "stall: run error names rank, host, path"
+    else fail "stall: run error '$(q s.db "SELECT error FROM runs WHERE id = $run")'"; fi
+    if grep -qE "^shardbench: error: $re$" sb.err; then pass "stall: coordinator says it"; else fail "stall: coordinator message"; sed 's/^/    /' sb.err | tail -5; fi
+    expect_eq "stall: errors row" \
+        "$(q s.db "SELECT rank, host, op, target, errno_val FROM errors WHERE run_id = $run AND op = 'read'")" \
+        "0|$host|read|train/img_1_of_4.npz|110"
+    wpid=$(q s.db "SELECT pid FROM run_workers WHERE run_id = $run")
+    if [ -n "$wpid" ] && ! kill -0 "$wpid" 2>/dev/null; then pass "stall: the worker exited"; else fail "stall: worker $wpid still runs"; fi
+fi
+kill "$holder" 2>/dev/null
+wait "$holder" 2>/dev/null
+
 finish
