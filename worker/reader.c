@@ -309,7 +309,8 @@ typedef struct {
     int             failed_send;
 } s_s3_sink_t;
 
-static void
+/* Returns 0, or -1 when the reply could not be sent (the thread ends). */
+static int
 s_s3_stats_reply (s_thread_ctx_t *ctx)
 {
     sb_reader_t *self = ctx->reader;
@@ -326,11 +327,11 @@ s_s3_stats_reply (s_thread_ctx_t *ctx)
             out->latency = st->latency;
             memset (st, 0, sizeof *st);
         }
-        zsock_send (ctx->done, "b", reply, sizeof *reply);
+        int rc = zsock_send (ctx->done, "b", reply, sizeof *reply);
         free (reply);
+        return rc;
     }
-    else
-        zsock_send (ctx->done, "b", "", (size_t) 0);
+    return zsock_send (ctx->done, "b", "", (size_t) 0);
 }
 
 static void
@@ -354,8 +355,8 @@ s_s3_on_done (void *arg, const sb_s3_done_t *d)
     }
     if (zsock_send (sink->ctx->done, "b", &res, sizeof res) != 0)
         sink->failed_send = 1;
-    else if (d->failed)
-        s_s3_stats_reply (sink->ctx);   /* right behind it: sb_reader_failure_stats */
+    else if (d->failed && s_s3_stats_reply (sink->ctx) != 0)   /* right behind it: sb_reader_failure_stats */
+        sink->failed_send = 1;
 }
 
 /* The s3 engine: take requests while fewer than max_in_flight are pending,
@@ -378,8 +379,10 @@ s_s3_thread (void *arg)
             const s_request_t *rq = (const s_request_t *) zframe_data (f);
             if (zframe_size (f) < sizeof (s_request_t) + 1 || rq->stop == S_STOP)
                 stopping = 1;
-            else if (rq->stop == S_STATS)
-                s_s3_stats_reply (ctx);
+            else if (rq->stop == S_STATS) {
+                if (s_s3_stats_reply (ctx) != 0)
+                    sink.failed_send = 1;
+            }
             else {
                 char key[PATH_MAX];
                 uint64_t seed = self->verify ? sb_dataset_content_seed (self->seed, rq->key) : 0;
@@ -397,7 +400,8 @@ s_s3_thread (void *arg)
                     sb_read_result_t res = { .error = -1 };
                     snprintf (res.message, sizeof res.message, "%s", why);
                     snprintf (res.target, sizeof res.target, "%s", rq->key);
-                    zsock_send (ctx->done, "b", &res, sizeof res);
+                    if (zsock_send (ctx->done, "b", &res, sizeof res) != 0)
+                        sink.failed_send = 1;
                 }
                 else if (!key_ok || (self->verify && self->framed && !obj)
                     || sb_s3_get_start_fill (self->s3, 0, key, rq->offset, rq->length, self->verify, seed,
@@ -406,7 +410,8 @@ s_s3_thread (void *arg)
                     snprintf (res.message, sizeof res.message, "GET %s%s: cannot start the request (out of memory or key too long)",
                               self->root, rq->key);
                     snprintf (res.target, sizeof res.target, "%s", rq->key);
-                    zsock_send (ctx->done, "b", &res, sizeof res);
+                    if (zsock_send (ctx->done, "b", &res, sizeof res) != 0)
+                        sink.failed_send = 1;
                 }
             }
             zframe_destroy (&f);
@@ -419,10 +424,13 @@ s_s3_thread (void *arg)
             sb_read_result_t res = { .error = -1 };
             snprintf (res.message, sizeof res.message, "S3 engine stopped: curl multi interface failure");
             for (size_t n = sb_s3_pending (self->s3); n > 0; n--)
-                zsock_send (ctx->done, "b", &res, sizeof res);
+                if (zsock_send (ctx->done, "b", &res, sizeof res) != 0)
+                    break;
             break;
         }
     }
+    if (sink.failed_send)
+        sb_error ("s3 reader: cannot pass a completion to the rank: %s", zmq_strerror (zmq_errno ()));
     return NULL;
 }
 
