@@ -519,25 +519,34 @@ fail:
     return NULL;
 }
 
-/* Join thread i; of a stuck reader, give it 1 s to take its stop, cancel
- * it (it waits in a cancellable call) and give it 1 s more. Returns 0, or
- * -1 when it is still stuck: it is detached and keeps its context. */
+/* Join thread i. A thread that takes its stop is joined however long its
+ * reads take, as long as each call returns within a second; one that has
+ * been in one call longer (or of a reader sb_reader_stalled found stuck) is
+ * cancelled (it waits in a cancellable call) and given 1 s more, so an
+ * interrupted or aborted run never waits on a read that does not return.
+ * Returns 0, or -1 when it is still stuck: it is detached and keeps its
+ * context. */
 static int
 s_join (sb_reader_t *self, size_t i)
 {
-    if (!self->stuck)
-        return pthread_join (self->threads[i], NULL) == 0 ? 0 : -1;
-    for (int attempt = 0; attempt < 2; attempt++) {
+    const uint64_t second = 1000000000ull;
+    for (;;) {
         struct timespec until;
         clock_gettime (CLOCK_REALTIME, &until);
         until.tv_sec += 1;
         if (pthread_timedjoin_np (self->threads[i], NULL, &until) == 0)
             return 0;
-        if (attempt == 0)
-            pthread_cancel (self->threads[i]);
+        uint64_t since = __atomic_load_n (&self->ctxs[i].progress_ns, __ATOMIC_ACQUIRE), now = sb_mono_ns ();
+        if (self->s3 || (!self->stuck && (since == 0 || now < since || now - since < second)))
+            continue;   /* between reads, or moving */
+        pthread_cancel (self->threads[i]);
+        clock_gettime (CLOCK_REALTIME, &until);
+        until.tv_sec += 1;
+        if (pthread_timedjoin_np (self->threads[i], NULL, &until) == 0)
+            return 0;
+        pthread_detach (self->threads[i]);
+        return -1;
     }
-    pthread_detach (self->threads[i]);
-    return -1;
 }
 
 void

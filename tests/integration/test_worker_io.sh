@@ -147,6 +147,29 @@ else
         "0|$host|read|train/img_1_of_4.npz|110"
     wpid=$(q s.db "SELECT pid FROM run_workers WHERE run_id = $run")
     if [ -n "$wpid" ] && ! kill -0 "$wpid" 2>/dev/null; then pass "stall: the worker exited"; else fail "stall: worker $wpid still runs"; fi
+
+    # stall detection off, the run interrupted (SIGINT) while the read
+    # hangs: the worker still exits (it joined its stuck thread before)
+    timeout 120 "$SHARDBENCH" run $S shardbench.stall_timeout_s=0 >int.out 2>int.err &
+    coord=$!
+    wpid=""
+    for _ in $(seq 1 100); do
+        wpid=$(q s.db "SELECT pid FROM run_workers WHERE run_id = (SELECT max(id) FROM runs WHERE kind = 'train') AND run_id > $run" 2>/dev/null)
+        [ -n "$wpid" ] && break
+        sleep 0.1
+    done
+    sleep 1
+    kill -INT "$coord"
+    t0=$(now)
+    wait "$coord"
+    expect_eq "stall off, SIGINT: coordinator exits 1" "$?" 1
+    gone=no
+    for _ in $(seq 1 200); do
+        if [ -n "$wpid" ] && ! kill -0 "$wpid" 2>/dev/null; then gone=yes; break; fi
+        sleep 0.1
+    done
+    expect_eq "stall off, SIGINT: the worker exits although a read hangs" "$gone" yes
+    expect_below "stall off, SIGINT: within" "$(since "$t0")" 20
 fi
 kill "$holder" 2>/dev/null
 wait "$holder" 2>/dev/null
