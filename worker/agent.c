@@ -525,8 +525,8 @@ sb_agent_run (const sb_agent_opts_t *opts)
     }
     char terr[512] = "";
     sb_sender_t out = { s_send_cb, self };
-    if (fits)
-        self->trainer = sb_trainer_new (w, &self->storage, &out, terr, sizeof terr);
+    if (fits && !(self->trainer = sb_trainer_new (w, &self->storage, &out, terr, sizeof terr)) && !terr[0])
+        snprintf (terr, sizeof terr, "cannot set up the ranks' I/O engines");
     sb_msg_t ready = { .type = SB_MSG_READY };
     ready.u.ready.worker = w->worker;
     /* the run cannot start without the trainer: READY says why */
