@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +42,7 @@ struct sb_reader {
     size_t     nthreads;
     pthread_mutex_t lock;   /* the file threads' current keys */
     int        stuck;       /* sb_reader_stalled found a read that does not return */
+    int        stopping;    /* sb_reader_destroy: an interrupted read gives up (atomic) */
 };
 
 typedef enum { S_READ = 0, S_STOP = 1, S_STATS = 2 } s_kind_t;
@@ -62,14 +64,31 @@ s_progress (s_thread_ctx_t *ctx, int busy)
     __atomic_store_n (&ctx->progress_ns, busy ? sb_mono_ns () : 0, __ATOMIC_RELEASE);
 }
 
-/* Calls that may never return (a FIFO, a stuck NFS or FUSE mount) are the
- * only places where a file thread can be cancelled (sb_reader_destroy of a
- * stuck reader): nowhere near ZeroMQ, which is not cancel safe. */
+/* A file thread stuck in a call that may never return (a FIFO, a lease, a
+ * hung NFS or FUSE mount) is woken by this signal at teardown: its handler
+ * does nothing and is installed without SA_RESTART, so an interruptible
+ * wait ends with EINTR and the thread, seeing `stopping`, gives up the read.
+ * (pthread_cancel would do the same but unwinds the stack under the
+ * sanitizers' feet.) An uninterruptible wait (D state) ignores it. */
+#define S_WAKE_SIGNAL (SIGRTMIN + 1)
+
 static void
-s_cancellable (int on)
+s_wake_handler (int sig)
 {
-    int old;
-    pthread_setcancelstate (on ? PTHREAD_CANCEL_ENABLE : PTHREAD_CANCEL_DISABLE, &old);
+    (void) sig;
+}
+
+static pthread_once_t s_wake_once = PTHREAD_ONCE_INIT;
+static int s_wake_ok;
+
+static void
+s_wake_install (void)
+{
+    struct sigaction sa;
+    memset (&sa, 0, sizeof sa);
+    sa.sa_handler = s_wake_handler;
+    sigemptyset (&sa.sa_mask);
+    s_wake_ok = sigaction (S_WAKE_SIGNAL, &sa, NULL) == 0;
 }
 
 typedef struct {
@@ -157,9 +176,7 @@ s_read_one (s_thread_ctx_t *ctx, const s_request_t *rq, sb_read_result_t *res)
      * /dev/zero) would be read for ever. stat first (a FIFO's stat does not
      * block), then fstat what was opened (it may have been replaced) */
     struct stat st;
-    s_cancellable (1);
     int rc = stat (path, &st);
-    s_cancellable (0);
     if (rc != 0) {
         res->error = errno;
         snprintf (res->message, sizeof res->message, "open %s: %s", path, strerror (errno));
@@ -169,9 +186,7 @@ s_read_one (s_thread_ctx_t *ctx, const s_request_t *rq, sb_read_result_t *res)
         s_not_regular (path, &st, res);
         return;
     }
-    s_cancellable (1);
     int fd = open (path, O_RDONLY | O_CLOEXEC);
-    s_cancellable (0);
     if (fd < 0) {
         res->error = errno;
         snprintf (res->message, sizeof res->message, "open %s: %s", path, strerror (errno));
@@ -206,12 +221,10 @@ s_read_one (s_thread_ctx_t *ctx, const s_request_t *rq, sb_read_result_t *res)
     uint64_t length = to_eof ? (uint64_t) st.st_size : rq->length;
     while (done < length) {
         size_t want = length - done >= self->buffer_bytes ? self->buffer_bytes : (size_t) (length - done);
-        s_cancellable (1);
-        ssize_t n = pread (fd, buf, want, (off_t) (rq->offset + done));
-        s_cancellable (0);
-        s_progress (ctx, 1);
+            ssize_t n = pread (fd, buf, want, (off_t) (rq->offset + done));
+            s_progress (ctx, 1);
         if (n < 0) {
-            if (errno == EINTR)
+            if (errno == EINTR && !__atomic_load_n (&self->stopping, __ATOMIC_ACQUIRE))
                 continue;
             res->error = errno;
             snprintf (res->message, sizeof res->message, "read %s at offset %llu: %s", path,
@@ -271,7 +284,6 @@ static void *
 s_thread (void *arg)
 {
     s_thread_ctx_t *ctx = arg;
-    s_cancellable (0);
     for (;;) {
         zframe_t *f = zframe_recv (ctx->work);
         if (!f)
@@ -444,6 +456,7 @@ sb_reader_new (const sb_storage_cfg_t *storage, const char *root, size_t threads
         snprintf (err, err_size, "out of memory");
         return NULL;
     }
+    pthread_once (&s_wake_once, s_wake_install);
     if (pthread_mutex_init (&self->lock, NULL) != 0) {
         snprintf (err, err_size, "cannot create a mutex");
         free (self);
@@ -522,8 +535,8 @@ fail:
 /* Join thread i. A thread that takes its stop is joined however long its
  * reads take, as long as each call returns within a second; one that has
  * been in one call longer (or of a reader sb_reader_stalled found stuck) is
- * cancelled (it waits in a cancellable call) and given 1 s more, so an
- * interrupted or aborted run never waits on a read that does not return.
+ * woken with S_WAKE_SIGNAL, up to 3 times a second apart, so an interrupted
+ * or aborted run never waits on a read that does not return.
  * Returns 0, or -1 when it is still stuck: it is detached and keeps its
  * context. */
 static int
@@ -539,11 +552,14 @@ s_join (sb_reader_t *self, size_t i)
         uint64_t since = __atomic_load_n (&self->ctxs[i].progress_ns, __ATOMIC_ACQUIRE), now = sb_mono_ns ();
         if (self->s3 || (!self->stuck && (since == 0 || now < since || now - since < second)))
             continue;   /* between reads, or moving */
-        pthread_cancel (self->threads[i]);
-        clock_gettime (CLOCK_REALTIME, &until);
-        until.tv_sec += 1;
-        if (pthread_timedjoin_np (self->threads[i], NULL, &until) == 0)
-            return 0;
+        for (int attempt = 0; attempt < 3; attempt++) {
+            if (s_wake_ok)
+                pthread_kill (self->threads[i], S_WAKE_SIGNAL);
+            clock_gettime (CLOCK_REALTIME, &until);
+            until.tv_sec += 1;
+            if (pthread_timedjoin_np (self->threads[i], NULL, &until) == 0)
+                return 0;
+        }
         pthread_detach (self->threads[i]);
         return -1;
     }
@@ -556,6 +572,7 @@ sb_reader_destroy (sb_reader_t **self_p)
         return;
     sb_reader_t *self = *self_p;
     s_request_t stop = { .stop = S_STOP };
+    __atomic_store_n (&self->stopping, 1, __ATOMIC_RELEASE);
     for (size_t i = 0; i < self->nthreads; i++)
         if (zsock_send (self->work, "b", &stop, sizeof stop) != 0)
             sb_warn ("cannot tell a reader thread to stop: %s", zmq_strerror (zmq_errno ()));

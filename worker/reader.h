@@ -75,8 +75,9 @@ int sb_reader_failure_stats (sb_reader_t *self, sb_reader_endpoint_t *out, size_
 int sb_reader_stalled (sb_reader_t *self, double timeout_s, char *key, size_t key_size, double *for_s);
 
 /* Stop and join the threads; accepts NULL and nulls the pointer. A thread
- * stuck in a read (see sb_reader_stalled) is cancelled and, if it still does
- * not return within 2 s, left behind with the memory it uses. */
+ * stuck in a read (see sb_reader_stalled, or in one call for over a second)
+ * is interrupted with a signal and, if it still does not return within 3 s,
+ * left behind with the memory it uses. */
 void sb_reader_destroy (sb_reader_t **self_p);
 
 /* Queue a read of [offset, offset+length) of key. key may be NULL when
