@@ -149,27 +149,26 @@ else
     if [ -n "$wpid" ] && ! kill -0 "$wpid" 2>/dev/null; then pass "stall: the worker exited"; else fail "stall: worker $wpid still runs"; fi
 
     # stall detection off, the run interrupted (SIGINT) while the read
-    # hangs: the worker still exits (it joined its stuck thread before)
-    timeout 120 "$SHARDBENCH" run $S shardbench.stall_timeout_s=0 >int.out 2>int.err &
+    # hangs: the worker, started by hand (no coordinator kills it), exits by
+    # itself when told (ABORT); it joined its stuck thread before, until the
+    # lease broke 45 s later
+    timeout 120 "$SHARDBENCH" run $S shardbench.stall_timeout_s=0 --workers 1 --bind 'tcp://127.0.0.1:*' \
+        >int.out 2>int.err &
     coord=$!
-    wpid=""
-    for _ in $(seq 1 100); do
-        wpid=$(q s.db "SELECT pid FROM run_workers WHERE run_id = (SELECT max(id) FROM runs WHERE kind = 'train') AND run_id > $run" 2>/dev/null)
-        [ -n "$wpid" ] && break
-        sleep 0.1
-    done
-    sleep 1
+    ep=$(coordinator_endpoint int.err)
+    timeout 120 "$SHARDBENCH_WORKER" --coordinator "$ep" --host node-s --timeout 10 >int-w.out 2>int-w.err &
+    worker=$!
+    for _ in $(seq 1 100); do grep -q "joined as worker" int-w.err && break; sleep 0.1; done
+    sleep 1.5
     kill -INT "$coord"
     t0=$(now)
     wait "$coord"
     expect_eq "stall off, SIGINT: coordinator exits 1" "$?" 1
-    gone=no
-    for _ in $(seq 1 200); do
-        if [ -n "$wpid" ] && ! kill -0 "$wpid" 2>/dev/null; then gone=yes; break; fi
-        sleep 0.1
-    done
-    expect_eq "stall off, SIGINT: the worker exits although a read hangs" "$gone" yes
-    expect_below "stall off, SIGINT: within" "$(since "$t0")" 20
+    wait "$worker"
+    expect_eq "stall off, SIGINT: the worker exits 1 although a read hangs" "$?" 1
+    expect_below "stall off, SIGINT: the worker exits by itself within" "$(since "$t0")" 15
+    expect_contains "stall off, SIGINT: the worker was told" int-w.err \
+        "run aborted by the coordinator: interrupted by signal while training epoch 1"
 fi
 kill "$holder" 2>/dev/null
 wait "$holder" 2>/dev/null
