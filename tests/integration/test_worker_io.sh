@@ -119,7 +119,12 @@ S="dataset.data_folder=./s dataset.num_files_train=4 dataset.record_length_bytes
 sb datagen $S
 expect_eq "stall: datagen" "$SB_RC" 0
 root=$(cd s && pwd -P)
-python3 - s/train/img_1_of_4.npz >lease.out 2>lease.err <<'PY' &
+# lease FILE: a process holds a write lease on FILE (an open for reading
+# waits until it lets go, or the kernel breaks it after lease-break-time);
+# sets HOLDER; 0 once the lease is held
+lease () {
+    rm -f lease.out
+    python3 - "$1" >lease.out 2>lease.err <<'PY' &
 import fcntl, os, signal, sys, time
 signal.signal(signal.SIGIO, signal.SIG_IGN)     # keep the lease when a reader breaks it
 fd = os.open(sys.argv[1], os.O_RDONLY)
@@ -127,8 +132,12 @@ fcntl.fcntl(fd, 1024, fcntl.F_WRLCK)            # F_SETLEASE
 print("leased", flush=True)
 time.sleep(120)
 PY
-holder=$!
-for _ in $(seq 1 100); do grep -q leased lease.out && break; sleep 0.1; done
+    HOLDER=$!
+    for _ in $(seq 1 100); do grep -q leased lease.out 2>/dev/null && return 0; sleep 0.1; done
+    return 1
+}
+lease s/train/img_1_of_4.npz
+holder=$HOLDER
 if ! grep -q leased lease.out; then
     echo "ok - stall: read that never returns # SKIP no file lease: $(tail -1 lease.err)"
 else
@@ -152,6 +161,10 @@ else
     # hangs: the worker, started by hand (no coordinator kills it), exits by
     # itself when told (ABORT); it joined its stuck thread before, until the
     # lease broke 45 s later
+    kill "$holder" 2>/dev/null
+    wait "$holder" 2>/dev/null
+    lease s/train/img_2_of_4.npz    # a fresh lease: the first one is being broken
+    holder=$HOLDER
     timeout 120 "$SHARDBENCH" run $S shardbench.stall_timeout_s=0 --workers 1 --bind 'tcp://127.0.0.1:*' \
         >int.out 2>int.err &
     coord=$!
