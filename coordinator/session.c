@@ -306,6 +306,7 @@ s_on_hello (s_session_t *self, zframe_t *identity, sb_msg_hello_t *m)
     r->verify = (uint64_t) wl->verify;
     r->keys_page = wl->keys_page;
     r->data_probe = self->probe;
+    r->stall_timeout_ms = (uint64_t) (wl->stall_timeout_s * 1000);
     if (sb_storage_to_welcome (&wl->storage, r) != 0) {
         s_fail (self, "out of memory");
         return;

@@ -13,13 +13,21 @@
 #include "util.h"
 #include "wire.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
+#include <netdb.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <unistd.h>
+
+/* Refused connection probes, one a second, after which a worker without
+ * --timeout says nothing listens at the coordinator's address and exits. */
+#define S_REFUSED_PROBES 3
 
 typedef struct {
     const sb_agent_opts_t *o;
@@ -172,17 +180,104 @@ s_hello (s_agent_t *self)
     return s_send (self, &m);
 }
 
+/* Does endpoint, a plain tcp://HOST:PORT, refuse TCP connections on every
+ * address HOST resolves to? ZeroMQ retries a refused connect in silence, so
+ * the agent asks the kernel itself. Returns 1 when refused, 0 otherwise (it
+ * accepts, does not answer within 500 ms, does not resolve, or the endpoint
+ * is not plain tcp://HOST:PORT). */
+static int
+s_refused (const char *endpoint)
+{
+    if (strncmp (endpoint, "tcp://", 6) != 0 || strchr (endpoint, ';'))
+        return 0;
+    const char *hp = endpoint + 6, *colon = strrchr (hp, ':');
+    char host[256], port[16];
+    if (!colon || colon == hp || !colon[1] || strlen (colon + 1) >= sizeof port)
+        return 0;
+    size_t hlen = (size_t) (colon - hp);
+    if (hp[0] == '[' && hlen >= 2 && hp[hlen - 1] == ']') {
+        hp++;
+        hlen -= 2;
+    }
+    if (hlen == 0 || hlen >= sizeof host)
+        return 0;
+    memcpy (host, hp, hlen);
+    host[hlen] = '\0';
+    snprintf (port, sizeof port, "%s", colon + 1);
+    struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res = NULL;
+    if (getaddrinfo (host, port, &hints, &res) != 0)
+        return 0;
+    int refused = 0;
+    for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
+        int fd = socket (ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol);
+        if (fd < 0)
+            continue;
+        int e = connect (fd, ai->ai_addr, ai->ai_addrlen) == 0 ? 0 : errno;
+        if (e == EINPROGRESS) {
+            struct pollfd p = { .fd = fd, .events = POLLOUT };
+            socklen_t len = sizeof e;
+            if (poll (&p, 1, 500) != 1)
+                e = ETIMEDOUT;
+            else if (getsockopt (fd, SOL_SOCKET, SO_ERROR, &e, &len) != 0)
+                e = errno;
+        }
+        close (fd);
+        if (e != ECONNREFUSED) {
+            refused = 0;
+            break;
+        }
+        refused = 1;
+    }
+    freeaddrinfo (res);
+    return refused;
+}
+
 /* Wait for WELCOME (or REJECT) within the start-up timeout; timeout_s 0
- * waits for as long as it takes (a long-lived agent, deploy/systemd/). */
+ * waits for as long as it takes (a long-lived agent, deploy/systemd/).
+ * An address that refuses S_REFUSED_PROBES probes (0.5 s, 1.5 s, 2.5 s
+ * after the start) fails at once
+ * unless the command line asked to wait (--timeout): then it is said once
+ * and the wait goes on. */
 static int
 s_await_welcome (s_agent_t *self)
 {
-    double deadline = self->o->timeout_s > 0 ? sb_now () + self->o->timeout_s : INFINITY;
+    double start = sb_now ();
+    double deadline = self->o->timeout_s > 0 ? start + self->o->timeout_s : INFINITY;
+    double next_probe = start + 0.5, refused_since = 0;
+    int told = 0, refusals = 0;
     while (!zsys_interrupted) {
-        double left = deadline - sb_now ();
+        double now = sb_now (), left = deadline - now;
         if (left <= 0) {
-            sb_error ("no answer from the coordinator at %s within %.0f s", self->o->endpoint, self->o->timeout_s);
+            if (refused_since > 0)
+                sb_error ("nothing listens at %s (connection refused for %.0f s); is the coordinator running?",
+                          self->o->endpoint, now - refused_since);
+            else
+                sb_error ("no answer from the coordinator at %s within %.0f s", self->o->endpoint, self->o->timeout_s);
             return -1;
+        }
+        if (now >= next_probe) {
+            if (s_refused (self->o->endpoint)) {
+                now = sb_now ();
+                if (refused_since == 0)
+                    refused_since = now;
+                refusals++;
+                if (refusals >= S_REFUSED_PROBES && !self->o->wait_refused) {
+                    sb_error ("nothing listens at %s (connection refused); is the coordinator running?",
+                              self->o->endpoint);
+                    return -1;
+                }
+                if (refusals >= S_REFUSED_PROBES && !told) {
+                    sb_warn ("nothing listens at %s (connection refused); waiting for the coordinator%s",
+                             self->o->endpoint, self->o->timeout_s > 0 ? "" : " for as long as it takes");
+                    told = 1;
+                }
+            }
+            else {
+                refused_since = 0;
+                told = refusals = 0;
+            }
+            next_probe += 1.0;
+            left = deadline - sb_now ();
         }
         void *which = zpoller_wait (self->poller, (int) (left * 1000 < 200 ? left * 1000 + 1 : 200));
         char why[512];
@@ -226,8 +321,30 @@ s_await_welcome (s_agent_t *self)
     return -1;
 }
 
-/* Raise the soft file-descriptor limit to the hard one and check that the
- * S3 connections of every rank fit. Returns 0, or -1 with a cause. */
+/* Descriptors open now (/proc/self/fd), or -1 where that cannot be read. */
+static long
+s_open_fds (void)
+{
+    DIR *d = opendir ("/proc/self/fd");
+    if (!d)
+        return -1;
+    long n = 0;
+    struct dirent *e;
+    while ((e = readdir (d)))
+        n += e->d_name[0] != '.';
+    closedir (d);
+    return n - 1;   /* the directory's own */
+}
+
+/* Raise the soft file-descriptor limit to the hard one and check that every
+ * rank fits before any of its sockets is made: CZMQ aborts on a socket it
+ * cannot create (zsock_new_checked asserts), so running out must never
+ * happen. Counts, measured on libzmq 4.3 (each socket holds one eventfd):
+ * a rank's actor 3 sockets, its I/O engine 2 plus 2 per thread; the file
+ * engine one open file per thread; the s3 engine one connection per request
+ * in flight and endpoint, 2 for curl's wake-up, and the datagen/checkpoint
+ * client one per endpoint plus 2; 2 more per rank for checkpoint files.
+ * Returns 0, or -1 with a cause that gives the numbers and the fix. */
 static int
 s_check_fd_limit (s_agent_t *self, char *cause, size_t size)
 {
@@ -242,40 +359,66 @@ s_check_fd_limit (s_agent_t *self, char *cause, size_t size)
         if (setrlimit (RLIMIT_NOFILE, &raised) == 0)
             rl = raised;
     }
-    /* per rank: one connection per in-flight request and endpoint, plus
-     * about 8 inproc/zmq descriptors; plus 64 for the agent itself */
-    uint64_t per_rank = self->storage.type == SB_STORAGE_S3
-        ? self->storage.max_in_flight * self->storage.nendpoints + 8 : w->read_threads + 8;
-    uint64_t need = w->ranks * per_rank + 64;
-    if ((uint64_t) rl.rlim_cur < need) {
-        snprintf (cause, size,
-                  "file descriptors: %llu ranks x (%llu in flight x %zu endpoints + 8) + 64 = %llu needed, limit is %llu"
-                  " (raise `ulimit -n` or lower max_in_flight)",
-                  (unsigned long long) w->ranks, (unsigned long long) self->storage.max_in_flight,
-                  self->storage.nendpoints, (unsigned long long) need, (unsigned long long) rl.rlim_cur);
+    uint64_t nep = self->storage.nendpoints, inflight = self->storage.max_in_flight;
+    int s3 = self->storage.type == SB_STORAGE_S3;
+    uint64_t threads = s3 ? 1 : w->read_threads;
+    uint64_t per_rank = 3 + 2 + 2 * threads + 2 + (s3 ? inflight * nep + 2 + nep + 2 : threads);
+    long open_now = s_open_fds ();
+    uint64_t base = (open_now > 0 ? (uint64_t) open_now : 32) + 32 + (s3 ? nep + 2 : 0);
+    uint64_t need = w->ranks * per_rank + base;
+    if (rl.rlim_cur == RLIM_INFINITY || (uint64_t) rl.rlim_cur >= need)
+        return 0;
+    char what[160];
+    if (s3)
+        snprintf (what, sizeof what, "%llu in flight x %llu endpoints + %llu", (unsigned long long) inflight,
+                  (unsigned long long) nep, (unsigned long long) (per_rank - inflight * nep));
+    else
+        snprintf (what, sizeof what, "%llu read threads x 3 + 7", (unsigned long long) threads);
+    snprintf (cause, size,
+              "file descriptors: %llu ranks x %llu (%s) + %llu for the agent = %llu needed, the limit is %llu"
+              " (hard limit %llu): raise it (`ulimit -n %llu`, LimitNOFILE= for a service) or run fewer ranks per"
+              " worker%s",
+              (unsigned long long) w->ranks, (unsigned long long) per_rank, what, (unsigned long long) base,
+              (unsigned long long) need, (unsigned long long) rl.rlim_cur,
+              (unsigned long long) (rl.rlim_max == RLIM_INFINITY ? rl.rlim_cur : rl.rlim_max),
+              (unsigned long long) need, s3 ? " or a lower storage.max_in_flight" : " or fewer reader.read_threads");
+    return -1;
+}
+
+/* Add a failed check to READY. Returns 0, or -1 out of memory. */
+static int
+s_ready_fail (sb_msg_ready_t *r, const char *endpoint, const char *cause)
+{
+    char *ep = strdup (endpoint), *why = strdup (cause);
+    if (!ep || !why) {
+        free (ep);
+        free (why);
         return -1;
     }
+    r->failed_endpoints.items[r->failed_endpoints.count++] = ep;
+    r->causes.items[r->causes.count++] = why;
     return 0;
 }
 
 /* Check every storage endpoint from this host (TCP connect and a signed
- * HEAD of the bucket). Failures go into READY. */
+ * HEAD of the bucket). Failures go into READY: the host's own (host_cause,
+ * when set) first, which skips the endpoint checks. Returns 0, or -1 out of
+ * memory. */
 static int
-s_preflight (s_agent_t *self, sb_msg_t *ready)
+s_preflight (s_agent_t *self, sb_msg_t *ready, const char *host_cause)
 {
     sb_msg_ready_t *r = &ready->u.ready;
-    size_t cap = self->storage.nendpoints + 1;
+    size_t cap = self->storage.nendpoints + 2;
     r->failed_endpoints.items = calloc (cap, sizeof (char *));
     r->causes.items = calloc (cap, sizeof (char *));
     if (!r->failed_endpoints.items || !r->causes.items)
         return -1;
     char cause[1024];
 #define S_FAIL(ep, ...) do { snprintf (cause, sizeof cause, __VA_ARGS__); \
-        r->failed_endpoints.items[r->failed_endpoints.count++] = strdup (ep); \
-        r->causes.items[r->causes.count++] = strdup (cause); } while (0)
-    char fd_cause[512];
-    if (s_check_fd_limit (self, fd_cause, sizeof fd_cause) != 0) {
-        S_FAIL ("(this host)", "%s", fd_cause);
+        if (s_ready_fail (r, ep, cause) != 0) { sb_s3_destroy (&s3); return -1; } } while (0)
+    sb_s3_t *s3 = NULL;
+    if (host_cause && *host_cause) {
+        S_FAIL ("(this host)", "%s", host_cause);
         return 0;
     }
     /* a local data folder must be the coordinator's, not one of this host's own */
@@ -298,14 +441,14 @@ s_preflight (s_agent_t *self, sb_msg_t *ready)
     if (cfg.request_timeout_s > budget)
         cfg.request_timeout_s = budget;
     char err[1024];
-    sb_s3_t *s3 = sb_s3_new (&cfg, 1, err, sizeof err);
+    s3 = sb_s3_new (&cfg, 1, err, sizeof err);
     if (!s3) {
         S_FAIL ("(credentials)", "%s", err);
         return 0;
     }
     for (size_t i = 0; i < sb_s3_endpoint_count (s3); i++) {
         sb_msg_t hb = { .type = SB_MSG_HEARTBEAT };
-        s_send (self, &hb);
+        (void) s_send (self, &hb);  /* a failed send is logged; READY will fail the same way */
         sb_s3_error_t e;
         if (sb_s3_check_endpoint (s3, i, &e) != 0) {
             const char *why = e.curl_code ? (e.os_errno ? strerror (e.os_errno) : e.curl_text) : e.s3_code;
@@ -348,8 +491,10 @@ sb_agent_run (const sb_agent_opts_t *opts)
     }
     sb_wire_configure (self->up, 1000);
     self->poller = zpoller_new (self->dealer, self->up, NULL);
-    if (!self->poller || s_hello (self) != 0 || s_await_welcome (self) != 0)
+    if (!self->poller || s_hello (self) != 0 || s_await_welcome (self) != 0) {
+        zsock_set_linger (self->dealer, 0);     /* no coordinator to take what is queued */
         goto done;
+    }
     /* from here on, wake-ups drain every queued frame without waiting */
     zsock_set_rcvtimeo (self->dealer, 0);
     zsock_set_rcvtimeo (self->up, 0);
@@ -384,13 +529,17 @@ sb_agent_run (const sb_agent_opts_t *opts)
     sb_info ("joined as worker %llu: ranks %llu-%llu of %llu, data in %s", (unsigned long long) w->worker,
              (unsigned long long) w->first_rank, (unsigned long long) (w->first_rank + w->ranks - 1),
              (unsigned long long) w->total_ranks, w->data_root);
+    /* every descriptor the ranks need must be there before the first of
+     * their sockets is made; if not, READY says why and no rank starts */
+    char fd_cause[512] = "";
+    int fits = s_check_fd_limit (self, fd_cause, sizeof fd_cause) == 0;
     self->ranks = calloc (w->ranks, sizeof (zactor_t *));
     self->rank_args = calloc (w->ranks, sizeof (sb_rank_args_t));
     if (!self->ranks || !self->rank_args) {
         sb_error ("out of memory");
         goto done;
     }
-    for (uint64_t r = 0; r < w->ranks; r++) {
+    for (uint64_t r = 0; fits && r < w->ranks; r++) {
         self->rank_args[r].cfg = w;
         self->rank_args[r].storage = &self->storage;
         self->rank_args[r].up = self->up_endpoint;
@@ -406,18 +555,15 @@ sb_agent_run (const sb_agent_opts_t *opts)
     }
     char terr[512] = "";
     sb_sender_t out = { s_send_cb, self };
-    self->trainer = sb_trainer_new (w, &self->storage, &out, terr, sizeof terr);
+    if (fits && !(self->trainer = sb_trainer_new (w, &self->storage, &out, terr, sizeof terr)) && !terr[0])
+        snprintf (terr, sizeof terr, "cannot set up the ranks' I/O engines");
     sb_msg_t ready = { .type = SB_MSG_READY };
     ready.u.ready.worker = w->worker;
-    if (s_preflight (self, &ready) != 0) {
+    /* the run cannot start without the trainer: READY says why */
+    if (s_preflight (self, &ready, fits ? (self->trainer ? NULL : terr) : fd_cause) != 0) {
         sb_proto_fini (&ready);
         sb_error ("out of memory");
         goto done;
-    }
-    if (!self->trainer) {   /* the run cannot start: say why in READY */
-        sb_msg_ready_t *r = &ready.u.ready;
-        r->failed_endpoints.items[r->failed_endpoints.count++] = strdup ("(this host)");
-        r->causes.items[r->causes.count++] = strdup (terr);
     }
     for (size_t i = 0; i < ready.u.ready.causes.count; i++)
         sb_error ("preflight: %s: %s", ready.u.ready.failed_endpoints.items[i] ? ready.u.ready.failed_endpoints.items[i] : "?",

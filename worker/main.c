@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 static void
 s_usage (FILE *f)
@@ -24,7 +25,9 @@ s_usage (FILE *f)
              "--host NAME             name to report (default: $SLURMD_NODENAME under srun, else this\n"
              "                        host's name)\n"
              "--timeout S             seconds to wait for the coordinator to answer (default 30; 0: wait\n"
-             "                        for as long as it takes, for a long-lived agent)\n"
+             "                        for as long as it takes, for a long-lived agent). Without it, a\n"
+             "                        coordinator address that refuses connections fails after 3 s; with\n"
+             "                        it, the worker waits (a coordinator still starting)\n"
              "--keys DIR              ZeroMQ CURVE: present DIR/NAME.cert(_secret) and trust only the\n"
              "                        coordinator holding DIR/coordinator.cert (made by `shardbench keys`);\n"
              "                        default $SHARDBENCH_KEYS. Needed when the coordinator runs with --keys\n"
@@ -37,6 +40,33 @@ s_usage (FILE *f)
              "\n"
              "Exit status: 0 the run ended normally, 1 aborted or the coordinator was lost,\n"
              "2 usage error.\n");
+}
+
+/* The agent's own sockets, before any rank, need a few dozen descriptors
+ * (CZMQ aborts on a socket it cannot create): raise the soft limit to the
+ * hard one and refuse a limit below that. The ranks are counted once the
+ * workload is known (worker/agent.c). Returns 0, or -1 (said why). */
+static int
+s_fd_floor (void)
+{
+    const rlim_t floor = 64;
+    struct rlimit rl;
+    if (getrlimit (RLIMIT_NOFILE, &rl) != 0) {
+        fprintf (stderr, "shardbench-worker: getrlimit(RLIMIT_NOFILE): %s\n", strerror (errno));
+        return -1;
+    }
+    if (rl.rlim_cur < rl.rlim_max) {
+        struct rlimit raised = { rl.rlim_max, rl.rlim_max };
+        if (setrlimit (RLIMIT_NOFILE, &raised) == 0)
+            rl = raised;
+    }
+    if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < floor) {
+        fprintf (stderr, "shardbench-worker: file descriptors: the limit is %llu (hard limit %llu), the agent needs"
+                 " %llu before its first rank: raise it (`ulimit -n`, LimitNOFILE= for a service)\n",
+                 (unsigned long long) rl.rlim_cur, (unsigned long long) rl.rlim_max, (unsigned long long) floor);
+        return -1;
+    }
+    return 0;
 }
 
 /* Started by srun: report the node under the name Slurm gives it (the
@@ -83,6 +113,7 @@ main (int argc, char **argv)
             char *end = NULL;
             errno = 0;
             opts.timeout_s = strtod (argv[++i], &end);
+            opts.wait_refused = 1;
             if (errno || !end || *end || !(opts.timeout_s >= 0) || isinf (opts.timeout_s)) {
                 fprintf (stderr, "shardbench-worker: --timeout expects seconds >= 0 (0: no limit), got '%s'\n", argv[i]);
                 return 2;
@@ -105,6 +136,8 @@ main (int argc, char **argv)
     snprintf (ident, sizeof ident, "shardbench-worker[%d]", (int) getpid ());
     sb_log_set_ident (ident);
     s_slurm_task (&opts);
+    if (s_fd_floor () != 0)
+        return 1;
     zsys_init ();
     zsys_set_logstream (NULL);
     zsys_set_max_sockets (0);   /* ranks x reader threads can exceed 1023 */

@@ -11,9 +11,12 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 struct sb_reader {
@@ -37,9 +40,56 @@ struct sb_reader {
     pthread_t *threads;
     struct s_thread_ctx *ctxs;
     size_t     nthreads;
+    pthread_mutex_t lock;   /* the file threads' current keys */
+    int        stuck;       /* sb_reader_stalled found a read that does not return */
+    int        stopping;    /* sb_reader_destroy: an interrupted read gives up (atomic) */
 };
 
 typedef enum { S_READ = 0, S_STOP = 1, S_STATS = 2 } s_kind_t;
+
+typedef struct s_thread_ctx {
+    sb_reader_t *reader;
+    zsock_t     *work;      /* PULL, connected; owned by the thread */
+    zsock_t     *done;      /* PUSH, connected; owned by the thread */
+    uint8_t     *buf;       /* owned by the thread */
+    uint8_t     *expect;    /* owned by the thread; NULL unless verifying */
+    uint64_t     progress_ns;   /* file: sb_mono_ns of the read's last progress, 0 idle (atomic) */
+    char         key[PATH_MAX]; /* file: the key being read (reader->lock) */
+} s_thread_ctx_t;
+
+/* A file thread's read made progress (it started, or a call returned). */
+static void
+s_progress (s_thread_ctx_t *ctx, int busy)
+{
+    __atomic_store_n (&ctx->progress_ns, busy ? sb_mono_ns () : 0, __ATOMIC_RELEASE);
+}
+
+/* A file thread stuck in a call that may never return (a FIFO, a lease, a
+ * hung NFS or FUSE mount) is woken by this signal at teardown: its handler
+ * does nothing and is installed without SA_RESTART, so an interruptible
+ * wait ends with EINTR and the thread, seeing `stopping`, gives up the read.
+ * (pthread_cancel would do the same but unwinds the stack under the
+ * sanitizers' feet.) An uninterruptible wait (D state) ignores it. */
+#define S_WAKE_SIGNAL (SIGRTMIN + 1)
+
+static void
+s_wake_handler (int sig)
+{
+    (void) sig;
+}
+
+static pthread_once_t s_wake_once = PTHREAD_ONCE_INIT;
+static int s_wake_ok;
+
+static void
+s_wake_install (void)
+{
+    struct sigaction sa;
+    memset (&sa, 0, sizeof sa);
+    sa.sa_handler = s_wake_handler;
+    sigemptyset (&sa.sa_mask);
+    s_wake_ok = sigaction (S_WAKE_SIGNAL, &sa, NULL) == 0;
+}
 
 typedef struct {
     uint64_t offset;
@@ -93,9 +143,26 @@ s_s3_expect_free (void *ctx)
     free (ctx);
 }
 
+/* What path is, when not a regular file (st: its stat). */
 static void
-s_read_one (sb_reader_t *self, const s_request_t *rq, uint8_t *buf, uint8_t *expect, sb_read_result_t *res)
+s_not_regular (const char *path, const struct stat *st, sb_read_result_t *res)
 {
+    mode_t m = st->st_mode;
+    const char *what = S_ISFIFO (m) ? "a FIFO" : S_ISCHR (m) ? "a character device" : S_ISBLK (m) ? "a block device"
+                       : S_ISDIR (m) ? "a directory" : S_ISSOCK (m) ? "a socket" : "not a file";
+    struct stat lst;
+    int link = lstat (path, &lst) == 0 && S_ISLNK (lst.st_mode);
+    res->error = -1;
+    snprintf (res->message, sizeof res->message,
+              "open %s: not a regular file (%s%s): a dataset object must be a regular file", path,
+              link ? "a symbolic link to " : "", what);
+}
+
+static void
+s_read_one (s_thread_ctx_t *ctx, const s_request_t *rq, sb_read_result_t *res)
+{
+    sb_reader_t *self = ctx->reader;
+    uint8_t *buf = ctx->buf, *expect = ctx->expect;
     char path[PATH_MAX];
     memset (res, 0, sizeof *res);
     snprintf (res->target, sizeof res->target, "%s", rq->key);
@@ -105,10 +172,35 @@ s_read_one (sb_reader_t *self, const s_request_t *rq, uint8_t *buf, uint8_t *exp
         snprintf (res->message, sizeof res->message, "open %s%s: path too long", self->root, rq->key);
         return;
     }
+    /* only regular files: a FIFO would block the open, a device (a link to
+     * /dev/zero) would be read for ever. stat first (a FIFO's stat does not
+     * block), then fstat what was opened (it may have been replaced) */
+    struct stat st;
+    int rc = stat (path, &st);
+    if (rc != 0) {
+        res->error = errno;
+        snprintf (res->message, sizeof res->message, "open %s: %s", path, strerror (errno));
+        return;
+    }
+    if (!S_ISREG (st.st_mode)) {
+        s_not_regular (path, &st, res);
+        return;
+    }
     int fd = open (path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         res->error = errno;
         snprintf (res->message, sizeof res->message, "open %s: %s", path, strerror (errno));
+        return;
+    }
+    if (fstat (fd, &st) != 0) {
+        res->error = errno;
+        snprintf (res->message, sizeof res->message, "fstat %s: %s", path, strerror (errno));
+        close (fd);
+        return;
+    }
+    if (!S_ISREG (st.st_mode)) {
+        s_not_regular (path, &st, res);
+        close (fd);
         return;
     }
     uint64_t content_seed = self->verify ? sb_dataset_content_seed (self->seed, rq->key) : 0;
@@ -123,27 +215,28 @@ s_read_one (sb_reader_t *self, const s_request_t *rq, uint8_t *buf, uint8_t *exp
         framed = 1;
     }
     uint64_t done = 0;
-    int to_eof = rq->length == 0;   /* whole object, size not known (skip_listing) */
-    while (to_eof || done < rq->length) {
-        size_t want = to_eof || rq->length - done >= self->buffer_bytes ? self->buffer_bytes
-                                                                        : (size_t) (rq->length - done);
-        ssize_t n = pread (fd, buf, want, (off_t) (rq->offset + done));
+    /* a whole object (skip_listing: no catalog size) is the size the open
+     * file has, never more: a file that grows while read is read up to that */
+    int to_eof = rq->length == 0;
+    uint64_t length = to_eof ? (uint64_t) st.st_size : rq->length;
+    while (done < length) {
+        size_t want = length - done >= self->buffer_bytes ? self->buffer_bytes : (size_t) (length - done);
+            ssize_t n = pread (fd, buf, want, (off_t) (rq->offset + done));
+            s_progress (ctx, 1);
         if (n < 0) {
-            if (errno == EINTR)
+            if (errno == EINTR && !__atomic_load_n (&self->stopping, __ATOMIC_ACQUIRE))
                 continue;
             res->error = errno;
             snprintf (res->message, sizeof res->message, "read %s at offset %llu: %s", path,
                       (unsigned long long) (rq->offset + done), strerror (errno));
             break;
         }
-        if (n == 0 && to_eof)
-            break;
         if (n == 0) {
             res->error = -1;
             snprintf (res->message, sizeof res->message,
-                      "short read %s: file ends at offset %llu, expected %llu bytes from offset %llu", path,
-                      (unsigned long long) (rq->offset + done), (unsigned long long) rq->length,
-                      (unsigned long long) rq->offset);
+                      "short read %s: file ends at offset %llu, expected %llu bytes from offset %llu%s", path,
+                      (unsigned long long) (rq->offset + done), (unsigned long long) length,
+                      (unsigned long long) rq->offset, to_eof ? " (its size when opened)" : "");
             break;
         }
         if (framed && rq->offset + done + (uint64_t) n > obj.size) {
@@ -184,14 +277,6 @@ s_read_one (sb_reader_t *self, const s_request_t *rq, uint8_t *buf, uint8_t *exp
     res->latency_ns = sb_mono_ns () - t0;
 }
 
-typedef struct s_thread_ctx {
-    sb_reader_t *reader;
-    zsock_t     *work;      /* PULL, connected; owned by the thread */
-    zsock_t     *done;      /* PUSH, connected; owned by the thread */
-    uint8_t     *buf;       /* owned by the thread */
-    uint8_t     *expect;    /* owned by the thread; NULL unless verifying */
-} s_thread_ctx_t;
-
 /* Sockets and buffers are made by sb_reader_new, so a failure is reported
  * there; the thread takes them over (pthread_create is the memory barrier
  * ZeroMQ asks for when a socket changes threads). */
@@ -209,7 +294,12 @@ s_thread (void *arg)
             break;
         }
         sb_read_result_t res;
-        s_read_one (ctx->reader, rq, ctx->buf, ctx->expect, &res);
+        pthread_mutex_lock (&ctx->reader->lock);
+        snprintf (ctx->key, sizeof ctx->key, "%s", rq->key);
+        pthread_mutex_unlock (&ctx->reader->lock);
+        s_progress (ctx, 1);
+        s_read_one (ctx, rq, &res);
+        s_progress (ctx, 0);
         zframe_destroy (&f);
         if (zsock_send (ctx->done, "b", &res, sizeof res) != 0)
             break;
@@ -231,7 +321,8 @@ typedef struct {
     int             failed_send;
 } s_s3_sink_t;
 
-static void
+/* Returns 0, or -1 when the reply could not be sent (the thread ends). */
+static int
 s_s3_stats_reply (s_thread_ctx_t *ctx)
 {
     sb_reader_t *self = ctx->reader;
@@ -248,11 +339,11 @@ s_s3_stats_reply (s_thread_ctx_t *ctx)
             out->latency = st->latency;
             memset (st, 0, sizeof *st);
         }
-        zsock_send (ctx->done, "b", reply, sizeof *reply);
+        int rc = zsock_send (ctx->done, "b", reply, sizeof *reply);
         free (reply);
+        return rc;
     }
-    else
-        zsock_send (ctx->done, "b", "", (size_t) 0);
+    return zsock_send (ctx->done, "b", "", (size_t) 0);
 }
 
 static void
@@ -276,8 +367,8 @@ s_s3_on_done (void *arg, const sb_s3_done_t *d)
     }
     if (zsock_send (sink->ctx->done, "b", &res, sizeof res) != 0)
         sink->failed_send = 1;
-    else if (d->failed)
-        s_s3_stats_reply (sink->ctx);   /* right behind it: sb_reader_failure_stats */
+    else if (d->failed && s_s3_stats_reply (sink->ctx) != 0)   /* right behind it: sb_reader_failure_stats */
+        sink->failed_send = 1;
 }
 
 /* The s3 engine: take requests while fewer than max_in_flight are pending,
@@ -300,8 +391,10 @@ s_s3_thread (void *arg)
             const s_request_t *rq = (const s_request_t *) zframe_data (f);
             if (zframe_size (f) < sizeof (s_request_t) + 1 || rq->stop == S_STOP)
                 stopping = 1;
-            else if (rq->stop == S_STATS)
-                s_s3_stats_reply (ctx);
+            else if (rq->stop == S_STATS) {
+                if (s_s3_stats_reply (ctx) != 0)
+                    sink.failed_send = 1;
+            }
             else {
                 char key[PATH_MAX];
                 uint64_t seed = self->verify ? sb_dataset_content_seed (self->seed, rq->key) : 0;
@@ -319,7 +412,8 @@ s_s3_thread (void *arg)
                     sb_read_result_t res = { .error = -1 };
                     snprintf (res.message, sizeof res.message, "%s", why);
                     snprintf (res.target, sizeof res.target, "%s", rq->key);
-                    zsock_send (ctx->done, "b", &res, sizeof res);
+                    if (zsock_send (ctx->done, "b", &res, sizeof res) != 0)
+                        sink.failed_send = 1;
                 }
                 else if (!key_ok || (self->verify && self->framed && !obj)
                     || sb_s3_get_start_fill (self->s3, 0, key, rq->offset, rq->length, self->verify, seed,
@@ -328,7 +422,8 @@ s_s3_thread (void *arg)
                     snprintf (res.message, sizeof res.message, "GET %s%s: cannot start the request (out of memory or key too long)",
                               self->root, rq->key);
                     snprintf (res.target, sizeof res.target, "%s", rq->key);
-                    zsock_send (ctx->done, "b", &res, sizeof res);
+                    if (zsock_send (ctx->done, "b", &res, sizeof res) != 0)
+                        sink.failed_send = 1;
                 }
             }
             zframe_destroy (&f);
@@ -341,10 +436,13 @@ s_s3_thread (void *arg)
             sb_read_result_t res = { .error = -1 };
             snprintf (res.message, sizeof res.message, "S3 engine stopped: curl multi interface failure");
             for (size_t n = sb_s3_pending (self->s3); n > 0; n--)
-                zsock_send (ctx->done, "b", &res, sizeof res);
+                if (zsock_send (ctx->done, "b", &res, sizeof res) != 0)
+                    break;
             break;
         }
     }
+    if (sink.failed_send)
+        sb_error ("s3 reader: cannot pass a completion to the rank: %s", zmq_strerror (zmq_errno ()));
     return NULL;
 }
 
@@ -358,11 +456,18 @@ sb_reader_new (const sb_storage_cfg_t *storage, const char *root, size_t threads
         snprintf (err, err_size, "out of memory");
         return NULL;
     }
+    pthread_once (&s_wake_once, s_wake_install);
+    if (pthread_mutex_init (&self->lock, NULL) != 0) {
+        snprintf (err, err_size, "cannot create a mutex");
+        free (self);
+        return NULL;
+    }
     snprintf (self->root, sizeof self->root, "%s", root);
     self->storage = *storage;
     if (storage->type == SB_STORAGE_S3) {
         self->s3 = sb_s3_new (storage, (size_t) storage->max_in_flight, err, err_size);
         if (!self->s3) {
+            pthread_mutex_destroy (&self->lock);
             free (self);
             return NULL;
         }
@@ -374,6 +479,7 @@ sb_reader_new (const sb_storage_cfg_t *storage, const char *root, size_t threads
         /* no threads, no sockets to feed: reads complete in submit */
         if (verify && !(self->inline_buf = malloc (buffer_bytes))) {
             snprintf (err, err_size, "out of memory");
+            pthread_mutex_destroy (&self->lock);
             free (self);
             return NULL;
         }
@@ -426,6 +532,39 @@ fail:
     return NULL;
 }
 
+/* Join thread i. A thread that takes its stop is joined however long its
+ * reads take, as long as each call returns within a second; one that has
+ * been in one call longer (or of a reader sb_reader_stalled found stuck) is
+ * woken with S_WAKE_SIGNAL, up to 3 times a second apart, so an interrupted
+ * or aborted run never waits on a read that does not return.
+ * Returns 0, or -1 when it is still stuck: it is detached and keeps its
+ * context. */
+static int
+s_join (sb_reader_t *self, size_t i)
+{
+    const uint64_t second = 1000000000ull;
+    for (;;) {
+        struct timespec until;
+        clock_gettime (CLOCK_REALTIME, &until);
+        until.tv_sec += 1;
+        if (pthread_timedjoin_np (self->threads[i], NULL, &until) == 0)
+            return 0;
+        uint64_t since = __atomic_load_n (&self->ctxs[i].progress_ns, __ATOMIC_ACQUIRE), now = sb_mono_ns ();
+        if (self->s3 || (!self->stuck && (since == 0 || now < since || now - since < second)))
+            continue;   /* between reads, or moving */
+        for (int attempt = 0; attempt < 3; attempt++) {
+            if (s_wake_ok)
+                pthread_kill (self->threads[i], S_WAKE_SIGNAL);
+            clock_gettime (CLOCK_REALTIME, &until);
+            until.tv_sec += 1;
+            if (pthread_timedjoin_np (self->threads[i], NULL, &until) == 0)
+                return 0;
+        }
+        pthread_detach (self->threads[i]);
+        return -1;
+    }
+}
+
 void
 sb_reader_destroy (sb_reader_t **self_p)
 {
@@ -433,13 +572,25 @@ sb_reader_destroy (sb_reader_t **self_p)
         return;
     sb_reader_t *self = *self_p;
     s_request_t stop = { .stop = S_STOP };
+    __atomic_store_n (&self->stopping, 1, __ATOMIC_RELEASE);
     for (size_t i = 0; i < self->nthreads; i++)
-        zsock_send (self->work, "b", &stop, sizeof stop);
+        if (zsock_send (self->work, "b", &stop, sizeof stop) != 0)
+            sb_warn ("cannot tell a reader thread to stop: %s", zmq_strerror (zmq_errno ()));
     if (self->s3)
         sb_s3_wakeup (self->s3);
+    size_t left = 0;
     for (size_t i = 0; i < self->nthreads; i++) {
-        pthread_join (self->threads[i], NULL);
-        s_ctx_free (&self->ctxs[i]);
+        if (s_join (self, i) == 0)
+            s_ctx_free (&self->ctxs[i]);
+        else
+            left++;
+    }
+    *self_p = NULL;
+    if (left) {
+        /* a thread that never returned still holds its context and reads
+         * the reader's settings: both stay, the process is about to end */
+        sb_warn ("%zu reader thread(s) stuck in a read left behind (root %s)", left, self->root);
+        return;
     }
     free (self->threads);
     free (self->ctxs);
@@ -447,8 +598,29 @@ sb_reader_destroy (sb_reader_t **self_p)
     sb_s3_destroy (&self->s3);
     zsock_destroy (&self->work);
     zsock_destroy (&self->done);
+    pthread_mutex_destroy (&self->lock);
     free (self);
-    *self_p = NULL;
+}
+
+int
+sb_reader_stalled (sb_reader_t *self, double timeout_s, char *key, size_t key_size, double *for_s)
+{
+    if (self->s3 || timeout_s <= 0)
+        return 0;
+    uint64_t now = sb_mono_ns (), limit = (uint64_t) (timeout_s * 1e9);
+    for (size_t i = 0; i < self->nthreads; i++) {
+        s_thread_ctx_t *ctx = &self->ctxs[i];
+        uint64_t since = __atomic_load_n (&ctx->progress_ns, __ATOMIC_ACQUIRE);
+        if (since == 0 || now < since || now - since < limit)
+            continue;
+        pthread_mutex_lock (&self->lock);
+        snprintf (key, key_size, "%s", ctx->key);
+        pthread_mutex_unlock (&self->lock);
+        *for_s = (double) (now - since) / 1e9;
+        self->stuck = 1;
+        return 1;
+    }
+    return 0;
 }
 
 int

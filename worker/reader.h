@@ -67,7 +67,17 @@ int sb_reader_endpoint_stats (sb_reader_t *self, sb_reader_endpoint_t *out, size
  * up to 1 s. Returns how many entries were written (0 for the file engine),
  * or -1. */
 int sb_reader_failure_stats (sb_reader_t *self, sb_reader_endpoint_t *out, size_t max);
-/* Stop and join the threads; accepts NULL and nulls the pointer. */
+/* A file read of this engine that has made no progress (its open, stat or
+ * one read call has not returned) for timeout_s seconds: 1 with its key
+ * (relative to root) and how long in *for_s, else 0 (always 0 for s3 and
+ * synthetic storage, whose reads are bounded by their own timeouts). Once
+ * it returned 1, sb_reader_destroy does not wait for the stuck thread. */
+int sb_reader_stalled (sb_reader_t *self, double timeout_s, char *key, size_t key_size, double *for_s);
+
+/* Stop and join the threads; accepts NULL and nulls the pointer. A thread
+ * stuck in a read (see sb_reader_stalled, or in one call for over a second)
+ * is interrupted with a signal and, if it still does not return within 3 s,
+ * left behind with the memory it uses. */
 void sb_reader_destroy (sb_reader_t **self_p);
 
 /* Queue a read of [offset, offset+length) of key. key may be NULL when

@@ -53,6 +53,8 @@ struct sb_trainer {
     uint64_t         barrier_step;  /* step whose barrier the ranks are reaching */
     size_t           arrivals;      /* ranks at barrier_step */
     int              failed;        /* an ERROR was sent: nothing more this epoch */
+    double           stall_s;       /* shardbench.stall_timeout_s (0: never) */
+    double           next_stall_check;
 };
 
 /* ENDPOINT_STATS of rank r: its engine's counters since the phase began,
@@ -107,6 +109,7 @@ sb_trainer_new (const sb_msg_welcome_t *cfg, const sb_storage_cfg_t *storage, co
         .parquet_row_group = cfg->parquet_row_group,
     };
     self->page = cfg->keys_page ? cfg->keys_page : 256;
+    self->stall_s = (double) cfg->stall_timeout_ms / 1000.0;
     self->qcap = (size_t) (2 * self->page);
     self->ranks = calloc ((size_t) cfg->ranks, sizeof (s_rank_t));
     if (!self->ranks) {
@@ -516,11 +519,38 @@ s_advance (sb_trainer_t *self, s_rank_t *r, double now)
     sb_report_interval (&self->out, r->rank, self->epoch, &r->interval, now, 0);
 }
 
+/* A read that has not moved for stall_s (checked 4 times a second) fails
+ * the rank, naming the object: the thread that waits in it may never
+ * return, so the reader will not wait for it either (sb_reader_destroy). */
+static void
+s_check_stalls (sb_trainer_t *self, double now)
+{
+    if (self->stall_s <= 0 || now < self->next_stall_check)
+        return;
+    self->next_stall_check = now + 0.25;
+    for (size_t i = 0; i < self->nranks && !self->failed; i++) {
+        s_rank_t *r = &self->ranks[i];
+        char key[PATH_MAX], text[PATH_MAX + 512];
+        double for_s = 0;
+        if (!r->running || r->submitted == r->completed
+            || !sb_reader_stalled (r->reader, self->stall_s, key, sizeof key, &for_s))
+            continue;
+        snprintf (text, sizeof text,
+                  "read %s%s: no progress for %.1f s (shardbench.stall_timeout_s = %g): the open or read has not"
+                  " returned (a FIFO, a stuck NFS or FUSE mount?)",
+                  self->cfg->data_root, key, for_s, self->stall_s);
+        s_fail (self, r, "read", key, ETIMEDOUT, text, NULL);
+    }
+}
+
 double
 sb_trainer_pump (sb_trainer_t *self, int *busy)
 {
     *busy = 0;
     if (self->running == 0 || self->failed)
+        return 0;
+    s_check_stalls (self, sb_now ());
+    if (self->failed)
         return 0;
     double wake = 0;
     for (size_t i = 0; i < self->nranks && !self->failed; i++) {
