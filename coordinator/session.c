@@ -952,6 +952,7 @@ s_phase_datagen (s_session_t *self)
     self->phase = S_PHASE_DATAGEN;
     self->epoch = 0;
     self->ranks_done = 0;
+    self->ep_samples = self->ep_bytes = self->ep_ranks = 0;
     memset (self->rank_done, 0, self->o->accelerators);
     sb_msg_t start = { .type = SB_MSG_PHASE_START };
     start.u.phase_start.phase = "datagen";
@@ -965,14 +966,10 @@ s_phase_datagen (s_session_t *self)
     if (rc == 0 && sb_resultdb_close_epoch (self->o->db, self->run_id, 0, 0, 0, 0) != 0)
         s_fail (self, "cannot record the datagen totals: %s", sb_resultdb_errmsg (self->o->db));
     if (rc == 0 && !self->failed && self->generating) {
-        /* the dataset is whole: say what generated it (before the run counts as succeeded) */
-        sqlite3_stmt *st = NULL;
-        uint64_t written = 0;
-        if (sqlite3_prepare_v2 (sb_resultdb_handle (self->o->db), "SELECT bytes FROM epochs WHERE run_id = ? AND epoch = 0",
-                                -1, &st, NULL) == SQLITE_OK
-            && sqlite3_bind_int64 (st, 1, self->run_id) == SQLITE_OK && sqlite3_step (st) == SQLITE_ROW)
-            written = (uint64_t) sqlite3_column_int64 (st, 0);
-        sqlite3_finalize (st);
+        /* the dataset is whole: say what generated it (before the run counts
+         * as succeeded); the bytes are the ranks' RANK_DONE totals, tallied in
+         * memory (the result rows may still be queued to the writer) */
+        uint64_t written = self->ep_bytes;
         char why[1024];
         sb_dataset_t ds;
         s_marker_dataset (self, &ds);
