@@ -857,10 +857,14 @@ int
 sb_cli_main (int argc, char **argv)
 {
     sb_log_set_ident ("shardbench");
-    /* We install no signal handler of our own: CZMQ's sets zsys_interrupted,
-     * which the session loop checks to abort cleanly. */
     zsys_init ();
     zsys_set_logstream (NULL);
+    /* SIGINT, SIGTERM and SIGHUP set zsys_interrupted, which every phase of a
+     * session checks to stop cleanly (session.h) */
+    if (sb_session_catch_signals () != 0) {
+        fprintf (stderr, "shardbench: cannot install the signal handlers: %s\n", strerror (errno));
+        return 1;
+    }
     if (argc < 2) {
         return sb_cli_main (2, (char *[]) { argv[0], "run", NULL });
     }

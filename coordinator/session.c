@@ -22,6 +22,7 @@
 
 #include <czmq.h>
 #include <errno.h>
+#include <signal.h>
 #include <math.h>
 #include <limits.h>
 #include <stdio.h>
@@ -101,10 +102,58 @@ typedef struct {
     sb_progress_t  *progress;       /* live status, NULL: off */
 } s_session_t;
 
+/* ---------------------------------------------------------------- signals */
+
+/* The first SIGINT, SIGTERM or SIGHUP asks for a clean stop: every phase
+ * (listing, waiting for workers, datagen, training) checks zsys_interrupted
+ * within a fraction of a second, ABORTs the workers, records the run and
+ * prints the summary; the process then exits 128 + the signal number. A
+ * second signal while stopping ends the process at once (default action). */
+static volatile sig_atomic_t s_caught;
+
+static void
+s_on_signal (int sig)
+{
+    if (s_caught) {
+        signal (sig, SIG_DFL);
+        raise (sig);
+        return;
+    }
+    s_caught = sig;
+    zsys_interrupted = 1;
+    zctx_interrupted = 1;
+}
+
+int
+sb_session_catch_signals (void)
+{
+    zsys_handler_set (NULL);    /* CZMQ's own handler knows neither SIGHUP nor the signal number */
+    struct sigaction sa;
+    memset (&sa, 0, sizeof sa);
+    sa.sa_handler = s_on_signal;
+    sa.sa_flags = SA_RESTART;
+    if (sigemptyset (&sa.sa_mask) != 0 || sigaction (SIGINT, &sa, NULL) != 0 || sigaction (SIGTERM, &sa, NULL) != 0
+        || sigaction (SIGHUP, &sa, NULL) != 0)
+        return -1;
+    return 0;
+}
+
+int
+sb_session_signal (void)
+{
+    return s_caught;
+}
+
+static const char *
+s_signal_name (void)
+{
+    return s_caught == SIGINT ? "SIGINT" : s_caught == SIGTERM ? "SIGTERM" : s_caught == SIGHUP ? "SIGHUP" : "a signal";
+}
+
 /* ---------------------------------------------------------------- helpers */
 
 static void s_dataset (s_session_t *self, sb_dataset_t *ds);
-static void s_keep_alive (void *arg);
+static int s_keep_alive (void *arg);
 static void s_lost (s_session_t *self, s_worker_t *w, const char *op, const char *why);
 
 static void
@@ -765,7 +814,7 @@ s_pump_until (s_session_t *self, int (*done) (s_session_t *), double timeout_s, 
             return 0;
         if (zsys_interrupted) {
             self->aborted = 1;
-            s_fail (self, "interrupted by signal while %s", what);
+            s_fail (self, "interrupted by %s while %s", s_signal_name (), what);
             break;
         }
         double now = sb_now ();
@@ -962,11 +1011,18 @@ s_phase_train (s_session_t *self)
     sb_dataset_t ds;
     s_dataset (self, &ds);
     double plan_started = sb_now ();
+    sb_catalog_set_progress (s_keep_alive, self);    /* loading a large index: heartbeats, signals */
     self->catalog = wl->skip_listing
         ? sb_catalog_reader_new_naming (&ds, wl->storage.type == SB_STORAGE_SYNTHETIC, err, sizeof err)
         : sb_catalog_reader_new (sb_resultdb_handle (self->o->db), self->catalog_info.id, err, sizeof err);
+    sb_catalog_set_progress (NULL, NULL);
     if (!self->catalog) {
-        s_fail (self, "%s", err);
+        if (zsys_interrupted) {
+            self->aborted = 1;
+            s_fail (self, "interrupted by %s while loading the catalog (%s)", s_signal_name (), err);
+        }
+        else
+            s_fail (self, "%s", err);
         return -1;
     }
     const sb_dataset_t *naming = sb_catalog_reader_naming (self->catalog);
@@ -1170,7 +1226,11 @@ s_spot_check (s_session_t *self, char *err, size_t err_size)
     char key[PATH_MAX], why[2048];
     uint64_t t0 = sb_mono_ns ();
     for (uint64_t i = 0; i < n; i = (i + k < n || i == n - 1) ? i + k : n - 1) {
-        s_keep_alive (self);
+        if (s_keep_alive (self)) {
+            snprintf (err, err_size, "interrupted by %s while checking the objects of dataset.skip_listing",
+                      s_signal_name ());
+            return -1;
+        }
         int rc = s_object_exists (self, &ds, i, key, sizeof key, why, sizeof why);
         checked++;
         if (rc != 1) {
@@ -1189,20 +1249,23 @@ s_spot_check (s_session_t *self, char *err, size_t err_size)
 
 /* Heartbeats while the coordinator is busy listing or checking (workers
  * would otherwise count it as lost). */
-static void
+static int
 s_keep_alive (void *arg)
 {
     s_session_t *self = arg;
     double now = sb_now ();
     sb_progress_items (self->progress, sb_catalog_progress_count ());
     sb_progress_tick (self->progress, now);
+    if (zsys_interrupted)
+        return 1;   /* a signal: the listing stops */
     if (self->nworkers == 0 || now < self->next_heartbeat)
-        return;
+        return 0;
     sb_msg_t hb = { .type = SB_MSG_HEARTBEAT };
     for (size_t i = 0; i < self->nworkers; i++)
         if (!self->workers[i].gone)
             sb_wire_send (self->router, self->workers[i].identity, &hb);
     self->next_heartbeat = now + self->o->wl->heartbeat_interval_s;
+    return 0;
 }
 
 /* Ensure the catalog: list, or report the dataset missing (*missing = 1). */
@@ -1235,6 +1298,12 @@ s_list (s_session_t *self, int relist, int *missing, char *err, size_t err_size)
     else
         sb_progress_clear (self->progress);
     *missing = st == SB_CATALOG_MISSING;
+    if (st == SB_CATALOG_ERROR && zsys_interrupted) {
+        char why[1024];
+        snprintf (why, sizeof why, "%s", err);
+        snprintf (err, err_size, "interrupted by %s while listing the dataset (%s; no catalog was recorded)",
+                  s_signal_name (), why);
+    }
     if (st == SB_CATALOG_ERROR)
         return -1;
     if (st == SB_CATALOG_OK) {
@@ -1356,8 +1425,8 @@ s_shutdown_workers (s_session_t *self)
         sb_launcher_stop (self->launcher, 5.0);
 }
 
-int
-sb_session_run (const sb_session_opts_t *opts, int64_t *run_id, char *err, size_t err_size)
+static int
+s_session_run (const sb_session_opts_t *opts, int64_t *run_id, char *err, size_t err_size)
 {
     s_session_t s = { .o = opts, .run_id = -1 };
     s_session_t *self = &s;
@@ -1618,4 +1687,20 @@ done:
     if (*run_id < 0)
         *run_id = self->run_id;
     return exit_code;
+}
+
+int
+sb_session_run (const sb_session_opts_t *opts, int64_t *run_id, char *err, size_t err_size)
+{
+    err[0] = '\0';
+    int rc = s_session_run (opts, run_id, err, err_size);
+    if (!s_caught)
+        return rc;
+    /* stopped by a signal, in whatever phase: say so, and exit 128 + N */
+    if (!strstr (err, "interrupted")) {
+        char why[1024];
+        snprintf (why, sizeof why, "%s", err);
+        snprintf (err, err_size, "interrupted by %s%s%s", s_signal_name (), why[0] ? ": " : "", why);
+    }
+    return 128 + s_caught;
 }
