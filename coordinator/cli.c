@@ -89,7 +89,8 @@ s_usage_run (FILE *f, const char *cmd)
              "                 every --progress-interval S seconds, default 5), off; default auto:\n"
              "                 tty on a terminal, else plain\n"
              "--join-timeout S give up when the workers have not joined after S seconds\n"
-             "                 (default 60 with --local, --hosts and --slurm, none with --workers)\n"
+             "                 (default 60 with --local, --hosts and --slurm, 300 with --workers);\n"
+             "                 the error names who joined and who is missing\n"
              "--keys DIR       ZeroMQ CURVE: encrypt all traffic and admit only workers holding a\n"
              "                 certificate in DIR/allowed (make DIR with `shardbench keys`);\n"
              "                 default $SHARDBENCH_KEYS. Required when --bind is not a loopback\n"
@@ -517,7 +518,7 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
         .bind = bind, .keys_dir = a.keys_dir,
         .worker_path = worker_path, .seed = seed, .relist = a.relist,
         .progress = (int) a.progress, .progress_interval_s = (double) a.progress_interval,
-        .join_timeout_s = a.have_join_timeout ? a.join_timeout : a.local || a.nhosts ? 60 : 0,
+        .join_timeout_s = a.have_join_timeout ? a.join_timeout : a.local || a.nhosts ? 60 : 300,
         .hosts = (const char *const *) a.hosts, .nhosts = a.nhosts,
         .ssh_cmd = getenv ("SHARDBENCH_SSH") && *getenv ("SHARDBENCH_SSH") ? getenv ("SHARDBENCH_SSH") : "ssh",
         .remote_worker = remote_worker, .slurm = a.slurm,

@@ -468,6 +468,18 @@ sb_launcher_running (const sb_launcher_t *self)
     return n;
 }
 
+size_t
+sb_launcher_count (const sb_launcher_t *self)
+{
+    return self->count;
+}
+
+pid_t
+sb_launcher_pid (const sb_launcher_t *self, size_t i)
+{
+    return i < self->count ? self->children[i].pid : -1;
+}
+
 static void
 s_wait_all (sb_launcher_t *self, double seconds)
 {

@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -148,6 +149,53 @@ static const char *
 s_signal_name (void)
 {
     return s_caught == SIGINT ? "SIGINT" : s_caught == SIGTERM ? "SIGTERM" : s_caught == SIGHUP ? "SIGHUP" : "a signal";
+}
+
+/* ---------------------------------------------------------------- limits */
+
+/* Descriptors of the coordinator itself: stdio, the result database and its
+ * journal, ZeroMQ's context, reaper and io thread, the CURVE authenticator,
+ * a listing in progress (2 connections per listing stream and 4 of its own
+ * client), with room to spare. */
+#define S_FDS_BASE 64
+
+/* Raise the soft RLIMIT_NOFILE to the hard limit, then check that the
+ * workers' connections fit: one socket per worker, plus the file that keeps
+ * ssh's errors per --hosts host. Returns 0, or -1 with the numbers in err. */
+static int
+s_check_fds (const sb_session_opts_t *o, size_t workers, char *err, size_t err_size)
+{
+    struct rlimit rl;
+    if (getrlimit (RLIMIT_NOFILE, &rl) != 0) {
+        snprintf (err, err_size, "getrlimit (RLIMIT_NOFILE): %s", strerror (errno));
+        return -1;
+    }
+    if (rl.rlim_cur < rl.rlim_max) {
+        struct rlimit raised = { rl.rlim_max, rl.rlim_max };
+        if (setrlimit (RLIMIT_NOFILE, &raised) == 0)
+            rl = raised;
+        else
+            sb_warn ("cannot raise the file descriptor limit from %llu to %llu: %s", (unsigned long long) rl.rlim_cur,
+                     (unsigned long long) rl.rlim_max, strerror (errno));
+    }
+    uint64_t per_worker = o->nhosts && !o->slurm ? 2 : 1;
+    uint64_t s3 = o->wl->storage.type == SB_STORAGE_S3 ? 4 + 2 * o->wl->storage.list_parallelism : 0;
+    if (o->kind == SB_SESSION_CATALOG)
+        workers = 0;
+    uint64_t need = (uint64_t) workers * per_worker + S_FDS_BASE + s3;
+    if (rl.rlim_cur != RLIM_INFINITY && (uint64_t) rl.rlim_cur < need) {
+        snprintf (err, err_size,
+                  "need %llu file descriptors for %zu worker(s) (%llu per worker connection%s, %d for the coordinator"
+                  "%s%.0llu), limit is %llu (hard limit %llu): raise it with `ulimit -n %llu` or LimitNOFILE=%llu"
+                  " (systemd), or use fewer workers",
+                  (unsigned long long) need, workers, (unsigned long long) per_worker,
+                  per_worker > 1 ? " and ssh error file" : "", S_FDS_BASE, s3 ? ", S3 listing " : "",
+                  (unsigned long long) s3, (unsigned long long) rl.rlim_cur,
+                  rl.rlim_max == RLIM_INFINITY ? 0ull : (unsigned long long) rl.rlim_max, (unsigned long long) need,
+                  (unsigned long long) need);
+        return -1;
+    }
+    return 0;
 }
 
 /* ---------------------------------------------------------------- helpers */
@@ -803,6 +851,80 @@ s_housekeeping (s_session_t *self)
     }
 }
 
+static int s_all_joined (s_session_t *self);
+
+/* Append text to buf (NUL-terminated, size bytes), cut at the end. */
+static void
+s_append (char *buf, size_t size, const char *fmt, ...) __attribute__ ((format (printf, 3, 4)));
+
+static void
+s_append (char *buf, size_t size, const char *fmt, ...)
+{
+    size_t n = strlen (buf);
+    if (n + 1 >= size)
+        return;
+    va_list ap;
+    va_start (ap, fmt);
+    vsnprintf (buf + n, size - n, fmt, ap);
+    va_end (ap);
+}
+
+/* Who joined and who is missing, for a join timeout: the workers that said
+ * HELLO (host and pid), those among them still in their preflight, and the
+ * ones never heard from, by host (--hosts) or pid (--local) when known. */
+static void
+s_join_detail (s_session_t *self, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    s_append (buf, size, ": %zu of %zu joined", self->nworkers, self->expected);
+    for (size_t i = 0; i < self->nworkers && i < 16; i++)
+        s_append (buf, size, "%s%s pid %llu", i ? ", " : " (", self->workers[i].host,
+                  (unsigned long long) self->workers[i].pid);
+    if (self->nworkers > 16)
+        s_append (buf, size, ", ... %zu more", self->nworkers - 16);
+    if (self->nworkers)
+        s_append (buf, size, ")");
+    size_t unready = 0;
+    for (size_t i = 0; i < self->nworkers; i++)
+        unready += !self->workers[i].ready;
+    if (unready)
+        s_append (buf, size, "; %zu of them did not finish their preflight (READY)", unready);
+    if (self->nworkers >= self->expected)
+        return;
+    size_t listed = 0, missing = self->expected - self->nworkers;
+    if (self->o->nhosts) {
+        s_append (buf, size, "; missing: ");
+        for (size_t h = 0; h < self->o->nhosts; h++) {
+            size_t i = 0;
+            while (i < self->nworkers && strcmp (self->workers[i].host, self->o->hosts[h]) != 0)
+                i++;
+            if (i < self->nworkers)
+                continue;
+            if (listed < 16)
+                s_append (buf, size, "%s%s", listed ? ", " : "", self->o->hosts[h]);
+            listed++;
+        }
+        if (listed > 16)
+            s_append (buf, size, ", ... %zu more", listed - 16);
+    }
+    else if (self->launcher && self->o->local_workers) {
+        s_append (buf, size, "; missing: local worker pid ");
+        for (size_t c = 0; c < sb_launcher_count (self->launcher); c++) {
+            pid_t pid = sb_launcher_pid (self->launcher, c);
+            if (s_worker_by_pid (self, pid))
+                continue;
+            if (listed < 16)
+                s_append (buf, size, "%s%d", listed ? ", " : "", (int) pid);
+            listed++;
+        }
+        if (listed > 16)
+            s_append (buf, size, ", ... %zu more", listed - 16);
+    }
+    else
+        s_append (buf, size, "; %zu worker(s) started elsewhere never said HELLO (is `shardbench-worker --coordinator"
+                  " %s` running on every node, can it reach this address?)", missing, self->endpoint);
+}
+
 /* Pump until done(self) or failure or interrupt. Returns 0 when done. */
 static int
 s_pump_until (s_session_t *self, int (*done) (s_session_t *), double timeout_s, const char *what)
@@ -819,7 +941,10 @@ s_pump_until (s_session_t *self, int (*done) (s_session_t *), double timeout_s, 
         }
         double now = sb_now ();
         if (deadline && now > deadline) {
-            s_fail (self, "timed out after %.0f s %s", timeout_s, what);
+            char detail[1024] = "";
+            if (done == s_all_joined)
+                s_join_detail (self, detail, sizeof detail);
+            s_fail (self, "timed out after %.0f s %s%s", timeout_s, what, detail);
             break;
         }
         if (now > next_note) {
@@ -1426,10 +1551,8 @@ s_shutdown_workers (s_session_t *self)
 }
 
 static int
-s_session_run (const sb_session_opts_t *opts, int64_t *run_id, char *err, size_t err_size)
+s_session_run (s_session_t *self, const sb_session_opts_t *opts, int64_t *run_id, char *err, size_t err_size)
 {
-    s_session_t s = { .o = opts, .run_id = -1 };
-    s_session_t *self = &s;
     *run_id = -1;
     int exit_code = 1;
     const sb_workload_t *wl = opts->wl;
@@ -1446,6 +1569,22 @@ s_session_run (const sb_session_opts_t *opts, int64_t *run_id, char *err, size_t
                   " worker: use more workers", (unsigned long long) opts->accelerators, self->expected,
                   (unsigned long long) self->ranks_per_worker);
         return 2;
+    }
+    /* the workers' connections must fit, and their tables in memory, before
+     * anything is listed (a listing can take hours) */
+    if (s_check_fds (opts, self->expected, err, err_size) != 0)
+        return 2;
+    if (opts->kind != SB_SESSION_CATALOG) {
+        self->workers = calloc (self->expected, sizeof (s_worker_t));
+        self->rank_done = calloc (opts->accelerators, 1);
+        self->progress = sb_progress_new ((sb_progress_mode_t) opts->progress, stderr, opts->progress_interval_s,
+                                          opts->accelerators);
+        if (!self->workers || !self->rank_done
+            || (!self->progress && opts->progress != SB_PROGRESS_OFF)) {
+            snprintf (err, err_size, "out of memory for %zu workers and %llu ranks", self->expected,
+                      (unsigned long long) opts->accelerators);
+            return 2;
+        }
     }
     self->files = wl->num_files_train;
     if (opts->kind == SB_SESSION_CHECKPOINT) {
@@ -1567,13 +1706,9 @@ s_session_run (const sb_session_opts_t *opts, int64_t *run_id, char *err, size_t
         return 0;
     }
 
-    self->workers = calloc (self->expected, sizeof (s_worker_t));
-    self->rank_done = calloc (opts->accelerators, 1);
-    self->progress = sb_progress_new ((sb_progress_mode_t) opts->progress, stderr, opts->progress_interval_s,
-                                      opts->accelerators);
     self->router = zsock_new (ZMQ_ROUTER);
-    if (!self->workers || !self->rank_done || !self->router) {
-        snprintf (err, err_size, "out of memory");
+    if (!self->router) {
+        snprintf (err, err_size, "cannot create the ZeroMQ socket: %s", zmq_strerror (zmq_errno ()));
         goto done;
     }
     sb_wire_configure (self->router, 1000);
@@ -1682,7 +1817,9 @@ done:
     for (size_t i = 0; i < self->nworkers; i++)
         zframe_destroy (&self->workers[i].identity);
     free (self->workers);
+    self->workers = NULL;
     free (self->rank_done);
+    self->rank_done = NULL;
     sb_ckpt_plan_fini (&self->ckpt);
     if (*run_id < 0)
         *run_id = self->run_id;
@@ -1693,7 +1830,13 @@ int
 sb_session_run (const sb_session_opts_t *opts, int64_t *run_id, char *err, size_t err_size)
 {
     err[0] = '\0';
-    int rc = s_session_run (opts, run_id, err, err_size);
+    s_session_t s = { .o = opts, .run_id = -1 };
+    int rc = s_session_run (&s, opts, run_id, err, err_size);
+    /* what the early returns (before the event loop) leave */
+    free (s.workers);
+    free (s.rank_done);
+    sb_progress_destroy (&s.progress);
+    sb_s3_destroy (&s.s3);
     if (!s_caught)
         return rc;
     /* stopped by a signal, in whatever phase: say so, and exit 128 + N */

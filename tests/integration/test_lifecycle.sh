@@ -89,4 +89,76 @@ expect_eq "SIGHUP during a run: recorded aborted" \
 expect_eq "SIGHUP during a run: error row" "$(q hup.db "SELECT count(*) FROM errors WHERE run_id = $run AND op = 'run' AND message LIKE 'interrupted by SIGHUP%'")" 1
 expect_contains "SIGHUP during a run: workers told" hup.err "run aborted by the coordinator: interrupted by SIGHUP"
 
+# ------------------------------------------------------------------ file descriptors
+# A hard limit the workers' connections cannot fit in: refused at once with
+# the numbers (before any listing or socket), not a run that waits forever.
+(ulimit -n 40; exec timeout 20 "$SHARDBENCH" run $SYN dataset.num_files_train=64 --accelerators 40 --workers 40 \
+    --bind 'tcp://127.0.0.1:*' --db fd.db --progress off) >fd40.out 2>fd40.err
+expect_eq "fd limit 40, 40 workers: exit status 2" "$?" 2
+expect_contains "fd limit 40, 40 workers: the numbers" fd40.err \
+    "shardbench: error: need 104 file descriptors for 40 worker(s) (1 per worker connection, 64 for the coordinator), limit is 40 (hard limit 40): raise it with \`ulimit -n 104\` or LimitNOFILE=104 (systemd), or use fewer workers"
+expect_eq "fd limit 40: nothing listed" "$(q fd.db "SELECT count(*) FROM catalogs")" 0
+# ulimit -n 12: the same refusal, no CZMQ assertion (no abort, no core)
+(ulimit -n 12; exec timeout 20 "$SHARDBENCH" run $SYN --local 1 --db fd.db --progress off) >fd12.out 2>fd12.err
+expect_eq "fd limit 12: exit status 2" "$?" 2
+expect_contains "fd limit 12: the numbers" fd12.err "need 65 file descriptors for 1 worker(s)"
+# a soft limit below what 12 local workers need, under a hard limit that
+# holds them: raised, and the run completes
+(ulimit -Sn 20; exec timeout 60 "$SHARDBENCH" run $SYN dataset.num_files_train=64 reader.batch_size=1 train.epochs=1 \
+    --accelerators 12 --local 12 --db fd.db --progress off) >fd20.out 2>fd20.err
+expect_eq "soft limit 20, 12 local workers: raised, exit status 0" "$?" 0
+expect_eq "soft limit 20: 12 workers recorded" "$(q fd.db "SELECT workers FROM runs WHERE id = (SELECT max(id) FROM runs)")" 12
+# 100M workers: refused before anything is listed (not 100M objects first)
+(ulimit -n 4096; exec timeout 20 "$SHARDBENCH" run $SYN dataset.num_files_train=100000000 --accelerators 100000000 \
+    --workers 100000000 --bind 'tcp://127.0.0.1:*' --db big.db --progress off) >big.out 2>big.err
+expect_eq "100M workers: exit status 2" "$?" 2
+expect_contains "100M workers: refused on descriptors" big.err "need 100000064 file descriptors for 100000000 worker(s)"
+expect_eq "100M workers: nothing listed" "$(q big.db "SELECT count(*) FROM catalogs")" 0
+
+# ------------------------------------------------------------------ join timeouts
+# --workers: 1 of 2 joins; the timeout names who joined and who is missing
+bg join-w run $SYN dataset.num_files_train=64 --accelerators 2 --workers 2 --join-timeout 2 \
+    --bind 'tcp://127.0.0.1:*' --db j.db --progress off
+coord=$BG
+ep=$(coordinator_endpoint join-w.err)
+"$SHARDBENCH_WORKER" --coordinator "$ep" --host node-a >join-w-a.out 2>join-w-a.err &
+wa=$!
+wait "$coord"
+expect_eq "join timeout (--workers): exit status 1" "$?" 1
+expect_contains "join timeout (--workers): who joined, how many missing" join-w.err \
+    "shardbench: error: timed out after 2 s waiting for 2 workers to join $ep: 1 of 2 joined (node-a pid $wa); 1 worker(s) started elsewhere never said HELLO"
+wait "$wa"
+# --workers without --join-timeout: a default, shown in --help
+"$SHARDBENCH" run --help >help.out
+expect_contains "join timeout default for --workers" help.out "(default 60 with --local, --hosts and --slurm, 300 with --workers)"
+
+# --local: workers that never join are named by pid
+cat >never.sh <<'SH'
+#!/bin/sh
+exec sleep 60
+SH
+chmod +x never.sh
+SHARDBENCH_WORKER=$SCRATCH/never.sh "$SHARDBENCH" run $SYN dataset.num_files_train=64 --accelerators 2 --local 2 \
+    --join-timeout 1 --db j.db --progress off >join-l.out 2>join-l.err
+expect_eq "join timeout (--local): exit status 1" "$?" 1
+expect_eq "join timeout (--local): missing pids named" \
+    "$(grep -cE '^shardbench: error: timed out after 1 s waiting for 2 workers to join tcp://127\.0\.0\.1:[0-9]+: 0 of 2 joined; missing: local worker pid [0-9]+, [0-9]+$' join-l.err)" 1
+
+# --hosts: the hosts that never joined are named
+cat >fakessh.sh <<'SH'
+#!/bin/sh
+# fake ssh: skip options, then HOST COMMAND...; host "ghost" never answers
+while [ $# -gt 0 ]; do case $1 in -o) shift 2 ;; -*) shift ;; *) break ;; esac; done
+host=$1; shift
+[ "$host" = ghost ] && exec sleep 60
+exec "$@"
+SH
+chmod +x fakessh.sh
+SHARDBENCH_SSH=$SCRATCH/fakessh.sh SHARDBENCH_REMOTE_WORKER=$SHARDBENCH_WORKER "$SHARDBENCH" run $SYN \
+    dataset.num_files_train=64 --accelerators 2 --hosts 127.0.0.1,ghost --bind 'tcp://127.0.0.1:*' --join-timeout 2 \
+    --db j.db --progress off >join-h.out 2>join-h.err
+expect_eq "join timeout (--hosts): exit status 1" "$?" 1
+expect_eq "join timeout (--hosts): ghost named" \
+    "$(grep -cE '^shardbench: error: timed out after 2 s waiting for 2 workers to join tcp://127\.0\.0\.1:[0-9]+: 1 of 2 joined \(127\.0\.0\.1 pid [0-9]+\); missing: ghost$' join-h.err)" 1
+
 finish
