@@ -28,6 +28,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netdb.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -1528,6 +1530,68 @@ s_preflight_own (s_session_t *self, char *err, size_t err_size)
     return bad ? -1 : 0;
 }
 
+/* The endpoint ZeroMQ can bind for `bind`: ZeroMQ takes a host name there
+ * for a network interface (so tcp://localhost:P fails with ENODEV), and an
+ * IPv6 address only on a socket with ZMQ_IPV6. A name is resolved to its
+ * first address (IPv4 first); *ipv6 tells whether the socket needs ZMQ_IPV6.
+ * Returns 0, or -1 with err. */
+static int
+s_bind_endpoint (const char *bind, char *out, size_t size, int *ipv6, char *err, size_t err_size)
+{
+    *ipv6 = 0;
+    if (sb_strf (out, size, "%s", bind) != 0) {
+        snprintf (err, err_size, "--bind %s: too long", bind);
+        return -1;
+    }
+    if (strncmp (bind, "tcp://", 6) != 0)
+        return 0;
+    const char *host = bind + 6, *colon = strrchr (host, ':');
+    if (!colon || colon == host || strchr (host, ';'))
+        return 0;   /* ZeroMQ says what is wrong with it */
+    size_t n = (size_t) (colon - host);
+    if (host[0] == '[') {
+        *ipv6 = 1;
+        return 0;
+    }
+    char name[256];
+    if (n >= sizeof name)
+        return 0;
+    memcpy (name, host, n);
+    name[n] = '\0';
+    if (!strcmp (name, "*") || strspn (name, "0123456789.") == n)
+        return 0;   /* every interface, or an IPv4 address */
+    struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM }, *ai = NULL;
+    int rc = getaddrinfo (name, NULL, &hints, &ai);
+    if (rc != 0) {
+        snprintf (err, err_size, "cannot bind %s: host '%s': %s", bind, name, gai_strerror (rc));
+        return -1;
+    }
+    const struct addrinfo *pick = NULL;
+    for (const struct addrinfo *p = ai; p && !pick; p = p->ai_next)
+        if (p->ai_family == AF_INET)
+            pick = p;
+    for (const struct addrinfo *p = ai; p && !pick; p = p->ai_next)
+        if (p->ai_family == AF_INET6)
+            pick = p;
+    char addr[INET6_ADDRSTRLEN] = "";
+    if (pick && pick->ai_family == AF_INET)
+        inet_ntop (AF_INET, &((const struct sockaddr_in *) pick->ai_addr)->sin_addr, addr, sizeof addr);
+    else if (pick)
+        inet_ntop (AF_INET6, &((const struct sockaddr_in6 *) pick->ai_addr)->sin6_addr, addr, sizeof addr);
+    freeaddrinfo (ai);
+    if (!addr[0]) {
+        snprintf (err, err_size, "cannot bind %s: host '%s' has no IPv4 or IPv6 address", bind, name);
+        return -1;
+    }
+    *ipv6 = pick->ai_family == AF_INET6;
+    if (sb_strf (out, size, "tcp://%s%s%s%s", *ipv6 ? "[" : "", addr, *ipv6 ? "]" : "", colon) != 0) {
+        snprintf (err, err_size, "--bind %s: too long", bind);
+        return -1;
+    }
+    sb_debug ("--bind %s: %s is %s", bind, name, addr);
+    return 0;
+}
+
 static void
 s_shutdown_workers (s_session_t *self)
 {
@@ -1718,7 +1782,15 @@ s_session_run (s_session_t *self, const sb_session_opts_t *opts, int64_t *run_id
         exit_code = 2;
         goto done;
     }
-    int port = zsock_bind (self->router, "%s", opts->bind);
+    char bind[512];
+    int ipv6 = 0;
+    if (s_bind_endpoint (opts->bind, bind, sizeof bind, &ipv6, err, err_size) != 0) {
+        exit_code = 2;
+        goto done;
+    }
+    if (ipv6)
+        zsock_set_ipv6 (self->router, 1);
+    int port = zsock_bind (self->router, "%s", bind);
     if (port < 0) {
         snprintf (err, err_size, "cannot bind %s: %s", opts->bind, zmq_strerror (zmq_errno ()));
         exit_code = 2;

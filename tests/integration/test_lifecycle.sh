@@ -161,4 +161,29 @@ expect_eq "join timeout (--hosts): exit status 1" "$?" 1
 expect_eq "join timeout (--hosts): ghost named" \
     "$(grep -cE '^shardbench: error: timed out after 2 s waiting for 2 workers to join tcp://127\.0\.0\.1:[0-9]+: 1 of 2 joined \(127\.0\.0\.1 pid [0-9]+\); missing: ghost$' join-h.err)" 1
 
+# ------------------------------------------------------------------ bind addresses
+# tcp://localhost:* (a name: resolved, ZeroMQ binds only addresses) and
+# tcp://[::1]:* (IPv6: ZMQ_IPV6 on both sides): a real run, the workers
+# connect to what the coordinator tells them
+for b in 'tcp://localhost:*' 'tcp://[::1]:*'; do
+    if [ "$b" = 'tcp://[::1]:*' ] && ! python3 -c 'import socket; socket.socket(socket.AF_INET6).bind(("::1", 0))' 2>/dev/null; then
+        echo "ok - # SKIP $b: no IPv6 loopback here"
+        continue
+    fi
+    want=$([ "$b" = 'tcp://localhost:*' ] && echo 'tcp://127\.0\.0\.1:[0-9]+' || echo 'tcp://\[::1\]:[0-9]+')
+    sb run $SYN dataset.num_files_train=64 train.epochs=1 --accelerators 2 --local 2 --bind "$b" --db bind.db --progress off
+    expect_eq "--local --bind $b: exit status 0" "$SB_RC" 0
+    expect_contains "--local --bind $b: succeeded" sb.out "status: succeeded"
+    bg bindw run $SYN dataset.num_files_train=64 train.epochs=1 --accelerators 1 --workers 1 --bind "$b" --db bind.db \
+        --progress off --join-timeout 20
+    coord=$BG
+    ep=$(coordinator_endpoint bindw.err)
+    expect_eq "--workers --bind $b: workers are told $ep" "$(printf '%s\n' "$ep" | grep -cxE "$want")" 1
+    "$SHARDBENCH_WORKER" --coordinator "$ep" >bindw-w.out 2>bindw-w.err
+    expect_eq "--workers --bind $b: the worker joined and ended 0" "$?" 0
+    wait "$coord"
+    expect_eq "--workers --bind $b: exit status 0" "$?" 0
+    expect_contains "--workers --bind $b: succeeded" bindw.out "status: succeeded"
+done
+
 finish
