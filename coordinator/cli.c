@@ -50,7 +50,8 @@ s_usage_main (FILE *f)
              "                                                 minimum dataset of the MLPerf Storage rules\n"
              "\n"
              "`shardbench COMMAND --help` describes each command. Exit status: 0 success,\n"
-             "1 the run failed or was interrupted, 2 usage or configuration error.\n");
+             "1 the run failed, 2 usage or configuration error, 128 + N stopped by signal N\n"
+             "(130 SIGINT, 143 SIGTERM, 129 SIGHUP).\n");
 }
 
 static void

@@ -237,12 +237,20 @@ s_check_fd_limit (s_agent_t *self, char *cause, size_t size)
     uint64_t per_rank = self->storage.type == SB_STORAGE_S3
         ? self->storage.max_in_flight * self->storage.nendpoints + 8 : w->read_threads + 8;
     uint64_t need = w->ranks * per_rank + 64;
-    if ((uint64_t) rl.rlim_cur < need) {
+    if ((uint64_t) rl.rlim_cur < need && self->storage.type == SB_STORAGE_S3) {
         snprintf (cause, size,
                   "file descriptors: %llu ranks x (%llu in flight x %zu endpoints + 8) + 64 = %llu needed, limit is %llu"
                   " (raise `ulimit -n` or lower max_in_flight)",
                   (unsigned long long) w->ranks, (unsigned long long) self->storage.max_in_flight,
                   self->storage.nendpoints, (unsigned long long) need, (unsigned long long) rl.rlim_cur);
+        return -1;
+    }
+    if ((uint64_t) rl.rlim_cur < need) {     /* local files: one open file per read thread */
+        snprintf (cause, size,
+                  "file descriptors: %llu ranks x (%llu read threads + 8) + 64 = %llu needed, limit is %llu"
+                  " (raise `ulimit -n` or lower reader.read_threads)",
+                  (unsigned long long) w->ranks, (unsigned long long) w->read_threads, (unsigned long long) need,
+                  (unsigned long long) rl.rlim_cur);
         return -1;
     }
     return 0;

@@ -186,4 +186,13 @@ for b in 'tcp://localhost:*' 'tcp://[::1]:*'; do
     expect_contains "--workers --bind $b: succeeded" bindw.out "status: succeeded"
 done
 
+# ------------------------------------------------------------------ worker fd message
+# local files: the worker's refusal counts read threads, not "0 endpoints"
+(ulimit -n 100; exec timeout 60 "$SHARDBENCH" run dataset.data_folder=./lf dataset.num_files_train=64 reader.batch_size=1 \
+    reader.read_threads=40 train.epochs=1 --accelerators 1 --local 1 --db lf.db --progress off) >lf.out 2>lf.err
+expect_eq "worker fd refusal (local files): exit status 1" "$?" 1
+expect_contains "worker fd refusal (local files): read threads" lf.err \
+    "file descriptors: 1 ranks x (40 read threads + 8) + 64 = 112 needed, limit is 100 (raise \`ulimit -n\` or lower reader.read_threads)"
+if grep -q "0 endpoints" lf.err; then fail "worker fd refusal (local files): says 0 endpoints"; else pass "worker fd refusal (local files): no '0 endpoints'"; fi
+
 finish
