@@ -86,23 +86,28 @@ s_child_setup (pid_t parent)
         _exit (127);
 }
 
-/* exec failed: the prebuilt message and errno's number, with write(2) only */
+/* exec failed: the prebuilt "cannot run PATH: " and the cause, with
+ * write(2) only (strerror is not async-signal-safe: the common causes are
+ * literals, any other is its number) */
 static void
 s_child_fail (const char *msg, size_t len, int status)
 {
     int e = errno;
-    char num[16];
+    const char *why = e == ENOENT ? "No such file or directory" : e == EACCES ? "Permission denied"
+                    : e == ENOEXEC ? "Exec format error" : e == ENOTDIR ? "Not a directory" : NULL;
+    char num[24];
     size_t k = sizeof num;
-    num[--k] = '\n';
-    do {
-        num[--k] = (char) ('0' + e % 10);
-        e /= 10;
-    } while (e && k > 8);
-    static const char errno_text[] = " (errno ";
-    if (len && write (STDERR_FILENO, msg, len - 1) < 0)    /* without its newline */
-        _exit (status);
-    if (write (STDERR_FILENO, errno_text, sizeof errno_text - 1) < 0
-        || write (STDERR_FILENO, num + k, sizeof num - k - 1) < 0 || write (STDERR_FILENO, ")\n", 2) < 0)
+    if (!why) {
+        do {
+            num[--k] = (char) ('0' + e % 10);
+            e /= 10;
+        } while (e && k > 7);
+        memcpy (num + k - 6, "errno ", 6);
+        k -= 6;
+    }
+    if (write (STDERR_FILENO, msg, len) < 0
+        || (why ? write (STDERR_FILENO, why, strlen (why)) : write (STDERR_FILENO, num + k, sizeof num - k)) < 0
+        || write (STDERR_FILENO, "\n", 1) < 0)
         _exit (status);
     _exit (status);
 }
@@ -126,7 +131,7 @@ sb_launcher_start (sb_launcher_t *self, size_t n, const char *endpoint, double h
     /* the coordinator has threads: the child runs only async-signal-safe
      * calls until exec, so its failure message is built here */
     char fail[PATH_MAX + 64];
-    int fail_len = snprintf (fail, sizeof fail, "shardbench: cannot run %s: exec failed\n", self->worker_path);
+    int fail_len = snprintf (fail, sizeof fail, "shardbench: cannot run %s: ", self->worker_path);
     if (fail_len < 0 || (size_t) fail_len >= sizeof fail)
         fail_len = (int) strlen (fail);
     for (size_t i = 0; i < n; i++) {
@@ -240,7 +245,7 @@ s_spawn (char **argv, int errfd)
         errno = ENOENT;
         return -1;
     }
-    int fail_len = snprintf (fail, sizeof fail, "cannot run %s: exec failed\n", exe);
+    int fail_len = snprintf (fail, sizeof fail, "cannot run %s: ", exe);
     if (fail_len < 0 || (size_t) fail_len >= sizeof fail)
         fail_len = (int) strlen (fail);
     pid_t parent = getpid ();

@@ -336,12 +336,16 @@ s_on_hello (s_session_t *self, zframe_t *identity, sb_msg_hello_t *m)
         reply.type = SB_MSG_REJECT;
         reply.u.reject.reason = "the run already has all its workers";
         sb_warn ("refused worker on %s (pid %llu): run is full", m->host, (unsigned long long) m->pid);
-        sb_wire_send (self->router, identity, &reply);
+        if (sb_wire_send (self->router, identity, &reply) != 0)
+            sb_debug ("the refused worker on %s could not be told: %s", m->host, zmq_strerror (zmq_errno ()));
         return;
     }
     s_worker_t *w = &self->workers[self->nworkers];
     memset (w, 0, sizeof *w);
-    w->identity = zframe_dup (identity);
+    if (!(w->identity = zframe_dup (identity))) {
+        s_fail (self, "out of memory admitting the worker on %s (pid %llu)", m->host, (unsigned long long) m->pid);
+        return;
+    }
     snprintf (w->host, sizeof w->host, "%s", m->host);
     w->pid = m->pid;
     w->cores = m->cores;
@@ -407,8 +411,11 @@ s_on_ready (s_session_t *self, s_worker_t *w, const sb_msg_ready_t *m)
         if ((size_t) n >= sizeof row)
             n = (int) sizeof row - 1;     /* snprintf says what it would have written */
         char *grown = realloc (self->preflight, self->preflight_len + (size_t) n + 1);
-        if (!grown)
-            continue;
+        if (!grown) {   /* a preflight failure must not be lost: the run would go on */
+            s_fail (self, "out of memory recording the preflight failure of %s on %s: %s", m->failed_endpoints.items[i],
+                    w->host, m->causes.items[i]);
+            return;
+        }
         self->preflight = grown;
         memcpy (self->preflight + self->preflight_len, row, (size_t) n + 1);
         self->preflight_len += (size_t) n;
@@ -716,7 +723,8 @@ s_dispatch (s_session_t *self)
             else
                 snprintf (text, sizeof text, "frame rejected: %s", reason);
             rej.u.reject.reason = text;
-            sb_wire_send (self->router, identity, &rej);
+            if (sb_wire_send (self->router, identity, &rej) != 0)
+                sb_debug ("the sender of the rejected frame could not be told: %s", zmq_strerror (zmq_errno ()));
         }
         zframe_destroy (&identity);
         return 1;
@@ -1389,8 +1397,7 @@ s_keep_alive (void *arg)
         return 0;
     sb_msg_t hb = { .type = SB_MSG_HEARTBEAT };
     for (size_t i = 0; i < self->nworkers; i++)
-        if (!self->workers[i].gone)
-            sb_wire_send (self->router, self->workers[i].identity, &hb);
+        s_send (self, &self->workers[i], &hb);  /* a worker found gone fails the run (s_lost) */
     self->next_heartbeat = now + self->o->wl->heartbeat_interval_s;
     return 0;
 }
@@ -1869,9 +1876,7 @@ s_session_run (s_session_t *self, const sb_session_opts_t *opts, int64_t *run_id
     exit_code = self->failed ? 1 : 0;
 
 done:
-    if (self->failed && !err[0])
-        snprintf (err, err_size, "%s", self->failure);
-    else if (self->failed)
+    if (self->failed)   /* the first cause, also over what err held */
         snprintf (err, err_size, "%s", self->failure);
     if (self->router)
         s_shutdown_workers (self);

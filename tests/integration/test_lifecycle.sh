@@ -79,6 +79,12 @@ expect_contains "SIGTERM while waiting for workers: says so" wait-term.err \
 bg hup run $SYN dataset.num_files_train=64 reader.batch_size=4 train.epochs=200 train.computation_time=0.02 \
     --local 2 --accelerators 2 --db hup.db --progress off
 wait_for hup.err "epoch 2/200"
+# its local workers left the terminal's process group: a Ctrl-C or hangup
+# of the terminal reaches the coordinator alone, which stops them in order
+cpg=$(ps -o pgid= -p "$BG" | tr -d ' ')
+wpg=$(for p in $(q hup.db "SELECT pid FROM run_workers WHERE run_id = (SELECT max(id) FROM runs)"); do
+    ps -o pgid= -p "$p" | tr -d ' '; done | sort -u | tr '\n' ' ')
+expect_eq "local workers in their own process groups" "$(for g in $wpg; do [ "$g" = "$cpg" ] && echo shared; done)" ""
 stop_after HUP "$BG" hup
 expect_eq "SIGHUP during a run: exit status 129" "$RC" 129
 expect_under "SIGHUP during a run: stopped promptly" "$TOOK" 3
@@ -194,5 +200,22 @@ expect_eq "worker fd refusal (local files): exit status 1" "$?" 1
 expect_contains "worker fd refusal (local files): read threads" lf.err \
     "file descriptors: 1 ranks x (40 read threads + 8) + 64 = 112 needed, limit is 100 (raise \`ulimit -n\` or lower reader.read_threads)"
 if grep -q "0 endpoints" lf.err; then fail "worker fd refusal (local files): says 0 endpoints"; else pass "worker fd refusal (local files): no '0 endpoints'"; fi
+
+# ------------------------------------------------------------------ launcher
+# an exec that fails in the forked child is reported with write(2) only
+# (the coordinator is threaded): the literal cause, or the errno's number
+ln -s loop loop
+SHARDBENCH_SSH=$SCRATCH/loop "$SHARDBENCH" run $SYN dataset.num_files_train=64 --accelerators 1 --hosts h1 \
+    --bind 'tcp://127.0.0.1:*' --db l.db --progress off >exec.out 2>exec.err
+expect_eq "ssh exec fails: exit status 1" "$?" 1
+expect_contains "ssh exec fails: the child says why" exec.err \
+    "shardbench: error: host h1: ssh ended before its worker joined (exit status 255): cannot run $SCRATCH/loop: errno 40"
+SHARDBENCH_SSH=$SCRATCH/missing-ssh "$SHARDBENCH" run $SYN dataset.num_files_train=64 --accelerators 1 --hosts h1 \
+    --bind 'tcp://127.0.0.1:*' --db l.db --progress off >exec.out 2>exec.err
+expect_contains "ssh missing: the child says why" exec.err \
+    "(exit status 255): cannot run $SCRATCH/missing-ssh: No such file or directory"
+SHARDBENCH_SSH=no-such-ssh-here "$SHARDBENCH" run $SYN dataset.num_files_train=64 --accelerators 1 --hosts h1 \
+    --bind 'tcp://127.0.0.1:*' --db l.db --progress off >exec.out 2>exec.err
+expect_contains "ssh not on PATH: found before fork" exec.err "shardbench: error: host h1: cannot start no-such-ssh-here: not found on \$PATH"
 
 finish
