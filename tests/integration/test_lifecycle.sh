@@ -218,4 +218,40 @@ SHARDBENCH_SSH=no-such-ssh-here "$SHARDBENCH" run $SYN dataset.num_files_train=6
     --bind 'tcp://127.0.0.1:*' --db l.db --progress off >exec.out 2>exec.err
 expect_contains "ssh not on PATH: found before fork" exec.err "shardbench: error: host h1: cannot start no-such-ssh-here: not found on \$PATH"
 
+# ------------------------------------------------------------------ S3 listing
+# An endless bucket of slow pages (tests/integration/slow_s3.py): SIGINT
+# stops the parallel listing, SIGTERM a single stream of pages without keys;
+# a SIGKILLed listing leaves no file in TMPDIR (SQLite's own temporary
+# databases, unlinked at open, instead of predictable names there).
+export AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test AWS_REGION=us-east-1
+for mode in keys empty; do
+    rm -f "port-$mode"
+    python3 "$(dirname "$0")/slow_s3.py" "$mode" 0.2 >"port-$mode" &
+    for _ in $(seq 100); do [ -s "port-$mode" ] && break; sleep 0.1; done
+done
+S3K="storage.storage_type=s3 storage.storage_root=bkt dataset.num_files_train=100
+     storage.storage_options.endpoint_url=http://127.0.0.1:$(head -1 port-keys)"
+S3E="storage.storage_type=s3 storage.storage_root=bkt dataset.num_files_train=100 storage.storage_options.list_parallelism=1
+     storage.storage_options.endpoint_url=http://127.0.0.1:$(head -1 port-empty)"
+mkdir tmp
+TMPDIR=$SCRATCH/tmp bg s3-int catalog $S3K --db s3.db --progress off
+sleep 1.5
+stop_after INT "$BG" s3-int
+expect_eq "SIGINT while listing S3 (4 streams): exit status 130" "$RC" 130
+expect_under "SIGINT while listing S3: stopped promptly" "$TOOK" 3
+expect_contains "SIGINT while listing S3: says so" s3-int.err "interrupted by SIGINT while listing the dataset"
+expect_eq "SIGINT while listing S3: no catalog" "$(q s3.db "SELECT count(*) FROM catalogs")" 0
+bg s3-term catalog $S3E --db s3.db --progress off
+sleep 1.5
+stop_after TERM "$BG" s3-term
+expect_eq "SIGTERM while listing S3 pages without keys: exit status 143" "$RC" 143
+expect_under "SIGTERM while listing S3 pages without keys: stopped promptly" "$TOOK" 3
+expect_contains "SIGTERM while listing S3 pages without keys: says so" s3-term.err "interrupted by SIGTERM while listing the dataset"
+TMPDIR=$SCRATCH/tmp bg s3-kill catalog $S3K --db s3.db --progress off
+sleep 1.5
+expect_eq "S3 listing in progress: no file in TMPDIR" "$(ls tmp | wc -l)" 0
+kill -KILL "$BG"
+wait "$BG"
+expect_eq "S3 listing SIGKILLed: no file left in TMPDIR" "$(ls tmp | wc -l)" 0
+
 finish
