@@ -42,6 +42,7 @@ typedef struct {
     int       ready;
     uint64_t  steps_reached;/* STEP messages received this epoch */
     double    last_seen;
+    double    grace;        /* seconds the coordinator stalled since last_seen: not counted against it */
     int       gone;
 } s_worker_t;
 
@@ -98,6 +99,11 @@ typedef struct {
     int             aborted;
     char            failure[2048];
     double          next_heartbeat;
+    /* the coordinator's own stalls (stopped, swapped out, a long call): time
+     * in which it could not hear workers is not counted against them */
+    double          loop_at;        /* when the loop (or a keep-alive) last ran; 0: not yet */
+    double          stalled_s;      /* the last stall, and when it ended */
+    double          stalled_until;
     uint64_t        rejected_frames;
     /* parquet: the layout of objects of pq_record bytes a row (row groups) */
     sb_parquet_layout_t *pq_layout;
@@ -205,6 +211,7 @@ s_check_fds (const sb_session_opts_t *o, size_t workers, char *err, size_t err_s
 static void s_dataset (s_session_t *self, sb_dataset_t *ds);
 static int s_keep_alive (void *arg);
 static void s_lost (s_session_t *self, s_worker_t *w, const char *op, const char *why);
+static void s_stall_note (s_session_t *self, char *buf, size_t size);
 
 static void
 s_fail (s_session_t *self, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));
@@ -281,7 +288,11 @@ s_send (s_session_t *self, s_worker_t *w, const sb_msg_t *msg)
         return 0;
     if (sb_wire_send (self->router, w->identity, msg) != 0) {
         int e = zmq_errno ();
-        if (e == EHOSTUNREACH) {
+        if (e == EMSGSIZE)
+            s_fail (self, "the coordinator built a %s message for worker %llu on %s larger than the protocol's %d MiB"
+                    " frame limit (not sent)", sb_proto_type_name (msg->type), (unsigned long long) w->id, w->host,
+                    SB_PROTO_MAX_FRAME >> 20);
+        else if (e == EHOSTUNREACH) {
             /* ROUTER_MANDATORY: the worker's connection is gone (its process
              * died and the kernel closed the socket): a lost worker, found
              * before its heartbeat timeout */
@@ -317,9 +328,10 @@ s_record_error (s_session_t *self, int64_t rank, const char *host, const char *o
 static void
 s_lost (s_session_t *self, s_worker_t *w, const char *op, const char *why)
 {
-    char span[64], when[32], detail[512];
+    char span[64], when[32], detail[1024], note[384];
     s_clock_text (w->last_seen, when, sizeof when);
-    snprintf (detail, sizeof detail, "%s, last contact at %s", why, when);
+    s_stall_note (self, note, sizeof note);
+    snprintf (detail, sizeof detail, "%s, last contact at %s%s", why, when, note);
     w->gone = 1;
     s_record_error (self, (int64_t) w->first_rank, w->host, op, NULL, 0, detail);
     s_fail (self, "lost worker %llu on %s (%s, pid %llu): %s", (unsigned long long) w->id, w->host,
@@ -553,6 +565,7 @@ s_on_keys_req (s_session_t *self, s_worker_t *w, const sb_msg_keys_req_t *m)
             r->lengths.items[j] = in_file == spf - 1 ? size - in_file * record : record;   /* 0: whole object */
         }
     }
+    uint64_t key_bytes = 0;
     if (stored_keys) {  /* the page carries every key as a string */
         if (!(r->keys.items = calloc (n, sizeof (char *)))) {
             s_fail (self, "out of memory serving keys");
@@ -572,8 +585,20 @@ s_on_keys_req (s_session_t *self, s_worker_t *w, const sb_msg_keys_req_t *m)
                 goto done;
             }
             r->keys.count = j + 1;
+            key_bytes += strlen (key);
         }
         r->names.count = 0;
+    }
+    /* the page must fit in one frame (workers drop the connection of a
+     * larger one, which would look like a lost worker): the keys, about 9
+     * bytes for each of offset and length, and a margin for the rest */
+    uint64_t estimate = key_bytes + (uint64_t) n * 24 + 4096;
+    if (estimate > SB_PROTO_MAX_FRAME) {
+        s_fail (self, "the coordinator cannot send rank %llu its page of %zu keys: about %llu bytes (%llu of keys), over"
+                " the protocol's %d MiB frame limit: lower shardbench.keys_page (now %llu)",
+                (unsigned long long) m->rank, n, (unsigned long long) estimate, (unsigned long long) key_bytes,
+                SB_PROTO_MAX_FRAME >> 20, (unsigned long long) self->o->wl->keys_page);
+        goto done;
     }
     s_send (self, w, &reply);
 done:
@@ -729,8 +754,10 @@ s_dispatch (s_session_t *self)
         zframe_destroy (&identity);
         return 1;
     }
-    if (w)
+    if (w) {
         w->last_seen = sb_now ();
+        w->grace = 0;
+    }
     if (msg.type == SB_MSG_HELLO) {
         if (w)
             sb_warn ("duplicate HELLO from worker %llu ignored", (unsigned long long) w->id);
@@ -760,11 +787,14 @@ s_dispatch (s_session_t *self)
         case SB_MSG_STATS: s_on_stats (self, w, &msg.u.stats); break;
         case SB_MSG_RANK_DONE: s_on_rank_done (self, w, &msg.u.rank_done); break;
         case SB_MSG_ERROR: s_on_error (self, w, &msg.u.error); break;
-        case SB_MSG_BYE:
+        case SB_MSG_BYE: {
+            char note[384];
+            s_stall_note (self, note, sizeof note);
             w->gone = 1;
-            s_fail (self, "worker %llu on %s (%s) left: %s", (unsigned long long) w->id, w->host,
-                    s_rank_span (w, span, sizeof span), msg.u.bye.reason);
+            s_fail (self, "worker %llu on %s (%s) left: %s%s", (unsigned long long) w->id, w->host,
+                    s_rank_span (w, span, sizeof span), msg.u.bye.reason, note);
             break;
+        }
         default:
             self->rejected_frames++;
             sb_warn ("unexpected %s from worker %llu ignored", sb_proto_type_name (msg.type), (unsigned long long) w->id);
@@ -802,9 +832,47 @@ s_srun_ended (s_session_t *self, pid_t pid, const char *how)
     }
 }
 
+/* The coordinator's loop (or a keep-alive during a listing) runs: a gap
+ * since the last run longer than max(1 s, heartbeat interval) was a stall
+ * of the coordinator itself, and every worker's deadline moves by it (it
+ * could not hear them meanwhile; their queued messages come next). */
+static void
+s_loop_ran (s_session_t *self, double now)
+{
+    double gap = self->loop_at > 0 ? now - self->loop_at : 0;
+    double limit = self->o->wl->heartbeat_interval_s > 1 ? self->o->wl->heartbeat_interval_s : 1;
+    self->loop_at = now;
+    if (gap <= limit)
+        return;
+    self->stalled_s = gap;
+    self->stalled_until = now;
+    for (size_t i = 0; i < self->nworkers; i++)
+        self->workers[i].grace += gap;
+    if (self->nworkers)
+        sb_warn ("the coordinator itself did not run for %.1f s (stopped, swapped out or busy): the workers' heartbeat"
+                 " deadlines move by as much", gap);
+}
+
+/* For a failure that names a worker: when the coordinator itself stalled
+ * lately for longer than the heartbeat timeout, say so (the worker most
+ * likely gave up on the coordinator, not the other way round). "" else. */
+static void
+s_stall_note (s_session_t *self, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    double timeout = self->o->wl->heartbeat_timeout_s;
+    if (self->stalled_s <= 0 || self->stalled_s < timeout / 2 || sb_now () - self->stalled_until > 2 * timeout + 1)
+        return;
+    char until[32];
+    s_clock_text (self->stalled_until, until, sizeof until);
+    snprintf (buf, size, "; the coordinator itself did not run for %.1f s until %s (stopped, swapped out or busy)%s",
+              self->stalled_s, until, self->stalled_s >= timeout
+              ? ", longer than the heartbeat timeout: the worker most likely gave up on the coordinator" : "");
+}
+
 /* Heartbeats, silent workers, exited local workers. */
 static void
-s_housekeeping (s_session_t *self)
+s_housekeeping (s_session_t *self, int backlog)
 {
     if (sb_resultdb_flush_if_due (self->o->db) != 0)
         s_fail (self, "cannot commit to the result database: %s", sb_resultdb_errmsg (self->o->db));
@@ -817,9 +885,11 @@ s_housekeeping (s_session_t *self)
         self->next_heartbeat = now + wl->heartbeat_interval_s;
     }
     char span[64];
-    for (size_t i = 0; i < self->nworkers && !self->failed; i++) {
+    /* with frames still queued (the drain stopped at its cap), a silence is
+     * the coordinator's backlog, not the worker's: no verdict yet */
+    for (size_t i = 0; i < self->nworkers && !self->failed && !backlog; i++) {
         s_worker_t *w = &self->workers[i];
-        if (!w->gone && now - w->last_seen > wl->heartbeat_timeout_s) {
+        if (!w->gone && now - w->last_seen - w->grace > wl->heartbeat_timeout_s) {
             char why[64];
             snprintf (why, sizeof why, "no message for %.1f s", now - w->last_seen);
             s_lost (self, w, "heartbeat", why);
@@ -844,8 +914,10 @@ s_housekeeping (s_session_t *self)
             else {
                 w->gone = 1;
                 s_record_error (self, (int64_t) w->first_rank, w->host, "worker", NULL, 0, how);
-                s_fail (self, "worker %llu on %s (%s) ended: ssh %s%s%s", (unsigned long long) w->id, host,
-                        s_rank_span (w, span, sizeof span), how, *out ? ": " : "", out);
+                char note[384];
+                s_stall_note (self, note, sizeof note);
+                s_fail (self, "worker %llu on %s (%s) ended: ssh %s%s%s%s", (unsigned long long) w->id, host,
+                        s_rank_span (w, span, sizeof span), how, *out ? ": " : "", out, note);
             }
         }
         else if (host)
@@ -853,8 +925,10 @@ s_housekeeping (s_session_t *self)
         else if (w && !w->gone) {
             w->gone = 1;
             s_record_error (self, (int64_t) w->first_rank, w->host, "worker", NULL, 0, how);
-            s_fail (self, "local worker %llu on %s (%s, pid %d) ended: %s", (unsigned long long) w->id, w->host,
-                    s_rank_span (w, span, sizeof span), (int) pid, how);
+            char note[384];
+            s_stall_note (self, note, sizeof note);
+            s_fail (self, "local worker %llu on %s (%s, pid %d) ended: %s%s", (unsigned long long) w->id, w->host,
+                    s_rank_span (w, span, sizeof span), (int) pid, how, note);
         }
         else if (!w)
             s_fail (self, "local worker pid %d ended before joining: %s", (int) pid, how);
@@ -950,6 +1024,7 @@ s_pump_until (s_session_t *self, int (*done) (s_session_t *), double timeout_s, 
             break;
         }
         double now = sb_now ();
+        s_loop_ran (self, now);
         if (deadline && now > deadline) {
             char detail[1024] = "";
             if (done == s_all_joined)
@@ -968,7 +1043,7 @@ s_pump_until (s_session_t *self, int (*done) (s_session_t *), double timeout_s, 
         int i = 0;
         while (i < 4096 && !self->failed && s_dispatch (self))
             i++;
-        s_housekeeping (self);
+        s_housekeeping (self, i >= 4096 || (zsock_events (self->router) & ZMQ_POLLIN));
         /* housekeeping may have sent (heartbeats), and a send can consume
          * the signal of a frame that arrived since the drain: ask the socket
          * (ZMQ_EVENTS) before sleeping on its ZMQ_FD */
@@ -1393,6 +1468,7 @@ s_keep_alive (void *arg)
     sb_progress_tick (self->progress, now);
     if (zsys_interrupted)
         return 1;   /* a signal: the listing stops */
+    s_loop_ran (self, now);
     if (self->nworkers == 0 || now < self->next_heartbeat)
         return 0;
     sb_msg_t hb = { .type = SB_MSG_HEARTBEAT };

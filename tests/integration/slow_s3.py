@@ -23,6 +23,8 @@ class H(BaseHTTPRequestHandler):
                 % (prefix, keys, n + 100)).encode()
         self.send_response(200); self.send_header("Content-Type", "application/xml")
         self.send_header("Content-Length", str(len(body))); self.end_headers(); self.wfile.write(body)
-s = ThreadingHTTPServer(("127.0.0.1", 0), H)
+class S(ThreadingHTTPServer):
+    def handle_error(self, request, client_address): pass   # a client that hung up: nothing to say
+s = S(("127.0.0.1", 0), H)
 print(s.server_address[1], flush=True)
 s.serve_forever()

@@ -254,4 +254,34 @@ kill -KILL "$BG"
 wait "$BG"
 expect_eq "S3 listing SIGKILLed: no file left in TMPDIR" "$(ls tmp | wc -l)" 0
 
+# ------------------------------------------------------------------ blame
+# A KEYS page too large for one frame is the coordinator's limit, said as
+# such (it used to go out, the worker's socket dropped the connection, and
+# the run failed with "lost worker 0 ... connection closed").
+mkdir -p long/train
+python3 -c "
+for i in range(64):
+    open('long/train/' + 'x' * 240 + '%03d.npz' % i, 'wb').write(bytes(1024))"
+sb run dataset.data_folder=./long dataset.num_files_train=64 dataset.num_samples_per_file=1024 reader.batch_size=1 \
+    train.epochs=1 train.computation_time=0 shardbench.keys_page=65536 --accelerators 1 --local 1 --db blame.db --progress off
+expect_eq "oversized KEYS page: exit status 1" "$SB_RC" 1
+expect_contains "oversized KEYS page: the coordinator's limit, not a lost worker" sb.err \
+    "shardbench: error: the coordinator cannot send rank 0 its page of 65536 keys: about 18157568 bytes (16580608 of keys), over the protocol's 16 MiB frame limit: lower shardbench.keys_page (now 65536)"
+if grep -q "lost worker" sb.err; then fail "oversized KEYS page: blamed on a worker"; else pass "oversized KEYS page: no worker blamed"; fi
+
+# A coordinator stopped for twice the heartbeat timeout: its worker gives up
+# on it; the failure says the coordinator stalled, with how long
+bg stall run $SYN dataset.num_files_train=64 reader.batch_size=4 train.epochs=200 train.computation_time=0.02 \
+    shardbench.heartbeat_interval_s=0.5 shardbench.heartbeat_timeout_s=2 --local 1 --accelerators 1 --db stall.db --progress off
+wait_for stall.err "epoch 1/200"
+kill -STOP "$BG"
+sleep 4
+kill -CONT "$BG"
+wait "$BG"
+expect_eq "coordinator stalled: exit status 1" "$?" 1
+expect_eq "coordinator stalled: the failure says the coordinator did not run" \
+    "$(grep -cE '^shardbench: error: (local worker 0 on [^ ]+ \(rank 0, pid [0-9]+\) ended: exit status 1|lost worker 0 on [^ ]+ \(rank 0, pid [0-9]+\): connection closed \([A-Z_]+ not delivered\), last contact at [0-9:.]+); the coordinator itself did not run for [4-9]\.[0-9] s until [0-9:.]+ \(stopped, swapped out or busy\), longer than the heartbeat timeout: the worker most likely gave up on the coordinator$' stall.err)" 1
+grep "^shardbench: error" stall.err
+expect_contains "coordinator stalled: warned when it resumed" stall.err "the workers' heartbeat deadlines move by as much"
+
 finish
