@@ -1657,6 +1657,7 @@ s_bind_endpoint (const char *bind, char *out, size_t size, int *ipv6, char *err,
         if (p->ai_family == AF_INET6)
             pick = p;
     char addr[INET6_ADDRSTRLEN] = "";
+    int family = pick ? pick->ai_family : AF_UNSPEC;
     if (pick && pick->ai_family == AF_INET)
         inet_ntop (AF_INET, &((const struct sockaddr_in *) pick->ai_addr)->sin_addr, addr, sizeof addr);
     else if (pick)
@@ -1666,7 +1667,7 @@ s_bind_endpoint (const char *bind, char *out, size_t size, int *ipv6, char *err,
         snprintf (err, err_size, "cannot bind %s: host '%s' has no IPv4 or IPv6 address", bind, name);
         return -1;
     }
-    *ipv6 = pick->ai_family == AF_INET6;
+    *ipv6 = family == AF_INET6;
     if (sb_strf (out, size, "tcp://%s%s%s%s", *ipv6 ? "[" : "", addr, *ipv6 ? "]" : "", colon) != 0) {
         snprintf (err, err_size, "--bind %s: too long", bind);
         return -1;
