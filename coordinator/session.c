@@ -141,8 +141,13 @@ sb_session_catch_signals (void)
     memset (&sa, 0, sizeof sa);
     sa.sa_handler = s_on_signal;
     sa.sa_flags = SA_RESTART;
-    if (sigemptyset (&sa.sa_mask) != 0 || sigaction (SIGINT, &sa, NULL) != 0 || sigaction (SIGTERM, &sa, NULL) != 0
-        || sigaction (SIGHUP, &sa, NULL) != 0)
+    if (sigemptyset (&sa.sa_mask) != 0 || sigaction (SIGINT, &sa, NULL) != 0 || sigaction (SIGTERM, &sa, NULL) != 0)
+        return -1;
+    /* under nohup SIGHUP stays ignored, as nohup asked */
+    struct sigaction old;
+    if (sigaction (SIGHUP, NULL, &old) != 0)
+        return -1;
+    if (old.sa_handler != SIG_IGN && sigaction (SIGHUP, &sa, NULL) != 0)
         return -1;
     return 0;
 }

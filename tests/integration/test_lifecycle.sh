@@ -95,6 +95,16 @@ expect_eq "SIGHUP during a run: recorded aborted" \
 expect_eq "SIGHUP during a run: error row" "$(q hup.db "SELECT count(*) FROM errors WHERE run_id = $run AND op = 'run' AND message LIKE 'interrupted by SIGHUP%'")" 1
 expect_contains "SIGHUP during a run: workers told" hup.err "run aborted by the coordinator: interrupted by SIGHUP"
 
+# under nohup, SIGHUP stays ignored: the run goes on and succeeds
+nohup "$SHARDBENCH" run $SYN dataset.num_files_train=64 reader.batch_size=4 train.epochs=4 train.computation_time=0.05 \
+    --local 1 --accelerators 1 --db nohup.db --progress off >nohup.out 2>nohup.err &
+np=$!
+wait_for nohup.err "epoch 1/4"
+kill -HUP "$np"
+wait "$np"
+expect_eq "SIGHUP under nohup: ignored, exit status 0" "$?" 0
+expect_eq "SIGHUP under nohup: run succeeded" "$(q nohup.db "SELECT status FROM runs")" succeeded
+
 # ------------------------------------------------------------------ file descriptors
 # A hard limit the workers' connections cannot fit in: refused at once with
 # the numbers (before any listing or socket), not a run that waits forever.
