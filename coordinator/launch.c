@@ -226,7 +226,7 @@ s_resolve (const char *argv0, char *out, size_t size)
         path = "/usr/local/bin:/usr/bin:/bin";
     for (const char *p = path; *p;) {
         size_t n = strcspn (p, ":");
-        if (sb_strf (out, size, "%.*s/%s", (int) n, n ? p : ".", argv0) == 0 && access (out, X_OK) == 0)
+        if (sb_strf (out, size, "%.*s/%s", (int) (n ? n : 1), n ? p : ".", argv0) == 0 && access (out, X_OK) == 0)
             return 0;
         p += n;
         if (*p == ':')
