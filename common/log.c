@@ -1,9 +1,14 @@
 /* log: leveled messages on stderr. One fprintf per line keeps lines whole
- * when several threads log. */
+ * when several threads log. With a hook (a live status block on the
+ * terminal, drawn by the main thread), only the thread that set the hook
+ * erases and redraws it: lines of other threads wait in a small queue that
+ * the main thread prints with its next line or sb_log_drain. */
 #include "log.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 static const char *s_ident = "shardbench";
@@ -13,9 +18,56 @@ void sb_log_set_ident (const char *ident) { s_ident = ident; }
 void sb_log_set_level (sb_log_level_t level) { s_level = level; }
 sb_log_level_t sb_log_level (void) { return s_level; }
 
-static void (*s_hook) (int, void *);
+#define S_QUEUE_LINES 64
+#define S_LINE_MAX 2200
+
+static pthread_mutex_t s_mutex = PTHREAD_MUTEX_INITIALIZER;
+static void (*s_hook) (int, void *);    /* under s_mutex */
 static void *s_hook_ctx;
-void sb_log_set_hook (void (*fn) (int after, void *ctx), void *ctx) { s_hook = fn; s_hook_ctx = ctx; }
+static pthread_t s_hook_thread;         /* the only thread that calls the hook */
+static char s_queue[S_QUEUE_LINES][S_LINE_MAX];
+static size_t s_queued;
+
+/* Print the queued lines (caller: the hook's thread, hook erased). */
+static void
+s_print_queue (void)
+{
+    pthread_mutex_lock (&s_mutex);
+    for (size_t i = 0; i < s_queued; i++)
+        fputs (s_queue[i], stderr);
+    s_queued = 0;
+    pthread_mutex_unlock (&s_mutex);
+}
+
+void
+sb_log_set_hook (void (*fn) (int after, void *ctx), void *ctx)
+{
+    pthread_mutex_lock (&s_mutex);
+    s_hook = fn;
+    s_hook_ctx = ctx;
+    s_hook_thread = pthread_self ();
+    pthread_mutex_unlock (&s_mutex);
+    if (!fn)
+        s_print_queue ();   /* no block any more: what waited goes out */
+}
+
+void
+sb_log_drain (void)
+{
+    pthread_mutex_lock (&s_mutex);
+    void (*hook) (int, void *) = s_hook;
+    void *ctx = s_hook_ctx;
+    int mine = !hook || pthread_equal (pthread_self (), s_hook_thread);
+    size_t queued = s_queued;
+    pthread_mutex_unlock (&s_mutex);
+    if (!mine || queued == 0)
+        return;
+    if (hook)
+        hook (0, ctx);
+    s_print_queue ();
+    if (hook)
+        hook (1, ctx);
+}
 
 void
 sb_log (sb_log_level_t level, const char *fmt, ...)
@@ -23,7 +75,7 @@ sb_log (sb_log_level_t level, const char *fmt, ...)
     static const char *names[] = { "debug", "info", "warning", "error" };
     if (level < s_level)
         return;
-    char text[2048];
+    char text[2048], line[S_LINE_MAX];
     va_list ap;
     va_start (ap, fmt);
     vsnprintf (text, sizeof text, fmt, ap);
@@ -32,10 +84,26 @@ sb_log (sb_log_level_t level, const char *fmt, ...)
     clock_gettime (CLOCK_REALTIME, &ts);
     struct tm tm;
     localtime_r (&ts.tv_sec, &tm);
-    if (s_hook)
-        s_hook (0, s_hook_ctx);
-    fprintf (stderr, "%02d:%02d:%02d.%03ld %s: %s: %s\n", tm.tm_hour, tm.tm_min, tm.tm_sec,
-             ts.tv_nsec / 1000000, s_ident, names[level], text);
-    if (s_hook)
-        s_hook (1, s_hook_ctx);
+    snprintf (line, sizeof line, "%02d:%02d:%02d.%03ld %s: %s: %s\n", tm.tm_hour, tm.tm_min, tm.tm_sec,
+              ts.tv_nsec / 1000000, s_ident, names[level], text);
+    pthread_mutex_lock (&s_mutex);
+    void (*hook) (int, void *) = s_hook;
+    void *ctx = s_hook_ctx;
+    if (hook && !pthread_equal (pthread_self (), s_hook_thread)) {
+        /* another thread: the main thread prints it with the block erased */
+        if (s_queued < S_QUEUE_LINES) {
+            memcpy (s_queue[s_queued++], line, sizeof line);
+            pthread_mutex_unlock (&s_mutex);
+            return;
+        }
+        hook = NULL;    /* queue full: plain, never lost (the block may keep it on screen) */
+    }
+    pthread_mutex_unlock (&s_mutex);
+    if (hook)
+        hook (0, ctx);
+    if (hook)
+        s_print_queue ();
+    fputs (line, stderr);
+    if (hook)
+        hook (1, ctx);
 }

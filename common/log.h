@@ -10,8 +10,14 @@ void sb_log_set_ident (const char *ident);
 void sb_log_set_level (sb_log_level_t level);
 sb_log_level_t sb_log_level (void);
 /* fn(0, ctx) runs before each line is written, fn(1, ctx) after (a live
- * status on the terminal steps aside); NULL removes it. */
+ * status on the terminal steps aside); NULL removes it. The hook only ever
+ * runs on the thread that set it: lines logged by other threads meanwhile
+ * are queued (up to 64, then printed plainly) and printed by that thread's
+ * next line or sb_log_drain; removing the hook prints them. */
 void sb_log_set_hook (void (*fn) (int after, void *ctx), void *ctx);
+/* On the hook's thread: print the lines other threads queued, with the
+ * hook around them. Elsewhere, or with nothing queued: nothing. */
+void sb_log_drain (void);
 
 void sb_log (sb_log_level_t level, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));
 

@@ -8,6 +8,7 @@
 
 #include <curl/curl.h>
 #include <openssl/crypto.h>
+#include <czmq.h>
 #include <openssl/evp.h>
 #include <errno.h>
 #include <pthread.h>
@@ -1065,6 +1066,14 @@ sb_s3_list (sb_s3_t *self, const char *prefix, const char *start_after, const ch
     snprintf (page, sizeof page, "%zu", page_size ? page_size : 1000);
     uint64_t pages = 0, mark_page = 0;
     for (;;) {
+        if (zsys_interrupted) {     /* a signal: stop between pages (pages may hold no key) */
+            if (e) {
+                memset (e, 0, sizeof *e);
+                snprintf (e->op, sizeof e->op, "LIST");
+                snprintf (e->text, sizeof e->text, "listing interrupted by a signal");
+            }
+            return -1;
+        }
         s_req_t *r = s_req_new (self, OP_LIST, prefix);
         if (!r)
             return s_oom (e, "LIST", prefix);

@@ -79,6 +79,11 @@ sb_wire_send (zsock_t *sock, zframe_t *identity, const sb_msg_t *msg)
     size_t size = 0;
     if (sb_proto_encode (msg, &data, &size) != 0)
         return -1;
+    if (size > SB_PROTO_MAX_FRAME) {    /* the peer would drop the connection: refuse it here (EMSGSIZE) */
+        free (data);
+        errno = EMSGSIZE;
+        return -1;
+    }
     s_trace ("send", (int) msg->type, data, size);
     zmsg_t *zm = zmsg_new ();
     if (!zm) {

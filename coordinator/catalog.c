@@ -47,10 +47,16 @@ typedef struct {
     uint64_t      compact;      /* how many were */
 } s_emit_t;
 
-static void (*s_progress_fn) (void *);
+static int (*s_progress_fn) (void *);
 static void *s_progress_ctx;
 static double s_progress_next;
 static uint64_t s_progress_count;   /* objects listed so far (atomic: listing threads) */
+/* Nonzero once the progress function asked to stop (a signal): every
+ * listing loop checks it and ends with SB_CATALOG_ERROR, its transaction
+ * rolled back, so no partial catalog is ever reused. Sticky until the next
+ * sb_catalog_set_progress. */
+static int s_stop;
+
 
 uint64_t
 sb_catalog_progress_count (void)
@@ -59,24 +65,43 @@ sb_catalog_progress_count (void)
 }
 
 void
-sb_catalog_set_progress (void (*fn) (void *ctx), void *ctx)
+sb_catalog_set_progress (int (*fn) (void *ctx), void *ctx)
 {
     s_progress_fn = fn;
     s_progress_ctx = ctx;
     s_progress_next = 0;
+    __atomic_store_n (&s_stop, 0, __ATOMIC_RELAXED);
     __atomic_store_n (&s_progress_count, 0, __ATOMIC_RELAXED);
 }
 
-static void
+static int
 s_progress (void)
 {
-    if (!s_progress_fn)
-        return;
+    if (!s_progress_fn || __atomic_load_n (&s_stop, __ATOMIC_RELAXED))
+        return __atomic_load_n (&s_stop, __ATOMIC_RELAXED);
     double now = sb_now ();
     if (now >= s_progress_next) {
         s_progress_next = now + 0.2;
-        s_progress_fn (s_progress_ctx);
+        if (s_progress_fn (s_progress_ctx) != 0)
+            __atomic_store_n (&s_stop, 1, __ATOMIC_RELAXED);
     }
+    return __atomic_load_n (&s_stop, __ATOMIC_RELAXED);
+}
+
+/* SQLite's progress handler during the long statements of a listing (the
+ * sort of the staged keys): nonzero interrupts the statement. */
+static int
+s_sqlite_progress (void *unused)
+{
+    (void) unused;
+    return s_progress ();
+}
+
+static int
+s_stopped (char *err, size_t err_size)
+{
+    snprintf (err, err_size, "listing interrupted");
+    return -1;
 }
 
 static int
@@ -84,7 +109,8 @@ s_emit (s_emit_t *e, const char *key, size_t len, uint64_t size, char *err, size
 {
     if ((e->count & 1023) == 0) {
         __atomic_store_n (&s_progress_count, e->count, __ATOMIC_RELAXED);
-        s_progress ();
+        if (s_progress ())
+            return s_stopped (err, err_size);
     }
     sqlite3_reset (e->ins);
     int rc;
@@ -136,7 +162,8 @@ s_emit_named (s_emit_t *e, uint64_t size, char *err, size_t err_size)
 {
     if ((e->count & 1023) == 0) {
         __atomic_store_n (&s_progress_count, e->count, __ATOMIC_RELAXED);
-        s_progress ();
+        if (s_progress ())
+            return s_stopped (err, err_size);
     }
     sqlite3_reset (e->ins);
     if (sqlite3_bind_int64 (e->ins, 1, SB_CATALOG_OID (e->catalog_id, e->count)) != SQLITE_OK
@@ -191,6 +218,10 @@ s_walk (s_walk_t *w, int base_fd, const char *rel)
     errno = 0;
     while (rc == 0 && (de = readdir (dir))) {
         const char *name = de->d_name;
+        if (s_progress ()) {
+            rc = s_stopped (w->err, w->err_size);
+            break;
+        }
         if (name[0] == '.')
             continue;   /* ., .., hidden and in-progress (.tmp) files */
         char path[PATH_MAX];
@@ -285,6 +316,8 @@ s_list_into (sqlite3 *db, const char *uri, const char *prefix, const char *finge
     s_emit_t emit = { .db = db, .sorted = sorted, .naming = naming };
     if (s_sql (db, "PRAGMA cache_size = -65536; BEGIN IMMEDIATE;", err, err_size) != 0)
         return SB_CATALOG_ERROR;
+    /* a signal also stops SQLite's own long steps (sorting the staged keys) */
+    sqlite3_progress_handler (db, 100000, s_sqlite_progress, NULL);
     if (sqlite3_prepare_v2 (db, "INSERT INTO catalogs (uri, prefix, fingerprint, listed_at, list_s, count, bytes)"
                             " VALUES (?, ?, ?, ?, 0, 0, 0)", -1, &q, NULL) != SQLITE_OK
         || sqlite3_bind_text (q, 1, uri, -1, SQLITE_TRANSIENT) != SQLITE_OK
@@ -367,10 +400,18 @@ s_list_into (sqlite3 *db, const char *uri, const char *prefix, const char *finge
         }
         sqlite3_finalize (u);
     }
+    if (s_progress ()) {     /* not committed: a stopped listing leaves no catalog */
+        s_stopped (err, err_size);
+        goto rollback;
+    }
+    sqlite3_progress_handler (db, 0, NULL, NULL);
     if (s_sql (db, "COMMIT;", err, err_size) != 0)
         goto rollback;
     return SB_CATALOG_OK;
 rollback:
+    sqlite3_progress_handler (db, 0, NULL, NULL);
+    if (__atomic_load_n (&s_stop, __ATOMIC_RELAXED))
+        s_stopped (err, err_size);
     sqlite3_finalize (emit.ins);
     sqlite3_exec (db, "ROLLBACK", NULL, NULL, NULL);
     return SB_CATALOG_ERROR;
@@ -487,8 +528,7 @@ typedef struct {
     size_t      prefix_len;
     char        start_after[1200];  /* "" from the start */
     char        end_at[1200];       /* "" to the end */
-    char        path[PATH_MAX];
-    sqlite3    *db;
+    sqlite3    *db;             /* a private temporary database: SQLite names it, unlinks it at once */
     sqlite3_stmt *ins;
     uint64_t    count;
     int         rc;
@@ -500,13 +540,17 @@ static int
 s_part_on_key (void *arg, const char *key, uint64_t size)
 {
     s_part_t *p = arg;
+    if (__atomic_load_n (&s_stop, __ATOMIC_RELAXED)) {
+        s_stopped (p->err, sizeof p->err);
+        return 1;
+    }
     const char *rel = s_listed_key (key, p->prefix_len);
     if (!rel)
         return 0;
     sqlite3_reset (p->ins);
     if (sqlite3_bind_text (p->ins, 1, rel, -1, SQLITE_STATIC) != SQLITE_OK
         || sqlite3_bind_int64 (p->ins, 2, (int64_t) size) != SQLITE_OK || sqlite3_step (p->ins) != SQLITE_DONE) {
-        snprintf (p->err, sizeof p->err, "listing partition file %s: %s", p->path, sqlite3_errmsg (p->db));
+        snprintf (p->err, sizeof p->err, "listing partition (temporary database): %s", sqlite3_errmsg (p->db));
         return 1;
     }
     p->count++;
@@ -523,11 +567,13 @@ s_part_thread (void *arg)
         __atomic_store_n (&p->done, 1, __ATOMIC_RELEASE);
         return NULL;
     }
-    if (sqlite3_open_v2 (p->path, &p->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK
+    /* "": SQLite's own temporary file (random name, opened exclusively,
+     * unlinked right after open): nothing is left behind, even after SIGKILL */
+    if (sqlite3_open_v2 ("", &p->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK
         || sqlite3_exec (p->db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
                          " CREATE TABLE part (key TEXT NOT NULL, size INTEGER NOT NULL); BEGIN;", NULL, NULL, NULL) != SQLITE_OK
         || sqlite3_prepare_v2 (p->db, "INSERT INTO part (key, size) VALUES (?, ?)", -1, &p->ins, NULL) != SQLITE_OK) {
-        snprintf (p->err, sizeof p->err, "listing partition file %s: %s", p->path,
+        snprintf (p->err, sizeof p->err, "listing partition (temporary database): %s",
                   p->db ? sqlite3_errmsg (p->db) : "out of memory");
         sqlite3_close (p->db);
         p->db = NULL;
@@ -546,9 +592,9 @@ s_part_thread (void *arg)
     if (rc == 0 && !p->err[0] && sqlite3_exec (p->db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK)
         p->rc = 0;
     else if (!p->err[0])
-        snprintf (p->err, sizeof p->err, "listing partition file %s: %s", p->path, sqlite3_errmsg (p->db));
-    sqlite3_close (p->db);
-    p->db = NULL;
+        snprintf (p->err, sizeof p->err, "listing partition (temporary database): %s", sqlite3_errmsg (p->db));
+    /* the connection stays open: the temporary database lives as long as it
+     * (the coordinator reads it, then closes it) */
     sb_s3_destroy (&s3);
     __atomic_store_n (&p->done, 1, __ATOMIC_RELEASE);
     return NULL;
@@ -574,15 +620,11 @@ s_s3_lister_parallel (s_s3_ctx_t *c, s_emit_t *emit, char *err, size_t err_size)
     int rc = parts && threads ? 0 : -1;
     if (rc)
         snprintf (err, err_size, "out of memory");
-    char tmpdir[PATH_MAX];
-    snprintf (tmpdir, sizeof tmpdir, "%s", getenv ("TMPDIR") && *getenv ("TMPDIR") ? getenv ("TMPDIR") : "/tmp");
     for (size_t j = 0; rc == 0 && j < n; j++) {
         s_part_t *p = &parts[j];
         p->cfg = c->cfg;
         p->list_prefix = c->list_prefix;
         p->prefix_len = c->prefix_len;
-        snprintf (p->path, sizeof p->path, "%s/shardbench-list-%d-%zu.db", tmpdir, (int) getpid (), j);
-        unlink (p->path);
         char rel[1100];
         if (j > 0) {
             if (sb_dataset_key_sorted (c->ds, (c->ds->files * j) / n - 1, rel, sizeof rel) != 0) {
@@ -607,7 +649,8 @@ s_s3_lister_parallel (s_s3_ctx_t *c, s_emit_t *emit, char *err, size_t err_size)
         }
         started++;
     }
-    /* wait for the streams, keeping the coordinator's heartbeats going */
+    /* wait for the streams, keeping the coordinator's heartbeats going; a
+     * stop request reaches the streams through s_stop */
     for (size_t j = 0; j < started; j++) {
         while (!__atomic_load_n (&parts[j].done, __ATOMIC_ACQUIRE)) {
             s_progress ();
@@ -615,6 +658,8 @@ s_s3_lister_parallel (s_s3_ctx_t *c, s_emit_t *emit, char *err, size_t err_size)
         }
         pthread_join (threads[j], NULL);
     }
+    if (rc == 0 && s_progress ())
+        rc = s_stopped (err, err_size);
     for (size_t j = 0; rc == 0 && j < started; j++)
         if (parts[j].rc != 0) {
             snprintf (err, err_size, "%s", parts[j].err);
@@ -622,11 +667,10 @@ s_s3_lister_parallel (s_s3_ctx_t *c, s_emit_t *emit, char *err, size_t err_size)
         }
     /* append the partitions in order: emit checks the order across them */
     for (size_t j = 0; rc == 0 && j < started; j++) {
-        sqlite3 *pdb = NULL;
+        sqlite3 *pdb = parts[j].db;
         sqlite3_stmt *q = NULL;
-        if (sqlite3_open_v2 (parts[j].path, &pdb, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK
-            || sqlite3_prepare_v2 (pdb, "SELECT key, size FROM part ORDER BY rowid", -1, &q, NULL) != SQLITE_OK) {
-            snprintf (err, err_size, "listing partition file %s: %s", parts[j].path, pdb ? sqlite3_errmsg (pdb) : "?");
+        if (sqlite3_prepare_v2 (pdb, "SELECT key, size FROM part ORDER BY rowid", -1, &q, NULL) != SQLITE_OK) {
+            snprintf (err, err_size, "listing partition (temporary database): %s", sqlite3_errmsg (pdb));
             rc = -1;
         }
         while (rc == 0 && sqlite3_step (q) == SQLITE_ROW) {
@@ -636,11 +680,11 @@ s_s3_lister_parallel (s_s3_ctx_t *c, s_emit_t *emit, char *err, size_t err_size)
                 rc = -1;
         }
         sqlite3_finalize (q);
-        sqlite3_close (pdb);
     }
-    for (size_t j = 0; j < n && parts; j++)
-        if (parts[j].path[0])
-            unlink (parts[j].path);
+    for (size_t j = 0; j < started; j++) {
+        sqlite3_close (parts[j].db);
+        parts[j].db = NULL;
+    }
     free (parts);
     free (threads);
     return rc;
@@ -807,6 +851,10 @@ s_reader_load_index (sb_catalog_reader_t *self, sqlite3 *db, char *err, size_t e
     int uniform = 1, rc;
     while ((rc = sqlite3_step (q)) == SQLITE_ROW) {
         uint64_t idx = (uint64_t) sqlite3_column_int64 (q, 0) & ((1ull << 40) - 1);
+        if ((expect & 65535) == 0 && s_progress ()) {
+            snprintf (err, err_size, "loading the index of catalog %lld interrupted", (long long) self->catalog_id);
+            break;
+        }
         sqlite3_int64 size = sqlite3_column_int64 (q, 2);
         if (idx != expect || idx >= self->count || size < 0) {
             snprintf (err, err_size, "catalog %lld is damaged: object %llu found where %llu was expected (of %llu)",

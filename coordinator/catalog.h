@@ -26,10 +26,13 @@ typedef struct {
 
 typedef enum { SB_CATALOG_OK = 0, SB_CATALOG_MISSING = 1, SB_CATALOG_ERROR = -1 } sb_catalog_status_t;
 
-/* Called from time to time (about every 0.2 s) during a long listing, on
- * the listing thread: the coordinator keeps its heartbeats going with it.
- * NULL to unset. Not thread-safe: set it before listing. */
-void sb_catalog_set_progress (void (*fn) (void *ctx), void *ctx);
+/* Called from time to time (about every 0.2 s) during a long listing or
+ * index load, on the calling thread: the coordinator keeps its heartbeats
+ * going with it. When fn returns nonzero (a signal), the listing stops: the
+ * call ends with SB_CATALOG_ERROR (or the reader with NULL), err says it
+ * was interrupted, and nothing of it is committed. NULL to unset. Not
+ * thread-safe: set it before listing. */
+void sb_catalog_set_progress (int (*fn) (void *ctx), void *ctx);
 /* Objects listed so far by the listing in progress (to the nearest 1024). */
 uint64_t sb_catalog_progress_count (void);
 

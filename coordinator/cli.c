@@ -51,7 +51,8 @@ s_usage_main (FILE *f)
              "                                                 minimum dataset of the MLPerf Storage rules\n"
              "\n"
              "`shardbench COMMAND --help` describes each command. Exit status: 0 success,\n"
-             "1 the run failed or was interrupted, 2 usage or configuration error.\n");
+             "1 the run failed, 2 usage or configuration error, 128 + N stopped by signal N\n"
+             "(130 SIGINT, 143 SIGTERM, 129 SIGHUP).\n");
 }
 
 static void
@@ -94,7 +95,8 @@ s_usage_run (FILE *f, const char *cmd)
              "                 every --progress-interval S seconds, default 5), off; default auto:\n"
              "                 tty on a terminal, else plain\n"
              "--join-timeout S give up when the workers have not joined after S seconds\n"
-             "                 (default 60 with --local, --hosts and --slurm, none with --workers)\n"
+             "                 (default 60 with --local, --hosts and --slurm, 300 with --workers);\n"
+             "                 the error names who joined and who is missing\n"
              "--keys DIR       ZeroMQ CURVE: encrypt all traffic and admit only workers holding a\n"
              "                 certificate in DIR/allowed (make DIR with `shardbench keys`);\n"
              "                 default $SHARDBENCH_KEYS. Required when --bind is not a loopback\n"
@@ -627,7 +629,7 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
         .bind = bind, .keys_dir = a.keys_dir,
         .worker_path = worker_path, .seed = seed, .relist = a.relist,
         .progress = (int) a.progress, .progress_interval_s = (double) a.progress_interval,
-        .join_timeout_s = a.have_join_timeout ? a.join_timeout : a.local || a.nhosts ? 60 : 0,
+        .join_timeout_s = a.have_join_timeout ? a.join_timeout : a.local || a.nhosts ? 60 : 300,
         .hosts = (const char *const *) a.hosts, .nhosts = a.nhosts,
         .ssh_cmd = getenv ("SHARDBENCH_SSH") && *getenv ("SHARDBENCH_SSH") ? getenv ("SHARDBENCH_SSH") : "ssh",
         .remote_worker = remote_worker, .slurm = a.slurm, .clean = a.clean, .dry_run = a.dry_run,
@@ -995,10 +997,14 @@ int
 sb_cli_main (int argc, char **argv)
 {
     sb_log_set_ident ("shardbench");
-    /* We install no signal handler of our own: CZMQ's sets zsys_interrupted,
-     * which the session loop checks to abort cleanly. */
     zsys_init ();
     zsys_set_logstream (NULL);
+    /* SIGINT, SIGTERM and SIGHUP set zsys_interrupted, which every phase of a
+     * session checks to stop cleanly (session.h) */
+    if (sb_session_catch_signals () != 0) {
+        fprintf (stderr, "shardbench: cannot install the signal handlers: %s\n", strerror (errno));
+        return 1;
+    }
     if (argc < 2) {
         return sb_cli_main (2, (char *[]) { argv[0], "run", NULL });
     }

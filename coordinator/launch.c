@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <netdb.h>
 #include <arpa/inet.h>
 #include <sys/socket.h>
@@ -73,6 +74,45 @@ s_grow (sb_launcher_t *self, size_t n, char *err, size_t err_size)
     return 0;
 }
 
+/* In a forked child of the (threaded) coordinator, before exec: only
+ * async-signal-safe calls. It dies with the coordinator, even on SIGKILL,
+ * and leaves the terminal's process group: a Ctrl-C or a hangup reaches
+ * the coordinator alone, which then ABORTs its workers in order. */
+static void
+s_child_setup (pid_t parent)
+{
+    if (prctl (PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid () != parent)
+        _exit (127);
+    if (setpgid (0, 0) != 0)
+        _exit (127);
+}
+
+/* exec failed: the prebuilt "cannot run PATH: " and the cause, with
+ * write(2) only (strerror is not async-signal-safe: the common causes are
+ * literals, any other is its number) */
+static void
+s_child_fail (const char *msg, size_t len, int status)
+{
+    int e = errno;
+    const char *why = e == ENOENT ? "No such file or directory" : e == EACCES ? "Permission denied"
+                    : e == ENOEXEC ? "Exec format error" : e == ENOTDIR ? "Not a directory" : NULL;
+    char num[24];
+    size_t k = sizeof num;
+    if (!why) {
+        do {
+            num[--k] = (char) ('0' + e % 10);
+            e /= 10;
+        } while (e && k > 7);
+        memcpy (num + k - 6, "errno ", 6);
+        k -= 6;
+    }
+    if (write (STDERR_FILENO, msg, len) < 0
+        || (why ? write (STDERR_FILENO, why, strlen (why)) : write (STDERR_FILENO, num + k, sizeof num - k)) < 0
+        || write (STDERR_FILENO, "\n", 1) < 0)
+        _exit (status);
+    _exit (status);
+}
+
 int
 sb_launcher_start (sb_launcher_t *self, size_t n, const char *endpoint, double heartbeat_timeout_s,
                    const char *keys_dir, char *err, size_t err_size)
@@ -87,6 +127,14 @@ sb_launcher_start (sb_launcher_t *self, size_t n, const char *endpoint, double h
     pid_t parent = getpid ();
     char timeout[32];
     snprintf (timeout, sizeof timeout, "%g", heartbeat_timeout_s);
+    char *argv[] = { self->worker_path, "--coordinator", (char *) endpoint, "--timeout", timeout,
+                     keys_dir ? "--keys" : NULL, (char *) keys_dir, NULL };
+    /* the coordinator has threads: the child runs only async-signal-safe
+     * calls until exec, so its failure message is built here */
+    char fail[PATH_MAX + 64];
+    int fail_len = snprintf (fail, sizeof fail, "shardbench: cannot run %s: ", self->worker_path);
+    if (fail_len < 0 || (size_t) fail_len >= sizeof fail)
+        fail_len = (int) strlen (fail);
     for (size_t i = 0; i < n; i++) {
         pid_t pid = fork ();
         if (pid < 0) {
@@ -94,14 +142,9 @@ sb_launcher_start (sb_launcher_t *self, size_t n, const char *endpoint, double h
             return -1;
         }
         if (pid == 0) {
-            /* child: die with the coordinator, even on SIGKILL */
-            if (prctl (PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid () != parent)
-                _exit (127);
-            char *argv[] = { self->worker_path, "--coordinator", (char *) endpoint, "--timeout", timeout,
-                             keys_dir ? "--keys" : NULL, (char *) keys_dir, NULL };
+            s_child_setup (parent);
             execv (self->worker_path, argv);
-            fprintf (stderr, "shardbench: cannot run %s: %s\n", self->worker_path, strerror (errno));
-            _exit (127);
+            s_child_fail (fail, (size_t) fail_len, 127);
         }
         self->children[self->count++] = (s_child_t) { .pid = pid, .running = 1, .errfd = -1 };
     }
@@ -171,22 +214,51 @@ s_split_words (const char *cmd, const char *var, char *words, size_t size, char 
     return 0;
 }
 
-/* Run argv as a tracked child: stdin /dev/null, stderr into errfd. */
+/* argv0 as execv runs it: itself when it holds a '/', else the first
+ * executable of that name on $PATH (resolved before fork: execvp is not
+ * async-signal-safe). 0, or -1 when none is found. */
+static int
+s_resolve (const char *argv0, char *out, size_t size)
+{
+    if (strchr (argv0, '/'))
+        return sb_strf (out, size, "%s", argv0);
+    const char *path = getenv ("PATH");
+    if (!path || !*path)
+        path = "/usr/local/bin:/usr/bin:/bin";
+    for (const char *p = path; *p;) {
+        size_t n = strcspn (p, ":");
+        if (sb_strf (out, size, "%.*s/%s", (int) (n ? n : 1), n ? p : ".", argv0) == 0 && access (out, X_OK) == 0)
+            return 0;
+        p += n;
+        if (*p == ':')
+            p++;
+    }
+    return -1;
+}
+
+/* Run argv as a tracked child: stdin /dev/null, stderr into errfd. -1 with
+ * errno when it cannot be started (ENOENT: argv[0] is not on $PATH). */
 static pid_t
 s_spawn (char **argv, int errfd)
 {
+    char exe[PATH_MAX], fail[PATH_MAX + 64];
+    if (s_resolve (argv[0], exe, sizeof exe) != 0) {
+        errno = ENOENT;
+        return -1;
+    }
+    int fail_len = snprintf (fail, sizeof fail, "cannot run %s: ", exe);
+    if (fail_len < 0 || (size_t) fail_len >= sizeof fail)
+        fail_len = (int) strlen (fail);
     pid_t parent = getpid ();
     pid_t pid = fork ();
     if (pid == 0) {
-        if (prctl (PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid () != parent)
-            _exit (127);
+        s_child_setup (parent);
         /* ssh and srun must not read the coordinator's stdin */
         int null = open ("/dev/null", O_RDONLY);
         if (null < 0 || dup2 (null, STDIN_FILENO) < 0 || dup2 (errfd, STDERR_FILENO) < 0)
             _exit (127);
-        execvp (argv[0], argv);
-        fprintf (stderr, "cannot run %s: %s\n", argv[0], strerror (errno));
-        _exit (255);
+        execv (exe, argv);
+        s_child_fail (fail, (size_t) fail_len, 255);
     }
     return pid;
 }
@@ -305,7 +377,8 @@ sb_launcher_start_ssh (sb_launcher_t *self, const char *const *hosts, size_t n, 
         sb_debug ("host %s: %s ... %s %s", host, argv[0], q_worker, q_ep);
         pid_t pid = s_spawn (argv, errfd);
         if (pid < 0) {
-            snprintf (err, err_size, "host %s: cannot start ssh: fork: %s", host, strerror (errno));
+            snprintf (err, err_size, "host %s: cannot start %s: %s", host, argv[0],
+                      errno == ENOENT ? "not found on $PATH" : strerror (errno));
             close (errfd);
             free (host);
             return -1;
@@ -375,7 +448,7 @@ sb_launcher_start_srun (sb_launcher_t *self, const char *const *hosts, size_t n,
     sb_info ("starting %zu worker(s) on the Slurm job's nodes: %s ... %s --coordinator %s", n, argv[0], worker, ep);
     pid_t pid = s_spawn (argv, errfd);
     if (pid < 0) {
-        snprintf (err, err_size, "cannot start srun: fork: %s", strerror (errno));
+        snprintf (err, err_size, "cannot start %s: %s", argv[0], errno == ENOENT ? "not found on $PATH" : strerror (errno));
         close (errfd);
         return -1;
     }
@@ -449,6 +522,18 @@ sb_launcher_running (const sb_launcher_t *self)
     for (size_t i = 0; i < self->count; i++)
         n += self->children[i].running;
     return n;
+}
+
+size_t
+sb_launcher_count (const sb_launcher_t *self)
+{
+    return self->count;
+}
+
+pid_t
+sb_launcher_pid (const sb_launcher_t *self, size_t i)
+{
+    return i < self->count ? self->children[i].pid : -1;
 }
 
 static void

@@ -71,6 +71,10 @@ int sb_launcher_poll (sb_launcher_t *self, pid_t *pid, int *status);
 
 /* Children still running. */
 size_t sb_launcher_running (const sb_launcher_t *self);
+/* How many children were started, and the pid of child i (0 <= i < count),
+ * in start order. */
+size_t sb_launcher_count (const sb_launcher_t *self);
+pid_t sb_launcher_pid (const sb_launcher_t *self, size_t i);
 
 /* Wait up to grace_s for children to exit, then SIGTERM, then SIGKILL. */
 void sb_launcher_stop (sb_launcher_t *self, double grace_s);

@@ -250,6 +250,7 @@ sb_progress_tick (sb_progress_t *self, double now)
     if (!self)
         return;
     s_last_now = now;
+    sb_log_drain ();    /* lines of other threads (listing, writer) wait for the main thread */
     if (now < self->next_draw)
         return;
     self->next_draw = now + self->interval_s;

@@ -23,11 +23,15 @@
 
 #include <czmq.h>
 #include <errno.h>
+#include <signal.h>
 #include <math.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -39,6 +43,7 @@ typedef struct {
     int       ready;
     uint64_t  steps_reached;/* STEP messages received this epoch */
     double    last_seen;
+    double    grace;        /* seconds the coordinator stalled since last_seen: not counted against it */
     int       gone;
     /* the worker's clock minus ours (NTP-style over WELCOME and READY): its
      * RANK_DONE times are corrected by it */
@@ -104,6 +109,11 @@ typedef struct {
     int             aborted;
     char            failure[2048];
     double          next_heartbeat;
+    /* the coordinator's own stalls (stopped, swapped out, a long call): time
+     * in which it could not hear workers is not counted against them */
+    double          loop_at;        /* when the loop (or a keep-alive) last ran; 0: not yet */
+    double          stalled_s;      /* the last stall, and when it ended */
+    double          stalled_until;
     uint64_t        rejected_frames;
     /* parquet: the layout of objects of pq_record bytes a row (row groups) */
     sb_parquet_layout_t *pq_layout;
@@ -119,12 +129,113 @@ typedef struct {
     int             read_only;      /* the data folder is read-only here: not locked */
 } s_session_t;
 
+/* ---------------------------------------------------------------- signals */
+
+/* The first SIGINT, SIGTERM or SIGHUP asks for a clean stop: every phase
+ * (listing, waiting for workers, datagen, training) checks zsys_interrupted
+ * within a fraction of a second, ABORTs the workers, records the run and
+ * prints the summary; the process then exits 128 + the signal number. A
+ * second signal while stopping ends the process at once (default action). */
+static volatile sig_atomic_t s_caught;
+
+static void
+s_on_signal (int sig)
+{
+    if (s_caught) {
+        signal (sig, SIG_DFL);
+        raise (sig);
+        return;
+    }
+    s_caught = sig;
+    zsys_interrupted = 1;
+    zctx_interrupted = 1;
+}
+
+int
+sb_session_catch_signals (void)
+{
+    zsys_handler_set (NULL);    /* CZMQ's own handler knows neither SIGHUP nor the signal number */
+    struct sigaction sa;
+    memset (&sa, 0, sizeof sa);
+    sa.sa_handler = s_on_signal;
+    sa.sa_flags = SA_RESTART;
+    if (sigemptyset (&sa.sa_mask) != 0 || sigaction (SIGINT, &sa, NULL) != 0 || sigaction (SIGTERM, &sa, NULL) != 0)
+        return -1;
+    /* under nohup SIGHUP stays ignored, as nohup asked */
+    struct sigaction old;
+    if (sigaction (SIGHUP, NULL, &old) != 0)
+        return -1;
+    if (old.sa_handler != SIG_IGN && sigaction (SIGHUP, &sa, NULL) != 0)
+        return -1;
+    return 0;
+}
+
+int
+sb_session_signal (void)
+{
+    return s_caught;
+}
+
+static const char *
+s_signal_name (void)
+{
+    return s_caught == SIGINT ? "SIGINT" : s_caught == SIGTERM ? "SIGTERM" : s_caught == SIGHUP ? "SIGHUP" : "a signal";
+}
+
+/* ---------------------------------------------------------------- limits */
+
+/* Descriptors of the coordinator itself: stdio, the result database and its
+ * journal, ZeroMQ's context, reaper and io thread, the CURVE authenticator,
+ * a listing in progress (2 connections per listing stream and 4 of its own
+ * client), with room to spare. */
+#define S_FDS_BASE 64
+
+/* Raise the soft RLIMIT_NOFILE to the hard limit, then check that the
+ * workers' connections fit: one socket per worker, plus the file that keeps
+ * ssh's errors per --hosts host. Returns 0, or -1 with the numbers in err. */
+static int
+s_check_fds (const sb_session_opts_t *o, size_t workers, char *err, size_t err_size)
+{
+    struct rlimit rl;
+    if (getrlimit (RLIMIT_NOFILE, &rl) != 0) {
+        snprintf (err, err_size, "getrlimit (RLIMIT_NOFILE): %s", strerror (errno));
+        return -1;
+    }
+    if (rl.rlim_cur < rl.rlim_max) {
+        struct rlimit raised = { rl.rlim_max, rl.rlim_max };
+        if (setrlimit (RLIMIT_NOFILE, &raised) == 0)
+            rl = raised;
+        else
+            sb_warn ("cannot raise the file descriptor limit from %llu to %llu: %s", (unsigned long long) rl.rlim_cur,
+                     (unsigned long long) rl.rlim_max, strerror (errno));
+    }
+    uint64_t per_worker = o->nhosts && !o->slurm ? 2 : 1;
+    uint64_t s3 = o->wl->storage.type == SB_STORAGE_S3 ? 4 + 2 * o->wl->storage.list_parallelism : 0;
+    if (o->kind == SB_SESSION_CATALOG)
+        workers = 0;
+    uint64_t need = (uint64_t) workers * per_worker + S_FDS_BASE + s3;
+    if (rl.rlim_cur != RLIM_INFINITY && (uint64_t) rl.rlim_cur < need) {
+        snprintf (err, err_size,
+                  "need %llu file descriptors for %zu worker(s) (%llu per worker connection%s, %d for the coordinator"
+                  "%s%.0llu), limit is %llu (hard limit %llu): raise it with `ulimit -n %llu` or LimitNOFILE=%llu"
+                  " (systemd), or use fewer workers",
+                  (unsigned long long) need, workers, (unsigned long long) per_worker,
+                  per_worker > 1 ? " and ssh error file" : "", S_FDS_BASE, s3 ? ", S3 listing " : "",
+                  (unsigned long long) s3, (unsigned long long) rl.rlim_cur,
+                  rl.rlim_max == RLIM_INFINITY ? 0ull : (unsigned long long) rl.rlim_max, (unsigned long long) need,
+                  (unsigned long long) need);
+        return -1;
+    }
+    return 0;
+}
+
 /* ---------------------------------------------------------------- helpers */
 
 static void s_dataset (s_session_t *self, sb_dataset_t *ds);
 static void s_marker_dataset (s_session_t *self, sb_dataset_t *ds);
-static void s_keep_alive (void *arg);
+static int s_keep_alive (void *arg);
 static void s_lost (s_session_t *self, s_worker_t *w, const char *op, const char *why);
+static void s_stall_note (s_session_t *self, char *buf, size_t size);
 
 static void
 s_fail (s_session_t *self, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));
@@ -201,7 +312,11 @@ s_send (s_session_t *self, s_worker_t *w, const sb_msg_t *msg)
         return 0;
     if (sb_wire_send (self->router, w->identity, msg) != 0) {
         int e = zmq_errno ();
-        if (e == EHOSTUNREACH) {
+        if (e == EMSGSIZE)
+            s_fail (self, "the coordinator built a %s message for worker %llu on %s larger than the protocol's %d MiB"
+                    " frame limit (not sent)", sb_proto_type_name (msg->type), (unsigned long long) w->id, w->host,
+                    SB_PROTO_MAX_FRAME >> 20);
+        else if (e == EHOSTUNREACH) {
             /* ROUTER_MANDATORY: the worker's connection is gone (its process
              * died and the kernel closed the socket): a lost worker, found
              * before its heartbeat timeout */
@@ -239,9 +354,10 @@ s_record_error (s_session_t *self, int64_t rank, const char *host, const char *o
 static void
 s_lost (s_session_t *self, s_worker_t *w, const char *op, const char *why)
 {
-    char span[64], when[32], detail[512];
+    char span[64], when[32], detail[1024], note[384];
     s_clock_text (w->last_seen, when, sizeof when);
-    snprintf (detail, sizeof detail, "%s, last contact at %s", why, when);
+    s_stall_note (self, note, sizeof note);
+    snprintf (detail, sizeof detail, "%s, last contact at %s%s", why, when, note);
     w->gone = 1;
     s_record_error (self, (int64_t) w->first_rank, w->host, op, NULL, 0, detail);
     s_fail (self, "lost worker %llu on %s (%s, pid %llu): %s", (unsigned long long) w->id, w->host,
@@ -258,12 +374,16 @@ s_on_hello (s_session_t *self, zframe_t *identity, sb_msg_hello_t *m)
         reply.type = SB_MSG_REJECT;
         reply.u.reject.reason = "the run already has all its workers";
         sb_warn ("refused worker on %s (pid %llu): run is full", m->host, (unsigned long long) m->pid);
-        sb_wire_send (self->router, identity, &reply);
+        if (sb_wire_send (self->router, identity, &reply) != 0)
+            sb_debug ("the refused worker on %s could not be told: %s", m->host, zmq_strerror (zmq_errno ()));
         return;
     }
     s_worker_t *w = &self->workers[self->nworkers];
     memset (w, 0, sizeof *w);
-    w->identity = zframe_dup (identity);
+    if (!(w->identity = zframe_dup (identity))) {
+        s_fail (self, "out of memory admitting the worker on %s (pid %llu)", m->host, (unsigned long long) m->pid);
+        return;
+    }
     snprintf (w->host, sizeof w->host, "%s", m->host);
     w->pid = m->pid;
     w->cores = m->cores;
@@ -356,8 +476,11 @@ s_on_ready (s_session_t *self, s_worker_t *w, const sb_msg_ready_t *m)
         if ((size_t) n >= sizeof row)
             n = (int) sizeof row - 1;     /* snprintf says what it would have written */
         char *grown = realloc (self->preflight, self->preflight_len + (size_t) n + 1);
-        if (!grown)
-            continue;
+        if (!grown) {   /* a preflight failure must not be lost: the run would go on */
+            s_fail (self, "out of memory recording the preflight failure of %s on %s: %s", m->failed_endpoints.items[i],
+                    w->host, m->causes.items[i]);
+            return;
+        }
         self->preflight = grown;
         memcpy (self->preflight + self->preflight_len, row, (size_t) n + 1);
         self->preflight_len += (size_t) n;
@@ -495,6 +618,7 @@ s_on_keys_req (s_session_t *self, s_worker_t *w, const sb_msg_keys_req_t *m)
             r->lengths.items[j] = in_file == spf - 1 ? size - in_file * record : record;   /* 0: whole object */
         }
     }
+    uint64_t key_bytes = 0;
     if (stored_keys) {  /* the page carries every key as a string */
         if (!(r->keys.items = calloc (n, sizeof (char *)))) {
             s_fail (self, "out of memory serving keys");
@@ -514,8 +638,20 @@ s_on_keys_req (s_session_t *self, s_worker_t *w, const sb_msg_keys_req_t *m)
                 goto done;
             }
             r->keys.count = j + 1;
+            key_bytes += strlen (key);
         }
         r->names.count = 0;
+    }
+    /* the page must fit in one frame (workers drop the connection of a
+     * larger one, which would look like a lost worker): the keys, about 9
+     * bytes for each of offset and length, and a margin for the rest */
+    uint64_t estimate = key_bytes + (uint64_t) n * 24 + 4096;
+    if (estimate > SB_PROTO_MAX_FRAME) {
+        s_fail (self, "the coordinator cannot send rank %llu its page of %zu keys: about %llu bytes (%llu of keys), over"
+                " the protocol's %d MiB frame limit: lower shardbench.keys_page (now %llu)",
+                (unsigned long long) m->rank, n, (unsigned long long) estimate, (unsigned long long) key_bytes,
+                SB_PROTO_MAX_FRAME >> 20, (unsigned long long) self->o->wl->keys_page);
+        goto done;
     }
     s_send (self, w, &reply);
 done:
@@ -678,13 +814,16 @@ s_dispatch (s_session_t *self)
             else
                 snprintf (text, sizeof text, "frame rejected: %s", reason);
             rej.u.reject.reason = text;
-            sb_wire_send (self->router, identity, &rej);
+            if (sb_wire_send (self->router, identity, &rej) != 0)
+                sb_debug ("the sender of the rejected frame could not be told: %s", zmq_strerror (zmq_errno ()));
         }
         zframe_destroy (&identity);
         return 1;
     }
-    if (w)
+    if (w) {
         w->last_seen = sb_now ();
+        w->grace = 0;
+    }
     if (msg.type == SB_MSG_HELLO) {
         if (w)
             sb_warn ("duplicate HELLO from worker %llu ignored", (unsigned long long) w->id);
@@ -714,11 +853,14 @@ s_dispatch (s_session_t *self)
         case SB_MSG_STATS: s_on_stats (self, w, &msg.u.stats); break;
         case SB_MSG_RANK_DONE: s_on_rank_done (self, w, &msg.u.rank_done); break;
         case SB_MSG_ERROR: s_on_error (self, w, &msg.u.error); break;
-        case SB_MSG_BYE:
+        case SB_MSG_BYE: {
+            char note[384];
+            s_stall_note (self, note, sizeof note);
             w->gone = 1;
-            s_fail (self, "worker %llu on %s (%s) left: %s", (unsigned long long) w->id, w->host,
-                    s_rank_span (w, span, sizeof span), msg.u.bye.reason);
+            s_fail (self, "worker %llu on %s (%s) left: %s%s", (unsigned long long) w->id, w->host,
+                    s_rank_span (w, span, sizeof span), msg.u.bye.reason, note);
             break;
+        }
         default:
             self->rejected_frames++;
             sb_warn ("unexpected %s from worker %llu ignored", sb_proto_type_name (msg.type), (unsigned long long) w->id);
@@ -756,9 +898,47 @@ s_srun_ended (s_session_t *self, pid_t pid, const char *how)
     }
 }
 
+/* The coordinator's loop (or a keep-alive during a listing) runs: a gap
+ * since the last run longer than max(1 s, heartbeat interval) was a stall
+ * of the coordinator itself, and every worker's deadline moves by it (it
+ * could not hear them meanwhile; their queued messages come next). */
+static void
+s_loop_ran (s_session_t *self, double now)
+{
+    double gap = self->loop_at > 0 ? now - self->loop_at : 0;
+    double limit = self->o->wl->heartbeat_interval_s > 1 ? self->o->wl->heartbeat_interval_s : 1;
+    self->loop_at = now;
+    if (gap <= limit)
+        return;
+    self->stalled_s = gap;
+    self->stalled_until = now;
+    for (size_t i = 0; i < self->nworkers; i++)
+        self->workers[i].grace += gap;
+    if (self->nworkers)
+        sb_warn ("the coordinator itself did not run for %.1f s (stopped, swapped out or busy): the workers' heartbeat"
+                 " deadlines move by as much", gap);
+}
+
+/* For a failure that names a worker: when the coordinator itself stalled
+ * lately for longer than the heartbeat timeout, say so (the worker most
+ * likely gave up on the coordinator, not the other way round). "" else. */
+static void
+s_stall_note (s_session_t *self, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    double timeout = self->o->wl->heartbeat_timeout_s;
+    if (self->stalled_s <= 0 || self->stalled_s < timeout / 2 || sb_now () - self->stalled_until > 2 * timeout + 1)
+        return;
+    char until[32];
+    s_clock_text (self->stalled_until, until, sizeof until);
+    snprintf (buf, size, "; the coordinator itself did not run for %.1f s until %s (stopped, swapped out or busy)%s",
+              self->stalled_s, until, self->stalled_s >= timeout
+              ? ", longer than the heartbeat timeout: the worker most likely gave up on the coordinator" : "");
+}
+
 /* Heartbeats, silent workers, exited local workers. */
 static void
-s_housekeeping (s_session_t *self)
+s_housekeeping (s_session_t *self, int backlog)
 {
     if (sb_resultdb_flush_if_due (self->o->db) != 0)
         s_fail (self, "cannot commit to the result database: %s", sb_resultdb_errmsg (self->o->db));
@@ -774,9 +954,11 @@ s_housekeeping (s_session_t *self)
         self->next_heartbeat = now + wl->heartbeat_interval_s;
     }
     char span[64];
-    for (size_t i = 0; i < self->nworkers && !self->failed; i++) {
+    /* with frames still queued (the drain stopped at its cap), a silence is
+     * the coordinator's backlog, not the worker's: no verdict yet */
+    for (size_t i = 0; i < self->nworkers && !self->failed && !backlog; i++) {
         s_worker_t *w = &self->workers[i];
-        if (!w->gone && now - w->last_seen > wl->heartbeat_timeout_s) {
+        if (!w->gone && now - w->last_seen - w->grace > wl->heartbeat_timeout_s) {
             char why[64];
             snprintf (why, sizeof why, "no message for %.1f s", now - w->last_seen);
             s_lost (self, w, "heartbeat", why);
@@ -801,8 +983,10 @@ s_housekeeping (s_session_t *self)
             else {
                 w->gone = 1;
                 s_record_error (self, (int64_t) w->first_rank, w->host, "worker", NULL, 0, how);
-                s_fail (self, "worker %llu on %s (%s) ended: ssh %s%s%s", (unsigned long long) w->id, host,
-                        s_rank_span (w, span, sizeof span), how, *out ? ": " : "", out);
+                char note[384];
+                s_stall_note (self, note, sizeof note);
+                s_fail (self, "worker %llu on %s (%s) ended: ssh %s%s%s%s", (unsigned long long) w->id, host,
+                        s_rank_span (w, span, sizeof span), how, *out ? ": " : "", out, note);
             }
         }
         else if (host)
@@ -810,12 +994,88 @@ s_housekeeping (s_session_t *self)
         else if (w && !w->gone) {
             w->gone = 1;
             s_record_error (self, (int64_t) w->first_rank, w->host, "worker", NULL, 0, how);
-            s_fail (self, "local worker %llu on %s (%s, pid %d) ended: %s", (unsigned long long) w->id, w->host,
-                    s_rank_span (w, span, sizeof span), (int) pid, how);
+            char note[384];
+            s_stall_note (self, note, sizeof note);
+            s_fail (self, "local worker %llu on %s (%s, pid %d) ended: %s%s", (unsigned long long) w->id, w->host,
+                    s_rank_span (w, span, sizeof span), (int) pid, how, note);
         }
         else if (!w)
             s_fail (self, "local worker pid %d ended before joining: %s", (int) pid, how);
     }
+}
+
+static int s_all_joined (s_session_t *self);
+
+/* Append text to buf (NUL-terminated, size bytes), cut at the end. */
+static void
+s_append (char *buf, size_t size, const char *fmt, ...) __attribute__ ((format (printf, 3, 4)));
+
+static void
+s_append (char *buf, size_t size, const char *fmt, ...)
+{
+    size_t n = strlen (buf);
+    if (n + 1 >= size)
+        return;
+    va_list ap;
+    va_start (ap, fmt);
+    vsnprintf (buf + n, size - n, fmt, ap);
+    va_end (ap);
+}
+
+/* Who joined and who is missing, for a join timeout: the workers that said
+ * HELLO (host and pid), those among them still in their preflight, and the
+ * ones never heard from, by host (--hosts) or pid (--local) when known. */
+static void
+s_join_detail (s_session_t *self, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    s_append (buf, size, ": %zu of %zu joined", self->nworkers, self->expected);
+    for (size_t i = 0; i < self->nworkers && i < 16; i++)
+        s_append (buf, size, "%s%s pid %llu", i ? ", " : " (", self->workers[i].host,
+                  (unsigned long long) self->workers[i].pid);
+    if (self->nworkers > 16)
+        s_append (buf, size, ", ... %zu more", self->nworkers - 16);
+    if (self->nworkers)
+        s_append (buf, size, ")");
+    size_t unready = 0;
+    for (size_t i = 0; i < self->nworkers; i++)
+        unready += !self->workers[i].ready;
+    if (unready)
+        s_append (buf, size, "; %zu of them did not finish their preflight (READY)", unready);
+    if (self->nworkers >= self->expected)
+        return;
+    size_t listed = 0, missing = self->expected - self->nworkers;
+    if (self->o->nhosts) {
+        s_append (buf, size, "; missing: ");
+        for (size_t h = 0; h < self->o->nhosts; h++) {
+            size_t i = 0;
+            while (i < self->nworkers && strcmp (self->workers[i].host, self->o->hosts[h]) != 0)
+                i++;
+            if (i < self->nworkers)
+                continue;
+            if (listed < 16)
+                s_append (buf, size, "%s%s", listed ? ", " : "", self->o->hosts[h]);
+            listed++;
+        }
+        if (listed > 16)
+            s_append (buf, size, ", ... %zu more", listed - 16);
+    }
+    else if (self->launcher && self->o->local_workers) {
+        s_append (buf, size, "; missing: local worker pid ");
+        for (size_t c = 0; c < sb_launcher_count (self->launcher); c++) {
+            pid_t pid = sb_launcher_pid (self->launcher, c);
+            if (s_worker_by_pid (self, pid))
+                continue;
+            if (listed < 16)
+                s_append (buf, size, "%s%d", listed ? ", " : "", (int) pid);
+            listed++;
+        }
+        if (listed > 16)
+            s_append (buf, size, ", ... %zu more", listed - 16);
+    }
+    else
+        s_append (buf, size, "; %zu worker(s) started elsewhere never said HELLO (is `shardbench-worker --coordinator"
+                  " %s` running on every node, can it reach this address?)", missing, self->endpoint);
 }
 
 /* Pump until done(self) or failure or interrupt. Returns 0 when done. */
@@ -829,12 +1089,16 @@ s_pump_until (s_session_t *self, int (*done) (s_session_t *), double timeout_s, 
             return 0;
         if (zsys_interrupted) {
             self->aborted = 1;
-            s_fail (self, "interrupted by signal while %s", what);
+            s_fail (self, "interrupted by %s while %s", s_signal_name (), what);
             break;
         }
         double now = sb_now ();
+        s_loop_ran (self, now);
         if (deadline && now > deadline) {
-            s_fail (self, "timed out after %.0f s %s", timeout_s, what);
+            char detail[1024] = "";
+            if (done == s_all_joined)
+                s_join_detail (self, detail, sizeof detail);
+            s_fail (self, "timed out after %.0f s %s%s", timeout_s, what, detail);
             break;
         }
         if (now > next_note) {
@@ -848,7 +1112,7 @@ s_pump_until (s_session_t *self, int (*done) (s_session_t *), double timeout_s, 
         int i = 0;
         while (i < 4096 && !self->failed && s_dispatch (self))
             i++;
-        s_housekeeping (self);
+        s_housekeeping (self, i >= 4096 || (zsock_events (self->router) & ZMQ_POLLIN));
         /* housekeeping may have sent (heartbeats), and a send can consume
          * the signal of a frame that arrived since the drain: ask the socket
          * (ZMQ_EVENTS) before sleeping on its ZMQ_FD */
@@ -1051,11 +1315,18 @@ s_phase_train (s_session_t *self)
     sb_dataset_t ds;
     s_dataset (self, &ds);
     double plan_started = sb_now ();
+    sb_catalog_set_progress (s_keep_alive, self);    /* loading a large index: heartbeats, signals */
     self->catalog = wl->skip_listing
         ? sb_catalog_reader_new_naming (&ds, wl->storage.type == SB_STORAGE_SYNTHETIC, err, sizeof err)
         : sb_catalog_reader_new (sb_resultdb_handle (self->o->db), self->catalog_info.id, err, sizeof err);
+    sb_catalog_set_progress (NULL, NULL);
     if (!self->catalog) {
-        s_fail (self, "%s", err);
+        if (zsys_interrupted) {
+            self->aborted = 1;
+            s_fail (self, "interrupted by %s while loading the catalog (%s)", s_signal_name (), err);
+        }
+        else
+            s_fail (self, "%s", err);
         return -1;
     }
     const sb_dataset_t *naming = sb_catalog_reader_naming (self->catalog);
@@ -1269,7 +1540,11 @@ s_spot_check (s_session_t *self, char *err, size_t err_size)
     char key[PATH_MAX], why[2048];
     uint64_t t0 = sb_mono_ns ();
     for (uint64_t i = 0; i < n; i = (i + k < n || i == n - 1) ? i + k : n - 1) {
-        s_keep_alive (self);
+        if (s_keep_alive (self)) {
+            snprintf (err, err_size, "interrupted by %s while checking the objects of dataset.skip_listing",
+                      s_signal_name ());
+            return -1;
+        }
         int rc = s_object_exists (self, &ds, i, key, sizeof key, why, sizeof why);
         checked++;
         if (rc != 1) {
@@ -1288,20 +1563,31 @@ s_spot_check (s_session_t *self, char *err, size_t err_size)
 
 /* Heartbeats while the coordinator is busy listing or checking (workers
  * would otherwise count it as lost). */
-static void
+static int
 s_keep_alive (void *arg)
 {
     s_session_t *self = arg;
     double now = sb_now ();
     sb_progress_items (self->progress, sb_catalog_progress_count ());
     sb_progress_tick (self->progress, now);
+    if (zsys_interrupted)
+        return 1;   /* a signal: the listing stops */
+    s_loop_ran (self, now);
     if (self->nworkers == 0 || now < self->next_heartbeat)
-        return;
+        return 0;
     sb_msg_t hb = { .type = SB_MSG_HEARTBEAT };
     for (size_t i = 0; i < self->nworkers; i++)
-        if (!self->workers[i].gone)
-            sb_wire_send (self->router, self->workers[i].identity, &hb);
+        s_send (self, &self->workers[i], &hb);  /* a worker found gone fails the run (s_lost) */
     self->next_heartbeat = now + self->o->wl->heartbeat_interval_s;
+    return 0;
+}
+
+/* The same while the result writer drains (its return cannot stop a drain:
+ * the writer watches signals itself). */
+static void
+s_keep_alive_db (void *arg)
+{
+    (void) s_keep_alive (arg);
 }
 
 /* Ensure the catalog: list, or report the dataset missing (*missing = 1). */
@@ -1334,6 +1620,12 @@ s_list (s_session_t *self, int relist, int *missing, char *err, size_t err_size)
     else
         sb_progress_clear (self->progress);
     *missing = st == SB_CATALOG_MISSING;
+    if (st == SB_CATALOG_ERROR && zsys_interrupted) {
+        char why[1024];
+        snprintf (why, sizeof why, "%s", err);
+        snprintf (err, err_size, "interrupted by %s while listing the dataset (%s; no catalog was recorded)",
+                  s_signal_name (), why);
+    }
     if (st == SB_CATALOG_ERROR)
         return -1;
     if (st == SB_CATALOG_OK) {
@@ -1431,6 +1723,69 @@ s_preflight_own (s_session_t *self, char *err, size_t err_size)
     if (!bad)
         err[0] = '\0';
     return bad ? -1 : 0;
+}
+
+/* The endpoint ZeroMQ can bind for `bind`: ZeroMQ takes a host name there
+ * for a network interface (so tcp://localhost:P fails with ENODEV), and an
+ * IPv6 address only on a socket with ZMQ_IPV6. A name is resolved to its
+ * first address (IPv4 first); *ipv6 tells whether the socket needs ZMQ_IPV6.
+ * Returns 0, or -1 with err. */
+static int
+s_bind_endpoint (const char *bind, char *out, size_t size, int *ipv6, char *err, size_t err_size)
+{
+    *ipv6 = 0;
+    if (sb_strf (out, size, "%s", bind) != 0) {
+        snprintf (err, err_size, "--bind %s: too long", bind);
+        return -1;
+    }
+    if (strncmp (bind, "tcp://", 6) != 0)
+        return 0;
+    const char *host = bind + 6, *colon = strrchr (host, ':');
+    if (!colon || colon == host || strchr (host, ';'))
+        return 0;   /* ZeroMQ says what is wrong with it */
+    size_t n = (size_t) (colon - host);
+    if (host[0] == '[') {
+        *ipv6 = 1;
+        return 0;
+    }
+    char name[256];
+    if (n >= sizeof name)
+        return 0;
+    memcpy (name, host, n);
+    name[n] = '\0';
+    if (!strcmp (name, "*") || strspn (name, "0123456789.") == n)
+        return 0;   /* every interface, or an IPv4 address */
+    struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM }, *ai = NULL;
+    int rc = getaddrinfo (name, NULL, &hints, &ai);
+    if (rc != 0) {
+        snprintf (err, err_size, "cannot bind %s: host '%s': %s", bind, name, gai_strerror (rc));
+        return -1;
+    }
+    const struct addrinfo *pick = NULL;
+    for (const struct addrinfo *p = ai; p && !pick; p = p->ai_next)
+        if (p->ai_family == AF_INET)
+            pick = p;
+    for (const struct addrinfo *p = ai; p && !pick; p = p->ai_next)
+        if (p->ai_family == AF_INET6)
+            pick = p;
+    char addr[INET6_ADDRSTRLEN] = "";
+    int family = pick ? pick->ai_family : AF_UNSPEC;
+    if (pick && pick->ai_family == AF_INET)
+        inet_ntop (AF_INET, &((const struct sockaddr_in *) pick->ai_addr)->sin_addr, addr, sizeof addr);
+    else if (pick)
+        inet_ntop (AF_INET6, &((const struct sockaddr_in6 *) pick->ai_addr)->sin6_addr, addr, sizeof addr);
+    freeaddrinfo (ai);
+    if (!addr[0]) {
+        snprintf (err, err_size, "cannot bind %s: host '%s' has no IPv4 or IPv6 address", bind, name);
+        return -1;
+    }
+    *ipv6 = family == AF_INET6;
+    if (sb_strf (out, size, "tcp://%s%s%s%s", *ipv6 ? "[" : "", addr, *ipv6 ? "]" : "", colon) != 0) {
+        snprintf (err, err_size, "--bind %s: too long", bind);
+        return -1;
+    }
+    sb_debug ("--bind %s: %s is %s", bind, name, addr);
+    return 0;
 }
 
 static void
@@ -1742,7 +2097,7 @@ s_dry_run (s_session_t *self, char *err, size_t err_size)
 }
 
 static int
-s_run (s_session_t *self, const sb_session_opts_t *opts, int64_t *run_id, char *err, size_t err_size)
+s_session_run (s_session_t *self, const sb_session_opts_t *opts, int64_t *run_id, char *err, size_t err_size)
 {
     *run_id = -1;
     int exit_code = 1;
@@ -1760,6 +2115,22 @@ s_run (s_session_t *self, const sb_session_opts_t *opts, int64_t *run_id, char *
                   " worker: use more workers", (unsigned long long) opts->accelerators, self->expected,
                   (unsigned long long) self->ranks_per_worker);
         return 2;
+    }
+    /* the workers' connections must fit, and their tables in memory, before
+     * anything is listed (a listing can take hours) */
+    if (s_check_fds (opts, self->expected, err, err_size) != 0)
+        return 2;
+    if (opts->kind != SB_SESSION_CATALOG) {
+        self->workers = calloc (self->expected, sizeof (s_worker_t));
+        self->rank_done = calloc (opts->accelerators, 1);
+        self->progress = sb_progress_new ((sb_progress_mode_t) opts->progress, stderr, opts->progress_interval_s,
+                                          opts->accelerators);
+        if (!self->workers || !self->rank_done
+            || (!self->progress && opts->progress != SB_PROGRESS_OFF)) {
+            snprintf (err, err_size, "out of memory for %zu workers and %llu ranks", self->expected,
+                      (unsigned long long) opts->accelerators);
+            return 2;
+        }
     }
     self->files = wl->num_files_train;
     if (opts->kind == SB_SESSION_CHECKPOINT) {
@@ -1906,13 +2277,9 @@ s_run (s_session_t *self, const sb_session_opts_t *opts, int64_t *run_id, char *
             return 1;
     }
 
-    self->workers = calloc (self->expected, sizeof (s_worker_t));
-    self->rank_done = calloc (opts->accelerators, 1);
-    self->progress = sb_progress_new ((sb_progress_mode_t) opts->progress, stderr, opts->progress_interval_s,
-                                      opts->accelerators);
     self->router = zsock_new (ZMQ_ROUTER);
-    if (!self->workers || !self->rank_done || !self->router) {
-        snprintf (err, err_size, "out of memory");
+    if (!self->router) {
+        snprintf (err, err_size, "cannot create the ZeroMQ socket: %s", zmq_strerror (zmq_errno ()));
         goto done;
     }
     sb_wire_configure (self->router, 1000);
@@ -1922,7 +2289,15 @@ s_run (s_session_t *self, const sb_session_opts_t *opts, int64_t *run_id, char *
         exit_code = 2;
         goto done;
     }
-    int port = zsock_bind (self->router, "%s", opts->bind);
+    char bind[512];
+    int ipv6 = 0;
+    if (s_bind_endpoint (opts->bind, bind, sizeof bind, &ipv6, err, err_size) != 0) {
+        exit_code = 2;
+        goto done;
+    }
+    if (ipv6)
+        zsock_set_ipv6 (self->router, 1);
+    int port = zsock_bind (self->router, "%s", bind);
     if (port < 0) {
         snprintf (err, err_size, "cannot bind %s: %s", opts->bind, zmq_strerror (zmq_errno ()));
         exit_code = 2;
@@ -1959,7 +2334,7 @@ s_run (s_session_t *self, const sb_session_opts_t *opts, int64_t *run_id, char *
                  opts->keys_dir ? " (CURVE: copy coordinator.cert and a worker certificate there)" : "");
 
     /* heartbeats go on while a run's first row waits for the writer */
-    sb_resultdb_set_keep_alive (opts->db, s_keep_alive, self);
+    sb_resultdb_set_keep_alive (opts->db, s_keep_alive_db, self);
     char what[128];
     snprintf (what, sizeof what, "waiting for %zu workers to join %s", self->expected, self->endpoint);
     if (s_pump_until (self, s_all_joined, opts->join_timeout_s, what) != 0)
@@ -2003,9 +2378,7 @@ s_run (s_session_t *self, const sb_session_opts_t *opts, int64_t *run_id, char *
     exit_code = self->failed ? 1 : 0;
 
 done:
-    if (self->failed && !err[0])
-        snprintf (err, err_size, "%s", self->failure);
-    else if (self->failed)
+    if (self->failed)   /* the first cause, also over what err held */
         snprintf (err, err_size, "%s", self->failure);
     if (self->router)
         s_shutdown_workers (self);
@@ -2023,7 +2396,9 @@ done:
     for (size_t i = 0; i < self->nworkers; i++)
         zframe_destroy (&self->workers[i].identity);
     free (self->workers);
+    self->workers = NULL;
     free (self->rank_done);
+    self->rank_done = NULL;
     sb_ckpt_plan_fini (&self->ckpt);
     sb_resultdb_set_keep_alive (opts->db, NULL, NULL);
     if (*run_id < 0)
@@ -2034,13 +2409,26 @@ done:
 int
 sb_session_run (const sb_session_opts_t *opts, int64_t *run_id, char *err, size_t err_size)
 {
+    err[0] = '\0';
     s_session_t s = { .o = opts, .run_id = -1, .lock_fd = -1 };
     if (opts->kind == SB_SESSION_DATAGEN && opts->dry_run) {
         *run_id = -1;
         return s_dry_run (&s, err, err_size);
     }
-    int rc = s_run (&s, opts, run_id, err, err_size);
+    int rc = s_session_run (&s, opts, run_id, err, err_size);
+    /* what the early returns (before the event loop) leave */
     s_folder_release (&s);
-    sb_s3_destroy (&s.s3);     /* every return of s_run; also wipes the client's credentials */
-    return rc;
+    free (s.workers);
+    free (s.rank_done);
+    sb_progress_destroy (&s.progress);
+    sb_s3_destroy (&s.s3);     /* also wipes the client's credentials */
+    if (!s_caught)
+        return rc;
+    /* stopped by a signal, in whatever phase: say so, and exit 128 + N */
+    if (!strstr (err, "interrupted")) {
+        char why[1024];
+        snprintf (why, sizeof why, "%s", err);
+        snprintf (err, err_size, "interrupted by %s%s%s", s_signal_name (), why[0] ? ": " : "", why);
+    }
+    return 128 + s_caught;
 }

@@ -46,9 +46,18 @@ typedef struct {
 } sb_session_opts_t;
 
 /* Run the command. Returns the process exit code: 0 success, 1 the run
- * failed or was interrupted, 2 a usage or configuration error found late
+ * failed, 128 + N interrupted by signal N (sb_session_signal), 2 a usage or configuration error found late
  * (e.g. too few files). *run_id is the id of the last run row written (-1
  * when none). err receives the failure. */
 int sb_session_run (const sb_session_opts_t *opts, int64_t *run_id, char *err, size_t err_size);
+
+/* Install the coordinator's handler of SIGINT, SIGTERM and SIGHUP (in place
+ * of CZMQ's): the first one sets zsys_interrupted, which every phase of
+ * sb_session_run checks to stop cleanly; a second one ends the process.
+ * Call once before sb_session_run. Returns 0, -1 when sigaction fails. */
+int sb_session_catch_signals (void);
+/* The signal caught (SIGINT, SIGTERM, SIGHUP), 0 when none: the command then
+ * exits 128 + its number. */
+int sb_session_signal (void);
 
 #endif

@@ -471,6 +471,8 @@ sb_agent_run (const sb_agent_opts_t *opts)
         return 1;
     }
     sb_wire_configure (self->dealer, 1000);
+    if (strstr (opts->endpoint, "://["))
+        zsock_set_ipv6 (self->dealer, 1);   /* tcp://[::1]:P: ZeroMQ connects to IPv6 only with it */
     char kerr[1024];
     if (opts->keys_dir && sb_curve_client (self->dealer, opts->keys_dir, opts->cert_name, kerr, sizeof kerr) != 0) {
         sb_error ("%s", kerr);

@@ -206,7 +206,7 @@ expect_contains "d: next run warns" sb.err "1 earlier run(s) in b2.db were left 
 
 # ------------------------------------------------------------------ c
 # Ctrl-C (SIGINT) and SIGTERM on the coordinator: ABORT to every worker,
-# run 'aborted' with its finished epochs, exit status 1.
+# run 'aborted' with its finished epochs, exit status 130 (SIGINT) or 143.
 for sig in INT TERM; do
     db=c-$sig.db
     start_remote "c-$sig" "$db" "" dataset.data_folder=./m $D64 reader.batch_size=8 train.computation_time=0.1 \
@@ -220,7 +220,8 @@ for sig in INT TERM; do
     wait "$COORD"
     rc=$?
     expect_below "c: SIG$sig: coordinator aborted the run" "exited in" "$(since "$t0")"
-    expect_eq "c: SIG$sig: exit status 1" "$rc" 1
+    want=$([ "$sig" = INT ] && echo 130 || echo 143)
+    expect_eq "c: SIG$sig: exit status 128 + signal" "$rc" "$want"
     wait "$WA"
     expect_eq "c: SIG$sig: node-a exits 1" "$?" 1
     wait "$WB"
@@ -230,7 +231,7 @@ for sig in INT TERM; do
     expect_eq "c: SIG$sig: each of them whole" \
         "$(q "$db" "SELECT count(*) FROM epochs WHERE run_id = $run AND samples = 64 AND epoch <= $n")|$(q "$db" "SELECT count(*) FROM rank_epochs WHERE run_id = $run AND epoch <= $n")" \
         "$n|$((4 * n))"
-    reason="interrupted by signal while training epoch $((n + 1))"
+    reason="interrupted by SIG$sig while training epoch $((n + 1))"
     expect_eq "c: SIG$sig: run aborted" "$(q "$db" "SELECT status, error FROM runs WHERE id = $run")" "aborted|$reason"
     expect_contains "c: SIG$sig: coordinator says why" "c-$sig.err" "shardbench: error: $reason"
     expect_contains "c: SIG$sig: summary" "c-$sig.out" "status: aborted after"

@@ -3,9 +3,12 @@
 #include "check_main.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "log.h"
 #include "progress.h"
 
 START_TEST (test_eta)
@@ -98,6 +101,55 @@ START_TEST (test_tracker)
 }
 END_TEST
 
+static void *
+s_log_from_thread (void *arg)
+{
+    (void) arg;
+    sb_warn ("from a listing thread");
+    return NULL;
+}
+
+static long
+s_size (FILE *f)
+{
+    fflush (f);
+    return ftell (f);
+}
+
+/* The terminal block is erased and drawn by the thread that owns it only:
+ * a line logged by another thread leaves the block alone and comes out,
+ * block erased, on the owner's next tick. */
+START_TEST (test_log_other_thread)
+{
+    FILE *block = tmpfile (), *err = tmpfile ();
+    ck_assert_ptr_nonnull (block);
+    ck_assert_ptr_nonnull (err);
+    ck_assert_int_ne (dup2 (fileno (err), STDERR_FILENO), -1);
+    sb_progress_t *p = sb_progress_new (SB_PROGRESS_TTY, block, 1, 2);
+    ck_assert_ptr_nonnull (p);
+    sb_progress_phase (p, "train", "samples", 1, 1, 60, 0, 100.0);
+    sb_progress_tick (p, 101.0);                /* the block is drawn */
+    long drawn = s_size (block);
+    ck_assert_int_gt (drawn, 0);
+    pthread_t t;
+    ck_assert_int_eq (pthread_create (&t, NULL, s_log_from_thread, NULL), 0);
+    ck_assert_int_eq (pthread_join (t, NULL), 0);
+    ck_assert_int_eq (s_size (block), drawn);   /* the other thread neither erased nor drew */
+    fflush (stderr);
+    ck_assert_int_eq (s_size (err), 0);         /* its line waits */
+    sb_progress_tick (p, 101.1);                /* the owner: erase, the line, draw */
+    ck_assert_int_gt (s_size (block), drawn);
+    fflush (stderr);
+    char text[512] = "";
+    rewind (err);
+    size_t n = fread (text, 1, sizeof text - 1, err);
+    text[n] = 0;
+    ck_assert_ptr_nonnull (strstr (text, ": warning: from a listing thread\n"));
+    sb_progress_destroy (&p);
+    fclose (block);
+}
+END_TEST
+
 START_TEST (test_parse_mode)
 {
     sb_progress_mode_t m = SB_PROGRESS_OFF;
@@ -124,6 +176,7 @@ s_suite (void)
     tcase_add_test (tc, test_other_phases);
     tcase_add_test (tc, test_tracker);
     tcase_add_test (tc, test_parse_mode);
+    tcase_add_test (tc, test_log_other_thread);
     suite_add_tcase (s, tc);
     return s;
 }
