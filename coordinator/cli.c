@@ -608,13 +608,6 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
     if (stale > 0)
         sb_warn ("%d earlier run(s) in %s were left 'running' by a coordinator that is gone: marked 'interrupted'",
                  stale, a.db_path);
-    /* rows from here on go through the writer thread: the event loop never
-     * waits for the database */
-    if (sb_resultdb_start_writer (db, (double) a.db_lock_timeout, err, sizeof err) != 0) {
-        fprintf (stderr, "shardbench: error: %s\n", err);
-        rc = 1;
-        goto done;
-    }
 
     char worker_path[PATH_MAX];
     s_worker_path (worker_path, sizeof worker_path);
@@ -635,6 +628,20 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
         .remote_worker = remote_worker, .slurm = a.slurm, .clean = a.clean, .dry_run = a.dry_run,
         .srun_cmd = getenv ("SHARDBENCH_SRUN") && *getenv ("SHARDBENCH_SRUN") ? getenv ("SHARDBENCH_SRUN") : "srun",
     };
+    /* the descriptor limit is raised and checked before the writer thread's
+     * sockets exist (CZMQ asserts when it cannot make a socket) */
+    if (sb_session_check_limits (&opts, err, sizeof err) != 0) {
+        fprintf (stderr, "shardbench: error: %s\n", err);
+        rc = 2;
+        goto done;
+    }
+    /* rows from here on go through the writer thread: the event loop never
+     * waits for the database */
+    if (sb_resultdb_start_writer (db, (double) a.db_lock_timeout, err, sizeof err) != 0) {
+        fprintf (stderr, "shardbench: error: %s\n", err);
+        rc = 1;
+        goto done;
+    }
     int64_t run_id = -1;
     err[0] = '\0';
     rc = sb_session_run (&opts, &run_id, err, sizeof err);

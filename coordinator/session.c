@@ -229,6 +229,13 @@ s_check_fds (const sb_session_opts_t *o, size_t workers, char *err, size_t err_s
     return 0;
 }
 
+int
+sb_session_check_limits (const sb_session_opts_t *o, char *err, size_t err_size)
+{
+    size_t workers = o->nhosts ? o->nhosts : o->local_workers ? o->local_workers : o->remote_workers;
+    return s_check_fds (o, workers, err, err_size);
+}
+
 /* ---------------------------------------------------------------- helpers */
 
 static void s_dataset (s_session_t *self, sb_dataset_t *ds);

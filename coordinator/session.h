@@ -51,6 +51,13 @@ typedef struct {
  * when none). err receives the failure. */
 int sb_session_run (const sb_session_opts_t *opts, int64_t *run_id, char *err, size_t err_size);
 
+/* Raise the soft RLIMIT_NOFILE to the hard limit and check that the
+ * workers' connections and the coordinator's own descriptors fit. Call
+ * before making any ZeroMQ socket (the result writer's too): CZMQ asserts
+ * when it cannot make one. Returns 0, or -1 with the numbers and the fix in
+ * err (a usage error: exit 2). */
+int sb_session_check_limits (const sb_session_opts_t *opts, char *err, size_t err_size);
+
 /* Install the coordinator's handler of SIGINT, SIGTERM and SIGHUP (in place
  * of CZMQ's): the first one sets zsys_interrupted, which every phase of
  * sb_session_run checks to stop cleanly; a second one ends the process.

@@ -39,7 +39,7 @@ sb run dataset.data_folder=./a $small reader.batch_size=1 train.epochs=1
 expect_eq "a run reading the folder meanwhile: exit status" "$SB_RC" 1
 expect_contains "a run meanwhile: refused" sb.err "error: data folder $SCRATCH/a is in use: datagen on host $HOST pid $A"
 kill -INT "$A"; wait "$A"
-expect_eq "first datagen interrupted before its worker came: exit status" "$?" 1
+expect_eq "first datagen interrupted before its worker came: exit status (128 + SIGINT)" "$?" 130
 sb datagen dataset.data_folder=./a $small
 expect_eq "datagen once the holder is gone: exit status" "$SB_RC" 0
 expect_eq "datagen once the holder is gone: 8 files" "$(files a/train)" 8
@@ -57,8 +57,8 @@ expect_eq "SIGINT: stopped mid-way (fewer than 24 files, $before)" "$([ "$before
 expect_eq "SIGINT: a temporary of this writer's own name exists" \
     "$(find b/train -name ".*.node-b.$W.*.tmp" | wc -l)" 1
 kill -INT "$C"; wait "$C"
-expect_eq "SIGINT: coordinator exit status" "$?" 1
-expect_contains "SIGINT: interrupted" b.err "interrupted by signal while generating the dataset"
+expect_eq "SIGINT: coordinator exit status (128 + SIGINT)" "$?" 130
+expect_contains "SIGINT: interrupted" b.err "interrupted by SIGINT while generating the dataset"
 expect_contains "SIGINT: the coordinator removed the temporary" b.err \
     "removed 1 temporaries of the unfinished datagen under $SCRATCH/b/train"
 expect_eq "SIGINT: no temporary left" "$(tmps b)" 0

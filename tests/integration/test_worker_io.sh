@@ -176,12 +176,12 @@ else
     kill -INT "$coord"
     t0=$(now)
     wait "$coord"
-    expect_eq "stall off, SIGINT: coordinator exits 1" "$?" 1
+    expect_eq "stall off, SIGINT: coordinator exits 130 (128 + SIGINT)" "$?" 130
     wait "$worker"
     expect_eq "stall off, SIGINT: the worker exits 1 although a read hangs" "$?" 1
     expect_below "stall off, SIGINT: the worker exits by itself within" "$(since "$t0")" 15
     expect_contains "stall off, SIGINT: the worker was told" int-w.err \
-        "run aborted by the coordinator: interrupted by signal while training epoch 1"
+        "run aborted by the coordinator: interrupted by SIGINT while training epoch 1"
 fi
 kill "$holder" 2>/dev/null
 wait "$holder" 2>/dev/null
