@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <limits.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -115,4 +116,22 @@ sb_mkdirs (const char *path, char *err, size_t err_size)
             *p = '/';
         }
     }
+}
+
+int
+sb_fd_limit_raise (uint64_t *soft, uint64_t *hard, char *err, size_t err_size)
+{
+    struct rlimit rl;
+    if (getrlimit (RLIMIT_NOFILE, &rl) != 0) {
+        snprintf (err, err_size, "getrlimit (RLIMIT_NOFILE): %s", strerror (errno));
+        return -1;
+    }
+    if (rl.rlim_cur < rl.rlim_max) {
+        struct rlimit raised = { rl.rlim_max, rl.rlim_max };
+        if (setrlimit (RLIMIT_NOFILE, &raised) == 0)
+            rl = raised;    /* else the soft limit stays: the callers' checks say what it is */
+    }
+    *soft = rl.rlim_cur == RLIM_INFINITY ? UINT64_MAX : (uint64_t) rl.rlim_cur;
+    *hard = rl.rlim_max == RLIM_INFINITY ? UINT64_MAX : (uint64_t) rl.rlim_max;
+    return 0;
 }

@@ -32,4 +32,10 @@ int sb_mkdirs (const char *path, char *err, size_t err_size);
 /* snprintf into a fixed buffer; returns 0, or -1 when truncated. */
 int sb_strf (char *buf, size_t size, const char *fmt, ...) __attribute__ ((format (printf, 3, 4)));
 
+/* Raise the soft RLIMIT_NOFILE to the hard limit (where the kernel allows)
+ * and report the limits then in force; a limit of RLIM_INFINITY is given as
+ * UINT64_MAX. Returns 0, or -1 with "getrlimit (RLIMIT_NOFILE): reason" in
+ * err. */
+int sb_fd_limit_raise (uint64_t *soft, uint64_t *hard, char *err, size_t err_size);
+
 #endif

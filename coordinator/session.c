@@ -193,47 +193,30 @@ s_signal_name (void)
 /* Raise the soft RLIMIT_NOFILE to the hard limit, then check that the
  * workers' connections fit: one socket per worker, plus the file that keeps
  * ssh's errors per --hosts host. Returns 0, or -1 with the numbers in err. */
-static int
-s_check_fds (const sb_session_opts_t *o, size_t workers, char *err, size_t err_size)
+int
+sb_session_check_limits (const sb_session_opts_t *o, char *err, size_t err_size)
 {
-    struct rlimit rl;
-    if (getrlimit (RLIMIT_NOFILE, &rl) != 0) {
-        snprintf (err, err_size, "getrlimit (RLIMIT_NOFILE): %s", strerror (errno));
+    size_t workers = o->kind == SB_SESSION_CATALOG ? 0
+                   : o->nhosts ? o->nhosts : o->local_workers ? o->local_workers : o->remote_workers;
+    uint64_t soft, hard;
+    if (sb_fd_limit_raise (&soft, &hard, err, err_size) != 0)
         return -1;
-    }
-    if (rl.rlim_cur < rl.rlim_max) {
-        struct rlimit raised = { rl.rlim_max, rl.rlim_max };
-        if (setrlimit (RLIMIT_NOFILE, &raised) == 0)
-            rl = raised;
-        else
-            sb_warn ("cannot raise the file descriptor limit from %llu to %llu: %s", (unsigned long long) rl.rlim_cur,
-                     (unsigned long long) rl.rlim_max, strerror (errno));
-    }
     uint64_t per_worker = o->nhosts && !o->slurm ? 2 : 1;
     uint64_t s3 = o->wl->storage.type == SB_STORAGE_S3 ? 4 + 2 * o->wl->storage.list_parallelism : 0;
-    if (o->kind == SB_SESSION_CATALOG)
-        workers = 0;
     uint64_t need = (uint64_t) workers * per_worker + S_FDS_BASE + s3;
-    if (rl.rlim_cur != RLIM_INFINITY && (uint64_t) rl.rlim_cur < need) {
+    if (soft < need) {
         snprintf (err, err_size,
                   "need %llu file descriptors for %zu worker(s) (%llu per worker connection%s, %d for the coordinator"
                   "%s%.0llu), limit is %llu (hard limit %llu): raise it with `ulimit -n %llu` or LimitNOFILE=%llu"
                   " (systemd), or use fewer workers",
                   (unsigned long long) need, workers, (unsigned long long) per_worker,
                   per_worker > 1 ? " and ssh error file" : "", S_FDS_BASE, s3 ? ", S3 listing " : "",
-                  (unsigned long long) s3, (unsigned long long) rl.rlim_cur,
-                  rl.rlim_max == RLIM_INFINITY ? 0ull : (unsigned long long) rl.rlim_max, (unsigned long long) need,
+                  (unsigned long long) s3, (unsigned long long) soft,
+                  hard == UINT64_MAX ? 0ull : (unsigned long long) hard, (unsigned long long) need,
                   (unsigned long long) need);
         return -1;
     }
     return 0;
-}
-
-int
-sb_session_check_limits (const sb_session_opts_t *o, char *err, size_t err_size)
-{
-    size_t workers = o->nhosts ? o->nhosts : o->local_workers ? o->local_workers : o->remote_workers;
-    return s_check_fds (o, workers, err, err_size);
 }
 
 /* ---------------------------------------------------------------- helpers */
@@ -2125,7 +2108,7 @@ s_session_run (s_session_t *self, const sb_session_opts_t *opts, int64_t *run_id
     }
     /* the workers' connections must fit, and their tables in memory, before
      * anything is listed (a listing can take hours) */
-    if (s_check_fds (opts, self->expected, err, err_size) != 0)
+    if (sb_session_check_limits (opts, err, err_size) != 0)
         return 2;
     if (opts->kind != SB_SESSION_CATALOG) {
         self->workers = calloc (self->expected, sizeof (s_worker_t));

@@ -21,7 +21,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -349,16 +348,9 @@ static int
 s_check_fd_limit (s_agent_t *self, char *cause, size_t size)
 {
     const sb_msg_welcome_t *w = &self->welcome.u.welcome;
-    struct rlimit rl;
-    if (getrlimit (RLIMIT_NOFILE, &rl) != 0) {
-        snprintf (cause, size, "getrlimit(RLIMIT_NOFILE): %s", strerror (errno));
+    uint64_t soft, hard;
+    if (sb_fd_limit_raise (&soft, &hard, cause, size) != 0)
         return -1;
-    }
-    if (rl.rlim_cur < rl.rlim_max) {
-        struct rlimit raised = { rl.rlim_max, rl.rlim_max };
-        if (setrlimit (RLIMIT_NOFILE, &raised) == 0)
-            rl = raised;
-    }
     uint64_t nep = self->storage.nendpoints, inflight = self->storage.max_in_flight;
     int s3 = self->storage.type == SB_STORAGE_S3;
     uint64_t threads = s3 ? 1 : w->read_threads;
@@ -366,7 +358,7 @@ s_check_fd_limit (s_agent_t *self, char *cause, size_t size)
     long open_now = s_open_fds ();
     uint64_t base = (open_now > 0 ? (uint64_t) open_now : 32) + 32 + (s3 ? nep + 2 : 0);
     uint64_t need = w->ranks * per_rank + base;
-    if (rl.rlim_cur == RLIM_INFINITY || (uint64_t) rl.rlim_cur >= need)
+    if (soft >= need)
         return 0;
     char what[160];
     if (s3)
@@ -379,8 +371,8 @@ s_check_fd_limit (s_agent_t *self, char *cause, size_t size)
               " (hard limit %llu): raise it (`ulimit -n %llu`, LimitNOFILE= for a service) or run fewer ranks per"
               " worker%s",
               (unsigned long long) w->ranks, (unsigned long long) per_rank, what, (unsigned long long) base,
-              (unsigned long long) need, (unsigned long long) rl.rlim_cur,
-              (unsigned long long) (rl.rlim_max == RLIM_INFINITY ? rl.rlim_cur : rl.rlim_max),
+              (unsigned long long) need, (unsigned long long) soft,
+              (unsigned long long) (hard == UINT64_MAX ? soft : hard),
               (unsigned long long) need, s3 ? " or a lower storage.max_in_flight" : " or fewer reader.read_threads");
     return -1;
 }

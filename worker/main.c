@@ -1,6 +1,7 @@
 /* shardbench-worker: the node agent. All logic lives in libworker. */
 #include "agent.h"
 #include "log.h"
+#include "util.h"
 
 #include <czmq.h>
 #include <errno.h>
@@ -8,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 
 static void
 s_usage (FILE *f)
@@ -49,21 +49,17 @@ s_usage (FILE *f)
 static int
 s_fd_floor (void)
 {
-    const rlim_t floor = 64;
-    struct rlimit rl;
-    if (getrlimit (RLIMIT_NOFILE, &rl) != 0) {
-        fprintf (stderr, "shardbench-worker: getrlimit(RLIMIT_NOFILE): %s\n", strerror (errno));
+    const uint64_t floor = 64;
+    uint64_t soft, hard;
+    char err[256];
+    if (sb_fd_limit_raise (&soft, &hard, err, sizeof err) != 0) {
+        fprintf (stderr, "shardbench-worker: %s\n", err);
         return -1;
     }
-    if (rl.rlim_cur < rl.rlim_max) {
-        struct rlimit raised = { rl.rlim_max, rl.rlim_max };
-        if (setrlimit (RLIMIT_NOFILE, &raised) == 0)
-            rl = raised;
-    }
-    if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < floor) {
+    if (soft < floor) {
         fprintf (stderr, "shardbench-worker: file descriptors: the limit is %llu (hard limit %llu), the agent needs"
                  " %llu before its first rank: raise it (`ulimit -n`, LimitNOFILE= for a service)\n",
-                 (unsigned long long) rl.rlim_cur, (unsigned long long) rl.rlim_max, (unsigned long long) floor);
+                 (unsigned long long) soft, (unsigned long long) hard, (unsigned long long) floor);
         return -1;
     }
     return 0;
