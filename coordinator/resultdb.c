@@ -429,6 +429,7 @@ s_writer_batch (s_writer_t *w, zmsg_t **batch, size_t n)
         rows += !strcmp (kind, S_REQ_EXEC) || !strcmp (kind, S_REQ_BEGIN);
     }
     int open = rows && !w->gave_up && s_writer_lock (w, rows) == 0;
+    size_t failed = 0;      /* rows of this batch already counted lost */
     int64_t ids[n];
     for (size_t i = 0; i < n; i++) {
         char kind[8], err[1024];
@@ -448,6 +449,7 @@ s_writer_batch (s_writer_t *w, zmsg_t **batch, size_t n)
             ;
         if (rc != SQLITE_DONE) {
             w->lost++;
+            failed++;
             s_writer_fail (w, "result database %s: a row was not written: %s", w->path,
                            rc == SQLITE_BUSY || rc == SQLITE_LOCKED ? "locked when the run was interrupted" : err);
         }
@@ -465,7 +467,7 @@ s_writer_batch (s_writer_t *w, zmsg_t **batch, size_t n)
             msg = NULL;
         }
         if (rc != SQLITE_OK) {
-            w->lost += rows;
+            w->lost += rows - failed;   /* the ones that ran are lost with the transaction */
             s_writer_fail (w, "result database %s: cannot commit %zu rows: %s", w->path, rows, msg ? msg : "?");
             sqlite3_exec (w->conn.db, "ROLLBACK", NULL, NULL, NULL);    /* nothing left to do if it fails */
             for (size_t i = 0; i < n; i++)
@@ -488,13 +490,16 @@ s_writer_main (void *arg)
 {
     s_writer_t *w = arg;
     enum { MAX_BATCH = 4096 };
-    zmsg_t **batch = calloc (MAX_BATCH, sizeof *batch);
+    zmsg_t *batch[MAX_BATCH];   /* 32 KiB of the thread's stack: no allocation that could fail */
     int term = 0;
-    while (!term && batch) {
+    while (!term) {
         zsock_set_rcvtimeo (w->pipe, -1);
         zmsg_t *first = zmsg_recv (w->pipe);
-        if (!first)
-            continue;       /* EINTR: signals go to the owner; anything else ends the pipe */
+        if (!first) {
+            if (zmq_errno () == EINTR)
+                continue;   /* signals go to the owner */
+            break;          /* the pipe is gone (ETERM): nothing more can come */
+        }
         size_t n = 0;
         batch[n++] = first;
         zsock_set_rcvtimeo (w->pipe, 0);
@@ -514,7 +519,6 @@ s_writer_main (void *arg)
         for (size_t i = 0; i < n; i++)
             zmsg_destroy (&batch[i]);
     }
-    free (batch);
     return NULL;
 }
 

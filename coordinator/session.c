@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
+#include <net/if.h>
 #include <netdb.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -127,6 +128,7 @@ typedef struct {
     char            probe[64];      /* the probe's name there, "" none */
     int             generating;     /* a datagen of this session may have written */
     int             read_only;      /* the data folder is read-only here: not locked */
+    int             run_open;       /* run_id is begun and not yet finished: errors rows go to it */
 } s_session_t;
 
 /* ---------------------------------------------------------------- signals */
@@ -225,6 +227,7 @@ static void s_dataset (s_session_t *self, sb_dataset_t *ds);
 static void s_marker_dataset (s_session_t *self, sb_dataset_t *ds);
 static int s_keep_alive (void *arg);
 static void s_lost (s_session_t *self, s_worker_t *w, const char *op, const char *why);
+static void s_end_run (s_session_t *self);
 static void s_stall_note (s_session_t *self, char *buf, size_t size);
 
 static void
@@ -334,7 +337,7 @@ s_record_error (s_session_t *self, int64_t rank, const char *host, const char *o
                 int64_t errno_val, const char *message)
 {
     /* a row that cannot be queued is an error of its own (logged) */
-    if (self->run_id > 0 && sb_resultdb_add_error (self->o->db, self->run_id, rank, host, op, target, errno_val,
+    if (self->run_open && sb_resultdb_add_error (self->o->db, self->run_id, rank, host, op, target, errno_val,
                                                    message) != 0)
         s_fail (self, "%s", sb_resultdb_errmsg (self->o->db));
 }
@@ -1154,6 +1157,7 @@ s_begin_run (s_session_t *self, const char *kind)
         return -1;
     }
     self->run_id = id;
+    self->run_open = 1;
     for (size_t i = 0; i < self->nworkers; i++) {
         s_worker_t *w = &self->workers[i];
         if (sb_resultdb_add_worker (self->o->db, id, w->id, w->host, w->pid, w->ranks, w->first_rank, w->cores,
@@ -1161,6 +1165,7 @@ s_begin_run (s_session_t *self, const char *kind)
             || (w->clock_known && sb_resultdb_worker_clock (self->o->db, id, w->id, w->clock_offset,
                                                             w->clock_rtt * 1000) != 0)) {
             s_fail (self, "cannot record worker %llu: %s", (unsigned long long) w->id, sb_resultdb_errmsg (self->o->db));
+            s_end_run (self);   /* recorded failed, not left 'running' */
             return -1;
         }
     }
@@ -1190,6 +1195,9 @@ s_end_run (s_session_t *self)
     const char *status = !self->failed ? "succeeded" : self->aborted ? "aborted" : "failed";
     if (self->failed)
         s_record_error (self, -1, NULL, "run", NULL, 0, self->failure);
+    /* closed: what happens from here on (a worker lost while the rows
+     * drain, or before the next phase's run) belongs to no row of this run */
+    self->run_open = 0;
     if (sb_resultdb_run_finish (self->o->db, self->run_id, status, self->failed ? self->failure : NULL) != 0
         || sb_resultdb_sync (self->o->db) != 0)
         s_fail (self, "cannot close run %lld: %s", (long long) self->run_id, sb_resultdb_errmsg (self->o->db));
@@ -1745,6 +1753,8 @@ s_bind_endpoint (const char *bind, char *out, size_t size, int *ipv6, char *err,
     name[n] = '\0';
     if (!strcmp (name, "*") || strspn (name, "0123456789.") == n)
         return 0;   /* every interface, or an IPv4 address */
+    if (if_nametoindex (name) != 0)
+        return 0;   /* a network interface (tcp://ib0:5555): ZeroMQ binds its address */
     struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM }, *ai = NULL;
     int rc = getaddrinfo (name, NULL, &hints, &ai);
     if (rc != 0) {

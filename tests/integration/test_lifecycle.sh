@@ -202,6 +202,12 @@ for b in 'tcp://localhost:*' 'tcp://[::1]:*'; do
     expect_eq "--workers --bind $b: exit status 0" "$?" 0
     expect_contains "--workers --bind $b: succeeded" bindw.out "status: succeeded"
 done
+# an interface name (tcp://lo:*, as tcp://ib0:5555 on a cluster) is ZeroMQ's to
+# bind, not a host name to resolve
+sb run $SYN dataset.num_files_train=64 train.epochs=1 --accelerators 2 --local 2 --bind 'tcp://lo:*' --insecure --db bind.db \
+    --progress off
+expect_eq "--local --bind tcp://lo:*: exit status 0" "$SB_RC" 0
+expect_contains "--local --bind tcp://lo:*: succeeded" sb.out "status: succeeded"
 
 # ------------------------------------------------------------------ worker fd message
 # local files: the worker's refusal counts read threads, not "0 endpoints"
