@@ -55,6 +55,9 @@ typedef struct s_thread_ctx {
     uint8_t     *expect;    /* owned by the thread; NULL unless verifying */
     uint64_t     progress_ns;   /* file: sb_mono_ns of the read's last progress, 0 idle (atomic) */
     char         key[PATH_MAX]; /* file: the key being read (reader->lock) */
+    int          joined;    /* teardown: the thread ended and was joined */
+    int          wakes;     /* teardown: wake signals sent (sb_reader_wake) */
+    int          given_up;  /* teardown: still stuck after the last wake */
 } s_thread_ctx_t;
 
 /* A file thread's read made progress (it started, or a call returned). */
@@ -532,36 +535,78 @@ fail:
     return NULL;
 }
 
-/* Join thread i. A thread that takes its stop is joined however long its
- * reads take, as long as each call returns within a second; one that has
- * been in one call longer (or of a reader sb_reader_stalled found stuck) is
- * woken with S_WAKE_SIGNAL, up to 3 times a second apart, so an interrupted
- * or aborted run never waits on a read that does not return.
- * Returns 0, or -1 when it is still stuck: it is detached and keeps its
- * context. */
+void
+sb_reader_stop (sb_reader_t *self)
+{
+    if (!self || __atomic_load_n (&self->stopping, __ATOMIC_ACQUIRE))
+        return;
+    s_request_t stop = { .stop = S_STOP };
+    __atomic_store_n (&self->stopping, 1, __ATOMIC_RELEASE);
+    for (size_t i = 0; i < self->nthreads; i++)
+        if (zsock_send (self->work, "b", &stop, sizeof stop) != 0)
+            sb_warn ("cannot tell a reader thread to stop: %s", zmq_strerror (zmq_errno ()));
+    if (self->s3)
+        sb_s3_wakeup (self->s3);
+}
+
+/* 1 when thread i is stuck: a file thread in one call for over a second,
+ * or any file thread of a reader sb_reader_stalled found stuck. */
 static int
-s_join (sb_reader_t *self, size_t i)
+s_busy (sb_reader_t *self, size_t i)
 {
     const uint64_t second = 1000000000ull;
-    for (;;) {
-        struct timespec until;
-        clock_gettime (CLOCK_REALTIME, &until);
-        until.tv_sec += 1;
-        if (pthread_timedjoin_np (self->threads[i], NULL, &until) == 0)
-            return 0;
-        uint64_t since = __atomic_load_n (&self->ctxs[i].progress_ns, __ATOMIC_ACQUIRE), now = sb_mono_ns ();
-        if (self->s3 || (!self->stuck && (since == 0 || now < since || now - since < second)))
-            continue;   /* between reads, or moving */
-        for (int attempt = 0; attempt < 3; attempt++) {
-            if (s_wake_ok)
-                pthread_kill (self->threads[i], S_WAKE_SIGNAL);
+    if (self->s3)
+        return 0;   /* bounded by its own timeouts, woken by sb_s3_wakeup */
+    if (self->stuck)
+        return 1;
+    uint64_t since = __atomic_load_n (&self->ctxs[i].progress_ns, __ATOMIC_ACQUIRE), now = sb_mono_ns ();
+    return since != 0 && now >= since && now - since >= second;
+}
+
+size_t
+sb_reader_join_until (sb_reader_t *self, uint64_t until_ns)
+{
+    if (!self)
+        return 0;
+    size_t waiting = 0;
+    for (size_t i = 0; i < self->nthreads; i++) {
+        s_thread_ctx_t *ctx = &self->ctxs[i];
+        if (ctx->joined || ctx->given_up)
+            continue;
+        uint64_t now = sb_mono_ns ();
+        int rc;
+        if (until_ns > now) {
+            struct timespec until;
             clock_gettime (CLOCK_REALTIME, &until);
-            until.tv_sec += 1;
-            if (pthread_timedjoin_np (self->threads[i], NULL, &until) == 0)
-                return 0;
-        }
-        pthread_detach (self->threads[i]);
-        return -1;
+            uint64_t ns = (uint64_t) until.tv_nsec + (until_ns - now);
+            until.tv_sec += (time_t) (ns / 1000000000ull);
+            until.tv_nsec = (long) (ns % 1000000000ull);
+            rc = pthread_timedjoin_np (self->threads[i], NULL, &until);
+        } else
+            rc = pthread_tryjoin_np (self->threads[i], NULL);
+        if (rc == 0) {
+            ctx->joined = 1;
+            s_ctx_free (ctx);
+        } else if (ctx->wakes >= 3 && s_busy (self, i))
+            ctx->given_up = 1;      /* a second after its third wake */
+        else
+            waiting++;
+    }
+    return waiting;
+}
+
+void
+sb_reader_wake (sb_reader_t *self)
+{
+    if (!self)
+        return;
+    for (size_t i = 0; i < self->nthreads; i++) {
+        s_thread_ctx_t *ctx = &self->ctxs[i];
+        if (ctx->joined || ctx->given_up || ctx->wakes >= 3 || !s_busy (self, i))
+            continue;
+        if (s_wake_ok)
+            pthread_kill (self->threads[i], S_WAKE_SIGNAL);
+        ctx->wakes++;
     }
 }
 
@@ -571,20 +616,15 @@ sb_reader_destroy (sb_reader_t **self_p)
     if (!self_p || !*self_p)
         return;
     sb_reader_t *self = *self_p;
-    s_request_t stop = { .stop = S_STOP };
-    __atomic_store_n (&self->stopping, 1, __ATOMIC_RELEASE);
-    for (size_t i = 0; i < self->nthreads; i++)
-        if (zsock_send (self->work, "b", &stop, sizeof stop) != 0)
-            sb_warn ("cannot tell a reader thread to stop: %s", zmq_strerror (zmq_errno ()));
-    if (self->s3)
-        sb_s3_wakeup (self->s3);
+    sb_reader_stop (self);
+    while (sb_reader_join_until (self, sb_mono_ns () + 1000000000ull) > 0)
+        sb_reader_wake (self);
     size_t left = 0;
-    for (size_t i = 0; i < self->nthreads; i++) {
-        if (s_join (self, i) == 0)
-            s_ctx_free (&self->ctxs[i]);
-        else
+    for (size_t i = 0; i < self->nthreads; i++)
+        if (!self->ctxs[i].joined) {
+            pthread_detach (self->threads[i]);
             left++;
-    }
+        }
     *self_p = NULL;
     if (left) {
         /* a thread that never returned still holds its context and reads

@@ -74,10 +74,28 @@ int sb_reader_failure_stats (sb_reader_t *self, sb_reader_endpoint_t *out, size_
  * it returned 1, sb_reader_destroy does not wait for the stuck thread. */
 int sb_reader_stalled (sb_reader_t *self, double timeout_s, char *key, size_t key_size, double *for_s);
 
-/* Stop and join the threads; accepts NULL and nulls the pointer. A thread
- * stuck in a read (see sb_reader_stalled, or in one call for over a second)
- * is interrupted with a signal and, if it still does not return within 3 s,
- * left behind with the memory it uses. */
+/* Teardown, in steps a caller with many readers runs for all of them at
+ * once, so that stuck threads are woken and waited for in parallel (one
+ * deadline for the whole worker, not 4 s per thread):
+ *   sb_reader_stop every reader; then, until no reader has threads left
+ *   to wait for: sb_reader_join_until every reader with one shared
+ *   deadline a second ahead, then sb_reader_wake every reader;
+ *   last sb_reader_destroy, which leaves stuck threads behind.
+ * sb_reader_stop tells the threads to stop (an interrupted read gives up);
+ * it does not wait. Accepts NULL; a second call does nothing. */
+void sb_reader_stop (sb_reader_t *self);
+/* Join every thread that ends by until_ns (sb_mono_ns clock; already past:
+ * only those that ended). Returns how many threads are still worth waiting
+ * for: a thread that is moving (each call returns within a second) is
+ * waited for however long its reads take; one stuck in a read (see
+ * sb_reader_stalled, or in one call for over a second) is given up when it
+ * has not returned a deadline after its third sb_reader_wake. */
+size_t sb_reader_join_until (sb_reader_t *self, uint64_t until_ns);
+/* Interrupt each stuck thread with a signal, at most 3 times in all. */
+void sb_reader_wake (sb_reader_t *self);
+/* Stop and join the threads (the steps above, if the caller did not run
+ * them); accepts NULL and nulls the pointer. A stuck thread that still
+ * does not return (about 4 s) is left behind with the memory it uses. */
 void sb_reader_destroy (sb_reader_t **self_p);
 
 /* Queue a read of [offset, offset+length) of key. key may be NULL when

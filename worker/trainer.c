@@ -153,6 +153,21 @@ sb_trainer_destroy (sb_trainer_t **self_p)
     if (!self_p || !*self_p)
         return;
     sb_trainer_t *self = *self_p;
+    /* stop every rank's reader, then join them all against one deadline a
+     * second at a time, waking the stuck threads of all ranks together: a
+     * hung mount costs the worker about 4 s, not 4 s per read thread */
+    for (size_t i = 0; i < self->nranks; i++)
+        sb_reader_stop (self->ranks[i].reader);
+    for (;;) {
+        uint64_t until = sb_mono_ns () + 1000000000ull;
+        size_t waiting = 0;
+        for (size_t i = 0; i < self->nranks; i++)
+            waiting += sb_reader_join_until (self->ranks[i].reader, until);
+        if (!waiting)
+            break;
+        for (size_t i = 0; i < self->nranks; i++)
+            sb_reader_wake (self->ranks[i].reader);
+    }
     for (size_t i = 0; i < self->nranks; i++) {
         s_rank_t *r = &self->ranks[i];
         if (r->queue)

@@ -182,6 +182,51 @@ else
     expect_below "stall off, SIGINT: the worker exits by itself within" "$(since "$t0")" 15
     expect_contains "stall off, SIGINT: the worker was told" int-w.err \
         "run aborted by the coordinator: interrupted by SIGINT while training epoch 1"
+    kill "$holder" 2>/dev/null
+    wait "$holder" 2>/dev/null
+
+    # many threads stuck at once: 4 ranks x 4 read threads, every dataset
+    # file leased, so each thread waits in its open. After the stall error
+    # the worker stops all its readers, then joins them against one
+    # deadline, waking the stuck threads together: it exits within seconds.
+    # (It joined them one by one, a second or more each: 16 s and more here;
+    # 32 ranks x 8 threads on a hung mount, 17 minutes.)
+    M="dataset.data_folder=./m dataset.num_files_train=32 dataset.record_length_bytes=100
+       dataset.record_length_bytes_stdev=0 reader.batch_size=4 reader.read_threads=4 --accelerators 4 --db m.db"
+    sb datagen $M
+    expect_eq "stall, 16 threads: datagen" "$SB_RC" 0
+    rm -f mlease.out
+    python3 - m/train >mlease.out 2>mlease.err <<'PY' &
+import fcntl, os, signal, sys, time
+signal.signal(signal.SIGIO, signal.SIG_IGN)
+fds = []
+for name in sorted(os.listdir(sys.argv[1])):
+    fd = os.open(os.path.join(sys.argv[1], name), os.O_RDONLY)
+    fcntl.fcntl(fd, 1024, fcntl.F_WRLCK)        # F_SETLEASE
+    fds.append(fd)
+print("leased", len(fds), flush=True)
+time.sleep(120)
+PY
+    holder=$!
+    for _ in $(seq 1 100); do grep -q leased mlease.out 2>/dev/null && break; sleep 0.1; done
+    expect_eq "stall, 16 threads: every file leased" "$(cat mlease.out)" "leased 32"
+    timeout 120 "$SHARDBENCH" run $M shardbench.stall_timeout_s=2 --workers 1 --bind 'tcp://127.0.0.1:*' \
+        >many.out 2>many.err &
+    coord=$!
+    ep=$(coordinator_endpoint many.err)
+    timeout 120 "$SHARDBENCH_WORKER" --coordinator "$ep" --host node-m --timeout 10 >many-w.out 2>many-w.err &
+    worker=$!
+    wait "$coord"
+    expect_eq "stall, 16 threads: coordinator exits 1" "$?" 1
+    t0=$(now)
+    wait "$worker"
+    expect_eq "stall, 16 threads: worker exit status 1" "$?" 1
+    expect_below "stall, 16 threads: the worker exits after the stall within" "$(since "$t0")" 8
+    if grep -qE "^shardbench: error: rank [0-3] on node-m: read .*/m/train/img_[0-9]+_of_32\.npz: no progress for " many.err; then
+        pass "stall, 16 threads: the coordinator names the stall"
+    else
+        fail "stall, 16 threads: coordinator message"; sed 's/^/    /' many.err | tail -5
+    fi
 fi
 kill "$holder" 2>/dev/null
 wait "$holder" 2>/dev/null
