@@ -368,7 +368,8 @@ s_all_digits (const char *s, size_t n)
     return 1;
 }
 
-/* PREFIX_DIGITS_of_DIGITS.EXT */
+/* PREFIX_DIGITS_of_DIGITS.EXT; PREFIX may be empty (DLIO names an empty
+ * dataset.file_prefix's files _I_of_N.EXT) */
 static int
 s_is_dataset_name (const char *name)
 {
@@ -383,7 +384,7 @@ s_is_dataset_name (const char *name)
     const char *us = of - 1;
     while (us > name && *us != '_')
         us--;
-    return *us == '_' && us > name && s_all_digits (us + 1, (size_t) (of - us - 1));
+    return *us == '_' && s_all_digits (us + 1, (size_t) (of - us - 1));
 }
 
 static int

@@ -18,7 +18,7 @@
  *   removes them.
  *
  * Dataset files are the names DLIO gives: PREFIX_DIGITS_of_DIGITS.EXT in
- * train/ or train/SUB/. */
+ * train/ or train/SUB/ (PREFIX may be empty: _DIGITS_of_DIGITS.EXT). */
 #ifndef SB_DATAFOLDER_H
 #define SB_DATAFOLDER_H
 

@@ -221,4 +221,17 @@ expect_eq "shared folder: exit status" "$?" 0
 expect_eq "shared folder: 8 files" "$(files p/train)" 8
 expect_eq "shared folder: probe removed" "$(find p -name '.shardbench-probe-*' | wc -l)" 0
 
+# --- 8. an empty dataset.file_prefix (DLIO names its files _I_of_N.EXT): those are dataset files
+sb datagen dataset.data_folder=./ep $small dataset.file_prefix=
+expect_eq "empty prefix, first datagen: exit status" "$SB_RC" 0
+expect_eq "empty prefix: DLIO's names" "$(cd ep/train && ls | tr '\n' ' ')" \
+    "_0_of_8.npz _1_of_8.npz _2_of_8.npz _3_of_8.npz _4_of_8.npz _5_of_8.npz _6_of_8.npz _7_of_8.npz "
+sb datagen dataset.data_folder=./ep $small dataset.file_prefix=
+expect_eq "empty prefix, second datagen into the same folder: exit status" "$SB_RC" 0
+expect_eq "empty prefix, second datagen: not taken for foreign files" "$(grep -c 'is not a dataset file' sb.err)" 0
+sb datagen dataset.data_folder=./ep $small dataset.file_prefix=img --clean
+expect_eq "empty prefix, --clean for another prefix: exit status" "$SB_RC" 0
+expect_contains "empty prefix, --clean: removed them" sb.err "--clean: removed 8 dataset files"
+expect_eq "empty prefix, --clean: only the new generation" "$(ls ep/train | grep -c '^_')" 0
+
 finish

@@ -110,11 +110,12 @@ START_TEST (test_scan)
     s_touch ("train/3/.img_2_of_8.npz.tmp", "x");
     s_touch ("train/notes.txt", "mine");
     s_touch ("train/img_of_8.npz", "no index");
-    s_touch ("train/_1_of_8.npz", "no prefix");
+    s_touch ("train/_1_of_8.npz", "no prefix");     /* an empty dataset.file_prefix: DLIO's name */
+    s_touch ("train/2_of_8.npz", "no _");
     sb_datafolder_scan_t scan;
     ck_assert_int_eq (sb_datafolder_scan (s_dir, 0, &scan, err, sizeof err), 0);
-    ck_assert_uint_eq (scan.dataset_files, 2);
-    ck_assert_uint_eq (scan.dataset_bytes, 8);
+    ck_assert_uint_eq (scan.dataset_files, 3);
+    ck_assert_uint_eq (scan.dataset_bytes, 17);
     ck_assert_uint_eq (scan.temporaries, 2);
     ck_assert_uint_eq (scan.others, 3);
     ck_assert_uint_eq (scan.removed, 0);
@@ -123,8 +124,10 @@ START_TEST (test_scan)
     ck_assert (s_exists ("train/img_0_of_8.npz"));
     ck_assert (!s_exists ("train/3/.img_2_of_8.npz.tmp"));
     ck_assert_int_eq (sb_datafolder_scan (s_dir, SB_DATAFOLDER_REMOVE_DATASET, &scan, err, sizeof err), 0);
-    ck_assert_uint_eq (scan.removed, 2);
+    ck_assert_uint_eq (scan.removed, 3);
     ck_assert (!s_exists ("train/img_0_of_8.npz"));
+    ck_assert (!s_exists ("train/_1_of_8.npz"));
+    ck_assert (s_exists ("train/2_of_8.npz"));
     ck_assert (!s_exists ("train/3"));          /* emptied subfolder removed */
     ck_assert (s_exists ("train/notes.txt"));   /* never removed */
     ck_assert (s_exists ("train/img_of_8.npz"));
