@@ -552,7 +552,8 @@ int
 sb_datafolder_free_bytes (const char *folder, uint64_t *bytes, char *err, size_t err_size)
 {
     char path[PATH_MAX];
-    if (sb_strf (path, sizeof path, "%s", folder) != 0) {
+    /* train/ first: the files go there, through a link to another file system too */
+    if (sb_strf (path, sizeof path, "%s/train", folder) != 0) {
         snprintf (err, err_size, "data folder %s: name too long", folder);
         return -1;
     }
@@ -562,7 +563,7 @@ sb_datafolder_free_bytes (const char *folder, uint64_t *bytes, char *err, size_t
             *bytes = (uint64_t) sv.f_bavail * (uint64_t) sv.f_frsize;
             return 0;
         }
-        if (errno != ENOENT) {
+        if (errno != ENOENT && errno != ENOTDIR) {
             snprintf (err, err_size, "cannot tell the free space of %s (statvfs %s): %s", folder, path,
                       strerror (errno));
             return -1;

@@ -102,8 +102,9 @@ typedef struct {
  * with err naming the path (or the link whose target is no folder). */
 int sb_datafolder_scan (const char *folder, int remove, sb_datafolder_scan_t *scan, char *err, size_t err_size);
 
-/* Bytes free to an unprivileged writer on folder's file system (statvfs),
- * or on that of its nearest existing parent. Returns 0, or -1 with err. */
+/* Bytes free to an unprivileged writer on the file system of folder/train
+ * (statvfs: of its target when train/ is a link), else of folder, else of
+ * its nearest existing parent. Returns 0, or -1 with err. */
 int sb_datafolder_free_bytes (const char *folder, uint64_t *bytes, char *err, size_t err_size);
 
 /* Create a probe in folder: name receives ".shardbench-probe-TOKEN"

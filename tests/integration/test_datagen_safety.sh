@@ -253,6 +253,17 @@ expect_eq "linked train/, --clean: the target holds the new generation only" "$(
 expect_eq "linked train/, --clean: nothing else touched" "$(cat outside/img_0_of_8.npz)" keep
 sb run dataset.data_folder=./lk $small reader.batch_size=1 train.epochs=1
 expect_eq "linked train/: a run reads through it: exit status" "$SB_RC" 0
+# the free space is that of the link's target: a 1 MiB tmpfs there refuses 4 MiB
+mkdir g gbig
+ln -s ../gbig g/train
+unshare -m --propagation private sh -c "mount -t tmpfs -o size=1m none gbig && \
+    '$SHARDBENCH' datagen dataset.data_folder=./g dataset.format=bin dataset.num_files_train=8 \
+    dataset.record_length_bytes=524288 dataset.record_length_bytes_stdev=0 --progress off >g.out 2>g.err; \
+    echo \$? >g.rc; find gbig -name '*_of_*' | wc -l >g.count"
+expect_eq "linked train/ on a small file system: exit status" "$(cat g.rc)" 2
+expect_contains "linked train/ on a small file system: the target's free space" g.err \
+    "error: not enough space in $SCRATCH/g: the dataset needs 4194304 bytes (0.00 GiB), 1048576 bytes (0.00 GiB) are free"
+expect_eq "linked train/ on a small file system: nothing written" "$(cat g.count)" 0
 rm lk/train
 ln -s ../nowhere lk/train
 sb datagen dataset.data_folder=./lk $small --clean
