@@ -368,7 +368,8 @@ s_all_digits (const char *s, size_t n)
     return 1;
 }
 
-/* PREFIX_DIGITS_of_DIGITS.EXT */
+/* PREFIX_DIGITS_of_DIGITS.EXT; PREFIX may be empty (DLIO names an empty
+ * dataset.file_prefix's files _I_of_N.EXT) */
 static int
 s_is_dataset_name (const char *name)
 {
@@ -383,7 +384,7 @@ s_is_dataset_name (const char *name)
     const char *us = of - 1;
     while (us > name && *us != '_')
         us--;
-    return *us == '_' && us > name && s_all_digits (us + 1, (size_t) (of - us - 1));
+    return *us == '_' && s_all_digits (us + 1, (size_t) (of - us - 1));
 }
 
 static int
@@ -393,57 +394,74 @@ s_is_temporary (const char *name)
     return name[0] == '.' && n > 5 && !strcmp (name + n - 4, ".tmp");
 }
 
-/* One folder (train/ or train/SUB). subdirs: descend one level. */
+/* One folder (train/ or train/SUB), read through its descriptor fd (taken:
+ * closed here); rel names it relative to folder in messages. Every entry is
+ * looked at, removed and opened relative to fd, never through a path and
+ * never through a symbolic link: a link is "other" (never removed, never
+ * followed), so a subfolder swapped for a link meanwhile (a shared file
+ * system) cannot lead the scan elsewhere. subdirs: descend one level. */
 static int
-s_scan_dir (const char *folder, const char *rel, int remove, int subdirs, sb_datafolder_scan_t *scan, char *err,
-            size_t err_size)
+s_scan_fd (const char *folder, int fd, const char *rel, int remove, int subdirs, sb_datafolder_scan_t *scan,
+           char *err, size_t err_size)
 {
-    char path[PATH_MAX];
-    if (sb_strf (path, sizeof path, "%s/%s", folder, rel) != 0) {
-        snprintf (err, err_size, "%s/%s: name too long", folder, rel);
-        return -1;
-    }
-    DIR *d = opendir (path);
+    DIR *d = fdopendir (fd);
     if (!d) {
-        if (errno == ENOENT)
-            return 0;
-        snprintf (err, err_size, "cannot read folder %s: %s", path, strerror (errno));
+        snprintf (err, err_size, "cannot read folder %s/%s: %s", folder, rel, strerror (errno));
+        close (fd);
         return -1;
     }
+    int dfd = dirfd (d);
     int rc = 0;
     struct dirent *e;
     errno = 0;
     while (rc == 0 && (e = readdir (d))) {
-        if (!strcmp (e->d_name, ".") || !strcmp (e->d_name, ".."))
+        const char *name = e->d_name;
+        if (!strcmp (name, ".") || !strcmp (name, ".."))
             continue;
-        char child[PATH_MAX], crel[PATH_MAX];
-        if (sb_strf (child, sizeof child, "%s/%s", path, e->d_name) != 0
-            || sb_strf (crel, sizeof crel, "%s/%s", rel, e->d_name) != 0) {
-            snprintf (err, err_size, "%s/%s: name too long", path, e->d_name);
+        char crel[PATH_MAX];
+        if (sb_strf (crel, sizeof crel, "%s/%s", rel, name) != 0) {
+            snprintf (err, err_size, "%s/%s/%s: name too long", folder, rel, name);
             rc = -1;
             break;
         }
         struct stat st;
-        if (lstat (child, &st) != 0) {
-            if (errno == ENOENT)
+        if (fstatat (dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+            if (errno == ENOENT) {
+                errno = 0;
                 continue;   /* removed meanwhile (a temporary renamed) */
-            snprintf (err, err_size, "cannot stat %s: %s", child, strerror (errno));
+            }
+            snprintf (err, err_size, "cannot stat %s/%s: %s", folder, crel, strerror (errno));
             rc = -1;
             break;
         }
         int kind = 0;   /* 1 dataset file, 2 temporary, 0 other */
         if (S_ISDIR (st.st_mode) && subdirs) {
-            rc = s_scan_dir (folder, crel, remove, 0, scan, err, err_size);
-            if (rc == 0 && rmdir (child) != 0 && errno != ENOTEMPTY && errno != EEXIST && errno != ENOENT) {
-                snprintf (err, err_size, "cannot remove folder %s: %s", child, strerror (errno));
-                rc = -1;
+            int sfd = openat (dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            if (sfd >= 0) {
+                rc = s_scan_fd (folder, sfd, crel, remove, 0, scan, err, err_size);
+                /* an emptied subfolder goes; a link put in its place meanwhile fails with ENOTDIR */
+                if (rc == 0 && remove && unlinkat (dfd, name, AT_REMOVEDIR) != 0 && errno != ENOTEMPTY
+                    && errno != EEXIST && errno != ENOENT && errno != ENOTDIR) {
+                    snprintf (err, err_size, "cannot remove folder %s/%s: %s", folder, crel, strerror (errno));
+                    rc = -1;
+                }
+                errno = 0;
+                continue;
             }
-            errno = 0;
-            continue;
+            if (errno == ENOENT) {
+                errno = 0;
+                continue;
+            }
+            if (errno != ELOOP && errno != ENOTDIR) {
+                snprintf (err, err_size, "cannot open folder %s/%s: %s", folder, crel, strerror (errno));
+                rc = -1;
+                break;
+            }
+            /* replaced by a link or a file since fstatat: other */
         }
-        if (S_ISREG (st.st_mode) && s_is_temporary (e->d_name))
+        else if (S_ISREG (st.st_mode) && s_is_temporary (name))
             kind = 2;
-        else if (S_ISREG (st.st_mode) && s_is_dataset_name (e->d_name))
+        else if (S_ISREG (st.st_mode) && s_is_dataset_name (name))
             kind = 1;
         if (kind == 1) {
             scan->dataset_files++;
@@ -455,10 +473,11 @@ s_scan_dir (const char *folder, const char *rel, int remove, int subdirs, sb_dat
             if (!scan->others++)
                 snprintf (scan->other, sizeof scan->other, "%s", crel);
         }
+        /* unlinkat removes the entry itself: were it a link by now, the link, never its target */
         if ((kind == 1 && (remove & SB_DATAFOLDER_REMOVE_DATASET))
             || (kind == 2 && (remove & SB_DATAFOLDER_REMOVE_TEMPORARIES))) {
-            if (unlink (child) != 0 && errno != ENOENT) {
-                snprintf (err, err_size, "cannot remove %s: %s", child, strerror (errno));
+            if (unlinkat (dfd, name, 0) != 0 && errno != ENOENT) {
+                snprintf (err, err_size, "cannot remove %s/%s: %s", folder, crel, strerror (errno));
                 rc = -1;
                 break;
             }
@@ -467,35 +486,74 @@ s_scan_dir (const char *folder, const char *rel, int remove, int subdirs, sb_dat
         errno = 0;
     }
     if (rc == 0 && errno != 0) {
-        snprintf (err, err_size, "cannot read folder %s: %s", path, strerror (errno));
+        snprintf (err, err_size, "cannot read folder %s/%s: %s", folder, rel, strerror (errno));
         rc = -1;
     }
     closedir (d);
     return rc;
 }
 
+/* train/ as a symbolic link (train -> /bigdisk/train) is the user's layout:
+ * a run reads through it, so the scan looks (and removes) inside its
+ * target, but never removes the link nor the folder it points to. Links
+ * inside train/ are never followed. */
 int
 sb_datafolder_scan (const char *folder, int remove, sb_datafolder_scan_t *scan, char *err, size_t err_size)
 {
     memset (scan, 0, sizeof *scan);
-    if (s_scan_dir (folder, "train", remove, 1, scan, err, err_size) != 0)
+    int dfd = open (folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0) {
+        if (errno == ENOENT)
+            return 0;   /* no folder: no train/ */
+        snprintf (err, err_size, "cannot open data folder %s: %s", folder, strerror (errno));
         return -1;
-    if (remove) {
-        char path[PATH_MAX];
-        if (sb_strf (path, sizeof path, "%s/train", folder) == 0 && rmdir (path) != 0 && errno != ENOTEMPTY
-            && errno != EEXIST && errno != ENOENT) {
-            snprintf (err, err_size, "cannot remove folder %s: %s", path, strerror (errno));
-            return -1;
-        }
     }
-    return 0;
+    int linked = 0;
+    int fd = openat (dfd, "train", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 && (errno == ELOOP || errno == ENOTDIR)) {
+        int saved = errno;
+        struct stat st;
+        if (fstatat (dfd, "train", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK (st.st_mode)) {
+            linked = 1;
+            fd = openat (dfd, "train", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        }
+        else
+            errno = saved;
+    }
+    if (fd < 0) {
+        int saved = errno;
+        if (saved == ENOENT && !linked) {
+            close (dfd);
+            return 0;   /* a missing train/ is empty */
+        }
+        if (linked) {
+            char target[PATH_MAX];
+            ssize_t n = readlinkat (dfd, "train", target, sizeof target - 1);
+            target[n > 0 ? n : 0] = '\0';
+            snprintf (err, err_size, "%s/train is a symbolic link to '%s', which cannot be opened as a folder: %s",
+                      folder, target, strerror (saved));
+        }
+        else
+            snprintf (err, err_size, "cannot read folder %s/train: %s", folder, strerror (saved));
+        close (dfd);
+        return -1;
+    }
+    int rc = s_scan_fd (folder, fd, "train", remove, 1, scan, err, err_size);
+    if (rc == 0 && remove && !linked && unlinkat (dfd, "train", AT_REMOVEDIR) != 0 && errno != ENOTEMPTY
+        && errno != EEXIST && errno != ENOENT && errno != ENOTDIR) {
+        snprintf (err, err_size, "cannot remove folder %s/train: %s", folder, strerror (errno));
+        rc = -1;
+    }
+    close (dfd);
+    return rc;
 }
 
 int
 sb_datafolder_free_bytes (const char *folder, uint64_t *bytes, char *err, size_t err_size)
 {
     char path[PATH_MAX];
-    if (sb_strf (path, sizeof path, "%s", folder) != 0) {
+    /* train/ first: the files go there, through a link to another file system too */
+    if (sb_strf (path, sizeof path, "%s/train", folder) != 0) {
         snprintf (err, err_size, "data folder %s: name too long", folder);
         return -1;
     }
@@ -505,7 +563,7 @@ sb_datafolder_free_bytes (const char *folder, uint64_t *bytes, char *err, size_t
             *bytes = (uint64_t) sv.f_bavail * (uint64_t) sv.f_frsize;
             return 0;
         }
-        if (errno != ENOENT) {
+        if (errno != ENOENT && errno != ENOTDIR) {
             snprintf (err, err_size, "cannot tell the free space of %s (statvfs %s): %s", folder, path,
                       strerror (errno));
             return -1;

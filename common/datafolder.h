@@ -18,7 +18,7 @@
  *   removes them.
  *
  * Dataset files are the names DLIO gives: PREFIX_DIGITS_of_DIGITS.EXT in
- * train/ or train/SUB/. */
+ * train/ or train/SUB/ (PREFIX may be empty: _DIGITS_of_DIGITS.EXT). */
 #ifndef SB_DATAFOLDER_H
 #define SB_DATAFOLDER_H
 
@@ -95,11 +95,16 @@ typedef struct {
 /* Look through folder/train and its subfolders (one level), counting what
  * is there, and remove what the flags (SB_DATAFOLDER_REMOVE_*) name, then
  * empty subfolders of train/ and train/ itself when empty. A missing train/
- * is empty. Returns 0, or -1 with err naming the path. */
+ * is empty. A train/ that is a symbolic link is looked through (its target
+ * is the user's layout) but never removed; a link inside train/ is other,
+ * never followed nor removed; every entry is examined, opened and removed
+ * relative to its folder's descriptor, never by path. Returns 0, or -1
+ * with err naming the path (or the link whose target is no folder). */
 int sb_datafolder_scan (const char *folder, int remove, sb_datafolder_scan_t *scan, char *err, size_t err_size);
 
-/* Bytes free to an unprivileged writer on folder's file system (statvfs),
- * or on that of its nearest existing parent. Returns 0, or -1 with err. */
+/* Bytes free to an unprivileged writer on the file system of folder/train
+ * (statvfs: of its target when train/ is a link), else of folder, else of
+ * its nearest existing parent. Returns 0, or -1 with err. */
 int sb_datafolder_free_bytes (const char *folder, uint64_t *bytes, char *err, size_t err_size);
 
 /* Create a probe in folder: name receives ".shardbench-probe-TOKEN"

@@ -221,4 +221,66 @@ expect_eq "shared folder: exit status" "$?" 0
 expect_eq "shared folder: 8 files" "$(files p/train)" 8
 expect_eq "shared folder: probe removed" "$(find p -name '.shardbench-probe-*' | wc -l)" 0
 
+# --- 8. an empty dataset.file_prefix (DLIO names its files _I_of_N.EXT): those are dataset files
+sb datagen dataset.data_folder=./ep $small dataset.file_prefix=
+expect_eq "empty prefix, first datagen: exit status" "$SB_RC" 0
+expect_eq "empty prefix: DLIO's names" "$(cd ep/train && ls | tr '\n' ' ')" \
+    "_0_of_8.npz _1_of_8.npz _2_of_8.npz _3_of_8.npz _4_of_8.npz _5_of_8.npz _6_of_8.npz _7_of_8.npz "
+sb datagen dataset.data_folder=./ep $small dataset.file_prefix=
+expect_eq "empty prefix, second datagen into the same folder: exit status" "$SB_RC" 0
+expect_eq "empty prefix, second datagen: not taken for foreign files" "$(grep -c 'is not a dataset file' sb.err)" 0
+sb datagen dataset.data_folder=./ep $small dataset.file_prefix=img --clean
+expect_eq "empty prefix, --clean for another prefix: exit status" "$SB_RC" 0
+expect_contains "empty prefix, --clean: removed them" sb.err "--clean: removed 8 dataset files"
+expect_eq "empty prefix, --clean: only the new generation" "$(ls ep/train | grep -c '^_')" 0
+
+# --- 9. train/ a symbolic link to another folder (train -> /bigdisk/train): the user's layout; datagen
+# and --clean work inside its target, the link and its target folder stay
+mkdir lk bigdisk outside
+ln -s ../bigdisk lk/train
+sb datagen dataset.data_folder=./lk $small dataset.num_files_train=4 dataset.file_prefix=other
+expect_eq "linked train/: datagen through the link: exit status" "$SB_RC" 0
+expect_eq "linked train/: written into the target" "$(files bigdisk)" 4
+: >bigdisk/.other_9_of_9.npz.node-x.4242.0badcafe.tmp
+echo keep >outside/img_0_of_8.npz
+sb datagen dataset.data_folder=./lk $small --clean
+expect_eq "linked train/, --clean: exit status" "$SB_RC" 0
+expect_contains "linked train/, --clean: removed the other generation in the target" sb.err \
+    "--clean: removed 4 dataset files (0.0 MiB) under $SCRATCH/lk/train"
+expect_eq "linked train/, --clean: the link stays" "$([ -L lk/train ] && readlink lk/train)" ../bigdisk
+expect_eq "linked train/, --clean: the target holds the new generation only" "$(cd bigdisk && ls -A | tr '\n' ' ')" \
+    "img_0_of_8.npz img_1_of_8.npz img_2_of_8.npz img_3_of_8.npz img_4_of_8.npz img_5_of_8.npz img_6_of_8.npz img_7_of_8.npz "
+expect_eq "linked train/, --clean: nothing else touched" "$(cat outside/img_0_of_8.npz)" keep
+sb run dataset.data_folder=./lk $small reader.batch_size=1 train.epochs=1
+expect_eq "linked train/: a run reads through it: exit status" "$SB_RC" 0
+# the free space is that of the link's target: a 1 MiB tmpfs there refuses 4 MiB
+mkdir g gbig
+ln -s ../gbig g/train
+unshare -m --propagation private sh -c "mount -t tmpfs -o size=1m none gbig && \
+    '$SHARDBENCH' datagen dataset.data_folder=./g dataset.format=bin dataset.num_files_train=8 \
+    dataset.record_length_bytes=524288 dataset.record_length_bytes_stdev=0 --progress off >g.out 2>g.err; \
+    echo \$? >g.rc; find gbig -name '*_of_*' | wc -l >g.count"
+expect_eq "linked train/ on a small file system: exit status" "$(cat g.rc)" 2
+expect_contains "linked train/ on a small file system: the target's free space" g.err \
+    "error: not enough space in $SCRATCH/g: the dataset needs 4194304 bytes (0.00 GiB), 1048576 bytes (0.00 GiB) are free"
+expect_eq "linked train/ on a small file system: nothing written" "$(cat g.count)" 0
+rm lk/train
+ln -s ../nowhere lk/train
+sb datagen dataset.data_folder=./lk $small --clean
+expect_eq "train/ a link to nothing: exit status" "$SB_RC" 1
+expect_contains "train/ a link to nothing: named" sb.err \
+    "error: $SCRATCH/lk/train is a symbolic link to '../nowhere', which cannot be opened as a folder: No such file or directory"
+
+# --- 10. a link inside train/ is never followed: its target's files stay, whatever their names
+mkdir victim
+echo keep >victim/img_0_of_8.npz
+echo keep >victim/.x.tmp
+ln -s ../../victim ep/train/v
+sb datagen dataset.data_folder=./ep $small --clean
+expect_eq "a link inside train/, --clean: exit status" "$SB_RC" 2
+expect_contains "a link inside train/: named as not a dataset file" sb.err \
+    "error: $SCRATCH/ep/train/v is not a dataset file (PREFIX_I_of_N.EXT) nor a temporary"
+expect_eq "a link inside train/: its target's files stay" "$(cat victim/img_0_of_8.npz victim/.x.tmp | tr '\n' ' ')" "keep keep "
+expect_eq "a link inside train/: the link stays" "$([ -L ep/train/v ] && echo yes)" yes
+
 finish

@@ -2,8 +2,12 @@
  * folder, on real files in a scratch folder. */
 #include <check.h>
 #include "check_main.h"
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +50,69 @@ s_exists (const char *rel)
     char path[PATH_MAX];
     snprintf (path, sizeof path, "%s/%s", s_dir, rel);
     return access (path, F_OK) == 0;
+}
+
+/* A subfolder of train/ swapped for a symbolic link between the scan's
+ * look at it and its opening (another host on a shared file system): this
+ * test's opendir and openat64 stand in front of the C library's and, when
+ * armed, make the swap just before the subfolder s_swap_name is opened. */
+static const char *s_swap_name;
+static int s_swapped;
+
+static void
+s_swap_maybe (const char *name)
+{
+    const char *base = strrchr (name, '/');
+    base = base ? base + 1 : name;
+    if (!s_swap_name || strcmp (base, s_swap_name) != 0)
+        return;
+    char dir[PATH_MAX], away[PATH_MAX], victim[PATH_MAX];
+    snprintf (dir, sizeof dir, "%s/train/%s", s_dir, s_swap_name);
+    snprintf (away, sizeof away, "%s/away", s_dir);
+    snprintf (victim, sizeof victim, "%s/victim", s_dir);
+    s_swap_name = NULL;
+    if (rename (dir, away) == 0 && symlink (victim, dir) == 0)
+        s_swapped = 1;
+}
+
+DIR *
+opendir (const char *name)
+{
+    union { void *p; DIR *(*f) (const char *); } real = { dlsym (RTLD_NEXT, "opendir") };
+    s_swap_maybe (name);
+    return real.f (name);
+}
+
+int
+openat64 (int fd, const char *name, int flags, ...)
+{
+    union { void *p; int (*f) (int, const char *, int, ...); } real = { dlsym (RTLD_NEXT, "openat64") };
+    unsigned mode = 0;
+    if (flags & (O_CREAT | O_TMPFILE)) {
+        va_list ap;
+        va_start (ap, flags);
+        mode = va_arg (ap, unsigned);
+        va_end (ap);
+    }
+    s_swap_maybe (name);
+    return real.f (fd, name, flags, mode);
+}
+
+static int
+s_is_link (const char *rel)
+{
+    char path[PATH_MAX];
+    struct stat st;
+    snprintf (path, sizeof path, "%s/%s", s_dir, rel);
+    return lstat (path, &st) == 0 && S_ISLNK (st.st_mode);
+}
+
+static void
+s_sh (const char *fmt, const char *arg)
+{
+    char cmd[4 * PATH_MAX];
+    snprintf (cmd, sizeof cmd, fmt, arg, arg, arg, arg);
+    ck_assert_int_eq (system (cmd), 0);
 }
 
 static const sb_dataset_t s_ds = { .prefix = "img", .format = "npz", .files = 8, .subfolders = 0,
@@ -110,11 +177,12 @@ START_TEST (test_scan)
     s_touch ("train/3/.img_2_of_8.npz.tmp", "x");
     s_touch ("train/notes.txt", "mine");
     s_touch ("train/img_of_8.npz", "no index");
-    s_touch ("train/_1_of_8.npz", "no prefix");
+    s_touch ("train/_1_of_8.npz", "no prefix");     /* an empty dataset.file_prefix: DLIO's name */
+    s_touch ("train/2_of_8.npz", "no _");
     sb_datafolder_scan_t scan;
     ck_assert_int_eq (sb_datafolder_scan (s_dir, 0, &scan, err, sizeof err), 0);
-    ck_assert_uint_eq (scan.dataset_files, 2);
-    ck_assert_uint_eq (scan.dataset_bytes, 8);
+    ck_assert_uint_eq (scan.dataset_files, 3);
+    ck_assert_uint_eq (scan.dataset_bytes, 17);
     ck_assert_uint_eq (scan.temporaries, 2);
     ck_assert_uint_eq (scan.others, 3);
     ck_assert_uint_eq (scan.removed, 0);
@@ -123,8 +191,10 @@ START_TEST (test_scan)
     ck_assert (s_exists ("train/img_0_of_8.npz"));
     ck_assert (!s_exists ("train/3/.img_2_of_8.npz.tmp"));
     ck_assert_int_eq (sb_datafolder_scan (s_dir, SB_DATAFOLDER_REMOVE_DATASET, &scan, err, sizeof err), 0);
-    ck_assert_uint_eq (scan.removed, 2);
+    ck_assert_uint_eq (scan.removed, 3);
     ck_assert (!s_exists ("train/img_0_of_8.npz"));
+    ck_assert (!s_exists ("train/_1_of_8.npz"));
+    ck_assert (s_exists ("train/2_of_8.npz"));
     ck_assert (!s_exists ("train/3"));          /* emptied subfolder removed */
     ck_assert (s_exists ("train/notes.txt"));   /* never removed */
     ck_assert (s_exists ("train/img_of_8.npz"));
@@ -134,6 +204,91 @@ START_TEST (test_scan)
     ck_assert_int_eq (system (mk), 0);
     ck_assert_int_eq (sb_datafolder_scan (s_dir, 0, &scan, err, sizeof err), 0);
     ck_assert_uint_eq (scan.dataset_files + scan.temporaries + scan.others, 0);
+}
+END_TEST
+
+/* train -> elsewhere (the user's layout): scanned and cleaned inside its
+ * target; the link and its target folder stay */
+START_TEST (test_scan_linked_train)
+{
+    char err[1024];
+    sb_datafolder_scan_t scan;
+    s_sh ("mkdir -p '%s/elsewhere/3' && ln -s elsewhere '%s/train'", s_dir);
+    s_touch ("elsewhere/img_0_of_8.npz", "12345");
+    s_touch ("elsewhere/3/img_1_of_8.npz", "123");
+    s_touch ("elsewhere/.img_2_of_8.npz.node.42.0badcafe.tmp", "x");
+    ck_assert_int_eq (sb_datafolder_scan (s_dir, 0, &scan, err, sizeof err), 0);
+    ck_assert_uint_eq (scan.dataset_files, 2);
+    ck_assert_uint_eq (scan.dataset_bytes, 8);
+    ck_assert_uint_eq (scan.temporaries, 1);
+    ck_assert_uint_eq (scan.others, 0);
+    int all = SB_DATAFOLDER_REMOVE_DATASET | SB_DATAFOLDER_REMOVE_TEMPORARIES;
+    err[0] = '\0';
+    ck_assert_msg (sb_datafolder_scan (s_dir, all, &scan, err, sizeof err) == 0, "scan failed: %s", err);
+    ck_assert_uint_eq (scan.removed, 3);
+    ck_assert (s_is_link ("train"));
+    ck_assert (s_exists ("elsewhere"));
+    ck_assert (!s_exists ("elsewhere/img_0_of_8.npz"));
+    ck_assert (!s_exists ("elsewhere/3"));      /* an emptied subfolder inside the target goes */
+    /* a link to nothing is named, not taken for a missing train/ */
+    s_sh ("rm '%s/train' && ln -s nowhere '%s/train'", s_dir);
+    ck_assert_int_eq (sb_datafolder_scan (s_dir, 0, &scan, err, sizeof err), -1);
+    char want[PATH_MAX + 200];
+    snprintf (want, sizeof want, "%s/train is a symbolic link to 'nowhere', which cannot be opened as a folder:"
+              " No such file or directory", s_dir);
+    ck_assert_str_eq (err, want);
+    ck_assert (s_is_link ("train"));
+}
+END_TEST
+
+/* links inside train/ are other entries: never followed, never removed */
+START_TEST (test_scan_links_inside)
+{
+    char err[1024];
+    sb_datafolder_scan_t scan;
+    s_sh ("mkdir -p '%s/victim' '%s/train/3' && ln -s ../victim '%s/train/v' && ln -s ../../victim '%s/train/3/v'",
+          s_dir);
+    s_touch ("victim/img_0_of_8.npz", "12345");
+    s_touch ("victim/.x.tmp", "x");
+    s_touch ("train/img_1_of_8.npz", "123");
+    int all = SB_DATAFOLDER_REMOVE_DATASET | SB_DATAFOLDER_REMOVE_TEMPORARIES;
+    ck_assert_int_eq (sb_datafolder_scan (s_dir, SB_DATAFOLDER_REMOVE_TEMPORARIES, &scan, err, sizeof err), 0);
+    ck_assert_int_eq (sb_datafolder_scan (s_dir, all, &scan, err, sizeof err), 0);
+    ck_assert_uint_eq (scan.dataset_files, 1);
+    ck_assert_uint_eq (scan.temporaries, 0);
+    ck_assert_uint_eq (scan.others, 2);
+    ck_assert_uint_eq (scan.removed, 1);
+    ck_assert (s_exists ("victim/img_0_of_8.npz"));
+    ck_assert (s_exists ("victim/.x.tmp"));
+    ck_assert (s_is_link ("train/v"));
+    ck_assert (s_is_link ("train/3/v"));
+}
+END_TEST
+
+/* a subfolder swapped for a link to another folder just before the scan
+ * opens it: counted as other, nothing in the link's target removed */
+START_TEST (test_scan_swapped_subfolder)
+{
+    char err[1024];
+    sb_datafolder_scan_t scan;
+    s_sh ("mkdir -p '%s/victim' '%s/train/sub'", s_dir);
+    s_touch ("victim/img_0_of_8.npz", "12345");
+    s_touch ("victim/.x.tmp", "x");
+    s_touch ("train/sub/img_1_of_8.npz", "123");
+    s_swapped = 0;
+    s_swap_name = "sub";
+    int all = SB_DATAFOLDER_REMOVE_DATASET | SB_DATAFOLDER_REMOVE_TEMPORARIES;
+    int rc = sb_datafolder_scan (s_dir, all, &scan, err, sizeof err);
+    s_swap_name = NULL;
+    ck_assert_int_eq (s_swapped, 1);
+    ck_assert_msg (s_exists ("victim/img_0_of_8.npz"), "the link's target lost its dataset-named file");
+    ck_assert_msg (s_exists ("victim/.x.tmp"), "the link's target lost its temporary-named file");
+    ck_assert_msg (rc == 0, "scan failed: %s", err);
+    ck_assert_uint_eq (scan.removed, 0);
+    ck_assert_uint_eq (scan.others, 1);
+    ck_assert_str_eq (scan.other, "train/sub");
+    ck_assert (s_is_link ("train/sub"));
+    ck_assert (s_exists ("away/img_1_of_8.npz"));
 }
 END_TEST
 
@@ -218,6 +373,9 @@ s_suite (void)
     tcase_add_checked_fixture (tc, s_setup, s_teardown);
     tcase_add_test (tc, test_marker);
     tcase_add_test (tc, test_scan);
+    tcase_add_test (tc, test_scan_linked_train);
+    tcase_add_test (tc, test_scan_links_inside);
+    tcase_add_test (tc, test_scan_swapped_subfolder);
     tcase_add_test (tc, test_probe);
     tcase_add_test (tc, test_lock);
     tcase_add_test (tc, test_temp_name);
