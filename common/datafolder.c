@@ -144,25 +144,14 @@ s_write_all (int fd, const char *buf, size_t len)
 }
 
 int
-sb_datafolder_marker_write (const char *folder, const sb_dataset_t *ds, const char *state, uint64_t bytes,
-                            char *err, size_t err_size)
+sb_datafolder_marker_format (const sb_dataset_t *ds, const char *state, uint64_t bytes, char *buf, size_t cap,
+                             size_t *len, char *err, size_t err_size)
 {
-    char path[PATH_MAX], tmp[PATH_MAX], host[256];
+    char host[256];
     if (gethostname (host, sizeof host - 1) != 0)
         snprintf (host, sizeof host, "unknown");
     host[sizeof host - 1] = '\0';
-    if (sb_strf (path, sizeof path, "%s/%s", folder, SB_DATAFOLDER_MARKER) != 0
-        || sb_datafolder_temp_name (tmp, sizeof tmp, folder, SB_DATAFOLDER_MARKER, host) != 0) {
-        snprintf (err, err_size, "data folder %s: name too long", folder);
-        return -1;
-    }
-    size_t cap = 8192;
-    char *text = malloc (cap);
-    if (!text) {
-        snprintf (err, err_size, "out of memory");
-        return -1;
-    }
-    int n = snprintf (text, cap,
+    int n = snprintf (buf, cap,
                       "# shardbench dataset marker: what generated train/ (see README, Datasets)\n"
                       "state=%s\n"
                       "dataset.format=%s\n"
@@ -182,8 +171,36 @@ sb_datafolder_marker_write (const char *folder, const sb_dataset_t *ds, const ch
                       ds->record_length, ds->record_stdev, ds->parquet_columns ? ds->parquet_columns : "",
                       ds->parquet_row_group, ds->seed, bytes, host, (long) time (NULL));
     if (n < 0 || (size_t) n >= cap) {
+        snprintf (err, err_size, "dataset marker: too long (over %zu bytes)", cap);
+        return -1;
+    }
+    *len = (size_t) n;
+    return 0;
+}
+
+int
+sb_datafolder_marker_write (const char *folder, const sb_dataset_t *ds, const char *state, uint64_t bytes,
+                            char *err, size_t err_size)
+{
+    char path[PATH_MAX], tmp[PATH_MAX], host[256];
+    if (gethostname (host, sizeof host - 1) != 0)
+        snprintf (host, sizeof host, "unknown");
+    host[sizeof host - 1] = '\0';
+    if (sb_strf (path, sizeof path, "%s/%s", folder, SB_DATAFOLDER_MARKER) != 0
+        || sb_datafolder_temp_name (tmp, sizeof tmp, folder, SB_DATAFOLDER_MARKER, host) != 0) {
+        snprintf (err, err_size, "data folder %s: name too long", folder);
+        return -1;
+    }
+    char *text = malloc (SB_DATAFOLDER_MARKER_MAX);
+    if (!text) {
+        snprintf (err, err_size, "out of memory");
+        return -1;
+    }
+    size_t n = 0;
+    char why[256];
+    if (sb_datafolder_marker_format (ds, state, bytes, text, SB_DATAFOLDER_MARKER_MAX, &n, why, sizeof why) != 0) {
         free (text);
-        snprintf (err, err_size, "dataset marker of %s: too long", folder);
+        snprintf (err, err_size, "%s: %s", path, why);
         return -1;
     }
     int fd = open (tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
@@ -192,7 +209,7 @@ sb_datafolder_marker_write (const char *folder, const sb_dataset_t *ds, const ch
         free (text);
         return -1;
     }
-    int bad = s_write_all (fd, text, (size_t) n) != 0 || fsync (fd) != 0;
+    int bad = s_write_all (fd, text, n) != 0 || fsync (fd) != 0;
     int saved = errno;
     free (text);
     if (close (fd) != 0 && !bad) {
@@ -226,49 +243,40 @@ s_parse_u64 (const char *v, uint64_t *out)
 }
 
 int
-sb_datafolder_marker_read (const char *folder, sb_datafolder_marker_t *m, char *err, size_t err_size)
+sb_datafolder_marker_parse (const char *text, size_t len, const char *name, sb_datafolder_marker_t *m, char *err,
+                            size_t err_size)
 {
-    char path[PATH_MAX];
     memset (m, 0, sizeof *m);
-    if (sb_strf (path, sizeof path, "%s/%s", folder, SB_DATAFOLDER_MARKER) != 0) {
-        snprintf (err, err_size, "data folder %s: name too long", folder);
-        return -1;
-    }
-    int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0 && errno == ENOENT)
-        return 0;
-    FILE *f = fd >= 0 ? fdopen (fd, "r") : NULL;
-    if (!f) {
-        snprintf (err, err_size, "cannot read the dataset marker %s: %s", path, strerror (errno));
-        if (fd >= 0)
-            close (fd);
-        return -1;
-    }
     char line[8192];
-    int lineno = 0, rc = 1, seen = 0;
-    while (rc == 1 && fgets (line, sizeof line, f)) {
+    int lineno = 0;
+    size_t at = 0;
+    while (at < len) {
         lineno++;
-        size_t len = strlen (line);
-        if (len && line[len - 1] == '\n')
-            line[--len] = '\0';
-        else if (!feof (f)) {
-            snprintf (err, err_size, "%s:%d: line too long", path, lineno);
-            rc = -1;
-            break;
+        const char *nl = memchr (text + at, '\n', len - at);
+        size_t n = nl ? (size_t) (nl - (text + at)) : len - at;
+        if (n >= sizeof line) {
+            snprintf (err, err_size, "%s:%d: line too long", name, lineno);
+            return -1;
+        }
+        memcpy (line, text + at, n);
+        line[n] = '\0';
+        at += n + (nl ? 1 : 0);
+        if (strlen (line) != n) {
+            snprintf (err, err_size, "%s:%d: not text (a NUL byte)", name, lineno);
+            return -1;
         }
         if (line[0] == '#' || line[0] == '\0')
             continue;
         char *eq = strchr (line, '=');
         if (!eq) {
-            snprintf (err, err_size, "%s:%d: not KEY=VALUE", path, lineno);
-            rc = -1;
-            break;
+            snprintf (err, err_size, "%s:%d: not KEY=VALUE", name, lineno);
+            return -1;
         }
         *eq = '\0';
         const char *k = line, *v = eq + 1;
         int bad = 0;
-#define S_STR(name, field) else if (!strcmp (k, name)) bad = sb_strf (field, sizeof field, "%s", v) != 0
-#define S_U64(name, field) else if (!strcmp (k, name)) bad = s_parse_u64 (v, &field) != 0
+#define S_STR(key, field) else if (!strcmp (k, key)) bad = sb_strf (field, sizeof field, "%s", v) != 0
+#define S_U64(key, field) else if (!strcmp (k, key)) bad = s_parse_u64 (v, &field) != 0
         if (0) {}
         S_STR ("state", m->state);
         S_STR ("dataset.format", m->format);
@@ -287,22 +295,72 @@ sb_datafolder_marker_read (const char *folder, sb_datafolder_marker_t *m, char *
 #undef S_STR
 #undef S_U64
         if (bad) {
-            snprintf (err, err_size, "%s:%d: bad value for %s: '%.100s'", path, lineno, k, v);
-            rc = -1;
+            snprintf (err, err_size, "%s:%d: bad value for %s: '%.100s'", name, lineno, k, v);
+            return -1;
         }
-        seen++;
     }
-    if (rc == 1 && ferror (f)) {
-        snprintf (err, err_size, "cannot read the dataset marker %s: %s", path, strerror (errno));
-        rc = -1;
-    }
-    fclose (f);
-    if (rc == 1 && (!m->state[0] || !m->format[0] || !m->files)) {
+    if (!m->state[0] || !m->format[0] || !m->files) {
         snprintf (err, err_size, "%s: not a shardbench dataset marker (no state, dataset.format or"
-                  " dataset.num_files_train)", path);
+                  " dataset.num_files_train)", name);
+        return -1;
+    }
+    return 0;
+}
+
+int
+sb_datafolder_marker_read (const char *folder, sb_datafolder_marker_t *m, char *err, size_t err_size)
+{
+    char path[PATH_MAX];
+    memset (m, 0, sizeof *m);
+    if (sb_strf (path, sizeof path, "%s/%s", folder, SB_DATAFOLDER_MARKER) != 0) {
+        snprintf (err, err_size, "data folder %s: name too long", folder);
+        return -1;
+    }
+    int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0 && errno == ENOENT)
+        return 0;
+    if (fd < 0) {
+        snprintf (err, err_size, "cannot read the dataset marker %s: %s", path, strerror (errno));
+        return -1;
+    }
+    struct stat st;
+    errno = 0;
+    if (fstat (fd, &st) != 0 || !S_ISREG (st.st_mode)) {
+        snprintf (err, err_size, "cannot read the dataset marker %s: %s", path,
+                  errno ? strerror (errno) : "not a regular file");
+        close (fd);
+        return -1;
+    }
+    char *text = malloc (SB_DATAFOLDER_MARKER_MAX);
+    if (!text) {
+        close (fd);
+        snprintf (err, err_size, "out of memory");
+        return -1;
+    }
+    size_t len = 0;
+    int rc = 0;
+    while (len < SB_DATAFOLDER_MARKER_MAX) {
+        ssize_t r = read (fd, text + len, SB_DATAFOLDER_MARKER_MAX - len);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            snprintf (err, err_size, "cannot read the dataset marker %s: %s", path, strerror (errno));
+            rc = -1;
+            break;
+        }
+        if (r == 0)
+            break;
+        len += (size_t) r;
+    }
+    close (fd);
+    if (rc == 0 && len >= SB_DATAFOLDER_MARKER_MAX) {
+        snprintf (err, err_size, "%s: not a shardbench dataset marker (%d bytes or more)", path,
+                  SB_DATAFOLDER_MARKER_MAX);
         rc = -1;
     }
-    (void) seen;
+    if (rc == 0)
+        rc = sb_datafolder_marker_parse (text, len, path, m, err, err_size) == 0 ? 1 : -1;
+    free (text);
     return rc;
 }
 
@@ -385,6 +443,12 @@ s_is_dataset_name (const char *name)
     while (us > name && *us != '_')
         us--;
     return *us == '_' && s_all_digits (us + 1, (size_t) (of - us - 1));
+}
+
+int
+sb_datafolder_is_dataset_name (const char *name)
+{
+    return s_is_dataset_name (name);
 }
 
 static int

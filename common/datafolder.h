@@ -57,6 +57,19 @@ typedef struct {
     uint64_t bytes;                 /* bytes of the dataset (complete) or planned (generating) */
 } sb_datafolder_marker_t;
 
+#define SB_DATAFOLDER_MARKER_MAX 65536    /* bytes: a marker is far smaller */
+
+/* The marker's text (local file and S3 object alike) for ds with state and
+ * bytes into buf (cap bytes): *len gets its length. Returns 0, or -1 with
+ * err when it does not fit. */
+int sb_datafolder_marker_format (const sb_dataset_t *ds, const char *state, uint64_t bytes, char *buf, size_t cap,
+                                 size_t *len, char *err, size_t err_size);
+
+/* Parse a marker's text (len bytes; name, a path or key, names it in err).
+ * Returns 0 with *m set, or -1 with err naming name and line. */
+int sb_datafolder_marker_parse (const char *text, size_t len, const char *name, sb_datafolder_marker_t *m,
+                                char *err, size_t err_size);
+
 /* Write the marker of ds into folder with state and bytes, atomically (a
  * temporary renamed over it). Returns 0, or -1 with err. */
 int sb_datafolder_marker_write (const char *folder, const sb_dataset_t *ds, const char *state, uint64_t bytes,
@@ -79,6 +92,10 @@ int sb_datafolder_marker_diff (const sb_datafolder_marker_t *m, const sb_dataset
 
 /* Remove folder's marker (absent is fine). Returns 0, or -1 with err. */
 int sb_datafolder_marker_remove (const char *folder, char *err, size_t err_size);
+
+/* Is name (a file name, no '/') one DLIO gives a dataset file:
+ * PREFIX_DIGITS_of_DIGITS.EXT? 1 or 0. */
+int sb_datafolder_is_dataset_name (const char *name);
 
 typedef struct {
     uint64_t dataset_files;         /* PREFIX_I_of_N.EXT names */

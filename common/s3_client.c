@@ -52,6 +52,8 @@ struct s_req {
     /* GET range */
     uint64_t  offset, length;
     int       ranged;
+    int       keep_body;    /* a GET whose payload is kept in body (sb_s3_get_small) */
+    size_t    body_limit;   /* its cap */
     int       verify;
     uint64_t  content_seed;
     sb_s3_fill_fn expect_fill;      /* verify against this instead (owned) */
@@ -344,7 +346,7 @@ s_on_body (char *data, size_t size, size_t nmemb, void *userp)
         if (r->range_why[0])
             return 0;   /* stop the transfer now: not one more byte of the object */
     }
-    int keep = r->status >= 300 || (r->op != OP_GET && r->op != OP_HEAD);
+    int keep = r->status >= 300 || (r->op != OP_GET && r->op != OP_HEAD) || r->keep_body;
     if (!keep) {
         /* payload: counted, verified when asked, dropped */
         if (r->verify && !r->verify_failed) {
@@ -369,7 +371,7 @@ s_on_body (char *data, size_t size, size_t nmemb, void *userp)
         r->received += n;
         return n;
     }
-    size_t cap = r->status >= 300 ? S_ERROR_BODY_CAP : S_BODY_CAP;
+    size_t cap = r->status >= 300 ? S_ERROR_BODY_CAP : r->keep_body ? r->body_limit + 1 : S_BODY_CAP;
     if (r->body_len + n + 1 > cap)
         return r->status >= 300 ? n : 0;    /* error bodies: keep the head; replies: too large, fail */
     if (r->body_len + n + 1 > r->body_cap) {
@@ -1416,6 +1418,27 @@ sb_s3_get (sb_s3_t *self, const char *key, uint64_t offset, uint64_t length, uin
     int rc = s_perform (self, r, e);
     *received = r->received;
     s_req_done (self, r);
+    return rc;
+}
+
+int
+sb_s3_get_small (sb_s3_t *self, const char *key, char *buf, size_t cap, size_t *len, sb_s3_error_t *e)
+{
+    s_req_t *r = s_req_new (self, OP_GET, key);
+    if (!r)
+        return s_oom (e, "GET", key);
+    r->keep_body = 1;
+    r->body_limit = cap;
+    int rc = s_perform (self, r, e);
+    long status = r->status;
+    if (rc == 0) {     /* a larger body stopped the transfer: a write error */
+        if (r->body_len)
+            memcpy (buf, r->body, r->body_len);
+        *len = r->body_len;
+    }
+    s_req_done (self, r);
+    if (rc != 0 && status == 404)
+        return 1;
     return rc;
 }
 

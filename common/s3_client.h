@@ -100,6 +100,12 @@ int sb_s3_put (sb_s3_t *self, const char *key, uint64_t size, sb_s3_fill_fn fill
 int sb_s3_get (sb_s3_t *self, const char *key, uint64_t offset, uint64_t length, uint64_t *received,
                sb_s3_error_t *e);
 
+/* Blocking GET of a whole small object into buf (at most cap bytes, for
+ * example a dataset marker): *len gets its length. Returns 0, 1 when the
+ * object is absent (HTTP 404; e set), or -1 with e set (a larger object
+ * is an error). */
+int sb_s3_get_small (sb_s3_t *self, const char *key, char *buf, size_t cap, size_t *len, sb_s3_error_t *e);
+
 /* HEAD an object: *size gets its Content-Length. Returns 0, or -1 with e
  * set (a missing object is HTTP 404, s3_code "NoSuchKey"). */
 int sb_s3_head (sb_s3_t *self, const char *key, uint64_t *size, sb_s3_error_t *e);

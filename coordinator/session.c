@@ -225,6 +225,7 @@ sb_session_check_limits (const sb_session_opts_t *o, char *err, size_t err_size)
 
 static void s_dataset (s_session_t *self, sb_dataset_t *ds);
 static void s_marker_dataset (s_session_t *self, sb_dataset_t *ds);
+static int s_s3_marker_write (s_session_t *self, const char *state, uint64_t bytes, char *err, size_t err_size);
 static int s_keep_alive (void *arg);
 static void s_lost (s_session_t *self, s_worker_t *w, const char *op, const char *why);
 static void s_end_run (s_session_t *self);
@@ -1235,7 +1236,8 @@ s_phase_datagen (s_session_t *self)
         char why[1024];
         sb_dataset_t ds;
         s_marker_dataset (self, &ds);
-        if (sb_datafolder_marker_write (self->folder, &ds, "complete", written, why, sizeof why) != 0)
+        if ((self->s3 ? s_s3_marker_write (self, "complete", written, why, sizeof why)
+                      : sb_datafolder_marker_write (self->folder, &ds, "complete", written, why, sizeof why)) != 0)
             s_fail (self, "%s", why);
         else
             self->generating = 0;
@@ -1867,16 +1869,99 @@ s_folder_lock (s_session_t *self, int exclusive, char *err, size_t err_size)
     return 0;
 }
 
-/* A run that reads an existing local dataset: the marker must say it was
- * generated whole with this workload's parameters. Returns 0, or -1 with err. */
+/* ---- the marker of an S3 dataset: the object KEY_PREFIX.shardbench-dataset,
+ * beside train/ (where a local folder has its marker file), same text */
+
+static void
+s_s3_marker_key (s_session_t *self, char *key, size_t size)
+{
+    snprintf (key, size, "%s%s", self->key_prefix, SB_DATAFOLDER_MARKER);
+}
+
+static void
+s_fill_text (void *ctx, uint64_t offset, uint8_t *buf, size_t len)
+{
+    memcpy (buf, (const char *) ctx + offset, len);
+}
+
+/* PUT the marker object with state and bytes. Returns 0, or -1 with err. */
+static int
+s_s3_marker_write (s_session_t *self, const char *state, uint64_t bytes, char *err, size_t err_size)
+{
+    sb_dataset_t ds;
+    s_marker_dataset (self, &ds);
+    char key[1200], why[256];
+    s_s3_marker_key (self, key, sizeof key);
+    char *text = malloc (SB_DATAFOLDER_MARKER_MAX);
+    if (!text) {
+        snprintf (err, err_size, "out of memory");
+        return -1;
+    }
+    size_t len = 0;
+    int rc = -1;
+    sb_s3_error_t e;
+    if (sb_datafolder_marker_format (&ds, state, bytes, text, SB_DATAFOLDER_MARKER_MAX, &len, why, sizeof why) != 0)
+        snprintf (err, err_size, "s3://%s/%s: %s", self->o->wl->storage.bucket, key, why);
+    else if (sb_s3_put (self->s3, key, len, s_fill_text, text, &e) != 0)
+        snprintf (err, err_size, "cannot write the dataset marker: %s", e.text);
+    else
+        rc = 0;
+    free (text);
+    return rc;
+}
+
+/* GET the marker object. Returns 1 with *m set, 0 when there is none, -1
+ * with err (the GET failed, or the object is not a marker). */
+static int
+s_s3_marker_read (s_session_t *self, sb_datafolder_marker_t *m, char *err, size_t err_size)
+{
+    char key[1200], name[1500];
+    s_s3_marker_key (self, key, sizeof key);
+    snprintf (name, sizeof name, "s3://%s/%s", self->o->wl->storage.bucket, key);
+    memset (m, 0, sizeof *m);
+    char *text = malloc (SB_DATAFOLDER_MARKER_MAX);
+    if (!text) {
+        snprintf (err, err_size, "out of memory");
+        return -1;
+    }
+    size_t len = 0;
+    sb_s3_error_t e;
+    int rc = sb_s3_get_small (self->s3, key, text, SB_DATAFOLDER_MARKER_MAX, &len, &e);
+    if (rc == 1)
+        rc = 0;
+    else if (rc != 0) {
+        snprintf (err, err_size, "cannot read the dataset marker %s: %s", name, e.text);
+        rc = -1;
+    }
+    else
+        rc = sb_datafolder_marker_parse (text, len, name, m, err, err_size) == 0 ? 1 : -1;
+    free (text);
+    return rc;
+}
+
+/* A run that reads an existing dataset (a local folder, or an S3 prefix):
+ * the marker must say it was generated whole with this workload's
+ * parameters. Returns 0, or -1 with err. */
 static int
 s_dataset_check (s_session_t *self, char *err, size_t err_size)
 {
     sb_dataset_t ds;
     s_marker_dataset (self, &ds);
     sb_datafolder_marker_t m;
-    char why[2048];
-    int have = sb_datafolder_marker_read (self->folder, &m, why, sizeof why);
+    char why[2048], where[1400], marker[1500];
+    if (self->s3) {
+        size_t n = strlen (self->key_prefix);
+        snprintf (where, sizeof where, "s3://%s%s%.*s", self->o->wl->storage.bucket, n ? "/" : "",
+                  n ? (int) n - 1 : 0, self->key_prefix);
+        snprintf (marker, sizeof marker, "s3://%s/%s%s", self->o->wl->storage.bucket, self->key_prefix,
+                  SB_DATAFOLDER_MARKER);
+    }
+    else {
+        snprintf (where, sizeof where, "%s", self->folder);
+        snprintf (marker, sizeof marker, "%s/%s", self->folder, SB_DATAFOLDER_MARKER);
+    }
+    int have = self->s3 ? s_s3_marker_read (self, &m, why, sizeof why)
+                        : sb_datafolder_marker_read (self->folder, &m, why, sizeof why);
     if (have < 0) {
         snprintf (err, err_size, "%s: regenerate the dataset with `shardbench datagen --clean`", why);
         return -1;
@@ -1884,32 +1969,182 @@ s_dataset_check (s_session_t *self, char *err, size_t err_size)
     if (have == 0) {
         sb_warn ("%s/train has no %s marker saying what generated it (another tool, or shardbench before 0.2):"
                  " its files are read as this workload names and sizes them; `shardbench datagen --clean`"
-                 " regenerates it with a marker", self->folder, SB_DATAFOLDER_MARKER);
+                 " regenerates it with a marker", where, SB_DATAFOLDER_MARKER);
         return 0;
     }
     if (strcmp (m.state, "complete") != 0) {
-        snprintf (err, err_size, "the dataset in %s is incomplete: its datagen did not finish (%s/%s says state=%s):"
-                  " run `shardbench datagen` again", self->folder, self->folder, SB_DATAFOLDER_MARKER, m.state);
+        snprintf (err, err_size, "the dataset in %s is incomplete: its datagen did not finish (%s says state=%s):"
+                  " run `shardbench datagen` again", where, marker, m.state);
         return -1;
     }
     /* fewer files than generated is a subset (the first in name order); more is refused below */
     if (sb_datafolder_marker_diff (&m, &ds, 0, why, sizeof why) > 0) {
         snprintf (err, err_size, "the dataset in %s was generated with other parameters than this workload's (%s):"
                   " run with the workload it was generated with, or regenerate it with `shardbench datagen --clean`",
-                  self->folder, why);
+                  where, why);
         return -1;
     }
     if (sb_datafolder_marker_diff (&m, &ds, SB_DATAFOLDER_DIFF_SEED, why, sizeof why) > 0) {
         if (self->o->wl->verify) {
             snprintf (err, err_size, "the dataset in %s was generated with seed %llu, this run uses seed %llu and"
-                      " reader.verify checks every byte against it: pass --seed %llu", self->folder,
+                      " reader.verify checks every byte against it: pass --seed %llu", where,
                       (unsigned long long) m.seed, (unsigned long long) ds.seed, (unsigned long long) m.seed);
             return -1;
         }
         sb_warn ("the dataset in %s was generated with seed %llu, this run uses seed %llu: its content and sizes"
-                 " are those of seed %llu", self->folder, (unsigned long long) m.seed, (unsigned long long) ds.seed,
+                 " are those of seed %llu", where, (unsigned long long) m.seed, (unsigned long long) ds.seed,
                  (unsigned long long) m.seed);
     }
+    return 0;
+}
+
+/* What is under KEY_PREFIX/train/ of an S3 dataset: keys named as DLIO
+ * names dataset files (train/NAME or train/SUB/NAME), and others. */
+typedef struct {
+    size_t   skip;              /* length of KEY_PREFIX + "train/" */
+    uint64_t dataset_files, dataset_bytes, others;
+    char     other[1100];       /* the first other key */
+    char   **keys;              /* the dataset keys, when collect */
+    size_t   nkeys, cap;
+    int      collect, oom;
+} s_s3_scan_t;
+
+static int
+s_s3_scan_key (void *ctx, const char *key, uint64_t size)
+{
+    s_s3_scan_t *sc = ctx;
+    const char *rel = strlen (key) > sc->skip ? key + sc->skip : "";
+    const char *slash = strchr (rel, '/');
+    const char *name = slash ? slash + 1 : rel;
+    int ok = slash != rel && !strchr (name, '/') && sb_datafolder_is_dataset_name (name);
+    if (!ok) {
+        if (!sc->others++)
+            snprintf (sc->other, sizeof sc->other, "%s", key);
+        return 0;
+    }
+    sc->dataset_files++;
+    sc->dataset_bytes += size;
+    if (!sc->collect)
+        return 0;
+    if (sc->nkeys == sc->cap) {
+        size_t want = sc->cap ? sc->cap * 2 : 256;
+        char **grown = realloc (sc->keys, want * sizeof *grown);
+        if (!grown) {
+            sc->oom = 1;
+            return 1;
+        }
+        sc->keys = grown;
+        sc->cap = want;
+    }
+    if (!(sc->keys[sc->nkeys] = strdup (key))) {
+        sc->oom = 1;
+        return 1;
+    }
+    sc->nkeys++;
+    return 0;
+}
+
+static void
+s_s3_scan_free (s_s3_scan_t *sc)
+{
+    for (size_t i = 0; i < sc->nkeys; i++)
+        free (sc->keys[i]);
+    free (sc->keys);
+    sc->keys = NULL;
+    sc->nkeys = sc->cap = 0;
+}
+
+static int
+s_s3_scan (s_session_t *self, int collect, s_s3_scan_t *sc, char *err, size_t err_size)
+{
+    char prefix[1200];
+    snprintf (prefix, sizeof prefix, "%strain/", self->key_prefix);
+    *sc = (s_s3_scan_t) { .skip = strlen (prefix), .collect = collect };
+    sb_s3_error_t e;
+    if (sb_s3_list (self->s3, prefix, NULL, NULL, (size_t) self->o->wl->storage.list_page_size, s_s3_scan_key, sc,
+                    &e) != 0) {
+        snprintf (err, err_size, "cannot list the dataset: %s", e.text);
+        s_s3_scan_free (sc);
+        return -1;
+    }
+    if (sc->oom) {
+        snprintf (err, err_size, "out of memory listing s3://%s/%s", self->o->wl->storage.bucket, prefix);
+        s_s3_scan_free (sc);
+        return -1;
+    }
+    return 0;
+}
+
+/* Before a datagen writes under an S3 prefix: as s_datagen_check does for
+ * a local folder, refuse objects of another generation under train/
+ * (unless --clean, which deletes them and the marker first), state the
+ * bytes, and PUT the marker with state=generating. Returns 0, or an exit
+ * code (1, 2) with err. */
+static int
+s_s3_datagen_check (s_session_t *self, char *err, size_t err_size)
+{
+    const sb_session_opts_t *o = self->o;
+    const char *bucket = o->wl->storage.bucket;
+    sb_dataset_t ds;
+    s_marker_dataset (self, &ds);
+    sb_datafolder_marker_t m;
+    char why[2048], diff[2048] = "", key[1200];
+    s_s3_marker_key (self, key, sizeof key);
+    int have = s_s3_marker_read (self, &m, why, sizeof why);
+    if (have < 0 && !o->clean) {
+        snprintf (err, err_size, "%s: pass --clean to replace it and the dataset objects", why);
+        return 2;
+    }
+    s_s3_scan_t scan;
+    if (s_s3_scan (self, o->clean, &scan, err, err_size) != 0)
+        return 1;
+    int same = have == 1
+               && sb_datafolder_marker_diff (&m, &ds, SB_DATAFOLDER_DIFF_FILES | SB_DATAFOLDER_DIFF_SEED, diff,
+                                             sizeof diff) == 0;
+    if (scan.others) {
+        snprintf (err, err_size, "s3://%s/%s is not a dataset object (train/PREFIX_I_of_N.EXT): datagen writes only"
+                  " under a prefix holding nothing else under train/ (%llu such keys); delete them, or choose"
+                  " another dataset.data_folder", bucket, scan.other, (unsigned long long) scan.others);
+        s_s3_scan_free (&scan);
+        return 2;
+    }
+    if (scan.dataset_files && !same && !o->clean) {
+        snprintf (err, err_size, "s3://%s/%strain/ holds %llu objects (%.1f MiB) of another generation (s3://%s/%s:"
+                  " %s): a datagen there would mix two datasets; pass --clean to delete them first, or choose"
+                  " another dataset.data_folder", bucket, self->key_prefix, (unsigned long long) scan.dataset_files,
+                  scan.dataset_bytes / 1048576.0, bucket, key,
+                  have == 1 ? diff : have == 0 ? "no marker says what generated them" : why);
+        s_s3_scan_free (&scan);
+        return 2;
+    }
+    uint64_t total;
+    int exact;
+    if (s_plan_bytes (&ds, &total, &exact, err, err_size) != 0) {
+        s_s3_scan_free (&scan);
+        return 2;
+    }
+    sb_info ("datagen: %llu objects, %s%llu bytes (%.2f GiB) into s3://%s/%strain/", (unsigned long long) ds.files,
+             exact ? "" : "about ", (unsigned long long) total, total / 1073741824.0, bucket, self->key_prefix);
+    if (o->clean) {
+        sb_s3_error_t e;
+        for (size_t i = 0; i < scan.nkeys; i++)
+            if (sb_s3_delete (self->s3, scan.keys[i], &e) != 0 && e.http_status != 404) {
+                snprintf (err, err_size, "--clean: cannot delete a dataset object: %s", e.text);
+                s_s3_scan_free (&scan);
+                return 1;
+            }
+        if (sb_s3_delete (self->s3, key, &e) != 0 && e.http_status != 404) {
+            snprintf (err, err_size, "--clean: cannot delete the dataset marker: %s", e.text);
+            s_s3_scan_free (&scan);
+            return 1;
+        }
+        sb_info ("--clean: deleted %llu dataset objects (%.1f MiB) under s3://%s/%strain/",
+                 (unsigned long long) scan.nkeys, scan.dataset_bytes / 1048576.0, bucket, self->key_prefix);
+    }
+    s_s3_scan_free (&scan);
+    if (s_s3_marker_write (self, "generating", total, err, err_size) != 0)
+        return 1;
+    self->generating = 1;
     return 0;
 }
 
@@ -2225,7 +2460,7 @@ s_session_run (s_session_t *self, const sb_session_opts_t *opts, int64_t *run_id
         return 1;
     int need_datagen = (opts->kind == SB_SESSION_DATAGEN || (missing && opts->kind == SB_SESSION_TRAIN))
                        && wl->storage.type != SB_STORAGE_SYNTHETIC;
-    if (!need_datagen && opts->kind == SB_SESSION_TRAIN && (self->lock_fd >= 0 || self->read_only)
+    if (!need_datagen && opts->kind == SB_SESSION_TRAIN && (self->lock_fd >= 0 || self->read_only || self->s3)
         && s_dataset_check (self, err, err_size) != 0)
         return 2;
     if (!need_datagen && missing && wl->storage.type != SB_STORAGE_SYNTHETIC) {
@@ -2245,8 +2480,8 @@ s_session_run (s_session_t *self, const sb_session_opts_t *opts, int64_t *run_id
     else if (need_datagen && s_prepare_folder (wl->data_folder, self->catalog_info.prefix,
                                                sizeof self->catalog_info.prefix, err, err_size) != 0)
         return 1;
-    if (need_datagen && self->lock_fd >= 0) {
-        int refused = s_datagen_check (self, err, err_size);
+    if (need_datagen && (self->lock_fd >= 0 || self->s3)) {
+        int refused = self->s3 ? s_s3_datagen_check (self, err, err_size) : s_datagen_check (self, err, err_size);
         if (refused)
             return refused;
     }
