@@ -13,7 +13,9 @@
  *
  * Faults hit object GETs only: requests `GET /BUCKET/KEY` with a non-empty
  * key (path-style URLs). Bucket requests (HEAD, ListObjectsV2, the
- * preflight) and uploads always go through, so preflight and listing succeed
+ * preflight), GETs of the dataset marker (a KEY whose last part is
+ * .shardbench-dataset)
+ * and uploads always go through, so preflight and listing succeed
  * and the faults land where the test expects them. COUNT is how many faults
  * to inject (the first COUNT object GETs, whatever the connection): a
  * positive COUNT is a transient fault, -1 a persistent one (every object
@@ -268,7 +270,15 @@ s_object_get (const char *hdr, char *path, size_t path_size)
     snprintf (path, path_size, "%.*s", (int) n, p);
     const char *slash = strchr (path + 1, '/');
     size_t q = strcspn (path, "?");
-    return slash && (size_t) (slash - path) + 1 < q;
+    if (!slash || (size_t) (slash - path) + 1 >= q)
+        return 0;
+    /* the dataset marker (PREFIX.shardbench-dataset, read by the coordinator
+     * before a run) is metadata, as the listing is: it goes through */
+    const char *base = path;
+    for (const char *c = path; c < path + q; c++)
+        if (*c == '/')
+            base = c + 1;
+    return strncmp (base, ".shardbench-dataset", 19) != 0;
 }
 
 static uint64_t
