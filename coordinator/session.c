@@ -2014,6 +2014,9 @@ s_s3_scan_key (void *ctx, const char *key, uint64_t size)
 {
     s_s3_scan_t *sc = ctx;
     const char *rel = strlen (key) > sc->skip ? key + sc->skip : "";
+    size_t n = strlen (rel);
+    if (n == 0 || rel[n - 1] == '/')
+        return 0;       /* a folder placeholder ("train/", "train/SUB/") that a console made: no data */
     const char *slash = strchr (rel, '/');
     const char *name = slash ? slash + 1 : rel;
     int ok = slash != rel && !strchr (name, '/') && sb_datafolder_is_dataset_name (name);
