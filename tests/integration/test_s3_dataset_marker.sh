@@ -116,4 +116,17 @@ sb datagen m.yaml dataset.record_length_bytes=8192 --local 1 --db m.db
 expect_eq "datagen over unmarked objects exits 2" "$SB_RC" 2
 expect_contains "names the missing marker" sb.err "no marker says what generated them"
 
+# --- (f) a key under train/ that is not a dataset object: refused even with
+# --clean, and never deleted; folder placeholders (train/) hold no data
+s3put () { curl -sS -f --aws-sigv4 "aws:amz:$S3RVER_REGION:s3" --user "$S3RVER_ACCESS_KEY:$S3RVER_SECRET_KEY" \
+    -H "x-amz-content-sha256: $(printf '%s' "$2" | sha256sum | cut -d' ' -f1)" -X PUT --data-binary "$2" "$ep/sbmark/$1"; }
+s3put ds/train/ "" && s3put ds/train/notes.txt "notes"
+expect_eq "foreign key stored" "$(cat "$objdir/train/notes.txt._S3rver_object" 2>/dev/null)" notes
+sb datagen m.yaml dataset.record_length_bytes=8192 --clean --local 1 --db m.db
+expect_eq "datagen next to a foreign key exits 2" "$SB_RC" 2
+expect_contains "names the foreign key" sb.err \
+    "s3://sbmark/ds/train/notes.txt is not a dataset object (train/PREFIX_I_of_N.EXT): datagen writes only under a prefix holding nothing else under train/ (1 such keys)"
+expect_eq "the foreign key is kept" "$(cat "$objdir/train/notes.txt._S3rver_object" 2>/dev/null)" notes
+expect_eq "dataset objects kept" "$(objects | wc -l | tr -d ' ')" 8
+
 finish
