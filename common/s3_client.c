@@ -763,6 +763,10 @@ s_on_finished (sb_s3_t *self, s_req_t *r, CURLcode cc)
         r->status = 0;      /* unknown: the request fails below */
     const char *extra = NULL;
     char text[256];
+    if (r->keep_body && cc == CURLE_WRITE_ERROR && r->status >= 200 && r->status < 300) {
+        snprintf (text, sizeof text, "the object is larger than %zu bytes", r->body_limit);
+        extra = text;
+    }
     if (r->op == OP_GET && r->ranged && r->status >= 200 && r->status < 300 && !r->range_checked
         && (cc == CURLE_OK || cc == CURLE_PARTIAL_FILE))
         s_check_range (r);     /* a reply without a body byte */

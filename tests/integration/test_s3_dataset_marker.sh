@@ -105,6 +105,15 @@ expect_eq "run of an unfinished datagen exits 2" "$SB_RC" 2
 expect_contains "names the unfinished marker" sb.err \
     "the dataset in s3://sbmark/ds is incomplete: its datagen did not finish (s3://sbmark/ds/.shardbench-dataset says state=generating)"
 
+# a marker object over 64 KiB is not read whole: refused, naming it
+{ cat "$marker_obj"; head -c 70000 /dev/zero | tr '\0' '#'; echo; } >big.txt
+cp big.txt "$marker_obj"
+sb run m.yaml dataset.record_length_bytes=8192 --local 1 --db m.db
+expect_eq "run with an oversized marker exits 2" "$SB_RC" 2
+expect_contains "names the marker, its size and the endpoint" sb.err \
+    "cannot read the dataset marker s3://sbmark/ds/.shardbench-dataset: GET sbmark/ds/.shardbench-dataset on $ep failed (attempt 1):"
+expect_contains "says it is too large" sb.err "(the object is larger than 65536 bytes)"
+
 # --- (e) no marker (a dataset made by another tool): a warning, read anyway
 rm -f "$objdir"/.shardbench-dataset._S3rver_*
 sb run m.yaml dataset.record_length_bytes=8192 --local 1 --db m.db
