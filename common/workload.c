@@ -53,6 +53,9 @@ static const s_key_t s_keys[] = {
     { "reader.prefetch_size", T_U64, OFF (prefetch_size), 0, "2", 0, 1e6, "batches read ahead per rank" },
     { "reader.sample_shuffle", T_SHUFFLE, OFF (sample_shuffle), 0, "off", 0, 0, "off | seed | random" },
     { "reader.file_shuffle", T_SHUFFLE, OFF (file_shuffle), 0, "off", 0, 0, "off | seed | random" },
+    { "reader.data_loader", T_STR, STRF (data_loader), "", 0, 0, "pytorch | tensorflow | dali ... (default: the framework's); picks DLIO's sampler" },
+    { "reader.data_loader_sampler", T_STR, STRF (data_loader_sampler), "", 0, 0, "index | iterative (default: DLIO's for the data loader)" },
+    { "reader.odirect", T_BOOL, OFF (odirect), 0, "false", 0, 0, "read files with O_DIRECT (aligned buffers)" },
     { "reader.verify", T_BOOL, OFF (verify), 0, "false", 0, 0, "check every byte read against the generator" },
     { "train.epochs", T_U64, OFF (epochs), 0, "1", 1, 1e9, "epochs to train" },
     { "train.computation_time", T_F64, OFF (computation_time), 0, "0", 0, 3600, "emulated compute seconds per batch" },
@@ -65,6 +68,10 @@ static const s_key_t s_keys[] = {
     { "train.computation_time.scale", T_DIST, 0, 0, "", 0, 3600, "gamma: scale theta, s; exponential: mean, s" },
     { "train.computation_time.lam", T_DIST, 0, 0, "", 0, 3600, "poisson: lambda (mean), s" },
     { "train.seed", T_U64, OFF (seed), 0, "123", 0, BIG, "seed of shuffles, sizes and content" },
+    { "train.seed_change_epoch", T_BOOL, OFF (seed_change_epoch), 0, "true", 0, 0, "shuffles seeded seed + epoch (false: seed)" },
+    { "train.total_training_steps", T_F64, OFF (total_training_steps), 0, "-1", -1, 1e18, "steps per epoch at most, as DLIO applies it (-1: none)" },
+    { "output.metric.exclude_start_steps", T_U64, OFF (exclude_start_steps), 0, "1", 0, 1e9, "steps left out of AU and throughput at an epoch's start" },
+    { "output.metric.exclude_end_steps", T_U64, OFF (exclude_end_steps), 0, "0", 0, 1e9, "steps left out at an epoch's end" },
     { "train.sync", T_SYNC, OFF (sync), 0, "step", 0, 0, "barrier: step | epoch" },
     { "metric.au", T_F64, OFF (au), 0, "0.90", 0, 1, "accelerator-utilisation threshold to pass" },
     { "storage.storage_type", T_STORAGE, OFF (storage.type), 0, "local_fs", 0, 0, "local_fs | s3 | synthetic" },
@@ -89,6 +96,9 @@ static const s_key_t s_keys[] = {
     { "shardbench.stall_timeout_s", T_F64, OFF (stall_timeout_s), 0, "120", 0, 86400, "a file read without progress this long fails the run (0: never)" },
     { "shardbench.keys_page", T_U64, OFF (keys_page), 0, "256", 1, 65536, "keys per page sent to a rank" },
     { "shardbench.io_buffer_bytes", T_U64, OFF (io_buffer_bytes), 0, "1048576", 4096, 1073741824, "read buffer per I/O thread" },
+    { "shardbench.sampler", T_STR, STRF (sampler), "dlio", 0, 0, "dlio: DLIO's per-rank files and order | global: one shuffle over all samples and ranks" },
+    { "shardbench.drop_page_cache", T_BOOL, OFF (drop_page_cache), 0, "true", 0, 0, "evict the epoch's files from the page cache before it (posix_fadvise)" },
+    { "shardbench.trace", T_STR, STRF (trace), "", 0, 0, "folder for per-read trace files, one per worker (\"\": none)" },
     { "shardbench.remote_worker", T_STR, STRF (remote_worker), "", 0, 0, "worker binary on --hosts hosts (default $SHARDBENCH_REMOTE_WORKER, else shardbench-worker on PATH)" },
     /* model and checkpoint: `shardbench checkpoint` (coordinator/checkpoint.c) */
     { "model.num_layers", T_U64, OFF (ckpt.num_layers), 0, "0", 0, 1e6, "transformer layers (checkpoint sizes)" },
@@ -124,13 +134,10 @@ static const s_key_t s_keys[] = {
     { "dataset.num_subfolders_eval", T_IGNORED, 0, 0, 0, 0, 0, 0 },
     { "dataset.keep_files", T_IGNORED, 0, 0, 0, 0, 0, 0 },
     { "dataset.record_length_bytes_resize", T_IGNORED, 0, 0, 0, 0, 0, 0 },
-    { "reader.data_loader", T_IGNORED, 0, 0, 0, 0, 0, 0 },
     { "reader.read_type", T_IGNORED, 0, 0, 0, 0, 0, 0 },
     { "reader.computation_threads", T_IGNORED, 0, 0, 0, 0, 0, 0 },
     { "reader.transfer_size", T_IGNORED, 0, 0, 0, 0, 0, 0 },
     { "reader.dont_use_mmap", T_IGNORED, 0, 0, 0, 0, 0, 0 },
-    { "train.total_training_steps", T_IGNORED, 0, 0, 0, 0, 0, 0 },
-    { "train.seed_change_epoch", T_IGNORED, 0, 0, 0, 0, 0, 0 },
 };
 
 #define S_NKEYS (sizeof s_keys / sizeof s_keys[0])
@@ -681,6 +688,34 @@ sb_workload_from_config (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
         char where[1200];
         snprintf (err, err_size, "%s: key 'shardbench.heartbeat_timeout_s': %g must exceed the heartbeat interval %g",
                   s_where (e, where, sizeof where), wl->heartbeat_timeout_s, wl->heartbeat_interval_s);
+        return -1;
+    }
+    struct { const char *key, *value, *allowed; } choices[] = {
+        { "shardbench.sampler", wl->sampler, "dlio global" },
+        { "reader.data_loader_sampler", wl->data_loader_sampler, " index iterative" },
+    };
+    for (size_t i = 0; i < sizeof choices / sizeof *choices; i++) {
+        char padded[64];
+        snprintf (padded, sizeof padded, " %s ", choices[i].value);
+        char allowed[64];
+        snprintf (allowed, sizeof allowed, " %s ", choices[i].allowed);
+        if (*choices[i].value && strstr (allowed, padded))
+            continue;
+        if (!*choices[i].value && choices[i].allowed[0] == ' ')
+            continue;
+        const sb_config_entry_t *e = sb_config_get (cfg, choices[i].key);
+        char where[1200];
+        snprintf (err, err_size, "%s: key '%s': '%s' is not one of: %s", s_where (e, where, sizeof where),
+                  choices[i].key, choices[i].value, choices[i].allowed[0] == ' ' ? choices[i].allowed + 1
+                                                                                  : choices[i].allowed);
+        return -1;
+    }
+    if (wl->total_training_steps != floor (wl->total_training_steps)
+        || (wl->total_training_steps < 1 && wl->total_training_steps != -1 && wl->total_training_steps != 0)) {
+        const sb_config_entry_t *e = sb_config_get (cfg, "train.total_training_steps");
+        char where[1200];
+        snprintf (err, err_size, "%s: key 'train.total_training_steps': %g is not a whole number of steps (-1: none)",
+                  s_where (e, where, sizeof where), wl->total_training_steps);
         return -1;
     }
     for (const char *p = wl->format; *p; p++)

@@ -59,12 +59,19 @@ typedef struct {
     sb_shuffle_t sample_shuffle;
     sb_shuffle_t file_shuffle;
     int         verify;
+    char        data_loader[32];        /* reader.data_loader ("" : the framework's) */
+    char        data_loader_sampler[16];/* reader.data_loader_sampler ("" : the loader's) */
+    int         odirect;                /* reader.odirect */
     /* train */
     uint64_t    epochs;
     double      computation_time;   /* mean of `compute` (seconds per batch) */
     sb_dist_t   compute;            /* train.computation_time: a number, {mean, stdev} or {type, ...} */
     uint64_t    seed;
     sb_sync_t   sync;
+    int         seed_change_epoch;      /* train.seed_change_epoch */
+    double      total_training_steps;   /* train.total_training_steps (-1: none; a whole number) */
+    uint64_t    exclude_start_steps;    /* output.metric.exclude_start_steps */
+    uint64_t    exclude_end_steps;      /* output.metric.exclude_end_steps */
     /* metric */
     double      au;
     /* storage */
@@ -78,6 +85,9 @@ typedef struct {
     double      stall_timeout_s;        /* a rank's read without progress this long fails the run; 0: never */
     uint64_t    keys_page;
     uint64_t    io_buffer_bytes;
+    char        sampler[16];            /* shardbench.sampler: "dlio" | "global" */
+    int         drop_page_cache;        /* shardbench.drop_page_cache */
+    char        trace[1024];            /* shardbench.trace: folder of per-read traces ("" none) */
     char        remote_worker[1024];/* shardbench.remote_worker: worker binary on --hosts hosts */
     /* where reader.batch_size was set ("w.yaml:5", "command line",
      * "default"), for the error of a batch larger than a shard, which only
