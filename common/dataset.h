@@ -22,6 +22,7 @@ typedef struct {
     uint64_t    seed;
     const char *parquet_columns; /* borrowed: "name:dtype:size,..." or NULL (format.h) */
     uint64_t    parquet_row_group; /* rows per parquet row group, 0: 1 MiB of records */
+    const char *parquet_compression; /* borrowed: dataset.compression, page codec (NULL or "none": none) */
 } sb_dataset_t;
 
 /* Key of object i, relative to the data folder ("train/img_07_of_64.npz").

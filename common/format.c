@@ -74,10 +74,19 @@ int
 sb_format_open_ex (sb_format_obj_t *obj, const sb_format_ops_t *ops, uint64_t seed, uint64_t records,
                    uint64_t record, const char *columns, uint64_t group_rows, char *err, size_t err_size)
 {
+    return sb_format_open_pq (obj, ops, seed, records, record, columns, group_rows, NULL, err, err_size);
+}
+
+int
+sb_format_open_pq (sb_format_obj_t *obj, const sb_format_ops_t *ops, uint64_t seed, uint64_t records,
+                   uint64_t record, const char *columns, uint64_t group_rows, const char *compression, char *err,
+                   size_t err_size)
+{
     memset (obj, 0, sizeof *obj);
     obj->ops = ops;
     obj->columns = columns;
     obj->group_rows = group_rows;
+    obj->compression = compression;
     obj->seed = seed;
     obj->records = records ? records : 1;
     obj->record = record ? record : 1;
@@ -93,9 +102,9 @@ sb_format_open (sb_format_obj_t *obj, const sb_dataset_t *ds, uint64_t i, const 
                 size_t err_size)
 {
     uint64_t spf = ds->samples_per_file ? ds->samples_per_file : 1;
-    return sb_format_open_ex (obj, sb_format_find (ds->format), sb_dataset_content_seed (ds->seed, key), spf,
-                              sb_dataset_object_size (ds, i) / spf, ds->parquet_columns, ds->parquet_row_group, err,
-                              err_size);
+    return sb_format_open_pq (obj, sb_format_find (ds->format), sb_dataset_content_seed (ds->seed, key), spf,
+                              sb_dataset_object_size (ds, i) / spf, ds->parquet_columns, ds->parquet_row_group,
+                              ds->parquet_compression, err, err_size);
 }
 
 void

@@ -59,6 +59,7 @@ struct sb_format_obj {
     /* parquet: inputs (set before open) and layout */
     const char *columns;    /* borrowed: "name:dtype:size,..." or NULL (label + data) */
     uint64_t group_rows;    /* rows per row group, 0: 1 MiB of records */
+    const char *compression;    /* borrowed: page codec none | snappy | gzip | zstd (NULL: none) */
     struct sb_parquet_layout *state;
 };
 
@@ -86,6 +87,10 @@ int sb_format_open_with (sb_format_obj_t *obj, const sb_format_ops_t *ops, uint6
  * label + data columns, groups of 1 MiB of records). */
 int sb_format_open_ex (sb_format_obj_t *obj, const sb_format_ops_t *ops, uint64_t seed, uint64_t records,
                        uint64_t record, const char *columns, uint64_t group_rows, char *err, size_t err_size);
+/* Same, with parquet's page codec too (dataset.compression; NULL: none). */
+int sb_format_open_pq (sb_format_obj_t *obj, const sb_format_ops_t *ops, uint64_t seed, uint64_t records,
+                       uint64_t record, const char *columns, uint64_t group_rows, const char *compression, char *err,
+                       size_t err_size);
 void sb_format_fill (sb_format_obj_t *obj, uint64_t offset, uint8_t *buf, size_t len);
 void sb_format_close (sb_format_obj_t *obj);
 
@@ -108,6 +113,84 @@ uint64_t sb_format_parquet_footer_at (const sb_parquet_layout_t *layout);
 /* Check a column list; its row bytes and column count. 0, or -1 with err. */
 int sb_format_parquet_columns (const char *columns, uint64_t *row_bytes, size_t *ncols, char *err,
                                size_t err_size);
+
+/* Parquet page codec of a dataset.compression value: "none" (or NULL, "")
+ * 0, "snappy" 1, "gzip" 2, "zstd" 6 (parquet's CompressionCodec numbers).
+ * Returns 0, or -1 with err naming the codecs shardbench writes. */
+int sb_format_parquet_codec (const char *compression, int *codec, char *err, size_t err_size);
+/* Check a read list ("a,b,..."; storage.storage_options.columns) against
+ * the columns (NULL or "": label + data). 0, or -1 with err naming the
+ * first name that is not a column. */
+int sb_format_parquet_read_check (const char *columns, const char *read, char *err, size_t err_size);
+
+/* ---- Parquet read plan: what DLIO's parquet readers read ----
+ *
+ * DLIO_local_changes reads a local or S3 parquet file so
+ * (reader/parquet_reader_file_iterable.py, parquet_reader_s3_iterable.py,
+ * driven by data_loader/torch_data_loader.py TorchIterableDataset): once per
+ * epoch per file, pyarrow's ParquetFile reads the footer (one read of the
+ * last min(size, 64 KiB), and a second read of the metadata when it is
+ * longer than that read minus 8 bytes); then, row group after row group,
+ * one read per group of the bytes from the first to the end of the last
+ * column chunk of the columns read (storage_options.columns, all when
+ * none), dictionary page included, without decompressing or decoding them.
+ *
+ * The plan gives the same reads from the file's own footer, so it holds
+ * for compressed files (whose chunk sizes depend on the content) and for
+ * files another writer made. A trainer reads a file of size S so:
+ *   1. sb_parquet_tail_range (S): read that range (footer read 1);
+ *   2. sb_parquet_footer_range (tail, S): the metadata's range, and
+ *      whether it needs a read of its own (footer read 2);
+ *   3. sb_parquet_plan_parse (metadata bytes, S, read columns): the plan;
+ *   4. per row group g (sb_parquet_plan_groups), once an epoch:
+ *      sb_parquet_plan_group_ranges (g) gives its reads; the group holds
+ *      rows [sb_parquet_plan_group_first (g), + sb_parquet_plan_group_rows).
+ * Every function is pure (no I/O); outside input is bounds-checked. */
+#define SB_PARQUET_TAIL_READ 65536      /* pyarrow's first footer read (kDefaultFooterReadSize) */
+
+typedef struct {
+    uint64_t offset, length;
+} sb_parquet_range_t;
+
+typedef struct sb_parquet_plan sb_parquet_plan_t;
+
+/* The first footer read: the last min(size, 64 KiB) bytes. */
+sb_parquet_range_t sb_parquet_tail_range (uint64_t file_size);
+/* From the tail read (tail_len bytes ending at file_size): the range of the
+ * Thrift FileMetaData (*metadata). Returns 1 when the tail holds it (no
+ * second read), 0 when it must be read (pyarrow's second read: *metadata),
+ * -1 with err when the tail does not end a parquet file. */
+int sb_parquet_footer_range (const uint8_t *tail, size_t tail_len, uint64_t file_size,
+                             sb_parquet_range_t *metadata, char *err, size_t err_size);
+/* Parse the FileMetaData (len bytes) of a file of file_size bytes into a
+ * plan reading the columns named in read ("a,b,..."; NULL or "": all),
+ * matched on the first element of a column's path. span 1: one range per
+ * group from the first to the end of the last chunk read, as DLIO reads;
+ * span 0: the read columns' chunks only, adjacent chunks merged (less
+ * than DLIO when the read columns are not adjacent). Returns 0, or -1 with
+ * err (*plan NULL). sb_parquet_plan_free frees it. */
+int sb_parquet_plan_parse (sb_parquet_plan_t **plan, const uint8_t *metadata, size_t len, uint64_t file_size,
+                           const char *read, int span, char *err, size_t err_size);
+void sb_parquet_plan_free (sb_parquet_plan_t *plan);
+uint64_t sb_parquet_plan_groups (const sb_parquet_plan_t *plan);
+uint64_t sb_parquet_plan_rows (const sb_parquet_plan_t *plan);
+uint64_t sb_parquet_plan_group_rows (const sb_parquet_plan_t *plan, uint64_t g);
+uint64_t sb_parquet_plan_group_first (const sb_parquet_plan_t *plan, uint64_t g);
+/* Row group holding row (rows beyond the last: the last group). */
+uint64_t sb_parquet_plan_group_of (const sb_parquet_plan_t *plan, uint64_t row);
+/* The reads of group g, in file order: up to max ranges into ranges, their
+ * count in *n. Returns 0, or -1 when g is out of range or max is too small
+ * (then *n is the count needed). A group with no column read: *n 0. */
+int sb_parquet_plan_group_ranges (const sb_parquet_plan_t *plan, uint64_t g, sb_parquet_range_t *ranges,
+                                  size_t max, size_t *n);
+/* Bytes DLIO's reader reads of this file in an epoch: footer reads (tail +
+ * second read) + every group's span of the read columns. */
+uint64_t sb_parquet_plan_dlio_bytes (const sb_parquet_plan_t *plan);
+/* Bytes the plan reads in an epoch: the same footer reads + every group's
+ * ranges (sb_parquet_plan_dlio_bytes when span is 1). */
+uint64_t sb_parquet_plan_bytes (const sb_parquet_plan_t *plan);
+/* Codec of the column chunks (parquet's number; the first chunk's). */
+int sb_parquet_plan_codec (const sb_parquet_plan_t *plan);
 
 /* DLIO index i of a key named PREFIX_III_of_N.EXT (any folder). Returns 0,
  * or -1 when the name does not follow that pattern. */

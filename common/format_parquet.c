@@ -1,6 +1,8 @@
 /* format_parquet: Apache Parquet files, written without a parquet library
- * (Debian has none): PLAIN encoding, no compression, one data page (v1)
- * per column chunk, a Thrift compact-protocol footer.
+ * (Debian has none): PLAIN encoding, one data page (v1) per column chunk,
+ * uncompressed or compressed with dataset.compression (snappy: libsnappy,
+ * gzip: zlib, zstd: libzstd, each at its library's default level), a
+ * Thrift compact-protocol footer.
  *
  * One row per sample, REQUIRED columns. Without a column list (the default):
  *   label  INT64                           the row's index in the file
@@ -18,18 +20,87 @@
  * record when it is 0 (at least one row a group). Layout:
  *   "PAR1" | per group, per column: [page header, values] | footer |
  *   footer length (uint32 LE) | "PAR1"
- * Every group but the last has the same size, so the byte at any offset is
- * computed from the offset; page headers and the footer are built at open
- * (they depend only on the sizes). sb_format_parquet_layout gives the same
- * layout without the footer, for the byte range of a sample's row group. */
+ * Uncompressed, every group but the last has the same size, so the byte at
+ * any offset is computed from the offset; page headers and the footer are
+ * built at open (they depend only on the sizes). sb_format_parquet_layout
+ * gives the same layout without the footer, for the byte range of a
+ * sample's row group. Compressed, a page's size depends on its content:
+ * open compresses every page once to learn the chunk offsets (kept, 8 bytes
+ * a chunk) and fill compresses the page it is asked again (the last one is
+ * kept), so the bytes stay a function of the seed; a compressed page's
+ * values are at most 256 MiB. Readers plan from the footer instead
+ * (format_parquet_plan.c). */
 #include "format.h"
 #include "util.h"
 
+#include <snappy-c.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
+#include <zstd.h>
 
 #define S_GROUP_BYTES (1u << 20)
+#define S_ZPAGE_MAX (256ull << 20)  /* values of one compressed page, at most */
+
+enum { CODEC_NONE = 0, CODEC_SNAPPY = 1, CODEC_GZIP = 2, CODEC_ZSTD = 6 };
+
+int
+sb_format_parquet_codec (const char *compression, int *codec, char *err, size_t err_size)
+{
+    static const struct {
+        const char *name;
+        int codec;
+    } names[] = { { "none", CODEC_NONE }, { "snappy", CODEC_SNAPPY }, { "gzip", CODEC_GZIP }, { "zstd", CODEC_ZSTD } };
+    if (!compression || !*compression)
+        compression = "none";
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp (names[i].name, compression) == 0) {
+            if (codec)
+                *codec = names[i].codec;
+            return 0;
+        }
+    snprintf (err, err_size, "parquet pages cannot be written with '%s' (supported: none, snappy, gzip, zstd)",
+              compression);
+    return -1;
+}
+
+/* Compress n bytes of in with codec into out (cap bytes, at least
+ * s_bound): its length, or 0 on a library failure. */
+static size_t
+s_bound (int codec, size_t n)
+{
+    if (codec == CODEC_SNAPPY)
+        return snappy_max_compressed_length (n);
+    if (codec == CODEC_ZSTD)
+        return ZSTD_compressBound (n);
+    return (size_t) compressBound ((uLong) n) + 64;     /* gzip: + its header and trailer */
+}
+
+static size_t
+s_compress (int codec, const uint8_t *in, size_t n, uint8_t *out, size_t cap)
+{
+    if (codec == CODEC_SNAPPY) {
+        size_t len = cap;
+        return snappy_compress ((const char *) in, n, (char *) out, &len) == SNAPPY_OK ? len : 0;
+    }
+    if (codec == CODEC_ZSTD) {
+        size_t len = ZSTD_compress (out, cap, in, n, ZSTD_CLEVEL_DEFAULT);
+        return ZSTD_isError (len) ? 0 : len;
+    }
+    z_stream z;
+    memset (&z, 0, sizeof z);
+    if (deflateInit2 (&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+        return 0;
+    z.next_in = (Bytef *) in;
+    z.avail_in = (uInt) n;
+    z.next_out = out;
+    z.avail_out = (uInt) cap;
+    int rc = deflate (&z, Z_FINISH);
+    size_t len = z.total_out;
+    deflateEnd (&z);
+    return rc == Z_STREAM_END ? len : 0;
+}
 
 /* ---- Thrift compact protocol, into a growable buffer ---- */
 
@@ -128,16 +199,17 @@ s_end (s_out_t *o)
     o->depth--;
 }
 
-/* DataPage header of a page of rows values of value_size bytes */
+/* DataPage header of a page of rows values of value_size bytes, stored in
+ * zbytes bytes (0: uncompressed) */
 static void
-s_page_header (s_out_t *o, uint64_t rows, uint64_t value_size)
+s_page_header (s_out_t *o, uint64_t rows, uint64_t value_size, uint64_t zbytes)
 {
     int64_t bytes = (int64_t) (rows * value_size);
     o->depth = 0;
     o->last[0] = 0;
     s_int (o, 1, T_I32, 0);             /* type: DATA_PAGE */
     s_int (o, 2, T_I32, bytes);         /* uncompressed_page_size */
-    s_int (o, 3, T_I32, bytes);         /* compressed_page_size */
+    s_int (o, 3, T_I32, zbytes ? (int64_t) zbytes : bytes);    /* compressed_page_size */
     s_begin (o, 5);                     /* data_page_header */
     s_int (o, 1, T_I32, (int64_t) rows);    /* num_values */
     s_int (o, 2, T_I32, 0);             /* encoding: PLAIN */
@@ -170,6 +242,17 @@ struct sb_parquet_layout {
     uint8_t  *headers;
     uint64_t  rows, record, per, groups, last_rows;
     uint64_t  group_size, last_size, footer_at;
+    /* compressed (codec != CODEC_NONE): chunk k = g * ncols + c starts at
+     * chunk_at[k] (chunk_at[groups * ncols] = footer_at), its page
+     * compressed to zlen[k] bytes; the page of chunk cached - 1 is in
+     * zpage (zpage_len bytes) after its header (zhead, zhead_len) */
+    int       codec;
+    uint64_t *chunk_at;
+    uint32_t *zlen;
+    uint64_t  cached;
+    uint8_t  *raw, *zpage;
+    size_t    raw_cap, zpage_cap, zpage_len, zhead_len;
+    uint8_t   zhead[64];
 };
 
 static const struct {
@@ -198,6 +281,27 @@ sb_format_parquet_columns (const char *spec, uint64_t *row_bytes, size_t *ncols,
             *row_bytes = l->record;
         if (ncols)
             *ncols = l->ncols;
+    }
+    sb_format_parquet_layout_free (l);
+    return rc;
+}
+
+int
+sb_format_parquet_read_check (const char *columns, const char *read, char *err, size_t err_size)
+{
+    struct sb_parquet_layout *l = NULL;
+    int rc = sb_format_parquet_layout (&l, columns, 0, 1, 1, err, err_size);
+    for (const char *p = read ? read : ""; rc == 0 && *p;) {
+        size_t len = strcspn (p, ",");
+        size_t c = 0;
+        while (c < l->ncols && (strlen (l->cols[c].name) != len || strncmp (l->cols[c].name, p, len) != 0))
+            c++;
+        if (c == l->ncols) {
+            snprintf (err, err_size, "parquet: '%.*s' is not one of the dataset's columns", (int) (len < 200 ? len : 200),
+                      p);
+            rc = -1;
+        }
+        p += len + (p[len] == ',');
     }
     sb_format_parquet_layout_free (l);
     return rc;
@@ -290,6 +394,10 @@ sb_format_parquet_layout_free (struct sb_parquet_layout *l)
         return;
     free (l->cols);
     free (l->headers);
+    free (l->chunk_at);
+    free (l->zlen);
+    free (l->raw);
+    free (l->zpage);
     free (l);
 }
 
@@ -342,10 +450,10 @@ sb_format_parquet_layout (struct sb_parquet_layout **out, const char *columns, u
             return -1;
         }
         col->h_full_at = h.len;
-        s_page_header (&h, per, col->storage);
+        s_page_header (&h, per, col->storage, 0);
         col->h_full = h.len - col->h_full_at;
         col->h_last_at = h.len;
-        s_page_header (&h, l->last_rows, col->storage);
+        s_page_header (&h, l->last_rows, col->storage, 0);
         col->h_last = h.len - col->h_last_at;
         l->group_size += col->h_full + per * col->storage;
         l->last_size += col->h_last + l->last_rows * col->storage;
@@ -392,10 +500,142 @@ s_close (sb_format_obj_t *obj)
     obj->state = NULL;
 }
 
+/* bytes [k, k+n) of the values of column col for rows first.. (n within them) */
+static void
+s_values (const sb_format_obj_t *obj, const s_col_t *col, uint64_t first, uint64_t k, uint8_t *buf, size_t n)
+{
+    const struct sb_parquet_layout *l = obj->state;
+    if (col->kind == K_ROWINDEX) {
+        for (size_t i = 0; i < n; i++) {
+            uint64_t b = k + i, row = first + b / 8;
+            buf[i] = (uint8_t) (row >> (8 * (b % 8)));
+        }
+        return;
+    }
+    /* a column that is the whole record, unwidened: contiguous content (a
+     * narrower column whose widened storage happens to equal the record
+     * must take the general path) */
+    if (col->at == 0 && col->width == col->storage && col->storage == l->record) {
+        sb_content_fill (obj->seed, first * l->record + k, buf, n);
+        return;
+    }
+    size_t done = 0;
+    while (done < n) {
+        uint64_t b = k + done, row = first + b / col->storage, in = b % col->storage;
+        size_t take = col->storage - in < n - done ? (size_t) (col->storage - in) : n - done;
+        if (col->width == col->storage)
+            sb_content_fill (obj->seed, row * l->record + col->at + in, buf + done, take);
+        else {  /* a small int widened to INT32: content byte(s), then the extension */
+            uint8_t v[8];
+            sb_content_fill (obj->seed, row * l->record + col->at, v, (size_t) col->width);
+            uint8_t ext = col->is_signed && (v[col->width - 1] & 0x80) ? 0xff : 0;
+            for (size_t i = 0; i < take; i++)
+                buf[done + i] = in + i < col->width ? v[in + i] : ext;
+        }
+        done += take;
+    }
+}
+
+/* Chunk of column c in group g: its offset, its bytes in the file (page
+ * header + page) and the same uncompressed (header + values). */
+static void
+s_chunk (const struct sb_parquet_layout *l, uint64_t g, size_t c, uint64_t *at, uint64_t *bytes, uint64_t *plain)
+{
+    int lastg = g == l->groups - 1;
+    uint64_t n = lastg ? l->last_rows : l->per;
+    if (l->codec == CODEC_NONE) {
+        uint64_t a = 4 + g * l->group_size;
+        for (size_t i = 0; i < c; i++)
+            a += (lastg ? l->cols[i].h_last : l->cols[i].h_full) + n * l->cols[i].storage;
+        *at = a;
+        *bytes = *plain = (lastg ? l->cols[c].h_last : l->cols[c].h_full) + n * l->cols[c].storage;
+        return;
+    }
+    uint64_t k = g * l->ncols + c;
+    *at = l->chunk_at[k];
+    *bytes = l->chunk_at[k + 1] - l->chunk_at[k];
+    *plain = *bytes - l->zlen[k] + n * l->cols[c].storage;
+}
+
+/* Compress the page of chunk k into l->zpage, its header into l->zhead
+ * (kept until another chunk is asked). Returns 0, or -1 when a library
+ * fails (out of memory). */
+static int
+s_zpage (sb_format_obj_t *obj, uint64_t k)
+{
+    struct sb_parquet_layout *l = obj->state;
+    if (l->cached == k + 1)
+        return 0;
+    uint64_t g = k / l->ncols;
+    const s_col_t *col = &l->cols[k % l->ncols];
+    uint64_t n = g == l->groups - 1 ? l->last_rows : l->per;
+    size_t raw = (size_t) (n * col->storage);
+    s_values (obj, col, g * l->per, 0, l->raw, raw);
+    l->cached = 0;
+    l->zpage_len = s_compress (l->codec, l->raw, raw, l->zpage, l->zpage_cap);
+    if (!l->zpage_len)
+        return -1;
+    s_out_t h = { 0 };
+    s_page_header (&h, n, col->storage, l->zpage_len);
+    if (h.failed || h.len > sizeof l->zhead) {
+        free (h.data);
+        return -1;
+    }
+    memcpy (l->zhead, h.data, h.len);
+    l->zhead_len = h.len;
+    free (h.data);
+    l->cached = k + 1;
+    return 0;
+}
+
+/* Compressed: compress every page once for the chunk offsets. */
+static int
+s_open_compressed (sb_format_obj_t *obj, int codec, char *err, size_t err_size)
+{
+    struct sb_parquet_layout *l = obj->state;
+    uint64_t widest = 0, chunks = l->groups * l->ncols;
+    for (size_t c = 0; c < l->ncols; c++)
+        if (l->cols[c].storage > widest)
+            widest = l->cols[c].storage;
+    if (l->per * widest > S_ZPAGE_MAX) {
+        snprintf (err, err_size, "parquet: a compressed page of %llu x %llu bytes is over %llu MiB (lower "
+                  "dataset.parquet.row_group_size)", (unsigned long long) l->per, (unsigned long long) widest,
+                  (unsigned long long) (S_ZPAGE_MAX >> 20));
+        return -1;
+    }
+    l->codec = codec;
+    l->raw_cap = (size_t) (l->per * widest);
+    l->zpage_cap = s_bound (codec, l->raw_cap);
+    l->chunk_at = malloc ((chunks + 1) * sizeof *l->chunk_at);
+    l->zlen = malloc (chunks * sizeof *l->zlen);
+    l->raw = malloc (l->raw_cap);
+    l->zpage = malloc (l->zpage_cap);
+    if (!l->chunk_at || !l->zlen || !l->raw || !l->zpage) {
+        snprintf (err, err_size, "parquet: out of memory for compressed pages of %zu bytes", l->raw_cap);
+        return -1;
+    }
+    uint64_t at = 4;
+    for (uint64_t k = 0; k < chunks; k++) {
+        if (s_zpage (obj, k) != 0) {
+            snprintf (err, err_size, "parquet: compressing a page of %zu bytes failed", l->raw_cap);
+            return -1;
+        }
+        l->chunk_at[k] = at;
+        l->zlen[k] = (uint32_t) l->zpage_len;
+        at += l->zhead_len + l->zpage_len;
+    }
+    l->chunk_at[chunks] = at;
+    l->footer_at = at;
+    return 0;
+}
+
 static int
 s_open (sb_format_obj_t *obj, char *err, size_t err_size)
 {
     struct sb_parquet_layout *l;
+    int codec;
+    if (sb_format_parquet_codec (obj->compression, &codec, err, err_size) != 0)
+        return -1;
     int rc = sb_format_parquet_layout (&l, obj->columns, obj->group_rows, obj->records,
                                        obj->columns && *obj->columns ? 1 : obj->record, err, err_size);
     obj->state = l;
@@ -407,6 +647,8 @@ s_open (sb_format_obj_t *obj, char *err, size_t err_size)
         return -1;
     }
     obj->record = l->record;
+    if (codec != CODEC_NONE && s_open_compressed (obj, codec, err, err_size) != 0)
+        return -1;
     uint64_t rows = l->rows, per = l->per, groups = l->groups;
     /* FileMetaData */
     s_out_t f = { 0 };
@@ -446,14 +688,17 @@ s_open (sb_format_obj_t *obj, char *err, size_t err_size)
     s_int (&f, 3, T_I64, (int64_t) rows);           /* num_rows */
     s_list (&f, 4, T_STRUCT, groups);               /* row_groups */
     for (uint64_t g = 0; g < groups; g++) {
-        int lastg = g == groups - 1;
-        uint64_t n = lastg ? l->last_rows : per, at_g = 4 + g * l->group_size;
-        uint64_t total = lastg ? l->last_size : l->group_size, chunk_at = at_g;
+        uint64_t n = g == groups - 1 ? l->last_rows : per, at_g = 0, total = 0, total_plain = 0;
         s_begin (&f, 0);
         s_list (&f, 1, T_STRUCT, l->ncols);         /* columns */
         for (size_t c = 0; c < l->ncols; c++) {
             const s_col_t *col = &l->cols[c];
-            uint64_t chunk = (lastg ? col->h_last : col->h_full) + n * col->storage;
+            uint64_t chunk_at, chunk, plain;
+            s_chunk (l, g, c, &chunk_at, &chunk, &plain);
+            if (c == 0)
+                at_g = chunk_at;
+            total += chunk;
+            total_plain += plain;
             s_begin (&f, 0);
             s_int (&f, 2, T_I64, (int64_t) chunk_at);   /* file_offset */
             s_begin (&f, 3);                        /* meta_data */
@@ -464,16 +709,15 @@ s_open (sb_format_obj_t *obj, char *err, size_t err_size)
             s_varint (&f, strlen (col->name));
             for (const char *p = col->name; *p; p++)
                 s_byte (&f, (uint8_t) *p);
-            s_int (&f, 4, T_I32, 0);                /* UNCOMPRESSED */
+            s_int (&f, 4, T_I32, codec);            /* codec */
             s_int (&f, 5, T_I64, (int64_t) n);      /* num_values */
-            s_int (&f, 6, T_I64, (int64_t) chunk);
-            s_int (&f, 7, T_I64, (int64_t) chunk);
+            s_int (&f, 6, T_I64, (int64_t) plain);  /* total_uncompressed_size */
+            s_int (&f, 7, T_I64, (int64_t) chunk);  /* total_compressed_size */
             s_int (&f, 9, T_I64, (int64_t) chunk_at);   /* data_page_offset */
             s_end (&f);
             s_end (&f);
-            chunk_at += chunk;
         }
-        s_int (&f, 2, T_I64, (int64_t) total);      /* total_byte_size */
+        s_int (&f, 2, T_I64, (int64_t) total_plain);    /* total_byte_size (uncompressed) */
         s_int (&f, 3, T_I64, (int64_t) n);          /* num_rows */
         s_int (&f, 5, T_I64, (int64_t) at_g);       /* file_offset */
         s_int (&f, 6, T_I64, (int64_t) total);      /* total_compressed_size */
@@ -502,40 +746,34 @@ s_open (sb_format_obj_t *obj, char *err, size_t err_size)
     return 0;
 }
 
-/* bytes [k, k+n) of the values of column col for rows first.. (n within them) */
-static void
-s_values (const sb_format_obj_t *obj, const s_col_t *col, uint64_t first, uint64_t k, uint8_t *buf, size_t n)
+/* compressed: bytes [offset, offset + len) within the chunks */
+static size_t
+s_fill_compressed (sb_format_obj_t *obj, uint64_t offset, uint8_t *buf, size_t len)
 {
-    const struct sb_parquet_layout *l = obj->state;
-    if (col->kind == K_ROWINDEX) {
-        for (size_t i = 0; i < n; i++) {
-            uint64_t b = k + i, row = first + b / 8;
-            buf[i] = (uint8_t) (row >> (8 * (b % 8)));
-        }
-        return;
+    struct sb_parquet_layout *l = obj->state;
+    uint64_t lo = 0, hi = l->groups * l->ncols;     /* chunk_at[lo] <= offset < chunk_at[hi] */
+    while (hi - lo > 1) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (l->chunk_at[mid] <= offset)
+            lo = mid;
+        else
+            hi = mid;
     }
-    /* a column that is the whole record, unwidened: contiguous content (a
-     * narrower column whose widened storage happens to equal the record
-     * must take the general path) */
-    if (col->at == 0 && col->width == col->storage && col->storage == l->record) {
-        sb_content_fill (obj->seed, first * l->record + k, buf, n);
-        return;
+    uint64_t r = offset - l->chunk_at[lo], end = l->chunk_at[lo + 1] - l->chunk_at[lo];
+    size_t n = end - r < len ? (size_t) (end - r) : len;
+    if (s_zpage (obj, lo) != 0) {
+        memset (buf, 0, n);     /* out of memory mid-fill: bytes that fail verification */
+        return n;
     }
     size_t done = 0;
-    while (done < n) {
-        uint64_t b = k + done, row = first + b / col->storage, in = b % col->storage;
-        size_t take = col->storage - in < n - done ? (size_t) (col->storage - in) : n - done;
-        if (col->width == col->storage)
-            sb_content_fill (obj->seed, row * l->record + col->at + in, buf + done, take);
-        else {  /* a small int widened to INT32: content byte(s), then the extension */
-            uint8_t v[8];
-            sb_content_fill (obj->seed, row * l->record + col->at, v, (size_t) col->width);
-            uint8_t ext = col->is_signed && (v[col->width - 1] & 0x80) ? 0xff : 0;
-            for (size_t i = 0; i < take; i++)
-                buf[done + i] = in + i < col->width ? v[in + i] : ext;
-        }
-        done += take;
+    if (r < l->zhead_len) {
+        done = l->zhead_len - r < n ? (size_t) (l->zhead_len - r) : n;
+        memcpy (buf, l->zhead + r, done);
+        r += done;
     }
+    if (done < n)
+        memcpy (buf + done, l->zpage + (r - l->zhead_len), n - done);
+    return n;
 }
 
 static void
@@ -552,6 +790,8 @@ s_fill (sb_format_obj_t *obj, uint64_t offset, uint8_t *buf, size_t len)
             n = len;
             memcpy (buf, obj->tail + (offset - l->footer_at), n);
         }
+        else if (l->codec != CODEC_NONE)
+            n = s_fill_compressed (obj, offset, buf, len);
         else {
             uint64_t g = (offset - 4) / l->group_size;
             if (g >= l->groups)

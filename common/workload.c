@@ -45,6 +45,8 @@ static const s_key_t s_keys[] = {
     { "dataset.record_length", T_ALIAS, 0, 0, "dataset.record_length_bytes", 0, 0, "older DLIO spelling" },
     { "dataset.record_length_stdev", T_ALIAS, 0, 0, "dataset.record_length_bytes_stdev", 0, 0, "older DLIO spelling" },
     { "dataset.parquet.row_group_size", T_U64, OFF (parquet_row_group), 0, "0", 0, 1e9, "rows per parquet row group (0: 1 MiB of records)" },
+    { "dataset.compression", T_STR, STRF (compression), "none", 0, 0, "parquet page codec: none | snappy | gzip | zstd (DLIO's key; other formats: recorded only)" },
+    { "storage.storage_options.columns", T_LIST, 0, 0, "", 0, 0, "parquet columns read, [name, ...] (DLIO's key; default all)" },
     { "dataset.num_subfolders_train", T_U64, OFF (num_subfolders_train), 0, "0", 0, 1e7, "subfolders of train/ (DLIO rule)" },
     { "dataset.skip_listing", T_BOOL, OFF (skip_listing), 0, "false", 0, 0, "no listing: DLIO names for num_files_train" },
     { "dataset.listing_validation_interval", T_U64, OFF (listing_validation_interval), 0, "1000", 1, 1e12, "skip_listing: check every k-th object exists" },
@@ -122,7 +124,6 @@ static const s_key_t s_keys[] = {
     { "checkpoint.scale", T_F64, OFF (ckpt.scale), 0, "1", 1e-12, 1, "scale every checkpoint size (small runs)" },
     { "model.type", T_IGNORED, 0, 0, 0, 0, 0, 0 },
     { "model.model_size", T_IGNORED, 0, 0, 0, 0, 0, 0 },
-    { "dataset.compression", T_IGNORED, 0, 0, 0, 0, 0, 0 },
     { "reader.shuffle_size", T_IGNORED, 0, 0, 0, 0, 0, 0 },
     /* DLIO keys accepted and recorded, not acted on by this version. */
     { "workflow.generate_data", T_IGNORED, 0, 0, 0, 0, 0, 0 },
@@ -477,6 +478,64 @@ s_parquet_columns (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_si
     return 0;
 }
 
+/* dataset.compression (DLIO's key, default none): with parquet the codec
+ * of the data pages datagen writes (format.h). Other formats record it. */
+static int
+s_parquet_compression (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size)
+{
+    if (strcmp (wl->format, "parquet") != 0)
+        return 0;
+    char why[256], where[1200];
+    if (sb_format_parquet_codec (wl->compression, NULL, why, sizeof why) != 0) {
+        snprintf (err, err_size, "%s: key 'dataset.compression': %s",
+                  s_where (sb_config_get (cfg, "dataset.compression"), where, sizeof where), why);
+        return -1;
+    }
+    return 0;
+}
+
+/* storage.storage_options.columns: [name, ...], the parquet columns DLIO's
+ * readers read (ParquetReaderFileIterable and ParquetReaderS3Iterable,
+ * opts["columns"]; none or empty: all), into wl->parquet_read_columns as
+ * "a,b,...". A name the dataset's columns lack stops here (DLIO would
+ * silently read the remaining ones, or nothing). */
+static int
+s_parquet_read_columns (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size)
+{
+    const sb_config_entry_t *e = sb_config_get (cfg, "storage.storage_options.columns");
+    char where[1200];
+    size_t used = 0;
+    wl->parquet_read_columns[0] = 0;
+    if (!e)
+        return 0;
+    size_t n = e->items ? e->nitems : (e->value && *e->value ? 1 : 0);
+    for (size_t i = 0; i < n; i++) {
+        const char *v = e->items ? e->items[i] : e->value;
+        if (!*v || strchr (v, ',') || strchr (v, ':')) {
+            snprintf (err, err_size, "%s: key 'storage.storage_options.columns': item %zu '%s' is not a column name",
+                      s_where (e, where, sizeof where), i, v);
+            return -1;
+        }
+        int w = snprintf (wl->parquet_read_columns + used, sizeof wl->parquet_read_columns - used, "%s%s",
+                          i ? "," : "", v);
+        if (w < 0 || (size_t) w >= sizeof wl->parquet_read_columns - used) {
+            snprintf (err, err_size, "%s: key 'storage.storage_options.columns': the list is over %zu characters",
+                      s_where (e, where, sizeof where), sizeof wl->parquet_read_columns - 1);
+            return -1;
+        }
+        used += (size_t) w;
+    }
+    if (!used || strcmp (wl->format, "parquet") != 0)
+        return 0;
+    char why[512];
+    if (sb_format_parquet_read_check (wl->parquet_columns, wl->parquet_read_columns, why, sizeof why) != 0) {
+        snprintf (err, err_size, "%s: key 'storage.storage_options.columns': %s", s_where (e, where, sizeof where),
+                  why);
+        return -1;
+    }
+    return 0;
+}
+
 /* Sections DLIO knows whose keys shardbench does not model yet. */
 static int
 s_dlio_section (const char *key)
@@ -744,7 +803,8 @@ sb_workload_from_config (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
             return -1;
         }
     }
-    if (s_parquet_columns (cfg, wl, err, err_size) != 0)
+    if (s_parquet_columns (cfg, wl, err, err_size) != 0 || s_parquet_compression (cfg, wl, err, err_size) != 0
+        || s_parquet_read_columns (cfg, wl, err, err_size) != 0)
         return -1;
     /* Unknown keys: a warning each, with where they came from. DLIO keys
      * shardbench does not act on: listed once, on one line. */

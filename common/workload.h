@@ -49,6 +49,8 @@ typedef struct {
     uint64_t    record_length_bytes_stdev;
     char        parquet_columns[4096];  /* dataset.parquet.columns as "name:dtype:size,..." ("" none) */
     uint64_t    parquet_row_group;      /* dataset.parquet.row_group_size: rows per group (0: 1 MiB of records) */
+    char        compression[16];        /* dataset.compression: parquet pages none | snappy | gzip | zstd */
+    char        parquet_read_columns[4096]; /* storage.storage_options.columns: "a,b,..." ("" all, as DLIO) */
     uint64_t    num_subfolders_train;
     int         skip_listing;           /* keys from DLIO's naming convention, no listing */
     uint64_t    listing_validation_interval; /* with skip_listing: check every k-th object exists */

@@ -6,7 +6,8 @@ set -euo pipefail
 
 packages=(gcc pkg-config meson ninja-build python3 libzmq3-dev libczmq-dev libmsgpack-dev
           libsqlite3-dev libyaml-dev libcurl4-openssl-dev libssl-dev
-          zlib1g-dev libpng-dev libjpeg62-turbo-dev libhdf5-dev)
+          zlib1g-dev libpng-dev libjpeg62-turbo-dev libhdf5-dev
+          libsnappy-dev libzstd-dev)  # parquet page codecs (dataset.compression: snappy, zstd; gzip is zlib)
 if [ "${1:-}" = "--tests" ]; then
     packages+=(check sqlite3 procps curl nginx-light util-linux iproute2)
     # tests/integration/test_ssh.sh starts sshd on loopback (--hosts)
