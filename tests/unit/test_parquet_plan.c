@@ -117,6 +117,8 @@ START_TEST (test_codecs)
                 sb_parquet_range_t zc = s_chunk (z, size, cols[c], g), pc = s_chunk (plain, psize, cols[c], g);
                 const uint8_t *h = z + zc.offset;
                 h++;
+                ck_assert_uint_eq (s_uvarint (&h), 0);     /* type: DATA_PAGE */
+                h++;
                 ck_assert_uint_eq (s_uvarint (&h), vals);  /* uncompressed_page_size */
                 h++;
                 uint64_t zlen = s_uvarint (&h);           /* compressed_page_size */
