@@ -6,12 +6,32 @@
 // their physical and logical types, GROUP_ROWS rows a group. Prints
 // "epoch-bytes N": the sum over rows of the bytes of the row group holding
 // the row (what a training epoch reads, a row group per sample).
+// Compressed files (environment): PQ_CODEC (SNAPPY, GZIP, ZSTD) the codec
+// every column chunk must name; hyparquet decodes the pages (snappy its
+// own, gzip and zstd with hyparquet-compressors from the same folder) and
+// PQ_SAME_AS, an uncompressed file of the same seed, must give the same
+// rows. PQ_SPANS: print "span FILE GROUP OFFSET LENGTH", the read DLIO's
+// file reader makes of each row group (from the first to the end of the
+// last column chunk of the columns in PQ_READ, "a,b" or all).
 import { readFileSync } from 'fs'
 import { pathToFileURL } from 'url'
 
 const [dir, rowsArg, groupArg, colsArg, ...files] = process.argv.slice(2)
 const { parquetMetadata, parquetReadObjects } = await import(pathToFileURL(dir + '/node_modules/hyparquet/src/index.js'))
 const rows = Number(rowsArg), groupRows = Number(groupArg)
+const codec = process.env.PQ_CODEC || 'UNCOMPRESSED'
+let compressors
+if (codec === 'GZIP' || codec === 'ZSTD')
+  ({ compressors } = await import(pathToFileURL(dir + '/node_modules/hyparquet-compressors/src/index.js')))
+const readCols = process.env.PQ_READ ? process.env.PQ_READ.split(',') : null
+// rows as text (bigints and byte arrays included), to compare two files
+const rowsText = out => JSON.stringify(out, (k, v) => typeof v === 'bigint' ? v.toString() + 'n'
+  : v instanceof Uint8Array ? Buffer.from(v).toString('hex') : v)
+let sameAs = null
+if (process.env.PQ_SAME_AS) {
+  const b = readFileSync(process.env.PQ_SAME_AS)
+  sameAs = rowsText(await parquetReadObjects({ file: b.buffer.slice(b.byteOffset, b.byteOffset + b.length) }))
+}
 let bad = 0, epochBytes = 0
 const check = (what, ok) => { if (!ok) { bad++; console.log('bad: ' + what) } }
 const types = { // dtype: [physical, item bytes, logical, converted] for size 1
@@ -49,13 +69,30 @@ for (const f of files) {
   md.row_groups.forEach((g, i) => {
     check(f + ' rows of group ' + i, Number(g.num_rows) === (i < md.row_groups.length - 1 ? per : rows - i * per))
     const chunks = g.columns.reduce((s, c) => s + Number(c.meta_data.total_compressed_size), 0)
-    check(f + ' group ' + i + ' bytes', chunks === Number(g.total_byte_size)
-          && Number(g.columns[0].file_offset) === (i ? Number(md.row_groups[i - 1].columns[0].file_offset) + Number(md.row_groups[i - 1].total_byte_size) : 4))
+    const plain = g.columns.reduce((s, c) => s + Number(c.meta_data.total_uncompressed_size), 0)
+    const prev = i ? md.row_groups[i - 1].columns.reduce((s, c) => s + Number(c.meta_data.total_compressed_size), 0) : 0
+    check(f + ' group ' + i + ' bytes', plain === Number(g.total_byte_size)
+          && Number(g.columns[0].file_offset) === (i ? Number(md.row_groups[i - 1].columns[0].file_offset) + prev : 4))
+    g.columns.forEach(c => check(f + ' group ' + i + ' ' + c.meta_data.path_in_schema[0] + ' codec ' + c.meta_data.codec,
+                                 c.meta_data.codec === codec))
+    if (codec !== 'UNCOMPRESSED')
+      check(f + ' group ' + i + ' compressed', chunks !== plain)
     epochBytes += Number(g.num_rows) * chunks
+    if (process.env.PQ_SPANS) {
+      let lo = Infinity, hi = 0
+      for (const c of g.columns) {
+        if (readCols && !readCols.includes(c.meta_data.path_in_schema[0])) continue
+        const m = c.meta_data, s = Number(m.dictionary_page_offset || 0) > 0 ? Number(m.dictionary_page_offset) : Number(m.data_page_offset)
+        lo = Math.min(lo, s); hi = Math.max(hi, s + Number(m.total_compressed_size))
+      }
+      console.log('span ' + f + ' ' + i + ' ' + lo + ' ' + (hi - lo))
+    }
   })
-  const out = await parquetReadObjects({ file: ab })
+  const out = await parquetReadObjects({ file: ab, compressors })
   check(f + ' rows read', out.length === rows)
-  if (!cols) {
+  if (sameAs !== null)
+    check(f + ' rows equal the uncompressed file\'s', rowsText(out) === sameAs)
+  if (!cols && codec === 'UNCOMPRESSED') {
     const rec = md.schema[2].type_length
     let row = 0
     for (const g of md.row_groups) {
@@ -68,7 +105,7 @@ for (const f of files) {
         check(f + ' data ' + row, Buffer.compare(Buffer.from(out[row].data), values.subarray(j * rec, (j + 1) * rec)) === 0)
       }
     }
-  } else {
+  } else if (cols) {
     for (let row = 0; row < out.length; row++) {
       check(f + ' row ' + row + ' columns', Object.keys(out[row]).join(',') === cols.map(c => c.name).join(','))
       for (const c of cols) {
