@@ -7,33 +7,48 @@
  *
  * The DLIO kinds reproduce mlcommons/DLIO_local_changes (the DLIO that
  * MLPerf Storage v3.0 runs), read from its code (docs/DLIO.md names the
- * functions):
+ * functions; tests/dlio_model.py models them with numpy's own generator and
+ * tests/unit/test_sampler_oracle.py checks this sampler against it):
  * - listing (main.py initialize): rank 0 lists train/ in name order (the
- *   catalog's order); rank r keeps the files at positions r, r+R, r+2R, ...
- *   and then only the first floor(min(expected, listed) / R) of them;
+ *   catalog's order; DLIO sorts each chunk of 1M names it broadcasts, so
+ *   beyond 1M files its order is per chunk); rank r keeps the files at
+ *   positions r, r+R, r+2R, ... and then only the first
+ *   floor(min(expected, listed) / R) of them: catalog files 0 .. R*f-1 are
+ *   used, the rest are unused_files;
  * - file_shuffle (config.py reconfigure/_reshard_files, run before every
  *   epoch, epoch 1 included, and cumulative): each rank shuffles its list
- *   with numpy's legacy generator seeded seed(+epoch), deals it round-robin
- *   (rotated by its rank) to all ranks, takes what it is dealt in rank
- *   order, and shuffles that with seed + epoch + 31 * rank;
+ *   with numpy's legacy generator (common/nprandom.h) seeded seed(+epoch),
+ *   deals it round-robin (rotated by its rank) to all ranks, takes what it is
+ *   dealt in rank order, and shuffles that with seed + epoch + 31 * rank
+ *   (epoch added whatever seed_change_epoch says);
+ * - a numpy seed above 2**32-1 (seed + epoch + 31 * rank near the top of the
+ *   range) makes np.random.seed raise and DLIO stop: the epoch fails here;
  * - SB_SAMPLER_DLIO_INDEX (pytorch map-style: dlio_sampler, VirtualIndexMap,
  *   read_index): position i reads sample i % spf of local file i / spf;
  *   sample_shuffle builds a permutation that read_index never applies, so
- *   the order does not depend on it (docs/DLIO.md); batch q is fetched by
- *   loader worker q % threads;
- * - SB_SAMPLER_DLIO_ITERATIVE (tensorflow: build_sample_map_iter, tf.data
- *   interleave): the local sample list 0..k-1, shuffled with seed(+epoch)
- *   when sample_shuffle is on; entry i reads local file (i / spf) % files,
- *   sample list[i] % spf, on thread (i / (k / threads)) % threads; each
+ *   the order does not depend on it (only its seed can fail); batch q is
+ *   fetched by loader worker q % threads;
+ * - SB_SAMPLER_DLIO_ITERATIVE (tensorflow with a FormatReader.next reader:
+ *   build_sample_map_iter, tf.data interleave): the local sample list
+ *   0..k-1, shuffled with seed(+epoch) when sample_shuffle is on (the same
+ *   permutation on every rank); entry i reads local file (i / spf) % files,
+ *   sample list[i] % spf, on thread (i / max(1, k / threads)) % threads; each
  *   thread yields full batches of its entries in order and the rank takes
- *   one batch from each thread in turn;
+ *   one batch from each thread in turn, skipping exhausted ones. (DLIO's
+ *   TFRecord workloads take TFReader's own tf.data path instead, which this
+ *   kind does not reproduce.)
  * - SB_SAMPLER_DLIO_FILES (pytorch iterable datasets: parquet row groups,
  *   npz/npy/jpeg/png on object storage): loader worker w takes local files
- *   w, w+threads, ...; reads every sample of each in order; yields full
- *   batches; the rank takes one batch from each worker in turn.
- * Every rank runs the same number of steps (no rank waits at a barrier
- * another never reaches); what a rank cannot fill a batch with is dropped
- * and counted.
+ *   w, w+threads, ...; reads every sample of each in order; yields a batch
+ *   whenever one is buffered (across files); the rank takes one batch from
+ *   each worker in turn, skipping exhausted ones. Each epoch's resharded list
+ *   is read (DLIO's persistent workers keep epoch 1's list: a DLIO bug).
+ * Every rank runs the same number of steps, floor(k / batch) (or max_steps):
+ * DLIO's batches come first, in DLIO's order; the iterative and files kinds
+ * then make full batches of what DLIO's threads leave (each drops its
+ * partial batch, all of them when a thread has less than a batch: DLIO can
+ * reach 0 steps), thread 0's rest first. What cannot fill a batch (k % batch
+ * per rank) is dropped and counted.
  *
  * SB_SAMPLER_GLOBAL is shardbench's own stress pattern (shardbench.shuffle:
  * global): the epoch's S samples in one keyed permutation over all ranks,
@@ -69,8 +84,9 @@ typedef struct {
     /* the ranks this process asks about: first_rank .. first_rank+nranks-1
      * (a worker: its own; the coordinator: all). The DLIO kinds keep a file
      * list per rank (all ranks' while file_shuffle deals files between
-     * them) and, for ITERATIVE with sample_shuffle, the permutation of each
-     * rank asked about. */
+     * them) and, for ITERATIVE with sample_shuffle, one permutation of the
+     * k local samples (DLIO seeds it alike on every rank, so one serves all
+     * the ranks asked about). */
     uint64_t     first_rank, nranks;
 } sb_sampler_cfg_t;
 

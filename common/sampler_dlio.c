@@ -1,37 +1,452 @@
-/* sampler_dlio: DLIO's sampler kinds. Not written yet: every DLIO kind is
- * refused with a clear error until this file implements sampler_dlio.h. */
+/* sampler_dlio: DLIO's sampler kinds (see sampler.h for the rules and
+ * tests/dlio_model.py for the oracle they are checked against).
+ *
+ * Memory: without file_shuffle a rank's local files are implicit (rank r's
+ * j-th file is catalog index r + j*R). With file_shuffle every rank's list is
+ * kept (R * files_per_rank catalog indices, 4 bytes each while the catalog
+ * index fits, else 8) plus a second array the reshard deals into and the
+ * shared first-shuffle order (files_per_rank). The iterative kind with
+ * sample_shuffle keeps one permutation of the k local samples: every rank
+ * seeds it with the same seed and the same k, so it is the same for all ranks.
+ * Preparing an epoch is O(files) (+ O(k) for that permutation); a read is
+ * O(log threads) with no allocation. */
 #include "sampler_dlio.h"
 
+#include "nprandom.h"
+
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* catalog indices of 4 or 8 bytes */
+typedef struct {
+    void *p;
+    int   wide;
+} index_array_t;
+
+static inline uint64_t
+ia_get (const index_array_t *a, uint64_t i)
+{
+    return a->wide ? ((const uint64_t *) a->p)[i] : ((const uint32_t *) a->p)[i];
+}
+
+static inline void
+ia_set (index_array_t *a, uint64_t i, uint64_t v)
+{
+    if (a->wide)
+        ((uint64_t *) a->p)[i] = v;
+    else
+        ((uint32_t *) a->p)[i] = (uint32_t) v;
+}
+
+static int
+ia_alloc (index_array_t *a, uint64_t n, int wide)
+{
+    a->wide = wide;
+    size_t width = wide ? sizeof (uint64_t) : sizeof (uint32_t);
+    if (n > SIZE_MAX / width)
+        return -1;
+    a->p = malloc (n ? (size_t) n * width : 1);
+    return a->p ? 0 : -1;
+}
+
+static void
+ia_free (index_array_t *a)
+{
+    free (a->p);
+    a->p = NULL;
+}
+
+/* np.random.shuffle of the array's first n entries */
+static void
+ia_shuffle (sb_np_mt_t *mt, index_array_t *a, uint64_t offset, uint64_t n)
+{
+    if (a->wide)
+        sb_np_shuffle_u64 (mt, (uint64_t *) a->p + offset, n);
+    else
+        sb_np_shuffle_u32 (mt, (uint32_t *) a->p + offset, n);
+}
+
+/* One segment of the turn-taking: rounds [round0, round0 + rounds) in which
+ * `active` sources (their ids at first_active..) each give one batch. */
+typedef struct {
+    uint64_t step0;        /* first step of the segment */
+    uint64_t round0;
+    uint64_t active;
+    uint64_t first_active; /* into turn_sources */
+} turn_segment_t;
+
+struct sb_sampler_dlio {
+    sb_sampler_cfg_t cfg;
+    int              wide;            /* catalog indices need 8 bytes */
+    uint64_t         files_per_rank;  /* f */
+    uint64_t         per_rank;        /* k = f * spf */
+    uint64_t         steps;
+    uint64_t         epoch;
+    /* file_shuffle */
+    index_array_t    lists;           /* rank r's files at [r*f, (r+1)*f) */
+    index_array_t    dealt;           /* the reshard deals into this, then the two swap */
+    index_array_t    first_order;     /* shuffle(arange(f)) with the epoch's first seed */
+    uint64_t        *fill;            /* per destination rank (R) */
+    /* iterative kind with sample_shuffle */
+    index_array_t    perm;            /* np.arange(k) shuffled */
+    uint64_t         perm_seed;       /* the seed perm was made with */
+    int              perm_ready;
+    /* iterative and files kinds: per loader thread (T) */
+    uint64_t         samples_per_thread;  /* iterative: the block size of the thread split */
+    uint64_t        *thread_samples;  /* entries of each thread */
+    uint64_t        *thread_batches;  /* full batches each thread yields */
+    uint64_t        *tail_start;      /* T+1: prefix of what threads leave (< batch each) */
+    uint64_t         turn_steps;      /* DLIO's own batches: sum of thread_batches */
+    turn_segment_t  *segments;        /* T at most */
+    uint64_t         nsegments;
+    uint64_t        *turn_sources;    /* T * nsegments at most */
+    uint64_t         turn_sources_cap;
+};
 
 sb_sampler_dlio_t *
 sb_sampler_dlio_new (const sb_sampler_cfg_t *cfg, char *err, size_t err_size)
 {
-    snprintf (err, err_size, "sampler: kind %s is not available in this build", sb_sampler_kind_name (cfg->kind));
-    return NULL;
+    sb_sampler_dlio_t *self = calloc (1, sizeof *self);
+    if (!self) {
+        snprintf (err, err_size, "sampler: out of memory");
+        return NULL;
+    }
+    self->cfg = *cfg;
+    const sb_sampler_cfg_t *c = &self->cfg;
+    uint64_t effective = c->expected && c->expected < c->listed ? c->expected : c->listed;
+    self->files_per_rank = effective / c->ranks;
+    self->wide = c->listed > (uint64_t) UINT32_MAX + 1;
+    if (self->files_per_rank && c->samples_per_file > UINT64_MAX / self->files_per_rank) {
+        snprintf (err, err_size, "sampler: %llu files of %llu samples per rank overflow",
+                  (unsigned long long) self->files_per_rank, (unsigned long long) c->samples_per_file);
+        free (self);
+        return NULL;
+    }
+    self->per_rank = self->files_per_rank * c->samples_per_file;
+    uint64_t t = c->threads;
+    int oom = 0;
+    if (c->file_shuffle != SB_SHUFFLE_OFF) {
+        uint64_t used = self->files_per_rank * c->ranks;
+        oom |= ia_alloc (&self->lists, used, self->wide) != 0;
+        oom |= ia_alloc (&self->dealt, used, self->wide) != 0;
+        oom |= ia_alloc (&self->first_order, self->files_per_rank, self->wide) != 0;
+        oom |= !(self->fill = calloc (c->ranks, sizeof *self->fill));
+        if (!oom)   /* main.py initialize: the round-robin listing, trimmed */
+            for (uint64_t r = 0; r < c->ranks; r++)
+                for (uint64_t j = 0; j < self->files_per_rank; j++)
+                    ia_set (&self->lists, r * self->files_per_rank + j, r + j * c->ranks);
+    }
+    if (c->kind != SB_SAMPLER_DLIO_INDEX) {
+        oom |= !(self->thread_samples = calloc (t, sizeof (uint64_t)));
+        oom |= !(self->thread_batches = calloc (t, sizeof (uint64_t)));
+        oom |= !(self->tail_start = calloc (t + 1, sizeof (uint64_t)));
+        oom |= !(self->segments = calloc (t, sizeof (turn_segment_t)));
+    }
+    if (c->kind == SB_SAMPLER_DLIO_ITERATIVE && c->sample_shuffle != SB_SHUFFLE_OFF)
+        oom |= ia_alloc (&self->perm, self->per_rank, self->per_rank > (uint64_t) UINT32_MAX + 1) != 0;
+    if (oom) {
+        snprintf (err, err_size, "sampler: out of memory for %llu ranks of %llu files (%s)",
+                  (unsigned long long) c->ranks, (unsigned long long) self->files_per_rank,
+                  sb_sampler_kind_name (c->kind));
+        sb_sampler_dlio_destroy (&self);
+        return NULL;
+    }
+    return self;
 }
 
 void
 sb_sampler_dlio_destroy (sb_sampler_dlio_t **self_p)
 {
-    (void) self_p;
+    if (!self_p || !*self_p)
+        return;
+    sb_sampler_dlio_t *self = *self_p;
+    ia_free (&self->lists);
+    ia_free (&self->dealt);
+    ia_free (&self->first_order);
+    ia_free (&self->perm);
+    free (self->fill);
+    free (self->thread_samples);
+    free (self->thread_batches);
+    free (self->tail_start);
+    free (self->segments);
+    free (self->turn_sources);
+    free (self);
+    *self_p = NULL;
+}
+
+/* np.random.seed(seed), failing as numpy does above 2**32 - 1 */
+static int
+s_seed (sb_np_mt_t *mt, uint64_t seed, const char *what, uint64_t epoch, char *err, size_t err_size)
+{
+    if (sb_np_seed (mt, seed) == 0)
+        return 0;
+    snprintf (err, err_size, "sampler: epoch %llu: %s seed %llu is above 2**32-1, where numpy's"
+              " np.random.seed raises and DLIO stops", (unsigned long long) epoch, what,
+              (unsigned long long) seed);
+    return -1;
+}
+
+/* seed + epoch, saturated so that an overflow reads as out of numpy's range */
+static uint64_t
+s_add (uint64_t a, uint64_t b)
+{
+    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/* config.py _reshard_files on every rank, the alltoall included: rank r
+ * shuffles its list with the first seed (the same for every rank, and every
+ * list has f files, so one order serves all), deals position i to rank
+ * (i + r) % R; rank d takes what it is dealt in source-rank order and
+ * shuffles it with seed + epoch + 31 * d. */
+static int
+s_reshard (sb_sampler_dlio_t *self, uint64_t epoch, char *err, size_t err_size)
+{
+    const sb_sampler_cfg_t *c = &self->cfg;
+    uint64_t f = self->files_per_rank, ranks = c->ranks;
+    sb_np_mt_t mt;
+    uint64_t first_seed = c->seed_change_epoch ? s_add (c->seed, epoch) : c->seed;
+    if (s_seed (&mt, first_seed, "file_shuffle", epoch, err, err_size) != 0)
+        return -1;
+    uint64_t last_seed = s_add (s_add (c->seed, epoch), ranks > UINT64_MAX / 31 ? UINT64_MAX : 31 * (ranks - 1));
+    if (last_seed > SB_NP_SEED_MAX)
+        return s_seed (&mt, last_seed, "file_shuffle (rank-dependent)", epoch, err, err_size);
+    for (uint64_t i = 0; i < f; i++)
+        ia_set (&self->first_order, i, i);
+    ia_shuffle (&mt, &self->first_order, 0, f);
+    for (uint64_t d = 0; d < ranks; d++)
+        self->fill[d] = 0;
+    for (uint64_t r = 0; r < ranks; r++) {
+        uint64_t d = r;      /* (i + r) % R for i = 0 */
+        for (uint64_t i = 0; i < f; i++) {
+            uint64_t file = ia_get (&self->lists, r * f + ia_get (&self->first_order, i));
+            ia_set (&self->dealt, d * f + self->fill[d]++, file);
+            if (++d == ranks)
+                d = 0;
+        }
+    }
+    for (uint64_t d = 0; d < ranks; d++) {
+        if (s_seed (&mt, c->seed + epoch + 31 * d, "file_shuffle", epoch, err, err_size) != 0)
+            return -1;
+        ia_shuffle (&mt, &self->dealt, d * f, f);
+    }
+    index_array_t swap = self->lists;
+    self->lists = self->dealt;
+    self->dealt = swap;
+    return 0;
+}
+
+/* build_sample_map_iter's sample_list (and VirtualIndexMap's, which only
+ * matters for its seed): np.arange(k) shuffled with seed (+ epoch). */
+static int
+s_sample_shuffle (sb_sampler_dlio_t *self, uint64_t epoch, char *err, size_t err_size)
+{
+    const sb_sampler_cfg_t *c = &self->cfg;
+    uint64_t seed = c->seed_change_epoch ? s_add (c->seed, epoch) : c->seed;
+    sb_np_mt_t mt;
+    if (s_seed (&mt, seed, "sample_shuffle", epoch, err, err_size) != 0)
+        return -1;
+    if (c->kind != SB_SAMPLER_DLIO_ITERATIVE || (self->perm_ready && self->perm_seed == seed))
+        return 0;
+    for (uint64_t i = 0; i < self->per_rank; i++)
+        ia_set (&self->perm, i, i);
+    ia_shuffle (&mt, &self->perm, 0, self->per_rank);
+    self->perm_seed = seed;
+    self->perm_ready = 1;
+    return 0;
+}
+
+/* The entries of each loader thread, the full batches it yields, and what
+ * it leaves (less than a batch). */
+static void
+s_thread_counts (sb_sampler_dlio_t *self)
+{
+    const sb_sampler_cfg_t *c = &self->cfg;
+    uint64_t t_count = c->threads, k = self->per_rank, f = self->files_per_rank;
+    if (c->kind == SB_SAMPLER_DLIO_ITERATIVE) {
+        /* blocks of spt entries, block b to thread b % T; only the last block may be short */
+        uint64_t spt = k / t_count ? k / t_count : 1;
+        uint64_t blocks = (k + spt - 1) / spt;
+        self->samples_per_thread = spt;
+        for (uint64_t t = 0; t < t_count; t++) {
+            uint64_t mine = t < blocks ? (blocks - t + t_count - 1) / t_count : 0;
+            uint64_t n = mine * spt;
+            if (mine && (blocks - 1) % t_count == t)
+                n -= blocks * spt - k;
+            self->thread_samples[t] = n;
+        }
+    }
+    else
+        for (uint64_t t = 0; t < t_count; t++)
+            self->thread_samples[t] = (t < f ? (f - t + t_count - 1) / t_count : 0) * c->samples_per_file;
+    self->turn_steps = 0;
+    self->tail_start[0] = 0;
+    for (uint64_t t = 0; t < t_count; t++) {
+        self->thread_batches[t] = self->thread_samples[t] / c->batch_size;
+        self->turn_steps += self->thread_batches[t];
+        self->tail_start[t + 1] = self->tail_start[t] + self->thread_samples[t] % c->batch_size;
+    }
+}
+
+/* The turn-taking of threads (tf.data interleave, PyTorch's DataLoader over
+ * iterable workers): round j takes one batch from each thread that has more
+ * than j, in thread order. Rounds with the same threads form a segment. */
+static int
+s_turns (sb_sampler_dlio_t *self)
+{
+    uint64_t t_count = self->cfg.threads;
+    self->nsegments = 0;
+    uint64_t round = 0, step = 0, used = 0;
+    for (;;) {
+        /* the next level: the smallest batch count above `round` */
+        uint64_t level = UINT64_MAX;
+        for (uint64_t t = 0; t < t_count; t++)
+            if (self->thread_batches[t] > round && self->thread_batches[t] < level)
+                level = self->thread_batches[t];
+        if (level == UINT64_MAX)
+            break;
+        uint64_t active = 0;
+        for (uint64_t t = 0; t < t_count; t++)
+            active += self->thread_batches[t] > round;
+        if (used + active > self->turn_sources_cap) {
+            uint64_t cap = self->turn_sources_cap ? self->turn_sources_cap * 2 : t_count * 2;
+            while (cap < used + active)
+                cap *= 2;
+            uint64_t *grown = realloc (self->turn_sources, cap * sizeof *grown);
+            if (!grown)
+                return -1;
+            self->turn_sources = grown;
+            self->turn_sources_cap = cap;
+        }
+        turn_segment_t *s = &self->segments[self->nsegments++];
+        *s = (turn_segment_t) { .step0 = step, .round0 = round, .active = active, .first_active = used };
+        for (uint64_t t = 0; t < t_count; t++)
+            if (self->thread_batches[t] > round)
+                self->turn_sources[used++] = t;
+        step += (level - round) * active;
+        round = level;
+    }
+    return 0;
 }
 
 int
 sb_sampler_dlio_epoch (sb_sampler_dlio_t *self, sb_sampler_epoch_t *info, char *err, size_t err_size)
 {
-    (void) self;
-    (void) info;
-    snprintf (err, err_size, "sampler: not available");
-    return -1;
+    const sb_sampler_cfg_t *c = &self->cfg;
+    uint64_t epoch = info->epoch;
+    self->steps = 0;
+    /* config.py reconfigure(epoch): the reshard, then the sample map's seed */
+    if (c->file_shuffle != SB_SHUFFLE_OFF && s_reshard (self, epoch, err, err_size) != 0)
+        return -1;
+    if (c->sample_shuffle != SB_SHUFFLE_OFF && self->files_per_rank > 0
+        && s_sample_shuffle (self, epoch, err, err_size) != 0)
+        return -1;
+    uint64_t steps = self->per_rank / c->batch_size;
+    if (steps == 0) {
+        snprintf (err, err_size, "sampler: %llu listed files (%llu used) give each of %llu ranks %llu files of"
+                  " %llu samples, which do not fill one batch of %llu", (unsigned long long) c->listed,
+                  (unsigned long long) (c->expected ? c->expected : c->listed), (unsigned long long) c->ranks,
+                  (unsigned long long) self->files_per_rank, (unsigned long long) c->samples_per_file,
+                  (unsigned long long) c->batch_size);
+        return -1;
+    }
+    if (c->kind != SB_SAMPLER_DLIO_INDEX) {
+        s_thread_counts (self);
+        if (s_turns (self) != 0) {
+            snprintf (err, err_size, "sampler: out of memory for %llu loader threads",
+                      (unsigned long long) c->threads);
+            return -1;
+        }
+    }
+    if (c->max_steps && steps > c->max_steps)
+        steps = c->max_steps;
+    self->steps = steps;
+    self->epoch = epoch;
+    info->files_per_rank = self->files_per_rank;
+    info->steps = steps;
+    info->samples_per_rank = steps * c->batch_size;
+    info->dropped = c->ranks * (self->per_rank - steps * c->batch_size);
+    info->unused_files = c->listed - c->ranks * self->files_per_rank;
+    return 0;
+}
+
+/* rank's j-th local file (catalog index) */
+static inline uint64_t
+s_local_file (const sb_sampler_dlio_t *self, uint64_t rank, uint64_t j)
+{
+    if (self->cfg.file_shuffle != SB_SHUFFLE_OFF)
+        return ia_get (&self->lists, rank * self->files_per_rank + j);
+    return rank + j * self->cfg.ranks;
+}
+
+/* step q of the turn-taking: thread *t's batch *j (q < turn_steps) */
+static void
+s_turn_at (const sb_sampler_dlio_t *self, uint64_t q, uint64_t *t, uint64_t *j)
+{
+    uint64_t lo = 0, hi = self->nsegments;   /* the last segment with step0 <= q */
+    while (hi - lo > 1) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (self->segments[mid].step0 <= q)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    const turn_segment_t *s = &self->segments[lo];
+    uint64_t r = q - s->step0;
+    *t = self->turn_sources[s->first_active + r % s->active];
+    *j = s->round0 + r / s->active;
+}
+
+/* tail position u: thread *t's entry *m among what the threads leave */
+static void
+s_tail_at (const sb_sampler_dlio_t *self, uint64_t u, uint64_t *t, uint64_t *m)
+{
+    uint64_t lo = 0, hi = self->cfg.threads;   /* the last thread with tail_start <= u */
+    while (hi - lo > 1) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (self->tail_start[mid] <= u)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    *t = lo;
+    *m = self->thread_batches[lo] * self->cfg.batch_size + (u - self->tail_start[lo]);
 }
 
 int
 sb_sampler_dlio_at (const sb_sampler_dlio_t *self, uint64_t rank, uint64_t position, sb_sample_ref_t *out)
 {
-    (void) self;
-    (void) rank;
-    (void) position;
-    (void) out;
-    return -1;
+    const sb_sampler_cfg_t *c = &self->cfg;
+    uint64_t spf = c->samples_per_file, batch = c->batch_size;
+    if (rank >= c->ranks || position >= self->steps * batch)
+        return -1;
+    if (c->kind == SB_SAMPLER_DLIO_INDEX) {
+        /* dlio_sampler yields 0..k-1; read_index: file i / spf, sample i % spf */
+        out->file = s_local_file (self, rank, position / spf);
+        out->sample = position % spf;
+        out->thread = (position / batch) % c->threads;
+        return 0;
+    }
+    uint64_t q = position / batch, t, m;
+    if (q < self->turn_steps) {
+        uint64_t j;
+        s_turn_at (self, q, &t, &j);
+        m = j * batch + position % batch;
+    }
+    else
+        s_tail_at (self, (q - self->turn_steps) * batch + position % batch, &t, &m);
+    out->thread = t;
+    if (c->kind == SB_SAMPLER_DLIO_FILES) {
+        /* worker t reads every sample of local files t, t+T, ... */
+        out->file = s_local_file (self, rank, t + c->threads * (m / spf));
+        out->sample = m % spf;
+        return 0;
+    }
+    /* iterative: thread t's m-th entry is entry i of build_sample_map_iter */
+    uint64_t spt = self->samples_per_thread;
+    uint64_t i = (t + c->threads * (m / spt)) * spt + m % spt;
+    uint64_t value = c->sample_shuffle != SB_SHUFFLE_OFF ? ia_get (&self->perm, i) : i;
+    out->file = s_local_file (self, rank, (i / spf) % self->files_per_rank);
+    out->sample = value % spf;
+    return 0;
 }
