@@ -163,13 +163,15 @@ sb_datafolder_marker_format (const sb_dataset_t *ds, const char *state, uint64_t
                       "dataset.record_length_bytes_stdev=%" PRIu64 "\n"
                       "dataset.parquet.columns=%s\n"
                       "dataset.parquet.row_group_size=%" PRIu64 "\n"
+                      "dataset.compression=%s\n"
                       "seed=%" PRIu64 "\n"
                       "bytes=%" PRIu64 "\n"
                       "host=%s\n"
                       "written_at=%ld\n",
                       state, ds->format, ds->prefix, ds->files, ds->subfolders, ds->samples_per_file,
                       ds->record_length, ds->record_stdev, ds->parquet_columns ? ds->parquet_columns : "",
-                      ds->parquet_row_group, ds->seed, bytes, host, (long) time (NULL));
+                      ds->parquet_row_group, ds->parquet_compression && *ds->parquet_compression
+                      ? ds->parquet_compression : "none", ds->seed, bytes, host, (long) time (NULL));
     if (n < 0 || (size_t) n >= cap) {
         snprintf (err, err_size, "dataset marker: too long (over %zu bytes)", cap);
         return -1;
@@ -288,6 +290,7 @@ sb_datafolder_marker_parse (const char *text, size_t len, const char *name, sb_d
         S_U64 ("dataset.record_length_bytes_stdev", m->record_stdev);
         S_STR ("dataset.parquet.columns", m->parquet_columns);
         S_U64 ("dataset.parquet.row_group_size", m->parquet_row_group);
+        S_STR ("dataset.compression", m->compression);
         S_U64 ("seed", m->seed);
         S_U64 ("bytes", m->bytes);
         else
@@ -389,6 +392,8 @@ sb_datafolder_marker_diff (const sb_datafolder_marker_t *m, const sb_dataset_t *
     if (!strcmp (ds->format, "parquet")) {
         S_CMP_STR ("dataset.parquet.columns", m->parquet_columns, ds->parquet_columns ? ds->parquet_columns : "");
         S_CMP_U64 ("dataset.parquet.row_group_size", m->parquet_row_group, ds->parquet_row_group);
+        S_CMP_STR ("dataset.compression", *m->compression ? m->compression : "none",
+                   ds->parquet_compression && *ds->parquet_compression ? ds->parquet_compression : "none");
     }
     if (flags & SB_DATAFOLDER_DIFF_SEED)
         S_CMP_U64 ("seed", m->seed, ds->seed);

@@ -54,6 +54,7 @@ typedef struct {
     uint64_t files, subfolders, samples_per_file, record_length, record_stdev, seed;
     char     parquet_columns[4096];
     uint64_t parquet_row_group;
+    char     compression[16];   /* dataset.compression of parquet pages ("" in older markers: none) */
     uint64_t bytes;                 /* bytes of the dataset (complete) or planned (generating) */
 } sb_datafolder_marker_t;
 

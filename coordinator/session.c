@@ -407,6 +407,8 @@ s_on_hello (s_session_t *self, zframe_t *identity, sb_msg_hello_t *m)
     r->record_stdev = wl->record_length_bytes_stdev;
     r->parquet_columns = (char *) wl->parquet_columns;
     r->parquet_row_group = wl->parquet_row_group;
+    r->parquet_compression = (char *) wl->compression;
+    r->parquet_read_columns = (char *) wl->parquet_read_columns;
     r->batch_size = wl->batch_size;
     r->read_threads = wl->read_threads;
     r->prefetch_size = wl->prefetch_size;
@@ -1498,6 +1500,7 @@ s_marker_dataset (s_session_t *self, sb_dataset_t *ds)
     s_dataset (self, ds);
     ds->parquet_columns = self->o->wl->parquet_columns;
     ds->parquet_row_group = self->o->wl->parquet_row_group;
+    ds->parquet_compression = self->o->wl->compression;
 }
 
 /* Does object i exist? 1 yes, 0 no (why in err), -1 cannot tell (err). */

@@ -289,7 +289,7 @@ s_dataset (const s_rank_t *self)
         .prefix = c->file_prefix, .format = c->format, .files = c->num_files, .subfolders = c->num_subfolders,
         .samples_per_file = c->samples_per_file, .record_length = c->record_length,
         .record_stdev = c->record_stdev, .seed = c->seed, .parquet_columns = c->parquet_columns,
-        .parquet_row_group = c->parquet_row_group,
+        .parquet_row_group = c->parquet_row_group, .parquet_compression = c->parquet_compression,
     };
 }
 

@@ -105,7 +105,7 @@ sb_trainer_new (const sb_msg_welcome_t *cfg, const sb_storage_cfg_t *storage, co
     self->ds = (sb_dataset_t) {
         .prefix = cfg->file_prefix, .format = cfg->format, .files = cfg->num_files, .subfolders = cfg->num_subfolders,
         .samples_per_file = cfg->samples_per_file, .record_length = cfg->record_length,
-        .record_stdev = cfg->record_stdev, .seed = cfg->seed, .parquet_columns = cfg->parquet_columns,
+        .record_stdev = cfg->record_stdev, .seed = cfg->seed, .parquet_columns = cfg->parquet_columns, .parquet_compression = cfg->parquet_compression,
         .parquet_row_group = cfg->parquet_row_group,
     };
     self->page = cfg->keys_page ? cfg->keys_page : 256;
@@ -134,7 +134,7 @@ sb_trainer_new (const sb_msg_welcome_t *cfg, const sb_storage_cfg_t *storage, co
         sb_dataset_t ds = { .prefix = cfg->file_prefix, .format = cfg->format, .files = cfg->num_files,
                             .subfolders = cfg->num_subfolders, .samples_per_file = cfg->samples_per_file,
                             .record_length = cfg->record_length, .record_stdev = cfg->record_stdev,
-                            .seed = cfg->seed, .parquet_columns = cfg->parquet_columns,
+                            .seed = cfg->seed, .parquet_columns = cfg->parquet_columns, .parquet_compression = cfg->parquet_compression,
                             .parquet_row_group = cfg->parquet_row_group };
         if (sb_reader_set_dataset (r->reader, &ds, why, sizeof why) != 0) {
             snprintf (err, err_size, "rank %llu: %s", (unsigned long long) r->rank, why);
