@@ -13,7 +13,7 @@
  * Residency is mincore(2) over a read-only shared mapping of the range's
  * pages: no page is touched or read in. It costs one mmap, one mincore per
  * 16 MiB of range and one munmap (a few microseconds for a sample of a few
- * MiB; measured figures in docs/DLIO.md's notes of the pagecache work).
+ * MiB; docs/PERFORMANCE.md, "Page cache checks").
  *
  * Every function reports failures in err as "OP PATH: strerror" (the path
  * as given, joined to the root for the batch), and returns -1 with errno
