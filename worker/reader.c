@@ -215,7 +215,7 @@ s_read_one (s_thread_ctx_t *ctx, const s_request_t *rq, sb_read_result_t *res)
         if (direct && errno == EINVAL)
             snprintf (res->message, sizeof res->message,
                       "open %s with O_DIRECT (reader.odirect: true): %s: its file system refuses direct I/O"
-                      " (tmpfs does); put the dataset on one that supports it or set reader.odirect: false",
+                      " (tmpfs did before Linux 6.6); put the dataset on one that supports it or set reader.odirect: false",
                       path, strerror (errno));
         else
             snprintf (res->message, sizeof res->message, "open %s%s: %s", path, direct ? " with O_DIRECT" : "",

@@ -78,8 +78,8 @@ int sb_reader_set_dataset (sb_reader_t *self, const sb_dataset_t *ds, char *err,
  * SB_READER_DIRECT_ALIGN (offset aligned down, end aligned up, the last
  * block cut short by the end of the file), and count only the bytes the
  * sample asked for. A file system that refuses O_DIRECT (EINVAL at open,
- * e.g. tmpfs) fails the read with an error naming the file and the key.
- * Call before the first read. */
+ * e.g. tmpfs before Linux 6.6) fails the read with an error naming the
+ * file and the key. Call before the first read. */
 void sb_reader_set_direct_io (sb_reader_t *self, int on);
 
 /* Sample the page-cache residency of 1 read in every (1: every read, 0:
