@@ -10,10 +10,11 @@
  * and on file systems without a page cache to drop (tmpfs keeps its pages:
  * they are the file) the call succeeds and changes nothing.
  *
- * Residency is mincore(2) over a read-only shared mapping of the range's
- * pages: no page is touched or read in. It costs one mmap, one mincore per
- * 16 MiB of range and one munmap (a few microseconds for a sample of a few
- * MiB; docs/PERFORMANCE.md, "Page cache checks").
+ * Residency is cachestat(2) over the range's pages (Linux 6.5 and later:
+ * one call for the whole pages, one for each page the range covers in
+ * part), else mincore(2) over a read-only shared mapping of them (one mmap,
+ * one mincore per 16 MiB, one munmap). Neither touches or reads in a page.
+ * Costs are in docs/PERFORMANCE.md, "Page cache checks".
  *
  * Every function reports failures in err as "OP PATH: strerror" (the path
  * as given, joined to the root for the batch), and returns -1 with errno
@@ -49,6 +50,10 @@ int sb_pagecache_evict_at (int dirfd, const char *path, char *err, size_t err_si
  * a file that cannot be mapped). */
 int sb_pagecache_residency (int fd, uint64_t offset, uint64_t length, sb_residency_t *out, const char *name,
                             char *err, size_t err_size);
+
+/* Tests: 1 to measure residency with mincore even where cachestat works,
+ * 0 to use cachestat again where it works. */
+void sb_pagecache_force_mincore (int on);
 
 /* What sb_pagecache_evict_batch did. */
 typedef struct {
