@@ -63,7 +63,7 @@ s_print_caching_host (void *ctx, const sb_report_host_caching_t *h)
     FILE *out = ctx;
     if (h->potential_caching == 1 && h->data_bytes > 0)
         fprintf (out, "  potential_caching: host %s has %.1f GiB of memory, more than the %.3f GiB its ranks read per"
-                 " epoch: without eviction its page cache can serve every epoch after the first\n", h->host,
+                 " epoch: its page cache can serve the epochs from memory\n", h->host,
                  (double) h->memory_bytes / 1073741824.0, (double) h->data_bytes / 1073741824.0);
 }
 

@@ -85,10 +85,10 @@ void sb_reader_set_direct_io (sb_reader_t *self, int on);
 /* Sample the page-cache residency of 1 read in every (1: every read, 0:
  * none) before it is read, chosen by the key's hash, so the same samples
  * are checked every epoch and on every run. The default is 1: a check
- * costs about 1 us with cachestat (Linux 6.5+; 11 us for a cached 140 MiB
- * file), 14 us to 3 ms with the mincore fallback (64 KiB to 140 MiB; docs/
- * PERFORMANCE.md, "Page cache checks"), and is left out of the read's
- * latency. Reads with O_DIRECT are never sampled: they do not come from
+ * costs 1 to 70 us with cachestat (Linux 6.5+; 64 KiB to a cached 140 MiB
+ * file), 12 us to 2.6 ms with the mincore fallback (docs/PERFORMANCE.md,
+ * "Page cache checks"), against milliseconds for reading the same bytes
+ * from a device, and is left out of the read's latency. Reads with O_DIRECT are never sampled: they do not come from
  * the page cache. Call before the first read. */
 void sb_reader_set_residency_sampling (sb_reader_t *self, uint64_t every);
 
