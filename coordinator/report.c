@@ -26,6 +26,46 @@ sb_report_column_text (sqlite3_stmt *st, int col)
     return t ? (const char *) t : "";
 }
 
+int
+sb_report_host_caching (sqlite3 *db, int64_t run_id, void (*fn) (void *ctx, const sb_report_host_caching_t *h),
+                        void *ctx)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2 (db,
+                            "SELECT w.host, max(w.memory), (SELECT max(b) FROM (SELECT sum(re.bytes) AS b"
+                            "  FROM rank_epochs re WHERE re.run_id = ?1 AND re.host = w.host AND re.epoch >= 1"
+                            "  GROUP BY re.epoch))"
+                            " FROM run_workers w WHERE w.run_id = ?1 GROUP BY w.host ORDER BY min(w.worker)",
+                            -1, &st, NULL) != SQLITE_OK
+        || sqlite3_bind_int64 (st, 1, run_id) != SQLITE_OK) {
+        sqlite3_finalize (st);
+        return -1;
+    }
+    int step;
+    while ((step = sqlite3_step (st)) == SQLITE_ROW) {
+        sb_report_host_caching_t h = {
+            .host = sb_report_column_text (st, 0),
+            .memory_bytes = sqlite3_column_type (st, 1) == SQLITE_NULL ? -1 : sqlite3_column_int64 (st, 1),
+            .data_bytes = sqlite3_column_int64 (st, 2),
+        };
+        /* statscounter.py: 0 when host_memory_GB <= data_size_per_host_GB, else 1 */
+        h.potential_caching = h.memory_bytes < 0 ? -1 : h.memory_bytes <= h.data_bytes ? 0 : 1;
+        fn (ctx, &h);
+    }
+    sqlite3_finalize (st);
+    return step == SQLITE_DONE ? 0 : -1;
+}
+
+/* the hosts where DLIO would set potential_caching, as one line */
+static void
+s_print_caching_host (void *ctx, const sb_report_host_caching_t *h)
+{
+    FILE *out = ctx;
+    if (h->potential_caching == 1 && h->data_bytes > 0)
+        fprintf (out, "  potential_caching: host %s has %.1f GiB of memory, more than the %.3f GiB its ranks read per"
+                 " epoch: its page cache can serve the epochs from memory\n", h->host,
+                 (double) h->memory_bytes / 1073741824.0, (double) h->data_bytes / 1073741824.0);
+}
 
 int
 sb_report_print (sqlite3 *db, int64_t run_id, FILE *out)
@@ -52,17 +92,18 @@ sb_report_print (sqlite3 *db, int64_t run_id, FILE *out)
              sqlite3_column_int64 (run, 6), sqlite3_column_int64 (run, 5), sqlite3_column_int64 (run, 7));
     if (sqlite3_prepare_v2 (db,
                             "SELECT epoch, samples, dropped, bytes, duration_s, samples_per_s, mib_per_s, au_mean, batches,"
-                            " barrier_p50_ms, barrier_p99_ms"
+                            " barrier_p50_ms, barrier_p99_ms, resident_fraction, from_memory"
                             " FROM epochs WHERE run_id = ? ORDER BY epoch", -1, &ep, NULL) != SQLITE_OK
         || sqlite3_bind_int64 (ep, 1, run_id) != SQLITE_OK) {
         fprintf (stderr, "shardbench: report: %s\n", sqlite3_errmsg (db));
         goto done;
     }
     if (train)
-        fprintf (out, "  %5s %10s %8s %7s %10s %12s %10s %8s %17s\n", "epoch", "samples", "dropped", "steps", "time s",
-                 "samples/s", "MiB/s", "AU %", "barrier p50/p99 ms");
+        fprintf (out, "  %5s %10s %8s %7s %10s %12s %10s %8s %17s %9s\n", "epoch", "samples", "dropped", "steps",
+                 "time s", "samples/s", "MiB/s", "AU %", "barrier p50/p99 ms", "cached %");
     else if (!ckpt)
         fprintf (out, "  %5s %10s %12s %10s %12s %10s\n", "", "files", "MiB", "time s", "files/s", "MiB/s");
+    int from_memory = 0;    /* epochs served from memory */
     while (sqlite3_step (ep) == SQLITE_ROW) {
         if (train)
         {
@@ -70,15 +111,30 @@ sb_report_print (sqlite3 *db, int64_t run_id, FILE *out)
             if (sqlite3_column_type (ep, 9) != SQLITE_NULL)
                 snprintf (barrier, sizeof barrier, "%.3f/%.3f", sqlite3_column_double (ep, 9),
                           sqlite3_column_double (ep, 10));
-            fprintf (out, "  %5lld %10lld %8lld %7lld %10.3f %12.1f %10.1f %8.2f %17s\n", sqlite3_column_int64 (ep, 0),
-                     sqlite3_column_int64 (ep, 1), sqlite3_column_int64 (ep, 2), sqlite3_column_int64 (ep, 8),
-                     sqlite3_column_double (ep, 4), sqlite3_column_double (ep, 5), sqlite3_column_double (ep, 6),
-                     100 * sqlite3_column_double (ep, 7), barrier);
+            /* page cache: the share of the checked bytes resident before they were read; `*`: served from memory */
+            char cached[32] = "-";
+            if (sqlite3_column_type (ep, 11) != SQLITE_NULL) {
+                int mem = sqlite3_column_int (ep, 12) == 1;
+                snprintf (cached, sizeof cached, "%.1f%s", 100 * sqlite3_column_double (ep, 11), mem ? " *" : "");
+                from_memory += mem;
+            }
+            fprintf (out, "  %5lld %10lld %8lld %7lld %10.3f %12.1f %10.1f %8.2f %17s %9s\n",
+                     sqlite3_column_int64 (ep, 0), sqlite3_column_int64 (ep, 1), sqlite3_column_int64 (ep, 2),
+                     sqlite3_column_int64 (ep, 8), sqlite3_column_double (ep, 4), sqlite3_column_double (ep, 5),
+                     sqlite3_column_double (ep, 6), 100 * sqlite3_column_double (ep, 7), barrier, cached);
         }
         else
             fprintf (out, "  %5s %10lld %12.1f %10.3f %12.1f %10.1f\n", "", sqlite3_column_int64 (ep, 1),
                      sqlite3_column_double (ep, 3) / 1048576.0, sqlite3_column_double (ep, 4),
                      sqlite3_column_double (ep, 5), sqlite3_column_double (ep, 6));
+    }
+    if (from_memory)
+        fprintf (out, "  * served from memory: at least half the bytes checked were in the page cache before they were"
+                 " read, so %s measure%s memory, not the storage\n",
+                 from_memory > 1 ? "these epochs" : "this epoch", from_memory > 1 ? "" : "s");
+    if (train && sb_report_host_caching (db, run_id, s_print_caching_host, out) != 0) {
+        fprintf (stderr, "shardbench report: %s\n", sqlite3_errmsg (db));
+        goto done;
     }
     if (ckpt && sb_ckpt_report_print (db, run_id, out) != 0) {
         fprintf (stderr, "shardbench: report: %s\n", sqlite3_errmsg (db));

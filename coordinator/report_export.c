@@ -11,8 +11,12 @@
  * "train_au_meet_expectation" ("success" | "fail"). Two differences: the I/O
  * rate is the bytes actually read per second (epochs.mib_per_s) rather than
  * samples/s x the nominal record length, and "success" needs the run to have
- * succeeded as well (runs.passed), not only the AU mean. Extras go into a
- * "shardbench" object.
+ * succeeded as well (runs.passed), not only the AU mean. "potential_caching"
+ * is DLIO's per-host flag (1 unless the host's memory is at most the data
+ * it reads per epoch; sb_report_host_caching), from the bytes the host read
+ * rather than samples x nominal record length. Extras go into a
+ * "shardbench" object; its per-epoch entries carry the measured
+ * page-cache "resident_fraction" and "served_from_memory" (epochs table).
  *
  * Real numbers are printed with 6 decimals (%.6f); a value that is not
  * finite, or NULL in the database, is JSON null (empty in CSV). */
@@ -40,6 +44,8 @@ typedef struct {
 typedef struct {
     int64_t epoch, samples, dropped, bytes, batches;
     double  duration_s, samples_per_s, mib_per_s, au, p50, p99;   /* NAN when NULL */
+    double  resident_fraction;  /* page cache, NAN when nothing was checked */
+    int     from_memory;        /* -1 when nothing was checked */
 } s_epoch_t;
 
 static char *
@@ -125,7 +131,8 @@ s_epochs_load (sqlite3 *db, int64_t id, s_epoch_t **out, size_t *n, const char *
     *n = 0;
     if (sqlite3_prepare_v2 (db,
                             "SELECT epoch, samples, dropped, bytes, batches, duration_s, samples_per_s, mib_per_s,"
-                            " au_mean, barrier_p50_ms, barrier_p99_ms FROM epochs WHERE run_id = ? ORDER BY epoch",
+                            " au_mean, barrier_p50_ms, barrier_p99_ms, resident_fraction, from_memory"
+                            " FROM epochs WHERE run_id = ? ORDER BY epoch",
                             -1, &st, NULL) != SQLITE_OK
         || sqlite3_bind_int64 (st, 1, id) != SQLITE_OK)
         goto fail;
@@ -155,6 +162,8 @@ s_epochs_load (sqlite3 *db, int64_t id, s_epoch_t **out, size_t *n, const char *
         e->au = s_real_col (st, 8);
         e->p50 = s_real_col (st, 9);
         e->p99 = s_real_col (st, 10);
+        e->resident_fraction = s_real_col (st, 11);
+        e->from_memory = sqlite3_column_type (st, 12) == SQLITE_NULL ? -1 : sqlite3_column_int (st, 12);
     }
     if (step != SQLITE_DONE)
         goto fail;
@@ -291,6 +300,23 @@ s_json_hosts (sqlite3 *db, int64_t id, FILE *out)
     return step == SQLITE_DONE ? 0 : -1;
 }
 
+typedef struct {
+    FILE *out;
+    int   first;
+} s_caching_list_t;
+
+static void
+s_json_caching_host (void *ctx, const sb_report_host_caching_t *h)
+{
+    s_caching_list_t *cl = ctx;
+    fputs (cl->first ? "" : ", ", cl->out);
+    cl->first = 0;
+    if (h->potential_caching < 0)
+        fputs ("null", cl->out);
+    else
+        fprintf (cl->out, "%d", h->potential_caching);
+}
+
 int
 sb_report_json (sqlite3 *db, int64_t run_id, FILE *out)
 {
@@ -337,6 +363,14 @@ sb_report_json (sqlite3 *db, int64_t run_id, FILE *out)
         fprintf (stderr, "shardbench report: %s\n", sqlite3_errmsg (db));
         goto done;
     }
+    /* DLIO's summary key: per host, 1 unless its memory is at most the data it reads per epoch */
+    s_caching_list_t cl = { .out = out, .first = 1 };
+    fputs ("  \"potential_caching\": [", out);
+    if (sb_report_host_caching (db, run_id, s_json_caching_host, &cl) != 0) {
+        fprintf (stderr, "shardbench report: %s\n", sqlite3_errmsg (db));
+        goto done;
+    }
+    fputs ("],\n", out);
     fprintf (out, "  \"epochs\": %zu,\n  \"metric\": {\n    \"train_au_percentage\": ", n);
     s_json_list (out, au, n);
     fputs (",\n    \"train_au_mean_percentage\": ", out);
@@ -389,7 +423,10 @@ sb_report_json (sqlite3 *db, int64_t run_id, FILE *out)
         s_json_num (out, e->p50);
         fputs (", \"barrier_p99_ms\": ", out);
         s_json_num (out, e->p99);
-        fputc ('}', out);
+        fputs (", \"resident_fraction\": ", out);
+        s_json_num (out, e->resident_fraction);
+        fprintf (out, ", \"served_from_memory\": %s}",
+                 e->from_memory == 1 ? "true" : e->from_memory == 0 ? "false" : "null");
     }
     fputs (n ? "\n    ]\n  }\n}\n" : "]\n  }\n}\n", out);
     rc = 0;

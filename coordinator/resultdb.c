@@ -319,6 +319,16 @@ s_upgrade (sqlite3 *db, const char *path, char *err, size_t err_size)
                               " ALTER TABLE run_workers ADD COLUMN clock_offset_s REAL;"
                               " ALTER TABLE run_workers ADD COLUMN clock_rtt_ms REAL;", NULL, NULL, &msg) != SQLITE_OK)
         what = "cannot upgrade the runs and run_workers tables to version 8", rc = -1;
+    /* version 8 -> 9: page-cache residency sampled before reads, per rank
+     * and per epoch; older runs keep 0 bytes checked and NULL fractions */
+    else if (version >= 1 && version <= 8
+             && sqlite3_exec (db, "ALTER TABLE rank_epochs ADD COLUMN resident_bytes INTEGER NOT NULL DEFAULT 0;"
+                              " ALTER TABLE rank_epochs ADD COLUMN checked_bytes INTEGER NOT NULL DEFAULT 0;"
+                              " ALTER TABLE epochs ADD COLUMN resident_bytes INTEGER NOT NULL DEFAULT 0;"
+                              " ALTER TABLE epochs ADD COLUMN checked_bytes INTEGER NOT NULL DEFAULT 0;"
+                              " ALTER TABLE epochs ADD COLUMN resident_fraction REAL;"
+                              " ALTER TABLE epochs ADD COLUMN from_memory INTEGER;", NULL, NULL, &msg) != SQLITE_OK)
+        what = "cannot upgrade the rank_epochs and epochs tables to version 9", rc = -1;
     else if (sqlite3_exec (db, sb_results_sql, NULL, NULL, &msg) != SQLITE_OK)
         what = "cannot apply schemas/results.sql", rc = -1;
     else {
@@ -1094,16 +1104,18 @@ int
 sb_resultdb_add_rank_epoch (sb_resultdb_t *self, int64_t run_id, const sb_rank_epoch_t *re)
 {
     static const char sql[] = "INSERT OR REPLACE INTO rank_epochs (run_id, epoch, rank, host, samples, batches, bytes,"
-                              " started_at, finished_at, compute_s, au, io_wait_s, barrier_s)"
-                              " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)";
+                              " started_at, finished_at, compute_s, au, io_wait_s, barrier_s, resident_bytes,"
+                              " checked_bytes) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
     const char *host = re->host ? re->host : "?";
     if (re->has_au)
-        return sb_resultdb_exec (self, sql, "iiitiiidddddd", run_id, (int64_t) re->epoch, (int64_t) re->rank, host,
+        return sb_resultdb_exec (self, sql, "iiitiiiddddddii", run_id, (int64_t) re->epoch, (int64_t) re->rank, host,
                                  (int64_t) re->samples, (int64_t) re->batches, (int64_t) re->bytes, re->started_at,
-                                 re->finished_at, re->compute_s, re->au, re->io_wait_s, re->barrier_s);
-    return sb_resultdb_exec (self, sql, "iiitiiidddndd", run_id, (int64_t) re->epoch, (int64_t) re->rank, host,
+                                 re->finished_at, re->compute_s, re->au, re->io_wait_s, re->barrier_s,
+                                 (int64_t) re->resident_bytes, (int64_t) re->checked_bytes);
+    return sb_resultdb_exec (self, sql, "iiitiiidddnddii", run_id, (int64_t) re->epoch, (int64_t) re->rank, host,
                              (int64_t) re->samples, (int64_t) re->batches, (int64_t) re->bytes, re->started_at,
-                             re->finished_at, re->compute_s, re->io_wait_s, re->barrier_s);
+                             re->finished_at, re->compute_s, re->io_wait_s, re->barrier_s,
+                             (int64_t) re->resident_bytes, (int64_t) re->checked_bytes);
 }
 
 int
@@ -1112,12 +1124,15 @@ sb_resultdb_close_epoch (sb_resultdb_t *self, int64_t run_id, uint64_t epoch, ui
 {
     return sb_resultdb_exec (self,
                              "INSERT OR REPLACE INTO epochs (run_id, epoch, samples, dropped, bytes, duration_s,"
-                             " samples_per_s, mib_per_s, mb_per_s, au_mean, batches)"
+                             " samples_per_s, mib_per_s, mb_per_s, au_mean, batches, resident_bytes, checked_bytes,"
+                             " resident_fraction, from_memory)"
                              " SELECT ?1, ?2, sum(samples), ?3, sum(bytes), max(finished_at) - min(started_at),"
                              "  sum(samples) / max(max(finished_at) - min(started_at), 1e-9),"
                              "  sum(bytes) / 1048576.0 / max(max(finished_at) - min(started_at), 1e-9),"
                              "  sum(bytes) / 1e6 / max(max(finished_at) - min(started_at), 1e-9),"
-                             "  CASE WHEN ?4 THEN avg(au) END, ?5"
+                             "  CASE WHEN ?4 THEN avg(au) END, ?5, sum(resident_bytes), sum(checked_bytes),"
+                             "  CASE WHEN sum(checked_bytes) > 0 THEN 1.0 * sum(resident_bytes) / sum(checked_bytes) END,"
+                             "  CASE WHEN sum(checked_bytes) > 0 THEN 2 * sum(resident_bytes) >= sum(checked_bytes) END"
                              " FROM rank_epochs WHERE run_id = ?1 AND epoch = ?2",
                              "iiiii", run_id, (int64_t) epoch, (int64_t) dropped, (int64_t) with_au, (int64_t) batches);
 }

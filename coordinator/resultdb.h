@@ -19,7 +19,7 @@
 
 typedef struct sb_resultdb sb_resultdb_t;
 
-#define SB_RESULTDB_VERSION 8
+#define SB_RESULTDB_VERSION 9
 
 /* Open (creating when absent) the database at path for writing, check it
  * (a corrupt file is an error naming it) and apply or upgrade the schema.
@@ -95,12 +95,16 @@ typedef struct {
     const char *host;
     double started_at, finished_at, compute_s, au, io_wait_s, barrier_s;
     int    has_au;
+    uint64_t resident_bytes, checked_bytes; /* page-cache residency sampled before reads (0 of 0: none) */
 } sb_rank_epoch_t;
 
 int sb_resultdb_add_rank_epoch (sb_resultdb_t *self, int64_t run_id, const sb_rank_epoch_t *re);
 
 /* Aggregate the epoch's rank rows into an epochs row (samples, bytes,
- * duration from first start to last finish, rates, mean AU). */
+ * duration from first start to last finish, rates, mean AU, and the
+ * page-cache residency: resident and checked bytes summed, their ratio
+ * and from_memory, 1 when at least half the checked bytes were resident;
+ * both NULL when no byte was checked). */
 int sb_resultdb_close_epoch (sb_resultdb_t *self, int64_t run_id, uint64_t epoch, uint64_t dropped,
                              uint64_t batches, int with_au);
 

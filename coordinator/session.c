@@ -423,6 +423,7 @@ s_on_hello (s_session_t *self, zframe_t *identity, sb_msg_hello_t *m)
     r->keys_page = wl->keys_page;
     r->data_probe = self->probe;
     r->stall_timeout_ms = (uint64_t) (wl->stall_timeout_s * 1000);
+    r->odirect = (uint64_t) wl->odirect;
     if (sb_storage_to_welcome (&wl->storage, r) != 0) {
         s_fail (self, "out of memory");
         return;
@@ -699,11 +700,12 @@ s_on_rank_done (s_session_t *self, s_worker_t *w, const sb_msg_rank_done_t *m)
     /* times are finite and not negative, AU a fraction: anything else would poison every mean and chart */
     if (!(m->started_at >= 0 && isfinite (m->started_at) && m->finished_at >= 0 && isfinite (m->finished_at)
           && m->compute_s >= 0 && isfinite (m->compute_s) && m->io_wait_s >= 0 && isfinite (m->io_wait_s)
-          && m->barrier_s >= 0 && isfinite (m->barrier_s) && m->au >= 0 && m->au <= 1)) {
+          && m->barrier_s >= 0 && isfinite (m->barrier_s) && m->au >= 0 && m->au <= 1
+          && m->resident_bytes <= m->checked_bytes)) {
         s_fail (self, "rank %llu on %s reported impossible figures for epoch %llu: started %g, finished %g, compute %g s,"
-                " io wait %g s, barrier %g s, AU %g", (unsigned long long) m->rank, w->host,
-                (unsigned long long) m->epoch, m->started_at, m->finished_at, m->compute_s, m->io_wait_s, m->barrier_s,
-                m->au);
+                " io wait %g s, barrier %g s, AU %g, %llu of %llu checked bytes resident", (unsigned long long) m->rank,
+                w->host, (unsigned long long) m->epoch, m->started_at, m->finished_at, m->compute_s, m->io_wait_s,
+                m->barrier_s, m->au, (unsigned long long) m->resident_bytes, (unsigned long long) m->checked_bytes);
         return;
     }
     if (self->phase == S_PHASE_TRAIN && (m->samples != self->plan.per_rank || m->batches != self->plan.batches)) {
@@ -735,6 +737,7 @@ s_on_rank_done (s_session_t *self, s_worker_t *w, const sb_msg_rank_done_t *m)
         .epoch = m->epoch, .rank = m->rank, .samples = m->samples, .batches = m->batches, .bytes = m->bytes,
         .host = w->host, .started_at = started_at, .finished_at = finished_at, .compute_s = m->compute_s,
         .au = m->au, .io_wait_s = m->io_wait_s, .barrier_s = m->barrier_s, .has_au = self->phase == S_PHASE_TRAIN,
+        .resident_bytes = m->resident_bytes, .checked_bytes = m->checked_bytes,
     };
     sb_histogram_merge_counts (&self->barrier_latency, m->barrier_latency.items, m->barrier_latency.count);
     sb_histogram_merge_counts (&self->read_latency, m->read_latency.items, m->read_latency.count);

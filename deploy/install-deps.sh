@@ -19,6 +19,9 @@ if [ "${1:-}" = "--tests" ]; then
     packages+=(slurm-wlm slurmctld slurmd slurm-client munge)
     # tests/integration/test_systemd.sh checks deploy/systemd/ with systemd-analyze verify
     packages+=(systemd)
+    # tests/integration/test_pagecache.sh checks with strace that reader.odirect opens
+    # every data file with O_DIRECT (and util-linux fincore that eviction works)
+    packages+=(strace)
     # tests/integration/test_clock.sh runs a worker whose clock is 3 s ahead
     # (libfaketime)
     packages+=(faketime)

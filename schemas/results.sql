@@ -1,4 +1,4 @@
--- shardbench result database, schema version 8 (PRAGMA user_version).
+-- shardbench result database, schema version 9 (PRAGMA user_version).
 -- This file is the single source of truth: the coordinator compiles it in and
 -- applies it to every database it opens. Rows are committed as they arrive
 -- (WAL journal), so a crash loses at most the rows of the current second. A
@@ -63,6 +63,12 @@ CREATE TABLE IF NOT EXISTS epochs (
   barrier_p99_ms REAL,              --   over every step of every rank, from merged log-linear buckets
   read_p50_ms   REAL,               -- sample read latency (the I/O engine's time per sample),
   read_p99_ms   REAL,               --   over every sample of every rank (train), from read_latency
+  resident_bytes INTEGER NOT NULL DEFAULT 0, -- page cache (train, file storage): bytes of the sampled reads
+  checked_bytes  INTEGER NOT NULL DEFAULT 0, --   ranges resident just before they were read, of the bytes checked
+                                    --   (mincore; 0 of 0 with O_DIRECT, S3, synthetic storage)
+  resident_fraction REAL,           -- resident_bytes / checked_bytes (NULL when nothing was checked)
+  from_memory   INTEGER,            -- 1 when at least half the checked bytes were resident: the epoch was
+                                    --   served (mostly) from the page cache, not the storage; NULL: not checked
   PRIMARY KEY (run_id, epoch)
 );
 
@@ -95,6 +101,8 @@ CREATE TABLE IF NOT EXISTS rank_epochs (
   au           REAL,                -- compute_s / (wall time after the first step)
   io_wait_s    REAL NOT NULL DEFAULT 0, -- time the accelerator waited for data
   barrier_s    REAL NOT NULL DEFAULT 0, -- time spent in step barriers
+  resident_bytes INTEGER NOT NULL DEFAULT 0, -- page cache: bytes of this rank's sampled reads resident
+  checked_bytes  INTEGER NOT NULL DEFAULT 0, --   just before they were read, of the bytes checked
   PRIMARY KEY (run_id, epoch, rank)
 );
 

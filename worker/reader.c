@@ -4,6 +4,7 @@
 #include "dataset.h"
 #include "format.h"
 #include "log.h"
+#include "pagecache.h"
 #include "s3_client.h"
 #include "util.h"
 
@@ -23,8 +24,10 @@ struct sb_reader {
     sb_storage_cfg_t storage;
     sb_s3_t   *s3;          /* s3 engine: owned by its thread while it runs */
     char       root[PATH_MAX];
-    size_t     buffer_bytes;
+    size_t     buffer_bytes;    /* file engine: a multiple of SB_READER_DIRECT_ALIGN */
     int        verify;
+    int        odirect;         /* reader.odirect: open with O_DIRECT */
+    uint64_t   residency_every; /* sample 1 read in this many (0: none) */
     uint64_t   seed;
     sb_dataset_t ds;        /* framed formats: how objects are generated */
     char       ds_prefix[256];
@@ -161,6 +164,22 @@ s_not_regular (const char *path, const struct stat *st, sb_read_result_t *res)
               link ? "a symbolic link to " : "", what);
 }
 
+/* 1 when the read of key at offset is one of the 1 in `every` whose
+ * residency is sampled: FNV-1a of the key and offset, so the choice is the
+ * same every epoch and every run. */
+static int
+s_residency_sampled (uint64_t every, const char *key, uint64_t offset)
+{
+    if (every <= 1)
+        return every == 1;
+    uint64_t h = 1469598103934665603ull;
+    for (const unsigned char *c = (const unsigned char *) key; *c; c++)
+        h = (h ^ *c) * 1099511628211ull;
+    for (int i = 0; i < 8; i++)
+        h = (h ^ ((offset >> (8 * i)) & 0xff)) * 1099511628211ull;
+    return h % every == 0;
+}
+
 static void
 s_read_one (s_thread_ctx_t *ctx, const s_request_t *rq, sb_read_result_t *res)
 {
@@ -189,10 +208,18 @@ s_read_one (s_thread_ctx_t *ctx, const s_request_t *rq, sb_read_result_t *res)
         s_not_regular (path, &st, res);
         return;
     }
-    int fd = open (path, O_RDONLY | O_CLOEXEC);
+    const int direct = self->odirect;
+    int fd = open (path, O_RDONLY | O_CLOEXEC | (direct ? O_DIRECT : 0));
     if (fd < 0) {
         res->error = errno;
-        snprintf (res->message, sizeof res->message, "open %s: %s", path, strerror (errno));
+        if (direct && errno == EINVAL)
+            snprintf (res->message, sizeof res->message,
+                      "open %s with O_DIRECT (reader.odirect: true): %s: its file system refuses direct I/O"
+                      " (tmpfs did before Linux 6.6); put the dataset on one that supports it or set reader.odirect: false",
+                      path, strerror (errno));
+        else
+            snprintf (res->message, sizeof res->message, "open %s%s: %s", path, direct ? " with O_DIRECT" : "",
+                      strerror (errno));
         return;
     }
     if (fstat (fd, &st) != 0) {
@@ -217,56 +244,91 @@ s_read_one (s_thread_ctx_t *ctx, const s_request_t *rq, sb_read_result_t *res)
         }
         framed = 1;
     }
-    uint64_t done = 0;
     /* a whole object (skip_listing: no catalog size) is the size the open
      * file has, never more: a file that grows while read is read up to that */
     int to_eof = rq->length == 0;
     uint64_t length = to_eof ? (uint64_t) st.st_size : rq->length;
-    while (done < length) {
-        size_t want = length - done >= self->buffer_bytes ? self->buffer_bytes : (size_t) (length - done);
-            ssize_t n = pread (fd, buf, want, (off_t) (rq->offset + done));
-            s_progress (ctx, 1);
+    /* how much of the range the page cache holds now, before reading it
+     * (a file that cannot be mapped is not counted) */
+    uint64_t check_ns = 0;  /* not part of the read's latency */
+    if (!direct && s_residency_sampled (self->residency_every, rq->key, rq->offset)) {
+        sb_residency_t r;
+        char why[256];
+        uint64_t c0 = sb_mono_ns ();
+        if (sb_pagecache_residency (fd, rq->offset, length, &r, path, why, sizeof why) == 0) {
+            res->resident_bytes = r.resident;
+            res->checked_bytes = r.checked;
+        }
+        check_ns = sb_mono_ns () - c0;
+    }
+    /* [want, want_end) is what the sample asked for; reads go from pos to
+     * read_end, which O_DIRECT widens to whole aligned blocks (the last one
+     * cut short by the end of the file): only the asked bytes count */
+    const uint64_t align = SB_READER_DIRECT_ALIGN;
+    const uint64_t want = rq->offset, want_end = rq->offset + length;
+    uint64_t pos = direct ? want / align * align : want;
+    const uint64_t read_end = direct ? (want_end + align - 1) / align * align : want_end;
+    uint64_t done = 0;
+    while (pos < want_end) {
+        size_t chunk = read_end - pos >= self->buffer_bytes ? self->buffer_bytes : (size_t) (read_end - pos);
+        ssize_t n = pread (fd, buf, chunk, (off_t) pos);
+        s_progress (ctx, 1);
         if (n < 0) {
             if (errno == EINTR && !__atomic_load_n (&self->stopping, __ATOMIC_ACQUIRE))
                 continue;
             res->error = errno;
-            snprintf (res->message, sizeof res->message, "read %s at offset %llu: %s", path,
-                      (unsigned long long) (rq->offset + done), strerror (errno));
+            if (direct && errno == EINVAL)
+                snprintf (res->message, sizeof res->message,
+                          "read %s at offset %llu with O_DIRECT (reader.odirect: true): %s: the file system or"
+                          " device refuses direct reads of %u-byte aligned blocks", path,
+                          (unsigned long long) pos, strerror (errno), SB_READER_DIRECT_ALIGN);
+            else
+                snprintf (res->message, sizeof res->message, "read %s at offset %llu: %s", path,
+                          (unsigned long long) (pos > want ? pos : want), strerror (errno));
             break;
         }
-        if (n == 0) {
+        /* the bytes of this read inside the asked range */
+        uint64_t lo = pos > want ? pos : want, hi = pos + (uint64_t) n < want_end ? pos + (uint64_t) n : want_end;
+        /* an O_DIRECT read cut short ends the file: the next read would not be aligned */
+        int ended = n == 0 || (direct && (size_t) n < chunk && hi < want_end);
+        if (hi > lo) {
+            size_t m = (size_t) (hi - lo);
+            const uint8_t *got = buf + (lo - pos);
+            if (framed && hi > obj.size) {
+                res->error = -1;
+                snprintf (res->message, sizeof res->message,
+                          "verify %s: the file goes on past offset %llu, where the %s generator ends", path,
+                          (unsigned long long) obj.size, obj.ops->name);
+                done += m;
+                break;
+            }
+            if (self->verify) {
+                if (framed)
+                    sb_format_fill (&obj, lo, expect, m);
+                else
+                    sb_content_fill (content_seed, lo, expect, m);
+                if (memcmp (got, expect, m) != 0) {
+                    size_t at = 0;
+                    while (at < m && got[at] == expect[at])
+                        at++;
+                    res->error = -1;
+                    snprintf (res->message, sizeof res->message, "verify %s: byte %llu differs from the generator",
+                              path, (unsigned long long) (lo + at));
+                    done += m;
+                    break;
+                }
+            }
+            done += m;
+        }
+        if (ended) {
             res->error = -1;
             snprintf (res->message, sizeof res->message,
                       "short read %s: file ends at offset %llu, expected %llu bytes from offset %llu%s", path,
-                      (unsigned long long) (rq->offset + done), (unsigned long long) length,
-                      (unsigned long long) rq->offset, to_eof ? " (its size when opened)" : "");
+                      (unsigned long long) (want + done), (unsigned long long) length,
+                      (unsigned long long) want, to_eof ? " (its size when opened)" : "");
             break;
         }
-        if (framed && rq->offset + done + (uint64_t) n > obj.size) {
-            res->error = -1;
-            snprintf (res->message, sizeof res->message,
-                      "verify %s: the file goes on past offset %llu, where the %s generator ends", path,
-                      (unsigned long long) obj.size, obj.ops->name);
-            done += (uint64_t) n;
-            break;
-        }
-        if (self->verify) {
-            if (framed)
-                sb_format_fill (&obj, rq->offset + done, expect, (size_t) n);
-            else
-                sb_content_fill (content_seed, rq->offset + done, expect, (size_t) n);
-            if (memcmp (buf, expect, (size_t) n) != 0) {
-                size_t at = 0;
-                while (at < (size_t) n && buf[at] == expect[at])
-                    at++;
-                res->error = -1;
-                snprintf (res->message, sizeof res->message, "verify %s: byte %llu differs from the generator",
-                          path, (unsigned long long) (rq->offset + done + at));
-                done += (uint64_t) n;
-                break;
-            }
-        }
-        done += (uint64_t) n;
+        pos += (uint64_t) n;
     }
     if (framed && to_eof && !res->error && done != obj.size) {
         res->error = -1;
@@ -277,7 +339,7 @@ s_read_one (s_thread_ctx_t *ctx, const s_request_t *rq, sb_read_result_t *res)
         sb_format_close (&obj);
     close (fd);
     res->bytes = done;
-    res->latency_ns = sb_mono_ns () - t0;
+    res->latency_ns = sb_mono_ns () - t0 - check_ns;
 }
 
 /* Sockets and buffers are made by sb_reader_new, so a failure is reported
@@ -449,6 +511,25 @@ s_s3_thread (void *arg)
     return NULL;
 }
 
+static uint8_t *
+s_aligned_alloc (size_t size)
+{
+    void *p = NULL;
+    return posix_memalign (&p, SB_READER_DIRECT_ALIGN, size ? size : SB_READER_DIRECT_ALIGN) == 0 ? p : NULL;
+}
+
+void
+sb_reader_set_direct_io (sb_reader_t *self, int on)
+{
+    self->odirect = on && !self->s3 && self->storage.type != SB_STORAGE_SYNTHETIC;
+}
+
+void
+sb_reader_set_residency_sampling (sb_reader_t *self, uint64_t every)
+{
+    self->residency_every = every;
+}
+
 sb_reader_t *
 sb_reader_new (const sb_storage_cfg_t *storage, const char *root, size_t threads, size_t buffer_bytes, int verify,
                uint64_t seed, char *err, size_t err_size)
@@ -476,8 +557,12 @@ sb_reader_new (const sb_storage_cfg_t *storage, const char *root, size_t threads
         }
         threads = 1;    /* one thread drives every transfer of the rank */
     }
+    /* file engine: whole O_DIRECT blocks (reader.odirect may be set later) */
+    if (storage->type == SB_STORAGE_FILE)
+        buffer_bytes = (buffer_bytes + SB_READER_DIRECT_ALIGN - 1) / SB_READER_DIRECT_ALIGN * SB_READER_DIRECT_ALIGN;
     self->buffer_bytes = buffer_bytes;
     self->verify = verify;
+    self->residency_every = 1;
     if (storage->type == SB_STORAGE_SYNTHETIC) {
         /* no threads, no sockets to feed: reads complete in submit */
         if (verify && !(self->inline_buf = malloc (buffer_bytes))) {
@@ -512,7 +597,8 @@ sb_reader_new (const sb_storage_cfg_t *storage, const char *root, size_t threads
         ctx->reader = self;
         ctx->work = zsock_new (ZMQ_PULL);
         ctx->done = zsock_new (ZMQ_PUSH);
-        ctx->buf = self->s3 ? NULL : malloc (buffer_bytes);
+        /* aligned for O_DIRECT (sb_reader_set_direct_io) */
+        ctx->buf = self->s3 ? NULL : s_aligned_alloc (buffer_bytes);
         ctx->expect = verify && !self->s3 ? malloc (buffer_bytes) : NULL;
         if (!ctx->work || !ctx->done || (!self->s3 && (!ctx->buf || (verify && !ctx->expect)))
             || zsock_connect (ctx->work, "%s", self->work_ep) != 0 || zsock_connect (ctx->done, "%s", self->done_ep) != 0) {

@@ -26,6 +26,7 @@ typedef struct {
     s_sample_t    *queue;           /* ring of received, not yet submitted samples (owned) */
     size_t         qhead, qcount;
     uint64_t       requested, received, submitted, completed, step, bytes;
+    uint64_t       resident_bytes, checked_bytes;   /* page-cache residency sampled before reads */
     int            running;         /* in an epoch, RANK_DONE not sent */
     int            computing;       /* a batch is being computed until compute_until */
     int            waiting_go;      /* at the barrier of `step` */
@@ -142,6 +143,7 @@ sb_trainer_new (const sb_msg_welcome_t *cfg, const sb_storage_cfg_t *storage, co
             sb_trainer_destroy (&self);
             return NULL;
         }
+        sb_reader_set_direct_io (r->reader, (int) cfg->odirect);
         self->needs_keys = sb_reader_needs_keys (r->reader);
     }
     return self;
@@ -382,6 +384,8 @@ s_finish (sb_trainer_t *self, s_rank_t *r, double now)
         buckets--;
     d->read_latency.count = buckets;
     d->read_latency.items = r->read_latency.counts;
+    d->resident_bytes = r->resident_bytes;
+    d->checked_bytes = r->checked_bytes;
     if (self->out.fn (self->out.ctx, &done) != 0)
         self->failed = 1;
 }
@@ -409,6 +413,8 @@ s_take_completions (sb_trainer_t *self, s_rank_t *r)
         }
         r->completed++;
         r->bytes += res.bytes;
+        r->resident_bytes += res.resident_bytes;
+        r->checked_bytes += res.checked_bytes;
         r->interval.samples++;
         r->interval.bytes += res.bytes;
         r->interval.reads++;

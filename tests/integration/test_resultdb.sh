@@ -160,7 +160,11 @@ mkdir ro
 cp a.db ro/r.db
 cp a.db ro/v7.db
 q ro/v7.db "ALTER TABLE runs DROP COLUMN db_locked_s; ALTER TABLE run_workers DROP COLUMN clock_offset_s;
-            ALTER TABLE run_workers DROP COLUMN clock_rtt_ms; PRAGMA user_version = 7"
+            ALTER TABLE run_workers DROP COLUMN clock_rtt_ms;
+ALTER TABLE rank_epochs DROP COLUMN resident_bytes; ALTER TABLE rank_epochs DROP COLUMN checked_bytes;
+            ALTER TABLE epochs DROP COLUMN resident_bytes; ALTER TABLE epochs DROP COLUMN checked_bytes;
+            ALTER TABLE epochs DROP COLUMN resident_fraction; ALTER TABLE epochs DROP COLUMN from_memory;
+            PRAGMA user_version = 7"
 cp ro/v7.db v7w.db
 chmod 444 ro/r.db ro/v7.db
 chmod 555 ro
@@ -181,12 +185,15 @@ expect_eq "read-only: nothing written beside it" "$(ls ro | tr '\n' ' ')" "r.db 
 as_reader "$SHARDBENCH" report 1 --db ro/v7.db >v7.out 2>v7.err
 expect_eq "read-only, older schema: exit" $? 2
 expect_contains "read-only, older schema: says it needs upgrading with write access" v7.err \
-    "shardbench report: ro/v7.db: result database schema version 7 must be upgraded to version 8 before this shardbench can read it, which needs write access"
+    "shardbench report: ro/v7.db: result database schema version 7 must be upgraded to version 9 before this shardbench can read it, which needs write access"
 chmod 755 ro
 # a writable version 7 database is upgraded in place; its runs keep NULL
 sb report 1 --db v7w.db
 expect_eq "version 7 upgraded: exit" "$SB_RC" 0
 expect_eq "version 7 upgraded: version, old runs NULL" \
-    "$(q v7w.db "PRAGMA user_version"):$(q v7w.db "SELECT count(*) FROM run_workers WHERE clock_offset_s IS NULL")" "8:2"
+    "$(q v7w.db "PRAGMA user_version"):$(q v7w.db "SELECT count(*) FROM run_workers WHERE clock_offset_s IS NULL")" "9:2"
+expect_eq "version 7 upgraded: residency columns, old runs 0 checked and NULL" \
+    "$(q v7w.db "SELECT count(*), sum(checked_bytes), count(resident_fraction), count(from_memory) FROM epochs")" \
+    "$(q v7w.db "SELECT count(*) FROM epochs")|0|0|0"
 
 finish
