@@ -1,10 +1,19 @@
--- shardbench result database, schema version 8 (PRAGMA user_version).
+-- shardbench result database, schema version 9 (PRAGMA user_version).
 -- This file is the single source of truth: the coordinator compiles it in and
 -- applies it to every database it opens. Rows are committed as they arrive
 -- (WAL journal), so a crash loses at most the rows of the current second. A
 -- writer thread commits them: another process that holds the database locked
 -- delays rows (runs.db_locked_s), never the run's timing, and never drops one.
 -- Times are Unix seconds (REAL). Sizes are bytes.
+--
+-- Train runs carry two sets of figures. The headline is DLIO's (MLPerf Storage's) metrics under
+-- DLIO's names (train_au_*, train_throughput_*, train_io_*), computed as DLIO_local_changes'
+-- utils/statscounter.py computes them (common/dlio_metrics.h; docs/DLIO.md): the steps of
+-- output.metric.exclude_start_steps / exclude_end_steps left out, AU and samples/s per rank over its
+-- epoch's span less the excluded steps' load and compute time, the epoch AU the ranks' mean, the epoch
+-- samples/s the ranks' sum, MB/s = samples/s x the nominal record size / 2^20. Beside them,
+-- shardbench's own measured figures: every sample read, the bytes actually read, the epoch from the
+-- first rank's start to the last rank's finish (samples_per_s, mib_per_s, au_mean, ...).
 
 -- One row per shardbench command that did work: 'train' | 'datagen' | 'checkpoint'.
 -- status: 'running' | 'succeeded' | 'failed' | 'aborted' | 'interrupted'.
@@ -22,12 +31,23 @@ CREATE TABLE IF NOT EXISTS runs (
   seed          INTEGER NOT NULL,
   workers       INTEGER NOT NULL DEFAULT 0,
   au_threshold  REAL,               -- metric.au of the workload
-  au_mean       REAL,               -- mean of epochs.au_mean (train runs)
-  passed        INTEGER,            -- 1 when au_mean >= au_threshold
+  au_mean       REAL,               -- shardbench's own AU: mean of epochs.au_mean (train runs)
+  passed        INTEGER,            -- train runs that succeeded: 1 when train_au_meet_expectation is
+                                    --   'success' (DLIO's AU mean >= 100 x au_threshold), else 0
   coordinator_host TEXT,            -- where the coordinator ran
   coordinator_pid  INTEGER,         -- its pid: a dead one marks the run 'interrupted'
-  db_locked_s   REAL                -- seconds rows waited for a lock another process held on
+  db_locked_s   REAL,               -- seconds rows waited for a lock another process held on
                                     --   this database (0: none; results were written late)
+  -- DLIO's run figures (train runs; over the epochs that finished; NULL before schema 9)
+  train_au_mean_percentage   REAL,  -- mean of epochs.train_au_percentage
+  train_au_stdev_percentage  REAL,  -- its population standard deviation (np.std)
+  train_au_meet_expectation  TEXT,  -- 'success' when train_au_mean_percentage >= 100 x au_threshold, else 'fail'
+  train_throughput_mean_samples_per_second  REAL,  -- mean of epochs.train_throughput_samples_per_second
+  train_throughput_stdev_samples_per_second REAL,
+  train_io_mean_MB_per_second  REAL, -- train_throughput_mean x record_size_bytes / 2^20 (MiB, as DLIO's "MB")
+  train_io_stdev_MB_per_second REAL,
+  record_size_bytes INTEGER          -- DLIO's nominal record size: dataset.record_length_bytes, or with
+                                     --   dataset.parquet.columns the sum of size x dtype bytes
 );
 
 -- One row per worker agent that joined a run.
@@ -63,6 +83,10 @@ CREATE TABLE IF NOT EXISTS epochs (
   barrier_p99_ms REAL,              --   over every step of every rank, from merged log-linear buckets
   read_p50_ms   REAL,               -- sample read latency (the I/O engine's time per sample),
   read_p99_ms   REAL,               --   over every sample of every rank (train), from read_latency
+  -- DLIO's epoch figures (train; NULL for datagen and before schema 9)
+  train_au_percentage REAL,         -- mean over ranks of rank_epochs.dlio_au_percentage
+  train_throughput_samples_per_second REAL, -- sum over ranks of rank_epochs.dlio_throughput_samples_per_second
+  train_io_MB_per_second REAL,      -- train_throughput_samples_per_second x runs.record_size_bytes / 2^20
   PRIMARY KEY (run_id, epoch)
 );
 
@@ -92,9 +116,16 @@ CREATE TABLE IF NOT EXISTS rank_epochs (
   started_at   REAL NOT NULL,
   finished_at  REAL NOT NULL,
   compute_s    REAL NOT NULL,       -- emulated compute, steps after the first
-  au           REAL,                -- compute_s / (wall time after the first step)
+  au           REAL,                -- shardbench's own: compute_s / (wall time after the first step)
   io_wait_s    REAL NOT NULL DEFAULT 0, -- time the accelerator waited for data
   barrier_s    REAL NOT NULL DEFAULT 0, -- time spent in step barriers
+  -- DLIO's figures of the rank (train; NULL for datagen and before schema 9). A step's proc time
+  -- runs from the rank's release from the previous barrier (or the epoch's start) to its compute's end.
+  metric_steps      INTEGER,        -- steps in DLIO's window (exclude_start_steps .. N - exclude_end_steps)
+  metric_compute_s  REAL,           -- their compute time
+  metric_excluded_s REAL,           -- proc time of the steps left out (subtracted from the span)
+  dlio_au_percentage REAL,          -- 100 x metric_compute_s / (finished_at - started_at - metric_excluded_s)
+  dlio_throughput_samples_per_second REAL, -- metric_steps x batch size / that same time
   PRIMARY KEY (run_id, epoch, rank)
 );
 
