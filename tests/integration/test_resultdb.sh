@@ -159,7 +159,15 @@ chmod 755 "$SCRATCH"
 mkdir ro
 cp a.db ro/r.db
 cp a.db ro/v7.db
-q ro/v7.db "ALTER TABLE runs DROP COLUMN db_locked_s; ALTER TABLE run_workers DROP COLUMN clock_offset_s;
+q ro/v7.db "ALTER TABLE runs DROP COLUMN train_au_mean_percentage; ALTER TABLE runs DROP COLUMN train_au_stdev_percentage;
+            ALTER TABLE runs DROP COLUMN train_au_meet_expectation; ALTER TABLE runs DROP COLUMN train_throughput_mean_samples_per_second;
+            ALTER TABLE runs DROP COLUMN train_throughput_stdev_samples_per_second; ALTER TABLE runs DROP COLUMN train_io_mean_MB_per_second;
+            ALTER TABLE runs DROP COLUMN train_io_stdev_MB_per_second; ALTER TABLE runs DROP COLUMN record_size_bytes;
+            ALTER TABLE epochs DROP COLUMN train_au_percentage; ALTER TABLE epochs DROP COLUMN train_throughput_samples_per_second;
+            ALTER TABLE epochs DROP COLUMN train_io_MB_per_second; ALTER TABLE rank_epochs DROP COLUMN metric_steps;
+            ALTER TABLE rank_epochs DROP COLUMN metric_compute_s; ALTER TABLE rank_epochs DROP COLUMN metric_excluded_s;
+            ALTER TABLE rank_epochs DROP COLUMN dlio_au_percentage; ALTER TABLE rank_epochs DROP COLUMN dlio_throughput_samples_per_second;
+            ALTER TABLE runs DROP COLUMN db_locked_s; ALTER TABLE run_workers DROP COLUMN clock_offset_s;
             ALTER TABLE run_workers DROP COLUMN clock_rtt_ms; PRAGMA user_version = 7"
 cp ro/v7.db v7w.db
 chmod 444 ro/r.db ro/v7.db
@@ -181,12 +189,13 @@ expect_eq "read-only: nothing written beside it" "$(ls ro | tr '\n' ' ')" "r.db 
 as_reader "$SHARDBENCH" report 1 --db ro/v7.db >v7.out 2>v7.err
 expect_eq "read-only, older schema: exit" $? 2
 expect_contains "read-only, older schema: says it needs upgrading with write access" v7.err \
-    "shardbench report: ro/v7.db: result database schema version 7 must be upgraded to version 8 before this shardbench can read it, which needs write access"
+    "shardbench report: ro/v7.db: result database schema version 7 must be upgraded to version 9 before this shardbench can read it, which needs write access"
 chmod 755 ro
 # a writable version 7 database is upgraded in place; its runs keep NULL
 sb report 1 --db v7w.db
 expect_eq "version 7 upgraded: exit" "$SB_RC" 0
 expect_eq "version 7 upgraded: version, old runs NULL" \
-    "$(q v7w.db "PRAGMA user_version"):$(q v7w.db "SELECT count(*) FROM run_workers WHERE clock_offset_s IS NULL")" "8:2"
+    "$(q v7w.db "PRAGMA user_version"):$(q v7w.db "SELECT count(*) FROM run_workers WHERE clock_offset_s IS NULL"):$(
+    q v7w.db "SELECT count(*) FROM runs WHERE train_au_mean_percentage IS NOT NULL")" "9:2:0"
 
 finish
