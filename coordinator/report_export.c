@@ -509,7 +509,7 @@ sb_report_csv (sqlite3 *db, int64_t run_id, int ranks, FILE *out)
     if (sqlite3_prepare_v2 (db,
                             "SELECT epoch, rank, host, samples, batches, bytes, started_at, finished_at, compute_s,"
                             " au, io_wait_s, barrier_s, metric_steps, metric_compute_s, metric_excluded_s,"
-                            " dlio_au_percentage, dlio_throughput_samples_per_second"
+                            " metric_time_s, dlio_au_percentage, dlio_throughput_samples_per_second"
                             " FROM rank_epochs WHERE run_id = ? ORDER BY epoch, rank",
                             -1, &st, NULL) != SQLITE_OK
         || sqlite3_bind_int64 (st, 1, run_id) != SQLITE_OK) {
@@ -518,7 +518,7 @@ sb_report_csv (sqlite3 *db, int64_t run_id, int ranks, FILE *out)
         return -1;
     }
     fputs ("run_id,epoch,rank,host,samples,steps,bytes,started_at,finished_at,wall_s,compute_s,au,io_wait_s,"
-           "barrier_s,metric_steps,metric_compute_s,metric_excluded_s,dlio_au_percentage,"
+           "barrier_s,metric_steps,metric_compute_s,metric_excluded_s,metric_time_s,dlio_au_percentage,"
            "dlio_throughput_samples_per_second\n", out);
     int step;
     while ((step = sqlite3_step (st)) == SQLITE_ROW) {
@@ -541,7 +541,7 @@ sb_report_csv (sqlite3 *db, int64_t run_id, int ranks, FILE *out)
         fputc (',', out);
         if (sqlite3_column_type (st, 12) != SQLITE_NULL)
             fprintf (out, "%lld", sqlite3_column_int64 (st, 12));
-        for (int c = 13; c <= 16; c++) {
+        for (int c = 13; c <= 17; c++) {
             fputc (',', out);
             s_csv_num (out, s_real_col (st, c));
         }

@@ -336,6 +336,7 @@ s_upgrade (sqlite3 *db, const char *path, char *err, size_t err_size)
                               " ALTER TABLE rank_epochs ADD COLUMN metric_steps INTEGER;"
                               " ALTER TABLE rank_epochs ADD COLUMN metric_compute_s REAL;"
                               " ALTER TABLE rank_epochs ADD COLUMN metric_excluded_s REAL;"
+                              " ALTER TABLE rank_epochs ADD COLUMN metric_time_s REAL;"
                               " ALTER TABLE rank_epochs ADD COLUMN dlio_au_percentage REAL;"
                               " ALTER TABLE rank_epochs ADD COLUMN dlio_throughput_samples_per_second REAL;",
                               NULL, NULL, &msg) != SQLITE_OK)
@@ -1116,16 +1117,16 @@ sb_resultdb_add_rank_epoch (sb_resultdb_t *self, int64_t run_id, const sb_rank_e
 {
     static const char sql[] = "INSERT OR REPLACE INTO rank_epochs (run_id, epoch, rank, host, samples, batches, bytes,"
                               " started_at, finished_at, compute_s, au, io_wait_s, barrier_s, metric_steps,"
-                              " metric_compute_s, metric_excluded_s, dlio_au_percentage,"
-                              " dlio_throughput_samples_per_second) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+                              " metric_compute_s, metric_excluded_s, metric_time_s, dlio_au_percentage,"
+                              " dlio_throughput_samples_per_second) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
     const char *host = re->host ? re->host : "?";
     if (re->has_au)     /* a train epoch: shardbench's AU and DLIO's figures */
-        return sb_resultdb_exec (self, sql, "iiitiiiddddddidddd", run_id, (int64_t) re->epoch, (int64_t) re->rank,
+        return sb_resultdb_exec (self, sql, "iiitiiiddddddiddddd", run_id, (int64_t) re->epoch, (int64_t) re->rank,
                                  host, (int64_t) re->samples, (int64_t) re->batches, (int64_t) re->bytes,
                                  re->started_at, re->finished_at, re->compute_s, re->au, re->io_wait_s, re->barrier_s,
-                                 (int64_t) re->metric_steps, re->metric_compute_s, re->metric_excluded_s,
+                                 (int64_t) re->metric_steps, re->metric_compute_s, re->metric_excluded_s, re->metric_time_s,
                                  re->dlio_au_percentage, re->dlio_samples_per_s);
-    return sb_resultdb_exec (self, sql, "iiitiiidddnddnnnnn", run_id, (int64_t) re->epoch, (int64_t) re->rank, host,
+    return sb_resultdb_exec (self, sql, "iiitiiidddnddnnnnnn", run_id, (int64_t) re->epoch, (int64_t) re->rank, host,
                              (int64_t) re->samples, (int64_t) re->batches, (int64_t) re->bytes, re->started_at,
                              re->finished_at, re->compute_s, re->io_wait_s, re->barrier_s);
 }

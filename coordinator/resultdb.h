@@ -100,7 +100,7 @@ typedef struct {
     int    has_au;          /* a train epoch: au and the DLIO figures below are stored (else NULL) */
     /* DLIO's figures of the rank (common/dlio_metrics.h) */
     uint64_t metric_steps;
-    double metric_compute_s, metric_excluded_s, dlio_au_percentage, dlio_samples_per_s;
+    double metric_compute_s, metric_excluded_s, metric_time_s, dlio_au_percentage, dlio_samples_per_s;
 } sb_rank_epoch_t;
 
 int sb_resultdb_add_rank_epoch (sb_resultdb_t *self, int64_t run_id, const sb_rank_epoch_t *re);

@@ -762,6 +762,7 @@ s_on_rank_done (s_session_t *self, s_worker_t *w, const sb_msg_rank_done_t *m)
         re.metric_steps = m->metric_steps;
         re.metric_compute_s = m->metric_compute_s;
         re.metric_excluded_s = m->head_proc_s + m->tail_proc_s;
+        re.metric_time_s = fig.total_time_s;
         re.dlio_au_percentage = fig.au_percentage;
         re.dlio_samples_per_s = fig.samples_per_second;
         self->ep_dlio_au_sum += fig.au_percentage;

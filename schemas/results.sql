@@ -124,8 +124,9 @@ CREATE TABLE IF NOT EXISTS rank_epochs (
   metric_steps      INTEGER,        -- steps in DLIO's window (exclude_start_steps .. N - exclude_end_steps)
   metric_compute_s  REAL,           -- their compute time
   metric_excluded_s REAL,           -- proc time of the steps left out (subtracted from the span)
-  dlio_au_percentage REAL,          -- 100 x metric_compute_s / (finished_at - started_at - metric_excluded_s)
-  dlio_throughput_samples_per_second REAL, -- metric_steps x batch size / that same time
+  metric_time_s     REAL,           -- the time DLIO divides by: the rank's span (on its own clock) less metric_excluded_s
+  dlio_au_percentage REAL,          -- 100 x metric_compute_s / metric_time_s
+  dlio_throughput_samples_per_second REAL, -- metric_steps x batch size / metric_time_s
   PRIMARY KEY (run_id, epoch, rank)
 );
 

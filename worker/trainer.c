@@ -31,6 +31,7 @@ typedef struct {
     int            computing;       /* a batch is being computed until compute_until */
     int            waiting_go;      /* at the barrier of `step` */
     double         compute_started, compute_until;
+    double         compute_length;  /* the batch's drawn compute seconds (exact, unlike until - started) */
     double         started, first_step_end, compute_after_first, compute_all;
     double         io_wait, barrier, wait_since, barrier_since;
     /* DLIO's per-step sums (common/dlio_metrics.h): a step's load starts at
@@ -317,7 +318,7 @@ s_end_compute (sb_trainer_t *self, s_rank_t *r, double now)
      * so it must not raise AU; from here it counts as barrier or I/O wait) */
     double spent = 0;
     if (r->computing) {
-        spent = r->compute_until - r->compute_started;
+        spent = r->compute_length;
         now = r->compute_until;
     }
     r->computing = 0;
@@ -543,6 +544,7 @@ s_advance (sb_trainer_t *self, s_rank_t *r, double now)
                 r->computing = 1;
                 r->compute_started = now;
                 r->compute_until = now + compute;
+                r->compute_length = compute;
             }
             else
                 s_end_compute (self, r, now);

@@ -87,7 +87,7 @@ q v6.db "ALTER TABLE runs DROP COLUMN train_au_mean_percentage; ALTER TABLE runs
          ALTER TABLE runs DROP COLUMN train_io_stdev_MB_per_second; ALTER TABLE runs DROP COLUMN record_size_bytes;
          ALTER TABLE epochs DROP COLUMN train_au_percentage; ALTER TABLE epochs DROP COLUMN train_throughput_samples_per_second;
          ALTER TABLE epochs DROP COLUMN train_io_MB_per_second; ALTER TABLE rank_epochs DROP COLUMN metric_steps;
-         ALTER TABLE rank_epochs DROP COLUMN metric_compute_s; ALTER TABLE rank_epochs DROP COLUMN metric_excluded_s;
+         ALTER TABLE rank_epochs DROP COLUMN metric_compute_s; ALTER TABLE rank_epochs DROP COLUMN metric_excluded_s; ALTER TABLE rank_epochs DROP COLUMN metric_time_s;
          ALTER TABLE rank_epochs DROP COLUMN dlio_au_percentage; ALTER TABLE rank_epochs DROP COLUMN dlio_throughput_samples_per_second;
          DROP TABLE read_latency; ALTER TABLE epochs DROP COLUMN read_p50_ms; ALTER TABLE epochs DROP COLUMN read_p99_ms;
          ALTER TABLE runs DROP COLUMN db_locked_s; ALTER TABLE run_workers DROP COLUMN clock_offset_s;
