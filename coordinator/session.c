@@ -1438,12 +1438,12 @@ s_phase_train (s_session_t *self)
         /* the figures of the epochs row (sb_resultdb_close_epoch), from
          * memory: the row may wait for a lock */
         double span = self->ep_last_finish - self->ep_first_start, d = span > 1e-9 ? span : 1e-9;
-        sb_info ("epoch %llu/%llu: AU %.2f%%, %.1f samples/s, %.1f MiB/s (DLIO's metrics); measured: %llu samples in"
-                 " %.2f s, %.1f samples/s, %.1f MiB/s, AU %.2f%%",
-                 (unsigned long long) e, (unsigned long long) wl->epochs, dlio_au, dlio_tput,
-                 sb_dlio_io_mib (dlio_tput, self->record_size), (unsigned long long) self->ep_samples, span,
+        sb_info ("epoch %llu/%llu: %llu samples in %.2f s, %.1f samples/s, %.1f MiB/s, AU %.2f%% measured;"
+                 " DLIO's AU %.2f%%, %.1f samples/s, %.1f MiB/s",
+                 (unsigned long long) e, (unsigned long long) wl->epochs, (unsigned long long) self->ep_samples, span,
                  (double) self->ep_samples / d, (double) self->ep_bytes / 1048576.0 / d,
-                 self->ep_ranks ? 100 * self->ep_au_sum / (double) self->ep_ranks : 0.0);
+                 self->ep_ranks ? 100 * self->ep_au_sum / (double) self->ep_ranks : 0.0, dlio_au, dlio_tput,
+                 sb_dlio_io_mib (dlio_tput, self->record_size));
     }
     self->phase = S_PHASE_NONE;
     if (self->dlio_epochs > 0) {
