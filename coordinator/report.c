@@ -5,6 +5,46 @@
 
 #include <string.h>
 
+/* DLIO's figures of a train run (NULL columns before schema 9: dlio 0) */
+typedef struct {
+    int     dlio;
+    double  au_mean, au_stdev, tput_mean, tput_stdev, io_mean, io_stdev;
+    int64_t record_size, window_steps, steps;
+} s_dlio_run_t;
+
+static int
+s_dlio_load (sqlite3 *db, int64_t run_id, s_dlio_run_t *d)
+{
+    sqlite3_stmt *st = NULL;
+    memset (d, 0, sizeof *d);
+    int rc = -1;
+    if (sqlite3_prepare_v2 (db,
+                            "SELECT train_au_mean_percentage, train_au_stdev_percentage,"
+                            " train_throughput_mean_samples_per_second, train_throughput_stdev_samples_per_second,"
+                            " train_io_mean_MB_per_second, train_io_stdev_MB_per_second, record_size_bytes,"
+                            " (SELECT min(metric_steps) FROM rank_epochs WHERE run_id = runs.id),"
+                            " (SELECT min(batches) FROM rank_epochs WHERE run_id = runs.id)"
+                            " FROM runs WHERE id = ?", -1, &st, NULL) != SQLITE_OK
+        || sqlite3_bind_int64 (st, 1, run_id) != SQLITE_OK)
+        goto done;
+    if (sqlite3_step (st) == SQLITE_ROW) {
+        d->dlio = sqlite3_column_type (st, 0) != SQLITE_NULL;
+        d->au_mean = sqlite3_column_double (st, 0);
+        d->au_stdev = sqlite3_column_double (st, 1);
+        d->tput_mean = sqlite3_column_double (st, 2);
+        d->tput_stdev = sqlite3_column_double (st, 3);
+        d->io_mean = sqlite3_column_double (st, 4);
+        d->io_stdev = sqlite3_column_double (st, 5);
+        d->record_size = sqlite3_column_int64 (st, 6);
+        d->window_steps = sqlite3_column_int64 (st, 7);
+        d->steps = sqlite3_column_int64 (st, 8);
+    }
+    rc = 0;
+done:
+    sqlite3_finalize (st);
+    return rc;
+}
+
 int64_t
 sb_report_last_run (sqlite3 *db, const char *kind)
 {
@@ -90,13 +130,32 @@ sb_report_print (sqlite3 *db, int64_t run_id, FILE *out)
     fprintf (out, "\nshardbench %s run %lld: workload %s (model %s), %lld accelerators on %lld workers (%lld hosts),"
              " seed %lld\n", kind, (long long) run_id, sb_report_column_text (run, 1), model, sqlite3_column_int64 (run, 4),
              sqlite3_column_int64 (run, 6), sqlite3_column_int64 (run, 5), sqlite3_column_int64 (run, 7));
-    if (sqlite3_prepare_v2 (db,
-                            "SELECT epoch, samples, dropped, bytes, duration_s, samples_per_s, mib_per_s, au_mean, batches,"
-                            " barrier_p50_ms, barrier_p99_ms, resident_fraction, from_memory"
-                            " FROM epochs WHERE run_id = ? ORDER BY epoch", -1, &ep, NULL) != SQLITE_OK
+    s_dlio_run_t dlio;
+    if ((train && s_dlio_load (db, run_id, &dlio) != 0)
+        || sqlite3_prepare_v2 (db,
+                               "SELECT epoch, samples, dropped, bytes, duration_s, samples_per_s, mib_per_s, au_mean,"
+                               " batches, barrier_p50_ms, barrier_p99_ms, train_au_percentage,"
+                               " train_throughput_samples_per_second, train_io_MB_per_second, resident_fraction, from_memory"
+                               " FROM epochs WHERE run_id = ? ORDER BY epoch", -1, &ep, NULL) != SQLITE_OK
         || sqlite3_bind_int64 (ep, 1, run_id) != SQLITE_OK) {
         fprintf (stderr, "shardbench: report: %s\n", sqlite3_errmsg (db));
         goto done;
+    }
+    if (train && dlio.dlio) {
+        /* the headline: DLIO's metrics (common/dlio_metrics.h), then shardbench's measured figures */
+        fprintf (out, "  DLIO's metrics (%lld of the %lld steps of each rank counted, %lld-byte records):\n",
+                 (long long) dlio.window_steps, (long long) dlio.steps, (long long) dlio.record_size);
+        fprintf (out, "  %5s %10s %12s %10s\n", "epoch", "AU %", "samples/s", "MiB/s");
+        while (sqlite3_step (ep) == SQLITE_ROW)
+            if (sqlite3_column_type (ep, 11) != SQLITE_NULL)
+                fprintf (out, "  %5lld %10.2f %12.1f %10.1f\n", sqlite3_column_int64 (ep, 0),
+                         sqlite3_column_double (ep, 11), sqlite3_column_double (ep, 12),
+                         sqlite3_column_double (ep, 13));
+        fprintf (out, "  %5s %10.2f %12.1f %10.1f\n", "mean", dlio.au_mean, dlio.tput_mean, dlio.io_mean);
+        fprintf (out, "  %5s %10.2f %12.1f %10.1f\n", "stdev", dlio.au_stdev, dlio.tput_stdev, dlio.io_stdev);
+        fprintf (out, "  measured by shardbench (every sample read, the bytes read, first rank's start to last"
+                 " rank's finish):\n");
+        sqlite3_reset (ep);
     }
     if (train)
         fprintf (out, "  %5s %10s %8s %7s %10s %12s %10s %8s %17s %9s\n", "epoch", "samples", "dropped", "steps",
@@ -113,9 +172,9 @@ sb_report_print (sqlite3 *db, int64_t run_id, FILE *out)
                           sqlite3_column_double (ep, 10));
             /* page cache: the share of the checked bytes resident before they were read; `*`: served from memory */
             char cached[32] = "-";
-            if (sqlite3_column_type (ep, 11) != SQLITE_NULL) {
-                int mem = sqlite3_column_int (ep, 12) == 1;
-                snprintf (cached, sizeof cached, "%.1f%s", 100 * sqlite3_column_double (ep, 11), mem ? " *" : "");
+            if (sqlite3_column_type (ep, 14) != SQLITE_NULL) {
+                int mem = sqlite3_column_int (ep, 15) == 1;
+                snprintf (cached, sizeof cached, "%.1f%s", 100 * sqlite3_column_double (ep, 14), mem ? " *" : "");
                 from_memory += mem;
             }
             fprintf (out, "  %5lld %10lld %8lld %7lld %10.3f %12.1f %10.1f %8.2f %17s %9s\n",
@@ -141,8 +200,10 @@ sb_report_print (sqlite3 *db, int64_t run_id, FILE *out)
         goto done;
     }
     const char *status = sb_report_column_text (run, 2);
-    if (train && sqlite3_column_type (run, 9) != SQLITE_NULL) {
-        double au = sqlite3_column_double (run, 9), threshold = sqlite3_column_double (run, 8);
+    if (train && (dlio.dlio || sqlite3_column_type (run, 9) != SQLITE_NULL)) {
+        /* the verdict: DLIO's train_au_mean_percentage (shardbench's own AU mean for runs recorded before it) */
+        double au = dlio.dlio ? dlio.au_mean / 100 : sqlite3_column_double (run, 9),
+               threshold = sqlite3_column_double (run, 8);
         int finished = strcmp (status, "succeeded") == 0;
         fprintf (out, "  AU mean %.2f%% against threshold %.2f%%: %s\n", 100 * au, 100 * threshold,
                  !finished ? "no verdict (run did not finish)" : sqlite3_column_int64 (run, 10) ? "PASS" : "FAIL");

@@ -5,18 +5,19 @@
  * the end of a run, so tools written for DLIO / MLPerf Storage can read it:
  * "start", "end", "num_accelerators", "num_hosts", "hostname",
  * "host_memory_GB" and "host_cpu_count" (one entry per host), "epochs", and
- * under "metric" the per-epoch AU in percent and samples per second with their
- * mean and population standard deviation (numpy's np.std), the I/O rate in
- * MiB per second (DLIO's "MB" is samples/s x record length / 2^20: MiB) and
- * "train_au_meet_expectation" ("success" | "fail"). Two differences: the I/O
- * rate is the bytes actually read per second (epochs.mib_per_s) rather than
- * samples/s x the nominal record length, and "success" needs the run to have
- * succeeded as well (runs.passed), not only the AU mean. "potential_caching"
- * is DLIO's per-host flag (1 unless the host's memory is at most the data
- * it reads per epoch; sb_report_host_caching), from the bytes the host read
- * rather than samples x nominal record length. Extras go into a
- * "shardbench" object; its per-epoch entries carry the measured
- * page-cache "resident_fraction" and "served_from_memory" (epochs table).
+ * under "metric" DLIO's figures as shardbench stored them (computed as DLIO
+ * computes them, common/dlio_metrics.h): the per-epoch AU in percent and
+ * samples per second with their mean and population standard deviation, the
+ * I/O rate in MiB per second (samples/s x the nominal record size / 2^20,
+ * DLIO's "MB") and "train_au_meet_expectation" ("success" | "fail"; "success"
+ * needs the run to have succeeded as well, runs.passed). A run recorded
+ * before schema 9 has no DLIO figures: those values are null. shardbench's
+ * own measured figures (every sample, the bytes read) go into a "shardbench"
+ * object; its per-epoch entries carry the measured page-cache
+ * "resident_fraction" and "served_from_memory" (epochs table).
+ * "potential_caching" is DLIO's per-host flag (1 unless the host's memory is
+ * at most the data it reads per epoch; sb_report_host_caching), from the
+ * bytes the host read rather than samples x nominal record length.
  *
  * Real numbers are printed with 6 decimals (%.6f); a value that is not
  * finite, or NULL in the database, is JSON null (empty in CSV). */
@@ -38,6 +39,9 @@ typedef struct {
     int64_t accelerators, hosts, workers, seed;
     double  au_threshold, au_mean;      /* NAN when NULL */
     int     passed;                     /* -1 when NULL */
+    /* DLIO's run figures (NAN when NULL: not a train run, or recorded before schema 9) */
+    double  dlio_au_mean, dlio_au_std, dlio_tput_mean, dlio_tput_std, dlio_io_mean, dlio_io_std;
+    int64_t record_size;                /* -1 when NULL */
 } s_run_t;
 
 /* per-epoch rows of a run (train: epochs >= 1) */
@@ -46,6 +50,7 @@ typedef struct {
     double  duration_s, samples_per_s, mib_per_s, au, p50, p99;   /* NAN when NULL */
     double  resident_fraction;  /* page cache, NAN when nothing was checked */
     int     from_memory;        /* -1 when nothing was checked */
+    double  dlio_au, dlio_tput, dlio_io;    /* DLIO's: train_au_percentage, ..._samples_per_second, train_io_MB_... */
 } s_epoch_t;
 
 static char *
@@ -82,7 +87,10 @@ s_run_load (sqlite3 *db, int64_t id, s_run_t *r, const char *who)
     int rc = -1;
     if (sqlite3_prepare_v2 (db,
                             "SELECT kind, status, workload, error, coordinator_host, started_at, finished_at,"
-                            " accelerators, hosts, workers, seed, au_threshold, au_mean, passed, config"
+                            " accelerators, hosts, workers, seed, au_threshold, au_mean, passed, config,"
+                            " train_au_mean_percentage, train_au_stdev_percentage,"
+                            " train_throughput_mean_samples_per_second, train_throughput_stdev_samples_per_second,"
+                            " train_io_mean_MB_per_second, train_io_stdev_MB_per_second, record_size_bytes"
                             " FROM runs WHERE id = ?", -1, &st, NULL) != SQLITE_OK
         || sqlite3_bind_int64 (st, 1, id) != SQLITE_OK) {
         fprintf (stderr, "shardbench %s: %s\n", who, sqlite3_errmsg (db));
@@ -113,6 +121,13 @@ s_run_load (sqlite3 *db, int64_t id, s_run_t *r, const char *who)
     r->au_mean = s_real_col (st, 12);
     r->passed = sqlite3_column_type (st, 13) == SQLITE_NULL ? -1 : sqlite3_column_int (st, 13) != 0;
     sb_workload_model_name ((const char *) sqlite3_column_text (st, 14), r->model, sizeof r->model);
+    r->dlio_au_mean = s_real_col (st, 15);
+    r->dlio_au_std = s_real_col (st, 16);
+    r->dlio_tput_mean = s_real_col (st, 17);
+    r->dlio_tput_std = s_real_col (st, 18);
+    r->dlio_io_mean = s_real_col (st, 19);
+    r->dlio_io_std = s_real_col (st, 20);
+    r->record_size = sqlite3_column_type (st, 21) == SQLITE_NULL ? -1 : sqlite3_column_int64 (st, 21);
     rc = 0;
 done:
     sqlite3_finalize (st);
@@ -131,7 +146,9 @@ s_epochs_load (sqlite3 *db, int64_t id, s_epoch_t **out, size_t *n, const char *
     *n = 0;
     if (sqlite3_prepare_v2 (db,
                             "SELECT epoch, samples, dropped, bytes, batches, duration_s, samples_per_s, mib_per_s,"
-                            " au_mean, barrier_p50_ms, barrier_p99_ms, resident_fraction, from_memory"
+                            " au_mean, barrier_p50_ms, barrier_p99_ms, train_au_percentage,"
+                            " train_throughput_samples_per_second, train_io_MB_per_second, resident_fraction,"
+                            " from_memory"
                             " FROM epochs WHERE run_id = ? ORDER BY epoch",
                             -1, &st, NULL) != SQLITE_OK
         || sqlite3_bind_int64 (st, 1, id) != SQLITE_OK)
@@ -162,8 +179,11 @@ s_epochs_load (sqlite3 *db, int64_t id, s_epoch_t **out, size_t *n, const char *
         e->au = s_real_col (st, 8);
         e->p50 = s_real_col (st, 9);
         e->p99 = s_real_col (st, 10);
-        e->resident_fraction = s_real_col (st, 11);
-        e->from_memory = sqlite3_column_type (st, 12) == SQLITE_NULL ? -1 : sqlite3_column_int (st, 12);
+        e->dlio_au = s_real_col (st, 11);
+        e->dlio_tput = s_real_col (st, 12);
+        e->dlio_io = s_real_col (st, 13);
+        e->resident_fraction = s_real_col (st, 14);
+        e->from_memory = sqlite3_column_type (st, 15) == SQLITE_NULL ? -1 : sqlite3_column_int (st, 15);
     }
     if (step != SQLITE_DONE)
         goto fail;
@@ -342,14 +362,15 @@ sb_report_json (sqlite3 *db, int64_t run_id, FILE *out)
         goto done;
     }
     for (size_t i = 0; i < n; i++) {
-        au[i] = 100 * ep[i].au;
-        tput[i] = ep[i].samples_per_s;
+        au[i] = ep[i].dlio_au;
+        tput[i] = ep[i].dlio_tput;
         io[i] = ep[i].mib_per_s;
     }
-    double au_mean, au_std, t_mean, t_std, io_mean, io_std;
-    s_mean_std (au, n, &au_mean, &au_std);
-    s_mean_std (tput, n, &t_mean, &t_std);
-    s_mean_std (io, n, &io_mean, &io_std);
+    double m_tput, s_tput, m_mib, s_mib;     /* shardbench's measured rates: means over epochs */
+    s_mean_std (io, n, &m_mib, &s_mib);
+    for (size_t i = 0; i < n; i++)
+        io[i] = ep[i].samples_per_s;
+    s_mean_std (io, n, &m_tput, &s_tput);
 
     fputs ("{\n  \"start\": ", out);
     s_json_time (out, r.started_at);
@@ -374,20 +395,20 @@ sb_report_json (sqlite3 *db, int64_t run_id, FILE *out)
     fprintf (out, "  \"epochs\": %zu,\n  \"metric\": {\n    \"train_au_percentage\": ", n);
     s_json_list (out, au, n);
     fputs (",\n    \"train_au_mean_percentage\": ", out);
-    s_json_num (out, au_mean);
+    s_json_num (out, r.dlio_au_mean);
     fprintf (out, ",\n    \"train_au_meet_expectation\": \"%s\"", r.passed == 1 ? "success" : "fail");
     fputs (",\n    \"train_au_stdev_percentage\": ", out);
-    s_json_num (out, au_std);
+    s_json_num (out, r.dlio_au_std);
     fputs (",\n    \"train_throughput_samples_per_second\": ", out);
     s_json_list (out, tput, n);
     fputs (",\n    \"train_throughput_mean_samples_per_second\": ", out);
-    s_json_num (out, t_mean);
+    s_json_num (out, r.dlio_tput_mean);
     fputs (",\n    \"train_throughput_stdev_samples_per_second\": ", out);
-    s_json_num (out, t_std);
+    s_json_num (out, r.dlio_tput_std);
     fputs (",\n    \"train_io_mean_MB_per_second\": ", out);
-    s_json_num (out, io_mean);
+    s_json_num (out, r.dlio_io_mean);
     fputs (",\n    \"train_io_stdev_MB_per_second\": ", out);
-    s_json_num (out, io_std);
+    s_json_num (out, r.dlio_io_std);
     fprintf (out, "\n  },\n  \"shardbench\": {\n    \"run_id\": %lld,\n    \"kind\": ", (long long) r.id);
     s_json_str (out, r.kind);
     fputs (",\n    \"workload\": ", out);
@@ -403,6 +424,15 @@ sb_report_json (sqlite3 *db, int64_t run_id, FILE *out)
     s_json_num (out, 100 * r.au_threshold);
     fputs (",\n    \"au_mean_percentage\": ", out);
     s_json_num (out, 100 * r.au_mean);
+    fputs (",\n    \"samples_per_s_mean\": ", out);
+    s_json_num (out, m_tput);
+    fputs (",\n    \"MiB_per_s_mean\": ", out);
+    s_json_num (out, m_mib);
+    fputs (",\n    \"record_size_bytes\": ", out);
+    if (r.record_size >= 0)
+        fprintf (out, "%lld", (long long) r.record_size);
+    else
+        fputs ("null", out);
     fprintf (out, ",\n    \"workers\": %lld,\n    \"seed\": %lld,\n    \"duration_s\": ", (long long) r.workers,
              (long long) r.seed);
     s_json_num (out, r.finished_at - r.started_at);
@@ -423,6 +453,12 @@ sb_report_json (sqlite3 *db, int64_t run_id, FILE *out)
         s_json_num (out, e->p50);
         fputs (", \"barrier_p99_ms\": ", out);
         s_json_num (out, e->p99);
+        fputs (", \"train_au_percentage\": ", out);
+        s_json_num (out, e->dlio_au);
+        fputs (", \"train_throughput_samples_per_second\": ", out);
+        s_json_num (out, e->dlio_tput);
+        fputs (", \"train_io_MB_per_second\": ", out);
+        s_json_num (out, e->dlio_io);
         fputs (", \"resident_fraction\": ", out);
         s_json_num (out, e->resident_fraction);
         fprintf (out, ", \"served_from_memory\": %s}",
@@ -478,7 +514,8 @@ sb_report_csv (sqlite3 *db, int64_t run_id, int ranks, FILE *out)
         if (s_epochs_load (db, run_id, &ep, &n, "report") != 0)
             return -1;
         fputs ("run_id,epoch,samples,dropped,steps,bytes,duration_s,samples_per_s,MiB_per_s,au,"
-               "barrier_p50_ms,barrier_p99_ms\n", out);
+               "barrier_p50_ms,barrier_p99_ms,train_au_percentage,train_throughput_samples_per_second,"
+               "train_io_MB_per_second\n", out);
         for (size_t i = 0; i < n; i++) {
             const s_epoch_t *e = &ep[i];
             fprintf (out, "%lld,%lld,%lld,%lld,%lld,%lld,", (long long) run_id, (long long) e->epoch,
@@ -494,6 +531,12 @@ sb_report_csv (sqlite3 *db, int64_t run_id, int ranks, FILE *out)
             s_csv_num (out, e->p50);
             fputc (',', out);
             s_csv_num (out, e->p99);
+            fputc (',', out);
+            s_csv_num (out, e->dlio_au);
+            fputc (',', out);
+            s_csv_num (out, e->dlio_tput);
+            fputc (',', out);
+            s_csv_num (out, e->dlio_io);
             fputc ('\n', out);
         }
         free (ep);
@@ -502,7 +545,9 @@ sb_report_csv (sqlite3 *db, int64_t run_id, int ranks, FILE *out)
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2 (db,
                             "SELECT epoch, rank, host, samples, batches, bytes, started_at, finished_at, compute_s,"
-                            " au, io_wait_s, barrier_s FROM rank_epochs WHERE run_id = ? ORDER BY epoch, rank",
+                            " au, io_wait_s, barrier_s, metric_steps, metric_compute_s, metric_excluded_s,"
+                            " metric_time_s, dlio_au_percentage, dlio_throughput_samples_per_second"
+                            " FROM rank_epochs WHERE run_id = ? ORDER BY epoch, rank",
                             -1, &st, NULL) != SQLITE_OK
         || sqlite3_bind_int64 (st, 1, run_id) != SQLITE_OK) {
         fprintf (stderr, "shardbench report: %s\n", sqlite3_errmsg (db));
@@ -510,7 +555,8 @@ sb_report_csv (sqlite3 *db, int64_t run_id, int ranks, FILE *out)
         return -1;
     }
     fputs ("run_id,epoch,rank,host,samples,steps,bytes,started_at,finished_at,wall_s,compute_s,au,io_wait_s,"
-           "barrier_s\n", out);
+           "barrier_s,metric_steps,metric_compute_s,metric_excluded_s,metric_time_s,dlio_au_percentage,"
+           "dlio_throughput_samples_per_second\n", out);
     int step;
     while ((step = sqlite3_step (st)) == SQLITE_ROW) {
         const unsigned char *host = sqlite3_column_text (st, 2);
@@ -526,6 +572,13 @@ sb_report_csv (sqlite3 *db, int64_t run_id, int ranks, FILE *out)
         fputc (',', out);
         s_csv_num (out, t1 - t0);
         for (int c = 8; c <= 11; c++) {
+            fputc (',', out);
+            s_csv_num (out, s_real_col (st, c));
+        }
+        fputc (',', out);
+        if (sqlite3_column_type (st, 12) != SQLITE_NULL)
+            fprintf (out, "%lld", sqlite3_column_int64 (st, 12));
+        for (int c = 13; c <= 17; c++) {
             fputc (',', out);
             s_csv_num (out, s_real_col (st, c));
         }
@@ -587,7 +640,7 @@ s_side_load (sqlite3 *db, int64_t id, s_side_t *s)
 static void
 s_cmp_text (FILE *out, const char *name, const char *a, const char *b)
 {
-    fprintf (out, "  %-24s %16s %16s\n", name, a ? a : "-", b ? b : "-");
+    fprintf (out, "  %-40s %16s %16s\n", name, a ? a : "-", b ? b : "-");
 }
 
 /* a row of numbers: fmt for the values, the ratio b/a with 3 decimals
@@ -602,7 +655,7 @@ s_cmp_num (FILE *out, const char *name, const char *fmt, double a, double b)
         snprintf (sb, sizeof sb, fmt, b);
     if (isfinite (a) && isfinite (b) && a != 0 && isfinite (b / a))
         snprintf (ratio, sizeof ratio, "%.3f", b / a);
-    fprintf (out, "  %-24s %16s %16s %10s\n", name, sa, sb, ratio);
+    fprintf (out, "  %-40s %16s %16s %10s\n", name, sa, sb, ratio);
 }
 
 int
@@ -619,7 +672,7 @@ sb_report_compare (sqlite3 *db, int64_t run_a, int64_t run_b, FILE *out)
     snprintf (ida, sizeof ida, "%lld", (long long) run_a);
     snprintf (idb, sizeof idb, "%lld", (long long) run_b);
     fprintf (out, "shardbench compare: run %lld (A) and run %lld (B)\n", (long long) run_a, (long long) run_b);
-    fprintf (out, "  %-24s %16s %16s %10s\n", "", "A", "B", "B/A");
+    fprintf (out, "  %-40s %16s %16s %10s\n", "", "A", "B", "B/A");
     s_cmp_text (out, "run", ida, idb);
     s_cmp_text (out, "kind", a.r.kind, b.r.kind);
     s_cmp_text (out, "workload", a.r.workload, b.r.workload);
@@ -630,6 +683,10 @@ sb_report_compare (sqlite3 *db, int64_t run_a, int64_t run_b, FILE *out)
     s_cmp_num (out, "accelerators", "%.0f", (double) a.r.accelerators, (double) b.r.accelerators);
     s_cmp_num (out, "hosts", "%.0f", (double) a.r.hosts, (double) b.r.hosts);
     s_cmp_num (out, "epochs", "%.0f", (double) a.epochs, (double) b.epochs);
+    /* DLIO's figures first (the headline), then shardbench's measured ones */
+    s_cmp_num (out, "train_au_mean_percentage", "%.2f", a.r.dlio_au_mean, b.r.dlio_au_mean);
+    s_cmp_num (out, "train_throughput_mean_samples_per_second", "%.1f", a.r.dlio_tput_mean, b.r.dlio_tput_mean);
+    s_cmp_num (out, "train_io_mean_MB_per_second", "%.1f", a.r.dlio_io_mean, b.r.dlio_io_mean);
     s_cmp_num (out, "samples/s (mean)", "%.1f", a.tput, b.tput);
     s_cmp_num (out, "MiB/s (mean)", "%.1f", a.mib, b.mib);
     s_cmp_num (out, "AU % (mean)", "%.2f", a.au, b.au);

@@ -7,7 +7,8 @@
  *   chart-throughput  MiB/s over time, one line per host (timeseries rows
  *                     binned by second since the run start, ranks mapped to
  *                     hosts through run_workers)
- *   chart-au          AU per epoch (epochs.au_mean) against runs.au_threshold
+ *   chart-au          AU per epoch (DLIO's epochs.train_au_percentage; epochs.au_mean for runs
+ *                     recorded before it) against runs.au_threshold
  *   chart-latency     sample read latency over all epochs (read_latency),
  *                     two bins per power of two on a log axis, p50 and p99
  *   chart-endpoints   requests and errors per S3 endpoint (endpoints), or a
@@ -481,8 +482,8 @@ static int
 s_chart_au (sqlite3 *db, int64_t run_id, const s_run_t *r, FILE *out)
 {
     sqlite3_stmt *st;
-    if (s_prepare (db, "SELECT epoch, au_mean FROM epochs WHERE run_id = ?1 AND au_mean IS NOT NULL ORDER BY epoch",
-                   run_id, &st) != 0)
+    if (s_prepare (db, "SELECT epoch, coalesce(train_au_percentage / 100, au_mean) AS au FROM epochs WHERE run_id = ?1"
+                   " AND au IS NOT NULL ORDER BY epoch", run_id, &st) != 0)
         return -1;
     int64_t epochs[1024];
     double au[1024];
@@ -749,7 +750,7 @@ sb_report_html (sqlite3 *db, int64_t run_id, FILE *out)
     s_run_t r = { 0 };
     int rc = -1;
     if (s_prepare (db, "SELECT kind, workload, status, error, accelerators, hosts, workers, seed, started_at,"
-                   " finished_at - started_at, au_threshold, au_mean, passed,"
+                   " finished_at - started_at, au_threshold, coalesce(train_au_mean_percentage / 100, au_mean), passed,"
                    " (SELECT count(*) FROM epochs WHERE run_id = ?1), (SELECT avg(samples_per_s) FROM epochs"
                    " WHERE run_id = ?1), (SELECT avg(mib_per_s) FROM epochs WHERE run_id = ?1), config FROM runs WHERE id = ?1",
                    run_id, &st) != 0)

@@ -319,16 +319,35 @@ s_upgrade (sqlite3 *db, const char *path, char *err, size_t err_size)
                               " ALTER TABLE run_workers ADD COLUMN clock_offset_s REAL;"
                               " ALTER TABLE run_workers ADD COLUMN clock_rtt_ms REAL;", NULL, NULL, &msg) != SQLITE_OK)
         what = "cannot upgrade the runs and run_workers tables to version 8", rc = -1;
-    /* version 8 -> 9: page-cache residency sampled before reads, per rank
-     * and per epoch; older runs keep 0 bytes checked and NULL fractions */
+    /* version 8 -> 9: DLIO's metrics beside shardbench's own (runs, epochs,
+     * rank_epochs), and page-cache residency sampled before reads; older
+     * runs keep NULL figures and 0 bytes checked */
     else if (version >= 1 && version <= 8
-             && sqlite3_exec (db, "ALTER TABLE rank_epochs ADD COLUMN resident_bytes INTEGER NOT NULL DEFAULT 0;"
+             && sqlite3_exec (db, "ALTER TABLE runs ADD COLUMN train_au_mean_percentage REAL;"
+                              " ALTER TABLE runs ADD COLUMN train_au_stdev_percentage REAL;"
+                              " ALTER TABLE runs ADD COLUMN train_au_meet_expectation TEXT;"
+                              " ALTER TABLE runs ADD COLUMN train_throughput_mean_samples_per_second REAL;"
+                              " ALTER TABLE runs ADD COLUMN train_throughput_stdev_samples_per_second REAL;"
+                              " ALTER TABLE runs ADD COLUMN train_io_mean_MB_per_second REAL;"
+                              " ALTER TABLE runs ADD COLUMN train_io_stdev_MB_per_second REAL;"
+                              " ALTER TABLE runs ADD COLUMN record_size_bytes INTEGER;"
+                              " ALTER TABLE epochs ADD COLUMN train_au_percentage REAL;"
+                              " ALTER TABLE epochs ADD COLUMN train_throughput_samples_per_second REAL;"
+                              " ALTER TABLE epochs ADD COLUMN train_io_MB_per_second REAL;"
+                              " ALTER TABLE rank_epochs ADD COLUMN metric_steps INTEGER;"
+                              " ALTER TABLE rank_epochs ADD COLUMN metric_compute_s REAL;"
+                              " ALTER TABLE rank_epochs ADD COLUMN metric_excluded_s REAL;"
+                              " ALTER TABLE rank_epochs ADD COLUMN metric_time_s REAL;"
+                              " ALTER TABLE rank_epochs ADD COLUMN dlio_au_percentage REAL;"
+                              " ALTER TABLE rank_epochs ADD COLUMN dlio_throughput_samples_per_second REAL;"
+                              " ALTER TABLE rank_epochs ADD COLUMN resident_bytes INTEGER NOT NULL DEFAULT 0;"
                               " ALTER TABLE rank_epochs ADD COLUMN checked_bytes INTEGER NOT NULL DEFAULT 0;"
                               " ALTER TABLE epochs ADD COLUMN resident_bytes INTEGER NOT NULL DEFAULT 0;"
                               " ALTER TABLE epochs ADD COLUMN checked_bytes INTEGER NOT NULL DEFAULT 0;"
                               " ALTER TABLE epochs ADD COLUMN resident_fraction REAL;"
-                              " ALTER TABLE epochs ADD COLUMN from_memory INTEGER;", NULL, NULL, &msg) != SQLITE_OK)
-        what = "cannot upgrade the rank_epochs and epochs tables to version 9", rc = -1;
+                              " ALTER TABLE epochs ADD COLUMN from_memory INTEGER;",
+                              NULL, NULL, &msg) != SQLITE_OK)
+        what = "cannot upgrade the runs, epochs and rank_epochs tables to version 9", rc = -1;
     else if (sqlite3_exec (db, sb_results_sql, NULL, NULL, &msg) != SQLITE_OK)
         what = "cannot apply schemas/results.sql", rc = -1;
     else {
@@ -1074,7 +1093,7 @@ sb_resultdb_run_finish (sb_resultdb_t *self, int64_t run_id, const char *status,
                                "UPDATE runs SET status = ?, error = ?, finished_at = ?, db_locked_s = ?,"
                                " au_mean = CASE WHEN kind = 'train' THEN (SELECT avg(au_mean) FROM epochs WHERE run_id = runs.id) END,"
                                " passed = CASE WHEN kind = 'train' AND ? = 'succeeded' THEN"
-                               "   (SELECT avg(au_mean) FROM epochs WHERE run_id = runs.id) >= au_threshold - 1e-12 END"
+                               "   train_au_meet_expectation = 'success' END"
                                " WHERE id = ?",
                                "ttdLti", status, error, sb_now (), status, run_id);
     if (sb_resultdb_flush (self) != 0)
@@ -1104,18 +1123,42 @@ int
 sb_resultdb_add_rank_epoch (sb_resultdb_t *self, int64_t run_id, const sb_rank_epoch_t *re)
 {
     static const char sql[] = "INSERT OR REPLACE INTO rank_epochs (run_id, epoch, rank, host, samples, batches, bytes,"
-                              " started_at, finished_at, compute_s, au, io_wait_s, barrier_s, resident_bytes,"
-                              " checked_bytes) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+                              " started_at, finished_at, compute_s, au, io_wait_s, barrier_s, metric_steps,"
+                              " metric_compute_s, metric_excluded_s, metric_time_s, dlio_au_percentage,"
+                              " dlio_throughput_samples_per_second, resident_bytes, checked_bytes)"
+                              " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
     const char *host = re->host ? re->host : "?";
-    if (re->has_au)
-        return sb_resultdb_exec (self, sql, "iiitiiiddddddii", run_id, (int64_t) re->epoch, (int64_t) re->rank, host,
-                                 (int64_t) re->samples, (int64_t) re->batches, (int64_t) re->bytes, re->started_at,
-                                 re->finished_at, re->compute_s, re->au, re->io_wait_s, re->barrier_s,
-                                 (int64_t) re->resident_bytes, (int64_t) re->checked_bytes);
-    return sb_resultdb_exec (self, sql, "iiitiiidddnddii", run_id, (int64_t) re->epoch, (int64_t) re->rank, host,
+    if (re->has_au)     /* a train epoch: shardbench's AU and DLIO's figures */
+        return sb_resultdb_exec (self, sql, "iiitiiiddddddidddddii", run_id, (int64_t) re->epoch, (int64_t) re->rank,
+                                 host, (int64_t) re->samples, (int64_t) re->batches, (int64_t) re->bytes,
+                                 re->started_at, re->finished_at, re->compute_s, re->au, re->io_wait_s, re->barrier_s,
+                                 (int64_t) re->metric_steps, re->metric_compute_s, re->metric_excluded_s, re->metric_time_s,
+                                 re->dlio_au_percentage, re->dlio_samples_per_s, (int64_t) re->resident_bytes,
+                                 (int64_t) re->checked_bytes);
+    return sb_resultdb_exec (self, sql, "iiitiiidddnddnnnnnnii", run_id, (int64_t) re->epoch, (int64_t) re->rank, host,
                              (int64_t) re->samples, (int64_t) re->batches, (int64_t) re->bytes, re->started_at,
                              re->finished_at, re->compute_s, re->io_wait_s, re->barrier_s,
                              (int64_t) re->resident_bytes, (int64_t) re->checked_bytes);
+}
+
+int
+sb_resultdb_epoch_dlio (sb_resultdb_t *self, int64_t run_id, uint64_t epoch, double au_percentage,
+                        double samples_per_s, double io_mib_per_s)
+{
+    return sb_resultdb_exec (self, "UPDATE epochs SET train_au_percentage = ?, train_throughput_samples_per_second = ?,"
+                             " train_io_MB_per_second = ? WHERE run_id = ? AND epoch = ?", "dddii", au_percentage,
+                             samples_per_s, io_mib_per_s, run_id, (int64_t) epoch);
+}
+
+int
+sb_resultdb_run_dlio (sb_resultdb_t *self, int64_t run_id, const sb_dlio_summary_t *s, uint64_t record_size)
+{
+    return sb_resultdb_exec (self, "UPDATE runs SET train_au_mean_percentage = ?, train_au_stdev_percentage = ?,"
+                             " train_au_meet_expectation = ?, train_throughput_mean_samples_per_second = ?,"
+                             " train_throughput_stdev_samples_per_second = ?, train_io_mean_MB_per_second = ?,"
+                             " train_io_stdev_MB_per_second = ?, record_size_bytes = ? WHERE id = ?", "ddtddddii",
+                             s->au_mean, s->au_stdev, s->meet ? "success" : "fail", s->throughput_mean,
+                             s->throughput_stdev, s->io_mean, s->io_stdev, (int64_t) record_size, run_id);
 }
 
 int

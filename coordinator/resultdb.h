@@ -11,6 +11,7 @@
 #ifndef SB_RESULTDB_H
 #define SB_RESULTDB_H
 
+#include "dlio_metrics.h"
 #include "histogram.h"
 
 #include <sqlite3.h>
@@ -79,8 +80,10 @@ typedef struct {
 int64_t sb_resultdb_run_begin (sb_resultdb_t *self, const sb_run_info_t *info);
 /* Record host and worker counts once every worker has joined. */
 int sb_resultdb_run_hosts (sb_resultdb_t *self, int64_t run_id, uint64_t hosts, uint64_t workers);
-/* Close a run: status and (nullable) error; computes au_mean and passed for
- * train runs from the epochs table, and records db_locked_s. */
+/* Close a run: status and (nullable) error; computes au_mean (shardbench's
+ * own AU) for train runs from the epochs table, passed from
+ * train_au_meet_expectation (sb_resultdb_run_dlio, queued before), and
+ * records db_locked_s. */
 int sb_resultdb_run_finish (sb_resultdb_t *self, int64_t run_id, const char *status, const char *error);
 
 int sb_resultdb_add_worker (sb_resultdb_t *self, int64_t run_id, uint64_t worker, const char *host,
@@ -96,6 +99,10 @@ typedef struct {
     double started_at, finished_at, compute_s, au, io_wait_s, barrier_s;
     int    has_au;
     uint64_t resident_bytes, checked_bytes; /* page-cache residency sampled before reads (0 of 0: none) */
+    int    has_au;          /* a train epoch: au and the DLIO figures below are stored (else NULL) */
+    /* DLIO's figures of the rank (common/dlio_metrics.h) */
+    uint64_t metric_steps;
+    double metric_compute_s, metric_excluded_s, metric_time_s, dlio_au_percentage, dlio_samples_per_s;
 } sb_rank_epoch_t;
 
 int sb_resultdb_add_rank_epoch (sb_resultdb_t *self, int64_t run_id, const sb_rank_epoch_t *re);
@@ -107,6 +114,16 @@ int sb_resultdb_add_rank_epoch (sb_resultdb_t *self, int64_t run_id, const sb_ra
  * both NULL when no byte was checked). */
 int sb_resultdb_close_epoch (sb_resultdb_t *self, int64_t run_id, uint64_t epoch, uint64_t dropped,
                              uint64_t batches, int with_au);
+
+/* DLIO's figures of a closed epoch: AU (percent, the ranks' mean), samples/s
+ * (the ranks' sum) and samples/s x record size / 2^20. */
+int sb_resultdb_epoch_dlio (sb_resultdb_t *self, int64_t run_id, uint64_t epoch, double au_percentage,
+                            double samples_per_s, double io_mib_per_s);
+
+/* DLIO's run figures (the epochs' means and deviations, the verdict) and
+ * its nominal record size; before sb_resultdb_run_finish, which takes the
+ * verdict into runs.passed. */
+int sb_resultdb_run_dlio (sb_resultdb_t *self, int64_t run_id, const sb_dlio_summary_t *s, uint64_t record_size);
 
 /* Step barrier round-trip percentiles of an epoch (milliseconds). */
 int sb_resultdb_epoch_barrier (sb_resultdb_t *self, int64_t run_id, uint64_t epoch, double p50_ms, double p99_ms);

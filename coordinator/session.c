@@ -10,6 +10,7 @@
 #include "datafolder.h"
 #include "datasize.h"
 #include "distribution.h"
+#include "dlio_metrics.h"
 #include "dataset.h"
 #include "format.h"
 #include "histogram.h"
@@ -90,6 +91,12 @@ typedef struct {
      * the log line must not wait for it) */
     uint64_t        ep_samples, ep_bytes, ep_ranks;
     double          ep_first_start, ep_last_finish, ep_au_sum;
+    /* DLIO's figures (common/dlio_metrics.h): this epoch's sums over ranks
+     * of their AU (percent) and samples/s, and the finished epochs' values */
+    double          ep_dlio_au_sum, ep_dlio_tput_sum;
+    double         *dlio_au, *dlio_tput;   /* per finished epoch (owned) */
+    size_t          dlio_epochs;
+    uint64_t        record_size;    /* DLIO's nominal record size (StatsCounter.record_size) */
     sb_ckpt_plan_t  ckpt;           /* checkpoint: bytes per rank */
     const char     *ckpt_op;        /* "write" | "read" during a checkpoint phase */
     uint64_t        ckpt_index;     /* checkpoint number of that phase */
@@ -424,6 +431,10 @@ s_on_hello (s_session_t *self, zframe_t *identity, sb_msg_hello_t *m)
     r->data_probe = self->probe;
     r->stall_timeout_ms = (uint64_t) (wl->stall_timeout_s * 1000);
     r->odirect = (uint64_t) wl->odirect;
+    r->metric_steps = sb_dlio_nominal_steps (wl->num_samples_per_file, wl->num_files_train, wl->batch_size,
+                                             self->o->accelerators, wl->total_training_steps);
+    r->metric_exclude_start = wl->exclude_start_steps;
+    r->metric_exclude_end = wl->exclude_end_steps;
     if (sb_storage_to_welcome (&wl->storage, r) != 0) {
         s_fail (self, "out of memory");
         return;
@@ -708,6 +719,15 @@ s_on_rank_done (s_session_t *self, s_worker_t *w, const sb_msg_rank_done_t *m)
                 m->barrier_s, m->au, (unsigned long long) m->resident_bytes, (unsigned long long) m->checked_bytes);
         return;
     }
+    if (self->phase == S_PHASE_TRAIN
+        && !(m->metric_steps <= m->batches && m->metric_compute_s >= 0 && isfinite (m->metric_compute_s)
+             && m->head_proc_s >= 0 && isfinite (m->head_proc_s) && m->tail_proc_s >= 0 && isfinite (m->tail_proc_s))) {
+        s_fail (self, "rank %llu on %s reported impossible DLIO metric sums for epoch %llu: %llu of %llu steps in the"
+                " window, their compute %g s, excluded proc time %g s + %g s", (unsigned long long) m->rank, w->host,
+                (unsigned long long) m->epoch, (unsigned long long) m->metric_steps, (unsigned long long) m->batches,
+                m->metric_compute_s, m->head_proc_s, m->tail_proc_s);
+        return;
+    }
     if (self->phase == S_PHASE_TRAIN && (m->samples != self->plan.per_rank || m->batches != self->plan.batches)) {
         s_fail (self, "rank %llu on %s finished epoch %llu with %llu samples and %llu steps, expected %llu and %llu",
                 (unsigned long long) m->rank, w->host, (unsigned long long) m->epoch, (unsigned long long) m->samples,
@@ -739,6 +759,20 @@ s_on_rank_done (s_session_t *self, s_worker_t *w, const sb_msg_rank_done_t *m)
         .au = m->au, .io_wait_s = m->io_wait_s, .barrier_s = m->barrier_s, .has_au = self->phase == S_PHASE_TRAIN,
         .resident_bytes = m->resident_bytes, .checked_bytes = m->checked_bytes,
     };
+    if (self->phase == S_PHASE_TRAIN) {
+        /* DLIO's figures of the rank, over its own clock's span */
+        sb_dlio_rank_t fig;
+        sb_dlio_rank_figures (m->finished_at - m->started_at, m->head_proc_s, m->tail_proc_s, m->metric_compute_s,
+                              m->metric_steps, m->batches, self->o->wl->batch_size, &fig);
+        re.metric_steps = m->metric_steps;
+        re.metric_compute_s = m->metric_compute_s;
+        re.metric_excluded_s = m->head_proc_s + m->tail_proc_s;
+        re.metric_time_s = fig.total_time_s;
+        re.dlio_au_percentage = fig.au_percentage;
+        re.dlio_samples_per_s = fig.samples_per_second;
+        self->ep_dlio_au_sum += fig.au_percentage;
+        self->ep_dlio_tput_sum += fig.samples_per_second;
+    }
     sb_histogram_merge_counts (&self->barrier_latency, m->barrier_latency.items, m->barrier_latency.count);
     sb_histogram_merge_counts (&self->read_latency, m->read_latency.items, m->read_latency.count);
     if (!self->ep_ranks++ || re.started_at < self->ep_first_start)
@@ -1317,6 +1351,16 @@ s_phase_train (s_session_t *self)
         s_fail (self, "%s", err);
         return -1;
     }
+    self->record_size = sb_dlio_record_size (wl->record_length_bytes, wl->parquet_columns);
+    self->dlio_epochs = 0;
+    free (self->dlio_au);
+    free (self->dlio_tput);
+    self->dlio_au = calloc (wl->epochs ? wl->epochs : 1, sizeof *self->dlio_au);
+    self->dlio_tput = calloc (wl->epochs ? wl->epochs : 1, sizeof *self->dlio_tput);
+    if (!self->dlio_au || !self->dlio_tput) {
+        s_fail (self, "out of memory for the metrics of %llu epochs", (unsigned long long) wl->epochs);
+        return -1;
+    }
     sb_dataset_t ds;
     s_dataset (self, &ds);
     double plan_started = sb_now ();
@@ -1358,6 +1402,7 @@ s_phase_train (s_session_t *self)
         sb_histogram_reset (&self->read_latency);
         self->ep_samples = self->ep_bytes = self->ep_ranks = 0;
         self->ep_first_start = self->ep_last_finish = self->ep_au_sum = 0;
+        self->ep_dlio_au_sum = self->ep_dlio_tput_sum = 0;
         for (size_t i = 0; i < self->nworkers; i++)
             self->workers[i].steps_reached = 0;
         sb_epoch_order_init (&self->order, &self->plan, wl->sample_shuffle, wl->file_shuffle, self->o->seed, e);
@@ -1386,15 +1431,33 @@ s_phase_train (s_session_t *self)
             s_fail (self, "cannot record epoch %llu: %s", (unsigned long long) e, sb_resultdb_errmsg (self->o->db));
             break;
         }
+        /* DLIO's epoch figures (end_run): the ranks' AU summed over comm_size, their samples/s summed */
+        double dlio_au = self->ep_dlio_au_sum / (double) self->o->accelerators, dlio_tput = self->ep_dlio_tput_sum;
+        self->dlio_au[self->dlio_epochs] = dlio_au;
+        self->dlio_tput[self->dlio_epochs++] = dlio_tput;
+        if (sb_resultdb_epoch_dlio (self->o->db, self->run_id, e, dlio_au, dlio_tput,
+                                    sb_dlio_io_mib (dlio_tput, self->record_size)) != 0) {
+            s_fail (self, "cannot record epoch %llu: %s", (unsigned long long) e, sb_resultdb_errmsg (self->o->db));
+            break;
+        }
         /* the figures of the epochs row (sb_resultdb_close_epoch), from
          * memory: the row may wait for a lock */
         double span = self->ep_last_finish - self->ep_first_start, d = span > 1e-9 ? span : 1e-9;
-        sb_info ("epoch %llu/%llu: %llu samples in %.2f s, %.1f samples/s, %.1f MiB/s, AU %.2f%%",
+        sb_info ("epoch %llu/%llu: %llu samples in %.2f s, %.1f samples/s, %.1f MiB/s, AU %.2f%% measured;"
+                 " DLIO's AU %.2f%%, %.1f samples/s, %.1f MiB/s",
                  (unsigned long long) e, (unsigned long long) wl->epochs, (unsigned long long) self->ep_samples, span,
                  (double) self->ep_samples / d, (double) self->ep_bytes / 1048576.0 / d,
-                 self->ep_ranks ? 100 * self->ep_au_sum / (double) self->ep_ranks : 0.0);
+                 self->ep_ranks ? 100 * self->ep_au_sum / (double) self->ep_ranks : 0.0, dlio_au, dlio_tput,
+                 sb_dlio_io_mib (dlio_tput, self->record_size));
     }
     self->phase = S_PHASE_NONE;
+    if (self->dlio_epochs > 0) {
+        /* DLIO's run figures over the epochs that finished (the verdict: runs.passed, sb_resultdb_run_finish) */
+        sb_dlio_summary_t sum;
+        sb_dlio_summarise (self->dlio_au, self->dlio_tput, self->dlio_epochs, self->record_size, wl->au, &sum);
+        if (sb_resultdb_run_dlio (self->o->db, self->run_id, &sum, self->record_size) != 0)
+            s_fail (self, "cannot record the run's DLIO metrics: %s", sb_resultdb_errmsg (self->o->db));
+    }
     s_end_run (self);
     return self->failed ? -1 : 0;
 }
@@ -2664,6 +2727,8 @@ sb_session_run (const sb_session_opts_t *opts, int64_t *run_id, char *err, size_
     s_folder_release (&s);
     free (s.workers);
     free (s.rank_done);
+    free (s.dlio_au);
+    free (s.dlio_tput);
     sb_progress_destroy (&s.progress);
     sb_s3_destroy (&s.s3);     /* also wipes the client's credentials */
     if (!s_caught)

@@ -5,6 +5,15 @@
 -- writer thread commits them: another process that holds the database locked
 -- delays rows (runs.db_locked_s), never the run's timing, and never drops one.
 -- Times are Unix seconds (REAL). Sizes are bytes.
+--
+-- Train runs carry two sets of figures. The headline is DLIO's (MLPerf Storage's) metrics under
+-- DLIO's names (train_au_*, train_throughput_*, train_io_*), computed as DLIO_local_changes'
+-- utils/statscounter.py computes them (common/dlio_metrics.h; docs/DLIO.md): the steps of
+-- output.metric.exclude_start_steps / exclude_end_steps left out, AU and samples/s per rank over its
+-- epoch's span less the excluded steps' load and compute time, the epoch AU the ranks' mean, the epoch
+-- samples/s the ranks' sum, MB/s = samples/s x the nominal record size / 2^20. Beside them,
+-- shardbench's own measured figures: every sample read, the bytes actually read, the epoch from the
+-- first rank's start to the last rank's finish (samples_per_s, mib_per_s, au_mean, ...).
 
 -- One row per shardbench command that did work: 'train' | 'datagen' | 'checkpoint'.
 -- status: 'running' | 'succeeded' | 'failed' | 'aborted' | 'interrupted'.
@@ -22,12 +31,23 @@ CREATE TABLE IF NOT EXISTS runs (
   seed          INTEGER NOT NULL,
   workers       INTEGER NOT NULL DEFAULT 0,
   au_threshold  REAL,               -- metric.au of the workload
-  au_mean       REAL,               -- mean of epochs.au_mean (train runs)
-  passed        INTEGER,            -- 1 when au_mean >= au_threshold
+  au_mean       REAL,               -- shardbench's own AU: mean of epochs.au_mean (train runs)
+  passed        INTEGER,            -- train runs that succeeded: 1 when train_au_meet_expectation is
+                                    --   'success' (DLIO's AU mean >= 100 x au_threshold), else 0
   coordinator_host TEXT,            -- where the coordinator ran
   coordinator_pid  INTEGER,         -- its pid: a dead one marks the run 'interrupted'
-  db_locked_s   REAL                -- seconds rows waited for a lock another process held on
+  db_locked_s   REAL,               -- seconds rows waited for a lock another process held on
                                     --   this database (0: none; results were written late)
+  -- DLIO's run figures (train runs; over the epochs that finished; NULL before schema 9)
+  train_au_mean_percentage   REAL,  -- mean of epochs.train_au_percentage
+  train_au_stdev_percentage  REAL,  -- its population standard deviation (np.std)
+  train_au_meet_expectation  TEXT,  -- 'success' when train_au_mean_percentage >= 100 x au_threshold, else 'fail'
+  train_throughput_mean_samples_per_second  REAL,  -- mean of epochs.train_throughput_samples_per_second
+  train_throughput_stdev_samples_per_second REAL,
+  train_io_mean_MB_per_second  REAL, -- train_throughput_mean x record_size_bytes / 2^20 (MiB, as DLIO's "MB")
+  train_io_stdev_MB_per_second REAL,
+  record_size_bytes INTEGER          -- DLIO's nominal record size: dataset.record_length_bytes, or with
+                                     --   dataset.parquet.columns the sum of size x dtype bytes
 );
 
 -- One row per worker agent that joined a run.
@@ -69,6 +89,10 @@ CREATE TABLE IF NOT EXISTS epochs (
   resident_fraction REAL,           -- resident_bytes / checked_bytes (NULL when nothing was checked)
   from_memory   INTEGER,            -- 1 when at least half the checked bytes were resident: the epoch was
                                     --   served (mostly) from the page cache, not the storage; NULL: not checked
+  -- DLIO's epoch figures (train; NULL for datagen and before schema 9)
+  train_au_percentage REAL,         -- mean over ranks of rank_epochs.dlio_au_percentage
+  train_throughput_samples_per_second REAL, -- sum over ranks of rank_epochs.dlio_throughput_samples_per_second
+  train_io_MB_per_second REAL,      -- train_throughput_samples_per_second x runs.record_size_bytes / 2^20
   PRIMARY KEY (run_id, epoch)
 );
 
@@ -98,11 +122,19 @@ CREATE TABLE IF NOT EXISTS rank_epochs (
   started_at   REAL NOT NULL,
   finished_at  REAL NOT NULL,
   compute_s    REAL NOT NULL,       -- emulated compute, steps after the first
-  au           REAL,                -- compute_s / (wall time after the first step)
+  au           REAL,                -- shardbench's own: compute_s / (wall time after the first step)
   io_wait_s    REAL NOT NULL DEFAULT 0, -- time the accelerator waited for data
   barrier_s    REAL NOT NULL DEFAULT 0, -- time spent in step barriers
   resident_bytes INTEGER NOT NULL DEFAULT 0, -- page cache: bytes of this rank's sampled reads resident
   checked_bytes  INTEGER NOT NULL DEFAULT 0, --   just before they were read, of the bytes checked
+  -- DLIO's figures of the rank (train; NULL for datagen and before schema 9). A step's proc time
+  -- runs from the rank's release from the previous barrier (or the epoch's start) to its compute's end.
+  metric_steps      INTEGER,        -- steps in DLIO's window (exclude_start_steps .. N - exclude_end_steps)
+  metric_compute_s  REAL,           -- their compute time
+  metric_excluded_s REAL,           -- proc time of the steps left out (subtracted from the span)
+  metric_time_s     REAL,           -- the time DLIO divides by: the rank's span (on its own clock) less metric_excluded_s
+  dlio_au_percentage REAL,          -- 100 x metric_compute_s / metric_time_s
+  dlio_throughput_samples_per_second REAL, -- metric_steps x batch size / metric_time_s
   PRIMARY KEY (run_id, epoch, rank)
 );
 

@@ -1,6 +1,7 @@
 /* trainer: every local rank's training loop as a state machine. */
 #include "trainer.h"
 #include "dataset.h"
+#include "dlio_metrics.h"
 #include "distribution.h"
 #include "histogram.h"
 #include "log.h"
@@ -31,8 +32,13 @@ typedef struct {
     int            computing;       /* a batch is being computed until compute_until */
     int            waiting_go;      /* at the barrier of `step` */
     double         compute_started, compute_until;
+    double         compute_length;  /* the batch's drawn compute seconds (exact, unlike until - started) */
     double         started, first_step_end, compute_after_first, compute_all;
     double         io_wait, barrier, wait_since, barrier_since;
+    /* DLIO's per-step sums (common/dlio_metrics.h): a step's load starts at
+     * the rank's last release (load_since), its proc time ends with its compute */
+    double         load_since, metric_compute, head_proc, tail_proc;
+    uint64_t       metric_steps;
     sb_histogram_t barrier_latency; /* STEP sent to GO received, microseconds */
     sb_histogram_t read_latency;    /* the I/O engine's time per sample read, microseconds */
     sb_interval_t  interval;
@@ -49,6 +55,7 @@ struct sb_trainer {
     int              needs_keys;    /* the engines need names (all alike) */
     /* the epoch */
     uint64_t         epoch, k, batches, page, window;
+    sb_dlio_window_t metric;        /* DLIO's metric window over this epoch's steps */
     int              step_sync;
     size_t           running;       /* ranks that have not sent RANK_DONE */
     uint64_t         barrier_step;  /* step whose barrier the ranks are reaching */
@@ -199,6 +206,7 @@ sb_trainer_start (sb_trainer_t *self, const sb_msg_phase_start_t *ps)
     self->arrivals = 0;
     self->failed = 0;
     self->running = self->nranks;
+    sb_dlio_window (c->metric_steps, c->metric_exclude_start, c->metric_exclude_end, self->batches, &self->metric);
     double now = sb_now ();
     for (size_t i = 0; i < self->nranks; i++) {
         s_rank_t *r = &self->ranks[i];
@@ -212,6 +220,7 @@ sb_trainer_start (sb_trainer_t *self, const sb_msg_phase_start_t *ps)
         r->queue = queue;
         r->running = 1;
         r->started = now;
+        r->load_since = now;
         r->interval.next = now + 1.0;
     }
     return 0;
@@ -286,6 +295,7 @@ s_on_go (sb_trainer_t *self, const sb_msg_go_t *go)
             r->first_step_end = now;
         r->waiting_go = 0;
         r->step++;
+        r->load_since = now;
     }
 }
 
@@ -310,7 +320,7 @@ s_end_compute (sb_trainer_t *self, s_rank_t *r, double now)
      * so it must not raise AU; from here it counts as barrier or I/O wait) */
     double spent = 0;
     if (r->computing) {
-        spent = r->compute_until - r->compute_started;
+        spent = r->compute_length;
         now = r->compute_until;
     }
     r->computing = 0;
@@ -318,10 +328,22 @@ s_end_compute (sb_trainer_t *self, s_rank_t *r, double now)
     r->compute_all += spent;
     if (r->step > 0)
         r->compute_after_first += spent;
+    /* DLIO's sums: proc[:S] and proc[N-E:] are subtracted (a step in both, twice, as
+     * DLIO does; its window is then empty), compute[S:N-E] counted */
+    double proc = now - r->load_since;
+    if (r->step < self->metric.head_end)
+        r->head_proc += proc;
+    if (r->step >= self->metric.tail_start)
+        r->tail_proc += proc;
+    if (sb_dlio_in_window (&self->metric, r->step)) {
+        r->metric_compute += spent;
+        r->metric_steps++;
+    }
     if (!self->step_sync) {
         if (r->step == 0)
             r->first_step_end = now;
         r->step++;
+        r->load_since = now;
         return;
     }
     r->waiting_go = 1;
@@ -361,7 +383,8 @@ s_finish (sb_trainer_t *self, s_rank_t *r, double now)
     d->bytes = r->bytes;
     d->started_at = r->started;
     d->finished_at = now;
-    /* AU follows DLIO: the first step (warm-up) is excluded from both sides. */
+    /* shardbench's own AU: compute after the first step over the time after its
+     * release (DLIO's own definition travels as the metric_* sums below) */
     if (self->batches >= 2) {
         d->compute_s = r->compute_after_first;
         d->au = now > r->first_step_end ? r->compute_after_first / (now - r->first_step_end) : 0;
@@ -374,6 +397,10 @@ s_finish (sb_trainer_t *self, s_rank_t *r, double now)
         d->au = 1;  /* clock granularity */
     d->io_wait_s = r->io_wait;
     d->barrier_s = r->barrier;
+    d->metric_steps = r->metric_steps;
+    d->metric_compute_s = r->metric_compute;
+    d->head_proc_s = r->head_proc;
+    d->tail_proc_s = r->tail_proc;
     size_t buckets = SB_HISTOGRAM_BUCKETS;
     while (buckets > 0 && r->barrier_latency.counts[buckets - 1] == 0)
         buckets--;
@@ -523,6 +550,7 @@ s_advance (sb_trainer_t *self, s_rank_t *r, double now)
                 r->computing = 1;
                 r->compute_started = now;
                 r->compute_until = now + compute;
+                r->compute_length = compute;
             }
             else
                 s_end_compute (self, r, now);

@@ -49,17 +49,22 @@ import json, sqlite3, sys
 check, run = sys.argv[1], int(sys.argv[2])
 db = sqlite3.connect("r.db")
 ep = db.execute("SELECT samples_per_s, mib_per_s, au_mean, barrier_p50_ms, barrier_p99_ms, epoch, samples, dropped,"
-                " batches, bytes, duration_s FROM epochs WHERE run_id = ? ORDER BY epoch", (run,)).fetchall()
-r = db.execute("SELECT accelerators, hosts, status, passed, au_threshold, workload FROM runs WHERE id = ?", (run,)).fetchone()
+                " batches, bytes, duration_s, train_au_percentage, train_throughput_samples_per_second,"
+                " train_io_MB_per_second FROM epochs WHERE run_id = ? ORDER BY epoch", (run,)).fetchall()
+r = db.execute("SELECT accelerators, hosts, status, passed, au_threshold, workload, train_au_mean_percentage,"
+               " train_au_stdev_percentage, train_throughput_mean_samples_per_second,"
+               " train_throughput_stdev_samples_per_second, train_io_mean_MB_per_second, train_io_stdev_MB_per_second"
+               " FROM runs WHERE id = ?", (run,)).fetchone()
 f = lambda x: "null" if x is None else "%.6f" % x
 mean = lambda v: sum(v) / len(v)
 std = lambda v: (sum((x - mean(v)) * (x - mean(v)) for x in v) / len(v)) ** 0.5
 def fmt(v): return " ".join(f(x) for x in v)
 if check == "json":
-    tp = [e[0] for e in ep]; io = [e[1] for e in ep]; au = [100 * e[2] for e in ep]
-    print("epochs", len(ep), "au", fmt(au), "au_mean", f(mean(au)), "au_std", f(std(au)),
-          "tput", fmt(tp), "tput_mean", f(mean(tp)), "tput_std", f(std(tp)), "io_mean", f(mean(io)),
-          "io_std", f(std(io)), "accel", r[0], "hosts", r[1], "meet", "success" if r[3] == 1 else "fail",
+    # DLIO's figures as stored (runs and epochs columns of schema 9)
+    tp = [e[12] for e in ep]; au = [e[11] for e in ep]
+    print("epochs", len(ep), "au", fmt(au), "au_mean", f(r[6]), "au_std", f(r[7]),
+          "tput", fmt(tp), "tput_mean", f(r[8]), "tput_std", f(r[9]), "io_mean", f(r[10]),
+          "io_std", f(r[11]), "accel", r[0], "hosts", r[1], "meet", "success" if r[3] == 1 else "fail",
           "run", run, "status", r[2], "passed", {1: "True", 0: "False"}.get(r[3], "None"),
           "threshold", f(100 * r[4]), "p50", fmt(e[3] for e in ep), "p99", fmt(e[4] for e in ep),
           "workload", r[5])
@@ -77,10 +82,12 @@ elif check == "got":
           "p50", fmt(e["barrier_p50_ms"] for e in s["epochs"]), "p99", fmt(e["barrier_p99_ms"] for e in s["epochs"]),
           "workload", s["workload"])
 elif check == "csv":
-    print("run_id,epoch,samples,dropped,steps,bytes,duration_s,samples_per_s,MiB_per_s,au,barrier_p50_ms,barrier_p99_ms")
+    print("run_id,epoch,samples,dropped,steps,bytes,duration_s,samples_per_s,MiB_per_s,au,barrier_p50_ms,barrier_p99_ms,"
+          "train_au_percentage,train_throughput_samples_per_second,train_io_MB_per_second")
     for e in ep:
         print(",".join([str(run), str(e[5]), str(e[6]), str(e[7]), str(e[8]), str(e[9]), f(e[10]), f(e[0]), f(e[1]),
-                        f(e[2]), "" if e[3] is None else f(e[3]), "" if e[4] is None else f(e[4])]))
+                        f(e[2]), "" if e[3] is None else f(e[3]), "" if e[4] is None else f(e[4]),
+                        f(e[11]), f(e[12]), f(e[13])]))
 elif check == "ratio":   # compare RUN (A) with argv[3] (B): samples/s, MiB/s, AU means and B/A
     b = int(sys.argv[3])
     def means(k):
@@ -89,6 +96,13 @@ elif check == "ratio":   # compare RUN (A) with argv[3] (B): samples/s, MiB/s, A
         return [mean([x[i] for x in v]) for i in range(3)]
     ma, mb = means(run), means(b)
     print("%.1f %.1f %.3f | %.1f %.1f %.3f | %.2f %.2f %.3f" % (ma[0], mb[0], mb[0] / ma[0], ma[1], mb[1], mb[1] / ma[1],
+                                                                ma[2], mb[2], mb[2] / ma[2]))
+elif check == "dlio_ratio":   # compare: DLIO's run figures of RUN (A) and argv[3] (B), as stored, and B/A
+    b = int(sys.argv[3])
+    q = ("SELECT train_au_mean_percentage, train_throughput_mean_samples_per_second, train_io_mean_MB_per_second"
+         " FROM runs WHERE id = ?")
+    ma, mb = db.execute(q, (run,)).fetchone(), db.execute(q, (b,)).fetchone()
+    print("%.2f %.2f %.3f | %.1f %.1f %.3f | %.1f %.1f %.3f" % (ma[0], mb[0], mb[0] / ma[0], ma[1], mb[1], mb[1] / ma[1],
                                                                 ma[2], mb[2], mb[2] / ma[2]))
 EOF
 }
@@ -121,7 +135,7 @@ expect_eq "run 2 --csv epochs: rows" "$(cat e2.csv)" "$(expected csv 2)"
 "$SHARDBENCH" report 2 --csv ranks --db r.db >k2.csv
 expect_eq "run 2 --csv ranks: exit" $? 0
 expect_eq "run 2 --csv ranks: header" "$(head -1 k2.csv)" \
-    "run_id,epoch,rank,host,samples,steps,bytes,started_at,finished_at,wall_s,compute_s,au,io_wait_s,barrier_s"
+    "run_id,epoch,rank,host,samples,steps,bytes,started_at,finished_at,wall_s,compute_s,au,io_wait_s,barrier_s,metric_steps,metric_compute_s,metric_excluded_s,metric_time_s,dlio_au_percentage,dlio_throughput_samples_per_second"
 expect_eq "run 2 --csv ranks: 1 header + 4 ranks x 2 epochs" "$(wc -l <k2.csv)" 9
 expect_contains "run 2 --csv ranks: host quoted" k2.csv '2,1,0,"node,""b""",16,8,'
 expect_eq "run 2 --csv ranks: parsed back" \
@@ -136,6 +150,11 @@ read -r sa sb_ rs _ ma mb rm _ aa ab ra <<<"$(expected ratio 1 2)"
 expect_eq "compare: samples/s" "$(awk '/^  samples\/s \(mean\)/ { print $3, $4, $5 }' sb.out)" "$sa $sb_ $rs"
 expect_eq "compare: MiB/s" "$(awk '/^  MiB\/s \(mean\)/ { print $3, $4, $5 }' sb.out)" "$ma $mb $rm"
 expect_eq "compare: AU" "$(awk '/^  AU % \(mean\)/ { print $4, $5, $6 }' sb.out)" "$aa $ab $ra"
+read -r da db_ dr _ dta dtb dtr _ dia dib dir <<<"$(expected dlio_ratio 1 2)"
+expect_eq "compare: DLIO's AU" "$(awk '/^  train_au_mean_percentage/ { print $2, $3, $4 }' sb.out)" "$da $db_ $dr"
+expect_eq "compare: DLIO's samples/s" "$(awk '/^  train_throughput_mean_samples_per_second/ { print $2, $3, $4 }' sb.out)" \
+    "$dta $dtb $dtr"
+expect_eq "compare: DLIO's MiB/s" "$(awk '/^  train_io_mean_MB_per_second/ { print $2, $3, $4 }' sb.out)" "$dia $dib $dir"
 expect_eq "compare: accelerators" "$(awk '/^  accelerators/ { print $2, $3, $4 }' sb.out)" "2 4 2.000"
 expect_eq "compare: epochs" "$(awk '/^  epochs/ { print $2, $3, $4 }' sb.out)" "3 2 0.667"
 expect_eq "compare: verdicts" "$(awk '/^  passed/ { print $2, $3 }' sb.out)" \

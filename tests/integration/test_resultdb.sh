@@ -159,9 +159,17 @@ chmod 755 "$SCRATCH"
 mkdir ro
 cp a.db ro/r.db
 cp a.db ro/v7.db
-q ro/v7.db "ALTER TABLE runs DROP COLUMN db_locked_s; ALTER TABLE run_workers DROP COLUMN clock_offset_s;
+q ro/v7.db "ALTER TABLE runs DROP COLUMN train_au_mean_percentage; ALTER TABLE runs DROP COLUMN train_au_stdev_percentage;
+            ALTER TABLE runs DROP COLUMN train_au_meet_expectation; ALTER TABLE runs DROP COLUMN train_throughput_mean_samples_per_second;
+            ALTER TABLE runs DROP COLUMN train_throughput_stdev_samples_per_second; ALTER TABLE runs DROP COLUMN train_io_mean_MB_per_second;
+            ALTER TABLE runs DROP COLUMN train_io_stdev_MB_per_second; ALTER TABLE runs DROP COLUMN record_size_bytes;
+            ALTER TABLE epochs DROP COLUMN train_au_percentage; ALTER TABLE epochs DROP COLUMN train_throughput_samples_per_second;
+            ALTER TABLE epochs DROP COLUMN train_io_MB_per_second; ALTER TABLE rank_epochs DROP COLUMN metric_steps;
+            ALTER TABLE rank_epochs DROP COLUMN metric_compute_s; ALTER TABLE rank_epochs DROP COLUMN metric_excluded_s; ALTER TABLE rank_epochs DROP COLUMN metric_time_s;
+            ALTER TABLE rank_epochs DROP COLUMN dlio_au_percentage; ALTER TABLE rank_epochs DROP COLUMN dlio_throughput_samples_per_second;
+            ALTER TABLE runs DROP COLUMN db_locked_s; ALTER TABLE run_workers DROP COLUMN clock_offset_s;
             ALTER TABLE run_workers DROP COLUMN clock_rtt_ms;
-ALTER TABLE rank_epochs DROP COLUMN resident_bytes; ALTER TABLE rank_epochs DROP COLUMN checked_bytes;
+            ALTER TABLE rank_epochs DROP COLUMN resident_bytes; ALTER TABLE rank_epochs DROP COLUMN checked_bytes;
             ALTER TABLE epochs DROP COLUMN resident_bytes; ALTER TABLE epochs DROP COLUMN checked_bytes;
             ALTER TABLE epochs DROP COLUMN resident_fraction; ALTER TABLE epochs DROP COLUMN from_memory;
             PRAGMA user_version = 7"
@@ -191,7 +199,8 @@ chmod 755 ro
 sb report 1 --db v7w.db
 expect_eq "version 7 upgraded: exit" "$SB_RC" 0
 expect_eq "version 7 upgraded: version, old runs NULL" \
-    "$(q v7w.db "PRAGMA user_version"):$(q v7w.db "SELECT count(*) FROM run_workers WHERE clock_offset_s IS NULL")" "9:2"
+    "$(q v7w.db "PRAGMA user_version"):$(q v7w.db "SELECT count(*) FROM run_workers WHERE clock_offset_s IS NULL"):$(
+    q v7w.db "SELECT count(*) FROM runs WHERE train_au_mean_percentage IS NOT NULL")" "9:2:0"
 expect_eq "version 7 upgraded: residency columns, old runs 0 checked and NULL" \
     "$(q v7w.db "SELECT count(*), sum(checked_bytes), count(resident_fraction), count(from_memory) FROM epochs")" \
     "$(q v7w.db "SELECT count(*) FROM epochs")|0|0|0"
