@@ -89,13 +89,44 @@ sb_dataset_content_seed (uint64_t run_seed, const char *key)
     return sb_mix (run_seed ^ 0x636f6e74656e74ull, h);
 }
 
+void
+sb_dataset_record_dims (const sb_dataset_t *self, uint64_t i, uint64_t *dim1, uint64_t *dim2)
+{
+    /* DLIO (data_generator.py get_dimension, _extract_dims; config.py
+     * derive_configurations): dimension = int(sqrt(record_length)), each of
+     * a file's two dimensions max(int(N(dimension, stdev / 2 / sqrt(record_length))), 1) */
+    double root = sqrt ((double) self->record_length);
+    uint64_t dim = (uint64_t) root;
+    while (dim > 0 && dim * dim > self->record_length)   /* sqrt's rounding at large squares */
+        dim--;
+    while ((dim + 1) * (dim + 1) <= self->record_length)
+        dim++;
+    if (self->record_stdev == 0) {
+        *dim1 = *dim2 = dim > 0 ? dim : 1;
+        return;
+    }
+    double stdev = (double) self->record_stdev / 2.0 / root;
+    uint64_t seed = sb_mix (self->seed ^ 0x73697a65ull, i);
+    double d[2] = { sb_normal (seed, (double) dim, stdev), sb_normal (sb_mix (seed, 1), (double) dim, stdev) };
+    for (int k = 0; k < 2; k++)
+        d[k] = d[k] < 1.0 ? 1.0 : trunc (d[k]);    /* Python's int() truncates; DLIO clamps at 1 */
+    *dim1 = (uint64_t) d[0];
+    *dim2 = (uint64_t) d[1];
+}
+
 uint64_t
 sb_dataset_object_size (const sb_dataset_t *self, uint64_t i)
 {
-    double record = sb_normal (sb_mix (self->seed ^ 0x73697a65ull, i), (double) self->record_length,
-                               (double) self->record_stdev);
-    uint64_t r = record < 1.0 ? 1 : (uint64_t) llround (record);
-    return r * (self->samples_per_file ? self->samples_per_file : 1);
+    uint64_t spf = self->samples_per_file ? self->samples_per_file : 1;
+    if (self->format && strcmp (self->format, "parquet") == 0) {
+        /* parquet rows follow its columns (format_parquet.c), not dimensions */
+        double record = sb_normal (sb_mix (self->seed ^ 0x73697a65ull, i), (double) self->record_length,
+                                   (double) self->record_stdev);
+        return (record < 1.0 ? 1 : (uint64_t) llround (record)) * spf;
+    }
+    uint64_t dim1, dim2;
+    sb_dataset_record_dims (self, i, &dim1, &dim2);
+    return dim1 * dim2 * spf;
 }
 
 uint64_t

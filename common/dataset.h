@@ -40,9 +40,19 @@ uint64_t sb_dataset_index_at (const sb_dataset_t *self, uint64_t p);
 /* Folder of object i relative to the data folder ("train" or "train/3"). */
 int sb_dataset_folder (const sb_dataset_t *self, uint64_t i, char *dir, size_t size);
 
-/* Size in bytes of object i: samples_per_file records of one length drawn
- * from N(record_length, record_stdev), at least 1 byte. */
+/* The payload bytes of object i: samples_per_file records. A record is
+ * dim1 x dim2 bytes as DLIO draws it (sb_dataset_record_dims), so a
+ * record_length that is not a square is rounded down to one, as DLIO writes
+ * it; parquet records come from N(record_length, record_stdev), at least 1
+ * byte (its rows follow its columns). */
 uint64_t sb_dataset_object_size (const sb_dataset_t *self, uint64_t i);
+
+/* DLIO's two dimensions of object i's records: d = floor(sqrt(record_length))
+ * each, or with record_stdev each drawn from N(d, record_stdev / 2 /
+ * sqrt(record_length)), truncated and at least 1 (DLIO's distribution; its
+ * per-file values depend on numpy's stream in each datagen rank, which
+ * shardbench does not replay: docs/DLIO.md). */
+void sb_dataset_record_dims (const sb_dataset_t *self, uint64_t i, uint64_t *dim1, uint64_t *dim2);
 
 /* Seed of the content of the object named key (relative key, as from
  * sb_dataset_key). Derived from the name, so a reader that knows only the

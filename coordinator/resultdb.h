@@ -97,7 +97,6 @@ typedef struct {
     uint64_t epoch, rank, samples, batches, bytes;
     const char *host;
     double started_at, finished_at, compute_s, au, io_wait_s, barrier_s;
-    int    has_au;
     uint64_t resident_bytes, checked_bytes; /* page-cache residency sampled before reads (0 of 0: none) */
     int    has_au;          /* a train epoch: au and the DLIO figures below are stored (else NULL) */
     /* DLIO's figures of the rank (common/dlio_metrics.h) */

@@ -1,6 +1,7 @@
 /* Catalog: exact counts and bytes, name order, reuse, relist on change,
  * DLIO names. Uses a real SQLite file and a real folder. */
 #include <check.h>
+#include <math.h>
 #include "check_main.h"
 #include <fcntl.h>
 #include <stdio.h>
@@ -147,10 +148,31 @@ START_TEST (test_dlio_names)
     ds.subfolders = 0;
     ck_assert_int_eq (sb_dataset_key (&ds, 9, key, sizeof key), 0);
     ck_assert_str_eq (key, "train/img_09_of_10.npz");   /* padded to the digits of 10 */
-    /* sizes: exact without stdev, spread and reproducible with it */
-    ck_assert_uint_eq (sb_dataset_object_size (&ds, 3), 1000);
+    /* sizes as DLIO draws them: records of int(sqrt(record_length))^2 bytes
+     * without stdev (1000 -> 31 x 31), spread and reproducible with it */
+    ck_assert_uint_eq (sb_dataset_object_size (&ds, 3), 961);
     ds.samples_per_file = 4;
-    ck_assert_uint_eq (sb_dataset_object_size (&ds, 3), 4000);
+    ck_assert_uint_eq (sb_dataset_object_size (&ds, 3), 3844);
+    ds.record_length = 146600628;   /* unet3d: 12107^2 = 146579449 <= it < 12108^2 */
+    ck_assert_uint_eq (sb_dataset_object_size (&ds, 3), 4ull * 146579449);
+    ds.record_length = 4096;        /* a square stays itself */
+    ck_assert_uint_eq (sb_dataset_object_size (&ds, 3), 4ull * 4096);
+    /* with stdev each dimension ~ N(d, stdev / 2 / sqrt(record_length)), truncated, at least 1 */
+    ds.record_length = 1000;
+    ds.record_stdev = 400;          /* dimension stdev 400 / 2 / sqrt(1000) = 6.32 */
+    double sum = 0, sq = 0;
+    uint64_t n = 20000, d1, d2;
+    for (uint64_t i = 0; i < n; i++) {
+        sb_dataset_record_dims (&ds, i, &d1, &d2);
+        ck_assert_uint_eq (sb_dataset_object_size (&ds, i), d1 * d2 * 4);
+        ck_assert_uint_ge (d1, 1);
+        sum += (double) d1;
+        sq += (double) d1 * (double) d1;
+    }
+    double mean = sum / (double) n, sd = sqrt (sq / (double) n - mean * mean);
+    ck_assert_msg (mean > 30.0 && mean < 31.0, "dimension mean %g, expected about 30.5 (int() of N(31, 6.32))", mean);
+    ck_assert_msg (sd > 6.0 && sd < 6.7, "dimension stdev %g, expected about 6.3", sd);
+    ds.record_stdev = 0;
     ds.record_stdev = 100;
     uint64_t a = sb_dataset_object_size (&ds, 3), b = sb_dataset_object_size (&ds, 4);
     ck_assert_uint_eq (a, sb_dataset_object_size (&ds, 3));
