@@ -19,7 +19,7 @@
 
 typedef struct sb_resultdb sb_resultdb_t;
 
-#define SB_RESULTDB_VERSION 8
+#define SB_RESULTDB_VERSION 9
 
 /* Open (creating when absent) the database at path for writing, check it
  * (a corrupt file is an error naming it) and apply or upgrade the schema.
@@ -103,6 +103,14 @@ int sb_resultdb_add_rank_epoch (sb_resultdb_t *self, int64_t run_id, const sb_ra
  * duration from first start to last finish, rates, mean AU). */
 int sb_resultdb_close_epoch (sb_resultdb_t *self, int64_t run_id, uint64_t epoch, uint64_t dropped,
                              uint64_t batches, int with_au);
+
+/* The run's sampler (sb_sampler_kind_name) and loader threads per rank. */
+int sb_resultdb_run_sampler (sb_resultdb_t *self, int64_t run_id, const char *sampler, uint64_t loader_threads);
+
+/* An epoch's files no rank read, and the step barrier's own cost
+ * percentiles (milliseconds; own_p50_ms < 0: no barrier, left NULL). */
+int sb_resultdb_epoch_sampler (sb_resultdb_t *self, int64_t run_id, uint64_t epoch, uint64_t unused_files,
+                               double own_p50_ms, double own_p99_ms);
 
 /* Step barrier round-trip percentiles of an epoch (milliseconds). */
 int sb_resultdb_epoch_barrier (sb_resultdb_t *self, int64_t run_id, uint64_t epoch, double p50_ms, double p99_ms);

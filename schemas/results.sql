@@ -1,4 +1,4 @@
--- shardbench result database, schema version 8 (PRAGMA user_version).
+-- shardbench result database, schema version 9 (PRAGMA user_version).
 -- This file is the single source of truth: the coordinator compiles it in and
 -- applies it to every database it opens. Rows are committed as they arrive
 -- (WAL journal), so a crash loses at most the rows of the current second. A
@@ -26,8 +26,12 @@ CREATE TABLE IF NOT EXISTS runs (
   passed        INTEGER,            -- 1 when au_mean >= au_threshold
   coordinator_host TEXT,            -- where the coordinator ran
   coordinator_pid  INTEGER,         -- its pid: a dead one marks the run 'interrupted'
-  db_locked_s   REAL                -- seconds rows waited for a lock another process held on
+  db_locked_s   REAL,               -- seconds rows waited for a lock another process held on
                                     --   this database (0: none; results were written late)
+  sampler       TEXT,               -- train: the read order, common/sampler.h: 'dlio_index' | 'dlio_iterative' |
+                                    --   'dlio_files' | 'global' (shardbench.sampler, reader.data_loader[_sampler])
+  loader_threads INTEGER            -- train: loader threads per rank the sampler ran with (reader.read_threads,
+                                    --   raised from 1 as DLIO does on worker 0's host)
 );
 
 -- One row per worker agent that joined a run.
@@ -63,6 +67,11 @@ CREATE TABLE IF NOT EXISTS epochs (
   barrier_p99_ms REAL,              --   over every step of every rank, from merged log-linear buckets
   read_p50_ms   REAL,               -- sample read latency (the I/O engine's time per sample),
   read_p99_ms   REAL,               --   over every sample of every rank (train), from read_latency
+  unused_files  INTEGER,            -- train: listed files no rank read this epoch (DLIO's round-robin trim, extra files)
+  barrier_own_p50_ms REAL,          -- the step barrier's own cost, without waiting for slower ranks: with one
+  barrier_own_p99_ms REAL,          --   worker, its last rank's compute deadline to the release in the worker;
+                                    --   with several, STEP sent to GO received on the worker whose STEP completed
+                                    --   the barrier (NULL: no step barrier)
   PRIMARY KEY (run_id, epoch)
 );
 
