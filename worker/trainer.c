@@ -395,7 +395,7 @@ s_complete (sb_trainer_t *self, s_rank_t *r, size_t i, uint64_t bytes, uint64_t 
     s_count (r, s->count, bytes, latency_ns, 1);
     s_trace (self, r, s->position, s->file, s->stored, s->dlio, s->offset, s->length, s->start, latency_ns / 1000,
              bytes);
-    for (uint64_t j = 1; j < s->run; j++)
+    for (uint64_t j = 1; self->trace && j < s->run; j++)
         s_trace (self, r, s->position + j, s->file, s->stored, s->dlio, s->offset, s->length, s->start, 0, 0);
     s->seq = 0;
     r->free_slots[r->nfree++] = (uint32_t) i;
@@ -801,7 +801,7 @@ s_submit (sb_trainer_t *self, s_rank_t *r, double now)
                 s->count += n;
             else
                 s_count (r, n, 0, 0, 0);
-            for (uint64_t j = 0; j < n; j++)
+            for (uint64_t j = 0; self->trace && j < n; j++)
                 s_trace (self, r, p + j, rd.ref.file, rd.stored, rd.dlio, rd.offset, rd.length, now, 0, 0);
             r->submitted += n;
             continue;
