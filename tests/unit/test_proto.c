@@ -144,10 +144,10 @@ s_pack (uint8_t *out, size_t cap, uint64_t version, uint64_t type, void (*body_f
 }
 
 static void body_empty (msgpack_packer *pk) { msgpack_pack_array (pk, 0); }
-static void body_go_ok (msgpack_packer *pk) { msgpack_pack_array (pk, 2); msgpack_pack_uint64 (pk, 1); msgpack_pack_uint64 (pk, 2); }
+static void body_go_ok (msgpack_packer *pk) { msgpack_pack_array (pk, 3); msgpack_pack_uint64 (pk, 1); msgpack_pack_uint64 (pk, 2); msgpack_pack_uint64 (pk, 0); }
 static void body_go_short (msgpack_packer *pk) { msgpack_pack_array (pk, 1); msgpack_pack_uint64 (pk, 1); }
-static void body_go_negative (msgpack_packer *pk) { msgpack_pack_array (pk, 2); msgpack_pack_int64 (pk, -1); msgpack_pack_uint64 (pk, 2); }
-static void body_go_string (msgpack_packer *pk) { msgpack_pack_array (pk, 2); msgpack_pack_str (pk, 1); msgpack_pack_str_body (pk, "x", 1); msgpack_pack_uint64 (pk, 2); }
+static void body_go_negative (msgpack_packer *pk) { msgpack_pack_array (pk, 3); msgpack_pack_int64 (pk, -1); msgpack_pack_uint64 (pk, 2); msgpack_pack_uint64 (pk, 0); }
+static void body_go_string (msgpack_packer *pk) { msgpack_pack_array (pk, 3); msgpack_pack_str (pk, 1); msgpack_pack_str_body (pk, "x", 1); msgpack_pack_uint64 (pk, 2); msgpack_pack_uint64 (pk, 0); }
 static void
 body_reject_huge (msgpack_packer *pk)
 {
@@ -412,7 +412,7 @@ END_TEST
  * read them now; a negative int is still no version or type. */
 START_TEST (test_peek_signed_encoding)
 {
-    const uint8_t go[] = { 0x93, 0xd0, SB_PROTO_VERSION, 0xd1, 0x00, SB_MSG_GO, 0x92, 0xd0, 0x05, 0x06 };
+    const uint8_t go[] = { 0x93, 0xd0, SB_PROTO_VERSION, 0xd1, 0x00, SB_MSG_GO, 0x93, 0xd0, 0x05, 0x06, 0x00 };
     sb_msg_t m;
     char reason[256] = "";
     ck_assert_int_eq (sb_proto_decode (go, sizeof go, &m, reason, sizeof reason, NULL), SB_PROTO_OK);
@@ -426,7 +426,7 @@ START_TEST (test_peek_signed_encoding)
     ck_assert_uint_eq (first, 5);
     /* proto 3: the outer array written as array 16 or array 32 (msgpack
      * allows any array header for any count), the body too */
-    const uint8_t go16[] = { 0xdc, 0x00, 0x03, SB_PROTO_VERSION, SB_MSG_GO, 0xdd, 0x00, 0x00, 0x00, 0x02, 0x07, 0x08 };
+    const uint8_t go16[] = { 0xdc, 0x00, 0x03, SB_PROTO_VERSION, SB_MSG_GO, 0xdd, 0x00, 0x00, 0x00, 0x03, 0x07, 0x08, 0x00 };
     ck_assert_int_eq (sb_proto_decode (go16, sizeof go16, &m, reason, sizeof reason, NULL), SB_PROTO_OK);
     ck_assert_uint_eq (m.u.go.step, 8);
     sb_proto_fini (&m);
