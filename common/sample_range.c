@@ -20,15 +20,15 @@ s_rows_per_group (const sb_parquet_layout_t *l, uint64_t rows)
     uint64_t off0, len0, off, len;
     if (sb_format_parquet_groups (l) <= 1 || sb_format_parquet_group (l, 0, &off0, &len0) != 0)
         return rows;
-    uint64_t good = 1, bad = rows;  /* rows [0, good) are in group 0, row bad - 1 is not */
-    while (bad - good > 1) {
-        uint64_t mid = good + (bad - good) / 2;
+    uint64_t lo = 1, hi = rows - 1;    /* rows below lo are in group 0, row hi is not (groups > 1) */
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
         if (sb_format_parquet_group (l, mid, &off, &len) == 0 && off == off0)
-            good = mid + 1;
+            lo = mid + 1;
         else
-            bad = mid + 1;
+            hi = mid;
     }
-    return good;
+    return lo;
 }
 
 /* The row group of row in_file, or -1 when its layout cannot be computed
