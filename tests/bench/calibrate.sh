@@ -7,9 +7,10 @@
 # dlrm_b200; 2 workers >= 95% and >= 70% for dlrm_b200.
 #
 # usage: tests/bench/calibrate.sh [BUILD_DIR]      (default: build)
-# env:   RANKS (8) accelerators, STEPS (300) steps per run (the dataset is cut
-#        to about that many: num_files_train), SAMPLER (global: shardbench's;
-#        dlio: DLIO's order, the presets' default)
+# env:   RANKS (8) accelerators, STEPS (300) steps per run at most, SECONDS_PER_RUN
+#        (15) of compute per run at most (the dataset is cut to that many
+#        steps: num_files_train), SAMPLER (global: shardbench's; dlio: DLIO's
+#        order, the presets' default)
 # Prints a markdown table: preset, ranks, workers, AU %, steps, barrier own
 # p50 ms, bar, verdict; exits 1 when a run fails or misses its bar.
 set -euo pipefail
@@ -18,7 +19,8 @@ build=${1:-$here/build}
 sb=$build/coordinator/shardbench
 [ -x "$sb" ] && [ -x "$build/worker/shardbench-worker" ] || { echo "build first: $sb" >&2; exit 1; }
 ranks=${RANKS:-8}
-steps=${STEPS:-300}
+max_steps=${STEPS:-300}
+seconds=${SECONDS_PER_RUN:-15}
 sampler=${SAMPLER:-global}
 work=$(mktemp -d "${TMPDIR:-/tmp}/sb-calibrate.XXXXXX")
 trap 'rm -rf "$work"' EXIT
@@ -26,7 +28,7 @@ db=$work/cal.db
 q () { sqlite3 -batch -noheader "$db" "$1"; }
 
 echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -sr)"
-echo "command: tests/bench/calibrate.sh (RANKS=$ranks STEPS=$steps SAMPLER=$sampler)"
+echo "command: tests/bench/calibrate.sh (RANKS=$ranks STEPS=$max_steps SECONDS_PER_RUN=$seconds SAMPLER=$sampler)"
 echo
 echo "| preset | ranks | workers | AU % | steps | barrier own p50 ms | bar % | |"
 echo "|---|---|---|---|---|---|---|---|"
@@ -38,6 +40,8 @@ for yaml in "$here"/coordinator/workloads/*.yaml; do
     batch=$(awk '/batch_size:/ {print $2; exit}' "$yaml")
     spf=${spf:-1}
     batch=${batch:-1}
+    ct=$(awk '/computation_time:/ {print $2; exit}' "$yaml")
+    steps=$(python3 -c "print(max(20, min($max_steps, int($seconds / ${ct:-0.01}))))")
     files=$(( (steps * batch * ranks + spf - 1) / spf ))
     [ "$files" -ge "$ranks" ] || files=$ranks
     for workers in 1 2; do
