@@ -1013,6 +1013,14 @@ sb_catalog_reader_naming (const sb_catalog_reader_t *self)
 }
 
 int
+sb_catalog_reader_all_named (const sb_catalog_reader_t *self)
+{
+    if (!self->get)
+        return 1;
+    return self->has_naming && !self->stored && self->count == self->ds.files;
+}
+
+int
 sb_catalog_reader_get (sb_catalog_reader_t *self, uint64_t idx, char *key_buf, size_t key_size, uint64_t *size)
 {
     if (!self->get) {

@@ -91,6 +91,11 @@ int sb_catalog_reader_locate (sb_catalog_reader_t *self, uint64_t idx, uint64_t 
  * NULL when the catalog has none. */
 const sb_dataset_t *sb_catalog_reader_naming (const sb_catalog_reader_t *self);
 
+/* 1 when every object's key is the DLIO name of its position under
+ * sb_catalog_reader_naming (no key stored, as many objects as the naming
+ * holds), else 0. */
+int sb_catalog_reader_all_named (const sb_catalog_reader_t *self);
+
 /* Key (relative to the catalog prefix) and size of object idx. key is
  * copied into key_buf. Returns 0, or -1 when absent or on error. */
 int sb_catalog_reader_get (sb_catalog_reader_t *self, uint64_t idx, char *key_buf, size_t key_size,

@@ -135,7 +135,8 @@ sb_report_print (sqlite3 *db, int64_t run_id, FILE *out)
         || sqlite3_prepare_v2 (db,
                                "SELECT epoch, samples, dropped, bytes, duration_s, samples_per_s, mib_per_s, au_mean,"
                                " batches, barrier_p50_ms, barrier_p99_ms, train_au_percentage,"
-                               " train_throughput_samples_per_second, train_io_MB_per_second, resident_fraction, from_memory"
+                               " train_throughput_samples_per_second, train_io_MB_per_second, resident_fraction, from_memory,"
+                               " barrier_own_p50_ms"
                                " FROM epochs WHERE run_id = ? ORDER BY epoch", -1, &ep, NULL) != SQLITE_OK
         || sqlite3_bind_int64 (ep, 1, run_id) != SQLITE_OK) {
         fprintf (stderr, "shardbench: report: %s\n", sqlite3_errmsg (db));
@@ -158,15 +159,15 @@ sb_report_print (sqlite3 *db, int64_t run_id, FILE *out)
         sqlite3_reset (ep);
     }
     if (train)
-        fprintf (out, "  %5s %10s %8s %7s %10s %12s %10s %8s %17s %9s\n", "epoch", "samples", "dropped", "steps",
-                 "time s", "samples/s", "MiB/s", "AU %", "barrier p50/p99 ms", "cached %");
+        fprintf (out, "  %5s %10s %8s %7s %10s %12s %10s %8s %17s %11s %9s\n", "epoch", "samples", "dropped", "steps",
+                 "time s", "samples/s", "MiB/s", "AU %", "barrier p50/p99 ms", "own p50 ms", "cached %");
     else if (!ckpt)
         fprintf (out, "  %5s %10s %12s %10s %12s %10s\n", "", "files", "MiB", "time s", "files/s", "MiB/s");
     int from_memory = 0;    /* epochs served from memory */
     while (sqlite3_step (ep) == SQLITE_ROW) {
         if (train)
         {
-            char barrier[48] = "-";
+            char barrier[48] = "-", own[32] = "-";
             if (sqlite3_column_type (ep, 9) != SQLITE_NULL)
                 snprintf (barrier, sizeof barrier, "%.3f/%.3f", sqlite3_column_double (ep, 9),
                           sqlite3_column_double (ep, 10));
@@ -177,10 +178,12 @@ sb_report_print (sqlite3 *db, int64_t run_id, FILE *out)
                 snprintf (cached, sizeof cached, "%.1f%s", 100 * sqlite3_column_double (ep, 14), mem ? " *" : "");
                 from_memory += mem;
             }
-            fprintf (out, "  %5lld %10lld %8lld %7lld %10.3f %12.1f %10.1f %8.2f %17s %9s\n",
+            if (sqlite3_column_type (ep, 16) != SQLITE_NULL)     /* the barrier's own cost (no waiting for ranks) */
+                snprintf (own, sizeof own, "%.3f", sqlite3_column_double (ep, 16));
+            fprintf (out, "  %5lld %10lld %8lld %7lld %10.3f %12.1f %10.1f %8.2f %17s %11s %9s\n",
                      sqlite3_column_int64 (ep, 0), sqlite3_column_int64 (ep, 1), sqlite3_column_int64 (ep, 2),
                      sqlite3_column_int64 (ep, 8), sqlite3_column_double (ep, 4), sqlite3_column_double (ep, 5),
-                     sqlite3_column_double (ep, 6), 100 * sqlite3_column_double (ep, 7), barrier, cached);
+                     sqlite3_column_double (ep, 6), 100 * sqlite3_column_double (ep, 7), barrier, own, cached);
         }
         else
             fprintf (out, "  %5s %10lld %12.1f %10.3f %12.1f %10.1f\n", "", sqlite3_column_int64 (ep, 1),

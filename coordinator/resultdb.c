@@ -320,8 +320,9 @@ s_upgrade (sqlite3 *db, const char *path, char *err, size_t err_size)
                               " ALTER TABLE run_workers ADD COLUMN clock_rtt_ms REAL;", NULL, NULL, &msg) != SQLITE_OK)
         what = "cannot upgrade the runs and run_workers tables to version 8", rc = -1;
     /* version 8 -> 9: DLIO's metrics beside shardbench's own (runs, epochs,
-     * rank_epochs), and page-cache residency sampled before reads; older
-     * runs keep NULL figures and 0 bytes checked */
+     * rank_epochs), page-cache residency sampled before reads, the sampler
+     * and its loader threads, files no rank read and the step barrier's own
+     * cost; older runs keep NULL figures and 0 bytes checked */
     else if (version >= 1 && version <= 8
              && sqlite3_exec (db, "ALTER TABLE runs ADD COLUMN train_au_mean_percentage REAL;"
                               " ALTER TABLE runs ADD COLUMN train_au_stdev_percentage REAL;"
@@ -345,7 +346,12 @@ s_upgrade (sqlite3 *db, const char *path, char *err, size_t err_size)
                               " ALTER TABLE epochs ADD COLUMN resident_bytes INTEGER NOT NULL DEFAULT 0;"
                               " ALTER TABLE epochs ADD COLUMN checked_bytes INTEGER NOT NULL DEFAULT 0;"
                               " ALTER TABLE epochs ADD COLUMN resident_fraction REAL;"
-                              " ALTER TABLE epochs ADD COLUMN from_memory INTEGER;",
+                              " ALTER TABLE epochs ADD COLUMN from_memory INTEGER;"
+                              " ALTER TABLE runs ADD COLUMN sampler TEXT;"
+                              " ALTER TABLE runs ADD COLUMN loader_threads INTEGER;"
+                              " ALTER TABLE epochs ADD COLUMN unused_files INTEGER;"
+                              " ALTER TABLE epochs ADD COLUMN barrier_own_p50_ms REAL;"
+                              " ALTER TABLE epochs ADD COLUMN barrier_own_p99_ms REAL;",
                               NULL, NULL, &msg) != SQLITE_OK)
         what = "cannot upgrade the runs, epochs and rank_epochs tables to version 9", rc = -1;
     else if (sqlite3_exec (db, sb_results_sql, NULL, NULL, &msg) != SQLITE_OK)
@@ -1185,6 +1191,26 @@ sb_resultdb_epoch_barrier (sb_resultdb_t *self, int64_t run_id, uint64_t epoch, 
 {
     return sb_resultdb_exec (self, "UPDATE epochs SET barrier_p50_ms = ?, barrier_p99_ms = ? WHERE run_id = ?"
                              " AND epoch = ?", "ddii", p50_ms, p99_ms, run_id, (int64_t) epoch);
+}
+
+int
+sb_resultdb_run_sampler (sb_resultdb_t *self, int64_t run_id, const char *sampler, uint64_t loader_threads)
+{
+    return sb_resultdb_exec (self, "UPDATE runs SET sampler = ?, loader_threads = ? WHERE id = ?", "tii", sampler,
+                             (int64_t) loader_threads, run_id);
+}
+
+int
+sb_resultdb_epoch_sampler (sb_resultdb_t *self, int64_t run_id, uint64_t epoch, uint64_t unused_files,
+                           double own_p50_ms, double own_p99_ms)
+{
+    if (sb_resultdb_exec (self, "UPDATE epochs SET unused_files = ? WHERE run_id = ? AND epoch = ?", "iii",
+                          (int64_t) unused_files, run_id, (int64_t) epoch) != 0)
+        return -1;
+    if (own_p50_ms < 0)
+        return 0;
+    return sb_resultdb_exec (self, "UPDATE epochs SET barrier_own_p50_ms = ?, barrier_own_p99_ms = ? WHERE run_id = ?"
+                             " AND epoch = ?", "ddii", own_p50_ms, own_p99_ms, run_id, (int64_t) epoch);
 }
 
 int

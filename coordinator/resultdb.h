@@ -124,6 +124,14 @@ int sb_resultdb_epoch_dlio (sb_resultdb_t *self, int64_t run_id, uint64_t epoch,
  * verdict into runs.passed. */
 int sb_resultdb_run_dlio (sb_resultdb_t *self, int64_t run_id, const sb_dlio_summary_t *s, uint64_t record_size);
 
+/* The run's sampler (sb_sampler_kind_name) and loader threads per rank. */
+int sb_resultdb_run_sampler (sb_resultdb_t *self, int64_t run_id, const char *sampler, uint64_t loader_threads);
+
+/* An epoch's files no rank read, and the step barrier's own cost
+ * percentiles (milliseconds; own_p50_ms < 0: no barrier, left NULL). */
+int sb_resultdb_epoch_sampler (sb_resultdb_t *self, int64_t run_id, uint64_t epoch, uint64_t unused_files,
+                               double own_p50_ms, double own_p99_ms);
+
 /* Step barrier round-trip percentiles of an epoch (milliseconds). */
 int sb_resultdb_epoch_barrier (sb_resultdb_t *self, int64_t run_id, uint64_t epoch, double p50_ms, double p99_ms);
 

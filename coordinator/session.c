@@ -21,6 +21,9 @@
 #include "util.h"
 #include "wire.h"
 #include "progress.h"
+#include "sample_range.h"
+#include "sampler.h"
+#include "sampler_kind.h"
 
 #include <czmq.h>
 #include <errno.h>
@@ -79,13 +82,19 @@ typedef struct {
     s_phase_t       phase;
     uint64_t        epoch;
     uint64_t        files;          /* files used this run (num_files_train) */
-    sb_shard_plan_t plan;
-    sb_epoch_order_t order;
+    /* the sampler, for rank 0: the figures of every epoch (steps, samples,
+     * dropped) that the workers' samplers must agree with (owned) */
+    sb_sampler_t   *sampler;
+    sb_sampler_epoch_t ep_info;
+    uint64_t        loader_threads; /* worker 0's (the sampler's) */
+    int             catalog_names;  /* PHASE_START catalog_names, catalog_sizes */
+    int             catalog_sizes;
     uint64_t        ranks_done;
     uint8_t        *rank_done;      /* per rank: finished this phase */
     uint64_t        barrier_step;   /* next step to release */
     sb_histogram_t  barrier_latency;/* this epoch, merged from RANK_DONE */
     sb_histogram_t  read_latency;   /* this epoch, merged from RANK_DONE */
+    sb_histogram_t  barrier_own;    /* this epoch: the barrier's own cost per step, from RANK_DONE */
     uint64_t        barrier_arrived;
     /* this epoch's totals, from RANK_DONE (the epochs row is the writer's;
      * the log line must not wait for it) */
@@ -123,9 +132,6 @@ typedef struct {
     double          stalled_s;      /* the last stall, and when it ended */
     double          stalled_until;
     uint64_t        rejected_frames;
-    /* parquet: the layout of objects of pq_record bytes a row (row groups) */
-    sb_parquet_layout_t *pq_layout;
-    uint64_t        pq_record;
     sb_progress_t  *progress;       /* live status, NULL: off */
     /* a local data folder (common/datafolder.h) */
     int             lock_fd;        /* its .shardbench.lock, -1: none */
@@ -435,6 +441,14 @@ s_on_hello (s_session_t *self, zframe_t *identity, sb_msg_hello_t *m)
                                              self->o->accelerators, wl->total_training_steps);
     r->metric_exclude_start = wl->exclude_start_steps;
     r->metric_exclude_end = wl->exclude_end_steps;
+    r->sampler = (char *) sb_sampler_kind_name (sb_sampler_kind_for (wl));
+    r->expected = wl->num_files_train;
+    r->sample_shuffle = (uint64_t) wl->sample_shuffle;
+    r->file_shuffle = (uint64_t) wl->file_shuffle;
+    r->seed_change_epoch = (uint64_t) wl->seed_change_epoch;
+    r->max_steps = wl->total_training_steps > 0 ? (uint64_t) wl->total_training_steps : 0;
+    r->loader_threads = sb_loader_threads (wl->read_threads, w->cores, w->ranks);
+    r->trace = (char *) wl->trace;
     if (sb_storage_to_welcome (&wl->storage, r) != 0) {
         s_fail (self, "out of memory");
         return;
@@ -521,143 +535,71 @@ s_on_endpoint_stats (s_session_t *self, const sb_msg_endpoint_stats_t *m)
 
 static void s_dataset (s_session_t *self, sb_dataset_t *ds);
 
-/* Parquet: the byte range of the row group holding row in_file of object
- * dlio_index (size bytes), from the layout format_parquet computes from the
- * sizes. -1 when the object does not have that layout (then the sample gets
- * its equal share of the bytes). */
-static int
-s_parquet_group (s_session_t *self, uint64_t dlio_index, uint64_t size, uint64_t in_file, uint64_t *offset,
-                 uint64_t *length)
-{
-    const sb_workload_t *wl = self->o->wl;
-    sb_dataset_t ds;
-    s_dataset (self, &ds);
-    uint64_t spf = ds.samples_per_file, record = sb_dataset_object_size (&ds, dlio_index) / spf;
-    if (!self->pq_layout || record != self->pq_record) {
-        char why[512];
-        sb_format_parquet_layout_free (self->pq_layout);
-        self->pq_layout = NULL;
-        if (sb_format_parquet_layout (&self->pq_layout, wl->parquet_columns, wl->parquet_row_group, spf, record, why,
-                                      sizeof why) != 0) {
-            sb_format_parquet_layout_free (self->pq_layout);
-            self->pq_layout = NULL;
-            return -1;
-        }
-        self->pq_record = record;
-    }
-    if (sb_format_parquet_footer_at (self->pq_layout) > size)
-        return -1;
-    return sb_format_parquet_group (self->pq_layout, in_file, offset, length);
-}
-
+/* ENTRIES_REQ: the catalog entries a worker cannot derive, one lookup in
+ * the in-memory index per entry (a SQLite seek only for a stored key). */
 static void
-s_on_keys_req (s_session_t *self, s_worker_t *w, const sb_msg_keys_req_t *m)
+s_on_entries_req (s_session_t *self, s_worker_t *w, const sb_msg_entries_req_t *m)
 {
-    char span[64];
     if (self->phase != S_PHASE_TRAIN || m->epoch != self->epoch) {
-        sb_debug ("stale KEYS_REQ for epoch %llu ignored", (unsigned long long) m->epoch);
+        sb_debug ("stale ENTRIES_REQ for epoch %llu ignored", (unsigned long long) m->epoch);
         return;
     }
-    if (m->rank < w->first_rank || m->rank >= w->first_rank + w->ranks) {
-        s_fail (self, "worker %llu on %s (%s) asked for keys of rank %llu it does not own", (unsigned long long) w->id,
-                w->host, s_rank_span (w, span, sizeof span), (unsigned long long) m->rank);
+    size_t n = m->indices.count;
+    if (n == 0 || n > self->o->wl->keys_page) {
+        s_fail (self, "worker %llu on %s asked for %zu catalog entries in one page (1 to shardbench.keys_page=%llu)",
+                (unsigned long long) w->id, w->host, n, (unsigned long long) self->o->wl->keys_page);
         return;
     }
-    uint64_t k = self->plan.per_rank;
-    if (m->position >= k || m->count == 0 || m->count > SB_PROTO_MAX_ARRAY || m->count > k - m->position) {
-        s_fail (self, "worker %llu on %s asked for keys [%llu, +%llu) outside rank %llu's shard of %llu",
-                (unsigned long long) w->id, w->host, (unsigned long long) m->position, (unsigned long long) m->count,
-                (unsigned long long) m->rank, (unsigned long long) k);
-        return;
-    }
-    sb_msg_t reply = { .type = SB_MSG_KEYS };
-    sb_msg_keys_t *r = &reply.u.keys;
-    r->rank = m->rank;
+    sb_msg_t reply = { .type = SB_MSG_ENTRIES };
+    sb_msg_entries_t *r = &reply.u.entries;
     r->epoch = m->epoch;
-    r->position = m->position;
-    size_t n = (size_t) m->count;
-    r->names.items = calloc (n, sizeof (uint64_t));
-    r->offsets.items = calloc (n, sizeof (uint64_t));
-    r->lengths.items = calloc (n, sizeof (uint64_t));
-    if (!r->names.items || !r->offsets.items || !r->lengths.items) {
-        s_fail (self, "out of memory serving keys");
+    r->seq = m->seq;
+    r->sizes.items = calloc (n, sizeof (uint64_t));
+    r->dlio.items = calloc (n, sizeof (uint64_t));
+    int with_keys = !self->catalog_names;
+    if (!r->sizes.items || !r->dlio.items || (with_keys && !(r->keys.items = calloc (n, sizeof (char *))))) {
+        s_fail (self, "out of memory serving catalog entries");
         goto done;
     }
-    r->names.count = r->offsets.count = r->lengths.count = n;
-    /* objects' sizes and names from the in-memory index; a key travels as a
-     * string only when it is not the DLIO name the worker can rebuild */
-    uint64_t spf = self->plan.samples_per_file, record_length = self->o->wl->record_length_bytes;
-    int stored_keys = 0, parquet = spf > 1 && strcmp (self->o->wl->format, "parquet") == 0;
-    for (size_t j = 0; j < n; j++) {
-        uint64_t sample = sb_epoch_order_sample (&self->order, m->rank, m->position + j);
-        uint64_t file = sample / spf, in_file = sample % spf, size = 0, dlio_index = 0;
-        int named = sb_catalog_reader_locate (self->catalog, file, &size, &dlio_index);
-        if (named < 0) {
-            s_fail (self, "catalog %lld has no object %llu", (long long) self->catalog_info.id, (unsigned long long) file);
-            goto done;
-        }
-        if (!named || !self->names_match)
-            stored_keys = 1;
-        r->names.items[j] = named ? dlio_index : file;
-        if (size == SB_CATALOG_SIZE_UNKNOWN && spf > 1) {
-            /* skip_listing: sizes unknown, samples at their nominal place */
-            r->offsets.items[j] = in_file * record_length;
-            r->lengths.items[j] = record_length;
-        }
-        else if (size == SB_CATALOG_SIZE_UNKNOWN) {
-            r->offsets.items[j] = 0;
-            r->lengths.items[j] = 0;    /* the whole object, whatever its size */
-        }
-        else if (size < spf) {
-            char key[PATH_MAX];
-            uint64_t ignored;
-            if (sb_catalog_reader_get (self->catalog, file, key, sizeof key, &ignored) != 0)
-                snprintf (key, sizeof key, "#%llu", (unsigned long long) file);
-            s_fail (self, "object '%s' has %llu bytes, fewer than dataset.num_samples_per_file=%llu samples", key,
-                    (unsigned long long) size, (unsigned long long) spf);
-            goto done;
-        }
-        else if (parquet && named && s_parquet_group (self, dlio_index, size, in_file, &r->offsets.items[j],
-                                                      &r->lengths.items[j]) == 0)
-            ;   /* the sample's row group, as DLIO's parquet reader reads it */
-        else {
-            uint64_t record = size / spf;
-            r->offsets.items[j] = in_file * record;
-            r->lengths.items[j] = in_file == spf - 1 ? size - in_file * record : record;   /* 0: whole object */
-        }
-    }
+    r->sizes.count = r->dlio.count = n;
+    const sb_dataset_t *naming = sb_catalog_reader_naming (self->catalog);
     uint64_t key_bytes = 0;
-    if (stored_keys) {  /* the page carries every key as a string */
-        if (!(r->keys.items = calloc (n, sizeof (char *)))) {
-            s_fail (self, "out of memory serving keys");
+    for (size_t j = 0; j < n; j++) {
+        uint64_t idx = m->indices.items[j], size = 0, dlio = 0;
+        int named = sb_catalog_reader_locate (self->catalog, idx, &size, &dlio);
+        if (named < 0) {
+            s_fail (self, "worker %llu on %s asked for object %llu of catalog %lld, which has %llu",
+                    (unsigned long long) w->id, w->host, (unsigned long long) idx, (long long) self->catalog_info.id,
+                    (unsigned long long) self->catalog_info.count);
             goto done;
         }
-        for (size_t j = 0; j < n; j++) {
-            uint64_t sample = sb_epoch_order_sample (&self->order, m->rank, m->position + j);
-            char key[PATH_MAX];
-            uint64_t size;
-            if (sb_catalog_reader_get (self->catalog, sample / spf, key, sizeof key, &size) != 0) {
-                s_fail (self, "catalog %lld has no object %llu", (long long) self->catalog_info.id,
-                        (unsigned long long) (sample / spf));
-                goto done;
-            }
-            if (!(r->keys.items[j] = strdup (key))) {
-                s_fail (self, "out of memory serving keys");
-                goto done;
-            }
-            r->keys.count = j + 1;
-            key_bytes += strlen (key);
+        r->sizes.items[j] = size;
+        r->dlio.items[j] = named ? dlio : SB_NO_DLIO_INDEX;
+        if (!with_keys)
+            continue;
+        char key[PATH_MAX];
+        uint64_t ignored;
+        if (named ? !naming || sb_dataset_key (naming, dlio, key, sizeof key) != 0
+                  : sb_catalog_reader_get (self->catalog, idx, key, sizeof key, &ignored) != 0) {
+            s_fail (self, "catalog %lld has no key for object %llu", (long long) self->catalog_info.id,
+                    (unsigned long long) idx);
+            goto done;
         }
-        r->names.count = 0;
+        if (!(r->keys.items[j] = strdup (key))) {
+            s_fail (self, "out of memory serving catalog entries");
+            goto done;
+        }
+        r->keys.count = j + 1;
+        key_bytes += strlen (key);
     }
     /* the page must fit in one frame (workers drop the connection of a
      * larger one, which would look like a lost worker): the keys, about 9
-     * bytes for each of offset and length, and a margin for the rest */
+     * bytes for each of size and index, and a margin for the rest */
     uint64_t estimate = key_bytes + (uint64_t) n * 24 + 4096;
     if (estimate > SB_PROTO_MAX_FRAME) {
-        s_fail (self, "the coordinator cannot send rank %llu its page of %zu keys: about %llu bytes (%llu of keys), over"
-                " the protocol's %d MiB frame limit: lower shardbench.keys_page (now %llu)",
-                (unsigned long long) m->rank, n, (unsigned long long) estimate, (unsigned long long) key_bytes,
+        s_fail (self, "the coordinator cannot send worker %llu its page of %zu catalog entries: about %llu bytes (%llu"
+                " of keys), over the protocol's %d MiB frame limit: lower shardbench.keys_page (now %llu)",
+                (unsigned long long) w->id, n, (unsigned long long) estimate, (unsigned long long) key_bytes,
                 SB_PROTO_MAX_FRAME >> 20, (unsigned long long) self->o->wl->keys_page);
         goto done;
     }
@@ -686,6 +628,7 @@ s_on_step (s_session_t *self, s_worker_t *w, const sb_msg_step_t *m)
     sb_msg_t go = { .type = SB_MSG_GO };
     go.u.go.epoch = self->epoch;
     go.u.go.step = self->barrier_step;
+    go.u.go.worker = w->id;     /* its STEP completed the barrier: it measures the barrier's own cost */
     s_broadcast (self, &go);
     self->barrier_step++;
     sb_progress_step (self->progress, self->barrier_step);
@@ -728,11 +671,12 @@ s_on_rank_done (s_session_t *self, s_worker_t *w, const sb_msg_rank_done_t *m)
                 m->metric_compute_s, m->head_proc_s, m->tail_proc_s);
         return;
     }
-    if (self->phase == S_PHASE_TRAIN && (m->samples != self->plan.per_rank || m->batches != self->plan.batches)) {
+    if (self->phase == S_PHASE_TRAIN
+        && (m->samples != self->ep_info.samples_per_rank || m->batches != self->ep_info.steps)) {
         s_fail (self, "rank %llu on %s finished epoch %llu with %llu samples and %llu steps, expected %llu and %llu",
                 (unsigned long long) m->rank, w->host, (unsigned long long) m->epoch, (unsigned long long) m->samples,
-                (unsigned long long) m->batches, (unsigned long long) self->plan.per_rank,
-                (unsigned long long) self->plan.batches);
+                (unsigned long long) m->batches, (unsigned long long) self->ep_info.samples_per_rank,
+                (unsigned long long) self->ep_info.steps);
         return;
     }
     self->rank_done[m->rank] = 1;
@@ -775,6 +719,7 @@ s_on_rank_done (s_session_t *self, s_worker_t *w, const sb_msg_rank_done_t *m)
     }
     sb_histogram_merge_counts (&self->barrier_latency, m->barrier_latency.items, m->barrier_latency.count);
     sb_histogram_merge_counts (&self->read_latency, m->read_latency.items, m->read_latency.count);
+    sb_histogram_merge_counts (&self->barrier_own, m->barrier_own.items, m->barrier_own.count);
     if (!self->ep_ranks++ || re.started_at < self->ep_first_start)
         self->ep_first_start = re.started_at;
     if (re.finished_at > self->ep_last_finish)
@@ -881,7 +826,7 @@ s_dispatch (s_session_t *self)
                 s_on_endpoint_stats (self, &msg.u.endpoint_stats);
             break;
         case SB_MSG_HEARTBEAT: break;
-        case SB_MSG_KEYS_REQ: s_on_keys_req (self, w, &msg.u.keys_req); break;
+        case SB_MSG_ENTRIES_REQ: s_on_entries_req (self, w, &msg.u.entries_req); break;
         case SB_MSG_STEP: s_on_step (self, w, &msg.u.step); break;
         case SB_MSG_STATS: s_on_stats (self, w, &msg.u.stats); break;
         case SB_MSG_RANK_DONE: s_on_rank_done (self, w, &msg.u.rank_done); break;
@@ -1341,16 +1286,79 @@ s_check_dataset_size (s_session_t *self)
              (unsigned long long) self->o->accelerators);
 }
 
+/* How workers know the catalog (PHASE_START catalog_names, catalog_sizes):
+ * names are DLIO's when every key is the DLIO name of its position under
+ * the run's naming; sizes are the generator's when, on top, every object
+ * has the size the generator gives it (checked once per run, one pass over
+ * the in-memory index). skip_listing: DLIO names, sizes exact for synthetic
+ * storage, else unknown. */
+static void
+s_catalog_mode (s_session_t *self, const sb_dataset_t *ds)
+{
+    const sb_workload_t *wl = self->o->wl;
+    int synthetic = wl->storage.type == SB_STORAGE_SYNTHETIC;
+    self->catalog_names = self->catalog_sizes = 0;
+    if (wl->skip_listing) {
+        self->catalog_names = 1;
+        self->catalog_sizes = synthetic ? 1 : 2;
+        return;
+    }
+    const sb_dataset_t *naming = sb_catalog_reader_naming (self->catalog);
+    int names_match = naming && strcmp (naming->prefix, ds->prefix) == 0 && strcmp (naming->format, ds->format) == 0
+        && naming->files == ds->files && (naming->subfolders > 1 ? naming->subfolders : 1)
+        == (ds->subfolders > 1 ? ds->subfolders : 1);
+    self->catalog_names = names_match && self->catalog_info.count == ds->files
+        && sb_catalog_reader_all_named (self->catalog);
+    if (!self->catalog_names || !sb_generator_size_known (ds, synthetic))
+        return;
+    for (uint64_t i = 0; i < self->catalog_info.count; i++) {
+        uint64_t size = 0, dlio = 0, want = 0;
+        char why[512];
+        if ((i & 65535) == 65535 && s_keep_alive (self))
+            return;
+        if (sb_catalog_reader_locate (self->catalog, i, &size, &dlio) != 1
+            || sb_generator_size (ds, synthetic, dlio, &want, why, sizeof why) != 0 || size != want)
+            return;     /* the workers ask for the sizes */
+    }
+    self->catalog_sizes = 1;
+}
+
+/* The sampler of rank 0 with worker 0's loader threads; the DLIO kinds
+ * whose order depends on the threads need every worker to run as many. */
+static int
+s_sampler_new (s_session_t *self, char *err, size_t err_size)
+{
+    const sb_workload_t *wl = self->o->wl;
+    sb_sampler_kind_t kind = sb_sampler_kind_for (wl);
+    self->loader_threads = sb_loader_threads (wl->read_threads, self->workers[0].cores, self->ranks_per_worker);
+    for (size_t i = 1; i < self->nworkers && kind != SB_SAMPLER_GLOBAL && kind != SB_SAMPLER_DLIO_INDEX; i++) {
+        uint64_t t = sb_loader_threads (wl->read_threads, self->workers[i].cores, self->ranks_per_worker);
+        if (t != self->loader_threads) {
+            snprintf (err, err_size, "the %s sampler's order depends on the loader threads, and reader.read_threads=1"
+                      " raises them to %llu on %s (%llu cores) but to %llu on %s (%llu cores): set reader.read_threads"
+                      " explicitly", sb_sampler_kind_name (kind), (unsigned long long) self->loader_threads,
+                      self->workers[0].host, (unsigned long long) self->workers[0].cores, (unsigned long long) t,
+                      self->workers[i].host, (unsigned long long) self->workers[i].cores);
+            return -1;
+        }
+    }
+    sb_sampler_cfg_t sc = {
+        .kind = kind, .listed = self->catalog_info.count, .expected = wl->num_files_train,
+        .samples_per_file = wl->num_samples_per_file, .ranks = self->o->accelerators, .batch_size = wl->batch_size,
+        .threads = self->loader_threads, .seed = self->o->seed, .sample_shuffle = wl->sample_shuffle,
+        .file_shuffle = wl->file_shuffle, .seed_change_epoch = wl->seed_change_epoch,
+        .max_steps = wl->total_training_steps > 0 ? (uint64_t) wl->total_training_steps : 0,
+        .first_rank = 0, .nranks = 1,
+    };
+    self->sampler = sb_sampler_new (&sc, err, err_size);
+    return self->sampler ? 0 : -1;
+}
+
 static int
 s_phase_train (s_session_t *self)
 {
     const sb_workload_t *wl = self->o->wl;
     char err[512];
-    if (sb_shard_plan (wl->num_files_train, wl->num_samples_per_file, self->o->accelerators, wl->batch_size,
-                       &self->plan, err, sizeof err) != 0) {
-        s_fail (self, "%s", err);
-        return -1;
-    }
     self->record_size = sb_dlio_record_size (wl->record_length_bytes, wl->parquet_columns);
     self->dlio_epochs = 0;
     free (self->dlio_au);
@@ -1378,17 +1386,27 @@ s_phase_train (s_session_t *self)
             s_fail (self, "%s", err);
         return -1;
     }
-    const sb_dataset_t *naming = sb_catalog_reader_naming (self->catalog);
-    self->names_match = naming && strcmp (naming->prefix, ds.prefix) == 0 && strcmp (naming->format, ds.format) == 0
-        && naming->files == ds.files && (naming->subfolders > 1 ? naming->subfolders : 1)
-        == (ds.subfolders > 1 ? ds.subfolders : 1);
+    s_catalog_mode (self, &ds);
+    if (s_sampler_new (self, err, sizeof err) != 0 || sb_sampler_epoch (self->sampler, 1, err, sizeof err) != 0) {
+        s_fail (self, "%s", err);
+        return -1;
+    }
+    self->ep_info = *sb_sampler_info (self->sampler);
     if (s_begin_run (self, "train") < 0)
         return -1;
-    sb_info ("training: %llu samples over %llu ranks: %llu per rank, %llu steps of %llu, %llu dropped per epoch"
-             " (planned in %.2f s)",
-             (unsigned long long) self->plan.samples, (unsigned long long) self->plan.ranks,
-             (unsigned long long) self->plan.per_rank, (unsigned long long) self->plan.batches,
-             (unsigned long long) self->plan.batch_size, (unsigned long long) self->plan.dropped,
+    if (sb_resultdb_run_sampler (self->o->db, self->run_id, sb_sampler_kind_name (sb_sampler_kind_for (wl)),
+                                 self->loader_threads) != 0) {
+        s_fail (self, "cannot record the sampler: %s", sb_resultdb_errmsg (self->o->db));
+        return -1;
+    }
+    sb_info ("training: %s sampler, %llu loader threads per rank, %llu objects listed; epoch 1: %llu steps of %llu"
+             " samples per rank, %llu dropped, %llu files unused; catalog names %s, sizes %s (planned in %.2f s)",
+             sb_sampler_kind_name (sb_sampler_kind_for (wl)), (unsigned long long) self->loader_threads,
+             (unsigned long long) self->catalog_info.count, (unsigned long long) self->ep_info.steps,
+             (unsigned long long) wl->batch_size, (unsigned long long) self->ep_info.dropped,
+             (unsigned long long) self->ep_info.unused_files,
+             self->catalog_names ? "derived by workers" : "served in pages",
+             self->catalog_sizes == 1 ? "the generator's" : self->catalog_sizes == 2 ? "unknown" : "served in pages",
              sb_now () - plan_started);
     s_check_dataset_size (self);
     for (uint64_t e = 1; e <= wl->epochs && !self->failed; e++) {
@@ -1398,32 +1416,47 @@ s_phase_train (s_session_t *self)
         memset (self->rank_done, 0, self->o->accelerators);
         self->barrier_step = 0;
         self->barrier_arrived = 0;
+        if (e > 1) {
+            if (sb_sampler_epoch (self->sampler, e, err, sizeof err) != 0) {
+                s_fail (self, "%s", err);
+                break;
+            }
+            self->ep_info = *sb_sampler_info (self->sampler);
+        }
+        const sb_sampler_epoch_t *info = &self->ep_info;
+        uint64_t epoch_samples = info->samples_per_rank * self->o->accelerators;
         sb_histogram_reset (&self->barrier_latency);
         sb_histogram_reset (&self->read_latency);
+        sb_histogram_reset (&self->barrier_own);
         self->ep_samples = self->ep_bytes = self->ep_ranks = 0;
         self->ep_first_start = self->ep_last_finish = self->ep_au_sum = 0;
         self->ep_dlio_au_sum = self->ep_dlio_tput_sum = 0;
         for (size_t i = 0; i < self->nworkers; i++)
             self->workers[i].steps_reached = 0;
-        sb_epoch_order_init (&self->order, &self->plan, wl->sample_shuffle, wl->file_shuffle, self->o->seed, e);
         sb_msg_t start = { .type = SB_MSG_PHASE_START };
         start.u.phase_start.phase = "train";
         start.u.phase_start.run_id = (uint64_t) self->run_id;
         start.u.phase_start.epoch = e;
-        start.u.phase_start.items = self->plan.samples;
-        start.u.phase_start.samples_per_rank = self->plan.per_rank;
-        start.u.phase_start.batches = self->plan.batches;
+        start.u.phase_start.items = epoch_samples;
+        start.u.phase_start.samples_per_rank = info->samples_per_rank;
+        start.u.phase_start.batches = info->steps;
+        start.u.phase_start.listed = self->catalog_info.count;
+        start.u.phase_start.catalog_names = (uint64_t) self->catalog_names;
+        start.u.phase_start.catalog_sizes = (uint64_t) self->catalog_sizes;
         s_broadcast (self, &start);
-        sb_progress_phase (self->progress, "train", "samples", e, wl->epochs, self->plan.samples,
-                           wl->sync == SB_SYNC_STEP ? self->plan.batches : 0, sb_now ());
+        sb_progress_phase (self->progress, "train", "samples", e, wl->epochs, epoch_samples,
+                           wl->sync == SB_SYNC_STEP && self->nworkers > 1 ? info->steps : 0, sb_now ());
         char what[64];
         snprintf (what, sizeof what, "training epoch %llu", (unsigned long long) e);
         int pumped = s_pump_until (self, s_all_ranks_done, 0, what);
         sb_progress_clear (self->progress);
         if (pumped != 0)
             break;
-        const sb_histogram_t *bl = &self->barrier_latency;
-        if (sb_resultdb_close_epoch (self->o->db, self->run_id, e, self->plan.dropped, self->plan.batches, 1) != 0
+        const sb_histogram_t *bl = &self->barrier_latency, *own = &self->barrier_own;
+        if (sb_resultdb_close_epoch (self->o->db, self->run_id, e, info->dropped, info->steps, 1) != 0
+            || sb_resultdb_epoch_sampler (self->o->db, self->run_id, e, info->unused_files,
+                                          own->total ? sb_histogram_quantile (own, 0.5) / 1000 : -1,
+                                          own->total ? sb_histogram_quantile (own, 0.99) / 1000 : -1) != 0
             || (bl->total && sb_resultdb_epoch_barrier (self->o->db, self->run_id, e, sb_histogram_quantile (bl, 0.5) / 1000,
                                                         sb_histogram_quantile (bl, 0.99) / 1000) != 0)
                 || sb_resultdb_epoch_read_latency (self->o->db, self->run_id, e, &self->read_latency) != 0
@@ -2696,7 +2729,7 @@ done:
     sb_catalog_reader_destroy (&self->catalog);
     sb_s3_destroy (&self->s3);
     free (self->preflight);
-    sb_format_parquet_layout_free (self->pq_layout);
+    sb_sampler_destroy (&self->sampler);
     zpoller_destroy (&self->poller);
     zsock_destroy (&self->router);
     zactor_destroy (&self->auth);

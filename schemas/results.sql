@@ -46,8 +46,12 @@ CREATE TABLE IF NOT EXISTS runs (
   train_throughput_stdev_samples_per_second REAL,
   train_io_mean_MB_per_second  REAL, -- train_throughput_mean x record_size_bytes / 2^20 (MiB, as DLIO's "MB")
   train_io_stdev_MB_per_second REAL,
-  record_size_bytes INTEGER          -- DLIO's nominal record size: dataset.record_length_bytes, or with
+  record_size_bytes INTEGER,         -- DLIO's nominal record size: dataset.record_length_bytes, or with
                                      --   dataset.parquet.columns the sum of size x dtype bytes
+  sampler       TEXT,               -- train: the read order, common/sampler.h: 'dlio_index' | 'dlio_iterative' |
+                                    --   'dlio_files' | 'global' (shardbench.sampler, reader.data_loader[_sampler])
+  loader_threads INTEGER            -- train: loader threads per rank the sampler ran with (reader.read_threads,
+                                    --   raised from 1 as DLIO does on worker 0's host)
 );
 
 -- One row per worker agent that joined a run.
@@ -93,6 +97,11 @@ CREATE TABLE IF NOT EXISTS epochs (
   train_au_percentage REAL,         -- mean over ranks of rank_epochs.dlio_au_percentage
   train_throughput_samples_per_second REAL, -- sum over ranks of rank_epochs.dlio_throughput_samples_per_second
   train_io_MB_per_second REAL,      -- train_throughput_samples_per_second x runs.record_size_bytes / 2^20
+  unused_files  INTEGER,            -- train: listed files no rank read this epoch (DLIO's round-robin trim, extra files)
+  barrier_own_p50_ms REAL,          -- the step barrier's own cost, without waiting for slower ranks: with one
+  barrier_own_p99_ms REAL,          --   worker, its last rank's compute deadline to the release in the worker;
+                                    --   with several, STEP sent to GO received on the worker whose STEP completed
+                                    --   the barrier (NULL: no step barrier)
   PRIMARY KEY (run_id, epoch)
 );
 

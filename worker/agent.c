@@ -115,7 +115,7 @@ s_on_coordinator (s_agent_t *self, zmsg_t *zm)
         else    /* READY said why; the coordinator should not have started */
             sb_error ("cannot train: the ranks could not be set up");
         break;
-    case SB_MSG_KEYS:
+    case SB_MSG_ENTRIES:
     case SB_MSG_GO:
         if (self->trainer)
             sb_trainer_on_message (self->trainer, &m);

@@ -100,6 +100,7 @@ s_wake_install (void)
 typedef struct {
     uint64_t offset;
     uint64_t length;
+    uint64_t tag;           /* the caller's, returned with the completion */
     uint8_t  stop;          /* s_kind_t */
     char     key[];
 } s_request_t;
@@ -364,6 +365,7 @@ s_thread (void *arg)
         pthread_mutex_unlock (&ctx->reader->lock);
         s_progress (ctx, 1);
         s_read_one (ctx, rq, &res);
+        res.tag = rq->tag;
         s_progress (ctx, 0);
         zframe_destroy (&f);
         if (zsock_send (ctx->done, "b", &res, sizeof res) != 0)
@@ -419,6 +421,7 @@ s_s3_on_done (void *arg, const sb_s3_done_t *d)
     memset (&res, 0, sizeof res);
     res.bytes = d->bytes;
     res.latency_ns = d->latency_ns;
+    res.tag = d->tag;
     if (d->failed) {
         const sb_s3_error_t *e = &d->error;
         res.error = e->os_errno ? e->os_errno : -1;
@@ -474,16 +477,16 @@ s_s3_thread (void *arg)
                     }
                 }
                 if (why[0]) {
-                    sb_read_result_t res = { .error = -1 };
+                    sb_read_result_t res = { .error = -1, .tag = rq->tag };
                     snprintf (res.message, sizeof res.message, "%s", why);
                     snprintf (res.target, sizeof res.target, "%s", rq->key);
                     if (zsock_send (ctx->done, "b", &res, sizeof res) != 0)
                         sink.failed_send = 1;
                 }
                 else if (!key_ok || (self->verify && self->framed && !obj)
-                    || sb_s3_get_start_fill (self->s3, 0, key, rq->offset, rq->length, self->verify, seed,
+                    || sb_s3_get_start_fill (self->s3, rq->tag, key, rq->offset, rq->length, self->verify, seed,
                                              obj ? s_s3_expect_fill : NULL, obj, obj ? s_s3_expect_free : NULL) != 0) {
-                    sb_read_result_t res = { .error = ENOMEM };
+                    sb_read_result_t res = { .error = ENOMEM, .tag = rq->tag };
                     snprintf (res.message, sizeof res.message, "GET %s%s: cannot start the request (out of memory or key too long)",
                               self->root, rq->key);
                     snprintf (res.target, sizeof res.target, "%s", rq->key);
@@ -782,7 +785,7 @@ sb_reader_needs_keys (const sb_reader_t *self)
 }
 
 int
-sb_reader_submit (sb_reader_t *self, const char *key, uint64_t offset, uint64_t length)
+sb_reader_submit (sb_reader_t *self, const char *key, uint64_t offset, uint64_t length, uint64_t tag)
 {
     if (!key && sb_reader_needs_keys (self))
         return -1;
@@ -808,6 +811,7 @@ sb_reader_submit (sb_reader_t *self, const char *key, uint64_t offset, uint64_t 
     memset (rq, 0, sizeof *rq);
     rq->offset = offset;
     rq->length = length;
+    rq->tag = tag;
     memcpy (rq->key, key, klen + 1);
     if (zframe_send (&f, self->work, 0) != 0)
         return -1;

@@ -29,6 +29,7 @@ typedef struct sb_reader sb_reader_t;
 typedef struct {
     uint64_t bytes;         /* bytes that arrived */
     uint64_t latency_ns;
+    uint64_t tag;           /* the tag the read was submitted with */
     int      error;         /* errno, or -1 for a short read / verify mismatch / HTTP failure; 0 when fine */
     char     message[2048]; /* what failed, naming the path or endpoint and key */
     char     target[1024];  /* path or key */
@@ -134,9 +135,10 @@ void sb_reader_wake (sb_reader_t *self);
  * does not return (about 4 s) is left behind with the memory it uses. */
 void sb_reader_destroy (sb_reader_t **self_p);
 
-/* Queue a read of [offset, offset+length) of key. key may be NULL when
- * sb_reader_needs_keys says so. Returns 0 or -1. */
-int sb_reader_submit (sb_reader_t *self, const char *key, uint64_t offset, uint64_t length);
+/* Queue a read of [offset, offset+length) of key, tagged with tag (the
+ * completion carries it back). key may be NULL when sb_reader_needs_keys
+ * says so. Returns 0 or -1. */
+int sb_reader_submit (sb_reader_t *self, const char *key, uint64_t offset, uint64_t length, uint64_t tag);
 
 /* 0 when reads need no key (synthetic without verification), else 1. */
 int sb_reader_needs_keys (const sb_reader_t *self);

@@ -1,11 +1,25 @@
-/* trainer: every local rank's training loop as a state machine. */
+/* trainer: every local rank's training loop as a state machine.
+ *
+ * A rank derives its reads itself: the sampler (common/sampler.h) gives the
+ * catalog index and sample of each position of its epoch, the catalog's
+ * names and sizes come from the DLIO naming and the generator when the
+ * coordinator says they follow them (PHASE_START catalog_names,
+ * catalog_sizes), else from pages of entries asked once per epoch
+ * (worker/entries.h), and common/sample_range.h turns them into a byte
+ * range. A parquet row group is read once per epoch: samples of a group a
+ * read of the same loader thread (or the rank's last read) brought in, or is
+ * bringing in, complete with it and cost no I/O. */
 #include "trainer.h"
 #include "dataset.h"
 #include "dlio_metrics.h"
 #include "distribution.h"
+#include "entries.h"
 #include "histogram.h"
 #include "log.h"
 #include "reader.h"
+#include "sample_range.h"
+#include "sampler.h"
+#include "trace.h"
 #include "util.h"
 
 #include <errno.h>
@@ -14,19 +28,37 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct {
-    char    *key;           /* owned; NULL: the DLIO name of object `name` */
-    uint64_t name;
-    uint64_t offset, length;
-} s_sample_t;
+#define S_PAGES_IN_FLIGHT 4     /* ENTRIES_REQ pages asked and not answered */
+#define S_SIZE_CACHE 4096       /* generator sizes remembered (direct-mapped by catalog index) */
 
-/* One rank's epoch. Counters are positions in the rank's shard (0..k). */
+/* A read in flight: the positions it serves. */
+typedef struct {
+    uint64_t seq;           /* the rank's read number, 0: the slot is free */
+    uint64_t position;      /* first position it serves ... */
+    uint64_t run;           /* ... and the consecutive positions of its batch it serves */
+    uint64_t count;         /* every position it serves (later ones of its row group included) */
+    uint64_t file, offset, length, dlio;
+    const char *stored;     /* the entry's stored key (borrowed from the entries) or NULL */
+    double   start;
+} s_slot_t;
+
+/* The last row group a loader thread read (or is reading). */
+typedef struct {
+    uint64_t file, offset, length;
+    uint64_t slot, seq;     /* in flight while slots[slot].seq == seq */
+    int      valid;
+} s_group_t;
+
+/* One rank's epoch. Counters are positions in the rank's order (0..k). */
 typedef struct {
     uint64_t       rank;
     sb_reader_t   *reader;          /* owned */
-    s_sample_t    *queue;           /* ring of received, not yet submitted samples (owned) */
-    size_t         qhead, qcount;
-    uint64_t       requested, received, submitted, completed, step, bytes;
+    s_slot_t      *slots;           /* nslots (owned) */
+    uint32_t      *free_slots;      /* stack of free slot indices (owned) */
+    size_t         nfree;
+    s_group_t     *groups;          /* threads + 1: each loader thread's last group, then the rank's (owned) */
+    uint64_t       next_seq;
+    uint64_t       submitted, completed, step, bytes;
     uint64_t       resident_bytes, checked_bytes;   /* page-cache residency sampled before reads */
     int            running;         /* in an epoch, RANK_DONE not sent */
     int            computing;       /* a batch is being computed until compute_until */
@@ -48,19 +80,34 @@ struct sb_trainer {
     const sb_msg_welcome_t *cfg;
     sb_storage_type_t storage_type;
     sb_sender_t      out;
-    sb_dataset_t     ds;            /* names of samples sent as DLIO indices */
+    sb_dataset_t     ds;            /* the run's naming and sizes */
     s_rank_t        *ranks;         /* cfg->ranks of them (owned) */
     size_t           nranks;
-    size_t           qcap;          /* queue slots per rank: two pages */
+    size_t           nslots;        /* reads in flight per rank at most: the prefetch window */
+    uint64_t         threads;       /* loader threads per rank (WELCOME loader_threads) */
     int              needs_keys;    /* the engines need names (all alike) */
+    /* the sampler and the catalog, from the first train PHASE_START */
+    sb_sampler_t    *sampler;       /* owned */
+    int              monotone;      /* positions of a batch read a file's samples in order (see s_run) */
+    uint64_t         listed;
+    int              catalog_names, catalog_sizes;
+    sb_entries_t    *entries;       /* owned; used when asking */
+    int              asking;        /* entries come from the coordinator */
+    uint64_t         size_of[S_SIZE_CACHE], size_key[S_SIZE_CACHE];   /* generator sizes, key file + 1 */
+    sb_sample_ranger_t ranger;
+    sb_trace_t      *trace;         /* owned, NULL: no trace */
     /* the epoch */
-    uint64_t         epoch, k, batches, page, window;
+    uint64_t         epoch, k, batches, window;
     sb_dlio_window_t metric;        /* DLIO's metric window over this epoch's steps */
     int              step_sync;
+    int              local_barrier; /* every rank of the run is here: no coordinator round trip per step */
     size_t           running;       /* ranks that have not sent RANK_DONE */
     uint64_t         barrier_step;  /* step whose barrier the ranks are reaching */
     size_t           arrivals;      /* ranks at barrier_step */
+    double           step_sent_at;  /* when this worker's STEP of barrier_step - 1 left */
+    sb_histogram_t   barrier_own;   /* the barrier's own cost per step, microseconds */
     int              failed;        /* an ERROR was sent: nothing more this epoch */
+    int              released;      /* a local barrier released ranks during this pump */
     double           stall_s;       /* shardbench.stall_timeout_s (0: never) */
     double           next_stall_check;
 };
@@ -90,21 +137,14 @@ s_fail (sb_trainer_t *self, const s_rank_t *r, const char *op, const char *targe
     self->failed = 1;
 }
 
-static void
-s_queue_clear (sb_trainer_t *self, s_rank_t *r)
-{
-    for (size_t i = 0; i < r->qcount; i++)
-        free (r->queue[(r->qhead + i) % self->qcap].key);
-    r->qhead = r->qcount = 0;
-}
-
 sb_trainer_t *
 sb_trainer_new (const sb_msg_welcome_t *cfg, const sb_storage_cfg_t *storage, const sb_sender_t *out, char *err,
                 size_t err_size)
 {
     sb_trainer_t *self = calloc (1, sizeof *self);
-    if (!self) {
+    if (!self || !(self->entries = sb_entries_new ())) {
         snprintf (err, err_size, "out of memory");
+        free (self);
         return NULL;
     }
     self->cfg = cfg;
@@ -116,13 +156,13 @@ sb_trainer_new (const sb_msg_welcome_t *cfg, const sb_storage_cfg_t *storage, co
         .record_stdev = cfg->record_stdev, .seed = cfg->seed, .parquet_columns = cfg->parquet_columns, .parquet_compression = cfg->parquet_compression,
         .parquet_row_group = cfg->parquet_row_group,
     };
-    self->page = cfg->keys_page ? cfg->keys_page : 256;
     self->stall_s = (double) cfg->stall_timeout_ms / 1000.0;
-    self->qcap = (size_t) (2 * self->page);
+    self->threads = cfg->loader_threads ? cfg->loader_threads : 1;
+    self->nslots = (size_t) ((cfg->prefetch_size + 1) * cfg->batch_size);
     self->ranks = calloc ((size_t) cfg->ranks, sizeof (s_rank_t));
     if (!self->ranks) {
         snprintf (err, err_size, "out of memory for %llu ranks", (unsigned long long) cfg->ranks);
-        free (self);
+        sb_trainer_destroy (&self);
         return NULL;
     }
     for (uint64_t i = 0; i < cfg->ranks; i++, self->nranks++) {
@@ -131,20 +171,17 @@ sb_trainer_new (const sb_msg_welcome_t *cfg, const sb_storage_cfg_t *storage, co
         char why[512];
         r->reader = sb_reader_new (storage, cfg->data_root, (size_t) cfg->read_threads, (size_t) cfg->io_buffer,
                                    (int) cfg->verify, cfg->seed, why, sizeof why);
-        r->queue = calloc (self->qcap, sizeof (s_sample_t));
-        if (!r->reader || !r->queue) {
+        r->slots = calloc (self->nslots, sizeof *r->slots);
+        r->free_slots = calloc (self->nslots, sizeof *r->free_slots);
+        r->groups = calloc ((size_t) self->threads + 1, sizeof *r->groups);
+        if (!r->reader || !r->slots || !r->free_slots || !r->groups) {
             snprintf (err, err_size, "rank %llu: %s", (unsigned long long) r->rank,
-                      r->reader ? "out of memory for the key queue" : why);
+                      r->reader ? "out of memory for its reads in flight" : why);
             self->nranks++;
             sb_trainer_destroy (&self);
             return NULL;
         }
-        sb_dataset_t ds = { .prefix = cfg->file_prefix, .format = cfg->format, .files = cfg->num_files,
-                            .subfolders = cfg->num_subfolders, .samples_per_file = cfg->samples_per_file,
-                            .record_length = cfg->record_length, .record_stdev = cfg->record_stdev,
-                            .seed = cfg->seed, .parquet_columns = cfg->parquet_columns, .parquet_compression = cfg->parquet_compression,
-                            .parquet_row_group = cfg->parquet_row_group };
-        if (sb_reader_set_dataset (r->reader, &ds, why, sizeof why) != 0) {
+        if (sb_reader_set_dataset (r->reader, &self->ds, why, sizeof why) != 0) {
             snprintf (err, err_size, "rank %llu: %s", (unsigned long long) r->rank, why);
             self->nranks++;
             sb_trainer_destroy (&self);
@@ -152,6 +189,10 @@ sb_trainer_new (const sb_msg_welcome_t *cfg, const sb_storage_cfg_t *storage, co
         }
         sb_reader_set_direct_io (r->reader, (int) cfg->odirect);
         self->needs_keys = sb_reader_needs_keys (r->reader);
+    }
+    if (cfg->trace && cfg->trace[0] && !(self->trace = sb_trace_open (cfg->trace, err, err_size))) {
+        sb_trainer_destroy (&self);
+        return NULL;
     }
     return self;
 }
@@ -177,106 +218,350 @@ sb_trainer_destroy (sb_trainer_t **self_p)
         for (size_t i = 0; i < self->nranks; i++)
             sb_reader_wake (self->ranks[i].reader);
     }
-    for (size_t i = 0; i < self->nranks; i++) {
+    for (size_t i = 0; self->ranks && i < self->nranks; i++) {
         s_rank_t *r = &self->ranks[i];
-        if (r->queue)
-            s_queue_clear (self, r);
-        free (r->queue);
+        free (r->slots);
+        free (r->free_slots);
+        free (r->groups);
         sb_reader_destroy (&r->reader);
     }
+    char err[PATH_MAX + 128];
+    if (sb_trace_close (&self->trace, err, sizeof err) != 0)
+        sb_error ("%s", err);
+    sb_sampler_destroy (&self->sampler);
+    sb_entries_destroy (&self->entries);
+    sb_sample_ranger_fini (&self->ranger);
     free (self->ranks);
     free (self);
     *self_p = NULL;
 }
 
+/* ------------------------------------------------------------ what to read */
+
+/* The read of one position. */
+typedef struct {
+    sb_sample_ref_t ref;
+    uint64_t        size, dlio;
+    const char     *stored;     /* key from the coordinator, NULL: the DLIO name of dlio */
+    uint64_t        offset, length;
+    uint64_t        run_end;    /* the sample after the last of its row group (group), else sample + 1 */
+    int             group;
+} s_read_t;
+
+static int
+s_generator_size (sb_trainer_t *self, uint64_t file, uint64_t dlio, uint64_t *size, char *err, size_t err_size)
+{
+    size_t at = (size_t) (file % S_SIZE_CACHE);
+    if (self->size_key[at] == file + 1) {
+        *size = self->size_of[at];
+        return 0;
+    }
+    if (sb_generator_size (&self->ds, self->storage_type == SB_STORAGE_SYNTHETIC, dlio, size, err, err_size) != 0)
+        return -1;
+    self->size_key[at] = file + 1;
+    self->size_of[at] = *size;
+    return 0;
+}
+
+/* Key of a read into buf: the stored one or the DLIO name. -1 when there is none. */
+static int
+s_key (const sb_trainer_t *self, const char *stored, uint64_t dlio, char *buf, size_t size)
+{
+    if (stored)
+        return sb_strf (buf, size, "%s", stored);
+    if (dlio == SB_NO_DLIO_INDEX || dlio >= self->ds.files)
+        return -1;
+    return sb_dataset_key (&self->ds, dlio, buf, size);
+}
+
+/* The read of position p of rank r: 0 with *rd set, 1 when its catalog
+ * entry has not arrived, -1 when the rank failed (reported). */
+static int
+s_read_at (sb_trainer_t *self, s_rank_t *r, uint64_t p, s_read_t *rd)
+{
+    char text[PATH_MAX + 512];
+    if (sb_sampler_at (self->sampler, r->rank, p, &rd->ref) != 0) {
+        snprintf (text, sizeof text, "the sampler has no position %llu for rank %llu in epoch %llu",
+                  (unsigned long long) p, (unsigned long long) r->rank, (unsigned long long) self->epoch);
+        s_fail (self, r, "sampler", NULL, 0, text, NULL);
+        return -1;
+    }
+    uint64_t file = rd->ref.file;
+    rd->stored = NULL;
+    rd->dlio = SB_NO_DLIO_INDEX;
+    if (!self->asking) {
+        if (file >= self->ds.files) {
+            snprintf (text, sizeof text, "the sampler chose catalog object %llu of a dataset of %llu",
+                      (unsigned long long) file, (unsigned long long) self->ds.files);
+            s_fail (self, r, "sampler", NULL, 0, text, NULL);
+            return -1;
+        }
+        rd->dlio = sb_dataset_index_at (&self->ds, file);
+        rd->size = SB_SIZE_UNKNOWN;
+        if (self->catalog_sizes == 1 && s_generator_size (self, file, rd->dlio, &rd->size, text, sizeof text) != 0) {
+            s_fail (self, r, "size", NULL, 0, text, NULL);
+            return -1;
+        }
+    }
+    else {
+        int rc = sb_entries_get (self->entries, file, &rd->size, &rd->dlio, &rd->stored);
+        if (rc == 1)
+            return 1;
+        if (rc < 0) {
+            snprintf (text, sizeof text, "rank %llu reads catalog object %llu, which was not asked for",
+                      (unsigned long long) r->rank, (unsigned long long) file);
+            s_fail (self, r, "sampler", NULL, 0, text, NULL);
+            return -1;
+        }
+        if (self->catalog_names && file < self->ds.files)
+            rd->dlio = sb_dataset_index_at (&self->ds, file);
+    }
+    char key[PATH_MAX] = "";
+    if (rd->size != SB_SIZE_UNKNOWN && rd->size < self->ds.samples_per_file
+        && s_key (self, rd->stored, rd->dlio, key, sizeof key) != 0)
+        snprintf (key, sizeof key, "#%llu", (unsigned long long) file);
+    if (sb_sample_range (&self->ranger, &self->ds, rd->size, rd->dlio, rd->ref.sample, key, &rd->offset,
+                         &rd->length, &rd->run_end, &rd->group, text, sizeof text) != 0) {
+        s_fail (self, r, "size", key, 0, text, NULL);
+        return -1;
+    }
+    return 0;
+}
+
+/* 1 when position p of rank r reads sample `sample` of `file`. */
+static int
+s_reads (const sb_trainer_t *self, const s_rank_t *r, uint64_t p, uint64_t file, uint64_t sample)
+{
+    sb_sample_ref_t ref;
+    return sb_sampler_at (self->sampler, r->rank, p, &ref) == 0 && ref.file == file && ref.sample == sample;
+}
+
+/* How many positions from p (at most max) read samples ref.sample,
+ * ref.sample + 1, ... of ref.file. Only for samplers where, within a batch,
+ * positions read a file's samples in order and a file never comes back
+ * (monotone): then the property holds for a prefix, found by bisection. */
+static uint64_t
+s_run (const sb_trainer_t *self, const s_rank_t *r, uint64_t p, const sb_sample_ref_t *ref, uint64_t max)
+{
+    uint64_t bs = self->cfg->batch_size, batch_end = (p / bs + 1) * bs;
+    if (max > batch_end - p)
+        max = batch_end - p;
+    if (max <= 1 || !self->monotone)
+        return 1;
+    if (s_reads (self, r, p + max - 1, ref->file, ref->sample + max - 1))
+        return max;
+    uint64_t good = 1, bad = max;     /* counts: `good` positions read in order, `bad` do not */
+    while (bad - good > 1) {
+        uint64_t mid = good + (bad - good) / 2;
+        if (s_reads (self, r, p + mid - 1, ref->file, ref->sample + mid - 1))
+            good = mid;
+        else
+            bad = mid;
+    }
+    return good;
+}
+
+/* ------------------------------------------------------------ completions */
+
+static void
+s_trace (sb_trainer_t *self, s_rank_t *r, uint64_t position, uint64_t file, const char *stored, uint64_t dlio,
+         uint64_t offset, uint64_t length, double start, uint64_t latency_us, uint64_t bytes)
+{
+    if (!self->trace || self->failed)
+        return;
+    char key[PATH_MAX], err[PATH_MAX + 128];
+    if (s_key (self, stored, dlio, key, sizeof key) != 0)
+        snprintf (key, sizeof key, "#%llu", (unsigned long long) file);
+    sb_trace_line_t line = {
+        .rank = r->rank, .epoch = self->epoch, .step = position / self->cfg->batch_size, .position = position,
+        .file = file, .key = key, .offset = offset, .length = length, .start_s = start, .latency_us = latency_us,
+        .bytes = bytes,
+    };
+    if (sb_trace_write (self->trace, &line, err, sizeof err) != 0)
+        s_fail (self, r, "trace", NULL, errno, err, NULL);
+}
+
+/* `count` positions of rank r are in: their read took latency_ns and
+ * brought `bytes` (0 for samples of a row group already in). */
+static void
+s_count (s_rank_t *r, uint64_t count, uint64_t bytes, uint64_t latency_ns, int read)
+{
+    r->completed += count;
+    r->bytes += bytes;
+    r->interval.samples += count;
+    r->interval.bytes += bytes;
+    r->interval.reads += (uint64_t) read;
+    r->interval.read_ns += latency_ns;
+    r->read_latency.counts[sb_histogram_bucket (latency_ns / 1000)] += count;
+    r->read_latency.total += count;
+}
+
+/* The read in slot i of rank r completed. */
+static void
+s_complete (sb_trainer_t *self, s_rank_t *r, size_t i, uint64_t bytes, uint64_t latency_ns)
+{
+    s_slot_t *s = &r->slots[i];
+    s_count (r, s->count, bytes, latency_ns, 1);
+    s_trace (self, r, s->position, s->file, s->stored, s->dlio, s->offset, s->length, s->start, latency_ns / 1000,
+             bytes);
+    for (uint64_t j = 1; self->trace && j < s->run; j++)
+        s_trace (self, r, s->position + j, s->file, s->stored, s->dlio, s->offset, s->length, s->start, 0, 0);
+    s->seq = 0;
+    r->free_slots[r->nfree++] = (uint32_t) i;
+}
+
+
+/* ------------------------------------------------------------ epochs */
+
+static int
+s_build_sampler (sb_trainer_t *self, const sb_msg_phase_start_t *ps, char *err, size_t err_size)
+{
+    const sb_msg_welcome_t *c = self->cfg;
+    sb_sampler_cfg_t sc = {
+        .listed = ps->listed, .expected = c->expected, .samples_per_file = c->samples_per_file,
+        .ranks = c->total_ranks, .batch_size = c->batch_size, .threads = self->threads, .seed = c->seed,
+        .sample_shuffle = (sb_shuffle_t) c->sample_shuffle, .file_shuffle = (sb_shuffle_t) c->file_shuffle,
+        .seed_change_epoch = (int) c->seed_change_epoch, .max_steps = c->max_steps,
+        .first_rank = c->first_rank, .nranks = c->ranks,
+    };
+    if (sb_sampler_kind_parse (c->sampler, &sc.kind) != 0) {
+        snprintf (err, err_size, "WELCOME names an unknown sampler '%.64s'", c->sampler ? c->sampler : "");
+        return -1;
+    }
+    if (!(self->sampler = sb_sampler_new (&sc, err, err_size)))
+        return -1;
+    int in_order = sc.sample_shuffle == SB_SHUFFLE_OFF;
+    self->monotone = sc.kind == SB_SAMPLER_DLIO_INDEX || sc.kind == SB_SAMPLER_DLIO_FILES
+        || ((sc.kind == SB_SAMPLER_GLOBAL || sc.kind == SB_SAMPLER_DLIO_ITERATIVE) && in_order);
+    self->listed = ps->listed;
+    self->catalog_names = ps->catalog_names == 1;
+    self->catalog_sizes = (int) ps->catalog_sizes;
+    self->asking = !(self->catalog_names && self->catalog_sizes != 0);
+    if (!self->asking && self->listed != self->ds.files) {
+        snprintf (err, err_size, "the coordinator says the catalog of %llu objects is DLIO-named, but the run's"
+                  " naming has %llu", (unsigned long long) self->listed, (unsigned long long) self->ds.files);
+        return -1;
+    }
+    return 0;
+}
+
+/* The files this worker's ranks read this epoch, in about the order they
+ * are first needed, for the entries to ask. */
+static int
+s_list_wanted (sb_trainer_t *self, char *err, size_t err_size)
+{
+    sb_entries_reset (self->entries, self->epoch);
+    uint64_t bs = self->cfg->batch_size;
+    for (uint64_t q = 0; q * bs < self->k; q++)
+        for (size_t i = 0; i < self->nranks; i++) {
+            s_rank_t *r = &self->ranks[i];
+            for (uint64_t p = q * bs; p < (q + 1) * bs && p < self->k;) {
+                sb_sample_ref_t ref;
+                if (sb_sampler_at (self->sampler, r->rank, p, &ref) != 0) {
+                    snprintf (err, err_size, "the sampler has no position %llu for rank %llu",
+                              (unsigned long long) p, (unsigned long long) r->rank);
+                    return -1;
+                }
+                if (sb_entries_want (self->entries, ref.file) != 0) {
+                    snprintf (err, err_size, "out of memory listing the files of epoch %llu",
+                              (unsigned long long) self->epoch);
+                    return -1;
+                }
+                p += s_run (self, r, p, &ref, self->ds.samples_per_file - ref.sample);
+            }
+        }
+    return 0;
+}
+
 int
 sb_trainer_start (sb_trainer_t *self, const sb_msg_phase_start_t *ps)
 {
+    char err[1024];
     if (self->running > 0 && !self->failed) {
         s_fail (self, NULL, "protocol", NULL, 0, "a training phase started while one is running", NULL);
         return -1;
     }
     const sb_msg_welcome_t *c = self->cfg;
+    self->failed = 0;
+    if (!self->sampler && s_build_sampler (self, ps, err, sizeof err) != 0) {
+        s_fail (self, NULL, "sampler", NULL, 0, err, NULL);
+        return -1;
+    }
+    if (sb_sampler_epoch (self->sampler, ps->epoch, err, sizeof err) != 0) {
+        s_fail (self, NULL, "sampler", NULL, 0, err, NULL);
+        return -1;
+    }
+    const sb_sampler_epoch_t *info = sb_sampler_info (self->sampler);
+    if (info->steps != ps->batches || info->samples_per_rank != ps->samples_per_rank) {
+        snprintf (err, sizeof err, "epoch %llu: this worker's sampler gives %llu steps of %llu samples per rank, the"
+                  " coordinator's %llu of %llu", (unsigned long long) ps->epoch, (unsigned long long) info->steps,
+                  (unsigned long long) info->samples_per_rank, (unsigned long long) ps->batches,
+                  (unsigned long long) ps->samples_per_rank);
+        s_fail (self, NULL, "sampler", NULL, 0, err, NULL);
+        return -1;
+    }
     self->epoch = ps->epoch;
     self->k = ps->samples_per_rank;
     self->batches = ps->batches;
     self->window = (c->prefetch_size + 1) * c->batch_size;
     self->step_sync = strcmp (c->sync, "step") == 0;
+    self->local_barrier = c->ranks == c->total_ranks;
     self->barrier_step = 0;
     self->arrivals = 0;
-    self->failed = 0;
+    sb_histogram_reset (&self->barrier_own);
     self->running = self->nranks;
     sb_dlio_window (c->metric_steps, c->metric_exclude_start, c->metric_exclude_end, self->batches, &self->metric);
     double now = sb_now ();
     for (size_t i = 0; i < self->nranks; i++) {
         s_rank_t *r = &self->ranks[i];
-        s_queue_clear (self, r);
-        sb_reader_t *reader = r->reader;
-        s_sample_t *queue = r->queue;
-        uint64_t rank = r->rank;
+        s_rank_t keep = *r;
         memset (r, 0, sizeof *r);
-        r->rank = rank;
-        r->reader = reader;
-        r->queue = queue;
+        r->rank = keep.rank;
+        r->reader = keep.reader;
+        r->slots = keep.slots;
+        r->free_slots = keep.free_slots;
+        r->groups = keep.groups;
+        memset (r->slots, 0, self->nslots * sizeof *r->slots);
+        memset (r->groups, 0, ((size_t) self->threads + 1) * sizeof *r->groups);
+        for (size_t j = 0; j < self->nslots; j++)
+            r->free_slots[j] = (uint32_t) (self->nslots - 1 - j);
+        r->nfree = self->nslots;
         r->running = 1;
         r->started = now;
         r->load_since = now;
         r->interval.next = now + 1.0;
     }
+    if (self->asking && s_list_wanted (self, err, sizeof err) != 0) {
+        s_fail (self, NULL, "sampler", NULL, 0, err, NULL);
+        return -1;
+    }
     return 0;
 }
 
-static s_rank_t *
-s_rank (sb_trainer_t *self, uint64_t rank)
-{
-    uint64_t first = self->cfg->first_rank;
-    return rank >= first && rank - first < self->nranks ? &self->ranks[rank - first] : NULL;
-}
 
+/* Every local rank waiting at step `step` goes on. */
 static void
-s_on_keys (sb_trainer_t *self, sb_msg_keys_t *kp)
+s_release (sb_trainer_t *self, uint64_t step, double now)
 {
-    s_rank_t *r = s_rank (self, kp->rank);
-    size_t n = kp->offsets.count;
-    if (!r || !r->running || kp->epoch != self->epoch || kp->position != r->received || n == 0
-        || n != kp->lengths.count
-        || !((kp->keys.count == n && kp->names.count == 0) || (kp->keys.count == 0 && kp->names.count == n))
-        || r->qcount + n > self->qcap || r->received + n > r->requested) {
-        char text[512];
-        snprintf (text, sizeof text, "KEYS for rank %llu out of order while training epoch %llu (position %llu, %zu keys;"
-                  " %llu received, %llu requested)", (unsigned long long) kp->rank, (unsigned long long) self->epoch,
-                  (unsigned long long) kp->position, n, (unsigned long long) (r ? r->received : 0),
-                  (unsigned long long) (r ? r->requested : 0));
-        s_fail (self, r, "protocol", NULL, 0, text, NULL);
-        return;
+    for (size_t i = 0; i < self->nranks; i++) {
+        s_rank_t *r = &self->ranks[i];
+        if (!r->waiting_go || r->step != step)
+            continue;
+        r->barrier += now - r->barrier_since;
+        sb_histogram_add (&r->barrier_latency, (uint64_t) ((now - r->barrier_since) * 1e6));
+        if (r->step == 0)
+            r->first_step_end = now;
+        r->waiting_go = 0;
+        r->step++;
+        r->load_since = now;    /* DLIO's next step loads from its release */
+        self->released = 1;
     }
-    /* a key names a file under the data folder: check it before anything opens it */
-    for (size_t j = 0; j < kp->keys.count; j++) {
-        char why[128], text[1024];
-        if (sb_dataset_check_name (kp->keys.items[j], why, sizeof why) != 0) {
-            snprintf (text, sizeof text, "rank %llu: the coordinator sent object name '%s', which %s",
-                      (unsigned long long) r->rank, kp->keys.items[j], why);
-            s_fail (self, r, "name", kp->keys.items[j], 0, text, NULL);
-            return;
-        }
-    }
-    for (size_t j = 0; j < n; j++) {
-        s_sample_t *s = &r->queue[(r->qhead + r->qcount) % self->qcap];
-        s->key = kp->keys.count ? kp->keys.items[j] : NULL;
-        if (kp->keys.count)
-            kp->keys.items[j] = NULL;     /* moved */
-        s->name = kp->names.count ? kp->names.items[j] : 0;
-        s->offset = kp->offsets.items[j];
-        s->length = kp->lengths.items[j];
-        r->qcount++;
-    }
-    r->received += n;
 }
 
 static void
 s_on_go (sb_trainer_t *self, const sb_msg_go_t *go)
 {
-    if (!self->step_sync || go->epoch != self->epoch || go->step + 1 != self->barrier_step) {
+    if (!self->step_sync || self->local_barrier || go->epoch != self->epoch || go->step + 1 != self->barrier_step) {
         char text[256];
         snprintf (text, sizeof text, "GO for step %llu of epoch %llu out of order (training epoch %llu, last barrier"
                   " reached: %llu)", (unsigned long long) go->step, (unsigned long long) go->epoch,
@@ -285,18 +570,31 @@ s_on_go (sb_trainer_t *self, const sb_msg_go_t *go)
         return;
     }
     double now = sb_now ();
-    for (size_t i = 0; i < self->nranks; i++) {
-        s_rank_t *r = &self->ranks[i];
-        if (!r->waiting_go || r->step != go->step)
-            continue;
-        r->barrier += now - r->barrier_since;
-        sb_histogram_add (&r->barrier_latency, (uint64_t) ((now - r->barrier_since) * 1e6));
-        if (r->step == 0)
-            r->first_step_end = now;
-        r->waiting_go = 0;
-        r->step++;
-        r->load_since = now;
+    if (go->worker == self->cfg->worker)     /* this worker's STEP completed the barrier */
+        sb_histogram_add (&self->barrier_own, (uint64_t) ((now - self->step_sent_at) * 1e6));
+    s_release (self, go->step, now);
+}
+
+static void
+s_on_entries (sb_trainer_t *self, sb_msg_entries_t *m)
+{
+    char err[PATH_MAX + 256], text[PATH_MAX + 300], span[64];
+    const char *bad_name = NULL;
+    if (!self->asking || self->running == 0) {
+        snprintf (err, sizeof err, "ENTRIES page %llu of epoch %llu came unasked", (unsigned long long) m->seq,
+                  (unsigned long long) m->epoch);
+        s_fail (self, NULL, "protocol", NULL, 0, err, NULL);
+        return;
     }
+    if (sb_entries_on_page (self->entries, m, !self->catalog_names, &bad_name, err, sizeof err) == 0)
+        return;
+    if (self->nranks == 1)
+        snprintf (span, sizeof span, "rank %llu", (unsigned long long) self->cfg->first_rank);
+    else
+        snprintf (span, sizeof span, "ranks %llu-%llu", (unsigned long long) self->cfg->first_rank,
+                  (unsigned long long) (self->cfg->first_rank + self->nranks - 1));
+    snprintf (text, sizeof text, "%s: %s", span, err);
+    s_fail (self, NULL, bad_name ? "name" : "protocol", bad_name, 0, text, NULL);
 }
 
 void
@@ -304,14 +602,15 @@ sb_trainer_on_message (sb_trainer_t *self, sb_msg_t *msg)
 {
     if (self->failed)
         return;
-    if (msg->type == SB_MSG_KEYS)
-        s_on_keys (self, &msg->u.keys);
+    if (msg->type == SB_MSG_ENTRIES)
+        s_on_entries (self, &msg->u.entries);
     else if (msg->type == SB_MSG_GO)
         s_on_go (self, &msg->u.go);
 }
 
 /* The rank computed its batch: count the compute, then wait at the barrier
- * (sync step; the worker's STEP goes when its last rank arrives) or go on. */
+ * (sync step; the worker's STEP goes when its last rank arrives, or, when
+ * every rank of the run is here, the worker releases them itself) or go on. */
 static void
 s_end_compute (sb_trainer_t *self, s_rank_t *r, double now)
 {
@@ -355,15 +654,23 @@ s_end_compute (sb_trainer_t *self, s_rank_t *r, double now)
         s_fail (self, r, "protocol", NULL, 0, text, NULL);
         return;
     }
-    if (++self->arrivals == self->nranks) {
-        sb_msg_t m = { .type = SB_MSG_STEP };
-        m.u.step.epoch = self->epoch;
-        m.u.step.step = self->barrier_step;
-        if (self->out.fn (self->out.ctx, &m) != 0)
-            self->failed = 1;
-        self->arrivals = 0;
-        self->barrier_step++;
+    if (++self->arrivals < self->nranks)
+        return;
+    self->arrivals = 0;
+    uint64_t step = self->barrier_step++;
+    if (self->local_barrier) {
+        /* its own cost: from the last arrival (its compute deadline) to the release */
+        double released = sb_now ();
+        sb_histogram_add (&self->barrier_own, (uint64_t) ((released > now ? released - now : 0) * 1e6));
+        s_release (self, step, released);
+        return;
     }
+    sb_msg_t m = { .type = SB_MSG_STEP };
+    m.u.step.epoch = self->epoch;
+    m.u.step.step = step;
+    self->step_sent_at = sb_now ();
+    if (self->out.fn (self->out.ctx, &m) != 0)
+        self->failed = 1;
 }
 
 static void
@@ -371,6 +678,13 @@ s_finish (sb_trainer_t *self, s_rank_t *r, double now)
 {
     r->running = 0;
     self->running--;
+    if (self->trace && self->running == 0) {
+        char err[PATH_MAX + 128];
+        if (sb_trace_flush (self->trace, err, sizeof err) != 0) {
+            s_fail (self, r, "trace", NULL, errno, err, NULL);
+            return;
+        }
+    }
     sb_report_interval (&self->out, r->rank, self->epoch, &r->interval, now, 1);
     if (self->storage_type == SB_STORAGE_S3)
         s_report_endpoint_counters (self, r, 0);
@@ -413,6 +727,13 @@ s_finish (sb_trainer_t *self, s_rank_t *r, double now)
     d->read_latency.items = r->read_latency.counts;
     d->resident_bytes = r->resident_bytes;
     d->checked_bytes = r->checked_bytes;
+    if (r == &self->ranks[0]) {     /* the worker's barriers, once */
+        buckets = SB_HISTOGRAM_BUCKETS;
+        while (buckets > 0 && self->barrier_own.counts[buckets - 1] == 0)
+            buckets--;
+        d->barrier_own.count = buckets;
+        d->barrier_own.items = self->barrier_own.counts;
+    }
     if (self->out.fn (self->out.ctx, &done) != 0)
         self->failed = 1;
 }
@@ -438,15 +759,15 @@ s_take_completions (sb_trainer_t *self, s_rank_t *r)
             s_fail (self, r, "read", res.target, res.error > 0 ? res.error : 0, res.message, &res);
             return 0;
         }
-        r->completed++;
-        r->bytes += res.bytes;
         r->resident_bytes += res.resident_bytes;
         r->checked_bytes += res.checked_bytes;
-        r->interval.samples++;
-        r->interval.bytes += res.bytes;
-        r->interval.reads++;
-        r->interval.read_ns += res.latency_ns;
-        sb_histogram_add (&r->read_latency, res.latency_ns / 1000);
+        if (res.tag >= self->nslots || r->slots[res.tag].seq == 0) {
+            s_fail (self, r, "read", NULL, 0, "the I/O engine completed a read that was not in flight", NULL);
+            return 0;
+        }
+        s_complete (self, r, (size_t) res.tag, res.bytes, res.latency_ns);
+        if (self->failed)
+            return 0;
     }
     return 1;
 }
@@ -477,63 +798,92 @@ s_compute_time (sb_trainer_t *self, const s_rank_t *r)
     return sb_dist_draw (&d, c->seed, r->rank, self->epoch << 32 | r->step);
 }
 
+/* The row group of rd, when a read of its loader thread (or the rank's
+ * last) brought it in or is bringing it in. */
+static s_group_t *
+s_group_of (sb_trainer_t *self, s_rank_t *r, const s_read_t *rd)
+{
+    s_group_t *candidates[2] = { &r->groups[rd->ref.thread < self->threads ? rd->ref.thread : 0],
+                                 &r->groups[self->threads] };
+    for (int i = 0; i < 2; i++) {
+        s_group_t *g = candidates[i];
+        if (g->valid && g->file == rd->ref.file && g->offset == rd->offset && g->length == rd->length)
+            return g;
+    }
+    return NULL;
+}
+
+/* Submit rank r's reads within the prefetch window. Returns -1 when it failed. */
+static int
+s_submit (sb_trainer_t *self, s_rank_t *r, double now)
+{
+    const uint64_t k = self->k, bs = self->cfg->batch_size;
+    char key[PATH_MAX];
+    while (r->submitted < k && r->submitted < r->step * bs + self->window) {
+        s_read_t rd;
+        int rc = s_read_at (self, r, r->submitted, &rd);
+        if (rc != 0)
+            return rc < 0 ? -1 : 0;
+        uint64_t p = r->submitted, n = rd.group ? s_run (self, r, p, &rd.ref, rd.run_end - rd.ref.sample) : 1;
+        if (n > k - p)
+            n = k - p;
+        s_group_t *g = rd.group ? s_group_of (self, r, &rd) : NULL;
+        if (g) {    /* its row group is in, or on its way: no I/O */
+            s_slot_t *s = &r->slots[g->slot];
+            if (s->seq == g->seq && s->seq != 0)
+                s->count += n;
+            else
+                s_count (r, n, 0, 0, 0);
+            for (uint64_t j = 0; self->trace && j < n; j++)
+                s_trace (self, r, p + j, rd.ref.file, rd.stored, rd.dlio, rd.offset, rd.length, now, 0, 0);
+            r->submitted += n;
+            continue;
+        }
+        if (r->nfree == 0)
+            break;
+        const char *name = NULL;
+        if (self->needs_keys) {
+            if (s_key (self, rd.stored, rd.dlio, key, sizeof key) != 0) {
+                s_fail (self, r, "read", NULL, ENAMETOOLONG, "a catalog entry names no object of the dataset", NULL);
+                return -1;
+            }
+            name = key;
+        }
+        size_t i = r->free_slots[--r->nfree];
+        s_slot_t *s = &r->slots[i];
+        *s = (s_slot_t) { .seq = ++r->next_seq, .position = p, .run = n, .count = n, .file = rd.ref.file,
+                          .offset = rd.offset, .length = rd.length, .dlio = rd.dlio, .stored = rd.stored,
+                          .start = now };
+        if (rd.group) {
+            s_group_t latest = { .file = rd.ref.file, .offset = rd.offset, .length = rd.length, .slot = i,
+                                 .seq = s->seq, .valid = 1 };
+            r->groups[rd.ref.thread < self->threads ? rd.ref.thread : 0] = latest;
+            r->groups[self->threads] = latest;
+        }
+        if (sb_reader_submit (r->reader, name, rd.offset, rd.length, i) != 0) {
+            s_fail (self, r, "read", name, errno, "cannot queue a read", NULL);
+            return -1;
+        }
+        r->submitted += n;
+        uint64_t inline_bytes = 0;
+        if (sb_reader_take_inline (r->reader, &inline_bytes))  /* synthetic: done, in no time */
+            s_complete (self, r, i, inline_bytes, 0);
+        if (self->failed)
+            return -1;
+    }
+    return 0;
+}
+
 /* Everything rank r can do now without waiting. */
 static void
 s_advance (sb_trainer_t *self, s_rank_t *r, double now)
 {
-    const uint64_t k = self->k, bs = self->cfg->batch_size, page = self->page;
-    char name[PATH_MAX];
+    const uint64_t k = self->k, bs = self->cfg->batch_size;
     for (int progress = 1; progress && !self->failed && r->running;) {
         progress = 0;
-        /* 1. keep up to two pages of keys requested ahead of submission */
-        while (r->requested < k && r->requested - r->submitted < 2 * page && r->requested - r->received < 2 * page) {
-            uint64_t n = k - r->requested < page ? k - r->requested : page;
-            if (r->requested + n - r->submitted > self->qcap)
-                break;
-            sb_msg_t m = { .type = SB_MSG_KEYS_REQ };
-            m.u.keys_req.rank = r->rank;
-            m.u.keys_req.epoch = self->epoch;
-            m.u.keys_req.position = r->requested;
-            m.u.keys_req.count = n;
-            if (self->out.fn (self->out.ctx, &m) != 0) {
-                self->failed = 1;
-                return;
-            }
-            r->requested += n;
-        }
-        /* 2. submit reads within the prefetch window */
-        while (r->qcount > 0 && r->submitted < r->step * bs + self->window) {
-            s_sample_t *s = &r->queue[r->qhead];
-            const char *key = s->key;
-            if (!key && self->needs_keys) {
-                if (s->name >= self->ds.files || sb_dataset_key (&self->ds, s->name, name, sizeof name) != 0) {
-                    s_fail (self, r, "read", NULL, ENAMETOOLONG, "a key page named no object of the dataset", NULL);
-                    return;
-                }
-                key = name;
-            }
-            if (sb_reader_submit (r->reader, key, s->offset, s->length) != 0) {
-                s_fail (self, r, "read", key, errno, "cannot queue a read", NULL);
-                return;
-            }
-            free (s->key);
-            s->key = NULL;
-            r->qhead = (r->qhead + 1) % self->qcap;
-            r->qcount--;
-            r->submitted++;
-        }
-        uint64_t inline_bytes = 0, inline_reads = sb_reader_take_inline (r->reader, &inline_bytes);
-        if (inline_reads) {
-            r->completed += inline_reads;
-            r->bytes += inline_bytes;
-            r->interval.samples += inline_reads;
-            r->interval.bytes += inline_bytes;
-            r->interval.reads += inline_reads;
-            /* synthetic storage does no I/O: its reads take no time */
-            r->read_latency.counts[sb_histogram_bucket (0)] += inline_reads;
-            r->read_latency.total += inline_reads;
-        }
-        /* 3. compute the next batch when its samples are in */
+        if (s_submit (self, r, now) != 0)
+            return;
+        /* compute the next batch when its samples are in */
         if (r->computing && now >= r->compute_until) {
             s_end_compute (self, r, now);
             progress = 1;
@@ -581,7 +931,7 @@ s_check_stalls (sb_trainer_t *self, double now)
         s_rank_t *r = &self->ranks[i];
         char key[PATH_MAX], text[PATH_MAX + 512];
         double for_s = 0;
-        if (!r->running || r->submitted == r->completed
+        if (!r->running || r->nfree == self->nslots
             || !sb_reader_stalled (r->reader, self->stall_s, key, sizeof key, &for_s))
             continue;
         snprintf (text, sizeof text,
@@ -592,6 +942,18 @@ s_check_stalls (sb_trainer_t *self, double now)
     }
 }
 
+/* Ask the coordinator for the next pages of entries. */
+static void
+s_ask_entries (sb_trainer_t *self)
+{
+    sb_msg_t m;
+    while (!self->failed
+           && sb_entries_next_request (self->entries, self->cfg->keys_page, S_PAGES_IN_FLIGHT, &m)) {
+        if (self->out.fn (self->out.ctx, &m) != 0)
+            self->failed = 1;
+    }
+}
+
 double
 sb_trainer_pump (sb_trainer_t *self, int *busy)
 {
@@ -599,22 +961,28 @@ sb_trainer_pump (sb_trainer_t *self, int *busy)
     if (self->running == 0 || self->failed)
         return 0;
     s_check_stalls (self, sb_now ());
+    if (self->asking)
+        s_ask_entries (self);
     if (self->failed)
         return 0;
-    double wake = 0;
-    for (size_t i = 0; i < self->nranks && !self->failed; i++) {
-        s_rank_t *r = &self->ranks[i];
-        if (!r->running)
-            continue;
-        if (self->storage_type != SB_STORAGE_SYNTHETIC)
-            *busy |= s_take_completions (self, r);
-        double now = sb_now ();
-        s_advance (self, r, now);
-        if (r->running && r->computing && (wake == 0 || r->compute_until < wake))
-            wake = r->compute_until;
-        if (r->running && (wake == 0 || r->interval.next < wake))
-            wake = r->interval.next;
-    }
+    double wake;
+    do {    /* again when a barrier released ranks the loop had already passed */
+        self->released = 0;
+        wake = 0;
+        for (size_t i = 0; i < self->nranks && !self->failed; i++) {
+            s_rank_t *r = &self->ranks[i];
+            if (!r->running)
+                continue;
+            if (self->storage_type != SB_STORAGE_SYNTHETIC)
+                *busy |= s_take_completions (self, r);
+            double now = sb_now ();
+            s_advance (self, r, now);
+            if (r->running && r->computing && (wake == 0 || r->compute_until < wake))
+                wake = r->compute_until;
+            if (r->running && (wake == 0 || r->interval.next < wake))
+                wake = r->interval.next;
+        }
+    } while (self->released && !self->failed);
     return self->failed ? 0 : wake;
 }
 

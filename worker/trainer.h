@@ -13,7 +13,7 @@
  * rank: on a loaded node the context switches, not the work, were the cost
  * of a step (docs/PERFORMANCE.md, "Scale").
  *
- * The agent drives it: sb_trainer_on_message for KEYS and GO,
+ * The agent drives it: sb_trainer_on_message for ENTRIES and GO,
  * sb_trainer_pump after every wake-up, and sleeps on sb_trainer_sockets
  * until sb_trainer_pump's deadline. */
 #ifndef SB_TRAINER_H
@@ -38,7 +38,7 @@ void sb_trainer_destroy (sb_trainer_t **self_p);
  * running (a protocol error, reported). */
 int sb_trainer_start (sb_trainer_t *self, const sb_msg_phase_start_t *ps);
 
-/* A KEYS or GO message from the coordinator (KEYS' strings are moved out). */
+/* An ENTRIES or GO message from the coordinator (ENTRIES' keys are moved out). */
 void sb_trainer_on_message (sb_trainer_t *self, sb_msg_t *msg);
 
 /* Make all the progress that needs no waiting: take completions, request

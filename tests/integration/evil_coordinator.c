@@ -3,7 +3,7 @@
  * receives. Binds a ROUTER at ENDPOINT, takes one HELLO and answers:
  *   prefix  a WELCOME whose dataset.file_prefix is "../../escape"
  *   key     a sound WELCOME, then (after READY) a train PHASE_START and,
- *           for the first KEYS_REQ, a KEYS page naming "train/../../escape.npz"
+ *           for the first ENTRIES_REQ, an ENTRIES page naming "train/../../escape.npz"
  * then prints every message it receives ("got TYPE", and for ERROR "ERROR
  * rank R op OP target T: MESSAGE") until the worker has gone quiet for 3 s,
  * and sends ABORT.
@@ -98,12 +98,14 @@ main (int argc, char **argv)
             w->max_in_flight = 1;
             w->connect_timeout_ms = w->request_timeout_ms = 5000;
             w->seed = 1;
+            w->loader_threads = 1;
             if (sb_proto_set_str (&w->data_root, argv[3]) || sb_proto_set_str (&w->format, "npz")
                 || sb_proto_set_str (&w->file_prefix, key_mode ? "img" : "../../escape")
                 || sb_proto_set_str (&w->sync, "epoch") || sb_proto_set_str (&w->compute_dist, "constant")
                 || sb_proto_set_str (&w->storage_type, "file") || sb_proto_set_str (&w->load_balance, "round_robin")
                 || sb_proto_set_str (&w->bucket, "") || sb_proto_set_str (&w->region, "")
-                || sb_proto_set_str (&w->parquet_columns, "")) {
+                || sb_proto_set_str (&w->parquet_columns, "") || sb_proto_set_str (&w->sampler, "global")
+                || sb_proto_set_str (&w->trace, "")) {
                 fprintf (stderr, "evil_coordinator: out of memory\n");
                 return 2;
             }
@@ -114,27 +116,35 @@ main (int argc, char **argv)
             p->epoch = 1;
             p->samples_per_rank = 4;
             p->batches = 4;
+            p->listed = 4;     /* catalog_names 0, catalog_sizes 0: the worker asks */
             if (sb_proto_set_str (&p->phase, "train")) {
                 fprintf (stderr, "evil_coordinator: out of memory\n");
                 return 2;
             }
         }
-        else if (in.type == SB_MSG_KEYS_REQ && !sent_keys) {
+        else if (in.type == SB_MSG_ENTRIES_REQ && !sent_keys) {
             sent_keys = 1;
-            out.type = SB_MSG_KEYS;
-            sb_msg_keys_t *k = &out.u.keys;
-            k->rank = in.u.keys_req.rank;
-            k->epoch = in.u.keys_req.epoch;
-            k->position = in.u.keys_req.position;
-            k->keys.items = calloc (1, sizeof (char *));
-            k->offsets.items = calloc (1, sizeof (uint64_t));
-            k->lengths.items = calloc (1, sizeof (uint64_t));
-            if (!k->keys.items || !k->offsets.items || !k->lengths.items
-                || !(k->keys.items[0] = strdup ("train/../../escape.npz"))) {
+            out.type = SB_MSG_ENTRIES;
+            sb_msg_entries_t *k = &out.u.entries;
+            size_t n = in.u.entries_req.indices.count;
+            k->epoch = in.u.entries_req.epoch;
+            k->seq = in.u.entries_req.seq;
+            k->keys.items = calloc (n, sizeof (char *));
+            k->sizes.items = calloc (n, sizeof (uint64_t));
+            k->dlio.items = calloc (n, sizeof (uint64_t));
+            if (!k->keys.items || !k->sizes.items || !k->dlio.items) {
                 fprintf (stderr, "evil_coordinator: out of memory\n");
                 return 2;
             }
-            k->keys.count = k->offsets.count = k->lengths.count = 1;
+            k->keys.count = k->sizes.count = k->dlio.count = n;
+            for (size_t j = 0; j < n; j++) {
+                k->sizes.items[j] = 4096;
+                k->dlio.items[j] = UINT64_MAX;
+                if (!(k->keys.items[j] = strdup ("train/../../escape.npz"))) {
+                    fprintf (stderr, "evil_coordinator: out of memory\n");
+                    return 2;
+                }
+            }
         }
         else if (in.type == SB_MSG_ERROR) {
             printf ("ERROR rank %lld op %s target %s: %s\n", (long long) in.u.error.rank, in.u.error.op,

@@ -136,7 +136,7 @@ error=$(q a.db "SELECT error FROM runs WHERE id = $run")
 expect_eq "a: run failed" "$(q a.db "SELECT status FROM runs WHERE id = $run")" failed
 lc='([0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3})'
 expect_match "a: error names worker, rank, host, pid, cause and last contact" "$error" \
-    "lost worker $vid on node-b \(rank $vrank, pid $vpid\): connection closed \((HEARTBEAT|KEYS|GO) not delivered\), last contact at $lc"
+    "lost worker $vid on node-b \(rank $vrank, pid $vpid\): connection closed \((HEARTBEAT|PHASE_START|ENTRIES|GO) not delivered\), last contact at $lc"
 expect_contains "a: coordinator prints the error" a.err "shardbench: error: $error"
 expect_contains "a: the other worker was told (ABORT)" a-node-a.err "run aborted by the coordinator: $error"
 last=$(printf '%s\n' "$error" | sed -n 's/.*last contact at //p')

@@ -273,19 +273,22 @@ wait "$BG"
 expect_eq "S3 listing SIGKILLed: no file left in TMPDIR" "$(ls tmp | wc -l)" 0
 
 # ------------------------------------------------------------------ blame
-# A KEYS page too large for one frame is the coordinator's limit, said as
-# such (it used to go out, the worker's socket dropped the connection, and
-# the run failed with "lost worker 0 ... connection closed").
+# A page of catalog entries too large for one frame is the coordinator's
+# limit, said as such (it used to go out, the worker's socket dropped the
+# connection, and the run failed with "lost worker 0 ... connection closed").
+# Pages hold one entry per file: 65536 files of 255-byte keys fill one.
 mkdir -p long/train
 python3 -c "
-for i in range(64):
-    open('long/train/' + 'x' * 240 + '%03d.npz' % i, 'wb').write(bytes(1024))"
-sb run dataset.data_folder=./long dataset.num_files_train=64 dataset.num_samples_per_file=1024 reader.batch_size=1 \
-    train.epochs=1 train.computation_time=0 shardbench.keys_page=65536 --accelerators 1 --local 1 --db blame.db --progress off
-expect_eq "oversized KEYS page: exit status 1" "$SB_RC" 1
-expect_contains "oversized KEYS page: the coordinator's limit, not a lost worker" sb.err \
-    "shardbench: error: the coordinator cannot send rank 0 its page of 65536 keys: about 18157568 bytes (16580608 of keys), over the protocol's 16 MiB frame limit: lower shardbench.keys_page (now 65536)"
-if grep -q "lost worker" sb.err; then fail "oversized KEYS page: blamed on a worker"; else pass "oversized KEYS page: no worker blamed"; fi
+for i in range(65536):
+    open('long/train/' + 'x' * 240 + '%05d.npz' % i, 'wb').write(b'x')"
+sb run dataset.data_folder=./long dataset.num_files_train=65536 dataset.num_samples_per_file=1 reader.batch_size=1 \
+    train.epochs=1 train.computation_time=0 shardbench.keys_page=65536 shardbench.sampler=global \
+    --accelerators 1 --local 1 --db blame.db --progress off
+expect_eq "oversized ENTRIES page: exit status 1" "$SB_RC" 1
+expect_contains "oversized ENTRIES page: the coordinator's limit, not a lost worker" sb.err \
+    "shardbench: error: the coordinator cannot send worker 0 its page of 65536 catalog entries: about 18288640 bytes (16711680 of keys), over the protocol's 16 MiB frame limit: lower shardbench.keys_page (now 65536)"
+if grep -q "lost worker" sb.err; then fail "oversized ENTRIES page: blamed on a worker"; else pass "oversized ENTRIES page: no worker blamed"; fi
+rm -rf long
 
 # A coordinator stopped for twice the heartbeat timeout: its worker gives up
 # on it; the failure says the coordinator stalled, with how long

@@ -52,7 +52,7 @@ for _ in $(seq 100); do grep -q listening evil2.out 2>/dev/null && break; sleep 
 timeout 30 "$SHARDBENCH_WORKER" --coordinator "$ep" --timeout 10 >w2.out 2>w2.err
 wait "$evil"
 expect_eq "fake coordinator ran the exchange" "$?" 0
-expect_contains "the worker started the epoch and asked for keys" evil2.out "got KEYS_REQ"
+expect_contains "the worker started the epoch and asked for catalog entries" evil2.out "got ENTRIES_REQ"
 expect_contains "the worker refused the name, naming rank and name" evil2.out \
     "ERROR rank 0 op name target train/../../escape.npz: rank 0: the coordinator sent object name 'train/../../escape.npz', which has a '..' component (it would leave the data folder)"
 expect_eq "nothing created outside the data folder" "$(find "$SCRATCH" -name '*escape*' | sort | tr '\n' ' ')" "$SCRATCH/a/escape.npz "

@@ -79,8 +79,8 @@ sqlite3 s.db .dump >dump.sql
 expect_eq "database holds both train runs" "$(q s.db "SELECT count(*) FROM runs WHERE kind = 'train' AND status = 'succeeded'")" 2
 expect_contains "database dump holds the workload" dump.sql "secretdata"
 for w in wire1.bin wire2.bin; do
-    expect_eq "$w: coordinator and workers traced (WELCOME sent, READY received, KEYS sent)" \
-        "$(for t in "send [0-9]* WELCOME" "recv [0-9]* READY" "send [0-9]* KEYS "; do grep -a -c "^SBWIRE $t" "$w"; done | awk '$1 > 0' | wc -l)" 3
+    expect_eq "$w: coordinator and workers traced (WELCOME sent, READY received, PHASE_START sent)" \
+        "$(for t in "send [0-9]* WELCOME" "recv [0-9]* READY" "send [0-9]* PHASE_START "; do grep -a -c "^SBWIRE $t" "$w"; done | awk '$1 > 0' | wc -l)" 3
     expect_contains "$w: the workload crossed the wire" "$w" "secretdata"
     expect_contains "$w: the endpoint crossed the wire" "$w" "$S3RVER_ENDPOINT"
 done

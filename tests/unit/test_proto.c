@@ -144,10 +144,10 @@ s_pack (uint8_t *out, size_t cap, uint64_t version, uint64_t type, void (*body_f
 }
 
 static void body_empty (msgpack_packer *pk) { msgpack_pack_array (pk, 0); }
-static void body_go_ok (msgpack_packer *pk) { msgpack_pack_array (pk, 2); msgpack_pack_uint64 (pk, 1); msgpack_pack_uint64 (pk, 2); }
+static void body_go_ok (msgpack_packer *pk) { msgpack_pack_array (pk, 3); msgpack_pack_uint64 (pk, 1); msgpack_pack_uint64 (pk, 2); msgpack_pack_uint64 (pk, 0); }
 static void body_go_short (msgpack_packer *pk) { msgpack_pack_array (pk, 1); msgpack_pack_uint64 (pk, 1); }
-static void body_go_negative (msgpack_packer *pk) { msgpack_pack_array (pk, 2); msgpack_pack_int64 (pk, -1); msgpack_pack_uint64 (pk, 2); }
-static void body_go_string (msgpack_packer *pk) { msgpack_pack_array (pk, 2); msgpack_pack_str (pk, 1); msgpack_pack_str_body (pk, "x", 1); msgpack_pack_uint64 (pk, 2); }
+static void body_go_negative (msgpack_packer *pk) { msgpack_pack_array (pk, 3); msgpack_pack_int64 (pk, -1); msgpack_pack_uint64 (pk, 2); msgpack_pack_uint64 (pk, 0); }
+static void body_go_string (msgpack_packer *pk) { msgpack_pack_array (pk, 3); msgpack_pack_str (pk, 1); msgpack_pack_str_body (pk, "x", 1); msgpack_pack_uint64 (pk, 2); msgpack_pack_uint64 (pk, 0); }
 static void
 body_reject_huge (msgpack_packer *pk)
 {
@@ -205,7 +205,7 @@ START_TEST (test_rejects)
 
     n = s_pack (buf, sizeof buf, SB_PROTO_VERSION, SB_MSG_GO, body_go_short);
     ck_assert_int_eq (sb_proto_decode (buf, n, &m, reason, sizeof reason, NULL), SB_PROTO_EFIELD);
-    ck_assert_ptr_nonnull (strstr (reason, "GO has 1 fields, expected 2"));
+    ck_assert_ptr_nonnull (strstr (reason, "GO has 1 fields, expected 3"));
     n = s_pack (buf, sizeof buf, SB_PROTO_VERSION, SB_MSG_GO, body_go_negative);
     ck_assert_int_eq (sb_proto_decode (buf, n, &m, reason, sizeof reason, NULL), SB_PROTO_EFIELD);
     n = s_pack (buf, sizeof buf, SB_PROTO_VERSION, SB_MSG_GO, body_go_string);
@@ -270,12 +270,11 @@ s_expect (const uint8_t *data, size_t size, sb_proto_status_t status, const char
 }
 
 static void
-body_keys_long (msgpack_packer *pk)
+body_entries_long (msgpack_packer *pk)
 {
-    msgpack_pack_array (pk, 7);
-    for (int i = 0; i < 3; i++)
+    msgpack_pack_array (pk, 5);
+    for (int i = 0; i < 2; i++)
         msgpack_pack_uint64 (pk, 1);
-    msgpack_pack_array (pk, 0);
     msgpack_pack_array (pk, SB_PROTO_MAX_ARRAY + 1);
     for (int i = 0; i < SB_PROTO_MAX_ARRAY + 1; i++)
         msgpack_pack_uint64 (pk, 1);
@@ -342,15 +341,15 @@ START_TEST (test_reject_reasons)
 
     /* fields: count, type, oversized string, NUL, oversized array */
     n = s_pack (buf, sizeof buf, SB_PROTO_VERSION, SB_MSG_GO, body_go_short);
-    s_expect (buf, n, SB_PROTO_EFIELD, "GO has 1 fields, expected 2");
+    s_expect (buf, n, SB_PROTO_EFIELD, "GO has 1 fields, expected 3");
     n = s_pack (buf, sizeof buf, SB_PROTO_VERSION, SB_MSG_GO, body_go_string);
     s_expect (buf, n, SB_PROTO_EFIELD, "GO.epoch: wrong msgpack type 5");
     n = s_pack (buf, sizeof buf, SB_PROTO_VERSION, SB_MSG_REJECT, body_reject_huge);
     s_expect (buf, n, SB_PROTO_EFIELD, "REJECT.reason: string of 4097 bytes exceeds 4096");
     n = s_pack (buf, sizeof buf, SB_PROTO_VERSION, SB_MSG_REJECT, body_reject_nul);
     s_expect (buf, n, SB_PROTO_EFIELD, "REJECT.reason: string holds a NUL byte");
-    n = s_pack (buf, sizeof buf, SB_PROTO_VERSION, SB_MSG_KEYS, body_keys_long);
-    s_expect (buf, n, SB_PROTO_EFIELD, "KEYS.names: 65537 items exceed 65536");
+    n = s_pack (buf, sizeof buf, SB_PROTO_VERSION, SB_MSG_ENTRIES, body_entries_long);
+    s_expect (buf, n, SB_PROTO_EFIELD, "ENTRIES.sizes: 65537 items exceed 65536");
 }
 END_TEST
 
@@ -413,7 +412,7 @@ END_TEST
  * read them now; a negative int is still no version or type. */
 START_TEST (test_peek_signed_encoding)
 {
-    const uint8_t go[] = { 0x93, 0xd0, SB_PROTO_VERSION, 0xd1, 0x00, SB_MSG_GO, 0x92, 0xd0, 0x05, 0x06 };
+    const uint8_t go[] = { 0x93, 0xd0, SB_PROTO_VERSION, 0xd1, 0x00, SB_MSG_GO, 0x93, 0xd0, 0x05, 0x06, 0x00 };
     sb_msg_t m;
     char reason[256] = "";
     ck_assert_int_eq (sb_proto_decode (go, sizeof go, &m, reason, sizeof reason, NULL), SB_PROTO_OK);
@@ -427,7 +426,7 @@ START_TEST (test_peek_signed_encoding)
     ck_assert_uint_eq (first, 5);
     /* proto 3: the outer array written as array 16 or array 32 (msgpack
      * allows any array header for any count), the body too */
-    const uint8_t go16[] = { 0xdc, 0x00, 0x03, SB_PROTO_VERSION, SB_MSG_GO, 0xdd, 0x00, 0x00, 0x00, 0x02, 0x07, 0x08 };
+    const uint8_t go16[] = { 0xdc, 0x00, 0x03, SB_PROTO_VERSION, SB_MSG_GO, 0xdd, 0x00, 0x00, 0x00, 0x03, 0x07, 0x08, 0x00 };
     ck_assert_int_eq (sb_proto_decode (go16, sizeof go16, &m, reason, sizeof reason, NULL), SB_PROTO_OK);
     ck_assert_uint_eq (m.u.go.step, 8);
     sb_proto_fini (&m);

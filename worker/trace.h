@@ -1,0 +1,40 @@
+/* trace: the per-read trace of a worker (shardbench.trace=DIR).
+ *
+ * DIR/trace-HOST-PID.csv, one CSV line per read and one per sample served
+ * from a parquet row group an earlier read of the epoch brought in (bytes 0,
+ * latency 0, start when it was served), after the header
+ *   rank,epoch,step,position,file_index,key,offset,length,start_s,latency_us,bytes
+ * position: in the rank's epoch order (step = position / batch); file_index:
+ * the object's catalog index (name order); key: relative to the data folder,
+ * quoted as CSV when it holds a comma or a quote; start_s: Unix seconds the
+ * read was queued; length 0: the whole object. */
+#ifndef SB_TRACE_H
+#define SB_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct sb_trace sb_trace_t;
+
+typedef struct {
+    uint64_t    rank, epoch, step, position, file;
+    const char *key;
+    uint64_t    offset, length;
+    double      start_s;
+    uint64_t    latency_us, bytes;
+} sb_trace_line_t;
+
+/* Create DIR/trace-HOST-PID.csv (DIR must exist) and write the header.
+ * NULL with err naming the file on failure. */
+sb_trace_t *sb_trace_open (const char *dir, char *err, size_t err_size);
+
+/* Append one line. Returns 0, or -1 with err naming the file and why. */
+int sb_trace_write (sb_trace_t *self, const sb_trace_line_t *line, char *err, size_t err_size);
+
+/* Push buffered lines to the file. 0, or -1 with err. */
+int sb_trace_flush (sb_trace_t *self, char *err, size_t err_size);
+
+/* Flush and close; accepts NULL and nulls the pointer. 0, or -1 with err. */
+int sb_trace_close (sb_trace_t **self_p, char *err, size_t err_size);
+
+#endif
