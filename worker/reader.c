@@ -102,6 +102,7 @@ typedef struct {
     uint64_t length;
     uint64_t tag;           /* the caller's, returned with the completion */
     uint8_t  stop;          /* s_kind_t */
+    uint8_t  evict;         /* SB_READ_EVICT: drop the file's pages before reading */
     char     key[];
 } s_request_t;
 
@@ -252,6 +253,20 @@ s_read_one (s_thread_ctx_t *ctx, const s_request_t *rq, sb_read_result_t *res)
     /* how much of the range the page cache holds now, before reading it
      * (a file that cannot be mapped is not counted) */
     uint64_t check_ns = 0;  /* not part of the read's latency */
+    if (rq->evict && !direct) {
+        /* the epoch's first read of this file: its pages go first, as DLIO's
+         * drop_caches before the epoch intends (shardbench.drop_page_cache) */
+        char why[512];
+        uint64_t c0 = sb_mono_ns ();
+        if (sb_pagecache_evict_fd (fd, path, why, sizeof why) != 0) {
+            res->error = -1;
+            snprintf (res->message, sizeof res->message, "%s (shardbench.drop_page_cache: true; false reads what the"
+                      " page cache holds)", why);
+            close (fd);
+            return;
+        }
+        check_ns += sb_mono_ns () - c0;
+    }
     if (!direct && s_residency_sampled (self->residency_every, rq->key, rq->offset)) {
         sb_residency_t r;
         char why[256];
@@ -260,7 +275,7 @@ s_read_one (s_thread_ctx_t *ctx, const s_request_t *rq, sb_read_result_t *res)
             res->resident_bytes = r.resident;
             res->checked_bytes = r.checked;
         }
-        check_ns = sb_mono_ns () - c0;
+        check_ns += sb_mono_ns () - c0;
     }
     /* [want, want_end) is what the sample asked for; reads go from pos to
      * read_end, which O_DIRECT widens to whole aligned blocks (the last one
@@ -785,7 +800,7 @@ sb_reader_needs_keys (const sb_reader_t *self)
 }
 
 int
-sb_reader_submit (sb_reader_t *self, const char *key, uint64_t offset, uint64_t length, uint64_t tag)
+sb_reader_submit (sb_reader_t *self, const char *key, uint64_t offset, uint64_t length, uint64_t tag, unsigned flags)
 {
     if (!key && sb_reader_needs_keys (self))
         return -1;
@@ -812,6 +827,7 @@ sb_reader_submit (sb_reader_t *self, const char *key, uint64_t offset, uint64_t 
     rq->offset = offset;
     rq->length = length;
     rq->tag = tag;
+    rq->evict = (flags & SB_READ_EVICT) != 0;
     memcpy (rq->key, key, klen + 1);
     if (zframe_send (&f, self->work, 0) != 0)
         return -1;

@@ -135,10 +135,17 @@ void sb_reader_wake (sb_reader_t *self);
  * does not return (about 4 s) is left behind with the memory it uses. */
 void sb_reader_destroy (sb_reader_t **self_p);
 
+/* Flags of a read: SB_READ_EVICT drops the file's pages from the page cache
+ * (posix_fadvise, common/pagecache.h) after opening it and before reading
+ * (file engine without O_DIRECT; the others ignore it); its cost is not
+ * part of the read's latency, and a failure fails the read. */
+#define SB_READ_EVICT 1u
+
 /* Queue a read of [offset, offset+length) of key, tagged with tag (the
- * completion carries it back). key may be NULL when sb_reader_needs_keys
- * says so. Returns 0 or -1. */
-int sb_reader_submit (sb_reader_t *self, const char *key, uint64_t offset, uint64_t length, uint64_t tag);
+ * completion carries it back), with SB_READ_* flags. key may be NULL when
+ * sb_reader_needs_keys says so. Returns 0 or -1. */
+int sb_reader_submit (sb_reader_t *self, const char *key, uint64_t offset, uint64_t length, uint64_t tag,
+                      unsigned flags);
 
 /* 0 when reads need no key (synthetic without verification), else 1. */
 int sb_reader_needs_keys (const sb_reader_t *self);

@@ -88,6 +88,8 @@ struct sb_trainer {
     int              needs_keys;    /* the engines need names (all alike) */
     /* the sampler and the catalog, from the first train PHASE_START */
     sb_sampler_t    *sampler;       /* owned */
+    uint8_t         *touched;       /* WELCOME drop_page_cache: a bit per catalog file, set at the file's first read
+                                     * of the epoch on this worker, which drops its pages first (owned; NULL: off) */
     int              monotone;      /* positions of a batch read a file's samples in order (see s_run) */
     uint64_t         listed;
     int              catalog_names, catalog_sizes;
@@ -229,6 +231,7 @@ sb_trainer_destroy (sb_trainer_t **self_p)
     if (sb_trace_close (&self->trace, err, sizeof err) != 0)
         sb_error ("%s", err);
     sb_sampler_destroy (&self->sampler);
+    free (self->touched);
     sb_entries_destroy (&self->entries);
     sb_sample_ranger_fini (&self->ranger);
     free (self->ranks);
@@ -499,6 +502,14 @@ sb_trainer_start (sb_trainer_t *self, const sb_msg_phase_start_t *ps)
                   (unsigned long long) ps->samples_per_rank);
         s_fail (self, NULL, "sampler", NULL, 0, err, NULL);
         return -1;
+    }
+    if (c->drop_page_cache && !c->odirect) {   /* every file's first read this epoch drops its pages */
+        size_t bytes = (size_t) (self->listed / 8 + 1);
+        if (!self->touched && !(self->touched = malloc (bytes))) {
+            s_fail (self, NULL, "memory", NULL, ENOMEM, "out of memory for the page-cache drop's file bits", NULL);
+            return -1;
+        }
+        memset (self->touched, 0, bytes);
     }
     self->epoch = ps->epoch;
     self->k = ps->samples_per_rank;
@@ -860,7 +871,13 @@ s_submit (sb_trainer_t *self, s_rank_t *r, double now)
             r->groups[rd.ref.thread < self->threads ? rd.ref.thread : 0] = latest;
             r->groups[self->threads] = latest;
         }
-        if (sb_reader_submit (r->reader, name, rd.offset, rd.length, i) != 0) {
+        unsigned flags = 0;
+        if (self->touched && rd.ref.file < self->listed
+            && !(self->touched[rd.ref.file / 8] & (1u << (rd.ref.file % 8)))) {
+            self->touched[rd.ref.file / 8] |= (uint8_t) (1u << (rd.ref.file % 8));
+            flags = SB_READ_EVICT;
+        }
+        if (sb_reader_submit (r->reader, name, rd.offset, rd.length, i, flags) != 0) {
             s_fail (self, r, "read", name, errno, "cannot queue a read", NULL);
             return -1;
         }
