@@ -37,7 +37,7 @@ for path in glob.glob("trace/trace-*.csv"):
             if key not in sizes:
                 sizes[key] = os.path.getsize(os.path.join(folder, key))
             record = sizes[key] // spf
-            if kind == "files":     # parquet: one line per sample, position order; the row from the position
+            if kind == "dlio_files":     # parquet: one line per sample, position order; the row from the position
                 sample = None
             else:
                 sample = int(row["offset"]) // record if record else 0
@@ -65,13 +65,13 @@ for k in sorted(want):
         print(f"{name}: rank {k[0]} epoch {k[1]}: positions {positions[:12]}..., expected 0..{len(want[k]) - 1}")
         sys.exit(1)
     mine = [(f, s) for _p, f, s, _b in lines]
-    theirs = want[k] if kind != "files" else [(f, None) for f, _s in want[k]]
+    theirs = want[k] if kind != "dlio_files" else [(f, None) for f, _s in want[k]]
     if mine != theirs:
         i = next(i for i, (a, b) in enumerate(zip(mine, theirs)) if a != b) if len(mine) == len(theirs) else min(len(mine), len(theirs))
         print(f"{name}: rank {k[0]} epoch {k[1]}: read {i} is {mine[i] if i < len(mine) else None}, DLIO's rules give"
               f" {theirs[i] if i < len(theirs) else None} (of {len(theirs)})")
         sys.exit(1)
-    if kind == "files":     # each row group read once in the epoch: no offset of a file read twice
+    if kind == "dlio_files":     # each row group read once in the epoch: no offset of a file read twice
         seen = {}
         for _p, f, _s, b in lines:
             if b:
@@ -120,15 +120,15 @@ run_case () {
 
 cd "$SCRATCH" || exit 1
 # pytorch map-style over 7 files of 3 samples on 3 ranks: 2 files a rank, file 6 unused
-run_case index7 index npz 3 7 3 2 2 1 1 1 3 1 framework=pytorch
+run_case index7 dlio_index npz 3 7 3 2 2 1 1 1 3 1 framework=pytorch
 # the same ranks over 2 workers (rank 0-1 on one, 2 on the other)
-run_case index7w2 index npz 3 7 3 2 2 1 1 1 3 2 framework=pytorch
+run_case index7w2 dlio_index npz 3 7 3 2 2 1 1 1 3 2 framework=pytorch
 # 100 files, 4 ranks, threads 3, the epoch kept in the seed off
-run_case index100 index npz 1 100 4 5 3 1 1 0 2 1 framework=pytorch
+run_case index100 dlio_index npz 1 100 4 5 3 1 1 0 2 1 framework=pytorch
 # tensorflow: iterative, sample_shuffle choosing the sample inside each file
-run_case iter10 iterative npz 3 10 3 2 2 1 0 1 2 1 framework=tensorflow
-run_case iter10fs iterative npz 3 10 3 2 2 1 1 1 2 2 framework=tensorflow
+run_case iter10 dlio_iterative npz 3 10 3 2 2 1 0 1 2 1 framework=tensorflow
+run_case iter10fs dlio_iterative npz 3 10 3 2 2 1 1 1 2 2 framework=tensorflow
 # pytorch parquet: the files kind, 4 rows a file in row groups of 2 rows, each read once
-run_case files7 files parquet 4 7 3 2 2 1 1 1 2 1 framework=pytorch dataset.parquet.row_group_size=2
+run_case files7 dlio_files parquet 4 7 3 2 2 1 1 1 2 1 framework=pytorch dataset.parquet.row_group_size=2
 
 finish

@@ -102,7 +102,8 @@ expect_eq "4 per file, O_DIRECT: every read 4096-aligned" \
 expect_eq "evictor: all evicted" "$?:$(cat evict.out)" "0:evicted $files failed 0"
 expect_eq "evictor: fincore shows 0 resident bytes" \
     "$(fincore --bytes --noheadings --output RES "$DATA"/train/img_* | awk '{s += $1} END {print s}')" 0
-sb run $common --accelerators 2 --local 1 --db p.db
+# shardbench.drop_page_cache=false: epoch 2 finds epoch 1's pages
+sb run $common shardbench.drop_page_cache=false --accelerators 2 --local 1 --db p.db
 expect_eq "cached run: exit" "$SB_RC" 0
 run=$(q p.db "SELECT max(id) FROM runs")
 expect_eq "cached run: every byte checked, epoch 1 from the device, epoch 2 from memory" \
@@ -119,6 +120,18 @@ expect_eq "json: per-epoch fraction and flag, potential_caching per host" \
     "[(0.0, False), (1.0, True)] [1] 1"
 expect_eq "after the run: pages resident" \
     "$(fincore --bytes --noheadings --output RES "$DATA"/train/img_* | awk '{s += $1} END {print (s > 0)}')" 1
+# the default (shardbench.drop_page_cache: true): every file's pages are
+# dropped at its first read of each epoch, so with every byte resident before
+# the run both epochs read from the device, as DLIO's drop_caches intends
+expect_eq "dropping run: every file resident before it (whole pages)" \
+    "$(fincore --bytes --noheadings --output RES "$DATA"/train/img_* | awk -v d="$dataset_bytes" '{s += $1} END {print (s >= d)}')" 1
+sb run $common --accelerators 2 --local 1 --db p.db
+expect_eq "dropping run: exit" "$SB_RC" 0
+run=$(q p.db "SELECT max(id) FROM runs")
+expect_eq "dropping run: every byte checked, none resident in either epoch" \
+    "$(q p.db "SELECT group_concat(epoch || ':' || (checked_bytes = bytes) || ':' || resident_bytes || ':' || resident_fraction || ':' || from_memory, ' ') FROM epochs WHERE run_id = $run")" \
+    "1:1:0:0.0:0 2:1:0:0.0:0"
+expect_eq "dropping run: no epoch flagged" "$(grep -c 'served from memory' sb.out)" 0
 "$PAGECACHE_TOOL" evict "$DATA/train" 3 $(cat names.txt) >evict.out 2>&1
 expect_eq "evicted again" "$?:$(cat evict.out)" "0:evicted $files failed 0"
 expect_eq "evicted again: fincore 0" \
