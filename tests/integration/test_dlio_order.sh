@@ -120,15 +120,15 @@ run_case () {
 
 cd "$SCRATCH" || exit 1
 # pytorch map-style over 7 files of 3 samples on 3 ranks: 2 files a rank, file 6 unused
-run_case index7 dlio_index npz 3 7 3 2 2 1 1 1 3 1 framework=pytorch
-# the same ranks over 2 workers (rank 0-1 on one, 2 on the other)
-run_case index7w2 dlio_index npz 3 7 3 2 2 1 1 1 3 2 framework=pytorch
+run_case index7 dlio_index npz 3 7 3 2 2 1 1 1 3 1 framework=pytorch reader.data_loader=pytorch
+# 4 ranks over 2 workers (ranks 0-1 on one, 2-3 on the other), 9 files: 2 a rank, 1 unused
+run_case index9w2 dlio_index npz 3 9 4 2 2 1 1 1 3 2 framework=pytorch reader.data_loader=pytorch
 # 100 files, 4 ranks, threads 3, the epoch kept in the seed off
-run_case index100 dlio_index npz 1 100 4 5 3 1 1 0 2 1 framework=pytorch
+run_case index100 dlio_index npz 1 100 4 5 3 1 1 0 2 1 framework=pytorch reader.data_loader=pytorch
 # tensorflow: iterative, sample_shuffle choosing the sample inside each file
-run_case iter10 dlio_iterative npz 3 10 3 2 2 1 0 1 2 1 framework=tensorflow
-run_case iter10fs dlio_iterative npz 3 10 3 2 2 1 1 1 2 2 framework=tensorflow
+run_case iter10 dlio_iterative npz 3 10 3 2 2 1 0 1 2 1 framework=tensorflow reader.data_loader=tensorflow
+run_case iter10fs dlio_iterative npz 3 10 4 2 2 1 1 1 2 2 framework=tensorflow reader.data_loader=tensorflow
 # pytorch parquet: the files kind, 4 rows a file in row groups of 2 rows, each read once
-run_case files7 dlio_files parquet 4 7 3 2 2 1 1 1 2 1 framework=pytorch dataset.parquet.row_group_size=2
+run_case files7 dlio_files parquet 4 7 3 2 2 1 1 1 2 1 framework=pytorch reader.data_loader=pytorch dataset.parquet.row_group_size=2
 
 finish
