@@ -24,6 +24,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+
+/* the last stretch before a compute deadline that the loop polls rather
+ * than sleeps through (timer slack and wake-up latency are larger) */
+#define S_SPIN_S 0.00005
+/* how long a worker polls for the GO of a step barrier before it sleeps */
+#define S_BARRIER_SPIN_S 0.001
+#define S_SPARE_CORES 4
+
 /* Refused connection probes, one a second, after which a worker without
  * --timeout says nothing listens at the coordinator's address and exits. */
 #define S_REFUSED_PROBES 3
@@ -46,6 +54,7 @@ typedef struct {
     double            last_heard;
     double            next_heartbeat;
     double            heartbeat_s, timeout_s;
+    int               spare_cores;  /* at least S_SPARE_CORES online: barrier waits may poll */
     int               exit_code;
     int               done;
 } s_agent_t;
@@ -484,6 +493,8 @@ sb_agent_run (const sb_agent_opts_t *opts)
         goto done;
     }
     sb_wire_configure (self->up, 1000);
+    long online = sysconf (_SC_NPROCESSORS_ONLN);
+    self->spare_cores = online >= S_SPARE_CORES;
     self->poller = zpoller_new (self->dealer, self->up, NULL);
     if (!self->poller || s_hello (self) != 0 || s_await_welcome (self) != 0) {
         zsock_set_linger (self->dealer, 0);     /* no coordinator to take what is queued */
@@ -649,6 +660,19 @@ sb_agent_run (const sb_agent_opts_t *opts)
                 timeout = wake - now;
             if (self->next_heartbeat - now < timeout)
                 timeout = self->next_heartbeat - now;
+            /* an emulated compute ends at its deadline: sleep to a little
+             * before it and poll the rest, so that the scheduler's wake-up
+             * latency does not delay the next step (0.375 ms computes,
+             * dlrm: docs/PERFORMANCE.md, "Calibrate") */
+            if (wake > 0 && wake - now <= timeout)
+                timeout = timeout > S_SPIN_S ? timeout - S_SPIN_S : 0;
+            /* a step barrier's GO comes within a round trip: poll for it a
+             * while (S_BARRIER_SPIN_S) before sleeping, on a host with
+             * cores to spare (on 2 cores the poll takes the core the
+             * coordinator or another worker needs to send it) */
+            double go_since = self->trainer && self->spare_cores ? sb_trainer_awaiting_go_since (self->trainer) : 0;
+            if (go_since > 0 && now - go_since < S_BARRIER_SPIN_S)
+                timeout = 0;
             sb_wire_wait_s (socks, n, timeout > 0 ? timeout : 0);
         }
     }

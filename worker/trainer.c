@@ -107,6 +107,7 @@ struct sb_trainer {
     uint64_t         barrier_step;  /* step whose barrier the ranks are reaching */
     size_t           arrivals;      /* ranks at barrier_step */
     double           step_sent_at;  /* when this worker's STEP of barrier_step - 1 left */
+    int              awaiting_go;   /* that STEP has had no GO yet */
     sb_histogram_t   barrier_own;   /* the barrier's own cost per step, microseconds */
     int              failed;        /* an ERROR was sent: nothing more this epoch */
     int              released;      /* a local barrier released ranks during this pump */
@@ -519,6 +520,7 @@ sb_trainer_start (sb_trainer_t *self, const sb_msg_phase_start_t *ps)
     self->local_barrier = c->ranks == c->total_ranks;
     self->barrier_step = 0;
     self->arrivals = 0;
+    self->awaiting_go = 0;
     sb_histogram_reset (&self->barrier_own);
     self->running = self->nranks;
     sb_dlio_window (c->metric_steps, c->metric_exclude_start, c->metric_exclude_end, self->batches, &self->metric);
@@ -581,6 +583,7 @@ s_on_go (sb_trainer_t *self, const sb_msg_go_t *go)
         return;
     }
     double now = sb_now ();
+    self->awaiting_go = 0;
     if (go->worker == self->cfg->worker)     /* this worker's STEP completed the barrier */
         sb_histogram_add (&self->barrier_own, (uint64_t) ((now - self->step_sent_at) * 1e6));
     s_release (self, go->step, now);
@@ -680,8 +683,15 @@ s_end_compute (sb_trainer_t *self, s_rank_t *r, double now)
     m.u.step.epoch = self->epoch;
     m.u.step.step = step;
     self->step_sent_at = sb_now ();
+    self->awaiting_go = 1;
     if (self->out.fn (self->out.ctx, &m) != 0)
         self->failed = 1;
+}
+
+double
+sb_trainer_awaiting_go_since (const sb_trainer_t *self)
+{
+    return self->awaiting_go && !self->failed && self->running > 0 ? self->step_sent_at : 0;
 }
 
 static void

@@ -54,4 +54,10 @@ double sb_trainer_pump (sb_trainer_t *self, int *busy);
  * up to max. */
 size_t sb_trainer_sockets (sb_trainer_t *self, zsock_t **out, size_t max);
 
+/* When this worker's STEP left, while it waits for the GO that releases
+ * its ranks (nothing else to do but wait), else 0: the agent polls rather
+ * than sleeps for a short while then, as a barrier round trip is about
+ * the length of a scheduler wake-up. */
+double sb_trainer_awaiting_go_since (const sb_trainer_t *self);
+
 #endif
