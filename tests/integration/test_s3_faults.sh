@@ -37,8 +37,11 @@ fault () {
 # injected: faults the proxy injected since the last switch
 injected () { tail -n +"$((cut_at + 1))" proxy.err | grep -c 'inject'; }
 
-# 24 objects of 20000 bytes; 2 epochs: 48 object GETs per run
-# raw objects (no format framing): an object is exactly its 20000-byte record
+# 24 objects; 2 epochs: 48 object GETs per run. record_length_bytes 20000
+# draws records as DLIO does, int(sqrt(20000))^2 = 141^2 = 19881 bytes
+# (common/dataset.c sb_dataset_record_dims, stdev 0); raw objects (no format
+# framing): an object is exactly its record
+rec=$(python3 -c 'import math; print(math.isqrt(20000) ** 2)')
 common="dataset.format=bin dataset.data_folder=faults dataset.num_files_train=24 dataset.record_length_bytes=20000
         dataset.record_length_bytes_stdev=0 reader.batch_size=4 train.epochs=2 train.computation_time=0
         storage.storage_type=s3 storage.storage_root=sbtest
@@ -51,12 +54,12 @@ dur () { q f.db "SELECT printf('%.2f', finished_at - started_at) FROM runs WHERE
 sb run $common storage.storage_options.endpoint_url=$direct --accelerators 2 --local 1 --db f.db
 expect_eq "datagen and first train straight to the server" "$SB_RC" 0
 bytes=$(q f.db "SELECT bytes FROM catalogs ORDER BY id DESC LIMIT 1")
-expect_eq "dataset bytes" "$bytes" 480000
+expect_eq "dataset bytes: 24 records of $rec" "$bytes" $((24 * rec))
 fault none 0
 sb run $common storage.storage_options.endpoint_url=$p1 --accelerators 2 --local 1 --db f.db
 expect_eq "fault-free run through the proxy" "$SB_RC" 0
 expect_eq "fault-free: 48 GETs, no error, no retry, every byte once" \
-    "$(q f.db "SELECT requests, errors, retries, bytes FROM endpoints WHERE run_id = $(last)")" "48|0|0|960000"
+    "$(q f.db "SELECT requests, errors, retries, bytes FROM endpoints WHERE run_id = $(last)")" "48|0|0|$((48 * rec))"
 base=$(dur)
 echo "# fault-free run through the proxy: $base s"
 
@@ -89,17 +92,17 @@ for mode in 503 500 reset drop; do
     sb run $common storage.storage_options.endpoint_url=$p1 storage.storage_options.max_in_flight=4 \
         --accelerators 2 --local 1 --db f.db
     expect_eq "transient $mode: proxy injected 2 faults" "$(injected)" 2
-    transient_check "transient $mode x2" "50|2|2|960000"
+    transient_check "transient $mode x2" "50|2|2|$((48 * rec))"
 done
-expect_eq "reset: the replies were cut mid-body (10000 of 20000 bytes)" \
-    "$(grep -c 'reset after 10000 body bytes' proxy.err)" 2
+expect_eq "reset: the replies were cut mid-body ($((rec / 2)) of $rec bytes)" \
+    "$(grep -c "reset after $((rec / 2)) body bytes" proxy.err)" 2
 
 # a stall longer than the 1 s request timeout: one attempt times out, its retry succeeds
 fault stall 1
 sb run $common storage.storage_options.endpoint_url=$p1 storage.storage_options.max_in_flight=4 \
     --accelerators 2 --local 1 --db f.db
 expect_eq "transient stall: proxy stalled 1 request" "$(injected)" 1
-transient_check "transient stall x1" "49|1|1|960000"
+transient_check "transient stall x1" "49|1|1|$((48 * rec))"
 expect_eq "stall: the run waited for the 1 s request timeout (and not 10 s)" \
     "$(q f.db "SELECT finished_at - started_at >= 1.0 AND finished_at - started_at < 10 FROM runs WHERE id = $(last)")" 1
 
@@ -108,13 +111,13 @@ expect_eq "stall: the run waited for the 1 s request timeout (and not 10 s)" \
 # reading one object at a time over [port1, port2] in round robin: attempts
 # alternate, each refused attempt is retried on port1, so exactly 2 attempts
 # are refused, and the 50 attempts split 25 / 25 (port1 first: 25 successes of
-# 20000 bytes; port2: 23).
+# 19881 bytes; port2: 23).
 fault refuse 2
 sb run $common "storage.storage_options.endpoint_urls=[$p1,$p2]" storage.storage_options.max_in_flight=1 \
     --accelerators 1 --local 1 --db f.db
 expect_eq "transient refuse: port2 refused, then listened again" \
     "$(tail -n +"$((cut_at + 1))" proxy.err | grep -c 'stopped listening\|listens again')" 2
-transient_check "transient refuse x2" "25|0|0|500000 25|2|2|460000"
+transient_check "transient refuse x2" "25|0|0|$((25 * rec)) 25|2|2|$((23 * rec))"
 
 # persistent_check WHAT HTTP S3CODE CURL TEXT: the last run failed after
 # max_retries + 1 = 3 attempts of one GET, with the cause on stderr and in
