@@ -3,7 +3,9 @@
 # "progress:" lines every few seconds; on a terminal (a pty from script(1)),
 # a block redrawn with ANSI cursor-up / clear-line. Fields and formats are
 # checked, not timings: computation_time makes the run last longer than
-# one interval, so at least one line is due.
+# one interval, so at least one line is due. The step of its total shows only
+# with more than one worker: one worker runs the step barrier itself and the
+# coordinator sees no step releases (worker/trainer.c, session.c).
 . "$(dirname "$0")/lib.sh"
 
 # 64 samples, 2 ranks, batch 2: 16 steps of at least 0.45 s, over 7 s
@@ -13,13 +15,26 @@ common="dataset.data_folder=./data dataset.num_files_train=64 dataset.record_len
 sb run quickstart $common train.computation_time=0.45 --accelerators 2 --local 1 --db p.db
 expect_eq "plain: exit status" "$SB_RC" 0
 line=$(grep -m1 '^progress: train ' sb.err)
-if echo "$line" | grep -Eq '^progress: train epoch 1/1 step [0-9]+/16, [0-9]+/64 samples \([0-9]+\.[0-9]%\) \| [0-9]+\.[0-9] samples/s, [0-9]+\.[0-9] MiB/s, AU [0-9]+\.[0-9]{2}%, ETA ([0-9]+:[0-9]{2}|--:--) \| errors 0, retries 0, slowest rank [01] on [^ ]+ \([0-9]+ samples\)$'; then
+if echo "$line" | grep -Eq '^progress: train epoch 1/1, [0-9]+/64 samples \([0-9]+\.[0-9]%\) \| [0-9]+\.[0-9] samples/s, [0-9]+\.[0-9] MiB/s, AU [0-9]+\.[0-9]{2}%, ETA ([0-9]+:[0-9]{2}|--:--) \| errors 0, retries 0, slowest rank [01] on [^ ]+ \([0-9]+ samples\)$'; then
     pass "plain: a progress line with every field"
 else
     fail "plain: no well-formed progress line:"; sed 's/^/    /' sb.err | tail -20
 fi
 if grep -q $'\033' sb.err; then fail "plain: ANSI sequences off a terminal"; else pass "plain: no ANSI sequences"; fi
 expect_contains "plain: the epoch log line still there" sb.err "epoch 1/1: 64 samples"
+
+# two workers (one rank each): the coordinator releases the 16 steps, the line shows the step
+# shellcheck disable=SC2086
+sb run quickstart $common train.computation_time=0.2 --accelerators 2 --local 2 --db p.db --progress-interval 1
+expect_eq "plain, 2 workers: exit status" "$SB_RC" 0
+line=$(grep -m1 '^progress: train ' sb.err)
+if echo "$line" | grep -Eq '^progress: train epoch 1/1 step [0-9]+/16, [0-9]+/64 samples \([0-9]+\.[0-9]%\) \| [0-9]+\.[0-9] samples/s, [0-9]+\.[0-9] MiB/s, AU [0-9]+\.[0-9]{2}%, ETA ([0-9]+:[0-9]{2}|--:--) \| errors 0, retries 0, slowest rank [01] on [^ ]+ \([0-9]+ samples\)$'; then
+    pass "plain, 2 workers: a progress line with the step"
+else
+    fail "plain, 2 workers: no well-formed progress line with the step:"; sed 's/^/    /' sb.err | tail -20
+fi
+expect_eq "plain, 2 workers: every line's step within 0..16" \
+    "$(grep '^progress: train ' sb.err | grep -vcE '^progress: train epoch 1/1 step ([0-9]|1[0-6])/16, ')" 0
 
 # --progress off: nothing
 # shellcheck disable=SC2086
@@ -40,7 +55,7 @@ if command -v script >/dev/null; then
     expect_eq "tty: exit status" "$?" 0
     tr -d '\r' <tty.out >tty.txt
     expect_contains "tty: cursor up and clear line" tty.txt $'\033[1A\033[2K'
-    if grep -Eq 'train epoch 1/1 step [0-9]+/16, [0-9]+/64 samples' tty.txt \
+    if grep -Eq 'train epoch 1/1, [0-9]+/64 samples' tty.txt \
         && grep -Eq '[0-9.]+ samples/s, [0-9.]+ MiB/s, AU [0-9.]+%, ETA ' tty.txt \
         && grep -Eq 'errors 0, retries 0, slowest rank [01] on ' tty.txt; then
         pass "tty: the block's three lines"

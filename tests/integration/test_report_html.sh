@@ -92,9 +92,11 @@ q v6.db "ALTER TABLE runs DROP COLUMN train_au_mean_percentage; ALTER TABLE runs
          DROP TABLE read_latency; ALTER TABLE epochs DROP COLUMN read_p50_ms; ALTER TABLE epochs DROP COLUMN read_p99_ms;
          ALTER TABLE runs DROP COLUMN db_locked_s; ALTER TABLE run_workers DROP COLUMN clock_offset_s;
          ALTER TABLE run_workers DROP COLUMN clock_rtt_ms;
-ALTER TABLE rank_epochs DROP COLUMN resident_bytes; ALTER TABLE rank_epochs DROP COLUMN checked_bytes;
+         ALTER TABLE rank_epochs DROP COLUMN resident_bytes; ALTER TABLE rank_epochs DROP COLUMN checked_bytes;
          ALTER TABLE epochs DROP COLUMN resident_bytes; ALTER TABLE epochs DROP COLUMN checked_bytes;
          ALTER TABLE epochs DROP COLUMN resident_fraction; ALTER TABLE epochs DROP COLUMN from_memory;
+         ALTER TABLE runs DROP COLUMN sampler; ALTER TABLE runs DROP COLUMN loader_threads;
+         ALTER TABLE epochs DROP COLUMN unused_files; ALTER TABLE epochs DROP COLUMN barrier_own_p50_ms; ALTER TABLE epochs DROP COLUMN barrier_own_p99_ms;
          PRAGMA user_version = 6"
 sb report 2 --html v6.html --db v6.db
 expect_eq "version 6 database: exit" "$SB_RC" 0

@@ -172,6 +172,8 @@ q ro/v7.db "ALTER TABLE runs DROP COLUMN train_au_mean_percentage; ALTER TABLE r
             ALTER TABLE rank_epochs DROP COLUMN resident_bytes; ALTER TABLE rank_epochs DROP COLUMN checked_bytes;
             ALTER TABLE epochs DROP COLUMN resident_bytes; ALTER TABLE epochs DROP COLUMN checked_bytes;
             ALTER TABLE epochs DROP COLUMN resident_fraction; ALTER TABLE epochs DROP COLUMN from_memory;
+            ALTER TABLE runs DROP COLUMN sampler; ALTER TABLE runs DROP COLUMN loader_threads;
+            ALTER TABLE epochs DROP COLUMN unused_files; ALTER TABLE epochs DROP COLUMN barrier_own_p50_ms; ALTER TABLE epochs DROP COLUMN barrier_own_p99_ms;
             PRAGMA user_version = 7"
 cp ro/v7.db v7w.db
 chmod 444 ro/r.db ro/v7.db
