@@ -32,7 +32,7 @@ if (process.env.PQ_SAME_AS) {
   const b = readFileSync(process.env.PQ_SAME_AS)
   sameAs = rowsText(await parquetReadObjects({ file: b.buffer.slice(b.byteOffset, b.byteOffset + b.length) }))
 }
-let bad = 0, epochBytes = 0
+let bad = 0, groupBytes = 0, dataBytes = 0
 const check = (what, ok) => { if (!ok) { bad++; console.log('bad: ' + what) } }
 const types = { // dtype: [physical, item bytes, logical, converted] for size 1
   float16: ['FIXED_LEN_BYTE_ARRAY', 2, 'FLOAT16', undefined], float32: ['FLOAT', 4], float64: ['DOUBLE', 8],
@@ -65,6 +65,9 @@ for (const f of files) {
               && (t[2] !== 'INTEGER' || (s.logical_type.bitWidth === t[1] * 8 && s.logical_type.isSigned === !c.dtype.startsWith('u'))))
     })
   }
+  const widths = { INT64: 8, DOUBLE: 8, INT32: 4, FLOAT: 4 }
+  const rowWidth = md.schema.slice(1).reduce((s, c) => s + (c.type === 'FIXED_LEN_BYTE_ARRAY' ? c.type_length : widths[c.type]), 0)
+  check(f + ' row width', Number.isInteger(rowWidth) && rowWidth > 0)
   check(f + ' row groups', md.row_groups.length === Math.ceil(rows / per))
   md.row_groups.forEach((g, i) => {
     check(f + ' rows of group ' + i, Number(g.num_rows) === (i < md.row_groups.length - 1 ? per : rows - i * per))
@@ -77,7 +80,8 @@ for (const f of files) {
                                  c.meta_data.codec === codec))
     if (codec !== 'UNCOMPRESSED')
       check(f + ' group ' + i + ' compressed', chunks !== plain)
-    epochBytes += Number(g.num_rows) * chunks
+    groupBytes += chunks
+    dataBytes += Number(g.num_rows) * rowWidth
     if (process.env.PQ_SPANS) {
       let lo = Infinity, hi = 0
       for (const c of g.columns) {
@@ -118,6 +122,7 @@ for (const f of files) {
     }
   }
 }
-console.log('epoch-bytes ' + epochBytes)
+console.log('group-bytes ' + groupBytes)
+console.log('data-bytes ' + dataBytes)
 console.log(files.length + ' files, bad ' + bad)
 process.exit(bad ? 1 : 0)

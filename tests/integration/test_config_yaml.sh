@@ -39,7 +39,9 @@ expect_eq "datasize: merged batch_size, earlier mapping wins" "$(sed -n 2p sb.ou
 # holds the merged keys, and the reader's own read_threads
 sb run merge.yaml --accelerators 2 --local 1 --db m.db
 expect_eq "run: exit" "$SB_RC" 0
-expect_contains "run: batch of 4" sb.err "16 samples over 2 ranks: 8 per rank, 2 steps of 4, 0 dropped per epoch"
+# (DLIO's index sampler: 8 samples a rank, 8 / 4 = 2 steps, nothing dropped;
+# 2 loader threads: the reader's read_threads, not a merged one)
+expect_contains "run: batch of 4" sb.err "dlio_index sampler, 2 loader threads per rank, 16 objects listed; epoch 1: 2 steps of 4 samples per rank, 0 dropped, 0 files unused"
 expect_eq "run: summary names the model" "$(grep '^shardbench train run' sb.out)" \
     "shardbench train run 1: workload merge.yaml (model mergedmodel), 2 accelerators on 1 workers (1 hosts), seed 123"
 python3 - <<'PY' >cfg.txt
@@ -73,8 +75,9 @@ sb run merge.yaml model=cli_model --accelerators 2 --local 1 --db m.db
 expect_eq "model= override: summary" "$(grep '^shardbench train run' sb.out)" \
     "shardbench train run 3: workload merge.yaml (model cli_model), 2 accelerators on 1 workers (1 hosts), seed 123"
 sb compare 1 2 --db m.db
+# label column 40 wide (train_throughput_mean_samples_per_second), values 16 wide
 expect_eq "compare: model row" "$(grep '^  model ' sb.out)" \
-    "  model                         mergedmodel      scalarmodel"
+    "$(printf '  %-40s %16s %16s' model mergedmodel scalarmodel)"
 
 # a preset: its model.name (the run follows a datagen run); no model section: the default
 sb run quickstart dataset.num_files_train=8 train.epochs=1 --accelerators 1 --local 1 --db p.db

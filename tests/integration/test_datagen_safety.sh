@@ -186,8 +186,10 @@ unshare -m --propagation private sh -c "mount -t tmpfs -o size=1m none f && \
 expect_eq "no room: exit status" "$(cat f.rc)" 2
 free=$(sed -n 's/^.*\/f\/train; \([0-9]*\) bytes (.* free there$/\1/p' f.err)
 expect_eq "no room: the free space of a 1 MiB tmpfs, less the lock's page" "$free" 1044480
+# 8 records of record_length 524288, each int(sqrt(524288))^2 = 724^2 bytes as DLIO draws them
+need=$((8 * $(python3 -c 'import math; print(math.isqrt(524288) ** 2)')))
 expect_contains "no room: the numbers" f.err \
-    "error: not enough space in $SCRATCH/f: the dataset needs 4194304 bytes (0.00 GiB), $free bytes (0.00 GiB) are free: free space, or lower dataset.num_files_train"
+    "error: not enough space in $SCRATCH/f: the dataset needs $need bytes (0.00 GiB), $free bytes (0.00 GiB) are free: free space, or lower dataset.num_files_train"
 expect_eq "no room: nothing written" "$(cat f.count)" 0
 
 # --- 7. a worker that does not see the coordinator's folder is refused before any write
@@ -253,7 +255,7 @@ expect_eq "linked train/, --clean: the target holds the new generation only" "$(
 expect_eq "linked train/, --clean: nothing else touched" "$(cat outside/img_0_of_8.npz)" keep
 sb run dataset.data_folder=./lk $small reader.batch_size=1 train.epochs=1
 expect_eq "linked train/: a run reads through it: exit status" "$SB_RC" 0
-# the free space is that of the link's target: a 1 MiB tmpfs there refuses 4 MiB
+# the free space is that of the link's target: a 1 MiB tmpfs there refuses 4 MiB (less 8 x 112 bytes)
 mkdir g gbig
 ln -s ../gbig g/train
 unshare -m --propagation private sh -c "mount -t tmpfs -o size=1m none gbig && \
@@ -262,7 +264,7 @@ unshare -m --propagation private sh -c "mount -t tmpfs -o size=1m none gbig && \
     echo \$? >g.rc; find gbig -name '*_of_*' | wc -l >g.count"
 expect_eq "linked train/ on a small file system: exit status" "$(cat g.rc)" 2
 expect_contains "linked train/ on a small file system: the target's free space" g.err \
-    "error: not enough space in $SCRATCH/g: the dataset needs 4194304 bytes (0.00 GiB), 1048576 bytes (0.00 GiB) are free"
+    "error: not enough space in $SCRATCH/g: the dataset needs $need bytes (0.00 GiB), 1048576 bytes (0.00 GiB) are free"
 expect_eq "linked train/ on a small file system: nothing written" "$(cat g.count)" 0
 rm lk/train
 ln -s ../nowhere lk/train

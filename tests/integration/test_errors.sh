@@ -87,8 +87,11 @@ sb run dataset.data_folder=./skip dataset.skip_listing=true dataset.listing_vali
 expect_eq "skip_listing run (generates, then trains)" "$SB_RC" 0
 expect_contains "skip_listing spot checks" sb.err "skip_listing: 11 of 100 objects checked"
 expect_eq "skip_listing: no catalog" "$(q skip.db "SELECT count(*) FROM catalogs")" 0
-# npz files of one 1000-byte record: 1000 + 474 bytes of npy headers and zip framing
-expect_eq "skip_listing read every object whole" "$(q skip.db "SELECT samples, bytes FROM epochs WHERE run_id = 2")" "100|147400"
+# npz files of one record of record_length 1000, which DLIO draws as
+# int(sqrt(1000))^2 = 961 bytes: 961 + 474 bytes of npy headers and zip framing
+rec=$(python3 -c 'import math; print(math.isqrt(1000) ** 2)')
+expect_eq "skip_listing read every object whole" "$(q skip.db "SELECT samples, bytes FROM epochs WHERE run_id = 2")" \
+    "100|$((100 * (rec + 474)))"
 rm skip/train/2/img_030_of_100.npz
 sb run dataset.data_folder=./skip dataset.skip_listing=true dataset.listing_validation_interval=10 \
     dataset.num_files_train=100 dataset.num_subfolders_train=4 reader.batch_size=2 --accelerators 2 --db skip.db
@@ -110,8 +113,11 @@ sb run dataset.data_folder=synthetic://bench dataset.num_files_train=10000 datas
     dataset.record_length_bytes_stdev=0 reader.batch_size=16 train.computation_time=0 train.epochs=2 \
     --accelerators 4 --local 2 --db syn.db
 expect_eq "synthetic run" "$SB_RC" 0
-expect_eq "synthetic epochs" "$(q syn.db "SELECT group_concat(samples || ':' || bytes || ':' || batches, ' ') FROM epochs")" \
-    "10000:40960000:156 10000:40960000:156"
+# DLIO's index sampler: 2500 samples a rank, floor(2500 / 16) = 156 steps of
+# 16 (2496 read), 4 a rank dropped; 4096 = 64^2 bytes a sample
+k=$((10000 / 4)) steps=$((10000 / 4 / 16))
+expect_eq "synthetic epochs" "$(q syn.db "SELECT group_concat(samples || ':' || dropped || ':' || bytes || ':' || batches, ' ') FROM epochs")" \
+    "$((4 * steps * 16)):$((4 * (k - steps * 16))):$((4 * steps * 16 * 4096)):$steps $((4 * steps * 16)):$((4 * (k - steps * 16))):$((4 * steps * 16 * 4096)):$steps"
 expect_eq "synthetic catalog" "$(q syn.db "SELECT count, bytes FROM catalogs")" "10000|40960000"
 [ -e synthetic: ] && fail "synthetic created files" || pass "synthetic wrote nothing"
 
