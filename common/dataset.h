@@ -23,6 +23,7 @@ typedef struct {
     const char *parquet_columns; /* borrowed: "name:dtype:size,..." or NULL (format.h) */
     uint64_t    parquet_row_group; /* rows per parquet row group, 0: 1 MiB of records */
     const char *parquet_compression; /* borrowed: dataset.compression, page codec (NULL or "none": none) */
+    const char *parquet_read_columns;/* borrowed: storage.storage_options.columns "a,b" (NULL or "": all) */
 } sb_dataset_t;
 
 /* Key of object i, relative to the data folder ("train/img_07_of_64.npz").

@@ -3,6 +3,7 @@
 
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -10,6 +11,7 @@ void
 sb_sample_ranger_fini (sb_sample_ranger_t *self)
 {
     sb_format_parquet_layout_free (self->layout);
+    sb_parquet_plan_free (self->plan);
     memset (self, 0, sizeof *self);
 }
 
@@ -31,6 +33,56 @@ s_rows_per_group (const sb_parquet_layout_t *l, uint64_t rows)
     return lo;
 }
 
+/* DLIO's plan for uncompressed files of spf rows of `record` bytes: parse
+ * the footer the generator writes for them (its bytes depend on the sizes
+ * only, not on the content). NULL when it cannot be built. */
+static sb_parquet_plan_t *
+s_plan_of (sb_sample_ranger_t *self, const sb_dataset_t *ds, uint64_t spf, uint64_t record)
+{
+    if (ds->parquet_compression && *ds->parquet_compression && strcmp (ds->parquet_compression, "none") != 0)
+        return NULL;    /* compressed sizes depend on the content of each file */
+    char why[512];
+    sb_format_obj_t obj;
+    if (sb_format_open_pq (&obj, sb_format_find ("parquet"), 0, spf, record, ds->parquet_columns,
+                           ds->parquet_row_group, NULL, why, sizeof why) != 0)
+        return NULL;
+    sb_parquet_plan_t *plan = NULL;
+    sb_parquet_range_t tail = sb_parquet_tail_range (obj.size), meta;
+    uint8_t *tail_buf = malloc (tail.length), *meta_buf = NULL;
+    if (tail_buf) {
+        sb_format_fill (&obj, tail.offset, tail_buf, (size_t) tail.length);
+        int rc = sb_parquet_footer_range (tail_buf, (size_t) tail.length, obj.size, &meta, why, sizeof why);
+        const uint8_t *md = NULL;
+        if (rc == 1)
+            md = tail_buf + (meta.offset - tail.offset);
+        else if (rc == 0 && (meta_buf = malloc (meta.length))) {
+            sb_format_fill (&obj, meta.offset, meta_buf, (size_t) meta.length);
+            md = meta_buf;
+        }
+        if (md && sb_parquet_plan_parse (&plan, md, (size_t) meta.length, obj.size, ds->parquet_read_columns, 1, why,
+                                         sizeof why) == 0) {
+            self->plan_size = obj.size;
+            self->footer[0] = tail;
+            self->footer[1] = meta;
+            self->nfooter = rc == 0 ? 2 : 1;
+        }
+    }
+    free (tail_buf);
+    free (meta_buf);
+    sb_format_close (&obj);
+    return plan;
+}
+
+size_t
+sb_sample_range_footer (const sb_sample_ranger_t *self, uint64_t size, sb_parquet_range_t out[2])
+{
+    if (!self->plan || size != self->plan_size)
+        return 0;
+    for (size_t i = 0; i < self->nfooter; i++)
+        out[i] = self->footer[i];
+    return self->nfooter;
+}
+
 /* The row group of row in_file, or -1 when its layout cannot be computed
  * (then the sample gets its equal share). */
 static int
@@ -45,17 +97,33 @@ s_parquet_group (sb_sample_ranger_t *self, const sb_dataset_t *ds, uint64_t dlio
         self->record = record;
         self->failed = sb_format_parquet_layout (&self->layout, ds->parquet_columns, ds->parquet_row_group, spf, record,
                                                  why, sizeof why) != 0;
+        sb_parquet_plan_free (self->plan);
+        self->plan = NULL;
+        self->nfooter = 0;
         if (self->failed) {
             sb_format_parquet_layout_free (self->layout);
             self->layout = NULL;
         }
-        else
+        else {
             self->per = s_rows_per_group (self->layout, spf);
+            self->plan = s_plan_of (self, ds, spf, record);
+        }
     }
     if (self->failed || !self->layout || in_file >= spf)
         return -1;
     uint64_t first = in_file - in_file % self->per, end = first + self->per < spf ? first + self->per : spf;
     *run_end = end;
+    if (self->plan && size == self->plan_size) {
+        /* DLIO's read of the group: its first byte to the end of the last column read */
+        uint64_t g = sb_parquet_plan_group_of (self->plan, in_file);
+        sb_parquet_range_t rg[1];
+        size_t n = 0;
+        if (sb_parquet_plan_group_ranges (self->plan, g, rg, 1, &n) == 0 && n == 1 && rg[0].length > 0) {
+            *offset = rg[0].offset;
+            *length = rg[0].length;
+            return 0;
+        }
+    }
     if (sb_format_parquet_footer_at (self->layout) <= size)
         return sb_format_parquet_group (self->layout, in_file, offset, length);
     /* sizes without the framing (synthetic): the group's rows as equal shares */

@@ -7,7 +7,9 @@
  * position: in the rank's epoch order (step = position / batch); file_index:
  * the object's catalog index (name order); key: relative to the data folder,
  * quoted as CSV when it holds a comma or a quote; start_s: Unix seconds the
- * read was queued; length 0: the whole object. */
+ * read was queued; length 0: the whole object. A parquet footer read (the
+ * file's first of an epoch, as pyarrow reads it) serves no sample and has
+ * no line; its bytes count in the epoch's. */
 #ifndef SB_TRACE_H
 #define SB_TRACE_H
 

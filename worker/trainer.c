@@ -90,6 +90,7 @@ struct sb_trainer {
     sb_sampler_t    *sampler;       /* owned */
     uint8_t         *touched;       /* WELCOME drop_page_cache: a bit per catalog file, set at the file's first read
                                      * of the epoch on this worker, which drops its pages first (owned; NULL: off) */
+    uint8_t         *footered;      /* parquet: a bit per catalog file whose footer was read this epoch (owned) */
     int              monotone;      /* positions of a batch read a file's samples in order (see s_run) */
     uint64_t         listed;
     int              catalog_names, catalog_sizes;
@@ -157,6 +158,7 @@ sb_trainer_new (const sb_msg_welcome_t *cfg, const sb_storage_cfg_t *storage, co
         .prefix = cfg->file_prefix, .format = cfg->format, .files = cfg->num_files, .subfolders = cfg->num_subfolders,
         .samples_per_file = cfg->samples_per_file, .record_length = cfg->record_length,
         .record_stdev = cfg->record_stdev, .seed = cfg->seed, .parquet_columns = cfg->parquet_columns, .parquet_compression = cfg->parquet_compression,
+        .parquet_read_columns = cfg->parquet_read_columns,
         .parquet_row_group = cfg->parquet_row_group,
     };
     self->stall_s = (double) cfg->stall_timeout_ms / 1000.0;
@@ -233,6 +235,7 @@ sb_trainer_destroy (sb_trainer_t **self_p)
         sb_error ("%s", err);
     sb_sampler_destroy (&self->sampler);
     free (self->touched);
+    free (self->footered);
     sb_entries_destroy (&self->entries);
     sb_sample_ranger_fini (&self->ranger);
     free (self->ranks);
@@ -406,14 +409,25 @@ s_complete (sb_trainer_t *self, s_rank_t *r, size_t i, uint64_t bytes, uint64_t 
 {
     s_slot_t *s = &r->slots[i];
     s_count (r, s->count, bytes, latency_ns, 1);
-    s_trace (self, r, s->position, s->file, s->stored, s->dlio, s->offset, s->length, s->start, latency_ns / 1000,
-             bytes);
+    if (s->run > 0)     /* a parquet footer read (run 0) serves no sample: not traced */
+        s_trace (self, r, s->position, s->file, s->stored, s->dlio, s->offset, s->length, s->start,
+                 latency_ns / 1000, bytes);
     for (uint64_t j = 1; self->trace && j < s->run; j++)
         s_trace (self, r, s->position + j, s->file, s->stored, s->dlio, s->offset, s->length, s->start, 0, 0);
     s->seq = 0;
     r->free_slots[r->nfree++] = (uint32_t) i;
 }
 
+
+/* SB_READ_EVICT for the epoch's first read of file on this worker (drop_page_cache), else 0. */
+static unsigned
+s_evict_flag (sb_trainer_t *self, uint64_t file)
+{
+    if (!self->touched || file >= self->listed || (self->touched[file / 8] & (1u << (file % 8))))
+        return 0;
+    self->touched[file / 8] |= (uint8_t) (1u << (file % 8));
+    return SB_READ_EVICT;
+}
 
 /* ------------------------------------------------------------ epochs */
 
@@ -511,6 +525,14 @@ sb_trainer_start (sb_trainer_t *self, const sb_msg_phase_start_t *ps)
             return -1;
         }
         memset (self->touched, 0, bytes);
+    }
+    if (strcmp (c->format, "parquet") == 0) {    /* DLIO reads each file's footer once an epoch */
+        size_t bytes = (size_t) (self->listed / 8 + 1);
+        if (!self->footered && !(self->footered = malloc (bytes))) {
+            s_fail (self, NULL, "memory", NULL, ENOMEM, "out of memory for the parquet footers' file bits", NULL);
+            return -1;
+        }
+        memset (self->footered, 0, bytes);
     }
     self->epoch = ps->epoch;
     self->k = ps->samples_per_rank;
@@ -870,6 +892,29 @@ s_submit (sb_trainer_t *self, s_rank_t *r, double now)
             }
             name = key;
         }
+        if (rd.group && self->footered && rd.ref.file < self->listed
+            && !(self->footered[rd.ref.file / 8] & (1u << (rd.ref.file % 8)))) {
+            /* the file's first group this epoch: its footer first, as pyarrow reads it (no samples) */
+            sb_parquet_range_t fr[2];
+            size_t nf = sb_sample_range_footer (&self->ranger, rd.size, fr);
+            if (r->nfree < nf + 1)
+                break;
+            self->footered[rd.ref.file / 8] |= (uint8_t) (1u << (rd.ref.file % 8));
+            for (size_t j = 0; j < nf; j++) {
+                size_t f = r->free_slots[--r->nfree];
+                r->slots[f] = (s_slot_t) { .seq = ++r->next_seq, .position = p, .run = 0, .count = 0,
+                                           .file = rd.ref.file, .offset = fr[j].offset, .length = fr[j].length,
+                                           .dlio = rd.dlio, .stored = rd.stored, .start = now };
+                if (sb_reader_submit (r->reader, name, fr[j].offset, fr[j].length, f,
+                                      s_evict_flag (self, rd.ref.file)) != 0) {
+                    s_fail (self, r, "read", name, errno, "cannot queue a read", NULL);
+                    return -1;
+                }
+                uint64_t footer_bytes = 0;
+                if (sb_reader_take_inline (r->reader, &footer_bytes))
+                    s_complete (self, r, f, footer_bytes, 0);
+            }
+        }
         size_t i = r->free_slots[--r->nfree];
         s_slot_t *s = &r->slots[i];
         *s = (s_slot_t) { .seq = ++r->next_seq, .position = p, .run = n, .count = n, .file = rd.ref.file,
@@ -881,13 +926,7 @@ s_submit (sb_trainer_t *self, s_rank_t *r, double now)
             r->groups[rd.ref.thread < self->threads ? rd.ref.thread : 0] = latest;
             r->groups[self->threads] = latest;
         }
-        unsigned flags = 0;
-        if (self->touched && rd.ref.file < self->listed
-            && !(self->touched[rd.ref.file / 8] & (1u << (rd.ref.file % 8)))) {
-            self->touched[rd.ref.file / 8] |= (uint8_t) (1u << (rd.ref.file % 8));
-            flags = SB_READ_EVICT;
-        }
-        if (sb_reader_submit (r->reader, name, rd.offset, rd.length, i, flags) != 0) {
+        if (sb_reader_submit (r->reader, name, rd.offset, rd.length, i, s_evict_flag (self, rd.ref.file)) != 0) {
             s_fail (self, r, "read", name, errno, "cannot queue a read", NULL);
             return -1;
         }
@@ -936,7 +975,8 @@ s_advance (sb_trainer_t *self, s_rank_t *r, double now)
     }
     if (self->failed || !r->running)
         return;
-    if (r->step == self->batches && r->completed == k && !r->waiting_go && !r->computing) {
+    if (r->step == self->batches && r->completed == k && r->nfree == self->nslots && !r->waiting_go
+        && !r->computing) {
         s_finish (self, r, now);   /* every batch computed, the tail read */
         return;
     }
