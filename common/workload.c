@@ -50,7 +50,7 @@ static const s_key_t s_keys[] = {
     { "dataset.skip_listing", T_BOOL, OFF (skip_listing), 0, "false", 0, 0, "no listing: DLIO names for num_files_train" },
     { "dataset.listing_validation_interval", T_U64, OFF (listing_validation_interval), 0, "1000", 1, 1e12, "skip_listing: check every k-th object exists" },
     { "reader.batch_size", T_U64, OFF (batch_size), 0, "1", 1, 1e9, "samples per step per rank" },
-    { "reader.read_threads", T_U64, OFF (read_threads), 0, "1", 0, 1024, "I/O threads per rank (0 means 1)" },
+    { "reader.read_threads", T_U64, OFF (read_threads), 0, "1", 0, 1024, "loader (and file read) threads per rank; 1 is raised as DLIO does, to min(cores / local ranks, 8)" },
     { "reader.prefetch_size", T_U64, OFF (prefetch_size), 0, "2", 0, 1e6, "batches read ahead per rank" },
     { "reader.sample_shuffle", T_SHUFFLE, OFF (sample_shuffle), 0, "off", 0, 0, "off | seed | random" },
     { "reader.file_shuffle", T_SHUFFLE, OFF (file_shuffle), 0, "off", 0, 0, "off | seed | random" },

@@ -362,7 +362,7 @@ s_check_fd_limit (s_agent_t *self, char *cause, size_t size)
         return -1;
     uint64_t nep = self->storage.nendpoints, inflight = self->storage.max_in_flight;
     int s3 = self->storage.type == SB_STORAGE_S3;
-    uint64_t threads = s3 ? 1 : w->read_threads;
+    uint64_t threads = s3 ? 1 : (w->loader_threads ? w->loader_threads : w->read_threads);
     uint64_t per_rank = 3 + 2 + 2 * threads + 2 + (s3 ? inflight * nep + 2 + nep + 2 : threads);
     long open_now = s_open_fds ();
     uint64_t base = (open_now > 0 ? (uint64_t) open_now : 32) + 32 + (s3 ? nep + 2 : 0);
@@ -506,6 +506,7 @@ sb_agent_run (const sb_agent_opts_t *opts)
 
     const sb_msg_welcome_t *w = &self->welcome.u.welcome;
     if (w->ranks == 0 || w->ranks > 4096 || w->batch_size == 0 || w->read_threads == 0 || w->read_threads > 1024
+        || w->loader_threads > 1024
         || w->keys_page == 0 || w->keys_page > 65536
         || w->io_buffer < 4096 || w->io_buffer > (1ull << 30) || w->samples_per_file == 0 || w->num_files == 0) {
         sb_error ("the coordinator sent an unusable workload (ranks %llu, batch %llu, read threads %llu, buffer %llu,"

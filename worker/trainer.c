@@ -174,7 +174,7 @@ sb_trainer_new (const sb_msg_welcome_t *cfg, const sb_storage_cfg_t *storage, co
         s_rank_t *r = &self->ranks[i];
         r->rank = cfg->first_rank + i;
         char why[512];
-        r->reader = sb_reader_new (storage, cfg->data_root, (size_t) cfg->read_threads, (size_t) cfg->io_buffer,
+        r->reader = sb_reader_new (storage, cfg->data_root, (size_t) self->threads, (size_t) cfg->io_buffer,
                                    (int) cfg->verify, cfg->seed, why, sizeof why);
         r->slots = calloc (self->nslots, sizeof *r->slots);
         r->free_slots = calloc (self->nslots, sizeof *r->free_slots);
