@@ -21,7 +21,7 @@ sb=$build/coordinator/shardbench
 ranks=${RANKS:-8}
 max_steps=${STEPS:-300}
 seconds=${SECONDS_PER_RUN:-15}
-sampler=${SAMPLER:-global}
+sampler=${SAMPLER:-dlio}
 work=$(mktemp -d "${TMPDIR:-/tmp}/sb-calibrate.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 db=$work/cal.db
