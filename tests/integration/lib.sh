@@ -70,3 +70,31 @@ if len(hits) != 1:
 sys.stdout.write(hits[0])
 PY
 }
+
+# SQL taking a result database of this version back to schema 8 (drops the
+# columns schema 9 added: schemas/results.sql), for the tests that upgrade
+# older databases; schema_v7_sql goes on to 7 (version 8's columns)
+schema_v8_sql () {
+    cat <<'SQL'
+ALTER TABLE runs DROP COLUMN train_au_mean_percentage; ALTER TABLE runs DROP COLUMN train_au_stdev_percentage;
+ALTER TABLE runs DROP COLUMN train_au_meet_expectation; ALTER TABLE runs DROP COLUMN train_throughput_mean_samples_per_second;
+ALTER TABLE runs DROP COLUMN train_throughput_stdev_samples_per_second; ALTER TABLE runs DROP COLUMN train_io_mean_MB_per_second;
+ALTER TABLE runs DROP COLUMN train_io_stdev_MB_per_second; ALTER TABLE runs DROP COLUMN record_size_bytes;
+ALTER TABLE epochs DROP COLUMN train_au_percentage; ALTER TABLE epochs DROP COLUMN train_throughput_samples_per_second;
+ALTER TABLE epochs DROP COLUMN train_io_MB_per_second; ALTER TABLE rank_epochs DROP COLUMN metric_steps;
+ALTER TABLE rank_epochs DROP COLUMN metric_compute_s; ALTER TABLE rank_epochs DROP COLUMN metric_excluded_s;
+ALTER TABLE rank_epochs DROP COLUMN metric_time_s; ALTER TABLE rank_epochs DROP COLUMN dlio_au_percentage;
+ALTER TABLE rank_epochs DROP COLUMN dlio_throughput_samples_per_second;
+ALTER TABLE rank_epochs DROP COLUMN resident_bytes; ALTER TABLE rank_epochs DROP COLUMN checked_bytes;
+ALTER TABLE epochs DROP COLUMN resident_bytes; ALTER TABLE epochs DROP COLUMN checked_bytes;
+ALTER TABLE epochs DROP COLUMN resident_fraction; ALTER TABLE epochs DROP COLUMN from_memory;
+ALTER TABLE runs DROP COLUMN sampler; ALTER TABLE runs DROP COLUMN loader_threads;
+ALTER TABLE epochs DROP COLUMN unused_files; ALTER TABLE epochs DROP COLUMN barrier_own_p50_ms;
+ALTER TABLE epochs DROP COLUMN barrier_own_p99_ms;
+SQL
+}
+schema_v7_sql () {
+    schema_v8_sql
+    echo "ALTER TABLE runs DROP COLUMN db_locked_s; ALTER TABLE run_workers DROP COLUMN clock_offset_s;"
+    echo "ALTER TABLE run_workers DROP COLUMN clock_rtt_ms;"
+}

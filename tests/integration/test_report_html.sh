@@ -81,22 +81,8 @@ expect_eq "endpoints page: no loads" "$(grep -ciE '<script|src=|href=|url\(|@imp
 
 # a version 6 database (before read latency) is upgraded and its runs still render
 cp r.db v6.db
-q v6.db "ALTER TABLE runs DROP COLUMN train_au_mean_percentage; ALTER TABLE runs DROP COLUMN train_au_stdev_percentage;
-         ALTER TABLE runs DROP COLUMN train_au_meet_expectation; ALTER TABLE runs DROP COLUMN train_throughput_mean_samples_per_second;
-         ALTER TABLE runs DROP COLUMN train_throughput_stdev_samples_per_second; ALTER TABLE runs DROP COLUMN train_io_mean_MB_per_second;
-         ALTER TABLE runs DROP COLUMN train_io_stdev_MB_per_second; ALTER TABLE runs DROP COLUMN record_size_bytes;
-         ALTER TABLE epochs DROP COLUMN train_au_percentage; ALTER TABLE epochs DROP COLUMN train_throughput_samples_per_second;
-         ALTER TABLE epochs DROP COLUMN train_io_MB_per_second; ALTER TABLE rank_epochs DROP COLUMN metric_steps;
-         ALTER TABLE rank_epochs DROP COLUMN metric_compute_s; ALTER TABLE rank_epochs DROP COLUMN metric_excluded_s; ALTER TABLE rank_epochs DROP COLUMN metric_time_s;
-         ALTER TABLE rank_epochs DROP COLUMN dlio_au_percentage; ALTER TABLE rank_epochs DROP COLUMN dlio_throughput_samples_per_second;
+q v6.db "$(schema_v7_sql)
          DROP TABLE read_latency; ALTER TABLE epochs DROP COLUMN read_p50_ms; ALTER TABLE epochs DROP COLUMN read_p99_ms;
-         ALTER TABLE runs DROP COLUMN db_locked_s; ALTER TABLE run_workers DROP COLUMN clock_offset_s;
-         ALTER TABLE run_workers DROP COLUMN clock_rtt_ms;
-         ALTER TABLE rank_epochs DROP COLUMN resident_bytes; ALTER TABLE rank_epochs DROP COLUMN checked_bytes;
-         ALTER TABLE epochs DROP COLUMN resident_bytes; ALTER TABLE epochs DROP COLUMN checked_bytes;
-         ALTER TABLE epochs DROP COLUMN resident_fraction; ALTER TABLE epochs DROP COLUMN from_memory;
-         ALTER TABLE runs DROP COLUMN sampler; ALTER TABLE runs DROP COLUMN loader_threads;
-         ALTER TABLE epochs DROP COLUMN unused_files; ALTER TABLE epochs DROP COLUMN barrier_own_p50_ms; ALTER TABLE epochs DROP COLUMN barrier_own_p99_ms;
          PRAGMA user_version = 6"
 sb report 2 --html v6.html --db v6.db
 expect_eq "version 6 database: exit" "$SB_RC" 0

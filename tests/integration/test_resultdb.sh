@@ -159,22 +159,7 @@ chmod 755 "$SCRATCH"
 mkdir ro
 cp a.db ro/r.db
 cp a.db ro/v7.db
-q ro/v7.db "ALTER TABLE runs DROP COLUMN train_au_mean_percentage; ALTER TABLE runs DROP COLUMN train_au_stdev_percentage;
-            ALTER TABLE runs DROP COLUMN train_au_meet_expectation; ALTER TABLE runs DROP COLUMN train_throughput_mean_samples_per_second;
-            ALTER TABLE runs DROP COLUMN train_throughput_stdev_samples_per_second; ALTER TABLE runs DROP COLUMN train_io_mean_MB_per_second;
-            ALTER TABLE runs DROP COLUMN train_io_stdev_MB_per_second; ALTER TABLE runs DROP COLUMN record_size_bytes;
-            ALTER TABLE epochs DROP COLUMN train_au_percentage; ALTER TABLE epochs DROP COLUMN train_throughput_samples_per_second;
-            ALTER TABLE epochs DROP COLUMN train_io_MB_per_second; ALTER TABLE rank_epochs DROP COLUMN metric_steps;
-            ALTER TABLE rank_epochs DROP COLUMN metric_compute_s; ALTER TABLE rank_epochs DROP COLUMN metric_excluded_s; ALTER TABLE rank_epochs DROP COLUMN metric_time_s;
-            ALTER TABLE rank_epochs DROP COLUMN dlio_au_percentage; ALTER TABLE rank_epochs DROP COLUMN dlio_throughput_samples_per_second;
-            ALTER TABLE runs DROP COLUMN db_locked_s; ALTER TABLE run_workers DROP COLUMN clock_offset_s;
-            ALTER TABLE run_workers DROP COLUMN clock_rtt_ms;
-            ALTER TABLE rank_epochs DROP COLUMN resident_bytes; ALTER TABLE rank_epochs DROP COLUMN checked_bytes;
-            ALTER TABLE epochs DROP COLUMN resident_bytes; ALTER TABLE epochs DROP COLUMN checked_bytes;
-            ALTER TABLE epochs DROP COLUMN resident_fraction; ALTER TABLE epochs DROP COLUMN from_memory;
-            ALTER TABLE runs DROP COLUMN sampler; ALTER TABLE runs DROP COLUMN loader_threads;
-            ALTER TABLE epochs DROP COLUMN unused_files; ALTER TABLE epochs DROP COLUMN barrier_own_p50_ms; ALTER TABLE epochs DROP COLUMN barrier_own_p99_ms;
-            PRAGMA user_version = 7"
+q ro/v7.db "$(schema_v7_sql) PRAGMA user_version = 7"
 cp ro/v7.db v7w.db
 chmod 444 ro/r.db ro/v7.db
 chmod 555 ro
