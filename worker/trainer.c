@@ -164,6 +164,8 @@ sb_trainer_new (const sb_msg_welcome_t *cfg, const sb_storage_cfg_t *storage, co
     self->stall_s = (double) cfg->stall_timeout_ms / 1000.0;
     self->threads = cfg->loader_threads ? cfg->loader_threads : 1;
     self->nslots = (size_t) ((cfg->prefetch_size + 1) * cfg->batch_size);
+    if (self->nslots < 3)   /* a parquet file's first group goes with its (up to 2) footer reads */
+        self->nslots = 3;
     self->ranks = calloc ((size_t) cfg->ranks, sizeof (s_rank_t));
     if (!self->ranks) {
         snprintf (err, err_size, "out of memory for %llu ranks", (unsigned long long) cfg->ranks);

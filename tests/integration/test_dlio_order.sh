@@ -130,5 +130,7 @@ run_case iter10 dlio_iterative npz 3 10 3 2 2 1 0 1 2 1 framework=tensorflow rea
 run_case iter10fs dlio_iterative npz 3 10 4 2 2 1 1 1 2 2 framework=tensorflow reader.data_loader=tensorflow
 # pytorch parquet: the files kind, 4 rows a file in row groups of 2 rows, each read once
 run_case files7 dlio_files parquet 4 7 3 2 2 1 1 1 2 1 framework=pytorch reader.data_loader=pytorch dataset.parquet.row_group_size=2
+# batch 1 without prefetch: a file's first group still gets its footer reads' slots
+run_case files7p0 dlio_files parquet 4 7 3 1 2 1 1 1 2 1 framework=pytorch reader.data_loader=pytorch dataset.parquet.row_group_size=2 reader.prefetch_size=0
 
 finish
