@@ -42,9 +42,7 @@ s_setup (void)
 static void
 s_teardown (void)
 {
-    char cmd[128];
-    snprintf (cmd, sizeof cmd, "rm -rf '%s'", s_dir);
-    ck_assert_int_eq (system (cmd), 0);
+    sb_check_remove_tree (s_dir);
 }
 
 START_TEST (test_list_reuse_relist)

@@ -28,9 +28,7 @@ s_setup (void)
 static void
 s_teardown (void)
 {
-    char cmd[PATH_MAX + 16];
-    snprintf (cmd, sizeof cmd, "rm -rf '%s'", s_dir);
-    ck_assert_int_eq (system (cmd), 0);
+    sb_check_remove_tree (s_dir);
 }
 
 static void

@@ -8,6 +8,7 @@
  * Residency is checked both ways: cachestat (where the kernel has it) and
  * mincore. */
 #include <check.h>
+#include "check_main.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -43,9 +44,7 @@ s_setup (void)
 static void
 s_teardown (void)
 {
-    char cmd[PATH_MAX + 16];
-    snprintf (cmd, sizeof cmd, "rm -rf '%s'", s_dir);
-    ck_assert_int_eq (system (cmd), 0);
+    sb_check_remove_tree (s_dir);
 }
 
 static void
