@@ -839,7 +839,7 @@ s_cmd_datasize (int argc, char **argv)
     const char **overrides = calloc ((size_t) argc + 1, sizeof (char *));
     size_t noverrides = 0;
     uint64_t hosts = 0, accelerators = 0;
-    double memory = 0;
+    double memory = 0, measured = 0;
     int rc = EXIT_USAGE, have_workload = 0;
     char err[4096];
     sb_config_t *cfg = sb_config_new ();
@@ -851,19 +851,23 @@ s_cmd_datasize (int argc, char **argv)
         const char *arg = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp (arg, "-h") || !strcmp (arg, "--help")) {
             printf ("usage: shardbench datasize [WORKLOAD] [KEY=VALUE ...] --hosts H --host-memory-gb M\n"
-                    "                           --accelerators A\n"
+                    "                           --accelerators A [--measured-memory-gb T]\n"
                     "\n"
-                    "The minimum training dataset of the MLPerf Storage rules for H hosts of M GiB of\n"
-                    "memory each running A accelerators in all: the larger of 500 steps x batch x A\n"
-                    "samples and 5 x H x M GiB / record length samples, in files of\n"
-                    "dataset.num_samples_per_file samples. Prints the arithmetic, then the overrides to\n"
-                    "pass to `shardbench datagen` and `run` on the last line. One subfolder per 10,000\n"
-                    "files is suggested when there are more (the rules leave the layout free).\n");
+                    "The minimum training dataset of the MLPerf Storage rules, computed as mlpstorage's\n"
+                    "`training datasize` does, for H hosts of M GiB of memory each running A accelerators\n"
+                    "in all: the larger of ceil (5 x H x M GiB / (samples per file x record length)) files\n"
+                    "and ceil (500 steps x batch x A / samples per file) files. The record length is\n"
+                    "dataset.record_length_bytes as written (114660.07 stays fractional), else for Parquet\n"
+                    "the sum of the columns' sizes. --measured-memory-gb T: the hosts' measured memory, T\n"
+                    "GiB in all; the larger of it and H x M is used, as mlpstorage does. Prints the\n"
+                    "arithmetic, then the overrides to pass to `shardbench datagen` and `run` on the last\n"
+                    "line; above 10,000 files, int (files / 10,000) subfolders, as mlpstorage suggests,\n"
+                    "unless the workload sets dataset.num_subfolders_train.\n");
             rc = 0;
             goto done;
         }
-        if ((!strcmp (arg, "--hosts") || !strcmp (arg, "--host-memory-gb") || !strcmp (arg, "--accelerators"))
-            && !next) {
+        if ((!strcmp (arg, "--hosts") || !strcmp (arg, "--host-memory-gb") || !strcmp (arg, "--accelerators")
+             || !strcmp (arg, "--measured-memory-gb")) && !next) {
             fprintf (stderr, "shardbench datasize: %s needs a value\n", arg);
             goto done;
         }
@@ -878,6 +882,14 @@ s_cmd_datasize (int argc, char **argv)
         else if (!strcmp (arg, "--host-memory-gb")) {
             if (s_parse_positive (arg, argv[++i], &memory) != 0)
                 goto done;
+        }
+        else if (!strcmp (arg, "--measured-memory-gb")) {
+            if (s_parse_positive (arg, argv[++i], &measured) != 0)
+                goto done;
+            if (measured > 8e9) {
+                fprintf (stderr, "shardbench datasize: --measured-memory-gb %s is over 8e9 GiB\n", argv[i]);
+                goto done;
+            }
         }
         else if (arg[0] == '-' && arg[1] == '-' && !strchr (arg, '=')) {
             fprintf (stderr, "shardbench datasize: unknown option '%s' (see --help)\n", arg);
@@ -901,9 +913,16 @@ s_cmd_datasize (int argc, char **argv)
     sb_workload_t wl;
     if (s_resolve_workload (cfg, workload, overrides, noverrides, &wl) != 0)
         goto done;
+    double record_length;
+    const char *how;
+    if (sb_datasize_record_length (cfg, wl.format, &record_length, &how, err, sizeof err) != 0) {
+        fprintf (stderr, "shardbench datasize: %s\n", err);
+        goto done;
+    }
     sb_datasize_in_t in = {
         .hosts = hosts, .host_memory_gb = memory, .accelerators = accelerators, .batch_size = wl.batch_size,
-        .record_length = wl.record_length_bytes, .samples_per_file = wl.num_samples_per_file,
+        .record_length = record_length, .samples_per_file = wl.num_samples_per_file,
+        .measured_memory_bytes = (uint64_t) (measured * 1073741824.0),
     };
     sb_datasize_t ds;
     if (sb_datasize (&in, &ds, err, sizeof err) != 0) {
@@ -912,20 +931,28 @@ s_cmd_datasize (int argc, char **argv)
     }
     printf ("datasize for %s: %llu accelerators on %llu host(s) of %g GiB\n", workload,
             (unsigned long long) accelerators, (unsigned long long) hosts, memory);
-    printf ("  samples for %d steps per epoch:  %d x batch %llu x %llu accelerators = %llu\n", SB_DATASIZE_STEPS,
-            SB_DATASIZE_STEPS, (unsigned long long) wl.batch_size, (unsigned long long) accelerators,
-            (unsigned long long) ds.samples_steps);
-    printf ("  samples for %d x host memory:     %llu x %g GiB x %d / %llu bytes = %llu\n",
-            SB_DATASIZE_MEMORY_FACTOR, (unsigned long long) hosts, memory, SB_DATASIZE_MEMORY_FACTOR,
-            (unsigned long long) wl.record_length_bytes, (unsigned long long) ds.samples_memory);
-    printf ("  minimum: %llu samples in %llu files of %llu sample(s), %.2f GiB\n", (unsigned long long) ds.samples,
-            (unsigned long long) ds.files, (unsigned long long) wl.num_samples_per_file, ds.gib);
+    if (ds.memory_measured)
+        printf ("  memory: the measured %.1f GiB, more than the declared %llu x %g GiB\n",
+                ds.memory_bytes / 1073741824.0, (unsigned long long) hosts, memory);
+    printf ("  record length: %.17g bytes (%s)\n", record_length, how);
+    if (!(record_length > 0))
+        fprintf (stderr, "shardbench datasize: warning: no record length: sized by the 500 steps alone, as"
+                 " mlpstorage does\n");
+    printf ("  files for %d steps per epoch:  ceil (%d x batch %llu x %llu accelerators / %llu) = %llu\n",
+            SB_DATASIZE_STEPS, SB_DATASIZE_STEPS, (unsigned long long) wl.batch_size,
+            (unsigned long long) accelerators, (unsigned long long) wl.num_samples_per_file,
+            (unsigned long long) ds.files_steps);
+    printf ("  files for %d x host memory:     ceil (%d x %.1f GiB / (%llu x %.17g bytes)) = %llu\n",
+            SB_DATASIZE_MEMORY_FACTOR, SB_DATASIZE_MEMORY_FACTOR, ds.memory_bytes / 1073741824.0,
+            (unsigned long long) wl.num_samples_per_file, record_length, (unsigned long long) ds.files_memory);
+    printf ("  minimum: %llu files of %llu sample(s), %llu samples, %.2f GiB\n", (unsigned long long) ds.files,
+            (unsigned long long) wl.num_samples_per_file, (unsigned long long) ds.samples, ds.gib);
     uint64_t subfolders = wl.num_subfolders_train > 1 ? wl.num_subfolders_train : ds.subfolders;
-    if (subfolders > 1)
+    if (subfolders > 0)
         printf ("  subfolders: %llu (%s)\n", (unsigned long long) subfolders,
-                wl.num_subfolders_train > 1 ? "the workload's" : "one per 10,000 files");
+                wl.num_subfolders_train > 1 ? "the workload's" : "int (files / 10,000), as mlpstorage suggests");
     printf ("dataset.num_files_train=%llu", (unsigned long long) ds.files);
-    if (subfolders > 1)
+    if (subfolders > 0)
         printf (" dataset.num_subfolders_train=%llu", (unsigned long long) subfolders);
     printf ("\n");
     rc = 0;
