@@ -934,7 +934,7 @@ s_cmd_datasize (int argc, char **argv)
     if (ds.memory_measured)
         printf ("  memory: the measured %.1f GiB, more than the declared %llu x %g GiB\n",
                 ds.memory_bytes / 1073741824.0, (unsigned long long) hosts, memory);
-    printf ("  record length: %.17g bytes (%s)\n", record_length, how);
+    printf ("  record length: %.15g bytes (%s)\n", record_length, how);
     if (!(record_length > 0))
         fprintf (stderr, "shardbench datasize: warning: no record length: sized by the 500 steps alone, as"
                  " mlpstorage does\n");
@@ -942,7 +942,7 @@ s_cmd_datasize (int argc, char **argv)
             SB_DATASIZE_STEPS, SB_DATASIZE_STEPS, (unsigned long long) wl.batch_size,
             (unsigned long long) accelerators, (unsigned long long) wl.num_samples_per_file,
             (unsigned long long) ds.files_steps);
-    printf ("  files for %d x host memory:     ceil (%d x %.1f GiB / (%llu x %.17g bytes)) = %llu\n",
+    printf ("  files for %d x host memory:     ceil (%d x %.1f GiB / (%llu x %.15g bytes)) = %llu\n",
             SB_DATASIZE_MEMORY_FACTOR, SB_DATASIZE_MEMORY_FACTOR, ds.memory_bytes / 1073741824.0,
             (unsigned long long) wl.num_samples_per_file, record_length, (unsigned long long) ds.files_memory);
     printf ("  minimum: %llu files of %llu sample(s), %llu samples, %.2f GiB\n", (unsigned long long) ds.files,
