@@ -2,6 +2,7 @@
 #include "cli.h"
 #include "config.h"
 #include "datasize.h"
+#include "dlio_args.h"
 #include "embedded.h"
 #include "log.h"
 #include "progress.h"
@@ -68,6 +69,18 @@ s_usage_run (FILE *f, const char *cmd)
              "                 default: quickstart\n"
              "KEY=VALUE        override a workload key, e.g. reader.batch_size=4 train.epochs=2;\n"
              "                 DLIO/mlpstorage spellings ++workload.dataset.num_files_train=13 work too\n"
+             "dlio_benchmark's command line, as mlpstorage builds it, is taken as it is:\n"
+             "workload=NAME    the workload CONFIG_DIR/workload/NAME.yaml (as Hydra finds it), else\n"
+             "                 the preset NAME; instead of WORKLOAD\n"
+             "--config-dir DIR the folder holding workload/ (also --config-dir=DIR)\n"
+             "++workload.K=V   override workload key K (+workload.K=V and workload.K=V too)\n"
+             "++hydra.run.dir=DIR  the run's output folder: created, and the effective configuration\n"
+             "                 (credentials redacted) written to DIR/SUBDIR/config.yaml under\n"
+             "                 `workload:` with the overrides in DIR/SUBDIR/overrides.yaml, as\n"
+             "                 Hydra writes them for DLIO; DLIO's other outputs (summary.json, logs)\n"
+             "                 are not written there yet (results stay in --db)\n"
+             "++hydra.output_subdir=SUB  SUBDIR above (default .hydra; null: no configuration\n"
+             "                 written); other hydra.* settings are ignored with a warning\n"
              "--accelerators A total ranks (emulated accelerators), split evenly over the workers;\n"
              "                 default: shardbench.accelerators of the workload, else 1\n"
              "--local N        start N local shardbench-worker processes (default 1)\n"
@@ -310,9 +323,16 @@ s_slurm_hosts (s_run_args_t *a, const char *cmd)
 }
 
 static int
-s_load_workload (sb_config_t *cfg, const char *name, char *err, size_t err_size)
+s_load_workload (sb_config_t *cfg, const char *name, const sb_dlio_args_t *dlio, char *err, size_t err_size)
 {
-    if (access (name, F_OK) == 0 || strchr (name, '/') || strstr (name, ".yaml") || strstr (name, ".yml"))
+    char path[4096];
+    int found = dlio ? sb_dlio_workload_path (dlio, name, path, sizeof path, err, err_size) : 0;
+    if (found < 0)
+        return -1;
+    if (found)
+        return sb_config_load_file (cfg, path, err, err_size);
+    if (!(dlio && dlio->workload == name)
+        && (access (name, F_OK) == 0 || strchr (name, '/') || strstr (name, ".yaml") || strstr (name, ".yml")))
         return sb_config_load_file (cfg, name, err, err_size);
     for (const sb_embedded_t *p = sb_presets; p->name; p++)
         if (strcmp (p->name, name) == 0) {
@@ -320,7 +340,10 @@ s_load_workload (sb_config_t *cfg, const char *name, char *err, size_t err_size)
             snprintf (origin, sizeof origin, "preset %s", name);
             return sb_config_load_string (cfg, p->text, origin, err, err_size);
         }
-    int n = snprintf (err, err_size, "unknown workload '%s': not a file and not a preset (presets:", name);
+    int n = dlio && dlio->config_dir
+        ? snprintf (err, err_size, "unknown workload '%s': no %s/workload/%s.yaml and no preset of that name (presets:",
+                    name, dlio->config_dir, name)
+        : snprintf (err, err_size, "unknown workload '%s': not a file and not a preset (presets:", name);
     for (const sb_embedded_t *p = sb_presets; p->name && n > 0 && (size_t) n < err_size; p++)
         n += snprintf (err + n, err_size - (size_t) n, " %s", p->name);
     if (n > 0 && (size_t) n < err_size)
@@ -331,10 +354,11 @@ s_load_workload (sb_config_t *cfg, const char *name, char *err, size_t err_size)
 /* Load workload `name` into cfg, apply the KEY=VALUE overrides and resolve
  * the key table into *wl. Prints the error and returns -1 on failure. */
 static int
-s_resolve_workload (sb_config_t *cfg, const char *name, const char **overrides, size_t noverrides, sb_workload_t *wl)
+s_resolve_workload (sb_config_t *cfg, const char *name, const sb_dlio_args_t *dlio, const char **overrides,
+                    size_t noverrides, sb_workload_t *wl)
 {
     char err[4096];
-    if (s_load_workload (cfg, name, err, sizeof err) != 0) {
+    if (s_load_workload (cfg, name, dlio, err, sizeof err) != 0) {
         fprintf (stderr, "shardbench: error: %s\n", err);
         return -1;
     }
@@ -424,6 +448,7 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
     int have_workload = 0, rc = EXIT_USAGE;
     sb_resultdb_t *db = NULL;
     char *yaml = NULL;
+    sb_dlio_args_t dlio = { 0 };
     if (!cfg || !overrides) {
         fprintf (stderr, "shardbench: out of memory\n");
         goto done;
@@ -432,10 +457,22 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
         const char *arg = argv[i];
         const char *next = i + 1 < argc ? argv[i + 1] : NULL;
 #define NEEDS_VALUE() do { if (!next) { fprintf (stderr, "shardbench: %s needs a value\n", arg); goto done; } i++; } while (0)
+        int used_next = 0, dlio_form;
+        const char *dlio_override = NULL;
         if (!strcmp (arg, "-h") || !strcmp (arg, "--help")) {
             s_usage_run (stdout, cmd);
             rc = 0;
             goto done;
+        }
+        else if ((dlio_form = sb_dlio_arg (&dlio, arg, next, &used_next, &dlio_override, err, sizeof err)) != 0) {
+            /* DLIO / mlpstorage: workload=NAME, --config-dir, ++workload.K=V, ++hydra.* */
+            if (dlio_form < 0) {
+                fprintf (stderr, "shardbench %s: %s\n", cmd, err);
+                goto done;
+            }
+            i += used_next;
+            if (dlio_override)
+                overrides[noverrides++] = dlio_override;
         }
         else if (!strcmp (arg, "-v") || !strcmp (arg, "--verbose"))
             sb_log_set_level (SB_LOG_DEBUG);
@@ -523,7 +560,7 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
             a.dry_run = 1;
         else if (!strcmp (arg, "--subset") && kind == SB_SESSION_CHECKPOINT)
             overrides[noverrides++] = "checkpoint.mode=subset";
-        else if (arg[0] == '-' && arg[1] == '-' && !strchr (arg, '=')) {
+        else if (arg[0] == '-') {
             fprintf (stderr, "shardbench %s: unknown option '%s' (see --help)\n", cmd, arg);
             goto done;
         }
@@ -540,6 +577,13 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
         }
 #undef NEEDS_VALUE
     }
+    if (dlio.workload && have_workload) {
+        fprintf (stderr, "shardbench %s: two workloads: '%s' and workload=%s (give one)\n", cmd, a.workload,
+                 dlio.workload);
+        goto done;
+    }
+    if (dlio.workload)
+        a.workload = dlio.workload;
     int using_hosts = a.hosts_given;
     if ((a.local != 0) + (a.workers != 0) + using_hosts + a.slurm > 1) {
         fprintf (stderr, "shardbench %s: --local, --workers, --hosts/--hostfile and --slurm exclude each other\n", cmd);
@@ -576,7 +620,7 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
                  " the workload (without --bind, the local workers use a private socket)", bind);
 
     sb_workload_t wl;
-    if (s_resolve_workload (cfg, a.workload, overrides, noverrides, &wl) != 0)
+    if (s_resolve_workload (cfg, a.workload, &dlio, overrides, noverrides, &wl) != 0)
         goto done;
     /* A workload file is data: it may come from anyone and never chooses a
      * command that runs on other hosts. Only the command line does. */
@@ -597,6 +641,12 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
     /* credentials are never recorded (runs.config) or shown */
     if (sb_config_redact (cfg, sb_workload_is_secret_key, "<redacted>") < 0 || !(yaml = sb_config_to_yaml (cfg))) {
         fprintf (stderr, "shardbench: out of memory\n");
+        goto done;
+    }
+    /* ++hydra.run.dir: the run's output folder, with the configuration
+     * where DLIO (Hydra) writes it; not on a dry run, which writes nothing */
+    if (!a.dry_run && sb_dlio_write_outputs (&dlio, yaml, err, sizeof err) != 0) {
+        fprintf (stderr, "shardbench %s: hydra.run.dir: %s\n", cmd, err);
         goto done;
     }
     db = sb_resultdb_open (a.db_path, err, sizeof err);
@@ -655,6 +705,7 @@ done:
     sb_resultdb_destroy (&db);
     free (yaml);
     free (overrides);
+    sb_dlio_args_fini (&dlio);
     for (size_t i = 0; i < a.nhosts; i++)
         free (a.hosts[i]);
     free (a.hosts);
@@ -911,7 +962,7 @@ s_cmd_datasize (int argc, char **argv)
         goto done;
     }
     sb_workload_t wl;
-    if (s_resolve_workload (cfg, workload, overrides, noverrides, &wl) != 0)
+    if (s_resolve_workload (cfg, workload, NULL, overrides, noverrides, &wl) != 0)
         goto done;
     double record_length;
     const char *how;
