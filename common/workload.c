@@ -16,7 +16,9 @@
  * train.computation_time (s_compute); T_ALIAS: another spelling of the key
  * named in `fallback`, read when that key is absent (s_aliases). */
 typedef enum { T_U64, T_U64R, T_F64, T_STR, T_BOOL, T_SHUFFLE, T_SYNC, T_STORAGE, T_LB, T_LIST, T_DIST, T_ALIAS,
-               T_IGNORED } s_type_t;
+               T_IGNORED, T_I64, T_COUNT } s_type_t;
+/* T_I64: a signed integer (int64_t field); T_COUNT: a count where a negative
+ * number means none, as DLIO's -1 (uint64_t field, 0) */
 
 typedef struct {
     const char *key;
@@ -116,13 +118,12 @@ static const s_key_t s_keys[] = {
     { "model.transformer.num_attention_heads", T_U64, OFF (ckpt.num_attention_heads), 0, "32", 1, 1e6, "attention heads" },
     { "model.transformer.num_kv_heads", T_U64, OFF (ckpt.num_kv_heads), 0, "32", 1, 1e6, "key/value heads (GQA)" },
     { "checkpoint.checkpoint_folder", T_STR, STRF (ckpt.folder), "./checkpoints", 0, 0, "where checkpoints go (s3: key prefix)" },
-    { "checkpoint.num_checkpoints_write", T_U64, OFF (ckpt.num_write), 0, "1", 0, 1e6, "checkpoints to write" },
-    { "checkpoint.num_checkpoints_read", T_U64, OFF (ckpt.num_read), 0, "1", 0, 1e6, "checkpoints to read back" },
+    { "checkpoint.num_checkpoints_write", T_COUNT, OFF (ckpt.num_write), 0, "1", 0, 1e6, "checkpoints to write" },
+    { "checkpoint.num_checkpoints_read", T_COUNT, OFF (ckpt.num_read), 0, "1", 0, 1e6, "checkpoints to read back" },
     { "checkpoint.fsync", T_BOOL, OFF (ckpt.fsync), 0, "true", 0, 0, "fsync every checkpoint file" },
     { "checkpoint.mode", T_STR, STRF (ckpt.mode), "default", 0, 0, "default | subset (only some ranks of the full run)" },
     { "checkpoint.time_between_checkpoints", T_F64, OFF (ckpt.time_between), 0, "0", 0, 86400, "emulated training between checkpoints, s" },
     { "checkpoint.scale", T_F64, OFF (ckpt.scale), 0, "1", 1e-12, 1, "scale every checkpoint size (small runs)" },
-    { "model.type", T_IGNORED, 0, 0, 0, 0, 0, 0 },
     { "model.model_size", T_IGNORED, 0, 0, 0, 0, 0, 0 },
     { "reader.shuffle_size", T_IGNORED, 0, 0, 0, 0, 0, 0 },
     /* DLIO keys accepted and recorded, not acted on by this version. */
@@ -139,6 +140,17 @@ static const s_key_t s_keys[] = {
     { "reader.computation_threads", T_IGNORED, 0, 0, 0, 0, 0, 0 },
     { "reader.transfer_size", T_IGNORED, 0, 0, 0, 0, 0, 0 },
     { "reader.dont_use_mmap", T_IGNORED, 0, 0, 0, 0, 0, 0 },
+    /* issue 15, ckpt */
+    { "model.type", T_STR, STRF (ckpt.model_type), "", 0, 0, "model kind: any but transformer checkpoints model.model_size_bytes" },
+    { "model.model_size_bytes", T_U64, OFF (ckpt.model_size), 0, "10240", 0, 1e15, "checkpoint model state of a model that is not a transformer (DLIO's default)" },
+    { "checkpoint.steps_between_checkpoints", T_I64, OFF (ckpt.steps_between), 0, "-1", -1e15, 1e15, "training: a checkpoint every N steps of each epoch (0: none; -1: by epoch)" },
+    { "checkpoint.checkpoint_after_epoch", T_I64, OFF (ckpt.after_epoch), 0, "1", -1e15, 1e15, "training: first epoch that ends with a checkpoint" },
+    { "checkpoint.epochs_between_checkpoints", T_I64, OFF (ckpt.epochs_between), 0, "1", -1e15, 1e15, "training: epochs from one checkpoint to the next" },
+    { "checkpoint.type", T_IGNORED, 0, 0, 0, 0, 0, 0 },
+    { "checkpoint.randomize_tensor", T_IGNORED, 0, 0, 0, 0, 0, 0 },
+    { "checkpoint.rank_sync", T_IGNORED, 0, 0, 0, 0, 0, 0 },
+    { "checkpoint.checkpoint_mechanism_classname", T_IGNORED, 0, 0, 0, 0, 0, 0 },
+    { "checkpoint.model_size", T_IGNORED, 0, 0, 0, 0, 0, 0 },
 };
 
 #define S_NKEYS (sizeof s_keys / sizeof s_keys[0])
@@ -287,6 +299,26 @@ s_parse (const s_key_t *k, const sb_config_entry_t *e, const char *text, sb_work
             return -1;
         }
         *(uint64_t *) at = (uint64_t) v;
+        return 0;
+    }
+    case T_I64:
+    case T_COUNT: {
+        char *end = NULL;
+        errno = 0;
+        long long v = strtoll (text, &end, 10);
+        if (*text == '\0' || *end != '\0' || errno) {
+            snprintf (err, err_size, "%s: key '%s': expected an integer, got '%s'", where, k->key, text);
+            return -1;
+        }
+        if ((double) v < (k->type == T_COUNT ? -1e15 : k->min) || (double) v > k->max) {
+            snprintf (err, err_size, "%s: key '%s': %lld is out of range [%.0f, %.0f]", where, k->key, v,
+                      k->type == T_COUNT ? -1e15 : k->min, k->max);
+            return -1;
+        }
+        if (k->type == T_COUNT)
+            *(uint64_t *) at = v < 0 ? 0 : (uint64_t) v;
+        else
+            *(int64_t *) at = (int64_t) v;
         return 0;
     }
     case T_LIST:
@@ -682,6 +714,37 @@ s_aliases (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size)
     return 0;
 }
 
+/* issue 15, ckpt: checkpoints during training (workflow.train and
+ * workflow.checkpoint both true, as DLIO reads them; the workflow keys
+ * themselves are the workflow's), and DLIO's model size key. */
+static int
+s_ckpt_keys (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size)
+{
+    const char *flags[2] = { "workflow.train", "workflow.checkpoint" };
+    int on[2] = { 1, 0 };   /* DLIO's defaults: do_train True, do_checkpoint False */
+    for (int i = 0; i < 2; i++) {
+        const sb_config_entry_t *e = sb_config_get (cfg, flags[i]);
+        if (!e)
+            continue;
+        s_key_t k = { flags[i], T_BOOL, 0, 0, NULL, 0, 0, NULL };
+        sb_workload_t scratch;
+        int *at = &scratch.drop_page_cache;     /* any int field: T_BOOL writes the offset's int */
+        k.offset = (size_t) ((char *) at - (char *) &scratch);
+        if (s_parse (&k, e, e->value ? e->value : "", &scratch, err, err_size) != 0)
+            return -1;
+        on[i] = *at;
+    }
+    wl->ckpt.in_train = on[0] && on[1];
+    const sb_config_entry_t *size = sb_config_get (cfg, "model.model_size");
+    if (size && !sb_config_get (cfg, "model.model_size_bytes") && strcmp (wl->ckpt.model_type, "transformer") != 0) {
+        char where[1200];
+        sb_warn ("%s: key 'model.model_size' is not read by DLIO, which sizes a model's checkpoint by"
+                 " model.model_size_bytes (default 10240): its checkpoints are %llu bytes, as DLIO's",
+                 s_where (size, where, sizeof where), (unsigned long long) wl->ckpt.model_size);
+    }
+    return 0;
+}
+
 /* Add key to the ", "-separated list of ignored keys, once: the items of a
  * list of mappings (DLIO's dataset.parquet.columns) are one entry,
  * "dataset.parquet.columns[].name". A list that is full ends with "...". */
@@ -735,6 +798,8 @@ sb_workload_from_config (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
     }
     s_where (sb_config_get (cfg, "reader.batch_size"), wl->batch_size_origin, sizeof wl->batch_size_origin);
     if (s_aliases (cfg, wl, err, err_size) != 0 || s_compute (cfg, wl, err, err_size) != 0)
+        return -1;
+    if (s_ckpt_keys (cfg, wl, err, err_size) != 0)
         return -1;
     if (wl->read_threads == 0)
         wl->read_threads = 1;   /* DLIO: 0 reads on the main process */

@@ -33,6 +33,13 @@ typedef struct {
     char        mode[16];               /* checkpoint.mode: default | subset */
     double      time_between;           /* checkpoint.time_between_checkpoints, seconds */
     double      scale;                  /* checkpoint.scale: bytes x scale (1: the real sizes) */
+    /* issue 15, ckpt */
+    char        model_type[32];         /* model.type: any but "transformer" writes a model_states-{rank} file */
+    uint64_t    model_size;             /* model.model_size_bytes: that file's bytes (DLIO's default 10240) */
+    int64_t     steps_between;          /* checkpoint.steps_between_checkpoints: >= 0 by step (0: never), < 0 */
+    int64_t     after_epoch;            /* by epoch: checkpoint_after_epoch, then every epochs_between_checkpoints */
+    int64_t     epochs_between;
+    int         in_train;               /* workflow.train and workflow.checkpoint: checkpoints during training */
 } sb_ckpt_cfg_t;
 
 typedef struct {

@@ -2,9 +2,13 @@
 #include "checkpoint.h"
 #include "proto.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 uint64_t
 sb_ckpt_dtype_size (const char *name)
@@ -108,14 +112,112 @@ sb_ckpt_rank_bytes (const sb_ckpt_cfg_t *c, uint64_t data, uint64_t rank, uint64
     *optim = n ? 3 * (n + 5 * c->hidden_size) * sb_ckpt_dtype_size (c->optimizer_datatype) : 0;
 }
 
+/* Bytes of one file, scaled: scale 1 keeps the exact integers; a scale
+ * that is a power of two scales exactly too. */
+static uint64_t
+s_scaled (double scale, uint64_t bytes)
+{
+    return scale >= 1 ? bytes : (uint64_t) floor ((double) bytes * scale);
+}
+
+/* Append one file of rank r (model: 1 for a model state, 0 for the
+ * optimizer's); a file of 0 bytes is left out, as DLIO writes none. */
+static int
+s_add_file (sb_ckpt_plan_t *self, uint64_t r, int model, uint64_t bytes, char *err, size_t err_size,
+            const char *fmt, ...)
+{
+    if (bytes == 0)
+        return 0;
+    if (self->nfiles >= SB_PROTO_MAX_ARRAY) {
+        snprintf (err, err_size, "a checkpoint of over %d files: a checkpoint phase carries every file in one"
+                  " message", SB_PROTO_MAX_ARRAY);
+        return -1;
+    }
+    if (self->nfiles % 1024 == 0) {
+        size_t cap = self->nfiles + 1024;
+        char **names = realloc (self->names, cap * sizeof *names);
+        if (names)
+            self->names = names;
+        uint64_t *sizes = names ? realloc (self->file_bytes, cap * sizeof *sizes) : NULL;
+        if (sizes)
+            self->file_bytes = sizes;
+        if (!names || !sizes) {
+            snprintf (err, err_size, "out of memory");
+            return -1;
+        }
+    }
+    char name[160];
+    va_list ap;
+    va_start (ap, fmt);
+    vsnprintf (name, sizeof name, fmt, ap);
+    va_end (ap);
+    if (!(self->names[self->nfiles] = strdup (name))) {
+        snprintf (err, err_size, "out of memory");
+        return -1;
+    }
+    uint64_t scaled = s_scaled (self->scale, bytes);
+    self->file_bytes[self->nfiles++] = scaled;
+    if (model) {
+        self->full_model_bytes += bytes;
+        self->model_bytes[r] += scaled;
+    }
+    else {
+        self->full_optim_bytes += bytes;
+        self->optim_bytes[r] += scaled;
+    }
+    self->total_bytes += scaled;
+    return 0;
+}
+
+/* The files rank r writes (see sb_ckpt_plan_t), m and o its transformer
+ * model and optimizer bytes (sb_ckpt_rank_bytes). */
+static int
+s_rank_files (sb_ckpt_plan_t *self, const sb_ckpt_cfg_t *c, uint64_t data, uint64_t r, uint64_t m, uint64_t o,
+              char *err, size_t err_size)
+{
+    uint64_t mp = c->tensor * c->pipeline, dp = r / mp, mpr = r % mp;
+    (void) data;
+    /* DLIO: without ZeRO only ranks below tensor x pipeline checkpoint */
+    if (c->zero_stage == 0 && r >= mp)
+        return 0;
+    if (strcmp (c->model_type, "transformer") != 0
+        && s_add_file (self, r, 1, c->model_size, err, err_size, "model_states-%llu.pt", (unsigned long long) r) != 0)
+        return -1;
+    if (c->num_layers == 0)
+        return 0;
+    if (c->zero_stage == 1 || c->zero_stage == 2) {
+        if (dp == 0 && c->pipeline > 1) {
+            /* one file per layer of the rank's pipeline stage */
+            uint64_t first, last, stage = (r / c->tensor) % c->pipeline;
+            s_stage_layers (c, stage, &first, &last);
+            for (uint64_t i = first; i <= last; i++)
+                if (s_add_file (self, r, 1, s_layer_elements (c, i, 1) * sb_ckpt_dtype_size (c->model_datatype), err,
+                                err_size, "layer_%llu-model_%llu_model_states.pt", (unsigned long long) i,
+                                (unsigned long long) mpr) != 0)
+                    return -1;
+        }
+        else if (dp == 0
+                 && s_add_file (self, r, 1, m, err, err_size, "model_%llu_model_states.pt", (unsigned long long) mpr)
+                        != 0)
+            return -1;
+    }
+    else if (s_add_file (self, r, 1, m, err, err_size, "zero_pp_rank_%llu_mp_rank_%llu_model_states.pt",
+                         (unsigned long long) dp, (unsigned long long) mpr) != 0)
+        return -1;
+    return s_add_file (self, r, 0, o, err, err_size, "zero_pp_rank_%llu_mp_rank_%llu_optim_states.pt",
+                       (unsigned long long) dp, (unsigned long long) mpr);
+}
+
 int
 sb_ckpt_plan_init (sb_ckpt_plan_t *self, const sb_ckpt_cfg_t *c, uint64_t ranks, char *err, size_t err_size)
 {
     memset (self, 0, sizeof *self);
     uint64_t mp = c->tensor * c->pipeline;
-    if (c->num_layers == 0) {
-        snprintf (err, err_size, "model.num_layers is 0: a checkpoint needs a transformer model (see the llama3_*"
-                  " presets)");
+    int other_model = strcmp (c->model_type, "transformer") != 0 && c->model_size > 0;
+    if (c->num_layers == 0 && !other_model) {
+        snprintf (err, err_size, "model.num_layers is 0 and model.type is '%s': a checkpoint needs a transformer"
+                  " model (see the llama3_* presets) or a model.type other than transformer with"
+                  " model.model_size_bytes > 0", c->model_type);
         return -1;
     }
     /* bounds that keep every byte count below 2^60 (the arithmetic is in
@@ -138,13 +240,14 @@ sb_ckpt_plan_init (sb_ckpt_plan_t *self, const sb_ckpt_cfg_t *c, uint64_t ranks,
                   " fp32, fp64, int8 or uint8", c->model_datatype, c->optimizer_datatype);
         return -1;
     }
-    if (c->num_kv_heads > c->num_attention_heads || c->hidden_size < c->num_attention_heads) {
+    if (c->num_layers > 0
+        && (c->num_kv_heads > c->num_attention_heads || c->hidden_size < c->num_attention_heads)) {
         snprintf (err, err_size, "model.transformer: %llu key-value heads, %llu attention heads and hidden size"
                   " %llu do not make a model", (unsigned long long) c->num_kv_heads,
                   (unsigned long long) c->num_attention_heads, (unsigned long long) c->hidden_size);
         return -1;
     }
-    if (c->num_layers < c->pipeline) {
+    if (c->num_layers > 0 && c->num_layers < c->pipeline) {
         snprintf (err, err_size, "model.num_layers %llu is smaller than model.parallelism.pipeline %llu",
                   (unsigned long long) c->num_layers, (unsigned long long) c->pipeline);
         return -1;
@@ -202,18 +305,22 @@ sb_ckpt_plan_init (sb_ckpt_plan_t *self, const sb_ckpt_cfg_t *c, uint64_t ranks,
         .subset = subset, .scale = c->scale, .num_parameters = sb_ckpt_num_parameters (c),
         .model_bytes = model_bytes, .optim_bytes = optim_bytes,
     };
+    if (!(self->first = calloc (ranks + 1, sizeof (uint64_t)))) {
+        sb_ckpt_plan_fini (self);
+        snprintf (err, err_size, "out of memory");
+        return -1;
+    }
     for (uint64_t r = 0; r < ranks; r++) {
         uint64_t m, o;
         sb_ckpt_rank_bytes (c, data, r, &m, &o);
-        self->full_model_bytes += m;
-        self->full_optim_bytes += o;
-        /* scale 1 keeps the exact integers; a scale that is a power of two
-         * scales exactly too */
-        self->model_bytes[r] = c->scale >= 1 ? m : (uint64_t) floor ((double) m * c->scale);
-        self->optim_bytes[r] = c->scale >= 1 ? o : (uint64_t) floor ((double) o * c->scale);
-        self->total_bytes += self->model_bytes[r] + self->optim_bytes[r];
-        self->files += (self->model_bytes[r] > 0) + (self->optim_bytes[r] > 0);
+        self->first[r] = self->nfiles;
+        if (s_rank_files (self, c, data, r, m, o, err, err_size) != 0) {
+            sb_ckpt_plan_fini (self);
+            return -1;
+        }
     }
+    self->first[ranks] = self->nfiles;
+    self->files = self->nfiles;
     return 0;
 }
 
@@ -223,6 +330,82 @@ sb_ckpt_plan_fini (sb_ckpt_plan_t *self)
     free (self->model_bytes);
     free (self->optim_bytes);
     self->model_bytes = self->optim_bytes = NULL;
+    for (size_t i = 0; i < self->nfiles; i++)
+        free (self->names[i]);
+    free (self->names);
+    free (self->file_bytes);
+    free (self->first);
+    self->names = NULL;
+    self->file_bytes = self->first = NULL;
+    self->nfiles = 0;
+}
+
+int
+sb_ckpt_folder_name (uint64_t epoch, uint64_t step, char *buf, size_t size)
+{
+    int n = snprintf (buf, size, "global_epoch%llu_step%llu", (unsigned long long) epoch, (unsigned long long) step);
+    return n < 0 || (size_t) n >= size ? -1 : 0;
+}
+
+size_t
+sb_ckpt_train_steps (const sb_ckpt_cfg_t *c, uint64_t epoch, uint64_t batches, uint64_t *steps, size_t max)
+{
+    size_t n = 0;
+    if (c->steps_between >= 0) {
+        /* DLIO: next_checkpoint_step starts at N each epoch; steps are 1-based, so N = 0 never matches */
+        for (uint64_t s = (uint64_t) c->steps_between; c->steps_between > 0 && s <= batches && n < max;
+             s += (uint64_t) c->steps_between)
+            steps[n++] = s;
+        return n;
+    }
+    /* DLIO: epoch == next_checkpoint_epoch, which starts at checkpoint_after_epoch and grows by
+     * epochs_between_checkpoints after each (0 or less: that one epoch only) */
+    if (c->after_epoch < 1 || max == 0 || (int64_t) epoch < c->after_epoch)
+        return 0;
+    uint64_t since = epoch - (uint64_t) c->after_epoch;
+    int due = since == 0 || (c->epochs_between > 0 && since % (uint64_t) c->epochs_between == 0);
+    if (due)
+        steps[n++] = batches + 1;
+    return n;
+}
+
+int
+sb_ckpt_check_written (const sb_ckpt_plan_t *plan, const char *folder, uint64_t n, char *err, size_t err_size)
+{
+    for (uint64_t k = 1; k <= n; k++) {
+        char dir[64];
+        if (sb_ckpt_folder_name (1, k, dir, sizeof dir) != 0)
+            return -1;
+        for (size_t i = 0; i < plan->nfiles; i++) {
+            if (plan->file_bytes[i] == 0)
+                continue;
+            char path[PATH_MAX];
+            struct stat st;
+            int w = snprintf (path, sizeof path, "%s%s/%s", folder, dir, plan->names[i]);
+            if (w < 0 || (size_t) w >= sizeof path) {
+                snprintf (err, err_size, "checkpoint path too long under %s", folder);
+                return -1;
+            }
+            if (stat (path, &st) != 0) {
+                int e = errno;
+                snprintf (err, err_size, "checkpoint.num_checkpoints_write is 0, so this run reads checkpoints 1..%llu"
+                          " that an earlier run wrote into %s, but %s/%s: %s (write them first, with"
+                          " checkpoint.num_checkpoints_read=0 and the same model, parallelism, accelerators and"
+                          " checkpoint.scale)", (unsigned long long) n, folder, dir, plan->names[i], strerror (e));
+                return -1;
+            }
+            if (!S_ISREG (st.st_mode) || (uint64_t) st.st_size != plan->file_bytes[i]) {
+                snprintf (err, err_size, "checkpoint.num_checkpoints_write is 0, so this run reads checkpoints 1..%llu"
+                          " that an earlier run wrote into %s, but %s/%s %s %llu bytes where this run's checkpoint"
+                          " has %llu: it was written with another model, parallelism, accelerator count or"
+                          " checkpoint.scale", (unsigned long long) n, folder, dir, plan->names[i],
+                          S_ISREG (st.st_mode) ? "holds" : "is not a regular file of",
+                          (unsigned long long) st.st_size, (unsigned long long) plan->file_bytes[i]);
+                return -1;
+            }
+        }
+    }
+    return 0;
 }
 
 int

@@ -35,7 +35,39 @@ typedef struct {
     uint64_t  total_bytes;      /* one checkpoint over all ranks, scaled */
     uint64_t  full_model_bytes; /* one checkpoint over all ranks, unscaled */
     uint64_t  full_optim_bytes;
+    /* the files, as DLIO names them inside a checkpoint's folder
+     * global_epoch{E}_step{S}/ (base_checkpointing.py save_checkpoint):
+     *   model_states-{rank}.pt            a model that is not a transformer (model.model_size_bytes)
+     *   layer_{i}-model_{mp}_model_states.pt   ZeRO 1/2 with pipeline parallelism: one per layer,
+     *   model_{mp}_model_states.pt             ZeRO 1/2 without: the data-parallel rank 0 only
+     *   zero_pp_rank_{dp}_mp_rank_{mp}_model_states.pt   ZeRO 0 and 3
+     *   zero_pp_rank_{dp}_mp_rank_{mp}_optim_states.pt   the optimizer
+     * (mp = rank mod tensor x pipeline, dp = rank / (tensor x pipeline)); rank r's are
+     * names[first[r]] .. names[first[r+1] - 1], each scaled on its own */
+    char    **names;            /* nfiles (owned) */
+    uint64_t *file_bytes;       /* nfiles (owned) */
+    uint64_t *first;            /* ranks + 1 (owned) */
+    size_t    nfiles;
 } sb_ckpt_plan_t;
+
+/* The folder of checkpoint `step` of `epoch` ("global_epoch1_step3"), DLIO's
+ * name. Returns 0, or -1 when it does not fit. */
+int sb_ckpt_folder_name (uint64_t epoch, uint64_t step, char *buf, size_t size);
+
+/* issue 15, ckpt: the steps after which epoch `epoch` of `batches` steps
+ * writes a checkpoint during training, as DLIO's training loop does
+ * (main.py _train): with steps_between_checkpoints >= 0 steps k x N (N > 0)
+ * up to batches; else, when the epoch is checkpoint_after_epoch, or a
+ * multiple of epochs_between_checkpoints after it, one after the last step
+ * named batches + 1 (DLIO's step count after its loop). Into steps (at most
+ * max, ascending); returns how many. */
+size_t sb_ckpt_train_steps (const sb_ckpt_cfg_t *cfg, uint64_t epoch, uint64_t batches, uint64_t *steps, size_t max);
+
+/* A read-only invocation (num_checkpoints_write 0) reads checkpoints 1..n
+ * that an earlier one wrote under folder (a local path ending in '/'): each
+ * of the plan's files must be there with its size. Returns 0, or -1 with err
+ * naming the folder and the first file missing or of another size. */
+int sb_ckpt_check_written (const sb_ckpt_plan_t *plan, const char *folder, uint64_t n, char *err, size_t err_size);
 
 /* Bytes of one element of a DLIO datatype name ("fp16", "bf16", "fp32",
  * "fp64", "int8", "uint8"); 0 for an unknown name. */
@@ -51,7 +83,8 @@ uint64_t sb_ckpt_num_parameters (const sb_ckpt_cfg_t *cfg);
 void sb_ckpt_rank_bytes (const sb_ckpt_cfg_t *cfg, uint64_t data, uint64_t rank, uint64_t *model,
                          uint64_t *optim);
 
-/* Plan one checkpoint of `ranks` ranks. Default mode: data parallelism is
+/* Plan one checkpoint of `ranks` ranks (a transformer with num_layers > 0,
+ * or a model of another model.type with model.model_size_bytes > 0). Default mode: data parallelism is
  * ranks / (tensor x pipeline), which must divide. Subset mode
  * (checkpoint.mode: subset): model.parallelism.data is the full run's, and
  * the ranks are the first `ranks` of that layout (MLPerf Storage: a single

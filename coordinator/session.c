@@ -142,7 +142,18 @@ typedef struct {
     int             generating;     /* a datagen of this session may have written */
     int             read_only;      /* the data folder is read-only here: not locked */
     int             run_open;       /* run_id is begun and not yet finished: errors rows go to it */
+    /* issue 15, ckpt: checkpoints during training (wl->ckpt.in_train; the files: ckpt) */
+    uint64_t       *ckpt_steps;     /* this epoch's, as PHASE_START ckpt_steps (owned) */
+    uint64_t       *ckpt_arrived;   /* per checkpoint of this epoch: ranks that reported it (owned) */
+    size_t          ckpt_nsteps;
+    uint64_t        ckpt_first;     /* run-wide number of this epoch's first checkpoint */
+    uint64_t        ckpt_written;   /* checkpoints of the run every rank reported */
+    char            ckpt_root[PATH_MAX];    /* checkpoint.checkpoint_folder as workers see it ('/'-ended) */
 } s_session_t;
+
+/* issue 15, ckpt: checkpoints during training (defined with s_phase_checkpoint) */
+static void s_on_ckpt_done (s_session_t *self, s_worker_t *w, const sb_msg_ckpt_done_t *m);
+static int s_ckpt_epoch (s_session_t *self, uint64_t e, uint64_t batches, sb_msg_phase_start_t *ps);
 
 /* ---------------------------------------------------------------- signals */
 
@@ -664,6 +675,12 @@ s_on_rank_done (s_session_t *self, s_worker_t *w, const sb_msg_rank_done_t *m)
         return;
     }
     if (self->phase == S_PHASE_TRAIN
+        && !(m->ckpt_s >= 0 && m->ckpt_s <= m->finished_at - m->started_at)) {
+        s_fail (self, "rank %llu on %s reported %g s of checkpoints in epoch %llu of %g s", (unsigned long long) m->rank,
+                w->host, m->ckpt_s, (unsigned long long) m->epoch, m->finished_at - m->started_at);
+        return;
+    }
+    if (self->phase == S_PHASE_TRAIN
         && !(m->metric_steps <= m->batches && m->metric_compute_s >= 0 && isfinite (m->metric_compute_s)
              && m->head_proc_s >= 0 && isfinite (m->head_proc_s) && m->tail_proc_s >= 0 && isfinite (m->tail_proc_s))) {
         s_fail (self, "rank %llu on %s reported impossible DLIO metric sums for epoch %llu: %llu of %llu steps in the"
@@ -707,7 +724,9 @@ s_on_rank_done (s_session_t *self, s_worker_t *w, const sb_msg_rank_done_t *m)
     if (self->phase == S_PHASE_TRAIN) {
         /* DLIO's figures of the rank, over its own clock's span */
         sb_dlio_rank_t fig;
-        sb_dlio_rank_figures (m->finished_at - m->started_at, m->head_proc_s, m->tail_proc_s, m->metric_compute_s,
+        /* checkpoints are out of DLIO's blocks (StatsCounter end_block before save_ckpt) */
+        sb_dlio_rank_figures (m->finished_at - m->started_at - m->ckpt_s, m->head_proc_s, m->tail_proc_s,
+                              m->metric_compute_s,
                               m->metric_steps, m->batches, self->o->wl->batch_size, &fig);
         re.metric_steps = m->metric_steps;
         re.metric_compute_s = m->metric_compute_s;
@@ -831,6 +850,7 @@ s_dispatch (s_session_t *self)
         case SB_MSG_STEP: s_on_step (self, w, &msg.u.step); break;
         case SB_MSG_STATS: s_on_stats (self, w, &msg.u.stats); break;
         case SB_MSG_RANK_DONE: s_on_rank_done (self, w, &msg.u.rank_done); break;
+        case SB_MSG_CKPT_DONE: s_on_ckpt_done (self, w, &msg.u.ckpt_done); break;
         case SB_MSG_ERROR: s_on_error (self, w, &msg.u.error); break;
         case SB_MSG_BYE: {
             char note[384];
@@ -1410,6 +1430,18 @@ s_phase_train (s_session_t *self)
              self->catalog_sizes == 1 ? "the generator's" : self->catalog_sizes == 2 ? "unknown" : "served in pages",
              sb_now () - plan_started);
     s_check_dataset_size (self);
+    self->ckpt_first = 1;
+    if (wl->ckpt.in_train) {
+        /* issue 15, ckpt: DLIO's checkpoints during training, into checkpoint.checkpoint_folder */
+        if (sb_ckpt_plan_init (&self->ckpt, &wl->ckpt, self->o->accelerators, err, sizeof err) != 0) {
+            s_fail (self, "%s", err);
+            s_end_run (self);
+            return -1;
+        }
+        sb_info ("checkpoints during training into %s: %llu bytes in %llu files each, %s",
+                 wl->ckpt.folder, (unsigned long long) self->ckpt.total_bytes, (unsigned long long) self->ckpt.nfiles,
+                 wl->ckpt.steps_between >= 0 ? "by step" : "by epoch");
+    }
     for (uint64_t e = 1; e <= wl->epochs && !self->failed; e++) {
         self->phase = S_PHASE_TRAIN;
         self->epoch = e;
@@ -1444,6 +1476,8 @@ s_phase_train (s_session_t *self)
         start.u.phase_start.listed = self->catalog_info.count;
         start.u.phase_start.catalog_names = (uint64_t) self->catalog_names;
         start.u.phase_start.catalog_sizes = (uint64_t) self->catalog_sizes;
+        if (s_ckpt_epoch (self, e, info->steps, &start.u.phase_start) != 0)
+            break;
         s_broadcast (self, &start);
         sb_progress_phase (self->progress, "train", "samples", e, wl->epochs, epoch_samples,
                            wl->sync == SB_SYNC_STEP && self->nworkers > 1 ? info->steps : 0, sb_now ());
@@ -1453,6 +1487,12 @@ s_phase_train (s_session_t *self)
         sb_progress_clear (self->progress);
         if (pumped != 0)
             break;
+        if (self->ckpt_written != self->ckpt_first - 1 + self->ckpt_nsteps) {
+            s_fail (self, "epoch %llu ended with %llu of its %zu checkpoints reported by every rank",
+                    (unsigned long long) e, (unsigned long long) (self->ckpt_written + 1 - self->ckpt_first),
+                    self->ckpt_nsteps);
+            break;
+        }
         const sb_histogram_t *bl = &self->barrier_latency, *own = &self->barrier_own;
         if (sb_resultdb_close_epoch (self->o->db, self->run_id, e, info->dropped, info->steps, 1) != 0
             || sb_resultdb_epoch_sampler (self->o->db, self->run_id, e, info->unused_files,
@@ -1494,6 +1534,89 @@ s_phase_train (s_session_t *self)
     }
     s_end_run (self);
     return self->failed ? -1 : 0;
+}
+
+/* issue 15, ckpt: the plan's files into a PHASE_START (borrowed). */
+static void
+s_ckpt_files (const sb_ckpt_plan_t *plan, sb_msg_phase_start_t *ps)
+{
+    ps->ckpt_names = (sb_strs_t) { .items = plan->names, .count = plan->nfiles };
+    ps->ckpt_bytes = (sb_u64s_t) { .items = plan->file_bytes, .count = plan->nfiles };
+    ps->ckpt_first = (sb_u64s_t) { .items = plan->first, .count = plan->ranks + 1 };
+}
+
+/* issue 15, ckpt: one rank wrote its part of a checkpoint during a train
+ * epoch. Once every rank has, the checkpoint's row is written. */
+static void
+s_on_ckpt_done (s_session_t *self, s_worker_t *w, const sb_msg_ckpt_done_t *m)
+{
+    uint64_t k = m->checkpoint - self->ckpt_first;
+    if (self->phase != S_PHASE_TRAIN || m->epoch != self->epoch || m->rank < w->first_rank
+        || m->rank >= w->first_rank + w->ranks || m->checkpoint < self->ckpt_first || k >= self->ckpt_nsteps
+        || m->step != self->ckpt_steps[k] || !(m->started_at >= 0 && m->finished_at >= m->started_at)
+        || !isfinite (m->finished_at)) {
+        s_fail (self, "worker %llu on %s reported checkpoint %llu (step %llu) of rank %llu in epoch %llu unexpectedly",
+                (unsigned long long) w->id, w->host, (unsigned long long) m->checkpoint, (unsigned long long) m->step,
+                (unsigned long long) m->rank, (unsigned long long) m->epoch);
+        return;
+    }
+    const sb_ckpt_plan_t *plan = &self->ckpt;
+    uint64_t want = plan->model_bytes[m->rank] + plan->optim_bytes[m->rank];
+    uint64_t files = plan->first[m->rank + 1] - plan->first[m->rank];
+    if (m->bytes != want || m->files != files) {
+        s_fail (self, "rank %llu on %s wrote %llu bytes in %llu files of checkpoint %llu, expected %llu in %llu",
+                (unsigned long long) m->rank, w->host, (unsigned long long) m->bytes, (unsigned long long) m->files,
+                (unsigned long long) m->checkpoint, (unsigned long long) want, (unsigned long long) files);
+        return;
+    }
+    double offset = w->clock_known ? w->clock_offset : 0;
+    if (sb_ckpt_add_rank (self->o->db, self->run_id, m->checkpoint, "write", m->checkpoint, m->rank, w->host, m->files,
+                          m->bytes, m->started_at - offset, m->finished_at - offset) != 0) {
+        s_fail (self, "cannot record rank %llu of checkpoint %llu: %s", (unsigned long long) m->rank,
+                (unsigned long long) m->checkpoint, sb_resultdb_errmsg (self->o->db));
+        return;
+    }
+    if (++self->ckpt_arrived[k] < self->o->accelerators)
+        return;
+    if (sb_ckpt_close (self->o->db, self->run_id, m->checkpoint) != 0) {
+        s_fail (self, "cannot record checkpoint %llu: %s", (unsigned long long) m->checkpoint,
+                sb_resultdb_errmsg (self->o->db));
+        return;
+    }
+    self->ckpt_written++;
+    sb_info ("checkpoint %llu (global_epoch%llu_step%llu) written during training: %llu bytes in %llu files",
+             (unsigned long long) m->checkpoint, (unsigned long long) m->epoch, (unsigned long long) m->step,
+             (unsigned long long) plan->total_bytes, (unsigned long long) plan->nfiles);
+}
+
+/* issue 15, ckpt: epoch e's checkpoints into its PHASE_START. Returns 0 or -1 (failed). */
+static int
+s_ckpt_epoch (s_session_t *self, uint64_t e, uint64_t batches, sb_msg_phase_start_t *ps)
+{
+    const sb_ckpt_cfg_t *c = &self->o->wl->ckpt;
+    self->ckpt_first += self->ckpt_nsteps;
+    self->ckpt_nsteps = 0;
+    if (!c->in_train)
+        return 0;
+    size_t max = (size_t) batches + 1;
+    free (self->ckpt_steps);
+    free (self->ckpt_arrived);
+    self->ckpt_steps = calloc (max, sizeof *self->ckpt_steps);
+    self->ckpt_arrived = calloc (max, sizeof *self->ckpt_arrived);
+    if (!self->ckpt_steps || !self->ckpt_arrived) {
+        s_fail (self, "out of memory for the checkpoints of epoch %llu", (unsigned long long) e);
+        return -1;
+    }
+    self->ckpt_nsteps = sb_ckpt_train_steps (c, e, batches, self->ckpt_steps, max);
+    if (self->ckpt_nsteps == 0)
+        return 0;
+    s_ckpt_files (&self->ckpt, ps);
+    ps->ckpt_steps = (sb_u64s_t) { .items = self->ckpt_steps, .count = self->ckpt_nsteps };
+    ps->ckpt_root = self->ckpt_root;
+    ps->checkpoint = self->ckpt_first;
+    ps->model_parallel = self->ckpt.tensor * self->ckpt.pipeline;
+    ps->fsync = (uint64_t) c->fsync;
+    return 0;
 }
 
 static int
@@ -1552,6 +1675,7 @@ s_phase_checkpoint (s_session_t *self)
             ps->fsync = (uint64_t) c->fsync;
             ps->model_bytes = (sb_u64s_t) { .items = plan->model_bytes, .count = plan->ranks };
             ps->optim_bytes = (sb_u64s_t) { .items = plan->optim_bytes, .count = plan->ranks };
+            s_ckpt_files (plan, ps);
             s_broadcast (self, &start);
             snprintf (what, sizeof what, "%s checkpoint %llu", read ? "reading" : "writing", (unsigned long long) k);
             if (s_pump_until (self, s_all_ranks_done, 0, what) != 0)
@@ -2485,6 +2609,27 @@ s_session_run (s_session_t *self, const sb_session_opts_t *opts, int64_t *run_id
             return 2;
         sb_ckpt_plan_fini (&probe);
     }
+    if (opts->kind == SB_SESSION_TRAIN && wl->ckpt.in_train) {
+        /* issue 15, ckpt: the checkpoints a training run writes, and where */
+        sb_ckpt_plan_t probe;
+        if (sb_ckpt_plan_init (&probe, &wl->ckpt, opts->accelerators, err, err_size) != 0)
+            return 2;
+        sb_ckpt_plan_fini (&probe);
+        sb_workload_t *where = malloc (sizeof *where);
+        int bad = !where;
+        if (where) {
+            *where = *wl;
+            snprintf (where->data_folder, sizeof where->data_folder, "%s", wl->ckpt.folder);
+            bad = wl->storage.type == SB_STORAGE_S3
+                ? s_key_prefix (where, self->ckpt_root, sizeof self->ckpt_root, err, err_size)
+                : s_prepare_folder (where->data_folder, self->ckpt_root, sizeof self->ckpt_root, err, err_size);
+        }
+        else
+            snprintf (err, err_size, "out of memory");
+        free (where);
+        if (bad)
+            return 2;
+    }
     if (opts->kind == SB_SESSION_TRAIN) {
         /* Check the shard arithmetic before starting anything. */
         sb_shard_plan_t plan;
@@ -2538,6 +2683,17 @@ s_session_run (s_session_t *self, const sb_session_opts_t *opts, int64_t *run_id
         if (bad) {
             sb_s3_destroy (&self->s3);
             return 2;
+        }
+        if (wl->ckpt.num_write == 0 && wl->ckpt.num_read > 0 && !self->s3) {
+            /* issue 15, ckpt: a read-only invocation reads what an earlier one wrote: all of it, now */
+            sb_ckpt_plan_t probe;
+            if (sb_ckpt_plan_init (&probe, &wl->ckpt, opts->accelerators, err, err_size) != 0)
+                return 2;
+            int missing_ckpt = sb_ckpt_check_written (&probe, self->catalog_info.prefix, wl->ckpt.num_read, err,
+                                                      err_size);
+            sb_ckpt_plan_fini (&probe);
+            if (missing_ckpt)
+                return 2;
         }
     }
     else if (wl->skip_listing) {
@@ -2741,6 +2897,9 @@ done:
     free (self->rank_done);
     self->rank_done = NULL;
     sb_ckpt_plan_fini (&self->ckpt);
+    free (self->ckpt_steps);
+    free (self->ckpt_arrived);
+    self->ckpt_steps = self->ckpt_arrived = NULL;
     sb_resultdb_set_keep_alive (opts->db, NULL, NULL);
     if (*run_id < 0)
         *run_id = self->run_id;

@@ -8,6 +8,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -227,66 +229,107 @@ s_endpoint_stats (s_run_t *self)
     free (eps);
 }
 
+/* Open the S3 client the files of one checkpoint need (none for files). */
+static int
+s_open (s_run_t *self, int write)
+{
+    if (!(self->buf = malloc (self->buf_size))) {
+        s_fail (self, write ? "write" : "read", NULL, ENOMEM, "out of memory for the checkpoint buffer", NULL);
+        return -1;
+    }
+    if (self->r->storage->type == SB_STORAGE_S3) {
+        char err[1024];
+        if (!(self->s3 = sb_s3_new (self->r->storage, 1, err, sizeof err))) {
+            s_fail (self, write ? "write" : "read", NULL, 0, err, NULL);
+            free (self->buf);
+            self->buf = NULL;
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void
+s_close (s_run_t *self)
+{
+    free (self->buf);
+    self->buf = NULL;
+    if (self->s3) {
+        if (!self->stopped)
+            s_endpoint_stats (self);
+        sb_s3_destroy (&self->s3);
+    }
+}
+
+/* Write or read files [first, last) of names / sizes in folder dir under
+ * root; counts what was done into *files and *bytes. 0 or -1 (reported). */
+static int
+s_files (s_run_t *self, const char *root, const char *dir, char *const *names, const uint64_t *sizes, size_t first,
+         size_t last, int write, int do_fsync, uint64_t *files, uint64_t *bytes)
+{
+    for (size_t i = first; i < last; i++) {
+        if (sizes[i] == 0)
+            continue;
+        char key[512], full[PATH_MAX];
+        if (sb_strf (key, sizeof key, "%s/%s", dir, names[i]) != 0
+            || sb_strf (full, sizeof full, "%s%s", root, key) != 0) {
+            s_fail (self, write ? "write" : "read", names[i], ENAMETOOLONG, "checkpoint path too long", NULL);
+            return -1;
+        }
+        self->seed = sb_dataset_content_seed (self->r->cfg->seed, key);
+        int rc;
+        if (self->s3)
+            rc = write ? s_put (self, full, sizes[i]) : s_get (self, full, sizes[i]);
+        else
+            rc = write ? s_write_file (self, full, sizes[i], do_fsync) : s_read_file (self, full, sizes[i]);
+        if (rc != 0)
+            return -1;
+        *bytes += sizes[i];
+        (*files)++;
+        self->r->interval->samples++;
+    }
+    return 0;
+}
+
+/* Rank r's files in ps: [*first, *last). 0, or -1 when ps does not hold them. */
+static int
+s_rank_span (const sb_msg_phase_start_t *ps, uint64_t rank, size_t *first, size_t *last)
+{
+    if (rank + 1 >= ps->ckpt_first.count || ps->ckpt_names.count != ps->ckpt_bytes.count)
+        return -1;
+    uint64_t a = ps->ckpt_first.items[rank], b = ps->ckpt_first.items[rank + 1];
+    if (a > b || b > ps->ckpt_names.count)
+        return -1;
+    *first = (size_t) a;
+    *last = (size_t) b;
+    return 0;
+}
+
 void
 sb_ckpt_rank_run (const sb_ckpt_rank_t *r, const sb_msg_phase_start_t *ps)
 {
     s_run_t run = { .r = r, .epoch = ps->epoch, .buf_size = r->cfg->io_buffer };
     s_run_t *self = &run;
     int write = strcmp (ps->phase, "checkpoint_write") == 0;
-    if (r->rank >= ps->model_bytes.count || r->rank >= ps->optim_bytes.count || ps->model_parallel == 0) {
+    size_t first, last;
+    if (s_rank_span (ps, r->rank, &first, &last) != 0) {
         char err[256];
-        snprintf (err, sizeof err, "PHASE_START %s gives sizes for %zu ranks, not for rank %llu", ps->phase,
-                  ps->model_bytes.count, (unsigned long long) r->rank);
+        snprintf (err, sizeof err, "PHASE_START %s gives the files of %zu ranks, not of rank %llu", ps->phase,
+                  ps->ckpt_first.count ? ps->ckpt_first.count - 1 : 0, (unsigned long long) r->rank);
         s_fail (self, "protocol", NULL, 0, err, NULL);
         return;
     }
-    uint64_t sizes[2] = { ps->model_bytes.items[r->rank], ps->optim_bytes.items[r->rank] };
-    static const char *const kinds[2] = { "model_states", "optim_states" };
-    if (!(self->buf = malloc (self->buf_size))) {
-        s_fail (self, write ? "write" : "read", NULL, ENOMEM, "out of memory for the checkpoint buffer", NULL);
+    if (s_open (self, write) != 0)
         return;
-    }
-    if (r->storage->type == SB_STORAGE_S3) {
-        char err[1024];
-        if (!(self->s3 = sb_s3_new (r->storage, 1, err, sizeof err))) {
-            s_fail (self, write ? "write" : "read", NULL, 0, err, NULL);
-            free (self->buf);
-            return;
-        }
-    }
+    char dir[64];
+    snprintf (dir, sizeof dir, "global_epoch1_step%llu", (unsigned long long) ps->checkpoint);
+    const char *root = ps->ckpt_root && *ps->ckpt_root ? ps->ckpt_root : r->cfg->data_root;
     double started = sb_now ();
     uint64_t bytes = 0, files = 0;
-    int rc = 0;
-    for (int f = 0; f < 2 && rc == 0; f++) {
-        if (sizes[f] == 0)
-            continue;
-        char key[512], full[PATH_MAX];
-        snprintf (key, sizeof key, "global_epoch1_step%llu/zero_pp_rank_%llu_mp_rank_%02llu_%s.pt",
-                  (unsigned long long) ps->checkpoint, (unsigned long long) (r->rank / ps->model_parallel),
-                  (unsigned long long) (r->rank % ps->model_parallel), kinds[f]);
-        if (sb_strf (full, sizeof full, "%s%s", r->cfg->data_root, key) != 0) {
-            s_fail (self, write ? "write" : "read", key, ENAMETOOLONG, "checkpoint path too long", NULL);
-            rc = -1;
-            break;
-        }
-        self->seed = sb_dataset_content_seed (r->cfg->seed, key);
-        if (self->s3)
-            rc = write ? s_put (self, full, sizes[f]) : s_get (self, full, sizes[f]);
-        else
-            rc = write ? s_write_file (self, full, sizes[f], ps->fsync != 0) : s_read_file (self, full, sizes[f]);
-        if (rc == 0) {
-            bytes += sizes[f];
-            files++;
-            r->interval->samples++;
-        }
-    }
+    int rc = s_files (self, root, dir, ps->ckpt_names.items, ps->ckpt_bytes.items, first, last, write,
+                      ps->fsync != 0, &files, &bytes);
     double finished = sb_now ();
-    free (self->buf);
-    if (self->s3) {
-        if (!self->stopped)
-            s_endpoint_stats (self);
-        sb_s3_destroy (&self->s3);
-    }
+    s_close (self);
     if (rc != 0 || self->stopped)
         return;
     sb_report_interval (r->out, r->rank, self->epoch, r->interval, sb_now (), 1);
@@ -300,4 +343,143 @@ sb_ckpt_rank_run (const sb_ckpt_rank_t *r, const sb_msg_phase_start_t *ps)
     if (r->out->fn (r->out->ctx, &done) != 0)
         sb_error ("rank %llu: cannot report checkpoint %llu done", (unsigned long long) r->rank,
                   (unsigned long long) ps->checkpoint);
+}
+
+/* ------------------------------------------------ checkpoints during training */
+
+struct sb_ckpt_job {
+    pthread_t        thread;
+    sb_ckpt_rank_t   r;
+    sb_sender_t      out;
+    sb_interval_t    interval;
+    char             root[PATH_MAX], dir[64];
+    char           **names;         /* the rank's files (owned) */
+    uint64_t        *sizes;
+    size_t           n;
+    int              fsync;
+    atomic_int       done, stop;
+    sb_ckpt_result_t result;
+};
+
+/* The job's messages: the first ERROR is kept for the trainer to send; STATS and the rest are not sent. */
+static int
+s_job_send (void *ctx, const sb_msg_t *msg)
+{
+    sb_ckpt_job_t *job = ctx;
+    if (msg->type == SB_MSG_ERROR && !job->result.failed) {
+        const sb_msg_error_t *e = &msg->u.error;
+        job->result.failed = 1;
+        job->result.errno_val = (int) e->errno_val;
+        snprintf (job->result.op, sizeof job->result.op, "%s", e->op ? e->op : "write");
+        snprintf (job->result.target, sizeof job->result.target, "%s", e->target ? e->target : "");
+        snprintf (job->result.message, sizeof job->result.message, "%s", e->message ? e->message : "");
+    }
+    return 0;
+}
+
+static int
+s_job_stop (void *arg)
+{
+    return atomic_load (&((sb_ckpt_job_t *) arg)->stop);
+}
+
+static void *
+s_job_main (void *arg)
+{
+    sb_ckpt_job_t *job = arg;
+    s_run_t run = { .r = &job->r, .epoch = 0, .buf_size = job->r.cfg->io_buffer };
+    job->result.started_at = sb_now ();
+    if (s_open (&run, 1) == 0) {
+        (void) s_files (&run, job->root, job->dir, job->names, job->sizes, 0, job->n, 1, job->fsync,
+                        &job->result.files, &job->result.bytes);
+        s_close (&run);
+    }
+    job->result.finished_at = sb_now ();
+    if (run.stopped && !job->result.failed) {
+        job->result.failed = 1;
+        snprintf (job->result.message, sizeof job->result.message, "stopped");
+    }
+    atomic_store (&job->done, 1);
+    return NULL;
+}
+
+static void
+s_job_free (sb_ckpt_job_t *job)
+{
+    for (size_t i = 0; job->names && i < job->n; i++)
+        free (job->names[i]);
+    free (job->names);
+    free (job->sizes);
+    free (job);
+}
+
+sb_ckpt_job_t *
+sb_ckpt_job_start (const sb_msg_welcome_t *cfg, const sb_storage_cfg_t *storage, uint64_t rank,
+                   const sb_msg_phase_start_t *ps, uint64_t epoch, uint64_t step, char *err, size_t err_size)
+{
+    size_t first, last;
+    if (s_rank_span (ps, rank, &first, &last) != 0) {
+        snprintf (err, err_size, "PHASE_START of epoch %llu names checkpoints but not the files of rank %llu",
+                  (unsigned long long) epoch, (unsigned long long) rank);
+        return NULL;
+    }
+    sb_ckpt_job_t *job = calloc (1, sizeof *job);
+    if (!job || !(job->names = calloc (last - first + 1, sizeof *job->names))
+        || !(job->sizes = calloc (last - first + 1, sizeof *job->sizes))) {
+        if (job)
+            s_job_free (job);
+        snprintf (err, err_size, "out of memory for a checkpoint");
+        return NULL;
+    }
+    for (size_t i = first; i < last; i++, job->n++) {
+        if (!(job->names[job->n] = strdup (ps->ckpt_names.items[i]))) {
+            s_job_free (job);
+            snprintf (err, err_size, "out of memory for a checkpoint");
+            return NULL;
+        }
+        job->sizes[job->n] = ps->ckpt_bytes.items[i];
+    }
+    const char *root = ps->ckpt_root && *ps->ckpt_root ? ps->ckpt_root : cfg->data_root;
+    if (sb_strf (job->root, sizeof job->root, "%s", root) != 0) {
+        s_job_free (job);
+        snprintf (err, err_size, "checkpoint folder too long");
+        return NULL;
+    }
+    snprintf (job->dir, sizeof job->dir, "global_epoch%llu_step%llu", (unsigned long long) epoch,
+              (unsigned long long) step);
+    job->fsync = ps->fsync != 0;
+    job->out = (sb_sender_t) { s_job_send, job };
+    job->r = (sb_ckpt_rank_t) { .cfg = cfg, .storage = storage, .rank = rank, .out = &job->out,
+                                .interval = &job->interval, .stop = s_job_stop, .stop_arg = job };
+    job->interval.next = 1e300;     /* no STATS from the job */
+    atomic_init (&job->done, 0);
+    atomic_init (&job->stop, 0);
+    int rc = pthread_create (&job->thread, NULL, s_job_main, job);
+    if (rc != 0) {
+        s_job_free (job);
+        snprintf (err, err_size, "cannot start a checkpoint thread: %s", strerror (rc));
+        return NULL;
+    }
+    return job;
+}
+
+int
+sb_ckpt_job_done (const sb_ckpt_job_t *job)
+{
+    return atomic_load (&((sb_ckpt_job_t *) job)->done);
+}
+
+void
+sb_ckpt_job_finish (sb_ckpt_job_t **job_p, int stop, sb_ckpt_result_t *result)
+{
+    sb_ckpt_job_t *job = *job_p;
+    if (!job)
+        return;
+    if (stop)
+        atomic_store (&job->stop, 1);
+    pthread_join (job->thread, NULL);
+    if (result)
+        *result = job->result;
+    s_job_free (job);
+    *job_p = NULL;
 }

@@ -15,6 +15,7 @@
 #ifndef SB_WORKER_CHECKPOINT_H
 #define SB_WORKER_CHECKPOINT_H
 
+#include <limits.h>
 #include <stdint.h>
 
 #include "proto.h"
@@ -35,5 +36,35 @@ typedef struct {
  * Ends with RANK_DONE (samples = files, bytes, start and finish times), or
  * with an ERROR; sends nothing more once stop() said 1. */
 void sb_ckpt_rank_run (const sb_ckpt_rank_t *self, const sb_msg_phase_start_t *ps);
+
+/* issue 15, ckpt: a checkpoint written during a train epoch (DLIO saves in
+ * its training loop, and the rank waits for it), on a thread of its own so
+ * that the agent's loop goes on (heartbeats, the other ranks). The rank's
+ * files come from ps (ckpt_names, ckpt_bytes, ckpt_first), the folder is
+ * ckpt_root (or WELCOME data_root) + global_epoch{epoch}_step{step}/. */
+typedef struct sb_ckpt_job sb_ckpt_job_t;
+
+typedef struct {
+    uint64_t files, bytes;
+    double   started_at, finished_at;
+    int      failed;                /* then op, target, errno_val and message say why */
+    int      errno_val;
+    char     op[32];
+    char     target[PATH_MAX];
+    char     message[1024];
+} sb_ckpt_result_t;
+
+/* Start writing; NULL with err when it cannot start. cfg and storage are
+ * borrowed for the job's life; ps is copied from. */
+sb_ckpt_job_t *sb_ckpt_job_start (const sb_msg_welcome_t *cfg, const sb_storage_cfg_t *storage, uint64_t rank,
+                                  const sb_msg_phase_start_t *ps, uint64_t epoch, uint64_t step, char *err,
+                                  size_t err_size);
+
+/* 1 once the job finished (sb_ckpt_job_finish then does not wait), else 0. */
+int sb_ckpt_job_done (const sb_ckpt_job_t *job);
+
+/* Wait for the job (stop: 1 to stop it between writes first), give its
+ * result (may be NULL) and free it; *job_p becomes NULL. */
+void sb_ckpt_job_finish (sb_ckpt_job_t **job_p, int stop, sb_ckpt_result_t *result);
 
 #endif

@@ -10,6 +10,7 @@
  * read of the same loader thread (or the rank's last read) brought in, or is
  * bringing in, complete with it and cost no I/O. */
 #include "trainer.h"
+#include "checkpoint.h"
 #include "dataset.h"
 #include "dlio_metrics.h"
 #include "distribution.h"
@@ -74,6 +75,10 @@ typedef struct {
     sb_histogram_t barrier_latency; /* STEP sent to GO received, microseconds */
     sb_histogram_t read_latency;    /* the I/O engine's time per sample read, microseconds */
     sb_interval_t  interval;
+    /* issue 15, ckpt: the checkpoint the rank is writing (it waits for it, as in DLIO) */
+    sb_ckpt_job_t *ckpt_job;        /* owned, NULL: none */
+    size_t         ckpt_next;       /* index of its next checkpoint in the epoch's ckpt_steps */
+    double         ckpt_s;          /* seconds in checkpoints this epoch */
 } s_rank_t;
 
 struct sb_trainer {
@@ -114,6 +119,9 @@ struct sb_trainer {
     int              released;      /* a local barrier released ranks during this pump */
     double           stall_s;       /* shardbench.stall_timeout_s (0: never) */
     double           next_stall_check;
+    /* issue 15, ckpt: the epoch's checkpoints: a decoded copy of its PHASE_START (owned) */
+    sb_msg_t         ckpt_ps;       /* SB_MSG_NONE: none this epoch */
+    const sb_storage_cfg_t *storage;
 };
 
 /* ENDPOINT_STATS of rank r: its engine's counters since the phase began,
@@ -153,6 +161,7 @@ sb_trainer_new (const sb_msg_welcome_t *cfg, const sb_storage_cfg_t *storage, co
     }
     self->cfg = cfg;
     self->storage_type = storage->type;
+    self->storage = storage;
     self->out = *out;
     self->ds = (sb_dataset_t) {
         .prefix = cfg->file_prefix, .format = cfg->format, .files = cfg->num_files, .subfolders = cfg->num_subfolders,
@@ -225,6 +234,9 @@ sb_trainer_destroy (sb_trainer_t **self_p)
         for (size_t i = 0; i < self->nranks; i++)
             sb_reader_wake (self->ranks[i].reader);
     }
+    for (size_t i = 0; self->ranks && i < self->nranks; i++)
+        sb_ckpt_job_finish (&self->ranks[i].ckpt_job, 1, NULL);
+    sb_proto_fini (&self->ckpt_ps);
     for (size_t i = 0; self->ranks && i < self->nranks; i++) {
         s_rank_t *r = &self->ranks[i];
         free (r->slots);
@@ -494,6 +506,73 @@ s_list_wanted (sb_trainer_t *self, char *err, size_t err_size)
     return 0;
 }
 
+/* issue 15, ckpt: keep the epoch's checkpoint schedule and files (a
+ * copy of ps, through the codec). Returns 0 or -1 (reported). */
+static int
+s_ckpt_keep (sb_trainer_t *self, const sb_msg_phase_start_t *ps)
+{
+    for (size_t i = 0; i < self->nranks; i++)   /* none is left from a failed epoch */
+        sb_ckpt_job_finish (&self->ranks[i].ckpt_job, 1, NULL);
+    sb_proto_fini (&self->ckpt_ps);
+    if (ps->ckpt_steps.count == 0)
+        return 0;
+    sb_msg_t m = { .type = SB_MSG_PHASE_START };
+    m.u.phase_start = *ps;
+    uint8_t *data = NULL;
+    size_t size = 0;
+    char why[256] = "out of memory";
+    if (sb_proto_encode (&m, &data, &size) != 0
+        || sb_proto_decode (data, size, &self->ckpt_ps, why, sizeof why, NULL) != SB_PROTO_OK) {
+        free (data);
+        s_fail (self, NULL, "checkpoint", NULL, ENOMEM, why, NULL);
+        return -1;
+    }
+    free (data);
+    return 0;
+}
+
+/* issue 15, ckpt: rank r finished step r->step (1-based count): start the
+ * checkpoint DLIO writes after it, if any (PHASE_START ckpt_steps). */
+static void
+s_ckpt_after_step (sb_trainer_t *self, s_rank_t *r)
+{
+    const sb_msg_phase_start_t *ps = &self->ckpt_ps.u.phase_start;
+    if (self->ckpt_ps.type != SB_MSG_PHASE_START || r->ckpt_next >= ps->ckpt_steps.count)
+        return;
+    uint64_t name = ps->ckpt_steps.items[r->ckpt_next], after = name < self->batches ? name : self->batches;
+    if (after != r->step)
+        return;
+    char err[512];
+    if (!(r->ckpt_job = sb_ckpt_job_start (self->cfg, self->storage, r->rank, ps, self->epoch, name, err,
+                                           sizeof err)))
+        s_fail (self, r, "checkpoint", NULL, 0, err, NULL);
+}
+
+/* issue 15, ckpt: rank r's checkpoint finished: report it (CKPT_DONE) and
+ * go on from now, the checkpoint's time out of DLIO's metrics. */
+static void
+s_ckpt_done (sb_trainer_t *self, s_rank_t *r, double now)
+{
+    const sb_msg_phase_start_t *ps = &self->ckpt_ps.u.phase_start;
+    sb_ckpt_result_t res;
+    sb_ckpt_job_finish (&r->ckpt_job, 0, &res);
+    if (res.failed) {
+        s_fail (self, r, res.op, res.target[0] ? res.target : NULL, res.errno_val, res.message, NULL);
+        return;
+    }
+    sb_msg_t m = { .type = SB_MSG_CKPT_DONE };
+    m.u.ckpt_done = (sb_msg_ckpt_done_t) { .rank = r->rank, .epoch = self->epoch,
+                                           .checkpoint = ps->checkpoint + r->ckpt_next,
+                                           .step = ps->ckpt_steps.items[r->ckpt_next], .files = res.files,
+                                           .bytes = res.bytes, .started_at = res.started_at,
+                                           .finished_at = res.finished_at };
+    r->ckpt_next++;
+    r->ckpt_s += now - res.started_at;
+    r->load_since = now;    /* DLIO: the next block starts after the save */
+    if (self->out.fn (self->out.ctx, &m) != 0)
+        self->failed = 1;
+}
+
 int
 sb_trainer_start (sb_trainer_t *self, const sb_msg_phase_start_t *ps)
 {
@@ -537,6 +616,8 @@ sb_trainer_start (sb_trainer_t *self, const sb_msg_phase_start_t *ps)
         }
         memset (self->footered, 0, bytes);
     }
+    if (s_ckpt_keep (self, ps) != 0)
+        return -1;
     self->epoch = ps->epoch;
     self->k = ps->samples_per_rank;
     self->batches = ps->batches;
@@ -593,6 +674,7 @@ s_release (sb_trainer_t *self, uint64_t step, double now)
         r->step++;
         r->load_since = now;    /* DLIO's next step loads from its release */
         self->released = 1;
+        s_ckpt_after_step (self, r);
     }
 }
 
@@ -682,6 +764,7 @@ s_end_compute (sb_trainer_t *self, s_rank_t *r, double now)
             r->first_step_end = now;
         r->step++;
         r->load_since = now;
+        s_ckpt_after_step (self, r);
         return;
     }
     r->waiting_go = 1;
@@ -745,14 +828,18 @@ s_finish (sb_trainer_t *self, s_rank_t *r, double now)
     d->finished_at = now;
     /* shardbench's own AU: compute after the first step over the time after its
      * release (DLIO's own definition travels as the metric_* sums below) */
+    /* checkpoints (issue 15) are not training time: out of the span, as in DLIO */
     if (self->batches >= 2) {
         d->compute_s = r->compute_after_first;
-        d->au = now > r->first_step_end ? r->compute_after_first / (now - r->first_step_end) : 0;
+        double span = now - r->first_step_end - r->ckpt_s;
+        d->au = span > 0 ? r->compute_after_first / span : 0;
     }
     else {
         d->compute_s = r->compute_all;
-        d->au = now > r->started ? r->compute_all / (now - r->started) : 0;
+        double span = now - r->started - r->ckpt_s;
+        d->au = span > 0 ? r->compute_all / span : 0;
     }
+    d->ckpt_s = r->ckpt_s;
     if (d->au > 1)
         d->au = 1;  /* clock granularity */
     d->io_wait_s = r->io_wait;
@@ -952,6 +1039,13 @@ s_advance (sb_trainer_t *self, s_rank_t *r, double now)
         progress = 0;
         if (s_submit (self, r, now) != 0)
             return;
+        if (r->ckpt_job) {     /* issue 15, ckpt: the rank waits for its checkpoint; reads go on */
+            if (!sb_ckpt_job_done (r->ckpt_job))
+                break;
+            s_ckpt_done (self, r, now);
+            progress = 1;
+            continue;
+        }
         /* compute the next batch when its samples are in */
         if (r->computing && now >= r->compute_until) {
             s_end_compute (self, r, now);
@@ -979,11 +1073,11 @@ s_advance (sb_trainer_t *self, s_rank_t *r, double now)
     if (self->failed || !r->running)
         return;
     if (r->step == self->batches && r->completed == k && r->nfree == self->nslots && !r->waiting_go
-        && !r->computing) {
+        && !r->computing && !r->ckpt_job) {
         s_finish (self, r, now);   /* every batch computed, the tail read */
         return;
     }
-    if (!r->waiting_go && !r->computing && r->step < self->batches && r->wait_since == 0)
+    if (!r->waiting_go && !r->computing && !r->ckpt_job && r->step < self->batches && r->wait_since == 0)
         r->wait_since = now;
     sb_report_interval (&self->out, r->rank, self->epoch, &r->interval, now, 0);
 }
@@ -1051,6 +1145,8 @@ sb_trainer_pump (sb_trainer_t *self, int *busy)
                 wake = r->compute_until;
             if (r->running && (wake == 0 || r->interval.next < wake))
                 wake = r->interval.next;
+            if (r->running && r->ckpt_job && (wake == 0 || now + 0.002 < wake))
+                wake = now + 0.002;     /* issue 15, ckpt: look again for the checkpoint's end */
         }
     } while (self->released && !self->failed);
     return self->failed ? 0 : wake;

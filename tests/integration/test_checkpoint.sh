@@ -30,7 +30,7 @@ expect_eq "8b: throughput is bytes over that duration" \
     "$(q ck.db "SELECT count(*) FROM checkpoints WHERE run_id = $run AND abs(mb_per_s - bytes / 1e6 / duration_s) < 1e-6 * mb_per_s AND abs(gib_per_s - bytes / 1073741824.0 / duration_s) < 1e-6 * gib_per_s")" 5
 expect_eq "8b: 12 files on disk (3 checkpoints x 2 ranks x 2 states)" "$(find ck -type f | wc -l)" 12
 expect_eq "8b: DeepSpeed names" "$(cd ck/global_epoch1_step2 && ls | tr '\n' ' ')" \
-    "zero_pp_rank_0_mp_rank_00_model_states.pt zero_pp_rank_0_mp_rank_00_optim_states.pt zero_pp_rank_1_mp_rank_00_model_states.pt zero_pp_rank_1_mp_rank_00_optim_states.pt "
+    "zero_pp_rank_0_mp_rank_0_model_states.pt zero_pp_rank_0_mp_rank_0_optim_states.pt zero_pp_rank_1_mp_rank_0_model_states.pt zero_pp_rank_1_mp_rank_0_optim_states.pt "
 expect_eq "8b: model state size on disk" "$(find ck -name '*model_states.pt' -size ${M}c | wc -l)" 6
 expect_eq "8b: optimizer state size on disk" "$(find ck -name '*optim_states.pt' -size ${O}c | wc -l)" 6
 expect_eq "8b: bytes on disk = bytes written" "$(cat ck/*/* | wc -c)" "$((3 * 2 * (M + O)))"
@@ -57,21 +57,24 @@ expect_eq "read only: exit status" "$SB_RC" 0
 expect_eq "read only: 3 reads" "$(q ck.db "SELECT group_concat(op || checkpoint, ' ') FROM checkpoints WHERE run_id = (SELECT max(id) FROM runs)")" "read1 read2 read3"
 
 # a truncated or missing file fails the read, naming it
-truncate -s 1000 ck/global_epoch1_step1/zero_pp_rank_1_mp_rank_00_optim_states.pt
+truncate -s 1000 ck/global_epoch1_step1/zero_pp_rank_1_mp_rank_0_optim_states.pt
 sb checkpoint llama3_8b $scale checkpoint.checkpoint_folder=./ck checkpoint.num_checkpoints_write=0 \
     checkpoint.num_checkpoints_read=1 --accelerators 2 --db ck.db
-expect_eq "truncated: exit status" "$SB_RC" 1
-expect_contains "truncated: named" sb.err "zero_pp_rank_1_mp_rank_00_optim_states.pt holds 1000 bytes, the checkpoint has $O"
-expect_eq "truncated: run failed" "$(q ck.db "SELECT status FROM runs WHERE id = (SELECT max(id) FROM runs)")" "failed"
+# (a read-only run checks every file before it starts: refused, no run)
+runs_before=$(q ck.db "SELECT count(*) FROM runs")
+expect_eq "truncated: exit status" "$SB_RC" 2
+expect_contains "truncated: named" sb.err "global_epoch1_step1/zero_pp_rank_1_mp_rank_0_optim_states.pt holds 1000 bytes where this run's checkpoint has $O"
+expect_contains "truncated: folder named" sb.err "that an earlier run wrote into $(realpath ck)/"
+expect_eq "truncated: no run" "$(q ck.db "SELECT count(*) FROM runs")" "$runs_before"
 sb checkpoint llama3_8b $scale checkpoint.checkpoint_folder=./ck checkpoint.num_checkpoints_write=1 \
     checkpoint.num_checkpoints_read=0 --accelerators 2 --db ck.db
 expect_eq "rewrite: exit status" "$SB_RC" 0
-expect_eq "rewrite: whole again" "$(stat -c %s ck/global_epoch1_step1/zero_pp_rank_1_mp_rank_00_optim_states.pt)" "$O"
-rm ck/global_epoch1_step1/zero_pp_rank_0_mp_rank_00_model_states.pt
+expect_eq "rewrite: whole again" "$(stat -c %s ck/global_epoch1_step1/zero_pp_rank_1_mp_rank_0_optim_states.pt)" "$O"
+rm ck/global_epoch1_step1/zero_pp_rank_0_mp_rank_0_model_states.pt
 sb checkpoint llama3_8b $scale checkpoint.checkpoint_folder=./ck checkpoint.num_checkpoints_write=0 \
     checkpoint.num_checkpoints_read=1 --accelerators 2 --db ck.db
-expect_eq "missing: exit status" "$SB_RC" 1
-expect_contains "missing: named" sb.err "zero_pp_rank_0_mp_rank_00_model_states.pt: No such file or directory"
+expect_eq "missing: exit status" "$SB_RC" 2
+expect_contains "missing: named" sb.err "global_epoch1_step1/zero_pp_rank_0_mp_rank_0_model_states.pt: No such file or directory (write them first, with checkpoint.num_checkpoints_read=0"
 
 # subset: llama3_405b (TP 8 x PP 32 x DP 2, ZeRO 1) on 4 ranks = ranks 0-3 of
 # the 512: pipeline stage 0, first replica: model 3,713,269,760 and optimizer
@@ -82,7 +85,13 @@ sb checkpoint llama3_405b --subset checkpoint.scale=0.0000152587890625 checkpoin
 expect_eq "subset: exit status" "$SB_RC" 0
 expect_eq "subset: bytes" "$(q sub.db "SELECT group_concat(op || ':' || ranks || ':' || bytes, ' ') FROM checkpoints")" \
     "write:4:$((4 * (56660 + 145159))) read:4:$((4 * (56660 + 145159)))"
-expect_eq "subset: files (mp ranks 0-3 of the first replica)" "$(ls sub/global_epoch1_step1 | grep -c '^zero_pp_rank_0_mp_rank_0[0-3]_')" 8
+# ZeRO 1 with pipeline parallelism: DLIO writes the model layer by layer; stage 0 holds the embedding
+# (layer 0) and layers 1-4 (126 over 32 stages: the first 30 hold 4), 2 x 16384 x 128256 / 8 bytes
+# and 2 x 398,491,648 each, / 65536: 8,016 and 12,161 (rounded down per file: 56,660 in all, as before)
+expect_eq "subset: optimizer files (mp ranks 0-3 of the first replica)" "$(ls sub/global_epoch1_step1 | grep -c '^zero_pp_rank_0_mp_rank_[0-3]_optim_states.pt$')" 4
+expect_eq "subset: one model file per layer of stage 0" "$(ls sub/global_epoch1_step1 | grep -c '^layer_[0-4]-model_[0-3]_model_states.pt$')" 20
+expect_eq "subset: layer sizes" "$(find sub/global_epoch1_step1 -name 'layer_0-*' -size 8016c | wc -l) $(find sub/global_epoch1_step1 -name 'layer_[1-4]-*' -size 12161c | wc -l)" "4 16"
+expect_eq "subset: nothing else" "$(ls sub/global_epoch1_step1 | wc -l)" 24
 expect_contains "subset: logged" sb.err "tensor 8 x pipeline 32 x data 2, ZeRO 1, subset"
 sb checkpoint llama3_405b checkpoint.scale=0.0000152587890625 checkpoint.checkpoint_folder=./nosub --accelerators 4 --db sub.db
 expect_eq "405b on 4 ranks without --subset: usage error" "$SB_RC" 2

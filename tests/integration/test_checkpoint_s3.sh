@@ -31,7 +31,7 @@ expect_eq "s3 checkpoint: per rank" "$(q s3.db "SELECT count(*), min(bytes), max
 # + complete) = 5; per read 2 GETs
 expect_eq "s3 checkpoint: requests (multipart for the optimizer state)" \
     "$(q s3.db "SELECT requests, errors FROM endpoints")" "$((2 * 2 * 5 + 2 * 2 * 2))|0"
-obj=$(find s3data/sbtest/ckpt/llama3_8b/global_epoch1_step2 -name 'zero_pp_rank_1_mp_rank_00_optim_states.pt*' -type f -size ${O}c | wc -l)
+obj=$(find s3data/sbtest/ckpt/llama3_8b/global_epoch1_step2 -name 'zero_pp_rank_1_mp_rank_0_optim_states.pt*' -type f -size ${O}c | wc -l)
 expect_eq "s3 checkpoint: object of the optimizer state on the server, whole" "$obj" 1
 obj=$(find s3data/sbtest/ckpt/llama3_8b -name '*model_states.pt*' -type f -size ${M}c | wc -l)
 expect_eq "s3 checkpoint: model state objects on the server" "$obj" 4
