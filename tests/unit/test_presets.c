@@ -208,7 +208,7 @@ START_TEST (test_dlio_yaml_with_mlpstorage_overrides)
     ck_assert_ptr_null (strstr (line + 1, "DLIO keys this version ignores: "));
     char expected[] = "DLIO keys this version ignores: model.type, model.model_size, workflow.generate_data, "
                       "workflow.train, workflow.checkpoint, dataset.record_length_bytes_resize, "
-                      "reader.shuffle_size, checkpoint.checkpoint_after_epoch, "
+                      "checkpoint.checkpoint_after_epoch, "
                       "checkpoint.epochs_between_checkpoints\n";
     ck_assert_msg (strstr (line, expected) == line, "got: %s", line);
     free (log);
