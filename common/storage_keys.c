@@ -170,7 +170,13 @@ s_local_folder (sb_config_t *cfg, sb_workload_t *wl, const char *root, char *err
     if (rest)
         snprintf (path, sizeof path, "%s", rest);
     else if (wl->data_folder[0] != '/' && rroot && *rroot && strcmp (wl->data_folder, ".") != 0) {
-        int w = snprintf (path, sizeof path, "%s/%s", rroot, wl->data_folder);
+        const char *rel = wl->data_folder;
+        while (strncmp (rel, "./", 2) == 0)
+            rel += 2;
+        size_t rn = strlen (rroot);
+        while (rn > 1 && rroot[rn - 1] == '/')
+            rn--;
+        int w = snprintf (path, sizeof path, "%.*s/%s", (int) rn, rroot, rel);
         if (w < 0 || (size_t) w >= sizeof path) {
             char where[1200];
             snprintf (err, err_size, "%s: key 'dataset.data_folder': with storage.storage_root the folder is too long",

@@ -476,7 +476,8 @@ s_find (const char *key)
 
 /* An unknown key that collides with the table is a wrong type, not a typo:
  * "reader.batch_size.x" (a mapping where a value belongs) or "reader" (a
- * value where a section belongs). Writes the error and returns -1, else 0. */
+ * value where a section belongs). Writes the error and returns -1; 1 for an
+ * empty value where a section belongs (an empty section), else 0. */
 static int
 s_shape_error (const sb_config_entry_t *e, char *err, size_t err_size)
 {
@@ -493,6 +494,8 @@ s_shape_error (const sb_config_entry_t *e, char *err, size_t err_size)
             return -1;
         }
         if (kn > n && strncmp (k->key, e->key, n) == 0 && k->key[n] == '.') {
+            if (!e->items && (!e->value || !*e->value))
+                return 1;   /* `storage_options:` with nothing under it: an empty section */
             snprintf (err, err_size, "%s: key '%s': expected a section of keys (such as '%s'), got a %s",
                       s_where (e, where, sizeof where), e->key, k->key, e->items ? "list" : "single value");
             return -1;
@@ -996,8 +999,11 @@ sb_workload_from_config (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
             continue;   /* read by s_parquet_columns */
         if (sb_storage_keys_is_reader_option (e->key))
             continue;   /* read by s_reader_storage */
-        if (!k && s_shape_error (e, err, err_size) != 0)
+        int shape = k ? 0 : s_shape_error (e, err, err_size);
+        if (shape < 0)
             return -1;
+        if (shape > 0)
+            continue;
         if (!k && sb_workload_is_secret_key (e->key))
             sb_warn ("%s: unknown key '%s' ignored and its value not recorded: S3 credentials are"
                      " storage.storage_options.access_key_id and secret_access_key, or AWS_ACCESS_KEY_ID,"
