@@ -249,7 +249,7 @@ sb_datafolder_marker_parse (const char *text, size_t len, const char *name, sb_d
                             size_t err_size)
 {
     memset (m, 0, sizeof *m);
-    char line[8192];
+    char line[40000];   /* dataset.parquet.columns= and up to 32767 characters */
     int lineno = 0;
     size_t at = 0;
     while (at < len) {

@@ -52,7 +52,7 @@ typedef struct {
     char     format[32];
     char     file_prefix[64];
     uint64_t files, subfolders, samples_per_file, record_length, record_stdev, seed;
-    char     parquet_columns[4096];
+    char     parquet_columns[32768];    /* SB_WORKLOAD_COLUMNS_MAX */
     uint64_t parquet_row_group;
     char     compression[16];   /* dataset.compression of parquet pages ("" in older markers: none) */
     uint64_t bytes;                 /* bytes of the dataset (complete) or planned (generating) */

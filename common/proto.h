@@ -17,7 +17,7 @@
 /* Limits that bound what a decoder accepts. ZMQ_MAXMSGSIZE is set to
  * SB_PROTO_MAX_FRAME on every socket, so larger frames never reach us. */
 #define SB_PROTO_MAX_FRAME   (16 * 1024 * 1024)
-#define SB_PROTO_MAX_STR     4096
+#define SB_PROTO_MAX_STR     32767   /* bytes; dataset.parquet.columns of ~1500 columns fits */
 #define SB_PROTO_MAX_ARRAY   65536
 
 typedef struct {

@@ -57,8 +57,8 @@ sb_s3_creds_load (sb_s3_creds_t *c, char *err, size_t err_size)
     FILE *f = fopen (path, "r");
     if (!f) {
         snprintf (err, err_size,
-                  "no S3 credentials: AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY are not set and %s cannot be read (%s)",
-                  path, strerror (errno));
+                  "no S3 credentials: AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY are not set and %s cannot be read (%s);"
+                  " %s", path, strerror (errno), SB_S3_CREDS_HOW);
         return -1;
     }
     char line[4096];
@@ -99,8 +99,8 @@ sb_s3_creds_load (sb_s3_creds_t *c, char *err, size_t err_size)
     memset (line, 0, sizeof line);
     fclose (f);
     if (!c->access_key[0] || !c->secret_key[0]) {
-        snprintf (err, err_size, "no S3 credentials: environment not set and %s has no complete profile [%s]", path,
-                  profile);
+        snprintf (err, err_size, "no S3 credentials: environment not set and %s has no complete profile [%s]; %s",
+                  path, profile, SB_S3_CREDS_HOW);
         sb_s3_creds_wipe (c);
         return -1;
     }

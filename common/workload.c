@@ -2,7 +2,10 @@
 #include "workload.h"
 #include "dataset.h"
 #include "format.h"
+#include "datafolder.h"
 #include "log.h"
+#include "proto.h"
+#include "storage_keys.h"
 
 #include <errno.h>
 #include <math.h>
@@ -16,9 +19,11 @@
  * train.computation_time (s_compute); T_ALIAS: another spelling of the key
  * named in `fallback`, read when that key is absent (s_aliases). */
 typedef enum { T_U64, T_U64R, T_F64, T_STR, T_BOOL, T_SHUFFLE, T_SYNC, T_STORAGE, T_LB, T_LIST, T_DIST, T_ALIAS,
-               T_IGNORED, T_I64, T_COUNT } s_type_t;
+               T_IGNORED, T_I64, T_COUNT, T_CUSTOM, T_NA } s_type_t;
 /* T_I64: a signed integer (int64_t field); T_COUNT: a count where a negative
  * number means none, as DLIO's -1 (uint64_t field, 0) */
+/* T_CUSTOM: read by a function below (storage, credentials, train.computation_time_stdev);
+ * T_NA: a DLIO key accepted without effect, `doc` saying why (sb_workload_log_not_applicable). */
 
 typedef struct {
     const char *key;
@@ -33,6 +38,10 @@ typedef struct {
 #define OFF(f) offsetof (sb_workload_t, f)
 #define STRF(f) OFF (f), sizeof (((sb_workload_t *) 0)->f)
 #define BIG 1.8e19
+
+_Static_assert (SB_WORKLOAD_COLUMNS_MAX == SB_PROTO_MAX_STR + 1, "WELCOME carries dataset.parquet.columns whole");
+_Static_assert (sizeof ((sb_datafolder_marker_t *) 0)->parquet_columns == SB_WORKLOAD_COLUMNS_MAX,
+                "a dataset marker holds dataset.parquet.columns whole");
 
 static const s_key_t s_keys[] = {
     { "model.name", T_STR, STRF (model_name), "custom", 0, 0, "model name shown in reports (`model: NAME` too)" },
@@ -125,21 +134,21 @@ static const s_key_t s_keys[] = {
     { "checkpoint.time_between_checkpoints", T_F64, OFF (ckpt.time_between), 0, "0", 0, 86400, "emulated training between checkpoints, s" },
     { "checkpoint.scale", T_F64, OFF (ckpt.scale), 0, "1", 1e-12, 1, "scale every checkpoint size (small runs)" },
     { "model.model_size", T_IGNORED, 0, 0, 0, 0, 0, 0 },
-    { "reader.shuffle_size", T_IGNORED, 0, 0, 0, 0, 0, 0 },
+    { "reader.shuffle_size", T_NA, 0, 0, 0, 0, 0, "TensorFlow/DALI shuffle buffer: reorders samples in memory, reads the same bytes" },
     /* DLIO keys accepted and recorded, not acted on by this version. */
     { "workflow.generate_data", T_IGNORED, 0, 0, 0, 0, 0, 0 },
     { "workflow.train", T_IGNORED, 0, 0, 0, 0, 0, 0 },
     { "workflow.checkpoint", T_IGNORED, 0, 0, 0, 0, 0, 0 },
     { "workflow.evaluation", T_IGNORED, 0, 0, 0, 0, 0, 0 },
-    { "workflow.profiling", T_IGNORED, 0, 0, 0, 0, 0, 0 },
+    { "workflow.profiling", T_NA, 0, 0, 0, 0, 0, "DLIO's profiler (iostat, darshan, dftracer): shardbench records its own per-read traces (shardbench.trace)" },
     { "dataset.num_files_eval", T_IGNORED, 0, 0, 0, 0, 0, 0 },
     { "dataset.num_subfolders_eval", T_IGNORED, 0, 0, 0, 0, 0, 0 },
-    { "dataset.keep_files", T_IGNORED, 0, 0, 0, 0, 0, 0 },
+    { "dataset.keep_files", T_NA, 0, 0, 0, 0, 0, "DLIO deletes the dataset after the run when false: shardbench keeps it (datagen --clean removes it)" },
     { "dataset.record_length_bytes_resize", T_IGNORED, 0, 0, 0, 0, 0, 0 },
-    { "reader.read_type", T_IGNORED, 0, 0, 0, 0, 0, 0 },
-    { "reader.computation_threads", T_IGNORED, 0, 0, 0, 0, 0, 0 },
-    { "reader.transfer_size", T_IGNORED, 0, 0, 0, 0, 0, 0 },
-    { "reader.dont_use_mmap", T_IGNORED, 0, 0, 0, 0, 0, 0 },
+    { "reader.read_type", T_NA, 0, 0, 0, 0, 0, "on_demand | memory: DLIO keeps files open between samples or not; the bytes read are the same" },
+    { "reader.computation_threads", T_NA, 0, 0, 0, 0, 0, "TensorFlow map() threads of the preprocessing, which shardbench does not emulate" },
+    { "reader.transfer_size", T_NA, 0, 0, 0, 0, 0, "TFRecordDataset read buffer size: shardbench reads each sample's byte range itself" },
+    { "reader.dont_use_mmap", T_NA, 0, 0, 0, 0, 0, "DALI readers' memory mapping: shardbench never maps files" },
     /* issue 15, ckpt */
     { "model.type", T_STR, STRF (ckpt.model_type), "", 0, 0, "model kind: any but transformer checkpoints model.model_size_bytes" },
     { "model.model_size_bytes", T_U64, OFF (ckpt.model_size), 0, "10240", 0, 1e15, "checkpoint model state of a model that is not a transformer (DLIO's default)" },
@@ -151,6 +160,47 @@ static const s_key_t s_keys[] = {
     { "checkpoint.rank_sync", T_IGNORED, 0, 0, 0, 0, 0, 0 },
     { "checkpoint.checkpoint_mechanism_classname", T_IGNORED, 0, 0, 0, 0, 0, 0 },
     { "checkpoint.model_size", T_IGNORED, 0, 0, 0, 0, 0, 0 },
+    /* issue 15, keys */
+    { "storage.storage_library", T_CUSTOM, 0, 0, "", 0, 0, "s3dlio | s3torchconnector | minio: DLIO's S3 client; shardbench's S3 engine does the I/O, the library is recorded" },
+    { "storage.storage_options.storage_library", T_CUSTOM, 0, 0, "", 0, 0, "the same (DLIO's command-line spelling)" },
+    { "storage.protocol", T_CUSTOM, 0, 0, "", 0, 0, "with storage_type object: s3 | file | direct" },
+    { "storage.endpoint_uris", T_CUSTOM, 0, 0, "", 0, 0, "several S3 endpoints (s3dlio's multi-endpoint list)" },
+    { "storage.load_balance_strategy", T_CUSTOM, 0, 0, "", 0, 0, "with endpoint_uris: round_robin | least_connections" },
+    { "storage.use_mpi_endpoint_distribution", T_CUSTOM, 0, 0, "false", 0, 0, "with endpoint_uris: rank r uses endpoint r mod N (DLIO's S3_ENDPOINT_URIS)" },
+    { "storage.storage_options.s3_force_path_style", T_CUSTOM, 0, 0, "", 0, 0, "true: /bucket/key URLs, false: bucket.host (DLIO's spelling of path_style)" },
+    { "storage.storage_options.s3_max_attempts", T_CUSTOM, 0, 0, "", 0, 0, "attempts of a request (max_retries + 1)" },
+    { "storage.storage_options.secure", T_NA, 0, 0, 0, 0, 0, "minio's TLS switch, which DLIO's adapter overrides by endpoint_url's scheme (none: http)" },
+    { "storage.storage_options.access_key_id", T_CUSTOM, 0, 0, "", 0, 0, "S3 credentials: used by the coordinator and its local workers, never stored or sent" },
+    { "storage.storage_options.secret_access_key", T_CUSTOM, 0, 0, "", 0, 0, "the secret of access_key_id (redacted in the stored configuration)" },
+    { "storage.storage_options.session_token", T_CUSTOM, 0, 0, "", 0, 0, "temporary credentials' token" },
+    { "train.computation_time_stdev", T_CUSTOM, 0, 0, "", 0, 3600, "older DLIO spelling of train.computation_time.stdev (normal)" },
+    { "reader.preprocess_time", T_CUSTOM, 0, 0, "0", 0, 0, "DLIO sleeps this per sample in the loader: only 0 is accepted" },
+    { "reader.preprocess_time_stdev", T_CUSTOM, 0, 0, "0", 0, 0, "with reader.preprocess_time: only 0" },
+    { "reader.file_access", T_CUSTOM, 0, 0, "multi", 0, 0, "multi (one file per set of samples, DLIO's default); shared, collective, mpio, posix are refused" },
+    { "reader.pin_memory", T_NA, 0, 0, 0, 0, 0, "PyTorch copies batches into pinned memory for a GPU: no GPU here" },
+    { "reader.multiprocessing_context", T_NA, 0, 0, 0, 0, 0, "how PyTorch starts loader processes (fork, spawn): shardbench's loaders are threads" },
+    { "reader.data_loader_classname", T_NA, 0, 0, 0, 0, 0, "a DLIO plugin loader class: shardbench emulates reader.data_loader's loader" },
+    { "reader.reader_classname", T_NA, 0, 0, 0, 0, 0, "a DLIO plugin reader class: shardbench reads dataset.format itself" },
+    { "reader.shuffle", T_NA, 0, 0, 0, 0, 0, "DLIO reads no reader.shuffle: file_shuffle and sample_shuffle decide" },
+    { "reader.seed", T_NA, 0, 0, 0, 0, 0, "DLIO reads no reader.seed: train.seed seeds the shuffles" },
+    { "workflow.debug", T_NA, 0, 0, 0, 0, 0, "DLIO's debug logging: use -v" },
+    { "profiling.profiler", T_NA, 0, 0, 0, 0, 0, "DLIO's profiler: shardbench records its own per-read traces (shardbench.trace)" },
+    { "profiling.iostat_devices", T_NA, 0, 0, 0, 0, 0, "devices of DLIO's iostat profiler" },
+    { "logging.verbosity", T_NA, 0, 0, 0, 0, 0, "DLIO reads no logging section (Hydra's logging): use -v" },
+    { "generator.num_workers", T_NA, 0, 0, 0, 0, 0, "DLIO reads no generator section: datagen uses every rank's threads" },
+    { "generator.buffer_size", T_NA, 0, 0, 0, 0, 0, "DLIO reads no generator section" },
+    { "dataset.parquet.generation_batch_size", T_NA, 0, 0, 0, 0, 0, "rows DLIO's generator holds in memory at once: the file is the same" },
+    { "dataset.parquet.use_s3dlio_gen", T_NA, 0, 0, 0, 0, 0, "DLIO generates through s3dlio's generator: the file is the same" },
+    { "dataset.parquet.read_mode", T_NA, 0, 0, 0, 0, 0, "DLIO reads no dataset.parquet.read_mode: storage.storage_options.columns chooses the columns read" },
+    { "storage.storage_options.prefetch_workers", T_NA, 0, 0, 0, 0, 0, "read by no DLIO code: reader.read_threads and prefetch_size decide" },
+    { "reader.storage_type", T_CUSTOM, 0, 0, "", 0, 0, "DLIO reads no storage key under reader: (s_reader_storage)" },
+    { "reader.protocol", T_CUSTOM, 0, 0, "", 0, 0, "see reader.storage_type" },
+    { "reader.storage_library", T_CUSTOM, 0, 0, "", 0, 0, "see reader.storage_type" },
+    { "reader.storage_root", T_CUSTOM, 0, 0, "", 0, 0, "see reader.storage_type" },
+    { "reader.data_loader_root", T_CUSTOM, 0, 0, "", 0, 0, "see reader.storage_type" },
+    { "reader.endpoint_uris", T_CUSTOM, 0, 0, "", 0, 0, "see reader.storage_type" },
+    { "reader.load_balance_strategy", T_CUSTOM, 0, 0, "", 0, 0, "see reader.storage_type" },
+    { "reader.checkpoint_folder", T_NA, 0, 0, 0, 0, 0, "DLIO reads no reader.checkpoint_folder: checkpoint.checkpoint_folder" },
 };
 
 #define S_NKEYS (sizeof s_keys / sizeof s_keys[0])
@@ -262,14 +312,26 @@ s_parse (const s_key_t *k, const sb_config_entry_t *e, const char *text, sb_work
         }
         return 0;
     case T_STORAGE:
-        if (!strcasecmp (text, "local_fs") || !strcasecmp (text, "file") || !strcasecmp (text, "posix"))
+        /* DLIO's StorageType (local_fs, parallel_fs, direct_fs, s3, aistore)
+         * and mlcommons/storage's s3dlio and object: s_storage_resolve
+         * refines s3dlio and object by the URI scheme or storage.protocol */
+        if (!strcasecmp (text, "local_fs") || !strcasecmp (text, "file") || !strcasecmp (text, "posix")
+            || !strcasecmp (text, "parallel_fs") || !strcasecmp (text, "direct_fs"))
             *(sb_storage_type_t *) at = SB_STORAGE_FILE;
-        else if (!strcasecmp (text, "s3"))
+        else if (!strcasecmp (text, "s3") || !strcasecmp (text, "s3dlio") || !strcasecmp (text, "object"))
             *(sb_storage_type_t *) at = SB_STORAGE_S3;
         else if (!strcasecmp (text, "synthetic"))
             *(sb_storage_type_t *) at = SB_STORAGE_SYNTHETIC;
+        else if (!strcasecmp (text, "aistore")) {
+            snprintf (err, err_size, "%s: key '%s': aistore (AIStore's native API) is not served: shardbench speaks"
+                      " S3 and POSIX; AIStore's S3 API needs the /s3 path on its endpoint, which"
+                      " storage.storage_options.endpoint_url (http(s)://HOST[:PORT]) cannot give: put an S3 gateway in"
+                      " front of it, or use local_fs on a mount of the bucket", where, k->key);
+            return -1;
+        }
         else {
-            snprintf (err, err_size, "%s: key '%s': expected local_fs, s3 or synthetic, got '%s'", where, k->key, text);
+            snprintf (err, err_size, "%s: key '%s': expected local_fs, parallel_fs, direct_fs, s3, s3dlio, object or"
+                      " synthetic, got '%s'", where, k->key, text);
             return -1;
         }
         return 0;
@@ -325,6 +387,8 @@ s_parse (const s_key_t *k, const sb_config_entry_t *e, const char *text, sb_work
     case T_DIST:
     case T_ALIAS:
     case T_IGNORED:
+    case T_CUSTOM:
+    case T_NA:
         return 0;
     }
     return 0;
@@ -338,21 +402,28 @@ s_storage_endpoints (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_
     sb_storage_cfg_t *st = &wl->storage;
     char where[1200];
     const sb_config_entry_t *list = sb_config_get (cfg, "storage.storage_options.endpoint_urls");
+    const sb_config_entry_t *uris = sb_config_get (cfg, "storage.endpoint_uris");
     const sb_config_entry_t *one = sb_config_get (cfg, "storage.storage_options.endpoint_url");
+    if (list && uris) {
+        snprintf (err, err_size, "%s: key 'storage.endpoint_uris': storage.storage_options.endpoint_urls is set too (%s):"
+                  " give the endpoints once", s_where (uris, where, sizeof where), list->origin);
+        return -1;
+    }
+    list = list ? list : uris;
     const sb_config_entry_t *origin = list ? list : one;
     st->nendpoints = 0;
     if (list) {
         size_t n = list->items ? list->nitems : 1;
         if (n == 0 || n > SB_MAX_ENDPOINTS) {
-            snprintf (err, err_size, "%s: key 'storage.storage_options.endpoint_urls': %zu endpoints, expected 1 to %d",
-                      s_where (list, where, sizeof where), n, SB_MAX_ENDPOINTS);
+            snprintf (err, err_size, "%s: key '%s': %zu endpoints, expected 1 to %d",
+                      s_where (list, where, sizeof where), list->key, n, SB_MAX_ENDPOINTS);
             return -1;
         }
         for (size_t i = 0; i < n; i++) {
             const char *v = list->items ? list->items[i] : list->value;
             if (strlen (v) >= sizeof st->endpoints[0]) {
-                snprintf (err, err_size, "%s: key 'storage.storage_options.endpoint_urls': endpoint too long",
-                          s_where (list, where, sizeof where));
+                snprintf (err, err_size, "%s: key '%s': endpoint too long", s_where (list, where, sizeof where),
+                          list->key);
                 return -1;
             }
             snprintf (st->endpoints[st->nendpoints++], sizeof st->endpoints[0], "%s", v);
@@ -376,11 +447,11 @@ s_storage_endpoints (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_
         if (strchr (v, '@') && (origin || st->type == SB_STORAGE_S3)) {
             /* http://USER:PASSWORD@HOST: the URL is recorded and sent to the
              * workers, so a password in it would be too; not repeated here */
-            snprintf (err, err_size, "%s: key 'storage.storage_options.endpoint_url%s': endpoint %zu holds a user name"
+            snprintf (err, err_size, "%s: key '%s': endpoint %zu holds a user name"
                       " or password (USER:PASSWORD@): refused, since endpoints are recorded and sent to the workers;"
                       " give http(s)://HOST[:PORT] and the credentials in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY",
-                      origin ? s_where (origin, where, sizeof where) : "environment AWS_ENDPOINT_URL", list ? "s" : "",
-                      i + 1);
+                      origin ? s_where (origin, where, sizeof where) : "environment AWS_ENDPOINT_URL",
+                      origin ? origin->key : "storage.storage_options.endpoint_url", i + 1);
             return -1;
         }
     }
@@ -399,11 +470,18 @@ s_storage_endpoints (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_
             st->path_style = 0;
     }
     for (size_t i = 0; i < st->nendpoints; i++) {
+        if (!strstr (st->endpoints[i], "://") && st->endpoints[i][0]) {
+            /* HOST:PORT, as DLIO's minio adapter takes it: http */
+            char with[sizeof st->endpoints[0]];
+            if (snprintf (with, sizeof with, "http://%s", st->endpoints[i]) < (int) sizeof with)
+                memcpy (st->endpoints[i], with, sizeof with);
+        }
         const char *v = st->endpoints[i];
         const char *host = strncmp (v, "http://", 7) == 0 ? v + 7 : strncmp (v, "https://", 8) == 0 ? v + 8 : NULL;
         if (!host || !*host || (strchr (host, '/') != NULL && strcmp (strchr (host, '/'), "/") != 0)) {
-            snprintf (err, err_size, "%s: key 'storage.storage_options.endpoint_url%s': '%s' is not http(s)://HOST[:PORT]",
-                      origin ? s_where (origin, where, sizeof where) : "environment AWS_ENDPOINT_URL", list ? "s" : "", v);
+            snprintf (err, err_size, "%s: key '%s': '%s' is not http(s)://HOST[:PORT]",
+                      origin ? s_where (origin, where, sizeof where) : "environment AWS_ENDPOINT_URL",
+                      origin ? origin->key : "storage.storage_options.endpoint_url", v);
             return -1;
         }
     }
@@ -430,7 +508,8 @@ s_find (const char *key)
 
 /* An unknown key that collides with the table is a wrong type, not a typo:
  * "reader.batch_size.x" (a mapping where a value belongs) or "reader" (a
- * value where a section belongs). Writes the error and returns -1, else 0. */
+ * value where a section belongs). Writes the error and returns -1; 1 for an
+ * empty value where a section belongs (an empty section), else 0. */
 static int
 s_shape_error (const sb_config_entry_t *e, char *err, size_t err_size)
 {
@@ -447,6 +526,8 @@ s_shape_error (const sb_config_entry_t *e, char *err, size_t err_size)
             return -1;
         }
         if (kn > n && strncmp (k->key, e->key, n) == 0 && k->key[n] == '.') {
+            if (!e->items && (!e->value || !*e->value))
+                return 1;   /* `storage_options:` with nothing under it: an empty section */
             snprintf (err, err_size, "%s: key '%s': expected a section of keys (such as '%s'), got a %s",
                       s_where (e, where, sizeof where), e->key, k->key, e->items ? "list" : "single value");
             return -1;
@@ -784,13 +865,107 @@ s_ignored_add (char *list, size_t size, size_t *used, const char *key)
     }
 }
 
+/* train.computation_time_stdev, DLIO's older spelling: the stdev of a
+ * normal distribution around train.computation_time (as LoadConfig sets
+ * computation_time["stdev"], over a mapping's own). */
+static int
+s_compute_stdev (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size)
+{
+    const sb_config_entry_t *e = sb_config_get (cfg, "train.computation_time_stdev");
+    if (!e)
+        return 0;
+    char where[1200], *end = NULL;
+    const char *text = e->value ? e->value : "";
+    errno = 0;
+    double v = strtod (text, &end);
+    if (e->items || errno || !*text || *end || !isfinite (v) || v < 0 || v > 3600) {
+        snprintf (err, err_size, "%s: key 'train.computation_time_stdev': expected a number in [0, 3600], got '%s'",
+                  s_where (e, where, sizeof where), e->items ? "a list" : text);
+        return -1;
+    }
+    if (wl->compute.type != SB_DIST_CONSTANT && wl->compute.type != SB_DIST_NORMAL) {
+        snprintf (err, err_size, "%s: key 'train.computation_time_stdev': train.computation_time is a %s distribution;"
+                  " a stdev applies to a number or a normal one", s_where (e, where, sizeof where),
+                  sb_dist_name (wl->compute.type));
+        return -1;
+    }
+    if (v == 0 && wl->compute.type == SB_DIST_CONSTANT)
+        return 0;
+    sb_dist_t d = { SB_DIST_NORMAL, wl->compute.a, v };
+    char why[256];
+    if (sb_dist_check (&d, why, sizeof why) != 0) {
+        snprintf (err, err_size, "%s: key 'train.computation_time_stdev': %s", s_where (e, where, sizeof where), why);
+        return -1;
+    }
+    wl->compute = d;
+    wl->computation_time = sb_dist_mean (&d);
+    return 0;
+}
+
+/* reader.preprocess_time (+ _stdev): DLIO sleeps it per sample inside the
+ * loader, which shardbench does not emulate: 0 only. reader.file_access:
+ * multi only (one file per set of samples). */
+static int
+s_reader_misc (sb_config_t *cfg, char *err, size_t err_size)
+{
+    char where[1200];
+    static const char *const pre[] = { "reader.preprocess_time", "reader.preprocess_time_stdev" };
+    for (int i = 0; i < 2; i++) {
+        const sb_config_entry_t *e = sb_config_get (cfg, pre[i]);
+        if (!e)
+            continue;
+        const char *text = e->value ? e->value : "";
+        char *end = NULL;
+        double v = strtod (text, &end);
+        if (!e->items && *text && !*end && v == 0)
+            continue;
+        snprintf (err, err_size, "%s: key '%s': '%s' is not 0: DLIO sleeps reader.preprocess_time per sample inside"
+                  " its loader workers, which shardbench does not emulate (counting it as compute would raise the"
+                  " AU instead of lowering it); set it to 0", s_where (e, where, sizeof where), pre[i],
+                  e->items ? "a list" : text);
+        return -1;
+    }
+    for (size_t i = 0; i < sb_config_count (cfg); i++) {
+        const sb_config_entry_t *e = sb_config_at (cfg, i);
+        if (strncmp (e->key, "reader.preprocess_time.", 23) == 0) {
+            snprintf (err, err_size, "%s: key '%s': reader.preprocess_time is accepted only as 0",
+                      s_where (e, where, sizeof where), e->key);
+            return -1;
+        }
+    }
+    const sb_config_entry_t *e = sb_config_get (cfg, "reader.file_access");
+    if (e && (e->items || !e->value || strcmp (e->value, "multi") != 0)) {
+        snprintf (err, err_size, "%s: key 'reader.file_access': '%s' is not served: shardbench reads one file per set"
+                  " of samples (multi, DLIO's default); shared, collective, mpio and posix put every sample in one file",
+                  s_where (e, where, sizeof where), e->items ? "a list" : e->value ? e->value : "");
+        return -1;
+    }
+    return 0;
+}
+
+int
+sb_workload_log_not_applicable (sb_config_t *cfg)
+{
+    int n = 0;
+    for (size_t i = 0; i < S_NKEYS; i++) {
+        const s_key_t *k = &s_keys[i];
+        const sb_config_entry_t *e = k->type == T_NA ? sb_config_get (cfg, k->key) : NULL;
+        if (!e)
+            continue;
+        char where[1200];
+        sb_info ("%s: key '%s' accepted, not applicable: %s", s_where (e, where, sizeof where), k->key, k->doc);
+        n++;
+    }
+    return n;
+}
+
 int
 sb_workload_from_config (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size)
 {
     memset (wl, 0, sizeof *wl);
     for (size_t i = 0; i < S_NKEYS; i++) {
         const s_key_t *k = &s_keys[i];
-        if (k->type == T_IGNORED)
+        if (k->type == T_IGNORED || k->type == T_CUSTOM || k->type == T_NA)
             continue;
         const sb_config_entry_t *e = sb_config_get (cfg, k->key);
         if (s_parse (k, e, e ? (e->value ? e->value : "") : k->fallback, wl, err, err_size) != 0)
@@ -805,7 +980,11 @@ sb_workload_from_config (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
         wl->read_threads = 1;   /* DLIO: 0 reads on the main process */
     if (strncmp (wl->data_folder, "synthetic://", 12) == 0)
         wl->storage.type = SB_STORAGE_SYNTHETIC;   /* a synthetic:// data folder says it all */
-    if (s_storage_endpoints (cfg, wl, err, err_size) != 0)
+    if (sb_storage_keys_reader (cfg, err, err_size) != 0 || sb_storage_keys_placeholders (cfg, err, err_size) != 0
+        || sb_storage_keys_resolve (cfg, wl, err, err_size) != 0 || s_compute_stdev (cfg, wl, err, err_size) != 0
+        || s_reader_misc (cfg, err, err_size) != 0)
+        return -1;
+    if (s_storage_endpoints (cfg, wl, err, err_size) != 0 || sb_storage_keys_finish (cfg, wl, err, err_size) != 0)
         return -1;
     if (!(wl->heartbeat_timeout_s > wl->heartbeat_interval_s)) {
         const sb_config_entry_t *e = sb_config_get (cfg, "shardbench.heartbeat_timeout_s");
@@ -883,11 +1062,17 @@ sb_workload_from_config (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
             continue;
         if (strncmp (e->key, "dataset.parquet.columns.", 24) == 0)
             continue;   /* read by s_parquet_columns */
-        if (!k && s_shape_error (e, err, err_size) != 0)
+        if (sb_storage_keys_is_reader_option (e->key))
+            continue;   /* read by s_reader_storage */
+        int shape = k ? 0 : s_shape_error (e, err, err_size);
+        if (shape < 0)
             return -1;
+        if (shape > 0)
+            continue;
         if (!k && sb_workload_is_secret_key (e->key))
-            sb_warn ("%s: key '%s' is not used and its value is not recorded: S3 credentials come from"
-                     " AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN or a shared credentials file"
+            sb_warn ("%s: unknown key '%s' ignored and its value not recorded: S3 credentials are"
+                     " storage.storage_options.access_key_id and secret_access_key, or AWS_ACCESS_KEY_ID,"
+                     " AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN or a shared credentials file"
                      " (AWS_SHARED_CREDENTIALS_FILE, AWS_PROFILE)", s_where (e, where, sizeof where), e->key);
         else if (k || s_dlio_section (e->key))
             s_ignored_add (ignored, sizeof ignored, &used, e->key);
@@ -928,7 +1113,7 @@ sb_workload_print_keys (void *file)
 {
     FILE *f = file;
     for (size_t i = 0; i < S_NKEYS; i++)
-        if (s_keys[i].type != T_IGNORED && s_keys[i].type != T_ALIAS)
+        if (s_keys[i].type != T_IGNORED && s_keys[i].type != T_ALIAS && s_keys[i].type != T_NA)
             fprintf (f, "  %-36s %-10s %s\n", s_keys[i].key, s_keys[i].fallback, s_keys[i].doc);
 }
 

@@ -17,6 +17,11 @@
 
 typedef enum { SB_SYNC_STEP, SB_SYNC_EPOCH } sb_sync_t;
 
+/* Bytes of dataset.parquet.columns as "name:dtype:size,..." text, its NUL
+ * included: the longest string WELCOME carries (SB_PROTO_MAX_STR) plus one.
+ * DLRM's 200 columns take about 4.3 KB; this fits about 1500. */
+#define SB_WORKLOAD_COLUMNS_MAX 32768
+
 /* The model and checkpoint keys of `shardbench checkpoint` (DLIO's model.*
  * and checkpoint.* sections; sizes in coordinator/checkpoint.c). */
 typedef struct {
@@ -54,10 +59,10 @@ typedef struct {
     uint64_t    num_samples_per_file;
     uint64_t    record_length_bytes;
     uint64_t    record_length_bytes_stdev;
-    char        parquet_columns[4096];  /* dataset.parquet.columns as "name:dtype:size,..." ("" none) */
+    char        parquet_columns[SB_WORKLOAD_COLUMNS_MAX];  /* dataset.parquet.columns as "name:dtype:size,..." ("" none) */
     uint64_t    parquet_row_group;      /* dataset.parquet.row_group_size: rows per group (0: 1 MiB of records) */
     char        compression[16];        /* dataset.compression: parquet pages none | snappy | gzip | zstd */
-    char        parquet_read_columns[4096]; /* storage.storage_options.columns: "a,b,..." ("" all, as DLIO) */
+    char        parquet_read_columns[SB_WORKLOAD_COLUMNS_MAX]; /* storage.storage_options.columns: "a,b,..." ("" all, as DLIO) */
     uint64_t    num_subfolders_train;
     int         skip_listing;           /* keys from DLIO's naming convention, no listing */
     uint64_t    listing_validation_interval; /* with skip_listing: check every k-th object exists */
@@ -102,6 +107,14 @@ typedef struct {
      * "default"), for the error of a batch larger than a shard, which only
      * the coordinator's plan can find */
     char        batch_size_origin[300];
+    /* issue 15, keys */
+    char        storage_type_given[32]; /* storage.storage_type as written (s3dlio, object, direct_fs, ...) */
+    char        storage_library[32];    /* storage.storage_library: s3dlio | s3torchconnector | minio ("" none) */
+    char        storage_protocol[16];   /* storage.protocol (storage_type object): s3 | file | direct ("" none) */
+    char        storage_summary[256];   /* the engine and what chose it: "s3 (storage_library minio)" */
+    char        load_balance_strategy[32]; /* storage.load_balance_strategy as written ("" none) */
+    int         endpoint_per_rank;      /* storage.use_mpi_endpoint_distribution */
+    int         credentials_in_file;    /* storage.storage_options holds access_key_id and secret_access_key */
 } sb_workload_t;
 
 /* Fill *wl from cfg (defaults for absent keys). Returns 0, or -1 with
@@ -124,6 +137,23 @@ const char *sb_workload_shuffle_name (sb_shuffle_t shuffle);
  * it gives none, into name. Returns 0, or -1 (name holds the default) when
  * config_yaml is NULL or does not parse. */
 int sb_workload_model_name (const char *config_yaml, char *name, size_t size);
+
+/* The DLIO keys of cfg that shardbench accepts without acting on them, one
+ * info line each with the reason (framework internals such as
+ * reader.pin_memory). Call once per run. Returns how many. */
+int sb_workload_log_not_applicable (sb_config_t *cfg);
+
+/* Give the credentials of the workload file (storage.storage_options.
+ * access_key_id, secret_access_key, session_token; empty values and
+ * ${VAR} references count as absent) to this process's environment as
+ * AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN, replacing
+ * what was there: the coordinator's own S3 client (listing, preflight) and
+ * the local workers it forks use them; nothing else sees them (remote
+ * workers use their own environment). Call before sb_config_redact, before
+ * any thread starts. Returns 1 when exported, 0 when the file holds none,
+ * -1 with err (naming file:line and key, never the value) when only one of
+ * the pair is given. */
+int sb_workload_export_credentials (sb_config_t *cfg, char *err, size_t err_size);
 
 /* Print the table of known keys (for --help). */
 void sb_workload_print_keys (void *file);

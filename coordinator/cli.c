@@ -638,6 +638,13 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
     uint64_t seed = a.have_seed ? a.seed : wl.seed;
     if (!a.have_seed && (wl.sample_shuffle == SB_SHUFFLE_RANDOM || wl.file_shuffle == SB_SHUFFLE_RANDOM))
         seed = sb_mix ((uint64_t) time (NULL), (uint64_t) getpid ());
+    /* credentials of the workload file: into this process's environment
+     * (its S3 client and the local workers it forks), then redacted */
+    if (sb_workload_export_credentials (cfg, err, sizeof err) < 0) {
+        fprintf (stderr, "shardbench: error: %s\n", err);
+        goto done;
+    }
+    (void) sb_workload_log_not_applicable (cfg);
     /* credentials are never recorded (runs.config) or shown */
     if (sb_config_redact (cfg, sb_workload_is_secret_key, "<redacted>") < 0 || !(yaml = sb_config_to_yaml (cfg))) {
         fprintf (stderr, "shardbench: out of memory\n");

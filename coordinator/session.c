@@ -2641,6 +2641,7 @@ s_session_run (s_session_t *self, const sb_session_opts_t *opts, int64_t *run_id
         }
     }
 
+    sb_info ("storage: %s", wl->storage_summary);  /* the engine, and the keys that chose it */
     /* Object storage: every endpoint must answer before anything is listed. */
     if (wl->storage.type == SB_STORAGE_S3) {
         if (s_key_prefix (wl, self->key_prefix, sizeof self->key_prefix, err, err_size) != 0)

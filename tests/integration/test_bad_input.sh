@@ -83,7 +83,7 @@ bad_yaml bool "bool.yaml:2: key 'reader.verify': expected true or false, got 'ma
 reader:
   verify: maybe
 YAML
-bad_yaml enum "enum.yaml:2: key 'storage.storage_type': expected local_fs, s3 or synthetic, got 'hdfs'" <<'YAML'
+bad_yaml enum "enum.yaml:2: key 'storage.storage_type': expected local_fs, parallel_fs, direct_fs, s3, s3dlio, object or synthetic, got 'hdfs'" <<'YAML'
 storage:
   storage_type: hdfs
 YAML

@@ -99,38 +99,67 @@ for f in s.db s.db-wal; do
     expect_eq "$f (raw) holds no secret" "$(grep -a -c -F -e "$secret" -e "$token" -e "$key_id" "$f")" 0
 done
 # 3. credentials written into the workload, in DLIO's storage_options
-# spelling, are not used, recorded (runs.config shows <redacted>), shown in
-# the HTML report or the logs, or sent to the workers
-y_id="SBYAMLID${rnd}"
-y_secret="sbYamlSecret${rnd}"
-y_token="sbYamlToken${rnd}"
+# spelling, with none in the environment: the coordinator uses them (listing,
+# preflight) and gives them to its --local workers through their process
+# environment; they are not recorded (runs.config shows <redacted>), shown
+# in the HTML report or the logs, or sent to the workers over the wire
 cat >creds.yaml <<YAML
 storage:
   storage_options:
-    access_key_id: $y_id
-    secret_access_key: $y_secret
-    session_token: $y_token
+    access_key_id: $key_id
+    secret_access_key: $secret
+    session_token: $token
 YAML
 export SHARDBENCH_WIRE_TRACE="$SCRATCH/wire3.bin"
-AWS_ACCESS_KEY_ID=$key_id AWS_SECRET_ACCESS_KEY=$secret sb run creds.yaml $work --accelerators 2 --local 2 -v --db y.db
+(
+    unset AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_SESSION_TOKEN
+    export AWS_SHARED_CREDENTIALS_FILE="$SCRATCH/no-such-credentials"
+    sb run creds.yaml $work --accelerators 2 --local 2 -v --db y.db
+    echo "$SB_RC" >run3.rc
+)
 unset SHARDBENCH_WIRE_TRACE
 cp sb.out run3.out
 cp sb.err run3.err
-expect_eq "run with credentials in the workload file exits 0" "$SB_RC" 0
-expect_contains "the workload's secret key is said to be unused" run3.err \
-    "creds.yaml:4: key 'storage.storage_options.secret_access_key' is not used and its value is not recorded: S3 credentials come from AWS_ACCESS_KEY_ID"
+expect_eq "run with credentials only in the workload file exits 0" "$(cat run3.rc)" 0
+expect_contains "the workload's credentials are said to be used" run3.err \
+    "S3 credentials: from creds.yaml:3 (storage.storage_options.access_key_id): used by this coordinator and given to its local workers through their environment"
+expect_contains "the run summary names the storage engine" run3.err "storage: s3"
 expect_eq "runs.config holds the three keys, redacted" \
     "$(q y.db "SELECT config FROM runs WHERE kind = 'train'" | grep -E -c '^ *(access_key_id|secret_access_key|session_token): "?<redacted>"?$')" 3
 "$SHARDBENCH" report last --html run3.html --db y.db >report3.out 2>report3.err
 expect_eq "HTML report written" "$?" 0
 "$SHARDBENCH" report last --json --db y.db >run3.json 2>>report3.err
 sqlite3 y.db .dump >dump3.sql
+strings -a y.db >strings3.txt
 expect_contains "the HTML report shows the endpoint" run3.html "${S3RVER_ENDPOINT#http://}"
 expect_contains "the wire carried the workload" wire3.bin "secretdata"
-for f in dump3.sql run3.out run3.err run3.html run3.json report3.err wire3.bin y.db; do
-    for v in "$y_id" "$y_secret" "$y_token"; do
+expect_contains "strings of the database hold the run" strings3.txt "secretdata"
+for f in dump3.sql strings3.txt run3.out run3.err run3.html run3.json report3.err wire3.bin y.db; do
+    for v in "$key_id" "$secret" "$token"; do
         expect_eq "$f holds no ${v:0:10}... value" "$(grep -a -c -F -- "$v" "$f")" 0
     done
+done
+
+# 3b. a worker on another host (started on its own) with no credentials of
+# its own: the run refuses, the row naming the worker's host and how to
+# give it credentials (the file's never cross the wire)
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
+(
+    unset AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_SESSION_TOKEN
+    export AWS_SHARED_CREDENTIALS_FILE="$SCRATCH/no-such-credentials"
+    timeout 60 "$SHARDBENCH" run creds.yaml $work --accelerators 1 --workers 1 --bind "tcp://127.0.0.1:$port" \
+        --join-timeout 30 --db r.db >run4.out 2>run4.err &
+    coord=$!
+    timeout 60 "$SHARDBENCH_WORKER" --coordinator "tcp://127.0.0.1:$port" --host farhost >worker4.out 2>worker4.err
+    wait "$coord"
+    echo "$?" >run4.rc
+)
+expect_eq "a worker without credentials fails the run" "$(cat run4.rc)" 1
+expect_contains "the preflight names the host and what is missing" run4.err "farhost"
+expect_contains "the preflight says how to give credentials" run4.err \
+    "give this host AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY in the worker's environment"
+for f in run4.out run4.err worker4.out worker4.err; do
+    expect_eq "$f holds no secret" "$(grep -a -c -F -e "$secret" -e "$token" -e "$key_id" "$f")" 0
 done
 
 # 4. an endpoint URL with USER:PASSWORD@ is refused before anything starts,

@@ -235,7 +235,7 @@ static const struct {
       "bad.yaml:2: key 'dataset.num_files_train': expected a non-negative integer, got '1e3'" },
     { "train:\n  computation_time: nan\n", "bad.yaml:2: key 'train.computation_time': expected a number, got 'nan'" },
     { "storage:\n  storage_type: hdfs\n",
-      "bad.yaml:2: key 'storage.storage_type': expected local_fs, s3 or synthetic, got 'hdfs'" },
+      "bad.yaml:2: key 'storage.storage_type': expected local_fs, parallel_fs, direct_fs, s3, s3dlio, object or synthetic, got 'hdfs'" },
     { "storage:\n  storage_options:\n    endpoint_urls: [[a]]\n",
       "bad.yaml:3: key 'storage.storage_options.endpoint_urls': list items must be plain values" },
     /* negative, zero and too large sizes */

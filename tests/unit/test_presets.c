@@ -228,8 +228,7 @@ START_TEST (test_dlio_yaml_with_mlpstorage_overrides)
     ck_assert_ptr_null (strstr (line + 1, "DLIO keys this version ignores: "));
     /* (model.type, checkpoint_after_epoch and epochs_between_checkpoints are acted on: issue 15) */
     char expected[] = "DLIO keys this version ignores: model.model_size, workflow.generate_data, "
-                      "workflow.train, workflow.checkpoint, dataset.record_length_bytes_resize, "
-                      "reader.shuffle_size\n";
+                      "workflow.train, workflow.checkpoint, dataset.record_length_bytes_resize\n";
     ck_assert_msg (strstr (line, expected) == line, "got: %s", line);
     free (log);
     sb_config_destroy (&cfg);

@@ -345,7 +345,8 @@ START_TEST (test_reject_reasons)
     n = s_pack (buf, sizeof buf, SB_PROTO_VERSION, SB_MSG_GO, body_go_string);
     s_expect (buf, n, SB_PROTO_EFIELD, "GO.epoch: wrong msgpack type 5");
     n = s_pack (buf, sizeof buf, SB_PROTO_VERSION, SB_MSG_REJECT, body_reject_huge);
-    s_expect (buf, n, SB_PROTO_EFIELD, "REJECT.reason: string of 4097 bytes exceeds 4096");
+    s_expect (buf, n, SB_PROTO_EFIELD, "REJECT.reason: string of 32768 bytes exceeds 32767");
+    ck_assert_int_eq (SB_PROTO_MAX_STR, 32767);     /* the number above */
     n = s_pack (buf, sizeof buf, SB_PROTO_VERSION, SB_MSG_REJECT, body_reject_nul);
     s_expect (buf, n, SB_PROTO_EFIELD, "REJECT.reason: string holds a NUL byte");
     n = s_pack (buf, sizeof buf, SB_PROTO_VERSION, SB_MSG_ENTRIES, body_entries_long);

@@ -1,0 +1,510 @@
+/* storage_keys: DLIO's storage keys into shardbench's engine and settings. */
+#include "storage_keys.h"
+#include "log.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static const char *
+s_where (const sb_config_entry_t *e, char *buf, size_t size)
+{
+    if (!e)
+        snprintf (buf, size, "default");
+    else if (e->line > 0)
+        snprintf (buf, size, "%s:%d", e->origin, e->line);
+    else
+        snprintf (buf, size, "%s", e->origin);
+    return buf;
+}
+
+static const char *
+s_value (const sb_config_entry_t *e)
+{
+    return e && e->value ? e->value : "";
+}
+
+/* The scheme of uri ("s3" for s3://...) into scheme; returns what follows
+ * "://", or NULL when uri has no scheme. */
+static const char *
+s_scheme (const char *uri, char *scheme, size_t size)
+{
+    const char *sep = strstr (uri, "://");
+    scheme[0] = '\0';
+    if (!sep || (size_t) (sep - uri) >= size || sep == uri)
+        return NULL;
+    for (const char *p = uri; p < sep; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '+'))
+            return NULL;
+    memcpy (scheme, uri, (size_t) (sep - uri));
+    scheme[sep - uri] = '\0';
+    return sep + 3;
+}
+
+int
+sb_storage_keys_is_reader_option (const char *key)
+{
+    return strcmp (key, "reader.storage_options") == 0 || strncmp (key, "reader.storage_options.", 23) == 0;
+}
+
+/* 1 when a reader: storage value points away from the local file system. */
+static int
+s_reader_value_remote (const char *key, const char *v)
+{
+    char scheme[16];
+    const char *rest = s_scheme (v, scheme, sizeof scheme);
+    if (rest)
+        return strcmp (scheme, "file") != 0 && strcmp (scheme, "direct") != 0;
+    if (!strcmp (key, "reader.storage_type"))
+        return !strcasecmp (v, "s3") || !strcasecmp (v, "object") || !strcasecmp (v, "aistore");
+    if (!strcmp (key, "reader.protocol"))
+        return *v && strcasecmp (v, "file") != 0 && strcasecmp (v, "direct") != 0;
+    if (!strcmp (key, "reader.storage_root"))
+        return *v && *v != '/' && *v != '.';      /* BUCKET[/PREFIX] */
+    if (!strcmp (key, "reader.endpoint_uris") || !strcmp (key, "reader.storage_options.endpoint_url"))
+        return *v != '\0';
+    return 0;
+}
+
+int
+sb_storage_keys_reader (sb_config_t *cfg, char *err, size_t err_size)
+{
+    static const char *const keys[] = { "reader.storage_type", "reader.protocol", "reader.storage_root",
+                                        "reader.data_loader_root", "reader.endpoint_uris",
+                                        "reader.storage_options.endpoint_url", "reader.storage_library",
+                                        "reader.load_balance_strategy", NULL };
+    const sb_config_entry_t *first = NULL, *remote = NULL;
+    for (int i = 0; keys[i]; i++) {
+        const sb_config_entry_t *e = sb_config_get (cfg, keys[i]);
+        if (!e)
+            continue;
+        first = first ? first : e;
+        const char *v = e->items ? (e->nitems ? e->items[0] : "") : s_value (e);
+        if (!remote && s_reader_value_remote (keys[i], v))
+            remote = e;
+    }
+    for (size_t i = 0; i < sb_config_count (cfg); i++) {
+        const sb_config_entry_t *e = sb_config_at (cfg, i);
+        if (sb_storage_keys_is_reader_option (e->key))
+            (void) sb_config_get (cfg, e->key);   /* read here: not an unknown key */
+    }
+    if (!first)
+        return 0;
+    char where[1200];
+    const sb_config_entry_t *type = sb_config_get (cfg, "storage.storage_type");
+    if (!remote) {
+        sb_info ("%s: key '%s' (and the other storage keys under reader:) accepted without effect: DLIO reads no"
+                 " storage key under reader:, and they name the local file system of dataset.data_folder",
+                 s_where (first, where, sizeof where), first->key);
+        return 0;
+    }
+    if (type) {
+        char w2[1200];
+        sb_warn ("%s: key '%s' and the other storage keys under reader: are ignored, as DLIO ignores them:"
+                 " storage.storage_type '%s' (%s) decides", s_where (remote, where, sizeof where), remote->key,
+                 s_value (type), s_where (type, w2, sizeof w2));
+        return 0;
+    }
+    snprintf (err, err_size, "%s: key '%s': DLIO reads no storage setting under reader: (it would run on the local"
+              " file system at dataset.data_folder without saying so), so shardbench refuses to guess: give them under"
+              " storage:, e.g. storage.storage_type=s3 storage.storage_root=BUCKET[/PREFIX]"
+              " storage.storage_options.endpoint_url=http(s)://HOST:PORT on the command line, or"
+              " storage.storage_type=local_fs to read dataset.data_folder as DLIO does",
+              s_where (remote, where, sizeof where), remote->key);
+    return -1;
+}
+
+int
+sb_storage_keys_placeholders (sb_config_t *cfg, char *err, size_t err_size)
+{
+    static const struct { const char *key, *example; } keys[] = {
+        { "storage.storage_root", "storage.storage_root=BUCKET" },
+        { "storage.storage_library", "storage.storage_library=s3dlio" },
+        { "storage.storage_options.storage_library", "storage.storage_options.storage_library=s3dlio" },
+        { "storage.storage_options.endpoint_url", "storage.storage_options.endpoint_url=http(s)://HOST:PORT" },
+        { "storage.storage_options.region", "storage.storage_options.region=REGION" },
+        { "dataset.data_folder", "dataset.data_folder=FOLDER" },
+    };
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        const sb_config_entry_t *e = sb_config_get (cfg, keys[i].key);
+        const char *v = s_value (e);
+        if (!strstr (v, "_PLACEHOLDER"))
+            continue;
+        char where[1200];
+        snprintf (err, err_size, "%s: key '%s': '%s' is a placeholder of the upstream file: set it on the command"
+                  " line, e.g. %s", s_where (e, where, sizeof where), keys[i].key, v, keys[i].example);
+        return -1;
+    }
+    return 0;
+}
+
+/* Copy n bytes of s into out (size bytes) without leading and trailing '/'. */
+static int
+s_trim_slashes (const char *s, size_t n, char *out, size_t size)
+{
+    while (n && *s == '/')
+        s++, n--;
+    while (n && s[n - 1] == '/')
+        n--;
+    if (n >= size)
+        return -1;
+    memcpy (out, s, n);
+    out[n] = '\0';
+    return 0;
+}
+
+/* A local data folder as a path: data_folder with its file:// or direct://
+ * scheme removed; a relative one under a storage_root that names a local
+ * folder (s3dlio's URIs are storage_root/data_folder). */
+static int
+s_local_folder (sb_config_t *cfg, sb_workload_t *wl, const char *root, char *err, size_t err_size)
+{
+    char scheme[16], path[sizeof wl->data_folder];
+    const char *rest = s_scheme (wl->data_folder, scheme, sizeof scheme);
+    const char *rroot = NULL;
+    char rscheme[16];
+    if (*root)
+        rroot = s_scheme (root, rscheme, sizeof rscheme);
+    if (rest)
+        snprintf (path, sizeof path, "%s", rest);
+    else if (wl->data_folder[0] != '/' && rroot && *rroot && strcmp (wl->data_folder, ".") != 0) {
+        const char *rel = wl->data_folder;
+        while (strncmp (rel, "./", 2) == 0)
+            rel += 2;
+        size_t rn = strlen (rroot);
+        while (rn > 1 && rroot[rn - 1] == '/')
+            rn--;
+        int w = snprintf (path, sizeof path, "%.*s/%s", (int) rn, rroot, rel);
+        if (w < 0 || (size_t) w >= sizeof path) {
+            char where[1200];
+            snprintf (err, err_size, "%s: key 'dataset.data_folder': with storage.storage_root the folder is too long",
+                      s_where (sb_config_get (cfg, "dataset.data_folder"), where, sizeof where));
+            return -1;
+        }
+    }
+    else if (rroot && *rroot && strcmp (wl->data_folder, ".") == 0)
+        snprintf (path, sizeof path, "%s", rroot);
+    else
+        return 0;
+    if (!*path) {
+        char where[1200];
+        snprintf (err, err_size, "%s: key 'dataset.data_folder': '%s' names no folder",
+                  s_where (sb_config_get (cfg, "dataset.data_folder"), where, sizeof where), wl->data_folder);
+        return -1;
+    }
+    snprintf (wl->data_folder, sizeof wl->data_folder, "%s", path);
+    return 0;
+}
+
+/* S3 bucket and key prefix, as DLIO forms URIs: ObjStoreLibStorage keeps a
+ * data_folder URI as it is (its bucket and path), else prefixes
+ * storage_root (the "namespace": BUCKET[/PREFIX]) to it. */
+static int
+s_s3_location (sb_config_t *cfg, sb_workload_t *wl, const char *root_given, char *err, size_t err_size)
+{
+    char where[1200], w2[1200];
+    const sb_config_entry_t *re = sb_config_get (cfg, "storage.storage_root");
+    const sb_config_entry_t *de = sb_config_get (cfg, "dataset.data_folder");
+    char scheme[16], bucket[256] = "", root_prefix[1024] = "", prefix[1024] = "";
+    const char *root = s_scheme (root_given, scheme, sizeof scheme);
+    if (root && strcmp (scheme, "s3") != 0) {
+        snprintf (err, err_size, "%s: key 'storage.storage_root': '%s' is not an S3 location (s3://BUCKET[/PREFIX] or"
+                  " BUCKET[/PREFIX])", s_where (re, where, sizeof where), root_given);
+        return -1;
+    }
+    root = root ? root : root_given;
+    if (*root == '/' && !sb_config_get (cfg, "storage.protocol")) {
+        snprintf (err, err_size, "%s: key 'storage.storage_root': '%s' is a local path, but storage.storage_type is"
+                  " s3 (an S3 bucket): give BUCKET[/PREFIX], or storage.storage_type local_fs (or direct_fs for"
+                  " O_DIRECT)", s_where (re, where, sizeof where), root_given);
+        return -1;
+    }
+    size_t bn = strcspn (root, "/");
+    if (bn >= sizeof bucket || s_trim_slashes (root + bn, strlen (root + bn), root_prefix, sizeof root_prefix) != 0)
+        goto too_long;
+    memcpy (bucket, root, bn);
+    bucket[bn] = '\0';
+    const char *df = wl->data_folder;
+    const char *rest = s_scheme (df, scheme, sizeof scheme);
+    if (rest) {
+        if (strcmp (scheme, "s3") != 0) {
+            snprintf (err, err_size, "%s: key 'dataset.data_folder': '%s' is not an s3:// location, but the storage is"
+                      " S3", s_where (de, where, sizeof where), df);
+            return -1;
+        }
+        size_t dn = strcspn (rest, "/");
+        if (dn == 0) {
+            snprintf (err, err_size, "%s: key 'dataset.data_folder': '%s' names no bucket", s_where (de, where,
+                      sizeof where), df);
+            return -1;
+        }
+        if (*bucket && (strlen (bucket) != dn || strncmp (bucket, rest, dn) != 0)) {
+            snprintf (err, err_size, "%s: key 'dataset.data_folder': '%s' names bucket '%.*s', storage.storage_root"
+                      " (%s) names bucket '%s': one run reads one bucket", s_where (de, where, sizeof where), df,
+                      (int) dn, rest, s_where (re, w2, sizeof w2), bucket);
+            return -1;
+        }
+        if (dn >= sizeof bucket || s_trim_slashes (rest + dn, strlen (rest + dn), prefix, sizeof prefix) != 0)
+            goto too_long;
+        memcpy (bucket, rest, dn);
+        bucket[dn] = '\0';
+    }
+    else {
+        const char *p = df;
+        while (strncmp (p, "./", 2) == 0 || *p == '/')
+            p += *p == '/' ? 1 : 2;
+        char tail[1024];
+        if (s_trim_slashes (p, strlen (p), tail, sizeof tail) != 0)
+            goto too_long;
+        if (!strcmp (tail, "."))
+            tail[0] = '\0';
+        int w = snprintf (prefix, sizeof prefix, "%s%s%s", root_prefix, *root_prefix && *tail ? "/" : "", tail);
+        if (w < 0 || (size_t) w >= sizeof prefix)
+            goto too_long;
+    }
+    if (!*bucket) {
+        snprintf (err, err_size, "%s: key 'storage.storage_root': an S3 workload needs the bucket name"
+                  " (storage.storage_root=BUCKET, or dataset.data_folder=s3://BUCKET/PREFIX)",
+                  s_where (re ? re : sb_config_get (cfg, "storage.storage_type"), where, sizeof where));
+        return -1;
+    }
+    snprintf (wl->storage.bucket, sizeof wl->storage.bucket, "%s", bucket);
+    if (snprintf (wl->data_folder, sizeof wl->data_folder, "s3://%s/%s", bucket, prefix)
+        >= (int) sizeof wl->data_folder)
+        goto too_long;
+    return 0;
+too_long:
+    snprintf (err, err_size, "%s: key 'dataset.data_folder': the S3 location (with storage.storage_root) is too long",
+              s_where (de, where, sizeof where));
+    return -1;
+}
+
+int
+sb_storage_keys_resolve (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size)
+{
+    char where[1200], w2[1200];
+    const sb_config_entry_t *te = sb_config_get (cfg, "storage.storage_type");
+    const sb_config_entry_t *le = sb_config_get (cfg, "storage.storage_library");
+    const sb_config_entry_t *le2 = sb_config_get (cfg, "storage.storage_options.storage_library");
+    const sb_config_entry_t *pe = sb_config_get (cfg, "storage.protocol");
+    if (le && le2 && strcmp (s_value (le), s_value (le2)) != 0) {
+        snprintf (err, err_size, "%s: key 'storage.storage_options.storage_library': '%s' disagrees with"
+                  " storage.storage_library '%s' (%s)", s_where (le2, where, sizeof where), s_value (le2),
+                  s_value (le), s_where (le, w2, sizeof w2));
+        return -1;
+    }
+    le = le ? le : le2;
+    const char *lib = s_value (le);
+    if (le && strcmp (lib, "s3dlio") && strcmp (lib, "s3torchconnector") && strcmp (lib, "minio")) {
+        snprintf (err, err_size, "%s: key '%s': expected s3dlio, s3torchconnector or minio, got '%s'",
+                  s_where (le, where, sizeof where), le->key, lib);
+        return -1;
+    }
+    snprintf (wl->storage_library, sizeof wl->storage_library, "%s", lib);
+    snprintf (wl->storage_type_given, sizeof wl->storage_type_given, "%s", te ? s_value (te) : "");
+    snprintf (wl->storage_protocol, sizeof wl->storage_protocol, "%s", s_value (pe));
+    const sb_config_entry_t *id = sb_config_get (cfg, "storage.storage_options.access_key_id");
+    wl->credentials_in_file = id && *s_value (id) && strncmp (s_value (id), "${", 2) != 0;
+    if (wl->storage.type == SB_STORAGE_SYNTHETIC) {
+        snprintf (wl->storage_summary, sizeof wl->storage_summary, "synthetic");
+        return 0;
+    }
+    /* the scheme that decides: DLIO's storage_type, or for s3dlio and
+     * object the URIs' scheme or storage.protocol */
+    const char *given = te ? s_value (te) : "local_fs";
+    char root[sizeof wl->storage.bucket];
+    snprintf (root, sizeof root, "%s", wl->storage.bucket);
+    char scheme[16] = "", tmp[16];
+    if (!strcasecmp (given, "s3"))
+        snprintf (scheme, sizeof scheme, "s3");
+    else if (!strcasecmp (given, "direct_fs"))
+        snprintf (scheme, sizeof scheme, "direct");
+    else if (!strcasecmp (given, "s3dlio") || !strcasecmp (given, "object")) {
+        if (pe && *s_value (pe))
+            snprintf (scheme, sizeof scheme, "%s", s_value (pe));
+        else if (s_scheme (wl->data_folder, tmp, sizeof tmp))
+            snprintf (scheme, sizeof scheme, "%s", tmp);
+        else if (s_scheme (root, tmp, sizeof tmp))
+            snprintf (scheme, sizeof scheme, "%s", tmp);
+        else
+            snprintf (scheme, sizeof scheme, "s3");     /* s3dlio's default uri_scheme */
+    }
+    else
+        snprintf (scheme, sizeof scheme, "file");
+    const sb_config_entry_t *why_e = pe && *s_value (pe) ? pe : te;
+    if (!strcmp (scheme, "s3")) {
+        wl->storage.type = SB_STORAGE_S3;
+        if (s_s3_location (cfg, wl, root, err, err_size) != 0)
+            return -1;
+    }
+    else if (!strcmp (scheme, "file") || !strcmp (scheme, "direct")) {
+        wl->storage.type = SB_STORAGE_FILE;
+        if (!strcmp (scheme, "direct"))
+            wl->odirect = 1;    /* s3dlio's direct:// is O_DIRECT I/O */
+        if (strcasecmp (given, "local_fs") != 0 && strcasecmp (given, "parallel_fs") != 0
+            && s_local_folder (cfg, wl, root, err, err_size) != 0)
+            return -1;
+        if (s_scheme (wl->data_folder, tmp, sizeof tmp)) {
+            snprintf (err, err_size, "%s: key 'dataset.data_folder': '%s' is a %s:// location, but the storage is"
+                      " the local file system (storage.storage_type %s)", s_where (sb_config_get (cfg,
+                      "dataset.data_folder"), where, sizeof where), wl->data_folder, tmp, given);
+            return -1;
+        }
+    }
+    else {
+        const char *what = !strcmp (scheme, "az") || !strcmp (scheme, "azure") ? "Azure Blob Storage"
+                         : !strcmp (scheme, "gs") || !strcmp (scheme, "gcs") ? "Google Cloud Storage" : "this scheme";
+        snprintf (err, err_size, "%s: key '%s': %s:// (%s) is not served: shardbench reads S3 (s3://) and the local"
+                  " file system (file://, direct://); for %s use its S3-compatible endpoint with storage_type s3",
+                  s_where (why_e, where, sizeof where), why_e ? why_e->key : "storage.storage_type", scheme, what,
+                  what);
+        return -1;
+    }
+    /* the engine, and the keys that chose it, for the run's summary */
+    char given_part[64] = "", lib_part[64] = "";
+    if (te && strcasecmp (given, sb_storage_type_name (wl->storage.type)) != 0 && strcasecmp (given, "local_fs") != 0)
+        snprintf (given_part, sizeof given_part, "storage_type %s", given);
+    if (*lib)
+        snprintf (lib_part, sizeof lib_part, "storage_library %s", lib);
+    snprintf (wl->storage_summary, sizeof wl->storage_summary, "%s%s%s%s%s%s%s",
+              sb_storage_type_name (wl->storage.type), wl->odirect && wl->storage.type == SB_STORAGE_FILE
+              ? ", O_DIRECT" : "", *given_part || *lib_part ? " (" : "", given_part,
+              *given_part && *lib_part ? ", " : "", lib_part, *given_part || *lib_part ? ")" : "");
+    return 0;
+}
+
+/* A boolean the way the key table reads one: 1, 0, or -1 when not one. */
+static int
+s_bool (const char *v)
+{
+    if (!strcasecmp (v, "true") || !strcasecmp (v, "yes") || !strcasecmp (v, "on") || !strcmp (v, "1"))
+        return 1;
+    if (!strcasecmp (v, "false") || !strcasecmp (v, "no") || !strcasecmp (v, "off") || !strcmp (v, "0"))
+        return 0;
+    return -1;
+}
+
+int
+sb_storage_keys_finish (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size)
+{
+    char where[1200], w2[1200];
+    sb_storage_cfg_t *st = &wl->storage;
+    const sb_config_entry_t *e = sb_config_get (cfg, "storage.storage_options.s3_force_path_style");
+    if (e) {
+        int v = s_bool (s_value (e));
+        const sb_config_entry_t *own = sb_config_get (cfg, "storage.storage_options.path_style");
+        if (v < 0) {
+            snprintf (err, err_size, "%s: key '%s': expected true or false, got '%s'", s_where (e, where, sizeof where),
+                      e->key, e->items ? "a list" : s_value (e));
+            return -1;
+        }
+        if (own && v != st->path_style) {
+            snprintf (err, err_size, "%s: key '%s': %s disagrees with storage.storage_options.path_style (%s)",
+                      s_where (e, where, sizeof where), e->key, s_value (e), s_where (own, w2, sizeof w2));
+            return -1;
+        }
+        st->path_style = v;
+    }
+    e = sb_config_get (cfg, "storage.storage_options.s3_max_attempts");
+    if (e) {
+        char *end = NULL;
+        errno = 0;
+        unsigned long long v = strtoull (s_value (e), &end, 10);
+        const sb_config_entry_t *own = sb_config_get (cfg, "storage.storage_options.max_retries");
+        if (e->items || !*s_value (e) || *end || errno || *s_value (e) == '-' || v < 1 || v > 101) {
+            snprintf (err, err_size, "%s: key '%s': expected 1 to 101 attempts, got '%s'",
+                      s_where (e, where, sizeof where), e->key, e->items ? "a list" : s_value (e));
+            return -1;
+        }
+        if (own && v - 1 != st->max_retries) {
+            snprintf (err, err_size, "%s: key '%s': %llu attempts disagree with storage.storage_options.max_retries"
+                      " %llu (%s)", s_where (e, where, sizeof where), e->key, v,
+                      (unsigned long long) st->max_retries, s_where (own, w2, sizeof w2));
+            return -1;
+        }
+        st->max_retries = v - 1;
+    }
+    e = sb_config_get (cfg, "storage.load_balance_strategy");
+    if (e) {
+        const char *v = s_value (e);
+        const sb_config_entry_t *own = sb_config_get (cfg, "storage.storage_options.load_balance");
+        sb_lb_t lb;
+        if (!strcmp (v, "round_robin"))
+            lb = SB_LB_ROUND_ROBIN;
+        else if (!strcmp (v, "least_connections"))
+            lb = SB_LB_LEAST_CONNECTIONS;
+        else {
+            snprintf (err, err_size, "%s: key '%s': expected round_robin or least_connections, got '%s'%s",
+                      s_where (e, where, sizeof where), e->key, e->items ? "a list" : v,
+                      !strcmp (v, "random") ? " (random is not implemented)" : "");
+            return -1;
+        }
+        if (own && lb != st->lb) {
+            snprintf (err, err_size, "%s: key '%s': %s disagrees with storage.storage_options.load_balance (%s)",
+                      s_where (e, where, sizeof where), e->key, v, s_where (own, w2, sizeof w2));
+            return -1;
+        }
+        st->lb = lb;
+        snprintf (wl->load_balance_strategy, sizeof wl->load_balance_strategy, "%s", v);
+    }
+    e = sb_config_get (cfg, "storage.use_mpi_endpoint_distribution");
+    if (e) {
+        int v = s_bool (s_value (e));
+        if (v < 0) {
+            snprintf (err, err_size, "%s: key '%s': expected true or false, got '%s'", s_where (e, where, sizeof where),
+                      e->key, e->items ? "a list" : s_value (e));
+            return -1;
+        }
+        wl->endpoint_per_rank = v;
+    }
+    return 0;
+}
+
+int
+sb_workload_export_credentials (sb_config_t *cfg, char *err, size_t err_size)
+{
+    static const struct { const char *key, *env; } pairs[] = {
+        { "storage.storage_options.access_key_id", "AWS_ACCESS_KEY_ID" },
+        { "storage.storage_options.secret_access_key", "AWS_SECRET_ACCESS_KEY" },
+        { "storage.storage_options.session_token", "AWS_SESSION_TOKEN" },
+    };
+    const sb_config_entry_t *e[3];
+    int given[3];
+    for (int i = 0; i < 3; i++) {
+        e[i] = sb_config_get (cfg, pairs[i].key);
+        const char *v = s_value (e[i]);
+        /* "" and ${VAR} (upstream files' way of saying "from the environment") are absent */
+        given[i] = e[i] && !e[i]->items && *v && strncmp (v, "${", 2) != 0;
+    }
+    char where[1200];
+    if (given[0] != given[1]) {
+        int have = given[0] ? 0 : 1;
+        snprintf (err, err_size, "%s: key '%s': given without %s: give both, or neither (then the environment's"
+                  " AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are used)", s_where (e[have], where, sizeof where),
+                  pairs[have].key, pairs[1 - have].key);
+        return -1;
+    }
+    if (!given[0]) {
+        if (given[2]) {
+            snprintf (err, err_size, "%s: key '%s': given without access_key_id and secret_access_key",
+                      s_where (e[2], where, sizeof where), pairs[2].key);
+            return -1;
+        }
+        return 0;
+    }
+    for (int i = 0; i < 3; i++) {
+        int rc = given[i] ? setenv (pairs[i].env, e[i]->value, 1) : unsetenv (pairs[i].env);
+        if (rc != 0) {
+            snprintf (err, err_size, "%s: key '%s': cannot put it in the environment: %s",
+                      s_where (e[i] ? e[i] : e[0], where, sizeof where), pairs[i].key, strerror (errno));
+            return -1;
+        }
+    }
+    sb_info ("S3 credentials: from %s (storage.storage_options.access_key_id): used by this coordinator and given"
+             " to its local workers through their environment; never stored or sent (workers on other hosts use"
+             " their own AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY or ~/.aws/credentials)",
+             s_where (e[0], where, sizeof where));
+    return 1;
+}

@@ -1,0 +1,59 @@
+/* storage_keys: how the storage keys of a DLIO workload choose shardbench's
+ * engine (file or s3), as DLIO_local_changes and mlcommons/storage's files
+ * use them.
+ *
+ * - storage.storage_type: local_fs, parallel_fs (file); direct_fs (file
+ *   with O_DIRECT, DLIO's s3dlio direct:// scheme); s3; s3dlio and object
+ *   (mlcommons/storage's files: the URI scheme of data_folder or
+ *   storage_root, or storage.protocol, says s3, file or direct).
+ * - storage.storage_library (or storage.storage_options.storage_library):
+ *   s3dlio | s3torchconnector | minio, DLIO's S3 client: recorded, the I/O is
+ *   shardbench's own S3 engine.
+ * - S3 bucket and key prefix as DLIO forms object URIs: a data_folder
+ *   s3://BUCKET[/PREFIX] names them itself; otherwise storage_root
+ *   BUCKET[/PREFIX] (or s3://BUCKET[/PREFIX]) followed by data_folder.
+ * - Storage keys under reader: are read by no DLIO code.
+ *
+ * Errors name file:line and key; credentials are never part of a message.
+ * Called by workload.c only. */
+#ifndef SB_STORAGE_KEYS_H
+#define SB_STORAGE_KEYS_H
+
+#include <stddef.h>
+
+#include "config.h"
+#include "workload.h"
+
+/* 1 for reader.storage_options and its keys (read by sb_storage_keys_reader). */
+int sb_storage_keys_is_reader_option (const char *key);
+
+/* Storage keys under reader: (storage_type, protocol, storage_library,
+ * storage_root, data_loader_root, endpoint_uris, load_balance_strategy,
+ * storage_options.*). DLIO ignores them and runs on dataset.data_folder's
+ * file system. When they point elsewhere (an object store) and the storage:
+ * section gives no storage_type, the run is refused, saying how to give them
+ * under storage:; otherwise they are accepted without effect. Returns 0 or
+ * -1 with err. */
+int sb_storage_keys_reader (sb_config_t *cfg, char *err, size_t err_size);
+
+/* A storage value left as an upstream placeholder (BUCKET_PLACEHOLDER,
+ * ENDPOINT_PLACEHOLDER, LIBRARY_PLACEHOLDER): -1 with an error saying which
+ * override sets it, else 0. */
+int sb_storage_keys_placeholders (sb_config_t *cfg, char *err, size_t err_size);
+
+/* Choose the engine (wl->storage.type), the S3 bucket and prefix (written
+ * back as wl->storage.bucket and wl->data_folder "s3://BUCKET/PREFIX"), the
+ * local folder of file:// and direct:// URIs (wl->data_folder; direct sets
+ * wl->odirect), and wl->storage_type_given, storage_library,
+ * storage_protocol, storage_summary and credentials_in_file. Runs after the
+ * key table, before the endpoints. Returns 0 or -1 with err. */
+int sb_storage_keys_resolve (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size);
+
+/* DLIO's spellings of S3 client settings, after the endpoints:
+ * s3_force_path_style (path_style), s3_max_attempts (max_retries + 1),
+ * load_balance_strategy (load_balance), use_mpi_endpoint_distribution.
+ * A DLIO spelling that disagrees with shardbench's own key is an error.
+ * Returns 0 or -1 with err. */
+int sb_storage_keys_finish (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size);
+
+#endif

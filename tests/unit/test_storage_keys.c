@@ -1,0 +1,321 @@
+/* Upstream workload keys (issue 15): storage types and libraries, S3 bucket
+ * and prefix, reader: storage keys, placeholders, credentials, DLIO's older
+ * spellings, keys accepted without effect, and 200+ parquet columns. */
+#include <check.h>
+#include "check_main.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "proto.h"
+#include "workload.h"
+
+/* Load yaml (origin w.yaml) and the overrides, resolve into *wl. Returns
+ * the error text ("" on success) in a static buffer. */
+static const char *
+s_resolve (const char *yaml, const char *const *overrides, sb_workload_t *wl)
+{
+    static char err[2048];
+    err[0] = '\0';
+    sb_config_t *cfg = sb_config_new ();
+    ck_assert_ptr_nonnull (cfg);
+    ck_assert_msg (sb_config_load_string (cfg, yaml, "w.yaml", err, sizeof err) == 0, "%s", err);
+    for (size_t i = 0; overrides && overrides[i]; i++)
+        ck_assert_msg (sb_config_override (cfg, overrides[i], err, sizeof err) == 0, "%s", err);
+    if (sb_workload_from_config (cfg, wl, err, sizeof err) == 0)
+        err[0] = '\0';
+    sb_config_destroy (&cfg);
+    return err;
+}
+
+static sb_workload_t s_wl;  /* large: not on the stack */
+
+/* storage_root and data_folder into bucket and prefix, as DLIO forms URIs */
+static const struct {
+    const char *root, *folder, *bucket, *data_folder;
+} s_locations[] = {
+    { "bkt", "s3://bkt", "bkt", "s3://bkt/" },                  /* no trailing '/': the same bucket */
+    { "bkt", "s3://bkt/", "bkt", "s3://bkt/" },
+    { "bkt", "s3://bkt/pre/fix/", "bkt", "s3://bkt/pre/fix" },
+    { "", "s3://bkt/pre", "bkt", "s3://bkt/pre" },              /* the bucket from data_folder alone */
+    { "bkt/root", "data/unet3d", "bkt", "s3://bkt/root/data/unet3d" },
+    { "s3://bkt/root/", "./data/", "bkt", "s3://bkt/root/data" },
+    { "bkt", ".", "bkt", "s3://bkt/" },
+    { "bkt", "/abs/path", "bkt", "s3://bkt/abs/path" },
+};
+
+START_TEST (test_s3_location)
+{
+    char yaml[512];
+    for (size_t i = 0; i < sizeof s_locations / sizeof s_locations[0]; i++) {
+        snprintf (yaml, sizeof yaml, "dataset:\n  data_folder: '%s'\nstorage:\n  storage_type: s3\n%s%s%s"
+                  "  storage_options:\n    endpoint_url: http://127.0.0.1:9000\n", s_locations[i].folder,
+                  *s_locations[i].root ? "  storage_root: '" : "", s_locations[i].root,
+                  *s_locations[i].root ? "'\n" : "");
+        ck_assert_str_eq (s_resolve (yaml, NULL, &s_wl), "");
+        ck_assert_int_eq (s_wl.storage.type, SB_STORAGE_S3);
+        ck_assert_str_eq (s_wl.storage.bucket, s_locations[i].bucket);
+        ck_assert_str_eq (s_wl.data_folder, s_locations[i].data_folder);
+    }
+    ck_assert_str_eq (s_resolve ("dataset:\n  data_folder: s3://other/x\nstorage:\n  storage_type: s3\n"
+                                 "  storage_root: bkt\n", NULL, &s_wl),
+                      "w.yaml:2: key 'dataset.data_folder': 's3://other/x' names bucket 'other', storage.storage_root"
+                      " (w.yaml:5) names bucket 'bkt': one run reads one bucket");
+    ck_assert_str_eq (s_resolve ("storage:\n  storage_type: s3\n  storage_root: /mnt/x\n", NULL, &s_wl),
+                      "w.yaml:3: key 'storage.storage_root': '/mnt/x' is a local path, but storage.storage_type is s3"
+                      " (an S3 bucket): give BUCKET[/PREFIX], or storage.storage_type local_fs (or direct_fs for"
+                      " O_DIRECT)");
+}
+END_TEST
+
+START_TEST (test_storage_types)
+{
+    /* s3dlio with s3:// is S3, the library recorded */
+    ck_assert_str_eq (s_resolve ("dataset:\n  data_folder: s3://benchmark/training-data/resnet50\nstorage:\n"
+                                 "  storage_type: s3dlio\n  storage_root: s3://benchmark/training-data/resnet50\n"
+                                 "  storage_library: s3dlio\n  storage_options:\n    endpoint_url: localhost:9000\n",
+                                 NULL, &s_wl), "");
+    ck_assert_int_eq (s_wl.storage.type, SB_STORAGE_S3);
+    ck_assert_str_eq (s_wl.storage.bucket, "benchmark");
+    ck_assert_str_eq (s_wl.data_folder, "s3://benchmark/training-data/resnet50");
+    ck_assert_str_eq (s_wl.storage_summary, "s3 (storage_type s3dlio, storage_library s3dlio)");
+    ck_assert_str_eq (s_wl.storage.endpoints[0], "http://localhost:9000");   /* no scheme: http, as DLIO's minio */
+    /* s3dlio with file:// is the local file system at the path */
+    ck_assert_str_eq (s_resolve ("dataset:\n  data_folder: file:///mnt/scratch/dlio-test\nstorage:\n"
+                                 "  storage_type: s3dlio\n  storage_root: file:///mnt/scratch/dlio-test\n", NULL, &s_wl),
+                      "");
+    ck_assert_int_eq (s_wl.storage.type, SB_STORAGE_FILE);
+    ck_assert_str_eq (s_wl.data_folder, "/mnt/scratch/dlio-test");
+    ck_assert_int_eq (s_wl.odirect, 0);
+    ck_assert_str_eq (s_wl.storage_summary, "file (storage_type s3dlio)");
+    /* direct_fs: O_DIRECT local files */
+    ck_assert_str_eq (s_resolve ("dataset:\n  data_folder: /mnt/nvme/d\nstorage:\n  storage_type: direct_fs\n"
+                                 "  storage_options:\n    storage_library: s3dlio\n", NULL, &s_wl), "");
+    ck_assert_int_eq (s_wl.storage.type, SB_STORAGE_FILE);
+    ck_assert_int_eq (s_wl.odirect, 1);
+    ck_assert_str_eq (s_wl.data_folder, "/mnt/nvme/d");
+    ck_assert_str_eq (s_wl.storage_summary, "file, O_DIRECT (storage_type direct_fs, storage_library s3dlio)");
+    /* object + protocol s3, storage_root BUCKET/PREFIX */
+    ck_assert_str_eq (s_resolve ("dataset:\n  data_folder: .\nstorage:\n  storage_type: object\n  protocol: s3\n"
+                                 "  storage_library: minio\n  storage_root: pr1-test-bucket/unet3d\n"
+                                 "  storage_options:\n    endpoint_url: \"\"\n    s3_force_path_style: false\n"
+                                 "    s3_max_attempts: 5\n", (const char *[]) {
+                                     "storage.storage_options.endpoint_url=http://127.0.0.1:9000", NULL }, &s_wl), "");
+    ck_assert_int_eq (s_wl.storage.type, SB_STORAGE_S3);
+    ck_assert_str_eq (s_wl.storage.bucket, "pr1-test-bucket");
+    ck_assert_str_eq (s_wl.data_folder, "s3://pr1-test-bucket/unet3d");
+    ck_assert_str_eq (s_wl.storage_summary, "s3 (storage_type object, storage_library minio)");
+    ck_assert_int_eq (s_wl.storage.path_style, 0);
+    ck_assert_uint_eq (s_wl.storage.max_retries, 4);
+    /* s3 with s3torchconnector; parallel_fs is local files */
+    ck_assert_str_eq (s_resolve ("storage:\n  storage_type: s3\n  storage_root: b\n  storage_library: s3torchconnector\n"
+                                 "  storage_options:\n    endpoint_url: http://h:1\n", NULL, &s_wl), "");
+    ck_assert_str_eq (s_wl.storage_summary, "s3 (storage_library s3torchconnector)");
+    ck_assert_str_eq (s_resolve ("storage:\n  storage_type: parallel_fs\n", NULL, &s_wl), "");
+    ck_assert_int_eq (s_wl.storage.type, SB_STORAGE_FILE);
+    ck_assert_str_eq (s_wl.storage_summary, "file (storage_type parallel_fs)");
+    ck_assert_str_eq (s_resolve ("reader:\n  batch_size: 1\n", NULL, &s_wl), "");
+    ck_assert_str_eq (s_wl.storage_summary, "file");
+    /* refused, with the reason */
+    ck_assert_str_eq (s_resolve ("storage:\n  storage_type: aistore\n", NULL, &s_wl),
+                      "w.yaml:2: key 'storage.storage_type': aistore (AIStore's native API) is not served: shardbench"
+                      " speaks S3 and POSIX; AIStore's S3 API needs the /s3 path on its endpoint, which"
+                      " storage.storage_options.endpoint_url (http(s)://HOST[:PORT]) cannot give: put an S3 gateway in"
+                      " front of it, or use local_fs on a mount of the bucket");
+    ck_assert_str_eq (s_resolve ("dataset:\n  data_folder: az://c/p\nstorage:\n  storage_type: s3dlio\n", NULL, &s_wl),
+                      "w.yaml:4: key 'storage.storage_type': az:// (Azure Blob Storage) is not served: shardbench reads"
+                      " S3 (s3://) and the local file system (file://, direct://); for Azure Blob Storage use its"
+                      " S3-compatible endpoint with storage_type s3");
+    ck_assert_str_eq (s_resolve ("storage:\n  storage_type: s3\n  storage_root: b\n  storage_library: boto3\n", NULL,
+                                 &s_wl),
+                      "w.yaml:4: key 'storage.storage_library': expected s3dlio, s3torchconnector or minio, got 'boto3'");
+}
+END_TEST
+
+START_TEST (test_endpoints_and_placeholders)
+{
+    ck_assert_str_eq (s_resolve ("storage:\n  storage_type: s3dlio\n  storage_root: s3://training-bucket/data/\n"
+                                 "  endpoint_uris:\n    - http://e1:9000\n    - http://e2:9000\n    - http://e3:9000\n"
+                                 "  load_balance_strategy: least_connections\n  use_mpi_endpoint_distribution: true\n",
+                                 NULL, &s_wl), "");
+    ck_assert_uint_eq (s_wl.storage.nendpoints, 3);
+    ck_assert_str_eq (s_wl.storage.endpoints[2], "http://e3:9000");
+    ck_assert_int_eq (s_wl.storage.lb, SB_LB_LEAST_CONNECTIONS);
+    ck_assert_int_eq (s_wl.endpoint_per_rank, 1);
+    ck_assert_str_eq (s_wl.data_folder, "s3://training-bucket/data/shardbench-data");
+    ck_assert_str_eq (s_resolve ("storage:\n  storage_type: s3\n  storage_root: b\n  endpoint_uris: [http://e1:1]\n"
+                                 "  load_balance_strategy: random\n", NULL, &s_wl),
+                      "w.yaml:5: key 'storage.load_balance_strategy': expected round_robin or least_connections, got"
+                      " 'random' (random is not implemented)");
+    ck_assert_str_eq (s_resolve ("storage:\n  storage_type: s3\n  storage_root: b\n  storage_options:\n"
+                                 "    endpoint_url: ENDPOINT_PLACEHOLDER\n", NULL, &s_wl),
+                      "w.yaml:5: key 'storage.storage_options.endpoint_url': 'ENDPOINT_PLACEHOLDER' is a placeholder"
+                      " of the upstream file: set it on the command line, e.g."
+                      " storage.storage_options.endpoint_url=http(s)://HOST:PORT");
+    /* the override fixes it */
+    ck_assert_str_eq (s_resolve ("storage:\n  storage_type: s3\n  storage_root: b\n  storage_options:\n"
+                                 "    endpoint_url: ENDPOINT_PLACEHOLDER\n", (const char *[]) {
+                                     "++workload.storage.storage_options.endpoint_url=http://h:9", NULL }, &s_wl), "");
+    ck_assert_str_eq (s_wl.storage.endpoints[0], "http://h:9");
+    ck_assert_str_eq (s_resolve ("storage:\n  storage_type: s3\n  storage_root: b\n  storage_options:\n"
+                                 "    path_style: true\n    s3_force_path_style: false\n", NULL, &s_wl),
+                      "w.yaml:6: key 'storage.storage_options.s3_force_path_style': false disagrees with"
+                      " storage.storage_options.path_style (w.yaml:5)");
+}
+END_TEST
+
+START_TEST (test_reader_storage_keys)
+{
+    const char *yaml = "dataset:\n  data_folder: .\nreader:\n  storage_type: object\n  protocol: s3\n"
+                       "  storage_root: pr1-test-bucket/unet3d\n  storage_options:\n    access_key_id: \"\"\n"
+                       "    endpoint_url: \"\"\n";
+    ck_assert_str_eq (s_resolve (yaml, NULL, &s_wl),
+                      "w.yaml:4: key 'reader.storage_type': DLIO reads no storage setting under reader: (it would run"
+                      " on the local file system at dataset.data_folder without saying so), so shardbench refuses to"
+                      " guess: give them under storage:, e.g. storage.storage_type=s3"
+                      " storage.storage_root=BUCKET[/PREFIX] storage.storage_options.endpoint_url=http(s)://HOST:PORT on"
+                      " the command line, or storage.storage_type=local_fs to read dataset.data_folder as DLIO does");
+    /* given under storage: on the command line: the reader: ones are ignored, as DLIO does */
+    ck_assert_str_eq (s_resolve (yaml, (const char *[]) { "storage.storage_type=s3", "storage.storage_root=bk/p",
+                                                          "storage.storage_options.endpoint_url=http://h:1", NULL },
+                                 &s_wl), "");
+    ck_assert_str_eq (s_wl.data_folder, "s3://bk/p");
+    ck_assert_str_eq (s_resolve (yaml, (const char *[]) { "storage.storage_type=local_fs", NULL }, &s_wl), "");
+    ck_assert_int_eq (s_wl.storage.type, SB_STORAGE_FILE);
+    ck_assert_str_eq (s_wl.data_folder, ".");
+    /* local ones are accepted without effect */
+    ck_assert_str_eq (s_resolve ("reader:\n  storage_library: s3dlio\n  data_loader_root: file:///tmp/d/train\n"
+                                 "  storage_root: file:///tmp/d\n", NULL, &s_wl), "");
+    ck_assert_int_eq (s_wl.storage.type, SB_STORAGE_FILE);
+    /* an empty storage_options: is an empty section */
+    ck_assert_str_eq (s_resolve ("storage:\n  storage_type: s3dlio\n  storage_root: file:///tmp/z/\n"
+                                 "  storage_options:\n", NULL, &s_wl), "");
+    ck_assert_str_eq (s_wl.data_folder, "/tmp/z/shardbench-data");
+}
+END_TEST
+
+START_TEST (test_dlio_spellings)
+{
+    ck_assert_str_eq (s_resolve ("train:\n  computation_time: 0.5\n  computation_time_stdev: 0.1\n", NULL, &s_wl), "");
+    ck_assert_int_eq (s_wl.compute.type, SB_DIST_NORMAL);
+    ck_assert (s_wl.compute.a == 0.5 && s_wl.compute.b == 0.1);
+    ck_assert (s_wl.computation_time == 0.5);
+    ck_assert_str_eq (s_resolve ("train:\n  computation_time: 0.5\n  computation_time_stdev: 0\n", NULL, &s_wl), "");
+    ck_assert_int_eq (s_wl.compute.type, SB_DIST_CONSTANT);
+    ck_assert_str_eq (s_resolve ("reader:\n  preprocess_time: 0\n  preprocess_time_stdev: 0\n  pin_memory: true\n"
+                                 "  multiprocessing_context: spawn\n  file_access: multi\n", NULL, &s_wl), "");
+    ck_assert_str_eq (s_resolve ("reader:\n  preprocess_time: 0.002\n", NULL, &s_wl),
+                      "w.yaml:2: key 'reader.preprocess_time': '0.002' is not 0: DLIO sleeps reader.preprocess_time per"
+                      " sample inside its loader workers, which shardbench does not emulate (counting it as compute"
+                      " would raise the AU instead of lowering it); set it to 0");
+    ck_assert_str_eq (s_resolve ("reader:\n  file_access: shared\n", NULL, &s_wl),
+                      "w.yaml:2: key 'reader.file_access': 'shared' is not served: shardbench reads one file per set of"
+                      " samples (multi, DLIO's default); shared, collective, mpio and posix put every sample in one"
+                      " file");
+}
+END_TEST
+
+START_TEST (test_not_applicable_logged)
+{
+    sb_config_t *cfg = sb_config_new ();
+    char err[512];
+    ck_assert_int_eq (sb_config_load_string (cfg, "reader:\n  pin_memory: true\n  multiprocessing_context: fork\n"
+                                             "workflow:\n  debug: false\nlogging:\n  verbosity: info\n", "w.yaml", err,
+                                             sizeof err), 0);
+    ck_assert_int_eq (sb_workload_from_config (cfg, &s_wl, err, sizeof err), 0);
+    ck_assert_int_eq (sb_workload_log_not_applicable (cfg), 4);
+    sb_config_destroy (&cfg);
+}
+END_TEST
+
+START_TEST (test_credentials_export)
+{
+    sb_config_t *cfg = sb_config_new ();
+    char err[512];
+    setenv ("AWS_SESSION_TOKEN", "stale", 1);
+    ck_assert_int_eq (sb_config_load_string (cfg, "storage:\n  storage_options:\n    access_key_id: AKIDTEST\n"
+                                             "    secret_access_key: s3cr3t\n", "w.yaml", err, sizeof err), 0);
+    ck_assert_int_eq (sb_workload_from_config (cfg, &s_wl, err, sizeof err), 0);
+    ck_assert_int_eq (s_wl.credentials_in_file, 1);
+    ck_assert_int_eq (sb_workload_export_credentials (cfg, err, sizeof err), 1);
+    ck_assert_str_eq (getenv ("AWS_ACCESS_KEY_ID"), "AKIDTEST");
+    ck_assert_str_eq (getenv ("AWS_SECRET_ACCESS_KEY"), "s3cr3t");
+    ck_assert_ptr_null (getenv ("AWS_SESSION_TOKEN"));      /* a stale token would not match the new pair */
+    ck_assert_int_eq (sb_config_redact (cfg, sb_workload_is_secret_key, "<redacted>"), 2);
+    char *yaml = sb_config_to_yaml (cfg);
+    ck_assert_ptr_null (strstr (yaml, "s3cr3t"));
+    ck_assert_ptr_null (strstr (yaml, "AKIDTEST"));
+    free (yaml);
+    sb_config_destroy (&cfg);
+    /* ${VAR} and "" are absent: the environment stays */
+    cfg = sb_config_new ();
+    ck_assert_int_eq (sb_config_load_string (cfg, "storage:\n  storage_options:\n"
+                                             "    access_key_id: ${AWS_ACCESS_KEY_ID}\n    secret_access_key: \"\"\n",
+                                             "w.yaml", err, sizeof err), 0);
+    ck_assert_int_eq (sb_workload_export_credentials (cfg, err, sizeof err), 0);
+    ck_assert_str_eq (getenv ("AWS_ACCESS_KEY_ID"), "AKIDTEST");
+    sb_config_destroy (&cfg);
+    /* one of the pair: refused, the value not repeated */
+    cfg = sb_config_new ();
+    ck_assert_int_eq (sb_config_load_string (cfg, "storage:\n  storage_options:\n    secret_access_key: onlyme\n",
+                                             "w.yaml", err, sizeof err), 0);
+    ck_assert_int_eq (sb_workload_export_credentials (cfg, err, sizeof err), -1);
+    ck_assert_str_eq (err, "w.yaml:3: key 'storage.storage_options.secret_access_key': given without"
+                           " storage.storage_options.access_key_id: give both, or neither (then the environment's"
+                           " AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are used)");
+    sb_config_destroy (&cfg);
+}
+END_TEST
+
+/* dataset.parquet.columns of n columns feature_NNNN, float32 (size 1 by default) */
+static char *
+s_columns_yaml (int n)
+{
+    size_t cap = 128 + (size_t) n * 64;
+    char *y = malloc (cap);
+    ck_assert_ptr_nonnull (y);
+    size_t at = (size_t) snprintf (y, cap, "dataset:\n  format: parquet\n  parquet:\n    columns:\n");
+    for (int i = 0; i < n; i++)
+        at += (size_t) snprintf (y + at, cap - at, "      - {name: feature_%04d, dtype: float32}\n", i);
+    return y;
+}
+
+START_TEST (test_parquet_columns_limit)
+{
+    char *y = s_columns_yaml (200);
+    ck_assert_str_eq (s_resolve (y, NULL, &s_wl), "");
+    ck_assert_uint_eq (strlen (s_wl.parquet_columns), 200 * strlen ("feature_0000:float32:1,") - 1);    /* 4599 */
+    ck_assert_uint_eq (s_wl.record_length_bytes, 800);
+    free (y);
+    /* 1300 columns fit (29899 characters); 1500 (34499) do not: the error names the column's line and the limit */
+    y = s_columns_yaml (1300);
+    ck_assert_str_eq (s_resolve (y, NULL, &s_wl), "");
+    ck_assert_uint_eq (strlen (s_wl.parquet_columns), 1300 * 23 - 1);
+    free (y);
+    y = s_columns_yaml (1500);
+    ck_assert_str_eq (s_resolve (y, NULL, &s_wl), "w.yaml:1429: key 'dataset.parquet.columns': the list is over 32767"
+                                                  " characters");
+    free (y);
+    ck_assert_int_eq (SB_PROTO_MAX_STR, SB_WORKLOAD_COLUMNS_MAX - 1);    /* WELCOME carries it whole */
+}
+END_TEST
+
+static Suite *
+s_suite (void)
+{
+    Suite *s = suite_create ("storage_keys");
+    TCase *tc = tcase_create ("core");
+    tcase_add_test (tc, test_s3_location);
+    tcase_add_test (tc, test_storage_types);
+    tcase_add_test (tc, test_endpoints_and_placeholders);
+    tcase_add_test (tc, test_reader_storage_keys);
+    tcase_add_test (tc, test_dlio_spellings);
+    tcase_add_test (tc, test_not_applicable_logged);
+    tcase_add_test (tc, test_credentials_export);
+    tcase_add_test (tc, test_parquet_columns_limit);
+    suite_add_tcase (s, tc);
+    return s;
+}
+
+SB_CHECK_MAIN (s_suite)
