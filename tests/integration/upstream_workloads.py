@@ -35,7 +35,8 @@ What a file is given on the command line, and nothing else:
     their comments say mlpstorage does (bucket, library, endpoint);
   - as mlpstorage does for checkpoint workloads run on fewer processes than
     tensor x pipeline (or that set model.parallelism.data):
-    checkpoint.mode=subset, model.parallelism.data=(the file's, else 1).
+    checkpoint.mode=subset, model.parallelism.data=(the file's, else 1; at
+    least what covers the ranks, as DLIO requires).
 The workflow keys are never overridden. 1 local worker; 2 accelerators (1
 when the file has a single data file).
 
@@ -280,8 +281,10 @@ class Plan:
                 self.set("checkpoint.scale", "1e-6")
             tp = int(num(f.get("model.parallelism.tensor"), 1)) * int(num(f.get("model.parallelism.pipeline"), 1))
             if "model.parallelism.data" in f or self.accel % tp != 0:
+                # DLIO: data x tensor x pipeline must cover the ranks
+                data = max(int(num(f.get("model.parallelism.data"), 1)), -(-self.accel // tp))
                 self.set("checkpoint.mode", "subset")
-                self.set("model.parallelism.data", int(num(f.get("model.parallelism.data"), 1)))
+                self.set("model.parallelism.data", data)
 
     # -- expectations ----------------------------------------------------
     def steps(self):
@@ -385,19 +388,24 @@ def columns(db, table):
 
 
 def eval_phases(db, run_ids):
-    """Evaluations recorded for these runs, and where they were found. Looks at,
-    in order: a table whose name contains 'eval' with a run_id column; an
-    epochs column named phase or kind equal to 'eval'; runs of kind 'eval'."""
+    """Evaluations recorded for these runs: (count, [samples of each, when the
+    rows have a samples column], where they were found). Looks at, in order: a
+    table whose name contains 'eval' with a run_id column; an epochs column
+    named phase or kind equal to 'eval'; runs of kind 'eval'."""
     ids = ",".join(str(i) for i in run_ids) or "-1"
     for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE '%eval%'"):
-        if "run_id" in columns(db, name):
-            return db.execute(f"SELECT count(*) FROM {name} WHERE run_id IN ({ids})").fetchone()[0], name
+        cols = columns(db, name)
+        if "run_id" in cols and "rank" not in cols:
+            rows = db.execute(f"SELECT {'samples' if 'samples' in cols else 'NULL'} FROM {name} "
+                              f"WHERE run_id IN ({ids}) ORDER BY rowid").fetchall()
+            return len(rows), [r[0] for r in rows if r[0] is not None], name
     for col in ("phase", "kind"):
         if col in columns(db, "epochs"):
-            return db.execute(f"SELECT count(*) FROM epochs WHERE run_id IN ({ids}) AND {col} = 'eval'"
-                              ).fetchone()[0], f"epochs.{col} = 'eval'"
+            rows = db.execute(f"SELECT samples FROM epochs WHERE run_id IN ({ids}) AND {col} = 'eval' "
+                              f"ORDER BY run_id, epoch").fetchall()
+            return len(rows), [r[0] for r in rows], f"epochs.{col} = 'eval'"
     n = db.execute(f"SELECT count(*) FROM runs WHERE id IN ({ids}) AND kind = 'eval'").fetchone()[0]
-    return n, "no eval table, no epochs.phase, runs.kind = 'eval'"
+    return n, [], "no eval table, no epochs.phase, runs.kind = 'eval'"
 
 
 def first_error(text):
@@ -486,6 +494,9 @@ def check_file(sb, folder, rel, doc, cwd, endpoints, s3root):
             return fails, plan, runner
         before_files = dataset_files(plan, data_root, "train")
         before_files.update(dataset_files(plan, data_root, "valid"))
+        n_valid = len(dataset_files(plan, data_root, "valid"))
+        if plan.eval_files and n_valid != plan.eval_files:
+            bad(f"datagen wrote {n_valid} valid files, expected dataset.num_files_eval = {plan.eval_files}")
         if len(dataset_files(plan, data_root, "train")) != plan.files:
             elsewhere = ""
             if plan.kind == "s3":
@@ -516,7 +527,9 @@ def check_file(sb, folder, rel, doc, cwd, endpoints, s3root):
         if "datagen" not in kinds:
             bad("generate_data True: no datagen run recorded")
         if len(train_files) != plan.files:
-            bad(f"generate_data True: {len(train_files)} train files, expected {plan.files}")
+            elsewhere = f" ({len(dataset_files(plan, cwd, 'train'))} on the local disk)" if plan.kind == "s3" else ""
+            bad(f"generate_data True: {len(train_files)} train files"
+                f"{' on the S3 server' if plan.kind == 's3' else ''}{elsewhere}, expected {plan.files}")
         if plan.eval_files and len(valid_files) != plan.eval_files:
             bad(f"generate_data True: {len(valid_files)} valid files, expected {plan.eval_files}")
     else:
@@ -538,9 +551,9 @@ def check_file(sb, folder, rel, doc, cwd, endpoints, s3root):
         if len(train_ids) != 1:
             bad(f"train True: {len(train_ids)} train runs, expected 1")
         else:
+            phase = "".join(f"AND {c} = 'train' " for c in ("phase", "kind") if c in columns(db, "epochs"))
             rows = db.execute("SELECT epoch, samples, batches FROM epochs WHERE run_id = ? AND epoch >= 1 "
-                              + ("AND phase = 'train' " if "phase" in columns(db, "epochs") else "")
-                              + "ORDER BY epoch", (train_ids[0],)).fetchall()
+                              + phase + "ORDER BY epoch", (train_ids[0],)).fetchall()
             steps = plan.steps()
             want = [(e, plan.accel * steps * plan.batch, steps) for e in range(1, plan.epochs + 1)]
             if rows != want:
@@ -557,9 +570,16 @@ def check_file(sb, folder, rel, doc, cwd, endpoints, s3root):
 
     # evaluation
     want_evals = plan.expected_evals()
-    got_evals, where = eval_phases(db, ids) if has_runs else (0, "no runs table")
+    got_evals, eval_samples, where = eval_phases(db, ids) if has_runs else (0, [], "no runs table")
     if got_evals != want_evals:
         bad(f"evaluation {plan.evaluation}: {got_evals} evaluations found ({where}), expected {want_evals}")
+    elif want_evals and eval_samples:
+        # DLIO's _eval: floor(spf x eval files of the rank / batch_size_eval) steps a rank
+        want = plan.accel * ((plan.eval_files // plan.accel) * plan.spf // plan.batch_eval) * plan.batch_eval
+        if any(n != want for n in eval_samples):
+            bad(f"evaluation True: samples per evaluation {eval_samples[:4]}, expected {want} "
+                f"({plan.accel} ranks, {plan.eval_files // plan.accel} files x {plan.spf} samples, "
+                f"batch {plan.batch_eval})")
 
     # checkpoint
     want_w, want_r = plan.expected_ckpt()
@@ -672,10 +692,12 @@ def cmd_run(folder, scratch, only):
                 for command, argv, rc, err, secs in runner.log:
                     shown = " ".join(a if " " not in a else repr(a) for a in argv[1:])
                     print(f"        $ (cd {os.path.relpath(cwd, scratch)}) shardbench {shown}  -> exit {rc}")
+        if status == "FAIL" and len(fails) > 1:
+            why = "; ".join([why] + fails[1:])
         results.append((rel, status, why))
     total = time.time() - t_all
     print()
-    print("| file | status | reason |")
+    print("| file | status | failed checks (all, in order) |")
     print("|---|---|---|")
     for rel, status, why in results:
         print(f"| {rel} | {status} | {why.replace('|', '/')} |")
