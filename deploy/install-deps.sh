@@ -27,6 +27,9 @@ if [ "${1:-}" = "--tests" ]; then
     packages+=(faketime)
     # the format tests read the files with numpy, PIL and h5dump
     packages+=(python3-numpy python3-pil hdf5-tools)
+    # tests/integration/test_upstream_workloads.sh and test_upstream_keys.sh read
+    # the upstream workload YAMLs with python3-yaml
+    packages+=(python3-yaml)
     # tests/integration/test_report_html.sh renders report --html in headless
     # Chromium (the DOM, and a screenshot checked with PIL); the page names
     # DejaVu Sans, so its text looks the same everywhere
