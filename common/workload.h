@@ -95,6 +95,10 @@ typedef struct {
      * "default"), for the error of a batch larger than a shard, which only
      * the coordinator's plan can find */
     char        batch_size_origin[300];
+    /* issue 15, formats */
+    char        record_element_type[16];  /* dataset.record_element_type: numpy's name ("uint8") */
+    uint64_t    record_dims[8];           /* dataset.record_dims (SB_DATASET_MAX_DIMS at most) */
+    size_t      record_ndims;             /* 0: DLIO's dim1 x dim2 from record_length_bytes */
 } sb_workload_t;
 
 /* Fill *wl from cfg (defaults for absent keys). Returns 0, or -1 with

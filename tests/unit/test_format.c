@@ -153,21 +153,34 @@ START_TEST (test_tfrecord)
     ck_assert_uint_eq (sb_format_crc32c (0, (const uint8_t *) "123456789", 9), 0xe3069283u);
     uint64_t size;
     const uint64_t rec = 3000;
+    /* DLIO's tf.train.Example: features {'image': BytesList [3000 bytes], 'size': Int64List [3000]},
+     * serialized: Example.features (3035 bytes) { map entry (3016) { key "image", value Feature (3006)
+     * { bytes_list (3003) { value (3000) } } }, map entry (14) { key "size", value Feature (6)
+     * { int64_list (4) { packed (2) { 3000 } } } } }: 3038 bytes */
+    static const uint8_t prefix[] = { 0x0a, 0xdb, 0x17, 0x0a, 0xc8, 0x17, 0x0a, 0x05, 'i',  'm', 'a',
+                                      'g',  'e',  0x12, 0xbe, 0x17, 0x0a, 0xbb, 0x17, 0x0a, 0xb8, 0x17 };
+    static const uint8_t suffix[] = { 0x0a, 0x0e, 0x0a, 0x04, 's',  'i',  'z',  'e',
+                                      0x12, 0x06, 0x1a, 0x04, 0x0a, 0x02, 0xb8, 0x17 };
+    const uint64_t data = sizeof prefix + rec + sizeof suffix;
+    ck_assert_uint_eq (data, 3038);
     uint8_t *b = s_generate (&sb_format_tfrecord, 5, 3, rec, 4096, &size);
-    ck_assert_uint_eq (size, 3 * (rec + 16));
+    ck_assert_uint_eq (size, 3 * (data + 16));
     for (uint64_t j = 0; j < 3; j++) {
-        const uint8_t *r = b + j * (rec + 16);
+        const uint8_t *r = b + j * (data + 16);
         uint64_t len = s_le32 (r) | (uint64_t) s_le32 (r + 4) << 32;
-        ck_assert_uint_eq (len, rec);
+        ck_assert_uint_eq (len, data);
         ck_assert_uint_eq (s_le32 (r + 8), sb_format_masked_crc (sb_format_crc32c (0, r, 8)));
-        ck_assert_uint_eq (s_le32 (r + 12 + rec), sb_format_masked_crc (sb_format_crc32c (0, r + 12, rec)));
+        ck_assert_uint_eq (s_le32 (r + 12 + data), sb_format_masked_crc (sb_format_crc32c (0, r + 12, data)));
+        ck_assert (memcmp (r + 12, prefix, sizeof prefix) == 0);
+        ck_assert (memcmp (r + 12 + sizeof prefix + rec, suffix, sizeof suffix) == 0);
         uint8_t expect[3000];
         sb_content_fill (5, j * rec, expect, rec);
-        ck_assert (memcmp (r + 12, expect, rec) == 0);
+        ck_assert (memcmp (r + 12 + sizeof prefix, expect, rec) == 0);
     }
     free (b);
     s_check_ranges (&sb_format_tfrecord, 5, 3, rec);
     s_check_ranges (&sb_format_tfrecord, 5, 1, 100000);
+    s_check_ranges (&sb_format_tfrecord, 5, 4, 1);
 }
 END_TEST
 
@@ -246,7 +259,7 @@ START_TEST (test_hdf5)
     ck_assert (H5Pset_file_image (fapl, b, size) >= 0);
     hid_t file = H5Fopen ("test-image.h5", H5F_ACC_RDONLY, fapl);
     ck_assert (file >= 0);
-    hid_t d = H5Dopen2 (file, "records", H5P_DEFAULT);
+    hid_t d = H5Dopen2 (file, "records_0", H5P_DEFAULT);
     ck_assert (d >= 0);
     hid_t space = H5Dget_space (d);
     hsize_t dims[2];
@@ -468,7 +481,9 @@ START_TEST (test_registry)
                         .record_length = 1000, .record_stdev = 100, .seed = 77 };
     sb_format_obj_t obj;
     ck_assert_int_eq (sb_format_open (&obj, &ds, 3, "train/img_03_of_10.tfrecord", err, sizeof err), 0);
-    ck_assert_uint_eq (obj.size, sb_dataset_object_size (&ds, 3) + 4 * 16);
+    /* 4 Examples: each the record, 'image' and 'size' framing (26 bytes for records of
+     * under 16384 bytes, 'size' under 2^14) and the TFRecord frame */
+    ck_assert_uint_eq (obj.size, sb_dataset_object_size (&ds, 3) + 4 * (16 + 38));
     ck_assert_uint_eq (obj.seed, sb_dataset_content_seed (77, "train/img_03_of_10.tfrecord"));
     sb_format_close (&obj);
 }
