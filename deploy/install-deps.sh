@@ -27,6 +27,8 @@ if [ "${1:-}" = "--tests" ]; then
     packages+=(faketime)
     # the format tests read the files with numpy, PIL and h5dump
     packages+=(python3-numpy python3-pil hdf5-tools)
+    # tests/integration/test_dlio_datasets.sh writes and reads HDF5 files as DLIO does (h5py)
+    packages+=(python3-h5py)
     # tests/integration/test_report_html.sh renders report --html in headless
     # Chromium (the DOM, and a screenshot checked with PIL); the page names
     # DejaVu Sans, so its text looks the same everywhere
