@@ -284,4 +284,88 @@ sb run $common dataset.record_element_type=complex64 dataset.data_folder=./bad -
 expect_eq "an unknown element type: config error" "$SB_RC" 2
 expect_contains "an unknown element type: names the types" sb.err "'complex64' is not one of uint8"
 
+
+# Parquet, both ways. Debian has no python3-pyarrow: hyparquet-writer (npm,
+# pinned; hyparquet comes with it) writes files with the schema pyarrow
+# gives DLIO's table (parquet_dlio_write.mjs), and parquet_check.mjs checks
+# that schema (OPTIONAL columns, size > 1 as LIST groups, DLIO's legacy
+# data list<uint8>), the row groups and every row of both writers' files.
+. "$(dirname "$0")/../s3/s3lib.sh"
+WRITER_VERSION=0.17.0
+hw="${SHARDBENCH_NPM_CACHE:-${HOME:-/tmp}/.cache/shardbench/npm}/hyparquet-writer"
+s3rver_install >/dev/null 2>&1 || true     # a node >= 20 first on PATH
+if [ "$(node -p 'require(process.argv[1]).version' "$hw/node_modules/hyparquet-writer/package.json" 2>/dev/null)" != "$WRITER_VERSION" ]; then
+    mkdir -p "$hw" && npm install --prefix "$hw" --no-audit --no-fund --no-update-notifier --loglevel=error \
+        "hyparquet-writer@$WRITER_VERSION" >hw-install.log 2>&1 || { cat hw-install.log; fail "npm install hyparquet-writer"; }
+fi
+pqcols="label:float32:1,half:float16:1,small:int8:1,vec:float32:13,cat:int64:1"
+# pq_epoch_bytes FOLDER: what an epoch reads of shardbench's parquet files
+# of under 64 KiB: pyarrow's footer read, min(size, 64 KiB), the whole file;
+# then each row group once, the groups being every byte from offset 4 to
+# the footer (size - 4 - footer length - 8)
+pq_epoch_bytes () {
+    "$PY" -c 'import struct, sys
+t = 0
+for p in sys.argv[1:]:
+    d = open(p, "rb").read()
+    t += len(d) + len(d) - 12 - struct.unpack("<I", d[-8:-4])[0]
+print(t)' "$1"/train/*.parquet
+}
+# (a) datagen: legacy (record 3969: 63 x 63 uint8 a row) and named columns, groups of 2 rows
+sb run $common dataset.format=parquet dataset.num_samples_per_file=5 dataset.data_folder=./pq reader.verify=true \
+    dataset.record_length_bytes=3969 dataset.parquet.row_group_size=2 --accelerators 2 --local 1 --db pq.db
+expect_eq "pq: exit status" "$SB_RC" 0
+[ "$SB_RC" = 0 ] || tail -5 sb.err
+expect_eq "pq: one epoch read every sample, the footers and each row group once, verified" \
+    "$(q pq.db "SELECT samples || ':' || bytes FROM epochs WHERE run_id = 2")" "40:$(pq_epoch_bytes pq)"
+cat >pqcols.yaml <<'YAML'
+dataset:
+  format: parquet
+  parquet:
+    row_group_size: 2
+    columns:
+      - {name: label, dtype: float32}
+      - {name: half, dtype: float16}
+      - {name: small, dtype: int8}
+      - {name: vec, dtype: float32, size: 13}
+      - {name: cat, dtype: int64}
+YAML
+sb run pqcols.yaml $common dataset.num_samples_per_file=5 dataset.data_folder=./pqcols reader.verify=true \
+    --accelerators 2 --local 1 --db pqcols.db
+expect_eq "pqcols: exit status" "$SB_RC" 0
+[ "$SB_RC" = 0 ] || tail -5 sb.err
+expect_eq "pqcols: one epoch read every sample, the footers and each row group once, verified" \
+    "$(q pqcols.db "SELECT samples || ':' || bytes FROM epochs WHERE run_id = 2")" "40:$(pq_epoch_bytes pqcols)"
+node "$(dirname "$0")/parquet_check.mjs" "$hw" 5 2 - pq/train/*.parquet >pq.out 2>&1
+expect_eq "parquet legacy: DLIO's schema (data, a list of uint8), groups of 2, every row" "$?" 0
+tail -1 pq.out
+node "$(dirname "$0")/parquet_check.mjs" "$hw" 5 2 "$pqcols" pqcols/train/*.parquet >pqcols.out 2>&1
+expect_eq "parquet columns: DLIO's schema (vec a LIST of 13 float32), groups of 2, every row" "$?" 0
+tail -1 pqcols.out
+# (b) written as DLIO writes them, checked by the same checker, read by a run
+node "$(dirname "$0")/parquet_dlio_write.mjs" "$hw" dpq 8 5 2 "$pqcols" >dpq.out 2>&1 \
+    && PQ_RECORD=3969 node "$(dirname "$0")/parquet_dlio_write.mjs" "$hw" dpqlegacy 8 5 2 - >>dpq.out 2>&1
+expect_eq "DLIO-style parquet files written (hyparquet-writer)" "$?" 0
+node "$(dirname "$0")/parquet_check.mjs" "$hw" 5 2 "$pqcols" dpq/train/*.parquet >dpq-check.out 2>&1
+expect_eq "DLIO-style parquet: the schema the checker wants of shardbench's files" "$?" 0
+node "$(dirname "$0")/parquet_check.mjs" "$hw" 5 2 - dpqlegacy/train/*.parquet >dpql-check.out 2>&1
+expect_eq "DLIO-style legacy parquet: the same schema as datagen's" "$(grep -c '^bad: .*schema' dpql-check.out)" 0
+# read_parquet YAML LABEL EXTRA...: an epoch over the folder: every row
+# (sample) read, each row group once, every read inside the files
+read_parquet () {
+    local yaml=$1 label=$2 db=$2.db total
+    shift 2
+    sb run $yaml $common dataset.format=parquet dataset.num_samples_per_file=5 dataset.data_folder="./$label" \
+        dataset.parquet.row_group_size=2 "$@" --accelerators 2 --local 1 --db "$db"
+    expect_eq "$label: exit status" "$SB_RC" 0
+    [ "$SB_RC" = 0 ] || tail -5 sb.err
+    total=$(find "$label/train" -name "img_*_of_8.parquet" -printf '%s\n' | awk '{ s += $1 } END { print s }')
+    expect_eq "$label: an epoch of DLIO-style parquet files: every row" \
+        "$(q "$db" "SELECT samples FROM epochs WHERE run_id = (SELECT max(id) FROM runs)")" 40
+    b=$(q "$db" "SELECT bytes FROM epochs WHERE run_id = (SELECT max(id) FROM runs)")
+    expect_eq "$label: bytes $b an epoch, > 0 and <= the files' $total" "$([ "$b" -gt 0 ] && [ "$b" -le "$total" ] && echo ok)" ok
+}
+read_parquet pqcols.yaml dpq
+read_parquet "" dpqlegacy dataset.record_length_bytes=3969
+
 finish
