@@ -73,7 +73,7 @@ for (const f of files) {
   check(f + ' rows', Number(md.num_rows) === rows)
   let per, rowWidth
   if (!cols) {
-    const out0 = await parquetReadObjects({ file: ab, rowStart: 0, rowEnd: 1 })
+    const out0 = await parquetReadObjects({ file: ab, rowStart: 0, rowEnd: 1, compressors })
     const rec = out0[0].data.length
     rowWidth = rec
     check(f + ' schema', md.schema.length === 4 && md.schema[0].num_children === 1 && columnOk(md.schema, 1, 'data', 'uint8', true)[0])
