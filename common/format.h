@@ -59,7 +59,7 @@ struct sb_format_obj {
     uint8_t *image;         /* png/jpeg/hdf5: the encoded file */
     uint64_t u[8];          /* format-specific numbers */
     /* parquet: inputs (set before open) and layout */
-    const char *columns;    /* borrowed: "name:dtype:size,..." or NULL (label + data) */
+    const char *columns;    /* borrowed: "name:dtype:size,..." or NULL (DLIO's legacy data list<uint8>) */
     uint64_t group_rows;    /* rows per row group, 0: 1 MiB of records */
     const char *compression;    /* borrowed: page codec none | snappy | gzip | zstd (NULL: none) */
     struct sb_parquet_layout *state;
@@ -113,7 +113,7 @@ int sb_format_open (sb_format_obj_t *obj, const sb_dataset_t *ds, uint64_t i, co
 int sb_format_open_with (sb_format_obj_t *obj, const sb_format_ops_t *ops, uint64_t seed, uint64_t records,
                          uint64_t record, char *err, size_t err_size);
 /* Same, with parquet's column list and rows per row group (NULL, 0: the
- * label + data columns, groups of 1 MiB of records). */
+ * legacy data list<uint8> column, groups of 1 MiB of records). */
 int sb_format_open_ex (sb_format_obj_t *obj, const sb_format_ops_t *ops, uint64_t seed, uint64_t records,
                        uint64_t record, const char *columns, uint64_t group_rows, char *err, size_t err_size);
 /* Same, with parquet's page codec too (dataset.compression; NULL: none). */
@@ -125,7 +125,7 @@ void sb_format_close (sb_format_obj_t *obj);
 
 /* Parquet layout from the sizes alone (no footer): columns as
  * dataset.parquet.columns flattens them ("name:dtype:size,...", NULL or ""
- * for label + data), group_rows (dataset.parquet.row_group_size, 0: 1 MiB
+ * for DLIO's legacy data list<uint8>), group_rows (dataset.parquet.row_group_size, 0: 1 MiB
  * of records), records per object and record bytes (with columns: their
  * row bytes, or 1 to take them from the columns). Returns 0, or -1 with err
  * set; *layout is to be freed either way. */
@@ -148,7 +148,7 @@ int sb_format_parquet_columns (const char *columns, uint64_t *row_bytes, size_t 
  * Returns 0, or -1 with err naming the codecs shardbench writes. */
 int sb_format_parquet_codec (const char *compression, int *codec, char *err, size_t err_size);
 /* Check a read list ("a,b,..."; storage.storage_options.columns) against
- * the columns (NULL or "": label + data). 0, or -1 with err naming the
+ * the columns (NULL or "": the legacy data column). 0, or -1 with err naming the
  * first name that is not a column. */
 int sb_format_parquet_read_check (const char *columns, const char *read, char *err, size_t err_size);
 

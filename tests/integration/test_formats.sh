@@ -110,7 +110,7 @@ parquet_epochs parquet parquet.db pq.out parquet 16 60 2
 
 # a dlrm-like parquet workload: the columns DLIO's YAML names (float16 as
 # FIXED_LEN_BYTE_ARRAY(2) + Float16, int8 as INT32 + Int(8, signed), a
-# 13-float vector as FIXED_LEN_BYTE_ARRAY(52)), row groups of 128 rows; the
+# 13-float vector as a LIST of 13 FLOAT, as pyarrow writes DLIO's table), row groups of 128 rows; the
 # record length follows the columns (4+2+8+1+52+8 = 75 bytes)
 cat >pqcols.yaml <<'YAML'
 model:
