@@ -124,9 +124,52 @@ sb_dataset_object_size (const sb_dataset_t *self, uint64_t i)
                                    (double) self->record_stdev);
         return (record < 1.0 ? 1 : (uint64_t) llround (record)) * spf;
     }
-    uint64_t dim1, dim2;
-    sb_dataset_record_dims (self, i, &dim1, &dim2);
-    return dim1 * dim2 * spf;
+    uint64_t dims[SB_DATASET_MAX_DIMS], elements = 1;
+    int listed;
+    size_t n = sb_dataset_sample_shape (self, i, dims, SB_DATASET_MAX_DIMS, &listed);
+    for (size_t k = 0; k < n; k++)
+        elements *= dims[k];
+    size_t item = sb_dataset_element_size (self->element_type, NULL);
+    return elements * (item ? item : 1) * spf;
+}
+
+size_t
+sb_dataset_element_size (const char *element_type, const char **descr)
+{
+    static const struct {
+        const char *name, *descr;
+        size_t      size;
+    } types[] = {
+        { "uint8", "|u1", 1 },  { "int8", "|i1", 1 },   { "uint16", "<u2", 2 },  { "int16", "<i2", 2 },
+        { "float16", "<f2", 2 }, { "uint32", "<u4", 4 }, { "int32", "<i4", 4 },   { "float32", "<f4", 4 },
+        { "uint64", "<u8", 8 }, { "int64", "<i8", 8 },  { "float64", "<f8", 8 },
+    };
+    if (!element_type || !*element_type)
+        element_type = "uint8";
+    for (size_t k = 0; k < sizeof types / sizeof types[0]; k++)
+        if (strcmp (element_type, types[k].name) == 0) {
+            if (descr)
+                *descr = types[k].descr;
+            return types[k].size;
+        }
+    return 0;
+}
+
+size_t
+sb_dataset_sample_shape (const sb_dataset_t *self, uint64_t i, uint64_t *dims, size_t max, int *listed)
+{
+    if (self->record_dims && self->record_ndims > 0) {
+        size_t n = self->record_ndims < max ? self->record_ndims : max;
+        for (size_t k = 0; k < n; k++)
+            dims[k] = self->record_dims[k];
+        *listed = 1;
+        return n;
+    }
+    *listed = 0;
+    if (max < 2)
+        return 0;
+    sb_dataset_record_dims (self, i, &dims[0], &dims[1]);
+    return 2;
 }
 
 uint64_t

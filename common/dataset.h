@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#define SB_DATASET_MAX_DIMS 8   /* dataset.record_dims: at most this many dimensions */
+
 typedef struct {
     const char *prefix;          /* borrowed: dataset.file_prefix, e.g. "img" */
     const char *format;          /* borrowed: dataset.format, e.g. "npz" */
@@ -24,6 +26,10 @@ typedef struct {
     uint64_t    parquet_row_group; /* rows per parquet row group, 0: 1 MiB of records */
     const char *parquet_compression; /* borrowed: dataset.compression, page codec (NULL or "none": none) */
     const char *parquet_read_columns;/* borrowed: storage.storage_options.columns "a,b" (NULL or "": all) */
+    /* issue 15, formats: DLIO's array shape of a sample */
+    const char *element_type;    /* borrowed: dataset.record_element_type, numpy's name ("uint8"; NULL: uint8) */
+    const uint64_t *record_dims; /* borrowed: dataset.record_dims (NULL or ndims 0: DLIO's dim1 x dim2) */
+    size_t      record_ndims;
 } sb_dataset_t;
 
 /* Key of object i, relative to the data folder ("train/img_07_of_64.npz").
@@ -42,10 +48,13 @@ uint64_t sb_dataset_index_at (const sb_dataset_t *self, uint64_t p);
 int sb_dataset_folder (const sb_dataset_t *self, uint64_t i, char *dir, size_t size);
 
 /* The payload bytes of object i: samples_per_file records. A record is
- * dim1 x dim2 bytes as DLIO draws it (sb_dataset_record_dims), so a
+ * dim1 x dim2 elements as DLIO draws it (sb_dataset_record_dims), so a
  * record_length that is not a square is rounded down to one, as DLIO writes
- * it; parquet records come from N(record_length, record_stdev), at least 1
- * byte (its rows follow its columns). */
+ * it, or the product of record_dims when given; an element is the
+ * itemsize of element_type (DLIO's record_element_type: float32 makes a
+ * record 4 x dim1 x dim2 bytes, as DLIO writes it); parquet records come
+ * from N(record_length, record_stdev), at least 1 byte (its rows follow its
+ * columns). */
 uint64_t sb_dataset_object_size (const sb_dataset_t *self, uint64_t i);
 
 /* DLIO's two dimensions of object i's records: d = floor(sqrt(record_length))
@@ -54,6 +63,17 @@ uint64_t sb_dataset_object_size (const sb_dataset_t *self, uint64_t i);
  * per-file values depend on numpy's stream in each datagen rank, which
  * shardbench does not replay: docs/DLIO.md). */
 void sb_dataset_record_dims (const sb_dataset_t *self, uint64_t i, uint64_t *dim1, uint64_t *dim2);
+
+/* Bytes of one element of element_type (NULL: uint8, 1), 0 when the name
+ * is not one of numpy's uint8, int8, uint16, int16, float16, uint32, int32,
+ * float32, uint64, int64, float64; *descr (may be NULL) gets numpy's type
+ * string ('|u1', '<f4', ...). */
+size_t sb_dataset_element_size (const char *element_type, const char **descr);
+
+/* The shape of one sample of object i, as DLIO's generators shape it:
+ * record_dims when given (*listed 1), else (dim1, dim2) of
+ * sb_dataset_record_dims (*listed 0). Up to max dims; returns the count. */
+size_t sb_dataset_sample_shape (const sb_dataset_t *self, uint64_t i, uint64_t *dims, size_t max, int *listed);
 
 /* Seed of the content of the object named key (relative key, as from
  * sb_dataset_key). Derived from the name, so a reader that knows only the

@@ -32,7 +32,79 @@ static const struct {
 };
 
 /* formats DLIO knows that shardbench does not write yet */
-static const char *s_unsupported[] = { "csv", "indexed_binary", "mmap_indexed_binary" };
+static const char *s_unsupported[] = { "csv" };
+
+/* ---- indexed_binary, mmap_indexed_binary: DLIO's data file is the
+ * samples back to back (the raw format); its two index files are
+ * companion objects of uint64 values, one a sample (u[0]: 0 offsets, 1
+ * sizes). */
+
+static int
+s_is_indexed (const char *format)
+{
+    return format && (strcmp (format, "indexed_binary") == 0 || strcmp (format, "mmap_indexed_binary") == 0);
+}
+
+static const char *const s_companion_suffix[SB_FORMAT_COMPANIONS] = { ".off.idx", ".sz.idx" };
+
+size_t
+sb_format_companions (const char *format)
+{
+    return s_is_indexed (format) ? SB_FORMAT_COMPANIONS : 0;
+}
+
+const char *
+sb_format_companion_suffix (size_t c)
+{
+    return c < SB_FORMAT_COMPANIONS ? s_companion_suffix[c] : "";
+}
+
+int
+sb_format_is_companion (const char *format, const char *name, size_t len)
+{
+    for (size_t c = 0; c < sb_format_companions (format); c++) {
+        size_t n = strlen (s_companion_suffix[c]);
+        if (len >= n && memcmp (name + len - n, s_companion_suffix[c], n) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+static int
+s_index_open (sb_format_obj_t *obj, char *err, size_t err_size)
+{
+    obj->size = obj->records * 8;
+    return 0;
+}
+
+static void
+s_index_fill (sb_format_obj_t *obj, uint64_t offset, uint8_t *buf, size_t len)
+{
+    for (size_t k = 0; k < len; k++) {
+        uint64_t at = offset + k, j = at / 8;
+        uint64_t v = obj->u[0] == 0 ? j * obj->record : obj->record;
+        buf[k] = (uint8_t) (v >> (8 * (at % 8)));
+    }
+}
+
+const sb_format_ops_t sb_format_index_list = { "index_list", s_index_open, s_index_fill, NULL };
+
+int
+sb_format_open_companion (sb_format_obj_t *obj, const sb_dataset_t *ds, uint64_t i, size_t c, char *err,
+                          size_t err_size)
+{
+    memset (obj, 0, sizeof *obj);
+    if (c >= sb_format_companions (ds->format)) {
+        snprintf (err, err_size, "format '%s' has no companion %zu", ds->format ? ds->format : "", c);
+        return -1;
+    }
+    uint64_t spf = ds->samples_per_file ? ds->samples_per_file : 1;
+    obj->ops = &sb_format_index_list;
+    obj->records = spf;
+    obj->record = sb_dataset_object_size (ds, i) / spf;
+    obj->u[0] = c;
+    return obj->ops->open (obj, err, err_size);
+}
 
 const sb_format_ops_t *
 sb_format_find (const char *name)
@@ -102,9 +174,31 @@ sb_format_open (sb_format_obj_t *obj, const sb_dataset_t *ds, uint64_t i, const 
                 size_t err_size)
 {
     uint64_t spf = ds->samples_per_file ? ds->samples_per_file : 1;
-    return sb_format_open_pq (obj, sb_format_find (ds->format), sb_dataset_content_seed (ds->seed, key), spf,
-                              sb_dataset_object_size (ds, i) / spf, ds->parquet_columns, ds->parquet_row_group,
-                              ds->parquet_compression, err, err_size);
+    const sb_format_ops_t *ops = sb_format_find (ds->format);
+    memset (obj, 0, sizeof *obj);
+    obj->ops = ops;
+    obj->columns = ds->parquet_columns;
+    obj->group_rows = ds->parquet_row_group;
+    obj->compression = ds->parquet_compression;
+    obj->seed = sb_dataset_content_seed (ds->seed, key);
+    obj->records = spf;
+    obj->record = sb_dataset_object_size (ds, i) / spf;
+    if (!obj->record)
+        obj->record = 1;
+    if (ops != &sb_format_parquet) {
+        obj->itemsize = sb_dataset_element_size (ds->element_type, &obj->descr);
+        if (!obj->itemsize) {
+            snprintf (err, err_size, "dataset.record_element_type '%s' is not a numpy type shardbench writes",
+                      ds->element_type);
+            return -1;
+        }
+        obj->ndims = sb_dataset_sample_shape (ds, i, obj->dims, SB_DATASET_MAX_DIMS, &obj->listed);
+    }
+    if (ops->open (obj, err, err_size) != 0) {
+        sb_format_close (obj);
+        return -1;
+    }
+    return 0;
 }
 
 void

@@ -14,7 +14,9 @@
  * be produced piecewise.
  *
  * Formats: raw (any extension not listed: seeded bytes, no framing), npy,
- * npz, tfrecord, png, jpeg (jpg), hdf5 (h5), parquet. */
+ * npz, tfrecord, png, jpeg (jpg), hdf5 (h5), parquet, indexed_binary and
+ * mmap_indexed_binary (the samples back to back, raw, with two companion
+ * index objects). */
 #ifndef SB_FORMAT_H
 #define SB_FORMAT_H
 
@@ -57,18 +59,45 @@ struct sb_format_obj {
     uint8_t *image;         /* png/jpeg/hdf5: the encoded file */
     uint64_t u[8];          /* format-specific numbers */
     /* parquet: inputs (set before open) and layout */
-    const char *columns;    /* borrowed: "name:dtype:size,..." or NULL (label + data) */
+    const char *columns;    /* borrowed: "name:dtype:size,..." or NULL (DLIO's legacy data list<uint8>) */
     uint64_t group_rows;    /* rows per row group, 0: 1 MiB of records */
     const char *compression;    /* borrowed: page codec none | snappy | gzip | zstd (NULL: none) */
     struct sb_parquet_layout *state;
+    /* issue 15, formats: DLIO's shape of one sample (sb_format_open sets it
+     * from the dataset): ndims dims of elements of itemsize bytes, numpy's
+     * descr ('|u1', '<f4', ...); listed 1 when the dims are
+     * dataset.record_dims. ndims 0 (sb_format_open_with): a sample is
+     * (record,) of uint8, and npy, npz and hdf5 write (records, record). */
+    size_t   ndims;
+    uint64_t dims[SB_DATASET_MAX_DIMS];
+    size_t   itemsize;
+    const char *descr;
+    int      listed;
 };
+
+/* ---- companions: DLIO's indexed_binary and mmap_indexed_binary ----
+ * Beside each data object KEY, DLIO writes KEY.off.idx (each sample's
+ * offset in KEY, uint64 little endian) and KEY.sz.idx (each sample's size,
+ * uint64), and its readers read them before the samples. */
+#define SB_FORMAT_COMPANIONS 2
+/* Count of companion objects of a format (0 for all but the indexed ones). */
+size_t sb_format_companions (const char *format);
+/* Suffix of companion c (".off.idx", ".sz.idx"). */
+const char *sb_format_companion_suffix (size_t c);
+/* 1 when name (len bytes) is a companion of format, which a listing of the
+ * dataset leaves out (DLIO lists KEY by its extension), else 0. */
+int sb_format_is_companion (const char *format, const char *name, size_t len);
+/* Open companion c of object i of ds (its uint64 offsets or sizes, one per
+ * sample). Returns 0, or -1 with err set. */
+int sb_format_open_companion (sb_format_obj_t *obj, const sb_dataset_t *ds, uint64_t i, size_t c, char *err,
+                              size_t err_size);
 
 /* Ops of format name (dataset.format), or the raw format when the name is
  * not one listed above. Never NULL. */
 const sb_format_ops_t *sb_format_find (const char *name);
 
 /* 0 when name can be generated and read (raw included), else -1 with a
- * message naming the supported formats (hdf5, parquet for now). */
+ * message naming the supported formats (csv is refused). */
 int sb_format_check (const char *name, char *err, size_t err_size);
 
 /* 1 when the format is raw seeded bytes (no framing), else 0. */
@@ -84,7 +113,7 @@ int sb_format_open (sb_format_obj_t *obj, const sb_dataset_t *ds, uint64_t i, co
 int sb_format_open_with (sb_format_obj_t *obj, const sb_format_ops_t *ops, uint64_t seed, uint64_t records,
                          uint64_t record, char *err, size_t err_size);
 /* Same, with parquet's column list and rows per row group (NULL, 0: the
- * label + data columns, groups of 1 MiB of records). */
+ * legacy data list<uint8> column, groups of 1 MiB of records). */
 int sb_format_open_ex (sb_format_obj_t *obj, const sb_format_ops_t *ops, uint64_t seed, uint64_t records,
                        uint64_t record, const char *columns, uint64_t group_rows, char *err, size_t err_size);
 /* Same, with parquet's page codec too (dataset.compression; NULL: none). */
@@ -96,7 +125,7 @@ void sb_format_close (sb_format_obj_t *obj);
 
 /* Parquet layout from the sizes alone (no footer): columns as
  * dataset.parquet.columns flattens them ("name:dtype:size,...", NULL or ""
- * for label + data), group_rows (dataset.parquet.row_group_size, 0: 1 MiB
+ * for DLIO's legacy data list<uint8>), group_rows (dataset.parquet.row_group_size, 0: 1 MiB
  * of records), records per object and record bytes (with columns: their
  * row bytes, or 1 to take them from the columns). Returns 0, or -1 with err
  * set; *layout is to be freed either way. */
@@ -119,7 +148,7 @@ int sb_format_parquet_columns (const char *columns, uint64_t *row_bytes, size_t 
  * Returns 0, or -1 with err naming the codecs shardbench writes. */
 int sb_format_parquet_codec (const char *compression, int *codec, char *err, size_t err_size);
 /* Check a read list ("a,b,..."; storage.storage_options.columns) against
- * the columns (NULL or "": label + data). 0, or -1 with err naming the
+ * the columns (NULL or "": the legacy data column). 0, or -1 with err naming the
  * first name that is not a column. */
 int sb_format_parquet_read_check (const char *columns, const char *read, char *err, size_t err_size);
 
@@ -203,6 +232,6 @@ uint32_t sb_format_masked_crc (uint32_t crc);
 
 /* formats, defined in format_*.c */
 extern const sb_format_ops_t sb_format_raw, sb_format_npy, sb_format_npz, sb_format_tfrecord, sb_format_png,
-    sb_format_jpeg, sb_format_hdf5, sb_format_parquet;
+    sb_format_jpeg, sb_format_hdf5, sb_format_parquet, sb_format_index_list;
 
 #endif

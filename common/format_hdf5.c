@@ -1,8 +1,11 @@
-/* format_hdf5: HDF5 files of one uint8 dataset, as DLIO's hdf5 generator.
+/* format_hdf5: HDF5 files as DLIO's hdf5 generator writes them.
  *
- * An object holds /records, uint8, shape (samples, record), contiguous
- * (sample j is row j, bytes of the content stream in order), and /labels,
- * int64 zeros of shape (samples,). The file is built by libhdf5 in memory
+ * An object holds /records_0 (DLIO's name: records_{dataset_id}, one
+ * dataset a record by default), of dataset.record_element_type, shape
+ * (samples, dims...) (dims: dataset.record_dims without a leading 1, or
+ * dim1 x dim2 from the record length; (samples, record) of uint8 when
+ * opened without a shape), contiguous (sample j is row j, bytes of the
+ * content stream in order), and /labels, int64 zeros of shape (samples,). The file is built by libhdf5 in memory
  * (core driver, no backing store) with object time stamps off, so the same
  * object gives the same bytes: the whole image is kept while the object is
  * open and any range is a copy, like the images of format_image.c.
@@ -49,6 +52,33 @@ s_dataset (hid_t file, const char *name, hid_t type, int rank, const hsize_t *di
     return rc;
 }
 
+/* The file type of numpy's type string descr (little endian, as numpy
+ * and h5py write on x86): a copy to close, or -1. float16 is IEEE half
+ * built from float32 as h5py builds it (libhdf5 1.10 has no such type). */
+static hid_t
+s_type (const char *descr)
+{
+    static const struct {
+        const char *descr;
+        int         which;
+    } types[] = { { "|u1", 0 }, { "|i1", 1 }, { "<u2", 2 }, { "<i2", 3 }, { "<u4", 4 }, { "<i4", 5 },
+                  { "<u8", 6 }, { "<i8", 7 }, { "<f4", 8 }, { "<f8", 9 }, { "<f2", 10 } };
+    for (size_t k = 0; k < sizeof types / sizeof types[0]; k++) {
+        if (strcmp (descr, types[k].descr) != 0)
+            continue;
+        hid_t base[] = { H5T_STD_U8LE, H5T_STD_I8LE,  H5T_STD_U16LE, H5T_STD_I16LE,  H5T_STD_U32LE, H5T_STD_I32LE,
+                         H5T_STD_U64LE, H5T_STD_I64LE, H5T_IEEE_F32LE, H5T_IEEE_F64LE, H5T_IEEE_F32LE };
+        hid_t t = H5Tcopy (base[types[k].which]);
+        if (t >= 0 && types[k].which == 10
+            && (H5Tset_fields (t, 15, 10, 5, 0, 10) < 0 || H5Tset_size (t, 2) < 0 || H5Tset_ebias (t, 15) < 0)) {
+            H5Tclose (t);
+            return -1;
+        }
+        return t;
+    }
+    return -1;
+}
+
 static int
 s_open (sb_format_obj_t *obj, char *err, size_t err_size)
 {
@@ -73,9 +103,18 @@ s_open (sb_format_obj_t *obj, char *err, size_t err_size)
     hid_t fapl = H5Pcreate (H5P_FILE_ACCESS), fcpl = H5Pcreate (H5P_FILE_CREATE), file = -1;
     if (fapl >= 0 && fcpl >= 0 && H5Pset_fapl_core (fapl, 1 << 20, 0) >= 0 && H5Pset_obj_track_times (fcpl, 0) >= 0)
         file = H5Fcreate ("shardbench-object.h5", H5F_ACC_TRUNC, fcpl, fapl);
-    if (file >= 0) {
-        hsize_t dims[2] = { obj->records, obj->record };
-        if (s_dataset (file, "records", H5T_NATIVE_UINT8, 2, dims, records) == 0
+    /* DLIO: shape (samples, dims...), a listed shape's leading 1 dropped */
+    hsize_t dims[SB_DATASET_MAX_DIMS + 1] = { obj->records, obj->record };
+    int rank = 2;
+    if (obj->ndims > 0) {
+        size_t from = obj->listed && obj->ndims > 1 && obj->dims[0] == 1 ? 1 : 0;
+        rank = 1;
+        for (size_t k = from; k < obj->ndims; k++)
+            dims[rank++] = obj->dims[k];
+    }
+    hid_t type = s_type (obj->ndims > 0 && obj->descr ? obj->descr : "|u1");
+    if (file >= 0 && type >= 0) {
+        if (s_dataset (file, "records_0", type, rank, dims, records) == 0
             && s_dataset (file, "labels", H5T_STD_I64LE, 1, dims, labels) == 0 && H5Fflush (file, H5F_SCOPE_LOCAL) >= 0) {
             ssize_t size = H5Fget_file_image (file, NULL, 0);
             if (size > 0 && (obj->image = malloc ((size_t) size))
@@ -84,8 +123,11 @@ s_open (sb_format_obj_t *obj, char *err, size_t err_size)
                 rc = 0;
             }
         }
-        H5Fclose (file);
     }
+    if (file >= 0)
+        H5Fclose (file);
+    if (type >= 0)
+        H5Tclose (type);
     if (fcpl >= 0)
         H5Pclose (fcpl);
     if (fapl >= 0)

@@ -1,7 +1,10 @@
 /* format_image: png and jpeg images of seeded pixels.
  *
- * An object is one 8-bit grayscale image of about records * record pixels:
- * width round(sqrt(pixels)), height enough rows to hold them, pixels from
+ * An object is one 8-bit grayscale image: as DLIO's generators shape a
+ * sample, dim1 rows of dim2 pixels (PIL fromarray of a (dim1, dim2) uint8
+ * array), the object's samples one under the other (height records x
+ * dim1); opened without a shape, about records * record pixels, width
+ * round(sqrt(pixels)), height enough rows to hold them. Pixels come from
  * the content stream in row order (the last row padded with the stream's
  * next bytes). png: libpng, no filter, zlib level 0 (stored deflate
  * blocks: the pixels are noise, which deflate would not shrink anyway, so
@@ -30,10 +33,25 @@ s_pixels (sb_format_obj_t *obj, uint32_t *w, uint32_t *h, uint8_t **pixels, char
         snprintf (err, err_size, "image of %llu pixels: too large (2^31 at most)", (unsigned long long) n);
         return -1;
     }
-    uint64_t width = (uint64_t) llround (sqrt ((double) n));
-    if (width < 1)
-        width = 1;
-    uint64_t height = (n + width - 1) / width;
+    /* DLIO's image of a sample: (dim1, dim2) as PIL's fromarray makes it,
+     * dim1 rows of dim2 pixels; the samples of an object one under the
+     * other. Without a shape: about square. */
+    uint64_t width, height;
+    if (obj->ndims > 0) {
+        width = obj->ndims > 1 ? obj->dims[1] : 1;
+        height = obj->dims[0] * obj->records;
+    }
+    else {
+        width = (uint64_t) llround (sqrt ((double) n));
+        if (width < 1)
+            width = 1;
+        height = (n + width - 1) / width;
+    }
+    if (width > 0x7fffffff || height > 0x7fffffff) {
+        snprintf (err, err_size, "image of %llu x %llu pixels: too large", (unsigned long long) width,
+                  (unsigned long long) height);
+        return -1;
+    }
     *w = (uint32_t) width;
     *h = (uint32_t) height;
     *pixels = malloc ((size_t) (width * height));

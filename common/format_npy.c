@@ -2,8 +2,10 @@
  * y.npy, as DLIO's np.savez(x=records, y=labels)).
  *
  * npy:  header ("\x93NUMPY" 1.0, dict padded to 64 bytes) then the array
- *       data: shape (samples, record) of uint8, row j = sample j, the
- *       bytes of the content stream in order.
+ *       data, the bytes of the content stream in order: as DLIO's
+ *       generators shape it, (dims..., samples) of dataset.record_element_type
+ *       (dims: dataset.record_dims, or dim1 x dim2 from the record length),
+ *       or (samples, record) of uint8 when opened without a shape.
  * npz:  a stored (uncompressed) zip: local header of x.npy (flag 8: its
  *       CRC-32 follows in a data descriptor, so the writer streams it), the
  *       x.npy bytes, the descriptor, y.npy (int64 zeros, shape (samples,))
@@ -21,14 +23,14 @@
 
 #define S_CHUNK 65536
 
+/* numpy 1.0 header of an array of type descr and shape text ("(3, 4)"). */
 static size_t
-s_npy_header (uint8_t *out, size_t room, const char *descr, uint64_t rows, uint64_t cols, int two_d)
+s_npy_header (uint8_t *out, size_t room, const char *descr, const char *shape)
 {
-    char dict[256];
-    int n = two_d ? snprintf (dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (%llu, %llu), }",
-                              descr, (unsigned long long) rows, (unsigned long long) cols)
-                  : snprintf (dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (%llu,), }", descr,
-                              (unsigned long long) rows);
+    char dict[400];
+    int n = snprintf (dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': %s, }", descr, shape);
+    if (n < 0 || (size_t) n >= sizeof dict)
+        return 0;
     size_t total = 10 + (size_t) n + 1;
     total = (total + 63) / 64 * 64;
     if (total > room)
@@ -41,6 +43,25 @@ s_npy_header (uint8_t *out, size_t room, const char *descr, uint64_t rows, uint6
     memset (out + 10 + n, ' ', hlen - (size_t) n - 1);
     out[total - 1] = '\n';
     return total;
+}
+
+/* The x array's type and shape: DLIO's (dims..., samples) of its element
+ * type (npy_generator.py, npz_generator.py: the sample index last), or
+ * (samples, record) of uint8 without a shape (sb_format_open_with). */
+static const char *
+s_x_shape (const sb_format_obj_t *obj, char *shape, size_t size)
+{
+    if (obj->ndims == 0) {
+        snprintf (shape, size, "(%llu, %llu)", (unsigned long long) obj->records, (unsigned long long) obj->record);
+        return "|u1";
+    }
+    size_t at = 0;
+    shape[at++] = '(';
+    for (size_t k = 0; k < obj->ndims && at < size; k++)
+        at += (size_t) snprintf (shape + at, size - at, "%llu, ", (unsigned long long) obj->dims[k]);
+    if (at < size)
+        snprintf (shape + at, size - at, "%llu)", (unsigned long long) obj->records);
+    return obj->descr ? obj->descr : "|u1";
 }
 
 static uint64_t
@@ -113,7 +134,9 @@ s_fill (sb_format_obj_t *obj, uint64_t offset, uint8_t *buf, size_t len)
 static int
 s_npy_open (sb_format_obj_t *obj, char *err, size_t err_size)
 {
-    obj->head_len = s_npy_header (obj->head, sizeof obj->head, "|u1", obj->records, obj->record, 1);
+    char shape[256];
+    const char *descr = s_x_shape (obj, shape, sizeof shape);
+    obj->head_len = s_npy_header (obj->head, sizeof obj->head, descr, shape);
     if (!obj->head_len) {
         snprintf (err, err_size, "npy header does not fit");
         return -1;
@@ -204,9 +227,12 @@ s_npz_patch (sb_format_obj_t *obj)
 static int
 s_npz_open (sb_format_obj_t *obj, char *err, size_t err_size)
 {
-    uint8_t hx[256], hy[256];
-    size_t hx_len = s_npy_header (hx, sizeof hx, "|u1", obj->records, obj->record, 1);
-    size_t hy_len = s_npy_header (hy, sizeof hy, "<i8", obj->records, 0, 0);
+    uint8_t hx[448], hy[256];
+    char shape[256], yshape[32];
+    const char *descr = s_x_shape (obj, shape, sizeof shape);
+    snprintf (yshape, sizeof yshape, "(%llu,)", (unsigned long long) obj->records);
+    size_t hx_len = s_npy_header (hx, sizeof hx, descr, shape);
+    size_t hy_len = s_npy_header (hy, sizeof hy, "<i8", yshape);
     uint64_t x_size = hx_len + s_payload_len (obj), y_size = hy_len + 8 * obj->records;
     uint64_t total = 35 + x_size + 16 + 35 + y_size + 2 * (46 + 5) + 22;
     if (!hx_len || !hy_len || total >= 0xffffffffull) {

@@ -1,25 +1,29 @@
 /* format_parquet: Apache Parquet files, written without a parquet library
- * (Debian has none): PLAIN encoding, one data page (v1) per column chunk,
- * uncompressed or compressed with dataset.compression (snappy: libsnappy,
- * gzip: zlib, zstd: libzstd, each at its library's default level), a
- * Thrift compact-protocol footer.
+ * (Debian has none), with the schema pyarrow gives DLIO's table
+ * (DLIO_local_changes parquet_generator.py): one data page (v1) per column
+ * chunk, uncompressed or compressed with dataset.compression (snappy:
+ * libsnappy, gzip: zlib, zstd: libzstd, each at its library's default
+ * level), a Thrift compact-protocol footer.
  *
- * One row per sample, REQUIRED columns. Without a column list (the default):
- *   label  INT64                           the row's index in the file
- *   data   FIXED_LEN_BYTE_ARRAY(record)    bytes [j*record, (j+1)*record)
- *                                          of the content stream for row j
+ * One row per sample, OPTIONAL columns (pyarrow's fields are nullable; no
+ * value is null). Without a column list (DLIO's legacy mode):
+ *   data   list<uint8> of the record's bytes (row j: content bytes
+ *          [j*record, (j+1)*record))
  * With dataset.parquet.columns ("name:dtype:size,..." here), the columns in
  * that order; a row's record is the sum of size x itemsize over the columns
  * and column c of row j holds content bytes [j*record + at_c, +width_c):
- *   size 1: float16 FIXED_LEN_BYTE_ARRAY(2) + Float16 logical type,
- *           float32 FLOAT, float64 DOUBLE, int32 INT32, int64 INT64,
- *           int8/int16/uint8/uint16 INT32 + Int(bits, signed) logical type
- *           (the content byte(s), sign or zero extended to 4 bytes)
- *   size k > 1: one FIXED_LEN_BYTE_ARRAY(k x itemsize) value per row
- * Rows are grouped by dataset.parquet.row_group_size rows, or by 1 MiB of
- * record when it is 0 (at least one row a group). Layout:
- *   "PAR1" | per group, per column: [page header, values] | footer |
- *   footer length (uint32 LE) | "PAR1"
+ *   float16 FIXED_LEN_BYTE_ARRAY(2) + Float16 logical type,
+ *   float32 FLOAT, float64 DOUBLE, int32 INT32, int64 INT64,
+ *   int8/int16/uint8/uint16/uint32 INT32 and uint64 INT64 + Int(bits,
+ *   signed) logical type (16-bit: the content bytes sign or zero extended
+ *   to 4 bytes, PLAIN; 8-bit: dictionary encoded, below);
+ *   size k > 1 (and dtype list, float32): a LIST group of k elements a row
+ *   (pa.list_(type, k)), repetition and definition levels before the values.
+ * The page layout of each column is described at s_col_t. Rows are grouped
+ * by dataset.parquet.row_group_size rows, or by 1 MiB of record when it is
+ * 0 (at least one row a group). Layout:
+ *   "PAR1" | per group, per column: [dictionary page, page header, levels,
+ *   values] | footer | footer length (uint32 LE) | "PAR1"
  * Uncompressed, every group but the last has the same size, so the byte at
  * any offset is computed from the offset; page headers and the footer are
  * built at open (they depend only on the sizes). sb_format_parquet_layout
@@ -28,7 +32,7 @@
  * open compresses every page once to learn the chunk offsets (kept, 8 bytes
  * a chunk) and fill compresses the page it is asked again (the last one is
  * kept), so the bytes stay a function of the seed; a compressed page's
- * values are at most 256 MiB. Readers plan from the footer instead
+ * body is at most 256 MiB. Readers plan from the footer instead
  * (format_parquet_plan.c). */
 #include "format.h"
 #include "util.h"
@@ -199,40 +203,94 @@ s_end (s_out_t *o)
     o->depth--;
 }
 
-/* DataPage header of a page of rows values of value_size bytes, stored in
- * zbytes bytes (0: uncompressed) */
-static void
-s_page_header (s_out_t *o, uint64_t rows, uint64_t value_size, uint64_t zbytes)
+/* a varint's length */
+static size_t
+s_varint_len (uint64_t v)
 {
-    int64_t bytes = (int64_t) (rows * value_size);
+    size_t n = 1;
+    while (v >= 0x80) {
+        v >>= 7;
+        n++;
+    }
+    return n;
+}
+
+/* DataPage header: num_values levels/values, a body of body bytes stored
+ * in zbytes bytes (0: uncompressed), values in encoding (0 PLAIN, 8
+ * RLE_DICTIONARY) */
+static void
+s_page_header (s_out_t *o, uint64_t num_values, uint64_t body, uint64_t zbytes, int encoding)
+{
     o->depth = 0;
     o->last[0] = 0;
     s_int (o, 1, T_I32, 0);             /* type: DATA_PAGE */
-    s_int (o, 2, T_I32, bytes);         /* uncompressed_page_size */
-    s_int (o, 3, T_I32, zbytes ? (int64_t) zbytes : bytes);    /* compressed_page_size */
+    s_int (o, 2, T_I32, (int64_t) body);    /* uncompressed_page_size */
+    s_int (o, 3, T_I32, zbytes ? (int64_t) zbytes : (int64_t) body);    /* compressed_page_size */
     s_begin (o, 5);                     /* data_page_header */
-    s_int (o, 1, T_I32, (int64_t) rows);    /* num_values */
-    s_int (o, 2, T_I32, 0);             /* encoding: PLAIN */
+    s_int (o, 1, T_I32, (int64_t) num_values);  /* num_values */
+    s_int (o, 2, T_I32, encoding);      /* encoding */
     s_int (o, 3, T_I32, 3);             /* definition_level_encoding: RLE */
     s_int (o, 4, T_I32, 3);             /* repetition_level_encoding: RLE */
     s_end (o);
     s_byte (o, 0);
 }
 
-/* ---- columns ---- */
+/* DictionaryPage header: 256 PLAIN values (1024 bytes) stored in zbytes
+ * bytes (0: uncompressed) */
+#define S_DICT_VALUES 256
+#define S_DICT_BYTES (S_DICT_VALUES * 4)
 
-enum { K_ROWINDEX, K_CONTENT };
+static void
+s_dict_header (s_out_t *o, uint64_t zbytes)
+{
+    o->depth = 0;
+    o->last[0] = 0;
+    s_int (o, 1, T_I32, 2);             /* type: DICTIONARY_PAGE */
+    s_int (o, 2, T_I32, S_DICT_BYTES);  /* uncompressed_page_size */
+    s_int (o, 3, T_I32, zbytes ? (int64_t) zbytes : S_DICT_BYTES);  /* compressed_page_size */
+    s_begin (o, 7);                     /* dictionary_page_header */
+    s_int (o, 1, T_I32, S_DICT_VALUES); /* num_values */
+    s_int (o, 2, T_I32, 0);             /* encoding: PLAIN */
+    s_end (o);
+    s_byte (o, 0);
+}
+
+/* ---- columns ----
+ *
+ * As pyarrow writes DLIO's table (parquet_generator.py: pa.field(name,
+ * type), nullable): every column OPTIONAL, so every page starts with its
+ * definition levels (all defined: one RLE run). A column of size k > 1 (and
+ * the legacy `data` column, and dtype `list`) is pa.list_(type, k), which
+ * parquet stores as the three-level LIST group
+ *   optional group NAME (LIST) { repeated group list { optional T element; } }
+ * (max repetition level 1, max definition level 3); its pages start with
+ * the repetition levels, per row an RLE run of one 0 then one of k - 1
+ * ones, then the definition levels, one RLE run of 3s.
+ * 8-bit ints (uint8, int8; DLIO's legacy data column is uint8) are, as
+ * pyarrow writes them (dictionary encoding on by default: at most 256
+ * values), dictionary encoded: an identity dictionary page of the 256
+ * values (INT32, PLAIN; entry b is the value whose byte is b), then a
+ * RLE_DICTIONARY data page whose indices are bit-packed 8 bits wide: one
+ * byte a value, the content byte itself. */
 
 typedef struct {
     char     name[64];
-    int      kind;          /* K_ROWINDEX: the row's index (INT64); else content bytes */
-    int      phys;          /* parquet Type: 1 INT32 2 INT64 4 FLOAT 5 DOUBLE 7 FIXED_LEN_BYTE_ARRAY */
+    int      phys;          /* parquet Type of the (element) values: 1 INT32 2 INT64 4 FLOAT 5 DOUBLE 7 FLBA */
     int      logical;       /* 0 none, 1 Float16, 2 Int(bits, signed) */
     int      bits, is_signed, converted;    /* Int logical type, ConvertedType (-1 none) */
-    uint64_t storage;       /* bytes per value in the page */
-    uint64_t width;         /* content bytes per row (<= storage) */
+    int      list;          /* a LIST group of k elements a row */
+    int      dict;          /* an 8-bit int: identity dictionary, 1-byte indices */
+    uint64_t k;             /* elements a row */
+    uint64_t item;          /* content bytes an element */
+    uint64_t estore;        /* bytes an element in the page (item; 4 for a widened int; 1 with dict) */
+    uint64_t type_length;   /* FLBA: bytes a value */
+    uint64_t width;         /* content bytes a row: k x item */
     uint64_t at;            /* offset of the column's bytes in the row's record */
-    uint64_t h_full, h_last;    /* page header lengths */
+    uint8_t  rep[16];       /* the repetition levels of a row (list) */
+    size_t   rep_len;
+    uint8_t *prefix;        /* the dictionary page, header included (dict), as stored */
+    size_t   prefix_len, dict_z;    /* its length; the compressed dictionary values' (0: uncompressed) */
+    uint64_t h_full, h_last;    /* data page header lengths */
     size_t   h_full_at, h_last_at;  /* offsets in headers */
 } s_col_t;
 
@@ -243,8 +301,8 @@ struct sb_parquet_layout {
     uint64_t  rows, record, per, groups, last_rows;
     uint64_t  group_size, last_size, footer_at;
     /* compressed (codec != CODEC_NONE): chunk k = g * ncols + c starts at
-     * chunk_at[k] (chunk_at[groups * ncols] = footer_at), its page
-     * compressed to zlen[k] bytes; the page of chunk cached - 1 is in
+     * chunk_at[k] (chunk_at[groups * ncols] = footer_at), its data page
+     * compressed to zlen[k] bytes; the data page of chunk cached - 1 is in
      * zpage (zpage_len bytes) after its header (zhead, zhead_len) */
     int       codec;
     uint64_t *chunk_at;
@@ -255,21 +313,154 @@ struct sb_parquet_layout {
     uint8_t   zhead[64];
 };
 
+/* Levels and values of a data page of n rows of col: levels (repetition,
+ * definition, and with dict the bit width and the bit-packed run header),
+ * then values, then padding (dict: the last group of 8 indices) */
+static uint64_t
+s_levels_len (const s_col_t *col, uint64_t n)
+{
+    uint64_t values = n * col->k, len = 4 + s_varint_len (values << 1) + 1;
+    if (col->list)
+        len += 4 + n * col->rep_len;
+    if (col->dict)
+        len += 1 + s_varint_len (((values + 7) / 8) << 1 | 1);
+    return len;
+}
+
+static uint64_t
+s_body_len (const s_col_t *col, uint64_t n)
+{
+    uint64_t values = n * col->k;
+    return s_levels_len (col, n) + values * col->estore + (col->dict ? (values + 7) / 8 * 8 - values : 0);
+}
+
+/* bytes [r, r + len) of the levels of a page of n rows (within them) */
+static void
+s_levels (const s_col_t *col, uint64_t n, uint64_t r, uint8_t *buf, size_t len)
+{
+    uint64_t values = n * col->k;
+    uint8_t tail[48];   /* definition levels, dict's bit width and run header */
+    size_t t = 0;
+    uint64_t def_len = s_varint_len (values << 1) + 1;
+    for (int i = 0; i < 4; i++)
+        tail[t++] = (uint8_t) (def_len >> (8 * i));
+    uint64_t v = values << 1;
+    for (; v >= 0x80; v >>= 7)
+        tail[t++] = (uint8_t) (v | 0x80);
+    tail[t++] = (uint8_t) v;
+    tail[t++] = col->list ? 3 : 1;      /* the max definition level (1 byte: bit width 2 or 1) */
+    if (col->dict) {
+        tail[t++] = 8;                  /* bit width of the indices */
+        uint64_t h = ((values + 7) / 8) << 1 | 1;   /* a bit-packed run of every group of 8 */
+        for (; h >= 0x80; h >>= 7)
+            tail[t++] = (uint8_t) (h | 0x80);
+        tail[t++] = (uint8_t) h;
+    }
+    uint64_t rep = col->list ? 4 + n * col->rep_len : 0;
+    for (size_t i = 0; i < len; i++, r++) {
+        if (r < rep) {
+            uint64_t rl = n * col->rep_len;
+            buf[i] = r < 4 ? (uint8_t) (rl >> (8 * r)) : col->rep[(r - 4) % col->rep_len];
+        }
+        else
+            buf[i] = tail[r - rep];
+    }
+}
+
 static const struct {
     const char *dtype;
-    int phys, logical, bits, is_signed, converted;
+    int phys, logical, bits, is_signed, converted, list;
     uint64_t item, storage;
 } s_dtypes[] = {
-    { "float16", 7, 1, 0, 0, -1, 2, 2 },
-    { "float32", 4, 0, 0, 0, -1, 4, 4 },
-    { "float64", 5, 0, 0, 0, -1, 8, 8 },
-    { "int64", 2, 0, 0, 0, -1, 8, 8 },
-    { "int32", 1, 0, 0, 0, -1, 4, 4 },
-    { "int16", 1, 2, 16, 1, 16, 2, 4 },
-    { "int8", 1, 2, 8, 1, 15, 1, 4 },
-    { "uint16", 1, 2, 16, 0, 12, 2, 4 },
-    { "uint8", 1, 2, 8, 0, 11, 1, 4 },
+    { "float16", 7, 1, 0, 0, -1, 0, 2, 2 },
+    { "float32", 4, 0, 0, 0, -1, 0, 4, 4 },
+    { "float64", 5, 0, 0, 0, -1, 0, 8, 8 },
+    { "int64", 2, 0, 0, 0, -1, 0, 8, 8 },
+    { "int32", 1, 0, 0, 0, -1, 0, 4, 4 },
+    { "int16", 1, 2, 16, 1, 16, 0, 2, 4 },
+    { "int8", 1, 2, 8, 1, 15, 0, 1, 4 },
+    { "uint64", 2, 2, 64, 0, 14, 0, 8, 8 },
+    { "uint32", 1, 2, 32, 0, 13, 0, 4, 4 },
+    { "uint16", 1, 2, 16, 0, 12, 0, 2, 4 },
+    { "uint8", 1, 2, 8, 0, 11, 0, 1, 4 },
+    { "list", 4, 0, 0, 0, -1, 1, 4, 4 },    /* DLIO: a list of `size` float32, whatever the size */
 };
+
+/* set col's type from s_dtypes[d] and its size */
+static void
+s_col_type (s_col_t *col, size_t d, uint64_t size)
+{
+    col->phys = s_dtypes[d].phys;
+    col->logical = s_dtypes[d].logical;
+    col->bits = s_dtypes[d].bits;
+    col->is_signed = s_dtypes[d].is_signed;
+    col->converted = s_dtypes[d].converted;
+    col->list = size > 1 || s_dtypes[d].list;
+    col->dict = col->bits == 8;
+    col->k = size;
+    col->item = s_dtypes[d].item;
+    col->estore = col->dict ? 1 : s_dtypes[d].storage;
+    col->type_length = col->phys == 7 ? col->item : 0;
+    col->width = size * col->item;
+    if (col->list) {
+        size_t n = 0;
+        col->rep[n++] = 2;      /* a run of one 0 */
+        col->rep[n++] = 0;
+        if (size > 1) {         /* a run of size - 1 ones */
+            uint64_t h = (size - 1) << 1;
+            for (; h >= 0x80; h >>= 7)
+                col->rep[n++] = (uint8_t) (h | 0x80);
+            col->rep[n++] = (uint8_t) h;
+            col->rep[n++] = 1;
+        }
+        col->rep_len = n;
+    }
+}
+
+/* the dictionary page of a dict column, uncompressed: entry b is the
+ * int32 whose low byte is b (sign extended for int8) */
+static void
+s_dict_values (const s_col_t *col, uint8_t out[S_DICT_BYTES])
+{
+    for (int b = 0; b < S_DICT_VALUES; b++) {
+        uint8_t ext = col->is_signed && (b & 0x80) ? 0xff : 0;
+        out[4 * b] = (uint8_t) b;
+        out[4 * b + 1] = out[4 * b + 2] = out[4 * b + 3] = ext;
+    }
+}
+
+/* col->prefix: the dictionary page, compressed with codec (CODEC_NONE:
+ * stored as is). 0, or -1 (out of memory, a library failure). */
+static int
+s_dict_page (s_col_t *col, int codec)
+{
+    free (col->prefix);
+    col->prefix = NULL;
+    col->prefix_len = col->dict_z = 0;
+    if (!col->dict)
+        return 0;
+    uint8_t vals[S_DICT_BYTES], z[S_DICT_BYTES * 2 + 128];
+    const uint8_t *payload = vals;
+    size_t plen = S_DICT_BYTES;
+    s_dict_values (col, vals);
+    if (codec != CODEC_NONE) {
+        if (s_bound (codec, S_DICT_BYTES) > sizeof z || !(plen = s_compress (codec, vals, S_DICT_BYTES, z, sizeof z)))
+            return -1;
+        payload = z;
+        col->dict_z = plen;
+    }
+    s_out_t h = { 0 };
+    s_dict_header (&h, col->dict_z);
+    for (size_t i = 0; i < plen; i++)
+        s_byte (&h, payload[i]);
+    if (h.failed) {
+        free (h.data);
+        return -1;
+    }
+    col->prefix = h.data;
+    col->prefix_len = h.len;
+    return 0;
+}
 
 int
 sb_format_parquet_columns (const char *spec, uint64_t *row_bytes, size_t *ncols, char *err, size_t err_size)
@@ -356,24 +547,10 @@ s_parse (struct sb_parquet_layout *l, const char *spec, char *err, size_t err_si
         if (d == sizeof s_dtypes / sizeof s_dtypes[0]) {
             snprintf (err, err_size,
                       "parquet: column '%s': dtype '%s' is not one of float16, float32, float64, int64, int32, "
-                      "int16, int8, uint16, uint8", c->name, dtype);
+                      "int16, int8, uint64, uint32, uint16, uint8, list", c->name, dtype);
             return -1;
         }
-        c->kind = K_CONTENT;
-        c->converted = -1;
-        if (size == 1) {
-            c->phys = s_dtypes[d].phys;
-            c->logical = s_dtypes[d].logical;
-            c->bits = s_dtypes[d].bits;
-            c->is_signed = s_dtypes[d].is_signed;
-            c->converted = s_dtypes[d].converted;
-            c->width = s_dtypes[d].item;
-            c->storage = s_dtypes[d].storage;
-        }
-        else {
-            c->phys = 7;
-            c->width = c->storage = size * s_dtypes[d].item;
-        }
+        s_col_type (c, d, size);
         c->at = at;
         at += c->width;
         l->ncols++;
@@ -392,6 +569,8 @@ sb_format_parquet_layout_free (struct sb_parquet_layout *l)
 {
     if (!l)
         return;
+    for (size_t c = 0; l->cols && c < l->ncols; c++)
+        free (l->cols[c].prefix);
     free (l->cols);
     free (l->headers);
     free (l->chunk_at);
@@ -421,14 +600,18 @@ sb_format_parquet_layout (struct sb_parquet_layout **out, const char *columns, u
         }
     }
     else {
-        if (!(l->cols = calloc (2, sizeof *l->cols))) {
+        /* DLIO's legacy mode: one column, data, a list of the record's uint8 */
+        if (!(l->cols = calloc (1, sizeof *l->cols))) {
             snprintf (err, err_size, "parquet: out of memory");
             return -1;
         }
-        l->ncols = 2;
-        l->cols[0] = (s_col_t) { .name = "label", .kind = K_ROWINDEX, .phys = 2, .converted = -1, .storage = 8 };
-        l->cols[1] = (s_col_t) { .name = "data", .kind = K_CONTENT, .phys = 7, .converted = -1, .storage = record,
-                                 .width = record };
+        l->ncols = 1;
+        strcpy (l->cols[0].name, "data");
+        size_t d = 0;
+        while (strcmp (s_dtypes[d].dtype, "uint8") != 0)
+            d++;
+        s_col_type (&l->cols[0], d, record);
+        l->cols[0].list = 1;
         l->record = record;
     }
     uint64_t rows = records, rec = l->record;
@@ -443,20 +626,25 @@ sb_format_parquet_layout (struct sb_parquet_layout **out, const char *columns, u
     l->group_size = l->last_size = 0;
     for (size_t c = 0; c < l->ncols; c++) {
         s_col_t *col = &l->cols[c];
-        if (col->storage > 0x7fffffffull || per * col->storage > 0x7fffffffull) {
+        if (per * col->k > 0x7fffffffull || s_body_len (col, per) > 0x7fffffffull) {
             free (h.data);
-            snprintf (err, err_size, "parquet: a page of %llu x %llu bytes is over 2 GiB", (unsigned long long) per,
-                      (unsigned long long) col->storage);
+            snprintf (err, err_size, "parquet: a page of %llu rows of %llu x %llu bytes is over 2 GiB",
+                      (unsigned long long) per, (unsigned long long) col->k, (unsigned long long) col->estore);
+            return -1;
+        }
+        if (s_dict_page (col, CODEC_NONE) != 0) {
+            free (h.data);
+            snprintf (err, err_size, "parquet: out of memory");
             return -1;
         }
         col->h_full_at = h.len;
-        s_page_header (&h, per, col->storage, 0);
+        s_page_header (&h, per * col->k, s_body_len (col, per), 0, col->dict ? 8 : 0);
         col->h_full = h.len - col->h_full_at;
         col->h_last_at = h.len;
-        s_page_header (&h, l->last_rows, col->storage, 0);
+        s_page_header (&h, l->last_rows * col->k, s_body_len (col, l->last_rows), 0, col->dict ? 8 : 0);
         col->h_last = h.len - col->h_last_at;
-        l->group_size += col->h_full + per * col->storage;
-        l->last_size += col->h_last + l->last_rows * col->storage;
+        l->group_size += col->prefix_len + col->h_full + s_body_len (col, per);
+        l->last_size += col->prefix_len + col->h_last + s_body_len (col, l->last_rows);
     }
     if (h.failed) {
         free (h.data);
@@ -505,61 +693,85 @@ static void
 s_values (const sb_format_obj_t *obj, const s_col_t *col, uint64_t first, uint64_t k, uint8_t *buf, size_t n)
 {
     const struct sb_parquet_layout *l = obj->state;
-    if (col->kind == K_ROWINDEX) {
-        for (size_t i = 0; i < n; i++) {
-            uint64_t b = k + i, row = first + b / 8;
-            buf[i] = (uint8_t) (row >> (8 * (b % 8)));
-        }
-        return;
-    }
-    /* a column that is the whole record, unwidened: contiguous content (a
-     * narrower column whose widened storage happens to equal the record
-     * must take the general path) */
-    if (col->at == 0 && col->width == col->storage && col->storage == l->record) {
+    uint64_t row_store = col->k * col->estore;
+    /* a column that is the whole record, unwidened: contiguous content */
+    if (col->at == 0 && col->estore == col->item && col->width == l->record) {
         sb_content_fill (obj->seed, first * l->record + k, buf, n);
         return;
     }
     size_t done = 0;
     while (done < n) {
-        uint64_t b = k + done, row = first + b / col->storage, in = b % col->storage;
-        size_t take = col->storage - in < n - done ? (size_t) (col->storage - in) : n - done;
-        if (col->width == col->storage)
+        uint64_t b = k + done, row = first + b / row_store, in = b % row_store;
+        if (col->estore == col->item) {     /* a row's elements: its content bytes in order */
+            size_t take = row_store - in < n - done ? (size_t) (row_store - in) : n - done;
             sb_content_fill (obj->seed, row * l->record + col->at + in, buf + done, take);
-        else {  /* a small int widened to INT32: content byte(s), then the extension */
-            uint8_t v[8];
-            sb_content_fill (obj->seed, row * l->record + col->at, v, (size_t) col->width);
-            uint8_t ext = col->is_signed && (v[col->width - 1] & 0x80) ? 0xff : 0;
-            for (size_t i = 0; i < take; i++)
-                buf[done + i] = in + i < col->width ? v[in + i] : ext;
+            done += take;
+            continue;
         }
+        /* a small int widened to INT32: content byte(s), then the extension */
+        uint64_t e = in / col->estore, ein = in % col->estore;
+        size_t take = col->estore - ein < n - done ? (size_t) (col->estore - ein) : n - done;
+        uint8_t v[8];
+        sb_content_fill (obj->seed, row * l->record + col->at + e * col->item, v, (size_t) col->item);
+        uint8_t ext = col->is_signed && (v[col->item - 1] & 0x80) ? 0xff : 0;
+        for (size_t i = 0; i < take; i++)
+            buf[done + i] = ein + i < col->item ? v[ein + i] : ext;
         done += take;
     }
 }
 
-/* Chunk of column c in group g: its offset, its bytes in the file (page
- * header + page) and the same uncompressed (header + values). */
+/* bytes [r, r + n) of the body (levels, values, padding) of the data page
+ * of column col in a group of rows rows from row first */
+static void
+s_body (const sb_format_obj_t *obj, const s_col_t *col, uint64_t first, uint64_t rows, uint64_t r, uint8_t *buf,
+        size_t n)
+{
+    uint64_t lev = s_levels_len (col, rows), vals = rows * col->k * col->estore;
+    while (n) {
+        size_t take;
+        if (r < lev) {
+            take = lev - r < n ? (size_t) (lev - r) : n;
+            s_levels (col, rows, r, buf, take);
+        }
+        else if (r < lev + vals) {
+            take = lev + vals - r < n ? (size_t) (lev + vals - r) : n;
+            s_values (obj, col, first, r - lev, buf, take);
+        }
+        else {
+            take = n;   /* dict: the last group of indices padded with 0 */
+            memset (buf, 0, take);
+        }
+        r += take;
+        buf += take;
+        n -= take;
+    }
+}
+
+/* Chunk of column c in group g: its offset, its bytes in the file (pages
+ * and their headers) and the same uncompressed (headers + bodies). */
 static void
 s_chunk (const struct sb_parquet_layout *l, uint64_t g, size_t c, uint64_t *at, uint64_t *bytes, uint64_t *plain)
 {
     int lastg = g == l->groups - 1;
     uint64_t n = lastg ? l->last_rows : l->per;
+    const s_col_t *col = &l->cols[c];
     if (l->codec == CODEC_NONE) {
         uint64_t a = 4 + g * l->group_size;
         for (size_t i = 0; i < c; i++)
-            a += (lastg ? l->cols[i].h_last : l->cols[i].h_full) + n * l->cols[i].storage;
+            a += l->cols[i].prefix_len + (lastg ? l->cols[i].h_last : l->cols[i].h_full) + s_body_len (&l->cols[i], n);
         *at = a;
-        *bytes = *plain = (lastg ? l->cols[c].h_last : l->cols[c].h_full) + n * l->cols[c].storage;
+        *bytes = *plain = col->prefix_len + (lastg ? col->h_last : col->h_full) + s_body_len (col, n);
         return;
     }
     uint64_t k = g * l->ncols + c;
     *at = l->chunk_at[k];
     *bytes = l->chunk_at[k + 1] - l->chunk_at[k];
-    *plain = *bytes - l->zlen[k] + n * l->cols[c].storage;
+    *plain = *bytes - l->zlen[k] + s_body_len (col, n) - (col->dict ? col->dict_z : 0) + (col->dict ? S_DICT_BYTES : 0);
 }
 
-/* Compress the page of chunk k into l->zpage, its header into l->zhead
- * (kept until another chunk is asked). Returns 0, or -1 when a library
- * fails (out of memory). */
+/* Compress the data page of chunk k into l->zpage, its header into
+ * l->zhead (kept until another chunk is asked). Returns 0, or -1 when a
+ * library fails (out of memory). */
 static int
 s_zpage (sb_format_obj_t *obj, uint64_t k)
 {
@@ -569,14 +781,14 @@ s_zpage (sb_format_obj_t *obj, uint64_t k)
     uint64_t g = k / l->ncols;
     const s_col_t *col = &l->cols[k % l->ncols];
     uint64_t n = g == l->groups - 1 ? l->last_rows : l->per;
-    size_t raw = (size_t) (n * col->storage);
-    s_values (obj, col, g * l->per, 0, l->raw, raw);
+    size_t raw = (size_t) s_body_len (col, n);
+    s_body (obj, col, g * l->per, n, 0, l->raw, raw);
     l->cached = 0;
     l->zpage_len = s_compress (l->codec, l->raw, raw, l->zpage, l->zpage_cap);
     if (!l->zpage_len)
         return -1;
     s_out_t h = { 0 };
-    s_page_header (&h, n, col->storage, l->zpage_len);
+    s_page_header (&h, n * col->k, raw, l->zpage_len, col->dict ? 8 : 0);
     if (h.failed || h.len > sizeof l->zhead) {
         free (h.data);
         return -1;
@@ -594,17 +806,22 @@ s_open_compressed (sb_format_obj_t *obj, int codec, char *err, size_t err_size)
 {
     struct sb_parquet_layout *l = obj->state;
     uint64_t widest = 0, chunks = l->groups * l->ncols;
-    for (size_t c = 0; c < l->ncols; c++)
-        if (l->cols[c].storage > widest)
-            widest = l->cols[c].storage;
-    if (l->per * widest > S_ZPAGE_MAX) {
-        snprintf (err, err_size, "parquet: a compressed page of %llu x %llu bytes is over %llu MiB (lower "
+    for (size_t c = 0; c < l->ncols; c++) {
+        if (s_body_len (&l->cols[c], l->per) > widest)
+            widest = s_body_len (&l->cols[c], l->per);
+        if (s_dict_page (&l->cols[c], codec) != 0) {
+            snprintf (err, err_size, "parquet: compressing a dictionary page failed");
+            return -1;
+        }
+    }
+    if (widest > S_ZPAGE_MAX) {
+        snprintf (err, err_size, "parquet: a compressed page of %llu rows (%llu bytes) is over %llu MiB (lower "
                   "dataset.parquet.row_group_size)", (unsigned long long) l->per, (unsigned long long) widest,
                   (unsigned long long) (S_ZPAGE_MAX >> 20));
         return -1;
     }
     l->codec = codec;
-    l->raw_cap = (size_t) (l->per * widest);
+    l->raw_cap = (size_t) widest;
     l->zpage_cap = s_bound (codec, l->raw_cap);
     l->chunk_at = malloc ((chunks + 1) * sizeof *l->chunk_at);
     l->zlen = malloc (chunks * sizeof *l->zlen);
@@ -622,11 +839,42 @@ s_open_compressed (sb_format_obj_t *obj, int codec, char *err, size_t err_size)
         }
         l->chunk_at[k] = at;
         l->zlen[k] = (uint32_t) l->zpage_len;
-        at += l->zhead_len + l->zpage_len;
+        at += l->cols[k % l->ncols].prefix_len + l->zhead_len + l->zpage_len;
     }
     l->chunk_at[chunks] = at;
     l->footer_at = at;
     return 0;
+}
+
+/* the SchemaElement of a column's values (a leaf: the column, or a list's
+ * element), OPTIONAL */
+static void
+s_leaf_schema (s_out_t *f, const s_col_t *col, const char *name)
+{
+    s_begin (f, 0);
+    s_int (f, 1, T_I32, col->phys);             /* type */
+    if (col->phys == 7)
+        s_int (f, 2, T_I32, (int64_t) col->type_length);    /* type_length */
+    s_int (f, 3, T_I32, 1);                     /* OPTIONAL */
+    s_string (f, 4, name);
+    if (col->converted >= 0)
+        s_int (f, 6, T_I32, col->converted);    /* converted_type */
+    if (col->logical) {
+        s_begin (f, 10);                        /* logicalType (union) */
+        if (col->logical == 1) {
+            s_begin (f, 15);                    /* FLOAT16 */
+            s_end (f);
+        }
+        else {
+            s_begin (f, 10);                    /* INTEGER */
+            s_field (f, 1, T_I8);               /* bitWidth */
+            s_byte (f, (uint8_t) col->bits);
+            s_field (f, 2, col->is_signed ? 1 : 2);     /* isSigned */
+            s_end (f);
+        }
+        s_end (f);
+    }
+    s_end (f);
 }
 
 static int
@@ -652,38 +900,37 @@ s_open (sb_format_obj_t *obj, char *err, size_t err_size)
     uint64_t rows = l->rows, per = l->per, groups = l->groups;
     /* FileMetaData */
     s_out_t f = { 0 };
+    size_t elements = 1;
+    for (size_t c = 0; c < l->ncols; c++)
+        elements += l->cols[c].list ? 3 : 1;
     s_int (&f, 1, T_I32, 1);                        /* version */
-    s_list (&f, 2, T_STRUCT, l->ncols + 1);         /* schema */
+    s_list (&f, 2, T_STRUCT, elements);             /* schema */
     s_begin (&f, 0);
     s_string (&f, 4, "schema");
     s_int (&f, 5, T_I32, (int64_t) l->ncols);       /* num_children */
     s_end (&f);
     for (size_t c = 0; c < l->ncols; c++) {
         const s_col_t *col = &l->cols[c];
-        s_begin (&f, 0);
-        s_int (&f, 1, T_I32, col->phys);            /* type */
-        if (col->phys == 7)
-            s_int (&f, 2, T_I32, (int64_t) col->storage);   /* type_length */
-        s_int (&f, 3, T_I32, 0);                    /* REQUIRED */
-        s_string (&f, 4, col->name);
-        if (col->converted >= 0)
-            s_int (&f, 6, T_I32, col->converted);   /* converted_type */
-        if (col->logical) {
-            s_begin (&f, 10);                       /* logicalType (union) */
-            if (col->logical == 1) {
-                s_begin (&f, 15);                   /* FLOAT16 */
-                s_end (&f);
-            }
-            else {
-                s_begin (&f, 10);                   /* INTEGER */
-                s_field (&f, 1, T_I8);              /* bitWidth */
-                s_byte (&f, (uint8_t) col->bits);
-                s_field (&f, 2, col->is_signed ? 1 : 2);    /* isSigned */
-                s_end (&f);
-            }
-            s_end (&f);
+        if (!col->list) {
+            s_leaf_schema (&f, col, col->name);
+            continue;
         }
+        s_begin (&f, 0);                            /* optional group NAME (LIST) */
+        s_int (&f, 3, T_I32, 1);                    /* OPTIONAL */
+        s_string (&f, 4, col->name);
+        s_int (&f, 5, T_I32, 1);                    /* num_children */
+        s_int (&f, 6, T_I32, 3);                    /* converted_type: LIST */
+        s_begin (&f, 10);                           /* logicalType */
+        s_begin (&f, 3);                            /* LIST */
         s_end (&f);
+        s_end (&f);
+        s_end (&f);
+        s_begin (&f, 0);                            /* repeated group list */
+        s_int (&f, 3, T_I32, 2);                    /* REPEATED */
+        s_string (&f, 4, "list");
+        s_int (&f, 5, T_I32, 1);
+        s_end (&f);
+        s_leaf_schema (&f, col, "element");
     }
     s_int (&f, 3, T_I64, (int64_t) rows);           /* num_rows */
     s_list (&f, 4, T_STRUCT, groups);               /* row_groups */
@@ -703,17 +950,25 @@ s_open (sb_format_obj_t *obj, char *err, size_t err_size)
             s_int (&f, 2, T_I64, (int64_t) chunk_at);   /* file_offset */
             s_begin (&f, 3);                        /* meta_data */
             s_int (&f, 1, T_I32, col->phys);        /* type */
-            s_list (&f, 2, T_I32, 1);               /* encodings */
+            s_list (&f, 2, T_I32, col->dict ? 3 : 2);   /* encodings */
             s_varint (&f, 0);                       /* PLAIN (zigzag 0) */
-            s_list (&f, 3, T_BINARY, 1);            /* path_in_schema */
-            s_varint (&f, strlen (col->name));
-            for (const char *p = col->name; *p; p++)
-                s_byte (&f, (uint8_t) *p);
+            s_varint (&f, 6);                       /* RLE (levels) */
+            if (col->dict)
+                s_varint (&f, 16);                  /* RLE_DICTIONARY */
+            const char *path[3] = { col->name, "list", "element" };
+            s_list (&f, 3, T_BINARY, col->list ? 3 : 1);    /* path_in_schema */
+            for (int e = 0; e < (col->list ? 3 : 1); e++) {
+                s_varint (&f, strlen (path[e]));
+                for (const char *p = path[e]; *p; p++)
+                    s_byte (&f, (uint8_t) *p);
+            }
             s_int (&f, 4, T_I32, codec);            /* codec */
-            s_int (&f, 5, T_I64, (int64_t) n);      /* num_values */
+            s_int (&f, 5, T_I64, (int64_t) (n * col->k));   /* num_values */
             s_int (&f, 6, T_I64, (int64_t) plain);  /* total_uncompressed_size */
             s_int (&f, 7, T_I64, (int64_t) chunk);  /* total_compressed_size */
-            s_int (&f, 9, T_I64, (int64_t) chunk_at);   /* data_page_offset */
+            s_int (&f, 9, T_I64, (int64_t) (chunk_at + col->prefix_len));  /* data_page_offset */
+            if (col->dict)
+                s_int (&f, 11, T_I64, (int64_t) chunk_at);  /* dictionary_page_offset */
             s_end (&f);
             s_end (&f);
         }
@@ -765,11 +1020,20 @@ s_fill_compressed (sb_format_obj_t *obj, uint64_t offset, uint8_t *buf, size_t l
         memset (buf, 0, n);     /* out of memory mid-fill: bytes that fail verification */
         return n;
     }
+    const s_col_t *col = &l->cols[lo % l->ncols];
     size_t done = 0;
-    if (r < l->zhead_len) {
-        done = l->zhead_len - r < n ? (size_t) (l->zhead_len - r) : n;
-        memcpy (buf, l->zhead + r, done);
-        r += done;
+    if (r < col->prefix_len) {      /* the dictionary page */
+        done = col->prefix_len - r < n ? (size_t) (col->prefix_len - r) : n;
+        memcpy (buf, col->prefix + r, done);
+        r = 0;
+    }
+    else
+        r -= col->prefix_len;
+    if (done < n && r < l->zhead_len) {
+        size_t take = l->zhead_len - r < n - done ? (size_t) (l->zhead_len - r) : n - done;
+        memcpy (buf + done, l->zhead + r, take);
+        done += take;
+        r += take;
     }
     if (done < n)
         memcpy (buf + done, l->zpage + (r - l->zhead_len), n - done);
@@ -801,18 +1065,24 @@ s_fill (sb_format_obj_t *obj, uint64_t offset, uint8_t *buf, size_t len)
             uint64_t rows = lastg ? l->last_rows : l->per, first = g * l->per;
             for (size_t c = 0; c < l->ncols; c++) {
                 const s_col_t *col = &l->cols[c];
-                uint64_t h = lastg ? col->h_last : col->h_full, vals = rows * col->storage;
+                uint64_t h = lastg ? col->h_last : col->h_full, body = s_body_len (col, rows);
+                if (r < col->prefix_len) {
+                    n = col->prefix_len - r < len ? (size_t) (col->prefix_len - r) : len;
+                    memcpy (buf, col->prefix + r, n);
+                    break;
+                }
+                r -= col->prefix_len;
                 if (r < h) {
                     n = h - r < len ? (size_t) (h - r) : len;
                     memcpy (buf, l->headers + (lastg ? col->h_last_at : col->h_full_at) + r, n);
                     break;
                 }
-                if (r < h + vals) {
-                    n = h + vals - r < len ? (size_t) (h + vals - r) : len;
-                    s_values (obj, col, first, r - h, buf, n);
+                if (r < h + body) {
+                    n = h + body - r < len ? (size_t) (h + body - r) : len;
+                    s_body (obj, col, first, rows, r - h, buf, n);
                     break;
                 }
-                r -= h + vals;
+                r -= h + body;
             }
         }
         offset += n;

@@ -201,6 +201,11 @@ static const s_key_t s_keys[] = {
     { "reader.endpoint_uris", T_CUSTOM, 0, 0, "", 0, 0, "see reader.storage_type" },
     { "reader.load_balance_strategy", T_CUSTOM, 0, 0, "", 0, 0, "see reader.storage_type" },
     { "reader.checkpoint_folder", T_NA, 0, 0, 0, 0, 0, "DLIO reads no reader.checkpoint_folder: checkpoint.checkpoint_folder" },
+    /* issue 15, formats */
+    { "dataset.record_element_type", T_STR, STRF (record_element_type), "uint8", 0, 0, "numpy type of a record's elements (DLIO): npy, npz, hdf5, tfrecord records are its itemsize x their elements" },
+    { "dataset.record_dims", T_LIST, 0, 0, "", 0, 0, "shape of a record, [d1, d2, ...] (DLIO): record_length_bytes becomes their product x the element size" },
+    { "dataset.record_element_bytes", T_IGNORED, 0, 0, 0, 0, 0, "DLIO recomputes it from dataset.record_element_type" },
+    { "dataset.record_length_resize", T_IGNORED, 0, 0, 0, 0, 0, "DLIO's LoadConfig does not read it (record_length_bytes_resize is its key)" },
 };
 
 #define S_NKEYS (sizeof s_keys / sizeof s_keys[0])
@@ -649,6 +654,81 @@ s_parquet_read_columns (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t e
     return 0;
 }
 
+/* issue 15, formats: dataset.record_element_type and dataset.record_dims,
+ * checked and applied as DLIO's config.py does (validate,
+ * derive_configurations): image formats take uint8 only (another type is
+ * reset, with a warning) and at most 2 dims; dims and a record stdev do not
+ * go together; dims make record_length_bytes their product x the element
+ * size. Parquet rows follow its columns, not these keys. */
+static int
+s_record_shape (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size)
+{
+    const sb_config_entry_t *te = sb_config_get (cfg, "dataset.record_element_type");
+    const sb_config_entry_t *de = sb_config_get (cfg, "dataset.record_dims");
+    char where[1200];
+    int image = strcmp (wl->format, "png") == 0 || strcmp (wl->format, "jpeg") == 0 || strcmp (wl->format, "jpg") == 0;
+    size_t item = sb_dataset_element_size (wl->record_element_type, NULL);
+    if (!item) {
+        snprintf (err, err_size, "%s: key 'dataset.record_element_type': '%s' is not one of uint8, int8, uint16, "
+                  "int16, float16, uint32, int32, float32, uint64, int64, float64", s_where (te, where, sizeof where),
+                  wl->record_element_type);
+        return -1;
+    }
+    if (image && item != 1) {
+        sb_warn ("%s: key 'dataset.record_element_type': %s images are 8-bit: uint8 instead of '%s', as DLIO does",
+                 s_where (te, where, sizeof where), wl->format, wl->record_element_type);
+        snprintf (wl->record_element_type, sizeof wl->record_element_type, "uint8");
+        item = 1;
+    }
+    wl->record_ndims = 0;
+    if (!de)
+        return 0;
+    size_t n = de->items ? de->nitems : (de->value && *de->value ? 1 : 0);
+    if (n > sizeof wl->record_dims / sizeof wl->record_dims[0] || (image && n > 2)) {
+        snprintf (err, err_size, "%s: key 'dataset.record_dims': %zu dimensions, at most %d%s",
+                  s_where (de, where, sizeof where), n, image ? 2 : (int) (sizeof wl->record_dims / sizeof wl->record_dims[0]),
+                  image ? " for an image format (as DLIO)" : "");
+        return -1;
+    }
+    if (n == 0)
+        return 0;
+    long double product = (long double) item;
+    for (size_t i = 0; i < n; i++) {
+        const char *v = de->items ? de->items[i] : de->value;
+        char *end = NULL;
+        errno = 0;
+        unsigned long long d = *v >= '0' && *v <= '9' ? strtoull (v, &end, 10) : 0;
+        if (!end || *end || errno || d == 0) {
+            snprintf (err, err_size, "%s: key 'dataset.record_dims': item %zu '%s' is not a positive integer",
+                      s_where (de, where, sizeof where), i, v);
+            return -1;
+        }
+        wl->record_dims[i] = d;
+        product *= (long double) d;
+    }
+    if (product > 1e12L) {
+        snprintf (err, err_size, "%s: key 'dataset.record_dims': a record of %.0Lf bytes, over 1e12",
+                  s_where (de, where, sizeof where), product);
+        return -1;
+    }
+    if (wl->record_length_bytes_stdev > 0) {
+        snprintf (err, err_size, "%s: key 'dataset.record_dims': not with dataset.record_length_bytes_stdev %llu (DLIO "
+                  "refuses both: give record_length_bytes and its stdev instead)", s_where (de, where, sizeof where),
+                  (unsigned long long) wl->record_length_bytes_stdev);
+        return -1;
+    }
+    wl->record_ndims = n;
+    if (strcmp (wl->format, "parquet") == 0)
+        return 0;
+    uint64_t bytes = (uint64_t) product;
+    if (bytes != wl->record_length_bytes)
+        sb_info ("dataset.record_dims: records of %llu bytes (%s); dataset.record_length_bytes %llu follows them, as "
+                 "in DLIO", (unsigned long long) bytes, wl->record_element_type,
+                 (unsigned long long) wl->record_length_bytes);
+    wl->record_length_bytes = bytes;
+    return 0;
+}
+
 /* Sections DLIO knows whose keys shardbench does not model yet. */
 static int
 s_dlio_section (const char *key)
@@ -1049,6 +1129,8 @@ sb_workload_from_config (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
     }
     if (s_parquet_columns (cfg, wl, err, err_size) != 0 || s_parquet_compression (cfg, wl, err, err_size) != 0
         || s_parquet_read_columns (cfg, wl, err, err_size) != 0)
+        return -1;
+    if (s_record_shape (cfg, wl, err, err_size) != 0)     /* issue 15, formats */
         return -1;
     /* Unknown keys: a warning each, with where they came from. DLIO keys
      * shardbench does not act on: listed once, on one line. */

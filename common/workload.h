@@ -115,6 +115,10 @@ typedef struct {
     char        load_balance_strategy[32]; /* storage.load_balance_strategy as written ("" none) */
     int         endpoint_per_rank;      /* storage.use_mpi_endpoint_distribution */
     int         credentials_in_file;    /* storage.storage_options holds access_key_id and secret_access_key */
+    /* issue 15, formats */
+    char        record_element_type[16];  /* dataset.record_element_type: numpy's name ("uint8") */
+    uint64_t    record_dims[8];           /* dataset.record_dims (SB_DATASET_MAX_DIMS at most) */
+    size_t      record_ndims;             /* 0: DLIO's dim1 x dim2 from record_length_bytes */
 } sb_workload_t;
 
 /* Fill *wl from cfg (defaults for absent keys). Returns 0, or -1 with

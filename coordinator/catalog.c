@@ -1,6 +1,7 @@
 /* catalog: list once, sort in SQLite, reuse by fingerprint. */
 #include "catalog.h"
 #include "dataset.h"
+#include "format.h"
 #include "log.h"
 #include "util.h"
 
@@ -107,6 +108,10 @@ s_stopped (char *err, size_t err_size)
 static int
 s_emit (s_emit_t *e, const char *key, size_t len, uint64_t size, char *err, size_t err_size)
 {
+    /* issue 15, formats: DLIO's index files beside indexed_binary data
+     * files are not samples (DLIO lists by the format's extension) */
+    if (e->naming && sb_format_is_companion (e->naming->format, key, len))
+        return 0;
     if ((e->count & 1023) == 0) {
         __atomic_store_n (&s_progress_count, e->count, __ATOMIC_RELAXED);
         if (s_progress ())

@@ -461,6 +461,8 @@ s_on_hello (s_session_t *self, zframe_t *identity, sb_msg_hello_t *m)
     r->max_steps = wl->total_training_steps > 0 ? (uint64_t) wl->total_training_steps : 0;
     r->loader_threads = sb_loader_threads (wl->read_threads, w->cores, w->ranks);
     r->trace = (char *) wl->trace;
+    r->record_element_type = (char *) wl->record_element_type;     /* issue 15, formats */
+    r->record_dims = (sb_u64s_t) { wl->record_ndims, (uint64_t *) wl->record_dims };
     if (sb_storage_to_welcome (&wl->storage, r) != 0) {
         s_fail (self, "out of memory");
         return;
@@ -1713,7 +1715,8 @@ s_dataset (s_session_t *self, sb_dataset_t *ds)
         .prefix = wl->file_prefix, .format = wl->format, .files = wl->num_files_train,
         .subfolders = wl->num_subfolders_train, .samples_per_file = wl->num_samples_per_file,
         .record_length = wl->record_length_bytes, .record_stdev = wl->record_length_bytes_stdev,
-        .seed = self->o->seed,
+        .seed = self->o->seed, .element_type = wl->record_element_type, .record_dims = wl->record_dims,
+        .record_ndims = wl->record_ndims,
     };
 }
 

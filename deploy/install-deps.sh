@@ -30,6 +30,8 @@ if [ "${1:-}" = "--tests" ]; then
     # tests/integration/test_upstream_workloads.sh and test_upstream_keys.sh read
     # the upstream workload YAMLs with python3-yaml
     packages+=(python3-yaml)
+    # tests/integration/test_dlio_datasets.sh writes and reads HDF5 files as DLIO does (h5py)
+    packages+=(python3-h5py)
     # tests/integration/test_report_html.sh renders report --html in headless
     # Chromium (the DOM, and a screenshot checked with PIL); the page names
     # DejaVu Sans, so its text looks the same everywhere

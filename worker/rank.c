@@ -124,17 +124,29 @@ s_stopping (const s_rank_t *self)
     return zsys_interrupted || (self->stop && atomic_load (self->stop));
 }
 
-/* Write one object through a hidden temporary name of this writer, then
- * rename it, so a listing never sees a partial object. Returns 0, -1 with
+/* Key of object i, or of its companion index object c (KEY + suffix;
+ * SIZE_MAX: the object itself). Returns 0, or -1 when it does not fit. */
+static int
+s_object_key (const sb_dataset_t *ds, uint64_t i, size_t companion, char *key, size_t size)
+{
+    char base[PATH_MAX];
+    if (sb_dataset_key (ds, i, base, sizeof base) != 0)
+        return -1;
+    return sb_strf (key, size, "%s%s", base, companion == SIZE_MAX ? "" : sb_format_companion_suffix (companion));
+}
+
+/* Write one object (or its companion c, SIZE_MAX: the object) through a
+ * hidden temporary name of this writer, then rename it, so a listing never
+ * sees a partial object. Returns 0, -1 with
  * err, or 1 when the session ended meanwhile (nothing left behind). */
 static int
-s_write_object (s_rank_t *self, const sb_dataset_t *ds, uint64_t i, uint8_t *buf, size_t buf_size,
-                uint64_t *bytes_out, char *err, size_t err_size, int *errno_out, char *path, size_t path_size)
+s_write_one (s_rank_t *self, const sb_dataset_t *ds, uint64_t i, size_t companion, uint8_t *buf, size_t buf_size,
+             uint64_t *bytes_out, char *err, size_t err_size, int *errno_out, char *path, size_t path_size)
 {
     const char *root = self->cfg->data_root;
     char key[PATH_MAX], dir[256], tmp[PATH_MAX];
     *errno_out = 0;
-    if (sb_dataset_key (ds, i, key, sizeof key) != 0 || sb_dataset_folder (ds, i, dir, sizeof dir) != 0
+    if (s_object_key (ds, i, companion, key, sizeof key) != 0 || sb_dataset_folder (ds, i, dir, sizeof dir) != 0
         || sb_strf (path, path_size, "%s%s", root, key) != 0) {
         snprintf (err, err_size, "object %llu: name too long", (unsigned long long) i);
         return -1;
@@ -169,7 +181,9 @@ s_write_object (s_rank_t *self, const sb_dataset_t *ds, uint64_t i, uint8_t *buf
     }
     sb_format_obj_t obj;
     char why[512];
-    if (sb_format_open (&obj, ds, i, key, why, sizeof why) != 0) {
+    int opened = companion == SIZE_MAX ? sb_format_open (&obj, ds, i, key, why, sizeof why)
+                                       : sb_format_open_companion (&obj, ds, i, companion, why, sizeof why);
+    if (opened != 0) {
         snprintf (err, err_size, "%s: %s", path, why);
         close (fd);
         unlink (tmp);
@@ -229,6 +243,22 @@ s_write_object (s_rank_t *self, const sb_dataset_t *ds, uint64_t i, uint8_t *buf
     return 0;
 }
 
+/* Write object i (companion SIZE_MAX in s_write_one), then its companion
+ * index objects (indexed_binary: KEY.off.idx, KEY.sz.idx, as DLIO writes
+ * them beside KEY); *bytes_out counts them all. Same returns. */
+static int
+s_write_object (s_rank_t *self, const sb_dataset_t *ds, uint64_t i, uint8_t *buf, size_t buf_size,
+                uint64_t *bytes_out, char *err, size_t err_size, int *errno_out, char *path, size_t path_size)
+{
+    int rc = s_write_one (self, ds, i, SIZE_MAX, buf, buf_size, bytes_out, err, err_size, errno_out, path, path_size);
+    for (size_t c = 0; rc == 0 && c < sb_format_companions (ds->format); c++) {
+        uint64_t n = 0;
+        rc = s_write_one (self, ds, i, c, buf, buf_size, &n, err, err_size, errno_out, path, path_size);
+        *bytes_out += n;
+    }
+    return rc;
+}
+
 static void
 s_fill_content (void *arg, uint64_t offset, uint8_t *buf, size_t len)
 {
@@ -237,12 +267,12 @@ s_fill_content (void *arg, uint64_t offset, uint8_t *buf, size_t len)
 
 /* PUT one object to S3 (multipart above the threshold). */
 static int
-s_put_object (s_rank_t *self, sb_s3_t *s3, const sb_dataset_t *ds, uint64_t i, uint64_t *bytes_out,
-              sb_read_result_t *failure)
+s_put_one (s_rank_t *self, sb_s3_t *s3, const sb_dataset_t *ds, uint64_t i, size_t companion, uint64_t *bytes_out,
+           sb_read_result_t *failure)
 {
     char key[PATH_MAX], full[PATH_MAX];
     memset (failure, 0, sizeof *failure);
-    if (sb_dataset_key (ds, i, key, sizeof key) != 0
+    if (s_object_key (ds, i, companion, key, sizeof key) != 0
         || sb_strf (full, sizeof full, "%s%s", self->cfg->data_root, key) != 0) {
         snprintf (failure->message, sizeof failure->message, "object %llu: key too long", (unsigned long long) i);
         return -1;
@@ -255,7 +285,10 @@ s_put_object (s_rank_t *self, sb_s3_t *s3, const sb_dataset_t *ds, uint64_t i, u
     }
     /* the same bytes as a file of the format */
     sb_format_obj_t obj;
-    if (sb_format_open (&obj, ds, i, key, failure->message, sizeof failure->message) != 0) {
+    int opened = companion == SIZE_MAX
+                     ? sb_format_open (&obj, ds, i, key, failure->message, sizeof failure->message)
+                     : sb_format_open_companion (&obj, ds, i, companion, failure->message, sizeof failure->message);
+    if (opened != 0) {
         snprintf (failure->target, sizeof failure->target, "%s", full);
         return -1;
     }
@@ -280,6 +313,20 @@ s_put_object (s_rank_t *self, sb_s3_t *s3, const sb_dataset_t *ds, uint64_t i, u
     return 0;
 }
 
+/* PUT object i, then its companion index objects (s_write_object). */
+static int
+s_put_object (s_rank_t *self, sb_s3_t *s3, const sb_dataset_t *ds, uint64_t i, uint64_t *bytes_out,
+              sb_read_result_t *failure)
+{
+    int rc = s_put_one (self, s3, ds, i, SIZE_MAX, bytes_out, failure);
+    for (size_t c = 0; rc == 0 && c < sb_format_companions (ds->format); c++) {
+        uint64_t n = 0;
+        rc = s_put_one (self, s3, ds, i, c, &n, failure);
+        *bytes_out += n;
+    }
+    return rc;
+}
+
 /* The run's dataset layout, as WELCOME gives it (strings borrowed). */
 static sb_dataset_t
 s_dataset (const s_rank_t *self)
@@ -290,6 +337,8 @@ s_dataset (const s_rank_t *self)
         .samples_per_file = c->samples_per_file, .record_length = c->record_length,
         .record_stdev = c->record_stdev, .seed = c->seed, .parquet_columns = c->parquet_columns,
         .parquet_row_group = c->parquet_row_group, .parquet_compression = c->parquet_compression,
+        .element_type = c->record_element_type, .record_dims = c->record_dims.items,
+        .record_ndims = c->record_dims.count,
     };
 }
 

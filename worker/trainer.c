@@ -169,6 +169,8 @@ sb_trainer_new (const sb_msg_welcome_t *cfg, const sb_storage_cfg_t *storage, co
         .record_stdev = cfg->record_stdev, .seed = cfg->seed, .parquet_columns = cfg->parquet_columns, .parquet_compression = cfg->parquet_compression,
         .parquet_read_columns = cfg->parquet_read_columns,
         .parquet_row_group = cfg->parquet_row_group,
+        .element_type = cfg->record_element_type, .record_dims = cfg->record_dims.items,
+        .record_ndims = cfg->record_dims.count,
     };
     self->stall_s = (double) cfg->stall_timeout_ms / 1000.0;
     self->threads = cfg->loader_threads ? cfg->loader_threads : 1;

@@ -3,7 +3,7 @@
  * (tests/integration/test_parquet_codecs.sh, parquet_check.mjs).
  *
  *   parquet_tool write FILE SEED ROWS GROUP_ROWS COLUMNS RECORD CODEC
- *       COLUMNS "-": label + data of RECORD bytes; CODEC none | snappy | gzip | zstd
+ *       COLUMNS "-": DLIO's legacy data, a list of RECORD uint8; CODEC none | snappy | gzip | zstd
  *   parquet_tool plan FILE READ SPAN
  *       READ "-": all columns, else "a,b,..."; SPAN 1: DLIO's one read a
  *       group, 0: the read columns' chunks. Prints the footer reads

@@ -110,7 +110,7 @@ parquet_epochs parquet parquet.db pq.out parquet 16 60 2
 
 # a dlrm-like parquet workload: the columns DLIO's YAML names (float16 as
 # FIXED_LEN_BYTE_ARRAY(2) + Float16, int8 as INT32 + Int(8, signed), a
-# 13-float vector as FIXED_LEN_BYTE_ARRAY(52)), row groups of 128 rows; the
+# 13-float vector as a LIST of 13 FLOAT, as pyarrow writes DLIO's table), row groups of 128 rows; the
 # record length follows the columns (4+2+8+1+52+8 = 75 bytes)
 cat >pqcols.yaml <<'YAML'
 model:
@@ -187,12 +187,12 @@ expect_eq "parquet read columns: every group's span of label and half, and every
 expect_eq "parquet read columns: fewer bytes than all columns" \
     "$(awk -v s="$spans" -v g="$(sed -n 's/^group-bytes //p' pqcols.out)" 'BEGIN { print (s > 0 && s < g / 4) ? "yes" : "no" }')" yes
 
-# h5dump (hdf5-tools) reads the HDF5 files: records (2, record) of uint8, labels (2) of int64
+# h5dump (hdf5-tools) reads the HDF5 files: records_0 (2, dim1, dim2) of uint8, labels (2) of int64
 h5ok=0
 for f in hdf5/train/*.hdf5; do
     h5dump -H "$f" >h5.out 2>&1 || break
-    grep -q 'DATASET "records"' h5.out && grep -q 'H5T_STD_U8LE' h5.out && grep -q 'DATASET "labels"' h5.out \
-        && grep -q 'H5T_STD_I64LE' h5.out && grep -Eq 'DATASPACE  SIMPLE \{ \( 2, [0-9]+ \) / \( 2, [0-9]+ \) \}' h5.out \
+    grep -q 'DATASET "records_0"' h5.out && grep -q 'H5T_STD_U8LE' h5.out && grep -q 'DATASET "labels"' h5.out \
+        && grep -q 'H5T_STD_I64LE' h5.out && grep -Eq 'DATASPACE  SIMPLE \{ \( 2, [0-9]+, [0-9]+ \) / \( 2, [0-9]+, [0-9]+ \) \}' h5.out \
         || break
     h5ok=$((h5ok + 1))
 done
@@ -216,13 +216,14 @@ for f in sorted(glob.glob("npz/train/*.npz")):
     with np.load(f) as z:
         x, y = z["x"], z["y"]
         check(f + " members", sorted(z.files) == ["x", "y"])
-        check(f + " x", x.dtype == np.uint8 and x.ndim == 2 and x.shape[0] == 1)
+        # DLIO's (dim1, dim2, samples) (npz_generator.py)
+        check(f + " x", x.dtype == np.uint8 and x.ndim == 3 and x.shape[2] == 1)
         check(f + " y", y.dtype == np.int64 and y.shape == (1,) and not y.any())
         # 35 + 128 + x, descriptor, 35 + 128 + y, directory, end
         check(f + " size", os.path.getsize(f) == 35 + 128 + x.nbytes + 16 + 35 + 128 + y.nbytes + 102 + 22)
 for f in sorted(glob.glob("npy/train/*.npy")):
     x = np.load(f)
-    check(f, x.dtype == np.uint8 and x.shape[0] == 2 and os.path.getsize(f) == 128 + x.nbytes)
+    check(f, x.dtype == np.uint8 and x.ndim == 3 and x.shape[2] == 2 and os.path.getsize(f) == 128 + x.nbytes)
 T = []
 for i in range(256):
     c = i

@@ -153,21 +153,34 @@ START_TEST (test_tfrecord)
     ck_assert_uint_eq (sb_format_crc32c (0, (const uint8_t *) "123456789", 9), 0xe3069283u);
     uint64_t size;
     const uint64_t rec = 3000;
+    /* DLIO's tf.train.Example: features {'image': BytesList [3000 bytes], 'size': Int64List [3000]},
+     * serialized: Example.features (3035 bytes) { map entry (3016) { key "image", value Feature (3006)
+     * { bytes_list (3003) { value (3000) } } }, map entry (14) { key "size", value Feature (6)
+     * { int64_list (4) { packed (2) { 3000 } } } } }: 3038 bytes */
+    static const uint8_t prefix[] = { 0x0a, 0xdb, 0x17, 0x0a, 0xc8, 0x17, 0x0a, 0x05, 'i',  'm', 'a',
+                                      'g',  'e',  0x12, 0xbe, 0x17, 0x0a, 0xbb, 0x17, 0x0a, 0xb8, 0x17 };
+    static const uint8_t suffix[] = { 0x0a, 0x0e, 0x0a, 0x04, 's',  'i',  'z',  'e',
+                                      0x12, 0x06, 0x1a, 0x04, 0x0a, 0x02, 0xb8, 0x17 };
+    const uint64_t data = sizeof prefix + rec + sizeof suffix;
+    ck_assert_uint_eq (data, 3038);
     uint8_t *b = s_generate (&sb_format_tfrecord, 5, 3, rec, 4096, &size);
-    ck_assert_uint_eq (size, 3 * (rec + 16));
+    ck_assert_uint_eq (size, 3 * (data + 16));
     for (uint64_t j = 0; j < 3; j++) {
-        const uint8_t *r = b + j * (rec + 16);
+        const uint8_t *r = b + j * (data + 16);
         uint64_t len = s_le32 (r) | (uint64_t) s_le32 (r + 4) << 32;
-        ck_assert_uint_eq (len, rec);
+        ck_assert_uint_eq (len, data);
         ck_assert_uint_eq (s_le32 (r + 8), sb_format_masked_crc (sb_format_crc32c (0, r, 8)));
-        ck_assert_uint_eq (s_le32 (r + 12 + rec), sb_format_masked_crc (sb_format_crc32c (0, r + 12, rec)));
+        ck_assert_uint_eq (s_le32 (r + 12 + data), sb_format_masked_crc (sb_format_crc32c (0, r + 12, data)));
+        ck_assert (memcmp (r + 12, prefix, sizeof prefix) == 0);
+        ck_assert (memcmp (r + 12 + sizeof prefix + rec, suffix, sizeof suffix) == 0);
         uint8_t expect[3000];
         sb_content_fill (5, j * rec, expect, rec);
-        ck_assert (memcmp (r + 12, expect, rec) == 0);
+        ck_assert (memcmp (r + 12 + sizeof prefix, expect, rec) == 0);
     }
     free (b);
     s_check_ranges (&sb_format_tfrecord, 5, 3, rec);
     s_check_ranges (&sb_format_tfrecord, 5, 1, 100000);
+    s_check_ranges (&sb_format_tfrecord, 5, 4, 1);
 }
 END_TEST
 
@@ -246,7 +259,7 @@ START_TEST (test_hdf5)
     ck_assert (H5Pset_file_image (fapl, b, size) >= 0);
     hid_t file = H5Fopen ("test-image.h5", H5F_ACC_RDONLY, fapl);
     ck_assert (file >= 0);
-    hid_t d = H5Dopen2 (file, "records", H5P_DEFAULT);
+    hid_t d = H5Dopen2 (file, "records_0", H5P_DEFAULT);
     ck_assert (d >= 0);
     hid_t space = H5Dget_space (d);
     hsize_t dims[2];
@@ -266,16 +279,76 @@ START_TEST (test_hdf5)
 }
 END_TEST
 
+/* a data page header's length: it ends with two 0 bytes (the ends of
+ * data_page_header and of PageHeader), none before (type DATA_PAGE, 0, is
+ * followed by a field header; every other value is not 0) */
+static uint64_t
+s_data_header_len (const uint8_t *h)
+{
+    uint64_t k = 2;
+    while (!(h[k] == 0 && h[k - 1] == 0))
+        k++;
+    return k + 1;
+}
+
+/* an unsigned varint: its bytes into out, their count */
+static size_t
+s_put_varint (uint8_t *out, uint64_t v)
+{
+    size_t n = 0;
+    for (; v >= 0x80; v >>= 7)
+        out[n++] = (uint8_t) (v | 0x80);
+    out[n++] = (uint8_t) v;
+    return n;
+}
+
+/* the uint8 dictionary page of DLIO's legacy data column: PageHeader
+ * {type DICTIONARY_PAGE, 1024, 1024, dictionary_page_header {256, PLAIN}}
+ * then the values 0..255 as INT32 */
+static const uint8_t s_dict_head[] = { 0x15, 0x04, 0x15, 0x80, 0x10, 0x15, 0x80, 0x10,
+                                       0x4c, 0x15, 0x80, 0x04, 0x15, 0x00, 0x00, 0x00 };
+
+/* the levels of a page of rows rows of a list of k uint8 (dictionary
+ * encoded) into out, their length: repetition levels (u32 length, per row
+ * an RLE run of one 0, one of k - 1 ones), definition levels (u32 length,
+ * one RLE run of rows x k 3s), the index bit width 8, the header of one
+ * bit-packed run of every group of 8 */
+static size_t
+s_list_u8_levels (uint8_t *out, uint64_t rows, uint64_t k)
+{
+    uint8_t row[16];
+    size_t rl = 0, n = 4;
+    row[rl++] = 2;
+    row[rl++] = 0;
+    rl += s_put_varint (row + rl, (k - 1) << 1);
+    row[rl++] = 1;
+    uint32_t len = (uint32_t) (rows * rl);
+    memcpy (out, &len, 4);
+    for (uint64_t j = 0; j < rows; j++, n += rl)
+        memcpy (out + n, row, rl);
+    uint8_t def[16];
+    size_t dl = s_put_varint (def, rows * k << 1);
+    def[dl++] = 3;
+    len = (uint32_t) dl;
+    memcpy (out + n, &len, 4);
+    memcpy (out + n + 4, def, dl);
+    n += 4 + dl;
+    out[n++] = 8;
+    n += s_put_varint (out + n, (rows * k + 7) / 8 << 1 | 1);
+    return n;
+}
+
 START_TEST (test_parquet)
 {
-    /* 300 rows of 5000 bytes: 209 rows a group (1 MiB of data), so groups of 209 and 91 */
+    /* DLIO's legacy mode: one column, data, a list of the record's uint8.
+     * 300 rows of 5000 bytes: 209 rows a group (1 MiB of data), so groups
+     * of 209 and 91 */
     uint64_t size;
     uint8_t *b = s_generate (&sb_format_parquet, 19, 300, 5000, 4096, &size);
     ck_assert (memcmp (b, "PAR1", 4) == 0);
     ck_assert (memcmp (b + size - 4, "PAR1", 4) == 0);
     uint32_t footer = s_le32 (b + size - 8);
     ck_assert_uint_lt (footer, size);
-    /* the data page of group 0 holds rows 0..208, after the labels 0..208 */
     sb_format_obj_t obj;
     char err[256];
     ck_assert (sb_format_open_with (&obj, &sb_format_parquet, 19, 300, 5000, err, sizeof err) == 0);
@@ -288,54 +361,43 @@ START_TEST (test_parquet)
     ck_assert_int_eq (sb_format_parquet_group (l, 250, &g1, &g1len), 0);
     ck_assert_int_eq (sb_format_parquet_group (l, 300, &g1, &g1len), -1);
     ck_assert_int_eq (sb_format_parquet_group (l, 299, &g1, &g1len), 0);
-    /* the page headers: from the file itself (a 0x15 0x00 DATA_PAGE header is < 32 bytes) */
-    uint64_t hl = 0, hd = 0;
-    for (uint64_t k = 4; k < 4 + 64; k++)
-        if (b[k] == 0 && b[k - 1] == 0) {   /* end of data_page_header struct, end of PageHeader */
-            hl = k + 1 - 4;
-            break;
-        }
-    ck_assert_uint_gt (hl, 0);
-    uint64_t at = 4 + hl + 209 * 8;
-    for (uint64_t k = at + 1; k < at + 64; k++)
-        if (b[k] == 0 && b[k - 1] == 0) {
-            hd = k + 1 - at;
-            break;
-        }
-    ck_assert_uint_gt (hd, 0);
+    static uint8_t levels[8 + 300 * 5 + 32];
+    uint8_t expect[5000], dict[1024];
+    for (int v = 0; v < 256; v++) {
+        uint32_t x = (uint32_t) v;
+        memcpy (dict + 4 * v, &x, 4);
+    }
+    const uint64_t first[2] = { 0, 209 }, rows[2] = { 209, 91 }, at[2] = { g0, g1 }, len[2] = { g0len, g1len };
     ck_assert_uint_eq (g0, 4);
-    ck_assert_uint_eq (g0len, hl + 209 * 8 + hd + 209 * 5000);
+    for (int g = 0; g < 2; g++) {
+        /* the dictionary page, the data page header, the levels (5 bytes a
+         * row of repetition levels: 02 00 8e 4e 01), the values */
+        const uint8_t *c = b + at[g];
+        ck_assert (memcmp (c, s_dict_head, sizeof s_dict_head) == 0);
+        ck_assert (memcmp (c + 16, dict, 1024) == 0);
+        uint64_t hd = s_data_header_len (c + 1040);
+        size_t lev = s_list_u8_levels (levels, rows[g], 5000);
+        ck_assert_uint_eq (lev, 4 + rows[g] * 5 + 4 + 3 + 1 + 1 + 3);     /* varints of 3 bytes: 2090000, 910000 */
+        ck_assert (memcmp (c + 1040 + hd, levels, lev) == 0);
+        /* 209 x 5000 and 91 x 5000 are multiples of 8: no padding */
+        ck_assert_uint_eq (len[g], 1040 + hd + lev + rows[g] * 5000);
+        uint64_t j = g ? 250 : 17;
+        sb_content_fill (19, j * 5000, expect, 5000);
+        ck_assert (memcmp (c + 1040 + hd + lev + (j - first[g]) * 5000, expect, 5000) == 0);
+    }
     ck_assert_uint_eq (g1, 4 + g0len);
     ck_assert_uint_eq (g1 + g1len, sb_format_parquet_footer_at (l));
-    for (uint64_t j = 0; j < 209; j++) {
-        uint64_t label;
-        memcpy (&label, b + 4 + hl + j * 8, 8);
-        ck_assert_uint_eq (label, j);
-    }
-    uint8_t expect[5000];
-    sb_content_fill (19, 17 * 5000, expect, 5000);
-    ck_assert (memcmp (b + 4 + hl + 209 * 8 + hd + 17 * 5000, expect, 5000) == 0);
-    /* group 1: row 250 (headers of the last group: its length minus its values) */
-    uint64_t hl1 = 0;
-    for (uint64_t k = g1 + 1; k < g1 + 64; k++)
-        if (b[k] == 0 && b[k - 1] == 0) {
-            hl1 = k + 1 - g1;
-            break;
-        }
-    uint64_t hd1 = g1len - hl1 - 91 * 8 - 91 * 5000;
-    uint64_t label;
-    memcpy (&label, b + g1 + hl1 + (250 - 209) * 8, 8);
-    ck_assert_uint_eq (label, 250);
-    sb_content_fill (19, 250 * 5000, expect, 5000);
-    ck_assert (memcmp (b + g1 + hl1 + 91 * 8 + hd1 + (250 - 209) * 5000, expect, 5000) == 0);
     sb_format_parquet_layout_free (l);
-    /* the footer names the columns */
-    ck_assert_ptr_nonnull (memmem (b + size - 8 - footer, footer, "label", 5));
-    ck_assert_ptr_nonnull (memmem (b + size - 8 - footer, footer, "data", 4));
+    /* the footer names the column and the list's levels, not a label */
+    const uint8_t *f = b + size - 8 - footer;
+    ck_assert_ptr_nonnull (memmem (f, footer, "data", 4));
+    ck_assert_ptr_nonnull (memmem (f, footer, "element", 7));
+    ck_assert_ptr_null (memmem (f, footer, "label", 5));
     sb_format_close (&obj);
     free (b);
     s_check_ranges (&sb_format_parquet, 19, 300, 5000);
     s_check_ranges (&sb_format_parquet, 19, 1, 3000000);
+    s_check_ranges (&sb_format_parquet, 19, 7, 13);     /* 91 values: the last group of 8 padded */
 }
 END_TEST
 
@@ -371,7 +433,9 @@ START_TEST (test_parquet_columns)
     sb_parquet_layout_t *bad;
     ck_assert (sb_format_parquet_layout (&bad, cols, 128, 1000, 76, err, sizeof err) == -1);
     sb_format_parquet_layout_free (bad);
-    /* per value: 4 + 2 + 8 + 4 (int8 as INT32) + 52 + 8 = 78 bytes a row in the pages */
+    /* a row in the pages: 4 + 2 + 8 + 1 (int8: a dictionary index) + 52 + 8 = 75 bytes of values, + 4 of
+     * vec's repetition levels; a chunk: a page header (< 32 bytes), levels of at most 4 + 4 + 1 (+ 4, vec's
+     * length; + 1 + 2, small's bit width and run header), small's dictionary page (16 + 1024) */
     uint64_t prev_end = 4, full = 0;
     for (uint64_t g = 0; g < 8; g++) {
         uint64_t off, len;
@@ -382,8 +446,8 @@ START_TEST (test_parquet_columns)
         ck_assert_uint_eq (len, len2);
         ck_assert_uint_eq (off, prev_end);
         uint64_t rows = g < 7 ? 128 : 104;
-        ck_assert_uint_gt (len, rows * 78);
-        ck_assert_uint_lt (len, rows * 78 + 6 * 32);     /* six page headers */
+        ck_assert_uint_gt (len, rows * 79 + 1040 + 6 * 7);
+        ck_assert_uint_lt (len, rows * 79 + 1040 + 6 * (32 + 9) + 4 + 3);
         if (g == 0)
             full = len;
         else if (g < 7)
@@ -394,36 +458,40 @@ START_TEST (test_parquet_columns)
     uint32_t footer = s_le32 (b + size - 8);
     ck_assert_uint_eq (size, prev_end + footer + 8);
     ck_assert (memcmp (b + size - 4, "PAR1", 4) == 0);
-    /* group 2, column vec (the 5th): after the first four chunks; its values
-     * are row j's content bytes [j*75 + 15, +52) */
+    /* group 2, row 300 (its row 44), column by column: [dictionary page]
+     * page header, levels, 128 values. Levels of 128 rows: definition
+     * levels u32 + varint(128 << 1) (2 bytes) + 1 = 7; small + 1 + 1
+     * (varint(16 << 1 | 1)); vec: repetition levels u32 + 128 x 4
+     * (02 00 18 01) and definition levels u32 + varint(1664 << 1) (2) + 1 */
     uint64_t off, len;
     ck_assert_int_eq (sb_format_parquet_group (l, 300, &off, &len), 0);
     uint64_t at = off;
-    uint64_t widths[6] = { 4, 2, 8, 4, 52, 8 };
-    uint64_t hdr[6];
-    for (int c = 0; c < 6; c++) {   /* each chunk: a page header (ends with two 0 bytes), 128 values */
-        uint64_t k = at + 1;
-        while (!(b[k] == 0 && b[k - 1] == 0))
-            k++;
-        hdr[c] = k + 1 - at;
+    const uint64_t widths[6] = { 4, 2, 8, 1, 52, 8 }, lev[6] = { 7, 7, 7, 9, 516 + 7, 7 },
+                   content_at[6] = { 0, 4, 6, 14, 15, 67 };
+    for (int c = 0; c < 6; c++) {
+        if (c == 3) {   /* int8: the dictionary page, the 256 int8 as INT32 */
+            ck_assert (memcmp (b + at, s_dict_head, 8) == 0);
+            for (int v = 0; v < 256; v++) {
+                int32_t d;
+                memcpy (&d, b + at + 16 + 4 * v, 4);
+                ck_assert_int_eq (d, (int32_t) (int8_t) v);
+            }
+            at += 1040;
+        }
+        uint64_t hdr = s_data_header_len (b + at);
+        uint32_t def_len;
+        memcpy (&def_len, b + at + hdr + lev[c] - (c == 3 ? 2 : 0) - 7, 4);
+        ck_assert_uint_eq (def_len, 3);
         if (c == 4) {
-            uint8_t expect[52];
-            sb_content_fill (23, (256 + 44) * 75 + 15, expect, 52);     /* row 300 = row 44 of group 2 */
-            ck_assert (memcmp (b + at + hdr[c] + 44 * 52, expect, 52) == 0);
+            static const uint8_t rep0[] = { 0x00, 0x02, 0x00, 0x00, 0x02, 0x00, 0x18, 0x01 };   /* u32 512 */
+            ck_assert (memcmp (b + at + hdr, rep0, sizeof rep0) == 0);
         }
-        if (c == 3) {   /* int8 widened: the content byte, then its sign */
-            uint8_t v;
-            sb_content_fill (23, 300 * 75 + 14, &v, 1);
-            int32_t got;
-            memcpy (&got, b + at + hdr[c] + 44 * 4, 4);
-            ck_assert_int_eq (got, (int32_t) (int8_t) v);
-        }
-        if (c == 1) {   /* float16: two content bytes */
-            uint8_t expect[2];
-            sb_content_fill (23, 300 * 75 + 4, expect, 2);
-            ck_assert (memcmp (b + at + hdr[c] + 44 * 2, expect, 2) == 0);
-        }
-        at += hdr[c] + 128 * widths[c];
+        /* row 44's values: its content bytes (int8: the byte is the index) */
+        uint8_t expect[52];
+        sb_content_fill (23, 300 * 75 + content_at[c], expect, (size_t) widths[c]);
+        ck_assert_msg (memcmp (b + at + hdr + lev[c] + 44 * widths[c], expect, (size_t) widths[c]) == 0,
+                       "column %d", c);
+        at += hdr + lev[c] + 128 * widths[c];
     }
     ck_assert_uint_eq (at, off + len);
     /* the footer: the names, and the Float16 / Int(8) logical types */
@@ -468,7 +536,9 @@ START_TEST (test_registry)
                         .record_length = 1000, .record_stdev = 100, .seed = 77 };
     sb_format_obj_t obj;
     ck_assert_int_eq (sb_format_open (&obj, &ds, 3, "train/img_03_of_10.tfrecord", err, sizeof err), 0);
-    ck_assert_uint_eq (obj.size, sb_dataset_object_size (&ds, 3) + 4 * 16);
+    /* 4 Examples: each the record, 'image' and 'size' framing (26 bytes for records of
+     * under 16384 bytes, 'size' under 2^14) and the TFRecord frame */
+    ck_assert_uint_eq (obj.size, sb_dataset_object_size (&ds, 3) + 4 * (16 + 38));
     ck_assert_uint_eq (obj.seed, sb_dataset_content_seed (77, "train/img_03_of_10.tfrecord"));
     sb_format_close (&obj);
 }

@@ -75,11 +75,66 @@ s_uvarint (const uint8_t **p)
     }
 }
 
+static uint64_t
+s_varint_len (uint64_t v)
+{
+    uint64_t n = 1;
+    for (; v >= 0x80; v >>= 7)
+        n++;
+    return n;
+}
+
+/* The body of the data page of COLS' column c for a group of rows rows, as
+ * the layout is specified (format_parquet.c, DLIO's pyarrow schema): the
+ * definition levels (u32 length, one RLE run: varint(values << 1) and the
+ * max level byte); before them for vec (a list of 13) the repetition levels
+ * (u32 length, per row 02 00 18 01: a run of one 0, a run of twelve 1s);
+ * after them for small (int8, dictionary encoded) the bit width (1 byte)
+ * and the bit-packed run header varint(groups of 8 << 1 | 1); then the
+ * values (small: a byte each, padded to a group of 8). */
+static uint64_t
+s_body_bytes (size_t c, uint64_t rows)
+{
+    static const uint64_t k[] = { 1, 1, 1, 13, 1 }, item[] = { 4, 2, 1, 4, 8 };
+    uint64_t values = rows * k[c], len = 4 + s_varint_len (values << 1) + 1 + values * item[c];
+    if (c == 3)
+        len += 4 + rows * 4;
+    if (c == 2)
+        len += 1 + s_varint_len ((values + 7) / 8 << 1 | 1) + ((values + 7) / 8 * 8 - values);
+    return len;
+}
+
+/* decompress zlen bytes at zp with codec k (snappy, gzip, zstd) into out
+ * (cap bytes): the bytes out */
+static size_t
+s_decompress (size_t k, const uint8_t *zp, uint64_t zlen, uint8_t *out, size_t cap)
+{
+    size_t got = 0;
+    if (k == 0) {
+        got = cap;
+        ck_assert_int_eq (snappy_uncompress ((const char *) zp, zlen, (char *) out, &got), SNAPPY_OK);
+    }
+    else if (k == 1) {
+        z_stream s;
+        memset (&s, 0, sizeof s);
+        ck_assert_int_eq (inflateInit2 (&s, 15 + 16), Z_OK);
+        s.next_in = (Bytef *) zp;
+        s.avail_in = (uInt) zlen;
+        s.next_out = out;
+        s.avail_out = (uInt) cap;
+        ck_assert_int_eq (inflate (&s, Z_FINISH), Z_STREAM_END);
+        got = s.total_out;
+        inflateEnd (&s);
+    }
+    else
+        got = ZSTD_decompress (out, cap, zp, zlen);
+    return got;
+}
+
 START_TEST (test_codecs)
 {
     static const char *codecs[] = { "snappy", "gzip", "zstd" };
     static const char *cols[] = { "label", "half", "small", "vec", "cat" };
-    static const uint64_t storage[] = { 4, 2, 4, 52, 8 };
     uint64_t psize;
     uint8_t *plain = s_file (COLS, 77, 1000, 1, 128, "none", 4096, &psize);
     for (size_t k = 0; k < 3; k++) {
@@ -113,39 +168,40 @@ START_TEST (test_codecs)
         /* every page decodes to the uncompressed file's values */
         for (uint64_t g = 0; g < 8; g++)
             for (size_t c = 0; c < 5; c++) {
-                uint64_t rows = g < 7 ? 128 : 1000 - 7 * 128, vals = rows * storage[c];
+                uint64_t rows = g < 7 ? 128 : 1000 - 7 * 128, body = s_body_bytes (c, rows);
                 sb_parquet_range_t zc = s_chunk (z, size, cols[c], g), pc = s_chunk (plain, psize, cols[c], g);
                 const uint8_t *h = z + zc.offset;
+                if (c == 2) {   /* int8: the dictionary page first, the 256 int8 values as INT32 */
+                    h++;
+                    ck_assert_uint_eq (s_uvarint (&h), 2);     /* type: DICTIONARY_PAGE */
+                    h++;
+                    ck_assert_uint_eq (s_uvarint (&h), 1024);  /* uncompressed_page_size */
+                    h++;
+                    uint64_t dz = s_uvarint (&h);
+                    /* field 7 (delta 4) dictionary_page_header: num_values 256, encoding PLAIN; the ends */
+                    static const uint8_t rest[] = { 0x4c, 0x15, 0x80, 0x04, 0x15, 0x00, 0x00, 0x00 };
+                    ck_assert (memcmp (h, rest, sizeof rest) == 0);
+                    h += sizeof rest;
+                    uint8_t dict[1024];
+                    ck_assert_uint_eq (s_decompress (k, h, dz, dict, sizeof dict), 1024);
+                    for (int v = 0; v < 256; v++) {
+                        int32_t got;
+                        memcpy (&got, dict + 4 * v, 4);
+                        ck_assert_int_eq (got, (int32_t) (int8_t) v);
+                    }
+                    h += dz;
+                }
                 h++;
                 ck_assert_uint_eq (s_uvarint (&h), 0);     /* type: DATA_PAGE */
                 h++;
-                ck_assert_uint_eq (s_uvarint (&h), vals);  /* uncompressed_page_size */
+                ck_assert_uint_eq (s_uvarint (&h), body);  /* uncompressed_page_size */
                 h++;
                 uint64_t zlen = s_uvarint (&h);           /* compressed_page_size */
                 ck_assert_uint_le (zlen, zc.length);
-                const uint8_t *zp = z + zc.offset + zc.length - zlen, *want = plain + pc.offset + pc.length - vals;
-                uint8_t *out = malloc (vals);
-                size_t got = 0;
-                if (k == 0) {
-                    got = vals;
-                    ck_assert_int_eq (snappy_uncompress ((const char *) zp, zlen, (char *) out, &got), SNAPPY_OK);
-                }
-                else if (k == 1) {
-                    z_stream s;
-                    memset (&s, 0, sizeof s);
-                    ck_assert_int_eq (inflateInit2 (&s, 15 + 16), Z_OK);
-                    s.next_in = (Bytef *) zp;
-                    s.avail_in = (uInt) zlen;
-                    s.next_out = out;
-                    s.avail_out = (uInt) vals;
-                    ck_assert_int_eq (inflate (&s, Z_FINISH), Z_STREAM_END);
-                    got = s.total_out;
-                    inflateEnd (&s);
-                }
-                else
-                    got = ZSTD_decompress (out, vals, zp, zlen);
-                ck_assert_uint_eq (got, vals);
-                ck_assert_msg (memcmp (out, want, vals) == 0, "%s: %s of group %llu", codecs[k], cols[c],
+                const uint8_t *zp = z + zc.offset + zc.length - zlen, *want = plain + pc.offset + pc.length - body;
+                uint8_t *out = malloc (body);
+                ck_assert_uint_eq (s_decompress (k, zp, zlen, out, body), body);
+                ck_assert_msg (memcmp (out, want, body) == 0, "%s: %s of group %llu", codecs[k], cols[c],
                                (unsigned long long) g);
                 free (out);
             }
@@ -341,7 +397,7 @@ s_amplification (const char *what, const char *cols, uint64_t rows, uint64_t rec
 
 START_TEST (test_amplification)
 {
-    /* dlrm_b200: 4718592 rows of 761 bytes a file (label + data), 1 MiB
+    /* dlrm_b200: 4718592 rows of 761 bytes a file (data, a list of uint8), 1 MiB
      * groups (shardbench's default) and 1024-row groups (DLIO's default) */
     s_amplification ("dlrm_b200", NULL, 4718592, 761, 0, NULL, 1, 4);
     s_amplification ("dlrm_b200 groups of 1024", NULL, 4718592, 761, 1024, NULL, 1, 4);
