@@ -10,8 +10,11 @@
 #include <openssl/crypto.h>
 #include <czmq.h>
 #include <openssl/evp.h>
+#include <arpa/inet.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <strings.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,6 +99,7 @@ typedef struct {
     char url_base[256];         /* scheme://host[:port] */
     char hostport[256];         /* as in the Host header */
     char scheme[8];
+    int  path_style;            /* /BUCKET/KEY on this endpoint (sb_s3_endpoint_path_style) */
     size_t in_flight;
     sb_s3_endpoint_stats_t stats;
 } s_endpoint_t;
@@ -136,8 +140,35 @@ static void s_active_remove (sb_s3_t *self, s_req_t *r);
 
 /* ---------------------------------------------------------------- set-up */
 
+int
+sb_s3_endpoint_path_style (const char *url, int path_style)
+{
+    if (path_style)
+        return 1;
+    const char *sep = strstr (url, "://");
+    const char *host = sep ? sep + 3 : url;
+    size_t n = strcspn (host, "/?#");
+    char name[256];
+    if (host[0] == '[')
+        return 1;       /* an IPv6 literal, [::1]:9000 */
+    size_t hn = strcspn (host, ":/?#");
+    if (hn > n || hn >= sizeof name)
+        return 0;
+    memcpy (name, host, hn);
+    name[hn] = '\0';
+    struct in_addr a4;
+    struct in6_addr a6;
+    /* an IP literal cannot carry the bucket in its name (AWS's S3 endpoint
+     * rules take path style for one too); "localhost" names no server that
+     * answers BUCKET.localhost unless it is set up for it */
+    return inet_pton (AF_INET, name, &a4) == 1 || inet_pton (AF_INET6, name, &a6) == 1
+        || strcasecmp (name, "localhost") == 0;
+}
+
+static atomic_int s_path_style_said;
+
 static int
-s_parse_endpoint (const char *url, s_endpoint_t *ep)
+s_parse_endpoint (const char *url, int path_style, s_endpoint_t *ep)
 {
     const char *sep = strstr (url, "://");
     if (!sep || (size_t) (sep - url) >= sizeof ep->scheme)
@@ -160,6 +191,11 @@ s_parse_endpoint (const char *url, s_endpoint_t *ep)
         return -1;
     memcpy (ep->url_base, url, head);
     ep->url_base[head] = '\0';
+    ep->path_style = sb_s3_endpoint_path_style (url, path_style);
+    if (ep->path_style && !path_style && atomic_exchange (&s_path_style_said, 1) == 0)
+        sb_info ("S3 endpoint %s is an IP address or localhost, which cannot carry the bucket in its host name:"
+                 " path-style URLs (/BUCKET/KEY) on it, although path_style (s3_force_path_style) is false",
+                 ep->url_base);
     return 0;
 }
 
@@ -190,7 +226,7 @@ sb_s3_new (const sb_storage_cfg_t *cfg, size_t max_in_flight, char *err, size_t 
     self->rng = sb_mix ((uint64_t) time (NULL), (uint64_t) (uintptr_t) self);
     sb_s3_sign_cache_init (&self->sign_cache);
     for (size_t i = 0; i < cfg->nendpoints; i++) {
-        if (s_parse_endpoint (cfg->endpoints[i], &self->endpoints[i]) != 0) {
+        if (s_parse_endpoint (cfg->endpoints[i], cfg->path_style, &self->endpoints[i]) != 0) {
             snprintf (err, err_size, "endpoint '%s' is not http(s)://HOST[:PORT]", cfg->endpoints[i]);
             free (self->endpoints);
             free (self);
@@ -488,7 +524,7 @@ s_prepare (sb_s3_t *self, s_req_t *r, char *why, size_t why_size)
 
     char raw_path[1400], host[320];
     const char *key = r->bucket_only ? "" : r->key;
-    if (self->cfg.path_style) {
+    if (ep->path_style) {
         snprintf (host, sizeof host, "%s", ep->hostport);
         if (sb_strf (raw_path, sizeof raw_path, "/%s%s%s", self->cfg.bucket, r->bucket_only ? "" : "/", key) != 0)
             goto too_long;
@@ -526,7 +562,7 @@ s_prepare (sb_s3_t *self, s_req_t *r, char *why, size_t why_size)
         return -1;
     }
     char url[sizeof qs + 4800];
-    if (self->cfg.path_style) {
+    if (ep->path_style) {
         if (sb_strf (url, sizeof url, "%s%s%s%s", ep->url_base, path, qs[0] ? "?" : "", qs) != 0)
             goto too_long;
     }

@@ -61,6 +61,13 @@ const char *sb_s3_endpoint (const sb_s3_t *self, size_t i);
 /* Counters of endpoint i (borrowed; the caller may reset them). */
 sb_s3_endpoint_stats_t *sb_s3_stats (sb_s3_t *self, size_t i);
 
+/* 1 when requests to endpoint url use path-style URLs (/BUCKET/KEY): when
+ * path_style is set, and also without it when the host is an IP literal
+ * (IPv4, [IPv6]) or "localhost", whose names cannot carry the bucket
+ * (BUCKET.127.0.0.1 resolves nowhere); else 0 (BUCKET.HOST/KEY). The first
+ * client that overrides path_style so says it once, at info. */
+int sb_s3_endpoint_path_style (const char *url, int path_style);
+
 /* Preflight of endpoint i: a signed HEAD of the bucket (TCP connect
  * included); when refused, a signed GET tells the S3 error code. No retry.
  * Returns 0, or -1 with e filled. */

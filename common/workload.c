@@ -6,6 +6,7 @@
 #include "log.h"
 #include "proto.h"
 #include "storage_keys.h"
+#include "ckpt_target.h"
 
 #include <errno.h>
 #include <math.h>
@@ -1065,6 +1066,8 @@ sb_workload_from_config (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
         || s_reader_misc (cfg, err, err_size) != 0)
         return -1;
     if (s_storage_endpoints (cfg, wl, err, err_size) != 0 || sb_storage_keys_finish (cfg, wl, err, err_size) != 0)
+        return -1;
+    if (sb_ckpt_target_check (cfg, wl, err, err_size) != 0)   /* issue 15, ckpt: the checkpoint folder's storage */
         return -1;
     if (!(wl->heartbeat_timeout_s > wl->heartbeat_interval_s)) {
         const sb_config_entry_t *e = sb_config_get (cfg, "shardbench.heartbeat_timeout_s");

@@ -69,6 +69,14 @@ size_t sb_ckpt_train_steps (const sb_ckpt_cfg_t *cfg, uint64_t epoch, uint64_t b
  * naming the folder and the first file missing or of another size. */
 int sb_ckpt_check_written (const sb_ckpt_plan_t *plan, const char *folder, uint64_t n, char *err, size_t err_size);
 
+/* sb_ckpt_check_written for checkpoints on S3: the objects under prefix
+ * (a key prefix, '/'-ended or "") in the bucket of s3, each HEADed for its
+ * size. Errors name s3://bucket/prefix and the first object missing or of
+ * another size. Returns 0 or -1. */
+struct sb_s3;
+int sb_ckpt_check_written_s3 (const sb_ckpt_plan_t *plan, struct sb_s3 *s3, const char *bucket, const char *prefix,
+                              uint64_t n, char *err, size_t err_size);
+
 /* Bytes of one element of a DLIO datatype name ("fp16", "bf16", "fp32",
  * "fp64", "int8", "uint8"); 0 for an unknown name. */
 uint64_t sb_ckpt_dtype_size (const char *name);

@@ -7,6 +7,7 @@
 #include "session.h"
 #include "catalog.h"
 #include "checkpoint.h"
+#include "ckpt_target.h"
 #include "datafolder.h"
 #include "datasize.h"
 #include "distribution.h"
@@ -148,7 +149,8 @@ typedef struct {
     size_t          ckpt_nsteps;
     uint64_t        ckpt_first;     /* run-wide number of this epoch's first checkpoint */
     uint64_t        ckpt_written;   /* checkpoints of the run every rank reported */
-    char            ckpt_root[PATH_MAX];    /* checkpoint.checkpoint_folder as workers see it ('/'-ended) */
+    char            ckpt_root[PATH_MAX];    /* checkpoint.checkpoint_folder as workers see it: PHASE_START */
+                                            /* ckpt_root, "s3://BUCKET/PREFIX/" or "/abs/folder/" (ckpt_target.h) */
 } s_session_t;
 
 /* issue 15, ckpt: checkpoints during training (defined with s_phase_checkpoint) */
@@ -1678,6 +1680,7 @@ s_phase_checkpoint (s_session_t *self)
             ps->model_bytes = (sb_u64s_t) { .items = plan->model_bytes, .count = plan->ranks };
             ps->optim_bytes = (sb_u64s_t) { .items = plan->optim_bytes, .count = plan->ranks };
             s_ckpt_files (plan, ps);
+            ps->ckpt_root = self->ckpt_root;
             s_broadcast (self, &start);
             snprintf (what, sizeof what, "%s checkpoint %llu", read ? "reading" : "writing", (unsigned long long) k);
             if (s_pump_until (self, s_all_ranks_done, 0, what) != 0)
@@ -1953,6 +1956,81 @@ s_preflight_own (s_session_t *self, char *err, size_t err_size)
     if (!bad)
         err[0] = '\0';
     return bad ? -1 : 0;
+}
+
+/* issue 15, ckpt: where checkpoints go (common/ckpt_target.h), into
+ * self->ckpt_root as workers get it: a local folder made (and made absolute)
+ * here, or an S3 bucket and prefix whose endpoints this host checks when it
+ * is not the dataset's bucket. A read-only invocation (read_n > 0: no write)
+ * finds every file of checkpoints 1..read_n there first. Returns 0, 1 (the
+ * storage failed) or 2 (the configuration) with err. */
+static int
+s_ckpt_target (s_session_t *self, const sb_workload_t *wl, uint64_t read_n, char *err, size_t err_size)
+{
+    sb_ckpt_target_t t;
+    char why[2048];
+    if (sb_ckpt_target_resolve (wl, &t, why, sizeof why) != 0 || sb_ckpt_target_endpoints (wl, &t, why, sizeof why)
+                                                                     != 0) {
+        snprintf (err, err_size, "%s", why);
+        return 2;
+    }
+    if (!t.s3) {
+        if (s_prepare_folder (t.path, self->ckpt_root, sizeof self->ckpt_root, err, err_size) != 0)
+            return 2;
+        if (t.direct)
+            sb_info ("checkpoint.checkpoint_folder %s: direct:// is written as a local folder, fsync'ed and dropped"
+                     " from the page cache (checkpoint.fsync), not with O_DIRECT", wl->ckpt.folder);
+        sb_info ("checkpoints: local files under %s", self->ckpt_root);
+        if (read_n == 0)
+            return 0;
+        sb_ckpt_plan_t probe;
+        if (sb_ckpt_plan_init (&probe, &wl->ckpt, self->o->accelerators, err, err_size) != 0)
+            return 2;
+        int missing = sb_ckpt_check_written (&probe, self->ckpt_root, read_n, err, err_size);
+        sb_ckpt_plan_fini (&probe);
+        return missing ? 2 : 0;
+    }
+    if (sb_ckpt_target_uri (&t, self->ckpt_root, sizeof self->ckpt_root) != 0) {
+        snprintf (err, err_size, "key 'checkpoint.checkpoint_folder': '%s' is too long", wl->ckpt.folder);
+        return 2;
+    }
+    int own_bucket = wl->storage.type == SB_STORAGE_S3 && !strcmp (t.bucket, wl->storage.bucket);
+    sb_info ("checkpoints: S3 objects under %s (%s)", self->ckpt_root,
+             own_bucket ? "the dataset's bucket" : "the dataset's S3 endpoints and credentials");
+    if (own_bucket && read_n == 0)
+        return 0;   /* checked with the dataset */
+    sb_storage_cfg_t *st = malloc (sizeof *st);
+    if (!st) {
+        snprintf (err, err_size, "out of memory");
+        return 1;
+    }
+    *st = wl->storage;
+    st->type = SB_STORAGE_S3;
+    snprintf (st->bucket, sizeof st->bucket, "%s", t.bucket);
+    sb_s3_t *s3 = sb_s3_new (st, 1, err, err_size);
+    free (st);
+    if (!s3)
+        return 1;
+    int rc = 0;
+    for (size_t i = 0; !own_bucket && i < sb_s3_endpoint_count (s3) && rc == 0; i++) {
+        sb_s3_error_t e;
+        if (sb_s3_check_endpoint (s3, i, &e) != 0) {
+            snprintf (err, err_size, "checkpoint.checkpoint_folder %s: the coordinator cannot use bucket '%s' at %s:"
+                      " %s", wl->ckpt.folder, t.bucket, sb_s3_endpoint (s3, i), e.text);
+            rc = 1;
+        }
+    }
+    if (rc == 0 && read_n > 0) {
+        sb_ckpt_plan_t probe;
+        if (sb_ckpt_plan_init (&probe, &wl->ckpt, self->o->accelerators, err, err_size) != 0)
+            rc = 2;
+        else {
+            rc = sb_ckpt_check_written_s3 (&probe, s3, t.bucket, t.path, read_n, err, err_size) ? 2 : 0;
+            sb_ckpt_plan_fini (&probe);
+        }
+    }
+    sb_s3_destroy (&s3);
+    return rc;
 }
 
 /* The endpoint ZeroMQ can bind for `bind`: ZeroMQ takes a host name there
@@ -2618,20 +2696,9 @@ s_session_run (s_session_t *self, const sb_session_opts_t *opts, int64_t *run_id
         if (sb_ckpt_plan_init (&probe, &wl->ckpt, opts->accelerators, err, err_size) != 0)
             return 2;
         sb_ckpt_plan_fini (&probe);
-        sb_workload_t *where = malloc (sizeof *where);
-        int bad = !where;
-        if (where) {
-            *where = *wl;
-            snprintf (where->data_folder, sizeof where->data_folder, "%s", wl->ckpt.folder);
-            bad = wl->storage.type == SB_STORAGE_S3
-                ? s_key_prefix (where, self->ckpt_root, sizeof self->ckpt_root, err, err_size)
-                : s_prepare_folder (where->data_folder, self->ckpt_root, sizeof self->ckpt_root, err, err_size);
-        }
-        else
-            snprintf (err, err_size, "out of memory");
-        free (where);
+        int bad = s_ckpt_target (self, wl, 0, err, err_size);
         if (bad)
-            return 2;
+            return bad;
     }
     if (opts->kind == SB_SESSION_TRAIN) {
         /* Check the shard arithmetic before starting anything. */
@@ -2670,35 +2737,14 @@ s_session_run (s_session_t *self, const sb_session_opts_t *opts, int64_t *run_id
      * whether the dataset exists, spot checks after that whether it is whole. */
     int missing = 0;
     if (opts->kind == SB_SESSION_CHECKPOINT) {
-        /* no dataset: WELCOME's data_root is the checkpoint folder */
-        sb_workload_t *where = malloc (sizeof *where);
-        int bad = !where;
-        if (where) {
-            *where = *wl;
-            snprintf (where->data_folder, sizeof where->data_folder, "%s", wl->ckpt.folder);
-            bad = self->s3 ? s_key_prefix (where, self->catalog_info.prefix, sizeof self->catalog_info.prefix, err,
-                                           err_size)
-                           : s_prepare_folder (where->data_folder, self->catalog_info.prefix,
-                                               sizeof self->catalog_info.prefix, err, err_size);
-        }
-        else
-            snprintf (err, err_size, "out of memory");
-        free (where);
+        /* no dataset: the checkpoint folder is the storage (PHASE_START ckpt_root, and WELCOME's data_root);
+         * a read-only invocation reads what an earlier one wrote: all of it, checked now */
+        int bad = s_ckpt_target (self, wl, wl->ckpt.num_write == 0 ? wl->ckpt.num_read : 0, err, err_size);
         if (bad) {
             sb_s3_destroy (&self->s3);
-            return 2;
+            return bad;
         }
-        if (wl->ckpt.num_write == 0 && wl->ckpt.num_read > 0 && !self->s3) {
-            /* issue 15, ckpt: a read-only invocation reads what an earlier one wrote: all of it, now */
-            sb_ckpt_plan_t probe;
-            if (sb_ckpt_plan_init (&probe, &wl->ckpt, opts->accelerators, err, err_size) != 0)
-                return 2;
-            int missing_ckpt = sb_ckpt_check_written (&probe, self->catalog_info.prefix, wl->ckpt.num_read, err,
-                                                      err_size);
-            sb_ckpt_plan_fini (&probe);
-            if (missing_ckpt)
-                return 2;
-        }
+        snprintf (self->catalog_info.prefix, sizeof self->catalog_info.prefix, "%s", self->ckpt_root);
     }
     else if (wl->skip_listing) {
         if (self->s3)

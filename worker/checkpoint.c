@@ -1,5 +1,6 @@
 /* checkpoint: one rank's model and optimizer state, written or read back. */
 #include "checkpoint.h"
+#include "ckpt_target.h"
 #include "dataset.h"
 #include "log.h"
 #include "s3_client.h"
@@ -17,6 +18,7 @@
 
 typedef struct {
     const sb_ckpt_rank_t *r;
+    const sb_storage_cfg_t *storage;    /* the checkpoint folder's (sb_ckpt_target_open), borrowed */
     uint64_t              epoch;
     uint8_t              *buf;
     size_t                buf_size;
@@ -237,9 +239,9 @@ s_open (s_run_t *self, int write)
         s_fail (self, write ? "write" : "read", NULL, ENOMEM, "out of memory for the checkpoint buffer", NULL);
         return -1;
     }
-    if (self->r->storage->type == SB_STORAGE_S3) {
+    if (self->storage->type == SB_STORAGE_S3) {
         char err[1024];
-        if (!(self->s3 = sb_s3_new (self->r->storage, 1, err, sizeof err))) {
+        if (!(self->s3 = sb_s3_new (self->storage, 1, err, sizeof err))) {
             s_fail (self, write ? "write" : "read", NULL, 0, err, NULL);
             free (self->buf);
             self->buf = NULL;
@@ -319,17 +321,33 @@ sb_ckpt_rank_run (const sb_ckpt_rank_t *r, const sb_msg_phase_start_t *ps)
         s_fail (self, "protocol", NULL, 0, err, NULL);
         return;
     }
-    if (s_open (self, write) != 0)
+    /* the checkpoint folder's own storage: files or S3, whatever the dataset's */
+    sb_storage_cfg_t *storage = malloc (sizeof *storage);
+    char root[PATH_MAX], err[PATH_MAX + 256];
+    if (!storage) {
+        s_fail (self, write ? "write" : "read", NULL, ENOMEM, "out of memory", NULL);
         return;
+    }
+    if (sb_ckpt_target_open (ps->ckpt_root, r->cfg->data_root, r->storage, storage, root, sizeof root, err,
+                             sizeof err) != 0) {
+        s_fail (self, "protocol", NULL, 0, err, NULL);
+        free (storage);
+        return;
+    }
+    self->storage = storage;
+    if (s_open (self, write) != 0) {
+        free (storage);
+        return;
+    }
     char dir[64];
     snprintf (dir, sizeof dir, "global_epoch1_step%llu", (unsigned long long) ps->checkpoint);
-    const char *root = ps->ckpt_root && *ps->ckpt_root ? ps->ckpt_root : r->cfg->data_root;
     double started = sb_now ();
     uint64_t bytes = 0, files = 0;
     int rc = s_files (self, root, dir, ps->ckpt_names.items, ps->ckpt_bytes.items, first, last, write,
                       ps->fsync != 0, &files, &bytes);
     double finished = sb_now ();
     s_close (self);
+    free (storage);
     if (rc != 0 || self->stopped)
         return;
     sb_report_interval (r->out, r->rank, self->epoch, r->interval, sb_now (), 1);
@@ -350,6 +368,7 @@ sb_ckpt_rank_run (const sb_ckpt_rank_t *r, const sb_msg_phase_start_t *ps)
 struct sb_ckpt_job {
     pthread_t        thread;
     sb_ckpt_rank_t   r;
+    sb_storage_cfg_t storage;       /* the checkpoint folder's (sb_ckpt_target_open) */
     sb_sender_t      out;
     sb_interval_t    interval;
     char             root[PATH_MAX], dir[64];
@@ -387,7 +406,7 @@ static void *
 s_job_main (void *arg)
 {
     sb_ckpt_job_t *job = arg;
-    s_run_t run = { .r = &job->r, .epoch = 0, .buf_size = job->r.cfg->io_buffer };
+    s_run_t run = { .r = &job->r, .storage = &job->storage, .epoch = 0, .buf_size = job->r.cfg->io_buffer };
     job->result.started_at = sb_now ();
     if (s_open (&run, 1) == 0) {
         (void) s_files (&run, job->root, job->dir, job->names, job->sizes, 0, job->n, 1, job->fsync,
@@ -439,10 +458,9 @@ sb_ckpt_job_start (const sb_msg_welcome_t *cfg, const sb_storage_cfg_t *storage,
         }
         job->sizes[job->n] = ps->ckpt_bytes.items[i];
     }
-    const char *root = ps->ckpt_root && *ps->ckpt_root ? ps->ckpt_root : cfg->data_root;
-    if (sb_strf (job->root, sizeof job->root, "%s", root) != 0) {
+    if (sb_ckpt_target_open (ps->ckpt_root, cfg->data_root, storage, &job->storage, job->root, sizeof job->root, err,
+                             err_size) != 0) {
         s_job_free (job);
-        snprintf (err, err_size, "checkpoint folder too long");
         return NULL;
     }
     snprintf (job->dir, sizeof job->dir, "global_epoch%llu_step%llu", (unsigned long long) epoch,

@@ -2,8 +2,9 @@
  * checkpoint`), on the rank's own thread (worker/rank.c).
  *
  * A rank writes its model state and its optimizer state as two files (S3
- * objects) named as DeepSpeed / DLIO name them, under WELCOME's data_root,
- * which is the checkpoint folder in a checkpoint run:
+ * objects) named as DeepSpeed / DLIO name them, under PHASE_START's
+ * ckpt_root, the checkpoint folder with its own storage (s3://BUCKET/PREFIX/
+ * or a local folder, common/ckpt_target.h):
  *   global_epoch1_step{K}/zero_pp_rank_{D}_mp_rank_{MM}_model_states.pt
  *   global_epoch1_step{K}/zero_pp_rank_{D}_mp_rank_{MM}_optim_states.pt
  * with K the checkpoint number, D = rank / (tensor x pipeline) and
@@ -41,7 +42,9 @@ void sb_ckpt_rank_run (const sb_ckpt_rank_t *self, const sb_msg_phase_start_t *p
  * its training loop, and the rank waits for it), on a thread of its own so
  * that the agent's loop goes on (heartbeats, the other ranks). The rank's
  * files come from ps (ckpt_names, ckpt_bytes, ckpt_first), the folder is
- * ckpt_root (or WELCOME data_root) + global_epoch{epoch}_step{step}/. */
+ * ckpt_root (or WELCOME data_root) + global_epoch{epoch}_step{step}/.
+ * ckpt_root chooses the storage (common/ckpt_target.h): "s3://BUCKET/PREFIX/"
+ * objects on WELCOME's endpoints, or a local folder, whatever the dataset's. */
 typedef struct sb_ckpt_job sb_ckpt_job_t;
 
 typedef struct {

@@ -8,8 +8,12 @@
 #include <check.h>
 #include "check_main.h"
 
+#include <arpa/inet.h>
 #include <curl/curl.h>
 #include <dlfcn.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <time.h>
@@ -169,6 +173,109 @@ START_TEST (test_footprint)
 }
 END_TEST
 
+/* issue 15, ckpt2: addressing. Virtual-host style (path_style false) puts
+ * the bucket in the host name, which an IP literal or localhost cannot
+ * carry: those endpoints get path style, as AWS's S3 endpoint rules give an
+ * IP endpoint (minio-py uses path style for any non-AWS host). */
+START_TEST (test_path_style_rule)
+{
+    ck_assert_int_eq (sb_s3_endpoint_path_style ("http://127.0.0.1:9000", 0), 1);
+    ck_assert_int_eq (sb_s3_endpoint_path_style ("http://10.1.2.3", 0), 1);
+    ck_assert_int_eq (sb_s3_endpoint_path_style ("https://[::1]:9000", 0), 1);
+    ck_assert_int_eq (sb_s3_endpoint_path_style ("http://[fd00::5]/", 0), 1);
+    ck_assert_int_eq (sb_s3_endpoint_path_style ("http://localhost:9000", 0), 1);
+    ck_assert_int_eq (sb_s3_endpoint_path_style ("http://LOCALHOST/", 0), 1);
+    /* names keep virtual-host style when asked for it */
+    ck_assert_int_eq (sb_s3_endpoint_path_style ("https://s3.us-east-1.amazonaws.com", 0), 0);
+    ck_assert_int_eq (sb_s3_endpoint_path_style ("http://s3-endpoint1.local:9000", 0), 0);
+    ck_assert_int_eq (sb_s3_endpoint_path_style ("http://localhost.example:9000", 0), 0);
+    ck_assert_int_eq (sb_s3_endpoint_path_style ("http://127.0.0.1.nip.io:9000", 0), 0);
+    ck_assert_int_eq (sb_s3_endpoint_path_style ("http://999.0.0.1:9000", 0), 0);    /* not an address */
+    /* path_style set: always */
+    ck_assert_int_eq (sb_s3_endpoint_path_style ("https://s3.us-east-1.amazonaws.com", 1), 1);
+}
+END_TEST
+
+/* One HTTP request on a loopback socket: its request line and Host header. */
+typedef struct {
+    int  fd;
+    char request[4096];
+} s_capture_t;
+
+static void *
+s_capture_one (void *arg)
+{
+    s_capture_t *c = arg;
+    int conn = accept (c->fd, NULL, NULL);
+    if (conn < 0)
+        return NULL;
+    size_t got = 0;
+    while (got < sizeof c->request - 1 && !strstr (c->request, "\r\n\r\n")) {
+        ssize_t n = read (conn, c->request + got, sizeof c->request - 1 - got);
+        if (n <= 0)
+            break;
+        got += (size_t) n;
+        c->request[got] = '\0';
+    }
+    static const char reply[] = "HTTP/1.1 200 OK\r\nContent-Length: 7\r\nConnection: close\r\n\r\n";
+    ssize_t w = write (conn, reply, sizeof reply - 1);
+    (void) w;
+    close (conn);
+    return NULL;
+}
+
+/* A HEAD with path_style false to http://HOST:PORT, HOST an IP literal or
+ * localhost: the request goes to that host with /b/KEY (the bucket in the
+ * path), not to b.HOST (which would not resolve). */
+static void
+s_head_addressed (const char *host)
+{
+    s_cfg_init (1);
+    s_cfg.path_style = 0;
+    s_cfg.max_retries = 0;
+    s_cfg.connect_timeout_s = 5;
+    s_cfg.request_timeout_s = 10;
+    int fd = socket (AF_INET, SOCK_STREAM, 0);
+    ck_assert_int_ge (fd, 0);
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
+    socklen_t len = sizeof a;
+    ck_assert_int_eq (bind (fd, (struct sockaddr *) &a, sizeof a), 0);
+    ck_assert_int_eq (listen (fd, 4), 0);
+    ck_assert_int_eq (getsockname (fd, (struct sockaddr *) &a, &len), 0);
+    snprintf (s_cfg.endpoints[0], sizeof s_cfg.endpoints[0], "http://%s:%u", host, ntohs (a.sin_port));
+    s_capture_t cap = { .fd = fd };
+    pthread_t t;
+    ck_assert_int_eq (pthread_create (&t, NULL, s_capture_one, &cap), 0);
+    char err[256];
+    sb_s3_t *s3 = sb_s3_new (&s_cfg, 1, err, sizeof err);
+    ck_assert_msg (s3 != NULL, "%s", err);
+    uint64_t size = 0;
+    sb_s3_error_t e;
+    int rc = sb_s3_head (s3, "ck/global_epoch1_step5/model_states-0.pt", &size, &e);
+    ck_assert_msg (rc == 0, "HEAD via %s: %s", host, e.text);
+    ck_assert_uint_eq (size, 7);
+    sb_s3_destroy (&s3);
+    ck_assert_int_eq (pthread_join (t, NULL), 0);
+    close (fd);
+    char line[256], host_hdr[300];
+    snprintf (line, sizeof line, "HEAD /b/ck/global_epoch1_step5/model_states-0.pt HTTP/1.1\r\n");
+    snprintf (host_hdr, sizeof host_hdr, "\r\nHost: %s:%u\r\n", host, ntohs (a.sin_port));
+    ck_assert_msg (strncmp (cap.request, line, strlen (line)) == 0, "request via %s: %s", host, cap.request);
+    ck_assert_msg (strstr (cap.request, host_hdr) != NULL, "Host header via %s: %s", host, cap.request);
+}
+
+START_TEST (test_path_style_ip)
+{
+    s_head_addressed ("127.0.0.1");
+}
+END_TEST
+
+START_TEST (test_path_style_localhost)
+{
+    s_head_addressed ("localhost");
+}
+END_TEST
+
 static Suite *
 s_suite (void)
 {
@@ -177,6 +284,9 @@ s_suite (void)
     tcase_add_test (tc, test_global_init_once);     /* each test is a fresh process (CK_FORK) */
     tcase_add_test (tc, test_part_plan);
     tcase_add_test (tc, test_footprint);
+    tcase_add_test (tc, test_path_style_rule);
+    tcase_add_test (tc, test_path_style_ip);
+    tcase_add_test (tc, test_path_style_localhost);
     suite_add_tcase (s, tc);
     return s;
 }

@@ -1,0 +1,232 @@
+/* ckpt_target: the checkpoint folder's own storage (file or S3). */
+#include "ckpt_target.h"
+#include "util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Copy s without leading and trailing '/' (and leading "./") into out,
+ * '/'-ended unless empty. Returns 0, or -1 when it does not fit. */
+static int
+s_prefix (const char *s, char *out, size_t size)
+{
+    while (strncmp (s, "./", 2) == 0 || *s == '/')
+        s += *s == '/' ? 1 : 2;
+    size_t n = strlen (s);
+    while (n && s[n - 1] == '/')
+        n--;
+    if (n == 1 && s[0] == '.')
+        n = 0;
+    if (n + 2 > size)
+        return -1;
+    memcpy (out, s, n);
+    if (n)
+        out[n++] = '/';
+    out[n] = '\0';
+    return 0;
+}
+
+/* The scheme of uri into scheme ("" when none); returns what follows "://"
+ * or uri itself. */
+static const char *
+s_scheme (const char *uri, char *scheme, size_t size)
+{
+    scheme[0] = '\0';
+    const char *sep = strstr (uri, "://");
+    if (!sep || sep == uri || (size_t) (sep - uri) >= size)
+        return uri;
+    for (const char *p = uri; p < sep; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '+'))
+            return uri;
+    memcpy (scheme, uri, (size_t) (sep - uri));
+    scheme[sep - uri] = '\0';
+    return sep + 3;
+}
+
+/* "s3://BUCKET[/PREFIX]" (after the scheme: rest) into t. */
+static int
+s_s3 (const char *given, const char *rest, sb_ckpt_target_t *t, char *err, size_t err_size)
+{
+    size_t bn = strcspn (rest, "/");
+    if (bn == 0) {
+        snprintf (err, err_size, "key 'checkpoint.checkpoint_folder': '%s' names no bucket (s3://BUCKET[/PREFIX])",
+                  given);
+        return -1;
+    }
+    if (bn >= sizeof t->bucket || s_prefix (rest + bn, t->path, sizeof t->path) != 0) {
+        snprintf (err, err_size, "key 'checkpoint.checkpoint_folder': '%s' is too long", given);
+        return -1;
+    }
+    memcpy (t->bucket, rest, bn);
+    t->bucket[bn] = '\0';
+    t->s3 = 1;
+    return 0;
+}
+
+int
+sb_ckpt_target_resolve (const sb_workload_t *wl, sb_ckpt_target_t *t, char *err, size_t err_size)
+{
+    memset (t, 0, sizeof *t);
+    const char *given = wl->ckpt.folder;
+    char scheme[16];
+    const char *rest = s_scheme (given, scheme, sizeof scheme);
+    if (!*given) {
+        snprintf (err, err_size, "key 'checkpoint.checkpoint_folder' is empty: give a folder, file://PATH or"
+                  " s3://BUCKET[/PREFIX]");
+        return -1;
+    }
+    if (!strcmp (scheme, "s3"))
+        return s_s3 (given, rest, t, err, err_size);
+    if (!strcmp (scheme, "file") || !strcmp (scheme, "direct") || !*scheme) {
+        t->direct = !strcmp (scheme, "direct");
+        if (!*rest) {
+            snprintf (err, err_size, "key 'checkpoint.checkpoint_folder': '%s' names no folder", given);
+            return -1;
+        }
+        if (*scheme || *rest == '/' || wl->storage.type != SB_STORAGE_S3) {
+            /* a local folder, whatever storage the dataset is on */
+            if (sb_strf (t->path, sizeof t->path, "%s", rest) != 0) {
+                snprintf (err, err_size, "key 'checkpoint.checkpoint_folder': '%s' is too long", given);
+                return -1;
+            }
+            return 0;
+        }
+        /* relative, with a dataset on S3: a key prefix in the dataset's bucket */
+        if (sb_strf (t->bucket, sizeof t->bucket, "%s", wl->storage.bucket) != 0
+            || s_prefix (rest, t->path, sizeof t->path) != 0) {
+            snprintf (err, err_size, "key 'checkpoint.checkpoint_folder': '%s' is too long for an S3 key prefix",
+                      given);
+            return -1;
+        }
+        t->s3 = 1;
+        return 0;
+    }
+    const char *what = !strcmp (scheme, "az") || !strcmp (scheme, "azure") ? "Azure Blob Storage"
+                     : !strcmp (scheme, "gs") || !strcmp (scheme, "gcs") ? "Google Cloud Storage" : "this scheme";
+    snprintf (err, err_size, "key 'checkpoint.checkpoint_folder': %s:// ('%s') is not served: checkpoints go to S3"
+              " (s3://BUCKET[/PREFIX]) or local files (file://PATH or a path); for %s use its S3-compatible endpoint",
+              scheme, given, what);
+    return -1;
+}
+
+static const char *
+s_where (const sb_config_entry_t *e, char *buf, size_t size)
+{
+    if (!e)
+        snprintf (buf, size, "default");
+    else if (e->line > 0)
+        snprintf (buf, size, "%s:%d", e->origin, e->line);
+    else
+        snprintf (buf, size, "%s", e->origin);
+    return buf;
+}
+
+int
+sb_ckpt_target_endpoints (const sb_workload_t *wl, const sb_ckpt_target_t *t, char *err, size_t err_size)
+{
+    if (!t->s3 || wl->storage.type == SB_STORAGE_S3 || wl->storage.nendpoints > 0)
+        return 0;
+    snprintf (err, err_size, "key 'checkpoint.checkpoint_folder': '%s' is on S3 but the dataset is local, and no S3"
+              " endpoint is configured: give storage.storage_options.endpoint_url=http(s)://HOST:PORT (or"
+              " storage.endpoint_uris, or the environment's AWS_ENDPOINT_URL), with credentials in AWS_ACCESS_KEY_ID"
+              " and AWS_SECRET_ACCESS_KEY", wl->ckpt.folder);
+    return -1;
+}
+
+int
+sb_ckpt_target_check (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size)
+{
+    char where[1200], why[1536];
+    const sb_config_entry_t *fe = sb_config_get (cfg, "checkpoint.checkpoint_folder");
+    sb_storage_cfg_t *st = &wl->storage;
+    if (st->type == SB_STORAGE_SYNTHETIC)
+        return 0;   /* a synthetic run writes no checkpoint (the session says so when asked to) */
+    sb_ckpt_target_t t;
+    int bad = sb_ckpt_target_resolve (wl, &t, why, sizeof why) != 0 || sb_ckpt_target_endpoints (wl, &t, why,
+                                                                                               sizeof why) != 0;
+    if (bad) {
+        if (!wl->ckpt.in_train)
+            return 0;   /* no checkpoint during training; `shardbench checkpoint` resolves it again and says so */
+        snprintf (err, err_size, "%s: %s", s_where (fe, where, sizeof where), why);
+        return -1;
+    }
+    if (!t.s3 || st->type == SB_STORAGE_S3)
+        return 0;   /* local files, or the dataset's S3 settings, checked with it */
+    for (size_t i = 0; i < st->nendpoints; i++) {
+        if (!strstr (st->endpoints[i], "://")) {
+            /* HOST:PORT, as for a dataset on S3: http */
+            char with[sizeof st->endpoints[0]];
+            if (snprintf (with, sizeof with, "http://%s", st->endpoints[i]) < (int) sizeof with)
+                memcpy (st->endpoints[i], with, sizeof with);
+        }
+        const char *v = st->endpoints[i];
+        const char *host = strncmp (v, "http://", 7) == 0 ? v + 7 : strncmp (v, "https://", 8) == 0 ? v + 8 : NULL;
+        if (!host || !*host || strchr (host, '@') || (strchr (host, '/') && strcmp (strchr (host, '/'), "/") != 0)) {
+            snprintf (err, err_size, "%s: key 'checkpoint.checkpoint_folder': '%s' is on S3, but S3 endpoint %zu"
+                      " '%s' is not http(s)://HOST[:PORT] (storage.storage_options.endpoint_url or"
+                      " storage.endpoint_uris)", s_where (fe, where, sizeof where), wl->ckpt.folder, i + 1,
+                      strchr (v, '@') ? "(holds a user name or password)" : v);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int
+sb_ckpt_target_uri (const sb_ckpt_target_t *t, char *out, size_t size)
+{
+    if (t->s3)
+        return sb_strf (out, size, "s3://%s/%s", t->bucket, t->path);
+    return sb_strf (out, size, "%s", t->path);
+}
+
+int
+sb_ckpt_target_open (const char *ckpt_root, const char *data_root, const sb_storage_cfg_t *storage,
+                     sb_storage_cfg_t *out, char *root, size_t root_size, char *err, size_t err_size)
+{
+    *out = *storage;
+    if (!ckpt_root || !*ckpt_root) {
+        /* the dataset's own root, on the dataset's storage */
+        if (sb_strf (root, root_size, "%s", data_root ? data_root : "") != 0) {
+            snprintf (err, err_size, "checkpoint folder too long");
+            return -1;
+        }
+        return 0;
+    }
+    if (strncmp (ckpt_root, "s3://", 5) == 0) {
+        const char *rest = ckpt_root + 5;
+        size_t bn = strcspn (rest, "/");
+        if (bn == 0 || bn >= sizeof out->bucket) {
+            snprintf (err, err_size, "checkpoint folder '%s': no bucket, or too long", ckpt_root);
+            return -1;
+        }
+        memcpy (out->bucket, rest, bn);
+        out->bucket[bn] = '\0';
+        out->type = SB_STORAGE_S3;
+        rest += bn;
+        if (*rest == '/')
+            rest++;
+        if (sb_strf (root, root_size, "%s", rest) != 0) {
+            snprintf (err, err_size, "checkpoint folder '%s' too long", ckpt_root);
+            return -1;
+        }
+        if (out->nendpoints == 0) {
+            snprintf (err, err_size, "checkpoint folder '%s' is on S3, but no S3 endpoint came with the workload",
+                      ckpt_root);
+            return -1;
+        }
+        return 0;
+    }
+    if (ckpt_root[0] != '/') {
+        snprintf (err, err_size, "checkpoint folder '%s' is neither s3://BUCKET/PREFIX/ nor an absolute path",
+                  ckpt_root);
+        return -1;
+    }
+    out->type = SB_STORAGE_FILE;
+    if (sb_strf (root, root_size, "%s", ckpt_root) != 0) {
+        snprintf (err, err_size, "checkpoint folder '%s' too long", ckpt_root);
+        return -1;
+    }
+    return 0;
+}
