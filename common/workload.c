@@ -126,19 +126,27 @@ static const s_key_t s_keys[] = {
     { "model.model_size", T_IGNORED, 0, 0, 0, 0, 0, 0 },
     { "reader.shuffle_size", T_IGNORED, 0, 0, 0, 0, 0, 0 },
     /* DLIO keys accepted and recorded, not acted on by this version. */
-    { "workflow.generate_data", T_IGNORED, 0, 0, 0, 0, 0, 0 },
-    { "workflow.train", T_IGNORED, 0, 0, 0, 0, 0, 0 },
-    { "workflow.checkpoint", T_IGNORED, 0, 0, 0, 0, 0, 0 },
-    { "workflow.evaluation", T_IGNORED, 0, 0, 0, 0, 0, 0 },
     { "workflow.profiling", T_IGNORED, 0, 0, 0, 0, 0, 0 },
-    { "dataset.num_files_eval", T_IGNORED, 0, 0, 0, 0, 0, 0 },
-    { "dataset.num_subfolders_eval", T_IGNORED, 0, 0, 0, 0, 0, 0 },
     { "dataset.keep_files", T_IGNORED, 0, 0, 0, 0, 0, 0 },
     { "dataset.record_length_bytes_resize", T_IGNORED, 0, 0, 0, 0, 0, 0 },
     { "reader.read_type", T_IGNORED, 0, 0, 0, 0, 0, 0 },
     { "reader.computation_threads", T_IGNORED, 0, 0, 0, 0, 0, 0 },
     { "reader.transfer_size", T_IGNORED, 0, 0, 0, 0, 0, 0 },
     { "reader.dont_use_mmap", T_IGNORED, 0, 0, 0, 0, 0, 0 },
+    /* issue 15, workflow */
+    { "workflow.generate_data", T_BOOL, OFF (generate_data), 0, "false", 0, 0, "a run generates the dataset first, as `shardbench datagen` (DLIO's default: false)" },
+    { "workflow.train", T_BOOL, OFF (do_train), 0, "true", 0, 0, "a run trains (false: datagen only, or the checkpoint workflow with workflow.checkpoint)" },
+    { "workflow.evaluation", T_BOOL, OFF (do_eval), 0, "false", 0, 0, "evaluate on valid/ after epochs (evaluation.eval_after_epoch, epochs_between_evals)" },
+    { "workflow.checkpoint", T_BOOL, OFF (do_checkpoint), 0, "false", 0, 0, "checkpoints: during training, or with train false the checkpoint workflow" },
+    { "dataset.num_files_eval", T_U64, OFF (num_files_eval), 0, "0", 0, BIG, "objects in the evaluation set (valid/); datagen writes them" },
+    { "dataset.num_subfolders_eval", T_U64, OFF (num_subfolders_eval), 0, "0", 0, 1e7, "subfolders of valid/ (DLIO rule)" },
+    { "reader.batch_size_eval", T_U64, OFF (batch_size_eval), 0, "1", 1, 1e9, "samples per evaluation step per rank" },
+    { "evaluation.eval_time", T_F64, OFF (eval_time), 0, "0", 0, 3600, "emulated compute seconds per evaluation step (mean)" },
+    { "evaluation.eval_time_stdev", T_F64, OFF (eval_time_stdev), 0, "0", 0, 3600, "its standard deviation (normal), s" },
+    { "evaluation.eval_time.mean", T_ALIAS, 0, 0, "evaluation.eval_time", 0, 0, "mapping form of evaluation.eval_time" },
+    { "evaluation.eval_time.stdev", T_ALIAS, 0, 0, "evaluation.eval_time_stdev", 0, 0, "mapping form of evaluation.eval_time_stdev" },
+    { "evaluation.eval_after_epoch", T_U64, OFF (eval_after_epoch), 0, "1", 1, 1e9, "first epoch after which evaluation runs" },
+    { "evaluation.epochs_between_evals", T_U64, OFF (epochs_between_evals), 0, "1", 1, 1e9, "epochs from one evaluation to the next" },
 };
 
 #define S_NKEYS (sizeof s_keys / sizeof s_keys[0])

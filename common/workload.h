@@ -95,6 +95,19 @@ typedef struct {
      * "default"), for the error of a batch larger than a shard, which only
      * the coordinator's plan can find */
     char        batch_size_origin[300];
+    /* issue 15, workflow: what a `run` does (DLIO's workflow section) and
+     * the evaluation set, read as DLIO reads them (docs/DLIO.md) */
+    int         generate_data;          /* workflow.generate_data */
+    int         do_train;               /* workflow.train */
+    int         do_eval;                /* workflow.evaluation */
+    int         do_checkpoint;          /* workflow.checkpoint */
+    uint64_t    num_files_eval;         /* dataset.num_files_eval: objects under valid/ */
+    uint64_t    num_subfolders_eval;    /* dataset.num_subfolders_eval */
+    uint64_t    batch_size_eval;        /* reader.batch_size_eval */
+    double      eval_time;              /* evaluation.eval_time: seconds per evaluation step (mean) */
+    double      eval_time_stdev;        /* evaluation.eval_time_stdev (0: constant) */
+    uint64_t    eval_after_epoch;       /* evaluation.eval_after_epoch */
+    uint64_t    epochs_between_evals;   /* evaluation.epochs_between_evals */
 } sb_workload_t;
 
 /* Fill *wl from cfg (defaults for absent keys). Returns 0, or -1 with

@@ -2564,19 +2564,38 @@ s_session_run (s_session_t *self, const sb_session_opts_t *opts, int64_t *run_id
     }
     else if (s_list (self, opts->relist, &missing, err, err_size) != 0)
         return 1;
-    int need_datagen = (opts->kind == SB_SESSION_DATAGEN || (missing && opts->kind == SB_SESSION_TRAIN))
-                       && wl->storage.type != SB_STORAGE_SYNTHETIC;
-    if (!need_datagen && opts->kind == SB_SESSION_TRAIN && (self->lock_fd >= 0 || self->read_only || self->s3)
-        && s_dataset_check (self, err, err_size) != 0)
-        return 2;
-    if (!need_datagen && missing && wl->storage.type != SB_STORAGE_SYNTHETIC) {
-        snprintf (err, err_size, "no dataset in %s%s (no train/ objects): generate it with `shardbench datagen`",
+    /* A datagen generates; a run generates only when workflow.generate_data
+     * asks (as DLIO), and then not again over a whole dataset of this
+     * workload (the generator is deterministic: the same bytes) */
+    int synthetic = wl->storage.type == SB_STORAGE_SYNTHETIC;
+    int asked = opts->kind == SB_SESSION_DATAGEN || (opts->kind == SB_SESSION_TRAIN && wl->generate_data);
+    int short_set = !missing && opts->kind == SB_SESSION_TRAIN && self->catalog_info.count < wl->num_files_train;
+    int need_datagen = asked && !synthetic && (opts->kind == SB_SESSION_DATAGEN || missing || short_set);
+    if (!need_datagen && !missing && opts->kind == SB_SESSION_TRAIN
+        && (self->lock_fd >= 0 || self->read_only || self->s3)) {
+        char why[4096];
+        if (s_dataset_check (self, why, sizeof why) != 0) {
+            if (!asked) {
+                snprintf (err, err_size, "%s", why);
+                return 2;
+            }
+            sb_info ("workflow.generate_data: generating the dataset again: %s", why);
+            need_datagen = 1;
+        }
+        else if (asked && !synthetic)
+            sb_info ("workflow.generate_data: the dataset in %s%s is whole and of this workload: not generated again",
+                     self->s3 ? "s3 prefix " : "", self->s3 ? self->key_prefix : wl->data_folder);
+    }
+    if (!need_datagen && missing && !synthetic) {
+        snprintf (err, err_size, "no dataset in %s%s (no train/ objects): generate it with `shardbench datagen`"
+                  " and the same workload and overrides, or run with workflow.generate_data=True",
                   self->s3 ? "s3 prefix " : "", self->s3 ? self->key_prefix : wl->data_folder);
         return 2;
     }
     if (!need_datagen && opts->kind != SB_SESSION_CHECKPOINT && self->catalog_info.count < wl->num_files_train) {
         snprintf (err, err_size, "%strain holds %llu files but the workload needs dataset.num_files_train=%llu:"
-                  " generate it with `shardbench datagen` into an empty folder, or lower num_files_train",
+                  " generate it with `shardbench datagen` into an empty folder, or run with"
+                  " workflow.generate_data=True, or lower num_files_train",
                   self->catalog_info.prefix, (unsigned long long) self->catalog_info.count,
                   (unsigned long long) wl->num_files_train);
         return 2;
@@ -2747,10 +2766,48 @@ done:
     return exit_code;
 }
 
+/* What `shardbench run` does, from the workflow section as DLIO's main.py
+ * and LoadConfig read it: train (default), generating the dataset first
+ * only with workflow.generate_data; with workflow.train false, generate only
+ * (generate_data) or the checkpoint workflow (checkpoint). `datagen`,
+ * `checkpoint` and `catalog` are what they say, whatever the section says.
+ * Returns the kind to run, or -1 with err (a usage error: exit 2). */
+static int
+s_workflow_kind (const sb_session_opts_t *o, char *err, size_t err_size)
+{
+    const sb_workload_t *wl = o->wl;
+    if (o->kind != SB_SESSION_TRAIN || wl->do_train)
+        return (int) o->kind;
+    if (wl->do_checkpoint && wl->generate_data) {
+        snprintf (err, err_size, "workflow: train false with both generate_data and checkpoint true: generate the"
+                  " dataset with `shardbench datagen`, then run the checkpoint workflow with"
+                  " workflow.generate_data=False (or `shardbench checkpoint`)");
+        return -1;
+    }
+    if (wl->do_checkpoint) {
+        sb_info ("workflow: train false, checkpoint true: the checkpoint workflow (as `shardbench checkpoint`)");
+        return SB_SESSION_CHECKPOINT;
+    }
+    if (wl->generate_data) {
+        sb_info ("workflow: train false, generate_data true: generate the dataset only (as `shardbench datagen`)");
+        return SB_SESSION_DATAGEN;
+    }
+    snprintf (err, err_size, "workflow: train, generate_data and checkpoint are all false: nothing to run (set"
+              " workflow.train=True, workflow.generate_data=True or workflow.checkpoint=True)");
+    return -1;
+}
+
 int
-sb_session_run (const sb_session_opts_t *opts, int64_t *run_id, char *err, size_t err_size)
+sb_session_run (const sb_session_opts_t *opts_in, int64_t *run_id, char *err, size_t err_size)
 {
     err[0] = '\0';
+    *run_id = -1;
+    sb_session_opts_t eff = *opts_in;   /* the kind the workflow section chooses */
+    int kind = s_workflow_kind (opts_in, err, err_size);
+    if (kind < 0)
+        return 2;
+    eff.kind = (sb_session_kind_t) kind;
+    const sb_session_opts_t *opts = &eff;
     s_session_t s = { .o = opts, .run_id = -1, .lock_fd = -1 };
     if (opts->kind == SB_SESSION_DATAGEN && opts->dry_run) {
         *run_id = -1;
