@@ -354,6 +354,11 @@ s_upgrade (sqlite3 *db, const char *path, char *err, size_t err_size)
                               " ALTER TABLE epochs ADD COLUMN barrier_own_p99_ms REAL;",
                               NULL, NULL, &msg) != SQLITE_OK)
         what = "cannot upgrade the runs, epochs and rank_epochs tables to version 9", rc = -1;
+    /* version 9 -> 10: the phases a command ran (runs.workflow, DLIO's
+     * workflow section); older runs keep NULL */
+    else if (version >= 1 && version <= 9
+             && sqlite3_exec (db, "ALTER TABLE runs ADD COLUMN workflow TEXT;", NULL, NULL, &msg) != SQLITE_OK)
+        what = "cannot upgrade the runs table to version 10", rc = -1;
     else if (sqlite3_exec (db, sb_results_sql, NULL, NULL, &msg) != SQLITE_OK)
         what = "cannot apply schemas/results.sql", rc = -1;
     else {
@@ -1198,6 +1203,12 @@ sb_resultdb_run_sampler (sb_resultdb_t *self, int64_t run_id, const char *sample
 {
     return sb_resultdb_exec (self, "UPDATE runs SET sampler = ?, loader_threads = ? WHERE id = ?", "tii", sampler,
                              (int64_t) loader_threads, run_id);
+}
+
+int
+sb_resultdb_run_workflow (sb_resultdb_t *self, int64_t run_id, const char *phases)
+{
+    return sb_resultdb_exec (self, "UPDATE runs SET workflow = ? WHERE id = ?", "ti", phases, run_id);
 }
 
 int

@@ -20,7 +20,7 @@
 
 typedef struct sb_resultdb sb_resultdb_t;
 
-#define SB_RESULTDB_VERSION 9
+#define SB_RESULTDB_VERSION 10
 
 /* Open (creating when absent) the database at path for writing, check it
  * (a corrupt file is an error naming it) and apply or upgrade the schema.
@@ -127,6 +127,8 @@ int sb_resultdb_run_dlio (sb_resultdb_t *self, int64_t run_id, const sb_dlio_sum
 /* The run's sampler (sb_sampler_kind_name) and loader threads per rank. */
 int sb_resultdb_run_sampler (sb_resultdb_t *self, int64_t run_id, const char *sampler, uint64_t loader_threads);
 
+/* The phases the command ran, in order, as "datagen,train" (runs.workflow). */
+int sb_resultdb_run_workflow (sb_resultdb_t *self, int64_t run_id, const char *phases);
 /* An epoch's files no rank read, and the step barrier's own cost
  * percentiles (milliseconds; own_p50_ms < 0: no barrier, left NULL). */
 int sb_resultdb_epoch_sampler (sb_resultdb_t *self, int64_t run_id, uint64_t epoch, uint64_t unused_files,

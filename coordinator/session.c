@@ -142,6 +142,9 @@ typedef struct {
     int             generating;     /* a datagen of this session may have written */
     int             read_only;      /* the data folder is read-only here: not locked */
     int             run_open;       /* run_id is begun and not yet finished: errors rows go to it */
+    /* issue 15, workflow: the phases this command ran so far, in order
+     * ("datagen,train"): each run row records them (runs.workflow) */
+    char            workflow[128];
 } s_session_t;
 
 /* ---------------------------------------------------------------- signals */
@@ -1122,6 +1125,14 @@ s_all_ranks_done (s_session_t *self)
 
 /* ---------------------------------------------------------------- phases */
 
+/* Append phase to the phases this command ran (runs.workflow). */
+static void
+s_workflow_add (s_session_t *self, const char *phase)
+{
+    size_t n = strlen (self->workflow);
+    snprintf (self->workflow + n, sizeof self->workflow - n, "%s%s", n ? "," : "", phase);
+}
+
 static int64_t
 s_begin_run (s_session_t *self, const char *kind)
 {
@@ -1137,6 +1148,7 @@ s_begin_run (s_session_t *self, const char *kind)
         .accelerators = self->o->accelerators, .hosts = nhosts, .workers = self->nworkers, .seed = self->o->seed,
         .au_threshold = self->o->wl->au,
     };
+    s_workflow_add (self, kind);
     int64_t id = sb_resultdb_run_begin (self->o->db, &info);
     if (id < 0) {
         s_fail (self, "cannot write the run to the result database: %s", sb_resultdb_errmsg (self->o->db));
@@ -1184,6 +1196,9 @@ s_end_run (s_session_t *self)
     /* closed: what happens from here on (a worker lost while the rows
      * drain, or before the next phase's run) belongs to no row of this run */
     self->run_open = 0;
+    if (sb_resultdb_run_workflow (self->o->db, self->run_id, self->workflow) != 0)
+        s_fail (self, "cannot record the workflow of run %lld: %s", (long long) self->run_id,
+                sb_resultdb_errmsg (self->o->db));
     if (sb_resultdb_run_finish (self->o->db, self->run_id, status, self->failed ? self->failure : NULL) != 0
         || sb_resultdb_sync (self->o->db) != 0)
         s_fail (self, "cannot close run %lld: %s", (long long) self->run_id, sb_resultdb_errmsg (self->o->db));
@@ -2181,6 +2196,15 @@ s_s3_scan (s_session_t *self, int collect, s_s3_scan_t *sc, char *err, size_t er
     return 0;
 }
 
+/* How to clear another generation's files: `datagen --clean`; a run
+ * (workflow.generate_data) has no --clean. */
+static const char *
+s_clean_hint (const sb_session_opts_t *o)
+{
+    return o->kind == SB_SESSION_DATAGEN ? "pass --clean"
+                                         : "run `shardbench datagen --clean` with this workload (it has no --clean)";
+}
+
 /* Before a datagen writes under an S3 prefix: as s_datagen_check does for
  * a local folder, refuse objects of another generation under train/
  * (unless --clean, which deletes them and the marker first), state the
@@ -2198,7 +2222,7 @@ s_s3_datagen_check (s_session_t *self, char *err, size_t err_size)
     s_s3_marker_key (self, key, sizeof key);
     int have = s_s3_marker_read (self, &m, why, sizeof why);
     if (have < 0 && !o->clean) {
-        snprintf (err, err_size, "%s: pass --clean to replace it and the dataset objects", why);
+        snprintf (err, err_size, "%s: %s to replace it and the dataset objects", why, s_clean_hint (o));
         return 2;
     }
     s_s3_scan_t scan;
@@ -2216,10 +2240,10 @@ s_s3_datagen_check (s_session_t *self, char *err, size_t err_size)
     }
     if (scan.dataset_files && !same && !o->clean) {
         snprintf (err, err_size, "s3://%s/%strain/ holds %llu objects (%.1f MiB) of another generation (s3://%s/%s:"
-                  " %s): a datagen there would mix two datasets; pass --clean to delete them first, or choose"
+                  " %s): a datagen there would mix two datasets; %s to delete them first, or choose"
                   " another dataset.data_folder", bucket, self->key_prefix, (unsigned long long) scan.dataset_files,
                   scan.dataset_bytes / 1048576.0, bucket, key,
-                  have == 1 ? diff : have == 0 ? "no marker says what generated them" : why);
+                  have == 1 ? diff : have == 0 ? "no marker says what generated them" : why, s_clean_hint (o));
         s_s3_scan_free (&scan);
         return 2;
     }
@@ -2273,7 +2297,7 @@ s_datagen_check (s_session_t *self, char *err, size_t err_size)
     char why[2048], diff[2048] = "";
     int have = sb_datafolder_marker_read (self->folder, &m, why, sizeof why);
     if (have < 0 && !o->clean) {
-        snprintf (err, err_size, "%s: pass --clean to replace it and the dataset files", why);
+        snprintf (err, err_size, "%s: %s to replace it and the dataset files", why, s_clean_hint (o));
         return 2;
     }
     sb_datafolder_scan_t scan;
@@ -2290,10 +2314,11 @@ s_datagen_check (s_session_t *self, char *err, size_t err_size)
     }
     if (scan.dataset_files && !same && !o->clean) {
         snprintf (err, err_size, "%s/train holds %llu files (%.1f MiB) of another generation (%s): a datagen there"
-                  " would mix two datasets; pass --clean to remove them first, or choose another"
+                  " would mix two datasets; %s to remove them first, or choose another"
                   " dataset.data_folder", self->folder, (unsigned long long) scan.dataset_files,
                   scan.dataset_bytes / 1048576.0,
-                  have == 1 ? diff : have == 0 ? "no " SB_DATAFOLDER_MARKER " marker says what generated them" : why);
+                  have == 1 ? diff : have == 0 ? "no " SB_DATAFOLDER_MARKER " marker says what generated them" : why,
+                  s_clean_hint (o));
         return 2;
     }
     uint64_t total, free_bytes;

@@ -1,4 +1,4 @@
--- shardbench result database, schema version 9 (PRAGMA user_version).
+-- shardbench result database, schema version 10 (PRAGMA user_version).
 -- This file is the single source of truth: the coordinator compiles it in and
 -- applies it to every database it opens. Rows are committed as they arrive
 -- (WAL journal), so a crash loses at most the rows of the current second. A
@@ -50,8 +50,10 @@ CREATE TABLE IF NOT EXISTS runs (
                                      --   dataset.parquet.columns the sum of size x dtype bytes
   sampler       TEXT,               -- train: the read order, common/sampler.h: 'dlio_index' | 'dlio_iterative' |
                                     --   'dlio_files' | 'global' (shardbench.sampler, reader.data_loader[_sampler])
-  loader_threads INTEGER            -- train: loader threads per rank the sampler ran with (reader.read_threads,
+  loader_threads INTEGER,           -- train: loader threads per rank the sampler ran with (reader.read_threads,
                                     --   raised from 1 as DLIO does on worker 0's host)
+  workflow      TEXT                -- the phases the command ran up to this run, in order: 'datagen', 'train',
+                                    --   'datagen,train', 'checkpoint' (workflow.*; NULL before schema 10)
 );
 
 -- One row per worker agent that joined a run.
