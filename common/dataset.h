@@ -1,6 +1,7 @@
 /* dataset: DLIO's dataset layout, names and object sizes.
  *
- * Object i of N lives at  train/[SUB/]PREFIX_III_of_N.FORMAT  where III is i
+ * Object i of N lives at  train/[SUB/]PREFIX_III_of_N.FORMAT  (valid/ for the
+ * evaluation set: sb_dataset_t.split) where III is i
  * zero-padded to the digits of N and SUB (only when num_subfolders > 1) is
  * i % num_subfolders zero-padded to the digits of num_subfolders, exactly as
  * DLIO's data generator names them. Sizes and content derive from the run
@@ -24,6 +25,10 @@ typedef struct {
     uint64_t    parquet_row_group; /* rows per parquet row group, 0: 1 MiB of records */
     const char *parquet_compression; /* borrowed: dataset.compression, page codec (NULL or "none": none) */
     const char *parquet_read_columns;/* borrowed: storage.storage_options.columns "a,b" (NULL or "": all) */
+    /* issue 15, workflow: the folder of the set, "train" (NULL) or "valid"
+     * (DLIO's evaluation files: files = num_files_eval, subfolders =
+     * num_subfolders_eval, named as train/ is) */
+    const char *split;
 } sb_dataset_t;
 
 /* Key of object i, relative to the data folder ("train/img_07_of_64.npz").
@@ -37,6 +42,9 @@ int sb_dataset_key_sorted (const sb_dataset_t *self, uint64_t p, char *key, size
 /* DLIO index i of the object at position p (p < files) of the name order:
  * sb_dataset_key_sorted (p) == sb_dataset_key (sb_dataset_index_at (p)). */
 uint64_t sb_dataset_index_at (const sb_dataset_t *self, uint64_t p);
+
+/* The set's folder: "train", or sb_dataset_t.split ("valid"). Borrowed. */
+const char *sb_dataset_split (const sb_dataset_t *self);
 
 /* Folder of object i relative to the data folder ("train" or "train/3"). */
 int sb_dataset_folder (const sb_dataset_t *self, uint64_t i, char *dir, size_t size);

@@ -453,6 +453,12 @@ s_on_hello (s_session_t *self, zframe_t *identity, sb_msg_hello_t *m)
     r->max_steps = wl->total_training_steps > 0 ? (uint64_t) wl->total_training_steps : 0;
     r->loader_threads = sb_loader_threads (wl->read_threads, w->cores, w->ranks);
     r->trace = (char *) wl->trace;
+    /* the evaluation set: datagen writes it, eval phases read it */
+    r->eval_files = wl->num_files_eval;
+    r->eval_subfolders = wl->num_subfolders_eval;
+    r->eval_batch_size = wl->batch_size_eval;
+    r->eval_time = wl->eval_time;
+    r->eval_time_stdev = wl->eval_time_stdev;
     if (sb_storage_to_welcome (&wl->storage, r) != 0) {
         s_fail (self, "out of memory");
         return;
@@ -1209,9 +1215,14 @@ s_phase_datagen (s_session_t *self)
 {
     if (s_begin_run (self, "datagen") < 0)
         return -1;
-    uint64_t n = self->o->wl->num_files_train;
-    sb_info ("generating %llu files under %s (%llu ranks)", (unsigned long long) n, self->catalog_info.prefix,
-             (unsigned long long) self->o->accelerators);
+    uint64_t n = self->o->wl->num_files_train, eval = self->o->wl->num_files_eval;
+    if (eval)
+        sb_info ("generating %llu files under %strain/ and %llu under %svalid/ (%llu ranks)", (unsigned long long) n,
+                 self->catalog_info.prefix, (unsigned long long) eval, self->catalog_info.prefix,
+                 (unsigned long long) self->o->accelerators);
+    else
+        sb_info ("generating %llu files under %s (%llu ranks)", (unsigned long long) n, self->catalog_info.prefix,
+                 (unsigned long long) self->o->accelerators);
     self->phase = S_PHASE_DATAGEN;
     self->epoch = 0;
     self->ranks_done = 0;
@@ -1223,7 +1234,7 @@ s_phase_datagen (s_session_t *self)
     start.u.phase_start.epoch = 0;
     start.u.phase_start.items = n;
     s_broadcast (self, &start);
-    sb_progress_phase (self->progress, "datagen", "files", 0, 0, n, 0, sb_now ());
+    sb_progress_phase (self->progress, "datagen", "files", 0, 0, n + eval, 0, sb_now ());
     int rc = s_pump_until (self, s_all_ranks_done, 0, "generating the dataset");
     sb_progress_clear (self->progress);
     if (rc == 0 && sb_resultdb_close_epoch (self->o->db, self->run_id, 0, 0, 0, 0) != 0)
