@@ -57,7 +57,7 @@ typedef struct {
     int       clock_known;
 } s_worker_t;
 
-typedef enum { S_PHASE_NONE, S_PHASE_DATAGEN, S_PHASE_TRAIN, S_PHASE_CHECKPOINT } s_phase_t;
+typedef enum { S_PHASE_NONE, S_PHASE_DATAGEN, S_PHASE_TRAIN, S_PHASE_CHECKPOINT, S_PHASE_EVAL } s_phase_t;
 
 /* Per-endpoint totals of the current run, merged from ENDPOINT_STATS. */
 typedef struct {
@@ -145,6 +145,14 @@ typedef struct {
     /* issue 15, workflow: the phases this command ran so far, in order
      * ("datagen,train"): each run row records them (runs.workflow) */
     char            workflow[128];
+    /* the evaluation set (workflow.evaluation): its sampler (rank 0's,
+     * owned), this evaluation's figures, and DLIO's per evaluation */
+    sb_sampler_t   *eval_sampler;
+    sb_sampler_epoch_t eval_info;
+    int             eval_sizes;     /* PHASE_START catalog_sizes of valid/: 1 the generator's, 2 unknown */
+    uint64_t        eval_prepared;  /* the last epoch the evaluation sampler prepared (0: none) */
+    double         *eval_au, *eval_tput;   /* per evaluation (owned) */
+    size_t          evals;
 } s_session_t;
 
 /* ---------------------------------------------------------------- signals */
@@ -243,6 +251,7 @@ static void s_dataset (s_session_t *self, sb_dataset_t *ds);
 static void s_marker_dataset (s_session_t *self, sb_dataset_t *ds);
 static int s_s3_marker_write (s_session_t *self, const char *state, uint64_t bytes, char *err, size_t err_size);
 static int s_keep_alive (void *arg);
+static int s_check_objects (s_session_t *self, const sb_dataset_t *ds, const char *what, char *err, size_t err_size);
 static void s_lost (s_session_t *self, s_worker_t *w, const char *op, const char *why);
 static void s_end_run (s_session_t *self);
 static void s_stall_note (s_session_t *self, char *buf, size_t size);
@@ -645,6 +654,39 @@ s_on_step (s_session_t *self, s_worker_t *w, const sb_msg_step_t *m)
     self->barrier_arrived = 0;
 }
 
+/* A rank finished an evaluation: DLIO's figures of the rank
+ * (compute_metrics_eval: AU over the metric window, 0 without compute;
+ * throughput over every step and the whole span) and its eval_ranks row. */
+static void
+s_on_eval_rank_done (s_session_t *self, s_worker_t *w, const sb_msg_rank_done_t *m, double started_at,
+                     double finished_at)
+{
+    uint64_t batch = self->o->wl->batch_size_eval;
+    double span = m->finished_at - m->started_at;
+    sb_dlio_rank_t fig;
+    sb_dlio_rank_figures (span, m->head_proc_s, m->tail_proc_s, m->metric_compute_s, m->metric_steps, m->batches,
+                          batch, &fig);
+    sb_eval_rank_t er = {
+        .epoch = m->epoch, .rank = m->rank, .samples = m->samples, .steps = m->batches, .bytes = m->bytes,
+        .host = w->host, .started_at = started_at, .finished_at = finished_at, .compute_s = m->compute_s,
+        .io_wait_s = m->io_wait_s, .au_percentage = m->metric_compute_s > 0 ? fig.au_percentage : 0,
+        .samples_per_s = span > 0 ? (double) m->batches * (double) batch / span : 0,
+    };
+    self->ep_dlio_au_sum += er.au_percentage;
+    self->ep_dlio_tput_sum += er.samples_per_s;
+    sb_histogram_merge_counts (&self->read_latency, m->read_latency.items, m->read_latency.count);
+    if (!self->ep_ranks++ || started_at < self->ep_first_start)
+        self->ep_first_start = started_at;
+    if (finished_at > self->ep_last_finish)
+        self->ep_last_finish = finished_at;
+    self->ep_samples += m->samples;
+    self->ep_bytes += m->bytes;
+    if (sb_resultdb_add_eval_rank (self->o->db, self->run_id, &er) != 0)
+        s_fail (self, "cannot record rank %llu of the evaluation after epoch %llu: %s", (unsigned long long) m->rank,
+                (unsigned long long) m->epoch, sb_resultdb_errmsg (self->o->db));
+    self->ranks_done++;
+}
+
 static void
 s_on_rank_done (s_session_t *self, s_worker_t *w, const sb_msg_rank_done_t *m)
 {
@@ -672,7 +714,7 @@ s_on_rank_done (s_session_t *self, s_worker_t *w, const sb_msg_rank_done_t *m)
                 m->barrier_s, m->au, (unsigned long long) m->resident_bytes, (unsigned long long) m->checked_bytes);
         return;
     }
-    if (self->phase == S_PHASE_TRAIN
+    if ((self->phase == S_PHASE_TRAIN || self->phase == S_PHASE_EVAL)
         && !(m->metric_steps <= m->batches && m->metric_compute_s >= 0 && isfinite (m->metric_compute_s)
              && m->head_proc_s >= 0 && isfinite (m->head_proc_s) && m->tail_proc_s >= 0 && isfinite (m->tail_proc_s))) {
         s_fail (self, "rank %llu on %s reported impossible DLIO metric sums for epoch %llu: %llu of %llu steps in the"
@@ -689,10 +731,22 @@ s_on_rank_done (s_session_t *self, s_worker_t *w, const sb_msg_rank_done_t *m)
                 (unsigned long long) self->ep_info.steps);
         return;
     }
+    if (self->phase == S_PHASE_EVAL
+        && (m->samples != self->eval_info.samples_per_rank || m->batches != self->eval_info.steps)) {
+        s_fail (self, "rank %llu on %s finished the evaluation after epoch %llu with %llu samples and %llu steps,"
+                " expected %llu and %llu", (unsigned long long) m->rank, w->host, (unsigned long long) m->epoch,
+                (unsigned long long) m->samples, (unsigned long long) m->batches,
+                (unsigned long long) self->eval_info.samples_per_rank, (unsigned long long) self->eval_info.steps);
+        return;
+    }
     self->rank_done[m->rank] = 1;
     /* on the coordinator's clock: an epoch spans ranks of several hosts */
     double offset = w->clock_known ? w->clock_offset : 0, started_at = m->started_at - offset,
            finished_at = m->finished_at - offset;
+    if (self->phase == S_PHASE_EVAL) {
+        s_on_eval_rank_done (self, w, m, started_at, finished_at);
+        return;
+    }
     if (self->phase == S_PHASE_CHECKPOINT) {
         uint64_t want = self->ckpt.model_bytes[m->rank] + self->ckpt.optim_bytes[m->rank];
         if (m->bytes != want)
@@ -767,7 +821,7 @@ s_on_stats (s_session_t *self, s_worker_t *w, const sb_msg_stats_t *m)
                  (unsigned long long) m->rank, (unsigned long long) m->epoch, (unsigned long long) w->id, w->host);
         return;
     }
-    if (self->run_id > 0
+    if (self->run_id > 0 && self->phase != S_PHASE_EVAL   /* timeseries: the training epochs' seconds */
         && sb_resultdb_add_stats (self->o->db, self->run_id, sb_now (), m->epoch, m->rank, m->samples, m->bytes,
                                   m->reads, (double) m->read_ns / 1e9, (double) m->compute_ns / 1e9) != 0)
         s_fail (self, "cannot record the counters of rank %llu: %s", (unsigned long long) m->rank,
@@ -1381,6 +1435,116 @@ s_sampler_new (s_session_t *self, char *err, size_t err_size)
     return self->sampler ? 0 : -1;
 }
 
+/* The evaluation set as DLIO names it: valid/, num_files_eval files in
+ * num_subfolders_eval subfolders, otherwise the training set's layout. */
+static void
+s_eval_dataset (s_session_t *self, sb_dataset_t *ds)
+{
+    const sb_workload_t *wl = self->o->wl;
+    s_dataset (self, ds);
+    ds->split = "valid";
+    ds->files = wl->num_files_eval;
+    ds->subfolders = wl->num_subfolders_eval;
+}
+
+/* One evaluation after training epoch e, as DLIO's _eval: every rank reads
+ * its share of valid/ in the training set's sampler order (over the
+ * evaluation files, batch reader.batch_size_eval, no step limit) and
+ * computes evaluation.eval_time per step, with no barrier between steps.
+ * Its figures go to evals and eval_ranks, not to the epochs. Returns 0, or
+ * -1 when the run failed. */
+static int
+s_phase_eval (s_session_t *self, uint64_t e)
+{
+    const sb_workload_t *wl = self->o->wl;
+    char err[512];
+    if (!self->eval_sampler) {
+        sb_sampler_cfg_t sc = {
+            .kind = sb_sampler_kind_for (wl), .listed = wl->num_files_eval, .expected = wl->num_files_eval,
+            .samples_per_file = wl->num_samples_per_file, .ranks = self->o->accelerators,
+            .batch_size = wl->batch_size_eval, .threads = self->loader_threads, .seed = self->o->seed,
+            .sample_shuffle = wl->sample_shuffle, .file_shuffle = wl->file_shuffle,
+            .seed_change_epoch = wl->seed_change_epoch, .max_steps = 0, .first_rank = 0, .nranks = 1,
+        };
+        if (!(self->eval_sampler = sb_sampler_new (&sc, err, sizeof err))) {
+            s_fail (self, "evaluation: %s", err);
+            return -1;
+        }
+        sb_dataset_t ds;
+        s_eval_dataset (self, &ds);
+        int synthetic = wl->storage.type == SB_STORAGE_SYNTHETIC;
+        /* valid/ comes from the datagen that made train/: its sizes are the
+         * generator's where train/'s are, else each object is read whole */
+        self->eval_sizes = synthetic || (self->catalog_sizes == 1 && sb_generator_size_known (&ds, 0)) ? 1 : 2;
+        self->eval_au = calloc (wl->epochs, sizeof *self->eval_au);
+        self->eval_tput = calloc (wl->epochs, sizeof *self->eval_tput);
+        if (!self->eval_au || !self->eval_tput) {
+            s_fail (self, "out of memory for the evaluation metrics of %llu epochs", (unsigned long long) wl->epochs);
+            return -1;
+        }
+        s_workflow_add (self, "eval");
+    }
+    /* DLIO reshuffles both sets every epoch: the evaluation sampler goes
+     * through the epochs without an evaluation too, in order */
+    while (self->eval_prepared < e)
+        if (sb_sampler_epoch (self->eval_sampler, ++self->eval_prepared, err, sizeof err) != 0) {
+            s_fail (self, "evaluation: %s", err);
+            return -1;
+        }
+    self->eval_info = *sb_sampler_info (self->eval_sampler);
+    const sb_sampler_epoch_t *info = &self->eval_info;
+    self->phase = S_PHASE_EVAL;
+    self->epoch = e;
+    self->ranks_done = 0;
+    memset (self->rank_done, 0, self->o->accelerators);
+    sb_histogram_reset (&self->read_latency);
+    self->ep_samples = self->ep_bytes = self->ep_ranks = 0;
+    self->ep_first_start = self->ep_last_finish = 0;
+    self->ep_dlio_au_sum = self->ep_dlio_tput_sum = 0;
+    uint64_t samples = info->samples_per_rank * self->o->accelerators;
+    sb_msg_t start = { .type = SB_MSG_PHASE_START };
+    start.u.phase_start.phase = "eval";
+    start.u.phase_start.run_id = (uint64_t) self->run_id;
+    start.u.phase_start.epoch = e;
+    start.u.phase_start.items = samples;
+    start.u.phase_start.samples_per_rank = info->samples_per_rank;
+    start.u.phase_start.batches = info->steps;
+    start.u.phase_start.listed = wl->num_files_eval;
+    start.u.phase_start.catalog_names = 1;     /* DLIO's names: the workers derive them */
+    start.u.phase_start.catalog_sizes = (uint64_t) self->eval_sizes;
+    s_broadcast (self, &start);
+    sb_progress_phase (self->progress, "eval", "samples", e, wl->epochs, samples, 0, sb_now ());
+    char what[64];
+    snprintf (what, sizeof what, "evaluating after epoch %llu", (unsigned long long) e);
+    int pumped = s_pump_until (self, s_all_ranks_done, 0, what);
+    sb_progress_clear (self->progress);
+    self->phase = S_PHASE_NONE;
+    if (pumped != 0 || self->failed)
+        return -1;
+    /* DLIO's figures of the evaluation: the ranks' AU over comm_size, their samples/s summed */
+    double au = self->ep_dlio_au_sum / (double) self->o->accelerators, tput = self->ep_dlio_tput_sum;
+    const sb_histogram_t *rl = &self->read_latency;
+    sb_eval_t ev = {
+        .epoch = e, .samples = self->ep_samples, .dropped = info->dropped, .bytes = self->ep_bytes,
+        .steps = info->steps, .duration_s = self->ep_last_finish - self->ep_first_start, .au_percentage = au,
+        .samples_per_s = tput, .io_mib_per_s = sb_dlio_io_mib (tput, self->record_size),
+        .read_p50_ms = rl->total ? sb_histogram_quantile (rl, 0.5) / 1000.0 : NAN,
+        .read_p99_ms = rl->total ? sb_histogram_quantile (rl, 0.99) / 1000.0 : NAN,
+    };
+    if (sb_resultdb_add_eval (self->o->db, self->run_id, &ev) != 0 || sb_resultdb_flush (self->o->db) != 0) {
+        s_fail (self, "cannot record the evaluation after epoch %llu: %s", (unsigned long long) e,
+                sb_resultdb_errmsg (self->o->db));
+        return -1;
+    }
+    self->eval_au[self->evals] = au;
+    self->eval_tput[self->evals++] = tput;
+    double d = ev.duration_s > 1e-9 ? ev.duration_s : 1e-9;
+    sb_info ("evaluation after epoch %llu: %llu samples of valid/ in %.2f s, %.1f samples/s, %.1f MiB/s;"
+             " DLIO's eval AU %.2f%%, %.1f samples/s", (unsigned long long) e, (unsigned long long) ev.samples,
+             ev.duration_s, (double) ev.samples / d, (double) ev.bytes / 1048576.0 / d, au, tput);
+    return 0;
+}
+
 static int
 s_phase_train (s_session_t *self)
 {
@@ -1436,6 +1600,7 @@ s_phase_train (s_session_t *self)
              self->catalog_sizes == 1 ? "the generator's" : self->catalog_sizes == 2 ? "unknown" : "served in pages",
              sb_now () - plan_started);
     s_check_dataset_size (self);
+    uint64_t next_eval = wl->eval_after_epoch;  /* DLIO's schedule: eval_after_epoch, then every epochs_between_evals */
     for (uint64_t e = 1; e <= wl->epochs && !self->failed; e++) {
         self->phase = S_PHASE_TRAIN;
         self->epoch = e;
@@ -1509,6 +1674,11 @@ s_phase_train (s_session_t *self)
                  (double) self->ep_samples / d, (double) self->ep_bytes / 1048576.0 / d,
                  self->ep_ranks ? 100 * self->ep_au_sum / (double) self->ep_ranks : 0.0, dlio_au, dlio_tput,
                  sb_dlio_io_mib (dlio_tput, self->record_size));
+        if (wl->do_eval && e >= next_eval) {
+            next_eval += wl->epochs_between_evals;
+            if (s_phase_eval (self, e) != 0)
+                break;
+        }
     }
     self->phase = S_PHASE_NONE;
     if (self->dlio_epochs > 0) {
@@ -1517,6 +1687,13 @@ s_phase_train (s_session_t *self)
         sb_dlio_summarise (self->dlio_au, self->dlio_tput, self->dlio_epochs, self->record_size, wl->au, &sum);
         if (sb_resultdb_run_dlio (self->o->db, self->run_id, &sum, self->record_size) != 0)
             s_fail (self, "cannot record the run's DLIO metrics: %s", sb_resultdb_errmsg (self->o->db));
+    }
+    if (self->evals > 0) {
+        /* DLIO's evaluation figures over the evaluations (end_run, do_eval) */
+        sb_dlio_summary_t sum;
+        sb_dlio_summarise (self->eval_au, self->eval_tput, self->evals, self->record_size, wl->au, &sum);
+        if (sb_resultdb_run_eval (self->o->db, self->run_id, &sum) != 0)
+            s_fail (self, "cannot record the run's DLIO evaluation metrics: %s", sb_resultdb_errmsg (self->o->db));
     }
     s_end_run (self);
     return self->failed ? -1 : 0;
@@ -1662,22 +1839,31 @@ s_object_exists (s_session_t *self, const sb_dataset_t *ds, uint64_t i, char *ke
 static int
 s_spot_check (s_session_t *self, char *err, size_t err_size)
 {
-    const sb_workload_t *wl = self->o->wl;
     sb_dataset_t ds;
     s_dataset (self, &ds);
-    uint64_t k = wl->listing_validation_interval, checked = 0, n = wl->num_files_train;
+    return s_check_objects (self, &ds, "dataset.skip_listing", err, err_size);
+}
+
+/* Check that objects 0, k, 2k, ... and the last of ds exist (k:
+ * dataset.listing_validation_interval); `what` names the check in
+ * messages. Returns 0, or -1 with err. */
+static int
+s_check_objects (s_session_t *self, const sb_dataset_t *ds_in, const char *what, char *err, size_t err_size)
+{
+    const sb_workload_t *wl = self->o->wl;
+    sb_dataset_t ds = *ds_in;
+    uint64_t k = wl->listing_validation_interval, checked = 0, n = ds.files;
     char key[PATH_MAX], why[2048];
     uint64_t t0 = sb_mono_ns ();
     for (uint64_t i = 0; i < n; i = (i + k < n || i == n - 1) ? i + k : n - 1) {
         if (s_keep_alive (self)) {
-            snprintf (err, err_size, "interrupted by %s while checking the objects of dataset.skip_listing",
-                      s_signal_name ());
+            snprintf (err, err_size, "interrupted by %s while checking the objects of %s", s_signal_name (), what);
             return -1;
         }
         int rc = s_object_exists (self, &ds, i, key, sizeof key, why, sizeof why);
         checked++;
         if (rc != 1) {
-            snprintf (err, err_size, "dataset.skip_listing: %s '%s' (object %llu of %llu; every %llu-th object is checked): %s",
+            snprintf (err, err_size, "%s: %s '%s' (object %llu of %llu; every %llu-th object is checked): %s", what,
                       rc == 0 ? "missing object" : "cannot check object", key, (unsigned long long) i,
                       (unsigned long long) n, (unsigned long long) k, why);
             return -1;
@@ -1685,7 +1871,7 @@ s_spot_check (s_session_t *self, char *err, size_t err_size)
         if (i == n - 1)
             break;
     }
-    sb_info ("skip_listing: %llu of %llu objects checked (every %llu-th and the last) in %.3f s", (unsigned long long) checked,
+    sb_info ("%s: %llu of %llu objects checked (every %llu-th and the last) in %.3f s", what, (unsigned long long) checked,
              (unsigned long long) n, (unsigned long long) k, (double) (sb_mono_ns () - t0) / 1e9);
     return 0;
 }
@@ -2530,6 +2716,18 @@ s_session_run (s_session_t *self, const sb_session_opts_t *opts, int64_t *run_id
             snprintf (err, err_size, "%s: key 'reader.batch_size': %s", wl->batch_size_origin, why);
             return 2;
         }
+        /* the evaluation set, when the workflow evaluates (issue 15) */
+        if (wl->do_eval && wl->num_files_eval == 0) {
+            snprintf (err, err_size, "workflow.evaluation needs an evaluation set: set dataset.num_files_eval (the"
+                      " files under valid/, which datagen writes), or workflow.evaluation=False");
+            return 2;
+        }
+        if (wl->do_eval && sb_shard_plan (wl->num_files_eval, wl->num_samples_per_file, opts->accelerators,
+                                          wl->batch_size_eval, &plan, why, sizeof why) != 0) {
+            snprintf (err, err_size, "key 'reader.batch_size_eval': the evaluation set (dataset.num_files_eval=%llu): %s",
+                      (unsigned long long) wl->num_files_eval, why);
+            return 2;
+        }
     }
 
     /* Object storage: every endpoint must answer before anything is listed. */
@@ -2621,6 +2819,22 @@ s_session_run (s_session_t *self, const sb_session_opts_t *opts, int64_t *run_id
         else if (asked && !synthetic)
             sb_info ("workflow.generate_data: the dataset in %s%s is whole and of this workload: not generated again",
                      self->s3 ? "s3 prefix " : "", self->s3 ? self->key_prefix : wl->data_folder);
+    }
+    if (opts->kind == SB_SESSION_TRAIN && wl->do_eval && !need_datagen && !missing && !synthetic) {
+        /* valid/ as DLIO names it, spot-checked as skip_listing checks train/ */
+        sb_dataset_t eds;
+        s_eval_dataset (self, &eds);
+        char why[3072];
+        if (s_check_objects (self, &eds, "evaluation set", why, sizeof why) != 0) {
+            if (!asked) {
+                snprintf (err, err_size, "%s: generate the evaluation set with `shardbench datagen` and the same"
+                          " workload (dataset.num_files_eval=%llu writes valid/), or run with"
+                          " workflow.generate_data=True", why, (unsigned long long) wl->num_files_eval);
+                return 2;
+            }
+            sb_info ("workflow.generate_data: generating the dataset again: %s", why);
+            need_datagen = 1;
+        }
     }
     if (!need_datagen && missing && !synthetic) {
         snprintf (err, err_size, "no dataset in %s%s (no train/ objects): generate it with `shardbench datagen`"
@@ -2786,6 +3000,7 @@ done:
     sb_s3_destroy (&self->s3);
     free (self->preflight);
     sb_sampler_destroy (&self->sampler);
+    sb_sampler_destroy (&self->eval_sampler);
     zpoller_destroy (&self->poller);
     zsock_destroy (&self->router);
     zactor_destroy (&self->auth);
@@ -2856,6 +3071,8 @@ sb_session_run (const sb_session_opts_t *opts_in, int64_t *run_id, char *err, si
     free (s.rank_done);
     free (s.dlio_au);
     free (s.dlio_tput);
+    free (s.eval_au);
+    free (s.eval_tput);
     sb_progress_destroy (&s.progress);
     sb_s3_destroy (&s.s3);     /* also wipes the client's credentials */
     if (!s_caught)
