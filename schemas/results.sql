@@ -192,7 +192,7 @@ CREATE TABLE IF NOT EXISTS eval_ranks (
   bytes        INTEGER NOT NULL,
   started_at   REAL NOT NULL,
   finished_at  REAL NOT NULL,
-  compute_s    REAL NOT NULL,       -- emulated evaluation.eval_time, all steps
+  compute_s    REAL NOT NULL,       -- emulated evaluation.eval_time of the steps after the first (as rank_epochs)
   io_wait_s    REAL NOT NULL,       -- waiting for data
   dlio_au_percentage REAL,          -- window compute / (span - excluded steps' proc time) x 100
   dlio_throughput_samples_per_second REAL, -- steps x batch_size_eval / span
