@@ -50,14 +50,15 @@ CREATE TABLE IF NOT EXISTS runs (
                                      --   dataset.parquet.columns the sum of size x dtype bytes
   sampler       TEXT,               -- train: the read order, common/sampler.h: 'dlio_index' | 'dlio_iterative' |
                                     --   'dlio_files' | 'global' (shardbench.sampler, reader.data_loader[_sampler])
-  loader_threads INTEGER,           -- train: loader threads per rank the sampler ran with (reader.read_threads,
-                                    --   raised from 1 as DLIO does on worker 0's host)
-  workflow      TEXT,               -- the phases the command ran up to this run, in order: 'datagen', 'train',
-                                    --   'datagen,train,eval', 'checkpoint' (workflow.*; NULL before schema 10)
-  -- DLIO's evaluation figures (train runs with workflow.evaluation; over the evals rows; NULL otherwise)
+  loader_threads INTEGER,           -- train: loader threads per rank the sampler ran with (reader.read_threads
+                                    --   raised from 1 as DLIO does on worker 0's host; no comma in this comment:
+                                    --   SQLite's DROP COLUMN of a following last column cuts at the last comma)
+  workflow      TEXT,               -- the phases the command ran up to this run in order and comma-separated
+                                    --   (datagen train eval checkpoint; workflow.*; NULL before schema 10)
+  -- DLIO evaluation figures (train runs with workflow.evaluation; over the evals rows; NULL otherwise)
   eval_au_mean_percentage   REAL,   -- mean of evals.eval_au_percentage
   eval_au_stdev_percentage  REAL,   -- its population standard deviation (np.std)
-  eval_au_meet_expectation  TEXT,   -- 'success' when eval_au_mean_percentage >= 100 x au_threshold, else 'fail'
+  eval_au_meet_expectation  TEXT,   -- success when eval_au_mean_percentage >= 100 x au_threshold else fail
                                     --   (DLIO reports it; runs.passed stays the training verdict)
   eval_throughput_mean_samples_per_second  REAL,
   eval_throughput_stdev_samples_per_second REAL,
