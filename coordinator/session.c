@@ -2155,6 +2155,29 @@ s_plan_bytes (const sb_dataset_t *ds, uint64_t *bytes, int *exact, char *err, si
     return 0;
 }
 
+/* Bytes a datagen writes: the training set, and the evaluation set under
+ * valid/ (dataset.num_files_eval) when there is one. Returns 0, or -1 with err. */
+static int
+s_plan_datagen_bytes (s_session_t *self, uint64_t *bytes, int *exact, char *err, size_t err_size)
+{
+    sb_dataset_t ds;
+    s_marker_dataset (self, &ds);
+    if (s_plan_bytes (&ds, bytes, exact, err, err_size) != 0)
+        return -1;
+    if (self->o->wl->num_files_eval == 0)
+        return 0;
+    ds.split = "valid";
+    ds.files = self->o->wl->num_files_eval;
+    ds.subfolders = self->o->wl->num_subfolders_eval;
+    uint64_t eval_bytes;
+    int eval_exact;
+    if (s_plan_bytes (&ds, &eval_bytes, &eval_exact, err, err_size) != 0)
+        return -1;
+    *bytes = eval_bytes > UINT64_MAX - *bytes ? UINT64_MAX : *bytes + eval_bytes;
+    *exact = *exact && eval_exact;
+    return 0;
+}
+
 /* Create (with its parents) and lock the local data folder for the whole
  * session: exclusive for a datagen, shared for a run that reads. */
 static int
@@ -2446,7 +2469,7 @@ s_s3_datagen_check (s_session_t *self, char *err, size_t err_size)
     }
     uint64_t total;
     int exact;
-    if (s_plan_bytes (&ds, &total, &exact, err, err_size) != 0) {
+    if (s_plan_datagen_bytes (self, &total, &exact, err, err_size) != 0) {
         s_s3_scan_free (&scan);
         return 2;
     }
@@ -2520,7 +2543,7 @@ s_datagen_check (s_session_t *self, char *err, size_t err_size)
     }
     uint64_t total, free_bytes;
     int exact;
-    if (s_plan_bytes (&ds, &total, &exact, err, err_size) != 0)
+    if (s_plan_datagen_bytes (self, &total, &exact, err, err_size) != 0)
         return 2;
     if (sb_datafolder_free_bytes (self->folder, &free_bytes, err, err_size) != 0)
         return 1;
@@ -2613,7 +2636,7 @@ s_dry_run (s_session_t *self, char *err, size_t err_size)
     s_marker_dataset (self, &ds);
     uint64_t total;
     int exact;
-    if (s_plan_bytes (&ds, &total, &exact, err, err_size) != 0)
+    if (s_plan_datagen_bytes (self, &total, &exact, err, err_size) != 0)
         return 2;
     char where[PATH_MAX + 400];
     if (wl->storage.type == SB_STORAGE_S3) {
@@ -2637,6 +2660,10 @@ s_dry_run (s_session_t *self, char *err, size_t err_size)
     printf ("datagen --dry-run: would write %llu files (%llu subfolders), %s%llu bytes (%.2f GiB) under %s\n",
             (unsigned long long) ds.files, (unsigned long long) (ds.subfolders > 1 ? ds.subfolders : 0),
             exact ? "" : "about ", (unsigned long long) total, total / 1073741824.0, where);
+    if (wl->num_files_eval)
+        printf ("datagen --dry-run: and %llu evaluation files (%llu subfolders) under valid/ beside it, in the bytes above\n",
+                (unsigned long long) wl->num_files_eval,
+                (unsigned long long) (wl->num_subfolders_eval > 1 ? wl->num_subfolders_eval : 0));
     int rc = 0;
     if (wl->storage.type == SB_STORAGE_FILE) {
         uint64_t free_bytes;
