@@ -43,12 +43,19 @@ s_put (char *at, const char *s, size_t n)
     return at + n;
 }
 
+const char *
+sb_dataset_split (const sb_dataset_t *self)
+{
+    return self->split && *self->split ? self->split : "train";
+}
+
 int
 sb_dataset_folder (const sb_dataset_t *self, uint64_t i, char *dir, size_t size)
 {
-    if (size < 6 + 21)
+    const char *split = sb_dataset_split (self);
+    if (size < strlen (split) + 1 + 21)
         return -1;
-    char *at = s_put (dir, "train", 5);
+    char *at = s_put (dir, split, strlen (split));
     if (self->subfolders > 1) {
         *at++ = '/';
         at = s_put_padded (at, i % self->subfolders, s_digits (self->subfolders));
@@ -61,10 +68,13 @@ int
 sb_dataset_key (const sb_dataset_t *self, uint64_t i, char *key, size_t size)
 {
     size_t plen = strlen (self->prefix), flen = strlen (self->format);
+    const char *split = sb_dataset_split (self);
+    size_t slen = strlen (split);
     /* train/SUB/PREFIX_I_of_N.FORMAT: at most 6 + 21 + plen + 1 + 20 + 4 + 20 + 1 + flen + NUL */
-    if (size < plen + flen + 96)
+    if (size < plen + flen + slen + 91)
         return -1;
-    char *at = s_put (key, "train/", 6);
+    char *at = s_put (key, split, slen);
+    *at++ = '/';
     if (self->subfolders > 1) {
         at = s_put_padded (at, i % self->subfolders, s_digits (self->subfolders));
         *at++ = '/';

@@ -1,6 +1,7 @@
 /* dataset: DLIO's dataset layout, names and object sizes.
  *
- * Object i of N lives at  train/[SUB/]PREFIX_III_of_N.FORMAT  where III is i
+ * Object i of N lives at  train/[SUB/]PREFIX_III_of_N.FORMAT  (valid/ for the
+ * evaluation set: sb_dataset_t.split) where III is i
  * zero-padded to the digits of N and SUB (only when num_subfolders > 1) is
  * i % num_subfolders zero-padded to the digits of num_subfolders, exactly as
  * DLIO's data generator names them. Sizes and content derive from the run
@@ -30,6 +31,10 @@ typedef struct {
     const char *element_type;    /* borrowed: dataset.record_element_type, numpy's name ("uint8"; NULL: uint8) */
     const uint64_t *record_dims; /* borrowed: dataset.record_dims (NULL or ndims 0: DLIO's dim1 x dim2) */
     size_t      record_ndims;
+    /* issue 15, workflow: the folder of the set, "train" (NULL) or "valid"
+     * (DLIO's evaluation files: files = num_files_eval, subfolders =
+     * num_subfolders_eval, named as train/ is) */
+    const char *split;
 } sb_dataset_t;
 
 /* Key of object i, relative to the data folder ("train/img_07_of_64.npz").
@@ -43,6 +48,9 @@ int sb_dataset_key_sorted (const sb_dataset_t *self, uint64_t p, char *key, size
 /* DLIO index i of the object at position p (p < files) of the name order:
  * sb_dataset_key_sorted (p) == sb_dataset_key (sb_dataset_index_at (p)). */
 uint64_t sb_dataset_index_at (const sb_dataset_t *self, uint64_t p);
+
+/* The set's folder: "train", or sb_dataset_t.split ("valid"). Borrowed. */
+const char *sb_dataset_split (const sb_dataset_t *self);
 
 /* Folder of object i relative to the data folder ("train" or "train/3"). */
 int sb_dataset_folder (const sb_dataset_t *self, uint64_t i, char *dir, size_t size);

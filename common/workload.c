@@ -137,13 +137,7 @@ static const s_key_t s_keys[] = {
     { "model.model_size", T_IGNORED, 0, 0, 0, 0, 0, 0 },
     { "reader.shuffle_size", T_NA, 0, 0, 0, 0, 0, "TensorFlow/DALI shuffle buffer: reorders samples in memory, reads the same bytes" },
     /* DLIO keys accepted and recorded, not acted on by this version. */
-    { "workflow.generate_data", T_IGNORED, 0, 0, 0, 0, 0, 0 },
-    { "workflow.train", T_IGNORED, 0, 0, 0, 0, 0, 0 },
-    { "workflow.checkpoint", T_IGNORED, 0, 0, 0, 0, 0, 0 },
-    { "workflow.evaluation", T_IGNORED, 0, 0, 0, 0, 0, 0 },
     { "workflow.profiling", T_NA, 0, 0, 0, 0, 0, "DLIO's profiler (iostat, darshan, dftracer): shardbench records its own per-read traces (shardbench.trace)" },
-    { "dataset.num_files_eval", T_IGNORED, 0, 0, 0, 0, 0, 0 },
-    { "dataset.num_subfolders_eval", T_IGNORED, 0, 0, 0, 0, 0, 0 },
     { "dataset.keep_files", T_NA, 0, 0, 0, 0, 0, "DLIO deletes the dataset after the run when false: shardbench keeps it (datagen --clean removes it)" },
     { "dataset.record_length_bytes_resize", T_IGNORED, 0, 0, 0, 0, 0, 0 },
     { "reader.read_type", T_NA, 0, 0, 0, 0, 0, "on_demand | memory: DLIO keeps files open between samples or not; the bytes read are the same" },
@@ -207,6 +201,20 @@ static const s_key_t s_keys[] = {
     { "dataset.record_dims", T_LIST, 0, 0, "", 0, 0, "shape of a record, [d1, d2, ...] (DLIO): record_length_bytes becomes their product x the element size" },
     { "dataset.record_element_bytes", T_IGNORED, 0, 0, 0, 0, 0, "DLIO recomputes it from dataset.record_element_type" },
     { "dataset.record_length_resize", T_IGNORED, 0, 0, 0, 0, 0, "DLIO's LoadConfig does not read it (record_length_bytes_resize is its key)" },
+    /* issue 15, workflow */
+    { "workflow.generate_data", T_BOOL, OFF (generate_data), 0, "false", 0, 0, "a run generates the dataset first, as `shardbench datagen` (DLIO's default: false)" },
+    { "workflow.train", T_BOOL, OFF (do_train), 0, "true", 0, 0, "a run trains (false: datagen only, or the checkpoint workflow with workflow.checkpoint)" },
+    { "workflow.evaluation", T_BOOL, OFF (do_eval), 0, "false", 0, 0, "evaluate on valid/ after epochs (evaluation.eval_after_epoch, epochs_between_evals)" },
+    { "workflow.checkpoint", T_BOOL, OFF (do_checkpoint), 0, "false", 0, 0, "checkpoints: during training, or with train false the checkpoint workflow" },
+    { "dataset.num_files_eval", T_U64, OFF (num_files_eval), 0, "0", 0, BIG, "objects in the evaluation set (valid/); datagen writes them" },
+    { "dataset.num_subfolders_eval", T_U64, OFF (num_subfolders_eval), 0, "0", 0, 1e7, "subfolders of valid/ (DLIO rule)" },
+    { "reader.batch_size_eval", T_U64, OFF (batch_size_eval), 0, "1", 1, 1e9, "samples per evaluation step per rank" },
+    { "evaluation.eval_time", T_F64, OFF (eval_time), 0, "0", 0, 3600, "emulated compute seconds per evaluation step (mean)" },
+    { "evaluation.eval_time_stdev", T_F64, OFF (eval_time_stdev), 0, "0", 0, 3600, "its standard deviation (normal), s" },
+    { "evaluation.eval_time.mean", T_ALIAS, 0, 0, "evaluation.eval_time", 0, 0, "mapping form of evaluation.eval_time" },
+    { "evaluation.eval_time.stdev", T_ALIAS, 0, 0, "evaluation.eval_time_stdev", 0, 0, "mapping form of evaluation.eval_time_stdev" },
+    { "evaluation.eval_after_epoch", T_U64, OFF (eval_after_epoch), 0, "1", 1, 1e9, "first epoch after which evaluation runs" },
+    { "evaluation.epochs_between_evals", T_U64, OFF (epochs_between_evals), 0, "1", 1, 1e9, "epochs from one evaluation to the next" },
 };
 
 #define S_NKEYS (sizeof s_keys / sizeof s_keys[0])
@@ -882,21 +890,9 @@ s_aliases (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size)
 static int
 s_ckpt_keys (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size)
 {
-    const char *flags[2] = { "workflow.train", "workflow.checkpoint" };
-    int on[2] = { 1, 0 };   /* DLIO's defaults: do_train True, do_checkpoint False */
-    for (int i = 0; i < 2; i++) {
-        const sb_config_entry_t *e = sb_config_get (cfg, flags[i]);
-        if (!e)
-            continue;
-        s_key_t k = { flags[i], T_BOOL, 0, 0, NULL, 0, 0, NULL };
-        sb_workload_t scratch;
-        int *at = &scratch.drop_page_cache;     /* any int field: T_BOOL writes the offset's int */
-        k.offset = (size_t) ((char *) at - (char *) &scratch);
-        if (s_parse (&k, e, e->value ? e->value : "", &scratch, err, err_size) != 0)
-            return -1;
-        on[i] = *at;
-    }
-    wl->ckpt.in_train = on[0] && on[1];
+    (void) err;
+    (void) err_size;
+    wl->ckpt.in_train = wl->do_train && wl->do_checkpoint;    /* the workflow keys are read by then */
     const sb_config_entry_t *size = sb_config_get (cfg, "model.model_size");
     if (size && !sb_config_get (cfg, "model.model_size_bytes") && strcmp (wl->ckpt.model_type, "transformer") != 0) {
         char where[1200];

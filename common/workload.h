@@ -119,6 +119,19 @@ typedef struct {
     char        record_element_type[16];  /* dataset.record_element_type: numpy's name ("uint8") */
     uint64_t    record_dims[8];           /* dataset.record_dims (SB_DATASET_MAX_DIMS at most) */
     size_t      record_ndims;             /* 0: DLIO's dim1 x dim2 from record_length_bytes */
+    /* issue 15, workflow: what a `run` does (DLIO's workflow section) and
+     * the evaluation set, read as DLIO reads them (docs/DLIO.md) */
+    int         generate_data;          /* workflow.generate_data */
+    int         do_train;               /* workflow.train */
+    int         do_eval;                /* workflow.evaluation */
+    int         do_checkpoint;          /* workflow.checkpoint */
+    uint64_t    num_files_eval;         /* dataset.num_files_eval: objects under valid/ */
+    uint64_t    num_subfolders_eval;    /* dataset.num_subfolders_eval */
+    uint64_t    batch_size_eval;        /* reader.batch_size_eval */
+    double      eval_time;              /* evaluation.eval_time: seconds per evaluation step (mean) */
+    double      eval_time_stdev;        /* evaluation.eval_time_stdev (0: constant) */
+    uint64_t    eval_after_epoch;       /* evaluation.eval_after_epoch */
+    uint64_t    epochs_between_evals;   /* evaluation.epochs_between_evals */
 } sb_workload_t;
 
 /* Fill *wl from cfg (defaults for absent keys). Returns 0, or -1 with

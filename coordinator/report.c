@@ -107,6 +107,50 @@ s_print_caching_host (void *ctx, const sb_report_host_caching_t *h)
                  (double) h->memory_bytes / 1073741824.0, (double) h->data_bytes / 1073741824.0);
 }
 
+/* issue 15, workflow: the phases the command ran, and the evaluations
+ * (evals) with DLIO's evaluation figures, after the training epochs.
+ * Returns 0, or -1 (sqlite3_errmsg). */
+static int
+s_print_workflow (sqlite3 *db, int64_t run_id, FILE *out)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = -1;
+    if (sqlite3_prepare_v2 (db, "SELECT workflow, eval_au_mean_percentage, eval_au_stdev_percentage,"
+                            " eval_throughput_mean_samples_per_second, eval_io_mean_MB_per_second FROM runs WHERE id = ?",
+                            -1, &st, NULL) != SQLITE_OK || sqlite3_bind_int64 (st, 1, run_id) != SQLITE_OK)
+        goto done;
+    if (sqlite3_step (st) != SQLITE_ROW)
+        goto done;
+    if (sqlite3_column_type (st, 0) != SQLITE_NULL)
+        fprintf (out, "  workflow: %s\n", sb_report_column_text (st, 0));
+    int evals = sqlite3_column_type (st, 1) != SQLITE_NULL;
+    double au = sqlite3_column_double (st, 1), au_sd = sqlite3_column_double (st, 2),
+           tput = sqlite3_column_double (st, 3), io = sqlite3_column_double (st, 4);
+    sqlite3_finalize (st);
+    st = NULL;
+    if (!evals)
+        return 0;
+    if (sqlite3_prepare_v2 (db, "SELECT epoch, samples, steps, duration_s, mib_per_s, eval_au_percentage,"
+                            " eval_throughput_samples_per_second FROM evals WHERE run_id = ? ORDER BY epoch", -1, &st,
+                            NULL) != SQLITE_OK || sqlite3_bind_int64 (st, 1, run_id) != SQLITE_OK)
+        goto done;
+    fprintf (out, "  evaluations (valid/, after the epoch; DLIO's eval AU and samples/s):\n");
+    fprintf (out, "  %5s %10s %7s %10s %10s %10s %12s\n", "epoch", "samples", "steps", "time s", "MiB/s", "AU %",
+             "samples/s");
+    int step;
+    while ((step = sqlite3_step (st)) == SQLITE_ROW)
+        fprintf (out, "  %5lld %10lld %7lld %10.3f %10.1f %10.2f %12.1f\n", sqlite3_column_int64 (st, 0),
+                 sqlite3_column_int64 (st, 1), sqlite3_column_int64 (st, 2), sqlite3_column_double (st, 3),
+                 sqlite3_column_double (st, 4), sqlite3_column_double (st, 5), sqlite3_column_double (st, 6));
+    if (step != SQLITE_DONE)
+        goto done;
+    fprintf (out, "  eval AU mean %.2f%% (stdev %.2f), %.1f samples/s, %.1f MiB/s\n", au, au_sd, tput, io);
+    rc = 0;
+done:
+    sqlite3_finalize (st);
+    return rc;
+}
+
 int
 sb_report_print (sqlite3 *db, int64_t run_id, FILE *out)
 {
@@ -196,6 +240,10 @@ sb_report_print (sqlite3 *db, int64_t run_id, FILE *out)
                  from_memory > 1 ? "these epochs" : "this epoch", from_memory > 1 ? "" : "s");
     if (train && sb_report_host_caching (db, run_id, s_print_caching_host, out) != 0) {
         fprintf (stderr, "shardbench report: %s\n", sqlite3_errmsg (db));
+        goto done;
+    }
+    if (s_print_workflow (db, run_id, out) != 0) {
+        fprintf (stderr, "shardbench: report: %s\n", sqlite3_errmsg (db));
         goto done;
     }
     if (ckpt && sb_ckpt_report_print (db, run_id, out) != 0) {

@@ -354,6 +354,21 @@ s_upgrade (sqlite3 *db, const char *path, char *err, size_t err_size)
                               " ALTER TABLE epochs ADD COLUMN barrier_own_p99_ms REAL;",
                               NULL, NULL, &msg) != SQLITE_OK)
         what = "cannot upgrade the runs, epochs and rank_epochs tables to version 9", rc = -1;
+    /* version 9 -> 10: the phases a command ran (runs.workflow, DLIO's
+     * workflow section) and DLIO's evaluation figures (the evals and
+     * eval_ranks tables are new and come from the schema itself); older runs
+     * keep NULL */
+    else if (version >= 1 && version <= 9
+             && sqlite3_exec (db, "ALTER TABLE runs ADD COLUMN workflow TEXT;"
+                              " ALTER TABLE runs ADD COLUMN eval_au_mean_percentage REAL;"
+                              " ALTER TABLE runs ADD COLUMN eval_au_stdev_percentage REAL;"
+                              " ALTER TABLE runs ADD COLUMN eval_au_meet_expectation TEXT;"
+                              " ALTER TABLE runs ADD COLUMN eval_throughput_mean_samples_per_second REAL;"
+                              " ALTER TABLE runs ADD COLUMN eval_throughput_stdev_samples_per_second REAL;"
+                              " ALTER TABLE runs ADD COLUMN eval_io_mean_MB_per_second REAL;"
+                              " ALTER TABLE runs ADD COLUMN eval_io_stdev_MB_per_second REAL;", NULL, NULL, &msg)
+                != SQLITE_OK)
+        what = "cannot upgrade the runs table to version 10", rc = -1;
     else if (sqlite3_exec (db, sb_results_sql, NULL, NULL, &msg) != SQLITE_OK)
         what = "cannot apply schemas/results.sql", rc = -1;
     else {
@@ -1198,6 +1213,48 @@ sb_resultdb_run_sampler (sb_resultdb_t *self, int64_t run_id, const char *sample
 {
     return sb_resultdb_exec (self, "UPDATE runs SET sampler = ?, loader_threads = ? WHERE id = ?", "tii", sampler,
                              (int64_t) loader_threads, run_id);
+}
+
+int
+sb_resultdb_add_eval_rank (sb_resultdb_t *self, int64_t run_id, const sb_eval_rank_t *e)
+{
+    return sb_resultdb_exec (self, "INSERT OR REPLACE INTO eval_ranks (run_id, epoch, rank, host, samples, steps, bytes,"
+                             " started_at, finished_at, compute_s, io_wait_s, dlio_au_percentage,"
+                             " dlio_throughput_samples_per_second) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                             "iiitiiidddddd", run_id, (int64_t) e->epoch, (int64_t) e->rank, e->host,
+                             (int64_t) e->samples, (int64_t) e->steps, (int64_t) e->bytes, e->started_at,
+                             e->finished_at, e->compute_s, e->io_wait_s, e->au_percentage, e->samples_per_s);
+}
+
+int
+sb_resultdb_add_eval (sb_resultdb_t *self, int64_t run_id, const sb_eval_t *e)
+{
+    double d = e->duration_s > 1e-9 ? e->duration_s : 1e-9;
+    return sb_resultdb_exec (self, "INSERT OR REPLACE INTO evals (run_id, epoch, samples, dropped, bytes, steps,"
+                             " duration_s, samples_per_s, mib_per_s, eval_au_percentage,"
+                             " eval_throughput_samples_per_second, eval_io_MB_per_second, read_p50_ms, read_p99_ms)"
+                             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", "iiiiiidddddddd", run_id,
+                             (int64_t) e->epoch, (int64_t) e->samples, (int64_t) e->dropped, (int64_t) e->bytes,
+                             (int64_t) e->steps, e->duration_s, (double) e->samples / d,
+                             (double) e->bytes / 1048576.0 / d, e->au_percentage, e->samples_per_s, e->io_mib_per_s,
+                             e->read_p50_ms, e->read_p99_ms);
+}
+
+int
+sb_resultdb_run_eval (sb_resultdb_t *self, int64_t run_id, const sb_dlio_summary_t *s)
+{
+    return sb_resultdb_exec (self, "UPDATE runs SET eval_au_mean_percentage = ?, eval_au_stdev_percentage = ?,"
+                             " eval_au_meet_expectation = ?, eval_throughput_mean_samples_per_second = ?,"
+                             " eval_throughput_stdev_samples_per_second = ?, eval_io_mean_MB_per_second = ?,"
+                             " eval_io_stdev_MB_per_second = ? WHERE id = ?", "ddtddddi", s->au_mean, s->au_stdev,
+                             s->meet ? "success" : "fail", s->throughput_mean, s->throughput_stdev, s->io_mean,
+                             s->io_stdev, run_id);
+}
+
+int
+sb_resultdb_run_workflow (sb_resultdb_t *self, int64_t run_id, const char *phases)
+{
+    return sb_resultdb_exec (self, "UPDATE runs SET workflow = ? WHERE id = ?", "ti", phases, run_id);
 }
 
 int

@@ -20,7 +20,7 @@
 
 typedef struct sb_resultdb sb_resultdb_t;
 
-#define SB_RESULTDB_VERSION 9
+#define SB_RESULTDB_VERSION 10
 
 /* Open (creating when absent) the database at path for writing, check it
  * (a corrupt file is an error naming it) and apply or upgrade the schema.
@@ -127,6 +127,26 @@ int sb_resultdb_run_dlio (sb_resultdb_t *self, int64_t run_id, const sb_dlio_sum
 /* The run's sampler (sb_sampler_kind_name) and loader threads per rank. */
 int sb_resultdb_run_sampler (sb_resultdb_t *self, int64_t run_id, const char *sampler, uint64_t loader_threads);
 
+/* issue 15, workflow: an evaluation (the evals and eval_ranks tables):
+ * one rank's, then the totals with DLIO's figures, and the run's DLIO
+ * evaluation figures over its evaluations (sb_dlio_summarise of them). */
+typedef struct {
+    uint64_t    epoch, rank, samples, steps, bytes;
+    const char *host;
+    double      started_at, finished_at, compute_s, io_wait_s;
+    double      au_percentage, samples_per_s;   /* DLIO's figures of the rank */
+} sb_eval_rank_t;
+int sb_resultdb_add_eval_rank (sb_resultdb_t *self, int64_t run_id, const sb_eval_rank_t *e);
+typedef struct {
+    uint64_t epoch, samples, dropped, bytes, steps;
+    double   duration_s;
+    double   au_percentage, samples_per_s, io_mib_per_s;   /* DLIO's: the ranks' mean AU, summed samples/s */
+    double   read_p50_ms, read_p99_ms;
+} sb_eval_t;
+int sb_resultdb_add_eval (sb_resultdb_t *self, int64_t run_id, const sb_eval_t *e);
+int sb_resultdb_run_eval (sb_resultdb_t *self, int64_t run_id, const sb_dlio_summary_t *s);
+/* The phases the command ran, in order, as "datagen,train" (runs.workflow). */
+int sb_resultdb_run_workflow (sb_resultdb_t *self, int64_t run_id, const char *phases);
 /* An epoch's files no rank read, and the step barrier's own cost
  * percentiles (milliseconds; own_p50_ms < 0: no barrier, left NULL). */
 int sb_resultdb_epoch_sampler (sb_resultdb_t *self, int64_t run_id, uint64_t epoch, uint64_t unused_files,

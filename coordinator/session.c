@@ -58,7 +58,7 @@ typedef struct {
     int       clock_known;
 } s_worker_t;
 
-typedef enum { S_PHASE_NONE, S_PHASE_DATAGEN, S_PHASE_TRAIN, S_PHASE_CHECKPOINT } s_phase_t;
+typedef enum { S_PHASE_NONE, S_PHASE_DATAGEN, S_PHASE_TRAIN, S_PHASE_CHECKPOINT, S_PHASE_EVAL } s_phase_t;
 
 /* Per-endpoint totals of the current run, merged from ENDPOINT_STATS. */
 typedef struct {
@@ -151,6 +151,17 @@ typedef struct {
     uint64_t        ckpt_written;   /* checkpoints of the run every rank reported */
     char            ckpt_root[PATH_MAX];    /* checkpoint.checkpoint_folder as workers see it: PHASE_START */
                                             /* ckpt_root, "s3://BUCKET/PREFIX/" or "/abs/folder/" (ckpt_target.h) */
+    /* issue 15, workflow: the phases this command ran so far, in order
+     * ("datagen,train"): each run row records them (runs.workflow) */
+    char            workflow[128];
+    /* the evaluation set (workflow.evaluation): its sampler (rank 0's,
+     * owned), this evaluation's figures, and DLIO's per evaluation */
+    sb_sampler_t   *eval_sampler;
+    sb_sampler_epoch_t eval_info;
+    int             eval_sizes;     /* PHASE_START catalog_sizes of valid/: 1 the generator's, 2 unknown */
+    uint64_t        eval_prepared;  /* the last epoch the evaluation sampler prepared (0: none) */
+    double         *eval_au, *eval_tput;   /* per evaluation (owned) */
+    size_t          evals;
 } s_session_t;
 
 /* issue 15, ckpt: checkpoints during training (defined with s_phase_checkpoint) */
@@ -253,6 +264,7 @@ static void s_dataset (s_session_t *self, sb_dataset_t *ds);
 static void s_marker_dataset (s_session_t *self, sb_dataset_t *ds);
 static int s_s3_marker_write (s_session_t *self, const char *state, uint64_t bytes, char *err, size_t err_size);
 static int s_keep_alive (void *arg);
+static int s_check_objects (s_session_t *self, const sb_dataset_t *ds, const char *what, char *err, size_t err_size);
 static void s_lost (s_session_t *self, s_worker_t *w, const char *op, const char *why);
 static void s_end_run (s_session_t *self);
 static void s_stall_note (s_session_t *self, char *buf, size_t size);
@@ -465,6 +477,12 @@ s_on_hello (s_session_t *self, zframe_t *identity, sb_msg_hello_t *m)
     r->trace = (char *) wl->trace;
     r->record_element_type = (char *) wl->record_element_type;     /* issue 15, formats */
     r->record_dims = (sb_u64s_t) { wl->record_ndims, (uint64_t *) wl->record_dims };
+    /* the evaluation set: datagen writes it, eval phases read it */
+    r->eval_files = wl->num_files_eval;
+    r->eval_subfolders = wl->num_subfolders_eval;
+    r->eval_batch_size = wl->batch_size_eval;
+    r->eval_time = wl->eval_time;
+    r->eval_time_stdev = wl->eval_time_stdev;
     if (sb_storage_to_welcome (&wl->storage, r) != 0) {
         s_fail (self, "out of memory");
         return;
@@ -651,6 +669,39 @@ s_on_step (s_session_t *self, s_worker_t *w, const sb_msg_step_t *m)
     self->barrier_arrived = 0;
 }
 
+/* A rank finished an evaluation: DLIO's figures of the rank
+ * (compute_metrics_eval: AU over the metric window, 0 without compute;
+ * throughput over every step and the whole span) and its eval_ranks row. */
+static void
+s_on_eval_rank_done (s_session_t *self, s_worker_t *w, const sb_msg_rank_done_t *m, double started_at,
+                     double finished_at)
+{
+    uint64_t batch = self->o->wl->batch_size_eval;
+    double span = m->finished_at - m->started_at;
+    sb_dlio_rank_t fig;
+    sb_dlio_rank_figures (span, m->head_proc_s, m->tail_proc_s, m->metric_compute_s, m->metric_steps, m->batches,
+                          batch, &fig);
+    sb_eval_rank_t er = {
+        .epoch = m->epoch, .rank = m->rank, .samples = m->samples, .steps = m->batches, .bytes = m->bytes,
+        .host = w->host, .started_at = started_at, .finished_at = finished_at, .compute_s = m->compute_s,
+        .io_wait_s = m->io_wait_s, .au_percentage = m->metric_compute_s > 0 ? fig.au_percentage : 0,
+        .samples_per_s = span > 0 ? (double) m->batches * (double) batch / span : 0,
+    };
+    self->ep_dlio_au_sum += er.au_percentage;
+    self->ep_dlio_tput_sum += er.samples_per_s;
+    sb_histogram_merge_counts (&self->read_latency, m->read_latency.items, m->read_latency.count);
+    if (!self->ep_ranks++ || started_at < self->ep_first_start)
+        self->ep_first_start = started_at;
+    if (finished_at > self->ep_last_finish)
+        self->ep_last_finish = finished_at;
+    self->ep_samples += m->samples;
+    self->ep_bytes += m->bytes;
+    if (sb_resultdb_add_eval_rank (self->o->db, self->run_id, &er) != 0)
+        s_fail (self, "cannot record rank %llu of the evaluation after epoch %llu: %s", (unsigned long long) m->rank,
+                (unsigned long long) m->epoch, sb_resultdb_errmsg (self->o->db));
+    self->ranks_done++;
+}
+
 static void
 s_on_rank_done (s_session_t *self, s_worker_t *w, const sb_msg_rank_done_t *m)
 {
@@ -684,7 +735,7 @@ s_on_rank_done (s_session_t *self, s_worker_t *w, const sb_msg_rank_done_t *m)
                 w->host, m->ckpt_s, (unsigned long long) m->epoch, m->finished_at - m->started_at);
         return;
     }
-    if (self->phase == S_PHASE_TRAIN
+    if ((self->phase == S_PHASE_TRAIN || self->phase == S_PHASE_EVAL)
         && !(m->metric_steps <= m->batches && m->metric_compute_s >= 0 && isfinite (m->metric_compute_s)
              && m->head_proc_s >= 0 && isfinite (m->head_proc_s) && m->tail_proc_s >= 0 && isfinite (m->tail_proc_s))) {
         s_fail (self, "rank %llu on %s reported impossible DLIO metric sums for epoch %llu: %llu of %llu steps in the"
@@ -701,10 +752,22 @@ s_on_rank_done (s_session_t *self, s_worker_t *w, const sb_msg_rank_done_t *m)
                 (unsigned long long) self->ep_info.steps);
         return;
     }
+    if (self->phase == S_PHASE_EVAL
+        && (m->samples != self->eval_info.samples_per_rank || m->batches != self->eval_info.steps)) {
+        s_fail (self, "rank %llu on %s finished the evaluation after epoch %llu with %llu samples and %llu steps,"
+                " expected %llu and %llu", (unsigned long long) m->rank, w->host, (unsigned long long) m->epoch,
+                (unsigned long long) m->samples, (unsigned long long) m->batches,
+                (unsigned long long) self->eval_info.samples_per_rank, (unsigned long long) self->eval_info.steps);
+        return;
+    }
     self->rank_done[m->rank] = 1;
     /* on the coordinator's clock: an epoch spans ranks of several hosts */
     double offset = w->clock_known ? w->clock_offset : 0, started_at = m->started_at - offset,
            finished_at = m->finished_at - offset;
+    if (self->phase == S_PHASE_EVAL) {
+        s_on_eval_rank_done (self, w, m, started_at, finished_at);
+        return;
+    }
     if (self->phase == S_PHASE_CHECKPOINT) {
         uint64_t want = self->ckpt.model_bytes[m->rank] + self->ckpt.optim_bytes[m->rank];
         if (m->bytes != want)
@@ -781,7 +844,7 @@ s_on_stats (s_session_t *self, s_worker_t *w, const sb_msg_stats_t *m)
                  (unsigned long long) m->rank, (unsigned long long) m->epoch, (unsigned long long) w->id, w->host);
         return;
     }
-    if (self->run_id > 0
+    if (self->run_id > 0 && self->phase != S_PHASE_EVAL   /* timeseries: the training epochs' seconds */
         && sb_resultdb_add_stats (self->o->db, self->run_id, sb_now (), m->epoch, m->rank, m->samples, m->bytes,
                                   m->reads, (double) m->read_ns / 1e9, (double) m->compute_ns / 1e9) != 0)
         s_fail (self, "cannot record the counters of rank %llu: %s", (unsigned long long) m->rank,
@@ -1146,6 +1209,14 @@ s_all_ranks_done (s_session_t *self)
 
 /* ---------------------------------------------------------------- phases */
 
+/* Append phase to the phases this command ran (runs.workflow). */
+static void
+s_workflow_add (s_session_t *self, const char *phase)
+{
+    size_t n = strlen (self->workflow);
+    snprintf (self->workflow + n, sizeof self->workflow - n, "%s%s", n ? "," : "", phase);
+}
+
 static int64_t
 s_begin_run (s_session_t *self, const char *kind)
 {
@@ -1161,6 +1232,7 @@ s_begin_run (s_session_t *self, const char *kind)
         .accelerators = self->o->accelerators, .hosts = nhosts, .workers = self->nworkers, .seed = self->o->seed,
         .au_threshold = self->o->wl->au,
     };
+    s_workflow_add (self, kind);
     int64_t id = sb_resultdb_run_begin (self->o->db, &info);
     if (id < 0) {
         s_fail (self, "cannot write the run to the result database: %s", sb_resultdb_errmsg (self->o->db));
@@ -1208,6 +1280,9 @@ s_end_run (s_session_t *self)
     /* closed: what happens from here on (a worker lost while the rows
      * drain, or before the next phase's run) belongs to no row of this run */
     self->run_open = 0;
+    if (sb_resultdb_run_workflow (self->o->db, self->run_id, self->workflow) != 0)
+        s_fail (self, "cannot record the workflow of run %lld: %s", (long long) self->run_id,
+                sb_resultdb_errmsg (self->o->db));
     if (sb_resultdb_run_finish (self->o->db, self->run_id, status, self->failed ? self->failure : NULL) != 0
         || sb_resultdb_sync (self->o->db) != 0)
         s_fail (self, "cannot close run %lld: %s", (long long) self->run_id, sb_resultdb_errmsg (self->o->db));
@@ -1218,9 +1293,14 @@ s_phase_datagen (s_session_t *self)
 {
     if (s_begin_run (self, "datagen") < 0)
         return -1;
-    uint64_t n = self->o->wl->num_files_train;
-    sb_info ("generating %llu files under %s (%llu ranks)", (unsigned long long) n, self->catalog_info.prefix,
-             (unsigned long long) self->o->accelerators);
+    uint64_t n = self->o->wl->num_files_train, eval = self->o->wl->num_files_eval;
+    if (eval)
+        sb_info ("generating %llu files under %strain/ and %llu under %svalid/ (%llu ranks)", (unsigned long long) n,
+                 self->catalog_info.prefix, (unsigned long long) eval, self->catalog_info.prefix,
+                 (unsigned long long) self->o->accelerators);
+    else
+        sb_info ("generating %llu files under %s (%llu ranks)", (unsigned long long) n, self->catalog_info.prefix,
+                 (unsigned long long) self->o->accelerators);
     self->phase = S_PHASE_DATAGEN;
     self->epoch = 0;
     self->ranks_done = 0;
@@ -1232,7 +1312,7 @@ s_phase_datagen (s_session_t *self)
     start.u.phase_start.epoch = 0;
     start.u.phase_start.items = n;
     s_broadcast (self, &start);
-    sb_progress_phase (self->progress, "datagen", "files", 0, 0, n, 0, sb_now ());
+    sb_progress_phase (self->progress, "datagen", "files", 0, 0, n + eval, 0, sb_now ());
     int rc = s_pump_until (self, s_all_ranks_done, 0, "generating the dataset");
     sb_progress_clear (self->progress);
     if (rc == 0 && sb_resultdb_close_epoch (self->o->db, self->run_id, 0, 0, 0, 0) != 0)
@@ -1379,6 +1459,116 @@ s_sampler_new (s_session_t *self, char *err, size_t err_size)
     return self->sampler ? 0 : -1;
 }
 
+/* The evaluation set as DLIO names it: valid/, num_files_eval files in
+ * num_subfolders_eval subfolders, otherwise the training set's layout. */
+static void
+s_eval_dataset (s_session_t *self, sb_dataset_t *ds)
+{
+    const sb_workload_t *wl = self->o->wl;
+    s_dataset (self, ds);
+    ds->split = "valid";
+    ds->files = wl->num_files_eval;
+    ds->subfolders = wl->num_subfolders_eval;
+}
+
+/* One evaluation after training epoch e, as DLIO's _eval: every rank reads
+ * its share of valid/ in the training set's sampler order (over the
+ * evaluation files, batch reader.batch_size_eval, no step limit) and
+ * computes evaluation.eval_time per step, with no barrier between steps.
+ * Its figures go to evals and eval_ranks, not to the epochs. Returns 0, or
+ * -1 when the run failed. */
+static int
+s_phase_eval (s_session_t *self, uint64_t e)
+{
+    const sb_workload_t *wl = self->o->wl;
+    char err[512];
+    if (!self->eval_sampler) {
+        sb_sampler_cfg_t sc = {
+            .kind = sb_sampler_kind_for (wl), .listed = wl->num_files_eval, .expected = wl->num_files_eval,
+            .samples_per_file = wl->num_samples_per_file, .ranks = self->o->accelerators,
+            .batch_size = wl->batch_size_eval, .threads = self->loader_threads, .seed = self->o->seed,
+            .sample_shuffle = wl->sample_shuffle, .file_shuffle = wl->file_shuffle,
+            .seed_change_epoch = wl->seed_change_epoch, .max_steps = 0, .first_rank = 0, .nranks = 1,
+        };
+        if (!(self->eval_sampler = sb_sampler_new (&sc, err, sizeof err))) {
+            s_fail (self, "evaluation: %s", err);
+            return -1;
+        }
+        sb_dataset_t ds;
+        s_eval_dataset (self, &ds);
+        int synthetic = wl->storage.type == SB_STORAGE_SYNTHETIC;
+        /* valid/ comes from the datagen that made train/: its sizes are the
+         * generator's where train/'s are, else each object is read whole */
+        self->eval_sizes = synthetic || (self->catalog_sizes == 1 && sb_generator_size_known (&ds, 0)) ? 1 : 2;
+        self->eval_au = calloc (wl->epochs, sizeof *self->eval_au);
+        self->eval_tput = calloc (wl->epochs, sizeof *self->eval_tput);
+        if (!self->eval_au || !self->eval_tput) {
+            s_fail (self, "out of memory for the evaluation metrics of %llu epochs", (unsigned long long) wl->epochs);
+            return -1;
+        }
+        s_workflow_add (self, "eval");
+    }
+    /* DLIO reshuffles both sets every epoch: the evaluation sampler goes
+     * through the epochs without an evaluation too, in order */
+    while (self->eval_prepared < e)
+        if (sb_sampler_epoch (self->eval_sampler, ++self->eval_prepared, err, sizeof err) != 0) {
+            s_fail (self, "evaluation: %s", err);
+            return -1;
+        }
+    self->eval_info = *sb_sampler_info (self->eval_sampler);
+    const sb_sampler_epoch_t *info = &self->eval_info;
+    self->phase = S_PHASE_EVAL;
+    self->epoch = e;
+    self->ranks_done = 0;
+    memset (self->rank_done, 0, self->o->accelerators);
+    sb_histogram_reset (&self->read_latency);
+    self->ep_samples = self->ep_bytes = self->ep_ranks = 0;
+    self->ep_first_start = self->ep_last_finish = 0;
+    self->ep_dlio_au_sum = self->ep_dlio_tput_sum = 0;
+    uint64_t samples = info->samples_per_rank * self->o->accelerators;
+    sb_msg_t start = { .type = SB_MSG_PHASE_START };
+    start.u.phase_start.phase = "eval";
+    start.u.phase_start.run_id = (uint64_t) self->run_id;
+    start.u.phase_start.epoch = e;
+    start.u.phase_start.items = samples;
+    start.u.phase_start.samples_per_rank = info->samples_per_rank;
+    start.u.phase_start.batches = info->steps;
+    start.u.phase_start.listed = wl->num_files_eval;
+    start.u.phase_start.catalog_names = 1;     /* DLIO's names: the workers derive them */
+    start.u.phase_start.catalog_sizes = (uint64_t) self->eval_sizes;
+    s_broadcast (self, &start);
+    sb_progress_phase (self->progress, "eval", "samples", e, wl->epochs, samples, 0, sb_now ());
+    char what[64];
+    snprintf (what, sizeof what, "evaluating after epoch %llu", (unsigned long long) e);
+    int pumped = s_pump_until (self, s_all_ranks_done, 0, what);
+    sb_progress_clear (self->progress);
+    self->phase = S_PHASE_NONE;
+    if (pumped != 0 || self->failed)
+        return -1;
+    /* DLIO's figures of the evaluation: the ranks' AU over comm_size, their samples/s summed */
+    double au = self->ep_dlio_au_sum / (double) self->o->accelerators, tput = self->ep_dlio_tput_sum;
+    const sb_histogram_t *rl = &self->read_latency;
+    sb_eval_t ev = {
+        .epoch = e, .samples = self->ep_samples, .dropped = info->dropped, .bytes = self->ep_bytes,
+        .steps = info->steps, .duration_s = self->ep_last_finish - self->ep_first_start, .au_percentage = au,
+        .samples_per_s = tput, .io_mib_per_s = sb_dlio_io_mib (tput, self->record_size),
+        .read_p50_ms = rl->total ? sb_histogram_quantile (rl, 0.5) / 1000.0 : NAN,
+        .read_p99_ms = rl->total ? sb_histogram_quantile (rl, 0.99) / 1000.0 : NAN,
+    };
+    if (sb_resultdb_add_eval (self->o->db, self->run_id, &ev) != 0 || sb_resultdb_flush (self->o->db) != 0) {
+        s_fail (self, "cannot record the evaluation after epoch %llu: %s", (unsigned long long) e,
+                sb_resultdb_errmsg (self->o->db));
+        return -1;
+    }
+    self->eval_au[self->evals] = au;
+    self->eval_tput[self->evals++] = tput;
+    double d = ev.duration_s > 1e-9 ? ev.duration_s : 1e-9;
+    sb_info ("evaluation after epoch %llu: %llu samples of valid/ in %.2f s, %.1f samples/s, %.1f MiB/s;"
+             " DLIO's eval AU %.2f%%, %.1f samples/s", (unsigned long long) e, (unsigned long long) ev.samples,
+             ev.duration_s, (double) ev.samples / d, (double) ev.bytes / 1048576.0 / d, au, tput);
+    return 0;
+}
+
 static int
 s_phase_train (s_session_t *self)
 {
@@ -1446,6 +1636,7 @@ s_phase_train (s_session_t *self)
                  wl->ckpt.folder, (unsigned long long) self->ckpt.total_bytes, (unsigned long long) self->ckpt.nfiles,
                  wl->ckpt.steps_between >= 0 ? "by step" : "by epoch");
     }
+    uint64_t next_eval = wl->eval_after_epoch;  /* DLIO's schedule: eval_after_epoch, then every epochs_between_evals */
     for (uint64_t e = 1; e <= wl->epochs && !self->failed; e++) {
         self->phase = S_PHASE_TRAIN;
         self->epoch = e;
@@ -1527,6 +1718,11 @@ s_phase_train (s_session_t *self)
                  (double) self->ep_samples / d, (double) self->ep_bytes / 1048576.0 / d,
                  self->ep_ranks ? 100 * self->ep_au_sum / (double) self->ep_ranks : 0.0, dlio_au, dlio_tput,
                  sb_dlio_io_mib (dlio_tput, self->record_size));
+        if (wl->do_eval && e >= next_eval) {
+            next_eval += wl->epochs_between_evals;
+            if (s_phase_eval (self, e) != 0)
+                break;
+        }
     }
     self->phase = S_PHASE_NONE;
     if (self->dlio_epochs > 0) {
@@ -1535,6 +1731,13 @@ s_phase_train (s_session_t *self)
         sb_dlio_summarise (self->dlio_au, self->dlio_tput, self->dlio_epochs, self->record_size, wl->au, &sum);
         if (sb_resultdb_run_dlio (self->o->db, self->run_id, &sum, self->record_size) != 0)
             s_fail (self, "cannot record the run's DLIO metrics: %s", sb_resultdb_errmsg (self->o->db));
+    }
+    if (self->evals > 0) {
+        /* DLIO's evaluation figures over the evaluations (end_run, do_eval) */
+        sb_dlio_summary_t sum;
+        sb_dlio_summarise (self->eval_au, self->eval_tput, self->evals, self->record_size, wl->au, &sum);
+        if (sb_resultdb_run_eval (self->o->db, self->run_id, &sum) != 0)
+            s_fail (self, "cannot record the run's DLIO evaluation metrics: %s", sb_resultdb_errmsg (self->o->db));
     }
     s_end_run (self);
     return self->failed ? -1 : 0;
@@ -1766,22 +1969,31 @@ s_object_exists (s_session_t *self, const sb_dataset_t *ds, uint64_t i, char *ke
 static int
 s_spot_check (s_session_t *self, char *err, size_t err_size)
 {
-    const sb_workload_t *wl = self->o->wl;
     sb_dataset_t ds;
     s_dataset (self, &ds);
-    uint64_t k = wl->listing_validation_interval, checked = 0, n = wl->num_files_train;
+    return s_check_objects (self, &ds, "dataset.skip_listing", err, err_size);
+}
+
+/* Check that objects 0, k, 2k, ... and the last of ds exist (k:
+ * dataset.listing_validation_interval); `what` names the check in
+ * messages. Returns 0, or -1 with err. */
+static int
+s_check_objects (s_session_t *self, const sb_dataset_t *ds_in, const char *what, char *err, size_t err_size)
+{
+    const sb_workload_t *wl = self->o->wl;
+    sb_dataset_t ds = *ds_in;
+    uint64_t k = wl->listing_validation_interval, checked = 0, n = ds.files;
     char key[PATH_MAX], why[2048];
     uint64_t t0 = sb_mono_ns ();
     for (uint64_t i = 0; i < n; i = (i + k < n || i == n - 1) ? i + k : n - 1) {
         if (s_keep_alive (self)) {
-            snprintf (err, err_size, "interrupted by %s while checking the objects of dataset.skip_listing",
-                      s_signal_name ());
+            snprintf (err, err_size, "interrupted by %s while checking the objects of %s", s_signal_name (), what);
             return -1;
         }
         int rc = s_object_exists (self, &ds, i, key, sizeof key, why, sizeof why);
         checked++;
         if (rc != 1) {
-            snprintf (err, err_size, "dataset.skip_listing: %s '%s' (object %llu of %llu; every %llu-th object is checked): %s",
+            snprintf (err, err_size, "%s: %s '%s' (object %llu of %llu; every %llu-th object is checked): %s", what,
                       rc == 0 ? "missing object" : "cannot check object", key, (unsigned long long) i,
                       (unsigned long long) n, (unsigned long long) k, why);
             return -1;
@@ -1789,7 +2001,7 @@ s_spot_check (s_session_t *self, char *err, size_t err_size)
         if (i == n - 1)
             break;
     }
-    sb_info ("skip_listing: %llu of %llu objects checked (every %llu-th and the last) in %.3f s", (unsigned long long) checked,
+    sb_info ("%s: %llu of %llu objects checked (every %llu-th and the last) in %.3f s", what, (unsigned long long) checked,
              (unsigned long long) n, (unsigned long long) k, (double) (sb_mono_ns () - t0) / 1e9);
     return 0;
 }
@@ -2148,6 +2360,29 @@ s_plan_bytes (const sb_dataset_t *ds, uint64_t *bytes, int *exact, char *err, si
     return 0;
 }
 
+/* Bytes a datagen writes: the training set, and the evaluation set under
+ * valid/ (dataset.num_files_eval) when there is one. Returns 0, or -1 with err. */
+static int
+s_plan_datagen_bytes (s_session_t *self, uint64_t *bytes, int *exact, char *err, size_t err_size)
+{
+    sb_dataset_t ds;
+    s_marker_dataset (self, &ds);
+    if (s_plan_bytes (&ds, bytes, exact, err, err_size) != 0)
+        return -1;
+    if (self->o->wl->num_files_eval == 0)
+        return 0;
+    ds.split = "valid";
+    ds.files = self->o->wl->num_files_eval;
+    ds.subfolders = self->o->wl->num_subfolders_eval;
+    uint64_t eval_bytes;
+    int eval_exact;
+    if (s_plan_bytes (&ds, &eval_bytes, &eval_exact, err, err_size) != 0)
+        return -1;
+    *bytes = eval_bytes > UINT64_MAX - *bytes ? UINT64_MAX : *bytes + eval_bytes;
+    *exact = *exact && eval_exact;
+    return 0;
+}
+
 /* Create (with its parents) and lock the local data folder for the whole
  * session: exclusive for a datagen, shared for a run that reads. */
 static int
@@ -2386,6 +2621,15 @@ s_s3_scan (s_session_t *self, int collect, s_s3_scan_t *sc, char *err, size_t er
     return 0;
 }
 
+/* How to clear another generation's files: `datagen --clean`; a run
+ * (workflow.generate_data) has no --clean. */
+static const char *
+s_clean_hint (const sb_session_opts_t *o)
+{
+    return o->kind == SB_SESSION_DATAGEN ? "pass --clean"
+                                         : "run `shardbench datagen --clean` with this workload (it has no --clean)";
+}
+
 /* Before a datagen writes under an S3 prefix: as s_datagen_check does for
  * a local folder, refuse objects of another generation under train/
  * (unless --clean, which deletes them and the marker first), state the
@@ -2403,7 +2647,7 @@ s_s3_datagen_check (s_session_t *self, char *err, size_t err_size)
     s_s3_marker_key (self, key, sizeof key);
     int have = s_s3_marker_read (self, &m, why, sizeof why);
     if (have < 0 && !o->clean) {
-        snprintf (err, err_size, "%s: pass --clean to replace it and the dataset objects", why);
+        snprintf (err, err_size, "%s: %s to replace it and the dataset objects", why, s_clean_hint (o));
         return 2;
     }
     s_s3_scan_t scan;
@@ -2421,16 +2665,16 @@ s_s3_datagen_check (s_session_t *self, char *err, size_t err_size)
     }
     if (scan.dataset_files && !same && !o->clean) {
         snprintf (err, err_size, "s3://%s/%strain/ holds %llu objects (%.1f MiB) of another generation (s3://%s/%s:"
-                  " %s): a datagen there would mix two datasets; pass --clean to delete them first, or choose"
+                  " %s): a datagen there would mix two datasets; %s to delete them first, or choose"
                   " another dataset.data_folder", bucket, self->key_prefix, (unsigned long long) scan.dataset_files,
                   scan.dataset_bytes / 1048576.0, bucket, key,
-                  have == 1 ? diff : have == 0 ? "no marker says what generated them" : why);
+                  have == 1 ? diff : have == 0 ? "no marker says what generated them" : why, s_clean_hint (o));
         s_s3_scan_free (&scan);
         return 2;
     }
     uint64_t total;
     int exact;
-    if (s_plan_bytes (&ds, &total, &exact, err, err_size) != 0) {
+    if (s_plan_datagen_bytes (self, &total, &exact, err, err_size) != 0) {
         s_s3_scan_free (&scan);
         return 2;
     }
@@ -2478,7 +2722,7 @@ s_datagen_check (s_session_t *self, char *err, size_t err_size)
     char why[2048], diff[2048] = "";
     int have = sb_datafolder_marker_read (self->folder, &m, why, sizeof why);
     if (have < 0 && !o->clean) {
-        snprintf (err, err_size, "%s: pass --clean to replace it and the dataset files", why);
+        snprintf (err, err_size, "%s: %s to replace it and the dataset files", why, s_clean_hint (o));
         return 2;
     }
     sb_datafolder_scan_t scan;
@@ -2495,15 +2739,16 @@ s_datagen_check (s_session_t *self, char *err, size_t err_size)
     }
     if (scan.dataset_files && !same && !o->clean) {
         snprintf (err, err_size, "%s/train holds %llu files (%.1f MiB) of another generation (%s): a datagen there"
-                  " would mix two datasets; pass --clean to remove them first, or choose another"
+                  " would mix two datasets; %s to remove them first, or choose another"
                   " dataset.data_folder", self->folder, (unsigned long long) scan.dataset_files,
                   scan.dataset_bytes / 1048576.0,
-                  have == 1 ? diff : have == 0 ? "no " SB_DATAFOLDER_MARKER " marker says what generated them" : why);
+                  have == 1 ? diff : have == 0 ? "no " SB_DATAFOLDER_MARKER " marker says what generated them" : why,
+                  s_clean_hint (o));
         return 2;
     }
     uint64_t total, free_bytes;
     int exact;
-    if (s_plan_bytes (&ds, &total, &exact, err, err_size) != 0)
+    if (s_plan_datagen_bytes (self, &total, &exact, err, err_size) != 0)
         return 2;
     if (sb_datafolder_free_bytes (self->folder, &free_bytes, err, err_size) != 0)
         return 1;
@@ -2596,7 +2841,7 @@ s_dry_run (s_session_t *self, char *err, size_t err_size)
     s_marker_dataset (self, &ds);
     uint64_t total;
     int exact;
-    if (s_plan_bytes (&ds, &total, &exact, err, err_size) != 0)
+    if (s_plan_datagen_bytes (self, &total, &exact, err, err_size) != 0)
         return 2;
     char where[PATH_MAX + 400];
     if (wl->storage.type == SB_STORAGE_S3) {
@@ -2620,6 +2865,10 @@ s_dry_run (s_session_t *self, char *err, size_t err_size)
     printf ("datagen --dry-run: would write %llu files (%llu subfolders), %s%llu bytes (%.2f GiB) under %s\n",
             (unsigned long long) ds.files, (unsigned long long) (ds.subfolders > 1 ? ds.subfolders : 0),
             exact ? "" : "about ", (unsigned long long) total, total / 1073741824.0, where);
+    if (wl->num_files_eval)
+        printf ("datagen --dry-run: and %llu evaluation files (%llu subfolders) under valid/ beside it, in the bytes above\n",
+                (unsigned long long) wl->num_files_eval,
+                (unsigned long long) (wl->num_subfolders_eval > 1 ? wl->num_subfolders_eval : 0));
     int rc = 0;
     if (wl->storage.type == SB_STORAGE_FILE) {
         uint64_t free_bytes;
@@ -2709,6 +2958,18 @@ s_session_run (s_session_t *self, const sb_session_opts_t *opts, int64_t *run_id
             snprintf (err, err_size, "%s: key 'reader.batch_size': %s", wl->batch_size_origin, why);
             return 2;
         }
+        /* the evaluation set, when the workflow evaluates (issue 15) */
+        if (wl->do_eval && wl->num_files_eval == 0) {
+            snprintf (err, err_size, "workflow.evaluation needs an evaluation set: set dataset.num_files_eval (the"
+                      " files under valid/, which datagen writes), or workflow.evaluation=False");
+            return 2;
+        }
+        if (wl->do_eval && sb_shard_plan (wl->num_files_eval, wl->num_samples_per_file, opts->accelerators,
+                                          wl->batch_size_eval, &plan, why, sizeof why) != 0) {
+            snprintf (err, err_size, "key 'reader.batch_size_eval': the evaluation set (dataset.num_files_eval=%llu): %s",
+                      (unsigned long long) wl->num_files_eval, why);
+            return 2;
+        }
     }
 
     sb_info ("storage: %s", wl->storage_summary);  /* the engine, and the keys that chose it */
@@ -2770,19 +3031,54 @@ s_session_run (s_session_t *self, const sb_session_opts_t *opts, int64_t *run_id
     }
     else if (s_list (self, opts->relist, &missing, err, err_size) != 0)
         return 1;
-    int need_datagen = (opts->kind == SB_SESSION_DATAGEN || (missing && opts->kind == SB_SESSION_TRAIN))
-                       && wl->storage.type != SB_STORAGE_SYNTHETIC;
-    if (!need_datagen && opts->kind == SB_SESSION_TRAIN && (self->lock_fd >= 0 || self->read_only || self->s3)
-        && s_dataset_check (self, err, err_size) != 0)
-        return 2;
-    if (!need_datagen && missing && wl->storage.type != SB_STORAGE_SYNTHETIC) {
-        snprintf (err, err_size, "no dataset in %s%s (no train/ objects): generate it with `shardbench datagen`",
+    /* A datagen generates; a run generates only when workflow.generate_data
+     * asks (as DLIO), and then not again over a whole dataset of this
+     * workload (the generator is deterministic: the same bytes) */
+    int synthetic = wl->storage.type == SB_STORAGE_SYNTHETIC;
+    int asked = opts->kind == SB_SESSION_DATAGEN || (opts->kind == SB_SESSION_TRAIN && wl->generate_data);
+    int short_set = !missing && opts->kind == SB_SESSION_TRAIN && self->catalog_info.count < wl->num_files_train;
+    int need_datagen = asked && !synthetic && (opts->kind == SB_SESSION_DATAGEN || missing || short_set);
+    if (!need_datagen && !missing && opts->kind == SB_SESSION_TRAIN
+        && (self->lock_fd >= 0 || self->read_only || self->s3)) {
+        char why[4096];
+        if (s_dataset_check (self, why, sizeof why) != 0) {
+            if (!asked) {
+                snprintf (err, err_size, "%s", why);
+                return 2;
+            }
+            sb_info ("workflow.generate_data: generating the dataset again: %s", why);
+            need_datagen = 1;
+        }
+        else if (asked && !synthetic)
+            sb_info ("workflow.generate_data: the dataset in %s%s is whole and of this workload: not generated again",
+                     self->s3 ? "s3 prefix " : "", self->s3 ? self->key_prefix : wl->data_folder);
+    }
+    if (opts->kind == SB_SESSION_TRAIN && wl->do_eval && !need_datagen && !missing && !synthetic) {
+        /* valid/ as DLIO names it, spot-checked as skip_listing checks train/ */
+        sb_dataset_t eds;
+        s_eval_dataset (self, &eds);
+        char why[3072];
+        if (s_check_objects (self, &eds, "evaluation set", why, sizeof why) != 0) {
+            if (!asked) {
+                snprintf (err, err_size, "%s: generate the evaluation set with `shardbench datagen` and the same"
+                          " workload (dataset.num_files_eval=%llu writes valid/), or run with"
+                          " workflow.generate_data=True", why, (unsigned long long) wl->num_files_eval);
+                return 2;
+            }
+            sb_info ("workflow.generate_data: generating the dataset again: %s", why);
+            need_datagen = 1;
+        }
+    }
+    if (!need_datagen && missing && !synthetic) {
+        snprintf (err, err_size, "no dataset in %s%s (no train/ objects): generate it with `shardbench datagen`"
+                  " and the same workload and overrides, or run with workflow.generate_data=True",
                   self->s3 ? "s3 prefix " : "", self->s3 ? self->key_prefix : wl->data_folder);
         return 2;
     }
     if (!need_datagen && opts->kind != SB_SESSION_CHECKPOINT && self->catalog_info.count < wl->num_files_train) {
         snprintf (err, err_size, "%strain holds %llu files but the workload needs dataset.num_files_train=%llu:"
-                  " generate it with `shardbench datagen` into an empty folder, or lower num_files_train",
+                  " generate it with `shardbench datagen` into an empty folder, or run with"
+                  " workflow.generate_data=True, or lower num_files_train",
                   self->catalog_info.prefix, (unsigned long long) self->catalog_info.count,
                   (unsigned long long) wl->num_files_train);
         return 2;
@@ -2937,6 +3233,7 @@ done:
     sb_s3_destroy (&self->s3);
     free (self->preflight);
     sb_sampler_destroy (&self->sampler);
+    sb_sampler_destroy (&self->eval_sampler);
     zpoller_destroy (&self->poller);
     zsock_destroy (&self->router);
     zactor_destroy (&self->auth);
@@ -2956,10 +3253,48 @@ done:
     return exit_code;
 }
 
+/* What `shardbench run` does, from the workflow section as DLIO's main.py
+ * and LoadConfig read it: train (default), generating the dataset first
+ * only with workflow.generate_data; with workflow.train false, generate only
+ * (generate_data) or the checkpoint workflow (checkpoint). `datagen`,
+ * `checkpoint` and `catalog` are what they say, whatever the section says.
+ * Returns the kind to run, or -1 with err (a usage error: exit 2). */
+static int
+s_workflow_kind (const sb_session_opts_t *o, char *err, size_t err_size)
+{
+    const sb_workload_t *wl = o->wl;
+    if (o->kind != SB_SESSION_TRAIN || wl->do_train)
+        return (int) o->kind;
+    if (wl->do_checkpoint && wl->generate_data) {
+        snprintf (err, err_size, "workflow: train false with both generate_data and checkpoint true: generate the"
+                  " dataset with `shardbench datagen`, then run the checkpoint workflow with"
+                  " workflow.generate_data=False (or `shardbench checkpoint`)");
+        return -1;
+    }
+    if (wl->do_checkpoint) {
+        sb_info ("workflow: train false, checkpoint true: the checkpoint workflow (as `shardbench checkpoint`)");
+        return SB_SESSION_CHECKPOINT;
+    }
+    if (wl->generate_data) {
+        sb_info ("workflow: train false, generate_data true: generate the dataset only (as `shardbench datagen`)");
+        return SB_SESSION_DATAGEN;
+    }
+    snprintf (err, err_size, "workflow: train, generate_data and checkpoint are all false: nothing to run (set"
+              " workflow.train=True, workflow.generate_data=True or workflow.checkpoint=True)");
+    return -1;
+}
+
 int
-sb_session_run (const sb_session_opts_t *opts, int64_t *run_id, char *err, size_t err_size)
+sb_session_run (const sb_session_opts_t *opts_in, int64_t *run_id, char *err, size_t err_size)
 {
     err[0] = '\0';
+    *run_id = -1;
+    sb_session_opts_t eff = *opts_in;   /* the kind the workflow section chooses */
+    int kind = s_workflow_kind (opts_in, err, err_size);
+    if (kind < 0)
+        return 2;
+    eff.kind = (sb_session_kind_t) kind;
+    const sb_session_opts_t *opts = &eff;
     s_session_t s = { .o = opts, .run_id = -1, .lock_fd = -1 };
     if (opts->kind == SB_SESSION_DATAGEN && opts->dry_run) {
         *run_id = -1;
@@ -2972,6 +3307,8 @@ sb_session_run (const sb_session_opts_t *opts, int64_t *run_id, char *err, size_
     free (s.rank_done);
     free (s.dlio_au);
     free (s.dlio_tput);
+    free (s.eval_au);
+    free (s.eval_tput);
     sb_progress_destroy (&s.progress);
     sb_s3_destroy (&s.s3);     /* also wipes the client's credentials */
     if (!s_caught)

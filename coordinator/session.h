@@ -1,7 +1,7 @@
 /* session: the coordinator's event loop for one command.
  *
  * Binds the ROUTER, admits workers (HELLO/WELCOME), generates the dataset
- * when it is missing, lists it into the catalog, runs the training epochs
+ * when the workflow asks, lists it into the catalog, runs the training epochs
  * with per-step or per-epoch barriers, serves key pages, records everything
  * in the result database as it arrives, and ends every worker. */
 #ifndef SB_SESSION_H
@@ -13,7 +13,9 @@
 #include "resultdb.h"
 #include "workload.h"
 
-/* TRAIN: generate when missing, then train; DATAGEN: generate only;
+/* TRAIN: what the workflow section says (sb_session_run): train, after
+ * generating with workflow.generate_data; with workflow.train false generate
+ * only, or the checkpoint workflow; DATAGEN: generate only;
  * CATALOG: check the storage and list (or reuse) the catalog, no workers;
  * CHECKPOINT: write then read checkpoints (coordinator/checkpoint.h), no dataset. */
 typedef enum { SB_SESSION_TRAIN, SB_SESSION_DATAGEN, SB_SESSION_CATALOG, SB_SESSION_CHECKPOINT } sb_session_kind_t;

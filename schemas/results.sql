@@ -1,4 +1,4 @@
--- shardbench result database, schema version 9 (PRAGMA user_version).
+-- shardbench result database, schema version 10 (PRAGMA user_version).
 -- This file is the single source of truth: the coordinator compiles it in and
 -- applies it to every database it opens. Rows are committed as they arrive
 -- (WAL journal), so a crash loses at most the rows of the current second. A
@@ -50,8 +50,20 @@ CREATE TABLE IF NOT EXISTS runs (
                                      --   dataset.parquet.columns the sum of size x dtype bytes
   sampler       TEXT,               -- train: the read order, common/sampler.h: 'dlio_index' | 'dlio_iterative' |
                                     --   'dlio_files' | 'global' (shardbench.sampler, reader.data_loader[_sampler])
-  loader_threads INTEGER            -- train: loader threads per rank the sampler ran with (reader.read_threads,
-                                    --   raised from 1 as DLIO does on worker 0's host)
+  loader_threads INTEGER,           -- train: loader threads per rank the sampler ran with (reader.read_threads
+                                    --   raised from 1 as DLIO does on worker 0's host; no comma in this comment:
+                                    --   SQLite's DROP COLUMN of a following last column cuts at the last comma)
+  workflow      TEXT,               -- the phases the command ran up to this run in order and comma-separated
+                                    --   (datagen train eval checkpoint; workflow.*; NULL before schema 10)
+  -- DLIO evaluation figures (train runs with workflow.evaluation; over the evals rows; NULL otherwise)
+  eval_au_mean_percentage   REAL,   -- mean of evals.eval_au_percentage
+  eval_au_stdev_percentage  REAL,   -- its population standard deviation (np.std)
+  eval_au_meet_expectation  TEXT,   -- success when eval_au_mean_percentage >= 100 x au_threshold else fail
+                                    --   (DLIO reports it; runs.passed stays the training verdict)
+  eval_throughput_mean_samples_per_second  REAL,
+  eval_throughput_stdev_samples_per_second REAL,
+  eval_io_mean_MB_per_second  REAL, -- eval_throughput_mean x record_size_bytes / 2^20
+  eval_io_stdev_MB_per_second REAL
 );
 
 -- One row per worker agent that joined a run.
@@ -144,6 +156,47 @@ CREATE TABLE IF NOT EXISTS rank_epochs (
   metric_time_s     REAL,           -- the time DLIO divides by: the rank's span (on its own clock) less metric_excluded_s
   dlio_au_percentage REAL,          -- 100 x metric_compute_s / metric_time_s
   dlio_throughput_samples_per_second REAL, -- metric_steps x batch size / metric_time_s
+  PRIMARY KEY (run_id, epoch, rank)
+);
+
+-- One row per evaluation (workflow.evaluation): the evaluation set under valid/ read after training
+-- epoch `epoch` (evaluation.eval_after_epoch, epochs_between_evals), as DLIO's _eval reads it.
+-- Its time is not in the epochs rows: the training figures are those of the training steps alone.
+CREATE TABLE IF NOT EXISTS evals (
+  run_id        INTEGER NOT NULL REFERENCES runs(id),
+  epoch         INTEGER NOT NULL,   -- the training epoch it followed
+  samples       INTEGER NOT NULL,   -- samples read by all ranks
+  dropped       INTEGER NOT NULL,   -- samples of the set no rank read (the sampler's remainder)
+  bytes         INTEGER NOT NULL,
+  steps         INTEGER NOT NULL,   -- steps per rank (reader.batch_size_eval samples each)
+  duration_s    REAL NOT NULL,      -- first rank start to last rank finish
+  samples_per_s REAL,
+  mib_per_s     REAL,
+  -- DLIO's figures (statscounter compute_metrics_eval): AU over the metric window, throughput over
+  -- every step; the ranks' mean AU and summed throughput
+  eval_au_percentage REAL,
+  eval_throughput_samples_per_second REAL,
+  eval_io_MB_per_second REAL,       -- that x runs.record_size_bytes / 2^20
+  read_p50_ms   REAL,               -- sample read latency over every read of the evaluation
+  read_p99_ms   REAL,
+  PRIMARY KEY (run_id, epoch)
+);
+
+-- One row per rank per evaluation.
+CREATE TABLE IF NOT EXISTS eval_ranks (
+  run_id       INTEGER NOT NULL REFERENCES runs(id),
+  epoch        INTEGER NOT NULL,    -- evals.epoch
+  rank         INTEGER NOT NULL,
+  host         TEXT NOT NULL,
+  samples      INTEGER NOT NULL,
+  steps        INTEGER NOT NULL,
+  bytes        INTEGER NOT NULL,
+  started_at   REAL NOT NULL,
+  finished_at  REAL NOT NULL,
+  compute_s    REAL NOT NULL,       -- emulated evaluation.eval_time of the steps after the first (as rank_epochs)
+  io_wait_s    REAL NOT NULL,       -- waiting for data
+  dlio_au_percentage REAL,          -- window compute / (span - excluded steps' proc time) x 100
+  dlio_throughput_samples_per_second REAL, -- steps x batch_size_eval / span
   PRIMARY KEY (run_id, epoch, rank)
 );
 

@@ -117,7 +117,7 @@ s_on_coordinator (s_agent_t *self, zmsg_t *zm)
     }
     switch (m.type) {
     case SB_MSG_PHASE_START:
-        if (strcmp (m.u.phase_start.phase, "train") != 0)
+        if (strcmp (m.u.phase_start.phase, "train") != 0 && strcmp (m.u.phase_start.phase, "eval") != 0)
             s_forward_to_ranks (self, zm, -1);
         else if (self->trainer)
             sb_trainer_start (self->trainer, &m.u.phase_start);
@@ -508,7 +508,9 @@ sb_agent_run (const sb_agent_opts_t *opts)
     if (w->ranks == 0 || w->ranks > 4096 || w->batch_size == 0 || w->read_threads == 0 || w->read_threads > 1024
         || w->loader_threads > 1024
         || w->keys_page == 0 || w->keys_page > 65536
-        || w->io_buffer < 4096 || w->io_buffer > (1ull << 30) || w->samples_per_file == 0 || w->num_files == 0) {
+        || w->io_buffer < 4096 || w->io_buffer > (1ull << 30) || w->samples_per_file == 0 || w->num_files == 0
+        || (w->eval_files && (w->eval_batch_size == 0 || !(w->eval_time >= 0 && w->eval_time <= 3600)
+                              || !(w->eval_time_stdev >= 0 && w->eval_time_stdev <= 3600)))) {
         sb_error ("the coordinator sent an unusable workload (ranks %llu, batch %llu, read threads %llu, buffer %llu,"
                   " key page %llu)", (unsigned long long) w->ranks, (unsigned long long) w->batch_size,
                   (unsigned long long) w->read_threads, (unsigned long long) w->io_buffer,

@@ -368,9 +368,14 @@ static void
 s_datagen (s_rank_t *self, const sb_msg_phase_start_t *ps)
 {
     const sb_msg_welcome_t *c = self->cfg;
-    sb_dataset_t ds = s_dataset (self);
-    uint64_t first, count;
-    sb_shard_files (ps->items, c->total_ranks, self->rank, &first, &count);
+    /* the training set (items files), then the evaluation set (WELCOME
+     * eval_files under valid/), each shared out over the ranks as DLIO's
+     * generator shares its files */
+    sb_dataset_t sets[2] = { s_dataset (self), s_dataset (self) };
+    sets[1].split = "valid";
+    sets[1].files = c->eval_files;
+    sets[1].subfolders = c->eval_subfolders;
+    uint64_t set_files[2] = { ps->items, c->eval_files };
     uint8_t *buf = malloc (c->io_buffer);
     if (!buf) {
         s_report_error (self, "write", NULL, ENOMEM, "out of memory for the write buffer");
@@ -388,47 +393,53 @@ s_datagen (s_rank_t *self, const sb_msg_phase_start_t *ps)
     }
     double started = sb_now ();
     uint64_t bytes = 0, files = 0;
-    for (uint64_t i = first; i < first + count; i++) {
-        /* stay responsive to $TERM between objects */
-        if (s_stopping (self))
-            break;
-        if (zsock_events (self->pipe) & ZMQ_POLLIN) {
-            sb_msg_t m;
-            if (s_recv_pipe (self, &m) == 1)
-                break;
-            sb_proto_fini (&m);
-        }
-        char err[1024], path[PATH_MAX];
-        int errno_val = 0;
-        uint64_t n = 0;
-        if (s3) {
-            sb_read_result_t failure;
-            if (s_put_object (self, s3, &ds, i, &n, &failure) != 0) {
-                s_report_failure (self, "write", failure.target, failure.error, failure.message, &failure);
-                sb_s3_destroy (&s3);
-                free (buf);
-                return;
+    for (int set = 0; set < 2; set++) {
+        const sb_dataset_t *dsp = &sets[set];
+        uint64_t first, count;
+        sb_shard_files (set_files[set], c->total_ranks, self->rank, &first, &count);
+        for (uint64_t i = first; i < first + count; i++) {
+            /* stay responsive to $TERM between objects */
+            if (s_stopping (self))
+                goto written;
+            if (zsock_events (self->pipe) & ZMQ_POLLIN) {
+                sb_msg_t m;
+                if (s_recv_pipe (self, &m) == 1)
+                    goto written;
+                sb_proto_fini (&m);
             }
-        }
-        else {
-            int wrc = s_write_object (self, &ds, i, buf, c->io_buffer, &n, err, sizeof err, &errno_val, path,
-                                      sizeof path);
-            if (wrc == 1) {
-                sb_info ("rank %llu: %s", (unsigned long long) self->rank, err);
-                free (buf);
-                return;
+            char err[1024], path[PATH_MAX];
+            int errno_val = 0;
+            uint64_t n = 0;
+            if (s3) {
+                sb_read_result_t failure;
+                if (s_put_object (self, s3, dsp, i, &n, &failure) != 0) {
+                    s_report_failure (self, "write", failure.target, failure.error, failure.message, &failure);
+                    sb_s3_destroy (&s3);
+                    free (buf);
+                    return;
+                }
             }
-            if (wrc != 0) {
-                s_report_error (self, "write", path, errno_val, err);
-                free (buf);
-                return;
+            else {
+                int wrc = s_write_object (self, dsp, i, buf, c->io_buffer, &n, err, sizeof err, &errno_val, path,
+                                          sizeof path);
+                if (wrc == 1) {
+                    sb_info ("rank %llu: %s", (unsigned long long) self->rank, err);
+                    free (buf);
+                    return;
+                }
+                if (wrc != 0) {
+                    s_report_error (self, "write", path, errno_val, err);
+                    free (buf);
+                    return;
+                }
             }
+            bytes += n;
+            files++;
+            self->interval.samples++;
+            s_flush_stats (self, 0);
         }
-        bytes += n;
-        files++;
-        self->interval.samples++;
-        s_flush_stats (self, 0);
     }
+written:
     free (buf);
     if (s3) {
         sb_reader_endpoint_t *eps = calloc (SB_MAX_ENDPOINTS, sizeof *eps);

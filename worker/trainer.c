@@ -81,27 +81,44 @@ typedef struct {
     double         ckpt_s;          /* seconds in checkpoints this epoch */
 } s_rank_t;
 
-struct sb_trainer {
-    const sb_msg_welcome_t *cfg;
-    sb_storage_type_t storage_type;
-    sb_sender_t      out;
-    sb_dataset_t     ds;            /* the run's naming and sizes */
-    s_rank_t        *ranks;         /* cfg->ranks of them (owned) */
-    size_t           nranks;
-    size_t           nslots;        /* reads in flight per rank at most: the prefetch window */
-    uint64_t         threads;       /* loader threads per rank (WELCOME loader_threads) */
-    int              needs_keys;    /* the engines need names (all alike) */
-    /* the sampler and the catalog, from the first train PHASE_START */
+/* issue 15, workflow: a set of files the ranks read, with what depends on
+ * it: the training set (train/, PHASE_START "train") or the evaluation set
+ * (valid/, "eval": WELCOME eval_files, eval_batch_size, eval_time). The
+ * epoch loop is the same for both. */
+typedef struct {
+    sb_dataset_t     ds;            /* the set's naming and sizes */
+    uint64_t         batch_size;    /* samples per step per rank */
+    sb_dist_t        compute;       /* compute seconds per step */
+    uint64_t         compute_seed;  /* the stream the draws come from */
+    uint64_t         metric_steps;  /* DLIO's nominal steps (the metric window) */
+    int              step_sync;     /* a barrier per step: train with train.sync step; DLIO's eval has none */
+    /* the sampler and the catalog, from the set's first PHASE_START */
     sb_sampler_t    *sampler;       /* owned */
+    uint64_t         prepared;      /* the last epoch the sampler prepared (0: none) */
     uint8_t         *touched;       /* WELCOME drop_page_cache: a bit per catalog file, set at the file's first read
                                      * of the epoch on this worker, which drops its pages first (owned; NULL: off) */
     uint8_t         *footered;      /* parquet: a bit per catalog file whose footer was read this epoch (owned) */
     int              monotone;      /* positions of a batch read a file's samples in order (see s_run) */
     uint64_t         listed;
     int              catalog_names, catalog_sizes;
-    sb_entries_t    *entries;       /* owned; used when asking */
     int              asking;        /* entries come from the coordinator */
     uint64_t         size_of[S_SIZE_CACHE], size_key[S_SIZE_CACHE];   /* generator sizes, key file + 1 */
+} s_set_t;
+
+enum { S_SET_TRAIN, S_SET_EVAL };
+
+struct sb_trainer {
+    const sb_msg_welcome_t *cfg;
+    sb_storage_type_t storage_type;
+    sb_sender_t      out;
+    s_set_t          sets[2];       /* S_SET_TRAIN, S_SET_EVAL */
+    s_set_t         *set;           /* the one this phase reads */
+    s_rank_t        *ranks;         /* cfg->ranks of them (owned) */
+    size_t           nranks;
+    size_t           nslots;        /* reads in flight per rank at most: the prefetch window */
+    uint64_t         threads;       /* loader threads per rank (WELCOME loader_threads) */
+    int              needs_keys;    /* the engines need names (all alike) */
+    sb_entries_t    *entries;       /* owned; used when the set is asking */
     sb_sample_ranger_t ranger;
     sb_trace_t      *trace;         /* owned, NULL: no trace */
     /* the epoch */
@@ -163,7 +180,8 @@ sb_trainer_new (const sb_msg_welcome_t *cfg, const sb_storage_cfg_t *storage, co
     self->storage_type = storage->type;
     self->storage = storage;
     self->out = *out;
-    self->ds = (sb_dataset_t) {
+    s_set_t *train = &self->sets[S_SET_TRAIN], *eval = &self->sets[S_SET_EVAL];
+    train->ds = (sb_dataset_t) {
         .prefix = cfg->file_prefix, .format = cfg->format, .files = cfg->num_files, .subfolders = cfg->num_subfolders,
         .samples_per_file = cfg->samples_per_file, .record_length = cfg->record_length,
         .record_stdev = cfg->record_stdev, .seed = cfg->seed, .parquet_columns = cfg->parquet_columns, .parquet_compression = cfg->parquet_compression,
@@ -172,9 +190,38 @@ sb_trainer_new (const sb_msg_welcome_t *cfg, const sb_storage_cfg_t *storage, co
         .element_type = cfg->record_element_type, .record_dims = cfg->record_dims.items,
         .record_ndims = cfg->record_dims.count,
     };
+    train->batch_size = cfg->batch_size;
+    train->compute = (sb_dist_t) { SB_DIST_CONSTANT, cfg->computation_time, 0 };
+    if (cfg->compute_dist && *cfg->compute_dist) {
+        train->compute.a = cfg->compute_a;
+        train->compute.b = cfg->compute_b;
+        if (sb_dist_parse (cfg->compute_dist, &train->compute.type) != 0) {
+            snprintf (err, err_size, "WELCOME names an unknown compute distribution '%.64s'", cfg->compute_dist);
+            sb_trainer_destroy (&self);
+            return NULL;
+        }
+    }
+    train->compute_seed = cfg->seed;
+    train->metric_steps = cfg->metric_steps;
+    train->step_sync = strcmp (cfg->sync, "step") == 0;
+    /* the evaluation set: valid/, its batch and time per step, DLIO's eval
+     * steps as the nominal ones, no barrier between steps (DLIO's _eval) */
+    eval->ds = train->ds;
+    eval->ds.split = "valid";
+    eval->ds.files = cfg->eval_files;
+    eval->ds.subfolders = cfg->eval_subfolders;
+    eval->batch_size = cfg->eval_batch_size ? cfg->eval_batch_size : 1;
+    eval->compute = cfg->eval_time_stdev > 0 ? (sb_dist_t) { SB_DIST_NORMAL, cfg->eval_time, cfg->eval_time_stdev }
+                                             : (sb_dist_t) { SB_DIST_CONSTANT, cfg->eval_time, 0 };
+    eval->compute_seed = sb_mix (cfg->seed, 0x6576616c);   /* "eval": draws of their own */
+    eval->metric_steps = sb_dlio_nominal_steps (cfg->samples_per_file, cfg->eval_files, eval->batch_size,
+                                                cfg->total_ranks, -1);
+    eval->step_sync = 0;
+    self->set = train;
     self->stall_s = (double) cfg->stall_timeout_ms / 1000.0;
     self->threads = cfg->loader_threads ? cfg->loader_threads : 1;
-    self->nslots = (size_t) ((cfg->prefetch_size + 1) * cfg->batch_size);
+    uint64_t batch_max = cfg->eval_files && eval->batch_size > cfg->batch_size ? eval->batch_size : cfg->batch_size;
+    self->nslots = (size_t) ((cfg->prefetch_size + 1) * batch_max);
     if (self->nslots < 3)   /* a parquet file's first group goes with its (up to 2) footer reads */
         self->nslots = 3;
     self->ranks = calloc ((size_t) cfg->ranks, sizeof (s_rank_t));
@@ -199,7 +246,7 @@ sb_trainer_new (const sb_msg_welcome_t *cfg, const sb_storage_cfg_t *storage, co
             sb_trainer_destroy (&self);
             return NULL;
         }
-        if (sb_reader_set_dataset (r->reader, &self->ds, why, sizeof why) != 0) {
+        if (sb_reader_set_dataset (r->reader, &self->set->ds, why, sizeof why) != 0) {
             snprintf (err, err_size, "rank %llu: %s", (unsigned long long) r->rank, why);
             self->nranks++;
             sb_trainer_destroy (&self);
@@ -249,9 +296,11 @@ sb_trainer_destroy (sb_trainer_t **self_p)
     char err[PATH_MAX + 128];
     if (sb_trace_close (&self->trace, err, sizeof err) != 0)
         sb_error ("%s", err);
-    sb_sampler_destroy (&self->sampler);
-    free (self->touched);
-    free (self->footered);
+    for (int i = 0; i < 2; i++) {
+        sb_sampler_destroy (&self->sets[i].sampler);
+        free (self->sets[i].touched);
+        free (self->sets[i].footered);
+    }
     sb_entries_destroy (&self->entries);
     sb_sample_ranger_fini (&self->ranger);
     free (self->ranks);
@@ -275,14 +324,14 @@ static int
 s_generator_size (sb_trainer_t *self, uint64_t file, uint64_t dlio, uint64_t *size, char *err, size_t err_size)
 {
     size_t at = (size_t) (file % S_SIZE_CACHE);
-    if (self->size_key[at] == file + 1) {
-        *size = self->size_of[at];
+    if (self->set->size_key[at] == file + 1) {
+        *size = self->set->size_of[at];
         return 0;
     }
-    if (sb_generator_size (&self->ds, self->storage_type == SB_STORAGE_SYNTHETIC, dlio, size, err, err_size) != 0)
+    if (sb_generator_size (&self->set->ds, self->storage_type == SB_STORAGE_SYNTHETIC, dlio, size, err, err_size) != 0)
         return -1;
-    self->size_key[at] = file + 1;
-    self->size_of[at] = *size;
+    self->set->size_key[at] = file + 1;
+    self->set->size_of[at] = *size;
     return 0;
 }
 
@@ -292,9 +341,9 @@ s_key (const sb_trainer_t *self, const char *stored, uint64_t dlio, char *buf, s
 {
     if (stored)
         return sb_strf (buf, size, "%s", stored);
-    if (dlio == SB_NO_DLIO_INDEX || dlio >= self->ds.files)
+    if (dlio == SB_NO_DLIO_INDEX || dlio >= self->set->ds.files)
         return -1;
-    return sb_dataset_key (&self->ds, dlio, buf, size);
+    return sb_dataset_key (&self->set->ds, dlio, buf, size);
 }
 
 /* The read of position p of rank r: 0 with *rd set, 1 when its catalog
@@ -303,7 +352,7 @@ static int
 s_read_at (sb_trainer_t *self, s_rank_t *r, uint64_t p, s_read_t *rd)
 {
     char text[PATH_MAX + 512];
-    if (sb_sampler_at (self->sampler, r->rank, p, &rd->ref) != 0) {
+    if (sb_sampler_at (self->set->sampler, r->rank, p, &rd->ref) != 0) {
         snprintf (text, sizeof text, "the sampler has no position %llu for rank %llu in epoch %llu",
                   (unsigned long long) p, (unsigned long long) r->rank, (unsigned long long) self->epoch);
         s_fail (self, r, "sampler", NULL, 0, text, NULL);
@@ -312,16 +361,16 @@ s_read_at (sb_trainer_t *self, s_rank_t *r, uint64_t p, s_read_t *rd)
     uint64_t file = rd->ref.file;
     rd->stored = NULL;
     rd->dlio = SB_NO_DLIO_INDEX;
-    if (!self->asking) {
-        if (file >= self->ds.files) {
+    if (!self->set->asking) {
+        if (file >= self->set->ds.files) {
             snprintf (text, sizeof text, "the sampler chose catalog object %llu of a dataset of %llu",
-                      (unsigned long long) file, (unsigned long long) self->ds.files);
+                      (unsigned long long) file, (unsigned long long) self->set->ds.files);
             s_fail (self, r, "sampler", NULL, 0, text, NULL);
             return -1;
         }
-        rd->dlio = sb_dataset_index_at (&self->ds, file);
+        rd->dlio = sb_dataset_index_at (&self->set->ds, file);
         rd->size = SB_SIZE_UNKNOWN;
-        if (self->catalog_sizes == 1 && s_generator_size (self, file, rd->dlio, &rd->size, text, sizeof text) != 0) {
+        if (self->set->catalog_sizes == 1 && s_generator_size (self, file, rd->dlio, &rd->size, text, sizeof text) != 0) {
             s_fail (self, r, "size", NULL, 0, text, NULL);
             return -1;
         }
@@ -336,15 +385,15 @@ s_read_at (sb_trainer_t *self, s_rank_t *r, uint64_t p, s_read_t *rd)
             s_fail (self, r, "sampler", NULL, 0, text, NULL);
             return -1;
         }
-        if (self->catalog_names && file < self->ds.files)
-            rd->dlio = sb_dataset_index_at (&self->ds, file);
+        if (self->set->catalog_names && file < self->set->ds.files)
+            rd->dlio = sb_dataset_index_at (&self->set->ds, file);
     }
     char key[PATH_MAX];     /* not `= ""`: that zeroes 4 KiB for every read (most of a small read's cost) */
     key[0] = '\0';
-    if (rd->size != SB_SIZE_UNKNOWN && rd->size < self->ds.samples_per_file
+    if (rd->size != SB_SIZE_UNKNOWN && rd->size < self->set->ds.samples_per_file
         && s_key (self, rd->stored, rd->dlio, key, sizeof key) != 0)
         snprintf (key, sizeof key, "#%llu", (unsigned long long) file);
-    if (sb_sample_range (&self->ranger, &self->ds, rd->size, rd->dlio, rd->ref.sample, key, &rd->offset,
+    if (sb_sample_range (&self->ranger, &self->set->ds, rd->size, rd->dlio, rd->ref.sample, key, &rd->offset,
                          &rd->length, &rd->run_end, &rd->group, text, sizeof text) != 0) {
         s_fail (self, r, "size", key, 0, text, NULL);
         return -1;
@@ -357,7 +406,7 @@ static int
 s_reads (const sb_trainer_t *self, const s_rank_t *r, uint64_t p, uint64_t file, uint64_t sample)
 {
     sb_sample_ref_t ref;
-    return sb_sampler_at (self->sampler, r->rank, p, &ref) == 0 && ref.file == file && ref.sample == sample;
+    return sb_sampler_at (self->set->sampler, r->rank, p, &ref) == 0 && ref.file == file && ref.sample == sample;
 }
 
 /* How many positions from p (at most max) read samples ref.sample,
@@ -367,10 +416,10 @@ s_reads (const sb_trainer_t *self, const s_rank_t *r, uint64_t p, uint64_t file,
 static uint64_t
 s_run (const sb_trainer_t *self, const s_rank_t *r, uint64_t p, const sb_sample_ref_t *ref, uint64_t max)
 {
-    uint64_t bs = self->cfg->batch_size, batch_end = (p / bs + 1) * bs;
+    uint64_t bs = self->set->batch_size, batch_end = (p / bs + 1) * bs;
     if (max > batch_end - p)
         max = batch_end - p;
-    if (max <= 1 || !self->monotone)
+    if (max <= 1 || !self->set->monotone)
         return 1;
     if (s_reads (self, r, p + max - 1, ref->file, ref->sample + max - 1))
         return max;
@@ -397,7 +446,7 @@ s_trace (sb_trainer_t *self, s_rank_t *r, uint64_t position, uint64_t file, cons
     if (s_key (self, stored, dlio, key, sizeof key) != 0)
         snprintf (key, sizeof key, "#%llu", (unsigned long long) file);
     sb_trace_line_t line = {
-        .rank = r->rank, .epoch = self->epoch, .step = position / self->cfg->batch_size, .position = position,
+        .rank = r->rank, .epoch = self->epoch, .step = position / self->set->batch_size, .position = position,
         .file = file, .key = key, .offset = offset, .length = length, .start_s = start, .latency_us = latency_us,
         .bytes = bytes,
     };
@@ -440,9 +489,9 @@ s_complete (sb_trainer_t *self, s_rank_t *r, size_t i, uint64_t bytes, uint64_t 
 static unsigned
 s_evict_flag (sb_trainer_t *self, uint64_t file)
 {
-    if (!self->touched || file >= self->listed || (self->touched[file / 8] & (1u << (file % 8))))
+    if (!self->set->touched || file >= self->set->listed || (self->set->touched[file / 8] & (1u << (file % 8))))
         return 0;
-    self->touched[file / 8] |= (uint8_t) (1u << (file % 8));
+    self->set->touched[file / 8] |= (uint8_t) (1u << (file % 8));
     return SB_READ_EVICT;
 }
 
@@ -452,29 +501,32 @@ static int
 s_build_sampler (sb_trainer_t *self, const sb_msg_phase_start_t *ps, char *err, size_t err_size)
 {
     const sb_msg_welcome_t *c = self->cfg;
+    int eval = self->set == &self->sets[S_SET_EVAL];
+    /* the evaluation set is sampled as DLIO samples it: the training set's
+     * rules over its own files and batch, with no step limit */
     sb_sampler_cfg_t sc = {
-        .listed = ps->listed, .expected = c->expected, .samples_per_file = c->samples_per_file,
-        .ranks = c->total_ranks, .batch_size = c->batch_size, .threads = self->threads, .seed = c->seed,
+        .listed = ps->listed, .expected = eval ? c->eval_files : c->expected, .samples_per_file = c->samples_per_file,
+        .ranks = c->total_ranks, .batch_size = self->set->batch_size, .threads = self->threads, .seed = c->seed,
         .sample_shuffle = (sb_shuffle_t) c->sample_shuffle, .file_shuffle = (sb_shuffle_t) c->file_shuffle,
-        .seed_change_epoch = (int) c->seed_change_epoch, .max_steps = c->max_steps,
+        .seed_change_epoch = (int) c->seed_change_epoch, .max_steps = eval ? 0 : c->max_steps,
         .first_rank = c->first_rank, .nranks = c->ranks,
     };
     if (sb_sampler_kind_parse (c->sampler, &sc.kind) != 0) {
         snprintf (err, err_size, "WELCOME names an unknown sampler '%.64s'", c->sampler ? c->sampler : "");
         return -1;
     }
-    if (!(self->sampler = sb_sampler_new (&sc, err, err_size)))
+    if (!(self->set->sampler = sb_sampler_new (&sc, err, err_size)))
         return -1;
     int in_order = sc.sample_shuffle == SB_SHUFFLE_OFF;
-    self->monotone = sc.kind == SB_SAMPLER_DLIO_INDEX || sc.kind == SB_SAMPLER_DLIO_FILES
+    self->set->monotone = sc.kind == SB_SAMPLER_DLIO_INDEX || sc.kind == SB_SAMPLER_DLIO_FILES
         || ((sc.kind == SB_SAMPLER_GLOBAL || sc.kind == SB_SAMPLER_DLIO_ITERATIVE) && in_order);
-    self->listed = ps->listed;
-    self->catalog_names = ps->catalog_names == 1;
-    self->catalog_sizes = (int) ps->catalog_sizes;
-    self->asking = !(self->catalog_names && self->catalog_sizes != 0);
-    if (!self->asking && self->listed != self->ds.files) {
+    self->set->listed = ps->listed;
+    self->set->catalog_names = ps->catalog_names == 1;
+    self->set->catalog_sizes = (int) ps->catalog_sizes;
+    self->set->asking = !(self->set->catalog_names && self->set->catalog_sizes != 0);
+    if (!self->set->asking && self->set->listed != self->set->ds.files) {
         snprintf (err, err_size, "the coordinator says the catalog of %llu objects is DLIO-named, but the run's"
-                  " naming has %llu", (unsigned long long) self->listed, (unsigned long long) self->ds.files);
+                  " naming has %llu", (unsigned long long) self->set->listed, (unsigned long long) self->set->ds.files);
         return -1;
     }
     return 0;
@@ -486,13 +538,13 @@ static int
 s_list_wanted (sb_trainer_t *self, char *err, size_t err_size)
 {
     sb_entries_reset (self->entries, self->epoch);
-    uint64_t bs = self->cfg->batch_size;
+    uint64_t bs = self->set->batch_size;
     for (uint64_t q = 0; q * bs < self->k; q++)
         for (size_t i = 0; i < self->nranks; i++) {
             s_rank_t *r = &self->ranks[i];
             for (uint64_t p = q * bs; p < (q + 1) * bs && p < self->k;) {
                 sb_sample_ref_t ref;
-                if (sb_sampler_at (self->sampler, r->rank, p, &ref) != 0) {
+                if (sb_sampler_at (self->set->sampler, r->rank, p, &ref) != 0) {
                     snprintf (err, err_size, "the sampler has no position %llu for rank %llu",
                               (unsigned long long) p, (unsigned long long) r->rank);
                     return -1;
@@ -502,7 +554,7 @@ s_list_wanted (sb_trainer_t *self, char *err, size_t err_size)
                               (unsigned long long) self->epoch);
                     return -1;
                 }
-                p += s_run (self, r, p, &ref, self->ds.samples_per_file - ref.sample);
+                p += s_run (self, r, p, &ref, self->set->ds.samples_per_file - ref.sample);
             }
         }
     return 0;
@@ -585,15 +637,37 @@ sb_trainer_start (sb_trainer_t *self, const sb_msg_phase_start_t *ps)
     }
     const sb_msg_welcome_t *c = self->cfg;
     self->failed = 0;
-    if (!self->sampler && s_build_sampler (self, ps, err, sizeof err) != 0) {
+    s_set_t *set = &self->sets[strcmp (ps->phase, "eval") == 0 ? S_SET_EVAL : S_SET_TRAIN];
+    if (set == &self->sets[S_SET_EVAL] && c->eval_files == 0) {
+        s_fail (self, NULL, "protocol", NULL, 0, "an evaluation phase started, and WELCOME gave no evaluation set", NULL);
+        return -1;
+    }
+    if (set != self->set) {     /* the engines read the other set's names and sizes from now on */
+        self->set = set;
+        for (size_t i = 0; i < self->nranks; i++)
+            if (sb_reader_set_dataset (self->ranks[i].reader, &set->ds, err, sizeof err) != 0) {
+                s_fail (self, &self->ranks[i], "dataset", NULL, 0, err, NULL);
+                return -1;
+            }
+    }
+    if (!self->set->sampler && s_build_sampler (self, ps, err, sizeof err) != 0) {
         s_fail (self, NULL, "sampler", NULL, 0, err, NULL);
         return -1;
     }
-    if (sb_sampler_epoch (self->sampler, ps->epoch, err, sizeof err) != 0) {
+    /* epochs come in order; the evaluation set's skips those without an
+     * evaluation, and its sampler goes through them (DLIO reshuffles both sets every epoch) */
+    if (ps->epoch <= set->prepared) {
+        snprintf (err, sizeof err, "%s phase of epoch %llu after epoch %llu", ps->phase, (unsigned long long) ps->epoch,
+                  (unsigned long long) set->prepared);
         s_fail (self, NULL, "sampler", NULL, 0, err, NULL);
         return -1;
     }
-    const sb_sampler_epoch_t *info = sb_sampler_info (self->sampler);
+    while (set->prepared < ps->epoch)
+        if (sb_sampler_epoch (set->sampler, ++set->prepared, err, sizeof err) != 0) {
+            s_fail (self, NULL, "sampler", NULL, 0, err, NULL);
+            return -1;
+        }
+    const sb_sampler_epoch_t *info = sb_sampler_info (self->set->sampler);
     if (info->steps != ps->batches || info->samples_per_rank != ps->samples_per_rank) {
         snprintf (err, sizeof err, "epoch %llu: this worker's sampler gives %llu steps of %llu samples per rank, the"
                   " coordinator's %llu of %llu", (unsigned long long) ps->epoch, (unsigned long long) info->steps,
@@ -603,35 +677,35 @@ sb_trainer_start (sb_trainer_t *self, const sb_msg_phase_start_t *ps)
         return -1;
     }
     if (c->drop_page_cache && !c->odirect) {   /* every file's first read this epoch drops its pages */
-        size_t bytes = (size_t) (self->listed / 8 + 1);
-        if (!self->touched && !(self->touched = malloc (bytes))) {
+        size_t bytes = (size_t) (self->set->listed / 8 + 1);
+        if (!self->set->touched && !(self->set->touched = malloc (bytes))) {
             s_fail (self, NULL, "memory", NULL, ENOMEM, "out of memory for the page-cache drop's file bits", NULL);
             return -1;
         }
-        memset (self->touched, 0, bytes);
+        memset (self->set->touched, 0, bytes);
     }
     if (strcmp (c->format, "parquet") == 0) {    /* DLIO reads each file's footer once an epoch */
-        size_t bytes = (size_t) (self->listed / 8 + 1);
-        if (!self->footered && !(self->footered = malloc (bytes))) {
+        size_t bytes = (size_t) (self->set->listed / 8 + 1);
+        if (!self->set->footered && !(self->set->footered = malloc (bytes))) {
             s_fail (self, NULL, "memory", NULL, ENOMEM, "out of memory for the parquet footers' file bits", NULL);
             return -1;
         }
-        memset (self->footered, 0, bytes);
+        memset (self->set->footered, 0, bytes);
     }
     if (s_ckpt_keep (self, ps) != 0)
         return -1;
     self->epoch = ps->epoch;
     self->k = ps->samples_per_rank;
     self->batches = ps->batches;
-    self->window = (c->prefetch_size + 1) * c->batch_size;
-    self->step_sync = strcmp (c->sync, "step") == 0;
+    self->window = (c->prefetch_size + 1) * set->batch_size;
+    self->step_sync = set->step_sync;
     self->local_barrier = c->ranks == c->total_ranks;
     self->barrier_step = 0;
     self->arrivals = 0;
     self->awaiting_go = 0;
     sb_histogram_reset (&self->barrier_own);
     self->running = self->nranks;
-    sb_dlio_window (c->metric_steps, c->metric_exclude_start, c->metric_exclude_end, self->batches, &self->metric);
+    sb_dlio_window (set->metric_steps, c->metric_exclude_start, c->metric_exclude_end, self->batches, &self->metric);
     double now = sb_now ();
     for (size_t i = 0; i < self->nranks; i++) {
         s_rank_t *r = &self->ranks[i];
@@ -652,7 +726,7 @@ sb_trainer_start (sb_trainer_t *self, const sb_msg_phase_start_t *ps)
         r->load_since = now;
         r->interval.next = now + 1.0;
     }
-    if (self->asking && s_list_wanted (self, err, sizeof err) != 0) {
+    if (self->set->asking && s_list_wanted (self, err, sizeof err) != 0) {
         s_fail (self, NULL, "sampler", NULL, 0, err, NULL);
         return -1;
     }
@@ -703,13 +777,13 @@ s_on_entries (sb_trainer_t *self, sb_msg_entries_t *m)
 {
     char err[PATH_MAX + 256], text[PATH_MAX + 300], span[64];
     const char *bad_name = NULL;
-    if (!self->asking || self->running == 0) {
+    if (!self->set->asking || self->running == 0) {
         snprintf (err, sizeof err, "ENTRIES page %llu of epoch %llu came unasked", (unsigned long long) m->seq,
                   (unsigned long long) m->epoch);
         s_fail (self, NULL, "protocol", NULL, 0, err, NULL);
         return;
     }
-    if (sb_entries_on_page (self->entries, m, !self->catalog_names, &bad_name, err, sizeof err) == 0)
+    if (sb_entries_on_page (self->entries, m, !self->set->catalog_names, &bad_name, err, sizeof err) == 0)
         return;
     if (self->nranks == 1)
         snprintf (span, sizeof span, "rank %llu", (unsigned long long) self->cfg->first_rank);
@@ -907,30 +981,20 @@ s_take_completions (sb_trainer_t *self, s_rank_t *r)
     return 1;
 }
 
-/* Compute seconds of rank r's next batch: WELCOME's train.computation_time,
- * a constant or a draw from the rank's own stream, indexed by epoch and step
+/* Compute seconds of rank r's next batch: the set's (train.computation_time,
+ * or evaluation.eval_time for the evaluation set), a constant or a draw from the rank's own stream, indexed by epoch and step
  * (same seed, same times in every run; other ranks, other times). Fails the
  * rank on a distribution it does not know or bad parameters. */
 static double
 s_compute_time (sb_trainer_t *self, const s_rank_t *r)
 {
-    const sb_msg_welcome_t *c = self->cfg;
-    sb_dist_t d = { SB_DIST_CONSTANT, c->computation_time, 0 };
+    const s_set_t *set = self->set;
     char why[300];
-    if (c->compute_dist && *c->compute_dist) {
-        d.a = c->compute_a;
-        d.b = c->compute_b;
-        if (sb_dist_parse (c->compute_dist, &d.type) != 0) {
-            snprintf (why, sizeof why, "WELCOME names an unknown compute distribution '%.64s'", c->compute_dist);
-            s_fail (self, r, "compute", NULL, 0, why, NULL);
-            return 0;
-        }
-    }
-    if (sb_dist_check (&d, why, sizeof why) != 0) {
+    if (sb_dist_check (&set->compute, why, sizeof why) != 0) {
         s_fail (self, r, "compute", NULL, 0, why, NULL);
         return 0;
     }
-    return sb_dist_draw (&d, c->seed, r->rank, self->epoch << 32 | r->step);
+    return sb_dist_draw (&set->compute, set->compute_seed, r->rank, self->epoch << 32 | r->step);
 }
 
 /* The row group of rd, when a read of its loader thread (or the rank's
@@ -952,7 +1016,7 @@ s_group_of (sb_trainer_t *self, s_rank_t *r, const s_read_t *rd)
 static int
 s_submit (sb_trainer_t *self, s_rank_t *r, double now)
 {
-    const uint64_t k = self->k, bs = self->cfg->batch_size;
+    const uint64_t k = self->k, bs = self->set->batch_size;
     char key[PATH_MAX];
     while (r->submitted < k && r->submitted < r->step * bs + self->window) {
         s_read_t rd;
@@ -984,14 +1048,14 @@ s_submit (sb_trainer_t *self, s_rank_t *r, double now)
             }
             name = key;
         }
-        if (rd.group && self->footered && rd.ref.file < self->listed
-            && !(self->footered[rd.ref.file / 8] & (1u << (rd.ref.file % 8)))) {
+        if (rd.group && self->set->footered && rd.ref.file < self->set->listed
+            && !(self->set->footered[rd.ref.file / 8] & (1u << (rd.ref.file % 8)))) {
             /* the file's first group this epoch: its footer first, as pyarrow reads it (no samples) */
             sb_parquet_range_t fr[2];
             size_t nf = sb_sample_range_footer (&self->ranger, rd.size, fr);
             if (r->nfree < nf + 1)
                 break;
-            self->footered[rd.ref.file / 8] |= (uint8_t) (1u << (rd.ref.file % 8));
+            self->set->footered[rd.ref.file / 8] |= (uint8_t) (1u << (rd.ref.file % 8));
             for (size_t j = 0; j < nf; j++) {
                 size_t f = r->free_slots[--r->nfree];
                 r->slots[f] = (s_slot_t) { .seq = ++r->next_seq, .position = p, .run = 0, .count = 0,
@@ -1036,7 +1100,7 @@ s_submit (sb_trainer_t *self, s_rank_t *r, double now)
 static void
 s_advance (sb_trainer_t *self, s_rank_t *r, double now)
 {
-    const uint64_t k = self->k, bs = self->cfg->batch_size;
+    const uint64_t k = self->k, bs = self->set->batch_size;
     for (int progress = 1; progress && !self->failed && r->running;) {
         progress = 0;
         if (s_submit (self, r, now) != 0)
@@ -1127,7 +1191,7 @@ sb_trainer_pump (sb_trainer_t *self, int *busy)
     if (self->running == 0 || self->failed)
         return 0;
     s_check_stalls (self, sb_now ());
-    if (self->asking)
+    if (self->set->asking)
         s_ask_entries (self);
     if (self->failed)
         return 0;

@@ -73,8 +73,22 @@ PY
 
 # SQL taking a result database of this version back to schema 8 (drops the
 # columns schema 9 added: schemas/results.sql), for the tests that upgrade
-# older databases; schema_v7_sql goes on to 7 (version 8's columns)
+# older databases; schema_v7_sql goes on to 7 (version 8's columns); schema_v9_sql
+# takes a database back to 9 (version 10's workflow and evaluation columns and tables)
+# (the last column first: SQLite's DROP COLUMN of a table's last column cuts
+# its text at the last comma before it, comments included)
+schema_v9_sql () {
+    cat <<'SQL'
+ALTER TABLE runs DROP COLUMN workflow; ALTER TABLE runs DROP COLUMN eval_io_stdev_MB_per_second;
+ALTER TABLE runs DROP COLUMN eval_io_mean_MB_per_second; ALTER TABLE runs DROP COLUMN eval_throughput_stdev_samples_per_second;
+ALTER TABLE runs DROP COLUMN eval_throughput_mean_samples_per_second;
+ALTER TABLE runs DROP COLUMN eval_au_meet_expectation; ALTER TABLE runs DROP COLUMN eval_au_stdev_percentage;
+ALTER TABLE runs DROP COLUMN eval_au_mean_percentage;
+DROP TABLE evals; DROP TABLE eval_ranks;
+SQL
+}
 schema_v8_sql () {
+    schema_v9_sql
     cat <<'SQL'
 ALTER TABLE runs DROP COLUMN train_au_mean_percentage; ALTER TABLE runs DROP COLUMN train_au_stdev_percentage;
 ALTER TABLE runs DROP COLUMN train_au_meet_expectation; ALTER TABLE runs DROP COLUMN train_throughput_mean_samples_per_second;

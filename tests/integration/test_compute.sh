@@ -45,10 +45,10 @@ expect_contains "normal without stdev: message" sb.err \
     "command line: key 'train.computation_time': normal needs 'stdev'"
 
 # every preset loads and plans a run (a tiny dataset: the preset's shape,
-# not its size); formats the generator does not write yet fail at datagen
+# not its size, generated first: workflow.generate_data); formats the generator does not write yet fail at datagen
 for preset in $("$SHARDBENCH" workloads); do
     case $preset in llama3_*) continue ;; esac
-    sb run "$preset" dataset.data_folder="./p-$preset" dataset.num_files_train=4 dataset.num_samples_per_file=2 \
+    sb run "$preset" workflow.generate_data=True dataset.data_folder="./p-$preset" dataset.num_files_train=4 dataset.num_samples_per_file=2 \
         dataset.record_length_bytes=1024 dataset.record_length_bytes_stdev=0 reader.batch_size=1 train.epochs=1 \
         train.computation_time=0 --accelerators 1 --local 1 --db p.db
     if [ "$SB_RC" -eq 0 ]; then

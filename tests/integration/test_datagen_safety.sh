@@ -9,7 +9,9 @@
 . "$(dirname "$0")/lib.sh"
 
 HOST=$(hostname)
-small="dataset.num_files_train=8 dataset.record_length_bytes=4096 dataset.record_length_bytes_stdev=0 --progress off"
+# runs read what a datagen wrote (workflow.generate_data=False: the quickstart
+# preset, which the command line starts from, would generate it)
+small="workflow.generate_data=False dataset.num_files_train=8 dataset.record_length_bytes=4096 dataset.record_length_bytes_stdev=0 --progress off"
 # slow enough to stop mid-way: jpeg files of 4 Mpixel, ~60 ms to encode each,
 # one rank; a temporary exists from before the encoding until the rename
 slow="dataset.format=jpeg dataset.num_files_train=24 dataset.record_length_bytes=4194304

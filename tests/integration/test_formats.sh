@@ -115,6 +115,8 @@ parquet_epochs parquet parquet.db pq.out parquet 16 60 2
 cat >pqcols.yaml <<'YAML'
 model:
   name: dlrm_like
+workflow:
+  generate_data: True
 dataset:
   data_folder: ./pqcols
   format: parquet

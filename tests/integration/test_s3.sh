@@ -26,6 +26,8 @@ expect_eq "S3 client against the server" $rc 0
 cat >s3.yaml <<YAML
 model:
   name: s3-mission
+workflow:
+  generate_data: True
 dataset:
   data_folder: mission
   num_files_train: 60
