@@ -554,6 +554,8 @@ sb_storage_keys_finish (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t e
             return -1;
         }
         wl->endpoint_per_rank = v;
+        if (v)
+            st->lb = SB_LB_PER_RANK;    /* rank r: endpoint r mod N (sb_storage_for_rank) */
     }
     return 0;
 }

@@ -142,9 +142,38 @@ START_TEST (test_endpoints_and_placeholders)
                                  NULL, &s_wl), "");
     ck_assert_uint_eq (s_wl.storage.nendpoints, 3);
     ck_assert_str_eq (s_wl.storage.endpoints[2], "http://e3:9000");
-    ck_assert_int_eq (s_wl.storage.lb, SB_LB_LEAST_CONNECTIONS);
+    ck_assert_int_eq (s_wl.storage.lb, SB_LB_PER_RANK);      /* one endpoint per rank: no balancing */
+    ck_assert_str_eq (s_wl.load_balance_strategy, "least_connections");
     ck_assert_int_eq (s_wl.endpoint_per_rank, 1);
     ck_assert_str_eq (s_wl.data_folder, "s3://training-bucket/data/shardbench-data");
+    /* rank r: endpoint r mod 3, alone */
+    static const char *const mine[] = { "http://e1:9000", "http://e2:9000", "http://e3:9000", "http://e1:9000",
+                                        "http://e2:9000" };
+    for (uint64_t r = 0; r < 5; r++) {
+        sb_storage_cfg_t one;
+        sb_storage_for_rank (&s_wl.storage, r, &one);
+        ck_assert_uint_eq (one.nendpoints, 1);
+        ck_assert_str_eq (one.endpoints[0], mine[r]);
+        ck_assert_str_eq (one.bucket, "training-bucket");
+    }
+    /* and through WELCOME to the workers */
+    sb_msg_welcome_t w;
+    memset (&w, 0, sizeof w);
+    ck_assert_int_eq (sb_storage_to_welcome (&s_wl.storage, &w), 0);
+    ck_assert_str_eq (w.load_balance, "per_rank");
+    sb_storage_cfg_t back;
+    char err[128];
+    ck_assert_int_eq (sb_storage_from_welcome (&w, &back, err, sizeof err), 0);
+    free (w.endpoints.items);
+    ck_assert_int_eq (back.lb, SB_LB_PER_RANK);
+    ck_assert_uint_eq (back.nendpoints, 3);
+    /* without the key every rank balances over all of them */
+    ck_assert_str_eq (s_resolve ("storage:\n  storage_type: s3\n  storage_root: b\n  endpoint_uris: [http://e1:1, http://e2:1]\n",
+                                 NULL, &s_wl), "");
+    sb_storage_cfg_t all;
+    sb_storage_for_rank (&s_wl.storage, 1, &all);
+    ck_assert_uint_eq (all.nendpoints, 2);
+    ck_assert_str_eq (all.endpoints[0], "http://e1:1");
     ck_assert_str_eq (s_resolve ("storage:\n  storage_type: s3\n  storage_root: b\n  endpoint_uris: [http://e1:1]\n"
                                  "  load_balance_strategy: random\n", NULL, &s_wl),
                       "w.yaml:5: key 'storage.load_balance_strategy': expected round_robin or least_connections, got"
@@ -234,7 +263,8 @@ START_TEST (test_reader_storage_keys)
                                  NULL, &s_wl), "");
     ck_assert_uint_eq (s_wl.storage.nendpoints, 2);
     ck_assert_str_eq (s_wl.storage.endpoints[1], "http://m2:9000");
-    ck_assert_int_eq (s_wl.storage.lb, SB_LB_LEAST_CONNECTIONS);
+    ck_assert_int_eq (s_wl.storage.lb, SB_LB_PER_RANK);
+    ck_assert_str_eq (s_wl.load_balance_strategy, "least_connections");
     ck_assert_int_eq (s_wl.endpoint_per_rank, 1);
     /* a data_loader_root that names another location than an s3:// data_folder */
     ck_assert_str_eq (s_resolve ("dataset:\n  data_folder: s3://a/x\nreader:\n  data_loader_root: s3://b/y\n", NULL,
