@@ -15,6 +15,7 @@ typedef struct {
     char **items;
     char  *origin;
     unsigned load;          /* the sb_config_load_string call that set it; 0: an override */
+    int   interpolated;     /* sb_config_interpolate resolved it: its text is final */
 } s_entry_t;
 
 /* A workload has about a hundred keys; the bound stops YAML aliases from
@@ -1009,4 +1010,362 @@ sb_config_redact (sb_config_t *self, int (*is_secret) (const char *key), const c
         n++;
     }
     return n;
+}
+
+/* ---- OmegaConf interpolation (sb_config_interpolate) ---- */
+
+/* References followed from one value before it counts as a loop. */
+#define S_INTERP_DEPTH 16
+
+typedef struct {
+    sb_config_t *self;
+    int (*is_secret) (const char *key);
+    int (*env_ref_kept) (const char *key);
+    char  *err;
+    size_t err_size;
+} s_interp_t;
+
+static s_entry_t *
+s_entry_find (sb_config_t *self, const char *key)
+{
+    for (size_t i = 0; i < self->count; i++)
+        if (strcmp (self->entries[i].key, key) == 0)
+            return &self->entries[i];
+    return NULL;
+}
+
+/* "origin:line: key 'K': " of the entry whose value holds a reference,
+ * then the reference itself unless the key holds a credential. */
+static void
+s_interp_error (s_interp_t *ctx, const s_entry_t *owner, const char *ref, size_t ref_len, const char *fmt, ...)
+{
+    int n = owner->pub.line > 0
+          ? snprintf (ctx->err, ctx->err_size, "%s:%d: key '%s': ", owner->origin, owner->pub.line, owner->key)
+          : snprintf (ctx->err, ctx->err_size, "%s: key '%s': ", owner->origin, owner->key);
+    if (n < 0 || (size_t) n >= ctx->err_size)
+        return;
+    if (ctx->is_secret (owner->key))
+        n += snprintf (ctx->err + n, ctx->err_size - (size_t) n, "a reference in its value ");
+    else
+        n += snprintf (ctx->err + n, ctx->err_size - (size_t) n, "'${%.*s}' ", (int) ref_len, ref);
+    if ((size_t) n >= ctx->err_size)
+        return;
+    va_list ap;
+    va_start (ap, fmt);
+    vsnprintf (ctx->err + n, ctx->err_size - (size_t) n, fmt, ap);
+    va_end (ap);
+}
+
+static int s_interp_text (s_interp_t *ctx, const s_entry_t *owner, const char *text, size_t len, int depth,
+                          char **out, size_t *out_len, size_t *out_alloc);
+
+/* 1 when s (n bytes) is an environment variable's name in upper case
+ * (AWS_REGION), as the upstream s3dlio files write ${AWS_REGION}. */
+static int
+s_upper_name (const char *s, size_t n)
+{
+    if (n == 0 || (s[0] >= '0' && s[0] <= '9'))
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!((s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
+            return 0;
+    return 1;
+}
+
+/* ${oc.env:VAR} and ${oc.env:VAR,default}: the environment's value. */
+static int
+s_interp_env (s_interp_t *ctx, const s_entry_t *owner, const char *body, size_t len, const char *ref, size_t ref_len,
+              char **out, size_t *out_len, size_t *out_alloc)
+{
+    const char *comma = memchr (body, ',', len);
+    size_t name_len = comma ? (size_t) (comma - body) : len;
+    char name[256];
+    while (name_len && body[name_len - 1] == ' ')
+        name_len--;
+    while (name_len && *body == ' ')
+        body++, name_len--, len--;
+    comma = memchr (body, ',', len);
+    int valid = name_len > 0 && name_len < sizeof name && !(body[0] >= '0' && body[0] <= '9');
+    for (size_t i = 0; valid && i < name_len; i++)
+        valid = (body[i] >= 'A' && body[i] <= 'Z') || (body[i] >= 'a' && body[i] <= 'z')
+              || (body[i] >= '0' && body[i] <= '9') || body[i] == '_';
+    if (!valid) {
+        s_interp_error (ctx, owner, ref, ref_len, "does not name an environment variable");
+        return -1;
+    }
+    memcpy (name, body, name_len);
+    name[name_len] = '\0';
+    if (ctx->is_secret (name) && !ctx->is_secret (owner->key)) {
+        s_interp_error (ctx, owner, ref, ref_len, "would copy a credential into a key that is recorded and shown:"
+                        " give credentials as storage.storage_options.access_key_id and secret_access_key");
+        return -1;
+    }
+    const char *v = getenv (name);
+    if (v)
+        return s_append (out, out_len, out_alloc, "%s", v);
+    if (!comma) {
+        s_interp_error (ctx, owner, ref, ref_len, "names environment variable %s, which is not set (give a default:"
+                        " ${oc.env:%s,DEFAULT})", name, name);
+        return -1;
+    }
+    const char *d = comma + 1, *end = body + len;
+    while (d < end && *d == ' ')
+        d++;
+    while (end > d && end[-1] == ' ')
+        end--;
+    if (end - d >= 2 && (*d == '\'' || *d == '"') && end[-1] == *d)
+        d++, end--;
+    else if (end - d == 4 && memcmp (d, "null", 4) == 0)
+        d = end;    /* OmegaConf's None: nothing */
+    return s_append (out, out_len, out_alloc, "%.*s", (int) (end - d), d);
+}
+
+/* ${dotted.key} (absolute) or ${.key} / ${..key} (relative to the owner's
+ * section): the other key's value, itself resolved. */
+static int
+s_interp_key (s_interp_t *ctx, const s_entry_t *owner, const char *body, size_t len, const char *ref, size_t ref_len,
+              int depth, char **out, size_t *out_len, size_t *out_alloc)
+{
+    for (size_t i = 0; i < len; i++)
+        if (!((body[i] >= 'A' && body[i] <= 'Z') || (body[i] >= 'a' && body[i] <= 'z')
+              || (body[i] >= '0' && body[i] <= '9') || body[i] == '_' || body[i] == '-' || body[i] == '.')) {
+            s_interp_error (ctx, owner, ref, ref_len, "is not a key reference (${section.key}), nor ${oc.env:VAR}");
+            return -1;
+        }
+    char key[1024];
+    size_t dots = strspn (body, ".");
+    if (dots) {
+        /* relative: one dot is the owner's section, each further dot one section up */
+        size_t plen = strlen (owner->key);
+        for (size_t up = 0; up < dots; up++) {
+            while (plen && owner->key[plen - 1] != '.')
+                plen--;
+            if (plen)
+                plen--;     /* drop the '.' */
+            else if (up + 1 < dots) {
+                s_interp_error (ctx, owner, ref, ref_len, "goes above the top of the configuration");
+                return -1;
+            }
+        }
+        if ((size_t) snprintf (key, sizeof key, "%.*s%s%.*s", (int) plen, owner->key, plen ? "." : "",
+                               (int) (len - dots), body + dots) >= sizeof key)
+            goto missing;
+    }
+    else if ((size_t) snprintf (key, sizeof key, "%.*s", (int) len, body) >= sizeof key)
+        goto missing;
+    if (!*key || key[strlen (key) - 1] == '.' || strstr (key, ".."))
+        goto missing;
+    const s_entry_t *target = s_entry_find (ctx->self, key);
+    if (!target)
+        goto missing;
+    if (target->items) {
+        s_interp_error (ctx, owner, ref, ref_len, "refers to a list (%s): only single values are substituted", key);
+        return -1;
+    }
+    if (ctx->is_secret (target->key) && !ctx->is_secret (owner->key)) {
+        s_interp_error (ctx, owner, ref, ref_len, "would copy a credential into a key that is recorded and shown");
+        return -1;
+    }
+    if (target->interpolated)
+        return s_append (out, out_len, out_alloc, "%s", target->value);
+    if (depth >= S_INTERP_DEPTH) {
+        s_interp_error (ctx, owner, ref, ref_len, "leads through more than %d references (a loop?)", S_INTERP_DEPTH);
+        return -1;
+    }
+    return s_interp_text (ctx, target, target->value, strlen (target->value), depth + 1, out, out_len, out_alloc);
+missing:
+    s_interp_error (ctx, owner, ref, ref_len, "refers to no key of the configuration%s",
+                    s_upper_name (body, len) ? " (an environment variable is ${oc.env:NAME})" : "");
+    return -1;
+}
+
+/* Append text (len bytes) with its interpolations resolved to *out. */
+static int
+s_interp_text (s_interp_t *ctx, const s_entry_t *owner, const char *text, size_t len, int depth,
+               char **out, size_t *out_len, size_t *out_alloc)
+{
+    if (s_append (out, out_len, out_alloc, "%s", "") != 0)
+        goto oom;
+    size_t i = 0;
+    while (i < len) {
+        if (text[i] == '\\' && i + 2 < len && text[i + 1] == '$' && text[i + 2] == '{') {
+            if (s_append (out, out_len, out_alloc, "${") != 0)
+                goto oom;
+            i += 3;     /* \${ is a literal ${ */
+            continue;
+        }
+        if (!(text[i] == '$' && i + 1 < len && text[i + 1] == '{')) {
+            size_t run = 1;
+            while (i + run < len && text[i + run] != '$' && text[i + run] != '\\')
+                run++;
+            if (s_append (out, out_len, out_alloc, "%.*s", (int) run, text + i) != 0)
+                goto oom;
+            i += run;
+            continue;
+        }
+        /* ${ ... } with nested braces */
+        size_t open = 1, j = i + 2;
+        for (; j < len && open; j++)
+            open += text[j] == '{' ? 1 : text[j] == '}' ? -1 : 0;
+        const char *ref = text + i + 2;
+        if (open) {
+            s_interp_error (ctx, owner, ref, len - i - 2, "has no closing '}'");
+            return -1;
+        }
+        size_t ref_len = j - 1 - (i + 2);
+        /* the body may itself hold references: ${oc.env:X,${dataset.y}} */
+        char *body = NULL;
+        size_t blen = 0, balloc = 0;
+        if (memchr (ref, '$', ref_len)) {
+            if (s_interp_text (ctx, owner, ref, ref_len, depth + 1, &body, &blen, &balloc) != 0) {
+                free (body);
+                return -1;
+            }
+        }
+        const char *b = body ? body : ref;
+        size_t bn = body ? blen : ref_len;
+        while (bn && *b == ' ')
+            b++, bn--;
+        while (bn && b[bn - 1] == ' ')
+            bn--;
+        int rc;
+        const char *colon = memchr (b, ':', bn);
+        char name[256];
+        if (depth == 0 && i == 0 && j == len && s_upper_name (b, bn) && bn < sizeof name
+            && ctx->env_ref_kept (owner->key)) {
+            snprintf (name, sizeof name, "%.*s", (int) bn, b);
+            if (s_entry_find (ctx->self, name))
+                rc = s_interp_key (ctx, owner, b, bn, ref, ref_len, depth, out, out_len, out_alloc);
+            else    /* kept as written: the S3 client takes it from the environment */
+                rc = s_append (out, out_len, out_alloc, "%.*s", (int) len, text);
+        }
+        else if (colon && (size_t) (colon - b) == 6 && memcmp (b, "oc.env", 6) == 0)
+            rc = s_interp_env (ctx, owner, colon + 1, bn - 7, ref, ref_len, out, out_len, out_alloc);
+        else if (colon) {
+            s_interp_error (ctx, owner, ref, ref_len, "uses resolver '%.*s', which shardbench does not have (only"
+                            " oc.env)", (int) (colon - b), b);
+            rc = -1;
+        }
+        else if (bn == 0) {
+            s_interp_error (ctx, owner, ref, ref_len, "is empty");
+            rc = -1;
+        }
+        else
+            rc = s_interp_key (ctx, owner, b, bn, ref, ref_len, depth, out, out_len, out_alloc);
+        free (body);
+        if (rc != 0)
+            return -1;
+        i = j;
+    }
+    return 0;
+oom:
+    snprintf (ctx->err, ctx->err_size, "out of memory");
+    return -1;
+}
+
+int
+sb_config_copy (sb_config_t *self, const char *from, const char *to)
+{
+    const s_entry_t *src = s_entry_find (self, from);
+    if (!src)
+        return -1;
+    char *value = NULL, **items = NULL;
+    size_t n = src->pub.nitems;
+    if (src->items) {
+        if (!(items = calloc (n + 1, sizeof *items)))
+            return -1;
+        for (size_t i = 0; i < n; i++)
+            if (!(items[i] = strdup (src->items[i])))
+                goto oom;
+    }
+    else if (!(value = strdup (src->value ? src->value : "")))
+        return -1;
+    char *origin = strdup (src->origin);
+    int line = src->pub.line, interpolated = src->interpolated;
+    if (!origin || s_set (self, to, value, items, n, origin, line) != 0) {
+        free (origin);
+        goto oom;
+    }
+    free (origin);
+    s_entry_find (self, to)->interpolated = interpolated;
+    return 0;
+oom:
+    free (value);
+    if (items)
+        for (size_t i = 0; i < n; i++)
+            free (items[i]);
+    free (items);
+    return -1;
+}
+
+int
+sb_config_interpolate (sb_config_t *self, int (*is_secret) (const char *key), int (*env_ref_kept) (const char *key),
+                       char *err, size_t err_size)
+{
+    s_interp_t ctx = { self, is_secret, env_ref_kept, err, err_size };
+    /* every new text first (references read the values as written), then all at once */
+    char **fresh = calloc (self->count + 1, sizeof *fresh);
+    char ***fresh_items = calloc (self->count + 1, sizeof *fresh_items);
+    int rc = fresh && fresh_items ? 0 : -1;
+    if (rc)
+        snprintf (err, err_size, "out of memory");
+    for (size_t i = 0; i < self->count && rc == 0; i++) {
+        const s_entry_t *e = &self->entries[i];
+        if (e->interpolated)
+            continue;
+        if (e->value && strstr (e->value, "${")) {
+            size_t len = 0, alloc = 0;
+            rc = s_interp_text (&ctx, e, e->value, strlen (e->value), 0, &fresh[i], &len, &alloc);
+        }
+        for (size_t k = 0; e->items && k < e->pub.nitems && rc == 0; k++) {
+            if (!strstr (e->items[k], "${"))
+                continue;
+            if (!fresh_items[i] && !(fresh_items[i] = calloc (e->pub.nitems + 1, sizeof (char *)))) {
+                snprintf (err, err_size, "out of memory");
+                rc = -1;
+                break;
+            }
+            size_t len = 0, alloc = 0;
+            rc = s_interp_text (&ctx, e, e->items[k], strlen (e->items[k]), 0, &fresh_items[i][k], &len, &alloc);
+        }
+    }
+    for (size_t i = 0; i < self->count; i++) {
+        s_entry_t *e = &self->entries[i];
+        if (rc == 0) {
+            if (fresh && fresh[i]) {
+                free (e->value);
+                e->value = fresh[i];
+                fresh[i] = NULL;
+            }
+            for (size_t k = 0; fresh_items && fresh_items[i] && k < e->pub.nitems; k++)
+                if (fresh_items[i][k]) {
+                    free (e->items[k]);
+                    e->items[k] = fresh_items[i][k];
+                    fresh_items[i][k] = NULL;
+                }
+            e->interpolated = 1;
+            s_entry_sync (e);
+        }
+        if (fresh)
+            free (fresh[i]);
+        if (fresh_items && fresh_items[i]) {
+            for (size_t k = 0; k < e->pub.nitems; k++)
+                free (fresh_items[i][k]);
+            free (fresh_items[i]);
+        }
+    }
+    free (fresh);
+    free (fresh_items);
+    return rc;
+}
+
+int
+sb_config_set_at (sb_config_t *self, const char *key, const char *value, const char *origin, int line)
+{
+    char *copy = strdup (value);
+    if (!copy || s_set (self, key, copy, NULL, 0, origin, line) != 0) {
+        free (copy);
+        return -1;
+    }
+    return 0;
 }

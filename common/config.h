@@ -65,4 +65,29 @@ char *sb_config_to_yaml (const sb_config_t *self);
  * nor shown. Returns how many were replaced, or -1 when out of memory. */
 int sb_config_redact (sb_config_t *self, int (*is_secret) (const char *key), const char *replacement);
 
+/* Set key `to` to a copy of key `from`'s value or list, with from's origin
+ * and line (so errors about `to` point at where the value was written).
+ * Returns 0, or -1 when from is absent or memory runs out. */
+int sb_config_copy (sb_config_t *self, const char *from, const char *to);
+
+/* Set key to a single value, as written at origin:line (line 0: no line).
+ * Returns 0, or -1 when memory runs out. */
+int sb_config_set_at (sb_config_t *self, const char *key, const char *value, const char *origin, int line);
+
+/* Resolve OmegaConf interpolations in every value and list item, as
+ * OmegaConf resolves DLIO's configuration: ${section.key} (another key of
+ * this configuration, overrides included, itself resolved), ${.key} and
+ * ${..key} (relative to the key's own section), ${oc.env:VAR} and
+ * ${oc.env:VAR,default} (the environment; null: nothing), \${ for a
+ * literal ${. A value that is exactly ${NAME} in upper case naming no key
+ * (the upstream s3dlio files' ${AWS_REGION}) stays as written when
+ * env_ref_kept(key) says the key takes it from the environment; elsewhere it
+ * is an error. A reference that would copy a credential (a key or variable
+ * is_secret names) into a key that is not one is an error. Errors are
+ * "origin:line: key 'K': '${ref}' ..." and never quote a secret key's
+ * value. Entries resolved once stay resolved (a later call only resolves
+ * what overrides set since). Returns 0, or -1 with err (nothing changed). */
+int sb_config_interpolate (sb_config_t *self, int (*is_secret) (const char *key),
+                           int (*env_ref_kept) (const char *key), char *err, size_t err_size);
+
 #endif

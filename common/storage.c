@@ -15,7 +15,20 @@ sb_storage_type_name (sb_storage_type_t type)
 const char *
 sb_storage_lb_name (sb_lb_t lb)
 {
-    return lb == SB_LB_LEAST_CONNECTIONS ? "least_connections" : "round_robin";
+    return lb == SB_LB_LEAST_CONNECTIONS ? "least_connections" : lb == SB_LB_PER_RANK ? "per_rank" : "round_robin";
+}
+
+void
+sb_storage_for_rank (const sb_storage_cfg_t *cfg, uint64_t rank, sb_storage_cfg_t *out)
+{
+    if (out != cfg)
+        *out = *cfg;
+    if (cfg->lb != SB_LB_PER_RANK || cfg->nendpoints < 2)
+        return;
+    size_t i = (size_t) (rank % cfg->nendpoints);
+    if (i != 0)
+        memcpy (out->endpoints[0], cfg->endpoints[i], sizeof out->endpoints[0]);
+    out->nendpoints = 1;
 }
 
 int
@@ -71,7 +84,16 @@ sb_storage_from_welcome (const void *welcome, sb_storage_cfg_t *cfg, char *err, 
         }
         snprintf (cfg->endpoints[cfg->nendpoints++], sizeof cfg->endpoints[0], "%s", w->endpoints.items[i]);
     }
-    cfg->lb = !strcmp (w->load_balance, "least_connections") ? SB_LB_LEAST_CONNECTIONS : SB_LB_ROUND_ROBIN;
+    if (!strcmp (w->load_balance, "least_connections"))
+        cfg->lb = SB_LB_LEAST_CONNECTIONS;
+    else if (!strcmp (w->load_balance, "per_rank"))
+        cfg->lb = SB_LB_PER_RANK;
+    else if (!strcmp (w->load_balance, "round_robin"))
+        cfg->lb = SB_LB_ROUND_ROBIN;
+    else {
+        snprintf (err, err_size, "unknown load balancing '%.64s'", w->load_balance);
+        return -1;
+    }
     snprintf (cfg->region, sizeof cfg->region, "%s", w->region);
     cfg->path_style = w->path_style != 0;
     cfg->max_in_flight = w->max_in_flight ? w->max_in_flight : 1;

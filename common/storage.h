@@ -14,7 +14,10 @@
  * with seeded sizes and no I/O at all (fio's null engine), to run every
  * other part of shardbench at 10^7-10^8 objects on one machine. */
 typedef enum { SB_STORAGE_FILE, SB_STORAGE_S3, SB_STORAGE_SYNTHETIC } sb_storage_type_t;
-typedef enum { SB_LB_ROUND_ROBIN, SB_LB_LEAST_CONNECTIONS } sb_lb_t;
+/* per_rank (storage.use_mpi_endpoint_distribution, DLIO's S3_ENDPOINT_URIS
+ * rule): rank r sends every request to endpoint r mod N (sb_storage_for_rank);
+ * a client of all endpoints (the coordinator's) goes round robin. */
+typedef enum { SB_LB_ROUND_ROBIN, SB_LB_LEAST_CONNECTIONS, SB_LB_PER_RANK } sb_lb_t;
 
 typedef struct {
     sb_storage_type_t type;
@@ -35,9 +38,15 @@ typedef struct {
     uint64_t list_page_size;                        /* max-keys per ListObjectsV2 request */
 } sb_storage_cfg_t;
 
-/* "file" | "s3" | "synthetic"; "round_robin" | "least_connections". Borrowed. */
+/* "file" | "s3" | "synthetic"; "round_robin" | "least_connections" | "per_rank". Borrowed. */
 const char *sb_storage_type_name (sb_storage_type_t type);
 const char *sb_storage_lb_name (sb_lb_t lb);
+
+/* The storage rank uses: cfg itself, except with SB_LB_PER_RANK, where its
+ * only endpoint is endpoint rank mod N (as DLIO's ObjStoreLibStorage picks
+ * S3_ENDPOINT_URIS[rank % N]). The clients a rank makes (reads, datagen,
+ * checkpoints) take this copy. */
+void sb_storage_for_rank (const sb_storage_cfg_t *cfg, uint64_t rank, sb_storage_cfg_t *out);
 
 /* The storage fields of WELCOME, both ways, in one place so that the
  * coordinator and the workers cannot disagree. to_welcome points the

@@ -1,6 +1,7 @@
 /* storage_keys: DLIO's storage keys into shardbench's engine and settings. */
 #include "storage_keys.h"
 #include "log.h"
+#include "workload.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -68,52 +69,147 @@ s_reader_value_remote (const char *key, const char *v)
     return 0;
 }
 
+/* 1 for an absent key or an empty value ("": the upstream files' "given
+ * on the command line"), which neither conflicts nor is taken. */
+static int
+s_empty (const sb_config_entry_t *e)
+{
+    return !e || (!e->items && !*s_value (e));
+}
+
+/* 1 when two entries hold the same value or the same list. */
+static int
+s_same_value (const sb_config_entry_t *a, const sb_config_entry_t *b)
+{
+    if (!a->items != !b->items)
+        return 0;
+    if (!a->items)
+        return strcmp (s_value (a), s_value (b)) == 0;
+    if (a->nitems != b->nitems)
+        return 0;
+    for (size_t i = 0; i < a->nitems; i++)
+        if (strcmp (a->items[i], b->items[i]) != 0)
+            return 0;
+    return 1;
+}
+
+/* A reader: storage key and its storage: counterpart disagree: -1 with an
+ * error naming both lines (values of credentials not repeated). */
+static int
+s_reader_conflict (const sb_config_entry_t *r, const sb_config_entry_t *st, char *err, size_t err_size)
+{
+    char where[1200], w2[1200];
+    if (sb_workload_is_secret_key (r->key) || r->items || st->items)
+        snprintf (err, err_size, "%s: key '%s' disagrees with %s (%s): give the storage keys once, under storage:",
+                  s_where (r, where, sizeof where), r->key, st->key, s_where (st, w2, sizeof w2));
+    else
+        snprintf (err, err_size, "%s: key '%s': '%s' disagrees with %s '%s' (%s): give the storage keys once, under"
+                  " storage:", s_where (r, where, sizeof where), r->key, s_value (r), st->key, s_value (st),
+                  s_where (st, w2, sizeof w2));
+    return -1;
+}
+
 int
 sb_storage_keys_reader (sb_config_t *cfg, char *err, size_t err_size)
 {
-    static const char *const keys[] = { "reader.storage_type", "reader.protocol", "reader.storage_root",
-                                        "reader.data_loader_root", "reader.endpoint_uris",
-                                        "reader.storage_options.endpoint_url", "reader.storage_library",
-                                        "reader.load_balance_strategy", NULL };
-    const sb_config_entry_t *first = NULL, *remote = NULL;
-    for (int i = 0; keys[i]; i++) {
-        const sb_config_entry_t *e = sb_config_get (cfg, keys[i]);
-        if (!e)
-            continue;
-        first = first ? first : e;
-        const char *v = e->items ? (e->nitems ? e->items[0] : "") : s_value (e);
-        if (!remote && s_reader_value_remote (keys[i], v))
-            remote = e;
-    }
-    for (size_t i = 0; i < sb_config_count (cfg); i++) {
+    static const char *const keys[] = { "reader.storage_type", "reader.protocol", "reader.storage_library",
+                                        "reader.storage_root", "reader.endpoint_uris",
+                                        "reader.load_balance_strategy", "reader.use_mpi_endpoint_distribution",
+                                        NULL };
+    char where[1200], target[600], taken[512] = "";
+    size_t used = 0;
+    const sb_config_entry_t *first = NULL, *remote;
+    /* the keys to take: the fixed ones, then reader.storage_options.* */
+    const char *names[256];
+    size_t n = 0;
+    for (int i = 0; keys[i]; i++)
+        if (!s_empty (sb_config_get (cfg, keys[i])))
+            names[n++] = keys[i];
+    for (size_t i = 0; i < sb_config_count (cfg) && n < sizeof names / sizeof names[0]; i++) {
         const sb_config_entry_t *e = sb_config_at (cfg, i);
-        if (sb_storage_keys_is_reader_option (e->key))
-            (void) sb_config_get (cfg, e->key);   /* read here: not an unknown key */
+        if (strncmp (e->key, "reader.storage_options.", 23) == 0 && !s_empty (e))
+            names[n++] = e->key;
     }
+    /* the checks first, then the copies (which may move the entries) */
+    for (size_t i = 0; i < n; i++) {
+        const sb_config_entry_t *e = sb_config_get (cfg, names[i]);
+        snprintf (target, sizeof target, "storage.%s", names[i] + 7);
+        const sb_config_entry_t *st = sb_config_get (cfg, target);
+        if (!s_empty (st) && !s_same_value (e, st))
+            return s_reader_conflict (e, st, err, err_size);
+        first = first ? first : e;
+    }
+    /* reader.data_loader_root: where those files' training reads, as an
+     * object store URI; their dataset.data_folder is "only used when
+     * generating". A file:// one is the local data, which data_folder names
+     * already (pytorch_file_backend.yaml: data_folder/train). */
+    const sb_config_entry_t *root = sb_config_get (cfg, "reader.data_loader_root");
+    const sb_config_entry_t *df = sb_config_get (cfg, "dataset.data_folder");
+    int root_remote = root && !root->items && s_reader_value_remote (root->key, s_value (root));
+    char scheme[16];
+    if (root_remote && df && s_scheme (s_value (df), scheme, sizeof scheme) && strcmp (s_value (df), s_value (root)))
+        return s_reader_conflict (root, df, err, err_size);
+    first = first ? first : root;
     if (!first)
         return 0;
-    char where[1200];
-    const sb_config_entry_t *type = sb_config_get (cfg, "storage.storage_type");
-    if (!remote) {
-        sb_info ("%s: key '%s' (and the other storage keys under reader:) accepted without effect: DLIO reads no"
-                 " storage key under reader:, and they name the local file system of dataset.data_folder",
-                 s_where (first, where, sizeof where), first->key);
-        return 0;
+    const char *first_key = first->key;     /* the entries may move as keys are added; their texts stay */
+    for (size_t i = 0; i < n; i++) {
+        snprintf (target, sizeof target, "storage.%s", names[i] + 7);
+        if (!s_empty (sb_config_get (cfg, target)))
+            continue;   /* the same value under storage: already */
+        if (sb_config_copy (cfg, names[i], target) != 0) {
+            snprintf (err, err_size, "%s: key '%s': out of memory", s_where (sb_config_get (cfg, names[i]), where,
+                      sizeof where), names[i]);
+            return -1;
+        }
+        if (strncmp (names[i], "reader.storage_options.", 23) != 0 || !strstr (taken, "storage_options"))
+            used += (size_t) snprintf (taken + used, used < sizeof taken ? sizeof taken - used : 0, "%s%s",
+                                       used ? ", " : "", strncmp (names[i], "reader.storage_options.", 23) == 0
+                                       ? "storage_options" : names[i] + 7);
+        if (used >= sizeof taken)
+            used = sizeof taken - 1;
     }
-    if (type) {
-        char w2[1200];
-        sb_warn ("%s: key '%s' and the other storage keys under reader: are ignored, as DLIO ignores them:"
-                 " storage.storage_type '%s' (%s) decides", s_where (remote, where, sizeof where), remote->key,
-                 s_value (type), s_where (type, w2, sizeof w2));
-        return 0;
+    root = sb_config_get (cfg, "reader.data_loader_root");
+    df = sb_config_get (cfg, "dataset.data_folder");
+    if (root_remote && (!df || strcmp (s_value (df), s_value (root)) != 0)) {
+        if (sb_config_copy (cfg, "reader.data_loader_root", "dataset.data_folder") != 0) {
+            snprintf (err, err_size, "%s: key 'reader.data_loader_root': out of memory", s_where (root, where,
+                      sizeof where));
+            return -1;
+        }
+        used += (size_t) snprintf (taken + used, used < sizeof taken ? sizeof taken - used : 0, "%s%s",
+                                   used ? ", " : "", "data_loader_root as dataset.data_folder");
+        if (used >= sizeof taken)
+            used = sizeof taken - 1;
     }
-    snprintf (err, err_size, "%s: key '%s': DLIO reads no storage setting under reader: (it would run on the local"
-              " file system at dataset.data_folder without saying so), so shardbench refuses to guess: give them under"
-              " storage:, e.g. storage.storage_type=s3 storage.storage_root=BUCKET[/PREFIX]"
-              " storage.storage_options.endpoint_url=http(s)://HOST:PORT on the command line, or"
-              " storage.storage_type=local_fs to read dataset.data_folder as DLIO does",
-              s_where (remote, where, sizeof where), remote->key);
-    return -1;
+    /* an object store named under reader: with no storage_type anywhere:
+     * object, whose URIs' scheme (or protocol) decides */
+    remote = NULL;
+    for (size_t i = 0; i < n && !remote; i++) {
+        const sb_config_entry_t *e = sb_config_get (cfg, names[i]);
+        const char *v = e->items ? (e->nitems ? e->items[0] : "") : s_value (e);
+        if (s_reader_value_remote (names[i], v))
+            remote = e;
+    }
+    if (!remote && root_remote)
+        remote = sb_config_get (cfg, "reader.data_loader_root");
+    if (remote && !sb_config_get (cfg, "storage.storage_type")) {
+        if (sb_config_set_at (cfg, "storage.storage_type", "object", remote->origin, remote->line) != 0) {
+            snprintf (err, err_size, "%s: key '%s': out of memory", s_where (remote, where, sizeof where), remote->key);
+            return -1;
+        }
+        used += (size_t) snprintf (taken + used, used < sizeof taken ? sizeof taken - used : 0, "%s%s",
+                                   used ? ", " : "", "storage_type object for its URI");
+        if (used >= sizeof taken)
+            used = sizeof taken - 1;
+    }
+    if (!used)
+        return 0;
+    first = sb_config_get (cfg, first_key);
+    sb_warn ("%s: storage keys under reader: taken as the storage: section's (%s): DLIO_local_changes reads no"
+             " storage key under reader: and would run on the local files of dataset.data_folder; give them under"
+             " storage: to run the same under both", s_where (first, where, sizeof where), taken);
+    return 0;
 }
 
 int
@@ -458,6 +554,8 @@ sb_storage_keys_finish (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t e
             return -1;
         }
         wl->endpoint_per_rank = v;
+        if (v)
+            st->lb = SB_LB_PER_RANK;    /* rank r: endpoint r mod N (sb_storage_for_rank) */
     }
     return 0;
 }

@@ -12,7 +12,8 @@
  * - S3 bucket and key prefix as DLIO forms object URIs: a data_folder
  *   s3://BUCKET[/PREFIX] names them itself; otherwise storage_root
  *   BUCKET[/PREFIX] (or s3://BUCKET[/PREFIX]) followed by data_folder.
- * - Storage keys under reader: are read by no DLIO code.
+ * - Storage keys under reader: are read by no DLIO code; shardbench takes
+ *   them as the storage: section's (sb_storage_keys_reader).
  *
  * Errors name file:line and key; credentials are never part of a message.
  * Called by workload.c only. */
@@ -28,12 +29,18 @@
 int sb_storage_keys_is_reader_option (const char *key);
 
 /* Storage keys under reader: (storage_type, protocol, storage_library,
- * storage_root, data_loader_root, endpoint_uris, load_balance_strategy,
- * storage_options.*). DLIO ignores them and runs on dataset.data_folder's
- * file system. When they point elsewhere (an object store) and the storage:
- * section gives no storage_type, the run is refused, saying how to give them
- * under storage:; otherwise they are accepted without effect. Returns 0 or
- * -1 with err. */
+ * storage_root, endpoint_uris, load_balance_strategy,
+ * use_mpi_endpoint_distribution, storage_options.*; mlcommons/storage's
+ * s3dlio files). DLIO_local_changes reads none of them and would run on the
+ * local files of dataset.data_folder; shardbench takes each as its storage:
+ * key when storage: lacks it (copied with its origin and line), logging one
+ * warning. Empty values are no value. reader.data_loader_root naming an
+ * object store is the data folder (those files' data_folder is "unused");
+ * a file:// one is recorded. An object store named this way with no
+ * storage_type anywhere sets storage.storage_type object (the URI's scheme
+ * decides). A reader: value that disagrees with its storage: one (or an
+ * s3:// data_folder) is an error naming both lines. Call before any key is
+ * read. Returns 0 or -1 with err. */
 int sb_storage_keys_reader (sb_config_t *cfg, char *err, size_t err_size);
 
 /* A storage value left as an upstream placeholder (BUCKET_PLACEHOLDER,

@@ -54,8 +54,8 @@ static const s_key_t s_keys[] = {
     { "dataset.num_samples_per_file", T_U64, OFF (num_samples_per_file), 0, "1", 1, 1e9, "samples in one object" },
     { "dataset.record_length_bytes", T_U64R, OFF (record_length_bytes), 0, "65536", 1, 1e12, "bytes per sample" },
     { "dataset.record_length_bytes_stdev", T_U64R, OFF (record_length_bytes_stdev), 0, "0", 0, 1e12, "stdev of bytes per sample" },
-    { "dataset.record_length", T_ALIAS, 0, 0, "dataset.record_length_bytes", 0, 0, "older DLIO spelling" },
-    { "dataset.record_length_stdev", T_ALIAS, 0, 0, "dataset.record_length_bytes_stdev", 0, 0, "older DLIO spelling" },
+    { "dataset.record_length", T_CUSTOM, 0, 0, "", 0, 0, "not read by DLIO_local_changes (record_length_bytes is): accepted with a warning, not used" },
+    { "dataset.record_length_stdev", T_CUSTOM, 0, 0, "", 0, 0, "not read by DLIO_local_changes (record_length_bytes_stdev is): accepted with a warning, not used" },
     { "dataset.parquet.row_group_size", T_U64, OFF (parquet_row_group), 0, "0", 0, 1e9, "rows per parquet row group (0: 1 MiB of records)" },
     { "dataset.compression", T_STR, STRF (compression), "none", 0, 0, "parquet page codec: none | snappy | gzip | zstd (DLIO's key; other formats: recorded only)" },
     { "dataset.num_subfolders_train", T_U64, OFF (num_subfolders_train), 0, "0", 0, 1e7, "subfolders of train/ (DLIO rule)" },
@@ -188,19 +188,18 @@ static const s_key_t s_keys[] = {
     { "dataset.parquet.use_s3dlio_gen", T_NA, 0, 0, 0, 0, 0, "DLIO generates through s3dlio's generator: the file is the same" },
     { "dataset.parquet.read_mode", T_NA, 0, 0, 0, 0, 0, "DLIO reads no dataset.parquet.read_mode: storage.storage_options.columns chooses the columns read" },
     { "storage.storage_options.prefetch_workers", T_NA, 0, 0, 0, 0, 0, "read by no DLIO code: reader.read_threads and prefetch_size decide" },
-    { "reader.storage_type", T_CUSTOM, 0, 0, "", 0, 0, "DLIO reads no storage key under reader: (s_reader_storage)" },
-    { "reader.protocol", T_CUSTOM, 0, 0, "", 0, 0, "see reader.storage_type" },
-    { "reader.storage_library", T_CUSTOM, 0, 0, "", 0, 0, "see reader.storage_type" },
-    { "reader.storage_root", T_CUSTOM, 0, 0, "", 0, 0, "see reader.storage_type" },
-    { "reader.data_loader_root", T_CUSTOM, 0, 0, "", 0, 0, "see reader.storage_type" },
-    { "reader.endpoint_uris", T_CUSTOM, 0, 0, "", 0, 0, "see reader.storage_type" },
-    { "reader.load_balance_strategy", T_CUSTOM, 0, 0, "", 0, 0, "see reader.storage_type" },
+    { "reader.storage_type", T_CUSTOM, 0, 0, "", 0, 0, "taken as storage.storage_type when storage: lacks it (DLIO reads no storage key under reader:)" },
+    { "reader.protocol", T_CUSTOM, 0, 0, "", 0, 0, "taken as storage.protocol (see reader.storage_type)" },
+    { "reader.storage_library", T_CUSTOM, 0, 0, "", 0, 0, "taken as storage.storage_library (see reader.storage_type)" },
+    { "reader.storage_root", T_CUSTOM, 0, 0, "", 0, 0, "taken as storage.storage_root (see reader.storage_type)" },
+    { "reader.data_loader_root", T_CUSTOM, 0, 0, "", 0, 0, "an object store URI: the data folder (file://: recorded, dataset.data_folder decides)" },
+    { "reader.endpoint_uris", T_CUSTOM, 0, 0, "", 0, 0, "taken as storage.endpoint_uris (see reader.storage_type)" },
+    { "reader.load_balance_strategy", T_CUSTOM, 0, 0, "", 0, 0, "taken as storage.load_balance_strategy (see reader.storage_type)" },
     { "reader.checkpoint_folder", T_NA, 0, 0, 0, 0, 0, "DLIO reads no reader.checkpoint_folder: checkpoint.checkpoint_folder" },
     /* issue 15, formats */
     { "dataset.record_element_type", T_STR, STRF (record_element_type), "uint8", 0, 0, "numpy type of a record's elements (DLIO): npy, npz, hdf5, tfrecord records are its itemsize x their elements" },
     { "dataset.record_dims", T_LIST, 0, 0, "", 0, 0, "shape of a record, [d1, d2, ...] (DLIO): record_length_bytes becomes their product x the element size" },
     { "dataset.record_element_bytes", T_IGNORED, 0, 0, 0, 0, 0, "DLIO recomputes it from dataset.record_element_type" },
-    { "dataset.record_length_resize", T_IGNORED, 0, 0, 0, 0, 0, "DLIO's LoadConfig does not read it (record_length_bytes_resize is its key)" },
     /* issue 15, workflow */
     { "workflow.generate_data", T_BOOL, OFF (generate_data), 0, "false", 0, 0, "a run generates the dataset first, as `shardbench datagen` (DLIO's default: false)" },
     { "workflow.train", T_BOOL, OFF (do_train), 0, "true", 0, 0, "a run trains (false: datagen only, or the checkpoint workflow with workflow.checkpoint)" },
@@ -215,6 +214,9 @@ static const s_key_t s_keys[] = {
     { "evaluation.eval_time.stdev", T_ALIAS, 0, 0, "evaluation.eval_time_stdev", 0, 0, "mapping form of evaluation.eval_time_stdev" },
     { "evaluation.eval_after_epoch", T_U64, OFF (eval_after_epoch), 0, "1", 1, 1e9, "first epoch after which evaluation runs" },
     { "evaluation.epochs_between_evals", T_U64, OFF (epochs_between_evals), 0, "1", 1, 1e9, "epochs from one evaluation to the next" },
+    /* issue 15, keys2 */
+    { "dataset.record_length_resize", T_CUSTOM, 0, 0, "", 0, 0, "not read by DLIO_local_changes (record_length_bytes_resize is): accepted with a warning, not used" },
+    { "reader.use_mpi_endpoint_distribution", T_CUSTOM, 0, 0, "", 0, 0, "taken as storage.use_mpi_endpoint_distribution (see reader.storage_type)" },
 };
 
 #define S_NKEYS (sizeof s_keys / sizeof s_keys[0])
@@ -449,6 +451,8 @@ s_storage_endpoints (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_
         snprintf (st->endpoints[st->nendpoints++], sizeof st->endpoints[0], "%s", getenv ("AWS_ENDPOINT_URL"));
         origin = NULL;
     }
+    if (strncmp (st->region, "${", 2) == 0)
+        st->region[0] = '\0';     /* ${AWS_REGION}: from the environment, as the credentials */
     if (!st->region[0]) {
         const char *r = getenv ("AWS_REGION");
         if (!r || !*r)
@@ -1036,10 +1040,63 @@ sb_workload_log_not_applicable (sb_config_t *cfg)
     return n;
 }
 
+/* issue 15, keys2: dataset.record_length, _stdev and _resize, which
+ * DLIO_local_changes's LoadConfig does not read (it reads the _bytes
+ * spellings only), so its records keep the _bytes values or their defaults:
+ * accepted, one warning each saying what the records are. After the parquet
+ * columns (which size a parquet row). */
+static void
+s_record_length_spellings (sb_config_t *cfg, const sb_workload_t *wl)
+{
+    static const struct { const char *key, *read; } spellings[] = {
+        { "dataset.record_length", "dataset.record_length_bytes" },
+        { "dataset.record_length_stdev", "dataset.record_length_bytes_stdev" },
+        { "dataset.record_length_resize", "dataset.record_length_bytes_resize" },
+    };
+    int parquet_rows = wl->parquet_columns[0] && strcmp (wl->format, "parquet") == 0;
+    for (size_t i = 0; i < sizeof spellings / sizeof spellings[0]; i++) {
+        const sb_config_entry_t *e = sb_config_get (cfg, spellings[i].key);
+        if (!e)
+            continue;
+        char where[1200], now[256];
+        if (i == 2)
+            snprintf (now, sizeof now, "%s decides", spellings[i].read);
+        else if (parquet_rows)
+            snprintf (now, sizeof now, "rows are %llu bytes, the sum of dataset.parquet.columns",
+                      (unsigned long long) wl->record_length_bytes);
+        else
+            snprintf (now, sizeof now, "%s is %llu%s", spellings[i].read, (unsigned long long) (i == 0
+                      ? wl->record_length_bytes : wl->record_length_bytes_stdev), sb_config_get (cfg,
+                      spellings[i].read) ? "" : i == 0 ? " (DLIO's default)" : " (the default)");
+        sb_warn ("%s: key '%s' not used, as DLIO_local_changes does not read it (it reads %s): %s",
+                 s_where (e, where, sizeof where), spellings[i].key, spellings[i].read, now);
+    }
+}
+
+/* issue 15, keys2: keys whose ${NAME} (upper case, naming no key) means
+ * "from the environment", as the upstream s3dlio files write credentials
+ * and the region: kept as written, then taken as absent (the S3 client's
+ * credential chain, AWS_REGION). */
+static int
+s_env_ref_kept (const char *key)
+{
+    static const char *const last[] = { "access_key_id", "secret_access_key", "session_token", "region" };
+    const char *opts = strncmp (key, "storage.storage_options.", 24) == 0 ? key + 24
+                     : strncmp (key, "reader.storage_options.", 23) == 0 ? key + 23 : NULL;
+    for (size_t i = 0; opts && i < sizeof last / sizeof last[0]; i++)
+        if (strcmp (opts, last[i]) == 0)
+            return 1;
+    return 0;
+}
+
 int
 sb_workload_from_config (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size)
 {
     memset (wl, 0, sizeof *wl);
+    /* ${...} references resolved, then reader: storage keys taken as storage: ones, before any key is read */
+    if (sb_config_interpolate (cfg, sb_workload_is_secret_key, s_env_ref_kept, err, err_size) != 0
+        || sb_storage_keys_reader (cfg, err, err_size) != 0)
+        return -1;
     for (size_t i = 0; i < S_NKEYS; i++) {
         const s_key_t *k = &s_keys[i];
         if (k->type == T_IGNORED || k->type == T_CUSTOM || k->type == T_NA)
@@ -1057,7 +1114,7 @@ sb_workload_from_config (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
         wl->read_threads = 1;   /* DLIO: 0 reads on the main process */
     if (strncmp (wl->data_folder, "synthetic://", 12) == 0)
         wl->storage.type = SB_STORAGE_SYNTHETIC;   /* a synthetic:// data folder says it all */
-    if (sb_storage_keys_reader (cfg, err, err_size) != 0 || sb_storage_keys_placeholders (cfg, err, err_size) != 0
+    if (sb_storage_keys_placeholders (cfg, err, err_size) != 0
         || sb_storage_keys_resolve (cfg, wl, err, err_size) != 0 || s_compute_stdev (cfg, wl, err, err_size) != 0
         || s_reader_misc (cfg, err, err_size) != 0)
         return -1;
@@ -1131,6 +1188,7 @@ sb_workload_from_config (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
         return -1;
     if (s_record_shape (cfg, wl, err, err_size) != 0)     /* issue 15, formats */
         return -1;
+    s_record_length_spellings (cfg, wl);
     /* Unknown keys: a warning each, with where they came from. DLIO keys
      * shardbench does not act on: listed once, on one line. */
     char ignored[2048] = "";

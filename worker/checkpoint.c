@@ -241,7 +241,9 @@ s_open (s_run_t *self, int write)
     }
     if (self->storage->type == SB_STORAGE_S3) {
         char err[1024];
-        if (!(self->s3 = sb_s3_new (self->storage, 1, err, sizeof err))) {
+        sb_storage_cfg_t mine;     /* use_mpi_endpoint_distribution: the rank's own endpoint */
+        sb_storage_for_rank (self->storage, self->r->rank, &mine);
+        if (!(self->s3 = sb_s3_new (&mine, 1, err, sizeof err))) {
             s_fail (self, write ? "write" : "read", NULL, 0, err, NULL);
             free (self->buf);
             self->buf = NULL;

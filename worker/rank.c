@@ -384,7 +384,9 @@ s_datagen (s_rank_t *self, const sb_msg_phase_start_t *ps)
     sb_s3_t *s3 = NULL;
     if (self->storage->type == SB_STORAGE_S3) {
         char err[1024];
-        s3 = sb_s3_new (self->storage, 1, err, sizeof err);
+        sb_storage_cfg_t mine;     /* use_mpi_endpoint_distribution: the rank's own endpoint */
+        sb_storage_for_rank (self->storage, self->rank, &mine);
+        s3 = sb_s3_new (&mine, 1, err, sizeof err);
         if (!s3) {
             s_report_error (self, "write", NULL, 0, err);
             free (buf);

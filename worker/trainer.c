@@ -234,7 +234,9 @@ sb_trainer_new (const sb_msg_welcome_t *cfg, const sb_storage_cfg_t *storage, co
         s_rank_t *r = &self->ranks[i];
         r->rank = cfg->first_rank + i;
         char why[512];
-        r->reader = sb_reader_new (storage, cfg->data_root, (size_t) self->threads, (size_t) cfg->io_buffer,
+        sb_storage_cfg_t mine;     /* use_mpi_endpoint_distribution: the rank's own endpoint */
+        sb_storage_for_rank (storage, r->rank, &mine);
+        r->reader = sb_reader_new (&mine, cfg->data_root, (size_t) self->threads, (size_t) cfg->io_buffer,
                                    (int) cfg->verify, cfg->seed, why, sizeof why);
         r->slots = calloc (self->nslots, sizeof *r->slots);
         r->free_slots = calloc (self->nslots, sizeof *r->free_slots);

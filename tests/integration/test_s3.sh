@@ -144,4 +144,22 @@ expect_eq "fd limit exceeded exits 1" "$rc" 1
 expect_contains "fd limit message has the numbers" sb.err "file descriptors: 2 ranks x 215 (100 in flight x 2 endpoints + 15) + "
 expect_contains "... and the limit" sb.err " needed, the limit is 300 (hard limit 300): raise it (\`ulimit -n "
 
+
+# 7. storage.use_mpi_endpoint_distribution (DLIO's S3_ENDPOINT_URIS rule):
+# rank r sends every request to endpoint r mod 2; 3 ranks: 0 and 2 on the
+# first endpoint, 1 on the second. Each rank reads 20 samples (its 20 files,
+# 2 loader threads of 10: 2 batches of 4 each, the 2 + 2 left one more batch).
+sb run s3.yaml storage.use_mpi_endpoint_distribution=true train.epochs=1 --accelerators 3 --local 1 --db s3.db
+expect_eq "per-rank endpoints run" "$SB_RC" 0
+[ "$SB_RC" = 0 ] || cat sb.err
+mpi=$(q s3.db "SELECT max(id) FROM runs WHERE kind = 'train'")
+expect_eq "ranks 0 and 2 read from the first endpoint only" \
+    "$(q s3.db "SELECT requests FROM endpoints WHERE run_id = $mpi AND endpoint = '$ep1'")" \
+    "$(q s3.db "SELECT sum(samples) FROM rank_epochs WHERE run_id = $mpi AND rank IN (0, 2)")"
+expect_eq "rank 1 from the second only" \
+    "$(q s3.db "SELECT requests FROM endpoints WHERE run_id = $mpi AND endpoint = '$ep2'")" \
+    "$(q s3.db "SELECT sum(samples) FROM rank_epochs WHERE run_id = $mpi AND rank = 1")"
+expect_eq "40 and 20 reads, no errors" \
+    "$(q s3.db "SELECT group_concat(requests || ':' || errors, ' ') FROM (SELECT requests, errors FROM endpoints WHERE run_id = $mpi ORDER BY endpoint = '$ep2')")" "40:0 20:0"
+
 finish

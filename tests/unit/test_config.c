@@ -648,6 +648,63 @@ START_TEST (test_model_name)
 }
 END_TEST
 
+static int
+s_secret_word (const char *key)
+{
+    return strstr (key, "secret") != NULL || strstr (key, "SECRET") != NULL;
+}
+
+static int
+s_keep_region (const char *key)
+{
+    return strcmp (key, "s.region") == 0;
+}
+
+/* issue 15, keys2: OmegaConf interpolation on the flat keys, and copies */
+START_TEST (test_interpolate)
+{
+    sb_config_t *cfg = sb_config_new ();
+    char err[512] = "";
+    ck_assert_int_eq (sb_config_load_string (cfg, "s:\n  root: /r\n  region: ${AWS_REGION}\n  secret: x\n"
+                                             "d:\n  list: [\"${s.root}/a\", b]\n  lit: \\${s.root}\n"
+                                             "  path: ${s.root}/${.lit}\n", "c.yaml", err, sizeof err), 0);
+    ck_assert_int_eq (sb_config_override (cfg, "s.root=/o", err, sizeof err), 0);
+    ck_assert_msg (sb_config_interpolate (cfg, s_secret_word, s_keep_region, err, sizeof err) == 0, "%s", err);
+    ck_assert_str_eq (sb_config_get (cfg, "d.list")->items[0], "/o/a");     /* the override, as Hydra */
+    ck_assert_str_eq (sb_config_get (cfg, "d.list")->items[1], "b");
+    ck_assert_str_eq (sb_config_get (cfg, "d.lit")->value, "${s.root}");
+    ck_assert_str_eq (sb_config_get (cfg, "d.path")->value, "/o/${s.root}");    /* a literal stays literal */
+    ck_assert_str_eq (sb_config_get (cfg, "s.region")->value, "${AWS_REGION}");
+    ck_assert_int_eq (sb_config_get (cfg, "d.path")->line, 8);
+    /* a second pass changes nothing; a later override is resolved then */
+    ck_assert_int_eq (sb_config_interpolate (cfg, s_secret_word, s_keep_region, err, sizeof err), 0);
+    ck_assert_str_eq (sb_config_get (cfg, "d.lit")->value, "${s.root}");
+    ck_assert_int_eq (sb_config_override (cfg, "d.more=${d.path}!", err, sizeof err), 0);
+    ck_assert_int_eq (sb_config_interpolate (cfg, s_secret_word, s_keep_region, err, sizeof err), 0);
+    ck_assert_str_eq (sb_config_get (cfg, "d.more")->value, "/o/${s.root}!");
+    /* a copy keeps the origin and line */
+    ck_assert_int_eq (sb_config_copy (cfg, "s.root", "t.root"), 0);
+    ck_assert_str_eq (sb_config_get (cfg, "t.root")->value, "/o");
+    ck_assert_str_eq (sb_config_get (cfg, "t.root")->origin, "command line");
+    ck_assert_int_eq (sb_config_copy (cfg, "d.list", "t.list"), 0);
+    ck_assert_uint_eq (sb_config_get (cfg, "t.list")->nitems, 2);
+    ck_assert_int_eq (sb_config_copy (cfg, "no.such", "t.x"), -1);
+    /* errors leave every value as it was */
+    ck_assert_int_eq (sb_config_override (cfg, "d.bad=${s.secret}", err, sizeof err), 0);
+    ck_assert_int_eq (sb_config_override (cfg, "d.other=${s.root}", err, sizeof err), 0);
+    ck_assert_int_eq (sb_config_interpolate (cfg, s_secret_word, s_keep_region, err, sizeof err), -1);
+    ck_assert_str_eq (err, "command line: key 'd.bad': '${s.secret}' would copy a credential into a key that is recorded"
+                           " and shown");
+    ck_assert_str_eq (sb_config_get (cfg, "d.other")->value, "${s.root}");
+    /* ${NAME} is kept only where the caller says so */
+    ck_assert_int_eq (sb_config_override (cfg, "d.bad=${AWS_REGION}", err, sizeof err), 0);
+    ck_assert_int_eq (sb_config_interpolate (cfg, s_secret_word, s_keep_region, err, sizeof err), -1);
+    ck_assert_str_eq (err, "command line: key 'd.bad': '${AWS_REGION}' refers to no key of the configuration (an"
+                           " environment variable is ${oc.env:NAME})");
+    sb_config_destroy (&cfg);
+}
+END_TEST
+
 static Suite *
 s_suite (void)
 {
@@ -669,6 +726,7 @@ s_suite (void)
     tcase_add_test (tc, test_alias_expansion_bounded);
     tcase_add_test (tc, test_merge_keys);
     tcase_add_test (tc, test_model_name);
+    tcase_add_test (tc, test_interpolate);
     suite_add_tcase (s, tc);
     return s;
 }

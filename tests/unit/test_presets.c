@@ -114,7 +114,8 @@ END_TEST
 
 /* A workload in the form MLPerf Storage ships (sections, comments, keys
  * shardbench does not use, a fractional record length, a list of Parquet
- * column mappings, the older spelling record_length). */
+ * column mappings, the spelling record_length, which DLIO_local_changes
+ * does not read). */
 static const char *s_mlperf =
     "model: \n"
     "  name: unet3d\n"
@@ -214,7 +215,11 @@ START_TEST (test_dlio_yaml_with_mlpstorage_overrides)
     ck_assert_uint_eq (wl.num_subfolders_train, 16);
     ck_assert_uint_eq (wl.prefetch_size, 3);
     ck_assert (wl.computation_time == 0.5);
-    ck_assert_uint_eq (wl.record_length_bytes, 146600628);     /* record_length, rounded */
+    /* record_length is not read by DLIO_local_changes: its default 65536, and a warning */
+    ck_assert_uint_eq (wl.record_length_bytes, 65536);
+    ck_assert_msg (strstr (log, "unet3d_h100.yaml:18: key 'dataset.record_length' not used, as DLIO_local_changes"
+                           " does not read it (it reads dataset.record_length_bytes): dataset.record_length_bytes is"
+                           " 65536 (DLIO's default)\n") != NULL, "%s", log);
     ck_assert_uint_eq (wl.record_length_bytes_stdev, 68341808);
     ck_assert_str_eq (wl.format, "npz");
     /* dataset.parquet: the row group size and the columns (size 1 when not given) */
@@ -307,8 +312,8 @@ static const struct {
       " min, max, shape, scale, lam)" },
     { "dataset:\n  record_length_bytes: -5.5\n",
       "c.yaml:2: key 'dataset.record_length_bytes': expected a non-negative integer, got '-5.5'" },
-    { "dataset:\n  record_length: 0.2\n",
-      "c.yaml:2: key 'dataset.record_length': 0.2 is out of range [1, 1000000000000]" },
+    { "dataset:\n  record_length_bytes: 0.2\n",
+      "c.yaml:2: key 'dataset.record_length_bytes': 0.2 is out of range [1, 1000000000000]" },
 };
 
 START_TEST (test_override_mapping_errors)

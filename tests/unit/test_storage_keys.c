@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "proto.h"
@@ -141,9 +142,38 @@ START_TEST (test_endpoints_and_placeholders)
                                  NULL, &s_wl), "");
     ck_assert_uint_eq (s_wl.storage.nendpoints, 3);
     ck_assert_str_eq (s_wl.storage.endpoints[2], "http://e3:9000");
-    ck_assert_int_eq (s_wl.storage.lb, SB_LB_LEAST_CONNECTIONS);
+    ck_assert_int_eq (s_wl.storage.lb, SB_LB_PER_RANK);      /* one endpoint per rank: no balancing */
+    ck_assert_str_eq (s_wl.load_balance_strategy, "least_connections");
     ck_assert_int_eq (s_wl.endpoint_per_rank, 1);
     ck_assert_str_eq (s_wl.data_folder, "s3://training-bucket/data/shardbench-data");
+    /* rank r: endpoint r mod 3, alone */
+    static const char *const mine[] = { "http://e1:9000", "http://e2:9000", "http://e3:9000", "http://e1:9000",
+                                        "http://e2:9000" };
+    for (uint64_t r = 0; r < 5; r++) {
+        sb_storage_cfg_t one;
+        sb_storage_for_rank (&s_wl.storage, r, &one);
+        ck_assert_uint_eq (one.nendpoints, 1);
+        ck_assert_str_eq (one.endpoints[0], mine[r]);
+        ck_assert_str_eq (one.bucket, "training-bucket");
+    }
+    /* and through WELCOME to the workers */
+    sb_msg_welcome_t w;
+    memset (&w, 0, sizeof w);
+    ck_assert_int_eq (sb_storage_to_welcome (&s_wl.storage, &w), 0);
+    ck_assert_str_eq (w.load_balance, "per_rank");
+    sb_storage_cfg_t back;
+    char err[128];
+    ck_assert_int_eq (sb_storage_from_welcome (&w, &back, err, sizeof err), 0);
+    free (w.endpoints.items);
+    ck_assert_int_eq (back.lb, SB_LB_PER_RANK);
+    ck_assert_uint_eq (back.nendpoints, 3);
+    /* without the key every rank balances over all of them */
+    ck_assert_str_eq (s_resolve ("storage:\n  storage_type: s3\n  storage_root: b\n  endpoint_uris: [http://e1:1, http://e2:1]\n",
+                                 NULL, &s_wl), "");
+    sb_storage_cfg_t all;
+    sb_storage_for_rank (&s_wl.storage, 1, &all);
+    ck_assert_uint_eq (all.nendpoints, 2);
+    ck_assert_str_eq (all.endpoints[0], "http://e1:1");
     ck_assert_str_eq (s_resolve ("storage:\n  storage_type: s3\n  storage_root: b\n  endpoint_uris: [http://e1:1]\n"
                                  "  load_balance_strategy: random\n", NULL, &s_wl),
                       "w.yaml:5: key 'storage.load_balance_strategy': expected round_robin or least_connections, got"
@@ -165,33 +195,199 @@ START_TEST (test_endpoints_and_placeholders)
 }
 END_TEST
 
+/* Resolve like s_resolve with stderr in a file: the log into log (size bytes). */
+static const char *
+s_resolve_logged (const char *yaml, const char *const *overrides, sb_workload_t *wl, char *log, size_t size)
+{
+    FILE *f = tmpfile ();
+    ck_assert_ptr_nonnull (f);
+    fflush (stderr);
+    int saved = dup (2);
+    ck_assert_int_ge (saved, 0);
+    ck_assert_int_ge (dup2 (fileno (f), 2), 0);
+    const char *err = s_resolve (yaml, overrides, wl);
+    fflush (stderr);
+    ck_assert_int_ge (dup2 (saved, 2), 0);
+    close (saved);
+    ssize_t n = pread (fileno (f), log, size - 1, 0);
+    ck_assert_int_ge (n, 0);
+    log[n] = '\0';
+    fclose (f);
+    return err;
+}
+
 START_TEST (test_reader_storage_keys)
 {
+    static char log[8192];
+    /* test_unet3d_train_s3.yaml's form: taken as storage:, with one warning */
     const char *yaml = "dataset:\n  data_folder: .\nreader:\n  storage_type: object\n  protocol: s3\n"
-                       "  storage_root: pr1-test-bucket/unet3d\n  storage_options:\n    access_key_id: \"\"\n"
-                       "    endpoint_url: \"\"\n";
-    ck_assert_str_eq (s_resolve (yaml, NULL, &s_wl),
-                      "w.yaml:4: key 'reader.storage_type': DLIO reads no storage setting under reader: (it would run"
-                      " on the local file system at dataset.data_folder without saying so), so shardbench refuses to"
-                      " guess: give them under storage:, e.g. storage.storage_type=s3"
-                      " storage.storage_root=BUCKET[/PREFIX] storage.storage_options.endpoint_url=http(s)://HOST:PORT on"
-                      " the command line, or storage.storage_type=local_fs to read dataset.data_folder as DLIO does");
-    /* given under storage: on the command line: the reader: ones are ignored, as DLIO does */
-    ck_assert_str_eq (s_resolve (yaml, (const char *[]) { "storage.storage_type=s3", "storage.storage_root=bk/p",
+                       "  storage_library: minio\n  storage_root: pr1-test-bucket/unet3d\n  storage_options:\n"
+                       "    access_key_id: \"\"\n    endpoint_url: \"\"\n    s3_force_path_style: false\n";
+    ck_assert_str_eq (s_resolve_logged (yaml, NULL, &s_wl, log, sizeof log), "");
+    ck_assert_int_eq (s_wl.storage.type, SB_STORAGE_S3);
+    ck_assert_str_eq (s_wl.storage.bucket, "pr1-test-bucket");
+    ck_assert_str_eq (s_wl.data_folder, "s3://pr1-test-bucket/unet3d");
+    ck_assert_str_eq (s_wl.storage_summary, "s3 (storage_type object, storage_library minio)");
+    ck_assert_int_eq (s_wl.storage.path_style, 0);
+    ck_assert_msg (strstr (log, "w.yaml:4: storage keys under reader: taken as the storage: section's (storage_type,"
+                                " protocol, storage_library, storage_root, storage_options): DLIO_local_changes reads no"
+                                " storage key under reader: and would run on the local files of dataset.data_folder;"
+                                " give them under storage: to run the same under both\n") != NULL, "%s", log);
+    ck_assert_ptr_null (strstr (strstr (log, "storage keys under reader:") + 1, "storage keys under reader:"));
+    /* the same value under storage: is no conflict, nor an empty one; another one is refused, naming both */
+    ck_assert_str_eq (s_resolve (yaml, (const char *[]) { "storage.storage_type=object",
                                                           "storage.storage_options.endpoint_url=http://h:1", NULL },
                                  &s_wl), "");
-    ck_assert_str_eq (s_wl.data_folder, "s3://bk/p");
-    ck_assert_str_eq (s_resolve (yaml, (const char *[]) { "storage.storage_type=local_fs", NULL }, &s_wl), "");
+    ck_assert_str_eq (s_wl.storage.endpoints[0], "http://h:1");     /* "" under reader: is no value */
+    ck_assert_str_eq (s_resolve (yaml, (const char *[]) { "storage.storage_type=s3", NULL }, &s_wl),
+                      "w.yaml:4: key 'reader.storage_type': 'object' disagrees with storage.storage_type 's3' (command"
+                      " line): give the storage keys once, under storage:");
+    ck_assert_str_eq (s_resolve ("storage:\n  storage_options:\n    secret_access_key: one\nreader:\n"
+                                 "  storage_options:\n    secret_access_key: two\n", NULL, &s_wl),
+                      "w.yaml:6: key 'reader.storage_options.secret_access_key' disagrees with"
+                      " storage.storage_options.secret_access_key (w.yaml:3): give the storage keys once, under"
+                      " storage:");
+    /* pytorch_s3dlio.yaml's form: data_loader_root is the data folder, storage_type object for its URI */
+    ck_assert_str_eq (s_resolve ("dataset:\n  data_folder: /tmp/dlio_data_unused\nreader:\n  storage_library: s3dlio\n"
+                                 "  data_loader_root: s3://my-bucket/training-data\n  storage_options:\n"
+                                 "    endpoint_url: http://localhost:9000\n    region: ${AWS_REGION}\n", NULL, &s_wl), "");
+    ck_assert_int_eq (s_wl.storage.type, SB_STORAGE_S3);
+    ck_assert_str_eq (s_wl.storage.bucket, "my-bucket");
+    ck_assert_str_eq (s_wl.data_folder, "s3://my-bucket/training-data");
+    ck_assert_str_eq (s_wl.storage_summary, "s3 (storage_type object, storage_library s3dlio)");
+    ck_assert_str_eq (s_wl.storage.endpoints[0], "http://localhost:9000");
+    /* its multi-endpoint form */
+    ck_assert_str_eq (s_resolve ("reader:\n  storage_library: s3dlio\n  data_loader_root: s3://b/p\n"
+                                 "  endpoint_uris:\n    - http://m1:9000\n    - http://m2:9000\n"
+                                 "  load_balance_strategy: least_connections\n  use_mpi_endpoint_distribution: true\n",
+                                 NULL, &s_wl), "");
+    ck_assert_uint_eq (s_wl.storage.nendpoints, 2);
+    ck_assert_str_eq (s_wl.storage.endpoints[1], "http://m2:9000");
+    ck_assert_int_eq (s_wl.storage.lb, SB_LB_PER_RANK);
+    ck_assert_str_eq (s_wl.load_balance_strategy, "least_connections");
+    ck_assert_int_eq (s_wl.endpoint_per_rank, 1);
+    /* a data_loader_root that names another location than an s3:// data_folder */
+    ck_assert_str_eq (s_resolve ("dataset:\n  data_folder: s3://a/x\nreader:\n  data_loader_root: s3://b/y\n", NULL,
+                                 &s_wl),
+                      "w.yaml:4: key 'reader.data_loader_root': 's3://b/y' disagrees with dataset.data_folder"
+                      " 's3://a/x' (w.yaml:2): give the storage keys once, under storage:");
+    /* an az:// one is refused as under storage: */
+    ck_assert_str_eq (s_resolve ("reader:\n  data_loader_root: az://c/p\n", NULL, &s_wl),
+                      "w.yaml:2: key 'storage.storage_type': az:// (Azure Blob Storage) is not served: shardbench"
+                      " reads S3 (s3://) and the local file system (file://, direct://); for Azure Blob Storage use its"
+                      " S3-compatible endpoint with storage_type s3");
+    /* local ones: the library recorded, dataset.data_folder read as DLIO reads it */
+    ck_assert_str_eq (s_resolve ("dataset:\n  data_folder: /tmp/d\nreader:\n  storage_library: s3dlio\n"
+                                 "  data_loader_root: file:///tmp/d/train\n  storage_root: file:///tmp/d\n", NULL,
+                                 &s_wl), "");
     ck_assert_int_eq (s_wl.storage.type, SB_STORAGE_FILE);
-    ck_assert_str_eq (s_wl.data_folder, ".");
-    /* local ones are accepted without effect */
-    ck_assert_str_eq (s_resolve ("reader:\n  storage_library: s3dlio\n  data_loader_root: file:///tmp/d/train\n"
-                                 "  storage_root: file:///tmp/d\n", NULL, &s_wl), "");
-    ck_assert_int_eq (s_wl.storage.type, SB_STORAGE_FILE);
+    ck_assert_str_eq (s_wl.data_folder, "/tmp/d");
+    ck_assert_str_eq (s_wl.storage_summary, "file (storage_library s3dlio)");
     /* an empty storage_options: is an empty section */
     ck_assert_str_eq (s_resolve ("storage:\n  storage_type: s3dlio\n  storage_root: file:///tmp/z/\n"
                                  "  storage_options:\n", NULL, &s_wl), "");
     ck_assert_str_eq (s_wl.data_folder, "/tmp/z/shardbench-data");
+}
+END_TEST
+
+START_TEST (test_interpolation)
+{
+    /* resnet50_s3dlio_test.yaml: data_folder from storage_root, overrides included */
+    const char *yaml = "storage:\n  storage_type: s3dlio\n  storage_root: file:///tmp/mlp/resnet50\n"
+                       "dataset:\n  data_folder: ${storage.storage_root}/train\n";
+    ck_assert_str_eq (s_resolve (yaml, NULL, &s_wl), "");
+    ck_assert_int_eq (s_wl.storage.type, SB_STORAGE_FILE);
+    ck_assert_str_eq (s_wl.data_folder, "/tmp/mlp/resnet50/train");
+    ck_assert_str_eq (s_resolve (yaml, (const char *[]) { "storage.storage_root=file:///x", NULL }, &s_wl), "");
+    ck_assert_str_eq (s_wl.data_folder, "/x/train");
+    /* relative, chained, escaped */
+    ck_assert_str_eq (s_resolve ("reader:\n  batch_size: 4\n  read_threads: ${.batch_size}\n"
+                                 "  prefetch_size: ${reader.read_threads}\ndataset:\n  data_folder: /d/\\${x}\n",
+                                 NULL, &s_wl), "");
+    ck_assert_uint_eq (s_wl.read_threads, 4);
+    ck_assert_uint_eq (s_wl.prefetch_size, 4);
+    ck_assert_str_eq (s_wl.data_folder, "/d/${x}");
+    /* the environment */
+    setenv ("SB_TEST_K2_DIR", "/data/x", 1);
+    unsetenv ("SB_TEST_K2_UNSET");
+    ck_assert_str_eq (s_resolve ("dataset:\n  data_folder: ${oc.env:SB_TEST_K2_DIR}/d\n  file_prefix:"
+                                 " ${oc.env:SB_TEST_K2_UNSET,'part'}\n", NULL, &s_wl), "");
+    ck_assert_str_eq (s_wl.data_folder, "/data/x/d");
+    ck_assert_str_eq (s_wl.file_prefix, "part");
+    ck_assert_str_eq (s_resolve ("dataset:\n  data_folder: ${oc.env:SB_TEST_K2_UNSET}\n", NULL, &s_wl),
+                      "w.yaml:2: key 'dataset.data_folder': '${oc.env:SB_TEST_K2_UNSET}' names environment variable"
+                      " SB_TEST_K2_UNSET, which is not set (give a default: ${oc.env:SB_TEST_K2_UNSET,DEFAULT})");
+    /* errors name file:line, key and reference */
+    ck_assert_str_eq (s_resolve ("dataset:\n  data_folder: ${storage.nope}/train\n", NULL, &s_wl),
+                      "w.yaml:2: key 'dataset.data_folder': '${storage.nope}' refers to no key of the configuration");
+    ck_assert_str_eq (s_resolve ("dataset:\n  data_folder: ${BUCKET}\n", NULL, &s_wl),
+                      "w.yaml:2: key 'dataset.data_folder': '${BUCKET}' refers to no key of the configuration (an"
+                      " environment variable is ${oc.env:NAME})");
+    ck_assert_str_eq (s_resolve ("dataset:\n  data_folder: ${now:%Y}\n", NULL, &s_wl),
+                      "w.yaml:2: key 'dataset.data_folder': '${now:%Y}' uses resolver 'now', which shardbench does not"
+                      " have (only oc.env)");
+    ck_assert_str_eq (s_resolve ("dataset:\n  data_folder: ${dataset.file_prefix\n", NULL, &s_wl),
+                      "w.yaml:2: key 'dataset.data_folder': '${dataset.file_prefix}' has no closing '}'");
+    ck_assert_str_eq (s_resolve ("reader:\n  batch_size: ${reader.read_threads}\n  read_threads: ${reader.batch_size}\n",
+                                 NULL, &s_wl),
+                      "w.yaml:2: key 'reader.batch_size': '${reader.read_threads}' leads through more than 16"
+                      " references (a loop?)");
+    /* a credential never lands in a recorded key, and is never quoted */
+    const char *err = s_resolve ("storage:\n  storage_options:\n    secret_access_key: s3cr3t\n"
+                                 "dataset:\n  data_folder: /d/${storage.storage_options.secret_access_key}\n", NULL,
+                                 &s_wl);
+    ck_assert_str_eq (err, "w.yaml:5: key 'dataset.data_folder': '${storage.storage_options.secret_access_key}' would"
+                           " copy a credential into a key that is recorded and shown");
+    ck_assert_str_eq (s_resolve ("dataset:\n  data_folder: ${oc.env:AWS_SECRET_ACCESS_KEY,x}\n", NULL, &s_wl),
+                      "w.yaml:2: key 'dataset.data_folder': '${oc.env:AWS_SECRET_ACCESS_KEY,x}' would copy a credential"
+                      " into a key that is recorded and shown: give credentials as storage.storage_options.access_key_id"
+                      " and secret_access_key");
+    ck_assert_str_eq (s_resolve ("storage:\n  storage_options:\n    access_key_id: a\n    secret_access_key: ab${cd}\n",
+                                 NULL, &s_wl),
+                      "w.yaml:4: key 'storage.storage_options.secret_access_key': a reference in its value refers to"
+                      " no key of the configuration");
+    /* ${AWS_REGION} of the s3dlio files: the environment's region, as the credentials */
+    const char *s3 = "storage:\n  storage_type: s3\n  storage_root: b\n  storage_options:\n"
+                     "    endpoint_url: http://h:1\n    region: ${AWS_REGION}\n    access_key_id: ${AWS_ACCESS_KEY_ID}\n";
+    setenv ("AWS_REGION", "eu-west-3", 1);
+    ck_assert_str_eq (s_resolve (s3, NULL, &s_wl), "");
+    ck_assert_str_eq (s_wl.storage.region, "eu-west-3");
+    ck_assert_int_eq (s_wl.credentials_in_file, 0);
+    unsetenv ("AWS_REGION");
+    unsetenv ("AWS_DEFAULT_REGION");
+    ck_assert_str_eq (s_resolve (s3, NULL, &s_wl), "");
+    ck_assert_str_eq (s_wl.storage.region, "us-east-1");
+}
+END_TEST
+
+START_TEST (test_record_length_spellings)
+{
+    static char log[8192];
+    /* DLIO_local_changes reads only the _bytes spellings: 65536-byte records */
+    ck_assert_str_eq (s_resolve_logged ("dataset:\n  record_length: 204800\n  record_length_stdev: 0\n"
+                                        "  record_length_resize: 204800\n", NULL, &s_wl, log, sizeof log), "");
+    ck_assert_uint_eq (s_wl.record_length_bytes, 65536);
+    ck_assert_uint_eq (s_wl.record_length_bytes_stdev, 0);
+    ck_assert_msg (strstr (log, "w.yaml:2: key 'dataset.record_length' not used, as DLIO_local_changes does not read it"
+                                " (it reads dataset.record_length_bytes): dataset.record_length_bytes is 65536 (DLIO's"
+                                " default)\n") != NULL, "%s", log);
+    ck_assert_msg (strstr (log, "w.yaml:3: key 'dataset.record_length_stdev' not used, as DLIO_local_changes does not"
+                                " read it (it reads dataset.record_length_bytes_stdev): dataset.record_length_bytes_stdev"
+                                " is 0 (the default)\n") != NULL, "%s", log);
+    ck_assert_msg (strstr (log, "w.yaml:4: key 'dataset.record_length_resize' not used, as DLIO_local_changes does not"
+                                " read it (it reads dataset.record_length_bytes_resize): dataset.record_length_bytes_resize"
+                                " decides\n") != NULL, "%s", log);
+    ck_assert_ptr_null (strstr (log, "unknown key"));
+    ck_assert_str_eq (s_resolve ("dataset:\n  record_length: 5\n  record_length_bytes: 1000\n", NULL, &s_wl), "");
+    ck_assert_uint_eq (s_wl.record_length_bytes, 1000);
+    /* parquet rows are the columns' sum either way (flux) */
+    ck_assert_str_eq (s_resolve_logged ("dataset:\n  format: parquet\n  record_length: 2164832\n  parquet:\n"
+                                        "    columns:\n      - {name: a, dtype: float32, size: 10}\n", NULL, &s_wl,
+                                        log, sizeof log), "");
+    ck_assert_uint_eq (s_wl.record_length_bytes, 40);
+    ck_assert_msg (strstr (log, "w.yaml:3: key 'dataset.record_length' not used, as DLIO_local_changes does not read it"
+                                " (it reads dataset.record_length_bytes): rows are 40 bytes, the sum of"
+                                " dataset.parquet.columns\n") != NULL, "%s", log);
 }
 END_TEST
 
@@ -310,6 +506,8 @@ s_suite (void)
     tcase_add_test (tc, test_storage_types);
     tcase_add_test (tc, test_endpoints_and_placeholders);
     tcase_add_test (tc, test_reader_storage_keys);
+    tcase_add_test (tc, test_interpolation);
+    tcase_add_test (tc, test_record_length_spellings);
     tcase_add_test (tc, test_dlio_spellings);
     tcase_add_test (tc, test_not_applicable_logged);
     tcase_add_test (tc, test_credentials_export);
