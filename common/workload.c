@@ -212,8 +212,8 @@ static const s_key_t s_keys[] = {
     { "evaluation.eval_time_stdev", T_F64, OFF (eval_time_stdev), 0, "0", 0, 3600, "its standard deviation (normal), s" },
     { "evaluation.eval_time.mean", T_ALIAS, 0, 0, "evaluation.eval_time", 0, 0, "mapping form of evaluation.eval_time" },
     { "evaluation.eval_time.stdev", T_ALIAS, 0, 0, "evaluation.eval_time_stdev", 0, 0, "mapping form of evaluation.eval_time_stdev" },
-    { "evaluation.eval_after_epoch", T_U64, OFF (eval_after_epoch), 0, "1", 1, 1e9, "first epoch after which evaluation runs" },
-    { "evaluation.epochs_between_evals", T_U64, OFF (epochs_between_evals), 0, "1", 1, 1e9, "epochs from one evaluation to the next" },
+    { "evaluation.eval_after_epoch", T_U64, OFF (eval_after_epoch), 0, "1", 0, 1e9, "first epoch after which evaluation runs (0 acts as 1: epochs count from 1)" },
+    { "evaluation.epochs_between_evals", T_U64, OFF (epochs_between_evals), 0, "1", 0, 1e9, "epochs from one evaluation to the next (0: every epoch, as DLIO's next_eval_epoch += 0)" },
     /* issue 15, keys2 */
     { "dataset.record_length_resize", T_CUSTOM, 0, 0, "", 0, 0, "not read by DLIO_local_changes (record_length_bytes_resize is): accepted with a warning, not used" },
     { "reader.use_mpi_endpoint_distribution", T_CUSTOM, 0, 0, "", 0, 0, "taken as storage.use_mpi_endpoint_distribution (see reader.storage_type)" },

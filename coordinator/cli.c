@@ -636,7 +636,11 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
     }
     uint64_t accelerators = a.accelerators ? a.accelerators : wl.accelerators ? wl.accelerators : 1;
     uint64_t seed = a.have_seed ? a.seed : wl.seed;
-    if (!a.have_seed && (wl.sample_shuffle == SB_SHUFFLE_RANDOM || wl.file_shuffle == SB_SHUFFLE_RANDOM))
+    /* DLIO_local_changes seeds `random` shuffles with train.seed, as `seed`
+     * (config.py: only Shuffle.OFF is told apart), so the dlio sampler does
+     * too; the global sampler draws a new run seed */
+    if (!a.have_seed && strcmp (wl.sampler, "global") == 0
+        && (wl.sample_shuffle == SB_SHUFFLE_RANDOM || wl.file_shuffle == SB_SHUFFLE_RANDOM))
         seed = sb_mix ((uint64_t) time (NULL), (uint64_t) getpid ());
     /* credentials of the workload file: into this process's environment
      * (its S3 client and the local workers it forks), then redacted */
