@@ -32,8 +32,8 @@ YAML
 # datasize: batch 4, from the first mapping of the merge list (not 2, the second's)
 sb datasize merge.yaml --hosts 1 --host-memory-gb 1 --accelerators 2
 expect_eq "datasize: exit" "$SB_RC" 0
-expect_eq "datasize: merged batch_size, earlier mapping wins" "$(sed -n 2p sb.out)" \
-    "  samples for 500 steps per epoch:  500 x batch 4 x 2 accelerators = 4000"
+expect_eq "datasize: merged batch_size, earlier mapping wins" "$(sed -n 3p sb.out)" \
+    "  files for 500 steps per epoch:  ceil (500 x batch 4 x 2 accelerators / 1) = 4000"
 
 # a run: 16 samples over 2 ranks in steps of 4; the effective configuration
 # holds the merged keys, and the reader's own read_threads

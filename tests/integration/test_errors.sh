@@ -130,8 +130,8 @@ expect_contains "report names the run" r.err "no run 999"
 sb datasize dataset.record_length_bytes=146600628 reader.batch_size=7 dataset.num_samples_per_file=1 \
     --hosts 1 --host-memory-gb 251 --accelerators 36
 expect_eq "datasize exit" "$SB_RC" 0
-expect_eq "datasize override line" "$(tail -1 sb.out)" "dataset.num_files_train=126000 dataset.num_subfolders_train=13"
-expect_contains "datasize shows the arithmetic" sb.out "minimum: 126000 samples in 126000 files of 1 sample(s), 17203.09 GiB"
+expect_eq "datasize override line" "$(tail -1 sb.out)" "dataset.num_files_train=126000 dataset.num_subfolders_train=12"
+expect_contains "datasize shows the arithmetic" sb.out "minimum: 126000 files of 1 sample(s), 126000 samples, 17203.09 GiB"
 sb datasize --hosts 1 --accelerators 8
 expect_eq "datasize without memory exits 2" "$SB_RC" 2
 expect_contains "datasize names what is missing" sb.err "--hosts, --host-memory-gb and --accelerators are required"
