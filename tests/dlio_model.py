@@ -43,6 +43,18 @@ DLIO rules (file: function):
   allreduce_min(k // batch)), at train.total_training_steps (per epoch) or
   when the loader is exhausted.
 - numpy raises ValueError for a seed outside 0 .. 2**32 - 1: DLIO stops there.
+- evaluation (main.py run, _eval; evaluations below): after training epoch
+  e when e >= next (next = eval_after_epoch, += epochs_between_evals), the
+  evaluation map that reconfigure(e) built from valid/'s list (listed and
+  trimmed as train/'s, expected = num_files_eval) with batch_size_eval, until
+  eval_steps (ceil(k / batch_eval); after _reshard_files k // batch_eval) or
+  the loader's end; no max_steps. reconfigure reshards the training list and
+  then the evaluation list and builds the training map and then the
+  evaluation map, each call seeding numpy first, so the evaluation order does
+  not depend on the training shuffle's state. (Its branch for lists that are
+  not pre-sharded, where the evaluation list is shuffled right after the
+  training list from the same state, runs only without workflow.train, when
+  no file is listed.)
 
 Where DLIO misbehaves, shardbench does what it means (marked FIX below):
 - FIX spt: build_sample_map_iter divides by k // threads, 0 when k < threads
@@ -171,6 +183,27 @@ def batches_in_turn(streams, batch):
     return out, leftovers
 
 
+def rank_batches(kind, files, spf, batch, threads, sample_list, loop_steps):
+    """One rank's batches in consumption order, each a list of (file, sample,
+    thread), and DLIO's own step count: the loader's batches, at most
+    loop_steps (the bound main.py's loop stops at: training_steps or
+    eval_steps). After DLIO's batches come the FIX tails batches."""
+    k = len(files) * spf
+    if kind == "dlio_index":
+        order = [[(files[i // spf], i % spf, q % threads) for i in range(q * batch, (q + 1) * batch)]
+                 for q in range(k // batch)]
+        return order, min(len(order), loop_steps)
+    if kind == "dlio_iterative":
+        streams = thread_streams_iterative(files, spf, threads, sample_list)
+    else:
+        streams = thread_streams_files(files, spf, threads)
+    order, leftovers = batches_in_turn(streams, batch)
+    loader_batches = len(order)
+    # FIX tails
+    order += [leftovers[b * batch:(b + 1) * batch] for b in range(len(leftovers) // batch)]
+    return order, min(loader_batches, loop_steps)
+
+
 def model(kind, listed, spf, ranks, batch, expected=0, threads=1, seed=123, sample_shuffle=False,
           file_shuffle=False, seed_change_epoch=True, max_steps=0, epochs=1, first_rank=0, nranks=None):
     """Yield, per epoch, a dict: epoch, files_per_rank, steps, dlio_steps,
@@ -198,21 +231,7 @@ def model(kind, listed, spf, ranks, batch, expected=0, threads=1, seed=123, samp
         reads = {}
         dlio_steps = None
         for rank in range(first_rank, first_rank + nranks):
-            files = lists[rank]
-            if kind == "dlio_index":
-                order = [[(files[i // spf], i % spf, q % threads) for i in range(q * batch, (q + 1) * batch)]
-                         for q in range(k // batch)]
-                loader_batches = len(order)
-            else:
-                if kind == "dlio_iterative":
-                    streams = thread_streams_iterative(files, spf, threads, sample_list)
-                else:
-                    streams = thread_streams_files(files, spf, threads)
-                order, leftovers = batches_in_turn(streams, batch)
-                loader_batches = len(order)
-                # FIX tails
-                order += [leftovers[b * batch:(b + 1) * batch] for b in range(len(leftovers) // batch)]
-            steps_dlio = min(loader_batches, training_steps)
+            order, steps_dlio = rank_batches(kind, lists[rank], spf, batch, threads, sample_list, training_steps)
             steps = len(order)
             if max_steps > 0:
                 steps_dlio = min(steps_dlio, max_steps)
@@ -223,6 +242,62 @@ def model(kind, listed, spf, ranks, batch, expected=0, threads=1, seed=123, samp
             "epoch": epoch, "files_per_rank": per_rank, "steps": steps, "dlio_steps": dlio_steps,
             "samples_per_rank": steps * batch, "dropped": ranks * (k - steps * batch),
             "unused_files": listed - ranks * per_rank, "reads": reads,
+        }
+
+
+def evaluations(kind, listed_train, listed_eval, spf, ranks, batch, batch_eval, expected_train=0, threads=1,
+                seed=123, sample_shuffle=False, file_shuffle=False, seed_change_epoch=True, epochs=1,
+                eval_after_epoch=1, epochs_between_evals=1, first_rank=0, nranks=None):
+    """DLIO's evaluation phases (main.py run and _eval): yield, per
+    evaluation, a dict: epoch (the training epoch it follows),
+    files_per_rank, steps, dlio_steps, samples_per_rank, reads {rank:
+    [(file, sample, thread), ...]}, file being the valid/ file's position in
+    the name-ordered listing. Every epoch's reconfigure runs in DLIO's order
+    on numpy's one global generator (the training list's reshard, then the
+    evaluation list's, then the training map's sample permutation, then the
+    evaluation map's), so whatever state one call leaves reaches the next as
+    in DLIO; every one of them seeds first, so it does not. Raises ModelError
+    where DLIO stops."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown kind {kind}")
+    if nranks is None:
+        nranks = ranks - first_rank
+    train_lists = listing(listed_train, expected_train, ranks)
+    eval_lists = listing(listed_eval, listed_eval, ranks)   # expected = num_files_eval (do_eval)
+    k_train = len(train_lists[0]) * spf
+    per_rank = len(eval_lists[0])
+    k = per_rank * spf
+    next_eval = eval_after_epoch
+    for epoch in range(1, epochs + 1):
+        # reconfigure(epoch): before epoch 1, then after each epoch's
+        # evaluation for the next, so evaluation e reads reconfigure(e)'s lists
+        if file_shuffle:    # files_pre_sharded: _reshard_files, train then eval
+            train_lists = reshard(train_lists, seed, epoch, seed_change_epoch)
+            eval_lists = reshard(eval_lists, seed, epoch, seed_change_epoch)
+        sample_list = np.arange(0, k)
+        if sample_shuffle:  # build_sample_map_iter / get_global_map_index: train's map, then eval's
+            if k_train > 0:
+                sample_permutation(k_train, seed, epoch, seed_change_epoch)
+            if k > 0:
+                sample_list = sample_permutation(k, seed, epoch, seed_change_epoch)
+        if epoch < next_eval:
+            continue
+        next_eval += epochs_between_evals
+        if k // batch_eval == 0:
+            raise ModelError("batch", f"{k} evaluation samples per rank do not fill a batch of {batch_eval}")
+        # what main._eval runs: eval_steps (derive_configurations:
+        # allreduce_min(ceil(k / batch_eval)); after _reshard_files
+        # allreduce_min(k // batch_eval)), or until the loader is exhausted
+        eval_steps = k // batch_eval if file_shuffle else -(-k // batch_eval)
+        reads = {}
+        dlio_steps = steps = None
+        for rank in range(first_rank, first_rank + nranks):
+            order, dlio_steps = rank_batches(kind, eval_lists[rank], spf, batch_eval, threads, sample_list, eval_steps)
+            steps = len(order)
+            reads[rank] = [read for b in order for read in b]
+        yield {
+            "epoch": epoch, "files_per_rank": per_rank, "steps": steps, "dlio_steps": dlio_steps,
+            "samples_per_rank": steps * batch_eval, "reads": reads,
         }
 
 
