@@ -30,6 +30,7 @@ train:
 storage:
   storage_type: local_fs
   storage_options:
+    access_key_id: yaml-key-id
     secret_access_key: yaml-secret-value
 YAML
 run_dir="$PWD/results/training/tiny/run/20250613_120000"

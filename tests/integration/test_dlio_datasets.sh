@@ -319,6 +319,8 @@ expect_eq "pq: exit status" "$SB_RC" 0
 expect_eq "pq: one epoch read every sample, the footers and each row group once, verified" \
     "$(q pq.db "SELECT samples || ':' || bytes FROM epochs WHERE run_id = 2")" "40:$(pq_epoch_bytes pq)"
 cat >pqcols.yaml <<'YAML'
+workflow:
+  generate_data: True
 dataset:
   format: parquet
   parquet:
