@@ -1923,17 +1923,18 @@ s_dataset (s_session_t *self, sb_dataset_t *ds)
         .record_length = wl->record_length_bytes, .record_stdev = wl->record_length_bytes_stdev,
         .seed = self->o->seed, .element_type = wl->record_element_type, .record_dims = wl->record_dims,
         .record_ndims = wl->record_ndims,
+        /* the parquet layout: the generator's object sizes depend on it */
+        .parquet_columns = wl->parquet_columns, .parquet_row_group = wl->parquet_row_group,
+        .parquet_compression = wl->compression,
     };
 }
 
-/* The dataset as its marker records it: s_dataset and the parquet layout. */
+/* The dataset as its marker records it (s_dataset: the naming and the
+ * parquet layout). */
 static void
 s_marker_dataset (s_session_t *self, sb_dataset_t *ds)
 {
     s_dataset (self, ds);
-    ds->parquet_columns = self->o->wl->parquet_columns;
-    ds->parquet_row_group = self->o->wl->parquet_row_group;
-    ds->parquet_compression = self->o->wl->compression;
 }
 
 /* Does object i exist? 1 yes, 0 no (why in err), -1 cannot tell (err). */

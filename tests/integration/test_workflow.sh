@@ -158,4 +158,17 @@ sb run dataset.data_folder=./gen workflow.generate_data=False workflow.evaluatio
 expect_eq "evaluation with num_files_eval 0: exit 2" "$SB_RC" 2
 expect_contains "... says so" sb.err "workflow.evaluation needs an evaluation set: set dataset.num_files_eval"
 
+# parquet with record_length_bytes_stdev: each file's rows are drawn, so the
+# evaluation reads valid/ by the generator's sizes of the same layout (the
+# coordinator once sized them without the parquet layout: a short read)
+pq="dataset.format=parquet dataset.num_files_train=4 dataset.num_files_eval=2 dataset.num_samples_per_file=4
+    dataset.record_length_bytes=4096 dataset.record_length_bytes_stdev=1024 dataset.parquet.row_group_size=2
+    dataset.data_folder=./pqev train.computation_time=0 reader.batch_size=2 train.epochs=1"
+# shellcheck disable=SC2086 # one override per word
+sb run $pq workflow.generate_data=True workflow.evaluation=True --accelerators 1 --local 1 --db pqev.db
+expect_eq "parquet with a record stdev, evaluated: exit 0" "$SB_RC" 0
+[ "$SB_RC" = 0 ] || tail -3 sb.err
+expect_eq "... the evaluation read every valid/ byte of its rows' groups at least once" \
+    "$(q pqev.db "SELECT samples, bytes > 0 FROM evals")" "8|1"
+
 finish
