@@ -850,9 +850,8 @@ s_dist_keys (sb_config_t *cfg, const char *base, double scalar, sb_dist_t *out, 
     for (int p = 0; p < P_N; p++) {
         snprintf (key, sizeof key, "%s%s", prefix, params[p]);
         if ((need & (1u << p)) && !(given & (1u << p))) {
-            snprintf (err, err_size, "%s: key '%s': %s needs '%s'",
-                      s_where (first, where, sizeof where), base, type_e ? sb_dist_name (d.type) : "a mapping without type",
-                      params[p]);
+            snprintf (err, err_size, "%s: key '%s': %s needs '%s'", s_where (first, where, sizeof where), base,
+                      type_e ? sb_dist_name (d.type) : "a mapping without type", params[p]);
             return -1;
         }
         if (!(need & (1u << p)) && (given & (1u << p))) {

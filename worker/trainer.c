@@ -60,7 +60,9 @@ typedef struct {
 /* issue 15, preproc: a loader thread of a rank, with reader.preprocess_time.
  * Positions of the thread below `at` are in; it is on the `n` positions
  * from `at` (all of them its own, one read's), or idle (n == 0). */
-typedef enum { S_LOADER_IDLE, S_LOADER_READING, S_LOADER_WAITING, S_LOADER_ARRIVED, S_LOADER_PREPROCESS } s_loader_state_t;
+typedef enum {
+    S_LOADER_IDLE, S_LOADER_READING, S_LOADER_WAITING, S_LOADER_ARRIVED, S_LOADER_PREPROCESS
+} s_loader_state_t;
 
 typedef struct {
     s_loader_state_t state;
@@ -250,8 +252,8 @@ sb_trainer_new (const sb_msg_welcome_t *cfg, const sb_storage_cfg_t *storage, co
         self->preprocess.b = cfg->preprocess_b;
         if (sb_dist_parse (cfg->preprocess_dist, &self->preprocess.type) != 0
             || sb_dist_check (&self->preprocess, why, sizeof why) != 0) {
-            snprintf (err, err_size, "WELCOME's preprocess time '%.64s' (%g, %g) is not a distribution", cfg->preprocess_dist,
-                      cfg->preprocess_a, cfg->preprocess_b);
+            snprintf (err, err_size, "WELCOME's preprocess time '%.64s' (%g, %g) is not a distribution",
+                      cfg->preprocess_dist, cfg->preprocess_a, cfg->preprocess_b);
             sb_trainer_destroy (&self);
             return NULL;
         }
@@ -502,7 +504,7 @@ s_trace (sb_trainer_t *self, s_rank_t *r, uint64_t position, uint64_t file, cons
         s_fail (self, r, "trace", NULL, errno, err, NULL);
 }
 
-/* `count` positions of rank r are in: their read took latency_ns and
+/* The read of `count` positions of rank r is in: it took latency_ns and
  * brought `bytes` (0 for samples of a row group already in). */
 static void
 s_count_read (s_rank_t *r, uint64_t count, uint64_t bytes, uint64_t latency_ns, int read)
@@ -523,6 +525,7 @@ s_count_samples (s_rank_t *r, uint64_t count)
     r->interval.samples += count;
 }
 
+/* Both: the positions are in with their read (no preprocess). */
 static void
 s_count (s_rank_t *r, uint64_t count, uint64_t bytes, uint64_t latency_ns, int read)
 {
