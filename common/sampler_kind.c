@@ -48,3 +48,19 @@ sb_loader_threads (uint64_t read_threads, uint64_t cores, uint64_t local_ranks)
     }
     return read_threads ? read_threads : 1;
 }
+
+int
+sb_preprocess_applies (sb_sampler_kind_t kind, const sb_workload_t *wl)
+{
+    static const char *const base_next[] = { "hdf5", "h5", "indexed_binary", "mmap_indexed_binary", NULL };
+    static const char *const npy_like[] = { "npz", "npy", NULL };
+    if (strcasecmp (wl->format, "parquet") == 0)
+        return 0;
+    if (kind == SB_SAMPLER_GLOBAL || kind == SB_SAMPLER_DLIO_INDEX)
+        return 1;
+    if (s_one_of (wl->format, base_next))
+        return 1;
+    if (s_one_of (wl->format, npy_like))
+        return wl->odirect || (wl->storage.type == SB_STORAGE_S3 && !wl->storage_library[0]);
+    return 0;
+}

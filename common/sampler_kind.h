@@ -27,4 +27,20 @@ sb_sampler_kind_t sb_sampler_kind_for (const sb_workload_t *wl);
  * `local_ranks` ranks. Always >= 1. */
 uint64_t sb_loader_threads (uint64_t read_threads, uint64_t cores, uint64_t local_ranks);
 
+/* issue 15, preproc: 1 when DLIO_local_changes sleeps reader.preprocess_time
+ * on each sample that wl's loader of `kind` reads, else 0. The sleep is
+ * FormatReader.preprocess (reader/reader_handler.py), called by the base
+ * read_index and next; readers that override them without calling it skip
+ * it:
+ *   map-style loading (DLIO_INDEX: read_index; GLOBAL reads the same way):
+ *     every format but parquet (its readers' read_index has no preprocess);
+ *   reader.next() (DLIO_ITERATIVE: tf.data and iterative; DLIO_FILES:
+ *     PyTorch's iterable datasets): hdf5, indexed_binary and
+ *     mmap_indexed_binary (FormatReader.next); npz and npy with
+ *     reader.odirect or on S3 without a storage_library (NPZReaderODIRECT,
+ *     NPYReaderODirect, NPZReaderS3, NPYReaderS3); not tfrecord (TFReader's
+ *     tf.data pipeline), jpeg, png, local npz/npy, S3 with a library (the
+ *     streaming _localfs_/_s3_stream_next) nor parquet. */
+int sb_preprocess_applies (sb_sampler_kind_t kind, const sb_workload_t *wl);
+
 #endif

@@ -169,8 +169,8 @@ static const s_key_t s_keys[] = {
     { "storage.storage_options.secret_access_key", T_CUSTOM, 0, 0, "", 0, 0, "the secret of access_key_id (redacted in the stored configuration)" },
     { "storage.storage_options.session_token", T_CUSTOM, 0, 0, "", 0, 0, "temporary credentials' token" },
     { "train.computation_time_stdev", T_CUSTOM, 0, 0, "", 0, 3600, "older DLIO spelling of train.computation_time.stdev (normal)" },
-    { "reader.preprocess_time", T_CUSTOM, 0, 0, "0", 0, 0, "DLIO sleeps this per sample in the loader: only 0 is accepted" },
-    { "reader.preprocess_time_stdev", T_CUSTOM, 0, 0, "0", 0, 0, "with reader.preprocess_time: only 0" },
+    { "reader.preprocess_time", T_F64, OFF (preprocess_time), 0, "0", 0, 3600, "seconds a loader thread spends on each sample after its bytes arrive (DLIO's preprocess sleep); or a mapping as train.computation_time" },
+    { "reader.preprocess_time_stdev", T_CUSTOM, 0, 0, "", 0, 3600, "its standard deviation (normal around reader.preprocess_time), s" },
     { "reader.file_access", T_CUSTOM, 0, 0, "multi", 0, 0, "multi (one file per set of samples, DLIO's default); shared, collective, mpio, posix are refused" },
     { "reader.pin_memory", T_NA, 0, 0, 0, 0, 0, "PyTorch copies batches into pinned memory for a GPU: no GPU here" },
     { "reader.multiprocessing_context", T_NA, 0, 0, 0, 0, 0, "how PyTorch starts loader processes (fork, spawn): shardbench's loaders are threads" },
@@ -217,6 +217,15 @@ static const s_key_t s_keys[] = {
     /* issue 15, keys2 */
     { "dataset.record_length_resize", T_CUSTOM, 0, 0, "", 0, 0, "not read by DLIO_local_changes (record_length_bytes_resize is): accepted with a warning, not used" },
     { "reader.use_mpi_endpoint_distribution", T_CUSTOM, 0, 0, "", 0, 0, "taken as storage.use_mpi_endpoint_distribution (see reader.storage_type)" },
+    /* issue 15, preproc: the mapping form of reader.preprocess_time (s_dist_keys) */
+    { "reader.preprocess_time.type", T_DIST, 0, 0, "", 0, 0, "or a distribution: normal | uniform | gamma | exponential | poisson" },
+    { "reader.preprocess_time.mean", T_DIST, 0, 0, "", 0, 3600, "normal (or no type): mean, s" },
+    { "reader.preprocess_time.stdev", T_DIST, 0, 0, "", 0, 3600, "normal (or no type): standard deviation, s" },
+    { "reader.preprocess_time.min", T_DIST, 0, 0, "", 0, 3600, "uniform: lower bound, s" },
+    { "reader.preprocess_time.max", T_DIST, 0, 0, "", 0, 3600, "uniform: upper bound, s" },
+    { "reader.preprocess_time.shape", T_DIST, 0, 0, "", 0, 1e6, "gamma: shape k" },
+    { "reader.preprocess_time.scale", T_DIST, 0, 0, "", 0, 3600, "gamma: scale theta, s; exponential: mean, s" },
+    { "reader.preprocess_time.lam", T_DIST, 0, 0, "", 0, 3600, "poisson: lambda (mean), s" },
 };
 
 #define S_NKEYS (sizeof s_keys / sizeof s_keys[0])
@@ -756,13 +765,16 @@ s_dlio_section (const char *key)
     return 0;
 }
 
-/* train.computation_time: a number (a constant, as in DLIO), or a mapping
- * read the way DLIO's sleep() reads it: {mean[, stdev]} (normal when stdev
- * is there) or {type: normal | uniform | gamma | exponential | poisson, and
- * that type's parameters}. When the file gives one form and the command line
- * the other, the command line wins. */
+/* A time DLIO passes to its sleep() (train.computation_time,
+ * reader.preprocess_time; `base` names it): a number (a constant, as in
+ * DLIO; `scalar`, read from the table), or a mapping read the way sleep()
+ * reads it: {mean[, stdev]} (normal when stdev is there) or {type: normal |
+ * uniform | gamma | exponential | poisson, and that type's parameters}. When
+ * the file gives one form and the command line the other, the command line
+ * wins. *given is set when base or a parameter of it is in cfg (may be NULL). */
 static int
-s_compute (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size)
+s_dist_keys (sb_config_t *cfg, const char *base, double scalar, sb_dist_t *out, int *given_any, char *err,
+             size_t err_size)
 {
     enum { P_MEAN, P_STDEV, P_MIN, P_MAX, P_SHAPE, P_SCALE, P_LAM, P_N };
     static const char *params[P_N] = { "mean", "stdev", "min", "max", "shape", "scale", "lam" };
@@ -772,10 +784,11 @@ s_compute (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size)
         [SB_DIST_GAMMA] = 1u << P_SHAPE | 1u << P_SCALE, [SB_DIST_EXPONENTIAL] = 1u << P_SCALE,
         [SB_DIST_POISSON] = 1u << P_LAM,
     };
-    const char *prefix = "train.computation_time.";
-    char where[1200], key[64];
-    const sb_config_entry_t *scalar = sb_config_get (cfg, "train.computation_time");
-    const sb_config_entry_t *type_e = sb_config_get (cfg, "train.computation_time.type");
+    char prefix[64], where[1200], key[96];
+    snprintf (prefix, sizeof prefix, "%s.", base);
+    snprintf (key, sizeof key, "%stype", prefix);
+    const sb_config_entry_t *scalar_e = sb_config_get (cfg, base);
+    const sb_config_entry_t *type_e = sb_config_get (cfg, key);
     const sb_config_entry_t *pe[P_N], *first = type_e;
     double pv[P_N] = { 0 };
     unsigned given = 0;
@@ -783,8 +796,8 @@ s_compute (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size)
     for (size_t i = 0; i < sb_config_count (cfg); i++) {
         const sb_config_entry_t *e = sb_config_at (cfg, i);
         if (strncmp (e->key, prefix, strlen (prefix)) == 0 && !s_find (e->key)) {
-            snprintf (err, err_size, "%s: key '%s': not a parameter of train.computation_time (type, mean, stdev,"
-                      " min, max, shape, scale, lam)", s_where (e, where, sizeof where), e->key);
+            snprintf (err, err_size, "%s: key '%s': not a parameter of %s (type, mean, stdev,"
+                      " min, max, shape, scale, lam)", s_where (e, where, sizeof where), e->key, base);
             return -1;
         }
     }
@@ -807,13 +820,15 @@ s_compute (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size)
         first = first ? first : pe[p];
         from_cli |= pe[p]->line == 0;
     }
-    if (!first || (scalar && (scalar->line == 0 || !from_cli))) {
-        if (first && scalar->line != 0) {
-            snprintf (err, err_size, "%s: key 'train.computation_time': given both as a number and as a mapping (%s)",
-                      s_where (scalar, where, sizeof where), s_where (first, key, sizeof key));
+    if (given_any)
+        *given_any = scalar_e || first;
+    if (!first || (scalar_e && (scalar_e->line == 0 || !from_cli))) {
+        if (first && scalar_e->line != 0) {
+            snprintf (err, err_size, "%s: key '%s': given both as a number and as a mapping (%s)",
+                      s_where (scalar_e, where, sizeof where), base, s_where (first, key, sizeof key));
             return -1;
         }
-        wl->compute = (sb_dist_t) { SB_DIST_CONSTANT, wl->computation_time, 0 };
+        *out = (sb_dist_t) { SB_DIST_CONSTANT, scalar, 0 };
         return 0;
     }
     sb_dist_t d = { SB_DIST_CONSTANT, 0, 0 };
@@ -821,8 +836,8 @@ s_compute (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size)
     if (type_e) {
         const char *name = type_e->value ? type_e->value : "";
         if (type_e->items || sb_dist_parse (name, &d.type) != 0 || d.type == SB_DIST_CONSTANT) {
-            snprintf (err, err_size, "%s: key 'train.computation_time.type': expected normal, uniform, gamma,"
-                      " exponential or poisson, got '%s'", s_where (type_e, where, sizeof where),
+            snprintf (err, err_size, "%s: key '%s.type': expected normal, uniform, gamma,"
+                      " exponential or poisson, got '%s'", s_where (type_e, where, sizeof where), base,
                       type_e->items ? "a list" : name);
             return -1;
         }
@@ -835,9 +850,8 @@ s_compute (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size)
     for (int p = 0; p < P_N; p++) {
         snprintf (key, sizeof key, "%s%s", prefix, params[p]);
         if ((need & (1u << p)) && !(given & (1u << p))) {
-            snprintf (err, err_size, "%s: key 'train.computation_time': %s needs '%s'",
-                      s_where (first, where, sizeof where), type_e ? sb_dist_name (d.type) : "a mapping without type",
-                      params[p]);
+            snprintf (err, err_size, "%s: key '%s': %s needs '%s'", s_where (first, where, sizeof where), base,
+                      type_e ? sb_dist_name (d.type) : "a mapping without type", params[p]);
             return -1;
         }
         if (!(need & (1u << p)) && (given & (1u << p))) {
@@ -856,11 +870,21 @@ s_compute (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size)
     }
     char why[256];
     if (sb_dist_check (&d, why, sizeof why) != 0) {
-        snprintf (err, err_size, "%s: key 'train.computation_time': %s", s_where (first, where, sizeof where), why);
+        snprintf (err, err_size, "%s: key '%s': %s", s_where (first, where, sizeof where), base, why);
         return -1;
     }
-    wl->compute = d;
-    wl->computation_time = sb_dist_mean (&d);
+    *out = d;
+    return 0;
+}
+
+/* train.computation_time (s_dist_keys); computation_time becomes its mean. */
+static int
+s_compute (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size)
+{
+    if (s_dist_keys (cfg, "train.computation_time", wl->computation_time, &wl->compute, NULL, err, err_size) != 0)
+        return -1;
+    if (wl->compute.type != SB_DIST_CONSTANT || wl->compute.a != wl->computation_time)
+        wl->computation_time = sb_dist_mean (&wl->compute);
     return 0;
 }
 
@@ -946,13 +970,16 @@ s_ignored_add (char *list, size_t size, size_t *used, const char *key)
     }
 }
 
-/* train.computation_time_stdev, DLIO's older spelling: the stdev of a
- * normal distribution around train.computation_time (as LoadConfig sets
- * computation_time["stdev"], over a mapping's own). */
+/* KEY_stdev (train.computation_time_stdev, reader.preprocess_time_stdev):
+ * the stdev of a normal distribution around the time `base`, *d (as
+ * LoadConfig sets its dict's "stdev", over a mapping's own). Returns 0 with
+ * *d updated, or -1 with err. */
 static int
-s_compute_stdev (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size)
+s_dist_stdev (sb_config_t *cfg, const char *base, sb_dist_t *d, char *err, size_t err_size)
 {
-    const sb_config_entry_t *e = sb_config_get (cfg, "train.computation_time_stdev");
+    char key[96];
+    snprintf (key, sizeof key, "%s_stdev", base);
+    const sb_config_entry_t *e = sb_config_get (cfg, key);
     if (!e)
         return 0;
     char where[1200], *end = NULL;
@@ -960,60 +987,67 @@ s_compute_stdev (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size
     errno = 0;
     double v = strtod (text, &end);
     if (e->items || errno || !*text || *end || !isfinite (v) || v < 0 || v > 3600) {
-        snprintf (err, err_size, "%s: key 'train.computation_time_stdev': expected a number in [0, 3600], got '%s'",
-                  s_where (e, where, sizeof where), e->items ? "a list" : text);
+        snprintf (err, err_size, "%s: key '%s': expected a number in [0, 3600], got '%s'",
+                  s_where (e, where, sizeof where), key, e->items ? "a list" : text);
         return -1;
     }
-    if (wl->compute.type != SB_DIST_CONSTANT && wl->compute.type != SB_DIST_NORMAL) {
-        snprintf (err, err_size, "%s: key 'train.computation_time_stdev': train.computation_time is a %s distribution;"
-                  " a stdev applies to a number or a normal one", s_where (e, where, sizeof where),
-                  sb_dist_name (wl->compute.type));
+    if (d->type != SB_DIST_CONSTANT && d->type != SB_DIST_NORMAL) {
+        snprintf (err, err_size, "%s: key '%s': %s is a %s distribution;"
+                  " a stdev applies to a number or a normal one", s_where (e, where, sizeof where), key, base,
+                  sb_dist_name (d->type));
         return -1;
     }
-    if (v == 0 && wl->compute.type == SB_DIST_CONSTANT)
+    if (v == 0 && d->type == SB_DIST_CONSTANT)
         return 0;
-    sb_dist_t d = { SB_DIST_NORMAL, wl->compute.a, v };
+    sb_dist_t n = { SB_DIST_NORMAL, d->a, v };
     char why[256];
-    if (sb_dist_check (&d, why, sizeof why) != 0) {
-        snprintf (err, err_size, "%s: key 'train.computation_time_stdev': %s", s_where (e, where, sizeof where), why);
+    if (sb_dist_check (&n, why, sizeof why) != 0) {
+        snprintf (err, err_size, "%s: key '%s': %s", s_where (e, where, sizeof where), key, why);
         return -1;
     }
-    wl->compute = d;
-    wl->computation_time = sb_dist_mean (&d);
+    *d = n;
     return 0;
 }
 
-/* reader.preprocess_time (+ _stdev): DLIO sleeps it per sample inside the
- * loader, which shardbench does not emulate: 0 only. reader.file_access:
- * multi only (one file per set of samples). */
+/* train.computation_time_stdev, DLIO's older spelling (s_dist_stdev). */
+static int
+s_compute_stdev (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size)
+{
+    if (s_dist_stdev (cfg, "train.computation_time", &wl->compute, err, err_size) != 0)
+        return -1;
+    wl->computation_time = sb_dist_mean (&wl->compute);
+    return 0;
+}
+
+/* issue 15, preproc: reader.preprocess_time and reader.preprocess_time_stdev,
+ * as DLIO's LoadConfig and sleep() read them: a number, a mapping, and the
+ * stdev key over either. DLIO's dict without a "mean" (only the stdev key
+ * given) sleeps 0: the stdev alone is accepted with a warning and does
+ * nothing, as there. */
+static int
+s_preprocess (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size)
+{
+    int given = 0;
+    if (s_dist_keys (cfg, "reader.preprocess_time", wl->preprocess_time, &wl->preprocess, &given, err, err_size) != 0)
+        return -1;
+    const sb_config_entry_t *stdev = sb_config_get (cfg, "reader.preprocess_time_stdev");
+    if (stdev && !given) {
+        char where[1200];
+        sb_warn ("%s: key 'reader.preprocess_time_stdev' does nothing without reader.preprocess_time (DLIO's sleep()"
+                 " draws nothing from a stdev without a mean)", s_where (stdev, where, sizeof where));
+        return 0;
+    }
+    if (s_dist_stdev (cfg, "reader.preprocess_time", &wl->preprocess, err, err_size) != 0)
+        return -1;
+    wl->preprocess_time = sb_dist_mean (&wl->preprocess);
+    return 0;
+}
+
+/* reader.file_access: multi only (one file per set of samples). */
 static int
 s_reader_misc (sb_config_t *cfg, char *err, size_t err_size)
 {
     char where[1200];
-    static const char *const pre[] = { "reader.preprocess_time", "reader.preprocess_time_stdev" };
-    for (int i = 0; i < 2; i++) {
-        const sb_config_entry_t *e = sb_config_get (cfg, pre[i]);
-        if (!e)
-            continue;
-        const char *text = e->value ? e->value : "";
-        char *end = NULL;
-        double v = strtod (text, &end);
-        if (!e->items && *text && !*end && v == 0)
-            continue;
-        snprintf (err, err_size, "%s: key '%s': '%s' is not 0: DLIO sleeps reader.preprocess_time per sample inside"
-                  " its loader workers, which shardbench does not emulate (counting it as compute would raise the"
-                  " AU instead of lowering it); set it to 0", s_where (e, where, sizeof where), pre[i],
-                  e->items ? "a list" : text);
-        return -1;
-    }
-    for (size_t i = 0; i < sb_config_count (cfg); i++) {
-        const sb_config_entry_t *e = sb_config_at (cfg, i);
-        if (strncmp (e->key, "reader.preprocess_time.", 23) == 0) {
-            snprintf (err, err_size, "%s: key '%s': reader.preprocess_time is accepted only as 0",
-                      s_where (e, where, sizeof where), e->key);
-            return -1;
-        }
-    }
     const sb_config_entry_t *e = sb_config_get (cfg, "reader.file_access");
     if (e && (e->items || !e->value || strcmp (e->value, "multi") != 0)) {
         snprintf (err, err_size, "%s: key 'reader.file_access': '%s' is not served: shardbench reads one file per set"
@@ -1116,7 +1150,7 @@ sb_workload_from_config (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
         wl->storage.type = SB_STORAGE_SYNTHETIC;   /* a synthetic:// data folder says it all */
     if (sb_storage_keys_placeholders (cfg, err, err_size) != 0
         || sb_storage_keys_resolve (cfg, wl, err, err_size) != 0 || s_compute_stdev (cfg, wl, err, err_size) != 0
-        || s_reader_misc (cfg, err, err_size) != 0)
+        || s_reader_misc (cfg, err, err_size) != 0 || s_preprocess (cfg, wl, err, err_size) != 0)
         return -1;
     if (s_storage_endpoints (cfg, wl, err, err_size) != 0 || sb_storage_keys_finish (cfg, wl, err, err_size) != 0)
         return -1;

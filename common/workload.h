@@ -132,6 +132,10 @@ typedef struct {
     double      eval_time_stdev;        /* evaluation.eval_time_stdev (0: constant) */
     uint64_t    eval_after_epoch;       /* evaluation.eval_after_epoch */
     uint64_t    epochs_between_evals;   /* evaluation.epochs_between_evals */
+    /* issue 15, preproc: DLIO's sleep per sample in its loader workers
+     * (reader_handler.py preprocess), read as DLIO's sleep() reads it */
+    double      preprocess_time;        /* reader.preprocess_time as a number (mean of `preprocess`) */
+    sb_dist_t   preprocess;             /* a number, {mean[, stdev]}, {type, ...} or with preprocess_time_stdev */
 } sb_workload_t;
 
 /* Fill *wl from cfg (defaults for absent keys). Returns 0, or -1 with

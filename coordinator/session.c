@@ -483,6 +483,12 @@ s_on_hello (s_session_t *self, zframe_t *identity, sb_msg_hello_t *m)
     r->eval_batch_size = wl->batch_size_eval;
     r->eval_time = wl->eval_time;
     r->eval_time_stdev = wl->eval_time_stdev;
+    /* issue 15, preproc: where DLIO's reader sleeps it (s_sampler_new warns where it does not) */
+    sb_dist_t pre = sb_preprocess_applies (sb_sampler_kind_for (wl), wl) ? wl->preprocess
+                                                                          : (sb_dist_t) { SB_DIST_CONSTANT, 0, 0 };
+    r->preprocess_dist = (char *) sb_dist_name (pre.type);
+    r->preprocess_a = pre.a;
+    r->preprocess_b = pre.b;
     if (sb_storage_to_welcome (&wl->storage, r) != 0) {
         s_fail (self, "out of memory");
         return;
@@ -1436,6 +1442,10 @@ s_sampler_new (s_session_t *self, char *err, size_t err_size)
     const sb_workload_t *wl = self->o->wl;
     sb_sampler_kind_t kind = sb_sampler_kind_for (wl);
     self->loader_threads = sb_loader_threads (wl->read_threads, self->workers[0].cores, self->ranks_per_worker);
+    /* issue 15, preproc: say when DLIO's reader of this format and loader never sleeps it */
+    if (!(wl->preprocess.type == SB_DIST_CONSTANT && wl->preprocess.a == 0) && !sb_preprocess_applies (kind, wl))
+        sb_warn ("reader.preprocess_time: not slept: DLIO_local_changes' %s reader with the %s loader does not call"
+                 " its preprocess (docs/DLIO.md), so neither does shardbench", wl->format, sb_sampler_kind_name (kind));
     for (size_t i = 1; i < self->nworkers && kind != SB_SAMPLER_GLOBAL && kind != SB_SAMPLER_DLIO_INDEX; i++) {
         uint64_t t = sb_loader_threads (wl->read_threads, self->workers[i].cores, self->ranks_per_worker);
         if (t != self->loader_threads) {

@@ -8,7 +8,13 @@
  * (worker/entries.h), and common/sample_range.h turns them into a byte
  * range. A parquet row group is read once per epoch: samples of a group a
  * read of the same loader thread (or the rank's last read) brought in, or is
- * bringing in, complete with it and cost no I/O. */
+ * bringing in, complete with it and cost no I/O.
+ *
+ * issue 15, preproc: with reader.preprocess_time (WELCOME preprocess_dist)
+ * each of a rank's loader threads works as one of DLIO's loader workers: it
+ * reads one sample (or one row group's run of samples) at a time, then
+ * spends a drawn preprocess time on each sample, which joins its batch only
+ * then, and starts its next read only after that (s_loaders_advance). */
 #include "trainer.h"
 #include "checkpoint.h"
 #include "dataset.h"
@@ -41,6 +47,7 @@ typedef struct {
     uint64_t file, offset, length, dlio;
     const char *stored;     /* the entry's stored key (borrowed from the entries) or NULL */
     double   start;
+    uint32_t loader;        /* issue 15, preproc: the loader thread + 1 whose read this is (0: none) */
 } s_slot_t;
 
 /* The last row group a loader thread read (or is reading). */
@@ -50,6 +57,21 @@ typedef struct {
     int      valid;
 } s_group_t;
 
+/* issue 15, preproc: a loader thread of a rank, with reader.preprocess_time.
+ * Positions of the thread below `at` are in; it is on the `n` positions
+ * from `at` (all of them its own, one read's), or idle (n == 0). */
+typedef enum {
+    S_LOADER_IDLE, S_LOADER_READING, S_LOADER_WAITING, S_LOADER_ARRIVED, S_LOADER_PREPROCESS
+} s_loader_state_t;
+
+typedef struct {
+    s_loader_state_t state;
+    uint64_t at, n;
+    uint64_t done;          /* PREPROCESS: of the n, preprocessed */
+    uint64_t slot, seq;     /* WAITING: the read of another thread bringing its row group in */
+    double   until;         /* PREPROCESS: when the current sample's preprocess ends */
+} s_loader_t;
+
 /* One rank's epoch. Counters are positions in the rank's order (0..k). */
 typedef struct {
     uint64_t       rank;
@@ -58,6 +80,7 @@ typedef struct {
     uint32_t      *free_slots;      /* stack of free slot indices (owned) */
     size_t         nfree;
     s_group_t     *groups;          /* threads + 1: each loader thread's last group, then the rank's (owned) */
+    s_loader_t    *loaders;         /* issue 15, preproc: threads of them (owned) */
     uint64_t       next_seq;
     uint64_t       submitted, completed, step, bytes;
     uint64_t       resident_bytes, checked_bytes;   /* page-cache residency sampled before reads */
@@ -90,6 +113,7 @@ typedef struct {
     uint64_t         batch_size;    /* samples per step per rank */
     sb_dist_t        compute;       /* compute seconds per step */
     uint64_t         compute_seed;  /* the stream the draws come from */
+    uint64_t         preprocess_seed;   /* issue 15, preproc: the stream of the preprocess draws */
     uint64_t         metric_steps;  /* DLIO's nominal steps (the metric window) */
     int              step_sync;     /* a barrier per step: train with train.sync step; DLIO's eval has none */
     /* the sampler and the catalog, from the set's first PHASE_START */
@@ -139,6 +163,9 @@ struct sb_trainer {
     /* issue 15, ckpt: the epoch's checkpoints: a decoded copy of its PHASE_START (owned) */
     sb_msg_t         ckpt_ps;       /* SB_MSG_NONE: none this epoch */
     const sb_storage_cfg_t *storage;
+    /* issue 15, preproc: reader.preprocess_time per sample (WELCOME preprocess_*) */
+    sb_dist_t        preprocess;
+    int              preprocessing; /* not a constant 0: the loader threads run (s_loaders_advance) */
 };
 
 /* ENDPOINT_STATS of rank r: its engine's counters since the phase began,
@@ -217,6 +244,23 @@ sb_trainer_new (const sb_msg_welcome_t *cfg, const sb_storage_cfg_t *storage, co
     eval->metric_steps = sb_dlio_nominal_steps (cfg->samples_per_file, cfg->eval_files, eval->batch_size,
                                                 cfg->total_ranks, -1);
     eval->step_sync = 0;
+    /* issue 15, preproc: the preprocess time of every sample (both sets: DLIO's readers serve both) */
+    self->preprocess = (sb_dist_t) { SB_DIST_CONSTANT, 0, 0 };
+    if (cfg->preprocess_dist && *cfg->preprocess_dist) {
+        char why[256];
+        self->preprocess.a = cfg->preprocess_a;
+        self->preprocess.b = cfg->preprocess_b;
+        if (sb_dist_parse (cfg->preprocess_dist, &self->preprocess.type) != 0
+            || sb_dist_check (&self->preprocess, why, sizeof why) != 0) {
+            snprintf (err, err_size, "WELCOME's preprocess time '%.64s' (%g, %g) is not a distribution",
+                      cfg->preprocess_dist, cfg->preprocess_a, cfg->preprocess_b);
+            sb_trainer_destroy (&self);
+            return NULL;
+        }
+    }
+    self->preprocessing = !(self->preprocess.type == SB_DIST_CONSTANT && self->preprocess.a == 0);
+    train->preprocess_seed = sb_mix (cfg->seed, 0x70726570);    /* "prep" */
+    eval->preprocess_seed = sb_mix (eval->compute_seed, 0x70726570);
     self->set = train;
     self->stall_s = (double) cfg->stall_timeout_ms / 1000.0;
     self->threads = cfg->loader_threads ? cfg->loader_threads : 1;
@@ -224,6 +268,8 @@ sb_trainer_new (const sb_msg_welcome_t *cfg, const sb_storage_cfg_t *storage, co
     self->nslots = (size_t) ((cfg->prefetch_size + 1) * batch_max);
     if (self->nslots < 3)   /* a parquet file's first group goes with its (up to 2) footer reads */
         self->nslots = 3;
+    if (self->preprocessing && self->nslots < self->threads + 2)   /* issue 15, preproc: a read per loader thread */
+        self->nslots = (size_t) self->threads + 2;
     self->ranks = calloc ((size_t) cfg->ranks, sizeof (s_rank_t));
     if (!self->ranks) {
         snprintf (err, err_size, "out of memory for %llu ranks", (unsigned long long) cfg->ranks);
@@ -241,7 +287,8 @@ sb_trainer_new (const sb_msg_welcome_t *cfg, const sb_storage_cfg_t *storage, co
         r->slots = calloc (self->nslots, sizeof *r->slots);
         r->free_slots = calloc (self->nslots, sizeof *r->free_slots);
         r->groups = calloc ((size_t) self->threads + 1, sizeof *r->groups);
-        if (!r->reader || !r->slots || !r->free_slots || !r->groups) {
+        r->loaders = calloc ((size_t) self->threads, sizeof *r->loaders);
+        if (!r->reader || !r->slots || !r->free_slots || !r->groups || !r->loaders) {
             snprintf (err, err_size, "rank %llu: %s", (unsigned long long) r->rank,
                       r->reader ? "out of memory for its reads in flight" : why);
             self->nranks++;
@@ -293,6 +340,7 @@ sb_trainer_destroy (sb_trainer_t **self_p)
         free (r->slots);
         free (r->free_slots);
         free (r->groups);
+        free (r->loaders);
         sb_reader_destroy (&r->reader);
     }
     char err[PATH_MAX + 128];
@@ -456,14 +504,12 @@ s_trace (sb_trainer_t *self, s_rank_t *r, uint64_t position, uint64_t file, cons
         s_fail (self, r, "trace", NULL, errno, err, NULL);
 }
 
-/* `count` positions of rank r are in: their read took latency_ns and
+/* The read of `count` positions of rank r is in: it took latency_ns and
  * brought `bytes` (0 for samples of a row group already in). */
 static void
-s_count (s_rank_t *r, uint64_t count, uint64_t bytes, uint64_t latency_ns, int read)
+s_count_read (s_rank_t *r, uint64_t count, uint64_t bytes, uint64_t latency_ns, int read)
 {
-    r->completed += count;
     r->bytes += bytes;
-    r->interval.samples += count;
     r->interval.bytes += bytes;
     r->interval.reads += (uint64_t) read;
     r->interval.read_ns += latency_ns;
@@ -471,12 +517,33 @@ s_count (s_rank_t *r, uint64_t count, uint64_t bytes, uint64_t latency_ns, int r
     r->read_latency.total += count;
 }
 
+/* `count` positions of rank r joined their batches. */
+static void
+s_count_samples (s_rank_t *r, uint64_t count)
+{
+    r->completed += count;
+    r->interval.samples += count;
+}
+
+/* Both: the positions are in with their read (no preprocess). */
+static void
+s_count (s_rank_t *r, uint64_t count, uint64_t bytes, uint64_t latency_ns, int read)
+{
+    s_count_samples (r, count);
+    s_count_read (r, count, bytes, latency_ns, read);
+}
+
 /* The read in slot i of rank r completed. */
 static void
 s_complete (sb_trainer_t *self, s_rank_t *r, size_t i, uint64_t bytes, uint64_t latency_ns)
 {
     s_slot_t *s = &r->slots[i];
-    s_count (r, s->count, bytes, latency_ns, 1);
+    if (s->loader) {    /* issue 15, preproc: its samples join the batch after their preprocess */
+        s_count_read (r, s->count, bytes, latency_ns, 1);
+        r->loaders[s->loader - 1].state = S_LOADER_ARRIVED;
+    }
+    else
+        s_count (r, s->count, bytes, latency_ns, 1);
     if (s->run > 0)     /* a parquet footer read (run 0) serves no sample: not traced */
         s_trace (self, r, s->position, s->file, s->stored, s->dlio, s->offset, s->length, s->start,
                  latency_ns / 1000, bytes);
@@ -700,6 +767,10 @@ sb_trainer_start (sb_trainer_t *self, const sb_msg_phase_start_t *ps)
     self->k = ps->samples_per_rank;
     self->batches = ps->batches;
     self->window = (c->prefetch_size + 1) * set->batch_size;
+    if (self->preprocessing) {  /* issue 15, preproc: DLIO's workers run prefetch_factor batches ahead each */
+        uint64_t factor = c->prefetch_size ? (c->prefetch_size + self->threads - 1) / self->threads : 2;
+        self->window = factor * self->threads * set->batch_size;
+    }
     self->step_sync = set->step_sync;
     self->local_barrier = c->ranks == c->total_ranks;
     self->barrier_step = 0;
@@ -718,6 +789,8 @@ sb_trainer_start (sb_trainer_t *self, const sb_msg_phase_start_t *ps)
         r->slots = keep.slots;
         r->free_slots = keep.free_slots;
         r->groups = keep.groups;
+        r->loaders = keep.loaders;
+        memset (r->loaders, 0, (size_t) self->threads * sizeof *r->loaders);
         memset (r->slots, 0, self->nslots * sizeof *r->slots);
         memset (r->groups, 0, ((size_t) self->threads + 1) * sizeof *r->groups);
         for (size_t j = 0; j < self->nslots; j++)
@@ -1014,12 +1087,75 @@ s_group_of (sb_trainer_t *self, s_rank_t *r, const s_read_t *rd)
     return NULL;
 }
 
+/* Issue the read of rd at position p serving n positions (with the
+ * file's footer reads first, for the first row group of a parquet file this
+ * epoch) for loader thread + 1 `loader` (0: none). Returns 0 (*slot set),
+ * 1 when too few slots are free, -1 when it failed (reported). */
+static int
+s_issue (sb_trainer_t *self, s_rank_t *r, const s_read_t *rd, uint64_t p, uint64_t n, uint32_t loader, double now,
+         size_t *slot)
+{
+    char key[PATH_MAX];
+    if (r->nfree == 0)
+        return 1;
+    const char *name = NULL;
+    if (self->needs_keys) {
+        if (s_key (self, rd->stored, rd->dlio, key, sizeof key) != 0) {
+            s_fail (self, r, "read", NULL, ENAMETOOLONG, "a catalog entry names no object of the dataset", NULL);
+            return -1;
+        }
+        name = key;
+    }
+    if (rd->group && self->set->footered && rd->ref.file < self->set->listed
+        && !(self->set->footered[rd->ref.file / 8] & (1u << (rd->ref.file % 8)))) {
+        /* the file's first group this epoch: its footer first, as pyarrow reads it (no samples) */
+        sb_parquet_range_t fr[2];
+        size_t nf = sb_sample_range_footer (&self->ranger, rd->size, fr);
+        if (r->nfree < nf + 1)
+            return 1;
+        self->set->footered[rd->ref.file / 8] |= (uint8_t) (1u << (rd->ref.file % 8));
+        for (size_t j = 0; j < nf; j++) {
+            size_t f = r->free_slots[--r->nfree];
+            r->slots[f] = (s_slot_t) { .seq = ++r->next_seq, .position = p, .run = 0, .count = 0,
+                                       .file = rd->ref.file, .offset = fr[j].offset, .length = fr[j].length,
+                                       .dlio = rd->dlio, .stored = rd->stored, .start = now };
+            if (sb_reader_submit (r->reader, name, fr[j].offset, fr[j].length, f,
+                                  s_evict_flag (self, rd->ref.file)) != 0) {
+                s_fail (self, r, "read", name, errno, "cannot queue a read", NULL);
+                return -1;
+            }
+            uint64_t footer_bytes = 0;
+            if (sb_reader_take_inline (r->reader, &footer_bytes))
+                s_complete (self, r, f, footer_bytes, 0);
+        }
+    }
+    size_t i = r->free_slots[--r->nfree];
+    s_slot_t *s = &r->slots[i];
+    *s = (s_slot_t) { .seq = ++r->next_seq, .position = p, .run = n, .count = n, .file = rd->ref.file,
+                      .offset = rd->offset, .length = rd->length, .dlio = rd->dlio, .stored = rd->stored,
+                      .start = now, .loader = loader };
+    if (rd->group) {
+        s_group_t latest = { .file = rd->ref.file, .offset = rd->offset, .length = rd->length, .slot = i,
+                             .seq = s->seq, .valid = 1 };
+        r->groups[rd->ref.thread < self->threads ? rd->ref.thread : 0] = latest;
+        r->groups[self->threads] = latest;
+    }
+    if (sb_reader_submit (r->reader, name, rd->offset, rd->length, i, s_evict_flag (self, rd->ref.file)) != 0) {
+        s_fail (self, r, "read", name, errno, "cannot queue a read", NULL);
+        return -1;
+    }
+    *slot = i;
+    uint64_t inline_bytes = 0;
+    if (sb_reader_take_inline (r->reader, &inline_bytes))  /* synthetic: done, in no time */
+        s_complete (self, r, i, inline_bytes, 0);
+    return self->failed ? -1 : 0;
+}
+
 /* Submit rank r's reads within the prefetch window. Returns -1 when it failed. */
 static int
 s_submit (sb_trainer_t *self, s_rank_t *r, double now)
 {
     const uint64_t k = self->k, bs = self->set->batch_size;
-    char key[PATH_MAX];
     while (r->submitted < k && r->submitted < r->step * bs + self->window) {
         s_read_t rd;
         int rc = s_read_at (self, r, r->submitted, &rd);
@@ -1040,62 +1176,165 @@ s_submit (sb_trainer_t *self, s_rank_t *r, double now)
             r->submitted += n;
             continue;
         }
-        if (r->nfree == 0)
-            break;
-        const char *name = NULL;
-        if (self->needs_keys) {
-            if (s_key (self, rd.stored, rd.dlio, key, sizeof key) != 0) {
-                s_fail (self, r, "read", NULL, ENAMETOOLONG, "a catalog entry names no object of the dataset", NULL);
-                return -1;
-            }
-            name = key;
-        }
-        if (rd.group && self->set->footered && rd.ref.file < self->set->listed
-            && !(self->set->footered[rd.ref.file / 8] & (1u << (rd.ref.file % 8)))) {
-            /* the file's first group this epoch: its footer first, as pyarrow reads it (no samples) */
-            sb_parquet_range_t fr[2];
-            size_t nf = sb_sample_range_footer (&self->ranger, rd.size, fr);
-            if (r->nfree < nf + 1)
-                break;
-            self->set->footered[rd.ref.file / 8] |= (uint8_t) (1u << (rd.ref.file % 8));
-            for (size_t j = 0; j < nf; j++) {
-                size_t f = r->free_slots[--r->nfree];
-                r->slots[f] = (s_slot_t) { .seq = ++r->next_seq, .position = p, .run = 0, .count = 0,
-                                           .file = rd.ref.file, .offset = fr[j].offset, .length = fr[j].length,
-                                           .dlio = rd.dlio, .stored = rd.stored, .start = now };
-                if (sb_reader_submit (r->reader, name, fr[j].offset, fr[j].length, f,
-                                      s_evict_flag (self, rd.ref.file)) != 0) {
-                    s_fail (self, r, "read", name, errno, "cannot queue a read", NULL);
-                    return -1;
-                }
-                uint64_t footer_bytes = 0;
-                if (sb_reader_take_inline (r->reader, &footer_bytes))
-                    s_complete (self, r, f, footer_bytes, 0);
-            }
-        }
-        size_t i = r->free_slots[--r->nfree];
-        s_slot_t *s = &r->slots[i];
-        *s = (s_slot_t) { .seq = ++r->next_seq, .position = p, .run = n, .count = n, .file = rd.ref.file,
-                          .offset = rd.offset, .length = rd.length, .dlio = rd.dlio, .stored = rd.stored,
-                          .start = now };
-        if (rd.group) {
-            s_group_t latest = { .file = rd.ref.file, .offset = rd.offset, .length = rd.length, .slot = i,
-                                 .seq = s->seq, .valid = 1 };
-            r->groups[rd.ref.thread < self->threads ? rd.ref.thread : 0] = latest;
-            r->groups[self->threads] = latest;
-        }
-        if (sb_reader_submit (r->reader, name, rd.offset, rd.length, i, s_evict_flag (self, rd.ref.file)) != 0) {
-            s_fail (self, r, "read", name, errno, "cannot queue a read", NULL);
-            return -1;
-        }
+        size_t slot;
+        rc = s_issue (self, r, &rd, p, n, 0, now, &slot);
+        if (rc != 0)
+            return rc < 0 ? -1 : 0;
         r->submitted += n;
-        uint64_t inline_bytes = 0;
-        if (sb_reader_take_inline (r->reader, &inline_bytes))  /* synthetic: done, in no time */
-            s_complete (self, r, i, inline_bytes, 0);
-        if (self->failed)
-            return -1;
     }
     return 0;
+}
+
+/* issue 15, preproc: the preprocess seconds of position p of rank r: a
+ * draw of the set's own stream, indexed by epoch and position (same seed,
+ * same times in every run; other ranks, other times). */
+static double
+s_preprocess_time (const sb_trainer_t *self, const s_rank_t *r, uint64_t p)
+{
+    return sb_dist_draw (&self->preprocess, self->set->preprocess_seed, r->rank, self->epoch << 32 | p);
+}
+
+/* issue 15, preproc: loader thread t of rank r, idle, takes its next
+ * position within the prefetch window: the read of it (and of the later
+ * positions of its row group in its batch that are the thread's too), or
+ * straight to preprocessing when the group is in. Returns 1 when it took
+ * one, 0 when it has none now, -1 when the rank failed. */
+static int
+s_loader_take (sb_trainer_t *self, s_rank_t *r, uint64_t t, double now)
+{
+    s_loader_t *l = &r->loaders[t];
+    const uint64_t k = self->k, bs = self->set->batch_size;
+    uint64_t limit = r->step * bs + self->window;
+    if (limit > k)
+        limit = k;
+    sb_sample_ref_t ref;
+    for (; l->at < limit; l->at++) {
+        if (sb_sampler_at (self->set->sampler, r->rank, l->at, &ref) != 0) {
+            char text[256];
+            snprintf (text, sizeof text, "the sampler has no position %llu for rank %llu in epoch %llu",
+                      (unsigned long long) l->at, (unsigned long long) r->rank, (unsigned long long) self->epoch);
+            s_fail (self, r, "sampler", NULL, 0, text, NULL);
+            return -1;
+        }
+        if ((ref.thread < self->threads ? ref.thread : 0) == t)
+            break;
+    }
+    if (l->at >= limit)
+        return 0;
+    uint64_t p = l->at;
+    s_read_t rd;
+    int rc = s_read_at (self, r, p, &rd);
+    if (rc != 0)
+        return rc < 0 ? -1 : 0;
+    uint64_t n = rd.group ? s_run (self, r, p, &rd.ref, rd.run_end - rd.ref.sample) : 1;
+    if (n > k - p)
+        n = k - p;
+    for (uint64_t j = 1; j < n; j++)    /* the thread's own positions only */
+        if (sb_sampler_at (self->set->sampler, r->rank, p + j, &ref) != 0
+            || (ref.thread < self->threads ? ref.thread : 0) != t) {
+            n = j;
+            break;
+        }
+    s_group_t *g = rd.group ? s_group_of (self, r, &rd) : NULL;
+    l->n = n;
+    l->done = 0;
+    if (g) {    /* its row group is in, or on its way: no I/O */
+        for (uint64_t j = 0; self->trace && j < n; j++)
+            s_trace (self, r, p + j, rd.ref.file, rd.stored, rd.dlio, rd.offset, rd.length, now, 0, 0);
+        const s_slot_t *s = &r->slots[g->slot];
+        if (s->seq == g->seq && s->seq != 0) {
+            l->state = S_LOADER_WAITING;
+            l->slot = g->slot;
+            l->seq = g->seq;
+        }
+        else {
+            s_count_read (r, n, 0, 0, 0);
+            l->state = S_LOADER_ARRIVED;
+        }
+        return 1;
+    }
+    size_t slot;
+    l->state = S_LOADER_READING;
+    rc = s_issue (self, r, &rd, p, n, (uint32_t) t + 1, now, &slot);
+    if (rc != 0) {
+        l->state = S_LOADER_IDLE;
+        l->n = 0;
+        return rc < 0 ? -1 : 0;
+    }
+    return 1;
+}
+
+/* issue 15, preproc: move every loader thread of rank r as far as it goes
+ * now. Returns 1 when one moved, 0 when none, -1 when the rank failed. */
+static int
+s_loaders_advance (sb_trainer_t *self, s_rank_t *r, double now)
+{
+    int moved = 0;
+    for (uint64_t t = 0; t < self->threads && !self->failed; t++) {
+        s_loader_t *l = &r->loaders[t];
+        for (int again = 1; again;) {
+            again = 0;
+            switch (l->state) {
+            case S_LOADER_IDLE: {
+                int rc = s_loader_take (self, r, t, now);
+                if (rc < 0)
+                    return -1;
+                again = rc;
+                break;
+            }
+            case S_LOADER_READING:
+                break;
+            case S_LOADER_WAITING:
+                if (r->slots[l->slot].seq != l->seq) {
+                    s_count_read (r, l->n, 0, 0, 0);
+                    l->state = S_LOADER_ARRIVED;
+                    again = 1;
+                }
+                break;
+            case S_LOADER_ARRIVED:     /* the bytes are in: its preprocess starts */
+                l->state = S_LOADER_PREPROCESS;
+                l->until = now + s_preprocess_time (self, r, l->at);
+                again = 1;
+                break;
+            case S_LOADER_PREPROCESS:
+                if (now < l->until)
+                    break;
+                s_count_samples (r, 1);
+                if (++l->done < l->n)   /* the next sample's starts when this one's ended */
+                    l->until += s_preprocess_time (self, r, l->at + l->done);
+                else {
+                    l->at += l->n;
+                    l->n = 0;
+                    l->state = S_LOADER_IDLE;
+                }
+                again = 1;
+                break;
+            }
+            moved |= again;
+        }
+    }
+    return moved;
+}
+
+/* issue 15, preproc: 1 when every position before `end` is in (preprocessed). */
+static int
+s_loaders_in (const sb_trainer_t *self, const s_rank_t *r, uint64_t end)
+{
+    for (uint64_t t = 0; t < self->threads; t++)
+        if (r->loaders[t].at < end)
+            return 0;
+    return 1;
+}
+
+/* issue 15, preproc: the earliest end of a preprocess of rank r, 0 when none. */
+static double
+s_loaders_wake (const sb_trainer_t *self, const s_rank_t *r)
+{
+    double wake = 0;
+    for (uint64_t t = 0; self->preprocessing && t < self->threads; t++)
+        if (r->loaders[t].state == S_LOADER_PREPROCESS && (wake == 0 || r->loaders[t].until < wake))
+            wake = r->loaders[t].until;
+    return wake;
 }
 
 /* Everything rank r can do now without waiting. */
@@ -1105,7 +1344,13 @@ s_advance (sb_trainer_t *self, s_rank_t *r, double now)
     const uint64_t k = self->k, bs = self->set->batch_size;
     for (int progress = 1; progress && !self->failed && r->running;) {
         progress = 0;
-        if (s_submit (self, r, now) != 0)
+        if (self->preprocessing) {     /* issue 15, preproc: the loader threads read and preprocess */
+            int moved = s_loaders_advance (self, r, now);
+            if (moved < 0)
+                return;
+            progress = moved;
+        }
+        else if (s_submit (self, r, now) != 0)
             return;
         if (r->ckpt_job) {     /* issue 15, ckpt: the rank waits for its checkpoint; reads go on */
             if (!sb_ckpt_job_done (r->ckpt_job))
@@ -1119,7 +1364,9 @@ s_advance (sb_trainer_t *self, s_rank_t *r, double now)
             s_end_compute (self, r, now);
             progress = 1;
         }
-        else if (!r->computing && !r->waiting_go && r->step < self->batches && r->completed >= (r->step + 1) * bs) {
+        else if (!r->computing && !r->waiting_go && r->step < self->batches
+                 && (self->preprocessing ? s_loaders_in (self, r, (r->step + 1) * bs)
+                                         : r->completed >= (r->step + 1) * bs)) {
             if (r->wait_since > 0) {
                 r->io_wait += now - r->wait_since;
                 r->wait_since = 0;
@@ -1211,6 +1458,9 @@ sb_trainer_pump (sb_trainer_t *self, int *busy)
             s_advance (self, r, now);
             if (r->running && r->computing && (wake == 0 || r->compute_until < wake))
                 wake = r->compute_until;
+            double preprocessed = r->running ? s_loaders_wake (self, r) : 0;     /* issue 15, preproc */
+            if (preprocessed > 0 && (wake == 0 || preprocessed < wake))
+                wake = preprocessed;
             if (r->running && (wake == 0 || r->interval.next < wake))
                 wake = r->interval.next;
             if (r->running && r->ckpt_job && (wake == 0 || now + 0.002 < wake))
