@@ -110,18 +110,6 @@ sb_ckpt_target_resolve (const sb_workload_t *wl, sb_ckpt_target_t *t, char *err,
     return -1;
 }
 
-static const char *
-s_where (const sb_config_entry_t *e, char *buf, size_t size)
-{
-    if (!e)
-        snprintf (buf, size, "default");
-    else if (e->line > 0)
-        snprintf (buf, size, "%s:%d", e->origin, e->line);
-    else
-        snprintf (buf, size, "%s", e->origin);
-    return buf;
-}
-
 int
 sb_ckpt_target_endpoints (const sb_workload_t *wl, const sb_ckpt_target_t *t, char *err, size_t err_size)
 {
@@ -148,7 +136,7 @@ sb_ckpt_target_check (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err
     if (bad) {
         if (!wl->ckpt.in_train)
             return 0;   /* no checkpoint during training; `shardbench checkpoint` resolves it again and says so */
-        snprintf (err, err_size, "%s: %s", s_where (fe, where, sizeof where), why);
+        snprintf (err, err_size, "%s: %s", sb_config_where (fe, where, sizeof where), why);
         return -1;
     }
     if (!t.s3 || st->type == SB_STORAGE_S3)
@@ -165,7 +153,7 @@ sb_ckpt_target_check (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err
         if (!host || !*host || strchr (host, '@') || (strchr (host, '/') && strcmp (strchr (host, '/'), "/") != 0)) {
             snprintf (err, err_size, "%s: key 'checkpoint.checkpoint_folder': '%s' is on S3, but S3 endpoint %zu"
                       " '%s' is not http(s)://HOST[:PORT] (storage.storage_options.endpoint_url or"
-                      " storage.endpoint_uris)", s_where (fe, where, sizeof where), wl->ckpt.folder, i + 1,
+                      " storage.endpoint_uris)", sb_config_where (fe, where, sizeof where), wl->ckpt.folder, i + 1,
                       strchr (v, '@') ? "(holds a user name or password)" : v);
             return -1;
         }

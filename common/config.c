@@ -836,6 +836,18 @@ sb_config_at (const sb_config_t *self, size_t i)
     return i < self->count ? &self->entries[i].pub : NULL;
 }
 
+const char *
+sb_config_where (const sb_config_entry_t *e, char *buf, size_t size)
+{
+    if (!e)
+        snprintf (buf, size, "default");
+    else if (e->line > 0)
+        snprintf (buf, size, "%s:%d", e->origin, e->line);
+    else
+        snprintf (buf, size, "%s", e->origin);
+    return buf;
+}
+
 /* Append to a growing string; returns 0 or -1. */
 static int
 s_append (char **buf, size_t *len, size_t *alloc, const char *fmt, ...)

@@ -56,6 +56,11 @@ const sb_config_entry_t *sb_config_get (sb_config_t *self, const char *key);
 size_t sb_config_count (const sb_config_t *self);
 const sb_config_entry_t *sb_config_at (const sb_config_t *self, size_t i);
 
+/* Where entry e came from, for error messages, into buf: "origin:line",
+ * "origin" (the command line: no line) or "default" (e NULL: the key was
+ * not given). Returns buf. */
+const char *sb_config_where (const sb_config_entry_t *e, char *buf, size_t size);
+
 /* Serialise the effective configuration as YAML (nested mappings). Returns a
  * newly allocated string the caller frees, or NULL. */
 char *sb_config_to_yaml (const sb_config_t *self);

@@ -10,18 +10,6 @@
 #include <strings.h>
 
 static const char *
-s_where (const sb_config_entry_t *e, char *buf, size_t size)
-{
-    if (!e)
-        snprintf (buf, size, "default");
-    else if (e->line > 0)
-        snprintf (buf, size, "%s:%d", e->origin, e->line);
-    else
-        snprintf (buf, size, "%s", e->origin);
-    return buf;
-}
-
-static const char *
 s_value (const sb_config_entry_t *e)
 {
     return e && e->value ? e->value : "";
@@ -101,11 +89,11 @@ s_reader_conflict (const sb_config_entry_t *r, const sb_config_entry_t *st, char
     char where[1200], w2[1200];
     if (sb_workload_is_secret_key (r->key) || r->items || st->items)
         snprintf (err, err_size, "%s: key '%s' disagrees with %s (%s): give the storage keys once, under storage:",
-                  s_where (r, where, sizeof where), r->key, st->key, s_where (st, w2, sizeof w2));
+                  sb_config_where (r, where, sizeof where), r->key, st->key, sb_config_where (st, w2, sizeof w2));
     else
         snprintf (err, err_size, "%s: key '%s': '%s' disagrees with %s '%s' (%s): give the storage keys once, under"
-                  " storage:", s_where (r, where, sizeof where), r->key, s_value (r), st->key, s_value (st),
-                  s_where (st, w2, sizeof w2));
+                  " storage:", sb_config_where (r, where, sizeof where), r->key, s_value (r), st->key, s_value (st),
+                  sb_config_where (st, w2, sizeof w2));
     return -1;
 }
 
@@ -158,7 +146,7 @@ sb_storage_keys_reader (sb_config_t *cfg, char *err, size_t err_size)
         if (!s_empty (sb_config_get (cfg, target)))
             continue;   /* the same value under storage: already */
         if (sb_config_copy (cfg, names[i], target) != 0) {
-            snprintf (err, err_size, "%s: key '%s': out of memory", s_where (sb_config_get (cfg, names[i]), where,
+            snprintf (err, err_size, "%s: key '%s': out of memory", sb_config_where (sb_config_get (cfg, names[i]), where,
                       sizeof where), names[i]);
             return -1;
         }
@@ -173,7 +161,7 @@ sb_storage_keys_reader (sb_config_t *cfg, char *err, size_t err_size)
     df = sb_config_get (cfg, "dataset.data_folder");
     if (root_remote && (!df || strcmp (s_value (df), s_value (root)) != 0)) {
         if (sb_config_copy (cfg, "reader.data_loader_root", "dataset.data_folder") != 0) {
-            snprintf (err, err_size, "%s: key 'reader.data_loader_root': out of memory", s_where (root, where,
+            snprintf (err, err_size, "%s: key 'reader.data_loader_root': out of memory", sb_config_where (root, where,
                       sizeof where));
             return -1;
         }
@@ -195,7 +183,7 @@ sb_storage_keys_reader (sb_config_t *cfg, char *err, size_t err_size)
         remote = sb_config_get (cfg, "reader.data_loader_root");
     if (remote && !sb_config_get (cfg, "storage.storage_type")) {
         if (sb_config_set_at (cfg, "storage.storage_type", "object", remote->origin, remote->line) != 0) {
-            snprintf (err, err_size, "%s: key '%s': out of memory", s_where (remote, where, sizeof where), remote->key);
+            snprintf (err, err_size, "%s: key '%s': out of memory", sb_config_where (remote, where, sizeof where), remote->key);
             return -1;
         }
         used += (size_t) snprintf (taken + used, used < sizeof taken ? sizeof taken - used : 0, "%s%s",
@@ -208,7 +196,7 @@ sb_storage_keys_reader (sb_config_t *cfg, char *err, size_t err_size)
     first = sb_config_get (cfg, first_key);
     sb_warn ("%s: storage keys under reader: taken as the storage: section's (%s): DLIO_local_changes reads no"
              " storage key under reader: and would run on the local files of dataset.data_folder; give them under"
-             " storage: to run the same under both", s_where (first, where, sizeof where), taken);
+             " storage: to run the same under both", sb_config_where (first, where, sizeof where), taken);
     return 0;
 }
 
@@ -230,7 +218,7 @@ sb_storage_keys_placeholders (sb_config_t *cfg, char *err, size_t err_size)
             continue;
         char where[1200];
         snprintf (err, err_size, "%s: key '%s': '%s' is a placeholder of the upstream file: set it on the command"
-                  " line, e.g. %s", s_where (e, where, sizeof where), keys[i].key, v, keys[i].example);
+                  " line, e.g. %s", sb_config_where (e, where, sizeof where), keys[i].key, v, keys[i].example);
         return -1;
     }
     return 0;
@@ -276,7 +264,7 @@ s_local_folder (sb_config_t *cfg, sb_workload_t *wl, const char *root, char *err
         if (w < 0 || (size_t) w >= sizeof path) {
             char where[1200];
             snprintf (err, err_size, "%s: key 'dataset.data_folder': with storage.storage_root the folder is too long",
-                      s_where (sb_config_get (cfg, "dataset.data_folder"), where, sizeof where));
+                      sb_config_where (sb_config_get (cfg, "dataset.data_folder"), where, sizeof where));
             return -1;
         }
     }
@@ -287,7 +275,7 @@ s_local_folder (sb_config_t *cfg, sb_workload_t *wl, const char *root, char *err
     if (!*path) {
         char where[1200];
         snprintf (err, err_size, "%s: key 'dataset.data_folder': '%s' names no folder",
-                  s_where (sb_config_get (cfg, "dataset.data_folder"), where, sizeof where), wl->data_folder);
+                  sb_config_where (sb_config_get (cfg, "dataset.data_folder"), where, sizeof where), wl->data_folder);
         return -1;
     }
     snprintf (wl->data_folder, sizeof wl->data_folder, "%s", path);
@@ -307,14 +295,14 @@ s_s3_location (sb_config_t *cfg, sb_workload_t *wl, const char *root_given, char
     const char *root = s_scheme (root_given, scheme, sizeof scheme);
     if (root && strcmp (scheme, "s3") != 0) {
         snprintf (err, err_size, "%s: key 'storage.storage_root': '%s' is not an S3 location (s3://BUCKET[/PREFIX] or"
-                  " BUCKET[/PREFIX])", s_where (re, where, sizeof where), root_given);
+                  " BUCKET[/PREFIX])", sb_config_where (re, where, sizeof where), root_given);
         return -1;
     }
     root = root ? root : root_given;
     if (*root == '/' && !sb_config_get (cfg, "storage.protocol")) {
         snprintf (err, err_size, "%s: key 'storage.storage_root': '%s' is a local path, but storage.storage_type is"
                   " s3 (an S3 bucket): give BUCKET[/PREFIX], or storage.storage_type local_fs (or direct_fs for"
-                  " O_DIRECT)", s_where (re, where, sizeof where), root_given);
+                  " O_DIRECT)", sb_config_where (re, where, sizeof where), root_given);
         return -1;
     }
     size_t bn = strcspn (root, "/");
@@ -327,19 +315,19 @@ s_s3_location (sb_config_t *cfg, sb_workload_t *wl, const char *root_given, char
     if (rest) {
         if (strcmp (scheme, "s3") != 0) {
             snprintf (err, err_size, "%s: key 'dataset.data_folder': '%s' is not an s3:// location, but the storage is"
-                      " S3", s_where (de, where, sizeof where), df);
+                      " S3", sb_config_where (de, where, sizeof where), df);
             return -1;
         }
         size_t dn = strcspn (rest, "/");
         if (dn == 0) {
-            snprintf (err, err_size, "%s: key 'dataset.data_folder': '%s' names no bucket", s_where (de, where,
+            snprintf (err, err_size, "%s: key 'dataset.data_folder': '%s' names no bucket", sb_config_where (de, where,
                       sizeof where), df);
             return -1;
         }
         if (*bucket && (strlen (bucket) != dn || strncmp (bucket, rest, dn) != 0)) {
             snprintf (err, err_size, "%s: key 'dataset.data_folder': '%s' names bucket '%.*s', storage.storage_root"
-                      " (%s) names bucket '%s': one run reads one bucket", s_where (de, where, sizeof where), df,
-                      (int) dn, rest, s_where (re, w2, sizeof w2), bucket);
+                      " (%s) names bucket '%s': one run reads one bucket", sb_config_where (de, where, sizeof where), df,
+                      (int) dn, rest, sb_config_where (re, w2, sizeof w2), bucket);
             return -1;
         }
         if (dn >= sizeof bucket || s_trim_slashes (rest + dn, strlen (rest + dn), prefix, sizeof prefix) != 0)
@@ -363,7 +351,7 @@ s_s3_location (sb_config_t *cfg, sb_workload_t *wl, const char *root_given, char
     if (!*bucket) {
         snprintf (err, err_size, "%s: key 'storage.storage_root': an S3 workload needs the bucket name"
                   " (storage.storage_root=BUCKET, or dataset.data_folder=s3://BUCKET/PREFIX)",
-                  s_where (re ? re : sb_config_get (cfg, "storage.storage_type"), where, sizeof where));
+                  sb_config_where (re ? re : sb_config_get (cfg, "storage.storage_type"), where, sizeof where));
         return -1;
     }
     snprintf (wl->storage.bucket, sizeof wl->storage.bucket, "%s", bucket);
@@ -373,7 +361,7 @@ s_s3_location (sb_config_t *cfg, sb_workload_t *wl, const char *root_given, char
     return 0;
 too_long:
     snprintf (err, err_size, "%s: key 'dataset.data_folder': the S3 location (with storage.storage_root) is too long",
-              s_where (de, where, sizeof where));
+              sb_config_where (de, where, sizeof where));
     return -1;
 }
 
@@ -387,15 +375,15 @@ sb_storage_keys_resolve (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
     const sb_config_entry_t *pe = sb_config_get (cfg, "storage.protocol");
     if (le && le2 && strcmp (s_value (le), s_value (le2)) != 0) {
         snprintf (err, err_size, "%s: key 'storage.storage_options.storage_library': '%s' disagrees with"
-                  " storage.storage_library '%s' (%s)", s_where (le2, where, sizeof where), s_value (le2),
-                  s_value (le), s_where (le, w2, sizeof w2));
+                  " storage.storage_library '%s' (%s)", sb_config_where (le2, where, sizeof where), s_value (le2),
+                  s_value (le), sb_config_where (le, w2, sizeof w2));
         return -1;
     }
     le = le ? le : le2;
     const char *lib = s_value (le);
     if (le && strcmp (lib, "s3dlio") && strcmp (lib, "s3torchconnector") && strcmp (lib, "minio")) {
         snprintf (err, err_size, "%s: key '%s': expected s3dlio, s3torchconnector or minio, got '%s'",
-                  s_where (le, where, sizeof where), le->key, lib);
+                  sb_config_where (le, where, sizeof where), le->key, lib);
         return -1;
     }
     snprintf (wl->storage_library, sizeof wl->storage_library, "%s", lib);
@@ -444,7 +432,7 @@ sb_storage_keys_resolve (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
             return -1;
         if (s_scheme (wl->data_folder, tmp, sizeof tmp)) {
             snprintf (err, err_size, "%s: key 'dataset.data_folder': '%s' is a %s:// location, but the storage is"
-                      " the local file system (storage.storage_type %s)", s_where (sb_config_get (cfg,
+                      " the local file system (storage.storage_type %s)", sb_config_where (sb_config_get (cfg,
                       "dataset.data_folder"), where, sizeof where), wl->data_folder, tmp, given);
             return -1;
         }
@@ -454,7 +442,7 @@ sb_storage_keys_resolve (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
                          : !strcmp (scheme, "gs") || !strcmp (scheme, "gcs") ? "Google Cloud Storage" : "this scheme";
         snprintf (err, err_size, "%s: key '%s': %s:// (%s) is not served: shardbench reads S3 (s3://) and the local"
                   " file system (file://, direct://); for %s use its S3-compatible endpoint with storage_type s3",
-                  s_where (why_e, where, sizeof where), why_e ? why_e->key : "storage.storage_type", scheme, what,
+                  sb_config_where (why_e, where, sizeof where), why_e ? why_e->key : "storage.storage_type", scheme, what,
                   what);
         return -1;
     }
@@ -492,13 +480,13 @@ sb_storage_keys_finish (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t e
         int v = s_bool (s_value (e));
         const sb_config_entry_t *own = sb_config_get (cfg, "storage.storage_options.path_style");
         if (v < 0) {
-            snprintf (err, err_size, "%s: key '%s': expected true or false, got '%s'", s_where (e, where, sizeof where),
+            snprintf (err, err_size, "%s: key '%s': expected true or false, got '%s'", sb_config_where (e, where, sizeof where),
                       e->key, e->items ? "a list" : s_value (e));
             return -1;
         }
         if (own && v != st->path_style) {
             snprintf (err, err_size, "%s: key '%s': %s disagrees with storage.storage_options.path_style (%s)",
-                      s_where (e, where, sizeof where), e->key, s_value (e), s_where (own, w2, sizeof w2));
+                      sb_config_where (e, where, sizeof where), e->key, s_value (e), sb_config_where (own, w2, sizeof w2));
             return -1;
         }
         st->path_style = v;
@@ -511,13 +499,13 @@ sb_storage_keys_finish (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t e
         const sb_config_entry_t *own = sb_config_get (cfg, "storage.storage_options.max_retries");
         if (e->items || !*s_value (e) || *end || errno || *s_value (e) == '-' || v < 1 || v > 101) {
             snprintf (err, err_size, "%s: key '%s': expected 1 to 101 attempts, got '%s'",
-                      s_where (e, where, sizeof where), e->key, e->items ? "a list" : s_value (e));
+                      sb_config_where (e, where, sizeof where), e->key, e->items ? "a list" : s_value (e));
             return -1;
         }
         if (own && v - 1 != st->max_retries) {
             snprintf (err, err_size, "%s: key '%s': %llu attempts disagree with storage.storage_options.max_retries"
-                      " %llu (%s)", s_where (e, where, sizeof where), e->key, v,
-                      (unsigned long long) st->max_retries, s_where (own, w2, sizeof w2));
+                      " %llu (%s)", sb_config_where (e, where, sizeof where), e->key, v,
+                      (unsigned long long) st->max_retries, sb_config_where (own, w2, sizeof w2));
             return -1;
         }
         st->max_retries = v - 1;
@@ -533,13 +521,13 @@ sb_storage_keys_finish (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t e
             lb = SB_LB_LEAST_CONNECTIONS;
         else {
             snprintf (err, err_size, "%s: key '%s': expected round_robin or least_connections, got '%s'%s",
-                      s_where (e, where, sizeof where), e->key, e->items ? "a list" : v,
+                      sb_config_where (e, where, sizeof where), e->key, e->items ? "a list" : v,
                       !strcmp (v, "random") ? " (random is not implemented)" : "");
             return -1;
         }
         if (own && lb != st->lb) {
             snprintf (err, err_size, "%s: key '%s': %s disagrees with storage.storage_options.load_balance (%s)",
-                      s_where (e, where, sizeof where), e->key, v, s_where (own, w2, sizeof w2));
+                      sb_config_where (e, where, sizeof where), e->key, v, sb_config_where (own, w2, sizeof w2));
             return -1;
         }
         st->lb = lb;
@@ -549,7 +537,7 @@ sb_storage_keys_finish (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t e
     if (e) {
         int v = s_bool (s_value (e));
         if (v < 0) {
-            snprintf (err, err_size, "%s: key '%s': expected true or false, got '%s'", s_where (e, where, sizeof where),
+            snprintf (err, err_size, "%s: key '%s': expected true or false, got '%s'", sb_config_where (e, where, sizeof where),
                       e->key, e->items ? "a list" : s_value (e));
             return -1;
         }
@@ -580,14 +568,14 @@ sb_workload_export_credentials (sb_config_t *cfg, char *err, size_t err_size)
     if (given[0] != given[1]) {
         int have = given[0] ? 0 : 1;
         snprintf (err, err_size, "%s: key '%s': given without %s: give both, or neither (then the environment's"
-                  " AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are used)", s_where (e[have], where, sizeof where),
+                  " AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are used)", sb_config_where (e[have], where, sizeof where),
                   pairs[have].key, pairs[1 - have].key);
         return -1;
     }
     if (!given[0]) {
         if (given[2]) {
             snprintf (err, err_size, "%s: key '%s': given without access_key_id and secret_access_key",
-                      s_where (e[2], where, sizeof where), pairs[2].key);
+                      sb_config_where (e[2], where, sizeof where), pairs[2].key);
             return -1;
         }
         return 0;
@@ -596,13 +584,13 @@ sb_workload_export_credentials (sb_config_t *cfg, char *err, size_t err_size)
         int rc = given[i] ? setenv (pairs[i].env, e[i]->value, 1) : unsetenv (pairs[i].env);
         if (rc != 0) {
             snprintf (err, err_size, "%s: key '%s': cannot put it in the environment: %s",
-                      s_where (e[i] ? e[i] : e[0], where, sizeof where), pairs[i].key, strerror (errno));
+                      sb_config_where (e[i] ? e[i] : e[0], where, sizeof where), pairs[i].key, strerror (errno));
             return -1;
         }
     }
     sb_info ("S3 credentials: from %s (storage.storage_options.access_key_id): used by this coordinator and given"
              " to its local workers through their environment; never stored or sent (workers on other hosts use"
              " their own AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY or ~/.aws/credentials)",
-             s_where (e[0], where, sizeof where));
+             sb_config_where (e[0], where, sizeof where));
     return 1;
 }

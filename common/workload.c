@@ -230,24 +230,12 @@ static const s_key_t s_keys[] = {
 
 #define S_NKEYS (sizeof s_keys / sizeof s_keys[0])
 
-static const char *
-s_where (const sb_config_entry_t *e, char *buf, size_t size)
-{
-    if (!e)
-        snprintf (buf, size, "default");
-    else if (e->line > 0)
-        snprintf (buf, size, "%s:%d", e->origin, e->line);
-    else
-        snprintf (buf, size, "%s", e->origin);
-    return buf;
-}
-
 static int
 s_parse (const s_key_t *k, const sb_config_entry_t *e, const char *text, sb_workload_t *wl,
          char *err, size_t err_size)
 {
     char where[1200];
-    s_where (e, where, sizeof where);
+    sb_config_where (e, where, sizeof where);
     void *at = (char *) wl + k->offset;
     if (e && e->items && k->type != T_LIST) {
         snprintf (err, err_size, "%s: key '%s': expected a single value, got a list", where, k->key);
@@ -431,7 +419,7 @@ s_storage_endpoints (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_
     const sb_config_entry_t *one = sb_config_get (cfg, "storage.storage_options.endpoint_url");
     if (list && uris) {
         snprintf (err, err_size, "%s: key 'storage.endpoint_uris': storage.storage_options.endpoint_urls is set too (%s):"
-                  " give the endpoints once", s_where (uris, where, sizeof where), list->origin);
+                  " give the endpoints once", sb_config_where (uris, where, sizeof where), list->origin);
         return -1;
     }
     list = list ? list : uris;
@@ -441,13 +429,13 @@ s_storage_endpoints (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_
         size_t n = list->items ? list->nitems : 1;
         if (n == 0 || n > SB_MAX_ENDPOINTS) {
             snprintf (err, err_size, "%s: key '%s': %zu endpoints, expected 1 to %d",
-                      s_where (list, where, sizeof where), list->key, n, SB_MAX_ENDPOINTS);
+                      sb_config_where (list, where, sizeof where), list->key, n, SB_MAX_ENDPOINTS);
             return -1;
         }
         for (size_t i = 0; i < n; i++) {
             const char *v = list->items ? list->items[i] : list->value;
             if (strlen (v) >= sizeof st->endpoints[0]) {
-                snprintf (err, err_size, "%s: key '%s': endpoint too long", s_where (list, where, sizeof where),
+                snprintf (err, err_size, "%s: key '%s': endpoint too long", sb_config_where (list, where, sizeof where),
                           list->key);
                 return -1;
             }
@@ -477,7 +465,7 @@ s_storage_endpoints (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_
             snprintf (err, err_size, "%s: key '%s': endpoint %zu holds a user name"
                       " or password (USER:PASSWORD@): refused, since endpoints are recorded and sent to the workers;"
                       " give http(s)://HOST[:PORT] and the credentials in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY",
-                      origin ? s_where (origin, where, sizeof where) : "environment AWS_ENDPOINT_URL",
+                      origin ? sb_config_where (origin, where, sizeof where) : "environment AWS_ENDPOINT_URL",
                       origin ? origin->key : "storage.storage_options.endpoint_url", i + 1);
             return -1;
         }
@@ -487,7 +475,7 @@ s_storage_endpoints (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_
     if (!st->bucket[0]) {
         const sb_config_entry_t *e = sb_config_get (cfg, "storage.storage_type");
         snprintf (err, err_size, "%s: key 'storage.storage_root': an S3 workload needs the bucket name",
-                  s_where (e, where, sizeof where));
+                  sb_config_where (e, where, sizeof where));
         return -1;
     }
     if (st->nendpoints == 0) {
@@ -507,7 +495,7 @@ s_storage_endpoints (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_
         const char *host = strncmp (v, "http://", 7) == 0 ? v + 7 : strncmp (v, "https://", 8) == 0 ? v + 8 : NULL;
         if (!host || !*host || (strchr (host, '/') != NULL && strcmp (strchr (host, '/'), "/") != 0)) {
             snprintf (err, err_size, "%s: key '%s': '%s' is not http(s)://HOST[:PORT]",
-                      origin ? s_where (origin, where, sizeof where) : "environment AWS_ENDPOINT_URL",
+                      origin ? sb_config_where (origin, where, sizeof where) : "environment AWS_ENDPOINT_URL",
                       origin ? origin->key : "storage.storage_options.endpoint_url", v);
             return -1;
         }
@@ -517,7 +505,7 @@ s_storage_endpoints (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_
         const sb_config_entry_t *part = sb_config_get (cfg, "storage.storage_options.multipart_part_bytes");
         snprintf (err, err_size, "%s: key 'storage.storage_options.multipart_part_bytes': %llu is larger than"
                   " storage.storage_options.multipart_threshold_bytes (%llu): a part is at most the threshold",
-                  part ? s_where (part, where, sizeof where) : "defaults",
+                  part ? sb_config_where (part, where, sizeof where) : "defaults",
                   (unsigned long long) wl->storage.multipart_part, (unsigned long long) wl->storage.multipart_threshold);
         return -1;
     }
@@ -549,14 +537,14 @@ s_shape_error (const sb_config_entry_t *e, char *err, size_t err_size)
             continue;
         if (n > kn && strncmp (e->key, k->key, kn) == 0 && e->key[kn] == '.') {
             snprintf (err, err_size, "%s: key '%s': expected a single value, got a mapping (with '%s')",
-                      s_where (e, where, sizeof where), k->key, e->key + kn + 1);
+                      sb_config_where (e, where, sizeof where), k->key, e->key + kn + 1);
             return -1;
         }
         if (kn > n && strncmp (k->key, e->key, n) == 0 && k->key[n] == '.') {
             if (!e->items && (!e->value || !*e->value))
                 return 1;   /* `storage_options:` with nothing under it: an empty section */
             snprintf (err, err_size, "%s: key '%s': expected a section of keys (such as '%s'), got a %s",
-                      s_where (e, where, sizeof where), e->key, k->key, e->items ? "list" : "single value");
+                      sb_config_where (e, where, sizeof where), e->key, k->key, e->items ? "list" : "single value");
             return -1;
         }
     }
@@ -587,14 +575,14 @@ s_parquet_columns (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_si
         if (!name || !name->value || !dtype || !dtype->value || strpbrk (name->value, ":,")) {
             const sb_config_entry_t *e = name ? name : dtype ? dtype : size;
             snprintf (err, err_size, "%s: key 'dataset.parquet.columns': item %u needs a name (without ':' or ',') "
-                      "and a dtype", s_where (e, where, sizeof where), i);
+                      "and a dtype", sb_config_where (e, where, sizeof where), i);
             return -1;
         }
         int w = snprintf (wl->parquet_columns + used, sizeof wl->parquet_columns - used, "%s%s:%s:%s", i ? "," : "",
                           name->value, dtype->value, size && size->value ? size->value : "1");
         if (w < 0 || (size_t) w >= sizeof wl->parquet_columns - used) {
             snprintf (err, err_size, "%s: key 'dataset.parquet.columns': the list is over %zu characters",
-                      s_where (name, where, sizeof where), sizeof wl->parquet_columns - 1);
+                      sb_config_where (name, where, sizeof where), sizeof wl->parquet_columns - 1);
             return -1;
         }
         used += (size_t) w;
@@ -606,7 +594,7 @@ s_parquet_columns (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_si
     if (sb_format_parquet_columns (wl->parquet_columns, &row, NULL, why, sizeof why) != 0) {
         const sb_config_entry_t *e = sb_config_get (cfg, "dataset.parquet.columns.0.name");
         char where[1200];
-        snprintf (err, err_size, "%s: key 'dataset.parquet.columns': %s", s_where (e, where, sizeof where), why);
+        snprintf (err, err_size, "%s: key 'dataset.parquet.columns': %s", sb_config_where (e, where, sizeof where), why);
         return -1;
     }
     if (wl->record_length_bytes != row || wl->record_length_bytes_stdev)
@@ -628,7 +616,7 @@ s_parquet_compression (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t er
     char why[256], where[1200];
     if (sb_format_parquet_codec (wl->compression, NULL, why, sizeof why) != 0) {
         snprintf (err, err_size, "%s: key 'dataset.compression': %s",
-                  s_where (sb_config_get (cfg, "dataset.compression"), where, sizeof where), why);
+                  sb_config_where (sb_config_get (cfg, "dataset.compression"), where, sizeof where), why);
         return -1;
     }
     return 0;
@@ -653,14 +641,14 @@ s_parquet_read_columns (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t e
         const char *v = e->items ? e->items[i] : e->value;
         if (!*v || strchr (v, ',') || strchr (v, ':')) {
             snprintf (err, err_size, "%s: key 'storage.storage_options.columns': item %zu '%s' is not a column name",
-                      s_where (e, where, sizeof where), i, v);
+                      sb_config_where (e, where, sizeof where), i, v);
             return -1;
         }
         int w = snprintf (wl->parquet_read_columns + used, sizeof wl->parquet_read_columns - used, "%s%s",
                           i ? "," : "", v);
         if (w < 0 || (size_t) w >= sizeof wl->parquet_read_columns - used) {
             snprintf (err, err_size, "%s: key 'storage.storage_options.columns': the list is over %zu characters",
-                      s_where (e, where, sizeof where), sizeof wl->parquet_read_columns - 1);
+                      sb_config_where (e, where, sizeof where), sizeof wl->parquet_read_columns - 1);
             return -1;
         }
         used += (size_t) w;
@@ -669,7 +657,7 @@ s_parquet_read_columns (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t e
         return 0;
     char why[512];
     if (sb_format_parquet_read_check (wl->parquet_columns, wl->parquet_read_columns, why, sizeof why) != 0) {
-        snprintf (err, err_size, "%s: key 'storage.storage_options.columns': %s", s_where (e, where, sizeof where),
+        snprintf (err, err_size, "%s: key 'storage.storage_options.columns': %s", sb_config_where (e, where, sizeof where),
                   why);
         return -1;
     }
@@ -692,13 +680,13 @@ s_record_shape (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size)
     size_t item = sb_dataset_element_size (wl->record_element_type, NULL);
     if (!item) {
         snprintf (err, err_size, "%s: key 'dataset.record_element_type': '%s' is not one of uint8, int8, uint16, "
-                  "int16, float16, uint32, int32, float32, uint64, int64, float64", s_where (te, where, sizeof where),
+                  "int16, float16, uint32, int32, float32, uint64, int64, float64", sb_config_where (te, where, sizeof where),
                   wl->record_element_type);
         return -1;
     }
     if (image && item != 1) {
         sb_warn ("%s: key 'dataset.record_element_type': %s images are 8-bit: uint8 instead of '%s', as DLIO does",
-                 s_where (te, where, sizeof where), wl->format, wl->record_element_type);
+                 sb_config_where (te, where, sizeof where), wl->format, wl->record_element_type);
         snprintf (wl->record_element_type, sizeof wl->record_element_type, "uint8");
         item = 1;
     }
@@ -708,7 +696,7 @@ s_record_shape (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size)
     size_t n = de->items ? de->nitems : (de->value && *de->value ? 1 : 0);
     if (n > sizeof wl->record_dims / sizeof wl->record_dims[0] || (image && n > 2)) {
         snprintf (err, err_size, "%s: key 'dataset.record_dims': %zu dimensions, at most %d%s",
-                  s_where (de, where, sizeof where), n, image ? 2 : (int) (sizeof wl->record_dims / sizeof wl->record_dims[0]),
+                  sb_config_where (de, where, sizeof where), n, image ? 2 : (int) (sizeof wl->record_dims / sizeof wl->record_dims[0]),
                   image ? " for an image format (as DLIO)" : "");
         return -1;
     }
@@ -722,7 +710,7 @@ s_record_shape (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size)
         unsigned long long d = *v >= '0' && *v <= '9' ? strtoull (v, &end, 10) : 0;
         if (!end || *end || errno || d == 0) {
             snprintf (err, err_size, "%s: key 'dataset.record_dims': item %zu '%s' is not a positive integer",
-                      s_where (de, where, sizeof where), i, v);
+                      sb_config_where (de, where, sizeof where), i, v);
             return -1;
         }
         wl->record_dims[i] = d;
@@ -730,12 +718,12 @@ s_record_shape (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size)
     }
     if (product > 1e12L) {
         snprintf (err, err_size, "%s: key 'dataset.record_dims': a record of %.0Lf bytes, over 1e12",
-                  s_where (de, where, sizeof where), product);
+                  sb_config_where (de, where, sizeof where), product);
         return -1;
     }
     if (wl->record_length_bytes_stdev > 0) {
         snprintf (err, err_size, "%s: key 'dataset.record_dims': not with dataset.record_length_bytes_stdev %llu (DLIO "
-                  "refuses both: give record_length_bytes and its stdev instead)", s_where (de, where, sizeof where),
+                  "refuses both: give record_length_bytes and its stdev instead)", sb_config_where (de, where, sizeof where),
                   (unsigned long long) wl->record_length_bytes_stdev);
         return -1;
     }
@@ -797,7 +785,7 @@ s_dist_keys (sb_config_t *cfg, const char *base, double scalar, sb_dist_t *out, 
         const sb_config_entry_t *e = sb_config_at (cfg, i);
         if (strncmp (e->key, prefix, strlen (prefix)) == 0 && !s_find (e->key)) {
             snprintf (err, err_size, "%s: key '%s': not a parameter of %s (type, mean, stdev,"
-                      " min, max, shape, scale, lam)", s_where (e, where, sizeof where), e->key, base);
+                      " min, max, shape, scale, lam)", sb_config_where (e, where, sizeof where), e->key, base);
             return -1;
         }
     }
@@ -812,7 +800,7 @@ s_dist_keys (sb_config_t *cfg, const char *base, double scalar, sb_dist_t *out, 
         double v = strtod (text, &end);
         if (pe[p]->items || errno || !*text || *end || !isfinite (v) || v < k->min || v > k->max) {
             snprintf (err, err_size, "%s: key '%s': expected a number in [%g, %g], got '%s'",
-                      s_where (pe[p], where, sizeof where), key, k->min, k->max, pe[p]->items ? "a list" : text);
+                      sb_config_where (pe[p], where, sizeof where), key, k->min, k->max, pe[p]->items ? "a list" : text);
             return -1;
         }
         pv[p] = v;
@@ -825,7 +813,7 @@ s_dist_keys (sb_config_t *cfg, const char *base, double scalar, sb_dist_t *out, 
     if (!first || (scalar_e && (scalar_e->line == 0 || !from_cli))) {
         if (first && scalar_e->line != 0) {
             snprintf (err, err_size, "%s: key '%s': given both as a number and as a mapping (%s)",
-                      s_where (scalar_e, where, sizeof where), base, s_where (first, key, sizeof key));
+                      sb_config_where (scalar_e, where, sizeof where), base, sb_config_where (first, key, sizeof key));
             return -1;
         }
         *out = (sb_dist_t) { SB_DIST_CONSTANT, scalar, 0 };
@@ -837,7 +825,7 @@ s_dist_keys (sb_config_t *cfg, const char *base, double scalar, sb_dist_t *out, 
         const char *name = type_e->value ? type_e->value : "";
         if (type_e->items || sb_dist_parse (name, &d.type) != 0 || d.type == SB_DIST_CONSTANT) {
             snprintf (err, err_size, "%s: key '%s.type': expected normal, uniform, gamma,"
-                      " exponential or poisson, got '%s'", s_where (type_e, where, sizeof where), base,
+                      " exponential or poisson, got '%s'", sb_config_where (type_e, where, sizeof where), base,
                       type_e->items ? "a list" : name);
             return -1;
         }
@@ -850,12 +838,12 @@ s_dist_keys (sb_config_t *cfg, const char *base, double scalar, sb_dist_t *out, 
     for (int p = 0; p < P_N; p++) {
         snprintf (key, sizeof key, "%s%s", prefix, params[p]);
         if ((need & (1u << p)) && !(given & (1u << p))) {
-            snprintf (err, err_size, "%s: key '%s': %s needs '%s'", s_where (first, where, sizeof where), base,
+            snprintf (err, err_size, "%s: key '%s': %s needs '%s'", sb_config_where (first, where, sizeof where), base,
                       type_e ? sb_dist_name (d.type) : "a mapping without type", params[p]);
             return -1;
         }
         if (!(need & (1u << p)) && (given & (1u << p))) {
-            snprintf (err, err_size, "%s: key '%s': not a parameter of %s", s_where (pe[p], where, sizeof where), key,
+            snprintf (err, err_size, "%s: key '%s': not a parameter of %s", sb_config_where (pe[p], where, sizeof where), key,
                       type_e || d.type == SB_DIST_NORMAL ? sb_dist_name (d.type) : "a mapping without type and stdev");
             return -1;
         }
@@ -870,7 +858,7 @@ s_dist_keys (sb_config_t *cfg, const char *base, double scalar, sb_dist_t *out, 
     }
     char why[256];
     if (sb_dist_check (&d, why, sizeof why) != 0) {
-        snprintf (err, err_size, "%s: key '%s': %s", s_where (first, where, sizeof where), base, why);
+        snprintf (err, err_size, "%s: key '%s': %s", sb_config_where (first, where, sizeof where), base, why);
         return -1;
     }
     *out = d;
@@ -900,7 +888,7 @@ s_aliases (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size)
         const sb_config_entry_t *canon = sb_config_get (cfg, alias->fallback);
         if (canon) {
             char where[1200];
-            sb_warn ("%s: key '%s' ignored: '%s' is set too (%s)", s_where (e, where, sizeof where), alias->key,
+            sb_warn ("%s: key '%s' ignored: '%s' is set too (%s)", sb_config_where (e, where, sizeof where), alias->key,
                      alias->fallback, canon->origin);
             continue;
         }
@@ -926,7 +914,7 @@ s_ckpt_keys (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size)
         char where[1200];
         sb_warn ("%s: key 'model.model_size' is not read by DLIO, which sizes a model's checkpoint by"
                  " model.model_size_bytes (default 10240): its checkpoints are %llu bytes, as DLIO's",
-                 s_where (size, where, sizeof where), (unsigned long long) wl->ckpt.model_size);
+                 sb_config_where (size, where, sizeof where), (unsigned long long) wl->ckpt.model_size);
     }
     return 0;
 }
@@ -988,12 +976,12 @@ s_dist_stdev (sb_config_t *cfg, const char *base, sb_dist_t *d, char *err, size_
     double v = strtod (text, &end);
     if (e->items || errno || !*text || *end || !isfinite (v) || v < 0 || v > 3600) {
         snprintf (err, err_size, "%s: key '%s': expected a number in [0, 3600], got '%s'",
-                  s_where (e, where, sizeof where), key, e->items ? "a list" : text);
+                  sb_config_where (e, where, sizeof where), key, e->items ? "a list" : text);
         return -1;
     }
     if (d->type != SB_DIST_CONSTANT && d->type != SB_DIST_NORMAL) {
         snprintf (err, err_size, "%s: key '%s': %s is a %s distribution;"
-                  " a stdev applies to a number or a normal one", s_where (e, where, sizeof where), key, base,
+                  " a stdev applies to a number or a normal one", sb_config_where (e, where, sizeof where), key, base,
                   sb_dist_name (d->type));
         return -1;
     }
@@ -1002,7 +990,7 @@ s_dist_stdev (sb_config_t *cfg, const char *base, sb_dist_t *d, char *err, size_
     sb_dist_t n = { SB_DIST_NORMAL, d->a, v };
     char why[256];
     if (sb_dist_check (&n, why, sizeof why) != 0) {
-        snprintf (err, err_size, "%s: key '%s': %s", s_where (e, where, sizeof where), key, why);
+        snprintf (err, err_size, "%s: key '%s': %s", sb_config_where (e, where, sizeof where), key, why);
         return -1;
     }
     *d = n;
@@ -1034,7 +1022,7 @@ s_preprocess (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size)
     if (stdev && !given) {
         char where[1200];
         sb_warn ("%s: key 'reader.preprocess_time_stdev' does nothing without reader.preprocess_time (DLIO's sleep()"
-                 " draws nothing from a stdev without a mean)", s_where (stdev, where, sizeof where));
+                 " draws nothing from a stdev without a mean)", sb_config_where (stdev, where, sizeof where));
         return 0;
     }
     if (s_dist_stdev (cfg, "reader.preprocess_time", &wl->preprocess, err, err_size) != 0)
@@ -1052,7 +1040,7 @@ s_reader_misc (sb_config_t *cfg, char *err, size_t err_size)
     if (e && (e->items || !e->value || strcmp (e->value, "multi") != 0)) {
         snprintf (err, err_size, "%s: key 'reader.file_access': '%s' is not served: shardbench reads one file per set"
                   " of samples (multi, DLIO's default); shared, collective, mpio and posix put every sample in one file",
-                  s_where (e, where, sizeof where), e->items ? "a list" : e->value ? e->value : "");
+                  sb_config_where (e, where, sizeof where), e->items ? "a list" : e->value ? e->value : "");
         return -1;
     }
     return 0;
@@ -1068,7 +1056,7 @@ sb_workload_log_not_applicable (sb_config_t *cfg)
         if (!e)
             continue;
         char where[1200];
-        sb_info ("%s: key '%s' accepted, not applicable: %s", s_where (e, where, sizeof where), k->key, k->doc);
+        sb_info ("%s: key '%s' accepted, not applicable: %s", sb_config_where (e, where, sizeof where), k->key, k->doc);
         n++;
     }
     return n;
@@ -1103,7 +1091,7 @@ s_record_length_spellings (sb_config_t *cfg, const sb_workload_t *wl)
                       ? wl->record_length_bytes : wl->record_length_bytes_stdev), sb_config_get (cfg,
                       spellings[i].read) ? "" : i == 0 ? " (DLIO's default)" : " (the default)");
         sb_warn ("%s: key '%s' not used, as DLIO_local_changes does not read it (it reads %s): %s",
-                 s_where (e, where, sizeof where), spellings[i].key, spellings[i].read, now);
+                 sb_config_where (e, where, sizeof where), spellings[i].key, spellings[i].read, now);
     }
 }
 
@@ -1139,7 +1127,7 @@ sb_workload_from_config (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
         if (s_parse (k, e, e ? (e->value ? e->value : "") : k->fallback, wl, err, err_size) != 0)
             return -1;
     }
-    s_where (sb_config_get (cfg, "reader.batch_size"), wl->batch_size_origin, sizeof wl->batch_size_origin);
+    sb_config_where (sb_config_get (cfg, "reader.batch_size"), wl->batch_size_origin, sizeof wl->batch_size_origin);
     if (s_aliases (cfg, wl, err, err_size) != 0 || s_compute (cfg, wl, err, err_size) != 0)
         return -1;
     if (s_ckpt_keys (cfg, wl, err, err_size) != 0)
@@ -1160,7 +1148,7 @@ sb_workload_from_config (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
         const sb_config_entry_t *e = sb_config_get (cfg, "shardbench.heartbeat_timeout_s");
         char where[1200];
         snprintf (err, err_size, "%s: key 'shardbench.heartbeat_timeout_s': %g must exceed the heartbeat interval %g",
-                  s_where (e, where, sizeof where), wl->heartbeat_timeout_s, wl->heartbeat_interval_s);
+                  sb_config_where (e, where, sizeof where), wl->heartbeat_timeout_s, wl->heartbeat_interval_s);
         return -1;
     }
     struct { const char *key, *value, *allowed; } choices[] = {
@@ -1178,7 +1166,7 @@ sb_workload_from_config (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
             continue;
         const sb_config_entry_t *e = sb_config_get (cfg, choices[i].key);
         char where[1200];
-        snprintf (err, err_size, "%s: key '%s': '%s' is not one of: %s", s_where (e, where, sizeof where),
+        snprintf (err, err_size, "%s: key '%s': '%s' is not one of: %s", sb_config_where (e, where, sizeof where),
                   choices[i].key, choices[i].value, choices[i].allowed[0] == ' ' ? choices[i].allowed + 1
                                                                                   : choices[i].allowed);
         return -1;
@@ -1188,7 +1176,7 @@ sb_workload_from_config (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
         const sb_config_entry_t *e = sb_config_get (cfg, "train.total_training_steps");
         char where[1200];
         snprintf (err, err_size, "%s: key 'train.total_training_steps': %g is not a whole number of steps (-1: none)",
-                  s_where (e, where, sizeof where), wl->total_training_steps);
+                  sb_config_where (e, where, sizeof where), wl->total_training_steps);
         return -1;
     }
     for (const char *p = wl->format; *p; p++)
@@ -1196,14 +1184,14 @@ sb_workload_from_config (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
             const sb_config_entry_t *e = sb_config_get (cfg, "dataset.format");
             char where[1200];
             snprintf (err, err_size, "%s: key 'dataset.format': '%s' must not contain '/'",
-                      s_where (e, where, sizeof where), wl->format);
+                      sb_config_where (e, where, sizeof where), wl->format);
             return -1;
         }
     char why[512];
     if (sb_format_check (wl->format, why, sizeof why) != 0) {
         const sb_config_entry_t *e = sb_config_get (cfg, "dataset.format");
         char where[1200];
-        snprintf (err, err_size, "%s: key 'dataset.format': %s", s_where (e, where, sizeof where), why);
+        snprintf (err, err_size, "%s: key 'dataset.format': %s", sb_config_where (e, where, sizeof where), why);
         return -1;
     }
     /* the parts of every object name: nothing that leaves the data folder */
@@ -1212,7 +1200,7 @@ sb_workload_from_config (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
         const char *part = i == 0 ? wl->file_prefix : wl->format;
         if (sb_dataset_check_part (part, why, sizeof why) != 0) {
             char where[1200];
-            snprintf (err, err_size, "%s: key '%s': %s", s_where (sb_config_get (cfg, name_keys[i]), where,
+            snprintf (err, err_size, "%s: key '%s': %s", sb_config_where (sb_config_get (cfg, name_keys[i]), where,
                       sizeof where), name_keys[i], why);
             return -1;
         }
@@ -1246,11 +1234,11 @@ sb_workload_from_config (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
             sb_warn ("%s: unknown key '%s' ignored and its value not recorded: S3 credentials are"
                      " storage.storage_options.access_key_id and secret_access_key, or AWS_ACCESS_KEY_ID,"
                      " AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN or a shared credentials file"
-                     " (AWS_SHARED_CREDENTIALS_FILE, AWS_PROFILE)", s_where (e, where, sizeof where), e->key);
+                     " (AWS_SHARED_CREDENTIALS_FILE, AWS_PROFILE)", sb_config_where (e, where, sizeof where), e->key);
         else if (k || s_dlio_section (e->key))
             s_ignored_add (ignored, sizeof ignored, &used, e->key);
         else
-            sb_warn ("%s: unknown key '%s' ignored", s_where (e, where, sizeof where), e->key);
+            sb_warn ("%s: unknown key '%s' ignored", sb_config_where (e, where, sizeof where), e->key);
     }
     if (used)
         sb_info ("DLIO keys this version ignores: %s", ignored);
