@@ -27,23 +27,6 @@ s_prefix (const char *s, char *out, size_t size)
     return 0;
 }
 
-/* The scheme of uri into scheme ("" when none); returns what follows "://"
- * or uri itself. */
-static const char *
-s_scheme (const char *uri, char *scheme, size_t size)
-{
-    scheme[0] = '\0';
-    const char *sep = strstr (uri, "://");
-    if (!sep || sep == uri || (size_t) (sep - uri) >= size)
-        return uri;
-    for (const char *p = uri; p < sep; p++)
-        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '+'))
-            return uri;
-    memcpy (scheme, uri, (size_t) (sep - uri));
-    scheme[sep - uri] = '\0';
-    return sep + 3;
-}
-
 /* "s3://BUCKET[/PREFIX]" (after the scheme: rest) into t. */
 static int
 s_s3 (const char *given, const char *rest, sb_ckpt_target_t *t, char *err, size_t err_size)
@@ -70,7 +53,9 @@ sb_ckpt_target_resolve (const sb_workload_t *wl, sb_ckpt_target_t *t, char *err,
     memset (t, 0, sizeof *t);
     const char *given = wl->ckpt.folder;
     char scheme[16];
-    const char *rest = s_scheme (given, scheme, sizeof scheme);
+    const char *rest = sb_uri_scheme (given, scheme, sizeof scheme);
+    if (!rest)
+        rest = given;   /* no scheme: a path */
     if (!*given) {
         snprintf (err, err_size, "key 'checkpoint.checkpoint_folder' is empty: give a folder, file://PATH or"
                   " s3://BUCKET[/PREFIX]");

@@ -1,6 +1,7 @@
 /* storage_keys: DLIO's storage keys into shardbench's engine and settings. */
 #include "storage_keys.h"
 #include "log.h"
+#include "util.h"
 #include "workload.h"
 
 #include <errno.h>
@@ -15,23 +16,6 @@ s_value (const sb_config_entry_t *e)
     return e && e->value ? e->value : "";
 }
 
-/* The scheme of uri ("s3" for s3://...) into scheme; returns what follows
- * "://", or NULL when uri has no scheme. */
-static const char *
-s_scheme (const char *uri, char *scheme, size_t size)
-{
-    const char *sep = strstr (uri, "://");
-    scheme[0] = '\0';
-    if (!sep || (size_t) (sep - uri) >= size || sep == uri)
-        return NULL;
-    for (const char *p = uri; p < sep; p++)
-        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '+'))
-            return NULL;
-    memcpy (scheme, uri, (size_t) (sep - uri));
-    scheme[sep - uri] = '\0';
-    return sep + 3;
-}
-
 int
 sb_storage_keys_is_reader_option (const char *key)
 {
@@ -43,7 +27,7 @@ static int
 s_reader_value_remote (const char *key, const char *v)
 {
     char scheme[16];
-    const char *rest = s_scheme (v, scheme, sizeof scheme);
+    const char *rest = sb_uri_scheme (v, scheme, sizeof scheme);
     if (rest)
         return strcmp (scheme, "file") != 0 && strcmp (scheme, "direct") != 0;
     if (!strcmp (key, "reader.storage_type"))
@@ -135,7 +119,7 @@ sb_storage_keys_reader (sb_config_t *cfg, char *err, size_t err_size)
     const sb_config_entry_t *df = sb_config_get (cfg, "dataset.data_folder");
     int root_remote = root && !root->items && s_reader_value_remote (root->key, s_value (root));
     char scheme[16];
-    if (root_remote && df && s_scheme (s_value (df), scheme, sizeof scheme) && strcmp (s_value (df), s_value (root)))
+    if (root_remote && df && sb_uri_scheme (s_value (df), scheme, sizeof scheme) && strcmp (s_value (df), s_value (root)))
         return s_reader_conflict (root, df, err, err_size);
     first = first ? first : root;
     if (!first)
@@ -246,11 +230,11 @@ static int
 s_local_folder (sb_config_t *cfg, sb_workload_t *wl, const char *root, char *err, size_t err_size)
 {
     char scheme[16], path[sizeof wl->data_folder];
-    const char *rest = s_scheme (wl->data_folder, scheme, sizeof scheme);
+    const char *rest = sb_uri_scheme (wl->data_folder, scheme, sizeof scheme);
     const char *rroot = NULL;
     char rscheme[16];
     if (*root)
-        rroot = s_scheme (root, rscheme, sizeof rscheme);
+        rroot = sb_uri_scheme (root, rscheme, sizeof rscheme);
     if (rest)
         snprintf (path, sizeof path, "%s", rest);
     else if (wl->data_folder[0] != '/' && rroot && *rroot && strcmp (wl->data_folder, ".") != 0) {
@@ -292,7 +276,7 @@ s_s3_location (sb_config_t *cfg, sb_workload_t *wl, const char *root_given, char
     const sb_config_entry_t *re = sb_config_get (cfg, "storage.storage_root");
     const sb_config_entry_t *de = sb_config_get (cfg, "dataset.data_folder");
     char scheme[16], bucket[256] = "", root_prefix[1024] = "", prefix[1024] = "";
-    const char *root = s_scheme (root_given, scheme, sizeof scheme);
+    const char *root = sb_uri_scheme (root_given, scheme, sizeof scheme);
     if (root && strcmp (scheme, "s3") != 0) {
         snprintf (err, err_size, "%s: key 'storage.storage_root': '%s' is not an S3 location (s3://BUCKET[/PREFIX] or"
                   " BUCKET[/PREFIX])", sb_config_where (re, where, sizeof where), root_given);
@@ -311,7 +295,7 @@ s_s3_location (sb_config_t *cfg, sb_workload_t *wl, const char *root_given, char
     memcpy (bucket, root, bn);
     bucket[bn] = '\0';
     const char *df = wl->data_folder;
-    const char *rest = s_scheme (df, scheme, sizeof scheme);
+    const char *rest = sb_uri_scheme (df, scheme, sizeof scheme);
     if (rest) {
         if (strcmp (scheme, "s3") != 0) {
             snprintf (err, err_size, "%s: key 'dataset.data_folder': '%s' is not an s3:// location, but the storage is"
@@ -408,9 +392,9 @@ sb_storage_keys_resolve (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
     else if (!strcasecmp (given, "s3dlio") || !strcasecmp (given, "object")) {
         if (pe && *s_value (pe))
             snprintf (scheme, sizeof scheme, "%s", s_value (pe));
-        else if (s_scheme (wl->data_folder, tmp, sizeof tmp))
+        else if (sb_uri_scheme (wl->data_folder, tmp, sizeof tmp))
             snprintf (scheme, sizeof scheme, "%s", tmp);
-        else if (s_scheme (root, tmp, sizeof tmp))
+        else if (sb_uri_scheme (root, tmp, sizeof tmp))
             snprintf (scheme, sizeof scheme, "%s", tmp);
         else
             snprintf (scheme, sizeof scheme, "s3");     /* s3dlio's default uri_scheme */
@@ -430,7 +414,7 @@ sb_storage_keys_resolve (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
         if (strcasecmp (given, "local_fs") != 0 && strcasecmp (given, "parallel_fs") != 0
             && s_local_folder (cfg, wl, root, err, err_size) != 0)
             return -1;
-        if (s_scheme (wl->data_folder, tmp, sizeof tmp)) {
+        if (sb_uri_scheme (wl->data_folder, tmp, sizeof tmp)) {
             snprintf (err, err_size, "%s: key 'dataset.data_folder': '%s' is a %s:// location, but the storage is"
                       " the local file system (storage.storage_type %s)", sb_config_where (sb_config_get (cfg,
                       "dataset.data_folder"), where, sizeof where), wl->data_folder, tmp, given);

@@ -85,6 +85,21 @@ sb_content_fill (uint64_t object_seed, uint64_t offset, uint8_t *buf, size_t len
     }
 }
 
+const char *
+sb_uri_scheme (const char *uri, char *scheme, size_t size)
+{
+    scheme[0] = '\0';
+    const char *sep = strstr (uri, "://");
+    if (!sep || sep == uri || (size_t) (sep - uri) >= size)
+        return NULL;
+    for (const char *p = uri; p < sep; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '+'))
+            return NULL;
+    memcpy (scheme, uri, (size_t) (sep - uri));
+    scheme[sep - uri] = '\0';
+    return sep + 3;
+}
+
 int
 sb_strf (char *buf, size_t size, const char *fmt, ...)
 {

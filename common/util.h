@@ -29,6 +29,11 @@ void sb_content_fill (uint64_t object_seed, uint64_t offset, uint8_t *buf, size_
  * exist are fine. Returns 0, or -1 with "mkdir PATH: reason" in err. */
 int sb_mkdirs (const char *path, char *err, size_t err_size);
 
+/* The scheme of uri ("s3" for "s3://b/k": letters, digits and '+', before
+ * "://") into scheme, "" when uri has none or it does not fit in size.
+ * Returns what follows "://" (borrowed from uri), or NULL when no scheme. */
+const char *sb_uri_scheme (const char *uri, char *scheme, size_t size);
+
 /* snprintf into a fixed buffer; returns 0, or -1 when truncated. */
 int sb_strf (char *buf, size_t size, const char *fmt, ...) __attribute__ ((format (printf, 3, 4)));
 
