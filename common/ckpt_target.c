@@ -127,15 +127,10 @@ sb_ckpt_target_check (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err
     if (!t.s3 || st->type == SB_STORAGE_S3)
         return 0;   /* local files, or the dataset's S3 settings, checked with it */
     for (size_t i = 0; i < st->nendpoints; i++) {
-        if (!strstr (st->endpoints[i], "://")) {
-            /* HOST:PORT, as for a dataset on S3: http */
-            char with[sizeof st->endpoints[0]];
-            if (snprintf (with, sizeof with, "http://%s", st->endpoints[i]) < (int) sizeof with)
-                memcpy (st->endpoints[i], with, sizeof with);
-        }
+        /* HOST:PORT, as for a dataset on S3: http */
+        int bad_url = sb_storage_endpoint_normalize (st->endpoints[i], sizeof st->endpoints[0]) != 0;
         const char *v = st->endpoints[i];
-        const char *host = strncmp (v, "http://", 7) == 0 ? v + 7 : strncmp (v, "https://", 8) == 0 ? v + 8 : NULL;
-        if (!host || !*host || strchr (host, '@') || (strchr (host, '/') && strcmp (strchr (host, '/'), "/") != 0)) {
+        if (bad_url || strchr (v, '@')) {
             snprintf (err, err_size, "%s: key 'checkpoint.checkpoint_folder': '%s' is on S3, but S3 endpoint %zu"
                       " '%s' is not http(s)://HOST[:PORT] (storage.storage_options.endpoint_url or"
                       " storage.endpoint_uris)", sb_config_where (fe, where, sizeof where), wl->ckpt.folder, i + 1,

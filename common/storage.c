@@ -32,6 +32,21 @@ sb_storage_for_rank (const sb_storage_cfg_t *cfg, uint64_t rank, sb_storage_cfg_
 }
 
 int
+sb_storage_endpoint_normalize (char *endpoint, size_t size)
+{
+    size_t n = strlen (endpoint);
+    if (n && !strstr (endpoint, "://") && n + 7 < size) {
+        memmove (endpoint + 7, endpoint, n + 1);
+        memcpy (endpoint, "http://", 7);
+    }
+    const char *host = strncmp (endpoint, "http://", 7) == 0 ? endpoint + 7
+                     : strncmp (endpoint, "https://", 8) == 0 ? endpoint + 8 : NULL;
+    if (!host || !*host || (strchr (host, '/') && strcmp (strchr (host, '/'), "/") != 0))
+        return -1;
+    return 0;
+}
+
+int
 sb_storage_to_welcome (const sb_storage_cfg_t *cfg, void *welcome)
 {
     sb_msg_welcome_t *w = welcome;

@@ -48,6 +48,13 @@ const char *sb_storage_lb_name (sb_lb_t lb);
  * checkpoints) take this copy. */
 void sb_storage_for_rank (const sb_storage_cfg_t *cfg, uint64_t rank, sb_storage_cfg_t *out);
 
+/* One S3 endpoint as configured (storage.storage_options.endpoint_url,
+ * storage.endpoint_uris, AWS_ENDPOINT_URL), checked in place in its buffer
+ * of size bytes: a non-empty one without "://" (HOST:PORT, as DLIO's minio
+ * adapter takes it) gains "http://" where that fits. Returns 0 when it then
+ * is http(s)://HOST[:PORT] (a trailing '/' allowed), -1 when not. */
+int sb_storage_endpoint_normalize (char *endpoint, size_t size);
+
 /* The storage fields of WELCOME, both ways, in one place so that the
  * coordinator and the workers cannot disagree. to_welcome points the
  * message's strings into cfg and allocates the endpoints array (the caller

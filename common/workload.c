@@ -485,18 +485,10 @@ s_storage_endpoints (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_
             st->path_style = 0;
     }
     for (size_t i = 0; i < st->nendpoints; i++) {
-        if (!strstr (st->endpoints[i], "://") && st->endpoints[i][0]) {
-            /* HOST:PORT, as DLIO's minio adapter takes it: http */
-            char with[sizeof st->endpoints[0]];
-            if (snprintf (with, sizeof with, "http://%s", st->endpoints[i]) < (int) sizeof with)
-                memcpy (st->endpoints[i], with, sizeof with);
-        }
-        const char *v = st->endpoints[i];
-        const char *host = strncmp (v, "http://", 7) == 0 ? v + 7 : strncmp (v, "https://", 8) == 0 ? v + 8 : NULL;
-        if (!host || !*host || (strchr (host, '/') != NULL && strcmp (strchr (host, '/'), "/") != 0)) {
+        if (sb_storage_endpoint_normalize (st->endpoints[i], sizeof st->endpoints[0]) != 0) {
             snprintf (err, err_size, "%s: key '%s': '%s' is not http(s)://HOST[:PORT]",
                       origin ? sb_config_where (origin, where, sizeof where) : "environment AWS_ENDPOINT_URL",
-                      origin ? origin->key : "storage.storage_options.endpoint_url", v);
+                      origin ? origin->key : "storage.storage_options.endpoint_url", st->endpoints[i]);
             return -1;
         }
     }
