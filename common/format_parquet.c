@@ -203,18 +203,6 @@ s_end (s_out_t *o)
     o->depth--;
 }
 
-/* a varint's length */
-static size_t
-s_varint_len (uint64_t v)
-{
-    size_t n = 1;
-    while (v >= 0x80) {
-        v >>= 7;
-        n++;
-    }
-    return n;
-}
-
 /* DataPage header: num_values levels/values, a body of body bytes stored
  * in zbytes bytes (0: uncompressed), values in encoding (0 PLAIN, 8
  * RLE_DICTIONARY) */
@@ -319,11 +307,11 @@ struct sb_parquet_layout {
 static uint64_t
 s_levels_len (const s_col_t *col, uint64_t n)
 {
-    uint64_t values = n * col->k, len = 4 + s_varint_len (values << 1) + 1;
+    uint64_t values = n * col->k, len = 4 + sb_varint_len (values << 1) + 1;
     if (col->list)
         len += 4 + n * col->rep_len;
     if (col->dict)
-        len += 1 + s_varint_len (((values + 7) / 8) << 1 | 1);
+        len += 1 + sb_varint_len (((values + 7) / 8) << 1 | 1);
     return len;
 }
 
@@ -341,7 +329,7 @@ s_levels (const s_col_t *col, uint64_t n, uint64_t r, uint8_t *buf, size_t len)
     uint64_t values = n * col->k;
     uint8_t tail[48];   /* definition levels, dict's bit width and run header */
     size_t t = 0;
-    uint64_t def_len = s_varint_len (values << 1) + 1;
+    uint64_t def_len = sb_varint_len (values << 1) + 1;
     for (int i = 0; i < 4; i++)
         tail[t++] = (uint8_t) (def_len >> (8 * i));
     uint64_t v = values << 1;

@@ -26,17 +26,6 @@
 
 #define S_SUFFIX_AT 256
 
-static size_t
-s_varint_len (uint64_t v)
-{
-    size_t n = 1;
-    while (v >= 0x80) {
-        v >>= 7;
-        n++;
-    }
-    return n;
-}
-
 static uint8_t *
 s_varint (uint8_t *p, uint64_t v)
 {
@@ -59,7 +48,7 @@ s_delimited (uint8_t *p, unsigned f, uint64_t len)
 static uint64_t
 s_delimited_len (uint64_t len)
 {
-    return 1 + s_varint_len (len) + len;
+    return 1 + sb_varint_len (len) + len;
 }
 
 static int
@@ -72,7 +61,7 @@ s_open (sb_format_obj_t *obj, char *err, size_t err_size)
     uint64_t feature1 = s_delimited_len (bytes_list);
     uint64_t entry1 = s_delimited_len (5) + s_delimited_len (feature1);
     /* 'size' entry: { key: "size", value: Feature { int64_list = 3: Int64List { value = 1: packed } } } */
-    uint64_t packed = s_varint_len (size_value);
+    uint64_t packed = sb_varint_len (size_value);
     uint64_t int64_list = s_delimited_len (packed);
     uint64_t feature2 = s_delimited_len (int64_list);
     uint64_t entry2 = s_delimited_len (4) + s_delimited_len (feature2);

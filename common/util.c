@@ -85,6 +85,17 @@ sb_content_fill (uint64_t object_seed, uint64_t offset, uint8_t *buf, size_t len
     }
 }
 
+size_t
+sb_varint_len (uint64_t v)
+{
+    size_t n = 1;
+    while (v >= 0x80) {
+        v >>= 7;
+        n++;
+    }
+    return n;
+}
+
 const char *
 sb_uri_scheme (const char *uri, char *scheme, size_t size)
 {

@@ -29,6 +29,10 @@ void sb_content_fill (uint64_t object_seed, uint64_t offset, uint8_t *buf, size_
  * exist are fine. Returns 0, or -1 with "mkdir PATH: reason" in err. */
 int sb_mkdirs (const char *path, char *err, size_t err_size);
 
+/* Bytes of v as a base-128 varint (protobuf's and Thrift compact's:
+ * 7 bits a byte, low first). */
+size_t sb_varint_len (uint64_t v);
+
 /* The scheme of uri ("s3" for "s3://b/k": letters, digits and '+', before
  * "://") into scheme, "" when uri has none or it does not fit in size.
  * Returns what follows "://" (borrowed from uri), or NULL when no scheme. */
