@@ -12,25 +12,17 @@
 #include "ckpt_target.h"
 #include "config.h"
 #include "workload.h"
+#include "workload_load.h"
 
 static sb_workload_t s_wl;
 
-/* Load yaml and overrides into s_wl; the load's error ("" on success). */
+/* Load yaml and overrides into s_wl, with no AWS_ENDPOINT_URL from the
+ * environment; the load's error ("" on success). */
 static const char *
 s_load (const char *yaml, const char *const *overrides)
 {
-    static char err[2048];
-    err[0] = '\0';
     unsetenv ("AWS_ENDPOINT_URL");
-    sb_config_t *cfg = sb_config_new ();
-    ck_assert_ptr_nonnull (cfg);
-    ck_assert_msg (sb_config_load_string (cfg, yaml, "w.yaml", err, sizeof err) == 0, "%s", err);
-    for (size_t i = 0; overrides && overrides[i]; i++)
-        ck_assert_msg (sb_config_override (cfg, overrides[i], err, sizeof err) == 0, "%s", err);
-    if (sb_workload_from_config (cfg, &s_wl, err, sizeof err) == 0)
-        err[0] = '\0';
-    sb_config_destroy (&cfg);
-    return err;
+    return sb_test_workload_load (yaml, overrides, &s_wl);
 }
 
 static const char s_s3_yaml[] = "storage:\n  storage_type: s3dlio\n  storage_root: s3://training-bucket/data/\n"

@@ -13,24 +13,7 @@
 #include "distribution.h"
 #include "sampler_kind.h"
 #include "workload.h"
-
-/* Load yaml (origin w.yaml) and the overrides, resolve into *wl. Returns
- * "" or the error (static). */
-static const char *
-s_resolve (const char *yaml, const char *const *overrides, sb_workload_t *wl)
-{
-    static char err[2048];
-    err[0] = '\0';
-    sb_config_t *cfg = sb_config_new ();
-    ck_assert_ptr_nonnull (cfg);
-    ck_assert_msg (sb_config_load_string (cfg, yaml, "w.yaml", err, sizeof err) == 0, "%s", err);
-    for (size_t i = 0; overrides && overrides[i]; i++)
-        ck_assert_msg (sb_config_override (cfg, overrides[i], err, sizeof err) == 0, "%s", err);
-    if (sb_workload_from_config (cfg, wl, err, sizeof err) == 0)
-        err[0] = '\0';
-    sb_config_destroy (&cfg);
-    return err;
-}
+#include "workload_load.h"
 
 static sb_workload_t s_wl;  /* large: not on the stack */
 
@@ -45,47 +28,47 @@ s_expect (sb_dist_type_t type, double a, double b, double mean)
 
 START_TEST (test_values)
 {
-    ck_assert_str_eq (s_resolve ("reader:\n  batch_size: 4\n", NULL, &s_wl), "");
+    ck_assert_str_eq (sb_test_workload_load ("reader:\n  batch_size: 4\n", NULL, &s_wl), "");
     s_expect (SB_DIST_CONSTANT, 0, 0, 0);
-    ck_assert_str_eq (s_resolve ("reader:\n  preprocess_time: 0.05\n", NULL, &s_wl), "");
+    ck_assert_str_eq (sb_test_workload_load ("reader:\n  preprocess_time: 0.05\n", NULL, &s_wl), "");
     s_expect (SB_DIST_CONSTANT, 0.05, 0, 0.05);
     /* the stdev key: normal around the number (DLIO: {"mean": x, "stdev": s}) */
-    ck_assert_str_eq (s_resolve ("reader:\n  preprocess_time: 0.05\n  preprocess_time_stdev: 0.01\n", NULL, &s_wl), "");
+    ck_assert_str_eq (sb_test_workload_load ("reader:\n  preprocess_time: 0.05\n  preprocess_time_stdev: 0.01\n", NULL, &s_wl), "");
     s_expect (SB_DIST_NORMAL, 0.05, 0.01, 0.05);
-    ck_assert_str_eq (s_resolve ("reader:\n  preprocess_time: 0.05\n  preprocess_time_stdev: 0\n", NULL, &s_wl), "");
+    ck_assert_str_eq (sb_test_workload_load ("reader:\n  preprocess_time: 0.05\n  preprocess_time_stdev: 0\n", NULL, &s_wl), "");
     s_expect (SB_DIST_CONSTANT, 0.05, 0, 0.05);
     /* a mean of 0 is a mean: |normal(0, s)| is slept */
-    ck_assert_str_eq (s_resolve ("reader:\n  preprocess_time: 0\n  preprocess_time_stdev: 0.02\n", NULL, &s_wl), "");
+    ck_assert_str_eq (sb_test_workload_load ("reader:\n  preprocess_time: 0\n  preprocess_time_stdev: 0.02\n", NULL, &s_wl), "");
     s_expect (SB_DIST_NORMAL, 0, 0.02, 0);
     /* no mean at all: DLIO's sleep() draws nothing (a warning) */
-    ck_assert_str_eq (s_resolve ("reader:\n  preprocess_time_stdev: 0.02\n", NULL, &s_wl), "");
+    ck_assert_str_eq (sb_test_workload_load ("reader:\n  preprocess_time_stdev: 0.02\n", NULL, &s_wl), "");
     s_expect (SB_DIST_CONSTANT, 0, 0, 0);
     /* the mapping forms */
-    ck_assert_str_eq (s_resolve ("reader:\n  preprocess_time:\n    mean: 0.2\n    stdev: 0.1\n", NULL, &s_wl), "");
+    ck_assert_str_eq (sb_test_workload_load ("reader:\n  preprocess_time:\n    mean: 0.2\n    stdev: 0.1\n", NULL, &s_wl), "");
     s_expect (SB_DIST_NORMAL, 0.2, 0.1, 0.2);
-    ck_assert_str_eq (s_resolve ("reader:\n  preprocess_time:\n    mean: 0.2\n", NULL, &s_wl), "");
+    ck_assert_str_eq (sb_test_workload_load ("reader:\n  preprocess_time:\n    mean: 0.2\n", NULL, &s_wl), "");
     s_expect (SB_DIST_CONSTANT, 0.2, 0, 0.2);
-    ck_assert_str_eq (s_resolve ("reader:\n  preprocess_time:\n    type: uniform\n    min: 0.01\n    max: 0.05\n",
-                                 NULL, &s_wl), "");
+    ck_assert_str_eq (sb_test_workload_load ("reader:\n  preprocess_time:\n    type: uniform\n    min: 0.01\n    max: 0.05\n",
+                                             NULL, &s_wl), "");
     s_expect (SB_DIST_UNIFORM, 0.01, 0.05, 0.03);
-    ck_assert_str_eq (s_resolve ("reader:\n  preprocess_time:\n    type: exponential\n    scale: 0.04\n", NULL, &s_wl),
+    ck_assert_str_eq (sb_test_workload_load ("reader:\n  preprocess_time:\n    type: exponential\n    scale: 0.04\n", NULL, &s_wl),
                       "");
     s_expect (SB_DIST_EXPONENTIAL, 0.04, 0, 0.04);
     /* the stdev key over a mapping's own stdev (LoadConfig sets it last) */
-    ck_assert_str_eq (s_resolve ("reader:\n  preprocess_time:\n    mean: 0.2\n    stdev: 0.1\n"
-                                 "  preprocess_time_stdev: 0.3\n", NULL, &s_wl), "");
+    ck_assert_str_eq (sb_test_workload_load ("reader:\n  preprocess_time:\n    mean: 0.2\n    stdev: 0.1\n"
+                                             "  preprocess_time_stdev: 0.3\n", NULL, &s_wl), "");
     s_expect (SB_DIST_NORMAL, 0.2, 0.3, 0.2);
     /* the command line over the file, in either form */
     static const char *const cli_number[] = { "reader.preprocess_time=0.07", NULL };
-    ck_assert_str_eq (s_resolve ("reader:\n  preprocess_time:\n    mean: 0.2\n    stdev: 0.1\n", cli_number, &s_wl),
+    ck_assert_str_eq (sb_test_workload_load ("reader:\n  preprocess_time:\n    mean: 0.2\n    stdev: 0.1\n", cli_number, &s_wl),
                       "");
     s_expect (SB_DIST_CONSTANT, 0.07, 0, 0.07);
     static const char *const cli_map[] = { "reader.preprocess_time={type: gamma, shape: 2, scale: 0.01}", NULL };
-    ck_assert_str_eq (s_resolve ("reader:\n  preprocess_time: 0.5\n", cli_map, &s_wl), "");
+    ck_assert_str_eq (sb_test_workload_load ("reader:\n  preprocess_time: 0.5\n", cli_map, &s_wl), "");
     s_expect (SB_DIST_GAMMA, 2, 0.01, 0.02);
     /* train.computation_time is read as before, apart from it */
-    ck_assert_str_eq (s_resolve ("train:\n  computation_time: 0.5\n  computation_time_stdev: 0.1\n"
-                                 "reader:\n  preprocess_time: 0.05\n", NULL, &s_wl), "");
+    ck_assert_str_eq (sb_test_workload_load ("train:\n  computation_time: 0.5\n  computation_time_stdev: 0.1\n"
+                                             "reader:\n  preprocess_time: 0.05\n", NULL, &s_wl), "");
     ck_assert_int_eq (s_wl.compute.type, SB_DIST_NORMAL);
     ck_assert (s_wl.compute.a == 0.5 && s_wl.compute.b == 0.1 && s_wl.computation_time == 0.5);
     s_expect (SB_DIST_CONSTANT, 0.05, 0, 0.05);
@@ -94,33 +77,33 @@ END_TEST
 
 START_TEST (test_errors)
 {
-    ck_assert_str_eq (s_resolve ("reader:\n  preprocess_time: -0.05\n", NULL, &s_wl),
+    ck_assert_str_eq (sb_test_workload_load ("reader:\n  preprocess_time: -0.05\n", NULL, &s_wl),
                       "w.yaml:2: key 'reader.preprocess_time': -0.05 is out of range [0, 3600]");
-    ck_assert_str_eq (s_resolve ("reader:\n  preprocess_time: soon\n", NULL, &s_wl),
+    ck_assert_str_eq (sb_test_workload_load ("reader:\n  preprocess_time: soon\n", NULL, &s_wl),
                       "w.yaml:2: key 'reader.preprocess_time': expected a number, got 'soon'");
-    ck_assert_str_eq (s_resolve ("reader:\n  preprocess_time: 0.05\n  preprocess_time_stdev: -0.1\n", NULL, &s_wl),
+    ck_assert_str_eq (sb_test_workload_load ("reader:\n  preprocess_time: 0.05\n  preprocess_time_stdev: -0.1\n", NULL, &s_wl),
                       "w.yaml:3: key 'reader.preprocess_time_stdev': expected a number in [0, 3600], got '-0.1'");
-    ck_assert_str_eq (s_resolve ("reader:\n  preprocess_time: 0.05\n  preprocess_time_stdev: [1, 2]\n", NULL, &s_wl),
+    ck_assert_str_eq (sb_test_workload_load ("reader:\n  preprocess_time: 0.05\n  preprocess_time_stdev: [1, 2]\n", NULL, &s_wl),
                       "w.yaml:3: key 'reader.preprocess_time_stdev': expected a number in [0, 3600], got 'a list'");
-    ck_assert_str_eq (s_resolve ("reader:\n  preprocess_time:\n    mean: -1\n", NULL, &s_wl),
+    ck_assert_str_eq (sb_test_workload_load ("reader:\n  preprocess_time:\n    mean: -1\n", NULL, &s_wl),
                       "w.yaml:3: key 'reader.preprocess_time.mean': expected a number in [0, 3600], got '-1'");
-    ck_assert_str_eq (s_resolve ("reader:\n  preprocess_time:\n    type: uniform\n    min: 0.01\n    max: 0.05\n"
-                                 "  preprocess_time_stdev: 0.1\n", NULL, &s_wl),
+    ck_assert_str_eq (sb_test_workload_load ("reader:\n  preprocess_time:\n    type: uniform\n    min: 0.01\n    max: 0.05\n"
+                                             "  preprocess_time_stdev: 0.1\n", NULL, &s_wl),
                       "w.yaml:6: key 'reader.preprocess_time_stdev': reader.preprocess_time is a uniform"
                       " distribution; a stdev applies to a number or a normal one");
-    ck_assert_str_eq (s_resolve ("reader:\n  preprocess_time:\n    type: normal\n    mean: 0.1\n", NULL, &s_wl),
+    ck_assert_str_eq (sb_test_workload_load ("reader:\n  preprocess_time:\n    type: normal\n    mean: 0.1\n", NULL, &s_wl),
                       "w.yaml:3: key 'reader.preprocess_time': normal needs 'stdev'");
-    ck_assert_str_eq (s_resolve ("reader:\n  preprocess_time:\n    type: cauchy\n", NULL, &s_wl),
+    ck_assert_str_eq (sb_test_workload_load ("reader:\n  preprocess_time:\n    type: cauchy\n", NULL, &s_wl),
                       "w.yaml:3: key 'reader.preprocess_time.type': expected normal, uniform, gamma, exponential or"
                       " poisson, got 'cauchy'");
-    ck_assert_str_eq (s_resolve ("reader:\n  preprocess_time:\n    median: 0.1\n", NULL, &s_wl),
+    ck_assert_str_eq (sb_test_workload_load ("reader:\n  preprocess_time:\n    median: 0.1\n", NULL, &s_wl),
                       "w.yaml:3: key 'reader.preprocess_time.median': not a parameter of reader.preprocess_time"
                       " (type, mean, stdev, min, max, shape, scale, lam)");
-    ck_assert_str_eq (s_resolve ("reader:\n  preprocess_time:\n    type: uniform\n    min: 0.05\n    max: 0.01\n",
-                                 NULL, &s_wl),
+    ck_assert_str_eq (sb_test_workload_load ("reader:\n  preprocess_time:\n    type: uniform\n    min: 0.05\n    max: 0.01\n",
+                                             NULL, &s_wl),
                       "w.yaml:3: key 'reader.preprocess_time': uniform: needs 0 <= min <= max, got min 0.05, max 0.01");
     /* the same errors as before for train.computation_time */
-    ck_assert_str_eq (s_resolve ("train:\n  computation_time:\n    type: normal\n    mean: 0.1\n", NULL, &s_wl),
+    ck_assert_str_eq (sb_test_workload_load ("train:\n  computation_time:\n    type: normal\n    mean: 0.1\n", NULL, &s_wl),
                       "w.yaml:3: key 'train.computation_time': normal needs 'stdev'");
 }
 END_TEST

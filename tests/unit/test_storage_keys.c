@@ -11,24 +11,7 @@
 #include "config.h"
 #include "proto.h"
 #include "workload.h"
-
-/* Load yaml (origin w.yaml) and the overrides, resolve into *wl. Returns
- * the error text ("" on success) in a static buffer. */
-static const char *
-s_resolve (const char *yaml, const char *const *overrides, sb_workload_t *wl)
-{
-    static char err[2048];
-    err[0] = '\0';
-    sb_config_t *cfg = sb_config_new ();
-    ck_assert_ptr_nonnull (cfg);
-    ck_assert_msg (sb_config_load_string (cfg, yaml, "w.yaml", err, sizeof err) == 0, "%s", err);
-    for (size_t i = 0; overrides && overrides[i]; i++)
-        ck_assert_msg (sb_config_override (cfg, overrides[i], err, sizeof err) == 0, "%s", err);
-    if (sb_workload_from_config (cfg, wl, err, sizeof err) == 0)
-        err[0] = '\0';
-    sb_config_destroy (&cfg);
-    return err;
-}
+#include "workload_load.h"
 
 static sb_workload_t s_wl;  /* large: not on the stack */
 
@@ -54,16 +37,16 @@ START_TEST (test_s3_location)
                   "  storage_options:\n    endpoint_url: http://127.0.0.1:9000\n", s_locations[i].folder,
                   *s_locations[i].root ? "  storage_root: '" : "", s_locations[i].root,
                   *s_locations[i].root ? "'\n" : "");
-        ck_assert_str_eq (s_resolve (yaml, NULL, &s_wl), "");
+        ck_assert_str_eq (sb_test_workload_load (yaml, NULL, &s_wl), "");
         ck_assert_int_eq (s_wl.storage.type, SB_STORAGE_S3);
         ck_assert_str_eq (s_wl.storage.bucket, s_locations[i].bucket);
         ck_assert_str_eq (s_wl.data_folder, s_locations[i].data_folder);
     }
-    ck_assert_str_eq (s_resolve ("dataset:\n  data_folder: s3://other/x\nstorage:\n  storage_type: s3\n"
-                                 "  storage_root: bkt\n", NULL, &s_wl),
+    ck_assert_str_eq (sb_test_workload_load ("dataset:\n  data_folder: s3://other/x\nstorage:\n  storage_type: s3\n"
+                                             "  storage_root: bkt\n", NULL, &s_wl),
                       "w.yaml:2: key 'dataset.data_folder': 's3://other/x' names bucket 'other', storage.storage_root"
                       " (w.yaml:5) names bucket 'bkt': one run reads one bucket");
-    ck_assert_str_eq (s_resolve ("storage:\n  storage_type: s3\n  storage_root: /mnt/x\n", NULL, &s_wl),
+    ck_assert_str_eq (sb_test_workload_load ("storage:\n  storage_type: s3\n  storage_root: /mnt/x\n", NULL, &s_wl),
                       "w.yaml:3: key 'storage.storage_root': '/mnt/x' is a local path, but storage.storage_type is s3"
                       " (an S3 bucket): give BUCKET[/PREFIX], or storage.storage_type local_fs (or direct_fs for"
                       " O_DIRECT)");
@@ -73,35 +56,35 @@ END_TEST
 START_TEST (test_storage_types)
 {
     /* s3dlio with s3:// is S3, the library recorded */
-    ck_assert_str_eq (s_resolve ("dataset:\n  data_folder: s3://benchmark/training-data/resnet50\nstorage:\n"
-                                 "  storage_type: s3dlio\n  storage_root: s3://benchmark/training-data/resnet50\n"
-                                 "  storage_library: s3dlio\n  storage_options:\n    endpoint_url: localhost:9000\n",
-                                 NULL, &s_wl), "");
+    ck_assert_str_eq (sb_test_workload_load ("dataset:\n  data_folder: s3://benchmark/training-data/resnet50\nstorage:\n"
+                                             "  storage_type: s3dlio\n  storage_root: s3://benchmark/training-data/resnet50\n"
+                                             "  storage_library: s3dlio\n  storage_options:\n    endpoint_url: localhost:9000\n",
+                                             NULL, &s_wl), "");
     ck_assert_int_eq (s_wl.storage.type, SB_STORAGE_S3);
     ck_assert_str_eq (s_wl.storage.bucket, "benchmark");
     ck_assert_str_eq (s_wl.data_folder, "s3://benchmark/training-data/resnet50");
     ck_assert_str_eq (s_wl.storage_summary, "s3 (storage_type s3dlio, storage_library s3dlio)");
     ck_assert_str_eq (s_wl.storage.endpoints[0], "http://localhost:9000");   /* no scheme: http, as DLIO's minio */
     /* s3dlio with file:// is the local file system at the path */
-    ck_assert_str_eq (s_resolve ("dataset:\n  data_folder: file:///mnt/scratch/dlio-test\nstorage:\n"
-                                 "  storage_type: s3dlio\n  storage_root: file:///mnt/scratch/dlio-test\n", NULL, &s_wl),
+    ck_assert_str_eq (sb_test_workload_load ("dataset:\n  data_folder: file:///mnt/scratch/dlio-test\nstorage:\n"
+                                             "  storage_type: s3dlio\n  storage_root: file:///mnt/scratch/dlio-test\n", NULL, &s_wl),
                       "");
     ck_assert_int_eq (s_wl.storage.type, SB_STORAGE_FILE);
     ck_assert_str_eq (s_wl.data_folder, "/mnt/scratch/dlio-test");
     ck_assert_int_eq (s_wl.odirect, 0);
     ck_assert_str_eq (s_wl.storage_summary, "file (storage_type s3dlio)");
     /* direct_fs: O_DIRECT local files */
-    ck_assert_str_eq (s_resolve ("dataset:\n  data_folder: /mnt/nvme/d\nstorage:\n  storage_type: direct_fs\n"
-                                 "  storage_options:\n    storage_library: s3dlio\n", NULL, &s_wl), "");
+    ck_assert_str_eq (sb_test_workload_load ("dataset:\n  data_folder: /mnt/nvme/d\nstorage:\n  storage_type: direct_fs\n"
+                                             "  storage_options:\n    storage_library: s3dlio\n", NULL, &s_wl), "");
     ck_assert_int_eq (s_wl.storage.type, SB_STORAGE_FILE);
     ck_assert_int_eq (s_wl.odirect, 1);
     ck_assert_str_eq (s_wl.data_folder, "/mnt/nvme/d");
     ck_assert_str_eq (s_wl.storage_summary, "file, O_DIRECT (storage_type direct_fs, storage_library s3dlio)");
     /* object + protocol s3, storage_root BUCKET/PREFIX */
-    ck_assert_str_eq (s_resolve ("dataset:\n  data_folder: .\nstorage:\n  storage_type: object\n  protocol: s3\n"
-                                 "  storage_library: minio\n  storage_root: pr1-test-bucket/unet3d\n"
-                                 "  storage_options:\n    endpoint_url: \"\"\n    s3_force_path_style: false\n"
-                                 "    s3_max_attempts: 5\n", (const char *[]) {
+    ck_assert_str_eq (sb_test_workload_load ("dataset:\n  data_folder: .\nstorage:\n  storage_type: object\n  protocol: s3\n"
+                                             "  storage_library: minio\n  storage_root: pr1-test-bucket/unet3d\n"
+                                             "  storage_options:\n    endpoint_url: \"\"\n    s3_force_path_style: false\n"
+                                             "    s3_max_attempts: 5\n", (const char *[]) {
                                      "storage.storage_options.endpoint_url=http://127.0.0.1:9000", NULL }, &s_wl), "");
     ck_assert_int_eq (s_wl.storage.type, SB_STORAGE_S3);
     ck_assert_str_eq (s_wl.storage.bucket, "pr1-test-bucket");
@@ -110,36 +93,36 @@ START_TEST (test_storage_types)
     ck_assert_int_eq (s_wl.storage.path_style, 0);
     ck_assert_uint_eq (s_wl.storage.max_retries, 4);
     /* s3 with s3torchconnector; parallel_fs is local files */
-    ck_assert_str_eq (s_resolve ("storage:\n  storage_type: s3\n  storage_root: b\n  storage_library: s3torchconnector\n"
-                                 "  storage_options:\n    endpoint_url: http://h:1\n", NULL, &s_wl), "");
+    ck_assert_str_eq (sb_test_workload_load ("storage:\n  storage_type: s3\n  storage_root: b\n  storage_library: s3torchconnector\n"
+                                             "  storage_options:\n    endpoint_url: http://h:1\n", NULL, &s_wl), "");
     ck_assert_str_eq (s_wl.storage_summary, "s3 (storage_library s3torchconnector)");
-    ck_assert_str_eq (s_resolve ("storage:\n  storage_type: parallel_fs\n", NULL, &s_wl), "");
+    ck_assert_str_eq (sb_test_workload_load ("storage:\n  storage_type: parallel_fs\n", NULL, &s_wl), "");
     ck_assert_int_eq (s_wl.storage.type, SB_STORAGE_FILE);
     ck_assert_str_eq (s_wl.storage_summary, "file (storage_type parallel_fs)");
-    ck_assert_str_eq (s_resolve ("reader:\n  batch_size: 1\n", NULL, &s_wl), "");
+    ck_assert_str_eq (sb_test_workload_load ("reader:\n  batch_size: 1\n", NULL, &s_wl), "");
     ck_assert_str_eq (s_wl.storage_summary, "file");
     /* refused, with the reason */
-    ck_assert_str_eq (s_resolve ("storage:\n  storage_type: aistore\n", NULL, &s_wl),
+    ck_assert_str_eq (sb_test_workload_load ("storage:\n  storage_type: aistore\n", NULL, &s_wl),
                       "w.yaml:2: key 'storage.storage_type': aistore (AIStore's native API) is not served: shardbench"
                       " speaks S3 and POSIX; AIStore's S3 API needs the /s3 path on its endpoint, which"
                       " storage.storage_options.endpoint_url (http(s)://HOST[:PORT]) cannot give: put an S3 gateway in"
                       " front of it, or use local_fs on a mount of the bucket");
-    ck_assert_str_eq (s_resolve ("dataset:\n  data_folder: az://c/p\nstorage:\n  storage_type: s3dlio\n", NULL, &s_wl),
+    ck_assert_str_eq (sb_test_workload_load ("dataset:\n  data_folder: az://c/p\nstorage:\n  storage_type: s3dlio\n", NULL, &s_wl),
                       "w.yaml:4: key 'storage.storage_type': az:// (Azure Blob Storage) is not served: shardbench reads"
                       " S3 (s3://) and the local file system (file://, direct://); for Azure Blob Storage use its"
                       " S3-compatible endpoint with storage_type s3");
-    ck_assert_str_eq (s_resolve ("storage:\n  storage_type: s3\n  storage_root: b\n  storage_library: boto3\n", NULL,
-                                 &s_wl),
+    ck_assert_str_eq (sb_test_workload_load ("storage:\n  storage_type: s3\n  storage_root: b\n  storage_library: boto3\n", NULL,
+                                             &s_wl),
                       "w.yaml:4: key 'storage.storage_library': expected s3dlio, s3torchconnector or minio, got 'boto3'");
 }
 END_TEST
 
 START_TEST (test_endpoints_and_placeholders)
 {
-    ck_assert_str_eq (s_resolve ("storage:\n  storage_type: s3dlio\n  storage_root: s3://training-bucket/data/\n"
-                                 "  endpoint_uris:\n    - http://e1:9000\n    - http://e2:9000\n    - http://e3:9000\n"
-                                 "  load_balance_strategy: least_connections\n  use_mpi_endpoint_distribution: true\n",
-                                 NULL, &s_wl), "");
+    ck_assert_str_eq (sb_test_workload_load ("storage:\n  storage_type: s3dlio\n  storage_root: s3://training-bucket/data/\n"
+                                             "  endpoint_uris:\n    - http://e1:9000\n    - http://e2:9000\n    - http://e3:9000\n"
+                                             "  load_balance_strategy: least_connections\n  use_mpi_endpoint_distribution: true\n",
+                                             NULL, &s_wl), "");
     ck_assert_uint_eq (s_wl.storage.nendpoints, 3);
     ck_assert_str_eq (s_wl.storage.endpoints[2], "http://e3:9000");
     ck_assert_int_eq (s_wl.storage.lb, SB_LB_PER_RANK);      /* one endpoint per rank: no balancing */
@@ -168,53 +151,32 @@ START_TEST (test_endpoints_and_placeholders)
     ck_assert_int_eq (back.lb, SB_LB_PER_RANK);
     ck_assert_uint_eq (back.nendpoints, 3);
     /* without the key every rank balances over all of them */
-    ck_assert_str_eq (s_resolve ("storage:\n  storage_type: s3\n  storage_root: b\n  endpoint_uris: [http://e1:1, http://e2:1]\n",
-                                 NULL, &s_wl), "");
+    ck_assert_str_eq (sb_test_workload_load ("storage:\n  storage_type: s3\n  storage_root: b\n  endpoint_uris: [http://e1:1, http://e2:1]\n",
+                                             NULL, &s_wl), "");
     sb_storage_cfg_t all;
     sb_storage_for_rank (&s_wl.storage, 1, &all);
     ck_assert_uint_eq (all.nendpoints, 2);
     ck_assert_str_eq (all.endpoints[0], "http://e1:1");
-    ck_assert_str_eq (s_resolve ("storage:\n  storage_type: s3\n  storage_root: b\n  endpoint_uris: [http://e1:1]\n"
-                                 "  load_balance_strategy: random\n", NULL, &s_wl),
+    ck_assert_str_eq (sb_test_workload_load ("storage:\n  storage_type: s3\n  storage_root: b\n  endpoint_uris: [http://e1:1]\n"
+                                             "  load_balance_strategy: random\n", NULL, &s_wl),
                       "w.yaml:5: key 'storage.load_balance_strategy': expected round_robin or least_connections, got"
                       " 'random' (random is not implemented)");
-    ck_assert_str_eq (s_resolve ("storage:\n  storage_type: s3\n  storage_root: b\n  storage_options:\n"
-                                 "    endpoint_url: ENDPOINT_PLACEHOLDER\n", NULL, &s_wl),
+    ck_assert_str_eq (sb_test_workload_load ("storage:\n  storage_type: s3\n  storage_root: b\n  storage_options:\n"
+                                             "    endpoint_url: ENDPOINT_PLACEHOLDER\n", NULL, &s_wl),
                       "w.yaml:5: key 'storage.storage_options.endpoint_url': 'ENDPOINT_PLACEHOLDER' is a placeholder"
                       " of the upstream file: set it on the command line, e.g."
                       " storage.storage_options.endpoint_url=http(s)://HOST:PORT");
     /* the override fixes it */
-    ck_assert_str_eq (s_resolve ("storage:\n  storage_type: s3\n  storage_root: b\n  storage_options:\n"
-                                 "    endpoint_url: ENDPOINT_PLACEHOLDER\n", (const char *[]) {
+    ck_assert_str_eq (sb_test_workload_load ("storage:\n  storage_type: s3\n  storage_root: b\n  storage_options:\n"
+                                             "    endpoint_url: ENDPOINT_PLACEHOLDER\n", (const char *[]) {
                                      "++workload.storage.storage_options.endpoint_url=http://h:9", NULL }, &s_wl), "");
     ck_assert_str_eq (s_wl.storage.endpoints[0], "http://h:9");
-    ck_assert_str_eq (s_resolve ("storage:\n  storage_type: s3\n  storage_root: b\n  storage_options:\n"
-                                 "    path_style: true\n    s3_force_path_style: false\n", NULL, &s_wl),
+    ck_assert_str_eq (sb_test_workload_load ("storage:\n  storage_type: s3\n  storage_root: b\n  storage_options:\n"
+                                             "    path_style: true\n    s3_force_path_style: false\n", NULL, &s_wl),
                       "w.yaml:6: key 'storage.storage_options.s3_force_path_style': false disagrees with"
                       " storage.storage_options.path_style (w.yaml:5)");
 }
 END_TEST
-
-/* Resolve like s_resolve with stderr in a file: the log into log (size bytes). */
-static const char *
-s_resolve_logged (const char *yaml, const char *const *overrides, sb_workload_t *wl, char *log, size_t size)
-{
-    FILE *f = tmpfile ();
-    ck_assert_ptr_nonnull (f);
-    fflush (stderr);
-    int saved = dup (2);
-    ck_assert_int_ge (saved, 0);
-    ck_assert_int_ge (dup2 (fileno (f), 2), 0);
-    const char *err = s_resolve (yaml, overrides, wl);
-    fflush (stderr);
-    ck_assert_int_ge (dup2 (saved, 2), 0);
-    close (saved);
-    ssize_t n = pread (fileno (f), log, size - 1, 0);
-    ck_assert_int_ge (n, 0);
-    log[n] = '\0';
-    fclose (f);
-    return err;
-}
 
 START_TEST (test_reader_storage_keys)
 {
@@ -223,7 +185,7 @@ START_TEST (test_reader_storage_keys)
     const char *yaml = "dataset:\n  data_folder: .\nreader:\n  storage_type: object\n  protocol: s3\n"
                        "  storage_library: minio\n  storage_root: pr1-test-bucket/unet3d\n  storage_options:\n"
                        "    access_key_id: \"\"\n    endpoint_url: \"\"\n    s3_force_path_style: false\n";
-    ck_assert_str_eq (s_resolve_logged (yaml, NULL, &s_wl, log, sizeof log), "");
+    ck_assert_str_eq (sb_test_workload_load_logged (yaml, NULL, &s_wl, log, sizeof log), "");
     ck_assert_int_eq (s_wl.storage.type, SB_STORAGE_S3);
     ck_assert_str_eq (s_wl.storage.bucket, "pr1-test-bucket");
     ck_assert_str_eq (s_wl.data_folder, "s3://pr1-test-bucket/unet3d");
@@ -235,57 +197,57 @@ START_TEST (test_reader_storage_keys)
                                 " give them under storage: to run the same under both\n") != NULL, "%s", log);
     ck_assert_ptr_null (strstr (strstr (log, "storage keys under reader:") + 1, "storage keys under reader:"));
     /* the same value under storage: is no conflict, nor an empty one; another one is refused, naming both */
-    ck_assert_str_eq (s_resolve (yaml, (const char *[]) { "storage.storage_type=object",
-                                                          "storage.storage_options.endpoint_url=http://h:1", NULL },
-                                 &s_wl), "");
+    ck_assert_str_eq (sb_test_workload_load (yaml, (const char *[]) { "storage.storage_type=object",
+                                                                      "storage.storage_options.endpoint_url=http://h:1", NULL },
+                                             &s_wl), "");
     ck_assert_str_eq (s_wl.storage.endpoints[0], "http://h:1");     /* "" under reader: is no value */
-    ck_assert_str_eq (s_resolve (yaml, (const char *[]) { "storage.storage_type=s3", NULL }, &s_wl),
+    ck_assert_str_eq (sb_test_workload_load (yaml, (const char *[]) { "storage.storage_type=s3", NULL }, &s_wl),
                       "w.yaml:4: key 'reader.storage_type': 'object' disagrees with storage.storage_type 's3' (command"
                       " line): give the storage keys once, under storage:");
-    ck_assert_str_eq (s_resolve ("storage:\n  storage_options:\n    secret_access_key: one\nreader:\n"
-                                 "  storage_options:\n    secret_access_key: two\n", NULL, &s_wl),
+    ck_assert_str_eq (sb_test_workload_load ("storage:\n  storage_options:\n    secret_access_key: one\nreader:\n"
+                                             "  storage_options:\n    secret_access_key: two\n", NULL, &s_wl),
                       "w.yaml:6: key 'reader.storage_options.secret_access_key' disagrees with"
                       " storage.storage_options.secret_access_key (w.yaml:3): give the storage keys once, under"
                       " storage:");
     /* pytorch_s3dlio.yaml's form: data_loader_root is the data folder, storage_type object for its URI */
-    ck_assert_str_eq (s_resolve ("dataset:\n  data_folder: /tmp/dlio_data_unused\nreader:\n  storage_library: s3dlio\n"
-                                 "  data_loader_root: s3://my-bucket/training-data\n  storage_options:\n"
-                                 "    endpoint_url: http://localhost:9000\n    region: ${AWS_REGION}\n", NULL, &s_wl), "");
+    ck_assert_str_eq (sb_test_workload_load ("dataset:\n  data_folder: /tmp/dlio_data_unused\nreader:\n  storage_library: s3dlio\n"
+                                             "  data_loader_root: s3://my-bucket/training-data\n  storage_options:\n"
+                                             "    endpoint_url: http://localhost:9000\n    region: ${AWS_REGION}\n", NULL, &s_wl), "");
     ck_assert_int_eq (s_wl.storage.type, SB_STORAGE_S3);
     ck_assert_str_eq (s_wl.storage.bucket, "my-bucket");
     ck_assert_str_eq (s_wl.data_folder, "s3://my-bucket/training-data");
     ck_assert_str_eq (s_wl.storage_summary, "s3 (storage_type object, storage_library s3dlio)");
     ck_assert_str_eq (s_wl.storage.endpoints[0], "http://localhost:9000");
     /* its multi-endpoint form */
-    ck_assert_str_eq (s_resolve ("reader:\n  storage_library: s3dlio\n  data_loader_root: s3://b/p\n"
-                                 "  endpoint_uris:\n    - http://m1:9000\n    - http://m2:9000\n"
-                                 "  load_balance_strategy: least_connections\n  use_mpi_endpoint_distribution: true\n",
-                                 NULL, &s_wl), "");
+    ck_assert_str_eq (sb_test_workload_load ("reader:\n  storage_library: s3dlio\n  data_loader_root: s3://b/p\n"
+                                             "  endpoint_uris:\n    - http://m1:9000\n    - http://m2:9000\n"
+                                             "  load_balance_strategy: least_connections\n  use_mpi_endpoint_distribution: true\n",
+                                             NULL, &s_wl), "");
     ck_assert_uint_eq (s_wl.storage.nendpoints, 2);
     ck_assert_str_eq (s_wl.storage.endpoints[1], "http://m2:9000");
     ck_assert_int_eq (s_wl.storage.lb, SB_LB_PER_RANK);
     ck_assert_str_eq (s_wl.load_balance_strategy, "least_connections");
     ck_assert_int_eq (s_wl.endpoint_per_rank, 1);
     /* a data_loader_root that names another location than an s3:// data_folder */
-    ck_assert_str_eq (s_resolve ("dataset:\n  data_folder: s3://a/x\nreader:\n  data_loader_root: s3://b/y\n", NULL,
-                                 &s_wl),
+    ck_assert_str_eq (sb_test_workload_load ("dataset:\n  data_folder: s3://a/x\nreader:\n  data_loader_root: s3://b/y\n", NULL,
+                                             &s_wl),
                       "w.yaml:4: key 'reader.data_loader_root': 's3://b/y' disagrees with dataset.data_folder"
                       " 's3://a/x' (w.yaml:2): give the storage keys once, under storage:");
     /* an az:// one is refused as under storage: */
-    ck_assert_str_eq (s_resolve ("reader:\n  data_loader_root: az://c/p\n", NULL, &s_wl),
+    ck_assert_str_eq (sb_test_workload_load ("reader:\n  data_loader_root: az://c/p\n", NULL, &s_wl),
                       "w.yaml:2: key 'storage.storage_type': az:// (Azure Blob Storage) is not served: shardbench"
                       " reads S3 (s3://) and the local file system (file://, direct://); for Azure Blob Storage use its"
                       " S3-compatible endpoint with storage_type s3");
     /* local ones: the library recorded, dataset.data_folder read as DLIO reads it */
-    ck_assert_str_eq (s_resolve ("dataset:\n  data_folder: /tmp/d\nreader:\n  storage_library: s3dlio\n"
-                                 "  data_loader_root: file:///tmp/d/train\n  storage_root: file:///tmp/d\n", NULL,
-                                 &s_wl), "");
+    ck_assert_str_eq (sb_test_workload_load ("dataset:\n  data_folder: /tmp/d\nreader:\n  storage_library: s3dlio\n"
+                                             "  data_loader_root: file:///tmp/d/train\n  storage_root: file:///tmp/d\n", NULL,
+                                             &s_wl), "");
     ck_assert_int_eq (s_wl.storage.type, SB_STORAGE_FILE);
     ck_assert_str_eq (s_wl.data_folder, "/tmp/d");
     ck_assert_str_eq (s_wl.storage_summary, "file (storage_library s3dlio)");
     /* an empty storage_options: is an empty section */
-    ck_assert_str_eq (s_resolve ("storage:\n  storage_type: s3dlio\n  storage_root: file:///tmp/z/\n"
-                                 "  storage_options:\n", NULL, &s_wl), "");
+    ck_assert_str_eq (sb_test_workload_load ("storage:\n  storage_type: s3dlio\n  storage_root: file:///tmp/z/\n"
+                                             "  storage_options:\n", NULL, &s_wl), "");
     ck_assert_str_eq (s_wl.data_folder, "/tmp/z/shardbench-data");
 }
 END_TEST
@@ -295,67 +257,67 @@ START_TEST (test_interpolation)
     /* resnet50_s3dlio_test.yaml: data_folder from storage_root, overrides included */
     const char *yaml = "storage:\n  storage_type: s3dlio\n  storage_root: file:///tmp/mlp/resnet50\n"
                        "dataset:\n  data_folder: ${storage.storage_root}/train\n";
-    ck_assert_str_eq (s_resolve (yaml, NULL, &s_wl), "");
+    ck_assert_str_eq (sb_test_workload_load (yaml, NULL, &s_wl), "");
     ck_assert_int_eq (s_wl.storage.type, SB_STORAGE_FILE);
     ck_assert_str_eq (s_wl.data_folder, "/tmp/mlp/resnet50/train");
-    ck_assert_str_eq (s_resolve (yaml, (const char *[]) { "storage.storage_root=file:///x", NULL }, &s_wl), "");
+    ck_assert_str_eq (sb_test_workload_load (yaml, (const char *[]) { "storage.storage_root=file:///x", NULL }, &s_wl), "");
     ck_assert_str_eq (s_wl.data_folder, "/x/train");
     /* relative, chained, escaped */
-    ck_assert_str_eq (s_resolve ("reader:\n  batch_size: 4\n  read_threads: ${.batch_size}\n"
-                                 "  prefetch_size: ${reader.read_threads}\ndataset:\n  data_folder: /d/\\${x}\n",
-                                 NULL, &s_wl), "");
+    ck_assert_str_eq (sb_test_workload_load ("reader:\n  batch_size: 4\n  read_threads: ${.batch_size}\n"
+                                             "  prefetch_size: ${reader.read_threads}\ndataset:\n  data_folder: /d/\\${x}\n",
+                                             NULL, &s_wl), "");
     ck_assert_uint_eq (s_wl.read_threads, 4);
     ck_assert_uint_eq (s_wl.prefetch_size, 4);
     ck_assert_str_eq (s_wl.data_folder, "/d/${x}");
     /* the environment */
     setenv ("SB_TEST_K2_DIR", "/data/x", 1);
     unsetenv ("SB_TEST_K2_UNSET");
-    ck_assert_str_eq (s_resolve ("dataset:\n  data_folder: ${oc.env:SB_TEST_K2_DIR}/d\n  file_prefix:"
-                                 " ${oc.env:SB_TEST_K2_UNSET,'part'}\n", NULL, &s_wl), "");
+    ck_assert_str_eq (sb_test_workload_load ("dataset:\n  data_folder: ${oc.env:SB_TEST_K2_DIR}/d\n  file_prefix:"
+                                             " ${oc.env:SB_TEST_K2_UNSET,'part'}\n", NULL, &s_wl), "");
     ck_assert_str_eq (s_wl.data_folder, "/data/x/d");
     ck_assert_str_eq (s_wl.file_prefix, "part");
-    ck_assert_str_eq (s_resolve ("dataset:\n  data_folder: ${oc.env:SB_TEST_K2_UNSET}\n", NULL, &s_wl),
+    ck_assert_str_eq (sb_test_workload_load ("dataset:\n  data_folder: ${oc.env:SB_TEST_K2_UNSET}\n", NULL, &s_wl),
                       "w.yaml:2: key 'dataset.data_folder': '${oc.env:SB_TEST_K2_UNSET}' names environment variable"
                       " SB_TEST_K2_UNSET, which is not set (give a default: ${oc.env:SB_TEST_K2_UNSET,DEFAULT})");
     /* errors name file:line, key and reference */
-    ck_assert_str_eq (s_resolve ("dataset:\n  data_folder: ${storage.nope}/train\n", NULL, &s_wl),
+    ck_assert_str_eq (sb_test_workload_load ("dataset:\n  data_folder: ${storage.nope}/train\n", NULL, &s_wl),
                       "w.yaml:2: key 'dataset.data_folder': '${storage.nope}' refers to no key of the configuration");
-    ck_assert_str_eq (s_resolve ("dataset:\n  data_folder: ${BUCKET}\n", NULL, &s_wl),
+    ck_assert_str_eq (sb_test_workload_load ("dataset:\n  data_folder: ${BUCKET}\n", NULL, &s_wl),
                       "w.yaml:2: key 'dataset.data_folder': '${BUCKET}' refers to no key of the configuration (an"
                       " environment variable is ${oc.env:NAME})");
-    ck_assert_str_eq (s_resolve ("dataset:\n  data_folder: ${now:%Y}\n", NULL, &s_wl),
+    ck_assert_str_eq (sb_test_workload_load ("dataset:\n  data_folder: ${now:%Y}\n", NULL, &s_wl),
                       "w.yaml:2: key 'dataset.data_folder': '${now:%Y}' uses resolver 'now', which shardbench does not"
                       " have (only oc.env)");
-    ck_assert_str_eq (s_resolve ("dataset:\n  data_folder: ${dataset.file_prefix\n", NULL, &s_wl),
+    ck_assert_str_eq (sb_test_workload_load ("dataset:\n  data_folder: ${dataset.file_prefix\n", NULL, &s_wl),
                       "w.yaml:2: key 'dataset.data_folder': '${dataset.file_prefix}' has no closing '}'");
-    ck_assert_str_eq (s_resolve ("reader:\n  batch_size: ${reader.read_threads}\n  read_threads: ${reader.batch_size}\n",
-                                 NULL, &s_wl),
+    ck_assert_str_eq (sb_test_workload_load ("reader:\n  batch_size: ${reader.read_threads}\n  read_threads: ${reader.batch_size}\n",
+                                             NULL, &s_wl),
                       "w.yaml:2: key 'reader.batch_size': '${reader.read_threads}' leads through more than 16"
                       " references (a loop?)");
     /* a credential never lands in a recorded key, and is never quoted */
-    const char *err = s_resolve ("storage:\n  storage_options:\n    secret_access_key: s3cr3t\n"
-                                 "dataset:\n  data_folder: /d/${storage.storage_options.secret_access_key}\n", NULL,
-                                 &s_wl);
+    const char *err = sb_test_workload_load ("storage:\n  storage_options:\n    secret_access_key: s3cr3t\n"
+                                             "dataset:\n  data_folder: /d/${storage.storage_options.secret_access_key}\n", NULL,
+                                             &s_wl);
     ck_assert_str_eq (err, "w.yaml:5: key 'dataset.data_folder': '${storage.storage_options.secret_access_key}' would"
                            " copy a credential into a key that is recorded and shown");
-    ck_assert_str_eq (s_resolve ("dataset:\n  data_folder: ${oc.env:AWS_SECRET_ACCESS_KEY,x}\n", NULL, &s_wl),
+    ck_assert_str_eq (sb_test_workload_load ("dataset:\n  data_folder: ${oc.env:AWS_SECRET_ACCESS_KEY,x}\n", NULL, &s_wl),
                       "w.yaml:2: key 'dataset.data_folder': '${oc.env:AWS_SECRET_ACCESS_KEY,x}' would copy a credential"
                       " into a key that is recorded and shown: give credentials as storage.storage_options.access_key_id"
                       " and secret_access_key");
-    ck_assert_str_eq (s_resolve ("storage:\n  storage_options:\n    access_key_id: a\n    secret_access_key: ab${cd}\n",
-                                 NULL, &s_wl),
+    ck_assert_str_eq (sb_test_workload_load ("storage:\n  storage_options:\n    access_key_id: a\n    secret_access_key: ab${cd}\n",
+                                             NULL, &s_wl),
                       "w.yaml:4: key 'storage.storage_options.secret_access_key': a reference in its value refers to"
                       " no key of the configuration");
     /* ${AWS_REGION} of the s3dlio files: the environment's region, as the credentials */
     const char *s3 = "storage:\n  storage_type: s3\n  storage_root: b\n  storage_options:\n"
                      "    endpoint_url: http://h:1\n    region: ${AWS_REGION}\n    access_key_id: ${AWS_ACCESS_KEY_ID}\n";
     setenv ("AWS_REGION", "eu-west-3", 1);
-    ck_assert_str_eq (s_resolve (s3, NULL, &s_wl), "");
+    ck_assert_str_eq (sb_test_workload_load (s3, NULL, &s_wl), "");
     ck_assert_str_eq (s_wl.storage.region, "eu-west-3");
     ck_assert_int_eq (s_wl.credentials_in_file, 0);
     unsetenv ("AWS_REGION");
     unsetenv ("AWS_DEFAULT_REGION");
-    ck_assert_str_eq (s_resolve (s3, NULL, &s_wl), "");
+    ck_assert_str_eq (sb_test_workload_load (s3, NULL, &s_wl), "");
     ck_assert_str_eq (s_wl.storage.region, "us-east-1");
 }
 END_TEST
@@ -364,8 +326,8 @@ START_TEST (test_record_length_spellings)
 {
     static char log[8192];
     /* DLIO_local_changes reads only the _bytes spellings: 65536-byte records */
-    ck_assert_str_eq (s_resolve_logged ("dataset:\n  record_length: 204800\n  record_length_stdev: 0\n"
-                                        "  record_length_resize: 204800\n", NULL, &s_wl, log, sizeof log), "");
+    ck_assert_str_eq (sb_test_workload_load_logged ("dataset:\n  record_length: 204800\n  record_length_stdev: 0\n"
+                                                    "  record_length_resize: 204800\n", NULL, &s_wl, log, sizeof log), "");
     ck_assert_uint_eq (s_wl.record_length_bytes, 65536);
     ck_assert_uint_eq (s_wl.record_length_bytes_stdev, 0);
     ck_assert_msg (strstr (log, "w.yaml:2: key 'dataset.record_length' not used, as DLIO_local_changes does not read it"
@@ -378,12 +340,12 @@ START_TEST (test_record_length_spellings)
                                 " read it (it reads dataset.record_length_bytes_resize): dataset.record_length_bytes_resize"
                                 " decides\n") != NULL, "%s", log);
     ck_assert_ptr_null (strstr (log, "unknown key"));
-    ck_assert_str_eq (s_resolve ("dataset:\n  record_length: 5\n  record_length_bytes: 1000\n", NULL, &s_wl), "");
+    ck_assert_str_eq (sb_test_workload_load ("dataset:\n  record_length: 5\n  record_length_bytes: 1000\n", NULL, &s_wl), "");
     ck_assert_uint_eq (s_wl.record_length_bytes, 1000);
     /* parquet rows are the columns' sum either way (flux) */
-    ck_assert_str_eq (s_resolve_logged ("dataset:\n  format: parquet\n  record_length: 2164832\n  parquet:\n"
-                                        "    columns:\n      - {name: a, dtype: float32, size: 10}\n", NULL, &s_wl,
-                                        log, sizeof log), "");
+    ck_assert_str_eq (sb_test_workload_load_logged ("dataset:\n  format: parquet\n  record_length: 2164832\n  parquet:\n"
+                                                    "    columns:\n      - {name: a, dtype: float32, size: 10}\n", NULL, &s_wl,
+                                                    log, sizeof log), "");
     ck_assert_uint_eq (s_wl.record_length_bytes, 40);
     ck_assert_msg (strstr (log, "w.yaml:3: key 'dataset.record_length' not used, as DLIO_local_changes does not read it"
                                 " (it reads dataset.record_length_bytes): rows are 40 bytes, the sum of"
@@ -393,17 +355,17 @@ END_TEST
 
 START_TEST (test_dlio_spellings)
 {
-    ck_assert_str_eq (s_resolve ("train:\n  computation_time: 0.5\n  computation_time_stdev: 0.1\n", NULL, &s_wl), "");
+    ck_assert_str_eq (sb_test_workload_load ("train:\n  computation_time: 0.5\n  computation_time_stdev: 0.1\n", NULL, &s_wl), "");
     ck_assert_int_eq (s_wl.compute.type, SB_DIST_NORMAL);
     ck_assert (s_wl.compute.a == 0.5 && s_wl.compute.b == 0.1);
     ck_assert (s_wl.computation_time == 0.5);
-    ck_assert_str_eq (s_resolve ("train:\n  computation_time: 0.5\n  computation_time_stdev: 0\n", NULL, &s_wl), "");
+    ck_assert_str_eq (sb_test_workload_load ("train:\n  computation_time: 0.5\n  computation_time_stdev: 0\n", NULL, &s_wl), "");
     ck_assert_int_eq (s_wl.compute.type, SB_DIST_CONSTANT);
-    ck_assert_str_eq (s_resolve ("reader:\n  preprocess_time: 0\n  preprocess_time_stdev: 0\n  pin_memory: true\n"
-                                 "  multiprocessing_context: spawn\n  file_access: multi\n", NULL, &s_wl), "");
+    ck_assert_str_eq (sb_test_workload_load ("reader:\n  preprocess_time: 0\n  preprocess_time_stdev: 0\n  pin_memory: true\n"
+                                             "  multiprocessing_context: spawn\n  file_access: multi\n", NULL, &s_wl), "");
     /* issue 15, preproc: acted on (tests/unit/test_preprocess.c) */
-    ck_assert_str_eq (s_resolve ("reader:\n  preprocess_time: 0.002\n", NULL, &s_wl), "");
-    ck_assert_str_eq (s_resolve ("reader:\n  file_access: shared\n", NULL, &s_wl),
+    ck_assert_str_eq (sb_test_workload_load ("reader:\n  preprocess_time: 0.002\n", NULL, &s_wl), "");
+    ck_assert_str_eq (sb_test_workload_load ("reader:\n  file_access: shared\n", NULL, &s_wl),
                       "w.yaml:2: key 'reader.file_access': 'shared' is not served: shardbench reads one file per set of"
                       " samples (multi, DLIO's default); shared, collective, mpio and posix put every sample in one"
                       " file");
@@ -478,18 +440,18 @@ s_columns_yaml (int n)
 START_TEST (test_parquet_columns_limit)
 {
     char *y = s_columns_yaml (200);
-    ck_assert_str_eq (s_resolve (y, NULL, &s_wl), "");
+    ck_assert_str_eq (sb_test_workload_load (y, NULL, &s_wl), "");
     ck_assert_uint_eq (strlen (s_wl.parquet_columns), 200 * strlen ("feature_0000:float32:1,") - 1);    /* 4599 */
     ck_assert_uint_eq (s_wl.record_length_bytes, 800);
     free (y);
     /* 1300 columns fit (29899 characters); 1500 (34499) do not: the error names the column's line and the limit */
     y = s_columns_yaml (1300);
-    ck_assert_str_eq (s_resolve (y, NULL, &s_wl), "");
+    ck_assert_str_eq (sb_test_workload_load (y, NULL, &s_wl), "");
     ck_assert_uint_eq (strlen (s_wl.parquet_columns), 1300 * 23 - 1);
     free (y);
     y = s_columns_yaml (1500);
-    ck_assert_str_eq (s_resolve (y, NULL, &s_wl), "w.yaml:1429: key 'dataset.parquet.columns': the list is over 32767"
-                                                  " characters");
+    ck_assert_str_eq (sb_test_workload_load (y, NULL, &s_wl), "w.yaml:1429: key 'dataset.parquet.columns': the list is over 32767"
+                                                              " characters");
     free (y);
     ck_assert_int_eq (SB_PROTO_MAX_STR, SB_WORKLOAD_COLUMNS_MAX - 1);    /* WELCOME carries it whole */
 }

@@ -14,43 +14,18 @@
 #include "config.h"
 #include "log.h"
 #include "workload.h"
+#include "workload_load.h"
 
 static sb_workload_t s_wl;  /* large: not on the stack */
-static char s_err[2048];
-static char *s_log;         /* what the last s_load logged (owned) */
+static const char *s_err = "";   /* the last s_load's error */
+static char s_log[65536];       /* what the last s_load logged */
 
-/* Load yaml (origin w.yaml) into s_wl with stderr captured into s_log.
- * Returns the error text ("" on success). */
+/* Load yaml into s_wl with stderr captured into s_log. Returns the error
+ * text ("" on success). */
 static const char *
 s_load (const char *yaml)
 {
-    s_err[0] = '\0';
-    free (s_log);
-    s_log = NULL;
-    sb_config_t *cfg = sb_config_new ();
-    ck_assert_ptr_nonnull (cfg);
-    ck_assert_msg (sb_config_load_string (cfg, yaml, "w.yaml", s_err, sizeof s_err) == 0, "%s", s_err);
-    FILE *f = tmpfile ();
-    ck_assert_ptr_nonnull (f);
-    int fd = fileno (f);
-    fflush (stderr);
-    int saved = dup (2);
-    ck_assert_int_ge (saved, 0);
-    ck_assert_int_ge (dup2 (fd, 2), 0);
-    int rc = sb_workload_from_config (cfg, &s_wl, s_err, sizeof s_err);
-    sb_log_drain ();
-    fflush (stderr);
-    ck_assert_int_ge (dup2 (saved, 2), 0);
-    close (saved);
-    off_t size = lseek (fd, 0, SEEK_END);
-    ck_assert_int_ge (size, 0);
-    s_log = calloc (1, (size_t) size + 1);
-    ck_assert_ptr_nonnull (s_log);
-    ck_assert_int_eq (pread (fd, s_log, (size_t) size, 0), size);
-    fclose (f);
-    sb_config_destroy (&cfg);
-    if (rc == 0)
-        s_err[0] = '\0';
+    s_err = sb_test_workload_load_logged (yaml, NULL, &s_wl, s_log, sizeof s_log);
     return s_err;
 }
 
