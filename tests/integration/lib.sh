@@ -5,6 +5,9 @@ set -u
 : "${SHARDBENCH_WORKER:?path of the shardbench-worker binary}"
 export SHARDBENCH_WORKER
 
+# this folder, absolute (before the cd below): see py_lib
+SB_INTEGRATION_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
 SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/shardbench-test.XXXXXX")
 cd "$SCRATCH" || exit 1
 FAILS=0
@@ -23,6 +26,10 @@ expect_eq () {
 expect_contains () {
     if grep -qF -- "$3" "$2"; then pass "$1"; else fail "$1: '$3' not in $2:"; sed 's/^/    /' "$2" | tail -20; fi
 }
+
+# py_lib PYTHON ARGS...: run PYTHON with this folder's Python modules
+# (tfrecord_crc.py) importable, writing no __pycache__ into the source tree
+py_lib () { PYTHONPATH="$SB_INTEGRATION_DIR" PYTHONDONTWRITEBYTECODE=1 "$@"; }
 
 # q DB SQL: one query, result on stdout
 q () { sqlite3 -batch -noheader "$1" "$2"; }

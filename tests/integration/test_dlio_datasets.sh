@@ -58,7 +58,7 @@ expect_eq "indexed_binary: datagen counted the index files' bytes too" \
     "$(q ib.db "SELECT bytes FROM epochs WHERE run_id = 1")" \
     "$(find ib/train -type f -name 'img_*' -printf '%s\n' | awk '{ s += $1 } END { print s }')"
 
-"$PY" - >check.out 2>&1 <<'PY'
+py_lib "$PY" - >check.out 2>&1 <<'PY'
 import glob, math, os, struct, sys
 import numpy as np, h5py
 from PIL import Image
@@ -68,19 +68,7 @@ def check(what, ok):
     if not ok:
         bad.append(what)
 
-T = []
-for i in range(256):
-    c = i
-    for _ in range(8):
-        c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
-    T.append(c)
-def crc32c(b):
-    c = 0xFFFFFFFF
-    for v in b:
-        c = T[(c ^ v) & 0xFF] ^ (c >> 8)
-    return c ^ 0xFFFFFFFF
-def masked(c):
-    return (((c >> 15) | (c << 17)) + 0xA282EAD8) & 0xFFFFFFFF
+from tfrecord_crc import crc32c, masked
 
 # a protobuf decoder for tf.train.Example (example.proto, feature.proto)
 def varint(b, at):
@@ -185,23 +173,11 @@ expect_eq "numpy, h5py, PIL and the Example decoder find DLIO's names, shapes, t
 cat check.out
 
 # (b) files written as DLIO's generators write them, read by shardbench
-"$PY" - >write.out 2>&1 <<'PY'
+py_lib "$PY" - >write.out 2>&1 <<'PY'
 import io, math, os, struct
 import numpy as np, h5py
 
-T = []
-for i in range(256):
-    c = i
-    for _ in range(8):
-        c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
-    T.append(c)
-def crc32c(b):
-    c = 0xFFFFFFFF
-    for v in b:
-        c = T[(c ^ v) & 0xFF] ^ (c >> 8)
-    return c ^ 0xFFFFFFFF
-def masked(c):
-    return (((c >> 15) | (c << 17)) + 0xA282EAD8) & 0xFFFFFFFF
+from tfrecord_crc import crc32c, masked
 def v(n):
     o = b""
     while n >= 0x80:

@@ -206,7 +206,7 @@ expect_eq "h5dump reads all 16 HDF5 files" "$h5ok" 16
 # Debian's interpreter when the first python3 on PATH lacks them
 PY=python3
 "$PY" -c 'import numpy, PIL' 2>/dev/null || PY=/usr/bin/python3
-"$PY" - >py.out 2>&1 <<'PY'
+py_lib "$PY" - >py.out 2>&1 <<'PY'
 import glob, os, struct, sys
 import numpy as np
 from PIL import Image
@@ -226,19 +226,7 @@ for f in sorted(glob.glob("npz/train/*.npz")):
 for f in sorted(glob.glob("npy/train/*.npy")):
     x = np.load(f)
     check(f, x.dtype == np.uint8 and x.ndim == 3 and x.shape[2] == 2 and os.path.getsize(f) == 128 + x.nbytes)
-T = []
-for i in range(256):
-    c = i
-    for _ in range(8):
-        c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
-    T.append(c)
-def crc32c(b):
-    c = 0xFFFFFFFF
-    for v in b:
-        c = T[(c ^ v) & 0xFF] ^ (c >> 8)
-    return c ^ 0xFFFFFFFF
-def masked(c):
-    return (((c >> 15) | (c << 17)) + 0xA282EAD8) & 0xFFFFFFFF
+from tfrecord_crc import crc32c, masked
 records = 0
 for f in sorted(glob.glob("tfrecord/train/*.tfrecord"))[:4]:
     d = open(f, "rb").read()
