@@ -3264,12 +3264,17 @@ done:
     return exit_code;
 }
 
+/* s_workflow_kind's kind for train false with generate_data and checkpoint
+ * true: two runs, datagen then checkpoint */
+#define S_DATAGEN_THEN_CHECKPOINT 100
+
 /* What `shardbench run` does, from the workflow section as DLIO's main.py
  * and LoadConfig read it: train (default), generating the dataset first
  * only with workflow.generate_data; with workflow.train false, generate only
- * (generate_data) or the checkpoint workflow (checkpoint). `datagen`,
- * `checkpoint` and `catalog` are what they say, whatever the section says.
- * Returns the kind to run, or -1 with err (a usage error: exit 2). */
+ * (generate_data), the checkpoint workflow (checkpoint), or both in turn.
+ * `datagen`, `checkpoint` and `catalog` are what they say, whatever the
+ * section says. Returns the kind to run, or -1 with err (a usage error:
+ * exit 2). */
 static int
 s_workflow_kind (const sb_session_opts_t *o, char *err, size_t err_size)
 {
@@ -3277,10 +3282,17 @@ s_workflow_kind (const sb_session_opts_t *o, char *err, size_t err_size)
     if (o->kind != SB_SESSION_TRAIN || wl->do_train)
         return (int) o->kind;
     if (wl->do_checkpoint && wl->generate_data) {
-        snprintf (err, err_size, "workflow: train false with both generate_data and checkpoint true: generate the"
-                  " dataset with `shardbench datagen`, then run the checkpoint workflow with"
-                  " workflow.generate_data=False (or `shardbench checkpoint`)");
-        return -1;
+        if (o->remote_workers) {
+            /* workers started elsewhere serve one command */
+            snprintf (err, err_size, "workflow: train false with both generate_data and checkpoint true runs two"
+                      " commands, which workers started with --workers cannot both serve: generate the dataset"
+                      " with `shardbench datagen`, then run the checkpoint workflow with"
+                      " workflow.generate_data=False (or `shardbench checkpoint`)");
+            return -1;
+        }
+        sb_info ("workflow: train false, generate_data and checkpoint true: generate the dataset, then the"
+                 " checkpoint workflow (as DLIO's main.py)");
+        return S_DATAGEN_THEN_CHECKPOINT;
     }
     if (wl->do_checkpoint) {
         sb_info ("workflow: train false, checkpoint true: the checkpoint workflow (as `shardbench checkpoint`)");
@@ -3295,16 +3307,12 @@ s_workflow_kind (const sb_session_opts_t *o, char *err, size_t err_size)
     return -1;
 }
 
-int
-sb_session_run (const sb_session_opts_t *opts_in, int64_t *run_id, char *err, size_t err_size)
+/* One command of the kind the workflow chose. */
+static int
+s_run_kind (const sb_session_opts_t *opts_in, sb_session_kind_t kind, int64_t *run_id, char *err, size_t err_size)
 {
-    err[0] = '\0';
-    *run_id = -1;
-    sb_session_opts_t eff = *opts_in;   /* the kind the workflow section chooses */
-    int kind = s_workflow_kind (opts_in, err, err_size);
-    if (kind < 0)
-        return 2;
-    eff.kind = (sb_session_kind_t) kind;
+    sb_session_opts_t eff = *opts_in;
+    eff.kind = kind;
     const sb_session_opts_t *opts = &eff;
     s_session_t s = { .o = opts, .run_id = -1, .lock_fd = -1 };
     if (opts->kind == SB_SESSION_DATAGEN && opts->dry_run) {
@@ -3322,6 +3330,29 @@ sb_session_run (const sb_session_opts_t *opts_in, int64_t *run_id, char *err, si
     free (s.eval_tput);
     sb_progress_destroy (&s.progress);
     sb_s3_destroy (&s.s3);     /* also wipes the client's credentials */
+    return rc;
+}
+
+int
+sb_session_run (const sb_session_opts_t *opts_in, int64_t *run_id, char *err, size_t err_size)
+{
+    err[0] = '\0';
+    *run_id = -1;
+    int kind = s_workflow_kind (opts_in, err, err_size);
+    if (kind < 0)
+        return 2;
+    int rc;
+    if (kind == S_DATAGEN_THEN_CHECKPOINT) {
+        /* DLIO's generate_data with checkpoint_only: the dataset, then the
+         * checkpoints, each its own run row (runs.workflow) */
+        rc = s_run_kind (opts_in, SB_SESSION_DATAGEN, run_id, err, err_size);
+        if (rc == 0 && !s_caught && !opts_in->dry_run) {
+            sb_info ("workflow: datagen run %lld done; the checkpoint workflow follows", (long long) *run_id);
+            rc = s_run_kind (opts_in, SB_SESSION_CHECKPOINT, run_id, err, err_size);
+        }
+    }
+    else
+        rc = s_run_kind (opts_in, (sb_session_kind_t) kind, run_id, err, err_size);
     if (!s_caught)
         return rc;
     /* stopped by a signal, in whatever phase: say so, and exit 128 + N */

@@ -104,6 +104,21 @@ expect_eq "... one write and one read" "$(q ck.db "SELECT group_concat(op, ',') 
 expect_eq "... no dataset made" "$(ls ck-data 2>/dev/null | wc -l)" 0
 expect_eq "... checkpoint files written" "$([ "$(find ck -type f | wc -l)" -gt 0 ] && echo yes)" yes
 
+# --- train false, generate_data and checkpoint true: generate, then checkpoint (two runs, as DLIO)
+sb run ./ck.yaml workflow.generate_data=True dataset.num_files_train=4 dataset.num_samples_per_file=1 \
+    dataset.record_length_bytes=4096 dataset.record_length_bytes_stdev=0 checkpoint.checkpoint_folder=./ck2 \
+    --accelerators 2 --local 1 --progress off --db ck2.db
+expect_eq "generate then checkpoint via run: exit 0" "$SB_RC" 0
+expect_eq "... a datagen run, then a checkpoint run" \
+    "$(q ck2.db "SELECT group_concat(kind || ':' || status || ':' || workflow, ' ') FROM (SELECT * FROM runs ORDER BY id)")" \
+    "datagen:succeeded:datagen checkpoint:succeeded:checkpoint"
+expect_eq "... the dataset made" "$(find ck-data/train -type f -name '*.npz' | wc -l)" 4
+expect_eq "... one write and one read" "$(q ck2.db "SELECT group_concat(op, ',') FROM checkpoints ORDER BY seq")" "write,read"
+sb run ./ck.yaml workflow.generate_data=True --accelerators 2 --workers 1 --bind tcp://127.0.0.1:0 --progress off \
+    --db ck3.db
+expect_eq "... with --workers: exit 2" "$SB_RC" 2
+expect_contains "... says how in two commands" sb.err "generate the dataset with \`shardbench datagen\`"
+
 # --- evaluation (workflow.evaluation): datagen writes valid/ as DLIO names it
 ev="dataset.data_folder=./ev dataset.num_files_train=8 dataset.num_files_eval=6 dataset.num_subfolders_eval=2 \
      dataset.record_length_bytes=4096 dataset.record_length_bytes_stdev=0 --accelerators 2 --local 1 --progress off"
