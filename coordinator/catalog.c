@@ -188,11 +188,12 @@ typedef struct {
     s_emit_t     *emit;
     s_fingerprint_t fp;
     int           fingerprint_only;
+    const char   *top;          /* the folder listed: "train" or "valid" */
     char         *err;
     size_t        err_size;
 } s_walk_t;
 
-/* Walk folder `rel` (relative to base, "train" at the top). */
+/* Walk folder `rel` (relative to base, the split's folder at the top). */
 static int
 s_walk (s_walk_t *w, int base_fd, const char *rel)
 {
@@ -394,8 +395,11 @@ s_list_into (sqlite3 *db, const char *uri, const char *prefix, const char *finge
     if (emit.compact) {
         sqlite3_stmt *u = NULL;
         char naming_text[256];
-        snprintf (naming_text, sizeof naming_text, "dlio %s %s %llu %llu", naming->prefix, naming->format,
-                  (unsigned long long) naming->files, (unsigned long long) naming->subfolders);
+        /* the split only when it is not train/ (the text older catalogs have) */
+        const char *split = sb_dataset_split (naming);
+        snprintf (naming_text, sizeof naming_text, "dlio %s %s %llu %llu%s%s", naming->prefix, naming->format,
+                  (unsigned long long) naming->files, (unsigned long long) naming->subfolders,
+                  strcmp (split, "train") == 0 ? "" : " ", strcmp (split, "train") == 0 ? "" : split);
         if (sqlite3_prepare_v2 (db, "UPDATE catalogs SET naming = ? WHERE id = ?", -1, &u, NULL) != SQLITE_OK
             || sqlite3_bind_text (u, 1, naming_text, -1, SQLITE_TRANSIENT) != SQLITE_OK
             || sqlite3_bind_int64 (u, 2, info->id) != SQLITE_OK || sqlite3_step (u) != SQLITE_DONE) {
@@ -427,14 +431,34 @@ s_file_lister (void *ctx, int base_fd, s_emit_t *emit, char *err, size_t err_siz
 {
     s_walk_t *w = ctx;
     w->emit = emit;
-    return s_walk (w, base_fd, "train");
+    return s_walk (w, base_fd, w->top);
+}
+
+/* The folder a split lists: "train" or "valid" (anything else is a bug of
+ * the caller, refused). */
+static int
+s_split_ok (const char *split, char *err, size_t err_size)
+{
+    if (split && (strcmp (split, "train") == 0 || strcmp (split, "valid") == 0))
+        return 0;
+    snprintf (err, err_size, "catalog: no such split '%s' (train or valid)", split ? split : "(null)");
+    return -1;
 }
 
 sb_catalog_status_t
 sb_catalog_ensure (sqlite3 *db, const char *data_folder, const sb_dataset_t *naming, int relist,
                    sb_catalog_info_t *info, char *err, size_t err_size)
 {
+    return sb_catalog_ensure_split (db, data_folder, "train", naming, relist, info, err, err_size);
+}
+
+sb_catalog_status_t
+sb_catalog_ensure_split (sqlite3 *db, const char *data_folder, const char *split, const sb_dataset_t *naming,
+                         int relist, sb_catalog_info_t *info, char *err, size_t err_size)
+{
     memset (info, 0, sizeof *info);
+    if (s_split_ok (split, err, err_size) != 0)
+        return SB_CATALOG_ERROR;
     char root[PATH_MAX];
     if (!realpath (data_folder, root)) {
         if (errno == ENOENT)
@@ -448,20 +472,20 @@ sb_catalog_ensure (sqlite3 *db, const char *data_folder, const sb_dataset_t *nam
         return SB_CATALOG_ERROR;
     }
     struct stat st;
-    if (fstatat (base_fd, "train", &st, 0) != 0) {
+    if (fstatat (base_fd, split, &st, 0) != 0) {
         close (base_fd);
         if (errno == ENOENT)
             return SB_CATALOG_MISSING;
-        snprintf (err, err_size, "data folder '%s/train': %s", root, strerror (errno));
+        snprintf (err, err_size, "data folder '%s/%s': %s", root, split, strerror (errno));
         return SB_CATALOG_ERROR;
     }
     snprintf (info->prefix, sizeof info->prefix, "%s/", root);
     char uri[PATH_MAX + 16];
-    snprintf (uri, sizeof uri, "file://%s/train", root);
+    snprintf (uri, sizeof uri, "file://%s/%s", root, split);
 
-    s_walk_t w = { .db = db, .err = err, .err_size = err_size, .fingerprint_only = 1 };
+    s_walk_t w = { .db = db, .err = err, .err_size = err_size, .fingerprint_only = 1, .top = split };
     w.fp.hash = 0xcbf29ce484222325ull;
-    if (s_walk (&w, base_fd, "train") != 0) {
+    if (s_walk (&w, base_fd, split) != 0) {
         close (base_fd);
         return SB_CATALOG_ERROR;
     }
@@ -715,14 +739,24 @@ sb_catalog_status_t
 sb_catalog_ensure_s3 (sqlite3 *db, sb_s3_t *s3, const sb_storage_cfg_t *cfg, const sb_dataset_t *ds,
                       const char *key_prefix, int relist, sb_catalog_info_t *info, char *err, size_t err_size)
 {
+    return sb_catalog_ensure_s3_split (db, s3, cfg, "train", ds, key_prefix, relist, info, err, err_size);
+}
+
+sb_catalog_status_t
+sb_catalog_ensure_s3_split (sqlite3 *db, sb_s3_t *s3, const sb_storage_cfg_t *cfg, const char *split,
+                            const sb_dataset_t *ds, const char *key_prefix, int relist, sb_catalog_info_t *info,
+                            char *err, size_t err_size)
+{
     memset (info, 0, sizeof *info);
+    if (s_split_ok (split, err, err_size) != 0)
+        return SB_CATALOG_ERROR;
     if (sb_strf (info->prefix, sizeof info->prefix, "%s", key_prefix) != 0) {
         snprintf (err, err_size, "key prefix too long");
         return SB_CATALOG_ERROR;
     }
     char uri[1400], list_prefix[1200];
-    snprintf (uri, sizeof uri, "s3://%s/%strain", cfg->bucket, key_prefix);
-    snprintf (list_prefix, sizeof list_prefix, "%strain/", key_prefix);
+    snprintf (uri, sizeof uri, "s3://%s/%s%s", cfg->bucket, key_prefix, split);
+    snprintf (list_prefix, sizeof list_prefix, "%s%s/", key_prefix, split);
     /* An object store has no cheap change marker: a catalog is reused until
      * --relist (or a datagen, which relists). */
     int found = relist ? 0 : s_lookup (db, uri, "s3", info, err, err_size);
@@ -784,7 +818,7 @@ struct sb_catalog_reader {
     sqlite3_stmt *get;          /* NULL: naming mode */
     int64_t       catalog_id;
     sb_dataset_t  ds;           /* naming mode */
-    char          prefix[64], format[32];
+    char          prefix[64], format[32], split[16];
     int           exact_sizes;
     int           has_naming;   /* database mode: NULL keys follow ds */
     /* database mode: the catalog's sizes and which keys are stored, held in
@@ -931,8 +965,10 @@ sb_catalog_reader_new_naming (const sb_dataset_t *ds, int exact_sizes, char *err
     self->ds = *ds;
     snprintf (self->prefix, sizeof self->prefix, "%s", ds->prefix);
     snprintf (self->format, sizeof self->format, "%s", ds->format);
+    snprintf (self->split, sizeof self->split, "%s", sb_dataset_split (ds));
     self->ds.prefix = self->prefix;
     self->ds.format = self->format;
+    self->ds.split = self->split;
     self->exact_sizes = exact_sizes;
     return self;
 }
@@ -952,8 +988,9 @@ sb_catalog_reader_new (sqlite3 *db, int64_t catalog_id, char *err, size_t err_si
         && sqlite3_bind_int64 (q, 1, catalog_id) == SQLITE_OK && sqlite3_step (q) == SQLITE_ROW
         && sqlite3_column_type (q, 0) != SQLITE_NULL) {
         unsigned long long files = 0, subfolders = 0;
-        if (sscanf ((const char *) sqlite3_column_text (q, 0), "dlio %63s %31s %llu %llu", self->prefix, self->format,
-                    &files, &subfolders) != 4) {
+        int fields = sscanf ((const char *) sqlite3_column_text (q, 0), "dlio %63s %31s %llu %llu %15s", self->prefix,
+                             self->format, &files, &subfolders, self->split);
+        if (fields < 4 || (fields == 5 && strcmp (self->split, "valid") != 0)) {
             snprintf (err, err_size, "catalog %lld: unreadable naming '%s'", (long long) catalog_id,
                       (const char *) sqlite3_column_text (q, 0));
             sqlite3_finalize (q);
@@ -964,6 +1001,7 @@ sb_catalog_reader_new (sqlite3 *db, int64_t catalog_id, char *err, size_t err_si
         self->ds.format = self->format;
         self->ds.files = files;
         self->ds.subfolders = subfolders;
+        self->ds.split = fields == 5 ? self->split : "train";
         self->has_naming = 1;
     }
     sqlite3_finalize (q);

@@ -4,7 +4,9 @@
  * Listing streams directory entries into a staging table and lets SQLite
  * sort them, so the coordinator never holds the key list in memory. A later
  * run reuses the catalog unless the folder changed (its fingerprint: the
- * identity and mtime of every folder in train/) or --relist is given. */
+ * identity and mtime of every folder in train/) or --relist is given.
+ * The evaluation set (valid/) is listed the same way into its own catalog
+ * (sb_catalog_ensure_split). */
 #ifndef SB_CATALOG_H
 #define SB_CATALOG_H
 
@@ -46,6 +48,15 @@ uint64_t sb_catalog_progress_count (void);
 sb_catalog_status_t sb_catalog_ensure (sqlite3 *db, const char *data_folder, const sb_dataset_t *naming,
                                        int relist, sb_catalog_info_t *info, char *err, size_t err_size);
 
+/* The same for a split of the data folder: "train" (sb_catalog_ensure), or
+ * "valid", DLIO's evaluation set, listed into a catalog of its own
+ * (uri file://ROOT/valid, keys "valid/..." relative to the same prefix) and
+ * reused while current as train/'s is. naming, when given, has that split
+ * (its DLIO names are under it). */
+sb_catalog_status_t sb_catalog_ensure_split (sqlite3 *db, const char *data_folder, const char *split,
+                                             const sb_dataset_t *naming, int relist, sb_catalog_info_t *info,
+                                             char *err, size_t err_size);
+
 /* List (or reuse) the objects under s3://BUCKET/KEY_PREFIXtrain/ with s3
  * (key_prefix empty or ending with '/'). Keys are stored relative to
  * key_prefix. With cfg->list_parallelism > 1 the listing runs as that many
@@ -56,6 +67,11 @@ sb_catalog_status_t sb_catalog_ensure (sqlite3 *db, const char *data_folder, con
 sb_catalog_status_t sb_catalog_ensure_s3 (sqlite3 *db, sb_s3_t *s3, const sb_storage_cfg_t *cfg,
                                           const sb_dataset_t *ds, const char *key_prefix, int relist,
                                           sb_catalog_info_t *info, char *err, size_t err_size);
+/* The same under s3://BUCKET/KEY_PREFIX<split>/ ("train" or "valid"; ds,
+ * when given, names that split's objects). */
+sb_catalog_status_t sb_catalog_ensure_s3_split (sqlite3 *db, sb_s3_t *s3, const sb_storage_cfg_t *cfg,
+                                                const char *split, const sb_dataset_t *ds, const char *key_prefix,
+                                                int relist, sb_catalog_info_t *info, char *err, size_t err_size);
 
 /* List (or reuse) the objects of a synthetic dataset: DLIO names and seeded
  * sizes for ds->files objects, no I/O. Keys are appended in name order. */

@@ -158,7 +158,15 @@ typedef struct {
      * owned), this evaluation's figures, and DLIO's per evaluation */
     sb_sampler_t   *eval_sampler;
     sb_sampler_epoch_t eval_info;
-    int             eval_sizes;     /* PHASE_START catalog_sizes of valid/: 1 the generator's, 2 unknown */
+    int             eval_sizes;     /* PHASE_START catalog_sizes of valid/: 1 the generator's, 2 unknown, 0 served */
+    /* valid/ listed into its own catalog as train/ is (none with
+     * skip_listing or synthetic storage: DLIO's names, the generator's
+     * sizes or unknown): its reader (owned, made at the first evaluation),
+     * PHASE_START catalog_names for it */
+    sb_catalog_reader_t *eval_catalog;
+    sb_catalog_info_t    eval_catalog_info;
+    int             eval_listed;    /* eval_catalog_info holds a listing */
+    int             eval_names;
     uint64_t        eval_prepared;  /* the last epoch the evaluation sampler prepared (0: none) */
     double         *eval_au, *eval_tput;   /* per evaluation (owned) */
     size_t          evals;
@@ -580,8 +588,17 @@ static void s_dataset (s_session_t *self, sb_dataset_t *ds);
 static void
 s_on_entries_req (s_session_t *self, s_worker_t *w, const sb_msg_entries_req_t *m)
 {
-    if (self->phase != S_PHASE_TRAIN || m->epoch != self->epoch) {
+    if ((self->phase != S_PHASE_TRAIN && self->phase != S_PHASE_EVAL) || m->epoch != self->epoch) {
         sb_debug ("stale ENTRIES_REQ for epoch %llu ignored", (unsigned long long) m->epoch);
+        return;
+    }
+    /* the set this phase reads: train/'s catalog, or valid/'s */
+    int eval = self->phase == S_PHASE_EVAL;
+    sb_catalog_reader_t *catalog = eval ? self->eval_catalog : self->catalog;
+    const sb_catalog_info_t *info = eval ? &self->eval_catalog_info : &self->catalog_info;
+    if (!catalog) {
+        s_fail (self, "worker %llu on %s asked for catalog entries of %s, which has no catalog (dataset.skip_listing"
+                " or synthetic storage)", (unsigned long long) w->id, w->host, eval ? "valid/" : "train/");
         return;
     }
     size_t n = m->indices.count;
@@ -596,21 +613,21 @@ s_on_entries_req (s_session_t *self, s_worker_t *w, const sb_msg_entries_req_t *
     r->seq = m->seq;
     r->sizes.items = calloc (n, sizeof (uint64_t));
     r->dlio.items = calloc (n, sizeof (uint64_t));
-    int with_keys = !self->catalog_names;
+    int with_keys = !(eval ? self->eval_names : self->catalog_names);
     if (!r->sizes.items || !r->dlio.items || (with_keys && !(r->keys.items = calloc (n, sizeof (char *))))) {
         s_fail (self, "out of memory serving catalog entries");
         goto done;
     }
     r->sizes.count = r->dlio.count = n;
-    const sb_dataset_t *naming = sb_catalog_reader_naming (self->catalog);
+    const sb_dataset_t *naming = sb_catalog_reader_naming (catalog);
     uint64_t key_bytes = 0;
     for (size_t j = 0; j < n; j++) {
         uint64_t idx = m->indices.items[j], size = 0, dlio = 0;
-        int named = sb_catalog_reader_locate (self->catalog, idx, &size, &dlio);
+        int named = sb_catalog_reader_locate (catalog, idx, &size, &dlio);
         if (named < 0) {
             s_fail (self, "worker %llu on %s asked for object %llu of catalog %lld, which has %llu",
-                    (unsigned long long) w->id, w->host, (unsigned long long) idx, (long long) self->catalog_info.id,
-                    (unsigned long long) self->catalog_info.count);
+                    (unsigned long long) w->id, w->host, (unsigned long long) idx, (long long) info->id,
+                    (unsigned long long) info->count);
             goto done;
         }
         r->sizes.items[j] = size;
@@ -620,8 +637,8 @@ s_on_entries_req (s_session_t *self, s_worker_t *w, const sb_msg_entries_req_t *
         char key[PATH_MAX];
         uint64_t ignored;
         if (named ? !naming || sb_dataset_key (naming, dlio, key, sizeof key) != 0
-                  : sb_catalog_reader_get (self->catalog, idx, key, sizeof key, &ignored) != 0) {
-            s_fail (self, "catalog %lld has no key for object %llu", (long long) self->catalog_info.id,
+                  : sb_catalog_reader_get (catalog, idx, key, sizeof key, &ignored) != 0) {
+            s_fail (self, "catalog %lld has no key for object %llu", (long long) info->id,
                     (unsigned long long) idx);
             goto done;
         }
@@ -1404,34 +1421,41 @@ s_check_dataset_size (s_session_t *self)
  * the in-memory index). skip_listing: DLIO names, sizes exact for synthetic
  * storage, else unknown. */
 static void
-s_catalog_mode (s_session_t *self, const sb_dataset_t *ds)
+s_catalog_mode_of (s_session_t *self, sb_catalog_reader_t *catalog, uint64_t count, const sb_dataset_t *ds,
+                   int *names, int *sizes)
 {
     const sb_workload_t *wl = self->o->wl;
     int synthetic = wl->storage.type == SB_STORAGE_SYNTHETIC;
-    self->catalog_names = self->catalog_sizes = 0;
+    *names = *sizes = 0;
     if (wl->skip_listing) {
-        self->catalog_names = 1;
-        self->catalog_sizes = synthetic ? 1 : 2;
+        *names = 1;
+        *sizes = synthetic ? 1 : 2;
         return;
     }
-    const sb_dataset_t *naming = sb_catalog_reader_naming (self->catalog);
+    const sb_dataset_t *naming = sb_catalog_reader_naming (catalog);
     int names_match = naming && strcmp (naming->prefix, ds->prefix) == 0 && strcmp (naming->format, ds->format) == 0
+        && strcmp (sb_dataset_split (naming), sb_dataset_split (ds)) == 0
         && naming->files == ds->files && (naming->subfolders > 1 ? naming->subfolders : 1)
         == (ds->subfolders > 1 ? ds->subfolders : 1);
-    self->catalog_names = names_match && self->catalog_info.count == ds->files
-        && sb_catalog_reader_all_named (self->catalog);
-    if (!self->catalog_names || !sb_generator_size_known (ds, synthetic))
+    *names = names_match && count == ds->files && sb_catalog_reader_all_named (catalog);
+    if (!*names || !sb_generator_size_known (ds, synthetic))
         return;
-    for (uint64_t i = 0; i < self->catalog_info.count; i++) {
+    for (uint64_t i = 0; i < count; i++) {
         uint64_t size = 0, dlio = 0, want = 0;
         char why[512];
         if ((i & 65535) == 65535 && s_keep_alive (self))
             return;
-        if (sb_catalog_reader_locate (self->catalog, i, &size, &dlio) != 1
+        if (sb_catalog_reader_locate (catalog, i, &size, &dlio) != 1
             || sb_generator_size (ds, synthetic, dlio, &want, why, sizeof why) != 0 || size != want)
             return;     /* the workers ask for the sizes */
     }
-    self->catalog_sizes = 1;
+    *sizes = 1;
+}
+
+static void
+s_catalog_mode (s_session_t *self, const sb_dataset_t *ds)
+{
+    s_catalog_mode_of (self, self->catalog, self->catalog_info.count, ds, &self->catalog_names, &self->catalog_sizes);
 }
 
 /* The sampler of rank 0 with worker 0's loader threads; the DLIO kinds
@@ -1492,9 +1516,12 @@ s_phase_eval (s_session_t *self, uint64_t e)
 {
     const sb_workload_t *wl = self->o->wl;
     char err[512];
+    /* objects of valid/ the sampler draws from: the listing's (DLIO lists
+     * the folder), else DLIO's names of num_files_eval */
+    uint64_t listed = self->eval_listed ? self->eval_catalog_info.count : wl->num_files_eval;
     if (!self->eval_sampler) {
         sb_sampler_cfg_t sc = {
-            .kind = sb_sampler_kind_for (wl), .listed = wl->num_files_eval, .expected = wl->num_files_eval,
+            .kind = sb_sampler_kind_for (wl), .listed = listed, .expected = wl->num_files_eval,
             .samples_per_file = wl->num_samples_per_file, .ranks = self->o->accelerators,
             .batch_size = wl->batch_size_eval, .threads = self->loader_threads, .seed = self->o->seed,
             .sample_shuffle = wl->sample_shuffle, .file_shuffle = wl->file_shuffle,
@@ -1507,9 +1534,31 @@ s_phase_eval (s_session_t *self, uint64_t e)
         sb_dataset_t ds;
         s_eval_dataset (self, &ds);
         int synthetic = wl->storage.type == SB_STORAGE_SYNTHETIC;
-        /* valid/ comes from the datagen that made train/: its sizes are the
-         * generator's where train/'s are, else each object is read whole */
-        self->eval_sizes = synthetic || (self->catalog_sizes == 1 && sb_generator_size_known (&ds, 0)) ? 1 : 2;
+        if (self->eval_listed) {
+            /* valid/'s own catalog: names derived by the workers when they
+             * are DLIO's, sizes the generator's when every object has that
+             * size, else served in pages (ENTRIES) as train/'s are */
+            sb_catalog_set_progress (s_keep_alive, self);
+            self->eval_catalog = sb_catalog_reader_new (sb_resultdb_handle (self->o->db), self->eval_catalog_info.id,
+                                                        err, sizeof err);
+            sb_catalog_set_progress (NULL, NULL);
+            if (!self->eval_catalog) {
+                s_fail (self, "evaluation: the catalog of valid/: %s", err);
+                return -1;
+            }
+            s_catalog_mode_of (self, self->eval_catalog, self->eval_catalog_info.count, &ds, &self->eval_names,
+                               &self->eval_sizes);
+        }
+        else {
+            /* no listing (skip_listing, synthetic storage): DLIO's names;
+             * the generator's sizes on synthetic storage and where train/'s
+             * are, else unknown */
+            self->eval_names = 1;
+            self->eval_sizes = synthetic || (self->catalog_sizes == 1 && sb_generator_size_known (&ds, 0)) ? 1 : 2;
+        }
+        sb_info ("evaluation set: %llu objects of valid/%s; names %s, sizes %s", (unsigned long long) listed,
+                 self->eval_listed ? " listed" : "", self->eval_names ? "derived by workers" : "served in pages",
+                 self->eval_sizes == 1 ? "the generator's" : self->eval_sizes == 2 ? "unknown" : "served in pages");
         self->eval_au = calloc (wl->epochs, sizeof *self->eval_au);
         self->eval_tput = calloc (wl->epochs, sizeof *self->eval_tput);
         if (!self->eval_au || !self->eval_tput) {
@@ -1543,8 +1592,8 @@ s_phase_eval (s_session_t *self, uint64_t e)
     start.u.phase_start.items = samples;
     start.u.phase_start.samples_per_rank = info->samples_per_rank;
     start.u.phase_start.batches = info->steps;
-    start.u.phase_start.listed = wl->num_files_eval;
-    start.u.phase_start.catalog_names = 1;     /* DLIO's names: the workers derive them */
+    start.u.phase_start.listed = listed;
+    start.u.phase_start.catalog_names = (uint64_t) self->eval_names;
     start.u.phase_start.catalog_sizes = (uint64_t) self->eval_sizes;
     s_broadcast (self, &start);
     sb_progress_phase (self->progress, "eval", "samples", e, wl->epochs, samples, 0, sb_now ());
@@ -2046,9 +2095,10 @@ s_keep_alive_db (void *arg)
     (void) s_keep_alive (arg);
 }
 
-/* Ensure the catalog: list, or report the dataset missing (*missing = 1). */
+/* Ensure the catalog of a split (train/, or valid/ with eval): list, or
+ * report the set missing (*missing = 1). */
 static int
-s_list (s_session_t *self, int relist, int *missing, char *err, size_t err_size)
+s_list_split (s_session_t *self, int eval, int relist, int *missing, char *err, size_t err_size)
 {
     const sb_workload_t *wl = self->o->wl;
     if (sb_resultdb_flush (self->o->db) != 0) {
@@ -2056,7 +2106,12 @@ s_list (s_session_t *self, int relist, int *missing, char *err, size_t err_size)
         return -1;
     }
     sb_dataset_t ds;
-    s_dataset (self, &ds);
+    if (eval)
+        s_eval_dataset (self, &ds);
+    else
+        s_dataset (self, &ds);
+    const char *split = sb_dataset_split (&ds);
+    sb_catalog_info_t *info = eval ? &self->eval_catalog_info : &self->catalog_info;
     sb_catalog_set_progress (s_keep_alive, self);
     int own_progress = !self->progress;     /* listing before the session's status exists */
     if (own_progress)
@@ -2064,12 +2119,12 @@ s_list (s_session_t *self, int relist, int *missing, char *err, size_t err_size)
                                           self->o->accelerators);
     sb_progress_phase (self->progress, "listing", "objects", 0, 0, 0, 0, sb_now ());
     sb_catalog_status_t st = wl->storage.type == SB_STORAGE_SYNTHETIC
-        ? sb_catalog_ensure_synthetic (sb_resultdb_handle (self->o->db), &ds, relist, &self->catalog_info, err, err_size)
+        ? sb_catalog_ensure_synthetic (sb_resultdb_handle (self->o->db), &ds, relist, info, err, err_size)
         : self->s3
-        ? sb_catalog_ensure_s3 (sb_resultdb_handle (self->o->db), self->s3, &wl->storage, &ds, self->key_prefix,
-                                relist, &self->catalog_info, err, err_size)
-        : sb_catalog_ensure (sb_resultdb_handle (self->o->db), wl->data_folder, &ds, relist, &self->catalog_info, err,
-                             err_size);
+        ? sb_catalog_ensure_s3_split (sb_resultdb_handle (self->o->db), self->s3, &wl->storage, split, &ds,
+                                      self->key_prefix, relist, info, err, err_size)
+        : sb_catalog_ensure_split (sb_resultdb_handle (self->o->db), wl->data_folder, split, &ds, relist, info, err,
+                                   err_size);
     sb_catalog_set_progress (NULL, NULL);
     if (own_progress)
         sb_progress_destroy (&self->progress);
@@ -2079,8 +2134,8 @@ s_list (s_session_t *self, int relist, int *missing, char *err, size_t err_size)
     if (st == SB_CATALOG_ERROR && zsys_interrupted) {
         char why[1024];
         snprintf (why, sizeof why, "%s", err);
-        snprintf (err, err_size, "interrupted by %s while listing the dataset (%s; no catalog was recorded)",
-                  s_signal_name (), why);
+        snprintf (err, err_size, "interrupted by %s while listing the %s (%s; no catalog was recorded)",
+                  s_signal_name (), eval ? "evaluation set" : "dataset", why);
     }
     if (st == SB_CATALOG_ERROR)
         return -1;
@@ -2088,21 +2143,54 @@ s_list (s_session_t *self, int relist, int *missing, char *err, size_t err_size)
         /* where, as a user would write it */
         char where[1400];
         if (self->s3)
-            snprintf (where, sizeof where, "s3://%s/%strain", wl->storage.bucket, self->catalog_info.prefix);
+            snprintf (where, sizeof where, "s3://%s/%s%s", wl->storage.bucket, info->prefix, split);
         else if (wl->storage.type == SB_STORAGE_SYNTHETIC)
             snprintf (where, sizeof where, "%s (synthetic)", wl->data_folder);
         else
-            snprintf (where, sizeof where, "%strain", self->catalog_info.prefix);
-        if (self->catalog_info.reused)
-            sb_info ("catalog %lld reused: %llu objects, %.1f MiB under %s", (long long) self->catalog_info.id,
-                     (unsigned long long) self->catalog_info.count, self->catalog_info.bytes / 1048576.0, where);
+            snprintf (where, sizeof where, "%s%s", info->prefix, split);
+        if (info->reused)
+            sb_info ("catalog %lld reused: %llu objects, %.1f MiB under %s", (long long) info->id,
+                     (unsigned long long) info->count, info->bytes / 1048576.0, where);
         else
             sb_info ("listed %s: %llu objects, %.1f MiB in %.3f s (catalog %lld)", where,
-                     (unsigned long long) self->catalog_info.count, self->catalog_info.bytes / 1048576.0,
-                     self->catalog_info.list_s, (long long) self->catalog_info.id);
-        if (self->catalog_info.count == 0)
+                     (unsigned long long) info->count, info->bytes / 1048576.0, info->list_s, (long long) info->id);
+        if (info->count == 0)
             *missing = 1;
     }
+    return 0;
+}
+
+/* Ensure train/'s catalog (s_list_split). */
+static int
+s_list (s_session_t *self, int relist, int *missing, char *err, size_t err_size)
+{
+    return s_list_split (self, 0, relist, missing, err, err_size);
+}
+
+/* valid/ listed into its own catalog (a run that evaluates, on real
+ * storage, without skip_listing): 0 listed and whole (eval_listed set),
+ * 1 missing or short (err says what), -1 error (err). */
+static int
+s_list_eval (s_session_t *self, int relist, char *err, size_t err_size)
+{
+    const sb_workload_t *wl = self->o->wl;
+    int missing = 0;
+    self->eval_listed = 0;
+    if (s_list_split (self, 1, relist, &missing, err, err_size) != 0)
+        return -1;
+    const char *where = self->s3 ? self->key_prefix : self->catalog_info.prefix;
+    if (missing) {
+        snprintf (err, err_size, "evaluation set: no objects under %s%svalid/ (dataset.num_files_eval=%llu)",
+                  self->s3 ? "s3 prefix " : "", where, (unsigned long long) wl->num_files_eval);
+        return 1;
+    }
+    if (self->eval_catalog_info.count < wl->num_files_eval) {
+        snprintf (err, err_size, "evaluation set: %s%svalid/ holds %llu objects but the workload needs"
+                  " dataset.num_files_eval=%llu", self->s3 ? "s3 prefix " : "", where,
+                  (unsigned long long) self->eval_catalog_info.count, (unsigned long long) wl->num_files_eval);
+        return 1;
+    }
+    self->eval_listed = 1;
     return 0;
 }
 
@@ -3065,11 +3153,17 @@ s_session_run (s_session_t *self, const sb_session_opts_t *opts, int64_t *run_id
                      self->s3 ? "s3 prefix " : "", self->s3 ? self->key_prefix : wl->data_folder);
     }
     if (opts->kind == SB_SESSION_TRAIN && wl->do_eval && !need_datagen && !missing && !synthetic) {
-        /* valid/ as DLIO names it, spot-checked as skip_listing checks train/ */
+        /* valid/ listed into its own catalog as train/ is; with
+         * skip_listing, as DLIO names it, spot-checked as train/ is */
         sb_dataset_t eds;
         s_eval_dataset (self, &eds);
         char why[3072];
-        if (s_check_objects (self, &eds, "evaluation set", why, sizeof why) != 0) {
+        int listed = wl->skip_listing ? 0 : s_list_eval (self, opts->relist, why, sizeof why);
+        if (listed < 0) {
+            snprintf (err, err_size, "%s", why);
+            return 1;
+        }
+        if (listed > 0 || (wl->skip_listing && s_check_objects (self, &eds, "evaluation set", why, sizeof why) != 0)) {
             if (!asked) {
                 snprintf (err, err_size, "%s: generate the evaluation set with `shardbench datagen` and the same"
                           " workload (dataset.num_files_eval=%llu writes valid/), or run with"
@@ -3222,6 +3316,12 @@ s_session_run (s_session_t *self, const sb_session_opts_t *opts, int64_t *run_id
                         (unsigned long long) self->catalog_info.count, (unsigned long long) wl->num_files_train);
                 goto done;
             }
+            /* and valid/, which the same datagen wrote, for the evaluations */
+            if (opts->kind == SB_SESSION_TRAIN && wl->do_eval && !synthetic
+                && s_list_eval (self, 1, err, err_size) != 0) {
+                s_fail (self, "after generation: %s", err);
+                goto done;
+            }
         }
     }
     if (opts->kind == SB_SESSION_TRAIN)
@@ -3241,6 +3341,7 @@ done:
     sb_progress_destroy (&self->progress);
     sb_launcher_destroy (&self->launcher);
     sb_catalog_reader_destroy (&self->catalog);
+    sb_catalog_reader_destroy (&self->eval_catalog);
     sb_s3_destroy (&self->s3);
     free (self->preflight);
     sb_sampler_destroy (&self->sampler);

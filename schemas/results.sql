@@ -284,14 +284,14 @@ CREATE TABLE IF NOT EXISTS endpoints (
 -- Dataset listings, made once and reused (see catalog.c).
 CREATE TABLE IF NOT EXISTS catalogs (
   id          INTEGER PRIMARY KEY,
-  uri         TEXT NOT NULL,        -- e.g. file:///data/unet3d/train
+  uri         TEXT NOT NULL,        -- e.g. file:///data/unet3d/train (valid: the evaluation set's)
   prefix      TEXT NOT NULL,        -- common prefix of every key, stored once
   fingerprint TEXT NOT NULL,        -- directory state when listed; a change relists
   listed_at   REAL NOT NULL,
   list_s      REAL NOT NULL,        -- time the listing took
   count       INTEGER NOT NULL,
   bytes       INTEGER NOT NULL,
-  naming      TEXT                  -- "dlio PREFIX FORMAT FILES SUBFOLDERS": objects whose key is the DLIO
+  naming      TEXT                  -- "dlio PREFIX FORMAT FILES SUBFOLDERS[ valid]": objects whose key is the DLIO
                                     -- name of their idx store NULL instead (see objects.key)
 );
 CREATE INDEX IF NOT EXISTS catalogs_uri ON catalogs(uri);

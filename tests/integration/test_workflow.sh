@@ -166,7 +166,8 @@ expect_contains "... the log names the evaluation" sb.err "evaluation after epoc
 # evaluation with no valid/ files: exit 2 with how to make them
 sb run dataset.data_folder=./gen workflow.generate_data=False workflow.evaluation=True dataset.num_files_eval=4 $common --db noeval.db
 expect_eq "evaluation set missing: exit 2" "$SB_RC" 2
-expect_contains "... names the missing object" sb.err "evaluation set: missing object 'valid/img_0_of_4.npz'"
+expect_contains "... names the missing folder" sb.err "evaluation set: no objects under "
+expect_contains "... and valid/" sb.err "valid/ (dataset.num_files_eval=4)"
 expect_contains "... says how to generate it" sb.err "generate the evaluation set with \`shardbench datagen\`"
 # evaluation without an evaluation set
 sb run dataset.data_folder=./gen workflow.generate_data=False workflow.evaluation=True $common --db noeval.db
