@@ -96,6 +96,25 @@ rm np/valid/img_3_of_4.npz
 sb run $common dataset.data_folder=./np workflow.generate_data=False workflow.evaluation=True --db np.db
 expect_eq "npz short valid/: exit 2" "$SB_RC" 2
 expect_contains "npz short valid/: says so" sb.err "valid/ holds 3 objects but the workload needs dataset.num_files_eval=4"
+# valid/ of another DLIO generation (5 files, img_I_of_5): not this run's names, so the
+# workers get keys and sizes in pages; the evaluation reads the first 4 in name order
+rm -rf np/valid
+npz_dlio np/valid 5 2 20
+(cd np && find valid -type f -printf '%p %s\n') >np5.sizes
+first4=$(cat np/valid/img_[0-3]_of_5.npz | wc -c)
+rm -rf tr5 && mkdir tr5
+sb run $common dataset.data_folder=./np workflow.generate_data=False workflow.evaluation=True train.epochs=1 \
+    shardbench.trace=./tr5 --db np.db
+expect_eq "npz valid/ of 5 other names: exit 0" "$SB_RC" 0
+[ "$SB_RC" = 0 ] || tail -5 sb.err
+expect_eq "npz valid/ of 5 other names: 8 samples, the first 4 files' bytes" \
+    "$(q np.db "SELECT samples || ':' || bytes FROM evals WHERE run_id = (SELECT max(id) FROM runs)")" "8:$first4"
+expect_eq "npz valid/ of 5 other names: the files read" \
+    "$(awk -F, 'FNR > 1 && $6 ~ /^valid\// { print $6 }' tr5/*.csv | sort -u | tr '\n' ' ')" \
+    "valid/img_0_of_5.npz valid/img_1_of_5.npz valid/img_2_of_5.npz valid/img_3_of_5.npz "
+expect_eq "npz valid/ of 5 other names: no read past an end" "$(trace_check tr5 np5.sizes | cut -d: -f3)" 0
+expect_contains "npz valid/ of 5 other names: keys served" sb.err \
+    "evaluation set: 5 objects of valid/ listed; names served in pages, sizes served in pages"
 
 # --- parquet: valid/ with row groups of 3 rows, the workload's of 2
 pq="dataset.format=parquet dataset.num_samples_per_file=6 dataset.num_files_train=4 dataset.num_files_eval=4
