@@ -281,6 +281,78 @@ START_TEST (test_synthetic)
 }
 END_TEST
 
+/* issue 15, evalsizes: valid/ (DLIO's evaluation set) listed into a
+ * catalog of its own beside train/'s; its compact keys are rebuilt under
+ * valid/, not train/ */
+START_TEST (test_valid_split)
+{
+    char err[512] = "", path[256];
+    snprintf (path, sizeof path, "%s/results.db", s_dir);
+    sb_resultdb_t *db = sb_resultdb_open (path, err, sizeof err);
+    ck_assert_msg (db != NULL, "%s", err);
+    sqlite3 *h = sb_resultdb_handle (db);
+    char data[256];
+    snprintf (data, sizeof data, "%s/data", s_dir);
+    ck_assert_int_eq (mkdir (data, 0755), 0);
+    snprintf (path, sizeof path, "%s/train", data);
+    ck_assert_int_eq (mkdir (path, 0755), 0);
+    s_write ("data/train/img_0_of_1.npz", 3);
+    sb_dataset_t ds = { .prefix = "img", .format = "npz", .files = 2, .samples_per_file = 1, .record_length = 10,
+                        .split = "valid" };
+    sb_catalog_info_t info, train;
+    ck_assert_int_eq (sb_catalog_ensure_split (h, data, "valid", &ds, 0, &info, err, sizeof err), SB_CATALOG_MISSING);
+    snprintf (path, sizeof path, "%s/valid", data);
+    ck_assert_int_eq (mkdir (path, 0755), 0);
+    s_write ("data/valid/img_1_of_2.npz", 20);
+    s_write ("data/valid/img_0_of_2.npz", 10);
+    s_write ("data/valid/zz.npz", 5);          /* not a DLIO name: its key is stored */
+    ck_assert_int_eq (sb_catalog_ensure_split (h, data, "valid", &ds, 0, &info, err, sizeof err), SB_CATALOG_OK);
+    ck_assert_uint_eq (info.count, 3);
+    ck_assert_uint_eq (info.bytes, 35);
+    ck_assert_int_eq (info.reused, 0);
+    ck_assert_int_eq (sb_catalog_ensure (h, data, NULL, 0, &train, err, sizeof err), SB_CATALOG_OK);
+    ck_assert_uint_eq (train.count, 1);
+    ck_assert_int_ne (train.id, info.id);
+    ck_assert_str_eq (train.prefix, info.prefix);   /* keys of both relative to the data folder */
+
+    sb_catalog_reader_t *r = sb_catalog_reader_new (h, info.id, err, sizeof err);
+    ck_assert_msg (r != NULL, "%s", err);
+    ck_assert_str_eq (sb_dataset_split (sb_catalog_reader_naming (r)), "valid");
+    ck_assert_int_eq (sb_catalog_reader_all_named (r), 0);
+    uint64_t size = 0, dlio = 99;
+    ck_assert_int_eq (sb_catalog_reader_locate (r, 1, &size, &dlio), 1);
+    ck_assert_uint_eq (size, 20);
+    ck_assert_uint_eq (dlio, 1);
+    ck_assert_int_eq (sb_catalog_reader_locate (r, 2, &size, &dlio), 0);
+    ck_assert_uint_eq (size, 5);
+    char key[256];
+    ck_assert_int_eq (sb_catalog_reader_get (r, 0, key, sizeof key, &size), 0);
+    ck_assert_str_eq (key, "valid/img_0_of_2.npz");
+    ck_assert_uint_eq (size, 10);
+    ck_assert_int_eq (sb_catalog_reader_get (r, 2, key, sizeof key, &size), 0);
+    ck_assert_str_eq (key, "valid/zz.npz");
+    ck_assert_int_eq (sb_dataset_key (sb_catalog_reader_naming (r), 1, key, sizeof key), 0);
+    ck_assert_str_eq (key, "valid/img_1_of_2.npz");
+    sb_catalog_reader_destroy (&r);
+    sqlite3_stmt *st;
+    ck_assert_int_eq (sqlite3_prepare_v2 (h, "SELECT naming, uri FROM catalogs WHERE id = ?", -1, &st, NULL), SQLITE_OK);
+    sqlite3_bind_int64 (st, 1, info.id);
+    ck_assert_int_eq (sqlite3_step (st), SQLITE_ROW);
+    ck_assert_str_eq ((const char *) sqlite3_column_text (st, 0), "dlio img npz 2 0 valid");
+    ck_assert_ptr_nonnull (strstr ((const char *) sqlite3_column_text (st, 1), "/data/valid"));
+    sqlite3_finalize (st);
+
+    /* unchanged: reused; a split that is neither train nor valid: refused */
+    int64_t id = info.id;
+    ck_assert_int_eq (sb_catalog_ensure_split (h, data, "valid", &ds, 0, &info, err, sizeof err), SB_CATALOG_OK);
+    ck_assert_int_eq (info.reused, 1);
+    ck_assert_int_eq (info.id, id);
+    ck_assert_int_eq (sb_catalog_ensure_split (h, data, "../x", &ds, 0, &info, err, sizeof err), SB_CATALOG_ERROR);
+    ck_assert_ptr_nonnull (strstr (err, "no such split '../x'"));
+    sb_resultdb_destroy (&db);
+}
+END_TEST
+
 static Suite *
 s_suite (void)
 {
@@ -291,6 +363,7 @@ s_suite (void)
     tcase_add_test (tc, test_list_reuse_relist);
     tcase_add_test (tc, test_dlio_names);
     tcase_add_test (tc, test_synthetic);
+    tcase_add_test (tc, test_valid_split);
     suite_add_tcase (s, tc);
     return s;
 }
