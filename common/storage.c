@@ -36,8 +36,14 @@ sb_storage_endpoint_normalize (char *endpoint, size_t size)
 {
     size_t n = strlen (endpoint);
     if (n && !strstr (endpoint, "://") && n + 7 < size) {
-        memmove (endpoint + 7, endpoint, n + 1);
-        memcpy (endpoint, "http://", 7);
+        /* HOST:PORT gets http:// in front (the copy is built aside: GCC's
+         * bounds check cannot follow an in-place shift of a caller's array) */
+        char with_scheme[1024];
+        if (n + 8 > sizeof with_scheme)
+            return -1;
+        memcpy (with_scheme, "http://", 7);
+        memcpy (with_scheme + 7, endpoint, n + 1);
+        memcpy (endpoint, with_scheme, n + 8);
     }
     const char *host = strncmp (endpoint, "http://", 7) == 0 ? endpoint + 7
                      : strncmp (endpoint, "https://", 8) == 0 ? endpoint + 8 : NULL;
