@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 static int
 s_digits (uint64_t n)
@@ -137,6 +138,12 @@ sb_dataset_object_size (const sb_dataset_t *self, uint64_t i)
     uint64_t dims[SB_DATASET_MAX_DIMS], elements = 1;
     int listed;
     size_t n = sb_dataset_sample_shape (self, i, dims, SB_DATASET_MAX_DIMS, &listed);
+    /* issue 15, imgsize: DLIO's png and jpeg files are the dim1 x dim2 uint8
+     * bytes of one sample, whatever the samples per file and element type */
+    if (self->format
+        && (strcasecmp (self->format, "png") == 0 || strcasecmp (self->format, "jpeg") == 0
+            || strcasecmp (self->format, "jpg") == 0))
+        return n == 0 ? 1 : dims[0] * (n > 1 ? dims[1] : 1);
     for (size_t k = 0; k < n; k++)
         elements *= dims[k];
     size_t item = sb_dataset_element_size (self->element_type, NULL);

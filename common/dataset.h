@@ -62,7 +62,8 @@ int sb_dataset_folder (const sb_dataset_t *self, uint64_t i, char *dir, size_t s
  * itemsize of element_type (DLIO's record_element_type: float32 makes a
  * record 4 x dim1 x dim2 bytes, as DLIO writes it); parquet records come
  * from N(record_length, record_stdev), at least 1 byte (its rows follow its
- * columns). */
+ * columns); png and jpeg objects are dim1 x dim2 bytes (DLIO writes one
+ * sample's uint8 bytes a file, whatever samples_per_file and element_type). */
 uint64_t sb_dataset_object_size (const sb_dataset_t *self, uint64_t i);
 
 /* DLIO's two dimensions of object i's records: d = floor(sqrt(record_length))

@@ -9,9 +9,9 @@
  * sb_content_fill with the object's content seed; headers and framing are
  * computed. Checksums over the payload (zip CRC-32, TFRecord CRC-32C) are
  * accumulated while a caller fills in order, and computed on demand when a
- * range is asked out of order. Compressed images (png, jpeg) are encoded
- * whole in memory when opened: they are small, and compressed bytes cannot
- * be produced piecewise.
+ * range is asked out of order. Images (png, jpeg) are built whole in
+ * memory when opened (one sample each: small); their sizes are known
+ * without building them (sb_format_image_size).
  *
  * Formats: raw (any extension not listed: seeded bytes, no framing), npy,
  * npz, tfrecord, png, jpeg (jpg), hdf5 (h5), parquet, indexed_binary and
@@ -229,6 +229,26 @@ int sb_format_key_index (const char *key, uint64_t *index);
  * start). sb_format_masked_crc applies TFRecord's mask. */
 uint32_t sb_format_crc32c (uint32_t crc, const uint8_t *buf, size_t len);
 uint32_t sb_format_masked_crc (uint32_t crc);
+
+/* ---- issue 15, imgsize: png and jpeg of DLIO's size (format_image.c) ----
+ * DLIO writes a png or jpeg file as the dim1 x dim2 raw bytes of one sample
+ * (whatever num_samples_per_file is); shardbench writes a valid image of
+ * dim1 rows of dim2 gray pixels padded to exactly that many bytes. */
+/* 1 when format is png, jpeg or jpg (any case), else 0. */
+int sb_format_is_image (const char *format);
+/* The size of the image of width x height pixels made target bytes long:
+ * *size target and *exact 1, or, when the smallest valid image is larger
+ * (or a few bytes more than a tiny png's smallest cannot be reached), the
+ * smallest valid image's size and *exact 0. format "png", else jpeg.
+ * Returns 0, or -1 with err when the image is too large for the format. */
+int sb_format_image_size (const char *format, uint64_t width, uint64_t height, uint64_t target, uint64_t *size,
+                          int *exact, char *err, size_t err_size);
+/* The same for object i of ds (its dim1 x dim2, target dim1 * dim2). */
+int sb_format_image_object_size (const sb_dataset_t *ds, uint64_t i, uint64_t *size, int *exact, char *err,
+                                 size_t err_size);
+/* Count of the objects of ds whose image cannot be dim1 * dim2 bytes long,
+ * the first one's index in *first (may be NULL) when there is one. */
+uint64_t sb_format_image_inexact (const sb_dataset_t *ds, uint64_t *first);
 
 /* formats, defined in format_*.c */
 extern const sb_format_ops_t sb_format_raw, sb_format_npy, sb_format_npz, sb_format_tfrecord, sb_format_png,

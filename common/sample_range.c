@@ -170,7 +170,7 @@ sb_sample_range (sb_sample_ranger_t *self, const sb_dataset_t *ds, uint64_t size
 int
 sb_generator_size_known (const sb_dataset_t *ds, int synthetic)
 {
-    static const char *const encoded[] = { "png", "jpeg", "jpg", "hdf5", "h5", NULL };
+    static const char *const encoded[] = { "hdf5", "h5", NULL };
     if (synthetic)
         return 1;
     for (const char *const *f = encoded; *f; f++)
@@ -185,6 +185,10 @@ sb_generator_size (const sb_dataset_t *ds, int synthetic, uint64_t dlio, uint64_
     if (synthetic || sb_format_is_raw (ds->format)) {
         *size = sb_dataset_object_size (ds, dlio);
         return 0;
+    }
+    if (sb_format_is_image (ds->format)) {
+        int exact;
+        return sb_format_image_object_size (ds, dlio, size, &exact, err, err_size);
     }
     char key[PATH_MAX];
     if (sb_dataset_key (ds, dlio, key, sizeof key) != 0) {

@@ -61,8 +61,8 @@ int sb_sample_range (sb_sample_ranger_t *self, const sb_dataset_t *ds, uint64_t 
 size_t sb_sample_range_footer (const sb_sample_ranger_t *self, uint64_t size, sb_parquet_range_t out[2]);
 
 /* 1 when the size of every object of ds's format is computable without
- * encoding it (synthetic storage, raw, npy, npz, tfrecord, parquet), else 0
- * (png, jpeg, hdf5: their encoders decide the size). */
+ * encoding it (synthetic storage, raw, npy, npz, tfrecord, parquet, png and
+ * jpeg: sb_format_image_size), else 0 (hdf5: its encoder decides the size). */
 int sb_generator_size_known (const sb_dataset_t *ds, int synthetic);
 
 /* The size the generator gives object dlio of ds: synthetic storage: the

@@ -1324,6 +1324,24 @@ s_phase_datagen (s_session_t *self)
     else
         sb_info ("generating %llu files under %s (%llu ranks)", (unsigned long long) n, self->catalog_info.prefix,
                  (unsigned long long) self->o->accelerators);
+    {   /* issue 15, imgsize: images too small to be DLIO's dim1 x dim2 bytes */
+        sb_dataset_t ds;
+        s_marker_dataset (self, &ds);
+        uint64_t first = 0, inexact = sb_format_is_image (ds.format) ? sb_format_image_inexact (&ds, &first) : 0;
+        if (inexact > 0) {
+            uint64_t size = 0;
+            int exact;
+            char why[256];
+            if (sb_format_image_object_size (&ds, first, &size, &exact, why, sizeof why) != 0)
+                size = 0;
+            sb_warn ("dataset.record_length_bytes=%llu: %llu of %llu %s files cannot be DLIO's dim1 x dim2 bytes"
+                     " (e.g. object %llu: %llu bytes, %llu wanted); they are written as the smallest valid image"
+                     " (docs/FORMATS.md)",
+                     (unsigned long long) ds.record_length, (unsigned long long) inexact, (unsigned long long) ds.files,
+                     ds.format, (unsigned long long) first, (unsigned long long) size,
+                     (unsigned long long) sb_dataset_object_size (&ds, first));
+        }
+    }
     self->phase = S_PHASE_DATAGEN;
     self->epoch = 0;
     self->ranks_done = 0;

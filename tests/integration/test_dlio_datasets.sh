@@ -52,6 +52,17 @@ gen hdf5 hdf5 2 "dataset.record_dims=[1, 10, 12]" dataset.record_element_type=fl
 gen tfrecord tfrecord 3 dataset.record_length_bytes=4000
 gen png png 1 dataset.record_length_bytes=4000
 gen jpeg jpeg 2 "dataset.record_dims=[30, 40]"
+# png and jpeg are DLIO's dim1 x dim2 bytes a file (one sample's, whatever the
+# samples per file), as valid images: several record lengths, with a stdev
+gen png150k png 1 dataset.record_length_bytes=150000
+gen jpeg1m jpeg 3 dataset.record_length_bytes=1048576
+gen pngsd png 2 dataset.record_length_bytes=20000 dataset.record_length_bytes_stdev=3000
+gen jpegsd jpeg 1 dataset.record_length_bytes=20000 dataset.record_length_bytes_stdev=3000
+# too small for a valid image of dim1 x dim2 bytes: the smallest, said once
+gen tinypng png 1 dataset.record_length_bytes=49
+expect_contains "tiny png: datagen says the files are not DLIO's size" sb.err \
+    "dataset.record_length_bytes=49: 8 of 8 png files cannot be DLIO's dim1 x dim2 bytes"
+expect_eq "tiny png: said once" "$(grep -c "cannot be DLIO's dim1 x dim2 bytes" sb.err)" 1
 gen ib indexed_binary 4 dataset.record_length_bytes=4000
 gen mib mmap_indexed_binary 2 "dataset.record_dims=[100]" dataset.record_element_type=float64
 expect_eq "indexed_binary: datagen counted the index files' bytes too" \
@@ -150,13 +161,37 @@ for f in sorted(glob.glob("tfrecord/train/*.tfrecord")):
         records += 1
     check(f + " ends on a record", at == len(b))
 check("3 records in each of 8 files", records == 24)
-for f in sorted(glob.glob("png/train/*.png")):
+# png / jpeg: DLIO's generators (non-DALI) write the dim1 x dim2 raw bytes of
+# one sample a file; shardbench a valid image of dim1 rows of dim2 pixels
+# that is exactly as long. dim1, dim2 as DLIO draws them (data_generator.py
+# get_dimension, _extract_dims; config.py: dimension = int(sqrt(record
+# length)), dimension_stdev = stdev / 2 / sqrt(record length)).
+def dlio_dims(record_length, files):
+    dim = np.ones(2 * files, dtype=np.int64) * int(math.sqrt(record_length))
+    return [(int(dim[2 * i]), int(dim[2 * i + 1])) for i in range(files)]
+def images(folder, fmt, name, dims, stdev_of=None):
+    files = sorted(glob.glob(folder + "/train/*." + fmt))
+    check(folder + " 8 files", len(files) == 8)
+    for i, f in enumerate(files):
+        im = Image.open(f); im.load()
+        w, h = im.size
+        check(f + " format and mode", im.format == name and im.mode == "L")
+        if dims:    # PIL's (width, height) is (dim2, dim1)
+            check(f + " size %dx%d" % (w, h), (h, w) == dims[i])
+        else:       # drawn per file: within 6 standard deviations of DLIO's dimension
+            dim, sd = int(math.sqrt(stdev_of[0])), stdev_of[1] / 2 / math.sqrt(stdev_of[0])
+            check(f + " dims %dx%d" % (w, h), all(abs(x - dim) <= 6 * sd + 1 for x in (w, h)))
+        check(f + " bytes %d" % os.path.getsize(f), os.path.getsize(f) == w * h)
+    return files
+images("png", "png", "PNG", dlio_dims(4000, 8))
+images("jpeg", "jpeg", "JPEG", [(30, 40)] * 8)
+images("png150k", "png", "PNG", dlio_dims(150000, 8))
+images("jpeg1m", "jpeg", "JPEG", dlio_dims(1048576, 8))
+sd = images("pngsd", "png", "PNG", None, (20000, 3000)) + images("jpegsd", "jpeg", "JPEG", None, (20000, 3000))
+check("stdev: the files differ in size", len(set(os.path.getsize(f) for f in sd)) > 4)
+for f in sorted(glob.glob("tinypng/train/*.png")):
     im = Image.open(f); im.load()
-    check(f, im.format == "PNG" and im.mode == "L" and im.size == (d, d))
-for f in sorted(glob.glob("jpeg/train/*.jpeg")):
-    im = Image.open(f); im.load()
-    # PIL's (width, height): dim2 = 40 wide, dim1 = 30 rows a sample, 2 samples
-    check(f, im.format == "JPEG" and im.mode == "L" and im.size == (40, 60))
+    check(f + " tiny: 7x7, its smallest encoding", im.size == (7, 7) and 49 < os.path.getsize(f) < 100)
 for folder, n, size in (("ib", 4, d * d), ("mib", 2, 800)):
     files = sorted(glob.glob(folder + "/train/*_binary"))
     check(folder + " 8 data files", len(files) == 8)

@@ -243,7 +243,9 @@ for fmt, name in (("png", "PNG"), ("jpeg", "JPEG")):
     for f in sorted(glob.glob(fmt + "/train/*." + fmt)):
         im = Image.open(f)
         im.load()
-        check(f, im.format == name and im.mode == "L" and 5000 <= im.size[0] * im.size[1] <= 35000)
+        # DLIO's bytes: one sample's dim1 x dim2, the image as many bytes long
+        check(f, im.format == name and im.mode == "L" and 5000 <= im.size[0] * im.size[1] <= 35000
+              and os.path.getsize(f) == im.size[0] * im.size[1])
 print("bad:", bad)
 sys.exit(1 if bad else 0)
 PY
@@ -251,7 +253,7 @@ expect_eq "numpy, PIL and the TFRecord CRCs accept the files" "$?" 0
 cat py.out
 
 # verification reads the framing too: a flipped byte of a TFRecord data CRC,
-# of the npz central directory, of a png's pixels fails the run
+# of the npz central directory, of a png's padding fails the run
 # (parquet: a byte 2000 from the end, in the last row group: the footer is not read)
 flip () {  # FILE OFFSET_FROM_END
     python3 -c 'import sys; p = sys.argv[1]; d = bytearray(open(p, "rb").read()); d[-int(sys.argv[2])] ^= 0xFF; open(p, "wb").write(d)' "$1" "$2"

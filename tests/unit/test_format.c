@@ -1,8 +1,11 @@
 /* Formats: each generator's bytes have the format's structure, any range
  * regenerates the same bytes in any order, and the usual decoders (zlib,
- * libpng, libjpeg) accept the images. */
+ * libpng, libjpeg) accept the images, which are exactly DLIO's dim1 * dim2
+ * bytes long. */
 #include <check.h>
 #include "check_main.h"
+#include <math.h>
+#include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +16,7 @@
 #include <hdf5.h>
 
 #include "format.h"
+#include "sample_range.h"
 #include "util.h"
 
 /* The whole object, filled front to back in chunks of step bytes. */
@@ -184,28 +188,146 @@ START_TEST (test_tfrecord)
 }
 END_TEST
 
-START_TEST (test_png)
+/* libpng's reading of a png of len bytes: 1 when it is a width x height
+ * 8-bit gray image of constant pixels (value in *pixel). */
+static int
+s_png_decodes (const uint8_t *b, uint64_t len, uint64_t width, uint64_t height, uint8_t *pixel)
 {
-    uint64_t size;
-    uint8_t *b = s_generate (&sb_format_png, 11, 1, 10000, 4096, &size);
     png_image img;
     memset (&img, 0, sizeof img);
     img.version = PNG_IMAGE_VERSION;
-    ck_assert (png_image_begin_read_from_memory (&img, b, size));
-    ck_assert_uint_eq (img.width, 100);
-    ck_assert_uint_eq (img.height, 100);
+    if (!png_image_begin_read_from_memory (&img, b, (size_t) len))
+        return 0;
+    int ok = img.width == width && img.height == height && (img.format & PNG_FORMAT_FLAG_COLOR) == 0;
     img.format = PNG_FORMAT_GRAY;
     uint8_t *pixels = malloc (PNG_IMAGE_SIZE (img));
-    ck_assert (png_image_finish_read (&img, NULL, pixels, 0, NULL));
-    uint8_t expect[10000];
-    sb_content_fill (11, 0, expect, sizeof expect);
-    ck_assert (memcmp (pixels, expect, sizeof expect) == 0);
-    /* noise does not compress: the file is the pixels and some framing */
-    ck_assert_uint_ge (size, 10000);
-    ck_assert_uint_lt (size, 10000 + 400);
+    ck_assert_ptr_nonnull (pixels);
+    ok = png_image_finish_read (&img, NULL, pixels, 0, NULL) && ok;
+    for (uint64_t k = 0; ok && k < width * height; k++)
+        ok = pixels[k] == pixels[0];
+    *pixel = pixels[0];
     free (pixels);
+    png_image_free (&img);
+    return ok;
+}
+
+typedef struct {
+    struct jpeg_error_mgr pub;
+    jmp_buf               jump;
+} s_jerr_t;
+
+static void
+s_jerr_exit (j_common_ptr c)
+{
+    longjmp (((s_jerr_t *) c->err)->jump, 1);
+}
+
+/* libjpeg's reading of a jpeg: 1 when it is a width x height one-component
+ * image of constant pixels (value in *pixel), read without a warning. */
+static int
+s_jpeg_decodes (const uint8_t *b, uint64_t len, uint64_t width, uint64_t height, uint8_t *pixel)
+{
+    struct jpeg_decompress_struct d;
+    s_jerr_t jerr;
+    uint8_t *volatile pixels = malloc ((size_t) (width * height));
+    ck_assert_ptr_nonnull (pixels);
+    d.err = jpeg_std_error (&jerr.pub);
+    jerr.pub.error_exit = s_jerr_exit;
+    if (setjmp (jerr.jump)) {
+        jpeg_destroy_decompress (&d);
+        free (pixels);
+        return 0;
+    }
+    jpeg_create_decompress (&d);
+    jpeg_mem_src (&d, b, (unsigned long) len);
+    int ok = jpeg_read_header (&d, TRUE) == JPEG_HEADER_OK;
+    ok = ok && d.image_width == width && d.image_height == height && d.num_components == 1;
+    if (ok) {
+        jpeg_start_decompress (&d);
+        while (d.output_scanline < d.output_height) {
+            JSAMPROW row = pixels + (size_t) d.output_scanline * width;
+            jpeg_read_scanlines (&d, &row, 1);
+        }
+        jpeg_finish_decompress (&d);
+        ok = jerr.pub.num_warnings == 0;
+        for (uint64_t k = 0; ok && k < width * height; k++)
+            ok = pixels[k] == pixels[0];
+        *pixel = pixels[0];
+    }
+    jpeg_destroy_decompress (&d);
+    free (pixels);
+    return ok;
+}
+
+/* Object i of ds (png or jpeg): its size is sb_format_image_object_size's,
+ * dim1 * dim2 (sb_dataset_object_size) when exact, the decoder reads a
+ * dim1-row, dim2-column gray image of constant pixels, and deflate cannot
+ * shrink the file by more than its image coding (the padding is noise). */
+static void
+s_check_image (const sb_dataset_t *ds, uint64_t i, int *exact)
+{
+    char key[256], err[256];
+    ck_assert_int_eq (sb_dataset_key (ds, i, key, sizeof key), 0);
+    sb_format_obj_t obj;
+    ck_assert_msg (sb_format_open (&obj, ds, i, key, err, sizeof err) == 0, "%s", err);
+    uint64_t dims[SB_DATASET_MAX_DIMS], size = 0, known = 0;
+    int listed;
+    size_t n = sb_dataset_sample_shape (ds, i, dims, SB_DATASET_MAX_DIMS, &listed);
+    uint64_t h = dims[0], w = n > 1 ? dims[1] : 1;
+    ck_assert_int_eq (sb_format_image_object_size (ds, i, &size, exact, err, sizeof err), 0);
+    ck_assert_int_eq (sb_generator_size (ds, 0, i, &known, err, sizeof err), 0);
+    ck_assert_uint_eq (sb_dataset_object_size (ds, i), w * h);
+    ck_assert_msg (obj.size == size && known == size, "%s %llux%llu: %llu bytes, %llu computed, %llu known",
+                   ds->format, (unsigned long long) w, (unsigned long long) h, (unsigned long long) obj.size,
+                   (unsigned long long) size, (unsigned long long) known);
+    if (*exact)
+        ck_assert_uint_eq (obj.size, w * h);
+    else    /* the smallest image: larger, or (png) a few bytes short */
+        ck_assert_msg (obj.size > w * h || (strcmp (ds->format, "png") == 0 && w * h - obj.size < 12), "%s %llux%llu: %llu bytes",
+                       ds->format, (unsigned long long) w, (unsigned long long) h, (unsigned long long) obj.size);
+    uint8_t *b = malloc ((size_t) obj.size);
+    ck_assert_ptr_nonnull (b);
+    sb_format_fill (&obj, 0, b, (size_t) obj.size);
+    uint8_t pixel = 1;
+    int png = strcmp (ds->format, "png") == 0;
+    ck_assert_msg (png ? s_png_decodes (b, obj.size, w, h, &pixel) : s_jpeg_decodes (b, obj.size, w, h, &pixel),
+                   "%s %llux%llu (%llu bytes) does not decode", ds->format, (unsigned long long) w,
+                   (unsigned long long) h, (unsigned long long) obj.size);
+    ck_assert_uint_eq (pixel, png ? 0 : 128);
+    if (obj.size > 100000) {
+        uLongf zlen = compressBound ((uLong) obj.size);
+        uint8_t *z = malloc (zlen);
+        ck_assert_int_eq (compress2 (z, &zlen, b, (uLong) obj.size, 9), Z_OK);
+        ck_assert_uint_gt (zlen, obj.size - obj.size / 50);
+        free (z);
+    }
+    free (b);
+    sb_format_close (&obj);
+}
+
+START_TEST (test_png)
+{
+    /* without a shape: records * record pixels about square, that many bytes */
+    uint64_t size;
+    uint8_t *b = s_generate (&sb_format_png, 11, 1, 10000, 4096, &size);
+    ck_assert_uint_eq (size, 10000);
+    uint8_t pixel = 1;
+    ck_assert (s_png_decodes (b, size, 100, 100, &pixel));
+    ck_assert_uint_eq (pixel, 0);
+    /* the padding chunk before IEND holds the object's seeded bytes */
+    ck_assert (memcmp (b + size - 12, "\0\0\0\0IEND", 8) == 0);
+    uint8_t *pad = memmem (b, size, "sbPd", 4);
+    ck_assert_ptr_nonnull (pad);
+    uint64_t pad_len = (uint64_t) (b + size - 12 - 4 - (pad + 4));
+    ck_assert_uint_eq (((uint64_t) pad[-4] << 24 | pad[-3] << 16 | pad[-2] << 8 | pad[-1]), pad_len);
+    uint8_t *expect = malloc (pad_len);
+    sb_content_fill (11, 0, expect, pad_len);
+    ck_assert (memcmp (pad + 4, expect, pad_len) == 0);
+    ck_assert_uint_gt (pad_len, 10000 - 200);
+    free (expect);
     free (b);
     s_check_ranges (&sb_format_png, 11, 1, 10000);
+    s_check_ranges (&sb_format_png, 12, 3, 70000);
 }
 END_TEST
 
@@ -213,37 +335,98 @@ START_TEST (test_jpeg)
 {
     uint64_t size;
     uint8_t *b = s_generate (&sb_format_jpeg, 13, 1, 4900, 4096, &size);
-    struct jpeg_decompress_struct d;
-    struct jpeg_error_mgr jerr;
-    d.err = jpeg_std_error (&jerr);
-    jpeg_create_decompress (&d);
-    jpeg_mem_src (&d, b, (unsigned long) size);
-    ck_assert_int_eq (jpeg_read_header (&d, TRUE), JPEG_HEADER_OK);
-    ck_assert_uint_eq (d.image_width, 70);
-    ck_assert_uint_eq (d.image_height, 70);
-    ck_assert_int_eq (d.num_components, 1);
-    jpeg_start_decompress (&d);
-    uint8_t *pixels = malloc (4900);
-    while (d.output_scanline < d.output_height) {
-        JSAMPROW row = pixels + d.output_scanline * 70;
-        jpeg_read_scanlines (&d, &row, 1);
-    }
-    jpeg_finish_decompress (&d);
-    jpeg_destroy_decompress (&d);
-    /* lossy: close to the seeded pixels on average, far from another seed's */
-    uint8_t expect[4900], other[4900];
-    sb_content_fill (13, 0, expect, sizeof expect);
-    sb_content_fill (14, 0, other, sizeof other);
-    double err_same = 0, err_other = 0;
-    for (int i = 0; i < 4900; i++) {
-        err_same += abs ((int) pixels[i] - expect[i]);
-        err_other += abs ((int) pixels[i] - other[i]);
-    }
-    ck_assert_msg (err_same / 4900 < 20 && err_other / 4900 > 60, "mean error %.1f (seeded) %.1f (other)",
-                   err_same / 4900, err_other / 4900);
-    free (pixels);
+    ck_assert_uint_eq (size, 4900);
+    uint8_t pixel = 1;
+    ck_assert (s_jpeg_decodes (b, size, 70, 70, &pixel));
+    ck_assert_uint_eq (pixel, 128);
+    /* SOI, APP0 JFIF, then one COM segment of the object's seeded bytes */
+    ck_assert (memcmp (b, "\xff\xd8\xff\xe0\0\x10JFIF", 10) == 0);
+    ck_assert (b[20] == 0xff && b[21] == 0xfe);
+    uint64_t com = (uint64_t) b[22] << 8 | b[23];
+    uint8_t expect[4900];
+    sb_content_fill (13, 0, expect, com - 2);
+    ck_assert (memcmp (b + 24, expect, com - 2) == 0);
+    ck_assert (b[22 + com] == 0xff && b[23 + com] == 0xdb);
+    ck_assert (b[size - 2] == 0xff && b[size - 1] == 0xd9);
     free (b);
     s_check_ranges (&sb_format_jpeg, 13, 1, 4900);
+    /* over 65537 bytes of padding: several COM segments */
+    s_check_ranges (&sb_format_jpeg, 14, 3, 70000);
+}
+END_TEST
+
+/* Every shape up to 48 x 48, and DLIO's record lengths with and without a
+ * stdev and several samples a file: each file exactly dim1 * dim2 bytes
+ * but for tiny images, which are their smallest valid encoding. */
+START_TEST (test_image_sizes)
+{
+    static const char *const formats[] = { "png", "jpeg" };
+    for (int f = 0; f < 2; f++) {
+        uint64_t dims[2];
+        sb_dataset_t ds = { .prefix = "img", .format = formats[f], .files = 1, .subfolders = 1,
+                            .samples_per_file = 1, .record_length = 4096, .seed = 5, .record_dims = dims,
+                            .record_ndims = 2 };
+        uint64_t inexact = 0, largest_inexact = 0;
+        for (dims[0] = 1; dims[0] <= 48; dims[0]++)
+            for (dims[1] = 1; dims[1] <= 48; dims[1]++) {
+                int exact;
+                s_check_image (&ds, 0, &exact);
+                if (!exact) {
+                    inexact++;
+                    if (dims[0] * dims[1] > largest_inexact)
+                        largest_inexact = dims[0] * dims[1];
+                    uint64_t first = 99;
+                    ck_assert_uint_eq (sb_format_image_inexact (&ds, &first), 1);
+                    ck_assert_uint_eq (first, 0);
+                }
+                else
+                    ck_assert_uint_eq (sb_format_image_inexact (&ds, NULL), 0);
+            }
+        /* png's smallest is 68 bytes or so, jpeg's 155; a few png sizes just
+         * above the smallest cannot be reached either */
+        ck_assert_msg (f == 0 ? largest_inexact <= 80 : largest_inexact <= 160, "%s: %llu pixels not exact",
+                       formats[f], (unsigned long long) largest_inexact);
+        ck_assert_uint_gt (inexact, 0);
+        /* one dimension: dim2 1 */
+        ds.record_ndims = 1;
+        dims[0] = 5000;
+        int exact;
+        s_check_image (&ds, 0, &exact);
+        ck_assert (exact);
+        /* DLIO's dims from record_length_bytes (int(sqrt)), with and without
+         * a stdev, several samples a file: one image of one sample's bytes */
+        static const uint64_t lengths[] = { 4000, 65537, 150000, 1048576, 2 * 1048576 + 12345 };
+        for (size_t k = 0; k < sizeof lengths / sizeof lengths[0]; k++)
+            for (uint64_t stdev = 0; stdev <= lengths[k] / 4; stdev += lengths[k] / 4) {
+                sb_dataset_t d = { .prefix = "img", .format = formats[f], .files = 6, .subfolders = 1,
+                                   .samples_per_file = 1 + k % 3, .record_length = lengths[k],
+                                   .record_stdev = stdev, .seed = 9 + k, .element_type = "float32" };
+                ck_assert (sb_generator_size_known (&d, 0));
+                for (uint64_t i = 0; i < d.files; i++) {
+                    s_check_image (&d, i, &exact);
+                    ck_assert (exact);
+                }
+                ck_assert_uint_eq (sb_format_image_inexact (&d, NULL), 0);
+                if (stdev == 0) {
+                    uint64_t d1, d2, root = (uint64_t) sqrt ((double) lengths[k]);
+                    sb_dataset_record_dims (&d, 0, &d1, &d2);
+                    ck_assert_uint_eq (d1, root);
+                    ck_assert_uint_eq (sb_dataset_object_size (&d, 3), root * root);
+                }
+            }
+        /* tiny: every file of a 7 x 7 dataset is inexact, counted once each */
+        sb_dataset_t tiny = { .prefix = "img", .format = formats[f], .files = 5, .subfolders = 1,
+                              .samples_per_file = 1, .record_length = 49, .seed = 1 };
+        uint64_t first = 99;
+        ck_assert_uint_eq (sb_format_image_inexact (&tiny, &first), 5);
+        ck_assert_uint_eq (first, 0);
+        /* too large for jpeg */
+        uint64_t size;
+        char err[256];
+        ck_assert_int_eq (sb_format_image_size ("jpeg", 70000, 2, 140000, &size, &exact, err, sizeof err), -1);
+        ck_assert_ptr_nonnull (strstr (err, "65500 pixels a side"));
+    }
+    ck_assert (sb_format_is_image ("JPG") && sb_format_is_image ("png") && !sb_format_is_image ("hdf5"));
 }
 END_TEST
 
@@ -554,6 +737,7 @@ s_suite (void)
     tcase_add_test (tc, test_tfrecord);
     tcase_add_test (tc, test_png);
     tcase_add_test (tc, test_jpeg);
+    tcase_add_test (tc, test_image_sizes);
     tcase_add_test (tc, test_hdf5);
     tcase_add_test (tc, test_parquet);
     tcase_add_test (tc, test_parquet_columns);
