@@ -1436,8 +1436,8 @@ s_check_dataset_size (s_session_t *self)
  * names are DLIO's when every key is the DLIO name of its position under
  * the run's naming; sizes are the generator's when, on top, every object
  * has the size the generator gives it (checked once per run, one pass over
- * the in-memory index). skip_listing: DLIO names, sizes exact for synthetic
- * storage, else unknown. */
+ * the in-memory index). skip_listing: DLIO names in index order (names 2),
+ * sizes exact for synthetic storage, else unknown. */
 static void
 s_catalog_mode_of (s_session_t *self, sb_catalog_reader_t *catalog, uint64_t count, const sb_dataset_t *ds,
                    int *names, int *sizes)
@@ -1446,7 +1446,9 @@ s_catalog_mode_of (s_session_t *self, sb_catalog_reader_t *catalog, uint64_t cou
     int synthetic = wl->storage.type == SB_STORAGE_SYNTHETIC;
     *names = *sizes = 0;
     if (wl->skip_listing) {
-        *names = 1;
+        /* DLIO's skip_listing deals its names in index order (main.py
+         * initialize: index r, r + R, ... to rank r), not in name order */
+        *names = 2;
         *sizes = synthetic ? 1 : 2;
         return;
     }
@@ -1568,10 +1570,11 @@ s_phase_eval (s_session_t *self, uint64_t e)
                                &self->eval_sizes);
         }
         else {
-            /* no listing (skip_listing, synthetic storage): DLIO's names;
-             * the generator's sizes on synthetic storage and where train/'s
+            /* no listing (skip_listing, synthetic storage): DLIO's names,
+             * in index order with skip_listing as DLIO deals them; the
+             * generator's sizes on synthetic storage and where train/'s
              * are, else unknown */
-            self->eval_names = 1;
+            self->eval_names = wl->skip_listing ? 2 : 1;
             self->eval_sizes = synthetic || (self->catalog_sizes == 1 && sb_generator_size_known (&ds, 0)) ? 1 : 2;
         }
         sb_info ("evaluation set: %llu objects of valid/%s; names %s, sizes %s", (unsigned long long) listed,

@@ -124,7 +124,7 @@ typedef struct {
     uint8_t         *footered;      /* parquet: a bit per catalog file whose footer was read this epoch (owned) */
     int              monotone;      /* positions of a batch read a file's samples in order (see s_run) */
     uint64_t         listed;
-    int              catalog_names, catalog_sizes;
+    int              catalog_names, catalog_sizes;  /* PHASE_START's: names 1 name order, 2 index order */
     int              asking;        /* entries come from the coordinator */
     uint64_t         size_of[S_SIZE_CACHE], size_key[S_SIZE_CACHE];   /* generator sizes, key file + 1 */
 } s_set_t;
@@ -418,7 +418,7 @@ s_read_at (sb_trainer_t *self, s_rank_t *r, uint64_t p, s_read_t *rd)
             s_fail (self, r, "sampler", NULL, 0, text, NULL);
             return -1;
         }
-        rd->dlio = sb_dataset_index_at (&self->set->ds, file);
+        rd->dlio = self->set->catalog_names == 2 ? file : sb_dataset_index_at (&self->set->ds, file);
         rd->size = SB_SIZE_UNKNOWN;
         if (self->set->catalog_sizes == 1 && s_generator_size (self, file, rd->dlio, &rd->size, text, sizeof text) != 0) {
             s_fail (self, r, "size", NULL, 0, text, NULL);
@@ -436,7 +436,7 @@ s_read_at (sb_trainer_t *self, s_rank_t *r, uint64_t p, s_read_t *rd)
             return -1;
         }
         if (self->set->catalog_names && file < self->set->ds.files)
-            rd->dlio = sb_dataset_index_at (&self->set->ds, file);
+            rd->dlio = self->set->catalog_names == 2 ? file : sb_dataset_index_at (&self->set->ds, file);
     }
     char key[PATH_MAX];     /* not `= ""`: that zeroes 4 KiB for every read (most of a small read's cost) */
     key[0] = '\0';
@@ -590,7 +590,7 @@ s_build_sampler (sb_trainer_t *self, const sb_msg_phase_start_t *ps, char *err, 
     self->set->monotone = sc.kind == SB_SAMPLER_DLIO_INDEX || sc.kind == SB_SAMPLER_DLIO_FILES
         || ((sc.kind == SB_SAMPLER_GLOBAL || sc.kind == SB_SAMPLER_DLIO_ITERATIVE) && in_order);
     self->set->listed = ps->listed;
-    self->set->catalog_names = ps->catalog_names == 1;
+    self->set->catalog_names = ps->catalog_names == 1 || ps->catalog_names == 2 ? (int) ps->catalog_names : 0;
     self->set->catalog_sizes = (int) ps->catalog_sizes;
     self->set->asking = !(self->set->catalog_names && self->set->catalog_sizes != 0);
     if (!self->set->asking && self->set->listed != self->set->ds.files) {

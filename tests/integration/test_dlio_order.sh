@@ -133,4 +133,29 @@ run_case files7 dlio_files parquet 4 7 3 2 2 1 1 1 2 1 framework=pytorch reader.
 # batch 1 without prefetch: a file's first group still gets its footer reads' slots
 run_case files7p0 dlio_files parquet 4 7 3 1 2 1 1 1 2 1 framework=pytorch reader.data_loader=pytorch dataset.parquet.row_group_size=2 reader.prefetch_size=0
 
+# subfolders: a listed dataset is dealt in name order (DLIO sorts the URIs it
+# lists: folder 0's files, then folder 1's), skip_listing in index order
+# (main.py's skip_listing: index r, r + R, ... to rank r); 8 files in 2
+# subfolders, 2 ranks, no shuffle: rank 0 reads 0,4,1,5 listed, 0,2,4,6 not
+sl="dataset.num_files_train=8 dataset.num_subfolders_train=2 dataset.num_samples_per_file=1
+    dataset.record_length_bytes=4096 dataset.record_length_bytes_stdev=0 dataset.data_folder=./sl
+    reader.batch_size=1 reader.sample_shuffle=off reader.file_shuffle=off train.epochs=1
+    train.computation_time=0 --accelerators 2 --local 1 --progress off"
+# shellcheck disable=SC2086 # one override per word
+sb datagen $sl --db sl.db
+expect_eq "subfolders: datagen exit" "$SB_RC" 0
+for listing in false true; do
+    rm -rf "sltr-$listing" && mkdir "sltr-$listing"
+    # shellcheck disable=SC2086 # one override per word
+    sb run $sl dataset.skip_listing=$listing "shardbench.trace=$PWD/sltr-$listing" --db sl.db
+    expect_eq "subfolders, skip_listing=$listing: exit" "$SB_RC" 0
+    got=$(awk -F, 'FNR > 1 && $1 == 0 { print $5, $6 }' "sltr-$listing"/*.csv | sort -n | awk '{ print $2 }' | tr '\n' ' ')
+    if [ "$listing" = false ]; then
+        want="train/0/img_0_of_8.npz train/0/img_4_of_8.npz train/1/img_1_of_8.npz train/1/img_5_of_8.npz "
+    else
+        want="train/0/img_0_of_8.npz train/0/img_2_of_8.npz train/0/img_4_of_8.npz train/0/img_6_of_8.npz "
+    fi
+    expect_eq "subfolders, skip_listing=$listing: rank 0's files in DLIO's order" "$got" "$want"
+done
+
 finish
