@@ -690,8 +690,11 @@ s_ckpt_done (sb_trainer_t *self, s_rank_t *r, double now)
                                            .bytes = res.bytes, .started_at = res.started_at,
                                            .finished_at = res.finished_at };
     r->ckpt_next++;
-    r->ckpt_s += now - res.started_at;
-    r->load_since = now;    /* DLIO: the next block starts after the save */
+    /* now was read before this pump pass, the save's clock on its own
+     * thread: a save that began and ended within the pass ends after now */
+    double end = now > res.finished_at ? now : res.finished_at;
+    r->ckpt_s += end - res.started_at;
+    r->load_since = end;    /* DLIO: the next block starts after the save */
     if (self->out.fn (self->out.ctx, &m) != 0)
         self->failed = 1;
 }
