@@ -73,6 +73,10 @@ struct sb_format_obj {
     size_t   itemsize;
     const char *descr;
     int      listed;
+    /* set by fill when it could not produce the bytes asked for (out of
+     * memory compressing a parquet page): what it filled is not the object,
+     * and a writer must not store it */
+    int      failed;
 };
 
 /* ---- companions: DLIO's indexed_binary and mmap_indexed_binary ----

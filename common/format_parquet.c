@@ -1005,7 +1005,8 @@ s_fill_compressed (sb_format_obj_t *obj, uint64_t offset, uint8_t *buf, size_t l
     uint64_t r = offset - l->chunk_at[lo], end = l->chunk_at[lo + 1] - l->chunk_at[lo];
     size_t n = end - r < len ? (size_t) (end - r) : len;
     if (s_zpage (obj, lo) != 0) {
-        memset (buf, 0, n);     /* out of memory mid-fill: bytes that fail verification */
+        memset (buf, 0, n);     /* out of memory mid-fill: not the object (obj->failed) */
+        obj->failed = 1;
         return n;
     }
     const s_col_t *col = &l->cols[lo % l->ncols];

@@ -145,8 +145,9 @@ sb_storage_keys_reader (sb_config_t *cfg, char *err, size_t err_size)
     df = sb_config_get (cfg, "dataset.data_folder");
     if (root_remote && (!df || strcmp (s_value (df), s_value (root)) != 0)) {
         if (sb_config_copy (cfg, "reader.data_loader_root", "dataset.data_folder") != 0) {
-            snprintf (err, err_size, "%s: key 'reader.data_loader_root': out of memory", sb_config_where (root, where,
-                      sizeof where));
+            /* the copy may have moved the entries: look root up again */
+            snprintf (err, err_size, "%s: key 'reader.data_loader_root': out of memory",
+                      sb_config_where (sb_config_get (cfg, "reader.data_loader_root"), where, sizeof where));
             return -1;
         }
         used += (size_t) snprintf (taken + used, used < sizeof taken ? sizeof taken - used : 0, "%s%s",
@@ -166,8 +167,10 @@ sb_storage_keys_reader (sb_config_t *cfg, char *err, size_t err_size)
     if (!remote && root_remote)
         remote = sb_config_get (cfg, "reader.data_loader_root");
     if (remote && !sb_config_get (cfg, "storage.storage_type")) {
+        const char *remote_key = remote->key;   /* its text stays when the entries move */
         if (sb_config_set_at (cfg, "storage.storage_type", "object", remote->origin, remote->line) != 0) {
-            snprintf (err, err_size, "%s: key '%s': out of memory", sb_config_where (remote, where, sizeof where), remote->key);
+            snprintf (err, err_size, "%s: key '%s': out of memory",
+                      sb_config_where (sb_config_get (cfg, remote_key), where, sizeof where), remote_key);
             return -1;
         }
         used += (size_t) snprintf (taken + used, used < sizeof taken ? sizeof taken - used : 0, "%s%s",

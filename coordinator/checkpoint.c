@@ -122,13 +122,22 @@ s_scaled (double scale, uint64_t bytes)
 }
 
 /* Append one file of rank r (model: 1 for a model state, 0 for the
- * optimizer's); a file of 0 bytes is left out, as DLIO writes none. */
+ * optimizer's); a file of 0 bytes is left out, as DLIO writes none, and so
+ * is one that checkpoint.scale rounds to 0 bytes (the workers write no
+ * empty file, and count the files they write). */
 static int
 s_add_file (sb_ckpt_plan_t *self, uint64_t r, int model, uint64_t bytes, char *err, size_t err_size,
             const char *fmt, ...)
 {
     if (bytes == 0)
         return 0;
+    if (s_scaled (self->scale, bytes) == 0) {
+        if (model)
+            self->full_model_bytes += bytes;
+        else
+            self->full_optim_bytes += bytes;
+        return 0;
+    }
     if (self->nfiles >= SB_PROTO_MAX_ARRAY) {
         snprintf (err, err_size, "a checkpoint of over %d files: a checkpoint phase carries every file in one"
                   " message", SB_PROTO_MAX_ARRAY);

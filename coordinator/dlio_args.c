@@ -246,9 +246,11 @@ sb_dlio_write_outputs (const sb_dlio_args_t *self, const char *config_yaml, char
         const char *a = self->task[i], *key = a + strspn (a, "+"), *eq = strchr (key, '=');
         if (!strncmp (key, "workload.", 9))
             key += 9;
+        /* the key's last segment decides (sb_workload_is_secret_key); a
+         * key too long for the buffer is redacted rather than cut short */
         char k[512];
-        snprintf (k, sizeof k, "%.*s", eq ? (int) (eq - key) : 0, key);
-        int secret = eq && sb_workload_is_secret_key (k);
+        int len = snprintf (k, sizeof k, "%.*s", eq ? (int) (eq - key) : 0, key);
+        int secret = eq && (len < 0 || (size_t) len >= sizeof k || sb_workload_is_secret_key (k));
         /* single-quoted YAML scalars: a quote is doubled */
         n += (size_t) snprintf (list + n, cap - n, "- '");
         for (const char *p = a; *p && (!secret || p <= eq); p++) {

@@ -146,6 +146,8 @@ typedef struct {
     /* issue 15, ckpt: checkpoints during training (wl->ckpt.in_train; the files: ckpt) */
     uint64_t       *ckpt_steps;     /* this epoch's, as PHASE_START ckpt_steps (owned) */
     uint64_t       *ckpt_arrived;   /* per checkpoint of this epoch: ranks that reported it (owned) */
+    uint64_t       *ckpt_rank_next; /* per rank: its next checkpoint of this epoch, as it reports them in
+                                     * order (owned; a repeated report fails the run) */
     size_t          ckpt_nsteps;
     uint64_t        ckpt_first;     /* run-wide number of this epoch's first checkpoint */
     uint64_t        ckpt_written;   /* checkpoints of the run every rank reported */
@@ -1841,7 +1843,7 @@ s_on_ckpt_done (s_session_t *self, s_worker_t *w, const sb_msg_ckpt_done_t *m)
     if (self->phase != S_PHASE_TRAIN || m->epoch != self->epoch || m->rank < w->first_rank
         || m->rank >= w->first_rank + w->ranks || m->checkpoint < self->ckpt_first || k >= self->ckpt_nsteps
         || m->step != self->ckpt_steps[k] || !(m->started_at >= 0 && m->finished_at >= m->started_at)
-        || !isfinite (m->finished_at)) {
+        || !isfinite (m->finished_at) || self->ckpt_rank_next[m->rank] != k) {
         s_fail (self, "worker %llu on %s reported checkpoint %llu (step %llu) of rank %llu in epoch %llu unexpectedly",
                 (unsigned long long) w->id, w->host, (unsigned long long) m->checkpoint, (unsigned long long) m->step,
                 (unsigned long long) m->rank, (unsigned long long) m->epoch);
@@ -1863,6 +1865,7 @@ s_on_ckpt_done (s_session_t *self, s_worker_t *w, const sb_msg_ckpt_done_t *m)
                 (unsigned long long) m->checkpoint, sb_resultdb_errmsg (self->o->db));
         return;
     }
+    self->ckpt_rank_next[m->rank]++;
     if (++self->ckpt_arrived[k] < self->o->accelerators)
         return;
     if (sb_ckpt_close (self->o->db, self->run_id, m->checkpoint) != 0) {
@@ -1888,9 +1891,11 @@ s_ckpt_epoch (s_session_t *self, uint64_t e, uint64_t batches, sb_msg_phase_star
     size_t max = (size_t) batches + 1;
     free (self->ckpt_steps);
     free (self->ckpt_arrived);
+    free (self->ckpt_rank_next);
     self->ckpt_steps = calloc (max, sizeof *self->ckpt_steps);
     self->ckpt_arrived = calloc (max, sizeof *self->ckpt_arrived);
-    if (!self->ckpt_steps || !self->ckpt_arrived) {
+    self->ckpt_rank_next = calloc ((size_t) self->o->accelerators, sizeof *self->ckpt_rank_next);
+    if (!self->ckpt_steps || !self->ckpt_arrived || !self->ckpt_rank_next) {
         s_fail (self, "out of memory for the checkpoints of epoch %llu", (unsigned long long) e);
         return -1;
     }
@@ -3379,7 +3384,8 @@ done:
     sb_ckpt_plan_fini (&self->ckpt);
     free (self->ckpt_steps);
     free (self->ckpt_arrived);
-    self->ckpt_steps = self->ckpt_arrived = NULL;
+    free (self->ckpt_rank_next);
+    self->ckpt_steps = self->ckpt_arrived = self->ckpt_rank_next = NULL;
     sb_resultdb_set_keep_alive (opts->db, NULL, NULL);
     if (*run_id < 0)
         *run_id = self->run_id;

@@ -272,6 +272,8 @@ s_files (s_run_t *self, const char *root, const char *dir, char *const *names, c
          size_t last, int write, int do_fsync, uint64_t *files, uint64_t *bytes)
 {
     for (size_t i = first; i < last; i++) {
+        if (s_should_stop (self))
+            return -1;
         if (sizes[i] == 0)
             continue;
         char key[512], full[PATH_MAX];
@@ -304,6 +306,13 @@ s_rank_span (const sb_msg_phase_start_t *ps, uint64_t rank, size_t *first, size_
     uint64_t a = ps->ckpt_first.items[rank], b = ps->ckpt_first.items[rank + 1];
     if (a > b || b > ps->ckpt_names.count)
         return -1;
+    /* file names from the coordinator: plain names inside the checkpoint's
+     * folder, none leading out of it */
+    for (uint64_t i = a; i < b; i++) {
+        const char *n = ps->ckpt_names.items[i];
+        if (!n || !*n || strchr (n, '/') || strcmp (n, ".") == 0 || strcmp (n, "..") == 0)
+            return -1;
+    }
     *first = (size_t) a;
     *last = (size_t) b;
     return 0;
@@ -318,8 +327,9 @@ sb_ckpt_rank_run (const sb_ckpt_rank_t *r, const sb_msg_phase_start_t *ps)
     size_t first, last;
     if (s_rank_span (ps, r->rank, &first, &last) != 0) {
         char err[256];
-        snprintf (err, sizeof err, "PHASE_START %s gives the files of %zu ranks, not of rank %llu", ps->phase,
-                  ps->ckpt_first.count ? ps->ckpt_first.count - 1 : 0, (unsigned long long) r->rank);
+        snprintf (err, sizeof err, "PHASE_START %s gives the files of %zu ranks, not of rank %llu, or a name that"
+                  " is not a plain file name", ps->phase, ps->ckpt_first.count ? ps->ckpt_first.count - 1 : 0,
+                  (unsigned long long) r->rank);
         s_fail (self, "protocol", NULL, 0, err, NULL);
         return;
     }
@@ -440,8 +450,8 @@ sb_ckpt_job_start (const sb_msg_welcome_t *cfg, const sb_storage_cfg_t *storage,
 {
     size_t first, last;
     if (s_rank_span (ps, rank, &first, &last) != 0) {
-        snprintf (err, err_size, "PHASE_START of epoch %llu names checkpoints but not the files of rank %llu",
-                  (unsigned long long) epoch, (unsigned long long) rank);
+        snprintf (err, err_size, "PHASE_START of epoch %llu names checkpoints but not the files of rank %llu"
+                  " (or a name that is not a plain file name)", (unsigned long long) epoch, (unsigned long long) rank);
         return NULL;
     }
     sb_ckpt_job_t *job = calloc (1, sizeof *job);

@@ -202,6 +202,15 @@ s_write_one (s_rank_t *self, const sb_dataset_t *ds, uint64_t i, size_t companio
         }
         size_t n = size - done < buf_size ? (size_t) (size - done) : buf_size;
         sb_format_fill (&obj, done, buf, n);
+        if (obj.failed) {
+            *errno_out = ENOMEM;
+            snprintf (err, err_size, "generate %s at offset %llu: out of memory producing the object's bytes", path,
+                      (unsigned long long) done);
+            close (fd);
+            unlink (tmp);
+            sb_format_close (&obj);
+            return -1;
+        }
         size_t put = 0;
         while (put < n) {
             ssize_t w = write (fd, buf + put, n - put);
@@ -296,7 +305,16 @@ s_put_one (s_rank_t *self, sb_s3_t *s3, const sb_dataset_t *ds, uint64_t i, size
     /* bytes count once the PUT succeeded: hashing and retries refill */
     sb_s3_error_t e;
     int rc = sb_s3_put (s3, full, size, s_fill_content, &obj, &e);
+    int bad_bytes = obj.failed;
     sb_format_close (&obj);
+    if (rc == 0 && bad_bytes) {
+        /* the object went up with bytes that are not its content */
+        snprintf (failure->target, sizeof failure->target, "%s", full);
+        snprintf (failure->message, sizeof failure->message, "rank %llu: object %llu: out of memory producing its"
+                  " bytes: %s holds a wrong object (generate again)", (unsigned long long) self->rank,
+                  (unsigned long long) i, full);
+        return -1;
+    }
     if (rc != 0) {
         snprintf (failure->message, sizeof failure->message, "%s", e.text);
         snprintf (failure->target, sizeof failure->target, "%s", full);

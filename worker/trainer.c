@@ -639,6 +639,12 @@ s_ckpt_keep (sb_trainer_t *self, const sb_msg_phase_start_t *ps)
     sb_proto_fini (&self->ckpt_ps);
     if (ps->ckpt_steps.count == 0)
         return 0;
+    /* outside input: the steps a rank saves after, from 1, ascending */
+    for (size_t i = 0; i < ps->ckpt_steps.count; i++)
+        if (ps->ckpt_steps.items[i] == 0 || (i && ps->ckpt_steps.items[i] <= ps->ckpt_steps.items[i - 1])) {
+            s_fail (self, NULL, "protocol", NULL, 0, "PHASE_START ckpt_steps are not ascending steps from 1", NULL);
+            return -1;
+        }
     sb_msg_t m = { .type = SB_MSG_PHASE_START };
     m.u.phase_start = *ps;
     uint8_t *data = NULL;
@@ -672,8 +678,9 @@ s_ckpt_after_step (sb_trainer_t *self, s_rank_t *r)
 }
 
 /* issue 15, ckpt: rank r's checkpoint finished: report it (CKPT_DONE) and
- * go on from now, the checkpoint's time out of DLIO's metrics. */
-static void
+ * go on from the save's end, the checkpoint's time out of DLIO's metrics.
+ * Returns that end (now, or later when the save ended after now was read). */
+static double
 s_ckpt_done (sb_trainer_t *self, s_rank_t *r, double now)
 {
     const sb_msg_phase_start_t *ps = &self->ckpt_ps.u.phase_start;
@@ -681,7 +688,7 @@ s_ckpt_done (sb_trainer_t *self, s_rank_t *r, double now)
     sb_ckpt_job_finish (&r->ckpt_job, 0, &res);
     if (res.failed) {
         s_fail (self, r, res.op, res.target[0] ? res.target : NULL, res.errno_val, res.message, NULL);
-        return;
+        return now;
     }
     sb_msg_t m = { .type = SB_MSG_CKPT_DONE };
     m.u.ckpt_done = (sb_msg_ckpt_done_t) { .rank = r->rank, .epoch = self->epoch,
@@ -697,6 +704,7 @@ s_ckpt_done (sb_trainer_t *self, s_rank_t *r, double now)
     r->load_since = end;    /* DLIO: the next block starts after the save */
     if (self->out.fn (self->out.ctx, &m) != 0)
         self->failed = 1;
+    return end;
 }
 
 int
@@ -1358,7 +1366,7 @@ s_advance (sb_trainer_t *self, s_rank_t *r, double now)
         if (r->ckpt_job) {     /* issue 15, ckpt: the rank waits for its checkpoint; reads go on */
             if (!sb_ckpt_job_done (r->ckpt_job))
                 break;
-            s_ckpt_done (self, r, now);
+            now = s_ckpt_done (self, r, now);   /* the rank goes on from the save's end */
             progress = 1;
             continue;
         }
