@@ -25,6 +25,15 @@ wait_for () {
     until "$@"; do [ $SECONDS -ge $end ] && return 1; sleep 0.02; done
 }
 gone () { ! kill -0 "$1" 2>/dev/null; }
+# every thread of process $1 stopped (kill -STOP returns before they are:
+# a rename in flight would land after the count)
+stopped () {
+    local t state
+    for t in /proc/"$1"/task/*; do
+        state=$(sed 's/.*) //' "$t/stat" 2>/dev/null | cut -c1)
+        [ -z "$state" ] || [ "$state" = T ] || [ "$state" = t ] || return 1
+    done
+}
 has_tmp () { [ "$(tmps "$1")" -gt 0 ] && [ "$(files "$1")" -ge 2 ]; }
 
 # --- 1. one datagen per folder: the second is refused, naming the holder
@@ -54,6 +63,7 @@ ep=$(coordinator_endpoint b.err)
 W=$!
 wait_for 30 has_tmp b/train
 kill -STOP "$W"
+wait_for 10 stopped "$W"
 before=$(files b/train)
 expect_eq "SIGINT: stopped mid-way (fewer than 24 files, $before)" "$([ "$before" -lt 24 ] && echo yes)" yes
 expect_eq "SIGINT: a temporary of this writer's own name exists" \
@@ -80,6 +90,7 @@ ep=$(coordinator_endpoint b.err)
 W=$!
 wait_for 30 has_tmp b/train
 kill -STOP "$W"
+wait_for 10 stopped "$W"
 before=$(files b/train)
 expect_eq "SIGKILL: stopped mid-way (fewer than 24 files, $before)" "$([ "$before" -lt 24 ] && echo yes)" yes
 kill -KILL "$C"; wait "$C" 2>/dev/null
