@@ -8,7 +8,7 @@
 --
 -- Train runs carry two sets of figures. The headline is DLIO's (MLPerf Storage's) metrics under
 -- DLIO's names (train_au_*, train_throughput_*, train_io_*), computed as DLIO_local_changes'
--- utils/statscounter.py computes them (common/dlio_metrics.h; docs/DLIO.md): the steps of
+-- utils/statscounter.py computes them (lib/metrics/dlio_metrics.h; docs/DLIO.md): the steps of
 -- output.metric.exclude_start_steps / exclude_end_steps left out, AU and samples/s per rank over its
 -- epoch's span less the excluded steps' load and compute time, the epoch AU the ranks' mean, the epoch
 -- samples/s the ranks' sum, MB/s = samples/s x the nominal record size / 2^20. Beside them,
@@ -48,7 +48,7 @@ CREATE TABLE IF NOT EXISTS runs (
   train_io_stdev_MB_per_second REAL,
   record_size_bytes INTEGER,         -- DLIO's nominal record size: dataset.record_length_bytes, or with
                                      --   dataset.parquet.columns the sum of size x dtype bytes
-  sampler       TEXT,               -- train: the read order, common/sampler.h: 'dlio_index' | 'dlio_iterative' |
+  sampler       TEXT,               -- train: the read order, lib/dataset/sampler.h: 'dlio_index' | 'dlio_iterative' |
                                     --   'dlio_files' | 'global' (shardbench.sampler, reader.data_loader[_sampler])
   loader_threads INTEGER,           -- train: loader threads per rank the sampler ran with (reader.read_threads
                                     --   raised from 1 as DLIO does on worker 0's host; no comma in this comment:
@@ -117,7 +117,7 @@ CREATE TABLE IF NOT EXISTS epochs (
   PRIMARY KEY (run_id, epoch)
 );
 
--- Sample read latency of a train epoch: the log-linear histogram (common/histogram.h) merged
+-- Sample read latency of a train epoch: the log-linear histogram (lib/metrics/histogram.h) merged
 -- over the epoch's ranks, one row per non-empty bucket; the counts of an epoch add up to
 -- epochs.samples. A bucket holds latencies from bucket_low_us up to, not including, bucket_high_us
 -- (the last bucket, from 2^41 us = 25 days, holds everything above its low end).

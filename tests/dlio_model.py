@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """dlio_model: the per-rank read order of mlcommons/DLIO_local_changes (the
 DLIO that MLPerf Storage v3.0 runs), modelled from its code with numpy's own
-generator, as the oracle for shardbench's sampler (common/sampler.h).
+generator, as the oracle for shardbench's sampler (lib/dataset/sampler.h).
 
 It calls np.random.seed / np.random.shuffle where and how DLIO does (on
 Python lists where DLIO shuffles lists, on np.arange arrays where it shuffles

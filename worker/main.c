@@ -46,7 +46,7 @@ s_usage (FILE *f)
 /* The agent's own sockets, before any rank, need a few dozen descriptors
  * (CZMQ aborts on a socket it cannot create): raise the soft limit to the
  * hard one and refuse a limit below that. The ranks are counted once the
- * workload is known (worker/agent.c). Returns 0, or -1 (said why). */
+ * workload is known (worker/agent/agent.c). Returns 0, or -1 (said why). */
 static int
 s_fd_floor (void)
 {

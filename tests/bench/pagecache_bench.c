@@ -1,4 +1,4 @@
-/* pagecache_bench: what a page-cache check (common/pagecache.h) costs, per
+/* pagecache_bench: what a page-cache check (lib/storage/pagecache.h) costs, per
  * call, for files of 64 KiB, 1 MiB, 16 MiB and 140 MiB (unet3d's size),
  * cached and evicted, with cachestat and with the mincore fallback, and
  * what evicting a clean file costs. Run by tests/bench/pagecache.sh in

@@ -1,5 +1,5 @@
 /* s3_get_bench: GET a list of objects through shardbench's S3 engine
- * (common/s3_client.c, the code every rank reads with) at a fixed
+ * (lib/storage/s3/s3_client.c, the code every rank reads with) at a fixed
  * concurrency, and print MB/s and requests/s. Used by s3_get.sh next to
  * `curl -Z --parallel-max N` on the same objects.
  *

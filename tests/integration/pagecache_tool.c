@@ -1,4 +1,4 @@
-/* pagecache_tool: common/pagecache.h from the command line, for the
+/* pagecache_tool: lib/storage/pagecache.h from the command line, for the
  * integration tests.
  *   pagecache_tool evict ROOT THREADS PATH...   evict PATHs under ROOT
  *   pagecache_tool residency FILE               print "RESIDENT CHECKED" bytes

@@ -2,7 +2,7 @@
 # train.computation_time as a distribution, end to end: every rank draws its
 # batches' compute times from its own seeded stream, so two runs with one
 # seed record the same compute per rank and epoch, ranks differ, and the
-# times are those of common/distribution.c (tests/unit/test_distribution.c
+# times are those of lib/base/distribution.c (tests/unit/test_distribution.c
 # checks that sequence). Then every built-in preset is accepted by `run`.
 . "$(dirname "$0")/lib.sh"
 

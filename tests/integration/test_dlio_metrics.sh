@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# DLIO's metrics (common/dlio_metrics.h, as DLIO_local_changes'
+# DLIO's metrics (lib/metrics/dlio_metrics.h, as DLIO_local_changes'
 # utils/statscounter.py computes them) from real train runs on synthetic
 # storage with a constant compute of 0.01 s per batch:
 # - the window: output.metric.exclude_start_steps 3 and exclude_end_steps 2

@@ -10,7 +10,7 @@
 # - pytorch, parquet: the files kind (loader worker w reads files w::threads),
 #   each row group read once and its other samples served from it;
 # - the same with the ranks split over 2 workers, and with shardbench.sampler:
-#   global (one Feistel order over all samples, common/shard.h).
+#   global (one Feistel order over all samples, lib/dataset/shard.h).
 # Per rank and epoch the test compares the sequence of (catalog file index,
 # sample in file), the step count and the samples dropped.
 . "$(dirname "$0")/lib.sh"

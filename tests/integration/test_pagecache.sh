@@ -4,7 +4,7 @@
 #   file with O_DIRECT and every read of one at a 4096-aligned offset and of
 #   a 4096-multiple length; verification passes and the bytes counted are
 #   exactly the files' bytes (their sizes are not multiples of 4096);
-# - without it: after the evictor (common/pagecache.h, through
+# - without it: after the evictor (lib/storage/pagecache.h, through
 #   pagecache_tool) fincore shows 0 resident bytes; the run's residency
 #   figure is 0 for an epoch read from the device and 1 (flagged as served
 #   from memory) for one read from the page cache;

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Live progress (coordinator/progress.c): with stderr not a terminal, plain
+# Live progress (coordinator/report/progress.c): with stderr not a terminal, plain
 # "progress:" lines every few seconds; on a terminal (a pty from script(1)),
 # a block redrawn with ANSI cursor-up / clear-line. Fields and formats are
 # checked, not timings: computation_time makes the run last longer than
 # one interval, so at least one line is due. The step of its total shows only
 # with more than one worker: one worker runs the step barrier itself and the
-# coordinator sees no step releases (worker/trainer.c, session.c).
+# coordinator sees no step releases (worker/trainer/trainer.c, session.c).
 . "$(dirname "$0")/lib.sh"
 
 # 64 samples, 2 ranks, batch 2: 16 steps of at least 0.45 s, over 7 s

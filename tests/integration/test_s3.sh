@@ -58,7 +58,7 @@ expect_eq "60 objects written" "$(q s3.db "SELECT samples FROM epochs WHERE run_
 expect_eq "catalog lists 60 objects" "$(q s3.db "SELECT count, uri FROM catalogs ORDER BY id DESC LIMIT 1")" "60|s3://sbtest/mission/train"
 expect_eq "catalog bytes = bytes written" "$(q s3.db "SELECT (SELECT bytes FROM catalogs ORDER BY id DESC LIMIT 1) = (SELECT bytes FROM epochs WHERE run_id = 1)")" 1
 expect_eq "objects on the server (subfolders)" "$(find s3data/sbtest/mission/train -name 'img_*_of_60.npz*' -type d -o -name 'img_*_of_60.npz*' -type f | wc -l | tr -d ' ' | grep -qv '^0$' && echo present)" present
-# npz on object storage runs DLIO's file sampler (dlio_files, common/sampler.h):
+# npz on object storage runs DLIO's file sampler (dlio_files, lib/dataset/sampler.h):
 # 4 ranks own 15 objects each (rank r: catalog r, r+4, ...); loader thread t
 # of 2 takes local files t, t+2, ...: thread 0 has 8 (2 full batches of 4),
 # thread 1 has 7 (1 batch, 3 left). The 3 left cannot fill a batch, so each

@@ -39,7 +39,7 @@ injected () { tail -n +"$((cut_at + 1))" proxy.err | grep -c 'inject'; }
 
 # 24 objects; 2 epochs: 48 object GETs per run. record_length_bytes 20000
 # draws records as DLIO does, int(sqrt(20000))^2 = 141^2 = 19881 bytes
-# (common/dataset.c sb_dataset_record_dims, stdev 0); raw objects (no format
+# (lib/dataset/dataset.c sb_dataset_record_dims, stdev 0); raw objects (no format
 # framing): an object is exactly its record
 rec=$(python3 -c 'import math; print(math.isqrt(20000) ** 2)')
 common="dataset.format=bin dataset.data_folder=faults dataset.num_files_train=24 dataset.record_length_bytes=20000

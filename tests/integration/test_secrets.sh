@@ -5,7 +5,7 @@
 # shared credentials file profile, with debug logging, leave none of them in
 # the result database (sqlite3 .dump), the coordinator's or the worker's
 # output, or the messages between coordinator and workers (captured with
-# SHARDBENCH_WIRE_TRACE, common/wire.c). Positive controls show that each
+# SHARDBENCH_WIRE_TRACE, lib/proto/wire.c). Positive controls show that each
 # place searched holds the run (so an empty search means something) and
 # that the server really checks the secret.
 . "$(dirname "$0")/lib.sh"

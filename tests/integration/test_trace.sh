@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # shardbench.trace: every read of every rank, one CSV line each, checked
-# against the order of shardbench's global sampler (common/shard.h, no
+# against the order of shardbench's global sampler (lib/dataset/shard.h, no
 # shuffle: rank r reads samples r*k .. r*k + steps*batch - 1, k = floor(S/R)):
 # 20 files, 3 ranks, batch 2, 2 epochs: k = 6, 3 steps, 6 reads per rank per
 # epoch, 2 samples dropped. Once on DLIO names (workers derive keys and

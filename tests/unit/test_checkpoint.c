@@ -16,7 +16,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "checkpoint.h"
+#include "ckpt_plan.h"
 #include "config.h"
 #include "embedded.h"
 #include "workload.h"

@@ -1,5 +1,5 @@
 /* Sampler kind and loader threads as DLIO_local_changes chooses them
- * (common/sampler_kind.h): every branch of the rule, and the read_threads
+ * (lib/dataset/sampler_kind.h): every branch of the rule, and the read_threads
  * auto-raise. */
 #include <check.h>
 #include "check_main.h"

@@ -1,0 +1,1291 @@
+/* workload: one table of every key, its type, default and bounds. */
+#include "workload.h"
+#include "dataset.h"
+#include "format.h"
+#include "datafolder.h"
+#include "log.h"
+#include "proto.h"
+#include "storage_keys.h"
+#include "ckpt_target.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* T_U64R: a non-negative number rounded to an integer (MLPerf writes
+ * record_length_bytes: 114660.07); T_DIST: a parameter of the mapping form of
+ * train.computation_time (s_compute); T_ALIAS: another spelling of the key
+ * named in `fallback`, read when that key is absent (s_aliases). */
+typedef enum { T_U64, T_U64R, T_F64, T_STR, T_BOOL, T_SHUFFLE, T_SYNC, T_STORAGE, T_LB, T_LIST, T_DIST, T_ALIAS,
+               T_IGNORED, T_I64, T_COUNT, T_CUSTOM, T_NA } s_type_t;
+/* T_I64: a signed integer (int64_t field); T_COUNT: a count where a negative
+ * number means none, as DLIO's -1 (uint64_t field, 0) */
+/* T_CUSTOM: read by a function below (storage, credentials, train.computation_time_stdev);
+ * T_NA: a DLIO key accepted without effect, `doc` saying why (sb_workload_log_not_applicable). */
+
+typedef struct {
+    const char *key;
+    s_type_t    type;
+    size_t      offset;     /* in sb_workload_t */
+    size_t      size;       /* for T_STR: buffer size */
+    const char *fallback;   /* default value text */
+    double      min, max;   /* bounds for numbers */
+    const char *doc;
+} s_key_t;
+
+#define OFF(f) offsetof (sb_workload_t, f)
+#define STRF(f) OFF (f), sizeof (((sb_workload_t *) 0)->f)
+#define BIG 1.8e19
+
+_Static_assert (SB_WORKLOAD_COLUMNS_MAX == SB_PROTO_MAX_STR + 1, "WELCOME carries dataset.parquet.columns whole");
+_Static_assert (sizeof ((sb_datafolder_marker_t *) 0)->parquet_columns == SB_WORKLOAD_COLUMNS_MAX,
+                "a dataset marker holds dataset.parquet.columns whole");
+
+static const s_key_t s_keys[] = {
+    { "model.name", T_STR, STRF (model_name), "custom", 0, 0, "model name shown in reports (`model: NAME` too)" },
+    { "framework", T_STR, STRF (framework), "pytorch", 0, 0, "DLIO framework (recorded only)" },
+    { "dataset.data_folder", T_STR, STRF (data_folder), "./shardbench-data", 0, 0, "folder holding train/" },
+    { "dataset.format", T_STR, STRF (format), "npz", 0, 0, "file extension of the objects" },
+    { "dataset.file_prefix", T_STR, STRF (file_prefix), "img", 0, 0, "object name prefix" },
+    { "dataset.num_files_train", T_U64, OFF (num_files_train), 0, "64", 1, BIG, "objects in the training set" },
+    { "dataset.num_samples_per_file", T_U64, OFF (num_samples_per_file), 0, "1", 1, 1e9, "samples in one object" },
+    { "dataset.record_length_bytes", T_U64R, OFF (record_length_bytes), 0, "65536", 1, 1e12, "bytes per sample" },
+    { "dataset.record_length_bytes_stdev", T_U64R, OFF (record_length_bytes_stdev), 0, "0", 0, 1e12, "stdev of bytes per sample" },
+    { "dataset.record_length", T_CUSTOM, 0, 0, "", 0, 0, "not read by DLIO_local_changes (record_length_bytes is): accepted with a warning, not used" },
+    { "dataset.record_length_stdev", T_CUSTOM, 0, 0, "", 0, 0, "not read by DLIO_local_changes (record_length_bytes_stdev is): accepted with a warning, not used" },
+    { "dataset.parquet.row_group_size", T_U64, OFF (parquet_row_group), 0, "0", 0, 1e9, "rows per parquet row group (0: 1 MiB of records)" },
+    { "dataset.compression", T_STR, STRF (compression), "none", 0, 0, "parquet page codec: none | snappy | gzip | zstd (DLIO's key; other formats: recorded only)" },
+    { "dataset.num_subfolders_train", T_U64, OFF (num_subfolders_train), 0, "0", 0, 1e7, "subfolders of train/ (DLIO rule)" },
+    { "dataset.skip_listing", T_BOOL, OFF (skip_listing), 0, "false", 0, 0, "no listing: DLIO names for num_files_train" },
+    { "dataset.listing_validation_interval", T_U64, OFF (listing_validation_interval), 0, "1000", 1, 1e12, "skip_listing: check every k-th object exists" },
+    { "reader.batch_size", T_U64, OFF (batch_size), 0, "1", 1, 1e9, "samples per step per rank" },
+    { "reader.read_threads", T_U64, OFF (read_threads), 0, "1", 0, 1024, "loader (and file read) threads per rank; 1 is raised as DLIO does, to min(cores / local ranks, 8)" },
+    { "reader.prefetch_size", T_U64, OFF (prefetch_size), 0, "2", 0, 1e6, "batches read ahead per rank" },
+    { "reader.sample_shuffle", T_SHUFFLE, OFF (sample_shuffle), 0, "off", 0, 0, "off | seed | random" },
+    { "reader.file_shuffle", T_SHUFFLE, OFF (file_shuffle), 0, "off", 0, 0, "off | seed | random" },
+    { "reader.data_loader", T_STR, STRF (data_loader), "", 0, 0, "pytorch | tensorflow | dali ... (default: the framework's); picks DLIO's sampler" },
+    { "reader.data_loader_sampler", T_STR, STRF (data_loader_sampler), "", 0, 0, "index | iterative (default: DLIO's for the data loader)" },
+    { "reader.odirect", T_BOOL, OFF (odirect), 0, "false", 0, 0, "read files with O_DIRECT (aligned buffers)" },
+    { "reader.verify", T_BOOL, OFF (verify), 0, "false", 0, 0, "check every byte read against the generator" },
+    { "train.epochs", T_U64, OFF (epochs), 0, "1", 1, 1e9, "epochs to train" },
+    { "train.computation_time", T_F64, OFF (computation_time), 0, "0", 0, 3600, "emulated compute seconds per batch" },
+    { "train.computation_time.type", T_DIST, 0, 0, "", 0, 0, "or a distribution: normal | uniform | gamma | exponential | poisson" },
+    { "train.computation_time.mean", T_DIST, 0, 0, "", 0, 3600, "normal (or no type): mean, s" },
+    { "train.computation_time.stdev", T_DIST, 0, 0, "", 0, 3600, "normal (or no type): standard deviation, s" },
+    { "train.computation_time.min", T_DIST, 0, 0, "", 0, 3600, "uniform: lower bound, s" },
+    { "train.computation_time.max", T_DIST, 0, 0, "", 0, 3600, "uniform: upper bound, s" },
+    { "train.computation_time.shape", T_DIST, 0, 0, "", 0, 1e6, "gamma: shape k" },
+    { "train.computation_time.scale", T_DIST, 0, 0, "", 0, 3600, "gamma: scale theta, s; exponential: mean, s" },
+    { "train.computation_time.lam", T_DIST, 0, 0, "", 0, 3600, "poisson: lambda (mean), s" },
+    { "train.seed", T_U64, OFF (seed), 0, "123", 0, BIG, "seed of shuffles, sizes and content" },
+    { "train.seed_change_epoch", T_BOOL, OFF (seed_change_epoch), 0, "true", 0, 0, "shuffles seeded seed + epoch (false: seed)" },
+    { "train.total_training_steps", T_F64, OFF (total_training_steps), 0, "-1", -1, 1e18, "steps per epoch at most, as DLIO applies it (-1: none)" },
+    { "output.metric.exclude_start_steps", T_U64, OFF (exclude_start_steps), 0, "1", 0, 1e9, "steps left out of AU and throughput at an epoch's start" },
+    { "output.metric.exclude_end_steps", T_U64, OFF (exclude_end_steps), 0, "0", 0, 1e9, "steps left out at an epoch's end" },
+    { "train.sync", T_SYNC, OFF (sync), 0, "step", 0, 0, "barrier: step | epoch" },
+    { "metric.au", T_F64, OFF (au), 0, "0.90", 0, 1, "accelerator-utilisation threshold to pass" },
+    { "storage.storage_type", T_STORAGE, OFF (storage.type), 0, "local_fs", 0, 0, "local_fs | s3 | synthetic" },
+    { "storage.storage_root", T_STR, STRF (storage.bucket), "", 0, 0, "S3 bucket (s3)" },
+    { "storage.storage_options.endpoint_url", T_STR, OFF (storage.endpoints[0]), 256, "", 0, 0, "one S3 endpoint, http(s)://HOST:PORT" },
+    { "storage.storage_options.endpoint_urls", T_LIST, OFF (storage.endpoints), 256, "", 0, 0, "several endpoints: [URL, URL, ...]" },
+    { "storage.storage_options.load_balance", T_LB, OFF (storage.lb), 0, "round_robin", 0, 0, "round_robin | least_connections" },
+    { "storage.storage_options.region", T_STR, STRF (storage.region), "", 0, 0, "signing region (default $AWS_REGION, else us-east-1)" },
+    { "storage.storage_options.path_style", T_BOOL, OFF (storage.path_style), 0, "true", 0, 0, "/bucket/key URLs (false: bucket.host)" },
+    { "storage.storage_options.max_in_flight", T_U64, OFF (storage.max_in_flight), 0, "16", 1, 4096, "concurrent requests per rank" },
+    { "storage.storage_options.connect_timeout_s", T_F64, OFF (storage.connect_timeout_s), 0, "5", 0.01, 600, "TCP connect timeout" },
+    { "storage.storage_options.request_timeout_s", T_F64, OFF (storage.request_timeout_s), 0, "60", 0.01, 86400, "whole-request timeout" },
+    { "storage.storage_options.max_retries", T_U64, OFF (storage.max_retries), 0, "5", 0, 100, "retries of a transient failure" },
+    { "storage.storage_options.multipart_threshold_bytes", T_U64, OFF (storage.multipart_threshold), 0, "67108864", 5242880, 5368709120.0, "multipart upload from this size (S3: 5 MiB to 5 GiB, a single PUT's limit)" },
+    { "storage.storage_options.multipart_part_bytes", T_U64, OFF (storage.multipart_part), 0, "16777216", 5242880, 5368709120.0, "multipart part size (S3: 5 MiB to 5 GiB; at most the threshold)" },
+    { "storage.storage_options.list_parallelism", T_U64, OFF (storage.list_parallelism), 0, "4", 1, 64, "concurrent listing streams over key ranges" },
+    { "storage.storage_options.list_page_size", T_U64, OFF (storage.list_page_size), 0, "1000", 1, 1000, "keys per ListObjectsV2 page" },
+    { "storage.storage_options.sign_payload", T_BOOL, OFF (storage.sign_payload), 0, "false", 0, 0, "hash PUT bodies (false: UNSIGNED-PAYLOAD)" },
+    { "storage.storage_options.columns", T_LIST, 0, 0, "", 0, 0, "parquet columns read, [name, ...] (DLIO's key; default all)" },
+    { "shardbench.accelerators", T_U64, OFF (accelerators), 0, "0", 0, 1e6, "ranks when --accelerators is absent (0: 1)" },
+    { "shardbench.heartbeat_interval_s", T_F64, OFF (heartbeat_interval_s), 0, "1", 0.05, 60, "heartbeat period" },
+    { "shardbench.heartbeat_timeout_s", T_F64, OFF (heartbeat_timeout_s), 0, "10", 0.2, 3600, "silence that counts as lost" },
+    { "shardbench.stall_timeout_s", T_F64, OFF (stall_timeout_s), 0, "120", 0, 86400, "a file read without progress this long fails the run (0: never)" },
+    { "shardbench.keys_page", T_U64, OFF (keys_page), 0, "256", 1, 65536, "keys per page sent to a rank" },
+    { "shardbench.io_buffer_bytes", T_U64, OFF (io_buffer_bytes), 0, "1048576", 4096, 1073741824, "read buffer per I/O thread" },
+    { "shardbench.sampler", T_STR, STRF (sampler), "dlio", 0, 0, "dlio: DLIO's per-rank files and order | global: one shuffle over all samples and ranks" },
+    { "shardbench.drop_page_cache", T_BOOL, OFF (drop_page_cache), 0, "true", 0, 0, "evict the epoch's files from the page cache before it (posix_fadvise)" },
+    { "shardbench.trace", T_STR, STRF (trace), "", 0, 0, "folder for per-read trace files, one per worker (\"\": none)" },
+    { "shardbench.remote_worker", T_STR, STRF (remote_worker), "", 0, 0, "worker binary on --hosts hosts (default $SHARDBENCH_REMOTE_WORKER, else shardbench-worker on PATH)" },
+    /* model and checkpoint: `shardbench checkpoint` (coordinator/session/ckpt_plan.c) */
+    { "model.num_layers", T_U64, OFF (ckpt.num_layers), 0, "0", 0, 1e6, "transformer layers (checkpoint sizes)" },
+    { "model.model_datatype", T_STR, STRF (ckpt.model_datatype), "fp16", 0, 0, "model state type: fp16 | bf16 | fp32 | fp64 | int8 | uint8" },
+    { "model.optimizer_datatype", T_STR, STRF (ckpt.optimizer_datatype), "fp32", 0, 0, "optimizer state type" },
+    { "model.parallelism.tensor", T_U64, OFF (ckpt.tensor), 0, "1", 1, 1e6, "tensor parallelism" },
+    { "model.parallelism.pipeline", T_U64, OFF (ckpt.pipeline), 0, "1", 1, 1e6, "pipeline parallelism" },
+    { "model.parallelism.data", T_U64, OFF (ckpt.data), 0, "0", 0, 1e6, "data parallelism of the full run (subset mode)" },
+    { "model.parallelism.zero_stage", T_U64, OFF (ckpt.zero_stage), 0, "0", 0, 3, "ZeRO stage 0..3" },
+    { "model.transformer.vocab_size", T_U64, OFF (ckpt.vocab_size), 0, "32000", 1, 1e9, "vocabulary" },
+    { "model.transformer.hidden_size", T_U64, OFF (ckpt.hidden_size), 0, "4096", 1, 1e9, "hidden dimension" },
+    { "model.transformer.ffn_hidden_size", T_U64, OFF (ckpt.ffn_hidden_size), 0, "11008", 1, 1e9, "FFN dimension" },
+    { "model.transformer.num_attention_heads", T_U64, OFF (ckpt.num_attention_heads), 0, "32", 1, 1e6, "attention heads" },
+    { "model.transformer.num_kv_heads", T_U64, OFF (ckpt.num_kv_heads), 0, "32", 1, 1e6, "key/value heads (GQA)" },
+    { "checkpoint.checkpoint_folder", T_STR, STRF (ckpt.folder), "./checkpoints", 0, 0, "where checkpoints go (s3: key prefix)" },
+    { "checkpoint.num_checkpoints_write", T_COUNT, OFF (ckpt.num_write), 0, "1", 0, 1e6, "checkpoints to write" },
+    { "checkpoint.num_checkpoints_read", T_COUNT, OFF (ckpt.num_read), 0, "1", 0, 1e6, "checkpoints to read back" },
+    { "checkpoint.fsync", T_BOOL, OFF (ckpt.fsync), 0, "true", 0, 0, "fsync every checkpoint file" },
+    { "checkpoint.mode", T_STR, STRF (ckpt.mode), "default", 0, 0, "default | subset (only some ranks of the full run)" },
+    { "checkpoint.time_between_checkpoints", T_F64, OFF (ckpt.time_between), 0, "0", 0, 86400, "emulated training between checkpoints, s" },
+    { "checkpoint.scale", T_F64, OFF (ckpt.scale), 0, "1", 1e-12, 1, "scale every checkpoint size (small runs)" },
+    { "model.model_size", T_IGNORED, 0, 0, 0, 0, 0, 0 },
+    { "reader.shuffle_size", T_NA, 0, 0, 0, 0, 0, "TensorFlow/DALI shuffle buffer: reorders samples in memory, reads the same bytes" },
+    /* DLIO keys accepted and recorded, not acted on by this version. */
+    { "workflow.profiling", T_NA, 0, 0, 0, 0, 0, "DLIO's profiler (iostat, darshan, dftracer): shardbench records its own per-read traces (shardbench.trace)" },
+    { "dataset.keep_files", T_NA, 0, 0, 0, 0, 0, "DLIO deletes the dataset after the run when false: shardbench keeps it (datagen --clean removes it)" },
+    { "dataset.record_length_bytes_resize", T_IGNORED, 0, 0, 0, 0, 0, 0 },
+    { "reader.read_type", T_NA, 0, 0, 0, 0, 0, "on_demand | memory: DLIO keeps files open between samples or not; the bytes read are the same" },
+    { "reader.computation_threads", T_NA, 0, 0, 0, 0, 0, "TensorFlow map() threads of the preprocessing, which shardbench does not emulate" },
+    { "reader.transfer_size", T_NA, 0, 0, 0, 0, 0, "TFRecordDataset read buffer size: shardbench reads each sample's byte range itself" },
+    { "reader.dont_use_mmap", T_NA, 0, 0, 0, 0, 0, "DALI readers' memory mapping: shardbench never maps files" },
+    /* issue 15, ckpt */
+    { "model.type", T_STR, STRF (ckpt.model_type), "", 0, 0, "model kind: any but transformer checkpoints model.model_size_bytes" },
+    { "model.model_size_bytes", T_U64, OFF (ckpt.model_size), 0, "10240", 0, 1e15, "checkpoint model state of a model that is not a transformer (DLIO's default)" },
+    { "checkpoint.steps_between_checkpoints", T_I64, OFF (ckpt.steps_between), 0, "-1", -1e15, 1e15, "training: a checkpoint every N steps of each epoch (0: none; -1: by epoch)" },
+    { "checkpoint.checkpoint_after_epoch", T_I64, OFF (ckpt.after_epoch), 0, "1", -1e15, 1e15, "training: first epoch that ends with a checkpoint" },
+    { "checkpoint.epochs_between_checkpoints", T_I64, OFF (ckpt.epochs_between), 0, "1", -1e15, 1e15, "training: epochs from one checkpoint to the next" },
+    { "checkpoint.type", T_IGNORED, 0, 0, 0, 0, 0, 0 },
+    { "checkpoint.randomize_tensor", T_IGNORED, 0, 0, 0, 0, 0, 0 },
+    { "checkpoint.rank_sync", T_IGNORED, 0, 0, 0, 0, 0, 0 },
+    { "checkpoint.checkpoint_mechanism_classname", T_IGNORED, 0, 0, 0, 0, 0, 0 },
+    { "checkpoint.model_size", T_IGNORED, 0, 0, 0, 0, 0, 0 },
+    /* issue 15, keys */
+    { "storage.storage_library", T_CUSTOM, 0, 0, "", 0, 0, "s3dlio | s3torchconnector | minio: DLIO's S3 client; shardbench's S3 engine does the I/O, the library is recorded" },
+    { "storage.storage_options.storage_library", T_CUSTOM, 0, 0, "", 0, 0, "the same (DLIO's command-line spelling)" },
+    { "storage.protocol", T_CUSTOM, 0, 0, "", 0, 0, "with storage_type object: s3 | file | direct" },
+    { "storage.endpoint_uris", T_CUSTOM, 0, 0, "", 0, 0, "several S3 endpoints (s3dlio's multi-endpoint list)" },
+    { "storage.load_balance_strategy", T_CUSTOM, 0, 0, "", 0, 0, "with endpoint_uris: round_robin | least_connections" },
+    { "storage.use_mpi_endpoint_distribution", T_CUSTOM, 0, 0, "false", 0, 0, "with endpoint_uris: rank r uses endpoint r mod N (DLIO's S3_ENDPOINT_URIS)" },
+    { "storage.storage_options.s3_force_path_style", T_CUSTOM, 0, 0, "", 0, 0, "true: /bucket/key URLs, false: bucket.host (DLIO's spelling of path_style)" },
+    { "storage.storage_options.s3_max_attempts", T_CUSTOM, 0, 0, "", 0, 0, "attempts of a request (max_retries + 1)" },
+    { "storage.storage_options.secure", T_NA, 0, 0, 0, 0, 0, "minio's TLS switch, which DLIO's adapter overrides by endpoint_url's scheme (none: http)" },
+    { "storage.storage_options.access_key_id", T_CUSTOM, 0, 0, "", 0, 0, "S3 credentials: used by the coordinator and its local workers, never stored or sent" },
+    { "storage.storage_options.secret_access_key", T_CUSTOM, 0, 0, "", 0, 0, "the secret of access_key_id (redacted in the stored configuration)" },
+    { "storage.storage_options.session_token", T_CUSTOM, 0, 0, "", 0, 0, "temporary credentials' token" },
+    { "train.computation_time_stdev", T_CUSTOM, 0, 0, "", 0, 3600, "older DLIO spelling of train.computation_time.stdev (normal)" },
+    { "reader.preprocess_time", T_F64, OFF (preprocess_time), 0, "0", 0, 3600, "seconds a loader thread spends on each sample after its bytes arrive (DLIO's preprocess sleep); or a mapping as train.computation_time" },
+    { "reader.preprocess_time_stdev", T_CUSTOM, 0, 0, "", 0, 3600, "its standard deviation (normal around reader.preprocess_time), s" },
+    { "reader.file_access", T_CUSTOM, 0, 0, "multi", 0, 0, "multi (one file per set of samples, DLIO's default); shared, collective, mpio, posix are refused" },
+    { "reader.pin_memory", T_NA, 0, 0, 0, 0, 0, "PyTorch copies batches into pinned memory for a GPU: no GPU here" },
+    { "reader.multiprocessing_context", T_NA, 0, 0, 0, 0, 0, "how PyTorch starts loader processes (fork, spawn): shardbench's loaders are threads" },
+    { "reader.data_loader_classname", T_NA, 0, 0, 0, 0, 0, "a DLIO plugin loader class: shardbench emulates reader.data_loader's loader" },
+    { "reader.reader_classname", T_NA, 0, 0, 0, 0, 0, "a DLIO plugin reader class: shardbench reads dataset.format itself" },
+    { "reader.shuffle", T_NA, 0, 0, 0, 0, 0, "DLIO reads no reader.shuffle: file_shuffle and sample_shuffle decide" },
+    { "reader.seed", T_NA, 0, 0, 0, 0, 0, "DLIO reads no reader.seed: train.seed seeds the shuffles" },
+    { "workflow.debug", T_NA, 0, 0, 0, 0, 0, "DLIO's debug logging: use -v" },
+    { "profiling.profiler", T_NA, 0, 0, 0, 0, 0, "DLIO's profiler: shardbench records its own per-read traces (shardbench.trace)" },
+    { "profiling.iostat_devices", T_NA, 0, 0, 0, 0, 0, "devices of DLIO's iostat profiler" },
+    { "logging.verbosity", T_NA, 0, 0, 0, 0, 0, "DLIO reads no logging section (Hydra's logging): use -v" },
+    { "generator.num_workers", T_NA, 0, 0, 0, 0, 0, "DLIO reads no generator section: datagen uses every rank's threads" },
+    { "generator.buffer_size", T_NA, 0, 0, 0, 0, 0, "DLIO reads no generator section" },
+    { "dataset.parquet.generation_batch_size", T_NA, 0, 0, 0, 0, 0, "rows DLIO's generator holds in memory at once: the file is the same" },
+    { "dataset.parquet.use_s3dlio_gen", T_NA, 0, 0, 0, 0, 0, "DLIO generates through s3dlio's generator: the file is the same" },
+    { "dataset.parquet.read_mode", T_NA, 0, 0, 0, 0, 0, "DLIO reads no dataset.parquet.read_mode: storage.storage_options.columns chooses the columns read" },
+    { "storage.storage_options.prefetch_workers", T_NA, 0, 0, 0, 0, 0, "read by no DLIO code: reader.read_threads and prefetch_size decide" },
+    { "reader.storage_type", T_CUSTOM, 0, 0, "", 0, 0, "taken as storage.storage_type when storage: lacks it (DLIO reads no storage key under reader:)" },
+    { "reader.protocol", T_CUSTOM, 0, 0, "", 0, 0, "taken as storage.protocol (see reader.storage_type)" },
+    { "reader.storage_library", T_CUSTOM, 0, 0, "", 0, 0, "taken as storage.storage_library (see reader.storage_type)" },
+    { "reader.storage_root", T_CUSTOM, 0, 0, "", 0, 0, "taken as storage.storage_root (see reader.storage_type)" },
+    { "reader.data_loader_root", T_CUSTOM, 0, 0, "", 0, 0, "an object store URI: the data folder (file://: recorded, dataset.data_folder decides)" },
+    { "reader.endpoint_uris", T_CUSTOM, 0, 0, "", 0, 0, "taken as storage.endpoint_uris (see reader.storage_type)" },
+    { "reader.load_balance_strategy", T_CUSTOM, 0, 0, "", 0, 0, "taken as storage.load_balance_strategy (see reader.storage_type)" },
+    { "reader.checkpoint_folder", T_NA, 0, 0, 0, 0, 0, "DLIO reads no reader.checkpoint_folder: checkpoint.checkpoint_folder" },
+    /* issue 15, formats */
+    { "dataset.record_element_type", T_STR, STRF (record_element_type), "uint8", 0, 0, "numpy type of a record's elements (DLIO): npy, npz, hdf5, tfrecord records are its itemsize x their elements" },
+    { "dataset.record_dims", T_LIST, 0, 0, "", 0, 0, "shape of a record, [d1, d2, ...] (DLIO): record_length_bytes becomes their product x the element size" },
+    { "dataset.record_element_bytes", T_IGNORED, 0, 0, 0, 0, 0, "DLIO recomputes it from dataset.record_element_type" },
+    /* issue 15, workflow */
+    { "workflow.generate_data", T_BOOL, OFF (generate_data), 0, "false", 0, 0, "a run generates the dataset first, as `shardbench datagen` (DLIO's default: false)" },
+    { "workflow.train", T_BOOL, OFF (do_train), 0, "true", 0, 0, "a run trains (false: datagen only, or the checkpoint workflow with workflow.checkpoint)" },
+    { "workflow.evaluation", T_BOOL, OFF (do_eval), 0, "false", 0, 0, "evaluate on valid/ after epochs (evaluation.eval_after_epoch, epochs_between_evals)" },
+    { "workflow.checkpoint", T_BOOL, OFF (do_checkpoint), 0, "false", 0, 0, "checkpoints: during training, or with train false the checkpoint workflow" },
+    { "dataset.num_files_eval", T_U64, OFF (num_files_eval), 0, "0", 0, BIG, "objects in the evaluation set (valid/); datagen writes them" },
+    { "dataset.num_subfolders_eval", T_U64, OFF (num_subfolders_eval), 0, "0", 0, 1e7, "subfolders of valid/ (DLIO rule)" },
+    { "reader.batch_size_eval", T_U64, OFF (batch_size_eval), 0, "1", 1, 1e9, "samples per evaluation step per rank" },
+    { "evaluation.eval_time", T_F64, OFF (eval_time), 0, "0", 0, 3600, "emulated compute seconds per evaluation step (mean)" },
+    { "evaluation.eval_time_stdev", T_F64, OFF (eval_time_stdev), 0, "0", 0, 3600, "its standard deviation (normal), s" },
+    { "evaluation.eval_time.mean", T_ALIAS, 0, 0, "evaluation.eval_time", 0, 0, "mapping form of evaluation.eval_time" },
+    { "evaluation.eval_time.stdev", T_ALIAS, 0, 0, "evaluation.eval_time_stdev", 0, 0, "mapping form of evaluation.eval_time_stdev" },
+    { "evaluation.eval_after_epoch", T_U64, OFF (eval_after_epoch), 0, "1", 0, 1e9, "first epoch after which evaluation runs (0 acts as 1: epochs count from 1)" },
+    { "evaluation.epochs_between_evals", T_U64, OFF (epochs_between_evals), 0, "1", 0, 1e9, "epochs from one evaluation to the next (0: every epoch, as DLIO's next_eval_epoch += 0)" },
+    /* issue 15, keys2 */
+    { "dataset.record_length_resize", T_CUSTOM, 0, 0, "", 0, 0, "not read by DLIO_local_changes (record_length_bytes_resize is): accepted with a warning, not used" },
+    { "reader.use_mpi_endpoint_distribution", T_CUSTOM, 0, 0, "", 0, 0, "taken as storage.use_mpi_endpoint_distribution (see reader.storage_type)" },
+    /* issue 15, preproc: the mapping form of reader.preprocess_time (s_dist_keys) */
+    { "reader.preprocess_time.type", T_DIST, 0, 0, "", 0, 0, "or a distribution: normal | uniform | gamma | exponential | poisson" },
+    { "reader.preprocess_time.mean", T_DIST, 0, 0, "", 0, 3600, "normal (or no type): mean, s" },
+    { "reader.preprocess_time.stdev", T_DIST, 0, 0, "", 0, 3600, "normal (or no type): standard deviation, s" },
+    { "reader.preprocess_time.min", T_DIST, 0, 0, "", 0, 3600, "uniform: lower bound, s" },
+    { "reader.preprocess_time.max", T_DIST, 0, 0, "", 0, 3600, "uniform: upper bound, s" },
+    { "reader.preprocess_time.shape", T_DIST, 0, 0, "", 0, 1e6, "gamma: shape k" },
+    { "reader.preprocess_time.scale", T_DIST, 0, 0, "", 0, 3600, "gamma: scale theta, s; exponential: mean, s" },
+    { "reader.preprocess_time.lam", T_DIST, 0, 0, "", 0, 3600, "poisson: lambda (mean), s" },
+};
+
+#define S_NKEYS (sizeof s_keys / sizeof s_keys[0])
+
+static int
+s_parse (const s_key_t *k, const sb_config_entry_t *e, const char *text, sb_workload_t *wl,
+         char *err, size_t err_size)
+{
+    char where[1200];
+    sb_config_where (e, where, sizeof where);
+    void *at = (char *) wl + k->offset;
+    if (e && e->items && k->type != T_LIST) {
+        snprintf (err, err_size, "%s: key '%s': expected a single value, got a list", where, k->key);
+        return -1;
+    }
+    switch (k->type) {
+    case T_U64: {
+        char *end = NULL;
+        errno = 0;
+        if (*text == '-' || *text == '\0')
+            goto bad_u64;
+        unsigned long long v = strtoull (text, &end, 10);
+        if (*end != '\0' || end == text || (errno && errno != ERANGE))
+            goto bad_u64;
+        if (errno == ERANGE) {
+            snprintf (err, err_size, "%s: key '%s': %s is out of range [%.0f, %.0f]", where, k->key, text, k->min,
+                      k->max);
+            return -1;
+        }
+        if ((double) v < k->min || (double) v > k->max) {
+            snprintf (err, err_size, "%s: key '%s': %llu is out of range [%.0f, %.0f]", where, k->key, v,
+                      k->min, k->max);
+            return -1;
+        }
+        *(uint64_t *) at = v;
+        return 0;
+    bad_u64:
+        if (*text)
+            snprintf (err, err_size, "%s: key '%s': expected a non-negative integer, got '%s'", where, k->key, text);
+        else
+            snprintf (err, err_size, "%s: key '%s': expected a non-negative integer, got no value", where, k->key);
+        return -1;
+    }
+    case T_F64: {
+        char *end = NULL;
+        errno = 0;
+        double v = strtod (text, &end);
+        if (errno || *text == '\0' || *end != '\0' || !isfinite (v)) {
+            snprintf (err, err_size, "%s: key '%s': expected a number, got '%s'", where, k->key, text);
+            return -1;
+        }
+        if (v < k->min || v > k->max) {
+            snprintf (err, err_size, "%s: key '%s': %g is out of range [%g, %g]", where, k->key, v, k->min, k->max);
+            return -1;
+        }
+        *(double *) at = v;
+        return 0;
+    }
+    case T_STR:
+        if (strlen (text) >= k->size || (strcmp (k->key, "dataset.data_folder") == 0 && !*text)) {
+            snprintf (err, err_size, "%s: key '%s': value is %s", where, k->key, *text ? "too long" : "empty");
+            return -1;
+        }
+        snprintf ((char *) at, k->size, "%s", text);
+        return 0;
+    case T_BOOL:
+        if (!strcasecmp (text, "true") || !strcasecmp (text, "yes") || !strcasecmp (text, "on") || !strcmp (text, "1"))
+            *(int *) at = 1;
+        else if (!strcasecmp (text, "false") || !strcasecmp (text, "no") || !strcasecmp (text, "off") || !strcmp (text, "0"))
+            *(int *) at = 0;
+        else {
+            snprintf (err, err_size, "%s: key '%s': expected true or false, got '%s'", where, k->key, text);
+            return -1;
+        }
+        return 0;
+    case T_SHUFFLE:
+        /* DLIO writes off/seed/random; YAML 1.1 readers also see booleans */
+        if (!strcasecmp (text, "off") || !strcasecmp (text, "false") || !strcasecmp (text, "no"))
+            *(sb_shuffle_t *) at = SB_SHUFFLE_OFF;
+        else if (!strcasecmp (text, "seed") || !strcasecmp (text, "true") || !strcasecmp (text, "on"))
+            *(sb_shuffle_t *) at = SB_SHUFFLE_SEED;
+        else if (!strcasecmp (text, "random"))
+            *(sb_shuffle_t *) at = SB_SHUFFLE_RANDOM;
+        else {
+            snprintf (err, err_size, "%s: key '%s': expected off, seed or random, got '%s'", where, k->key, text);
+            return -1;
+        }
+        return 0;
+    case T_SYNC:
+        if (!strcasecmp (text, "step"))
+            *(sb_sync_t *) at = SB_SYNC_STEP;
+        else if (!strcasecmp (text, "epoch"))
+            *(sb_sync_t *) at = SB_SYNC_EPOCH;
+        else {
+            snprintf (err, err_size, "%s: key '%s': expected step or epoch, got '%s'", where, k->key, text);
+            return -1;
+        }
+        return 0;
+    case T_STORAGE:
+        /* DLIO's StorageType (local_fs, parallel_fs, direct_fs, s3, aistore)
+         * and mlcommons/storage's s3dlio and object: s_storage_resolve
+         * refines s3dlio and object by the URI scheme or storage.protocol */
+        if (!strcasecmp (text, "local_fs") || !strcasecmp (text, "file") || !strcasecmp (text, "posix")
+            || !strcasecmp (text, "parallel_fs") || !strcasecmp (text, "direct_fs"))
+            *(sb_storage_type_t *) at = SB_STORAGE_FILE;
+        else if (!strcasecmp (text, "s3") || !strcasecmp (text, "s3dlio") || !strcasecmp (text, "object"))
+            *(sb_storage_type_t *) at = SB_STORAGE_S3;
+        else if (!strcasecmp (text, "synthetic"))
+            *(sb_storage_type_t *) at = SB_STORAGE_SYNTHETIC;
+        else if (!strcasecmp (text, "aistore")) {
+            snprintf (err, err_size, "%s: key '%s': aistore (AIStore's native API) is not served: shardbench speaks"
+                      " S3 and POSIX; AIStore's S3 API needs the /s3 path on its endpoint, which"
+                      " storage.storage_options.endpoint_url (http(s)://HOST[:PORT]) cannot give: put an S3 gateway in"
+                      " front of it, or use local_fs on a mount of the bucket", where, k->key);
+            return -1;
+        }
+        else {
+            snprintf (err, err_size, "%s: key '%s': expected local_fs, parallel_fs, direct_fs, s3, s3dlio, object or"
+                      " synthetic, got '%s'", where, k->key, text);
+            return -1;
+        }
+        return 0;
+    case T_LB:
+        if (!strcasecmp (text, "round_robin"))
+            *(sb_lb_t *) at = SB_LB_ROUND_ROBIN;
+        else if (!strcasecmp (text, "least_connections"))
+            *(sb_lb_t *) at = SB_LB_LEAST_CONNECTIONS;
+        else {
+            snprintf (err, err_size, "%s: key '%s': expected round_robin or least_connections, got '%s'", where, k->key,
+                      text);
+            return -1;
+        }
+        return 0;
+    case T_U64R: {
+        char *end = NULL;
+        errno = 0;
+        double v = strtod (text, &end);
+        if (errno || *text == '\0' || *end != '\0' || !isfinite (v) || *text == '-') {
+            snprintf (err, err_size, "%s: key '%s': expected a non-negative integer, got '%s'", where, k->key, text);
+            return -1;
+        }
+        v = floor (v + 0.5);    /* DLIO keeps the number as written; bytes are whole */
+        if (v < k->min || v > k->max) {
+            snprintf (err, err_size, "%s: key '%s': %s is out of range [%.0f, %.0f]", where, k->key, text, k->min,
+                      k->max);
+            return -1;
+        }
+        *(uint64_t *) at = (uint64_t) v;
+        return 0;
+    }
+    case T_I64:
+    case T_COUNT: {
+        char *end = NULL;
+        errno = 0;
+        long long v = strtoll (text, &end, 10);
+        if (*text == '\0' || *end != '\0' || errno) {
+            snprintf (err, err_size, "%s: key '%s': expected an integer, got '%s'", where, k->key, text);
+            return -1;
+        }
+        if ((double) v < (k->type == T_COUNT ? -1e15 : k->min) || (double) v > k->max) {
+            snprintf (err, err_size, "%s: key '%s': %lld is out of range [%.0f, %.0f]", where, k->key, v,
+                      k->type == T_COUNT ? -1e15 : k->min, k->max);
+            return -1;
+        }
+        if (k->type == T_COUNT)
+            *(uint64_t *) at = v < 0 ? 0 : (uint64_t) v;
+        else
+            *(int64_t *) at = (int64_t) v;
+        return 0;
+    }
+    case T_LIST:
+    case T_DIST:
+    case T_ALIAS:
+    case T_IGNORED:
+    case T_CUSTOM:
+    case T_NA:
+        return 0;
+    }
+    return 0;
+}
+
+/* Fill storage.endpoints from endpoint_urls, endpoint_url or the
+ * environment, and check them. */
+static int
+s_storage_endpoints (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size)
+{
+    sb_storage_cfg_t *st = &wl->storage;
+    char where[1200];
+    const sb_config_entry_t *list = sb_config_get (cfg, "storage.storage_options.endpoint_urls");
+    const sb_config_entry_t *uris = sb_config_get (cfg, "storage.endpoint_uris");
+    const sb_config_entry_t *one = sb_config_get (cfg, "storage.storage_options.endpoint_url");
+    if (list && uris) {
+        snprintf (err, err_size, "%s: key 'storage.endpoint_uris': storage.storage_options.endpoint_urls is set too (%s):"
+                  " give the endpoints once", sb_config_where (uris, where, sizeof where), list->origin);
+        return -1;
+    }
+    list = list ? list : uris;
+    const sb_config_entry_t *origin = list ? list : one;
+    st->nendpoints = 0;
+    if (list) {
+        size_t n = list->items ? list->nitems : 1;
+        if (n == 0 || n > SB_MAX_ENDPOINTS) {
+            snprintf (err, err_size, "%s: key '%s': %zu endpoints, expected 1 to %d",
+                      sb_config_where (list, where, sizeof where), list->key, n, SB_MAX_ENDPOINTS);
+            return -1;
+        }
+        for (size_t i = 0; i < n; i++) {
+            const char *v = list->items ? list->items[i] : list->value;
+            if (strlen (v) >= sizeof st->endpoints[0]) {
+                snprintf (err, err_size, "%s: key '%s': endpoint too long", sb_config_where (list, where, sizeof where),
+                          list->key);
+                return -1;
+            }
+            snprintf (st->endpoints[st->nendpoints++], sizeof st->endpoints[0], "%s", v);
+        }
+    }
+    else if (one && one->value && *one->value)
+        snprintf (st->endpoints[st->nendpoints++], sizeof st->endpoints[0], "%s", one->value);
+    else if (getenv ("AWS_ENDPOINT_URL") && *getenv ("AWS_ENDPOINT_URL")) {
+        snprintf (st->endpoints[st->nendpoints++], sizeof st->endpoints[0], "%s", getenv ("AWS_ENDPOINT_URL"));
+        origin = NULL;
+    }
+    if (strncmp (st->region, "${", 2) == 0)
+        st->region[0] = '\0';     /* ${AWS_REGION}: from the environment, as the credentials */
+    if (!st->region[0]) {
+        const char *r = getenv ("AWS_REGION");
+        if (!r || !*r)
+            r = getenv ("AWS_DEFAULT_REGION");
+        snprintf (st->region, sizeof st->region, "%s", r && *r ? r : "us-east-1");
+    }
+    /* whatever the storage type: the endpoints are part of the recorded configuration */
+    for (size_t i = 0; i < st->nendpoints; i++) {
+        const char *v = st->endpoints[i];
+        if (strchr (v, '@') && (origin || st->type == SB_STORAGE_S3)) {
+            /* http://USER:PASSWORD@HOST: the URL is recorded and sent to the
+             * workers, so a password in it would be too; not repeated here */
+            snprintf (err, err_size, "%s: key '%s': endpoint %zu holds a user name"
+                      " or password (USER:PASSWORD@): refused, since endpoints are recorded and sent to the workers;"
+                      " give http(s)://HOST[:PORT] and the credentials in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY",
+                      origin ? sb_config_where (origin, where, sizeof where) : "environment AWS_ENDPOINT_URL",
+                      origin ? origin->key : "storage.storage_options.endpoint_url", i + 1);
+            return -1;
+        }
+    }
+    if (st->type != SB_STORAGE_S3)
+        return 0;
+    if (!st->bucket[0]) {
+        const sb_config_entry_t *e = sb_config_get (cfg, "storage.storage_type");
+        snprintf (err, err_size, "%s: key 'storage.storage_root': an S3 workload needs the bucket name",
+                  sb_config_where (e, where, sizeof where));
+        return -1;
+    }
+    if (st->nendpoints == 0) {
+        /* AWS itself: virtual-host style */
+        snprintf (st->endpoints[st->nendpoints++], sizeof st->endpoints[0], "https://s3.%s.amazonaws.com", st->region);
+        if (!sb_config_get (cfg, "storage.storage_options.path_style"))
+            st->path_style = 0;
+    }
+    for (size_t i = 0; i < st->nendpoints; i++) {
+        if (sb_storage_endpoint_normalize (st->endpoints[i], sizeof st->endpoints[0]) != 0) {
+            snprintf (err, err_size, "%s: key '%s': '%s' is not http(s)://HOST[:PORT]",
+                      origin ? sb_config_where (origin, where, sizeof where) : "environment AWS_ENDPOINT_URL",
+                      origin ? origin->key : "storage.storage_options.endpoint_url", st->endpoints[i]);
+            return -1;
+        }
+    }
+    if (wl->storage.multipart_part > wl->storage.multipart_threshold) {
+        /* never clamped behind the user's back: say which keys disagree */
+        const sb_config_entry_t *part = sb_config_get (cfg, "storage.storage_options.multipart_part_bytes");
+        snprintf (err, err_size, "%s: key 'storage.storage_options.multipart_part_bytes': %llu is larger than"
+                  " storage.storage_options.multipart_threshold_bytes (%llu): a part is at most the threshold",
+                  part ? sb_config_where (part, where, sizeof where) : "defaults",
+                  (unsigned long long) wl->storage.multipart_part, (unsigned long long) wl->storage.multipart_threshold);
+        return -1;
+    }
+    return 0;
+}
+
+static const s_key_t *
+s_find (const char *key)
+{
+    for (size_t i = 0; i < S_NKEYS; i++)
+        if (strcmp (s_keys[i].key, key) == 0)
+            return &s_keys[i];
+    return NULL;
+}
+
+/* An unknown key that collides with the table is a wrong type, not a typo:
+ * "reader.batch_size.x" (a mapping where a value belongs) or "reader" (a
+ * value where a section belongs). Writes the error and returns -1; 1 for an
+ * empty value where a section belongs (an empty section), else 0. */
+static int
+s_shape_error (const sb_config_entry_t *e, char *err, size_t err_size)
+{
+    char where[1200];
+    size_t n = strlen (e->key);
+    for (size_t i = 0; i < S_NKEYS; i++) {
+        const s_key_t *k = &s_keys[i];
+        size_t kn = strlen (k->key);
+        if (k->type == T_IGNORED)
+            continue;
+        if (n > kn && strncmp (e->key, k->key, kn) == 0 && e->key[kn] == '.') {
+            snprintf (err, err_size, "%s: key '%s': expected a single value, got a mapping (with '%s')",
+                      sb_config_where (e, where, sizeof where), k->key, e->key + kn + 1);
+            return -1;
+        }
+        if (kn > n && strncmp (k->key, e->key, n) == 0 && k->key[n] == '.') {
+            if (!e->items && (!e->value || !*e->value))
+                return 1;   /* `storage_options:` with nothing under it: an empty section */
+            snprintf (err, err_size, "%s: key '%s': expected a section of keys (such as '%s'), got a %s",
+                      sb_config_where (e, where, sizeof where), e->key, k->key, e->items ? "list" : "single value");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* dataset.parquet.columns: [{name, dtype, size?}, ...], flattened by the
+ * config into dataset.parquet.columns.N.name etc., into wl->parquet_columns
+ * ("name:dtype:size,..."; size 1 when not given). With parquet, a row's
+ * bytes are the columns' sum of size x itemsize, as DLIO sizes a row, and
+ * record_length_bytes takes that value (stdev 0). */
+static int
+s_parquet_columns (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size)
+{
+    size_t used = 0;
+    wl->parquet_columns[0] = 0;
+    for (unsigned i = 0;; i++) {
+        char key[96];
+        snprintf (key, sizeof key, "dataset.parquet.columns.%u.name", i);
+        const sb_config_entry_t *name = sb_config_get (cfg, key);
+        snprintf (key, sizeof key, "dataset.parquet.columns.%u.dtype", i);
+        const sb_config_entry_t *dtype = sb_config_get (cfg, key);
+        snprintf (key, sizeof key, "dataset.parquet.columns.%u.size", i);
+        const sb_config_entry_t *size = sb_config_get (cfg, key);
+        if (!name && !dtype && !size)
+            break;
+        char where[1200];
+        if (!name || !name->value || !dtype || !dtype->value || strpbrk (name->value, ":,")) {
+            const sb_config_entry_t *e = name ? name : dtype ? dtype : size;
+            snprintf (err, err_size, "%s: key 'dataset.parquet.columns': item %u needs a name (without ':' or ',') "
+                      "and a dtype", sb_config_where (e, where, sizeof where), i);
+            return -1;
+        }
+        int w = snprintf (wl->parquet_columns + used, sizeof wl->parquet_columns - used, "%s%s:%s:%s", i ? "," : "",
+                          name->value, dtype->value, size && size->value ? size->value : "1");
+        if (w < 0 || (size_t) w >= sizeof wl->parquet_columns - used) {
+            snprintf (err, err_size, "%s: key 'dataset.parquet.columns': the list is over %zu characters",
+                      sb_config_where (name, where, sizeof where), sizeof wl->parquet_columns - 1);
+            return -1;
+        }
+        used += (size_t) w;
+    }
+    if (!used || strcmp (wl->format, "parquet") != 0)
+        return 0;
+    uint64_t row = 0;
+    char why[512];
+    if (sb_format_parquet_columns (wl->parquet_columns, &row, NULL, why, sizeof why) != 0) {
+        const sb_config_entry_t *e = sb_config_get (cfg, "dataset.parquet.columns.0.name");
+        char where[1200];
+        snprintf (err, err_size, "%s: key 'dataset.parquet.columns': %s", sb_config_where (e, where, sizeof where), why);
+        return -1;
+    }
+    if (wl->record_length_bytes != row || wl->record_length_bytes_stdev)
+        sb_info ("dataset.parquet.columns: rows of %llu bytes; dataset.record_length_bytes %llu (stdev %llu) "
+                 "follows the columns", (unsigned long long) row, (unsigned long long) wl->record_length_bytes,
+                 (unsigned long long) wl->record_length_bytes_stdev);
+    wl->record_length_bytes = row;
+    wl->record_length_bytes_stdev = 0;
+    return 0;
+}
+
+/* dataset.compression (DLIO's key, default none): with parquet the codec
+ * of the data pages datagen writes (format.h). Other formats record it. */
+static int
+s_parquet_compression (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size)
+{
+    if (strcmp (wl->format, "parquet") != 0)
+        return 0;
+    char why[256], where[1200];
+    if (sb_format_parquet_codec (wl->compression, NULL, why, sizeof why) != 0) {
+        snprintf (err, err_size, "%s: key 'dataset.compression': %s",
+                  sb_config_where (sb_config_get (cfg, "dataset.compression"), where, sizeof where), why);
+        return -1;
+    }
+    return 0;
+}
+
+/* storage.storage_options.columns: [name, ...], the parquet columns DLIO's
+ * readers read (ParquetReaderFileIterable and ParquetReaderS3Iterable,
+ * opts["columns"]; none or empty: all), into wl->parquet_read_columns as
+ * "a,b,...". A name the dataset's columns lack stops here (DLIO would
+ * silently read the remaining ones, or nothing). */
+static int
+s_parquet_read_columns (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size)
+{
+    const sb_config_entry_t *e = sb_config_get (cfg, "storage.storage_options.columns");
+    char where[1200];
+    size_t used = 0;
+    wl->parquet_read_columns[0] = 0;
+    if (!e)
+        return 0;
+    size_t n = e->items ? e->nitems : (e->value && *e->value ? 1 : 0);
+    for (size_t i = 0; i < n; i++) {
+        const char *v = e->items ? e->items[i] : e->value;
+        if (!*v || strchr (v, ',') || strchr (v, ':')) {
+            snprintf (err, err_size, "%s: key 'storage.storage_options.columns': item %zu '%s' is not a column name",
+                      sb_config_where (e, where, sizeof where), i, v);
+            return -1;
+        }
+        int w = snprintf (wl->parquet_read_columns + used, sizeof wl->parquet_read_columns - used, "%s%s",
+                          i ? "," : "", v);
+        if (w < 0 || (size_t) w >= sizeof wl->parquet_read_columns - used) {
+            snprintf (err, err_size, "%s: key 'storage.storage_options.columns': the list is over %zu characters",
+                      sb_config_where (e, where, sizeof where), sizeof wl->parquet_read_columns - 1);
+            return -1;
+        }
+        used += (size_t) w;
+    }
+    if (!used || strcmp (wl->format, "parquet") != 0)
+        return 0;
+    char why[512];
+    if (sb_format_parquet_read_check (wl->parquet_columns, wl->parquet_read_columns, why, sizeof why) != 0) {
+        snprintf (err, err_size, "%s: key 'storage.storage_options.columns': %s", sb_config_where (e, where, sizeof where),
+                  why);
+        return -1;
+    }
+    return 0;
+}
+
+/* issue 15, formats: dataset.record_element_type and dataset.record_dims,
+ * checked and applied as DLIO's config.py does (validate,
+ * derive_configurations): image formats take uint8 only (another type is
+ * reset, with a warning) and at most 2 dims; dims and a record stdev do not
+ * go together; dims make record_length_bytes their product x the element
+ * size. Parquet rows follow its columns, not these keys. */
+static int
+s_record_shape (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size)
+{
+    const sb_config_entry_t *te = sb_config_get (cfg, "dataset.record_element_type");
+    const sb_config_entry_t *de = sb_config_get (cfg, "dataset.record_dims");
+    char where[1200];
+    int image = strcmp (wl->format, "png") == 0 || strcmp (wl->format, "jpeg") == 0 || strcmp (wl->format, "jpg") == 0;
+    size_t item = sb_dataset_element_size (wl->record_element_type, NULL);
+    if (!item) {
+        snprintf (err, err_size, "%s: key 'dataset.record_element_type': '%s' is not one of uint8, int8, uint16, "
+                  "int16, float16, uint32, int32, float32, uint64, int64, float64", sb_config_where (te, where, sizeof where),
+                  wl->record_element_type);
+        return -1;
+    }
+    if (image && item != 1) {
+        sb_warn ("%s: key 'dataset.record_element_type': %s images are 8-bit: uint8 instead of '%s', as DLIO does",
+                 sb_config_where (te, where, sizeof where), wl->format, wl->record_element_type);
+        snprintf (wl->record_element_type, sizeof wl->record_element_type, "uint8");
+        item = 1;
+    }
+    wl->record_ndims = 0;
+    if (!de)
+        return 0;
+    size_t n = de->items ? de->nitems : (de->value && *de->value ? 1 : 0);
+    if (n > sizeof wl->record_dims / sizeof wl->record_dims[0] || (image && n > 2)) {
+        snprintf (err, err_size, "%s: key 'dataset.record_dims': %zu dimensions, at most %d%s",
+                  sb_config_where (de, where, sizeof where), n, image ? 2 : (int) (sizeof wl->record_dims / sizeof wl->record_dims[0]),
+                  image ? " for an image format (as DLIO)" : "");
+        return -1;
+    }
+    if (n == 0)
+        return 0;
+    long double product = (long double) item;
+    for (size_t i = 0; i < n; i++) {
+        const char *v = de->items ? de->items[i] : de->value;
+        char *end = NULL;
+        errno = 0;
+        unsigned long long d = *v >= '0' && *v <= '9' ? strtoull (v, &end, 10) : 0;
+        if (!end || *end || errno || d == 0) {
+            snprintf (err, err_size, "%s: key 'dataset.record_dims': item %zu '%s' is not a positive integer",
+                      sb_config_where (de, where, sizeof where), i, v);
+            return -1;
+        }
+        wl->record_dims[i] = d;
+        product *= (long double) d;
+    }
+    if (product > 1e12L) {
+        snprintf (err, err_size, "%s: key 'dataset.record_dims': a record of %.0Lf bytes, over 1e12",
+                  sb_config_where (de, where, sizeof where), product);
+        return -1;
+    }
+    if (wl->record_length_bytes_stdev > 0) {
+        snprintf (err, err_size, "%s: key 'dataset.record_dims': not with dataset.record_length_bytes_stdev %llu (DLIO "
+                  "refuses both: give record_length_bytes and its stdev instead)", sb_config_where (de, where, sizeof where),
+                  (unsigned long long) wl->record_length_bytes_stdev);
+        return -1;
+    }
+    wl->record_ndims = n;
+    if (strcmp (wl->format, "parquet") == 0)
+        return 0;
+    uint64_t bytes = (uint64_t) product;
+    if (bytes != wl->record_length_bytes)
+        sb_info ("dataset.record_dims: records of %llu bytes (%s); dataset.record_length_bytes %llu follows them, as "
+                 "in DLIO", (unsigned long long) bytes, wl->record_element_type,
+                 (unsigned long long) wl->record_length_bytes);
+    wl->record_length_bytes = bytes;
+    return 0;
+}
+
+/* Sections DLIO knows whose keys shardbench does not model yet. */
+static int
+s_dlio_section (const char *key)
+{
+    static const char *sections[] = { "checkpoint.", "evaluation.", "profiling.", "output.", "storage.",
+                                      "hydra.", "logging.", "dataset.parquet.", NULL };
+    /* storage.* keys not in the table (e.g. DLIO's storage_options for
+     * other clients) are reported as ignored DLIO keys */
+    for (int i = 0; sections[i]; i++)
+        if (strncmp (key, sections[i], strlen (sections[i])) == 0)
+            return 1;
+    return 0;
+}
+
+/* A time DLIO passes to its sleep() (train.computation_time,
+ * reader.preprocess_time; `base` names it): a number (a constant, as in
+ * DLIO; `scalar`, read from the table), or a mapping read the way sleep()
+ * reads it: {mean[, stdev]} (normal when stdev is there) or {type: normal |
+ * uniform | gamma | exponential | poisson, and that type's parameters}. When
+ * the file gives one form and the command line the other, the command line
+ * wins. *given is set when base or a parameter of it is in cfg (may be NULL). */
+static int
+s_dist_keys (sb_config_t *cfg, const char *base, double scalar, sb_dist_t *out, int *given_any, char *err,
+             size_t err_size)
+{
+    enum { P_MEAN, P_STDEV, P_MIN, P_MAX, P_SHAPE, P_SCALE, P_LAM, P_N };
+    static const char *params[P_N] = { "mean", "stdev", "min", "max", "shape", "scale", "lam" };
+    /* parameters each type needs, as bits of 1 << P_* */
+    static const unsigned needs[] = {
+        [SB_DIST_NORMAL] = 1u << P_MEAN | 1u << P_STDEV, [SB_DIST_UNIFORM] = 1u << P_MIN | 1u << P_MAX,
+        [SB_DIST_GAMMA] = 1u << P_SHAPE | 1u << P_SCALE, [SB_DIST_EXPONENTIAL] = 1u << P_SCALE,
+        [SB_DIST_POISSON] = 1u << P_LAM,
+    };
+    char prefix[64], where[1200], key[96];
+    snprintf (prefix, sizeof prefix, "%s.", base);
+    snprintf (key, sizeof key, "%stype", prefix);
+    const sb_config_entry_t *scalar_e = sb_config_get (cfg, base);
+    const sb_config_entry_t *type_e = sb_config_get (cfg, key);
+    const sb_config_entry_t *pe[P_N], *first = type_e;
+    double pv[P_N] = { 0 };
+    unsigned given = 0;
+    int from_cli = type_e && type_e->line == 0;
+    for (size_t i = 0; i < sb_config_count (cfg); i++) {
+        const sb_config_entry_t *e = sb_config_at (cfg, i);
+        if (strncmp (e->key, prefix, strlen (prefix)) == 0 && !s_find (e->key)) {
+            snprintf (err, err_size, "%s: key '%s': not a parameter of %s (type, mean, stdev,"
+                      " min, max, shape, scale, lam)", sb_config_where (e, where, sizeof where), e->key, base);
+            return -1;
+        }
+    }
+    for (int p = 0; p < P_N; p++) {
+        snprintf (key, sizeof key, "%s%s", prefix, params[p]);
+        const s_key_t *k = s_find (key);
+        if (!(pe[p] = sb_config_get (cfg, key)))
+            continue;
+        const char *text = pe[p]->value ? pe[p]->value : "";
+        char *end = NULL;
+        errno = 0;
+        double v = strtod (text, &end);
+        if (pe[p]->items || errno || !*text || *end || !isfinite (v) || v < k->min || v > k->max) {
+            snprintf (err, err_size, "%s: key '%s': expected a number in [%g, %g], got '%s'",
+                      sb_config_where (pe[p], where, sizeof where), key, k->min, k->max, pe[p]->items ? "a list" : text);
+            return -1;
+        }
+        pv[p] = v;
+        given |= 1u << p;
+        first = first ? first : pe[p];
+        from_cli |= pe[p]->line == 0;
+    }
+    if (given_any)
+        *given_any = scalar_e || first;
+    if (!first || (scalar_e && (scalar_e->line == 0 || !from_cli))) {
+        if (first && scalar_e->line != 0) {
+            snprintf (err, err_size, "%s: key '%s': given both as a number and as a mapping (%s)",
+                      sb_config_where (scalar_e, where, sizeof where), base, sb_config_where (first, key, sizeof key));
+            return -1;
+        }
+        *out = (sb_dist_t) { SB_DIST_CONSTANT, scalar, 0 };
+        return 0;
+    }
+    sb_dist_t d = { SB_DIST_CONSTANT, 0, 0 };
+    unsigned need;
+    if (type_e) {
+        const char *name = type_e->value ? type_e->value : "";
+        if (type_e->items || sb_dist_parse (name, &d.type) != 0 || d.type == SB_DIST_CONSTANT) {
+            snprintf (err, err_size, "%s: key '%s.type': expected normal, uniform, gamma,"
+                      " exponential or poisson, got '%s'", sb_config_where (type_e, where, sizeof where), base,
+                      type_e->items ? "a list" : name);
+            return -1;
+        }
+        need = needs[d.type];
+    }
+    else {
+        d.type = given & (1u << P_STDEV) ? SB_DIST_NORMAL : SB_DIST_CONSTANT;
+        need = d.type == SB_DIST_NORMAL ? needs[SB_DIST_NORMAL] : 1u << P_MEAN;
+    }
+    for (int p = 0; p < P_N; p++) {
+        snprintf (key, sizeof key, "%s%s", prefix, params[p]);
+        if ((need & (1u << p)) && !(given & (1u << p))) {
+            snprintf (err, err_size, "%s: key '%s': %s needs '%s'", sb_config_where (first, where, sizeof where), base,
+                      type_e ? sb_dist_name (d.type) : "a mapping without type", params[p]);
+            return -1;
+        }
+        if (!(need & (1u << p)) && (given & (1u << p))) {
+            snprintf (err, err_size, "%s: key '%s': not a parameter of %s", sb_config_where (pe[p], where, sizeof where), key,
+                      type_e || d.type == SB_DIST_NORMAL ? sb_dist_name (d.type) : "a mapping without type and stdev");
+            return -1;
+        }
+    }
+    switch (d.type) {
+    case SB_DIST_NORMAL:      d.a = pv[P_MEAN]; d.b = pv[P_STDEV]; break;
+    case SB_DIST_UNIFORM:     d.a = pv[P_MIN]; d.b = pv[P_MAX]; break;
+    case SB_DIST_GAMMA:       d.a = pv[P_SHAPE]; d.b = pv[P_SCALE]; break;
+    case SB_DIST_EXPONENTIAL: d.a = pv[P_SCALE]; break;
+    case SB_DIST_POISSON:     d.a = pv[P_LAM]; break;
+    default:                  d.a = pv[P_MEAN]; break;
+    }
+    char why[256];
+    if (sb_dist_check (&d, why, sizeof why) != 0) {
+        snprintf (err, err_size, "%s: key '%s': %s", sb_config_where (first, where, sizeof where), base, why);
+        return -1;
+    }
+    *out = d;
+    return 0;
+}
+
+/* train.computation_time (s_dist_keys); computation_time becomes its mean. */
+static int
+s_compute (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size)
+{
+    if (s_dist_keys (cfg, "train.computation_time", wl->computation_time, &wl->compute, NULL, err, err_size) != 0)
+        return -1;
+    if (wl->compute.type != SB_DIST_CONSTANT || wl->compute.a != wl->computation_time)
+        wl->computation_time = sb_dist_mean (&wl->compute);
+    return 0;
+}
+
+/* Older DLIO spellings (T_ALIAS): read when the key they stand for is absent. */
+static int
+s_aliases (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size)
+{
+    for (size_t i = 0; i < S_NKEYS; i++) {
+        const s_key_t *alias = &s_keys[i];
+        const sb_config_entry_t *e = alias->type == T_ALIAS ? sb_config_get (cfg, alias->key) : NULL;
+        if (!e)
+            continue;
+        const sb_config_entry_t *canon = sb_config_get (cfg, alias->fallback);
+        if (canon) {
+            char where[1200];
+            sb_warn ("%s: key '%s' ignored: '%s' is set too (%s)", sb_config_where (e, where, sizeof where), alias->key,
+                     alias->fallback, canon->origin);
+            continue;
+        }
+        s_key_t k = *s_find (alias->fallback);
+        k.key = alias->key;     /* errors name the key as written */
+        if (s_parse (&k, e, e->value ? e->value : "", wl, err, err_size) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* issue 15, ckpt: checkpoints during training (workflow.train and
+ * workflow.checkpoint both true, as DLIO reads them; the workflow keys
+ * themselves are the workflow's), and DLIO's model size key. */
+static int
+s_ckpt_keys (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size)
+{
+    (void) err;
+    (void) err_size;
+    wl->ckpt.in_train = wl->do_train && wl->do_checkpoint;    /* the workflow keys are read by then */
+    const sb_config_entry_t *size = sb_config_get (cfg, "model.model_size");
+    if (size && !sb_config_get (cfg, "model.model_size_bytes") && strcmp (wl->ckpt.model_type, "transformer") != 0) {
+        char where[1200];
+        sb_warn ("%s: key 'model.model_size' is not read by DLIO, which sizes a model's checkpoint by"
+                 " model.model_size_bytes (default 10240): its checkpoints are %llu bytes, as DLIO's",
+                 sb_config_where (size, where, sizeof where), (unsigned long long) wl->ckpt.model_size);
+    }
+    return 0;
+}
+
+/* Add key to the ", "-separated list of ignored keys, once: the items of a
+ * list of mappings (DLIO's dataset.parquet.columns) are one entry,
+ * "dataset.parquet.columns[].name". A list that is full ends with "...". */
+static void
+s_ignored_add (char *list, size_t size, size_t *used, const char *key)
+{
+    char item[600];
+    size_t n = 0;
+    for (const char *seg = key; *seg && n + 3 < sizeof item;) {
+        const char *dot = strchr (seg, '.');
+        size_t len = dot ? (size_t) (dot - seg) : strlen (seg);
+        if (len > 0 && strspn (seg, "0123456789") == len && n > 0 && item[n - 1] == '.')
+            memcpy (item + n - 1, "[].", 3), n += 2;
+        else {
+            if (n + len + 1 >= sizeof item)
+                break;
+            memcpy (item + n, seg, len), n += len;
+            if (dot)
+                item[n++] = '.';
+        }
+        seg = dot ? dot + 1 : seg + len;
+    }
+    while (n > 0 && item[n - 1] == '.')
+        n--;
+    item[n] = '\0';
+    for (const char *p = list; (p = strstr (p, item)); p += n)
+        if ((p == list || p[-1] == ' ') && (p[n] == ',' || p[n] == '\0'))
+            return;     /* listed already */
+    if (*used >= 4 && strcmp (list + *used - 3, "...") == 0)
+        return;
+    int w = snprintf (list + *used, size - *used, "%s%s", *used ? ", " : "", item);
+    if (w > 0 && (size_t) w < size - *used - 5)
+        *used += (size_t) w;
+    else {
+        list[*used] = '\0';
+        *used += (size_t) snprintf (list + *used, size - *used, "%s...", *used ? ", " : "");
+    }
+}
+
+/* KEY_stdev (train.computation_time_stdev, reader.preprocess_time_stdev):
+ * the stdev of a normal distribution around the time `base`, *d (as
+ * LoadConfig sets its dict's "stdev", over a mapping's own). Returns 0 with
+ * *d updated, or -1 with err. */
+static int
+s_dist_stdev (sb_config_t *cfg, const char *base, sb_dist_t *d, char *err, size_t err_size)
+{
+    char key[96];
+    snprintf (key, sizeof key, "%s_stdev", base);
+    const sb_config_entry_t *e = sb_config_get (cfg, key);
+    if (!e)
+        return 0;
+    char where[1200], *end = NULL;
+    const char *text = e->value ? e->value : "";
+    errno = 0;
+    double v = strtod (text, &end);
+    if (e->items || errno || !*text || *end || !isfinite (v) || v < 0 || v > 3600) {
+        snprintf (err, err_size, "%s: key '%s': expected a number in [0, 3600], got '%s'",
+                  sb_config_where (e, where, sizeof where), key, e->items ? "a list" : text);
+        return -1;
+    }
+    if (d->type != SB_DIST_CONSTANT && d->type != SB_DIST_NORMAL) {
+        snprintf (err, err_size, "%s: key '%s': %s is a %s distribution;"
+                  " a stdev applies to a number or a normal one", sb_config_where (e, where, sizeof where), key, base,
+                  sb_dist_name (d->type));
+        return -1;
+    }
+    if (v == 0 && d->type == SB_DIST_CONSTANT)
+        return 0;
+    sb_dist_t n = { SB_DIST_NORMAL, d->a, v };
+    char why[256];
+    if (sb_dist_check (&n, why, sizeof why) != 0) {
+        snprintf (err, err_size, "%s: key '%s': %s", sb_config_where (e, where, sizeof where), key, why);
+        return -1;
+    }
+    *d = n;
+    return 0;
+}
+
+/* train.computation_time_stdev, DLIO's older spelling (s_dist_stdev). */
+static int
+s_compute_stdev (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size)
+{
+    if (s_dist_stdev (cfg, "train.computation_time", &wl->compute, err, err_size) != 0)
+        return -1;
+    wl->computation_time = sb_dist_mean (&wl->compute);
+    return 0;
+}
+
+/* issue 15, preproc: reader.preprocess_time and reader.preprocess_time_stdev,
+ * as DLIO's LoadConfig and sleep() read them: a number, a mapping, and the
+ * stdev key over either. DLIO's dict without a "mean" (only the stdev key
+ * given) sleeps 0: the stdev alone is accepted with a warning and does
+ * nothing, as there. */
+static int
+s_preprocess (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size)
+{
+    int given = 0;
+    if (s_dist_keys (cfg, "reader.preprocess_time", wl->preprocess_time, &wl->preprocess, &given, err, err_size) != 0)
+        return -1;
+    const sb_config_entry_t *stdev = sb_config_get (cfg, "reader.preprocess_time_stdev");
+    if (stdev && !given) {
+        char where[1200];
+        sb_warn ("%s: key 'reader.preprocess_time_stdev' does nothing without reader.preprocess_time (DLIO's sleep()"
+                 " draws nothing from a stdev without a mean)", sb_config_where (stdev, where, sizeof where));
+        return 0;
+    }
+    if (s_dist_stdev (cfg, "reader.preprocess_time", &wl->preprocess, err, err_size) != 0)
+        return -1;
+    wl->preprocess_time = sb_dist_mean (&wl->preprocess);
+    return 0;
+}
+
+/* reader.file_access: multi only (one file per set of samples). */
+static int
+s_reader_misc (sb_config_t *cfg, char *err, size_t err_size)
+{
+    char where[1200];
+    const sb_config_entry_t *e = sb_config_get (cfg, "reader.file_access");
+    if (e && (e->items || !e->value || strcmp (e->value, "multi") != 0)) {
+        snprintf (err, err_size, "%s: key 'reader.file_access': '%s' is not served: shardbench reads one file per set"
+                  " of samples (multi, DLIO's default); shared, collective, mpio and posix put every sample in one file",
+                  sb_config_where (e, where, sizeof where), e->items ? "a list" : e->value ? e->value : "");
+        return -1;
+    }
+    return 0;
+}
+
+int
+sb_workload_log_not_applicable (sb_config_t *cfg)
+{
+    int n = 0;
+    for (size_t i = 0; i < S_NKEYS; i++) {
+        const s_key_t *k = &s_keys[i];
+        const sb_config_entry_t *e = k->type == T_NA ? sb_config_get (cfg, k->key) : NULL;
+        if (!e)
+            continue;
+        char where[1200];
+        sb_info ("%s: key '%s' accepted, not applicable: %s", sb_config_where (e, where, sizeof where), k->key, k->doc);
+        n++;
+    }
+    return n;
+}
+
+/* issue 15, keys2: dataset.record_length, _stdev and _resize, which
+ * DLIO_local_changes's LoadConfig does not read (it reads the _bytes
+ * spellings only), so its records keep the _bytes values or their defaults:
+ * accepted, one warning each saying what the records are. After the parquet
+ * columns (which size a parquet row). */
+static void
+s_record_length_spellings (sb_config_t *cfg, const sb_workload_t *wl)
+{
+    static const struct { const char *key, *read; } spellings[] = {
+        { "dataset.record_length", "dataset.record_length_bytes" },
+        { "dataset.record_length_stdev", "dataset.record_length_bytes_stdev" },
+        { "dataset.record_length_resize", "dataset.record_length_bytes_resize" },
+    };
+    int parquet_rows = wl->parquet_columns[0] && strcmp (wl->format, "parquet") == 0;
+    for (size_t i = 0; i < sizeof spellings / sizeof spellings[0]; i++) {
+        const sb_config_entry_t *e = sb_config_get (cfg, spellings[i].key);
+        if (!e)
+            continue;
+        char where[1200], now[256];
+        if (i == 2)
+            snprintf (now, sizeof now, "%s decides", spellings[i].read);
+        else if (parquet_rows)
+            snprintf (now, sizeof now, "rows are %llu bytes, the sum of dataset.parquet.columns",
+                      (unsigned long long) wl->record_length_bytes);
+        else
+            snprintf (now, sizeof now, "%s is %llu%s", spellings[i].read, (unsigned long long) (i == 0
+                      ? wl->record_length_bytes : wl->record_length_bytes_stdev), sb_config_get (cfg,
+                      spellings[i].read) ? "" : i == 0 ? " (DLIO's default)" : " (the default)");
+        sb_warn ("%s: key '%s' not used, as DLIO_local_changes does not read it (it reads %s): %s",
+                 sb_config_where (e, where, sizeof where), spellings[i].key, spellings[i].read, now);
+    }
+}
+
+/* issue 15, keys2: keys whose ${NAME} (upper case, naming no key) means
+ * "from the environment", as the upstream s3dlio files write credentials
+ * and the region: kept as written, then taken as absent (the S3 client's
+ * credential chain, AWS_REGION). */
+static int
+s_env_ref_kept (const char *key)
+{
+    static const char *const last[] = { "access_key_id", "secret_access_key", "session_token", "region" };
+    const char *opts = strncmp (key, "storage.storage_options.", 24) == 0 ? key + 24
+                     : strncmp (key, "reader.storage_options.", 23) == 0 ? key + 23 : NULL;
+    for (size_t i = 0; opts && i < sizeof last / sizeof last[0]; i++)
+        if (strcmp (opts, last[i]) == 0)
+            return 1;
+    return 0;
+}
+
+int
+sb_workload_from_config (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size)
+{
+    memset (wl, 0, sizeof *wl);
+    /* ${...} references resolved, then reader: storage keys taken as storage: ones, before any key is read */
+    if (sb_config_interpolate (cfg, sb_workload_is_secret_key, s_env_ref_kept, err, err_size) != 0
+        || sb_storage_keys_reader (cfg, err, err_size) != 0)
+        return -1;
+    for (size_t i = 0; i < S_NKEYS; i++) {
+        const s_key_t *k = &s_keys[i];
+        if (k->type == T_IGNORED || k->type == T_CUSTOM || k->type == T_NA)
+            continue;
+        const sb_config_entry_t *e = sb_config_get (cfg, k->key);
+        if (s_parse (k, e, e ? (e->value ? e->value : "") : k->fallback, wl, err, err_size) != 0)
+            return -1;
+    }
+    sb_config_where (sb_config_get (cfg, "reader.batch_size"), wl->batch_size_origin, sizeof wl->batch_size_origin);
+    if (s_aliases (cfg, wl, err, err_size) != 0 || s_compute (cfg, wl, err, err_size) != 0)
+        return -1;
+    if (s_ckpt_keys (cfg, wl, err, err_size) != 0)
+        return -1;
+    if (wl->read_threads == 0)
+        wl->read_threads = 1;   /* DLIO: 0 reads on the main process */
+    if (strncmp (wl->data_folder, "synthetic://", 12) == 0)
+        wl->storage.type = SB_STORAGE_SYNTHETIC;   /* a synthetic:// data folder says it all */
+    if (sb_storage_keys_placeholders (cfg, err, err_size) != 0
+        || sb_storage_keys_resolve (cfg, wl, err, err_size) != 0 || s_compute_stdev (cfg, wl, err, err_size) != 0
+        || s_reader_misc (cfg, err, err_size) != 0 || s_preprocess (cfg, wl, err, err_size) != 0)
+        return -1;
+    if (s_storage_endpoints (cfg, wl, err, err_size) != 0 || sb_storage_keys_finish (cfg, wl, err, err_size) != 0)
+        return -1;
+    if (sb_ckpt_target_check (cfg, wl, err, err_size) != 0)   /* issue 15, ckpt: the checkpoint folder's storage */
+        return -1;
+    if (!(wl->heartbeat_timeout_s > wl->heartbeat_interval_s)) {
+        const sb_config_entry_t *e = sb_config_get (cfg, "shardbench.heartbeat_timeout_s");
+        char where[1200];
+        snprintf (err, err_size, "%s: key 'shardbench.heartbeat_timeout_s': %g must exceed the heartbeat interval %g",
+                  sb_config_where (e, where, sizeof where), wl->heartbeat_timeout_s, wl->heartbeat_interval_s);
+        return -1;
+    }
+    struct { const char *key, *value, *allowed; } choices[] = {
+        { "shardbench.sampler", wl->sampler, "dlio global" },
+        { "reader.data_loader_sampler", wl->data_loader_sampler, " index iterative" },
+    };
+    for (size_t i = 0; i < sizeof choices / sizeof *choices; i++) {
+        char padded[64];
+        snprintf (padded, sizeof padded, " %s ", choices[i].value);
+        char allowed[64];
+        snprintf (allowed, sizeof allowed, " %s ", choices[i].allowed);
+        if (*choices[i].value && strstr (allowed, padded))
+            continue;
+        if (!*choices[i].value && choices[i].allowed[0] == ' ')
+            continue;
+        const sb_config_entry_t *e = sb_config_get (cfg, choices[i].key);
+        char where[1200];
+        snprintf (err, err_size, "%s: key '%s': '%s' is not one of: %s", sb_config_where (e, where, sizeof where),
+                  choices[i].key, choices[i].value, choices[i].allowed[0] == ' ' ? choices[i].allowed + 1
+                                                                                  : choices[i].allowed);
+        return -1;
+    }
+    if (wl->total_training_steps != floor (wl->total_training_steps)
+        || (wl->total_training_steps < 1 && wl->total_training_steps != -1 && wl->total_training_steps != 0)) {
+        const sb_config_entry_t *e = sb_config_get (cfg, "train.total_training_steps");
+        char where[1200];
+        snprintf (err, err_size, "%s: key 'train.total_training_steps': %g is not a whole number of steps (-1: none)",
+                  sb_config_where (e, where, sizeof where), wl->total_training_steps);
+        return -1;
+    }
+    for (const char *p = wl->format; *p; p++)
+        if (*p == '/') {
+            const sb_config_entry_t *e = sb_config_get (cfg, "dataset.format");
+            char where[1200];
+            snprintf (err, err_size, "%s: key 'dataset.format': '%s' must not contain '/'",
+                      sb_config_where (e, where, sizeof where), wl->format);
+            return -1;
+        }
+    char why[512];
+    if (sb_format_check (wl->format, why, sizeof why) != 0) {
+        const sb_config_entry_t *e = sb_config_get (cfg, "dataset.format");
+        char where[1200];
+        snprintf (err, err_size, "%s: key 'dataset.format': %s", sb_config_where (e, where, sizeof where), why);
+        return -1;
+    }
+    /* the parts of every object name: nothing that leaves the data folder */
+    static const char *const name_keys[] = { "dataset.file_prefix", "dataset.format" };
+    for (size_t i = 0; i < 2; i++) {
+        const char *part = i == 0 ? wl->file_prefix : wl->format;
+        if (sb_dataset_check_part (part, why, sizeof why) != 0) {
+            char where[1200];
+            snprintf (err, err_size, "%s: key '%s': %s", sb_config_where (sb_config_get (cfg, name_keys[i]), where,
+                      sizeof where), name_keys[i], why);
+            return -1;
+        }
+    }
+    if (s_parquet_columns (cfg, wl, err, err_size) != 0 || s_parquet_compression (cfg, wl, err, err_size) != 0
+        || s_parquet_read_columns (cfg, wl, err, err_size) != 0)
+        return -1;
+    if (s_record_shape (cfg, wl, err, err_size) != 0)     /* issue 15, formats */
+        return -1;
+    s_record_length_spellings (cfg, wl);
+    /* Unknown keys: a warning each, with where they came from. DLIO keys
+     * shardbench does not act on: listed once, on one line. */
+    char ignored[2048] = "";
+    size_t used = 0;
+    for (size_t i = 0; i < sb_config_count (cfg); i++) {
+        const sb_config_entry_t *e = sb_config_at (cfg, i);
+        const s_key_t *k = s_find (e->key);
+        char where[1200];
+        if (k && k->type != T_IGNORED)
+            continue;
+        if (strncmp (e->key, "dataset.parquet.columns.", 24) == 0)
+            continue;   /* read by s_parquet_columns */
+        if (sb_storage_keys_is_reader_option (e->key))
+            continue;   /* read by s_reader_storage */
+        int shape = k ? 0 : s_shape_error (e, err, err_size);
+        if (shape < 0)
+            return -1;
+        if (shape > 0)
+            continue;
+        if (!k && sb_workload_is_secret_key (e->key))
+            sb_warn ("%s: unknown key '%s' ignored and its value not recorded: S3 credentials are"
+                     " storage.storage_options.access_key_id and secret_access_key, or AWS_ACCESS_KEY_ID,"
+                     " AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN or a shared credentials file"
+                     " (AWS_SHARED_CREDENTIALS_FILE, AWS_PROFILE)", sb_config_where (e, where, sizeof where), e->key);
+        else if (k || s_dlio_section (e->key))
+            s_ignored_add (ignored, sizeof ignored, &used, e->key);
+        else
+            sb_warn ("%s: unknown key '%s' ignored", sb_config_where (e, where, sizeof where), e->key);
+    }
+    if (used)
+        sb_info ("DLIO keys this version ignores: %s", ignored);
+    return 0;
+}
+
+int
+sb_workload_is_secret_key (const char *key)
+{
+    static const char *const words[] = { "secret", "password", "passwd", "token", "access_key", "credential" };
+    const char *last = strrchr (key, '.');
+    last = last ? last + 1 : key;
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+        if (strcasestr (last, words[i]))
+            return 1;
+    return 0;
+}
+
+const char *
+sb_workload_sync_name (sb_sync_t sync)
+{
+    return sync == SB_SYNC_EPOCH ? "epoch" : "step";
+}
+
+const char *
+sb_workload_shuffle_name (sb_shuffle_t shuffle)
+{
+    return shuffle == SB_SHUFFLE_SEED ? "seed" : shuffle == SB_SHUFFLE_RANDOM ? "random" : "off";
+}
+
+void
+sb_workload_print_keys (void *file)
+{
+    FILE *f = file;
+    for (size_t i = 0; i < S_NKEYS; i++)
+        if (s_keys[i].type != T_IGNORED && s_keys[i].type != T_ALIAS && s_keys[i].type != T_NA)
+            fprintf (f, "  %-36s %-10s %s\n", s_keys[i].key, s_keys[i].fallback, s_keys[i].doc);
+}
+
+int
+sb_workload_model_name (const char *config_yaml, char *name, size_t size)
+{
+    const s_key_t *k = s_find ("model.name");
+    snprintf (name, size, "%s", k && k->fallback ? k->fallback : "");
+    if (!config_yaml)
+        return -1;
+    sb_config_t *cfg = sb_config_new ();
+    char err[512];
+    int rc = -1;
+    if (cfg && sb_config_load_string (cfg, config_yaml, "runs.config", err, sizeof err) == 0) {
+        const sb_config_entry_t *e = sb_config_get (cfg, "model.name");
+        if (e && e->value)
+            snprintf (name, size, "%s", e->value);
+        rc = 0;
+    }
+    sb_config_destroy (&cfg);
+    return rc;
+}

@@ -1,0 +1,16 @@
+/* sampler_dlio: the DLIO kinds of lib/dataset/sampler.h (internal to sampler.c).
+ * Every function has the contract of its sampler.h namesake. */
+#ifndef SB_SAMPLER_DLIO_H
+#define SB_SAMPLER_DLIO_H
+
+#include "sampler.h"
+
+typedef struct sb_sampler_dlio sb_sampler_dlio_t;
+
+sb_sampler_dlio_t *sb_sampler_dlio_new (const sb_sampler_cfg_t *cfg, char *err, size_t err_size);
+void sb_sampler_dlio_destroy (sb_sampler_dlio_t **self_p);
+/* Prepare epoch info->epoch's lists and fill the rest of *info. */
+int sb_sampler_dlio_epoch (sb_sampler_dlio_t *self, sb_sampler_epoch_t *info, char *err, size_t err_size);
+int sb_sampler_dlio_at (const sb_sampler_dlio_t *self, uint64_t rank, uint64_t position, sb_sample_ref_t *out);
+
+#endif

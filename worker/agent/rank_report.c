@@ -1,0 +1,65 @@
+/* report: ERROR, STATS and ENDPOINT_STATS of a rank. */
+#include "rank_report.h"
+#include "log.h"
+
+void
+sb_report_failure (const sb_sender_t *out, uint64_t rank, const char *op, const char *target, int errno_val,
+                   const char *message, const sb_read_result_t *s3)
+{
+    sb_msg_t m = { .type = SB_MSG_ERROR };
+    m.u.error.rank = (int64_t) rank;
+    m.u.error.op = (char *) op;
+    m.u.error.target = (char *) (target ? target : "");
+    m.u.error.errno_val = errno_val;
+    m.u.error.message = (char *) message;
+    m.u.error.endpoint = s3 ? (char *) s3->endpoint : "";
+    m.u.error.http_status = s3 ? s3->http_status : 0;
+    m.u.error.s3_code = s3 ? (char *) s3->s3_code : "";
+    m.u.error.curl_code = s3 ? s3->curl_code : 0;
+    m.u.error.attempt = s3 ? s3->attempt : 0;
+    sb_error ("rank %llu: %s", (unsigned long long) rank, message);
+    out->fn (out->ctx, &m);
+}
+
+void
+sb_report_endpoints (const sb_sender_t *out, uint64_t rank, const sb_reader_endpoint_t *eps, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const sb_reader_endpoint_t *e = &eps[i];
+        if (!e->requests)
+            continue;
+        size_t buckets = SB_HISTOGRAM_BUCKETS;
+        while (buckets > 0 && e->latency.counts[buckets - 1] == 0)
+            buckets--;
+        sb_msg_t m = { .type = SB_MSG_ENDPOINT_STATS };
+        m.u.endpoint_stats.rank = rank;
+        m.u.endpoint_stats.endpoint = (char *) e->endpoint;
+        m.u.endpoint_stats.requests = e->requests;
+        m.u.endpoint_stats.bytes = e->bytes;
+        m.u.endpoint_stats.errors = e->errors;
+        m.u.endpoint_stats.retries = e->retries;
+        m.u.endpoint_stats.latency.count = buckets;
+        m.u.endpoint_stats.latency.items = (uint64_t *) e->latency.counts;
+        out->fn (out->ctx, &m);
+    }
+}
+
+void
+sb_report_interval (const sb_sender_t *out, uint64_t rank, uint64_t epoch, sb_interval_t *st, double now, int force)
+{
+    if (!force && now < st->next)
+        return;
+    st->next = now + 1.0;
+    if (!force && !st->samples && !st->bytes && !st->compute_ns)
+        return;
+    sb_msg_t m = { .type = SB_MSG_STATS };
+    m.u.stats.rank = rank;
+    m.u.stats.epoch = epoch;
+    m.u.stats.samples = st->samples;
+    m.u.stats.bytes = st->bytes;
+    m.u.stats.reads = st->reads;
+    m.u.stats.read_ns = st->read_ns;
+    m.u.stats.compute_ns = st->compute_ns;
+    out->fn (out->ctx, &m);
+    st->samples = st->bytes = st->reads = st->read_ns = st->compute_ns = 0;
+}

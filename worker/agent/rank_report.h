@@ -1,0 +1,37 @@
+/* report: the messages a rank sends about itself (ERROR, STATS,
+ * ENDPOINT_STATS), shared by datagen (worker/datagen/rank.c) and training
+ * (worker/trainer/trainer.c). Each goes out through a sender the caller supplies. */
+#ifndef SB_RANK_REPORT_H
+#define SB_RANK_REPORT_H
+
+#include <stdint.h>
+
+#include "proto.h"
+#include "reader.h"
+
+/* Where a rank's messages go: fn (ctx, msg) returns 0 or -1. */
+typedef struct {
+    int  (*fn) (void *ctx, const sb_msg_t *msg);
+    void  *ctx;
+} sb_sender_t;
+
+/* Counters of a rank since its last STATS (deltas), and when the next is due. */
+typedef struct {
+    uint64_t samples, bytes, reads, read_ns, compute_ns;
+    double   next;          /* sb_now () time of the next STATS */
+} sb_interval_t;
+
+/* ERROR that ends the run; s3 (may be NULL) adds the request's endpoint,
+ * HTTP status, S3 code, curl code and attempt. Also logged. */
+void sb_report_failure (const sb_sender_t *out, uint64_t rank, const char *op, const char *target, int errno_val,
+                        const char *message, const sb_read_result_t *s3);
+
+/* ENDPOINT_STATS for every endpoint with traffic. */
+void sb_report_endpoints (const sb_sender_t *out, uint64_t rank, const sb_reader_endpoint_t *eps, size_t n);
+
+/* STATS with the interval's counters when a second has passed (or force),
+ * then the counters restart. now: sb_now (). */
+void sb_report_interval (const sb_sender_t *out, uint64_t rank, uint64_t epoch, sb_interval_t *st, double now,
+                         int force);
+
+#endif

@@ -1,0 +1,515 @@
+/* checkpoint: one rank's model and optimizer state, written or read back. */
+#include "ckpt_rank.h"
+#include "ckpt_target.h"
+#include "dataset.h"
+#include "log.h"
+#include "s3_client.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct {
+    const sb_ckpt_rank_t *r;
+    const sb_storage_cfg_t *storage;    /* the checkpoint folder's (sb_ckpt_target_open), borrowed */
+    uint64_t              epoch;
+    uint8_t              *buf;
+    size_t                buf_size;
+    sb_s3_t              *s3;
+    int                   stopped;
+    uint64_t              seed;     /* content of the file being written */
+} s_run_t;
+
+static void
+s_fail (s_run_t *self, const char *op, const char *target, int errno_val, const char *message,
+        const sb_read_result_t *s3)
+{
+    if (!self->stopped)
+        sb_report_failure (self->r->out, self->r->rank, op, target, errno_val, message, s3);
+}
+
+static int
+s_should_stop (s_run_t *self)
+{
+    if (!self->stopped && self->r->stop && self->r->stop (self->r->stop_arg))
+        self->stopped = 1;
+    return self->stopped;
+}
+
+static void
+s_progress (s_run_t *self, uint64_t bytes)
+{
+    self->r->interval->bytes += bytes;
+    sb_report_interval (self->r->out, self->r->rank, self->epoch, self->r->interval, sb_now (), 0);
+}
+
+/* Write size bytes of seeded content to path, in place, fsync'ed when asked. */
+static int
+s_write_file (s_run_t *self, const char *path, uint64_t size, int do_fsync)
+{
+    char err[PATH_MAX + 256];
+    int fd = open (path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0 && errno == ENOENT) {
+        char folder[PATH_MAX];
+        snprintf (folder, sizeof folder, "%s", path);
+        char *slash = strrchr (folder, '/');
+        if (slash)
+            *slash = '\0';
+        if (sb_mkdirs (folder, err, sizeof err) != 0) {
+            s_fail (self, "write", path, errno, err, NULL);
+            return -1;
+        }
+        fd = open (path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    }
+    if (fd < 0) {
+        int e = errno;
+        snprintf (err, sizeof err, "open %s for writing: %s", path, strerror (e));
+        s_fail (self, "open", path, e, err, NULL);
+        return -1;
+    }
+    uint64_t done = 0;
+    while (done < size && !s_should_stop (self)) {
+        size_t n = size - done < self->buf_size ? (size_t) (size - done) : self->buf_size;
+        sb_content_fill (self->seed, done, self->buf, n);
+        size_t put = 0;
+        while (put < n) {
+            ssize_t w = write (fd, self->buf + put, n - put);
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w <= 0) {
+                int e = w < 0 ? errno : ENOSPC;
+                snprintf (err, sizeof err, "write %s at offset %llu: %s", path, (unsigned long long) (done + put),
+                          strerror (e));
+                s_fail (self, "write", path, e, err, NULL);
+                close (fd);
+                return -1;
+            }
+            put += (size_t) w;
+        }
+        done += n;
+        s_progress (self, n);
+    }
+    /* the checkpoint counts as written once it is on stable storage */
+    if (!self->stopped && do_fsync && fsync (fd) != 0) {
+        int e = errno;
+        snprintf (err, sizeof err, "fsync %s: %s", path, strerror (e));
+        s_fail (self, "fsync", path, e, err, NULL);
+        close (fd);
+        return -1;
+    }
+    /* written and on disk: drop it from this host's page cache, so that a
+     * read of it later in the run measures the storage, not memory (a hint:
+     * a file system that ignores it is not an error) */
+    if (!self->stopped && do_fsync)
+        (void) posix_fadvise (fd, 0, 0, POSIX_FADV_DONTNEED);
+    if (close (fd) != 0) {
+        int e = errno;
+        snprintf (err, sizeof err, "close %s: %s", path, strerror (e));
+        s_fail (self, "close", path, e, err, NULL);
+        return -1;
+    }
+    return self->stopped ? -1 : 0;
+}
+
+/* Read path whole; it must hold exactly size bytes. */
+static int
+s_read_file (s_run_t *self, const char *path, uint64_t size)
+{
+    char err[PATH_MAX + 256];
+    int fd = open (path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        int e = errno;
+        snprintf (err, sizeof err, "open %s: %s%s", path, strerror (e),
+                  e == ENOENT ? " (write the checkpoint first: checkpoint.num_checkpoints_write)" : "");
+        s_fail (self, "open", path, e, err, NULL);
+        return -1;
+    }
+    (void) posix_fadvise (fd, 0, 0, POSIX_FADV_DONTNEED);  /* clean pages: read them from storage */
+    uint64_t got = 0;
+    for (;;) {
+        if (s_should_stop (self))
+            break;
+        ssize_t n = read (fd, self->buf, self->buf_size);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            int e = errno;
+            snprintf (err, sizeof err, "read %s at offset %llu: %s", path, (unsigned long long) got, strerror (e));
+            s_fail (self, "read", path, e, err, NULL);
+            close (fd);
+            return -1;
+        }
+        if (n == 0)
+            break;
+        got += (uint64_t) n;
+        s_progress (self, (uint64_t) n);
+    }
+    close (fd);
+    if (self->stopped)
+        return -1;
+    if (got != size) {
+        snprintf (err, sizeof err, "%s holds %llu bytes, the checkpoint has %llu", path, (unsigned long long) got,
+                  (unsigned long long) size);
+        s_fail (self, "read", path, 0, err, NULL);
+        return -1;
+    }
+    return 0;
+}
+
+static void
+s_fill (void *arg, uint64_t offset, uint8_t *buf, size_t len)
+{
+    sb_content_fill (((s_run_t *) arg)->seed, offset, buf, len);
+}
+
+static void
+s_s3_failure (s_run_t *self, const char *op, const char *key, const sb_s3_error_t *e)
+{
+    sb_read_result_t f = { .error = e->os_errno ? e->os_errno : -1, .http_status = e->http_status,
+                           .curl_code = e->curl_code, .attempt = e->attempt };
+    snprintf (f.message, sizeof f.message, "%s", e->text);
+    snprintf (f.target, sizeof f.target, "%s", key);
+    snprintf (f.endpoint, sizeof f.endpoint, "%s", e->endpoint);
+    snprintf (f.s3_code, sizeof f.s3_code, "%s", e->s3_code);
+    s_fail (self, op, key, e->os_errno, e->text, &f);
+}
+
+static int
+s_put (s_run_t *self, const char *key, uint64_t size)
+{
+    sb_s3_error_t e;
+    if (sb_s3_put (self->s3, key, size, s_fill, self, &e) != 0) {
+        s_s3_failure (self, "write", key, &e);
+        return -1;
+    }
+    s_progress (self, size);
+    return 0;
+}
+
+static int
+s_get (s_run_t *self, const char *key, uint64_t size)
+{
+    sb_s3_error_t e;
+    uint64_t got = 0;
+    if (sb_s3_get (self->s3, key, 0, 0, &got, &e) != 0) {
+        s_s3_failure (self, "read", key, &e);
+        return -1;
+    }
+    if (got != size) {
+        char err[1400];
+        snprintf (err, sizeof err, "s3 object %s holds %llu bytes, the checkpoint has %llu", key,
+                  (unsigned long long) got, (unsigned long long) size);
+        s_fail (self, "read", key, 0, err, NULL);
+        return -1;
+    }
+    s_progress (self, size);
+    return 0;
+}
+
+static void
+s_endpoint_stats (s_run_t *self)
+{
+    sb_reader_endpoint_t *eps = calloc (SB_MAX_ENDPOINTS, sizeof *eps);
+    size_t n = 0;
+    for (size_t e = 0; eps && e < sb_s3_endpoint_count (self->s3); e++, n++) {
+        const sb_s3_endpoint_stats_t *st = sb_s3_stats (self->s3, e);
+        snprintf (eps[n].endpoint, sizeof eps[n].endpoint, "%s", sb_s3_endpoint (self->s3, e));
+        eps[n].requests = st->requests;
+        eps[n].bytes = st->bytes;
+        eps[n].errors = st->errors;
+        eps[n].retries = st->retries;
+        eps[n].latency = st->latency;
+    }
+    sb_report_endpoints (self->r->out, self->r->rank, eps, n);
+    free (eps);
+}
+
+/* Open the S3 client the files of one checkpoint need (none for files). */
+static int
+s_open (s_run_t *self, int write)
+{
+    if (!(self->buf = malloc (self->buf_size))) {
+        s_fail (self, write ? "write" : "read", NULL, ENOMEM, "out of memory for the checkpoint buffer", NULL);
+        return -1;
+    }
+    if (self->storage->type == SB_STORAGE_S3) {
+        char err[1024];
+        sb_storage_cfg_t mine;     /* use_mpi_endpoint_distribution: the rank's own endpoint */
+        sb_storage_for_rank (self->storage, self->r->rank, &mine);
+        if (!(self->s3 = sb_s3_new (&mine, 1, err, sizeof err))) {
+            s_fail (self, write ? "write" : "read", NULL, 0, err, NULL);
+            free (self->buf);
+            self->buf = NULL;
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void
+s_close (s_run_t *self)
+{
+    free (self->buf);
+    self->buf = NULL;
+    if (self->s3) {
+        if (!self->stopped)
+            s_endpoint_stats (self);
+        sb_s3_destroy (&self->s3);
+    }
+}
+
+/* Write or read files [first, last) of names / sizes in folder dir under
+ * root; counts what was done into *files and *bytes. 0 or -1 (reported). */
+static int
+s_files (s_run_t *self, const char *root, const char *dir, char *const *names, const uint64_t *sizes, size_t first,
+         size_t last, int write, int do_fsync, uint64_t *files, uint64_t *bytes)
+{
+    for (size_t i = first; i < last; i++) {
+        if (s_should_stop (self))
+            return -1;
+        if (sizes[i] == 0)
+            continue;
+        char key[512], full[PATH_MAX];
+        if (sb_strf (key, sizeof key, "%s/%s", dir, names[i]) != 0
+            || sb_strf (full, sizeof full, "%s%s", root, key) != 0) {
+            s_fail (self, write ? "write" : "read", names[i], ENAMETOOLONG, "checkpoint path too long", NULL);
+            return -1;
+        }
+        self->seed = sb_dataset_content_seed (self->r->cfg->seed, key);
+        int rc;
+        if (self->s3)
+            rc = write ? s_put (self, full, sizes[i]) : s_get (self, full, sizes[i]);
+        else
+            rc = write ? s_write_file (self, full, sizes[i], do_fsync) : s_read_file (self, full, sizes[i]);
+        if (rc != 0)
+            return -1;
+        *bytes += sizes[i];
+        (*files)++;
+        self->r->interval->samples++;
+    }
+    return 0;
+}
+
+/* Rank r's files in ps: [*first, *last). 0, or -1 when ps does not hold them. */
+static int
+s_rank_span (const sb_msg_phase_start_t *ps, uint64_t rank, size_t *first, size_t *last)
+{
+    if (rank + 1 >= ps->ckpt_first.count || ps->ckpt_names.count != ps->ckpt_bytes.count)
+        return -1;
+    uint64_t a = ps->ckpt_first.items[rank], b = ps->ckpt_first.items[rank + 1];
+    if (a > b || b > ps->ckpt_names.count)
+        return -1;
+    /* file names from the coordinator: plain names inside the checkpoint's
+     * folder, none leading out of it */
+    for (uint64_t i = a; i < b; i++) {
+        const char *n = ps->ckpt_names.items[i];
+        if (!n || !*n || strchr (n, '/') || strcmp (n, ".") == 0 || strcmp (n, "..") == 0)
+            return -1;
+    }
+    *first = (size_t) a;
+    *last = (size_t) b;
+    return 0;
+}
+
+void
+sb_ckpt_rank_run (const sb_ckpt_rank_t *r, const sb_msg_phase_start_t *ps)
+{
+    s_run_t run = { .r = r, .epoch = ps->epoch, .buf_size = r->cfg->io_buffer };
+    s_run_t *self = &run;
+    int write = strcmp (ps->phase, "checkpoint_write") == 0;
+    size_t first, last;
+    if (s_rank_span (ps, r->rank, &first, &last) != 0) {
+        char err[256];
+        snprintf (err, sizeof err, "PHASE_START %s gives the files of %zu ranks, not of rank %llu, or a name that"
+                  " is not a plain file name", ps->phase, ps->ckpt_first.count ? ps->ckpt_first.count - 1 : 0,
+                  (unsigned long long) r->rank);
+        s_fail (self, "protocol", NULL, 0, err, NULL);
+        return;
+    }
+    /* the checkpoint folder's own storage: files or S3, whatever the dataset's */
+    sb_storage_cfg_t *storage = malloc (sizeof *storage);
+    char root[PATH_MAX], err[PATH_MAX + 256];
+    if (!storage) {
+        s_fail (self, write ? "write" : "read", NULL, ENOMEM, "out of memory", NULL);
+        return;
+    }
+    if (sb_ckpt_target_open (ps->ckpt_root, r->cfg->data_root, r->storage, storage, root, sizeof root, err,
+                             sizeof err) != 0) {
+        s_fail (self, "protocol", NULL, 0, err, NULL);
+        free (storage);
+        return;
+    }
+    self->storage = storage;
+    if (s_open (self, write) != 0) {
+        free (storage);
+        return;
+    }
+    char dir[64];
+    snprintf (dir, sizeof dir, "global_epoch1_step%llu", (unsigned long long) ps->checkpoint);
+    double started = sb_now ();
+    uint64_t bytes = 0, files = 0;
+    int rc = s_files (self, root, dir, ps->ckpt_names.items, ps->ckpt_bytes.items, first, last, write,
+                      ps->fsync != 0, &files, &bytes);
+    double finished = sb_now ();
+    s_close (self);
+    free (storage);
+    if (rc != 0 || self->stopped)
+        return;
+    sb_report_interval (r->out, r->rank, self->epoch, r->interval, sb_now (), 1);
+    sb_msg_t done = { .type = SB_MSG_RANK_DONE };
+    done.u.rank_done.rank = r->rank;
+    done.u.rank_done.epoch = ps->epoch;
+    done.u.rank_done.samples = files;
+    done.u.rank_done.bytes = bytes;
+    done.u.rank_done.started_at = started;
+    done.u.rank_done.finished_at = finished;
+    if (r->out->fn (r->out->ctx, &done) != 0)
+        sb_error ("rank %llu: cannot report checkpoint %llu done", (unsigned long long) r->rank,
+                  (unsigned long long) ps->checkpoint);
+}
+
+/* ------------------------------------------------ checkpoints during training */
+
+struct sb_ckpt_job {
+    pthread_t        thread;
+    sb_ckpt_rank_t   r;
+    sb_storage_cfg_t storage;       /* the checkpoint folder's (sb_ckpt_target_open) */
+    sb_sender_t      out;
+    sb_interval_t    interval;
+    char             root[PATH_MAX], dir[64];
+    char           **names;         /* the rank's files (owned) */
+    uint64_t        *sizes;
+    size_t           n;
+    int              fsync;
+    atomic_int       done, stop;
+    sb_ckpt_result_t result;
+};
+
+/* The job's messages: the first ERROR is kept for the trainer to send; STATS and the rest are not sent. */
+static int
+s_job_send (void *ctx, const sb_msg_t *msg)
+{
+    sb_ckpt_job_t *job = ctx;
+    if (msg->type == SB_MSG_ERROR && !job->result.failed) {
+        const sb_msg_error_t *e = &msg->u.error;
+        job->result.failed = 1;
+        job->result.errno_val = (int) e->errno_val;
+        snprintf (job->result.op, sizeof job->result.op, "%s", e->op ? e->op : "write");
+        snprintf (job->result.target, sizeof job->result.target, "%s", e->target ? e->target : "");
+        snprintf (job->result.message, sizeof job->result.message, "%s", e->message ? e->message : "");
+    }
+    return 0;
+}
+
+static int
+s_job_stop (void *arg)
+{
+    return atomic_load (&((sb_ckpt_job_t *) arg)->stop);
+}
+
+static void *
+s_job_main (void *arg)
+{
+    sb_ckpt_job_t *job = arg;
+    s_run_t run = { .r = &job->r, .storage = &job->storage, .epoch = 0, .buf_size = job->r.cfg->io_buffer };
+    job->result.started_at = sb_now ();
+    if (s_open (&run, 1) == 0) {
+        (void) s_files (&run, job->root, job->dir, job->names, job->sizes, 0, job->n, 1, job->fsync,
+                        &job->result.files, &job->result.bytes);
+        s_close (&run);
+    }
+    job->result.finished_at = sb_now ();
+    if (run.stopped && !job->result.failed) {
+        job->result.failed = 1;
+        snprintf (job->result.message, sizeof job->result.message, "stopped");
+    }
+    atomic_store (&job->done, 1);
+    return NULL;
+}
+
+static void
+s_job_free (sb_ckpt_job_t *job)
+{
+    for (size_t i = 0; job->names && i < job->n; i++)
+        free (job->names[i]);
+    free (job->names);
+    free (job->sizes);
+    free (job);
+}
+
+sb_ckpt_job_t *
+sb_ckpt_job_start (const sb_msg_welcome_t *cfg, const sb_storage_cfg_t *storage, uint64_t rank,
+                   const sb_msg_phase_start_t *ps, uint64_t epoch, uint64_t step, char *err, size_t err_size)
+{
+    size_t first, last;
+    if (s_rank_span (ps, rank, &first, &last) != 0) {
+        snprintf (err, err_size, "PHASE_START of epoch %llu names checkpoints but not the files of rank %llu"
+                  " (or a name that is not a plain file name)", (unsigned long long) epoch, (unsigned long long) rank);
+        return NULL;
+    }
+    sb_ckpt_job_t *job = calloc (1, sizeof *job);
+    if (!job || !(job->names = calloc (last - first + 1, sizeof *job->names))
+        || !(job->sizes = calloc (last - first + 1, sizeof *job->sizes))) {
+        if (job)
+            s_job_free (job);
+        snprintf (err, err_size, "out of memory for a checkpoint");
+        return NULL;
+    }
+    for (size_t i = first; i < last; i++, job->n++) {
+        if (!(job->names[job->n] = strdup (ps->ckpt_names.items[i]))) {
+            s_job_free (job);
+            snprintf (err, err_size, "out of memory for a checkpoint");
+            return NULL;
+        }
+        job->sizes[job->n] = ps->ckpt_bytes.items[i];
+    }
+    if (sb_ckpt_target_open (ps->ckpt_root, cfg->data_root, storage, &job->storage, job->root, sizeof job->root, err,
+                             err_size) != 0) {
+        s_job_free (job);
+        return NULL;
+    }
+    snprintf (job->dir, sizeof job->dir, "global_epoch%llu_step%llu", (unsigned long long) epoch,
+              (unsigned long long) step);
+    job->fsync = ps->fsync != 0;
+    job->out = (sb_sender_t) { s_job_send, job };
+    job->r = (sb_ckpt_rank_t) { .cfg = cfg, .storage = storage, .rank = rank, .out = &job->out,
+                                .interval = &job->interval, .stop = s_job_stop, .stop_arg = job };
+    job->interval.next = 1e300;     /* no STATS from the job */
+    atomic_init (&job->done, 0);
+    atomic_init (&job->stop, 0);
+    int rc = pthread_create (&job->thread, NULL, s_job_main, job);
+    if (rc != 0) {
+        s_job_free (job);
+        snprintf (err, err_size, "cannot start a checkpoint thread: %s", strerror (rc));
+        return NULL;
+    }
+    return job;
+}
+
+int
+sb_ckpt_job_done (const sb_ckpt_job_t *job)
+{
+    return atomic_load (&((sb_ckpt_job_t *) job)->done);
+}
+
+void
+sb_ckpt_job_finish (sb_ckpt_job_t **job_p, int stop, sb_ckpt_result_t *result)
+{
+    sb_ckpt_job_t *job = *job_p;
+    if (!job)
+        return;
+    if (stop)
+        atomic_store (&job->stop, 1);
+    pthread_join (job->thread, NULL);
+    if (result)
+        *result = job->result;
+    s_job_free (job);
+    *job_p = NULL;
+}

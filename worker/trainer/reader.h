@@ -1,0 +1,169 @@
+/* reader: the I/O engine of a rank.
+ *
+ * A rank pushes read requests to its reader over an inproc PUSH socket and
+ * gets completions back over a PULL socket. Two engines sit behind that:
+ * - file: read_threads threads reading with pread, each with one fixed
+ *   buffer: memory is read_threads x io_buffer whatever the object sizes;
+ *   with reader.odirect (sb_reader_set_direct_io) files are opened with
+ *   O_DIRECT and read in SB_READER_DIRECT_ALIGN blocks; before each read
+ *   the engine samples how much of the range the page cache holds
+ *   (lib/storage/pagecache.h; sb_reader_set_residency_sampling);
+ * - synthetic: no I/O; a read completes at once (see sb_reader_take_inline);
+ * - s3: one thread driving ranged GETs on a curl multi handle
+ *   (lib/storage/s3/s3_client.c), up to max_in_flight at once; bodies are counted
+ *   (and verified when asked) as they stream in and dropped.
+ * Bytes are never held whole, and a read counts only when all its bytes
+ * arrived. */
+#ifndef SB_READER_H
+#define SB_READER_H
+
+#include <czmq.h>
+#include <stdint.h>
+
+#include "dataset.h"
+#include "histogram.h"
+#include "storage.h"
+
+typedef struct sb_reader sb_reader_t;
+
+typedef struct {
+    uint64_t bytes;         /* bytes that arrived */
+    uint64_t latency_ns;
+    uint64_t tag;           /* the tag the read was submitted with */
+    int      error;         /* errno, or -1 for a short read / verify mismatch / HTTP failure; 0 when fine */
+    char     message[2048]; /* what failed, naming the path or endpoint and key */
+    char     target[1024];  /* path or key */
+    char     endpoint[256]; /* s3 only */
+    long     http_status;
+    char     s3_code[64];
+    int      curl_code;
+    int      attempt;
+    /* file engine, page cache: bytes of the read's range that were
+     * resident just before it was read, of checked bytes (0 of 0 when the
+     * read was not sampled, read with O_DIRECT or not from a file) */
+    uint64_t resident_bytes, checked_bytes;
+} sb_read_result_t;
+
+/* O_DIRECT alignment of buffers, offsets and lengths. O_DIRECT wants all
+ * three to be multiples of the device's logical block size: 512 bytes on
+ * most disks, 4096 on 4Kn disks and NVMe namespaces formatted with 4 KiB
+ * blocks. 4096 is a multiple of both (and the page size on x86-64 and
+ * 4K-page arm64), so it is right on every common device without asking it;
+ * it is also DLIO's alignment (its O_DIRECT readers' default). A device
+ * with larger logical blocks refuses the reads (EINVAL, reported). */
+#define SB_READER_DIRECT_ALIGN 4096u
+
+/* Per-endpoint counters of the s3 engine (see sb_reader_endpoint_stats). */
+typedef struct {
+    char           endpoint[256];
+    uint64_t       requests, bytes, errors, retries;
+    sb_histogram_t latency;
+} sb_reader_endpoint_t;
+
+/* Start the engine for storage (copied) reading below root (a folder ending
+ * with '/' for files, a key prefix for s3); threads: read_threads (file);
+ * verify: compare bytes with the generator, seeded by seed. NULL on failure
+ * (err set). */
+sb_reader_t *sb_reader_new (const sb_storage_cfg_t *storage, const char *root, size_t threads, size_t buffer_bytes,
+                            int verify, uint64_t seed, char *err, size_t err_size);
+
+/* How the objects were generated (copied): with a framed dataset.format
+ * (npz, npy, tfrecord, png, jpeg) verification compares with that format's
+ * generator; without this call, with the raw content stream. Call before
+ * the first read. Returns 0, or -1 with err set (a format that cannot be
+ * read). */
+int sb_reader_set_dataset (sb_reader_t *self, const sb_dataset_t *ds, char *err, size_t err_size);
+
+/* reader.odirect: 1 to open files with O_DIRECT (file engine; the other
+ * engines ignore it). Reads then cover the sample's range widened to
+ * SB_READER_DIRECT_ALIGN (offset aligned down, end aligned up, the last
+ * block cut short by the end of the file), and count only the bytes the
+ * sample asked for. A file system that refuses O_DIRECT (EINVAL at open,
+ * e.g. tmpfs before Linux 6.6) fails the read with an error naming the
+ * file and the key. Call before the first read. */
+void sb_reader_set_direct_io (sb_reader_t *self, int on);
+
+/* Sample the page-cache residency of 1 read in every (1: every read, 0:
+ * none) before it is read, chosen by the key's hash, so the same samples
+ * are checked every epoch and on every run. The default is 1: a check
+ * costs 1 to 70 us with cachestat (Linux 6.5+; 64 KiB to a cached 140 MiB
+ * file), 12 us to 2.6 ms with the mincore fallback (docs/PERFORMANCE.md,
+ * "Page cache checks"), against milliseconds for reading the same bytes
+ * from a device, and is left out of the read's latency. Reads with O_DIRECT are never sampled: they do not come from
+ * the page cache. Call before the first read. */
+void sb_reader_set_residency_sampling (sb_reader_t *self, uint64_t every);
+
+/* Per-endpoint counters since the last call, then reset; only between
+ * reads (no read in flight). Writes up to max entries into out and returns
+ * how many (0 for the file engine), or -1. */
+int sb_reader_endpoint_stats (sb_reader_t *self, sb_reader_endpoint_t *out, size_t max);
+
+/* After sb_reader_try_take gave a failed S3 read: the per-endpoint counters
+ * the engine sends right behind every failed read, then resets, so a failed
+ * run still records the attempts, errors and retries that led to it. Waits
+ * up to 1 s. Returns how many entries were written (0 for the file engine),
+ * or -1. */
+int sb_reader_failure_stats (sb_reader_t *self, sb_reader_endpoint_t *out, size_t max);
+/* A file read of this engine that has made no progress (its open, stat or
+ * one read call has not returned) for timeout_s seconds: 1 with its key
+ * (relative to root) and how long in *for_s, else 0 (always 0 for s3 and
+ * synthetic storage, whose reads are bounded by their own timeouts). Once
+ * it returned 1, sb_reader_destroy does not wait for the stuck thread. */
+int sb_reader_stalled (sb_reader_t *self, double timeout_s, char *key, size_t key_size, double *for_s);
+
+/* Teardown, in steps a caller with many readers runs for all of them at
+ * once, so that stuck threads are woken and waited for in parallel (one
+ * deadline for the whole worker, not 4 s per thread):
+ *   sb_reader_stop every reader; then, until no reader has threads left
+ *   to wait for: sb_reader_join_until every reader with one shared
+ *   deadline a second ahead, then sb_reader_wake every reader;
+ *   last sb_reader_destroy, which leaves stuck threads behind.
+ * sb_reader_stop tells the threads to stop (an interrupted read gives up);
+ * it does not wait. Accepts NULL; a second call does nothing. */
+void sb_reader_stop (sb_reader_t *self);
+/* Join every thread that ends by until_ns (sb_mono_ns clock; already past:
+ * only those that ended). Returns how many threads are still worth waiting
+ * for: a thread that is moving (each call returns within a second) is
+ * waited for however long its reads take; one stuck in a read (see
+ * sb_reader_stalled, or in one call for over a second) is given up when it
+ * has not returned a deadline after its third sb_reader_wake. */
+size_t sb_reader_join_until (sb_reader_t *self, uint64_t until_ns);
+/* Interrupt each stuck thread with a signal, at most 3 times in all. */
+void sb_reader_wake (sb_reader_t *self);
+/* Stop and join the threads (the steps above, if the caller did not run
+ * them); accepts NULL and nulls the pointer. A stuck thread that still
+ * does not return (about 4 s) is left behind with the memory it uses. */
+void sb_reader_destroy (sb_reader_t **self_p);
+
+/* Flags of a read: SB_READ_EVICT drops the file's pages from the page cache
+ * (posix_fadvise, lib/storage/pagecache.h) after opening it and before reading
+ * (file engine without O_DIRECT; the others ignore it); its cost is not
+ * part of the read's latency, and a failure fails the read. */
+#define SB_READ_EVICT 1u
+
+/* Queue a read of [offset, offset+length) of key, tagged with tag (the
+ * completion carries it back), with SB_READ_* flags. key may be NULL when
+ * sb_reader_needs_keys says so. Returns 0 or -1. */
+int sb_reader_submit (sb_reader_t *self, const char *key, uint64_t offset, uint64_t length, uint64_t tag,
+                      unsigned flags);
+
+/* 0 when reads need no key (synthetic without verification), else 1. */
+int sb_reader_needs_keys (const sb_reader_t *self);
+
+/* The synthetic engine completes every read inside sb_reader_submit (it
+ * fills a buffer at memory speed when verifying): this takes those
+ * completions, summed. Returns the number of reads (0 for other engines)
+ * and adds their bytes to *bytes. */
+uint64_t sb_reader_take_inline (sb_reader_t *self, uint64_t *bytes);
+
+/* Socket that becomes readable when a completion is ready (for a poller). */
+zsock_t *sb_reader_completions (sb_reader_t *self);
+
+/* Take one completion (blocks if none). Returns 0 or -1 when interrupted. */
+int sb_reader_take (sb_reader_t *self, sb_read_result_t *result);
+/* sb_reader_take without waiting: 0 with *result set, 1 when no completion
+ * is queued (the completion socket is then drained, as sb_wire_wait
+ * requires), -1 when the engine is gone or sent a bad frame. */
+int sb_reader_try_take (sb_reader_t *self, sb_read_result_t *result);
+
+#endif

@@ -1,0 +1,1494 @@
+/* trainer: every local rank's training loop as a state machine.
+ *
+ * A rank derives its reads itself: the sampler (lib/dataset/sampler.h) gives the
+ * catalog index and sample of each position of its epoch, the catalog's
+ * names and sizes come from the DLIO naming and the generator when the
+ * coordinator says they follow them (PHASE_START catalog_names,
+ * catalog_sizes), else from pages of entries asked once per epoch
+ * (worker/trainer/entries.h), and lib/dataset/sample_range.h turns them into a byte
+ * range. A parquet row group is read once per epoch: samples of a group a
+ * read of the same loader thread (or the rank's last read) brought in, or is
+ * bringing in, complete with it and cost no I/O.
+ *
+ * issue 15, preproc: with reader.preprocess_time (WELCOME preprocess_dist)
+ * each of a rank's loader threads works as one of DLIO's loader workers: it
+ * reads one sample (or one row group's run of samples) at a time, then
+ * spends a drawn preprocess time on each sample, which joins its batch only
+ * then, and starts its next read only after that (s_loaders_advance). */
+#include "trainer.h"
+#include "ckpt_rank.h"
+#include "dataset.h"
+#include "dlio_metrics.h"
+#include "distribution.h"
+#include "entries.h"
+#include "histogram.h"
+#include "log.h"
+#include "reader.h"
+#include "sample_range.h"
+#include "sampler.h"
+#include "trace.h"
+#include "util.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define S_PAGES_IN_FLIGHT 4     /* ENTRIES_REQ pages asked and not answered */
+#define S_SIZE_CACHE 4096       /* generator sizes remembered (direct-mapped by catalog index) */
+
+/* A read in flight: the positions it serves. */
+typedef struct {
+    uint64_t seq;           /* the rank's read number, 0: the slot is free */
+    uint64_t position;      /* first position it serves ... */
+    uint64_t run;           /* ... and the consecutive positions of its batch it serves */
+    uint64_t count;         /* every position it serves (later ones of its row group included) */
+    uint64_t file, offset, length, dlio;
+    const char *stored;     /* the entry's stored key (borrowed from the entries) or NULL */
+    double   start;
+    uint32_t loader;        /* issue 15, preproc: the loader thread + 1 whose read this is (0: none) */
+} s_slot_t;
+
+/* The last row group a loader thread read (or is reading). */
+typedef struct {
+    uint64_t file, offset, length;
+    uint64_t slot, seq;     /* in flight while slots[slot].seq == seq */
+    int      valid;
+} s_group_t;
+
+/* issue 15, preproc: a loader thread of a rank, with reader.preprocess_time.
+ * Positions of the thread below `at` are in; it is on the `n` positions
+ * from `at` (all of them its own, one read's), or idle (n == 0). */
+typedef enum {
+    S_LOADER_IDLE, S_LOADER_READING, S_LOADER_WAITING, S_LOADER_ARRIVED, S_LOADER_PREPROCESS
+} s_loader_state_t;
+
+typedef struct {
+    s_loader_state_t state;
+    uint64_t at, n;
+    uint64_t done;          /* PREPROCESS: of the n, preprocessed */
+    uint64_t slot, seq;     /* WAITING: the read of another thread bringing its row group in */
+    double   until;         /* PREPROCESS: when the current sample's preprocess ends */
+} s_loader_t;
+
+/* One rank's epoch. Counters are positions in the rank's order (0..k). */
+typedef struct {
+    uint64_t       rank;
+    sb_reader_t   *reader;          /* owned */
+    s_slot_t      *slots;           /* nslots (owned) */
+    uint32_t      *free_slots;      /* stack of free slot indices (owned) */
+    size_t         nfree;
+    s_group_t     *groups;          /* threads + 1: each loader thread's last group, then the rank's (owned) */
+    s_loader_t    *loaders;         /* issue 15, preproc: threads of them (owned) */
+    uint64_t       next_seq;
+    uint64_t       submitted, completed, step, bytes;
+    uint64_t       resident_bytes, checked_bytes;   /* page-cache residency sampled before reads */
+    int            running;         /* in an epoch, RANK_DONE not sent */
+    int            computing;       /* a batch is being computed until compute_until */
+    int            waiting_go;      /* at the barrier of `step` */
+    double         compute_started, compute_until;
+    double         compute_length;  /* the batch's drawn compute seconds (exact, unlike until - started) */
+    double         started, first_step_end, compute_after_first, compute_all;
+    double         io_wait, barrier, wait_since, barrier_since;
+    /* DLIO's per-step sums (lib/metrics/dlio_metrics.h): a step's load starts at
+     * the rank's last release (load_since), its proc time ends with its compute */
+    double         load_since, metric_compute, head_proc, tail_proc;
+    uint64_t       metric_steps;
+    sb_histogram_t barrier_latency; /* STEP sent to GO received, microseconds */
+    sb_histogram_t read_latency;    /* the I/O engine's time per sample read, microseconds */
+    sb_interval_t  interval;
+    /* issue 15, ckpt: the checkpoint the rank is writing (it waits for it, as in DLIO) */
+    sb_ckpt_job_t *ckpt_job;        /* owned, NULL: none */
+    size_t         ckpt_next;       /* index of its next checkpoint in the epoch's ckpt_steps */
+    double         ckpt_s;          /* seconds in checkpoints this epoch */
+} s_rank_t;
+
+/* issue 15, workflow: a set of files the ranks read, with what depends on
+ * it: the training set (train/, PHASE_START "train") or the evaluation set
+ * (valid/, "eval": WELCOME eval_files, eval_batch_size, eval_time). The
+ * epoch loop is the same for both. */
+typedef struct {
+    sb_dataset_t     ds;            /* the set's naming and sizes */
+    uint64_t         batch_size;    /* samples per step per rank */
+    sb_dist_t        compute;       /* compute seconds per step */
+    uint64_t         compute_seed;  /* the stream the draws come from */
+    uint64_t         preprocess_seed;   /* issue 15, preproc: the stream of the preprocess draws */
+    uint64_t         metric_steps;  /* DLIO's nominal steps (the metric window) */
+    int              step_sync;     /* a barrier per step: train with train.sync step; DLIO's eval has none */
+    /* the sampler and the catalog, from the set's first PHASE_START */
+    sb_sampler_t    *sampler;       /* owned */
+    uint64_t         prepared;      /* the last epoch the sampler prepared (0: none) */
+    uint8_t         *touched;       /* WELCOME drop_page_cache: a bit per catalog file, set at the file's first read
+                                     * of the epoch on this worker, which drops its pages first (owned; NULL: off) */
+    uint8_t         *footered;      /* parquet: a bit per catalog file whose footer was read this epoch (owned) */
+    int              monotone;      /* positions of a batch read a file's samples in order (see s_run) */
+    uint64_t         listed;
+    int              catalog_names, catalog_sizes;  /* PHASE_START's: names 1 name order, 2 index order */
+    int              asking;        /* entries come from the coordinator */
+    uint64_t         size_of[S_SIZE_CACHE], size_key[S_SIZE_CACHE];   /* generator sizes, key file + 1 */
+} s_set_t;
+
+enum { S_SET_TRAIN, S_SET_EVAL };
+
+struct sb_trainer {
+    const sb_msg_welcome_t *cfg;
+    sb_storage_type_t storage_type;
+    sb_sender_t      out;
+    s_set_t          sets[2];       /* S_SET_TRAIN, S_SET_EVAL */
+    s_set_t         *set;           /* the one this phase reads */
+    s_rank_t        *ranks;         /* cfg->ranks of them (owned) */
+    size_t           nranks;
+    size_t           nslots;        /* reads in flight per rank at most: the prefetch window */
+    uint64_t         threads;       /* loader threads per rank (WELCOME loader_threads) */
+    int              needs_keys;    /* the engines need names (all alike) */
+    sb_entries_t    *entries;       /* owned; used when the set is asking */
+    sb_sample_ranger_t ranger;
+    sb_trace_t      *trace;         /* owned, NULL: no trace */
+    /* the epoch */
+    uint64_t         epoch, k, batches, window;
+    sb_dlio_window_t metric;        /* DLIO's metric window over this epoch's steps */
+    int              step_sync;
+    int              local_barrier; /* every rank of the run is here: no coordinator round trip per step */
+    size_t           running;       /* ranks that have not sent RANK_DONE */
+    uint64_t         barrier_step;  /* step whose barrier the ranks are reaching */
+    size_t           arrivals;      /* ranks at barrier_step */
+    double           step_sent_at;  /* when this worker's STEP of barrier_step - 1 left */
+    int              awaiting_go;   /* that STEP has had no GO yet */
+    sb_histogram_t   barrier_own;   /* the barrier's own cost per step, microseconds */
+    int              failed;        /* an ERROR was sent: nothing more this epoch */
+    int              released;      /* a local barrier released ranks during this pump */
+    double           stall_s;       /* shardbench.stall_timeout_s (0: never) */
+    double           next_stall_check;
+    /* issue 15, ckpt: the epoch's checkpoints: a decoded copy of its PHASE_START (owned) */
+    sb_msg_t         ckpt_ps;       /* SB_MSG_NONE: none this epoch */
+    const sb_storage_cfg_t *storage;
+    /* issue 15, preproc: reader.preprocess_time per sample (WELCOME preprocess_*) */
+    sb_dist_t        preprocess;
+    int              preprocessing; /* not a constant 0: the loader threads run (s_loaders_advance) */
+};
+
+/* ENDPOINT_STATS of rank r: its engine's counters since the phase began,
+ * asked for (at the end of its epoch) or sent behind a failed read. */
+static void
+s_report_endpoint_counters (sb_trainer_t *self, s_rank_t *r, int after_failure)
+{
+    sb_reader_endpoint_t *eps = calloc (SB_MAX_ENDPOINTS, sizeof *eps);
+    int n = !eps ? -1
+            : after_failure ? sb_reader_failure_stats (r->reader, eps, SB_MAX_ENDPOINTS)
+                            : sb_reader_endpoint_stats (r->reader, eps, SB_MAX_ENDPOINTS);
+    if (n < 0)
+        sb_warn ("rank %llu: per-endpoint counters of epoch %llu are lost", (unsigned long long) r->rank,
+                 (unsigned long long) self->epoch);
+    else
+        sb_report_endpoints (&self->out, r->rank, eps, (size_t) n);
+    free (eps);
+}
+
+static void
+s_fail (sb_trainer_t *self, const s_rank_t *r, const char *op, const char *target, int errno_val,
+        const char *message, const sb_read_result_t *s3)
+{
+    sb_report_failure (&self->out, r ? r->rank : self->cfg->first_rank, op, target, errno_val, message, s3);
+    self->failed = 1;
+}
+
+sb_trainer_t *
+sb_trainer_new (const sb_msg_welcome_t *cfg, const sb_storage_cfg_t *storage, const sb_sender_t *out, char *err,
+                size_t err_size)
+{
+    sb_trainer_t *self = calloc (1, sizeof *self);
+    if (!self || !(self->entries = sb_entries_new ())) {
+        snprintf (err, err_size, "out of memory");
+        free (self);
+        return NULL;
+    }
+    self->cfg = cfg;
+    self->storage_type = storage->type;
+    self->storage = storage;
+    self->out = *out;
+    s_set_t *train = &self->sets[S_SET_TRAIN], *eval = &self->sets[S_SET_EVAL];
+    train->ds = (sb_dataset_t) {
+        .prefix = cfg->file_prefix, .format = cfg->format, .files = cfg->num_files, .subfolders = cfg->num_subfolders,
+        .samples_per_file = cfg->samples_per_file, .record_length = cfg->record_length,
+        .record_stdev = cfg->record_stdev, .seed = cfg->seed, .parquet_columns = cfg->parquet_columns, .parquet_compression = cfg->parquet_compression,
+        .parquet_read_columns = cfg->parquet_read_columns,
+        .parquet_row_group = cfg->parquet_row_group,
+        .element_type = cfg->record_element_type, .record_dims = cfg->record_dims.items,
+        .record_ndims = cfg->record_dims.count,
+    };
+    train->batch_size = cfg->batch_size;
+    train->compute = (sb_dist_t) { SB_DIST_CONSTANT, cfg->computation_time, 0 };
+    if (cfg->compute_dist && *cfg->compute_dist) {
+        train->compute.a = cfg->compute_a;
+        train->compute.b = cfg->compute_b;
+        if (sb_dist_parse (cfg->compute_dist, &train->compute.type) != 0) {
+            snprintf (err, err_size, "WELCOME names an unknown compute distribution '%.64s'", cfg->compute_dist);
+            sb_trainer_destroy (&self);
+            return NULL;
+        }
+    }
+    train->compute_seed = cfg->seed;
+    train->metric_steps = cfg->metric_steps;
+    train->step_sync = strcmp (cfg->sync, "step") == 0;
+    /* the evaluation set: valid/, its batch and time per step, DLIO's eval
+     * steps as the nominal ones, no barrier between steps (DLIO's _eval) */
+    eval->ds = train->ds;
+    eval->ds.split = "valid";
+    eval->ds.files = cfg->eval_files;
+    eval->ds.subfolders = cfg->eval_subfolders;
+    eval->batch_size = cfg->eval_batch_size ? cfg->eval_batch_size : 1;
+    eval->compute = cfg->eval_time_stdev > 0 ? (sb_dist_t) { SB_DIST_NORMAL, cfg->eval_time, cfg->eval_time_stdev }
+                                             : (sb_dist_t) { SB_DIST_CONSTANT, cfg->eval_time, 0 };
+    eval->compute_seed = sb_mix (cfg->seed, 0x6576616c);   /* "eval": draws of their own */
+    eval->metric_steps = sb_dlio_nominal_steps (cfg->samples_per_file, cfg->eval_files, eval->batch_size,
+                                                cfg->total_ranks, -1);
+    eval->step_sync = 0;
+    /* issue 15, preproc: the preprocess time of every sample (both sets: DLIO's readers serve both) */
+    self->preprocess = (sb_dist_t) { SB_DIST_CONSTANT, 0, 0 };
+    if (cfg->preprocess_dist && *cfg->preprocess_dist) {
+        char why[256];
+        self->preprocess.a = cfg->preprocess_a;
+        self->preprocess.b = cfg->preprocess_b;
+        if (sb_dist_parse (cfg->preprocess_dist, &self->preprocess.type) != 0
+            || sb_dist_check (&self->preprocess, why, sizeof why) != 0) {
+            snprintf (err, err_size, "WELCOME's preprocess time '%.64s' (%g, %g) is not a distribution",
+                      cfg->preprocess_dist, cfg->preprocess_a, cfg->preprocess_b);
+            sb_trainer_destroy (&self);
+            return NULL;
+        }
+    }
+    self->preprocessing = !(self->preprocess.type == SB_DIST_CONSTANT && self->preprocess.a == 0);
+    train->preprocess_seed = sb_mix (cfg->seed, 0x70726570);    /* "prep" */
+    eval->preprocess_seed = sb_mix (eval->compute_seed, 0x70726570);
+    self->set = train;
+    self->stall_s = (double) cfg->stall_timeout_ms / 1000.0;
+    self->threads = cfg->loader_threads ? cfg->loader_threads : 1;
+    uint64_t batch_max = cfg->eval_files && eval->batch_size > cfg->batch_size ? eval->batch_size : cfg->batch_size;
+    self->nslots = (size_t) ((cfg->prefetch_size + 1) * batch_max);
+    if (self->nslots < 3)   /* a parquet file's first group goes with its (up to 2) footer reads */
+        self->nslots = 3;
+    if (self->preprocessing && self->nslots < self->threads + 2)   /* issue 15, preproc: a read per loader thread */
+        self->nslots = (size_t) self->threads + 2;
+    self->ranks = calloc ((size_t) cfg->ranks, sizeof (s_rank_t));
+    if (!self->ranks) {
+        snprintf (err, err_size, "out of memory for %llu ranks", (unsigned long long) cfg->ranks);
+        sb_trainer_destroy (&self);
+        return NULL;
+    }
+    for (uint64_t i = 0; i < cfg->ranks; i++, self->nranks++) {
+        s_rank_t *r = &self->ranks[i];
+        r->rank = cfg->first_rank + i;
+        char why[512];
+        sb_storage_cfg_t mine;     /* use_mpi_endpoint_distribution: the rank's own endpoint */
+        sb_storage_for_rank (storage, r->rank, &mine);
+        r->reader = sb_reader_new (&mine, cfg->data_root, (size_t) self->threads, (size_t) cfg->io_buffer,
+                                   (int) cfg->verify, cfg->seed, why, sizeof why);
+        r->slots = calloc (self->nslots, sizeof *r->slots);
+        r->free_slots = calloc (self->nslots, sizeof *r->free_slots);
+        r->groups = calloc ((size_t) self->threads + 1, sizeof *r->groups);
+        r->loaders = calloc ((size_t) self->threads, sizeof *r->loaders);
+        if (!r->reader || !r->slots || !r->free_slots || !r->groups || !r->loaders) {
+            snprintf (err, err_size, "rank %llu: %s", (unsigned long long) r->rank,
+                      r->reader ? "out of memory for its reads in flight" : why);
+            self->nranks++;
+            sb_trainer_destroy (&self);
+            return NULL;
+        }
+        if (sb_reader_set_dataset (r->reader, &self->set->ds, why, sizeof why) != 0) {
+            snprintf (err, err_size, "rank %llu: %s", (unsigned long long) r->rank, why);
+            self->nranks++;
+            sb_trainer_destroy (&self);
+            return NULL;
+        }
+        sb_reader_set_direct_io (r->reader, (int) cfg->odirect);
+        self->needs_keys = sb_reader_needs_keys (r->reader);
+    }
+    if (cfg->trace && cfg->trace[0] && !(self->trace = sb_trace_open (cfg->trace, err, err_size))) {
+        sb_trainer_destroy (&self);
+        return NULL;
+    }
+    return self;
+}
+
+void
+sb_trainer_destroy (sb_trainer_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    sb_trainer_t *self = *self_p;
+    /* stop every rank's reader, then join them all against one deadline a
+     * second at a time, waking the stuck threads of all ranks together: a
+     * hung mount costs the worker about 4 s, not 4 s per read thread */
+    for (size_t i = 0; i < self->nranks; i++)
+        sb_reader_stop (self->ranks[i].reader);
+    for (;;) {
+        uint64_t until = sb_mono_ns () + 1000000000ull;
+        size_t waiting = 0;
+        for (size_t i = 0; i < self->nranks; i++)
+            waiting += sb_reader_join_until (self->ranks[i].reader, until);
+        if (!waiting)
+            break;
+        for (size_t i = 0; i < self->nranks; i++)
+            sb_reader_wake (self->ranks[i].reader);
+    }
+    for (size_t i = 0; self->ranks && i < self->nranks; i++)
+        sb_ckpt_job_finish (&self->ranks[i].ckpt_job, 1, NULL);
+    sb_proto_fini (&self->ckpt_ps);
+    for (size_t i = 0; self->ranks && i < self->nranks; i++) {
+        s_rank_t *r = &self->ranks[i];
+        free (r->slots);
+        free (r->free_slots);
+        free (r->groups);
+        free (r->loaders);
+        sb_reader_destroy (&r->reader);
+    }
+    char err[PATH_MAX + 128];
+    if (sb_trace_close (&self->trace, err, sizeof err) != 0)
+        sb_error ("%s", err);
+    for (int i = 0; i < 2; i++) {
+        sb_sampler_destroy (&self->sets[i].sampler);
+        free (self->sets[i].touched);
+        free (self->sets[i].footered);
+    }
+    sb_entries_destroy (&self->entries);
+    sb_sample_ranger_fini (&self->ranger);
+    free (self->ranks);
+    free (self);
+    *self_p = NULL;
+}
+
+/* ------------------------------------------------------------ what to read */
+
+/* The read of one position. */
+typedef struct {
+    sb_sample_ref_t ref;
+    uint64_t        size, dlio;
+    const char     *stored;     /* key from the coordinator, NULL: the DLIO name of dlio */
+    uint64_t        offset, length;
+    uint64_t        run_end;    /* the sample after the last of its row group (group), else sample + 1 */
+    int             group;
+} s_read_t;
+
+static int
+s_generator_size (sb_trainer_t *self, uint64_t file, uint64_t dlio, uint64_t *size, char *err, size_t err_size)
+{
+    size_t at = (size_t) (file % S_SIZE_CACHE);
+    if (self->set->size_key[at] == file + 1) {
+        *size = self->set->size_of[at];
+        return 0;
+    }
+    if (sb_generator_size (&self->set->ds, self->storage_type == SB_STORAGE_SYNTHETIC, dlio, size, err, err_size) != 0)
+        return -1;
+    self->set->size_key[at] = file + 1;
+    self->set->size_of[at] = *size;
+    return 0;
+}
+
+/* Key of a read into buf: the stored one or the DLIO name. -1 when there is none. */
+static int
+s_key (const sb_trainer_t *self, const char *stored, uint64_t dlio, char *buf, size_t size)
+{
+    if (stored)
+        return sb_strf (buf, size, "%s", stored);
+    if (dlio == SB_NO_DLIO_INDEX || dlio >= self->set->ds.files)
+        return -1;
+    return sb_dataset_key (&self->set->ds, dlio, buf, size);
+}
+
+/* The read of position p of rank r: 0 with *rd set, 1 when its catalog
+ * entry has not arrived, -1 when the rank failed (reported). */
+static int
+s_read_at (sb_trainer_t *self, s_rank_t *r, uint64_t p, s_read_t *rd)
+{
+    char text[PATH_MAX + 512];
+    if (sb_sampler_at (self->set->sampler, r->rank, p, &rd->ref) != 0) {
+        snprintf (text, sizeof text, "the sampler has no position %llu for rank %llu in epoch %llu",
+                  (unsigned long long) p, (unsigned long long) r->rank, (unsigned long long) self->epoch);
+        s_fail (self, r, "sampler", NULL, 0, text, NULL);
+        return -1;
+    }
+    uint64_t file = rd->ref.file;
+    rd->stored = NULL;
+    rd->dlio = SB_NO_DLIO_INDEX;
+    if (!self->set->asking) {
+        if (file >= self->set->ds.files) {
+            snprintf (text, sizeof text, "the sampler chose catalog object %llu of a dataset of %llu",
+                      (unsigned long long) file, (unsigned long long) self->set->ds.files);
+            s_fail (self, r, "sampler", NULL, 0, text, NULL);
+            return -1;
+        }
+        rd->dlio = self->set->catalog_names == 2 ? file : sb_dataset_index_at (&self->set->ds, file);
+        rd->size = SB_SIZE_UNKNOWN;
+        if (self->set->catalog_sizes == 1 && s_generator_size (self, file, rd->dlio, &rd->size, text, sizeof text) != 0) {
+            s_fail (self, r, "size", NULL, 0, text, NULL);
+            return -1;
+        }
+    }
+    else {
+        int rc = sb_entries_get (self->entries, file, &rd->size, &rd->dlio, &rd->stored);
+        if (rc == 1)
+            return 1;
+        if (rc < 0) {
+            snprintf (text, sizeof text, "rank %llu reads catalog object %llu, which was not asked for",
+                      (unsigned long long) r->rank, (unsigned long long) file);
+            s_fail (self, r, "sampler", NULL, 0, text, NULL);
+            return -1;
+        }
+        if (self->set->catalog_names && file < self->set->ds.files)
+            rd->dlio = self->set->catalog_names == 2 ? file : sb_dataset_index_at (&self->set->ds, file);
+    }
+    char key[PATH_MAX];     /* not `= ""`: that zeroes 4 KiB for every read (most of a small read's cost) */
+    key[0] = '\0';
+    if (rd->size != SB_SIZE_UNKNOWN && rd->size < self->set->ds.samples_per_file
+        && s_key (self, rd->stored, rd->dlio, key, sizeof key) != 0)
+        snprintf (key, sizeof key, "#%llu", (unsigned long long) file);
+    if (sb_sample_range (&self->ranger, &self->set->ds, rd->size, rd->dlio, rd->ref.sample, key, &rd->offset,
+                         &rd->length, &rd->run_end, &rd->group, text, sizeof text) != 0) {
+        s_fail (self, r, "size", key, 0, text, NULL);
+        return -1;
+    }
+    return 0;
+}
+
+/* 1 when position p of rank r reads sample `sample` of `file`. */
+static int
+s_reads (const sb_trainer_t *self, const s_rank_t *r, uint64_t p, uint64_t file, uint64_t sample)
+{
+    sb_sample_ref_t ref;
+    return sb_sampler_at (self->set->sampler, r->rank, p, &ref) == 0 && ref.file == file && ref.sample == sample;
+}
+
+/* How many positions from p (at most max) read samples ref.sample,
+ * ref.sample + 1, ... of ref.file. Only for samplers where, within a batch,
+ * positions read a file's samples in order and a file never comes back
+ * (monotone): then the property holds for a prefix, found by bisection. */
+static uint64_t
+s_run (const sb_trainer_t *self, const s_rank_t *r, uint64_t p, const sb_sample_ref_t *ref, uint64_t max)
+{
+    uint64_t bs = self->set->batch_size, batch_end = (p / bs + 1) * bs;
+    if (max > batch_end - p)
+        max = batch_end - p;
+    if (max <= 1 || !self->set->monotone)
+        return 1;
+    if (s_reads (self, r, p + max - 1, ref->file, ref->sample + max - 1))
+        return max;
+    uint64_t good = 1, bad = max;     /* counts: `good` positions read in order, `bad` do not */
+    while (bad - good > 1) {
+        uint64_t mid = good + (bad - good) / 2;
+        if (s_reads (self, r, p + mid - 1, ref->file, ref->sample + mid - 1))
+            good = mid;
+        else
+            bad = mid;
+    }
+    return good;
+}
+
+/* ------------------------------------------------------------ completions */
+
+static void
+s_trace (sb_trainer_t *self, s_rank_t *r, uint64_t position, uint64_t file, const char *stored, uint64_t dlio,
+         uint64_t offset, uint64_t length, double start, uint64_t latency_us, uint64_t bytes)
+{
+    if (!self->trace || self->failed)
+        return;
+    char key[PATH_MAX], err[PATH_MAX + 128];
+    if (s_key (self, stored, dlio, key, sizeof key) != 0)
+        snprintf (key, sizeof key, "#%llu", (unsigned long long) file);
+    sb_trace_line_t line = {
+        .rank = r->rank, .epoch = self->epoch, .step = position / self->set->batch_size, .position = position,
+        .file = file, .key = key, .offset = offset, .length = length, .start_s = start, .latency_us = latency_us,
+        .bytes = bytes,
+    };
+    if (sb_trace_write (self->trace, &line, err, sizeof err) != 0)
+        s_fail (self, r, "trace", NULL, errno, err, NULL);
+}
+
+/* The read of `count` positions of rank r is in: it took latency_ns and
+ * brought `bytes` (0 for samples of a row group already in). */
+static void
+s_count_read (s_rank_t *r, uint64_t count, uint64_t bytes, uint64_t latency_ns, int read)
+{
+    r->bytes += bytes;
+    r->interval.bytes += bytes;
+    r->interval.reads += (uint64_t) read;
+    r->interval.read_ns += latency_ns;
+    r->read_latency.counts[sb_histogram_bucket (latency_ns / 1000)] += count;
+    r->read_latency.total += count;
+}
+
+/* `count` positions of rank r joined their batches. */
+static void
+s_count_samples (s_rank_t *r, uint64_t count)
+{
+    r->completed += count;
+    r->interval.samples += count;
+}
+
+/* Both: the positions are in with their read (no preprocess). */
+static void
+s_count (s_rank_t *r, uint64_t count, uint64_t bytes, uint64_t latency_ns, int read)
+{
+    s_count_samples (r, count);
+    s_count_read (r, count, bytes, latency_ns, read);
+}
+
+/* The read in slot i of rank r completed. */
+static void
+s_complete (sb_trainer_t *self, s_rank_t *r, size_t i, uint64_t bytes, uint64_t latency_ns)
+{
+    s_slot_t *s = &r->slots[i];
+    if (s->loader) {    /* issue 15, preproc: its samples join the batch after their preprocess */
+        s_count_read (r, s->count, bytes, latency_ns, 1);
+        r->loaders[s->loader - 1].state = S_LOADER_ARRIVED;
+    }
+    else
+        s_count (r, s->count, bytes, latency_ns, 1);
+    if (s->run > 0)     /* a parquet footer read (run 0) serves no sample: not traced */
+        s_trace (self, r, s->position, s->file, s->stored, s->dlio, s->offset, s->length, s->start,
+                 latency_ns / 1000, bytes);
+    for (uint64_t j = 1; self->trace && j < s->run; j++)
+        s_trace (self, r, s->position + j, s->file, s->stored, s->dlio, s->offset, s->length, s->start, 0, 0);
+    s->seq = 0;
+    r->free_slots[r->nfree++] = (uint32_t) i;
+}
+
+
+/* SB_READ_EVICT for the epoch's first read of file on this worker (drop_page_cache), else 0. */
+static unsigned
+s_evict_flag (sb_trainer_t *self, uint64_t file)
+{
+    if (!self->set->touched || file >= self->set->listed || (self->set->touched[file / 8] & (1u << (file % 8))))
+        return 0;
+    self->set->touched[file / 8] |= (uint8_t) (1u << (file % 8));
+    return SB_READ_EVICT;
+}
+
+/* ------------------------------------------------------------ epochs */
+
+static int
+s_build_sampler (sb_trainer_t *self, const sb_msg_phase_start_t *ps, char *err, size_t err_size)
+{
+    const sb_msg_welcome_t *c = self->cfg;
+    int eval = self->set == &self->sets[S_SET_EVAL];
+    /* the evaluation set is sampled as DLIO samples it: the training set's
+     * rules over its own files and batch, with no step limit */
+    sb_sampler_cfg_t sc = {
+        .listed = ps->listed, .expected = eval ? c->eval_files : c->expected, .samples_per_file = c->samples_per_file,
+        .ranks = c->total_ranks, .batch_size = self->set->batch_size, .threads = self->threads, .seed = c->seed,
+        .sample_shuffle = (sb_shuffle_t) c->sample_shuffle, .file_shuffle = (sb_shuffle_t) c->file_shuffle,
+        .seed_change_epoch = (int) c->seed_change_epoch, .max_steps = eval ? 0 : c->max_steps,
+        .first_rank = c->first_rank, .nranks = c->ranks,
+    };
+    if (sb_sampler_kind_parse (c->sampler, &sc.kind) != 0) {
+        snprintf (err, err_size, "WELCOME names an unknown sampler '%.64s'", c->sampler ? c->sampler : "");
+        return -1;
+    }
+    if (!(self->set->sampler = sb_sampler_new (&sc, err, err_size)))
+        return -1;
+    int in_order = sc.sample_shuffle == SB_SHUFFLE_OFF;
+    self->set->monotone = sc.kind == SB_SAMPLER_DLIO_INDEX || sc.kind == SB_SAMPLER_DLIO_FILES
+        || ((sc.kind == SB_SAMPLER_GLOBAL || sc.kind == SB_SAMPLER_DLIO_ITERATIVE) && in_order);
+    self->set->listed = ps->listed;
+    self->set->catalog_names = ps->catalog_names == 1 || ps->catalog_names == 2 ? (int) ps->catalog_names : 0;
+    self->set->catalog_sizes = (int) ps->catalog_sizes;
+    self->set->asking = !(self->set->catalog_names && self->set->catalog_sizes != 0);
+    if (!self->set->asking && self->set->listed != self->set->ds.files) {
+        snprintf (err, err_size, "the coordinator says the catalog of %llu objects is DLIO-named, but the run's"
+                  " naming has %llu", (unsigned long long) self->set->listed, (unsigned long long) self->set->ds.files);
+        return -1;
+    }
+    return 0;
+}
+
+/* The files this worker's ranks read this epoch, in about the order they
+ * are first needed, for the entries to ask. */
+static int
+s_list_wanted (sb_trainer_t *self, char *err, size_t err_size)
+{
+    sb_entries_reset (self->entries, self->epoch);
+    uint64_t bs = self->set->batch_size;
+    for (uint64_t q = 0; q * bs < self->k; q++)
+        for (size_t i = 0; i < self->nranks; i++) {
+            s_rank_t *r = &self->ranks[i];
+            for (uint64_t p = q * bs; p < (q + 1) * bs && p < self->k;) {
+                sb_sample_ref_t ref;
+                if (sb_sampler_at (self->set->sampler, r->rank, p, &ref) != 0) {
+                    snprintf (err, err_size, "the sampler has no position %llu for rank %llu",
+                              (unsigned long long) p, (unsigned long long) r->rank);
+                    return -1;
+                }
+                if (sb_entries_want (self->entries, ref.file) != 0) {
+                    snprintf (err, err_size, "out of memory listing the files of epoch %llu",
+                              (unsigned long long) self->epoch);
+                    return -1;
+                }
+                p += s_run (self, r, p, &ref, self->set->ds.samples_per_file - ref.sample);
+            }
+        }
+    return 0;
+}
+
+/* issue 15, ckpt: keep the epoch's checkpoint schedule and files (a
+ * copy of ps, through the codec). Returns 0 or -1 (reported). */
+static int
+s_ckpt_keep (sb_trainer_t *self, const sb_msg_phase_start_t *ps)
+{
+    for (size_t i = 0; i < self->nranks; i++)   /* none is left from a failed epoch */
+        sb_ckpt_job_finish (&self->ranks[i].ckpt_job, 1, NULL);
+    sb_proto_fini (&self->ckpt_ps);
+    if (ps->ckpt_steps.count == 0)
+        return 0;
+    /* outside input: the steps a rank saves after, from 1, ascending */
+    for (size_t i = 0; i < ps->ckpt_steps.count; i++)
+        if (ps->ckpt_steps.items[i] == 0 || (i && ps->ckpt_steps.items[i] <= ps->ckpt_steps.items[i - 1])) {
+            s_fail (self, NULL, "protocol", NULL, 0, "PHASE_START ckpt_steps are not ascending steps from 1", NULL);
+            return -1;
+        }
+    sb_msg_t m = { .type = SB_MSG_PHASE_START };
+    m.u.phase_start = *ps;
+    uint8_t *data = NULL;
+    size_t size = 0;
+    char why[256] = "out of memory";
+    if (sb_proto_encode (&m, &data, &size) != 0
+        || sb_proto_decode (data, size, &self->ckpt_ps, why, sizeof why, NULL) != SB_PROTO_OK) {
+        free (data);
+        s_fail (self, NULL, "checkpoint", NULL, ENOMEM, why, NULL);
+        return -1;
+    }
+    free (data);
+    return 0;
+}
+
+/* issue 15, ckpt: rank r finished step r->step (1-based count): start the
+ * checkpoint DLIO writes after it, if any (PHASE_START ckpt_steps). */
+static void
+s_ckpt_after_step (sb_trainer_t *self, s_rank_t *r)
+{
+    const sb_msg_phase_start_t *ps = &self->ckpt_ps.u.phase_start;
+    if (self->ckpt_ps.type != SB_MSG_PHASE_START || r->ckpt_next >= ps->ckpt_steps.count)
+        return;
+    uint64_t name = ps->ckpt_steps.items[r->ckpt_next], after = name < self->batches ? name : self->batches;
+    if (after != r->step)
+        return;
+    char err[512];
+    if (!(r->ckpt_job = sb_ckpt_job_start (self->cfg, self->storage, r->rank, ps, self->epoch, name, err,
+                                           sizeof err)))
+        s_fail (self, r, "checkpoint", NULL, 0, err, NULL);
+}
+
+/* issue 15, ckpt: rank r's checkpoint finished: report it (CKPT_DONE) and
+ * go on from the save's end, the checkpoint's time out of DLIO's metrics.
+ * Returns that end (now, or later when the save ended after now was read). */
+static double
+s_ckpt_done (sb_trainer_t *self, s_rank_t *r, double now)
+{
+    const sb_msg_phase_start_t *ps = &self->ckpt_ps.u.phase_start;
+    sb_ckpt_result_t res;
+    sb_ckpt_job_finish (&r->ckpt_job, 0, &res);
+    if (res.failed) {
+        s_fail (self, r, res.op, res.target[0] ? res.target : NULL, res.errno_val, res.message, NULL);
+        return now;
+    }
+    sb_msg_t m = { .type = SB_MSG_CKPT_DONE };
+    m.u.ckpt_done = (sb_msg_ckpt_done_t) { .rank = r->rank, .epoch = self->epoch,
+                                           .checkpoint = ps->checkpoint + r->ckpt_next,
+                                           .step = ps->ckpt_steps.items[r->ckpt_next], .files = res.files,
+                                           .bytes = res.bytes, .started_at = res.started_at,
+                                           .finished_at = res.finished_at };
+    r->ckpt_next++;
+    /* now was read before this pump pass, the save's clock on its own
+     * thread: a save that began and ended within the pass ends after now */
+    double end = now > res.finished_at ? now : res.finished_at;
+    r->ckpt_s += end - res.started_at;
+    r->load_since = end;    /* DLIO: the next block starts after the save */
+    if (self->out.fn (self->out.ctx, &m) != 0)
+        self->failed = 1;
+    return end;
+}
+
+int
+sb_trainer_start (sb_trainer_t *self, const sb_msg_phase_start_t *ps)
+{
+    char err[1024];
+    if (self->running > 0 && !self->failed) {
+        s_fail (self, NULL, "protocol", NULL, 0, "a training phase started while one is running", NULL);
+        return -1;
+    }
+    const sb_msg_welcome_t *c = self->cfg;
+    self->failed = 0;
+    s_set_t *set = &self->sets[strcmp (ps->phase, "eval") == 0 ? S_SET_EVAL : S_SET_TRAIN];
+    if (set == &self->sets[S_SET_EVAL] && c->eval_files == 0) {
+        s_fail (self, NULL, "protocol", NULL, 0, "an evaluation phase started, and WELCOME gave no evaluation set", NULL);
+        return -1;
+    }
+    if (set != self->set) {     /* the engines read the other set's names and sizes from now on */
+        self->set = set;
+        for (size_t i = 0; i < self->nranks; i++)
+            if (sb_reader_set_dataset (self->ranks[i].reader, &set->ds, err, sizeof err) != 0) {
+                s_fail (self, &self->ranks[i], "dataset", NULL, 0, err, NULL);
+                return -1;
+            }
+    }
+    if (!self->set->sampler && s_build_sampler (self, ps, err, sizeof err) != 0) {
+        s_fail (self, NULL, "sampler", NULL, 0, err, NULL);
+        return -1;
+    }
+    /* epochs come in order; the evaluation set's skips those without an
+     * evaluation, and its sampler goes through them (DLIO reshuffles both sets every epoch) */
+    if (ps->epoch <= set->prepared) {
+        snprintf (err, sizeof err, "%s phase of epoch %llu after epoch %llu", ps->phase, (unsigned long long) ps->epoch,
+                  (unsigned long long) set->prepared);
+        s_fail (self, NULL, "sampler", NULL, 0, err, NULL);
+        return -1;
+    }
+    while (set->prepared < ps->epoch)
+        if (sb_sampler_epoch (set->sampler, ++set->prepared, err, sizeof err) != 0) {
+            s_fail (self, NULL, "sampler", NULL, 0, err, NULL);
+            return -1;
+        }
+    const sb_sampler_epoch_t *info = sb_sampler_info (self->set->sampler);
+    if (info->steps != ps->batches || info->samples_per_rank != ps->samples_per_rank) {
+        snprintf (err, sizeof err, "epoch %llu: this worker's sampler gives %llu steps of %llu samples per rank, the"
+                  " coordinator's %llu of %llu", (unsigned long long) ps->epoch, (unsigned long long) info->steps,
+                  (unsigned long long) info->samples_per_rank, (unsigned long long) ps->batches,
+                  (unsigned long long) ps->samples_per_rank);
+        s_fail (self, NULL, "sampler", NULL, 0, err, NULL);
+        return -1;
+    }
+    if (c->drop_page_cache && !c->odirect) {   /* every file's first read this epoch drops its pages */
+        size_t bytes = (size_t) (self->set->listed / 8 + 1);
+        if (!self->set->touched && !(self->set->touched = malloc (bytes))) {
+            s_fail (self, NULL, "memory", NULL, ENOMEM, "out of memory for the page-cache drop's file bits", NULL);
+            return -1;
+        }
+        memset (self->set->touched, 0, bytes);
+    }
+    if (strcmp (c->format, "parquet") == 0) {    /* DLIO reads each file's footer once an epoch */
+        size_t bytes = (size_t) (self->set->listed / 8 + 1);
+        if (!self->set->footered && !(self->set->footered = malloc (bytes))) {
+            s_fail (self, NULL, "memory", NULL, ENOMEM, "out of memory for the parquet footers' file bits", NULL);
+            return -1;
+        }
+        memset (self->set->footered, 0, bytes);
+    }
+    if (s_ckpt_keep (self, ps) != 0)
+        return -1;
+    self->epoch = ps->epoch;
+    self->k = ps->samples_per_rank;
+    self->batches = ps->batches;
+    self->window = (c->prefetch_size + 1) * set->batch_size;
+    if (self->preprocessing) {  /* issue 15, preproc: DLIO's workers run prefetch_factor batches ahead each */
+        uint64_t factor = c->prefetch_size ? (c->prefetch_size + self->threads - 1) / self->threads : 2;
+        self->window = factor * self->threads * set->batch_size;
+    }
+    self->step_sync = set->step_sync;
+    self->local_barrier = c->ranks == c->total_ranks;
+    self->barrier_step = 0;
+    self->arrivals = 0;
+    self->awaiting_go = 0;
+    sb_histogram_reset (&self->barrier_own);
+    self->running = self->nranks;
+    sb_dlio_window (set->metric_steps, c->metric_exclude_start, c->metric_exclude_end, self->batches, &self->metric);
+    double now = sb_now ();
+    for (size_t i = 0; i < self->nranks; i++) {
+        s_rank_t *r = &self->ranks[i];
+        s_rank_t keep = *r;
+        memset (r, 0, sizeof *r);
+        r->rank = keep.rank;
+        r->reader = keep.reader;
+        r->slots = keep.slots;
+        r->free_slots = keep.free_slots;
+        r->groups = keep.groups;
+        r->loaders = keep.loaders;
+        memset (r->loaders, 0, (size_t) self->threads * sizeof *r->loaders);
+        memset (r->slots, 0, self->nslots * sizeof *r->slots);
+        memset (r->groups, 0, ((size_t) self->threads + 1) * sizeof *r->groups);
+        for (size_t j = 0; j < self->nslots; j++)
+            r->free_slots[j] = (uint32_t) (self->nslots - 1 - j);
+        r->nfree = self->nslots;
+        r->running = 1;
+        r->started = now;
+        r->load_since = now;
+        r->interval.next = now + 1.0;
+    }
+    if (self->set->asking && s_list_wanted (self, err, sizeof err) != 0) {
+        s_fail (self, NULL, "sampler", NULL, 0, err, NULL);
+        return -1;
+    }
+    return 0;
+}
+
+
+/* Every local rank waiting at step `step` goes on. */
+static void
+s_release (sb_trainer_t *self, uint64_t step, double now)
+{
+    for (size_t i = 0; i < self->nranks; i++) {
+        s_rank_t *r = &self->ranks[i];
+        if (!r->waiting_go || r->step != step)
+            continue;
+        r->barrier += now - r->barrier_since;
+        sb_histogram_add (&r->barrier_latency, (uint64_t) ((now - r->barrier_since) * 1e6));
+        if (r->step == 0)
+            r->first_step_end = now;
+        r->waiting_go = 0;
+        r->step++;
+        r->load_since = now;    /* DLIO's next step loads from its release */
+        self->released = 1;
+        s_ckpt_after_step (self, r);
+    }
+}
+
+static void
+s_on_go (sb_trainer_t *self, const sb_msg_go_t *go)
+{
+    if (!self->step_sync || self->local_barrier || go->epoch != self->epoch || go->step + 1 != self->barrier_step) {
+        char text[256];
+        snprintf (text, sizeof text, "GO for step %llu of epoch %llu out of order (training epoch %llu, last barrier"
+                  " reached: %llu)", (unsigned long long) go->step, (unsigned long long) go->epoch,
+                  (unsigned long long) self->epoch, (unsigned long long) self->barrier_step);
+        s_fail (self, NULL, "protocol", NULL, 0, text, NULL);
+        return;
+    }
+    double now = sb_now ();
+    self->awaiting_go = 0;
+    if (go->worker == self->cfg->worker)     /* this worker's STEP completed the barrier */
+        sb_histogram_add (&self->barrier_own, (uint64_t) ((now - self->step_sent_at) * 1e6));
+    s_release (self, go->step, now);
+}
+
+static void
+s_on_entries (sb_trainer_t *self, sb_msg_entries_t *m)
+{
+    char err[PATH_MAX + 256], text[PATH_MAX + 300], span[64];
+    const char *bad_name = NULL;
+    if (!self->set->asking || self->running == 0) {
+        snprintf (err, sizeof err, "ENTRIES page %llu of epoch %llu came unasked", (unsigned long long) m->seq,
+                  (unsigned long long) m->epoch);
+        s_fail (self, NULL, "protocol", NULL, 0, err, NULL);
+        return;
+    }
+    if (sb_entries_on_page (self->entries, m, !self->set->catalog_names, &bad_name, err, sizeof err) == 0)
+        return;
+    if (self->nranks == 1)
+        snprintf (span, sizeof span, "rank %llu", (unsigned long long) self->cfg->first_rank);
+    else
+        snprintf (span, sizeof span, "ranks %llu-%llu", (unsigned long long) self->cfg->first_rank,
+                  (unsigned long long) (self->cfg->first_rank + self->nranks - 1));
+    snprintf (text, sizeof text, "%s: %s", span, err);
+    s_fail (self, NULL, bad_name ? "name" : "protocol", bad_name, 0, text, NULL);
+}
+
+void
+sb_trainer_on_message (sb_trainer_t *self, sb_msg_t *msg)
+{
+    if (self->failed)
+        return;
+    if (msg->type == SB_MSG_ENTRIES)
+        s_on_entries (self, &msg->u.entries);
+    else if (msg->type == SB_MSG_GO)
+        s_on_go (self, &msg->u.go);
+}
+
+/* The rank computed its batch: count the compute, then wait at the barrier
+ * (sync step; the worker's STEP goes when its last rank arrives, or, when
+ * every rank of the run is here, the worker releases them itself) or go on. */
+static void
+s_end_compute (sb_trainer_t *self, s_rank_t *r, double now)
+{
+    /* the compute lasted computation_time: it ended at its deadline, however
+     * late the loop came to it (that lateness is the worker's, not compute,
+     * so it must not raise AU; from here it counts as barrier or I/O wait) */
+    double spent = 0;
+    if (r->computing) {
+        spent = r->compute_length;
+        now = r->compute_until;
+    }
+    r->computing = 0;
+    r->interval.compute_ns += (uint64_t) (spent * 1e9);
+    r->compute_all += spent;
+    if (r->step > 0)
+        r->compute_after_first += spent;
+    /* DLIO's sums: proc[:S] and proc[N-E:] are subtracted (a step in both, twice, as
+     * DLIO does; its window is then empty), compute[S:N-E] counted */
+    double proc = now - r->load_since;
+    if (r->step < self->metric.head_end)
+        r->head_proc += proc;
+    if (r->step >= self->metric.tail_start)
+        r->tail_proc += proc;
+    if (sb_dlio_in_window (&self->metric, r->step)) {
+        r->metric_compute += spent;
+        r->metric_steps++;
+    }
+    if (!self->step_sync) {
+        if (r->step == 0)
+            r->first_step_end = now;
+        r->step++;
+        r->load_since = now;
+        s_ckpt_after_step (self, r);
+        return;
+    }
+    r->waiting_go = 1;
+    r->barrier_since = now;
+    if (r->step != self->barrier_step) {
+        char text[256];
+        snprintf (text, sizeof text, "rank reached step %llu while the worker is at step %llu",
+                  (unsigned long long) r->step, (unsigned long long) self->barrier_step);
+        s_fail (self, r, "protocol", NULL, 0, text, NULL);
+        return;
+    }
+    if (++self->arrivals < self->nranks)
+        return;
+    self->arrivals = 0;
+    uint64_t step = self->barrier_step++;
+    if (self->local_barrier) {
+        /* its own cost: from the last arrival (its compute deadline) to the release */
+        double released = sb_now ();
+        sb_histogram_add (&self->barrier_own, (uint64_t) ((released > now ? released - now : 0) * 1e6));
+        s_release (self, step, released);
+        return;
+    }
+    sb_msg_t m = { .type = SB_MSG_STEP };
+    m.u.step.epoch = self->epoch;
+    m.u.step.step = step;
+    self->step_sent_at = sb_now ();
+    self->awaiting_go = 1;
+    if (self->out.fn (self->out.ctx, &m) != 0)
+        self->failed = 1;
+}
+
+double
+sb_trainer_awaiting_go_since (const sb_trainer_t *self)
+{
+    return self->awaiting_go && !self->failed && self->running > 0 ? self->step_sent_at : 0;
+}
+
+static void
+s_finish (sb_trainer_t *self, s_rank_t *r, double now)
+{
+    r->running = 0;
+    self->running--;
+    if (self->trace && self->running == 0) {
+        char err[PATH_MAX + 128];
+        if (sb_trace_flush (self->trace, err, sizeof err) != 0) {
+            s_fail (self, r, "trace", NULL, errno, err, NULL);
+            return;
+        }
+    }
+    sb_report_interval (&self->out, r->rank, self->epoch, &r->interval, now, 1);
+    if (self->storage_type == SB_STORAGE_S3)
+        s_report_endpoint_counters (self, r, 0);
+    sb_msg_t done = { .type = SB_MSG_RANK_DONE };
+    sb_msg_rank_done_t *d = &done.u.rank_done;
+    d->rank = r->rank;
+    d->epoch = self->epoch;
+    d->samples = r->completed;
+    d->batches = r->step;
+    d->bytes = r->bytes;
+    d->started_at = r->started;
+    d->finished_at = now;
+    /* shardbench's own AU: compute after the first step over the time after its
+     * release (DLIO's own definition travels as the metric_* sums below) */
+    /* checkpoints (issue 15) are not training time: out of the span, as in DLIO */
+    if (self->batches >= 2) {
+        d->compute_s = r->compute_after_first;
+        double span = now - r->first_step_end - r->ckpt_s;
+        d->au = span > 0 ? r->compute_after_first / span : 0;
+    }
+    else {
+        d->compute_s = r->compute_all;
+        double span = now - r->started - r->ckpt_s;
+        d->au = span > 0 ? r->compute_all / span : 0;
+    }
+    d->ckpt_s = r->ckpt_s;
+    if (d->au > 1)
+        d->au = 1;  /* clock granularity */
+    d->io_wait_s = r->io_wait;
+    d->barrier_s = r->barrier;
+    d->metric_steps = r->metric_steps;
+    d->metric_compute_s = r->metric_compute;
+    d->head_proc_s = r->head_proc;
+    d->tail_proc_s = r->tail_proc;
+    size_t buckets = SB_HISTOGRAM_BUCKETS;
+    while (buckets > 0 && r->barrier_latency.counts[buckets - 1] == 0)
+        buckets--;
+    d->barrier_latency.count = buckets;
+    d->barrier_latency.items = r->barrier_latency.counts;
+    buckets = SB_HISTOGRAM_BUCKETS;
+    while (buckets > 0 && r->read_latency.counts[buckets - 1] == 0)
+        buckets--;
+    d->read_latency.count = buckets;
+    d->read_latency.items = r->read_latency.counts;
+    d->resident_bytes = r->resident_bytes;
+    d->checked_bytes = r->checked_bytes;
+    if (r == &self->ranks[0]) {     /* the worker's barriers, once */
+        buckets = SB_HISTOGRAM_BUCKETS;
+        while (buckets > 0 && self->barrier_own.counts[buckets - 1] == 0)
+            buckets--;
+        d->barrier_own.count = buckets;
+        d->barrier_own.items = self->barrier_own.counts;
+    }
+    if (self->out.fn (self->out.ctx, &done) != 0)
+        self->failed = 1;
+}
+
+/* Take the completions queued for a rank. Returns 1 when frames were left
+ * (more than one turn's worth), else 0. */
+static int
+s_take_completions (sb_trainer_t *self, s_rank_t *r)
+{
+    for (int i = 0; i < 4096; i++) {
+        sb_read_result_t res;
+        int rc = sb_reader_try_take (r->reader, &res);
+        if (rc == 1)
+            return 0;
+        if (rc < 0) {
+            s_fail (self, r, "read", NULL, 0, "the I/O engine stopped answering", NULL);
+            return 0;
+        }
+        if (res.error) {
+            /* the failing rank's counters go first, so the endpoints table has them */
+            if (self->storage_type == SB_STORAGE_S3 && res.endpoint[0] && !self->failed)
+                s_report_endpoint_counters (self, r, 1);
+            s_fail (self, r, "read", res.target, res.error > 0 ? res.error : 0, res.message, &res);
+            return 0;
+        }
+        r->resident_bytes += res.resident_bytes;
+        r->checked_bytes += res.checked_bytes;
+        if (res.tag >= self->nslots || r->slots[res.tag].seq == 0) {
+            s_fail (self, r, "read", NULL, 0, "the I/O engine completed a read that was not in flight", NULL);
+            return 0;
+        }
+        s_complete (self, r, (size_t) res.tag, res.bytes, res.latency_ns);
+        if (self->failed)
+            return 0;
+    }
+    return 1;
+}
+
+/* Compute seconds of rank r's next batch: the set's (train.computation_time,
+ * or evaluation.eval_time for the evaluation set), a constant or a draw from the rank's own stream, indexed by epoch and step
+ * (same seed, same times in every run; other ranks, other times). Fails the
+ * rank on a distribution it does not know or bad parameters. */
+static double
+s_compute_time (sb_trainer_t *self, const s_rank_t *r)
+{
+    const s_set_t *set = self->set;
+    char why[300];
+    if (sb_dist_check (&set->compute, why, sizeof why) != 0) {
+        s_fail (self, r, "compute", NULL, 0, why, NULL);
+        return 0;
+    }
+    return sb_dist_draw (&set->compute, set->compute_seed, r->rank, self->epoch << 32 | r->step);
+}
+
+/* The row group of rd, when a read of its loader thread (or the rank's
+ * last) brought it in or is bringing it in. */
+static s_group_t *
+s_group_of (sb_trainer_t *self, s_rank_t *r, const s_read_t *rd)
+{
+    s_group_t *candidates[2] = { &r->groups[rd->ref.thread < self->threads ? rd->ref.thread : 0],
+                                 &r->groups[self->threads] };
+    for (int i = 0; i < 2; i++) {
+        s_group_t *g = candidates[i];
+        if (g->valid && g->file == rd->ref.file && g->offset == rd->offset && g->length == rd->length)
+            return g;
+    }
+    return NULL;
+}
+
+/* Issue the read of rd at position p serving n positions (with the
+ * file's footer reads first, for the first row group of a parquet file this
+ * epoch) for loader thread + 1 `loader` (0: none). Returns 0 (*slot set),
+ * 1 when too few slots are free, -1 when it failed (reported). */
+static int
+s_issue (sb_trainer_t *self, s_rank_t *r, const s_read_t *rd, uint64_t p, uint64_t n, uint32_t loader, double now,
+         size_t *slot)
+{
+    char key[PATH_MAX];
+    if (r->nfree == 0)
+        return 1;
+    const char *name = NULL;
+    if (self->needs_keys) {
+        if (s_key (self, rd->stored, rd->dlio, key, sizeof key) != 0) {
+            s_fail (self, r, "read", NULL, ENAMETOOLONG, "a catalog entry names no object of the dataset", NULL);
+            return -1;
+        }
+        name = key;
+    }
+    if (rd->group && self->set->footered && rd->ref.file < self->set->listed
+        && !(self->set->footered[rd->ref.file / 8] & (1u << (rd->ref.file % 8)))) {
+        /* the file's first group this epoch: its footer first, as pyarrow reads it (no samples) */
+        sb_parquet_range_t fr[2];
+        size_t nf = sb_sample_range_footer (&self->ranger, rd->size, fr);
+        if (r->nfree < nf + 1)
+            return 1;
+        self->set->footered[rd->ref.file / 8] |= (uint8_t) (1u << (rd->ref.file % 8));
+        for (size_t j = 0; j < nf; j++) {
+            size_t f = r->free_slots[--r->nfree];
+            r->slots[f] = (s_slot_t) { .seq = ++r->next_seq, .position = p, .run = 0, .count = 0,
+                                       .file = rd->ref.file, .offset = fr[j].offset, .length = fr[j].length,
+                                       .dlio = rd->dlio, .stored = rd->stored, .start = now };
+            if (sb_reader_submit (r->reader, name, fr[j].offset, fr[j].length, f,
+                                  s_evict_flag (self, rd->ref.file)) != 0) {
+                s_fail (self, r, "read", name, errno, "cannot queue a read", NULL);
+                return -1;
+            }
+            uint64_t footer_bytes = 0;
+            if (sb_reader_take_inline (r->reader, &footer_bytes))
+                s_complete (self, r, f, footer_bytes, 0);
+        }
+    }
+    size_t i = r->free_slots[--r->nfree];
+    s_slot_t *s = &r->slots[i];
+    *s = (s_slot_t) { .seq = ++r->next_seq, .position = p, .run = n, .count = n, .file = rd->ref.file,
+                      .offset = rd->offset, .length = rd->length, .dlio = rd->dlio, .stored = rd->stored,
+                      .start = now, .loader = loader };
+    if (rd->group) {
+        s_group_t latest = { .file = rd->ref.file, .offset = rd->offset, .length = rd->length, .slot = i,
+                             .seq = s->seq, .valid = 1 };
+        r->groups[rd->ref.thread < self->threads ? rd->ref.thread : 0] = latest;
+        r->groups[self->threads] = latest;
+    }
+    if (sb_reader_submit (r->reader, name, rd->offset, rd->length, i, s_evict_flag (self, rd->ref.file)) != 0) {
+        s_fail (self, r, "read", name, errno, "cannot queue a read", NULL);
+        return -1;
+    }
+    *slot = i;
+    uint64_t inline_bytes = 0;
+    if (sb_reader_take_inline (r->reader, &inline_bytes))  /* synthetic: done, in no time */
+        s_complete (self, r, i, inline_bytes, 0);
+    return self->failed ? -1 : 0;
+}
+
+/* Submit rank r's reads within the prefetch window. Returns -1 when it failed. */
+static int
+s_submit (sb_trainer_t *self, s_rank_t *r, double now)
+{
+    const uint64_t k = self->k, bs = self->set->batch_size;
+    while (r->submitted < k && r->submitted < r->step * bs + self->window) {
+        s_read_t rd;
+        int rc = s_read_at (self, r, r->submitted, &rd);
+        if (rc != 0)
+            return rc < 0 ? -1 : 0;
+        uint64_t p = r->submitted, n = rd.group ? s_run (self, r, p, &rd.ref, rd.run_end - rd.ref.sample) : 1;
+        if (n > k - p)
+            n = k - p;
+        s_group_t *g = rd.group ? s_group_of (self, r, &rd) : NULL;
+        if (g) {    /* its row group is in, or on its way: no I/O */
+            s_slot_t *s = &r->slots[g->slot];
+            if (s->seq == g->seq && s->seq != 0)
+                s->count += n;
+            else
+                s_count (r, n, 0, 0, 0);
+            for (uint64_t j = 0; self->trace && j < n; j++)
+                s_trace (self, r, p + j, rd.ref.file, rd.stored, rd.dlio, rd.offset, rd.length, now, 0, 0);
+            r->submitted += n;
+            continue;
+        }
+        size_t slot;
+        rc = s_issue (self, r, &rd, p, n, 0, now, &slot);
+        if (rc != 0)
+            return rc < 0 ? -1 : 0;
+        r->submitted += n;
+    }
+    return 0;
+}
+
+/* issue 15, preproc: the preprocess seconds of position p of rank r: a
+ * draw of the set's own stream, indexed by epoch and position (same seed,
+ * same times in every run; other ranks, other times). */
+static double
+s_preprocess_time (const sb_trainer_t *self, const s_rank_t *r, uint64_t p)
+{
+    return sb_dist_draw (&self->preprocess, self->set->preprocess_seed, r->rank, self->epoch << 32 | p);
+}
+
+/* issue 15, preproc: loader thread t of rank r, idle, takes its next
+ * position within the prefetch window: the read of it (and of the later
+ * positions of its row group in its batch that are the thread's too), or
+ * straight to preprocessing when the group is in. Returns 1 when it took
+ * one, 0 when it has none now, -1 when the rank failed. */
+static int
+s_loader_take (sb_trainer_t *self, s_rank_t *r, uint64_t t, double now)
+{
+    s_loader_t *l = &r->loaders[t];
+    const uint64_t k = self->k, bs = self->set->batch_size;
+    uint64_t limit = r->step * bs + self->window;
+    if (limit > k)
+        limit = k;
+    sb_sample_ref_t ref;
+    for (; l->at < limit; l->at++) {
+        if (sb_sampler_at (self->set->sampler, r->rank, l->at, &ref) != 0) {
+            char text[256];
+            snprintf (text, sizeof text, "the sampler has no position %llu for rank %llu in epoch %llu",
+                      (unsigned long long) l->at, (unsigned long long) r->rank, (unsigned long long) self->epoch);
+            s_fail (self, r, "sampler", NULL, 0, text, NULL);
+            return -1;
+        }
+        if ((ref.thread < self->threads ? ref.thread : 0) == t)
+            break;
+    }
+    if (l->at >= limit)
+        return 0;
+    uint64_t p = l->at;
+    s_read_t rd;
+    int rc = s_read_at (self, r, p, &rd);
+    if (rc != 0)
+        return rc < 0 ? -1 : 0;
+    uint64_t n = rd.group ? s_run (self, r, p, &rd.ref, rd.run_end - rd.ref.sample) : 1;
+    if (n > k - p)
+        n = k - p;
+    for (uint64_t j = 1; j < n; j++)    /* the thread's own positions only */
+        if (sb_sampler_at (self->set->sampler, r->rank, p + j, &ref) != 0
+            || (ref.thread < self->threads ? ref.thread : 0) != t) {
+            n = j;
+            break;
+        }
+    s_group_t *g = rd.group ? s_group_of (self, r, &rd) : NULL;
+    l->n = n;
+    l->done = 0;
+    if (g) {    /* its row group is in, or on its way: no I/O */
+        for (uint64_t j = 0; self->trace && j < n; j++)
+            s_trace (self, r, p + j, rd.ref.file, rd.stored, rd.dlio, rd.offset, rd.length, now, 0, 0);
+        const s_slot_t *s = &r->slots[g->slot];
+        if (s->seq == g->seq && s->seq != 0) {
+            l->state = S_LOADER_WAITING;
+            l->slot = g->slot;
+            l->seq = g->seq;
+        }
+        else {
+            s_count_read (r, n, 0, 0, 0);
+            l->state = S_LOADER_ARRIVED;
+        }
+        return 1;
+    }
+    size_t slot;
+    l->state = S_LOADER_READING;
+    rc = s_issue (self, r, &rd, p, n, (uint32_t) t + 1, now, &slot);
+    if (rc != 0) {
+        l->state = S_LOADER_IDLE;
+        l->n = 0;
+        return rc < 0 ? -1 : 0;
+    }
+    return 1;
+}
+
+/* issue 15, preproc: move every loader thread of rank r as far as it goes
+ * now. Returns 1 when one moved, 0 when none, -1 when the rank failed. */
+static int
+s_loaders_advance (sb_trainer_t *self, s_rank_t *r, double now)
+{
+    int moved = 0;
+    for (uint64_t t = 0; t < self->threads && !self->failed; t++) {
+        s_loader_t *l = &r->loaders[t];
+        for (int again = 1; again;) {
+            again = 0;
+            switch (l->state) {
+            case S_LOADER_IDLE: {
+                int rc = s_loader_take (self, r, t, now);
+                if (rc < 0)
+                    return -1;
+                again = rc;
+                break;
+            }
+            case S_LOADER_READING:
+                break;
+            case S_LOADER_WAITING:
+                if (r->slots[l->slot].seq != l->seq) {
+                    s_count_read (r, l->n, 0, 0, 0);
+                    l->state = S_LOADER_ARRIVED;
+                    again = 1;
+                }
+                break;
+            case S_LOADER_ARRIVED:     /* the bytes are in: its preprocess starts */
+                l->state = S_LOADER_PREPROCESS;
+                l->until = now + s_preprocess_time (self, r, l->at);
+                again = 1;
+                break;
+            case S_LOADER_PREPROCESS:
+                if (now < l->until)
+                    break;
+                s_count_samples (r, 1);
+                if (++l->done < l->n)   /* the next sample's starts when this one's ended */
+                    l->until += s_preprocess_time (self, r, l->at + l->done);
+                else {
+                    l->at += l->n;
+                    l->n = 0;
+                    l->state = S_LOADER_IDLE;
+                }
+                again = 1;
+                break;
+            }
+            moved |= again;
+        }
+    }
+    return moved;
+}
+
+/* issue 15, preproc: 1 when every position before `end` is in (preprocessed). */
+static int
+s_loaders_in (const sb_trainer_t *self, const s_rank_t *r, uint64_t end)
+{
+    for (uint64_t t = 0; t < self->threads; t++)
+        if (r->loaders[t].at < end)
+            return 0;
+    return 1;
+}
+
+/* issue 15, preproc: the earliest end of a preprocess of rank r, 0 when none. */
+static double
+s_loaders_wake (const sb_trainer_t *self, const s_rank_t *r)
+{
+    double wake = 0;
+    for (uint64_t t = 0; self->preprocessing && t < self->threads; t++)
+        if (r->loaders[t].state == S_LOADER_PREPROCESS && (wake == 0 || r->loaders[t].until < wake))
+            wake = r->loaders[t].until;
+    return wake;
+}
+
+/* Everything rank r can do now without waiting. */
+static void
+s_advance (sb_trainer_t *self, s_rank_t *r, double now)
+{
+    const uint64_t k = self->k, bs = self->set->batch_size;
+    for (int progress = 1; progress && !self->failed && r->running;) {
+        progress = 0;
+        if (self->preprocessing) {     /* issue 15, preproc: the loader threads read and preprocess */
+            int moved = s_loaders_advance (self, r, now);
+            if (moved < 0)
+                return;
+            progress = moved;
+        }
+        else if (s_submit (self, r, now) != 0)
+            return;
+        if (r->ckpt_job) {     /* issue 15, ckpt: the rank waits for its checkpoint; reads go on */
+            if (!sb_ckpt_job_done (r->ckpt_job))
+                break;
+            now = s_ckpt_done (self, r, now);   /* the rank goes on from the save's end */
+            progress = 1;
+            continue;
+        }
+        /* compute the next batch when its samples are in */
+        if (r->computing && now >= r->compute_until) {
+            s_end_compute (self, r, now);
+            progress = 1;
+        }
+        else if (!r->computing && !r->waiting_go && r->step < self->batches
+                 && (self->preprocessing ? s_loaders_in (self, r, (r->step + 1) * bs)
+                                         : r->completed >= (r->step + 1) * bs)) {
+            if (r->wait_since > 0) {
+                r->io_wait += now - r->wait_since;
+                r->wait_since = 0;
+            }
+            double compute = s_compute_time (self, r);
+            if (self->failed)
+                return;
+            if (compute > 0) {  /* no compute: no time, AU 0 */
+                r->computing = 1;
+                r->compute_started = now;
+                r->compute_until = now + compute;
+                r->compute_length = compute;
+            }
+            else
+                s_end_compute (self, r, now);
+            progress = 1;
+        }
+    }
+    if (self->failed || !r->running)
+        return;
+    if (r->step == self->batches && r->completed == k && r->nfree == self->nslots && !r->waiting_go
+        && !r->computing && !r->ckpt_job) {
+        s_finish (self, r, now);   /* every batch computed, the tail read */
+        return;
+    }
+    if (!r->waiting_go && !r->computing && !r->ckpt_job && r->step < self->batches && r->wait_since == 0)
+        r->wait_since = now;
+    sb_report_interval (&self->out, r->rank, self->epoch, &r->interval, now, 0);
+}
+
+/* A read that has not moved for stall_s (checked 4 times a second) fails
+ * the rank, naming the object: the thread that waits in it may never
+ * return, so the reader will not wait for it either (sb_reader_destroy). */
+static void
+s_check_stalls (sb_trainer_t *self, double now)
+{
+    if (self->stall_s <= 0 || now < self->next_stall_check)
+        return;
+    self->next_stall_check = now + 0.25;
+    for (size_t i = 0; i < self->nranks && !self->failed; i++) {
+        s_rank_t *r = &self->ranks[i];
+        char key[PATH_MAX], text[PATH_MAX + 512];
+        double for_s = 0;
+        if (!r->running || r->nfree == self->nslots
+            || !sb_reader_stalled (r->reader, self->stall_s, key, sizeof key, &for_s))
+            continue;
+        snprintf (text, sizeof text,
+                  "read %s%s: no progress for %.1f s (shardbench.stall_timeout_s = %g): the open or read has not"
+                  " returned (a FIFO, a stuck NFS or FUSE mount?)",
+                  self->cfg->data_root, key, for_s, self->stall_s);
+        s_fail (self, r, "read", key, ETIMEDOUT, text, NULL);
+    }
+}
+
+/* Ask the coordinator for the next pages of entries. */
+static void
+s_ask_entries (sb_trainer_t *self)
+{
+    sb_msg_t m;
+    while (!self->failed
+           && sb_entries_next_request (self->entries, self->cfg->keys_page, S_PAGES_IN_FLIGHT, &m)) {
+        if (self->out.fn (self->out.ctx, &m) != 0)
+            self->failed = 1;
+    }
+}
+
+double
+sb_trainer_pump (sb_trainer_t *self, int *busy)
+{
+    *busy = 0;
+    if (self->running == 0 || self->failed)
+        return 0;
+    s_check_stalls (self, sb_now ());
+    if (self->set->asking)
+        s_ask_entries (self);
+    if (self->failed)
+        return 0;
+    double wake;
+    do {    /* again when a barrier released ranks the loop had already passed */
+        self->released = 0;
+        wake = 0;
+        for (size_t i = 0; i < self->nranks && !self->failed; i++) {
+            s_rank_t *r = &self->ranks[i];
+            if (!r->running)
+                continue;
+            if (self->storage_type != SB_STORAGE_SYNTHETIC)
+                *busy |= s_take_completions (self, r);
+            double now = sb_now ();
+            s_advance (self, r, now);
+            if (r->running && r->computing && (wake == 0 || r->compute_until < wake))
+                wake = r->compute_until;
+            double preprocessed = r->running ? s_loaders_wake (self, r) : 0;     /* issue 15, preproc */
+            if (preprocessed > 0 && (wake == 0 || preprocessed < wake))
+                wake = preprocessed;
+            if (r->running && (wake == 0 || r->interval.next < wake))
+                wake = r->interval.next;
+            if (r->running && r->ckpt_job && (wake == 0 || now + 0.002 < wake))
+                wake = now + 0.002;     /* issue 15, ckpt: look again for the checkpoint's end */
+        }
+    } while (self->released && !self->failed);
+    return self->failed ? 0 : wake;
+}
+
+size_t
+sb_trainer_sockets (sb_trainer_t *self, zsock_t **out, size_t max)
+{
+    if (self->storage_type == SB_STORAGE_SYNTHETIC)
+        return 0;
+    size_t n = 0;   /* the ranks that expect completions; the others' sockets are not drained */
+    for (size_t i = 0; i < self->nranks && n < max; i++)
+        if (self->ranks[i].running && !self->failed)
+            out[n++] = sb_reader_completions (self->ranks[i].reader);
+    return n;
+}
