@@ -19,8 +19,19 @@ typedef enum { SB_STORAGE_FILE, SB_STORAGE_S3, SB_STORAGE_SYNTHETIC } sb_storage
  * a client of all endpoints (the coordinator's) goes round robin. */
 typedef enum { SB_LB_ROUND_ROBIN, SB_LB_LEAST_CONNECTIONS, SB_LB_PER_RANK } sb_lb_t;
 
+/* Engine-owned options (lib/storage/engine.h, sb_engine_option_t): the
+ * keys storage.<engine>.<key> of the workload, as text. */
+#define SB_STORAGE_OPTS_MAX 16
 typedef struct {
-    sb_storage_type_t type;
+    char key[48];
+    char value[208];
+} sb_storage_opt_t;
+
+typedef struct {
+    sb_storage_type_t type;                         /* being replaced by engine: see lib/storage/engine.h */
+    char     engine[16];                            /* the engine's name: "file", "direct", "uring", "s3", "synthetic" */
+    sb_storage_opt_t opts[SB_STORAGE_OPTS_MAX];     /* engine-owned options */
+    size_t   nopts;
     char     bucket[256];                           /* storage.storage_root */
     char     endpoints[SB_MAX_ENDPOINTS][256];      /* http(s)://host:port */
     size_t   nendpoints;
@@ -37,6 +48,10 @@ typedef struct {
     uint64_t list_parallelism;                      /* concurrent ListObjectsV2 streams over key ranges */
     uint64_t list_page_size;                        /* max-keys per ListObjectsV2 request */
 } sb_storage_cfg_t;
+
+/* The value of engine-owned option key (storage.<engine>.<key>) as
+ * configured, else the engine's declared default, else NULL. Borrowed. */
+const char *sb_storage_opt (const sb_storage_cfg_t *cfg, const char *key);
 
 /* "file" | "s3" | "synthetic"; "round_robin" | "least_connections" | "per_rank". Borrowed. */
 const char *sb_storage_type_name (sb_storage_type_t type);
