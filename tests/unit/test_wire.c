@@ -701,7 +701,7 @@ START_TEST (test_wait)
     ck_assert_double_lt (slept, 2.0);
     t0 = s_now ();
     ck_assert_int_eq (sb_wire_wait_s (&b, 1, 0), 0);
-    ck_assert_double_lt (s_now () - t0, 0.1);
+    ck_assert_double_lt (s_now () - t0, 0.5);     /* at once, with room for a busy machine */
 
     s_send_raw (a, f, &go_size, 1);
     ck_assert_int_eq (sb_wire_wait_s (&b, 1, -1), 1);
