@@ -514,6 +514,49 @@ START_TEST (test_refuse_not_sqlite_and_corrupt)
 }
 END_TEST
 
+/* Another program's SQLite database (tables, none of them shardbench's) is
+ * refused, whatever its user_version, and left exactly as it was: a --db
+ * that names the wrong file must not gain fourteen tables and version 10,
+ * nor have its own tables altered by an upgrade step. */
+START_TEST (test_refuse_foreign_sqlite)
+{
+    static const int versions[] = { 0, 3, 9 };
+    for (size_t i = 0; i < sizeof versions / sizeof versions[0]; i++) {
+        char path[PATH_MAX], err[2048] = "", want[2048], name[32], sql[256];
+        snprintf (name, sizeof name, "app%d.db", versions[i]);
+        s_path (path, sizeof path, name);
+        sqlite3 *q = NULL;
+        ck_assert_int_eq (sqlite3_open (path, &q), SQLITE_OK);
+        snprintf (sql, sizeof sql, "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT); CREATE TABLE errors (x);"
+                  " INSERT INTO notes (body) VALUES ('keep me'); PRAGMA user_version = %d", versions[i]);
+        s_sql_exec (q, sql);
+        sqlite3_close (q);
+        ck_assert_ptr_null (sb_resultdb_open (path, err, sizeof err));
+        snprintf (want, sizeof want, "%s: not a shardbench result database (schema version %d, with tables but no runs"
+                  " table): refused, to leave another program's database as it is", path, versions[i]);
+        ck_assert_str_eq (err, want);
+        q = s_sql_open (path);
+        ck_assert_int_eq (s_sql_int (q, "PRAGMA user_version"), versions[i]);
+        ck_assert_str_eq (s_sql_text (q, "PRAGMA journal_mode"), "delete");
+        ck_assert_str_eq (s_sql_text (q, "SELECT group_concat(name, ' ') FROM (SELECT name FROM sqlite_master"
+                                         " ORDER BY name)"), "errors notes");
+        ck_assert_str_eq (s_sql_text (q, "SELECT group_concat(name, ' ') FROM pragma_table_info('errors')"), "x");
+        ck_assert_str_eq (s_sql_text (q, "SELECT body FROM notes"), "keep me");
+        sqlite3_close (q);
+    }
+    /* an empty SQLite file (no tables) is a new result database */
+    char path[PATH_MAX];
+    s_path (path, sizeof path, "blank.db");
+    sqlite3 *q = NULL;
+    ck_assert_int_eq (sqlite3_open (path, &q), SQLITE_OK);
+    s_sql_exec (q, "PRAGMA user_version = 0");
+    sqlite3_close (q);
+    sb_resultdb_t *db = s_open (path);
+    ck_assert_int_eq (s_run (db, "train"), 1);
+    sb_resultdb_destroy (&db);
+}
+END_TEST
+
 /* Read-only opening: a current file reads and refuses writes; an empty
  * SQLite file is not a result database; an older schema must be upgraded
  * by someone who can write it; a missing file is an error. */
@@ -834,6 +877,7 @@ s_suite (void)
     tcase_add_test (tc, test_reopen);
     tcase_add_test (tc, test_refuse_newer);
     tcase_add_test (tc, test_refuse_not_sqlite_and_corrupt);
+    tcase_add_test (tc, test_refuse_foreign_sqlite);
     tcase_add_test (tc, test_readonly);
     tcase_add_test (tc, test_upgrade_from_v9);
     tcase_add_test (tc, test_writer_rows);
