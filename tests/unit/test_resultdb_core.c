@@ -31,7 +31,7 @@ static char s_dir[PATH_MAX];
 static void
 s_setup (void)
 {
-    snprintf (s_dir, sizeof s_dir, "/tmp/sb-resultdb-XXXXXX");
+    snprintf (s_dir, sizeof s_dir, "%s/sb-resultdb-XXXXXX", getenv ("TMPDIR") ? getenv ("TMPDIR") : "/tmp");
     ck_assert_ptr_nonnull (mkdtemp (s_dir));
 }
 

@@ -26,6 +26,18 @@
 
 /* ------------------------------------------------------------ helpers */
 
+/* A scratch folder (caller removes it). ipc paths must fit in 107 bytes:
+ * TMPDIR when it is short, else /tmp. */
+static void
+s_scratch (char *dir, size_t size)
+{
+    const char *tmp = getenv ("TMPDIR");
+    if (!tmp || !*tmp || strlen (tmp) > 60)
+        tmp = "/tmp";
+    ck_assert_int_lt (snprintf (dir, size, "%s/sb-wire-XXXXXX", tmp), (int) size);
+    ck_assert_ptr_nonnull (mkdtemp (dir));
+}
+
 static double
 s_now (void)
 {
@@ -206,8 +218,8 @@ s_go_bytes (uint64_t epoch, size_t *size)
  * field (doubles bit for bit). */
 START_TEST (test_every_type_router_dealer_ipc)
 {
-    char dir[] = "/tmp/sb-wire-XXXXXX";
-    ck_assert_ptr_nonnull (mkdtemp (dir));
+    char dir[PATH_MAX];
+    s_scratch (dir, sizeof dir);
     char ep[PATH_MAX];
     snprintf (ep, sizeof ep, "ipc://%s/sock", dir);
     zsock_t *router = zsock_new (ZMQ_ROUTER), *dealer = zsock_new (ZMQ_DEALER);
@@ -442,8 +454,8 @@ END_TEST
  * frame of exactly the limit arrives, one byte more never does. */
 START_TEST (test_frame_size_limits)
 {
-    char dir[] = "/tmp/sb-wire-XXXXXX";
-    ck_assert_ptr_nonnull (mkdtemp (dir));
+    char dir[PATH_MAX];
+    s_scratch (dir, sizeof dir);
     char ep[PATH_MAX];
     snprintf (ep, sizeof ep, "ipc://%s/limit", dir);
     zsock_t *rx = zsock_new (ZMQ_PULL), *tx = zsock_new (ZMQ_PUSH);
@@ -598,8 +610,8 @@ s_slurp (const char *path, size_t *size)
  * mode 0600; an undecodable frame as "?"; nothing for a refused send. */
 START_TEST (test_trace_records)
 {
-    char dir[] = "/tmp/sb-wire-XXXXXX";
-    ck_assert_ptr_nonnull (mkdtemp (dir));
+    char dir[PATH_MAX];
+    s_scratch (dir, sizeof dir);
     char trace[PATH_MAX];
     snprintf (trace, sizeof trace, "%s/wire.bin", dir);
 
