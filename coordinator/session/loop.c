@@ -11,12 +11,16 @@
 #include "launch.h"
 #include "log.h"
 #include "util.h"
+#include "event_loop.h"
 #include "wire.h"
 #include "progress.h"
 
 #include <czmq.h>
 #include <errno.h>
 #include <stdio.h>
+
+/* messages dispatched before the loop turns to its housekeeping */
+#define S_DRAIN_CAP 4096
 
 int
 sess_send (sess_t *self, sess_worker_t *w, const sb_msg_t *msg)
@@ -158,6 +162,14 @@ s_loop_ran (sess_t *self, double now)
                  " deadlines move by as much", gap);
 }
 
+/* sb_event_drain's receiver: one message, unless the run failed. */
+static int
+s_dispatch_one (void *arg)
+{
+    sess_t *self = arg;
+    return !self->failed && s_dispatch (self);
+}
+
 /* Heartbeats, silent workers, exited local workers. */
 static void
 s_housekeeping (sess_t *self, int backlog)
@@ -255,19 +267,17 @@ sess_pump_until (sess_t *self, int (*done) (sess_t *), double timeout_s, const c
         }
         /* drain what is queued before housekeeping (the socket's receive
          * timeout is 0: the receive that finds the queue empty ends the
-         * loop), then sleep on the socket's ZMQ_FD (sb_wire_wait_s) */
+         * loop), then sleep on the socket's ZMQ_FD (sb_event_wait) */
         sb_resultdb_batch_begin (self->o->db);
-        int i = 0;
-        while (i < 4096 && !self->failed && s_dispatch (self))
-            i++;
-        s_housekeeping (self, i >= 4096 || (zsock_events (self->router) & ZMQ_POLLIN));
+        zsock_t *socks[1] = { self->router };
+        size_t handled = sb_event_drain (s_dispatch_one, self, S_DRAIN_CAP);
+        s_housekeeping (self, handled == S_DRAIN_CAP || sb_event_queued (socks, 1));
         /* housekeeping may have sent (heartbeats), and a send can consume
-         * the signal of a frame that arrived since the drain: ask the socket
-         * (ZMQ_EVENTS) before sleeping on its ZMQ_FD */
-        if (i < 4096 && !self->failed && !done (self) && !(zsock_events (self->router) & ZMQ_POLLIN)) {
-            zsock_t *socks[1] = { self->router };
-            sb_wire_wait_s (socks, 1, 0.05);
-        }
+         * the signal of a frame that arrived since the drain: the ROUTER
+         * counts as sent on (sb_event_wait asks it for ZMQ_EVENTS before
+         * sleeping on its ZMQ_FD) */
+        if (handled < S_DRAIN_CAP && !self->failed && !done (self))
+            sb_event_wait (socks, 1, 1, 0.05);
     }
     return -1;
 }
