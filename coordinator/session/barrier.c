@@ -110,9 +110,9 @@ sess_on_rank_done (sess_t *self, sess_worker_t *w, const sb_msg_rank_done_t *m)
             sess_fail (self, "rank %llu on %s %s %llu bytes of checkpoint %llu, expected %llu", (unsigned long long) m->rank,
                     w->host, strcmp (self->ckpt_op, "write") == 0 ? "wrote" : "read", (unsigned long long) m->bytes,
                     (unsigned long long) self->ckpt_index, (unsigned long long) want);
-        else if (sb_ckpt_add_rank (self->o->db, self->run_id, m->epoch, self->ckpt_op,
-                                   self->ckpt_index, m->rank, w->host, m->samples, m->bytes, started_at,
-                                   finished_at) != 0)
+        else if (sb_resultdb_add_ckpt_rank (self->o->db, self->run_id, m->epoch, self->ckpt_op,
+                                            self->ckpt_index, m->rank, w->host, m->samples, m->bytes, started_at,
+                                            finished_at) != 0)
             sess_fail (self, "cannot record rank %llu of checkpoint %llu: %s", (unsigned long long) m->rank,
                     (unsigned long long) self->ckpt_index, sb_resultdb_errmsg (self->o->db));
         self->ranks_done++;
