@@ -31,8 +31,8 @@ sess_send (sess_t *self, sess_worker_t *w, const sb_msg_t *msg)
         int e = zmq_errno ();
         if (e == EMSGSIZE)
             sess_fail (self, "the coordinator built a %s message for worker %llu on %s larger than the protocol's %d MiB"
-                    " frame limit (not sent)", sb_proto_type_name (msg->type), (unsigned long long) w->id, w->host,
-                    SB_PROTO_MAX_FRAME >> 20);
+                       " frame limit (not sent)", sb_proto_type_name (msg->type), (unsigned long long) w->id, w->host,
+                       SB_PROTO_MAX_FRAME >> 20);
         else if (e == EHOSTUNREACH) {
             /* ROUTER_MANDATORY: the worker's connection is gone (its process
              * died and the kernel closed the socket): a lost worker, found
@@ -43,7 +43,7 @@ sess_send (sess_t *self, sess_worker_t *w, const sb_msg_t *msg)
         }
         else
             sess_fail (self, "cannot send %s to worker %llu on %s: %s", sb_proto_type_name (msg->type),
-                    (unsigned long long) w->id, w->host, zmq_strerror (e));
+                       (unsigned long long) w->id, w->host, zmq_strerror (e));
         return -1;
     }
     return 0;
@@ -128,7 +128,7 @@ s_dispatch (sess_t *self)
             sess_stall_note (self, note, sizeof note);
             w->gone = 1;
             sess_fail (self, "worker %llu on %s (%s) left: %s%s", (unsigned long long) w->id, w->host,
-                    sess_rank_span (w, span, sizeof span), msg.u.bye.reason, note);
+                       sess_rank_span (w, span, sizeof span), msg.u.bye.reason, note);
             break;
         }
         default:
@@ -220,7 +220,7 @@ s_housekeeping (sess_t *self, int backlog)
                 char note[384];
                 sess_stall_note (self, note, sizeof note);
                 sess_fail (self, "worker %llu on %s (%s) ended: ssh %s%s%s%s", (unsigned long long) w->id, host,
-                        sess_rank_span (w, span, sizeof span), how, *out ? ": " : "", out, note);
+                           sess_rank_span (w, span, sizeof span), how, *out ? ": " : "", out, note);
             }
         }
         else if (host)
@@ -231,7 +231,7 @@ s_housekeeping (sess_t *self, int backlog)
             char note[384];
             sess_stall_note (self, note, sizeof note);
             sess_fail (self, "local worker %llu on %s (%s, pid %d) ended: %s%s", (unsigned long long) w->id, w->host,
-                    sess_rank_span (w, span, sizeof span), (int) pid, how, note);
+                       sess_rank_span (w, span, sizeof span), (int) pid, how, note);
         }
         else if (!w)
             sess_fail (self, "local worker pid %d ended before joining: %s", (int) pid, how);

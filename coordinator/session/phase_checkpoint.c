@@ -31,8 +31,8 @@ sess_on_ckpt_done (sess_t *self, sess_worker_t *w, const sb_msg_ckpt_done_t *m)
         || m->step != self->ckpt_steps[k] || !(m->started_at >= 0 && m->finished_at >= m->started_at)
         || !isfinite (m->finished_at) || self->ckpt_rank_next[m->rank] != k) {
         sess_fail (self, "worker %llu on %s reported checkpoint %llu (step %llu) of rank %llu in epoch %llu unexpectedly",
-                (unsigned long long) w->id, w->host, (unsigned long long) m->checkpoint, (unsigned long long) m->step,
-                (unsigned long long) m->rank, (unsigned long long) m->epoch);
+                   (unsigned long long) w->id, w->host, (unsigned long long) m->checkpoint, (unsigned long long) m->step,
+                   (unsigned long long) m->rank, (unsigned long long) m->epoch);
         return;
     }
     const sb_ckpt_plan_t *plan = &self->ckpt;
@@ -40,15 +40,15 @@ sess_on_ckpt_done (sess_t *self, sess_worker_t *w, const sb_msg_ckpt_done_t *m)
     uint64_t files = plan->first[m->rank + 1] - plan->first[m->rank];
     if (m->bytes != want || m->files != files) {
         sess_fail (self, "rank %llu on %s wrote %llu bytes in %llu files of checkpoint %llu, expected %llu in %llu",
-                (unsigned long long) m->rank, w->host, (unsigned long long) m->bytes, (unsigned long long) m->files,
-                (unsigned long long) m->checkpoint, (unsigned long long) want, (unsigned long long) files);
+                   (unsigned long long) m->rank, w->host, (unsigned long long) m->bytes, (unsigned long long) m->files,
+                   (unsigned long long) m->checkpoint, (unsigned long long) want, (unsigned long long) files);
         return;
     }
     double offset = w->clock_known ? w->clock_offset : 0;
     if (sb_resultdb_add_ckpt_rank (self->o->db, self->run_id, m->checkpoint, "write", m->checkpoint, m->rank, w->host,
                                    m->files, m->bytes, m->started_at - offset, m->finished_at - offset) != 0) {
         sess_fail (self, "cannot record rank %llu of checkpoint %llu: %s", (unsigned long long) m->rank,
-                (unsigned long long) m->checkpoint, sb_resultdb_errmsg (self->o->db));
+                   (unsigned long long) m->checkpoint, sb_resultdb_errmsg (self->o->db));
         return;
     }
     self->ckpt_rank_next[m->rank]++;
@@ -56,7 +56,7 @@ sess_on_ckpt_done (sess_t *self, sess_worker_t *w, const sb_msg_ckpt_done_t *m)
         return;
     if (sb_resultdb_close_ckpt (self->o->db, self->run_id, m->checkpoint) != 0) {
         sess_fail (self, "cannot record checkpoint %llu: %s", (unsigned long long) m->checkpoint,
-                sb_resultdb_errmsg (self->o->db));
+                   sb_resultdb_errmsg (self->o->db));
         return;
     }
     self->ckpt_written++;
