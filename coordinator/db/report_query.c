@@ -219,3 +219,109 @@ sb_report_evals (sqlite3 *db, int64_t run_id, sb_report_eval_t **rows_p, size_t 
     *n_p = n;
     return 0;
 }
+
+/* A copy of column col's text: "" for NULL when empty_for_null, else NULL.
+ * Sets *oom when the copy fails. */
+static char *
+s_text_dup (sqlite3_stmt *st, int col, int empty_for_null, int *oom)
+{
+    const unsigned char *t = sqlite3_column_text (st, col);
+    if (!t && !empty_for_null)
+        return NULL;
+    char *copy = strdup (t ? (const char *) t : "");
+    if (!copy)
+        *oom = 1;
+    return copy;
+}
+
+void
+sb_report_run_fini (sb_report_run_t *r)
+{
+    free (r->kind);
+    free (r->workload);
+    free (r->status);
+    free (r->error);
+    free (r->config);
+    memset (r, 0, sizeof *r);
+}
+
+int
+sb_report_run (sqlite3 *db, int64_t run_id, sb_report_run_t *r)
+{
+    memset (r, 0, sizeof *r);
+    sqlite3_stmt *st;
+    if (s_prepare_run (db, "SELECT kind, workload, status, error, accelerators, hosts, workers, seed, au_threshold,"
+                       " au_mean, passed, finished_at - started_at, config, db_locked_s FROM runs WHERE id = ?",
+                       run_id, &st) != 0)
+        return -1;
+    int step = sqlite3_step (st), oom = 0;
+    if (step == SQLITE_ROW) {
+        r->kind = s_text_dup (st, 0, 1, &oom);
+        r->workload = s_text_dup (st, 1, 1, &oom);
+        r->status = s_text_dup (st, 2, 1, &oom);
+        r->error = s_text_dup (st, 3, 0, &oom);
+        r->accelerators = sqlite3_column_int64 (st, 4);
+        r->hosts = sqlite3_column_int64 (st, 5);
+        r->workers = sqlite3_column_int64 (st, 6);
+        r->seed = sqlite3_column_int64 (st, 7);
+        r->au_threshold = sqlite3_column_double (st, 8);
+        r->has_au_mean = sqlite3_column_type (st, 9) != SQLITE_NULL;
+        r->au_mean = sqlite3_column_double (st, 9);
+        r->passed = sqlite3_column_int64 (st, 10);
+        r->has_duration = sqlite3_column_type (st, 11) != SQLITE_NULL;
+        r->duration_s = sqlite3_column_double (st, 11);
+        r->config = s_text_dup (st, 12, 0, &oom);
+        r->db_locked_s = sqlite3_column_double (st, 13);
+    }
+    sqlite3_finalize (st);
+    if (oom) {
+        sb_report_run_fini (r);
+        return -1;
+    }
+    return step == SQLITE_ROW ? 1 : step == SQLITE_DONE ? 0 : -1;
+}
+
+int
+sb_report_epochs (sqlite3 *db, int64_t run_id, sb_report_epoch_t **rows_p, size_t *n_p)
+{
+    *rows_p = NULL;
+    *n_p = 0;
+    sqlite3_stmt *st;
+    if (s_prepare_run (db, "SELECT epoch, samples, dropped, bytes, duration_s, samples_per_s, mib_per_s, au_mean,"
+                       " batches, barrier_p50_ms, barrier_p99_ms, train_au_percentage,"
+                       " train_throughput_samples_per_second, train_io_MB_per_second, resident_fraction, from_memory,"
+                       " barrier_own_p50_ms"
+                       " FROM epochs WHERE run_id = ? ORDER BY epoch", run_id, &st) != 0)
+        return -1;
+    sb_report_epoch_t *rows = NULL;
+    size_t n = 0, cap = 0;
+    int step;
+    while ((step = sqlite3_step (st)) == SQLITE_ROW) {
+        if (s_grow ((void **) &rows, n, &cap, sizeof *rows) != 0)
+            break;
+        rows[n++] = (sb_report_epoch_t) {
+            .epoch = sqlite3_column_int64 (st, 0), .samples = sqlite3_column_int64 (st, 1),
+            .dropped = sqlite3_column_int64 (st, 2), .bytes = sqlite3_column_int64 (st, 3),
+            .duration_s = sqlite3_column_double (st, 4), .samples_per_s = sqlite3_column_double (st, 5),
+            .mib_per_s = sqlite3_column_double (st, 6), .au_mean = sqlite3_column_double (st, 7),
+            .batches = sqlite3_column_int64 (st, 8),
+            .has_barrier = sqlite3_column_type (st, 9) != SQLITE_NULL,
+            .barrier_p50_ms = sqlite3_column_double (st, 9), .barrier_p99_ms = sqlite3_column_double (st, 10),
+            .has_dlio = sqlite3_column_type (st, 11) != SQLITE_NULL,
+            .dlio_au_percentage = sqlite3_column_double (st, 11),
+            .dlio_samples_per_s = sqlite3_column_double (st, 12), .dlio_io_mb_per_s = sqlite3_column_double (st, 13),
+            .has_resident = sqlite3_column_type (st, 14) != SQLITE_NULL,
+            .resident_fraction = sqlite3_column_double (st, 14), .from_memory = sqlite3_column_int (st, 15) == 1,
+            .has_barrier_own = sqlite3_column_type (st, 16) != SQLITE_NULL,
+            .barrier_own_p50_ms = sqlite3_column_double (st, 16),
+        };
+    }
+    sqlite3_finalize (st);
+    if (step != SQLITE_DONE) {
+        free (rows);
+        return -1;
+    }
+    *rows_p = rows;
+    *n_p = n;
+    return 0;
+}

@@ -76,4 +76,31 @@ typedef struct {
 } sb_report_eval_t;
 int sb_report_evals (sqlite3 *db, int64_t run_id, sb_report_eval_t **rows, size_t *n);
 
+/* A run's row for its summary. Strings are owned (free with
+ * sb_report_run_fini); error and config are NULL when NULL. Returns 1, 0
+ * when the run does not exist, or -1. */
+typedef struct {
+    char   *kind, *workload, *status;      /* "" when NULL */
+    char   *error, *config;
+    int64_t accelerators, hosts, workers, seed, passed;
+    double  au_threshold, au_mean, duration_s, db_locked_s;
+    int     has_au_mean, has_duration;
+} sb_report_run_t;
+int sb_report_run (sqlite3 *db, int64_t run_id, sb_report_run_t *r);
+void sb_report_run_fini (sb_report_run_t *r);
+
+/* The epochs rows of a run in order: *rows (caller frees) and *n. The has_
+ * flags say which nullable figures are there. Returns 0, or -1 (nothing
+ * to free). */
+typedef struct {
+    int64_t epoch, samples, dropped, bytes, batches;
+    double  duration_s, samples_per_s, mib_per_s, au_mean;
+    double  barrier_p50_ms, barrier_p99_ms, barrier_own_p50_ms;
+    double  dlio_au_percentage, dlio_samples_per_s, dlio_io_mb_per_s;  /* train_* columns */
+    double  resident_fraction;
+    int     from_memory;
+    int     has_barrier, has_barrier_own, has_dlio, has_resident;
+} sb_report_epoch_t;
+int sb_report_epochs (sqlite3 *db, int64_t run_id, sb_report_epoch_t **rows, size_t *n);
+
 #endif

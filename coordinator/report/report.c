@@ -81,35 +81,28 @@ s_print_workflow (sqlite3 *db, int64_t run_id, FILE *out)
 int
 sb_report_print (sqlite3 *db, int64_t run_id, FILE *out)
 {
-    sqlite3_stmt *run = NULL, *ep = NULL;
+    sb_report_run_t run;
+    sb_report_epoch_t *eps = NULL;
+    size_t neps = 0;
     int rc = -1;
-    if (sqlite3_prepare_v2 (db,
-                            "SELECT kind, workload, status, error, accelerators, hosts, workers, seed, au_threshold,"
-                            " au_mean, passed, finished_at - started_at, config, db_locked_s FROM runs WHERE id = ?", -1, &run, NULL) != SQLITE_OK
-        || sqlite3_bind_int64 (run, 1, run_id) != SQLITE_OK) {
+    int found = sb_report_run (db, run_id, &run);
+    if (found < 0) {
         fprintf (stderr, "shardbench: report: %s\n", sqlite3_errmsg (db));
-        goto done;
+        return -1;
     }
-    if (sqlite3_step (run) != SQLITE_ROW) {
+    if (found == 0) {
         fprintf (stderr, "shardbench: report: no run %lld in this database\n", (long long) run_id);
-        goto done;
+        return -1;
     }
-    const char *kind = sb_report_column_text (run, 0);
+    const char *kind = run.kind;
     int train = strcmp (kind, "train") == 0, ckpt = strcmp (kind, "checkpoint") == 0;
     char model[128];    /* model.name of runs.config: what DLIO calls the workload */
-    sb_workload_model_name ((const char *) sqlite3_column_text (run, 12), model, sizeof model);
+    sb_workload_model_name (run.config, model, sizeof model);
     fprintf (out, "\nshardbench %s run %lld: workload %s (model %s), %lld accelerators on %lld workers (%lld hosts),"
-             " seed %lld\n", kind, (long long) run_id, sb_report_column_text (run, 1), model, sqlite3_column_int64 (run, 4),
-             sqlite3_column_int64 (run, 6), sqlite3_column_int64 (run, 5), sqlite3_column_int64 (run, 7));
+             " seed %lld\n", kind, (long long) run_id, run.workload, model, (long long) run.accelerators,
+             (long long) run.workers, (long long) run.hosts, (long long) run.seed);
     sb_report_dlio_run_t dlio;
-    if ((train && sb_report_dlio_run (db, run_id, &dlio) != 0)
-        || sqlite3_prepare_v2 (db,
-                               "SELECT epoch, samples, dropped, bytes, duration_s, samples_per_s, mib_per_s, au_mean,"
-                               " batches, barrier_p50_ms, barrier_p99_ms, train_au_percentage,"
-                               " train_throughput_samples_per_second, train_io_MB_per_second, resident_fraction, from_memory,"
-                               " barrier_own_p50_ms"
-                               " FROM epochs WHERE run_id = ? ORDER BY epoch", -1, &ep, NULL) != SQLITE_OK
-        || sqlite3_bind_int64 (ep, 1, run_id) != SQLITE_OK) {
+    if ((train && sb_report_dlio_run (db, run_id, &dlio) != 0) || sb_report_epochs (db, run_id, &eps, &neps) != 0) {
         fprintf (stderr, "shardbench: report: %s\n", sqlite3_errmsg (db));
         goto done;
     }
@@ -118,16 +111,14 @@ sb_report_print (sqlite3 *db, int64_t run_id, FILE *out)
         fprintf (out, "  DLIO's metrics (%lld of the %lld steps of each rank counted, %lld-byte records):\n",
                  (long long) dlio.window_steps, (long long) dlio.steps, (long long) dlio.record_size);
         fprintf (out, "  %5s %10s %12s %10s\n", "epoch", "AU %", "samples/s", "MiB/s");
-        while (sqlite3_step (ep) == SQLITE_ROW)
-            if (sqlite3_column_type (ep, 11) != SQLITE_NULL)
-                fprintf (out, "  %5lld %10.2f %12.1f %10.1f\n", sqlite3_column_int64 (ep, 0),
-                         sqlite3_column_double (ep, 11), sqlite3_column_double (ep, 12),
-                         sqlite3_column_double (ep, 13));
+        for (size_t i = 0; i < neps; i++)
+            if (eps[i].has_dlio)
+                fprintf (out, "  %5lld %10.2f %12.1f %10.1f\n", (long long) eps[i].epoch, eps[i].dlio_au_percentage,
+                         eps[i].dlio_samples_per_s, eps[i].dlio_io_mb_per_s);
         fprintf (out, "  %5s %10.2f %12.1f %10.1f\n", "mean", dlio.au_mean, dlio.tput_mean, dlio.io_mean);
         fprintf (out, "  %5s %10.2f %12.1f %10.1f\n", "stdev", dlio.au_stdev, dlio.tput_stdev, dlio.io_stdev);
         fprintf (out, "  measured by shardbench (every sample read, the bytes read, first rank's start to last"
                  " rank's finish):\n");
-        sqlite3_reset (ep);
     }
     if (train)
         fprintf (out, "  %5s %10s %8s %7s %10s %12s %10s %8s %17s %11s %9s\n", "epoch", "samples", "dropped", "steps",
@@ -135,31 +126,29 @@ sb_report_print (sqlite3 *db, int64_t run_id, FILE *out)
     else if (!ckpt)
         fprintf (out, "  %5s %10s %12s %10s %12s %10s\n", "", "files", "MiB", "time s", "files/s", "MiB/s");
     int from_memory = 0;    /* epochs served from memory */
-    while (sqlite3_step (ep) == SQLITE_ROW) {
+    for (size_t i = 0; i < neps; i++) {
+        const sb_report_epoch_t *ep = &eps[i];
         if (train)
         {
             char barrier[48] = "-", own[32] = "-";
-            if (sqlite3_column_type (ep, 9) != SQLITE_NULL)
-                snprintf (barrier, sizeof barrier, "%.3f/%.3f", sqlite3_column_double (ep, 9),
-                          sqlite3_column_double (ep, 10));
+            if (ep->has_barrier)
+                snprintf (barrier, sizeof barrier, "%.3f/%.3f", ep->barrier_p50_ms, ep->barrier_p99_ms);
             /* page cache: the share of the checked bytes resident before they were read; `*`: served from memory */
             char cached[32] = "-";
-            if (sqlite3_column_type (ep, 14) != SQLITE_NULL) {
-                int mem = sqlite3_column_int (ep, 15) == 1;
-                snprintf (cached, sizeof cached, "%.1f%s", 100 * sqlite3_column_double (ep, 14), mem ? " *" : "");
+            if (ep->has_resident) {
+                int mem = ep->from_memory;
+                snprintf (cached, sizeof cached, "%.1f%s", 100 * ep->resident_fraction, mem ? " *" : "");
                 from_memory += mem;
             }
-            if (sqlite3_column_type (ep, 16) != SQLITE_NULL)     /* the barrier's own cost (no waiting for ranks) */
-                snprintf (own, sizeof own, "%.3f", sqlite3_column_double (ep, 16));
+            if (ep->has_barrier_own)     /* the barrier's own cost (no waiting for ranks) */
+                snprintf (own, sizeof own, "%.3f", ep->barrier_own_p50_ms);
             fprintf (out, "  %5lld %10lld %8lld %7lld %10.3f %12.1f %10.1f %8.2f %17s %11s %9s\n",
-                     sqlite3_column_int64 (ep, 0), sqlite3_column_int64 (ep, 1), sqlite3_column_int64 (ep, 2),
-                     sqlite3_column_int64 (ep, 8), sqlite3_column_double (ep, 4), sqlite3_column_double (ep, 5),
-                     sqlite3_column_double (ep, 6), 100 * sqlite3_column_double (ep, 7), barrier, own, cached);
+                     (long long) ep->epoch, (long long) ep->samples, (long long) ep->dropped, (long long) ep->batches,
+                     ep->duration_s, ep->samples_per_s, ep->mib_per_s, 100 * ep->au_mean, barrier, own, cached);
         }
         else
-            fprintf (out, "  %5s %10lld %12.1f %10.3f %12.1f %10.1f\n", "", sqlite3_column_int64 (ep, 1),
-                     sqlite3_column_double (ep, 3) / 1048576.0, sqlite3_column_double (ep, 4),
-                     sqlite3_column_double (ep, 5), sqlite3_column_double (ep, 6));
+            fprintf (out, "  %5s %10lld %12.1f %10.3f %12.1f %10.1f\n", "", (long long) ep->samples,
+                     (double) ep->bytes / 1048576.0, ep->duration_s, ep->samples_per_s, ep->mib_per_s);
     }
     if (from_memory)
         fprintf (out, "  * served from memory: at least half the bytes checked were in the page cache before they were"
@@ -177,27 +166,26 @@ sb_report_print (sqlite3 *db, int64_t run_id, FILE *out)
         fprintf (stderr, "shardbench: report: %s\n", sqlite3_errmsg (db));
         goto done;
     }
-    const char *status = sb_report_column_text (run, 2);
-    if (train && (dlio.dlio || sqlite3_column_type (run, 9) != SQLITE_NULL)) {
+    const char *status = run.status;
+    if (train && (dlio.dlio || run.has_au_mean)) {
         /* the verdict: DLIO's train_au_mean_percentage (shardbench's own AU mean for runs recorded before it) */
-        double au = dlio.dlio ? dlio.au_mean / 100 : sqlite3_column_double (run, 9),
-               threshold = sqlite3_column_double (run, 8);
+        double au = dlio.dlio ? dlio.au_mean / 100 : run.au_mean, threshold = run.au_threshold;
         int finished = strcmp (status, "succeeded") == 0;
         fprintf (out, "  AU mean %.2f%% against threshold %.2f%%: %s\n", 100 * au, 100 * threshold,
-                 !finished ? "no verdict (run did not finish)" : sqlite3_column_int64 (run, 10) ? "PASS" : "FAIL");
+                 !finished ? "no verdict (run did not finish)" : run.passed ? "PASS" : "FAIL");
     }
     fprintf (out, "  status: %s", status);
-    if (sqlite3_column_type (run, 11) != SQLITE_NULL)
-        fprintf (out, " after %.2f s", sqlite3_column_double (run, 11));
+    if (run.has_duration)
+        fprintf (out, " after %.2f s", run.duration_s);
     fprintf (out, "\n");
-    if (sqlite3_column_type (run, 3) != SQLITE_NULL)
-        fprintf (out, "  error: %s\n", sb_report_column_text (run, 3));
-    if (sqlite3_column_double (run, 13) > 0)
+    if (run.error)
+        fprintf (out, "  error: %s\n", run.error);
+    if (run.db_locked_s > 0)
         fprintf (out, "  note: the result database was locked by another process for %.1f s during this run;"
-                 " results were written late (timing was not affected)\n", sqlite3_column_double (run, 13));
+                 " results were written late (timing was not affected)\n", run.db_locked_s);
     rc = 0;
 done:
-    sqlite3_finalize (ep);
-    sqlite3_finalize (run);
+    free (eps);
+    sb_report_run_fini (&run);
     return rc;
 }

@@ -289,6 +289,60 @@ START_TEST (test_report_last_run_and_dlio)
 }
 END_TEST
 
+/* A run's row and its epochs for the summary: strings copied, NULLs
+ * flagged; none for a run that does not exist. */
+START_TEST (test_report_run_and_epochs)
+{
+    int64_t run_id;
+    sb_resultdb_t *db = s_open (0, &run_id);
+    sqlite3 *h = sb_resultdb_handle (db);
+    sb_report_run_t r;
+    ck_assert_int_eq (sb_report_run (h, run_id + 1, &r), 0);
+    ck_assert_int_eq (sb_report_run (h, run_id, &r), 1);
+    ck_assert_str_eq (r.kind, "checkpoint");
+    ck_assert_str_eq (r.workload, "unit");
+    ck_assert_str_eq (r.status, "running");
+    ck_assert_ptr_null (r.error);
+    ck_assert_int_eq (r.accelerators, 2);
+    ck_assert_int_eq (r.has_duration, 0);
+    ck_assert_int_eq (r.has_au_mean, 0);
+    sb_report_run_fini (&r);
+    ck_assert_int_eq (sb_resultdb_run_finish (db, run_id, "failed", "it broke"), 0);
+    ck_assert_int_eq (sb_report_run (h, run_id, &r), 1);
+    ck_assert_str_eq (r.status, "failed");
+    ck_assert_str_eq (r.error, "it broke");
+    ck_assert_int_eq (r.has_duration, 1);
+    sb_report_run_fini (&r);
+    sb_rank_epoch_t a = { .epoch = 2, .rank = 0, .samples = 8, .batches = 4, .bytes = 2097152, .host = "h0",
+                          .started_at = 10, .finished_at = 12, .au = 0.5, .has_au = 1 };
+    sb_rank_epoch_t b = { .epoch = 1, .rank = 0, .samples = 8, .batches = 4, .bytes = 1048576, .host = "h0",
+                          .started_at = 1, .finished_at = 2, .au = 0.25, .has_au = 1 };
+    ck_assert_int_eq (sb_resultdb_add_rank_epoch (db, run_id, &a), 0);
+    ck_assert_int_eq (sb_resultdb_add_rank_epoch (db, run_id, &b), 0);
+    ck_assert_int_eq (sb_resultdb_close_epoch (db, run_id, 2, 1, 4, 1), 0);
+    ck_assert_int_eq (sb_resultdb_close_epoch (db, run_id, 1, 0, 4, 1), 0);
+    ck_assert_int_eq (sb_resultdb_epoch_barrier (db, run_id, 2, 1.5, 3.5), 0);
+    sb_report_epoch_t *eps;
+    size_t n;
+    ck_assert_int_eq (sb_report_epochs (h, run_id, &eps, &n), 0);
+    ck_assert_uint_eq (n, 2);
+    ck_assert_int_eq (eps[0].epoch, 1);     /* epoch order */
+    ck_assert_int_eq (eps[0].has_barrier, 0);
+    ck_assert_int_eq (eps[0].has_resident, 0);
+    ck_assert_double_eq_tol (eps[0].au_mean, 0.25, 1e-9);
+    ck_assert_int_eq (eps[1].epoch, 2);
+    ck_assert_int_eq (eps[1].dropped, 1);
+    ck_assert_int_eq (eps[1].batches, 4);
+    ck_assert_int_eq (eps[1].bytes, 2097152);
+    ck_assert_double_eq_tol (eps[1].duration_s, 2, 1e-9);
+    ck_assert_double_eq_tol (eps[1].mib_per_s, 1, 1e-9);
+    ck_assert_int_eq (eps[1].has_barrier, 1);
+    ck_assert_double_eq_tol (eps[1].barrier_p99_ms, 3.5, 1e-9);
+    free (eps);
+    sb_resultdb_destroy (&db);
+}
+END_TEST
+
 static Suite *
 resultdb_suite (void)
 {
@@ -307,6 +361,7 @@ resultdb_suite (void)
     tcase_add_test (rq, test_report_checkpoints);
     tcase_add_test (rq, test_report_workflow_and_evals);
     tcase_add_test (rq, test_report_last_run_and_dlio);
+    tcase_add_test (rq, test_report_run_and_epochs);
     suite_add_tcase (s, rq);
     return s;
 }
