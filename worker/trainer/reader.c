@@ -192,6 +192,7 @@ s_expect (const sb_reader_t *self, const char *key, sb_io_t *io, char *why, size
         io->expect_ctx = obj;
         io->expect_free = s_format_free;
         io->expect_size = obj->size;
+        io->expect_name = obj->ops->name;
         return 0;
     }
     uint64_t *seed = malloc (sizeof *seed);
