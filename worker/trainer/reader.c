@@ -297,9 +297,6 @@ s_send (s_thread_ctx_t *ctx, const sb_read_result_t *res)
 {
     if (zsock_send (ctx->done, "b", res, sizeof *res) != 0)
         ctx->failed_send = 1;
-    /* right behind a failed read: sb_reader_failure_stats */
-    else if (res->error && ctx->reader->endpoint_stats && s_stats_reply (ctx) != 0)
-        ctx->failed_send = 1;
 }
 
 static void
@@ -308,6 +305,10 @@ s_on_done (void *arg, const sb_io_done_t *d)
     s_thread_ctx_t *ctx = arg;
     s_result (ctx->reader, d, ctx->res);
     s_send (ctx, ctx->res);
+    /* right behind a read the engine failed: sb_reader_failure_stats (not
+     * behind one that failed before it reached the engine) */
+    if (d->failed && !ctx->failed_send && ctx->reader->endpoint_stats && s_stats_reply (ctx) != 0)
+        ctx->failed_send = 1;
 }
 
 /* A read that failed before it reached the engine. */
