@@ -31,7 +31,7 @@ typedef struct {
 
 static s_target_t s_targets[3];
 static size_t s_ntargets;
-static char s_dir[] = "/tmp/sb-engines-XXXXXX";
+static char s_dir[400];
 
 /* 1 when the scratch folder's file system takes O_DIRECT reads */
 static int
@@ -61,6 +61,8 @@ s_targets_init (void)
 {
     if (s_ntargets)
         return;
+    const char *tmp = getenv ("TMPDIR") && *getenv ("TMPDIR") ? getenv ("TMPDIR") : "/tmp";
+    ck_assert_int_lt (snprintf (s_dir, sizeof s_dir, "%s/sb-engines-XXXXXX", tmp), (int) sizeof s_dir);
     ck_assert_ptr_nonnull (mkdtemp (s_dir));
     const char *folder_engines[] = { "file", "direct" };
     for (size_t i = 0; i < 2; i++) {
