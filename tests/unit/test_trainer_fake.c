@@ -391,6 +391,43 @@ START_TEST (test_au_reads_slower_than_compute)
 }
 END_TEST
 
+/* DLIO's metric window (output.metric.exclude_start_steps = 1,
+ * exclude_end_steps = 1 of 5 steps): compute is summed over steps 1..3,
+ * and the proc times of steps 0 and 4 (their load from the rank's release,
+ * then their compute) are taken out of the span. */
+START_TEST (test_au_metric_window)
+{
+    const s_run_t run = { .ranks = 1, .total_ranks = 1, .files = 10, .batch = 2, .threads = 1, .prefetch = 0,
+                          .compute_s = 0.025, .exclude_start = 1, .exclude_end = 1 };
+    const uint64_t L_ns = 25000000;    /* 2 reads on 1 thread: 50 ms a batch */
+    const uint64_t steps = 5;
+    sb_fake_engine_set_latency (L_ns, L_ns);
+    s_rig_t rig;
+    s_rig_new (&rig, &run);
+    ck_assert_uint_eq (rig.welcome.metric_steps, steps);
+    sb_msg_phase_start_t ps = s_dlio_phase (&run);
+    ck_assert_uint_eq (ps.batches, steps);
+    ck_assert_int_eq (sb_trainer_start (rig.trainer, &ps), 0);
+    ck_assert_int_eq (s_drive (rig.trainer, SB_MSG_RANK_DONE, 1, 5.0), 1);
+    ck_assert_uint_eq (s_count (&s_box, SB_MSG_ERROR), 0);
+    const sb_msg_rank_done_t *d = s_done_of (0);
+    ck_assert_uint_eq (d->batches, steps);
+    ck_assert_uint_eq (d->samples, 10);
+    ck_assert_uint_eq (d->metric_steps, 3);
+    ck_assert_double_eq_tol (d->metric_compute_s, 3 * run.compute_s, 1e-9);
+    double C = run.compute_s, proc = 2 * (double) L_ns / 1e9 + C;     /* a step's load and compute at least */
+    ck_assert_msg (d->head_proc_s >= proc - 1e-6 && d->head_proc_s < 3 * proc, "head %g s, at least %g", d->head_proc_s,
+                   proc);
+    ck_assert_msg (d->tail_proc_s >= proc - 1e-6 && d->tail_proc_s < 3 * proc, "tail %g s, at least %g", d->tail_proc_s,
+                   proc);
+    double au = s_dlio_au (d, run.batch), model = 100.0 * C / proc;
+    ck_assert_msg (au <= model + 1e-6 && au >= 0.5 * model, "DLIO AU %g%%, model %g%%", au, model);
+    /* the shardbench AU counts every step after the first instead */
+    ck_assert_double_eq_tol (d->compute_s, (steps - 1) * C, 1e-9);
+    sb_trainer_destroy (&rig.trainer);
+}
+END_TEST
+
 /* ------------------------------------------------------------ barriers */
 
 /* One rank of two on this worker: each step ends with a STEP, and nothing
@@ -689,6 +726,7 @@ trainer_fake_suite (void)
     tcase_set_timeout (tc, 30);
     tcase_add_test (tc, test_au_reads_faster_than_compute);
     tcase_add_test (tc, test_au_reads_slower_than_compute);
+    tcase_add_test (tc, test_au_metric_window);
     tcase_add_test (tc, test_barrier_waits_for_go);
     tcase_add_test (tc, test_go_out_of_order);
     tcase_add_test (tc, test_drop_last_one_rank);
