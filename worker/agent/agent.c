@@ -464,6 +464,8 @@ s_preflight (s_agent_t *self, sb_msg_t *ready, const char *host_cause)
     /* each check must end well within the coordinator's patience, and a
      * heartbeat goes out between checks */
     sb_storage_cfg_t cfg = self->storage;
+    if (cfg.lb == SB_LB_PER_RANK)
+        cfg.lb = SB_LB_ROUND_ROBIN;     /* every endpoint, not one rank's */
     double budget = self->timeout_s / 3;
     if (cfg.connect_timeout_s > budget)
         cfg.connect_timeout_s = budget;
