@@ -550,13 +550,8 @@ s_engine_number (const char *text, int size, uint64_t *out)
     return 0;
 }
 
-/* storage.<engine>.<key>: the options the engine in use declares
- * (sb_engine_option_t), checked against their type and range and kept as
- * text in wl->storage.opts (numbers in bytes or units, booleans 0 or 1). A
- * key of another engine, or one the engine does not declare, is an error
- * naming it. Runs once the engine is chosen. */
-static int
-s_engine_options (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size)
+int
+sb_workload_engine_options (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size)
 {
     char where[1200];
     const sb_engine_ops_t *mine = sb_engine_of (&wl->storage);
@@ -1266,7 +1261,7 @@ sb_workload_from_config (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
         || s_reader_misc (cfg, err, err_size) != 0 || s_preprocess (cfg, wl, err, err_size) != 0)
         return -1;
     if (s_storage_endpoints (cfg, wl, err, err_size) != 0 || sb_storage_keys_finish (cfg, wl, err, err_size) != 0
-        || s_engine_options (cfg, wl, err, err_size) != 0)
+        || sb_workload_engine_options (cfg, wl, err, err_size) != 0)
         return -1;
     if (sb_ckpt_target_check (cfg, wl, err, err_size) != 0)   /* issue 15, ckpt: the checkpoint folder's storage */
         return -1;
@@ -1353,7 +1348,7 @@ sb_workload_from_config (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
             continue;   /* read by s_reader_storage */
         const char *engine_key;
         if (s_engine_of_key (e->key, &engine_key))
-            continue;   /* read by s_engine_options */
+            continue;   /* read by sb_workload_engine_options */
         int shape = k ? 0 : s_shape_error (e, err, err_size);
         if (shape < 0)
             return -1;
