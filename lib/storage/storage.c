@@ -96,10 +96,6 @@ sb_storage_from_welcome (const void *welcome, sb_storage_cfg_t *cfg, char *err, 
         return -1;
     }
     snprintf (cfg->engine, sizeof cfg->engine, "%s", w->engine);
-    /* for worker/trainer/reader.c until it opens its engine (then this goes, with the type) */
-    unsigned caps = sb_storage_caps (cfg);
-    cfg->type = (caps & SB_ENGINE_OBJECTS) ? SB_STORAGE_S3 : (caps & SB_ENGINE_NO_IO) ? SB_STORAGE_SYNTHETIC
-                                                                                     : SB_STORAGE_FILE;
     if (w->engine_opts.count > SB_STORAGE_OPTS_MAX) {
         snprintf (err, err_size, "%zu options of the %s storage engine: at most %d", (size_t) w->engine_opts.count,
                   cfg->engine, SB_STORAGE_OPTS_MAX);
