@@ -367,11 +367,16 @@ s_folder_lister (void *ctx, int base_fd, s_emit_t *emit, char *err, size_t err_s
         snprintf (err, err_size, "out of memory");
         return -1;
     }
+    /* 1: nothing under it (the fingerprint found the folder: an empty split) */
     int rc = sb_storage_list (l->client, prefix, NULL, NULL, s_folder_on_key, l, e);
-    if (rc != 0 && !l->failed)
-        snprintf (err, err_size, "%s", rc == 1 ? "the split's folder is gone" : e->text);
+    if (l->failed || rc < 0) {
+        if (!l->failed)
+            snprintf (err, err_size, "%s", e->text);
+        free (e);
+        return -1;
+    }
     free (e);
-    return rc != 0 ? -1 : 0;
+    return 0;
 }
 
 /* The folder a split lists: "train" or "valid" (anything else is a bug of

@@ -41,6 +41,7 @@ struct sb_reader {
     uint64_t   inline_reads;    /* completed, not yet taken */
     uint64_t   inline_bytes;
     int        inline_failed;
+    sb_storage_error_t *inline_error;   /* scratch of the inline path; owned */
     pthread_t *threads;
     struct s_thread_ctx *ctxs;
     size_t     nthreads;
@@ -59,6 +60,8 @@ typedef struct s_thread_ctx {
     uint64_t      progress_ns;  /* sb_mono_ns of the reads' last progress, 0 idle (atomic) */
     char          key[PATH_MAX];    /* the key read last (reader->lock) */
     int           failed_send;  /* a completion could not be passed on: the thread ends */
+    sb_read_result_t   *res;    /* scratch: the completion being sent; owned */
+    sb_storage_error_t *error;  /* scratch: why a queue or getevents failed; owned */
     int           joined;   /* teardown: the thread ended and was joined */
     int           wakes;    /* teardown: wake signals sent (sb_reader_wake) */
     int           given_up; /* teardown: still stuck after the last wake */
@@ -300,31 +303,21 @@ static void
 s_on_done (void *arg, const sb_io_done_t *d)
 {
     s_thread_ctx_t *ctx = arg;
-    sb_read_result_t *res = malloc (sizeof *res);
-    if (!res) {
-        ctx->failed_send = 1;
-        return;
-    }
-    s_result (ctx->reader, d, res);
-    s_send (ctx, res);
-    free (res);
+    s_result (ctx->reader, d, ctx->res);
+    s_send (ctx, ctx->res);
 }
 
 /* A read that failed before it reached the engine. */
 static void
 s_fail_read (s_thread_ctx_t *ctx, uint64_t tag, const char *key, int error, const char *message)
 {
-    sb_read_result_t *res = calloc (1, sizeof *res);
-    if (!res) {
-        ctx->failed_send = 1;
-        return;
-    }
+    sb_read_result_t *res = ctx->res;
+    memset (res, 0, sizeof *res);
     res->tag = tag;
     res->error = error;
     snprintf (res->message, sizeof res->message, "%s", message);
     snprintf (res->target, sizeof res->target, "%s", key);
     s_send (ctx, res);
-    free (res);
 }
 
 /* Hand rq to the thread's client (a completion follows in any case). */
@@ -341,16 +334,9 @@ s_queue (s_thread_ctx_t *ctx, const s_request_t *rq)
     pthread_mutex_lock (&self->lock);
     snprintf (ctx->key, sizeof ctx->key, "%s", rq->key);
     pthread_mutex_unlock (&self->lock);
-    sb_storage_error_t *e = malloc (sizeof *e);
-    if (!e) {
-        if (io.expect_free)
-            io.expect_free (io.expect_ctx);
-        s_fail_read (ctx, rq->tag, rq->key, ENOMEM, "out of memory");
-        return;
-    }
+    sb_storage_error_t *e = ctx->error;
     if (sb_storage_queue (s_client (ctx), &io, e) != 0)
         s_fail_read (ctx, rq->tag, rq->key, e->os_errno ? e->os_errno : -1, e->text);
-    free (e);
 }
 
 /* One thread, one client: take requests while the client has room (waiting
@@ -398,18 +384,17 @@ s_thread (void *arg)
             continue;
         }
         s_progress (ctx, 1);
-        sb_storage_error_t *e = malloc (sizeof *e);
-        int n = e ? sb_storage_getevents (client, 100, s_on_done, ctx, e) : -1;
+        int n = sb_storage_getevents (client, 100, s_on_done, ctx, ctx->error);
         s_progress (ctx, sb_storage_pending (client) > 0);
         if (n < 0) {
             /* the engine cannot go on: every read still pending fails, so
              * the rank reports it instead of waiting for ever */
+            char why[sizeof ctx->error->text];
+            snprintf (why, sizeof why, "%s", ctx->error->text);
             for (size_t k = sb_storage_pending (client); k > 0 && !ctx->failed_send; k--)
-                s_fail_read (ctx, 0, "", -1, e ? e->text : "storage engine failure (out of memory)");
-            free (e);
+                s_fail_read (ctx, 0, "", -1, why);
             break;
         }
-        free (e);
     }
     if (ctx->failed_send)
         sb_error ("reader: cannot pass a completion to the rank: %s", zmq_strerror (zmq_errno ()));
@@ -422,6 +407,10 @@ s_ctx_free (s_thread_ctx_t *ctx)
     zsock_destroy (&ctx->work);
     zsock_destroy (&ctx->done);
     sb_storage_close (&ctx->client);
+    free (ctx->res);
+    free (ctx->error);
+    ctx->res = NULL;
+    ctx->error = NULL;
 }
 
 /* ---- the engine ---- */
@@ -537,6 +526,10 @@ sb_reader_new (const sb_storage_cfg_t *storage, const char *root, size_t threads
         threads = 0;
         self->depth = 1;
         self->inline_client = s_open_client (self, NULL, err, err_size);
+        if (self->inline_client && !(self->inline_error = malloc (sizeof *self->inline_error))) {
+            snprintf (err, err_size, "out of memory");
+            sb_storage_close (&self->inline_client);
+        }
         if (!self->inline_client) {
             pthread_mutex_destroy (&self->lock);
             free (self);
@@ -575,7 +568,9 @@ sb_reader_new (const sb_storage_cfg_t *storage, const char *root, size_t threads
         ctx->reader = self;
         ctx->work = zsock_new (ZMQ_PULL);
         ctx->done = zsock_new (ZMQ_PUSH);
-        if (!ctx->work || !ctx->done || zsock_connect (ctx->work, "%s", self->work_ep) != 0
+        ctx->res = malloc (sizeof *ctx->res);
+        ctx->error = malloc (sizeof *ctx->error);
+        if (!ctx->res || !ctx->error || !ctx->work || !ctx->done || zsock_connect (ctx->work, "%s", self->work_ep) != 0
             || zsock_connect (ctx->done, "%s", self->done_ep) != 0) {
             snprintf (err, err_size, "cannot set up reader thread %zu: out of memory or sockets", i);
             s_ctx_free (ctx);
@@ -702,6 +697,7 @@ sb_reader_destroy (sb_reader_t **self_p)
     free (self->threads);
     free (self->ctxs);
     sb_storage_close (&self->inline_client);
+    free (self->inline_error);
     zsock_destroy (&self->work);
     zsock_destroy (&self->done);
     pthread_mutex_destroy (&self->lock);
@@ -785,17 +781,11 @@ s_submit_inline (sb_reader_t *self, const char *key, uint64_t offset, uint64_t l
         sb_error ("reader: %s", why);
         return -1;
     }
-    sb_storage_error_t *e = malloc (sizeof *e);
-    if (!e) {
-        if (io.expect_free)
-            io.expect_free (io.expect_ctx);
-        return -1;
-    }
+    sb_storage_error_t *e = self->inline_error;
     int rc = sb_storage_queue (self->inline_client, &io, e) == 0
              && sb_storage_getevents (self->inline_client, 0, s_inline_done, self, e) >= 0 ? 0 : -1;
     if (rc != 0)
         sb_error ("reader: %s", e->text);
-    free (e);
     if (self->inline_failed) {
         self->inline_failed = 0;
         return -1;

@@ -555,6 +555,7 @@ typedef struct {
     sb_storage_list_fn fn;          /* NULL: fingerprint only */
     void              *ctx;
     uint64_t           hash, folders;
+    uint64_t           listed;      /* keys given to fn */
     sb_storage_error_t *e;
 } s_walk_t;
 
@@ -618,6 +619,7 @@ s_walk (s_walk_t *w, const char *rel)
             rc = s_walk (w, path);
         else if (is_reg && w->fn) {
             const char *key = path + w->key_from;
+            w->listed++;
             rc = w->fn (w->ctx, key, strlen (key), (uint64_t) fst.st_size);
         }
         errno = 0;
@@ -675,7 +677,8 @@ sb_file_engine_list (void *client, const char *prefix, const char *start_after, 
     (void) start_after;     /* a directory walk has no order to bound */
     (void) end_at;
     s_walk_t w = { .self = client, .fn = fn, .ctx = ctx, .e = e };
-    return s_walk_prefix (&w, prefix ? prefix : "");
+    int rc = s_walk_prefix (&w, prefix ? prefix : "");
+    return rc == 0 && w.listed == 0 ? 1 : rc;   /* 1: nothing under the prefix */
 }
 
 int
