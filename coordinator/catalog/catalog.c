@@ -598,6 +598,7 @@ s_part_thread (void *arg)
         return NULL;
     }
     p->err[0] = '\0';
+    /* 1: nothing in this range (the callbacks set p->err when they stop it) */
     int rc = sb_storage_list (client, p->list_prefix, p->start_after[0] ? p->start_after : NULL,
                               p->end_at[0] ? p->end_at : NULL, s_part_on_key, p, &e);
     if (rc < 0 && !p->err[0])
@@ -605,7 +606,7 @@ s_part_thread (void *arg)
                   p->list_prefix, p->start_after, e.text);
     sqlite3_finalize (p->ins);
     p->ins = NULL;
-    if (rc == 0 && !p->err[0] && sqlite3_exec (p->db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK)
+    if (rc >= 0 && !p->err[0] && sqlite3_exec (p->db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK)
         p->rc = 0;
     else if (!p->err[0])
         snprintf (p->err, sizeof p->err, "listing partition (temporary database): %s", sqlite3_errmsg (p->db));
