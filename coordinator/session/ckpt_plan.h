@@ -1,5 +1,7 @@
-/* checkpoint: the sizes of an LLM checkpoint, per rank, as DLIO writes them,
- * and the checkpoint results of a run (`shardbench checkpoint`).
+/* ckpt_plan: the sizes of an LLM checkpoint, per rank, as DLIO writes them
+ * (`shardbench checkpoint`, checkpoints during training). Their rows:
+ * sb_resultdb_add_ckpt_rank and sb_resultdb_close_ckpt (resultdb.h); their
+ * table in a report: report.c.
  *
  * DLIO (dlio_benchmark/checkpointing/base_checkpointing.py) emulates a
  * Megatron-DeepSpeed checkpoint of a transformer: each rank writes its
@@ -13,7 +15,6 @@
 #ifndef SB_CKPT_PLAN_H
 #define SB_CKPT_PLAN_H
 
-#include <sqlite3.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -96,20 +97,5 @@ void sb_ckpt_rank_bytes (const sb_ckpt_cfg_t *cfg, uint64_t data, uint64_t rank,
  * with sb_ckpt_plan_fini. */
 int sb_ckpt_plan_init (sb_ckpt_plan_t *self, const sb_ckpt_cfg_t *cfg, uint64_t ranks, char *err, size_t err_size);
 void sb_ckpt_plan_fini (sb_ckpt_plan_t *self);
-
-/* Result database: one rank finished checkpoint phase `seq` (queued to the
- * writer). Returns 0 or -1 (sb_resultdb_errmsg). */
-int sb_ckpt_add_rank (sb_resultdb_t *db, int64_t run_id, uint64_t seq, const char *op, uint64_t checkpoint,
-                      uint64_t rank, const char *host, uint64_t files, uint64_t bytes, double started_at,
-                      double finished_at);
-
-/* Every rank finished phase `seq`: write its checkpoints row from the
- * checkpoint_ranks rows (duration = slowest rank, throughput = bytes over
- * that duration). Returns 0 or -1. */
-int sb_ckpt_close (sb_resultdb_t *db, int64_t run_id, uint64_t seq);
-
-/* Print the checkpoint table of a run (the summary of `shardbench
- * checkpoint` and `report`). Returns 0 or -1. */
-int sb_ckpt_report_print (sqlite3 *db, int64_t run_id, FILE *out);
 
 #endif

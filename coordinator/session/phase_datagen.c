@@ -82,15 +82,10 @@ sess_phase_datagen (sess_t *self)
     self->phase = SESS_PHASE_NONE;
     sess_end_run (self);     /* written: the summary reads it back */
     if (!self->failed) {
-        sqlite3_stmt *st = NULL;
-        if (sqlite3_prepare_v2 (sb_resultdb_handle (self->o->db),
-                                "SELECT samples, bytes, duration_s, mb_per_s FROM epochs WHERE run_id = ? AND epoch = 0",
-                                -1, &st, NULL) == SQLITE_OK
-            && sqlite3_bind_int64 (st, 1, self->run_id) == SQLITE_OK && sqlite3_step (st) == SQLITE_ROW)
+        sb_epoch_totals_t t;
+        if (sb_resultdb_epoch_totals (self->o->db, self->run_id, 0, &t) == 1)
             printf ("datagen (run %lld): %lld files, %.1f MiB in %.2f s, %.1f MB/s\n", (long long) self->run_id,
-                    sqlite3_column_int64 (st, 0), sqlite3_column_double (st, 1) / 1048576.0,
-                    sqlite3_column_double (st, 2), sqlite3_column_double (st, 3));
-        sqlite3_finalize (st);
+                    (long long) t.samples, (double) t.bytes / 1048576.0, t.duration_s, t.mb_per_s);
         fflush (stdout);
     }
     return self->failed ? -1 : 0;

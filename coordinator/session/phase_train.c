@@ -29,7 +29,7 @@
  * throughput over every step and the whole span) and its eval_ranks row. */
 void
 sess_on_eval_rank_done (sess_t *self, sess_worker_t *w, const sb_msg_rank_done_t *m, double started_at,
-                     double finished_at)
+                        double finished_at)
 {
     uint64_t batch = self->o->wl->batch_size_eval;
     double span = m->finished_at - m->started_at;
@@ -53,7 +53,7 @@ sess_on_eval_rank_done (sess_t *self, sess_worker_t *w, const sb_msg_rank_done_t
     self->ep_bytes += m->bytes;
     if (sb_resultdb_add_eval_rank (self->o->db, self->run_id, &er) != 0)
         sess_fail (self, "cannot record rank %llu of the evaluation after epoch %llu: %s", (unsigned long long) m->rank,
-                (unsigned long long) m->epoch, sb_resultdb_errmsg (self->o->db));
+                   (unsigned long long) m->epoch, sb_resultdb_errmsg (self->o->db));
     self->ranks_done++;
 }
 
@@ -305,7 +305,7 @@ s_phase_eval (sess_t *self, uint64_t e)
     };
     if (sb_resultdb_add_eval (self->o->db, self->run_id, &ev) != 0 || sb_resultdb_flush (self->o->db) != 0) {
         sess_fail (self, "cannot record the evaluation after epoch %llu: %s", (unsigned long long) e,
-                sb_resultdb_errmsg (self->o->db));
+                   sb_resultdb_errmsg (self->o->db));
         return -1;
     }
     self->eval_au[self->evals] = au;
@@ -432,8 +432,8 @@ sess_phase_train (sess_t *self)
             break;
         if (self->ckpt_written != self->ckpt_first - 1 + self->ckpt_nsteps) {
             sess_fail (self, "epoch %llu ended with %llu of its %zu checkpoints reported by every rank",
-                    (unsigned long long) e, (unsigned long long) (self->ckpt_written + 1 - self->ckpt_first),
-                    self->ckpt_nsteps);
+                       (unsigned long long) e, (unsigned long long) (self->ckpt_written + 1 - self->ckpt_first),
+                       self->ckpt_nsteps);
             break;
         }
         const sb_histogram_t *bl = &self->barrier_latency, *own = &self->barrier_own;

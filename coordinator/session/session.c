@@ -412,7 +412,7 @@ s_session_run (sess_t *self, const sb_session_opts_t *opts, int64_t *run_id, cha
     if (need_datagen && self->objects)
         snprintf (self->catalog_info.prefix, sizeof self->catalog_info.prefix, "%s", self->key_prefix);
     else if (need_datagen && sess_prepare_folder (wl->data_folder, self->catalog_info.prefix,
-                                               sizeof self->catalog_info.prefix, err, err_size) != 0)
+                                                  sizeof self->catalog_info.prefix, err, err_size) != 0)
         return 1;
     if (need_datagen && (self->lock_fd >= 0 || self->objects)) {
         int refused = self->objects ? sess_objects_datagen_check (self, err, err_size) : sess_datagen_check (self, err, err_size);
@@ -510,7 +510,7 @@ s_session_run (sess_t *self, const sb_session_opts_t *opts, int64_t *run_id, cha
         goto done;
     if (self->preflight) {
         sess_fail (self, "preflight failed: some workers cannot use their storage:\n  %-20s %-28s %s\n%s",
-                "host", "endpoint", "cause", self->preflight);
+                   "host", "endpoint", "cause", self->preflight);
         goto done;
     }
 
@@ -534,7 +534,7 @@ s_session_run (sess_t *self, const sb_session_opts_t *opts, int64_t *run_id, cha
             }
             if (self->catalog_info.count < wl->num_files_train) {
                 sess_fail (self, "after generation %strain holds %llu files, expected %llu", self->catalog_info.prefix,
-                        (unsigned long long) self->catalog_info.count, (unsigned long long) wl->num_files_train);
+                           (unsigned long long) self->catalog_info.count, (unsigned long long) wl->num_files_train);
                 goto done;
             }
             /* and valid/, which the same datagen wrote, for the evaluations */

@@ -285,7 +285,7 @@ int sess_all_ranks_done (sess_t *self);
 /* An errors row of the open run (none when no run is open); a row that
  * cannot be queued fails the run. */
 void sess_record_error (sess_t *self, int64_t rank, const char *host, const char *op, const char *target,
-                int64_t errno_val, const char *message);
+                        int64_t errno_val, const char *message);
 
 /* Append phase to the phases this command ran (runs.workflow). */
 void sess_workflow_add (sess_t *self, const char *phase);
@@ -326,7 +326,7 @@ int sess_dry_run (sess_t *self, char *err, size_t err_size);
  * (compute_metrics_eval: AU over the metric window, 0 without compute;
  * throughput over every step and the whole span) and its eval_ranks row. */
 void sess_on_eval_rank_done (sess_t *self, sess_worker_t *w, const sb_msg_rank_done_t *m, double started_at,
-                     double finished_at);
+                             double finished_at);
 
 /* The sampler of rank 0 with worker 0's loader threads; the DLIO kinds
  * whose order depends on the threads need every worker to run as many. */
@@ -366,7 +366,7 @@ void sess_marker_dataset (sess_t *self, sb_dataset_t *ds);
 
 /* Does object i exist? 1 yes, 0 no (why in err), -1 cannot tell (err). */
 int sess_object_exists (sess_t *self, const sb_dataset_t *ds, uint64_t i, char *key, size_t key_size, char *err,
-                 size_t err_size);
+                        size_t err_size);
 
 /* skip_listing: HEAD (or stat) every k-th object and the last one; fail
  * fast naming the first that is missing. Returns 0, or -1 with err. */

@@ -51,7 +51,7 @@ sess_marker_dataset (sess_t *self, sb_dataset_t *ds)
 /* Does object i exist? 1 yes, 0 no (why in err), -1 cannot tell (err). */
 int
 sess_object_exists (sess_t *self, const sb_dataset_t *ds, uint64_t i, char *key, size_t key_size, char *err,
-                 size_t err_size)
+                    size_t err_size)
 {
     if (sb_dataset_key (ds, i, key, key_size) != 0) {
         snprintf (err, err_size, "object %llu: name too long", (unsigned long long) i);
