@@ -1400,6 +1400,15 @@ sb_workload_print_keys (void *file)
     for (size_t i = 0; i < S_NKEYS; i++)
         if (s_keys[i].type != T_IGNORED && s_keys[i].type != T_ALIAS && s_keys[i].type != T_NA)
             fprintf (f, "  %-36s %-10s %s\n", s_keys[i].key, s_keys[i].fallback, s_keys[i].doc);
+    /* the options each engine of this build declares (storage.<engine>.<key>) */
+    const sb_engine_ops_t *ops;
+    for (size_t i = 0; (ops = sb_engine_at (i)); i++)
+        for (const sb_engine_option_t *o = ops->options; o && o->key; o++) {
+            char key[96];
+            snprintf (key, sizeof key, "storage.%s.%s", ops->name, o->key);
+            fprintf (f, "  %-36s %-10s %s (the %s engine)\n", key, o->dflt ? o->dflt : "", o->help ? o->help : "",
+                     ops->name);
+        }
 }
 
 int
