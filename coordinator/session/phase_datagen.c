@@ -220,7 +220,8 @@ s_s3_scan (sess_t *self, int collect, s_s3_scan_t *sc, char *err, size_t err_siz
         return -1;
     }
     if (sc->oom) {
-        snprintf (err, err_size, "out of memory listing s3://%s/%s", self->o->wl->storage.bucket, prefix);
+        snprintf (err, err_size, "out of memory listing %s://%s/%s", self->o->wl->storage.engine,
+                  self->o->wl->storage.bucket, prefix);
         s_s3_scan_free (sc);
         return -1;
     }
@@ -245,7 +246,8 @@ int
 sess_objects_datagen_check (sess_t *self, char *err, size_t err_size)
 {
     const sb_session_opts_t *o = self->o;
-    const char *bucket = o->wl->storage.bucket;
+    char bucket[300];     /* ENGINE://BUCKET, as the messages name the objects */
+    snprintf (bucket, sizeof bucket, "%s://%s", o->wl->storage.engine, o->wl->storage.bucket);
     sb_dataset_t ds;
     sess_marker_dataset (self, &ds);
     sb_datafolder_marker_t m;
@@ -263,14 +265,14 @@ sess_objects_datagen_check (sess_t *self, char *err, size_t err_size)
                && sb_datafolder_marker_diff (&m, &ds, SB_DATAFOLDER_DIFF_FILES | SB_DATAFOLDER_DIFF_SEED, diff,
                                              sizeof diff) == 0;
     if (scan.others) {
-        snprintf (err, err_size, "s3://%s/%s is not a dataset object (train/PREFIX_I_of_N.EXT): datagen writes only"
+        snprintf (err, err_size, "%s/%s is not a dataset object (train/PREFIX_I_of_N.EXT): datagen writes only"
                   " under a prefix holding nothing else under train/ (%llu such keys); delete them, or choose"
                   " another dataset.data_folder", bucket, scan.other, (unsigned long long) scan.others);
         s_s3_scan_free (&scan);
         return 2;
     }
     if (scan.dataset_files && !same && !o->clean) {
-        snprintf (err, err_size, "s3://%s/%strain/ holds %llu objects (%.1f MiB) of another generation (s3://%s/%s:"
+        snprintf (err, err_size, "%s/%strain/ holds %llu objects (%.1f MiB) of another generation (%s/%s:"
                   " %s): a datagen there would mix two datasets; %s to delete them first, or choose"
                   " another dataset.data_folder", bucket, self->key_prefix, (unsigned long long) scan.dataset_files,
                   scan.dataset_bytes / 1048576.0, bucket, key,
@@ -284,7 +286,7 @@ sess_objects_datagen_check (sess_t *self, char *err, size_t err_size)
         s_s3_scan_free (&scan);
         return 2;
     }
-    sb_info ("datagen: %llu objects, %s%llu bytes (%.2f GiB) into s3://%s/%strain/", (unsigned long long) ds.files,
+    sb_info ("datagen: %llu objects, %s%llu bytes (%.2f GiB) into %s/%strain/", (unsigned long long) ds.files,
              exact ? "" : "about ", (unsigned long long) total, total / 1073741824.0, bucket, self->key_prefix);
     if (o->clean) {
         sb_storage_error_t e;     /* a missing object is no error of sb_storage_remove */
@@ -299,7 +301,7 @@ sess_objects_datagen_check (sess_t *self, char *err, size_t err_size)
             s_s3_scan_free (&scan);
             return 1;
         }
-        sb_info ("--clean: deleted %llu dataset objects (%.1f MiB) under s3://%s/%strain/",
+        sb_info ("--clean: deleted %llu dataset objects (%.1f MiB) under %s/%strain/",
                  (unsigned long long) scan.nkeys, scan.dataset_bytes / 1048576.0, bucket, self->key_prefix);
     }
     s_s3_scan_free (&scan);

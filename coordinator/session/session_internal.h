@@ -389,8 +389,9 @@ int sess_list_eval (sess_t *self, int relist, char *err, size_t err_size);
  * '/' into prefix. Returns 0, or -1 with err. */
 int sess_prepare_folder (const char *folder, char *prefix, size_t size, char *err, size_t err_size);
 
-/* The S3 key prefix of the dataset: dataset.data_folder without "./", a
- * leading "/" or an "s3://BUCKET/" head, ending with '/' (or empty). */
+/* The key prefix of a dataset in an object store: dataset.data_folder
+ * without "./", a leading "/" or an "ENGINE://BUCKET/" head, ending with
+ * '/' (or empty). */
 int sess_key_prefix (const sb_workload_t *wl, char *out, size_t size, char *err, size_t err_size);
 
 /* The coordinator checks every endpoint itself before listing: a table of

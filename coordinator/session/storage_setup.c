@@ -231,17 +231,18 @@ sess_prepare_folder (const char *folder, char *prefix, size_t size, char *err, s
     return 0;
 }
 
-/* The S3 key prefix of the dataset: dataset.data_folder without "./", a
- * leading "/" or an "s3://BUCKET/" head, ending with '/' (or empty). */
+/* The key prefix of a dataset in an object store: dataset.data_folder
+ * without "./", a leading "/" or an "ENGINE://BUCKET/" head ("s3://BUCKET/",
+ * as lib/storage/storage_keys.c writes it), ending with '/' (or empty). */
 int
 sess_key_prefix (const sb_workload_t *wl, char *out, size_t size, char *err, size_t err_size)
 {
     const char *p = wl->data_folder;
     char head[300];
-    snprintf (head, sizeof head, "s3://%s/", wl->storage.bucket);
+    snprintf (head, sizeof head, "%s://%s/", wl->storage.engine, wl->storage.bucket);
     if (strncmp (p, head, strlen (head)) == 0)
         p += strlen (head);
-    else if (strncmp (p, "s3://", 5) == 0) {
+    else if (strstr (p, "://")) {
         snprintf (err, err_size, "dataset.data_folder '%s' names another bucket than storage.storage_root '%s'",
                   wl->data_folder, wl->storage.bucket);
         return -1;
