@@ -910,6 +910,26 @@ s_check (sqlite3 *db, const char *path, char *err, size_t err_size)
     return -1;
 }
 
+/* Refuse another program's database: tables, none of them a runs table,
+ * and not of this schema version (set up by this module, a runs table has
+ * always been there). Checked before anything is changed, the journal mode
+ * included. Returns 0, or -1 with err. */
+static int
+s_refuse_foreign (sqlite3 *db, const char *path, char *err, size_t err_size)
+{
+    sqlite3_stmt *st = NULL;
+    int foreign = 0;
+    if (sqlite3_prepare_v2 (db, "SELECT count(*) > 0 AND sum(name = 'runs') = 0 FROM sqlite_master WHERE type = 'table'",
+                            -1, &st, NULL) == SQLITE_OK && sqlite3_step (st) == SQLITE_ROW)
+        foreign = sqlite3_column_int (st, 0);
+    sqlite3_finalize (st);      /* a query that failed: the checks that follow report it */
+    if (!foreign)
+        return 0;
+    snprintf (err, err_size, "%s: not a shardbench result database (schema version %d, with tables but no runs table):"
+              " refused, to leave another program's database as it is", path, s_user_version (db));
+    return -1;
+}
+
 static sb_resultdb_t *
 s_new (const char *path, char *err, size_t err_size)
 {
@@ -932,7 +952,8 @@ sb_resultdb_open (const char *path, char *err, size_t err_size)
                   self->conn.db ? sqlite3_errmsg (self->conn.db) : "out of memory");
         goto fail;
     }
-    if (sqlite3_busy_timeout (self->conn.db, 5000) != SQLITE_OK || s_check (self->conn.db, path, err, err_size) != 0)
+    if (sqlite3_busy_timeout (self->conn.db, 5000) != SQLITE_OK || s_check (self->conn.db, path, err, err_size) != 0
+        || s_refuse_foreign (self->conn.db, path, err, err_size) != 0)
         goto fail;
     char *msg = NULL;
     if (sqlite3_exec (self->conn.db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=OFF;"

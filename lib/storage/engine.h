@@ -148,6 +148,7 @@ typedef struct {
     void              *expect_ctx;
     void             (*expect_free) (void *ctx);
     uint64_t           expect_size;
+    const char        *expect_name; /* the generator, for errors ("npz"); NULL: none said; borrowed until queued */
 } sb_io_t;
 
 /* A completed read. */

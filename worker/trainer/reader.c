@@ -57,6 +57,8 @@ typedef struct s_thread_ctx {
     zsock_t      *work;     /* PULL, connected; owned by the thread */
     zsock_t      *done;     /* PUSH, connected; owned by the thread */
     sb_storage_t *client;   /* owned by the thread while it runs (atomic: sb_reader_set_direct_io) */
+    sb_storage_t *retired[2];   /* clients sb_reader_set_direct_io replaced: the thread may still hold
+                                 * one for a moment, so they are closed with the thread's */
     uint64_t      progress_ns;  /* sb_mono_ns of the reads' last progress, 0 idle (atomic) */
     char          key[PATH_MAX];    /* the key read last (reader->lock) */
     int           failed_send;  /* a completion could not be passed on: the thread ends */
@@ -190,6 +192,7 @@ s_expect (const sb_reader_t *self, const char *key, sb_io_t *io, char *why, size
         io->expect_ctx = obj;
         io->expect_free = s_format_free;
         io->expect_size = obj->size;
+        io->expect_name = obj->ops->name;
         return 0;
     }
     uint64_t *seed = malloc (sizeof *seed);
@@ -294,9 +297,6 @@ s_send (s_thread_ctx_t *ctx, const sb_read_result_t *res)
 {
     if (zsock_send (ctx->done, "b", res, sizeof *res) != 0)
         ctx->failed_send = 1;
-    /* right behind a failed read: sb_reader_failure_stats */
-    else if (res->error && ctx->reader->endpoint_stats && s_stats_reply (ctx) != 0)
-        ctx->failed_send = 1;
 }
 
 static void
@@ -305,6 +305,10 @@ s_on_done (void *arg, const sb_io_done_t *d)
     s_thread_ctx_t *ctx = arg;
     s_result (ctx->reader, d, ctx->res);
     s_send (ctx, ctx->res);
+    /* right behind a read the engine failed: sb_reader_failure_stats (not
+     * behind one that failed before it reached the engine) */
+    if (d->failed && !ctx->failed_send && ctx->reader->endpoint_stats && s_stats_reply (ctx) != 0)
+        ctx->failed_send = 1;
 }
 
 /* A read that failed before it reached the engine. */
@@ -407,6 +411,8 @@ s_ctx_free (s_thread_ctx_t *ctx)
     zsock_destroy (&ctx->work);
     zsock_destroy (&ctx->done);
     sb_storage_close (&ctx->client);
+    for (size_t i = 0; i < sizeof ctx->retired / sizeof ctx->retired[0]; i++)
+        sb_storage_close (&ctx->retired[i]);
     free (ctx->res);
     free (ctx->error);
     ctx->res = NULL;
@@ -452,21 +458,46 @@ sb_reader_set_direct_io (sb_reader_t *self, int on)
     const sb_engine_ops_t *direct = s_direct_engine ();
     if (!on || !direct || !(self->caps & SB_ENGINE_FOLDER) || (self->caps & SB_ENGINE_DIRECT))
         return;
-    /* called before the first read: the threads have not touched their
-     * clients yet, so each gets one of the direct engine in its place */
-    sb_storage_cfg_t was = self->storage;
-    snprintf (self->storage.engine, sizeof self->storage.engine, "%s", direct->name);
+    /* called before the first read: each thread gets a client of the
+     * direct engine in place of its own; a thread may still look at the
+     * old one's pending count for a moment, so that one is kept (retired)
+     * and closed with the thread's */
     for (size_t i = 0; i < self->nthreads; i++) {
-        char err[512];
-        sb_storage_t *client = s_open_client (self, &self->ctxs[i].progress_ns, err, sizeof err);
-        if (!client) {
-            sb_error ("reader.odirect: %s", err);
-            self->storage = was;
+        s_thread_ctx_t *ctx = &self->ctxs[i];
+        size_t slot = 0;
+        while (slot < sizeof ctx->retired / sizeof ctx->retired[0] && ctx->retired[slot])
+            slot++;
+        if (slot == sizeof ctx->retired / sizeof ctx->retired[0]) {
+            sb_error ("reader.odirect: the engine was switched too often");
             return;
         }
-        sb_storage_t *old = __atomic_exchange_n (&self->ctxs[i].client, client, __ATOMIC_ACQ_REL);
-        sb_storage_close (&old);
     }
+    /* every new client first: a failure leaves the reader as it was */
+    sb_storage_cfg_t was = self->storage;
+    snprintf (self->storage.engine, sizeof self->storage.engine, "%s", direct->name);
+    sb_storage_t **fresh = calloc (self->nthreads ? self->nthreads : 1, sizeof *fresh);
+    for (size_t i = 0; fresh && i < self->nthreads; i++) {
+        char err[512];
+        if (!(fresh[i] = s_open_client (self, &self->ctxs[i].progress_ns, err, sizeof err))) {
+            sb_error ("reader.odirect: %s", err);
+            for (size_t k = 0; k < i; k++)
+                sb_storage_close (&fresh[k]);
+            free (fresh);
+            fresh = NULL;
+        }
+    }
+    if (!fresh) {
+        self->storage = was;
+        return;
+    }
+    for (size_t i = 0; i < self->nthreads; i++) {
+        s_thread_ctx_t *ctx = &self->ctxs[i];
+        size_t slot = 0;
+        while (ctx->retired[slot])
+            slot++;
+        ctx->retired[slot] = __atomic_exchange_n (&ctx->client, fresh[i], __ATOMIC_ACQ_REL);
+    }
+    free (fresh);
     self->caps = direct->caps;
 }
 
