@@ -1,7 +1,7 @@
 /* checkpoint: per-rank checkpoint sizes (DLIO's arithmetic) and results. */
 #include "ckpt_plan.h"
 #include "proto.h"
-#include "s3_client.h"
+#include "engine.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -380,47 +380,8 @@ sb_ckpt_train_steps (const sb_ckpt_cfg_t *c, uint64_t epoch, uint64_t batches, u
 }
 
 int
-sb_ckpt_check_written (const sb_ckpt_plan_t *plan, const char *folder, uint64_t n, char *err, size_t err_size)
-{
-    for (uint64_t k = 1; k <= n; k++) {
-        char dir[64];
-        if (sb_ckpt_folder_name (1, k, dir, sizeof dir) != 0)
-            return -1;
-        for (size_t i = 0; i < plan->nfiles; i++) {
-            if (plan->file_bytes[i] == 0)
-                continue;
-            char path[PATH_MAX];
-            struct stat st;
-            int w = snprintf (path, sizeof path, "%s%s/%s", folder, dir, plan->names[i]);
-            if (w < 0 || (size_t) w >= sizeof path) {
-                snprintf (err, err_size, "checkpoint path too long under %s", folder);
-                return -1;
-            }
-            if (stat (path, &st) != 0) {
-                int e = errno;
-                snprintf (err, err_size, "checkpoint.num_checkpoints_write is 0, so this run reads checkpoints 1..%llu"
-                          " that an earlier run wrote into %s, but %s/%s: %s (write them first, with"
-                          " checkpoint.num_checkpoints_read=0 and the same model, parallelism, accelerators and"
-                          " checkpoint.scale)", (unsigned long long) n, folder, dir, plan->names[i], strerror (e));
-                return -1;
-            }
-            if (!S_ISREG (st.st_mode) || (uint64_t) st.st_size != plan->file_bytes[i]) {
-                snprintf (err, err_size, "checkpoint.num_checkpoints_write is 0, so this run reads checkpoints 1..%llu"
-                          " that an earlier run wrote into %s, but %s/%s %s %llu bytes where this run's checkpoint"
-                          " has %llu: it was written with another model, parallelism, accelerator count or"
-                          " checkpoint.scale", (unsigned long long) n, folder, dir, plan->names[i],
-                          S_ISREG (st.st_mode) ? "holds" : "is not a regular file of",
-                          (unsigned long long) st.st_size, (unsigned long long) plan->file_bytes[i]);
-                return -1;
-            }
-        }
-    }
-    return 0;
-}
-
-int
-sb_ckpt_check_written_s3 (const sb_ckpt_plan_t *plan, sb_s3_t *s3, const char *bucket, const char *prefix, uint64_t n,
-                          char *err, size_t err_size)
+sb_ckpt_check_written (const sb_ckpt_plan_t *plan, sb_storage_t *client, const char *where, const char *prefix,
+                       uint64_t n, char *err, size_t err_size)
 {
     for (uint64_t k = 1; k <= n; k++) {
         char dir[64];
@@ -432,24 +393,28 @@ sb_ckpt_check_written_s3 (const sb_ckpt_plan_t *plan, sb_s3_t *s3, const char *b
             char key[PATH_MAX];
             int w = snprintf (key, sizeof key, "%s%s/%s", prefix, dir, plan->names[i]);
             if (w < 0 || (size_t) w >= sizeof key) {
-                snprintf (err, err_size, "checkpoint key too long under s3://%s/%s", bucket, prefix);
+                snprintf (err, err_size, "checkpoint path too long under %s", where);
                 return -1;
             }
             uint64_t size = 0;
-            sb_s3_error_t e;
-            if (sb_s3_head (s3, key, &size, &e) != 0) {
+            sb_storage_error_t e;
+            if (sb_storage_stat (client, key, &size, &e) != 0) {
+                /* the cause in a word where there is one (a missing file, an
+                 * object store's 404), else the engine's whole sentence */
+                const char *cause = e.missing ? (e.os_errno ? strerror (e.os_errno) : "no such object")
+                                  : e.os_errno && !(sb_storage_client_caps (client) & SB_ENGINE_ENDPOINTS)
+                                  ? strerror (e.os_errno) : e.text;
                 snprintf (err, err_size, "checkpoint.num_checkpoints_write is 0, so this run reads checkpoints 1..%llu"
-                          " that an earlier run wrote into s3://%s/%s, but %s/%s: %s (write them first, with"
+                          " that an earlier run wrote into %s, but %s/%s: %s (write them first, with"
                           " checkpoint.num_checkpoints_read=0 and the same model, parallelism, accelerators and"
-                          " checkpoint.scale)", (unsigned long long) n, bucket, prefix, dir, plan->names[i],
-                          e.http_status == 404 ? "no such object" : e.text);
+                          " checkpoint.scale)", (unsigned long long) n, where, dir, plan->names[i], cause);
                 return -1;
             }
             if (size != plan->file_bytes[i]) {
                 snprintf (err, err_size, "checkpoint.num_checkpoints_write is 0, so this run reads checkpoints 1..%llu"
-                          " that an earlier run wrote into s3://%s/%s, but %s/%s holds %llu bytes where this run's"
+                          " that an earlier run wrote into %s, but %s/%s holds %llu bytes where this run's"
                           " checkpoint has %llu: it was written with another model, parallelism, accelerator count"
-                          " or checkpoint.scale", (unsigned long long) n, bucket, prefix, dir, plan->names[i],
+                          " or checkpoint.scale", (unsigned long long) n, where, dir, plan->names[i],
                           (unsigned long long) size, (unsigned long long) plan->file_bytes[i]);
                 return -1;
             }

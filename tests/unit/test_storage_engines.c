@@ -83,7 +83,6 @@ s_targets_init (void)
         snprintf (t->skip, sizeof t->skip, "no S3_ENDPOINTS (tests/integration/test_storage_engines.sh sets it)");
     else {
         sb_storage_cfg_t *c = &t->cfg;
-        c->type = SB_STORAGE_S3;
         snprintf (c->engine, sizeof c->engine, "s3");
         snprintf (c->bucket, sizeof c->bucket, "%s", getenv ("S3_BUCKET") ? getenv ("S3_BUCKET") : "sbtest");
         char list[2048];
@@ -500,7 +499,7 @@ s_count_fill (void *ctx, uint64_t offset, uint8_t *buf, size_t len)
 
 START_TEST (test_synthetic)
 {
-    sb_storage_cfg_t cfg = { .type = SB_STORAGE_SYNTHETIC };
+    sb_storage_cfg_t cfg = { .nopts = 0 };
     snprintf (cfg.engine, sizeof cfg.engine, "synthetic");
     ck_assert_uint_eq (sb_storage_caps (&cfg), SB_ENGINE_NO_IO);
     sb_storage_open_t how = { .root = "", .depth = 1, .buffer_bytes = 4096 };

@@ -421,9 +421,8 @@ s_ctx_free (s_thread_ctx_t *ctx)
 
 /* ---- the engine ---- */
 
-/* Bridge until every caller sets storage.engine: the engine the old
- * storage type names (sb_storage_type_name), and with reader.odirect the
- * engine that reads the same folders with O_DIRECT. */
+/* With reader.odirect: the engine that reads the same folders with
+ * O_DIRECT. */
 static const sb_engine_ops_t *
 s_direct_engine (void)
 {
@@ -540,9 +539,6 @@ sb_reader_new (const sb_storage_cfg_t *storage, const char *root, size_t threads
     }
     snprintf (self->root, sizeof self->root, "%s", root);
     self->storage = *storage;
-    /* bridge: callers that set only the old storage type (see s_direct_engine) */
-    if (!self->storage.engine[0])
-        snprintf (self->storage.engine, sizeof self->storage.engine, "%s", sb_storage_type_name (storage->type));
     const sb_engine_ops_t *ops = sb_engine_of (&self->storage);
     if (!ops) {
         snprintf (err, err_size, "storage engine '%s' is not built into this shardbench", self->storage.engine);
