@@ -128,7 +128,7 @@ s_rig_new (s_rig_t *rig, const s_run_t *run)
     w->seed = 7;
     w->io_buffer = 65536;
     w->keys_page = 1000;
-    w->storage_type = "";
+    w->engine = "";
     w->data_probe = "";
     w->metric_steps = sb_dlio_nominal_steps (1, run->files, run->batch, run->total_ranks, -1);
     w->metric_exclude_start = run->exclude_start;
