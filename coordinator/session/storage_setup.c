@@ -61,19 +61,24 @@ sess_object_exists (sess_t *self, const sb_dataset_t *ds, uint64_t i, char *key,
     snprintf (full, sizeof full, "%s%s", self->catalog_info.prefix, key);
     if (sb_storage_caps (&self->o->wl->storage) & SB_ENGINE_NO_IO)
         return 1;
-    if (self->objects) {
-        uint64_t size = 0;
-        sb_storage_error_t e;
-        if (sb_storage_stat (self->objects, full, &size, &e) == 0)
-            return 1;
-        snprintf (err, err_size, "%s", e.text);
-        return e.missing ? 0 : -1;
+    /* the session's object store client, else one of the folder's engine
+     * for this check alone (it holds no more than a small buffer) */
+    sb_storage_t *client = self->objects;
+    sb_storage_error_t e;
+    if (!client) {
+        sb_storage_open_t how = { .root = "", .rank = 0, .depth = 1, .buffer_bytes = 4096 };
+        if (!(client = sb_storage_open (&self->o->wl->storage, &how, &e))) {
+            snprintf (err, err_size, "%s", e.text);
+            return -1;
+        }
     }
-    struct stat st;
-    if (stat (full, &st) == 0)
-        return 1;
-    snprintf (err, err_size, "%s: %s", full, strerror (errno));
-    return errno == ENOENT ? 0 : -1;
+    uint64_t size = 0;
+    int rc = sb_storage_stat (client, full, &size, &e) == 0 ? 1 : e.missing ? 0 : -1;
+    if (rc != 1)
+        snprintf (err, err_size, "%s", e.text);
+    if (client != self->objects)
+        sb_storage_close (&client);
+    return rc;
 }
 
 /* skip_listing: HEAD (or stat) every k-th object and the last one; fail

@@ -142,10 +142,10 @@ sb_storage_get_small (sb_storage_t *self, const char *key, char *buf, size_t cap
 }
 
 int
-sb_storage_get (sb_storage_t *self, const char *key, uint64_t offset, uint64_t length, uint64_t *received,
-                sb_storage_error_t *e)
+sb_storage_get (sb_storage_t *self, const char *key, uint64_t offset, uint64_t length, unsigned flags,
+                uint64_t *received, sb_storage_error_t *e)
 {
-    return self->ops->get ? self->ops->get (self->client, key, offset, length, received, e)
+    return self->ops->get ? self->ops->get (self->client, key, offset, length, flags, received, e)
                           : s_lacks (self, "read", key, e);
 }
 

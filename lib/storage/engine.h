@@ -84,6 +84,7 @@ typedef struct {
     int  attempt;           /* 1-based attempt that failed last; 0 when not retried */
     int  missing;           /* 1: the object does not exist (ENOENT, HTTP 404) */
     int  transient;         /* 1: worth retrying */
+    int  stopped;           /* 1: the opener's stop said so (sb_storage_open_t), not a failure of storage */
     char text[2048];        /* all of the above in one sentence */
 } sb_storage_error_t;
 
@@ -123,6 +124,18 @@ typedef struct {
      * may block (open, stat, one pread) returns, so another thread can tell
      * a read that makes no progress from a long one (sb_reader_stalled). */
     uint64_t   *progress_ns;
+    /* Optional (NULL: never): a write (sb_storage_put) and a blocking read
+     * (sb_storage_get) call stop (stop_arg) between buffers and, when it
+     * says 1, give up the object (a SB_PUT_REPLACE temporary is removed)
+     * and fail with e->stopped set. The folder engines look between
+     * buffers; an object store's PUT and GET go whole (the caller looks
+     * between objects). */
+    int       (*stop) (void *arg);
+    void       *stop_arg;
+    /* Optional (NULL: gethostname): the writer's host name in the names of
+     * SB_PUT_REPLACE temporaries (.NAME.HOST.PID.RAND.tmp, README
+     * "Temporaries"), the agent's --host. Copied by the engine. */
+    const char *writer;
 } sb_storage_open_t;
 
 /* Expected bytes of an object at an offset (verification); the same type as
@@ -180,6 +193,9 @@ typedef void (*sb_storage_check_fn) (void *ctx, const char *where, const sb_stor
 /* Flags of a write. */
 #define SB_PUT_FSYNC   1u   /* durable before put returns (fsync, or the object store's commit) */
 #define SB_PUT_REPLACE 2u   /* write to a temporary and rename over key: readers never see half an object */
+#define SB_PUT_EVICT   4u   /* once written (and durable with SB_PUT_FSYNC), drop its pages from this host's
+                             * page cache, so a read of it later measures the storage, not memory
+                             * (SB_ENGINE_PAGE_CACHE; other engines ignore it) */
 
 typedef struct {
     const char               *name;
@@ -212,9 +228,10 @@ typedef struct {
                          unsigned flags, sb_storage_error_t *e);
     /* Blocking read of a whole small object into buf (at most cap bytes). 0, 1 when absent, -1. */
     int  (*get_small)   (void *client, const char *key, char *buf, size_t cap, size_t *len, sb_storage_error_t *e);
-    /* Blocking ranged read (length 0: whole object), bytes counted and dropped. 0 or -1. */
-    int  (*get)         (void *client, const char *key, uint64_t offset, uint64_t length, uint64_t *received,
-                         sb_storage_error_t *e);
+    /* Blocking ranged read (length 0: whole object), bytes counted and
+     * dropped; flags SB_IO_EVICT (the others are ignored). 0 or -1. */
+    int  (*get)         (void *client, const char *key, uint64_t offset, uint64_t length, unsigned flags,
+                         uint64_t *received, sb_storage_error_t *e);
     /* Delete key; a missing key is not an error. 0 or -1. */
     int  (*remove)      (void *client, const char *key, sb_storage_error_t *e);
 
@@ -272,8 +289,8 @@ int    sb_storage_put (sb_storage_t *self, const char *key, uint64_t size, sb_st
                        unsigned flags, sb_storage_error_t *e);
 int    sb_storage_get_small (sb_storage_t *self, const char *key, char *buf, size_t cap, size_t *len,
                              sb_storage_error_t *e);
-int    sb_storage_get (sb_storage_t *self, const char *key, uint64_t offset, uint64_t length, uint64_t *received,
-                       sb_storage_error_t *e);
+int    sb_storage_get (sb_storage_t *self, const char *key, uint64_t offset, uint64_t length, unsigned flags,
+                       uint64_t *received, sb_storage_error_t *e);
 int    sb_storage_remove (sb_storage_t *self, const char *key, sb_storage_error_t *e);
 int    sb_storage_queue (sb_storage_t *self, const sb_io_t *io, sb_storage_error_t *e);
 int    sb_storage_getevents (sb_storage_t *self, int timeout_ms, sb_io_done_fn fn, void *ctx, sb_storage_error_t *e);

@@ -274,9 +274,9 @@ START_TEST (test_put_read_ranges)
     ck_assert_int_eq (freed, (int) (sizeof ranges / sizeof ranges[0]) + 2);
     /* blocking reads */
     uint64_t got = 0;
-    ck_assert_msg (sb_storage_get (s, "conf/a/obj1", 10, 20000, &got, &e) == 0, "%s: get: %s", t->engine, e.text);
+    ck_assert_msg (sb_storage_get (s, "conf/a/obj1", 10, 20000, 0, &got, &e) == 0, "%s: get: %s", t->engine, e.text);
     ck_assert_uint_eq (got, 20000);
-    ck_assert_msg (sb_storage_get (s, "conf/a/obj1", 0, 0, &got, &e) == 0, "%s: get: %s", t->engine, e.text);
+    ck_assert_msg (sb_storage_get (s, "conf/a/obj1", 0, 0, 0, &got, &e) == 0, "%s: get: %s", t->engine, e.text);
     ck_assert_uint_eq (got, S_SIZE);
     uint64_t size = 0;
     ck_assert_msg (sb_storage_stat (s, "conf/a/obj1", &size, &e) == 0, "%s: stat: %s", t->engine, e.text);
@@ -361,7 +361,7 @@ START_TEST (test_missing_object)
     size_t len;
     ck_assert_int_eq (sb_storage_get_small (s, "conf/nope", small, sizeof small, &len, &e), 1);
     uint64_t got;
-    ck_assert_int_eq (sb_storage_get (s, "conf/nope", 0, 10, &got, &e), -1);
+    ck_assert_int_eq (sb_storage_get (s, "conf/nope", 0, 10, 0, &got, &e), -1);
     ck_assert_int_eq (e.missing, 1);
     /* removing what is not there is fine */
     ck_assert_int_eq (sb_storage_remove (s, "conf/nope", &e), 0);

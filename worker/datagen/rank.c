@@ -107,21 +107,19 @@ s_recv_pipe (s_rank_t *self, sb_msg_t *msg)
 
 /* ---------------------------------------------------------------- datagen */
 
-/* This rank's host name for temporary names (the agent's --host, else gethostname). */
-static const char *
-s_hostname (void)
-{
-    static _Thread_local char host[256];
-    if (!host[0] && gethostname (host, sizeof host - 1) != 0)
-        snprintf (host, sizeof host, "host");
-    return host;
-}
-
 /* Has the session ended (the agent's flag, or a signal to this process)? */
 static int
 s_stopping (const s_rank_t *self)
 {
     return zsys_interrupted || (self->stop && atomic_load (self->stop));
+}
+
+/* s_stopping for the storage engine (sb_storage_open_t.stop): a write
+ * stops between buffers, not only between objects. */
+static int
+s_stop_cb (void *arg)
+{
+    return s_stopping (arg);
 }
 
 /* Key of object i, or of its companion index object c (KEY + suffix;
@@ -135,143 +133,24 @@ s_object_key (const sb_dataset_t *ds, uint64_t i, size_t companion, char *key, s
     return sb_strf (key, size, "%s%s", base, companion == SIZE_MAX ? "" : sb_format_companion_suffix (companion));
 }
 
-/* Write one object (or its companion c, SIZE_MAX: the object) through a
- * hidden temporary name of this writer, then rename it, so a listing never
- * sees a partial object. Returns 0, -1 with
- * err, or 1 when the session ended meanwhile (nothing left behind). */
-static int
-s_write_one (s_rank_t *self, const sb_dataset_t *ds, uint64_t i, size_t companion, uint8_t *buf, size_t buf_size,
-             uint64_t *bytes_out, char *err, size_t err_size, int *errno_out, char *path, size_t path_size)
-{
-    const char *root = self->cfg->data_root;
-    char key[PATH_MAX], dir[256], tmp[PATH_MAX];
-    *errno_out = 0;
-    if (s_object_key (ds, i, companion, key, sizeof key) != 0 || sb_dataset_folder (ds, i, dir, sizeof dir) != 0
-        || sb_strf (path, path_size, "%s%s", root, key) != 0) {
-        snprintf (err, err_size, "object %llu: name too long", (unsigned long long) i);
-        return -1;
-    }
-    char unsafe[128];
-    if (sb_dataset_check_name (key, unsafe, sizeof unsafe) != 0) {
-        snprintf (err, err_size, "rank %llu: object %llu: name '%s' %s", (unsigned long long) self->rank,
-                  (unsigned long long) i, key, unsafe);
-        return -1;
-    }
-    const char *base = strrchr (key, '/') ? strrchr (key, '/') + 1 : key;
-    char folder[PATH_MAX];
-    /* a name of this writer alone: two datagens (or two coordinators' ranks)
-     * never write through one temporary */
-    if (sb_strf (folder, sizeof folder, "%s%s", root, dir) != 0
-        || sb_datafolder_temp_name (tmp, sizeof tmp, folder, base, self->host ? self->host : s_hostname ()) != 0) {
-        snprintf (err, err_size, "object %llu: name too long", (unsigned long long) i);
-        return -1;
-    }
-    int fd = open (tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd < 0 && errno == ENOENT) {
-        if (sb_mkdirs (folder, err, err_size) != 0) {
-            *errno_out = errno;
-            return -1;
-        }
-        fd = open (tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    }
-    if (fd < 0) {
-        *errno_out = errno;
-        snprintf (err, err_size, "open %s for writing: %s", tmp, strerror (errno));
-        return -1;
-    }
-    sb_format_obj_t obj;
-    char why[512];
-    int opened = companion == SIZE_MAX ? sb_format_open (&obj, ds, i, key, why, sizeof why)
-                                       : sb_format_open_companion (&obj, ds, i, companion, why, sizeof why);
-    if (opened != 0) {
-        snprintf (err, err_size, "%s: %s", path, why);
-        close (fd);
-        unlink (tmp);
-        return -1;
-    }
-    uint64_t size = obj.size;
-    uint64_t done = 0;
-    while (done < size) {
-        if (s_stopping (self)) {
-            /* the session ended: no more bytes, and no litter */
-            close (fd);
-            unlink (tmp);
-            sb_format_close (&obj);
-            snprintf (err, err_size, "stopped writing %s: the session ended", path);
-            return 1;
-        }
-        size_t n = size - done < buf_size ? (size_t) (size - done) : buf_size;
-        sb_format_fill (&obj, done, buf, n);
-        if (obj.failed) {
-            *errno_out = ENOMEM;
-            snprintf (err, err_size, "generate %s at offset %llu: out of memory producing the object's bytes", path,
-                      (unsigned long long) done);
-            close (fd);
-            unlink (tmp);
-            sb_format_close (&obj);
-            return -1;
-        }
-        size_t put = 0;
-        while (put < n) {
-            ssize_t w = write (fd, buf + put, n - put);
-            if (w < 0 && errno == EINTR)
-                continue;
-            if (w <= 0) {
-                *errno_out = w < 0 ? errno : ENOSPC;
-                snprintf (err, err_size, "write %s at offset %llu: %s", tmp, (unsigned long long) (done + put),
-                          strerror (*errno_out));
-                close (fd);
-                unlink (tmp);
-                sb_format_close (&obj);
-                return -1;
-            }
-            put += (size_t) w;
-        }
-        done += n;
-        self->interval.bytes += n;
-    }
-    sb_format_close (&obj);
-    if (close (fd) != 0) {
-        *errno_out = errno;
-        snprintf (err, err_size, "close %s: %s", tmp, strerror (errno));
-        unlink (tmp);
-        return -1;
-    }
-    if (s_stopping (self)) {
-        unlink (tmp);
-        snprintf (err, err_size, "stopped writing %s: the session ended", path);
-        return 1;
-    }
-    if (rename (tmp, path) != 0) {
-        *errno_out = errno;
-        snprintf (err, err_size, "rename %s to %s: %s", tmp, path, strerror (errno));
-        unlink (tmp);
-        return -1;
-    }
-    *bytes_out = size;
-    return 0;
-}
+/* The object being put: its generator, and how far it has been filled. */
+typedef struct {
+    s_rank_t        *rank;
+    sb_format_obj_t *obj;
+    uint64_t         filled;    /* the end of the furthest byte filled */
+} s_putting_t;
 
-/* Write object i (companion SIZE_MAX in s_write_one), then its companion
- * index objects (indexed_binary: KEY.off.idx, KEY.sz.idx, as DLIO writes
- * them beside KEY); *bytes_out counts them all. Same returns. */
-static int
-s_write_object (s_rank_t *self, const sb_dataset_t *ds, uint64_t i, uint8_t *buf, size_t buf_size,
-                uint64_t *bytes_out, char *err, size_t err_size, int *errno_out, char *path, size_t path_size)
-{
-    int rc = s_write_one (self, ds, i, SIZE_MAX, buf, buf_size, bytes_out, err, err_size, errno_out, path, path_size);
-    for (size_t c = 0; rc == 0 && c < sb_format_companions (ds->format); c++) {
-        uint64_t n = 0;
-        rc = s_write_one (self, ds, i, c, buf, buf_size, &n, err, err_size, errno_out, path, path_size);
-        *bytes_out += n;
-    }
-    return rc;
-}
-
+/* The engine's fill: the object's bytes, counted as they are made (a
+ * refill, for a hash or a retry, counts nothing twice). */
 static void
 s_fill_content (void *arg, uint64_t offset, uint8_t *buf, size_t len)
 {
-    sb_format_fill ((sb_format_obj_t *) arg, offset, buf, len);
+    s_putting_t *p = arg;
+    sb_format_fill (p->obj, offset, buf, len);
+    if (offset + len > p->filled) {
+        p->rank->interval.bytes += offset + len - p->filled;
+        p->filled = offset + len;
+    }
 }
 
 /* A failed storage op as a rank's failure (the endpoint's status, code and
@@ -289,8 +168,11 @@ s_failure_of (sb_read_result_t *failure, const char *target, const sb_storage_er
     failure->error = e->os_errno;
 }
 
-/* Put one object through the storage engine (an object store's PUT,
- * multipart above the threshold; SB_PUT_REPLACE: never seen half written). */
+/* Put one object through the storage engine (a folder's file through a
+ * hidden temporary name of this writer, then renamed; an object store's PUT,
+ * multipart above the threshold): SB_PUT_REPLACE, never seen half written.
+ * Returns 0, -1 with failure set, or 1 when the session ended meanwhile
+ * (nothing left behind; failure->message says what stopped). */
 static int
 s_put_one (s_rank_t *self, sb_storage_t *st, const sb_dataset_t *ds, uint64_t i, size_t companion, uint64_t *bytes_out,
            sb_read_result_t *failure)
@@ -318,9 +200,11 @@ s_put_one (s_rank_t *self, sb_storage_t *st, const sb_dataset_t *ds, uint64_t i,
         return -1;
     }
     uint64_t size = obj.size;
-    /* bytes count once the PUT succeeded: hashing and retries refill */
+    /* bytes count as they are made (s_fill_content); an engine that takes
+     * no bytes (synthetic) counts the object when it is put */
     sb_storage_error_t e;
-    int rc = sb_storage_put (st, full, size, s_fill_content, &obj, SB_PUT_REPLACE, &e);
+    s_putting_t putting = { .rank = self, .obj = &obj };
+    int rc = sb_storage_put (st, full, size, s_fill_content, &putting, SB_PUT_REPLACE, &e);
     int bad_bytes = obj.failed;
     sb_format_close (&obj);
     if (rc == 0 && bad_bytes) {
@@ -333,14 +217,17 @@ s_put_one (s_rank_t *self, sb_storage_t *st, const sb_dataset_t *ds, uint64_t i,
     }
     if (rc != 0) {
         s_failure_of (failure, full, &e);
-        return -1;
+        return e.stopped ? 1 : -1;
     }
-    self->interval.bytes += size;
+    if (size > putting.filled)
+        self->interval.bytes += size - putting.filled;
     *bytes_out = size;
     return 0;
 }
 
-/* PUT object i, then its companion index objects (s_write_object). */
+/* Put object i, then its companion index objects (indexed_binary:
+ * KEY.off.idx, KEY.sz.idx, as DLIO writes them beside KEY); *bytes_out
+ * counts them all. Same returns as s_put_one. */
 static int
 s_put_object (s_rank_t *self, sb_storage_t *st, const sb_dataset_t *ds, uint64_t i, uint64_t *bytes_out,
               sb_read_result_t *failure)
@@ -424,27 +311,19 @@ s_datagen (s_rank_t *self, const sb_msg_phase_start_t *ps)
     sets[1].files = c->eval_files;
     sets[1].subfolders = c->eval_subfolders;
     uint64_t set_files[2] = { ps->items, c->eval_files };
-    uint8_t *buf = malloc (c->io_buffer);
-    if (!buf) {
-        s_report_error (self, "write", NULL, ENOMEM, "out of memory for the write buffer");
-        return;
-    }
-    /* A folder tree is written here, through this writer's own temporary
-     * names (its --host) and stopping between buffers (s_write_one); any
-     * other engine takes whole objects (sb_storage_put). */
-    sb_storage_t *st = NULL;
+    /* Every object through the storage engine: a folder's files under this
+     * writer's own temporary names (its --host), stopping between buffers
+     * when the session ends; an object store's PUTs. */
     unsigned caps = sb_storage_caps (self->storage);
-    if (!(caps & SB_ENGINE_FOLDER)) {
-        sb_storage_cfg_t mine;     /* use_mpi_endpoint_distribution: the rank's own endpoint */
-        sb_storage_for_rank (self->storage, self->rank, &mine);
-        sb_storage_open_t how = { .root = "", .rank = self->rank, .depth = 1, .buffer_bytes = c->io_buffer };
-        sb_storage_error_t e;
-        st = sb_storage_open (&mine, &how, &e);
-        if (!st) {
-            s_report_error (self, "write", NULL, e.os_errno, e.text);
-            free (buf);
-            return;
-        }
+    sb_storage_cfg_t mine;     /* use_mpi_endpoint_distribution: the rank's own endpoint */
+    sb_storage_for_rank (self->storage, self->rank, &mine);
+    sb_storage_open_t how = { .root = "", .rank = self->rank, .depth = 1, .buffer_bytes = c->io_buffer,
+                              .stop = s_stop_cb, .stop_arg = self, .writer = self->host };
+    sb_storage_error_t e;
+    sb_storage_t *st = sb_storage_open (&mine, &how, &e);
+    if (!st) {
+        s_report_error (self, "write", NULL, e.os_errno, e.text);
+        return;
     }
     double started = sb_now ();
     uint64_t bytes = 0, files = 0;
@@ -462,31 +341,17 @@ s_datagen (s_rank_t *self, const sb_msg_phase_start_t *ps)
                     goto written;
                 sb_proto_fini (&m);
             }
-            char err[1024], path[PATH_MAX];
-            int errno_val = 0;
             uint64_t n = 0;
-            if (st) {
-                sb_read_result_t failure;
-                if (s_put_object (self, st, dsp, i, &n, &failure) != 0) {
-                    s_report_failure (self, "write", failure.target, failure.error, failure.message, &failure);
-                    sb_storage_close (&st);
-                    free (buf);
-                    return;
-                }
-            }
-            else {
-                int wrc = s_write_object (self, dsp, i, buf, c->io_buffer, &n, err, sizeof err, &errno_val, path,
-                                          sizeof path);
-                if (wrc == 1) {
-                    sb_info ("rank %llu: %s", (unsigned long long) self->rank, err);
-                    free (buf);
-                    return;
-                }
-                if (wrc != 0) {
-                    s_report_error (self, "write", path, errno_val, err);
-                    free (buf);
-                    return;
-                }
+            sb_read_result_t failure;
+            int rc = s_put_object (self, st, dsp, i, &n, &failure);
+            if (rc == 1)    /* the session ended: no more bytes, and no litter */
+                sb_info ("rank %llu: %s", (unsigned long long) self->rank, failure.message);
+            else if (rc != 0)   /* the endpoint's status and code with an engine that has endpoints */
+                s_report_failure (self, "write", failure.target, failure.error, failure.message,
+                                  (caps & SB_ENGINE_ENDPOINTS) ? &failure : NULL);
+            if (rc != 0) {
+                sb_storage_close (&st);
+                return;
             }
             bytes += n;
             files++;
@@ -495,12 +360,9 @@ s_datagen (s_rank_t *self, const sb_msg_phase_start_t *ps)
         }
     }
 written:
-    free (buf);
-    if (st) {
-        if (!self->terminated && (caps & SB_ENGINE_ENDPOINTS))
-            s_report_storage_stats (self, st);
-        sb_storage_close (&st);
-    }
+    if (!self->terminated && (caps & SB_ENGINE_ENDPOINTS))
+        s_report_storage_stats (self, st);
+    sb_storage_close (&st);
     if (self->terminated || s_stopping (self))
         return;
     s_flush_stats (self, 1);

@@ -23,6 +23,9 @@ typedef struct {
     uint8_t    *buf;            /* aligned; owned */
     uint8_t    *expect;         /* verification; owned, made on first use */
     uint64_t   *progress_ns;    /* the opener's, or NULL */
+    int       (*stop) (void *arg); /* the opener's, or NULL (sb_storage_open_t) */
+    void       *stop_arg;
+    char        writer[256];    /* host name in temporary names; "" until first needed (gethostname) */
     int         woken;          /* sb_file_engine_wakeup (atomic) */
     int         queued;         /* io holds a read not yet performed */
     sb_io_t     io;             /* its key is owned; expect_name points at expect_name */
@@ -58,6 +61,24 @@ s_fail (const s_file_t *self, sb_storage_error_t *e, const char *op, const char 
     return -1;
 }
 
+/* 1 when the opener's stop says the op must end now. */
+static int
+s_stop_asked (const s_file_t *self)
+{
+    return self->stop && self->stop (self->stop_arg);
+}
+
+/* Fail op on key because the opener asked to stop: e->stopped. Returns -1. */
+static int
+s_fail_stopped (const s_file_t *self, sb_storage_error_t *e, const char *op, const char *key, const char *path,
+                uint64_t done, uint64_t size)
+{
+    s_fail (self, e, op, key, 0, "%s %s: stopped after %llu of %llu bytes (the session ended)",
+            strcmp (op, "read") == 0 ? "read" : "write", path, (unsigned long long) done, (unsigned long long) size);
+    e->stopped = 1;
+    return -1;
+}
+
 static uint8_t *
 s_aligned_alloc (size_t size)
 {
@@ -74,6 +95,13 @@ sb_file_engine_open (const char *name, int direct, const sb_storage_open_t *how,
     self->name = name;
     self->direct = direct;
     self->progress_ns = how->progress_ns;
+    self->stop = how->stop;
+    self->stop_arg = how->stop_arg;
+    if (how->writer && sb_strf (self->writer, sizeof self->writer, "%s", how->writer) != 0) {
+        free (self);
+        return sb_storage_fail (e, name, "open", how->writer, ENAMETOOLONG, "%s engine: writer host name %s: too"
+                                " long", name, how->writer);
+    }
     const char *root = how->root ? how->root : "";
     if (sb_strf (self->root, sizeof self->root, "%s", root) != 0) {
         free (self);
@@ -229,6 +257,11 @@ s_read (s_file_t *self, const sb_io_t *io, sb_io_done_t *done)
     uint64_t got_bytes = 0;
     uint8_t *buf = self->buf, *expect = self->expect;
     while (pos < want_end) {
+        if (s_stop_asked (self)) {
+            done->failed = 1;
+            s_fail_stopped (self, e, "read", io->key, path, got_bytes, length);
+            break;
+        }
         size_t chunk = read_end - pos >= self->buffer_bytes ? self->buffer_bytes : (size_t) (read_end - pos);
         ssize_t n = pread (fd, buf, chunk, (off_t) pos);
         s_progress (self);
@@ -359,11 +392,12 @@ sb_file_engine_pending (const void *client)
 }
 
 int
-sb_file_engine_get (void *client, const char *key, uint64_t offset, uint64_t length, uint64_t *received,
-                    sb_storage_error_t *e)
+sb_file_engine_get (void *client, const char *key, uint64_t offset, uint64_t length, unsigned flags,
+                    uint64_t *received, sb_storage_error_t *e)
 {
     s_file_t *self = client;
-    sb_io_t io = { .key = key, .offset = offset, .length = length, .expect_size = UINT64_MAX };
+    sb_io_t io = { .key = key, .offset = offset, .length = length, .flags = flags & SB_IO_EVICT,
+                   .expect_size = UINT64_MAX };
     sb_io_done_t *done = calloc (1, sizeof *done);
     if (!done)
         return s_fail (self, e, "read", key, ENOMEM, "read %s%s: out of memory", self->root, key);
@@ -460,13 +494,16 @@ s_write_all (int fd, const uint8_t *buf, size_t n, size_t *put)
 }
 
 /* Writes are buffered on both engines (direct reads only): a writer's
- * durability is SB_PUT_FSYNC. */
+ * durability is SB_PUT_FSYNC. SB_PUT_EVICT drops the written pages on the
+ * file engine (the direct engine's reads do not see the page cache); a file
+ * system that keeps them anyway (tmpfs: its pages are the file) is not an
+ * error, as the eviction is a hint. */
 int
 sb_file_engine_put (void *client, const char *key, uint64_t size, sb_storage_fill_fn fill, void *ctx,
                     unsigned flags, sb_storage_error_t *e)
 {
     s_file_t *self = client;
-    char path[PATH_MAX], folder[PATH_MAX], tmp[PATH_MAX], host[256] = "host";
+    char path[PATH_MAX], folder[PATH_MAX], tmp[PATH_MAX];
     if (sb_strf (path, sizeof path, "%s%s", self->root, key) != 0
         || sb_strf (folder, sizeof folder, "%s", path) != 0)
         return s_fail (self, e, "write", key, ENAMETOOLONG, "write %s%s: path too long", self->root, key);
@@ -477,11 +514,14 @@ sb_file_engine_put (void *client, const char *key, uint64_t size, sb_storage_fil
     else
         snprintf (folder, sizeof folder, ".");
     const int replace = (flags & SB_PUT_REPLACE) != 0;
-    /* a name of this writer alone: two writers never write through one temporary */
-    if (gethostname (host, sizeof host) != 0)
-        snprintf (host, sizeof host, "host");
-    host[sizeof host - 1] = '\0';
-    if (replace && sb_datafolder_temp_name (tmp, sizeof tmp, folder, base, host) != 0)
+    /* a name of this writer alone (its --host, else this host's name): two
+     * writers never write through one temporary */
+    if (replace && !self->writer[0]) {
+        if (gethostname (self->writer, sizeof self->writer - 1) != 0 || !self->writer[0])
+            snprintf (self->writer, sizeof self->writer, "host");
+        self->writer[sizeof self->writer - 1] = '\0';
+    }
+    if (replace && sb_datafolder_temp_name (tmp, sizeof tmp, folder, base, self->writer) != 0)
         return s_fail (self, e, "write", key, ENAMETOOLONG, "write %s: temporary name too long", path);
     const char *target = replace ? tmp : path;
     const int oflags = O_WRONLY | O_CREAT | O_CLOEXEC | (replace ? O_EXCL : O_TRUNC);
@@ -496,6 +536,12 @@ sb_file_engine_put (void *client, const char *key, uint64_t size, sb_storage_fil
         return s_fail (self, e, "write", key, errno, "open %s for writing: %s", target, strerror (errno));
     uint64_t done = 0;
     while (done < size) {
+        if (s_stop_asked (self)) {
+            close (fd);
+            if (replace)
+                unlink (tmp);
+            return s_fail_stopped (self, e, "write", key, path, done, size);
+        }
         size_t n = size - done < self->buffer_bytes ? (size_t) (size - done) : self->buffer_bytes, put;
         fill (ctx, done, self->buf, n);
         if (s_write_all (fd, self->buf, n, &put) != 0) {
@@ -508,12 +554,24 @@ sb_file_engine_put (void *client, const char *key, uint64_t size, sb_storage_fil
         }
         done += n;
     }
+    /* the session may have ended with the last buffer: the object does not
+     * count (and a temporary is not renamed into place) */
+    if (s_stop_asked (self)) {
+        close (fd);
+        if (replace)
+            unlink (tmp);
+        return s_fail_stopped (self, e, "write", key, path, done, size);
+    }
     if ((flags & SB_PUT_FSYNC) && fsync (fd) != 0) {
         int err = errno;
         close (fd);
         if (replace)
             unlink (tmp);
         return s_fail (self, e, "fsync", key, err, "fsync %s: %s", target, strerror (err));
+    }
+    if ((flags & SB_PUT_EVICT) && !self->direct) {
+        char why[512];
+        (void) sb_pagecache_evict_fd (fd, target, why, sizeof why);    /* a hint (above) */
     }
     if (close (fd) != 0) {
         int err = errno;

@@ -32,8 +32,8 @@ int  sb_file_engine_put (void *client, const char *key, uint64_t size, sb_storag
                          unsigned flags, sb_storage_error_t *e);
 int  sb_file_engine_get_small (void *client, const char *key, char *buf, size_t cap, size_t *len,
                                sb_storage_error_t *e);
-int  sb_file_engine_get (void *client, const char *key, uint64_t offset, uint64_t length, uint64_t *received,
-                         sb_storage_error_t *e);
+int  sb_file_engine_get (void *client, const char *key, uint64_t offset, uint64_t length, unsigned flags,
+                         uint64_t *received, sb_storage_error_t *e);
 int  sb_file_engine_remove (void *client, const char *key, sb_storage_error_t *e);
 int  sb_file_engine_queue (void *client, const sb_io_t *io, sb_storage_error_t *e);
 int  sb_file_engine_getevents (void *client, int timeout_ms, sb_io_done_fn fn, void *ctx, sb_storage_error_t *e);

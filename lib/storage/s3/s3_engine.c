@@ -170,7 +170,7 @@ s_put (void *client, const char *key, uint64_t size, sb_storage_fill_fn fill, vo
        sb_storage_error_t *e)
 {
     s_s3_t *self = client;
-    (void) flags;   /* a PUT is whole and durable when it returns (S3's semantics) */
+    (void) flags;   /* a PUT is whole and durable when it returns (S3's semantics); nothing to evict */
     char full[PATH_MAX];
     sb_s3_error_t s;
     if (s_key (self, key, full, sizeof full, "PUT", e) != 0)
@@ -193,9 +193,11 @@ s_get_small (void *client, const char *key, char *buf, size_t cap, size_t *len, 
 }
 
 static int
-s_get (void *client, const char *key, uint64_t offset, uint64_t length, uint64_t *received, sb_storage_error_t *e)
+s_get (void *client, const char *key, uint64_t offset, uint64_t length, unsigned flags, uint64_t *received,
+       sb_storage_error_t *e)
 {
     s_s3_t *self = client;
+    (void) flags;   /* no page cache on this host to evict (SB_IO_EVICT) */
     char full[PATH_MAX];
     sb_s3_error_t s;
     if (s_key (self, key, full, sizeof full, "GET", e) != 0)

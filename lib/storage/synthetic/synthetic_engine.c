@@ -127,11 +127,13 @@ s_put (void *client, const char *key, uint64_t size, sb_storage_fill_fn fill, vo
 }
 
 static int
-s_get (void *client, const char *key, uint64_t offset, uint64_t length, uint64_t *received, sb_storage_error_t *e)
+s_get (void *client, const char *key, uint64_t offset, uint64_t length, unsigned flags, uint64_t *received,
+       sb_storage_error_t *e)
 {
     (void) client;
     (void) key;
     (void) offset;
+    (void) flags;   /* nothing cached, nothing to evict */
     (void) e;
     *received = length;
     return 0;
