@@ -7,6 +7,7 @@
  * $S3_ENDPOINTS ("URL [URL]") and $S3_BUCKET name a server
  * (tests/integration/test_storage_engines.sh starts s3rver for it). */
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -18,6 +19,7 @@
 #include "check_main.h"
 #include "dataset.h"
 #include "engine.h"
+#include "pagecache.h"
 #include "util.h"
 
 /* ---- the engines under test ---- */
@@ -651,6 +653,195 @@ START_TEST (test_file_page_cache)
 }
 END_TEST
 
+/* ---- helper "ckpt": eviction after a put, stopping, the writer's name ---- */
+
+/* Bytes of root + key resident in the page cache now; -1 when it cannot be told. */
+static int64_t
+s_resident (const s_target_t *t, const char *key)
+{
+    char path[700], why[512];
+    snprintf (path, sizeof path, "%s%s", t->root, key);
+    int fd = open (path, O_RDONLY);
+    ck_assert_msg (fd >= 0, "open %s: %s", path, strerror (errno));
+    sb_residency_t r;
+    int rc = sb_pagecache_residency (fd, 0, 0, &r, path, why, sizeof why);
+    if (rc != 0)
+        printf ("storage engines: residency of %s: %s\n", path, why);
+    close (fd);
+    return rc == 0 ? (int64_t) r.resident : -1;
+}
+
+/* SB_PUT_EVICT: once written and fsync'ed, the file's pages are gone on an
+ * engine with SB_ENGINE_PAGE_CACHE (where the file system drops pages at
+ * all: tmpfs keeps them, being the file); other engines take the flag and
+ * ignore it. SB_IO_EVICT on the blocking get reads the whole object. */
+START_TEST (test_put_evict)
+{
+    const s_target_t *t;
+    sb_storage_t *s = s_open (_i, 1, &t);
+    if (!s)
+        return;
+    sb_storage_error_t e;
+    uint64_t seed = 77, got = 0;
+    ck_assert_msg (sb_storage_put (s, "ev/evicted", S_SIZE, s_fill, &seed,
+                                   SB_PUT_REPLACE | SB_PUT_FSYNC | SB_PUT_EVICT, &e) == 0,
+                   "%s: put: %s", t->engine, e.text);
+    if (sb_storage_client_caps (s) & SB_ENGINE_PAGE_CACHE) {
+        /* the same put without the flag keeps its pages: the flag is what drops them */
+        ck_assert_int_eq (sb_storage_put (s, "ev/kept", S_SIZE, s_fill, &seed, SB_PUT_REPLACE | SB_PUT_FSYNC, &e), 0);
+        int64_t kept = s_resident (t, "ev/kept");
+        /* does this file system drop pages at all? */
+        char path[700], why[512];
+        snprintf (path, sizeof path, "%sev/kept", t->root);
+        int fd = open (path, O_RDONLY);
+        ck_assert_int_ge (fd, 0);
+        ck_assert_msg (sb_pagecache_evict_fd (fd, path, why, sizeof why) == 0, "%s", why);
+        close (fd);
+        int64_t after = s_resident (t, "ev/kept");
+        int64_t evicted = s_resident (t, "ev/evicted");
+        if (kept < 0 || after != 0)
+            printf ("storage engines: %s engine: SB_PUT_EVICT not checked: the file system of %s keeps its pages"
+                    " (or residency cannot be measured there)\n", t->engine, t->root);
+        else {
+            ck_assert_msg (kept > 0, "%s: a put without SB_PUT_EVICT left no page cached (%lld)", t->engine,
+                           (long long) kept);
+            ck_assert_msg (evicted == 0, "%s: %lld bytes of a put with SB_PUT_EVICT still cached", t->engine,
+                           (long long) evicted);
+        }
+        ck_assert_int_eq (sb_storage_remove (s, "ev/kept", &e), 0);
+    }
+    ck_assert_msg (sb_storage_get (s, "ev/evicted", 0, 0, SB_IO_EVICT, &got, &e) == 0, "%s: get: %s", t->engine,
+                   e.text);
+    ck_assert_uint_eq (got, S_SIZE);
+    ck_assert_int_eq (sb_storage_remove (s, "ev/evicted", &e), 0);
+    sb_storage_close (&s);
+}
+END_TEST
+
+/* A stop that says 1 from its `after`-th call on (never when 0). */
+typedef struct {
+    int calls, after;
+} s_stop_t;
+
+static int
+s_stop_after (void *arg)
+{
+    s_stop_t *st = arg;
+    return st->after && ++st->calls >= st->after;
+}
+
+/* Temporaries (.*.tmp) in folder. */
+static int
+s_temporaries (const char *folder)
+{
+    DIR *d = opendir (folder);
+    if (!d)
+        return 0;
+    int n = 0;
+    struct dirent *de;
+    while ((de = readdir (d))) {
+        size_t len = strlen (de->d_name);
+        n += de->d_name[0] == '.' && len > 4 && strcmp (de->d_name + len - 4, ".tmp") == 0;
+    }
+    closedir (d);
+    return n;
+}
+
+/* sb_storage_open_t.stop: a folder engine's put and get stop between
+ * buffers, fail with e->stopped, and leave no temporary behind. */
+START_TEST (test_put_stop)
+{
+    const s_target_t *t;
+    s_targets_init ();
+    t = &s_targets[_i];
+    if (t->skip[0] || !(sb_storage_caps (&t->cfg) & SB_ENGINE_FOLDER)) {
+        printf ("storage engines: %s engine: stopping within an object not checked (%s)\n", t->engine,
+                t->skip[0] ? t->skip : "its PUT goes whole");
+        return;
+    }
+    s_stop_t stop = { 0 };
+    sb_storage_open_t how = { .root = t->root, .depth = 1, .buffer_bytes = 64 << 10, .stop = s_stop_after,
+                              .stop_arg = &stop };
+    sb_storage_error_t e;
+    sb_storage_t *s = sb_storage_open (&t->cfg, &how, &e);
+    ck_assert_msg (s != NULL, "%s: %s", t->engine, e.text);
+    uint64_t seed = 5, size = 0, got = 0;
+    char folder[700];
+    snprintf (folder, sizeof folder, "%sst", t->root);
+    /* a replacing put: stopped at its third buffer of five, nothing left */
+    stop.after = 3;
+    ck_assert_int_eq (sb_storage_put (s, "st/obj", S_SIZE, s_fill, &seed, SB_PUT_REPLACE, &e), -1);
+    ck_assert_msg (e.stopped, "%s: %s", t->engine, e.text);
+    ck_assert_msg (strstr (e.text, "stopped") && strstr (e.text, "st/obj"), "%s", e.text);
+    ck_assert_int_eq (stop.calls, 3);
+    ck_assert_int_eq (sb_storage_stat (s, "st/obj", &size, &e), -1);
+    ck_assert (e.missing);
+    ck_assert_int_eq (s_temporaries (folder), 0);
+    /* a put in place stops as well */
+    stop = (s_stop_t) { .after = 2 };
+    ck_assert_int_eq (sb_storage_put (s, "st/obj", S_SIZE, s_fill, &seed, 0, &e), -1);
+    ck_assert_msg (e.stopped, "%s: %s", t->engine, e.text);
+    /* whole, with no stop asked */
+    stop = (s_stop_t) { 0 };
+    ck_assert_msg (sb_storage_put (s, "st/obj", S_SIZE, s_fill, &seed, SB_PUT_REPLACE, &e) == 0, "%s", e.text);
+    /* a blocking read stops between its buffers */
+    stop = (s_stop_t) { .after = 2 };
+    ck_assert_int_eq (sb_storage_get (s, "st/obj", 0, 0, 0, &got, &e), -1);
+    ck_assert_msg (e.stopped, "%s: %s", t->engine, e.text);
+    ck_assert_uint_lt (got, S_SIZE);
+    stop = (s_stop_t) { 0 };
+    ck_assert_int_eq (sb_storage_get (s, "st/obj", 0, 0, 0, &got, &e), 0);
+    ck_assert_uint_eq (got, S_SIZE);
+    ck_assert_int_eq (sb_storage_remove (s, "st/obj", &e), 0);
+    sb_storage_close (&s);
+}
+END_TEST
+
+/* What a fill saw of the folder it writes into. */
+typedef struct {
+    uint64_t seed;
+    char     folder[700], prefix[128];
+    int      seen;          /* a temporary named prefix...tmp was there */
+} s_writer_t;
+
+static void
+s_fill_look (void *ctx, uint64_t offset, uint8_t *buf, size_t len)
+{
+    s_writer_t *w = ctx;
+    sb_content_fill (w->seed, offset, buf, len);
+    DIR *d = opendir (w->folder);
+    if (!d)
+        return;
+    struct dirent *de;
+    while ((de = readdir (d))) {
+        size_t n = strlen (de->d_name);
+        if (strncmp (de->d_name, w->prefix, strlen (w->prefix)) == 0 && n > 4 && strcmp (de->d_name + n - 4, ".tmp") == 0)
+            w->seen = 1;
+    }
+    closedir (d);
+}
+
+/* sb_storage_open_t.writer names a replacing put's temporary
+ * (.NAME.HOST.PID.RAND.tmp, README "Temporaries"). */
+START_TEST (test_put_writer)
+{
+    s_targets_init ();
+    const s_target_t *t = &s_targets[0];   /* file */
+    sb_storage_open_t how = { .root = t->root, .depth = 1, .buffer_bytes = 64 << 10, .writer = "node-z" };
+    sb_storage_error_t e;
+    sb_storage_t *s = sb_storage_open (&t->cfg, &how, &e);
+    ck_assert_msg (s != NULL, "%s", e.text);
+    s_writer_t w = { .seed = 9 };
+    snprintf (w.folder, sizeof w.folder, "%swr", t->root);
+    snprintf (w.prefix, sizeof w.prefix, ".obj.node-z.%d.", (int) getpid ());
+    ck_assert_msg (sb_storage_put (s, "wr/obj", S_SIZE, s_fill_look, &w, SB_PUT_REPLACE, &e) == 0, "%s", e.text);
+    ck_assert_msg (w.seen, "no temporary %s*.tmp in %s while writing", w.prefix, w.folder);
+    ck_assert_int_eq (s_temporaries (w.folder), 0);
+    ck_assert_int_eq (sb_storage_remove (s, "wr/obj", &e), 0);
+    sb_storage_close (&s);
+}
+END_TEST
+
 static void
 s_teardown (void)
 {
@@ -673,6 +864,10 @@ s_suite (void)
     tcase_add_loop_test (tc, test_depth, 0, 3);
     tcase_add_test (tc, test_file_not_regular);
     tcase_add_test (tc, test_file_page_cache);
+    /* helper "ckpt" */
+    tcase_add_loop_test (tc, test_put_evict, 0, 3);
+    tcase_add_loop_test (tc, test_put_stop, 0, 3);
+    tcase_add_test (tc, test_put_writer);
     suite_add_tcase (s, tc);
     TCase *other = tcase_create ("engines");
     tcase_add_test (other, test_synthetic);
