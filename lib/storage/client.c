@@ -135,6 +135,20 @@ sb_storage_put (sb_storage_t *self, const char *key, uint64_t size, sb_storage_f
 }
 
 int
+sb_storage_put_prepared (sb_storage_t *self, const char *key, sb_storage_prepare_fn prepare, sb_storage_fill_fn fill,
+                         void *ctx, unsigned flags, sb_storage_error_t *e)
+{
+    if (self->ops->put_prepared)
+        return self->ops->put_prepared (self->client, key, prepare, fill, ctx, flags, e);
+    if (!self->ops->put)
+        return s_lacks (self, "write", key, e);
+    uint64_t size = 0;
+    if (prepare (ctx, &size) != 0)
+        return sb_storage_fail (e, self->ops->name, "write", key, 0, "write %s: its bytes could not be made", key);
+    return self->ops->put (self->client, key, size, fill, ctx, flags, e);
+}
+
+int
 sb_storage_get_small (sb_storage_t *self, const char *key, char *buf, size_t cap, size_t *len, sb_storage_error_t *e)
 {
     return self->ops->get_small ? self->ops->get_small (self->client, key, buf, cap, len, e)

@@ -141,6 +141,12 @@ typedef struct {
 /* Expected bytes of an object at an offset (verification); the same type as
  * the writers' fill. */
 typedef void (*sb_storage_fill_fn) (void *ctx, uint64_t offset, uint8_t *buf, size_t len);
+/* Make an object whose size is known only once made (an encoder, datagen's
+ * formats): called once by sb_storage_put_prepared, after a folder engine
+ * has created the writer's temporary (so the name is claimed while the
+ * object is made) and before the first fill; sets *size. 0, or -1 when it
+ * cannot be made (ctx says why; put then fails and leaves nothing). */
+typedef int (*sb_storage_prepare_fn) (void *ctx, uint64_t *size);
 
 /* Flags of a read. */
 #define SB_IO_EVICT     1u  /* drop the file's pages before reading (SB_ENGINE_PAGE_CACHE) */
@@ -226,6 +232,11 @@ typedef struct {
     /* Write key of size bytes from fill (SB_PUT_*); multipart on object stores. 0 or -1. */
     int  (*put)         (void *client, const char *key, uint64_t size, sb_storage_fill_fn fill, void *ctx,
                          unsigned flags, sb_storage_error_t *e);
+    /* put, the size from prepare (sb_storage_prepare_fn), called once the
+     * target is open. NULL op: sb_storage_put_prepared prepares first,
+     * then puts (right for engines without temporaries). */
+    int  (*put_prepared) (void *client, const char *key, sb_storage_prepare_fn prepare, sb_storage_fill_fn fill,
+                          void *ctx, unsigned flags, sb_storage_error_t *e);
     /* Blocking read of a whole small object into buf (at most cap bytes). 0, 1 when absent, -1. */
     int  (*get_small)   (void *client, const char *key, char *buf, size_t cap, size_t *len, sb_storage_error_t *e);
     /* Blocking ranged read (length 0: whole object), bytes counted and
@@ -287,6 +298,8 @@ int    sb_storage_fingerprint (sb_storage_t *self, const char *prefix, char *out
 int    sb_storage_stat (sb_storage_t *self, const char *key, uint64_t *size, sb_storage_error_t *e);
 int    sb_storage_put (sb_storage_t *self, const char *key, uint64_t size, sb_storage_fill_fn fill, void *ctx,
                        unsigned flags, sb_storage_error_t *e);
+int    sb_storage_put_prepared (sb_storage_t *self, const char *key, sb_storage_prepare_fn prepare,
+                                sb_storage_fill_fn fill, void *ctx, unsigned flags, sb_storage_error_t *e);
 int    sb_storage_get_small (sb_storage_t *self, const char *key, char *buf, size_t cap, size_t *len,
                              sb_storage_error_t *e);
 int    sb_storage_get (sb_storage_t *self, const char *key, uint64_t offset, uint64_t length, unsigned flags,

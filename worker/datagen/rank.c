@@ -133,12 +133,35 @@ s_object_key (const sb_dataset_t *ds, uint64_t i, size_t companion, char *key, s
     return sb_strf (key, size, "%s%s", base, companion == SIZE_MAX ? "" : sb_format_companion_suffix (companion));
 }
 
-/* The object being put: its generator, and how far it has been filled. */
+/* The object being put: which it is, its generator (made by s_prepare),
+ * and how far it has been filled. */
 typedef struct {
-    s_rank_t        *rank;
-    sb_format_obj_t *obj;
-    uint64_t         filled;    /* the end of the furthest byte filled */
+    s_rank_t           *rank;
+    const sb_dataset_t *ds;
+    uint64_t            i;
+    size_t              companion;  /* SIZE_MAX: the object itself */
+    const char         *key;
+    sb_format_obj_t     obj;
+    int                 opened;     /* obj is open (close it) */
+    char                why[1024];  /* why it could not be made */
+    uint64_t            filled;     /* the end of the furthest byte filled */
 } s_putting_t;
+
+/* The engine's prepare: make the object (an encoder runs here, while a
+ * folder engine's temporary already claims the name) and say its size. */
+static int
+s_prepare (void *arg, uint64_t *size)
+{
+    s_putting_t *p = arg;
+    int rc = p->companion == SIZE_MAX
+                 ? sb_format_open (&p->obj, p->ds, p->i, p->key, p->why, sizeof p->why)
+                 : sb_format_open_companion (&p->obj, p->ds, p->i, p->companion, p->why, sizeof p->why);
+    if (rc != 0)
+        return -1;
+    p->opened = 1;
+    *size = p->obj.size;
+    return 0;
+}
 
 /* The engine's fill: the object's bytes, counted as they are made (a
  * refill, for a hash or a retry, counts nothing twice). */
@@ -146,7 +169,7 @@ static void
 s_fill_content (void *arg, uint64_t offset, uint8_t *buf, size_t len)
 {
     s_putting_t *p = arg;
-    sb_format_fill (p->obj, offset, buf, len);
+    sb_format_fill (&p->obj, offset, buf, len);
     if (offset + len > p->filled) {
         p->rank->interval.bytes += offset + len - p->filled;
         p->filled = offset + len;
@@ -190,23 +213,35 @@ s_put_one (s_rank_t *self, sb_storage_t *st, const sb_dataset_t *ds, uint64_t i,
                   (unsigned long long) self->rank, (unsigned long long) i, key, why);
         return -1;
     }
-    /* the same bytes as a file of the format */
-    sb_format_obj_t obj;
-    int opened = companion == SIZE_MAX
-                     ? sb_format_open (&obj, ds, i, key, failure->message, sizeof failure->message)
-                     : sb_format_open_companion (&obj, ds, i, companion, failure->message, sizeof failure->message);
-    if (opened != 0) {
+    /* the same bytes as a file of the format; they count as they are made
+     * (s_fill_content), and an engine that takes no bytes (synthetic)
+     * counts the object when it is put */
+    s_putting_t *p = calloc (1, sizeof *p);
+    if (!p) {
+        snprintf (failure->message, sizeof failure->message, "%s: out of memory", full);
         snprintf (failure->target, sizeof failure->target, "%s", full);
+        failure->error = ENOMEM;
         return -1;
     }
-    uint64_t size = obj.size;
-    /* bytes count as they are made (s_fill_content); an engine that takes
-     * no bytes (synthetic) counts the object when it is put */
+    *p = (s_putting_t) { .rank = self, .ds = ds, .i = i, .companion = companion, .key = key };
     sb_storage_error_t e;
-    s_putting_t putting = { .rank = self, .obj = &obj };
-    int rc = sb_storage_put (st, full, size, s_fill_content, &putting, SB_PUT_REPLACE, &e);
-    int bad_bytes = obj.failed;
-    sb_format_close (&obj);
+    int rc = sb_storage_put_prepared (st, full, s_prepare, s_fill_content, p, SB_PUT_REPLACE, &e);
+    int bad_bytes = p->opened && p->obj.failed;
+    uint64_t size = p->opened ? p->obj.size : 0, filled = p->filled;
+    int unmade = !p->opened;
+    if (p->opened)
+        sb_format_close (&p->obj);
+    if (rc != 0 && unmade && p->why[0]) {
+        /* the format could not make the object: nothing was written */
+        if (sb_storage_client_caps (st) & SB_ENGINE_FOLDER)
+            snprintf (failure->message, sizeof failure->message, "%s: %s", full, p->why);
+        else
+            snprintf (failure->message, sizeof failure->message, "%s", p->why);
+        snprintf (failure->target, sizeof failure->target, "%s", full);
+        free (p);
+        return -1;
+    }
+    free (p);
     if (rc == 0 && bad_bytes) {
         /* the object went up with bytes that are not its content */
         snprintf (failure->target, sizeof failure->target, "%s", full);
@@ -219,8 +254,8 @@ s_put_one (s_rank_t *self, sb_storage_t *st, const sb_dataset_t *ds, uint64_t i,
         s_failure_of (failure, full, &e);
         return e.stopped ? 1 : -1;
     }
-    if (size > putting.filled)
-        self->interval.bytes += size - putting.filled;
+    if (size > filled)
+        self->interval.bytes += size - filled;
     *bytes_out = size;
     return 0;
 }

@@ -24,6 +24,7 @@ const sb_engine_ops_t sb_engine_direct = {
     .fingerprint = sb_file_engine_fingerprint,
     .stat = sb_file_engine_stat,
     .put = sb_file_engine_put,
+    .put_prepared = sb_file_engine_put_prepared,
     .get_small = sb_file_engine_get_small,
     .get = sb_file_engine_get,
     .remove = sb_file_engine_remove,

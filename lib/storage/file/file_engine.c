@@ -498,11 +498,10 @@ s_write_all (int fd, const uint8_t *buf, size_t n, size_t *put)
  * file engine (the direct engine's reads do not see the page cache); a file
  * system that keeps them anyway (tmpfs: its pages are the file) is not an
  * error, as the eviction is a hint. */
-int
-sb_file_engine_put (void *client, const char *key, uint64_t size, sb_storage_fill_fn fill, void *ctx,
-                    unsigned flags, sb_storage_error_t *e)
+static int
+s_put (s_file_t *self, const char *key, uint64_t size, sb_storage_prepare_fn prepare, sb_storage_fill_fn fill,
+       void *ctx, unsigned flags, sb_storage_error_t *e)
 {
-    s_file_t *self = client;
     char path[PATH_MAX], folder[PATH_MAX], tmp[PATH_MAX];
     if (sb_strf (path, sizeof path, "%s%s", self->root, key) != 0
         || sb_strf (folder, sizeof folder, "%s", path) != 0)
@@ -534,6 +533,12 @@ sb_file_engine_put (void *client, const char *key, uint64_t size, sb_storage_fil
     }
     if (fd < 0)
         return s_fail (self, e, "write", key, errno, "open %s for writing: %s", target, strerror (errno));
+    /* the temporary claims the name while the object is made */
+    if (prepare && prepare (ctx, &size) != 0) {
+        close (fd);
+        unlink (target);
+        return s_fail (self, e, "write", key, 0, "write %s: its bytes could not be made", path);
+    }
     uint64_t done = 0;
     while (done < size) {
         if (s_stop_asked (self)) {
@@ -585,6 +590,20 @@ sb_file_engine_put (void *client, const char *key, uint64_t size, sb_storage_fil
         return s_fail (self, e, "rename", key, err, "rename %s to %s: %s", tmp, path, strerror (err));
     }
     return 0;
+}
+
+int
+sb_file_engine_put (void *client, const char *key, uint64_t size, sb_storage_fill_fn fill, void *ctx,
+                    unsigned flags, sb_storage_error_t *e)
+{
+    return s_put (client, key, size, NULL, fill, ctx, flags, e);
+}
+
+int
+sb_file_engine_put_prepared (void *client, const char *key, sb_storage_prepare_fn prepare, sb_storage_fill_fn fill,
+                             void *ctx, unsigned flags, sb_storage_error_t *e)
+{
+    return s_put (client, key, 0, prepare, fill, ctx, flags, e);
 }
 
 /* ---- the folder ---- */
@@ -780,6 +799,7 @@ const sb_engine_ops_t sb_engine_file = {
     .fingerprint = sb_file_engine_fingerprint,
     .stat = sb_file_engine_stat,
     .put = sb_file_engine_put,
+    .put_prepared = sb_file_engine_put_prepared,
     .get_small = sb_file_engine_get_small,
     .get = sb_file_engine_get,
     .remove = sb_file_engine_remove,

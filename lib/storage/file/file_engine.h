@@ -30,6 +30,8 @@ int  sb_file_engine_fingerprint (void *client, const char *prefix, char *out, si
 int  sb_file_engine_stat (void *client, const char *key, uint64_t *size, sb_storage_error_t *e);
 int  sb_file_engine_put (void *client, const char *key, uint64_t size, sb_storage_fill_fn fill, void *ctx,
                          unsigned flags, sb_storage_error_t *e);
+int  sb_file_engine_put_prepared (void *client, const char *key, sb_storage_prepare_fn prepare,
+                                  sb_storage_fill_fn fill, void *ctx, unsigned flags, sb_storage_error_t *e);
 int  sb_file_engine_get_small (void *client, const char *key, char *buf, size_t cap, size_t *len,
                                sb_storage_error_t *e);
 int  sb_file_engine_get (void *client, const char *key, uint64_t offset, uint64_t length, unsigned flags,
