@@ -1,7 +1,6 @@
 /* rank: one rank's share of dataset generation, on its own thread. */
 #include "rank.h"
 #include "ckpt_rank.h"
-#include "datafolder.h"
 #include "dataset.h"
 #include "format.h"
 #include "log.h"
@@ -13,12 +12,10 @@
 #include "wire.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 typedef struct {
