@@ -132,6 +132,11 @@ typedef struct {
      * between objects). */
     int       (*stop) (void *arg);
     void       *stop_arg;
+    /* Optional (NULL: none): the folder engines call it with the bytes of
+     * each buffer a read gets, as they arrive (a blocking read's progress,
+     * sb_storage_get); stop_arg is its argument. Engines that read an
+     * object whole (an object store's GET) do not call it. */
+    void      (*got) (void *arg, uint64_t bytes);
     /* Optional (NULL: gethostname): the writer's host name in the names of
      * SB_PUT_REPLACE temporaries (.NAME.HOST.PID.RAND.tmp, README
      * "Temporaries"), the agent's --host. Copied by the engine. */

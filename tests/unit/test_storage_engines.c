@@ -720,8 +720,15 @@ END_TEST
 
 /* A stop that says 1 from its `after`-th call on (never when 0). */
 typedef struct {
-    int calls, after;
+    int      calls, after;
+    uint64_t got;       /* bytes the engine said a read got (sb_storage_open_t.got) */
 } s_stop_t;
+
+static void
+s_got (void *arg, uint64_t bytes)
+{
+    ((s_stop_t *) arg)->got += bytes;
+}
 
 static int
 s_stop_after (void *arg)
@@ -748,7 +755,8 @@ s_temporaries (const char *folder)
 }
 
 /* sb_storage_open_t.stop: a folder engine's put and get stop between
- * buffers, fail with e->stopped, and leave no temporary behind. */
+ * buffers, fail with e->stopped, and leave no temporary behind; .got
+ * hears a read's bytes as they arrive. */
 START_TEST (test_put_stop)
 {
     const s_target_t *t;
@@ -761,7 +769,7 @@ START_TEST (test_put_stop)
     }
     s_stop_t stop = { 0 };
     sb_storage_open_t how = { .root = t->root, .depth = 1, .buffer_bytes = 64 << 10, .stop = s_stop_after,
-                              .stop_arg = &stop };
+                              .got = s_got, .stop_arg = &stop };
     sb_storage_error_t e;
     sb_storage_t *s = sb_storage_open (&t->cfg, &how, &e);
     ck_assert_msg (s != NULL, "%s: %s", t->engine, e.text);
@@ -792,6 +800,7 @@ START_TEST (test_put_stop)
     stop = (s_stop_t) { 0 };
     ck_assert_int_eq (sb_storage_get (s, "st/obj", 0, 0, 0, &got, &e), 0);
     ck_assert_uint_eq (got, S_SIZE);
+    ck_assert_uint_eq (stop.got, S_SIZE);   /* progress came buffer by buffer */
     ck_assert_int_eq (sb_storage_remove (s, "st/obj", &e), 0);
     sb_storage_close (&s);
 }

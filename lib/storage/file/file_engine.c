@@ -24,7 +24,8 @@ typedef struct {
     uint8_t    *expect;         /* verification; owned, made on first use */
     uint64_t   *progress_ns;    /* the opener's, or NULL */
     int       (*stop) (void *arg); /* the opener's, or NULL (sb_storage_open_t) */
-    void       *stop_arg;
+    void      (*got) (void *arg, uint64_t bytes);   /* the opener's, or NULL */
+    void       *stop_arg;       /* the argument of both */
     char        writer[256];    /* host name in temporary names; "" until first needed (gethostname) */
     int         woken;          /* sb_file_engine_wakeup (atomic) */
     int         queued;         /* io holds a read not yet performed */
@@ -96,6 +97,7 @@ sb_file_engine_open (const char *name, int direct, const sb_storage_open_t *how,
     self->direct = direct;
     self->progress_ns = how->progress_ns;
     self->stop = how->stop;
+    self->got = how->got;
     self->stop_arg = how->stop_arg;
     if (how->writer && sb_strf (self->writer, sizeof self->writer, "%s", how->writer) != 0) {
         free (self);
@@ -309,6 +311,8 @@ s_read (s_file_t *self, const sb_io_t *io, sb_io_done_t *done)
                 }
             }
             got_bytes += m;
+            if (self->got)
+                self->got (self->stop_arg, m);
         }
         if (ended) {
             done->failed = 1;
