@@ -401,11 +401,9 @@ sb_catalog_status_t
 sb_catalog_ensure_split (sqlite3 *db, const char *data_folder, const char *split, const sb_dataset_t *naming,
                          int relist, sb_catalog_info_t *info, char *err, size_t err_size)
 {
-    /* bridge until callers pass their storage: the folder engine of POSIX
-     * files (lib/storage/file/) */
+    /* a plain folder: the local file system's own engine */
     sb_storage_cfg_t storage;
-    memset (&storage, 0, sizeof storage);
-    snprintf (storage.engine, sizeof storage.engine, "file");
+    sb_storage_cfg_local (&storage);
     return sb_catalog_ensure_folder (db, &storage, data_folder, split, naming, relist, info, err, err_size);
 }
 

@@ -150,8 +150,8 @@ s_list_split (sess_t *self, int eval, int relist, int *missing, char *err, size_
         : self->objects
         ? sb_catalog_ensure_objects_split (sb_resultdb_handle (self->o->db), self->objects, &wl->storage, split, &ds,
                                            self->key_prefix, relist, info, err, err_size)
-        : sb_catalog_ensure_split (sb_resultdb_handle (self->o->db), wl->data_folder, split, &ds, relist, info, err,
-                                   err_size);
+        : sb_catalog_ensure_folder (sb_resultdb_handle (self->o->db), &wl->storage, wl->data_folder, split, &ds,
+                                    relist, info, err, err_size);
     sb_catalog_set_progress (NULL, NULL);
     if (own_progress)
         sb_progress_destroy (&self->progress);

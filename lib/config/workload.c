@@ -1254,8 +1254,7 @@ sb_workload_from_config (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
         return -1;
     if (wl->read_threads == 0)
         wl->read_threads = 1;   /* DLIO: 0 reads on the main process */
-    if (strncmp (wl->data_folder, "synthetic://", 12) == 0)
-        snprintf (wl->storage.engine, sizeof wl->storage.engine, "synthetic");   /* a synthetic:// data folder says it all */
+    (void) sb_storage_engine_from_uri (wl->data_folder, &wl->storage);   /* a synthetic:// data folder says it all */
     if (sb_storage_keys_placeholders (cfg, err, err_size) != 0
         || sb_storage_keys_resolve (cfg, wl, err, err_size) != 0 || s_compute_stdev (cfg, wl, err, err_size) != 0
         || s_reader_misc (cfg, err, err_size) != 0 || s_preprocess (cfg, wl, err, err_size) != 0)

@@ -147,3 +147,19 @@ sb_storage_from_welcome (const void *welcome, sb_storage_cfg_t *cfg, char *err, 
     cfg->sign_payload = w->sign_payload != 0;
     return 0;
 }
+
+void
+sb_storage_cfg_local (sb_storage_cfg_t *cfg)
+{
+    memset (cfg, 0, sizeof *cfg);
+    snprintf (cfg->engine, sizeof cfg->engine, "file");
+}
+
+int
+sb_storage_engine_from_uri (const char *data_folder, sb_storage_cfg_t *cfg)
+{
+    if (strncmp (data_folder, "synthetic://", 12) != 0)
+        return 0;
+    snprintf (cfg->engine, sizeof cfg->engine, "synthetic");
+    return 1;
+}

@@ -52,6 +52,15 @@ const char *sb_storage_opt (const sb_storage_cfg_t *cfg, const char *key);
 /* "round_robin" | "least_connections" | "per_rank". Borrowed. */
 const char *sb_storage_lb_name (sb_lb_t lb);
 
+/* cfg (zeroed first) for the local file system's own engine, the one a
+ * data folder given as a plain path is read with: for callers that list or
+ * check a local folder without a workload's storage (shardbench catalog). */
+void sb_storage_cfg_local (sb_storage_cfg_t *cfg);
+
+/* When data_folder is a URI that names an engine by itself
+ * ("synthetic://..."), set cfg->engine to it and return 1; else 0. */
+int sb_storage_engine_from_uri (const char *data_folder, sb_storage_cfg_t *cfg);
+
 /* The storage rank uses: cfg itself, except with SB_LB_PER_RANK, where its
  * only endpoint is endpoint rank mod N (as DLIO's ObjStoreLibStorage picks
  * S3_ENDPOINT_URIS[rank % N]). The clients a rank makes (reads, datagen,
