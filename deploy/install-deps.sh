@@ -10,6 +10,8 @@ packages=(gcc pkg-config meson ninja-build python3 libzmq3-dev libczmq-dev libms
           libsnappy-dev libzstd-dev)  # parquet page codecs (dataset.compression: snappy, zstd; gzip is zlib)
 if [ "${1:-}" = "--tests" ]; then
     packages+=(check sqlite3 procps curl nginx-light util-linux iproute2)
+    # tests/run.sh builds the tree a second time with clang (-Dwerror=true in CI)
+    packages+=(clang)
     # tests/integration/test_ssh.sh starts sshd on loopback (--hosts)
     packages+=(openssh-server openssh-client)
     # tests/integration/test_slurm.sh runs a private single-node Slurm (--slurm,
