@@ -1,11 +1,11 @@
 /* catalog: list once, sort in SQLite, reuse by fingerprint. */
 #include "catalog.h"
 #include "dataset.h"
+#include "engine.h"
 #include "format.h"
 #include "log.h"
 #include "util.h"
 
-#include <dirent.h>
 #include <pthread.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -15,22 +15,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-/* Fingerprint: FNV-1a over (relative path, dev, inode, mtime) of every
- * folder under train/, in walk order. Files are not stat'ed for it: adding,
- * removing or renaming a file changes its folder's mtime. */
-typedef struct {
-    uint64_t hash;
-    uint64_t folders;
-} s_fingerprint_t;
-
-static void
-s_fp_add (s_fingerprint_t *fp, const void *data, size_t len)
-{
-    const unsigned char *p = data;
-    for (size_t i = 0; i < len; i++)
-        fp->hash = (fp->hash ^ p[i]) * 0x100000001b3ull;
-}
 
 /* Where listed objects go: straight into objects(idx) when the lister
  * yields keys in order (object stores, synthetic), else into a staging
@@ -181,92 +165,6 @@ s_emit_named (s_emit_t *e, uint64_t size, char *err, size_t err_size)
     e->compact++;
     e->bytes += size;
     return 0;
-}
-
-typedef struct {
-    sqlite3      *db;
-    s_emit_t     *emit;
-    s_fingerprint_t fp;
-    int           fingerprint_only;
-    const char   *top;          /* the folder listed: "train" or "valid" */
-    char         *err;
-    size_t        err_size;
-} s_walk_t;
-
-/* Walk folder `rel` (relative to base, the split's folder at the top). */
-static int
-s_walk (s_walk_t *w, int base_fd, const char *rel)
-{
-    int fd = openat (base_fd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) {
-        snprintf (w->err, w->err_size, "cannot open folder '%s': %s", rel, strerror (errno));
-        return -1;
-    }
-    struct stat st;
-    if (fstat (fd, &st) != 0) {
-        snprintf (w->err, w->err_size, "cannot stat folder '%s': %s", rel, strerror (errno));
-        close (fd);
-        return -1;
-    }
-    s_fp_add (&w->fp, rel, strlen (rel) + 1);
-    s_fp_add (&w->fp, &st.st_dev, sizeof st.st_dev);
-    s_fp_add (&w->fp, &st.st_ino, sizeof st.st_ino);
-    s_fp_add (&w->fp, &st.st_mtim, sizeof st.st_mtim);
-    w->fp.folders++;
-    DIR *dir = fdopendir (fd);
-    if (!dir) {
-        snprintf (w->err, w->err_size, "cannot read folder '%s': %s", rel, strerror (errno));
-        close (fd);
-        return -1;
-    }
-    int rc = 0;
-    struct dirent *de;
-    errno = 0;
-    while (rc == 0 && (de = readdir (dir))) {
-        const char *name = de->d_name;
-        if (s_progress ()) {
-            rc = s_stopped (w->err, w->err_size);
-            break;
-        }
-        if (name[0] == '.')
-            continue;   /* ., .., hidden and in-progress (.tmp) files */
-        char path[PATH_MAX];
-        if (sb_strf (path, sizeof path, "%s/%s", rel, name) != 0) {
-            snprintf (w->err, w->err_size, "path too long under '%s'", rel);
-            rc = -1;
-            break;
-        }
-        int is_dir = de->d_type == DT_DIR;
-        int is_reg = de->d_type == DT_REG;
-        struct stat fst;
-        int have_stat = 0;
-        if (de->d_type == DT_UNKNOWN || de->d_type == DT_LNK || (is_reg && !w->fingerprint_only)) {
-            if (fstatat (base_fd, path, &fst, 0) != 0) {
-                snprintf (w->err, w->err_size, "cannot stat '%s': %s", path, strerror (errno));
-                rc = -1;
-                break;
-            }
-            have_stat = 1;
-            is_dir = S_ISDIR (fst.st_mode);
-            is_reg = S_ISREG (fst.st_mode);
-        }
-        if (is_dir)
-            rc = s_walk (w, base_fd, path);
-        else if (is_reg && !w->fingerprint_only) {
-            (void) have_stat;
-            if (s_emit (w->emit, path, strlen (path), (uint64_t) fst.st_size, w->err, w->err_size) != 0) {
-                rc = -1;
-                break;
-            }
-        }
-        errno = 0;
-    }
-    if (rc == 0 && errno != 0) {
-        snprintf (w->err, w->err_size, "cannot read folder '%s': %s", rel, strerror (errno));
-        rc = -1;
-    }
-    closedir (dir);
-    return rc;
 }
 
 static int
@@ -426,12 +324,53 @@ rollback:
     return SB_CATALOG_ERROR;
 }
 
+/* A folder engine's listing of one split (sb_storage_list, keys relative
+ * to the split), into the catalog as keys relative to the data folder
+ * ("train/..."). */
+typedef struct {
+    sb_storage_t *client;
+    const char   *split;
+    s_emit_t     *emit;
+    int           failed;   /* the catalog refused a key: err is set */
+    char         *err;
+    size_t        err_size;
+} s_folder_list_t;
+
 static int
-s_file_lister (void *ctx, int base_fd, s_emit_t *emit, char *err, size_t err_size)
+s_folder_on_key (void *arg, const char *key, size_t key_len, uint64_t size)
 {
-    s_walk_t *w = ctx;
-    w->emit = emit;
-    return s_walk (w, base_fd, w->top);
+    s_folder_list_t *l = arg;
+    char path[PATH_MAX];
+    if (sb_strf (path, sizeof path, "%s/%.*s", l->split, (int) key_len, key) != 0) {
+        snprintf (l->err, l->err_size, "path too long under '%s'", l->split);
+        l->failed = 1;
+        return 1;
+    }
+    if (s_emit (l->emit, path, strlen (path), size, l->err, l->err_size) != 0) {
+        l->failed = 1;
+        return 1;
+    }
+    return 0;
+}
+
+static int
+s_folder_lister (void *ctx, int base_fd, s_emit_t *emit, char *err, size_t err_size)
+{
+    s_folder_list_t *l = ctx;
+    (void) base_fd;
+    l->emit = emit;
+    char prefix[64];
+    snprintf (prefix, sizeof prefix, "%s/", l->split);
+    sb_storage_error_t *e = malloc (sizeof *e);
+    if (!e) {
+        snprintf (err, err_size, "out of memory");
+        return -1;
+    }
+    int rc = sb_storage_list (l->client, prefix, NULL, NULL, s_folder_on_key, l, e);
+    if (rc != 0 && !l->failed)
+        snprintf (err, err_size, "%s", rc == 1 ? "the split's folder is gone" : e->text);
+    free (e);
+    return rc != 0 ? -1 : 0;
 }
 
 /* The folder a split lists: "train" or "valid" (anything else is a bug of
@@ -456,9 +395,25 @@ sb_catalog_status_t
 sb_catalog_ensure_split (sqlite3 *db, const char *data_folder, const char *split, const sb_dataset_t *naming,
                          int relist, sb_catalog_info_t *info, char *err, size_t err_size)
 {
+    /* bridge until callers pass their storage: the folder engine of POSIX
+     * files (lib/storage/file/) */
+    sb_storage_cfg_t storage;
+    memset (&storage, 0, sizeof storage);
+    snprintf (storage.engine, sizeof storage.engine, "file");
+    return sb_catalog_ensure_folder (db, &storage, data_folder, split, naming, relist, info, err, err_size);
+}
+
+sb_catalog_status_t
+sb_catalog_ensure_folder (sqlite3 *db, const sb_storage_cfg_t *storage, const char *data_folder, const char *split,
+                          const sb_dataset_t *naming, int relist, sb_catalog_info_t *info, char *err, size_t err_size)
+{
     memset (info, 0, sizeof *info);
     if (s_split_ok (split, err, err_size) != 0)
         return SB_CATALOG_ERROR;
+    if (!(sb_storage_caps (storage) & SB_ENGINE_FOLDER)) {
+        snprintf (err, err_size, "catalog: storage engine '%s' does not keep a folder tree", storage->engine);
+        return SB_CATALOG_ERROR;
+    }
     char root[PATH_MAX];
     if (!realpath (data_folder, root)) {
         if (errno == ENOENT)
@@ -466,45 +421,45 @@ sb_catalog_ensure_split (sqlite3 *db, const char *data_folder, const char *split
         snprintf (err, err_size, "data folder '%s': %s", data_folder, strerror (errno));
         return SB_CATALOG_ERROR;
     }
-    int base_fd = open (root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (base_fd < 0) {
-        snprintf (err, err_size, "data folder '%s': %s", root, strerror (errno));
-        return SB_CATALOG_ERROR;
-    }
-    struct stat st;
-    if (fstatat (base_fd, split, &st, 0) != 0) {
-        close (base_fd);
-        if (errno == ENOENT)
-            return SB_CATALOG_MISSING;
-        snprintf (err, err_size, "data folder '%s/%s': %s", root, split, strerror (errno));
-        return SB_CATALOG_ERROR;
-    }
     snprintf (info->prefix, sizeof info->prefix, "%s/", root);
     char uri[PATH_MAX + 16];
     snprintf (uri, sizeof uri, "file://%s/%s", root, split);
 
-    s_walk_t w = { .db = db, .err = err, .err_size = err_size, .fingerprint_only = 1, .top = split };
-    w.fp.hash = 0xcbf29ce484222325ull;
-    if (s_walk (&w, base_fd, split) != 0) {
-        close (base_fd);
+    sb_storage_error_t *e = malloc (sizeof *e);
+    if (!e) {
+        snprintf (err, err_size, "out of memory");
         return SB_CATALOG_ERROR;
     }
-    char fingerprint[64];
-    snprintf (fingerprint, sizeof fingerprint, "%016llx/%llu", (unsigned long long) w.fp.hash,
-              (unsigned long long) w.fp.folders);
-
-    int found = relist ? 0 : s_lookup (db, uri, fingerprint, info, err, err_size);
+    sb_storage_open_t how = { .root = info->prefix, .depth = 1, .buffer_bytes = 4096 };
+    sb_storage_t *client = sb_storage_open (storage, &how, e);
+    if (!client) {
+        snprintf (err, err_size, "data folder '%s': %s", root, e->text);
+        free (e);
+        return SB_CATALOG_ERROR;
+    }
+    /* the fingerprint: identity and mtime of every folder of the split */
+    char prefix[64], fingerprint[64];
+    snprintf (prefix, sizeof prefix, "%s/", split);
     sb_catalog_status_t status = SB_CATALOG_ERROR;
+    if (sb_storage_fingerprint (client, prefix, fingerprint, sizeof fingerprint, e) != 0) {
+        if (e->missing)
+            status = SB_CATALOG_MISSING;
+        else
+            snprintf (err, err_size, "%s", e->text);
+        free (e);
+        sb_storage_close (&client);
+        return status;
+    }
+    free (e);
+    int found = relist ? 0 : s_lookup (db, uri, fingerprint, info, err, err_size);
     if (found > 0)
         status = SB_CATALOG_OK;
     else if (found == 0) {
-        w.fingerprint_only = 0;
-        w.fp.hash = 0xcbf29ce484222325ull;
-        w.fp.folders = 0;
-        status = s_list_into (db, uri, info->prefix, fingerprint, s_file_lister, &w, base_fd, 0, naming, info, err,
+        s_folder_list_t l = { .client = client, .split = split, .err = err, .err_size = err_size };
+        status = s_list_into (db, uri, info->prefix, fingerprint, s_folder_lister, &l, -1, 0, naming, info, err,
                               err_size);
     }
-    close (base_fd);
+    sb_storage_close (&client);
     return status;
 }
 

@@ -56,6 +56,13 @@ sb_catalog_status_t sb_catalog_ensure (sqlite3 *db, const char *data_folder, con
 sb_catalog_status_t sb_catalog_ensure_split (sqlite3 *db, const char *data_folder, const char *split,
                                              const sb_dataset_t *naming, int relist, sb_catalog_info_t *info,
                                              char *err, size_t err_size);
+/* sb_catalog_ensure_split through storage's engine, which must keep a
+ * folder tree (SB_ENGINE_FOLDER: file, direct): its listing
+ * (sb_storage_list) and fingerprint (sb_storage_fingerprint) of
+ * data_folder/split. sb_catalog_ensure_split is this with the file engine. */
+sb_catalog_status_t sb_catalog_ensure_folder (sqlite3 *db, const sb_storage_cfg_t *storage, const char *data_folder,
+                                              const char *split, const sb_dataset_t *naming, int relist,
+                                              sb_catalog_info_t *info, char *err, size_t err_size);
 
 /* List (or reuse) the objects under s3://BUCKET/KEY_PREFIXtrain/ with s3
  * (key_prefix empty or ending with '/'). Keys are stored relative to

@@ -684,11 +684,13 @@ sb_file_engine_fingerprint (void *client, const char *prefix, char *out, size_t 
     s_walk_t w = { .self = client, .e = e };
     int rc = s_walk_prefix (&w, prefix ? prefix : "");
     if (rc == 1) {
-        e->missing = 1;
+        e->missing = 1;     /* the prefix itself */
         return -1;
     }
-    if (rc != 0)
+    if (rc != 0) {
+        e->missing = 0;     /* something under it vanished while walked: an error */
         return -1;
+    }
     snprintf (out, out_size, "%016llx/%llu", (unsigned long long) w.hash, (unsigned long long) w.folders);
     return 0;
 }
