@@ -1,5 +1,6 @@
 /* catalog: list once, sort in SQLite, reuse by fingerprint. */
 #include "catalog.h"
+#include "engine.h"
 #include "dataset.h"
 #include "engine.h"
 #include "format.h"
@@ -366,11 +367,16 @@ s_folder_lister (void *ctx, int base_fd, s_emit_t *emit, char *err, size_t err_s
         snprintf (err, err_size, "out of memory");
         return -1;
     }
+    /* 1: nothing under it (the fingerprint found the folder: an empty split) */
     int rc = sb_storage_list (l->client, prefix, NULL, NULL, s_folder_on_key, l, e);
-    if (rc != 0 && !l->failed)
-        snprintf (err, err_size, "%s", rc == 1 ? "the split's folder is gone" : e->text);
+    if (l->failed || rc < 0) {
+        if (!l->failed)
+            snprintf (err, err_size, "%s", e->text);
+        free (e);
+        return -1;
+    }
     free (e);
-    return rc != 0 ? -1 : 0;
+    return 0;
 }
 
 /* The folder a split lists: "train" or "valid" (anything else is a bug of
@@ -463,32 +469,43 @@ sb_catalog_ensure_folder (sqlite3 *db, const sb_storage_cfg_t *storage, const ch
     return status;
 }
 
-/* ---- S3 ---- */
+/* ---- object stores (an engine with SB_ENGINE_LIST_ORDERED) ---- */
 
 typedef struct {
     s_emit_t   *emit;
-    size_t      prefix_len;
+    const char *head;
     int         failed;
     char       *err;
     size_t      err_size;
-} s_s3_list_t;
+} s_objects_list_t;
 
-/* The catalog key of a listed object (relative to the prefix), or NULL for
- * what a dataset never holds: hidden objects (in-progress uploads) and
- * folder markers. */
+/* The catalog key of a listed object, or NULL for what a dataset never
+ * holds: hidden objects (in-progress uploads) and folder markers. */
 static const char *
-s_listed_key (const char *key, size_t prefix_len)
+s_listed_key (const char *key)
 {
-    const char *rel = key + prefix_len;
-    const char *base = strrchr (rel, '/') ? strrchr (rel, '/') + 1 : rel;
-    return base[0] == '.' || key[strlen (key) - 1] == '/' ? NULL : rel;
+    const char *base = strrchr (key, '/') ? strrchr (key, '/') + 1 : key;
+    return base[0] == '.' || key[strlen (key) - 1] == '/' ? NULL : key;
+}
+
+/* A listed key (relative to the listed prefix, which is the catalog's
+ * prefix followed by head, "train/") as the catalog holds it, relative to
+ * the catalog's prefix, into buf; NULL for what a dataset never holds
+ * (s_listed_key) or a key too long. */
+static const char *
+s_catalog_key (const char *head, const char *key, size_t key_len, char *buf, size_t size)
+{
+    if (sb_strf (buf, size, "%s%.*s", head, (int) key_len, key) != 0)
+        return NULL;
+    return s_listed_key (buf);
 }
 
 static int
-s_s3_on_key (void *arg, const char *key, uint64_t size)
+s_objects_on_key (void *arg, const char *key, size_t key_len, uint64_t size)
 {
-    s_s3_list_t *l = arg;
-    const char *rel = s_listed_key (key, l->prefix_len);
+    s_objects_list_t *l = arg;
+    char buf[1400];
+    const char *rel = s_catalog_key (l->head, key, key_len, buf, sizeof buf);
     if (!rel)
         return 0;
     if (s_emit (l->emit, rel, strlen (rel), size, l->err, l->err_size) != 0) {
@@ -500,7 +517,7 @@ s_s3_on_key (void *arg, const char *key, uint64_t size)
 
 /* Parallel listing: P streams over contiguous key ranges whose boundaries
  * come from the naming scheme (every N/P-th DLIO name in name order). Each
- * stream has its own S3 client on its own thread and writes its keys, in
+ * stream has its own storage client on its own thread and writes its keys, in
  * order, into its own temporary SQLite file; the partitions are then
  * appended to the catalog one after the other. Ranges are contiguous and
  * disjoint whatever the keys are, so the result is the single-stream
@@ -509,9 +526,9 @@ s_s3_on_key (void *arg, const char *key, uint64_t size)
 typedef struct {
     const sb_storage_cfg_t *cfg;
     const char *list_prefix;
-    size_t      prefix_len;
-    char        start_after[1200];  /* "" from the start */
-    char        end_at[1200];       /* "" to the end */
+    const char *head;
+    char        start_after[1200];  /* relative to list_prefix; "" from the start */
+    char        end_at[1200];       /* relative to list_prefix; "" to the end */
     sqlite3    *db;             /* a private temporary database: SQLite names it, unlinks it at once */
     sqlite3_stmt *ins;
     uint64_t    count;
@@ -521,14 +538,15 @@ typedef struct {
 } s_part_t;
 
 static int
-s_part_on_key (void *arg, const char *key, uint64_t size)
+s_part_on_key (void *arg, const char *key, size_t key_len, uint64_t size)
 {
     s_part_t *p = arg;
     if (__atomic_load_n (&s_stop, __ATOMIC_RELAXED)) {
         s_stopped (p->err, sizeof p->err);
         return 1;
     }
-    const char *rel = s_listed_key (key, p->prefix_len);
+    char buf[1400];
+    const char *rel = s_catalog_key (p->head, key, key_len, buf, sizeof buf);
     if (!rel)
         return 0;
     sqlite3_reset (p->ins);
@@ -546,8 +564,22 @@ s_part_thread (void *arg)
 {
     s_part_t *p = arg;
     p->rc = -1;
-    sb_s3_t *s3 = sb_s3_new (p->cfg, 2, p->err, sizeof p->err);
-    if (!s3) {
+    /* every endpoint, whatever the ranks' distribution: the coordinator is no rank */
+    sb_storage_cfg_t *cfg = malloc (sizeof *cfg);
+    sb_storage_error_t e;
+    sb_storage_open_t how = { .root = "", .depth = 2 };
+    sb_storage_t *client = NULL;
+    if (cfg) {
+        *cfg = *p->cfg;
+        if (cfg->lb == SB_LB_PER_RANK)
+            cfg->lb = SB_LB_ROUND_ROBIN;
+        client = sb_storage_open (cfg, &how, &e);
+        free (cfg);
+    }
+    else
+        sb_storage_fail (&e, p->cfg->engine, "open", "", ENOMEM, "out of memory");
+    if (!client) {
+        snprintf (p->err, sizeof p->err, "%s", e.text);
         __atomic_store_n (&p->done, 1, __ATOMIC_RELEASE);
         return NULL;
     }
@@ -561,39 +593,40 @@ s_part_thread (void *arg)
                   p->db ? sqlite3_errmsg (p->db) : "out of memory");
         sqlite3_close (p->db);
         p->db = NULL;
-        sb_s3_destroy (&s3);
+        sb_storage_close (&client);
         __atomic_store_n (&p->done, 1, __ATOMIC_RELEASE);
         return NULL;
     }
-    sb_s3_error_t e;
     p->err[0] = '\0';
-    int rc = sb_s3_list (s3, p->list_prefix, p->start_after[0] ? p->start_after : NULL, p->end_at[0] ? p->end_at : NULL,
-                         (size_t) p->cfg->list_page_size, s_part_on_key, p, &e);
-    if (rc != 0 && !p->err[0])
-        snprintf (p->err, sizeof p->err, "listing s3://%s after '%s': %s", p->list_prefix, p->start_after, e.text);
+    /* 1: nothing in this range (the callbacks set p->err when they stop it) */
+    int rc = sb_storage_list (client, p->list_prefix, p->start_after[0] ? p->start_after : NULL,
+                              p->end_at[0] ? p->end_at : NULL, s_part_on_key, p, &e);
+    if (rc < 0 && !p->err[0])
+        snprintf (p->err, sizeof p->err, "listing %s://%s after '%s%s': %s", p->cfg->engine, p->list_prefix,
+                  p->list_prefix, p->start_after, e.text);
     sqlite3_finalize (p->ins);
     p->ins = NULL;
-    if (rc == 0 && !p->err[0] && sqlite3_exec (p->db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK)
+    if (rc >= 0 && !p->err[0] && sqlite3_exec (p->db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK)
         p->rc = 0;
     else if (!p->err[0])
         snprintf (p->err, sizeof p->err, "listing partition (temporary database): %s", sqlite3_errmsg (p->db));
     /* the connection stays open: the temporary database lives as long as it
      * (the coordinator reads it, then closes it) */
-    sb_s3_destroy (&s3);
+    sb_storage_close (&client);
     __atomic_store_n (&p->done, 1, __ATOMIC_RELEASE);
     return NULL;
 }
 
 typedef struct {
-    sb_s3_t    *s3;
+    sb_storage_t *client;
     const sb_storage_cfg_t *cfg;
     const sb_dataset_t *ds;         /* naming scheme, for the boundaries; NULL: one stream */
-    const char *list_prefix;
-    size_t      prefix_len;
-} s_s3_ctx_t;
+    const char *list_prefix;        /* the catalog's prefix followed by head */
+    const char *head;               /* "train/": the split's folder */
+} s_objects_ctx_t;
 
 static int
-s_s3_lister_parallel (s_s3_ctx_t *c, s_emit_t *emit, char *err, size_t err_size)
+s_objects_lister_parallel (s_objects_ctx_t *c, s_emit_t *emit, char *err, size_t err_size)
 {
     size_t n = (size_t) c->cfg->list_parallelism;
     if (n > c->ds->files)
@@ -608,7 +641,8 @@ s_s3_lister_parallel (s_s3_ctx_t *c, s_emit_t *emit, char *err, size_t err_size)
         s_part_t *p = &parts[j];
         p->cfg = c->cfg;
         p->list_prefix = c->list_prefix;
-        p->prefix_len = c->prefix_len;
+        p->head = c->head;
+        size_t head_len = strlen (c->head);
         char rel[1100];
         if (j > 0) {
             if (sb_dataset_key_sorted (c->ds, (c->ds->files * j) / n - 1, rel, sizeof rel) != 0) {
@@ -616,7 +650,12 @@ s_s3_lister_parallel (s_s3_ctx_t *c, s_emit_t *emit, char *err, size_t err_size)
                 rc = -1;
                 break;
             }
-            snprintf (p->start_after, sizeof p->start_after, "%.*s%s", (int) c->prefix_len, c->list_prefix, rel);
+            if (strncmp (rel, c->head, head_len) != 0) {
+                snprintf (err, err_size, "listing boundary %zu: '%s' is not under %s", j, rel, c->head);
+                rc = -1;
+                break;
+            }
+            snprintf (p->start_after, sizeof p->start_after, "%s", rel + head_len);
         }
         if (j + 1 < n) {
             if (sb_dataset_key_sorted (c->ds, (c->ds->files * (j + 1)) / n - 1, rel, sizeof rel) != 0) {
@@ -624,7 +663,12 @@ s_s3_lister_parallel (s_s3_ctx_t *c, s_emit_t *emit, char *err, size_t err_size)
                 rc = -1;
                 break;
             }
-            snprintf (p->end_at, sizeof p->end_at, "%.*s%s", (int) c->prefix_len, c->list_prefix, rel);
+            if (strncmp (rel, c->head, head_len) != 0) {
+                snprintf (err, err_size, "listing boundary %zu: '%s' is not under %s", j + 1, rel, c->head);
+                rc = -1;
+                break;
+            }
+            snprintf (p->end_at, sizeof p->end_at, "%s", rel + head_len);
         }
         if (pthread_create (&threads[j], NULL, s_part_thread, p) != 0) {
             snprintf (err, err_size, "cannot start a listing thread");
@@ -675,30 +719,30 @@ s_s3_lister_parallel (s_s3_ctx_t *c, s_emit_t *emit, char *err, size_t err_size)
 }
 
 static int
-s_s3_lister (void *arg, int base_fd, s_emit_t *emit, char *err, size_t err_size)
+s_objects_lister (void *arg, int base_fd, s_emit_t *emit, char *err, size_t err_size)
 {
-    s_s3_ctx_t *c = arg;
+    s_objects_ctx_t *c = arg;
     if (c->ds && c->cfg->list_parallelism > 1 && c->ds->files > 1)
-        return s_s3_lister_parallel (c, emit, err, err_size);
-    s_s3_list_t l = { .emit = emit, .prefix_len = c->prefix_len, .err = err, .err_size = err_size };
-    sb_s3_error_t e;
-    if (sb_s3_list (c->s3, c->list_prefix, NULL, NULL, (size_t) c->cfg->list_page_size, s_s3_on_key, &l, &e) != 0) {
+        return s_objects_lister_parallel (c, emit, err, err_size);
+    s_objects_list_t l = { .emit = emit, .head = c->head, .err = err, .err_size = err_size };
+    sb_storage_error_t e;
+    if (sb_storage_list (c->client, c->list_prefix, NULL, NULL, s_objects_on_key, &l, &e) < 0) {
         if (!l.failed)
-            snprintf (err, err_size, "listing s3://%s: %s", c->list_prefix, e.text);
+            snprintf (err, err_size, "listing %s://%s: %s", c->cfg->engine, c->list_prefix, e.text);
         return -1;
     }
     return l.failed ? -1 : 0;
 }
 
 sb_catalog_status_t
-sb_catalog_ensure_s3 (sqlite3 *db, sb_s3_t *s3, const sb_storage_cfg_t *cfg, const sb_dataset_t *ds,
-                      const char *key_prefix, int relist, sb_catalog_info_t *info, char *err, size_t err_size)
+sb_catalog_ensure_objects (sqlite3 *db, sb_storage_t *client, const sb_storage_cfg_t *cfg, const sb_dataset_t *ds,
+                           const char *key_prefix, int relist, sb_catalog_info_t *info, char *err, size_t err_size)
 {
-    return sb_catalog_ensure_s3_split (db, s3, cfg, "train", ds, key_prefix, relist, info, err, err_size);
+    return sb_catalog_ensure_objects_split (db, client, cfg, "train", ds, key_prefix, relist, info, err, err_size);
 }
 
 sb_catalog_status_t
-sb_catalog_ensure_s3_split (sqlite3 *db, sb_s3_t *s3, const sb_storage_cfg_t *cfg, const char *split,
+sb_catalog_ensure_objects_split (sqlite3 *db, sb_storage_t *client, const sb_storage_cfg_t *cfg, const char *split,
                             const sb_dataset_t *ds, const char *key_prefix, int relist, sb_catalog_info_t *info,
                             char *err, size_t err_size)
 {
@@ -709,19 +753,20 @@ sb_catalog_ensure_s3_split (sqlite3 *db, sb_s3_t *s3, const sb_storage_cfg_t *cf
         snprintf (err, err_size, "key prefix too long");
         return SB_CATALOG_ERROR;
     }
-    char uri[1400], list_prefix[1200];
-    snprintf (uri, sizeof uri, "s3://%s/%s%s", cfg->bucket, key_prefix, split);
+    char uri[1400], list_prefix[1200], head[64];
+    snprintf (uri, sizeof uri, "%s://%s/%s%s", cfg->engine, cfg->bucket, key_prefix, split);
     snprintf (list_prefix, sizeof list_prefix, "%s%s/", key_prefix, split);
+    snprintf (head, sizeof head, "%s/", split);
     /* An object store has no cheap change marker: a catalog is reused until
      * --relist (or a datagen, which relists). */
-    int found = relist ? 0 : s_lookup (db, uri, "s3", info, err, err_size);
+    int found = relist ? 0 : s_lookup (db, uri, cfg->engine, info, err, err_size);
     if (found > 0 && info->count > 0)
         return SB_CATALOG_OK;   /* an empty listing is never reused: the objects may have come since */
     if (found < 0)
         return SB_CATALOG_ERROR;
-    s_s3_ctx_t ctx = { .s3 = s3, .cfg = cfg, .ds = ds, .list_prefix = list_prefix, .prefix_len = strlen (key_prefix) };
+    s_objects_ctx_t ctx = { .client = client, .cfg = cfg, .ds = ds, .list_prefix = list_prefix, .head = head };
     /* ListObjectsV2 returns keys in UTF-8 binary order, SQLite's order too */
-    sb_catalog_status_t st = s_list_into (db, uri, info->prefix, "s3", s_s3_lister, &ctx, -1, 1, ds, info, err,
+    sb_catalog_status_t st = s_list_into (db, uri, info->prefix, cfg->engine, s_objects_lister, &ctx, -1, 1, ds, info, err,
                                           err_size);
     if (st == SB_CATALOG_OK && info->count == 0)
         return SB_CATALOG_MISSING;

@@ -5,9 +5,10 @@
 #include "agent.h"
 #include "datafolder.h"
 #include "dataset.h"
+#include "event_loop.h"
 #include "log.h"
 #include "rank.h"
-#include "s3_client.h"
+#include "engine.h"
 #include "sb_version.h"
 #include "security.h"
 #include "trainer.h"
@@ -32,6 +33,8 @@
 /* how long a worker polls for the GO of a step barrier before it sleeps */
 #define S_BARRIER_SPIN_S 0.001
 #define S_SPARE_CORES 4
+/* frames received from one socket before the loop turns to its other work */
+#define S_DRAIN_CAP 1024
 
 /* Refused connection probes, one a second, after which a worker without
  * --timeout says nothing listens at the coordinator's address and exits. */
@@ -162,6 +165,30 @@ s_on_rank (s_agent_t *self, zmsg_t *zm)
     if (zmsg_send (&zm, self->dealer) != 0)
         sb_error ("cannot forward a rank's frame to the coordinator");
     zmsg_destroy (&zm);
+}
+
+/* sb_event_drain's receivers: one frame from the coordinator, or from a
+ * rank actor; 0 when none is queued or the session is done. */
+static int
+s_recv_coordinator (void *ctx)
+{
+    s_agent_t *self = ctx;
+    zmsg_t *zm = self->done ? NULL : zmsg_recv (self->dealer);
+    if (!zm)
+        return 0;
+    s_on_coordinator (self, zm);
+    return 1;
+}
+
+static int
+s_recv_rank (void *ctx)
+{
+    s_agent_t *self = ctx;
+    zmsg_t *zm = self->done ? NULL : zmsg_recv (self->up);
+    if (!zm)
+        return 0;
+    s_on_rank (self, zm);
+    return 1;
 }
 
 static int
@@ -362,7 +389,7 @@ s_check_fd_limit (s_agent_t *self, char *cause, size_t size)
     if (sb_fd_limit_raise (&soft, &hard, cause, size) != 0)
         return -1;
     uint64_t nep = self->storage.nendpoints, inflight = self->storage.max_in_flight;
-    int s3 = self->storage.type == SB_STORAGE_S3;
+    int s3 = (sb_storage_caps (&self->storage) & SB_ENGINE_ENDPOINTS) != 0;   /* connections per endpoint */
     uint64_t threads = s3 ? 1 : (w->loader_threads ? w->loader_threads : w->read_threads);
     uint64_t per_rank = 3 + 2 + 2 * threads + 2 + (s3 ? inflight * nep + 2 + nep + 2 : threads);
     long open_now = s_open_fds ();
@@ -402,10 +429,39 @@ s_ready_fail (sb_msg_ready_t *r, const char *endpoint, const char *cause)
     return 0;
 }
 
-/* Check every storage endpoint from this host (TCP connect and a signed
- * HEAD of the bucket). Failures go into READY: the host's own (host_cause,
- * when set) first, which skips the endpoint checks. Returns 0, or -1 out of
- * memory. */
+/* One endpoint checked by the engine's preflight: a failure goes into
+ * READY, and a heartbeat goes out after each check. */
+typedef struct {
+    s_agent_t      *agent;
+    sb_msg_ready_t *ready;
+    size_t          cap;
+    int             oom;
+} s_check_t;
+
+static void
+s_preflight_check (void *ctx, const char *where, const sb_storage_error_t *e)
+{
+    s_check_t *c = ctx;
+    sb_msg_t hb = { .type = SB_MSG_HEARTBEAT };
+    (void) s_send (c->agent, &hb);  /* a failed send is logged; READY will fail the same way */
+    if (!e)
+        return;
+    if (c->ready->failed_endpoints.count >= c->cap) {
+        c->oom = 1;   /* more failures than endpoints: the engine is not keeping its word */
+        return;
+    }
+    /* the most specific cause first, as the coordinator's table shows it */
+    const char *why = e->os_errno ? strerror (e->os_errno) : e->code;
+    char cause[1024];
+    snprintf (cause, sizeof cause, "%s%s%s", why && *why ? why : "", why && *why ? ": " : "", e->text);
+    if (s_ready_fail (c->ready, where, cause) != 0)
+        c->oom = 1;
+}
+
+/* Check every storage endpoint from this host (an engine with endpoints:
+ * TCP connect and a signed HEAD of the bucket, sb_storage_preflight).
+ * Failures go into READY: the host's own (host_cause, when set) first,
+ * which skips the endpoint checks. Returns 0, or -1 out of memory. */
 static int
 s_preflight (s_agent_t *self, sb_msg_t *ready, const char *host_cause)
 {
@@ -417,49 +473,44 @@ s_preflight (s_agent_t *self, sb_msg_t *ready, const char *host_cause)
         return -1;
     char cause[1024];
 #define S_FAIL(ep, ...) do { snprintf (cause, sizeof cause, __VA_ARGS__); \
-        if (s_ready_fail (r, ep, cause) != 0) { sb_s3_destroy (&s3); return -1; } } while (0)
-    sb_s3_t *s3 = NULL;
+        if (s_ready_fail (r, ep, cause) != 0) return -1; } while (0)
     if (host_cause && *host_cause) {
         S_FAIL ("(this host)", "%s", host_cause);
         return 0;
     }
+    unsigned caps = sb_storage_caps (&self->storage);
     /* a local data folder must be the coordinator's, not one of this host's own */
-    if (self->storage.type == SB_STORAGE_FILE && self->welcome.u.welcome.data_probe
-        && self->welcome.u.welcome.data_probe[0]) {
+    if ((caps & SB_ENGINE_FOLDER) && self->welcome.u.welcome.data_probe && self->welcome.u.welcome.data_probe[0]) {
         char perr[1024];
         if (sb_datafolder_probe_check (self->welcome.u.welcome.data_root, self->welcome.u.welcome.data_probe, perr,
                                        sizeof perr) != 0)
             S_FAIL (self->welcome.u.welcome.data_root, "this host does not see the coordinator's data folder (%s):"
                     " share it between the nodes (NFS, a parallel file system) at the same path", perr);
     }
-    if (self->storage.type != SB_STORAGE_S3)
+    if (!(caps & SB_ENGINE_ENDPOINTS))
         return 0;
     /* each check must end well within the coordinator's patience, and a
      * heartbeat goes out between checks */
     sb_storage_cfg_t cfg = self->storage;
+    if (cfg.lb == SB_LB_PER_RANK)
+        cfg.lb = SB_LB_ROUND_ROBIN;     /* every endpoint, not one rank's */
     double budget = self->timeout_s / 3;
     if (cfg.connect_timeout_s > budget)
         cfg.connect_timeout_s = budget;
     if (cfg.request_timeout_s > budget)
         cfg.request_timeout_s = budget;
-    char err[1024];
-    s3 = sb_s3_new (&cfg, 1, err, sizeof err);
-    if (!s3) {
-        S_FAIL ("(credentials)", "%s", err);
+    sb_storage_error_t e;
+    sb_storage_open_t how = { .root = "", .rank = 0, .depth = 1 };
+    sb_storage_t *client = sb_storage_open (&cfg, &how, &e);
+    if (!client) {
+        S_FAIL ("(credentials)", "%s", e.text);
         return 0;
     }
-    for (size_t i = 0; i < sb_s3_endpoint_count (s3); i++) {
-        sb_msg_t hb = { .type = SB_MSG_HEARTBEAT };
-        (void) s_send (self, &hb);  /* a failed send is logged; READY will fail the same way */
-        sb_s3_error_t e;
-        if (sb_s3_check_endpoint (s3, i, &e) != 0) {
-            const char *why = e.curl_code ? (e.os_errno ? strerror (e.os_errno) : e.curl_text) : e.s3_code;
-            S_FAIL (sb_s3_endpoint (s3, i), "%s%s%s", why && *why ? why : "", why && *why ? ": " : "", e.text);
-        }
-    }
-    sb_s3_destroy (&s3);
+    s_check_t check = { .agent = self, .ready = r, .cap = cap };
+    (void) sb_storage_preflight (client, 0, s_preflight_check, &check);   /* the failures are in READY */
+    sb_storage_close (&client);
 #undef S_FAIL
-    return 0;
+    return check.oom ? -1 : 0;
 }
 
 int
@@ -638,21 +689,15 @@ sb_agent_run (const sb_agent_opts_t *opts)
          * costs libzmq a poll(2); one that finds a frame does not), let the
          * ranks train as far as they can, then sleep on the sockets'
          * ZMQ_FDs until a frame or the trainer's next deadline */
-        int pending = 0;
-        zmsg_t *zm;
-        int i;
-        for (i = 0; i < 1024 && !self->done && (zm = zmsg_recv (self->dealer)); i++)
-            s_on_coordinator (self, zm);
-        pending |= i == 1024;
-        for (i = 0; i < 1024 && !self->done && (zm = zmsg_recv (self->up)); i++)
-            s_on_rank (self, zm);
-        pending |= i == 1024;
+        int pending = sb_event_drain (s_recv_coordinator, self, S_DRAIN_CAP) == S_DRAIN_CAP;
+        pending |= sb_event_drain (s_recv_rank, self, S_DRAIN_CAP) == S_DRAIN_CAP;
         int busy = 0;
         double wake = self->done || !self->trainer ? 0 : sb_trainer_pump (self->trainer, &busy);
         /* the pump sent on the DEALER after it was drained, and a send can
-         * consume the signal of a frame that arrived meanwhile: ask the
-         * socket itself (ZMQ_EVENTS) before sleeping on its ZMQ_FD */
-        if (!pending && !busy && !self->done && !(zsock_events (self->dealer) & ZMQ_POLLIN)) {
+         * consume the signal of a frame that arrived meanwhile: the DEALER
+         * comes first and counts as sent on (sb_event_wait asks it for
+         * ZMQ_EVENTS before sleeping on the ZMQ_FDs) */
+        if (!pending && !busy && !self->done) {
             socks[0] = self->dealer;
             socks[1] = self->up;
             size_t n = 2 + (self->trainer ? sb_trainer_sockets (self->trainer, socks + 2, nsocks - 3) : 0);
@@ -677,7 +722,7 @@ sb_agent_run (const sb_agent_opts_t *opts)
             double go_since = self->trainer && self->spare_cores ? sb_trainer_awaiting_go_since (self->trainer) : 0;
             if (go_since > 0 && now - go_since < S_BARRIER_SPIN_S)
                 timeout = 0;
-            sb_wire_wait_s (socks, n, timeout > 0 ? timeout : 0);
+            sb_event_wait (socks, n, 1, timeout > 0 ? timeout : 0);
         }
     }
     free (socks);
