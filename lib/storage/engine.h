@@ -61,6 +61,12 @@
 /* sb_storage_list gives names in byte order (S3's ListObjectsV2); without
  * it the caller sorts (a directory walk). */
 #define SB_ENGINE_LIST_ORDERED (1u << 6)
+/* One client keeps many reads in flight at once (a curl multi handle, an
+ * io_uring ring): a reader drives it from one thread with depth reads
+ * queued. Without it a client holds one read at a time and performs it in
+ * sb_storage_getevents (fio's sync engines): a reader runs a pool of
+ * clients, one per thread (worker/trainer/reader.h says the rule). */
+#define SB_ENGINE_ASYNC        (1u << 7)
 
 /* ---- errors ---- */
 
@@ -112,6 +118,11 @@ typedef struct {
     uint64_t    rank;       /* the rank that uses the client (per-rank endpoints); 0 for the coordinator */
     size_t      depth;      /* reads queued at once (>= 1); for S3 also connections per endpoint */
     size_t      buffer_bytes; /* the I/O buffer of one read in flight (file engines) */
+    /* Optional (NULL: none): while sb_storage_getevents performs reads, the
+     * engine stores sb_mono_ns () here (atomically) each time a call that
+     * may block (open, stat, one pread) returns, so another thread can tell
+     * a read that makes no progress from a long one (sb_reader_stalled). */
+    uint64_t   *progress_ns;
 } sb_storage_open_t;
 
 /* Expected bytes of an object at an offset (verification); the same type as
@@ -228,6 +239,12 @@ const sb_engine_ops_t *sb_engine_find (const char *name);
 const sb_engine_ops_t *sb_engine_of (const sb_storage_cfg_t *cfg);
 /* Capabilities of the engine cfg names (0 when unknown). */
 unsigned sb_storage_caps (const sb_storage_cfg_t *cfg);
+/* Add an engine to the registry at run time (unit tests: a fake engine);
+ * ops must outlive every use. At most a few (SB_ENGINE_EXTRA_MAX); a name
+ * already registered is refused. 0, or -1. Not thread-safe: call before
+ * any other thread uses the registry. */
+#define SB_ENGINE_EXTRA_MAX 4
+int sb_engine_register (const sb_engine_ops_t *ops);
 /* The i-th registered engine (NULL past the last): for docs and --help. */
 const sb_engine_ops_t *sb_engine_at (size_t i);
 

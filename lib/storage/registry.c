@@ -26,19 +26,35 @@ static const sb_engine_ops_t *const s_engines[] = {
     &sb_engine_synthetic,
 };
 
+#define S_BUILT (sizeof s_engines / sizeof s_engines[0])
+
+/* engines added by sb_engine_register (tests) */
+static const sb_engine_ops_t *s_extra[SB_ENGINE_EXTRA_MAX];
+static size_t s_nextra;
+
 const sb_engine_ops_t *
 sb_engine_at (size_t i)
 {
-    return i < sizeof s_engines / sizeof s_engines[0] ? s_engines[i] : NULL;
+    return i < S_BUILT ? s_engines[i] : i - S_BUILT < s_nextra ? s_extra[i - S_BUILT] : NULL;
 }
 
 const sb_engine_ops_t *
 sb_engine_find (const char *name)
 {
-    for (size_t i = 0; name && i < sizeof s_engines / sizeof s_engines[0]; i++)
-        if (!strcmp (s_engines[i]->name, name))
-            return s_engines[i];
+    const sb_engine_ops_t *ops;
+    for (size_t i = 0; name && (ops = sb_engine_at (i)); i++)
+        if (!strcmp (ops->name, name))
+            return ops;
     return NULL;
+}
+
+int
+sb_engine_register (const sb_engine_ops_t *ops)
+{
+    if (!ops || !ops->name || !ops->open || !ops->close || sb_engine_find (ops->name) || s_nextra >= SB_ENGINE_EXTRA_MAX)
+        return -1;
+    s_extra[s_nextra++] = ops;
+    return 0;
 }
 
 const sb_engine_ops_t *

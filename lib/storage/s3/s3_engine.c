@@ -1,0 +1,367 @@
+/* s3_engine: S3-compatible object stores through s3_client.h.
+ *
+ * A client is one sb_s3_t (one curl multi handle, its connections, the
+ * per-endpoint counters) for the endpoints of the rank it is opened for
+ * (sb_storage_for_rank). Keys are the client's root (a key prefix) followed
+ * by the key asked for; listings give keys back relative to the listed
+ * prefix. Reads are ranged GETs kept in flight together, up to the open's
+ * depth (SB_ENGINE_ASYNC); bodies are counted (and verified when asked) as
+ * they stream in, and dropped. */
+#include "engine.h"
+#include "s3_client.h"
+#include "util.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    sb_s3_t *s3;            /* owned */
+    char     root[PATH_MAX];
+    size_t   page_size;     /* max-keys per ListObjectsV2 request */
+} s_s3_t;
+
+/* sb_s3_error_t into the engine's error. Returns -1. */
+static int
+s_error (const sb_s3_error_t *s, sb_storage_error_t *e)
+{
+    if (!e)
+        return -1;
+    sb_storage_fail (e, "s3", s->op, s->key, s->os_errno, "%s", s->text);
+    snprintf (e->where, sizeof e->where, "%s", s->endpoint);
+    e->status = s->http_status;
+    snprintf (e->code, sizeof e->code, "%s", s->s3_code);
+    e->lib_code = s->curl_code;
+    e->attempt = s->attempt;
+    e->missing = s->http_status == 404;
+    e->transient = sb_s3_error_is_transient (s);
+    return -1;
+}
+
+/* root + key into out; -1 with e set when too long. */
+static int
+s_key (const s_s3_t *self, const char *key, char *out, size_t size, const char *op, sb_storage_error_t *e)
+{
+    if (sb_strf (out, size, "%s%s", self->root, key ? key : "") == 0)
+        return 0;
+    return sb_storage_fail (e, "s3", op, key ? key : "", ENAMETOOLONG, "%s %s%s: key too long", op, self->root,
+                            key ? key : "");
+}
+
+static int
+s_open (const sb_storage_cfg_t *cfg, const sb_storage_open_t *how, void **client, sb_storage_error_t *e)
+{
+    sb_storage_cfg_t *mine = malloc (sizeof *mine);
+    s_s3_t *self = calloc (1, sizeof *self);
+    if (!mine || !self) {
+        free (mine);
+        free (self);
+        return sb_storage_fail (e, "s3", "open", "", ENOMEM, "s3 engine: out of memory");
+    }
+    const char *root = how->root ? how->root : "";
+    if (sb_strf (self->root, sizeof self->root, "%s", root) != 0) {
+        free (mine);
+        free (self);
+        return sb_storage_fail (e, "s3", "open", root, ENAMETOOLONG, "s3 engine: key prefix %s too long", root);
+    }
+    /* a rank's client talks to the rank's endpoints (per_rank: one) */
+    sb_storage_for_rank (cfg, how->rank, mine);
+    self->page_size = (size_t) cfg->list_page_size;
+    char why[1024] = "";
+    self->s3 = sb_s3_new (mine, how->depth ? how->depth : 1, why, sizeof why);
+    free (mine);
+    if (!self->s3) {
+        free (self);
+        int rc = sb_storage_fail (e, "s3", "open", "", 0, "%s", why);
+        if (cfg->nendpoints)
+            snprintf (e->where, sizeof e->where, "%s", cfg->endpoints[0]);
+        return rc;
+    }
+    *client = self;
+    return 0;
+}
+
+static void
+s_close (void *client)
+{
+    s_s3_t *self = client;
+    if (!self)
+        return;
+    sb_s3_destroy (&self->s3);
+    free (self);
+}
+
+static int
+s_preflight (void *client, int write, sb_storage_check_fn check, void *ctx)
+{
+    s_s3_t *self = client;
+    (void) write;   /* a signed HEAD of the bucket: writes are checked by their first PUT */
+    int failed = 0;
+    for (size_t i = 0; i < sb_s3_endpoint_count (self->s3); i++) {
+        sb_s3_error_t s;
+        if (sb_s3_check_endpoint (self->s3, i, &s) == 0)
+            check (ctx, sb_s3_endpoint (self->s3, i), NULL);
+        else {
+            sb_storage_error_t e;
+            s_error (&s, &e);
+            check (ctx, sb_s3_endpoint (self->s3, i), &e);
+            failed++;
+        }
+    }
+    return failed;
+}
+
+typedef struct {
+    sb_storage_list_fn fn;
+    void              *ctx;
+    size_t             skip;    /* the listed prefix's length */
+    int                rc;      /* fn's non-zero return */
+} s_list_t;
+
+static int
+s_on_key (void *arg, const char *key, uint64_t size)
+{
+    s_list_t *l = arg;
+    size_t n = strlen (key);
+    if (n < l->skip)
+        return 0;   /* not under the prefix: never listed by S3 */
+    l->rc = l->fn (l->ctx, key + l->skip, n - l->skip, size);
+    return l->rc;
+}
+
+static int
+s_list (void *client, const char *prefix, const char *start_after, const char *end_at, sb_storage_list_fn fn,
+        void *ctx, sb_storage_error_t *e)
+{
+    s_s3_t *self = client;
+    char full[PATH_MAX], after[PATH_MAX], end[PATH_MAX];
+    if (s_key (self, prefix, full, sizeof full, "LIST", e) != 0
+        || (start_after && sb_strf (after, sizeof after, "%s%s", full, start_after) != 0)
+        || (end_at && sb_strf (end, sizeof end, "%s%s", full, end_at) != 0))
+        return sb_storage_fail (e, "s3", "LIST", prefix ? prefix : "", ENAMETOOLONG, "LIST %s: key too long", full);
+    s_list_t l = { .fn = fn, .ctx = ctx, .skip = strlen (full) };
+    sb_s3_error_t s;
+    int rc = sb_s3_list (self->s3, full, start_after ? after : NULL, end_at ? end : NULL, self->page_size, s_on_key,
+                         &l, &s);
+    if (l.rc)
+        return l.rc;
+    if (rc != 0)
+        return s_error (&s, e);
+    return 0;
+}
+
+static int
+s_stat (void *client, const char *key, uint64_t *size, sb_storage_error_t *e)
+{
+    s_s3_t *self = client;
+    char full[PATH_MAX];
+    sb_s3_error_t s;
+    if (s_key (self, key, full, sizeof full, "HEAD", e) != 0)
+        return -1;
+    return sb_s3_head (self->s3, full, size, &s) == 0 ? 0 : s_error (&s, e);
+}
+
+static int
+s_put (void *client, const char *key, uint64_t size, sb_storage_fill_fn fill, void *ctx, unsigned flags,
+       sb_storage_error_t *e)
+{
+    s_s3_t *self = client;
+    (void) flags;   /* a PUT is whole and durable when it returns (S3's semantics) */
+    char full[PATH_MAX];
+    sb_s3_error_t s;
+    if (s_key (self, key, full, sizeof full, "PUT", e) != 0)
+        return -1;
+    return sb_s3_put (self->s3, full, size, fill, ctx, &s) == 0 ? 0 : s_error (&s, e);
+}
+
+static int
+s_get_small (void *client, const char *key, char *buf, size_t cap, size_t *len, sb_storage_error_t *e)
+{
+    s_s3_t *self = client;
+    char full[PATH_MAX];
+    sb_s3_error_t s;
+    if (s_key (self, key, full, sizeof full, "GET", e) != 0)
+        return -1;
+    int rc = sb_s3_get_small (self->s3, full, buf, cap, len, &s);
+    if (rc != 0)
+        s_error (&s, e);
+    return rc;
+}
+
+static int
+s_get (void *client, const char *key, uint64_t offset, uint64_t length, uint64_t *received, sb_storage_error_t *e)
+{
+    s_s3_t *self = client;
+    char full[PATH_MAX];
+    sb_s3_error_t s;
+    if (s_key (self, key, full, sizeof full, "GET", e) != 0)
+        return -1;
+    return sb_s3_get (self->s3, full, offset, length, received, &s) == 0 ? 0 : s_error (&s, e);
+}
+
+static int
+s_remove (void *client, const char *key, sb_storage_error_t *e)
+{
+    s_s3_t *self = client;
+    char full[PATH_MAX];
+    sb_s3_error_t s;
+    if (s_key (self, key, full, sizeof full, "DELETE", e) != 0)
+        return -1;
+    if (sb_s3_delete (self->s3, full, &s) == 0 || s.http_status == 404)
+        return 0;
+    return s_error (&s, e);
+}
+
+/* A read's expected bytes: the caller's generator up to expect_size, zeros
+ * past it (which the seeded bytes of a longer object will not match). */
+typedef struct {
+    sb_storage_fill_fn fill;
+    void              *ctx;
+    void             (*free_fn) (void *ctx);
+    uint64_t           size;
+} s_expect_t;
+
+static void
+s_expect_fill (void *arg, uint64_t offset, uint8_t *buf, size_t len)
+{
+    s_expect_t *x = arg;
+    uint64_t have = offset < x->size ? x->size - offset : 0;
+    size_t n = have < len ? (size_t) have : len;
+    if (n)
+        x->fill (x->ctx, offset, buf, n);
+    if (n < len)
+        memset (buf + n, 0, len - n);
+}
+
+static void
+s_expect_free (void *arg)
+{
+    s_expect_t *x = arg;
+    if (x->free_fn)
+        x->free_fn (x->ctx);
+    free (x);
+}
+
+static int
+s_queue (void *client, const sb_io_t *io, sb_storage_error_t *e)
+{
+    s_s3_t *self = client;
+    char full[PATH_MAX];
+    s_expect_t *x = NULL;
+    if (io->expect && (x = malloc (sizeof *x))) {
+        x->fill = io->expect;
+        x->ctx = io->expect_ctx;
+        x->free_fn = io->expect_free;
+        x->size = io->expect_size;
+    }
+    if ((io->expect && !x) || s_key (self, io->key, full, sizeof full, "GET", e) != 0) {
+        if (x)
+            s_expect_free (x);
+        else if (io->expect_free)
+            io->expect_free (io->expect_ctx);
+        return x || !io->expect ? -1
+                                : sb_storage_fail (e, "s3", "GET", io->key, ENOMEM, "GET %s%s: out of memory",
+                                                   self->root, io->key);
+    }
+    /* the request owns x from here, also when it cannot start */
+    if (sb_s3_get_start_fill (self->s3, io->tag, full, io->offset, io->length, x != NULL, 0,
+                              x ? s_expect_fill : NULL, x, x ? s_expect_free : NULL) != 0)
+        return sb_storage_fail (e, "s3", "GET", io->key, ENOMEM,
+                                "GET %s: cannot start the request (out of memory or key too long)", full);
+    return 0;
+}
+
+typedef struct {
+    sb_io_done_fn fn;
+    void         *ctx;
+    sb_io_done_t  done;
+} s_sink_t;
+
+static void
+s_on_done (void *arg, const sb_s3_done_t *d)
+{
+    s_sink_t *sink = arg;
+    sb_io_done_t *done = &sink->done;
+    done->tag = d->tag;
+    done->bytes = d->bytes;
+    done->latency_ns = d->latency_ns;
+    done->failed = d->failed;
+    if (d->failed)
+        s_error (&d->error, &done->error);
+    else
+        done->error.text[0] = '\0';
+    sink->fn (sink->ctx, done);
+}
+
+static int
+s_getevents (void *client, int timeout_ms, sb_io_done_fn fn, void *ctx, sb_storage_error_t *e)
+{
+    s_s3_t *self = client;
+    s_sink_t sink = { .fn = fn, .ctx = ctx };
+    int n = sb_s3_run (self->s3, timeout_ms, s_on_done, &sink);
+    if (n < 0)
+        return sb_storage_fail (e, "s3", "GET", "", 0, "S3 engine stopped: curl multi interface failure");
+    return n;
+}
+
+static void
+s_wakeup (void *client)
+{
+    s_s3_t *self = client;
+    sb_s3_wakeup (self->s3);
+}
+
+static size_t
+s_pending (const void *client)
+{
+    const s_s3_t *self = client;
+    return sb_s3_pending (self->s3);
+}
+
+static size_t
+s_stats (void *client, sb_storage_stats_t *out, size_t max)
+{
+    s_s3_t *self = client;
+    size_t n = 0;
+    for (size_t i = 0; i < sb_s3_endpoint_count (self->s3) && n < max; i++) {
+        sb_s3_endpoint_stats_t *st = sb_s3_stats (self->s3, i);
+        sb_storage_stats_t *o = &out[n++];
+        snprintf (o->where, sizeof o->where, "%s", sb_s3_endpoint (self->s3, i));
+        o->requests = st->requests;
+        o->bytes = st->bytes;
+        o->errors = st->errors;
+        o->retries = st->retries;
+        o->latency = st->latency;
+        memset (st, 0, sizeof *st);
+    }
+    return n;
+}
+
+static const char *
+s_credentials_source (const void *client)
+{
+    const s_s3_t *self = client;
+    return sb_s3_credentials_source (self->s3);
+}
+
+const sb_engine_ops_t sb_engine_s3 = {
+    .name = "s3",
+    .caps = SB_ENGINE_OBJECTS | SB_ENGINE_ENDPOINTS | SB_ENGINE_LIST_ORDERED | SB_ENGINE_ASYNC,
+    .open = s_open,
+    .close = s_close,
+    .preflight = s_preflight,
+    .list = s_list,
+    .stat = s_stat,
+    .put = s_put,
+    .get_small = s_get_small,
+    .get = s_get,
+    .remove = s_remove,
+    .queue = s_queue,
+    .getevents = s_getevents,
+    .wakeup = s_wakeup,
+    .pending = s_pending,
+    .stats = s_stats,
+    .credentials_source = s_credentials_source,
+};
