@@ -55,6 +55,8 @@ static const sb_engine_option_t s_options[] = {
 typedef struct s_read {
     uint64_t           tag;
     char              *path;        /* root + key; owned */
+    const char        *root;        /* the client's */
+    size_t             root_len;    /* path + root_len: the key */
     int                fd;
     int                to_eof;      /* length 0: the whole file as it is when opened */
     uint64_t           want, want_end;  /* the asked range */
@@ -104,6 +106,7 @@ typedef struct {
     int              wake_fd;       /* eventfd */
     uint64_t         wake_value;    /* the eventfd read's buffer */
     int              woken;
+    uint64_t        *progress_ns;   /* how->progress_ns: set at each completion (atomic); NULL: none */
     sb_storage_stats_t stats;
 } s_uring_t;
 
@@ -137,6 +140,26 @@ s_read_free (s_read_t *rd)
     free (rd);
 }
 
+/* sb_storage_fail, and where: the root folder (as the file engine's errors). */
+static int
+s_fail (const char *root, sb_storage_error_t *e, const char *op, const char *key, int os_errno, const char *fmt, ...)
+    __attribute__ ((format (printf, 6, 7)));
+static int
+s_fail (const char *root, sb_storage_error_t *e, const char *op, const char *key, int os_errno, const char *fmt, ...)
+{
+    if (!e)
+        return -1;
+    char text[sizeof e->text];
+    va_list ap;
+    va_start (ap, fmt);
+    vsnprintf (text, sizeof text, fmt, ap);
+    va_end (ap);
+    sb_storage_fail (e, S_NAME, op, key, os_errno, "%s", text);
+    snprintf (e->where, sizeof e->where, "%s", root);
+    e->missing = os_errno == ENOENT;
+    return -1;
+}
+
 /* Record the read's first failure (later ones are consequences). */
 static void
 s_read_fail (s_read_t *rd, const char *op, int os_errno, const char *fmt, ...) __attribute__ ((format (printf, 4, 5)));
@@ -154,21 +177,20 @@ s_read_fail (s_read_t *rd, const char *op, int os_errno, const char *fmt, ...)
     va_start (ap, fmt);
     vsnprintf (text, sizeof text, fmt, ap);
     va_end (ap);
-    sb_storage_fail (rd->error, S_NAME, op, rd->path, os_errno, "%s", text);
-    rd->error->missing = os_errno == ENOENT;
+    s_fail (rd->root, rd->error, op, rd->path + rd->root_len, os_errno, "%s", text);
 }
 
 /* What path is, when not a regular file (st: its stat). */
 static int
-s_not_regular (const char *path, const struct stat *st, sb_storage_error_t *e)
+s_not_regular (const char *root, const char *key, const char *path, const struct stat *st, sb_storage_error_t *e)
 {
     mode_t m = st->st_mode;
     const char *what = S_ISFIFO (m) ? "a FIFO" : S_ISCHR (m) ? "a character device" : S_ISBLK (m) ? "a block device"
                        : S_ISDIR (m) ? "a directory" : S_ISSOCK (m) ? "a socket" : "not a file";
     struct stat lst;
     int link = lstat (path, &lst) == 0 && S_ISLNK (lst.st_mode);
-    return sb_storage_fail (e, S_NAME, "open", path, 0,
-                            "open %s: not a regular file (%s%s): a dataset object must be a regular file", path,
+    return s_fail (root, e, "open", key, 0,
+                   "open %s: not a regular file (%s%s): a dataset object must be a regular file", path,
                             link ? "a symbolic link to " : "", what);
 }
 
@@ -321,6 +343,7 @@ s_open (const sb_storage_cfg_t *cfg, const sb_storage_open_t *how, void **client
     self->direct = direct;
     self->buffer_bytes = buffer_bytes;
     self->nslots = depth;
+    self->progress_ns = how->progress_ns;
     if (sb_strf (self->root, sizeof self->root, "%s", how->root ? how->root : "") != 0) {
         s_close (self);
         return sb_storage_fail (e, S_NAME, "open", how->root, ENAMETOOLONG, "root folder %s: path too long",
@@ -405,7 +428,7 @@ s_read_new (s_uring_t *self, const sb_io_t *io, sb_storage_error_t *e)
     if (!rd) {
         if (io->expect_free && io->expect_ctx)
             io->expect_free (io->expect_ctx);
-        sb_storage_fail (e, S_NAME, "read", io->key, ENOMEM, "read %s%s: out of memory", self->root, io->key);
+        s_fail (self->root, e, "read", io->key, ENOMEM, "read %s%s: out of memory", self->root, io->key);
         return NULL;
     }
     rd->fd = -1;
@@ -419,12 +442,14 @@ s_read_new (s_uring_t *self, const sb_io_t *io, sb_storage_error_t *e)
     size_t plen = strlen (self->root) + strlen (io->key) + 1;
     if (plen > PATH_MAX || !(rd->path = malloc (plen))) {
         int err = plen > PATH_MAX ? ENAMETOOLONG : ENOMEM;
-        sb_storage_fail (e, S_NAME, "open", io->key, err, "open %s%s: %s", self->root, io->key,
+        s_fail (self->root, e, "open", io->key, err, "open %s%s: %s", self->root, io->key,
                          err == ENAMETOOLONG ? "path too long" : strerror (err));
         s_read_free (rd);
         return NULL;
     }
     snprintf (rd->path, plen, "%s%s", self->root, io->key);
+    rd->root = self->root;
+    rd->root_len = strlen (self->root);
     return rd;
 }
 
@@ -446,13 +471,12 @@ s_queue (void *client, const sb_io_t *io, sb_storage_error_t *e)
     struct stat st;
     if (stat (rd->path, &st) != 0) {
         int en = errno;
-        sb_storage_fail (err, S_NAME, "open", rd->path, en, "open %s: %s", rd->path, strerror (en));
-        err->missing = en == ENOENT;
+        s_fail (self->root, err, "open", io->key, en, "open %s: %s", rd->path, strerror (en));
         s_read_free (rd);
         return -1;
     }
     if (!S_ISREG (st.st_mode)) {
-        s_not_regular (rd->path, &st, err);
+        s_not_regular (self->root, io->key, rd->path, &st, err);
         s_read_free (rd);
         return -1;
     }
@@ -460,25 +484,24 @@ s_queue (void *client, const sb_io_t *io, sb_storage_error_t *e)
     if (rd->fd < 0) {
         int en = errno;
         if (self->direct && en == EINVAL)
-            sb_storage_fail (err, S_NAME, "open", rd->path, en,
+            s_fail (self->root, err, "open", io->key, en,
                              "open %s with O_DIRECT (storage.uring.direct: true): %s: its file system refuses direct"
                              " I/O; put the dataset on one that supports it or set storage.uring.direct: false",
                              rd->path, strerror (en));
         else
-            sb_storage_fail (err, S_NAME, "open", rd->path, en, "open %s%s: %s", rd->path,
+            s_fail (self->root, err, "open", io->key, en, "open %s%s: %s", rd->path,
                              self->direct ? " with O_DIRECT" : "", strerror (en));
-        err->missing = en == ENOENT;
         s_read_free (rd);
         return -1;
     }
     if (fstat (rd->fd, &st) != 0) {
         int en = errno;
-        sb_storage_fail (err, S_NAME, "open", rd->path, en, "fstat %s: %s", rd->path, strerror (en));
+        s_fail (self->root, err, "open", io->key, en, "fstat %s: %s", rd->path, strerror (en));
         s_read_free (rd);
         return -1;
     }
     if (!S_ISREG (st.st_mode)) {
-        s_not_regular (rd->path, &st, err);
+        s_not_regular (self->root, io->key, rd->path, &st, err);
         s_read_free (rd);
         return -1;
     }
@@ -513,7 +536,7 @@ s_enqueue (s_uring_t *self, s_read_t *rd, const sb_io_t *io, uint64_t size, sb_s
         char why[512];
         uint64_t c0 = sb_mono_ns ();
         if (sb_pagecache_evict_fd (rd->fd, rd->path, why, sizeof why) != 0) {
-            sb_storage_fail (err, S_NAME, "evict", rd->path, errno,
+            s_fail (self->root, err, "evict", io->key, errno,
                              "%s (shardbench.drop_page_cache: true; false reads what the page cache holds)", why);
             s_read_free (rd);
             return -1;
@@ -603,7 +626,8 @@ s_deliver (s_uring_t *self, s_read_t *rd, sb_io_done_fn fn, void *ctx)
         if (rd->error)
             d->error = *rd->error;
         else
-            sb_storage_fail (&d->error, S_NAME, "read", rd->path, ENOMEM, "read %s: failed (out of memory)", rd->path);
+            s_fail (rd->root, &d->error, "read", rd->path + rd->root_len, ENOMEM, "read %s: failed (out of memory)",
+                    rd->path);
         self->stats.errors++;
     } else {
         self->stats.requests++;
@@ -718,6 +742,8 @@ s_getevents (void *client, int timeout_ms, sb_io_done_fn fn, void *ctx, sb_stora
             }
             if (data >= self->nslots || !self->slots[data].rd)
                 continue;
+            if (self->progress_ns)
+                __atomic_store_n (self->progress_ns, sb_mono_ns (), __ATOMIC_RELEASE);
             s_read_t *rd = self->slots[data].rd;
             if (s_complete (self, (size_t) data, res)) {
                 s_deliver (self, rd, fn, ctx);
