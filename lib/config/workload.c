@@ -6,6 +6,7 @@
 #include "log.h"
 #include "proto.h"
 #include "storage_keys.h"
+#include "engine.h"
 #include "ckpt_target.h"
 
 #include <errno.h>
@@ -87,7 +88,7 @@ static const s_key_t s_keys[] = {
     { "output.metric.exclude_end_steps", T_U64, OFF (exclude_end_steps), 0, "0", 0, 1e9, "steps left out at an epoch's end" },
     { "train.sync", T_SYNC, OFF (sync), 0, "step", 0, 0, "barrier: step | epoch" },
     { "metric.au", T_F64, OFF (au), 0, "0.90", 0, 1, "accelerator-utilisation threshold to pass" },
-    { "storage.storage_type", T_STORAGE, OFF (storage.type), 0, "local_fs", 0, 0, "local_fs | s3 | synthetic" },
+    { "storage.storage_type", T_STORAGE, STRF (storage.engine), "local_fs", 0, 0, "local_fs | s3 | synthetic" },
     { "storage.storage_root", T_STR, STRF (storage.bucket), "", 0, 0, "S3 bucket (s3)" },
     { "storage.storage_options.endpoint_url", T_STR, OFF (storage.endpoints[0]), 256, "", 0, 0, "one S3 endpoint, http(s)://HOST:PORT" },
     { "storage.storage_options.endpoint_urls", T_LIST, OFF (storage.endpoints), 256, "", 0, 0, "several endpoints: [URL, URL, ...]" },
@@ -326,15 +327,11 @@ s_parse (const s_key_t *k, const sb_config_entry_t *e, const char *text, sb_work
         return 0;
     case T_STORAGE:
         /* DLIO's StorageType (local_fs, parallel_fs, direct_fs, s3, aistore)
-         * and mlcommons/storage's s3dlio and object: s_storage_resolve
-         * refines s3dlio and object by the URI scheme or storage.protocol */
-        if (!strcasecmp (text, "local_fs") || !strcasecmp (text, "file") || !strcasecmp (text, "posix")
-            || !strcasecmp (text, "parallel_fs") || !strcasecmp (text, "direct_fs"))
-            *(sb_storage_type_t *) at = SB_STORAGE_FILE;
-        else if (!strcasecmp (text, "s3") || !strcasecmp (text, "s3dlio") || !strcasecmp (text, "object"))
-            *(sb_storage_type_t *) at = SB_STORAGE_S3;
-        else if (!strcasecmp (text, "synthetic"))
-            *(sb_storage_type_t *) at = SB_STORAGE_SYNTHETIC;
+         * and mlcommons/storage's s3dlio and object, as a family of engines
+         * (file, s3, synthetic): sb_storage_keys_resolve chooses the engine,
+         * refining s3dlio and object by the URI scheme or storage.protocol */
+        if (sb_storage_keys_family (text))
+            snprintf ((char *) at, k->size, "%s", sb_storage_keys_family (text));
         else if (!strcasecmp (text, "aistore")) {
             snprintf (err, err_size, "%s: key '%s': aistore (AIStore's native API) is not served: shardbench speaks"
                       " S3 and POSIX; AIStore's S3 API needs the /s3 path on its endpoint, which"
@@ -459,7 +456,7 @@ s_storage_endpoints (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_
     /* whatever the storage type: the endpoints are part of the recorded configuration */
     for (size_t i = 0; i < st->nendpoints; i++) {
         const char *v = st->endpoints[i];
-        if (strchr (v, '@') && (origin || st->type == SB_STORAGE_S3)) {
+        if (strchr (v, '@') && (origin || (sb_storage_caps (st) & SB_ENGINE_ENDPOINTS))) {
             /* http://USER:PASSWORD@HOST: the URL is recorded and sent to the
              * workers, so a password in it would be too; not repeated here */
             snprintf (err, err_size, "%s: key '%s': endpoint %zu holds a user name"
@@ -470,7 +467,7 @@ s_storage_endpoints (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_
             return -1;
         }
     }
-    if (st->type != SB_STORAGE_S3)
+    if (!(sb_storage_caps (st) & SB_ENGINE_ENDPOINTS))
         return 0;
     if (!st->bucket[0]) {
         const sb_config_entry_t *e = sb_config_get (cfg, "storage.storage_type");
@@ -500,6 +497,142 @@ s_storage_endpoints (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_
                   part ? sb_config_where (part, where, sizeof where) : "defaults",
                   (unsigned long long) wl->storage.multipart_part, (unsigned long long) wl->storage.multipart_threshold);
         return -1;
+    }
+    return 0;
+}
+
+/* The engine a key storage.<engine>.<key> belongs to (one of the engines
+ * this build has), else NULL; *option points at <key>. */
+static const sb_engine_ops_t *
+s_engine_of_key (const char *key, const char **option)
+{
+    if (strncmp (key, "storage.", 8) != 0)
+        return NULL;
+    const char *name = key + 8, *dot = strchr (name, '.');
+    if (!dot || dot == name || !dot[1])
+        return NULL;
+    for (size_t i = 0; sb_engine_at (i); i++) {
+        const sb_engine_ops_t *ops = sb_engine_at (i);
+        if (strlen (ops->name) == (size_t) (dot - name) && !strncmp (ops->name, name, (size_t) (dot - name))) {
+            *option = dot + 1;
+            return ops;
+        }
+    }
+    return NULL;
+}
+
+/* A number of an engine option: digits, for SB_OPT_SIZE with a binary
+ * suffix (k, m, g, t; KiB, MiB, GiB, TiB). 0, or -1 when not one. */
+static int
+s_engine_number (const char *text, int size, uint64_t *out)
+{
+    if (!*text || *text == '-' || *text == '+')
+        return -1;
+    errno = 0;
+    char *end;
+    unsigned long long v = strtoull (text, &end, 10);
+    if (end == text || errno)
+        return -1;
+    unsigned shift = 0;
+    if (size && *end) {
+        static const char units[] = "kmgt";
+        const char *u = strchr (units, (char) (*end | 0x20));
+        if (!u)
+            return -1;
+        shift = 10u * (unsigned) (u - units + 1);
+        end++;
+        if (!strcasecmp (end, "ib") || !strcasecmp (end, "b"))
+            end += strlen (end);
+    }
+    if (*end || (shift && v > (UINT64_MAX >> shift)))
+        return -1;
+    *out = (uint64_t) v << shift;
+    return 0;
+}
+
+/* storage.<engine>.<key>: the options the engine in use declares
+ * (sb_engine_option_t), checked against their type and range and kept as
+ * text in wl->storage.opts (numbers in bytes or units, booleans 0 or 1). A
+ * key of another engine, or one the engine does not declare, is an error
+ * naming it. Runs once the engine is chosen. */
+static int
+s_engine_options (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size)
+{
+    char where[1200];
+    const sb_engine_ops_t *mine = sb_engine_of (&wl->storage);
+    wl->storage.nopts = 0;
+    for (size_t i = 0; i < sb_config_count (cfg); i++) {
+        const sb_config_entry_t *e = sb_config_at (cfg, i);
+        const char *key;
+        const sb_engine_ops_t *ops = s_engine_of_key (e->key, &key);
+        if (!ops)
+            continue;
+        sb_config_where (e, where, sizeof where);
+        if (ops != mine) {
+            snprintf (err, err_size, "%s: key '%s': an option of the %s storage engine, but this workload's storage"
+                      " engine is %s (%s)", where, e->key, ops->name, wl->storage.engine, wl->storage_summary);
+            return -1;
+        }
+        const sb_engine_option_t *o = ops->options;
+        while (o && o->key && strcmp (o->key, key) != 0)
+            o++;
+        if (!o || !o->key) {
+            char known[512] = "";
+            size_t used = 0;
+            for (const sb_engine_option_t *k = ops->options; k && k->key && used < sizeof known; k++)
+                used += (size_t) snprintf (known + used, sizeof known - used, "%s%s", used ? ", " : "", k->key);
+            snprintf (err, err_size, "%s: key '%s': the %s storage engine has no option '%s' (%s)", where, e->key,
+                      ops->name, key, used ? known : "it has none");
+            return -1;
+        }
+        const char *text = e->value ? e->value : "";
+        char value[sizeof wl->storage.opts[0].value];
+        uint64_t v = 0;
+        switch (o->type) {
+        case SB_OPT_UINT:
+        case SB_OPT_SIZE:
+            if (e->items || s_engine_number (text, o->type == SB_OPT_SIZE, &v) != 0) {
+                snprintf (err, err_size, "%s: key '%s': expected %s, got '%s'", where, e->key,
+                          o->type == SB_OPT_SIZE ? "a size in bytes (k, m, g suffixes allowed)" : "a whole number",
+                          e->items ? "a list" : text);
+                return -1;
+            }
+            if (v < o->min || v > o->max) {
+                snprintf (err, err_size, "%s: key '%s': %llu is out of range [%llu, %llu]", where, e->key,
+                          (unsigned long long) v, (unsigned long long) o->min, (unsigned long long) o->max);
+                return -1;
+            }
+            snprintf (value, sizeof value, "%llu", (unsigned long long) v);
+            break;
+        case SB_OPT_BOOL:
+            if (!strcasecmp (text, "true") || !strcasecmp (text, "yes") || !strcasecmp (text, "on") || !strcmp (text, "1"))
+                snprintf (value, sizeof value, "1");
+            else if (!strcasecmp (text, "false") || !strcasecmp (text, "no") || !strcasecmp (text, "off")
+                     || !strcmp (text, "0"))
+                snprintf (value, sizeof value, "0");
+            else {
+                snprintf (err, err_size, "%s: key '%s': expected true or false, got '%s'", where, e->key,
+                          e->items ? "a list" : text);
+                return -1;
+            }
+            break;
+        default:
+            if (e->items || strlen (text) >= sizeof value) {
+                snprintf (err, err_size, "%s: key '%s': expected a text of at most %zu bytes", where, e->key,
+                          sizeof value - 1);
+                return -1;
+            }
+            snprintf (value, sizeof value, "%s", text);
+            break;
+        }
+        if (wl->storage.nopts >= SB_STORAGE_OPTS_MAX || strlen (key) >= sizeof wl->storage.opts[0].key) {
+            snprintf (err, err_size, "%s: key '%s': too many engine options (at most %d)", where, e->key,
+                      SB_STORAGE_OPTS_MAX);
+            return -1;
+        }
+        snprintf (wl->storage.opts[wl->storage.nopts].key, sizeof wl->storage.opts[0].key, "%s", key);
+        snprintf (wl->storage.opts[wl->storage.nopts].value, sizeof wl->storage.opts[0].value, "%s", value);
+        wl->storage.nopts++;
     }
     return 0;
 }
@@ -1127,12 +1260,13 @@ sb_workload_from_config (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
     if (wl->read_threads == 0)
         wl->read_threads = 1;   /* DLIO: 0 reads on the main process */
     if (strncmp (wl->data_folder, "synthetic://", 12) == 0)
-        wl->storage.type = SB_STORAGE_SYNTHETIC;   /* a synthetic:// data folder says it all */
+        snprintf (wl->storage.engine, sizeof wl->storage.engine, "synthetic");   /* a synthetic:// data folder says it all */
     if (sb_storage_keys_placeholders (cfg, err, err_size) != 0
         || sb_storage_keys_resolve (cfg, wl, err, err_size) != 0 || s_compute_stdev (cfg, wl, err, err_size) != 0
         || s_reader_misc (cfg, err, err_size) != 0 || s_preprocess (cfg, wl, err, err_size) != 0)
         return -1;
-    if (s_storage_endpoints (cfg, wl, err, err_size) != 0 || sb_storage_keys_finish (cfg, wl, err, err_size) != 0)
+    if (s_storage_endpoints (cfg, wl, err, err_size) != 0 || sb_storage_keys_finish (cfg, wl, err, err_size) != 0
+        || s_engine_options (cfg, wl, err, err_size) != 0)
         return -1;
     if (sb_ckpt_target_check (cfg, wl, err, err_size) != 0)   /* issue 15, ckpt: the checkpoint folder's storage */
         return -1;
@@ -1217,6 +1351,9 @@ sb_workload_from_config (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
             continue;   /* read by s_parquet_columns */
         if (sb_storage_keys_is_reader_option (e->key))
             continue;   /* read by s_reader_storage */
+        const char *engine_key;
+        if (s_engine_of_key (e->key, &engine_key))
+            continue;   /* read by s_engine_options */
         int shape = k ? 0 : s_shape_error (e, err, err_size);
         if (shape < 0)
             return -1;

@@ -1,5 +1,6 @@
 /* sampler_kind: DLIO's choice of sampler and loader threads (see sampler_kind.h). */
 #include "sampler_kind.h"
+#include "engine.h"
 
 #include <string.h>
 #include <strings.h>
@@ -31,7 +32,7 @@ sb_sampler_kind_for (const sb_workload_t *wl)
         static const char *const per_file_formats[] = { "npz", "npy", "jpeg", "jpg", "png", NULL };
         if (strcasecmp (wl->format, "parquet") == 0)
             return SB_SAMPLER_DLIO_FILES;
-        if (wl->storage.type == SB_STORAGE_S3 && s_one_of (wl->format, per_file_formats))
+        if ((sb_storage_caps (&wl->storage) & SB_ENGINE_OBJECTS) && s_one_of (wl->format, per_file_formats))
             return SB_SAMPLER_DLIO_FILES;
     }
     return SB_SAMPLER_DLIO_INDEX;
@@ -61,6 +62,6 @@ sb_preprocess_applies (sb_sampler_kind_t kind, const sb_workload_t *wl)
     if (s_one_of (wl->format, base_next))
         return 1;
     if (s_one_of (wl->format, npy_like))
-        return wl->odirect || (wl->storage.type == SB_STORAGE_S3 && !wl->storage_library[0]);
+        return wl->odirect || ((sb_storage_caps (&wl->storage) & SB_ENGINE_OBJECTS) && !wl->storage_library[0]);
     return 0;
 }

@@ -1,5 +1,6 @@
 /* ckpt_target: the checkpoint folder's own storage (file or S3). */
 #include "ckpt_target.h"
+#include "engine.h"
 #include "util.h"
 
 #include <stdio.h>
@@ -69,7 +70,7 @@ sb_ckpt_target_resolve (const sb_workload_t *wl, sb_ckpt_target_t *t, char *err,
             snprintf (err, err_size, "key 'checkpoint.checkpoint_folder': '%s' names no folder", given);
             return -1;
         }
-        if (*scheme || *rest == '/' || wl->storage.type != SB_STORAGE_S3) {
+        if (*scheme || *rest == '/' || !(sb_storage_caps (&wl->storage) & SB_ENGINE_OBJECTS)) {
             /* a local folder, whatever storage the dataset is on */
             if (sb_strf (t->path, sizeof t->path, "%s", rest) != 0) {
                 snprintf (err, err_size, "key 'checkpoint.checkpoint_folder': '%s' is too long", given);
@@ -98,7 +99,7 @@ sb_ckpt_target_resolve (const sb_workload_t *wl, sb_ckpt_target_t *t, char *err,
 int
 sb_ckpt_target_endpoints (const sb_workload_t *wl, const sb_ckpt_target_t *t, char *err, size_t err_size)
 {
-    if (!t->s3 || wl->storage.type == SB_STORAGE_S3 || wl->storage.nendpoints > 0)
+    if (!t->s3 || (sb_storage_caps (&wl->storage) & SB_ENGINE_OBJECTS) || wl->storage.nendpoints > 0)
         return 0;
     snprintf (err, err_size, "key 'checkpoint.checkpoint_folder': '%s' is on S3 but the dataset is local, and no S3"
               " endpoint is configured: give storage.storage_options.endpoint_url=http(s)://HOST:PORT (or"
@@ -113,7 +114,7 @@ sb_ckpt_target_check (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err
     char where[1200], why[1536];
     const sb_config_entry_t *fe = sb_config_get (cfg, "checkpoint.checkpoint_folder");
     sb_storage_cfg_t *st = &wl->storage;
-    if (st->type == SB_STORAGE_SYNTHETIC)
+    if (sb_storage_caps (st) & SB_ENGINE_NO_IO)
         return 0;   /* a synthetic run writes no checkpoint (the session says so when asked to) */
     sb_ckpt_target_t t;
     int bad = sb_ckpt_target_resolve (wl, &t, why, sizeof why) != 0 || sb_ckpt_target_endpoints (wl, &t, why,
@@ -124,7 +125,7 @@ sb_ckpt_target_check (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err
         snprintf (err, err_size, "%s: %s", sb_config_where (fe, where, sizeof where), why);
         return -1;
     }
-    if (!t.s3 || st->type == SB_STORAGE_S3)
+    if (!t.s3 || (sb_storage_caps (st) & SB_ENGINE_OBJECTS))
         return 0;   /* local files, or the dataset's S3 settings, checked with it */
     for (size_t i = 0; i < st->nendpoints; i++) {
         /* HOST:PORT, as for a dataset on S3: http */
@@ -149,6 +150,16 @@ sb_ckpt_target_uri (const sb_ckpt_target_t *t, char *out, size_t size)
     return sb_strf (out, size, "%s", t->path);
 }
 
+/* The checkpoint storage's engine: the dataset's options go with the
+ * dataset's engine only. */
+static void
+s_engine (sb_storage_cfg_t *out, const char *engine)
+{
+    if (strcmp (out->engine, engine) != 0)
+        out->nopts = 0;
+    snprintf (out->engine, sizeof out->engine, "%s", engine);
+}
+
 int
 sb_ckpt_target_open (const char *ckpt_root, const char *data_root, const sb_storage_cfg_t *storage,
                      sb_storage_cfg_t *out, char *root, size_t root_size, char *err, size_t err_size)
@@ -171,7 +182,7 @@ sb_ckpt_target_open (const char *ckpt_root, const char *data_root, const sb_stor
         }
         memcpy (out->bucket, rest, bn);
         out->bucket[bn] = '\0';
-        out->type = SB_STORAGE_S3;
+        s_engine (out, "s3");
         rest += bn;
         if (*rest == '/')
             rest++;
@@ -191,7 +202,7 @@ sb_ckpt_target_open (const char *ckpt_root, const char *data_root, const sb_stor
                   ckpt_root);
         return -1;
     }
-    out->type = SB_STORAGE_FILE;
+    s_engine (out, "file");   /* checkpoints are written as files, whatever engine reads the dataset */
     if (sb_strf (root, root_size, "%s", ckpt_root) != 0) {
         snprintf (err, err_size, "checkpoint folder '%s' too long", ckpt_root);
         return -1;

@@ -60,9 +60,11 @@ int sb_ckpt_target_check (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t
 int sb_ckpt_target_uri (const sb_ckpt_target_t *t, char *out, size_t size);
 
 /* A worker's side: ckpt_root (the wire form, or "" then data_root, a
- * dataset root of storage->type) into the storage to use (a copy of storage,
- * with type and bucket of the target) and root, the prefix of every
- * checkpoint file's path or key. Returns 0, or -1 with err. */
+ * dataset root of storage's engine) into the storage to use (a copy of
+ * storage, with the engine and bucket of the target: "s3", or "file" for a
+ * local folder; the dataset engine's options go only with that engine) and
+ * root, the prefix of every checkpoint file's path or key. Returns 0, or -1
+ * with err. */
 int sb_ckpt_target_open (const char *ckpt_root, const char *data_root, const sb_storage_cfg_t *storage,
                          sb_storage_cfg_t *out, char *root, size_t root_size, char *err, size_t err_size);
 

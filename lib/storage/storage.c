@@ -1,16 +1,11 @@
 /* storage: names of storage settings and their WELCOME encoding. */
 #include "storage.h"
+#include "engine.h"
 #include "proto.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-const char *
-sb_storage_type_name (sb_storage_type_t type)
-{
-    return type == SB_STORAGE_S3 ? "s3" : type == SB_STORAGE_SYNTHETIC ? "synthetic" : "file";
-}
 
 const char *
 sb_storage_lb_name (sb_lb_t lb)
@@ -56,14 +51,28 @@ int
 sb_storage_to_welcome (const sb_storage_cfg_t *cfg, void *welcome)
 {
     sb_msg_welcome_t *w = welcome;
-    w->storage_type = (char *) sb_storage_type_name (cfg->type);
+    w->engine = (char *) cfg->engine;
     w->bucket = (char *) cfg->bucket;
     w->endpoints.count = 0;
-    w->endpoints.items = calloc (cfg->nendpoints ? cfg->nendpoints : 1, sizeof (char *));
-    if (!w->endpoints.items)
+    w->engine_opts.count = 0;
+    /* one block: the endpoints' pointers, the options' pointers, then the
+     * options' "key=value" texts, so that freeing endpoints.items frees all */
+    size_t nopts = cfg->nopts < SB_STORAGE_OPTS_MAX ? cfg->nopts : SB_STORAGE_OPTS_MAX;
+    size_t text = sizeof cfg->opts[0].key + sizeof cfg->opts[0].value + 1;
+    size_t npointers = cfg->nendpoints + nopts + 1;
+    char **block = calloc (1, npointers * sizeof (char *) + nopts * text);
+    if (!block)
         return -1;
+    w->endpoints.items = block;
     for (size_t i = 0; i < cfg->nendpoints; i++)
         w->endpoints.items[w->endpoints.count++] = (char *) cfg->endpoints[i];
+    w->engine_opts.items = block + cfg->nendpoints;
+    char *texts = (char *) (block + npointers);
+    for (size_t i = 0; i < nopts; i++) {
+        char *t = texts + i * text;
+        snprintf (t, text, "%s=%s", cfg->opts[i].key, cfg->opts[i].value);
+        w->engine_opts.items[w->engine_opts.count++] = t;
+    }
     w->load_balance = (char *) sb_storage_lb_name (cfg->lb);
     w->region = (char *) cfg->region;
     w->path_style = (uint64_t) cfg->path_style;
@@ -82,15 +91,27 @@ sb_storage_from_welcome (const void *welcome, sb_storage_cfg_t *cfg, char *err, 
 {
     const sb_msg_welcome_t *w = welcome;
     memset (cfg, 0, sizeof *cfg);
-    if (!strcmp (w->storage_type, "s3"))
-        cfg->type = SB_STORAGE_S3;
-    else if (!strcmp (w->storage_type, "synthetic"))
-        cfg->type = SB_STORAGE_SYNTHETIC;
-    else if (!strcmp (w->storage_type, "file"))
-        cfg->type = SB_STORAGE_FILE;
-    else {
-        snprintf (err, err_size, "unknown storage type '%s'", w->storage_type);
+    if (strlen (w->engine) >= sizeof cfg->engine || !sb_engine_find (w->engine)) {
+        snprintf (err, err_size, "the storage engine '%.32s' is not built into this worker", w->engine);
         return -1;
+    }
+    snprintf (cfg->engine, sizeof cfg->engine, "%s", w->engine);
+    if (w->engine_opts.count > SB_STORAGE_OPTS_MAX) {
+        snprintf (err, err_size, "%zu options of the %s storage engine: at most %d", (size_t) w->engine_opts.count,
+                  cfg->engine, SB_STORAGE_OPTS_MAX);
+        return -1;
+    }
+    for (size_t i = 0; i < w->engine_opts.count; i++) {
+        const char *kv = w->engine_opts.items[i], *eq = strchr (kv, '=');
+        if (!eq || eq == kv || (size_t) (eq - kv) >= sizeof cfg->opts[0].key
+            || strlen (eq + 1) >= sizeof cfg->opts[0].value) {
+            snprintf (err, err_size, "option %zu of the %s storage engine is not key=value within bounds", i + 1,
+                      cfg->engine);
+            return -1;
+        }
+        snprintf (cfg->opts[cfg->nopts].key, sizeof cfg->opts[0].key, "%.*s", (int) (eq - kv), kv);
+        snprintf (cfg->opts[cfg->nopts].value, sizeof cfg->opts[0].value, "%s", eq + 1);
+        cfg->nopts++;
     }
     if (w->endpoints.count > SB_MAX_ENDPOINTS || strlen (w->bucket) >= sizeof cfg->bucket
         || strlen (w->region) >= sizeof cfg->region) {

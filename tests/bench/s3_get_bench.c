@@ -34,7 +34,7 @@ main (int argc, char **argv)
 {
     sb_storage_cfg_t cfg;
     memset (&cfg, 0, sizeof cfg);
-    cfg.type = SB_STORAGE_S3;
+    snprintf (cfg.engine, sizeof cfg.engine, "s3");
     cfg.path_style = 1;
     cfg.connect_timeout_s = 5;
     cfg.request_timeout_s = 60;

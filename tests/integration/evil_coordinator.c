@@ -102,7 +102,7 @@ main (int argc, char **argv)
             if (sb_proto_set_str (&w->data_root, argv[3]) || sb_proto_set_str (&w->format, "npz")
                 || sb_proto_set_str (&w->file_prefix, key_mode ? "img" : "../../escape")
                 || sb_proto_set_str (&w->sync, "epoch") || sb_proto_set_str (&w->compute_dist, "constant")
-                || sb_proto_set_str (&w->storage_type, "file") || sb_proto_set_str (&w->load_balance, "round_robin")
+                || sb_proto_set_str (&w->engine, "file") || sb_proto_set_str (&w->load_balance, "round_robin")
                 || sb_proto_set_str (&w->bucket, "") || sb_proto_set_str (&w->region, "")
                 || sb_proto_set_str (&w->parquet_columns, "") || sb_proto_set_str (&w->sampler, "global")
                 || sb_proto_set_str (&w->trace, "")) {

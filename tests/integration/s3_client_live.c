@@ -17,7 +17,7 @@ static void
 s_setup (void)
 {
     memset (&s_cfg, 0, sizeof s_cfg);
-    s_cfg.type = SB_STORAGE_S3;
+    snprintf (s_cfg.engine, sizeof s_cfg.engine, "s3");
     snprintf (s_cfg.bucket, sizeof s_cfg.bucket, "%s", getenv ("S3_BUCKET") ? getenv ("S3_BUCKET") : "sbtest");
     char list[2048];
     snprintf (list, sizeof list, "%s", getenv ("S3_ENDPOINTS") ? getenv ("S3_ENDPOINTS") : "");

@@ -114,31 +114,31 @@ START_TEST (test_applies)
     static const struct {
         sb_sampler_kind_t kind;
         const char *format;
-        sb_storage_type_t storage;
+        const char *storage;
         const char *library;
         int odirect, applies;
     } cases[] = {
-        { SB_SAMPLER_DLIO_INDEX, "npz", SB_STORAGE_FILE, "", 0, 1 },          /* read_index */
-        { SB_SAMPLER_DLIO_INDEX, "jpeg", SB_STORAGE_S3, "s3dlio", 0, 1 },
-        { SB_SAMPLER_DLIO_INDEX, "tfrecord", SB_STORAGE_FILE, "", 0, 1 },
-        { SB_SAMPLER_GLOBAL, "npy", SB_STORAGE_FILE, "", 0, 1 },
-        { SB_SAMPLER_DLIO_INDEX, "parquet", SB_STORAGE_FILE, "", 0, 0 },      /* its read_index does not */
-        { SB_SAMPLER_DLIO_FILES, "parquet", SB_STORAGE_S3, "s3dlio", 0, 0 },
-        { SB_SAMPLER_DLIO_ITERATIVE, "tfrecord", SB_STORAGE_FILE, "", 0, 0 }, /* TFReader's tf.data */
-        { SB_SAMPLER_DLIO_ITERATIVE, "npz", SB_STORAGE_FILE, "", 0, 0 },      /* _localfs_stream_next */
-        { SB_SAMPLER_DLIO_ITERATIVE, "npz", SB_STORAGE_FILE, "", 1, 1 },      /* NPZReaderODIRECT */
-        { SB_SAMPLER_DLIO_FILES, "npz", SB_STORAGE_S3, "", 0, 1 },            /* NPZReaderS3 */
-        { SB_SAMPLER_DLIO_FILES, "npz", SB_STORAGE_S3, "minio", 0, 0 },       /* _s3_stream_next */
-        { SB_SAMPLER_DLIO_FILES, "png", SB_STORAGE_S3, "", 0, 0 },
-        { SB_SAMPLER_DLIO_ITERATIVE, "hdf5", SB_STORAGE_FILE, "", 0, 1 },     /* FormatReader.next */
-        { SB_SAMPLER_DLIO_ITERATIVE, "indexed_binary", SB_STORAGE_FILE, "", 0, 1 },
-        { SB_SAMPLER_DLIO_ITERATIVE, "mmap_indexed_binary", SB_STORAGE_FILE, "", 0, 1 },
+        { SB_SAMPLER_DLIO_INDEX, "npz", "file", "", 0, 1 },          /* read_index */
+        { SB_SAMPLER_DLIO_INDEX, "jpeg", "s3", "s3dlio", 0, 1 },
+        { SB_SAMPLER_DLIO_INDEX, "tfrecord", "file", "", 0, 1 },
+        { SB_SAMPLER_GLOBAL, "npy", "file", "", 0, 1 },
+        { SB_SAMPLER_DLIO_INDEX, "parquet", "file", "", 0, 0 },      /* its read_index does not */
+        { SB_SAMPLER_DLIO_FILES, "parquet", "s3", "s3dlio", 0, 0 },
+        { SB_SAMPLER_DLIO_ITERATIVE, "tfrecord", "file", "", 0, 0 }, /* TFReader's tf.data */
+        { SB_SAMPLER_DLIO_ITERATIVE, "npz", "file", "", 0, 0 },      /* _localfs_stream_next */
+        { SB_SAMPLER_DLIO_ITERATIVE, "npz", "file", "", 1, 1 },      /* NPZReaderODIRECT */
+        { SB_SAMPLER_DLIO_FILES, "npz", "s3", "", 0, 1 },            /* NPZReaderS3 */
+        { SB_SAMPLER_DLIO_FILES, "npz", "s3", "minio", 0, 0 },       /* _s3_stream_next */
+        { SB_SAMPLER_DLIO_FILES, "png", "s3", "", 0, 0 },
+        { SB_SAMPLER_DLIO_ITERATIVE, "hdf5", "file", "", 0, 1 },     /* FormatReader.next */
+        { SB_SAMPLER_DLIO_ITERATIVE, "indexed_binary", "file", "", 0, 1 },
+        { SB_SAMPLER_DLIO_ITERATIVE, "mmap_indexed_binary", "file", "", 0, 1 },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         memset (&s_wl, 0, sizeof s_wl);
         snprintf (s_wl.format, sizeof s_wl.format, "%s", cases[i].format);
         snprintf (s_wl.storage_library, sizeof s_wl.storage_library, "%s", cases[i].library);
-        s_wl.storage.type = cases[i].storage;
+        snprintf (s_wl.storage.engine, sizeof s_wl.storage.engine, "%s", cases[i].storage);
         s_wl.odirect = cases[i].odirect;
         ck_assert_msg (sb_preprocess_applies (cases[i].kind, &s_wl) == cases[i].applies, "case %zu (%s)", i,
                        cases[i].format);

@@ -89,7 +89,7 @@ s_cfg_init (size_t nendpoints)
     setenv ("AWS_ACCESS_KEY_ID", "AKTEST", 1);
     setenv ("AWS_SECRET_ACCESS_KEY", "secret", 1);
     memset (&s_cfg, 0, sizeof s_cfg);
-    s_cfg.type = SB_STORAGE_S3;
+    snprintf (s_cfg.engine, sizeof s_cfg.engine, "s3");
     snprintf (s_cfg.bucket, sizeof s_cfg.bucket, "b");
     snprintf (s_cfg.region, sizeof s_cfg.region, "us-east-1");
     s_cfg.path_style = 1;

@@ -10,7 +10,7 @@
 
 static sb_workload_t
 s_wl (const char *framework, const char *loader, const char *loader_sampler, const char *format,
-      sb_storage_type_t storage, const char *sampler)
+      const char *storage, const char *sampler)
 {
     sb_workload_t wl;
     memset (&wl, 0, sizeof wl);
@@ -19,7 +19,7 @@ s_wl (const char *framework, const char *loader, const char *loader_sampler, con
     snprintf (wl.data_loader_sampler, sizeof wl.data_loader_sampler, "%s", loader_sampler);
     snprintf (wl.format, sizeof wl.format, "%s", format);
     snprintf (wl.sampler, sizeof wl.sampler, "%s", sampler);
-    wl.storage.type = storage;
+    snprintf (wl.storage.engine, sizeof wl.storage.engine, "%s", storage);
     return wl;
 }
 
@@ -27,33 +27,33 @@ START_TEST (test_kind)
 {
     const struct {
         const char *framework, *loader, *loader_sampler, *format;
-        sb_storage_type_t storage;
+        const char *storage;
         const char *sampler;
         sb_sampler_kind_t want;
     } cases[] = {
         /* shardbench.sampler=global wins over everything */
-        { "tensorflow", "", "iterative", "tfrecord", SB_STORAGE_FILE, "global", SB_SAMPLER_GLOBAL },
-        { "pytorch", "", "", "parquet", SB_STORAGE_S3, "global", SB_SAMPLER_GLOBAL },
+        { "tensorflow", "", "iterative", "tfrecord", "file", "global", SB_SAMPLER_GLOBAL },
+        { "pytorch", "", "", "parquet", "s3", "global", SB_SAMPLER_GLOBAL },
         /* reader.data_loader_sampler next */
-        { "tensorflow", "", "index", "tfrecord", SB_STORAGE_FILE, "dlio", SB_SAMPLER_DLIO_INDEX },
-        { "pytorch", "", "iterative", "npz", SB_STORAGE_FILE, "dlio", SB_SAMPLER_DLIO_ITERATIVE },
+        { "tensorflow", "", "index", "tfrecord", "file", "dlio", SB_SAMPLER_DLIO_INDEX },
+        { "pytorch", "", "iterative", "npz", "file", "dlio", SB_SAMPLER_DLIO_ITERATIVE },
         /* tensorflow: iterative, whatever the format */
-        { "tensorflow", "", "", "tfrecord", SB_STORAGE_FILE, "dlio", SB_SAMPLER_DLIO_ITERATIVE },
-        { "pytorch", "tensorflow", "", "npz", SB_STORAGE_S3, "dlio", SB_SAMPLER_DLIO_ITERATIVE },
+        { "tensorflow", "", "", "tfrecord", "file", "dlio", SB_SAMPLER_DLIO_ITERATIVE },
+        { "pytorch", "tensorflow", "", "npz", "s3", "dlio", SB_SAMPLER_DLIO_ITERATIVE },
         /* pytorch: parquet on any storage, npz/npy/jpeg/png on object storage: iterable datasets */
-        { "pytorch", "", "", "parquet", SB_STORAGE_FILE, "dlio", SB_SAMPLER_DLIO_FILES },
-        { "pytorch", "", "", "parquet", SB_STORAGE_SYNTHETIC, "dlio", SB_SAMPLER_DLIO_FILES },
-        { "pytorch", "", "", "npz", SB_STORAGE_S3, "dlio", SB_SAMPLER_DLIO_FILES },
-        { "pytorch", "", "", "npy", SB_STORAGE_S3, "dlio", SB_SAMPLER_DLIO_FILES },
-        { "pytorch", "", "", "jpeg", SB_STORAGE_S3, "dlio", SB_SAMPLER_DLIO_FILES },
-        { "pytorch", "", "", "png", SB_STORAGE_S3, "dlio", SB_SAMPLER_DLIO_FILES },
+        { "pytorch", "", "", "parquet", "file", "dlio", SB_SAMPLER_DLIO_FILES },
+        { "pytorch", "", "", "parquet", "synthetic", "dlio", SB_SAMPLER_DLIO_FILES },
+        { "pytorch", "", "", "npz", "s3", "dlio", SB_SAMPLER_DLIO_FILES },
+        { "pytorch", "", "", "npy", "s3", "dlio", SB_SAMPLER_DLIO_FILES },
+        { "pytorch", "", "", "jpeg", "s3", "dlio", SB_SAMPLER_DLIO_FILES },
+        { "pytorch", "", "", "png", "s3", "dlio", SB_SAMPLER_DLIO_FILES },
         /* ... else map-style index */
-        { "pytorch", "", "", "npz", SB_STORAGE_FILE, "dlio", SB_SAMPLER_DLIO_INDEX },
-        { "pytorch", "", "", "jpeg", SB_STORAGE_FILE, "dlio", SB_SAMPLER_DLIO_INDEX },
-        { "pytorch", "", "", "tfrecord", SB_STORAGE_S3, "dlio", SB_SAMPLER_DLIO_INDEX },
-        { "pytorch", "", "", "hdf5", SB_STORAGE_S3, "dlio", SB_SAMPLER_DLIO_INDEX },
-        { "tensorflow", "pytorch", "", "npz", SB_STORAGE_FILE, "dlio", SB_SAMPLER_DLIO_INDEX },
-        { "pytorch", "dali", "", "parquet", SB_STORAGE_FILE, "dlio", SB_SAMPLER_DLIO_INDEX },
+        { "pytorch", "", "", "npz", "file", "dlio", SB_SAMPLER_DLIO_INDEX },
+        { "pytorch", "", "", "jpeg", "file", "dlio", SB_SAMPLER_DLIO_INDEX },
+        { "pytorch", "", "", "tfrecord", "s3", "dlio", SB_SAMPLER_DLIO_INDEX },
+        { "pytorch", "", "", "hdf5", "s3", "dlio", SB_SAMPLER_DLIO_INDEX },
+        { "tensorflow", "pytorch", "", "npz", "file", "dlio", SB_SAMPLER_DLIO_INDEX },
+        { "pytorch", "dali", "", "parquet", "file", "dlio", SB_SAMPLER_DLIO_INDEX },
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         sb_workload_t wl = s_wl (cases[i].framework, cases[i].loader, cases[i].loader_sampler, cases[i].format,

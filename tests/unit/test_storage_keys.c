@@ -38,7 +38,7 @@ START_TEST (test_s3_location)
                   *s_locations[i].root ? "  storage_root: '" : "", s_locations[i].root,
                   *s_locations[i].root ? "'\n" : "");
         ck_assert_str_eq (sb_test_workload_load (yaml, NULL, &s_wl), "");
-        ck_assert_int_eq (s_wl.storage.type, SB_STORAGE_S3);
+        ck_assert_str_eq (s_wl.storage.engine, "s3");
         ck_assert_str_eq (s_wl.storage.bucket, s_locations[i].bucket);
         ck_assert_str_eq (s_wl.data_folder, s_locations[i].data_folder);
     }
@@ -60,7 +60,7 @@ START_TEST (test_storage_types)
                                              "  storage_type: s3dlio\n  storage_root: s3://benchmark/training-data/resnet50\n"
                                              "  storage_library: s3dlio\n  storage_options:\n    endpoint_url: localhost:9000\n",
                                              NULL, &s_wl), "");
-    ck_assert_int_eq (s_wl.storage.type, SB_STORAGE_S3);
+    ck_assert_str_eq (s_wl.storage.engine, "s3");
     ck_assert_str_eq (s_wl.storage.bucket, "benchmark");
     ck_assert_str_eq (s_wl.data_folder, "s3://benchmark/training-data/resnet50");
     ck_assert_str_eq (s_wl.storage_summary, "s3 (storage_type s3dlio, storage_library s3dlio)");
@@ -69,14 +69,14 @@ START_TEST (test_storage_types)
     ck_assert_str_eq (sb_test_workload_load ("dataset:\n  data_folder: file:///mnt/scratch/dlio-test\nstorage:\n"
                                              "  storage_type: s3dlio\n  storage_root: file:///mnt/scratch/dlio-test\n", NULL, &s_wl),
                       "");
-    ck_assert_int_eq (s_wl.storage.type, SB_STORAGE_FILE);
+    ck_assert_str_eq (s_wl.storage.engine, "file");
     ck_assert_str_eq (s_wl.data_folder, "/mnt/scratch/dlio-test");
     ck_assert_int_eq (s_wl.odirect, 0);
     ck_assert_str_eq (s_wl.storage_summary, "file (storage_type s3dlio)");
     /* direct_fs: O_DIRECT local files */
     ck_assert_str_eq (sb_test_workload_load ("dataset:\n  data_folder: /mnt/nvme/d\nstorage:\n  storage_type: direct_fs\n"
                                              "  storage_options:\n    storage_library: s3dlio\n", NULL, &s_wl), "");
-    ck_assert_int_eq (s_wl.storage.type, SB_STORAGE_FILE);
+    ck_assert_str_eq (s_wl.storage.engine, "direct");
     ck_assert_int_eq (s_wl.odirect, 1);
     ck_assert_str_eq (s_wl.data_folder, "/mnt/nvme/d");
     ck_assert_str_eq (s_wl.storage_summary, "file, O_DIRECT (storage_type direct_fs, storage_library s3dlio)");
@@ -86,7 +86,7 @@ START_TEST (test_storage_types)
                                              "  storage_options:\n    endpoint_url: \"\"\n    s3_force_path_style: false\n"
                                              "    s3_max_attempts: 5\n", (const char *[]) {
                                      "storage.storage_options.endpoint_url=http://127.0.0.1:9000", NULL }, &s_wl), "");
-    ck_assert_int_eq (s_wl.storage.type, SB_STORAGE_S3);
+    ck_assert_str_eq (s_wl.storage.engine, "s3");
     ck_assert_str_eq (s_wl.storage.bucket, "pr1-test-bucket");
     ck_assert_str_eq (s_wl.data_folder, "s3://pr1-test-bucket/unet3d");
     ck_assert_str_eq (s_wl.storage_summary, "s3 (storage_type object, storage_library minio)");
@@ -97,7 +97,7 @@ START_TEST (test_storage_types)
                                              "  storage_options:\n    endpoint_url: http://h:1\n", NULL, &s_wl), "");
     ck_assert_str_eq (s_wl.storage_summary, "s3 (storage_library s3torchconnector)");
     ck_assert_str_eq (sb_test_workload_load ("storage:\n  storage_type: parallel_fs\n", NULL, &s_wl), "");
-    ck_assert_int_eq (s_wl.storage.type, SB_STORAGE_FILE);
+    ck_assert_str_eq (s_wl.storage.engine, "file");
     ck_assert_str_eq (s_wl.storage_summary, "file (storage_type parallel_fs)");
     ck_assert_str_eq (sb_test_workload_load ("reader:\n  batch_size: 1\n", NULL, &s_wl), "");
     ck_assert_str_eq (s_wl.storage_summary, "file");
@@ -186,7 +186,7 @@ START_TEST (test_reader_storage_keys)
                        "  storage_library: minio\n  storage_root: pr1-test-bucket/unet3d\n  storage_options:\n"
                        "    access_key_id: \"\"\n    endpoint_url: \"\"\n    s3_force_path_style: false\n";
     ck_assert_str_eq (sb_test_workload_load_logged (yaml, NULL, &s_wl, log, sizeof log), "");
-    ck_assert_int_eq (s_wl.storage.type, SB_STORAGE_S3);
+    ck_assert_str_eq (s_wl.storage.engine, "s3");
     ck_assert_str_eq (s_wl.storage.bucket, "pr1-test-bucket");
     ck_assert_str_eq (s_wl.data_folder, "s3://pr1-test-bucket/unet3d");
     ck_assert_str_eq (s_wl.storage_summary, "s3 (storage_type object, storage_library minio)");
@@ -213,7 +213,7 @@ START_TEST (test_reader_storage_keys)
     ck_assert_str_eq (sb_test_workload_load ("dataset:\n  data_folder: /tmp/dlio_data_unused\nreader:\n  storage_library: s3dlio\n"
                                              "  data_loader_root: s3://my-bucket/training-data\n  storage_options:\n"
                                              "    endpoint_url: http://localhost:9000\n    region: ${AWS_REGION}\n", NULL, &s_wl), "");
-    ck_assert_int_eq (s_wl.storage.type, SB_STORAGE_S3);
+    ck_assert_str_eq (s_wl.storage.engine, "s3");
     ck_assert_str_eq (s_wl.storage.bucket, "my-bucket");
     ck_assert_str_eq (s_wl.data_folder, "s3://my-bucket/training-data");
     ck_assert_str_eq (s_wl.storage_summary, "s3 (storage_type object, storage_library s3dlio)");
@@ -242,7 +242,7 @@ START_TEST (test_reader_storage_keys)
     ck_assert_str_eq (sb_test_workload_load ("dataset:\n  data_folder: /tmp/d\nreader:\n  storage_library: s3dlio\n"
                                              "  data_loader_root: file:///tmp/d/train\n  storage_root: file:///tmp/d\n", NULL,
                                              &s_wl), "");
-    ck_assert_int_eq (s_wl.storage.type, SB_STORAGE_FILE);
+    ck_assert_str_eq (s_wl.storage.engine, "file");
     ck_assert_str_eq (s_wl.data_folder, "/tmp/d");
     ck_assert_str_eq (s_wl.storage_summary, "file (storage_library s3dlio)");
     /* an empty storage_options: is an empty section */
@@ -258,7 +258,7 @@ START_TEST (test_interpolation)
     const char *yaml = "storage:\n  storage_type: s3dlio\n  storage_root: file:///tmp/mlp/resnet50\n"
                        "dataset:\n  data_folder: ${storage.storage_root}/train\n";
     ck_assert_str_eq (sb_test_workload_load (yaml, NULL, &s_wl), "");
-    ck_assert_int_eq (s_wl.storage.type, SB_STORAGE_FILE);
+    ck_assert_str_eq (s_wl.storage.engine, "file");
     ck_assert_str_eq (s_wl.data_folder, "/tmp/mlp/resnet50/train");
     ck_assert_str_eq (sb_test_workload_load (yaml, (const char *[]) { "storage.storage_root=file:///x", NULL }, &s_wl), "");
     ck_assert_str_eq (s_wl.data_folder, "/x/train");

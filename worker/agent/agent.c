@@ -7,7 +7,7 @@
 #include "dataset.h"
 #include "log.h"
 #include "rank.h"
-#include "s3_client.h"
+#include "engine.h"
 #include "security.h"
 #include "trainer.h"
 #include "util.h"
@@ -361,7 +361,7 @@ s_check_fd_limit (s_agent_t *self, char *cause, size_t size)
     if (sb_fd_limit_raise (&soft, &hard, cause, size) != 0)
         return -1;
     uint64_t nep = self->storage.nendpoints, inflight = self->storage.max_in_flight;
-    int s3 = self->storage.type == SB_STORAGE_S3;
+    int s3 = (sb_storage_caps (&self->storage) & SB_ENGINE_ENDPOINTS) != 0;   /* connections per endpoint */
     uint64_t threads = s3 ? 1 : (w->loader_threads ? w->loader_threads : w->read_threads);
     uint64_t per_rank = 3 + 2 + 2 * threads + 2 + (s3 ? inflight * nep + 2 + nep + 2 : threads);
     long open_now = s_open_fds ();
@@ -401,10 +401,39 @@ s_ready_fail (sb_msg_ready_t *r, const char *endpoint, const char *cause)
     return 0;
 }
 
-/* Check every storage endpoint from this host (TCP connect and a signed
- * HEAD of the bucket). Failures go into READY: the host's own (host_cause,
- * when set) first, which skips the endpoint checks. Returns 0, or -1 out of
- * memory. */
+/* One endpoint checked by the engine's preflight: a failure goes into
+ * READY, and a heartbeat goes out after each check. */
+typedef struct {
+    s_agent_t      *agent;
+    sb_msg_ready_t *ready;
+    size_t          cap;
+    int             oom;
+} s_check_t;
+
+static void
+s_preflight_check (void *ctx, const char *where, const sb_storage_error_t *e)
+{
+    s_check_t *c = ctx;
+    sb_msg_t hb = { .type = SB_MSG_HEARTBEAT };
+    (void) s_send (c->agent, &hb);  /* a failed send is logged; READY will fail the same way */
+    if (!e)
+        return;
+    if (c->ready->failed_endpoints.count >= c->cap) {
+        c->oom = 1;   /* more failures than endpoints: the engine is not keeping its word */
+        return;
+    }
+    /* the most specific cause first, as the coordinator's table shows it */
+    const char *why = e->os_errno ? strerror (e->os_errno) : e->code;
+    char cause[1024];
+    snprintf (cause, sizeof cause, "%s%s%s", why && *why ? why : "", why && *why ? ": " : "", e->text);
+    if (s_ready_fail (c->ready, where, cause) != 0)
+        c->oom = 1;
+}
+
+/* Check every storage endpoint from this host (an engine with endpoints:
+ * TCP connect and a signed HEAD of the bucket, sb_storage_preflight).
+ * Failures go into READY: the host's own (host_cause, when set) first,
+ * which skips the endpoint checks. Returns 0, or -1 out of memory. */
 static int
 s_preflight (s_agent_t *self, sb_msg_t *ready, const char *host_cause)
 {
@@ -416,49 +445,44 @@ s_preflight (s_agent_t *self, sb_msg_t *ready, const char *host_cause)
         return -1;
     char cause[1024];
 #define S_FAIL(ep, ...) do { snprintf (cause, sizeof cause, __VA_ARGS__); \
-        if (s_ready_fail (r, ep, cause) != 0) { sb_s3_destroy (&s3); return -1; } } while (0)
-    sb_s3_t *s3 = NULL;
+        if (s_ready_fail (r, ep, cause) != 0) return -1; } while (0)
     if (host_cause && *host_cause) {
         S_FAIL ("(this host)", "%s", host_cause);
         return 0;
     }
+    unsigned caps = sb_storage_caps (&self->storage);
     /* a local data folder must be the coordinator's, not one of this host's own */
-    if (self->storage.type == SB_STORAGE_FILE && self->welcome.u.welcome.data_probe
-        && self->welcome.u.welcome.data_probe[0]) {
+    if ((caps & SB_ENGINE_FOLDER) && self->welcome.u.welcome.data_probe && self->welcome.u.welcome.data_probe[0]) {
         char perr[1024];
         if (sb_datafolder_probe_check (self->welcome.u.welcome.data_root, self->welcome.u.welcome.data_probe, perr,
                                        sizeof perr) != 0)
             S_FAIL (self->welcome.u.welcome.data_root, "this host does not see the coordinator's data folder (%s):"
                     " share it between the nodes (NFS, a parallel file system) at the same path", perr);
     }
-    if (self->storage.type != SB_STORAGE_S3)
+    if (!(caps & SB_ENGINE_ENDPOINTS))
         return 0;
     /* each check must end well within the coordinator's patience, and a
      * heartbeat goes out between checks */
     sb_storage_cfg_t cfg = self->storage;
+    if (cfg.lb == SB_LB_PER_RANK)
+        cfg.lb = SB_LB_ROUND_ROBIN;     /* every endpoint, not one rank's */
     double budget = self->timeout_s / 3;
     if (cfg.connect_timeout_s > budget)
         cfg.connect_timeout_s = budget;
     if (cfg.request_timeout_s > budget)
         cfg.request_timeout_s = budget;
-    char err[1024];
-    s3 = sb_s3_new (&cfg, 1, err, sizeof err);
-    if (!s3) {
-        S_FAIL ("(credentials)", "%s", err);
+    sb_storage_error_t e;
+    sb_storage_open_t how = { .root = "", .rank = 0, .depth = 1 };
+    sb_storage_t *client = sb_storage_open (&cfg, &how, &e);
+    if (!client) {
+        S_FAIL ("(credentials)", "%s", e.text);
         return 0;
     }
-    for (size_t i = 0; i < sb_s3_endpoint_count (s3); i++) {
-        sb_msg_t hb = { .type = SB_MSG_HEARTBEAT };
-        (void) s_send (self, &hb);  /* a failed send is logged; READY will fail the same way */
-        sb_s3_error_t e;
-        if (sb_s3_check_endpoint (s3, i, &e) != 0) {
-            const char *why = e.curl_code ? (e.os_errno ? strerror (e.os_errno) : e.curl_text) : e.s3_code;
-            S_FAIL (sb_s3_endpoint (s3, i), "%s%s%s", why && *why ? why : "", why && *why ? ": " : "", e.text);
-        }
-    }
-    sb_s3_destroy (&s3);
+    s_check_t check = { .agent = self, .ready = r, .cap = cap };
+    (void) sb_storage_preflight (client, 0, s_preflight_check, &check);   /* the failures are in READY */
+    sb_storage_close (&client);
 #undef S_FAIL
-    return 0;
+    return check.oom ? -1 : 0;
 }
 
 int

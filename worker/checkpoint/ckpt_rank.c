@@ -3,7 +3,7 @@
 #include "ckpt_target.h"
 #include "dataset.h"
 #include "log.h"
-#include "s3_client.h"
+#include "engine.h"
 #include "util.h"
 
 #include <errno.h>
@@ -20,9 +20,8 @@ typedef struct {
     const sb_ckpt_rank_t *r;
     const sb_storage_cfg_t *storage;    /* the checkpoint folder's (sb_ckpt_target_open), borrowed */
     uint64_t              epoch;
-    uint8_t              *buf;
     size_t                buf_size;
-    sb_s3_t              *s3;
+    sb_storage_t         *client;   /* the checkpoint storage's engine */
     int                   stopped;
     uint64_t              seed;     /* content of the file being written */
 } s_run_t;
@@ -50,162 +49,60 @@ s_progress (s_run_t *self, uint64_t bytes)
     sb_report_interval (self->r->out, self->r->rank, self->epoch, self->r->interval, sb_now (), 0);
 }
 
-/* Write size bytes of seeded content to path, in place, fsync'ed when asked. */
-static int
-s_write_file (s_run_t *self, const char *path, uint64_t size, int do_fsync)
-{
-    char err[PATH_MAX + 256];
-    int fd = open (path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0 && errno == ENOENT) {
-        char folder[PATH_MAX];
-        snprintf (folder, sizeof folder, "%s", path);
-        char *slash = strrchr (folder, '/');
-        if (slash)
-            *slash = '\0';
-        if (sb_mkdirs (folder, err, sizeof err) != 0) {
-            s_fail (self, "write", path, errno, err, NULL);
-            return -1;
-        }
-        fd = open (path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    }
-    if (fd < 0) {
-        int e = errno;
-        snprintf (err, sizeof err, "open %s for writing: %s", path, strerror (e));
-        s_fail (self, "open", path, e, err, NULL);
-        return -1;
-    }
-    uint64_t done = 0;
-    while (done < size && !s_should_stop (self)) {
-        size_t n = size - done < self->buf_size ? (size_t) (size - done) : self->buf_size;
-        sb_content_fill (self->seed, done, self->buf, n);
-        size_t put = 0;
-        while (put < n) {
-            ssize_t w = write (fd, self->buf + put, n - put);
-            if (w < 0 && errno == EINTR)
-                continue;
-            if (w <= 0) {
-                int e = w < 0 ? errno : ENOSPC;
-                snprintf (err, sizeof err, "write %s at offset %llu: %s", path, (unsigned long long) (done + put),
-                          strerror (e));
-                s_fail (self, "write", path, e, err, NULL);
-                close (fd);
-                return -1;
-            }
-            put += (size_t) w;
-        }
-        done += n;
-        s_progress (self, n);
-    }
-    /* the checkpoint counts as written once it is on stable storage */
-    if (!self->stopped && do_fsync && fsync (fd) != 0) {
-        int e = errno;
-        snprintf (err, sizeof err, "fsync %s: %s", path, strerror (e));
-        s_fail (self, "fsync", path, e, err, NULL);
-        close (fd);
-        return -1;
-    }
-    /* written and on disk: drop it from this host's page cache, so that a
-     * read of it later in the run measures the storage, not memory (a hint:
-     * a file system that ignores it is not an error) */
-    if (!self->stopped && do_fsync)
-        (void) posix_fadvise (fd, 0, 0, POSIX_FADV_DONTNEED);
-    if (close (fd) != 0) {
-        int e = errno;
-        snprintf (err, sizeof err, "close %s: %s", path, strerror (e));
-        s_fail (self, "close", path, e, err, NULL);
-        return -1;
-    }
-    return self->stopped ? -1 : 0;
-}
-
-/* Read path whole; it must hold exactly size bytes. */
-static int
-s_read_file (s_run_t *self, const char *path, uint64_t size)
-{
-    char err[PATH_MAX + 256];
-    int fd = open (path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        int e = errno;
-        snprintf (err, sizeof err, "open %s: %s%s", path, strerror (e),
-                  e == ENOENT ? " (write the checkpoint first: checkpoint.num_checkpoints_write)" : "");
-        s_fail (self, "open", path, e, err, NULL);
-        return -1;
-    }
-    (void) posix_fadvise (fd, 0, 0, POSIX_FADV_DONTNEED);  /* clean pages: read them from storage */
-    uint64_t got = 0;
-    for (;;) {
-        if (s_should_stop (self))
-            break;
-        ssize_t n = read (fd, self->buf, self->buf_size);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            int e = errno;
-            snprintf (err, sizeof err, "read %s at offset %llu: %s", path, (unsigned long long) got, strerror (e));
-            s_fail (self, "read", path, e, err, NULL);
-            close (fd);
-            return -1;
-        }
-        if (n == 0)
-            break;
-        got += (uint64_t) n;
-        s_progress (self, (uint64_t) n);
-    }
-    close (fd);
-    if (self->stopped)
-        return -1;
-    if (got != size) {
-        snprintf (err, sizeof err, "%s holds %llu bytes, the checkpoint has %llu", path, (unsigned long long) got,
-                  (unsigned long long) size);
-        s_fail (self, "read", path, 0, err, NULL);
-        return -1;
-    }
-    return 0;
-}
-
 static void
 s_fill (void *arg, uint64_t offset, uint8_t *buf, size_t len)
 {
     sb_content_fill (((s_run_t *) arg)->seed, offset, buf, len);
 }
 
+/* A failed storage op as the rank's failure: with an engine that has
+ * endpoints, the endpoint's status and code go with it. */
 static void
-s_s3_failure (s_run_t *self, const char *op, const char *key, const sb_s3_error_t *e)
+s_storage_failure (s_run_t *self, const char *op, const char *key, const sb_storage_error_t *e, const char *hint)
 {
-    sb_read_result_t f = { .error = e->os_errno ? e->os_errno : -1, .http_status = e->http_status,
-                           .curl_code = e->curl_code, .attempt = e->attempt };
-    snprintf (f.message, sizeof f.message, "%s", e->text);
+    char message[sizeof e->text + 128];
+    snprintf (message, sizeof message, "%s%s", e->text, hint && e->missing ? hint : "");
+    if (!(sb_storage_client_caps (self->client) & SB_ENGINE_ENDPOINTS)) {
+        s_fail (self, e->op[0] ? e->op : op, key, e->os_errno, message, NULL);
+        return;
+    }
+    sb_read_result_t f = { .error = e->os_errno ? e->os_errno : -1, .http_status = e->status,
+                           .curl_code = e->lib_code, .attempt = e->attempt };
+    snprintf (f.message, sizeof f.message, "%s", message);
     snprintf (f.target, sizeof f.target, "%s", key);
-    snprintf (f.endpoint, sizeof f.endpoint, "%s", e->endpoint);
-    snprintf (f.s3_code, sizeof f.s3_code, "%s", e->s3_code);
-    s_fail (self, op, key, e->os_errno, e->text, &f);
+    snprintf (f.endpoint, sizeof f.endpoint, "%s", e->where);
+    snprintf (f.s3_code, sizeof f.s3_code, "%s", e->code);
+    s_fail (self, op, key, e->os_errno, message, &f);
 }
 
+/* Write key: size bytes of seeded content (in place; durable before it
+ * counts with do_fsync: fsync, or the object store's commit). */
 static int
-s_put (s_run_t *self, const char *key, uint64_t size)
+s_put (s_run_t *self, const char *key, uint64_t size, int do_fsync)
 {
-    sb_s3_error_t e;
-    if (sb_s3_put (self->s3, key, size, s_fill, self, &e) != 0) {
-        s_s3_failure (self, "write", key, &e);
+    sb_storage_error_t e;
+    if (sb_storage_put (self->client, key, size, s_fill, self, do_fsync ? SB_PUT_FSYNC : 0, &e) != 0) {
+        s_storage_failure (self, "write", key, &e, NULL);
         return -1;
     }
     s_progress (self, size);
     return 0;
 }
 
+/* Read key whole; it must hold exactly size bytes. */
 static int
 s_get (s_run_t *self, const char *key, uint64_t size)
 {
-    sb_s3_error_t e;
+    sb_storage_error_t e;
     uint64_t got = 0;
-    if (sb_s3_get (self->s3, key, 0, 0, &got, &e) != 0) {
-        s_s3_failure (self, "read", key, &e);
+    if (sb_storage_get (self->client, key, 0, 0, &got, &e) != 0) {
+        s_storage_failure (self, "read", key, &e, " (write the checkpoint first: checkpoint.num_checkpoints_write)");
         return -1;
     }
     if (got != size) {
         char err[1400];
-        snprintf (err, sizeof err, "s3 object %s holds %llu bytes, the checkpoint has %llu", key,
-                  (unsigned long long) got, (unsigned long long) size);
+        snprintf (err, sizeof err, "%s holds %llu bytes, the checkpoint has %llu", key, (unsigned long long) got,
+                  (unsigned long long) size);
         s_fail (self, "read", key, 0, err, NULL);
         return -1;
     }
@@ -213,42 +110,37 @@ s_get (s_run_t *self, const char *key, uint64_t size)
     return 0;
 }
 
+/* The client's counters per endpoint (sb_storage_stats) to the agent. */
 static void
 s_endpoint_stats (s_run_t *self)
 {
+    sb_storage_stats_t *stats = calloc (SB_MAX_ENDPOINTS, sizeof *stats);
     sb_reader_endpoint_t *eps = calloc (SB_MAX_ENDPOINTS, sizeof *eps);
-    size_t n = 0;
-    for (size_t e = 0; eps && e < sb_s3_endpoint_count (self->s3); e++, n++) {
-        const sb_s3_endpoint_stats_t *st = sb_s3_stats (self->s3, e);
-        snprintf (eps[n].endpoint, sizeof eps[n].endpoint, "%s", sb_s3_endpoint (self->s3, e));
-        eps[n].requests = st->requests;
-        eps[n].bytes = st->bytes;
-        eps[n].errors = st->errors;
-        eps[n].retries = st->retries;
-        eps[n].latency = st->latency;
+    size_t n = stats && eps ? sb_storage_stats (self->client, stats, SB_MAX_ENDPOINTS) : 0;
+    for (size_t i = 0; i < n; i++) {
+        snprintf (eps[i].endpoint, sizeof eps[i].endpoint, "%s", stats[i].where);
+        eps[i].requests = stats[i].requests;
+        eps[i].bytes = stats[i].bytes;
+        eps[i].errors = stats[i].errors;
+        eps[i].retries = stats[i].retries;
+        eps[i].latency = stats[i].latency;
     }
     sb_report_endpoints (self->r->out, self->r->rank, eps, n);
+    free (stats);
     free (eps);
 }
 
-/* Open the S3 client the files of one checkpoint need (none for files). */
+/* Open the client of the checkpoint folder's storage (its engine). */
 static int
 s_open (s_run_t *self, int write)
 {
-    if (!(self->buf = malloc (self->buf_size))) {
-        s_fail (self, write ? "write" : "read", NULL, ENOMEM, "out of memory for the checkpoint buffer", NULL);
+    sb_storage_cfg_t mine;     /* use_mpi_endpoint_distribution: the rank's own endpoint */
+    sb_storage_for_rank (self->storage, self->r->rank, &mine);
+    sb_storage_open_t how = { .root = "", .rank = self->r->rank, .depth = 1, .buffer_bytes = self->buf_size };
+    sb_storage_error_t e;
+    if (!(self->client = sb_storage_open (&mine, &how, &e))) {
+        s_fail (self, write ? "write" : "read", NULL, e.os_errno, e.text, NULL);
         return -1;
-    }
-    if (self->storage->type == SB_STORAGE_S3) {
-        char err[1024];
-        sb_storage_cfg_t mine;     /* use_mpi_endpoint_distribution: the rank's own endpoint */
-        sb_storage_for_rank (self->storage, self->r->rank, &mine);
-        if (!(self->s3 = sb_s3_new (&mine, 1, err, sizeof err))) {
-            s_fail (self, write ? "write" : "read", NULL, 0, err, NULL);
-            free (self->buf);
-            self->buf = NULL;
-            return -1;
-        }
     }
     return 0;
 }
@@ -256,12 +148,10 @@ s_open (s_run_t *self, int write)
 static void
 s_close (s_run_t *self)
 {
-    free (self->buf);
-    self->buf = NULL;
-    if (self->s3) {
-        if (!self->stopped)
+    if (self->client) {
+        if (!self->stopped && (sb_storage_client_caps (self->client) & SB_ENGINE_ENDPOINTS))
             s_endpoint_stats (self);
-        sb_s3_destroy (&self->s3);
+        sb_storage_close (&self->client);
     }
 }
 
@@ -283,11 +173,7 @@ s_files (s_run_t *self, const char *root, const char *dir, char *const *names, c
             return -1;
         }
         self->seed = sb_dataset_content_seed (self->r->cfg->seed, key);
-        int rc;
-        if (self->s3)
-            rc = write ? s_put (self, full, sizes[i]) : s_get (self, full, sizes[i]);
-        else
-            rc = write ? s_write_file (self, full, sizes[i], do_fsync) : s_read_file (self, full, sizes[i]);
+        int rc = write ? s_put (self, full, sizes[i], do_fsync) : s_get (self, full, sizes[i]);
         if (rc != 0)
             return -1;
         *bytes += sizes[i];

@@ -7,7 +7,7 @@
 #include "log.h"
 #include "reader.h"
 #include "rank_report.h"
-#include "s3_client.h"
+#include "engine.h"
 #include "shard.h"
 #include "util.h"
 #include "wire.h"
@@ -274,9 +274,25 @@ s_fill_content (void *arg, uint64_t offset, uint8_t *buf, size_t len)
     sb_format_fill ((sb_format_obj_t *) arg, offset, buf, len);
 }
 
-/* PUT one object to S3 (multipart above the threshold). */
+/* A failed storage op as a rank's failure (the endpoint's status, code and
+ * cause with an engine that has endpoints). */
+static void
+s_failure_of (sb_read_result_t *failure, const char *target, const sb_storage_error_t *e)
+{
+    snprintf (failure->message, sizeof failure->message, "%s", e->text);
+    snprintf (failure->target, sizeof failure->target, "%s", target);
+    snprintf (failure->endpoint, sizeof failure->endpoint, "%s", e->where);
+    failure->http_status = e->status;
+    snprintf (failure->s3_code, sizeof failure->s3_code, "%s", e->code);
+    failure->curl_code = e->lib_code;
+    failure->attempt = e->attempt;
+    failure->error = e->os_errno;
+}
+
+/* Put one object through the storage engine (an object store's PUT,
+ * multipart above the threshold; SB_PUT_REPLACE: never seen half written). */
 static int
-s_put_one (s_rank_t *self, sb_s3_t *s3, const sb_dataset_t *ds, uint64_t i, size_t companion, uint64_t *bytes_out,
+s_put_one (s_rank_t *self, sb_storage_t *st, const sb_dataset_t *ds, uint64_t i, size_t companion, uint64_t *bytes_out,
            sb_read_result_t *failure)
 {
     char key[PATH_MAX], full[PATH_MAX];
@@ -303,8 +319,8 @@ s_put_one (s_rank_t *self, sb_s3_t *s3, const sb_dataset_t *ds, uint64_t i, size
     }
     uint64_t size = obj.size;
     /* bytes count once the PUT succeeded: hashing and retries refill */
-    sb_s3_error_t e;
-    int rc = sb_s3_put (s3, full, size, s_fill_content, &obj, &e);
+    sb_storage_error_t e;
+    int rc = sb_storage_put (st, full, size, s_fill_content, &obj, SB_PUT_REPLACE, &e);
     int bad_bytes = obj.failed;
     sb_format_close (&obj);
     if (rc == 0 && bad_bytes) {
@@ -316,14 +332,7 @@ s_put_one (s_rank_t *self, sb_s3_t *s3, const sb_dataset_t *ds, uint64_t i, size
         return -1;
     }
     if (rc != 0) {
-        snprintf (failure->message, sizeof failure->message, "%s", e.text);
-        snprintf (failure->target, sizeof failure->target, "%s", full);
-        snprintf (failure->endpoint, sizeof failure->endpoint, "%s", e.endpoint);
-        failure->http_status = e.http_status;
-        snprintf (failure->s3_code, sizeof failure->s3_code, "%s", e.s3_code);
-        failure->curl_code = e.curl_code;
-        failure->attempt = e.attempt;
-        failure->error = e.os_errno;
+        s_failure_of (failure, full, &e);
         return -1;
     }
     self->interval.bytes += size;
@@ -333,16 +342,37 @@ s_put_one (s_rank_t *self, sb_s3_t *s3, const sb_dataset_t *ds, uint64_t i, size
 
 /* PUT object i, then its companion index objects (s_write_object). */
 static int
-s_put_object (s_rank_t *self, sb_s3_t *s3, const sb_dataset_t *ds, uint64_t i, uint64_t *bytes_out,
+s_put_object (s_rank_t *self, sb_storage_t *st, const sb_dataset_t *ds, uint64_t i, uint64_t *bytes_out,
               sb_read_result_t *failure)
 {
-    int rc = s_put_one (self, s3, ds, i, SIZE_MAX, bytes_out, failure);
+    int rc = s_put_one (self, st, ds, i, SIZE_MAX, bytes_out, failure);
     for (size_t c = 0; rc == 0 && c < sb_format_companions (ds->format); c++) {
         uint64_t n = 0;
-        rc = s_put_one (self, s3, ds, i, c, &n, failure);
+        rc = s_put_one (self, st, ds, i, c, &n, failure);
         *bytes_out += n;
     }
     return rc;
+}
+
+/* The client's counters per endpoint (sb_storage_stats) to the agent. */
+static void
+s_report_storage_stats (s_rank_t *self, sb_storage_t *st)
+{
+    sb_storage_stats_t *stats = calloc (SB_MAX_ENDPOINTS, sizeof *stats);
+    sb_reader_endpoint_t *eps = calloc (SB_MAX_ENDPOINTS, sizeof *eps);
+    size_t n = stats && eps ? sb_storage_stats (st, stats, SB_MAX_ENDPOINTS) : 0;
+    for (size_t i = 0; i < n; i++) {
+        snprintf (eps[i].endpoint, sizeof eps[i].endpoint, "%s", stats[i].where);
+        eps[i].requests = stats[i].requests;
+        eps[i].bytes = stats[i].bytes;
+        eps[i].errors = stats[i].errors;
+        eps[i].retries = stats[i].retries;
+        eps[i].latency = stats[i].latency;
+    }
+    if (eps)
+        sb_report_endpoints (&(sb_sender_t) { s_send_cb, self }, self->rank, eps, n);
+    free (stats);
+    free (eps);
 }
 
 /* The run's dataset layout, as WELCOME gives it (strings borrowed). */
@@ -399,14 +429,19 @@ s_datagen (s_rank_t *self, const sb_msg_phase_start_t *ps)
         s_report_error (self, "write", NULL, ENOMEM, "out of memory for the write buffer");
         return;
     }
-    sb_s3_t *s3 = NULL;
-    if (self->storage->type == SB_STORAGE_S3) {
-        char err[1024];
+    /* A folder tree is written here, through this writer's own temporary
+     * names (its --host) and stopping between buffers (s_write_one); any
+     * other engine takes whole objects (sb_storage_put). */
+    sb_storage_t *st = NULL;
+    unsigned caps = sb_storage_caps (self->storage);
+    if (!(caps & SB_ENGINE_FOLDER)) {
         sb_storage_cfg_t mine;     /* use_mpi_endpoint_distribution: the rank's own endpoint */
         sb_storage_for_rank (self->storage, self->rank, &mine);
-        s3 = sb_s3_new (&mine, 1, err, sizeof err);
-        if (!s3) {
-            s_report_error (self, "write", NULL, 0, err);
+        sb_storage_open_t how = { .root = "", .rank = self->rank, .depth = 1, .buffer_bytes = c->io_buffer };
+        sb_storage_error_t e;
+        st = sb_storage_open (&mine, &how, &e);
+        if (!st) {
+            s_report_error (self, "write", NULL, e.os_errno, e.text);
             free (buf);
             return;
         }
@@ -430,11 +465,11 @@ s_datagen (s_rank_t *self, const sb_msg_phase_start_t *ps)
             char err[1024], path[PATH_MAX];
             int errno_val = 0;
             uint64_t n = 0;
-            if (s3) {
+            if (st) {
                 sb_read_result_t failure;
-                if (s_put_object (self, s3, dsp, i, &n, &failure) != 0) {
+                if (s_put_object (self, st, dsp, i, &n, &failure) != 0) {
                     s_report_failure (self, "write", failure.target, failure.error, failure.message, &failure);
-                    sb_s3_destroy (&s3);
+                    sb_storage_close (&st);
                     free (buf);
                     return;
                 }
@@ -461,22 +496,10 @@ s_datagen (s_rank_t *self, const sb_msg_phase_start_t *ps)
     }
 written:
     free (buf);
-    if (s3) {
-        sb_reader_endpoint_t *eps = calloc (SB_MAX_ENDPOINTS, sizeof *eps);
-        size_t n = 0;
-        for (size_t e = 0; eps && e < sb_s3_endpoint_count (s3); e++, n++) {
-            const sb_s3_endpoint_stats_t *st = sb_s3_stats (s3, e);
-            snprintf (eps[n].endpoint, sizeof eps[n].endpoint, "%s", sb_s3_endpoint (s3, e));
-            eps[n].requests = st->requests;
-            eps[n].bytes = st->bytes;
-            eps[n].errors = st->errors;
-            eps[n].retries = st->retries;
-            eps[n].latency = st->latency;
-        }
-        if (!self->terminated)
-            sb_report_endpoints (&(sb_sender_t) { s_send_cb, self }, self->rank, eps, n);
-        free (eps);
-        sb_s3_destroy (&s3);
+    if (st) {
+        if (!self->terminated && (caps & SB_ENGINE_ENDPOINTS))
+            s_report_storage_stats (self, st);
+        sb_storage_close (&st);
     }
     if (self->terminated || s_stopping (self))
         return;

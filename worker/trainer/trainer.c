@@ -16,6 +16,7 @@
  * spends a drawn preprocess time on each sample, which joins its batch only
  * then, and starts its next read only after that (s_loaders_advance). */
 #include "trainer.h"
+#include "engine.h"
 #include "ckpt_rank.h"
 #include "dataset.h"
 #include "dlio_metrics.h"
@@ -133,7 +134,7 @@ enum { S_SET_TRAIN, S_SET_EVAL };
 
 struct sb_trainer {
     const sb_msg_welcome_t *cfg;
-    sb_storage_type_t storage_type;
+    unsigned         storage_caps;  /* SB_ENGINE_* of the dataset's engine */
     sb_sender_t      out;
     s_set_t          sets[2];       /* S_SET_TRAIN, S_SET_EVAL */
     s_set_t         *set;           /* the one this phase reads */
@@ -204,7 +205,7 @@ sb_trainer_new (const sb_msg_welcome_t *cfg, const sb_storage_cfg_t *storage, co
         return NULL;
     }
     self->cfg = cfg;
-    self->storage_type = storage->type;
+    self->storage_caps = sb_storage_caps (storage);
     self->storage = storage;
     self->out = *out;
     s_set_t *train = &self->sets[S_SET_TRAIN], *eval = &self->sets[S_SET_EVAL];
@@ -378,7 +379,7 @@ s_generator_size (sb_trainer_t *self, uint64_t file, uint64_t dlio, uint64_t *si
         *size = self->set->size_of[at];
         return 0;
     }
-    if (sb_generator_size (&self->set->ds, self->storage_type == SB_STORAGE_SYNTHETIC, dlio, size, err, err_size) != 0)
+    if (sb_generator_size (&self->set->ds, (self->storage_caps & SB_ENGINE_NO_IO) != 0, dlio, size, err, err_size) != 0)
         return -1;
     self->set->size_key[at] = file + 1;
     self->set->size_of[at] = *size;
@@ -977,7 +978,7 @@ s_finish (sb_trainer_t *self, s_rank_t *r, double now)
         }
     }
     sb_report_interval (&self->out, r->rank, self->epoch, &r->interval, now, 1);
-    if (self->storage_type == SB_STORAGE_S3)
+    if (self->storage_caps & SB_ENGINE_ENDPOINTS)
         s_report_endpoint_counters (self, r, 0);
     sb_msg_t done = { .type = SB_MSG_RANK_DONE };
     sb_msg_rank_done_t *d = &done.u.rank_done;
@@ -1049,7 +1050,7 @@ s_take_completions (sb_trainer_t *self, s_rank_t *r)
         }
         if (res.error) {
             /* the failing rank's counters go first, so the endpoints table has them */
-            if (self->storage_type == SB_STORAGE_S3 && res.endpoint[0] && !self->failed)
+            if ((self->storage_caps & SB_ENGINE_ENDPOINTS) && res.endpoint[0] && !self->failed)
                 s_report_endpoint_counters (self, r, 1);
             s_fail (self, r, "read", res.target, res.error > 0 ? res.error : 0, res.message, &res);
             return 0;
@@ -1463,7 +1464,7 @@ sb_trainer_pump (sb_trainer_t *self, int *busy)
             s_rank_t *r = &self->ranks[i];
             if (!r->running)
                 continue;
-            if (self->storage_type != SB_STORAGE_SYNTHETIC)
+            if (!(self->storage_caps & SB_ENGINE_NO_IO))
                 *busy |= s_take_completions (self, r);
             double now = sb_now ();
             s_advance (self, r, now);
@@ -1484,7 +1485,7 @@ sb_trainer_pump (sb_trainer_t *self, int *busy)
 size_t
 sb_trainer_sockets (sb_trainer_t *self, zsock_t **out, size_t max)
 {
-    if (self->storage_type == SB_STORAGE_SYNTHETIC)
+    if (self->storage_caps & SB_ENGINE_NO_IO)
         return 0;
     size_t n = 0;   /* the ranks that expect completions; the others' sockets are not drained */
     for (size_t i = 0; i < self->nranks && n < max; i++)

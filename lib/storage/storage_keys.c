@@ -1,5 +1,6 @@
 /* storage_keys: DLIO's storage keys into shardbench's engine and settings. */
 #include "storage_keys.h"
+#include "engine.h"
 #include "log.h"
 #include "util.h"
 #include "workload.h"
@@ -14,6 +15,32 @@ static const char *
 s_value (const sb_config_entry_t *e)
 {
     return e && e->value ? e->value : "";
+}
+
+const char *
+sb_storage_keys_family (const char *storage_type)
+{
+    static const struct { const char *given, *family; } families[] = {
+        { "local_fs", "file" }, { "file", "file" }, { "posix", "file" }, { "parallel_fs", "file" },
+        { "direct_fs", "file" }, { "s3", "s3" }, { "s3dlio", "s3" }, { "object", "s3" },
+        { "synthetic", "synthetic" },
+    };
+    for (size_t i = 0; storage_type && i < sizeof families / sizeof families[0]; i++)
+        if (!strcasecmp (storage_type, families[i].given))
+            return families[i].family;
+    return NULL;
+}
+
+const char *
+sb_storage_keys_engine (const char *scheme, const sb_workload_t *wl)
+{
+    if (!strcmp (scheme, "s3"))
+        return "s3";
+    if (!strcmp (scheme, "synthetic"))
+        return "synthetic";
+    if (!strcmp (scheme, "file") || !strcmp (scheme, "direct"))
+        return wl->odirect ? "direct" : "file";
+    return NULL;
 }
 
 int
@@ -352,6 +379,25 @@ too_long:
     return -1;
 }
 
+/* Record the engine (wl->storage.engine), refusing one this build lacks;
+ * why names the key that chose it. 0 or -1 with err. */
+static int
+s_engine_chosen (sb_config_t *cfg, sb_workload_t *wl, const char *engine, const sb_config_entry_t *why, char *err,
+                 size_t err_size)
+{
+    char where[1200];
+    if (!engine || !sb_engine_find (engine)) {
+        snprintf (err, err_size, "%s: key '%s': the %s storage engine is not built into this shardbench",
+                  sb_config_where (why ? why : sb_config_get (cfg, "storage.storage_type"), where, sizeof where),
+                  why ? why->key : "storage.storage_type", engine ? engine : "chosen");
+        return -1;
+    }
+    snprintf (wl->storage.engine, sizeof wl->storage.engine, "%s", engine);
+    if (!strcmp (engine, "synthetic"))
+        snprintf (wl->storage_summary, sizeof wl->storage_summary, "synthetic");
+    return 0;
+}
+
 int
 sb_storage_keys_resolve (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size)
 {
@@ -378,10 +424,8 @@ sb_storage_keys_resolve (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
     snprintf (wl->storage_protocol, sizeof wl->storage_protocol, "%s", s_value (pe));
     const sb_config_entry_t *id = sb_config_get (cfg, "storage.storage_options.access_key_id");
     wl->credentials_in_file = id && *s_value (id) && strncmp (s_value (id), "${", 2) != 0;
-    if (wl->storage.type == SB_STORAGE_SYNTHETIC) {
-        snprintf (wl->storage_summary, sizeof wl->storage_summary, "synthetic");
-        return 0;
-    }
+    if (!strcmp (wl->storage.engine, "synthetic"))
+        return s_engine_chosen (cfg, wl, "synthetic", te, err, err_size);
     /* the scheme that decides: DLIO's storage_type, or for s3dlio and
      * object the URIs' scheme or storage.protocol */
     const char *given = te ? s_value (te) : "local_fs";
@@ -406,12 +450,10 @@ sb_storage_keys_resolve (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
         snprintf (scheme, sizeof scheme, "file");
     const sb_config_entry_t *why_e = pe && *s_value (pe) ? pe : te;
     if (!strcmp (scheme, "s3")) {
-        wl->storage.type = SB_STORAGE_S3;
         if (s_s3_location (cfg, wl, root, err, err_size) != 0)
             return -1;
     }
     else if (!strcmp (scheme, "file") || !strcmp (scheme, "direct")) {
-        wl->storage.type = SB_STORAGE_FILE;
         if (!strcmp (scheme, "direct"))
             wl->odirect = 1;    /* s3dlio's direct:// is O_DIRECT I/O */
         if (strcasecmp (given, "local_fs") != 0 && strcasecmp (given, "parallel_fs") != 0
@@ -433,16 +475,20 @@ sb_storage_keys_resolve (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
                   what);
         return -1;
     }
+    if (s_engine_chosen (cfg, wl, sb_storage_keys_engine (scheme, wl), why_e, err, err_size) != 0)
+        return -1;
     /* the engine, and the keys that chose it, for the run's summary */
+    const char *family = sb_storage_keys_family (given);
     char given_part[64] = "", lib_part[64] = "";
-    if (te && strcasecmp (given, sb_storage_type_name (wl->storage.type)) != 0 && strcasecmp (given, "local_fs") != 0)
+    if (te && (!family || strcasecmp (given, family) != 0) && strcasecmp (given, "local_fs") != 0)
         snprintf (given_part, sizeof given_part, "storage_type %s", given);
     if (*lib)
         snprintf (lib_part, sizeof lib_part, "storage_library %s", lib);
-    snprintf (wl->storage_summary, sizeof wl->storage_summary, "%s%s%s%s%s%s%s",
-              sb_storage_type_name (wl->storage.type), wl->odirect && wl->storage.type == SB_STORAGE_FILE
-              ? ", O_DIRECT" : "", *given_part || *lib_part ? " (" : "", given_part,
-              *given_part && *lib_part ? ", " : "", lib_part, *given_part || *lib_part ? ")" : "");
+    /* the direct engine keeps the summary it had as files read with O_DIRECT */
+    const char *engine = !strcmp (wl->storage.engine, "direct") ? "file, O_DIRECT" : wl->storage.engine;
+    snprintf (wl->storage_summary, sizeof wl->storage_summary, "%s%s%s%s%s%s", engine,
+              *given_part || *lib_part ? " (" : "", given_part, *given_part && *lib_part ? ", " : "", lib_part,
+              *given_part || *lib_part ? ")" : "");
     return 0;
 }
 

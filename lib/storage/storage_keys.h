@@ -1,9 +1,10 @@
 /* storage_keys: how the storage keys of a DLIO workload choose shardbench's
- * engine (file or s3), as DLIO_local_changes and mlcommons/storage's files
- * use them.
+ * engine (lib/storage/engine.h), as DLIO_local_changes and mlcommons/storage's
+ * files use them. The one place that maps DLIO's storage types to engines.
  *
- * - storage.storage_type: local_fs, parallel_fs (file); direct_fs (file
- *   with O_DIRECT, DLIO's s3dlio direct:// scheme); s3; s3dlio and object
+ * - storage.storage_type: local_fs, parallel_fs (file); direct_fs (the
+ *   direct engine: files with O_DIRECT, DLIO's s3dlio direct:// scheme, as
+ *   reader.odirect: true); s3; synthetic; s3dlio and object
  *   (mlcommons/storage's files: the URI scheme of data_folder or
  *   storage_root, or storage.protocol, says s3, file or direct).
  * - storage.storage_library (or storage.storage_options.storage_library):
@@ -24,6 +25,17 @@
 
 #include "config.h"
 #include "workload.h"
+
+/* The family a storage.storage_type names ("file", "s3", "synthetic"), the
+ * engine until sb_storage_keys_resolve chooses one; NULL when it names
+ * none. Borrowed. */
+const char *sb_storage_keys_family (const char *storage_type);
+
+/* The engine that serves a workload whose location has scheme ("file",
+ * "direct", "s3", "synthetic"): file, or direct when the files are read
+ * with O_DIRECT (wl->odirect); s3; synthetic. NULL for a scheme no engine
+ * serves. The one function that names the engine of a workload. Borrowed. */
+const char *sb_storage_keys_engine (const char *scheme, const sb_workload_t *wl);
 
 /* 1 for reader.storage_options and its keys (read by sb_storage_keys_reader). */
 int sb_storage_keys_is_reader_option (const char *key);
@@ -48,7 +60,8 @@ int sb_storage_keys_reader (sb_config_t *cfg, char *err, size_t err_size);
  * override sets it, else 0. */
 int sb_storage_keys_placeholders (sb_config_t *cfg, char *err, size_t err_size);
 
-/* Choose the engine (wl->storage.type), the S3 bucket and prefix (written
+/* Choose the engine (wl->storage.engine, sb_storage_keys_engine; an engine
+ * this build lacks is an error naming the key), the S3 bucket and prefix (written
  * back as wl->storage.bucket and wl->data_folder "s3://BUCKET/PREFIX"), the
  * local folder of file:// and direct:// URIs (wl->data_folder; direct sets
  * wl->odirect), and wl->storage_type_given, storage_library,

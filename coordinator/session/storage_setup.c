@@ -1,0 +1,570 @@
+/* storage_setup: the storage a session works on, before and around its
+ * phases: the dataset's naming, the S3 key prefix and the coordinator's own
+ * endpoint preflight, the checkpoint target, the local data folder (lock,
+ * probe, release), the dataset marker (local file or S3 object) and its
+ * check, existence spot checks, and listing into the catalog. */
+#include "session_internal.h"
+#include "catalog.h"
+#include "ckpt_plan.h"
+#include "ckpt_target.h"
+#include "datafolder.h"
+#include "dataset.h"
+#include "s3_client.h"
+#include "log.h"
+#include "util.h"
+#include "progress.h"
+
+#include <czmq.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* The dataset's naming and sizes, as the workload and seed define them. */
+void
+sess_dataset (sess_t *self, sb_dataset_t *ds)
+{
+    const sb_workload_t *wl = self->o->wl;
+    *ds = (sb_dataset_t) {
+        .prefix = wl->file_prefix, .format = wl->format, .files = wl->num_files_train,
+        .subfolders = wl->num_subfolders_train, .samples_per_file = wl->num_samples_per_file,
+        .record_length = wl->record_length_bytes, .record_stdev = wl->record_length_bytes_stdev,
+        .seed = self->o->seed, .element_type = wl->record_element_type, .record_dims = wl->record_dims,
+        .record_ndims = wl->record_ndims,
+        /* the parquet layout: the generator's object sizes depend on it */
+        .parquet_columns = wl->parquet_columns, .parquet_row_group = wl->parquet_row_group,
+        .parquet_compression = wl->compression,
+    };
+}
+
+/* The dataset as its marker records it (sess_dataset: the naming and the
+ * parquet layout). */
+void
+sess_marker_dataset (sess_t *self, sb_dataset_t *ds)
+{
+    sess_dataset (self, ds);
+}
+
+/* Does object i exist? 1 yes, 0 no (why in err), -1 cannot tell (err). */
+int
+sess_object_exists (sess_t *self, const sb_dataset_t *ds, uint64_t i, char *key, size_t key_size, char *err,
+                 size_t err_size)
+{
+    if (sb_dataset_key (ds, i, key, key_size) != 0) {
+        snprintf (err, err_size, "object %llu: name too long", (unsigned long long) i);
+        return -1;
+    }
+    char full[PATH_MAX + 1100];
+    snprintf (full, sizeof full, "%s%s", self->catalog_info.prefix, key);
+    if (self->o->wl->storage.type == SB_STORAGE_SYNTHETIC)
+        return 1;
+    if (self->s3) {
+        uint64_t size = 0;
+        sb_s3_error_t e;
+        if (sb_s3_head (self->s3, full, &size, &e) == 0)
+            return 1;
+        snprintf (err, err_size, "%s", e.text);
+        return e.http_status == 404 ? 0 : -1;
+    }
+    struct stat st;
+    if (stat (full, &st) == 0)
+        return 1;
+    snprintf (err, err_size, "%s: %s", full, strerror (errno));
+    return errno == ENOENT ? 0 : -1;
+}
+
+/* skip_listing: HEAD (or stat) every k-th object and the last one; fail
+ * fast naming the first that is missing. Returns 0, or -1 with err. */
+int
+sess_spot_check (sess_t *self, char *err, size_t err_size)
+{
+    sb_dataset_t ds;
+    sess_dataset (self, &ds);
+    return sess_check_objects (self, &ds, "dataset.skip_listing", err, err_size);
+}
+
+/* Check that objects 0, k, 2k, ... and the last of ds exist (k:
+ * dataset.listing_validation_interval); `what` names the check in
+ * messages. Returns 0, or -1 with err. */
+int
+sess_check_objects (sess_t *self, const sb_dataset_t *ds_in, const char *what, char *err, size_t err_size)
+{
+    const sb_workload_t *wl = self->o->wl;
+    sb_dataset_t ds = *ds_in;
+    uint64_t k = wl->listing_validation_interval, checked = 0, n = ds.files;
+    char key[PATH_MAX], why[2048];
+    uint64_t t0 = sb_mono_ns ();
+    for (uint64_t i = 0; i < n; i = (i + k < n || i == n - 1) ? i + k : n - 1) {
+        if (sess_keep_alive (self)) {
+            snprintf (err, err_size, "interrupted by %s while checking the objects of %s", sess_signal_name (), what);
+            return -1;
+        }
+        int rc = sess_object_exists (self, &ds, i, key, sizeof key, why, sizeof why);
+        checked++;
+        if (rc != 1) {
+            snprintf (err, err_size, "%s: %s '%s' (object %llu of %llu; every %llu-th object is checked): %s", what,
+                      rc == 0 ? "missing object" : "cannot check object", key, (unsigned long long) i,
+                      (unsigned long long) n, (unsigned long long) k, why);
+            return -1;
+        }
+        if (i == n - 1)
+            break;
+    }
+    sb_info ("%s: %llu of %llu objects checked (every %llu-th and the last) in %.3f s", what, (unsigned long long) checked,
+             (unsigned long long) n, (unsigned long long) k, (double) (sb_mono_ns () - t0) / 1e9);
+    return 0;
+}
+
+/* Ensure the catalog of a split (train/, or valid/ with eval): list, or
+ * report the set missing (*missing = 1). */
+static int
+s_list_split (sess_t *self, int eval, int relist, int *missing, char *err, size_t err_size)
+{
+    const sb_workload_t *wl = self->o->wl;
+    if (sb_resultdb_flush (self->o->db) != 0) {
+        snprintf (err, err_size, "cannot commit to the result database: %s", sb_resultdb_errmsg (self->o->db));
+        return -1;
+    }
+    sb_dataset_t ds;
+    if (eval)
+        sess_eval_dataset (self, &ds);
+    else
+        sess_dataset (self, &ds);
+    const char *split = sb_dataset_split (&ds);
+    sb_catalog_info_t *info = eval ? &self->eval_catalog_info : &self->catalog_info;
+    sb_catalog_set_progress (sess_keep_alive, self);
+    int own_progress = !self->progress;     /* listing before the session's status exists */
+    if (own_progress)
+        self->progress = sb_progress_new ((sb_progress_mode_t) self->o->progress, stderr, self->o->progress_interval_s,
+                                          self->o->accelerators);
+    sb_progress_phase (self->progress, "listing", "objects", 0, 0, 0, 0, sb_now ());
+    sb_catalog_status_t st = wl->storage.type == SB_STORAGE_SYNTHETIC
+        ? sb_catalog_ensure_synthetic (sb_resultdb_handle (self->o->db), &ds, relist, info, err, err_size)
+        : self->s3
+        ? sb_catalog_ensure_s3_split (sb_resultdb_handle (self->o->db), self->s3, &wl->storage, split, &ds,
+                                      self->key_prefix, relist, info, err, err_size)
+        : sb_catalog_ensure_split (sb_resultdb_handle (self->o->db), wl->data_folder, split, &ds, relist, info, err,
+                                   err_size);
+    sb_catalog_set_progress (NULL, NULL);
+    if (own_progress)
+        sb_progress_destroy (&self->progress);
+    else
+        sb_progress_clear (self->progress);
+    *missing = st == SB_CATALOG_MISSING;
+    if (st == SB_CATALOG_ERROR && zsys_interrupted) {
+        char why[1024];
+        snprintf (why, sizeof why, "%s", err);
+        snprintf (err, err_size, "interrupted by %s while listing the %s (%s; no catalog was recorded)",
+                  sess_signal_name (), eval ? "evaluation set" : "dataset", why);
+    }
+    if (st == SB_CATALOG_ERROR)
+        return -1;
+    if (st == SB_CATALOG_OK) {
+        /* where, as a user would write it */
+        char where[1400];
+        if (self->s3)
+            snprintf (where, sizeof where, "s3://%s/%s%s", wl->storage.bucket, info->prefix, split);
+        else if (wl->storage.type == SB_STORAGE_SYNTHETIC)
+            snprintf (where, sizeof where, "%s (synthetic)", wl->data_folder);
+        else
+            snprintf (where, sizeof where, "%s%s", info->prefix, split);
+        if (info->reused)
+            sb_info ("catalog %lld reused: %llu objects, %.1f MiB under %s", (long long) info->id,
+                     (unsigned long long) info->count, info->bytes / 1048576.0, where);
+        else
+            sb_info ("listed %s: %llu objects, %.1f MiB in %.3f s (catalog %lld)", where,
+                     (unsigned long long) info->count, info->bytes / 1048576.0, info->list_s, (long long) info->id);
+        if (info->count == 0)
+            *missing = 1;
+    }
+    return 0;
+}
+
+/* Ensure train/'s catalog (s_list_split). */
+int
+sess_list (sess_t *self, int relist, int *missing, char *err, size_t err_size)
+{
+    return s_list_split (self, 0, relist, missing, err, err_size);
+}
+
+/* valid/ listed into its own catalog (a run that evaluates, on real
+ * storage, without skip_listing): 0 listed and whole (eval_listed set),
+ * 1 missing or short (err says what), -1 error (err). */
+int
+sess_list_eval (sess_t *self, int relist, char *err, size_t err_size)
+{
+    const sb_workload_t *wl = self->o->wl;
+    int missing = 0;
+    self->eval_listed = 0;
+    if (s_list_split (self, 1, relist, &missing, err, err_size) != 0)
+        return -1;
+    const char *where = self->s3 ? self->key_prefix : self->catalog_info.prefix;
+    if (missing) {
+        snprintf (err, err_size, "evaluation set: no objects under %s%svalid/ (dataset.num_files_eval=%llu)",
+                  self->s3 ? "s3 prefix " : "", where, (unsigned long long) wl->num_files_eval);
+        return 1;
+    }
+    if (self->eval_catalog_info.count < wl->num_files_eval) {
+        snprintf (err, err_size, "evaluation set: %s%svalid/ holds %llu objects but the workload needs"
+                  " dataset.num_files_eval=%llu", self->s3 ? "s3 prefix " : "", where,
+                  (unsigned long long) self->eval_catalog_info.count, (unsigned long long) wl->num_files_eval);
+        return 1;
+    }
+    self->eval_listed = 1;
+    return 0;
+}
+
+int
+sess_prepare_folder (const char *folder, char *prefix, size_t size, char *err, size_t err_size)
+{
+    if (sb_mkdirs (folder, err, err_size) != 0)
+        return -1;
+    char real[PATH_MAX];
+    if (!realpath (folder, real)) {
+        snprintf (err, err_size, "data folder '%s': %s", folder, strerror (errno));
+        return -1;
+    }
+    snprintf (prefix, size, "%s/", real);
+    return 0;
+}
+
+/* The S3 key prefix of the dataset: dataset.data_folder without "./", a
+ * leading "/" or an "s3://BUCKET/" head, ending with '/' (or empty). */
+int
+sess_key_prefix (const sb_workload_t *wl, char *out, size_t size, char *err, size_t err_size)
+{
+    const char *p = wl->data_folder;
+    char head[300];
+    snprintf (head, sizeof head, "s3://%s/", wl->storage.bucket);
+    if (strncmp (p, head, strlen (head)) == 0)
+        p += strlen (head);
+    else if (strncmp (p, "s3://", 5) == 0) {
+        snprintf (err, err_size, "dataset.data_folder '%s' names another bucket than storage.storage_root '%s'",
+                  wl->data_folder, wl->storage.bucket);
+        return -1;
+    }
+    while (strncmp (p, "./", 2) == 0 || *p == '/')
+        p += *p == '/' ? 1 : 2;
+    size_t n = strlen (p);
+    while (n && p[n - 1] == '/')
+        n--;
+    if (n == 1 && p[0] == '.')
+        n = 0;
+    if (n + 2 > size) {
+        snprintf (err, err_size, "dataset.data_folder is too long for an S3 key prefix");
+        return -1;
+    }
+    memcpy (out, p, n);
+    if (n)
+        out[n++] = '/';
+    out[n] = '\0';
+    return 0;
+}
+
+/* The coordinator checks every endpoint itself before listing: a table of
+ * endpoint and cause when any fails. */
+int
+sess_preflight_own (sess_t *self, char *err, size_t err_size)
+{
+    char host[256];
+    if (gethostname (host, sizeof host - 1) != 0)
+        snprintf (host, sizeof host, "coordinator");
+    int n = snprintf (err, err_size, "preflight failed: the coordinator cannot use its storage:\n  %-20s %-28s %s\n",
+                      "host", "endpoint", "cause");
+    int bad = 0;
+    for (size_t i = 0; i < sb_s3_endpoint_count (self->s3); i++) {
+        sb_s3_error_t e;
+        if (sb_s3_check_endpoint (self->s3, i, &e) == 0)
+            continue;
+        bad++;
+        const char *why = e.curl_code ? (e.os_errno ? strerror (e.os_errno) : e.curl_text) : e.s3_code;
+        if (n > 0 && (size_t) n < err_size)
+            n += snprintf (err + n, err_size - (size_t) n, "  %-20s %-28s %s%s%s\n", host, sb_s3_endpoint (self->s3, i),
+                           why && *why ? why : "", why && *why ? ": " : "", e.text);
+    }
+    if (bad && n > 0 && (size_t) n < err_size && err[n - 1] == '\n')
+        err[n - 1] = '\0';
+    if (!bad)
+        err[0] = '\0';
+    return bad ? -1 : 0;
+}
+
+/* issue 15, ckpt: where checkpoints go (lib/storage/ckpt_target.h), into
+ * self->ckpt_root as workers get it: a local folder made (and made absolute)
+ * here, or an S3 bucket and prefix whose endpoints this host checks when it
+ * is not the dataset's bucket. A read-only invocation (read_n > 0: no write)
+ * finds every file of checkpoints 1..read_n there first. Returns 0, 1 (the
+ * storage failed) or 2 (the configuration) with err. */
+int
+sess_ckpt_target (sess_t *self, const sb_workload_t *wl, uint64_t read_n, char *err, size_t err_size)
+{
+    sb_ckpt_target_t t;
+    char why[2048];
+    if (sb_ckpt_target_resolve (wl, &t, why, sizeof why) != 0 || sb_ckpt_target_endpoints (wl, &t, why, sizeof why)
+                                                                     != 0) {
+        snprintf (err, err_size, "%s", why);
+        return 2;
+    }
+    if (!t.s3) {
+        if (sess_prepare_folder (t.path, self->ckpt_root, sizeof self->ckpt_root, err, err_size) != 0)
+            return 2;
+        if (t.direct)
+            sb_info ("checkpoint.checkpoint_folder %s: direct:// is written as a local folder, fsync'ed and dropped"
+                     " from the page cache (checkpoint.fsync), not with O_DIRECT", wl->ckpt.folder);
+        sb_info ("checkpoints: local files under %s", self->ckpt_root);
+        if (read_n == 0)
+            return 0;
+        sb_ckpt_plan_t probe;
+        if (sb_ckpt_plan_init (&probe, &wl->ckpt, self->o->accelerators, err, err_size) != 0)
+            return 2;
+        int missing = sb_ckpt_check_written (&probe, self->ckpt_root, read_n, err, err_size);
+        sb_ckpt_plan_fini (&probe);
+        return missing ? 2 : 0;
+    }
+    if (sb_ckpt_target_uri (&t, self->ckpt_root, sizeof self->ckpt_root) != 0) {
+        snprintf (err, err_size, "key 'checkpoint.checkpoint_folder': '%s' is too long", wl->ckpt.folder);
+        return 2;
+    }
+    int own_bucket = wl->storage.type == SB_STORAGE_S3 && !strcmp (t.bucket, wl->storage.bucket);
+    sb_info ("checkpoints: S3 objects under %s (%s)", self->ckpt_root,
+             own_bucket ? "the dataset's bucket" : "the dataset's S3 endpoints and credentials");
+    if (own_bucket && read_n == 0)
+        return 0;   /* checked with the dataset */
+    sb_storage_cfg_t *st = malloc (sizeof *st);
+    if (!st) {
+        snprintf (err, err_size, "out of memory");
+        return 1;
+    }
+    *st = wl->storage;
+    st->type = SB_STORAGE_S3;
+    snprintf (st->bucket, sizeof st->bucket, "%s", t.bucket);
+    sb_s3_t *s3 = sb_s3_new (st, 1, err, err_size);
+    free (st);
+    if (!s3)
+        return 1;
+    int rc = 0;
+    for (size_t i = 0; !own_bucket && i < sb_s3_endpoint_count (s3) && rc == 0; i++) {
+        sb_s3_error_t e;
+        if (sb_s3_check_endpoint (s3, i, &e) != 0) {
+            snprintf (err, err_size, "checkpoint.checkpoint_folder %s: the coordinator cannot use bucket '%s' at %s:"
+                      " %s", wl->ckpt.folder, t.bucket, sb_s3_endpoint (s3, i), e.text);
+            rc = 1;
+        }
+    }
+    if (rc == 0 && read_n > 0) {
+        sb_ckpt_plan_t probe;
+        if (sb_ckpt_plan_init (&probe, &wl->ckpt, self->o->accelerators, err, err_size) != 0)
+            rc = 2;
+        else {
+            rc = sb_ckpt_check_written_s3 (&probe, s3, t.bucket, t.path, read_n, err, err_size) ? 2 : 0;
+            sb_ckpt_plan_fini (&probe);
+        }
+    }
+    sb_s3_destroy (&s3);
+    return rc;
+}
+
+/* Create (with its parents) and lock the local data folder for the whole
+ * session: exclusive for a datagen, shared for a run that reads. */
+int
+sess_folder_lock (sess_t *self, int exclusive, char *err, size_t err_size)
+{
+    const sb_workload_t *wl = self->o->wl;
+    if (sb_mkdirs (wl->data_folder, err, err_size) != 0)
+        return -1;
+    char real[PATH_MAX];
+    if (!realpath (wl->data_folder, real)) {
+        snprintf (err, err_size, "data folder '%s': %s", wl->data_folder, strerror (errno));
+        return -1;
+    }
+    snprintf (self->folder, sizeof self->folder, "%s", real);
+    self->lock_fd = sb_datafolder_lock (self->folder, exclusive, self->o->kind == SB_SESSION_DATAGEN ? "datagen"
+                                        : "run", err, err_size);
+    if (self->lock_fd == -2) {  /* read-only: nothing can generate there either */
+        sb_info ("%s", err);
+        err[0] = '\0';
+        self->lock_fd = -1;
+        self->read_only = 1;
+        return 0;
+    }
+    if (self->lock_fd < 0)
+        return -1;
+    self->lock_exclusive = exclusive;
+    return 0;
+}
+
+/* ---- the marker of an S3 dataset: the object KEY_PREFIX.shardbench-dataset,
+ * beside train/ (where a local folder has its marker file), same text */
+
+
+void
+sess_s3_marker_key (sess_t *self, char *key, size_t size)
+{
+    snprintf (key, size, "%s%s", self->key_prefix, SB_DATAFOLDER_MARKER);
+}
+
+static void
+s_fill_text (void *ctx, uint64_t offset, uint8_t *buf, size_t len)
+{
+    memcpy (buf, (const char *) ctx + offset, len);
+}
+
+/* PUT the marker object with state and bytes. Returns 0, or -1 with err. */
+int
+sess_s3_marker_write (sess_t *self, const char *state, uint64_t bytes, char *err, size_t err_size)
+{
+    sb_dataset_t ds;
+    sess_marker_dataset (self, &ds);
+    char key[1200], why[256];
+    sess_s3_marker_key (self, key, sizeof key);
+    char *text = malloc (SB_DATAFOLDER_MARKER_MAX);
+    if (!text) {
+        snprintf (err, err_size, "out of memory");
+        return -1;
+    }
+    size_t len = 0;
+    int rc = -1;
+    sb_s3_error_t e;
+    if (sb_datafolder_marker_format (&ds, state, bytes, text, SB_DATAFOLDER_MARKER_MAX, &len, why, sizeof why) != 0)
+        snprintf (err, err_size, "s3://%s/%s: %s", self->o->wl->storage.bucket, key, why);
+    else if (sb_s3_put (self->s3, key, len, s_fill_text, text, &e) != 0)
+        snprintf (err, err_size, "cannot write the dataset marker: %s", e.text);
+    else
+        rc = 0;
+    free (text);
+    return rc;
+}
+
+/* GET the marker object. Returns 1 with *m set, 0 when there is none, -1
+ * with err (the GET failed, or the object is not a marker). */
+int
+sess_s3_marker_read (sess_t *self, sb_datafolder_marker_t *m, char *err, size_t err_size)
+{
+    char key[1200], name[1500];
+    sess_s3_marker_key (self, key, sizeof key);
+    snprintf (name, sizeof name, "s3://%s/%s", self->o->wl->storage.bucket, key);
+    memset (m, 0, sizeof *m);
+    char *text = malloc (SB_DATAFOLDER_MARKER_MAX);
+    if (!text) {
+        snprintf (err, err_size, "out of memory");
+        return -1;
+    }
+    size_t len = 0;
+    sb_s3_error_t e;
+    int rc = sb_s3_get_small (self->s3, key, text, SB_DATAFOLDER_MARKER_MAX, &len, &e);
+    if (rc == 1)
+        rc = 0;
+    else if (rc != 0) {
+        snprintf (err, err_size, "cannot read the dataset marker %s: %s", name, e.text);
+        rc = -1;
+    }
+    else
+        rc = sb_datafolder_marker_parse (text, len, name, m, err, err_size) == 0 ? 1 : -1;
+    free (text);
+    return rc;
+}
+
+/* A run that reads an existing dataset (a local folder, or an S3 prefix):
+ * the marker must say it was generated whole with this workload's
+ * parameters. Returns 0, or -1 with err. */
+int
+sess_dataset_check (sess_t *self, char *err, size_t err_size)
+{
+    sb_dataset_t ds;
+    sess_marker_dataset (self, &ds);
+    sb_datafolder_marker_t m;
+    char why[2048], where[1400], marker[1500];
+    if (self->s3) {
+        size_t n = strlen (self->key_prefix);
+        snprintf (where, sizeof where, "s3://%s%s%.*s", self->o->wl->storage.bucket, n ? "/" : "",
+                  n ? (int) n - 1 : 0, self->key_prefix);
+        snprintf (marker, sizeof marker, "s3://%s/%s%s", self->o->wl->storage.bucket, self->key_prefix,
+                  SB_DATAFOLDER_MARKER);
+    }
+    else {
+        snprintf (where, sizeof where, "%s", self->folder);
+        snprintf (marker, sizeof marker, "%s/%s", self->folder, SB_DATAFOLDER_MARKER);
+    }
+    int have = self->s3 ? sess_s3_marker_read (self, &m, why, sizeof why)
+                        : sb_datafolder_marker_read (self->folder, &m, why, sizeof why);
+    if (have < 0) {
+        snprintf (err, err_size, "%s: regenerate the dataset with `shardbench datagen --clean`", why);
+        return -1;
+    }
+    if (have == 0) {
+        sb_warn ("%s/train has no %s marker saying what generated it (another tool, or shardbench before 0.2):"
+                 " its files are read as this workload names and sizes them; `shardbench datagen --clean`"
+                 " regenerates it with a marker", where, SB_DATAFOLDER_MARKER);
+        return 0;
+    }
+    if (strcmp (m.state, "complete") != 0) {
+        snprintf (err, err_size, "the dataset in %s is incomplete: its datagen did not finish (%s says state=%s):"
+                  " run `shardbench datagen` again", where, marker, m.state);
+        return -1;
+    }
+    /* fewer files than generated is a subset (the first in name order); more is refused below */
+    if (sb_datafolder_marker_diff (&m, &ds, 0, why, sizeof why) > 0) {
+        snprintf (err, err_size, "the dataset in %s was generated with other parameters than this workload's (%s):"
+                  " run with the workload it was generated with, or regenerate it with `shardbench datagen --clean`",
+                  where, why);
+        return -1;
+    }
+    if (sb_datafolder_marker_diff (&m, &ds, SB_DATAFOLDER_DIFF_SEED, why, sizeof why) > 0) {
+        if (self->o->wl->verify) {
+            snprintf (err, err_size, "the dataset in %s was generated with seed %llu, this run uses seed %llu and"
+                      " reader.verify checks every byte against it: pass --seed %llu", where,
+                      (unsigned long long) m.seed, (unsigned long long) ds.seed, (unsigned long long) m.seed);
+            return -1;
+        }
+        sb_warn ("the dataset in %s was generated with seed %llu, this run uses seed %llu: its content and sizes"
+                 " are those of seed %llu", where, (unsigned long long) m.seed, (unsigned long long) ds.seed,
+                 (unsigned long long) m.seed);
+    }
+    return 0;
+}
+
+/* A probe in the folder the workers get as data_root, which each worker
+ * must read back (agent preflight). Returns 0, -1 with err, or -2 when the
+ * folder is not writable here (err says why). */
+int
+sess_probe_create (sess_t *self, char *err, size_t err_size)
+{
+    snprintf (self->probe_dir, sizeof self->probe_dir, "%s", self->catalog_info.prefix);
+    size_t n = strlen (self->probe_dir);
+    while (n > 1 && self->probe_dir[n - 1] == '/')
+        self->probe_dir[--n] = '\0';
+    int rc = sb_datafolder_probe_create (self->probe_dir, self->probe, sizeof self->probe, err, err_size);
+    if (rc != 0) {
+        self->probe_dir[0] = '\0';
+        self->probe[0] = '\0';
+        return rc;
+    }
+    return 0;
+}
+
+/* End of session: probe removed; after a datagen that did not finish, the
+ * temporaries its writers left (a killed worker cannot remove its own) are
+ * removed while the lock is still held; lock released. */
+void
+sess_folder_release (sess_t *self)
+{
+    if (self->probe[0]) {
+        char path[PATH_MAX + 64];
+        snprintf (path, sizeof path, "%s/%s", self->probe_dir, self->probe);
+        if (unlink (path) != 0 && errno != ENOENT)
+            sb_warn ("cannot remove the probe %s: %s", path, strerror (errno));
+    }
+    if (self->generating && self->lock_exclusive) {
+        char why[1024];
+        sb_datafolder_scan_t gone;
+        if (sb_datafolder_scan (self->folder, SB_DATAFOLDER_REMOVE_TEMPORARIES, &gone, why, sizeof why) != 0)
+            sb_warn ("cannot remove the temporaries of the unfinished datagen: %s", why);
+        else if (gone.temporaries)
+            sb_info ("removed %llu temporaries of the unfinished datagen under %s/train",
+                     (unsigned long long) gone.temporaries, self->folder);
+    }
+    sb_datafolder_unlock (&self->lock_fd);
+}

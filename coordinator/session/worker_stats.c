@@ -1,0 +1,68 @@
+/* worker_stats: what the workers report besides their progress through a
+ * phase: per-endpoint totals (ENDPOINT_STATS), per-rank counters (STATS,
+ * the timeseries and the live status) and errors (ERROR, which fail the
+ * run). */
+#include "session_internal.h"
+#include "histogram.h"
+#include "log.h"
+#include "util.h"
+#include "progress.h"
+
+#include <stdio.h>
+#include <string.h>
+
+void
+sess_on_endpoint_stats (sess_t *self, const sb_msg_endpoint_stats_t *m)
+{
+    sess_endpoint_total_t *t = NULL;
+    for (size_t i = 0; i < self->nendpoints && !t; i++)
+        if (strcmp (self->endpoints[i].endpoint, m->endpoint) == 0)
+            t = &self->endpoints[i];
+    if (!t) {
+        if (self->nendpoints == SB_MAX_ENDPOINTS) {
+            sb_warn ("more than %d endpoints reported: %s not counted", SB_MAX_ENDPOINTS, m->endpoint);
+            return;
+        }
+        t = &self->endpoints[self->nendpoints++];
+        memset (t, 0, sizeof *t);
+        snprintf (t->endpoint, sizeof t->endpoint, "%s", m->endpoint);
+    }
+    t->requests += m->requests;
+    t->bytes += m->bytes;
+    t->errors += m->errors;
+    t->retries += m->retries;
+    sb_progress_errors (self->progress, m->errors, m->retries);
+    sb_histogram_merge_counts (&t->latency, m->latency.items, m->latency.count);
+}
+
+void
+sess_on_error (sess_t *self, sess_worker_t *w, const sb_msg_error_t *m)
+{
+    sb_error_detail_t d = { .endpoint = m->endpoint, .http_status = m->http_status, .s3_code = m->s3_code,
+                            .curl_code = m->curl_code, .attempt = m->attempt };
+    if (self->run_id > 0 && sb_resultdb_add_error_detail (self->o->db, self->run_id, m->rank, w->host, m->op, m->target,
+                                                          m->errno_val, m->message, &d) != 0)
+        sb_error ("cannot record the error of worker %llu: %s", (unsigned long long) w->id,
+                  sb_resultdb_errmsg (self->o->db));
+    if (m->rank >= 0)
+        sess_fail (self, "rank %lld on %s: %s", (long long) m->rank, w->host, m->message);
+    else
+        sess_fail (self, "worker %llu on %s: %s", (unsigned long long) w->id, w->host, m->message);
+}
+
+void
+sess_on_stats (sess_t *self, sess_worker_t *w, const sb_msg_stats_t *m)
+{
+    if (m->rank < w->first_rank || m->rank >= w->first_rank + w->ranks || m->epoch != self->epoch) {
+        self->rejected_frames++;
+        sb_warn ("STATS for rank %llu epoch %llu from worker %llu on %s ignored (not its rank or not this epoch)",
+                 (unsigned long long) m->rank, (unsigned long long) m->epoch, (unsigned long long) w->id, w->host);
+        return;
+    }
+    if (self->run_id > 0 && self->phase != SESS_PHASE_EVAL   /* timeseries: the training epochs' seconds */
+        && sb_resultdb_add_stats (self->o->db, self->run_id, sb_now (), m->epoch, m->rank, m->samples, m->bytes,
+                                  m->reads, (double) m->read_ns / 1e9, (double) m->compute_ns / 1e9) != 0)
+        sess_fail (self, "cannot record the counters of rank %llu: %s", (unsigned long long) m->rank,
+                sb_resultdb_errmsg (self->o->db));
+    sb_progress_stats (self->progress, m->rank, w->host, m->samples, m->bytes, (double) m->compute_ns / 1e9);
+}
