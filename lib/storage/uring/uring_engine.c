@@ -876,11 +876,7 @@ s_remove (void *client, const char *key, sb_storage_error_t *e)
 
 const sb_engine_ops_t sb_engine_uring = {
     .name = S_NAME,
-#ifdef SB_ENGINE_ASYNC
     .caps = SB_ENGINE_PAGE_CACHE | SB_ENGINE_FOLDER | SB_ENGINE_ASYNC,
-#else
-    .caps = SB_ENGINE_PAGE_CACHE | SB_ENGINE_FOLDER,
-#endif
     .options = s_options,
     .open = s_open,
     .close = s_close,
