@@ -1,80 +1,87 @@
-/* reader: a pread thread pool or a curl multi thread, fed over inproc
- * sockets. */
+/* reader: storage clients (engine.h) driven by threads, fed over inproc
+ * sockets. Nothing here knows which engine it drives: the engine's
+ * capabilities decide how many threads and how deep each client's queue
+ * is (see reader.h). */
 #include "reader.h"
 #include "dataset.h"
+#include "engine.h"
 #include "format.h"
 #include "log.h"
-#include "pagecache.h"
-#include "s3_client.h"
 #include "util.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 struct sb_reader {
-    sb_storage_cfg_t storage;
-    sb_s3_t   *s3;          /* s3 engine: owned by its thread while it runs */
+    sb_storage_cfg_t storage;   /* storage.engine set (sb_reader_new's bridge) */
+    unsigned   caps;            /* the engine's SB_ENGINE_* */
+    size_t     depth;           /* reads queued at once per client */
     char       root[PATH_MAX];
-    size_t     buffer_bytes;    /* file engine: a multiple of SB_READER_DIRECT_ALIGN */
+    size_t     buffer_bytes;
     int        verify;
-    int        odirect;         /* reader.odirect: open with O_DIRECT */
     uint64_t   residency_every; /* sample 1 read in this many (0: none) */
     uint64_t   seed;
     sb_dataset_t ds;        /* framed formats: how objects are generated */
     char       ds_prefix[256];
     char       ds_format[64];
     int        framed;      /* verify against the format, not raw bytes */
+    int        endpoint_stats;  /* per-endpoint counters: one thread answers S_STATS and follows failures with them */
     char       work_ep[128];
     char       done_ep[128];
     zsock_t   *work;        /* PUSH, bound */
     zsock_t   *done;        /* PULL, bound */
-    uint64_t   inline_reads;    /* synthetic: completed, not yet taken */
+    sb_storage_t *inline_client;    /* SB_ENGINE_NO_IO: reads complete in sb_reader_submit; owned */
+    uint64_t   inline_reads;    /* completed, not yet taken */
     uint64_t   inline_bytes;
-    uint8_t   *inline_buf;      /* synthetic + verify: where content is generated */
+    int        inline_failed;
     pthread_t *threads;
     struct s_thread_ctx *ctxs;
     size_t     nthreads;
-    pthread_mutex_t lock;   /* the file threads' current keys */
+    pthread_mutex_t lock;   /* the threads' current keys */
     int        stuck;       /* sb_reader_stalled found a read that does not return */
-    int        stopping;    /* sb_reader_destroy: an interrupted read gives up (atomic) */
+    int        stopping;    /* sb_reader_stop: an interrupted read gives up (atomic) */
 };
 
 typedef enum { S_READ = 0, S_STOP = 1, S_STATS = 2 } s_kind_t;
 
 typedef struct s_thread_ctx {
-    sb_reader_t *reader;
-    zsock_t     *work;      /* PULL, connected; owned by the thread */
-    zsock_t     *done;      /* PUSH, connected; owned by the thread */
-    uint8_t     *buf;       /* owned by the thread */
-    uint8_t     *expect;    /* owned by the thread; NULL unless verifying */
-    uint64_t     progress_ns;   /* file: sb_mono_ns of the read's last progress, 0 idle (atomic) */
-    char         key[PATH_MAX]; /* file: the key being read (reader->lock) */
-    int          joined;    /* teardown: the thread ended and was joined */
-    int          wakes;     /* teardown: wake signals sent (sb_reader_wake) */
-    int          given_up;  /* teardown: still stuck after the last wake */
+    sb_reader_t  *reader;
+    zsock_t      *work;     /* PULL, connected; owned by the thread */
+    zsock_t      *done;     /* PUSH, connected; owned by the thread */
+    sb_storage_t *client;   /* owned by the thread while it runs (atomic: sb_reader_set_direct_io) */
+    uint64_t      progress_ns;  /* sb_mono_ns of the reads' last progress, 0 idle (atomic) */
+    char          key[PATH_MAX];    /* the key read last (reader->lock) */
+    int           failed_send;  /* a completion could not be passed on: the thread ends */
+    int           joined;   /* teardown: the thread ended and was joined */
+    int           wakes;    /* teardown: wake signals sent (sb_reader_wake) */
+    int           given_up; /* teardown: still stuck after the last wake */
 } s_thread_ctx_t;
 
-/* A file thread's read made progress (it started, or a call returned). */
+/* A thread's reads made progress (one started, or a call returned). */
 static void
 s_progress (s_thread_ctx_t *ctx, int busy)
 {
     __atomic_store_n (&ctx->progress_ns, busy ? sb_mono_ns () : 0, __ATOMIC_RELEASE);
 }
 
-/* A file thread stuck in a call that may never return (a FIFO, a lease, a
- * hung NFS or FUSE mount) is woken by this signal at teardown: its handler
- * does nothing and is installed without SA_RESTART, so an interruptible
- * wait ends with EINTR and the thread, seeing `stopping`, gives up the read.
- * (pthread_cancel would do the same but unwinds the stack under the
+static sb_storage_t *
+s_client (s_thread_ctx_t *ctx)
+{
+    return __atomic_load_n (&ctx->client, __ATOMIC_ACQUIRE);
+}
+
+/* A thread stuck in a call that may never return (a FIFO, a lease, a hung
+ * NFS or FUSE mount) is woken by this signal at teardown: its handler does
+ * nothing and is installed without SA_RESTART, so an interruptible wait
+ * ends with EINTR and the engine, woken by sb_storage_wakeup, gives up the
+ * read. (pthread_cancel would do the same but unwinds the stack under the
  * sanitizers' feet.) An uninterruptible wait (D state) ignores it. */
 #define S_WAKE_SIGNAL (SIGRTMIN + 1)
 
@@ -106,11 +113,13 @@ typedef struct {
     char     key[];
 } s_request_t;
 
-/* Reply of the s3 thread to S_STATS, on the completion socket. */
+/* Reply of a thread to S_STATS, on the completion socket. */
 typedef struct {
     size_t               count;
     sb_reader_endpoint_t endpoints[SB_MAX_ENDPOINTS];
 } s_stats_reply_t;
+
+/* ---- what a read is compared with ---- */
 
 /* The generator of the object named key (a DLIO name: its index decides
  * its record length). Returns 0, or -1 with err set. */
@@ -132,7 +141,7 @@ s_open_object (const sb_reader_t *self, const char *key, sb_format_obj_t *obj, c
 }
 
 static void
-s_s3_expect_fill (void *ctx, uint64_t offset, uint8_t *buf, size_t len)
+s_format_fill (void *ctx, uint64_t offset, uint8_t *buf, size_t len)
 {
     sb_format_obj_t *obj = ctx;
     /* past the generator's end (the object is longer than it should be):
@@ -145,25 +154,52 @@ s_s3_expect_fill (void *ctx, uint64_t offset, uint8_t *buf, size_t len)
 }
 
 static void
-s_s3_expect_free (void *ctx)
+s_format_free (void *ctx)
 {
     sb_format_close (ctx);
     free (ctx);
 }
 
-/* What path is, when not a regular file (st: its stat). */
+/* The raw content stream of one object (sb_content_fill). */
 static void
-s_not_regular (const char *path, const struct stat *st, sb_read_result_t *res)
+s_content_fill (void *ctx, uint64_t offset, uint8_t *buf, size_t len)
 {
-    mode_t m = st->st_mode;
-    const char *what = S_ISFIFO (m) ? "a FIFO" : S_ISCHR (m) ? "a character device" : S_ISBLK (m) ? "a block device"
-                       : S_ISDIR (m) ? "a directory" : S_ISSOCK (m) ? "a socket" : "not a file";
-    struct stat lst;
-    int link = lstat (path, &lst) == 0 && S_ISLNK (lst.st_mode);
-    res->error = -1;
-    snprintf (res->message, sizeof res->message,
-              "open %s: not a regular file (%s%s): a dataset object must be a regular file", path,
-              link ? "a symbolic link to " : "", what);
+    sb_content_fill (*(const uint64_t *) ctx, offset, buf, len);
+}
+
+/* Set io's expected bytes for key (verification on). Returns 0, or -1 with
+ * why set (out of memory, or a framed object whose generator cannot be
+ * opened). */
+static int
+s_expect (const sb_reader_t *self, const char *key, sb_io_t *io, char *why, size_t why_size)
+{
+    if (self->framed) {
+        sb_format_obj_t *obj = malloc (sizeof *obj);
+        if (!obj) {
+            snprintf (why, why_size, "verify %s%s: out of memory", self->root, key);
+            return -1;
+        }
+        if (s_open_object (self, key, obj, why, why_size) != 0) {
+            free (obj);
+            return -1;
+        }
+        io->expect = s_format_fill;
+        io->expect_ctx = obj;
+        io->expect_free = s_format_free;
+        io->expect_size = obj->size;
+        return 0;
+    }
+    uint64_t *seed = malloc (sizeof *seed);
+    if (!seed) {
+        snprintf (why, why_size, "verify %s%s: out of memory", self->root, key);
+        return -1;
+    }
+    *seed = sb_dataset_content_seed (self->seed, key);
+    io->expect = s_content_fill;
+    io->expect_ctx = seed;
+    io->expect_free = free;
+    io->expect_size = UINT64_MAX;
+    return 0;
 }
 
 /* 1 when the read of key at offset is one of the 1 in `every` whose
@@ -182,210 +218,201 @@ s_residency_sampled (uint64_t every, const char *key, uint64_t offset)
     return h % every == 0;
 }
 
-static void
-s_read_one (s_thread_ctx_t *ctx, const s_request_t *rq, sb_read_result_t *res)
+/* The read rq asks for, as an engine read (expectations not set). */
+static sb_io_t
+s_io (const sb_reader_t *self, const char *key, uint64_t offset, uint64_t length, uint64_t tag, int evict)
 {
-    sb_reader_t *self = ctx->reader;
-    uint8_t *buf = ctx->buf, *expect = ctx->expect;
-    char path[PATH_MAX];
-    memset (res, 0, sizeof *res);
-    snprintf (res->target, sizeof res->target, "%s", rq->key);
-    uint64_t t0 = sb_mono_ns ();
-    if (sb_strf (path, sizeof path, "%s%s", self->root, rq->key) != 0) {
-        res->error = ENAMETOOLONG;
-        snprintf (res->message, sizeof res->message, "open %s%s: path too long", self->root, rq->key);
-        return;
+    sb_io_t io = { .tag = tag, .key = key, .offset = offset, .length = length, .expect_size = UINT64_MAX };
+    if (self->caps & SB_ENGINE_PAGE_CACHE) {
+        if (evict)
+            io.flags |= SB_IO_EVICT;
+        if (key && s_residency_sampled (self->residency_every, key, offset))
+            io.flags |= SB_IO_RESIDENCY;
     }
-    /* only regular files: a FIFO would block the open, a device (a link to
-     * /dev/zero) would be read for ever. stat first (a FIFO's stat does not
-     * block), then fstat what was opened (it may have been replaced) */
-    struct stat st;
-    int rc = stat (path, &st);
-    if (rc != 0) {
-        res->error = errno;
-        snprintf (res->message, sizeof res->message, "open %s: %s", path, strerror (errno));
-        return;
-    }
-    if (!S_ISREG (st.st_mode)) {
-        s_not_regular (path, &st, res);
-        return;
-    }
-    const int direct = self->odirect;
-    int fd = open (path, O_RDONLY | O_CLOEXEC | (direct ? O_DIRECT : 0));
-    if (fd < 0) {
-        res->error = errno;
-        if (direct && errno == EINVAL)
-            snprintf (res->message, sizeof res->message,
-                      "open %s with O_DIRECT (reader.odirect: true): %s: its file system refuses direct I/O"
-                      " (tmpfs did before Linux 6.6); put the dataset on one that supports it or set reader.odirect: false",
-                      path, strerror (errno));
-        else
-            snprintf (res->message, sizeof res->message, "open %s%s: %s", path, direct ? " with O_DIRECT" : "",
-                      strerror (errno));
-        return;
-    }
-    if (fstat (fd, &st) != 0) {
-        res->error = errno;
-        snprintf (res->message, sizeof res->message, "fstat %s: %s", path, strerror (errno));
-        close (fd);
-        return;
-    }
-    if (!S_ISREG (st.st_mode)) {
-        s_not_regular (path, &st, res);
-        close (fd);
-        return;
-    }
-    uint64_t content_seed = self->verify ? sb_dataset_content_seed (self->seed, rq->key) : 0;
-    sb_format_obj_t obj;
-    int framed = 0;
-    if (self->verify && self->framed) {
-        if (s_open_object (self, rq->key, &obj, res->message, sizeof res->message) != 0) {
-            res->error = -1;
-            close (fd);
-            return;
-        }
-        framed = 1;
-    }
-    /* a whole object (skip_listing: no catalog size) is the size the open
-     * file has, never more: a file that grows while read is read up to that */
-    int to_eof = rq->length == 0;
-    uint64_t length = to_eof ? (uint64_t) st.st_size : rq->length;
-    /* how much of the range the page cache holds now, before reading it
-     * (a file that cannot be mapped is not counted) */
-    uint64_t check_ns = 0;  /* not part of the read's latency */
-    if (rq->evict && !direct) {
-        /* the epoch's first read of this file: its pages go first, as DLIO's
-         * drop_caches before the epoch intends (shardbench.drop_page_cache) */
-        char why[512];
-        uint64_t c0 = sb_mono_ns ();
-        if (sb_pagecache_evict_fd (fd, path, why, sizeof why) != 0) {
-            res->error = -1;
-            snprintf (res->message, sizeof res->message, "%s (shardbench.drop_page_cache: true; false reads what the"
-                      " page cache holds)", why);
-            close (fd);
-            return;
-        }
-        check_ns += sb_mono_ns () - c0;
-    }
-    if (!direct && s_residency_sampled (self->residency_every, rq->key, rq->offset)) {
-        sb_residency_t r;
-        char why[256];
-        uint64_t c0 = sb_mono_ns ();
-        if (sb_pagecache_residency (fd, rq->offset, length, &r, path, why, sizeof why) == 0) {
-            res->resident_bytes = r.resident;
-            res->checked_bytes = r.checked;
-        }
-        check_ns += sb_mono_ns () - c0;
-    }
-    /* [want, want_end) is what the sample asked for; reads go from pos to
-     * read_end, which O_DIRECT widens to whole aligned blocks (the last one
-     * cut short by the end of the file): only the asked bytes count */
-    const uint64_t align = SB_READER_DIRECT_ALIGN;
-    const uint64_t want = rq->offset, want_end = rq->offset + length;
-    uint64_t pos = direct ? want / align * align : want;
-    const uint64_t read_end = direct ? (want_end + align - 1) / align * align : want_end;
-    uint64_t done = 0;
-    while (pos < want_end) {
-        size_t chunk = read_end - pos >= self->buffer_bytes ? self->buffer_bytes : (size_t) (read_end - pos);
-        ssize_t n = pread (fd, buf, chunk, (off_t) pos);
-        s_progress (ctx, 1);
-        if (n < 0) {
-            if (errno == EINTR && !__atomic_load_n (&self->stopping, __ATOMIC_ACQUIRE))
-                continue;
-            res->error = errno;
-            if (direct && errno == EINVAL)
-                snprintf (res->message, sizeof res->message,
-                          "read %s at offset %llu with O_DIRECT (reader.odirect: true): %s: the file system or"
-                          " device refuses direct reads of %u-byte aligned blocks", path,
-                          (unsigned long long) pos, strerror (errno), SB_READER_DIRECT_ALIGN);
-            else
-                snprintf (res->message, sizeof res->message, "read %s at offset %llu: %s", path,
-                          (unsigned long long) (pos > want ? pos : want), strerror (errno));
-            break;
-        }
-        /* the bytes of this read inside the asked range */
-        uint64_t lo = pos > want ? pos : want, hi = pos + (uint64_t) n < want_end ? pos + (uint64_t) n : want_end;
-        /* an O_DIRECT read cut short ends the file: the next read would not be aligned */
-        int ended = n == 0 || (direct && (size_t) n < chunk && hi < want_end);
-        if (hi > lo) {
-            size_t m = (size_t) (hi - lo);
-            const uint8_t *got = buf + (lo - pos);
-            if (framed && hi > obj.size) {
-                res->error = -1;
-                snprintf (res->message, sizeof res->message,
-                          "verify %s: the file goes on past offset %llu, where the %s generator ends", path,
-                          (unsigned long long) obj.size, obj.ops->name);
-                done += m;
-                break;
-            }
-            if (self->verify) {
-                if (framed)
-                    sb_format_fill (&obj, lo, expect, m);
-                else
-                    sb_content_fill (content_seed, lo, expect, m);
-                if (memcmp (got, expect, m) != 0) {
-                    size_t at = 0;
-                    while (at < m && got[at] == expect[at])
-                        at++;
-                    res->error = -1;
-                    snprintf (res->message, sizeof res->message, "verify %s: byte %llu differs from the generator",
-                              path, (unsigned long long) (lo + at));
-                    done += m;
-                    break;
-                }
-            }
-            done += m;
-        }
-        if (ended) {
-            res->error = -1;
-            snprintf (res->message, sizeof res->message,
-                      "short read %s: file ends at offset %llu, expected %llu bytes from offset %llu%s", path,
-                      (unsigned long long) (want + done), (unsigned long long) length,
-                      (unsigned long long) want, to_eof ? " (its size when opened)" : "");
-            break;
-        }
-        pos += (uint64_t) n;
-    }
-    if (framed && to_eof && !res->error && done != obj.size) {
-        res->error = -1;
-        snprintf (res->message, sizeof res->message, "verify %s: %llu bytes, the %s generator makes %llu", path,
-                  (unsigned long long) done, obj.ops->name, (unsigned long long) obj.size);
-    }
-    if (framed)
-        sb_format_close (&obj);
-    close (fd);
-    res->bytes = done;
-    res->latency_ns = sb_mono_ns () - t0 - check_ns;
+    return io;
 }
 
-/* Sockets and buffers are made by sb_reader_new, so a failure is reported
- * there; the thread takes them over (pthread_create is the memory barrier
- * ZeroMQ asks for when a socket changes threads). */
+/* ---- the threads ---- */
+
+/* A completion as the rank takes it. */
+static void
+s_result (const sb_reader_t *self, const sb_io_done_t *d, sb_read_result_t *res)
+{
+    memset (res, 0, sizeof *res);
+    res->bytes = d->bytes;
+    res->latency_ns = d->latency_ns;
+    res->tag = d->tag;
+    res->resident_bytes = d->resident_bytes;
+    res->checked_bytes = d->checked_bytes;
+    if (!d->failed)
+        return;
+    const sb_storage_error_t *e = &d->error;
+    res->error = e->os_errno ? e->os_errno : -1;
+    snprintf (res->message, sizeof res->message, "%s", e->text);
+    snprintf (res->target, sizeof res->target, "%s", e->target);
+    if (self->caps & SB_ENGINE_ENDPOINTS)
+        snprintf (res->endpoint, sizeof res->endpoint, "%s", e->where);
+    res->http_status = e->status;
+    snprintf (res->s3_code, sizeof res->s3_code, "%s", e->code);
+    res->curl_code = e->lib_code;
+    res->attempt = e->attempt;
+}
+
+/* The client's per-endpoint counters, to the rank. Returns 0, or -1 when
+ * the reply could not be sent (the thread ends). */
+static int
+s_stats_reply (s_thread_ctx_t *ctx)
+{
+    s_stats_reply_t *reply = calloc (1, sizeof *reply);
+    sb_storage_stats_t *st = calloc (SB_MAX_ENDPOINTS, sizeof *st);
+    if (!reply || !st) {
+        free (reply);
+        free (st);
+        return zsock_send (ctx->done, "b", "", (size_t) 0);
+    }
+    size_t n = sb_storage_stats (s_client (ctx), st, SB_MAX_ENDPOINTS);
+    for (size_t i = 0; i < n; i++) {
+        sb_reader_endpoint_t *out = &reply->endpoints[reply->count++];
+        snprintf (out->endpoint, sizeof out->endpoint, "%s", st[i].where);
+        out->requests = st[i].requests;
+        out->bytes = st[i].bytes;
+        out->errors = st[i].errors;
+        out->retries = st[i].retries;
+        out->latency = st[i].latency;
+    }
+    int rc = zsock_send (ctx->done, "b", reply, sizeof *reply);
+    free (reply);
+    free (st);
+    return rc;
+}
+
+static void
+s_send (s_thread_ctx_t *ctx, const sb_read_result_t *res)
+{
+    if (zsock_send (ctx->done, "b", res, sizeof *res) != 0)
+        ctx->failed_send = 1;
+    /* right behind a failed read: sb_reader_failure_stats */
+    else if (res->error && ctx->reader->endpoint_stats && s_stats_reply (ctx) != 0)
+        ctx->failed_send = 1;
+}
+
+static void
+s_on_done (void *arg, const sb_io_done_t *d)
+{
+    s_thread_ctx_t *ctx = arg;
+    sb_read_result_t *res = malloc (sizeof *res);
+    if (!res) {
+        ctx->failed_send = 1;
+        return;
+    }
+    s_result (ctx->reader, d, res);
+    s_send (ctx, res);
+    free (res);
+}
+
+/* A read that failed before it reached the engine. */
+static void
+s_fail_read (s_thread_ctx_t *ctx, uint64_t tag, const char *key, int error, const char *message)
+{
+    sb_read_result_t *res = calloc (1, sizeof *res);
+    if (!res) {
+        ctx->failed_send = 1;
+        return;
+    }
+    res->tag = tag;
+    res->error = error;
+    snprintf (res->message, sizeof res->message, "%s", message);
+    snprintf (res->target, sizeof res->target, "%s", key);
+    s_send (ctx, res);
+    free (res);
+}
+
+/* Hand rq to the thread's client (a completion follows in any case). */
+static void
+s_queue (s_thread_ctx_t *ctx, const s_request_t *rq)
+{
+    sb_reader_t *self = ctx->reader;
+    sb_io_t io = s_io (self, rq->key, rq->offset, rq->length, rq->tag, rq->evict);
+    char why[1024];
+    if (self->verify && s_expect (self, rq->key, &io, why, sizeof why) != 0) {
+        s_fail_read (ctx, rq->tag, rq->key, -1, why);
+        return;
+    }
+    pthread_mutex_lock (&self->lock);
+    snprintf (ctx->key, sizeof ctx->key, "%s", rq->key);
+    pthread_mutex_unlock (&self->lock);
+    sb_storage_error_t *e = malloc (sizeof *e);
+    if (!e) {
+        if (io.expect_free)
+            io.expect_free (io.expect_ctx);
+        s_fail_read (ctx, rq->tag, rq->key, ENOMEM, "out of memory");
+        return;
+    }
+    if (sb_storage_queue (s_client (ctx), &io, e) != 0)
+        s_fail_read (ctx, rq->tag, rq->key, e->os_errno ? e->os_errno : -1, e->text);
+    free (e);
+}
+
+/* One thread, one client: take requests while the client has room (waiting
+ * for one only when nothing is in flight), move reads along with
+ * getevents, pass completions on. A client of depth 1 performs its read in
+ * getevents (a pread pool); a deeper one keeps many in flight, and
+ * sb_reader_submit wakes its wait when a request arrives. Sockets and the
+ * client are made by sb_reader_new, so a failure is reported there; the
+ * thread takes them over (pthread_create is the memory barrier ZeroMQ asks
+ * for when a socket changes threads). */
 static void *
 s_thread (void *arg)
 {
     s_thread_ctx_t *ctx = arg;
-    for (;;) {
-        zframe_t *f = zframe_recv (ctx->work);
-        if (!f)
-            break;
-        const s_request_t *rq = (const s_request_t *) zframe_data (f);
-        if (zframe_size (f) < sizeof (s_request_t) + 1 || rq->stop) {
+    sb_reader_t *self = ctx->reader;
+    int stopping = 0;
+    while (!ctx->failed_send) {
+        size_t pending;
+        while (!stopping && !ctx->failed_send && (pending = sb_storage_pending (s_client (ctx))) < self->depth) {
+            zframe_t *f = NULL;
+            if (pending == 0)
+                f = zframe_recv (ctx->work);    /* nothing to move along: wait for work */
+            else if (zsock_events (ctx->work) & ZMQ_POLLIN)
+                f = zframe_recv (ctx->work);
+            if (!f) {
+                if (pending == 0)
+                    stopping = 1;   /* interrupted, or the socket is gone */
+                break;
+            }
+            const s_request_t *rq = (const s_request_t *) zframe_data (f);
+            if (zframe_size (f) < sizeof (s_request_t) + 1 || rq->stop == S_STOP)
+                stopping = 1;
+            else if (rq->stop == S_STATS) {
+                if (s_stats_reply (ctx) != 0)
+                    ctx->failed_send = 1;
+            }
+            else
+                s_queue (ctx, rq);
             zframe_destroy (&f);
+        }
+        sb_storage_t *client = s_client (ctx);
+        if (sb_storage_pending (client) == 0) {
+            if (stopping)
+                break;
+            continue;
+        }
+        s_progress (ctx, 1);
+        sb_storage_error_t *e = malloc (sizeof *e);
+        int n = e ? sb_storage_getevents (client, 100, s_on_done, ctx, e) : -1;
+        s_progress (ctx, sb_storage_pending (client) > 0);
+        if (n < 0) {
+            /* the engine cannot go on: every read still pending fails, so
+             * the rank reports it instead of waiting for ever */
+            for (size_t k = sb_storage_pending (client); k > 0 && !ctx->failed_send; k--)
+                s_fail_read (ctx, 0, "", -1, e ? e->text : "storage engine failure (out of memory)");
+            free (e);
             break;
         }
-        sb_read_result_t res;
-        pthread_mutex_lock (&ctx->reader->lock);
-        snprintf (ctx->key, sizeof ctx->key, "%s", rq->key);
-        pthread_mutex_unlock (&ctx->reader->lock);
-        s_progress (ctx, 1);
-        s_read_one (ctx, rq, &res);
-        res.tag = rq->tag;
-        s_progress (ctx, 0);
-        zframe_destroy (&f);
-        if (zsock_send (ctx->done, "b", &res, sizeof res) != 0)
-            break;
+        free (e);
     }
+    if (ctx->failed_send)
+        sb_error ("reader: cannot pass a completion to the rank: %s", zmq_strerror (zmq_errno ()));
     return NULL;
 }
 
@@ -394,158 +421,85 @@ s_ctx_free (s_thread_ctx_t *ctx)
 {
     zsock_destroy (&ctx->work);
     zsock_destroy (&ctx->done);
-    free (ctx->buf);
-    free (ctx->expect);
+    sb_storage_close (&ctx->client);
 }
 
-typedef struct {
-    s_thread_ctx_t *ctx;
-    int             failed_send;
-} s_s3_sink_t;
+/* ---- the engine ---- */
 
-/* Returns 0, or -1 when the reply could not be sent (the thread ends). */
-static int
-s_s3_stats_reply (s_thread_ctx_t *ctx)
+/* Bridge until every caller sets storage.engine: the engine the old
+ * storage type names (sb_storage_type_name), and with reader.odirect the
+ * engine that reads the same folders with O_DIRECT. */
+static const sb_engine_ops_t *
+s_direct_engine (void)
 {
-    sb_reader_t *self = ctx->reader;
-    s_stats_reply_t *reply = calloc (1, sizeof *reply);
-    if (reply) {
-        for (size_t i = 0; i < sb_s3_endpoint_count (self->s3) && i < SB_MAX_ENDPOINTS; i++) {
-            sb_s3_endpoint_stats_t *st = sb_s3_stats (self->s3, i);
-            sb_reader_endpoint_t *out = &reply->endpoints[reply->count++];
-            snprintf (out->endpoint, sizeof out->endpoint, "%s", sb_s3_endpoint (self->s3, i));
-            out->requests = st->requests;
-            out->bytes = st->bytes;
-            out->errors = st->errors;
-            out->retries = st->retries;
-            out->latency = st->latency;
-            memset (st, 0, sizeof *st);
-        }
-        int rc = zsock_send (ctx->done, "b", reply, sizeof *reply);
-        free (reply);
-        return rc;
-    }
-    return zsock_send (ctx->done, "b", "", (size_t) 0);
-}
-
-static void
-s_s3_on_done (void *arg, const sb_s3_done_t *d)
-{
-    s_s3_sink_t *sink = arg;
-    sb_read_result_t res;
-    memset (&res, 0, sizeof res);
-    res.bytes = d->bytes;
-    res.latency_ns = d->latency_ns;
-    res.tag = d->tag;
-    if (d->failed) {
-        const sb_s3_error_t *e = &d->error;
-        res.error = e->os_errno ? e->os_errno : -1;
-        snprintf (res.message, sizeof res.message, "%s", e->text);
-        snprintf (res.target, sizeof res.target, "%s", e->key);
-        snprintf (res.endpoint, sizeof res.endpoint, "%s", e->endpoint);
-        res.http_status = e->http_status;
-        snprintf (res.s3_code, sizeof res.s3_code, "%s", e->s3_code);
-        res.curl_code = e->curl_code;
-        res.attempt = e->attempt;
-    }
-    if (zsock_send (sink->ctx->done, "b", &res, sizeof res) != 0)
-        sink->failed_send = 1;
-    else if (d->failed && s_s3_stats_reply (sink->ctx) != 0)   /* right behind it: sb_reader_failure_stats */
-        sink->failed_send = 1;
-}
-
-/* The s3 engine: take requests while fewer than max_in_flight are pending,
- * move transfers along, report completions. sb_reader_submit wakes it. */
-static void *
-s_s3_thread (void *arg)
-{
-    s_thread_ctx_t *ctx = arg;
-    sb_reader_t *self = ctx->reader;
-    s_s3_sink_t sink = { .ctx = ctx };
-    size_t limit = (size_t) self->storage.max_in_flight;
-    int stopping = 0;
-    while (!sink.failed_send) {
-        while (!stopping && sb_s3_pending (self->s3) < limit) {
-            zframe_t *f = NULL;
-            if (zsock_events (ctx->work) & ZMQ_POLLIN)
-                f = zframe_recv (ctx->work);
-            if (!f)
-                break;
-            const s_request_t *rq = (const s_request_t *) zframe_data (f);
-            if (zframe_size (f) < sizeof (s_request_t) + 1 || rq->stop == S_STOP)
-                stopping = 1;
-            else if (rq->stop == S_STATS) {
-                if (s_s3_stats_reply (ctx) != 0)
-                    sink.failed_send = 1;
-            }
-            else {
-                char key[PATH_MAX];
-                uint64_t seed = self->verify ? sb_dataset_content_seed (self->seed, rq->key) : 0;
-                sb_format_obj_t *obj = NULL;
-                char why[1024] = "";
-                int key_ok = sb_strf (key, sizeof key, "%s%s", self->root, rq->key) == 0;
-                if (key_ok && self->verify && self->framed) {
-                    obj = malloc (sizeof *obj);
-                    if (obj && s_open_object (self, rq->key, obj, why, sizeof why) != 0) {
-                        free (obj);
-                        obj = NULL;
-                    }
-                }
-                if (why[0]) {
-                    sb_read_result_t res = { .error = -1, .tag = rq->tag };
-                    snprintf (res.message, sizeof res.message, "%s", why);
-                    snprintf (res.target, sizeof res.target, "%s", rq->key);
-                    if (zsock_send (ctx->done, "b", &res, sizeof res) != 0)
-                        sink.failed_send = 1;
-                }
-                else if (!key_ok || (self->verify && self->framed && !obj)
-                    || sb_s3_get_start_fill (self->s3, rq->tag, key, rq->offset, rq->length, self->verify, seed,
-                                             obj ? s_s3_expect_fill : NULL, obj, obj ? s_s3_expect_free : NULL) != 0) {
-                    sb_read_result_t res = { .error = ENOMEM, .tag = rq->tag };
-                    snprintf (res.message, sizeof res.message, "GET %s%s: cannot start the request (out of memory or key too long)",
-                              self->root, rq->key);
-                    snprintf (res.target, sizeof res.target, "%s", rq->key);
-                    if (zsock_send (ctx->done, "b", &res, sizeof res) != 0)
-                        sink.failed_send = 1;
-                }
-            }
-            zframe_destroy (&f);
-        }
-        if (stopping && sb_s3_pending (self->s3) == 0)
-            break;
-        if (sb_s3_run (self->s3, sb_s3_pending (self->s3) ? 100 : 20, s_s3_on_done, &sink) < 0) {
-            /* the engine cannot go on: every read still pending fails, so
-             * the rank reports it instead of waiting for ever */
-            sb_read_result_t res = { .error = -1 };
-            snprintf (res.message, sizeof res.message, "S3 engine stopped: curl multi interface failure");
-            for (size_t n = sb_s3_pending (self->s3); n > 0; n--)
-                if (zsock_send (ctx->done, "b", &res, sizeof res) != 0)
-                    break;
-            break;
-        }
-    }
-    if (sink.failed_send)
-        sb_error ("s3 reader: cannot pass a completion to the rank: %s", zmq_strerror (zmq_errno ()));
+    const sb_engine_ops_t *ops;
+    for (size_t i = 0; (ops = sb_engine_at (i)); i++)
+        if ((ops->caps & (SB_ENGINE_DIRECT | SB_ENGINE_FOLDER)) == (SB_ENGINE_DIRECT | SB_ENGINE_FOLDER))
+            return ops;
     return NULL;
 }
 
-static uint8_t *
-s_aligned_alloc (size_t size)
+/* Open a client of the reader's engine for one thread. NULL with err set. */
+static sb_storage_t *
+s_open_client (sb_reader_t *self, uint64_t *progress_ns, char *err, size_t err_size)
 {
-    void *p = NULL;
-    return posix_memalign (&p, SB_READER_DIRECT_ALIGN, size ? size : SB_READER_DIRECT_ALIGN) == 0 ? p : NULL;
+    sb_storage_open_t how = { .root = self->root, .rank = 0, .depth = self->depth,
+                              .buffer_bytes = self->buffer_bytes, .progress_ns = progress_ns };
+    sb_storage_error_t *e = malloc (sizeof *e);
+    if (!e) {
+        snprintf (err, err_size, "out of memory");
+        return NULL;
+    }
+    /* the caller gave the rank's storage (sb_storage_for_rank): rank 0 of it */
+    sb_storage_t *client = sb_storage_open (&self->storage, &how, e);
+    if (!client)
+        snprintf (err, err_size, "%s", e->text);
+    free (e);
+    return client;
 }
 
 void
 sb_reader_set_direct_io (sb_reader_t *self, int on)
 {
-    self->odirect = on && !self->s3 && self->storage.type != SB_STORAGE_SYNTHETIC;
+    const sb_engine_ops_t *direct = s_direct_engine ();
+    if (!on || !direct || !(self->caps & SB_ENGINE_FOLDER) || (self->caps & SB_ENGINE_DIRECT))
+        return;
+    /* called before the first read: the threads have not touched their
+     * clients yet, so each gets one of the direct engine in its place */
+    sb_storage_cfg_t was = self->storage;
+    snprintf (self->storage.engine, sizeof self->storage.engine, "%s", direct->name);
+    for (size_t i = 0; i < self->nthreads; i++) {
+        char err[512];
+        sb_storage_t *client = s_open_client (self, &self->ctxs[i].progress_ns, err, sizeof err);
+        if (!client) {
+            sb_error ("reader.odirect: %s", err);
+            self->storage = was;
+            return;
+        }
+        sb_storage_t *old = __atomic_exchange_n (&self->ctxs[i].client, client, __ATOMIC_ACQ_REL);
+        sb_storage_close (&old);
+    }
+    self->caps = direct->caps;
 }
 
 void
 sb_reader_set_residency_sampling (sb_reader_t *self, uint64_t every)
 {
     self->residency_every = every;
+}
+
+/* The depth of one client of an engine that keeps many reads in flight:
+ * the engine's own option "iodepth" when it declares one, else
+ * storage.max_in_flight. */
+static size_t
+s_async_depth (const sb_storage_cfg_t *cfg)
+{
+    const char *v = sb_storage_opt (cfg, "iodepth");
+    char *end;
+    unsigned long long d = v ? strtoull (v, &end, 10) : 0;
+    if (v && *v && !*end && d > 0)
+        return (size_t) d;
+    return cfg->max_in_flight ? (size_t) cfg->max_in_flight : 1;
 }
 
 sb_reader_t *
@@ -566,32 +520,42 @@ sb_reader_new (const sb_storage_cfg_t *storage, const char *root, size_t threads
     }
     snprintf (self->root, sizeof self->root, "%s", root);
     self->storage = *storage;
-    if (storage->type == SB_STORAGE_S3) {
-        self->s3 = sb_s3_new (storage, (size_t) storage->max_in_flight, err, err_size);
-        if (!self->s3) {
-            pthread_mutex_destroy (&self->lock);
-            free (self);
-            return NULL;
-        }
-        threads = 1;    /* one thread drives every transfer of the rank */
+    /* bridge: callers that set only the old storage type (see s_direct_engine) */
+    if (!self->storage.engine[0])
+        snprintf (self->storage.engine, sizeof self->storage.engine, "%s", sb_storage_type_name (storage->type));
+    const sb_engine_ops_t *ops = sb_engine_of (&self->storage);
+    if (!ops) {
+        snprintf (err, err_size, "storage engine '%s' is not built into this shardbench", self->storage.engine);
+        pthread_mutex_destroy (&self->lock);
+        free (self);
+        return NULL;
     }
-    /* file engine: whole O_DIRECT blocks (reader.odirect may be set later) */
-    if (storage->type == SB_STORAGE_FILE)
-        buffer_bytes = (buffer_bytes + SB_READER_DIRECT_ALIGN - 1) / SB_READER_DIRECT_ALIGN * SB_READER_DIRECT_ALIGN;
+    self->caps = ops->caps;
     self->buffer_bytes = buffer_bytes;
     self->verify = verify;
     self->residency_every = 1;
-    if (storage->type == SB_STORAGE_SYNTHETIC) {
-        /* no threads, no sockets to feed: reads complete in submit */
-        if (verify && !(self->inline_buf = malloc (buffer_bytes))) {
-            snprintf (err, err_size, "out of memory");
+    self->seed = seed;
+    /* the rule (reader.h): no I/O, no threads; a client that keeps many
+     * reads in flight, one thread; else a pool of depth-1 clients */
+    if (self->caps & SB_ENGINE_NO_IO) {
+        threads = 0;
+        self->depth = 1;
+        self->inline_client = s_open_client (self, NULL, err, err_size);
+        if (!self->inline_client) {
             pthread_mutex_destroy (&self->lock);
             free (self);
             return NULL;
         }
-        threads = 0;
     }
-    self->seed = seed;
+    else if (self->caps & SB_ENGINE_ASYNC) {
+        threads = 1;
+        self->depth = s_async_depth (&self->storage);
+    }
+    else {
+        threads = threads ? threads : 1;
+        self->depth = 1;
+    }
+    self->endpoint_stats = (self->caps & SB_ENGINE_ENDPOINTS) && threads == 1;
     unsigned long long id = __atomic_add_fetch (&s_counter, 1, __ATOMIC_RELAXED);
     snprintf (self->work_ep, sizeof self->work_ep, "inproc://sb-reader-%d-%llu-work", (int) getpid (), id);
     snprintf (self->done_ep, sizeof self->done_ep, "inproc://sb-reader-%d-%llu-done", (int) getpid (), id);
@@ -604,8 +568,8 @@ sb_reader_new (const sb_storage_cfg_t *storage, const char *root, size_t threads
     }
     zsock_set_sndhwm (self->work, 0);
     zsock_set_rcvhwm (self->done, 0);
-    self->threads = calloc (threads, sizeof (pthread_t));
-    self->ctxs = calloc (threads, sizeof (s_thread_ctx_t));
+    self->threads = calloc (threads ? threads : 1, sizeof (pthread_t));
+    self->ctxs = calloc (threads ? threads : 1, sizeof (s_thread_ctx_t));
     if (!self->threads || !self->ctxs) {
         snprintf (err, err_size, "out of memory");
         goto fail;
@@ -615,17 +579,18 @@ sb_reader_new (const sb_storage_cfg_t *storage, const char *root, size_t threads
         ctx->reader = self;
         ctx->work = zsock_new (ZMQ_PULL);
         ctx->done = zsock_new (ZMQ_PUSH);
-        /* aligned for O_DIRECT (sb_reader_set_direct_io) */
-        ctx->buf = self->s3 ? NULL : s_aligned_alloc (buffer_bytes);
-        ctx->expect = verify && !self->s3 ? malloc (buffer_bytes) : NULL;
-        if (!ctx->work || !ctx->done || (!self->s3 && (!ctx->buf || (verify && !ctx->expect)))
-            || zsock_connect (ctx->work, "%s", self->work_ep) != 0 || zsock_connect (ctx->done, "%s", self->done_ep) != 0) {
+        if (!ctx->work || !ctx->done || zsock_connect (ctx->work, "%s", self->work_ep) != 0
+            || zsock_connect (ctx->done, "%s", self->done_ep) != 0) {
             snprintf (err, err_size, "cannot set up reader thread %zu: out of memory or sockets", i);
             s_ctx_free (ctx);
             goto fail;
         }
+        if (!(ctx->client = s_open_client (self, &ctx->progress_ns, err, err_size))) {
+            s_ctx_free (ctx);
+            goto fail;
+        }
         zsock_set_sndhwm (ctx->done, 0);
-        int rc = pthread_create (&self->threads[i], NULL, self->s3 ? s_s3_thread : s_thread, ctx);
+        int rc = pthread_create (&self->threads[i], NULL, s_thread, ctx);
         if (rc != 0) {
             snprintf (err, err_size, "cannot start reader thread: %s", strerror (rc));
             s_ctx_free (ctx);
@@ -649,18 +614,20 @@ sb_reader_stop (sb_reader_t *self)
     for (size_t i = 0; i < self->nthreads; i++)
         if (zsock_send (self->work, "b", &stop, sizeof stop) != 0)
             sb_warn ("cannot tell a reader thread to stop: %s", zmq_strerror (zmq_errno ()));
-    if (self->s3)
-        sb_s3_wakeup (self->s3);
+    /* a thread waiting in its engine looks at its requests; one stuck in a
+     * read gives it up when the wake signal interrupts it */
+    for (size_t i = 0; i < self->nthreads; i++)
+        sb_storage_wakeup (s_client (&self->ctxs[i]));
 }
 
-/* 1 when thread i is stuck: a file thread in one call for over a second,
- * or any file thread of a reader sb_reader_stalled found stuck. */
+/* 1 when thread i is stuck: in one call for over a second, or any thread
+ * of a reader sb_reader_stalled found stuck. A thread whose engine returns
+ * from getevents every 100 ms (an engine bounded by its own timeouts) is
+ * never stuck. */
 static int
 s_busy (sb_reader_t *self, size_t i)
 {
     const uint64_t second = 1000000000ull;
-    if (self->s3)
-        return 0;   /* bounded by its own timeouts, woken by sb_s3_wakeup */
     if (self->stuck)
         return 1;
     uint64_t since = __atomic_load_n (&self->ctxs[i].progress_ns, __ATOMIC_ACQUIRE), now = sb_mono_ns ();
@@ -738,8 +705,7 @@ sb_reader_destroy (sb_reader_t **self_p)
     }
     free (self->threads);
     free (self->ctxs);
-    free (self->inline_buf);
-    sb_s3_destroy (&self->s3);
+    sb_storage_close (&self->inline_client);
     zsock_destroy (&self->work);
     zsock_destroy (&self->done);
     pthread_mutex_destroy (&self->lock);
@@ -749,7 +715,7 @@ sb_reader_destroy (sb_reader_t **self_p)
 int
 sb_reader_stalled (sb_reader_t *self, double timeout_s, char *key, size_t key_size, double *for_s)
 {
-    if (self->s3 || timeout_s <= 0)
+    if (timeout_s <= 0)
         return 0;
     uint64_t now = sb_mono_ns (), limit = (uint64_t) (timeout_s * 1e9);
     for (size_t i = 0; i < self->nthreads; i++) {
@@ -780,7 +746,8 @@ sb_reader_set_dataset (sb_reader_t *self, const sb_dataset_t *ds, char *err, siz
     self->ds = *ds;
     self->ds.prefix = self->ds_prefix;
     self->ds.format = self->ds_format;
-    self->framed = !sb_format_is_raw (ds->format) && self->storage.type != SB_STORAGE_SYNTHETIC;
+    /* nothing stored: a read generates the raw content stream */
+    self->framed = !sb_format_is_raw (ds->format) && !(self->caps & SB_ENGINE_NO_IO);
     return 0;
 }
 
@@ -796,7 +763,48 @@ sb_reader_take_inline (sb_reader_t *self, uint64_t *bytes)
 int
 sb_reader_needs_keys (const sb_reader_t *self)
 {
-    return self->storage.type != SB_STORAGE_SYNTHETIC || self->inline_buf != NULL;
+    return !(self->caps & SB_ENGINE_NO_IO) || self->verify;
+}
+
+static void
+s_inline_done (void *arg, const sb_io_done_t *d)
+{
+    sb_reader_t *self = arg;
+    if (d->failed) {
+        sb_error ("reader: %s", d->error.text);
+        self->inline_failed = 1;
+        return;
+    }
+    self->inline_reads++;
+    self->inline_bytes += d->bytes;
+}
+
+/* SB_ENGINE_NO_IO: the read completes here, in the caller's thread. */
+static int
+s_submit_inline (sb_reader_t *self, const char *key, uint64_t offset, uint64_t length, uint64_t tag)
+{
+    sb_io_t io = s_io (self, key, offset, length, tag, 0);
+    char why[1024];
+    if (self->verify && s_expect (self, key, &io, why, sizeof why) != 0) {
+        sb_error ("reader: %s", why);
+        return -1;
+    }
+    sb_storage_error_t *e = malloc (sizeof *e);
+    if (!e) {
+        if (io.expect_free)
+            io.expect_free (io.expect_ctx);
+        return -1;
+    }
+    int rc = sb_storage_queue (self->inline_client, &io, e) == 0
+             && sb_storage_getevents (self->inline_client, 0, s_inline_done, self, e) >= 0 ? 0 : -1;
+    if (rc != 0)
+        sb_error ("reader: %s", e->text);
+    free (e);
+    if (self->inline_failed) {
+        self->inline_failed = 0;
+        return -1;
+    }
+    return rc;
 }
 
 int
@@ -804,19 +812,8 @@ sb_reader_submit (sb_reader_t *self, const char *key, uint64_t offset, uint64_t 
 {
     if (!key && sb_reader_needs_keys (self))
         return -1;
-    if (self->storage.type == SB_STORAGE_SYNTHETIC) {
-        if (self->inline_buf) {
-            uint64_t seed = sb_dataset_content_seed (self->seed, key);
-            for (uint64_t done = 0; done < length;) {
-                size_t n = length - done < self->buffer_bytes ? (size_t) (length - done) : self->buffer_bytes;
-                sb_content_fill (seed, offset + done, self->inline_buf, n);
-                done += n;
-            }
-        }
-        self->inline_reads++;
-        self->inline_bytes += length;
-        return 0;
-    }
+    if (self->inline_client)
+        return s_submit_inline (self, key, offset, length, tag);
     size_t klen = strlen (key);
     size_t size = sizeof (s_request_t) + klen + 1;
     zframe_t *f = zframe_new (NULL, size);
@@ -831,8 +828,9 @@ sb_reader_submit (sb_reader_t *self, const char *key, uint64_t offset, uint64_t 
     memcpy (rq->key, key, klen + 1);
     if (zframe_send (&f, self->work, 0) != 0)
         return -1;
-    if (self->s3)
-        sb_s3_wakeup (self->s3);
+    /* a client with reads in flight waits in its engine, not on the socket */
+    if (self->depth > 1)
+        sb_storage_wakeup (s_client (&self->ctxs[0]));
     return 0;
 }
 
@@ -841,20 +839,20 @@ static int s_recv_stats (sb_reader_t *self, int timeout_ms, sb_reader_endpoint_t
 int
 sb_reader_endpoint_stats (sb_reader_t *self, sb_reader_endpoint_t *out, size_t max)
 {
-    if (!self->s3)
+    if (!self->endpoint_stats)
         return 0;
     uint8_t frame[sizeof (s_request_t) + 1] = { 0 };
     ((s_request_t *) frame)->stop = S_STATS;
     if (zsock_send (self->work, "b", frame, sizeof frame) != 0)
         return -1;
-    sb_s3_wakeup (self->s3);
+    sb_storage_wakeup (s_client (&self->ctxs[0]));
     return s_recv_stats (self, 10000, out, max);
 }
 
 int
 sb_reader_failure_stats (sb_reader_t *self, sb_reader_endpoint_t *out, size_t max)
 {
-    return self->s3 ? s_recv_stats (self, 1000, out, max) : 0;
+    return self->endpoint_stats ? s_recv_stats (self, 1000, out, max) : 0;
 }
 
 /* The engine's reply to S_STATS (or the counters behind a failed read):

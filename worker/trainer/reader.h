@@ -1,17 +1,24 @@
 /* reader: the I/O engine of a rank.
  *
  * A rank pushes read requests to its reader over an inproc PUSH socket and
- * gets completions back over a PULL socket. Two engines sit behind that:
- * - file: read_threads threads reading with pread, each with one fixed
- *   buffer: memory is read_threads x io_buffer whatever the object sizes;
- *   with reader.odirect (sb_reader_set_direct_io) files are opened with
- *   O_DIRECT and read in SB_READER_DIRECT_ALIGN blocks; before each read
- *   the engine samples how much of the range the page cache holds
- *   (lib/storage/pagecache.h; sb_reader_set_residency_sampling);
- * - synthetic: no I/O; a read completes at once (see sb_reader_take_inline);
- * - s3: one thread driving ranged GETs on a curl multi handle
- *   (lib/storage/s3/s3_client.c), up to max_in_flight at once; bodies are counted
- *   (and verified when asked) as they stream in and dropped.
+ * gets completions back over a PULL socket. Behind them sit clients of the
+ * storage engine the rank's storage names (lib/storage/engine.h); the
+ * reader never asks which engine it is, only what it can do:
+ * - SB_ENGINE_NO_IO (synthetic): no threads; a read completes inside
+ *   sb_reader_submit (see sb_reader_take_inline);
+ * - SB_ENGINE_ASYNC (one client keeps many reads in flight: s3's curl multi
+ *   handle, uring's ring): one thread per reader (a reader is one rank's)
+ *   with one client of depth D, where D is the engine's own option
+ *   "iodepth" when it declares one (storage.<engine>.iodepth), else
+ *   storage.max_in_flight; the thread waits in sb_storage_getevents and
+ *   sb_reader_submit wakes it (sb_storage_wakeup);
+ * - anything else (file, direct): read_threads threads, each with one
+ *   client of depth 1 whose sb_storage_getevents performs the read (pread
+ *   into the client's io_buffer buffer): memory is read_threads x
+ *   io_buffer whatever the object sizes.
+ * Engines with SB_ENGINE_PAGE_CACHE get SB_IO_EVICT and sampled
+ * SB_IO_RESIDENCY flags (lib/storage/pagecache.h); engines with
+ * SB_ENGINE_ENDPOINTS served by one thread report per-endpoint counters.
  * Bytes are never held whole, and a read counts only when all its bytes
  * arrived. */
 #ifndef SB_READER_H
@@ -44,7 +51,8 @@ typedef struct {
     uint64_t resident_bytes, checked_bytes;
 } sb_read_result_t;
 
-/* O_DIRECT alignment of buffers, offsets and lengths. O_DIRECT wants all
+/* O_DIRECT alignment of buffers, offsets and lengths (the direct engine's
+ * SB_FILE_DIRECT_ALIGN, lib/storage/file/file_engine.h). O_DIRECT wants all
  * three to be multiples of the device's logical block size: 512 bytes on
  * most disks, 4096 on 4Kn disks and NVMe namespaces formatted with 4 KiB
  * blocks. 4096 is a multiple of both (and the page size on x86-64 and
@@ -53,15 +61,17 @@ typedef struct {
  * with larger logical blocks refuses the reads (EINVAL, reported). */
 #define SB_READER_DIRECT_ALIGN 4096u
 
-/* Per-endpoint counters of the s3 engine (see sb_reader_endpoint_stats). */
+/* Per-endpoint counters of an SB_ENGINE_ENDPOINTS engine (see sb_reader_endpoint_stats). */
 typedef struct {
     char           endpoint[256];
     uint64_t       requests, bytes, errors, retries;
     sb_histogram_t latency;
 } sb_reader_endpoint_t;
 
-/* Start the engine for storage (copied) reading below root (a folder ending
- * with '/' for files, a key prefix for s3); threads: read_threads (file);
+/* Start the engine for storage (copied; storage->engine names the engine,
+ * or when empty, as a bridge, the old storage->type does) reading below
+ * root (a folder ending with '/' for files, a key prefix for objects);
+ * threads: read_threads (engines without SB_ENGINE_ASYNC or NO_IO);
  * verify: compare bytes with the generator, seeded by seed. NULL on failure
  * (err set). */
 sb_reader_t *sb_reader_new (const sb_storage_cfg_t *storage, const char *root, size_t threads, size_t buffer_bytes,
@@ -74,8 +84,11 @@ sb_reader_t *sb_reader_new (const sb_storage_cfg_t *storage, const char *root, s
  * read). */
 int sb_reader_set_dataset (sb_reader_t *self, const sb_dataset_t *ds, char *err, size_t err_size);
 
-/* reader.odirect: 1 to open files with O_DIRECT (file engine; the other
- * engines ignore it). Reads then cover the sample's range widened to
+/* reader.odirect: 1 to open files with O_DIRECT: a reader of an engine
+ * with SB_ENGINE_FOLDER and without SB_ENGINE_DIRECT switches to the
+ * engine that reads the same folders with O_DIRECT (direct); the other
+ * engines ignore it. A bridge until callers name the engine in
+ * storage.engine. Reads then cover the sample's range widened to
  * SB_READER_DIRECT_ALIGN (offset aligned down, end aligned up, the last
  * block cut short by the end of the file), and count only the bytes the
  * sample asked for. A file system that refuses O_DIRECT (EINVAL at open,
@@ -95,19 +108,20 @@ void sb_reader_set_residency_sampling (sb_reader_t *self, uint64_t every);
 
 /* Per-endpoint counters since the last call, then reset; only between
  * reads (no read in flight). Writes up to max entries into out and returns
- * how many (0 for the file engine), or -1. */
+ * how many (0 without SB_ENGINE_ENDPOINTS), or -1. */
 int sb_reader_endpoint_stats (sb_reader_t *self, sb_reader_endpoint_t *out, size_t max);
 
-/* After sb_reader_try_take gave a failed S3 read: the per-endpoint counters
+/* After sb_reader_try_take gave a failed read of an SB_ENGINE_ENDPOINTS engine: the per-endpoint counters
  * the engine sends right behind every failed read, then resets, so a failed
  * run still records the attempts, errors and retries that led to it. Waits
- * up to 1 s. Returns how many entries were written (0 for the file engine),
+ * up to 1 s. Returns how many entries were written (0 without SB_ENGINE_ENDPOINTS),
  * or -1. */
 int sb_reader_failure_stats (sb_reader_t *self, sb_reader_endpoint_t *out, size_t max);
-/* A file read of this engine that has made no progress (its open, stat or
- * one read call has not returned) for timeout_s seconds: 1 with its key
- * (relative to root) and how long in *for_s, else 0 (always 0 for s3 and
- * synthetic storage, whose reads are bounded by their own timeouts). Once
+/* A read of this engine that has made no progress (its open, stat or one
+ * read call has not returned: sb_storage_open_t.progress_ns) for timeout_s
+ * seconds: 1 with its key (relative to root) and how long in *for_s, else
+ * 0 (always 0 for engines without I/O, and for those whose getevents
+ * returns every 100 ms, bounded by their own timeouts: s3). Once
  * it returned 1, sb_reader_destroy does not wait for the stuck thread. */
 int sb_reader_stalled (sb_reader_t *self, double timeout_s, char *key, size_t key_size, double *for_s);
 
@@ -137,7 +151,7 @@ void sb_reader_destroy (sb_reader_t **self_p);
 
 /* Flags of a read: SB_READ_EVICT drops the file's pages from the page cache
  * (posix_fadvise, lib/storage/pagecache.h) after opening it and before reading
- * (file engine without O_DIRECT; the others ignore it); its cost is not
+ * (engines with SB_ENGINE_PAGE_CACHE; the others ignore it); its cost is not
  * part of the read's latency, and a failure fails the read. */
 #define SB_READ_EVICT 1u
 
@@ -147,10 +161,10 @@ void sb_reader_destroy (sb_reader_t **self_p);
 int sb_reader_submit (sb_reader_t *self, const char *key, uint64_t offset, uint64_t length, uint64_t tag,
                       unsigned flags);
 
-/* 0 when reads need no key (synthetic without verification), else 1. */
+/* 0 when reads need no key (SB_ENGINE_NO_IO without verification), else 1. */
 int sb_reader_needs_keys (const sb_reader_t *self);
 
-/* The synthetic engine completes every read inside sb_reader_submit (it
+/* An SB_ENGINE_NO_IO engine completes every read inside sb_reader_submit (it
  * fills a buffer at memory speed when verifying): this takes those
  * completions, summed. Returns the number of reads (0 for other engines)
  * and adds their bytes to *bytes. */

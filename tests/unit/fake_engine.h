@@ -1,0 +1,47 @@
+/* fake_engine: a storage engine for unit tests, "fake": no I/O at all,
+ * reads and failures as a test scripts them (lib/storage/engine.h).
+ *
+ * A trainer test (AU arithmetic, barriers, drop_last) drives the whole read
+ * path with it: sb_fake_engine_reset registers it (once) and clears every
+ * script; storage.engine "fake" then selects it. Objects: those added with
+ * sb_fake_engine_add_object or put; while none is known, every key exists
+ * and a read gets the bytes it asks for. State is process-wide and guarded
+ * by a mutex: clients on several reader threads share it. */
+#ifndef SB_FAKE_ENGINE_H
+#define SB_FAKE_ENGINE_H
+
+#include <stdint.h>
+
+#include "engine.h"
+
+#define SB_FAKE_ENGINE_NAME "fake"
+
+/* Register the engine (first call) and forget objects, failures, latency
+ * and counters; caps become SB_ENGINE_OBJECTS | SB_ENGINE_LIST_ORDERED (a
+ * reader runs read_threads clients of depth 1). Returns 0, or -1 when the
+ * registry is full. */
+int sb_fake_engine_reset (void);
+
+/* The capabilities the engine reports from now on (e.g. | SB_ENGINE_ASYNC:
+ * one client of depth max_in_flight per reader; SB_ENGINE_NO_IO: inline). */
+void sb_fake_engine_set_caps (unsigned caps);
+
+/* Every read reports latency_ns, and completes delay_ns of wall time after
+ * it was queued (0: at once; getevents waits for it up to its timeout). */
+void sb_fake_engine_set_latency (uint64_t latency_ns, uint64_t delay_ns);
+
+/* An object of size bytes (copied key). 0, or -1 when out of memory. */
+int sb_fake_engine_add_object (const char *key, uint64_t size);
+
+/* Reads of keys containing key_part ("" : every key) fail: the nth such
+ * read (1-based; 0: every one), with this errno, status, missing and
+ * transient in the error. Up to 8 rules; 0 or -1. */
+int sb_fake_engine_fail (const char *key_part, uint64_t nth, int os_errno, long status, int missing, int transient);
+
+typedef struct {
+    uint64_t opens, reads, bytes, failed;   /* reads: completed; bytes: of the successful ones */
+    uint64_t puts, put_bytes, removes, max_pending;
+} sb_fake_engine_counts_t;
+void sb_fake_engine_counts (sb_fake_engine_counts_t *out);
+
+#endif

@@ -1,0 +1,139 @@
+/* reader over the fake engine (tests/unit/fake_engine.h): the capability
+ * rule of worker/trainer/reader.h, without any I/O: a pool of depth-1
+ * clients, one client keeping many reads in flight, inline completion, and
+ * failures carried to the rank with their cause. */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "check_main.h"
+#include "fake_engine.h"
+#include "reader.h"
+
+static sb_storage_cfg_t
+s_cfg (uint64_t max_in_flight)
+{
+    sb_storage_cfg_t cfg;
+    memset (&cfg, 0, sizeof cfg);
+    snprintf (cfg.engine, sizeof cfg.engine, SB_FAKE_ENGINE_NAME);
+    cfg.max_in_flight = max_in_flight;
+    return cfg;
+}
+
+/* submit n reads of 100 + i bytes, take them all; returns the bytes */
+static uint64_t
+s_run (sb_reader_t *r, int n)
+{
+    for (int i = 0; i < n; i++) {
+        char key[32];
+        snprintf (key, sizeof key, "obj-%02d", i);
+        ck_assert_int_eq (sb_reader_submit (r, key, 10, 100 + (uint64_t) i, (uint64_t) i, 0), 0);
+    }
+    uint64_t bytes = 0, tags = 0;
+    for (int i = 0; i < n; i++) {
+        sb_read_result_t res;
+        ck_assert_int_eq (sb_reader_take (r, &res), 0);
+        ck_assert_msg (res.error == 0, "%s", res.message);
+        bytes += res.bytes;
+        tags |= 1ull << res.tag;
+    }
+    ck_assert_uint_eq (tags, (1ull << n) - 1);
+    return bytes;
+}
+
+START_TEST (test_pool_of_depth_one)
+{
+    ck_assert_int_eq (sb_fake_engine_reset (), 0);
+    sb_storage_cfg_t cfg = s_cfg (8);
+    char err[256];
+    sb_reader_t *r = sb_reader_new (&cfg, "", 3, 4096, 0, 1, err, sizeof err);
+    ck_assert_msg (r != NULL, "%s", err);
+    ck_assert_uint_eq (s_run (r, 20), 20 * 100 + 190);
+    sb_fake_engine_counts_t c;
+    sb_fake_engine_counts (&c);
+    ck_assert_uint_eq (c.opens, 3);        /* read_threads clients */
+    ck_assert_uint_eq (c.max_pending, 1);  /* of depth 1 */
+    ck_assert_uint_eq (c.reads, 20);
+    ck_assert_int_eq (sb_reader_needs_keys (r), 1);
+    sb_reader_endpoint_t eps[4];
+    ck_assert_int_eq (sb_reader_endpoint_stats (r, eps, 4), 0);
+    sb_reader_destroy (&r);
+    ck_assert_ptr_null (r);
+}
+END_TEST
+
+START_TEST (test_async_one_client)
+{
+    ck_assert_int_eq (sb_fake_engine_reset (), 0);
+    sb_fake_engine_set_caps (SB_ENGINE_OBJECTS | SB_ENGINE_ASYNC);
+    sb_fake_engine_set_latency (1000, 30000000);   /* each read takes 30 ms */
+    sb_storage_cfg_t cfg = s_cfg (5);
+    char err[256];
+    sb_reader_t *r = sb_reader_new (&cfg, "", 3, 4096, 0, 1, err, sizeof err);
+    ck_assert_msg (r != NULL, "%s", err);
+    ck_assert_uint_eq (s_run (r, 20), 20 * 100 + 190);
+    sb_fake_engine_counts_t c;
+    sb_fake_engine_counts (&c);
+    ck_assert_uint_eq (c.opens, 1);        /* one client, whatever read_threads says */
+    ck_assert_uint_eq (c.max_pending, 5);  /* max_in_flight at once */
+    sb_reader_destroy (&r);
+}
+END_TEST
+
+START_TEST (test_failure_carries_cause)
+{
+    ck_assert_int_eq (sb_fake_engine_reset (), 0);
+    ck_assert_int_eq (sb_fake_engine_fail ("bad", 0, EIO, 0, 0, 0), 0);
+    sb_storage_cfg_t cfg = s_cfg (1);
+    char err[256];
+    sb_reader_t *r = sb_reader_new (&cfg, "", 2, 4096, 0, 1, err, sizeof err);
+    ck_assert_msg (r != NULL, "%s", err);
+    ck_assert_int_eq (sb_reader_submit (r, "train/bad.npz", 0, 10, 9, 0), 0);
+    sb_read_result_t res;
+    ck_assert_int_eq (sb_reader_take (r, &res), 0);
+    ck_assert_uint_eq (res.tag, 9);
+    ck_assert_int_eq (res.error, EIO);
+    ck_assert_str_eq (res.target, "train/bad.npz");
+    ck_assert_ptr_nonnull (strstr (res.message, "train/bad.npz"));
+    ck_assert_str_eq (res.endpoint, "");   /* not an SB_ENGINE_ENDPOINTS engine */
+    sb_reader_destroy (&r);
+}
+END_TEST
+
+START_TEST (test_no_io_inline)
+{
+    ck_assert_int_eq (sb_fake_engine_reset (), 0);
+    sb_fake_engine_set_caps (SB_ENGINE_NO_IO);
+    sb_storage_cfg_t cfg = s_cfg (1);
+    char err[256];
+    sb_reader_t *r = sb_reader_new (&cfg, "", 4, 4096, 0, 1, err, sizeof err);
+    ck_assert_msg (r != NULL, "%s", err);
+    ck_assert_int_eq (sb_reader_needs_keys (r), 0);
+    for (int i = 0; i < 10; i++)
+        ck_assert_int_eq (sb_reader_submit (r, NULL, 0, 1000, (uint64_t) i, 0), 0);
+    uint64_t bytes = 0;
+    ck_assert_uint_eq (sb_reader_take_inline (r, &bytes), 10);
+    ck_assert_uint_eq (bytes, 10000);
+    ck_assert_uint_eq (sb_reader_take_inline (r, &bytes), 0);
+    sb_read_result_t res;
+    ck_assert_int_eq (sb_reader_try_take (r, &res), 1);    /* nothing on the socket */
+    sb_reader_destroy (&r);
+}
+END_TEST
+
+static Suite *
+s_suite (void)
+{
+    Suite *s = suite_create ("reader_engines");
+    TCase *tc = tcase_create ("rule");
+    tcase_set_timeout (tc, 60);
+    tcase_add_test (tc, test_pool_of_depth_one);
+    tcase_add_test (tc, test_async_one_client);
+    tcase_add_test (tc, test_failure_carries_cause);
+    tcase_add_test (tc, test_no_io_inline);
+    suite_add_tcase (s, tc);
+    return s;
+}
+
+SB_CHECK_MAIN (s_suite)
