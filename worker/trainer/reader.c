@@ -520,9 +520,8 @@ sb_reader_new (const sb_storage_cfg_t *storage, const char *root, size_t threads
     }
     snprintf (self->root, sizeof self->root, "%s", root);
     self->storage = *storage;
-    /* bridge: callers that set only the old storage type (see s_direct_engine) */
-    if (!self->storage.engine[0])
-        snprintf (self->storage.engine, sizeof self->storage.engine, "%s", sb_storage_type_name (storage->type));
+    /* merge of h-engines and h-callers: the callers name the engine (WELCOME
+     * carries it), and sb_storage_type_name is gone with the storage type */
     const sb_engine_ops_t *ops = sb_engine_of (&self->storage);
     if (!ops) {
         snprintf (err, err_size, "storage engine '%s' is not built into this shardbench", self->storage.engine);
