@@ -191,7 +191,7 @@ s_not_regular (const char *root, const char *key, const char *path, const struct
     int link = lstat (path, &lst) == 0 && S_ISLNK (lst.st_mode);
     return s_fail (root, e, "open", key, 0,
                    "open %s: not a regular file (%s%s): a dataset object must be a regular file", path,
-                            link ? "a symbolic link to " : "", what);
+                   link ? "a symbolic link to " : "", what);
 }
 
 /* ---- the ring ---- */
@@ -457,6 +457,31 @@ s_read_new (s_uring_t *self, const sb_io_t *io, sb_storage_error_t *e)
  * residency as asked, then put its first chunks in free slots. */
 static int s_enqueue (s_uring_t *self, s_read_t *rd, const sb_io_t *io, uint64_t size, sb_storage_error_t *e);
 
+/* Deliver rd with the next getevents: nothing to read, or failed. */
+static void
+s_ready (s_uring_t *self, s_read_t *rd)
+{
+    self->pending++;
+    rd->wait_next = NULL;
+    if (self->ready_tail)
+        self->ready_tail->wait_next = rd;
+    else
+        self->ready_head = rd;
+    self->ready_tail = rd;
+}
+
+/* rd failed before any chunk was read (err says why): its completion. */
+static int
+s_fail_later (s_uring_t *self, s_read_t *rd, const sb_storage_error_t *err)
+{
+    rd->failed = 1;
+    rd->error = malloc (sizeof *rd->error);
+    if (rd->error)
+        *rd->error = *err;
+    s_ready (self, rd);
+    return 0;
+}
+
 static int
 s_queue (void *client, const sb_io_t *io, sb_storage_error_t *e)
 {
@@ -464,7 +489,8 @@ s_queue (void *client, const sb_io_t *io, sb_storage_error_t *e)
     s_read_t *rd = s_read_new (self, io, e);
     if (!rd)
         return -1;
-    sb_storage_error_t *err = e;
+    /* from here a failure is the read's completion, as the file engine's */
+    sb_storage_error_t local, *err = &local;
     /* only regular files: a FIFO would block the open, a device would be
      * read for ever. stat first (a FIFO's stat does not block), then fstat
      * what was opened (it may have been replaced) */
@@ -472,38 +498,33 @@ s_queue (void *client, const sb_io_t *io, sb_storage_error_t *e)
     if (stat (rd->path, &st) != 0) {
         int en = errno;
         s_fail (self->root, err, "open", io->key, en, "open %s: %s", rd->path, strerror (en));
-        s_read_free (rd);
-        return -1;
+        return s_fail_later (self, rd, err);
     }
     if (!S_ISREG (st.st_mode)) {
         s_not_regular (self->root, io->key, rd->path, &st, err);
-        s_read_free (rd);
-        return -1;
+        return s_fail_later (self, rd, err);
     }
     rd->fd = open (rd->path, O_RDONLY | O_CLOEXEC | (self->direct ? O_DIRECT : 0));
     if (rd->fd < 0) {
         int en = errno;
         if (self->direct && en == EINVAL)
             s_fail (self->root, err, "open", io->key, en,
-                             "open %s with O_DIRECT (storage.uring.direct: true): %s: its file system refuses direct"
-                             " I/O; put the dataset on one that supports it or set storage.uring.direct: false",
-                             rd->path, strerror (en));
+                    "open %s with O_DIRECT (storage.uring.direct: true): %s: its file system refuses direct"
+                    " I/O; put the dataset on one that supports it or set storage.uring.direct: false",
+                    rd->path, strerror (en));
         else
             s_fail (self->root, err, "open", io->key, en, "open %s%s: %s", rd->path,
-                             self->direct ? " with O_DIRECT" : "", strerror (en));
-        s_read_free (rd);
-        return -1;
+                    self->direct ? " with O_DIRECT" : "", strerror (en));
+        return s_fail_later (self, rd, err);
     }
     if (fstat (rd->fd, &st) != 0) {
         int en = errno;
         s_fail (self->root, err, "open", io->key, en, "fstat %s: %s", rd->path, strerror (en));
-        s_read_free (rd);
-        return -1;
+        return s_fail_later (self, rd, err);
     }
     if (!S_ISREG (st.st_mode)) {
         s_not_regular (self->root, io->key, rd->path, &st, err);
-        s_read_free (rd);
-        return -1;
+        return s_fail_later (self, rd, err);
     }
     return s_enqueue (self, rd, io, (uint64_t) st.st_size, e);
 }
@@ -524,7 +545,7 @@ sb_uring_queue_fd (void *client, int fd, const sb_io_t *io, sb_storage_error_t *
 static int
 s_enqueue (s_uring_t *self, s_read_t *rd, const sb_io_t *io, uint64_t size, sb_storage_error_t *e)
 {
-    sb_storage_error_t *err = e;
+    sb_storage_error_t local, *err = &local;
     rd->to_eof = io->length == 0;
     uint64_t length = rd->to_eof ? size : io->length;
     rd->want = io->offset;
@@ -537,9 +558,8 @@ s_enqueue (s_uring_t *self, s_read_t *rd, const sb_io_t *io, uint64_t size, sb_s
         uint64_t c0 = sb_mono_ns ();
         if (sb_pagecache_evict_fd (rd->fd, rd->path, why, sizeof why) != 0) {
             s_fail (self->root, err, "evict", io->key, errno,
-                             "%s (shardbench.drop_page_cache: true; false reads what the page cache holds)", why);
-            s_read_free (rd);
-            return -1;
+                    "%s (shardbench.drop_page_cache: true; false reads what the page cache holds)", why);
+            return s_fail_later (self, rd, err);
         }
         rd->check_ns += sb_mono_ns () - c0;
     }
@@ -555,18 +575,12 @@ s_enqueue (s_uring_t *self, s_read_t *rd, const sb_io_t *io, uint64_t size, sb_s
         }
         rd->check_ns += sb_mono_ns () - c0;
     }
-    /* from here a failure is a completion */
-    self->pending++;
     if (rd->next >= rd->read_end) {
-        /* nothing to read (an empty file, or an empty range): delivered by
-         * the next getevents */
-        if (self->ready_tail)
-            self->ready_tail->wait_next = rd;
-        else
-            self->ready_head = rd;
-        self->ready_tail = rd;
+        /* nothing to read (an empty file, or an empty range) */
+        s_ready (self, rd);
         return 0;
     }
+    self->pending++;
     rd->waiting = 1;
     if (self->wait_tail)
         self->wait_tail->wait_next = rd;
