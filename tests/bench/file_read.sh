@@ -94,6 +94,21 @@ shardbench:
 EOF
 }
 
+# fio's job k of J reads the files i with i mod J = k: DIR/links-SIZE-J/jobK
+# holds hard links to them (the same inodes, so the same page cache)
+make_links () {
+    python3 - "$dir/d$1/train" "$dir/links-$1-$2" "$2" "$3" <<'EOF'
+import os, re, sys
+train, links, jobs, n = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+for k in range(jobs):
+    os.makedirs(os.path.join(links, "job%d" % k), exist_ok=True)
+for name in os.listdir(train):
+    m = re.fullmatch(r"img_(\d+)_of_%d\.indexed_binary" % n, name)
+    if m:
+        os.link(os.path.join(train, name), os.path.join(links, "job%d" % (int(m.group(1)) % jobs), name))
+EOF
+}
+
 evict () { vmtouch -e -q "$1" >/dev/null 2>&1 || vmtouch -e "$1" >/dev/null; }
 
 echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -sr)"
@@ -124,39 +139,36 @@ for size in $sizes; do
     n=$(( total_mib * 1048576 / bytes ))
     train=$dir/d$size/train
     for qd in $qds; do
-        # fio's job k reads the files i with i mod QD = k (hard links)
+        [ -d "$dir/links-$size-$qd" ] || make_links "$size" "$qd" "$n"
         links=$dir/links-$size-$qd
-        if [ ! -d "$links" ]; then
-            python3 - "$train" "$links" "$qd" "$n" <<'EOF'
-import os, re, sys
-train, links, qd, n = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-for k in range(qd):
-    os.makedirs(os.path.join(links, "job%d" % k), exist_ok=True)
-for name in os.listdir(train):
-    m = re.fullmatch(r"img_(\d+)_of_%d\.indexed_binary" % n, name)
-    if m:
-        i = int(m.group(1))
-        os.link(os.path.join(train, name), os.path.join(links, "job%d" % (i % qd), name))
-EOF
-        fi
         for engine in $engines; do
             fio_args=(--rw=read --bs="$bytes" --group_reporting --output-format=json --file_service_type=sequential)
             sb_args=(reader.read_threads="$qd")
+            # reader.read_threads 1 is raised as DLIO raises it, to min(cores
+            # / ranks, 8) threads: the pread engines then have that many reads
+            # in flight, and fio gets as many jobs (the row says so)
+            jq=$qd label=$qd
+            if [ "$engine" != uring ] && [ "$qd" = 1 ]; then
+                jq=$(( $(nproc) < 8 ? $(nproc) : 8 ))
+                [ "$jq" = 1 ] || label="1 ($jq threads)"
+            fi
             case $engine in
                 file)   fio_args+=(--ioengine=psync) ;;
                 direct) fio_args+=(--ioengine=psync --direct=1); sb_args+=(reader.odirect=true) ;;
-                uring)  fio_args+=(--ioengine=io_uring --iodepth="$qd"); sb_args+=("$uring_key") ;;
+                uring)  fio_args+=(--ioengine=io_uring --iodepth="$qd")
+                        sb_args+=("$uring_key" storage.uring.iodepth="$qd") ;;
             esac
             jobs=()
             if [ "$engine" = uring ]; then
-                jobs+=(--name=all --opendir="$links" --openfiles="$(( qd * 2 ))")
+                jobs+=(--name=all --opendir="$links")
             else
-                for k in $(seq 0 $(( qd - 1 ))); do jobs+=(--name="job$k" --opendir="$links/job$k"); done
+                [ -d "$dir/links-$size-$jq" ] || make_links "$size" "$jq" "$n"
+                for k in $(seq 0 $(( jq - 1 ))); do jobs+=(--name="job$k" --opendir="$dir/links-$size-$jq/job$k"); done
             fi
             load=$(cut -d' ' -f1 /proc/loadavg)
             evict "$train"
             if ! fio "${fio_args[@]}" "${jobs[@]}" >"$work/fio.json" 2>"$work/fio.err"; then
-                echo "| $engine | $size | $qd | fio failed: $(head -c 120 "$work/fio.err") | | | | | | FAIL |"
+                echo "| $engine | $size | $label | fio failed: $(head -c 120 "$work/fio.err") | | | | | | FAIL |"
                 status=1
                 continue
             fi
@@ -168,7 +180,7 @@ print('%.1f %.0f' % (j['bw_bytes'] / 1e6, j['iops']))")
             evict "$train"
             if ! "$sb" run "$work/w-$size.yaml" "${sb_args[@]}" --db "$db" --progress off \
                     >"$work/sb.out" 2>"$work/sb.err"; then
-                echo "| $engine | $size | $qd | $fio_mb | $fio_iops | run failed: $(grep -m1 'error' "$work/sb.err" | cut -c1-120) | | | $load | FAIL |"
+                echo "| $engine | $size | $label | $fio_mb | $fio_iops | run failed: $(grep -m1 'error' "$work/sb.err" | cut -c1-120) | | | $load | FAIL |"
                 status=1
                 continue
             fi
@@ -177,7 +189,7 @@ print('%.1f %.0f' % (j['bw_bytes'] / 1e6, j['iops']))")
             ratio=$(python3 -c "print('%.2f' % min($sb_mb / $fio_mb, $sb_iops / $fio_iops))")
             verdict=ok
             python3 -c "import sys; sys.exit(0 if $ratio >= $bar else 1)" || { verdict=below; status=1; }
-            echo "| $engine | $size | $qd | $fio_mb | $fio_iops | $sb_mb | $sb_iops | $ratio | $load | $verdict |"
+            echo "| $engine | $size | $label | $fio_mb | $fio_iops | $sb_mb | $sb_iops | $ratio | $load | $verdict |"
         done
     done
 done
