@@ -102,7 +102,6 @@ typedef struct {
     s_read_t        *wait_head, *wait_tail;     /* reads with chunks left to put in slots, in order */
     s_read_t        *ready_head, *ready_tail;   /* reads with nothing to read, to deliver */
     size_t           pending;       /* reads queued and not delivered */
-    size_t           to_submit;     /* SQEs prepared and not submitted */
     int              wake_fd;       /* eventfd */
     uint64_t         wake_value;    /* the eventfd read's buffer */
     int              woken;
@@ -204,7 +203,6 @@ s_arm_wake (s_uring_t *self)
         return;     /* the ring has a spare entry for it: cannot happen */
     io_uring_prep_read (sqe, self->wake_fd, &self->wake_value, sizeof self->wake_value, 0);
     io_uring_sqe_set_data64 (sqe, S_WAKE_TAG);
-    self->to_submit++;
 }
 
 /* Put slot i's chunk (from slot->got on) on the ring. */
@@ -215,7 +213,6 @@ s_prep_slot (s_uring_t *self, size_t i)
     struct io_uring_sqe *sqe = io_uring_get_sqe (&self->ring);
     if (!sqe) {     /* the ring has an entry per slot: cannot happen */
         io_uring_submit (&self->ring);
-        self->to_submit = 0;
         sqe = io_uring_get_sqe (&self->ring);
     }
     if (self->registered)
@@ -224,7 +221,6 @@ s_prep_slot (s_uring_t *self, size_t i)
     else
         io_uring_prep_read (sqe, s->rd->fd, s->buf + s->got, (unsigned) (s->len - s->got), s->pos + s->got);
     io_uring_sqe_set_data64 (sqe, (uint64_t) i);
-    self->to_submit++;
 }
 
 /* Give free slots to the waiting reads' next chunks, in order. */
@@ -254,17 +250,17 @@ s_fill_slots (s_uring_t *self)
     }
 }
 
+/* Submit what is prepared and not submitted yet. 0, or -1 with e set. */
 static int
 s_submit (s_uring_t *self, sb_storage_error_t *e)
 {
-    while (self->to_submit) {
+    while (io_uring_sq_ready (&self->ring)) {
         int rc = io_uring_submit (&self->ring);
         if (rc == -EINTR || rc == -EAGAIN || rc == -EBUSY)
             continue;
         if (rc < 0)
             return sb_storage_fail (e, S_NAME, "submit", self->root, -rc, "io_uring_submit on %s: %s", self->root,
                                     strerror (-rc));
-        self->to_submit -= (size_t) rc < self->to_submit ? (size_t) rc : self->to_submit;
         if (rc == 0)
             break;
     }
@@ -391,14 +387,15 @@ s_open (const sb_storage_cfg_t *cfg, const sb_storage_open_t *how, void **client
         s_close (self);
         return sb_storage_fail (e, S_NAME, "open", how->root, err, "uring engine: eventfd: %s", strerror (err));
     }
-    /* a slot per entry and one for the wakeup read; completions never
-     * outnumber what is in flight, so the default CQ (twice) never fills */
-    int rc = io_uring_queue_init ((unsigned) depth + 1, &self->ring, 0);
+    /* an entry per slot, one for the wakeup read and one for a timeout
+     * (kernels without IORING_FEAT_EXT_ARG wait with one); completions
+     * never outnumber what is in flight, so the CQ (twice) never fills */
+    int rc = io_uring_queue_init ((unsigned) depth + 2, &self->ring, 0);
     if (rc < 0) {
         free (iov);
         s_close (self);
         return sb_storage_fail (e, S_NAME, "open", how->root, -rc,
-                                "io_uring_queue_init (%zu entries) for %s: %s%s", depth + 1, how->root,
+                                "io_uring_queue_init (%zu entries) for %s: %s%s", depth + 2, how->root,
                                 strerror (-rc), -rc == EPERM || -rc == ENOSYS
                                 ? " (io_uring is disabled here: kernel.io_uring_disabled, seccomp, or an old kernel;"
                                   " use storage.engine: file)" : "");
@@ -587,10 +584,10 @@ s_enqueue (s_uring_t *self, s_read_t *rd, const sb_io_t *io, uint64_t size, sb_s
     else
         self->wait_head = rd;
     self->wait_tail = rd;
+    /* its first chunks go on the ring now and are submitted by the next
+     * getevents, with every other read queued before it: one system call
+     * for all of them (a ring that cannot take them fails that getevents) */
     s_fill_slots (self);
-    /* the read is queued: a ring that cannot take it now fails the next
-     * getevents, which submits again */
-    (void) s_submit (self, NULL);
     return 0;
 }
 
@@ -765,24 +762,22 @@ s_getevents (void *client, int timeout_ms, sb_io_done_fn fn, void *ctx, sb_stora
             }
         }
         s_fill_slots (self);
-        if (s_submit (self, e) != 0)
-            return -1;
-        if (delivered || self->woken || self->pending == 0 || timeout_ms == 0)
-            return delivered;
         uint64_t now = sb_mono_ns ();
-        if (timeout_ms > 0 && now >= deadline)
-            return 0;
+        if (delivered || self->woken || self->pending == 0 || timeout_ms == 0
+            || (timeout_ms > 0 && now >= deadline))
+            return s_submit (self, e) == 0 ? delivered : -1;
+        /* submit what was queued and wait, in one system call */
         int rc;
         if (timeout_ms < 0) {
-            rc = io_uring_wait_cqe (&self->ring, &cqe);
+            rc = io_uring_submit_and_wait (&self->ring, 1);
         } else {
             uint64_t left = deadline - now;
             struct __kernel_timespec ts = { .tv_sec = (long long) (left / 1000000000ull),
                                             .tv_nsec = (long long) (left % 1000000000ull) };
-            rc = io_uring_wait_cqe_timeout (&self->ring, &cqe, &ts);
+            rc = io_uring_submit_and_wait_timeout (&self->ring, &cqe, 1, &ts, NULL);
         }
         if (rc == -ETIME)
-            return 0;
+            return s_submit (self, e) == 0 ? 0 : -1;
         if (rc < 0 && rc != -EINTR && rc != -EAGAIN)
             return sb_storage_fail (e, S_NAME, "getevents", self->root, -rc, "io_uring wait on %s: %s", self->root,
                                     strerror (-rc));
