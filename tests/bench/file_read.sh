@@ -10,13 +10,16 @@
 #           vs fio ioengine=io_uring, iodepth=QD, numjobs=1
 # Each object is read whole with one read (fio bs and shardbench's
 # io_buffer_bytes are the object size). shardbench writes the dataset once
-# (datagen, DLIO names under DIR/SIZE/train/); fio job k reads the files
-# i with i mod QD = k through a folder of hard links to them (the same
-# inodes, so the same page cache), as shardbench's QD readers share them.
+# (datagen, DLIO names under DIR/dSIZE/train/); fio job k of J reads the
+# files i with i mod J = k in the order of i, through hard links named as
+# fio names its files (make_links below), as shardbench's J read threads
+# share them in that order.
 # Before every run (fio or shardbench) the files are evicted from the page
 # cache with vmtouch -e; direct runs bypass it anyway. shardbench runs
-# train, one epoch, 1 rank on 1 worker, computation_time 0, its own
-# eviction off (shardbench.drop_page_cache: false, vmtouch did it), and
+# train, one epoch, 1 rank on 1 worker, computation_time 0, the files in
+# index order (shardbench.sampler: global, shuffles off: DLIO's sampler
+# would interleave its loader threads' batches), its own eviction off
+# (shardbench.drop_page_cache: false, vmtouch did it), and
 # its MB/s and objects/s are the epoch's (first read's start to last
 # read's end) from the result database.
 #
@@ -25,7 +28,9 @@
 #        tmpfs), TOTAL_MIB (2048) of each object size, SIZES ("128k 1m"),
 #        QDS ("1 16 64"), ENGINES ("file direct uring"), BAR (0.95),
 #        KEEP (0: remove the dataset at the end; 1: keep it for the next run),
-#        URING_KEY (the workload key that picks the uring engine)
+#        URING_KEY (the workload key that picks the uring engine), NICE
+#        (e.g. -10: fio and shardbench run at that niceness, ahead of
+#        other work on a shared machine; needs root for a negative value)
 # Needs fio, vmtouch and sqlite3 (deploy/install-deps.sh --bench).
 # Prints a markdown table: engine, size, QD, fio MB/s, fio IOPS, shardbench
 # MB/s, IOPS, ratio (the lower of the MB/s and IOPS ratios), verdict; exits
@@ -45,6 +50,8 @@ qds=${QDS:-1 16 64}
 engines=${ENGINES:-file direct uring}
 bar=${BAR:-0.95}
 uring_key=${URING_KEY:-storage.engine=uring}
+prio=()
+[ -z "${NICE:-}" ] || prio=(nice -n "$NICE")
 mkdir -p "$dir"
 fstype=$(stat -f -c %T "$dir")
 case $fstype in tmpfs|ramfs) echo "$dir is on $fstype: put DIR on a disk (page cache eviction means nothing there)" >&2; exit 1 ;; esac
@@ -89,23 +96,28 @@ train:
   seed: 1
 shardbench:
   accelerators: 1
+  sampler: global
   drop_page_cache: false
   io_buffer_bytes: $bytes
 EOF
 }
 
-# fio's job k of J reads the files i with i mod J = k: DIR/links-SIZE-J/jobK
-# holds hard links to them (the same inodes, so the same page cache)
+# fio's job k of J reads the files i with i mod J = k, in the order of i
+# (shardbench's order: file_shuffle off): DIR/links-SIZE-J/r.K.F, fio's
+# own names for file F of job K of the jobs named r, are hard links to
+# file i = F x J + K (the same inodes, so the same page cache). fio goes
+# through a job's files in F order (file_service_type=sequential), not in
+# the folder's (hashed) order.
 make_links () {
     python3 - "$dir/d$1/train" "$dir/links-$1-$2" "$2" "$3" <<'EOF'
 import os, re, sys
 train, links, jobs, n = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-for k in range(jobs):
-    os.makedirs(os.path.join(links, "job%d" % k), exist_ok=True)
+os.makedirs(links, exist_ok=True)
 for name in os.listdir(train):
     m = re.fullmatch(r"img_(\d+)_of_%d\.indexed_binary" % n, name)
     if m:
-        os.link(os.path.join(train, name), os.path.join(links, "job%d" % (int(m.group(1)) % jobs), name))
+        i = int(m.group(1))
+        os.link(os.path.join(train, name), os.path.join(links, "r.%d.%d" % (i % jobs, i // jobs)))
 EOF
 }
 
@@ -114,7 +126,7 @@ evict () { vmtouch -e -q "$1" >/dev/null 2>&1 || vmtouch -e "$1" >/dev/null; }
 echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -sr)"
 echo "disk: $(df -P "$dir" | awk 'NR==2 {print $1}') ($fstype), $(lsblk -dno NAME,SIZE,ROTA,MODEL 2>/dev/null | grep -v '^zram\|^loop' | head -3 | tr '\n' ';' | sed 's/;$//')"
 echo "fio: $(fio --version); load at start: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "command: tests/bench/file_read.sh (DIR=$dir TOTAL_MIB=$total_mib SIZES='$sizes' QDS='$qds' ENGINES='$engines')"
+echo "command: tests/bench/file_read.sh (DIR=$dir TOTAL_MIB=$total_mib SIZES='$sizes' QDS='$qds' ENGINES='$engines'${NICE:+ NICE=$NICE})"
 echo
 
 # the datasets (once; KEEP=1 keeps them for the next run)
@@ -139,8 +151,6 @@ for size in $sizes; do
     n=$(( total_mib * 1048576 / bytes ))
     train=$dir/d$size/train
     for qd in $qds; do
-        [ -d "$dir/links-$size-$qd" ] || make_links "$size" "$qd" "$n"
-        links=$dir/links-$size-$qd
         for engine in $engines; do
             fio_args=(--rw=read --bs="$bytes" --group_reporting --output-format=json --file_service_type=sequential)
             sb_args=(reader.read_threads="$qd")
@@ -158,16 +168,13 @@ for size in $sizes; do
                 uring)  fio_args+=(--ioengine=io_uring --iodepth="$qd")
                         sb_args+=("$uring_key" storage.uring.iodepth="$qd") ;;
             esac
-            jobs=()
-            if [ "$engine" = uring ]; then
-                jobs+=(--name=all --opendir="$links")
-            else
-                [ -d "$dir/links-$size-$jq" ] || make_links "$size" "$jq" "$n"
-                for k in $(seq 0 $(( jq - 1 ))); do jobs+=(--name="job$k" --opendir="$dir/links-$size-$jq/job$k"); done
-            fi
+            [ "$engine" = uring ] && jq=1
+            [ -d "$dir/links-$size-$jq" ] || make_links "$size" "$jq" "$n"
+            jobs=(--name=r --directory="$dir/links-$size-$jq" --numjobs="$jq" --nrfiles=$(( n / jq ))
+                  --filesize="$bytes")
             load=$(cut -d' ' -f1 /proc/loadavg)
             evict "$train"
-            if ! fio "${fio_args[@]}" "${jobs[@]}" >"$work/fio.json" 2>"$work/fio.err"; then
+            if ! "${prio[@]}" fio "${fio_args[@]}" "${jobs[@]}" >"$work/fio.json" 2>"$work/fio.err"; then
                 echo "| $engine | $size | $label | fio failed: $(head -c 120 "$work/fio.err") | | | | | | FAIL |"
                 status=1
                 continue
@@ -178,7 +185,7 @@ t = open('$work/fio.json').read()
 j = json.loads(t[t.index('{'):])['jobs'][0]['read']   # after fio's 'opendir added N files' line
 print('%.1f %.0f' % (j['bw_bytes'] / 1e6, j['iops']))")
             evict "$train"
-            if ! "$sb" run "$work/w-$size.yaml" "${sb_args[@]}" --db "$db" --progress off \
+            if ! "${prio[@]}" "$sb" run "$work/w-$size.yaml" "${sb_args[@]}" --db "$db" --progress off \
                     >"$work/sb.out" 2>"$work/sb.err"; then
                 echo "| $engine | $size | $label | $fio_mb | $fio_iops | run failed: $(grep -m1 'error' "$work/sb.err" | cut -c1-120) | | | $load | FAIL |"
                 status=1
