@@ -56,7 +56,7 @@ uring_key=${URING_KEY:-storage.engine=uring}
 prio=()
 [ -z "${NICE:-}" ] || prio=(nice -n "$NICE")
 mkdir -p "$dir"
-fstype=$(stat -f -c %T "$dir")
+fstype=$(findmnt -no FSTYPE -T "$dir" 2>/dev/null || stat -f -c %T "$dir")
 case $fstype in tmpfs|ramfs) echo "$dir is on $fstype: put DIR on a disk (page cache eviction means nothing there)" >&2; exit 1 ;; esac
 work=$(mktemp -d "$dir/run.XXXXXX")
 cleanup () {
