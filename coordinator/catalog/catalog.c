@@ -1,11 +1,12 @@
 /* catalog: list once, sort in SQLite, reuse by fingerprint. */
 #include "catalog.h"
+#include "engine.h"
 #include "dataset.h"
+#include "engine.h"
 #include "format.h"
 #include "log.h"
 #include "util.h"
 
-#include <dirent.h>
 #include <pthread.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -15,22 +16,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-/* Fingerprint: FNV-1a over (relative path, dev, inode, mtime) of every
- * folder under train/, in walk order. Files are not stat'ed for it: adding,
- * removing or renaming a file changes its folder's mtime. */
-typedef struct {
-    uint64_t hash;
-    uint64_t folders;
-} s_fingerprint_t;
-
-static void
-s_fp_add (s_fingerprint_t *fp, const void *data, size_t len)
-{
-    const unsigned char *p = data;
-    for (size_t i = 0; i < len; i++)
-        fp->hash = (fp->hash ^ p[i]) * 0x100000001b3ull;
-}
 
 /* Where listed objects go: straight into objects(idx) when the lister
  * yields keys in order (object stores, synthetic), else into a staging
@@ -181,92 +166,6 @@ s_emit_named (s_emit_t *e, uint64_t size, char *err, size_t err_size)
     e->compact++;
     e->bytes += size;
     return 0;
-}
-
-typedef struct {
-    sqlite3      *db;
-    s_emit_t     *emit;
-    s_fingerprint_t fp;
-    int           fingerprint_only;
-    const char   *top;          /* the folder listed: "train" or "valid" */
-    char         *err;
-    size_t        err_size;
-} s_walk_t;
-
-/* Walk folder `rel` (relative to base, the split's folder at the top). */
-static int
-s_walk (s_walk_t *w, int base_fd, const char *rel)
-{
-    int fd = openat (base_fd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) {
-        snprintf (w->err, w->err_size, "cannot open folder '%s': %s", rel, strerror (errno));
-        return -1;
-    }
-    struct stat st;
-    if (fstat (fd, &st) != 0) {
-        snprintf (w->err, w->err_size, "cannot stat folder '%s': %s", rel, strerror (errno));
-        close (fd);
-        return -1;
-    }
-    s_fp_add (&w->fp, rel, strlen (rel) + 1);
-    s_fp_add (&w->fp, &st.st_dev, sizeof st.st_dev);
-    s_fp_add (&w->fp, &st.st_ino, sizeof st.st_ino);
-    s_fp_add (&w->fp, &st.st_mtim, sizeof st.st_mtim);
-    w->fp.folders++;
-    DIR *dir = fdopendir (fd);
-    if (!dir) {
-        snprintf (w->err, w->err_size, "cannot read folder '%s': %s", rel, strerror (errno));
-        close (fd);
-        return -1;
-    }
-    int rc = 0;
-    struct dirent *de;
-    errno = 0;
-    while (rc == 0 && (de = readdir (dir))) {
-        const char *name = de->d_name;
-        if (s_progress ()) {
-            rc = s_stopped (w->err, w->err_size);
-            break;
-        }
-        if (name[0] == '.')
-            continue;   /* ., .., hidden and in-progress (.tmp) files */
-        char path[PATH_MAX];
-        if (sb_strf (path, sizeof path, "%s/%s", rel, name) != 0) {
-            snprintf (w->err, w->err_size, "path too long under '%s'", rel);
-            rc = -1;
-            break;
-        }
-        int is_dir = de->d_type == DT_DIR;
-        int is_reg = de->d_type == DT_REG;
-        struct stat fst;
-        int have_stat = 0;
-        if (de->d_type == DT_UNKNOWN || de->d_type == DT_LNK || (is_reg && !w->fingerprint_only)) {
-            if (fstatat (base_fd, path, &fst, 0) != 0) {
-                snprintf (w->err, w->err_size, "cannot stat '%s': %s", path, strerror (errno));
-                rc = -1;
-                break;
-            }
-            have_stat = 1;
-            is_dir = S_ISDIR (fst.st_mode);
-            is_reg = S_ISREG (fst.st_mode);
-        }
-        if (is_dir)
-            rc = s_walk (w, base_fd, path);
-        else if (is_reg && !w->fingerprint_only) {
-            (void) have_stat;
-            if (s_emit (w->emit, path, strlen (path), (uint64_t) fst.st_size, w->err, w->err_size) != 0) {
-                rc = -1;
-                break;
-            }
-        }
-        errno = 0;
-    }
-    if (rc == 0 && errno != 0) {
-        snprintf (w->err, w->err_size, "cannot read folder '%s': %s", rel, strerror (errno));
-        rc = -1;
-    }
-    closedir (dir);
-    return rc;
 }
 
 static int
@@ -426,12 +325,58 @@ rollback:
     return SB_CATALOG_ERROR;
 }
 
+/* A folder engine's listing of one split (sb_storage_list, keys relative
+ * to the split), into the catalog as keys relative to the data folder
+ * ("train/..."). */
+typedef struct {
+    sb_storage_t *client;
+    const char   *split;
+    s_emit_t     *emit;
+    int           failed;   /* the catalog refused a key: err is set */
+    char         *err;
+    size_t        err_size;
+} s_folder_list_t;
+
 static int
-s_file_lister (void *ctx, int base_fd, s_emit_t *emit, char *err, size_t err_size)
+s_folder_on_key (void *arg, const char *key, size_t key_len, uint64_t size)
 {
-    s_walk_t *w = ctx;
-    w->emit = emit;
-    return s_walk (w, base_fd, w->top);
+    s_folder_list_t *l = arg;
+    char path[PATH_MAX];
+    if (sb_strf (path, sizeof path, "%s/%.*s", l->split, (int) key_len, key) != 0) {
+        snprintf (l->err, l->err_size, "path too long under '%s'", l->split);
+        l->failed = 1;
+        return 1;
+    }
+    if (s_emit (l->emit, path, strlen (path), size, l->err, l->err_size) != 0) {
+        l->failed = 1;
+        return 1;
+    }
+    return 0;
+}
+
+static int
+s_folder_lister (void *ctx, int base_fd, s_emit_t *emit, char *err, size_t err_size)
+{
+    s_folder_list_t *l = ctx;
+    (void) base_fd;
+    l->emit = emit;
+    char prefix[64];
+    snprintf (prefix, sizeof prefix, "%s/", l->split);
+    sb_storage_error_t *e = malloc (sizeof *e);
+    if (!e) {
+        snprintf (err, err_size, "out of memory");
+        return -1;
+    }
+    /* 1: nothing under it (the fingerprint found the folder: an empty split) */
+    int rc = sb_storage_list (l->client, prefix, NULL, NULL, s_folder_on_key, l, e);
+    if (l->failed || rc < 0) {
+        if (!l->failed)
+            snprintf (err, err_size, "%s", e->text);
+        free (e);
+        return -1;
+    }
+    free (e);
+    return 0;
 }
 
 /* The folder a split lists: "train" or "valid" (anything else is a bug of
@@ -456,9 +401,25 @@ sb_catalog_status_t
 sb_catalog_ensure_split (sqlite3 *db, const char *data_folder, const char *split, const sb_dataset_t *naming,
                          int relist, sb_catalog_info_t *info, char *err, size_t err_size)
 {
+    /* bridge until callers pass their storage: the folder engine of POSIX
+     * files (lib/storage/file/) */
+    sb_storage_cfg_t storage;
+    memset (&storage, 0, sizeof storage);
+    snprintf (storage.engine, sizeof storage.engine, "file");
+    return sb_catalog_ensure_folder (db, &storage, data_folder, split, naming, relist, info, err, err_size);
+}
+
+sb_catalog_status_t
+sb_catalog_ensure_folder (sqlite3 *db, const sb_storage_cfg_t *storage, const char *data_folder, const char *split,
+                          const sb_dataset_t *naming, int relist, sb_catalog_info_t *info, char *err, size_t err_size)
+{
     memset (info, 0, sizeof *info);
     if (s_split_ok (split, err, err_size) != 0)
         return SB_CATALOG_ERROR;
+    if (!(sb_storage_caps (storage) & SB_ENGINE_FOLDER)) {
+        snprintf (err, err_size, "catalog: storage engine '%s' does not keep a folder tree", storage->engine);
+        return SB_CATALOG_ERROR;
+    }
     char root[PATH_MAX];
     if (!realpath (data_folder, root)) {
         if (errno == ENOENT)
@@ -466,74 +427,85 @@ sb_catalog_ensure_split (sqlite3 *db, const char *data_folder, const char *split
         snprintf (err, err_size, "data folder '%s': %s", data_folder, strerror (errno));
         return SB_CATALOG_ERROR;
     }
-    int base_fd = open (root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (base_fd < 0) {
-        snprintf (err, err_size, "data folder '%s': %s", root, strerror (errno));
-        return SB_CATALOG_ERROR;
-    }
-    struct stat st;
-    if (fstatat (base_fd, split, &st, 0) != 0) {
-        close (base_fd);
-        if (errno == ENOENT)
-            return SB_CATALOG_MISSING;
-        snprintf (err, err_size, "data folder '%s/%s': %s", root, split, strerror (errno));
-        return SB_CATALOG_ERROR;
-    }
     snprintf (info->prefix, sizeof info->prefix, "%s/", root);
     char uri[PATH_MAX + 16];
     snprintf (uri, sizeof uri, "file://%s/%s", root, split);
 
-    s_walk_t w = { .db = db, .err = err, .err_size = err_size, .fingerprint_only = 1, .top = split };
-    w.fp.hash = 0xcbf29ce484222325ull;
-    if (s_walk (&w, base_fd, split) != 0) {
-        close (base_fd);
+    sb_storage_error_t *e = malloc (sizeof *e);
+    if (!e) {
+        snprintf (err, err_size, "out of memory");
         return SB_CATALOG_ERROR;
     }
-    char fingerprint[64];
-    snprintf (fingerprint, sizeof fingerprint, "%016llx/%llu", (unsigned long long) w.fp.hash,
-              (unsigned long long) w.fp.folders);
-
-    int found = relist ? 0 : s_lookup (db, uri, fingerprint, info, err, err_size);
+    sb_storage_open_t how = { .root = info->prefix, .depth = 1, .buffer_bytes = 4096 };
+    sb_storage_t *client = sb_storage_open (storage, &how, e);
+    if (!client) {
+        snprintf (err, err_size, "data folder '%s': %s", root, e->text);
+        free (e);
+        return SB_CATALOG_ERROR;
+    }
+    /* the fingerprint: identity and mtime of every folder of the split */
+    char prefix[64], fingerprint[64];
+    snprintf (prefix, sizeof prefix, "%s/", split);
     sb_catalog_status_t status = SB_CATALOG_ERROR;
+    if (sb_storage_fingerprint (client, prefix, fingerprint, sizeof fingerprint, e) != 0) {
+        if (e->missing)
+            status = SB_CATALOG_MISSING;
+        else
+            snprintf (err, err_size, "%s", e->text);
+        free (e);
+        sb_storage_close (&client);
+        return status;
+    }
+    free (e);
+    int found = relist ? 0 : s_lookup (db, uri, fingerprint, info, err, err_size);
     if (found > 0)
         status = SB_CATALOG_OK;
     else if (found == 0) {
-        w.fingerprint_only = 0;
-        w.fp.hash = 0xcbf29ce484222325ull;
-        w.fp.folders = 0;
-        status = s_list_into (db, uri, info->prefix, fingerprint, s_file_lister, &w, base_fd, 0, naming, info, err,
+        s_folder_list_t l = { .client = client, .split = split, .err = err, .err_size = err_size };
+        status = s_list_into (db, uri, info->prefix, fingerprint, s_folder_lister, &l, -1, 0, naming, info, err,
                               err_size);
     }
-    close (base_fd);
+    sb_storage_close (&client);
     return status;
 }
 
-/* ---- S3 ---- */
+/* ---- object stores (an engine with SB_ENGINE_LIST_ORDERED) ---- */
 
 typedef struct {
     s_emit_t   *emit;
-    size_t      prefix_len;
+    const char *head;
     int         failed;
     char       *err;
     size_t      err_size;
-} s_s3_list_t;
+} s_objects_list_t;
 
-/* The catalog key of a listed object (relative to the prefix), or NULL for
- * what a dataset never holds: hidden objects (in-progress uploads) and
- * folder markers. */
+/* The catalog key of a listed object, or NULL for what a dataset never
+ * holds: hidden objects (in-progress uploads) and folder markers. */
 static const char *
-s_listed_key (const char *key, size_t prefix_len)
+s_listed_key (const char *key)
 {
-    const char *rel = key + prefix_len;
-    const char *base = strrchr (rel, '/') ? strrchr (rel, '/') + 1 : rel;
-    return base[0] == '.' || key[strlen (key) - 1] == '/' ? NULL : rel;
+    const char *base = strrchr (key, '/') ? strrchr (key, '/') + 1 : key;
+    return base[0] == '.' || key[strlen (key) - 1] == '/' ? NULL : key;
+}
+
+/* A listed key (relative to the listed prefix, which is the catalog's
+ * prefix followed by head, "train/") as the catalog holds it, relative to
+ * the catalog's prefix, into buf; NULL for what a dataset never holds
+ * (s_listed_key) or a key too long. */
+static const char *
+s_catalog_key (const char *head, const char *key, size_t key_len, char *buf, size_t size)
+{
+    if (sb_strf (buf, size, "%s%.*s", head, (int) key_len, key) != 0)
+        return NULL;
+    return s_listed_key (buf);
 }
 
 static int
-s_s3_on_key (void *arg, const char *key, uint64_t size)
+s_objects_on_key (void *arg, const char *key, size_t key_len, uint64_t size)
 {
-    s_s3_list_t *l = arg;
-    const char *rel = s_listed_key (key, l->prefix_len);
+    s_objects_list_t *l = arg;
+    char buf[1400];
+    const char *rel = s_catalog_key (l->head, key, key_len, buf, sizeof buf);
     if (!rel)
         return 0;
     if (s_emit (l->emit, rel, strlen (rel), size, l->err, l->err_size) != 0) {
@@ -545,7 +517,7 @@ s_s3_on_key (void *arg, const char *key, uint64_t size)
 
 /* Parallel listing: P streams over contiguous key ranges whose boundaries
  * come from the naming scheme (every N/P-th DLIO name in name order). Each
- * stream has its own S3 client on its own thread and writes its keys, in
+ * stream has its own storage client on its own thread and writes its keys, in
  * order, into its own temporary SQLite file; the partitions are then
  * appended to the catalog one after the other. Ranges are contiguous and
  * disjoint whatever the keys are, so the result is the single-stream
@@ -554,9 +526,9 @@ s_s3_on_key (void *arg, const char *key, uint64_t size)
 typedef struct {
     const sb_storage_cfg_t *cfg;
     const char *list_prefix;
-    size_t      prefix_len;
-    char        start_after[1200];  /* "" from the start */
-    char        end_at[1200];       /* "" to the end */
+    const char *head;
+    char        start_after[1200];  /* relative to list_prefix; "" from the start */
+    char        end_at[1200];       /* relative to list_prefix; "" to the end */
     sqlite3    *db;             /* a private temporary database: SQLite names it, unlinks it at once */
     sqlite3_stmt *ins;
     uint64_t    count;
@@ -566,14 +538,15 @@ typedef struct {
 } s_part_t;
 
 static int
-s_part_on_key (void *arg, const char *key, uint64_t size)
+s_part_on_key (void *arg, const char *key, size_t key_len, uint64_t size)
 {
     s_part_t *p = arg;
     if (__atomic_load_n (&s_stop, __ATOMIC_RELAXED)) {
         s_stopped (p->err, sizeof p->err);
         return 1;
     }
-    const char *rel = s_listed_key (key, p->prefix_len);
+    char buf[1400];
+    const char *rel = s_catalog_key (p->head, key, key_len, buf, sizeof buf);
     if (!rel)
         return 0;
     sqlite3_reset (p->ins);
@@ -591,8 +564,22 @@ s_part_thread (void *arg)
 {
     s_part_t *p = arg;
     p->rc = -1;
-    sb_s3_t *s3 = sb_s3_new (p->cfg, 2, p->err, sizeof p->err);
-    if (!s3) {
+    /* every endpoint, whatever the ranks' distribution: the coordinator is no rank */
+    sb_storage_cfg_t *cfg = malloc (sizeof *cfg);
+    sb_storage_error_t e;
+    sb_storage_open_t how = { .root = "", .depth = 2 };
+    sb_storage_t *client = NULL;
+    if (cfg) {
+        *cfg = *p->cfg;
+        if (cfg->lb == SB_LB_PER_RANK)
+            cfg->lb = SB_LB_ROUND_ROBIN;
+        client = sb_storage_open (cfg, &how, &e);
+        free (cfg);
+    }
+    else
+        sb_storage_fail (&e, p->cfg->engine, "open", "", ENOMEM, "out of memory");
+    if (!client) {
+        snprintf (p->err, sizeof p->err, "%s", e.text);
         __atomic_store_n (&p->done, 1, __ATOMIC_RELEASE);
         return NULL;
     }
@@ -606,39 +593,40 @@ s_part_thread (void *arg)
                   p->db ? sqlite3_errmsg (p->db) : "out of memory");
         sqlite3_close (p->db);
         p->db = NULL;
-        sb_s3_destroy (&s3);
+        sb_storage_close (&client);
         __atomic_store_n (&p->done, 1, __ATOMIC_RELEASE);
         return NULL;
     }
-    sb_s3_error_t e;
     p->err[0] = '\0';
-    int rc = sb_s3_list (s3, p->list_prefix, p->start_after[0] ? p->start_after : NULL, p->end_at[0] ? p->end_at : NULL,
-                         (size_t) p->cfg->list_page_size, s_part_on_key, p, &e);
-    if (rc != 0 && !p->err[0])
-        snprintf (p->err, sizeof p->err, "listing s3://%s after '%s': %s", p->list_prefix, p->start_after, e.text);
+    /* 1: nothing in this range (the callbacks set p->err when they stop it) */
+    int rc = sb_storage_list (client, p->list_prefix, p->start_after[0] ? p->start_after : NULL,
+                              p->end_at[0] ? p->end_at : NULL, s_part_on_key, p, &e);
+    if (rc < 0 && !p->err[0])
+        snprintf (p->err, sizeof p->err, "listing %s://%s after '%s%s': %s", p->cfg->engine, p->list_prefix,
+                  p->list_prefix, p->start_after, e.text);
     sqlite3_finalize (p->ins);
     p->ins = NULL;
-    if (rc == 0 && !p->err[0] && sqlite3_exec (p->db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK)
+    if (rc >= 0 && !p->err[0] && sqlite3_exec (p->db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK)
         p->rc = 0;
     else if (!p->err[0])
         snprintf (p->err, sizeof p->err, "listing partition (temporary database): %s", sqlite3_errmsg (p->db));
     /* the connection stays open: the temporary database lives as long as it
      * (the coordinator reads it, then closes it) */
-    sb_s3_destroy (&s3);
+    sb_storage_close (&client);
     __atomic_store_n (&p->done, 1, __ATOMIC_RELEASE);
     return NULL;
 }
 
 typedef struct {
-    sb_s3_t    *s3;
+    sb_storage_t *client;
     const sb_storage_cfg_t *cfg;
     const sb_dataset_t *ds;         /* naming scheme, for the boundaries; NULL: one stream */
-    const char *list_prefix;
-    size_t      prefix_len;
-} s_s3_ctx_t;
+    const char *list_prefix;        /* the catalog's prefix followed by head */
+    const char *head;               /* "train/": the split's folder */
+} s_objects_ctx_t;
 
 static int
-s_s3_lister_parallel (s_s3_ctx_t *c, s_emit_t *emit, char *err, size_t err_size)
+s_objects_lister_parallel (s_objects_ctx_t *c, s_emit_t *emit, char *err, size_t err_size)
 {
     size_t n = (size_t) c->cfg->list_parallelism;
     if (n > c->ds->files)
@@ -653,7 +641,8 @@ s_s3_lister_parallel (s_s3_ctx_t *c, s_emit_t *emit, char *err, size_t err_size)
         s_part_t *p = &parts[j];
         p->cfg = c->cfg;
         p->list_prefix = c->list_prefix;
-        p->prefix_len = c->prefix_len;
+        p->head = c->head;
+        size_t head_len = strlen (c->head);
         char rel[1100];
         if (j > 0) {
             if (sb_dataset_key_sorted (c->ds, (c->ds->files * j) / n - 1, rel, sizeof rel) != 0) {
@@ -661,7 +650,12 @@ s_s3_lister_parallel (s_s3_ctx_t *c, s_emit_t *emit, char *err, size_t err_size)
                 rc = -1;
                 break;
             }
-            snprintf (p->start_after, sizeof p->start_after, "%.*s%s", (int) c->prefix_len, c->list_prefix, rel);
+            if (strncmp (rel, c->head, head_len) != 0) {
+                snprintf (err, err_size, "listing boundary %zu: '%s' is not under %s", j, rel, c->head);
+                rc = -1;
+                break;
+            }
+            snprintf (p->start_after, sizeof p->start_after, "%s", rel + head_len);
         }
         if (j + 1 < n) {
             if (sb_dataset_key_sorted (c->ds, (c->ds->files * (j + 1)) / n - 1, rel, sizeof rel) != 0) {
@@ -669,7 +663,12 @@ s_s3_lister_parallel (s_s3_ctx_t *c, s_emit_t *emit, char *err, size_t err_size)
                 rc = -1;
                 break;
             }
-            snprintf (p->end_at, sizeof p->end_at, "%.*s%s", (int) c->prefix_len, c->list_prefix, rel);
+            if (strncmp (rel, c->head, head_len) != 0) {
+                snprintf (err, err_size, "listing boundary %zu: '%s' is not under %s", j + 1, rel, c->head);
+                rc = -1;
+                break;
+            }
+            snprintf (p->end_at, sizeof p->end_at, "%s", rel + head_len);
         }
         if (pthread_create (&threads[j], NULL, s_part_thread, p) != 0) {
             snprintf (err, err_size, "cannot start a listing thread");
@@ -720,30 +719,30 @@ s_s3_lister_parallel (s_s3_ctx_t *c, s_emit_t *emit, char *err, size_t err_size)
 }
 
 static int
-s_s3_lister (void *arg, int base_fd, s_emit_t *emit, char *err, size_t err_size)
+s_objects_lister (void *arg, int base_fd, s_emit_t *emit, char *err, size_t err_size)
 {
-    s_s3_ctx_t *c = arg;
+    s_objects_ctx_t *c = arg;
     if (c->ds && c->cfg->list_parallelism > 1 && c->ds->files > 1)
-        return s_s3_lister_parallel (c, emit, err, err_size);
-    s_s3_list_t l = { .emit = emit, .prefix_len = c->prefix_len, .err = err, .err_size = err_size };
-    sb_s3_error_t e;
-    if (sb_s3_list (c->s3, c->list_prefix, NULL, NULL, (size_t) c->cfg->list_page_size, s_s3_on_key, &l, &e) != 0) {
+        return s_objects_lister_parallel (c, emit, err, err_size);
+    s_objects_list_t l = { .emit = emit, .head = c->head, .err = err, .err_size = err_size };
+    sb_storage_error_t e;
+    if (sb_storage_list (c->client, c->list_prefix, NULL, NULL, s_objects_on_key, &l, &e) < 0) {
         if (!l.failed)
-            snprintf (err, err_size, "listing s3://%s: %s", c->list_prefix, e.text);
+            snprintf (err, err_size, "listing %s://%s: %s", c->cfg->engine, c->list_prefix, e.text);
         return -1;
     }
     return l.failed ? -1 : 0;
 }
 
 sb_catalog_status_t
-sb_catalog_ensure_s3 (sqlite3 *db, sb_s3_t *s3, const sb_storage_cfg_t *cfg, const sb_dataset_t *ds,
-                      const char *key_prefix, int relist, sb_catalog_info_t *info, char *err, size_t err_size)
+sb_catalog_ensure_objects (sqlite3 *db, sb_storage_t *client, const sb_storage_cfg_t *cfg, const sb_dataset_t *ds,
+                           const char *key_prefix, int relist, sb_catalog_info_t *info, char *err, size_t err_size)
 {
-    return sb_catalog_ensure_s3_split (db, s3, cfg, "train", ds, key_prefix, relist, info, err, err_size);
+    return sb_catalog_ensure_objects_split (db, client, cfg, "train", ds, key_prefix, relist, info, err, err_size);
 }
 
 sb_catalog_status_t
-sb_catalog_ensure_s3_split (sqlite3 *db, sb_s3_t *s3, const sb_storage_cfg_t *cfg, const char *split,
+sb_catalog_ensure_objects_split (sqlite3 *db, sb_storage_t *client, const sb_storage_cfg_t *cfg, const char *split,
                             const sb_dataset_t *ds, const char *key_prefix, int relist, sb_catalog_info_t *info,
                             char *err, size_t err_size)
 {
@@ -754,19 +753,20 @@ sb_catalog_ensure_s3_split (sqlite3 *db, sb_s3_t *s3, const sb_storage_cfg_t *cf
         snprintf (err, err_size, "key prefix too long");
         return SB_CATALOG_ERROR;
     }
-    char uri[1400], list_prefix[1200];
-    snprintf (uri, sizeof uri, "s3://%s/%s%s", cfg->bucket, key_prefix, split);
+    char uri[1400], list_prefix[1200], head[64];
+    snprintf (uri, sizeof uri, "%s://%s/%s%s", cfg->engine, cfg->bucket, key_prefix, split);
     snprintf (list_prefix, sizeof list_prefix, "%s%s/", key_prefix, split);
+    snprintf (head, sizeof head, "%s/", split);
     /* An object store has no cheap change marker: a catalog is reused until
      * --relist (or a datagen, which relists). */
-    int found = relist ? 0 : s_lookup (db, uri, "s3", info, err, err_size);
+    int found = relist ? 0 : s_lookup (db, uri, cfg->engine, info, err, err_size);
     if (found > 0 && info->count > 0)
         return SB_CATALOG_OK;   /* an empty listing is never reused: the objects may have come since */
     if (found < 0)
         return SB_CATALOG_ERROR;
-    s_s3_ctx_t ctx = { .s3 = s3, .cfg = cfg, .ds = ds, .list_prefix = list_prefix, .prefix_len = strlen (key_prefix) };
+    s_objects_ctx_t ctx = { .client = client, .cfg = cfg, .ds = ds, .list_prefix = list_prefix, .head = head };
     /* ListObjectsV2 returns keys in UTF-8 binary order, SQLite's order too */
-    sb_catalog_status_t st = s_list_into (db, uri, info->prefix, "s3", s_s3_lister, &ctx, -1, 1, ds, info, err,
+    sb_catalog_status_t st = s_list_into (db, uri, info->prefix, cfg->engine, s_objects_lister, &ctx, -1, 1, ds, info, err,
                                           err_size);
     if (st == SB_CATALOG_OK && info->count == 0)
         return SB_CATALOG_MISSING;

@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 #include "dataset.h"
-#include "s3_client.h"
+#include "engine.h"
 
 typedef struct {
     int64_t  id;
@@ -56,22 +56,33 @@ sb_catalog_status_t sb_catalog_ensure (sqlite3 *db, const char *data_folder, con
 sb_catalog_status_t sb_catalog_ensure_split (sqlite3 *db, const char *data_folder, const char *split,
                                              const sb_dataset_t *naming, int relist, sb_catalog_info_t *info,
                                              char *err, size_t err_size);
+/* sb_catalog_ensure_split through storage's engine, which must keep a
+ * folder tree (SB_ENGINE_FOLDER: file, direct): its listing
+ * (sb_storage_list) and fingerprint (sb_storage_fingerprint) of
+ * data_folder/split. sb_catalog_ensure_split is this with the file engine. */
+sb_catalog_status_t sb_catalog_ensure_folder (sqlite3 *db, const sb_storage_cfg_t *storage, const char *data_folder,
+                                              const char *split, const sb_dataset_t *naming, int relist,
+                                              sb_catalog_info_t *info, char *err, size_t err_size);
 
-/* List (or reuse) the objects under s3://BUCKET/KEY_PREFIXtrain/ with s3
- * (key_prefix empty or ending with '/'). Keys are stored relative to
- * key_prefix. With cfg->list_parallelism > 1 the listing runs as that many
- * streams over key ranges cut at the names ds would have (ds may be NULL:
- * one stream); the result is the same as one stream's. An object store has
- * no cheap change marker: the newest catalog of the same URI is reused
- * unless relist. SB_CATALOG_MISSING when the listing finds no object. */
-sb_catalog_status_t sb_catalog_ensure_s3 (sqlite3 *db, sb_s3_t *s3, const sb_storage_cfg_t *cfg,
-                                          const sb_dataset_t *ds, const char *key_prefix, int relist,
-                                          sb_catalog_info_t *info, char *err, size_t err_size);
-/* The same under s3://BUCKET/KEY_PREFIX<split>/ ("train" or "valid"; ds,
- * when given, names that split's objects). */
-sb_catalog_status_t sb_catalog_ensure_s3_split (sqlite3 *db, sb_s3_t *s3, const sb_storage_cfg_t *cfg,
-                                                const char *split, const sb_dataset_t *ds, const char *key_prefix,
-                                                int relist, sb_catalog_info_t *info, char *err, size_t err_size);
+/* List (or reuse) the objects under KEY_PREFIXtrain/ of an object store
+ * (an engine with SB_ENGINE_LIST_ORDERED, such as s3) through client
+ * (key_prefix empty or ending with '/'; the catalog's URI is
+ * ENGINE://BUCKET/KEY_PREFIXtrain). Keys are stored relative to key_prefix.
+ * With cfg->list_parallelism > 1 the listing runs as that many streams over
+ * key ranges cut at the names ds would have (ds may be NULL: one stream),
+ * each on a client of its own opened from cfg; the result is the same as
+ * one stream's. An object store has no cheap change marker: the newest
+ * catalog of the same URI is reused unless relist. SB_CATALOG_MISSING when
+ * the listing finds no object. */
+sb_catalog_status_t sb_catalog_ensure_objects (sqlite3 *db, sb_storage_t *client, const sb_storage_cfg_t *cfg,
+                                               const sb_dataset_t *ds, const char *key_prefix, int relist,
+                                               sb_catalog_info_t *info, char *err, size_t err_size);
+/* The same under KEY_PREFIX<split>/ ("train" or "valid"; ds, when given,
+ * names that split's objects). */
+sb_catalog_status_t sb_catalog_ensure_objects_split (sqlite3 *db, sb_storage_t *client, const sb_storage_cfg_t *cfg,
+                                                     const char *split, const sb_dataset_t *ds,
+                                                     const char *key_prefix, int relist, sb_catalog_info_t *info,
+                                                     char *err, size_t err_size);
 
 /* List (or reuse) the objects of a synthetic dataset: DLIO names and seeded
  * sizes for ds->files objects, no I/O. Keys are appended in name order. */

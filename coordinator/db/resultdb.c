@@ -910,6 +910,26 @@ s_check (sqlite3 *db, const char *path, char *err, size_t err_size)
     return -1;
 }
 
+/* Refuse another program's database: tables, none of them a runs table,
+ * and not of this schema version (set up by this module, a runs table has
+ * always been there). Checked before anything is changed, the journal mode
+ * included. Returns 0, or -1 with err. */
+static int
+s_refuse_foreign (sqlite3 *db, const char *path, char *err, size_t err_size)
+{
+    sqlite3_stmt *st = NULL;
+    int foreign = 0;
+    if (sqlite3_prepare_v2 (db, "SELECT count(*) > 0 AND sum(name = 'runs') = 0 FROM sqlite_master WHERE type = 'table'",
+                            -1, &st, NULL) == SQLITE_OK && sqlite3_step (st) == SQLITE_ROW)
+        foreign = sqlite3_column_int (st, 0);
+    sqlite3_finalize (st);      /* a query that failed: the checks that follow report it */
+    if (!foreign)
+        return 0;
+    snprintf (err, err_size, "%s: not a shardbench result database (schema version %d, with tables but no runs table):"
+              " refused, to leave another program's database as it is", path, s_user_version (db));
+    return -1;
+}
+
 static sb_resultdb_t *
 s_new (const char *path, char *err, size_t err_size)
 {
@@ -932,7 +952,8 @@ sb_resultdb_open (const char *path, char *err, size_t err_size)
                   self->conn.db ? sqlite3_errmsg (self->conn.db) : "out of memory");
         goto fail;
     }
-    if (sqlite3_busy_timeout (self->conn.db, 5000) != SQLITE_OK || s_check (self->conn.db, path, err, err_size) != 0)
+    if (sqlite3_busy_timeout (self->conn.db, 5000) != SQLITE_OK || s_check (self->conn.db, path, err, err_size) != 0
+        || s_refuse_foreign (self->conn.db, path, err, err_size) != 0)
         goto fail;
     char *msg = NULL;
     if (sqlite3_exec (self->conn.db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=OFF;"
@@ -1370,4 +1391,90 @@ sb_resultdb_mark_interrupted (sb_resultdb_t *self)
     }
     sqlite3_finalize (st);
     return rc == SQLITE_DONE ? marked : -1;
+}
+
+int
+sb_resultdb_add_ckpt_rank (sb_resultdb_t *self, int64_t run_id, uint64_t seq, const char *op, uint64_t checkpoint,
+                           uint64_t rank, const char *host, uint64_t files, uint64_t bytes, double started_at,
+                           double finished_at)
+{
+    static const char sql[] = "INSERT INTO checkpoint_ranks (run_id, seq, rank, op, checkpoint, host, files, bytes,"
+                              " started_at, finished_at, duration_s, mb_per_s) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)";
+    double d = finished_at - started_at;
+    if (d > 0)
+        return sb_resultdb_exec (self, sql, "iiititiidddd", run_id, (int64_t) seq, (int64_t) rank, op,
+                                 (int64_t) checkpoint, host, (int64_t) files, (int64_t) bytes, started_at, finished_at,
+                                 d, (double) bytes / 1e6 / d);
+    return sb_resultdb_exec (self, sql, "iiititiidddn", run_id, (int64_t) seq, (int64_t) rank, op, (int64_t) checkpoint,
+                             host, (int64_t) files, (int64_t) bytes, started_at, finished_at, d);
+}
+
+int
+sb_resultdb_close_ckpt (sb_resultdb_t *self, int64_t run_id, uint64_t seq)
+{
+    /* duration: the slowest rank (MLPerf Storage: "the maximum time across
+     * all processes"); throughput: the checkpoint's bytes over it */
+    return sb_resultdb_exec (self,
+                             "INSERT INTO checkpoints (run_id, seq, op, checkpoint, ranks, files, bytes, duration_s,"
+                             " span_s, mb_per_s, gib_per_s, min_rank_mb_per_s)"
+                             " SELECT run_id, seq, op, checkpoint, count(*), sum(files), sum(bytes),"
+                             " max(duration_s), max(finished_at) - min(started_at),"
+                             " CASE WHEN max(duration_s) > 0 THEN sum(bytes) / 1e6 / max(duration_s) END,"
+                             " CASE WHEN max(duration_s) > 0 THEN sum(bytes) / 1073741824.0 / max(duration_s) END,"
+                             " min(CASE WHEN bytes > 0 THEN mb_per_s END)"
+                             " FROM checkpoint_ranks WHERE run_id = ? AND seq = ? GROUP BY run_id, seq",
+                             "ii", run_id, (int64_t) seq);
+}
+
+/* One row of sql (two int64 parameters) into st, stepped: 1 a row, 0 none,
+ * -1 an error (st finalized then). */
+static int
+s_read_row (sb_resultdb_t *self, const char *sql, int64_t a, int64_t b, sqlite3_stmt **st)
+{
+    *st = NULL;
+    if (sqlite3_prepare_v2 (self->conn.db, sql, -1, st, NULL) != SQLITE_OK
+        || sqlite3_bind_int64 (*st, 1, a) != SQLITE_OK || sqlite3_bind_int64 (*st, 2, b) != SQLITE_OK) {
+        sqlite3_finalize (*st);
+        *st = NULL;
+        return -1;
+    }
+    int rc = sqlite3_step (*st);
+    if (rc == SQLITE_ROW)
+        return 1;
+    sqlite3_finalize (*st);
+    *st = NULL;
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
+int
+sb_resultdb_epoch_totals (sb_resultdb_t *self, int64_t run_id, uint64_t epoch, sb_epoch_totals_t *t)
+{
+    sqlite3_stmt *st;
+    memset (t, 0, sizeof *t);
+    int rc = s_read_row (self, "SELECT samples, bytes, duration_s, mb_per_s FROM epochs WHERE run_id = ? AND epoch = ?",
+                         run_id, (int64_t) epoch, &st);
+    if (rc != 1)
+        return rc;
+    t->samples = sqlite3_column_int64 (st, 0);
+    t->bytes = sqlite3_column_int64 (st, 1);
+    t->duration_s = sqlite3_column_double (st, 2);
+    t->mb_per_s = sqlite3_column_double (st, 3);
+    sqlite3_finalize (st);
+    return 1;
+}
+
+int
+sb_resultdb_ckpt_totals (sb_resultdb_t *self, int64_t run_id, uint64_t seq, sb_ckpt_totals_t *t)
+{
+    sqlite3_stmt *st;
+    memset (t, 0, sizeof *t);
+    int rc = s_read_row (self, "SELECT bytes, duration_s, gib_per_s FROM checkpoints WHERE run_id = ? AND seq = ?",
+                         run_id, (int64_t) seq, &st);
+    if (rc != 1)
+        return rc;
+    t->bytes = sqlite3_column_int64 (st, 0);
+    t->duration_s = sqlite3_column_double (st, 1);
+    t->gib_per_s = sqlite3_column_double (st, 2);
+    sqlite3_finalize (st);
+    return 1;
 }

@@ -204,4 +204,40 @@ int sb_resultdb_flush_if_due (sb_resultdb_t *self);
  * borrowed. */
 const char *sb_resultdb_errmsg (sb_resultdb_t *self);
 
+/* ---- issue 16, session: the session's remaining rows and read-backs (it
+ * calls no sqlite3_* itself) */
+
+/* Checkpoints (coordinator/session/ckpt_plan.h): one rank finished
+ * checkpoint phase seq (op "write" | "read", checkpoint its number), a
+ * checkpoint_ranks row with its duration and MB/s (NULL when the duration
+ * is not positive). Queued to the writer. Returns 0 or -1 (sb_resultdb_errmsg). */
+int sb_resultdb_add_ckpt_rank (sb_resultdb_t *self, int64_t run_id, uint64_t seq, const char *op, uint64_t checkpoint,
+                               uint64_t rank, const char *host, uint64_t files, uint64_t bytes, double started_at,
+                               double finished_at);
+/* Every rank finished phase seq: its checkpoints row from the
+ * checkpoint_ranks rows (duration = slowest rank, MLPerf Storage's "maximum
+ * time across all processes"; throughput = bytes over that duration; the
+ * slowest rank's MB/s). Returns 0 or -1. */
+int sb_resultdb_close_ckpt (sb_resultdb_t *self, int64_t run_id, uint64_t seq);
+
+/* Read-backs on the caller's connection, for the log lines and summaries
+ * of a phase just recorded: rows queued to the writer are there after
+ * sb_resultdb_sync (or sb_resultdb_flush without a writer). Each returns 1
+ * with *t filled, 0 when there is no such row, -1 on error
+ * (sb_resultdb_errmsg). A NULL column reads as 0. */
+typedef struct {
+    int64_t samples;        /* a datagen's epoch 0: files written */
+    int64_t bytes;
+    double  duration_s;     /* first rank's start to last rank's finish */
+    double  mb_per_s;
+} sb_epoch_totals_t;
+int sb_resultdb_epoch_totals (sb_resultdb_t *self, int64_t run_id, uint64_t epoch, sb_epoch_totals_t *t);
+
+typedef struct {
+    int64_t bytes;
+    double  duration_s;     /* the slowest rank's */
+    double  gib_per_s;
+} sb_ckpt_totals_t;
+int sb_resultdb_ckpt_totals (sb_resultdb_t *self, int64_t run_id, uint64_t seq, sb_ckpt_totals_t *t);
+
 #endif

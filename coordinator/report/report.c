@@ -1,6 +1,5 @@
 /* report: summaries from the result database. */
 #include "report.h"
-#include "ckpt_plan.h"
 #include "workload.h"
 
 #include <string.h>
@@ -105,6 +104,42 @@ s_print_caching_host (void *ctx, const sb_report_host_caching_t *h)
         fprintf (out, "  potential_caching: host %s has %.1f GiB of memory, more than the %.3f GiB its ranks read per"
                  " epoch: its page cache can serve the epochs from memory\n", h->host,
                  (double) h->memory_bytes / 1073741824.0, (double) h->data_bytes / 1073741824.0);
+}
+
+/* The checkpoint table of a run (the summary of `shardbench checkpoint` and
+ * `report`). Returns 0 or -1. */
+static int
+s_print_checkpoints (sqlite3 *db, int64_t run_id, FILE *out)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2 (db,
+                            "SELECT op, checkpoint, ranks, files, bytes, duration_s, gib_per_s, mb_per_s,"
+                            " min_rank_mb_per_s FROM checkpoints WHERE run_id = ? ORDER BY seq", -1, &st, NULL) != SQLITE_OK
+        || sqlite3_bind_int64 (st, 1, run_id) != SQLITE_OK) {
+        sqlite3_finalize (st);
+        return -1;
+    }
+    fprintf (out, "  %-5s %4s %6s %7s %12s %10s %10s %10s %16s\n", "op", "ckpt", "ranks", "files", "GiB", "time s",
+             "GiB/s", "MB/s", "min rank MB/s");
+    double sum_gib[2] = { 0, 0 }, sum_s[2] = { 0, 0 };
+    int n[2] = { 0, 0 };
+    while (sqlite3_step (st) == SQLITE_ROW) {
+        const char *op = (const char *) sqlite3_column_text (st, 0);
+        int read = op && !strcmp (op, "read");
+        double gib = (double) sqlite3_column_int64 (st, 4) / 1073741824.0, d = sqlite3_column_double (st, 5);
+        fprintf (out, "  %-5s %4lld %6lld %7lld %12.3f %10.3f %10.3f %10.1f %16.1f\n", op ? op : "?",
+                 sqlite3_column_int64 (st, 1), sqlite3_column_int64 (st, 2), sqlite3_column_int64 (st, 3), gib, d,
+                 sqlite3_column_double (st, 6), sqlite3_column_double (st, 7), sqlite3_column_double (st, 8));
+        sum_gib[read] += gib;
+        sum_s[read] += d;
+        n[read]++;
+    }
+    sqlite3_finalize (st);
+    for (int r = 0; r < 2; r++)
+        if (n[r] && sum_s[r] > 0)
+            fprintf (out, "  %s: %d checkpoints, mean %.3f s each, %.3f GiB/s (bytes over summed durations)\n",
+                     r ? "read" : "write", n[r], sum_s[r] / n[r], sum_gib[r] / sum_s[r]);
+    return 0;
 }
 
 /* issue 15, workflow: the phases the command ran, and the evaluations
@@ -246,7 +281,7 @@ sb_report_print (sqlite3 *db, int64_t run_id, FILE *out)
         fprintf (stderr, "shardbench: report: %s\n", sqlite3_errmsg (db));
         goto done;
     }
-    if (ckpt && sb_ckpt_report_print (db, run_id, out) != 0) {
+    if (ckpt && s_print_checkpoints (db, run_id, out) != 0) {
         fprintf (stderr, "shardbench: report: %s\n", sqlite3_errmsg (db));
         goto done;
     }

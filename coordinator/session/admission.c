@@ -87,7 +87,7 @@ sess_lost (sess_t *self, sess_worker_t *w, const char *op, const char *why)
     w->gone = 1;
     sess_record_error (self, (int64_t) w->first_rank, w->host, op, NULL, 0, detail);
     sess_fail (self, "lost worker %llu on %s (%s, pid %llu): %s", (unsigned long long) w->id, w->host,
-            sess_rank_span (w, span, sizeof span), (unsigned long long) w->pid, detail);
+               sess_rank_span (w, span, sizeof span), (unsigned long long) w->pid, detail);
 }
 
 void
@@ -232,7 +232,7 @@ sess_on_ready (sess_t *self, sess_worker_t *w, const sb_msg_ready_t *m)
         char *grown = realloc (self->preflight, self->preflight_len + (size_t) n + 1);
         if (!grown) {   /* a preflight failure must not be lost: the run would go on */
             sess_fail (self, "out of memory recording the preflight failure of %s on %s: %s", m->failed_endpoints.items[i],
-                    w->host, m->causes.items[i]);
+                       w->host, m->causes.items[i]);
             return;
         }
         self->preflight = grown;
@@ -256,13 +256,13 @@ sess_srun_ended (sess_t *self, pid_t pid, const char *how)
     sb_launcher_output (self->launcher, pid, out, sizeof out);
     if (self->nworkers < self->expected)
         sess_fail (self, "srun ended before all %zu workers joined (%zu did; %s)%s%s", self->expected, self->nworkers,
-                how, *out ? ": " : "", out);
+                   how, *out ? ": " : "", out);
     else {
         for (size_t i = 0; i < self->nworkers; i++)
             if (!self->workers[i].gone) {
                 self->workers[i].gone = 1;
                 sess_record_error (self, (int64_t) self->workers[i].first_rank, self->workers[i].host, "worker", NULL, 0,
-                                how);
+                                   how);
             }
         sess_fail (self, "srun ended while %zu worker(s) still ran (%s)%s%s", running, how, *out ? ": " : "", out);
     }

@@ -16,13 +16,13 @@ sess_on_step (sess_t *self, sess_worker_t *w, const sb_msg_step_t *m)
 {
     if (self->phase != SESS_PHASE_TRAIN || m->epoch != self->epoch || self->o->wl->sync != SB_SYNC_STEP) {
         sess_fail (self, "worker %llu on %s sent an unexpected STEP (epoch %llu, step %llu)", (unsigned long long) w->id,
-                w->host, (unsigned long long) m->epoch, (unsigned long long) m->step);
+                   w->host, (unsigned long long) m->epoch, (unsigned long long) m->step);
         return;
     }
     if (m->step != self->barrier_step || w->steps_reached != m->step) {
         sess_fail (self, "worker %llu on %s reached step %llu while the barrier is at step %llu",
-                (unsigned long long) w->id, w->host, (unsigned long long) m->step,
-                (unsigned long long) self->barrier_step);
+                   (unsigned long long) w->id, w->host, (unsigned long long) m->step,
+                   (unsigned long long) self->barrier_step);
         return;
     }
     w->steps_reached = m->step + 1;
@@ -45,13 +45,13 @@ sess_on_rank_done (sess_t *self, sess_worker_t *w, const sb_msg_rank_done_t *m)
     if (m->rank < w->first_rank || m->rank >= w->first_rank + w->ranks || m->epoch != self->epoch
         || self->phase == SESS_PHASE_NONE) {
         sess_fail (self, "worker %llu on %s (%s) reported rank %llu done for epoch %llu unexpectedly",
-                (unsigned long long) w->id, w->host, sess_rank_span (w, span, sizeof span), (unsigned long long) m->rank,
-                (unsigned long long) m->epoch);
+                   (unsigned long long) w->id, w->host, sess_rank_span (w, span, sizeof span), (unsigned long long) m->rank,
+                   (unsigned long long) m->epoch);
         return;
     }
     if (self->rank_done[m->rank]) {
         sess_fail (self, "worker %llu on %s reported rank %llu done twice for epoch %llu", (unsigned long long) w->id,
-                w->host, (unsigned long long) m->rank, (unsigned long long) m->epoch);
+                   w->host, (unsigned long long) m->rank, (unsigned long long) m->epoch);
         return;
     }
     /* times are finite and not negative, AU a fraction: anything else would poison every mean and chart */
@@ -60,40 +60,40 @@ sess_on_rank_done (sess_t *self, sess_worker_t *w, const sb_msg_rank_done_t *m)
           && m->barrier_s >= 0 && isfinite (m->barrier_s) && m->au >= 0 && m->au <= 1
           && m->resident_bytes <= m->checked_bytes)) {
         sess_fail (self, "rank %llu on %s reported impossible figures for epoch %llu: started %g, finished %g, compute %g s,"
-                " io wait %g s, barrier %g s, AU %g, %llu of %llu checked bytes resident", (unsigned long long) m->rank,
-                w->host, (unsigned long long) m->epoch, m->started_at, m->finished_at, m->compute_s, m->io_wait_s,
-                m->barrier_s, m->au, (unsigned long long) m->resident_bytes, (unsigned long long) m->checked_bytes);
+                   " io wait %g s, barrier %g s, AU %g, %llu of %llu checked bytes resident", (unsigned long long) m->rank,
+                   w->host, (unsigned long long) m->epoch, m->started_at, m->finished_at, m->compute_s, m->io_wait_s,
+                   m->barrier_s, m->au, (unsigned long long) m->resident_bytes, (unsigned long long) m->checked_bytes);
         return;
     }
     if (self->phase == SESS_PHASE_TRAIN
         && !(m->ckpt_s >= 0 && m->ckpt_s <= m->finished_at - m->started_at)) {
         sess_fail (self, "rank %llu on %s reported %g s of checkpoints in epoch %llu of %g s", (unsigned long long) m->rank,
-                w->host, m->ckpt_s, (unsigned long long) m->epoch, m->finished_at - m->started_at);
+                   w->host, m->ckpt_s, (unsigned long long) m->epoch, m->finished_at - m->started_at);
         return;
     }
     if ((self->phase == SESS_PHASE_TRAIN || self->phase == SESS_PHASE_EVAL)
         && !(m->metric_steps <= m->batches && m->metric_compute_s >= 0 && isfinite (m->metric_compute_s)
              && m->head_proc_s >= 0 && isfinite (m->head_proc_s) && m->tail_proc_s >= 0 && isfinite (m->tail_proc_s))) {
         sess_fail (self, "rank %llu on %s reported impossible DLIO metric sums for epoch %llu: %llu of %llu steps in the"
-                " window, their compute %g s, excluded proc time %g s + %g s", (unsigned long long) m->rank, w->host,
-                (unsigned long long) m->epoch, (unsigned long long) m->metric_steps, (unsigned long long) m->batches,
-                m->metric_compute_s, m->head_proc_s, m->tail_proc_s);
+                   " window, their compute %g s, excluded proc time %g s + %g s", (unsigned long long) m->rank, w->host,
+                   (unsigned long long) m->epoch, (unsigned long long) m->metric_steps, (unsigned long long) m->batches,
+                   m->metric_compute_s, m->head_proc_s, m->tail_proc_s);
         return;
     }
     if (self->phase == SESS_PHASE_TRAIN
         && (m->samples != self->ep_info.samples_per_rank || m->batches != self->ep_info.steps)) {
         sess_fail (self, "rank %llu on %s finished epoch %llu with %llu samples and %llu steps, expected %llu and %llu",
-                (unsigned long long) m->rank, w->host, (unsigned long long) m->epoch, (unsigned long long) m->samples,
-                (unsigned long long) m->batches, (unsigned long long) self->ep_info.samples_per_rank,
-                (unsigned long long) self->ep_info.steps);
+                   (unsigned long long) m->rank, w->host, (unsigned long long) m->epoch, (unsigned long long) m->samples,
+                   (unsigned long long) m->batches, (unsigned long long) self->ep_info.samples_per_rank,
+                   (unsigned long long) self->ep_info.steps);
         return;
     }
     if (self->phase == SESS_PHASE_EVAL
         && (m->samples != self->eval_info.samples_per_rank || m->batches != self->eval_info.steps)) {
         sess_fail (self, "rank %llu on %s finished the evaluation after epoch %llu with %llu samples and %llu steps,"
-                " expected %llu and %llu", (unsigned long long) m->rank, w->host, (unsigned long long) m->epoch,
-                (unsigned long long) m->samples, (unsigned long long) m->batches,
-                (unsigned long long) self->eval_info.samples_per_rank, (unsigned long long) self->eval_info.steps);
+                   " expected %llu and %llu", (unsigned long long) m->rank, w->host, (unsigned long long) m->epoch,
+                   (unsigned long long) m->samples, (unsigned long long) m->batches,
+                   (unsigned long long) self->eval_info.samples_per_rank, (unsigned long long) self->eval_info.steps);
         return;
     }
     self->rank_done[m->rank] = 1;
@@ -108,13 +108,13 @@ sess_on_rank_done (sess_t *self, sess_worker_t *w, const sb_msg_rank_done_t *m)
         uint64_t want = self->ckpt.model_bytes[m->rank] + self->ckpt.optim_bytes[m->rank];
         if (m->bytes != want)
             sess_fail (self, "rank %llu on %s %s %llu bytes of checkpoint %llu, expected %llu", (unsigned long long) m->rank,
-                    w->host, strcmp (self->ckpt_op, "write") == 0 ? "wrote" : "read", (unsigned long long) m->bytes,
-                    (unsigned long long) self->ckpt_index, (unsigned long long) want);
-        else if (sb_ckpt_add_rank (self->o->db, self->run_id, m->epoch, self->ckpt_op,
-                                   self->ckpt_index, m->rank, w->host, m->samples, m->bytes, started_at,
-                                   finished_at) != 0)
+                       w->host, strcmp (self->ckpt_op, "write") == 0 ? "wrote" : "read", (unsigned long long) m->bytes,
+                       (unsigned long long) self->ckpt_index, (unsigned long long) want);
+        else if (sb_resultdb_add_ckpt_rank (self->o->db, self->run_id, m->epoch, self->ckpt_op,
+                                            self->ckpt_index, m->rank, w->host, m->samples, m->bytes, started_at,
+                                            finished_at) != 0)
             sess_fail (self, "cannot record rank %llu of checkpoint %llu: %s", (unsigned long long) m->rank,
-                    (unsigned long long) self->ckpt_index, sb_resultdb_errmsg (self->o->db));
+                       (unsigned long long) self->ckpt_index, sb_resultdb_errmsg (self->o->db));
         self->ranks_done++;
         return;
     }
@@ -152,7 +152,7 @@ sess_on_rank_done (sess_t *self, sess_worker_t *w, const sb_msg_rank_done_t *m)
     self->ep_au_sum += re.au;
     if (sb_resultdb_add_rank_epoch (self->o->db, self->run_id, &re) != 0)
         sess_fail (self, "cannot record rank %llu of epoch %llu: %s", (unsigned long long) m->rank,
-                (unsigned long long) m->epoch, sb_resultdb_errmsg (self->o->db));
+                   (unsigned long long) m->epoch, sb_resultdb_errmsg (self->o->db));
     self->ranks_done++;
 }
 

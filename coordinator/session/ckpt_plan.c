@@ -1,7 +1,7 @@
 /* checkpoint: per-rank checkpoint sizes (DLIO's arithmetic) and results. */
 #include "ckpt_plan.h"
 #include "proto.h"
-#include "s3_client.h"
+#include "engine.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -380,47 +380,8 @@ sb_ckpt_train_steps (const sb_ckpt_cfg_t *c, uint64_t epoch, uint64_t batches, u
 }
 
 int
-sb_ckpt_check_written (const sb_ckpt_plan_t *plan, const char *folder, uint64_t n, char *err, size_t err_size)
-{
-    for (uint64_t k = 1; k <= n; k++) {
-        char dir[64];
-        if (sb_ckpt_folder_name (1, k, dir, sizeof dir) != 0)
-            return -1;
-        for (size_t i = 0; i < plan->nfiles; i++) {
-            if (plan->file_bytes[i] == 0)
-                continue;
-            char path[PATH_MAX];
-            struct stat st;
-            int w = snprintf (path, sizeof path, "%s%s/%s", folder, dir, plan->names[i]);
-            if (w < 0 || (size_t) w >= sizeof path) {
-                snprintf (err, err_size, "checkpoint path too long under %s", folder);
-                return -1;
-            }
-            if (stat (path, &st) != 0) {
-                int e = errno;
-                snprintf (err, err_size, "checkpoint.num_checkpoints_write is 0, so this run reads checkpoints 1..%llu"
-                          " that an earlier run wrote into %s, but %s/%s: %s (write them first, with"
-                          " checkpoint.num_checkpoints_read=0 and the same model, parallelism, accelerators and"
-                          " checkpoint.scale)", (unsigned long long) n, folder, dir, plan->names[i], strerror (e));
-                return -1;
-            }
-            if (!S_ISREG (st.st_mode) || (uint64_t) st.st_size != plan->file_bytes[i]) {
-                snprintf (err, err_size, "checkpoint.num_checkpoints_write is 0, so this run reads checkpoints 1..%llu"
-                          " that an earlier run wrote into %s, but %s/%s %s %llu bytes where this run's checkpoint"
-                          " has %llu: it was written with another model, parallelism, accelerator count or"
-                          " checkpoint.scale", (unsigned long long) n, folder, dir, plan->names[i],
-                          S_ISREG (st.st_mode) ? "holds" : "is not a regular file of",
-                          (unsigned long long) st.st_size, (unsigned long long) plan->file_bytes[i]);
-                return -1;
-            }
-        }
-    }
-    return 0;
-}
-
-int
-sb_ckpt_check_written_s3 (const sb_ckpt_plan_t *plan, sb_s3_t *s3, const char *bucket, const char *prefix, uint64_t n,
-                          char *err, size_t err_size)
+sb_ckpt_check_written (const sb_ckpt_plan_t *plan, sb_storage_t *client, const char *where, const char *prefix,
+                       uint64_t n, char *err, size_t err_size)
 {
     for (uint64_t k = 1; k <= n; k++) {
         char dir[64];
@@ -432,94 +393,32 @@ sb_ckpt_check_written_s3 (const sb_ckpt_plan_t *plan, sb_s3_t *s3, const char *b
             char key[PATH_MAX];
             int w = snprintf (key, sizeof key, "%s%s/%s", prefix, dir, plan->names[i]);
             if (w < 0 || (size_t) w >= sizeof key) {
-                snprintf (err, err_size, "checkpoint key too long under s3://%s/%s", bucket, prefix);
+                snprintf (err, err_size, "checkpoint path too long under %s", where);
                 return -1;
             }
             uint64_t size = 0;
-            sb_s3_error_t e;
-            if (sb_s3_head (s3, key, &size, &e) != 0) {
+            sb_storage_error_t e;
+            if (sb_storage_stat (client, key, &size, &e) != 0) {
+                /* the cause in a word where there is one (a missing file, an
+                 * object store's 404), else the engine's whole sentence */
+                const char *cause = e.missing ? (e.os_errno ? strerror (e.os_errno) : "no such object")
+                                  : e.os_errno && !(sb_storage_client_caps (client) & SB_ENGINE_ENDPOINTS)
+                                  ? strerror (e.os_errno) : e.text;
                 snprintf (err, err_size, "checkpoint.num_checkpoints_write is 0, so this run reads checkpoints 1..%llu"
-                          " that an earlier run wrote into s3://%s/%s, but %s/%s: %s (write them first, with"
+                          " that an earlier run wrote into %s, but %s/%s: %s (write them first, with"
                           " checkpoint.num_checkpoints_read=0 and the same model, parallelism, accelerators and"
-                          " checkpoint.scale)", (unsigned long long) n, bucket, prefix, dir, plan->names[i],
-                          e.http_status == 404 ? "no such object" : e.text);
+                          " checkpoint.scale)", (unsigned long long) n, where, dir, plan->names[i], cause);
                 return -1;
             }
             if (size != plan->file_bytes[i]) {
                 snprintf (err, err_size, "checkpoint.num_checkpoints_write is 0, so this run reads checkpoints 1..%llu"
-                          " that an earlier run wrote into s3://%s/%s, but %s/%s holds %llu bytes where this run's"
+                          " that an earlier run wrote into %s, but %s/%s holds %llu bytes where this run's"
                           " checkpoint has %llu: it was written with another model, parallelism, accelerator count"
-                          " or checkpoint.scale", (unsigned long long) n, bucket, prefix, dir, plan->names[i],
+                          " or checkpoint.scale", (unsigned long long) n, where, dir, plan->names[i],
                           (unsigned long long) size, (unsigned long long) plan->file_bytes[i]);
                 return -1;
             }
         }
     }
-    return 0;
-}
-
-int
-sb_ckpt_add_rank (sb_resultdb_t *db, int64_t run_id, uint64_t seq, const char *op, uint64_t checkpoint, uint64_t rank,
-                  const char *host, uint64_t files, uint64_t bytes, double started_at, double finished_at)
-{
-    static const char sql[] = "INSERT INTO checkpoint_ranks (run_id, seq, rank, op, checkpoint, host, files, bytes,"
-                              " started_at, finished_at, duration_s, mb_per_s) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)";
-    double d = finished_at - started_at;
-    if (d > 0)
-        return sb_resultdb_exec (db, sql, "iiititiidddd", run_id, (int64_t) seq, (int64_t) rank, op,
-                                 (int64_t) checkpoint, host, (int64_t) files, (int64_t) bytes, started_at, finished_at,
-                                 d, (double) bytes / 1e6 / d);
-    return sb_resultdb_exec (db, sql, "iiititiidddn", run_id, (int64_t) seq, (int64_t) rank, op, (int64_t) checkpoint,
-                             host, (int64_t) files, (int64_t) bytes, started_at, finished_at, d);
-}
-
-int
-sb_ckpt_close (sb_resultdb_t *db, int64_t run_id, uint64_t seq)
-{
-    /* duration: the slowest rank (MLPerf Storage: "the maximum time across
-     * all processes"); throughput: the checkpoint's bytes over it */
-    return sb_resultdb_exec (db,
-                             "INSERT INTO checkpoints (run_id, seq, op, checkpoint, ranks, files, bytes, duration_s,"
-                             " span_s, mb_per_s, gib_per_s, min_rank_mb_per_s)"
-                             " SELECT run_id, seq, op, checkpoint, count(*), sum(files), sum(bytes),"
-                             " max(duration_s), max(finished_at) - min(started_at),"
-                             " CASE WHEN max(duration_s) > 0 THEN sum(bytes) / 1e6 / max(duration_s) END,"
-                             " CASE WHEN max(duration_s) > 0 THEN sum(bytes) / 1073741824.0 / max(duration_s) END,"
-                             " min(CASE WHEN bytes > 0 THEN mb_per_s END)"
-                             " FROM checkpoint_ranks WHERE run_id = ? AND seq = ? GROUP BY run_id, seq",
-                             "ii", run_id, (int64_t) seq);
-}
-
-int
-sb_ckpt_report_print (sqlite3 *db, int64_t run_id, FILE *out)
-{
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2 (db,
-                            "SELECT op, checkpoint, ranks, files, bytes, duration_s, gib_per_s, mb_per_s,"
-                            " min_rank_mb_per_s FROM checkpoints WHERE run_id = ? ORDER BY seq", -1, &st, NULL) != SQLITE_OK
-        || sqlite3_bind_int64 (st, 1, run_id) != SQLITE_OK) {
-        sqlite3_finalize (st);
-        return -1;
-    }
-    fprintf (out, "  %-5s %4s %6s %7s %12s %10s %10s %10s %16s\n", "op", "ckpt", "ranks", "files", "GiB", "time s",
-             "GiB/s", "MB/s", "min rank MB/s");
-    double sum_gib[2] = { 0, 0 }, sum_s[2] = { 0, 0 };
-    int n[2] = { 0, 0 };
-    while (sqlite3_step (st) == SQLITE_ROW) {
-        const char *op = (const char *) sqlite3_column_text (st, 0);
-        int read = op && !strcmp (op, "read");
-        double gib = (double) sqlite3_column_int64 (st, 4) / 1073741824.0, d = sqlite3_column_double (st, 5);
-        fprintf (out, "  %-5s %4lld %6lld %7lld %12.3f %10.3f %10.3f %10.1f %16.1f\n", op ? op : "?",
-                 sqlite3_column_int64 (st, 1), sqlite3_column_int64 (st, 2), sqlite3_column_int64 (st, 3), gib, d,
-                 sqlite3_column_double (st, 6), sqlite3_column_double (st, 7), sqlite3_column_double (st, 8));
-        sum_gib[read] += gib;
-        sum_s[read] += d;
-        n[read]++;
-    }
-    sqlite3_finalize (st);
-    for (int r = 0; r < 2; r++)
-        if (n[r] && sum_s[r] > 0)
-            fprintf (out, "  %s: %d checkpoints, mean %.3f s each, %.3f GiB/s (bytes over summed durations)\n",
-                     r ? "read" : "write", n[r], sum_s[r] / n[r], sum_gib[r] / sum_s[r]);
     return 0;
 }

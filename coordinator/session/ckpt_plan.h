@@ -1,5 +1,7 @@
-/* checkpoint: the sizes of an LLM checkpoint, per rank, as DLIO writes them,
- * and the checkpoint results of a run (`shardbench checkpoint`).
+/* ckpt_plan: the sizes of an LLM checkpoint, per rank, as DLIO writes them
+ * (`shardbench checkpoint`, checkpoints during training). Their rows:
+ * sb_resultdb_add_ckpt_rank and sb_resultdb_close_ckpt (resultdb.h); their
+ * table in a report: report.c.
  *
  * DLIO (dlio_benchmark/checkpointing/base_checkpointing.py) emulates a
  * Megatron-DeepSpeed checkpoint of a transformer: each rank writes its
@@ -13,10 +15,10 @@
 #ifndef SB_CKPT_PLAN_H
 #define SB_CKPT_PLAN_H
 
-#include <sqlite3.h>
 #include <stdint.h>
 #include <stdio.h>
 
+#include "engine.h"
 #include "resultdb.h"
 #include "workload.h"
 
@@ -64,18 +66,13 @@ int sb_ckpt_folder_name (uint64_t epoch, uint64_t step, char *buf, size_t size);
 size_t sb_ckpt_train_steps (const sb_ckpt_cfg_t *cfg, uint64_t epoch, uint64_t batches, uint64_t *steps, size_t max);
 
 /* A read-only invocation (num_checkpoints_write 0) reads checkpoints 1..n
- * that an earlier one wrote under folder (a local path ending in '/'): each
- * of the plan's files must be there with its size. Returns 0, or -1 with err
- * naming the folder and the first file missing or of another size. */
-int sb_ckpt_check_written (const sb_ckpt_plan_t *plan, const char *folder, uint64_t n, char *err, size_t err_size);
-
-/* sb_ckpt_check_written for checkpoints on S3: the objects under prefix
- * (a key prefix, '/'-ended or "") in the bucket of s3, each HEADed for its
- * size. Errors name s3://bucket/prefix and the first object missing or of
- * another size. Returns 0 or -1. */
-struct sb_s3;
-int sb_ckpt_check_written_s3 (const sb_ckpt_plan_t *plan, struct sb_s3 *s3, const char *bucket, const char *prefix,
-                              uint64_t n, char *err, size_t err_size);
+ * that an earlier one wrote under prefix (a folder ending in '/', or a key
+ * prefix '/'-ended or "") of the checkpoint storage's client: each of the
+ * plan's files must be there with its size (sb_storage_stat). Errors name
+ * where (the folder, or s3://BUCKET/PREFIX) and the first file missing or
+ * of another size. Returns 0, or -1 with err. */
+int sb_ckpt_check_written (const sb_ckpt_plan_t *plan, sb_storage_t *client, const char *where, const char *prefix,
+                           uint64_t n, char *err, size_t err_size);
 
 /* Bytes of one element of a DLIO datatype name ("fp16", "bf16", "fp32",
  * "fp64", "int8", "uint8"); 0 for an unknown name. */
@@ -100,20 +97,5 @@ void sb_ckpt_rank_bytes (const sb_ckpt_cfg_t *cfg, uint64_t data, uint64_t rank,
  * with sb_ckpt_plan_fini. */
 int sb_ckpt_plan_init (sb_ckpt_plan_t *self, const sb_ckpt_cfg_t *cfg, uint64_t ranks, char *err, size_t err_size);
 void sb_ckpt_plan_fini (sb_ckpt_plan_t *self);
-
-/* Result database: one rank finished checkpoint phase `seq` (queued to the
- * writer). Returns 0 or -1 (sb_resultdb_errmsg). */
-int sb_ckpt_add_rank (sb_resultdb_t *db, int64_t run_id, uint64_t seq, const char *op, uint64_t checkpoint,
-                      uint64_t rank, const char *host, uint64_t files, uint64_t bytes, double started_at,
-                      double finished_at);
-
-/* Every rank finished phase `seq`: write its checkpoints row from the
- * checkpoint_ranks rows (duration = slowest rank, throughput = bytes over
- * that duration). Returns 0 or -1. */
-int sb_ckpt_close (sb_resultdb_t *db, int64_t run_id, uint64_t seq);
-
-/* Print the checkpoint table of a run (the summary of `shardbench
- * checkpoint` and `report`). Returns 0 or -1. */
-int sb_ckpt_report_print (sqlite3 *db, int64_t run_id, FILE *out);
 
 #endif

@@ -11,12 +11,16 @@
 #include "launch.h"
 #include "log.h"
 #include "util.h"
+#include "event_loop.h"
 #include "wire.h"
 #include "progress.h"
 
 #include <czmq.h>
 #include <errno.h>
 #include <stdio.h>
+
+/* messages dispatched before the loop turns to its housekeeping */
+#define S_DRAIN_CAP 4096
 
 int
 sess_send (sess_t *self, sess_worker_t *w, const sb_msg_t *msg)
@@ -27,8 +31,8 @@ sess_send (sess_t *self, sess_worker_t *w, const sb_msg_t *msg)
         int e = zmq_errno ();
         if (e == EMSGSIZE)
             sess_fail (self, "the coordinator built a %s message for worker %llu on %s larger than the protocol's %d MiB"
-                    " frame limit (not sent)", sb_proto_type_name (msg->type), (unsigned long long) w->id, w->host,
-                    SB_PROTO_MAX_FRAME >> 20);
+                       " frame limit (not sent)", sb_proto_type_name (msg->type), (unsigned long long) w->id, w->host,
+                       SB_PROTO_MAX_FRAME >> 20);
         else if (e == EHOSTUNREACH) {
             /* ROUTER_MANDATORY: the worker's connection is gone (its process
              * died and the kernel closed the socket): a lost worker, found
@@ -39,7 +43,7 @@ sess_send (sess_t *self, sess_worker_t *w, const sb_msg_t *msg)
         }
         else
             sess_fail (self, "cannot send %s to worker %llu on %s: %s", sb_proto_type_name (msg->type),
-                    (unsigned long long) w->id, w->host, zmq_strerror (e));
+                       (unsigned long long) w->id, w->host, zmq_strerror (e));
         return -1;
     }
     return 0;
@@ -124,7 +128,7 @@ s_dispatch (sess_t *self)
             sess_stall_note (self, note, sizeof note);
             w->gone = 1;
             sess_fail (self, "worker %llu on %s (%s) left: %s%s", (unsigned long long) w->id, w->host,
-                    sess_rank_span (w, span, sizeof span), msg.u.bye.reason, note);
+                       sess_rank_span (w, span, sizeof span), msg.u.bye.reason, note);
             break;
         }
         default:
@@ -156,6 +160,14 @@ s_loop_ran (sess_t *self, double now)
     if (self->nworkers)
         sb_warn ("the coordinator itself did not run for %.1f s (stopped, swapped out or busy): the workers' heartbeat"
                  " deadlines move by as much", gap);
+}
+
+/* sb_event_drain's receiver: one message, unless the run failed. */
+static int
+s_dispatch_one (void *arg)
+{
+    sess_t *self = arg;
+    return !self->failed && s_dispatch (self);
 }
 
 /* Heartbeats, silent workers, exited local workers. */
@@ -208,7 +220,7 @@ s_housekeeping (sess_t *self, int backlog)
                 char note[384];
                 sess_stall_note (self, note, sizeof note);
                 sess_fail (self, "worker %llu on %s (%s) ended: ssh %s%s%s%s", (unsigned long long) w->id, host,
-                        sess_rank_span (w, span, sizeof span), how, *out ? ": " : "", out, note);
+                           sess_rank_span (w, span, sizeof span), how, *out ? ": " : "", out, note);
             }
         }
         else if (host)
@@ -219,7 +231,7 @@ s_housekeeping (sess_t *self, int backlog)
             char note[384];
             sess_stall_note (self, note, sizeof note);
             sess_fail (self, "local worker %llu on %s (%s, pid %d) ended: %s%s", (unsigned long long) w->id, w->host,
-                    sess_rank_span (w, span, sizeof span), (int) pid, how, note);
+                       sess_rank_span (w, span, sizeof span), (int) pid, how, note);
         }
         else if (!w)
             sess_fail (self, "local worker pid %d ended before joining: %s", (int) pid, how);
@@ -255,19 +267,17 @@ sess_pump_until (sess_t *self, int (*done) (sess_t *), double timeout_s, const c
         }
         /* drain what is queued before housekeeping (the socket's receive
          * timeout is 0: the receive that finds the queue empty ends the
-         * loop), then sleep on the socket's ZMQ_FD (sb_wire_wait_s) */
+         * loop), then sleep on the socket's ZMQ_FD (sb_event_wait) */
         sb_resultdb_batch_begin (self->o->db);
-        int i = 0;
-        while (i < 4096 && !self->failed && s_dispatch (self))
-            i++;
-        s_housekeeping (self, i >= 4096 || (zsock_events (self->router) & ZMQ_POLLIN));
+        zsock_t *socks[1] = { self->router };
+        size_t handled = sb_event_drain (s_dispatch_one, self, S_DRAIN_CAP);
+        s_housekeeping (self, handled == S_DRAIN_CAP || sb_event_queued (socks, 1));
         /* housekeeping may have sent (heartbeats), and a send can consume
-         * the signal of a frame that arrived since the drain: ask the socket
-         * (ZMQ_EVENTS) before sleeping on its ZMQ_FD */
-        if (i < 4096 && !self->failed && !done (self) && !(zsock_events (self->router) & ZMQ_POLLIN)) {
-            zsock_t *socks[1] = { self->router };
-            sb_wire_wait_s (socks, 1, 0.05);
-        }
+         * the signal of a frame that arrived since the drain: the ROUTER
+         * counts as sent on (sb_event_wait asks it for ZMQ_EVENTS before
+         * sleeping on its ZMQ_FD) */
+        if (handled < S_DRAIN_CAP && !self->failed && !done (self))
+            sb_event_wait (socks, 1, 1, 0.05);
     }
     return -1;
 }

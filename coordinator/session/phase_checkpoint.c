@@ -31,8 +31,8 @@ sess_on_ckpt_done (sess_t *self, sess_worker_t *w, const sb_msg_ckpt_done_t *m)
         || m->step != self->ckpt_steps[k] || !(m->started_at >= 0 && m->finished_at >= m->started_at)
         || !isfinite (m->finished_at) || self->ckpt_rank_next[m->rank] != k) {
         sess_fail (self, "worker %llu on %s reported checkpoint %llu (step %llu) of rank %llu in epoch %llu unexpectedly",
-                (unsigned long long) w->id, w->host, (unsigned long long) m->checkpoint, (unsigned long long) m->step,
-                (unsigned long long) m->rank, (unsigned long long) m->epoch);
+                   (unsigned long long) w->id, w->host, (unsigned long long) m->checkpoint, (unsigned long long) m->step,
+                   (unsigned long long) m->rank, (unsigned long long) m->epoch);
         return;
     }
     const sb_ckpt_plan_t *plan = &self->ckpt;
@@ -40,23 +40,23 @@ sess_on_ckpt_done (sess_t *self, sess_worker_t *w, const sb_msg_ckpt_done_t *m)
     uint64_t files = plan->first[m->rank + 1] - plan->first[m->rank];
     if (m->bytes != want || m->files != files) {
         sess_fail (self, "rank %llu on %s wrote %llu bytes in %llu files of checkpoint %llu, expected %llu in %llu",
-                (unsigned long long) m->rank, w->host, (unsigned long long) m->bytes, (unsigned long long) m->files,
-                (unsigned long long) m->checkpoint, (unsigned long long) want, (unsigned long long) files);
+                   (unsigned long long) m->rank, w->host, (unsigned long long) m->bytes, (unsigned long long) m->files,
+                   (unsigned long long) m->checkpoint, (unsigned long long) want, (unsigned long long) files);
         return;
     }
     double offset = w->clock_known ? w->clock_offset : 0;
-    if (sb_ckpt_add_rank (self->o->db, self->run_id, m->checkpoint, "write", m->checkpoint, m->rank, w->host, m->files,
-                          m->bytes, m->started_at - offset, m->finished_at - offset) != 0) {
+    if (sb_resultdb_add_ckpt_rank (self->o->db, self->run_id, m->checkpoint, "write", m->checkpoint, m->rank, w->host,
+                                   m->files, m->bytes, m->started_at - offset, m->finished_at - offset) != 0) {
         sess_fail (self, "cannot record rank %llu of checkpoint %llu: %s", (unsigned long long) m->rank,
-                (unsigned long long) m->checkpoint, sb_resultdb_errmsg (self->o->db));
+                   (unsigned long long) m->checkpoint, sb_resultdb_errmsg (self->o->db));
         return;
     }
     self->ckpt_rank_next[m->rank]++;
     if (++self->ckpt_arrived[k] < self->o->accelerators)
         return;
-    if (sb_ckpt_close (self->o->db, self->run_id, m->checkpoint) != 0) {
+    if (sb_resultdb_close_ckpt (self->o->db, self->run_id, m->checkpoint) != 0) {
         sess_fail (self, "cannot record checkpoint %llu: %s", (unsigned long long) m->checkpoint,
-                sb_resultdb_errmsg (self->o->db));
+                   sb_resultdb_errmsg (self->o->db));
         return;
     }
     self->ckpt_written++;
@@ -159,23 +159,18 @@ sess_phase_checkpoint (sess_t *self)
             snprintf (what, sizeof what, "%s checkpoint %llu", read ? "reading" : "writing", (unsigned long long) k);
             if (sess_pump_until (self, sess_all_ranks_done, 0, what) != 0)
                 break;
-            sqlite3 *db = sb_resultdb_handle (self->o->db);
-            sqlite3_stmt *st = NULL;
             /* written before it is read back for the log line (between
              * checkpoints: no rank's timing waits for it) */
-            if (sb_ckpt_close (self->o->db, self->run_id, seq) != 0 || sb_resultdb_flush (self->o->db) != 0
+            if (sb_resultdb_close_ckpt (self->o->db, self->run_id, seq) != 0 || sb_resultdb_flush (self->o->db) != 0
                 || sb_resultdb_sync (self->o->db) != 0) {
                 sess_fail (self, "cannot record checkpoint %llu: %s", (unsigned long long) k, sb_resultdb_errmsg (self->o->db));
                 break;
             }
-            if (sqlite3_prepare_v2 (db, "SELECT bytes, duration_s, gib_per_s FROM checkpoints WHERE run_id = ? AND seq = ?",
-                                    -1, &st, NULL) == SQLITE_OK
-                && sqlite3_bind_int64 (st, 1, self->run_id) == SQLITE_OK
-                && sqlite3_bind_int64 (st, 2, (int64_t) seq) == SQLITE_OK && sqlite3_step (st) == SQLITE_ROW)
+            sb_ckpt_totals_t t;
+            if (sb_resultdb_ckpt_totals (self->o->db, self->run_id, seq, &t) == 1)
                 sb_info ("checkpoint %s %llu/%llu: %lld bytes in %.3f s, %.3f GiB/s", self->ckpt_op,
-                         (unsigned long long) k, (unsigned long long) n, sqlite3_column_int64 (st, 0),
-                         sqlite3_column_double (st, 1), sqlite3_column_double (st, 2));
-            sqlite3_finalize (st);
+                         (unsigned long long) k, (unsigned long long) n, (long long) t.bytes, t.duration_s,
+                         t.gib_per_s);
         }
     }
     self->phase = SESS_PHASE_NONE;

@@ -6,7 +6,7 @@
 #include "datafolder.h"
 #include "dataset.h"
 #include "format.h"
-#include "s3_client.h"
+#include "engine.h"
 #include "log.h"
 #include "util.h"
 #include "progress.h"
@@ -73,7 +73,7 @@ sess_phase_datagen (sess_t *self)
         char why[1024];
         sb_dataset_t ds;
         sess_marker_dataset (self, &ds);
-        if ((self->s3 ? sess_s3_marker_write (self, "complete", written, why, sizeof why)
+        if ((self->objects ? sess_objects_marker_write (self, "complete", written, why, sizeof why)
                       : sb_datafolder_marker_write (self->folder, &ds, "complete", written, why, sizeof why)) != 0)
             sess_fail (self, "%s", why);
         else
@@ -82,15 +82,10 @@ sess_phase_datagen (sess_t *self)
     self->phase = SESS_PHASE_NONE;
     sess_end_run (self);     /* written: the summary reads it back */
     if (!self->failed) {
-        sqlite3_stmt *st = NULL;
-        if (sqlite3_prepare_v2 (sb_resultdb_handle (self->o->db),
-                                "SELECT samples, bytes, duration_s, mb_per_s FROM epochs WHERE run_id = ? AND epoch = 0",
-                                -1, &st, NULL) == SQLITE_OK
-            && sqlite3_bind_int64 (st, 1, self->run_id) == SQLITE_OK && sqlite3_step (st) == SQLITE_ROW)
+        sb_epoch_totals_t t;
+        if (sb_resultdb_epoch_totals (self->o->db, self->run_id, 0, &t) == 1)
             printf ("datagen (run %lld): %lld files, %.1f MiB in %.2f s, %.1f MB/s\n", (long long) self->run_id,
-                    sqlite3_column_int64 (st, 0), sqlite3_column_double (st, 1) / 1048576.0,
-                    sqlite3_column_double (st, 2), sqlite3_column_double (st, 3));
-        sqlite3_finalize (st);
+                    (long long) t.samples, (double) t.bytes / 1048576.0, t.duration_s, t.mb_per_s);
         fflush (stdout);
     }
     return self->failed ? -1 : 0;
@@ -148,7 +143,8 @@ s_plan_datagen_bytes (sess_t *self, uint64_t *bytes, int *exact, char *err, size
 /* What is under KEY_PREFIX/train/ of an S3 dataset: keys named as DLIO
  * names dataset files (train/NAME or train/SUB/NAME), and others. */
 typedef struct {
-    size_t   skip;              /* length of KEY_PREFIX + "train/" */
+    const char *prefix;         /* KEY_PREFIX + "train/", the listed prefix */
+    size_t   skip;              /* its length */
     uint64_t dataset_files, dataset_bytes, others;
     char     other[1100];       /* the first other key */
     char   **keys;              /* the dataset keys, when collect */
@@ -158,9 +154,15 @@ typedef struct {
 
 
 static int
-s_s3_scan_key (void *ctx, const char *key, uint64_t size)
+s_s3_scan_key (void *ctx, const char *listed, size_t listed_len, uint64_t size)
 {
     s_s3_scan_t *sc = ctx;
+    char key[2400];     /* the whole key: the listing gives it relative to the prefix */
+    if (snprintf (key, sizeof key, "%s%.*s", sc->prefix, (int) listed_len, listed) >= (int) sizeof key) {
+        if (!sc->others++)
+            snprintf (sc->other, sizeof sc->other, "%s%.*s", sc->prefix, (int) listed_len, listed);
+        return 0;
+    }
     const char *rel = strlen (key) > sc->skip ? key + sc->skip : "";
     size_t n = strlen (rel);
     if (n == 0 || rel[n - 1] == '/')
@@ -210,16 +212,16 @@ s_s3_scan (sess_t *self, int collect, s_s3_scan_t *sc, char *err, size_t err_siz
 {
     char prefix[1200];
     snprintf (prefix, sizeof prefix, "%strain/", self->key_prefix);
-    *sc = (s_s3_scan_t) { .skip = strlen (prefix), .collect = collect };
-    sb_s3_error_t e;
-    if (sb_s3_list (self->s3, prefix, NULL, NULL, (size_t) self->o->wl->storage.list_page_size, s_s3_scan_key, sc,
-                    &e) != 0) {
+    *sc = (s_s3_scan_t) { .prefix = prefix, .skip = strlen (prefix), .collect = collect };
+    sb_storage_error_t e;
+    if (sb_storage_list (self->objects, prefix, NULL, NULL, s_s3_scan_key, sc, &e) < 0) {
         snprintf (err, err_size, "cannot list the dataset: %s", e.text);
         s_s3_scan_free (sc);
         return -1;
     }
     if (sc->oom) {
-        snprintf (err, err_size, "out of memory listing s3://%s/%s", self->o->wl->storage.bucket, prefix);
+        snprintf (err, err_size, "out of memory listing %s://%s/%s", self->o->wl->storage.engine,
+                  self->o->wl->storage.bucket, prefix);
         s_s3_scan_free (sc);
         return -1;
     }
@@ -241,16 +243,17 @@ s_clean_hint (const sb_session_opts_t *o)
  * bytes, and PUT the marker with state=generating. Returns 0, or an exit
  * code (1, 2) with err. */
 int
-sess_s3_datagen_check (sess_t *self, char *err, size_t err_size)
+sess_objects_datagen_check (sess_t *self, char *err, size_t err_size)
 {
     const sb_session_opts_t *o = self->o;
-    const char *bucket = o->wl->storage.bucket;
+    char bucket[300];     /* ENGINE://BUCKET, as the messages name the objects */
+    snprintf (bucket, sizeof bucket, "%s://%s", o->wl->storage.engine, o->wl->storage.bucket);
     sb_dataset_t ds;
     sess_marker_dataset (self, &ds);
     sb_datafolder_marker_t m;
     char why[2048], diff[2048] = "", key[1200];
-    sess_s3_marker_key (self, key, sizeof key);
-    int have = sess_s3_marker_read (self, &m, why, sizeof why);
+    sess_objects_marker_key (self, key, sizeof key);
+    int have = sess_objects_marker_read (self, &m, why, sizeof why);
     if (have < 0 && !o->clean) {
         snprintf (err, err_size, "%s: %s to replace it and the dataset objects", why, s_clean_hint (o));
         return 2;
@@ -262,14 +265,14 @@ sess_s3_datagen_check (sess_t *self, char *err, size_t err_size)
                && sb_datafolder_marker_diff (&m, &ds, SB_DATAFOLDER_DIFF_FILES | SB_DATAFOLDER_DIFF_SEED, diff,
                                              sizeof diff) == 0;
     if (scan.others) {
-        snprintf (err, err_size, "s3://%s/%s is not a dataset object (train/PREFIX_I_of_N.EXT): datagen writes only"
+        snprintf (err, err_size, "%s/%s is not a dataset object (train/PREFIX_I_of_N.EXT): datagen writes only"
                   " under a prefix holding nothing else under train/ (%llu such keys); delete them, or choose"
                   " another dataset.data_folder", bucket, scan.other, (unsigned long long) scan.others);
         s_s3_scan_free (&scan);
         return 2;
     }
     if (scan.dataset_files && !same && !o->clean) {
-        snprintf (err, err_size, "s3://%s/%strain/ holds %llu objects (%.1f MiB) of another generation (s3://%s/%s:"
+        snprintf (err, err_size, "%s/%strain/ holds %llu objects (%.1f MiB) of another generation (%s/%s:"
                   " %s): a datagen there would mix two datasets; %s to delete them first, or choose"
                   " another dataset.data_folder", bucket, self->key_prefix, (unsigned long long) scan.dataset_files,
                   scan.dataset_bytes / 1048576.0, bucket, key,
@@ -283,26 +286,26 @@ sess_s3_datagen_check (sess_t *self, char *err, size_t err_size)
         s_s3_scan_free (&scan);
         return 2;
     }
-    sb_info ("datagen: %llu objects, %s%llu bytes (%.2f GiB) into s3://%s/%strain/", (unsigned long long) ds.files,
+    sb_info ("datagen: %llu objects, %s%llu bytes (%.2f GiB) into %s/%strain/", (unsigned long long) ds.files,
              exact ? "" : "about ", (unsigned long long) total, total / 1073741824.0, bucket, self->key_prefix);
     if (o->clean) {
-        sb_s3_error_t e;
+        sb_storage_error_t e;     /* a missing object is no error of sb_storage_remove */
         for (size_t i = 0; i < scan.nkeys; i++)
-            if (sb_s3_delete (self->s3, scan.keys[i], &e) != 0 && e.http_status != 404) {
+            if (sb_storage_remove (self->objects, scan.keys[i], &e) != 0) {
                 snprintf (err, err_size, "--clean: cannot delete a dataset object: %s", e.text);
                 s_s3_scan_free (&scan);
                 return 1;
             }
-        if (sb_s3_delete (self->s3, key, &e) != 0 && e.http_status != 404) {
+        if (sb_storage_remove (self->objects, key, &e) != 0) {
             snprintf (err, err_size, "--clean: cannot delete the dataset marker: %s", e.text);
             s_s3_scan_free (&scan);
             return 1;
         }
-        sb_info ("--clean: deleted %llu dataset objects (%.1f MiB) under s3://%s/%strain/",
+        sb_info ("--clean: deleted %llu dataset objects (%.1f MiB) under %s/%strain/",
                  (unsigned long long) scan.nkeys, scan.dataset_bytes / 1048576.0, bucket, self->key_prefix);
     }
     s_s3_scan_free (&scan);
-    if (sess_s3_marker_write (self, "generating", total, err, err_size) != 0)
+    if (sess_objects_marker_write (self, "generating", total, err, err_size) != 0)
         return 1;
     self->generating = 1;
     return 0;
@@ -395,8 +398,9 @@ int
 sess_dry_run (sess_t *self, char *err, size_t err_size)
 {
     const sb_workload_t *wl = self->o->wl;
-    if (wl->storage.type == SB_STORAGE_SYNTHETIC) {
-        printf ("datagen --dry-run: synthetic storage (%s): nothing to write\n", wl->data_folder);
+    unsigned caps = sb_storage_caps (&wl->storage);
+    if (caps & SB_ENGINE_NO_IO) {
+        printf ("datagen --dry-run: %s storage (%s): nothing to write\n", wl->storage.engine, wl->data_folder);
         return 0;
     }
     sb_dataset_t ds;
@@ -406,11 +410,11 @@ sess_dry_run (sess_t *self, char *err, size_t err_size)
     if (s_plan_datagen_bytes (self, &total, &exact, err, err_size) != 0)
         return 2;
     char where[PATH_MAX + 400];
-    if (wl->storage.type == SB_STORAGE_S3) {
+    if (caps & SB_ENGINE_OBJECTS) {
         char prefix[1100];
         if (sess_key_prefix (wl, prefix, sizeof prefix, err, err_size) != 0)
             return 2;
-        snprintf (where, sizeof where, "s3://%s/%strain", wl->storage.bucket, prefix);
+        snprintf (where, sizeof where, "%s://%s/%strain", wl->storage.engine, wl->storage.bucket, prefix);
     }
     else {
         char real[PATH_MAX], cwd[PATH_MAX];
@@ -432,7 +436,7 @@ sess_dry_run (sess_t *self, char *err, size_t err_size)
                 (unsigned long long) wl->num_files_eval,
                 (unsigned long long) (wl->num_subfolders_eval > 1 ? wl->num_subfolders_eval : 0));
     int rc = 0;
-    if (wl->storage.type == SB_STORAGE_FILE) {
+    if (caps & SB_ENGINE_FOLDER) {
         uint64_t free_bytes;
         if (sb_datafolder_free_bytes (wl->data_folder, &free_bytes, err, err_size) != 0)
             return 1;

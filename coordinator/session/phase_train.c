@@ -3,6 +3,7 @@
  * sampler (the figures every worker's sampler must agree with), per-epoch
  * PHASE_START, the epoch's rows and DLIO's metrics. */
 #include "session_internal.h"
+#include "engine.h"
 #include "catalog.h"
 #include "ckpt_plan.h"
 #include "datasize.h"
@@ -28,7 +29,7 @@
  * throughput over every step and the whole span) and its eval_ranks row. */
 void
 sess_on_eval_rank_done (sess_t *self, sess_worker_t *w, const sb_msg_rank_done_t *m, double started_at,
-                     double finished_at)
+                        double finished_at)
 {
     uint64_t batch = self->o->wl->batch_size_eval;
     double span = m->finished_at - m->started_at;
@@ -52,7 +53,7 @@ sess_on_eval_rank_done (sess_t *self, sess_worker_t *w, const sb_msg_rank_done_t
     self->ep_bytes += m->bytes;
     if (sb_resultdb_add_eval_rank (self->o->db, self->run_id, &er) != 0)
         sess_fail (self, "cannot record rank %llu of the evaluation after epoch %llu: %s", (unsigned long long) m->rank,
-                (unsigned long long) m->epoch, sb_resultdb_errmsg (self->o->db));
+                   (unsigned long long) m->epoch, sb_resultdb_errmsg (self->o->db));
     self->ranks_done++;
 }
 
@@ -63,7 +64,7 @@ static void
 s_check_dataset_size (sess_t *self)
 {
     const sb_workload_t *wl = self->o->wl;
-    if (wl->storage.type == SB_STORAGE_SYNTHETIC)
+    if ((sb_storage_caps (&wl->storage) & SB_ENGINE_NO_IO) != 0)
         return;
     uint64_t memory = 0, hosts = 0;
     for (size_t i = 0; i < self->nworkers; i++) {
@@ -110,7 +111,7 @@ s_catalog_mode_of (sess_t *self, sb_catalog_reader_t *catalog, uint64_t count, c
                    int *names, int *sizes)
 {
     const sb_workload_t *wl = self->o->wl;
-    int synthetic = wl->storage.type == SB_STORAGE_SYNTHETIC;
+    int synthetic = (sb_storage_caps (&wl->storage) & SB_ENGINE_NO_IO) != 0;
     *names = *sizes = 0;
     if (wl->skip_listing) {
         /* DLIO's skip_listing deals its names in index order (main.py
@@ -220,7 +221,7 @@ s_phase_eval (sess_t *self, uint64_t e)
         }
         sb_dataset_t ds;
         sess_eval_dataset (self, &ds);
-        int synthetic = wl->storage.type == SB_STORAGE_SYNTHETIC;
+        int synthetic = (sb_storage_caps (&wl->storage) & SB_ENGINE_NO_IO) != 0;
         if (self->eval_listed) {
             /* valid/'s own catalog: names derived by the workers when they
              * are DLIO's, sizes the generator's when every object has that
@@ -304,7 +305,7 @@ s_phase_eval (sess_t *self, uint64_t e)
     };
     if (sb_resultdb_add_eval (self->o->db, self->run_id, &ev) != 0 || sb_resultdb_flush (self->o->db) != 0) {
         sess_fail (self, "cannot record the evaluation after epoch %llu: %s", (unsigned long long) e,
-                sb_resultdb_errmsg (self->o->db));
+                   sb_resultdb_errmsg (self->o->db));
         return -1;
     }
     self->eval_au[self->evals] = au;
@@ -336,7 +337,7 @@ sess_phase_train (sess_t *self)
     double plan_started = sb_now ();
     sb_catalog_set_progress (sess_keep_alive, self);    /* loading a large index: heartbeats, signals */
     self->catalog = wl->skip_listing
-        ? sb_catalog_reader_new_naming (&ds, wl->storage.type == SB_STORAGE_SYNTHETIC, err, sizeof err)
+        ? sb_catalog_reader_new_naming (&ds, (sb_storage_caps (&wl->storage) & SB_ENGINE_NO_IO) != 0, err, sizeof err)
         : sb_catalog_reader_new (sb_resultdb_handle (self->o->db), self->catalog_info.id, err, sizeof err);
     sb_catalog_set_progress (NULL, NULL);
     if (!self->catalog) {
@@ -431,8 +432,8 @@ sess_phase_train (sess_t *self)
             break;
         if (self->ckpt_written != self->ckpt_first - 1 + self->ckpt_nsteps) {
             sess_fail (self, "epoch %llu ended with %llu of its %zu checkpoints reported by every rank",
-                    (unsigned long long) e, (unsigned long long) (self->ckpt_written + 1 - self->ckpt_first),
-                    self->ckpt_nsteps);
+                       (unsigned long long) e, (unsigned long long) (self->ckpt_written + 1 - self->ckpt_first),
+                       self->ckpt_nsteps);
             break;
         }
         const sb_histogram_t *bl = &self->barrier_latency, *own = &self->barrier_own;

@@ -10,7 +10,7 @@
 
 void
 sess_record_error (sess_t *self, int64_t rank, const char *host, const char *op, const char *target,
-                int64_t errno_val, const char *message)
+                   int64_t errno_val, const char *message)
 {
     /* a row that cannot be queued is an error of its own (logged) */
     if (self->run_open && sb_resultdb_add_error (self->o->db, self->run_id, rank, host, op, target, errno_val,
@@ -91,7 +91,7 @@ sess_end_run (sess_t *self)
     self->run_open = 0;
     if (sb_resultdb_run_workflow (self->o->db, self->run_id, self->workflow) != 0)
         sess_fail (self, "cannot record the workflow of run %lld: %s", (long long) self->run_id,
-                sb_resultdb_errmsg (self->o->db));
+                   sb_resultdb_errmsg (self->o->db));
     if (sb_resultdb_run_finish (self->o->db, self->run_id, status, self->failed ? self->failure : NULL) != 0
         || sb_resultdb_sync (self->o->db) != 0)
         sess_fail (self, "cannot close run %lld: %s", (long long) self->run_id, sb_resultdb_errmsg (self->o->db));

@@ -11,7 +11,7 @@
 #include "catalog.h"
 #include "ckpt_plan.h"
 #include "dataset.h"
-#include "s3_client.h"
+#include "engine.h"
 #include "security.h"
 #include "launch.h"
 #include "log.h"
@@ -20,6 +20,7 @@
 #include "progress.h"
 #include "sampler.h"
 
+#include <ctype.h>
 #include <czmq.h>
 #include <signal.h>
 #include <limits.h>
@@ -102,7 +103,9 @@ sb_session_check_limits (const sb_session_opts_t *o, char *err, size_t err_size)
     if (sb_fd_limit_raise (&soft, &hard, err, err_size) != 0)
         return -1;
     uint64_t per_worker = o->nhosts && !o->slurm ? 2 : 1;
-    uint64_t s3 = o->wl->storage.type == SB_STORAGE_S3 ? 4 + 2 * o->wl->storage.list_parallelism : 0;
+    /* an engine with endpoints: the coordinator's own connections and its listing streams' */
+    uint64_t s3 = (sb_storage_caps (&o->wl->storage) & SB_ENGINE_ENDPOINTS) ? 4 + 2 * o->wl->storage.list_parallelism
+                                                                            : 0;
     uint64_t need = (uint64_t) workers * per_worker + S_FDS_BASE + s3;
     if (soft < need) {
         snprintf (err, err_size,
@@ -236,8 +239,9 @@ s_session_run (sess_t *self, const sb_session_opts_t *opts, int64_t *run_id, cha
     self->files = wl->num_files_train;
     if (opts->kind == SB_SESSION_CHECKPOINT) {
         /* the sizes are checked before anything starts */
-        if (wl->storage.type == SB_STORAGE_SYNTHETIC) {
-            snprintf (err, err_size, "checkpoint: storage.storage_type must be local_fs or s3, not synthetic");
+        if (sb_storage_caps (&wl->storage) & SB_ENGINE_NO_IO) {
+            snprintf (err, err_size, "checkpoint: storage.storage_type must be local_fs or s3, not %s",
+                      wl->storage.engine);
             return 2;
         }
         sb_ckpt_plan_t probe;
@@ -280,22 +284,32 @@ s_session_run (sess_t *self, const sb_session_opts_t *opts, int64_t *run_id, cha
 
     sb_info ("storage: %s", wl->storage_summary);  /* the engine, and the keys that chose it */
     /* Object storage: every endpoint must answer before anything is listed. */
-    if (wl->storage.type == SB_STORAGE_S3) {
+    unsigned caps = sb_storage_caps (&wl->storage);
+    if (caps & SB_ENGINE_OBJECTS) {
         if (sess_key_prefix (wl, self->key_prefix, sizeof self->key_prefix, err, err_size) != 0)
             return 2;
-        self->s3 = sb_s3_new (&wl->storage, 4, err, err_size);
-        if (!self->s3)
+        sb_storage_error_t e;
+        self->objects = sess_storage_open (&wl->storage, 4, &e);
+        if (!self->objects) {
+            snprintf (err, err_size, "%s", e.text);
             return 1;
-        sb_info ("S3 credentials from %s", sb_s3_credentials_source (self->s3));
+        }
+        const char *source = sb_storage_credentials_source (self->objects);
+        if (source && *source) {
+            char name[sizeof wl->storage.engine];
+            for (size_t i = 0; i < sizeof name; i++)
+                name[i] = (char) toupper ((unsigned char) wl->storage.engine[i]);
+            sb_info ("%s credentials from %s", name, source);
+        }
         if (sess_preflight_own (self, err, err_size) != 0) {
-            sb_s3_destroy (&self->s3);
+            sb_storage_close (&self->objects);
             return 1;
         }
     }
 
     /* A local data folder is locked for the session: one datagen at a time,
      * and none while a run reads it (lib/dataset/datafolder.h). */
-    if (wl->storage.type == SB_STORAGE_FILE && (opts->kind == SB_SESSION_TRAIN || opts->kind == SB_SESSION_DATAGEN)
+    if ((caps & SB_ENGINE_FOLDER) && (opts->kind == SB_SESSION_TRAIN || opts->kind == SB_SESSION_DATAGEN)
         && sess_folder_lock (self, opts->kind == SB_SESSION_DATAGEN, err, err_size) != 0)
         return 1;
 
@@ -308,15 +322,15 @@ s_session_run (sess_t *self, const sb_session_opts_t *opts, int64_t *run_id, cha
          * a read-only invocation reads what an earlier one wrote: all of it, checked now */
         int bad = sess_ckpt_target (self, wl, wl->ckpt.num_write == 0 ? wl->ckpt.num_read : 0, err, err_size);
         if (bad) {
-            sb_s3_destroy (&self->s3);
+            sb_storage_close (&self->objects);
             return bad;
         }
         snprintf (self->catalog_info.prefix, sizeof self->catalog_info.prefix, "%s", self->ckpt_root);
     }
     else if (wl->skip_listing) {
-        if (self->s3)
+        if (self->objects)
             snprintf (self->catalog_info.prefix, sizeof self->catalog_info.prefix, "%s", self->key_prefix);
-        else if (wl->storage.type == SB_STORAGE_FILE) {
+        else if (caps & SB_ENGINE_FOLDER) {
             char real[PATH_MAX];
             if (realpath (wl->data_folder, real))
                 snprintf (self->catalog_info.prefix, sizeof self->catalog_info.prefix, "%s/", real);
@@ -325,7 +339,7 @@ s_session_run (sess_t *self, const sb_session_opts_t *opts, int64_t *run_id, cha
         sb_dataset_t ds;
         sess_dataset (self, &ds);
         char key[PATH_MAX], why[2048];
-        int first = self->catalog_info.prefix[0] || wl->storage.type != SB_STORAGE_FILE
+        int first = self->catalog_info.prefix[0] || !(caps & SB_ENGINE_FOLDER)
                   ? sess_object_exists (self, &ds, 0, key, sizeof key, why, sizeof why) : 0;
         if (first < 0) {
             snprintf (err, err_size, "dataset.skip_listing: cannot check the first object: %s", why);
@@ -340,12 +354,12 @@ s_session_run (sess_t *self, const sb_session_opts_t *opts, int64_t *run_id, cha
     /* A datagen generates; a run generates only when workflow.generate_data
      * asks (as DLIO), and then not again over a whole dataset of this
      * workload (the generator is deterministic: the same bytes) */
-    int synthetic = wl->storage.type == SB_STORAGE_SYNTHETIC;
+    int synthetic = (caps & SB_ENGINE_NO_IO) != 0;
     int asked = opts->kind == SB_SESSION_DATAGEN || (opts->kind == SB_SESSION_TRAIN && wl->generate_data);
     int short_set = !missing && opts->kind == SB_SESSION_TRAIN && self->catalog_info.count < wl->num_files_train;
     int need_datagen = asked && !synthetic && (opts->kind == SB_SESSION_DATAGEN || missing || short_set);
     if (!need_datagen && !missing && opts->kind == SB_SESSION_TRAIN
-        && (self->lock_fd >= 0 || self->read_only || self->s3)) {
+        && (self->lock_fd >= 0 || self->read_only || self->objects)) {
         char why[4096];
         if (sess_dataset_check (self, why, sizeof why) != 0) {
             if (!asked) {
@@ -357,7 +371,7 @@ s_session_run (sess_t *self, const sb_session_opts_t *opts, int64_t *run_id, cha
         }
         else if (asked && !synthetic)
             sb_info ("workflow.generate_data: the dataset in %s%s is whole and of this workload: not generated again",
-                     self->s3 ? "s3 prefix " : "", self->s3 ? self->key_prefix : wl->data_folder);
+                     self->objects ? "s3 prefix " : "", self->objects ? self->key_prefix : wl->data_folder);
     }
     if (opts->kind == SB_SESSION_TRAIN && wl->do_eval && !need_datagen && !missing && !synthetic) {
         /* valid/ listed into its own catalog as train/ is; with
@@ -384,7 +398,7 @@ s_session_run (sess_t *self, const sb_session_opts_t *opts, int64_t *run_id, cha
     if (!need_datagen && missing && !synthetic) {
         snprintf (err, err_size, "no dataset in %s%s (no train/ objects): generate it with `shardbench datagen`"
                   " and the same workload and overrides, or run with workflow.generate_data=True",
-                  self->s3 ? "s3 prefix " : "", self->s3 ? self->key_prefix : wl->data_folder);
+                  self->objects ? "s3 prefix " : "", self->objects ? self->key_prefix : wl->data_folder);
         return 2;
     }
     if (!need_datagen && opts->kind != SB_SESSION_CHECKPOINT && self->catalog_info.count < wl->num_files_train) {
@@ -395,13 +409,13 @@ s_session_run (sess_t *self, const sb_session_opts_t *opts, int64_t *run_id, cha
                   (unsigned long long) wl->num_files_train);
         return 2;
     }
-    if (need_datagen && self->s3)
+    if (need_datagen && self->objects)
         snprintf (self->catalog_info.prefix, sizeof self->catalog_info.prefix, "%s", self->key_prefix);
     else if (need_datagen && sess_prepare_folder (wl->data_folder, self->catalog_info.prefix,
-                                               sizeof self->catalog_info.prefix, err, err_size) != 0)
+                                                  sizeof self->catalog_info.prefix, err, err_size) != 0)
         return 1;
-    if (need_datagen && (self->lock_fd >= 0 || self->s3)) {
-        int refused = self->s3 ? sess_s3_datagen_check (self, err, err_size) : sess_datagen_check (self, err, err_size);
+    if (need_datagen && (self->lock_fd >= 0 || self->objects)) {
+        int refused = self->objects ? sess_objects_datagen_check (self, err, err_size) : sess_datagen_check (self, err, err_size);
         if (refused)
             return refused;
     }
@@ -410,19 +424,19 @@ s_session_run (sess_t *self, const sb_session_opts_t *opts, int64_t *run_id, cha
         if (wl->skip_listing)
             return sess_spot_check (self, err, err_size) == 0 ? 0 : 2;
         if (missing) {
-            snprintf (err, err_size, "no dataset under %s%s (nothing to list)", self->s3 ? "s3 prefix " : "",
+            snprintf (err, err_size, "no dataset under %s%s (nothing to list)", self->objects ? "s3 prefix " : "",
                       self->catalog_info.prefix[0] ? self->catalog_info.prefix : wl->data_folder);
             return 1;
         }
         printf ("catalog %lld: %llu objects, %llu bytes, %s in %.3f s\n", (long long) self->catalog_info.id,
                 (unsigned long long) self->catalog_info.count, (unsigned long long) self->catalog_info.bytes,
                 self->catalog_info.reused ? "reused" : "listed", self->catalog_info.list_s);
-        sb_s3_destroy (&self->s3);
+        sb_storage_close (&self->objects);
         return 0;
     }
 
     /* every worker must see the coordinator's local folder (not one of its own) */
-    if (wl->storage.type == SB_STORAGE_FILE && self->catalog_info.prefix[0] == '/') {
+    if ((caps & SB_ENGINE_FOLDER) && self->catalog_info.prefix[0] == '/') {
         int prc = sess_probe_create (self, err, err_size);
         if (prc == -2) {    /* a read-only dataset: nothing to write a probe with */
             sb_warn ("%s: whether every worker sees this folder is not checked", err);
@@ -496,7 +510,7 @@ s_session_run (sess_t *self, const sb_session_opts_t *opts, int64_t *run_id, cha
         goto done;
     if (self->preflight) {
         sess_fail (self, "preflight failed: some workers cannot use their storage:\n  %-20s %-28s %s\n%s",
-                "host", "endpoint", "cause", self->preflight);
+                   "host", "endpoint", "cause", self->preflight);
         goto done;
     }
 
@@ -511,7 +525,7 @@ s_session_run (sess_t *self, const sb_session_opts_t *opts, int64_t *run_id, cha
                 goto done;
             }
         }
-        else if (opts->kind == SB_SESSION_TRAIN || (self->s3 && !wl->skip_listing)) {
+        else if (opts->kind == SB_SESSION_TRAIN || (self->objects && !wl->skip_listing)) {
             /* an object store has no change marker: list what was written,
              * so that the next run reuses a current catalog */
             if (sess_list (self, 1, &missing, err, err_size) != 0) {
@@ -520,7 +534,7 @@ s_session_run (sess_t *self, const sb_session_opts_t *opts, int64_t *run_id, cha
             }
             if (self->catalog_info.count < wl->num_files_train) {
                 sess_fail (self, "after generation %strain holds %llu files, expected %llu", self->catalog_info.prefix,
-                        (unsigned long long) self->catalog_info.count, (unsigned long long) wl->num_files_train);
+                           (unsigned long long) self->catalog_info.count, (unsigned long long) wl->num_files_train);
                 goto done;
             }
             /* and valid/, which the same datagen wrote, for the evaluations */
@@ -549,7 +563,7 @@ done:
     sb_launcher_destroy (&self->launcher);
     sb_catalog_reader_destroy (&self->catalog);
     sb_catalog_reader_destroy (&self->eval_catalog);
-    sb_s3_destroy (&self->s3);
+    sb_storage_close (&self->objects);
     free (self->preflight);
     sb_sampler_destroy (&self->sampler);
     sb_sampler_destroy (&self->eval_sampler);
@@ -639,7 +653,7 @@ s_run_kind (const sb_session_opts_t *opts_in, sb_session_kind_t kind, int64_t *r
     free (s.eval_au);
     free (s.eval_tput);
     sb_progress_destroy (&s.progress);
-    sb_s3_destroy (&s.s3);     /* also wipes the client's credentials */
+    sb_storage_close (&s.objects);     /* also wipes the client's credentials */
     return rc;
 }
 

@@ -10,7 +10,7 @@
  *
  * Who writes what: admission.c the workers array; loop.c the loop's clock
  * and heartbeats; barrier.c and phase_*.c the phase and epoch figures;
- * storage_setup.c the storage fields (s3, key_prefix, folder, lock, probe)
+ * storage_setup.c the storage fields (objects, key_prefix, folder, lock, probe)
  * and the catalogs' info; run_record.c run_id and run_open. A failure is
  * recorded once with sess_fail (the first cause wins). */
 #ifndef SB_SESSION_INTERNAL_H
@@ -25,7 +25,7 @@
 #include "launch.h"
 #include "progress.h"
 #include "proto.h"
-#include "s3_client.h"
+#include "engine.h"
 #include "sampler.h"
 
 #include <czmq.h>
@@ -112,7 +112,7 @@ typedef struct {
     sb_dataset_t    dataset;
     int             names_match;    /* the catalog's naming is the one WELCOME gives workers */
     /* storage */
-    sb_s3_t        *s3;             /* the coordinator's own client (s3): preflight, listing */
+    sb_storage_t   *objects;        /* the coordinator's own client of an object store (SB_ENGINE_OBJECTS): preflight, listing, marker */
     char            key_prefix[1100];
     sess_endpoint_total_t endpoints[SB_MAX_ENDPOINTS];
     size_t          nendpoints;
@@ -285,7 +285,7 @@ int sess_all_ranks_done (sess_t *self);
 /* An errors row of the open run (none when no run is open); a row that
  * cannot be queued fails the run. */
 void sess_record_error (sess_t *self, int64_t rank, const char *host, const char *op, const char *target,
-                int64_t errno_val, const char *message);
+                        int64_t errno_val, const char *message);
 
 /* Append phase to the phases this command ran (runs.workflow). */
 void sess_workflow_add (sess_t *self, const char *phase);
@@ -309,7 +309,7 @@ int sess_phase_datagen (sess_t *self);
  * (unless --clean, which deletes them and the marker first), state the
  * bytes, and PUT the marker with state=generating. Returns 0, or an exit
  * code (1, 2) with err. */
-int sess_s3_datagen_check (sess_t *self, char *err, size_t err_size);
+int sess_objects_datagen_check (sess_t *self, char *err, size_t err_size);
 
 /* Before a datagen writes into a local folder: hold the lock exclusive,
  * refuse a folder holding another generation (unless --clean), remove
@@ -326,7 +326,7 @@ int sess_dry_run (sess_t *self, char *err, size_t err_size);
  * (compute_metrics_eval: AU over the metric window, 0 without compute;
  * throughput over every step and the whole span) and its eval_ranks row. */
 void sess_on_eval_rank_done (sess_t *self, sess_worker_t *w, const sb_msg_rank_done_t *m, double started_at,
-                     double finished_at);
+                             double finished_at);
 
 /* The sampler of rank 0 with worker 0's loader threads; the DLIO kinds
  * whose order depends on the threads need every worker to run as many. */
@@ -366,7 +366,7 @@ void sess_marker_dataset (sess_t *self, sb_dataset_t *ds);
 
 /* Does object i exist? 1 yes, 0 no (why in err), -1 cannot tell (err). */
 int sess_object_exists (sess_t *self, const sb_dataset_t *ds, uint64_t i, char *key, size_t key_size, char *err,
-                 size_t err_size);
+                        size_t err_size);
 
 /* skip_listing: HEAD (or stat) every k-th object and the last one; fail
  * fast naming the first that is missing. Returns 0, or -1 with err. */
@@ -389,13 +389,17 @@ int sess_list_eval (sess_t *self, int relist, char *err, size_t err_size);
  * '/' into prefix. Returns 0, or -1 with err. */
 int sess_prepare_folder (const char *folder, char *prefix, size_t size, char *err, size_t err_size);
 
-/* The S3 key prefix of the dataset: dataset.data_folder without "./", a
- * leading "/" or an "s3://BUCKET/" head, ending with '/' (or empty). */
+/* The key prefix of a dataset in an object store: dataset.data_folder
+ * without "./", a leading "/" or an "ENGINE://BUCKET/" head, ending with
+ * '/' (or empty). */
 int sess_key_prefix (const sb_workload_t *wl, char *out, size_t size, char *err, size_t err_size);
 
 /* The coordinator checks every endpoint itself before listing: a table of
  * endpoint and cause when any fails. */
 int sess_preflight_own (sess_t *self, char *err, size_t err_size);
+/* The coordinator's client of cfg's storage: every endpoint, whatever the
+ * ranks' distribution (the coordinator is no rank). NULL with e set. */
+sb_storage_t *sess_storage_open (const sb_storage_cfg_t *cfg, size_t depth, sb_storage_error_t *e);
 
 /* issue 15, ckpt: where checkpoints go (lib/storage/ckpt_target.h), into
  * self->ckpt_root as workers get it: a local folder made (and made absolute)
@@ -410,14 +414,14 @@ int sess_ckpt_target (sess_t *self, const sb_workload_t *wl, uint64_t read_n, ch
 int sess_folder_lock (sess_t *self, int exclusive, char *err, size_t err_size);
 
 /* The key of an S3 dataset's marker object (KEY_PREFIX.shardbench-dataset). */
-void sess_s3_marker_key (sess_t *self, char *key, size_t size);
+void sess_objects_marker_key (sess_t *self, char *key, size_t size);
 
 /* PUT the marker object with state and bytes. Returns 0, or -1 with err. */
-int sess_s3_marker_write (sess_t *self, const char *state, uint64_t bytes, char *err, size_t err_size);
+int sess_objects_marker_write (sess_t *self, const char *state, uint64_t bytes, char *err, size_t err_size);
 
 /* GET the marker object. Returns 1 with *m set, 0 when there is none, -1
  * with err (the GET failed, or the object is not a marker). */
-int sess_s3_marker_read (sess_t *self, sb_datafolder_marker_t *m, char *err, size_t err_size);
+int sess_objects_marker_read (sess_t *self, sb_datafolder_marker_t *m, char *err, size_t err_size);
 
 /* A run that reads an existing dataset (a local folder, or an S3 prefix):
  * the marker must say it was generated whole with this workload's

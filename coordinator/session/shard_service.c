@@ -26,13 +26,13 @@ sess_on_entries_req (sess_t *self, sess_worker_t *w, const sb_msg_entries_req_t 
     const sb_catalog_info_t *info = eval ? &self->eval_catalog_info : &self->catalog_info;
     if (!catalog) {
         sess_fail (self, "worker %llu on %s asked for catalog entries of %s, which has no catalog (dataset.skip_listing"
-                " or synthetic storage)", (unsigned long long) w->id, w->host, eval ? "valid/" : "train/");
+                   " or synthetic storage)", (unsigned long long) w->id, w->host, eval ? "valid/" : "train/");
         return;
     }
     size_t n = m->indices.count;
     if (n == 0 || n > self->o->wl->keys_page) {
         sess_fail (self, "worker %llu on %s asked for %zu catalog entries in one page (1 to shardbench.keys_page=%llu)",
-                (unsigned long long) w->id, w->host, n, (unsigned long long) self->o->wl->keys_page);
+                   (unsigned long long) w->id, w->host, n, (unsigned long long) self->o->wl->keys_page);
         return;
     }
     sb_msg_t reply = { .type = SB_MSG_ENTRIES };
@@ -54,8 +54,8 @@ sess_on_entries_req (sess_t *self, sess_worker_t *w, const sb_msg_entries_req_t 
         int named = sb_catalog_reader_locate (catalog, idx, &size, &dlio);
         if (named < 0) {
             sess_fail (self, "worker %llu on %s asked for object %llu of catalog %lld, which has %llu",
-                    (unsigned long long) w->id, w->host, (unsigned long long) idx, (long long) info->id,
-                    (unsigned long long) info->count);
+                       (unsigned long long) w->id, w->host, (unsigned long long) idx, (long long) info->id,
+                       (unsigned long long) info->count);
             goto done;
         }
         r->sizes.items[j] = size;
@@ -67,7 +67,7 @@ sess_on_entries_req (sess_t *self, sess_worker_t *w, const sb_msg_entries_req_t 
         if (named ? !naming || sb_dataset_key (naming, dlio, key, sizeof key) != 0
                   : sb_catalog_reader_get (catalog, idx, key, sizeof key, &ignored) != 0) {
             sess_fail (self, "catalog %lld has no key for object %llu", (long long) info->id,
-                    (unsigned long long) idx);
+                       (unsigned long long) idx);
             goto done;
         }
         if (!(r->keys.items[j] = strdup (key))) {
@@ -83,9 +83,9 @@ sess_on_entries_req (sess_t *self, sess_worker_t *w, const sb_msg_entries_req_t 
     uint64_t estimate = key_bytes + (uint64_t) n * 24 + 4096;
     if (estimate > SB_PROTO_MAX_FRAME) {
         sess_fail (self, "the coordinator cannot send worker %llu its page of %zu catalog entries: about %llu bytes (%llu"
-                " of keys), over the protocol's %d MiB frame limit: lower shardbench.keys_page (now %llu)",
-                (unsigned long long) w->id, n, (unsigned long long) estimate, (unsigned long long) key_bytes,
-                SB_PROTO_MAX_FRAME >> 20, (unsigned long long) self->o->wl->keys_page);
+                   " of keys), over the protocol's %d MiB frame limit: lower shardbench.keys_page (now %llu)",
+                   (unsigned long long) w->id, n, (unsigned long long) estimate, (unsigned long long) key_bytes,
+                   SB_PROTO_MAX_FRAME >> 20, (unsigned long long) self->o->wl->keys_page);
         goto done;
     }
     sess_send (self, w, &reply);

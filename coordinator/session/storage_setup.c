@@ -9,7 +9,7 @@
 #include "ckpt_target.h"
 #include "datafolder.h"
 #include "dataset.h"
-#include "s3_client.h"
+#include "engine.h"
 #include "log.h"
 #include "util.h"
 #include "progress.h"
@@ -51,7 +51,7 @@ sess_marker_dataset (sess_t *self, sb_dataset_t *ds)
 /* Does object i exist? 1 yes, 0 no (why in err), -1 cannot tell (err). */
 int
 sess_object_exists (sess_t *self, const sb_dataset_t *ds, uint64_t i, char *key, size_t key_size, char *err,
-                 size_t err_size)
+                    size_t err_size)
 {
     if (sb_dataset_key (ds, i, key, key_size) != 0) {
         snprintf (err, err_size, "object %llu: name too long", (unsigned long long) i);
@@ -59,15 +59,15 @@ sess_object_exists (sess_t *self, const sb_dataset_t *ds, uint64_t i, char *key,
     }
     char full[PATH_MAX + 1100];
     snprintf (full, sizeof full, "%s%s", self->catalog_info.prefix, key);
-    if (self->o->wl->storage.type == SB_STORAGE_SYNTHETIC)
+    if (sb_storage_caps (&self->o->wl->storage) & SB_ENGINE_NO_IO)
         return 1;
-    if (self->s3) {
+    if (self->objects) {
         uint64_t size = 0;
-        sb_s3_error_t e;
-        if (sb_s3_head (self->s3, full, &size, &e) == 0)
+        sb_storage_error_t e;
+        if (sb_storage_stat (self->objects, full, &size, &e) == 0)
             return 1;
         snprintf (err, err_size, "%s", e.text);
-        return e.http_status == 404 ? 0 : -1;
+        return e.missing ? 0 : -1;
     }
     struct stat st;
     if (stat (full, &st) == 0)
@@ -141,11 +141,11 @@ s_list_split (sess_t *self, int eval, int relist, int *missing, char *err, size_
         self->progress = sb_progress_new ((sb_progress_mode_t) self->o->progress, stderr, self->o->progress_interval_s,
                                           self->o->accelerators);
     sb_progress_phase (self->progress, "listing", "objects", 0, 0, 0, 0, sb_now ());
-    sb_catalog_status_t st = wl->storage.type == SB_STORAGE_SYNTHETIC
+    sb_catalog_status_t st = (sb_storage_caps (&wl->storage) & SB_ENGINE_NO_IO)
         ? sb_catalog_ensure_synthetic (sb_resultdb_handle (self->o->db), &ds, relist, info, err, err_size)
-        : self->s3
-        ? sb_catalog_ensure_s3_split (sb_resultdb_handle (self->o->db), self->s3, &wl->storage, split, &ds,
-                                      self->key_prefix, relist, info, err, err_size)
+        : self->objects
+        ? sb_catalog_ensure_objects_split (sb_resultdb_handle (self->o->db), self->objects, &wl->storage, split, &ds,
+                                           self->key_prefix, relist, info, err, err_size)
         : sb_catalog_ensure_split (sb_resultdb_handle (self->o->db), wl->data_folder, split, &ds, relist, info, err,
                                    err_size);
     sb_catalog_set_progress (NULL, NULL);
@@ -165,9 +165,9 @@ s_list_split (sess_t *self, int eval, int relist, int *missing, char *err, size_
     if (st == SB_CATALOG_OK) {
         /* where, as a user would write it */
         char where[1400];
-        if (self->s3)
-            snprintf (where, sizeof where, "s3://%s/%s%s", wl->storage.bucket, info->prefix, split);
-        else if (wl->storage.type == SB_STORAGE_SYNTHETIC)
+        if (self->objects)
+            snprintf (where, sizeof where, "%s://%s/%s%s", wl->storage.engine, wl->storage.bucket, info->prefix, split);
+        else if (sb_storage_caps (&wl->storage) & SB_ENGINE_NO_IO)
             snprintf (where, sizeof where, "%s (synthetic)", wl->data_folder);
         else
             snprintf (where, sizeof where, "%s%s", info->prefix, split);
@@ -201,15 +201,15 @@ sess_list_eval (sess_t *self, int relist, char *err, size_t err_size)
     self->eval_listed = 0;
     if (s_list_split (self, 1, relist, &missing, err, err_size) != 0)
         return -1;
-    const char *where = self->s3 ? self->key_prefix : self->catalog_info.prefix;
+    const char *where = self->objects ? self->key_prefix : self->catalog_info.prefix;
     if (missing) {
         snprintf (err, err_size, "evaluation set: no objects under %s%svalid/ (dataset.num_files_eval=%llu)",
-                  self->s3 ? "s3 prefix " : "", where, (unsigned long long) wl->num_files_eval);
+                  self->objects ? "s3 prefix " : "", where, (unsigned long long) wl->num_files_eval);
         return 1;
     }
     if (self->eval_catalog_info.count < wl->num_files_eval) {
         snprintf (err, err_size, "evaluation set: %s%svalid/ holds %llu objects but the workload needs"
-                  " dataset.num_files_eval=%llu", self->s3 ? "s3 prefix " : "", where,
+                  " dataset.num_files_eval=%llu", self->objects ? "s3 prefix " : "", where,
                   (unsigned long long) self->eval_catalog_info.count, (unsigned long long) wl->num_files_eval);
         return 1;
     }
@@ -231,17 +231,18 @@ sess_prepare_folder (const char *folder, char *prefix, size_t size, char *err, s
     return 0;
 }
 
-/* The S3 key prefix of the dataset: dataset.data_folder without "./", a
- * leading "/" or an "s3://BUCKET/" head, ending with '/' (or empty). */
+/* The key prefix of a dataset in an object store: dataset.data_folder
+ * without "./", a leading "/" or an "ENGINE://BUCKET/" head ("s3://BUCKET/",
+ * as lib/storage/storage_keys.c writes it), ending with '/' (or empty). */
 int
 sess_key_prefix (const sb_workload_t *wl, char *out, size_t size, char *err, size_t err_size)
 {
     const char *p = wl->data_folder;
     char head[300];
-    snprintf (head, sizeof head, "s3://%s/", wl->storage.bucket);
+    snprintf (head, sizeof head, "%s://%s/", wl->storage.engine, wl->storage.bucket);
     if (strncmp (p, head, strlen (head)) == 0)
         p += strlen (head);
-    else if (strncmp (p, "s3://", 5) == 0) {
+    else if (strstr (p, "://")) {
         snprintf (err, err_size, "dataset.data_folder '%s' names another bucket than storage.storage_root '%s'",
                   wl->data_folder, wl->storage.bucket);
         return -1;
@@ -264,8 +265,29 @@ sess_key_prefix (const sb_workload_t *wl, char *out, size_t size, char *err, siz
     return 0;
 }
 
-/* The coordinator checks every endpoint itself before listing: a table of
- * endpoint and cause when any fails. */
+/* The rows of the coordinator's preflight table (sess_preflight_own). */
+typedef struct {
+    const char *host;
+    char       *err;
+    size_t      err_size;
+    int         n, bad;
+} s_own_check_t;
+
+static void
+s_own_check (void *ctx, const char *where, const sb_storage_error_t *e)
+{
+    s_own_check_t *c = ctx;
+    if (!e)
+        return;
+    c->bad++;
+    const char *why = e->os_errno ? strerror (e->os_errno) : e->code;
+    if (c->n > 0 && (size_t) c->n < c->err_size)
+        c->n += snprintf (c->err + c->n, c->err_size - (size_t) c->n, "  %-20s %-28s %s%s%s\n", c->host, where,
+                          why && *why ? why : "", why && *why ? ": " : "", e->text);
+}
+
+/* The coordinator checks every endpoint itself before listing
+ * (sb_storage_preflight): a table of endpoint and cause when any fails. */
 int
 sess_preflight_own (sess_t *self, char *err, size_t err_size)
 {
@@ -274,22 +296,53 @@ sess_preflight_own (sess_t *self, char *err, size_t err_size)
         snprintf (host, sizeof host, "coordinator");
     int n = snprintf (err, err_size, "preflight failed: the coordinator cannot use its storage:\n  %-20s %-28s %s\n",
                       "host", "endpoint", "cause");
-    int bad = 0;
-    for (size_t i = 0; i < sb_s3_endpoint_count (self->s3); i++) {
-        sb_s3_error_t e;
-        if (sb_s3_check_endpoint (self->s3, i, &e) == 0)
-            continue;
-        bad++;
-        const char *why = e.curl_code ? (e.os_errno ? strerror (e.os_errno) : e.curl_text) : e.s3_code;
-        if (n > 0 && (size_t) n < err_size)
-            n += snprintf (err + n, err_size - (size_t) n, "  %-20s %-28s %s%s%s\n", host, sb_s3_endpoint (self->s3, i),
-                           why && *why ? why : "", why && *why ? ": " : "", e.text);
-    }
-    if (bad && n > 0 && (size_t) n < err_size && err[n - 1] == '\n')
+    s_own_check_t c = { .host = host, .err = err, .err_size = err_size, .n = n };
+    (void) sb_storage_preflight (self->objects, 0, s_own_check, &c);    /* the failures are in the table */
+    n = c.n;
+    if (c.bad && n > 0 && (size_t) n < err_size && err[n - 1] == '\n')
         err[n - 1] = '\0';
-    if (!bad)
+    if (!c.bad)
         err[0] = '\0';
-    return bad ? -1 : 0;
+    return c.bad ? -1 : 0;
+}
+
+/* The coordinator's client of cfg's storage: every endpoint, whatever the
+ * ranks' distribution (storage.use_mpi_endpoint_distribution), since the
+ * coordinator is no rank. NULL with e set. */
+sb_storage_t *
+sess_storage_open (const sb_storage_cfg_t *cfg, size_t depth, sb_storage_error_t *e)
+{
+    sb_storage_cfg_t *mine = malloc (sizeof *mine);
+    if (!mine) {
+        sb_storage_fail (e, cfg->engine, "open", "", ENOMEM, "out of memory");
+        return NULL;
+    }
+    *mine = *cfg;
+    if (mine->lb == SB_LB_PER_RANK)
+        mine->lb = SB_LB_ROUND_ROBIN;
+    sb_storage_open_t how = { .root = "", .rank = 0, .depth = depth };
+    sb_storage_t *client = sb_storage_open (mine, &how, e);
+    free (mine);
+    return client;
+}
+
+/* An endpoint of the checkpoint bucket checked (sess_ckpt_target): the
+ * first failure into err. */
+typedef struct {
+    const char *folder, *bucket;
+    char       *err;
+    size_t      err_size;
+    int         bad;
+} s_ckpt_check_t;
+
+static void
+s_ckpt_check (void *ctx, const char *where, const sb_storage_error_t *e)
+{
+    s_ckpt_check_t *c = ctx;
+    if (!e || c->bad++)
+        return;
+    snprintf (c->err, c->err_size, "checkpoint.checkpoint_folder %s: the coordinator cannot use bucket '%s' at %s: %s",
+              c->folder, c->bucket, where, e->text);
 }
 
 /* issue 15, ckpt: where checkpoints go (lib/storage/ckpt_target.h), into
@@ -308,6 +361,7 @@ sess_ckpt_target (sess_t *self, const sb_workload_t *wl, uint64_t read_n, char *
         snprintf (err, err_size, "%s", why);
         return 2;
     }
+    int own_bucket = 0;
     if (!t.s3) {
         if (sess_prepare_folder (t.path, self->ckpt_root, sizeof self->ckpt_root, err, err_size) != 0)
             return 2;
@@ -317,53 +371,56 @@ sess_ckpt_target (sess_t *self, const sb_workload_t *wl, uint64_t read_n, char *
         sb_info ("checkpoints: local files under %s", self->ckpt_root);
         if (read_n == 0)
             return 0;
-        sb_ckpt_plan_t probe;
-        if (sb_ckpt_plan_init (&probe, &wl->ckpt, self->o->accelerators, err, err_size) != 0)
+    }
+    else {
+        if (sb_ckpt_target_uri (&t, self->ckpt_root, sizeof self->ckpt_root) != 0) {
+            snprintf (err, err_size, "key 'checkpoint.checkpoint_folder': '%s' is too long", wl->ckpt.folder);
             return 2;
-        int missing = sb_ckpt_check_written (&probe, self->ckpt_root, read_n, err, err_size);
-        sb_ckpt_plan_fini (&probe);
-        return missing ? 2 : 0;
+        }
+        own_bucket = (sb_storage_caps (&wl->storage) & SB_ENGINE_OBJECTS) && !strcmp (t.bucket, wl->storage.bucket);
+        sb_info ("checkpoints: S3 objects under %s (%s)", self->ckpt_root,
+                 own_bucket ? "the dataset's bucket" : "the dataset's S3 endpoints and credentials");
+        if (own_bucket && read_n == 0)
+            return 0;   /* checked with the dataset */
     }
-    if (sb_ckpt_target_uri (&t, self->ckpt_root, sizeof self->ckpt_root) != 0) {
-        snprintf (err, err_size, "key 'checkpoint.checkpoint_folder': '%s' is too long", wl->ckpt.folder);
-        return 2;
-    }
-    int own_bucket = wl->storage.type == SB_STORAGE_S3 && !strcmp (t.bucket, wl->storage.bucket);
-    sb_info ("checkpoints: S3 objects under %s (%s)", self->ckpt_root,
-             own_bucket ? "the dataset's bucket" : "the dataset's S3 endpoints and credentials");
-    if (own_bucket && read_n == 0)
-        return 0;   /* checked with the dataset */
+    /* the checkpoint folder's own storage, as the workers open it */
     sb_storage_cfg_t *st = malloc (sizeof *st);
+    char root[PATH_MAX];
     if (!st) {
         snprintf (err, err_size, "out of memory");
         return 1;
     }
-    *st = wl->storage;
-    st->type = SB_STORAGE_S3;
-    snprintf (st->bucket, sizeof st->bucket, "%s", t.bucket);
-    sb_s3_t *s3 = sb_s3_new (st, 1, err, err_size);
+    if (sb_ckpt_target_open (self->ckpt_root, "", &wl->storage, st, root, sizeof root, err, err_size) != 0) {
+        free (st);
+        return 2;
+    }
+    sb_storage_error_t e;
+    sb_storage_t *client = sess_storage_open (st, 1, &e);
     free (st);
-    if (!s3)
+    if (!client) {
+        snprintf (err, err_size, "checkpoint.checkpoint_folder %s: %s", wl->ckpt.folder, e.text);
         return 1;
+    }
     int rc = 0;
-    for (size_t i = 0; !own_bucket && i < sb_s3_endpoint_count (s3) && rc == 0; i++) {
-        sb_s3_error_t e;
-        if (sb_s3_check_endpoint (s3, i, &e) != 0) {
-            snprintf (err, err_size, "checkpoint.checkpoint_folder %s: the coordinator cannot use bucket '%s' at %s:"
-                      " %s", wl->ckpt.folder, t.bucket, sb_s3_endpoint (s3, i), e.text);
-            rc = 1;
-        }
+    if (t.s3 && !own_bucket) {
+        s_ckpt_check_t c = { .folder = wl->ckpt.folder, .bucket = t.bucket, .err = err, .err_size = err_size };
+        (void) sb_storage_preflight (client, 0, s_ckpt_check, &c);   /* the first failure is in err */
+        rc = c.bad ? 1 : 0;
     }
     if (rc == 0 && read_n > 0) {
         sb_ckpt_plan_t probe;
         if (sb_ckpt_plan_init (&probe, &wl->ckpt, self->o->accelerators, err, err_size) != 0)
             rc = 2;
         else {
-            rc = sb_ckpt_check_written_s3 (&probe, s3, t.bucket, t.path, read_n, err, err_size) ? 2 : 0;
+            char where[PATH_MAX + 16];
+            snprintf (where, sizeof where, "%s", self->ckpt_root);
+            if (t.s3)   /* s3://BUCKET/PREFIX, without the '/' the wire form ends with */
+                snprintf (where, sizeof where, "s3://%s/%s", t.bucket, t.path);
+            rc = sb_ckpt_check_written (&probe, client, where, root, read_n, err, err_size) ? 2 : 0;
             sb_ckpt_plan_fini (&probe);
         }
     }
-    sb_s3_destroy (&s3);
+    sb_storage_close (&client);
     return rc;
 }
 
@@ -401,7 +458,7 @@ sess_folder_lock (sess_t *self, int exclusive, char *err, size_t err_size)
 
 
 void
-sess_s3_marker_key (sess_t *self, char *key, size_t size)
+sess_objects_marker_key (sess_t *self, char *key, size_t size)
 {
     snprintf (key, size, "%s%s", self->key_prefix, SB_DATAFOLDER_MARKER);
 }
@@ -414,12 +471,12 @@ s_fill_text (void *ctx, uint64_t offset, uint8_t *buf, size_t len)
 
 /* PUT the marker object with state and bytes. Returns 0, or -1 with err. */
 int
-sess_s3_marker_write (sess_t *self, const char *state, uint64_t bytes, char *err, size_t err_size)
+sess_objects_marker_write (sess_t *self, const char *state, uint64_t bytes, char *err, size_t err_size)
 {
     sb_dataset_t ds;
     sess_marker_dataset (self, &ds);
     char key[1200], why[256];
-    sess_s3_marker_key (self, key, sizeof key);
+    sess_objects_marker_key (self, key, sizeof key);
     char *text = malloc (SB_DATAFOLDER_MARKER_MAX);
     if (!text) {
         snprintf (err, err_size, "out of memory");
@@ -427,10 +484,10 @@ sess_s3_marker_write (sess_t *self, const char *state, uint64_t bytes, char *err
     }
     size_t len = 0;
     int rc = -1;
-    sb_s3_error_t e;
+    sb_storage_error_t e;
     if (sb_datafolder_marker_format (&ds, state, bytes, text, SB_DATAFOLDER_MARKER_MAX, &len, why, sizeof why) != 0)
-        snprintf (err, err_size, "s3://%s/%s: %s", self->o->wl->storage.bucket, key, why);
-    else if (sb_s3_put (self->s3, key, len, s_fill_text, text, &e) != 0)
+        snprintf (err, err_size, "%s://%s/%s: %s", self->o->wl->storage.engine, self->o->wl->storage.bucket, key, why);
+    else if (sb_storage_put (self->objects, key, len, s_fill_text, text, 0, &e) != 0)
         snprintf (err, err_size, "cannot write the dataset marker: %s", e.text);
     else
         rc = 0;
@@ -441,11 +498,11 @@ sess_s3_marker_write (sess_t *self, const char *state, uint64_t bytes, char *err
 /* GET the marker object. Returns 1 with *m set, 0 when there is none, -1
  * with err (the GET failed, or the object is not a marker). */
 int
-sess_s3_marker_read (sess_t *self, sb_datafolder_marker_t *m, char *err, size_t err_size)
+sess_objects_marker_read (sess_t *self, sb_datafolder_marker_t *m, char *err, size_t err_size)
 {
     char key[1200], name[1500];
-    sess_s3_marker_key (self, key, sizeof key);
-    snprintf (name, sizeof name, "s3://%s/%s", self->o->wl->storage.bucket, key);
+    sess_objects_marker_key (self, key, sizeof key);
+    snprintf (name, sizeof name, "%s://%s/%s", self->o->wl->storage.engine, self->o->wl->storage.bucket, key);
     memset (m, 0, sizeof *m);
     char *text = malloc (SB_DATAFOLDER_MARKER_MAX);
     if (!text) {
@@ -453,8 +510,8 @@ sess_s3_marker_read (sess_t *self, sb_datafolder_marker_t *m, char *err, size_t 
         return -1;
     }
     size_t len = 0;
-    sb_s3_error_t e;
-    int rc = sb_s3_get_small (self->s3, key, text, SB_DATAFOLDER_MARKER_MAX, &len, &e);
+    sb_storage_error_t e;
+    int rc = sb_storage_get_small (self->objects, key, text, SB_DATAFOLDER_MARKER_MAX, &len, &e);
     if (rc == 1)
         rc = 0;
     else if (rc != 0) {
@@ -477,18 +534,18 @@ sess_dataset_check (sess_t *self, char *err, size_t err_size)
     sess_marker_dataset (self, &ds);
     sb_datafolder_marker_t m;
     char why[2048], where[1400], marker[1500];
-    if (self->s3) {
+    if (self->objects) {
         size_t n = strlen (self->key_prefix);
-        snprintf (where, sizeof where, "s3://%s%s%.*s", self->o->wl->storage.bucket, n ? "/" : "",
-                  n ? (int) n - 1 : 0, self->key_prefix);
-        snprintf (marker, sizeof marker, "s3://%s/%s%s", self->o->wl->storage.bucket, self->key_prefix,
-                  SB_DATAFOLDER_MARKER);
+        snprintf (where, sizeof where, "%s://%s%s%.*s", self->o->wl->storage.engine, self->o->wl->storage.bucket,
+                  n ? "/" : "", n ? (int) n - 1 : 0, self->key_prefix);
+        snprintf (marker, sizeof marker, "%s://%s/%s%s", self->o->wl->storage.engine, self->o->wl->storage.bucket,
+                  self->key_prefix, SB_DATAFOLDER_MARKER);
     }
     else {
         snprintf (where, sizeof where, "%s", self->folder);
         snprintf (marker, sizeof marker, "%s/%s", self->folder, SB_DATAFOLDER_MARKER);
     }
-    int have = self->s3 ? sess_s3_marker_read (self, &m, why, sizeof why)
+    int have = self->objects ? sess_objects_marker_read (self, &m, why, sizeof why)
                         : sb_datafolder_marker_read (self->folder, &m, why, sizeof why);
     if (have < 0) {
         snprintf (err, err_size, "%s: regenerate the dataset with `shardbench datagen --clean`", why);

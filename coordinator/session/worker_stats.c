@@ -63,6 +63,6 @@ sess_on_stats (sess_t *self, sess_worker_t *w, const sb_msg_stats_t *m)
         && sb_resultdb_add_stats (self->o->db, self->run_id, sb_now (), m->epoch, m->rank, m->samples, m->bytes,
                                   m->reads, (double) m->read_ns / 1e9, (double) m->compute_ns / 1e9) != 0)
         sess_fail (self, "cannot record the counters of rank %llu: %s", (unsigned long long) m->rank,
-                sb_resultdb_errmsg (self->o->db));
+                   sb_resultdb_errmsg (self->o->db));
     sb_progress_stats (self->progress, m->rank, w->host, m->samples, m->bytes, (double) m->compute_ns / 1e9);
 }

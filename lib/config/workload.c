@@ -550,13 +550,8 @@ s_engine_number (const char *text, int size, uint64_t *out)
     return 0;
 }
 
-/* storage.<engine>.<key>: the options the engine in use declares
- * (sb_engine_option_t), checked against their type and range and kept as
- * text in wl->storage.opts (numbers in bytes or units, booleans 0 or 1). A
- * key of another engine, or one the engine does not declare, is an error
- * naming it. Runs once the engine is chosen. */
-static int
-s_engine_options (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size)
+int
+sb_workload_engine_options (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size)
 {
     char where[1200];
     const sb_engine_ops_t *mine = sb_engine_of (&wl->storage);
@@ -1266,7 +1261,7 @@ sb_workload_from_config (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
         || s_reader_misc (cfg, err, err_size) != 0 || s_preprocess (cfg, wl, err, err_size) != 0)
         return -1;
     if (s_storage_endpoints (cfg, wl, err, err_size) != 0 || sb_storage_keys_finish (cfg, wl, err, err_size) != 0
-        || s_engine_options (cfg, wl, err, err_size) != 0)
+        || sb_workload_engine_options (cfg, wl, err, err_size) != 0)
         return -1;
     if (sb_ckpt_target_check (cfg, wl, err, err_size) != 0)   /* issue 15, ckpt: the checkpoint folder's storage */
         return -1;
@@ -1353,7 +1348,7 @@ sb_workload_from_config (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
             continue;   /* read by s_reader_storage */
         const char *engine_key;
         if (s_engine_of_key (e->key, &engine_key))
-            continue;   /* read by s_engine_options */
+            continue;   /* read by sb_workload_engine_options */
         int shape = k ? 0 : s_shape_error (e, err, err_size);
         if (shape < 0)
             return -1;
@@ -1405,6 +1400,15 @@ sb_workload_print_keys (void *file)
     for (size_t i = 0; i < S_NKEYS; i++)
         if (s_keys[i].type != T_IGNORED && s_keys[i].type != T_ALIAS && s_keys[i].type != T_NA)
             fprintf (f, "  %-36s %-10s %s\n", s_keys[i].key, s_keys[i].fallback, s_keys[i].doc);
+    /* the options each engine of this build declares (storage.<engine>.<key>) */
+    const sb_engine_ops_t *ops;
+    for (size_t i = 0; (ops = sb_engine_at (i)); i++)
+        for (const sb_engine_option_t *o = ops->options; o && o->key; o++) {
+            char key[96];
+            snprintf (key, sizeof key, "storage.%s.%s", ops->name, o->key);
+            fprintf (f, "  %-36s %-10s %s (the %s engine)\n", key, o->dflt ? o->dflt : "", o->help ? o->help : "",
+                     ops->name);
+        }
 }
 
 int

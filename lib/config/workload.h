@@ -143,6 +143,15 @@ typedef struct {
  * DLIO keys) are logged. */
 int sb_workload_from_config (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size);
 
+/* storage.<engine>.<key> (lib/storage/engine.h, sb_engine_option_t): the
+ * options the engine in use (wl->storage.engine) declares, checked against
+ * their type and range and kept as text in wl->storage.opts (numbers in
+ * bytes or units, booleans 0 or 1). A key of another engine, or one the
+ * engine does not declare, is an error naming file:line, the key and the
+ * engine. Called by sb_workload_from_config once the engine is chosen.
+ * Returns 0 or -1 with err. */
+int sb_workload_engine_options (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size);
+
 /* 1 when key holds a credential (its last segment names a secret, a
  * password, a token, an access key or a credential, e.g.
  * storage.storage_options.secret_access_key): such a value is never used,

@@ -33,7 +33,8 @@ sb_proto_status_t sb_wire_recv (zsock_t *sock, zframe_t **identity_p, sb_msg_t *
  * was drained until a receive found nothing (EAGAIN) and nothing was sent
  * on it since (a send can consume the signal of a frame that arrived meanwhile:
  * check zsock_events () first), or it may sleep with frames queued. Returns the number of sockets signalled, 0 on timeout, -1
- * on error (EINTR included). */
+ * on error (EINTR included). Loops call sb_event_wait (event_loop.h), which
+ * applies that rule, not this. */
 int sb_wire_wait_s (zsock_t **socks, size_t n, double timeout_s);
 
 /* Apply the socket options every shardbench socket gets: ZMQ_MAXMSGSIZE,

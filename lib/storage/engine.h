@@ -148,6 +148,7 @@ typedef struct {
     void              *expect_ctx;
     void             (*expect_free) (void *ctx);
     uint64_t           expect_size;
+    const char        *expect_name; /* the generator, for errors ("npz"); NULL: none said; borrowed until queued */
 } sb_io_t;
 
 /* A completed read. */
@@ -195,7 +196,9 @@ typedef struct {
     int  (*preflight)   (void *client, int write, sb_storage_check_fn check, void *ctx);
     /* Every object under prefix (relative to root; "" or ending with '/'),
      * in byte order with SB_ENGINE_LIST_ORDERED; start_after/end_at bound
-     * the key range (NULL: open) on an ordered engine. 0, 1 when the prefix
+     * the key range (NULL: open) on an ordered engine, as keys relative to
+     * prefix (those fn gets). Hidden names (a '.' first: temporaries of
+     * SB_PUT_REPLACE) are left out on folder engines. 0, 1 when the prefix
      * holds nothing or does not exist, -1 with e set. */
     int  (*list)        (void *client, const char *prefix, const char *start_after, const char *end_at,
                          sb_storage_list_fn fn, void *ctx, sb_storage_error_t *e);

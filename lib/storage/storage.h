@@ -10,10 +10,6 @@
 
 #define SB_MAX_ENDPOINTS 32
 
-/* file: POSIX files; s3: S3-compatible object store; synthetic: N objects
- * with seeded sizes and no I/O at all (fio's null engine), to run every
- * other part of shardbench at 10^7-10^8 objects on one machine. */
-typedef enum { SB_STORAGE_FILE, SB_STORAGE_S3, SB_STORAGE_SYNTHETIC } sb_storage_type_t;
 /* per_rank (storage.use_mpi_endpoint_distribution, DLIO's S3_ENDPOINT_URIS
  * rule): rank r sends every request to endpoint r mod N (sb_storage_for_rank);
  * a client of all endpoints (the coordinator's) goes round robin. */
@@ -28,8 +24,8 @@ typedef struct {
 } sb_storage_opt_t;
 
 typedef struct {
-    sb_storage_type_t type;                         /* being replaced by engine: see lib/storage/engine.h */
-    char     engine[16];                            /* the engine's name: "file", "direct", "uring", "s3", "synthetic" */
+    char     engine[16];                            /* the engine's name (lib/storage/engine.h): "file", "direct",
+                                                       "uring", "s3", "synthetic"; callers ask its capabilities */
     sb_storage_opt_t opts[SB_STORAGE_OPTS_MAX];     /* engine-owned options */
     size_t   nopts;
     char     bucket[256];                           /* storage.storage_root */
@@ -53,8 +49,7 @@ typedef struct {
  * configured, else the engine's declared default, else NULL. Borrowed. */
 const char *sb_storage_opt (const sb_storage_cfg_t *cfg, const char *key);
 
-/* "file" | "s3" | "synthetic"; "round_robin" | "least_connections" | "per_rank". Borrowed. */
-const char *sb_storage_type_name (sb_storage_type_t type);
+/* "round_robin" | "least_connections" | "per_rank". Borrowed. */
 const char *sb_storage_lb_name (sb_lb_t lb);
 
 /* The storage rank uses: cfg itself, except with SB_LB_PER_RANK, where its
@@ -71,9 +66,12 @@ void sb_storage_for_rank (const sb_storage_cfg_t *cfg, uint64_t rank, sb_storage
 int sb_storage_endpoint_normalize (char *endpoint, size_t size);
 
 /* The storage fields of WELCOME, both ways, in one place so that the
- * coordinator and the workers cannot disagree. to_welcome points the
- * message's strings into cfg and allocates the endpoints array (the caller
- * frees welcome->endpoints.items only); from_welcome copies. Return 0 or -1. */
+ * coordinator and the workers cannot disagree: the engine's name, its
+ * options as "key=value" strings (engine_opts, whatever they mean), the
+ * bucket and the S3 client settings. to_welcome points the message's
+ * strings into cfg and allocates one block for the endpoints and the
+ * options (the caller frees welcome->endpoints.items only); from_welcome
+ * copies, refusing an engine this build lacks. Return 0 or -1. */
 int sb_storage_to_welcome (const sb_storage_cfg_t *cfg, void *welcome);
 int sb_storage_from_welcome (const void *welcome, sb_storage_cfg_t *cfg, char *err, size_t err_size);
 

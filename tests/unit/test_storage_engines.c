@@ -31,7 +31,7 @@ typedef struct {
 
 static s_target_t s_targets[4];   /* file, direct, s3, uring */
 static size_t s_ntargets;
-static char s_dir[] = "/tmp/sb-engines-XXXXXX";
+static char s_dir[400];
 
 /* 1 when the scratch folder's file system takes O_DIRECT reads */
 static int
@@ -61,6 +61,8 @@ s_targets_init (void)
 {
     if (s_ntargets)
         return;
+    const char *tmp = getenv ("TMPDIR") && *getenv ("TMPDIR") ? getenv ("TMPDIR") : "/tmp";
+    ck_assert_int_lt (snprintf (s_dir, sizeof s_dir, "%s/sb-engines-XXXXXX", tmp), (int) sizeof s_dir);
     ck_assert_ptr_nonnull (mkdtemp (s_dir));
     const char *folder_engines[] = { "file", "direct" };
     for (size_t i = 0; i < 2; i++) {
@@ -81,7 +83,6 @@ s_targets_init (void)
         snprintf (t->skip, sizeof t->skip, "no S3_ENDPOINTS (tests/integration/test_storage_engines.sh sets it)");
     else {
         sb_storage_cfg_t *c = &t->cfg;
-        c->type = SB_STORAGE_S3;
         snprintf (c->engine, sizeof c->engine, "s3");
         snprintf (c->bucket, sizeof c->bucket, "%s", getenv ("S3_BUCKET") ? getenv ("S3_BUCKET") : "sbtest");
         char list[2048];
@@ -429,8 +430,16 @@ START_TEST (test_list_stat_remove)
     /* a prefix that holds nothing */
     s_listing_t none = { 0 };
     int rc = sb_storage_list (s, "nothing-here/", NULL, NULL, s_collect, &none, &e);
-    ck_assert_msg (rc == 0 || rc == 1, "%s: %s", t->engine, e.text);
+    ck_assert_msg (rc == 1, "%s: %d: %s", t->engine, rc, e.text);
     ck_assert_uint_eq (none.n, 0);
+    /* an ordered engine bounds the range: after a/one, up to b/two */
+    if (sb_storage_client_caps (s) & SB_ENGINE_LIST_ORDERED) {
+        s_listing_t part = { 0 };
+        ck_assert_msg (sb_storage_list (s, "list/", "a/one", "b/two", s_collect, &part, &e) == 0, "%s", e.text);
+        ck_assert_uint_eq (part.n, 2);
+        ck_assert_str_eq (part.keys[0], "a/three");
+        ck_assert_str_eq (part.keys[1], "b/two");
+    }
     /* remove: gone from stat and from the listing */
     ck_assert_int_eq (sb_storage_remove (s, "list/a/one", &e), 0);
     ck_assert_int_eq (sb_storage_stat (s, "list/a/one", &size, &e), -1);
@@ -506,7 +515,7 @@ s_count_fill (void *ctx, uint64_t offset, uint8_t *buf, size_t len)
 
 START_TEST (test_synthetic)
 {
-    sb_storage_cfg_t cfg = { .type = SB_STORAGE_SYNTHETIC };
+    sb_storage_cfg_t cfg = { .nopts = 0 };
     snprintf (cfg.engine, sizeof cfg.engine, "synthetic");
     ck_assert_uint_eq (sb_storage_caps (&cfg), SB_ENGINE_NO_IO);
     sb_storage_open_t how = { .root = "", .depth = 1, .buffer_bytes = 4096 };
@@ -621,6 +630,43 @@ START_TEST (test_file_not_regular)
 }
 END_TEST
 
+/* the file engine's page cache flags and progress; direct ignores the flags */
+START_TEST (test_file_page_cache)
+{
+    for (int i = 0; i < 2; i++) {
+        s_targets_init ();
+        const s_target_t *t = &s_targets[i];
+        if (t->skip[0])
+            continue;
+        uint64_t progress = 0;
+        sb_storage_open_t how = { .root = t->root, .depth = 1, .buffer_bytes = 64 << 10, .progress_ns = &progress };
+        sb_storage_error_t e;
+        sb_storage_t *s = sb_storage_open (&t->cfg, &how, &e);
+        ck_assert_ptr_nonnull (s);
+        uint64_t seed = 3;
+        ck_assert_int_eq (sb_storage_put (s, "pc/obj", 100000, s_fill, &seed, SB_PUT_REPLACE, &e), 0);
+        sb_io_t io = { .tag = 1, .key = "pc/obj", .offset = 0, .length = 100000, .flags = SB_IO_EVICT,
+                       .expect_size = UINT64_MAX };
+        s_reaped_t r = { 0 };
+        ck_assert_int_eq (sb_storage_queue (s, &io, &e), 0);
+        ck_assert_int_eq (sb_storage_getevents (s, 0, s_on_done, &r, &e), 1);
+        ck_assert_msg (!r.done[0].failed, "%s", r.done[0].error.text);
+        ck_assert_uint_gt (progress, 0);    /* the engine said it moved */
+        io.flags = SB_IO_RESIDENCY;
+        ck_assert_int_eq (sb_storage_queue (s, &io, &e), 0);
+        ck_assert_int_eq (sb_storage_getevents (s, 0, s_on_done, &r, &e), 1);
+        ck_assert_msg (!r.done[1].failed, "%s", r.done[1].error.text);
+        if (sb_storage_client_caps (s) & SB_ENGINE_PAGE_CACHE)
+            ck_assert_uint_eq (r.done[1].checked_bytes, 100000);
+        else
+            ck_assert_uint_eq (r.done[1].checked_bytes, 0);
+        ck_assert_uint_le (r.done[1].resident_bytes, r.done[1].checked_bytes);
+        ck_assert_int_eq (sb_storage_remove (s, "pc/obj", &e), 0);
+        sb_storage_close (&s);
+    }
+}
+END_TEST
+
 static void
 s_teardown (void)
 {
@@ -642,6 +688,7 @@ s_suite (void)
     tcase_add_loop_test (tc, test_list_stat_remove, 0, 4);
     tcase_add_loop_test (tc, test_depth, 0, 4);
     tcase_add_test (tc, test_file_not_regular);
+    tcase_add_test (tc, test_file_page_cache);
     suite_add_tcase (s, tc);
     TCase *other = tcase_create ("engines");
     tcase_add_test (other, test_synthetic);

@@ -5,6 +5,7 @@
 #include "agent.h"
 #include "datafolder.h"
 #include "dataset.h"
+#include "event_loop.h"
 #include "log.h"
 #include "rank.h"
 #include "engine.h"
@@ -31,6 +32,8 @@
 /* how long a worker polls for the GO of a step barrier before it sleeps */
 #define S_BARRIER_SPIN_S 0.001
 #define S_SPARE_CORES 4
+/* frames received from one socket before the loop turns to its other work */
+#define S_DRAIN_CAP 1024
 
 /* Refused connection probes, one a second, after which a worker without
  * --timeout says nothing listens at the coordinator's address and exits. */
@@ -161,6 +164,30 @@ s_on_rank (s_agent_t *self, zmsg_t *zm)
     if (zmsg_send (&zm, self->dealer) != 0)
         sb_error ("cannot forward a rank's frame to the coordinator");
     zmsg_destroy (&zm);
+}
+
+/* sb_event_drain's receivers: one frame from the coordinator, or from a
+ * rank actor; 0 when none is queued or the session is done. */
+static int
+s_recv_coordinator (void *ctx)
+{
+    s_agent_t *self = ctx;
+    zmsg_t *zm = self->done ? NULL : zmsg_recv (self->dealer);
+    if (!zm)
+        return 0;
+    s_on_coordinator (self, zm);
+    return 1;
+}
+
+static int
+s_recv_rank (void *ctx)
+{
+    s_agent_t *self = ctx;
+    zmsg_t *zm = self->done ? NULL : zmsg_recv (self->up);
+    if (!zm)
+        return 0;
+    s_on_rank (self, zm);
+    return 1;
 }
 
 static int
@@ -661,21 +688,15 @@ sb_agent_run (const sb_agent_opts_t *opts)
          * costs libzmq a poll(2); one that finds a frame does not), let the
          * ranks train as far as they can, then sleep on the sockets'
          * ZMQ_FDs until a frame or the trainer's next deadline */
-        int pending = 0;
-        zmsg_t *zm;
-        int i;
-        for (i = 0; i < 1024 && !self->done && (zm = zmsg_recv (self->dealer)); i++)
-            s_on_coordinator (self, zm);
-        pending |= i == 1024;
-        for (i = 0; i < 1024 && !self->done && (zm = zmsg_recv (self->up)); i++)
-            s_on_rank (self, zm);
-        pending |= i == 1024;
+        int pending = sb_event_drain (s_recv_coordinator, self, S_DRAIN_CAP) == S_DRAIN_CAP;
+        pending |= sb_event_drain (s_recv_rank, self, S_DRAIN_CAP) == S_DRAIN_CAP;
         int busy = 0;
         double wake = self->done || !self->trainer ? 0 : sb_trainer_pump (self->trainer, &busy);
         /* the pump sent on the DEALER after it was drained, and a send can
-         * consume the signal of a frame that arrived meanwhile: ask the
-         * socket itself (ZMQ_EVENTS) before sleeping on its ZMQ_FD */
-        if (!pending && !busy && !self->done && !(zsock_events (self->dealer) & ZMQ_POLLIN)) {
+         * consume the signal of a frame that arrived meanwhile: the DEALER
+         * comes first and counts as sent on (sb_event_wait asks it for
+         * ZMQ_EVENTS before sleeping on the ZMQ_FDs) */
+        if (!pending && !busy && !self->done) {
             socks[0] = self->dealer;
             socks[1] = self->up;
             size_t n = 2 + (self->trainer ? sb_trainer_sockets (self->trainer, socks + 2, nsocks - 3) : 0);
@@ -700,7 +721,7 @@ sb_agent_run (const sb_agent_opts_t *opts)
             double go_since = self->trainer && self->spare_cores ? sb_trainer_awaiting_go_since (self->trainer) : 0;
             if (go_since > 0 && now - go_since < S_BARRIER_SPIN_S)
                 timeout = 0;
-            sb_wire_wait_s (socks, n, timeout > 0 ? timeout : 0);
+            sb_event_wait (socks, n, 1, timeout > 0 ? timeout : 0);
         }
     }
     free (socks);

@@ -41,6 +41,7 @@ struct sb_reader {
     uint64_t   inline_reads;    /* completed, not yet taken */
     uint64_t   inline_bytes;
     int        inline_failed;
+    sb_storage_error_t *inline_error;   /* scratch of the inline path; owned */
     pthread_t *threads;
     struct s_thread_ctx *ctxs;
     size_t     nthreads;
@@ -56,9 +57,13 @@ typedef struct s_thread_ctx {
     zsock_t      *work;     /* PULL, connected; owned by the thread */
     zsock_t      *done;     /* PUSH, connected; owned by the thread */
     sb_storage_t *client;   /* owned by the thread while it runs (atomic: sb_reader_set_direct_io) */
+    sb_storage_t *retired[2];   /* clients sb_reader_set_direct_io replaced: the thread may still hold
+                                 * one for a moment, so they are closed with the thread's */
     uint64_t      progress_ns;  /* sb_mono_ns of the reads' last progress, 0 idle (atomic) */
     char          key[PATH_MAX];    /* the key read last (reader->lock) */
     int           failed_send;  /* a completion could not be passed on: the thread ends */
+    sb_read_result_t   *res;    /* scratch: the completion being sent; owned */
+    sb_storage_error_t *error;  /* scratch: why a queue or getevents failed; owned */
     int           joined;   /* teardown: the thread ended and was joined */
     int           wakes;    /* teardown: wake signals sent (sb_reader_wake) */
     int           given_up; /* teardown: still stuck after the last wake */
@@ -187,6 +192,7 @@ s_expect (const sb_reader_t *self, const char *key, sb_io_t *io, char *why, size
         io->expect_ctx = obj;
         io->expect_free = s_format_free;
         io->expect_size = obj->size;
+        io->expect_name = obj->ops->name;
         return 0;
     }
     uint64_t *seed = malloc (sizeof *seed);
@@ -291,40 +297,31 @@ s_send (s_thread_ctx_t *ctx, const sb_read_result_t *res)
 {
     if (zsock_send (ctx->done, "b", res, sizeof *res) != 0)
         ctx->failed_send = 1;
-    /* right behind a failed read: sb_reader_failure_stats */
-    else if (res->error && ctx->reader->endpoint_stats && s_stats_reply (ctx) != 0)
-        ctx->failed_send = 1;
 }
 
 static void
 s_on_done (void *arg, const sb_io_done_t *d)
 {
     s_thread_ctx_t *ctx = arg;
-    sb_read_result_t *res = malloc (sizeof *res);
-    if (!res) {
+    s_result (ctx->reader, d, ctx->res);
+    s_send (ctx, ctx->res);
+    /* right behind a read the engine failed: sb_reader_failure_stats (not
+     * behind one that failed before it reached the engine) */
+    if (d->failed && !ctx->failed_send && ctx->reader->endpoint_stats && s_stats_reply (ctx) != 0)
         ctx->failed_send = 1;
-        return;
-    }
-    s_result (ctx->reader, d, res);
-    s_send (ctx, res);
-    free (res);
 }
 
 /* A read that failed before it reached the engine. */
 static void
 s_fail_read (s_thread_ctx_t *ctx, uint64_t tag, const char *key, int error, const char *message)
 {
-    sb_read_result_t *res = calloc (1, sizeof *res);
-    if (!res) {
-        ctx->failed_send = 1;
-        return;
-    }
+    sb_read_result_t *res = ctx->res;
+    memset (res, 0, sizeof *res);
     res->tag = tag;
     res->error = error;
     snprintf (res->message, sizeof res->message, "%s", message);
     snprintf (res->target, sizeof res->target, "%s", key);
     s_send (ctx, res);
-    free (res);
 }
 
 /* Hand rq to the thread's client (a completion follows in any case). */
@@ -341,16 +338,9 @@ s_queue (s_thread_ctx_t *ctx, const s_request_t *rq)
     pthread_mutex_lock (&self->lock);
     snprintf (ctx->key, sizeof ctx->key, "%s", rq->key);
     pthread_mutex_unlock (&self->lock);
-    sb_storage_error_t *e = malloc (sizeof *e);
-    if (!e) {
-        if (io.expect_free)
-            io.expect_free (io.expect_ctx);
-        s_fail_read (ctx, rq->tag, rq->key, ENOMEM, "out of memory");
-        return;
-    }
+    sb_storage_error_t *e = ctx->error;
     if (sb_storage_queue (s_client (ctx), &io, e) != 0)
         s_fail_read (ctx, rq->tag, rq->key, e->os_errno ? e->os_errno : -1, e->text);
-    free (e);
 }
 
 /* One thread, one client: take requests while the client has room (waiting
@@ -398,18 +388,17 @@ s_thread (void *arg)
             continue;
         }
         s_progress (ctx, 1);
-        sb_storage_error_t *e = malloc (sizeof *e);
-        int n = e ? sb_storage_getevents (client, 100, s_on_done, ctx, e) : -1;
+        int n = sb_storage_getevents (client, 100, s_on_done, ctx, ctx->error);
         s_progress (ctx, sb_storage_pending (client) > 0);
         if (n < 0) {
             /* the engine cannot go on: every read still pending fails, so
              * the rank reports it instead of waiting for ever */
+            char why[sizeof ctx->error->text];
+            snprintf (why, sizeof why, "%s", ctx->error->text);
             for (size_t k = sb_storage_pending (client); k > 0 && !ctx->failed_send; k--)
-                s_fail_read (ctx, 0, "", -1, e ? e->text : "storage engine failure (out of memory)");
-            free (e);
+                s_fail_read (ctx, 0, "", -1, why);
             break;
         }
-        free (e);
     }
     if (ctx->failed_send)
         sb_error ("reader: cannot pass a completion to the rank: %s", zmq_strerror (zmq_errno ()));
@@ -422,13 +411,18 @@ s_ctx_free (s_thread_ctx_t *ctx)
     zsock_destroy (&ctx->work);
     zsock_destroy (&ctx->done);
     sb_storage_close (&ctx->client);
+    for (size_t i = 0; i < sizeof ctx->retired / sizeof ctx->retired[0]; i++)
+        sb_storage_close (&ctx->retired[i]);
+    free (ctx->res);
+    free (ctx->error);
+    ctx->res = NULL;
+    ctx->error = NULL;
 }
 
 /* ---- the engine ---- */
 
-/* Bridge until every caller sets storage.engine: the engine the old
- * storage type names (sb_storage_type_name), and with reader.odirect the
- * engine that reads the same folders with O_DIRECT. */
+/* With reader.odirect: the engine that reads the same folders with
+ * O_DIRECT. */
 static const sb_engine_ops_t *
 s_direct_engine (void)
 {
@@ -464,21 +458,46 @@ sb_reader_set_direct_io (sb_reader_t *self, int on)
     const sb_engine_ops_t *direct = s_direct_engine ();
     if (!on || !direct || !(self->caps & SB_ENGINE_FOLDER) || (self->caps & SB_ENGINE_DIRECT))
         return;
-    /* called before the first read: the threads have not touched their
-     * clients yet, so each gets one of the direct engine in its place */
-    sb_storage_cfg_t was = self->storage;
-    snprintf (self->storage.engine, sizeof self->storage.engine, "%s", direct->name);
+    /* called before the first read: each thread gets a client of the
+     * direct engine in place of its own; a thread may still look at the
+     * old one's pending count for a moment, so that one is kept (retired)
+     * and closed with the thread's */
     for (size_t i = 0; i < self->nthreads; i++) {
-        char err[512];
-        sb_storage_t *client = s_open_client (self, &self->ctxs[i].progress_ns, err, sizeof err);
-        if (!client) {
-            sb_error ("reader.odirect: %s", err);
-            self->storage = was;
+        s_thread_ctx_t *ctx = &self->ctxs[i];
+        size_t slot = 0;
+        while (slot < sizeof ctx->retired / sizeof ctx->retired[0] && ctx->retired[slot])
+            slot++;
+        if (slot == sizeof ctx->retired / sizeof ctx->retired[0]) {
+            sb_error ("reader.odirect: the engine was switched too often");
             return;
         }
-        sb_storage_t *old = __atomic_exchange_n (&self->ctxs[i].client, client, __ATOMIC_ACQ_REL);
-        sb_storage_close (&old);
     }
+    /* every new client first: a failure leaves the reader as it was */
+    sb_storage_cfg_t was = self->storage;
+    snprintf (self->storage.engine, sizeof self->storage.engine, "%s", direct->name);
+    sb_storage_t **fresh = calloc (self->nthreads ? self->nthreads : 1, sizeof *fresh);
+    for (size_t i = 0; fresh && i < self->nthreads; i++) {
+        char err[512];
+        if (!(fresh[i] = s_open_client (self, &self->ctxs[i].progress_ns, err, sizeof err))) {
+            sb_error ("reader.odirect: %s", err);
+            for (size_t k = 0; k < i; k++)
+                sb_storage_close (&fresh[k]);
+            free (fresh);
+            fresh = NULL;
+        }
+    }
+    if (!fresh) {
+        self->storage = was;
+        return;
+    }
+    for (size_t i = 0; i < self->nthreads; i++) {
+        s_thread_ctx_t *ctx = &self->ctxs[i];
+        size_t slot = 0;
+        while (ctx->retired[slot])
+            slot++;
+        ctx->retired[slot] = __atomic_exchange_n (&ctx->client, fresh[i], __ATOMIC_ACQ_REL);
+    }
+    free (fresh);
     self->caps = direct->caps;
 }
 
@@ -520,8 +539,6 @@ sb_reader_new (const sb_storage_cfg_t *storage, const char *root, size_t threads
     }
     snprintf (self->root, sizeof self->root, "%s", root);
     self->storage = *storage;
-    /* merge of h-engines and h-callers: the callers name the engine (WELCOME
-     * carries it), and sb_storage_type_name is gone with the storage type */
     const sb_engine_ops_t *ops = sb_engine_of (&self->storage);
     if (!ops) {
         snprintf (err, err_size, "storage engine '%s' is not built into this shardbench", self->storage.engine);
@@ -540,6 +557,10 @@ sb_reader_new (const sb_storage_cfg_t *storage, const char *root, size_t threads
         threads = 0;
         self->depth = 1;
         self->inline_client = s_open_client (self, NULL, err, err_size);
+        if (self->inline_client && !(self->inline_error = malloc (sizeof *self->inline_error))) {
+            snprintf (err, err_size, "out of memory");
+            sb_storage_close (&self->inline_client);
+        }
         if (!self->inline_client) {
             pthread_mutex_destroy (&self->lock);
             free (self);
@@ -578,7 +599,9 @@ sb_reader_new (const sb_storage_cfg_t *storage, const char *root, size_t threads
         ctx->reader = self;
         ctx->work = zsock_new (ZMQ_PULL);
         ctx->done = zsock_new (ZMQ_PUSH);
-        if (!ctx->work || !ctx->done || zsock_connect (ctx->work, "%s", self->work_ep) != 0
+        ctx->res = malloc (sizeof *ctx->res);
+        ctx->error = malloc (sizeof *ctx->error);
+        if (!ctx->res || !ctx->error || !ctx->work || !ctx->done || zsock_connect (ctx->work, "%s", self->work_ep) != 0
             || zsock_connect (ctx->done, "%s", self->done_ep) != 0) {
             snprintf (err, err_size, "cannot set up reader thread %zu: out of memory or sockets", i);
             s_ctx_free (ctx);
@@ -705,6 +728,7 @@ sb_reader_destroy (sb_reader_t **self_p)
     free (self->threads);
     free (self->ctxs);
     sb_storage_close (&self->inline_client);
+    free (self->inline_error);
     zsock_destroy (&self->work);
     zsock_destroy (&self->done);
     pthread_mutex_destroy (&self->lock);
@@ -788,17 +812,11 @@ s_submit_inline (sb_reader_t *self, const char *key, uint64_t offset, uint64_t l
         sb_error ("reader: %s", why);
         return -1;
     }
-    sb_storage_error_t *e = malloc (sizeof *e);
-    if (!e) {
-        if (io.expect_free)
-            io.expect_free (io.expect_ctx);
-        return -1;
-    }
+    sb_storage_error_t *e = self->inline_error;
     int rc = sb_storage_queue (self->inline_client, &io, e) == 0
              && sb_storage_getevents (self->inline_client, 0, s_inline_done, self, e) >= 0 ? 0 : -1;
     if (rc != 0)
         sb_error ("reader: %s", e->text);
-    free (e);
     if (self->inline_failed) {
         self->inline_failed = 0;
         return -1;

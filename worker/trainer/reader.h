@@ -68,8 +68,8 @@ typedef struct {
     sb_histogram_t latency;
 } sb_reader_endpoint_t;
 
-/* Start the engine for storage (copied; storage->engine names the engine,
- * or when empty, as a bridge, the old storage->type does) reading below
+/* Start the engine for storage (copied; storage->engine names the engine)
+ * reading below
  * root (a folder ending with '/' for files, a key prefix for objects);
  * threads: read_threads (engines without SB_ENGINE_ASYNC or NO_IO);
  * verify: compare bytes with the generator, seeded by seed. NULL on failure

@@ -25,7 +25,8 @@ typedef struct {
     uint64_t   *progress_ns;    /* the opener's, or NULL */
     int         woken;          /* sb_file_engine_wakeup (atomic) */
     int         queued;         /* io holds a read not yet performed */
-    sb_io_t     io;             /* its key is owned */
+    sb_io_t     io;             /* its key is owned; expect_name points at expect_name */
+    char        expect_name[32];
 } s_file_t;
 
 #define S_DEFAULT_BUFFER (1u << 20)
@@ -159,6 +160,9 @@ s_open_regular (s_file_t *self, const char *path, const char *key, int direct, s
     return fd;
 }
 
+/* the generator's name for verification errors, "" when not given */
+#define S_NAME(io) ((io)->expect_name ? (io)->expect_name : "")
+
 /* Perform io into done (tag and error set; done->failed on failure). */
 static void
 s_read (s_file_t *self, const sb_io_t *io, sb_io_done_t *done)
@@ -253,8 +257,8 @@ s_read (s_file_t *self, const sb_io_t *io, sb_io_done_t *done)
             if (io->expect && hi > io->expect_size) {
                 done->failed = 1;
                 s_fail (self, e, "verify", io->key, 0,
-                        "verify %s: the file goes on past offset %llu, where the generator ends", path,
-                        (unsigned long long) io->expect_size);
+                        "verify %s: the file goes on past offset %llu, where the %s%sgenerator ends", path,
+                        (unsigned long long) io->expect_size, S_NAME (io), *S_NAME (io) ? " " : "");
                 got_bytes += m;
                 break;
             }
@@ -285,8 +289,9 @@ s_read (s_file_t *self, const sb_io_t *io, sb_io_done_t *done)
     }
     if (io->expect && io->expect_size != UINT64_MAX && to_eof && !done->failed && got_bytes != io->expect_size) {
         done->failed = 1;
-        s_fail (self, e, "verify", io->key, 0, "verify %s: %llu bytes, the generator makes %llu", path,
-                (unsigned long long) got_bytes, (unsigned long long) io->expect_size);
+        s_fail (self, e, "verify", io->key, 0, "verify %s: %llu bytes, the %s%sgenerator makes %llu", path,
+                (unsigned long long) got_bytes, S_NAME (io), *S_NAME (io) ? " " : "",
+                (unsigned long long) io->expect_size);
     }
     close (fd);
     done->bytes = got_bytes;
@@ -313,6 +318,8 @@ sb_file_engine_queue (void *client, const sb_io_t *io, sb_storage_error_t *e)
     free ((char *) self->io.key);
     self->io = *io;
     self->io.key = key;
+    snprintf (self->expect_name, sizeof self->expect_name, "%s", io->expect_name ? io->expect_name : "");
+    self->io.expect_name = self->expect_name;
     self->queued = 1;
     return 0;
 }
@@ -555,6 +562,7 @@ typedef struct {
     sb_storage_list_fn fn;          /* NULL: fingerprint only */
     void              *ctx;
     uint64_t           hash, folders;
+    uint64_t           listed;      /* keys given to fn */
     sb_storage_error_t *e;
 } s_walk_t;
 
@@ -618,6 +626,7 @@ s_walk (s_walk_t *w, const char *rel)
             rc = s_walk (w, path);
         else if (is_reg && w->fn) {
             const char *key = path + w->key_from;
+            w->listed++;
             rc = w->fn (w->ctx, key, strlen (key), (uint64_t) fst.st_size);
         }
         errno = 0;
@@ -675,7 +684,8 @@ sb_file_engine_list (void *client, const char *prefix, const char *start_after, 
     (void) start_after;     /* a directory walk has no order to bound */
     (void) end_at;
     s_walk_t w = { .self = client, .fn = fn, .ctx = ctx, .e = e };
-    return s_walk_prefix (&w, prefix ? prefix : "");
+    int rc = s_walk_prefix (&w, prefix ? prefix : "");
+    return rc == 0 && w.listed == 0 ? 1 : rc;   /* 1: nothing under the prefix */
 }
 
 int
@@ -684,11 +694,13 @@ sb_file_engine_fingerprint (void *client, const char *prefix, char *out, size_t 
     s_walk_t w = { .self = client, .e = e };
     int rc = s_walk_prefix (&w, prefix ? prefix : "");
     if (rc == 1) {
-        e->missing = 1;
+        e->missing = 1;     /* the prefix itself */
         return -1;
     }
-    if (rc != 0)
+    if (rc != 0) {
+        e->missing = 0;     /* something under it vanished while walked: an error */
         return -1;
+    }
     snprintf (out, out_size, "%016llx/%llu", (unsigned long long) w.hash, (unsigned long long) w.folders);
     return 0;
 }

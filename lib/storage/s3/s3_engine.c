@@ -118,6 +118,7 @@ typedef struct {
     void              *ctx;
     size_t             skip;    /* the listed prefix's length */
     int                rc;      /* fn's non-zero return */
+    uint64_t           count;   /* keys listed */
 } s_list_t;
 
 static int
@@ -127,6 +128,7 @@ s_on_key (void *arg, const char *key, uint64_t size)
     size_t n = strlen (key);
     if (n < l->skip)
         return 0;   /* not under the prefix: never listed by S3 */
+    l->count++;
     l->rc = l->fn (l->ctx, key + l->skip, n - l->skip, size);
     return l->rc;
 }
@@ -149,7 +151,7 @@ s_list (void *client, const char *prefix, const char *start_after, const char *e
         return l.rc;
     if (rc != 0)
         return s_error (&s, e);
-    return 0;
+    return l.count ? 0 : 1;     /* nothing under the prefix */
 }
 
 static int
