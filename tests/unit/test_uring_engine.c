@@ -25,6 +25,7 @@
 
 #include "engine.h"
 #include "uring_engine.h"
+#include "workload_load.h"
 
 static char s_dir[PATH_MAX];
 static char s_root[PATH_MAX + 1];
@@ -325,6 +326,44 @@ START_TEST (wakeup_interrupts_getevents)
 }
 END_TEST
 
+
+/* storage.engine picks the uring engine for a local data folder; its own
+ * options are storage.uring.*, checked against what it declares */
+START_TEST (workload_selects_uring)
+{
+    static const char yaml[] = "dataset:\n  data_folder: ./d\n  num_files_train: 4\n  format: npz\n"
+                               "train:\n  epochs: 1\n";
+    sb_workload_t *wl = calloc (1, sizeof *wl);
+    ck_assert_ptr_nonnull (wl);
+    const char *ok[] = { "storage.engine=uring", "storage.uring.iodepth=8", "storage.uring.direct=true", NULL };
+    const char *err = sb_test_workload_load (yaml, ok, wl);
+    ck_assert_msg (!*err, "%s", err);
+    ck_assert_str_eq (wl->storage.engine, "uring");
+    ck_assert_str_eq (sb_storage_opt (&wl->storage, "iodepth"), "8");
+    ck_assert_str_eq (sb_storage_opt (&wl->storage, "direct"), "1");
+    memset (wl, 0, sizeof *wl);
+    /* without it, the file engine, and uring's options are refused */
+    const char *other[] = { "storage.uring.iodepth=8", NULL };
+    err = sb_test_workload_load (yaml, other, wl);
+    ck_assert_msg (strstr (err, "storage.uring.iodepth") && strstr (err, "uring"), "%s", err);
+    memset (wl, 0, sizeof *wl);
+    const char *range[] = { "storage.engine=uring", "storage.uring.iodepth=0", NULL };
+    err = sb_test_workload_load (yaml, range, wl);
+    ck_assert_msg (strstr (err, "storage.uring.iodepth"), "%s", err);
+    memset (wl, 0, sizeof *wl);
+    /* an engine that does not read a folder, or none at all, is refused */
+    const char *s3[] = { "storage.engine=synthetic", NULL };
+    err = sb_test_workload_load (yaml, s3, wl);
+    ck_assert_msg (strstr (err, "storage.engine") && strstr (err, "synthetic"), "%s", err);
+    memset (wl, 0, sizeof *wl);
+    const char *none[] = { "storage.engine=nvme-of", NULL };
+    err = sb_test_workload_load (yaml, none, wl);
+    ck_assert_msg (strstr (err, "storage.engine") && strstr (err, "nvme-of"), "%s", err);
+    memset (wl, 0, sizeof *wl);
+    free (wl);
+}
+END_TEST
+
 static Suite *
 s_suite (void)
 {
@@ -335,6 +374,7 @@ s_suite (void)
     tcase_add_test (tc, depth_respected);
     tcase_add_test (tc, many_in_flight_exact);
     tcase_add_test (tc, wakeup_interrupts_getevents);
+    tcase_add_test (tc, workload_selects_uring);
     suite_add_tcase (s, tc);
     return s;
 }
