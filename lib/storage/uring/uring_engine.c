@@ -13,9 +13,13 @@
  * With storage.uring.direct the files are opened with O_DIRECT and reads
  * widened to aligned blocks, as the direct engine does.
  *
- * Waiting: getevents waits on the ring's completion queue with a timeout.
- * wakeup writes to an eventfd that the ring always has a read queued on,
- * so that read's completion ends the wait; it is queued again at once.
+ * Waiting: getevents submits what was queued and waits on the ring's
+ * completion queue with a timeout, in one system call. wakeup (any thread)
+ * marks a wakeup pending, and while getevents waits in the kernel writes
+ * to an eventfd that the ring always has a read queued on, so that read's
+ * completion ends the wait (it is queued again at once); a wakeup that
+ * comes while getevents is not waiting ends the next wait before it
+ * begins, without a system call.
  *
  * The control ops (stat, list, put, ...) are the file engine's
  * (file_engine.h), on a file engine client the uring client holds: only
@@ -105,6 +109,8 @@ typedef struct {
     int              wake_fd;       /* eventfd */
     uint64_t         wake_value;    /* the eventfd read's buffer */
     int              woken;
+    int              wake_pending;  /* a wakeup not seen yet by getevents (atomic) */
+    int              sleeping;      /* getevents waits in the kernel: a wakeup writes the eventfd (atomic) */
     uint64_t        *progress_ns;   /* how->progress_ns: set at each completion (atomic); NULL: none */
     sb_storage_stats_t stats;
 } s_uring_t;
@@ -766,6 +772,15 @@ s_getevents (void *client, int timeout_ms, sb_io_done_fn fn, void *ctx, sb_stora
         if (delivered || self->woken || self->pending == 0 || timeout_ms == 0
             || (timeout_ms > 0 && now >= deadline))
             return s_submit (self, e) == 0 ? delivered : -1;
+        /* a wakeup that came while this thread was not waiting ends the
+         * wait before it begins; one that comes while it waits writes the
+         * eventfd (s_wakeup): sleeping is set before wake_pending is
+         * looked at, so no wakeup falls between them */
+        __atomic_store_n (&self->sleeping, 1, __ATOMIC_SEQ_CST);
+        if (__atomic_exchange_n (&self->wake_pending, 0, __ATOMIC_SEQ_CST)) {
+            __atomic_store_n (&self->sleeping, 0, __ATOMIC_SEQ_CST);
+            return s_submit (self, e) == 0 ? delivered : -1;
+        }
         /* submit what was queued and wait, in one system call */
         int rc;
         if (timeout_ms < 0) {
@@ -776,6 +791,10 @@ s_getevents (void *client, int timeout_ms, sb_io_done_fn fn, void *ctx, sb_stora
                                             .tv_nsec = (long long) (left % 1000000000ull) };
             rc = io_uring_submit_and_wait_timeout (&self->ring, &cqe, 1, &ts, NULL);
         }
+        /* the wakeups of the wait, and any since, end it here */
+        if (__atomic_exchange_n (&self->wake_pending, 0, __ATOMIC_SEQ_CST))
+            self->woken = 1;
+        __atomic_store_n (&self->sleeping, 0, __ATOMIC_SEQ_CST);
         if (rc == -ETIME)
             return s_submit (self, e) == 0 ? 0 : -1;
         if (rc < 0 && rc != -EINTR && rc != -EAGAIN)
@@ -784,10 +803,15 @@ s_getevents (void *client, int timeout_ms, sb_io_done_fn fn, void *ctx, sb_stora
     }
 }
 
+/* Any thread: the eventfd is written only while getevents waits in the
+ * kernel (a system call saved for every read queued while it does not). */
 static void
 s_wakeup (void *client)
 {
     s_uring_t *self = client;
+    __atomic_store_n (&self->wake_pending, 1, __ATOMIC_SEQ_CST);
+    if (!__atomic_load_n (&self->sleeping, __ATOMIC_SEQ_CST))
+        return;
     uint64_t one = 1;
     ssize_t rc;
     do
