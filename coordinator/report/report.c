@@ -2,98 +2,8 @@
 #include "report.h"
 #include "workload.h"
 
+#include <stdlib.h>
 #include <string.h>
-
-/* DLIO's figures of a train run (NULL columns before schema 9: dlio 0) */
-typedef struct {
-    int     dlio;
-    double  au_mean, au_stdev, tput_mean, tput_stdev, io_mean, io_stdev;
-    int64_t record_size, window_steps, steps;
-} s_dlio_run_t;
-
-static int
-s_dlio_load (sqlite3 *db, int64_t run_id, s_dlio_run_t *d)
-{
-    sqlite3_stmt *st = NULL;
-    memset (d, 0, sizeof *d);
-    int rc = -1;
-    if (sqlite3_prepare_v2 (db,
-                            "SELECT train_au_mean_percentage, train_au_stdev_percentage,"
-                            " train_throughput_mean_samples_per_second, train_throughput_stdev_samples_per_second,"
-                            " train_io_mean_MB_per_second, train_io_stdev_MB_per_second, record_size_bytes,"
-                            " (SELECT min(metric_steps) FROM rank_epochs WHERE run_id = runs.id),"
-                            " (SELECT min(batches) FROM rank_epochs WHERE run_id = runs.id)"
-                            " FROM runs WHERE id = ?", -1, &st, NULL) != SQLITE_OK
-        || sqlite3_bind_int64 (st, 1, run_id) != SQLITE_OK)
-        goto done;
-    if (sqlite3_step (st) == SQLITE_ROW) {
-        d->dlio = sqlite3_column_type (st, 0) != SQLITE_NULL;
-        d->au_mean = sqlite3_column_double (st, 0);
-        d->au_stdev = sqlite3_column_double (st, 1);
-        d->tput_mean = sqlite3_column_double (st, 2);
-        d->tput_stdev = sqlite3_column_double (st, 3);
-        d->io_mean = sqlite3_column_double (st, 4);
-        d->io_stdev = sqlite3_column_double (st, 5);
-        d->record_size = sqlite3_column_int64 (st, 6);
-        d->window_steps = sqlite3_column_int64 (st, 7);
-        d->steps = sqlite3_column_int64 (st, 8);
-    }
-    rc = 0;
-done:
-    sqlite3_finalize (st);
-    return rc;
-}
-
-int64_t
-sb_report_last_run (sqlite3 *db, const char *kind)
-{
-    sqlite3_stmt *st = NULL;
-    int64_t id = -1;
-    const char *sql = kind ? "SELECT max(id) FROM runs WHERE kind = ?" : "SELECT max(id) FROM runs";
-    if (sqlite3_prepare_v2 (db, sql, -1, &st, NULL) == SQLITE_OK
-        && (!kind || sqlite3_bind_text (st, 1, kind, -1, SQLITE_STATIC) == SQLITE_OK)
-        && sqlite3_step (st) == SQLITE_ROW && sqlite3_column_type (st, 0) != SQLITE_NULL)
-        id = sqlite3_column_int64 (st, 0);
-    sqlite3_finalize (st);
-    return id;
-}
-
-const char *
-sb_report_column_text (sqlite3_stmt *st, int col)
-{
-    const unsigned char *t = sqlite3_column_text (st, col);
-    return t ? (const char *) t : "";
-}
-
-int
-sb_report_host_caching (sqlite3 *db, int64_t run_id, void (*fn) (void *ctx, const sb_report_host_caching_t *h),
-                        void *ctx)
-{
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2 (db,
-                            "SELECT w.host, max(w.memory), (SELECT max(b) FROM (SELECT sum(re.bytes) AS b"
-                            "  FROM rank_epochs re WHERE re.run_id = ?1 AND re.host = w.host AND re.epoch >= 1"
-                            "  GROUP BY re.epoch))"
-                            " FROM run_workers w WHERE w.run_id = ?1 GROUP BY w.host ORDER BY min(w.worker)",
-                            -1, &st, NULL) != SQLITE_OK
-        || sqlite3_bind_int64 (st, 1, run_id) != SQLITE_OK) {
-        sqlite3_finalize (st);
-        return -1;
-    }
-    int step;
-    while ((step = sqlite3_step (st)) == SQLITE_ROW) {
-        sb_report_host_caching_t h = {
-            .host = sb_report_column_text (st, 0),
-            .memory_bytes = sqlite3_column_type (st, 1) == SQLITE_NULL ? -1 : sqlite3_column_int64 (st, 1),
-            .data_bytes = sqlite3_column_int64 (st, 2),
-        };
-        /* statscounter.py: 0 when host_memory_GB <= data_size_per_host_GB, else 1 */
-        h.potential_caching = h.memory_bytes < 0 ? -1 : h.memory_bytes <= h.data_bytes ? 0 : 1;
-        fn (ctx, &h);
-    }
-    sqlite3_finalize (st);
-    return step == SQLITE_DONE ? 0 : -1;
-}
 
 /* the hosts where DLIO would set potential_caching, as one line */
 static void
@@ -111,30 +21,26 @@ s_print_caching_host (void *ctx, const sb_report_host_caching_t *h)
 static int
 s_print_checkpoints (sqlite3 *db, int64_t run_id, FILE *out)
 {
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2 (db,
-                            "SELECT op, checkpoint, ranks, files, bytes, duration_s, gib_per_s, mb_per_s,"
-                            " min_rank_mb_per_s FROM checkpoints WHERE run_id = ? ORDER BY seq", -1, &st, NULL) != SQLITE_OK
-        || sqlite3_bind_int64 (st, 1, run_id) != SQLITE_OK) {
-        sqlite3_finalize (st);
+    sb_report_checkpoint_t *rows;
+    size_t nrows;
+    if (sb_report_checkpoints (db, run_id, &rows, &nrows) != 0)
         return -1;
-    }
     fprintf (out, "  %-5s %4s %6s %7s %12s %10s %10s %10s %16s\n", "op", "ckpt", "ranks", "files", "GiB", "time s",
              "GiB/s", "MB/s", "min rank MB/s");
     double sum_gib[2] = { 0, 0 }, sum_s[2] = { 0, 0 };
     int n[2] = { 0, 0 };
-    while (sqlite3_step (st) == SQLITE_ROW) {
-        const char *op = (const char *) sqlite3_column_text (st, 0);
-        int read = op && !strcmp (op, "read");
-        double gib = (double) sqlite3_column_int64 (st, 4) / 1073741824.0, d = sqlite3_column_double (st, 5);
-        fprintf (out, "  %-5s %4lld %6lld %7lld %12.3f %10.3f %10.3f %10.1f %16.1f\n", op ? op : "?",
-                 sqlite3_column_int64 (st, 1), sqlite3_column_int64 (st, 2), sqlite3_column_int64 (st, 3), gib, d,
-                 sqlite3_column_double (st, 6), sqlite3_column_double (st, 7), sqlite3_column_double (st, 8));
+    for (size_t i = 0; i < nrows; i++) {
+        const sb_report_checkpoint_t *c = &rows[i];
+        int read = c->op && !strcmp (c->op, "read");
+        double gib = (double) c->bytes / 1073741824.0, d = c->duration_s;
+        fprintf (out, "  %-5s %4lld %6lld %7lld %12.3f %10.3f %10.3f %10.1f %16.1f\n", c->op ? c->op : "?",
+                 (long long) c->checkpoint, (long long) c->ranks, (long long) c->files, gib, d, c->gib_per_s,
+                 c->mb_per_s, c->min_rank_mb_per_s);
         sum_gib[read] += gib;
         sum_s[read] += d;
         n[read]++;
     }
-    sqlite3_finalize (st);
+    sb_report_checkpoints_free (rows, nrows);
     for (int r = 0; r < 2; r++)
         if (n[r] && sum_s[r] > 0)
             fprintf (out, "  %s: %d checkpoints, mean %.3f s each, %.3f GiB/s (bytes over summed durations)\n",
@@ -148,76 +54,55 @@ s_print_checkpoints (sqlite3 *db, int64_t run_id, FILE *out)
 static int
 s_print_workflow (sqlite3 *db, int64_t run_id, FILE *out)
 {
-    sqlite3_stmt *st = NULL;
-    int rc = -1;
-    if (sqlite3_prepare_v2 (db, "SELECT workflow, eval_au_mean_percentage, eval_au_stdev_percentage,"
-                            " eval_throughput_mean_samples_per_second, eval_io_mean_MB_per_second FROM runs WHERE id = ?",
-                            -1, &st, NULL) != SQLITE_OK || sqlite3_bind_int64 (st, 1, run_id) != SQLITE_OK)
-        goto done;
-    if (sqlite3_step (st) != SQLITE_ROW)
-        goto done;
-    if (sqlite3_column_type (st, 0) != SQLITE_NULL)
-        fprintf (out, "  workflow: %s\n", sb_report_column_text (st, 0));
-    int evals = sqlite3_column_type (st, 1) != SQLITE_NULL;
-    double au = sqlite3_column_double (st, 1), au_sd = sqlite3_column_double (st, 2),
-           tput = sqlite3_column_double (st, 3), io = sqlite3_column_double (st, 4);
-    sqlite3_finalize (st);
-    st = NULL;
-    if (!evals)
+    sb_report_workflow_t w;
+    if (sb_report_workflow (db, run_id, &w) != 1)
+        return -1;
+    if (w.has_workflow)
+        fprintf (out, "  workflow: %s\n", w.workflow);
+    if (!w.evals)
         return 0;
-    if (sqlite3_prepare_v2 (db, "SELECT epoch, samples, steps, duration_s, mib_per_s, eval_au_percentage,"
-                            " eval_throughput_samples_per_second FROM evals WHERE run_id = ? ORDER BY epoch", -1, &st,
-                            NULL) != SQLITE_OK || sqlite3_bind_int64 (st, 1, run_id) != SQLITE_OK)
-        goto done;
+    sb_report_eval_t *rows;
+    size_t nrows;
+    if (sb_report_evals (db, run_id, &rows, &nrows) != 0)
+        return -1;
     fprintf (out, "  evaluations (valid/, after the epoch; DLIO's eval AU and samples/s):\n");
     fprintf (out, "  %5s %10s %7s %10s %10s %10s %12s\n", "epoch", "samples", "steps", "time s", "MiB/s", "AU %",
              "samples/s");
-    int step;
-    while ((step = sqlite3_step (st)) == SQLITE_ROW)
-        fprintf (out, "  %5lld %10lld %7lld %10.3f %10.1f %10.2f %12.1f\n", sqlite3_column_int64 (st, 0),
-                 sqlite3_column_int64 (st, 1), sqlite3_column_int64 (st, 2), sqlite3_column_double (st, 3),
-                 sqlite3_column_double (st, 4), sqlite3_column_double (st, 5), sqlite3_column_double (st, 6));
-    if (step != SQLITE_DONE)
-        goto done;
-    fprintf (out, "  eval AU mean %.2f%% (stdev %.2f), %.1f samples/s, %.1f MiB/s\n", au, au_sd, tput, io);
-    rc = 0;
-done:
-    sqlite3_finalize (st);
-    return rc;
+    for (size_t i = 0; i < nrows; i++)
+        fprintf (out, "  %5lld %10lld %7lld %10.3f %10.1f %10.2f %12.1f\n", (long long) rows[i].epoch,
+                 (long long) rows[i].samples, (long long) rows[i].steps, rows[i].duration_s, rows[i].mib_per_s,
+                 rows[i].au_percentage, rows[i].samples_per_s);
+    free (rows);
+    fprintf (out, "  eval AU mean %.2f%% (stdev %.2f), %.1f samples/s, %.1f MiB/s\n", w.au_mean, w.au_stdev,
+             w.tput_mean, w.io_mean);
+    return 0;
 }
 
 int
 sb_report_print (sqlite3 *db, int64_t run_id, FILE *out)
 {
-    sqlite3_stmt *run = NULL, *ep = NULL;
+    sb_report_run_t run;
+    sb_report_epoch_t *eps = NULL;
+    size_t neps = 0;
     int rc = -1;
-    if (sqlite3_prepare_v2 (db,
-                            "SELECT kind, workload, status, error, accelerators, hosts, workers, seed, au_threshold,"
-                            " au_mean, passed, finished_at - started_at, config, db_locked_s FROM runs WHERE id = ?", -1, &run, NULL) != SQLITE_OK
-        || sqlite3_bind_int64 (run, 1, run_id) != SQLITE_OK) {
+    int found = sb_report_run (db, run_id, &run);
+    if (found < 0) {
         fprintf (stderr, "shardbench: report: %s\n", sqlite3_errmsg (db));
-        goto done;
+        return -1;
     }
-    if (sqlite3_step (run) != SQLITE_ROW) {
+    if (found == 0) {
         fprintf (stderr, "shardbench: report: no run %lld in this database\n", (long long) run_id);
-        goto done;
+        return -1;
     }
-    const char *kind = sb_report_column_text (run, 0);
+    const char *kind = run.kind;
     int train = strcmp (kind, "train") == 0, ckpt = strcmp (kind, "checkpoint") == 0;
     char model[128];    /* model.name of runs.config: what DLIO calls the workload */
-    sb_workload_model_name ((const char *) sqlite3_column_text (run, 12), model, sizeof model);
+    sb_workload_model_name (run.config, model, sizeof model);
     fprintf (out, "\nshardbench %s run %lld: workload %s (model %s), %lld accelerators on %lld workers (%lld hosts),"
-             " seed %lld\n", kind, (long long) run_id, sb_report_column_text (run, 1), model, sqlite3_column_int64 (run, 4),
-             sqlite3_column_int64 (run, 6), sqlite3_column_int64 (run, 5), sqlite3_column_int64 (run, 7));
-    s_dlio_run_t dlio;
-    if ((train && s_dlio_load (db, run_id, &dlio) != 0)
-        || sqlite3_prepare_v2 (db,
-                               "SELECT epoch, samples, dropped, bytes, duration_s, samples_per_s, mib_per_s, au_mean,"
-                               " batches, barrier_p50_ms, barrier_p99_ms, train_au_percentage,"
-                               " train_throughput_samples_per_second, train_io_MB_per_second, resident_fraction, from_memory,"
-                               " barrier_own_p50_ms"
-                               " FROM epochs WHERE run_id = ? ORDER BY epoch", -1, &ep, NULL) != SQLITE_OK
-        || sqlite3_bind_int64 (ep, 1, run_id) != SQLITE_OK) {
+             " seed %lld\n", kind, (long long) run_id, run.workload, model, (long long) run.accelerators,
+             (long long) run.workers, (long long) run.hosts, (long long) run.seed);
+    sb_report_dlio_run_t dlio;
+    if ((train && sb_report_dlio_run (db, run_id, &dlio) != 0) || sb_report_epochs (db, run_id, &eps, &neps) != 0) {
         fprintf (stderr, "shardbench: report: %s\n", sqlite3_errmsg (db));
         goto done;
     }
@@ -226,16 +111,14 @@ sb_report_print (sqlite3 *db, int64_t run_id, FILE *out)
         fprintf (out, "  DLIO's metrics (%lld of the %lld steps of each rank counted, %lld-byte records):\n",
                  (long long) dlio.window_steps, (long long) dlio.steps, (long long) dlio.record_size);
         fprintf (out, "  %5s %10s %12s %10s\n", "epoch", "AU %", "samples/s", "MiB/s");
-        while (sqlite3_step (ep) == SQLITE_ROW)
-            if (sqlite3_column_type (ep, 11) != SQLITE_NULL)
-                fprintf (out, "  %5lld %10.2f %12.1f %10.1f\n", sqlite3_column_int64 (ep, 0),
-                         sqlite3_column_double (ep, 11), sqlite3_column_double (ep, 12),
-                         sqlite3_column_double (ep, 13));
+        for (size_t i = 0; i < neps; i++)
+            if (eps[i].has_dlio)
+                fprintf (out, "  %5lld %10.2f %12.1f %10.1f\n", (long long) eps[i].epoch, eps[i].dlio_au_percentage,
+                         eps[i].dlio_samples_per_s, eps[i].dlio_io_mb_per_s);
         fprintf (out, "  %5s %10.2f %12.1f %10.1f\n", "mean", dlio.au_mean, dlio.tput_mean, dlio.io_mean);
         fprintf (out, "  %5s %10.2f %12.1f %10.1f\n", "stdev", dlio.au_stdev, dlio.tput_stdev, dlio.io_stdev);
         fprintf (out, "  measured by shardbench (every sample read, the bytes read, first rank's start to last"
                  " rank's finish):\n");
-        sqlite3_reset (ep);
     }
     if (train)
         fprintf (out, "  %5s %10s %8s %7s %10s %12s %10s %8s %17s %11s %9s\n", "epoch", "samples", "dropped", "steps",
@@ -243,31 +126,29 @@ sb_report_print (sqlite3 *db, int64_t run_id, FILE *out)
     else if (!ckpt)
         fprintf (out, "  %5s %10s %12s %10s %12s %10s\n", "", "files", "MiB", "time s", "files/s", "MiB/s");
     int from_memory = 0;    /* epochs served from memory */
-    while (sqlite3_step (ep) == SQLITE_ROW) {
+    for (size_t i = 0; i < neps; i++) {
+        const sb_report_epoch_t *ep = &eps[i];
         if (train)
         {
             char barrier[48] = "-", own[32] = "-";
-            if (sqlite3_column_type (ep, 9) != SQLITE_NULL)
-                snprintf (barrier, sizeof barrier, "%.3f/%.3f", sqlite3_column_double (ep, 9),
-                          sqlite3_column_double (ep, 10));
+            if (ep->has_barrier)
+                snprintf (barrier, sizeof barrier, "%.3f/%.3f", ep->barrier_p50_ms, ep->barrier_p99_ms);
             /* page cache: the share of the checked bytes resident before they were read; `*`: served from memory */
             char cached[32] = "-";
-            if (sqlite3_column_type (ep, 14) != SQLITE_NULL) {
-                int mem = sqlite3_column_int (ep, 15) == 1;
-                snprintf (cached, sizeof cached, "%.1f%s", 100 * sqlite3_column_double (ep, 14), mem ? " *" : "");
+            if (ep->has_resident) {
+                int mem = ep->from_memory;
+                snprintf (cached, sizeof cached, "%.1f%s", 100 * ep->resident_fraction, mem ? " *" : "");
                 from_memory += mem;
             }
-            if (sqlite3_column_type (ep, 16) != SQLITE_NULL)     /* the barrier's own cost (no waiting for ranks) */
-                snprintf (own, sizeof own, "%.3f", sqlite3_column_double (ep, 16));
+            if (ep->has_barrier_own)     /* the barrier's own cost (no waiting for ranks) */
+                snprintf (own, sizeof own, "%.3f", ep->barrier_own_p50_ms);
             fprintf (out, "  %5lld %10lld %8lld %7lld %10.3f %12.1f %10.1f %8.2f %17s %11s %9s\n",
-                     sqlite3_column_int64 (ep, 0), sqlite3_column_int64 (ep, 1), sqlite3_column_int64 (ep, 2),
-                     sqlite3_column_int64 (ep, 8), sqlite3_column_double (ep, 4), sqlite3_column_double (ep, 5),
-                     sqlite3_column_double (ep, 6), 100 * sqlite3_column_double (ep, 7), barrier, own, cached);
+                     (long long) ep->epoch, (long long) ep->samples, (long long) ep->dropped, (long long) ep->batches,
+                     ep->duration_s, ep->samples_per_s, ep->mib_per_s, 100 * ep->au_mean, barrier, own, cached);
         }
         else
-            fprintf (out, "  %5s %10lld %12.1f %10.3f %12.1f %10.1f\n", "", sqlite3_column_int64 (ep, 1),
-                     sqlite3_column_double (ep, 3) / 1048576.0, sqlite3_column_double (ep, 4),
-                     sqlite3_column_double (ep, 5), sqlite3_column_double (ep, 6));
+            fprintf (out, "  %5s %10lld %12.1f %10.3f %12.1f %10.1f\n", "", (long long) ep->samples,
+                     (double) ep->bytes / 1048576.0, ep->duration_s, ep->samples_per_s, ep->mib_per_s);
     }
     if (from_memory)
         fprintf (out, "  * served from memory: at least half the bytes checked were in the page cache before they were"
@@ -285,27 +166,26 @@ sb_report_print (sqlite3 *db, int64_t run_id, FILE *out)
         fprintf (stderr, "shardbench: report: %s\n", sqlite3_errmsg (db));
         goto done;
     }
-    const char *status = sb_report_column_text (run, 2);
-    if (train && (dlio.dlio || sqlite3_column_type (run, 9) != SQLITE_NULL)) {
+    const char *status = run.status;
+    if (train && (dlio.dlio || run.has_au_mean)) {
         /* the verdict: DLIO's train_au_mean_percentage (shardbench's own AU mean for runs recorded before it) */
-        double au = dlio.dlio ? dlio.au_mean / 100 : sqlite3_column_double (run, 9),
-               threshold = sqlite3_column_double (run, 8);
+        double au = dlio.dlio ? dlio.au_mean / 100 : run.au_mean, threshold = run.au_threshold;
         int finished = strcmp (status, "succeeded") == 0;
         fprintf (out, "  AU mean %.2f%% against threshold %.2f%%: %s\n", 100 * au, 100 * threshold,
-                 !finished ? "no verdict (run did not finish)" : sqlite3_column_int64 (run, 10) ? "PASS" : "FAIL");
+                 !finished ? "no verdict (run did not finish)" : run.passed ? "PASS" : "FAIL");
     }
     fprintf (out, "  status: %s", status);
-    if (sqlite3_column_type (run, 11) != SQLITE_NULL)
-        fprintf (out, " after %.2f s", sqlite3_column_double (run, 11));
+    if (run.has_duration)
+        fprintf (out, " after %.2f s", run.duration_s);
     fprintf (out, "\n");
-    if (sqlite3_column_type (run, 3) != SQLITE_NULL)
-        fprintf (out, "  error: %s\n", sb_report_column_text (run, 3));
-    if (sqlite3_column_double (run, 13) > 0)
+    if (run.error)
+        fprintf (out, "  error: %s\n", run.error);
+    if (run.db_locked_s > 0)
         fprintf (out, "  note: the result database was locked by another process for %.1f s during this run;"
-                 " results were written late (timing was not affected)\n", sqlite3_column_double (run, 13));
+                 " results were written late (timing was not affected)\n", run.db_locked_s);
     rc = 0;
 done:
-    sqlite3_finalize (ep);
-    sqlite3_finalize (run);
+    free (eps);
+    sb_report_run_fini (&run);
     return rc;
 }

@@ -8,28 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* Text of column col of a result row, "" for NULL (borrowed from st). */
-const char *sb_report_column_text (sqlite3_stmt *st, int col);
-
-/* Id of the newest run (any kind when kind is NULL); -1 when none. */
-int64_t sb_report_last_run (sqlite3 *db, const char *kind);
-
-/* One host of a train run and DLIO's potential_caching for it
- * (utils/statscounter.py: 1 unless the host's memory is at most the data
- * it reads per epoch). data_bytes: the bytes the host's ranks read in the
- * epoch they read most (measured; DLIO multiplies the samples by the
- * nominal record length); memory_bytes < 0 when unknown, and then
- * potential_caching is -1. */
-typedef struct {
-    const char *host;   /* borrowed for the call */
-    int64_t     memory_bytes, data_bytes;
-    int         potential_caching;
-} sb_report_host_caching_t;
-
-/* Call fn for each host of run_id in worker order (the order of
- * host_memory_GB). Returns 0, or -1 when SQLite fails. */
-int sb_report_host_caching (sqlite3 *db, int64_t run_id, void (*fn) (void *ctx, const sb_report_host_caching_t *h),
-                            void *ctx);
+#include "report_query.h"
 
 /* Print the summary of run_id to out. Returns 0, or -1 when the run does not
  * exist (message on stderr). */

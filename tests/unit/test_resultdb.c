@@ -1,7 +1,8 @@
 /* resultdb: the rows and read-backs the session records through the
  * result-database module (issue 16: the session calls no sqlite3_*):
  * checkpoint rank rows and their checkpoints row, and the totals read back
- * for the log lines, without and with the writer thread. */
+ * for the log lines, without and with the writer thread; and the typed
+ * queries of the run summaries (coordinator/db/report_query.h). */
 #include <check.h>
 #include "check_main.h"
 #include <math.h>
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report_query.h"
 #include "resultdb.h"
 
 static char s_dir[64];
@@ -184,6 +186,163 @@ START_TEST (test_totals_error)
 }
 END_TEST
 
+/* ---- report_query: the summaries' queries, on rows the session writes */
+
+/* The checkpoints rows in order, with their figures; none for another run. */
+START_TEST (test_report_checkpoints)
+{
+    int64_t run_id;
+    sb_resultdb_t *db = s_open (0, &run_id);
+    s_two_ranks (db, run_id);
+    ck_assert_int_eq (sb_resultdb_add_ckpt_rank (db, run_id, 2, "read", 1, 0, "h0", 3, GIB, 200.0, 201.0), 0);
+    ck_assert_int_eq (sb_resultdb_close_ckpt (db, run_id, 2), 0);
+    sqlite3 *h = sb_resultdb_handle (db);
+    sb_report_checkpoint_t *rows;
+    size_t n;
+    ck_assert_int_eq (sb_report_checkpoints (h, run_id, &rows, &n), 0);
+    ck_assert_uint_eq (n, 2);
+    ck_assert_str_eq (rows[0].op, "write");
+    ck_assert_int_eq (rows[0].ranks, 2);
+    ck_assert_int_eq (rows[0].files, 7);
+    ck_assert_int_eq (rows[0].bytes, (int64_t) (2 * GIB));
+    ck_assert_double_eq_tol (rows[0].duration_s, 4.0, 1e-9);
+    ck_assert_double_eq_tol (rows[0].gib_per_s, 0.5, 1e-9);
+    ck_assert_double_eq_tol (rows[0].min_rank_mb_per_s, GIB / 1e6 / 4, 1e-6);
+    ck_assert_str_eq (rows[1].op, "read");
+    ck_assert_int_eq (rows[1].checkpoint, 1);
+    sb_report_checkpoints_free (rows, n);
+    ck_assert_int_eq (sb_report_checkpoints (h, run_id + 1, &rows, &n), 0);
+    ck_assert_uint_eq (n, 0);
+    sb_report_checkpoints_free (rows, n);
+    sb_resultdb_destroy (&db);
+}
+END_TEST
+
+/* The workflow and the evaluations: absent until recorded, then as written. */
+START_TEST (test_report_workflow_and_evals)
+{
+    int64_t run_id;
+    sb_resultdb_t *db = s_open (0, &run_id);
+    sqlite3 *h = sb_resultdb_handle (db);
+    sb_report_workflow_t w;
+    ck_assert_int_eq (sb_report_workflow (h, run_id, &w), 1);
+    ck_assert_int_eq (w.has_workflow, 0);
+    ck_assert_int_eq (w.evals, 0);
+    ck_assert_int_eq (sb_report_workflow (h, run_id + 1, &w), 0);
+    ck_assert_int_eq (sb_resultdb_run_workflow (db, run_id, "datagen,train,eval"), 0);
+    sb_eval_t e1 = { .epoch = 1, .samples = 10, .steps = 5, .bytes = 1048576, .duration_s = 2, .au_percentage = 90,
+                     .samples_per_s = 5 };
+    sb_eval_t e2 = { .epoch = 3, .samples = 10, .steps = 5, .bytes = 1048576, .duration_s = 1, .au_percentage = 80,
+                     .samples_per_s = 10 };
+    ck_assert_int_eq (sb_resultdb_add_eval (db, run_id, &e2), 0);
+    ck_assert_int_eq (sb_resultdb_add_eval (db, run_id, &e1), 0);
+    sb_dlio_summary_t sum = { .au_mean = 85, .au_stdev = 5, .throughput_mean = 7.5, .io_mean = 0.5, .meet = 1 };
+    ck_assert_int_eq (sb_resultdb_run_eval (db, run_id, &sum), 0);
+    ck_assert_int_eq (sb_report_workflow (h, run_id, &w), 1);
+    ck_assert_int_eq (w.has_workflow, 1);
+    ck_assert_str_eq (w.workflow, "datagen,train,eval");
+    ck_assert_int_eq (w.evals, 1);
+    ck_assert_double_eq_tol (w.au_mean, 85, 1e-9);
+    ck_assert_double_eq_tol (w.au_stdev, 5, 1e-9);
+    ck_assert_double_eq_tol (w.tput_mean, 7.5, 1e-9);
+    sb_report_eval_t *rows;
+    size_t n;
+    ck_assert_int_eq (sb_report_evals (h, run_id, &rows, &n), 0);
+    ck_assert_uint_eq (n, 2);
+    ck_assert_int_eq (rows[0].epoch, 1);    /* epoch order */
+    ck_assert_int_eq (rows[1].epoch, 3);
+    ck_assert_double_eq_tol (rows[0].mib_per_s, 0.5, 1e-9);
+    ck_assert_double_eq_tol (rows[1].au_percentage, 80, 1e-9);
+    ck_assert_double_eq_tol (rows[1].samples_per_s, 10, 1e-9);
+    free (rows);
+    sb_resultdb_destroy (&db);
+}
+END_TEST
+
+/* The newest run (of a kind), DLIO's run figures (none before they are
+ * recorded), and an error for a query SQLite refuses. */
+START_TEST (test_report_last_run_and_dlio)
+{
+    int64_t run_id;
+    sb_resultdb_t *db = s_open (0, &run_id);
+    sqlite3 *h = sb_resultdb_handle (db);
+    ck_assert_int_eq (sb_report_last_run (h, NULL), run_id);
+    ck_assert_int_eq (sb_report_last_run (h, "checkpoint"), run_id);
+    ck_assert_int_eq (sb_report_last_run (h, "train"), -1);
+    sb_report_dlio_run_t d;
+    ck_assert_int_eq (sb_report_dlio_run (h, run_id, &d), 0);
+    ck_assert_int_eq (d.dlio, 0);
+    sb_dlio_summary_t sum = { .au_mean = 95, .au_stdev = 1, .throughput_mean = 100, .throughput_stdev = 2,
+                              .io_mean = 12.5, .io_stdev = 0.25, .meet = 1 };
+    ck_assert_int_eq (sb_resultdb_run_dlio (db, run_id, &sum, 131072), 0);
+    ck_assert_int_eq (sb_report_dlio_run (h, run_id, &d), 0);
+    ck_assert_int_eq (d.dlio, 1);
+    ck_assert_double_eq_tol (d.au_mean, 95, 1e-9);
+    ck_assert_double_eq_tol (d.io_stdev, 0.25, 1e-9);
+    ck_assert_int_eq (d.record_size, 131072);
+    ck_assert_int_eq (sqlite3_exec (h, "DROP TABLE evals", NULL, NULL, NULL), SQLITE_OK);
+    sb_report_eval_t *rows;
+    size_t n;
+    ck_assert_int_eq (sb_report_evals (h, run_id, &rows, &n), -1);
+    ck_assert_ptr_null (rows);
+    sb_resultdb_destroy (&db);
+}
+END_TEST
+
+/* A run's row and its epochs for the summary: strings copied, NULLs
+ * flagged; none for a run that does not exist. */
+START_TEST (test_report_run_and_epochs)
+{
+    int64_t run_id;
+    sb_resultdb_t *db = s_open (0, &run_id);
+    sqlite3 *h = sb_resultdb_handle (db);
+    sb_report_run_t r;
+    ck_assert_int_eq (sb_report_run (h, run_id + 1, &r), 0);
+    ck_assert_int_eq (sb_report_run (h, run_id, &r), 1);
+    ck_assert_str_eq (r.kind, "checkpoint");
+    ck_assert_str_eq (r.workload, "unit");
+    ck_assert_str_eq (r.status, "running");
+    ck_assert_ptr_null (r.error);
+    ck_assert_int_eq (r.accelerators, 2);
+    ck_assert_int_eq (r.has_duration, 0);
+    ck_assert_int_eq (r.has_au_mean, 0);
+    sb_report_run_fini (&r);
+    ck_assert_int_eq (sb_resultdb_run_finish (db, run_id, "failed", "it broke"), 0);
+    ck_assert_int_eq (sb_report_run (h, run_id, &r), 1);
+    ck_assert_str_eq (r.status, "failed");
+    ck_assert_str_eq (r.error, "it broke");
+    ck_assert_int_eq (r.has_duration, 1);
+    sb_report_run_fini (&r);
+    sb_rank_epoch_t a = { .epoch = 2, .rank = 0, .samples = 8, .batches = 4, .bytes = 2097152, .host = "h0",
+                          .started_at = 10, .finished_at = 12, .au = 0.5, .has_au = 1 };
+    sb_rank_epoch_t b = { .epoch = 1, .rank = 0, .samples = 8, .batches = 4, .bytes = 1048576, .host = "h0",
+                          .started_at = 1, .finished_at = 2, .au = 0.25, .has_au = 1 };
+    ck_assert_int_eq (sb_resultdb_add_rank_epoch (db, run_id, &a), 0);
+    ck_assert_int_eq (sb_resultdb_add_rank_epoch (db, run_id, &b), 0);
+    ck_assert_int_eq (sb_resultdb_close_epoch (db, run_id, 2, 1, 4, 1), 0);
+    ck_assert_int_eq (sb_resultdb_close_epoch (db, run_id, 1, 0, 4, 1), 0);
+    ck_assert_int_eq (sb_resultdb_epoch_barrier (db, run_id, 2, 1.5, 3.5), 0);
+    sb_report_epoch_t *eps;
+    size_t n;
+    ck_assert_int_eq (sb_report_epochs (h, run_id, &eps, &n), 0);
+    ck_assert_uint_eq (n, 2);
+    ck_assert_int_eq (eps[0].epoch, 1);     /* epoch order */
+    ck_assert_int_eq (eps[0].has_barrier, 0);
+    ck_assert_int_eq (eps[0].has_resident, 0);
+    ck_assert_double_eq_tol (eps[0].au_mean, 0.25, 1e-9);
+    ck_assert_int_eq (eps[1].epoch, 2);
+    ck_assert_int_eq (eps[1].dropped, 1);
+    ck_assert_int_eq (eps[1].batches, 4);
+    ck_assert_int_eq (eps[1].bytes, 2097152);
+    ck_assert_double_eq_tol (eps[1].duration_s, 2, 1e-9);
+    ck_assert_double_eq_tol (eps[1].mib_per_s, 1, 1e-9);
+    ck_assert_int_eq (eps[1].has_barrier, 1);
+    ck_assert_double_eq_tol (eps[1].barrier_p99_ms, 3.5, 1e-9);
+    free (eps);
+    sb_resultdb_destroy (&db);
+}
+END_TEST
+
 static Suite *
 resultdb_suite (void)
 {
@@ -197,6 +356,13 @@ resultdb_suite (void)
     tcase_add_test (tc, test_totals_after_writer_sync);
     tcase_add_test (tc, test_totals_error);
     suite_add_tcase (s, tc);
+    TCase *rq = tcase_create ("report queries");
+    tcase_add_checked_fixture (rq, s_setup, s_teardown);
+    tcase_add_test (rq, test_report_checkpoints);
+    tcase_add_test (rq, test_report_workflow_and_evals);
+    tcase_add_test (rq, test_report_last_run_and_dlio);
+    tcase_add_test (rq, test_report_run_and_epochs);
+    suite_add_tcase (s, rq);
     return s;
 }
 

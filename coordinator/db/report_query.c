@@ -1,0 +1,327 @@
+/* report_query: the queries behind the run summaries (report_query.h). */
+#include "report_query.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *
+sb_report_column_text (sqlite3_stmt *st, int col)
+{
+    const unsigned char *t = sqlite3_column_text (st, col);
+    return t ? (const char *) t : "";
+}
+
+int64_t
+sb_report_last_run (sqlite3 *db, const char *kind)
+{
+    sqlite3_stmt *st = NULL;
+    int64_t id = -1;
+    const char *sql = kind ? "SELECT max(id) FROM runs WHERE kind = ?" : "SELECT max(id) FROM runs";
+    if (sqlite3_prepare_v2 (db, sql, -1, &st, NULL) == SQLITE_OK
+        && (!kind || sqlite3_bind_text (st, 1, kind, -1, SQLITE_STATIC) == SQLITE_OK)
+        && sqlite3_step (st) == SQLITE_ROW && sqlite3_column_type (st, 0) != SQLITE_NULL)
+        id = sqlite3_column_int64 (st, 0);
+    sqlite3_finalize (st);
+    return id;
+}
+
+int
+sb_report_host_caching (sqlite3 *db, int64_t run_id, void (*fn) (void *ctx, const sb_report_host_caching_t *h),
+                        void *ctx)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2 (db,
+                            "SELECT w.host, max(w.memory), (SELECT max(b) FROM (SELECT sum(re.bytes) AS b"
+                            "  FROM rank_epochs re WHERE re.run_id = ?1 AND re.host = w.host AND re.epoch >= 1"
+                            "  GROUP BY re.epoch))"
+                            " FROM run_workers w WHERE w.run_id = ?1 GROUP BY w.host ORDER BY min(w.worker)",
+                            -1, &st, NULL) != SQLITE_OK
+        || sqlite3_bind_int64 (st, 1, run_id) != SQLITE_OK) {
+        sqlite3_finalize (st);
+        return -1;
+    }
+    int step;
+    while ((step = sqlite3_step (st)) == SQLITE_ROW) {
+        sb_report_host_caching_t h = {
+            .host = sb_report_column_text (st, 0),
+            .memory_bytes = sqlite3_column_type (st, 1) == SQLITE_NULL ? -1 : sqlite3_column_int64 (st, 1),
+            .data_bytes = sqlite3_column_int64 (st, 2),
+        };
+        /* statscounter.py: 0 when host_memory_GB <= data_size_per_host_GB, else 1 */
+        h.potential_caching = h.memory_bytes < 0 ? -1 : h.memory_bytes <= h.data_bytes ? 0 : 1;
+        fn (ctx, &h);
+    }
+    sqlite3_finalize (st);
+    return step == SQLITE_DONE ? 0 : -1;
+}
+
+int
+sb_report_dlio_run (sqlite3 *db, int64_t run_id, sb_report_dlio_run_t *d)
+{
+    sqlite3_stmt *st = NULL;
+    memset (d, 0, sizeof *d);
+    int rc = -1;
+    if (sqlite3_prepare_v2 (db,
+                            "SELECT train_au_mean_percentage, train_au_stdev_percentage,"
+                            " train_throughput_mean_samples_per_second, train_throughput_stdev_samples_per_second,"
+                            " train_io_mean_MB_per_second, train_io_stdev_MB_per_second, record_size_bytes,"
+                            " (SELECT min(metric_steps) FROM rank_epochs WHERE run_id = runs.id),"
+                            " (SELECT min(batches) FROM rank_epochs WHERE run_id = runs.id)"
+                            " FROM runs WHERE id = ?", -1, &st, NULL) != SQLITE_OK
+        || sqlite3_bind_int64 (st, 1, run_id) != SQLITE_OK)
+        goto done;
+    if (sqlite3_step (st) == SQLITE_ROW) {
+        d->dlio = sqlite3_column_type (st, 0) != SQLITE_NULL;
+        d->au_mean = sqlite3_column_double (st, 0);
+        d->au_stdev = sqlite3_column_double (st, 1);
+        d->tput_mean = sqlite3_column_double (st, 2);
+        d->tput_stdev = sqlite3_column_double (st, 3);
+        d->io_mean = sqlite3_column_double (st, 4);
+        d->io_stdev = sqlite3_column_double (st, 5);
+        d->record_size = sqlite3_column_int64 (st, 6);
+        d->window_steps = sqlite3_column_int64 (st, 7);
+        d->steps = sqlite3_column_int64 (st, 8);
+    }
+    rc = 0;
+done:
+    sqlite3_finalize (st);
+    return rc;
+}
+
+/* Prepare sql with run_id as its one parameter. Returns 0, or -1 (st NULL). */
+static int
+s_prepare_run (sqlite3 *db, const char *sql, int64_t run_id, sqlite3_stmt **st)
+{
+    *st = NULL;
+    if (sqlite3_prepare_v2 (db, sql, -1, st, NULL) == SQLITE_OK && sqlite3_bind_int64 (*st, 1, run_id) == SQLITE_OK)
+        return 0;
+    sqlite3_finalize (*st);
+    *st = NULL;
+    return -1;
+}
+
+/* Make room for one more row of size `size` in *rows (capacity *cap).
+ * Returns 0, or -1 when out of memory. */
+static int
+s_grow (void **rows, size_t n, size_t *cap, size_t size)
+{
+    if (n < *cap)
+        return 0;
+    size_t want = *cap ? *cap * 2 : 8;
+    void *grown = realloc (*rows, want * size);
+    if (!grown)
+        return -1;
+    *rows = grown;
+    *cap = want;
+    return 0;
+}
+
+void
+sb_report_checkpoints_free (sb_report_checkpoint_t *rows, size_t n)
+{
+    for (size_t i = 0; rows && i < n; i++)
+        free (rows[i].op);
+    free (rows);
+}
+
+int
+sb_report_checkpoints (sqlite3 *db, int64_t run_id, sb_report_checkpoint_t **rows_p, size_t *n_p)
+{
+    *rows_p = NULL;
+    *n_p = 0;
+    sqlite3_stmt *st;
+    if (s_prepare_run (db, "SELECT op, checkpoint, ranks, files, bytes, duration_s, gib_per_s, mb_per_s,"
+                       " min_rank_mb_per_s FROM checkpoints WHERE run_id = ? ORDER BY seq", run_id, &st) != 0)
+        return -1;
+    sb_report_checkpoint_t *rows = NULL;
+    size_t n = 0, cap = 0;
+    int step = SQLITE_DONE, oom = 0;
+    while (!oom && (step = sqlite3_step (st)) == SQLITE_ROW) {
+        const unsigned char *op = sqlite3_column_text (st, 0);
+        if (s_grow ((void **) &rows, n, &cap, sizeof *rows) != 0) {
+            oom = 1;
+            break;
+        }
+        sb_report_checkpoint_t *r = &rows[n];
+        *r = (sb_report_checkpoint_t) {
+            .op = op ? strdup ((const char *) op) : NULL,
+            .checkpoint = sqlite3_column_int64 (st, 1), .ranks = sqlite3_column_int64 (st, 2),
+            .files = sqlite3_column_int64 (st, 3), .bytes = sqlite3_column_int64 (st, 4),
+            .duration_s = sqlite3_column_double (st, 5), .gib_per_s = sqlite3_column_double (st, 6),
+            .mb_per_s = sqlite3_column_double (st, 7), .min_rank_mb_per_s = sqlite3_column_double (st, 8),
+        };
+        oom = op && !r->op;
+        n++;
+    }
+    sqlite3_finalize (st);
+    if (oom || step != SQLITE_DONE) {
+        sb_report_checkpoints_free (rows, n);
+        return -1;
+    }
+    *rows_p = rows;
+    *n_p = n;
+    return 0;
+}
+
+int
+sb_report_workflow (sqlite3 *db, int64_t run_id, sb_report_workflow_t *w)
+{
+    memset (w, 0, sizeof *w);
+    sqlite3_stmt *st;
+    if (s_prepare_run (db, "SELECT workflow, eval_au_mean_percentage, eval_au_stdev_percentage,"
+                       " eval_throughput_mean_samples_per_second, eval_io_mean_MB_per_second FROM runs WHERE id = ?",
+                       run_id, &st) != 0)
+        return -1;
+    int step = sqlite3_step (st);
+    if (step == SQLITE_ROW) {
+        w->has_workflow = sqlite3_column_type (st, 0) != SQLITE_NULL;
+        snprintf (w->workflow, sizeof w->workflow, "%s", sb_report_column_text (st, 0));
+        w->evals = sqlite3_column_type (st, 1) != SQLITE_NULL;
+        w->au_mean = sqlite3_column_double (st, 1);
+        w->au_stdev = sqlite3_column_double (st, 2);
+        w->tput_mean = sqlite3_column_double (st, 3);
+        w->io_mean = sqlite3_column_double (st, 4);
+    }
+    sqlite3_finalize (st);
+    return step == SQLITE_ROW ? 1 : step == SQLITE_DONE ? 0 : -1;
+}
+
+int
+sb_report_evals (sqlite3 *db, int64_t run_id, sb_report_eval_t **rows_p, size_t *n_p)
+{
+    *rows_p = NULL;
+    *n_p = 0;
+    sqlite3_stmt *st;
+    if (s_prepare_run (db, "SELECT epoch, samples, steps, duration_s, mib_per_s, eval_au_percentage,"
+                       " eval_throughput_samples_per_second FROM evals WHERE run_id = ? ORDER BY epoch", run_id, &st)
+        != 0)
+        return -1;
+    sb_report_eval_t *rows = NULL;
+    size_t n = 0, cap = 0;
+    int step;
+    while ((step = sqlite3_step (st)) == SQLITE_ROW) {
+        if (s_grow ((void **) &rows, n, &cap, sizeof *rows) != 0)
+            break;
+        rows[n++] = (sb_report_eval_t) {
+            .epoch = sqlite3_column_int64 (st, 0), .samples = sqlite3_column_int64 (st, 1),
+            .steps = sqlite3_column_int64 (st, 2), .duration_s = sqlite3_column_double (st, 3),
+            .mib_per_s = sqlite3_column_double (st, 4), .au_percentage = sqlite3_column_double (st, 5),
+            .samples_per_s = sqlite3_column_double (st, 6),
+        };
+    }
+    sqlite3_finalize (st);
+    if (step != SQLITE_DONE) {
+        free (rows);
+        return -1;
+    }
+    *rows_p = rows;
+    *n_p = n;
+    return 0;
+}
+
+/* A copy of column col's text: "" for NULL when empty_for_null, else NULL.
+ * Sets *oom when the copy fails. */
+static char *
+s_text_dup (sqlite3_stmt *st, int col, int empty_for_null, int *oom)
+{
+    const unsigned char *t = sqlite3_column_text (st, col);
+    if (!t && !empty_for_null)
+        return NULL;
+    char *copy = strdup (t ? (const char *) t : "");
+    if (!copy)
+        *oom = 1;
+    return copy;
+}
+
+void
+sb_report_run_fini (sb_report_run_t *r)
+{
+    free (r->kind);
+    free (r->workload);
+    free (r->status);
+    free (r->error);
+    free (r->config);
+    memset (r, 0, sizeof *r);
+}
+
+int
+sb_report_run (sqlite3 *db, int64_t run_id, sb_report_run_t *r)
+{
+    memset (r, 0, sizeof *r);
+    sqlite3_stmt *st;
+    if (s_prepare_run (db, "SELECT kind, workload, status, error, accelerators, hosts, workers, seed, au_threshold,"
+                       " au_mean, passed, finished_at - started_at, config, db_locked_s FROM runs WHERE id = ?",
+                       run_id, &st) != 0)
+        return -1;
+    int step = sqlite3_step (st), oom = 0;
+    if (step == SQLITE_ROW) {
+        r->kind = s_text_dup (st, 0, 1, &oom);
+        r->workload = s_text_dup (st, 1, 1, &oom);
+        r->status = s_text_dup (st, 2, 1, &oom);
+        r->error = s_text_dup (st, 3, 0, &oom);
+        r->accelerators = sqlite3_column_int64 (st, 4);
+        r->hosts = sqlite3_column_int64 (st, 5);
+        r->workers = sqlite3_column_int64 (st, 6);
+        r->seed = sqlite3_column_int64 (st, 7);
+        r->au_threshold = sqlite3_column_double (st, 8);
+        r->has_au_mean = sqlite3_column_type (st, 9) != SQLITE_NULL;
+        r->au_mean = sqlite3_column_double (st, 9);
+        r->passed = sqlite3_column_int64 (st, 10);
+        r->has_duration = sqlite3_column_type (st, 11) != SQLITE_NULL;
+        r->duration_s = sqlite3_column_double (st, 11);
+        r->config = s_text_dup (st, 12, 0, &oom);
+        r->db_locked_s = sqlite3_column_double (st, 13);
+    }
+    sqlite3_finalize (st);
+    if (oom) {
+        sb_report_run_fini (r);
+        return -1;
+    }
+    return step == SQLITE_ROW ? 1 : step == SQLITE_DONE ? 0 : -1;
+}
+
+int
+sb_report_epochs (sqlite3 *db, int64_t run_id, sb_report_epoch_t **rows_p, size_t *n_p)
+{
+    *rows_p = NULL;
+    *n_p = 0;
+    sqlite3_stmt *st;
+    if (s_prepare_run (db, "SELECT epoch, samples, dropped, bytes, duration_s, samples_per_s, mib_per_s, au_mean,"
+                       " batches, barrier_p50_ms, barrier_p99_ms, train_au_percentage,"
+                       " train_throughput_samples_per_second, train_io_MB_per_second, resident_fraction, from_memory,"
+                       " barrier_own_p50_ms"
+                       " FROM epochs WHERE run_id = ? ORDER BY epoch", run_id, &st) != 0)
+        return -1;
+    sb_report_epoch_t *rows = NULL;
+    size_t n = 0, cap = 0;
+    int step;
+    while ((step = sqlite3_step (st)) == SQLITE_ROW) {
+        if (s_grow ((void **) &rows, n, &cap, sizeof *rows) != 0)
+            break;
+        rows[n++] = (sb_report_epoch_t) {
+            .epoch = sqlite3_column_int64 (st, 0), .samples = sqlite3_column_int64 (st, 1),
+            .dropped = sqlite3_column_int64 (st, 2), .bytes = sqlite3_column_int64 (st, 3),
+            .duration_s = sqlite3_column_double (st, 4), .samples_per_s = sqlite3_column_double (st, 5),
+            .mib_per_s = sqlite3_column_double (st, 6), .au_mean = sqlite3_column_double (st, 7),
+            .batches = sqlite3_column_int64 (st, 8),
+            .has_barrier = sqlite3_column_type (st, 9) != SQLITE_NULL,
+            .barrier_p50_ms = sqlite3_column_double (st, 9), .barrier_p99_ms = sqlite3_column_double (st, 10),
+            .has_dlio = sqlite3_column_type (st, 11) != SQLITE_NULL,
+            .dlio_au_percentage = sqlite3_column_double (st, 11),
+            .dlio_samples_per_s = sqlite3_column_double (st, 12), .dlio_io_mb_per_s = sqlite3_column_double (st, 13),
+            .has_resident = sqlite3_column_type (st, 14) != SQLITE_NULL,
+            .resident_fraction = sqlite3_column_double (st, 14), .from_memory = sqlite3_column_int (st, 15) == 1,
+            .has_barrier_own = sqlite3_column_type (st, 16) != SQLITE_NULL,
+            .barrier_own_p50_ms = sqlite3_column_double (st, 16),
+        };
+    }
+    sqlite3_finalize (st);
+    if (step != SQLITE_DONE) {
+        free (rows);
+        return -1;
+    }
+    *rows_p = rows;
+    *n_p = n;
+    return 0;
+}

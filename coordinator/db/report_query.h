@@ -1,0 +1,106 @@
+/* report_query: the queries behind the run summaries (coordinator/report/),
+ * each returning typed rows, so that the printing code holds no SQL.
+ *
+ * db is a connection to a result database (sb_resultdb_handle, or a
+ * read-only one); it is borrowed. Strings in returned rows are copies the
+ * caller frees with the row (each function says how). Every function
+ * returns -1 when SQLite fails (sqlite3_errmsg (db) says why). */
+#ifndef SB_REPORT_QUERY_H
+#define SB_REPORT_QUERY_H
+
+#include <sqlite3.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Text of column col of a result row, "" for NULL (borrowed from st). */
+const char *sb_report_column_text (sqlite3_stmt *st, int col);
+
+/* Id of the newest run (any kind when kind is NULL); -1 when none. */
+int64_t sb_report_last_run (sqlite3 *db, const char *kind);
+
+/* One host of a train run and DLIO's potential_caching for it
+ * (utils/statscounter.py: 1 unless the host's memory is at most the data
+ * it reads per epoch). data_bytes: the bytes the host's ranks read in the
+ * epoch they read most (measured; DLIO multiplies the samples by the
+ * nominal record length); memory_bytes < 0 when unknown, and then
+ * potential_caching is -1. */
+typedef struct {
+    const char *host;   /* borrowed for the call */
+    int64_t     memory_bytes, data_bytes;
+    int         potential_caching;
+} sb_report_host_caching_t;
+
+/* Call fn for each host of run_id in worker order (the order of
+ * host_memory_GB). Returns 0, or -1 when SQLite fails. */
+int sb_report_host_caching (sqlite3 *db, int64_t run_id, void (*fn) (void *ctx, const sb_report_host_caching_t *h),
+                            void *ctx);
+
+/* DLIO's figures of a train run (runs.train_*; dlio 0 when they are NULL,
+ * runs recorded before schema 9), the metric window and steps of its
+ * ranks (the smallest over rank_epochs). Returns 0 (all zero when the run
+ * does not exist), or -1. */
+typedef struct {
+    int     dlio;
+    double  au_mean, au_stdev, tput_mean, tput_stdev, io_mean, io_stdev;
+    int64_t record_size, window_steps, steps;
+} sb_report_dlio_run_t;
+int sb_report_dlio_run (sqlite3 *db, int64_t run_id, sb_report_dlio_run_t *d);
+
+/* The checkpoints rows of a run in order (seq): *rows (caller frees with
+ * sb_report_checkpoints_free) and *n. A NULL column reads as 0, a NULL op
+ * as NULL. Returns 0, or -1 (nothing to free). */
+typedef struct {
+    char   *op;             /* "write" | "read" (owned) */
+    int64_t checkpoint, ranks, files, bytes;
+    double  duration_s, gib_per_s, mb_per_s, min_rank_mb_per_s;
+} sb_report_checkpoint_t;
+int sb_report_checkpoints (sqlite3 *db, int64_t run_id, sb_report_checkpoint_t **rows, size_t *n);
+void sb_report_checkpoints_free (sb_report_checkpoint_t *rows, size_t n);
+
+/* issue 15, workflow: the phases a run ran (runs.workflow, "" when NULL)
+ * and DLIO's evaluation figures over its evaluations (evals 0 when it had
+ * none). Returns 1, 0 when the run does not exist, or -1. */
+typedef struct {
+    char    workflow[256];
+    int     has_workflow;
+    int     evals;
+    double  au_mean, au_stdev, tput_mean, io_mean;
+} sb_report_workflow_t;
+int sb_report_workflow (sqlite3 *db, int64_t run_id, sb_report_workflow_t *w);
+
+/* The evals rows of a run in epoch order: *rows (caller frees) and *n.
+ * Returns 0, or -1 (nothing to free). */
+typedef struct {
+    int64_t epoch, samples, steps;
+    double  duration_s, mib_per_s, au_percentage, samples_per_s;
+} sb_report_eval_t;
+int sb_report_evals (sqlite3 *db, int64_t run_id, sb_report_eval_t **rows, size_t *n);
+
+/* A run's row for its summary. Strings are owned (free with
+ * sb_report_run_fini); error and config are NULL when NULL. Returns 1, 0
+ * when the run does not exist, or -1. */
+typedef struct {
+    char   *kind, *workload, *status;      /* "" when NULL */
+    char   *error, *config;
+    int64_t accelerators, hosts, workers, seed, passed;
+    double  au_threshold, au_mean, duration_s, db_locked_s;
+    int     has_au_mean, has_duration;
+} sb_report_run_t;
+int sb_report_run (sqlite3 *db, int64_t run_id, sb_report_run_t *r);
+void sb_report_run_fini (sb_report_run_t *r);
+
+/* The epochs rows of a run in order: *rows (caller frees) and *n. The has_
+ * flags say which nullable figures are there. Returns 0, or -1 (nothing
+ * to free). */
+typedef struct {
+    int64_t epoch, samples, dropped, bytes, batches;
+    double  duration_s, samples_per_s, mib_per_s, au_mean;
+    double  barrier_p50_ms, barrier_p99_ms, barrier_own_p50_ms;
+    double  dlio_au_percentage, dlio_samples_per_s, dlio_io_mb_per_s;  /* train_* columns */
+    double  resident_fraction;
+    int     from_memory;
+    int     has_barrier, has_barrier_own, has_dlio, has_resident;
+} sb_report_epoch_t;
+int sb_report_epochs (sqlite3 *db, int64_t run_id, sb_report_epoch_t **rows, size_t *n);
+
+#endif
