@@ -3,7 +3,7 @@
 # default benchmark (the quickstart preset: local workers, a small dataset
 # generated under ./shardbench-data on first use). Arguments go to
 # `shardbench run`, e.g. ./run.sh --local 2 train.epochs=5
-# It builds without the tests (-Dtests=false: they need Check, which
+# It builds without the tests (-Dtests=disabled: they need Check, which
 # deploy/install-deps.sh installs only with --tests; tests/run.sh turns them
 # on in the same build/). The output of meson is kept in a log file and
 # shown when a step fails.
@@ -27,7 +27,7 @@ step() {
 }
 # build.ninja is missing before the first setup, and after one that failed
 if [ ! -f "$build/build.ninja" ]; then
-    step "meson setup" meson setup "$build" "$here" --buildtype=release -Dtests=false
+    step "meson setup" meson setup "$build" "$here" --buildtype=release -Dtests=disabled
 fi
 step "meson compile" meson compile -C "$build"
 rm -f "$log"

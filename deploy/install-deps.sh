@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
 # Install the Debian 12 packages shardbench needs to build, run and test.
 # Installs only what is missing; needs root (or sudo) when something is.
-# usage: deploy/install-deps.sh [--tests] [--fuzz]
+# usage: deploy/install-deps.sh [--tests] [--fuzz] [--bench]
 set -euo pipefail
 
 packages=(gcc pkg-config meson ninja-build python3 libzmq3-dev libczmq-dev libmsgpack-dev
           libsqlite3-dev libyaml-dev libcurl4-openssl-dev libssl-dev
           zlib1g-dev libpng-dev libjpeg62-turbo-dev libhdf5-dev
           libsnappy-dev libzstd-dev)  # parquet page codecs (dataset.compression: snappy, zstd; gzip is zlib)
+# the uring storage engine (lib/storage/uring/); without liburing the build
+# leaves that engine out and the file and direct engines remain
+packages+=(liburing-dev)
 if [ "${1:-}" = "--tests" ]; then
     packages+=(check sqlite3 procps curl nginx-light util-linux iproute2)
+    # tests/run.sh builds the tree a second time with clang (-Dwerror=true in CI)
+    packages+=(clang)
     # tests/integration/test_ssh.sh starts sshd on loopback (--hosts)
     packages+=(openssh-server openssh-client)
     # tests/integration/test_slurm.sh runs a private single-node Slurm (--slurm,
@@ -47,6 +52,10 @@ if [ "${1:-}" = "--tests" ]; then
 fi
 # --fuzz (alone or after --tests): clang and libFuzzer for tests/fuzz/run.sh
 case " $* " in *" --fuzz "*) packages+=(clang libclang-rt-dev) ;; esac
+# --bench (with or without the others): tests/bench/file_read.sh reads the same
+# files with fio and with shardbench, evicting them with vmtouch before each
+# run, and reads shardbench's figures from the result database with sqlite3
+case " $* " in *" --bench "*) packages+=(fio vmtouch sqlite3) ;; esac
 
 missing=()
 for p in "${packages[@]}"; do

@@ -1,6 +1,7 @@
 /* shardbench-worker: the node agent. All logic lives in libworker. */
 #include "agent.h"
 #include "log.h"
+#include "sb_version.h"
 #include "util.h"
 
 #include <czmq.h>
@@ -17,6 +18,7 @@ s_usage (FILE *f)
     fprintf (f,
              "usage: shardbench-worker --coordinator ENDPOINT [--host NAME] [--timeout S]\n"
              "                         [--keys DIR [--cert NAME]] [-v]\n"
+             "       shardbench-worker --version\n"
              "\n"
              "A stateless shardbench worker agent: connects to the coordinator, receives its\n"
              "ranks (emulated accelerators) and the workload, reads the dataset and reports\n"
@@ -93,6 +95,10 @@ main (int argc, char **argv)
         const char *arg = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp (arg, "-h") || !strcmp (arg, "--help")) {
             s_usage (stdout);
+            return 0;
+        }
+        else if (!strcmp (arg, "--version")) {
+            printf ("shardbench-worker %s\nbuilt with: %s\n", SB_VERSION, *SB_FEATURES ? SB_FEATURES : "(no optional parts)");
             return 0;
         }
         else if (!strcmp (arg, "-v") || !strcmp (arg, "--verbose"))

@@ -10,6 +10,7 @@
 #include "resultdb.h"
 #include "security.h"
 #include "session.h"
+#include "sb_version.h"
 #include "slurm.h"
 #include "util.h"
 #include "workload.h"
@@ -1110,7 +1111,7 @@ sb_cli_main (int argc, char **argv)
         return 0;
     }
     if (!strcmp (cmd, "--version")) {
-        printf ("shardbench 0.1.0\n");
+        printf ("shardbench %s\nbuilt with: %s\n", SB_VERSION, *SB_FEATURES ? SB_FEATURES : "(no optional parts)");
         return 0;
     }
     if (!strcmp (cmd, "run"))

@@ -157,6 +157,8 @@ static const s_key_t s_keys[] = {
     { "checkpoint.checkpoint_mechanism_classname", T_IGNORED, 0, 0, 0, 0, 0, 0 },
     { "checkpoint.model_size", T_IGNORED, 0, 0, 0, 0, 0, 0 },
     /* issue 15, keys */
+    /* helper uring (issue 16): another engine of the local file system (lib/storage/storage_keys.c) */
+    { "storage.engine", T_CUSTOM, 0, 0, "", 0, 0, "file | direct | uring: the engine that reads a local data folder (default: file, direct with reader.odirect)" },
     { "storage.storage_library", T_CUSTOM, 0, 0, "", 0, 0, "s3dlio | s3torchconnector | minio: DLIO's S3 client; shardbench's S3 engine does the I/O, the library is recorded" },
     { "storage.storage_options.storage_library", T_CUSTOM, 0, 0, "", 0, 0, "the same (DLIO's command-line spelling)" },
     { "storage.protocol", T_CUSTOM, 0, 0, "", 0, 0, "with storage_type object: s3 | file | direct" },

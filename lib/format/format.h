@@ -97,12 +97,19 @@ int sb_format_open_companion (sb_format_obj_t *obj, const sb_dataset_t *ds, uint
                               size_t err_size);
 
 /* Ops of format name (dataset.format), or the raw format when the name is
- * not one listed above. Never NULL. */
+ * not one listed above. Never NULL. A format this build left out (meson
+ * options images, hdf5, parquet) has ops whose open fails naming the
+ * option. */
 const sb_format_ops_t *sb_format_find (const char *name);
 
 /* 0 when name can be generated and read (raw included), else -1 with a
  * message naming the supported formats (csv is refused). */
 int sb_format_check (const char *name, char *err, size_t err_size);
+
+/* 0 when name is built in or not an optional format; -1 when this build
+ * left it out, with err "dataset.format 'hdf5': shardbench was built
+ * without hdf5 (meson -Dhdf5=enabled)" (sb_format_check says the same). */
+int sb_format_left_out (const char *name, char *err, size_t err_size);
 
 /* 1 when the format is raw seeded bytes (no framing), else 0. */
 int sb_format_is_raw (const char *name);

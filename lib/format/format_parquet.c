@@ -1037,7 +1037,7 @@ s_fill (sb_format_obj_t *obj, uint64_t offset, uint8_t *buf, size_t len)
         size_t n = 0;
         if (offset < 4) {
             n = 4 - offset < len ? (size_t) (4 - offset) : len;
-            memcpy (buf, "PAR1" + offset, n);
+            memcpy (buf, &"PAR1"[offset], n);
         }
         else if (offset >= l->footer_at) {
             n = len;

@@ -398,6 +398,42 @@ s_engine_chosen (sb_config_t *cfg, sb_workload_t *wl, const char *engine, const 
     return 0;
 }
 
+/* ---- helper uring (issue 16): storage.engine, shardbench's own key ----
+ * Another engine of the local file system than the one storage_type
+ * chose (file, or direct with reader.odirect): the uring engine. Only an
+ * engine that reads a folder tree (SB_ENGINE_FOLDER) may replace one that
+ * does. *chosen and *why become the engine named and its key. 0, or -1
+ * with err. */
+static int
+s_engine_override (sb_config_t *cfg, const sb_workload_t *wl, const char **chosen, const sb_config_entry_t **why,
+                   char *err, size_t err_size)
+{
+    const sb_config_entry_t *ee = sb_config_get (cfg, "storage.engine");
+    if (!ee || !*s_value (ee))
+        return 0;
+    char where[1200];
+    const char *name = s_value (ee);
+    const sb_engine_ops_t *want = sb_engine_find (name), *had = sb_engine_find (*chosen);
+    if (!want || !(want->caps & SB_ENGINE_FOLDER) || !had || !(had->caps & SB_ENGINE_FOLDER)) {
+        snprintf (err, err_size, "%s: key 'storage.engine': '%s' %s", sb_config_where (ee, where, sizeof where), name,
+                  !want ? "is not a storage engine this shardbench is built with"
+                  : !(want->caps & SB_ENGINE_FOLDER) ? "does not read a local folder (storage.storage_type chooses s3"
+                                                        " and synthetic)"
+                  : "reads a local folder, but the storage is not the local file system (storage.storage_type)");
+        return -1;
+    }
+    if (wl->odirect && strcmp (want->name, "direct") != 0) {
+        snprintf (err, err_size, "%s: key 'storage.engine': %s with reader.odirect: true; O_DIRECT is the direct"
+                  " engine (or storage.%s.direct where the %s engine has that option)",
+                  sb_config_where (ee, where, sizeof where), want->name, want->name, want->name);
+        return -1;
+    }
+    *chosen = want->name;
+    *why = ee;
+    return 0;
+}
+/* ---- end helper uring ---- */
+
 int
 sb_storage_keys_resolve (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size)
 {
@@ -475,7 +511,10 @@ sb_storage_keys_resolve (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
                   what);
         return -1;
     }
-    if (s_engine_chosen (cfg, wl, sb_storage_keys_engine (scheme, wl), why_e, err, err_size) != 0)
+    const char *chosen = sb_storage_keys_engine (scheme, wl);
+    if (s_engine_override (cfg, wl, &chosen, &why_e, err, err_size) != 0)
+        return -1;
+    if (s_engine_chosen (cfg, wl, chosen, why_e, err, err_size) != 0)
         return -1;
     /* the engine, and the keys that chose it, for the run's summary */
     const char *family = sb_storage_keys_family (given);

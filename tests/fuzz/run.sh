@@ -20,7 +20,7 @@ targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=(proto config)
 
 if [ ! -f "$build/build.ninja" ]; then
-    CC=${CC:-clang} meson setup "$build" "$src" -Dfuzz=true -Dtests=true \
+    CC=${CC:-clang} meson setup "$build" "$src" -Dfuzz=true -Dtests=enabled \
         -Db_sanitize=address,undefined -Db_lundef=false --buildtype=debugoptimized >/dev/null || exit 2
 fi
 meson compile -C "$build" tests/fuzz/fuzz_proto tests/fuzz/fuzz_config tests/fuzz/make_seeds >/dev/null || exit 2

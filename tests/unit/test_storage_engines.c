@@ -31,7 +31,7 @@ typedef struct {
     char             skip[256];     /* why this engine is not run here; "" runs it */
 } s_target_t;
 
-static s_target_t s_targets[3];
+static s_target_t s_targets[4];   /* file, direct, s3, uring */
 static size_t s_ntargets;
 static char s_dir[400];
 
@@ -103,6 +103,22 @@ s_targets_init (void)
         /* a prefix of this run alone: the bucket outlives it */
         snprintf (t->root, sizeof t->root, "conformance-%d-%llu/", (int) getpid (),
                   (unsigned long long) (sb_mono_ns () % 1000000007ull));
+    }
+    /* helper uring: the io_uring engine reads the same folder tree; skipped
+     * where it is not built (no liburing) or io_uring cannot be set up */
+    t = &s_targets[s_ntargets++];
+    snprintf (t->engine, sizeof t->engine, "uring");
+    snprintf (t->cfg.engine, sizeof t->cfg.engine, "uring");
+    snprintf (t->root, sizeof t->root, "%s/uring/", s_dir);
+    if (!sb_engine_find ("uring"))
+        snprintf (t->skip, sizeof t->skip, "not built with the uring engine (liburing)");
+    else {
+        sb_storage_open_t how = { .root = t->root, .depth = 1, .buffer_bytes = 64 << 10 };
+        sb_storage_error_t e;
+        sb_storage_t *probe = sb_storage_open (&t->cfg, &how, &e);
+        if (!probe)
+            snprintf (t->skip, sizeof t->skip, "%s", e.text);
+        sb_storage_close (&probe);
     }
 }
 
@@ -865,12 +881,12 @@ s_suite (void)
     TCase *tc = tcase_create ("conformance");
     tcase_set_timeout (tc, 120);
     tcase_add_unchecked_fixture (tc, s_targets_init, s_teardown);
-    /* file, direct, s3 */
-    tcase_add_loop_test (tc, test_put_read_ranges, 0, 3);
-    tcase_add_loop_test (tc, test_short_object, 0, 3);
-    tcase_add_loop_test (tc, test_missing_object, 0, 3);
-    tcase_add_loop_test (tc, test_list_stat_remove, 0, 3);
-    tcase_add_loop_test (tc, test_depth, 0, 3);
+    /* file, direct, s3, uring */
+    tcase_add_loop_test (tc, test_put_read_ranges, 0, 4);
+    tcase_add_loop_test (tc, test_short_object, 0, 4);
+    tcase_add_loop_test (tc, test_missing_object, 0, 4);
+    tcase_add_loop_test (tc, test_list_stat_remove, 0, 4);
+    tcase_add_loop_test (tc, test_depth, 0, 4);
     tcase_add_test (tc, test_file_not_regular);
     tcase_add_test (tc, test_file_page_cache);
     /* helper "ckpt" */

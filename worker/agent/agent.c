@@ -9,6 +9,7 @@
 #include "log.h"
 #include "rank.h"
 #include "engine.h"
+#include "sb_version.h"
 #include "security.h"
 #include "trainer.h"
 #include "util.h"
@@ -211,7 +212,7 @@ s_hello (s_agent_t *self)
     m.u.hello.pid = (uint64_t) getpid ();
     m.u.hello.cores = cores > 0 ? (uint64_t) cores : 0;
     m.u.hello.memory = pages > 0 && page_size > 0 ? (uint64_t) pages * (uint64_t) page_size : 0;
-    m.u.hello.software = "shardbench-worker 0.1.0";
+    m.u.hello.software = "shardbench-worker " SB_VERSION;
     return s_send (self, &m);
 }
 

@@ -1,0 +1,215 @@
+#!/usr/bin/env bash
+# File reads side by side with fio (issue 16): the same files, read cold by
+# fio and by shardbench with each file engine, split between jobs the same
+# way, at several queue depths:
+#   file    shardbench engine file (a pread thread per read in flight)
+#           vs fio ioengine=psync, numjobs=QD (one read in flight per job)
+#   direct  shardbench engine direct (O_DIRECT, reader.odirect: true)
+#           vs fio ioengine=psync --direct=1, numjobs=QD
+#   uring   shardbench engine uring (one ring, QD reads in flight)
+#           vs fio ioengine=io_uring, iodepth=QD, numjobs=1
+# Each object is read whole with one read (fio bs and shardbench's
+# io_buffer_bytes are the object size). shardbench writes the dataset once
+# (datagen, DLIO names under DIR/dSIZE/train/); fio job k of J reads the
+# files i with i mod J = k in the order of i, through hard links named as
+# fio names its files (make_links below), as shardbench's J read threads
+# share them in that order.
+# Before every run (fio or shardbench) the files are evicted from the page
+# cache with vmtouch -e; direct runs bypass it anyway. shardbench runs
+# train, one epoch, 1 rank on 1 worker, computation_time 0, the files in
+# index order (shardbench.sampler: global, shuffles off: DLIO's sampler
+# would interleave its loader threads' batches), its own eviction off
+# (shardbench.drop_page_cache: false, vmtouch did it), and
+# its MB/s and objects/s are the epoch's (first read's start to last
+# read's end) from the result database.
+#
+# usage: tests/bench/file_read.sh [BUILD_DIR]            (default: build)
+# env:   DIR (/var/tmp/sb-file-read) a folder on the disk to measure (not a
+#        tmpfs), TOTAL_MIB (2048) of each object size, SIZES ("128k 1m"),
+#        QDS ("1 16 64"), ENGINES ("file direct uring"), BAR (0.95),
+#        REPEAT (2: each row is the best of that many runs of fio and of
+#        shardbench, taking turns, against the noise of a shared machine),
+#        KEEP (0: remove the dataset at the end; 1: keep it for the next run),
+#        URING_KEY (the workload key that picks the uring engine), NICE
+#        (e.g. -10: fio and shardbench run at that niceness, ahead of
+#        other work on a shared machine; needs root for a negative value)
+# Needs fio, vmtouch and sqlite3 (deploy/install-deps.sh --bench).
+# Prints a markdown table: engine, size, QD, fio MB/s, fio IOPS, shardbench
+# MB/s, IOPS, ratio (the lower of the MB/s and IOPS ratios), verdict; exits
+# 1 when a run fails or a row is below BAR.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/../.." && pwd)
+build=${1:-$here/build}
+sb=$build/coordinator/shardbench
+[ -x "$sb" ] && [ -x "$build/worker/shardbench-worker" ] || { echo "build first: $sb" >&2; exit 1; }
+for tool in fio vmtouch sqlite3 python3; do
+    command -v $tool >/dev/null || { echo "$tool is missing (deploy/install-deps.sh --bench installs it)" >&2; exit 1; }
+done
+dir=${DIR:-/var/tmp/sb-file-read}
+total_mib=${TOTAL_MIB:-2048}
+sizes=${SIZES:-128k 1m}
+qds=${QDS:-1 16 64}
+engines=${ENGINES:-file direct uring}
+bar=${BAR:-0.95}
+repeat=${REPEAT:-2}
+uring_key=${URING_KEY:-storage.engine=uring}
+prio=()
+[ -z "${NICE:-}" ] || prio=(nice -n "$NICE")
+mkdir -p "$dir"
+fstype=$(findmnt -no FSTYPE -T "$dir" 2>/dev/null || stat -f -c %T "$dir")
+case $fstype in tmpfs|ramfs) echo "$dir is on $fstype: put DIR on a disk (page cache eviction means nothing there)" >&2; exit 1 ;; esac
+work=$(mktemp -d "$dir/run.XXXXXX")
+cleanup () {
+    rm -rf "$work"
+    [ "${KEEP:-0}" = 1 ] || rm -rf "$dir"/d128k "$dir"/d1m "$dir"/links-*
+}
+trap cleanup EXIT
+db=$work/fr.db
+q () { sqlite3 -batch -noheader "$db" "$1"; }
+
+bytes_of () { case $1 in *k) echo $(( ${1%k} * 1024 )) ;; *m) echo $(( ${1%m} * 1048576 )) ;; *) echo "$1" ;; esac; }
+# record_dims (uint8) of an object of N bytes: DLIO's raw file is exactly that
+dims_of () { python3 -c "import math; n=$1; a=2**(int(math.log2(n))//2); print('[%d, %d]' % (n//a, a))"; }
+
+workload () {   # SIZE: the workload of that object size
+    local size=$1 n=$2 bytes
+    bytes=$(bytes_of "$size")
+    cat >"$work/w-$size.yaml" <<EOF
+model:
+  name: file_read_$size
+framework: pytorch
+workflow:
+  generate_data: false
+  train: true
+dataset:
+  data_folder: $dir/d$size
+  format: indexed_binary
+  num_files_train: $n
+  num_samples_per_file: 1
+  record_length_bytes: $bytes
+  record_dims: $(dims_of "$bytes")
+reader:
+  data_loader: pytorch
+  batch_size: 64
+  prefetch_size: 2
+  read_threads: 1
+train:
+  epochs: 1
+  computation_time: 0
+  seed: 1
+shardbench:
+  accelerators: 1
+  sampler: global
+  drop_page_cache: false
+  io_buffer_bytes: $bytes
+EOF
+}
+
+# fio's job k of J reads the files i with i mod J = k, in the order of i
+# (shardbench's order: file_shuffle off): DIR/links-SIZE-J/r.K.F, fio's
+# own names for file F of job K of the jobs named r, are hard links to
+# file i = F x J + K (the same inodes, so the same page cache). fio goes
+# through a job's files in F order (file_service_type=sequential), not in
+# the folder's (hashed) order.
+make_links () {
+    python3 - "$dir/d$1/train" "$dir/links-$1-$2" "$2" "$3" <<'EOF'
+import os, re, sys
+train, links, jobs, n = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+os.makedirs(links, exist_ok=True)
+for name in os.listdir(train):
+    m = re.fullmatch(r"img_(\d+)_of_%d\.indexed_binary" % n, name)
+    if m:
+        i = int(m.group(1))
+        os.link(os.path.join(train, name), os.path.join(links, "r.%d.%d" % (i % jobs, i // jobs)))
+EOF
+}
+
+evict () { vmtouch -e -q "$1" >/dev/null 2>&1 || vmtouch -e "$1" >/dev/null; }
+
+echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -sr)"
+echo "disk: $(df -P "$dir" | awk 'NR==2 {print $1}') ($fstype), $(lsblk -dno NAME,SIZE,ROTA,MODEL 2>/dev/null | grep -v '^zram\|^loop' | head -3 | tr '\n' ';' | sed 's/;$//')"
+echo "fio: $(fio --version); load at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "command: tests/bench/file_read.sh (DIR=$dir TOTAL_MIB=$total_mib SIZES='$sizes' QDS='$qds' ENGINES='$engines' REPEAT=$repeat${NICE:+ NICE=$NICE})"
+echo
+
+# the datasets (once; KEEP=1 keeps them for the next run)
+for size in $sizes; do
+    bytes=$(bytes_of "$size")
+    n=$(( total_mib * 1048576 / bytes ))
+    workload "$size" "$n"
+    have=$( (find "$dir/d$size/train" -maxdepth 1 -name "img_*_of_$n.indexed_binary" -size "${bytes}c" 2>/dev/null || true) | wc -l)
+    if [ "$have" != "$n" ]; then
+        rm -rf "$dir/d$size"
+        "$sb" run "$work/w-$size.yaml" workflow.generate_data=true workflow.train=false --db "$db" --progress off \
+            >"$work/gen.out" 2>"$work/gen.err" || { echo "datagen $size failed:"; tail -5 "$work/gen.err"; exit 1; }
+    fi
+    sync
+done
+
+echo "| engine | size | QD | fio MB/s | fio IOPS | shardbench MB/s | shardbench IOPS | ratio | load | |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
+status=0
+for size in $sizes; do
+    bytes=$(bytes_of "$size")
+    n=$(( total_mib * 1048576 / bytes ))
+    train=$dir/d$size/train
+    for qd in $qds; do
+        for engine in $engines; do
+            fio_args=(--rw=read --bs="$bytes" --group_reporting --output-format=json --file_service_type=sequential)
+            sb_args=(reader.read_threads="$qd")
+            # reader.read_threads 1 is raised as DLIO raises it, to min(cores
+            # / ranks, 8) threads: the pread engines then have that many reads
+            # in flight, and fio gets as many jobs (the row says so)
+            jq=$qd label=$qd
+            if [ "$engine" != uring ] && [ "$qd" = 1 ]; then
+                jq=$(( $(nproc) < 8 ? $(nproc) : 8 ))
+                [ "$jq" = 1 ] || label="1 ($jq threads)"
+            fi
+            case $engine in
+                file)   fio_args+=(--ioengine=psync) ;;
+                direct) fio_args+=(--ioengine=psync --direct=1); sb_args+=(reader.odirect=true) ;;
+                uring)  fio_args+=(--ioengine=io_uring --iodepth="$qd")
+                        sb_args+=("$uring_key" storage.uring.iodepth="$qd") ;;
+            esac
+            [ "$engine" = uring ] && jq=1
+            [ -d "$dir/links-$size-$jq" ] || make_links "$size" "$jq" "$n"
+            jobs=(--name=r --directory="$dir/links-$size-$jq" --numjobs="$jq" --nrfiles=$(( n / jq ))
+                  --filesize="$bytes")
+            load=$(cut -d' ' -f1 /proc/loadavg)
+            # best of REPEAT runs each, fio and shardbench taking turns
+            fio_mb=0 fio_iops=0 sb_mb=0 sb_iops=0 failed=
+            for r in $(seq 1 "$repeat"); do
+                evict "$train"
+                if ! "${prio[@]}" fio "${fio_args[@]}" "${jobs[@]}" >"$work/fio.json" 2>"$work/fio.err"; then
+                    failed="fio failed: $(head -c 120 "$work/fio.err")"
+                    break
+                fi
+                read -r mb iops < <(python3 -c "
+import json
+t = open('$work/fio.json').read()
+j = json.loads(t[t.index('{'):])['jobs'][0]['read']   # after any line fio prints first
+print('%.1f %.0f' % (j['bw_bytes'] / 1e6, j['iops']))")
+                python3 -c "import sys; sys.exit(0 if $mb > $fio_mb else 1)" && fio_mb=$mb fio_iops=$iops
+                evict "$train"
+                if ! "${prio[@]}" "$sb" run "$work/w-$size.yaml" "${sb_args[@]}" --db "$db" --progress off \
+                        >"$work/sb.out" 2>"$work/sb.err"; then
+                    failed="shardbench failed: $(grep -m1 'error' "$work/sb.err" | cut -c1-120)"
+                    break
+                fi
+                id=$(q "SELECT max(id) FROM runs WHERE kind = 'train'")
+                read -r mb iops < <(q "SELECT printf('%.1f %.0f', mb_per_s, samples_per_s) FROM epochs WHERE run_id = $id AND epoch = 1")
+                python3 -c "import sys; sys.exit(0 if $mb > $sb_mb else 1)" && sb_mb=$mb sb_iops=$iops
+            done
+            if [ -n "$failed" ]; then
+                echo "| $engine | $size | $label | $failed | | | | | $load | FAIL |"
+                status=1
+                continue
+            fi
+            ratio=$(python3 -c "print('%.2f' % min($sb_mb / $fio_mb, $sb_iops / $fio_iops))")
+            verdict=ok
+            python3 -c "import sys; sys.exit(0 if $ratio >= $bar else 1)" || { verdict=below; status=1; }
+            echo "| $engine | $size | $label | $fio_mb | $fio_iops | $sb_mb | $sb_iops | $ratio | $load | $verdict |"
+        done
+    done
+done
+exit $status
