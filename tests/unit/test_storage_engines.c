@@ -31,7 +31,8 @@ typedef struct {
     char             skip[256];     /* why this engine is not run here; "" runs it */
 } s_target_t;
 
-static s_target_t s_targets[4];   /* file, direct, s3, uring */
+#define S_TARGETS_MAX 4
+static s_target_t s_targets[S_TARGETS_MAX];   /* file, direct, s3, uring */
 static size_t s_ntargets;
 static char s_dir[400];
 
@@ -882,16 +883,15 @@ s_suite (void)
     tcase_set_timeout (tc, 120);
     tcase_add_unchecked_fixture (tc, s_targets_init, s_teardown);
     /* file, direct, s3, uring */
-    tcase_add_loop_test (tc, test_put_read_ranges, 0, 4);
-    tcase_add_loop_test (tc, test_short_object, 0, 4);
-    tcase_add_loop_test (tc, test_missing_object, 0, 4);
-    tcase_add_loop_test (tc, test_list_stat_remove, 0, 4);
-    tcase_add_loop_test (tc, test_depth, 0, 4);
+    tcase_add_loop_test (tc, test_put_read_ranges, 0, S_TARGETS_MAX);
+    tcase_add_loop_test (tc, test_short_object, 0, S_TARGETS_MAX);
+    tcase_add_loop_test (tc, test_missing_object, 0, S_TARGETS_MAX);
+    tcase_add_loop_test (tc, test_list_stat_remove, 0, S_TARGETS_MAX);
+    tcase_add_loop_test (tc, test_depth, 0, S_TARGETS_MAX);
     tcase_add_test (tc, test_file_not_regular);
     tcase_add_test (tc, test_file_page_cache);
-    /* helper "ckpt" */
-    tcase_add_loop_test (tc, test_put_evict, 0, 3);
-    tcase_add_loop_test (tc, test_put_stop, 0, 3);
+    tcase_add_loop_test (tc, test_put_evict, 0, S_TARGETS_MAX);
+    tcase_add_loop_test (tc, test_put_stop, 0, S_TARGETS_MAX);
     tcase_add_test (tc, test_put_writer);
     suite_add_tcase (s, tc);
     TCase *other = tcase_create ("engines");

@@ -896,9 +896,17 @@ s_get_small (void *client, const char *key, char *buf, size_t cap, size_t *len, 
 }
 
 static int
-s_get (void *client, const char *key, uint64_t offset, uint64_t length, uint64_t *received, sb_storage_error_t *e)
+s_get (void *client, const char *key, uint64_t offset, uint64_t length, unsigned flags, uint64_t *received,
+       sb_storage_error_t *e)
 {
-    return sb_file_engine_get (((s_uring_t *) client)->files, key, offset, length, received, e);
+    return sb_file_engine_get (((s_uring_t *) client)->files, key, offset, length, flags, received, e);
+}
+
+static int
+s_put_prepared (void *client, const char *key, sb_storage_prepare_fn prepare, sb_storage_fill_fn fill, void *ctx,
+                unsigned flags, sb_storage_error_t *e)
+{
+    return sb_file_engine_put_prepared (((s_uring_t *) client)->files, key, prepare, fill, ctx, flags, e);
 }
 
 static int
@@ -918,6 +926,7 @@ const sb_engine_ops_t sb_engine_uring = {
     .fingerprint = s_fingerprint,
     .stat = s_stat,
     .put = s_put,
+    .put_prepared = s_put_prepared,
     .get_small = s_get_small,
     .get = s_get,
     .remove = s_remove,
