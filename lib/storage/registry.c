@@ -1,29 +1,21 @@
-/* registry: the engines shardbench is built with. Adding an engine is its
- * folder (lib/storage/NAME/, with its meson.build) and one line here. */
+/* registry: the engines shardbench is built with: the ones lib/meson.build's
+ * storage_engines builds (sb_engines.h), plus engines a test registers. Adding
+ * an engine is its folder (lib/storage/NAME/, with its meson.build) and its
+ * line in storage_engines. */
 #include <string.h>
 
 #include "engine.h"
+#include "sb_engines.h"
 
-extern const sb_engine_ops_t sb_engine_file;
-extern const sb_engine_ops_t sb_engine_direct;
-extern const sb_engine_ops_t sb_engine_synthetic;
-#ifdef SB_HAVE_S3
-extern const sb_engine_ops_t sb_engine_s3;
-#endif
-#ifdef SB_HAVE_URING
-extern const sb_engine_ops_t sb_engine_uring;
-#endif
+/* sb_engine_<name> of every engine built (sb_engines.h, from meson) */
+#define SB_ENGINE(name) extern const sb_engine_ops_t sb_engine_##name;
+SB_ENGINES
+#undef SB_ENGINE
 
 static const sb_engine_ops_t *const s_engines[] = {
-    &sb_engine_file,
-    &sb_engine_direct,
-#ifdef SB_HAVE_URING
-    &sb_engine_uring,
-#endif
-#ifdef SB_HAVE_S3
-    &sb_engine_s3,
-#endif
-    &sb_engine_synthetic,
+#define SB_ENGINE(name) &sb_engine_##name,
+    SB_ENGINES
+#undef SB_ENGINE
 };
 
 #define S_BUILT (sizeof s_engines / sizeof s_engines[0])
