@@ -1,5 +1,9 @@
 /* report: ERROR, STATS and ENDPOINT_STATS of a rank. */
 #include "rank_report.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
 #include "log.h"
 
 void
@@ -62,4 +66,24 @@ sb_report_interval (const sb_sender_t *out, uint64_t rank, uint64_t epoch, sb_in
     m.u.stats.compute_ns = st->compute_ns;
     out->fn (out->ctx, &m);
     st->samples = st->bytes = st->reads = st->read_ns = st->compute_ns = 0;
+}
+
+void
+sb_report_storage_stats (const sb_sender_t *out, uint64_t rank, sb_storage_t *client)
+{
+    sb_storage_stats_t *stats = calloc (SB_MAX_ENDPOINTS, sizeof *stats);
+    sb_reader_endpoint_t *eps = calloc (SB_MAX_ENDPOINTS, sizeof *eps);
+    size_t n = stats && eps ? sb_storage_stats (client, stats, SB_MAX_ENDPOINTS) : 0;
+    for (size_t i = 0; i < n; i++) {
+        snprintf (eps[i].endpoint, sizeof eps[i].endpoint, "%s", stats[i].where);
+        eps[i].requests = stats[i].requests;
+        eps[i].bytes = stats[i].bytes;
+        eps[i].errors = stats[i].errors;
+        eps[i].retries = stats[i].retries;
+        eps[i].latency = stats[i].latency;
+    }
+    if (n > 0)
+        sb_report_endpoints (out, rank, eps, n);
+    free (stats);
+    free (eps);
 }

@@ -8,6 +8,7 @@
 
 #include "proto.h"
 #include "reader.h"
+#include "engine.h"
 
 /* Where a rank's messages go: fn (ctx, msg) returns 0 or -1. */
 typedef struct {
@@ -28,6 +29,10 @@ void sb_report_failure (const sb_sender_t *out, uint64_t rank, const char *op, c
 
 /* ENDPOINT_STATS for every endpoint with traffic. */
 void sb_report_endpoints (const sb_sender_t *out, uint64_t rank, const sb_reader_endpoint_t *eps, size_t n);
+/* The counters per endpoint or device that client gathered since the last
+ * call (sb_storage_stats, which resets them), sent as sb_report_endpoints
+ * sends them; nothing when the engine keeps none. */
+void sb_report_storage_stats (const sb_sender_t *out, uint64_t rank, sb_storage_t *client);
 
 /* STATS with the interval's counters when a second has passed (or force),
  * then the counters restart. now: sb_now (). */

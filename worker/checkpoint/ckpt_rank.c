@@ -147,26 +147,6 @@ s_get (s_run_t *self, const char *key, uint64_t size)
     return 0;
 }
 
-/* The client's counters per endpoint (sb_storage_stats) to the agent. */
-static void
-s_endpoint_stats (s_run_t *self)
-{
-    sb_storage_stats_t *stats = calloc (SB_MAX_ENDPOINTS, sizeof *stats);
-    sb_reader_endpoint_t *eps = calloc (SB_MAX_ENDPOINTS, sizeof *eps);
-    size_t n = stats && eps ? sb_storage_stats (self->client, stats, SB_MAX_ENDPOINTS) : 0;
-    for (size_t i = 0; i < n; i++) {
-        snprintf (eps[i].endpoint, sizeof eps[i].endpoint, "%s", stats[i].where);
-        eps[i].requests = stats[i].requests;
-        eps[i].bytes = stats[i].bytes;
-        eps[i].errors = stats[i].errors;
-        eps[i].retries = stats[i].retries;
-        eps[i].latency = stats[i].latency;
-    }
-    sb_report_endpoints (self->r->out, self->r->rank, eps, n);
-    free (stats);
-    free (eps);
-}
-
 /* Open the client of the checkpoint folder's storage (its engine). */
 static int
 s_open (s_run_t *self, int write)
@@ -188,7 +168,7 @@ s_close (s_run_t *self)
 {
     if (self->client) {
         if (!self->stopped && (sb_storage_client_caps (self->client) & SB_ENGINE_ENDPOINTS))
-            s_endpoint_stats (self);
+            sb_report_storage_stats (self->r->out, self->r->rank, self->client);
         sb_storage_close (&self->client);
     }
 }

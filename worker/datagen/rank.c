@@ -273,27 +273,6 @@ s_put_object (s_rank_t *self, sb_storage_t *st, const sb_dataset_t *ds, uint64_t
     return rc;
 }
 
-/* The client's counters per endpoint (sb_storage_stats) to the agent. */
-static void
-s_report_storage_stats (s_rank_t *self, sb_storage_t *st)
-{
-    sb_storage_stats_t *stats = calloc (SB_MAX_ENDPOINTS, sizeof *stats);
-    sb_reader_endpoint_t *eps = calloc (SB_MAX_ENDPOINTS, sizeof *eps);
-    size_t n = stats && eps ? sb_storage_stats (st, stats, SB_MAX_ENDPOINTS) : 0;
-    for (size_t i = 0; i < n; i++) {
-        snprintf (eps[i].endpoint, sizeof eps[i].endpoint, "%s", stats[i].where);
-        eps[i].requests = stats[i].requests;
-        eps[i].bytes = stats[i].bytes;
-        eps[i].errors = stats[i].errors;
-        eps[i].retries = stats[i].retries;
-        eps[i].latency = stats[i].latency;
-    }
-    if (eps)
-        sb_report_endpoints (&(sb_sender_t) { s_send_cb, self }, self->rank, eps, n);
-    free (stats);
-    free (eps);
-}
-
 /* The run's dataset layout, as WELCOME gives it (strings borrowed). */
 static sb_dataset_t
 s_dataset (const s_rank_t *self)
@@ -393,7 +372,7 @@ s_datagen (s_rank_t *self, const sb_msg_phase_start_t *ps)
     }
 written:
     if (!self->terminated && (caps & SB_ENGINE_ENDPOINTS))
-        s_report_storage_stats (self, st);
+        sb_report_storage_stats (&(sb_sender_t) { s_send_cb, self }, self->rank, st);
     sb_storage_close (&st);
     if (self->terminated || s_stopping (self))
         return;
