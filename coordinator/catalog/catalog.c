@@ -1,5 +1,6 @@
 /* catalog: list once, sort in SQLite, reuse by fingerprint. */
 #include "catalog.h"
+#include "catalog_store.h"
 #include "engine.h"
 #include "dataset.h"
 #include "engine.h"
@@ -21,8 +22,7 @@
  * yields keys in order (object stores, synthetic), else into a staging
  * table that SQLite sorts at the end (readdir order). */
 typedef struct {
-    sqlite3      *db;
-    sqlite3_stmt *ins;
+    sb_catalog_listing_t *listing;  /* the store's listing (the caller's) */
     int           sorted;
     int64_t       catalog_id;
     uint64_t      count;
@@ -31,6 +31,8 @@ typedef struct {
     size_t        last_len, last_cap;
     const sb_dataset_t *naming; /* keys equal to the DLIO name of their position are stored NULL */
     uint64_t      compact;      /* how many were */
+    char         *err;          /* where s_emit_row reports (the sort of a staged listing) */
+    size_t        err_size;
 } s_emit_t;
 
 static int (*s_progress_fn) (void *);
@@ -102,7 +104,6 @@ s_emit (s_emit_t *e, const char *key, size_t len, uint64_t size, char *err, size
         if (s_progress ())
             return s_stopped (err, err_size);
     }
-    sqlite3_reset (e->ins);
     int rc;
     if (e->sorted) {
         size_t n = len < e->last_len ? len : e->last_len;
@@ -127,18 +128,12 @@ s_emit (s_emit_t *e, const char *key, size_t len, uint64_t size, char *err, size
         int compact = e->naming && sb_dataset_key_sorted (e->naming, e->count, expect, sizeof expect) == 0
                       && strlen (expect) == len && memcmp (expect, key, len) == 0;
         e->compact += compact;
-        rc = sqlite3_bind_int64 (e->ins, 1, SB_CATALOG_OID (e->catalog_id, e->count));
-        rc |= compact ? sqlite3_bind_null (e->ins, 2) : sqlite3_bind_text (e->ins, 2, key, (int) len, SQLITE_STATIC);
-        rc |= sqlite3_bind_int64 (e->ins, 3, (int64_t) size);
+        rc = sb_catalog_listing_put_object (e->listing, e->count, compact ? NULL : key, len, size, err, err_size);
     }
-    else {
-        rc = sqlite3_bind_text (e->ins, 1, key, (int) len, SQLITE_STATIC);
-        rc |= sqlite3_bind_int64 (e->ins, 2, (int64_t) size);
-    }
-    if (rc != SQLITE_OK || sqlite3_step (e->ins) != SQLITE_DONE) {
-        snprintf (err, err_size, "catalog insert: %s", sqlite3_errmsg (e->db));
+    else
+        rc = sb_catalog_listing_stage (e->listing, key, len, size, err, err_size);
+    if (rc != 0)
         return -1;
-    }
     e->count++;
     e->bytes += size;
     return 0;
@@ -155,28 +150,11 @@ s_emit_named (s_emit_t *e, uint64_t size, char *err, size_t err_size)
         if (s_progress ())
             return s_stopped (err, err_size);
     }
-    sqlite3_reset (e->ins);
-    if (sqlite3_bind_int64 (e->ins, 1, SB_CATALOG_OID (e->catalog_id, e->count)) != SQLITE_OK
-        || sqlite3_bind_null (e->ins, 2) != SQLITE_OK || sqlite3_bind_int64 (e->ins, 3, (int64_t) size) != SQLITE_OK
-        || sqlite3_step (e->ins) != SQLITE_DONE) {
-        snprintf (err, err_size, "catalog insert: %s", sqlite3_errmsg (e->db));
+    if (sb_catalog_listing_put_object (e->listing, e->count, NULL, 0, size, err, err_size) != 0)
         return -1;
-    }
     e->count++;
     e->compact++;
     e->bytes += size;
-    return 0;
-}
-
-static int
-s_sql (sqlite3 *db, const char *sql, char *err, size_t err_size)
-{
-    char *msg = NULL;
-    if (sqlite3_exec (db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-        snprintf (err, err_size, "catalog: %s", msg ? msg : sqlite3_errmsg (db));
-        sqlite3_free (msg);
-        return -1;
-    }
     return 0;
 }
 
@@ -185,29 +163,24 @@ s_sql (sqlite3 *db, const char *sql, char *err, size_t err_size)
 static int
 s_lookup (sqlite3 *db, const char *uri, const char *fingerprint, sb_catalog_info_t *info, char *err, size_t err_size)
 {
-    sqlite3_stmt *q = NULL;
-    if (sqlite3_prepare_v2 (db, "SELECT id, count, bytes FROM catalogs WHERE uri = ? AND fingerprint = ?"
-                            " ORDER BY id DESC LIMIT 1", -1, &q, NULL) != SQLITE_OK
-        || sqlite3_bind_text (q, 1, uri, -1, SQLITE_TRANSIENT) != SQLITE_OK
-        || sqlite3_bind_text (q, 2, fingerprint, -1, SQLITE_TRANSIENT) != SQLITE_OK) {
-        snprintf (err, err_size, "catalog lookup: %s", sqlite3_errmsg (db));
-        sqlite3_finalize (q);
-        return -1;
-    }
-    int found = 0;
-    if (sqlite3_step (q) == SQLITE_ROW) {
-        info->id = sqlite3_column_int64 (q, 0);
-        info->count = (uint64_t) sqlite3_column_int64 (q, 1);
-        info->bytes = (uint64_t) sqlite3_column_int64 (q, 2);
+    int found = sb_catalog_store_lookup (db, uri, fingerprint, &info->id, &info->count, &info->bytes, err, err_size);
+    if (found > 0)
         info->reused = 1;
-        found = 1;
-    }
-    sqlite3_finalize (q);
     return found;
 }
 
 /* A lister streams (key relative to the prefix, size) rows into emit. */
 typedef int (*s_lister_fn) (void *ctx, int base_fd, s_emit_t *emit, char *err, size_t err_size);
+
+/* A row read back from the store (a staged listing in key order, a
+ * partition of a parallel listing) through the emitter ctx, so keys are
+ * compacted and the order checked the same way. */
+static int
+s_emit_row (void *ctx, const char *key, size_t len, uint64_t size)
+{
+    s_emit_t *out = ctx;
+    return s_emit (out, key, len, size, out->err, out->err_size);
+}
 
 /* One transaction: a new catalogs row, its objects either appended in order
  * (sorted listers) or staged and sorted by SQLite. */
@@ -217,111 +190,52 @@ s_list_into (sqlite3 *db, const char *uri, const char *prefix, const char *finge
              size_t err_size)
 {
     uint64_t t0 = sb_mono_ns ();
-    sqlite3_stmt *q = NULL;
-    s_emit_t emit = { .db = db, .sorted = sorted, .naming = naming };
-    if (s_sql (db, "PRAGMA cache_size = -65536; BEGIN IMMEDIATE;", err, err_size) != 0)
-        return SB_CATALOG_ERROR;
+    s_emit_t emit = { .sorted = sorted, .naming = naming, .err = err, .err_size = err_size };
     /* a signal also stops SQLite's own long steps (sorting the staged keys) */
-    sqlite3_progress_handler (db, 100000, s_sqlite_progress, NULL);
-    if (sqlite3_prepare_v2 (db, "INSERT INTO catalogs (uri, prefix, fingerprint, listed_at, list_s, count, bytes)"
-                            " VALUES (?, ?, ?, ?, 0, 0, 0)", -1, &q, NULL) != SQLITE_OK
-        || sqlite3_bind_text (q, 1, uri, -1, SQLITE_TRANSIENT) != SQLITE_OK
-        || sqlite3_bind_text (q, 2, prefix, -1, SQLITE_TRANSIENT) != SQLITE_OK
-        || sqlite3_bind_text (q, 3, fingerprint, -1, SQLITE_TRANSIENT) != SQLITE_OK
-        || sqlite3_bind_double (q, 4, sb_now ()) != SQLITE_OK
-        || sqlite3_step (q) != SQLITE_DONE) {
-        snprintf (err, err_size, "catalog: %s", sqlite3_errmsg (db));
-        sqlite3_finalize (q);
+    emit.listing = sb_catalog_listing_begin (db, uri, prefix, fingerprint, !sorted, s_sqlite_progress, NULL,
+                                             &emit.catalog_id, err, err_size);
+    if (!emit.listing)
         goto rollback;
-    }
-    sqlite3_finalize (q);
-    info->id = emit.catalog_id = sqlite3_last_insert_rowid (db);
-    if (!sorted && s_sql (db, "CREATE TEMP TABLE IF NOT EXISTS catalog_staging (key TEXT NOT NULL, size INTEGER NOT NULL);"
-                          " DELETE FROM temp.catalog_staging;", err, err_size) != 0)
-        goto rollback;
-    if (sqlite3_prepare_v2 (db, sorted ? "INSERT INTO objects (oid, key, size) VALUES (?1, ?2, ?3)"
-                                       : "INSERT INTO temp.catalog_staging (key, size) VALUES (?1, ?2)",
-                            -1, &emit.ins, NULL) != SQLITE_OK) {
-        snprintf (err, err_size, "catalog: %s", sqlite3_errmsg (db));
-        goto rollback;
-    }
+    info->id = emit.catalog_id;
     int rc = lister (ctx, base_fd, &emit, err, err_size);
-    sqlite3_finalize (emit.ins);
-    emit.ins = NULL;
     free (emit.last);
     if (rc != 0)
         goto rollback;
-    char sql[512];
     if (!sorted) {
-        /* the staging table in key order, through the same emitter (so keys
-         * are compacted and the order checked the same way) */
-        s_emit_t out = { .db = db, .sorted = 1, .naming = naming, .catalog_id = info->id };
-        sqlite3_stmt *sel = NULL;
-        if (sqlite3_prepare_v2 (db, "INSERT INTO objects (oid, key, size) VALUES (?1, ?2, ?3)", -1, &out.ins, NULL)
-                != SQLITE_OK
-            || sqlite3_prepare_v2 (db, "SELECT key, size FROM temp.catalog_staging ORDER BY key", -1, &sel, NULL)
-                   != SQLITE_OK) {
-            snprintf (err, err_size, "catalog: %s", sqlite3_errmsg (db));
-            sqlite3_finalize (out.ins);
-            sqlite3_finalize (sel);
-            goto rollback;
-        }
-        int src;
-        while ((src = sqlite3_step (sel)) == SQLITE_ROW
-               && s_emit (&out, (const char *) sqlite3_column_text (sel, 0), (size_t) sqlite3_column_bytes (sel, 0),
-                          (uint64_t) sqlite3_column_int64 (sel, 1), err, err_size) == 0)
-            ;
-        sqlite3_finalize (sel);
-        sqlite3_finalize (out.ins);
+        s_emit_t out = { .listing = emit.listing, .sorted = 1, .naming = naming, .catalog_id = info->id,
+                         .err = err, .err_size = err_size };
+        rc = sb_catalog_listing_each_sorted (emit.listing, s_emit_row, &out, err, err_size);
         free (out.last);
-        if (src != SQLITE_DONE) {
-            if (src != SQLITE_ROW)
-                snprintf (err, err_size, "catalog: %s", sqlite3_errmsg (db));
+        if (rc != 0)
             goto rollback;
-        }
         emit.compact = out.compact;
-        if (s_sql (db, "DELETE FROM temp.catalog_staging;", err, err_size) != 0)
-            goto rollback;
     }
     info->count = emit.count;
     info->bytes = emit.bytes;
     info->reused = 0;
     info->list_s = (double) (sb_mono_ns () - t0) / 1e9;
-    snprintf (sql, sizeof sql, "UPDATE catalogs SET list_s = %.6f, count = %llu, bytes = %llu WHERE id = %lld;",
-              info->list_s, (unsigned long long) emit.count, (unsigned long long) emit.bytes, (long long) info->id);
-    if (s_sql (db, sql, err, err_size) != 0)
-        goto rollback;
+    char naming_text[256];
     if (emit.compact) {
-        sqlite3_stmt *u = NULL;
-        char naming_text[256];
         /* the split only when it is not train/ (the text older catalogs have) */
         const char *split = sb_dataset_split (naming);
         snprintf (naming_text, sizeof naming_text, "dlio %s %s %llu %llu%s%s", naming->prefix, naming->format,
                   (unsigned long long) naming->files, (unsigned long long) naming->subfolders,
                   strcmp (split, "train") == 0 ? "" : " ", strcmp (split, "train") == 0 ? "" : split);
-        if (sqlite3_prepare_v2 (db, "UPDATE catalogs SET naming = ? WHERE id = ?", -1, &u, NULL) != SQLITE_OK
-            || sqlite3_bind_text (u, 1, naming_text, -1, SQLITE_TRANSIENT) != SQLITE_OK
-            || sqlite3_bind_int64 (u, 2, info->id) != SQLITE_OK || sqlite3_step (u) != SQLITE_DONE) {
-            snprintf (err, err_size, "catalog: %s", sqlite3_errmsg (db));
-            sqlite3_finalize (u);
-            goto rollback;
-        }
-        sqlite3_finalize (u);
     }
+    if (sb_catalog_listing_record (emit.listing, info->list_s, emit.count, emit.bytes,
+                                   emit.compact ? naming_text : NULL, err, err_size) != 0)
+        goto rollback;
     if (s_progress ()) {     /* not committed: a stopped listing leaves no catalog */
         s_stopped (err, err_size);
         goto rollback;
     }
-    sqlite3_progress_handler (db, 0, NULL, NULL);
-    if (s_sql (db, "COMMIT;", err, err_size) != 0)
+    if (sb_catalog_listing_commit (&emit.listing, err, err_size) != 0)
         goto rollback;
     return SB_CATALOG_OK;
 rollback:
-    sqlite3_progress_handler (db, 0, NULL, NULL);
     if (__atomic_load_n (&s_stop, __ATOMIC_RELAXED))
         s_stopped (err, err_size);
-    sqlite3_finalize (emit.ins);
-    sqlite3_exec (db, "ROLLBACK", NULL, NULL, NULL);
+    sb_catalog_listing_abort (&emit.listing);
     return SB_CATALOG_ERROR;
 }
 
@@ -527,8 +441,7 @@ typedef struct {
     const char *head;
     char        start_after[1200];  /* relative to list_prefix; "" from the start */
     char        end_at[1200];       /* relative to list_prefix; "" to the end */
-    sqlite3    *db;             /* a private temporary database: SQLite names it, unlinks it at once */
-    sqlite3_stmt *ins;
+    sb_catalog_part_t *part;    /* the stream's keys (a temporary database; closed by the coordinator) */
     uint64_t    count;
     int         rc;
     char        err[2048];
@@ -547,12 +460,8 @@ s_part_on_key (void *arg, const char *key, size_t key_len, uint64_t size)
     const char *rel = s_catalog_key (p->head, key, key_len, buf, sizeof buf);
     if (!rel)
         return 0;
-    sqlite3_reset (p->ins);
-    if (sqlite3_bind_text (p->ins, 1, rel, -1, SQLITE_STATIC) != SQLITE_OK
-        || sqlite3_bind_int64 (p->ins, 2, (int64_t) size) != SQLITE_OK || sqlite3_step (p->ins) != SQLITE_DONE) {
-        snprintf (p->err, sizeof p->err, "listing partition (temporary database): %s", sqlite3_errmsg (p->db));
+    if (sb_catalog_part_add (p->part, rel, size, p->err, sizeof p->err) != 0)
         return 1;
-    }
     p->count++;
     return 0;
 }
@@ -581,16 +490,7 @@ s_part_thread (void *arg)
         __atomic_store_n (&p->done, 1, __ATOMIC_RELEASE);
         return NULL;
     }
-    /* "": SQLite's own temporary file (random name, opened exclusively,
-     * unlinked right after open): nothing is left behind, even after SIGKILL */
-    if (sqlite3_open_v2 ("", &p->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK
-        || sqlite3_exec (p->db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
-                         " CREATE TABLE part (key TEXT NOT NULL, size INTEGER NOT NULL); BEGIN;", NULL, NULL, NULL) != SQLITE_OK
-        || sqlite3_prepare_v2 (p->db, "INSERT INTO part (key, size) VALUES (?, ?)", -1, &p->ins, NULL) != SQLITE_OK) {
-        snprintf (p->err, sizeof p->err, "listing partition (temporary database): %s",
-                  p->db ? sqlite3_errmsg (p->db) : "out of memory");
-        sqlite3_close (p->db);
-        p->db = NULL;
+    if (!(p->part = sb_catalog_part_open (p->err, sizeof p->err))) {
         sb_storage_close (&client);
         __atomic_store_n (&p->done, 1, __ATOMIC_RELEASE);
         return NULL;
@@ -602,13 +502,9 @@ s_part_thread (void *arg)
     if (rc < 0 && !p->err[0])
         snprintf (p->err, sizeof p->err, "listing %s://%s after '%s%s': %s", p->cfg->engine, p->list_prefix,
                   p->list_prefix, p->start_after, e.text);
-    sqlite3_finalize (p->ins);
-    p->ins = NULL;
-    if (rc >= 0 && !p->err[0] && sqlite3_exec (p->db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK)
+    if (rc >= 0 && !p->err[0] && sb_catalog_part_commit (p->part, p->err, sizeof p->err) == 0)
         p->rc = 0;
-    else if (!p->err[0])
-        snprintf (p->err, sizeof p->err, "listing partition (temporary database): %s", sqlite3_errmsg (p->db));
-    /* the connection stays open: the temporary database lives as long as it
+    /* the partition stays open: its temporary database lives as long as it
      * (the coordinator reads it, then closes it) */
     sb_storage_close (&client);
     __atomic_store_n (&p->done, 1, __ATOMIC_RELEASE);
@@ -692,25 +588,10 @@ s_objects_lister_parallel (s_objects_ctx_t *c, s_emit_t *emit, char *err, size_t
             rc = -1;
         }
     /* append the partitions in order: emit checks the order across them */
-    for (size_t j = 0; rc == 0 && j < started; j++) {
-        sqlite3 *pdb = parts[j].db;
-        sqlite3_stmt *q = NULL;
-        if (sqlite3_prepare_v2 (pdb, "SELECT key, size FROM part ORDER BY rowid", -1, &q, NULL) != SQLITE_OK) {
-            snprintf (err, err_size, "listing partition (temporary database): %s", sqlite3_errmsg (pdb));
-            rc = -1;
-        }
-        while (rc == 0 && sqlite3_step (q) == SQLITE_ROW) {
-            const char *key = (const char *) sqlite3_column_text (q, 0);
-            int len = sqlite3_column_bytes (q, 0);
-            if (s_emit (emit, key, (size_t) len, (uint64_t) sqlite3_column_int64 (q, 1), err, err_size) != 0)
-                rc = -1;
-        }
-        sqlite3_finalize (q);
-    }
-    for (size_t j = 0; j < started; j++) {
-        sqlite3_close (parts[j].db);
-        parts[j].db = NULL;
-    }
+    for (size_t j = 0; rc == 0 && j < started; j++)
+        rc = sb_catalog_part_each (parts[j].part, s_emit_row, emit, err, err_size);
+    for (size_t j = 0; j < started; j++)
+        sb_catalog_part_close (&parts[j].part);
     free (parts);
     free (threads);
     return rc;
@@ -813,7 +694,7 @@ sb_catalog_ensure_synthetic (sqlite3 *db, const sb_dataset_t *ds, int relist, sb
 }
 
 struct sb_catalog_reader {
-    sqlite3_stmt *get;          /* NULL: naming mode */
+    sb_catalog_objects_t *get;  /* the store's reads of stored keys; NULL: naming mode */
     int64_t       catalog_id;
     sb_dataset_t  ds;           /* naming mode */
     char          prefix[64], format[32], split[16];
@@ -839,6 +720,63 @@ s_reader_free_index (sb_catalog_reader_t *self)
     self->stored = NULL;
 }
 
+/* The index pass's state: the next idx expected, the first size, whether
+ * all sizes are that one. */
+typedef struct {
+    sb_catalog_reader_t *self;
+    uint64_t expect, first_size;
+    int      uniform;
+    char    *err;
+    size_t   err_size;
+} s_index_pass_t;
+
+static int
+s_index_row (void *ctx, uint64_t idx, int stored, int64_t size)
+{
+    s_index_pass_t *x = ctx;
+    sb_catalog_reader_t *self = x->self;
+    char *err = x->err;
+    size_t err_size = x->err_size;
+    if ((x->expect & 65535) == 0 && s_progress ()) {
+        snprintf (err, err_size, "loading the index of catalog %lld interrupted", (long long) self->catalog_id);
+        return -1;
+    }
+    if (idx != x->expect || idx >= self->count || size < 0) {
+        snprintf (err, err_size, "catalog %lld is damaged: object %llu found where %llu was expected (of %llu)",
+                  (long long) self->catalog_id, (unsigned long long) idx, (unsigned long long) x->expect,
+                  (unsigned long long) self->count);
+        return -1;
+    }
+    x->expect++;
+    if (idx == 0)
+        x->first_size = (uint64_t) size;
+    else if ((uint64_t) size != x->first_size)
+        x->uniform = 0;
+    if (stored) {
+        if (!self->stored && !(self->stored = calloc ((self->count + 7) / 8, 1))) {
+            snprintf (err, err_size, "out of memory for the index");
+            return -1;
+        }
+        self->stored[idx / 8] |= (uint8_t) (1u << (idx % 8));
+    }
+    if (self->size64)
+        self->size64[idx] = (uint64_t) size;
+    else if ((uint64_t) size < UINT32_MAX)
+        self->size32[idx] = (uint32_t) size;
+    else {      /* a 4 GiB object: widen */
+        if (!(self->size64 = malloc (self->count * sizeof (uint64_t)))) {
+            snprintf (err, err_size, "out of memory for the index");
+            return -1;
+        }
+        for (uint64_t j = 0; j < idx; j++)
+            self->size64[j] = self->size32[j];
+        self->size64[idx] = (uint64_t) size;
+        free (self->size32);
+        self->size32 = NULL;
+    }
+    return 0;
+}
+
 /* One sequential pass over the catalog's rows into the in-memory index:
  * 4 bytes per object (8 if one is 4 GiB or more, none if all sizes are
  * equal) and one bit per object when some keys are stored. The page cache
@@ -847,18 +785,9 @@ s_reader_free_index (sb_catalog_reader_t *self)
 static int
 s_reader_load_index (sb_catalog_reader_t *self, sqlite3 *db, char *err, size_t err_size)
 {
-    sqlite3_stmt *q = NULL;
-    sqlite3_db_release_memory (db);
-    if (sqlite3_prepare_v2 (db, "SELECT count FROM catalogs WHERE id = ?", -1, &q, NULL) != SQLITE_OK
-        || sqlite3_bind_int64 (q, 1, self->catalog_id) != SQLITE_OK || sqlite3_step (q) != SQLITE_ROW) {
-        snprintf (err, err_size, "catalog %lld: cannot read its size: %s", (long long) self->catalog_id,
-                  sqlite3_errmsg (db));
-        sqlite3_finalize (q);
+    sb_catalog_store_release_cache (db);
+    if (sb_catalog_store_count (db, self->catalog_id, &self->count, err, err_size) != 0)
         return -1;
-    }
-    self->count = (uint64_t) sqlite3_column_int64 (q, 0);
-    sqlite3_finalize (q);
-    q = NULL;
     if (self->count == 0 || self->count >= (1ull << 40)) {
         snprintf (err, err_size, "catalog %lld has %llu objects", (long long) self->catalog_id,
                   (unsigned long long) self->count);
@@ -868,87 +797,23 @@ s_reader_load_index (sb_catalog_reader_t *self, sqlite3 *db, char *err, size_t e
         snprintf (err, err_size, "out of memory for the index of %llu objects", (unsigned long long) self->count);
         return -1;
     }
-    if (sqlite3_prepare_v2 (db, "SELECT oid, key IS NOT NULL, size FROM objects WHERE oid >= ? AND oid < ?", -1, &q,
-                            NULL) != SQLITE_OK
-        || sqlite3_bind_int64 (q, 1, SB_CATALOG_OID (self->catalog_id, 0)) != SQLITE_OK
-        || sqlite3_bind_int64 (q, 2, SB_CATALOG_OID (self->catalog_id + 1, 0)) != SQLITE_OK) {
-        snprintf (err, err_size, "catalog index: %s", sqlite3_errmsg (db));
-        sqlite3_finalize (q);
-        return -1;
-    }
-    /* a sequential pass needs no page cache: keep it at 8 MiB meanwhile */
-    sqlite3_int64 cache_pages = 0;
-    sqlite3_stmt *pragma = NULL;
-    if (sqlite3_prepare_v2 (db, "PRAGMA cache_size", -1, &pragma, NULL) == SQLITE_OK
-        && sqlite3_step (pragma) == SQLITE_ROW)
-        cache_pages = sqlite3_column_int64 (pragma, 0);
-    sqlite3_finalize (pragma);
-    sqlite3_exec (db, "PRAGMA cache_size = -8192", NULL, NULL, NULL);
-    uint64_t expect = 0, first_size = 0;
-    int uniform = 1, rc;
-    while ((rc = sqlite3_step (q)) == SQLITE_ROW) {
-        uint64_t idx = (uint64_t) sqlite3_column_int64 (q, 0) & ((1ull << 40) - 1);
-        if ((expect & 65535) == 0 && s_progress ()) {
-            snprintf (err, err_size, "loading the index of catalog %lld interrupted", (long long) self->catalog_id);
-            break;
-        }
-        sqlite3_int64 size = sqlite3_column_int64 (q, 2);
-        if (idx != expect || idx >= self->count || size < 0) {
-            snprintf (err, err_size, "catalog %lld is damaged: object %llu found where %llu was expected (of %llu)",
-                      (long long) self->catalog_id, (unsigned long long) idx, (unsigned long long) expect,
-                      (unsigned long long) self->count);
-            break;
-        }
-        expect++;
-        if (idx == 0)
-            first_size = (uint64_t) size;
-        else if ((uint64_t) size != first_size)
-            uniform = 0;
-        if (sqlite3_column_int (q, 1)) {
-            if (!self->stored && !(self->stored = calloc ((self->count + 7) / 8, 1))) {
-                snprintf (err, err_size, "out of memory for the index");
-                break;
-            }
-            self->stored[idx / 8] |= (uint8_t) (1u << (idx % 8));
-        }
-        if (self->size64)
-            self->size64[idx] = (uint64_t) size;
-        else if ((uint64_t) size < UINT32_MAX)
-            self->size32[idx] = (uint32_t) size;
-        else {      /* a 4 GiB object: widen */
-            if (!(self->size64 = malloc (self->count * sizeof (uint64_t)))) {
-                snprintf (err, err_size, "out of memory for the index");
-                break;
-            }
-            for (uint64_t j = 0; j < idx; j++)
-                self->size64[j] = self->size32[j];
-            self->size64[idx] = (uint64_t) size;
-            free (self->size32);
-            self->size32 = NULL;
-        }
-    }
-    sqlite3_finalize (q);
-    char restore[64];
-    snprintf (restore, sizeof restore, "PRAGMA cache_size = %lld", (long long) cache_pages);
-    if (cache_pages != 0)
-        sqlite3_exec (db, restore, NULL, NULL, NULL);
-    if (rc != SQLITE_DONE || expect != self->count) {
-        if (rc == SQLITE_DONE)
+    s_index_pass_t x = { .self = self, .uniform = 1, .err = err, .err_size = err_size };
+    int rc = sb_catalog_store_scan (db, self->catalog_id, s_index_row, &x, err, err_size);
+    if (rc != 0 || x.expect != self->count) {
+        if (rc == 0)
             snprintf (err, err_size, "catalog %lld is damaged: %llu of its %llu objects found",
-                      (long long) self->catalog_id, (unsigned long long) expect, (unsigned long long) self->count);
-        else if (rc != SQLITE_ROW)
-            snprintf (err, err_size, "catalog index: %s", sqlite3_errmsg (db));
+                      (long long) self->catalog_id, (unsigned long long) x.expect, (unsigned long long) self->count);
         s_reader_free_index (self);
         return -1;
     }
-    if (uniform) {
-        self->uniform_size = first_size;
+    if (x.uniform) {
+        self->uniform_size = x.first_size;
         free (self->size32);
         free (self->size64);
         self->size32 = NULL;
         self->size64 = NULL;
     }
-    sqlite3_db_release_memory (db);
+    sb_catalog_store_release_cache (db);
     return 0;
 }
 
@@ -981,17 +846,14 @@ sb_catalog_reader_new (sqlite3 *db, int64_t catalog_id, char *err, size_t err_si
     }
     self->catalog_id = catalog_id;
     /* compact keys: the naming that rebuilds a NULL key */
-    sqlite3_stmt *q = NULL;
-    if (sqlite3_prepare_v2 (db, "SELECT naming FROM catalogs WHERE id = ?", -1, &q, NULL) == SQLITE_OK
-        && sqlite3_bind_int64 (q, 1, catalog_id) == SQLITE_OK && sqlite3_step (q) == SQLITE_ROW
-        && sqlite3_column_type (q, 0) != SQLITE_NULL) {
+    char *naming = sb_catalog_store_naming (db, catalog_id);
+    if (naming) {
         unsigned long long files = 0, subfolders = 0;
-        int fields = sscanf ((const char *) sqlite3_column_text (q, 0), "dlio %63s %31s %llu %llu %15s", self->prefix,
-                             self->format, &files, &subfolders, self->split);
+        int fields = sscanf (naming, "dlio %63s %31s %llu %llu %15s", self->prefix, self->format, &files, &subfolders,
+                             self->split);
         if (fields < 4 || (fields == 5 && strcmp (self->split, "valid") != 0)) {
-            snprintf (err, err_size, "catalog %lld: unreadable naming '%s'", (long long) catalog_id,
-                      (const char *) sqlite3_column_text (q, 0));
-            sqlite3_finalize (q);
+            snprintf (err, err_size, "catalog %lld: unreadable naming '%s'", (long long) catalog_id, naming);
+            free (naming);
             free (self);
             return NULL;
         }
@@ -1002,15 +864,13 @@ sb_catalog_reader_new (sqlite3 *db, int64_t catalog_id, char *err, size_t err_si
         self->ds.split = fields == 5 ? self->split : "train";
         self->has_naming = 1;
     }
-    sqlite3_finalize (q);
-    if (sqlite3_prepare_v2 (db, "SELECT key, size FROM objects WHERE oid = ?", -1, &self->get,
-                            NULL) != SQLITE_OK) {
-        snprintf (err, err_size, "catalog reader: %s", sqlite3_errmsg (db));
+    free (naming);
+    if (!(self->get = sb_catalog_objects_open (db, catalog_id, err, err_size))) {
         free (self);
         return NULL;
     }
     if (s_reader_load_index (self, db, err, err_size) != 0) {
-        sqlite3_finalize (self->get);
+        sb_catalog_objects_close (&self->get);
         free (self);
         return NULL;
     }
@@ -1022,7 +882,7 @@ sb_catalog_reader_destroy (sb_catalog_reader_t **self_p)
 {
     if (!self_p || !*self_p)
         return;
-    sqlite3_finalize ((*self_p)->get);
+    sb_catalog_objects_close (&(*self_p)->get);
     s_reader_free_index (*self_p);
     free (*self_p);
     *self_p = NULL;
@@ -1070,18 +930,12 @@ sb_catalog_reader_get (sb_catalog_reader_t *self, uint64_t idx, char *key_buf, s
         *size = self->exact_sizes ? sb_dataset_object_size (&self->ds, idx) : SB_CATALOG_SIZE_UNKNOWN;
         return 0;
     }
-    sqlite3_reset (self->get);
-    if (idx >= (1ull << 40) || sqlite3_bind_int64 (self->get, 1, SB_CATALOG_OID (self->catalog_id, idx)) != SQLITE_OK
-        || sqlite3_step (self->get) != SQLITE_ROW)
+    int named = 0;
+    uint64_t stored_size = 0;
+    if (sb_catalog_objects_get (self->get, idx, key_buf, key_size, &named, &stored_size) != 0)
         return -1;
-    const unsigned char *key = sqlite3_column_text (self->get, 0);
-    if (!key) {
-        if (!self->has_naming || sb_dataset_key_sorted (&self->ds, idx, key_buf, key_size) != 0)
-            return -1;
-    }
-    else if (sb_strf (key_buf, key_size, "%s", (const char *) key) != 0)
+    if (named && (!self->has_naming || sb_dataset_key_sorted (&self->ds, idx, key_buf, key_size) != 0))
         return -1;
-    *size = (uint64_t) sqlite3_column_int64 (self->get, 1);
-    sqlite3_reset (self->get);
+    *size = stored_size;
     return 0;
 }
