@@ -31,7 +31,7 @@ typedef struct {
     size_t        last_len, last_cap;
     const sb_dataset_t *naming; /* keys equal to the DLIO name of their position are stored NULL */
     uint64_t      compact;      /* how many were */
-    char         *err;          /* where s_emit_row reports (the sort of a staged listing) */
+    char         *err;          /* where s_emit_row reports (rows read back from the store) */
     size_t        err_size;
 } s_emit_t;
 
