@@ -6,6 +6,12 @@
 #include <string.h>
 
 const char *
+sb_report_error (sqlite3 *db)
+{
+    return sqlite3_errmsg (db);
+}
+
+const char *
 sb_report_column_text (sqlite3_stmt *st, int col)
 {
     const unsigned char *t = sqlite3_column_text (st, col);
@@ -290,7 +296,7 @@ sb_report_epochs (sqlite3 *db, int64_t run_id, sb_report_epoch_t **rows_p, size_
     if (s_prepare_run (db, "SELECT epoch, samples, dropped, bytes, duration_s, samples_per_s, mib_per_s, au_mean,"
                        " batches, barrier_p50_ms, barrier_p99_ms, train_au_percentage,"
                        " train_throughput_samples_per_second, train_io_MB_per_second, resident_fraction, from_memory,"
-                       " barrier_own_p50_ms"
+                       " barrier_own_p50_ms, read_p50_ms, read_p99_ms"
                        " FROM epochs WHERE run_id = ? ORDER BY epoch", run_id, &st) != 0)
         return -1;
     sb_report_epoch_t *rows = NULL;
@@ -314,6 +320,13 @@ sb_report_epochs (sqlite3 *db, int64_t run_id, sb_report_epoch_t **rows_p, size_
             .resident_fraction = sqlite3_column_double (st, 14), .from_memory = sqlite3_column_int (st, 15) == 1,
             .has_barrier_own = sqlite3_column_type (st, 16) != SQLITE_NULL,
             .barrier_own_p50_ms = sqlite3_column_double (st, 16),
+            .has_read_p50 = sqlite3_column_type (st, 17) != SQLITE_NULL, .read_p50_ms = sqlite3_column_double (st, 17),
+            .has_read_p99 = sqlite3_column_type (st, 18) != SQLITE_NULL, .read_p99_ms = sqlite3_column_double (st, 18),
+            .has_au_mean = sqlite3_column_type (st, 7) != SQLITE_NULL,
+            .has_barrier_p99 = sqlite3_column_type (st, 10) != SQLITE_NULL,
+            .has_dlio_samples = sqlite3_column_type (st, 12) != SQLITE_NULL,
+            .has_dlio_io = sqlite3_column_type (st, 13) != SQLITE_NULL,
+            .has_from_memory = sqlite3_column_type (st, 15) != SQLITE_NULL,
         };
     }
     sqlite3_finalize (st);

@@ -4,13 +4,17 @@
  * db is a connection to a result database (sb_resultdb_handle, or a
  * read-only one); it is borrowed. Strings in returned rows are copies the
  * caller frees with the row (each function says how). Every function
- * returns -1 when SQLite fails (sqlite3_errmsg (db) says why). */
+ * returns -1 when SQLite fails (sb_report_error (db) says why). */
 #ifndef SB_REPORT_QUERY_H
 #define SB_REPORT_QUERY_H
 
 #include <sqlite3.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* Why the last call on db failed: SQLite's message (sqlite3_errmsg),
+ * borrowed until the next call on db. */
+const char *sb_report_error (sqlite3 *db);
 
 /* Text of column col of a result row, "" for NULL (borrowed from st). */
 const char *sb_report_column_text (sqlite3_stmt *st, int col);
@@ -90,8 +94,10 @@ int sb_report_run (sqlite3 *db, int64_t run_id, sb_report_run_t *r);
 void sb_report_run_fini (sb_report_run_t *r);
 
 /* The epochs rows of a run in order: *rows (caller frees) and *n. The has_
- * flags say which nullable figures are there. Returns 0, or -1 (nothing
- * to free). */
+ * flags say which nullable figures are there (a NULL figure reads as 0):
+ * has_barrier, has_dlio and has_resident the first column of their group
+ * (barrier_p50_ms, train_au_percentage, resident_fraction), the others one
+ * column each. Returns 0, or -1 (nothing to free). */
 typedef struct {
     int64_t epoch, samples, dropped, bytes, batches;
     double  duration_s, samples_per_s, mib_per_s, au_mean;
@@ -99,7 +105,10 @@ typedef struct {
     double  dlio_au_percentage, dlio_samples_per_s, dlio_io_mb_per_s;  /* train_* columns */
     double  resident_fraction;
     int     from_memory;
+    double  read_p50_ms, read_p99_ms;   /* sample read latency */
     int     has_barrier, has_barrier_own, has_dlio, has_resident;
+    int     has_au_mean, has_barrier_p99, has_dlio_samples, has_dlio_io, has_from_memory;
+    int     has_read_p50, has_read_p99;
 } sb_report_epoch_t;
 int sb_report_epochs (sqlite3 *db, int64_t run_id, sb_report_epoch_t **rows, size_t *n);
 

@@ -50,7 +50,7 @@ s_print_checkpoints (sqlite3 *db, int64_t run_id, FILE *out)
 
 /* issue 15, workflow: the phases the command ran, and the evaluations
  * (evals) with DLIO's evaluation figures, after the training epochs.
- * Returns 0, or -1 (sqlite3_errmsg). */
+ * Returns 0, or -1 (sb_report_error). */
 static int
 s_print_workflow (sqlite3 *db, int64_t run_id, FILE *out)
 {
@@ -87,7 +87,7 @@ sb_report_print (sqlite3 *db, int64_t run_id, FILE *out)
     int rc = -1;
     int found = sb_report_run (db, run_id, &run);
     if (found < 0) {
-        fprintf (stderr, "shardbench: report: %s\n", sqlite3_errmsg (db));
+        fprintf (stderr, "shardbench: report: %s\n", sb_report_error (db));
         return -1;
     }
     if (found == 0) {
@@ -103,7 +103,7 @@ sb_report_print (sqlite3 *db, int64_t run_id, FILE *out)
              (long long) run.workers, (long long) run.hosts, (long long) run.seed);
     sb_report_dlio_run_t dlio;
     if ((train && sb_report_dlio_run (db, run_id, &dlio) != 0) || sb_report_epochs (db, run_id, &eps, &neps) != 0) {
-        fprintf (stderr, "shardbench: report: %s\n", sqlite3_errmsg (db));
+        fprintf (stderr, "shardbench: report: %s\n", sb_report_error (db));
         goto done;
     }
     if (train && dlio.dlio) {
@@ -155,15 +155,15 @@ sb_report_print (sqlite3 *db, int64_t run_id, FILE *out)
                  " read, so %s measure%s memory, not the storage\n",
                  from_memory > 1 ? "these epochs" : "this epoch", from_memory > 1 ? "" : "s");
     if (train && sb_report_host_caching (db, run_id, s_print_caching_host, out) != 0) {
-        fprintf (stderr, "shardbench report: %s\n", sqlite3_errmsg (db));
+        fprintf (stderr, "shardbench report: %s\n", sb_report_error (db));
         goto done;
     }
     if (s_print_workflow (db, run_id, out) != 0) {
-        fprintf (stderr, "shardbench: report: %s\n", sqlite3_errmsg (db));
+        fprintf (stderr, "shardbench: report: %s\n", sb_report_error (db));
         goto done;
     }
     if (ckpt && s_print_checkpoints (db, run_id, out) != 0) {
-        fprintf (stderr, "shardbench: report: %s\n", sqlite3_errmsg (db));
+        fprintf (stderr, "shardbench: report: %s\n", sb_report_error (db));
         goto done;
     }
     const char *status = run.status;

@@ -22,6 +22,7 @@
  * Real numbers are printed with 6 decimals (%.6f); a value that is not
  * finite, or NULL in the database, is JSON null (empty in CSV). */
 #include "report.h"
+#include "export_query.h"
 #include "workload.h"
 
 #include <math.h>
@@ -29,173 +30,56 @@
 #include <string.h>
 #include <time.h>
 
-/* the run's row, as the three writers need it */
+/* the run's row, as the three writers need it, and its model name */
 typedef struct {
-    int64_t id;
-    char    kind[32], status[32];
-    char   *workload, *error, *host;    /* heap copies, NULL when NULL */
-    char    model[128];                 /* model.name of runs.config */
-    double  started_at, finished_at;    /* finished_at NAN when NULL */
-    int64_t accelerators, hosts, workers, seed;
-    double  au_threshold, au_mean;      /* NAN when NULL */
-    int     passed;                     /* -1 when NULL */
-    /* DLIO's run figures (NAN when NULL: not a train run, or recorded before schema 9) */
-    double  dlio_au_mean, dlio_au_std, dlio_tput_mean, dlio_tput_std, dlio_io_mean, dlio_io_std;
-    int64_t record_size;                /* -1 when NULL */
+    int64_t         id;
+    sb_export_run_t row;
+    char            model[128];     /* model.name of runs.config */
 } s_run_t;
 
-/* per-epoch rows of a run (train: epochs >= 1) */
-typedef struct {
-    int64_t epoch, samples, dropped, bytes, batches;
-    double  duration_s, samples_per_s, mib_per_s, au, p50, p99;   /* NAN when NULL */
-    double  resident_fraction;  /* page cache, NAN when nothing was checked */
-    int     from_memory;        /* -1 when nothing was checked */
-    double  dlio_au, dlio_tput, dlio_io;    /* DLIO's: train_au_percentage, ..._samples_per_second, train_io_MB_... */
-} s_epoch_t;
-
-static char *
-s_dup_col (sqlite3_stmt *st, int col)
+/* a nullable figure of an epochs row: NAN when NULL */
+static double
+s_or_nan (int has, double v)
 {
-    if (sqlite3_column_type (st, col) == SQLITE_NULL)
-        return NULL;
-    const unsigned char *t = sqlite3_column_text (st, col);
-    return t ? strdup ((const char *) t) : NULL;
+    return has ? v : NAN;
 }
 
-static double
-s_real_col (sqlite3_stmt *st, int col)
+/* Load run `id`. Returns 0; -1 when it does not exist or SQLite fails
+ * (message on stderr, prefixed with `who`; nothing to fini). */
+static int
+s_run_load (sqlite3 *db, int64_t id, s_run_t *r, const char *who)
 {
-    return sqlite3_column_type (st, col) == SQLITE_NULL ? NAN : sqlite3_column_double (st, col);
+    memset (r, 0, sizeof *r);
+    int got = sb_export_run (db, id, &r->row);
+    if (got != 1) {
+        if (got == 0)
+            fprintf (stderr, "shardbench %s: no run %lld in this database\n", who, (long long) id);
+        else
+            fprintf (stderr, "shardbench %s: %s\n", who, sb_report_error (db));
+        sb_export_run_fini (&r->row);
+        return -1;
+    }
+    r->id = id;
+    sb_workload_model_name (r->row.config, r->model, sizeof r->model);
+    return 0;
 }
 
 static void
 s_run_fini (s_run_t *r)
 {
-    free (r->workload);
-    free (r->error);
-    free (r->host);
-    r->workload = r->error = r->host = NULL;
+    sb_export_run_fini (&r->row);
 }
 
-/* Load run `id`. Returns 0; -1 when it does not exist or SQLite fails
- * (message on stderr, prefixed with `who`). */
+/* The epochs rows of run `id` in epoch order (sb_report_epochs; the caller
+ * frees *out), *n rows. Returns 0 or -1 (message on stderr). */
 static int
-s_run_load (sqlite3 *db, int64_t id, s_run_t *r, const char *who)
+s_epochs_load (sqlite3 *db, int64_t id, sb_report_epoch_t **out, size_t *n, const char *who)
 {
-    memset (r, 0, sizeof *r);
-    sqlite3_stmt *st = NULL;
-    int rc = -1;
-    if (sqlite3_prepare_v2 (db,
-                            "SELECT kind, status, workload, error, coordinator_host, started_at, finished_at,"
-                            " accelerators, hosts, workers, seed, au_threshold, au_mean, passed, config,"
-                            " train_au_mean_percentage, train_au_stdev_percentage,"
-                            " train_throughput_mean_samples_per_second, train_throughput_stdev_samples_per_second,"
-                            " train_io_mean_MB_per_second, train_io_stdev_MB_per_second, record_size_bytes"
-                            " FROM runs WHERE id = ?", -1, &st, NULL) != SQLITE_OK
-        || sqlite3_bind_int64 (st, 1, id) != SQLITE_OK) {
-        fprintf (stderr, "shardbench %s: %s\n", who, sqlite3_errmsg (db));
-        goto done;
+    if (sb_report_epochs (db, id, out, n) != 0) {
+        fprintf (stderr, "shardbench %s: %s\n", who, sb_report_error (db));
+        return -1;
     }
-    int step = sqlite3_step (st);
-    if (step != SQLITE_ROW) {
-        if (step == SQLITE_DONE)
-            fprintf (stderr, "shardbench %s: no run %lld in this database\n", who, (long long) id);
-        else
-            fprintf (stderr, "shardbench %s: %s\n", who, sqlite3_errmsg (db));
-        goto done;
-    }
-    r->id = id;
-    const unsigned char *t;
-    snprintf (r->kind, sizeof r->kind, "%s", (t = sqlite3_column_text (st, 0)) ? (const char *) t : "");
-    snprintf (r->status, sizeof r->status, "%s", (t = sqlite3_column_text (st, 1)) ? (const char *) t : "");
-    r->workload = s_dup_col (st, 2);
-    r->error = s_dup_col (st, 3);
-    r->host = s_dup_col (st, 4);
-    r->started_at = sqlite3_column_double (st, 5);
-    r->finished_at = s_real_col (st, 6);
-    r->accelerators = sqlite3_column_int64 (st, 7);
-    r->hosts = sqlite3_column_int64 (st, 8);
-    r->workers = sqlite3_column_int64 (st, 9);
-    r->seed = sqlite3_column_int64 (st, 10);
-    r->au_threshold = s_real_col (st, 11);
-    r->au_mean = s_real_col (st, 12);
-    r->passed = sqlite3_column_type (st, 13) == SQLITE_NULL ? -1 : sqlite3_column_int (st, 13) != 0;
-    sb_workload_model_name ((const char *) sqlite3_column_text (st, 14), r->model, sizeof r->model);
-    r->dlio_au_mean = s_real_col (st, 15);
-    r->dlio_au_std = s_real_col (st, 16);
-    r->dlio_tput_mean = s_real_col (st, 17);
-    r->dlio_tput_std = s_real_col (st, 18);
-    r->dlio_io_mean = s_real_col (st, 19);
-    r->dlio_io_std = s_real_col (st, 20);
-    r->record_size = sqlite3_column_type (st, 21) == SQLITE_NULL ? -1 : sqlite3_column_int64 (st, 21);
-    rc = 0;
-done:
-    sqlite3_finalize (st);
-    return rc;
-}
-
-/* The epochs rows of run `id` in epoch order into a heap array *out (the
- * caller frees it), *n rows. Returns 0 or -1 (message on stderr). */
-static int
-s_epochs_load (sqlite3 *db, int64_t id, s_epoch_t **out, size_t *n, const char *who)
-{
-    sqlite3_stmt *st = NULL;
-    s_epoch_t *v = NULL;
-    size_t count = 0, cap = 0;
-    *out = NULL;
-    *n = 0;
-    if (sqlite3_prepare_v2 (db,
-                            "SELECT epoch, samples, dropped, bytes, batches, duration_s, samples_per_s, mib_per_s,"
-                            " au_mean, barrier_p50_ms, barrier_p99_ms, train_au_percentage,"
-                            " train_throughput_samples_per_second, train_io_MB_per_second, resident_fraction,"
-                            " from_memory"
-                            " FROM epochs WHERE run_id = ? ORDER BY epoch",
-                            -1, &st, NULL) != SQLITE_OK
-        || sqlite3_bind_int64 (st, 1, id) != SQLITE_OK)
-        goto fail;
-    int step;
-    while ((step = sqlite3_step (st)) == SQLITE_ROW) {
-        if (count == cap) {
-            size_t ncap = cap ? 2 * cap : 16;
-            s_epoch_t *nv = realloc (v, ncap * sizeof *nv);
-            if (!nv) {
-                fprintf (stderr, "shardbench %s: out of memory\n", who);
-                free (v);
-                sqlite3_finalize (st);
-                return -1;
-            }
-            v = nv;
-            cap = ncap;
-        }
-        s_epoch_t *e = &v[count++];
-        e->epoch = sqlite3_column_int64 (st, 0);
-        e->samples = sqlite3_column_int64 (st, 1);
-        e->dropped = sqlite3_column_int64 (st, 2);
-        e->bytes = sqlite3_column_int64 (st, 3);
-        e->batches = sqlite3_column_int64 (st, 4);
-        e->duration_s = sqlite3_column_double (st, 5);
-        e->samples_per_s = sqlite3_column_double (st, 6);
-        e->mib_per_s = sqlite3_column_double (st, 7);
-        e->au = s_real_col (st, 8);
-        e->p50 = s_real_col (st, 9);
-        e->p99 = s_real_col (st, 10);
-        e->dlio_au = s_real_col (st, 11);
-        e->dlio_tput = s_real_col (st, 12);
-        e->dlio_io = s_real_col (st, 13);
-        e->resident_fraction = s_real_col (st, 14);
-        e->from_memory = sqlite3_column_type (st, 15) == SQLITE_NULL ? -1 : sqlite3_column_int (st, 15);
-    }
-    if (step != SQLITE_DONE)
-        goto fail;
-    sqlite3_finalize (st);
-    *out = v;
-    *n = count;
     return 0;
-fail:
-    fprintf (stderr, "shardbench %s: %s\n", who, sqlite3_errmsg (db));
-    free (v);
-    sqlite3_finalize (st);
-    return -1;
 }
 
 /* mean and population standard deviation (numpy's np.std) of v[0..n-1];
@@ -282,42 +166,53 @@ s_json_list (FILE *out, const double *v, size_t n)
     fputc (']', out);
 }
 
-/* per-host memory (GiB) and cores, in the order the hosts joined */
+/* per-host memory (GiB) and cores, in the order the hosts joined: the
+ * memory list goes to out, the cores list to cores (both buffers) */
+typedef struct {
+    FILE *out, *cores;
+    int   first;
+} s_host_lists_t;
+
+static int
+s_json_host (void *ctx, const sb_export_host_t *h)
+{
+    s_host_lists_t *hl = ctx;
+    fputs (hl->first ? "" : ", ", hl->out);
+    fputs (hl->first ? "" : ", ", hl->cores);
+    hl->first = 0;
+    s_json_num (hl->out, h->memory_bytes / 1073741824.0);
+    if (!h->has_cores)
+        fputs ("null", hl->cores);
+    else
+        fprintf (hl->cores, "%lld", (long long) h->cores);
+    return 0;
+}
+
+/* The two lists go to out once the query has run, or has given a row
+ * before it failed (a query that fails at once writes nothing). */
 static int
 s_json_hosts (sqlite3 *db, int64_t id, FILE *out)
 {
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2 (db,
-                            "SELECT host, max(memory), max(cores) FROM run_workers WHERE run_id = ?"
-                            " GROUP BY host ORDER BY min(worker)", -1, &st, NULL) != SQLITE_OK
-        || sqlite3_bind_int64 (st, 1, id) != SQLITE_OK) {
-        sqlite3_finalize (st);
-        return -1;
-    }
-    char *cores = NULL;
-    size_t cores_size = 0;
-    FILE *cf = open_memstream (&cores, &cores_size);
+    char *memory = NULL, *cores = NULL;
+    size_t memory_size = 0, cores_size = 0;
+    FILE *mf = open_memstream (&memory, &memory_size);
+    FILE *cf = mf ? open_memstream (&cores, &cores_size) : NULL;
     if (!cf) {
-        sqlite3_finalize (st);
+        if (mf)
+            fclose (mf);
+        free (memory);
         return -1;
     }
-    fputs ("  \"host_memory_GB\": [", out);
-    int step, first = 1;
-    while ((step = sqlite3_step (st)) == SQLITE_ROW) {
-        fputs (first ? "" : ", ", out);
-        fputs (first ? "" : ", ", cf);
-        first = 0;
-        s_json_num (out, s_real_col (st, 1) / 1073741824.0);
-        if (sqlite3_column_type (st, 2) == SQLITE_NULL)
-            fputs ("null", cf);
-        else
-            fprintf (cf, "%lld", sqlite3_column_int64 (st, 2));
-    }
+    s_host_lists_t hl = { .out = mf, .cores = cf, .first = 1 };
+    int rc = sb_export_hosts (db, id, s_json_host, &hl);
+    fclose (mf);
     fclose (cf);
-    fprintf (out, "],\n  \"host_cpu_count\": [%s],\n", cores ? cores : "");
+    if (rc == 0 || !hl.first)
+        fprintf (out, "  \"host_memory_GB\": [%s],\n  \"host_cpu_count\": [%s],\n", memory ? memory : "",
+                 cores ? cores : "");
+    free (memory);
     free (cores);
-    sqlite3_finalize (st);
-    return step == SQLITE_DONE ? 0 : -1;
+    return rc == 0 ? 0 : -1;
 }
 
 typedef struct {
@@ -341,15 +236,15 @@ int
 sb_report_json (sqlite3 *db, int64_t run_id, FILE *out)
 {
     s_run_t r;
-    s_epoch_t *ep = NULL;
+    sb_report_epoch_t *ep = NULL;
     double *au = NULL, *tput = NULL, *io = NULL;
     size_t n = 0;
     int rc = -1;
     if (s_run_load (db, run_id, &r, "report") != 0)
         return -1;
-    if (strcmp (r.kind, "train") != 0) {
+    if (strcmp (r.row.kind, "train") != 0) {
         fprintf (stderr, "shardbench report: run %lld is a %s run; --json describes train runs\n",
-                 (long long) run_id, r.kind);
+                 (long long) run_id, r.row.kind);
         goto done;
     }
     if (s_epochs_load (db, run_id, &ep, &n, "report") != 0)
@@ -362,8 +257,8 @@ sb_report_json (sqlite3 *db, int64_t run_id, FILE *out)
         goto done;
     }
     for (size_t i = 0; i < n; i++) {
-        au[i] = ep[i].dlio_au;
-        tput[i] = ep[i].dlio_tput;
+        au[i] = s_or_nan (ep[i].has_dlio, ep[i].dlio_au_percentage);
+        tput[i] = s_or_nan (ep[i].has_dlio_samples, ep[i].dlio_samples_per_s);
         io[i] = ep[i].mib_per_s;
     }
     double m_tput, s_tput, m_mib, s_mib;     /* shardbench's measured rates: means over epochs */
@@ -373,72 +268,72 @@ sb_report_json (sqlite3 *db, int64_t run_id, FILE *out)
     s_mean_std (io, n, &m_tput, &s_tput);
 
     fputs ("{\n  \"start\": ", out);
-    s_json_time (out, r.started_at);
+    s_json_time (out, r.row.started_at);
     fputs (",\n  \"end\": ", out);
-    s_json_time (out, r.finished_at);
+    s_json_time (out, r.row.finished_at);
     fprintf (out, ",\n  \"num_accelerators\": %lld,\n  \"num_hosts\": %lld,\n  \"hostname\": ",
-             (long long) r.accelerators, (long long) r.hosts);
-    s_json_str (out, r.host);
+             (long long) r.row.accelerators, (long long) r.row.hosts);
+    s_json_str (out, r.row.host);
     fputs (",\n", out);
     if (s_json_hosts (db, run_id, out) != 0) {
-        fprintf (stderr, "shardbench report: %s\n", sqlite3_errmsg (db));
+        fprintf (stderr, "shardbench report: %s\n", sb_report_error (db));
         goto done;
     }
     /* DLIO's summary key: per host, 1 unless its memory is at most the data it reads per epoch */
     s_caching_list_t cl = { .out = out, .first = 1 };
     fputs ("  \"potential_caching\": [", out);
     if (sb_report_host_caching (db, run_id, s_json_caching_host, &cl) != 0) {
-        fprintf (stderr, "shardbench report: %s\n", sqlite3_errmsg (db));
+        fprintf (stderr, "shardbench report: %s\n", sb_report_error (db));
         goto done;
     }
     fputs ("],\n", out);
     fprintf (out, "  \"epochs\": %zu,\n  \"metric\": {\n    \"train_au_percentage\": ", n);
     s_json_list (out, au, n);
     fputs (",\n    \"train_au_mean_percentage\": ", out);
-    s_json_num (out, r.dlio_au_mean);
-    fprintf (out, ",\n    \"train_au_meet_expectation\": \"%s\"", r.passed == 1 ? "success" : "fail");
+    s_json_num (out, r.row.dlio_au_mean);
+    fprintf (out, ",\n    \"train_au_meet_expectation\": \"%s\"", r.row.passed == 1 ? "success" : "fail");
     fputs (",\n    \"train_au_stdev_percentage\": ", out);
-    s_json_num (out, r.dlio_au_std);
+    s_json_num (out, r.row.dlio_au_stdev);
     fputs (",\n    \"train_throughput_samples_per_second\": ", out);
     s_json_list (out, tput, n);
     fputs (",\n    \"train_throughput_mean_samples_per_second\": ", out);
-    s_json_num (out, r.dlio_tput_mean);
+    s_json_num (out, r.row.dlio_tput_mean);
     fputs (",\n    \"train_throughput_stdev_samples_per_second\": ", out);
-    s_json_num (out, r.dlio_tput_std);
+    s_json_num (out, r.row.dlio_tput_stdev);
     fputs (",\n    \"train_io_mean_MB_per_second\": ", out);
-    s_json_num (out, r.dlio_io_mean);
+    s_json_num (out, r.row.dlio_io_mean);
     fputs (",\n    \"train_io_stdev_MB_per_second\": ", out);
-    s_json_num (out, r.dlio_io_std);
+    s_json_num (out, r.row.dlio_io_stdev);
     fprintf (out, "\n  },\n  \"shardbench\": {\n    \"run_id\": %lld,\n    \"kind\": ", (long long) r.id);
-    s_json_str (out, r.kind);
+    s_json_str (out, r.row.kind);
     fputs (",\n    \"workload\": ", out);
-    s_json_str (out, r.workload);
+    s_json_str (out, r.row.workload);
     fputs (",\n    \"model\": ", out);
     s_json_str (out, r.model);
     fputs (",\n    \"status\": ", out);
-    s_json_str (out, r.status);
+    s_json_str (out, r.row.status);
     fputs (",\n    \"error\": ", out);
-    s_json_str (out, r.error);
-    fprintf (out, ",\n    \"passed\": %s", r.passed == 1 ? "true" : r.passed == 0 ? "false" : "null");
+    s_json_str (out, r.row.error);
+    fprintf (out, ",\n    \"passed\": %s", r.row.passed == 1 ? "true" : r.row.passed == 0 ? "false" : "null");
     fputs (",\n    \"au_threshold_percentage\": ", out);
-    s_json_num (out, 100 * r.au_threshold);
+    s_json_num (out, 100 * r.row.au_threshold);
     fputs (",\n    \"au_mean_percentage\": ", out);
-    s_json_num (out, 100 * r.au_mean);
+    s_json_num (out, 100 * r.row.au_mean);
     fputs (",\n    \"samples_per_s_mean\": ", out);
     s_json_num (out, m_tput);
     fputs (",\n    \"MiB_per_s_mean\": ", out);
     s_json_num (out, m_mib);
     fputs (",\n    \"record_size_bytes\": ", out);
-    if (r.record_size >= 0)
-        fprintf (out, "%lld", (long long) r.record_size);
+    if (r.row.record_size >= 0)
+        fprintf (out, "%lld", (long long) r.row.record_size);
     else
         fputs ("null", out);
-    fprintf (out, ",\n    \"workers\": %lld,\n    \"seed\": %lld,\n    \"duration_s\": ", (long long) r.workers,
-             (long long) r.seed);
-    s_json_num (out, r.finished_at - r.started_at);
+    fprintf (out, ",\n    \"workers\": %lld,\n    \"seed\": %lld,\n    \"duration_s\": ", (long long) r.row.workers,
+             (long long) r.row.seed);
+    s_json_num (out, r.row.finished_at - r.row.started_at);
     fputs (",\n    \"epochs\": [", out);
     for (size_t i = 0; i < n; i++) {
-        const s_epoch_t *e = &ep[i];
+        const sb_report_epoch_t *e = &ep[i];
         fprintf (out, "%s\n      {\"epoch\": %lld, \"samples\": %lld, \"dropped\": %lld, \"bytes\": %lld,"
                  " \"steps\": %lld, \"duration_s\": ", i ? "," : "", (long long) e->epoch, (long long) e->samples,
                  (long long) e->dropped, (long long) e->bytes, (long long) e->batches);
@@ -448,21 +343,21 @@ sb_report_json (sqlite3 *db, int64_t run_id, FILE *out)
         fputs (", \"MiB_per_s\": ", out);
         s_json_num (out, e->mib_per_s);
         fputs (", \"au_percentage\": ", out);
-        s_json_num (out, 100 * e->au);
+        s_json_num (out, 100 * s_or_nan (e->has_au_mean, e->au_mean));
         fputs (", \"barrier_p50_ms\": ", out);
-        s_json_num (out, e->p50);
+        s_json_num (out, s_or_nan (e->has_barrier, e->barrier_p50_ms));
         fputs (", \"barrier_p99_ms\": ", out);
-        s_json_num (out, e->p99);
+        s_json_num (out, s_or_nan (e->has_barrier_p99, e->barrier_p99_ms));
         fputs (", \"train_au_percentage\": ", out);
-        s_json_num (out, e->dlio_au);
+        s_json_num (out, s_or_nan (e->has_dlio, e->dlio_au_percentage));
         fputs (", \"train_throughput_samples_per_second\": ", out);
-        s_json_num (out, e->dlio_tput);
+        s_json_num (out, s_or_nan (e->has_dlio_samples, e->dlio_samples_per_s));
         fputs (", \"train_io_MB_per_second\": ", out);
-        s_json_num (out, e->dlio_io);
+        s_json_num (out, s_or_nan (e->has_dlio_io, e->dlio_io_mb_per_s));
         fputs (", \"resident_fraction\": ", out);
-        s_json_num (out, e->resident_fraction);
+        s_json_num (out, s_or_nan (e->has_resident, e->resident_fraction));
         fprintf (out, ", \"served_from_memory\": %s}",
-                 e->from_memory == 1 ? "true" : e->from_memory == 0 ? "false" : "null");
+                 !e->has_from_memory ? "null" : e->from_memory ? "true" : "false");
     }
     fputs (n ? "\n    ]\n  }\n}\n" : "]\n  }\n}\n", out);
     rc = 0;
@@ -501,6 +396,58 @@ s_csv_num (FILE *out, double v)
         fprintf (out, "%.6f", v);
 }
 
+/* one rank_epochs row of --csv --ranks */
+typedef struct {
+    FILE   *out;
+    int64_t run_id;
+    int     header_done;
+} s_csv_rank_t;
+
+/* the header line, once: before the first row (so that a query that fails
+ * at once writes nothing), or after none */
+static void
+s_csv_rank_header (s_csv_rank_t *cr)
+{
+    if (cr->header_done)
+        return;
+    cr->header_done = 1;
+    fputs ("run_id,epoch,rank,host,samples,steps,bytes,started_at,finished_at,wall_s,compute_s,au,io_wait_s,"
+           "barrier_s,metric_steps,metric_compute_s,metric_excluded_s,metric_time_s,dlio_au_percentage,"
+           "dlio_throughput_samples_per_second\n", cr->out);
+}
+
+static int
+s_csv_rank_epoch (void *ctx, const sb_export_rank_epoch_t *e)
+{
+    s_csv_rank_t *cr = ctx;
+    FILE *out = cr->out;
+    s_csv_rank_header (cr);
+    fprintf (out, "%lld,%lld,%lld,", (long long) cr->run_id, (long long) e->epoch, (long long) e->rank);
+    s_csv_str (out, e->host);
+    fprintf (out, ",%lld,%lld,%lld,", (long long) e->samples, (long long) e->batches, (long long) e->bytes);
+    s_csv_num (out, e->started_at);
+    fputc (',', out);
+    s_csv_num (out, e->finished_at);
+    fputc (',', out);
+    s_csv_num (out, e->finished_at - e->started_at);
+    const double mid[] = { e->compute_s, e->au, e->io_wait_s, e->barrier_s };
+    for (size_t c = 0; c < sizeof mid / sizeof mid[0]; c++) {
+        fputc (',', out);
+        s_csv_num (out, mid[c]);
+    }
+    fputc (',', out);
+    if (e->has_metric_steps)
+        fprintf (out, "%lld", (long long) e->metric_steps);
+    const double tail[] = { e->metric_compute_s, e->metric_excluded_s, e->metric_time_s, e->dlio_au_percentage,
+                            e->dlio_samples_per_s };
+    for (size_t c = 0; c < sizeof tail / sizeof tail[0]; c++) {
+        fputc (',', out);
+        s_csv_num (out, tail[c]);
+    }
+    fputc ('\n', out);
+    return 0;
+}
+
 int
 sb_report_csv (sqlite3 *db, int64_t run_id, int ranks, FILE *out)
 {
@@ -509,7 +456,7 @@ sb_report_csv (sqlite3 *db, int64_t run_id, int ranks, FILE *out)
         return -1;
     s_run_fini (&r);
     if (!ranks) {
-        s_epoch_t *ep = NULL;
+        sb_report_epoch_t *ep = NULL;
         size_t n = 0;
         if (s_epochs_load (db, run_id, &ep, &n, "report") != 0)
             return -1;
@@ -517,7 +464,7 @@ sb_report_csv (sqlite3 *db, int64_t run_id, int ranks, FILE *out)
                "barrier_p50_ms,barrier_p99_ms,train_au_percentage,train_throughput_samples_per_second,"
                "train_io_MB_per_second\n", out);
         for (size_t i = 0; i < n; i++) {
-            const s_epoch_t *e = &ep[i];
+            const sb_report_epoch_t *e = &ep[i];
             fprintf (out, "%lld,%lld,%lld,%lld,%lld,%lld,", (long long) run_id, (long long) e->epoch,
                      (long long) e->samples, (long long) e->dropped, (long long) e->batches, (long long) e->bytes);
             s_csv_num (out, e->duration_s);
@@ -526,69 +473,29 @@ sb_report_csv (sqlite3 *db, int64_t run_id, int ranks, FILE *out)
             fputc (',', out);
             s_csv_num (out, e->mib_per_s);
             fputc (',', out);
-            s_csv_num (out, e->au);
+            s_csv_num (out, s_or_nan (e->has_au_mean, e->au_mean));
             fputc (',', out);
-            s_csv_num (out, e->p50);
+            s_csv_num (out, s_or_nan (e->has_barrier, e->barrier_p50_ms));
             fputc (',', out);
-            s_csv_num (out, e->p99);
+            s_csv_num (out, s_or_nan (e->has_barrier_p99, e->barrier_p99_ms));
             fputc (',', out);
-            s_csv_num (out, e->dlio_au);
+            s_csv_num (out, s_or_nan (e->has_dlio, e->dlio_au_percentage));
             fputc (',', out);
-            s_csv_num (out, e->dlio_tput);
+            s_csv_num (out, s_or_nan (e->has_dlio_samples, e->dlio_samples_per_s));
             fputc (',', out);
-            s_csv_num (out, e->dlio_io);
+            s_csv_num (out, s_or_nan (e->has_dlio_io, e->dlio_io_mb_per_s));
             fputc ('\n', out);
         }
         free (ep);
         return 0;
     }
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2 (db,
-                            "SELECT epoch, rank, host, samples, batches, bytes, started_at, finished_at, compute_s,"
-                            " au, io_wait_s, barrier_s, metric_steps, metric_compute_s, metric_excluded_s,"
-                            " metric_time_s, dlio_au_percentage, dlio_throughput_samples_per_second"
-                            " FROM rank_epochs WHERE run_id = ? ORDER BY epoch, rank",
-                            -1, &st, NULL) != SQLITE_OK
-        || sqlite3_bind_int64 (st, 1, run_id) != SQLITE_OK) {
-        fprintf (stderr, "shardbench report: %s\n", sqlite3_errmsg (db));
-        sqlite3_finalize (st);
+    s_csv_rank_t cr = { .out = out, .run_id = run_id };
+    if (sb_export_rank_epochs (db, run_id, s_csv_rank_epoch, &cr) != 0) {
+        fprintf (stderr, "shardbench report: %s\n", sb_report_error (db));
         return -1;
     }
-    fputs ("run_id,epoch,rank,host,samples,steps,bytes,started_at,finished_at,wall_s,compute_s,au,io_wait_s,"
-           "barrier_s,metric_steps,metric_compute_s,metric_excluded_s,metric_time_s,dlio_au_percentage,"
-           "dlio_throughput_samples_per_second\n", out);
-    int step;
-    while ((step = sqlite3_step (st)) == SQLITE_ROW) {
-        const unsigned char *host = sqlite3_column_text (st, 2);
-        fprintf (out, "%lld,%lld,%lld,", (long long) run_id, sqlite3_column_int64 (st, 0),
-                 sqlite3_column_int64 (st, 1));
-        s_csv_str (out, host ? (const char *) host : "");
-        fprintf (out, ",%lld,%lld,%lld,", sqlite3_column_int64 (st, 3), sqlite3_column_int64 (st, 4),
-                 sqlite3_column_int64 (st, 5));
-        double t0 = sqlite3_column_double (st, 6), t1 = sqlite3_column_double (st, 7);
-        s_csv_num (out, t0);
-        fputc (',', out);
-        s_csv_num (out, t1);
-        fputc (',', out);
-        s_csv_num (out, t1 - t0);
-        for (int c = 8; c <= 11; c++) {
-            fputc (',', out);
-            s_csv_num (out, s_real_col (st, c));
-        }
-        fputc (',', out);
-        if (sqlite3_column_type (st, 12) != SQLITE_NULL)
-            fprintf (out, "%lld", sqlite3_column_int64 (st, 12));
-        for (int c = 13; c <= 17; c++) {
-            fputc (',', out);
-            s_csv_num (out, s_real_col (st, c));
-        }
-        fputc ('\n', out);
-    }
-    int rc = step == SQLITE_DONE ? 0 : -1;
-    if (rc != 0)
-        fprintf (stderr, "shardbench report: %s\n", sqlite3_errmsg (db));
-    sqlite3_finalize (st);
-    return rc;
+    s_csv_rank_header (&cr);
+    return 0;
 }
 
 /* ---- compare ---------------------------------------------------------------- */
@@ -605,7 +512,7 @@ s_side_load (sqlite3 *db, int64_t id, s_side_t *s)
     memset (s, 0, sizeof *s);
     if (s_run_load (db, id, &s->r, "compare") != 0)
         return -1;
-    s_epoch_t *ep = NULL;
+    sb_report_epoch_t *ep = NULL;
     size_t n = 0;
     if (s_epochs_load (db, id, &ep, &n, "compare") != 0) {
         s_run_fini (&s->r);
@@ -614,18 +521,21 @@ s_side_load (sqlite3 *db, int64_t id, s_side_t *s)
     double tput = 0, mib = 0, au = 0, p50 = 0, p99 = NAN;
     size_t nau = 0, np = 0;
     for (size_t i = 0; i < n; i++) {
+        double e_au = s_or_nan (ep[i].has_au_mean, ep[i].au_mean);
+        double e_p50 = s_or_nan (ep[i].has_barrier, ep[i].barrier_p50_ms);
+        double e_p99 = s_or_nan (ep[i].has_barrier_p99, ep[i].barrier_p99_ms);
         tput += ep[i].samples_per_s;
         mib += ep[i].mib_per_s;
-        if (isfinite (ep[i].au)) {
-            au += 100 * ep[i].au;
+        if (isfinite (e_au)) {
+            au += 100 * e_au;
             nau++;
         }
-        if (isfinite (ep[i].p50)) {
-            p50 += ep[i].p50;
+        if (isfinite (e_p50)) {
+            p50 += e_p50;
             np++;
         }
-        if (isfinite (ep[i].p99) && !(ep[i].p99 <= p99))
-            p99 = ep[i].p99;
+        if (isfinite (e_p99) && !(e_p99 <= p99))
+            p99 = e_p99;
     }
     s->epochs = n;
     s->tput = n ? tput / (double) n : NAN;
@@ -674,19 +584,19 @@ sb_report_compare (sqlite3 *db, int64_t run_a, int64_t run_b, FILE *out)
     fprintf (out, "shardbench compare: run %lld (A) and run %lld (B)\n", (long long) run_a, (long long) run_b);
     fprintf (out, "  %-40s %16s %16s %10s\n", "", "A", "B", "B/A");
     s_cmp_text (out, "run", ida, idb);
-    s_cmp_text (out, "kind", a.r.kind, b.r.kind);
-    s_cmp_text (out, "workload", a.r.workload, b.r.workload);
+    s_cmp_text (out, "kind", a.r.row.kind, b.r.row.kind);
+    s_cmp_text (out, "workload", a.r.row.workload, b.r.row.workload);
     s_cmp_text (out, "model", a.r.model, b.r.model);
-    s_cmp_text (out, "status", a.r.status, b.r.status);
-    s_cmp_text (out, "passed", a.r.passed == 1 ? "yes" : a.r.passed == 0 ? "no" : "-",
-                b.r.passed == 1 ? "yes" : b.r.passed == 0 ? "no" : "-");
-    s_cmp_num (out, "accelerators", "%.0f", (double) a.r.accelerators, (double) b.r.accelerators);
-    s_cmp_num (out, "hosts", "%.0f", (double) a.r.hosts, (double) b.r.hosts);
+    s_cmp_text (out, "status", a.r.row.status, b.r.row.status);
+    s_cmp_text (out, "passed", a.r.row.passed == 1 ? "yes" : a.r.row.passed == 0 ? "no" : "-",
+                b.r.row.passed == 1 ? "yes" : b.r.row.passed == 0 ? "no" : "-");
+    s_cmp_num (out, "accelerators", "%.0f", (double) a.r.row.accelerators, (double) b.r.row.accelerators);
+    s_cmp_num (out, "hosts", "%.0f", (double) a.r.row.hosts, (double) b.r.row.hosts);
     s_cmp_num (out, "epochs", "%.0f", (double) a.epochs, (double) b.epochs);
     /* DLIO's figures first (the headline), then shardbench's measured ones */
-    s_cmp_num (out, "train_au_mean_percentage", "%.2f", a.r.dlio_au_mean, b.r.dlio_au_mean);
-    s_cmp_num (out, "train_throughput_mean_samples_per_second", "%.1f", a.r.dlio_tput_mean, b.r.dlio_tput_mean);
-    s_cmp_num (out, "train_io_mean_MB_per_second", "%.1f", a.r.dlio_io_mean, b.r.dlio_io_mean);
+    s_cmp_num (out, "train_au_mean_percentage", "%.2f", a.r.row.dlio_au_mean, b.r.row.dlio_au_mean);
+    s_cmp_num (out, "train_throughput_mean_samples_per_second", "%.1f", a.r.row.dlio_tput_mean, b.r.row.dlio_tput_mean);
+    s_cmp_num (out, "train_io_mean_MB_per_second", "%.1f", a.r.row.dlio_io_mean, b.r.row.dlio_io_mean);
     s_cmp_num (out, "samples/s (mean)", "%.1f", a.tput, b.tput);
     s_cmp_num (out, "MiB/s (mean)", "%.1f", a.mib, b.mib);
     s_cmp_num (out, "AU % (mean)", "%.2f", a.au, b.au);

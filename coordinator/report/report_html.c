@@ -17,6 +17,7 @@
  * are printed with printf in the C locale (shardbench never calls setlocale).
  */
 #include "report.h"
+#include "export_query.h"
 #include "histogram.h"
 #include "workload.h"
 
@@ -58,20 +59,6 @@ sb_report_html_escape (FILE *out, const char *s)
     }
 }
 
-
-/* Prepare sql and bind run_id to ?1. Returns 0, or -1 after a message. */
-static int
-s_prepare (sqlite3 *db, const char *sql, int64_t run_id, sqlite3_stmt **st)
-{
-    *st = NULL;
-    if (sqlite3_prepare_v2 (db, sql, -1, st, NULL) != SQLITE_OK || sqlite3_bind_int64 (*st, 1, run_id) != SQLITE_OK) {
-        fprintf (stderr, "shardbench report: --html: %s\n", sqlite3_errmsg (db));
-        sqlite3_finalize (*st);
-        *st = NULL;
-        return -1;
-    }
-    return 0;
-}
 
 /* A step of 1, 2 or 5 x 10^n giving about `ticks` ticks over range. */
 static double
@@ -160,102 +147,92 @@ s_axes (FILE *out, const s_plot_t *p, int x_linear, const char *xlabel, const ch
              (S_LEFT + S_W - S_RIGHT) / 2, S_H - 12, xlabel, (S_TOP + S_H - S_BOTTOM) / 2, ylabel);
 }
 
-/* the run's row */
+/* the run's row and its model name */
 typedef struct {
-    char   *kind, *workload, *status, *error;
-    char    model[128];     /* model.name of runs.config */
-    int64_t accelerators, hosts, workers, seed, epochs;
-    double  started_at, duration_s, au_threshold, au_mean, sps, mibps;   /* NAN when NULL */
-    int     passed;     /* -1 when NULL */
+    sb_export_page_run_t row;
+    char                 model[128];     /* model.name of runs.config */
 } s_run_t;
 
-static char *
-s_dup (sqlite3_stmt *st, int col)
+/* a nullable figure of an epochs row: NAN when NULL */
+static double
+s_or_nan (int has, double v)
 {
-    return sqlite3_column_type (st, col) == SQLITE_NULL ? NULL : strdup (sb_report_column_text (st, col));
+    return has ? v : NAN;
 }
 
-static double
-s_real (sqlite3_stmt *st, int col)
+/* the SQLite error of the last query, on stderr */
+static void
+s_query_failed (sqlite3 *db)
 {
-    return sqlite3_column_type (st, col) == SQLITE_NULL ? NAN : sqlite3_column_double (st, col);
+    fprintf (stderr, "shardbench report: --html: %s\n", sb_report_error (db));
 }
 
 static void
 s_summary (FILE *out, const s_run_t *r, int64_t run_id)
 {
     char when[64] = "?";
-    time_t t = (time_t) r->started_at;
+    time_t t = (time_t) r->row.started_at;
     struct tm tm;
     if (gmtime_r (&t, &tm))
         strftime (when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &tm);
-    const char *verdict = strcmp (r->status, "succeeded") != 0 ? "no verdict (run did not finish)"
-                        : r->passed == 1 ? "PASS" : r->passed == 0 ? "FAIL" : "-";
+    const char *verdict = strcmp (r->row.status, "succeeded") != 0 ? "no verdict (run did not finish)"
+                        : r->row.passed == 1 ? "PASS" : r->row.passed == 0 ? "FAIL" : "-";
     fprintf (out, "<table id=\"summary\" class=\"summary\">\n<tr><th>run</th><td>%lld</td></tr>\n<tr><th>workload</th><td>",
              (long long) run_id);
-    sb_report_html_escape (out, r->workload);
+    sb_report_html_escape (out, r->row.workload);
     fprintf (out, "</td></tr>\n<tr><th>model</th><td>");
     sb_report_html_escape (out, r->model);
     fprintf (out, "</td></tr>\n<tr><th>status</th><td>");
-    sb_report_html_escape (out, r->status);
-    if (isfinite (r->duration_s))
-        fprintf (out, " after %.2f s", r->duration_s);
+    sb_report_html_escape (out, r->row.status);
+    if (isfinite (r->row.duration_s))
+        fprintf (out, " after %.2f s", r->row.duration_s);
     fprintf (out, "</td></tr>\n<tr><th>started</th><td>%s</td></tr>\n", when);
     fprintf (out, "<tr><th>accelerators</th><td>%lld</td></tr>\n<tr><th>workers</th><td>%lld</td></tr>\n"
              "<tr><th>hosts</th><td>%lld</td></tr>\n<tr><th>seed</th><td>%lld</td></tr>\n"
-             "<tr><th>epochs</th><td>%lld</td></tr>\n", (long long) r->accelerators, (long long) r->workers,
-             (long long) r->hosts, (long long) r->seed, (long long) r->epochs);
-    if (isfinite (r->sps))
+             "<tr><th>epochs</th><td>%lld</td></tr>\n", (long long) r->row.accelerators, (long long) r->row.workers,
+             (long long) r->row.hosts, (long long) r->row.seed, (long long) r->row.epochs);
+    if (isfinite (r->row.sps))
         fprintf (out, "<tr><th>samples/s (mean of epochs)</th><td>%.1f</td></tr>\n"
-                 "<tr><th>MiB/s (mean of epochs)</th><td>%.1f</td></tr>\n", r->sps, r->mibps);
+                 "<tr><th>MiB/s (mean of epochs)</th><td>%.1f</td></tr>\n", r->row.sps, r->row.mibps);
     fprintf (out, "<tr><th>AU mean / threshold</th><td>");
-    if (isfinite (r->au_mean))
-        fprintf (out, "%.2f%%", 100 * r->au_mean);
+    if (isfinite (r->row.au_mean))
+        fprintf (out, "%.2f%%", 100 * r->row.au_mean);
     else
         fprintf (out, "-");
-    if (isfinite (r->au_threshold))
-        fprintf (out, " / %.2f%%", 100 * r->au_threshold);
+    if (isfinite (r->row.au_threshold))
+        fprintf (out, " / %.2f%%", 100 * r->row.au_threshold);
     fprintf (out, "</td></tr>\n<tr><th>verdict</th><td id=\"verdict\" class=\"%s\">%s</td></tr>\n",
              !strcmp (verdict, "PASS") ? "pass" : !strcmp (verdict, "FAIL") ? "fail" : "none", verdict);
-    if (r->error) {
+    if (r->row.error) {
         fprintf (out, "<tr><th>error</th><td>");
-        sb_report_html_escape (out, r->error);
+        sb_report_html_escape (out, r->row.error);
         fprintf (out, "</td></tr>\n");
     }
     fprintf (out, "</table>\n");
 }
 
-static int
-s_epoch_table (sqlite3 *db, int64_t run_id, FILE *out)
+static void
+s_epoch_table (const sb_report_epoch_t *ep, size_t n, FILE *out)
 {
-    sqlite3_stmt *st;
-    if (s_prepare (db, "SELECT epoch, samples, dropped, duration_s, samples_per_s, mib_per_s, au_mean, read_p50_ms,"
-                   " read_p99_ms FROM epochs WHERE run_id = ?1 ORDER BY epoch", run_id, &st) != 0)
-        return -1;
     fprintf (out, "<table id=\"epochs\" class=\"data\">\n<tr><th>epoch</th><th>samples</th><th>dropped</th>"
              "<th>time s</th><th>samples/s</th><th>MiB/s</th><th>AU %%</th><th>read p50 ms</th>"
              "<th>read p99 ms</th></tr>\n");
-    int rc;
-    while ((rc = sqlite3_step (st)) == SQLITE_ROW) {
+    for (size_t i = 0; i < n; i++) {
+        const sb_report_epoch_t *e = &ep[i];
         fprintf (out, "<tr><td>%lld</td><td>%lld</td><td>%lld</td><td>%.3f</td><td>%.1f</td><td>%.1f</td>",
-                 sqlite3_column_int64 (st, 0), sqlite3_column_int64 (st, 1), sqlite3_column_int64 (st, 2),
-                 sqlite3_column_double (st, 3), sqlite3_column_double (st, 4), sqlite3_column_double (st, 5));
-        for (int c = 6; c <= 8; c++) {
-            double v = s_real (st, c);
-            if (!isfinite (v))
+                 (long long) e->epoch, (long long) e->samples, (long long) e->dropped, e->duration_s,
+                 e->samples_per_s, e->mib_per_s);
+        const double v[3] = { s_or_nan (e->has_au_mean, e->au_mean), s_or_nan (e->has_read_p50, e->read_p50_ms),
+                              s_or_nan (e->has_read_p99, e->read_p99_ms) };
+        for (int c = 0; c < 3; c++) {
+            if (!isfinite (v[c]))
                 fprintf (out, "<td>-</td>");
             else
-                fprintf (out, c == 6 ? "<td>%.2f</td>" : "<td>%.3f</td>", c == 6 ? 100 * v : v);
+                fprintf (out, c == 0 ? "<td>%.2f</td>" : "<td>%.3f</td>", c == 0 ? 100 * v[c] : v[c]);
         }
         fprintf (out, "</tr>\n");
     }
     fprintf (out, "</table>\n");
-    sqlite3_finalize (st);
-    if (rc != SQLITE_DONE) {
-        fprintf (stderr, "shardbench report: --html: %s\n", sqlite3_errmsg (db));
-        return -1;
-    }
-    return 0;
 }
 
 /* A point of a host's throughput line: x seconds since the run start, y MiB/s. */
@@ -346,71 +323,74 @@ s_host_band (FILE *out, const s_plot_t *p, const s_point_t *pts, size_t n, char 
     return 0;
 }
 
+/* The throughput points read so far: rows in host order (host index, x
+ * seconds, MiB/s), the hosts' names, and the plot's upper bounds. */
+typedef struct {
+    s_point_t *pts;
+    size_t     n, cap, nhosts;
+    char     **hosts;
+    int64_t    bin;
+    s_plot_t   p;
+} s_points_t;
+
+/* sb_export_host_bins' fn: one point. Returns 0, or -1 out of memory. */
+static int
+s_add_point (void *ctx, const sb_export_host_bin_t *row)
+{
+    s_points_t *a = ctx;
+    if (!a->nhosts || strcmp (a->hosts[a->nhosts - 1], row->host) != 0) {
+        char **more = realloc (a->hosts, (a->nhosts + 1) * sizeof *a->hosts);
+        if (!more)
+            return -1;
+        a->hosts = more;
+        if (!(a->hosts[a->nhosts] = strdup (row->host)))
+            return -1;
+        a->nhosts++;
+    }
+    if (a->n == a->cap) {
+        size_t c = a->cap ? 2 * a->cap : 256;
+        void *more = realloc (a->pts, c * sizeof *a->pts);
+        if (!more)
+            return -1;
+        a->pts = more;
+        a->cap = c;
+    }
+    s_point_t *q = &a->pts[a->n];
+    q->host = a->nhosts - 1;
+    q->x = (double) (row->bin * a->bin) + (double) a->bin / 2;
+    q->bytes = (uint64_t) row->bytes;
+    q->y = (double) q->bytes / 1048576.0 / (double) a->bin;
+    if (q->x > a->p.x1)
+        a->p.x1 = q->x;
+    if (q->y > a->p.y1)
+        a->p.y1 = q->y;
+    a->n++;
+    return 0;
+}
+
 /* chart-throughput: MiB/s per host over time. */
 static int
 s_chart_throughput (sqlite3 *db, int64_t run_id, const s_run_t *r, FILE *out)
 {
-    sqlite3_stmt *st;
     double span = 0;
-    if (s_prepare (db, "SELECT max(t) - ?2 FROM timeseries WHERE run_id = ?1", run_id, &st) != 0)
-        return -1;
-    if (sqlite3_bind_double (st, 2, r->started_at) != SQLITE_OK || sqlite3_step (st) != SQLITE_ROW) {
-        fprintf (stderr, "shardbench report: --html: %s\n", sqlite3_errmsg (db));
-        sqlite3_finalize (st);
+    if (sb_export_timeseries_span (db, run_id, r->row.started_at, &span) != 0) {
+        s_query_failed (db);
         return -1;
     }
-    span = sqlite3_column_double (st, 0);
-    sqlite3_finalize (st);
     /* bins of whole seconds since the run start; wide enough that no line
      * has more than S_MAX_POINTS points */
     int64_t bin = span > S_MAX_POINTS ? (int64_t) ceil (span / S_MAX_POINTS) : 1;
-    if (s_prepare (db, "SELECT w.host, CAST((ts.t - ?2) / ?3 AS INTEGER) AS b, sum(ts.bytes)"
-                   " FROM timeseries ts JOIN run_workers w ON w.run_id = ts.run_id"
-                   "  AND ts.rank >= w.first_rank AND ts.rank < w.first_rank + w.ranks"
-                   " WHERE ts.run_id = ?1 GROUP BY w.host, b ORDER BY w.host, b", run_id, &st) != 0)
-        return -1;
-    if (sqlite3_bind_double (st, 2, r->started_at) != SQLITE_OK || sqlite3_bind_int64 (st, 3, bin) != SQLITE_OK) {
-        fprintf (stderr, "shardbench report: --html: %s\n", sqlite3_errmsg (db));
-        sqlite3_finalize (st);
-        return -1;
-    }
-    /* rows in host order: (host index, x seconds, MiB/s) */
-    size_t n = 0, cap = 0, nhosts = 0;
-    s_point_t *pts = NULL;
-    char **hosts = NULL;
-    int rc, ret = -1;
-    s_plot_t p = { 0, 1, 0, 0 };
-    while ((rc = sqlite3_step (st)) == SQLITE_ROW) {
-        const char *h = sb_report_column_text (st, 0);
-        if (!nhosts || strcmp (hosts[nhosts - 1], h) != 0) {
-            char **more = realloc (hosts, (nhosts + 1) * sizeof *hosts);
-            if (!more)
-                goto oom;
-            hosts = more;
-            if (!(hosts[nhosts] = strdup (h)))
-                goto oom;
-            nhosts++;
-        }
-        if (n == cap) {
-            size_t c = cap ? 2 * cap : 256;
-            void *more = realloc (pts, c * sizeof *pts);
-            if (!more)
-                goto oom;
-            pts = more;
-            cap = c;
-        }
-        pts[n].host = nhosts - 1;
-        pts[n].x = (double) (sqlite3_column_int64 (st, 1) * bin) + (double) bin / 2;
-        pts[n].bytes = (uint64_t) sqlite3_column_int64 (st, 2);
-        pts[n].y = (double) pts[n].bytes / 1048576.0 / (double) bin;
-        if (pts[n].x > p.x1)
-            p.x1 = pts[n].x;
-        if (pts[n].y > p.y1)
-            p.y1 = pts[n].y;
-        n++;
-    }
-    if (rc != SQLITE_DONE) {
-        fprintf (stderr, "shardbench report: --html: %s\n", sqlite3_errmsg (db));
+    s_points_t a = { .bin = bin, .p = { 0, 1, 0, 0 } };
+    int ret = -1;
+    int got = sb_export_host_bins (db, run_id, r->row.started_at, bin, s_add_point, &a);
+    s_point_t *pts = a.pts;
+    size_t n = a.n, nhosts = a.nhosts;
+    char **hosts = a.hosts;
+    s_plot_t p = a.p;
+    if (got > 0)
+        goto oom;
+    if (got < 0) {
+        s_query_failed (db);
         goto done;
     }
     s_svg_open (out, "chart-throughput", "Read throughput per host (MiB/s)");
@@ -469,7 +449,6 @@ legend_done:
 oom:
     fprintf (stderr, "shardbench report: --html: out of memory\n");
 done:
-    sqlite3_finalize (st);
     for (size_t h = 0; h < nhosts; h++)
         free (hosts[h]);
     free (hosts);
@@ -477,29 +456,22 @@ done:
     return ret;
 }
 
-/* chart-au: AU per epoch against the threshold. */
-static int
-s_chart_au (sqlite3 *db, int64_t run_id, const s_run_t *r, FILE *out)
+/* chart-au: AU per epoch against the threshold: DLIO's
+ * train_au_percentage, else au_mean, of the epochs rows ep[0..nep-1]. */
+static void
+s_chart_au (const sb_report_epoch_t *ep, size_t nep, const s_run_t *r, FILE *out)
 {
-    sqlite3_stmt *st;
-    if (s_prepare (db, "SELECT epoch, coalesce(train_au_percentage / 100, au_mean) AS au FROM epochs WHERE run_id = ?1"
-                   " AND au IS NOT NULL ORDER BY epoch", run_id, &st) != 0)
-        return -1;
     int64_t epochs[1024];
     double au[1024];
     size_t n = 0;
-    int rc;
-    while ((rc = sqlite3_step (st)) == SQLITE_ROW && n < sizeof au / sizeof au[0]) {
-        double v = 100 * sqlite3_column_double (st, 1);
+    for (size_t i = 0; i < nep && n < sizeof au / sizeof au[0]; i++) {
+        if (!ep[i].has_dlio && !ep[i].has_au_mean)
+            continue;
+        double v = 100 * (ep[i].has_dlio ? ep[i].dlio_au_percentage / 100 : ep[i].au_mean);
         if (!isfinite (v) || v < 0)
             continue;   /* not an AU: the coordinator refuses such figures, an edited database may hold them */
-        epochs[n] = sqlite3_column_int64 (st, 0);
+        epochs[n] = ep[i].epoch;
         au[n++] = v;
-    }
-    sqlite3_finalize (st);
-    if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
-        fprintf (stderr, "shardbench report: --html: %s\n", sqlite3_errmsg (db));
-        return -1;
     }
     s_svg_open (out, "chart-au", "Accelerator utilization (AU) per epoch");
     if (!n)
@@ -521,15 +493,45 @@ s_chart_au (sqlite3 *db, int64_t run_id, const s_run_t *r, FILE *out)
                      (long long) epochs[i], x, y, w, s_py (&p, 0) - y, s_colors[0], (long long) epochs[i], au[i],
                      x + w / 2, y - 4, au[i], x + w / 2, S_H - S_BOTTOM + 18, (long long) epochs[i]);
         }
-        if (isfinite (r->au_threshold)) {
-            double y = s_py (&p, 100 * r->au_threshold);
+        if (isfinite (r->row.au_threshold)) {
+            double y = s_py (&p, 100 * r->row.au_threshold);
             fprintf (out, "<line class=\"au-threshold\" x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#d62728\""
                      " stroke-width=\"2\" stroke-dasharray=\"8 5\"/>\n"
                      "<text class=\"threshold-label\" x=\"%d\" y=\"%.1f\">threshold %.1f%%</text>\n",
-                     S_LEFT, S_W - S_RIGHT, y, y, S_W - S_RIGHT + 8, y + 4, 100 * r->au_threshold);
+                     S_LEFT, S_W - S_RIGHT, y, y, S_W - S_RIGHT + 8, y + 4, 100 * r->row.au_threshold);
         }
     }
     s_svg_close (out, "Mean AU of the ranks per epoch (bars) and the workload's metric.au threshold (dashed).");
+}
+
+/* bin 0: [0, 1) us; bin 1: [1, 2); then [2^e, 1.5 * 2^e) and [1.5 * 2^e, 2^(e+1)) for e = 1..62 */
+#define S_LAT_BINS (2 + 2 * 62)
+
+/* The read latency buckets read so far: the merged histogram and the
+ * chart's bins. */
+typedef struct {
+    sb_histogram_t *h;
+    uint64_t        bins[S_LAT_BINS];
+} s_latency_t;
+
+/* sb_export_latency_buckets' fn: one bucket. Returns 0. */
+static int
+s_add_latency (void *ctx, int64_t low, int64_t count)
+{
+    s_latency_t *l = ctx;
+    if (low < 0 || count <= 0)
+        return 0;   /* not something shardbench wrote */
+    uint64_t c = (uint64_t) count, v = (uint64_t) low;
+    l->h->counts[sb_histogram_bucket (v)] += c;
+    l->h->total += c;
+    size_t b;
+    if (v < 2)
+        b = (size_t) v;
+    else {
+        unsigned e = 63 - (unsigned) __builtin_clzll (v);
+        b = 2 + 2 * (e - 1) + (v >= (3ull << (e - 1)));
+    }
+    l->bins[b < S_LAT_BINS ? b : S_LAT_BINS - 1] += c;
     return 0;
 }
 
@@ -539,40 +541,21 @@ s_chart_au (sqlite3 *db, int64_t run_id, const s_run_t *r, FILE *out)
 static int
 s_chart_latency (sqlite3 *db, int64_t run_id, FILE *out)
 {
-    sqlite3_stmt *st;
-    if (s_prepare (db, "SELECT bucket_low_us, sum(count) FROM read_latency WHERE run_id = ?1"
-                   " GROUP BY bucket_low_us ORDER BY bucket_low_us", run_id, &st) != 0)
-        return -1;
+    s_latency_t *l = calloc (1, sizeof *l);
     sb_histogram_t *h = calloc (1, sizeof *h);
-    if (!h) {
-        sqlite3_finalize (st);
+    if (!l || !h) {
+        free (l);
+        free (h);
         fprintf (stderr, "shardbench report: --html: out of memory\n");
         return -1;
     }
-    /* bin 0: [0, 1) us; bin 1: [1, 2); then [2^e, 1.5 * 2^e) and [1.5 * 2^e, 2^(e+1)) for e = 1..62 */
-    enum { NBINS = 2 + 2 * 62 };
-    uint64_t bins[NBINS] = { 0 };
-    int rc;
-    while ((rc = sqlite3_step (st)) == SQLITE_ROW) {
-        sqlite3_int64 low = sqlite3_column_int64 (st, 0), count = sqlite3_column_int64 (st, 1);
-        if (low < 0 || count <= 0)
-            continue;   /* not something shardbench wrote */
-        uint64_t c = (uint64_t) count, v = (uint64_t) low;
-        h->counts[sb_histogram_bucket (v)] += c;
-        h->total += c;
-        size_t b;
-        if (v < 2)
-            b = (size_t) v;
-        else {
-            unsigned e = 63 - (unsigned) __builtin_clzll (v);
-            b = 2 + 2 * (e - 1) + (v >= (3ull << (e - 1)));
-        }
-        bins[b < NBINS ? b : NBINS - 1] += c;
-    }
-    sqlite3_finalize (st);
-    if (rc != SQLITE_DONE) {
-        fprintf (stderr, "shardbench report: --html: %s\n", sqlite3_errmsg (db));
+    l->h = h;
+    enum { NBINS = S_LAT_BINS };
+    uint64_t *bins = l->bins;
+    if (sb_export_latency_buckets (db, run_id, s_add_latency, l) != 0) {
+        s_query_failed (db);
         free (h);
+        free (l);
         return -1;
     }
     s_svg_open (out, "chart-latency", "Sample read latency (all epochs)");
@@ -630,6 +613,40 @@ s_chart_latency (sqlite3 *db, int64_t run_id, FILE *out)
     s_svg_close (out, "Time the I/O engine took per sample read, over every sample of every rank and epoch"
                  " (read_latency table), with the median (p50) and 99th percentile (p99).");
     free (h);
+    free (l);
+    return 0;
+}
+
+/* The endpoint bars drawn so far. */
+typedef struct {
+    FILE          *out;
+    const s_plot_t *p;
+    double         slot, w;
+    int64_t        i;
+} s_endpoint_bars_t;
+
+/* sb_export_endpoints' fn: the bars of one endpoint. Returns 0. */
+static int
+s_endpoint_bar (void *ctx, const sb_export_endpoint_t *e)
+{
+    s_endpoint_bars_t *eb = ctx;
+    FILE *out = eb->out;
+    const s_plot_t *p = eb->p;
+    double slot = eb->slot, w = eb->w;
+    double x = s_px (p, (double) eb->i++) + slot * 0.15;
+    int64_t v[2] = { e->requests, e->errors };
+    static const char *const cls[] = { "ep-requests", "ep-errors" }, *const fill[] = { "#1f77b4", "#d62728" };
+    for (int k = 0; k < 2; k++) {
+        double y = s_py (p, (double) v[k]), h = s_py (p, 0) - y;
+        fprintf (out, "<rect class=\"%s\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\">"
+                 "<title>%s: %lld</title></rect>\n<text class=\"bar-value\" x=\"%.1f\" y=\"%.1f\""
+                 " text-anchor=\"middle\">%lld</text>\n", cls[k], x + k * w, h < 1 ? y - 1 : y, w, h < 1 ? 1 : h,
+                 fill[k], k ? "errors" : "requests", (long long) v[k], x + k * w + w / 2, y - 4, (long long) v[k]);
+    }
+    fprintf (out, "<text class=\"tick endpoint-name\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">", x + w,
+             S_H - S_BOTTOM + 18);
+    sb_report_html_escape (out, e->endpoint);
+    fprintf (out, "</text>\n");
     return 0;
 }
 
@@ -637,50 +654,23 @@ s_chart_latency (sqlite3 *db, int64_t run_id, FILE *out)
 static int
 s_chart_endpoints (sqlite3 *db, int64_t run_id, FILE *out)
 {
-    sqlite3_stmt *st;
-    if (s_prepare (db, "SELECT count(*), max(requests) FROM endpoints WHERE run_id = ?1", run_id, &st) != 0)
-        return -1;
     int64_t n = 0, top = 0;
-    if (sqlite3_step (st) != SQLITE_ROW) {
-        fprintf (stderr, "shardbench report: --html: %s\n", sqlite3_errmsg (db));
-        sqlite3_finalize (st);
+    if (sb_export_endpoint_count (db, run_id, &n, &top) != 0) {
+        s_query_failed (db);
         return -1;
     }
-    n = sqlite3_column_int64 (st, 0);
-    top = sqlite3_column_int64 (st, 1);
-    sqlite3_finalize (st);
     s_svg_open (out, "chart-endpoints", "Requests and errors per object-store endpoint");
     if (!n) {
         s_svg_empty (out, "no object-store endpoints in this run (file or synthetic storage)");
         s_svg_close (out, "Requests (retries included) and failed attempts per S3 endpoint (endpoints table).");
         return 0;
     }
-    if (s_prepare (db, "SELECT endpoint, requests, errors FROM endpoints WHERE run_id = ?1 ORDER BY endpoint",
-                   run_id, &st) != 0)
-        return -1;
     s_plot_t p = { 0, (double) n, 0, top > 0 ? (double) top * 1.15 : 1 };
     s_axes (out, &p, 0, "endpoint", "requests");
-    double slot = (double) (S_W - S_LEFT - S_RIGHT) / (double) n, w = slot * 0.35;
-    int rc;
-    for (int64_t i = 0; (rc = sqlite3_step (st)) == SQLITE_ROW; i++) {
-        double x = s_px (&p, (double) i) + slot * 0.15;
-        int64_t v[2] = { sqlite3_column_int64 (st, 1), sqlite3_column_int64 (st, 2) };
-        static const char *const cls[] = { "ep-requests", "ep-errors" }, *const fill[] = { "#1f77b4", "#d62728" };
-        for (int k = 0; k < 2; k++) {
-            double y = s_py (&p, (double) v[k]), h = s_py (&p, 0) - y;
-            fprintf (out, "<rect class=\"%s\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\">"
-                     "<title>%s: %lld</title></rect>\n<text class=\"bar-value\" x=\"%.1f\" y=\"%.1f\""
-                     " text-anchor=\"middle\">%lld</text>\n", cls[k], x + k * w, h < 1 ? y - 1 : y, w, h < 1 ? 1 : h,
-                     fill[k], k ? "errors" : "requests", (long long) v[k], x + k * w + w / 2, y - 4, (long long) v[k]);
-        }
-        fprintf (out, "<text class=\"tick endpoint-name\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">", x + w,
-                 S_H - S_BOTTOM + 18);
-        sb_report_html_escape (out, sb_report_column_text (st, 0));
-        fprintf (out, "</text>\n");
-    }
-    sqlite3_finalize (st);
-    if (rc != SQLITE_DONE) {
-        fprintf (stderr, "shardbench report: --html: %s\n", sqlite3_errmsg (db));
+    double slot = (double) (S_W - S_LEFT - S_RIGHT) / (double) n;
+    s_endpoint_bars_t eb = { .out = out, .p = &p, .slot = slot, .w = slot * 0.35 };
+    if (sb_export_endpoints (db, run_id, s_endpoint_bar, &eb) != 0) {
+        s_query_failed (db);
         return -1;
     }
     fprintf (out, "<g class=\"legend\"><rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"#1f77b4\"/>"
@@ -691,39 +681,52 @@ s_chart_endpoints (sqlite3 *db, int64_t run_id, FILE *out)
     return 0;
 }
 
+/* The rows of the errors table written so far. */
+typedef struct {
+    FILE  *out;
+    double started_at;
+    int    rows;
+} s_error_rows_t;
+
+/* sb_export_errors' fn: one row (the first S_MAX_ERRORS shown). Returns 0. */
+static int
+s_error_row (void *ctx, const sb_export_error_t *e)
+{
+    s_error_rows_t *er = ctx;
+    FILE *out = er->out;
+    if (er->rows == 0)
+        fprintf (out, "<h2>Errors</h2>\n<table id=\"errors\" class=\"data\">\n<tr><th>s</th><th>rank</th>"
+                 "<th>host</th><th>op</th><th>target</th><th>endpoint</th><th>HTTP</th><th>message</th></tr>\n");
+    if (++er->rows > S_MAX_ERRORS)
+        return 0;
+    fprintf (out, "<tr><td>%.2f</td><td>", e->t - er->started_at);
+    if (e->has_rank)
+        fprintf (out, "%lld", (long long) e->rank);
+    const char *const text[] = { e->host, e->op, e->target, e->endpoint };
+    for (size_t c = 0; c < sizeof text / sizeof text[0]; c++) {
+        fprintf (out, "</td><td>");
+        sb_report_html_escape (out, text[c]);
+    }
+    fprintf (out, "</td><td>");
+    if (e->has_http_status)
+        fprintf (out, "%lld", (long long) e->http_status);
+    fprintf (out, "</td><td>");
+    sb_report_html_escape (out, e->message);
+    fprintf (out, "</td></tr>\n");
+    return 0;
+}
+
 static int
 s_errors_table (sqlite3 *db, int64_t run_id, const s_run_t *r, FILE *out)
 {
-    sqlite3_stmt *st;
-    if (s_prepare (db, "SELECT t, rank, host, op, target, endpoint, http_status, message FROM errors"
-                   " WHERE run_id = ?1 ORDER BY t, rowid", run_id, &st) != 0)
-        return -1;
-    int rc, rows = 0;
-    while ((rc = sqlite3_step (st)) == SQLITE_ROW) {
-        if (rows == 0)
-            fprintf (out, "<h2>Errors</h2>\n<table id=\"errors\" class=\"data\">\n<tr><th>s</th><th>rank</th>"
-                     "<th>host</th><th>op</th><th>target</th><th>endpoint</th><th>HTTP</th><th>message</th></tr>\n");
-        if (++rows > S_MAX_ERRORS)
-            continue;
-        fprintf (out, "<tr><td>%.2f</td><td>", sqlite3_column_double (st, 0) - r->started_at);
-        if (sqlite3_column_type (st, 1) != SQLITE_NULL)
-            fprintf (out, "%lld", sqlite3_column_int64 (st, 1));
-        for (int c = 2; c <= 7; c++) {
-            fprintf (out, "</td><td>");
-            if (c == 6 && sqlite3_column_type (st, c) != SQLITE_NULL)
-                fprintf (out, "%lld", sqlite3_column_int64 (st, c));
-            else if (c != 6)
-                sb_report_html_escape (out, sb_report_column_text (st, c));
-        }
-        fprintf (out, "</td></tr>\n");
-    }
-    sqlite3_finalize (st);
-    if (rows)
+    s_error_rows_t er = { .out = out, .started_at = r->row.started_at };
+    int rc = sb_export_errors (db, run_id, s_error_row, &er);
+    if (er.rows)
         fprintf (out, "</table>\n");
-    if (rows > S_MAX_ERRORS)
-        fprintf (out, "<p>%d more errors not shown (errors table).</p>\n", rows - S_MAX_ERRORS);
-    if (rc != SQLITE_DONE) {
-        fprintf (stderr, "shardbench report: --html: %s\n", sqlite3_errmsg (db));
+    if (er.rows > S_MAX_ERRORS)
+        fprintf (out, "<p>%d more errors not shown (errors table).</p>\n", er.rows - S_MAX_ERRORS);
+    if (rc != 0) {
+        s_query_failed (db);
         return -1;
     }
     return 0;
@@ -746,70 +749,57 @@ static const char s_style[] =
 int
 sb_report_html (sqlite3 *db, int64_t run_id, FILE *out)
 {
-    sqlite3_stmt *st;
     s_run_t r = { 0 };
+    sb_report_epoch_t *ep = NULL;
+    size_t nep = 0;
     int rc = -1;
-    if (s_prepare (db, "SELECT kind, workload, status, error, accelerators, hosts, workers, seed, started_at,"
-                   " finished_at - started_at, au_threshold, coalesce(train_au_mean_percentage / 100, au_mean), passed,"
-                   " (SELECT count(*) FROM epochs WHERE run_id = ?1), (SELECT avg(samples_per_s) FROM epochs"
-                   " WHERE run_id = ?1), (SELECT avg(mib_per_s) FROM epochs WHERE run_id = ?1), config FROM runs WHERE id = ?1",
-                   run_id, &st) != 0)
-        return -1;
-    if (sqlite3_step (st) != SQLITE_ROW) {
-        fprintf (stderr, "shardbench report: no run %lld in this database\n", (long long) run_id);
-        sqlite3_finalize (st);
+    int got = sb_export_page_run (db, run_id, &r.row);
+    if (got < 0) {
+        s_query_failed (db);
+        sb_export_page_run_fini (&r.row);
         return -1;
     }
-    r.kind = s_dup (st, 0);
-    r.workload = s_dup (st, 1);
-    r.status = s_dup (st, 2);
-    r.error = s_dup (st, 3);
-    r.accelerators = sqlite3_column_int64 (st, 4);
-    r.hosts = sqlite3_column_int64 (st, 5);
-    r.workers = sqlite3_column_int64 (st, 6);
-    r.seed = sqlite3_column_int64 (st, 7);
-    r.started_at = sqlite3_column_double (st, 8);
-    r.duration_s = s_real (st, 9);
-    r.au_threshold = s_real (st, 10);
-    r.au_mean = s_real (st, 11);
-    r.passed = sqlite3_column_type (st, 12) == SQLITE_NULL ? -1 : sqlite3_column_int (st, 12) != 0;
-    r.epochs = sqlite3_column_int64 (st, 13);
-    r.sps = s_real (st, 14);
-    r.mibps = s_real (st, 15);
-    sb_workload_model_name ((const char *) sqlite3_column_text (st, 16), r.model, sizeof r.model);
-    sqlite3_finalize (st);
-    if (!r.kind || !r.workload || !r.status) {
+    if (got == 0) {
+        fprintf (stderr, "shardbench report: no run %lld in this database\n", (long long) run_id);
+        sb_export_page_run_fini (&r.row);
+        return -1;
+    }
+    sb_workload_model_name (r.row.config, r.model, sizeof r.model);
+    if (!r.row.kind || !r.row.workload || !r.row.status) {
         fprintf (stderr, "shardbench report: --html: run %lld: incomplete runs row\n", (long long) run_id);
         goto done;
     }
-    if (strcmp (r.kind, "train") != 0) {
+    if (strcmp (r.row.kind, "train") != 0) {
         fprintf (stderr, "shardbench report: --html: run %lld is a %s run; --html reports train runs\n",
-                 (long long) run_id, r.kind);
+                 (long long) run_id, r.row.kind);
         goto done;
     }
     fprintf (out, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>shardbench run %lld: ",
              (long long) run_id);
-    sb_report_html_escape (out, r.workload);
+    sb_report_html_escape (out, r.row.workload);
     fprintf (out, "</title>\n<style>%s</style>\n</head>\n<body>\n<h1>shardbench train run %lld: ", s_style,
              (long long) run_id);
-    sb_report_html_escape (out, r.workload);
+    sb_report_html_escape (out, r.row.workload);
     fprintf (out, "</h1>\n");
     s_summary (out, &r, run_id);
     fprintf (out, "<h2>Epochs</h2>\n");
-    if (s_epoch_table (db, run_id, out) != 0)
+    if (sb_report_epochs (db, run_id, &ep, &nep) != 0) {
+        s_query_failed (db);
         goto done;
+    }
+    s_epoch_table (ep, nep, out);
     fprintf (out, "<h2>Charts</h2>\n");
-    if (s_chart_throughput (db, run_id, &r, out) != 0 || s_chart_au (db, run_id, &r, out) != 0
-        || s_chart_latency (db, run_id, out) != 0 || s_chart_endpoints (db, run_id, out) != 0
+    if (s_chart_throughput (db, run_id, &r, out) != 0)
+        goto done;
+    s_chart_au (ep, nep, &r, out);
+    if (s_chart_latency (db, run_id, out) != 0 || s_chart_endpoints (db, run_id, out) != 0
         || s_errors_table (db, run_id, &r, out) != 0)
         goto done;
     fprintf (out, "</body>\n</html>\n");
     rc = 0;
 done:
-    free (r.kind);
-    free (r.workload);
-    free (r.status);
-    free (r.error);
+    free (ep);
+    sb_export_page_run_fini (&r.row);
     return rc;
 }
 

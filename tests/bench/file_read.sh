@@ -30,6 +30,9 @@
 #        REPEAT (2: each row is the best of that many runs of fio and of
 #        shardbench, taking turns, against the noise of a shared machine),
 #        KEEP (0: remove the dataset at the end; 1: keep it for the next run),
+#        OPENFILES (1: fio opens each file when it reads it and closes it
+#        after, as DLIO and shardbench open a file per sample; empty: fio's
+#        default, every file of a job open from its start),
 #        URING_KEY (the workload key that picks the uring engine), NICE
 #        (e.g. -10: fio and shardbench run at that niceness, ahead of
 #        other work on a shared machine; needs root for a negative value)
@@ -52,6 +55,7 @@ qds=${QDS:-1 16 64}
 engines=${ENGINES:-file direct uring}
 bar=${BAR:-0.95}
 repeat=${REPEAT:-2}
+openfiles=${OPENFILES-1}
 uring_key=${URING_KEY:-storage.engine=uring}
 prio=()
 [ -z "${NICE:-}" ] || prio=(nice -n "$NICE")
@@ -129,7 +133,7 @@ evict () { vmtouch -e -q "$1" >/dev/null 2>&1 || vmtouch -e "$1" >/dev/null; }
 echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -sr)"
 echo "disk: $(df -P "$dir" | awk 'NR==2 {print $1}') ($fstype), $(lsblk -dno NAME,SIZE,ROTA,MODEL 2>/dev/null | grep -v '^zram\|^loop' | head -3 | tr '\n' ';' | sed 's/;$//')"
 echo "fio: $(fio --version); load at start: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "command: tests/bench/file_read.sh (DIR=$dir TOTAL_MIB=$total_mib SIZES='$sizes' QDS='$qds' ENGINES='$engines' REPEAT=$repeat${NICE:+ NICE=$NICE})"
+echo "command: tests/bench/file_read.sh (DIR=$dir TOTAL_MIB=$total_mib SIZES='$sizes' QDS='$qds' ENGINES='$engines' REPEAT=$repeat OPENFILES='$openfiles'${NICE:+ NICE=$NICE})"
 echo
 
 # the datasets (once; KEEP=1 keeps them for the next run)
@@ -156,6 +160,7 @@ for size in $sizes; do
     for qd in $qds; do
         for engine in $engines; do
             fio_args=(--rw=read --bs="$bytes" --group_reporting --output-format=json --file_service_type=sequential)
+            [ -z "$openfiles" ] || fio_args+=(--openfiles="$openfiles")
             sb_args=(reader.read_threads="$qd")
             # reader.read_threads 1 is raised as DLIO raises it, to min(cores
             # / ranks, 8) threads: the pread engines then have that many reads
