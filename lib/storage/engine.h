@@ -1,8 +1,9 @@
 /* engine: one interface to every place a dataset or a checkpoint can live.
  *
  * An engine is an ops table (sb_engine_ops_t) in its own folder,
- * lib/storage/<name>/, registered by one line in lib/storage/registry.c,
- * as fio's engines/ and SQLite's VFS are built. Code outside lib/storage/
+ * lib/storage/<name>/, registered by its line in lib/meson.build's
+ * storage_engines (lib/storage/registry.c expands the generated list), as
+ * fio's engines/ and SQLite's VFS are built. Code outside lib/storage/
  * never asks which engine it has: it asks what the engine can do
  * (SB_ENGINE_* capability bits) and calls the ops through the sb_storage_*
  * functions below.
