@@ -81,6 +81,26 @@ START_TEST (test_async_one_client)
 }
 END_TEST
 
+/* an engine of local files keeping many reads in flight (uring) keeps as
+ * many as DLIO's loader threads would: read_threads, not max_in_flight */
+START_TEST (test_async_local_depth)
+{
+    ck_assert_int_eq (sb_fake_engine_reset (), 0);
+    sb_fake_engine_set_caps (SB_ENGINE_FOLDER | SB_ENGINE_ASYNC);
+    sb_fake_engine_set_latency (1000, 30000000);   /* each read takes 30 ms */
+    sb_storage_cfg_t cfg = s_cfg (5);
+    char err[256];
+    sb_reader_t *r = sb_reader_new (&cfg, "", 3, 4096, 0, 1, err, sizeof err);
+    ck_assert_msg (r != NULL, "%s", err);
+    ck_assert_uint_eq (s_run (r, 20), 20 * 100 + 190);
+    sb_fake_engine_counts_t c;
+    sb_fake_engine_counts (&c);
+    ck_assert_uint_eq (c.opens, 1);
+    ck_assert_uint_eq (c.max_pending, 3);  /* read_threads at once */
+    sb_reader_destroy (&r);
+}
+END_TEST
+
 START_TEST (test_failure_carries_cause)
 {
     ck_assert_int_eq (sb_fake_engine_reset (), 0);
@@ -130,6 +150,7 @@ s_suite (void)
     tcase_set_timeout (tc, 60);
     tcase_add_test (tc, test_pool_of_depth_one);
     tcase_add_test (tc, test_async_one_client);
+    tcase_add_test (tc, test_async_local_depth);
     tcase_add_test (tc, test_failure_carries_cause);
     tcase_add_test (tc, test_no_io_inline);
     suite_add_tcase (s, tc);

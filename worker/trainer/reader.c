@@ -508,16 +508,20 @@ sb_reader_set_residency_sampling (sb_reader_t *self, uint64_t every)
 }
 
 /* The depth of one client of an engine that keeps many reads in flight:
- * the engine's own option "iodepth" when it declares one, else
- * storage.max_in_flight. */
+ * the engine's own option "iodepth" when it is set; else, for an object
+ * store, storage.max_in_flight (requests per rank); else threads
+ * (reader.read_threads: DLIO's loader threads, each with one read in
+ * flight, so a local ring keeps as many reads in flight as DLIO does). */
 static size_t
-s_async_depth (const sb_storage_cfg_t *cfg)
+s_async_depth (const sb_storage_cfg_t *cfg, unsigned caps, size_t threads)
 {
     const char *v = sb_storage_opt (cfg, "iodepth");
     char *end;
     unsigned long long d = v ? strtoull (v, &end, 10) : 0;
     if (v && *v && !*end && d > 0)
         return (size_t) d;
+    if (!(caps & (SB_ENGINE_OBJECTS | SB_ENGINE_ENDPOINTS)))
+        return threads ? threads : 1;
     return cfg->max_in_flight ? (size_t) cfg->max_in_flight : 1;
 }
 
@@ -568,8 +572,8 @@ sb_reader_new (const sb_storage_cfg_t *storage, const char *root, size_t threads
         }
     }
     else if (self->caps & SB_ENGINE_ASYNC) {
+        self->depth = s_async_depth (&self->storage, self->caps, threads);
         threads = 1;
-        self->depth = s_async_depth (&self->storage);
     }
     else {
         threads = threads ? threads : 1;

@@ -9,8 +9,10 @@
  * - SB_ENGINE_ASYNC (one client keeps many reads in flight: s3's curl multi
  *   handle, uring's ring): one thread per reader (a reader is one rank's)
  *   with one client of depth D, where D is the engine's own option
- *   "iodepth" when it declares one (storage.<engine>.iodepth), else
- *   storage.max_in_flight; the thread waits in sb_storage_getevents and
+ *   "iodepth" when it is set (storage.<engine>.iodepth), else
+ *   storage.max_in_flight for an object store (s3), else the
+ *   read_threads the reader was given (uring: as many reads in flight as
+ *   DLIO's loader threads); the thread waits in sb_storage_getevents and
  *   sb_reader_submit wakes it (sb_storage_wakeup);
  * - anything else (file, direct): read_threads threads, each with one
  *   client of depth 1 whose sb_storage_getevents performs the read (pread
