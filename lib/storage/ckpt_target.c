@@ -166,7 +166,11 @@ sb_ckpt_target_open (const char *ckpt_root, const char *data_root, const sb_stor
 {
     *out = *storage;
     if (!ckpt_root || !*ckpt_root) {
-        /* the dataset's own root, on the dataset's storage */
+        /* the dataset's own root, on the dataset's storage; a local
+         * folder's checkpoints are files written and read with buffered
+         * I/O, whatever engine reads the dataset (direct, uring) */
+        if (sb_storage_caps (out) & SB_ENGINE_FOLDER)
+            s_engine (out, "file");
         if (sb_strf (root, root_size, "%s", data_root ? data_root : "") != 0) {
             snprintf (err, err_size, "checkpoint folder too long");
             return -1;

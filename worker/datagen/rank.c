@@ -30,6 +30,7 @@ typedef struct {
     /* interval counters for STATS */
     sb_interval_t         interval;
     uint64_t              epoch;
+    const int            *put_bad;      /* the object being put could not make its bytes (NULL: none) */
 } s_rank_t;
 
 static int
@@ -116,7 +117,11 @@ s_stopping (const s_rank_t *self)
 static int
 s_stop_cb (void *arg)
 {
-    return s_stopping (arg);
+    const s_rank_t *self = arg;
+    /* an object whose bytes could not be made (out of memory) stops too:
+     * a folder engine then removes its temporary instead of renaming a
+     * wrong object into place */
+    return s_stopping (self) || (self->put_bad && *self->put_bad);
 }
 
 /* Key of object i, or of its companion index object c (KEY + suffix;
@@ -140,6 +145,7 @@ typedef struct {
     const char         *key;
     sb_format_obj_t     obj;
     int                 opened;     /* obj is open (close it) */
+    int                 bad;        /* obj.failed once opened: its bytes are not its content */
     char                why[1024];  /* why it could not be made */
     uint64_t            filled;     /* the end of the furthest byte filled */
 } s_putting_t;
@@ -167,6 +173,7 @@ s_fill_content (void *arg, uint64_t offset, uint8_t *buf, size_t len)
 {
     s_putting_t *p = arg;
     sb_format_fill (&p->obj, offset, buf, len);
+    p->bad = p->obj.failed;
     if (offset + len > p->filled) {
         p->rank->interval.bytes += offset + len - p->filled;
         p->filled = offset + len;
@@ -222,7 +229,9 @@ s_put_one (s_rank_t *self, sb_storage_t *st, const sb_dataset_t *ds, uint64_t i,
     }
     *p = (s_putting_t) { .rank = self, .ds = ds, .i = i, .companion = companion, .key = key };
     sb_storage_error_t e;
+    self->put_bad = &p->bad;
     int rc = sb_storage_put_prepared (st, full, s_prepare, s_fill_content, p, SB_PUT_REPLACE, &e);
+    self->put_bad = NULL;
     int bad_bytes = p->opened && p->obj.failed;
     uint64_t size = p->opened ? p->obj.size : 0, filled = p->filled;
     int unmade = !p->opened;
@@ -239,12 +248,14 @@ s_put_one (s_rank_t *self, sb_storage_t *st, const sb_dataset_t *ds, uint64_t i,
         return -1;
     }
     free (p);
-    if (rc == 0 && bad_bytes) {
-        /* the object went up with bytes that are not its content */
+    if (bad_bytes) {
+        /* bytes that are not its content: a folder engine stopped and left
+         * nothing in place; an object store's PUT may have gone up whole */
         snprintf (failure->target, sizeof failure->target, "%s", full);
         snprintf (failure->message, sizeof failure->message, "rank %llu: object %llu: out of memory producing its"
-                  " bytes: %s holds a wrong object (generate again)", (unsigned long long) self->rank,
-                  (unsigned long long) i, full);
+                  " bytes: %s%s", (unsigned long long) self->rank, (unsigned long long) i, full,
+                  rc == 0 ? " holds a wrong object (generate again)" : " was not written");
+        failure->error = ENOMEM;
         return -1;
     }
     if (rc != 0) {

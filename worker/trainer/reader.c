@@ -387,9 +387,19 @@ s_thread (void *arg)
                 break;
             continue;
         }
-        s_progress (ctx, 1);
+        /* a client of depth 1 performs its read in getevents: progress is
+         * each call; one with many reads in flight (self->depth > 1) waits
+         * in getevents in slices, so its progress is its last completion
+         * (the engine stamps progress_ns) or the moment reads became
+         * pending, never a slice that completed nothing (a hung read would
+         * then never look stalled); an object store's requests are bounded
+         * by their own timeouts and never look stalled (reader.h) */
+        int many = self->depth > 1 && !(self->caps & SB_ENGINE_OBJECTS);
+        if (!many || __atomic_load_n (&ctx->progress_ns, __ATOMIC_ACQUIRE) == 0)
+            s_progress (ctx, 1);
         int n = sb_storage_getevents (client, 100, s_on_done, ctx, ctx->error);
-        s_progress (ctx, sb_storage_pending (client) > 0);
+        if (!many || n > 0 || sb_storage_pending (client) == 0)
+            s_progress (ctx, sb_storage_pending (client) > 0);
         if (n < 0) {
             /* the engine cannot go on: every read still pending fails, so
              * the rank reports it instead of waiting for ever */
@@ -456,7 +466,10 @@ void
 sb_reader_set_direct_io (sb_reader_t *self, int on)
 {
     const sb_engine_ops_t *direct = s_direct_engine ();
-    if (!on || !direct || !(self->caps & SB_ENGINE_FOLDER) || (self->caps & SB_ENGINE_DIRECT))
+    /* an engine with many reads in flight per client has its own O_DIRECT
+     * option (storage.uring.direct): the depth-1 direct engine cannot take
+     * its place */
+    if (!on || !direct || !(self->caps & SB_ENGINE_FOLDER) || (self->caps & (SB_ENGINE_DIRECT | SB_ENGINE_ASYNC)))
         return;
     /* called before the first read: each thread gets a client of the
      * direct engine in place of its own; a thread may still look at the

@@ -122,8 +122,10 @@ int sb_reader_failure_stats (sb_reader_t *self, sb_reader_endpoint_t *out, size_
 /* A read of this engine that has made no progress (its open, stat or one
  * read call has not returned: sb_storage_open_t.progress_ns) for timeout_s
  * seconds: 1 with its key (relative to root) and how long in *for_s, else
- * 0 (always 0 for engines without I/O, and for those whose getevents
- * returns every 100 ms, bounded by their own timeouts: s3). Once
+ * 0 (always 0 for engines without I/O, and for object stores, whose
+ * requests are bounded by their own timeouts: s3; a local engine with many
+ * reads in flight, uring, has stalled when none of them completed for
+ * timeout_s while reads were pending). Once
  * it returned 1, sb_reader_destroy does not wait for the stuck thread. */
 int sb_reader_stalled (sb_reader_t *self, double timeout_s, char *key, size_t key_size, double *for_s);
 
