@@ -47,6 +47,7 @@
 #define S_NAME "uring"
 #define S_ALIGN 4096u               /* O_DIRECT: offsets, lengths and buffers */
 #define S_WAKE_TAG (UINT64_MAX - 1) /* user_data of the eventfd read (UINT64_MAX is liburing's own timeout tag) */
+#define S_CANCEL_TAG (UINT64_MAX - 2) /* user_data of the cancellation at close */
 #define S_MAX_DEPTH 4096u
 
 static const sb_engine_option_t s_options[] = {
@@ -276,18 +277,51 @@ s_submit (s_uring_t *self, sb_storage_error_t *e)
 
 /* ---- open, close ---- */
 
+/* Cancel every read in flight and reap their completions, for up to 2 s.
+ * Returns how many are still in flight (0: the buffers are free to go). */
+static size_t
+s_drain (s_uring_t *self)
+{
+    size_t want = 0;
+    for (size_t i = 0; self->slots && i < self->nslots; i++)
+        want += self->slots[i].rd != NULL;     /* each has one read queued or in flight */
+    if (want == 0)
+        return 0;
+    struct io_uring_sqe *sqe = io_uring_get_sqe (&self->ring);
+    if (!sqe && io_uring_submit (&self->ring) >= 0)
+        sqe = io_uring_get_sqe (&self->ring);
+    if (sqe) {
+        io_uring_prep_cancel64 (sqe, 0, IORING_ASYNC_CANCEL_ANY);
+        io_uring_sqe_set_data64 (sqe, S_CANCEL_TAG);
+    }
+    (void) io_uring_submit (&self->ring);
+    uint64_t deadline = sb_mono_ns () + 2000000000ull;
+    while (want > 0 && sb_mono_ns () < deadline) {
+        struct __kernel_timespec ts = { .tv_sec = 0, .tv_nsec = 100000000 };
+        struct io_uring_cqe *cqe;
+        if (io_uring_wait_cqe_timeout (&self->ring, &cqe, &ts) != 0)
+            continue;
+        uint64_t data = io_uring_cqe_get_data64 (cqe);
+        io_uring_cqe_seen (&self->ring, cqe);
+        if (data < self->nslots && self->slots[data].rd)
+            want--;     /* done, cancelled or failed: the kernel is through with its buffer */
+    }
+    return want;
+}
+
 static void
 s_close (void *client)
 {
     s_uring_t *self = client;
     if (!self)
         return;
-    /* reads still in flight at close (a reader that stopped on an error):
-     * io_uring_queue_exit cancels what it can, but a read already running
-     * in the kernel's workers finishes later and writes into its slot's
-     * buffer; those buffers (and the client, which holds the eventfd
-     * read's) are then left behind rather than freed under it */
-    int leave = self->ring_ok && self->slots && self->nfree < self->nslots;
+    /* reads still in flight at close (a reader that stopped on an error, a
+     * read of a pipe that never ends) are cancelled and reaped first: a
+     * read already running in the kernel's workers would otherwise finish
+     * after io_uring_queue_exit and write into a freed buffer; any that
+     * does not end within 2 s leaves the buffers (and the client, which
+     * holds the eventfd read's) behind */
+    int leave = self->ring_ok && s_drain (self) > 0;
     if (self->ring_ok)
         io_uring_queue_exit (&self->ring);
     /* every read still held, once: waiting, ready, or only in slots */
