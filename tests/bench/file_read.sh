@@ -30,9 +30,9 @@
 #        REPEAT (2: each row is the best of that many runs of fio and of
 #        shardbench, taking turns, against the noise of a shared machine),
 #        KEEP (0: remove the dataset at the end; 1: keep it for the next run),
-#        OPENFILES (1: fio opens each file when it reads it and closes it
-#        after, as DLIO and shardbench open a file per sample; empty: fio's
-#        default, every file of a job open from its start),
+#        OPENFILES (empty: fio's default, every file of a job open from its
+#        start; 1: fio opens each file when it reads it and closes it after,
+#        as DLIO and shardbench open a file per sample),
 #        URING_KEY (the workload key that picks the uring engine), NICE
 #        (e.g. -10: fio and shardbench run at that niceness, ahead of
 #        other work on a shared machine; needs root for a negative value)
@@ -55,7 +55,7 @@ qds=${QDS:-1 16 64}
 engines=${ENGINES:-file direct uring}
 bar=${BAR:-0.95}
 repeat=${REPEAT:-2}
-openfiles=${OPENFILES-1}
+openfiles=${OPENFILES-}
 uring_key=${URING_KEY:-storage.engine=uring}
 prio=()
 [ -z "${NICE:-}" ] || prio=(nice -n "$NICE")
