@@ -23,9 +23,15 @@ sb_event_queued (zsock_t **socks, size_t n)
 int
 sb_event_wait (zsock_t **socks, size_t n, size_t sent_on, double timeout_s)
 {
+    return sb_event_wait_fds (socks, n, sent_on, NULL, 0, timeout_s);
+}
+
+int
+sb_event_wait_fds (zsock_t **socks, size_t n, size_t sent_on, const int *fds, size_t nfds, double timeout_s)
+{
     if (sb_event_queued (socks, sent_on < n ? sent_on : n))
         return 1;
     /* drained, and no signal consumed by a send: the ZMQ_FDs tell of the
      * next frame */
-    return sb_wire_wait_s (socks, n, timeout_s);
+    return sb_wire_wait_fds_s (socks, n, fds, nfds, timeout_s);
 }

@@ -42,4 +42,9 @@ int sb_event_queued (zsock_t **socks, size_t n);
  * was found queued), 0 on timeout, -1 on error (EINTR included: a signal). */
 int sb_event_wait (zsock_t **socks, size_t n, size_t sent_on, double timeout_s);
 
+/* sb_event_wait that also sleeps on nfds plain file descriptors (POLLIN),
+ * each made ready to sleep on by its owner first (e.g. sb_chan_arm, which
+ * says when messages are queued and the loop must not sleep). */
+int sb_event_wait_fds (zsock_t **socks, size_t n, size_t sent_on, const int *fds, size_t nfds, double timeout_s);
+
 #endif

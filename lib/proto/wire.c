@@ -154,15 +154,22 @@ sb_wire_configure (zsock_t *sock, int linger_ms)
 int
 sb_wire_wait_s (zsock_t **socks, size_t n, double timeout_s)
 {
-    struct pollfd stack_fds[16], *fds = n <= 16 ? stack_fds : calloc (n, sizeof *fds);
-    if (!fds || n == 0) {
-        errno = n == 0 ? EINVAL : ENOMEM;
+    return sb_wire_wait_fds_s (socks, n, NULL, 0, timeout_s);
+}
+
+int
+sb_wire_wait_fds_s (zsock_t **socks, size_t n, const int *fds, size_t nfds, double timeout_s)
+{
+    size_t all = n + nfds;
+    struct pollfd stack_fds[16], *pfds = all <= 16 ? stack_fds : calloc (all, sizeof *pfds);
+    if (!pfds || all == 0) {
+        errno = all == 0 ? EINVAL : ENOMEM;
         return -1;
     }
-    for (size_t i = 0; i < n; i++) {
-        fds[i].fd = zsock_fd (socks[i]);
-        fds[i].events = POLLIN;
-        fds[i].revents = 0;
+    for (size_t i = 0; i < all; i++) {
+        pfds[i].fd = i < n ? zsock_fd (socks[i]) : fds[i - n];
+        pfds[i].events = POLLIN;
+        pfds[i].revents = 0;
     }
     struct timespec ts, *tsp = NULL;
     if (timeout_s >= 0) {
@@ -170,8 +177,8 @@ sb_wire_wait_s (zsock_t **socks, size_t n, double timeout_s)
         ts.tv_nsec = (long) ((timeout_s - (double) ts.tv_sec) * 1e9);
         tsp = &ts;
     }
-    int rc = ppoll (fds, (nfds_t) n, tsp, NULL);
-    if (fds != stack_fds)
-        free (fds);
+    int rc = ppoll (pfds, (nfds_t) all, tsp, NULL);
+    if (pfds != stack_fds)
+        free (pfds);
     return rc;
 }

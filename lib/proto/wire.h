@@ -37,6 +37,11 @@ sb_proto_status_t sb_wire_recv (zsock_t *sock, zframe_t **identity_p, sb_msg_t *
  * applies that rule, not this. */
 int sb_wire_wait_s (zsock_t **socks, size_t n, double timeout_s);
 
+/* sb_wire_wait_s on the n sockets and also on nfds plain file descriptors
+ * (POLLIN; e.g. an sb_chan_fd armed by sb_chan_arm): the count of sockets
+ * and fds ready. n + nfds must be at least 1. */
+int sb_wire_wait_fds_s (zsock_t **socks, size_t n, const int *fds, size_t nfds, double timeout_s);
+
 /* Apply the socket options every shardbench socket gets: ZMQ_MAXMSGSIZE,
  * no linger beyond linger_ms, and unlimited high-water marks for control
  * traffic (flow is bounded by credits in the protocol). */

@@ -194,15 +194,17 @@ s_drive (sb_trainer_t *t, sb_msg_type_t type, size_t count, double max_s)
             return 0;
         if (busy)
             continue;
-        zsock_t *socks[16];
-        size_t n = sb_trainer_sockets (t, socks, 16);
+        int fds[16], queued;
+        size_t n = sb_trainer_wait_fds (t, fds, 16, &queued);
+        if (queued)
+            continue;
         double timeout = 0.05;
         if (wake > 0 && wake - now < timeout)
             timeout = wake - now;
         if (deadline - now < timeout)
             timeout = deadline - now;
-        if (timeout > 0)
-            (void) sb_wire_wait_s (socks, n, timeout);
+        if (timeout > 0 && n > 0)
+            (void) sb_wire_wait_fds_s (NULL, 0, fds, n, timeout);
     }
 }
 

@@ -637,9 +637,12 @@ sb_agent_run (const sb_agent_opts_t *opts)
 
     self->last_heard = sb_now ();
     self->next_heartbeat = 0;
-    size_t nsocks = 3 + self->nranks;     /* dealer, up, the trainer's, the dealer's events */
+    size_t nsocks = 3;     /* dealer, up, the dealer's events */
     zsock_t **socks = calloc (nsocks, sizeof (zsock_t *));
-    if (!socks) {
+    int *fds = calloc (self->nranks ? self->nranks : 1, sizeof (int));     /* the ranks' completions */
+    if (!socks || !fds) {
+        free (socks);
+        free (fds);
         sb_error ("out of memory");
         goto done;
     }
@@ -697,10 +700,13 @@ sb_agent_run (const sb_agent_opts_t *opts)
          * consume the signal of a frame that arrived meanwhile: the DEALER
          * comes first and counts as sent on (sb_event_wait asks it for
          * ZMQ_EVENTS before sleeping on the ZMQ_FDs) */
-        if (!pending && !busy && !self->done) {
+        int queued = 0;
+        size_t nfds = !pending && !busy && !self->done && self->trainer
+                      ? sb_trainer_wait_fds (self->trainer, fds, self->nranks, &queued) : 0;
+        if (!pending && !busy && !queued && !self->done) {
             socks[0] = self->dealer;
             socks[1] = self->up;
-            size_t n = 2 + (self->trainer ? sb_trainer_sockets (self->trainer, socks + 2, nsocks - 3) : 0);
+            size_t n = 2;
             /* a lost connection wakes the loop at once: rank writes stop promptly */
             if (sb_handshake_watch_sock (self->handshakes))
                 socks[n++] = sb_handshake_watch_sock (self->handshakes);
@@ -722,10 +728,11 @@ sb_agent_run (const sb_agent_opts_t *opts)
             double go_since = self->trainer && self->spare_cores ? sb_trainer_awaiting_go_since (self->trainer) : 0;
             if (go_since > 0 && now - go_since < S_BARRIER_SPIN_S)
                 timeout = 0;
-            sb_event_wait (socks, n, 1, timeout > 0 ? timeout : 0);
+            sb_event_wait_fds (socks, n, 1, fds, nfds, timeout > 0 ? timeout : 0);
         }
     }
     free (socks);
+    free (fds);
 done:
     sb_trainer_destroy (&self->trainer);
     s_stop_ranks (self);

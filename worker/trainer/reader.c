@@ -1,8 +1,9 @@
-/* reader: storage clients (engine.h) driven by threads, fed over inproc
- * sockets. Nothing here knows which engine it drives: the engine's
+/* reader: storage clients (engine.h) driven by threads, fed through
+ * channels (chan.h). Nothing here knows which engine it drives: the engine's
  * capabilities decide how many threads and how deep each client's queue
  * is (see reader.h). */
 #include "reader.h"
+#include "chan.h"
 #include "dataset.h"
 #include "engine.h"
 #include "format.h"
@@ -33,10 +34,8 @@ struct sb_reader {
     char       ds_format[64];
     int        framed;      /* verify against the format, not raw bytes */
     int        endpoint_stats;  /* per-endpoint counters: one thread answers S_STATS and follows failures with them */
-    char       work_ep[128];
-    char       done_ep[128];
-    zsock_t   *work;        /* PUSH, bound */
-    zsock_t   *done;        /* PULL, bound */
+    sb_chan_t *work;        /* requests, taken by whichever thread is free; owned */
+    sb_chan_t *done;        /* completions, to the rank (with an fd for its poll loop); owned */
     sb_storage_t *inline_client;    /* SB_ENGINE_NO_IO: reads complete in sb_reader_submit; owned */
     uint64_t   inline_reads;    /* completed, not yet taken */
     uint64_t   inline_bytes;
@@ -54,8 +53,6 @@ typedef enum { S_READ = 0, S_STOP = 1, S_STATS = 2 } s_kind_t;
 
 typedef struct s_thread_ctx {
     sb_reader_t  *reader;
-    zsock_t      *work;     /* PULL, connected; owned by the thread */
-    zsock_t      *done;     /* PUSH, connected; owned by the thread */
     sb_storage_t *client;   /* owned by the thread while it runs (atomic: sb_reader_set_direct_io) */
     sb_storage_t *retired[2];   /* clients sb_reader_set_direct_io replaced: the thread may still hold
                                  * one for a moment, so they are closed with the thread's */
@@ -274,7 +271,7 @@ s_stats_reply (s_thread_ctx_t *ctx)
     if (!reply || !st) {
         free (reply);
         free (st);
-        return zsock_send (ctx->done, "b", "", (size_t) 0);
+        return sb_chan_push (ctx->reader->done, "", 0, 0);
     }
     size_t n = sb_storage_stats (s_client (ctx), st, SB_MAX_ENDPOINTS);
     for (size_t i = 0; i < n; i++) {
@@ -286,7 +283,7 @@ s_stats_reply (s_thread_ctx_t *ctx)
         out->retries = st[i].retries;
         out->latency = st[i].latency;
     }
-    int rc = zsock_send (ctx->done, "b", reply, sizeof *reply);
+    int rc = sb_chan_push (ctx->reader->done, reply, sizeof *reply, 0);
     free (reply);
     free (st);
     return rc;
@@ -295,7 +292,9 @@ s_stats_reply (s_thread_ctx_t *ctx)
 static void
 s_send (s_thread_ctx_t *ctx, const sb_read_result_t *res)
 {
-    if (zsock_send (ctx->done, "b", res, sizeof *res) != 0)
+    /* a failure wakes the rank's loop at once; a read that went well only
+     * when it brings what the loop waits for (sb_reader_arm) */
+    if (sb_chan_push (ctx->reader->done, res, sizeof *res, res->error ? SB_CHAN_URGENT : 0) != 0)
         ctx->failed_send = 1;
 }
 
@@ -347,10 +346,9 @@ s_queue (s_thread_ctx_t *ctx, const s_request_t *rq)
  * for one only when nothing is in flight), move reads along with
  * getevents, pass completions on. A client of depth 1 performs its read in
  * getevents (a pread pool); a deeper one keeps many in flight, and
- * sb_reader_submit wakes its wait when a request arrives. Sockets and the
- * client are made by sb_reader_new, so a failure is reported there; the
- * thread takes them over (pthread_create is the memory barrier ZeroMQ asks
- * for when a socket changes threads). */
+ * sb_reader_submit wakes its wait when a request arrives. The client is
+ * made by sb_reader_new, so a failure is reported there; the thread takes
+ * it over. */
 static void *
 s_thread (void *arg)
 {
@@ -360,18 +358,12 @@ s_thread (void *arg)
     while (!ctx->failed_send) {
         size_t pending;
         while (!stopping && !ctx->failed_send && (pending = sb_storage_pending (s_client (ctx))) < self->depth) {
-            zframe_t *f = NULL;
-            if (pending == 0)
-                f = zframe_recv (ctx->work);    /* nothing to move along: wait for work */
-            else if (zsock_events (ctx->work) & ZMQ_POLLIN)
-                f = zframe_recv (ctx->work);
-            if (!f) {
-                if (pending == 0)
-                    stopping = 1;   /* interrupted, or the socket is gone */
+            sb_chan_msg_t *f = NULL;
+            /* nothing to move along: wait for work; else only take what is there */
+            if (sb_chan_take (self->work, &f, pending == 0 ? -1 : 0) != 0)
                 break;
-            }
-            const s_request_t *rq = (const s_request_t *) zframe_data (f);
-            if (zframe_size (f) < sizeof (s_request_t) + 1 || rq->stop == S_STOP)
+            const s_request_t *rq = (const s_request_t *) f->data;
+            if (f->size < sizeof (s_request_t) + 1 || rq->stop == S_STOP)
                 stopping = 1;
             else if (rq->stop == S_STATS) {
                 if (s_stats_reply (ctx) != 0)
@@ -379,7 +371,7 @@ s_thread (void *arg)
             }
             else
                 s_queue (ctx, rq);
-            zframe_destroy (&f);
+            sb_chan_msg_free (f);
         }
         sb_storage_t *client = s_client (ctx);
         if (sb_storage_pending (client) == 0) {
@@ -411,15 +403,13 @@ s_thread (void *arg)
         }
     }
     if (ctx->failed_send)
-        sb_error ("reader: cannot pass a completion to the rank: %s", zmq_strerror (zmq_errno ()));
+        sb_error ("reader: cannot pass a completion to the rank: out of memory");
     return NULL;
 }
 
 static void
 s_ctx_free (s_thread_ctx_t *ctx)
 {
-    zsock_destroy (&ctx->work);
-    zsock_destroy (&ctx->done);
     sb_storage_close (&ctx->client);
     for (size_t i = 0; i < sizeof ctx->retired / sizeof ctx->retired[0]; i++)
         sb_storage_close (&ctx->retired[i]);
@@ -542,7 +532,6 @@ sb_reader_t *
 sb_reader_new (const sb_storage_cfg_t *storage, const char *root, size_t threads, size_t buffer_bytes, int verify,
                uint64_t seed, char *err, size_t err_size)
 {
-    static unsigned long long s_counter;
     sb_reader_t *self = calloc (1, sizeof *self);
     if (!self) {
         snprintf (err, err_size, "out of memory");
@@ -593,18 +582,10 @@ sb_reader_new (const sb_storage_cfg_t *storage, const char *root, size_t threads
         self->depth = 1;
     }
     self->endpoint_stats = (self->caps & SB_ENGINE_ENDPOINTS) && threads == 1;
-    unsigned long long id = __atomic_add_fetch (&s_counter, 1, __ATOMIC_RELAXED);
-    snprintf (self->work_ep, sizeof self->work_ep, "inproc://sb-reader-%d-%llu-work", (int) getpid (), id);
-    snprintf (self->done_ep, sizeof self->done_ep, "inproc://sb-reader-%d-%llu-done", (int) getpid (), id);
-    self->work = zsock_new (ZMQ_PUSH);
-    self->done = zsock_new (ZMQ_PULL);
-    if (!self->work || !self->done || zsock_bind (self->work, "%s", self->work_ep) != 0
-        || zsock_bind (self->done, "%s", self->done_ep) != 0) {
-        snprintf (err, err_size, "cannot create reader sockets: %s", zmq_strerror (zmq_errno ()));
+    if (!(self->work = sb_chan_new (0)) || !(self->done = sb_chan_new (1))) {
+        snprintf (err, err_size, "cannot create the reader's queues: %s", strerror (errno));
         goto fail;
     }
-    zsock_set_sndhwm (self->work, 0);
-    zsock_set_rcvhwm (self->done, 0);
     self->threads = calloc (threads ? threads : 1, sizeof (pthread_t));
     self->ctxs = calloc (threads ? threads : 1, sizeof (s_thread_ctx_t));
     if (!self->threads || !self->ctxs) {
@@ -614,13 +595,10 @@ sb_reader_new (const sb_storage_cfg_t *storage, const char *root, size_t threads
     for (size_t i = 0; i < threads; i++) {
         s_thread_ctx_t *ctx = &self->ctxs[i];
         ctx->reader = self;
-        ctx->work = zsock_new (ZMQ_PULL);
-        ctx->done = zsock_new (ZMQ_PUSH);
         ctx->res = malloc (sizeof *ctx->res);
         ctx->error = malloc (sizeof *ctx->error);
-        if (!ctx->res || !ctx->error || !ctx->work || !ctx->done || zsock_connect (ctx->work, "%s", self->work_ep) != 0
-            || zsock_connect (ctx->done, "%s", self->done_ep) != 0) {
-            snprintf (err, err_size, "cannot set up reader thread %zu: out of memory or sockets", i);
+        if (!ctx->res || !ctx->error) {
+            snprintf (err, err_size, "cannot set up reader thread %zu: out of memory", i);
             s_ctx_free (ctx);
             goto fail;
         }
@@ -628,7 +606,6 @@ sb_reader_new (const sb_storage_cfg_t *storage, const char *root, size_t threads
             s_ctx_free (ctx);
             goto fail;
         }
-        zsock_set_sndhwm (ctx->done, 0);
         int rc = pthread_create (&self->threads[i], NULL, s_thread, ctx);
         if (rc != 0) {
             snprintf (err, err_size, "cannot start reader thread: %s", strerror (rc));
@@ -651,8 +628,8 @@ sb_reader_stop (sb_reader_t *self)
     s_request_t stop = { .stop = S_STOP };
     __atomic_store_n (&self->stopping, 1, __ATOMIC_RELEASE);
     for (size_t i = 0; i < self->nthreads; i++)
-        if (zsock_send (self->work, "b", &stop, sizeof stop) != 0)
-            sb_warn ("cannot tell a reader thread to stop: %s", zmq_strerror (zmq_errno ()));
+        if (sb_chan_push (self->work, &stop, sizeof stop, 0) != 0)
+            sb_warn ("cannot tell a reader thread to stop: out of memory");
     /* a thread waiting in its engine looks at its requests; one stuck in a
      * read gives it up when the wake signal interrupts it */
     for (size_t i = 0; i < self->nthreads; i++)
@@ -746,8 +723,8 @@ sb_reader_destroy (sb_reader_t **self_p)
     free (self->ctxs);
     sb_storage_close (&self->inline_client);
     free (self->inline_error);
-    zsock_destroy (&self->work);
-    zsock_destroy (&self->done);
+    sb_chan_destroy (&self->work);
+    sb_chan_destroy (&self->done);
     pthread_mutex_destroy (&self->lock);
     free (self);
 }
@@ -850,17 +827,20 @@ sb_reader_submit (sb_reader_t *self, const char *key, uint64_t offset, uint64_t 
         return s_submit_inline (self, key, offset, length, tag);
     size_t klen = strlen (key);
     size_t size = sizeof (s_request_t) + klen + 1;
-    zframe_t *f = zframe_new (NULL, size);
-    if (!f)
+    _Alignas (s_request_t) unsigned char stack[sizeof (s_request_t) + 1024];
+    s_request_t *rq = size <= sizeof stack ? (s_request_t *) stack : malloc (size);
+    if (!rq)
         return -1;
-    s_request_t *rq = (s_request_t *) zframe_data (f);
     memset (rq, 0, sizeof *rq);
     rq->offset = offset;
     rq->length = length;
     rq->tag = tag;
     rq->evict = (flags & SB_READ_EVICT) != 0;
     memcpy (rq->key, key, klen + 1);
-    if (zframe_send (&f, self->work, 0) != 0)
+    int rc = sb_chan_push (self->work, rq, size, 0);
+    if ((unsigned char *) rq != stack)
+        free (rq);
+    if (rc != 0)
         return -1;
     /* a client with reads in flight waits in its engine, not on the socket */
     if (self->depth > 1)
@@ -877,7 +857,7 @@ sb_reader_endpoint_stats (sb_reader_t *self, sb_reader_endpoint_t *out, size_t m
         return 0;
     uint8_t frame[sizeof (s_request_t) + 1] = { 0 };
     ((s_request_t *) frame)->stop = S_STATS;
-    if (zsock_send (self->work, "b", frame, sizeof frame) != 0)
+    if (sb_chan_push (self->work, frame, sizeof frame, 0) != 0)
         return -1;
     sb_storage_wakeup (s_client (&self->ctxs[0]));
     return s_recv_stats (self, 10000, out, max);
@@ -890,63 +870,61 @@ sb_reader_failure_stats (sb_reader_t *self, sb_reader_endpoint_t *out, size_t ma
 }
 
 /* The engine's reply to S_STATS (or the counters behind a failed read):
- * the next frame on the completion socket, within timeout_ms. */
+ * the next message of the completions, within timeout_ms. */
 static int
 s_recv_stats (sb_reader_t *self, int timeout_ms, sb_reader_endpoint_t *out, size_t max)
 {
-    zpoller_t *wait = zpoller_new (self->done, NULL);
-    void *ready = wait ? zpoller_wait (wait, timeout_ms) : NULL;
-    zpoller_destroy (&wait);
-    if (!ready)
+    sb_chan_msg_t *f;
+    if (sb_chan_take (self->done, &f, timeout_ms) != 0)
         return -1;  /* the engine did not answer in time */
-    zframe_t *f = zframe_recv (self->done);
-    if (!f || zframe_size (f) != sizeof (s_stats_reply_t)) {
-        zframe_destroy (&f);
+    if (f->size != sizeof (s_stats_reply_t)) {
+        sb_chan_msg_free (f);
         return -1;
     }
-    const s_stats_reply_t *reply = (const s_stats_reply_t *) zframe_data (f);
+    const s_stats_reply_t *reply = (const s_stats_reply_t *) f->data;
     size_t n = reply->count < max ? reply->count : max;
     memcpy (out, reply->endpoints, n * sizeof *out);
-    zframe_destroy (&f);
+    sb_chan_msg_free (f);
     return (int) n;
 }
 
-zsock_t *
-sb_reader_completions (sb_reader_t *self)
+int
+sb_reader_completion_fd (const sb_reader_t *self)
 {
-    return self->done;
+    return sb_chan_fd (self->done);
+}
+
+int
+sb_reader_arm (sb_reader_t *self, size_t want)
+{
+    return sb_chan_arm (self->done, want);
+}
+
+/* The next completion into *result within timeout_ms (negative: for
+ * ever). 0, 1 when none came, -1 when it was not a completion. */
+static int
+s_take (sb_reader_t *self, sb_read_result_t *result, int timeout_ms)
+{
+    sb_chan_msg_t *f;
+    if (sb_chan_take (self->done, &f, timeout_ms) != 0)
+        return 1;
+    int rc = -1;
+    if (f->size == sizeof *result) {
+        memcpy (result, f->data, sizeof *result);
+        rc = 0;
+    }
+    sb_chan_msg_free (f);
+    return rc;
 }
 
 int
 sb_reader_take (sb_reader_t *self, sb_read_result_t *result)
 {
-    zframe_t *f = zframe_recv (self->done);
-    if (!f)
-        return -1;
-    if (zframe_size (f) != sizeof *result) {
-        zframe_destroy (&f);
-        return -1;
-    }
-    memcpy (result, zframe_data (f), sizeof *result);
-    zframe_destroy (&f);
-    return 0;
+    return s_take (self, result, -1) == 0 ? 0 : -1;
 }
 
 int
 sb_reader_try_take (sb_reader_t *self, sb_read_result_t *result)
 {
-    zmq_msg_t frame;
-    zmq_msg_init (&frame);
-    if (zmq_msg_recv (&frame, zsock_resolve (self->done), ZMQ_DONTWAIT) < 0) {
-        int e = zmq_errno ();
-        zmq_msg_close (&frame);
-        return e == EAGAIN || e == EINTR ? 1 : -1;
-    }
-    int rc = -1;
-    if (zmq_msg_size (&frame) == sizeof *result && !zmq_msg_more (&frame)) {
-        memcpy (result, zmq_msg_data (&frame), sizeof *result);
-        rc = 0;
-    }
-    zmq_msg_close (&frame);
-    return rc;
+    return s_take (self, result, 0);
 }

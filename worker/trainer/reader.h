@@ -1,7 +1,10 @@
 /* reader: the I/O engine of a rank.
  *
- * A rank pushes read requests to its reader over an inproc PUSH socket and
- * gets completions back over a PULL socket. Behind them sit clients of the
+ * A rank pushes read requests to its reader and gets completions back,
+ * both through channels (lib/base/chan.h: a mutex and a list, no system
+ * call while both ends are busy; the rank's poll loop sleeps on the
+ * completions' eventfd). A free read thread takes the oldest request, so
+ * D threads keep D reads in flight whichever is slow. Behind them sit clients of the
  * storage engine the rank's storage names (lib/storage/engine.h); the
  * reader never asks which engine it is, only what it can do:
  * - SB_ENGINE_NO_IO (synthetic): no threads; a read completes inside
@@ -26,7 +29,6 @@
 #ifndef SB_READER_H
 #define SB_READER_H
 
-#include <czmq.h>
 #include <stdint.h>
 
 #include "dataset.h"
@@ -174,14 +176,22 @@ int sb_reader_needs_keys (const sb_reader_t *self);
  * and adds their bytes to *bytes. */
 uint64_t sb_reader_take_inline (sb_reader_t *self, uint64_t *bytes);
 
-/* Socket that becomes readable when a completion is ready (for a poller). */
-zsock_t *sb_reader_completions (sb_reader_t *self);
+/* A poll loop waits for completions on this fd (POLLIN), and only after
+ * sb_reader_arm returned 0: the completion that makes them `want` (or a
+ * failed one) then makes it readable. */
+int sb_reader_completion_fd (const sb_reader_t *self);
+/* Right before sleeping on sb_reader_completion_fd, for `want` completions
+ * (0 counts as 1; no fewer can move the rank on, so the loop sleeps
+ * through the others): 1 when that many are queued (take them; do not
+ * sleep), 0 when armed. */
+int sb_reader_arm (sb_reader_t *self, size_t want);
 
-/* Take one completion (blocks if none). Returns 0 or -1 when interrupted. */
+/* Take one completion (blocks if none). Returns 0, or -1 when what came
+ * was not a completion. */
 int sb_reader_take (sb_reader_t *self, sb_read_result_t *result);
 /* sb_reader_take without waiting: 0 with *result set, 1 when no completion
- * is queued (the completion socket is then drained, as sb_wire_wait
- * requires), -1 when the engine is gone or sent a bad frame. */
+ * is queued, -1 when what came was not a completion (an engine's stats
+ * reply out of turn). */
 int sb_reader_try_take (sb_reader_t *self, sb_read_result_t *result);
 
 #endif

@@ -167,6 +167,7 @@ struct sb_trainer {
     /* issue 15, preproc: reader.preprocess_time per sample (WELCOME preprocess_*) */
     sb_dist_t        preprocess;
     int              preprocessing; /* not a constant 0: the loader threads run (s_loaders_advance) */
+    int              grouped;       /* a read serves many samples (row groups): s_completions_wanted is 1 */
 };
 
 /* ENDPOINT_STATS of rank r: its engine's counters since the phase began,
@@ -1147,6 +1148,7 @@ s_issue (sb_trainer_t *self, s_rank_t *r, const s_read_t *rd, uint64_t p, uint64
                       .offset = rd->offset, .length = rd->length, .dlio = rd->dlio, .stored = rd->stored,
                       .start = now, .loader = loader };
     if (rd->group) {
+        self->grouped = 1;
         s_group_t latest = { .file = rd->ref.file, .offset = rd->offset, .length = rd->length, .slot = i,
                              .seq = s->seq, .valid = 1 };
         r->groups[rd->ref.thread < self->threads ? rd->ref.thread : 0] = latest;
@@ -1482,14 +1484,43 @@ sb_trainer_pump (sb_trainer_t *self, int *busy)
     return self->failed ? 0 : wake;
 }
 
-size_t
-sb_trainer_sockets (sb_trainer_t *self, zsock_t **out, size_t max)
+/* The completions rank r must receive before anything can move it on:
+ * its loop sleeps until that many are queued (sb_reader_arm), not one
+ * wake-up per read (each costs a futex or eventfd wake of the loop's
+ * thread: some 15 us a read on a virtual machine, docs/PERFORMANCE.md).
+ * Waiting for batch step + 1, each read brings one sample: the samples it
+ * still lacks. Computing, at a barrier, or past the last batch: every
+ * read in flight (a timer, GO or the last completion moves it). A failed
+ * read wakes the loop at once anyway (reader.c). Reads that serve many
+ * samples (row groups), loader threads (each takes its next read at a
+ * completion) and a checkpoint in progress: 1. */
+static size_t
+s_completions_wanted (const sb_trainer_t *self, const s_rank_t *r)
 {
+    size_t in_flight = self->nslots - r->nfree;
+    if (in_flight <= 1 || self->preprocessing || self->grouped || r->ckpt_job)
+        return 1;
+    if (r->computing || r->waiting_go || r->step >= self->batches)
+        return in_flight;
+    uint64_t batch_end = (r->step + 1) * self->set->batch_size;
+    uint64_t lacking = batch_end > r->completed ? batch_end - r->completed : 1;
+    return lacking < in_flight ? (size_t) lacking : in_flight;
+}
+
+size_t
+sb_trainer_wait_fds (sb_trainer_t *self, int *out, size_t max, int *queued)
+{
+    *queued = 0;
     if (self->storage_caps & SB_ENGINE_NO_IO)
         return 0;
-    size_t n = 0;   /* the ranks that expect completions; the others' sockets are not drained */
-    for (size_t i = 0; i < self->nranks && n < max; i++)
-        if (self->ranks[i].running && !self->failed)
-            out[n++] = sb_reader_completions (self->ranks[i].reader);
+    size_t n = 0;   /* the ranks that expect completions; the others' are not taken */
+    for (size_t i = 0; i < self->nranks && n < max; i++) {
+        s_rank_t *r = &self->ranks[i];
+        if (!r->running || self->failed)
+            continue;
+        if (sb_reader_arm (r->reader, s_completions_wanted (self, r)) != 0)
+            *queued = 1;
+        out[n++] = sb_reader_completion_fd (r->reader);
+    }
     return n;
 }

@@ -14,7 +14,7 @@
  * of a step (docs/PERFORMANCE.md, "Scale").
  *
  * The agent drives it: sb_trainer_on_message for ENTRIES and GO,
- * sb_trainer_pump after every wake-up, and sleeps on sb_trainer_sockets
+ * sb_trainer_pump after every wake-up, and sleeps on sb_trainer_wait_fds
  * until sb_trainer_pump's deadline. */
 #ifndef SB_TRAINER_H
 #define SB_TRAINER_H
@@ -45,14 +45,15 @@ void sb_trainer_on_message (sb_trainer_t *self, sb_msg_t *msg);
  * keys, submit reads, end computes, pass barriers, send STATS and, at the
  * end of the epoch, RANK_DONE. Returns the sb_now () time by which it must
  * run again (a compute ends, STATS are due), or 0 when only a message or a
- * completion can move it. *busy is set when a completion socket was left
- * with frames (do not sleep). */
+ * completion can move it. *busy is set when a rank's completions were
+ * left queued (do not sleep). */
 double sb_trainer_pump (sb_trainer_t *self, int *busy);
 
-/* Sockets whose frames sb_trainer_pump takes: the completion sockets of the
- * ranks still in the epoch (none for synthetic storage). Returns how many,
- * up to max. */
-size_t sb_trainer_sockets (sb_trainer_t *self, zsock_t **out, size_t max);
+/* Before the agent sleeps: the fds that wake it when a completion comes,
+ * those of the ranks still in the epoch (none for synthetic storage), each
+ * armed (sb_reader_arm). Returns how many, up to max; *queued is set when a
+ * rank already has completions queued (do not sleep: pump again). */
+size_t sb_trainer_wait_fds (sb_trainer_t *self, int *out, size_t max, int *queued);
 
 /* When this worker's STEP left, while it waits for the GO that releases
  * its ranks (nothing else to do but wait), else 0: the agent polls rather
