@@ -183,6 +183,33 @@ expect_eq "file series: 3 measured, the count rule not met (6 runs)" \
     "$(python3 -c 'import json; j = json.load(open("sb.out")); print(j["measured"]["runs"], j["rules"]["run_count"], j["rules"]["passed"])')" \
     "3 False False"
 
+# --- a checkpoint series: 2 runs (1 warm-up), write and read MB/s per run, the totals from the rows
+sb checkpoint llama3_8b checkpoint.scale=0.0001220703125 checkpoint.time_between_checkpoints=0 \
+    checkpoint.checkpoint_folder=./ck checkpoint.num_checkpoints_write=2 checkpoint.num_checkpoints_read=1 \
+    --accelerators 2 --local 1 --progress off --runs 2 --db c.db
+expect_eq "checkpoint series: exit" "$SB_RC" 0
+expect_eq "checkpoint series: the series and its runs" \
+    "$(q c.db "SELECT s.kind || ':' || s.status || ':' || group_concat(r.kind || '/' || r.series_index || '/' || r.warmup, ' ') FROM series s JOIN runs r ON r.series_id = s.id ORDER BY r.id")" \
+    "checkpoint:succeeded:checkpoint/1/1 checkpoint/2/0"
+sb series --json --db c.db
+expect_eq "checkpoint series --json: exit" "$SB_RC" 0
+expect_eq "checkpoint series: measured write and read totals as the checkpoints rows of run 2" \
+    "$(python3 -c '
+import json
+m = json.load(open("sb.out"))["measured"]
+print(m["runs"], m["write_bytes"], "%.6f" % m["write_time_s"], "%.6f" % m["total_write_MB_per_second"],
+      m["read_bytes"], "%.6f" % m["read_time_s"], "%.6f" % m["total_read_MB_per_second"])')" \
+    "$(python3 -c '
+import sqlite3
+db = sqlite3.connect("c.db")
+out = [1]
+for op in ("write", "read"):
+    b, t = db.execute("SELECT sum(bytes), sum(duration_s) FROM checkpoints WHERE run_id = 2 AND op = ?", (op,)).fetchone()
+    out += [b, "%.6f" % t, "%.6f" % (b / 1048576 / t)]
+print(*out)')"
+expect_eq "checkpoint series: 2 writes and 1 read are not the rules' 10 and 10" \
+    "$(python3 -c 'import json; r = json.load(open("sb.out"))["rules"]; print(r["run_count"], r["passed"])')" "False False"
+
 # --- SIGINT during a series: exit 130, the series aborted, nothing left running
 slow="dataset.data_folder=synthetic://slow dataset.num_files_train=64 dataset.record_length_bytes=4096
       dataset.record_length_bytes_stdev=0 reader.batch_size=2 train.computation_time=0.02 train.epochs=2
