@@ -219,7 +219,7 @@ sb_series_print (sqlite3 *db, int64_t id, FILE *out)
         fprintf (out, "  %-28s %12s %12s\n", "total over total time", a, b);
     }
     fprintf (out, "  rules (MLPerf Storage %s):\n", train ? "training" : "checkpointing");
-    fprintf (out, "    every run succeeded (%zu of %llu asked): %s\n", n, (unsigned long long) s.runs,
+    fprintf (out, "    every run asked for succeeded (%zu recorded of %llu asked): %s\n", n, (unsigned long long) s.runs,
              s_ok (v.all_succeeded));
     if (train) {
         fprintf (out, "    %d runs, at least %d measured (%zu recorded, %zu warm-up, %zu measured): %s\n",
