@@ -138,6 +138,17 @@ verdict=$(python3 -c 'import json; print("PASS" if json.load(open("series.json")
 expect_contains "series: verdict" sb.out "  series: $verdict"
 expect_contains "series: warm-up run marked" sb.out "    1        1 yes      succeeded"
 
+# the README's example query of the aggregate gives the same figures (to its rounding)
+readme_sql "total_mb_per_s" >agg.sql
+expect_eq "README aggregate query: as series --json" "$(sqlite3 -batch -noheader s.db <agg.sql | python3 -c '
+import json, sys
+got = sys.stdin.read().strip().split("|")
+m = json.load(open("series.json"))["measured"]
+want = [m["runs"], m["au_percentage_mean"], m["au_percentage_stdev"], m["io_MB_per_second_mean"],
+        m["io_MB_per_second_stdev"], m["total_MB_per_second"]]
+close = [abs(float(g) - w) <= (0.0051 if i < 3 else 0.051) for i, (g, w) in enumerate(zip(got, want))]
+print(len(got), all(close))')" "6 True"
+
 # --- runs: every run, newest last
 sb runs --db s.db
 expect_eq "runs: exit" "$SB_RC" 0
