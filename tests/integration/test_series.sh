@@ -6,8 +6,10 @@
 # totals over total time) and the rules' verdict, each equal to what python3
 # recomputes from the database rows; the text summary prints the same; `runs`
 # lists them. The dataset of a file workload is generated once for a series.
-# Bad values exit 2 with a message and write nothing; SIGINT stops a series
-# (exit 130, the series 'aborted', no run left 'running').
+# Bad values exit 2 with a message and write nothing; a run that fails ends
+# its series ('failed', the run's exit status); a checkpoint series adds up
+# its checkpoints rows; SIGINT stops a series (exit 130, the series
+# 'aborted', no run left 'running').
 . "$(dirname "$0")/lib.sh"
 
 syn="dataset.data_folder=synthetic://series dataset.num_files_train=64 dataset.record_length_bytes=4096
@@ -193,6 +195,24 @@ sb series --json --db g.db
 expect_eq "file series: 3 measured, the count rule not met (6 runs)" \
     "$(python3 -c 'import json; j = json.load(open("sb.out")); print(j["measured"]["runs"], j["rules"]["run_count"], j["rules"]["passed"])')" \
     "3 False False"
+
+# --- a run that fails ends the series: a file shrinks after the listing (as test_readme_sql.sh)
+mkdir -p gone/train
+for i in 0 1 2 3; do head -c 4096 /dev/zero >"gone/train/img_${i}_of_4.npz"; done
+sb catalog dataset.data_folder=./gone dataset.num_files_train=4 --db f.db
+expect_eq "failing series: catalog exit" "$SB_RC" 0
+truncate -s 40 gone/train/img_2_of_4.npz
+sb run dataset.data_folder=./gone dataset.num_files_train=4 dataset.record_length_bytes=4096 \
+    dataset.record_length_bytes_stdev=0 reader.batch_size=1 train.epochs=1 train.computation_time=0 \
+    --accelerators 1 --local 1 --progress off --runs 3 --db f.db
+expect_eq "failing series: exit 1, the failed run's" "$SB_RC" 1
+expect_eq "failing series: one run, failed, the warm-up" \
+    "$(q f.db "SELECT group_concat(kind || ':' || status || ':' || series_id || ':' || series_index || ':' || warmup, ' ') FROM runs")" \
+    "train:failed:1:1:1"
+expect_eq "failing series: the series failed" "$(q f.db "SELECT status || '|' || runs FROM series")" "failed|3"
+expect_contains "failing series: says it stopped" sb.err "shardbench: series 1 stopped after run 1 of 3: it did not succeed"
+expect_contains "failing series: the summary says so" sb.out "every run asked for succeeded (1 recorded of 3 asked): NOT MET"
+expect_contains "failing series: no verdict" sb.out "  series: FAIL"
 
 # --- a checkpoint series: 2 runs (1 warm-up), write and read MB/s per run, the totals from the rows
 sb checkpoint llama3_8b checkpoint.scale=0.0001220703125 checkpoint.time_between_checkpoints=0 \
