@@ -9,7 +9,8 @@
 # Bad values exit 2 with a message and write nothing; a run that fails ends
 # its series ('failed', the run's exit status); a checkpoint series adds up
 # its checkpoints rows; SIGINT stops a series (exit 130, the series
-# 'aborted', no run left 'running').
+# 'aborted', no run left 'running'); one killed is marked 'interrupted' by
+# the next command.
 . "$(dirname "$0")/lib.sh"
 
 syn="dataset.data_folder=synthetic://series dataset.num_files_train=64 dataset.record_length_bytes=4096
@@ -263,5 +264,23 @@ expect_eq "SIGINT: fewer than 6 runs, none left running" \
 expect_eq "SIGINT: the runs after the first succeeded or were aborted" \
     "$(q i.db "SELECT count(*) FROM runs WHERE series_index > 1 AND status NOT IN ('succeeded', 'aborted')")" 0
 expect_contains "SIGINT: the series summary printed" int.out "shardbench series 1: train"
+
+# --- a coordinator killed during a series: the next command marks the series 'interrupted'
+# shellcheck disable=SC2086
+"$SHARDBENCH" run $slow shardbench.heartbeat_interval_s=0.5 shardbench.heartbeat_timeout_s=2 --runs 6 \
+    --db k.db >kill.out 2>kill.err &
+coord=$!
+for _ in $(seq 1 600); do
+    [ "$(q k.db "SELECT count(*) FROM runs WHERE status = 'succeeded'" 2>/dev/null)" = 1 ] && break
+    sleep 0.1
+done
+kill -KILL "$coord"
+wait "$coord" 2>/dev/null
+sb runs --db k.db
+expect_eq "SIGKILL: runs exit" "$SB_RC" 0
+expect_eq "SIGKILL: the series interrupted, ended with its last run" \
+    "$(q k.db "SELECT s.status || '|' || (s.finished_at = max(s.started_at, (SELECT max(finished_at) FROM runs WHERE series_id = s.id))) FROM series s")" \
+    "interrupted|1"
+expect_eq "SIGKILL: no run left running" "$(q k.db "SELECT count(*) FROM runs WHERE status = 'running'")" 0
 
 finish
