@@ -29,6 +29,8 @@ sb_cli_series_run (sb_session_opts_t *opts, uint64_t runs, uint64_t warmup, int 
         int64_t run_id = -1;
         err[0] = '\0';
         rc = sb_session_run (opts, &run_id, err, sizeof err);
+        /* each run's own outputs (its summary; an MLPerf results directory
+         * per run id goes here too) */
         if (run_id > 0)
             sb_report_print (h, run_id, out);
         fflush (out);
