@@ -84,7 +84,12 @@ PY
 # takes a database back to 9 (version 10's workflow and evaluation columns and tables)
 # (the last column first: SQLite's DROP COLUMN of a table's last column cuts
 # its text at the last comma before it, comments included)
+# schema_v10_sql: back to 10 (helper outputs, issue 17: version 11's host_read_latency table)
+schema_v10_sql () {
+    echo "DROP TABLE host_read_latency;"
+}
 schema_v9_sql () {
+    schema_v10_sql
     cat <<'SQL'
 ALTER TABLE runs DROP COLUMN workflow; ALTER TABLE runs DROP COLUMN eval_io_stdev_MB_per_second;
 ALTER TABLE runs DROP COLUMN eval_io_mean_MB_per_second; ALTER TABLE runs DROP COLUMN eval_throughput_stdev_samples_per_second;
