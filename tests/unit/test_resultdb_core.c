@@ -593,7 +593,7 @@ START_TEST (test_readonly)
     s_sql_exec (q, "PRAGMA user_version = 9");
     sqlite3_close (q);
     ck_assert_ptr_null (sb_resultdb_open_readonly (path, 0, err, sizeof err));
-    snprintf (want, sizeof want, "%s: result database schema version 9 must be upgraded to version 10 before this"
+    snprintf (want, sizeof want, "%s: result database schema version 9 must be upgraded to version 11 before this"
               " shardbench can read it, which needs write access: run `shardbench report --db %s` once as a user"
               " who can write the file and its folder", path, path);
     ck_assert_str_eq (err, want);
@@ -778,7 +778,7 @@ START_TEST (test_in_memory)
     ck_assert_int_eq (sb_resultdb_add_stats (db, 1, 1, 1, 0, 1, 1, 1, 0, 0), 0);
     ck_assert_int_eq (sb_resultdb_sync (db), 0);
     ck_assert_int_eq (s_sql_int (sb_resultdb_handle (db), "SELECT count(*) FROM timeseries"), 1);
-    ck_assert_int_eq (s_sql_int (sb_resultdb_handle (db), "PRAGMA user_version"), 10);
+    ck_assert_int_eq (s_sql_int (sb_resultdb_handle (db), "PRAGMA user_version"), 11);
     sb_resultdb_destroy (&db);
 }
 END_TEST
