@@ -81,17 +81,27 @@ s_print_workflow (sqlite3 *db, int64_t run_id, FILE *out)
 
 /* ---- issue 17 (helper outputs): latency, barrier wait, slowest rank, endpoints ---- */
 
+/* where a table's rows go, and how many went */
+typedef struct {
+    FILE  *out;
+    size_t rows;
+} s_rows_t;
+
 static void
 s_print_latency (void *ctx, const sb_report_latency_t *l)
 {
-    fprintf (ctx, "  %5lld %10lld %10.3f %10.3f %10.3f %10.3f\n", (long long) l->epoch, (long long) l->reads, l->p50_ms,
-             l->p90_ms, l->p99_ms, l->p999_ms);
+    s_rows_t *t = ctx;
+    t->rows++;
+    fprintf (t->out, "  %5lld %10lld %10.3f %10.3f %10.3f %10.3f\n", (long long) l->epoch, (long long) l->reads,
+             l->p50_ms, l->p90_ms, l->p99_ms, l->p999_ms);
 }
 
 static void
 s_print_host_latency (void *ctx, const sb_report_latency_t *l)
 {
-    fprintf (ctx, "  %5lld %-24s %10lld %10.3f %10.3f\n", (long long) l->epoch, l->host ? l->host : "",
+    s_rows_t *t = ctx;
+    t->rows++;
+    fprintf (t->out, "  %5lld %-24s %10lld %10.3f %10.3f\n", (long long) l->epoch, l->host ? l->host : "",
              (long long) l->reads, l->p50_ms, l->p99_ms);
 }
 
@@ -138,12 +148,18 @@ s_print_story (sqlite3 *db, int64_t run_id, int from_memory, size_t epochs, FILE
 {
     fprintf (out, "  read latency, ms (the I/O engine's time per sample read, over every rank):\n");
     fprintf (out, "  %5s %10s %10s %10s %10s %10s\n", "epoch", "reads", "p50", "p90", "p99", "p99.9");
-    if (sb_report_latencies (db, run_id, SB_REPORT_LATENCY_EPOCHS, s_print_latency, out) != 0)
+    s_rows_t t = { out, 0 };
+    if (sb_report_latencies (db, run_id, SB_REPORT_LATENCY_EPOCHS, s_print_latency, &t) != 0)
         return -1;
+    if (!t.rows)
+        fprintf (out, "  (none recorded: a run before result schema 7)\n");
     fprintf (out, "  read latency per host, ms:\n");
     fprintf (out, "  %5s %-24s %10s %10s %10s\n", "epoch", "host", "reads", "p50", "p99");
-    if (sb_report_latencies (db, run_id, SB_REPORT_LATENCY_HOSTS, s_print_host_latency, out) != 0)
+    t.rows = 0;
+    if (sb_report_latencies (db, run_id, SB_REPORT_LATENCY_HOSTS, s_print_host_latency, &t) != 0)
         return -1;
+    if (!t.rows)
+        fprintf (out, "  (none recorded: a run before result schema 11)\n");
     fprintf (out, "  slowest rank of each epoch (longest wall time) and where its time went, s:\n");
     fprintf (out, "  %5s %5s %-24s %9s %10s %10s %10s %9s %15s\n", "epoch", "rank", "host", "wall", "compute",
              "I/O wait", "barrier", "other", "barrier (mean)");
