@@ -186,6 +186,40 @@ s_print_endpoints (sqlite3 *db, int64_t run_id, const sb_report_failures_t *f, F
     return sb_report_endpoints (db, run_id, s_print_endpoint, out);
 }
 
+/* the slowest rank of each checkpoint (the one whose time is the
+ * checkpoint's duration), one line per checkpoint as its ranks come */
+typedef struct {
+    FILE   *out;
+    int64_t seq, rank;
+    double  duration_s;
+    char    op[16], host[256];
+} s_ckpt_slowest_t;
+
+static void
+s_ckpt_slowest_flush (s_ckpt_slowest_t *c)
+{
+    if (c->seq > 0)
+        fprintf (c->out, "  %5lld %-5s %5lld %-24s %10.3f\n", (long long) c->seq, c->op, (long long) c->rank, c->host,
+                 c->duration_s);
+}
+
+static void
+s_ckpt_slowest (void *ctx, const sb_report_ckpt_rank_t *r)
+{
+    s_ckpt_slowest_t *c = ctx;
+    if (r->seq != c->seq) {
+        s_ckpt_slowest_flush (c);
+        c->seq = r->seq;
+        c->duration_s = -1;
+    }
+    if (r->duration_s > c->duration_s) {   /* the lowest rank of equal ones */
+        c->rank = r->rank;
+        c->duration_s = r->duration_s;
+        snprintf (c->op, sizeof c->op, "%s", r->op);
+        snprintf (c->host, sizeof c->host, "%s", r->host);
+    }
+}
+
 /* DLIO's checkpoint metrics of the rows, under DLIO's names. */
 static void
 s_print_ckpt_metrics (sqlite3 *db, int64_t run_id, FILE *out)
@@ -306,8 +340,17 @@ sb_report_print (sqlite3 *db, int64_t run_id, FILE *out)
         fprintf (stderr, "shardbench: report: %s\n", sb_report_error (db));
         goto done;
     }
-    if (ckpt)
+    if (ckpt) {
         s_print_ckpt_metrics (db, run_id, out);
+        s_ckpt_slowest_t cs = { .out = out };
+        fprintf (out, "  slowest rank of each checkpoint:\n  %5s %-5s %5s %-24s %10s\n", "seq", "op", "rank", "host",
+                 "time s");
+        if (sb_report_checkpoint_ranks (db, run_id, s_ckpt_slowest, &cs) != 0) {
+            fprintf (stderr, "shardbench: report: %s\n", sb_report_error (db));
+            goto done;
+        }
+        s_ckpt_slowest_flush (&cs);
+    }
     const char *status = run.status;
     if (train && (dlio.dlio || run.has_au_mean)) {
         /* the verdict: DLIO's train_au_mean_percentage (shardbench's own AU mean for runs recorded before it) */

@@ -292,6 +292,12 @@ sb report 5 --db r.db
 expect_contains "checkpoint summary: DLIO's save metrics" sb.out \
     "  DLIO: save_checkpoint_io_mean_GB_per_second $(python3 -c 'import json; print("%.3f" % json.load(open("r5.json"))["metric"]["save_checkpoint_io_mean_GB_per_second"])')"
 
+expect_eq "checkpoint summary: the slowest rank of each checkpoint" \
+    "$(sed -n '/^  slowest rank of each checkpoint:/,$p' sb.out | sed -n '3,5p')" \
+    "$(python3 -c 'import sqlite3; print("\n".join("  %5d %-5s %5d %-24s %10.3f" % r for r in sqlite3.connect("r.db").execute(
+        "SELECT seq, op, rank, host, duration_s FROM checkpoint_ranks r WHERE run_id = 5 AND rank = (SELECT x.rank FROM"
+        " checkpoint_ranks x WHERE x.run_id = 5 AND x.seq = r.seq ORDER BY x.duration_s DESC, x.rank LIMIT 1) ORDER BY seq")))')"
+
 # compare of 3 runs: the config diff first, then the figures with ratios to A
 sb compare 2 3 4 --db r.db
 expect_eq "compare 3 runs: exit" "$SB_RC" 0
