@@ -2,14 +2,15 @@
 # Issue 17, helper outputs: every output tells the same story. Real runs into
 # one result database: a datagen run and a train run of 4 ranks on 2 workers
 # named node-a and node-b reading files (read latency per host), two more
-# train runs with other settings, a checkpoint run (2 writes, 1 read). Then
-# the text summary, --json, the --csv views and compare of 3 runs (config
-# diff) and of a train and a checkpoint run, each checked exactly against
-# the database by python3 (sqlite3, json, csv): read latency p50/p90/p99/p99.9
-# per epoch and per host, the slowest rank and its split, barrier wait, the
-# page-cache flags, retries and errors per endpoint (rows added to a run as
-# an S3 run records them), DLIO's checkpoint metrics; a version 10 database
-# is upgraded.
+# train runs with other settings, a checkpoint run (2 writes, 1 read), a train
+# run that checkpoints during training. Then the text summary, --json, the
+# --csv views and compare of 3 runs (config diff) and of a train and a
+# checkpoint run, each checked exactly against the database by python3
+# (sqlite3, json, csv): read latency p50/p90/p99/p99.9 per epoch and per host,
+# the slowest rank and its split, barrier wait, the page-cache flags, retries
+# and errors per endpoint (rows added to a run as an S3 run records them;
+# test_s3_faults.sh checks the summary of real retries), DLIO's checkpoint
+# metrics; a version 10 database is upgraded.
 . "$(dirname "$0")/lib.sh"
 
 cat >wl.yaml <<'EOF2'
@@ -184,7 +185,8 @@ elif check == "ckpt-json":   # DLIO's checkpoint metrics from the checkpoints ro
 elif check == "ckpt-json-got":
     j = json.load(open(sys.argv[3]))
     ranks = [[c["seq"], r["rank"], r["host"], r["bytes"], r["duration_s"]] for c in j["shardbench"]["checkpoints"] for r in c["per_rank"]]
-    print(json.dumps({"metric": j["metric"], "ranks": ranks}, sort_keys=True))
+    print(json.dumps({"metric": {k: v for k, v in j["metric"].items() if "checkpoint" in k}, "ranks": ranks},
+                     sort_keys=True))
 elif check == "ckpt-csv":
     print("run_id,seq,op,checkpoint,ranks,files,bytes,duration_s,span_s,GB_per_second,MB_per_s,min_rank_MB_per_s")
     for r in db.execute("SELECT seq, op, checkpoint, ranks, files, bytes, duration_s, span_s, gib_per_s, mb_per_s,"
@@ -297,6 +299,17 @@ expect_eq "checkpoint summary: the slowest rank of each checkpoint" \
     "$(python3 -c 'import sqlite3; print("\n".join("  %5d %-5s %5d %-24s %10.3f" % r for r in sqlite3.connect("r.db").execute(
         "SELECT seq, op, rank, host, duration_s FROM checkpoint_ranks r WHERE run_id = 5 AND rank = (SELECT x.rank FROM"
         " checkpoint_ranks x WHERE x.run_id = 5 AND x.seq = r.seq ORDER BY x.duration_s DESC, x.rank LIMIT 1) ORDER BY seq")))')"
+
+# run 6: a train run that checkpoints during training carries DLIO's save metrics beside its train_* ones
+sb run wl.yaml dataset.data_folder=./data train.epochs=1 workflow.checkpoint=True checkpoint.checkpoint_folder=./ck6 \
+    model.type=cnn model.model_size_bytes=5000 checkpoint.steps_between_checkpoints=2 --accelerators 2 --local 1 --db r.db
+expect_eq "run 6 (train with checkpoints): exit" "$SB_RC" 0
+sb report 6 --json --db r.db
+cp sb.out r6.json
+expect_eq "run 6 --json: checkpoint metrics and ranks" "$(expected ckpt-json-got 6 r6.json)" "$(expected ckpt-json 6)"
+expect_eq "run 6 --json: save keys, no load keys, train keys kept" \
+    "$(python3 -c 'import json; m = json.load(open("r6.json"))["metric"]; print(sorted(k for k in m if "checkpoint" in k), "train_au_mean_percentage" in m)')" \
+    "['checkpoint_size_GB', 'save_checkpoint_duration_mean_seconds', 'save_checkpoint_duration_stdev_seconds', 'save_checkpoint_io_mean_GB_per_second', 'save_checkpoint_io_stdev_GB_per_second'] True"
 
 # compare of 3 runs: the config diff first, then the figures with ratios to A
 sb compare 2 3 4 --db r.db
