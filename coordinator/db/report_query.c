@@ -417,12 +417,13 @@ int
 sb_report_slowest (sqlite3 *db, int64_t run_id, void (*fn) (void *ctx, const sb_report_slowest_t *s), void *ctx)
 {
     sqlite3_stmt *st;
-    if (s_prepare_run (db, "SELECT r.epoch, r.rank, r.host, r.finished_at - r.started_at, r.compute_s, r.io_wait_s,"
-                       " r.barrier_s, (SELECT count(*) FROM rank_epochs x WHERE x.run_id = r.run_id AND x.epoch = r.epoch),"
-                       " (SELECT avg(x.barrier_s) FROM rank_epochs x WHERE x.run_id = r.run_id AND x.epoch = r.epoch)"
-                       " FROM rank_epochs r WHERE r.run_id = ?1 AND r.epoch >= 1 AND r.rank = (SELECT x.rank FROM"
-                       " rank_epochs x WHERE x.run_id = r.run_id AND x.epoch = r.epoch"
-                       " ORDER BY x.finished_at - x.started_at DESC, x.rank LIMIT 1) ORDER BY r.epoch", run_id, &st) != 0)
+    /* one pass per epoch (window functions), not a subquery per rank: runs of thousands of ranks */
+    if (s_prepare_run (db, "SELECT epoch, rank, host, wall, compute_s, io_wait_s, barrier_s, n, mean FROM"
+                       " (SELECT epoch, rank, host, finished_at - started_at AS wall, compute_s, io_wait_s, barrier_s,"
+                       "  count(*) OVER e AS n, avg(barrier_s) OVER e AS mean,"
+                       "  row_number() OVER (PARTITION BY epoch ORDER BY finished_at - started_at DESC, rank) AS k"
+                       "  FROM rank_epochs WHERE run_id = ?1 AND epoch >= 1 WINDOW e AS (PARTITION BY epoch))"
+                       " WHERE k = 1 ORDER BY epoch", run_id, &st) != 0)
         return -1;
     int step;
     while ((step = sqlite3_step (st)) == SQLITE_ROW) {
