@@ -168,9 +168,12 @@ s_print_story (sqlite3 *db, int64_t run_id, int from_memory, size_t epochs, FILE
     s_caching_count_t c = { 0, 0, 0 };
     if (sb_report_host_caching (db, run_id, s_count_caching, &c) != 0)
         return -1;
-    fprintf (out, "  page cache: potential_caching 1 on %lld of %lld hosts%s; %d of %zu epochs read mostly from the"
-             " page cache (measured)\n", (long long) c.flagged, (long long) c.hosts, c.unknown ? " (memory unknown on some)" : "",
-             from_memory, epochs);
+    if (c.hosts)
+        fprintf (out, "  page cache: potential_caching 1 on %lld of %lld hosts%s;", (long long) c.flagged,
+                 (long long) c.hosts, c.unknown ? " (memory unknown on some)" : "");
+    else
+        fprintf (out, "  page cache: no host recorded (potential_caching unknown);");
+    fprintf (out, " %d of %zu epochs read mostly from the page cache (measured)\n", from_memory, epochs);
     return 0;
 }
 
