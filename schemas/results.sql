@@ -1,4 +1,4 @@
--- shardbench result database, schema version 11 (PRAGMA user_version).
+-- shardbench result database, schema version 12 (PRAGMA user_version).
 -- This file is the single source of truth: the coordinator compiles it in and
 -- applies it to every database it opens. Rows are committed as they arrive
 -- (WAL journal), so a crash loses at most the rows of the current second. A
@@ -335,4 +335,18 @@ CREATE TABLE IF NOT EXISTS series (
   finished_at   REAL,
   coordinator_host TEXT,            -- where the coordinator ran
   coordinator_pid  INTEGER          -- its pid: a dead one marks the series 'interrupted'
+);
+
+-- helper outputs (issue 17): sample read latency of a train epoch per host, the histograms of that
+-- host's ranks merged (RANK_DONE's read_latency), one row per non-empty bucket, as read_latency
+-- holds them merged over every host; the counts of an epoch's hosts add up to read_latency's. A
+-- host is run_workers.host (the name its worker reported). Empty for runs before schema 12.
+CREATE TABLE IF NOT EXISTS host_read_latency (
+  run_id         INTEGER NOT NULL REFERENCES runs(id),
+  epoch          INTEGER NOT NULL,
+  host           TEXT NOT NULL,
+  bucket_low_us  INTEGER NOT NULL,
+  bucket_high_us INTEGER NOT NULL,
+  count          INTEGER NOT NULL,
+  PRIMARY KEY (run_id, epoch, host, bucket_low_us)
 );

@@ -47,9 +47,9 @@ s_usage_main (FILE *f)
              "                                                 list the dataset into the catalog (or reuse it)\n"
              "  checkpoint [WORKLOAD] [KEY=VALUE ...] [--subset] [options]\n"
              "                                                 write, then read LLM checkpoints (llama3_* presets)\n"
-             "  report    [RUN_ID|last] [--json | --csv [epochs|ranks] | --html FILE] [--db FILE]\n"
+             "  report    [RUN_ID|last] [--json | --csv [VIEW] | --html FILE] [--db FILE]\n"
              "                                                 print a run's summary again, or as JSON/CSV\n"
-             "  compare   RUN_A RUN_B [--db FILE]               two runs side by side, with B/A\n"
+             "  compare   RUN_A RUN_B [RUN_C ...] [--db FILE]   runs side by side: config diff, figures, ratios to A\n"
              "  series    [SERIES_ID|last] [--json] [--db FILE] a series of runs (--runs N): each run, the\n"
              "                                                 aggregate and MLPerf Storage's rules\n"
              "  runs      [--json] [--db FILE]                  list the runs, newest last\n"
@@ -150,15 +150,35 @@ static void
 s_usage_report (FILE *f)
 {
     fprintf (f,
-             "usage: shardbench report [RUN_ID|last] [--json | --csv [epochs|ranks] | --html FILE] [--db FILE]\n"
+             "usage: shardbench report [RUN_ID|last] [--json | --csv [VIEW] | --html FILE] [--db FILE]\n"
              "\n"
              "Print the summary of a run from the result database (default: the newest run,\n"
              "database ./shardbench.db). Exit status 2 when the run does not exist.\n"
-             "--json           a train run as one JSON object with the metric names of DLIO's\n"
-             "                 summary.json (\"metric\": train_au_percentage, ...) and a\n"
-             "                 \"shardbench\" object (run id, status, passed, threshold, epochs)\n"
-             "--csv [epochs]   one CSV row per epoch, under a header line\n"
-             "--csv ranks      one CSV row per rank and epoch, under a header line\n"
+             "The summary, --json and --csv tell the same story: DLIO's metrics, read latency\n"
+             "p50/p90/p99/p99.9 per epoch and p50/p99 per host, step barrier figures and the\n"
+             "ranks' mean barrier wait, the slowest rank of each epoch (longest wall time) with\n"
+             "its host and its compute / I/O wait / barrier split, the page-cache flags\n"
+             "(DLIO's potential_caching per host, epochs served from memory as measured), S3\n"
+             "requests, errors and retries per endpoint; the status line says how many\n"
+             "retries and errors a run had, even one that succeeded.\n"
+             "--json           a train or checkpoint run as one JSON object with the metric\n"
+             "                 names of DLIO's summary.json (\"metric\": train_au_percentage,\n"
+             "                 ..., save_checkpoint_io_mean_GB_per_second, ...) and a\n"
+             "                 \"shardbench\" object (run id, status, passed, threshold,\n"
+             "                 retries, endpoints, hosts, epochs with latency, slowest rank and\n"
+             "                 per-host latency; checkpoints with their ranks)\n"
+             "--csv [VIEW]     one CSV table under a header line; VIEW:\n"
+             "                 epochs       one row per epoch (default; a checkpoint run: per\n"
+             "                              checkpoint)\n"
+             "                 ranks        one row per rank and epoch (a checkpoint run: per rank\n"
+             "                              and checkpoint, with its GB/s)\n"
+             "                 detail       per epoch: read latency p50/p90/p99/p99.9, barrier\n"
+             "                              figures and wait, page cache, the slowest rank's split\n"
+             "                 hosts        read latency per epoch and host\n"
+             "                 endpoints    S3 requests, bytes, errors, retries, latency per endpoint\n"
+             "                 run          one row: status, retries, errors, page-cache flags,\n"
+             "                              DLIO's headline and checkpoint metrics\n"
+             "                 checkpoints  one row per checkpoint (duration, GB/s)\n"
              "--html FILE      a train run as one self-contained HTML page (\"-\": stdout) with\n"
              "                 inline SVG charts: throughput per host over time, AU per epoch\n"
              "                 against the threshold, read latency histogram, requests and\n"
@@ -170,13 +190,19 @@ static void
 s_usage_compare (FILE *f)
 {
     fprintf (f,
-             "usage: shardbench compare RUN_A RUN_B [--db FILE]\n"
+             "usage: shardbench compare RUN_A RUN_B [RUN_C ...] [--db FILE]\n"
              "\n"
-             "Print two runs of the result database (default ./shardbench.db) side by side:\n"
-             "workload, accelerators, hosts, epochs, samples/s and MiB/s (means over epochs),\n"
-             "AU mean, verdict, step-barrier p50 (mean) and p99 (max over epochs), with the\n"
-             "ratio B/A. RUN_A and RUN_B are run ids or 'last'. Exit status 2 when a run does\n"
-             "not exist.\n");
+             "Print 2 to 8 runs of the result database (default ./shardbench.db) side by side.\n"
+             "First the configuration diff: workers, hosts, accelerators, then every key of\n"
+             "the effective configuration (runs.config) whose value differs. Then the figures:\n"
+             "workload, accelerators, hosts, epochs, DLIO's AU and throughput, samples/s and\n"
+             "MiB/s (means over epochs), AU mean, verdict, step-barrier p50 (mean) and p99\n"
+             "(max over epochs), read latency p50/p90/p99/p99.9 over the run, the ranks' mean\n"
+             "barrier wait, the slowest rank's I/O wait, the page-cache flags, DLIO's\n"
+             "checkpoint metrics, duration, retries and errors, each with its ratio to A\n"
+             "(B/A, C/A, ...). Runs of different kinds (train, checkpoint, datagen) are said\n"
+             "to be so, and only the figures at least two of them have are shown. Runs are\n"
+             "run ids or 'last'. Exit status 2 when a run does not exist.\n");
 }
 
 static void
@@ -908,7 +934,8 @@ static int
 s_cmd_report (int argc, char **argv)
 {
     const char *db_path = "shardbench.db", *which = "last";
-    int json = 0, csv = 0, csv_ranks = 0;
+    int json = 0, csv = 0;
+    const char *csv_view = NULL;
     const char *html = NULL;
     for (int i = 0; i < argc; i++) {
         if (!strcmp (argv[i], "-h") || !strcmp (argv[i], "--help")) {
@@ -928,8 +955,8 @@ s_cmd_report (int argc, char **argv)
         }
         else if (!strcmp (argv[i], "--csv")) {
             csv = 1;
-            if (i + 1 < argc && (!strcmp (argv[i + 1], "epochs") || !strcmp (argv[i + 1], "ranks")))
-                csv_ranks = !strcmp (argv[++i], "ranks");
+            if (i + 1 < argc && sb_report_csv_view_known (argv[i + 1]))
+                csv_view = argv[++i];
         }
         else if (argv[i][0] == '-') {
             fprintf (stderr, "shardbench report: unknown option '%s' (see --help)\n", argv[i]);
@@ -949,7 +976,7 @@ s_cmd_report (int argc, char **argv)
     sqlite3 *h = sb_resultdb_handle (db);
     int rc = id <= 0 ? -1
            : json ? sb_report_json (h, id, stdout)
-           : csv ? sb_report_csv (h, id, csv_ranks, stdout)
+           : csv ? sb_report_csv (h, id, csv_view, stdout)
            : html ? sb_report_html_file (h, id, html)
            : sb_report_print (h, id, stdout);
     sb_resultdb_destroy (&db);
@@ -959,7 +986,7 @@ s_cmd_report (int argc, char **argv)
 static int
 s_cmd_compare (int argc, char **argv)
 {
-    const char *db_path = "shardbench.db", *which[2] = { NULL, NULL };
+    const char *db_path = "shardbench.db", *which[8];
     int nwhich = 0;
     for (int i = 0; i < argc; i++) {
         if (!strcmp (argv[i], "-h") || !strcmp (argv[i], "--help")) {
@@ -972,23 +999,25 @@ s_cmd_compare (int argc, char **argv)
             fprintf (stderr, "shardbench compare: unknown option '%s' (see --help)\n", argv[i]);
             return EXIT_USAGE;
         }
-        else if (nwhich < 2)
+        else if (nwhich < 8)
             which[nwhich++] = argv[i];
         else {
-            fprintf (stderr, "shardbench compare: unexpected argument '%s' (two runs)\n", argv[i]);
+            fprintf (stderr, "shardbench compare: unexpected argument '%s' (at most 8 runs)\n", argv[i]);
             return EXIT_USAGE;
         }
     }
-    if (nwhich != 2) {
+    if (nwhich < 2) {
         fprintf (stderr, "shardbench compare: RUN_A and RUN_B are required (see --help)\n");
         return EXIT_USAGE;
     }
     sb_resultdb_t *db = s_open_results (db_path, "compare");
     if (!db)
         return EXIT_USAGE;
-    int64_t a = s_run_id (db, which[0], db_path, "compare");
-    int64_t b = a > 0 ? s_run_id (db, which[1], db_path, "compare") : -1;
-    int rc = a > 0 && b > 0 ? sb_report_compare (sb_resultdb_handle (db), a, b, stdout) : -1;
+    int64_t ids[8];
+    int ok = 1;
+    for (int i = 0; i < nwhich && ok; i++)
+        ok = (ids[i] = s_run_id (db, which[i], db_path, "compare")) > 0;
+    int rc = ok ? sb_report_compare (sb_resultdb_handle (db), ids, (size_t) nwhich, stdout) : -1;
     sb_resultdb_destroy (&db);
     return rc == 0 ? 0 : EXIT_USAGE;
 }

@@ -1,6 +1,8 @@
 /* report_query: the queries behind the run summaries (report_query.h). */
 #include "report_query.h"
+#include "histogram.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,7 +140,8 @@ sb_report_checkpoints (sqlite3 *db, int64_t run_id, sb_report_checkpoint_t **row
     *n_p = 0;
     sqlite3_stmt *st;
     if (s_prepare_run (db, "SELECT op, checkpoint, ranks, files, bytes, duration_s, gib_per_s, mb_per_s,"
-                       " min_rank_mb_per_s FROM checkpoints WHERE run_id = ? ORDER BY seq", run_id, &st) != 0)
+                       " min_rank_mb_per_s, seq, span_s FROM checkpoints WHERE run_id = ? ORDER BY seq", run_id, &st)
+        != 0)
         return -1;
     sb_report_checkpoint_t *rows = NULL;
     size_t n = 0, cap = 0;
@@ -156,6 +159,7 @@ sb_report_checkpoints (sqlite3 *db, int64_t run_id, sb_report_checkpoint_t **row
             .files = sqlite3_column_int64 (st, 3), .bytes = sqlite3_column_int64 (st, 4),
             .duration_s = sqlite3_column_double (st, 5), .gib_per_s = sqlite3_column_double (st, 6),
             .mb_per_s = sqlite3_column_double (st, 7), .min_rank_mb_per_s = sqlite3_column_double (st, 8),
+            .seq = sqlite3_column_int64 (st, 9), .span_s = sqlite3_column_double (st, 10),
         };
         oom = op && !r->op;
         n++;
@@ -296,7 +300,7 @@ sb_report_epochs (sqlite3 *db, int64_t run_id, sb_report_epoch_t **rows_p, size_
     if (s_prepare_run (db, "SELECT epoch, samples, dropped, bytes, duration_s, samples_per_s, mib_per_s, au_mean,"
                        " batches, barrier_p50_ms, barrier_p99_ms, train_au_percentage,"
                        " train_throughput_samples_per_second, train_io_MB_per_second, resident_fraction, from_memory,"
-                       " barrier_own_p50_ms, read_p50_ms, read_p99_ms"
+                       " barrier_own_p50_ms, read_p50_ms, read_p99_ms, barrier_own_p99_ms"
                        " FROM epochs WHERE run_id = ? ORDER BY epoch", run_id, &st) != 0)
         return -1;
     sb_report_epoch_t *rows = NULL;
@@ -327,6 +331,8 @@ sb_report_epochs (sqlite3 *db, int64_t run_id, sb_report_epoch_t **rows_p, size_
             .has_dlio_samples = sqlite3_column_type (st, 12) != SQLITE_NULL,
             .has_dlio_io = sqlite3_column_type (st, 13) != SQLITE_NULL,
             .has_from_memory = sqlite3_column_type (st, 15) != SQLITE_NULL,
+            .has_barrier_own_p99 = sqlite3_column_type (st, 19) != SQLITE_NULL,
+            .barrier_own_p99_ms = sqlite3_column_double (st, 19),
         };
     }
     sqlite3_finalize (st);
@@ -337,4 +343,209 @@ sb_report_epochs (sqlite3 *db, int64_t run_id, sb_report_epoch_t **rows_p, size_
     *rows_p = rows;
     *n_p = n;
     return 0;
+}
+
+/* ---- issue 17 (helper outputs) ------------------------------------------ */
+
+/* Column col as a real, NAN when NULL. */
+static double
+s_real (sqlite3_stmt *st, int col)
+{
+    return sqlite3_column_type (st, col) == SQLITE_NULL ? NAN : sqlite3_column_double (st, col);
+}
+
+/* Hand the histogram of one group to fn and empty it. */
+static void
+s_latency_emit (sb_histogram_t *h, int64_t epoch, const char *host,
+                void (*fn) (void *ctx, const sb_report_latency_t *l), void *ctx)
+{
+    if (!h->total)
+        return;
+    sb_report_latency_t l = {
+        .epoch = epoch, .host = host, .reads = (int64_t) h->total,
+        .p50_ms = sb_histogram_quantile (h, 0.5) / 1000, .p90_ms = sb_histogram_quantile (h, 0.9) / 1000,
+        .p99_ms = sb_histogram_quantile (h, 0.99) / 1000, .p999_ms = sb_histogram_quantile (h, 0.999) / 1000,
+    };
+    fn (ctx, &l);
+    sb_histogram_reset (h);
+}
+
+int
+sb_report_latencies (sqlite3 *db, int64_t run_id, sb_report_latency_by_t by,
+                     void (*fn) (void *ctx, const sb_report_latency_t *l), void *ctx)
+{
+    static const char *const sql[] = {
+        [SB_REPORT_LATENCY_EPOCHS] = "SELECT epoch, NULL, bucket_low_us, count FROM read_latency WHERE run_id = ?"
+                                     " ORDER BY epoch, bucket_low_us",
+        [SB_REPORT_LATENCY_HOSTS] = "SELECT epoch, host, bucket_low_us, count FROM host_read_latency WHERE run_id = ?"
+                                    " ORDER BY epoch, host, bucket_low_us",
+        [SB_REPORT_LATENCY_RUN] = "SELECT 0, NULL, bucket_low_us, sum(count) FROM read_latency WHERE run_id = ?"
+                                  " GROUP BY bucket_low_us ORDER BY bucket_low_us",
+    };
+    sqlite3_stmt *st;
+    if (s_prepare_run (db, sql[by], run_id, &st) != 0)
+        return -1;
+    sb_histogram_t *h = calloc (1, sizeof *h);
+    char *host = NULL;      /* the group's host (owned) */
+    int64_t epoch = -1;
+    int step = SQLITE_DONE, oom = !h;
+    while (!oom && (step = sqlite3_step (st)) == SQLITE_ROW) {
+        int64_t e = sqlite3_column_int64 (st, 0);
+        const unsigned char *hn = sqlite3_column_text (st, 1);
+        if (e != epoch || (hn && (!host || strcmp (host, (const char *) hn) != 0))) {
+            s_latency_emit (h, epoch, host, fn, ctx);
+            free (host);
+            host = hn ? strdup ((const char *) hn) : NULL;
+            oom = hn && !host;
+            epoch = e;
+        }
+        int64_t low = sqlite3_column_int64 (st, 2), count = sqlite3_column_int64 (st, 3);
+        if (low >= 0 && count > 0) {
+            h->counts[sb_histogram_bucket ((uint64_t) low)] += (uint64_t) count;
+            h->total += (uint64_t) count;
+        }
+    }
+    if (!oom && step == SQLITE_DONE)
+        s_latency_emit (h, epoch, host, fn, ctx);
+    sqlite3_finalize (st);
+    free (host);
+    free (h);
+    return !oom && step == SQLITE_DONE ? 0 : -1;
+}
+
+int
+sb_report_slowest (sqlite3 *db, int64_t run_id, void (*fn) (void *ctx, const sb_report_slowest_t *s), void *ctx)
+{
+    sqlite3_stmt *st;
+    /* one pass per epoch (window functions), not a subquery per rank: runs of thousands of ranks */
+    if (s_prepare_run (db, "SELECT epoch, rank, host, wall, compute_s, io_wait_s, barrier_s, n, mean FROM"
+                       " (SELECT epoch, rank, host, finished_at - started_at AS wall, compute_s, io_wait_s, barrier_s,"
+                       "  count(*) OVER e AS n, avg(barrier_s) OVER e AS mean,"
+                       "  row_number() OVER (PARTITION BY epoch ORDER BY finished_at - started_at DESC, rank) AS k"
+                       "  FROM rank_epochs WHERE run_id = ?1 AND epoch >= 1 WINDOW e AS (PARTITION BY epoch))"
+                       " WHERE k = 1 ORDER BY epoch", run_id, &st) != 0)
+        return -1;
+    int step;
+    while ((step = sqlite3_step (st)) == SQLITE_ROW) {
+        sb_report_slowest_t s = {
+            .epoch = sqlite3_column_int64 (st, 0), .rank = sqlite3_column_int64 (st, 1),
+            .host = sb_report_column_text (st, 2), .wall_s = sqlite3_column_double (st, 3),
+            .compute_s = sqlite3_column_double (st, 4), .io_wait_s = sqlite3_column_double (st, 5),
+            .barrier_s = sqlite3_column_double (st, 6), .ranks = sqlite3_column_int64 (st, 7),
+            .barrier_mean_s = sqlite3_column_double (st, 8),
+        };
+        fn (ctx, &s);
+    }
+    sqlite3_finalize (st);
+    return step == SQLITE_DONE ? 0 : -1;
+}
+
+int
+sb_report_endpoints (sqlite3 *db, int64_t run_id, void (*fn) (void *ctx, const sb_report_endpoint_t *e), void *ctx)
+{
+    sqlite3_stmt *st;
+    if (s_prepare_run (db, "SELECT endpoint, requests, bytes, errors, retries, mean_ms, p50_ms, p90_ms, p99_ms, max_ms"
+                       " FROM endpoints WHERE run_id = ? ORDER BY endpoint", run_id, &st) != 0)
+        return -1;
+    int step;
+    while ((step = sqlite3_step (st)) == SQLITE_ROW) {
+        sb_report_endpoint_t e = {
+            .endpoint = sb_report_column_text (st, 0), .requests = sqlite3_column_int64 (st, 1),
+            .bytes = sqlite3_column_int64 (st, 2), .errors = sqlite3_column_int64 (st, 3),
+            .retries = sqlite3_column_int64 (st, 4), .mean_ms = s_real (st, 5), .p50_ms = s_real (st, 6),
+            .p90_ms = s_real (st, 7), .p99_ms = s_real (st, 8), .max_ms = s_real (st, 9),
+        };
+        fn (ctx, &e);
+    }
+    sqlite3_finalize (st);
+    return step == SQLITE_DONE ? 0 : -1;
+}
+
+int
+sb_report_failures (sqlite3 *db, int64_t run_id, sb_report_failures_t *f)
+{
+    memset (f, 0, sizeof *f);
+    sqlite3_stmt *st;
+    if (s_prepare_run (db, "SELECT count(*), coalesce(sum(requests), 0), coalesce(sum(errors), 0),"
+                       " coalesce(sum(retries), 0), (SELECT count(*) FROM errors WHERE run_id = ?1)"
+                       " FROM endpoints WHERE run_id = ?1", run_id, &st) != 0)
+        return -1;
+    int step = sqlite3_step (st);
+    if (step == SQLITE_ROW) {
+        f->endpoints = sqlite3_column_int64 (st, 0);
+        f->requests = sqlite3_column_int64 (st, 1);
+        f->request_errors = sqlite3_column_int64 (st, 2);
+        f->retries = sqlite3_column_int64 (st, 3);
+        f->error_rows = sqlite3_column_int64 (st, 4);
+    }
+    sqlite3_finalize (st);
+    return step == SQLITE_ROW ? 0 : -1;
+}
+
+int
+sb_report_checkpoint_ranks (sqlite3 *db, int64_t run_id, void (*fn) (void *ctx, const sb_report_ckpt_rank_t *r),
+                            void *ctx)
+{
+    sqlite3_stmt *st;
+    if (s_prepare_run (db, "SELECT seq, checkpoint, rank, files, bytes, op, host, started_at, finished_at, duration_s,"
+                       " mb_per_s FROM checkpoint_ranks WHERE run_id = ? ORDER BY seq, rank", run_id, &st) != 0)
+        return -1;
+    int step;
+    while ((step = sqlite3_step (st)) == SQLITE_ROW) {
+        sb_report_ckpt_rank_t r = {
+            .seq = sqlite3_column_int64 (st, 0), .checkpoint = sqlite3_column_int64 (st, 1),
+            .rank = sqlite3_column_int64 (st, 2), .files = sqlite3_column_int64 (st, 3),
+            .bytes = sqlite3_column_int64 (st, 4), .op = sb_report_column_text (st, 5),
+            .host = sb_report_column_text (st, 6), .started_at = sqlite3_column_double (st, 7),
+            .finished_at = sqlite3_column_double (st, 8), .duration_s = sqlite3_column_double (st, 9),
+            .mb_per_s = s_real (st, 10),
+        };
+        fn (ctx, &r);
+    }
+    sqlite3_finalize (st);
+    return step == SQLITE_DONE ? 0 : -1;
+}
+
+/* mean and population standard deviation (np.std) over the rows of one op
+ * (read: the reads, else the writes) of their GiB/s (gbps) or duration;
+ * NAN when there is none */
+static void
+s_ckpt_mean_std (const sb_report_checkpoint_t *rows, size_t n, int read, int gbps, double *mean, double *std)
+{
+    double sum = 0, sq = 0;
+    size_t k = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < n; i++) {
+            if ((rows[i].op && !strcmp (rows[i].op, "read")) != read)
+                continue;
+            double v = gbps ? rows[i].gib_per_s : rows[i].duration_s;
+            if (pass == 0) {
+                sum += v;
+                k++;
+            }
+            else
+                sq += (v - sum / (double) k) * (v - sum / (double) k);
+        }
+    *mean = k ? sum / (double) k : NAN;
+    *std = k ? sqrt (sq / (double) k) : NAN;
+}
+
+void
+sb_report_ckpt_metrics (const sb_report_checkpoint_t *rows, size_t n, sb_report_ckpt_metrics_t *m)
+{
+    memset (m, 0, sizeof *m);
+    m->size_gb = NAN;
+    for (size_t i = 0; i < n; i++) {
+        int read = rows[i].op && !strcmp (rows[i].op, "read");
+        if (!read && !m->saves)
+            m->size_gb = (double) rows[i].bytes / 1073741824.0;
+        if (read)
+            m->loads++;
+        else
+            m->saves++;
+    }
+    s_ckpt_mean_std (rows, n, 0, 1, &m->save_gbps_mean, &m->save_gbps_stdev);
+    s_ckpt_mean_std (rows, n, 0, 0, &m->save_s_mean, &m->save_s_stdev);
+    s_ckpt_mean_std (rows, n, 1, 1, &m->load_gbps_mean, &m->load_gbps_stdev);
+    s_ckpt_mean_std (rows, n, 1, 0, &m->load_s_mean, &m->load_s_stdev);
 }

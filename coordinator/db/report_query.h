@@ -57,6 +57,8 @@ typedef struct {
     char   *op;             /* "write" | "read" (owned) */
     int64_t checkpoint, ranks, files, bytes;
     double  duration_s, gib_per_s, mb_per_s, min_rank_mb_per_s;
+    int64_t seq;            /* checkpoints.seq */
+    double  span_s;         /* first rank start to last rank finish */
 } sb_report_checkpoint_t;
 int sb_report_checkpoints (sqlite3 *db, int64_t run_id, sb_report_checkpoint_t **rows, size_t *n);
 void sb_report_checkpoints_free (sb_report_checkpoint_t *rows, size_t n);
@@ -109,7 +111,94 @@ typedef struct {
     int     has_barrier, has_barrier_own, has_dlio, has_resident;
     int     has_au_mean, has_barrier_p99, has_dlio_samples, has_dlio_io, has_from_memory;
     int     has_read_p50, has_read_p99;
+    double  barrier_own_p99_ms;         /* issue 17 */
+    int     has_barrier_own_p99;
 } sb_report_epoch_t;
 int sb_report_epochs (sqlite3 *db, int64_t run_id, sb_report_epoch_t **rows, size_t *n);
+
+/* ---- issue 17 (helper outputs): every output tells the same story ---- */
+
+/* Sample read latency of a train run from its histogram rows, as
+ * sb_histogram_quantile computes percentiles (the midpoint of the bucket
+ * holding the rank), in milliseconds: over every read of an epoch
+ * (read_latency; host NULL), of one host's ranks in an epoch
+ * (host_read_latency), or of the whole run (read_latency over every epoch;
+ * epoch 0, host NULL). */
+typedef struct {
+    int64_t     epoch;
+    const char *host;       /* borrowed for the call */
+    int64_t     reads;
+    double      p50_ms, p90_ms, p99_ms, p999_ms;
+} sb_report_latency_t;
+
+typedef enum {
+    SB_REPORT_LATENCY_EPOCHS,   /* one per epoch, every host merged */
+    SB_REPORT_LATENCY_HOSTS,    /* one per epoch and host, by epoch then host name */
+    SB_REPORT_LATENCY_RUN       /* one for the run (none when it has no rows) */
+} sb_report_latency_by_t;
+
+/* Call fn for each group (by) of run_id's latency rows. Returns 0, or -1
+ * (SQLite failed or out of memory). */
+int sb_report_latencies (sqlite3 *db, int64_t run_id, sb_report_latency_by_t by,
+                         void (*fn) (void *ctx, const sb_report_latency_t *l), void *ctx);
+
+/* The slowest rank of each epoch of a train run (rank_epochs, epoch >= 1):
+ * the one with the longest wall time (finished_at - started_at), the lowest
+ * rank of equal ones, with its split of that time into emulated compute,
+ * waiting for data and step barriers; and over the epoch's ranks the mean
+ * time in barriers. */
+typedef struct {
+    int64_t     epoch, rank, ranks;
+    const char *host;       /* borrowed for the call */
+    double      wall_s, compute_s, io_wait_s, barrier_s;
+    double      barrier_mean_s;
+} sb_report_slowest_t;
+
+/* Call fn for each epoch in order. Returns 0, or -1. */
+int sb_report_slowest (sqlite3 *db, int64_t run_id, void (*fn) (void *ctx, const sb_report_slowest_t *s), void *ctx);
+
+/* One endpoints row (S3 traffic of a run); a NULL latency reads as NAN. */
+typedef struct {
+    const char *endpoint;   /* borrowed for the call */
+    int64_t     requests, bytes, errors, retries;
+    double      mean_ms, p50_ms, p90_ms, p99_ms, max_ms;
+} sb_report_endpoint_t;
+
+/* Call fn for each endpoints row of run_id by endpoint. Returns 0, or -1. */
+int sb_report_endpoints (sqlite3 *db, int64_t run_id, void (*fn) (void *ctx, const sb_report_endpoint_t *e), void *ctx);
+
+/* A run's retries and failures in one place: over its endpoints rows the
+ * endpoints, requests, failed attempts (errors) and retried attempts, and
+ * the rows of the errors table. Returns 0, or -1. */
+typedef struct {
+    int64_t endpoints, requests, request_errors, retries, error_rows;
+} sb_report_failures_t;
+int sb_report_failures (sqlite3 *db, int64_t run_id, sb_report_failures_t *f);
+
+/* One checkpoint_ranks row. */
+typedef struct {
+    int64_t     seq, checkpoint, rank, files, bytes;
+    const char *op, *host;  /* borrowed for the call, "" when NULL */
+    double      started_at, finished_at, duration_s, mb_per_s;
+} sb_report_ckpt_rank_t;
+
+/* Call fn for each checkpoint_ranks row of run_id by seq then rank.
+ * Returns 0, or -1. */
+int sb_report_checkpoint_ranks (sqlite3 *db, int64_t run_id, void (*fn) (void *ctx, const sb_report_ckpt_rank_t *r),
+                                void *ctx);
+
+/* DLIO's checkpoint metrics (statscounter's save_checkpoint_* and
+ * load_checkpoint_*) over a run's checkpoints rows: the mean and
+ * population standard deviation of each write's (read's) GiB/s (bytes of
+ * all ranks / 2^30 over the slowest rank's time) and of its duration, and
+ * checkpoint_size_GB (bytes of the first write / 2^30). NAN where there is
+ * no such checkpoint. A pure function of the rows. */
+typedef struct {
+    size_t  saves, loads;
+    double  save_gbps_mean, save_gbps_stdev, save_s_mean, save_s_stdev;
+    double  load_gbps_mean, load_gbps_stdev, load_s_mean, load_s_stdev;
+    double  size_gb;
+} sb_report_ckpt_metrics_t;
+void sb_report_ckpt_metrics (const sb_report_checkpoint_t *rows, size_t n, sb_report_ckpt_metrics_t *m);
 
 #endif

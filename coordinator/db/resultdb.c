@@ -378,6 +378,9 @@ s_upgrade (sqlite3 *db, const char *path, char *err, size_t err_size)
                               " ALTER TABLE runs ADD COLUMN series_index INTEGER;"
                               " ALTER TABLE runs ADD COLUMN warmup INTEGER;", NULL, NULL, &msg) != SQLITE_OK)
         what = "cannot upgrade the runs table to version 11", rc = -1;
+    /* version 11 -> 12 (helper outputs, issue 17): read latency per host
+     * (the host_read_latency table is new and comes from the schema
+     * itself); older runs have none */
     else if (sqlite3_exec (db, sb_results_sql, NULL, NULL, &msg) != SQLITE_OK)
         what = "cannot apply schemas/results.sql", rc = -1;
     else {
@@ -1318,6 +1321,26 @@ sb_resultdb_epoch_read_latency (sb_resultdb_t *self, int64_t run_id, uint64_t ep
     return sb_resultdb_exec (self, "UPDATE epochs SET read_p50_ms = ?, read_p99_ms = ? WHERE run_id = ? AND epoch = ?",
                              "ddii", sb_histogram_quantile (h, 0.5) / 1000, sb_histogram_quantile (h, 0.99) / 1000,
                              run_id, (int64_t) epoch);
+}
+
+int
+sb_resultdb_host_read_latency (sb_resultdb_t *self, int64_t run_id, uint64_t epoch, const char *host,
+                               const uint64_t *counts, size_t n)
+{
+    if (n > SB_HISTOGRAM_BUCKETS)
+        n = SB_HISTOGRAM_BUCKETS;
+    for (size_t b = 0; b < n; b++) {
+        if (!counts[b])
+            continue;
+        uint64_t low = sb_histogram_bucket_low (b);
+        uint64_t high = b + 1 < SB_HISTOGRAM_BUCKETS ? sb_histogram_bucket_low (b + 1) : low + 1;
+        if (sb_resultdb_exec (self, "INSERT INTO host_read_latency (run_id, epoch, host, bucket_low_us, bucket_high_us,"
+                              " count) VALUES (?,?,?,?,?,?) ON CONFLICT (run_id, epoch, host, bucket_low_us)"
+                              " DO UPDATE SET count = count + excluded.count", "iitiii", run_id, (int64_t) epoch, host,
+                              (int64_t) low, (int64_t) high, (int64_t) counts[b]) != 0)
+            return -1;
+    }
+    return 0;
 }
 
 int

@@ -20,7 +20,7 @@
 
 typedef struct sb_resultdb sb_resultdb_t;
 
-#define SB_RESULTDB_VERSION 11
+#define SB_RESULTDB_VERSION 12
 
 /* Open (creating when absent) the database at path for writing, check it
  * (a corrupt file is an error naming it) and apply or upgrade the schema.
@@ -159,6 +159,13 @@ int sb_resultdb_epoch_barrier (sb_resultdb_t *self, int64_t run_id, uint64_t epo
  * read_latency row per non-empty bucket, and read_p50_ms / read_p99_ms on
  * the epochs row (left NULL when the histogram is empty). */
 int sb_resultdb_epoch_read_latency (sb_resultdb_t *self, int64_t run_id, uint64_t epoch, const sb_histogram_t *h);
+
+/* Add one rank's per-sample read latency histogram of a train epoch (n
+ * bucket counts of lib/metrics/histogram.h, as RANK_DONE carries them) to
+ * the host_read_latency rows of its host: each non-empty bucket's count is
+ * added to the row's (helper outputs, issue 17). */
+int sb_resultdb_host_read_latency (sb_resultdb_t *self, int64_t run_id, uint64_t epoch, const char *host,
+                                   const uint64_t *counts, size_t n);
 
 int sb_resultdb_add_stats (sb_resultdb_t *self, int64_t run_id, double t, uint64_t epoch, uint64_t rank,
                            uint64_t samples, uint64_t bytes, uint64_t reads, double read_s, double compute_s);

@@ -2,6 +2,7 @@
 #include "report.h"
 #include "workload.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,6 +77,173 @@ s_print_workflow (sqlite3 *db, int64_t run_id, FILE *out)
     fprintf (out, "  eval AU mean %.2f%% (stdev %.2f), %.1f samples/s, %.1f MiB/s\n", w.au_mean, w.au_stdev,
              w.tput_mean, w.io_mean);
     return 0;
+}
+
+/* ---- issue 17 (helper outputs): latency, barrier wait, slowest rank, endpoints ---- */
+
+/* where a table's rows go, and how many went */
+typedef struct {
+    FILE  *out;
+    size_t rows;
+} s_rows_t;
+
+static void
+s_print_latency (void *ctx, const sb_report_latency_t *l)
+{
+    s_rows_t *t = ctx;
+    t->rows++;
+    fprintf (t->out, "  %5lld %10lld %10.3f %10.3f %10.3f %10.3f\n", (long long) l->epoch, (long long) l->reads,
+             l->p50_ms, l->p90_ms, l->p99_ms, l->p999_ms);
+}
+
+static void
+s_print_host_latency (void *ctx, const sb_report_latency_t *l)
+{
+    s_rows_t *t = ctx;
+    t->rows++;
+    fprintf (t->out, "  %5lld %-24s %10lld %10.3f %10.3f\n", (long long) l->epoch, l->host ? l->host : "",
+             (long long) l->reads, l->p50_ms, l->p99_ms);
+}
+
+static void
+s_print_slowest (void *ctx, const sb_report_slowest_t *r)
+{
+    double other = r->wall_s - r->compute_s - r->io_wait_s - r->barrier_s;
+    fprintf (ctx, "  %5lld %5lld %-24s %9.3f %10.3f %10.3f %10.3f %9.3f %15.3f\n", (long long) r->epoch,
+             (long long) r->rank, r->host, r->wall_s, r->compute_s, r->io_wait_s, r->barrier_s, other > 0 ? other : 0,
+             r->barrier_mean_s);
+}
+
+static void
+s_print_endpoint (void *ctx, const sb_report_endpoint_t *e)
+{
+    char p50[32] = "-", p99[32] = "-";
+    if (isfinite (e->p50_ms))
+        snprintf (p50, sizeof p50, "%.3f", e->p50_ms);
+    if (isfinite (e->p99_ms))
+        snprintf (p99, sizeof p99, "%.3f", e->p99_ms);
+    fprintf (ctx, "  %-32s %10lld %12.1f %8lld %8lld %10s %10s\n", e->endpoint, (long long) e->requests,
+             (double) e->bytes / 1048576.0, (long long) e->errors, (long long) e->retries, p50, p99);
+}
+
+typedef struct {
+    int64_t hosts, flagged, unknown;
+} s_caching_count_t;
+
+static void
+s_count_caching (void *ctx, const sb_report_host_caching_t *h)
+{
+    s_caching_count_t *c = ctx;
+    c->hosts++;
+    c->flagged += h->potential_caching == 1;
+    c->unknown += h->potential_caching < 0;
+}
+
+/* The figures every output carries (issue 17) for a train run: read latency
+ * percentiles per epoch and per host, the slowest rank of each epoch with
+ * its compute / I/O wait / barrier split, the page-cache flags. Returns 0
+ * or -1 (sb_report_error). */
+static int
+s_print_story (sqlite3 *db, int64_t run_id, int from_memory, size_t epochs, FILE *out)
+{
+    fprintf (out, "  read latency, ms (the I/O engine's time per sample read, over every rank):\n");
+    fprintf (out, "  %5s %10s %10s %10s %10s %10s\n", "epoch", "reads", "p50", "p90", "p99", "p99.9");
+    s_rows_t t = { out, 0 };
+    if (sb_report_latencies (db, run_id, SB_REPORT_LATENCY_EPOCHS, s_print_latency, &t) != 0)
+        return -1;
+    if (!t.rows)
+        fprintf (out, "  (none recorded: a run before result schema 7)\n");
+    fprintf (out, "  read latency per host, ms:\n");
+    fprintf (out, "  %5s %-24s %10s %10s %10s\n", "epoch", "host", "reads", "p50", "p99");
+    t.rows = 0;
+    if (sb_report_latencies (db, run_id, SB_REPORT_LATENCY_HOSTS, s_print_host_latency, &t) != 0)
+        return -1;
+    if (!t.rows)
+        fprintf (out, "  (none recorded: a run before result schema 12)\n");
+    fprintf (out, "  slowest rank of each epoch (longest wall time) and where its time went, s:\n");
+    fprintf (out, "  %5s %5s %-24s %9s %10s %10s %10s %9s %15s\n", "epoch", "rank", "host", "wall", "compute",
+             "I/O wait", "barrier", "other", "barrier (mean)");
+    if (sb_report_slowest (db, run_id, s_print_slowest, out) != 0)
+        return -1;
+    s_caching_count_t c = { 0, 0, 0 };
+    if (sb_report_host_caching (db, run_id, s_count_caching, &c) != 0)
+        return -1;
+    if (c.hosts)
+        fprintf (out, "  page cache: potential_caching 1 on %lld of %lld hosts%s;", (long long) c.flagged,
+                 (long long) c.hosts, c.unknown ? " (memory unknown on some)" : "");
+    else
+        fprintf (out, "  page cache: no host recorded (potential_caching unknown);");
+    fprintf (out, " %d of %zu epochs read mostly from the page cache (measured)\n", from_memory, epochs);
+    return 0;
+}
+
+/* S3 traffic per endpoint, when the run has any. Returns 0 or -1. */
+static int
+s_print_endpoints (sqlite3 *db, int64_t run_id, const sb_report_failures_t *f, FILE *out)
+{
+    if (!f->endpoints)
+        return 0;
+    fprintf (out, "  S3 endpoints (attempts, retries included; latency of the successful ones):\n");
+    fprintf (out, "  %-32s %10s %12s %8s %8s %10s %10s\n", "endpoint", "requests", "MiB", "errors", "retries",
+             "p50 ms", "p99 ms");
+    return sb_report_endpoints (db, run_id, s_print_endpoint, out);
+}
+
+/* the slowest rank of each checkpoint (the one whose time is the
+ * checkpoint's duration), one line per checkpoint as its ranks come */
+typedef struct {
+    FILE   *out;
+    int64_t seq, rank;
+    double  duration_s;
+    char    op[16], host[256];
+} s_ckpt_slowest_t;
+
+static void
+s_ckpt_slowest_flush (s_ckpt_slowest_t *c)
+{
+    if (c->seq > 0)
+        fprintf (c->out, "  %5lld %-5s %5lld %-24s %10.3f\n", (long long) c->seq, c->op, (long long) c->rank, c->host,
+                 c->duration_s);
+}
+
+static void
+s_ckpt_slowest (void *ctx, const sb_report_ckpt_rank_t *r)
+{
+    s_ckpt_slowest_t *c = ctx;
+    if (r->seq != c->seq) {
+        s_ckpt_slowest_flush (c);
+        c->seq = r->seq;
+        c->duration_s = -1;
+    }
+    if (r->duration_s > c->duration_s) {   /* the lowest rank of equal ones */
+        c->rank = r->rank;
+        c->duration_s = r->duration_s;
+        snprintf (c->op, sizeof c->op, "%s", r->op);
+        snprintf (c->host, sizeof c->host, "%s", r->host);
+    }
+}
+
+/* DLIO's checkpoint metrics of the rows, under DLIO's names. */
+static void
+s_print_ckpt_metrics (sqlite3 *db, int64_t run_id, FILE *out)
+{
+    sb_report_checkpoint_t *rows;
+    size_t n;
+    if (sb_report_checkpoints (db, run_id, &rows, &n) != 0 || !n) {
+        sb_report_checkpoints_free (rows, 0);
+        return;
+    }
+    sb_report_ckpt_metrics_t m;
+    sb_report_ckpt_metrics (rows, n, &m);
+    sb_report_checkpoints_free (rows, n);
+    if (m.saves)
+        fprintf (out, "  DLIO: save_checkpoint_io_mean_GB_per_second %.3f (stdev %.3f),"
+                 " save_checkpoint_duration_mean_seconds %.3f (stdev %.3f), checkpoint_size_GB %.3f\n",
+                 m.save_gbps_mean, m.save_gbps_stdev, m.save_s_mean, m.save_s_stdev, m.size_gb);
+    if (m.loads)
+        fprintf (out, "  DLIO: load_checkpoint_io_mean_GB_per_second %.3f (stdev %.3f),"
+                 " load_checkpoint_duration_mean_seconds %.3f (stdev %.3f)\n",
+                 m.load_gbps_mean, m.load_gbps_stdev, m.load_s_mean, m.load_s_stdev);
 }
 
 int
@@ -158,6 +326,15 @@ sb_report_print (sqlite3 *db, int64_t run_id, FILE *out)
         fprintf (stderr, "shardbench report: %s\n", sb_report_error (db));
         goto done;
     }
+    if (train && neps && s_print_story (db, run_id, from_memory, neps, out) != 0) {
+        fprintf (stderr, "shardbench report: %s\n", sb_report_error (db));
+        goto done;
+    }
+    sb_report_failures_t fails;
+    if (sb_report_failures (db, run_id, &fails) != 0 || s_print_endpoints (db, run_id, &fails, out) != 0) {
+        fprintf (stderr, "shardbench report: %s\n", sb_report_error (db));
+        goto done;
+    }
     if (s_print_workflow (db, run_id, out) != 0) {
         fprintf (stderr, "shardbench: report: %s\n", sb_report_error (db));
         goto done;
@@ -165,6 +342,17 @@ sb_report_print (sqlite3 *db, int64_t run_id, FILE *out)
     if (ckpt && s_print_checkpoints (db, run_id, out) != 0) {
         fprintf (stderr, "shardbench: report: %s\n", sb_report_error (db));
         goto done;
+    }
+    if (ckpt) {
+        s_print_ckpt_metrics (db, run_id, out);
+        s_ckpt_slowest_t cs = { .out = out };
+        fprintf (out, "  slowest rank of each checkpoint:\n  %5s %-5s %5s %-24s %10s\n", "seq", "op", "rank", "host",
+                 "time s");
+        if (sb_report_checkpoint_ranks (db, run_id, s_ckpt_slowest, &cs) != 0) {
+            fprintf (stderr, "shardbench: report: %s\n", sb_report_error (db));
+            goto done;
+        }
+        s_ckpt_slowest_flush (&cs);
     }
     const char *status = run.status;
     if (train && (dlio.dlio || run.has_au_mean)) {
@@ -177,6 +365,14 @@ sb_report_print (sqlite3 *db, int64_t run_id, FILE *out)
     fprintf (out, "  status: %s", status);
     if (run.has_duration)
         fprintf (out, " after %.2f s", run.duration_s);
+    /* issue 17: a run that needed retries says so, whatever its status */
+    if (fails.retries || fails.request_errors)
+        fprintf (out, ", with %lld retr%s (%lld failed attempt%s of %lld requests to %lld S3 endpoint%s)",
+                 (long long) fails.retries, fails.retries == 1 ? "y" : "ies", (long long) fails.request_errors,
+                 fails.request_errors == 1 ? "" : "s", (long long) fails.requests, (long long) fails.endpoints,
+                 fails.endpoints == 1 ? "" : "s");
+    if (fails.error_rows)
+        fprintf (out, ", %lld error%s recorded", (long long) fails.error_rows, fails.error_rows == 1 ? "" : "s");
     fprintf (out, "\n");
     if (run.error)
         fprintf (out, "  error: %s\n", run.error);

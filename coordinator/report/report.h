@@ -14,16 +14,26 @@
  * exist (message on stderr). */
 int sb_report_print (sqlite3 *db, int64_t run_id, FILE *out);
 
-/* Print run_id, a train run, as one JSON object with the metric names of
- * DLIO's summary.json plus a "shardbench" object (see report_export.c).
- * Returns 0, or -1 when the run does not exist or is not a train run
- * (message on stderr). */
+/* Print run_id, a train or checkpoint run, as one JSON object with the
+ * metric names of DLIO's summary.json plus a "shardbench" object (see
+ * report_export.c). Returns 0, or -1 when the run does not exist or is a
+ * datagen run (message on stderr). */
 int sb_report_json (sqlite3 *db, int64_t run_id, FILE *out);
 
-/* Print run_id as CSV (RFC 4180 quoting, LF line ends, a header line): one
- * row per epoch, or with ranks one row per rank and epoch. Returns 0, or -1
- * when the run does not exist (message on stderr). */
-int sb_report_csv (sqlite3 *db, int64_t run_id, int ranks, FILE *out);
+/* Print run_id as CSV (RFC 4180 quoting, LF line ends, a header line), the
+ * view named by view (NULL: "epochs"): "epochs" one row per epoch (a
+ * checkpoint run: per checkpoint), "ranks" one per rank and epoch (a
+ * checkpoint run: per rank and checkpoint); issue 17: "detail" per epoch
+ * the read latency percentiles, barrier figures, page-cache residency and
+ * slowest rank, "hosts" read latency per epoch and host, "endpoints" the
+ * S3 traffic per endpoint, "run" one row of the run's own figures
+ * (retries, errors, DLIO's headline and checkpoint metrics),
+ * "checkpoints" one row per checkpoint. Returns 0, or -1 when the run does
+ * not exist or SQLite fails (message on stderr). */
+int sb_report_csv (sqlite3 *db, int64_t run_id, const char *view, FILE *out);
+
+/* 1 when view names a view of sb_report_csv, else 0. */
+int sb_report_csv_view_known (const char *view);
 
 /* Write run_id, a train run, as one self-contained HTML page (inline SVG
  * charts, no script, nothing fetched from elsewhere; see report_html.c).
@@ -39,8 +49,12 @@ int sb_report_html_file (sqlite3 *db, int64_t run_id, const char *path);
 /* Write s (NULL: nothing) to out with & < > " ' as HTML character references. */
 void sb_report_html_escape (FILE *out, const char *s);
 
-/* Print runs run_a and run_b side by side with the ratio B/A. Returns 0, or
- * -1 when either run does not exist (message on stderr). */
-int sb_report_compare (sqlite3 *db, int64_t run_a, int64_t run_b, FILE *out);
+/* Print the n runs ids[0..n-1] (2 to 8; A, B, ...): first the
+ * configuration diff (workers, hosts, accelerators, every key of
+ * runs.config that differs), then their figures side by side with the
+ * ratio of each to A; runs of different kinds are said to be so and only
+ * the figures at least two have are shown. Returns 0, or -1 when a run does
+ * not exist or SQLite fails (message on stderr; nothing printed). */
+int sb_report_compare (sqlite3 *db, const int64_t *ids, size_t n, FILE *out);
 
 #endif

@@ -22,6 +22,7 @@
  * Real numbers are printed with 6 decimals (%.6f); a value that is not
  * finite, or NULL in the database, is JSON null (empty in CSV). */
 #include "report.h"
+#include "config_diff.h"
 #include "export_query.h"
 #include "workload.h"
 
@@ -94,6 +95,130 @@ s_mean_std (const double *v, size_t n, double *mean, double *std)
     for (size_t i = 0; i < n; i++)
         sq += (v[i] - *mean) * (v[i] - *mean);
     *std = n ? sqrt (sq / (double) n) : NAN;
+}
+
+
+/* ---- issue 17 (helper outputs): the figures every output carries --------- */
+
+/* the rows of sb_report_latencies and sb_report_slowest, copied */
+typedef struct {
+    sb_report_latency_t *v;
+    size_t               n, cap;
+    int                  oom;
+} s_lat_list_t;
+
+static void
+s_lat_add (void *ctx, const sb_report_latency_t *l)
+{
+    s_lat_list_t *ll = ctx;
+    if (ll->oom)
+        return;
+    if (ll->n == ll->cap) {
+        size_t cap = ll->cap ? 2 * ll->cap : 16;
+        sb_report_latency_t *v = realloc (ll->v, cap * sizeof *v);
+        if (!v) {
+            ll->oom = 1;
+            return;
+        }
+        ll->v = v;
+        ll->cap = cap;
+    }
+    ll->v[ll->n] = *l;
+    ll->v[ll->n].host = l->host ? strdup (l->host) : NULL;
+    if (l->host && !ll->v[ll->n].host)
+        ll->oom = 1;
+    ll->n++;
+}
+
+static void
+s_lat_list_fini (s_lat_list_t *ll)
+{
+    for (size_t i = 0; i < ll->n; i++)
+        free ((char *) ll->v[i].host);
+    free (ll->v);
+    memset (ll, 0, sizeof *ll);
+}
+
+/* Load the latency rows of run `id` grouped by `by`. Returns 0 or -1
+ * (message on stderr). */
+static int
+s_lat_load (sqlite3 *db, int64_t id, sb_report_latency_by_t by, s_lat_list_t *ll, const char *who)
+{
+    memset (ll, 0, sizeof *ll);
+    if (sb_report_latencies (db, id, by, s_lat_add, ll) != 0 || ll->oom) {
+        fprintf (stderr, "shardbench %s: %s\n", who, ll->oom ? "out of memory" : sb_report_error (db));
+        s_lat_list_fini (ll);
+        return -1;
+    }
+    return 0;
+}
+
+typedef struct {
+    sb_report_slowest_t *v;
+    size_t               n, cap;
+    int                  oom;
+} s_slow_list_t;
+
+static void
+s_slow_add (void *ctx, const sb_report_slowest_t *r)
+{
+    s_slow_list_t *sl = ctx;
+    if (sl->oom)
+        return;
+    if (sl->n == sl->cap) {
+        size_t cap = sl->cap ? 2 * sl->cap : 16;
+        sb_report_slowest_t *v = realloc (sl->v, cap * sizeof *v);
+        if (!v) {
+            sl->oom = 1;
+            return;
+        }
+        sl->v = v;
+        sl->cap = cap;
+    }
+    sl->v[sl->n] = *r;
+    sl->v[sl->n].host = strdup (r->host);
+    sl->oom = !sl->v[sl->n].host;
+    sl->n++;
+}
+
+static void
+s_slow_list_fini (s_slow_list_t *sl)
+{
+    for (size_t i = 0; i < sl->n; i++)
+        free ((char *) sl->v[i].host);
+    free (sl->v);
+    memset (sl, 0, sizeof *sl);
+}
+
+static int
+s_slow_load (sqlite3 *db, int64_t id, s_slow_list_t *sl, const char *who)
+{
+    memset (sl, 0, sizeof *sl);
+    if (sb_report_slowest (db, id, s_slow_add, sl) != 0 || sl->oom) {
+        fprintf (stderr, "shardbench %s: %s\n", who, sl->oom ? "out of memory" : sb_report_error (db));
+        s_slow_list_fini (sl);
+        return -1;
+    }
+    return 0;
+}
+
+/* the entry of `epoch` in a list, NULL when none */
+static const sb_report_latency_t *
+s_lat_find (const s_lat_list_t *ll, int64_t epoch)
+{
+    for (size_t i = 0; i < ll->n; i++)
+        if (ll->v[i].epoch == epoch)
+            return &ll->v[i];
+    return NULL;
+}
+
+static const sb_report_slowest_t *
+s_slow_find (const s_slow_list_t *sl, int64_t epoch)
+{
+    for (size_t i = 0; i < sl->n; i++)
+        if (sl->v[i].epoch == epoch)
+            return &sl->v[i];
+    return NULL;
 }
 
 /* ---- JSON ------------------------------------------------------------------- */
@@ -232,23 +357,256 @@ s_json_caching_host (void *ctx, const sb_report_host_caching_t *h)
         fprintf (cl->out, "%d", h->potential_caching);
 }
 
+/* "reads": N, "read_p50_ms": ..., "read_p999_ms": ... of l (nulls when NULL) */
+static void
+s_json_latency (FILE *out, const sb_report_latency_t *l)
+{
+    if (l)
+        fprintf (out, "\"reads\": %lld, \"read_p50_ms\": ", (long long) l->reads);
+    else
+        fputs ("\"reads\": 0, \"read_p50_ms\": ", out);
+    s_json_num (out, l ? l->p50_ms : NAN);
+    fputs (", \"read_p90_ms\": ", out);
+    s_json_num (out, l ? l->p90_ms : NAN);
+    fputs (", \"read_p99_ms\": ", out);
+    s_json_num (out, l ? l->p99_ms : NAN);
+    fputs (", \"read_p999_ms\": ", out);
+    s_json_num (out, l ? l->p999_ms : NAN);
+}
+
+typedef struct {
+    FILE *out;
+    int   first;
+} s_json_list_t;
+
+static void
+s_json_endpoint (void *ctx, const sb_report_endpoint_t *e)
+{
+    s_json_list_t *jl = ctx;
+    FILE *out = jl->out;
+    fputs (jl->first ? "\n      {\"endpoint\": " : ",\n      {\"endpoint\": ", out);
+    jl->first = 0;
+    s_json_str (out, e->endpoint);
+    fprintf (out, ", \"requests\": %lld, \"bytes\": %lld, \"errors\": %lld, \"retries\": %lld, \"mean_ms\": ",
+             (long long) e->requests, (long long) e->bytes, (long long) e->errors, (long long) e->retries);
+    s_json_num (out, e->mean_ms);
+    fputs (", \"p50_ms\": ", out);
+    s_json_num (out, e->p50_ms);
+    fputs (", \"p90_ms\": ", out);
+    s_json_num (out, e->p90_ms);
+    fputs (", \"p99_ms\": ", out);
+    s_json_num (out, e->p99_ms);
+    fputs (", \"max_ms\": ", out);
+    s_json_num (out, e->max_ms);
+    fputc ('}', out);
+}
+
+static void
+s_json_host_caching (void *ctx, const sb_report_host_caching_t *h)
+{
+    s_json_list_t *jl = ctx;
+    FILE *out = jl->out;
+    fputs (jl->first ? "\n      {\"host\": " : ",\n      {\"host\": ", out);
+    jl->first = 0;
+    s_json_str (out, h->host);
+    fputs (", \"memory_GB\": ", out);
+    s_json_num (out, h->memory_bytes < 0 ? NAN : (double) h->memory_bytes / 1073741824.0);
+    fputs (", \"data_per_epoch_GB\": ", out);
+    s_json_num (out, (double) h->data_bytes / 1073741824.0);
+    if (h->potential_caching < 0)
+        fputs (", \"potential_caching\": null}", out);
+    else
+        fprintf (out, ", \"potential_caching\": %d}", h->potential_caching);
+}
+
+/* ,\n    "requests": ..., "retries": ..., "endpoints": [...] of a run (the
+ * "shardbench" object). Returns 0 or -1 (sb_report_error). */
+static int
+s_json_failures (sqlite3 *db, int64_t id, FILE *out)
+{
+    sb_report_failures_t f;
+    if (sb_report_failures (db, id, &f) != 0)
+        return -1;
+    fprintf (out, ",\n    \"requests\": %lld,\n    \"retries\": %lld,\n    \"request_errors\": %lld,"
+             "\n    \"error_rows\": %lld,\n    \"endpoints\": [", (long long) f.requests, (long long) f.retries,
+             (long long) f.request_errors, (long long) f.error_rows);
+    s_json_list_t jl = { out, 1 };
+    if (sb_report_endpoints (db, id, s_json_endpoint, &jl) != 0)
+        return -1;
+    fputs (jl.first ? "]" : "\n    ]", out);
+    return 0;
+}
+
+/* DLIO's checkpoint metric keys (statscounter.py) of rows, each line
+ * starting ",\n    " (inside "metric"; "\n    " for the first when
+ * first); nothing without checkpoints */
+static void
+s_json_ckpt_metrics (FILE *out, const sb_report_checkpoint_t *rows, size_t n, int first)
+{
+    sb_report_ckpt_metrics_t m;
+    sb_report_ckpt_metrics (rows, n, &m);
+    const struct {
+        const char *key;
+        double      v;
+        size_t      count;
+    } keys[] = {
+        { "save_checkpoint_io_mean_GB_per_second", m.save_gbps_mean, m.saves },
+        { "save_checkpoint_io_stdev_GB_per_second", m.save_gbps_stdev, m.saves },
+        { "save_checkpoint_duration_mean_seconds", m.save_s_mean, m.saves },
+        { "save_checkpoint_duration_stdev_seconds", m.save_s_stdev, m.saves },
+        { "load_checkpoint_io_mean_GB_per_second", m.load_gbps_mean, m.loads },
+        { "load_checkpoint_io_stdev_GB_per_second", m.load_gbps_stdev, m.loads },
+        { "load_checkpoint_duration_mean_seconds", m.load_s_mean, m.loads },
+        { "load_checkpoint_duration_stdev_seconds", m.load_s_stdev, m.loads },
+        { "checkpoint_size_GB", m.size_gb, m.saves },
+    };
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        if (!keys[i].count)
+            continue;   /* DLIO writes the load_* keys only when there were loads */
+        fprintf (out, "%s\n    \"%s\": ", first ? "" : ",", keys[i].key);
+        first = 0;
+        s_json_num (out, keys[i].v);
+    }
+}
+
+typedef struct {
+    FILE   *out;
+    int64_t seq;
+    int     first;
+} s_json_ckpt_ranks_t;
+
+static void
+s_json_ckpt_rank (void *ctx, const sb_report_ckpt_rank_t *r)
+{
+    s_json_ckpt_ranks_t *jr = ctx;
+    if (r->seq != jr->seq)
+        return;
+    FILE *out = jr->out;
+    fputs (jr->first ? "\n        {\"rank\": " : ",\n        {\"rank\": ", out);
+    jr->first = 0;
+    fprintf (out, "%lld, \"host\": ", (long long) r->rank);
+    s_json_str (out, r->host);
+    fprintf (out, ", \"files\": %lld, \"bytes\": %lld, \"duration_s\": ", (long long) r->files, (long long) r->bytes);
+    s_json_num (out, r->duration_s);
+    fputs (", \"GB_per_second\": ", out);
+    s_json_num (out, r->duration_s > 0 ? (double) r->bytes / 1073741824.0 / r->duration_s : NAN);
+    fputs (", \"MB_per_s\": ", out);
+    s_json_num (out, r->mb_per_s);
+    fputc ('}', out);
+}
+
+/* ,\n    "checkpoints": [...] with each checkpoint's ranks. Returns 0 or -1. */
+static int
+s_json_checkpoints (sqlite3 *db, int64_t id, const sb_report_checkpoint_t *rows, size_t n, FILE *out)
+{
+    fputs (",\n    \"checkpoints\": [", out);
+    for (size_t i = 0; i < n; i++) {
+        const sb_report_checkpoint_t *c = &rows[i];
+        fprintf (out, "%s\n      {\"seq\": %lld, \"op\": ", i ? "," : "", (long long) c->seq);
+        s_json_str (out, c->op);
+        fprintf (out, ", \"checkpoint\": %lld, \"ranks\": %lld, \"files\": %lld, \"bytes\": %lld, \"duration_s\": ",
+                 (long long) c->checkpoint, (long long) c->ranks, (long long) c->files, (long long) c->bytes);
+        s_json_num (out, c->duration_s);
+        fputs (", \"span_s\": ", out);
+        s_json_num (out, c->span_s);
+        fputs (", \"GB_per_second\": ", out);
+        s_json_num (out, c->gib_per_s);
+        fputs (", \"MB_per_s\": ", out);
+        s_json_num (out, c->mb_per_s);
+        fputs (", \"min_rank_MB_per_s\": ", out);
+        s_json_num (out, c->min_rank_mb_per_s);
+        fputs (", \"per_rank\": [", out);
+        s_json_ckpt_ranks_t jr = { out, c->seq, 1 };
+        if (sb_report_checkpoint_ranks (db, id, s_json_ckpt_rank, &jr) != 0)
+            return -1;
+        fputs (jr.first ? "]}" : "\n      ]}", out);
+    }
+    fputs (n ? "\n    ]" : "]", out);
+    return 0;
+}
+
+/* The JSON of a checkpoint run: DLIO's summary keys a checkpoint-only run
+ * has (start, end, num_accelerators, num_hosts, hostname, host lists,
+ * epochs 0, its checkpoint metrics) and a "shardbench" object with every
+ * checkpoint and rank. Returns 0 or -1 (message on stderr). */
+static int
+s_json_checkpoint_run (sqlite3 *db, const s_run_t *r, FILE *out)
+{
+    sb_report_checkpoint_t *rows;
+    size_t n;
+    if (sb_report_checkpoints (db, r->id, &rows, &n) != 0) {
+        fprintf (stderr, "shardbench report: %s\n", sb_report_error (db));
+        return -1;
+    }
+    int rc = -1;
+    fputs ("{\n  \"start\": ", out);
+    s_json_time (out, r->row.started_at);
+    fputs (",\n  \"end\": ", out);
+    s_json_time (out, r->row.finished_at);
+    fprintf (out, ",\n  \"num_accelerators\": %lld,\n  \"num_hosts\": %lld,\n  \"hostname\": ",
+             (long long) r->row.accelerators, (long long) r->row.hosts);
+    s_json_str (out, r->row.host);
+    fputs (",\n", out);
+    if (s_json_hosts (db, r->id, out) != 0)
+        goto done;
+    fputs ("  \"epochs\": 0,\n  \"metric\": {", out);
+    s_json_ckpt_metrics (out, rows, n, 1);
+    fprintf (out, "\n  },\n  \"shardbench\": {\n    \"run_id\": %lld,\n    \"kind\": ", (long long) r->id);
+    s_json_str (out, r->row.kind);
+    fputs (",\n    \"workload\": ", out);
+    s_json_str (out, r->row.workload);
+    fputs (",\n    \"model\": ", out);
+    s_json_str (out, r->model);
+    fputs (",\n    \"status\": ", out);
+    s_json_str (out, r->row.status);
+    fputs (",\n    \"error\": ", out);
+    s_json_str (out, r->row.error);
+    fprintf (out, ",\n    \"workers\": %lld,\n    \"seed\": %lld,\n    \"duration_s\": ", (long long) r->row.workers,
+             (long long) r->row.seed);
+    s_json_num (out, r->row.finished_at - r->row.started_at);
+    if (s_json_failures (db, r->id, out) != 0 || s_json_checkpoints (db, r->id, rows, n, out) != 0)
+        goto done;
+    fputs ("\n  }\n}\n", out);
+    rc = 0;
+done:
+    if (rc != 0)
+        fprintf (stderr, "shardbench report: %s\n", sb_report_error (db));
+    sb_report_checkpoints_free (rows, n);
+    return rc;
+}
+
 int
 sb_report_json (sqlite3 *db, int64_t run_id, FILE *out)
 {
     s_run_t r;
     sb_report_epoch_t *ep = NULL;
     double *au = NULL, *tput = NULL, *io = NULL;
-    size_t n = 0;
+    size_t n = 0, nckpt = 0;
     int rc = -1;
+    s_lat_list_t lat_ep = { 0 }, lat_host = { 0 }, lat_run = { 0 };
+    s_slow_list_t slow = { 0 };
+    sb_report_checkpoint_t *ckpt = NULL;
     if (s_run_load (db, run_id, &r, "report") != 0)
         return -1;
+    if (!strcmp (r.row.kind, "checkpoint")) {
+        rc = s_json_checkpoint_run (db, &r, out);
+        goto done;
+    }
     if (strcmp (r.row.kind, "train") != 0) {
-        fprintf (stderr, "shardbench report: run %lld is a %s run; --json describes train runs\n",
+        fprintf (stderr, "shardbench report: run %lld is a %s run; --json describes train and checkpoint runs\n",
                  (long long) run_id, r.row.kind);
         goto done;
     }
-    if (s_epochs_load (db, run_id, &ep, &n, "report") != 0)
+    if (s_epochs_load (db, run_id, &ep, &n, "report") != 0
+        || s_lat_load (db, run_id, SB_REPORT_LATENCY_EPOCHS, &lat_ep, "report") != 0
+        || s_lat_load (db, run_id, SB_REPORT_LATENCY_HOSTS, &lat_host, "report") != 0
+        || s_lat_load (db, run_id, SB_REPORT_LATENCY_RUN, &lat_run, "report") != 0
+        || s_slow_load (db, run_id, &slow, "report") != 0)
         goto done;
+    if (sb_report_checkpoints (db, run_id, &ckpt, &nckpt) != 0) {  /* checkpoints during training */
+        fprintf (stderr, "shardbench report: %s\n", sb_report_error (db));
+        goto done;
+    }
     au = calloc (n + 1, sizeof *au);
     tput = calloc (n + 1, sizeof *tput);
     io = calloc (n + 1, sizeof *io);
@@ -304,6 +662,7 @@ sb_report_json (sqlite3 *db, int64_t run_id, FILE *out)
     s_json_num (out, r.row.dlio_io_mean);
     fputs (",\n    \"train_io_stdev_MB_per_second\": ", out);
     s_json_num (out, r.row.dlio_io_stdev);
+    s_json_ckpt_metrics (out, ckpt, nckpt, 0);
     fprintf (out, "\n  },\n  \"shardbench\": {\n    \"run_id\": %lld,\n    \"kind\": ", (long long) r.id);
     s_json_str (out, r.row.kind);
     fputs (",\n    \"workload\": ", out);
@@ -331,6 +690,28 @@ sb_report_json (sqlite3 *db, int64_t run_id, FILE *out)
     fprintf (out, ",\n    \"workers\": %lld,\n    \"seed\": %lld,\n    \"duration_s\": ", (long long) r.row.workers,
              (long long) r.row.seed);
     s_json_num (out, r.row.finished_at - r.row.started_at);
+    /* issue 17: the run's read latency, retries and failures, page-cache flags per host */
+    fputs (",\n    \"read_latency\": {", out);
+    s_json_latency (out, lat_run.n ? &lat_run.v[0] : NULL);
+    fputc ('}', out);
+    if (s_json_failures (db, run_id, out) != 0) {
+        fprintf (stderr, "shardbench report: %s\n", sb_report_error (db));
+        goto done;
+    }
+    int from_memory = 0;
+    for (size_t i = 0; i < n; i++)
+        from_memory += ep[i].has_from_memory && ep[i].from_memory;
+    fprintf (out, ",\n    \"epochs_served_from_memory\": %d,\n    \"hosts\": [", from_memory);
+    s_json_list_t hosts = { out, 1 };
+    if (sb_report_host_caching (db, run_id, s_json_host_caching, &hosts) != 0) {
+        fprintf (stderr, "shardbench report: %s\n", sb_report_error (db));
+        goto done;
+    }
+    fputs (hosts.first ? "]" : "\n    ]", out);
+    if (nckpt && s_json_checkpoints (db, run_id, ckpt, nckpt, out) != 0) {
+        fprintf (stderr, "shardbench report: %s\n", sb_report_error (db));
+        goto done;
+    }
     fputs (",\n    \"epochs\": [", out);
     for (size_t i = 0; i < n; i++) {
         const sb_report_epoch_t *e = &ep[i];
@@ -356,8 +737,46 @@ sb_report_json (sqlite3 *db, int64_t run_id, FILE *out)
         s_json_num (out, s_or_nan (e->has_dlio_io, e->dlio_io_mb_per_s));
         fputs (", \"resident_fraction\": ", out);
         s_json_num (out, s_or_nan (e->has_resident, e->resident_fraction));
-        fprintf (out, ", \"served_from_memory\": %s}",
+        fprintf (out, ", \"served_from_memory\": %s, ",
                  !e->has_from_memory ? "null" : e->from_memory ? "true" : "false");
+        /* issue 17: read latency percentiles, the barrier's own cost and wait, the slowest rank, per host */
+        s_json_latency (out, s_lat_find (&lat_ep, e->epoch));
+        fputs (", \"barrier_own_p50_ms\": ", out);
+        s_json_num (out, s_or_nan (e->has_barrier_own, e->barrier_own_p50_ms));
+        fputs (", \"barrier_own_p99_ms\": ", out);
+        s_json_num (out, s_or_nan (e->has_barrier_own_p99, e->barrier_own_p99_ms));
+        const sb_report_slowest_t *sr = s_slow_find (&slow, e->epoch);
+        fputs (", \"barrier_wait_mean_s\": ", out);
+        s_json_num (out, sr ? sr->barrier_mean_s : NAN);
+        fputs (",\n       \"slowest_rank\": ", out);
+        if (sr) {
+            fprintf (out, "{\"rank\": %lld, \"host\": ", (long long) sr->rank);
+            s_json_str (out, sr->host);
+            fputs (", \"wall_s\": ", out);
+            s_json_num (out, sr->wall_s);
+            fputs (", \"compute_s\": ", out);
+            s_json_num (out, sr->compute_s);
+            fputs (", \"io_wait_s\": ", out);
+            s_json_num (out, sr->io_wait_s);
+            fputs (", \"barrier_s\": ", out);
+            s_json_num (out, sr->barrier_s);
+            fputc ('}', out);
+        }
+        else
+            fputs ("null", out);
+        fputs (",\n       \"hosts\": [", out);
+        int first = 1;
+        for (size_t h = 0; h < lat_host.n; h++) {
+            if (lat_host.v[h].epoch != e->epoch)
+                continue;
+            fputs (first ? "{\"host\": " : ", {\"host\": ", out);
+            first = 0;
+            s_json_str (out, lat_host.v[h].host);
+            fputs (", ", out);
+            s_json_latency (out, &lat_host.v[h]);
+            fputc ('}', out);
+        }
+        fputs ("]}", out);
     }
     fputs (n ? "\n    ]\n  }\n}\n" : "]\n  }\n}\n", out);
     rc = 0;
@@ -366,6 +785,11 @@ done:
     free (tput);
     free (io);
     free (ep);
+    s_lat_list_fini (&lat_ep);
+    s_lat_list_fini (&lat_host);
+    s_lat_list_fini (&lat_run);
+    s_slow_list_fini (&slow);
+    sb_report_checkpoints_free (ckpt, nckpt);
     s_run_fini (&r);
     return rc;
 }
@@ -448,13 +872,9 @@ s_csv_rank_epoch (void *ctx, const sb_export_rank_epoch_t *e)
     return 0;
 }
 
-int
-sb_report_csv (sqlite3 *db, int64_t run_id, int ranks, FILE *out)
+static int
+s_csv_train (sqlite3 *db, int64_t run_id, int ranks, FILE *out)
 {
-    s_run_t r;
-    if (s_run_load (db, run_id, &r, "report") != 0)
-        return -1;
-    s_run_fini (&r);
     if (!ranks) {
         sb_report_epoch_t *ep = NULL;
         size_t n = 0;
@@ -498,13 +918,330 @@ sb_report_csv (sqlite3 *db, int64_t run_id, int ranks, FILE *out)
     return 0;
 }
 
+
+/* ---- CSV views of issue 17 (helper outputs) ---- */
+
+/* one number, or nothing when not finite, after a comma */
+static void
+s_csv_next (FILE *out, double v)
+{
+    fputc (',', out);
+    s_csv_num (out, v);
+}
+
+typedef struct {
+    FILE   *out;
+    int64_t run_id;
+} s_csv_ctx_t;
+
+static void
+s_csv_latency (void *ctx, const sb_report_latency_t *l)
+{
+    s_csv_ctx_t *c = ctx;
+    fprintf (c->out, "%lld,%lld,", (long long) c->run_id, (long long) l->epoch);
+    s_csv_str (c->out, l->host ? l->host : "");
+    fprintf (c->out, ",%lld", (long long) l->reads);
+    s_csv_next (c->out, l->p50_ms);
+    s_csv_next (c->out, l->p90_ms);
+    s_csv_next (c->out, l->p99_ms);
+    s_csv_next (c->out, l->p999_ms);
+    fputc ('\n', c->out);
+}
+
+static void
+s_csv_endpoint (void *ctx, const sb_report_endpoint_t *e)
+{
+    s_csv_ctx_t *c = ctx;
+    fprintf (c->out, "%lld,", (long long) c->run_id);
+    s_csv_str (c->out, e->endpoint);
+    fprintf (c->out, ",%lld,%lld,%lld,%lld", (long long) e->requests, (long long) e->bytes, (long long) e->errors,
+             (long long) e->retries);
+    s_csv_next (c->out, e->mean_ms);
+    s_csv_next (c->out, e->p50_ms);
+    s_csv_next (c->out, e->p90_ms);
+    s_csv_next (c->out, e->p99_ms);
+    s_csv_next (c->out, e->max_ms);
+    fputc ('\n', c->out);
+}
+
+static void
+s_csv_ckpt_rank (void *ctx, const sb_report_ckpt_rank_t *r)
+{
+    s_csv_ctx_t *c = ctx;
+    fprintf (c->out, "%lld,%lld,", (long long) c->run_id, (long long) r->seq);
+    s_csv_str (c->out, r->op);
+    fprintf (c->out, ",%lld,%lld,", (long long) r->checkpoint, (long long) r->rank);
+    s_csv_str (c->out, r->host);
+    fprintf (c->out, ",%lld,%lld", (long long) r->files, (long long) r->bytes);
+    s_csv_next (c->out, r->started_at);
+    s_csv_next (c->out, r->finished_at);
+    s_csv_next (c->out, r->duration_s);
+    s_csv_next (c->out, r->duration_s > 0 ? (double) r->bytes / 1073741824.0 / r->duration_s : NAN);
+    s_csv_next (c->out, r->mb_per_s);
+    fputc ('\n', c->out);
+}
+
+/* --csv checkpoints (a checkpoint run's default): one row per checkpoint */
+static int
+s_csv_checkpoints (sqlite3 *db, int64_t run_id, FILE *out)
+{
+    sb_report_checkpoint_t *rows;
+    size_t n;
+    if (sb_report_checkpoints (db, run_id, &rows, &n) != 0)
+        return -1;
+    fputs ("run_id,seq,op,checkpoint,ranks,files,bytes,duration_s,span_s,GB_per_second,MB_per_s,min_rank_MB_per_s\n",
+           out);
+    for (size_t i = 0; i < n; i++) {
+        const sb_report_checkpoint_t *c = &rows[i];
+        fprintf (out, "%lld,%lld,", (long long) run_id, (long long) c->seq);
+        s_csv_str (out, c->op ? c->op : "");
+        fprintf (out, ",%lld,%lld,%lld,%lld", (long long) c->checkpoint, (long long) c->ranks, (long long) c->files,
+                 (long long) c->bytes);
+        s_csv_next (out, c->duration_s);
+        s_csv_next (out, c->span_s);
+        s_csv_next (out, c->gib_per_s);
+        s_csv_next (out, c->mb_per_s);
+        s_csv_next (out, c->min_rank_mb_per_s);
+        fputc ('\n', out);
+    }
+    sb_report_checkpoints_free (rows, n);
+    return 0;
+}
+
+/* --csv detail: per epoch of a train run, the read latency percentiles,
+ * barrier figures, page-cache residency and the slowest rank */
+static int
+s_csv_detail (sqlite3 *db, int64_t run_id, FILE *out)
+{
+    sb_report_epoch_t *ep = NULL;
+    size_t n = 0;
+    s_lat_list_t lat;
+    s_slow_list_t slow;
+    if (s_epochs_load (db, run_id, &ep, &n, "report") != 0)
+        return -1;
+    if (s_lat_load (db, run_id, SB_REPORT_LATENCY_EPOCHS, &lat, "report") != 0) {
+        free (ep);
+        return -1;
+    }
+    if (s_slow_load (db, run_id, &slow, "report") != 0) {
+        free (ep);
+        s_lat_list_fini (&lat);
+        return -1;
+    }
+    fputs ("run_id,epoch,reads,read_p50_ms,read_p90_ms,read_p99_ms,read_p999_ms,barrier_p50_ms,barrier_p99_ms,"
+           "barrier_own_p50_ms,barrier_own_p99_ms,barrier_wait_mean_s,resident_fraction,served_from_memory,"
+           "slowest_rank,slowest_host,slowest_wall_s,slowest_compute_s,slowest_io_wait_s,slowest_barrier_s\n", out);
+    for (size_t i = 0; i < n; i++) {
+        const sb_report_epoch_t *e = &ep[i];
+        const sb_report_latency_t *l = s_lat_find (&lat, e->epoch);
+        const sb_report_slowest_t *sr = s_slow_find (&slow, e->epoch);
+        fprintf (out, "%lld,%lld,%lld", (long long) run_id, (long long) e->epoch, (long long) (l ? l->reads : 0));
+        s_csv_next (out, l ? l->p50_ms : NAN);
+        s_csv_next (out, l ? l->p90_ms : NAN);
+        s_csv_next (out, l ? l->p99_ms : NAN);
+        s_csv_next (out, l ? l->p999_ms : NAN);
+        s_csv_next (out, s_or_nan (e->has_barrier, e->barrier_p50_ms));
+        s_csv_next (out, s_or_nan (e->has_barrier_p99, e->barrier_p99_ms));
+        s_csv_next (out, s_or_nan (e->has_barrier_own, e->barrier_own_p50_ms));
+        s_csv_next (out, s_or_nan (e->has_barrier_own_p99, e->barrier_own_p99_ms));
+        s_csv_next (out, sr ? sr->barrier_mean_s : NAN);
+        s_csv_next (out, s_or_nan (e->has_resident, e->resident_fraction));
+        fputc (',', out);
+        if (e->has_from_memory)
+            fputc (e->from_memory ? '1' : '0', out);
+        fputc (',', out);
+        if (sr) {
+            fprintf (out, "%lld,", (long long) sr->rank);
+            s_csv_str (out, sr->host);
+        }
+        else
+            fputc (',', out);
+        s_csv_next (out, sr ? sr->wall_s : NAN);
+        s_csv_next (out, sr ? sr->compute_s : NAN);
+        s_csv_next (out, sr ? sr->io_wait_s : NAN);
+        s_csv_next (out, sr ? sr->barrier_s : NAN);
+        fputc ('\n', out);
+    }
+    free (ep);
+    s_lat_list_fini (&lat);
+    s_slow_list_fini (&slow);
+    return 0;
+}
+
+typedef struct {
+    int64_t flagged, known;
+} s_csv_caching_t;
+
+static void
+s_csv_count_caching (void *ctx, const sb_report_host_caching_t *h)
+{
+    s_csv_caching_t *c = ctx;
+    c->flagged += h->potential_caching == 1;
+    c->known += h->potential_caching >= 0;
+}
+
+/* --csv run: one row of the run's own figures */
+static int
+s_csv_run (sqlite3 *db, const s_run_t *r, FILE *out)
+{
+    sb_report_failures_t f;
+    sb_report_epoch_t *ep = NULL;
+    size_t n = 0, nckpt = 0;
+    sb_report_checkpoint_t *ckpt = NULL;
+    s_csv_caching_t cc = { 0, 0 };
+    if (sb_report_failures (db, r->id, &f) != 0 || sb_report_host_caching (db, r->id, s_csv_count_caching, &cc) != 0
+        || sb_report_checkpoints (db, r->id, &ckpt, &nckpt) != 0) {
+        fprintf (stderr, "shardbench report: %s\n", sb_report_error (db));
+        return -1;
+    }
+    if (s_epochs_load (db, r->id, &ep, &n, "report") != 0) {
+        sb_report_checkpoints_free (ckpt, nckpt);
+        return -1;
+    }
+    int from_memory = 0;
+    for (size_t i = 0; i < n; i++)
+        from_memory += ep[i].has_from_memory && ep[i].from_memory;
+    free (ep);
+    sb_report_ckpt_metrics_t m;
+    sb_report_ckpt_metrics (ckpt, nckpt, &m);
+    sb_report_checkpoints_free (ckpt, nckpt);
+    fputs ("run_id,kind,workload,model,status,error,passed,started_at,duration_s,accelerators,hosts,workers,epochs,"
+           "requests,retries,request_errors,error_rows,epochs_served_from_memory,potential_caching_hosts,"
+           "train_au_mean_percentage,train_throughput_mean_samples_per_second,train_io_mean_MB_per_second,"
+           "checkpoints,save_checkpoint_io_mean_GB_per_second,save_checkpoint_duration_mean_seconds,"
+           "load_checkpoint_io_mean_GB_per_second,load_checkpoint_duration_mean_seconds,checkpoint_size_GB\n", out);
+    fprintf (out, "%lld,", (long long) r->id);
+    s_csv_str (out, r->row.kind);
+    fputc (',', out);
+    s_csv_str (out, r->row.workload ? r->row.workload : "");
+    fputc (',', out);
+    s_csv_str (out, r->model);
+    fputc (',', out);
+    s_csv_str (out, r->row.status);
+    fputc (',', out);
+    s_csv_str (out, r->row.error ? r->row.error : "");
+    fputc (',', out);
+    if (r->row.passed >= 0)
+        fputc (r->row.passed ? '1' : '0', out);
+    s_csv_next (out, r->row.started_at);
+    s_csv_next (out, r->row.finished_at - r->row.started_at);
+    fprintf (out, ",%lld,%lld,%lld,%zu,%lld,%lld,%lld,%lld,%d,", (long long) r->row.accelerators,
+             (long long) r->row.hosts, (long long) r->row.workers, n, (long long) f.requests, (long long) f.retries,
+             (long long) f.request_errors, (long long) f.error_rows, from_memory);
+    if (cc.known)
+        fprintf (out, "%lld", (long long) cc.flagged);
+    s_csv_next (out, r->row.dlio_au_mean);
+    s_csv_next (out, r->row.dlio_tput_mean);
+    s_csv_next (out, r->row.dlio_io_mean);
+    fprintf (out, ",%zu", nckpt);
+    s_csv_next (out, m.save_gbps_mean);
+    s_csv_next (out, m.save_s_mean);
+    s_csv_next (out, m.load_gbps_mean);
+    s_csv_next (out, m.load_s_mean);
+    s_csv_next (out, m.size_gb);
+    fputc ('\n', out);
+    return 0;
+}
+
+static const char *const s_csv_views[] = { "epochs", "ranks", "detail", "hosts", "endpoints", "run", "checkpoints" };
+
+int
+sb_report_csv_view_known (const char *view)
+{
+    for (size_t i = 0; i < sizeof s_csv_views / sizeof s_csv_views[0]; i++)
+        if (!strcmp (view, s_csv_views[i]))
+            return 1;
+    return 0;
+}
+
+int
+sb_report_csv (sqlite3 *db, int64_t run_id, const char *view, FILE *out)
+{
+    s_run_t r;
+    if (!view)
+        view = "epochs";
+    if (s_run_load (db, run_id, &r, "report") != 0)
+        return -1;
+    int ckpt = !strcmp (r.row.kind, "checkpoint"), rc = -1;
+    s_csv_ctx_t c = { out, run_id };
+    if (!strcmp (view, "run"))
+        rc = s_csv_run (db, &r, out);
+    else if (!strcmp (view, "checkpoints") || (ckpt && !strcmp (view, "epochs")))
+        rc = s_csv_checkpoints (db, run_id, out);
+    else if (ckpt && !strcmp (view, "ranks")) {
+        fputs ("run_id,seq,op,checkpoint,rank,host,files,bytes,started_at,finished_at,duration_s,GB_per_second,"
+               "MB_per_s\n", out);
+        rc = sb_report_checkpoint_ranks (db, run_id, s_csv_ckpt_rank, &c);
+    }
+    else if (!strcmp (view, "epochs") || !strcmp (view, "ranks"))
+        rc = s_csv_train (db, run_id, !strcmp (view, "ranks"), out) == 0 ? 0 : -2;
+    else if (!strcmp (view, "detail"))
+        rc = s_csv_detail (db, run_id, out) == 0 ? 0 : -2;
+    else if (!strcmp (view, "hosts")) {
+        fputs ("run_id,epoch,host,reads,read_p50_ms,read_p90_ms,read_p99_ms,read_p999_ms\n", out);
+        rc = sb_report_latencies (db, run_id, SB_REPORT_LATENCY_HOSTS, s_csv_latency, &c);
+    }
+    else if (!strcmp (view, "endpoints")) {
+        fputs ("run_id,endpoint,requests,bytes,errors,retries,mean_ms,p50_ms,p90_ms,p99_ms,max_ms\n", out);
+        rc = sb_report_endpoints (db, run_id, s_csv_endpoint, &c);
+    }
+    else
+        fprintf (stderr, "shardbench report: unknown --csv view '%s'\n", view), rc = -2;
+    if (rc == -1)
+        fprintf (stderr, "shardbench report: %s\n", sb_report_error (db));
+    s_run_fini (&r);
+    return rc == 0 ? 0 : -1;
+}
+
 /* ---- compare ---------------------------------------------------------------- */
+
+/* the most runs `compare` takes (A..H) */
+#define S_CMP_MAX 8
 
 typedef struct {
     s_run_t r;
     size_t  epochs;
     double  tput, mib, au, p50, p99;   /* means over epochs; p99: max over epochs */
+    /* issue 17 */
+    sb_report_failures_t fail;
+    double  read_p50, read_p90, read_p99, read_p999;     /* over the run's reads */
+    double  barrier_wait;              /* mean over epochs of the ranks' mean barrier time */
+    double  slowest_io_wait;           /* mean over epochs of the slowest rank's I/O wait */
+    int     from_memory, caching_hosts;
+    size_t  checkpoints;
+    sb_report_ckpt_metrics_t ckpt;
 } s_side_t;
+
+static void
+s_side_latency (void *ctx, const sb_report_latency_t *l)
+{
+    s_side_t *s = ctx;
+    s->read_p50 = l->p50_ms;
+    s->read_p90 = l->p90_ms;
+    s->read_p99 = l->p99_ms;
+    s->read_p999 = l->p999_ms;
+}
+
+typedef struct {
+    double wait, io;
+    size_t n;
+} s_side_slow_t;
+
+static void
+s_side_slowest (void *ctx, const sb_report_slowest_t *r)
+{
+    s_side_slow_t *ss = ctx;
+    ss->wait += r->barrier_mean_s;
+    ss->io += r->io_wait_s;
+    ss->n++;
+}
+
+static void
+s_side_caching (void *ctx, const sb_report_host_caching_t *h)
+{
+    s_side_t *s = ctx;
+    s->caching_hosts += h->potential_caching == 1;
+}
 
 static int
 s_side_load (sqlite3 *db, int64_t id, s_side_t *s)
@@ -536,6 +1273,7 @@ s_side_load (sqlite3 *db, int64_t id, s_side_t *s)
         }
         if (isfinite (e_p99) && !(e_p99 <= p99))
             p99 = e_p99;
+        s->from_memory += ep[i].has_from_memory && ep[i].from_memory;
     }
     s->epochs = n;
     s->tput = n ? tput / (double) n : NAN;
@@ -544,65 +1282,238 @@ s_side_load (sqlite3 *db, int64_t id, s_side_t *s)
     s->p50 = np ? p50 / (double) np : NAN;
     s->p99 = p99;
     free (ep);
+    s->read_p50 = s->read_p90 = s->read_p99 = s->read_p999 = NAN;
+    s_side_slow_t ss = { 0, 0, 0 };
+    sb_report_checkpoint_t *ck = NULL;
+    if (sb_report_failures (db, id, &s->fail) != 0
+        || sb_report_latencies (db, id, SB_REPORT_LATENCY_RUN, s_side_latency, s) != 0
+        || sb_report_slowest (db, id, s_side_slowest, &ss) != 0
+        || sb_report_host_caching (db, id, s_side_caching, s) != 0
+        || sb_report_checkpoints (db, id, &ck, &s->checkpoints) != 0) {
+        fprintf (stderr, "shardbench compare: %s\n", sb_report_error (db));
+        s_run_fini (&s->r);
+        return -1;
+    }
+    s->barrier_wait = ss.n ? ss.wait / (double) ss.n : NAN;
+    s->slowest_io_wait = ss.n ? ss.io / (double) ss.n : NAN;
+    sb_report_ckpt_metrics (ck, s->checkpoints, &s->ckpt);
+    sb_report_checkpoints_free (ck, s->checkpoints);
     return 0;
 }
 
+/* the table being printed: its runs, and whether rows that fewer than two
+ * runs have are left out (runs of different kinds) */
+typedef struct {
+    FILE   *out;
+    size_t  n;
+    int     shared_only;
+} s_cmp_t;
+
 static void
-s_cmp_text (FILE *out, const char *name, const char *a, const char *b)
+s_cmp_text (const s_cmp_t *t, const char *name, const char *const *v)
 {
-    fprintf (out, "  %-40s %16s %16s\n", name, a ? a : "-", b ? b : "-");
+    fprintf (t->out, "  %-40s", name);
+    for (size_t i = 0; i < t->n; i++)
+        fprintf (t->out, " %16s", v[i] ? v[i] : "-");
+    fputc ('\n', t->out);
 }
 
-/* a row of numbers: fmt for the values, the ratio b/a with 3 decimals
- * ("-" when a value is missing or a is 0) */
+/* a row of numbers: fmt for the values, the ratio of each to A with 3
+ * decimals ("-" when a value is missing or A is 0) */
 static void
-s_cmp_num (FILE *out, const char *name, const char *fmt, double a, double b)
+s_cmp_num (const s_cmp_t *t, const char *name, const char *fmt, const double *v)
 {
-    char sa[32] = "-", sb[32] = "-", ratio[32] = "-";
-    if (isfinite (a))
-        snprintf (sa, sizeof sa, fmt, a);
-    if (isfinite (b))
-        snprintf (sb, sizeof sb, fmt, b);
-    if (isfinite (a) && isfinite (b) && a != 0 && isfinite (b / a))
-        snprintf (ratio, sizeof ratio, "%.3f", b / a);
-    fprintf (out, "  %-40s %16s %16s %10s\n", name, sa, sb, ratio);
+    size_t have = 0;
+    for (size_t i = 0; i < t->n; i++)
+        have += isfinite (v[i]) != 0;
+    if (t->shared_only && have < 2)
+        return;
+    fprintf (t->out, "  %-40s", name);
+    for (size_t i = 0; i < t->n; i++) {
+        char sv[32] = "-";
+        if (isfinite (v[i]))
+            snprintf (sv, sizeof sv, fmt, v[i]);
+        fprintf (t->out, " %16s", sv);
+    }
+    for (size_t i = 1; i < t->n; i++) {
+        char ratio[32] = "-";
+        if (isfinite (v[0]) && isfinite (v[i]) && v[0] != 0 && isfinite (v[i] / v[0]))
+            snprintf (ratio, sizeof ratio, "%.3f", v[i] / v[0]);
+        fprintf (t->out, " %10s", ratio);
+    }
+    fputc ('\n', t->out);
+}
+
+/* one figure of every side into v (a field of s_side_t, by expression) */
+#define S_CMP_ROW(t, name, fmt, sides, expr)                                                                           \
+    do {                                                                                                               \
+        double v_[S_CMP_MAX];                                                                                          \
+        for (size_t i_ = 0; i_ < (t)->n; i_++) {                                                                       \
+            const s_side_t *x = &(sides)[i_];                                                                          \
+            v_[i_] = (expr);                                                                                           \
+        }                                                                                                              \
+        s_cmp_num ((t), (name), (fmt), v_);                                                                            \
+    } while (0)
+
+/* The configuration diff: workers, hosts and accelerators, then every key
+ * of runs.config whose value differs. Returns 0 or -1 (message on stderr). */
+static int
+s_cmp_config (const s_cmp_t *t, const s_side_t *sides)
+{
+    FILE *out = t->out;
+    const char *yaml[S_CMP_MAX];
+    for (size_t i = 0; i < t->n; i++)
+        yaml[i] = sides[i].r.row.config;
+    sb_config_diff_t d;
+    char err[1024];
+    if (sb_config_diff (yaml, t->n, &d, err, sizeof err) != 0) {
+        fprintf (stderr, "shardbench compare: %s\n", err);
+        sb_config_diff_fini (&d);
+        return -1;
+    }
+    fprintf (out, "  configuration (workers, hosts, accelerators, then each key of the effective configuration"
+             " that differs):\n");
+    const char *names[] = { "workers", "hosts", "accelerators" };
+    for (size_t k = 0; k < 3; k++) {
+        fprintf (out, "    %-38s", names[k]);
+        for (size_t i = 0; i < t->n; i++) {
+            const sb_export_run_t *r = &sides[i].r.row;
+            fprintf (out, " %16lld", (long long) (k == 0 ? r->workers : k == 1 ? r->hosts : r->accelerators));
+        }
+        fputc ('\n', out);
+    }
+    for (size_t k = 0; k < d.nrows; k++) {
+        fprintf (out, "    %-38s", d.rows[k].key);
+        for (size_t i = 0; i < t->n; i++)
+            fprintf (out, " %16s", d.rows[k].values[i] ? d.rows[k].values[i] : "(absent)");
+        fputc ('\n', out);
+    }
+    if (!d.nrows)
+        fprintf (out, "    (no key of the configuration differs)\n");
+    sb_config_diff_fini (&d);
+    return 0;
 }
 
 int
-sb_report_compare (sqlite3 *db, int64_t run_a, int64_t run_b, FILE *out)
+sb_report_compare (sqlite3 *db, const int64_t *ids, size_t n, FILE *out)
 {
-    s_side_t a, b;
-    if (s_side_load (db, run_a, &a) != 0)
-        return -1;
-    if (s_side_load (db, run_b, &b) != 0) {
-        s_run_fini (&a.r);
+    if (n < 2 || n > S_CMP_MAX) {
+        fprintf (stderr, "shardbench compare: %zu runs: give 2 to %d\n", n, S_CMP_MAX);
         return -1;
     }
-    char ida[32], idb[32];
-    snprintf (ida, sizeof ida, "%lld", (long long) run_a);
-    snprintf (idb, sizeof idb, "%lld", (long long) run_b);
-    fprintf (out, "shardbench compare: run %lld (A) and run %lld (B)\n", (long long) run_a, (long long) run_b);
-    fprintf (out, "  %-40s %16s %16s %10s\n", "", "A", "B", "B/A");
-    s_cmp_text (out, "run", ida, idb);
-    s_cmp_text (out, "kind", a.r.row.kind, b.r.row.kind);
-    s_cmp_text (out, "workload", a.r.row.workload, b.r.row.workload);
-    s_cmp_text (out, "model", a.r.model, b.r.model);
-    s_cmp_text (out, "status", a.r.row.status, b.r.row.status);
-    s_cmp_text (out, "passed", a.r.row.passed == 1 ? "yes" : a.r.row.passed == 0 ? "no" : "-",
-                b.r.row.passed == 1 ? "yes" : b.r.row.passed == 0 ? "no" : "-");
-    s_cmp_num (out, "accelerators", "%.0f", (double) a.r.row.accelerators, (double) b.r.row.accelerators);
-    s_cmp_num (out, "hosts", "%.0f", (double) a.r.row.hosts, (double) b.r.row.hosts);
-    s_cmp_num (out, "epochs", "%.0f", (double) a.epochs, (double) b.epochs);
-    /* DLIO's figures first (the headline), then shardbench's measured ones */
-    s_cmp_num (out, "train_au_mean_percentage", "%.2f", a.r.row.dlio_au_mean, b.r.row.dlio_au_mean);
-    s_cmp_num (out, "train_throughput_mean_samples_per_second", "%.1f", a.r.row.dlio_tput_mean, b.r.row.dlio_tput_mean);
-    s_cmp_num (out, "train_io_mean_MB_per_second", "%.1f", a.r.row.dlio_io_mean, b.r.row.dlio_io_mean);
-    s_cmp_num (out, "samples/s (mean)", "%.1f", a.tput, b.tput);
-    s_cmp_num (out, "MiB/s (mean)", "%.1f", a.mib, b.mib);
-    s_cmp_num (out, "AU % (mean)", "%.2f", a.au, b.au);
-    s_cmp_num (out, "barrier p50 ms (mean)", "%.3f", a.p50, b.p50);
-    s_cmp_num (out, "barrier p99 ms (max)", "%.3f", a.p99, b.p99);
-    s_run_fini (&a.r);
-    s_run_fini (&b.r);
-    return 0;
+    s_side_t sides[S_CMP_MAX];
+    size_t loaded = 0;
+    int rc = -1;
+    for (; loaded < n; loaded++)
+        if (s_side_load (db, ids[loaded], &sides[loaded]) != 0)
+            goto done;
+    int kinds_differ = 0, any_train = 0, any_ckpt = 0;
+    for (size_t i = 0; i < n; i++) {
+        kinds_differ |= strcmp (sides[i].r.row.kind, sides[0].r.row.kind) != 0;
+        any_train |= !strcmp (sides[i].r.row.kind, "train");
+        any_ckpt |= sides[i].checkpoints > 0;
+    }
+    /* what is printed goes to a buffer first, so that a failure prints nothing */
+    char *text = NULL;
+    size_t size = 0;
+    FILE *buf = open_memstream (&text, &size);
+    if (!buf) {
+        fprintf (stderr, "shardbench compare: out of memory\n");
+        goto done;
+    }
+    s_cmp_t t = { .out = buf, .n = n, .shared_only = kinds_differ };
+    fputs ("shardbench compare: ", buf);
+    for (size_t i = 0; i < n; i++)
+        fprintf (buf, "%srun %lld (%c)", i == 0 ? "" : i + 1 == n ? " and " : ", ", (long long) ids[i], (int) ('A' + i));
+    fputc ('\n', buf);
+    if (s_cmp_config (&t, sides) != 0) {
+        fclose (buf);
+        free (text);
+        goto done;
+    }
+    if (kinds_differ) {
+        fprintf (buf, "  these runs differ in kind (");
+        for (size_t i = 0; i < n; i++)
+            fprintf (buf, "%s%c %s", i ? ", " : "", (int) ('A' + i), sides[i].r.row.kind);
+        fprintf (buf, "): only the figures at least two of them have are compared\n");
+    }
+    fprintf (buf, "  %-40s", "");
+    for (size_t i = 0; i < n; i++)
+        fprintf (buf, " %16c", (int) ('A' + i));
+    for (size_t i = 1; i < n; i++) {
+        char h[8];
+        snprintf (h, sizeof h, "%c/A", (int) ('A' + i));
+        fprintf (buf, " %10s", h);
+    }
+    fputc ('\n', buf);
+    const char *v[S_CMP_MAX];
+    char ids_text[S_CMP_MAX][32];
+    for (size_t i = 0; i < n; i++) {
+        snprintf (ids_text[i], sizeof ids_text[i], "%lld", (long long) ids[i]);
+        v[i] = ids_text[i];
+    }
+    s_cmp_text (&t, "run", v);
+    for (size_t i = 0; i < n; i++)
+        v[i] = sides[i].r.row.kind;
+    s_cmp_text (&t, "kind", v);
+    for (size_t i = 0; i < n; i++)
+        v[i] = sides[i].r.row.workload;
+    s_cmp_text (&t, "workload", v);
+    for (size_t i = 0; i < n; i++)
+        v[i] = sides[i].r.model;
+    s_cmp_text (&t, "model", v);
+    for (size_t i = 0; i < n; i++)
+        v[i] = sides[i].r.row.status;
+    s_cmp_text (&t, "status", v);
+    for (size_t i = 0; i < n; i++)
+        v[i] = sides[i].r.row.passed == 1 ? "yes" : sides[i].r.row.passed == 0 ? "no" : "-";
+    s_cmp_text (&t, "passed", v);
+    S_CMP_ROW (&t, "accelerators", "%.0f", sides, (double) x->r.row.accelerators);
+    S_CMP_ROW (&t, "hosts", "%.0f", sides, (double) x->r.row.hosts);
+    if (any_train) {
+        S_CMP_ROW (&t, "epochs", "%.0f", sides, !strcmp (x->r.row.kind, "train") ? (double) x->epochs : NAN);
+        /* DLIO's figures first (the headline), then shardbench's measured ones */
+        S_CMP_ROW (&t, "train_au_mean_percentage", "%.2f", sides, x->r.row.dlio_au_mean);
+        S_CMP_ROW (&t, "train_throughput_mean_samples_per_second", "%.1f", sides, x->r.row.dlio_tput_mean);
+        S_CMP_ROW (&t, "train_io_mean_MB_per_second", "%.1f", sides, x->r.row.dlio_io_mean);
+        S_CMP_ROW (&t, "samples/s (mean)", "%.1f", sides, x->epochs ? x->tput : NAN);
+        S_CMP_ROW (&t, "MiB/s (mean)", "%.1f", sides, x->epochs ? x->mib : NAN);
+        S_CMP_ROW (&t, "AU % (mean)", "%.2f", sides, x->au);
+        S_CMP_ROW (&t, "barrier p50 ms (mean)", "%.3f", sides, x->p50);
+        S_CMP_ROW (&t, "barrier p99 ms (max)", "%.3f", sides, x->p99);
+        /* issue 17: read latency over the run, barrier wait, the slowest rank, the page cache */
+        S_CMP_ROW (&t, "read p50 ms (run)", "%.3f", sides, x->read_p50);
+        S_CMP_ROW (&t, "read p90 ms (run)", "%.3f", sides, x->read_p90);
+        S_CMP_ROW (&t, "read p99 ms (run)", "%.3f", sides, x->read_p99);
+        S_CMP_ROW (&t, "read p99.9 ms (run)", "%.3f", sides, x->read_p999);
+        S_CMP_ROW (&t, "barrier wait s per rank (mean)", "%.3f", sides, x->barrier_wait);
+        S_CMP_ROW (&t, "slowest rank I/O wait s (mean)", "%.3f", sides, x->slowest_io_wait);
+        S_CMP_ROW (&t, "served from memory (epochs)", "%.0f", sides,
+                   !strcmp (x->r.row.kind, "train") ? (double) x->from_memory : NAN);
+        S_CMP_ROW (&t, "potential_caching (hosts)", "%.0f", sides,
+                   !strcmp (x->r.row.kind, "train") ? (double) x->caching_hosts : NAN);
+    }
+    if (any_ckpt) {
+        S_CMP_ROW (&t, "save_checkpoint_io_mean_GB_per_second", "%.3f", sides, x->ckpt.save_gbps_mean);
+        S_CMP_ROW (&t, "save_checkpoint_duration_mean_seconds", "%.3f", sides, x->ckpt.save_s_mean);
+        S_CMP_ROW (&t, "load_checkpoint_io_mean_GB_per_second", "%.3f", sides, x->ckpt.load_gbps_mean);
+        S_CMP_ROW (&t, "load_checkpoint_duration_mean_seconds", "%.3f", sides, x->ckpt.load_s_mean);
+        S_CMP_ROW (&t, "checkpoint_size_GB", "%.3f", sides, x->ckpt.size_gb);
+    }
+    S_CMP_ROW (&t, "duration s", "%.2f", sides, x->r.row.finished_at - x->r.row.started_at);
+    S_CMP_ROW (&t, "retries", "%.0f", sides, (double) x->fail.retries);
+    S_CMP_ROW (&t, "failed requests", "%.0f", sides, (double) x->fail.request_errors);
+    S_CMP_ROW (&t, "errors recorded", "%.0f", sides, (double) x->fail.error_rows);
+    if (fclose (buf) != 0 || !text) {
+        free (text);
+        fprintf (stderr, "shardbench compare: out of memory\n");
+        goto done;
+    }
+    fputs (text, out);
+    free (text);
+    rc = 0;
+done:
+    for (size_t i = 0; i < loaded; i++)
+        s_run_fini (&sides[i].r);
+    return rc;
 }

@@ -85,7 +85,12 @@ PY
 # schema_v10_sql back to 10 (version 11's series table and runs columns, helper series)
 # (the last column first: SQLite's DROP COLUMN of a table's last column cuts
 # its text at the last comma before it, comments included)
+# schema_v11_sql back to 11 (version 12's host_read_latency table, helper outputs)
+schema_v11_sql () {
+    echo "DROP TABLE host_read_latency;"
+}
 schema_v10_sql () {
+    schema_v11_sql
     cat <<'SQL'
 ALTER TABLE runs DROP COLUMN warmup; ALTER TABLE runs DROP COLUMN series_index;
 ALTER TABLE runs DROP COLUMN series_id; ALTER TABLE runs DROP COLUMN label; DROP TABLE series;
