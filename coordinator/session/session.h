@@ -45,6 +45,7 @@ typedef struct {
     double               progress_interval_s; /* between plain progress lines (0: 5 s) */
     int                  clean;         /* datagen: remove another generation's files first */
     int                  dry_run;       /* datagen: say what would be written, write nothing */
+    const sb_run_inputs_t *inputs;      /* recorded with every run row (resultdb.h); NULL: none */
 } sb_session_opts_t;
 
 /* Run the command. Returns the process exit code: 0 success, 1 the run
