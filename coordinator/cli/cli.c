@@ -778,6 +778,15 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
             goto done;
         }
     }
+    if (dlio.run_dir && !a.dry_run) {
+        /* DLIO writes into hydra.run.dir; a folder holding another run's results is not written over */
+        char summary[PATH_MAX];
+        if (sb_strf (summary, sizeof summary, "%s/summary.json", dlio.run_dir) == 0 && access (summary, F_OK) == 0) {
+            fprintf (stderr, "shardbench %s: hydra.run.dir %s holds the results of a run already (summary.json): not"
+                     " overwritten\n", cmd, dlio.run_dir);
+            goto done;
+        }
+    }
     int using_hosts = a.hosts_given;
     if ((a.local != 0) + (a.workers != 0) + using_hosts + a.slurm > 1) {
         fprintf (stderr, "shardbench %s: --local, --workers, --hosts/--hostfile and --slurm exclude each other\n", cmd);
