@@ -345,9 +345,14 @@ static int
 s_my_run (const sb_rdq_val_t *cols, int ncols, void *ctx)
 {
     s_my_runs_t *mine = ctx;
-    if (ncols >= 3 && cols[2].i == (int64_t) getpid () && !strcmp (cols[1].t, mine->host)
-        && mine->n < sizeof mine->ids / sizeof mine->ids[0])
-        mine->ids[mine->n++] = cols[0].i;
+    if (ncols < 3 || cols[2].i != (int64_t) getpid () || strcmp (cols[1].t, mine->host) != 0)
+        return 0;
+    if (mine->n == sizeof mine->ids / sizeof mine->ids[0]) {
+        sb_warn ("results directory: run %lld and later are not written (%zu at most per command: `shardbench report"
+                 " RUN --results-dir DIR` writes them)", (long long) cols[0].i, mine->n);
+        return 1;
+    }
+    mine->ids[mine->n++] = cols[0].i;
     return 0;
 }
 

@@ -131,6 +131,9 @@ def main():
     command = "datagen" if kind == "datagen" else "run"
     prefix = btype + "_" + command
     ts = os.path.basename(leaf)
+    if root == "-":     # a leaf given: the timestamp is the metadata file's
+        ts = [f for f in os.listdir(leaf) if f.endswith("_metadata.json")][0].split("_")[1:3]
+        ts = "_".join(ts)
     start_ts = datetime.datetime.fromtimestamp(int(r["started_at"]))
     check("leaf name is the start second (or later, bumped) as YYYYMMDD_HHMMSS",
           bool(re.fullmatch(r"\d{8}_\d{6}", ts)) and 0 <= (datetime.datetime.strptime(ts, "%Y%m%d_%H%M%S")

@@ -16,10 +16,11 @@ check () { py_lib /usr/bin/python3 "$SB_INTEGRATION_DIR/results_dir_check.py" "$
 syn="dataset.data_folder=synthetic://rd dataset.num_files_train=32 dataset.record_length_bytes=4096
      dataset.record_length_bytes_stdev=0 reader.batch_size=2 train.computation_time=0.001 train.epochs=2"
 
-# 1. a train run, 3 ranks on 2 local workers, with a secret among the overrides
+# 1. a train run, 4 ranks on 2 local workers, with credentials among the overrides
+cred="storage.storage_options.access_key_id=AKID-not-stored storage.storage_options.secret_access_key=TOKEN-not-stored"
 # shellcheck disable=SC2086
-sb run $syn ++workload.reader.read_threads=2 storage.storage_options.session_token=TOKEN-not-stored \
-    --accelerators 3 --local 2 --db r.db --results-dir res --submitter acme --system sut-1
+sb run $syn ++workload.reader.read_threads=2 $cred \
+    --accelerators 4 --local 2 --db r.db --results-dir res --submitter acme --system sut-1
 expect_eq "train run: exit" "$SB_RC" 0
 leaf=$(sed -n 's/^results of run 1: //p' sb.out)
 expect_eq "train run: one leaf printed" "$(grep -c '^results of run ' sb.out)" 1
@@ -34,14 +35,14 @@ expect_eq "train run: every field of the leaf matches the database" $? 0
 # what the run was given, recorded
 expect_eq "overrides in order, the secret redacted" \
     "$(q r.db "SELECT group_concat(override, ' ') FROM (SELECT override FROM run_overrides WHERE run_id = 1 ORDER BY seq)")" \
-    "$(echo $syn) ++workload.reader.read_threads=2 storage.storage_options.session_token=<redacted>"
+    "$(echo $syn) ++workload.reader.read_threads=2 storage.storage_options.access_key_id=<redacted> storage.storage_options.secret_access_key=<redacted>"
 expect_eq "version" "$(q r.db "SELECT version FROM run_inputs WHERE run_id = 1")" "$("$SHARDBENCH" --version | sed -n '1s/^shardbench //p')"
 expect_contains "command line, the secret redacted" <(q r.db "SELECT command_line FROM run_inputs WHERE run_id = 1") \
     "shardbench run dataset.data_folder=synthetic://rd "
 expect_contains "command line: --results-dir" <(q r.db "SELECT command_line FROM run_inputs WHERE run_id = 1") \
     " --results-dir res --submitter acme --system sut-1"
-expect_eq "no secret in the database" "$(sqlite3 r.db .dump | grep -c TOKEN-not-stored)" 0
-expect_eq "no secret in the results directory" "$(grep -rl TOKEN-not-stored res | wc -l)" 0
+expect_eq "no secret in the database" "$(sqlite3 r.db .dump | grep -c -e TOKEN-not-stored -e AKID-not-stored)" 0
+expect_eq "no secret in the results directory" "$(grep -rl -e TOKEN-not-stored -e AKID-not-stored res | wc -l)" 0
 expect_eq "full configuration: defaults filled in (train.seed, metric.au, shardbench.sampler)" \
     "$(q r.db "SELECT full_config LIKE '%seed: 123%' AND full_config LIKE '%au: 0.90%' AND full_config LIKE '%sampler: dlio%' AND config NOT LIKE '%sampler: dlio%' FROM run_inputs JOIN runs ON id = run_id WHERE run_id = 1")" 1
 expect_eq "coordinator host's /proc info" \
