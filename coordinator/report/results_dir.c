@@ -403,7 +403,10 @@ s_jnum_raw (FILE *f, double v)
         if (strtod (buf, NULL) == v)
             break;
     }
+    /* a float stays a float, as Python's json writes 1.0 */
     fputs (buf, f);
+    if (!strpbrk (buf, ".e"))
+        fputs (".0", f);
 }
 
 static void

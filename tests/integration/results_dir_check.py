@@ -259,6 +259,19 @@ def main():
             # the same sums in C: equal to the last bits of a double
             got, want = round(got, 12), round(want, 12)
         check("summary metric %s" % k, got, want)
+    check("summary types: DLIO's (floats stay floats)",
+          [type(s[k]).__name__ for k in want_keys],
+          [{"metric": "dict", "host_cpuinfo": "dict", "host_meminfo": "dict", "host_cpu_count": "list",
+            "potential_caching": "list", "host_memory_GB": "list", "data_size_per_host_GB": "float",
+            "hostname": "str", "host_processor_name": "str", "start": "str", "end": "str"}.get(k, "int")
+           for k in want_keys])
+    check("summary list types", (all(isinstance(x, int) for x in s["host_cpu_count"] + s["potential_caching"]),
+                                 all(isinstance(x, float) for x in s["host_memory_GB"])), (True, True))
+    check("metric values: floats, lists of floats, the verdicts text",
+          [k for k, v in metric.items() if not (
+              isinstance(v, float) or (isinstance(v, list) and all(isinstance(x, float) for x in v))
+              or (k.endswith("_meet_expectation") and v in ("success", "fail"))
+              or (v is None and r["status"] != "succeeded"))], [])
     if kind == "train":
         check("train metric keys in DLIO's order", [k for k in metric if k.startswith("train_")], TRAIN_METRIC_KEYS)
         if any(k.startswith("eval_") for k in metric):

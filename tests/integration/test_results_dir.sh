@@ -115,7 +115,24 @@ expect_eq "schema 10: report --results-dir exit" "$SB_RC" 0
 expect_eq "schema 10: upgraded to 11, no inputs for old runs" "$(q v10.db "PRAGMA user_version"):$(q v10.db "SELECT count(*) FROM run_inputs")" "11:0"
 expect_eq "schema 10: summary.json written" "$(python3 -c "import json,sys; print(json.load(open(sys.argv[1] + '/summary.json'))['num_files_train'])" "$(cat sb.out)")" 32
 
-# 7. bad input: exit status 2 and a message naming the cause
+# 7. a run that fails still leaves its results (mlpstorage writes its metadata in a finally block):
+# a file shrinks after the listing (truncation keeps the folder's fingerprint: the catalog is reused)
+mkdir -p gone/train
+for i in 0 1 2 3; do head -c 4096 /dev/zero >"gone/train/img_${i}_of_4.npz"; done
+sb catalog dataset.data_folder=./gone dataset.num_files_train=4 --db f.db
+truncate -s 40 gone/train/img_2_of_4.npz
+sb run dataset.data_folder=./gone dataset.num_files_train=4 dataset.record_length_bytes=4096 \
+    dataset.record_length_bytes_stdev=0 reader.batch_size=1 train.epochs=1 train.computation_time=0 \
+    --accelerators 1 --local 1 --db f.db --results-dir resf
+expect_eq "failed run: exit 1" "$SB_RC" 1
+fl=$(sed -n 's/^results of run 1: //p' sb.out)
+check f.db 1 "$fl" resf shardbench ""
+expect_eq "failed run: its leaf, every field matches" $? 0
+expect_eq "failed run: status in the metadata, errors in the stderr log" \
+    "$(python3 -c "import json,glob,sys; print(json.load(open(glob.glob(sys.argv[1] + '/training_*_metadata.json')[0]))['shardbench']['status'])" "$fl"):$(grep -c 'shardbench: error: read' "$fl/training_run.stderr.log")" \
+    "failed:$(q f.db "SELECT count(*) FROM errors WHERE run_id = 1 AND op = 'read'")"
+
+# 8. bad input: exit status 2 and a message naming the cause
 touch afile
 sb run $syn --db r.db --results-dir afile/sub
 expect_eq "unwritable --results-dir: exit 2 before the run" "$SB_RC:$(q r.db "SELECT count(*) FROM runs")" "2:2"
