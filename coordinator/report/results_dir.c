@@ -100,7 +100,6 @@ typedef struct {
                 errors;
     const s_row_t *r;           /* the runs row */
     sb_config_t *cfg;           /* the full effective configuration */
-    char        *config_yaml;   /* it, as YAML */
     s_host_t    *hosts;         /* distinct worker hosts in rank order */
     size_t      nhosts;
     const char **ovr;           /* the overrides, borrowed from `overrides` */
@@ -131,7 +130,6 @@ s_run_free (s_run_t *run)
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         s_rows_free (all[i]);
     sb_config_destroy (&run->cfg);
-    free (run->config_yaml);
     free (run->hosts);
     free (run->ovr);
 }
@@ -278,7 +276,7 @@ s_load_run (sqlite3 *db, int64_t id, const sb_results_dir_opts_t *opts, s_run_t 
     const char *yaml = run->inputs.n ? T (&run->inputs.rows[0], 2) : T (run->r, 2);
     char cerr[1024];
     if (!(run->cfg = sb_config_new ()) || sb_config_load_string (run->cfg, yaml, "runs.config", cerr, sizeof cerr) != 0
-        || sb_workload_add_defaults (run->cfg) < 0 || !(run->config_yaml = sb_config_to_yaml (run->cfg))) {
+        || sb_workload_add_defaults (run->cfg) < 0) {
         snprintf (err, err_size, "run %lld: its configuration does not parse: %s", (long long) id,
                   run->cfg ? cerr : "out of memory");
         return -1;
@@ -1116,10 +1114,12 @@ s_write_config (const s_run_t *run, char *err, size_t err_size)
     s_out_t o;
     if (s_out_open (&o, dir, "config.yaml", err, err_size) != 0)
         return -1;
+    /* what Hydra composes for DLIO: the workload and its overrides
+     * (runs.config, as the run wrote it before it began), under workload: */
     fputs ("workload:\n", o.f);
-    for (const char *line = run->config_yaml; *line;) {
+    for (const char *line = T (run->r, 2); *line;) {
         size_t n = strcspn (line, "\n");
-        fprintf (o.f, "  %.*s\n", (int) n, line);
+        fprintf (o.f, "%s%.*s\n", n ? "  " : "", (int) n, line);
         line += n + (line[n] == '\n');
     }
     if (s_out_commit (&o, err, err_size) != 0 || s_out_open (&o, dir, "overrides.yaml", err, err_size) != 0)

@@ -322,8 +322,10 @@ def main():
 
     # dlio_config
     cfg_text = open(os.path.join(leaf, subdir, "config.yaml")).read()
-    check("config.yaml: the full configuration under workload:",
-          cfg_text, "workload:\n" + "".join("  " + line + "\n" for line in inputs["full_config"].splitlines()))
+    check("config.yaml: the configuration as given (runs.config) under workload:",
+          cfg_text, "workload:\n" + "".join(("  " + line if line else "") + "\n" for line in r["config"].splitlines()))
+    check("parameters: the full configuration (defaults included)", params.get("shardbench", {}).get("sampler"),
+          "dlio")
     ov = yaml_list(open(os.path.join(leaf, subdir, "overrides.yaml")).read())
     want_ov = ([] if "/" in wl or ".yaml" in wl else ["workload=" + wl]) + \
               ["++workload." + override_key(o) + "=" + o.split("=", 1)[1] for o in overrides]
@@ -333,8 +335,8 @@ def main():
     try:
         import yaml  # optional: a real YAML parser agrees where there is one
         y = yaml.safe_load(cfg_text)["workload"]
-        check("config.yaml (PyYAML): workflow and model.name", (isinstance(y["workflow"], dict),
-                                                                str(y["model"]["name"])),
+        check("config.yaml (PyYAML): a mapping, model.name as in the parameters",
+              (isinstance(y, dict), str(y["model"]["name"]) if "model" in y else str(params["model"]["name"])),
               (True, str(params["model"]["name"])))
         check("overrides.yaml (PyYAML)", yaml.safe_load(open(os.path.join(leaf, subdir, "overrides.yaml"))), want_ov)
         check("hydra.yaml (PyYAML)", yaml.safe_load(hy)["hydra"]["run"]["dir"], os.path.realpath(leaf))
