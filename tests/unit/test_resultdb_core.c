@@ -445,16 +445,16 @@ START_TEST (test_refuse_newer)
     ck_assert_int_eq (s_run (db, "train"), 1);
     sb_resultdb_destroy (&db);
     sqlite3 *q = s_sql_open (path);
-    s_sql_exec (q, "PRAGMA user_version = 11");
+    s_sql_exec (q, "PRAGMA user_version = 12");
     sqlite3_close (q);
-    snprintf (want, sizeof want, "%s: result database schema version 11 is newer than this shardbench (10)", path);
+    snprintf (want, sizeof want, "%s: result database schema version 12 is newer than this shardbench (11)", path);
     ck_assert_ptr_null (sb_resultdb_open (path, err, sizeof err));
     ck_assert_str_eq (err, want);
     err[0] = '\0';
     ck_assert_ptr_null (sb_resultdb_open_readonly (path, 1, err, sizeof err));
     ck_assert_str_eq (err, want);
     q = s_sql_open (path);
-    ck_assert_int_eq (s_sql_int (q, "PRAGMA user_version"), 11);
+    ck_assert_int_eq (s_sql_int (q, "PRAGMA user_version"), 12);
     ck_assert_int_eq (s_sql_int (q, "SELECT count(*) FROM runs"), 1);
     sqlite3_close (q);
 }
