@@ -81,6 +81,36 @@ esac
 check r.db 2 "$cleaf" res shardbench ""
 expect_eq "checkpoint run: every field matches" $? 0
 
+# 3b. a datagen run: training/MODEL/datagen/TS with training_datagen.* logs, no epochs in summary.json
+sb datagen dataset.data_folder=./dg dataset.num_files_train=8 dataset.record_length_bytes=4096 \
+    --accelerators 2 --local 1 --db r.db --results-dir res --submitter acme --system sut-1
+expect_eq "datagen run: exit" "$SB_RC" 0
+dleaf=$(sed -n 's/^results of run 3: //p' sb.out)
+case "$dleaf" in
+    "$PWD"/res/open/acme/results/sut-1/training/quickstart/datagen/[0-9]*_[0-9]*) pass "datagen run: leaf path" ;;
+    *) fail "datagen run: leaf path $dleaf" ;;
+esac
+check r.db 3 "$dleaf" res acme sut-1
+expect_eq "datagen run: every field matches" $? 0
+
+# mlpstorage's reportgen walk (rules/utils.py get_runs_files): a folder with summary.json or exactly
+# one *_metadata.json is a run, complete metadata (benchmark_type, run_datetime, num_processes,
+# parameters) or the DLIO fallback (dlio_config/config.yaml workload.workflow) gives its type
+expect_eq "reportgen's walk finds every leaf: 2 train runs (one written again), 1 checkpoint, 1 datagen" \
+    "$(python3 - res <<'PY'
+import json, os, sys
+found = []
+for root, dirs, files in os.walk(sys.argv[1]):
+    meta = [f for f in files if f.endswith("_metadata.json")]
+    if "summary.json" in files or len(meta) == 1:
+        m = json.load(open(os.path.join(root, meta[0])))
+        assert all(k in m for k in ("benchmark_type", "run_datetime", "num_processes", "parameters"))
+        assert m["run_datetime"] == os.path.basename(root)
+        found.append("%s/%s" % (m["benchmark_type"], m["command"]))
+print(" ".join(sorted(found)))
+PY
+)" "checkpointing/run training/datagen training/run training/run"
+
 # 4. closed: only CLOSED parameters overridden (DLIO's spelling and shardbench's)
 sb run $syn --accelerators 1 --local 1 --db c.db --results-dir res2
 expect_eq "invalid overrides: exit" "$SB_RC" 0
@@ -135,7 +165,7 @@ expect_eq "failed run: status in the metadata, errors in the stderr log" \
 # 8. bad input: exit status 2 and a message naming the cause
 touch afile
 sb run $syn --db r.db --results-dir afile/sub
-expect_eq "unwritable --results-dir: exit 2 before the run" "$SB_RC:$(q r.db "SELECT count(*) FROM runs")" "2:2"
+expect_eq "unwritable --results-dir: exit 2 before the run" "$SB_RC:$(q r.db "SELECT count(*) FROM runs")" "2:3"
 expect_contains "unwritable --results-dir: names it" sb.err "--results-dir afile/sub"
 sb report 1 --db r.db --results-dir afile/sub
 expect_eq "report, unwritable --results-dir: exit 2" "$SB_RC" 2
