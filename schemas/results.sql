@@ -320,8 +320,11 @@ CREATE TABLE IF NOT EXISTS run_inputs (
   run_id        INTEGER PRIMARY KEY REFERENCES runs(id),
   version       TEXT NOT NULL,      -- the shardbench version that ran it (sb_version.h)
   command_line  TEXT NOT NULL,      -- the command line as given, each word shell-quoted where needed
-  full_config   TEXT NOT NULL       -- the effective configuration with every known key's default
+  full_config   TEXT NOT NULL,      -- the effective configuration with every known key's default
                                     --   filled in, YAML (runs.config holds only the keys given)
+  df            TEXT                -- at the run's start, df(1)'s lines (1K-blocks) of the file systems holding
+                                    --   the data or checkpoint folder and the results directory, as MLPerf
+                                    --   Storage's rule 3.4.2 reads them (NULL: none is a local folder)
 );
 
 -- The overrides of a run as the user gave them (KEY=VALUE, ++workload.KEY=VALUE), in order.

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -332,6 +333,67 @@ s_read_proc (const char *path)
     if (text)
         text[n] = '\0';
     return text;
+}
+
+/* One df(1) line (1K-blocks) of the file system holding path, or of its
+ * nearest existing parent, appended to df (size bytes) unless its mount
+ * point is there already; nothing for a URI (s3://, synthetic://) or when
+ * /proc/self/mountinfo or statvfs cannot tell. */
+static void
+s_df_add (const char *path, char *df, size_t size)
+{
+    if (!path || !*path || strstr (path, "://"))
+        return;
+    char real[PATH_MAX], probe[PATH_MAX];
+    snprintf (probe, sizeof probe, "%s", path);
+    while (!realpath (probe, real)) {
+        char *slash = strrchr (probe, '/');
+        if (!slash || slash == probe) {
+            if (!realpath (slash == probe ? "/" : ".", real))
+                return;
+            break;
+        }
+        *slash = '\0';
+    }
+    FILE *f = fopen ("/proc/self/mountinfo", "r");
+    if (!f)
+        return;
+    char line[4096], mount[PATH_MAX] = "", source[1024] = "";
+    size_t best = 0;
+    while (fgets (line, sizeof line, f)) {
+        /* ID PARENT MAJ:MIN ROOT MOUNT_POINT OPTIONS [OPTIONAL...] - FSTYPE SOURCE SUPER_OPTIONS */
+        char mp[PATH_MAX], src[1024];
+        const char *dash = strstr (line, " - ");
+        if (sscanf (line, "%*s %*s %*s %*s %4095s", mp) != 1 || !dash || sscanf (dash + 3, "%*s %1023s", src) != 1)
+            continue;
+        size_t n = strlen (mp);
+        int under = !strcmp (mp, "/") || (!strncmp (real, mp, n) && (real[n] == '/' || real[n] == '\0'));
+        if (under && n >= best) {
+            best = n;
+            snprintf (mount, sizeof mount, "%s", mp);
+            snprintf (source, sizeof source, "%s", src);
+        }
+    }
+    fclose (f);
+    struct statvfs vfs;
+    if (!mount[0] || statvfs (real, &vfs) != 0)
+        return;
+    /* the same mount point once */
+    for (const char *l = strchr (df, '\n'); l && l[1]; l = strchr (l + 1, '\n')) {
+        const char *end = strchr (l + 1, '\n'), *last = end;
+        while (last > l + 1 && last[-1] != ' ')
+            last--;
+        if (end && (size_t) (end - last) == strlen (mount) && !strncmp (last, mount, strlen (mount)))
+            return;
+    }
+    unsigned long long k = vfs.f_frsize ? vfs.f_frsize / 1024 : 0, total = vfs.f_blocks * k,
+                       used = (vfs.f_blocks - vfs.f_bfree) * k, avail = vfs.f_bavail * k;
+    unsigned long long pct = used + avail ? (used * 100 + used + avail - 1) / (used + avail) : 0;
+    size_t n = strlen (df);
+    if (n == 0)
+        n = (size_t) snprintf (df, size, "Filesystem 1K-blocks Used Available Use%% Mounted on\n");
+    if (n < size)
+        snprintf (df + n, size - n, "%s %llu %llu %llu %llu%% %s\n", source, total, used, avail, pct, mount);
 }
 
 /* Write the results directory of every run this command wrote (ids above
@@ -878,10 +940,16 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
     struct utsname uts;
     cpuinfo = s_read_proc ("/proc/cpuinfo");
     meminfo = s_read_proc ("/proc/meminfo");
+    /* the file systems the run reads or writes, and the one its results go to */
+    char df[8192] = "";
+    s_df_add (kind == SB_SESSION_CHECKPOINT || (wl.do_checkpoint && !wl.do_train) ? wl.ckpt.folder : wl.data_folder,
+              df, sizeof df);
+    s_df_add (a.results_dir ? a.results_dir : dlio.run_dir, df, sizeof df);
     sb_run_inputs_t inputs = {
         .version = SB_VERSION, .command_line = command_line, .full_config = full_yaml,
         .overrides = (const char *const *) given, .noverrides = noverrides, .host = host,
         .host_processor = uname (&uts) == 0 ? uts.machine : "", .host_cpuinfo = cpuinfo, .host_meminfo = meminfo,
+        .df = df[0] ? df : NULL,
     };
     /* ++hydra.run.dir: the run's output folder, with the configuration
      * where DLIO (Hydra) writes it; not on a dry run, which writes nothing */

@@ -1114,9 +1114,10 @@ s_run_inputs (sb_resultdb_t *self, int64_t id, const sb_run_inputs_t *in)
 {
     if (!in)
         return 0;
-    int rc = sb_resultdb_exec (self, "INSERT INTO run_inputs (run_id, version, command_line, full_config)"
-                               " VALUES (?,?,?,?)", "ittt", id, in->version ? in->version : "",
-                               in->command_line ? in->command_line : "", in->full_config ? in->full_config : "");
+    int rc = sb_resultdb_exec (self, "INSERT INTO run_inputs (run_id, version, command_line, full_config, df)"
+                               " VALUES (?,?,?,?,?)", "itttt", id, in->version ? in->version : "",
+                               in->command_line ? in->command_line : "", in->full_config ? in->full_config : "",
+                               in->df);
     for (size_t i = 0; rc == 0 && i < in->noverrides; i++)
         rc = sb_resultdb_exec (self, "INSERT INTO run_overrides (run_id, seq, override) VALUES (?,?,?)", "iit", id,
                                (int64_t) i + 1, in->overrides[i]);

@@ -85,6 +85,7 @@ typedef struct sb_run_inputs {
     const char         *version;        /* SB_VERSION */
     const char         *command_line;   /* argv, shell-quoted, secrets <redacted> */
     const char         *full_config;    /* effective configuration with every default, YAML */
+    const char         *df;             /* df(1) lines of the data and results file systems (NULL: none) */
     const char *const  *overrides;      /* KEY=VALUE as given, in order, secrets <redacted> */
     size_t              noverrides;
     const char         *host;           /* the coordinator's host name */

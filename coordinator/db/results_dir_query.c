@@ -12,7 +12,7 @@ static const char *const s_sql[] = {
                    " eval_au_meet_expectation, eval_throughput_mean_samples_per_second,"
                    " eval_throughput_stdev_samples_per_second, eval_io_mean_MB_per_second,"
                    " eval_io_stdev_MB_per_second, workers, coordinator_pid FROM runs WHERE id = ?",
-    [SB_RDQ_INPUTS] = "SELECT version, command_line, full_config FROM run_inputs WHERE run_id = ?",
+    [SB_RDQ_INPUTS] = "SELECT version, command_line, full_config, df FROM run_inputs WHERE run_id = ?",
     [SB_RDQ_OVERRIDES] = "SELECT override FROM run_overrides WHERE run_id = ? ORDER BY seq",
     [SB_RDQ_HOST_INFO] = "SELECT host, processor, cpuinfo, meminfo FROM run_host_info WHERE run_id = ? ORDER BY host",
     [SB_RDQ_WORKERS] = "SELECT host, ranks, first_rank, cores, memory FROM run_workers WHERE run_id = ?"

@@ -28,7 +28,7 @@ typedef enum {
      * eval_throughput_mean_samples_per_second, eval_throughput_stdev_samples_per_second,
      * eval_io_mean_MB_per_second, eval_io_stdev_MB_per_second, workers, coordinator_pid */
     SB_RDQ_RUN,
-    SB_RDQ_INPUTS,          /* version, command_line, full_config */
+    SB_RDQ_INPUTS,          /* version, command_line, full_config, df */
     SB_RDQ_OVERRIDES,       /* override (in order) */
     SB_RDQ_HOST_INFO,       /* host, processor, cpuinfo, meminfo */
     SB_RDQ_WORKERS,         /* host, ranks, first_rank, cores, memory (by first_rank) */

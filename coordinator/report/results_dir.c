@@ -1192,6 +1192,10 @@ s_write_logs (sqlite3 *db, const s_run_t *run, char *err, size_t err_size)
         return -1;
     if (run->inputs.n)
         fprintf (o.f, "%s\n", T (&run->inputs.rows[0], 1));
+    /* df(1) of the data and results file systems at the run's start, ended
+     * by a blank line, where mlpstorage's rule 3.4.2 looks for it */
+    if (run->inputs.n && !NUL (&run->inputs.rows[0], 3))
+        fprintf (o.f, "%s\n", T (&run->inputs.rows[0], 3));
     fflush (o.f);
     if (sb_report_print (db, run->id, o.f) != 0)
         fprintf (o.f, "(no summary of run %lld)\n", (long long) run->id);

@@ -390,6 +390,21 @@ def main():
     # logs
     stdout = open(os.path.join(leaf, prefix + ".stdout.log")).read()
     check("stdout log starts with the command line", stdout.split("\n", 1)[0], inputs["command_line"])
+    if inputs["df"] is not None:
+        check("stdout log: then the df block recorded at the run's start, a blank line after it",
+              stdout.split("\n", 1)[1].startswith(inputs["df"] + "\n"), True)
+        # mlpstorage's rule 3.4.2 parser (submission_checker/checks/helpers.py _check_filesystem_separation)
+        m = re.search(r"^Filesystem\s+\S+\s+Used\s+Avail\w*\s+Use%\s+Mounted on", stdout, re.M)
+        mounts = []
+        for line in stdout[stdout.find("\n", m.end()) + 1:].splitlines() if m else []:
+            parts = line.rstrip().rsplit(None, 5)
+            if not line.strip() or len(parts) < 6:
+                break
+            mounts.append(parts[-1])
+        folder = md["args"]["checkpoint_folder"] if kind == "checkpoint" else md["args"]["data_dir"]
+        real = os.path.realpath(folder)
+        check("df block: mlpstorage's parser finds the mount of the data (checkpoint) folder",
+              "://" in folder or any(real == x or real.startswith(x.rstrip("/") + "/") for x in mounts), True)
     errs = db.execute("SELECT count(*) FROM errors WHERE run_id = ?", (run_id,)).fetchone()[0]
     check("stderr log: one line per error", len(open(os.path.join(leaf, prefix + ".stderr.log")).read().splitlines()),
           errs)

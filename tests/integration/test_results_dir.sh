@@ -80,6 +80,10 @@ case "$cleaf" in
 esac
 check r.db 2 "$cleaf" res shardbench ""
 expect_eq "checkpoint run: every field matches" $? 0
+expect_eq "checkpoint run: df of the checkpoint folder's file system, in the stdout log" \
+    "$(q r.db "SELECT df LIKE 'Filesystem 1K-blocks Used Available Use% Mounted on' || char(10) || '%' FROM run_inputs WHERE run_id = 2"):$(grep -c '^Filesystem 1K-blocks Used Available Use% Mounted on$' "$cleaf/checkpointing_run.stdout.log")" "1:1"
+expect_eq "train run over synthetic storage: df of the results directory only" \
+    "$(q r.db "SELECT length(df) - length(replace(df, char(10), '')) FROM run_inputs WHERE run_id = 1")" 2
 
 # 3b. a datagen run: training/MODEL/datagen/TS with training_datagen.* logs, no epochs in summary.json
 sb datagen dataset.data_folder=./dg dataset.num_files_train=8 dataset.record_length_bytes=4096 \
