@@ -381,9 +381,11 @@ s_df_add (const char *path, char *df, size_t size)
     /* the same mount point once */
     for (const char *l = strchr (df, '\n'); l && l[1]; l = strchr (l + 1, '\n')) {
         const char *end = strchr (l + 1, '\n'), *last = end;
+        if (!end)
+            break;
         while (last > l + 1 && last[-1] != ' ')
             last--;
-        if (end && (size_t) (end - last) == strlen (mount) && !strncmp (last, mount, strlen (mount)))
+        if ((size_t) (end - last) == strlen (mount) && !strncmp (last, mount, strlen (mount)))
             return;
     }
     unsigned long long k = vfs.f_frsize ? vfs.f_frsize / 1024 : 0, total = vfs.f_blocks * k,
