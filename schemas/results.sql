@@ -1,4 +1,4 @@
--- shardbench result database, schema version 12 (PRAGMA user_version).
+-- shardbench result database, schema version 13 (PRAGMA user_version).
 -- This file is the single source of truth: the coordinator compiles it in and
 -- applies it to every database it opens. Rows are committed as they arrive
 -- (WAL journal), so a crash loses at most the rows of the current second. A
@@ -349,4 +349,39 @@ CREATE TABLE IF NOT EXISTS host_read_latency (
   bucket_high_us INTEGER NOT NULL,
   count          INTEGER NOT NULL,
   PRIMARY KEY (run_id, epoch, host, bucket_low_us)
+);
+
+-- helper resultsdir (issue 17): what each run was given, so that a run explains itself and MLPerf
+-- Storage's results directory (coordinator/report/results_dir.h, `--results-dir`) is written from
+-- the database alone. Written when the run row is; runs of schema 12 and older have no rows here.
+-- No credential is ever stored: values of secret keys read <redacted>, as in runs.config.
+CREATE TABLE IF NOT EXISTS run_inputs (
+  run_id        INTEGER PRIMARY KEY REFERENCES runs(id),
+  version       TEXT NOT NULL,      -- the shardbench version that ran it (sb_version.h)
+  command_line  TEXT NOT NULL,      -- the command line as given, each word shell-quoted where needed
+  full_config   TEXT NOT NULL,      -- the effective configuration with every known key's default
+                                    --   filled in, YAML (runs.config holds only the keys given)
+  df            TEXT                -- at the run's start, df(1)'s lines (1K-blocks) of the file systems holding
+                                    --   the data or checkpoint folder and the results directory, as MLPerf
+                                    --   Storage's rule 3.4.2 reads them (NULL: none is a local folder)
+);
+
+-- The overrides of a run as the user gave them (KEY=VALUE, ++workload.KEY=VALUE), in order.
+CREATE TABLE IF NOT EXISTS run_overrides (
+  run_id    INTEGER NOT NULL REFERENCES runs(id),
+  seq       INTEGER NOT NULL,       -- 1-based, in command-line order
+  override  TEXT NOT NULL,          -- as written on the command line
+  PRIMARY KEY (run_id, seq)
+);
+
+-- The coordinator's host as DLIO describes a host in summary.json (host_cpuinfo, host_meminfo,
+-- host_processor_name): read from /proc at the run's start. Workers do not send theirs: the
+-- results directory uses this row for rank 0 only when rank 0 ran on this host (docs/DLIO.md).
+CREATE TABLE IF NOT EXISTS run_host_info (
+  run_id    INTEGER NOT NULL REFERENCES runs(id),
+  host      TEXT NOT NULL,          -- host name (gethostname), as run_workers.host
+  processor TEXT NOT NULL,          -- machine name (uname -m), as Python's platform.processor() on Linux
+  cpuinfo   TEXT NOT NULL,          -- /proc/cpuinfo as read
+  meminfo   TEXT NOT NULL,          -- /proc/meminfo as read
+  PRIMARY KEY (run_id, host)
 );

@@ -9,6 +9,8 @@
 #include "progress.h"
 #include "report.h"
 #include "resultdb.h"
+#include "results_dir.h"
+#include "results_dir_query.h"
 #include "security.h"
 #include "series_query.h"
 #include "series_report.h"
@@ -26,6 +28,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -47,8 +51,9 @@ s_usage_main (FILE *f)
              "                                                 list the dataset into the catalog (or reuse it)\n"
              "  checkpoint [WORKLOAD] [KEY=VALUE ...] [--subset] [options]\n"
              "                                                 write, then read LLM checkpoints (llama3_* presets)\n"
-             "  report    [RUN_ID|last] [--json | --csv [VIEW] | --html FILE] [--db FILE]\n"
-             "                                                 print a run's summary again, or as JSON/CSV\n"
+             "  report    [RUN_ID|last] [--json | --csv [VIEW] | --html FILE | --results-dir DIR]\n"
+             "            [--db FILE]                          print a run's summary again, or as JSON/CSV,\n"
+             "                                                 or write MLPerf Storage's results directory\n"
              "  compare   RUN_A RUN_B [RUN_C ...] [--db FILE]   runs side by side: config diff, figures, ratios to A\n"
              "  series    [SERIES_ID|last] [--json] [--db FILE] a series of runs (--runs N): each run, the\n"
              "                                                 aggregate and MLPerf Storage's rules\n"
@@ -71,6 +76,7 @@ s_usage_run (FILE *f, const char *cmd)
              "                  --hosts H,H,... | --hostfile FILE | --slurm] [--bind ENDPOINT] [--keys DIR | --insecure] [--db FILE] [--seed S] [--relist]\n"
              "                  [--join-timeout S] [--progress auto|tty|plain|off] [--progress-interval S] [-v]\n"
              "                  [--runs N [--warmup K]] [--label TEXT]\n"
+             "                  [--results-dir DIR [--submitter NAME] [--system NAME]]\n"
              "(catalog uses WORKLOAD, KEY=VALUE, --relist and --db: it lists the dataset and starts no workers)\n"
              "\n"
              "WORKLOAD         a preset name (see `shardbench workloads`) or a DLIO workload YAML file;\n"
@@ -85,8 +91,9 @@ s_usage_run (FILE *f, const char *cmd)
              "++hydra.run.dir=DIR  the run's output folder: created, and the effective configuration\n"
              "                 (credentials redacted) written to DIR/SUBDIR/config.yaml under\n"
              "                 `workload:` with the overrides in DIR/SUBDIR/overrides.yaml, as\n"
-             "                 Hydra writes them for DLIO; DLIO's other outputs (summary.json, logs)\n"
-             "                 are not written there yet (results stay in --db)\n"
+             "                 Hydra writes them for DLIO; when the run ends DLIO's other outputs\n"
+             "                 (summary.json, per-rank files, metadata, logs, SUBDIR/hydra.yaml)\n"
+             "                 are written there too, as with --results-dir (also hydra.run.dir=DIR)\n"
              "++hydra.output_subdir=SUB  SUBDIR above (default .hydra; null: no configuration\n"
              "                 written); other hydra.* settings are ignored with a warning\n"
              "--accelerators A total ranks (emulated accelerators), split evenly over the workers;\n"
@@ -140,6 +147,18 @@ s_usage_run (FILE *f, const char *cmd)
              "--label TEXT     name the run (runs.label; `shardbench runs` lists it), and the series\n"
              "--subset         (checkpoint) checkpoint.mode=subset: the ranks write only their share\n"
              "                 of the full tensor x pipeline x data layout (MLPerf Storage subset mode)\n"
+             "--results-dir DIR  when the run ends (also when it failed), write each run of this command\n"
+             "                 as MLPerf Storage's results directory, from the result database:\n"
+             "                 DIR/DIVISION/SUBMITTER/results/SYSTEM/training/MODEL/{datagen,run}/TS/\n"
+             "                 (checkpoint: .../checkpointing/MODEL/TS/) with summary.json, per-rank\n"
+             "                 N_per_epoch_stats.json and N_output.json, TYPE_TS_metadata.json,\n"
+             "                 dlio_config/{config,overrides,hydra}.yaml, dlio.log and the stdout/stderr\n"
+             "                 logs. DIVISION: closed, or open when an override is one only OPEN allows\n"
+             "                 (mlpstorage's lists); TS: the run's start (local time), the next second\n"
+             "                 when that leaf exists. With ++hydra.run.dir=D the last run's files go\n"
+             "                 straight into D instead, as DLIO writes them (docs/DLIO.md)\n"
+             "--submitter NAME the results directory's SUBMITTER (default shardbench)\n"
+             "--system NAME    its SYSTEM (default the coordinator's host name)\n"
              "-v, --verbose    debug messages\n"
              "\n"
              "workload keys (defaults):\n", cmd);
@@ -150,7 +169,8 @@ static void
 s_usage_report (FILE *f)
 {
     fprintf (f,
-             "usage: shardbench report [RUN_ID|last] [--json | --csv [VIEW] | --html FILE] [--db FILE]\n"
+             "usage: shardbench report [RUN_ID|last] [--json | --csv [VIEW] | --html FILE |\n"
+             "                         --results-dir DIR [--submitter NAME] [--system NAME]] [--db FILE]\n"
              "\n"
              "Print the summary of a run from the result database (default: the newest run,\n"
              "database ./shardbench.db). Exit status 2 when the run does not exist.\n"
@@ -183,7 +203,14 @@ s_usage_report (FILE *f)
              "                 inline SVG charts: throughput per host over time, AU per epoch\n"
              "                 against the threshold, read latency histogram, requests and\n"
              "                 errors per S3 endpoint; no script, nothing fetched from elsewhere.\n"
-             "                 Datagen and checkpoint runs are refused (exit status 2)\n");
+             "                 Datagen and checkpoint runs are refused (exit status 2)\n"
+             "--results-dir DIR  write the run as MLPerf Storage's results directory under DIR, the\n"
+             "                 same files `run --results-dir` writes (see `shardbench run --help`),\n"
+             "                 from the database alone; prints the leaf's path. A leaf that exists\n"
+             "                 is never written into: the next second is taken. Exit status 2 when\n"
+             "                 the run does not exist or DIR cannot be written\n"
+             "--submitter NAME, --system NAME  its SUBMITTER (default shardbench) and SYSTEM\n"
+             "                 (default the host the run's coordinator ran on)\n");
 }
 
 static void
@@ -301,7 +328,219 @@ typedef struct {
     uint64_t    runs, warmup;       /* --runs N, --warmup K (helper series) */
     int         have_runs, have_warmup;
     const char *label;              /* --label TEXT */
+    const char *results_dir;        /* --results-dir */
+    const char *submitter, *system; /* --submitter, --system */
 } s_run_args_t;
+
+/* helper resultsdir (issue 17): what a run is given, recorded with it */
+
+/* argv as one shell-quoted line, the values of secret keys <redacted>;
+ * NULL when out of memory. */
+static char *
+s_command_line (const char *cmd, int argc, char **argv)
+{
+    size_t cap = 64 + strlen (cmd);
+    for (int i = 0; i < argc; i++)
+        cap += 4 * strlen (argv[i]) + 16;
+    char *line = malloc (cap);
+    if (!line)
+        return NULL;
+    size_t n = (size_t) snprintf (line, cap, "shardbench %s", cmd);
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *key = a + strspn (a, "+"), *eq = strchr (a, '=');
+        if (!strncmp (key, "workload.", 9))
+            key += 9;
+        char k[512];
+        int len = eq && eq > key ? snprintf (k, sizeof k, "%.*s", (int) (eq - key), key) : 0;
+        int secret = eq && a[0] != '-' && (len < 0 || (size_t) len >= sizeof k || (len > 0 && sb_workload_is_secret_key (k)));
+        size_t end = secret ? (size_t) (eq - a) + 1 : strlen (a);
+        int plain = end > 0 && strspn (a, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./=+:,@%-") >= end;
+        line[n++] = ' ';
+        if (!plain)
+            line[n++] = '\'';
+        for (size_t c = 0; c < end; c++) {
+            if (a[c] == '\'') {
+                memcpy (line + n, "'\\''", 4);
+                n += 4;
+            }
+            else
+                line[n++] = a[c];
+        }
+        if (!plain)
+            line[n++] = '\'';
+        if (secret)
+            n += (size_t) snprintf (line + n, cap - n, "<redacted>");
+    }
+    line[n] = '\0';
+    return line;
+}
+
+/* The overrides as given, secret values <redacted>, into out (owned
+ * strings; the caller frees them). */
+static int
+s_redacted_overrides (const char **overrides, size_t n, char **out)
+{
+    for (size_t i = 0; i < n; i++) {
+        const char *a = overrides[i], *key = a + strspn (a, "+"), *eq = strchr (a, '=');
+        if (!strncmp (key, "workload.", 9))
+            key += 9;
+        char k[512];
+        int len = eq && eq > key ? snprintf (k, sizeof k, "%.*s", (int) (eq - key), key) : 0;
+        int secret = eq && (len < 0 || (size_t) len >= sizeof k || (len > 0 && sb_workload_is_secret_key (k)));
+        size_t size = strlen (a) + 16;
+        if (!(out[i] = malloc (size)))
+            return -1;
+        if (secret)
+            snprintf (out[i], size, "%.*s<redacted>", (int) (eq - a) + 1, a);
+        else
+            snprintf (out[i], size, "%s", a);
+    }
+    return 0;
+}
+
+/* The text of a /proc file (at most 1 MiB), or NULL. */
+static char *
+s_read_proc (const char *path)
+{
+    FILE *f = fopen (path, "r");
+    if (!f)
+        return NULL;
+    size_t cap = 1 << 20, n = 0;
+    char *text = malloc (cap + 1);
+    if (text)
+        n = fread (text, 1, cap, f);
+    fclose (f);
+    if (text)
+        text[n] = '\0';
+    return text;
+}
+
+/* One df(1) line (1K-blocks) of the file system holding path, or of its
+ * nearest existing parent, appended to df (size bytes) unless its mount
+ * point is there already; nothing for a URI (s3://, synthetic://) or when
+ * /proc/self/mountinfo or statvfs cannot tell. */
+static void
+s_df_add (const char *path, char *df, size_t size)
+{
+    if (!path || !*path || strstr (path, "://"))
+        return;
+    char real[PATH_MAX], probe[PATH_MAX];
+    snprintf (probe, sizeof probe, "%s", path);
+    while (!realpath (probe, real)) {
+        char *slash = strrchr (probe, '/');
+        if (!slash || slash == probe) {
+            if (!realpath (slash == probe ? "/" : ".", real))
+                return;
+            break;
+        }
+        *slash = '\0';
+    }
+    FILE *f = fopen ("/proc/self/mountinfo", "r");
+    if (!f)
+        return;
+    char line[4096], mount[PATH_MAX] = "", source[1024] = "";
+    size_t best = 0;
+    while (fgets (line, sizeof line, f)) {
+        /* ID PARENT MAJ:MIN ROOT MOUNT_POINT OPTIONS [OPTIONAL...] - FSTYPE SOURCE SUPER_OPTIONS */
+        char mp[PATH_MAX], src[1024];
+        const char *dash = strstr (line, " - ");
+        if (sscanf (line, "%*s %*s %*s %*s %4095s", mp) != 1 || !dash || sscanf (dash + 3, "%*s %1023s", src) != 1)
+            continue;
+        size_t n = strlen (mp);
+        int under = !strcmp (mp, "/") || (!strncmp (real, mp, n) && (real[n] == '/' || real[n] == '\0'));
+        if (under && n >= best) {
+            best = n;
+            snprintf (mount, sizeof mount, "%s", mp);
+            snprintf (source, sizeof source, "%s", src);
+        }
+    }
+    fclose (f);
+    struct statvfs vfs;
+    if (!mount[0] || statvfs (real, &vfs) != 0)
+        return;
+    /* the same mount point once */
+    for (const char *l = strchr (df, '\n'); l && l[1]; l = strchr (l + 1, '\n')) {
+        const char *end = strchr (l + 1, '\n'), *last = end;
+        if (!end)
+            break;
+        while (last > l + 1 && last[-1] != ' ')
+            last--;
+        if ((size_t) (end - last) == strlen (mount) && !strncmp (last, mount, strlen (mount)))
+            return;
+    }
+    unsigned long long k = vfs.f_frsize ? vfs.f_frsize / 1024 : 0, total = vfs.f_blocks * k,
+                       used = (vfs.f_blocks - vfs.f_bfree) * k, avail = vfs.f_bavail * k;
+    unsigned long long pct = used + avail ? (used * 100 + used + avail - 1) / (used + avail) : 0;
+    size_t n = strlen (df);
+    if (n == 0)
+        n = (size_t) snprintf (df, size, "Filesystem 1K-blocks Used Available Use%% Mounted on\n");
+    if (n < size)
+        snprintf (df + n, size - n, "%s %llu %llu %llu %llu%% %s\n", source, total, used, avail, pct, mount);
+}
+
+/* Write the results directory of every run this command wrote (ids above
+ * last_before whose coordinator is this process); with hydra.run.dir only
+ * the last one, into that folder. Returns 0, or -1 after printing why. */
+typedef struct {
+    int64_t ids[64];
+    size_t  n;
+    char    host[256];
+} s_my_runs_t;
+
+static int
+s_my_run (const sb_rdq_val_t *cols, int ncols, void *ctx)
+{
+    s_my_runs_t *mine = ctx;
+    if (ncols < 3 || cols[2].i != (int64_t) getpid () || strcmp (cols[1].t, mine->host) != 0)
+        return 0;
+    if (mine->n == sizeof mine->ids / sizeof mine->ids[0]) {
+        sb_warn ("results directory: run %lld and later are not written (%zu at most per command: `shardbench report"
+                 " RUN --results-dir DIR` writes them)", (long long) cols[0].i, mine->n);
+        return 1;
+    }
+    mine->ids[mine->n++] = cols[0].i;
+    return 0;
+}
+
+static int
+s_last_id (const sb_rdq_val_t *cols, int ncols, void *ctx)
+{
+    *(int64_t *) ctx = ncols ? cols[0].i : 0;
+    return 0;
+}
+
+static int
+s_write_results_dirs (sqlite3 *h, int64_t last_before, const s_run_args_t *a, const sb_dlio_args_t *dlio,
+                      const char *cmd)
+{
+    s_my_runs_t mine = { .n = 0 };
+    if (gethostname (mine.host, sizeof mine.host - 1) != 0)
+        snprintf (mine.host, sizeof mine.host, "localhost");
+    char err[4096], leaf[PATH_MAX];
+    if (sb_rdq_rows (h, SB_RDQ_RUNS_AFTER, last_before, s_my_run, &mine, err, sizeof err) < 0) {
+        fprintf (stderr, "shardbench %s: results directory: %s\n", cmd, err);
+        return -1;
+    }
+    if (mine.n == 0) {
+        fprintf (stderr, "shardbench %s: no run was recorded: no results directory written\n", cmd);
+        return 0;
+    }
+    int rc = 0;
+    for (size_t i = dlio->run_dir ? mine.n - 1 : 0; i < mine.n; i++) {
+        sb_results_dir_opts_t ro = {
+            .root = dlio->run_dir ? NULL : a->results_dir, .leaf = dlio->run_dir,
+            .config_subdir = dlio->output_subdir ? dlio->output_subdir : ".hydra", .no_config = dlio->output_subdir_null,
+            .submitter = a->submitter, .system = a->system,
+        };
+        if (sb_results_dir_write (h, mine.ids[i], &ro, leaf, sizeof leaf, err, sizeof err) != 0) {
+            fprintf (stderr, "shardbench %s: results directory of run %lld: %s\n", cmd, (long long) mine.ids[i], err);
+            rc = -1;
+        }
+        else
+            printf ("results of run %lld: %s\n", (long long) mine.ids[i], leaf);
+    }
+    return rc;
+}
 
 /* Append the hosts of text (separated by any of seps; with comments, a '#'
  * starts one that runs to the end of the line) to a. Returns 0, -1 when out
@@ -528,7 +767,7 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
     size_t noverrides = 0;
     int have_workload = 0, rc = EXIT_USAGE;
     sb_resultdb_t *db = NULL;
-    char *yaml = NULL;
+    char *yaml = NULL, *full_yaml = NULL, *command_line = NULL, *cpuinfo = NULL, *meminfo = NULL, **given = NULL;
     sb_dlio_args_t dlio = { 0 };
     if (!cfg || !overrides) {
         fprintf (stderr, "shardbench: out of memory\n");
@@ -657,6 +896,18 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
             NEEDS_VALUE ();
             a.label = next;
         }
+        else if (!strcmp (arg, "--results-dir") && kind != SB_SESSION_CATALOG) {
+            NEEDS_VALUE ();
+            a.results_dir = next;
+        }
+        else if (!strcmp (arg, "--submitter") || !strcmp (arg, "--system")) {
+            NEEDS_VALUE ();
+            if (!sb_results_dir_name_ok (next)) {
+                fprintf (stderr, "shardbench %s: %s '%s': a name of letters, digits, '.', '_' and '-'\n", cmd, arg, next);
+                goto done;
+            }
+            *(arg[3] == 'u' ? &a.submitter : &a.system) = next;
+        }
         else if (arg[0] == '-') {
             fprintf (stderr, "shardbench %s: unknown option '%s' (see --help)\n", cmd, arg);
             goto done;
@@ -698,6 +949,34 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
                  " --local, --hosts, --hostfile or --slurm, which start the workers of each run\n", cmd,
                  (unsigned long long) a.runs);
         goto done;
+    }
+    if (a.runs > 1 && dlio.run_dir) {
+        fprintf (stderr, "shardbench %s: --runs %llu with hydra.run.dir: DLIO's run folder holds one run; use"
+                 " --results-dir DIR, which gives each run of the series its own folder\n", cmd,
+                 (unsigned long long) a.runs);
+        goto done;
+    }
+    if (a.results_dir && dlio.run_dir) {
+        fprintf (stderr, "shardbench %s: --results-dir and hydra.run.dir both say where the results go (give one)\n",
+                 cmd);
+        goto done;
+    }
+    if (a.results_dir && !a.dry_run) {
+        /* found unwritable now, not after the run */
+        if (sb_mkdirs (a.results_dir, err, sizeof err) != 0 || access (a.results_dir, W_OK) != 0) {
+            fprintf (stderr, "shardbench %s: --results-dir %s: %s\n", cmd, a.results_dir,
+                     err[0] ? err : strerror (errno));
+            goto done;
+        }
+    }
+    if (dlio.run_dir && !a.dry_run) {
+        /* DLIO writes into hydra.run.dir; a folder holding another run's results is not written over */
+        char summary[PATH_MAX];
+        if (sb_strf (summary, sizeof summary, "%s/summary.json", dlio.run_dir) == 0 && access (summary, F_OK) == 0) {
+            fprintf (stderr, "shardbench %s: hydra.run.dir %s holds the results of a run already (summary.json): not"
+                     " overwritten\n", cmd, dlio.run_dir);
+            goto done;
+        }
     }
     int using_hosts = a.hosts_given;
     if ((a.local != 0) + (a.workers != 0) + using_hosts + a.slurm > 1) {
@@ -776,6 +1055,31 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
         fprintf (stderr, "shardbench: out of memory\n");
         goto done;
     }
+    /* helper resultsdir: what the run was given, recorded with it */
+    if (!(command_line = s_command_line (cmd, argc, argv)) || !(given = calloc (noverrides + 1, sizeof *given))
+        || s_redacted_overrides (overrides, noverrides, given) != 0 || sb_workload_add_defaults (cfg) < 0
+        || !(full_yaml = sb_config_to_yaml (cfg))) {
+        fprintf (stderr, "shardbench: out of memory\n");
+        goto done;
+    }
+    char host[256];
+    if (gethostname (host, sizeof host - 1) != 0)
+        snprintf (host, sizeof host, "localhost");
+    host[sizeof host - 1] = '\0';
+    struct utsname uts;
+    cpuinfo = s_read_proc ("/proc/cpuinfo");
+    meminfo = s_read_proc ("/proc/meminfo");
+    /* the file systems the run reads or writes, and the one its results go to */
+    char df[8192] = "";
+    s_df_add (kind == SB_SESSION_CHECKPOINT || (wl.do_checkpoint && !wl.do_train) ? wl.ckpt.folder : wl.data_folder,
+              df, sizeof df);
+    s_df_add (a.results_dir ? a.results_dir : dlio.run_dir, df, sizeof df);
+    sb_run_inputs_t inputs = {
+        .version = SB_VERSION, .command_line = command_line, .full_config = full_yaml,
+        .overrides = (const char *const *) given, .noverrides = noverrides, .host = host,
+        .host_processor = uname (&uts) == 0 ? uts.machine : "", .host_cpuinfo = cpuinfo, .host_meminfo = meminfo,
+        .df = df[0] ? df : NULL,
+    };
     /* ++hydra.run.dir: the run's output folder, with the configuration
      * where DLIO (Hydra) writes it; not on a dry run, which writes nothing */
     if (!a.dry_run && sb_dlio_write_outputs (&dlio, yaml, err, sizeof err) != 0) {
@@ -812,6 +1116,7 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
         .remote_worker = remote_worker, .slurm = a.slurm, .clean = a.clean, .dry_run = a.dry_run,
         .srun_cmd = getenv ("SHARDBENCH_SRUN") && *getenv ("SHARDBENCH_SRUN") ? getenv ("SHARDBENCH_SRUN") : "srun",
         .label = a.label,
+        .inputs = &inputs,
     };
     /* the descriptor limit is raised and checked before the writer thread's
      * sockets exist (CZMQ asserts when it cannot make a socket) */
@@ -838,22 +1143,42 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
         rc = 1;
         goto done;
     }
-    if (opts.series_id > 0) {
-        rc = sb_cli_series_run (&opts, a.runs, a.warmup, seed_drawn, stdout);
+    int64_t run_id = -1, last_before = 0;
+    err[0] = '\0';
+    if ((a.results_dir || dlio.run_dir)
+        && sb_rdq_rows (sb_resultdb_handle (db), SB_RDQ_LAST_ID, 0, s_last_id, &last_before, err, sizeof err) < 0) {
+        fprintf (stderr, "shardbench: error: %s\n", err);
+        rc = 1;
         goto done;
     }
-    int64_t run_id = -1;
-    err[0] = '\0';
-    rc = sb_session_run (&opts, &run_id, err, sizeof err);
-    if (run_id > 0)
-        sb_report_print (sb_resultdb_handle (db), run_id, stdout);
+    if (opts.series_id > 0)     /* helper series: N runs, each summary, then the series' */
+        rc = sb_cli_series_run (&opts, a.runs, a.warmup, seed_drawn, stdout);
+    else {
+        rc = sb_session_run (&opts, &run_id, err, sizeof err);
+        if (run_id > 0)
+            sb_report_print (sb_resultdb_handle (db), run_id, stdout);
+        fflush (stdout);
+        if (rc != 0)
+            fprintf (stderr, "shardbench: error: %s\n", err[0] ? err : "run failed");
+    }
+    /* the results directory is written whatever the outcome, as mlpstorage
+     * writes its metadata in a finally block; a failure to write it fails
+     * a run that succeeded */
+    if ((a.results_dir || dlio.run_dir) && !a.dry_run
+        && s_write_results_dirs (sb_resultdb_handle (db), last_before, &a, &dlio, cmd) != 0 && rc == 0)
+        rc = 1;
     fflush (stdout);
-    if (rc != 0)
-        fprintf (stderr, "shardbench: error: %s\n", err[0] ? err : "run failed");
 done:
     s_private_ipc_remove (&ipc);
     sb_resultdb_destroy (&db);
     free (yaml);
+    free (full_yaml);
+    free (command_line);
+    free (cpuinfo);
+    free (meminfo);
+    for (size_t i = 0; given && i < noverrides; i++)
+        free (given[i]);
+    free (given);
     free (overrides);
     sb_dlio_args_fini (&dlio);
     for (size_t i = 0; i < a.nhosts; i++)
@@ -937,6 +1262,7 @@ s_cmd_report (int argc, char **argv)
     int json = 0, csv = 0;
     const char *csv_view = NULL;
     const char *html = NULL;
+    sb_results_dir_opts_t results = { .root = NULL };
     for (int i = 0; i < argc; i++) {
         if (!strcmp (argv[i], "-h") || !strcmp (argv[i], "--help")) {
             s_usage_report (stdout);
@@ -946,6 +1272,23 @@ s_cmd_report (int argc, char **argv)
             db_path = argv[++i];
         else if (!strcmp (argv[i], "--json"))
             json = 1;
+        else if (!strcmp (argv[i], "--results-dir") || !strcmp (argv[i], "--submitter")
+                 || !strcmp (argv[i], "--system")) {
+            if (i + 1 >= argc) {
+                fprintf (stderr, "shardbench report: %s needs a value\n", argv[i]);
+                return EXIT_USAGE;
+            }
+            const char *v = argv[++i];
+            if (argv[i - 1][2] == 'r')
+                results.root = v;
+            else if (!sb_results_dir_name_ok (v)) {
+                fprintf (stderr, "shardbench report: %s '%s': a name of letters, digits, '.', '_' and '-'\n",
+                         argv[i - 1], v);
+                return EXIT_USAGE;
+            }
+            else
+                *(argv[i - 1][3] == 'u' ? &results.submitter : &results.system) = v;
+        }
         else if (!strcmp (argv[i], "--html")) {
             if (i + 1 >= argc) {
                 fprintf (stderr, "shardbench report: --html needs a FILE (or - for stdout)\n");
@@ -965,8 +1308,12 @@ s_cmd_report (int argc, char **argv)
         else
             which = argv[i];
     }
-    if (json + csv + !!html > 1) {
-        fprintf (stderr, "shardbench report: --json, --csv and --html exclude each other\n");
+    if (json + csv + !!html + !!results.root > 1) {
+        fprintf (stderr, "shardbench report: --json, --csv, --html and --results-dir exclude each other\n");
+        return EXIT_USAGE;
+    }
+    if ((results.submitter || results.system) && !results.root) {
+        fprintf (stderr, "shardbench report: --submitter and --system go with --results-dir\n");
         return EXIT_USAGE;
     }
     sb_resultdb_t *db = s_open_results (db_path, "report");
@@ -974,6 +1321,17 @@ s_cmd_report (int argc, char **argv)
         return EXIT_USAGE;
     int64_t id = s_run_id (db, which, db_path, "report");
     sqlite3 *h = sb_resultdb_handle (db);
+    char rerr[4096], leaf[PATH_MAX];
+    if (id > 0 && results.root) {
+        int ok = sb_mkdirs (results.root, rerr, sizeof rerr) == 0
+              && sb_results_dir_write (h, id, &results, leaf, sizeof leaf, rerr, sizeof rerr) == 0;
+        if (ok)
+            printf ("%s\n", leaf);
+        else
+            fprintf (stderr, "shardbench report: --results-dir %s: %s\n", results.root, rerr);
+        sb_resultdb_destroy (&db);
+        return ok ? 0 : EXIT_USAGE;
+    }
     int rc = id <= 0 ? -1
            : json ? sb_report_json (h, id, stdout)
            : csv ? sb_report_csv (h, id, csv_view, stdout)

@@ -381,6 +381,9 @@ s_upgrade (sqlite3 *db, const char *path, char *err, size_t err_size)
     /* version 11 -> 12 (helper outputs, issue 17): read latency per host
      * (the host_read_latency table is new and comes from the schema
      * itself); older runs have none */
+    /* version 12 -> 13 (helper resultsdir, issue 17): the run_inputs,
+     * run_overrides and run_host_info tables are new and come from the
+     * schema itself; older runs have no rows there */
     else if (sqlite3_exec (db, sb_results_sql, NULL, NULL, &msg) != SQLITE_OK)
         what = "cannot apply schemas/results.sql", rc = -1;
     else {
@@ -1117,6 +1120,26 @@ s_submitf (sb_resultdb_t *self, const char *kind, int64_t *rowid, const char *sq
     return rc;
 }
 
+/* The rows of what run id was given (sb_run_inputs_t); none without inputs. */
+static int
+s_run_inputs (sb_resultdb_t *self, int64_t id, const sb_run_inputs_t *in)
+{
+    if (!in)
+        return 0;
+    int rc = sb_resultdb_exec (self, "INSERT INTO run_inputs (run_id, version, command_line, full_config, df)"
+                               " VALUES (?,?,?,?,?)", "itttt", id, in->version ? in->version : "",
+                               in->command_line ? in->command_line : "", in->full_config ? in->full_config : "",
+                               in->df);
+    for (size_t i = 0; rc == 0 && i < in->noverrides; i++)
+        rc = sb_resultdb_exec (self, "INSERT INTO run_overrides (run_id, seq, override) VALUES (?,?,?)", "iit", id,
+                               (int64_t) i + 1, in->overrides[i]);
+    if (rc == 0 && in->host && in->host_cpuinfo && in->host_meminfo)
+        rc = sb_resultdb_exec (self, "INSERT OR REPLACE INTO run_host_info (run_id, host, processor, cpuinfo, meminfo)"
+                               " VALUES (?,?,?,?,?)", "itttt", id, in->host,
+                               in->host_processor ? in->host_processor : "", in->host_cpuinfo, in->host_meminfo);
+    return rc;
+}
+
 int64_t
 sb_resultdb_run_begin (sb_resultdb_t *self, const sb_run_info_t *info)
 {
@@ -1128,7 +1151,9 @@ sb_resultdb_run_begin (sb_resultdb_t *self, const sb_run_info_t *info)
                    (int64_t) info->hosts, (int64_t) info->workers, (int64_t) info->seed, info->au_threshold,
                    s_hostname (), (int64_t) getpid ()) != 0)
         return -1;
-    return sb_resultdb_flush (self) == 0 ? id : -1;     /* a run's start is never held back */
+    if (sb_resultdb_flush (self) != 0 || id < 0)        /* a run's start is never held back */
+        return -1;
+    return s_run_inputs (self, id, info->inputs) == 0 ? id : -1;
 }
 
 int

@@ -20,7 +20,7 @@
 
 typedef struct sb_resultdb sb_resultdb_t;
 
-#define SB_RESULTDB_VERSION 12
+#define SB_RESULTDB_VERSION 13
 
 /* Open (creating when absent) the database at path for writing, check it
  * (a corrupt file is an error naming it) and apply or upgrade the schema.
@@ -73,7 +73,26 @@ typedef struct {
     uint64_t    workers;
     uint64_t    seed;
     double      au_threshold;
+    const struct sb_run_inputs *inputs;   /* what the run was given (NULL: not recorded) */
 } sb_run_info_t;
+
+/* helper resultsdir (issue 17): what a run was given, recorded with it
+ * (run_inputs, run_overrides, run_host_info), so that the results directory
+ * (coordinator/report/results_dir.h) can be written from the database alone.
+ * Every string is borrowed and must hold no credential (redacted by the
+ * caller); NULL host_* fields: no host row. */
+typedef struct sb_run_inputs {
+    const char         *version;        /* SB_VERSION */
+    const char         *command_line;   /* argv, shell-quoted, secrets <redacted> */
+    const char         *full_config;    /* effective configuration with every default, YAML */
+    const char         *df;             /* df(1) lines of the data and results file systems (NULL: none) */
+    const char *const  *overrides;      /* KEY=VALUE as given, in order, secrets <redacted> */
+    size_t              noverrides;
+    const char         *host;           /* the coordinator's host name */
+    const char         *host_processor; /* its machine (uname -m) */
+    const char         *host_cpuinfo;   /* its /proc/cpuinfo */
+    const char         *host_meminfo;   /* its /proc/meminfo */
+} sb_run_inputs_t;
 
 /* Insert a run with status 'running'; returns its id, or -1. With a
  * writer this waits for it (the keep-alive runs meanwhile). */

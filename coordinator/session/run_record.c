@@ -40,7 +40,7 @@ sess_begin_run (sess_t *self, const char *kind)
     sb_run_info_t info = {
         .kind = kind, .workload = self->o->workload_name, .config = self->o->config_yaml,
         .accelerators = self->o->accelerators, .hosts = nhosts, .workers = self->nworkers, .seed = self->o->seed,
-        .au_threshold = self->o->wl->au,
+        .au_threshold = self->o->wl->au, .inputs = self->o->inputs,
     };
     sess_workflow_add (self, kind);
     int64_t id = sb_resultdb_run_begin (self->o->db, &info);

@@ -52,6 +52,7 @@ typedef struct {
     int64_t              series_id;
     uint64_t             series_index;  /* 1-based */
     int                  warmup;        /* 1: a warm-up run */
+    const sb_run_inputs_t *inputs;      /* recorded with every run row (resultdb.h); NULL: none */
 } sb_session_opts_t;
 
 /* Run the command. Returns the process exit code: 0 success, 1 the run

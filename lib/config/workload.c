@@ -1431,3 +1431,30 @@ sb_workload_model_name (const char *config_yaml, char *name, size_t size)
     sb_config_destroy (&cfg);
     return rc;
 }
+
+/* helper resultsdir (issue 17) */
+int
+sb_workload_add_defaults (sb_config_t *cfg)
+{
+    int added = 0;
+    for (size_t i = 0; i < S_NKEYS; i++) {
+        const s_key_t *k = &s_keys[i];
+        if (k->type == T_IGNORED || k->type == T_ALIAS || k->type == T_NA || k->type == T_CUSTOM
+            || k->type == T_DIST || k->type == T_LIST || !k->fallback || !*k->fallback)
+            continue;
+        size_t klen = strlen (k->key);
+        int clash = 0;  /* given, or a section or a value where the key would nest */
+        for (size_t j = 0; !clash && j < sb_config_count (cfg); j++) {
+            const char *have = sb_config_at (cfg, j)->key;
+            size_t hlen = strlen (have);
+            clash = !strcmp (have, k->key) || (hlen > klen && !strncmp (have, k->key, klen) && have[klen] == '.')
+                 || (klen > hlen && !strncmp (k->key, have, hlen) && k->key[hlen] == '.');
+        }
+        if (clash)
+            continue;
+        if (sb_config_set_at (cfg, k->key, k->fallback, "default", 0) != 0)
+            return -1;
+        added++;
+    }
+    return added;
+}

@@ -185,6 +185,14 @@ int sb_workload_log_not_applicable (sb_config_t *cfg);
  * the pair is given. */
 int sb_workload_export_credentials (sb_config_t *cfg, char *err, size_t err_size);
 
+/* helper resultsdir (issue 17): set every known key that cfg does not
+ * give to its default (origin "default"), so that sb_config_to_yaml writes
+ * the full effective configuration (run_inputs.full_config). Keys read by
+ * code rather than the table (distributions, lists, storage internals) and
+ * a default that would nest under or over a key cfg gives are left out.
+ * Returns how many were set, or -1 when memory runs out. */
+int sb_workload_add_defaults (sb_config_t *cfg);
+
 /* Print the table of known keys (for --help). */
 void sb_workload_print_keys (void *file);
 

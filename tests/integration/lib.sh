@@ -85,8 +85,13 @@ PY
 # schema_v10_sql back to 10 (version 11's series table and runs columns, helper series)
 # (the last column first: SQLite's DROP COLUMN of a table's last column cuts
 # its text at the last comma before it, comments included)
+# schema_v12_sql back to 12 (version 13's run_inputs, run_overrides and run_host_info, helper resultsdir);
 # schema_v11_sql back to 11 (version 12's host_read_latency table, helper outputs)
+schema_v12_sql () {
+    echo "DROP TABLE run_inputs; DROP TABLE run_overrides; DROP TABLE run_host_info;"
+}
 schema_v11_sql () {
+    schema_v12_sql
     echo "DROP TABLE host_read_latency;"
 }
 schema_v10_sql () {

@@ -1,0 +1,1301 @@
+/* results_dir: a run as MLPerf Storage's results directory (see
+ * results_dir.h). The rows are read through db/results_dir_query.h into a
+ * model of the run (s_run_t), then each file is written from it. */
+#include "results_dir.h"
+#include "config.h"
+#include "report.h"
+#include "results_dir_query.h"
+#include "util.h"
+#include "workload.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define S_GIB 1073741824.0
+#define S_BUMPS 10          /* mlpstorage's reserve_run_directory: up to 10 next seconds */
+
+/* ------------------------------------------------------------ rows */
+
+typedef struct {
+    sb_rdq_val_t *v;
+    int           n;
+} s_row_t;
+
+typedef struct {
+    s_row_t *rows;
+    size_t   n, cap;
+} s_rows_t;
+
+static int
+s_collect (const sb_rdq_val_t *cols, int n, void *ctx)
+{
+    s_rows_t *rows = ctx;
+    if (rows->n == rows->cap) {
+        size_t cap = rows->cap ? 2 * rows->cap : 16;
+        s_row_t *grown = realloc (rows->rows, cap * sizeof *grown);
+        if (!grown)
+            return 2;
+        rows->rows = grown;
+        rows->cap = cap;
+    }
+    s_row_t *r = &rows->rows[rows->n];
+    r->n = n;
+    r->v = calloc ((size_t) (n ? n : 1), sizeof *r->v);
+    if (!r->v)
+        return 2;
+    rows->n++;
+    for (int c = 0; c < n; c++) {
+        r->v[c] = cols[c];
+        if (!(r->v[c].t = strdup (cols[c].t)))
+            return 2;
+    }
+    return 0;
+}
+
+static void
+s_rows_free (s_rows_t *rows)
+{
+    for (size_t i = 0; i < rows->n; i++) {
+        for (int c = 0; c < rows->rows[i].n; c++)
+            free ((char *) rows->rows[i].v[c].t);
+        free (rows->rows[i].v);
+    }
+    free (rows->rows);
+    memset (rows, 0, sizeof *rows);
+}
+
+static int
+s_load (sqlite3 *db, sb_rdq_t which, int64_t id, s_rows_t *rows, char *err, size_t err_size)
+{
+    int rc = sb_rdq_rows (db, which, id, s_collect, rows, err, err_size);
+    if (rc == 2)
+        snprintf (err, err_size, "results directory: run %lld: out of memory", (long long) id);
+    return rc == 0 ? 0 : -1;
+}
+
+/* column c of row r: text, number, null */
+#define T(r, c) ((r)->v[c].t)
+#define D(r, c) ((r)->v[c].d)
+#define I(r, c) ((r)->v[c].i)
+#define NUL(r, c) ((r)->v[c].type == SB_RDQ_NULL)
+
+/* ------------------------------------------------------------ the run */
+
+typedef struct {
+    const char *host;
+    int64_t     cores, memory;
+} s_host_t;
+
+typedef struct {
+    int64_t     id;
+    s_rows_t    run, inputs, overrides, hostinfo, workers, epochs, evals, rank_epochs, eval_ranks, ckpts, ckpt_ranks,
+                errors;
+    const s_row_t *r;           /* the runs row */
+    sb_config_t *cfg;           /* the full effective configuration */
+    s_host_t    *hosts;         /* distinct worker hosts in rank order */
+    size_t      nhosts;
+    const char **ovr;           /* the overrides, borrowed from `overrides` */
+    size_t      novr;
+    /* derived */
+    int         checkpointing;  /* a checkpoint run: checkpointing/MODEL/TS */
+    int         datagen;
+    char        model[128], accel[32];
+    const char *division, *verification;
+    const char *type;           /* training | checkpointing */
+    const char *command;        /* run | datagen */
+    char        prefix[64];     /* training_run, training_datagen, checkpointing_run */
+    char        ts[32];         /* the leaf's name */
+    char        leaf[PATH_MAX];
+    char        subdir[256];    /* the configuration folder's name ("": none) */
+    const char *submitter, *system, *root;
+    double      record_length;
+    uint64_t    files_train, files_eval, samples_per_file;
+    double      data_size_per_host_gb;
+} s_run_t;
+
+static void
+s_run_free (s_run_t *run)
+{
+    s_rows_t *all[] = { &run->run, &run->inputs, &run->overrides, &run->hostinfo, &run->workers, &run->epochs,
+                        &run->evals, &run->rank_epochs, &run->eval_ranks, &run->ckpts, &run->ckpt_ranks,
+                        &run->errors };
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        s_rows_free (all[i]);
+    sb_config_destroy (&run->cfg);
+    free (run->hosts);
+    free (run->ovr);
+}
+
+static uint64_t
+s_cfg_u64 (sb_config_t *cfg, const char *key, uint64_t dflt)
+{
+    const sb_config_entry_t *e = sb_config_get (cfg, key);
+    char *end = NULL;
+    double v = e && e->value ? strtod (e->value, &end) : 0;
+    return e && e->value && end != e->value && v >= 0 ? (uint64_t) v : dflt;
+}
+
+static const char *
+s_cfg_str (sb_config_t *cfg, const char *key, const char *dflt)
+{
+    const sb_config_entry_t *e = sb_config_get (cfg, key);
+    return e && e->value ? e->value : dflt;
+}
+
+static void
+s_sanitize (char *name)
+{
+    for (char *p = name; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '.'
+              || *p == '-' || *p == '_'))
+            *p = '-';
+    if (!*name || !strcmp (name, ".") || !strcmp (name, ".."))
+        snprintf (name, 8, "unknown");
+}
+
+int
+sb_results_dir_name_ok (const char *name)
+{
+    if (!name || !*name || !strcmp (name, ".") || !strcmp (name, ".."))
+        return 0;
+    for (const char *p = name; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '.'
+              || *p == '-' || *p == '_'))
+            return 0;
+    return 1;
+}
+
+/* The model and accelerator mlpstorage would name: a preset MODEL_ACCEL
+ * (unet3d_h100) gives both, llama3_8b the model llama3-8b; otherwise the
+ * model is model.name with '_' as '-'. */
+static void
+s_model (s_run_t *run)
+{
+    static const char *const accels[] = { "a100", "h100", "b200", "mi355" };
+    const char *wl = T (run->r, 1), *us = strrchr (wl, '_');
+    run->accel[0] = '\0';
+    int preset = !strchr (wl, '/') && !strstr (wl, ".yaml") && !strstr (wl, ".yml");
+    if (preset && !strncmp (wl, "llama3_", 7))
+        snprintf (run->model, sizeof run->model, "llama3-%s", wl + 7);
+    else {
+        int known = 0;
+        for (size_t i = 0; preset && us && i < sizeof accels / sizeof accels[0]; i++)
+            known |= !strcmp (us + 1, accels[i]);
+        if (known) {
+            snprintf (run->model, sizeof run->model, "%.*s", (int) (us - wl), wl);
+            snprintf (run->accel, sizeof run->accel, "%s", us + 1);
+        }
+        else {
+            snprintf (run->model, sizeof run->model, "%s", s_cfg_str (run->cfg, "model.name", "custom"));
+            for (char *p = run->model; *p; p++)
+                if (*p == '_')
+                    *p = '-';
+        }
+    }
+    s_sanitize (run->model);
+}
+
+/* An override's key without '+' and "workload.", into key. */
+static void
+s_override_key (const char *o, char *key, size_t size)
+{
+    o += strspn (o, "+");
+    if (!strncmp (o, "workload.", 9))
+        o += 9;
+    const char *eq = strchr (o, '=');
+    snprintf (key, size, "%.*s", eq ? (int) (eq - o) : (int) strlen (o), o);
+}
+
+const char *
+sb_results_dir_division (const char *const *overrides, size_t n)
+{
+    /* mlpstorage_py rules/run_checkers/training.py: TOOL_INJECTED_PARAMS and
+     * CLOSED_ALLOWED_PARAMS (CLOSED), OPEN_ALLOWED_PARAMS (OPEN) */
+    static const char *const closed[] = {
+        "dataset.skip_listing", "dataset.listing_validation_interval", "dataset.num_files_generated",
+        "dataset.data_folder", "storage.storage_type", "storage.storage_root",
+        "storage.storage_options.storage_library", "storage.storage_options.uri_scheme",
+        "storage.s3_force_path_style", "dataset.total_disk_bytes", "dataset.num_files_train",
+        "dataset.num_subfolders_train", "reader.read_threads", "reader.computation_threads", "reader.transfer_size",
+        "reader.odirect", "reader.prefetch_size", "checkpoint.checkpoint_folder",
+        "storage.storage_options.prefetch_window", NULL };
+    static const char *const open[] = { "framework", "dataset.format", "dataset.num_samples_per_file",
+                                        "reader.data_loader", NULL };
+    int worst = 0;  /* 0 closed, 1 open, 2 invalid */
+    for (size_t i = 0; i < n; i++) {
+        char key[512];
+        s_override_key (overrides[i], key, sizeof key);
+        if (!strncmp (key, "workflow", 8))
+            continue;
+        int level = 2;
+        for (const char *const *k = closed; level == 2 && *k; k++)
+            if (!strcmp (key, *k))
+                level = 0;
+        for (const char *const *k = open; level == 2 && *k; k++)
+            if (!strcmp (key, *k))
+                level = 1;
+        if (level > worst)
+            worst = level;
+    }
+    return worst == 0 ? "closed" : worst == 1 ? "open" : "invalid";
+}
+
+static int
+s_load_run (sqlite3 *db, int64_t id, const sb_results_dir_opts_t *opts, s_run_t *run, char *err, size_t err_size)
+{
+    run->id = id;
+    if (s_load (db, SB_RDQ_RUN, id, &run->run, err, err_size) != 0)
+        return -1;
+    if (run->run.n == 0) {
+        snprintf (err, err_size, "run %lld does not exist", (long long) id);
+        return -1;
+    }
+    run->r = &run->run.rows[0];
+    if (!strcmp (T (run->r, 3), "running")) {
+        snprintf (err, err_size, "run %lld is still running", (long long) id);
+        return -1;
+    }
+    struct { sb_rdq_t q; s_rows_t *rows; } loads[] = {
+        { SB_RDQ_INPUTS, &run->inputs }, { SB_RDQ_OVERRIDES, &run->overrides }, { SB_RDQ_HOST_INFO, &run->hostinfo },
+        { SB_RDQ_WORKERS, &run->workers }, { SB_RDQ_EPOCHS, &run->epochs }, { SB_RDQ_EVALS, &run->evals },
+        { SB_RDQ_RANK_EPOCHS, &run->rank_epochs }, { SB_RDQ_EVAL_RANKS, &run->eval_ranks },
+        { SB_RDQ_CHECKPOINTS, &run->ckpts }, { SB_RDQ_CKPT_RANKS, &run->ckpt_ranks }, { SB_RDQ_ERRORS, &run->errors },
+    };
+    for (size_t i = 0; i < sizeof loads / sizeof loads[0]; i++)
+        if (s_load (db, loads[i].q, id, loads[i].rows, err, err_size) != 0)
+            return -1;
+    /* the full configuration: stored (schema 11), else runs.config with the defaults */
+    const char *yaml = run->inputs.n ? T (&run->inputs.rows[0], 2) : T (run->r, 2);
+    char cerr[1024];
+    if (!(run->cfg = sb_config_new ()) || sb_config_load_string (run->cfg, yaml, "runs.config", cerr, sizeof cerr) != 0
+        || sb_workload_add_defaults (run->cfg) < 0) {
+        snprintf (err, err_size, "run %lld: its configuration does not parse: %s", (long long) id,
+                  run->cfg ? cerr : "out of memory");
+        return -1;
+    }
+    /* hosts in rank order */
+    run->hosts = calloc (run->workers.n + 1, sizeof *run->hosts);
+    run->ovr = calloc (run->overrides.n + 1, sizeof *run->ovr);
+    if (!run->hosts || !run->ovr) {
+        snprintf (err, err_size, "out of memory");
+        return -1;
+    }
+    for (size_t i = 0; i < run->workers.n; i++) {
+        const s_row_t *w = &run->workers.rows[i];
+        size_t h = 0;
+        while (h < run->nhosts && strcmp (run->hosts[h].host, T (w, 0)) != 0)
+            h++;
+        if (h == run->nhosts)
+            run->hosts[run->nhosts++] = (s_host_t) { T (w, 0), I (w, 3), I (w, 4) };
+    }
+    for (size_t i = 0; i < run->overrides.n; i++)
+        run->ovr[run->novr++] = T (&run->overrides.rows[i], 0);
+    /* what the run is */
+    const char *kind = T (run->r, 0);
+    run->checkpointing = !strcmp (kind, "checkpoint");
+    run->datagen = !strcmp (kind, "datagen");
+    run->type = run->checkpointing ? "checkpointing" : "training";
+    run->command = run->datagen ? "datagen" : "run";
+    snprintf (run->prefix, sizeof run->prefix, "%s_%s", run->type, run->command);
+    s_model (run);
+    run->verification = sb_results_dir_division (run->ovr, run->novr);
+    run->division = !strcmp (run->verification, "closed") ? "closed" : "open";
+    run->submitter = opts->submitter ? opts->submitter : "shardbench";
+    run->system = opts->system ? opts->system : T (run->r, 9);
+    run->root = opts->root;
+    run->record_length = !NUL (run->r, 10) ? D (run->r, 10)
+                       : (double) s_cfg_u64 (run->cfg, "dataset.record_length_bytes", 65536);
+    run->files_train = s_cfg_u64 (run->cfg, "dataset.num_files_train", 0);
+    run->files_eval = s_cfg_u64 (run->cfg, "dataset.num_files_eval", 0);
+    run->samples_per_file = s_cfg_u64 (run->cfg, "dataset.num_samples_per_file", 1);
+    /* DLIO: npernode x samples per file x files // ranks x record length / 2^30 */
+    int64_t ranks = I (run->r, 7), nhosts = run->nhosts ? (int64_t) run->nhosts : 1;
+    uint64_t per_host = ranks > 0 ? (uint64_t) (ranks / nhosts) * run->samples_per_file * run->files_train
+                                        / (uint64_t) ranks : 0;
+    run->data_size_per_host_gb = (double) per_host * run->record_length / S_GIB;
+    return 0;
+}
+
+/* ------------------------------------------------------------ JSON */
+
+typedef struct {
+    FILE *f;
+    int   indent;
+    int   depth;
+    int   first[64];
+} s_json_t;
+
+static void
+s_jstring (FILE *f, const char *s)
+{
+    fputc ('"', f);
+    for (const unsigned char *p = (const unsigned char *) (s ? s : ""); *p; p++) {
+        if (*p == '"' || *p == '\\')
+            fprintf (f, "\\%c", *p);
+        else if (*p == '\n')
+            fputs ("\\n", f);
+        else if (*p == '\t')
+            fputs ("\\t", f);
+        else if (*p == '\r')
+            fputs ("\\r", f);
+        else if (*p < 0x20 || *p == 0x7f)
+            fprintf (f, "\\u%04x", *p);
+        else
+            fputc (*p, f);
+    }
+    fputc ('"', f);
+}
+
+static void
+s_jsep (s_json_t *j, const char *key)
+{
+    if (j->depth > 0) {
+        if (!j->first[j->depth])
+            fputc (',', j->f);
+        fprintf (j->f, "\n%*s", j->indent * j->depth, "");
+    }
+    j->first[j->depth] = 0;
+    if (key) {
+        s_jstring (j->f, key);
+        fputs (": ", j->f);
+    }
+}
+
+static void
+s_jopen (s_json_t *j, const char *key, char c)
+{
+    s_jsep (j, key);
+    fputc (c, j->f);
+    j->first[++j->depth] = 1;
+}
+
+static void
+s_jclose (s_json_t *j, char c)
+{
+    int empty = j->first[j->depth];
+    j->depth--;
+    if (!empty)
+        fprintf (j->f, "\n%*s", j->indent * j->depth, "");
+    fputc (c, j->f);
+}
+
+/* A double as the shortest text that reads back the same (Python's repr). */
+static void
+s_jnum_raw (FILE *f, double v)
+{
+    if (!isfinite (v)) {
+        fputs ("null", f);
+        return;
+    }
+    char buf[64];
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf (buf, sizeof buf, "%.*g", prec, v);
+        if (strtod (buf, NULL) == v)
+            break;
+    }
+    /* a float stays a float, as Python's json writes 1.0 */
+    fputs (buf, f);
+    if (!strpbrk (buf, ".e"))
+        fputs (".0", f);
+}
+
+static void
+s_jnum (s_json_t *j, const char *key, double v)
+{
+    s_jsep (j, key);
+    s_jnum_raw (j->f, v);
+}
+
+static void
+s_jint (s_json_t *j, const char *key, int64_t v)
+{
+    s_jsep (j, key);
+    fprintf (j->f, "%lld", (long long) v);
+}
+
+static void
+s_jstr (s_json_t *j, const char *key, const char *v)
+{
+    s_jsep (j, key);
+    if (v)
+        s_jstring (j->f, v);
+    else
+        fputs ("null", j->f);
+}
+
+static void
+s_jraw (s_json_t *j, const char *key, const char *text)
+{
+    s_jsep (j, key);
+    fputs (text, j->f);
+}
+
+/* column c of row r as a JSON number, or null */
+static void
+s_jcol (s_json_t *j, const char *key, const s_row_t *r, int c)
+{
+    if (NUL (r, c))
+        s_jraw (j, key, "null");
+    else
+        s_jnum (j, key, D (r, c));
+}
+
+/* A YAML scalar as JSON: true/false, null, a number, else a string. */
+static void
+s_jscalar (s_json_t *j, const char *key, const char *v)
+{
+    if (!strcmp (v, "true") || !strcmp (v, "True"))
+        s_jraw (j, key, "true");
+    else if (!strcmp (v, "false") || !strcmp (v, "False"))
+        s_jraw (j, key, "false");
+    else if (!strcmp (v, "null") || !strcmp (v, "~") || !strcmp (v, "None"))
+        s_jraw (j, key, "null");
+    else {
+        /* JSON's number grammar: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? */
+        const char *p = v + (*v == '-');
+        int ok = *p >= '0' && *p <= '9' && !(p[0] == '0' && p[1] >= '0' && p[1] <= '9');
+        while (ok && *p >= '0' && *p <= '9')
+            p++;
+        if (ok && *p == '.') {
+            ok = p[1] >= '0' && p[1] <= '9';
+            for (p++; *p >= '0' && *p <= '9'; p++)
+                ;
+        }
+        if (ok && (*p == 'e' || *p == 'E')) {
+            p += 1 + (p[1] == '+' || p[1] == '-');
+            ok = *p >= '0' && *p <= '9';
+            while (*p >= '0' && *p <= '9')
+                p++;
+        }
+        if (ok && !*p)
+            s_jraw (j, key, v);
+        else
+            s_jstr (j, key, v);
+    }
+}
+
+static int
+s_entry_cmp (const void *a, const void *b)
+{
+    return strcmp ((*(const sb_config_entry_t *const *) a)->key, (*(const sb_config_entry_t *const *) b)->key);
+}
+
+/* The configuration as nested JSON objects (DLIO's workload section). */
+static int
+s_jconfig (s_json_t *j, const char *key, sb_config_t *cfg)
+{
+    size_t n = sb_config_count (cfg);
+    const sb_config_entry_t **e = malloc ((n ? n : 1) * sizeof *e);
+    if (!e)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        e[i] = sb_config_at (cfg, i);
+    qsort (e, n, sizeof *e, s_entry_cmp);
+    s_jopen (j, key, '{');
+    const char *prev = NULL;
+    int levels = 0;     /* sections of prev open */
+    for (size_t i = 0; i < n; i++) {
+        const char *k = e[i]->key, *seg = k;
+        /* the sections k shares with prev stay open, the others close */
+        int shared = 0;
+        for (const char *a = prev, *b = k; a && shared < levels; shared++) {
+            const char *da = strchr (a, '.'), *db = strchr (b, '.');
+            if (!da || !db || da - a != db - b || strncmp (a, b, (size_t) (da - a)) != 0)
+                break;
+            a = da + 1;
+            b = db + 1;
+        }
+        for (; levels > shared; levels--)
+            s_jclose (j, '}');
+        for (int d = 0; d < shared; d++)
+            seg = strchr (seg, '.') + 1;
+        for (const char *dot; (dot = strchr (seg, '.')); seg = dot + 1, levels++) {
+            char name[256];
+            snprintf (name, sizeof name, "%.*s", (int) (dot - seg), seg);
+            s_jopen (j, name, '{');
+        }
+        prev = k;
+        if (e[i]->items) {
+            s_jopen (j, seg, '[');
+            for (size_t t = 0; e[i]->items[t]; t++)
+                s_jscalar (j, NULL, e[i]->items[t]);
+            s_jclose (j, ']');
+        }
+        else
+            s_jscalar (j, seg, e[i]->value ? e[i]->value : "");
+    }
+    for (; levels > 0; levels--)
+        s_jclose (j, '}');
+    s_jclose (j, '}');
+    free (e);
+    return 0;
+}
+
+/* /proc/cpuinfo or /proc/meminfo text as a JSON object of "key: value"
+ * lines, trimmed; a key seen again takes the later value at the first
+ * place (a Python dict), keys named skip left out. */
+static void
+s_jproc (s_json_t *j, const char *key, const char *text, const char *skip)
+{
+    enum { S_MAX = 512 };
+    char *k[S_MAX], *v[S_MAX];
+    size_t n = 0;
+    char *copy = strdup (text ? text : "");
+    for (char *save = NULL, *line = copy ? strtok_r (copy, "\n", &save) : NULL; line;
+         line = strtok_r (NULL, "\n", &save)) {
+        char *colon = strchr (line, ':');
+        if (!colon)
+            continue;
+        char *end = colon;
+        while (end > line && (end[-1] == ' ' || end[-1] == '\t'))
+            end--;
+        *end = '\0';
+        char *val = colon + 1;
+        val += strspn (val, " \t");
+        for (char *e = val + strlen (val); e > val && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'); e--)
+            e[-1] = '\0';
+        if (!*line || (skip && !strcmp (line, skip)))
+            continue;
+        size_t i = 0;
+        while (i < n && strcmp (k[i], line) != 0)
+            i++;
+        if (i == n && n == S_MAX)
+            continue;
+        k[i] = line;
+        v[i] = val;
+        n += i == n;
+    }
+    s_jopen (j, key, '{');
+    for (size_t i = 0; i < n; i++)
+        s_jstr (j, k[i], v[i]);
+    s_jclose (j, '}');
+    free (copy);
+}
+
+/* ------------------------------------------------------------ files */
+
+typedef struct {
+    FILE *f;
+    char  tmp[PATH_MAX + 16], path[PATH_MAX + 16];
+} s_out_t;
+
+static int
+s_out_open (s_out_t *o, const char *dir, const char *name, char *err, size_t err_size)
+{
+    if (sb_strf (o->path, sizeof o->path, "%s/%s", dir, name) != 0
+        || sb_strf (o->tmp, sizeof o->tmp, "%s/.%s.tmp", dir, name) != 0) {
+        snprintf (err, err_size, "%s/%s: path too long", dir, name);
+        return -1;
+    }
+    if (!(o->f = fopen (o->tmp, "w"))) {
+        snprintf (err, err_size, "cannot write %s: %s", o->tmp, strerror (errno));
+        return -1;
+    }
+    return 0;
+}
+
+static int
+s_out_commit (s_out_t *o, char *err, size_t err_size)
+{
+    int bad = ferror (o->f);
+    if (fclose (o->f) != 0 || bad) {
+        snprintf (err, err_size, "cannot write %s: %s", o->tmp, bad ? "write error" : strerror (errno));
+        unlink (o->tmp);
+        return -1;
+    }
+    if (rename (o->tmp, o->path) != 0) {
+        snprintf (err, err_size, "cannot rename %s to %s: %s", o->tmp, o->path, strerror (errno));
+        unlink (o->tmp);
+        return -1;
+    }
+    return 0;
+}
+
+/* DLIO's timestamp (utcnow(): local time despite the name), microseconds. */
+static const char *
+s_ts_dlio (double t, char *buf, size_t size)
+{
+    double whole = floor (t);
+    long us = lround ((t - whole) * 1e6);
+    if (us >= 1000000) {
+        whole += 1;
+        us -= 1000000;
+    }
+    time_t s = (time_t) whole;
+    struct tm tm;
+    localtime_r (&s, &tm);
+    char head[32];
+    strftime (head, sizeof head, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf (buf, size, "%s.%06ld", head, us);
+    return buf;
+}
+
+static void
+s_ts_dir (double t, char *buf, size_t size)
+{
+    time_t s = (time_t) floor (t);
+    struct tm tm;
+    localtime_r (&s, &tm);
+    strftime (buf, size, "%Y%m%d_%H%M%S", &tm);
+}
+
+static double
+s_end_time (const s_run_t *run)
+{
+    return NUL (run->r, 6) ? D (run->r, 5) : D (run->r, 6);
+}
+
+static const s_row_t *
+s_host_info (const s_run_t *run, const char *host)
+{
+    for (size_t i = 0; i < run->hostinfo.n; i++)
+        if (!strcmp (T (&run->hostinfo.rows[i], 0), host))
+            return &run->hostinfo.rows[i];
+    return NULL;
+}
+
+/* The host of rank r ("" when no worker row holds it). */
+static const char *
+s_rank_host (const s_run_t *run, int64_t r)
+{
+    for (size_t i = 0; i < run->workers.n; i++) {
+        const s_row_t *w = &run->workers.rows[i];
+        if (r >= I (w, 2) && r < I (w, 2) + I (w, 1))
+            return T (w, 0);
+    }
+    return "";
+}
+
+static const s_host_t *
+s_host (const s_run_t *run, const char *host)
+{
+    for (size_t i = 0; i < run->nhosts; i++)
+        if (!strcmp (run->hosts[i].host, host))
+            return &run->hosts[i];
+    return NULL;
+}
+
+static void
+s_mean_std (const double *v, size_t n, double *mean, double *std)
+{
+    double s = 0, q = 0;
+    for (size_t i = 0; i < n; i++)
+        s += v[i];
+    *mean = n ? s / (double) n : 0;
+    for (size_t i = 0; i < n; i++)
+        q += (v[i] - *mean) * (v[i] - *mean);
+    *std = n ? sqrt (q / (double) n) : 0;
+}
+
+/* The checkpoint figures of DLIO's summary (save_/load_checkpoint_*) over
+ * the checkpoints rows of op ("write" or "read"): GiB/s and seconds. */
+static void
+s_jckpt (s_json_t *j, const s_run_t *run, const char *op, const char *name)
+{
+    size_t n = 0;
+    double *gib = calloc (run->ckpts.n + 1, sizeof *gib), *dur = calloc (run->ckpts.n + 1, sizeof *dur);
+    if (!gib || !dur) {
+        free (gib);
+        free (dur);
+        return;
+    }
+    for (size_t i = 0; i < run->ckpts.n; i++) {
+        const s_row_t *c = &run->ckpts.rows[i];
+        if (strcmp (T (c, 1), op) != 0)
+            continue;
+        gib[n] = D (c, 5);
+        dur[n++] = D (c, 4);
+    }
+    if (n) {
+        char key[96];
+        double m, s;
+        s_mean_std (gib, n, &m, &s);
+        snprintf (key, sizeof key, "%s_checkpoint_io_mean_GB_per_second", name);
+        s_jnum (j, key, m);
+        snprintf (key, sizeof key, "%s_checkpoint_io_stdev_GB_per_second", name);
+        s_jnum (j, key, s);
+        s_mean_std (dur, n, &m, &s);
+        snprintf (key, sizeof key, "%s_checkpoint_duration_mean_seconds", name);
+        s_jnum (j, key, m);
+        snprintf (key, sizeof key, "%s_checkpoint_duration_stdev_seconds", name);
+        s_jnum (j, key, s);
+    }
+    free (gib);
+    free (dur);
+}
+
+/* DLIO's metric object; lists_only: only the list-valued keys (what
+ * mlpstorage's reportgen keeps as a run's metrics). */
+static void
+s_jmetric (s_json_t *j, const char *key, const s_run_t *run, int lists_only)
+{
+    s_jopen (j, key, '{');
+    const s_row_t *r = run->r;
+    static const char *const names[] = { "au_percentage", "au_mean_percentage", "au_meet_expectation",
+                                         "au_stdev_percentage", "throughput_samples_per_second",
+                                         "throughput_mean_samples_per_second", "throughput_stdev_samples_per_second",
+                                         "io_mean_MB_per_second", "io_stdev_MB_per_second" };
+    /* runs columns of train_* (13..19) and eval_* (20..26) in names' order less the lists */
+    for (int eval = 0; eval < 2 && !strcmp (T (r, 0), "train"); eval++) {
+        const s_rows_t *rows = eval ? &run->evals : &run->epochs;
+        if (eval && rows->n == 0)
+            break;
+        int base = eval ? 20 : 13;
+        int col[] = { -1, base, base + 2, base + 1, -2, base + 3, base + 4, base + 5, base + 6 };
+        for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+            char name[96];
+            snprintf (name, sizeof name, "%s_%s", eval ? "eval" : "train", names[k]);
+            if (col[k] < 0) {
+                s_jopen (j, name, '[');
+                for (size_t e = 0; e < rows->n; e++)
+                    s_jcol (j, NULL, &rows->rows[e], col[k] == -1 ? 1 : 2);
+                s_jclose (j, ']');
+            }
+            else if (lists_only)
+                continue;
+            else if (k == 2)
+                s_jstr (j, name, NUL (r, col[k]) ? NULL : T (r, col[k]));
+            else
+                s_jcol (j, name, r, col[k]);
+        }
+    }
+    if (!lists_only && run->ckpts.n) {
+        s_jckpt (j, run, "write", "save");
+        s_jckpt (j, run, "read", "load");
+        for (size_t i = 0; i < run->ckpts.n; i++)
+            if (!strcmp (T (&run->ckpts.rows[i], 1), "write")) {
+                s_jnum (j, "checkpoint_size_GB", D (&run->ckpts.rows[i], 3) / S_GIB);
+                break;
+            }
+    }
+    s_jclose (j, '}');
+}
+
+static int
+s_write_summary (const s_run_t *run, char *err, size_t err_size)
+{
+    s_out_t o;
+    if (s_out_open (&o, run->leaf, "summary.json", err, err_size) != 0)
+        return -1;
+    s_json_t j = { .f = o.f, .indent = 4 };
+    char ts[64];
+    const char *host0 = run->nhosts ? run->hosts[0].host : T (run->r, 9);
+    const s_row_t *hi = s_host_info (run, host0);
+    s_jopen (&j, NULL, '{');
+    s_jstr (&j, "start", s_ts_dlio (D (run->r, 5), ts, sizeof ts));
+    s_jint (&j, "num_accelerators", I (run->r, 7));
+    s_jint (&j, "num_hosts", I (run->r, 8));
+    s_jstr (&j, "hostname", host0);
+    s_jmetric (&j, "metric", run, 0);
+    s_jint (&j, "num_files_train", (int64_t) run->files_train);
+    s_jint (&j, "num_files_eval", (int64_t) run->files_eval);
+    s_jint (&j, "num_samples_per_file", (int64_t) run->samples_per_file);
+    s_jopen (&j, "host_cpu_count", '[');
+    for (size_t h = 0; h < run->nhosts; h++)
+        s_jint (&j, NULL, run->hosts[h].cores);
+    s_jclose (&j, ']');
+    s_jstr (&j, "host_processor_name", hi ? T (hi, 1) : "");
+    s_jopen (&j, "potential_caching", '[');
+    for (size_t h = 0; h < run->nhosts; h++)
+        s_jint (&j, NULL, (double) run->hosts[h].memory / S_GIB > run->data_size_per_host_gb);
+    s_jclose (&j, ']');
+    s_jproc (&j, "host_cpuinfo", hi ? T (hi, 2) : "", "processor");
+    s_jproc (&j, "host_meminfo", hi ? T (hi, 3) : "", NULL);
+    s_jopen (&j, "host_memory_GB", '[');
+    for (size_t h = 0; h < run->nhosts; h++)
+        s_jnum (&j, NULL, (double) run->hosts[h].memory / S_GIB);
+    s_jclose (&j, ']');
+    s_jnum (&j, "data_size_per_host_GB", run->data_size_per_host_gb);
+    if (!run->datagen)
+        s_jint (&j, "epochs", (int64_t) run->epochs.n);
+    s_jstr (&j, "end", s_ts_dlio (s_end_time (run), ts, sizeof ts));
+    s_jclose (&j, '}');
+    fputc ('\n', o.f);
+    return s_out_commit (&o, err, err_size);
+}
+
+static void
+s_jspan (s_json_t *j, const char *key, double start, double end, int duration_text)
+{
+    char ts[64];
+    s_jopen (j, key, '{');
+    s_jstr (j, "start", s_ts_dlio (start, ts, sizeof ts));
+    s_jstr (j, "end", s_ts_dlio (end, ts, sizeof ts));
+    if (duration_text) {
+        char d[64];
+        snprintf (d, sizeof d, "%.2f", end - start);
+        s_jstr (j, "duration", d);
+    }
+}
+
+/* RANK_per_epoch_stats.json and RANK_output.json of every rank. */
+static int
+s_write_ranks (const s_run_t *run, char *err, size_t err_size)
+{
+    char ts[64];
+    for (int64_t rank = 0; rank < I (run->r, 7); rank++) {
+        char name[64];
+        s_out_t o;
+        snprintf (name, sizeof name, "%lld_per_epoch_stats.json", (long long) rank);
+        if (s_out_open (&o, run->leaf, name, err, err_size) != 0)
+            return -1;
+        s_json_t j = { .f = o.f, .indent = 4 };
+        s_jopen (&j, NULL, '{');
+        if (!run->datagen)
+            for (size_t i = 0; i < run->rank_epochs.n; i++) {
+                const s_row_t *re = &run->rank_epochs.rows[i];
+                if (I (re, 0) != rank || I (re, 1) < 1)
+                    continue;
+                char epoch[32];
+                snprintf (epoch, sizeof epoch, "%lld", (long long) I (re, 1));
+                s_jspan (&j, epoch, D (re, 3), D (re, 4), 1);
+                s_jspan (&j, "block1", D (re, 3), D (re, 4), 1);
+                s_jclose (&j, '}');
+                for (size_t e = 0; e < run->eval_ranks.n; e++) {
+                    const s_row_t *er = &run->eval_ranks.rows[e];
+                    if (I (er, 0) == rank && I (er, 1) == I (re, 1)) {
+                        s_jspan (&j, "eval", D (er, 2), D (er, 3), 1);
+                        s_jclose (&j, '}');
+                    }
+                }
+                s_jclose (&j, '}');
+            }
+        /* a checkpoint run's checkpoints, as DLIO's checkpoint-only runs keep them in epoch 1 */
+        int opened = 0;
+        for (size_t i = 0; run->checkpointing && i < run->ckpt_ranks.n; i++) {
+            const s_row_t *c = &run->ckpt_ranks.rows[i];
+            if (I (c, 0) != rank)
+                continue;
+            if (!opened++) {
+                double first = D (c, 4), last = D (c, 5);
+                for (size_t k = i; k < run->ckpt_ranks.n; k++)
+                    if (I (&run->ckpt_ranks.rows[k], 0) == rank)
+                        last = D (&run->ckpt_ranks.rows[k], 5) > last ? D (&run->ckpt_ranks.rows[k], 5) : last;
+                s_jspan (&j, "1", first, last, 0);
+            }
+            char key[64];
+            snprintf (key, sizeof key, "%s_ckpt%lld", strcmp (T (c, 2), "write") ? "load" : "save",
+                      (long long) I (c, 3));
+            s_jspan (&j, key, D (c, 4), D (c, 5), 0);
+            s_jnum (&j, "duration", D (c, 6));
+            s_jnum (&j, "throughput", D (c, 6) > 0 ? D (c, 7) / S_GIB / D (c, 6) : 0);
+            s_jclose (&j, '}');
+        }
+        if (opened)
+            s_jclose (&j, '}');
+        s_jclose (&j, '}');
+        fputc ('\n', o.f);
+        if (s_out_commit (&o, err, err_size) != 0)
+            return -1;
+
+        snprintf (name, sizeof name, "%lld_output.json", (long long) rank);
+        if (s_out_open (&o, run->leaf, name, err, err_size) != 0)
+            return -1;
+        j = (s_json_t) { .f = o.f, .indent = 4 };
+        const char *host = s_rank_host (run, rank);
+        const s_host_t *h = s_host (run, host);
+        const s_row_t *hi = s_host_info (run, host);
+        s_jopen (&j, NULL, '{');
+        s_jnum (&j, "host_memory_GB", h ? (double) h->memory / S_GIB : 0);
+        s_jint (&j, "host_cpu_count", h ? h->cores : 0);
+        s_jstr (&j, "host_processor_name", hi ? T (hi, 1) : "");
+        s_jint (&j, "potential_caching", h && (double) h->memory / S_GIB > run->data_size_per_host_gb);
+        s_jproc (&j, "host_cpuinfo", hi ? T (hi, 2) : "", "processor");
+        s_jproc (&j, "host_meminfo", hi ? T (hi, 3) : "", NULL);
+        for (size_t i = 0; !run->datagen && i < run->rank_epochs.n; i++) {
+            const s_row_t *re = &run->rank_epochs.rows[i];
+            if (I (re, 0) != rank || I (re, 1) < 1)
+                continue;
+            char epoch[32];
+            snprintf (epoch, sizeof epoch, "%lld", (long long) I (re, 1));
+            s_jopen (&j, epoch, '{');
+            s_jstr (&j, "start", s_ts_dlio (D (re, 3), ts, sizeof ts));
+            s_jstr (&j, "end", s_ts_dlio (D (re, 4), ts, sizeof ts));
+            s_jopen (&j, "throughput", '{');
+            s_jcol (&j, "block1", re, 6);
+            s_jclose (&j, '}');
+            s_jopen (&j, "au", '{');
+            s_jcol (&j, "block1", re, 5);
+            s_jclose (&j, '}');
+            s_jclose (&j, '}');
+        }
+        s_jstr (&j, "hostname", host);
+        s_jclose (&j, '}');
+        fputc ('\n', o.f);
+        if (s_out_commit (&o, err, err_size) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int
+s_write_metadata (const s_run_t *run, char *err, size_t err_size)
+{
+    char name[128], ts[64];
+    snprintf (name, sizeof name, "%s_%s_metadata.json", run->type, run->ts);
+    s_out_t o;
+    if (s_out_open (&o, run->leaf, name, err, err_size) != 0)
+        return -1;
+    s_json_t j = { .f = o.f, .indent = 2 };
+    const char *cmdline = run->inputs.n ? T (&run->inputs.rows[0], 1) : "";
+    s_jopen (&j, NULL, '{');
+    s_jstr (&j, "benchmark_type", run->type);
+    s_jstr (&j, "model", run->model);
+    s_jstr (&j, "command", run->command);
+    s_jstr (&j, "run_datetime", run->ts);
+    s_jint (&j, "num_processes", I (run->r, 7));
+    s_jstr (&j, "accelerator", run->accel[0] ? run->accel : NULL);
+    s_jstr (&j, "result_dir", run->leaf);
+    if (s_jconfig (&j, "parameters", run->cfg) != 0) {
+        fclose (o.f);
+        unlink (o.tmp);
+        snprintf (err, err_size, "out of memory");
+        return -1;
+    }
+    s_jopen (&j, "override_parameters", '{');
+    for (size_t i = 0; i < run->novr; i++) {
+        char key[512];
+        s_override_key (run->ovr[i], key, sizeof key);
+        const char *eq = strchr (run->ovr[i], '=');
+        s_jstr (&j, key, eq ? eq + 1 : "");
+    }
+    s_jclose (&j, '}');
+    /* the hosts as mlpstorage's ClusterInformation describes them */
+    int64_t total_mem = 0, total_cores = 0, min_mem = 0, max_mem = 0;
+    for (size_t h = 0; h < run->nhosts; h++) {
+        total_mem += run->hosts[h].memory;
+        total_cores += run->hosts[h].cores;
+        min_mem = !h || run->hosts[h].memory < min_mem ? run->hosts[h].memory : min_mem;
+        max_mem = run->hosts[h].memory > max_mem ? run->hosts[h].memory : max_mem;
+    }
+    s_jopen (&j, "system_info", '{');
+    s_jint (&j, "total_memory_bytes", total_mem);
+    s_jint (&j, "total_cores", total_cores);
+    s_jint (&j, "num_hosts", (int64_t) run->nhosts);
+    s_jint (&j, "min_memory_bytes", min_mem);
+    s_jint (&j, "max_memory_bytes", max_mem);
+    s_jstr (&j, "collection_method", "shardbench workers (run_workers)");
+    s_jopen (&j, "hosts", '[');
+    for (size_t h = 0; h < run->nhosts; h++) {
+        const s_row_t *hi = s_host_info (run, run->hosts[h].host);
+        s_jopen (&j, NULL, '{');
+        s_jstr (&j, "hostname", run->hosts[h].host);
+        s_jopen (&j, "memory", '{');
+        s_jint (&j, "total", run->hosts[h].memory);
+        s_jclose (&j, '}');
+        s_jopen (&j, "cpu", '{');
+        s_jint (&j, "num_logical_cores", run->hosts[h].cores);
+        s_jstr (&j, "architecture", hi ? T (hi, 1) : NULL);
+        s_jclose (&j, '}');
+        s_jclose (&j, '}');
+    }
+    s_jclose (&j, ']');
+    s_jclose (&j, '}');
+    s_jnum (&j, "runtime", s_end_time (run) - D (run->r, 5));
+    s_jstr (&j, "verification", run->verification);
+    s_jstr (&j, "executed_command", cmdline);
+    char out[PATH_MAX + 64];
+    s_jopen (&j, "command_output_files", '[');
+    s_jopen (&j, NULL, '{');
+    s_jstr (&j, "command", cmdline);
+    snprintf (out, sizeof out, "%s/%s.stdout.log", run->leaf, run->prefix);
+    s_jstr (&j, "stdout", out);
+    snprintf (out, sizeof out, "%s/%s.stderr.log", run->leaf, run->prefix);
+    s_jstr (&j, "stderr", out);
+    s_jclose (&j, '}');
+    s_jclose (&j, ']');
+    s_jopen (&j, "args", '{');
+    s_jstr (&j, "program", run->type);
+    s_jstr (&j, "command", run->command);
+    s_jstr (&j, "model", run->model);
+    s_jstr (&j, "accelerator_type", run->accel[0] ? run->accel : NULL);
+    s_jint (&j, "num_processes", I (run->r, 7));
+    s_jopen (&j, "hosts", '[');
+    for (size_t h = 0; h < run->nhosts; h++)
+        s_jstr (&j, NULL, run->hosts[h].host);
+    s_jclose (&j, ']');
+    s_jnum (&j, "client_host_memory_in_gb", (double) min_mem / S_GIB);
+    s_jstr (&j, "data_dir", s_cfg_str (run->cfg, "dataset.data_folder", ""));
+    s_jstr (&j, "checkpoint_folder", s_cfg_str (run->cfg, "checkpoint.checkpoint_folder", ""));
+    s_jstr (&j, "results_dir", run->root ? run->root : run->leaf);
+    s_jraw (&j, "closed", !strcmp (run->division, "closed") ? "true" : "false");
+    s_jint (&j, "loops", 1);
+    s_jstr (&j, "mode", run->division);
+    s_jstr (&j, "orgname", run->submitter);
+    s_jstr (&j, "systemname", run->system);
+    s_jclose (&j, '}');
+    s_jstr (&j, "end_datetime", s_ts_dlio (s_end_time (run), ts, sizeof ts));
+    s_jmetric (&j, "metrics", run, 1);
+    s_jopen (&j, "shardbench", '{');
+    s_jint (&j, "run_id", run->id);
+    s_jstr (&j, "version", run->inputs.n ? T (&run->inputs.rows[0], 0) : NULL);
+    s_jstr (&j, "kind", T (run->r, 0));
+    s_jstr (&j, "workload", T (run->r, 1));
+    s_jstr (&j, "workflow", NUL (run->r, 12) ? NULL : T (run->r, 12));
+    s_jstr (&j, "status", T (run->r, 3));
+    s_jstr (&j, "error", NUL (run->r, 4) ? NULL : T (run->r, 4));
+    s_jopen (&j, "overrides", '[');
+    for (size_t i = 0; i < run->novr; i++)
+        s_jstr (&j, NULL, run->ovr[i]);
+    s_jclose (&j, ']');
+    s_jclose (&j, '}');
+    s_jclose (&j, '}');
+    fputc ('\n', o.f);
+    return s_out_commit (&o, err, err_size);
+}
+
+/* A YAML single-quoted scalar ('' for a quote). */
+static void
+s_yquote (FILE *f, const char *s)
+{
+    fputc ('\'', f);
+    for (; *s; s++) {
+        if (*s == '\'')
+            fputc ('\'', f);
+        fputc (*s, f);
+    }
+    fputc ('\'', f);
+}
+
+/* The task overrides as DLIO would have been given them: workload=PRESET
+ * (when the workload is a preset, not a file), then ++workload.KEY=VALUE. */
+static void
+s_task_list (FILE *f, const s_run_t *run, const char *indent)
+{
+    const char *wl = T (run->r, 1);
+    int items = 0;
+    if (!strchr (wl, '/') && !strstr (wl, ".yaml") && !strstr (wl, ".yml")) {
+        fprintf (f, "%s- ", indent);
+        char w[512];
+        snprintf (w, sizeof w, "workload=%s", wl);
+        s_yquote (f, w);
+        fputc ('\n', f);
+        items++;
+    }
+    for (size_t i = 0; i < run->novr; i++) {
+        const char *o = run->ovr[i] + strspn (run->ovr[i], "+");
+        if (!strncmp (o, "workload.", 9))
+            o += 9;
+        size_t len = strlen (o) + 16;
+        char *t = malloc (len);
+        if (!t)
+            continue;
+        snprintf (t, len, "++workload.%s", o);
+        fprintf (f, "%s- ", indent);
+        s_yquote (f, t);
+        fputc ('\n', f);
+        free (t);
+        items++;
+    }
+    if (!items)
+        fprintf (f, "%s[]\n", indent);
+}
+
+static int
+s_write_config (const s_run_t *run, char *err, size_t err_size)
+{
+    if (!run->subdir[0])
+        return 0;
+    char dir[PATH_MAX];
+    if (sb_strf (dir, sizeof dir, "%s/%s", run->leaf, run->subdir) != 0) {
+        snprintf (err, err_size, "%s/%s: path too long", run->leaf, run->subdir);
+        return -1;
+    }
+    if (sb_mkdirs (dir, err, err_size) != 0)
+        return -1;
+    s_out_t o;
+    if (s_out_open (&o, dir, "config.yaml", err, err_size) != 0)
+        return -1;
+    /* what Hydra composes for DLIO: the workload and its overrides
+     * (runs.config, as the run wrote it before it began), under workload: */
+    fputs ("workload:\n", o.f);
+    for (const char *line = T (run->r, 2); *line;) {
+        size_t n = strcspn (line, "\n");
+        fprintf (o.f, "%s%.*s\n", n ? "  " : "", (int) n, line);
+        line += n + (line[n] == '\n');
+    }
+    if (s_out_commit (&o, err, err_size) != 0 || s_out_open (&o, dir, "overrides.yaml", err, err_size) != 0)
+        return -1;
+    s_task_list (o.f, run, "");
+    if (s_out_commit (&o, err, err_size) != 0 || s_out_open (&o, dir, "hydra.yaml", err, err_size) != 0)
+        return -1;
+    /* Hydra's runtime configuration: only its existence is checked; these
+     * are the parts that say where and how the run was written */
+    fputs ("hydra:\n  run:\n    dir: ", o.f);
+    s_yquote (o.f, run->leaf);
+    fputs ("\n  output_subdir: ", o.f);
+    s_yquote (o.f, run->subdir);
+    fputs ("\n  job:\n    name: dlio\n  overrides:\n    hydra:\n", o.f);
+    char h[PATH_MAX + 64];
+    snprintf (h, sizeof h, "++hydra.run.dir=%s", run->leaf);
+    fputs ("    - ", o.f);
+    s_yquote (o.f, h);
+    snprintf (h, sizeof h, "++hydra.output_subdir=%s", run->subdir);
+    fputs ("\n    - ", o.f);
+    s_yquote (o.f, h);
+    fputs ("\n    task:\n", o.f);
+    s_task_list (o.f, run, "    ");
+    fputs ("  runtime:\n    version: ", o.f);
+    char v[256];
+    snprintf (v, sizeof v, "shardbench %s", run->inputs.n ? T (&run->inputs.rows[0], 0) : "");
+    s_yquote (o.f, v);
+    fputc ('\n', o.f);
+    return s_out_commit (&o, err, err_size);
+}
+
+/* dlio.log (the run's course), PREFIX.stdout.log (the summary shardbench
+ * printed) and PREFIX.stderr.log (the run's errors). */
+static int
+s_write_logs (sqlite3 *db, const s_run_t *run, char *err, size_t err_size)
+{
+    char ts[64], name[96];
+    s_out_t o;
+    if (s_out_open (&o, run->leaf, "dlio.log", err, err_size) != 0)
+        return -1;
+    fprintf (o.f, "[INFO] %s shardbench %s run %lld: %s of %s, %lld accelerator(s) on %lld host(s)\n",
+             s_ts_dlio (D (run->r, 5), ts, sizeof ts), run->inputs.n ? T (&run->inputs.rows[0], 0) : "?",
+             (long long) run->id, T (run->r, 0), T (run->r, 1), (long long) I (run->r, 7), (long long) I (run->r, 8));
+    for (size_t i = 0; i < run->epochs.n; i++) {
+        const s_row_t *e = &run->epochs.rows[i];
+        double end = 0;
+        for (size_t k = 0; k < run->rank_epochs.n; k++)
+            if (I (&run->rank_epochs.rows[k], 1) == I (e, 0) && D (&run->rank_epochs.rows[k], 4) > end)
+                end = D (&run->rank_epochs.rows[k], 4);
+        fprintf (o.f, "[INFO] %s Ending epoch %lld: train_au_percentage %.6f, train_throughput_samples_per_second"
+                 " %.6f\n", s_ts_dlio (end, ts, sizeof ts), (long long) I (e, 0), D (e, 1), D (e, 2));
+    }
+    for (size_t i = 0; i < run->ckpts.n; i++) {
+        const s_row_t *c = &run->ckpts.rows[i];
+        fprintf (o.f, "[INFO] checkpoint %lld %s: %lld bytes in %.6f s, %.6f GiB/s\n", (long long) I (c, 2),
+                 T (c, 1), (long long) I (c, 3), D (c, 4), D (c, 5));
+    }
+    for (size_t i = 0; i < run->errors.n; i++) {
+        const s_row_t *e = &run->errors.rows[i];
+        fprintf (o.f, "[ERROR] %s %s%s%s: %s\n", s_ts_dlio (D (e, 0), ts, sizeof ts), T (e, 3), *T (e, 4) ? " " : "",
+                 T (e, 4), T (e, 5));
+    }
+    fprintf (o.f, "[INFO] %s run %lld %s\n", s_ts_dlio (s_end_time (run), ts, sizeof ts), (long long) run->id,
+             T (run->r, 3));
+    if (s_out_commit (&o, err, err_size) != 0)
+        return -1;
+
+    snprintf (name, sizeof name, "%s.stdout.log", run->prefix);
+    if (s_out_open (&o, run->leaf, name, err, err_size) != 0)
+        return -1;
+    if (run->inputs.n)
+        fprintf (o.f, "%s\n", T (&run->inputs.rows[0], 1));
+    /* df(1) of the data and results file systems at the run's start, ended
+     * by a blank line, where mlpstorage's rule 3.4.2 looks for it */
+    if (run->inputs.n && !NUL (&run->inputs.rows[0], 3))
+        fprintf (o.f, "%s\n", T (&run->inputs.rows[0], 3));
+    fflush (o.f);
+    if (sb_report_print (db, run->id, o.f) != 0)
+        fprintf (o.f, "(no summary of run %lld)\n", (long long) run->id);
+    if (s_out_commit (&o, err, err_size) != 0)
+        return -1;
+
+    snprintf (name, sizeof name, "%s.stderr.log", run->prefix);
+    if (s_out_open (&o, run->leaf, name, err, err_size) != 0)
+        return -1;
+    for (size_t i = 0; i < run->errors.n; i++) {
+        const s_row_t *e = &run->errors.rows[i];
+        fprintf (o.f, "shardbench: error: %s%s%s: %s\n", T (e, 3), *T (e, 4) ? " " : "", T (e, 4), T (e, 5));
+    }
+    return s_out_commit (&o, err, err_size);
+}
+
+/* Make the leaf: under root, ROOT/.../TS, the next second while it exists;
+ * or the leaf given. */
+static int
+s_make_leaf (s_run_t *run, const sb_results_dir_opts_t *opts, char *err, size_t err_size)
+{
+    double start = D (run->r, 5);
+    s_ts_dir (start, run->ts, sizeof run->ts);
+    if (opts->leaf) {
+        if (sb_mkdirs (opts->leaf, err, err_size) != 0)
+            return -1;
+        char summary[PATH_MAX + 16];
+        snprintf (summary, sizeof summary, "%s/summary.json", opts->leaf);
+        if (access (summary, F_OK) == 0) {
+            snprintf (err, err_size, "%s holds the results of a run already (summary.json): not overwritten",
+                      opts->leaf);
+            return -1;
+        }
+        if (!realpath (opts->leaf, run->leaf))
+            snprintf (run->leaf, sizeof run->leaf, "%s", opts->leaf);
+        snprintf (run->subdir, sizeof run->subdir, "%s",
+                  opts->no_config ? "" : opts->config_subdir ? opts->config_subdir : "dlio_config");
+        return 0;
+    }
+    snprintf (run->subdir, sizeof run->subdir, "dlio_config");
+    char system[256];
+    snprintf (system, sizeof system, "%s", run->system);
+    s_sanitize (system);
+    char parent[PATH_MAX];
+    int rc = run->checkpointing
+        ? sb_strf (parent, sizeof parent, "%s/%s/%s/results/%s/checkpointing/%s", opts->root, run->division,
+                   run->submitter, system, run->model)
+        : sb_strf (parent, sizeof parent, "%s/%s/%s/results/%s/training/%s/%s", opts->root, run->division,
+                   run->submitter, system, run->model, run->command);
+    if (rc != 0) {
+        snprintf (err, err_size, "%s: path too long", opts->root);
+        return -1;
+    }
+    if (sb_mkdirs (parent, err, err_size) != 0)
+        return -1;
+    char real[PATH_MAX];
+    if (!realpath (parent, real)) {
+        snprintf (err, err_size, "%s: %s", parent, strerror (errno));
+        return -1;
+    }
+    for (int bump = 0; bump <= S_BUMPS; bump++) {
+        s_ts_dir (start + bump, run->ts, sizeof run->ts);
+        if (sb_strf (run->leaf, sizeof run->leaf, "%s/%s", real, run->ts) != 0) {
+            snprintf (err, err_size, "%s: path too long", real);
+            return -1;
+        }
+        if (mkdir (run->leaf, 0755) == 0)
+            return 0;
+        if (errno != EEXIST) {
+            snprintf (err, err_size, "cannot make %s: %s", run->leaf, strerror (errno));
+            return -1;
+        }
+    }
+    snprintf (err, err_size, "%s and the %d seconds after it exist already under %s: not overwritten", run->ts,
+              S_BUMPS, real);
+    return -1;
+}
+
+int
+sb_results_dir_write (sqlite3 *db, int64_t run_id, const sb_results_dir_opts_t *opts, char *leaf_out,
+                      size_t leaf_size, char *err, size_t err_size)
+{
+    if ((!opts->root) == (!opts->leaf)) {
+        snprintf (err, err_size, "results directory: give a root or a leaf");
+        return -1;
+    }
+    if ((opts->submitter && !sb_results_dir_name_ok (opts->submitter))
+        || (opts->system && !sb_results_dir_name_ok (opts->system))) {
+        snprintf (err, err_size, "--submitter and --system are names of letters, digits, '.', '_' and '-'");
+        return -1;
+    }
+    s_run_t run;
+    memset (&run, 0, sizeof run);
+    int rc = s_load_run (db, run_id, opts, &run, err, err_size) == 0 && s_make_leaf (&run, opts, err, err_size) == 0
+          && s_write_config (&run, err, err_size) == 0 && s_write_summary (&run, err, err_size) == 0
+          && s_write_ranks (&run, err, err_size) == 0 && s_write_logs (db, &run, err, err_size) == 0
+          /* the metadata last, as mlpstorage writes it last */
+          && s_write_metadata (&run, err, err_size) == 0 ? 0 : -1;
+    if (leaf_out && leaf_size)
+        snprintf (leaf_out, leaf_size, "%s", run.leaf);
+    s_run_free (&run);
+    return rc;
+}

@@ -1,0 +1,190 @@
+#!/usr/bin/env bash
+# helper resultsdir (issue 17): MLPerf Storage's results directory. Real runs
+# (a train run over synthetic storage, a checkpoint run on local files) with
+# --results-dir; results_dir_check.py reads every file of each leaf back and
+# compares every field with the database (exact values), the field lists of
+# DLIO's statscounter and of mlpstorage's readers written into it. Then
+# `report RUN --results-dir` writes the same files again (byte-identical but
+# for the timestamp, one second later), ++hydra.run.dir takes the leaf
+# itself, what each run was given is in the database (no secret), an older
+# database still works, and bad input fails with exit status 2.
+. "$(dirname "$0")/lib.sh"
+
+check () { py_lib /usr/bin/python3 "$SB_INTEGRATION_DIR/results_dir_check.py" "$@" >check.out 2>&1; local rc=$?
+           grep -c '^ok - ' check.out | sed 's/^/  checks passed: /'; grep '^FAIL' check.out; return $rc; }
+
+syn="dataset.data_folder=synthetic://rd dataset.num_files_train=32 dataset.record_length_bytes=4096
+     dataset.record_length_bytes_stdev=0 reader.batch_size=2 train.computation_time=0.001 train.epochs=2"
+
+# 1. a train run, 4 ranks on 2 local workers, with credentials among the overrides
+cred="storage.storage_options.access_key_id=AKID-not-stored storage.storage_options.secret_access_key=TOKEN-not-stored"
+# shellcheck disable=SC2086
+sb run $syn ++workload.reader.read_threads=2 $cred \
+    --accelerators 4 --local 2 --db r.db --results-dir res --submitter acme --system sut-1
+expect_eq "train run: exit" "$SB_RC" 0
+leaf=$(sed -n 's/^results of run 1: //p' sb.out)
+expect_eq "train run: one leaf printed" "$(grep -c '^results of run ' sb.out)" 1
+# dataset.record_length_bytes, reader.batch_size, ... are no CLOSED or OPEN parameter: invalid, under open/
+case "$leaf" in
+    "$PWD"/res/open/acme/results/sut-1/training/*/run/[0-9]*_[0-9]*) pass "train run: leaf path" ;;
+    *) fail "train run: leaf path $leaf" ;;
+esac
+check r.db 1 "$leaf" res acme sut-1
+expect_eq "train run: every field of the leaf matches the database" $? 0
+
+# what the run was given, recorded
+expect_eq "overrides in order, the secret redacted" \
+    "$(q r.db "SELECT group_concat(override, ' ') FROM (SELECT override FROM run_overrides WHERE run_id = 1 ORDER BY seq)")" \
+    "$(echo $syn) ++workload.reader.read_threads=2 storage.storage_options.access_key_id=<redacted> storage.storage_options.secret_access_key=<redacted>"
+expect_eq "version" "$(q r.db "SELECT version FROM run_inputs WHERE run_id = 1")" "$("$SHARDBENCH" --version | sed -n '1s/^shardbench //p')"
+expect_contains "command line, the secret redacted" <(q r.db "SELECT command_line FROM run_inputs WHERE run_id = 1") \
+    "shardbench run dataset.data_folder=synthetic://rd "
+expect_contains "command line: --results-dir" <(q r.db "SELECT command_line FROM run_inputs WHERE run_id = 1") \
+    " --results-dir res --submitter acme --system sut-1"
+expect_eq "no secret in the database" "$(sqlite3 r.db .dump | grep -c -e TOKEN-not-stored -e AKID-not-stored)" 0
+expect_eq "no secret in the results directory" "$(grep -rl -e TOKEN-not-stored -e AKID-not-stored res | wc -l)" 0
+expect_eq "full configuration: defaults filled in (train.seed, metric.au, shardbench.sampler)" \
+    "$(q r.db "SELECT full_config LIKE '%seed: 123%' AND full_config LIKE '%au: 0.90%' AND full_config LIKE '%sampler: dlio%' AND config NOT LIKE '%sampler: dlio%' FROM run_inputs JOIN runs ON id = run_id WHERE run_id = 1")" 1
+expect_eq "coordinator host's /proc info" \
+    "$(q r.db "SELECT host = (SELECT coordinator_host FROM runs WHERE id = 1), cpuinfo LIKE '%processor%', meminfo LIKE 'MemTotal:%' FROM run_host_info WHERE run_id = 1")" "1|1|1"
+
+# 2. report RUN --results-dir: the same files, one second later, identical but for the timestamp
+sb report 1 --db r.db --results-dir res --submitter acme --system sut-1
+expect_eq "report --results-dir: exit" "$SB_RC" 0
+leaf2=$(cat sb.out)
+ts1=$(basename "$leaf"); ts2=$(basename "$leaf2")
+expect_eq "report --results-dir: the next second" "$(dirname "$leaf2"):$(python3 -c "import datetime,sys; print((datetime.datetime.strptime(sys.argv[1], '%Y%m%d_%H%M%S') + datetime.timedelta(seconds=1)).strftime('%Y%m%d_%H%M%S'))" "$ts1")" \
+    "$(dirname "$leaf"):$ts2"
+(cd "$leaf" && find . -type f | sed "s/$ts1/TS/g" | sort) >files1
+(cd "$leaf2" && find . -type f | sed "s/$ts2/TS/g" | sort) >files2
+expect_eq "report --results-dir: the same file names" "$(diff files1 files2 && wc -l <files1)" "$(wc -l <files1)"
+same=0
+while read -r f; do
+    cmp -s <(sed "s/$ts1/TS/g" "$leaf/${f//TS/$ts1}") <(sed "s/$ts2/TS/g" "$leaf2/${f//TS/$ts2}") && same=$((same + 1))
+done <files1
+expect_eq "report --results-dir: every file byte-identical but the timestamp" "$same" "$(wc -l <files1)"
+check r.db 1 "$leaf2" res acme sut-1
+expect_eq "report --results-dir: every field matches" $? 0
+
+# 3. a checkpoint run: checkpointing/llama3-8b/TS, DLIO's checkpoint metrics; default submitter and system
+sb checkpoint llama3_8b checkpoint.scale=0.0001220703125 checkpoint.time_between_checkpoints=0 \
+    checkpoint.checkpoint_folder=./ck checkpoint.num_checkpoints_write=2 checkpoint.num_checkpoints_read=1 \
+    --accelerators 2 --local 1 --db r.db --results-dir res
+expect_eq "checkpoint run: exit" "$SB_RC" 0
+cleaf=$(sed -n 's/^results of run 2: //p' sb.out)
+host=$(q r.db "SELECT coordinator_host FROM runs WHERE id = 2" | sed 's/[^A-Za-z0-9._-]/-/g')
+case "$cleaf" in
+    "$PWD"/res/invalid/*) fail "checkpoint run: invalid is no division" ;;
+    "$PWD"/res/*/shardbench/results/"$host"/checkpointing/llama3-8b/[0-9]*_[0-9]*) pass "checkpoint run: leaf path" ;;
+    *) fail "checkpoint run: leaf path $cleaf" ;;
+esac
+check r.db 2 "$cleaf" res shardbench ""
+expect_eq "checkpoint run: every field matches" $? 0
+expect_eq "checkpoint run: df of the checkpoint folder's file system, in the stdout log" \
+    "$(q r.db "SELECT df LIKE 'Filesystem 1K-blocks Used Available Use% Mounted on' || char(10) || '%' FROM run_inputs WHERE run_id = 2"):$(grep -c '^Filesystem 1K-blocks Used Available Use% Mounted on$' "$cleaf/checkpointing_run.stdout.log")" "1:1"
+expect_eq "train run over synthetic storage: df of the results directory only" \
+    "$(q r.db "SELECT length(df) - length(replace(df, char(10), '')) FROM run_inputs WHERE run_id = 1")" 2
+
+# 3b. a datagen run: training/MODEL/datagen/TS with training_datagen.* logs, no epochs in summary.json
+sb datagen dataset.data_folder=./dg dataset.num_files_train=8 dataset.record_length_bytes=4096 \
+    --accelerators 2 --local 1 --db r.db --results-dir res --submitter acme --system sut-1
+expect_eq "datagen run: exit" "$SB_RC" 0
+dleaf=$(sed -n 's/^results of run 3: //p' sb.out)
+case "$dleaf" in
+    "$PWD"/res/open/acme/results/sut-1/training/quickstart/datagen/[0-9]*_[0-9]*) pass "datagen run: leaf path" ;;
+    *) fail "datagen run: leaf path $dleaf" ;;
+esac
+check r.db 3 "$dleaf" res acme sut-1
+expect_eq "datagen run: every field matches" $? 0
+
+# mlpstorage's reportgen walk (rules/utils.py get_runs_files): a folder with summary.json or exactly
+# one *_metadata.json is a run, complete metadata (benchmark_type, run_datetime, num_processes,
+# parameters) or the DLIO fallback (dlio_config/config.yaml workload.workflow) gives its type
+expect_eq "reportgen's walk finds every leaf: 2 train runs (one written again), 1 checkpoint, 1 datagen" \
+    "$(python3 - res <<'PY'
+import json, os, sys
+found = []
+for root, dirs, files in os.walk(sys.argv[1]):
+    meta = [f for f in files if f.endswith("_metadata.json")]
+    if "summary.json" in files or len(meta) == 1:
+        m = json.load(open(os.path.join(root, meta[0])))
+        assert all(k in m for k in ("benchmark_type", "run_datetime", "num_processes", "parameters"))
+        assert m["run_datetime"] == os.path.basename(root)
+        found.append("%s/%s" % (m["benchmark_type"], m["command"]))
+print(" ".join(sorted(found)))
+PY
+)" "checkpointing/run training/datagen training/run training/run"
+
+# 4. closed: only CLOSED parameters overridden (DLIO's spelling and shardbench's)
+sb run $syn --accelerators 1 --local 1 --db c.db --results-dir res2
+expect_eq "invalid overrides: exit" "$SB_RC" 0
+expect_eq "invalid overrides: under open/" "$(ls res2)" "open"
+printf 'model:\n  name: my_model\ndataset:\n  data_folder: synthetic://c\n  num_files_train: 16\n  record_length_bytes: 4096\nreader:\n  batch_size: 2\ntrain:\n  epochs: 1\n' >w.yaml
+sb run w.yaml ++workload.dataset.num_files_train=24 reader.read_threads=1 --db c.db --results-dir res3 --system s
+expect_eq "closed overrides: exit" "$SB_RC" 0
+cl=$(sed -n 's/^results of run 2: //p' sb.out)
+case "$cl" in
+    "$PWD"/res3/closed/shardbench/results/s/training/my-model/run/*) pass "closed overrides: closed/, model from model.name" ;;
+    *) fail "closed overrides: leaf $cl" ;;
+esac
+check c.db 2 "$cl" res3 shardbench s
+expect_eq "closed run: every field matches" $? 0
+expect_eq "closed run: verification" "$(python3 -c "import json,glob,sys; print(json.load(open(glob.glob(sys.argv[1] + '/training_*_metadata.json')[0]))['verification'])" "$cl")" closed
+
+# 5. ++hydra.run.dir=DIR ++hydra.output_subdir=dlio_config: the files straight into DIR
+sb run $syn --accelerators 2 --local 1 --db h.db ++hydra.run.dir=hy ++hydra.output_subdir=dlio_config
+expect_eq "hydra.run.dir: exit" "$SB_RC" 0
+expect_eq "hydra.run.dir: the leaf is DIR" "$(sed -n 's/^results of run 1: //p' sb.out)" "$PWD/hy"
+check h.db 1 "$PWD/hy" - shardbench ""
+expect_eq "hydra.run.dir: every field matches" $? 0
+sb run $syn --accelerators 1 --local 1 --db h.db hydra.run.dir=hy ++hydra.output_subdir=dlio_config
+expect_eq "hydra.run.dir holding a run's results: not overwritten, exit 2 before the run" "$SB_RC:$(q h.db "SELECT count(*) FROM runs")" "2:1"
+expect_contains "hydra.run.dir holding a run's results: says so" sb.err "holds the results of a run already (summary.json): not overwritten"
+
+# 6. a database of schema 12 (no run_inputs): upgraded, and its runs still written from runs.config
+cp r.db v10.db
+q v10.db "$(schema_v12_sql) PRAGMA user_version = 12"
+sb report 1 --db v10.db --results-dir res10
+expect_eq "schema 12: report --results-dir exit" "$SB_RC" 0
+expect_eq "schema 12: upgraded to 13, no inputs for old runs" "$(q v10.db "PRAGMA user_version"):$(q v10.db "SELECT count(*) FROM run_inputs")" "13:0"
+expect_eq "schema 12: summary.json written" "$(python3 -c "import json,sys; print(json.load(open(sys.argv[1] + '/summary.json'))['num_files_train'])" "$(cat sb.out)")" 32
+
+# 7. a run that fails still leaves its results (mlpstorage writes its metadata in a finally block):
+# a file shrinks after the listing (truncation keeps the folder's fingerprint: the catalog is reused)
+mkdir -p gone/train
+for i in 0 1 2 3; do head -c 4096 /dev/zero >"gone/train/img_${i}_of_4.npz"; done
+sb catalog dataset.data_folder=./gone dataset.num_files_train=4 --db f.db
+truncate -s 40 gone/train/img_2_of_4.npz
+sb run dataset.data_folder=./gone dataset.num_files_train=4 dataset.record_length_bytes=4096 \
+    dataset.record_length_bytes_stdev=0 reader.batch_size=1 train.epochs=1 train.computation_time=0 \
+    --accelerators 1 --local 1 --db f.db --results-dir resf
+expect_eq "failed run: exit 1" "$SB_RC" 1
+fl=$(sed -n 's/^results of run 1: //p' sb.out)
+check f.db 1 "$fl" resf shardbench ""
+expect_eq "failed run: its leaf, every field matches" $? 0
+expect_eq "failed run: status in the metadata, errors in the stderr log" \
+    "$(python3 -c "import json,glob,sys; print(json.load(open(glob.glob(sys.argv[1] + '/training_*_metadata.json')[0]))['shardbench']['status'])" "$fl"):$(grep -c 'shardbench: error: read' "$fl/training_run.stderr.log")" \
+    "failed:$(q f.db "SELECT count(*) FROM errors WHERE run_id = 1 AND op = 'read'")"
+
+# 8. bad input: exit status 2 and a message naming the cause
+touch afile
+sb run $syn --db r.db --results-dir afile/sub
+expect_eq "unwritable --results-dir: exit 2 before the run" "$SB_RC:$(q r.db "SELECT count(*) FROM runs")" "2:3"
+expect_contains "unwritable --results-dir: names it" sb.err "--results-dir afile/sub"
+sb report 1 --db r.db --results-dir afile/sub
+expect_eq "report, unwritable --results-dir: exit 2" "$SB_RC" 2
+expect_contains "report, unwritable --results-dir: names it" sb.err "shardbench report: --results-dir afile/sub"
+sb report 99 --db r.db --results-dir res
+expect_eq "report, unknown run: exit 2" "$SB_RC" 2
+expect_contains "report, unknown run: says so" sb.err "run 99 does not exist"
+sb report 1 --db r.db --results-dir res --submitter 'a/b'
+expect_eq "bad --submitter: exit 2" "$SB_RC" 2
+expect_contains "bad --submitter: says why" sb.err "--submitter 'a/b': a name of letters, digits"
+sb run $syn --db r.db --results-dir res ++hydra.run.dir=x
+expect_eq "--results-dir with hydra.run.dir: exit 2" "$SB_RC" 2
+"$SHARDBENCH" run --help | grep -q -- "--results-dir DIR"
+expect_eq "run --help documents --results-dir" $? 0
+"$SHARDBENCH" report --help | grep -q -- "--results-dir DIR"
+expect_eq "report --help documents --results-dir" $? 0
+
+finish

@@ -1,0 +1,153 @@
+/* results_dir (helper resultsdir, issue 17): MLPerf Storage's division of a
+ * run by its overrides (mlpstorage's CLOSED / OPEN parameter lists), the
+ * path segments it accepts, and the errors of sb_results_dir_write on a
+ * real result database: an unknown run, a run still running, options that
+ * are not path segments, a leaf holding results already, the next second
+ * taken when a leaf exists. */
+#include <check.h>
+#include "check_main.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "resultdb.h"
+#include "results_dir.h"
+
+static char s_dir[64];
+
+static void
+s_setup (void)
+{
+    snprintf (s_dir, sizeof s_dir, "/tmp/sbresdirXXXXXX");
+    ck_assert_ptr_nonnull (mkdtemp (s_dir));
+}
+
+static void
+s_teardown (void)
+{
+    sb_check_remove_tree (s_dir);
+}
+
+START_TEST (test_division)
+{
+    const char *closed[] = { "dataset.num_files_train=3500", "++workload.dataset.data_folder=/mnt/d",
+                             "+workload.reader.read_threads=8", "workload.reader.odirect=True",
+                             "checkpoint.checkpoint_folder=/c", "workflow.generate_data=False",
+                             "++workload.workflow.train=True" };
+    ck_assert_str_eq (sb_results_dir_division (closed, sizeof closed / sizeof closed[0]), "closed");
+    ck_assert_str_eq (sb_results_dir_division (NULL, 0), "closed");
+    const char *open[] = { "dataset.num_files_train=3500", "++workload.dataset.num_samples_per_file=2",
+                           "framework=tensorflow", "reader.data_loader=dali" };
+    ck_assert_str_eq (sb_results_dir_division (open, 4), "open");
+    ck_assert_str_eq (sb_results_dir_division (open + 2, 1), "open");
+    /* anything neither list names is invalid, and invalid beats open */
+    const char *invalid[] = { "framework=tensorflow", "reader.batch_size=4" };
+    ck_assert_str_eq (sb_results_dir_division (invalid, 2), "invalid");
+    const char *prefix[] = { "dataset.num_files_train_x=1" };   /* a key, not a prefix, matches */
+    ck_assert_str_eq (sb_results_dir_division (prefix, 1), "invalid");
+    const char *shardbench[] = { "shardbench.sampler=global" };
+    ck_assert_str_eq (sb_results_dir_division (shardbench, 1), "invalid");
+}
+END_TEST
+
+START_TEST (test_name_ok)
+{
+    ck_assert_int_eq (sb_results_dir_name_ok ("acme-Corp_1.x"), 1);
+    ck_assert_int_eq (sb_results_dir_name_ok (""), 0);
+    ck_assert_int_eq (sb_results_dir_name_ok ("."), 0);
+    ck_assert_int_eq (sb_results_dir_name_ok (".."), 0);
+    ck_assert_int_eq (sb_results_dir_name_ok ("a/b"), 0);
+    ck_assert_int_eq (sb_results_dir_name_ok ("a b"), 0);
+    ck_assert_int_eq (sb_results_dir_name_ok (NULL), 0);
+}
+END_TEST
+
+/* One run row written through resultdb, with its inputs and a worker. */
+static sb_resultdb_t *
+s_db_with_run (const char *status)
+{
+    char path[128], err[512];
+    snprintf (path, sizeof path, "%s/r.db", s_dir);
+    sb_resultdb_t *db = sb_resultdb_open (path, err, sizeof err);
+    ck_assert_msg (db != NULL, "%s", err);
+    const char *ovr[] = { "dataset.num_files_train=8" };
+    sb_run_inputs_t in = { .version = "9.9", .command_line = "shardbench run x", .full_config = "dataset:\n"
+                           "  num_files_train: 8\n", .overrides = ovr, .noverrides = 1 };
+    sb_run_info_t info = { .kind = "train", .workload = "unet3d_h100", .config = "dataset:\n  num_files_train: 8\n",
+                           .accelerators = 1, .hosts = 1, .workers = 1, .seed = 1, .au_threshold = 0.9,
+                           .inputs = &in };
+    ck_assert_int_eq (sb_resultdb_run_begin (db, &info), 1);
+    ck_assert_int_eq (sb_resultdb_add_worker (db, 1, 0, "h", 1, 1, 0, 2, 1 << 30), 0);
+    if (strcmp (status, "running") != 0)
+        ck_assert_int_eq (sb_resultdb_run_finish (db, 1, status, NULL), 0);
+    return db;
+}
+
+START_TEST (test_write_errors)
+{
+    sb_resultdb_t *db = s_db_with_run ("running");
+    char root[128], leaf[4096], err[1024];
+    snprintf (root, sizeof root, "%s/res", s_dir);
+    sb_results_dir_opts_t o = { .root = root };
+    ck_assert_int_eq (sb_results_dir_write (sb_resultdb_handle (db), 2, &o, leaf, sizeof leaf, err, sizeof err), -1);
+    ck_assert_str_eq (err, "run 2 does not exist");
+    ck_assert_int_eq (sb_results_dir_write (sb_resultdb_handle (db), 1, &o, leaf, sizeof leaf, err, sizeof err), -1);
+    ck_assert_str_eq (err, "run 1 is still running");
+    o.submitter = "a/b";
+    ck_assert_int_eq (sb_results_dir_write (sb_resultdb_handle (db), 1, &o, leaf, sizeof leaf, err, sizeof err), -1);
+    ck_assert_str_eq (err, "--submitter and --system are names of letters, digits, '.', '_' and '-'");
+    sb_results_dir_opts_t both = { .root = root, .leaf = root };
+    ck_assert_int_eq (sb_results_dir_write (sb_resultdb_handle (db), 1, &both, leaf, sizeof leaf, err, sizeof err), -1);
+    ck_assert_str_eq (err, "results directory: give a root or a leaf");
+    sb_resultdb_destroy (&db);
+}
+END_TEST
+
+START_TEST (test_write_twice)
+{
+    sb_resultdb_t *db = s_db_with_run ("succeeded");
+    char root[128], leaf1[4096], leaf2[4096], err[1024];
+    snprintf (root, sizeof root, "%s/res", s_dir);
+    sb_results_dir_opts_t o = { .root = root, .submitter = "acme", .system = "sut" };
+    ck_assert_int_eq (mkdir (root, 0755), 0);
+    ck_assert_msg (sb_results_dir_write (sb_resultdb_handle (db), 1, &o, leaf1, sizeof leaf1, err, sizeof err) == 0,
+                   "%s", err);
+    ck_assert_msg (sb_results_dir_write (sb_resultdb_handle (db), 1, &o, leaf2, sizeof leaf2, err, sizeof err) == 0,
+                   "%s", err);
+    /* closed (only num_files_train), unet3d on h100, then the next second */
+    char want[4096];
+    char real[4096];
+    ck_assert_ptr_nonnull (realpath (root, real));
+    snprintf (want, sizeof want, "%s/closed/acme/results/sut/training/unet3d/run/", real);
+    ck_assert_int_eq (strncmp (leaf1, want, strlen (want)), 0);
+    ck_assert_int_eq (strncmp (leaf2, want, strlen (want)), 0);
+    ck_assert_str_ne (leaf1, leaf2);
+    ck_assert_int_eq (strlen (leaf1), strlen (want) + 15);
+    long long t1 = atoll (leaf1 + strlen (leaf1) - 6), t2 = atoll (leaf2 + strlen (leaf2) - 6);
+    ck_assert_msg (t2 == t1 + 1 || t2 % 100 == 0, "%s then %s", leaf1, leaf2);
+    /* a leaf given holding a summary.json is refused */
+    sb_results_dir_opts_t l = { .leaf = leaf1 };
+    ck_assert_int_eq (sb_results_dir_write (sb_resultdb_handle (db), 1, &l, leaf2, sizeof leaf2, err, sizeof err), -1);
+    ck_assert_ptr_nonnull (strstr (err, "holds the results of a run already (summary.json): not overwritten"));
+    sb_resultdb_destroy (&db);
+}
+END_TEST
+
+static Suite *
+s_suite (void)
+{
+    Suite *s = suite_create ("results_dir");
+    TCase *tc = tcase_create ("core");
+    tcase_add_checked_fixture (tc, s_setup, s_teardown);
+    tcase_set_timeout (tc, 60);
+    tcase_add_test (tc, test_division);
+    tcase_add_test (tc, test_name_ok);
+    tcase_add_test (tc, test_write_errors);
+    tcase_add_test (tc, test_write_twice);
+    suite_add_tcase (s, tc);
+    return s;
+}
+
+SB_CHECK_MAIN (s_suite)
