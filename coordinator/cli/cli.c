@@ -142,11 +142,18 @@ s_usage_report (FILE *f)
              "                 \"shardbench\" object (run id, status, passed, threshold, epochs)\n"
              "--csv [epochs]   one CSV row per epoch, under a header line\n"
              "--csv ranks      one CSV row per rank and epoch, under a header line\n"
-             "--html FILE      a train run as one self-contained HTML page (\"-\": stdout) with\n"
-             "                 inline SVG charts: throughput per host over time, AU per epoch\n"
-             "                 against the threshold, read latency histogram, requests and\n"
-             "                 errors per S3 endpoint; no script, nothing fetched from elsewhere.\n"
-             "                 Datagen and checkpoint runs are refused (exit status 2)\n");
+             "--html FILE      a train or checkpoint run as one self-contained HTML page (\"-\":\n"
+             "                 stdout); no script, nothing fetched from elsewhere. A run that\n"
+             "                 did not succeed shows its error and errors first. Train runs:\n"
+             "                 inline SVG charts of throughput per host over time (idle time\n"
+             "                 at zero, epoch starts marked), AU per epoch against the\n"
+             "                 threshold, compute / I/O wait / barrier wait per host and per\n"
+             "                 rank, read latency histogram and p50/p90/p99/p99.9 per epoch,\n"
+             "                 requests, errors and latency per S3 endpoint. Checkpoint runs:\n"
+             "                 GiB/s per checkpoint written and read, MB/s per rank. Then the\n"
+             "                 version, command line and every parameter of the run; a chart\n"
+             "                 with no data is left out with a line saying why. Datagen runs\n"
+             "                 are refused (exit status 2)\n");
 }
 
 static void
