@@ -2,12 +2,17 @@
 # shardbench report --html: a real train run (file storage, 4 ranks on two
 # workers whose host names hold HTML markup, 5 epochs of ~0.8 s), its
 # read_latency rows checked against the epochs, then the page opened in
-# headless Chromium: the rendered DOM must hold the four charts with the
+# headless Chromium: the rendered DOM must hold the charts with the
 # elements the database calls for (counted exactly), and a screenshot must
 # show them (colours of the bars and lines counted; a blank page fails the
 # same check). A run on 12 hosts, more than there are colours, gets the band
-# of its hosts instead of a line each. Skips (77) when chromium is not
-# installed or cannot start.
+# of its hosts instead of a line each. Issue 17: a copy with a run in which
+# one host reads nothing for 8 s (those time bins drawn at zero, not
+# bridged), epoch marks counted against rank_epochs, per-rank and per-host
+# compute / I/O wait / barrier bars with exact values, the parameters the run
+# was given, read latency per epoch, a failed run (its error and errors
+# first, no chart without data) and a real checkpoint run. Skips (77) when
+# chromium is not installed or cannot start.
 . "$(dirname "$0")/lib.sh"
 
 data="dataset.data_folder=./data dataset.num_files_train=64 dataset.record_length_bytes=65536
