@@ -1282,8 +1282,10 @@ typedef struct {
 static int
 s_ck_rank_flush (s_ck_ranks_t *a)
 {
-    if (a->rank < 0)
+    if (a->rank < 0) {
+        memset (a->sum, 0, sizeof a->sum);  /* not a rank shardbench writes */
         return 0;
+    }
     if (a->n == a->cap) {
         size_t c = a->cap ? 2 * a->cap : 64;
         char **labels = realloc (a->labels, c * sizeof *labels);
