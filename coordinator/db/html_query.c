@@ -146,7 +146,7 @@ sb_html_host_rows (sqlite3 *db, int64_t run_id, int (*fn) (void *ctx, const sb_h
     sqlite3_stmt *st;
     if (s_prepare (db, "SELECT w.host, ts.rank, ts.t, ts.bytes FROM timeseries ts JOIN run_workers w"
                    " ON w.run_id = ts.run_id AND ts.rank >= w.first_rank AND ts.rank < w.first_rank + w.ranks"
-                   " WHERE ts.run_id = ?1 ORDER BY w.host, ts.rank, ts.t", run_id, &st) != 0)
+                   " WHERE ts.run_id = ?1 ORDER BY ts.rank, ts.t", run_id, &st) != 0)
         return -1;
     int step = SQLITE_DONE, stopped = 0;
     while (!stopped && (step = sqlite3_step (st)) == SQLITE_ROW) {

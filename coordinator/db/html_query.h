@@ -53,8 +53,8 @@ typedef struct {
 } sb_html_host_row_t;
 
 /* Call fn for each timeseries row of run_id whose rank a run_workers row
- * maps to a host, by host, rank and t. Returns 0, 1 when fn stopped it, or
- * -1. */
+ * maps to a host, by rank and t (the order of the timeseries_run index: no
+ * sort). Returns 0, 1 when fn stopped it, or -1. */
 int sb_html_host_rows (sqlite3 *db, int64_t run_id, int (*fn) (void *ctx, const sb_html_host_row_t *r), void *ctx);
 
 /* Call fn with each read_latency bucket of run_id: its epoch, low bound in

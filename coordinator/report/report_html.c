@@ -282,12 +282,13 @@ s_epoch_table (const sb_report_epoch_t *ep, size_t n, FILE *out)
  * interval's bins in proportion. A bin no row reaches stays 0: an idle
  * host is drawn at zero, not joined across its gap. */
 typedef struct {
-    char    **hosts;        /* in name order */
+    char    **hosts;        /* in the order first seen; s_bins_sort puts them in name order */
     double  **bytes;        /* per host, nb bins */
     int64_t  *total;        /* per host: bytes of its rows, summed exactly */
     size_t    nhosts, nb;
     double    start, bin;
-    int64_t   last_rank;    /* the previous row of this host */
+    size_t    host;         /* the host of the previous row's rank */
+    int64_t   last_rank;    /* the previous row */
     double    last_t;
     int       have_last;
 } s_bins_t;
@@ -316,34 +317,55 @@ s_spread (double *bins, size_t nb, double bin, double lo, double hi, double v)
     }
 }
 
+/* The index of host name in a, added when new (the previous row's host
+ * first: rows come by rank). Returns 0 with *h set, or -1 out of memory. */
+static int
+s_host_index (s_bins_t *a, const char *name, size_t *h)
+{
+    if (a->nhosts && !strcmp (a->hosts[a->host], name)) {
+        *h = a->host;
+        return 0;
+    }
+    for (size_t i = 0; i < a->nhosts; i++)
+        if (!strcmp (a->hosts[i], name)) {
+            *h = a->host = i;
+            return 0;
+        }
+    char **hosts = realloc (a->hosts, (a->nhosts + 1) * sizeof *hosts);
+    if (hosts)
+        a->hosts = hosts;
+    double **bytes = realloc (a->bytes, (a->nhosts + 1) * sizeof *bytes);
+    if (bytes)
+        a->bytes = bytes;
+    int64_t *total = realloc (a->total, (a->nhosts + 1) * sizeof *total);
+    if (total)
+        a->total = total;
+    if (!hosts || !bytes || !total)
+        return -1;
+    a->hosts[a->nhosts] = strdup (name);
+    a->bytes[a->nhosts] = calloc (a->nb, sizeof **a->bytes);
+    a->total[a->nhosts] = 0;
+    a->nhosts++;    /* freed with the others whatever failed */
+    if (!a->hosts[a->nhosts - 1] || !a->bytes[a->nhosts - 1])
+        return -1;
+    *h = a->host = a->nhosts - 1;
+    return 0;
+}
+
 /* sb_html_host_rows' fn: one row. Returns 0, or -1 out of memory. */
 static int
 s_add_row (void *ctx, const sb_html_host_row_t *row)
 {
     s_bins_t *a = ctx;
-    if (!a->nhosts || strcmp (a->hosts[a->nhosts - 1], row->host) != 0) {
-        char **hosts = realloc (a->hosts, (a->nhosts + 1) * sizeof *hosts);
-        if (hosts)
-            a->hosts = hosts;
-        double **bytes = realloc (a->bytes, (a->nhosts + 1) * sizeof *bytes);
-        if (bytes)
-            a->bytes = bytes;
-        int64_t *total = realloc (a->total, (a->nhosts + 1) * sizeof *total);
-        if (total)
-            a->total = total;
-        if (!hosts || !bytes || !total)
-            return -1;
-        a->hosts[a->nhosts] = strdup (row->host);
-        a->bytes[a->nhosts] = calloc (a->nb, sizeof **a->bytes);
-        a->total[a->nhosts] = 0;
-        a->nhosts++;    /* freed with the others whatever failed */
-        if (!a->hosts[a->nhosts - 1] || !a->bytes[a->nhosts - 1])
-            return -1;
+    size_t h = a->host;
+    if (!a->have_last || a->last_rank != row->rank) {
+        /* a rank's first row: its host, and no previous row */
         a->have_last = 0;
+        if (s_host_index (a, row->host, &h) != 0)
+            return -1;
     }
-    size_t h = a->nhosts - 1;
     double hi = row->t - a->start, lo = hi - 1.0;
-    if (a->have_last && a->last_rank == row->rank && a->last_t - a->start > lo)
+    if (a->have_last && a->last_t - a->start > lo)
         lo = a->last_t - a->start;
     a->have_last = 1;
     a->last_rank = row->rank;
@@ -351,6 +373,28 @@ s_add_row (void *ctx, const sb_html_host_row_t *row)
     if (row->bytes > 0 && isfinite (hi)) {
         s_spread (a->bytes[h], a->nb, a->bin, lo, hi, (double) row->bytes);
         a->total[h] += row->bytes;
+    }
+    return 0;
+}
+
+/* Put the hosts of a in name order. Returns 0. */
+static int
+s_bins_sort (s_bins_t *a)
+{
+    for (size_t i = 1; i < a->nhosts; i++) {
+        /* insertion sort: the hosts come mostly in order (ranks are numbered by worker) */
+        char *host = a->hosts[i];
+        double *bytes = a->bytes[i];
+        int64_t total = a->total[i];
+        size_t j = i;
+        for (; j > 0 && strcmp (a->hosts[j - 1], host) > 0; j--) {
+            a->hosts[j] = a->hosts[j - 1];
+            a->bytes[j] = a->bytes[j - 1];
+            a->total[j] = a->total[j - 1];
+        }
+        a->hosts[j] = host;
+        a->bytes[j] = bytes;
+        a->total[j] = total;
     }
     return 0;
 }
@@ -461,6 +505,8 @@ s_chart_throughput (sqlite3 *db, int64_t run_id, const s_run_t *r, FILE *out)
         s_query_failed (db);
         goto done;
     }
+    if (s_bins_sort (&a) != 0)
+        goto oom;
     size_t nhosts = a.nhosts;
     int64_t all = 0;
     for (size_t h = 0; h < nhosts; h++)
