@@ -125,6 +125,18 @@ START_TEST (test_page)
     ck_assert_ptr_nonnull (strstr (page, "<td id=\"command-line\">not recorded: this database has no"
                                          " runs.command_line column</td>"));
     free (page);
+    /* where the schema has them (another part of issue 17 adds them), the
+     * command line and version of the run are shown, escaped; the columns
+     * are added here when the schema lacks them (an error if it has them) */
+    sqlite3_exec (db, "ALTER TABLE runs ADD COLUMN command_line TEXT", NULL, NULL, NULL);
+    sqlite3_exec (db, "ALTER TABLE runs ADD COLUMN shardbench_version TEXT", NULL, NULL, NULL);
+    ck_assert_int_eq (sqlite3_exec (db, "UPDATE runs SET command_line = 'shardbench run <x> --db a.db',"
+                                        " shardbench_version = '9.9.9' WHERE id = 1", NULL, NULL, NULL), SQLITE_OK);
+    page = s_page (db, 1);
+    ck_assert_ptr_nonnull (page);
+    ck_assert_ptr_nonnull (strstr (page, "<td id=\"command-line\"><code>shardbench run &lt;x&gt; --db a.db</code></td>"));
+    ck_assert_ptr_nonnull (strstr (page, "<td id=\"run-version\">9.9.9</td>"));
+    free (page);
     /* a checkpoint run with no checkpoint rows renders, saying so */
     page = s_page (db, 2);
     ck_assert_ptr_nonnull (page);
