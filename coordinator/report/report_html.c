@@ -1591,7 +1591,7 @@ static const char s_style[] =
     "div.alert{border:2px solid #c01818;background:#fdecec;color:#7a0c0c;padding:10px 14px;margin:12px 0;"
     "max-width:900px;font-size:15px}"
     "table.params{font-size:12px}table.params th{font-weight:normal;font-family:monospace}"
-    "td.name{text-align:left}code{font-size:13px}";
+    "table.data td.name{text-align:left}code{font-size:13px}";
 
 /* A run that did not succeed: its status and first error at the top of the
  * page, then the errors table, before anything else. */
