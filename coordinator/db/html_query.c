@@ -50,76 +50,77 @@ s_dup (sqlite3_stmt *st, int col, char **out)
     return 0;
 }
 
-/* The columns sb_html_run_origin reads, in order of preference per field:
- * fixed names, so they may be written into the SQL text. */
-static const char *const s_command_cols[] = { "command_line", "command" };
-static const char *const s_version_cols[] = { "shardbench_version", "version" };
-static const char *const s_overrides_cols[] = { "overrides" };
-
-/* The first of names[0..n-1] that is a column of runs (cols: the names
- * PRAGMA table_info gave, ncols of them), or NULL. */
-static const char *
-s_pick (const char *const *names, size_t n, char cols[][64], size_t ncols)
+/* Whether table has column col (0 when the table does not exist). Returns
+ * 1, 0, or -1. table and col are fixed names of this file. */
+static int
+s_has_column (sqlite3 *db, const char *table, const char *col)
 {
-    for (size_t i = 0; i < n; i++)
-        for (size_t c = 0; c < ncols; c++)
-            if (!strcmp (names[i], cols[c]))
-                return names[i];
-    return NULL;
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2 (db, "SELECT count(*) FROM pragma_table_info(?1) WHERE name = ?2", -1, &st, NULL) != SQLITE_OK
+        || sqlite3_bind_text (st, 1, table, -1, SQLITE_STATIC) != SQLITE_OK
+        || sqlite3_bind_text (st, 2, col, -1, SQLITE_STATIC) != SQLITE_OK || sqlite3_step (st) != SQLITE_ROW) {
+        sqlite3_finalize (st);
+        return -1;
+    }
+    int has = sqlite3_column_int64 (st, 0) > 0;
+    sqlite3_finalize (st);
+    return has;
 }
 
-int
-sb_html_run_origin (sqlite3 *db, int64_t run_id, sb_html_run_origin_t *o)
+/* The text of the one-column, one-row query sql for run_id into *out (an
+ * owned copy; NULL when there is no row or it is NULL). Returns 0 or -1. */
+static int
+s_one_text (sqlite3 *db, const char *sql, int64_t run_id, char **out)
 {
-    memset (o, 0, sizeof *o);
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2 (db, "SELECT name FROM pragma_table_info('runs')", -1, &st, NULL) != SQLITE_OK)
-        return -1;
-    char cols[256][64];
-    size_t ncols = 0;
-    int step;
-    while ((step = sqlite3_step (st)) == SQLITE_ROW)
-        if (ncols < sizeof cols / sizeof cols[0])
-            snprintf (cols[ncols++], sizeof cols[0], "%s", sb_report_column_text (st, 0));
-    sqlite3_finalize (st);
-    if (step != SQLITE_DONE)
-        return -1;
-    const char *pick[3] = {
-        s_pick (s_command_cols, sizeof s_command_cols / sizeof s_command_cols[0], cols, ncols),
-        s_pick (s_version_cols, sizeof s_version_cols / sizeof s_version_cols[0], cols, ncols),
-        s_pick (s_overrides_cols, sizeof s_overrides_cols / sizeof s_overrides_cols[0], cols, ncols),
-    };
-    o->has_command_line = pick[0] != NULL;
-    o->has_version = pick[1] != NULL;
-    o->has_overrides = pick[2] != NULL;
-    if (!pick[0] && !pick[1] && !pick[2])
-        return 0;
-    /* a column absent selects NULL in its place */
-    char sql[256];
-    snprintf (sql, sizeof sql, "SELECT %s, %s, %s FROM runs WHERE id = ?1", pick[0] ? pick[0] : "NULL",
-              pick[1] ? pick[1] : "NULL", pick[2] ? pick[2] : "NULL");
+    sqlite3_stmt *st;
+    *out = NULL;
     if (s_prepare (db, sql, run_id, &st) != 0)
         return -1;
-    step = sqlite3_step (st);
-    int rc = 0;
-    if (step == SQLITE_ROW) {
-        char **out[3] = { &o->command_line, &o->version, &o->overrides };
-        for (int c = 0; c < 3 && rc == 0; c++)
-            rc = s_dup (st, c, out[c]);
-    }
+    int step = sqlite3_step (st), rc = 0;
+    if (step == SQLITE_ROW)
+        rc = s_dup (st, 0, out);
     else if (step != SQLITE_DONE)
         rc = -1;
     sqlite3_finalize (st);
     return rc;
 }
 
+int
+sb_html_run_origin (sqlite3 *db, int64_t run_id, sb_html_run_origin_t *o)
+{
+    memset (o, 0, sizeof *o);
+    /* fixed column names, so they may be written into the SQL text */
+    static const char *const cols[] = { "version", "command_line", "full_config" };
+    char **out[] = { &o->version, &o->command_line, &o->full_config };
+    for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++) {
+        int has = s_has_column (db, "run_inputs", cols[i]);
+        if (has < 0)
+            return -1;
+        if (!has)
+            continue;
+        o->has_inputs = 1;
+        char sql[128];
+        snprintf (sql, sizeof sql, "SELECT %s FROM run_inputs WHERE run_id = ?1", cols[i]);
+        if (s_one_text (db, sql, run_id, out[i]) != 0)
+            return -1;
+    }
+    int has = s_has_column (db, "run_overrides", "override");
+    if (has < 0)
+        return -1;
+    if (has && s_one_text (db, "SELECT group_concat(override, char(10)) FROM (SELECT override FROM run_overrides"
+                           " WHERE run_id = ?1 ORDER BY seq)", run_id, &o->overrides) != 0)
+        return -1;
+    return 0;
+}
+
 void
 sb_html_run_origin_fini (sb_html_run_origin_t *o)
 {
-    free (o->command_line);
     free (o->version);
+    free (o->command_line);
+    free (o->full_config);
     free (o->overrides);
-    o->command_line = o->version = o->overrides = NULL;
+    o->version = o->command_line = o->full_config = o->overrides = NULL;
 }
 
 int

@@ -14,17 +14,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* What a run recorded about how it was started, from runs columns that
- * databases of older schemas lack: each is read when the runs table has a
- * column of one of these names, else left NULL (has_ 0). Owned copies
- * (free with sb_html_run_origin_fini); NULL when the column is there but
- * NULL.
- *   command_line  runs.command_line, else runs.command
- *   version       runs.shardbench_version, else runs.version
- *   overrides     runs.overrides */
+/* What a run recorded about how it was started, from tables that
+ * databases of older schemas lack (schema 11, issue 17: run_inputs and
+ * run_overrides; their absence, or that of a column, is no error). Owned
+ * copies (free with sb_html_run_origin_fini), NULL when not recorded:
+ *   version       run_inputs.version: the shardbench that ran it
+ *   command_line  run_inputs.command_line
+ *   full_config   run_inputs.full_config: the effective configuration with
+ *                 every default filled in, YAML (runs.config: the keys given)
+ *   overrides     run_overrides.override in order, one per line
+ * has_inputs: the database has a run_inputs table (0: an older schema). */
 typedef struct {
-    char *command_line, *version, *overrides;
-    int   has_command_line, has_version, has_overrides;  /* the column exists */
+    char *version, *command_line, *full_config, *overrides;
+    int   has_inputs;
 } sb_html_run_origin_t;
 
 /* Load them for run_id into *o (zeroed first; fini it whatever the

@@ -1484,75 +1484,56 @@ done:
     return ret;
 }
 
-/* How the run was started: the version of shardbench that recorded it and
- * its command line, where the database keeps them (runs columns a newer
- * schema adds: html_query.h), and the overrides it was given. */
-static int
-s_origin (sqlite3 *db, int64_t run_id, FILE *out)
+/* How the run was started: the version of shardbench that ran it, its
+ * command line and overrides where the database records them (tables of
+ * schema 11: html_query.h), and the version that made this page. */
+static void
+s_origin (const sb_html_run_origin_t *o, FILE *out)
 {
-    sb_html_run_origin_t o;
-    if (sb_html_run_origin (db, run_id, &o) != 0) {
-        s_query_failed (db);
-        sb_html_run_origin_fini (&o);
-        return -1;
-    }
+    const char *missing = o->has_inputs ? "not recorded with this run"
+                                        : "not recorded: this database predates run_inputs (schema 11)";
     fprintf (out, "<table id=\"origin\" class=\"summary\">\n<tr><th>shardbench version of the run</th>"
              "<td id=\"run-version\">");
-    if (o.version)
-        sb_report_html_escape (out, o.version);
+    if (o->version)
+        sb_report_html_escape (out, o->version);
     else
-        fprintf (out, "not recorded with this run");
+        fprintf (out, "%s", missing);
     fprintf (out, "</td></tr>\n<tr><th>page made by</th><td id=\"page-version\">shardbench %s</td></tr>\n"
              "<tr><th>command line</th><td id=\"command-line\">", SB_VERSION);
-    if (o.command_line) {
+    if (o->command_line) {
         fprintf (out, "<code>");
-        sb_report_html_escape (out, o.command_line);
+        sb_report_html_escape (out, o->command_line);
         fprintf (out, "</code>");
     }
     else
-        fprintf (out, o.has_command_line ? "not recorded with this run"
-                                         : "not recorded: this database has no runs.command_line column");
-    fprintf (out, "</td></tr>\n");
-    if (o.has_overrides) {
-        fprintf (out, "<tr><th>overrides</th><td id=\"overrides\"><code>");
-        sb_report_html_escape (out, o.overrides ? o.overrides : "");
-        fprintf (out, "</code></td></tr>\n");
+        fprintf (out, "%s", missing);
+    fprintf (out, "</td></tr>\n<tr><th>overrides</th><td id=\"overrides\">");
+    if (o->overrides) {
+        /* one per line, as given */
+        fprintf (out, "<code>");
+        for (const char *c = o->overrides; *c; c++) {
+            if (*c == '\n')
+                fprintf (out, "</code><br><code>");
+            else {
+                char one[2] = { *c, 0 };
+                sb_report_html_escape (out, one);
+            }
+        }
+        fprintf (out, "</code>");
     }
-    fprintf (out, "</table>\n");
-    sb_html_run_origin_fini (&o);
-    return 0;
+    else
+        fprintf (out, "%s", o->has_inputs ? "none" : missing);
+    fprintf (out, "</td></tr>\n</table>\n");
 }
 
-/* The workload's parameters: every key of the effective configuration the
- * run stored (runs.config) with its value, in the order stored; the YAML
- * text as stored when it does not parse. */
-static int
-s_parameters (const s_run_t *r, FILE *out)
+/* Write the keys of cfg with their values; with given, the keys it holds
+ * (those the run was given) are marked (class given). */
+static void
+s_parameter_rows (sb_config_t *cfg, sb_config_t *given, FILE *out)
 {
-    fprintf (out, "<h2>Parameters</h2>\n");
-    if (!r->row.config || !*r->row.config) {
-        fprintf (out, "<p id=\"parameters\">No configuration stored with this run.</p>\n");
-        return 0;
-    }
-    sb_config_t *cfg = sb_config_new ();
-    if (!cfg) {
-        fprintf (stderr, "shardbench report: --html: out of memory\n");
-        return -1;
-    }
-    char err[512];
-    if (sb_config_load_string (cfg, r->row.config, "runs.config", err, sizeof err) != 0) {
-        fprintf (out, "<p>The stored configuration does not parse (");
-        sb_report_html_escape (out, err);
-        fprintf (out, "); as stored:</p>\n<pre id=\"parameters\">");
-        sb_report_html_escape (out, r->row.config);
-        fprintf (out, "</pre>\n");
-        sb_config_destroy (&cfg);
-        return 0;
-    }
-    fprintf (out, "<table id=\"parameters\" class=\"params\">\n<tr><th>key</th><th>value</th></tr>\n");
     for (size_t i = 0; i < sb_config_count (cfg); i++) {
         const sb_config_entry_t *e = sb_config_at (cfg, i);
-        fprintf (out, "<tr><th>");
+        fprintf (out, "<tr%s><th>", given && sb_config_get (given, e->key) ? " class=\"given\"" : "");
         sb_report_html_escape (out, e->key);
         fprintf (out, "</th><td>");
         if (e->value)
@@ -1568,8 +1549,52 @@ s_parameters (const s_run_t *r, FILE *out)
         }
         fprintf (out, "</td></tr>\n");
     }
-    fprintf (out, "</table>\n<p class=\"note\">The effective configuration stored with the run (runs.config):"
-             " the workload with its overrides applied; secrets are not stored.</p>\n");
+}
+
+/* The workload's parameters: every key of the effective configuration
+ * with its value, in the order stored: run_inputs.full_config (defaults
+ * filled in) with the keys of runs.config (those given) in bold, else
+ * runs.config alone; the YAML text as stored when it does not parse.
+ * Returns 0, or -1 out of memory. */
+static int
+s_parameters (const s_run_t *r, const sb_html_run_origin_t *o, FILE *out)
+{
+    fprintf (out, "<h2>Parameters</h2>\n");
+    int full = o->full_config && *o->full_config;
+    const char *text = full ? o->full_config : r->row.config;
+    if (!text || !*text) {
+        fprintf (out, "<p id=\"parameters\">No configuration stored with this run.</p>\n");
+        return 0;
+    }
+    sb_config_t *cfg = sb_config_new (), *given = NULL;
+    if (!cfg) {
+        fprintf (stderr, "shardbench report: --html: out of memory\n");
+        return -1;
+    }
+    char err[512];
+    if (sb_config_load_string (cfg, text, full ? "run_inputs.full_config" : "runs.config", err, sizeof err) != 0) {
+        fprintf (out, "<p>The stored configuration does not parse (");
+        sb_report_html_escape (out, err);
+        fprintf (out, "); as stored:</p>\n<pre id=\"parameters\">");
+        sb_report_html_escape (out, text);
+        fprintf (out, "</pre>\n");
+        sb_config_destroy (&cfg);
+        return 0;
+    }
+    if (full && r->row.config && *r->row.config) {
+        given = sb_config_new ();
+        if (given && sb_config_load_string (given, r->row.config, "runs.config", err, sizeof err) != 0)
+            sb_config_destroy (&given);     /* nothing marked then */
+    }
+    fprintf (out, "<table id=\"parameters\" class=\"params\">\n<tr><th>key</th><th>value</th></tr>\n");
+    s_parameter_rows (cfg, given, out);
+    fprintf (out, "</table>\n<p class=\"note\">%s</p>\n", full
+             ? "The effective configuration of the run with every default filled in (run_inputs.full_config);"
+               " in bold the keys the run was given by its workload and overrides (runs.config). Secrets are"
+               " not stored."
+             : "The effective configuration stored with the run (runs.config): the workload with its overrides"
+               " applied; secrets are not stored.");
+    sb_config_destroy (&given);
     sb_config_destroy (&cfg);
     return 0;
 }
@@ -1591,6 +1616,7 @@ static const char s_style[] =
     "div.alert{border:2px solid #c01818;background:#fdecec;color:#7a0c0c;padding:10px 14px;margin:12px 0;"
     "max-width:900px;font-size:15px}"
     "table.params{font-size:12px}table.params th{font-weight:normal;font-family:monospace}"
+    "table.params tr.given th,table.params tr.given td{font-weight:bold}"
     "table.data td.name{text-align:left}code{font-size:13px}";
 
 /* A run that did not succeed: its status and first error at the top of the
@@ -1614,6 +1640,7 @@ int
 sb_report_html (sqlite3 *db, int64_t run_id, FILE *out)
 {
     s_run_t r = { 0 };
+    sb_html_run_origin_t origin = { 0 };
     sb_report_epoch_t *ep = NULL;
     size_t nep = 0;
     int rc = -1;
@@ -1629,6 +1656,10 @@ sb_report_html (sqlite3 *db, int64_t run_id, FILE *out)
         return -1;
     }
     sb_workload_model_name (r.row.config, r.model, sizeof r.model);
+    if (sb_html_run_origin (db, run_id, &origin) != 0) {
+        s_query_failed (db);
+        goto done;
+    }
     if (!r.row.kind || !r.row.workload || !r.row.status) {
         fprintf (stderr, "shardbench report: --html: run %lld: incomplete runs row\n", (long long) run_id);
         goto done;
@@ -1654,8 +1685,7 @@ sb_report_html (sqlite3 *db, int64_t run_id, FILE *out)
             goto done;
     }
     s_summary (out, &r, run_id);
-    if (s_origin (db, run_id, out) != 0)
-        goto done;
+    s_origin (&origin, out);
     if (train) {
         if (sb_report_epochs (db, run_id, &ep, &nep) != 0) {
             s_query_failed (db);
@@ -1681,12 +1711,13 @@ sb_report_html (sqlite3 *db, int64_t run_id, FILE *out)
         goto done;
     if (!errors_first && s_errors_table (db, run_id, &r, out) != 0)
         goto done;
-    if (s_parameters (&r, out) != 0)
+    if (s_parameters (&r, &origin, out) != 0)
         goto done;
     fprintf (out, "</body>\n</html>\n");
     rc = 0;
 done:
     free (ep);
+    sb_html_run_origin_fini (&origin);
     sb_export_page_run_fini (&r.row);
     return rc;
 }

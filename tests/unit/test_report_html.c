@@ -121,21 +121,30 @@ START_TEST (test_page)
     /* the parameters of runs.config, key by key */
     ck_assert_ptr_nonnull (strstr (page, "<tr><th>dataset.num_files_train</th><td>8</td></tr>"));
     ck_assert_ptr_nonnull (strstr (page, "<tr><th>model.name</th><td>&lt;m&gt;</td></tr>"));
-    /* this schema has no command line column: a line says so */
-    ck_assert_ptr_nonnull (strstr (page, "<td id=\"command-line\">not recorded: this database has no"
-                                         " runs.command_line column</td>"));
+    /* nothing recorded of how the run was started: a line says so */
+    ck_assert_ptr_nonnull (strstr (page, "<td id=\"command-line\">not recorded"));
     free (page);
-    /* where the schema has them (another part of issue 17 adds them), the
-     * command line and version of the run are shown, escaped; the columns
-     * are added here when the schema lacks them (an error if it has them) */
-    sqlite3_exec (db, "ALTER TABLE runs ADD COLUMN command_line TEXT", NULL, NULL, NULL);
-    sqlite3_exec (db, "ALTER TABLE runs ADD COLUMN shardbench_version TEXT", NULL, NULL, NULL);
-    ck_assert_int_eq (sqlite3_exec (db, "UPDATE runs SET command_line = 'shardbench run <x> --db a.db',"
-                                        " shardbench_version = '9.9.9' WHERE id = 1", NULL, NULL, NULL), SQLITE_OK);
+    /* where the database records them (schema 11: run_inputs and
+     * run_overrides, made here as that schema makes them when this one
+     * lacks them), the version, command line, overrides and every default
+     * of the run are shown, escaped, the keys it was given in bold */
+    ck_assert_int_eq (sqlite3_exec (db,
+        "CREATE TABLE IF NOT EXISTS run_inputs (run_id INTEGER PRIMARY KEY REFERENCES runs(id),"
+        " version TEXT NOT NULL, command_line TEXT NOT NULL, full_config TEXT NOT NULL);"
+        "CREATE TABLE IF NOT EXISTS run_overrides (run_id INTEGER NOT NULL REFERENCES runs(id), seq INTEGER NOT NULL,"
+        " override TEXT NOT NULL, PRIMARY KEY (run_id, seq));"
+        "INSERT INTO run_inputs (run_id, version, command_line, full_config) VALUES (1, '9.9.9',"
+        " 'shardbench run <x> --db a.db', 'dataset:\n  num_files_train: 8\n  num_files_eval: 0\n"
+        "model:\n  name: <m>\n');"
+        "INSERT INTO run_overrides (run_id, seq, override) VALUES (1, 2, 'b=2'), (1, 1, 'a=<1>');",
+        NULL, NULL, NULL), SQLITE_OK);
     page = s_page (db, 1);
     ck_assert_ptr_nonnull (page);
     ck_assert_ptr_nonnull (strstr (page, "<td id=\"command-line\"><code>shardbench run &lt;x&gt; --db a.db</code></td>"));
     ck_assert_ptr_nonnull (strstr (page, "<td id=\"run-version\">9.9.9</td>"));
+    ck_assert_ptr_nonnull (strstr (page, "<td id=\"overrides\"><code>a=&lt;1&gt;</code><br><code>b=2</code></td>"));
+    ck_assert_ptr_nonnull (strstr (page, "<tr class=\"given\"><th>dataset.num_files_train</th><td>8</td></tr>"));
+    ck_assert_ptr_nonnull (strstr (page, "<tr><th>dataset.num_files_eval</th><td>0</td></tr>"));
     free (page);
     /* a checkpoint run with no checkpoint rows renders, saying so */
     page = s_page (db, 2);
