@@ -21,12 +21,14 @@
  *   chart-latency     sample read latency over all epochs (read_latency),
  *                     two bins per power of two on a log axis, p50 and p99
  *   chart-endpoints   requests and errors per S3 endpoint (endpoints)
- * the epochs table, read latency p50/p90/p99/p99.9 per epoch (table
- * read-latency, chart-latency-epochs) and the endpoints' latency (table
- * endpoint-latency); for a checkpoint run the checkpoints table,
- * chart-checkpoint-throughput (GiB/s per checkpoint written and read) and
- * chart-checkpoint-ranks (MB/s per rank); then the errors (a run that
- * succeeded) and the parameters (runs.config, key by key).
+ * the epochs table (barrier p50/p99, page cache), the slowest rank of each
+ * epoch (table slowest), read latency p50/p90/p99/p99.9 per epoch (table
+ * read-latency, chart-latency-epochs) and per host (table host-latency) and
+ * the endpoints' latency (table endpoint-latency); for a checkpoint run the
+ * checkpoints table, chart-checkpoint-throughput (GiB/s per checkpoint
+ * written and read) and chart-checkpoint-ranks (MB/s per rank); then the
+ * errors (a run that succeeded) and the parameters (run_inputs.full_config
+ * or runs.config, key by key).
  * A chart with nothing to draw is left out: one line (p.no-chart) says why.
  * Every string from the database goes through sb_report_html_escape; numbers
  * are printed with printf in the C locale (shardbench never calls setlocale).
@@ -256,7 +258,7 @@ s_epoch_table (const sb_report_epoch_t *ep, size_t n, FILE *out)
 {
     fprintf (out, "<table id=\"epochs\" class=\"data\">\n<tr><th>epoch</th><th>samples</th><th>dropped</th>"
              "<th>time s</th><th>samples/s</th><th>MiB/s</th><th>AU %%</th><th>read p50 ms</th>"
-             "<th>read p99 ms</th></tr>\n");
+             "<th>read p99 ms</th><th>barrier p50 ms</th><th>barrier p99 ms</th><th>page cache</th></tr>\n");
     for (size_t i = 0; i < n; i++) {
         const sb_report_epoch_t *e = &ep[i];
         fprintf (out, "<tr><td>%lld</td><td>%lld</td><td>%lld</td><td>%.3f</td><td>%.1f</td><td>%.1f</td>",
@@ -270,6 +272,18 @@ s_epoch_table (const sb_report_epoch_t *ep, size_t n, FILE *out)
             else
                 fprintf (out, c == 0 ? "<td>%.2f</td>" : "<td>%.3f</td>", c == 0 ? 100 * v[c] : v[c]);
         }
+        /* the step barrier's round trip; whether the epoch was read from the page cache */
+        const double b[2] = { s_or_nan (e->has_barrier, e->barrier_p50_ms), s_or_nan (e->has_barrier_p99, e->barrier_p99_ms) };
+        for (int c = 0; c < 2; c++)
+            if (isfinite (b[c]))
+                fprintf (out, "<td>%.3f</td>", b[c]);
+            else
+                fprintf (out, "<td>-</td>");
+        if (e->has_from_memory && e->has_resident)
+            fprintf (out, "<td class=\"%s\">%s, %.0f%% resident</td>", e->from_memory ? "cached" : "uncached",
+                     e->from_memory ? "yes" : "no", 100 * e->resident_fraction);
+        else
+            fprintf (out, "<td>-</td>");
         fprintf (out, "</tr>\n");
     }
     fprintf (out, "</table>\n");
@@ -1271,6 +1285,117 @@ s_latency_epochs (sqlite3 *db, int64_t run_id, FILE *out)
     return 0;
 }
 
+/* The slowest table written so far. */
+typedef struct {
+    FILE *out;
+    int   rows;
+} s_slowest_rows_t;
+
+/* sb_html_slowest's fn: one row of the slowest table (the table opened on
+ * the first). Returns 0. */
+static int
+s_slowest_row (void *ctx, const sb_html_slowest_t *s)
+{
+    s_slowest_rows_t *sr = ctx;
+    FILE *out = sr->out;
+    if (!sr->rows++)
+        fprintf (out, "<h2>Slowest rank of each epoch</h2>\n<table id=\"slowest\" class=\"data\">\n<tr><th>epoch</th>"
+                 "<th>rank</th><th>host</th><th>wall s</th><th>compute s</th><th>I/O wait s</th><th>barrier s</th>"
+                 "<th>mean barrier s of the ranks</th><th>ranks</th></tr>\n");
+    fprintf (out, "<tr><td>%lld</td><td>%lld</td><td class=\"name\">", (long long) s->epoch, (long long) s->rank);
+    sb_report_html_escape (out, s->host);
+    fprintf (out, "</td><td>%.3f</td><td>%.3f</td><td>%.3f</td><td>%.3f</td><td>%.3f</td><td>%lld</td></tr>\n",
+             s->wall_s, s->compute_s, s->io_wait_s, s->barrier_s, s->barrier_mean_s, (long long) s->ranks);
+    return 0;
+}
+
+/* table slowest: the slowest rank of each epoch and where its time went
+ * (nothing when no rank finished an epoch). */
+static int
+s_slowest_table (sqlite3 *db, int64_t run_id, FILE *out)
+{
+    s_slowest_rows_t sr = { .out = out };
+    if (sb_html_slowest (db, run_id, s_slowest_row, &sr) != 0) {
+        s_query_failed (db);
+        return -1;
+    }
+    if (!sr.rows)
+        return 0;
+    fprintf (out, "</table>\n<p class=\"note\">The rank with the longest wall time of each epoch (first start to"
+             " finish; the lowest rank of equal ones), its emulated compute, I/O wait and barrier wait"
+             " (rank_epochs), beside the mean barrier wait of all the epoch's ranks.</p>\n");
+    return 0;
+}
+
+/* The per-host read latency read so far: one histogram per host. */
+typedef struct {
+    FILE           *out;
+    sb_histogram_t *h;
+    char            host[256];
+    int             rows;
+} s_host_lat_t;
+
+/* Write the row of the current host and start the next. */
+static void
+s_host_lat_flush (s_host_lat_t *a)
+{
+    if (!a->h->total)
+        return;
+    if (!a->rows++)
+        fprintf (a->out, "<table id=\"host-latency\" class=\"data\">\n<tr><th>host</th><th>reads</th><th>read p50 ms</th>"
+                 "<th>read p90 ms</th><th>read p99 ms</th><th>read p99.9 ms</th></tr>\n");
+    fprintf (a->out, "<tr><td class=\"name\">");
+    sb_report_html_escape (a->out, a->host);
+    fprintf (a->out, "</td><td>%llu</td>", (unsigned long long) a->h->total);
+    for (int q = 0; q < S_NQ; q++)
+        fprintf (a->out, "<td>%.3f</td>", sb_histogram_quantile (a->h, s_lat_q[q]) / 1000);
+    fprintf (a->out, "</tr>\n");
+    sb_histogram_reset (a->h);
+}
+
+/* sb_html_host_latency's fn: one bucket. Returns 0. */
+static int
+s_add_host_lat (void *ctx, const char *host, int64_t low, int64_t count)
+{
+    s_host_lat_t *a = ctx;
+    if (strcmp (host, a->host) != 0) {
+        s_host_lat_flush (a);
+        snprintf (a->host, sizeof a->host, "%s", host);
+    }
+    if (low >= 0 && count > 0) {
+        a->h->counts[sb_histogram_bucket ((uint64_t) low)] += (uint64_t) count;
+        a->h->total += (uint64_t) count;
+    }
+    return 0;
+}
+
+/* table host-latency: read latency percentiles per host over all epochs
+ * (host_read_latency), or a line saying the run has none. */
+static int
+s_host_latency (sqlite3 *db, int64_t run_id, FILE *out)
+{
+    s_host_lat_t a = { .out = out, .h = calloc (1, sizeof (sb_histogram_t)) };
+    if (!a.h) {
+        fprintf (stderr, "shardbench report: --html: out of memory\n");
+        return -1;
+    }
+    fprintf (out, "<h3>Read latency per host (all epochs)</h3>\n");
+    int got = sb_html_host_latency (db, run_id, s_add_host_lat, &a);
+    if (got == 0)
+        s_host_lat_flush (&a);
+    free (a.h);
+    if (got != 0) {
+        s_query_failed (db);
+        return -1;
+    }
+    if (a.rows)
+        fprintf (out, "</table>\n");
+    else
+        fprintf (out, "<p class=\"note\">No per-host read latency recorded for this run (host_read_latency:"
+                 " runs of schema 11 and later).</p>\n");
+    return 0;
+}
+
 /* sb_html_endpoints' fn: one row of the endpoint-latency table. Returns 0. */
 static int
 s_endpoint_row (void *ctx, const sb_html_endpoint_t *e)
@@ -1617,7 +1742,7 @@ static const char s_style[] =
     "max-width:900px;font-size:15px}"
     "table.params{font-size:12px}table.params th{font-weight:normal;font-family:monospace}"
     "table.params tr.given th,table.params tr.given td{font-weight:bold}"
-    "table.data td.name{text-align:left}code{font-size:13px}";
+    "table.data td.name{text-align:left}code{font-size:13px}td.cached{color:#b35c00;font-weight:bold}";
 
 /* A run that did not succeed: its status and first error at the top of the
  * page, then the errors table, before anything else. */
@@ -1703,8 +1828,11 @@ sb_report_html (sqlite3 *db, int64_t run_id, FILE *out)
             s_epoch_table (ep, nep, out);
         else
             fprintf (out, "<p>No epoch finished in this run.</p>\n");
+        if (s_slowest_table (db, run_id, out) != 0)
+            goto done;
         fprintf (out, "<h2>Read latency per epoch</h2>\n");
-        if (s_latency_epochs (db, run_id, out) != 0 || s_endpoint_table (db, run_id, out) != 0)
+        if (s_latency_epochs (db, run_id, out) != 0 || s_host_latency (db, run_id, out) != 0
+            || s_endpoint_table (db, run_id, out) != 0)
             goto done;
     }
     else if (s_checkpoint_section (db, run_id, out) != 0)

@@ -150,7 +150,14 @@ reader:
            INSERT INTO timeseries (run_id, t, epoch, rank, samples, bytes, reads, read_s, compute_s)
            SELECT 3, 1000 + k + 0.5, 1 + (k >= 10), 0, 1, 1048576, 1, 0.01, 0.5 FROM k
            UNION ALL SELECT 3, 1000 + k + 0.5, 1 + (k >= 10), 1, 1, 1048576, 1, 0.01, 0.5 FROM k
-           WHERE k <= 5 OR k >= 15"
+           WHERE k <= 5 OR k >= 15;
+           -- read latency per host (schema 11 has this table; made here when this schema lacks it):
+           -- busy 10 reads in [20, 21) us, idle 4 there and 6 in [40, 42)
+           CREATE TABLE IF NOT EXISTS host_read_latency (run_id INTEGER NOT NULL, epoch INTEGER NOT NULL,
+               host TEXT NOT NULL, bucket_low_us INTEGER NOT NULL, bucket_high_us INTEGER NOT NULL,
+               count INTEGER NOT NULL, PRIMARY KEY (run_id, epoch, host, bucket_low_us));
+           INSERT INTO host_read_latency (run_id, epoch, host, bucket_low_us, bucket_high_us, count)
+           VALUES (3, 1, 'busy', 20, 21, 10), (3, 1, 'idle', 20, 21, 4), (3, 2, 'idle', 40, 42, 6)"
 sb report 3 --html idle.html --db idle.db
 expect_eq "report --html (idle host): exit" "$SB_RC" 0
 
@@ -344,6 +351,13 @@ print("rank 1", split[("chart-split-rank", "rank 1", "split-compute")], split[("
       split[("chart-split-rank", "rank 1", "split-barrier")])
 print("host idle", split[("chart-split-host", "idle", "split-compute")], split[("chart-split-host", "idle", "split-io")],
       split[("chart-split-host", "idle", "split-barrier")])
+import re
+src = open(sys.argv[1]).read()
+def rows(table_id):
+    t = src[src.index('id="%s"' % table_id):].split("</table>")[0]
+    return ["|".join(re.findall(r"<td[^>]*>([^<]*)</td>", r)) for r in re.findall(r"<tr>(.*?)</tr>", t) if "<td" in r]
+print("host latency", " ".join(rows("host-latency")))
+print("slowest", " ".join(rows("slowest")))
 EOF2
 expect_eq "idle host: a point per bin (20 s)" "$(sed -n 1p idle.txt)" "bins 20 20 20"
 expect_eq "idle host: its 8 idle bins drawn at zero" "$(sed -n 2p idle.txt)" "idle zero bins 6,7,8,9,10,11,12,13"
@@ -353,6 +367,10 @@ expect_eq "idle host run: a mark per epoch" "$(sed -n 5p idle.txt)" "epoch marks
 expect_eq "split per rank: rank 0 (compute, I/O wait, barrier)" "$(sed -n 6p idle.txt)" "rank 0 12 4 2"
 expect_eq "split per rank: rank 1" "$(sed -n 7p idle.txt)" "rank 1 6 10 2.5"
 expect_eq "split per host: mean of its one rank" "$(sed -n 8p idle.txt)" "host idle 6 10 2.5"
+expect_eq "read latency per host: reads and p50 to p99.9 ms" "$(sed -n 9p idle.txt)" \
+    "host latency busy|10|0.021|0.021|0.021|0.021 idle|10|0.041|0.041|0.041|0.041"
+expect_eq "slowest rank of each epoch: longest wall time, lowest rank of equal ones" "$(sed -n 10p idle.txt)" \
+    "slowest 1|0|busy|9.000|6.000|2.000|1.000|1.000|2 2|0|busy|9.500|6.000|2.000|1.000|1.250|2"
 
 # the real run: an epoch mark per epoch of rank_epochs; its parameters with
 # the values it was given; read latency percentiles per epoch
