@@ -148,12 +148,14 @@ s_usage_report (FILE *f)
              "                 inline SVG charts of throughput per host over time (idle time\n"
              "                 at zero, epoch starts marked), AU per epoch against the\n"
              "                 threshold, compute / I/O wait / barrier wait per host and per\n"
-             "                 rank, read latency histogram and p50/p90/p99/p99.9 per epoch,\n"
-             "                 requests, errors and latency per S3 endpoint. Checkpoint runs:\n"
-             "                 GiB/s per checkpoint written and read, MB/s per rank. Then the\n"
-             "                 version, command line and every parameter of the run; a chart\n"
-             "                 with no data is left out with a line saying why. Datagen runs\n"
-             "                 are refused (exit status 2)\n");
+             "                 rank, read latency histogram and p50/p90/p99/p99.9 per epoch\n"
+             "                 and per host, the slowest rank of each epoch, barrier wait and\n"
+             "                 page cache per epoch, requests, errors, retries and latency per\n"
+             "                 S3 endpoint. Checkpoint runs: GiB/s per checkpoint written and\n"
+             "                 read, MB/s per rank. Then the version, command line, overrides\n"
+             "                 and every parameter of the run; a chart with no data is left\n"
+             "                 out with a line saying why. Datagen runs are refused (exit\n"
+             "                 status 2)\n");
 }
 
 static void
