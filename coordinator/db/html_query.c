@@ -141,23 +141,65 @@ sb_html_epoch_spans (sqlite3 *db, int64_t run_id, int (*fn) (void *ctx, const sb
     return s_finish (st, step, stopped);
 }
 
+/* The ranks of one run_workers row. */
+typedef struct {
+    char   *host;
+    int64_t first, ranks;
+} s_worker_t;
+
 int
 sb_html_host_rows (sqlite3 *db, int64_t run_id, int (*fn) (void *ctx, const sb_html_host_row_t *r), void *ctx)
 {
+    /* the workers first, then the rows alone: mapping ranks to hosts here
+     * rather than joining in SQL saves a join per row of a table that may
+     * hold millions */
     sqlite3_stmt *st;
-    if (s_prepare (db, "SELECT w.host, ts.rank, ts.t, ts.bytes FROM timeseries ts JOIN run_workers w"
-                   " ON w.run_id = ts.run_id AND ts.rank >= w.first_rank AND ts.rank < w.first_rank + w.ranks"
-                   " WHERE ts.run_id = ?1 ORDER BY ts.rank, ts.t", run_id, &st) != 0)
+    if (s_prepare (db, "SELECT host, first_rank, ranks FROM run_workers WHERE run_id = ?1 ORDER BY first_rank",
+                   run_id, &st) != 0)
         return -1;
-    int step = SQLITE_DONE, stopped = 0;
+    s_worker_t *w = NULL;
+    size_t nw = 0;
+    int step, rc = -1;
+    while ((step = sqlite3_step (st)) == SQLITE_ROW) {
+        s_worker_t *more = realloc (w, (nw + 1) * sizeof *w);
+        if (!more)
+            break;
+        w = more;
+        w[nw] = (s_worker_t) { .first = sqlite3_column_int64 (st, 1), .ranks = sqlite3_column_int64 (st, 2) };
+        if (s_dup (st, 0, &w[nw].host) != 0 || !w[nw].host)
+            break;
+        nw++;
+    }
+    sqlite3_finalize (st);
+    if (step != SQLITE_DONE)
+        goto done;
+    if (s_prepare (db, "SELECT rank, t, bytes FROM timeseries WHERE run_id = ?1 ORDER BY rank, t", run_id, &st) != 0)
+        goto done;
+    int stopped = 0;
+    int64_t rank = -1;
+    const char *host = NULL;    /* of rank; NULL: no worker has it */
     while (!stopped && (step = sqlite3_step (st)) == SQLITE_ROW) {
         sb_html_host_row_t r = {
-            .host = sb_report_column_text (st, 0), .rank = sqlite3_column_int64 (st, 1),
-            .t = sqlite3_column_double (st, 2), .bytes = sqlite3_column_int64 (st, 3),
+            .rank = sqlite3_column_int64 (st, 0), .t = sqlite3_column_double (st, 1), .bytes = sqlite3_column_int64 (st, 2),
         };
+        if (r.rank != rank || !host) {
+            rank = r.rank;
+            host = NULL;
+            for (size_t i = 0; i < nw && !host; i++)
+                if (r.rank >= w[i].first && r.rank - w[i].first < w[i].ranks)
+                    host = w[i].host;
+        }
+        if (!host)
+            continue;
+        r.host = host;
         stopped = fn (ctx, &r) != 0;
     }
-    return s_finish (st, step, stopped);
+    rc = s_finish (st, step, stopped);
+done:
+    for (size_t i = 0; i < nw; i++)
+        free (w[i].host);
+    free (w);
+    return rc;
 }
 
 int
