@@ -1,4 +1,4 @@
--- shardbench result database, schema version 10 (PRAGMA user_version).
+-- shardbench result database, schema version 11 (PRAGMA user_version).
 -- This file is the single source of truth: the coordinator compiles it in and
 -- applies it to every database it opens. Rows are committed as they arrive
 -- (WAL journal), so a crash loses at most the rows of the current second. A
@@ -63,7 +63,13 @@ CREATE TABLE IF NOT EXISTS runs (
   eval_throughput_mean_samples_per_second  REAL,
   eval_throughput_stdev_samples_per_second REAL,
   eval_io_mean_MB_per_second  REAL, -- eval_throughput_mean x record_size_bytes / 2^20
-  eval_io_stdev_MB_per_second REAL
+  eval_io_stdev_MB_per_second REAL,
+  -- helper series (issue 17): runs as a series (`--runs N --warmup K --label TEXT`; NULL before schema 11)
+  label         TEXT,               -- --label: the name the command line gave the run (every row the command wrote)
+  series_id     INTEGER,            -- series.id: the series this run belongs to (train or checkpoint rows of a
+                                    --   `--runs N` command; NULL: a run of its own or the datagen before a series)
+  series_index  INTEGER,            -- 1-based place in the series
+  warmup        INTEGER             -- 1: a warm-up run (the first --warmup K of the series) or 0; NULL outside one
 );
 
 -- One row per worker agent that joined a run.
@@ -310,4 +316,23 @@ CREATE TABLE IF NOT EXISTS objects (
   size       INTEGER NOT NULL,
   catalog_id INTEGER GENERATED ALWAYS AS (oid >> 40) VIRTUAL,
   idx        INTEGER GENERATED ALWAYS AS (oid & 1099511627775) VIRTUAL
+);
+
+-- helper series (issue 17): one row per `shardbench run|checkpoint --runs N` command: N runs of the same
+-- workload and overrides back to back, the first `warmup` of them warm-up runs (MLPerf Storage: 6 runs, 1
+-- warm-up and 5 measured). Its runs point here (runs.series_id, series_index, warmup).
+CREATE TABLE IF NOT EXISTS series (
+  id            INTEGER PRIMARY KEY,
+  kind          TEXT NOT NULL,      -- 'train' | 'checkpoint'
+  workload      TEXT NOT NULL,      -- preset name or YAML path, as runs.workload
+  label         TEXT,               -- --label
+  runs          INTEGER NOT NULL,   -- runs asked for (--runs N)
+  warmup        INTEGER NOT NULL,   -- of them warm-up runs (--warmup K), the first K
+  status        TEXT NOT NULL,      -- 'running' | 'succeeded' (every run did) | 'failed' (a run failed: the series
+                                    --   stopped there) | 'aborted' (stopped by a signal) | 'interrupted' (its
+                                    --   coordinator is gone)
+  started_at    REAL NOT NULL,
+  finished_at   REAL,
+  coordinator_host TEXT,            -- where the coordinator ran
+  coordinator_pid  INTEGER          -- its pid: a dead one marks the series 'interrupted'
 );

@@ -1,5 +1,6 @@
 /* cli: argument parsing and the commands run, datagen and report. */
 #include "cli.h"
+#include "cli_series.h"
 #include "config.h"
 #include "datasize.h"
 #include "dlio_args.h"
@@ -9,6 +10,8 @@
 #include "report.h"
 #include "resultdb.h"
 #include "security.h"
+#include "series_query.h"
+#include "series_report.h"
 #include "session.h"
 #include "sb_version.h"
 #include "slurm.h"
@@ -47,6 +50,9 @@ s_usage_main (FILE *f)
              "  report    [RUN_ID|last] [--json | --csv [epochs|ranks] | --html FILE] [--db FILE]\n"
              "                                                 print a run's summary again, or as JSON/CSV\n"
              "  compare   RUN_A RUN_B [--db FILE]               two runs side by side, with B/A\n"
+             "  series    [SERIES_ID|last] [--json] [--db FILE] a series of runs (--runs N): each run, the\n"
+             "                                                 aggregate and MLPerf Storage's rules\n"
+             "  runs      [--json] [--db FILE]                  list the runs, newest last\n"
              "  workloads                                      list the built-in workload presets\n"
              "  keys      [--dir DIR] [--worker NAME ...]       create CURVE certificates (see --keys)\n"
              "  datasize  [WORKLOAD] --hosts H --host-memory-gb M --accelerators A\n"
@@ -64,6 +70,7 @@ s_usage_run (FILE *f, const char *cmd)
              "usage: shardbench %s [WORKLOAD] [KEY=VALUE ...] [--accelerators A] [--local N | --workers N |\n"
              "                  --hosts H,H,... | --hostfile FILE | --slurm] [--bind ENDPOINT] [--keys DIR | --insecure] [--db FILE] [--seed S] [--relist]\n"
              "                  [--join-timeout S] [--progress auto|tty|plain|off] [--progress-interval S] [-v]\n"
+             "                  [--runs N [--warmup K]] [--label TEXT]\n"
              "(catalog uses WORKLOAD, KEY=VALUE, --relist and --db: it lists the dataset and starts no workers)\n"
              "\n"
              "WORKLOAD         a preset name (see `shardbench workloads`) or a DLIO workload YAML file;\n"
@@ -121,6 +128,16 @@ s_usage_run (FILE *f, const char *cmd)
              "                 DATA_FOLDER/train first (only PREFIX_I_of_N.EXT names and .*.tmp)\n"
              "--dry-run        (datagen) print the files, bytes, folder and free space it would\n"
              "                 use, and write nothing\n"
+             "--runs N         (run, checkpoint) N runs back to back, a series: the same workload and\n"
+             "                 overrides, each a whole run with its own run id, rows and summary, then\n"
+             "                 the series' summary (see `shardbench series --help`); the dataset is\n"
+             "                 generated at most once, before the first (later runs never generate it).\n"
+             "                 A run that does not succeed ends the series (recorded 'failed'); a signal\n"
+             "                 ends it as it ends a run ('aborted', exit 128 + N). Not with --workers\n"
+             "--warmup K       (with --runs) the first K runs are warm-up runs, left out of the series'\n"
+             "                 aggregate; default 1 when N > 1 (MLPerf Storage: --runs 6 = 1 warm-up +\n"
+             "                 5 measured), else 0; K < N\n"
+             "--label TEXT     name the run (runs.label; `shardbench runs` lists it), and the series\n"
              "--subset         (checkpoint) checkpoint.mode=subset: the ranks write only their share\n"
              "                 of the full tensor x pipeline x data layout (MLPerf Storage subset mode)\n"
              "-v, --verbose    debug messages\n"
@@ -169,6 +186,40 @@ s_usage_compare (FILE *f)
              "AU mean, verdict, step-barrier p50 (mean) and p99 (max over epochs), with the\n"
              "ratio B/A. RUN_A and RUN_B are run ids or 'last'. Exit status 2 when a run does\n"
              "not exist.\n");
+}
+
+static void
+s_usage_series (FILE *f)
+{
+    fprintf (f,
+             "usage: shardbench series [SERIES_ID|last] [--json] [--db FILE]\n"
+             "\n"
+             "Print the summary of a series of runs (`shardbench run|checkpoint --runs N`) from the result\n"
+             "database (default: the newest series, database ./shardbench.db), as printed at its end: each\n"
+             "run (index, run id, warm-up, status, DLIO's AU %%, samples/s and MB/s, verdict), then over the\n"
+             "measured runs (warm-up runs left out) the mean and population standard deviation across the\n"
+             "runs of each run's figure, and the totals: every epoch's samples and bytes over the epochs'\n"
+             "summed time. Then MLPerf Storage's rules for the series: every run succeeded; training: 6 runs\n"
+             "with at least 5 measured (1 warm-up + 5), every run's train_au_meet_expectation 'success' (the\n"
+             "warm-up's too: the submission checker reads every run directory), each start-to-start gap\n"
+             "between consecutive runs (whole seconds, as the run directories' names) under 2 x the shortest\n"
+             "run; checkpointing: every measured run wrote and read 10 checkpoints. Checkpoint series show\n"
+             "write and read MB/s. MB is DLIO's, 2^20 bytes.\n"
+             "--json           the same as one JSON object (runs, measured, rules)\n"
+             "Exit status 2 when the series does not exist.\n");
+}
+
+static void
+s_usage_runs (FILE *f)
+{
+    fprintf (f,
+             "usage: shardbench runs [--json] [--db FILE]\n"
+             "\n"
+             "List the runs of the result database (default ./shardbench.db), oldest first (newest last):\n"
+             "id, kind, workload, label (--label), status, start (local time), duration, DLIO's AU mean %%,\n"
+             "verdict (train runs that succeeded: PASS or FAIL against the AU threshold) and series\n"
+             "(SERIES #INDEX, with 'warm-up' for a warm-up run).\n"
+             "--json           a JSON array, one object per run (started_at in Unix seconds)\n");
 }
 
 static int
@@ -230,6 +281,9 @@ typedef struct {
     uint64_t    progress_interval;  /* --progress-interval */
     int         clean, dry_run;     /* datagen --clean, --dry-run */
     uint64_t    db_lock_timeout;    /* --db-lock-timeout */
+    uint64_t    runs, warmup;       /* --runs N, --warmup K (helper series) */
+    int         have_runs, have_warmup;
+    const char *label;              /* --label TEXT */
 } s_run_args_t;
 
 /* Append the hosts of text (separated by any of seps; with comments, a '#'
@@ -570,6 +624,22 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
             a.dry_run = 1;
         else if (!strcmp (arg, "--subset") && kind == SB_SESSION_CHECKPOINT)
             overrides[noverrides++] = "checkpoint.mode=subset";
+        else if (!strcmp (arg, "--runs") && (kind == SB_SESSION_TRAIN || kind == SB_SESSION_CHECKPOINT)) {
+            NEEDS_VALUE ();
+            if (s_parse_u64 (arg, next, 1, &a.runs) != 0)
+                goto done;
+            a.have_runs = 1;
+        }
+        else if (!strcmp (arg, "--warmup") && (kind == SB_SESSION_TRAIN || kind == SB_SESSION_CHECKPOINT)) {
+            NEEDS_VALUE ();
+            if (s_parse_u64 (arg, next, 0, &a.warmup) != 0)
+                goto done;
+            a.have_warmup = 1;
+        }
+        else if (!strcmp (arg, "--label") && kind != SB_SESSION_CATALOG) {
+            NEEDS_VALUE ();
+            a.label = next;
+        }
         else if (arg[0] == '-') {
             fprintf (stderr, "shardbench %s: unknown option '%s' (see --help)\n", cmd, arg);
             goto done;
@@ -594,6 +664,24 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
     }
     if (dlio.workload)
         a.workload = dlio.workload;
+    /* helper series: --runs N, of which the first --warmup K (default 1 when
+     * N > 1: MLPerf Storage's 1 warm-up + 5 measured) are warm-up runs */
+    if (!a.have_runs)
+        a.runs = 1;
+    if (!a.have_warmup)
+        a.warmup = a.runs > 1 ? 1 : 0;
+    if (a.warmup >= a.runs && a.warmup > 0) {
+        fprintf (stderr, "shardbench %s: --warmup %llu leaves no measured run of --runs %llu (the first K of the N runs"
+                 " are warm-up runs: K must be less than N)\n", cmd, (unsigned long long) a.warmup,
+                 (unsigned long long) a.runs);
+        goto done;
+    }
+    if (a.runs > 1 && a.workers) {
+        fprintf (stderr, "shardbench %s: --runs %llu with --workers: workers started elsewhere serve one run; use"
+                 " --local, --hosts, --hostfile or --slurm, which start the workers of each run\n", cmd,
+                 (unsigned long long) a.runs);
+        goto done;
+    }
     int using_hosts = a.hosts_given;
     if ((a.local != 0) + (a.workers != 0) + using_hosts + a.slurm > 1) {
         fprintf (stderr, "shardbench %s: --local, --workers, --hosts/--hostfile and --slurm exclude each other\n", cmd);
@@ -644,14 +732,21 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
                  " hosts: give it on the command line (shardbench.remote_worker=PATH) or in $SHARDBENCH_REMOTE_WORKER\n");
         goto done;
     }
+    if (a.runs > 1 && kind == SB_SESSION_TRAIN && !wl.do_train && !wl.do_checkpoint) {
+        fprintf (stderr, "shardbench %s: --runs %llu repeats training or checkpoint runs, and this workflow only"
+                 " generates the dataset (workflow.train and workflow.checkpoint are false)\n", cmd,
+                 (unsigned long long) a.runs);
+        goto done;
+    }
     uint64_t accelerators = a.accelerators ? a.accelerators : wl.accelerators ? wl.accelerators : 1;
     uint64_t seed = a.have_seed ? a.seed : wl.seed;
+    int seed_drawn = 0;
     /* DLIO_local_changes seeds `random` shuffles with train.seed, as `seed`
      * (config.py: only Shuffle.OFF is told apart), so the dlio sampler does
      * too; the global sampler draws a new run seed */
     if (!a.have_seed && strcmp (wl.sampler, "global") == 0
         && (wl.sample_shuffle == SB_SHUFFLE_RANDOM || wl.file_shuffle == SB_SHUFFLE_RANDOM))
-        seed = sb_mix ((uint64_t) time (NULL), (uint64_t) getpid ());
+        seed = sb_mix ((uint64_t) time (NULL), (uint64_t) getpid ()), seed_drawn = 1;
     /* credentials of the workload file: into this process's environment
      * (its S3 client and the local workers it forks), then redacted */
     if (sb_workload_export_credentials (cfg, err, sizeof err) < 0) {
@@ -679,6 +774,7 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
     if (stale > 0)
         sb_warn ("%d earlier run(s) in %s were left 'running' by a coordinator that is gone: marked 'interrupted'",
                  stale, a.db_path);
+    (void) sb_series_mark_interrupted (db);     /* and their series */
 
     char worker_path[PATH_MAX];
     s_worker_path (worker_path, sizeof worker_path);
@@ -698,6 +794,7 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
         .ssh_cmd = getenv ("SHARDBENCH_SSH") && *getenv ("SHARDBENCH_SSH") ? getenv ("SHARDBENCH_SSH") : "ssh",
         .remote_worker = remote_worker, .slurm = a.slurm, .clean = a.clean, .dry_run = a.dry_run,
         .srun_cmd = getenv ("SHARDBENCH_SRUN") && *getenv ("SHARDBENCH_SRUN") ? getenv ("SHARDBENCH_SRUN") : "srun",
+        .label = a.label,
     };
     /* the descriptor limit is raised and checked before the writer thread's
      * sockets exist (CZMQ asserts when it cannot make a socket) */
@@ -706,11 +803,26 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
         rc = 2;
         goto done;
     }
+    /* helper series: the series row, written before the writer starts */
+    if (a.runs > 1) {
+        int workflow_ckpt = kind == SB_SESSION_TRAIN && !wl.do_train;
+        sb_series_info_t si = { .kind = kind == SB_SESSION_CHECKPOINT || workflow_ckpt ? "checkpoint" : "train",
+                                .workload = a.workload, .label = a.label, .runs = a.runs, .warmup = a.warmup };
+        if ((opts.series_id = sb_series_begin (db, &si, err, sizeof err)) < 0) {
+            fprintf (stderr, "shardbench: error: %s\n", err);
+            rc = 1;
+            goto done;
+        }
+    }
     /* rows from here on go through the writer thread: the event loop never
      * waits for the database */
     if (sb_resultdb_start_writer (db, (double) a.db_lock_timeout, err, sizeof err) != 0) {
         fprintf (stderr, "shardbench: error: %s\n", err);
         rc = 1;
+        goto done;
+    }
+    if (opts.series_id > 0) {
+        rc = sb_cli_series_run (&opts, a.runs, a.warmup, seed_drawn, stdout);
         goto done;
     }
     int64_t run_id = -1;
@@ -775,6 +887,7 @@ s_open_results (const char *db_path, const char *who)
         if (stale > 0)
             sb_warn ("%d earlier run(s) in %s were left 'running' by a coordinator that is gone: marked 'interrupted'",
                      stale, db_path);
+        (void) sb_series_mark_interrupted (rw);     /* and their series */
         sb_resultdb_destroy (&rw);
         checked = 1;
     }
@@ -885,6 +998,77 @@ s_cmd_compare (int argc, char **argv)
     int64_t a = s_run_id (db, which[0], db_path, "compare");
     int64_t b = a > 0 ? s_run_id (db, which[1], db_path, "compare") : -1;
     int rc = a > 0 && b > 0 ? sb_report_compare (sb_resultdb_handle (db), a, b, stdout) : -1;
+    sb_resultdb_destroy (&db);
+    return rc == 0 ? 0 : EXIT_USAGE;
+}
+
+/* helper series: `shardbench series [SERIES_ID|last] [--json] [--db FILE]` */
+static int
+s_cmd_series (int argc, char **argv)
+{
+    const char *db_path = "shardbench.db", *which = "last";
+    int json = 0;
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp (argv[i], "-h") || !strcmp (argv[i], "--help")) {
+            s_usage_series (stdout);
+            return 0;
+        }
+        else if (!strcmp (argv[i], "--db") && i + 1 < argc)
+            db_path = argv[++i];
+        else if (!strcmp (argv[i], "--json"))
+            json = 1;
+        else if (argv[i][0] == '-') {
+            fprintf (stderr, "shardbench series: unknown option '%s' (see --help)\n", argv[i]);
+            return EXIT_USAGE;
+        }
+        else
+            which = argv[i];
+    }
+    sb_resultdb_t *db = s_open_results (db_path, "series");
+    if (!db)
+        return EXIT_USAGE;
+    sqlite3 *h = sb_resultdb_handle (db);
+    int64_t id = -1;
+    uint64_t v;
+    if (!strcmp (which, "last")) {
+        id = sb_series_last (h);
+        if (id == 0)
+            fprintf (stderr, "shardbench series: %s holds no series (run one with `shardbench run --runs N`)\n",
+                     db_path);
+        else if (id < 0)
+            fprintf (stderr, "shardbench series: %s: %s\n", db_path, sqlite3_errmsg (h));
+    }
+    else if (s_parse_u64 ("SERIES_ID", which, 1, &v) == 0 && v <= INT64_MAX)
+        id = (int64_t) v;
+    int rc = id <= 0 ? -1 : json ? sb_series_json (h, id, stdout) : sb_series_print (h, id, stdout);
+    sb_resultdb_destroy (&db);
+    return rc == 0 ? 0 : EXIT_USAGE;
+}
+
+/* helper series: `shardbench runs [--json] [--db FILE]` */
+static int
+s_cmd_runs (int argc, char **argv)
+{
+    const char *db_path = "shardbench.db";
+    int json = 0;
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp (argv[i], "-h") || !strcmp (argv[i], "--help")) {
+            s_usage_runs (stdout);
+            return 0;
+        }
+        else if (!strcmp (argv[i], "--db") && i + 1 < argc)
+            db_path = argv[++i];
+        else if (!strcmp (argv[i], "--json"))
+            json = 1;
+        else {
+            fprintf (stderr, "shardbench runs: unexpected argument '%s' (see --help)\n", argv[i]);
+            return EXIT_USAGE;
+        }
+    }
+    sb_resultdb_t *db = s_open_results (db_path, "runs");
+    if (!db)
+        return EXIT_USAGE;
+    int rc = sb_runs_print (sb_resultdb_handle (db), json, stdout);
     sb_resultdb_destroy (&db);
     return rc == 0 ? 0 : EXIT_USAGE;
 }
@@ -1135,6 +1319,10 @@ sb_cli_main (int argc, char **argv)
         return s_cmd_report (argc - 2, argv + 2);
     if (!strcmp (cmd, "compare"))
         return s_cmd_compare (argc - 2, argv + 2);
+    if (!strcmp (cmd, "series"))
+        return s_cmd_series (argc - 2, argv + 2);
+    if (!strcmp (cmd, "runs"))
+        return s_cmd_runs (argc - 2, argv + 2);
     if (!strcmp (cmd, "workloads"))
         return s_cmd_workloads (argc - 2, argv + 2);
     if (!strcmp (cmd, "keys"))

@@ -369,6 +369,15 @@ s_upgrade (sqlite3 *db, const char *path, char *err, size_t err_size)
                               " ALTER TABLE runs ADD COLUMN eval_io_stdev_MB_per_second REAL;", NULL, NULL, &msg)
                 != SQLITE_OK)
         what = "cannot upgrade the runs table to version 10", rc = -1;
+    /* helper series (issue 17), version 10 -> 11: runs as a series (the
+     * series table is new and comes from the schema itself) and a run's
+     * label; older runs keep NULL */
+    else if (version >= 1 && version <= 10
+             && sqlite3_exec (db, "ALTER TABLE runs ADD COLUMN label TEXT;"
+                              " ALTER TABLE runs ADD COLUMN series_id INTEGER;"
+                              " ALTER TABLE runs ADD COLUMN series_index INTEGER;"
+                              " ALTER TABLE runs ADD COLUMN warmup INTEGER;", NULL, NULL, &msg) != SQLITE_OK)
+        what = "cannot upgrade the runs table to version 11", rc = -1;
     else if (sqlite3_exec (db, sb_results_sql, NULL, NULL, &msg) != SQLITE_OK)
         what = "cannot apply schemas/results.sql", rc = -1;
     else {

@@ -20,7 +20,7 @@
 
 typedef struct sb_resultdb sb_resultdb_t;
 
-#define SB_RESULTDB_VERSION 10
+#define SB_RESULTDB_VERSION 11
 
 /* Open (creating when absent) the database at path for writing, check it
  * (a corrupt file is an error naming it) and apply or upgrade the schema.

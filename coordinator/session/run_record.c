@@ -4,6 +4,7 @@
 #include "session_internal.h"
 #include "histogram.h"
 #include "log.h"
+#include "series_query.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -49,6 +50,15 @@ sess_begin_run (sess_t *self, const char *kind)
     }
     self->run_id = id;
     self->run_open = 1;
+    /* helper series: the label, and the run's place in its series */
+    int member = self->o->series_id > 0 && strcmp (kind, "datagen") != 0;
+    if ((self->o->label || member)
+        && sb_series_tag_run (self->o->db, id, self->o->label, member ? self->o->series_id : 0,
+                              self->o->series_index, self->o->warmup) != 0) {
+        sess_fail (self, "cannot record the series of run %lld: %s", (long long) id, sb_resultdb_errmsg (self->o->db));
+        sess_end_run (self);
+        return -1;
+    }
     for (size_t i = 0; i < self->nworkers; i++) {
         sess_worker_t *w = &self->workers[i];
         if (sb_resultdb_add_worker (self->o->db, id, w->id, w->host, w->pid, w->ranks, w->first_rank, w->cores,

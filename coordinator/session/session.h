@@ -45,6 +45,13 @@ typedef struct {
     double               progress_interval_s; /* between plain progress lines (0: 5 s) */
     int                  clean;         /* datagen: remove another generation's files first */
     int                  dry_run;       /* datagen: say what would be written, write nothing */
+    /* helper series (issue 17): the run rows' label (NULL: none) and, with
+     * series_id > 0, the place of the train or checkpoint row in that series
+     * (coordinator/db/series_query.h); a datagen row gets the label only */
+    const char          *label;
+    int64_t              series_id;
+    uint64_t             series_index;  /* 1-based */
+    int                  warmup;        /* 1: a warm-up run */
 } sb_session_opts_t;
 
 /* Run the command. Returns the process exit code: 0 success, 1 the run

@@ -16,6 +16,7 @@ struct sb_chan {
     sb_chan_msg_t  *head, *tail;    /* owned */
     size_t          count;
     size_t          takers;     /* threads waiting in sb_chan_take */
+    int             closed;     /* sb_chan_close: takes do not wait */
     int             fd;         /* eventfd, or -1 */
     size_t          armed;      /* sb_chan_arm's want (0: not armed): the push that reaches it writes to fd */
     int             signalled;  /* fd was written and not yet read back */
@@ -150,7 +151,7 @@ sb_chan_take (sb_chan_t *self, sb_chan_msg_t **msg, int timeout_ms)
     }
     pthread_mutex_lock (&self->lock);
     sb_chan_msg_t *m;
-    while (!(m = s_pop (self)) && timeout_ms != 0) {
+    while (!(m = s_pop (self)) && timeout_ms != 0 && !self->closed) {
         self->takers++;
         int rc = timeout_ms < 0 ? pthread_cond_wait (&self->ready, &self->lock)
                                 : pthread_cond_timedwait (&self->ready, &self->lock, &until);
@@ -163,6 +164,15 @@ sb_chan_take (sb_chan_t *self, sb_chan_msg_t **msg, int timeout_ms)
     pthread_mutex_unlock (&self->lock);
     *msg = m;
     return m ? 0 : 1;
+}
+
+void
+sb_chan_close (sb_chan_t *self)
+{
+    pthread_mutex_lock (&self->lock);
+    self->closed = 1;
+    pthread_cond_broadcast (&self->ready);
+    pthread_mutex_unlock (&self->lock);
 }
 
 size_t

@@ -54,11 +54,17 @@ int sb_chan_push (sb_chan_t *self, const void *data, size_t size, unsigned flags
 
 /* Take the oldest message into *msg, waiting up to timeout_ms for one (0:
  * do not wait; negative: wait for ever). Returns 0 with *msg set, 1 when
- * none came in time. */
+ * none came in time or the channel is closed and empty. */
 int sb_chan_take (sb_chan_t *self, sb_chan_msg_t **msg, int timeout_ms);
 
 /* Free a message sb_chan_take gave (NULL: nothing). */
 void sb_chan_msg_free (sb_chan_msg_t *msg);
+
+/* Close the channel for takers: what is queued is still taken, then every
+ * take returns 1 at once instead of waiting (threads waiting now wake).
+ * Pushes are still accepted. Cannot fail, so a reader can always stop its
+ * threads, out of memory or not. */
+void sb_chan_close (sb_chan_t *self);
 
 /* Messages queued now. */
 size_t sb_chan_count (sb_chan_t *self);

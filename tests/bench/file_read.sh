@@ -27,7 +27,7 @@
 # env:   DIR (/var/tmp/sb-file-read) a folder on the disk to measure (not a
 #        tmpfs), TOTAL_MIB (2048) of each object size, SIZES ("128k 1m"),
 #        QDS ("1 16 64"), ENGINES ("file direct uring"), BAR (0.95),
-#        REPEAT (2: each row is the best of that many runs of fio and of
+#        REPEAT (5: each row is the best of that many runs of fio and of
 #        shardbench, taking turns, against the noise of a shared machine),
 #        KEEP (0: remove the dataset at the end; 1: keep it for the next run),
 #        OPENFILES (empty: fio's default, every file of a job open from its
@@ -54,7 +54,7 @@ sizes=${SIZES:-128k 1m}
 qds=${QDS:-1 16 64}
 engines=${ENGINES:-file direct uring}
 bar=${BAR:-0.95}
-repeat=${REPEAT:-2}
+repeat=${REPEAT:-5}
 openfiles=${OPENFILES-}
 uring_key=${URING_KEY:-storage.engine=uring}
 prio=()

@@ -81,10 +81,18 @@ PY
 # SQL taking a result database of this version back to schema 8 (drops the
 # columns schema 9 added: schemas/results.sql), for the tests that upgrade
 # older databases; schema_v7_sql goes on to 7 (version 8's columns); schema_v9_sql
-# takes a database back to 9 (version 10's workflow and evaluation columns and tables)
+# takes a database back to 9 (version 10's workflow and evaluation columns and tables);
+# schema_v10_sql back to 10 (version 11's series table and runs columns, helper series)
 # (the last column first: SQLite's DROP COLUMN of a table's last column cuts
 # its text at the last comma before it, comments included)
+schema_v10_sql () {
+    cat <<'SQL'
+ALTER TABLE runs DROP COLUMN warmup; ALTER TABLE runs DROP COLUMN series_index;
+ALTER TABLE runs DROP COLUMN series_id; ALTER TABLE runs DROP COLUMN label; DROP TABLE series;
+SQL
+}
 schema_v9_sql () {
+    schema_v10_sql
     cat <<'SQL'
 ALTER TABLE runs DROP COLUMN workflow; ALTER TABLE runs DROP COLUMN eval_io_stdev_MB_per_second;
 ALTER TABLE runs DROP COLUMN eval_io_mean_MB_per_second; ALTER TABLE runs DROP COLUMN eval_throughput_stdev_samples_per_second;

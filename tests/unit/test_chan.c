@@ -149,6 +149,55 @@ START_TEST (test_armed_fd_wants_a_count)
 }
 END_TEST
 
+static void *
+s_take_forever (void *arg)
+{
+    sb_chan_msg_t *m = NULL;
+    int rc = sb_chan_take (arg, &m, -1);
+    sb_chan_msg_free (m);
+    return (void *) (intptr_t) rc;
+}
+
+/* A closed channel still gives what is queued, then every take returns 1
+ * at once, and a thread waiting for ever wakes. */
+START_TEST (test_close_wakes_takers)
+{
+    sb_chan_t *c = sb_chan_new (0);
+    ck_assert_ptr_nonnull (c);
+    pthread_t t;
+    ck_assert_int_eq (pthread_create (&t, NULL, s_take_forever, c), 0);
+    struct timespec d = { 0, 50000000 };
+    nanosleep (&d, NULL);
+    ck_assert_int_eq (sb_chan_push (c, "q", 2, 0), 0);
+    void *rc = NULL;
+    ck_assert_int_eq (pthread_join (t, &rc), 0);
+    ck_assert_int_eq ((int) (intptr_t) rc, 0);      /* it took "q" */
+    ck_assert_int_eq (pthread_create (&t, NULL, s_take_forever, c), 0);
+    nanosleep (&d, NULL);
+    ck_assert_int_eq (sb_chan_push (c, "r", 2, 0), 0);
+    ck_assert_int_eq (pthread_join (t, &rc), 0);
+    ck_assert_int_eq (sb_chan_push (c, "s", 2, 0), 0);
+    ck_assert_int_eq (pthread_create (&t, NULL, s_take_forever, c), 0);
+    ck_assert_int_eq (pthread_join (t, &rc), 0);
+    ck_assert_int_eq ((int) (intptr_t) rc, 0);      /* "s" was there */
+    ck_assert_int_eq (pthread_create (&t, NULL, s_take_forever, c), 0);
+    nanosleep (&d, NULL);
+    sb_chan_close (c);
+    ck_assert_int_eq (pthread_join (t, &rc), 0);
+    ck_assert_int_eq ((int) (intptr_t) rc, 1);      /* woken empty */
+    ck_assert_int_eq (sb_chan_push (c, "t", 2, 0), 0);
+    sb_chan_msg_t *m = NULL;
+    ck_assert_int_eq (sb_chan_take (c, &m, -1), 0);
+    ck_assert_str_eq ((const char *) m->data, "t");
+    sb_chan_msg_free (m);
+    double t0 = s_now ();
+    ck_assert_int_eq (sb_chan_take (c, &m, -1), 1);
+    ck_assert_int_eq (sb_chan_take (c, &m, 5000), 1);
+    ck_assert (s_now () - t0 < 1.0);
+    sb_chan_destroy (&c);
+}
+END_TEST
+
 #define S_PRODUCERS 4
 #define S_EACH 20000
 
@@ -213,6 +262,7 @@ chan_suite (void)
     tcase_add_test (tc, test_take_times_out);
     tcase_add_test (tc, test_take_waits_for_a_push);
     tcase_add_test (tc, test_armed_fd_wants_a_count);
+    tcase_add_test (tc, test_close_wakes_takers);
     tcase_add_test (tc, test_many_producers_poll_loop);
     suite_add_tcase (s, tc);
     return s;

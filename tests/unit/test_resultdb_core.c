@@ -125,7 +125,7 @@ s_run (sb_resultdb_t *db, const char *kind)
 
 /* ------------------------------------------------------------ tests */
 
-/* A new file: schema version 10, every table of schemas/results.sql, WAL. */
+/* A new file: schema version 11, every table of schemas/results.sql, WAL. */
 START_TEST (test_create_schema)
 {
     char path[PATH_MAX];
@@ -139,14 +139,14 @@ START_TEST (test_create_schema)
     sb_resultdb_destroy (&db);      /* NULL is accepted */
     sb_resultdb_destroy (NULL);
 
-    ck_assert_int_eq (SB_RESULTDB_VERSION, 10);
+    ck_assert_int_eq (SB_RESULTDB_VERSION, 11);
     sqlite3 *q = s_sql_open (path);
-    ck_assert_int_eq (s_sql_int (q, "PRAGMA user_version"), 10);
+    ck_assert_int_eq (s_sql_int (q, "PRAGMA user_version"), 11);
     ck_assert_str_eq (s_sql_text (q, "PRAGMA journal_mode"), "wal");
     ck_assert_str_eq (s_sql_text (q, "SELECT group_concat(name, ' ') FROM (SELECT name FROM sqlite_master"
                                      " WHERE type = 'table' ORDER BY name)"),
                       "catalogs checkpoint_ranks checkpoints endpoints epochs errors eval_ranks evals objects"
-                      " rank_epochs read_latency run_workers runs timeseries");
+                      " rank_epochs read_latency run_workers runs series timeseries");
     ck_assert_int_eq (s_sql_int (q, "SELECT count(*) FROM runs"), 0);
     sqlite3_close (q);
 }
@@ -429,7 +429,7 @@ START_TEST (test_reopen)
     ck_assert_int_eq (s_run (db, "datagen"), 2);
     sb_resultdb_destroy (&db);
     sqlite3 *q = s_sql_open (path);
-    ck_assert_int_eq (s_sql_int (q, "PRAGMA user_version"), 10);
+    ck_assert_int_eq (s_sql_int (q, "PRAGMA user_version"), 11);
     ck_assert_str_eq (s_sql_text (q, "SELECT group_concat(id || kind, ' ') FROM runs"), "1train 2datagen");
     ck_assert_int_eq (s_sql_int (q, "SELECT count(*) FROM timeseries"), 1);
     sqlite3_close (q);
@@ -445,16 +445,16 @@ START_TEST (test_refuse_newer)
     ck_assert_int_eq (s_run (db, "train"), 1);
     sb_resultdb_destroy (&db);
     sqlite3 *q = s_sql_open (path);
-    s_sql_exec (q, "PRAGMA user_version = 11");
+    s_sql_exec (q, "PRAGMA user_version = 12");
     sqlite3_close (q);
-    snprintf (want, sizeof want, "%s: result database schema version 11 is newer than this shardbench (10)", path);
+    snprintf (want, sizeof want, "%s: result database schema version 12 is newer than this shardbench (11)", path);
     ck_assert_ptr_null (sb_resultdb_open (path, err, sizeof err));
     ck_assert_str_eq (err, want);
     err[0] = '\0';
     ck_assert_ptr_null (sb_resultdb_open_readonly (path, 1, err, sizeof err));
     ck_assert_str_eq (err, want);
     q = s_sql_open (path);
-    ck_assert_int_eq (s_sql_int (q, "PRAGMA user_version"), 11);
+    ck_assert_int_eq (s_sql_int (q, "PRAGMA user_version"), 12);
     ck_assert_int_eq (s_sql_int (q, "SELECT count(*) FROM runs"), 1);
     sqlite3_close (q);
 }
@@ -517,7 +517,7 @@ END_TEST
 
 /* Another program's SQLite database (tables, none of them shardbench's) is
  * refused, whatever its user_version, and left exactly as it was: a --db
- * that names the wrong file must not gain fourteen tables and version 10,
+ * that names the wrong file must not gain fifteen tables and version 11,
  * nor have its own tables altered by an upgrade step. */
 START_TEST (test_refuse_foreign_sqlite)
 {
@@ -593,7 +593,7 @@ START_TEST (test_readonly)
     s_sql_exec (q, "PRAGMA user_version = 9");
     sqlite3_close (q);
     ck_assert_ptr_null (sb_resultdb_open_readonly (path, 0, err, sizeof err));
-    snprintf (want, sizeof want, "%s: result database schema version 9 must be upgraded to version 10 before this"
+    snprintf (want, sizeof want, "%s: result database schema version 9 must be upgraded to version 11 before this"
               " shardbench can read it, which needs write access: run `shardbench report --db %s` once as a user"
               " who can write the file and its folder", path, path);
     ck_assert_str_eq (err, want);
@@ -617,7 +617,9 @@ START_TEST (test_upgrade_from_v9)
     ck_assert_int_eq (s_run (db, "train"), 1);
     sb_resultdb_destroy (&db);
     sqlite3 *q = s_sql_open (path);
-    s_sql_exec (q, "DROP TABLE evals; DROP TABLE eval_ranks;"
+    s_sql_exec (q, "ALTER TABLE runs DROP COLUMN warmup; ALTER TABLE runs DROP COLUMN series_index;"
+                   " ALTER TABLE runs DROP COLUMN series_id; ALTER TABLE runs DROP COLUMN label; DROP TABLE series;"
+                   " DROP TABLE evals; DROP TABLE eval_ranks;"
                    " ALTER TABLE runs DROP COLUMN eval_io_stdev_MB_per_second;"
                    " ALTER TABLE runs DROP COLUMN eval_io_mean_MB_per_second;"
                    " ALTER TABLE runs DROP COLUMN eval_throughput_stdev_samples_per_second;"
@@ -634,7 +636,7 @@ START_TEST (test_upgrade_from_v9)
     ck_assert_int_eq (sb_resultdb_run_workflow (db, 1, "train"), 0);
     sb_resultdb_destroy (&db);
     q = s_sql_open (path);
-    ck_assert_int_eq (s_sql_int (q, "PRAGMA user_version"), 10);
+    ck_assert_int_eq (s_sql_int (q, "PRAGMA user_version"), 11);
     ck_assert_str_eq (s_sql_text (q, "SELECT kind || '|' || workflow || '|' || coalesce(eval_au_mean_percentage,"
                                      " 'NULL') FROM runs"), "train|train|NULL");
     ck_assert_int_eq (s_sql_int (q, "SELECT count(*) FROM sqlite_master WHERE name IN ('evals', 'eval_ranks')"), 2);
@@ -778,7 +780,7 @@ START_TEST (test_in_memory)
     ck_assert_int_eq (sb_resultdb_add_stats (db, 1, 1, 1, 0, 1, 1, 1, 0, 0), 0);
     ck_assert_int_eq (sb_resultdb_sync (db), 0);
     ck_assert_int_eq (s_sql_int (sb_resultdb_handle (db), "SELECT count(*) FROM timeseries"), 1);
-    ck_assert_int_eq (s_sql_int (sb_resultdb_handle (db), "PRAGMA user_version"), 10);
+    ck_assert_int_eq (s_sql_int (sb_resultdb_handle (db), "PRAGMA user_version"), 11);
     sb_resultdb_destroy (&db);
 }
 END_TEST

@@ -230,6 +230,18 @@ START_TEST (many_in_flight_exact)
     ck_assert_msg (strstr (seen->text[1], "verify") && strstr (seen->text[1], "obj_7")
                    && strstr (seen->text[1], "differs"), "%s", seen->text[1]);
 
+    /* a file longer than its generator: the offset where the generator
+     * ends, and the format's name (as the file engine says it) */
+    memset (seen, 0, sizeof *seen);
+    sb_io_t longer = { .tag = 1, .key = key, .expect = s_fill, .expect_ctx = (void *) (uintptr_t) 7,
+                       .expect_size = 4096, .expect_name = "npy" };
+    ck_assert_int_eq (sb_engine_uring.queue (st, &longer, &e), 0);
+    while (seen->done < 1)
+        ck_assert_int_ge (s_getevents (st, 5000, s_on_done, seen, &e), 0);
+    ck_assert (seen->failed[1]);
+    ck_assert_msg (strstr (seen->text[1], "obj_7") && strstr (seen->text[1], "past offset 4096")
+                   && strstr (seen->text[1], "the npy generator ends"), "%s", seen->text[1]);
+
     /* a missing file fails (as a completion), naming the path and the cause */
     memset (seen, 0, sizeof *seen);
     sb_io_t miss = { .tag = 2, .key = "nope", .expect_size = UINT64_MAX };

@@ -49,7 +49,7 @@ struct sb_reader {
     int        stopping;    /* sb_reader_stop: an interrupted read gives up (atomic) */
 };
 
-typedef enum { S_READ = 0, S_STOP = 1, S_STATS = 2 } s_kind_t;
+typedef enum { S_READ = 0, S_STATS = 2 } s_kind_t;
 
 typedef struct s_thread_ctx {
     sb_reader_t  *reader;
@@ -110,7 +110,7 @@ typedef struct {
     uint64_t offset;
     uint64_t length;
     uint64_t tag;           /* the caller's, returned with the completion */
-    uint8_t  stop;          /* s_kind_t */
+    uint8_t  kind;          /* s_kind_t */
     uint8_t  evict;         /* SB_READ_EVICT: drop the file's pages before reading */
     char     key[];
 } s_request_t;
@@ -359,13 +359,18 @@ s_thread (void *arg)
         size_t pending;
         while (!stopping && !ctx->failed_send && (pending = sb_storage_pending (s_client (ctx))) < self->depth) {
             sb_chan_msg_t *f = NULL;
-            /* nothing to move along: wait for work; else only take what is there */
-            if (sb_chan_take (self->work, &f, pending == 0 ? -1 : 0) != 0)
+            /* nothing to move along: wait for work; else only take what is
+             * there. A wait ends empty only when sb_reader_stop closed the
+             * requests (after the ones queued before it) */
+            if (sb_chan_take (self->work, &f, pending == 0 ? -1 : 0) != 0) {
+                if (pending == 0)
+                    stopping = 1;
                 break;
+            }
             const s_request_t *rq = (const s_request_t *) f->data;
-            if (f->size < sizeof (s_request_t) + 1 || rq->stop == S_STOP)
-                stopping = 1;
-            else if (rq->stop == S_STATS) {
+            if (f->size < sizeof (s_request_t) + 1)
+                stopping = 1;   /* not a request: cannot happen, ends the thread rather than guess */
+            else if (rq->kind == S_STATS) {
                 if (s_stats_reply (ctx) != 0)
                     ctx->failed_send = 1;
             }
@@ -625,11 +630,9 @@ sb_reader_stop (sb_reader_t *self)
 {
     if (!self || __atomic_load_n (&self->stopping, __ATOMIC_ACQUIRE))
         return;
-    s_request_t stop = { .stop = S_STOP };
     __atomic_store_n (&self->stopping, 1, __ATOMIC_RELEASE);
-    for (size_t i = 0; i < self->nthreads; i++)
-        if (sb_chan_push (self->work, &stop, sizeof stop, 0) != 0)
-            sb_warn ("cannot tell a reader thread to stop: out of memory");
+    if (self->work)     /* the threads take what is queued, then end */
+        sb_chan_close (self->work);
     /* a thread waiting in its engine looks at its requests; one stuck in a
      * read gives it up when the wake signal interrupts it */
     for (size_t i = 0; i < self->nthreads; i++)
@@ -856,7 +859,7 @@ sb_reader_endpoint_stats (sb_reader_t *self, sb_reader_endpoint_t *out, size_t m
     if (!self->endpoint_stats)
         return 0;
     uint8_t frame[sizeof (s_request_t) + 1] = { 0 };
-    ((s_request_t *) frame)->stop = S_STATS;
+    ((s_request_t *) frame)->kind = S_STATS;
     if (sb_chan_push (self->work, frame, sizeof frame, 0) != 0)
         return -1;
     sb_storage_wakeup (s_client (&self->ctxs[0]));

@@ -79,6 +79,7 @@ typedef struct s_read {
     void              *expect_ctx;
     void             (*expect_free) (void *ctx);
     uint64_t           expect_size;
+    const char        *expect_name;     /* the format's generator ("" for raw content); static */
     int                waiting;     /* in the wait list */
     struct s_read     *wait_next;   /* next in the wait list, or in the ready list */
 } s_read_t;
@@ -490,6 +491,7 @@ s_read_new (s_uring_t *self, const sb_io_t *io, sb_storage_error_t *e)
     rd->expect_ctx = io->expect_ctx;
     rd->expect_free = io->expect_free;
     rd->expect_size = io->expect_size;
+    rd->expect_name = io->expect_name ? io->expect_name : "";
     rd->t0 = sb_mono_ns ();
     size_t plen = strlen (self->root) + strlen (io->key) + 1;
     if (plen > PATH_MAX || !(rd->path = malloc (plen))) {
@@ -673,8 +675,9 @@ s_deliver (s_uring_t *self, s_read_t *rd, sb_io_done_fn fn, void *ctx)
                      (unsigned long long) length, (unsigned long long) rd->want,
                      rd->to_eof ? " (its size when opened)" : "");
     if (!rd->failed && rd->expect && rd->to_eof && rd->expect_size != UINT64_MAX && rd->bytes != rd->expect_size)
-        s_read_fail (rd, "verify", 0, "verify %s: %llu bytes, the generator makes %llu", rd->path,
-                     (unsigned long long) rd->bytes, (unsigned long long) rd->expect_size);
+        s_read_fail (rd, "verify", 0, "verify %s: %llu bytes, the %s%sgenerator makes %llu", rd->path,
+                     (unsigned long long) rd->bytes, rd->expect_name, *rd->expect_name ? " " : "",
+                     (unsigned long long) rd->expect_size);
     sb_io_done_t *d = calloc (1, sizeof *d);
     sb_io_done_t fallback;
     if (!d) {
@@ -739,8 +742,9 @@ s_complete (s_uring_t *self, size_t i, int res)
             size_t m = (size_t) (hi - lo);
             const uint8_t *got = s->buf + (lo - s->pos);
             if (rd->expect && rd->expect_size != UINT64_MAX && hi > rd->expect_size) {
-                s_read_fail (rd, "verify", 0, "verify %s: the file goes on past offset %llu, where the generator ends",
-                             rd->path, (unsigned long long) rd->expect_size);
+                s_read_fail (rd, "verify", 0,
+                             "verify %s: the file goes on past offset %llu, where the %s%sgenerator ends", rd->path,
+                             (unsigned long long) rd->expect_size, rd->expect_name, *rd->expect_name ? " " : "");
             } else if (rd->expect) {
                 rd->expect (rd->expect_ctx, lo, self->expect_buf, m);
                 if (memcmp (got, self->expect_buf, m) != 0) {
