@@ -299,3 +299,27 @@ sb_html_host_latency (sqlite3 *db, int64_t run_id,
         stopped = fn (ctx, sb_report_column_text (st, 0), sqlite3_column_int64 (st, 1), sqlite3_column_int64 (st, 2)) != 0;
     return s_finish (st, step, stopped);
 }
+
+int
+sb_html_run_series (sqlite3 *db, int64_t run_id, sb_html_run_series_t *s)
+{
+    memset (s, 0, sizeof *s);
+    s->warmup = -1;
+    sqlite3_stmt *st;
+    if (s_prepare (db, "SELECT r.label, r.series_id, r.series_index, r.warmup, s.runs FROM runs r"
+                   " LEFT JOIN series s ON s.id = r.series_id WHERE r.id = ?1", run_id, &st) != 0)
+        return -1;
+    int step = sqlite3_step (st), rc = 0;
+    if (step == SQLITE_ROW) {
+        rc = s_dup (st, 0, &s->label);
+        s->series_id = sqlite3_column_int64 (st, 1);
+        s->series_index = sqlite3_column_int64 (st, 2);
+        if (sqlite3_column_type (st, 3) != SQLITE_NULL)
+            s->warmup = (int) sqlite3_column_int64 (st, 3);
+        s->series_runs = sqlite3_column_int64 (st, 4);
+    }
+    else if (step != SQLITE_DONE)
+        rc = -1;
+    sqlite3_finalize (st);
+    return rc;
+}

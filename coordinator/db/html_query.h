@@ -112,4 +112,15 @@ int sb_html_slowest (sqlite3 *db, int64_t run_id, int (*fn) (void *ctx, const sb
 int sb_html_host_latency (sqlite3 *db, int64_t run_id,
                           int (*fn) (void *ctx, const char *host, int64_t low_us, int64_t count), void *ctx);
 
+/* A run's label and its place in a series (runs.label, series_id,
+ * series_index, warmup; series.runs): label NULL (owned, free it) when
+ * none, series_id 0 outside a series, warmup -1 when NULL. Returns 0 (all
+ * empty when the run does not exist) or -1. */
+typedef struct {
+    char   *label;
+    int64_t series_id, series_index, series_runs;
+    int     warmup;
+} sb_html_run_series_t;
+int sb_html_run_series (sqlite3 *db, int64_t run_id, sb_html_run_series_t *s);
+
 #endif

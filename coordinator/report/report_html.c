@@ -178,10 +178,11 @@ s_axes (FILE *out, const s_plot_t *p, int x_linear, const char *xlabel, const ch
              (S_LEFT + S_W - S_RIGHT) / 2, S_H - 12, xlabel, (S_TOP + S_H - S_BOTTOM) / 2, ylabel);
 }
 
-/* the run's row and its model name */
+/* the run's row, its model name and its place in a series */
 typedef struct {
     sb_export_page_run_t row;
     char                 model[128];     /* model.name of runs.config */
+    sb_html_run_series_t series;
 } s_run_t;
 
 /* a nullable figure of an epochs row: NAN when NULL */
@@ -213,7 +214,17 @@ s_summary (FILE *out, const s_run_t *r, int64_t run_id)
     sb_report_html_escape (out, r->row.workload);
     fprintf (out, "</td></tr>\n<tr><th>model</th><td>");
     sb_report_html_escape (out, r->model);
-    fprintf (out, "</td></tr>\n<tr><th>status</th><td>");
+    fprintf (out, "</td></tr>\n");
+    if (r->series.label) {
+        fprintf (out, "<tr><th>label</th><td id=\"label\">");
+        sb_report_html_escape (out, r->series.label);
+        fprintf (out, "</td></tr>\n");
+    }
+    if (r->series.series_id > 0)
+        fprintf (out, "<tr><th>series</th><td id=\"series\">series %lld: run %lld of %lld%s</td></tr>\n",
+                 (long long) r->series.series_id, (long long) r->series.series_index,
+                 (long long) r->series.series_runs, r->series.warmup == 1 ? ", warm-up" : "");
+    fprintf (out, "<tr><th>status</th><td>");
     sb_report_html_escape (out, r->row.status);
     if (isfinite (r->row.duration_s))
         fprintf (out, " after %.2f s", r->row.duration_s);
@@ -1781,7 +1792,7 @@ sb_report_html (sqlite3 *db, int64_t run_id, FILE *out)
         return -1;
     }
     sb_workload_model_name (r.row.config, r.model, sizeof r.model);
-    if (sb_html_run_origin (db, run_id, &origin) != 0) {
+    if (sb_html_run_origin (db, run_id, &origin) != 0 || sb_html_run_series (db, run_id, &r.series) != 0) {
         s_query_failed (db);
         goto done;
     }
@@ -1846,6 +1857,7 @@ sb_report_html (sqlite3 *db, int64_t run_id, FILE *out)
 done:
     free (ep);
     sb_html_run_origin_fini (&origin);
+    free (r.series.label);
     sb_export_page_run_fini (&r.row);
     return rc;
 }

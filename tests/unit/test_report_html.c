@@ -146,6 +146,17 @@ START_TEST (test_page)
     ck_assert_ptr_nonnull (strstr (page, "<tr class=\"given\"><th>dataset.num_files_train</th><td>8</td></tr>"));
     ck_assert_ptr_nonnull (strstr (page, "<tr><th>dataset.num_files_eval</th><td>0</td></tr>"));
     free (page);
+    /* a run's label and its place in a series */
+    ck_assert_int_eq (sqlite3_exec (db,
+        "INSERT INTO series (id, kind, workload, label, runs, warmup, status, started_at)"
+        " VALUES (7, 'train', 'wl', 'a<b', 6, 1, 'succeeded', 100);"
+        "UPDATE runs SET label = 'a<b', series_id = 7, series_index = 1, warmup = 1 WHERE id = 1;",
+        NULL, NULL, NULL), SQLITE_OK);
+    page = s_page (db, 1);
+    ck_assert_ptr_nonnull (page);
+    ck_assert_ptr_nonnull (strstr (page, "<tr><th>label</th><td id=\"label\">a&lt;b</td></tr>\n"
+                                         "<tr><th>series</th><td id=\"series\">series 7: run 1 of 6, warm-up</td></tr>"));
+    free (page);
     /* a checkpoint run with no checkpoint rows renders, saying so */
     page = s_page (db, 2);
     ck_assert_ptr_nonnull (page);
