@@ -6,6 +6,8 @@
  * offline. In order:
  *   run-error         a run that did not succeed: its status and first error,
  *                     then the errors table, before anything else
+ *   run-retries       a run that succeeded after retries, failed attempts or
+ *                     errors: how many, before anything else
  *   summary, origin   the run's row; the version and command line it was
  *                     started with where the database records them
  *                     (html_query.h: sb_html_run_origin)
@@ -1749,6 +1751,8 @@ static const char s_style[] =
     "svg .threshold-label{font-size:12px;fill:#d62728}svg .mark-label{font-size:12px}"
     "svg .empty{font-size:14px;fill:#666}svg .epoch-label{font-size:11px;fill:#555}"
     "p.no-chart{color:#555;font-style:italic}p.note{font-size:13px;color:#555;max-width:900px}"
+    "div.warn{border:2px solid #b35c00;background:#fff4e5;color:#6b3700;padding:10px 14px;margin:12px 0;"
+    "max-width:900px;font-size:15px}"
     "div.alert{border:2px solid #c01818;background:#fdecec;color:#7a0c0c;padding:10px 14px;margin:12px 0;"
     "max-width:900px;font-size:15px}"
     "table.params{font-size:12px}table.params th{font-weight:normal;font-family:monospace}"
@@ -1815,10 +1819,23 @@ sb_report_html (sqlite3 *db, int64_t run_id, FILE *out)
     fprintf (out, "</h1>\n");
     /* a run that did not succeed: what went wrong first */
     int errors_first = strcmp (r.row.status, "succeeded") != 0;
+    sb_html_failures_t f;
+    if (sb_html_failures (db, run_id, &f) != 0) {
+        s_query_failed (db);
+        goto done;
+    }
     if (errors_first) {
         s_alert (out, &r);
         if (s_errors_table (db, run_id, &r, out) != 0)
             goto done;
+    }
+    else if (f.retries > 0 || f.failed_attempts > 0 || f.error_rows > 0) {
+        /* it succeeded, but not without trouble: say so at the top */
+        fprintf (out, "<div id=\"run-retries\" class=\"warn\">Succeeded after %lld retried and %lld failed"
+                 " attempts of %lld requests to %lld object-store endpoint%s, with %lld error%s recorded (see"
+                 " Object-store endpoints and Errors below).</div>\n", (long long) f.retries,
+                 (long long) f.failed_attempts, (long long) f.requests, (long long) f.endpoints,
+                 f.endpoints == 1 ? "" : "s", (long long) f.error_rows, f.error_rows == 1 ? "" : "s");
     }
     s_summary (out, &r, run_id);
     s_origin (&origin, out);

@@ -83,6 +83,16 @@ sb report 2 --html ep.html --db e.db
 expect_eq "report --html (endpoints): exit" "$SB_RC" 0
 expect_contains "error message escaped" ep.html "<td>bad &lt;b&gt;reply&lt;/b&gt; &amp; more</td>"
 expect_eq "endpoints page: no loads" "$(grep -ciE '<script|src=|href=|url\(|@import|<link' ep.html)" 0
+# issue 17: a run that succeeded with retries says so at the top; each
+# endpoint's requests, errors, retries, MB and latency in a table
+expect_eq "succeeded with retries: said before the summary" "$(python3 -c '
+import sys; s = open("ep.html").read()
+w = s.find("<div id=\"run-retries\" class=\"warn\">Succeeded after 2 retried and 3 failed attempts of 200 requests"
+           " to 2 object-store endpoints, with 1 error recorded")
+print(0 <= w < s.find("<table id=\"summary\""))')" True
+expect_eq "no retry note on a run without any" "$(grep -c 'run-retries' out.html)" 0
+expect_contains "endpoint table row" ep.html \
+    '<tr><td class="name">http://127.0.0.1:9000</td><td>120</td><td>3</td><td>2</td><td>0.0</td><td>-</td><td>-</td><td>-</td><td>-</td><td>-</td></tr>'
 
 # a version 6 database (before read latency) is upgraded and its runs still render
 cp r.db v6.db
