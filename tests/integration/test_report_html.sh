@@ -2,12 +2,17 @@
 # shardbench report --html: a real train run (file storage, 4 ranks on two
 # workers whose host names hold HTML markup, 5 epochs of ~0.8 s), its
 # read_latency rows checked against the epochs, then the page opened in
-# headless Chromium: the rendered DOM must hold the four charts with the
+# headless Chromium: the rendered DOM must hold the charts with the
 # elements the database calls for (counted exactly), and a screenshot must
 # show them (colours of the bars and lines counted; a blank page fails the
 # same check). A run on 12 hosts, more than there are colours, gets the band
-# of its hosts instead of a line each. Skips (77) when chromium is not
-# installed or cannot start.
+# of its hosts instead of a line each. Issue 17: a copy with a run in which
+# one host reads nothing for 8 s (those time bins drawn at zero, not
+# bridged), epoch marks counted against rank_epochs, per-rank and per-host
+# compute / I/O wait / barrier bars with exact values, the parameters the run
+# was given, read latency per epoch, a failed run (its error and errors
+# first, no chart without data) and a real checkpoint run. Skips (77) when
+# chromium is not installed or cannot start.
 . "$(dirname "$0")/lib.sh"
 
 data="dataset.data_folder=./data dataset.num_files_train=64 dataset.record_length_bytes=65536
@@ -78,6 +83,16 @@ sb report 2 --html ep.html --db e.db
 expect_eq "report --html (endpoints): exit" "$SB_RC" 0
 expect_contains "error message escaped" ep.html "<td>bad &lt;b&gt;reply&lt;/b&gt; &amp; more</td>"
 expect_eq "endpoints page: no loads" "$(grep -ciE '<script|src=|href=|url\(|@import|<link' ep.html)" 0
+# issue 17: a run that succeeded with retries says so at the top; each
+# endpoint's requests, errors, retries, MB and latency in a table
+expect_eq "succeeded with retries: said before the summary" "$(python3 -c '
+import sys; s = open("ep.html").read()
+w = s.find("<div id=\"run-retries\" class=\"warn\">Succeeded after 2 retried and 3 failed attempts of 200 requests"
+           " to 2 object-store endpoints, with 1 error recorded")
+print(0 <= w < s.find("<table id=\"summary\""))')" True
+expect_eq "no retry note on a run without any" "$(grep -c 'run-retries' out.html)" 0
+expect_contains "endpoint table row" ep.html \
+    '<tr><td class="name">http://127.0.0.1:9000</td><td>120</td><td>3</td><td>2</td><td>0.0</td><td>-</td><td>-</td><td>-</td><td>-</td><td>-</td></tr>'
 
 # a version 6 database (before read latency) is upgraded and its runs still render
 cp r.db v6.db
@@ -121,6 +136,62 @@ print(min(rows, key=lambda r: r[1])[0] if len(rows) == 12 else "hosts: %d" % len
 EOF
 )
 
+# --- issue 17 (helper html): what the page must show at a glance ---
+# a run in which one host is idle for 8 s: a copy of r.db with run 3 built
+# by hand: hosts busy (rank 0) and idle (rank 1), 1 MiB read in each second
+# by rank 0 from 1 s to 19 s, by rank 1 from 1 s to 5 s and from 15 s to
+# 19 s (rows at k + 0.5 s cover the second before them), two epochs, and
+# each rank's compute, I/O wait and barrier seconds
+cp r.db idle.db
+q idle.db "INSERT INTO runs (id, kind, workload, config, status, started_at, finished_at, accelerators, hosts, seed,
+                             workers, au_threshold)
+           VALUES (3, 'train', 'idle-host', 'dataset:
+  num_files_train: 64
+reader:
+  batch_size: 2
+', 'succeeded', 1000, 1020, 2, 2, 1, 2, 0.9);
+           INSERT INTO run_workers (run_id, worker, host, pid, ranks, first_rank)
+           VALUES (3, 0, 'busy', 1, 1, 0), (3, 1, 'idle', 2, 1, 1);
+           INSERT INTO rank_epochs (run_id, epoch, rank, host, samples, batches, bytes, started_at, finished_at, compute_s,
+                                    io_wait_s, barrier_s)
+           VALUES (3, 1, 0, 'busy', 8, 4, 8, 1001, 1010, 6, 2, 1), (3, 1, 1, 'idle', 8, 4, 8, 1001.25, 1010, 3, 5, 1),
+                  (3, 2, 0, 'busy', 8, 4, 8, 1010.5, 1020, 6, 2, 1), (3, 2, 1, 'idle', 8, 4, 8, 1010.5, 1020, 3, 5, 1.5);
+           WITH RECURSIVE k(k) AS (SELECT 1 UNION ALL SELECT k + 1 FROM k WHERE k < 19)
+           INSERT INTO timeseries (run_id, t, epoch, rank, samples, bytes, reads, read_s, compute_s)
+           SELECT 3, 1000 + k + 0.5, 1 + (k >= 10), 0, 1, 1048576, 1, 0.01, 0.5 FROM k
+           UNION ALL SELECT 3, 1000 + k + 0.5, 1 + (k >= 10), 1, 1, 1048576, 1, 0.01, 0.5 FROM k
+           WHERE k <= 5 OR k >= 15;
+           -- read latency per host (schema 11 has this table; made here when this schema lacks it):
+           -- busy 10 reads in [20, 21) us, idle 4 there and 6 in [40, 42)
+           CREATE TABLE IF NOT EXISTS host_read_latency (run_id INTEGER NOT NULL, epoch INTEGER NOT NULL,
+               host TEXT NOT NULL, bucket_low_us INTEGER NOT NULL, bucket_high_us INTEGER NOT NULL,
+               count INTEGER NOT NULL, PRIMARY KEY (run_id, epoch, host, bucket_low_us));
+           INSERT INTO host_read_latency (run_id, epoch, host, bucket_low_us, bucket_high_us, count)
+           VALUES (3, 1, 'busy', 20, 21, 10), (3, 1, 'idle', 20, 21, 4), (3, 2, 'idle', 40, 42, 6)"
+sb report 3 --html idle.html --db idle.db
+expect_eq "report --html (idle host): exit" "$SB_RC" 0
+
+# a failed run with nothing measured: a copy with run 3 failed at its start
+cp r.db failed.db
+q failed.db "INSERT INTO runs (id, kind, workload, config, status, error, started_at, finished_at, accelerators, hosts,
+                               seed, workers)
+             VALUES (3, 'train', 'broken', '', 'failed', 'rank 1 on h: cannot open <f>: No such file', 1000, 1001,
+                     2, 1, 1, 1);
+             INSERT INTO errors (run_id, t, rank, host, op, target, message)
+             VALUES (3, 1000.5, 1, 'h', 'read', 'f1', 'cannot open <f>: No such file'),
+                    (3, 1000.6, 0, 'h', 'read', 'f2', 'cannot open f2: No such file')"
+sb report 3 --html failed.html --db failed.db
+expect_eq "report --html (failed run): exit" "$SB_RC" 0
+
+# a real checkpoint run: 2 writes and a read of llama3_8b scaled down 2^-13, 2 ranks
+sb checkpoint llama3_8b checkpoint.scale=0.0001220703125 checkpoint.time_between_checkpoints=0 \
+    checkpoint.checkpoint_folder=./ck checkpoint.num_checkpoints_write=2 checkpoint.num_checkpoints_read=1 \
+    --accelerators 2 --local 1 --db ck.db
+expect_eq "checkpoint run: exit" "$SB_RC" 0
+sb report last --html ck.html --db ck.db
+expect_eq "report --html (checkpoint run): exit" "$SB_RC" 0
+expect_eq "checkpoint page: no loads" "$(grep -ciE '<script|src=|href=|url\(|@import|<link' ck.html)" 0
+
 # --- headless Chromium ---
 chrome () {
     timeout 60 chromium --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --no-first-run \
@@ -148,7 +219,7 @@ db = sqlite3.connect(dbfile)
 class P(html.parser.HTMLParser):
     def __init__(self):
         super().__init__()
-        self.stack, self.found, self.text = [], {}, {}
+        self.stack, self.found, self.text, self.all = [], {}, {}, ""
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
         if tag == "svg" and "id" in a:
@@ -164,6 +235,7 @@ class P(html.parser.HTMLParser):
         if tag == "svg" and self.stack:
             self.stack.pop()
     def handle_data(self, d):
+        self.all += d
         if self.stack:
             self.text[self.stack[-1]] += d
 p = P(); p.feed(open(dom).read())
@@ -190,11 +262,13 @@ print("latency bars", n("chart-latency", "rect", "lat-bar"), "bins", len(bins), 
       "p99", n("chart-latency", "line", "lat-p99"))
 eps = db.execute("SELECT count(*) FROM endpoints WHERE run_id = 2").fetchone()[0]
 print("endpoint bars", n("chart-endpoints", "rect", "ep-requests"), n("chart-endpoints", "rect", "ep-errors"),
-      "endpoints", eps, "no-endpoints text", "no object-store endpoints in this run (file or synthetic storage)" in p.text["chart-endpoints"])
+      "endpoints", eps, "no-endpoints text", "no object-store endpoints in this run (file or synthetic storage)" in p.all)
 EOF
 }
 dom_check dom.html r.db >dom.txt
-expect_eq "DOM: the four charts" "$(sed -n 1p dom.txt)" "charts chart-au chart-endpoints chart-latency chart-throughput"
+# issue 17: more charts; the endpoints chart of a run that used none is left out (a line says why)
+expect_eq "DOM: the charts" "$(sed -n 1p dom.txt)" \
+    "charts chart-au chart-latency chart-latency-epochs chart-split-host chart-split-rank chart-throughput"
 expect_eq "DOM: one line per host" "$(sed -n 2p dom.txt)" "host lines 2 hosts 2 same names True"
 expect_eq "DOM: lines have points" "$(sed -n 3p dom.txt)" "points per line >= 3 True"
 expect_eq "DOM: legend names the hosts" "$(sed -n 4p dom.txt)" "legend True"
@@ -229,6 +303,160 @@ print("band", sum(1 for t, c, h in f if t == "polygon" and c == "host-band"),
 EOF
 expect_eq "DOM (12 hosts): one band, one mean, one line: the host that read least" \
     "$(cat many-dom.txt)" "band 1 mean 1 host lines 1 slowest $least"
+
+# --- issue 17 (helper html): the new parts of the page, in the DOM Chromium built ---
+# python3 DOMFILE: the elements of the page by tag, class and id (svg
+# children under their chart), and the page's text
+page_py='
+import html.parser, sys
+class P(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.chart, self.els, self.text, self.order, self.cell = None, [], "", [], None
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "svg" and "id" in a:
+            self.chart = a["id"]
+        a["_chart"] = self.chart
+        a["_tag"] = tag
+        self.els.append(a)
+        if "id" in a:
+            self.order.append(a["id"])
+    def handle_startendtag(self, tag, attrs):
+        self.handle_starttag(tag, attrs)
+    def handle_endtag(self, tag):
+        if tag == "svg":
+            self.chart = None
+    def handle_data(self, d):
+        self.text += d
+p = P(); p.feed(open(sys.argv[1]).read())
+def els(chart=None, tag=None, cls=None):
+    return [a for a in p.els if (chart is None or a["_chart"] == chart) and (tag is None or a["_tag"] == tag)
+            and (cls is None or cls in (a.get("class") or "").split())]
+charts = sorted(a["id"] for a in p.els if a["_tag"] == "svg" and "id" in a)
+'
+chrome --dump-dom "file://$SCRATCH/idle.html" >idle-dom.html
+chrome --dump-dom "file://$SCRATCH/failed.html" >failed-dom.html
+chrome --dump-dom "file://$SCRATCH/ck.html" >ck-dom.html
+
+# idle bins: every bin is a point; the idle host's bins 6..13 (the 8 s it
+# read nothing) lie on the zero line, bins 2..4 on the 1 MiB/s of the busy
+# host's full bins; today's interpolated line would have no point there
+python3 - idle-dom.html >idle.txt <<EOF2
+$page_py
+zero = [float(a["y1"]) for a in els("chart-throughput", "line", "frame") if a["y1"] == a["y2"]][0]
+lines = {a["data-host"]: [tuple(map(float, xy.split(","))) for xy in a["points"].split()]
+         for a in els("chart-throughput", "polyline", "host-line")}
+busy, idle = lines["busy"], lines["idle"]
+print("bins", len(busy), len(idle), els("chart-throughput", "polyline", "host-line")[0]["data-bins"])
+print("idle zero bins", ",".join(str(b) for b, (x, y) in enumerate(idle) if y == zero))
+print("idle bins 2..4 at the busy level", all(idle[b][1] == busy[10][1] != zero for b in (2, 3, 4)))
+print("busy full bins level", len(set(y for x, y in busy[1:19])) == 1, "half bins", busy[0][1] == busy[19][1] != zero)
+print("epoch marks", " ".join(a["data-epoch"] for a in els("chart-throughput", "line", "epoch-mark")))
+split = {(a["_chart"], a.get("data-rank") or a.get("data-host"), a["class"]): a["data-value"]
+         for a in els(tag="rect") if a.get("class", "").startswith("split-")}
+print("rank 0", split[("chart-split-rank", "rank 0", "split-compute")], split[("chart-split-rank", "rank 0", "split-io")],
+      split[("chart-split-rank", "rank 0", "split-barrier")])
+print("rank 1", split[("chart-split-rank", "rank 1", "split-compute")], split[("chart-split-rank", "rank 1", "split-io")],
+      split[("chart-split-rank", "rank 1", "split-barrier")])
+print("host idle", split[("chart-split-host", "idle", "split-compute")], split[("chart-split-host", "idle", "split-io")],
+      split[("chart-split-host", "idle", "split-barrier")])
+import re
+src = open(sys.argv[1]).read()
+def rows(table_id):
+    t = src[src.index('id="%s"' % table_id):].split("</table>")[0]
+    return ["|".join(re.findall(r"<td[^>]*>([^<]*)</td>", r)) for r in re.findall(r"<tr>(.*?)</tr>", t) if "<td" in r]
+print("host latency", " ".join(rows("host-latency")))
+print("slowest", " ".join(rows("slowest")))
+EOF2
+expect_eq "idle host: a point per bin (20 s)" "$(sed -n 1p idle.txt)" "bins 20 20 20"
+expect_eq "idle host: its 8 idle bins drawn at zero" "$(sed -n 2p idle.txt)" "idle zero bins 6,7,8,9,10,11,12,13"
+expect_eq "idle host: its busy bins at 1 MiB/s" "$(sed -n 3p idle.txt)" "idle bins 2..4 at the busy level True"
+expect_eq "busy host: full and half bins" "$(sed -n 4p idle.txt)" "busy full bins level True half bins True"
+expect_eq "idle host run: a mark per epoch" "$(sed -n 5p idle.txt)" "epoch marks 1 2"
+expect_eq "split per rank: rank 0 (compute, I/O wait, barrier)" "$(sed -n 6p idle.txt)" "rank 0 12 4 2"
+expect_eq "split per rank: rank 1" "$(sed -n 7p idle.txt)" "rank 1 6 10 2.5"
+expect_eq "split per host: mean of its one rank" "$(sed -n 8p idle.txt)" "host idle 6 10 2.5"
+expect_eq "read latency per host: reads and p50 to p99.9 ms" "$(sed -n 9p idle.txt)" \
+    "host latency busy|10|0.021|0.021|0.021|0.021 idle|10|0.041|0.041|0.041|0.041"
+expect_eq "slowest rank of each epoch: longest wall time, lowest rank of equal ones" "$(sed -n 10p idle.txt)" \
+    "slowest 1|0|busy|9.000|6.000|2.000|1.000|1.000|2 2|0|busy|9.500|6.000|2.000|1.000|1.250|2"
+
+# the real run: an epoch mark per epoch of rank_epochs; its parameters with
+# the values it was given; read latency percentiles per epoch
+python3 - dom.html r.db >params.txt <<EOF2
+$page_py
+import sqlite3
+db = sqlite3.connect(sys.argv[2])
+print("epoch marks", len(els("chart-throughput", "line", "epoch-mark")),
+      db.execute("SELECT count(DISTINCT epoch) FROM rank_epochs WHERE run_id = 2").fetchone()[0])
+import re
+params = {}
+src = open(sys.argv[1]).read()
+t = src[src.index('id="parameters"'):]
+t = t[:t.index("</table>")]
+for k, v in re.findall(r"<tr><th>([^<]*)</th><td>([^<]*)</td></tr>", t):
+    params[k] = v
+for k in ("dataset.num_files_train", "dataset.record_length_bytes", "reader.batch_size", "train.computation_time",
+          "train.epochs", "metric.au"):
+    print(k, params.get(k))
+lat = src[src.index('id="read-latency"'):]
+lat = lat[:lat.index("</table>")]
+print("latency rows", len(re.findall(r"<tr><td>", lat)), "columns", " ".join(re.findall(r"<th>([^<]*)</th>", lat)))
+print("charts", " ".join(charts))
+print("command line", "command-line" in p.order, "version", "run-version" in p.order)
+EOF2
+expect_eq "real run: a mark per epoch" "$(sed -n 1p params.txt)" "epoch marks 5 5"
+expect_eq "parameter dataset.num_files_train" "$(sed -n 2p params.txt)" "dataset.num_files_train 64"
+expect_eq "parameter dataset.record_length_bytes" "$(sed -n 3p params.txt)" "dataset.record_length_bytes 65536"
+expect_eq "parameter reader.batch_size" "$(sed -n 4p params.txt)" "reader.batch_size 2"
+expect_eq "parameter train.computation_time" "$(sed -n 5p params.txt)" "train.computation_time 0.1"
+expect_eq "parameter train.epochs" "$(sed -n 6p params.txt)" "train.epochs 5"
+expect_eq "parameter metric.au" "$(sed -n 7p params.txt)" "metric.au 0.6"
+expect_eq "read latency: a row per epoch, p50 to p99.9" "$(sed -n 8p params.txt)" \
+    "latency rows 5 columns epoch samples read p50 ms read p90 ms read p99 ms read p99.9 ms"
+expect_eq "real run: the charts with data, none empty" "$(sed -n 9p params.txt)" \
+    "charts chart-au chart-latency chart-latency-epochs chart-split-host chart-split-rank chart-throughput"
+expect_eq "real run: version and command line rows" "$(sed -n 10p params.txt)" "command line True version True"
+
+# the failed run: its error first, then its errors, then the summary; no
+# chart at all, a line for each saying why
+python3 - failed-dom.html >failed.txt <<EOF2
+$page_py
+ids = [i for i in p.order if i in ("run-error", "errors", "summary", "origin", "parameters")]
+print("order", " ".join(ids))
+print("svg", len(els(tag="svg")), "no-chart lines", len(els(tag="p", cls="no-chart")))
+src = open(sys.argv[1]).read()
+print("alert", "Run failed: rank 1 on h: cannot open <f>: No such file" in p.text)
+print("error rows", src[src.index('id="errors"'):].split("</table>")[0].count("<tr><td>"))
+EOF2
+expect_eq "failed run: error first, then the errors" "$(sed -n 1p failed.txt)" "order run-error errors summary origin parameters"
+expect_eq "failed run: no empty charts" "$(sed -n 2p failed.txt)" "svg 0 no-chart lines 7"
+expect_eq "failed run: its error" "$(sed -n 3p failed.txt)" "alert True"
+expect_eq "failed run: its errors" "$(sed -n 4p failed.txt)" "error rows 2"
+
+# the checkpoint run: a bar per write and read of each checkpoint with the
+# GiB/s of the database, a write and a read bar per rank
+python3 - ck-dom.html ck.db >ck.txt <<EOF2
+$page_py
+import sqlite3
+db = sqlite3.connect(sys.argv[2])
+run = db.execute("SELECT max(id) FROM runs").fetchone()[0]
+print("charts", " ".join(charts))
+bars = [(a["class"], a["data-checkpoint"], a["data-value"]) for a in els("chart-checkpoint-throughput", "rect")
+        if a.get("class", "").startswith("ck-")]
+want = [("ck-" + op, "checkpoint %d" % c, "%.6g" % g) for op, c, g in
+        db.execute("SELECT op, checkpoint, gib_per_s FROM checkpoints WHERE run_id = ? ORDER BY checkpoint, op DESC", (run,))]
+print("checkpoint bars", len(bars), "as in the database", sorted(bars) == sorted(want))
+print("rank bars", len(els("chart-checkpoint-ranks", "rect", "ck-rank-write")), len(els("chart-checkpoint-ranks", "rect", "ck-rank-read")))
+src = open(sys.argv[1]).read()
+print("table rows", src[src.index('id="checkpoints"'):].split("</table>")[0].count("<tr><td"))
+EOF2
+expect_eq "checkpoint run: its charts" "$(sed -n 1p ck.txt)" "charts chart-checkpoint-ranks chart-checkpoint-throughput"
+expect_eq "checkpoint run: a bar per write and read, GiB/s of the database" "$(sed -n 2p ck.txt)" \
+    "checkpoint bars 3 as in the database True"
+expect_eq "checkpoint run: a write and a read bar per rank" "$(sed -n 3p ck.txt)" "rank bars 2 2"
+expect_eq "checkpoint run: the checkpoints table" "$(sed -n 4p ck.txt)" "table rows 3"
 
 # python3-pil is Debian's: use Debian's interpreter when the first python3
 # on PATH lacks it
