@@ -395,7 +395,7 @@ params = {}
 src = open(sys.argv[1]).read()
 t = src[src.index('id="parameters"'):]
 t = t[:t.index("</table>")]
-for k, v in re.findall(r"<tr><th>([^<]*)</th><td>([^<]*)</td></tr>", t):
+for k, v in re.findall(r"<tr(?: class=\"given\")?><th>([^<]*)</th><td>([^<]*)</td></tr>", t):
     params[k] = v
 for k in ("dataset.num_files_train", "dataset.record_length_bytes", "reader.batch_size", "train.computation_time",
           "train.epochs", "metric.au"):

@@ -355,7 +355,7 @@ q v10.db "$(schema_v10_sql) PRAGMA user_version = 10"
 sb report 2 --db v10.db
 expect_eq "version 10: report exit" "$SB_RC" 0
 expect_eq "version 10: upgraded, host_read_latency empty" \
-    "$(q v10.db "PRAGMA user_version"):$(q v10.db "SELECT count(*) FROM host_read_latency")" "11:0"
+    "$(q v10.db "PRAGMA user_version"):$(q v10.db "SELECT count(*) FROM host_read_latency")" "13:0"
 expect_contains "version 10: the summary says why there are no per-host rows" sb.out \
     "  (none recorded: a run before result schema 12)"
 expect_eq "version 10: the merged latency is still there" "$(expected text-got 2 sb.out | head -2)" "$(expected text 2 | head -2)"
