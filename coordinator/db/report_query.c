@@ -292,6 +292,25 @@ sb_report_run (sqlite3 *db, int64_t run_id, sb_report_run_t *r)
 }
 
 int
+sb_report_full_config (sqlite3 *db, int64_t run_id, char **yaml)
+{
+    *yaml = NULL;
+    sqlite3_stmt *st;
+    if (s_prepare_run (db, "SELECT full_config FROM run_inputs WHERE run_id = ?", run_id, &st) != 0)
+        return -1;
+    int step = sqlite3_step (st), oom = 0;
+    if (step == SQLITE_ROW)
+        *yaml = s_text_dup (st, 0, 0, &oom);
+    sqlite3_finalize (st);
+    if (oom || (step != SQLITE_ROW && step != SQLITE_DONE)) {
+        free (*yaml);
+        *yaml = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+int
 sb_report_epochs (sqlite3 *db, int64_t run_id, sb_report_epoch_t **rows_p, size_t *n_p)
 {
     *rows_p = NULL;

@@ -95,6 +95,12 @@ typedef struct {
 int sb_report_run (sqlite3 *db, int64_t run_id, sb_report_run_t *r);
 void sb_report_run_fini (sb_report_run_t *r);
 
+/* The run's effective configuration with every default filled in
+ * (run_inputs.full_config, YAML) into *yaml (caller frees; NULL for a run
+ * recorded before schema 13, which has none). Returns 0, or -1 when SQLite
+ * fails or memory runs out. */
+int sb_report_full_config (sqlite3 *db, int64_t run_id, char **yaml);
+
 /* The epochs rows of a run in order: *rows (caller frees) and *n. The has_
  * flags say which nullable figures are there (a NULL figure reads as 0):
  * has_barrier, has_dlio and has_resident the first column of their group

@@ -1210,6 +1210,7 @@ typedef struct {
     int     from_memory, caching_hosts;
     size_t  checkpoints;
     sb_report_ckpt_metrics_t ckpt;
+    char   *full_config;    /* run_inputs.full_config (owned; NULL: recorded before schema 13) */
 } s_side_t;
 
 static void
@@ -1289,8 +1290,10 @@ s_side_load (sqlite3 *db, int64_t id, s_side_t *s)
         || sb_report_latencies (db, id, SB_REPORT_LATENCY_RUN, s_side_latency, s) != 0
         || sb_report_slowest (db, id, s_side_slowest, &ss) != 0
         || sb_report_host_caching (db, id, s_side_caching, s) != 0
-        || sb_report_checkpoints (db, id, &ck, &s->checkpoints) != 0) {
+        || sb_report_checkpoints (db, id, &ck, &s->checkpoints) != 0
+        || sb_report_full_config (db, id, &s->full_config) != 0) {
         fprintf (stderr, "shardbench compare: %s\n", sb_report_error (db));
+        sb_report_checkpoints_free (ck, s->checkpoints);
         s_run_fini (&s->r);
         return -1;
     }
@@ -1356,14 +1359,20 @@ s_cmp_num (const s_cmp_t *t, const char *name, const char *fmt, const double *v)
     } while (0)
 
 /* The configuration diff: workers, hosts and accelerators, then every key
- * of runs.config whose value differs. Returns 0 or -1 (message on stderr). */
+ * whose value differs: of the full configurations (defaults filled in,
+ * run_inputs.full_config) when every run has one, so a key one run was
+ * given and another left at its default shows both values; else of
+ * runs.config (the keys given). Returns 0 or -1 (message on stderr). */
 static int
 s_cmp_config (const s_cmp_t *t, const s_side_t *sides)
 {
     FILE *out = t->out;
     const char *yaml[S_CMP_MAX];
+    int full = 1;
     for (size_t i = 0; i < t->n; i++)
-        yaml[i] = sides[i].r.row.config;
+        full &= sides[i].full_config != NULL;
+    for (size_t i = 0; i < t->n; i++)
+        yaml[i] = full ? sides[i].full_config : sides[i].r.row.config;
     sb_config_diff_t d;
     char err[1024];
     if (sb_config_diff (yaml, t->n, &d, err, sizeof err) != 0) {
@@ -1513,7 +1522,9 @@ sb_report_compare (sqlite3 *db, const int64_t *ids, size_t n, FILE *out)
     free (text);
     rc = 0;
 done:
-    for (size_t i = 0; i < loaded; i++)
+    for (size_t i = 0; i < loaded; i++) {
         s_run_fini (&sides[i].r);
+        free (sides[i].full_config);
+    }
     return rc;
 }

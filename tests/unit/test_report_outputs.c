@@ -56,8 +56,8 @@ START_TEST (test_diff_three)
 {
     const char *yaml[] = {
         "model:\n  name: a\ntrain:\n  epochs: 3\n  computation_time: 0.1\nreader:\n  batch_size: 2\n",
-        "model:\n  name: a\ntrain:\n  epochs: 2\n  computation_time: 0.1\nreader:\n  batch_size: 2\n"
-        "dataset:\n  shuffle: [a, b]\n",
+        ("model:\n  name: a\ntrain:\n  epochs: 2\n  computation_time: 0.1\nreader:\n  batch_size: 2\n"
+         "dataset:\n  shuffle: [a, b]\n"),
         "model:\n  name: b\ntrain:\n  epochs: 3\nreader:\n  batch_size: 2\n",
     };
     char buf[1024];
