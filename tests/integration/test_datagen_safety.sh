@@ -35,6 +35,20 @@ stopped () {
     done
 }
 has_tmp () { [ "$(tmps "$1")" -gt 0 ] && [ "$(files "$1")" -ge 2 ]; }
+# stop_holding_tmp DIR PID: stop the worker PID while it holds a temporary in
+# DIR. One seen before the stop may have been renamed by the time the stop
+# lands (a loaded machine), so look again once it is stopped, and let it go
+# on until a stop catches one
+stop_holding_tmp () {
+    local try
+    for try in 1 2 3 4 5 6 7 8 9 10; do
+        wait_for 30 has_tmp "$1"
+        kill -STOP "$2"
+        wait_for 10 stopped "$2"
+        [ "$(tmps "$1")" -gt 0 ] && return 0
+        kill -CONT "$2"
+    done
+}
 
 # --- 1. one datagen per folder: the second is refused, naming the holder
 "$SHARDBENCH" datagen dataset.data_folder=./a $small --workers 1 --bind 'tcp://127.0.0.1:*' >a.out 2>a.err &
@@ -61,16 +75,7 @@ C=$!
 ep=$(coordinator_endpoint b.err)
 "$SHARDBENCH_WORKER" --coordinator "$ep" --host node-b >w.out 2>w.err &
 W=$!
-# stop the worker while it holds a temporary: one seen before the stop may
-# have been renamed by the time the stop lands (a loaded machine), so look
-# again once it is stopped and let it go on until the stop catches one
-for try in 1 2 3 4 5 6 7 8 9 10; do
-    wait_for 30 has_tmp b/train
-    kill -STOP "$W"
-    wait_for 10 stopped "$W"
-    [ "$(tmps b/train)" -gt 0 ] && break
-    kill -CONT "$W"
-done
+stop_holding_tmp b/train "$W"
 before=$(files b/train)
 expect_eq "SIGINT: stopped mid-way (fewer than 24 files, $before)" "$([ "$before" -lt 24 ] && echo yes)" yes
 expect_eq "SIGINT: a temporary of this writer's own name exists" \
@@ -95,16 +100,7 @@ C=$!
 ep=$(coordinator_endpoint b.err)
 "$SHARDBENCH_WORKER" --coordinator "$ep" --host node-b >w.out 2>w.err &
 W=$!
-# stop the worker while it holds a temporary: one seen before the stop may
-# have been renamed by the time the stop lands (a loaded machine), so look
-# again once it is stopped and let it go on until the stop catches one
-for try in 1 2 3 4 5 6 7 8 9 10; do
-    wait_for 30 has_tmp b/train
-    kill -STOP "$W"
-    wait_for 10 stopped "$W"
-    [ "$(tmps b/train)" -gt 0 ] && break
-    kill -CONT "$W"
-done
+stop_holding_tmp b/train "$W"
 before=$(files b/train)
 expect_eq "SIGKILL: stopped mid-way (fewer than 24 files, $before)" "$([ "$before" -lt 24 ] && echo yes)" yes
 kill -KILL "$C"; wait "$C" 2>/dev/null
