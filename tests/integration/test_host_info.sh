@@ -116,4 +116,16 @@ print(all(a[k] == b[k] for k in ("host_cpuinfo", "host_meminfo", "host_processor
 PY
 )" True
 
+# a line with two ':' counts for nothing in DLIO's parse (it splits into three
+# parts): written into rank 0's host's row, report leaves it out and keeps the rest
+h0=$(q h.db "SELECT host FROM run_workers WHERE run_id = 1 AND first_rank = 0")
+q h.db "UPDATE run_host_info SET cpuinfo = cpuinfo || 'odd key : a : b' || char(10) || 'late key : c' || char(10) WHERE run_id = 1 AND host = '$h0'"
+sb report 1 --db h.db --results-dir res3
+expect_eq "report: a line of two ':' left out, the next line kept" "$SB_RC:$(python3 - "$(cat sb.out)" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1] + "/summary.json"))["host_cpuinfo"]
+print("odd key" in c, c.get("late key"), list(c)[-1])
+PY
+)" "0:False c late key"
+
 finish
