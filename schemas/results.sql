@@ -374,14 +374,15 @@ CREATE TABLE IF NOT EXISTS run_overrides (
   PRIMARY KEY (run_id, seq)
 );
 
--- The coordinator's host as DLIO describes a host in summary.json (host_cpuinfo, host_meminfo,
--- host_processor_name): read from /proc at the run's start. Workers do not send theirs: the
--- results directory uses this row for rank 0 only when rank 0 ran on this host (docs/DLIO.md).
+-- A host as DLIO describes it in summary.json and N_output.json (host_cpuinfo, host_meminfo,
+-- host_processor_name): each worker host as its first worker sent it in HELLO (helper hostinfo,
+-- protocol 12), and the coordinator's host, read from /proc at the run's start, unless a worker's
+-- row of that host name replaced it (docs/DLIO.md).
 CREATE TABLE IF NOT EXISTS run_host_info (
   run_id    INTEGER NOT NULL REFERENCES runs(id),
   host      TEXT NOT NULL,          -- host name (gethostname), as run_workers.host
   processor TEXT NOT NULL,          -- machine name (uname -m), as Python's platform.processor() on Linux
-  cpuinfo   TEXT NOT NULL,          -- /proc/cpuinfo as read
-  meminfo   TEXT NOT NULL,          -- /proc/meminfo as read
+  cpuinfo   TEXT NOT NULL,          -- the last processor's block of /proc/cpuinfo (at most 16 KiB)
+  meminfo   TEXT NOT NULL,          -- /proc/meminfo as read (at most 16 KiB)
   PRIMARY KEY (run_id, host)
 );

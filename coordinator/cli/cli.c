@@ -5,6 +5,7 @@
 #include "datasize.h"
 #include "dlio_args.h"
 #include "embedded.h"
+#include "host_proc.h"
 #include "log.h"
 #include "progress.h"
 #include "report.h"
@@ -29,7 +30,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
-#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -409,23 +409,6 @@ s_redacted_overrides (const char **overrides, size_t n, char **out)
     return 0;
 }
 
-/* The text of a /proc file (at most 1 MiB), or NULL. */
-static char *
-s_read_proc (const char *path)
-{
-    FILE *f = fopen (path, "r");
-    if (!f)
-        return NULL;
-    size_t cap = 1 << 20, n = 0;
-    char *text = malloc (cap + 1);
-    if (text)
-        n = fread (text, 1, cap, f);
-    fclose (f);
-    if (text)
-        text[n] = '\0';
-    return text;
-}
-
 /* One df(1) line (1K-blocks) of the file system holding path, or of its
  * nearest existing parent, appended to df (size bytes) unless its mount
  * point is there already; nothing for a URI (s3://, synthetic://) or when
@@ -778,7 +761,8 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
     size_t noverrides = 0;
     int have_workload = 0, rc = EXIT_USAGE;
     sb_resultdb_t *db = NULL;
-    char *yaml = NULL, *full_yaml = NULL, *command_line = NULL, *cpuinfo = NULL, *meminfo = NULL, **given = NULL;
+    char *yaml = NULL, *full_yaml = NULL, *command_line = NULL, **given = NULL;
+    sb_host_proc_t hp = { 0 };   /* the coordinator's host, as DLIO describes a host */
     sb_dlio_args_t dlio = { 0 };
     if (!cfg || !overrides) {
         fprintf (stderr, "shardbench: out of memory\n");
@@ -1077,9 +1061,10 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
     if (gethostname (host, sizeof host - 1) != 0)
         snprintf (host, sizeof host, "localhost");
     host[sizeof host - 1] = '\0';
-    struct utsname uts;
-    cpuinfo = s_read_proc ("/proc/cpuinfo");
-    meminfo = s_read_proc ("/proc/meminfo");
+    if (sb_host_proc_read (&hp) != 0) {
+        fprintf (stderr, "shardbench: out of memory\n");
+        goto done;
+    }
     /* the file systems the run reads or writes, and the one its results go to */
     char df[8192] = "";
     s_df_add (kind == SB_SESSION_CHECKPOINT || (wl.do_checkpoint && !wl.do_train) ? wl.ckpt.folder : wl.data_folder,
@@ -1088,7 +1073,7 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
     sb_run_inputs_t inputs = {
         .version = SB_VERSION, .command_line = command_line, .full_config = full_yaml,
         .overrides = (const char *const *) given, .noverrides = noverrides, .host = host,
-        .host_processor = uname (&uts) == 0 ? uts.machine : "", .host_cpuinfo = cpuinfo, .host_meminfo = meminfo,
+        .host_processor = hp.processor, .host_cpuinfo = hp.cpuinfo, .host_meminfo = hp.meminfo,
         .df = df[0] ? df : NULL,
     };
     /* ++hydra.run.dir: the run's output folder, with the configuration
@@ -1185,8 +1170,7 @@ done:
     free (yaml);
     free (full_yaml);
     free (command_line);
-    free (cpuinfo);
-    free (meminfo);
+    sb_host_proc_fini (&hp);
     for (size_t i = 0; given && i < noverrides; i++)
         free (given[i]);
     free (given);

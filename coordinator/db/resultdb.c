@@ -1192,6 +1192,15 @@ sb_resultdb_add_worker (sb_resultdb_t *self, int64_t run_id, uint64_t worker, co
 }
 
 int
+sb_resultdb_add_host_info (sb_resultdb_t *self, int64_t run_id, const char *host, const char *processor,
+                           const char *cpuinfo, const char *meminfo)
+{
+    return sb_resultdb_exec (self, "INSERT OR REPLACE INTO run_host_info (run_id, host, processor, cpuinfo, meminfo)"
+                             " VALUES (?,?,?,?,?)", "itttt", run_id, host, processor ? processor : "",
+                             cpuinfo ? cpuinfo : "", meminfo ? meminfo : "");
+}
+
+int
 sb_resultdb_worker_clock (sb_resultdb_t *self, int64_t run_id, uint64_t worker, double offset_s, double rtt_ms)
 {
     return sb_resultdb_exec (self, "UPDATE run_workers SET clock_offset_s = ?, clock_rtt_ms = ? WHERE run_id = ?"

@@ -90,7 +90,7 @@ typedef struct sb_run_inputs {
     size_t              noverrides;
     const char         *host;           /* the coordinator's host name */
     const char         *host_processor; /* its machine (uname -m) */
-    const char         *host_cpuinfo;   /* its /proc/cpuinfo */
+    const char         *host_cpuinfo;   /* its /proc/cpuinfo: the last processor's block (host_proc.h) */
     const char         *host_meminfo;   /* its /proc/meminfo */
 } sb_run_inputs_t;
 
@@ -110,6 +110,12 @@ int sb_resultdb_add_worker (sb_resultdb_t *self, int64_t run_id, uint64_t worker
 
 /* The clock of a worker against the coordinator's: offset_s = worker clock
  * minus coordinator clock, measured over a round trip of rtt_ms. */
+/* issue 17, helper hostinfo: a host as a worker described it in HELLO
+ * (lib/base/host_proc.h) into run_host_info; it replaces a row of that host
+ * already there (the coordinator's own, written by sb_resultdb_run_begin
+ * when the coordinator runs on a host of that name). */
+int sb_resultdb_add_host_info (sb_resultdb_t *self, int64_t run_id, const char *host, const char *processor,
+                               const char *cpuinfo, const char *meminfo);
 int sb_resultdb_worker_clock (sb_resultdb_t *self, int64_t run_id, uint64_t worker, double offset_s, double rtt_ms);
 
 typedef struct {

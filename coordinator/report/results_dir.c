@@ -541,7 +541,8 @@ s_jconfig (s_json_t *j, const char *key, sb_config_t *cfg)
 
 /* /proc/cpuinfo or /proc/meminfo text as a JSON object of "key: value"
  * lines, trimmed; a key seen again takes the later value at the first
- * place (a Python dict), keys named skip left out. */
+ * place (a Python dict), keys named skip left out. As DLIO's lines_to_dict,
+ * only a line with exactly one ':' counts (helper hostinfo). */
 static void
 s_jproc (s_json_t *j, const char *key, const char *text, const char *skip)
 {
@@ -552,7 +553,7 @@ s_jproc (s_json_t *j, const char *key, const char *text, const char *skip)
     for (char *save = NULL, *line = copy ? strtok_r (copy, "\n", &save) : NULL; line;
          line = strtok_r (NULL, "\n", &save)) {
         char *colon = strchr (line, ':');
-        if (!colon)
+        if (!colon || strchr (colon + 1, ':'))
             continue;
         char *end = colon;
         while (end > line && (end[-1] == ' ' || end[-1] == '\t'))

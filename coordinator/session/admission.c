@@ -8,6 +8,7 @@
 #include "session_internal.h"
 #include "distribution.h"
 #include "dlio_metrics.h"
+#include "host_proc.h"
 #include "launch.h"
 #include "log.h"
 #include "util.h"
@@ -104,10 +105,19 @@ sess_on_hello (sess_t *self, zframe_t *identity, sb_msg_hello_t *m)
     }
     sess_worker_t *w = &self->workers[self->nworkers];
     memset (w, 0, sizeof *w);
-    if (!(w->identity = zframe_dup (identity))) {
+    /* its host's description: bounded here too, as a worker sends it */
+    if (!(w->identity = zframe_dup (identity)) || !(w->cpuinfo = strdup (m->cpuinfo ? m->cpuinfo : ""))
+        || !(w->meminfo = strdup (m->meminfo ? m->meminfo : ""))) {
+        zframe_destroy (&w->identity);
+        free (w->cpuinfo);
+        w->cpuinfo = NULL;
         sess_fail (self, "out of memory admitting the worker on %s (pid %llu)", m->host, (unsigned long long) m->pid);
         return;
     }
+    if (sb_host_proc_bound (w->cpuinfo, SB_HOST_PROC_MAX) + sb_host_proc_bound (w->meminfo, SB_HOST_PROC_MAX))
+        sb_warn ("worker on %s (pid %llu) sent a /proc/cpuinfo or /proc/meminfo over %d bytes: cut after its last"
+                 " whole line within them", m->host, (unsigned long long) m->pid, SB_HOST_PROC_MAX);
+    snprintf (w->processor, sizeof w->processor, "%s", m->processor ? m->processor : "");
     snprintf (w->host, sizeof w->host, "%s", m->host);
     w->pid = m->pid;
     w->cores = m->cores;

@@ -70,6 +70,25 @@ sess_begin_run (sess_t *self, const char *kind)
             return -1;
         }
     }
+    /* helper hostinfo: one run_host_info row per worker host, from the first
+     * worker of that name that could read its /proc; it replaces the
+     * coordinator's own row of that host name (the worker's is the host its
+     * ranks ran on), and the coordinator's row stays for a host no worker ran on */
+    for (size_t i = 0; i < self->nworkers; i++) {
+        sess_worker_t *w = &self->workers[i];
+        size_t h = 0;
+        while (h < i && (strcmp (self->workers[h].host, w->host) != 0
+                         || !(*self->workers[h].cpuinfo || *self->workers[h].meminfo)))
+            h++;
+        if (h < i || !(*w->cpuinfo || *w->meminfo))
+            continue;
+        if (sb_resultdb_add_host_info (self->o->db, id, w->host, w->processor, w->cpuinfo, w->meminfo) != 0) {
+            sess_fail (self, "cannot record the host of worker %llu (%s): %s", (unsigned long long) w->id, w->host,
+                       sb_resultdb_errmsg (self->o->db));
+            sess_end_run (self);
+            return -1;
+        }
+    }
     return id;
 }
 

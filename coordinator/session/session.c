@@ -570,8 +570,11 @@ done:
     zpoller_destroy (&self->poller);
     zsock_destroy (&self->router);
     zactor_destroy (&self->auth);
-    for (size_t i = 0; i < self->nworkers; i++)
+    for (size_t i = 0; i < self->nworkers; i++) {
         zframe_destroy (&self->workers[i].identity);
+        free (self->workers[i].cpuinfo);
+        free (self->workers[i].meminfo);
+    }
     free (self->workers);
     self->workers = NULL;
     free (self->rank_done);

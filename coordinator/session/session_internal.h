@@ -50,6 +50,10 @@ typedef struct {
     double    welcome_sent_at;
     double    clock_offset, clock_rtt;
     int       clock_known;
+    /* issue 17, helper hostinfo: its host as DLIO describes it, from HELLO
+     * (lib/base/host_proc.h), recorded in run_host_info */
+    char      processor[64];        /* uname -m */
+    char     *cpuinfo, *meminfo;    /* owned; "" unknown */
 } sess_worker_t;
 
 /* What the workers are doing now: which messages are expected. */

@@ -94,9 +94,9 @@ def yaml_list(text):
 def proc_dict(text, skip):
     d = {}
     for line in text.splitlines():
-        if ":" not in line:
+        if line.count(":") != 1:    # DLIO's lines_to_dict: exactly two parts
             continue
-        k, v = line.split(":", 1)
+        k, v = line.split(":")
         k, v = k.strip(), v.strip()
         if k and k != skip:
             d[k] = v

@@ -357,14 +357,16 @@ END_TEST
 static void
 body_hello_empty (msgpack_packer *pk)
 {
-    msgpack_pack_array (pk, 5);
+    msgpack_pack_array (pk, 8);
     msgpack_pack_str (pk, 0);
     msgpack_pack_str_body (pk, "", 0);
     msgpack_pack_uint64 (pk, 1);
     msgpack_pack_uint64 (pk, 2);
     msgpack_pack_uint64 (pk, 3);
-    msgpack_pack_str (pk, 0);
-    msgpack_pack_str_body (pk, "", 0);
+    for (int i = 0; i < 4; i++) {     /* software; processor, cpuinfo, meminfo (protocol 12) */
+        msgpack_pack_str (pk, 0);
+        msgpack_pack_str_body (pk, "", 0);
+    }
 }
 
 static void
@@ -396,6 +398,7 @@ START_TEST (test_empty_strings)
     ck_assert_str_eq (m.u.hello.host, "");
     ck_assert_str_eq (m.u.hello.software, "");
     ck_assert_uint_eq (m.u.hello.memory, 3);
+    ck_assert_str_eq (m.u.hello.cpuinfo, "");
     sb_proto_fini (&m);
     n = s_pack (buf, sizeof buf, SB_PROTO_VERSION, SB_MSG_READY, body_ready_empty_strs);
     ck_assert_int_eq (sb_proto_decode (buf, n, &m, reason, sizeof reason, NULL), SB_PROTO_OK);

@@ -6,6 +6,7 @@
 #include "datafolder.h"
 #include "dataset.h"
 #include "event_loop.h"
+#include "host_proc.h"
 #include "log.h"
 #include "rank.h"
 #include "engine.h"
@@ -213,7 +214,18 @@ s_hello (s_agent_t *self)
     m.u.hello.cores = cores > 0 ? (uint64_t) cores : 0;
     m.u.hello.memory = pages > 0 && page_size > 0 ? (uint64_t) pages * (uint64_t) page_size : 0;
     m.u.hello.software = "shardbench-worker " SB_VERSION;
-    return s_send (self, &m);
+    /* the host as DLIO describes it (host_proc.h: bounded, nothing secret) */
+    sb_host_proc_t hp;
+    if (sb_host_proc_read (&hp) != 0) {
+        sb_error ("out of memory reading this host's /proc/cpuinfo and /proc/meminfo");
+        return -1;
+    }
+    m.u.hello.processor = hp.processor;
+    m.u.hello.cpuinfo = hp.cpuinfo;
+    m.u.hello.meminfo = hp.meminfo;
+    int rc = s_send (self, &m);
+    sb_host_proc_fini (&hp);
+    return rc;
 }
 
 /* Does endpoint, a plain tcp://HOST:PORT, refuse TCP connections on every
