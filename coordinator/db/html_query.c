@@ -259,31 +259,6 @@ sb_html_checkpoint_ranks (sqlite3 *db, int64_t run_id,
 }
 
 int
-sb_html_slowest (sqlite3 *db, int64_t run_id, int (*fn) (void *ctx, const sb_html_slowest_t *s), void *ctx)
-{
-    sqlite3_stmt *st;
-    if (s_prepare (db, "SELECT r.epoch, r.rank, r.host, r.finished_at - r.started_at, r.compute_s, r.io_wait_s,"
-                   " r.barrier_s, (SELECT count(*) FROM rank_epochs x WHERE x.run_id = r.run_id AND x.epoch = r.epoch),"
-                   " (SELECT avg(x.barrier_s) FROM rank_epochs x WHERE x.run_id = r.run_id AND x.epoch = r.epoch)"
-                   " FROM rank_epochs r WHERE r.run_id = ?1 AND r.epoch >= 1 AND r.rank = (SELECT x.rank FROM"
-                   " rank_epochs x WHERE x.run_id = r.run_id AND x.epoch = r.epoch"
-                   " ORDER BY x.finished_at - x.started_at DESC, x.rank LIMIT 1) ORDER BY r.epoch", run_id, &st) != 0)
-        return -1;
-    int step = SQLITE_DONE, stopped = 0;
-    while (!stopped && (step = sqlite3_step (st)) == SQLITE_ROW) {
-        sb_html_slowest_t s = {
-            .epoch = sqlite3_column_int64 (st, 0), .rank = sqlite3_column_int64 (st, 1),
-            .host = sb_report_column_text (st, 2), .wall_s = sqlite3_column_double (st, 3),
-            .compute_s = sqlite3_column_double (st, 4), .io_wait_s = sqlite3_column_double (st, 5),
-            .barrier_s = sqlite3_column_double (st, 6), .ranks = sqlite3_column_int64 (st, 7),
-            .barrier_mean_s = sqlite3_column_double (st, 8),
-        };
-        stopped = fn (ctx, &s) != 0;
-    }
-    return s_finish (st, step, stopped);
-}
-
-int
 sb_html_host_latency (sqlite3 *db, int64_t run_id,
                       int (*fn) (void *ctx, const char *host, int64_t low_us, int64_t count), void *ctx)
 {

@@ -90,21 +90,6 @@ typedef struct {
 int sb_html_checkpoint_ranks (sqlite3 *db, int64_t run_id,
                               int (*fn) (void *ctx, const sb_html_checkpoint_rank_t *r), void *ctx);
 
-/* The slowest rank of each epoch of a train run (rank_epochs, epoch >= 1):
- * the one with the longest wall time (finished_at - started_at), the
- * lowest rank of equal ones (the rule of the text summary), with its split
- * of that time; and over the epoch's ranks their count and mean barrier
- * time. */
-typedef struct {
-    int64_t     epoch, rank, ranks;
-    const char *host;
-    double      wall_s, compute_s, io_wait_s, barrier_s, barrier_mean_s;
-} sb_html_slowest_t;
-
-/* Call fn for each epoch of run_id in order. Returns 0, 1 when fn stopped
- * it, or -1. */
-int sb_html_slowest (sqlite3 *db, int64_t run_id, int (*fn) (void *ctx, const sb_html_slowest_t *s), void *ctx);
-
 /* Call fn with each bucket of run_id's per-host read latency summed over
  * its epochs (host_read_latency, schema 11: a database without that table
  * has none), by host then low bound. Returns 0, 1 when fn stopped it, or

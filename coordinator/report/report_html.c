@@ -1304,10 +1304,10 @@ typedef struct {
     int   rows;
 } s_slowest_rows_t;
 
-/* sb_html_slowest's fn: one row of the slowest table (the table opened on
- * the first). Returns 0. */
-static int
-s_slowest_row (void *ctx, const sb_html_slowest_t *s)
+/* sb_report_slowest's fn: one row of the slowest table (the table opened
+ * on the first). */
+static void
+s_slowest_row (void *ctx, const sb_report_slowest_t *s)
 {
     s_slowest_rows_t *sr = ctx;
     FILE *out = sr->out;
@@ -1319,7 +1319,6 @@ s_slowest_row (void *ctx, const sb_html_slowest_t *s)
     sb_report_html_escape (out, s->host);
     fprintf (out, "</td><td>%.3f</td><td>%.3f</td><td>%.3f</td><td>%.3f</td><td>%.3f</td><td>%lld</td></tr>\n",
              s->wall_s, s->compute_s, s->io_wait_s, s->barrier_s, s->barrier_mean_s, (long long) s->ranks);
-    return 0;
 }
 
 /* table slowest: the slowest rank of each epoch and where its time went
@@ -1328,7 +1327,7 @@ static int
 s_slowest_table (sqlite3 *db, int64_t run_id, FILE *out)
 {
     s_slowest_rows_t sr = { .out = out };
-    if (sb_html_slowest (db, run_id, s_slowest_row, &sr) != 0) {
+    if (sb_report_slowest (db, run_id, s_slowest_row, &sr) != 0) {
         s_query_failed (db);
         return -1;
     }
