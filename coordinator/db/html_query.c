@@ -217,26 +217,6 @@ sb_html_epoch_latency (sqlite3 *db, int64_t run_id, int (*fn) (void *ctx, int64_
 }
 
 int
-sb_html_endpoints (sqlite3 *db, int64_t run_id, int (*fn) (void *ctx, const sb_html_endpoint_t *e), void *ctx)
-{
-    sqlite3_stmt *st;
-    if (s_prepare (db, "SELECT endpoint, requests, bytes, errors, retries, mean_ms, p50_ms, p90_ms, p99_ms, max_ms"
-                   " FROM endpoints WHERE run_id = ?1 ORDER BY endpoint", run_id, &st) != 0)
-        return -1;
-    int step = SQLITE_DONE, stopped = 0;
-    while (!stopped && (step = sqlite3_step (st)) == SQLITE_ROW) {
-        sb_html_endpoint_t e = {
-            .endpoint = sb_report_column_text (st, 0), .requests = sqlite3_column_int64 (st, 1),
-            .bytes = sqlite3_column_int64 (st, 2), .errors = sqlite3_column_int64 (st, 3),
-            .retries = sqlite3_column_int64 (st, 4), .mean_ms = s_real (st, 5), .p50_ms = s_real (st, 6),
-            .p90_ms = s_real (st, 7), .p99_ms = s_real (st, 8), .max_ms = s_real (st, 9),
-        };
-        stopped = fn (ctx, &e) != 0;
-    }
-    return s_finish (st, step, stopped);
-}
-
-int
 sb_html_checkpoint_ranks (sqlite3 *db, int64_t run_id,
                           int (*fn) (void *ctx, const sb_html_checkpoint_rank_t *r), void *ctx)
 {

@@ -65,18 +65,6 @@ int sb_html_host_rows (sqlite3 *db, int64_t run_id, int (*fn) (void *ctx, const 
 int sb_html_epoch_latency (sqlite3 *db, int64_t run_id, int (*fn) (void *ctx, int64_t epoch, int64_t low_us, int64_t count),
                            void *ctx);
 
-/* One endpoints row with its latency figures (a NULL one reads as NAN);
- * endpoint "" when NULL. */
-typedef struct {
-    const char *endpoint;
-    int64_t     requests, bytes, errors, retries;
-    double      mean_ms, p50_ms, p90_ms, p99_ms, max_ms;
-} sb_html_endpoint_t;
-
-/* Call fn for each endpoints row of run_id by endpoint. Returns 0, 1 when
- * fn stopped it, or -1. */
-int sb_html_endpoints (sqlite3 *db, int64_t run_id, int (*fn) (void *ctx, const sb_html_endpoint_t *e), void *ctx);
-
 /* One checkpoint_ranks row; op and host "" when NULL, mb_per_s NAN when
  * NULL. */
 typedef struct {

@@ -1408,9 +1408,9 @@ s_host_latency (sqlite3 *db, int64_t run_id, FILE *out)
     return 0;
 }
 
-/* sb_html_endpoints' fn: one row of the endpoint-latency table. Returns 0. */
-static int
-s_endpoint_row (void *ctx, const sb_html_endpoint_t *e)
+/* sb_report_endpoints' fn: one row of the endpoint-latency table. */
+static void
+s_endpoint_row (void *ctx, const sb_report_endpoint_t *e)
 {
     FILE *out = ctx;
     fprintf (out, "<tr><td class=\"name\">");
@@ -1424,7 +1424,6 @@ s_endpoint_row (void *ctx, const sb_html_endpoint_t *e)
         else
             fprintf (out, "<td>-</td>");
     fprintf (out, "</tr>\n");
-    return 0;
 }
 
 /* table endpoint-latency: requests, errors, retries and latency per S3
@@ -1442,7 +1441,7 @@ s_endpoint_table (sqlite3 *db, int64_t run_id, FILE *out)
     fprintf (out, "<h2>Object-store endpoints</h2>\n<table id=\"endpoint-latency\" class=\"data\">\n<tr><th>endpoint</th>"
              "<th>requests</th><th>errors</th><th>retries</th><th>MB</th><th>mean ms</th><th>p50 ms</th>"
              "<th>p90 ms</th><th>p99 ms</th><th>max ms</th></tr>\n");
-    if (sb_html_endpoints (db, run_id, s_endpoint_row, out) != 0) {
+    if (sb_report_endpoints (db, run_id, s_endpoint_row, out) != 0) {
         s_query_failed (db);
         return -1;
     }
