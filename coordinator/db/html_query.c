@@ -278,25 +278,3 @@ sb_html_run_series (sqlite3 *db, int64_t run_id, sb_html_run_series_t *s)
     sqlite3_finalize (st);
     return rc;
 }
-
-int
-sb_html_failures (sqlite3 *db, int64_t run_id, sb_html_failures_t *f)
-{
-    memset (f, 0, sizeof *f);
-    sqlite3_stmt *st;
-    if (s_prepare (db, "SELECT count(*), coalesce(sum(requests), 0), coalesce(sum(errors), 0),"
-                   " coalesce(sum(retries), 0), (SELECT count(*) FROM errors WHERE run_id = ?1)"
-                   " FROM endpoints WHERE run_id = ?1", run_id, &st) != 0)
-        return -1;
-    int rc = -1;
-    if (sqlite3_step (st) == SQLITE_ROW) {
-        f->endpoints = sqlite3_column_int64 (st, 0);
-        f->requests = sqlite3_column_int64 (st, 1);
-        f->failed_attempts = sqlite3_column_int64 (st, 2);
-        f->retries = sqlite3_column_int64 (st, 3);
-        f->error_rows = sqlite3_column_int64 (st, 4);
-        rc = 0;
-    }
-    sqlite3_finalize (st);
-    return rc;
-}

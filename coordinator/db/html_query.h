@@ -96,12 +96,4 @@ typedef struct {
 } sb_html_run_series_t;
 int sb_html_run_series (sqlite3 *db, int64_t run_id, sb_html_run_series_t *s);
 
-/* A run's retries and failures in one place: over its endpoints rows the
- * endpoints, requests, failed attempts and retried attempts, and the rows
- * of its errors table. Returns 0 or -1. */
-typedef struct {
-    int64_t endpoints, requests, failed_attempts, retries, error_rows;
-} sb_html_failures_t;
-int sb_html_failures (sqlite3 *db, int64_t run_id, sb_html_failures_t *f);
-
 #endif

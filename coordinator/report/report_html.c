@@ -1817,8 +1817,8 @@ sb_report_html (sqlite3 *db, int64_t run_id, FILE *out)
     fprintf (out, "</h1>\n");
     /* a run that did not succeed: what went wrong first */
     int errors_first = strcmp (r.row.status, "succeeded") != 0;
-    sb_html_failures_t f;
-    if (sb_html_failures (db, run_id, &f) != 0) {
+    sb_report_failures_t f;
+    if (sb_report_failures (db, run_id, &f) != 0) {
         s_query_failed (db);
         goto done;
     }
@@ -1827,12 +1827,12 @@ sb_report_html (sqlite3 *db, int64_t run_id, FILE *out)
         if (s_errors_table (db, run_id, &r, out) != 0)
             goto done;
     }
-    else if (f.retries > 0 || f.failed_attempts > 0 || f.error_rows > 0) {
+    else if (f.retries > 0 || f.request_errors > 0 || f.error_rows > 0) {
         /* it succeeded, but not without trouble: say so at the top */
         fprintf (out, "<div id=\"run-retries\" class=\"warn\">Succeeded after %lld retried and %lld failed"
                  " attempts of %lld requests to %lld object-store endpoint%s, with %lld error%s recorded (see"
                  " Object-store endpoints and Errors below).</div>\n", (long long) f.retries,
-                 (long long) f.failed_attempts, (long long) f.requests, (long long) f.endpoints,
+                 (long long) f.request_errors, (long long) f.requests, (long long) f.endpoints,
                  f.endpoints == 1 ? "" : "s", (long long) f.error_rows, f.error_rows == 1 ? "" : "s");
     }
     s_summary (out, &r, run_id);
