@@ -203,20 +203,6 @@ done:
 }
 
 int
-sb_html_epoch_latency (sqlite3 *db, int64_t run_id, int (*fn) (void *ctx, int64_t epoch, int64_t low_us, int64_t count),
-                       void *ctx)
-{
-    sqlite3_stmt *st;
-    if (s_prepare (db, "SELECT epoch, bucket_low_us, count FROM read_latency WHERE run_id = ?1"
-                   " ORDER BY epoch, bucket_low_us", run_id, &st) != 0)
-        return -1;
-    int step = SQLITE_DONE, stopped = 0;
-    while (!stopped && (step = sqlite3_step (st)) == SQLITE_ROW)
-        stopped = fn (ctx, sqlite3_column_int64 (st, 0), sqlite3_column_int64 (st, 1), sqlite3_column_int64 (st, 2)) != 0;
-    return s_finish (st, step, stopped);
-}
-
-int
 sb_html_checkpoint_ranks (sqlite3 *db, int64_t run_id,
                           int (*fn) (void *ctx, const sb_html_checkpoint_rank_t *r), void *ctx)
 {

@@ -59,12 +59,6 @@ typedef struct {
  * sort). Returns 0, 1 when fn stopped it, or -1. */
 int sb_html_host_rows (sqlite3 *db, int64_t run_id, int (*fn) (void *ctx, const sb_html_host_row_t *r), void *ctx);
 
-/* Call fn with each read_latency bucket of run_id: its epoch, low bound in
- * us and count, by epoch then low bound. Returns 0, 1 when fn stopped it,
- * or -1. */
-int sb_html_epoch_latency (sqlite3 *db, int64_t run_id, int (*fn) (void *ctx, int64_t epoch, int64_t low_us, int64_t count),
-                           void *ctx);
-
 /* One checkpoint_ranks row; op and host "" when NULL, mb_per_s NAN when
  * NULL. */
 typedef struct {

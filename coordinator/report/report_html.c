@@ -1165,7 +1165,8 @@ done:
     return ret;
 }
 
-/* Read latency percentiles per epoch, from the read_latency buckets. */
+/* The read latency percentiles of each epoch as sb_report_latencies gives
+ * them (p50_ms, p90_ms, p99_ms, p999_ms), in that order. */
 static const double s_lat_q[] = { 0.5, 0.9, 0.99, 0.999 };
 static const char *const s_lat_name[] = { "p50", "p90", "p99", "p99.9" };
 #define S_NQ 4
@@ -1176,51 +1177,32 @@ typedef struct {
 } s_epoch_lat_t;
 
 typedef struct {
-    sb_histogram_t *h;
-    int64_t         epoch;
-    s_epoch_lat_t  *e;
-    size_t          n, cap;
+    s_epoch_lat_t *e;
+    size_t         n, cap;
+    int            oom;
 } s_epoch_lats_t;
 
-/* Close the histogram of the current epoch into a row. Returns 0, or -1
- * out of memory. */
-static int
-s_epoch_lat_flush (s_epoch_lats_t *a)
+/* sb_report_latencies' fn: one epoch's percentiles into a row (oom set
+ * when there is no room). */
+static void
+s_add_epoch_lat (void *ctx, const sb_report_latency_t *l)
 {
-    if (!a->h->total)
-        return 0;
+    s_epoch_lats_t *a = ctx;
+    if (a->oom)
+        return;
     if (a->n == a->cap) {
         size_t c = a->cap ? 2 * a->cap : 64;
         void *more = realloc (a->e, c * sizeof *a->e);
-        if (!more)
-            return -1;
+        if (!more) {
+            a->oom = 1;
+            return;
+        }
         a->e = more;
         a->cap = c;
     }
-    s_epoch_lat_t *e = &a->e[a->n++];
-    e->epoch = a->epoch;
-    e->samples = a->h->total;
-    for (int q = 0; q < S_NQ; q++)
-        e->ms[q] = sb_histogram_quantile (a->h, s_lat_q[q]) / 1000;
-    sb_histogram_reset (a->h);
-    return 0;
-}
-
-/* sb_html_epoch_latency's fn: one bucket. Returns 0, or -1 out of memory. */
-static int
-s_add_epoch_lat (void *ctx, int64_t epoch, int64_t low, int64_t count)
-{
-    s_epoch_lats_t *a = ctx;
-    if (epoch != a->epoch) {
-        if (s_epoch_lat_flush (a) != 0)
-            return -1;
-        a->epoch = epoch;
-    }
-    if (low < 0 || count <= 0)
-        return 0;   /* not something shardbench wrote */
-    a->h->counts[sb_histogram_bucket ((uint64_t) low)] += (uint64_t) count;
-    a->h->total += (uint64_t) count;
-    return 0;
+    a->e[a->n++] = (s_epoch_lat_t) {
+        .epoch = l->epoch, .samples = (uint64_t) l->reads, .ms = { l->p50_ms, l->p90_ms, l->p99_ms, l->p999_ms },
+    };
 }
 
 /* table read-latency and chart-latency-epochs: p50, p90, p99 and p99.9 of
@@ -1230,15 +1212,10 @@ s_latency_epochs (sqlite3 *db, int64_t run_id, FILE *out)
 {
     static const char title[] = "Read latency percentiles per epoch (ms)";
     static const char *const colors[] = { "#1f77b4", "#2ca02c", "#ff7f0e", "#d62728" };
-    s_epoch_lats_t a = { .h = calloc (1, sizeof (sb_histogram_t)), .epoch = INT64_MIN };
-    if (!a.h) {
-        fprintf (stderr, "shardbench report: --html: out of memory\n");
-        return -1;
-    }
-    int got = sb_html_epoch_latency (db, run_id, s_add_epoch_lat, &a);
-    if (got == 0 && s_epoch_lat_flush (&a) != 0)
+    s_epoch_lats_t a = { 0 };
+    int got = sb_report_latencies (db, run_id, SB_REPORT_LATENCY_EPOCHS, s_add_epoch_lat, &a);
+    if (got == 0 && a.oom)
         got = 1;
-    free (a.h);
     if (got != 0) {
         if (got > 0)
             fprintf (stderr, "shardbench report: --html: out of memory\n");
