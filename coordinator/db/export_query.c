@@ -269,24 +269,6 @@ sb_export_endpoint_count (sqlite3 *db, int64_t run_id, int64_t *n, int64_t *max_
 }
 
 int
-sb_export_endpoints (sqlite3 *db, int64_t run_id, int (*fn) (void *ctx, const sb_export_endpoint_t *e), void *ctx)
-{
-    sqlite3_stmt *st;
-    if (s_prepare (db, "SELECT endpoint, requests, errors FROM endpoints WHERE run_id = ?1 ORDER BY endpoint",
-                   run_id, &st) != 0)
-        return -1;
-    int step = SQLITE_DONE, stopped = 0;
-    while (!stopped && (step = sqlite3_step (st)) == SQLITE_ROW) {
-        sb_export_endpoint_t e = {
-            .endpoint = sb_report_column_text (st, 0), .requests = sqlite3_column_int64 (st, 1),
-            .errors = sqlite3_column_int64 (st, 2),
-        };
-        stopped = fn (ctx, &e) != 0;
-    }
-    return s_finish (st, step, stopped);
-}
-
-int
 sb_export_errors (sqlite3 *db, int64_t run_id, int (*fn) (void *ctx, const sb_export_error_t *e), void *ctx)
 {
     sqlite3_stmt *st;

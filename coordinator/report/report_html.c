@@ -829,9 +829,9 @@ typedef struct {
     int64_t        i;
 } s_endpoint_bars_t;
 
-/* sb_export_endpoints' fn: the bars of one endpoint. Returns 0. */
-static int
-s_endpoint_bar (void *ctx, const sb_export_endpoint_t *e)
+/* sb_report_endpoints' fn: the bars of one endpoint. */
+static void
+s_endpoint_bar (void *ctx, const sb_report_endpoint_t *e)
 {
     s_endpoint_bars_t *eb = ctx;
     FILE *out = eb->out;
@@ -851,7 +851,6 @@ s_endpoint_bar (void *ctx, const sb_export_endpoint_t *e)
              S_H - S_BOTTOM + 18);
     sb_report_html_escape (out, e->endpoint);
     fprintf (out, "</text>\n");
-    return 0;
 }
 
 /* chart-endpoints: requests and errors per S3 endpoint. */
@@ -873,7 +872,7 @@ s_chart_endpoints (sqlite3 *db, int64_t run_id, FILE *out)
     s_axes (out, &p, 0, "endpoint", "requests");
     double slot = (double) (S_W - S_LEFT - S_RIGHT) / (double) n;
     s_endpoint_bars_t eb = { .out = out, .p = &p, .slot = slot, .w = slot * 0.35 };
-    if (sb_export_endpoints (db, run_id, s_endpoint_bar, &eb) != 0) {
+    if (sb_report_endpoints (db, run_id, s_endpoint_bar, &eb) != 0) {
         s_query_failed (db);
         return -1;
     }
