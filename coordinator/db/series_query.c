@@ -5,25 +5,10 @@
 
 #include <errno.h>
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/types.h>
 #include <unistd.h>
-
-/* This host's name, as runs.coordinator_host records it (resultdb.c). */
-static const char *
-s_hostname (void)
-{
-    static char host[256];
-    if (!host[0]) {
-        if (gethostname (host, sizeof host - 1) != 0)
-            snprintf (host, sizeof host, "localhost");
-        host[sizeof host - 1] = '\0';
-    }
-    return host;
-}
 
 static void
 s_copy (char *dst, size_t size, const unsigned char *src)
@@ -47,7 +32,7 @@ sb_series_begin (sb_resultdb_t *rdb, const sb_series_info_t *info, char *err, si
         && sqlite3_bind_int64 (st, 4, (sqlite3_int64) info->runs) == SQLITE_OK
         && sqlite3_bind_int64 (st, 5, (sqlite3_int64) info->warmup) == SQLITE_OK
         && sqlite3_bind_double (st, 6, sb_now ()) == SQLITE_OK
-        && sqlite3_bind_text (st, 7, s_hostname (), -1, SQLITE_STATIC) == SQLITE_OK
+        && sqlite3_bind_text (st, 7, sb_resultdb_hostname (), -1, SQLITE_STATIC) == SQLITE_OK
         && sqlite3_bind_int64 (st, 8, (sqlite3_int64) getpid ()) == SQLITE_OK
         && sqlite3_step (st) == SQLITE_DONE)
         id = sqlite3_last_insert_rowid (db);
@@ -81,28 +66,11 @@ sb_series_finish (sb_resultdb_t *db, int64_t series_id, const char *status)
 int
 sb_series_mark_interrupted (sb_resultdb_t *rdb)
 {
-    sqlite3 *db = sb_resultdb_handle (rdb);
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2 (db, "SELECT id, coordinator_pid FROM series WHERE status = 'running'"
-                            " AND coordinator_host = ?", -1, &st, NULL) != SQLITE_OK
-        || sqlite3_bind_text (st, 1, s_hostname (), -1, SQLITE_TRANSIENT) != SQLITE_OK) {
-        sqlite3_finalize (st);
-        return -1;
-    }
-    int marked = 0, rc;
-    while ((rc = sqlite3_step (st)) == SQLITE_ROW) {
-        int64_t id = sqlite3_column_int64 (st, 0);
-        pid_t pid = (pid_t) sqlite3_column_int64 (st, 1);
-        if (pid > 0 && pid != getpid () && kill (pid, 0) == 0)
-            continue;   /* still running */
-        /* it ended with the last of its runs, as far as anyone knows */
-        if (sb_resultdb_exec (rdb, "UPDATE series SET status = 'interrupted', finished_at = max(started_at,"
-                              " coalesce((SELECT max(finished_at) FROM runs WHERE series_id = ?1), 0)) WHERE id = ?1",
-                              "i", id) == 0)
-            marked++;
-    }
-    sqlite3_finalize (st);
-    return rc == SQLITE_DONE ? marked : -1;
+    /* it ended with the last of its runs, as far as anyone knows */
+    return sb_resultdb_mark_stale (rdb, "series",
+                                   "UPDATE series SET status = 'interrupted', finished_at = max(started_at,"
+                                   " coalesce((SELECT max(finished_at) FROM runs WHERE series_id = ?1), 0))"
+                                   " WHERE id = ?1");
 }
 
 int
