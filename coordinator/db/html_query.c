@@ -7,35 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Prepare sql with run_id bound to ?1. Returns 0, or -1 (nothing to finalize). */
-static int
-s_prepare (sqlite3 *db, const char *sql, int64_t run_id, sqlite3_stmt **st)
-{
-    *st = NULL;
-    if (sqlite3_prepare_v2 (db, sql, -1, st, NULL) != SQLITE_OK || sqlite3_bind_int64 (*st, 1, run_id) != SQLITE_OK) {
-        sqlite3_finalize (*st);
-        *st = NULL;
-        return -1;
-    }
-    return 0;
-}
-
-/* The result of stepping a statement to its end (finalized here): 1 when
- * fn stopped it, else 0 when step is SQLITE_DONE, or -1. */
-static int
-s_finish (sqlite3_stmt *st, int step, int stopped)
-{
-    sqlite3_finalize (st);
-    return stopped ? 1 : step == SQLITE_DONE ? 0 : -1;
-}
-
-/* A real column, NAN when NULL. */
-static double
-s_real (sqlite3_stmt *st, int col)
-{
-    return sqlite3_column_type (st, col) == SQLITE_NULL ? NAN : sqlite3_column_double (st, col);
-}
-
 /* An owned copy of a text column, NULL when NULL. Returns 0, or -1 out of
  * memory. */
 static int
@@ -74,7 +45,7 @@ s_one_text (sqlite3 *db, const char *sql, int64_t run_id, char **out)
 {
     sqlite3_stmt *st;
     *out = NULL;
-    if (s_prepare (db, sql, run_id, &st) != 0)
+    if (sb_report_prepare (db, sql, run_id, &st) != 0)
         return -1;
     int step = sqlite3_step (st), rc = 0;
     if (step == SQLITE_ROW)
@@ -127,8 +98,8 @@ int
 sb_html_epoch_spans (sqlite3 *db, int64_t run_id, int (*fn) (void *ctx, const sb_html_epoch_span_t *e), void *ctx)
 {
     sqlite3_stmt *st;
-    if (s_prepare (db, "SELECT epoch, min(started_at), max(finished_at) FROM rank_epochs WHERE run_id = ?1"
-                   " GROUP BY epoch ORDER BY epoch", run_id, &st) != 0)
+    if (sb_report_prepare (db, "SELECT epoch, min(started_at), max(finished_at) FROM rank_epochs WHERE run_id = ?1"
+                           " GROUP BY epoch ORDER BY epoch", run_id, &st) != 0)
         return -1;
     int step = SQLITE_DONE, stopped = 0;
     while (!stopped && (step = sqlite3_step (st)) == SQLITE_ROW) {
@@ -138,7 +109,7 @@ sb_html_epoch_spans (sqlite3 *db, int64_t run_id, int (*fn) (void *ctx, const sb
         };
         stopped = fn (ctx, &e) != 0;
     }
-    return s_finish (st, step, stopped);
+    return sb_report_step_end (st, step, stopped);
 }
 
 /* The ranks of one run_workers row. */
@@ -154,8 +125,8 @@ sb_html_host_rows (sqlite3 *db, int64_t run_id, int (*fn) (void *ctx, const sb_h
      * rather than joining in SQL saves a join per row of a table that may
      * hold millions */
     sqlite3_stmt *st;
-    if (s_prepare (db, "SELECT host, first_rank, ranks FROM run_workers WHERE run_id = ?1 ORDER BY first_rank",
-                   run_id, &st) != 0)
+    if (sb_report_prepare (db, "SELECT host, first_rank, ranks FROM run_workers WHERE run_id = ?1 ORDER BY first_rank",
+                           run_id, &st) != 0)
         return -1;
     s_worker_t *w = NULL;
     size_t nw = 0;
@@ -173,14 +144,16 @@ sb_html_host_rows (sqlite3 *db, int64_t run_id, int (*fn) (void *ctx, const sb_h
     sqlite3_finalize (st);
     if (step != SQLITE_DONE)
         goto done;
-    if (s_prepare (db, "SELECT rank, t, bytes FROM timeseries WHERE run_id = ?1 ORDER BY rank, t", run_id, &st) != 0)
+    if (sb_report_prepare (db, "SELECT rank, t, bytes FROM timeseries WHERE run_id = ?1 ORDER BY rank, t",
+                           run_id, &st) != 0)
         goto done;
     int stopped = 0;
     int64_t rank = -1;
     const char *host = NULL;    /* of rank; NULL: no worker has it */
     while (!stopped && (step = sqlite3_step (st)) == SQLITE_ROW) {
         sb_html_host_row_t r = {
-            .rank = sqlite3_column_int64 (st, 0), .t = sqlite3_column_double (st, 1), .bytes = sqlite3_column_int64 (st, 2),
+            .rank = sqlite3_column_int64 (st, 0), .t = sqlite3_column_double (st, 1),
+            .bytes = sqlite3_column_int64 (st, 2),
         };
         if (r.rank != rank || !host) {
             rank = r.rank;
@@ -194,7 +167,7 @@ sb_html_host_rows (sqlite3 *db, int64_t run_id, int (*fn) (void *ctx, const sb_h
         r.host = host;
         stopped = fn (ctx, &r) != 0;
     }
-    rc = s_finish (st, step, stopped);
+    rc = sb_report_step_end (st, step, stopped);
 done:
     for (size_t i = 0; i < nw; i++)
         free (w[i].host);
@@ -207,8 +180,8 @@ sb_html_checkpoint_ranks (sqlite3 *db, int64_t run_id,
                           int (*fn) (void *ctx, const sb_html_checkpoint_rank_t *r), void *ctx)
 {
     sqlite3_stmt *st;
-    if (s_prepare (db, "SELECT seq, rank, checkpoint, files, bytes, op, host, duration_s, mb_per_s"
-                   " FROM checkpoint_ranks WHERE run_id = ?1 ORDER BY rank, seq", run_id, &st) != 0)
+    if (sb_report_prepare (db, "SELECT seq, rank, checkpoint, files, bytes, op, host, duration_s, mb_per_s"
+                           " FROM checkpoint_ranks WHERE run_id = ?1 ORDER BY rank, seq", run_id, &st) != 0)
         return -1;
     int step = SQLITE_DONE, stopped = 0;
     while (!stopped && (step = sqlite3_step (st)) == SQLITE_ROW) {
@@ -217,11 +190,11 @@ sb_html_checkpoint_ranks (sqlite3 *db, int64_t run_id,
             .checkpoint = sqlite3_column_int64 (st, 2), .files = sqlite3_column_int64 (st, 3),
             .bytes = sqlite3_column_int64 (st, 4), .op = sb_report_column_text (st, 5),
             .host = sb_report_column_text (st, 6), .duration_s = sqlite3_column_double (st, 7),
-            .mb_per_s = s_real (st, 8),
+            .mb_per_s = sb_report_real (st, 8),
         };
         stopped = fn (ctx, &r) != 0;
     }
-    return s_finish (st, step, stopped);
+    return sb_report_step_end (st, step, stopped);
 }
 
 int
@@ -232,13 +205,13 @@ sb_html_host_latency (sqlite3 *db, int64_t run_id,
     if (has <= 0)
         return has;
     sqlite3_stmt *st;
-    if (s_prepare (db, "SELECT host, bucket_low_us, sum(count) FROM host_read_latency WHERE run_id = ?1"
-                   " GROUP BY host, bucket_low_us ORDER BY host, bucket_low_us", run_id, &st) != 0)
+    if (sb_report_prepare (db, "SELECT host, bucket_low_us, sum(count) FROM host_read_latency WHERE run_id = ?1"
+                           " GROUP BY host, bucket_low_us ORDER BY host, bucket_low_us", run_id, &st) != 0)
         return -1;
     int step = SQLITE_DONE, stopped = 0;
     while (!stopped && (step = sqlite3_step (st)) == SQLITE_ROW)
         stopped = fn (ctx, sb_report_column_text (st, 0), sqlite3_column_int64 (st, 1), sqlite3_column_int64 (st, 2)) != 0;
-    return s_finish (st, step, stopped);
+    return sb_report_step_end (st, step, stopped);
 }
 
 int
@@ -247,8 +220,8 @@ sb_html_run_series (sqlite3 *db, int64_t run_id, sb_html_run_series_t *s)
     memset (s, 0, sizeof *s);
     s->warmup = -1;
     sqlite3_stmt *st;
-    if (s_prepare (db, "SELECT r.label, r.series_id, r.series_index, r.warmup, s.runs FROM runs r"
-                   " LEFT JOIN series s ON s.id = r.series_id WHERE r.id = ?1", run_id, &st) != 0)
+    if (sb_report_prepare (db, "SELECT r.label, r.series_id, r.series_index, r.warmup, s.runs FROM runs r"
+                           " LEFT JOIN series s ON s.id = r.series_id WHERE r.id = ?1", run_id, &st) != 0)
         return -1;
     int step = sqlite3_step (st), rc = 0;
     if (step == SQLITE_ROW) {
