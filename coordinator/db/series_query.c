@@ -1,10 +1,10 @@
 /* series_query: the series table and the series columns of runs (helper
  * series, issue 17; series_query.h). */
 #include "series_query.h"
+#include "report_query.h"
 #include "util.h"
 
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,12 +116,6 @@ sb_series_last (sqlite3 *db)
     return id;
 }
 
-static double
-s_real (sqlite3_stmt *st, int col)
-{
-    return sqlite3_column_type (st, col) == SQLITE_NULL ? NAN : sqlite3_column_double (st, col);
-}
-
 int
 sb_series_runs (sqlite3 *db, int64_t series_id, sb_series_run_t **rows, size_t *n)
 {
@@ -176,11 +170,11 @@ sb_series_runs (sqlite3 *db, int64_t series_id, sb_series_run_t **rows, size_t *
         r->warmup = sqlite3_column_type (st, 8) == SQLITE_NULL ? -1 : sqlite3_column_int (st, 8) != 0;
         r->passed = sqlite3_column_type (st, 9) == SQLITE_NULL ? -1 : sqlite3_column_int (st, 9) != 0;
         r->started_at = sqlite3_column_double (st, 10);
-        r->finished_at = s_real (st, 11);
-        r->au_percentage = s_real (st, 12);
-        r->samples_per_s = s_real (st, 13);
-        r->mb_per_s = s_real (st, 14);
-        r->au_threshold = s_real (st, 15);
+        r->finished_at = sb_report_real (st, 11);
+        r->au_percentage = sb_report_real (st, 12);
+        r->samples_per_s = sb_report_real (st, 13);
+        r->mb_per_s = sb_report_real (st, 14);
+        r->au_threshold = sb_report_real (st, 15);
         r->epochs = sqlite3_column_int64 (st, 16);
         r->samples = sqlite3_column_int64 (st, 17);
         r->bytes = sqlite3_column_int64 (st, 18);
