@@ -16,47 +16,18 @@ s_dup (sqlite3_stmt *st, int col)
     return strdup (sb_report_column_text (st, col));
 }
 
-/* Column col as a real, NAN when NULL. */
-static double
-s_real (sqlite3_stmt *st, int col)
-{
-    return sqlite3_column_type (st, col) == SQLITE_NULL ? NAN : sqlite3_column_double (st, col);
-}
-
-/* Prepare sql and bind run_id to ?1. Returns 0, or -1 (nothing to finalize). */
-static int
-s_prepare (sqlite3 *db, const char *sql, int64_t run_id, sqlite3_stmt **st)
-{
-    *st = NULL;
-    if (sqlite3_prepare_v2 (db, sql, -1, st, NULL) != SQLITE_OK || sqlite3_bind_int64 (*st, 1, run_id) != SQLITE_OK) {
-        sqlite3_finalize (*st);
-        *st = NULL;
-        return -1;
-    }
-    return 0;
-}
-
-/* The result of stepping a statement to its end (finalized here): 1 when
- * fn stopped it, else 0 when step is SQLITE_DONE, or -1. */
-static int
-s_finish (sqlite3_stmt *st, int step, int stopped)
-{
-    sqlite3_finalize (st);
-    return stopped ? 1 : step == SQLITE_DONE ? 0 : -1;
-}
-
 int
 sb_export_run (sqlite3 *db, int64_t run_id, sb_export_run_t *r)
 {
     memset (r, 0, sizeof *r);
     sqlite3_stmt *st;
-    if (s_prepare (db,
-                   "SELECT kind, status, workload, error, coordinator_host, started_at, finished_at,"
-                   " accelerators, hosts, workers, seed, au_threshold, au_mean, passed, config,"
-                   " train_au_mean_percentage, train_au_stdev_percentage,"
-                   " train_throughput_mean_samples_per_second, train_throughput_stdev_samples_per_second,"
-                   " train_io_mean_MB_per_second, train_io_stdev_MB_per_second, record_size_bytes"
-                   " FROM runs WHERE id = ?1", run_id, &st) != 0)
+    if (sb_report_prepare (db,
+                           "SELECT kind, status, workload, error, coordinator_host, started_at, finished_at,"
+                           " accelerators, hosts, workers, seed, au_threshold, au_mean, passed, config,"
+                           " train_au_mean_percentage, train_au_stdev_percentage,"
+                           " train_throughput_mean_samples_per_second, train_throughput_stdev_samples_per_second,"
+                           " train_io_mean_MB_per_second, train_io_stdev_MB_per_second, record_size_bytes"
+                           " FROM runs WHERE id = ?1", run_id, &st) != 0)
         return -1;
     int step = sqlite3_step (st);
     if (step != SQLITE_ROW) {
@@ -70,20 +41,20 @@ sb_export_run (sqlite3 *db, int64_t run_id, sb_export_run_t *r)
     r->host = s_dup (st, 4);
     r->config = s_dup (st, 14);
     r->started_at = sqlite3_column_double (st, 5);
-    r->finished_at = s_real (st, 6);
+    r->finished_at = sb_report_real (st, 6);
     r->accelerators = sqlite3_column_int64 (st, 7);
     r->hosts = sqlite3_column_int64 (st, 8);
     r->workers = sqlite3_column_int64 (st, 9);
     r->seed = sqlite3_column_int64 (st, 10);
-    r->au_threshold = s_real (st, 11);
-    r->au_mean = s_real (st, 12);
+    r->au_threshold = sb_report_real (st, 11);
+    r->au_mean = sb_report_real (st, 12);
     r->passed = sqlite3_column_type (st, 13) == SQLITE_NULL ? -1 : sqlite3_column_int (st, 13) != 0;
-    r->dlio_au_mean = s_real (st, 15);
-    r->dlio_au_stdev = s_real (st, 16);
-    r->dlio_tput_mean = s_real (st, 17);
-    r->dlio_tput_stdev = s_real (st, 18);
-    r->dlio_io_mean = s_real (st, 19);
-    r->dlio_io_stdev = s_real (st, 20);
+    r->dlio_au_mean = sb_report_real (st, 15);
+    r->dlio_au_stdev = sb_report_real (st, 16);
+    r->dlio_tput_mean = sb_report_real (st, 17);
+    r->dlio_tput_stdev = sb_report_real (st, 18);
+    r->dlio_io_mean = sb_report_real (st, 19);
+    r->dlio_io_stdev = sb_report_real (st, 20);
     r->record_size = sqlite3_column_type (st, 21) == SQLITE_NULL ? -1 : sqlite3_column_int64 (st, 21);
     sqlite3_finalize (st);
     return 1;
@@ -103,20 +74,20 @@ int
 sb_export_hosts (sqlite3 *db, int64_t run_id, int (*fn) (void *ctx, const sb_export_host_t *h), void *ctx)
 {
     sqlite3_stmt *st;
-    if (s_prepare (db, "SELECT host, max(memory), max(cores) FROM run_workers WHERE run_id = ?1"
-                   " GROUP BY host ORDER BY min(worker)", run_id, &st) != 0)
+    if (sb_report_prepare (db, "SELECT host, max(memory), max(cores) FROM run_workers WHERE run_id = ?1"
+                           " GROUP BY host ORDER BY min(worker)", run_id, &st) != 0)
         return -1;
     int step = SQLITE_DONE, stopped = 0;
     while (!stopped && (step = sqlite3_step (st)) == SQLITE_ROW) {
         sb_export_host_t h = {
             .host = sb_report_column_text (st, 0),
-            .memory_bytes = s_real (st, 1),
+            .memory_bytes = sb_report_real (st, 1),
             .has_cores = sqlite3_column_type (st, 2) != SQLITE_NULL,
             .cores = sqlite3_column_int64 (st, 2),
         };
         stopped = fn (ctx, &h) != 0;
     }
-    return s_finish (st, step, stopped);
+    return sb_report_step_end (st, step, stopped);
 }
 
 int
@@ -124,10 +95,10 @@ sb_export_rank_epochs (sqlite3 *db, int64_t run_id, int (*fn) (void *ctx, const 
                        void *ctx)
 {
     sqlite3_stmt *st;
-    if (s_prepare (db, "SELECT epoch, rank, host, samples, batches, bytes, started_at, finished_at, compute_s,"
-                   " au, io_wait_s, barrier_s, metric_steps, metric_compute_s, metric_excluded_s,"
-                   " metric_time_s, dlio_au_percentage, dlio_throughput_samples_per_second"
-                   " FROM rank_epochs WHERE run_id = ?1 ORDER BY epoch, rank", run_id, &st) != 0)
+    if (sb_report_prepare (db, "SELECT epoch, rank, host, samples, batches, bytes, started_at, finished_at, compute_s,"
+                           " au, io_wait_s, barrier_s, metric_steps, metric_compute_s, metric_excluded_s,"
+                           " metric_time_s, dlio_au_percentage, dlio_throughput_samples_per_second"
+                           " FROM rank_epochs WHERE run_id = ?1 ORDER BY epoch, rank", run_id, &st) != 0)
         return -1;
     int step = SQLITE_DONE, stopped = 0;
     while (!stopped && (step = sqlite3_step (st)) == SQLITE_ROW) {
@@ -137,15 +108,17 @@ sb_export_rank_epochs (sqlite3 *db, int64_t run_id, int (*fn) (void *ctx, const 
             .samples = sqlite3_column_int64 (st, 3), .batches = sqlite3_column_int64 (st, 4),
             .bytes = sqlite3_column_int64 (st, 5),
             .started_at = sqlite3_column_double (st, 6), .finished_at = sqlite3_column_double (st, 7),
-            .compute_s = s_real (st, 8), .au = s_real (st, 9), .io_wait_s = s_real (st, 10), .barrier_s = s_real (st, 11),
+            .compute_s = sb_report_real (st, 8), .au = sb_report_real (st, 9), .io_wait_s = sb_report_real (st, 10),
+            .barrier_s = sb_report_real (st, 11),
             .has_metric_steps = sqlite3_column_type (st, 12) != SQLITE_NULL,
             .metric_steps = sqlite3_column_int64 (st, 12),
-            .metric_compute_s = s_real (st, 13), .metric_excluded_s = s_real (st, 14), .metric_time_s = s_real (st, 15),
-            .dlio_au_percentage = s_real (st, 16), .dlio_samples_per_s = s_real (st, 17),
+            .metric_compute_s = sb_report_real (st, 13), .metric_excluded_s = sb_report_real (st, 14),
+            .metric_time_s = sb_report_real (st, 15),
+            .dlio_au_percentage = sb_report_real (st, 16), .dlio_samples_per_s = sb_report_real (st, 17),
         };
         stopped = fn (ctx, &e) != 0;
     }
-    return s_finish (st, step, stopped);
+    return sb_report_step_end (st, step, stopped);
 }
 
 int
@@ -153,11 +126,13 @@ sb_export_page_run (sqlite3 *db, int64_t run_id, sb_export_page_run_t *r)
 {
     memset (r, 0, sizeof *r);
     sqlite3_stmt *st;
-    if (s_prepare (db, "SELECT kind, workload, status, error, accelerators, hosts, workers, seed, started_at,"
-                   " finished_at - started_at, au_threshold, coalesce(train_au_mean_percentage / 100, au_mean), passed,"
-                   " (SELECT count(*) FROM epochs WHERE run_id = ?1), (SELECT avg(samples_per_s) FROM epochs"
-                   " WHERE run_id = ?1), (SELECT avg(mib_per_s) FROM epochs WHERE run_id = ?1), config FROM runs WHERE id = ?1",
-                   run_id, &st) != 0)
+    if (sb_report_prepare (db, "SELECT kind, workload, status, error, accelerators, hosts, workers, seed, started_at,"
+                           " finished_at - started_at, au_threshold, coalesce(train_au_mean_percentage / 100, au_mean),"
+                           " passed,"
+                           " (SELECT count(*) FROM epochs WHERE run_id = ?1), (SELECT avg(samples_per_s) FROM epochs"
+                           " WHERE run_id = ?1), (SELECT avg(mib_per_s) FROM epochs WHERE run_id = ?1), config FROM"
+                           " runs WHERE id = ?1",
+                           run_id, &st) != 0)
         return -1;
     int step = sqlite3_step (st);
     if (step != SQLITE_ROW) {
@@ -173,13 +148,13 @@ sb_export_page_run (sqlite3 *db, int64_t run_id, sb_export_page_run_t *r)
     r->workers = sqlite3_column_int64 (st, 6);
     r->seed = sqlite3_column_int64 (st, 7);
     r->started_at = sqlite3_column_double (st, 8);
-    r->duration_s = s_real (st, 9);
-    r->au_threshold = s_real (st, 10);
-    r->au_mean = s_real (st, 11);
+    r->duration_s = sb_report_real (st, 9);
+    r->au_threshold = sb_report_real (st, 10);
+    r->au_mean = sb_report_real (st, 11);
     r->passed = sqlite3_column_type (st, 12) == SQLITE_NULL ? -1 : sqlite3_column_int (st, 12) != 0;
     r->epochs = sqlite3_column_int64 (st, 13);
-    r->sps = s_real (st, 14);
-    r->mibps = s_real (st, 15);
+    r->sps = sb_report_real (st, 14);
+    r->mibps = sb_report_real (st, 15);
     r->config = s_dup (st, 16);
     sqlite3_finalize (st);
     return 1;
@@ -201,7 +176,7 @@ sb_export_timeseries_span (sqlite3 *db, int64_t run_id, double start, double *sp
 {
     sqlite3_stmt *st;
     *span = 0;
-    if (s_prepare (db, "SELECT max(t) - ?2 FROM timeseries WHERE run_id = ?1", run_id, &st) != 0)
+    if (sb_report_prepare (db, "SELECT max(t) - ?2 FROM timeseries WHERE run_id = ?1", run_id, &st) != 0)
         return -1;
     if (sqlite3_bind_double (st, 2, start) != SQLITE_OK || sqlite3_step (st) != SQLITE_ROW) {
         sqlite3_finalize (st);
@@ -217,10 +192,10 @@ sb_export_host_bins (sqlite3 *db, int64_t run_id, double start, int64_t bin_s,
                      int (*fn) (void *ctx, const sb_export_host_bin_t *b), void *ctx)
 {
     sqlite3_stmt *st;
-    if (s_prepare (db, "SELECT w.host, CAST((ts.t - ?2) / ?3 AS INTEGER) AS b, sum(ts.bytes)"
-                   " FROM timeseries ts JOIN run_workers w ON w.run_id = ts.run_id"
-                   "  AND ts.rank >= w.first_rank AND ts.rank < w.first_rank + w.ranks"
-                   " WHERE ts.run_id = ?1 GROUP BY w.host, b ORDER BY w.host, b", run_id, &st) != 0)
+    if (sb_report_prepare (db, "SELECT w.host, CAST((ts.t - ?2) / ?3 AS INTEGER) AS b, sum(ts.bytes)"
+                           " FROM timeseries ts JOIN run_workers w ON w.run_id = ts.run_id"
+                           "  AND ts.rank >= w.first_rank AND ts.rank < w.first_rank + w.ranks"
+                           " WHERE ts.run_id = ?1 GROUP BY w.host, b ORDER BY w.host, b", run_id, &st) != 0)
         return -1;
     if (sqlite3_bind_double (st, 2, start) != SQLITE_OK || sqlite3_bind_int64 (st, 3, bin_s) != SQLITE_OK) {
         sqlite3_finalize (st);
@@ -229,11 +204,12 @@ sb_export_host_bins (sqlite3 *db, int64_t run_id, double start, int64_t bin_s,
     int step = SQLITE_DONE, stopped = 0;
     while (!stopped && (step = sqlite3_step (st)) == SQLITE_ROW) {
         sb_export_host_bin_t b = {
-            .host = sb_report_column_text (st, 0), .bin = sqlite3_column_int64 (st, 1), .bytes = sqlite3_column_int64 (st, 2),
+            .host = sb_report_column_text (st, 0), .bin = sqlite3_column_int64 (st, 1),
+            .bytes = sqlite3_column_int64 (st, 2),
         };
         stopped = fn (ctx, &b) != 0;
     }
-    return s_finish (st, step, stopped);
+    return sb_report_step_end (st, step, stopped);
 }
 
 int
@@ -241,14 +217,14 @@ sb_export_latency_buckets (sqlite3 *db, int64_t run_id, int (*fn) (void *ctx, in
                            void *ctx)
 {
     sqlite3_stmt *st;
-    if (s_prepare (db, "SELECT bucket_low_us, sum(count) FROM read_latency WHERE run_id = ?1"
-                   " GROUP BY bucket_low_us ORDER BY bucket_low_us", run_id, &st) != 0)
+    if (sb_report_prepare (db, "SELECT bucket_low_us, sum(count) FROM read_latency WHERE run_id = ?1"
+                           " GROUP BY bucket_low_us ORDER BY bucket_low_us", run_id, &st) != 0)
         return -1;
     int step = SQLITE_DONE, stopped = 0;
     while (!stopped && (step = sqlite3_step (st)) == SQLITE_ROW) {
         stopped = fn (ctx, sqlite3_column_int64 (st, 0), sqlite3_column_int64 (st, 1)) != 0;
     }
-    return s_finish (st, step, stopped);
+    return sb_report_step_end (st, step, stopped);
 }
 
 int
@@ -256,7 +232,7 @@ sb_export_endpoint_count (sqlite3 *db, int64_t run_id, int64_t *n, int64_t *max_
 {
     sqlite3_stmt *st;
     *n = *max_requests = 0;
-    if (s_prepare (db, "SELECT count(*), max(requests) FROM endpoints WHERE run_id = ?1", run_id, &st) != 0)
+    if (sb_report_prepare (db, "SELECT count(*), max(requests) FROM endpoints WHERE run_id = ?1", run_id, &st) != 0)
         return -1;
     if (sqlite3_step (st) != SQLITE_ROW) {
         sqlite3_finalize (st);
@@ -269,29 +245,11 @@ sb_export_endpoint_count (sqlite3 *db, int64_t run_id, int64_t *n, int64_t *max_
 }
 
 int
-sb_export_endpoints (sqlite3 *db, int64_t run_id, int (*fn) (void *ctx, const sb_export_endpoint_t *e), void *ctx)
-{
-    sqlite3_stmt *st;
-    if (s_prepare (db, "SELECT endpoint, requests, errors FROM endpoints WHERE run_id = ?1 ORDER BY endpoint",
-                   run_id, &st) != 0)
-        return -1;
-    int step = SQLITE_DONE, stopped = 0;
-    while (!stopped && (step = sqlite3_step (st)) == SQLITE_ROW) {
-        sb_export_endpoint_t e = {
-            .endpoint = sb_report_column_text (st, 0), .requests = sqlite3_column_int64 (st, 1),
-            .errors = sqlite3_column_int64 (st, 2),
-        };
-        stopped = fn (ctx, &e) != 0;
-    }
-    return s_finish (st, step, stopped);
-}
-
-int
 sb_export_errors (sqlite3 *db, int64_t run_id, int (*fn) (void *ctx, const sb_export_error_t *e), void *ctx)
 {
     sqlite3_stmt *st;
-    if (s_prepare (db, "SELECT t, rank, host, op, target, endpoint, http_status, message FROM errors"
-                   " WHERE run_id = ?1 ORDER BY t, rowid", run_id, &st) != 0)
+    if (sb_report_prepare (db, "SELECT t, rank, host, op, target, endpoint, http_status, message FROM errors"
+                           " WHERE run_id = ?1 ORDER BY t, rowid", run_id, &st) != 0)
         return -1;
     int step = SQLITE_DONE, stopped = 0;
     while (!stopped && (step = sqlite3_step (st)) == SQLITE_ROW) {
@@ -305,5 +263,5 @@ sb_export_errors (sqlite3 *db, int64_t run_id, int (*fn) (void *ctx, const sb_ex
         };
         stopped = fn (ctx, &e) != 0;
     }
-    return s_finish (st, step, stopped);
+    return sb_report_step_end (st, step, stopped);
 }

@@ -111,17 +111,6 @@ int sb_export_latency_buckets (sqlite3 *db, int64_t run_id, int (*fn) (void *ctx
  * none). Returns 0 or -1. */
 int sb_export_endpoint_count (sqlite3 *db, int64_t run_id, int64_t *n, int64_t *max_requests);
 
-/* One endpoints row; endpoint "" when NULL. */
-typedef struct {
-    const char *endpoint;
-    int64_t     requests, errors;
-} sb_export_endpoint_t;
-
-/* Call fn for each endpoints row of run_id by endpoint. Returns 0, 1 when
- * fn stopped it, or -1. */
-int sb_export_endpoints (sqlite3 *db, int64_t run_id, int (*fn) (void *ctx, const sb_export_endpoint_t *e),
-                         void *ctx);
-
 /* One errors row. Strings "" when NULL; t 0 when NULL. */
 typedef struct {
     double      t;

@@ -7,35 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Prepare sql with run_id bound to ?1. Returns 0, or -1 (nothing to finalize). */
-static int
-s_prepare (sqlite3 *db, const char *sql, int64_t run_id, sqlite3_stmt **st)
-{
-    *st = NULL;
-    if (sqlite3_prepare_v2 (db, sql, -1, st, NULL) != SQLITE_OK || sqlite3_bind_int64 (*st, 1, run_id) != SQLITE_OK) {
-        sqlite3_finalize (*st);
-        *st = NULL;
-        return -1;
-    }
-    return 0;
-}
-
-/* The result of stepping a statement to its end (finalized here): 1 when
- * fn stopped it, else 0 when step is SQLITE_DONE, or -1. */
-static int
-s_finish (sqlite3_stmt *st, int step, int stopped)
-{
-    sqlite3_finalize (st);
-    return stopped ? 1 : step == SQLITE_DONE ? 0 : -1;
-}
-
-/* A real column, NAN when NULL. */
-static double
-s_real (sqlite3_stmt *st, int col)
-{
-    return sqlite3_column_type (st, col) == SQLITE_NULL ? NAN : sqlite3_column_double (st, col);
-}
-
 /* An owned copy of a text column, NULL when NULL. Returns 0, or -1 out of
  * memory. */
 static int
@@ -74,7 +45,7 @@ s_one_text (sqlite3 *db, const char *sql, int64_t run_id, char **out)
 {
     sqlite3_stmt *st;
     *out = NULL;
-    if (s_prepare (db, sql, run_id, &st) != 0)
+    if (sb_report_prepare (db, sql, run_id, &st) != 0)
         return -1;
     int step = sqlite3_step (st), rc = 0;
     if (step == SQLITE_ROW)
@@ -127,8 +98,8 @@ int
 sb_html_epoch_spans (sqlite3 *db, int64_t run_id, int (*fn) (void *ctx, const sb_html_epoch_span_t *e), void *ctx)
 {
     sqlite3_stmt *st;
-    if (s_prepare (db, "SELECT epoch, min(started_at), max(finished_at) FROM rank_epochs WHERE run_id = ?1"
-                   " GROUP BY epoch ORDER BY epoch", run_id, &st) != 0)
+    if (sb_report_prepare (db, "SELECT epoch, min(started_at), max(finished_at) FROM rank_epochs WHERE run_id = ?1"
+                           " GROUP BY epoch ORDER BY epoch", run_id, &st) != 0)
         return -1;
     int step = SQLITE_DONE, stopped = 0;
     while (!stopped && (step = sqlite3_step (st)) == SQLITE_ROW) {
@@ -138,7 +109,7 @@ sb_html_epoch_spans (sqlite3 *db, int64_t run_id, int (*fn) (void *ctx, const sb
         };
         stopped = fn (ctx, &e) != 0;
     }
-    return s_finish (st, step, stopped);
+    return sb_report_step_end (st, step, stopped);
 }
 
 /* The ranks of one run_workers row. */
@@ -154,8 +125,8 @@ sb_html_host_rows (sqlite3 *db, int64_t run_id, int (*fn) (void *ctx, const sb_h
      * rather than joining in SQL saves a join per row of a table that may
      * hold millions */
     sqlite3_stmt *st;
-    if (s_prepare (db, "SELECT host, first_rank, ranks FROM run_workers WHERE run_id = ?1 ORDER BY first_rank",
-                   run_id, &st) != 0)
+    if (sb_report_prepare (db, "SELECT host, first_rank, ranks FROM run_workers WHERE run_id = ?1 ORDER BY first_rank",
+                           run_id, &st) != 0)
         return -1;
     s_worker_t *w = NULL;
     size_t nw = 0;
@@ -173,14 +144,16 @@ sb_html_host_rows (sqlite3 *db, int64_t run_id, int (*fn) (void *ctx, const sb_h
     sqlite3_finalize (st);
     if (step != SQLITE_DONE)
         goto done;
-    if (s_prepare (db, "SELECT rank, t, bytes FROM timeseries WHERE run_id = ?1 ORDER BY rank, t", run_id, &st) != 0)
+    if (sb_report_prepare (db, "SELECT rank, t, bytes FROM timeseries WHERE run_id = ?1 ORDER BY rank, t",
+                           run_id, &st) != 0)
         goto done;
     int stopped = 0;
     int64_t rank = -1;
     const char *host = NULL;    /* of rank; NULL: no worker has it */
     while (!stopped && (step = sqlite3_step (st)) == SQLITE_ROW) {
         sb_html_host_row_t r = {
-            .rank = sqlite3_column_int64 (st, 0), .t = sqlite3_column_double (st, 1), .bytes = sqlite3_column_int64 (st, 2),
+            .rank = sqlite3_column_int64 (st, 0), .t = sqlite3_column_double (st, 1),
+            .bytes = sqlite3_column_int64 (st, 2),
         };
         if (r.rank != rank || !host) {
             rank = r.rank;
@@ -194,7 +167,7 @@ sb_html_host_rows (sqlite3 *db, int64_t run_id, int (*fn) (void *ctx, const sb_h
         r.host = host;
         stopped = fn (ctx, &r) != 0;
     }
-    rc = s_finish (st, step, stopped);
+    rc = sb_report_step_end (st, step, stopped);
 done:
     for (size_t i = 0; i < nw; i++)
         free (w[i].host);
@@ -203,46 +176,12 @@ done:
 }
 
 int
-sb_html_epoch_latency (sqlite3 *db, int64_t run_id, int (*fn) (void *ctx, int64_t epoch, int64_t low_us, int64_t count),
-                       void *ctx)
-{
-    sqlite3_stmt *st;
-    if (s_prepare (db, "SELECT epoch, bucket_low_us, count FROM read_latency WHERE run_id = ?1"
-                   " ORDER BY epoch, bucket_low_us", run_id, &st) != 0)
-        return -1;
-    int step = SQLITE_DONE, stopped = 0;
-    while (!stopped && (step = sqlite3_step (st)) == SQLITE_ROW)
-        stopped = fn (ctx, sqlite3_column_int64 (st, 0), sqlite3_column_int64 (st, 1), sqlite3_column_int64 (st, 2)) != 0;
-    return s_finish (st, step, stopped);
-}
-
-int
-sb_html_endpoints (sqlite3 *db, int64_t run_id, int (*fn) (void *ctx, const sb_html_endpoint_t *e), void *ctx)
-{
-    sqlite3_stmt *st;
-    if (s_prepare (db, "SELECT endpoint, requests, bytes, errors, retries, mean_ms, p50_ms, p90_ms, p99_ms, max_ms"
-                   " FROM endpoints WHERE run_id = ?1 ORDER BY endpoint", run_id, &st) != 0)
-        return -1;
-    int step = SQLITE_DONE, stopped = 0;
-    while (!stopped && (step = sqlite3_step (st)) == SQLITE_ROW) {
-        sb_html_endpoint_t e = {
-            .endpoint = sb_report_column_text (st, 0), .requests = sqlite3_column_int64 (st, 1),
-            .bytes = sqlite3_column_int64 (st, 2), .errors = sqlite3_column_int64 (st, 3),
-            .retries = sqlite3_column_int64 (st, 4), .mean_ms = s_real (st, 5), .p50_ms = s_real (st, 6),
-            .p90_ms = s_real (st, 7), .p99_ms = s_real (st, 8), .max_ms = s_real (st, 9),
-        };
-        stopped = fn (ctx, &e) != 0;
-    }
-    return s_finish (st, step, stopped);
-}
-
-int
 sb_html_checkpoint_ranks (sqlite3 *db, int64_t run_id,
                           int (*fn) (void *ctx, const sb_html_checkpoint_rank_t *r), void *ctx)
 {
     sqlite3_stmt *st;
-    if (s_prepare (db, "SELECT seq, rank, checkpoint, files, bytes, op, host, duration_s, mb_per_s"
-                   " FROM checkpoint_ranks WHERE run_id = ?1 ORDER BY rank, seq", run_id, &st) != 0)
+    if (sb_report_prepare (db, "SELECT seq, rank, checkpoint, files, bytes, op, host, duration_s, mb_per_s"
+                           " FROM checkpoint_ranks WHERE run_id = ?1 ORDER BY rank, seq", run_id, &st) != 0)
         return -1;
     int step = SQLITE_DONE, stopped = 0;
     while (!stopped && (step = sqlite3_step (st)) == SQLITE_ROW) {
@@ -251,36 +190,11 @@ sb_html_checkpoint_ranks (sqlite3 *db, int64_t run_id,
             .checkpoint = sqlite3_column_int64 (st, 2), .files = sqlite3_column_int64 (st, 3),
             .bytes = sqlite3_column_int64 (st, 4), .op = sb_report_column_text (st, 5),
             .host = sb_report_column_text (st, 6), .duration_s = sqlite3_column_double (st, 7),
-            .mb_per_s = s_real (st, 8),
+            .mb_per_s = sb_report_real (st, 8),
         };
         stopped = fn (ctx, &r) != 0;
     }
-    return s_finish (st, step, stopped);
-}
-
-int
-sb_html_slowest (sqlite3 *db, int64_t run_id, int (*fn) (void *ctx, const sb_html_slowest_t *s), void *ctx)
-{
-    sqlite3_stmt *st;
-    if (s_prepare (db, "SELECT r.epoch, r.rank, r.host, r.finished_at - r.started_at, r.compute_s, r.io_wait_s,"
-                   " r.barrier_s, (SELECT count(*) FROM rank_epochs x WHERE x.run_id = r.run_id AND x.epoch = r.epoch),"
-                   " (SELECT avg(x.barrier_s) FROM rank_epochs x WHERE x.run_id = r.run_id AND x.epoch = r.epoch)"
-                   " FROM rank_epochs r WHERE r.run_id = ?1 AND r.epoch >= 1 AND r.rank = (SELECT x.rank FROM"
-                   " rank_epochs x WHERE x.run_id = r.run_id AND x.epoch = r.epoch"
-                   " ORDER BY x.finished_at - x.started_at DESC, x.rank LIMIT 1) ORDER BY r.epoch", run_id, &st) != 0)
-        return -1;
-    int step = SQLITE_DONE, stopped = 0;
-    while (!stopped && (step = sqlite3_step (st)) == SQLITE_ROW) {
-        sb_html_slowest_t s = {
-            .epoch = sqlite3_column_int64 (st, 0), .rank = sqlite3_column_int64 (st, 1),
-            .host = sb_report_column_text (st, 2), .wall_s = sqlite3_column_double (st, 3),
-            .compute_s = sqlite3_column_double (st, 4), .io_wait_s = sqlite3_column_double (st, 5),
-            .barrier_s = sqlite3_column_double (st, 6), .ranks = sqlite3_column_int64 (st, 7),
-            .barrier_mean_s = sqlite3_column_double (st, 8),
-        };
-        stopped = fn (ctx, &s) != 0;
-    }
-    return s_finish (st, step, stopped);
+    return sb_report_step_end (st, step, stopped);
 }
 
 int
@@ -291,13 +205,13 @@ sb_html_host_latency (sqlite3 *db, int64_t run_id,
     if (has <= 0)
         return has;
     sqlite3_stmt *st;
-    if (s_prepare (db, "SELECT host, bucket_low_us, sum(count) FROM host_read_latency WHERE run_id = ?1"
-                   " GROUP BY host, bucket_low_us ORDER BY host, bucket_low_us", run_id, &st) != 0)
+    if (sb_report_prepare (db, "SELECT host, bucket_low_us, sum(count) FROM host_read_latency WHERE run_id = ?1"
+                           " GROUP BY host, bucket_low_us ORDER BY host, bucket_low_us", run_id, &st) != 0)
         return -1;
     int step = SQLITE_DONE, stopped = 0;
     while (!stopped && (step = sqlite3_step (st)) == SQLITE_ROW)
         stopped = fn (ctx, sb_report_column_text (st, 0), sqlite3_column_int64 (st, 1), sqlite3_column_int64 (st, 2)) != 0;
-    return s_finish (st, step, stopped);
+    return sb_report_step_end (st, step, stopped);
 }
 
 int
@@ -306,8 +220,8 @@ sb_html_run_series (sqlite3 *db, int64_t run_id, sb_html_run_series_t *s)
     memset (s, 0, sizeof *s);
     s->warmup = -1;
     sqlite3_stmt *st;
-    if (s_prepare (db, "SELECT r.label, r.series_id, r.series_index, r.warmup, s.runs FROM runs r"
-                   " LEFT JOIN series s ON s.id = r.series_id WHERE r.id = ?1", run_id, &st) != 0)
+    if (sb_report_prepare (db, "SELECT r.label, r.series_id, r.series_index, r.warmup, s.runs FROM runs r"
+                           " LEFT JOIN series s ON s.id = r.series_id WHERE r.id = ?1", run_id, &st) != 0)
         return -1;
     int step = sqlite3_step (st), rc = 0;
     if (step == SQLITE_ROW) {
@@ -320,28 +234,6 @@ sb_html_run_series (sqlite3 *db, int64_t run_id, sb_html_run_series_t *s)
     }
     else if (step != SQLITE_DONE)
         rc = -1;
-    sqlite3_finalize (st);
-    return rc;
-}
-
-int
-sb_html_failures (sqlite3 *db, int64_t run_id, sb_html_failures_t *f)
-{
-    memset (f, 0, sizeof *f);
-    sqlite3_stmt *st;
-    if (s_prepare (db, "SELECT count(*), coalesce(sum(requests), 0), coalesce(sum(errors), 0),"
-                   " coalesce(sum(retries), 0), (SELECT count(*) FROM errors WHERE run_id = ?1)"
-                   " FROM endpoints WHERE run_id = ?1", run_id, &st) != 0)
-        return -1;
-    int rc = -1;
-    if (sqlite3_step (st) == SQLITE_ROW) {
-        f->endpoints = sqlite3_column_int64 (st, 0);
-        f->requests = sqlite3_column_int64 (st, 1);
-        f->failed_attempts = sqlite3_column_int64 (st, 2);
-        f->retries = sqlite3_column_int64 (st, 3);
-        f->error_rows = sqlite3_column_int64 (st, 4);
-        rc = 0;
-    }
     sqlite3_finalize (st);
     return rc;
 }

@@ -59,24 +59,6 @@ typedef struct {
  * sort). Returns 0, 1 when fn stopped it, or -1. */
 int sb_html_host_rows (sqlite3 *db, int64_t run_id, int (*fn) (void *ctx, const sb_html_host_row_t *r), void *ctx);
 
-/* Call fn with each read_latency bucket of run_id: its epoch, low bound in
- * us and count, by epoch then low bound. Returns 0, 1 when fn stopped it,
- * or -1. */
-int sb_html_epoch_latency (sqlite3 *db, int64_t run_id, int (*fn) (void *ctx, int64_t epoch, int64_t low_us, int64_t count),
-                           void *ctx);
-
-/* One endpoints row with its latency figures (a NULL one reads as NAN);
- * endpoint "" when NULL. */
-typedef struct {
-    const char *endpoint;
-    int64_t     requests, bytes, errors, retries;
-    double      mean_ms, p50_ms, p90_ms, p99_ms, max_ms;
-} sb_html_endpoint_t;
-
-/* Call fn for each endpoints row of run_id by endpoint. Returns 0, 1 when
- * fn stopped it, or -1. */
-int sb_html_endpoints (sqlite3 *db, int64_t run_id, int (*fn) (void *ctx, const sb_html_endpoint_t *e), void *ctx);
-
 /* One checkpoint_ranks row; op and host "" when NULL, mb_per_s NAN when
  * NULL. */
 typedef struct {
@@ -89,21 +71,6 @@ typedef struct {
  * Returns 0, 1 when fn stopped it, or -1. */
 int sb_html_checkpoint_ranks (sqlite3 *db, int64_t run_id,
                               int (*fn) (void *ctx, const sb_html_checkpoint_rank_t *r), void *ctx);
-
-/* The slowest rank of each epoch of a train run (rank_epochs, epoch >= 1):
- * the one with the longest wall time (finished_at - started_at), the
- * lowest rank of equal ones (the rule of the text summary), with its split
- * of that time; and over the epoch's ranks their count and mean barrier
- * time. */
-typedef struct {
-    int64_t     epoch, rank, ranks;
-    const char *host;
-    double      wall_s, compute_s, io_wait_s, barrier_s, barrier_mean_s;
-} sb_html_slowest_t;
-
-/* Call fn for each epoch of run_id in order. Returns 0, 1 when fn stopped
- * it, or -1. */
-int sb_html_slowest (sqlite3 *db, int64_t run_id, int (*fn) (void *ctx, const sb_html_slowest_t *s), void *ctx);
 
 /* Call fn with each bucket of run_id's per-host read latency summed over
  * its epochs (host_read_latency, schema 11: a database without that table
@@ -122,13 +89,5 @@ typedef struct {
     int     warmup;
 } sb_html_run_series_t;
 int sb_html_run_series (sqlite3 *db, int64_t run_id, sb_html_run_series_t *s);
-
-/* A run's retries and failures in one place: over its endpoints rows the
- * endpoints, requests, failed attempts and retried attempts, and the rows
- * of its errors table. Returns 0 or -1. */
-typedef struct {
-    int64_t endpoints, requests, failed_attempts, retries, error_rows;
-} sb_html_failures_t;
-int sb_html_failures (sqlite3 *db, int64_t run_id, sb_html_failures_t *f);
 
 #endif

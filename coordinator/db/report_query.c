@@ -20,6 +20,30 @@ sb_report_column_text (sqlite3_stmt *st, int col)
     return t ? (const char *) t : "";
 }
 
+double
+sb_report_real (sqlite3_stmt *st, int col)
+{
+    return sqlite3_column_type (st, col) == SQLITE_NULL ? NAN : sqlite3_column_double (st, col);
+}
+
+int
+sb_report_prepare (sqlite3 *db, const char *sql, int64_t run_id, sqlite3_stmt **st)
+{
+    *st = NULL;
+    if (sqlite3_prepare_v2 (db, sql, -1, st, NULL) == SQLITE_OK && sqlite3_bind_int64 (*st, 1, run_id) == SQLITE_OK)
+        return 0;
+    sqlite3_finalize (*st);
+    *st = NULL;
+    return -1;
+}
+
+int
+sb_report_step_end (sqlite3_stmt *st, int step, int stopped)
+{
+    sqlite3_finalize (st);
+    return stopped ? 1 : step == SQLITE_DONE ? 0 : -1;
+}
+
 int64_t
 sb_report_last_run (sqlite3 *db, const char *kind)
 {
@@ -97,18 +121,6 @@ done:
     return rc;
 }
 
-/* Prepare sql with run_id as its one parameter. Returns 0, or -1 (st NULL). */
-static int
-s_prepare_run (sqlite3 *db, const char *sql, int64_t run_id, sqlite3_stmt **st)
-{
-    *st = NULL;
-    if (sqlite3_prepare_v2 (db, sql, -1, st, NULL) == SQLITE_OK && sqlite3_bind_int64 (*st, 1, run_id) == SQLITE_OK)
-        return 0;
-    sqlite3_finalize (*st);
-    *st = NULL;
-    return -1;
-}
-
 /* Make room for one more row of size `size` in *rows (capacity *cap).
  * Returns 0, or -1 when out of memory. */
 static int
@@ -139,9 +151,9 @@ sb_report_checkpoints (sqlite3 *db, int64_t run_id, sb_report_checkpoint_t **row
     *rows_p = NULL;
     *n_p = 0;
     sqlite3_stmt *st;
-    if (s_prepare_run (db, "SELECT op, checkpoint, ranks, files, bytes, duration_s, gib_per_s, mb_per_s,"
-                       " min_rank_mb_per_s, seq, span_s FROM checkpoints WHERE run_id = ? ORDER BY seq", run_id, &st)
-        != 0)
+    if (sb_report_prepare (db, "SELECT op, checkpoint, ranks, files, bytes, duration_s, gib_per_s, mb_per_s,"
+                           " min_rank_mb_per_s, seq, span_s FROM checkpoints WHERE run_id = ? ORDER BY seq",
+                           run_id, &st) != 0)
         return -1;
     sb_report_checkpoint_t *rows = NULL;
     size_t n = 0, cap = 0;
@@ -179,9 +191,10 @@ sb_report_workflow (sqlite3 *db, int64_t run_id, sb_report_workflow_t *w)
 {
     memset (w, 0, sizeof *w);
     sqlite3_stmt *st;
-    if (s_prepare_run (db, "SELECT workflow, eval_au_mean_percentage, eval_au_stdev_percentage,"
-                       " eval_throughput_mean_samples_per_second, eval_io_mean_MB_per_second FROM runs WHERE id = ?",
-                       run_id, &st) != 0)
+    if (sb_report_prepare (db, "SELECT workflow, eval_au_mean_percentage, eval_au_stdev_percentage,"
+                           " eval_throughput_mean_samples_per_second, eval_io_mean_MB_per_second"
+                           " FROM runs WHERE id = ?",
+                           run_id, &st) != 0)
         return -1;
     int step = sqlite3_step (st);
     if (step == SQLITE_ROW) {
@@ -203,8 +216,9 @@ sb_report_evals (sqlite3 *db, int64_t run_id, sb_report_eval_t **rows_p, size_t 
     *rows_p = NULL;
     *n_p = 0;
     sqlite3_stmt *st;
-    if (s_prepare_run (db, "SELECT epoch, samples, steps, duration_s, mib_per_s, eval_au_percentage,"
-                       " eval_throughput_samples_per_second FROM evals WHERE run_id = ? ORDER BY epoch", run_id, &st)
+    if (sb_report_prepare (db, "SELECT epoch, samples, steps, duration_s, mib_per_s, eval_au_percentage,"
+                           " eval_throughput_samples_per_second FROM evals WHERE run_id = ? ORDER BY"
+                           " epoch", run_id, &st)
         != 0)
         return -1;
     sb_report_eval_t *rows = NULL;
@@ -260,9 +274,9 @@ sb_report_run (sqlite3 *db, int64_t run_id, sb_report_run_t *r)
 {
     memset (r, 0, sizeof *r);
     sqlite3_stmt *st;
-    if (s_prepare_run (db, "SELECT kind, workload, status, error, accelerators, hosts, workers, seed, au_threshold,"
-                       " au_mean, passed, finished_at - started_at, config, db_locked_s FROM runs WHERE id = ?",
-                       run_id, &st) != 0)
+    if (sb_report_prepare (db, "SELECT kind, workload, status, error, accelerators, hosts, workers, seed, au_threshold,"
+                           " au_mean, passed, finished_at - started_at, config, db_locked_s FROM runs WHERE id = ?",
+                           run_id, &st) != 0)
         return -1;
     int step = sqlite3_step (st), oom = 0;
     if (step == SQLITE_ROW) {
@@ -296,7 +310,7 @@ sb_report_full_config (sqlite3 *db, int64_t run_id, char **yaml)
 {
     *yaml = NULL;
     sqlite3_stmt *st;
-    if (s_prepare_run (db, "SELECT full_config FROM run_inputs WHERE run_id = ?", run_id, &st) != 0)
+    if (sb_report_prepare (db, "SELECT full_config FROM run_inputs WHERE run_id = ?", run_id, &st) != 0)
         return -1;
     int step = sqlite3_step (st), oom = 0;
     if (step == SQLITE_ROW)
@@ -316,11 +330,12 @@ sb_report_epochs (sqlite3 *db, int64_t run_id, sb_report_epoch_t **rows_p, size_
     *rows_p = NULL;
     *n_p = 0;
     sqlite3_stmt *st;
-    if (s_prepare_run (db, "SELECT epoch, samples, dropped, bytes, duration_s, samples_per_s, mib_per_s, au_mean,"
-                       " batches, barrier_p50_ms, barrier_p99_ms, train_au_percentage,"
-                       " train_throughput_samples_per_second, train_io_MB_per_second, resident_fraction, from_memory,"
-                       " barrier_own_p50_ms, read_p50_ms, read_p99_ms, barrier_own_p99_ms"
-                       " FROM epochs WHERE run_id = ? ORDER BY epoch", run_id, &st) != 0)
+    if (sb_report_prepare (db, "SELECT epoch, samples, dropped, bytes, duration_s, samples_per_s, mib_per_s, au_mean,"
+                           " batches, barrier_p50_ms, barrier_p99_ms, train_au_percentage,"
+                           " train_throughput_samples_per_second, train_io_MB_per_second, resident_fraction,"
+                           " from_memory,"
+                           " barrier_own_p50_ms, read_p50_ms, read_p99_ms, barrier_own_p99_ms"
+                           " FROM epochs WHERE run_id = ? ORDER BY epoch", run_id, &st) != 0)
         return -1;
     sb_report_epoch_t *rows = NULL;
     size_t n = 0, cap = 0;
@@ -366,13 +381,6 @@ sb_report_epochs (sqlite3 *db, int64_t run_id, sb_report_epoch_t **rows_p, size_
 
 /* ---- issue 17 (helper outputs) ------------------------------------------ */
 
-/* Column col as a real, NAN when NULL. */
-static double
-s_real (sqlite3_stmt *st, int col)
-{
-    return sqlite3_column_type (st, col) == SQLITE_NULL ? NAN : sqlite3_column_double (st, col);
-}
-
 /* Hand the histogram of one group to fn and empty it. */
 static void
 s_latency_emit (sb_histogram_t *h, int64_t epoch, const char *host,
@@ -402,7 +410,7 @@ sb_report_latencies (sqlite3 *db, int64_t run_id, sb_report_latency_by_t by,
                                   " GROUP BY bucket_low_us ORDER BY bucket_low_us",
     };
     sqlite3_stmt *st;
-    if (s_prepare_run (db, sql[by], run_id, &st) != 0)
+    if (sb_report_prepare (db, sql[by], run_id, &st) != 0)
         return -1;
     sb_histogram_t *h = calloc (1, sizeof *h);
     char *host = NULL;      /* the group's host (owned) */
@@ -437,12 +445,13 @@ sb_report_slowest (sqlite3 *db, int64_t run_id, void (*fn) (void *ctx, const sb_
 {
     sqlite3_stmt *st;
     /* one pass per epoch (window functions), not a subquery per rank: runs of thousands of ranks */
-    if (s_prepare_run (db, "SELECT epoch, rank, host, wall, compute_s, io_wait_s, barrier_s, n, mean FROM"
-                       " (SELECT epoch, rank, host, finished_at - started_at AS wall, compute_s, io_wait_s, barrier_s,"
-                       "  count(*) OVER e AS n, avg(barrier_s) OVER e AS mean,"
-                       "  row_number() OVER (PARTITION BY epoch ORDER BY finished_at - started_at DESC, rank) AS k"
-                       "  FROM rank_epochs WHERE run_id = ?1 AND epoch >= 1 WINDOW e AS (PARTITION BY epoch))"
-                       " WHERE k = 1 ORDER BY epoch", run_id, &st) != 0)
+    if (sb_report_prepare (db, "SELECT epoch, rank, host, wall, compute_s, io_wait_s, barrier_s, n, mean FROM"
+                           " (SELECT epoch, rank, host, finished_at - started_at AS wall,"
+                           " compute_s, io_wait_s, barrier_s,"
+                           "  count(*) OVER e AS n, avg(barrier_s) OVER e AS mean,"
+                           "  row_number() OVER (PARTITION BY epoch ORDER BY finished_at - started_at DESC, rank) AS k"
+                           "  FROM rank_epochs WHERE run_id = ?1 AND epoch >= 1 WINDOW e AS (PARTITION BY epoch))"
+                           " WHERE k = 1 ORDER BY epoch", run_id, &st) != 0)
         return -1;
     int step;
     while ((step = sqlite3_step (st)) == SQLITE_ROW) {
@@ -463,16 +472,17 @@ int
 sb_report_endpoints (sqlite3 *db, int64_t run_id, void (*fn) (void *ctx, const sb_report_endpoint_t *e), void *ctx)
 {
     sqlite3_stmt *st;
-    if (s_prepare_run (db, "SELECT endpoint, requests, bytes, errors, retries, mean_ms, p50_ms, p90_ms, p99_ms, max_ms"
-                       " FROM endpoints WHERE run_id = ? ORDER BY endpoint", run_id, &st) != 0)
+    if (sb_report_prepare (db, "SELECT endpoint, requests, bytes, errors, retries, mean_ms, p50_ms, p90_ms,"
+                           " p99_ms, max_ms FROM endpoints WHERE run_id = ? ORDER BY endpoint", run_id, &st) != 0)
         return -1;
     int step;
     while ((step = sqlite3_step (st)) == SQLITE_ROW) {
         sb_report_endpoint_t e = {
             .endpoint = sb_report_column_text (st, 0), .requests = sqlite3_column_int64 (st, 1),
             .bytes = sqlite3_column_int64 (st, 2), .errors = sqlite3_column_int64 (st, 3),
-            .retries = sqlite3_column_int64 (st, 4), .mean_ms = s_real (st, 5), .p50_ms = s_real (st, 6),
-            .p90_ms = s_real (st, 7), .p99_ms = s_real (st, 8), .max_ms = s_real (st, 9),
+            .retries = sqlite3_column_int64 (st, 4), .mean_ms = sb_report_real (st, 5),
+            .p50_ms = sb_report_real (st, 6),
+            .p90_ms = sb_report_real (st, 7), .p99_ms = sb_report_real (st, 8), .max_ms = sb_report_real (st, 9),
         };
         fn (ctx, &e);
     }
@@ -485,9 +495,9 @@ sb_report_failures (sqlite3 *db, int64_t run_id, sb_report_failures_t *f)
 {
     memset (f, 0, sizeof *f);
     sqlite3_stmt *st;
-    if (s_prepare_run (db, "SELECT count(*), coalesce(sum(requests), 0), coalesce(sum(errors), 0),"
-                       " coalesce(sum(retries), 0), (SELECT count(*) FROM errors WHERE run_id = ?1)"
-                       " FROM endpoints WHERE run_id = ?1", run_id, &st) != 0)
+    if (sb_report_prepare (db, "SELECT count(*), coalesce(sum(requests), 0), coalesce(sum(errors), 0),"
+                           " coalesce(sum(retries), 0), (SELECT count(*) FROM errors WHERE run_id = ?1)"
+                           " FROM endpoints WHERE run_id = ?1", run_id, &st) != 0)
         return -1;
     int step = sqlite3_step (st);
     if (step == SQLITE_ROW) {
@@ -506,8 +516,9 @@ sb_report_checkpoint_ranks (sqlite3 *db, int64_t run_id, void (*fn) (void *ctx, 
                             void *ctx)
 {
     sqlite3_stmt *st;
-    if (s_prepare_run (db, "SELECT seq, checkpoint, rank, files, bytes, op, host, started_at, finished_at, duration_s,"
-                       " mb_per_s FROM checkpoint_ranks WHERE run_id = ? ORDER BY seq, rank", run_id, &st) != 0)
+    if (sb_report_prepare (db, "SELECT seq, checkpoint, rank, files, bytes, op, host, started_at, finished_at,"
+                           " duration_s, mb_per_s FROM checkpoint_ranks WHERE run_id = ? ORDER BY seq, rank",
+                           run_id, &st) != 0)
         return -1;
     int step;
     while ((step = sqlite3_step (st)) == SQLITE_ROW) {
@@ -517,7 +528,7 @@ sb_report_checkpoint_ranks (sqlite3 *db, int64_t run_id, void (*fn) (void *ctx, 
             .bytes = sqlite3_column_int64 (st, 4), .op = sb_report_column_text (st, 5),
             .host = sb_report_column_text (st, 6), .started_at = sqlite3_column_double (st, 7),
             .finished_at = sqlite3_column_double (st, 8), .duration_s = sqlite3_column_double (st, 9),
-            .mb_per_s = s_real (st, 10),
+            .mb_per_s = sb_report_real (st, 10),
         };
         fn (ctx, &r);
     }

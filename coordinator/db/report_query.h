@@ -19,6 +19,18 @@ const char *sb_report_error (sqlite3 *db);
 /* Text of column col of a result row, "" for NULL (borrowed from st). */
 const char *sb_report_column_text (sqlite3_stmt *st, int col);
 
+/* Column col of a result row as a real, NAN for NULL. */
+double sb_report_real (sqlite3_stmt *st, int col);
+
+/* The helpers of the query files of coordinator/db/ (report_query.c,
+ * export_query.c, html_query.c): prepare sql and bind run_id to ?1
+ * (returns 0, or -1 with *st NULL: nothing to finalize); and the result of
+ * a statement stepped to its end while fn was called on each row (st
+ * finalized here): 1 when fn stopped it (stopped), else 0 when step is
+ * SQLITE_DONE, or -1. */
+int sb_report_prepare (sqlite3 *db, const char *sql, int64_t run_id, sqlite3_stmt **st);
+int sb_report_step_end (sqlite3_stmt *st, int step, int stopped);
+
 /* Id of the newest run (any kind when kind is NULL); -1 when none. */
 int64_t sb_report_last_run (sqlite3 *db, const char *kind);
 

@@ -1426,15 +1426,24 @@ sb_resultdb_add_endpoint (sb_resultdb_t *self, int64_t run_id, const char *endpo
                              (int64_t) retries, mean_ms, p50_ms, p90_ms, p99_ms, max_ms);
 }
 
-int
-sb_resultdb_mark_interrupted (sb_resultdb_t *self)
+const char *
+sb_resultdb_hostname (void)
 {
-    /* A run is stale when its coordinator ran on this host and that process
+    return s_hostname ();
+}
+
+int
+sb_resultdb_mark_stale (sb_resultdb_t *self, const char *table, const char *update)
+{
+    /* A row is stale when its coordinator ran on this host and that process
      * is gone, or ran elsewhere (we cannot ask) and has not finished: only
-     * the former is safe to decide here. */
+     * the former is safe to decide here. table is a fixed name of the
+     * callers, so it may be written into the SQL text. */
+    char sql[128];
+    snprintf (sql, sizeof sql, "SELECT id, coordinator_pid FROM %s WHERE status = 'running' AND coordinator_host = ?",
+              table);
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2 (self->conn.db, "SELECT id, coordinator_pid FROM runs WHERE status = 'running'"
-                            " AND coordinator_host = ?", -1, &st, NULL) != SQLITE_OK
+    if (sqlite3_prepare_v2 (self->conn.db, sql, -1, &st, NULL) != SQLITE_OK
         || sqlite3_bind_text (st, 1, s_hostname (), -1, SQLITE_TRANSIENT) != SQLITE_OK) {
         sqlite3_finalize (st);
         return -1;
@@ -1445,18 +1454,25 @@ sb_resultdb_mark_interrupted (sb_resultdb_t *self)
         pid_t pid = (pid_t) sqlite3_column_int64 (st, 1);
         if (pid > 0 && pid != getpid () && kill (pid, 0) == 0)
             continue;   /* still running */
-        /* it ended, as far as anyone knows, with the last thing it recorded
-         * (not now: the report's "after N s" would count the time since) */
-        if (sb_resultdb_exec (self, "UPDATE runs SET status = 'interrupted', finished_at = max(started_at,"
-                    " coalesce((SELECT max(t) FROM timeseries WHERE run_id = ?1), 0),"
-                    " coalesce((SELECT max(finished_at) FROM rank_epochs WHERE run_id = ?1), 0),"
-                    " coalesce((SELECT max(t) FROM errors WHERE run_id = ?1), 0)),"
-                    " error = coalesce(error, 'coordinator stopped before the run finished') WHERE id = ?1",
-                    "i", id) == 0)
+        if (sb_resultdb_exec (self, update, "i", id) == 0)
             marked++;
     }
     sqlite3_finalize (st);
     return rc == SQLITE_DONE ? marked : -1;
+}
+
+int
+sb_resultdb_mark_interrupted (sb_resultdb_t *self)
+{
+    /* it ended, as far as anyone knows, with the last thing it recorded (not
+     * now: the report's "after N s" would count the time since) */
+    return sb_resultdb_mark_stale (self, "runs",
+                                   "UPDATE runs SET status = 'interrupted', finished_at = max(started_at,"
+                                   " coalesce((SELECT max(t) FROM timeseries WHERE run_id = ?1), 0),"
+                                   " coalesce((SELECT max(finished_at) FROM rank_epochs WHERE run_id = ?1), 0),"
+                                   " coalesce((SELECT max(t) FROM errors WHERE run_id = ?1), 0)),"
+                                   " error = coalesce(error, 'coordinator stopped before the run finished')"
+                                   " WHERE id = ?1");
 }
 
 int

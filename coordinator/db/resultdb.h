@@ -221,6 +221,16 @@ int sb_resultdb_add_endpoint (sb_resultdb_t *self, int64_t run_id, const char *e
  * returns how many, or -1. */
 int sb_resultdb_mark_interrupted (sb_resultdb_t *self);
 
+/* This host's name as runs.coordinator_host and series.coordinator_host
+ * record it (a static buffer). */
+const char *sb_resultdb_hostname (void);
+
+/* The rows of table ("runs" or "series") that a coordinator of this host
+ * left 'running' and whose process is gone: run update on each (its id
+ * bound to ?1). sb_resultdb_mark_interrupted and sb_series_mark_interrupted
+ * share it. Returns how many it marked, or -1. */
+int sb_resultdb_mark_stale (sb_resultdb_t *self, const char *table, const char *update);
+
 /* Batching on the caller's connection: while a batch is open every catalog
  * lookup (and, without a writer, every write) runs inside one transaction,
  * which sb_resultdb_flush_if_due ends once a second: per-statement locking

@@ -1,29 +1,14 @@
 /* series_query: the series table and the series columns of runs (helper
  * series, issue 17; series_query.h). */
 #include "series_query.h"
+#include "report_query.h"
 #include "util.h"
 
 #include <errno.h>
-#include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/types.h>
 #include <unistd.h>
-
-/* This host's name, as runs.coordinator_host records it (resultdb.c). */
-static const char *
-s_hostname (void)
-{
-    static char host[256];
-    if (!host[0]) {
-        if (gethostname (host, sizeof host - 1) != 0)
-            snprintf (host, sizeof host, "localhost");
-        host[sizeof host - 1] = '\0';
-    }
-    return host;
-}
 
 static void
 s_copy (char *dst, size_t size, const unsigned char *src)
@@ -47,7 +32,7 @@ sb_series_begin (sb_resultdb_t *rdb, const sb_series_info_t *info, char *err, si
         && sqlite3_bind_int64 (st, 4, (sqlite3_int64) info->runs) == SQLITE_OK
         && sqlite3_bind_int64 (st, 5, (sqlite3_int64) info->warmup) == SQLITE_OK
         && sqlite3_bind_double (st, 6, sb_now ()) == SQLITE_OK
-        && sqlite3_bind_text (st, 7, s_hostname (), -1, SQLITE_STATIC) == SQLITE_OK
+        && sqlite3_bind_text (st, 7, sb_resultdb_hostname (), -1, SQLITE_STATIC) == SQLITE_OK
         && sqlite3_bind_int64 (st, 8, (sqlite3_int64) getpid ()) == SQLITE_OK
         && sqlite3_step (st) == SQLITE_DONE)
         id = sqlite3_last_insert_rowid (db);
@@ -81,28 +66,11 @@ sb_series_finish (sb_resultdb_t *db, int64_t series_id, const char *status)
 int
 sb_series_mark_interrupted (sb_resultdb_t *rdb)
 {
-    sqlite3 *db = sb_resultdb_handle (rdb);
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2 (db, "SELECT id, coordinator_pid FROM series WHERE status = 'running'"
-                            " AND coordinator_host = ?", -1, &st, NULL) != SQLITE_OK
-        || sqlite3_bind_text (st, 1, s_hostname (), -1, SQLITE_TRANSIENT) != SQLITE_OK) {
-        sqlite3_finalize (st);
-        return -1;
-    }
-    int marked = 0, rc;
-    while ((rc = sqlite3_step (st)) == SQLITE_ROW) {
-        int64_t id = sqlite3_column_int64 (st, 0);
-        pid_t pid = (pid_t) sqlite3_column_int64 (st, 1);
-        if (pid > 0 && pid != getpid () && kill (pid, 0) == 0)
-            continue;   /* still running */
-        /* it ended with the last of its runs, as far as anyone knows */
-        if (sb_resultdb_exec (rdb, "UPDATE series SET status = 'interrupted', finished_at = max(started_at,"
-                              " coalesce((SELECT max(finished_at) FROM runs WHERE series_id = ?1), 0)) WHERE id = ?1",
-                              "i", id) == 0)
-            marked++;
-    }
-    sqlite3_finalize (st);
-    return rc == SQLITE_DONE ? marked : -1;
+    /* it ended with the last of its runs, as far as anyone knows */
+    return sb_resultdb_mark_stale (rdb, "series",
+                                   "UPDATE series SET status = 'interrupted', finished_at = max(started_at,"
+                                   " coalesce((SELECT max(finished_at) FROM runs WHERE series_id = ?1), 0))"
+                                   " WHERE id = ?1");
 }
 
 int
@@ -146,12 +114,6 @@ sb_series_last (sqlite3 *db)
         id = sqlite3_column_int64 (st, 0);
     sqlite3_finalize (st);
     return id;
-}
-
-static double
-s_real (sqlite3_stmt *st, int col)
-{
-    return sqlite3_column_type (st, col) == SQLITE_NULL ? NAN : sqlite3_column_double (st, col);
 }
 
 int
@@ -208,11 +170,11 @@ sb_series_runs (sqlite3 *db, int64_t series_id, sb_series_run_t **rows, size_t *
         r->warmup = sqlite3_column_type (st, 8) == SQLITE_NULL ? -1 : sqlite3_column_int (st, 8) != 0;
         r->passed = sqlite3_column_type (st, 9) == SQLITE_NULL ? -1 : sqlite3_column_int (st, 9) != 0;
         r->started_at = sqlite3_column_double (st, 10);
-        r->finished_at = s_real (st, 11);
-        r->au_percentage = s_real (st, 12);
-        r->samples_per_s = s_real (st, 13);
-        r->mb_per_s = s_real (st, 14);
-        r->au_threshold = s_real (st, 15);
+        r->finished_at = sb_report_real (st, 11);
+        r->au_percentage = sb_report_real (st, 12);
+        r->samples_per_s = sb_report_real (st, 13);
+        r->mb_per_s = sb_report_real (st, 14);
+        r->au_threshold = sb_report_real (st, 15);
         r->epochs = sqlite3_column_int64 (st, 16);
         r->samples = sqlite3_column_int64 (st, 17);
         r->bytes = sqlite3_column_int64 (st, 18);

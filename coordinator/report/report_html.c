@@ -829,9 +829,9 @@ typedef struct {
     int64_t        i;
 } s_endpoint_bars_t;
 
-/* sb_export_endpoints' fn: the bars of one endpoint. Returns 0. */
-static int
-s_endpoint_bar (void *ctx, const sb_export_endpoint_t *e)
+/* sb_report_endpoints' fn: the bars of one endpoint. */
+static void
+s_endpoint_bar (void *ctx, const sb_report_endpoint_t *e)
 {
     s_endpoint_bars_t *eb = ctx;
     FILE *out = eb->out;
@@ -851,7 +851,6 @@ s_endpoint_bar (void *ctx, const sb_export_endpoint_t *e)
              S_H - S_BOTTOM + 18);
     sb_report_html_escape (out, e->endpoint);
     fprintf (out, "</text>\n");
-    return 0;
 }
 
 /* chart-endpoints: requests and errors per S3 endpoint. */
@@ -873,7 +872,7 @@ s_chart_endpoints (sqlite3 *db, int64_t run_id, FILE *out)
     s_axes (out, &p, 0, "endpoint", "requests");
     double slot = (double) (S_W - S_LEFT - S_RIGHT) / (double) n;
     s_endpoint_bars_t eb = { .out = out, .p = &p, .slot = slot, .w = slot * 0.35 };
-    if (sb_export_endpoints (db, run_id, s_endpoint_bar, &eb) != 0) {
+    if (sb_report_endpoints (db, run_id, s_endpoint_bar, &eb) != 0) {
         s_query_failed (db);
         return -1;
     }
@@ -1165,7 +1164,8 @@ done:
     return ret;
 }
 
-/* Read latency percentiles per epoch, from the read_latency buckets. */
+/* The read latency percentiles of each epoch as sb_report_latencies gives
+ * them (p50_ms, p90_ms, p99_ms, p999_ms), in that order. */
 static const double s_lat_q[] = { 0.5, 0.9, 0.99, 0.999 };
 static const char *const s_lat_name[] = { "p50", "p90", "p99", "p99.9" };
 #define S_NQ 4
@@ -1176,51 +1176,32 @@ typedef struct {
 } s_epoch_lat_t;
 
 typedef struct {
-    sb_histogram_t *h;
-    int64_t         epoch;
-    s_epoch_lat_t  *e;
-    size_t          n, cap;
+    s_epoch_lat_t *e;
+    size_t         n, cap;
+    int            oom;
 } s_epoch_lats_t;
 
-/* Close the histogram of the current epoch into a row. Returns 0, or -1
- * out of memory. */
-static int
-s_epoch_lat_flush (s_epoch_lats_t *a)
+/* sb_report_latencies' fn: one epoch's percentiles into a row (oom set
+ * when there is no room). */
+static void
+s_add_epoch_lat (void *ctx, const sb_report_latency_t *l)
 {
-    if (!a->h->total)
-        return 0;
+    s_epoch_lats_t *a = ctx;
+    if (a->oom)
+        return;
     if (a->n == a->cap) {
         size_t c = a->cap ? 2 * a->cap : 64;
         void *more = realloc (a->e, c * sizeof *a->e);
-        if (!more)
-            return -1;
+        if (!more) {
+            a->oom = 1;
+            return;
+        }
         a->e = more;
         a->cap = c;
     }
-    s_epoch_lat_t *e = &a->e[a->n++];
-    e->epoch = a->epoch;
-    e->samples = a->h->total;
-    for (int q = 0; q < S_NQ; q++)
-        e->ms[q] = sb_histogram_quantile (a->h, s_lat_q[q]) / 1000;
-    sb_histogram_reset (a->h);
-    return 0;
-}
-
-/* sb_html_epoch_latency's fn: one bucket. Returns 0, or -1 out of memory. */
-static int
-s_add_epoch_lat (void *ctx, int64_t epoch, int64_t low, int64_t count)
-{
-    s_epoch_lats_t *a = ctx;
-    if (epoch != a->epoch) {
-        if (s_epoch_lat_flush (a) != 0)
-            return -1;
-        a->epoch = epoch;
-    }
-    if (low < 0 || count <= 0)
-        return 0;   /* not something shardbench wrote */
-    a->h->counts[sb_histogram_bucket ((uint64_t) low)] += (uint64_t) count;
-    a->h->total += (uint64_t) count;
-    return 0;
+    a->e[a->n++] = (s_epoch_lat_t) {
+        .epoch = l->epoch, .samples = (uint64_t) l->reads, .ms = { l->p50_ms, l->p90_ms, l->p99_ms, l->p999_ms },
+    };
 }
 
 /* table read-latency and chart-latency-epochs: p50, p90, p99 and p99.9 of
@@ -1230,15 +1211,10 @@ s_latency_epochs (sqlite3 *db, int64_t run_id, FILE *out)
 {
     static const char title[] = "Read latency percentiles per epoch (ms)";
     static const char *const colors[] = { "#1f77b4", "#2ca02c", "#ff7f0e", "#d62728" };
-    s_epoch_lats_t a = { .h = calloc (1, sizeof (sb_histogram_t)), .epoch = INT64_MIN };
-    if (!a.h) {
-        fprintf (stderr, "shardbench report: --html: out of memory\n");
-        return -1;
-    }
-    int got = sb_html_epoch_latency (db, run_id, s_add_epoch_lat, &a);
-    if (got == 0 && s_epoch_lat_flush (&a) != 0)
+    s_epoch_lats_t a = { 0 };
+    int got = sb_report_latencies (db, run_id, SB_REPORT_LATENCY_EPOCHS, s_add_epoch_lat, &a);
+    if (got == 0 && a.oom)
         got = 1;
-    free (a.h);
     if (got != 0) {
         if (got > 0)
             fprintf (stderr, "shardbench report: --html: out of memory\n");
@@ -1304,10 +1280,10 @@ typedef struct {
     int   rows;
 } s_slowest_rows_t;
 
-/* sb_html_slowest's fn: one row of the slowest table (the table opened on
- * the first). Returns 0. */
-static int
-s_slowest_row (void *ctx, const sb_html_slowest_t *s)
+/* sb_report_slowest's fn: one row of the slowest table (the table opened
+ * on the first). */
+static void
+s_slowest_row (void *ctx, const sb_report_slowest_t *s)
 {
     s_slowest_rows_t *sr = ctx;
     FILE *out = sr->out;
@@ -1319,7 +1295,6 @@ s_slowest_row (void *ctx, const sb_html_slowest_t *s)
     sb_report_html_escape (out, s->host);
     fprintf (out, "</td><td>%.3f</td><td>%.3f</td><td>%.3f</td><td>%.3f</td><td>%.3f</td><td>%lld</td></tr>\n",
              s->wall_s, s->compute_s, s->io_wait_s, s->barrier_s, s->barrier_mean_s, (long long) s->ranks);
-    return 0;
 }
 
 /* table slowest: the slowest rank of each epoch and where its time went
@@ -1328,7 +1303,7 @@ static int
 s_slowest_table (sqlite3 *db, int64_t run_id, FILE *out)
 {
     s_slowest_rows_t sr = { .out = out };
-    if (sb_html_slowest (db, run_id, s_slowest_row, &sr) != 0) {
+    if (sb_report_slowest (db, run_id, s_slowest_row, &sr) != 0) {
         s_query_failed (db);
         return -1;
     }
@@ -1409,9 +1384,9 @@ s_host_latency (sqlite3 *db, int64_t run_id, FILE *out)
     return 0;
 }
 
-/* sb_html_endpoints' fn: one row of the endpoint-latency table. Returns 0. */
-static int
-s_endpoint_row (void *ctx, const sb_html_endpoint_t *e)
+/* sb_report_endpoints' fn: one row of the endpoint-latency table. */
+static void
+s_endpoint_row (void *ctx, const sb_report_endpoint_t *e)
 {
     FILE *out = ctx;
     fprintf (out, "<tr><td class=\"name\">");
@@ -1425,7 +1400,6 @@ s_endpoint_row (void *ctx, const sb_html_endpoint_t *e)
         else
             fprintf (out, "<td>-</td>");
     fprintf (out, "</tr>\n");
-    return 0;
 }
 
 /* table endpoint-latency: requests, errors, retries and latency per S3
@@ -1443,7 +1417,7 @@ s_endpoint_table (sqlite3 *db, int64_t run_id, FILE *out)
     fprintf (out, "<h2>Object-store endpoints</h2>\n<table id=\"endpoint-latency\" class=\"data\">\n<tr><th>endpoint</th>"
              "<th>requests</th><th>errors</th><th>retries</th><th>MB</th><th>mean ms</th><th>p50 ms</th>"
              "<th>p90 ms</th><th>p99 ms</th><th>max ms</th></tr>\n");
-    if (sb_html_endpoints (db, run_id, s_endpoint_row, out) != 0) {
+    if (sb_report_endpoints (db, run_id, s_endpoint_row, out) != 0) {
         s_query_failed (db);
         return -1;
     }
@@ -1819,8 +1793,8 @@ sb_report_html (sqlite3 *db, int64_t run_id, FILE *out)
     fprintf (out, "</h1>\n");
     /* a run that did not succeed: what went wrong first */
     int errors_first = strcmp (r.row.status, "succeeded") != 0;
-    sb_html_failures_t f;
-    if (sb_html_failures (db, run_id, &f) != 0) {
+    sb_report_failures_t f;
+    if (sb_report_failures (db, run_id, &f) != 0) {
         s_query_failed (db);
         goto done;
     }
@@ -1829,12 +1803,12 @@ sb_report_html (sqlite3 *db, int64_t run_id, FILE *out)
         if (s_errors_table (db, run_id, &r, out) != 0)
             goto done;
     }
-    else if (f.retries > 0 || f.failed_attempts > 0 || f.error_rows > 0) {
+    else if (f.retries > 0 || f.request_errors > 0 || f.error_rows > 0) {
         /* it succeeded, but not without trouble: say so at the top */
         fprintf (out, "<div id=\"run-retries\" class=\"warn\">Succeeded after %lld retried and %lld failed"
                  " attempts of %lld requests to %lld object-store endpoint%s, with %lld error%s recorded (see"
                  " Object-store endpoints and Errors below).</div>\n", (long long) f.retries,
-                 (long long) f.failed_attempts, (long long) f.requests, (long long) f.endpoints,
+                 (long long) f.request_errors, (long long) f.requests, (long long) f.endpoints,
                  f.endpoints == 1 ? "" : "s", (long long) f.error_rows, f.error_rows == 1 ? "" : "s");
     }
     s_summary (out, &r, run_id);
