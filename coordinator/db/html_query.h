@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 /* What a run recorded about how it was started, from tables that
- * databases of older schemas lack (schema 11, issue 17: run_inputs and
+ * databases of older schemas lack (schema 13, issue 17: run_inputs and
  * run_overrides; their absence, or that of a column, is no error). Owned
  * copies (free with sb_html_run_origin_fini), NULL when not recorded:
  *   version       run_inputs.version: the shardbench that ran it
@@ -73,7 +73,7 @@ int sb_html_checkpoint_ranks (sqlite3 *db, int64_t run_id,
                               int (*fn) (void *ctx, const sb_html_checkpoint_rank_t *r), void *ctx);
 
 /* Call fn with each bucket of run_id's per-host read latency summed over
- * its epochs (host_read_latency, schema 11: a database without that table
+ * its epochs (host_read_latency, schema 12: a database without that table
  * has none), by host then low bound. Returns 0, 1 when fn stopped it, or
  * -1. */
 int sb_html_host_latency (sqlite3 *db, int64_t run_id,

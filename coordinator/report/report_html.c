@@ -1380,7 +1380,7 @@ s_host_latency (sqlite3 *db, int64_t run_id, FILE *out)
         fprintf (out, "</table>\n");
     else
         fprintf (out, "<p class=\"note\">No per-host read latency recorded for this run (host_read_latency:"
-                 " runs of schema 11 and later).</p>\n");
+                 " runs of schema 12 and later).</p>\n");
     return 0;
 }
 
@@ -1598,12 +1598,12 @@ done:
 
 /* How the run was started: the version of shardbench that ran it, its
  * command line and overrides where the database records them (tables of
- * schema 11: html_query.h), and the version that made this page. */
+ * schema 13: html_query.h), and the version that made this page. */
 static void
 s_origin (const sb_html_run_origin_t *o, FILE *out)
 {
     const char *missing = o->has_inputs ? "not recorded with this run"
-                                        : "not recorded: this database predates run_inputs (schema 11)";
+                                        : "not recorded: this database predates run_inputs (schema 13)";
     fprintf (out, "<table id=\"origin\" class=\"summary\">\n<tr><th>shardbench version of the run</th>"
              "<td id=\"run-version\">");
     if (o->version)

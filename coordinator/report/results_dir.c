@@ -272,7 +272,7 @@ s_load_run (sqlite3 *db, int64_t id, const sb_results_dir_opts_t *opts, s_run_t 
     for (size_t i = 0; i < sizeof loads / sizeof loads[0]; i++)
         if (s_load (db, loads[i].q, id, loads[i].rows, err, err_size) != 0)
             return -1;
-    /* the full configuration: stored (schema 11), else runs.config with the defaults */
+    /* the full configuration: stored (schema 13), else runs.config with the defaults */
     const char *yaml = run->inputs.n ? T (&run->inputs.rows[0], 2) : T (run->r, 2);
     char cerr[1024];
     if (!(run->cfg = sb_config_new ()) || sb_config_load_string (run->cfg, yaml, "runs.config", cerr, sizeof cerr) != 0
