@@ -358,13 +358,9 @@ s_command_line (const char *cmd, int argc, char **argv)
         return NULL;
     size_t n = (size_t) snprintf (line, cap, "shardbench %s", cmd);
     for (int i = 0; i < argc; i++) {
-        const char *a = argv[i], *key = a + strspn (a, "+"), *eq = strchr (a, '=');
-        if (!strncmp (key, "workload.", 9))
-            key += 9;
-        char k[512];
-        int len = eq && eq > key ? snprintf (k, sizeof k, "%.*s", (int) (eq - key), key) : 0;
-        int secret = eq && a[0] != '-' && (len < 0 || (size_t) len >= sizeof k || (len > 0 && sb_workload_is_secret_key (k)));
-        size_t end = secret ? (size_t) (eq - a) + 1 : strlen (a);
+        const char *a = argv[i], *value = a[0] != '-' ? sb_workload_secret_value (a) : NULL;
+        int secret = value != NULL;
+        size_t end = secret ? (size_t) (value - a) : strlen (a);
         int plain = end > 0 && strspn (a, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./=+:,@%-") >= end;
         line[n++] = ' ';
         if (!plain)
@@ -392,17 +388,12 @@ static int
 s_redacted_overrides (const char **overrides, size_t n, char **out)
 {
     for (size_t i = 0; i < n; i++) {
-        const char *a = overrides[i], *key = a + strspn (a, "+"), *eq = strchr (a, '=');
-        if (!strncmp (key, "workload.", 9))
-            key += 9;
-        char k[512];
-        int len = eq && eq > key ? snprintf (k, sizeof k, "%.*s", (int) (eq - key), key) : 0;
-        int secret = eq && (len < 0 || (size_t) len >= sizeof k || (len > 0 && sb_workload_is_secret_key (k)));
+        const char *a = overrides[i], *value = sb_workload_secret_value (a);
         size_t size = strlen (a) + 16;
         if (!(out[i] = malloc (size)))
             return -1;
-        if (secret)
-            snprintf (out[i], size, "%.*s<redacted>", (int) (eq - a) + 1, a);
+        if (value)
+            snprintf (out[i], size, "%.*s<redacted>", (int) (value - a), a);
         else
             snprintf (out[i], size, "%s", a);
     }
@@ -889,6 +880,11 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
         }
         else if (!strcmp (arg, "--label") && kind != SB_SESSION_CATALOG) {
             NEEDS_VALUE ();
+            /* shardbench runs / series print it whole (series_query.h's label[256]) */
+            if (strlen (next) > 255 || !sb_utf8_valid (next)) {
+                fprintf (stderr, "shardbench %s: --label: at most 255 bytes of UTF-8 text\n", cmd);
+                goto done;
+            }
             a.label = next;
         }
         else if (!strcmp (arg, "--results-dir") && kind != SB_SESSION_CATALOG) {

@@ -11,7 +11,8 @@
 int
 sb_cli_series_run (sb_session_opts_t *opts, uint64_t runs, uint64_t warmup, int new_seeds, FILE *out)
 {
-    sb_workload_t later = *opts->wl;   /* the workload of the runs after the first */
+    const sb_workload_t *first = opts->wl;
+    sb_workload_t later = *first;       /* the workload of the runs after the first */
     later.generate_data = 0;
     uint64_t seed = opts->seed;
     sqlite3 *h = sb_resultdb_handle (opts->db);
@@ -46,6 +47,7 @@ sb_cli_series_run (sb_session_opts_t *opts, uint64_t runs, uint64_t warmup, int 
             break;
         }
     }
+    opts->wl = first;   /* later lives on this stack */
     const char *status = rc == 0 ? "succeeded" : sb_session_signal () ? "aborted" : "failed";
     if (sb_series_finish (opts->db, opts->series_id, status) != 0) {
         fprintf (stderr, "shardbench: error: cannot close series %lld: %s\n", (long long) opts->series_id,

@@ -243,17 +243,12 @@ sb_dlio_write_outputs (const sb_dlio_args_t *self, const char *config_yaml, char
     size_t n = 0;
     list[0] = '\0';
     for (size_t i = 0; i < self->ntask; i++) {
-        const char *a = self->task[i], *key = a + strspn (a, "+"), *eq = strchr (key, '=');
-        if (!strncmp (key, "workload.", 9))
-            key += 9;
-        /* the key's last segment decides (sb_workload_is_secret_key); a
-         * key too long for the buffer is redacted rather than cut short */
-        char k[512];
-        int len = snprintf (k, sizeof k, "%.*s", eq ? (int) (eq - key) : 0, key);
-        int secret = eq && (len < 0 || (size_t) len >= sizeof k || sb_workload_is_secret_key (k));
+        /* a credential's value is redacted whole (sb_workload_secret_value) */
+        const char *a = self->task[i], *value = sb_workload_secret_value (a);
+        int secret = value != NULL;
         /* single-quoted YAML scalars: a quote is doubled */
         n += (size_t) snprintf (list + n, cap - n, "- '");
-        for (const char *p = a; *p && (!secret || p <= eq); p++) {
+        for (const char *p = a; *p && (!secret || p < value); p++) {
             if (*p == '\'')
                 list[n++] = '\'';
             list[n++] = *p;

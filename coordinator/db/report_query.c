@@ -80,8 +80,11 @@ sb_report_host_caching (sqlite3 *db, int64_t run_id, void (*fn) (void *ctx, cons
             .memory_bytes = sqlite3_column_type (st, 1) == SQLITE_NULL ? -1 : sqlite3_column_int64 (st, 1),
             .data_bytes = sqlite3_column_int64 (st, 2),
         };
-        /* statscounter.py: 0 when host_memory_GB <= data_size_per_host_GB, else 1 */
-        h.potential_caching = h.memory_bytes < 0 ? -1 : h.memory_bytes <= h.data_bytes ? 0 : 1;
+        /* statscounter.py: 0 when host_memory_GB <= data_size_per_host_GB, else 1;
+         * unknown (-1) without the memory or without an epoch's bytes (a
+         * checkpoint run, a train run that finished no epoch) */
+        int no_data = sqlite3_column_type (st, 2) == SQLITE_NULL;
+        h.potential_caching = h.memory_bytes < 0 || no_data ? -1 : h.memory_bytes <= h.data_bytes ? 0 : 1;
         fn (ctx, &h);
     }
     sqlite3_finalize (st);
@@ -169,9 +172,9 @@ sb_report_checkpoints (sqlite3 *db, int64_t run_id, sb_report_checkpoint_t **row
             .op = op ? strdup ((const char *) op) : NULL,
             .checkpoint = sqlite3_column_int64 (st, 1), .ranks = sqlite3_column_int64 (st, 2),
             .files = sqlite3_column_int64 (st, 3), .bytes = sqlite3_column_int64 (st, 4),
-            .duration_s = sqlite3_column_double (st, 5), .gib_per_s = sqlite3_column_double (st, 6),
-            .mb_per_s = sqlite3_column_double (st, 7), .min_rank_mb_per_s = sqlite3_column_double (st, 8),
-            .seq = sqlite3_column_int64 (st, 9), .span_s = sqlite3_column_double (st, 10),
+            .duration_s = sqlite3_column_double (st, 5), .gib_per_s = sb_report_real (st, 6),
+            .mb_per_s = sb_report_real (st, 7), .min_rank_mb_per_s = sb_report_real (st, 8),
+            .seq = sqlite3_column_int64 (st, 9), .span_s = sb_report_real (st, 10),
         };
         oom = op && !r->op;
         n++;
@@ -549,6 +552,8 @@ s_ckpt_mean_std (const sb_report_checkpoint_t *rows, size_t n, int read, int gbp
             if ((rows[i].op && !strcmp (rows[i].op, "read")) != read)
                 continue;
             double v = gbps ? rows[i].gib_per_s : rows[i].duration_s;
+            if (!isfinite (v))
+                continue;   /* NULL: no time or no bytes measured (sb_report_real) */
             if (pass == 0) {
                 sum += v;
                 k++;

@@ -170,7 +170,7 @@ s_print_story (sqlite3 *db, int64_t run_id, int from_memory, size_t epochs, FILE
         return -1;
     if (c.hosts)
         fprintf (out, "  page cache: potential_caching 1 on %lld of %lld hosts%s;", (long long) c.flagged,
-                 (long long) c.hosts, c.unknown ? " (memory unknown on some)" : "");
+                 (long long) c.hosts, c.unknown ? " (unknown on some: no memory or no epoch recorded)" : "");
     else
         fprintf (out, "  page cache: no host recorded (potential_caching unknown);");
     fprintf (out, " %d of %zu epochs read mostly from the page cache (measured)\n", from_memory, epochs);

@@ -326,11 +326,13 @@ s_load_run (sqlite3 *db, int64_t id, const sb_results_dir_opts_t *opts, s_run_t 
 
 /* ------------------------------------------------------------ JSON */
 
+#define S_JDEPTH 64     /* nesting the JSON writer tracks; s_jconfig stays below it */
+
 typedef struct {
     FILE *f;
     int   indent;
     int   depth;
-    int   first[64];
+    int   first[S_JDEPTH];
 } s_json_t;
 
 static void
@@ -348,8 +350,18 @@ s_jstring (FILE *f, const char *s)
             fputs ("\\r", f);
         else if (*p < 0x20 || *p == 0x7f)
             fprintf (f, "\\u%04x", *p);
-        else
+        else if (*p < 0x80)
             fputc (*p, f);
+        else {
+            /* UTF-8 passes through; a byte that is none (a file name, a
+             * /proc line) is U+FFFD, so that the file stays JSON */
+            size_t n = sb_utf8_seq (p);
+            if (n)
+                fwrite (p, 1, n, f);
+            else
+                fputs ("\\ufffd", f);
+            p += n ? n - 1 : 0;
+        }
     }
     fputc ('"', f);
 }
@@ -517,7 +529,9 @@ s_jconfig (s_json_t *j, const char *key, sb_config_t *cfg)
             s_jclose (j, '}');
         for (int d = 0; d < shared; d++)
             seg = strchr (seg, '.') + 1;
-        for (const char *dot; (dot = strchr (seg, '.')); seg = dot + 1, levels++) {
+        /* a section per segment while the writer's depth allows (S_JDEPTH);
+         * deeper segments stay in the member's name, dots and all */
+        for (const char *dot; j->depth < S_JDEPTH - 2 && (dot = strchr (seg, '.')); seg = dot + 1, levels++) {
             char name[256];
             snprintf (name, sizeof name, "%.*s", (int) (dot - seg), seg);
             s_jopen (j, name, '{');
@@ -763,7 +777,9 @@ s_jmetric (s_json_t *j, const char *key, const s_run_t *run, int lists_only)
             else if (lists_only)
                 continue;
             else if (k == 2)
-                s_jstr (j, name, NUL (r, col[k]) ? NULL : T (r, col[k]));
+                /* a run that did not succeed never meets it, whatever its
+                 * finished epochs gave (DLIO writes no summary then) */
+                s_jstr (j, name, strcmp (T (r, 3), "succeeded") ? "fail" : NUL (r, col[k]) ? NULL : T (r, col[k]));
             else
                 s_jcol (j, name, r, col[k]);
         }
@@ -1057,6 +1073,17 @@ s_write_metadata (const s_run_t *run, char *err, size_t err_size)
 static void
 s_yquote (FILE *f, const char *s)
 {
+    /* single-quoted YAML keeps every printable character as it is (a
+     * quote doubled); a line break or another control character, or bytes
+     * that are no UTF-8, need a double-quoted scalar: JSON's escapes are
+     * YAML's there */
+    int plain = sb_utf8_valid (s);
+    for (const unsigned char *p = (const unsigned char *) s; plain && *p; p++)
+        plain = *p >= 0x20 && *p != 0x7f;
+    if (!plain) {
+        s_jstring (f, s);
+        return;
+    }
     fputc ('\'', f);
     for (; *s; s++) {
         if (*s == '\'')

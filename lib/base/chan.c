@@ -102,25 +102,27 @@ sb_chan_push (sb_chan_t *self, const void *data, size_t size, unsigned flags)
         self->head = n;
     self->tail = n;
     self->count++;
-    int write_fd = 0;
     if (self->armed && (self->count >= self->armed || (flags & SB_CHAN_URGENT))) {
         self->armed = 0;
-        write_fd = !self->signalled;
+        if (!self->signalled) {
+            /* written with the lock held, so that the arm which reads it
+             * back (sb_chan_arm) always finds it: written after the
+             * unlock, an arm in between would read nothing, and the
+             * late write would leave the fd readable, the poll loop
+             * spinning until the next signal. An eventfd write fails
+             * only when its counter would overflow, which one write per
+             * arm never reaches. */
+            uint64_t one = 1;
+            ssize_t w;
+            do
+                w = write (self->fd, &one, sizeof one);
+            while (w < 0 && errno == EINTR);
+        }
         self->signalled = 1;
     }
     if (self->takers)
         pthread_cond_signal (&self->ready);
     pthread_mutex_unlock (&self->lock);
-    if (write_fd) {
-        /* an eventfd write fails only when its counter would overflow,
-         * which one write per arm never reaches: the fd is readable then
-         * anyway */
-        uint64_t one = 1;
-        ssize_t w;
-        do
-            w = write (self->fd, &one, sizeof one);
-        while (w < 0 && errno == EINTR);
-    }
     return 0;
 }
 

@@ -111,6 +111,54 @@ sb_uri_scheme (const char *uri, char *scheme, size_t size)
     return sep + 3;
 }
 
+size_t
+sb_utf8_seq (const unsigned char *p)
+{
+    if (p[0] == 0)
+        return 0;
+    if (p[0] < 0x80)
+        return 1;
+    size_t n;
+    unsigned char lo = 0x80, hi = 0xbf;     /* the second byte's range */
+    if (p[0] >= 0xc2 && p[0] <= 0xdf)
+        n = 2;
+    else if (p[0] >= 0xe0 && p[0] <= 0xef) {
+        n = 3;
+        if (p[0] == 0xe0)
+            lo = 0xa0;      /* overlong */
+        else if (p[0] == 0xed)
+            hi = 0x9f;      /* surrogates */
+    }
+    else if (p[0] >= 0xf0 && p[0] <= 0xf4) {
+        n = 4;
+        if (p[0] == 0xf0)
+            lo = 0x90;      /* overlong */
+        else if (p[0] == 0xf4)
+            hi = 0x8f;      /* past U+10FFFF */
+    }
+    else
+        return 0;
+    if (p[1] < lo || p[1] > hi)
+        return 0;
+    for (size_t i = 2; i < n; i++)
+        if (p[i] < 0x80 || p[i] > 0xbf)
+            return 0;
+    return n;
+}
+
+int
+sb_utf8_valid (const char *s)
+{
+    const unsigned char *p = (const unsigned char *) s;
+    while (*p) {
+        size_t n = sb_utf8_seq (p);
+        if (!n)
+            return 0;
+        p += n;
+    }
+    return 1;
+}
+
 int
 sb_strf (char *buf, size_t size, const char *fmt, ...)
 {

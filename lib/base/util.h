@@ -38,6 +38,14 @@ size_t sb_varint_len (uint64_t v);
  * Returns what follows "://" (borrowed from uri), or NULL when no scheme. */
 const char *sb_uri_scheme (const char *uri, char *scheme, size_t size);
 
+/* Bytes of the well-formed UTF-8 sequence that starts at p (1 to 4: no
+ * overlong form, no surrogate, nothing past U+10FFFF), or 0 when the bytes
+ * there are not one (a NUL at p: 0). */
+size_t sb_utf8_seq (const unsigned char *p);
+
+/* 1 when s is well-formed UTF-8 throughout, else 0. */
+int sb_utf8_valid (const char *s);
+
 /* snprintf into a fixed buffer; returns 0, or -1 when truncated. */
 int sb_strf (char *buf, size_t size, const char *fmt, ...) __attribute__ ((format (printf, 3, 4)));
 

@@ -1370,16 +1370,39 @@ sb_workload_from_config (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
     return 0;
 }
 
+static const char *const s_secret_words[] = { "secret", "password", "passwd", "token", "access_key", "credential" };
+
+static int
+s_names_secret (const char *text)
+{
+    for (size_t i = 0; i < sizeof s_secret_words / sizeof s_secret_words[0]; i++)
+        if (strcasestr (text, s_secret_words[i]))
+            return 1;
+    return 0;
+}
+
 int
 sb_workload_is_secret_key (const char *key)
 {
-    static const char *const words[] = { "secret", "password", "passwd", "token", "access_key", "credential" };
     const char *last = strrchr (key, '.');
-    last = last ? last + 1 : key;
-    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
-        if (strcasestr (last, words[i]))
-            return 1;
-    return 0;
+    return s_names_secret (last ? last + 1 : key);
+}
+
+const char *
+sb_workload_secret_value (const char *assignment)
+{
+    const char *key = assignment + strspn (assignment, "+"), *eq = strchr (key, '=');
+    if (!eq)
+        return NULL;
+    if (!strncmp (key, "workload.", 9) && key + 9 <= eq)
+        key += 9;
+    char k[512];
+    int len = snprintf (k, sizeof k, "%.*s", (int) (eq - key), key);
+    const char *value = eq + 1 + strspn (eq + 1, " \t");
+    if (len < 0 || (size_t) len >= sizeof k || sb_workload_is_secret_key (k)
+        || ((*value == '{' || *value == '[') && s_names_secret (value)))
+        return eq + 1;
+    return NULL;
 }
 
 const char *

@@ -158,6 +158,14 @@ int sb_workload_engine_options (sb_config_t *cfg, sb_workload_t *wl, char *err, 
  * stored or sent (sb_config_redact), else 0. */
 int sb_workload_is_secret_key (const char *key);
 
+/* Where the value of a command-line assignment ("[+...][workload.]KEY=VALUE")
+ * begins when that value must not be recorded, else NULL: KEY's last segment
+ * names a secret (sb_workload_is_secret_key), KEY is too long to tell, or
+ * VALUE is a {...} or [...] flow collection that names a secret anywhere
+ * (storage.storage_options={access_key_id: A, secret_access_key: S}); such
+ * a value is redacted whole. Borrowed: a pointer into assignment. */
+const char *sb_workload_secret_value (const char *assignment);
+
 /* Name of a sync or shuffle mode ("step", "seed", ...). Borrowed. */
 const char *sb_workload_sync_name (sb_sync_t sync);
 const char *sb_workload_shuffle_name (sb_shuffle_t shuffle);

@@ -212,10 +212,10 @@ expect_contains "--local --bind tcp://lo:*: succeeded" sb.out "status: succeeded
 # ------------------------------------------------------------------ worker fd message
 # local files: the worker's refusal counts read threads, not "0 endpoints"
 (ulimit -n 100; exec timeout 60 "$SHARDBENCH" run dataset.data_folder=./lf dataset.num_files_train=64 reader.batch_size=1 \
-    reader.read_threads=40 train.epochs=1 --accelerators 1 --local 1 --db lf.db --progress off) >lf.out 2>lf.err
+    reader.read_threads=80 train.epochs=1 --accelerators 1 --local 1 --db lf.db --progress off) >lf.out 2>lf.err
 expect_eq "worker fd refusal (local files): exit status 1" "$?" 1
 expect_contains "worker fd refusal (local files): read threads" lf.err \
-    "file descriptors: 1 ranks x 127 (40 read threads x 3 + 7) + "
+    "file descriptors: 1 ranks x 86 (80 reads in flight + 6) + "
 expect_contains "worker fd refusal (local files): the limit" lf.err "needed, the limit is 100 (hard limit 100)"
 if grep -q "0 endpoints" lf.err; then fail "worker fd refusal (local files): says 0 endpoints"; else pass "worker fd refusal (local files): no '0 endpoints'"; fi
 

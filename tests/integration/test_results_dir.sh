@@ -43,6 +43,15 @@ expect_contains "command line: --results-dir" <(q r.db "SELECT command_line FROM
     " --results-dir res --submitter acme --system sut-1"
 expect_eq "no secret in the database" "$(sqlite3 r.db .dump | grep -c -e TOKEN-not-stored -e AKID-not-stored)" 0
 expect_eq "no secret in the results directory" "$(grep -rl -e TOKEN-not-stored -e AKID-not-stored res | wc -l)" 0
+# credentials as one {...} mapping: the whole value is redacted, everywhere it is recorded
+sb run $syn 'storage.storage_options={access_key_id: AKID-in-map, secret_access_key: TOKEN-in-map}' \
+    --accelerators 1 --local 1 --db m.db --results-dir resm
+expect_eq "credentials in a mapping: exit" "$SB_RC" 0
+expect_eq "credentials in a mapping: the override redacted whole" \
+    "$(q m.db "SELECT override FROM run_overrides WHERE run_id = 1 AND override LIKE 'storage.%'")" "storage.storage_options=<redacted>"
+expect_eq "credentials in a mapping: none in the database" "$(sqlite3 m.db .dump | grep -c -e AKID-in-map -e TOKEN-in-map)" 0
+expect_eq "credentials in a mapping: none in the results directory" \
+    "$(grep -rl -e AKID-in-map -e TOKEN-in-map resm | wc -l):$(grep -rl 'storage.storage_options=<redacted>' resm | wc -l)" "0:4"
 expect_eq "full configuration: defaults filled in (train.seed, metric.au, shardbench.sampler)" \
     "$(q r.db "SELECT full_config LIKE '%seed: 123%' AND full_config LIKE '%au: 0.90%' AND full_config LIKE '%sampler: dlio%' AND config NOT LIKE '%sampler: dlio%' FROM run_inputs JOIN runs ON id = run_id WHERE run_id = 1")" 1
 expect_eq "coordinator host's /proc info" \
@@ -162,6 +171,8 @@ expect_eq "failed run: exit 1" "$SB_RC" 1
 fl=$(sed -n 's/^results of run 1: //p' sb.out)
 check f.db 1 "$fl" resf shardbench ""
 expect_eq "failed run: its leaf, every field matches" $? 0
+expect_eq "failed run: summary.json never meets the expectation" \
+    "$(python3 -c "import json,sys; print(json.load(open(sys.argv[1] + '/summary.json'))['metric']['train_au_meet_expectation'])" "$fl")" fail
 expect_eq "failed run: status in the metadata, errors in the stderr log" \
     "$(python3 -c "import json,glob,sys; print(json.load(open(glob.glob(sys.argv[1] + '/training_*_metadata.json')[0]))['shardbench']['status'])" "$fl"):$(grep -c 'shardbench: error: read' "$fl/training_run.stderr.log")" \
     "failed:$(q f.db "SELECT count(*) FROM errors WHERE run_id = 1 AND op = 'read'")"

@@ -63,11 +63,11 @@ expect_eq "fd: ulimit -n 256, 32 ranks: exit status 1" "$rc" 1
 expect_below "fd: refused at once" "$(since "$t0")" 30
 if grep -q "Assertion\|signal 6\|Aborted" fd.err; then fail "fd: the worker aborted"; sed 's/^/    /' fd.err | tail -5; else pass "fd: no abort"; fi
 host=$(hostname)
-fdre="file descriptors: 32 ranks x 13 \(2 read threads x 3 \+ 7\) \+ ([0-9]+) for the agent = ([0-9]+) needed, the limit is 256 \(hard limit 256\): raise it \(\`ulimit -n ([0-9]+)\`, LimitNOFILE= for a service\) or run fewer ranks per worker or fewer reader\.read_threads"
+fdre="file descriptors: 32 ranks x 8 \(2 reads in flight \+ 6\) \+ ([0-9]+) for the agent = ([0-9]+) needed, the limit is 256 \(hard limit 256\): raise it \(\`ulimit -n ([0-9]+)\`, LimitNOFILE= for a service\) or run fewer ranks per worker or fewer reader\.read_threads"
 line=$(grep -E "^  $host +\(this host\) +file descriptors" fd.err | head -1 | sed -E 's/^ +[^ ]+ +\(this host\) +//')
 if printf '%s\n' "$line" | grep -qxE "$fdre"; then pass "fd: the coordinator names the host and the numbers"; else fail "fd: message '$line'"; fi
 read -r base need fix <<<"$(printf '%s\n' "$line" | sed -E "s/^$fdre\$/\1 \2 \3/")"
-expect_eq "fd: the sum adds up, the fix names it" "$((32 * 13 + base)) $need" "$need $fix"
+expect_eq "fd: the sum adds up, the fix names it" "$((32 * 8 + base)) $need" "$need $fix"
 # the number it names is enough
 (ulimit -n "$need" && exec timeout 120 "$SHARDBENCH" run $D train.epochs=1 reader.batch_size=1 reader.read_threads=2 \
     --accelerators 32 --db fd.db >fd2.out 2>fd2.err)

@@ -14,6 +14,8 @@
 
 #include "resultdb.h"
 #include "results_dir.h"
+#include "util.h"
+#include "workload.h"
 
 static char s_dir[64];
 
@@ -135,6 +137,51 @@ START_TEST (test_write_twice)
 }
 END_TEST
 
+/* what the run records of its command line: a credential's value is cut
+ * off where sb_workload_secret_value says, a mapping that names one whole */
+START_TEST (test_secret_value)
+{
+    const char *a = "storage.storage_options.secret_access_key=SK";
+    ck_assert_ptr_eq (sb_workload_secret_value (a), a + strlen (a) - 2);
+    const char *b = "++workload.storage.storage_options={access_key_id: AK, secret_access_key: SK}";
+    ck_assert_ptr_eq (sb_workload_secret_value (b), strchr (b, '=') + 1);
+    const char *c = "storage.storage_options= [session_token, x]";
+    ck_assert_ptr_eq (sb_workload_secret_value (c), strchr (c, '=') + 1);
+    ck_assert_ptr_null (sb_workload_secret_value ("dataset.record_length_bytes_resize={type: normal, mean: 5}"));
+    ck_assert_ptr_null (sb_workload_secret_value ("reader.batch_size=4"));
+    ck_assert_ptr_null (sb_workload_secret_value ("--label"));
+    ck_assert_ptr_null (sb_workload_secret_value ("storage.storage_options.secret_access_key"));
+    /* a key too long to tell is redacted rather than cut short */
+    char k[700];
+    memset (k, 'a', 600);
+    snprintf (k + 600, sizeof k - 600, "=v");
+    ck_assert_ptr_eq (sb_workload_secret_value (k), k + 601);
+}
+END_TEST
+
+/* the JSON and YAML writers keep well-formed UTF-8 and nothing else */
+START_TEST (test_utf8)
+{
+    ck_assert_uint_eq (sb_utf8_seq ((const unsigned char *) "a"), 1);
+    ck_assert_uint_eq (sb_utf8_seq ((const unsigned char *) ""), 0);
+    ck_assert_uint_eq (sb_utf8_seq ((const unsigned char *) "\xc3\xa9"), 2);             /* e acute */
+    ck_assert_uint_eq (sb_utf8_seq ((const unsigned char *) "\xe2\x82\xac"), 3);         /* euro */
+    ck_assert_uint_eq (sb_utf8_seq ((const unsigned char *) "\xf0\x9f\x98\x80"), 4);     /* U+1F600 */
+    ck_assert_uint_eq (sb_utf8_seq ((const unsigned char *) "\xf4\x8f\xbf\xbf"), 4);     /* U+10FFFF */
+    ck_assert_uint_eq (sb_utf8_seq ((const unsigned char *) "\xf4\x90\x80\x80"), 0);     /* past it */
+    ck_assert_uint_eq (sb_utf8_seq ((const unsigned char *) "\xc0\xaf"), 0);             /* overlong '/' */
+    ck_assert_uint_eq (sb_utf8_seq ((const unsigned char *) "\xe0\x80\xaf"), 0);         /* overlong */
+    ck_assert_uint_eq (sb_utf8_seq ((const unsigned char *) "\xed\xa0\x80"), 0);         /* surrogate */
+    ck_assert_uint_eq (sb_utf8_seq ((const unsigned char *) "\xc3"), 0);                 /* cut short */
+    ck_assert_uint_eq (sb_utf8_seq ((const unsigned char *) "\xe2\x82"), 0);
+    ck_assert_uint_eq (sb_utf8_seq ((const unsigned char *) "\x80"), 0);                 /* continuation */
+    ck_assert_uint_eq (sb_utf8_seq ((const unsigned char *) "\xff"), 0);
+    ck_assert_int_eq (sb_utf8_valid ("caf\xc3\xa9 \xe2\x82\xac"), 1);
+    ck_assert_int_eq (sb_utf8_valid ("caf\xe9"), 0);                                     /* Latin-1 */
+    ck_assert_int_eq (sb_utf8_valid (""), 1);
+}
+END_TEST
+
 static Suite *
 s_suite (void)
 {
@@ -146,6 +193,8 @@ s_suite (void)
     tcase_add_test (tc, test_name_ok);
     tcase_add_test (tc, test_write_errors);
     tcase_add_test (tc, test_write_twice);
+    tcase_add_test (tc, test_secret_value);
+    tcase_add_test (tc, test_utf8);
     suite_add_tcase (s, tc);
     return s;
 }

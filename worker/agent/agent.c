@@ -9,6 +9,7 @@
 #include "host_proc.h"
 #include "log.h"
 #include "rank.h"
+#include "reader.h"
 #include "engine.h"
 #include "sb_version.h"
 #include "security.h"
@@ -388,8 +389,10 @@ s_open_fds (void)
  * rank fits before any of its sockets is made: CZMQ aborts on a socket it
  * cannot create (zsock_new_checked asserts), so running out must never
  * happen. Counts, measured on libzmq 4.3 (each socket holds one eventfd):
- * a rank's actor 3 sockets, its I/O engine 2 plus 2 per thread; the file
- * engine one open file per thread; the s3 engine one connection per request
+ * a rank's actor 3 sockets, its reader's completion channel one eventfd
+ * (lib/base/chan.c; its request channel none); a local engine one open
+ * file per read in flight (sb_reader_reads_in_flight), and an async one
+ * (uring) its ring and its wake-up eventfd; the s3 engine one connection per request
  * in flight and endpoint, 2 for curl's wake-up, and the datagen/checkpoint
  * client one per endpoint plus 2; 2 more per rank for checkpoint files.
  * Returns 0, or -1 with a cause that gives the numbers and the fix. */
@@ -403,7 +406,9 @@ s_check_fd_limit (s_agent_t *self, char *cause, size_t size)
     uint64_t nep = self->storage.nendpoints, inflight = self->storage.max_in_flight;
     int s3 = (sb_storage_caps (&self->storage) & SB_ENGINE_ENDPOINTS) != 0;   /* connections per endpoint */
     uint64_t threads = s3 ? 1 : (w->loader_threads ? w->loader_threads : w->read_threads);
-    uint64_t per_rank = 3 + 2 + 2 * threads + 2 + (s3 ? inflight * nep + 2 + nep + 2 : threads);
+    uint64_t reads = sb_reader_reads_in_flight (&self->storage, (size_t) threads);
+    uint64_t ring = (sb_storage_caps (&self->storage) & SB_ENGINE_ASYNC) ? 2 : 0;
+    uint64_t per_rank = 3 + 1 + 2 + (s3 ? inflight * nep + 2 + nep + 2 : reads + ring);
     long open_now = s_open_fds ();
     uint64_t base = (open_now > 0 ? (uint64_t) open_now : 32) + 32 + (s3 ? nep + 2 : 0);
     uint64_t need = w->ranks * per_rank + base;
@@ -414,7 +419,8 @@ s_check_fd_limit (s_agent_t *self, char *cause, size_t size)
         snprintf (what, sizeof what, "%llu in flight x %llu endpoints + %llu", (unsigned long long) inflight,
                   (unsigned long long) nep, (unsigned long long) (per_rank - inflight * nep));
     else
-        snprintf (what, sizeof what, "%llu read threads x 3 + 7", (unsigned long long) threads);
+        snprintf (what, sizeof what, "%llu reads in flight + %llu", (unsigned long long) reads,
+                  (unsigned long long) (per_rank - reads));
     snprintf (cause, size,
               "file descriptors: %llu ranks x %llu (%s) + %llu for the agent = %llu needed, the limit is %llu"
               " (hard limit %llu): raise it (`ulimit -n %llu`, LimitNOFILE= for a service) or run fewer ranks per"

@@ -533,6 +533,17 @@ s_async_depth (const sb_storage_cfg_t *cfg, unsigned caps, size_t threads)
     return cfg->max_in_flight ? (size_t) cfg->max_in_flight : 1;
 }
 
+size_t
+sb_reader_reads_in_flight (const sb_storage_cfg_t *storage, size_t threads)
+{
+    unsigned caps = sb_storage_caps (storage);
+    if (caps & SB_ENGINE_NO_IO)
+        return 0;
+    if (caps & SB_ENGINE_ASYNC)
+        return s_async_depth (storage, caps, threads);
+    return threads ? threads : 1;
+}
+
 sb_reader_t *
 sb_reader_new (const sb_storage_cfg_t *storage, const char *root, size_t threads, size_t buffer_bytes, int verify,
                uint64_t seed, char *err, size_t err_size)

@@ -81,6 +81,11 @@ typedef struct {
 sb_reader_t *sb_reader_new (const sb_storage_cfg_t *storage, const char *root, size_t threads, size_t buffer_bytes,
                             int verify, uint64_t seed, char *err, size_t err_size);
 
+/* How many reads a reader for storage with threads (as sb_reader_new)
+ * keeps in flight: 0 for an SB_ENGINE_NO_IO engine, the client's depth for
+ * an SB_ENGINE_ASYNC one, else threads. What the fd budget counts. */
+size_t sb_reader_reads_in_flight (const sb_storage_cfg_t *storage, size_t threads);
+
 /* How the objects were generated (copied): with a framed dataset.format
  * (npz, npy, tfrecord, png, jpeg) verification compares with that format's
  * generator; without this call, with the raw content stream. Call before

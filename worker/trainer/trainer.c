@@ -1518,7 +1518,7 @@ sb_trainer_wait_fds (sb_trainer_t *self, int *out, size_t max, int *queued)
         s_rank_t *r = &self->ranks[i];
         if (!r->running || self->failed)
             continue;
-        if (sb_reader_arm (r->reader, s_completions_wanted (self, r)) != 0)
+        if (sb_reader_arm (r->reader, s_completions_wanted (self, r)) == 1)
             *queued = 1;
         out[n++] = sb_reader_completion_fd (r->reader);
     }
