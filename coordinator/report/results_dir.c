@@ -248,6 +248,21 @@ sb_results_dir_division (const char *const *overrides, size_t n)
     return worst == 0 ? "closed" : worst == 1 ? "open" : "invalid";
 }
 
+const char *
+sb_results_dir_ckpt_division (const char *model, int64_t processes)
+{
+    static const struct {
+        const char *model;
+        int64_t     per_dp, closed;
+    } llms[] = { { "llama3-8b", 8, 8 }, { "llama3-70b", 8, 64 }, { "llama3-405b", 256, 512 },
+                 { "llama3-1t", 512, 1024 } };
+    for (size_t i = 0; i < sizeof llms / sizeof llms[0]; i++)
+        if (!strcmp (model, llms[i].model))
+            return processes == llms[i].closed ? "closed"
+                 : processes > 0 && processes % llms[i].per_dp == 0 ? "open" : "invalid";
+    return "invalid";   /* check_model: not an LLM */
+}
+
 static int
 s_load_run (sqlite3 *db, int64_t id, const sb_results_dir_opts_t *opts, s_run_t *run, char *err, size_t err_size)
 {
@@ -306,7 +321,8 @@ s_load_run (sqlite3 *db, int64_t id, const sb_results_dir_opts_t *opts, s_run_t 
     run->command = run->datagen ? "datagen" : "run";
     snprintf (run->prefix, sizeof run->prefix, "%s_%s", run->type, run->command);
     s_model (run);
-    run->verification = sb_results_dir_division (run->ovr, run->novr);
+    run->verification = run->checkpointing ? sb_results_dir_ckpt_division (run->model, I (run->r, 7))
+                                           : sb_results_dir_division (run->ovr, run->novr);
     run->division = !strcmp (run->verification, "closed") ? "closed" : "open";
     run->submitter = opts->submitter ? opts->submitter : "shardbench";
     run->system = opts->system ? opts->system : T (run->r, 9);

@@ -44,6 +44,15 @@ int sb_results_dir_write (sqlite3 *db, int64_t run_id, const sb_results_dir_opts
  * are not counted (mlpstorage_py rules/run_checkers/training.py). */
 const char *sb_results_dir_division (const char *const *overrides, size_t n);
 
+/* The category of a checkpointing run of model (llama3-8b, -70b, -405b,
+ * -1t) with processes ranks, as mlpstorage_py's checkpointing checker
+ * judges it (rules/run_checkers/checkpointing.py, config.py's
+ * LLM_ALLOWED_VALUES; its overrides are not judged): "closed" at exactly the
+ * model's CLOSED process count (8, 64, 512, 1024), "open" at another
+ * positive multiple of its GPUs per data-parallel instance (8, 8, 256,
+ * 512), else "invalid" (another model too). */
+const char *sb_results_dir_ckpt_division (const char *model, int64_t processes);
+
 /* 1 when name is a safe path segment ([A-Za-z0-9._-]+, not . or ..), as
  * mlpstorage requires of every segment of the layout. */
 int sb_results_dir_name_ok (const char *name);

@@ -56,6 +56,9 @@ CLOSED = {"dataset.skip_listing", "dataset.listing_validation_interval", "datase
           "storage.storage_options.prefetch_window"}
 OPEN = {"framework", "dataset.format", "dataset.num_samples_per_file", "reader.data_loader"}
 
+# mlpstorage_py config.py LLM_ALLOWED_VALUES: (GPUs per data-parallel instance, CLOSED process count)
+LLM_ALLOWED = {"llama3-8b": (8, 8), "llama3-70b": (8, 64), "llama3-405b": (256, 512), "llama3-1t": (512, 1024)}
+
 GIB = 1073741824.0
 fails = 0
 
@@ -152,7 +155,6 @@ def main():
             continue
         level = max(level, 0 if k in CLOSED else 1 if k in OPEN else 2)
     verification = ["closed", "open", "invalid"][level]
-    division = "closed" if level == 0 else "open"
     wl = r["workload"]
     m = re.fullmatch(r"(.*)_(a100|h100|b200|mi355)", wl)
     accel = m.group(2) if m else None
@@ -162,6 +164,13 @@ def main():
         model = m.group(1)
     else:
         model = None    # from model.name, checked below against the parameters
+    if kind == "checkpoint":
+        # mlpstorage_py's checkpointing checker: the model and the process count, not the overrides
+        per_dp, closed = LLM_ALLOWED.get(model, (0, -1))
+        n = r["accelerators"]
+        verification = ("closed" if n == closed else "open" if per_dp and n > 0 and n % per_dp == 0
+                        else "invalid")
+    division = "closed" if verification == "closed" else "open"
     subdir = "dlio_config"
     if root != "-":
         parts = os.path.relpath(leaf, os.path.realpath(root)).split(os.sep)

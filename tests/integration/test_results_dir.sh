@@ -89,6 +89,10 @@ case "$cleaf" in
 esac
 check r.db 2 "$cleaf" res shardbench ""
 expect_eq "checkpoint run: every field matches" $? 0
+# mlpstorage_py's checkpointing checker: llama3-8b is CLOSED at 8 processes only, OPEN at multiples of 8
+expect_eq "checkpoint run: llama3-8b at 2 processes is invalid, written under open" \
+    "$(python3 -c "import json,glob,sys; print(json.load(open(glob.glob(sys.argv[1] + '/checkpointing_*_metadata.json')[0]))['verification'])" "$cleaf"):${cleaf#"$PWD"/res/}" \
+    "invalid:open/${cleaf#"$PWD"/res/open/}"
 expect_eq "checkpoint run: df of the checkpoint folder's file system, in the stdout log" \
     "$(q r.db "SELECT df LIKE 'Filesystem 1K-blocks Used Available Use% Mounted on' || char(10) || '%' FROM run_inputs WHERE run_id = 2"):$(grep -c '^Filesystem 1K-blocks Used Available Use% Mounted on$' "$cleaf/checkpointing_run.stdout.log")" "1:1"
 expect_eq "train run over synthetic storage: df of the results directory only" \

@@ -54,6 +54,25 @@ START_TEST (test_division)
 }
 END_TEST
 
+/* checkpointing runs: mlpstorage_py's checkpointing checker, by model and
+ * process count */
+START_TEST (test_ckpt_division)
+{
+    ck_assert_str_eq (sb_results_dir_ckpt_division ("llama3-8b", 8), "closed");
+    ck_assert_str_eq (sb_results_dir_ckpt_division ("llama3-8b", 16), "open");
+    ck_assert_str_eq (sb_results_dir_ckpt_division ("llama3-8b", 2), "invalid");
+    ck_assert_str_eq (sb_results_dir_ckpt_division ("llama3-70b", 64), "closed");
+    ck_assert_str_eq (sb_results_dir_ckpt_division ("llama3-70b", 8), "open");
+    ck_assert_str_eq (sb_results_dir_ckpt_division ("llama3-405b", 512), "closed");
+    ck_assert_str_eq (sb_results_dir_ckpt_division ("llama3-405b", 256), "open");
+    ck_assert_str_eq (sb_results_dir_ckpt_division ("llama3-405b", 8), "invalid");
+    ck_assert_str_eq (sb_results_dir_ckpt_division ("llama3-1t", 1024), "closed");
+    ck_assert_str_eq (sb_results_dir_ckpt_division ("llama3-1t", 1536), "open");
+    ck_assert_str_eq (sb_results_dir_ckpt_division ("llama3-1t", 0), "invalid");
+    ck_assert_str_eq (sb_results_dir_ckpt_division ("unet3d", 8), "invalid");
+}
+END_TEST
+
 START_TEST (test_name_ok)
 {
     ck_assert_int_eq (sb_results_dir_name_ok ("acme-Corp_1.x"), 1);
@@ -190,6 +209,7 @@ s_suite (void)
     tcase_add_checked_fixture (tc, s_setup, s_teardown);
     tcase_set_timeout (tc, 60);
     tcase_add_test (tc, test_division);
+    tcase_add_test (tc, test_ckpt_division);
     tcase_add_test (tc, test_name_ok);
     tcase_add_test (tc, test_write_errors);
     tcase_add_test (tc, test_write_twice);
