@@ -24,6 +24,7 @@
 #include "report.h"
 #include "config_diff.h"
 #include "export_query.h"
+#include "json_out.h"
 #include "workload.h"
 
 #include <math.h>
@@ -223,40 +224,6 @@ s_slow_find (const s_slow_list_t *sl, int64_t epoch)
 
 /* ---- JSON ------------------------------------------------------------------- */
 
-static void
-s_json_str (FILE *out, const char *s)
-{
-    if (!s) {
-        fputs ("null", out);
-        return;
-    }
-    fputc ('"', out);
-    for (const unsigned char *p = (const unsigned char *) s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf (out, "\\%c", *p);
-        else if (*p == '\n')
-            fputs ("\\n", out);
-        else if (*p == '\r')
-            fputs ("\\r", out);
-        else if (*p == '\t')
-            fputs ("\\t", out);
-        else if (*p < 0x20 || *p == 0x7f)
-            fprintf (out, "\\u%04x", *p);
-        else
-            fputc (*p, out);   /* UTF-8 passes through; SQLite TEXT is UTF-8 */
-    }
-    fputc ('"', out);
-}
-
-static void
-s_json_num (FILE *out, double v)
-{
-    if (isfinite (v))
-        fprintf (out, "%.6f", v);
-    else
-        fputs ("null", out);
-}
-
 /* DLIO's time format, "%Y-%m-%dT%H:%M:%S.%f" in UTC */
 static void
 s_json_time (FILE *out, double t)
@@ -286,7 +253,7 @@ s_json_list (FILE *out, const double *v, size_t n)
     for (size_t i = 0; i < n; i++) {
         if (i)
             fputs (", ", out);
-        s_json_num (out, v[i]);
+        sb_json_num (out, v[i]);
     }
     fputc (']', out);
 }
@@ -305,7 +272,7 @@ s_json_host (void *ctx, const sb_export_host_t *h)
     fputs (hl->first ? "" : ", ", hl->out);
     fputs (hl->first ? "" : ", ", hl->cores);
     hl->first = 0;
-    s_json_num (hl->out, h->memory_bytes / 1073741824.0);
+    sb_json_num (hl->out, h->memory_bytes / 1073741824.0);
     if (!h->has_cores)
         fputs ("null", hl->cores);
     else
@@ -365,13 +332,13 @@ s_json_latency (FILE *out, const sb_report_latency_t *l)
         fprintf (out, "\"reads\": %lld, \"read_p50_ms\": ", (long long) l->reads);
     else
         fputs ("\"reads\": 0, \"read_p50_ms\": ", out);
-    s_json_num (out, l ? l->p50_ms : NAN);
+    sb_json_num (out, l ? l->p50_ms : NAN);
     fputs (", \"read_p90_ms\": ", out);
-    s_json_num (out, l ? l->p90_ms : NAN);
+    sb_json_num (out, l ? l->p90_ms : NAN);
     fputs (", \"read_p99_ms\": ", out);
-    s_json_num (out, l ? l->p99_ms : NAN);
+    sb_json_num (out, l ? l->p99_ms : NAN);
     fputs (", \"read_p999_ms\": ", out);
-    s_json_num (out, l ? l->p999_ms : NAN);
+    sb_json_num (out, l ? l->p999_ms : NAN);
 }
 
 typedef struct {
@@ -386,18 +353,18 @@ s_json_endpoint (void *ctx, const sb_report_endpoint_t *e)
     FILE *out = jl->out;
     fputs (jl->first ? "\n      {\"endpoint\": " : ",\n      {\"endpoint\": ", out);
     jl->first = 0;
-    s_json_str (out, e->endpoint);
+    sb_json_str (out, e->endpoint);
     fprintf (out, ", \"requests\": %lld, \"bytes\": %lld, \"errors\": %lld, \"retries\": %lld, \"mean_ms\": ",
              (long long) e->requests, (long long) e->bytes, (long long) e->errors, (long long) e->retries);
-    s_json_num (out, e->mean_ms);
+    sb_json_num (out, e->mean_ms);
     fputs (", \"p50_ms\": ", out);
-    s_json_num (out, e->p50_ms);
+    sb_json_num (out, e->p50_ms);
     fputs (", \"p90_ms\": ", out);
-    s_json_num (out, e->p90_ms);
+    sb_json_num (out, e->p90_ms);
     fputs (", \"p99_ms\": ", out);
-    s_json_num (out, e->p99_ms);
+    sb_json_num (out, e->p99_ms);
     fputs (", \"max_ms\": ", out);
-    s_json_num (out, e->max_ms);
+    sb_json_num (out, e->max_ms);
     fputc ('}', out);
 }
 
@@ -408,11 +375,11 @@ s_json_host_caching (void *ctx, const sb_report_host_caching_t *h)
     FILE *out = jl->out;
     fputs (jl->first ? "\n      {\"host\": " : ",\n      {\"host\": ", out);
     jl->first = 0;
-    s_json_str (out, h->host);
+    sb_json_str (out, h->host);
     fputs (", \"memory_GB\": ", out);
-    s_json_num (out, h->memory_bytes < 0 ? NAN : (double) h->memory_bytes / 1073741824.0);
+    sb_json_num (out, h->memory_bytes < 0 ? NAN : (double) h->memory_bytes / 1073741824.0);
     fputs (", \"data_per_epoch_GB\": ", out);
-    s_json_num (out, (double) h->data_bytes / 1073741824.0);
+    sb_json_num (out, (double) h->data_bytes / 1073741824.0);
     if (h->potential_caching < 0)
         fputs (", \"potential_caching\": null}", out);
     else
@@ -465,7 +432,7 @@ s_json_ckpt_metrics (FILE *out, const sb_report_checkpoint_t *rows, size_t n, in
             continue;   /* DLIO writes the load_* keys only when there were loads */
         fprintf (out, "%s\n    \"%s\": ", first ? "" : ",", keys[i].key);
         first = 0;
-        s_json_num (out, keys[i].v);
+        sb_json_num (out, keys[i].v);
     }
 }
 
@@ -485,13 +452,13 @@ s_json_ckpt_rank (void *ctx, const sb_report_ckpt_rank_t *r)
     fputs (jr->first ? "\n        {\"rank\": " : ",\n        {\"rank\": ", out);
     jr->first = 0;
     fprintf (out, "%lld, \"host\": ", (long long) r->rank);
-    s_json_str (out, r->host);
+    sb_json_str (out, r->host);
     fprintf (out, ", \"files\": %lld, \"bytes\": %lld, \"duration_s\": ", (long long) r->files, (long long) r->bytes);
-    s_json_num (out, r->duration_s);
+    sb_json_num (out, r->duration_s);
     fputs (", \"GB_per_second\": ", out);
-    s_json_num (out, r->duration_s > 0 ? (double) r->bytes / 1073741824.0 / r->duration_s : NAN);
+    sb_json_num (out, r->duration_s > 0 ? (double) r->bytes / 1073741824.0 / r->duration_s : NAN);
     fputs (", \"MB_per_s\": ", out);
-    s_json_num (out, r->mb_per_s);
+    sb_json_num (out, r->mb_per_s);
     fputc ('}', out);
 }
 
@@ -503,18 +470,18 @@ s_json_checkpoints (sqlite3 *db, int64_t id, const sb_report_checkpoint_t *rows,
     for (size_t i = 0; i < n; i++) {
         const sb_report_checkpoint_t *c = &rows[i];
         fprintf (out, "%s\n      {\"seq\": %lld, \"op\": ", i ? "," : "", (long long) c->seq);
-        s_json_str (out, c->op);
+        sb_json_str (out, c->op);
         fprintf (out, ", \"checkpoint\": %lld, \"ranks\": %lld, \"files\": %lld, \"bytes\": %lld, \"duration_s\": ",
                  (long long) c->checkpoint, (long long) c->ranks, (long long) c->files, (long long) c->bytes);
-        s_json_num (out, c->duration_s);
+        sb_json_num (out, c->duration_s);
         fputs (", \"span_s\": ", out);
-        s_json_num (out, c->span_s);
+        sb_json_num (out, c->span_s);
         fputs (", \"GB_per_second\": ", out);
-        s_json_num (out, c->gib_per_s);
+        sb_json_num (out, c->gib_per_s);
         fputs (", \"MB_per_s\": ", out);
-        s_json_num (out, c->mb_per_s);
+        sb_json_num (out, c->mb_per_s);
         fputs (", \"min_rank_MB_per_s\": ", out);
-        s_json_num (out, c->min_rank_mb_per_s);
+        sb_json_num (out, c->min_rank_mb_per_s);
         fputs (", \"per_rank\": [", out);
         s_json_ckpt_ranks_t jr = { out, c->seq, 1 };
         if (sb_report_checkpoint_ranks (db, id, s_json_ckpt_rank, &jr) != 0)
@@ -545,25 +512,25 @@ s_json_checkpoint_run (sqlite3 *db, const s_run_t *r, FILE *out)
     s_json_time (out, r->row.finished_at);
     fprintf (out, ",\n  \"num_accelerators\": %lld,\n  \"num_hosts\": %lld,\n  \"hostname\": ",
              (long long) r->row.accelerators, (long long) r->row.hosts);
-    s_json_str (out, r->row.host);
+    sb_json_str (out, r->row.host);
     fputs (",\n", out);
     if (s_json_hosts (db, r->id, out) != 0)
         goto done;
     fputs ("  \"epochs\": 0,\n  \"metric\": {", out);
     s_json_ckpt_metrics (out, rows, n, 1);
     fprintf (out, "\n  },\n  \"shardbench\": {\n    \"run_id\": %lld,\n    \"kind\": ", (long long) r->id);
-    s_json_str (out, r->row.kind);
+    sb_json_str (out, r->row.kind);
     fputs (",\n    \"workload\": ", out);
-    s_json_str (out, r->row.workload);
+    sb_json_str (out, r->row.workload);
     fputs (",\n    \"model\": ", out);
-    s_json_str (out, r->model);
+    sb_json_str (out, r->model);
     fputs (",\n    \"status\": ", out);
-    s_json_str (out, r->row.status);
+    sb_json_str (out, r->row.status);
     fputs (",\n    \"error\": ", out);
-    s_json_str (out, r->row.error);
+    sb_json_str (out, r->row.error);
     fprintf (out, ",\n    \"workers\": %lld,\n    \"seed\": %lld,\n    \"duration_s\": ", (long long) r->row.workers,
              (long long) r->row.seed);
-    s_json_num (out, r->row.finished_at - r->row.started_at);
+    sb_json_num (out, r->row.finished_at - r->row.started_at);
     if (s_json_failures (db, r->id, out) != 0 || s_json_checkpoints (db, r->id, rows, n, out) != 0)
         goto done;
     fputs ("\n  }\n}\n", out);
@@ -631,7 +598,7 @@ sb_report_json (sqlite3 *db, int64_t run_id, FILE *out)
     s_json_time (out, r.row.finished_at);
     fprintf (out, ",\n  \"num_accelerators\": %lld,\n  \"num_hosts\": %lld,\n  \"hostname\": ",
              (long long) r.row.accelerators, (long long) r.row.hosts);
-    s_json_str (out, r.row.host);
+    sb_json_str (out, r.row.host);
     fputs (",\n", out);
     if (s_json_hosts (db, run_id, out) != 0) {
         fprintf (stderr, "shardbench report: %s\n", sb_report_error (db));
@@ -648,40 +615,40 @@ sb_report_json (sqlite3 *db, int64_t run_id, FILE *out)
     fprintf (out, "  \"epochs\": %zu,\n  \"metric\": {\n    \"train_au_percentage\": ", n);
     s_json_list (out, au, n);
     fputs (",\n    \"train_au_mean_percentage\": ", out);
-    s_json_num (out, r.row.dlio_au_mean);
+    sb_json_num (out, r.row.dlio_au_mean);
     fprintf (out, ",\n    \"train_au_meet_expectation\": \"%s\"", r.row.passed == 1 ? "success" : "fail");
     fputs (",\n    \"train_au_stdev_percentage\": ", out);
-    s_json_num (out, r.row.dlio_au_stdev);
+    sb_json_num (out, r.row.dlio_au_stdev);
     fputs (",\n    \"train_throughput_samples_per_second\": ", out);
     s_json_list (out, tput, n);
     fputs (",\n    \"train_throughput_mean_samples_per_second\": ", out);
-    s_json_num (out, r.row.dlio_tput_mean);
+    sb_json_num (out, r.row.dlio_tput_mean);
     fputs (",\n    \"train_throughput_stdev_samples_per_second\": ", out);
-    s_json_num (out, r.row.dlio_tput_stdev);
+    sb_json_num (out, r.row.dlio_tput_stdev);
     fputs (",\n    \"train_io_mean_MB_per_second\": ", out);
-    s_json_num (out, r.row.dlio_io_mean);
+    sb_json_num (out, r.row.dlio_io_mean);
     fputs (",\n    \"train_io_stdev_MB_per_second\": ", out);
-    s_json_num (out, r.row.dlio_io_stdev);
+    sb_json_num (out, r.row.dlio_io_stdev);
     s_json_ckpt_metrics (out, ckpt, nckpt, 0);
     fprintf (out, "\n  },\n  \"shardbench\": {\n    \"run_id\": %lld,\n    \"kind\": ", (long long) r.id);
-    s_json_str (out, r.row.kind);
+    sb_json_str (out, r.row.kind);
     fputs (",\n    \"workload\": ", out);
-    s_json_str (out, r.row.workload);
+    sb_json_str (out, r.row.workload);
     fputs (",\n    \"model\": ", out);
-    s_json_str (out, r.model);
+    sb_json_str (out, r.model);
     fputs (",\n    \"status\": ", out);
-    s_json_str (out, r.row.status);
+    sb_json_str (out, r.row.status);
     fputs (",\n    \"error\": ", out);
-    s_json_str (out, r.row.error);
+    sb_json_str (out, r.row.error);
     fprintf (out, ",\n    \"passed\": %s", r.row.passed == 1 ? "true" : r.row.passed == 0 ? "false" : "null");
     fputs (",\n    \"au_threshold_percentage\": ", out);
-    s_json_num (out, 100 * r.row.au_threshold);
+    sb_json_num (out, 100 * r.row.au_threshold);
     fputs (",\n    \"au_mean_percentage\": ", out);
-    s_json_num (out, 100 * r.row.au_mean);
+    sb_json_num (out, 100 * r.row.au_mean);
     fputs (",\n    \"samples_per_s_mean\": ", out);
-    s_json_num (out, m_tput);
+    sb_json_num (out, m_tput);
     fputs (",\n    \"MiB_per_s_mean\": ", out);
-    s_json_num (out, m_mib);
+    sb_json_num (out, m_mib);
     fputs (",\n    \"record_size_bytes\": ", out);
     if (r.row.record_size >= 0)
         fprintf (out, "%lld", (long long) r.row.record_size);
@@ -689,7 +656,7 @@ sb_report_json (sqlite3 *db, int64_t run_id, FILE *out)
         fputs ("null", out);
     fprintf (out, ",\n    \"workers\": %lld,\n    \"seed\": %lld,\n    \"duration_s\": ", (long long) r.row.workers,
              (long long) r.row.seed);
-    s_json_num (out, r.row.finished_at - r.row.started_at);
+    sb_json_num (out, r.row.finished_at - r.row.started_at);
     /* issue 17: the run's read latency, retries and failures, page-cache flags per host */
     fputs (",\n    \"read_latency\": {", out);
     s_json_latency (out, lat_run.n ? &lat_run.v[0] : NULL);
@@ -718,48 +685,48 @@ sb_report_json (sqlite3 *db, int64_t run_id, FILE *out)
         fprintf (out, "%s\n      {\"epoch\": %lld, \"samples\": %lld, \"dropped\": %lld, \"bytes\": %lld,"
                  " \"steps\": %lld, \"duration_s\": ", i ? "," : "", (long long) e->epoch, (long long) e->samples,
                  (long long) e->dropped, (long long) e->bytes, (long long) e->batches);
-        s_json_num (out, e->duration_s);
+        sb_json_num (out, e->duration_s);
         fputs (", \"samples_per_s\": ", out);
-        s_json_num (out, e->samples_per_s);
+        sb_json_num (out, e->samples_per_s);
         fputs (", \"MiB_per_s\": ", out);
-        s_json_num (out, e->mib_per_s);
+        sb_json_num (out, e->mib_per_s);
         fputs (", \"au_percentage\": ", out);
-        s_json_num (out, 100 * s_or_nan (e->has_au_mean, e->au_mean));
+        sb_json_num (out, 100 * s_or_nan (e->has_au_mean, e->au_mean));
         fputs (", \"barrier_p50_ms\": ", out);
-        s_json_num (out, s_or_nan (e->has_barrier, e->barrier_p50_ms));
+        sb_json_num (out, s_or_nan (e->has_barrier, e->barrier_p50_ms));
         fputs (", \"barrier_p99_ms\": ", out);
-        s_json_num (out, s_or_nan (e->has_barrier_p99, e->barrier_p99_ms));
+        sb_json_num (out, s_or_nan (e->has_barrier_p99, e->barrier_p99_ms));
         fputs (", \"train_au_percentage\": ", out);
-        s_json_num (out, s_or_nan (e->has_dlio, e->dlio_au_percentage));
+        sb_json_num (out, s_or_nan (e->has_dlio, e->dlio_au_percentage));
         fputs (", \"train_throughput_samples_per_second\": ", out);
-        s_json_num (out, s_or_nan (e->has_dlio_samples, e->dlio_samples_per_s));
+        sb_json_num (out, s_or_nan (e->has_dlio_samples, e->dlio_samples_per_s));
         fputs (", \"train_io_MB_per_second\": ", out);
-        s_json_num (out, s_or_nan (e->has_dlio_io, e->dlio_io_mb_per_s));
+        sb_json_num (out, s_or_nan (e->has_dlio_io, e->dlio_io_mb_per_s));
         fputs (", \"resident_fraction\": ", out);
-        s_json_num (out, s_or_nan (e->has_resident, e->resident_fraction));
+        sb_json_num (out, s_or_nan (e->has_resident, e->resident_fraction));
         fprintf (out, ", \"served_from_memory\": %s, ",
                  !e->has_from_memory ? "null" : e->from_memory ? "true" : "false");
         /* issue 17: read latency percentiles, the barrier's own cost and wait, the slowest rank, per host */
         s_json_latency (out, s_lat_find (&lat_ep, e->epoch));
         fputs (", \"barrier_own_p50_ms\": ", out);
-        s_json_num (out, s_or_nan (e->has_barrier_own, e->barrier_own_p50_ms));
+        sb_json_num (out, s_or_nan (e->has_barrier_own, e->barrier_own_p50_ms));
         fputs (", \"barrier_own_p99_ms\": ", out);
-        s_json_num (out, s_or_nan (e->has_barrier_own_p99, e->barrier_own_p99_ms));
+        sb_json_num (out, s_or_nan (e->has_barrier_own_p99, e->barrier_own_p99_ms));
         const sb_report_slowest_t *sr = s_slow_find (&slow, e->epoch);
         fputs (", \"barrier_wait_mean_s\": ", out);
-        s_json_num (out, sr ? sr->barrier_mean_s : NAN);
+        sb_json_num (out, sr ? sr->barrier_mean_s : NAN);
         fputs (",\n       \"slowest_rank\": ", out);
         if (sr) {
             fprintf (out, "{\"rank\": %lld, \"host\": ", (long long) sr->rank);
-            s_json_str (out, sr->host);
+            sb_json_str (out, sr->host);
             fputs (", \"wall_s\": ", out);
-            s_json_num (out, sr->wall_s);
+            sb_json_num (out, sr->wall_s);
             fputs (", \"compute_s\": ", out);
-            s_json_num (out, sr->compute_s);
+            sb_json_num (out, sr->compute_s);
             fputs (", \"io_wait_s\": ", out);
-            s_json_num (out, sr->io_wait_s);
+            sb_json_num (out, sr->io_wait_s);
             fputs (", \"barrier_s\": ", out);
-            s_json_num (out, sr->barrier_s);
+            sb_json_num (out, sr->barrier_s);
             fputc ('}', out);
         }
         else
@@ -771,7 +738,7 @@ sb_report_json (sqlite3 *db, int64_t run_id, FILE *out)
                 continue;
             fputs (first ? "{\"host\": " : ", {\"host\": ", out);
             first = 0;
-            s_json_str (out, lat_host.v[h].host);
+            sb_json_str (out, lat_host.v[h].host);
             fputs (", ", out);
             s_json_latency (out, &lat_host.v[h]);
             fputc ('}', out);

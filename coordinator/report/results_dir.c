@@ -3,6 +3,7 @@
  * model of the run (s_run_t), then each file is written from it. */
 #include "results_dir.h"
 #include "config.h"
+#include "json_out.h"
 #include "report.h"
 #include "results_dir_query.h"
 #include "util.h"
@@ -354,32 +355,7 @@ typedef struct {
 static void
 s_jstring (FILE *f, const char *s)
 {
-    fputc ('"', f);
-    for (const unsigned char *p = (const unsigned char *) (s ? s : ""); *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf (f, "\\%c", *p);
-        else if (*p == '\n')
-            fputs ("\\n", f);
-        else if (*p == '\t')
-            fputs ("\\t", f);
-        else if (*p == '\r')
-            fputs ("\\r", f);
-        else if (*p < 0x20 || *p == 0x7f)
-            fprintf (f, "\\u%04x", *p);
-        else if (*p < 0x80)
-            fputc (*p, f);
-        else {
-            /* UTF-8 passes through; a byte that is none (a file name, a
-             * /proc line) is U+FFFD, so that the file stays JSON */
-            size_t n = sb_utf8_seq (p);
-            if (n)
-                fwrite (p, 1, n, f);
-            else
-                fputs ("\\ufffd", f);
-            p += n ? n - 1 : 0;
-        }
-    }
-    fputc ('"', f);
+    sb_json_str (f, s ? s : "");
 }
 
 static void

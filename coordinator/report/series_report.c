@@ -1,5 +1,6 @@
 /* series_report: a series' summary and the list of runs (series_report.h). */
 #include "series_report.h"
+#include "json_out.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -239,34 +240,6 @@ sb_series_print (sqlite3 *db, int64_t id, FILE *out)
 
 /* ------------------------------------------------------------ JSON */
 
-static void
-s_json_str (FILE *out, const char *s)
-{
-    if (!s) {
-        fputs ("null", out);
-        return;
-    }
-    fputc ('"', out);
-    for (const unsigned char *p = (const unsigned char *) s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf (out, "\\%c", *p);
-        else if (*p < 0x20 || *p == 0x7f)
-            fprintf (out, "\\u%04x", *p);
-        else
-            fputc (*p, out);
-    }
-    fputc ('"', out);
-}
-
-static void
-s_json_num (FILE *out, double v)
-{
-    if (isfinite (v))
-        fprintf (out, "%.6f", v);
-    else
-        fputs ("null", out);
-}
-
 static const char *
 s_bool (int v)
 {
@@ -285,40 +258,40 @@ sb_series_json (sqlite3 *db, int64_t id, FILE *out)
     sb_series_verdict_t v;
     sb_series_verdict (&s, runs, n, &v);
     fprintf (out, "{\"series_id\": %lld, \"kind\": ", (long long) s.id);
-    s_json_str (out, s.kind);
+    sb_json_str (out, s.kind);
     fputs (", \"workload\": ", out);
-    s_json_str (out, s.workload);
+    sb_json_str (out, s.workload);
     fputs (", \"label\": ", out);
-    s_json_str (out, s.has_label ? s.label : NULL);
+    sb_json_str (out, s.has_label ? s.label : NULL);
     fprintf (out, ", \"runs_asked\": %llu, \"warmup\": %llu, \"status\": ", (unsigned long long) s.runs,
              (unsigned long long) s.warmup);
-    s_json_str (out, s.status);
+    sb_json_str (out, s.status);
     fputs (",\n \"runs\": [", out);
     for (size_t i = 0; i < n; i++) {
         const sb_series_run_t *r = &runs[i];
         fprintf (out, "%s\n  {\"run_id\": %lld, \"index\": %lld, \"warmup\": %s, \"status\": ", i ? "," : "",
                  (long long) r->id, (long long) r->series_index, s_bool (r->warmup == 1));
-        s_json_str (out, r->status);
+        sb_json_str (out, r->status);
         if (train) {
             fputs (", \"train_au_mean_percentage\": ", out);
-            s_json_num (out, r->au_percentage);
+            sb_json_num (out, r->au_percentage);
             fputs (", \"train_throughput_mean_samples_per_second\": ", out);
-            s_json_num (out, r->samples_per_s);
+            sb_json_num (out, r->samples_per_s);
             fputs (", \"train_io_mean_MB_per_second\": ", out);
-            s_json_num (out, r->mb_per_s);
+            sb_json_num (out, r->mb_per_s);
             fputs (", \"train_au_meet_expectation\": ", out);
-            s_json_str (out, r->meet[0] ? r->meet : NULL);
+            sb_json_str (out, r->meet[0] ? r->meet : NULL);
             fprintf (out, ", \"epochs\": %lld, \"samples\": %lld, \"bytes\": %lld, \"time_s\": ", (long long) r->epochs,
                      (long long) r->samples, (long long) r->bytes);
-            s_json_num (out, r->epoch_time_s);
+            sb_json_num (out, r->epoch_time_s);
         }
         else
             for (int op = 0; op < 2; op++) {
                 fprintf (out, ", \"%s\": {\"checkpoints\": %lld, \"bytes\": %lld, \"time_s\": ", op ? "read" : "write",
                          (long long) r->ckpt_count[op], (long long) r->ckpt_bytes[op]);
-                s_json_num (out, r->ckpt_time_s[op]);
+                sb_json_num (out, r->ckpt_time_s[op]);
                 fputs (", \"MB_per_second\": ", out);
-                s_json_num (out, s_figure (&s, r, op));
+                sb_json_num (out, s_figure (&s, r, op));
                 fputs ("}", out);
             }
         fputs ("}", out);
@@ -329,33 +302,33 @@ sb_series_json (sqlite3 *db, int64_t id, FILE *out)
     for (int k = 0; k < (train ? 3 : 2); k++) {
         const char *name = train ? train_names[k] : ckpt_names[k];
         fprintf (out, ", \"%s_mean\": ", name);
-        s_json_num (out, v.mean[k]);
+        sb_json_num (out, v.mean[k]);
         fprintf (out, ", \"%s_stdev\": ", name);
-        s_json_num (out, v.stdev[k]);
+        sb_json_num (out, v.stdev[k]);
     }
     if (train) {
         fprintf (out, ", \"samples\": %lld, \"bytes\": %lld, \"time_s\": ", (long long) v.samples, (long long) v.bytes);
-        s_json_num (out, v.time_s);
+        sb_json_num (out, v.time_s);
         fputs (", \"total_samples_per_second\": ", out);
-        s_json_num (out, v.total_samples_per_s);
+        sb_json_num (out, v.total_samples_per_s);
         fputs (", \"total_MB_per_second\": ", out);
-        s_json_num (out, v.total_mb_per_s);
+        sb_json_num (out, v.total_mb_per_s);
     }
     else
         for (int op = 0; op < 2; op++) {
             fprintf (out, ", \"%s_bytes\": %lld, \"%s_time_s\": ", op ? "read" : "write", (long long) v.ckpt_bytes[op],
                      op ? "read" : "write");
-            s_json_num (out, v.ckpt_time_s[op]);
+            sb_json_num (out, v.ckpt_time_s[op]);
             fprintf (out, ", \"total_%s_MB_per_second\": ", op ? "read" : "write");
-            s_json_num (out, v.total_ckpt_mb_per_s[op]);
+            sb_json_num (out, v.total_ckpt_mb_per_s[op]);
         }
     fprintf (out, "},\n \"rules\": {\"all_succeeded\": %s, \"run_count\": %s", s_bool (v.all_succeeded),
              s_bool (v.count_ok));
     if (train) {
         fprintf (out, ", \"au\": %s, \"gap\": %s, \"max_gap_s\": ", s_bool (v.au_ok), s_bool (v.gap_ok));
-        s_json_num (out, v.max_gap_s);
+        sb_json_num (out, v.max_gap_s);
         fputs (", \"shortest_run_s\": ", out);
-        s_json_num (out, v.shortest_s);
+        sb_json_num (out, v.shortest_s);
     }
     fprintf (out, ", \"passed\": %s}}\n", s_bool (v.passed));
     free (runs);
@@ -403,21 +376,21 @@ sb_runs_print (sqlite3 *db, int json, FILE *out)
             continue;
         }
         fprintf (out, "%s\n {\"id\": %lld, \"kind\": ", i ? "," : "", (long long) r->id);
-        s_json_str (out, r->kind);
+        sb_json_str (out, r->kind);
         fputs (", \"workload\": ", out);
-        s_json_str (out, r->workload);
+        sb_json_str (out, r->workload);
         fputs (", \"label\": ", out);
-        s_json_str (out, r->has_label ? r->label : NULL);
+        sb_json_str (out, r->has_label ? r->label : NULL);
         fputs (", \"status\": ", out);
-        s_json_str (out, r->status);
+        sb_json_str (out, r->status);
         fputs (", \"started_at\": ", out);
-        s_json_num (out, r->started_at);
+        sb_json_num (out, r->started_at);
         fputs (", \"duration_s\": ", out);
-        s_json_num (out, duration);
+        sb_json_num (out, duration);
         fputs (", \"train_au_mean_percentage\": ", out);
-        s_json_num (out, r->au_percentage);
+        sb_json_num (out, r->au_percentage);
         fputs (", \"verdict\": ", out);
-        s_json_str (out, strcmp (s_verdict_word (r), "-") ? s_verdict_word (r) : NULL);
+        sb_json_str (out, strcmp (s_verdict_word (r), "-") ? s_verdict_word (r) : NULL);
         if (r->series_id > 0)
             fprintf (out, ", \"series_id\": %lld, \"series_index\": %lld, \"warmup\": %s", (long long) r->series_id,
                      (long long) r->series_index, s_bool (r->warmup == 1));
