@@ -10,6 +10,7 @@
 #include "workload.h"
 
 #include <errno.h>
+#include <ftw.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -115,6 +116,7 @@ typedef struct {
     char        prefix[64];     /* training_run, training_datagen, checkpointing_run */
     char        ts[32];         /* the leaf's name */
     char        leaf[PATH_MAX];
+    int         made_leaf;      /* s_make_leaf made leaf (under a root): removed again on failure */
     char        subdir[256];    /* the configuration folder's name ("": none) */
     const char *submitter, *system, *root;
     double      record_length;
@@ -1282,8 +1284,10 @@ s_make_leaf (s_run_t *run, const sb_results_dir_opts_t *opts, char *err, size_t 
             snprintf (err, err_size, "%s: path too long", real);
             return -1;
         }
-        if (mkdir (run->leaf, 0755) == 0)
+        if (mkdir (run->leaf, 0755) == 0) {
+            run->made_leaf = 1;
             return 0;
+        }
         if (errno != EEXIST) {
             snprintf (err, err_size, "cannot make %s: %s", run->leaf, strerror (errno));
             return -1;
@@ -1292,6 +1296,14 @@ s_make_leaf (s_run_t *run, const sb_results_dir_opts_t *opts, char *err, size_t 
     snprintf (err, err_size, "%s and the %d seconds after it exist already under %s: not overwritten", run->ts,
               S_BUMPS, real);
     return -1;
+}
+
+static int
+s_remove_entry (const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void) st;
+    (void) ftw;
+    return (flag == FTW_DP ? rmdir (path) : unlink (path)) == 0 || errno == ENOENT ? 0 : -1;
 }
 
 int
@@ -1314,6 +1326,15 @@ sb_results_dir_write (sqlite3 *db, int64_t run_id, const sb_results_dir_opts_t *
           && s_write_ranks (&run, err, err_size) == 0 && s_write_logs (db, &run, err, err_size) == 0
           /* the metadata last, as mlpstorage writes it last */
           && s_write_metadata (&run, err, err_size) == 0 ? 0 : -1;
+    if (rc != 0 && run.made_leaf) {
+        /* half a leaf would read as a run (summary.json without its
+         * metadata): the leaf made here goes again */
+        if (nftw (run.leaf, s_remove_entry, 16, FTW_DEPTH | FTW_PHYS) == 0)
+            snprintf (err + strlen (err), err_size - strlen (err), " (the unfinished %s was removed)", run.leaf);
+        else
+            snprintf (err + strlen (err), err_size - strlen (err), " (the unfinished %s could not be removed: %s)",
+                      run.leaf, strerror (errno));
+    }
     if (leaf_out && leaf_size)
         snprintf (leaf_out, leaf_size, "%s", run.leaf);
     s_run_free (&run);

@@ -33,7 +33,9 @@ typedef struct {
 
 /* Write run run_id of db. On success returns 0 with the leaf's path in
  * leaf_out; -1 with err naming the run, path and cause (unknown run,
- * unwritable folder, SQLite). Files already written are left (each whole). */
+ * unwritable folder, SQLite). A leaf made under a root is removed again when
+ * a file in it could not be written; in a leaf given, files already written
+ * are left (each whole). */
 int sb_results_dir_write (sqlite3 *db, int64_t run_id, const sb_results_dir_opts_t *opts, char *leaf_out,
                           size_t leaf_size, char *err, size_t err_size);
 

@@ -9,7 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "resultdb.h"
@@ -126,6 +130,44 @@ START_TEST (test_write_errors)
 }
 END_TEST
 
+/* a write that fails half way (files limited to 200 bytes, as a full disk
+ * would cut them) leaves no half leaf behind: summary.json without its
+ * metadata would read as a run */
+START_TEST (test_write_fails_half_way)
+{
+    sb_resultdb_t *db = s_db_with_run ("succeeded");
+    char root[128];
+    snprintf (root, sizeof root, "%s/res", s_dir);
+    /* in a child of its own: Check's own result file is cut short too */
+    pid_t pid = fork ();
+    ck_assert_int_ge (pid, 0);
+    if (pid == 0) {
+        char leaf[4096], err[1024];
+        sb_results_dir_opts_t o = { .root = root };
+        struct rlimit small = { 200, 200 };
+        struct stat st;
+        if (signal (SIGXFSZ, SIG_IGN) == SIG_ERR || setrlimit (RLIMIT_FSIZE, &small) != 0)
+            _exit (10);
+        if (sb_results_dir_write (sb_resultdb_handle (db), 1, &o, leaf, sizeof leaf, err, sizeof err) != -1)
+            _exit (11);
+        if (!strstr (err, " was removed)") || !strstr (err, leaf)) {
+            fprintf (stderr, "error: %s\n", err);
+            _exit (12);
+        }
+        _exit (stat (leaf, &st) == -1 && errno == ENOENT ? 0 : 13);
+    }
+    int status;
+    ck_assert_int_eq (waitpid (pid, &status, 0), pid);
+    ck_assert_msg (WIFEXITED (status) && WEXITSTATUS (status) == 0, "child: status %d", status);
+    /* the layout above the leaf stays, with no leaf in it */
+    char parent[512];
+    snprintf (parent, sizeof parent, "%s/closed/shardbench/results", root);
+    struct stat st;
+    ck_assert_int_eq (stat (parent, &st), 0);
+    sb_resultdb_destroy (&db);
+}
+END_TEST
+
 START_TEST (test_write_twice)
 {
     sb_resultdb_t *db = s_db_with_run ("succeeded");
@@ -210,6 +252,7 @@ s_suite (void)
     tcase_set_timeout (tc, 60);
     tcase_add_test (tc, test_division);
     tcase_add_test (tc, test_ckpt_division);
+    tcase_add_test (tc, test_write_fails_half_way);
     tcase_add_test (tc, test_name_ok);
     tcase_add_test (tc, test_write_errors);
     tcase_add_test (tc, test_write_twice);
