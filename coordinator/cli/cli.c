@@ -1405,7 +1405,7 @@ s_cmd_series (int argc, char **argv)
             fprintf (stderr, "shardbench series: %s holds no series (run one with `shardbench run --runs N`)\n",
                      db_path);
         else if (id < 0)
-            fprintf (stderr, "shardbench series: %s: %s\n", db_path, sqlite3_errmsg (h));
+            fprintf (stderr, "shardbench series: %s: %s\n", db_path, sb_report_error (h));
     }
     else if (s_parse_u64 ("SERIES_ID", which, 1, &v) == 0 && v <= INT64_MAX)
         id = (int64_t) v;

@@ -352,6 +352,7 @@ typedef struct {
     int   indent;
     int   depth;
     int   first[S_JDEPTH];
+    int  *failed;   /* set when a part could not be written whole (out of memory): the file is not kept */
 } s_json_t;
 
 static void
@@ -558,6 +559,8 @@ s_jproc (s_json_t *j, const char *key, const char *text, const char *skip)
     char *k[S_MAX], *v[S_MAX];
     size_t n = 0;
     char *copy = strdup (text ? text : "");
+    if (!copy && j->failed)
+        *j->failed = 1;
     for (char *save = NULL, *line = copy ? strtok_r (copy, "\n", &save) : NULL; line;
          line = strtok_r (NULL, "\n", &save)) {
         char *colon = strchr (line, ':');
@@ -594,11 +597,13 @@ s_jproc (s_json_t *j, const char *key, const char *text, const char *skip)
 typedef struct {
     FILE *f;
     char  tmp[PATH_MAX + 16], path[PATH_MAX + 16];
+    int   failed;   /* a part was not written (out of memory): s_out_commit drops the file */
 } s_out_t;
 
 static int
 s_out_open (s_out_t *o, const char *dir, const char *name, char *err, size_t err_size)
 {
+    o->failed = 0;
     if (sb_strf (o->path, sizeof o->path, "%s/%s", dir, name) != 0
         || sb_strf (o->tmp, sizeof o->tmp, "%s/.%s.tmp", dir, name) != 0) {
         snprintf (err, err_size, "%s/%s: path too long", dir, name);
@@ -615,8 +620,9 @@ static int
 s_out_commit (s_out_t *o, char *err, size_t err_size)
 {
     int bad = ferror (o->f);
-    if (fclose (o->f) != 0 || bad) {
-        snprintf (err, err_size, "cannot write %s: %s", o->tmp, bad ? "write error" : strerror (errno));
+    if (fclose (o->f) != 0 || bad || o->failed) {
+        snprintf (err, err_size, "cannot write %s: %s", o->tmp,
+                  o->failed ? "out of memory" : bad ? "write error" : strerror (errno));
         unlink (o->tmp);
         return -1;
     }
@@ -714,6 +720,8 @@ s_jckpt (s_json_t *j, const s_run_t *run, const char *op, const char *name)
     if (!gib || !dur) {
         free (gib);
         free (dur);
+        if (j->failed)
+            *j->failed = 1;
         return;
     }
     for (size_t i = 0; i < run->ckpts.n; i++) {
@@ -796,7 +804,7 @@ s_write_summary (const s_run_t *run, char *err, size_t err_size)
     s_out_t o;
     if (s_out_open (&o, run->leaf, "summary.json", err, err_size) != 0)
         return -1;
-    s_json_t j = { .f = o.f, .indent = 4 };
+    s_json_t j = { .f = o.f, .indent = 4, .failed = &o.failed };
     char ts[64];
     const char *host0 = run->nhosts ? run->hosts[0].host : T (run->r, 9);
     const s_row_t *hi = s_host_info (run, host0);
@@ -858,7 +866,7 @@ s_write_ranks (const s_run_t *run, char *err, size_t err_size)
         snprintf (name, sizeof name, "%lld_per_epoch_stats.json", (long long) rank);
         if (s_out_open (&o, run->leaf, name, err, err_size) != 0)
             return -1;
-        s_json_t j = { .f = o.f, .indent = 4 };
+        s_json_t j = { .f = o.f, .indent = 4, .failed = &o.failed };
         s_jopen (&j, NULL, '{');
         if (!run->datagen)
             for (size_t i = 0; i < run->rank_epochs.n; i++) {
@@ -910,7 +918,7 @@ s_write_ranks (const s_run_t *run, char *err, size_t err_size)
         snprintf (name, sizeof name, "%lld_output.json", (long long) rank);
         if (s_out_open (&o, run->leaf, name, err, err_size) != 0)
             return -1;
-        j = (s_json_t) { .f = o.f, .indent = 4 };
+        j = (s_json_t) { .f = o.f, .indent = 4, .failed = &o.failed };
         const char *host = s_rank_host (run, rank);
         const s_host_t *h = s_host (run, host);
         const s_row_t *hi = s_host_info (run, host);
@@ -955,7 +963,7 @@ s_write_metadata (const s_run_t *run, char *err, size_t err_size)
     s_out_t o;
     if (s_out_open (&o, run->leaf, name, err, err_size) != 0)
         return -1;
-    s_json_t j = { .f = o.f, .indent = 2 };
+    s_json_t j = { .f = o.f, .indent = 2, .failed = &o.failed };
     const char *cmdline = run->inputs.n ? T (&run->inputs.rows[0], 1) : "";
     s_jopen (&j, NULL, '{');
     s_jstr (&j, "benchmark_type", run->type);
@@ -1089,7 +1097,7 @@ s_yquote (FILE *f, const char *s)
 
 /* The task overrides as DLIO would have been given them: workload=PRESET
  * (when the workload is a preset, not a file), then ++workload.KEY=VALUE. */
-static void
+static int
 s_task_list (FILE *f, const s_run_t *run, const char *indent)
 {
     const char *wl = T (run->r, 1);
@@ -1109,7 +1117,7 @@ s_task_list (FILE *f, const s_run_t *run, const char *indent)
         size_t len = strlen (o) + 16;
         char *t = malloc (len);
         if (!t)
-            continue;
+            return -1;
         snprintf (t, len, "++workload.%s", o);
         fprintf (f, "%s- ", indent);
         s_yquote (f, t);
@@ -1119,6 +1127,7 @@ s_task_list (FILE *f, const s_run_t *run, const char *indent)
     }
     if (!items)
         fprintf (f, "%s[]\n", indent);
+    return 0;
 }
 
 static int
@@ -1146,7 +1155,7 @@ s_write_config (const s_run_t *run, char *err, size_t err_size)
     }
     if (s_out_commit (&o, err, err_size) != 0 || s_out_open (&o, dir, "overrides.yaml", err, err_size) != 0)
         return -1;
-    s_task_list (o.f, run, "");
+    o.failed = s_task_list (o.f, run, "") != 0;
     if (s_out_commit (&o, err, err_size) != 0 || s_out_open (&o, dir, "hydra.yaml", err, err_size) != 0)
         return -1;
     /* Hydra's runtime configuration: only its existence is checked; these
@@ -1164,7 +1173,7 @@ s_write_config (const s_run_t *run, char *err, size_t err_size)
     fputs ("\n    - ", o.f);
     s_yquote (o.f, h);
     fputs ("\n    task:\n", o.f);
-    s_task_list (o.f, run, "    ");
+    o.failed = s_task_list (o.f, run, "    ") != 0;
     fputs ("  runtime:\n    version: ", o.f);
     char v[256];
     snprintf (v, sizeof v, "shardbench %s", run->inputs.n ? T (&run->inputs.rows[0], 0) : "");

@@ -1,6 +1,7 @@
 /* series_report: a series' summary and the list of runs (series_report.h). */
 #include "series_report.h"
 #include "json_out.h"
+#include "report_query.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -127,7 +128,7 @@ s_load (sqlite3 *db, int64_t id, sb_series_t *s, sb_series_run_t **runs, size_t 
         return -1;
     }
     if (found < 0 || sb_series_runs (db, id, runs, n) != 0) {
-        fprintf (stderr, "shardbench: series: %s\n", sqlite3_errmsg (db));
+        fprintf (stderr, "shardbench: series: %s\n", sb_report_error (db));
         return -1;
     }
     return 0;
@@ -352,7 +353,7 @@ sb_runs_print (sqlite3 *db, int json, FILE *out)
     sb_series_run_t *runs = NULL;
     size_t n = 0;
     if (sb_series_runs (db, 0, &runs, &n) != 0) {
-        fprintf (stderr, "shardbench: runs: %s\n", sqlite3_errmsg (db));
+        fprintf (stderr, "shardbench: runs: %s\n", sb_report_error (db));
         return -1;
     }
     if (!json)
