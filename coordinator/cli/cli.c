@@ -145,6 +145,7 @@ s_usage_run (FILE *f, const char *cmd)
              "                 aggregate; default 1 when N > 1 (MLPerf Storage: --runs 6 = 1 warm-up +\n"
              "                 5 measured), else 0; K < N\n"
              "--label TEXT     name the run (runs.label; `shardbench runs` lists it), and the series\n"
+             "                 (at most 255 bytes of UTF-8)\n"
              "--subset         (checkpoint) checkpoint.mode=subset: the ranks write only their share\n"
              "                 of the full tensor x pipeline x data layout (MLPerf Storage subset mode)\n"
              "--results-dir DIR  when the run ends (also when it failed), write each run of this command\n"

@@ -34,6 +34,13 @@ expect_contains "--warmup without --runs: says why" sb.err "--warmup 1 leaves no
 sb run --runs 2 --workers 1 --db bad.db
 expect_eq "--runs with --workers: exit 2" "$SB_RC" 2
 expect_contains "--runs with --workers: says why" sb.err "workers started elsewhere serve one run"
+# shellcheck disable=SC2086
+sb run $syn --label "$(printf '%0256d' 0)" --db bad.db
+expect_eq "--label of 256 bytes: exit 2" "$SB_RC" 2
+expect_contains "--label of 256 bytes: says why" sb.err "shardbench run: --label: at most 255 bytes of UTF-8 text"
+# shellcheck disable=SC2086
+sb run $syn --label "$(printf 'caf\351')" --db bad.db
+expect_eq "--label not UTF-8 (Latin-1): exit 2" "$SB_RC" 2
 sb datagen --runs 2 --db bad.db
 expect_eq "datagen --runs: exit 2" "$SB_RC" 2
 expect_contains "datagen --runs: unknown there" sb.err "shardbench datagen: unknown option '--runs'"
