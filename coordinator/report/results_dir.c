@@ -143,7 +143,8 @@ s_cfg_u64 (sb_config_t *cfg, const char *key, uint64_t dflt)
     const sb_config_entry_t *e = sb_config_get (cfg, key);
     char *end = NULL;
     double v = e && e->value ? strtod (e->value, &end) : 0;
-    return e && e->value && end != e->value && v >= 0 ? (uint64_t) v : dflt;
+    /* a value past what 64 bits hold (or inf, NaN) is no count: the default */
+    return e && e->value && end != e->value && v >= 0 && v < 18446744073709551616.0 ? (uint64_t) v : dflt;
 }
 
 static const char *
