@@ -177,6 +177,53 @@ START_TEST (depth_respected)
 }
 END_TEST
 
+/* Files open in this process now. */
+static int
+s_open_files (void)
+{
+    int n = 0;
+    char path[64];
+    for (int fd = 0; fd < 4096; fd++) {
+        snprintf (path, sizeof path, "/proc/self/fd/%d", fd);
+        n += access (path, F_OK) == 0;
+    }
+    return n;
+}
+
+/* A rank queues its prefetch window at once: the ring opens a file only
+ * when a slot is free for it, so it holds at most one file per slot (the
+ * worker's fd budget counts the ring's depth), and a missing file is still
+ * a failed read of its own, in order. */
+START_TEST (files_open_at_most_depth)
+{
+    for (uint64_t f = 0; f < 60; f++)
+        s_write (f, 8192);
+    void *st = s_open (4, 64 * 1024, NULL);
+    int before = s_open_files ();
+    s_seen_t *seen = calloc (1, sizeof *seen);
+    for (uint64_t f = 0; f < 60; f++)
+        s_queue (st, f, f, 0, 0, 1);
+    s_queue (st, 60, 999, 0, 0, 0);     /* no such file */
+    ck_assert_int_le (s_open_files () - before, 4);
+    ck_assert_uint_eq (sb_engine_uring.pending (st), 61);
+    sb_storage_error_t e;
+    while (seen->done < 61) {
+        ck_assert_int_ge (s_getevents (st, 5000, s_on_done, seen, &e), 0);
+        ck_assert_int_le (s_open_files () - before, 4);
+    }
+    for (uint64_t f = 0; f < 60; f++) {
+        ck_assert_msg (!seen->failed[f], "read %llu: %s", (unsigned long long) f, seen->text[f]);
+        ck_assert_uint_eq (seen->bytes[f], 8192);
+    }
+    ck_assert_int_eq (seen->failed[60], 1);
+    ck_assert_msg (strstr (seen->text[60], "obj_999: No such file or directory") != NULL, "%s", seen->text[60]);
+    ck_assert_uint_eq (sb_engine_uring.pending (st), 0);
+    ck_assert_int_eq (s_open_files (), before);
+    s_close (&st);
+    free (seen);
+}
+END_TEST
+
 START_TEST (many_in_flight_exact)
 {
     /* sizes that end inside a chunk, on a chunk boundary, below one chunk,
@@ -384,6 +431,7 @@ s_suite (void)
     tcase_add_checked_fixture (tc, s_setup, s_teardown);
     tcase_set_timeout (tc, 60);
     tcase_add_test (tc, depth_respected);
+    tcase_add_test (tc, files_open_at_most_depth);
     tcase_add_test (tc, many_in_flight_exact);
     tcase_add_test (tc, wakeup_interrupts_getevents);
     tcase_add_test (tc, workload_selects_uring);

@@ -9,7 +9,13 @@
  * order for one. A read is delivered once its last chunk completed.
  *
  * Files are opened (stat, open, fstat: regular files only, as the file
- * engine does) when the read is queued, and closed when it is delivered.
+ * engine does) when a slot is free for the read's first chunk, not when it
+ * is queued, and closed when the read is delivered: a rank queues whole
+ * batches ahead (its prefetch window), and opened at once they would hold
+ * that many files open; this way a ring holds at most one file per slot,
+ * as many as the pread engines hold per thread (what the worker's file
+ * descriptor budget counts: sb_reader_reads_in_flight), and the eviction
+ * and residency sample come right before the read.
  * With storage.uring.direct the files are opened with O_DIRECT and reads
  * widened to aligned blocks, as the direct engine does.
  *
@@ -80,6 +86,10 @@ typedef struct s_read {
     void             (*expect_free) (void *ctx);
     uint64_t           expect_size;
     const char        *expect_name;     /* the format's generator ("" for raw content); static */
+    int                prepared;    /* opened, evicted / sampled as asked, its range set (s_prepare) */
+    uint64_t           offset, length;  /* as queued (length 0: to the end of the file) */
+    unsigned           flags;       /* SB_IO_EVICT, SB_IO_RESIDENCY as queued */
+    uint64_t           size_given;  /* sb_uring_queue_fd: the size, the file not stat-ed */
     int                waiting;     /* in the wait list */
     struct s_read     *wait_next;   /* next in the wait list, or in the ready list */
 } s_read_t;
@@ -233,11 +243,24 @@ s_prep_slot (s_uring_t *self, size_t i)
 }
 
 /* Give free slots to the waiting reads' next chunks, in order. */
+static int s_prepare (s_uring_t *self, s_read_t *rd);
+static void s_ready (s_uring_t *self, s_read_t *rd);
+
 static void
 s_fill_slots (s_uring_t *self)
 {
     while (self->nfree && self->wait_head) {
         s_read_t *rd = self->wait_head;
+        if (!rd->prepared && s_prepare (self, rd) != 0) {
+            /* failed before any chunk, or nothing to read: delivered by
+             * the next getevents */
+            self->wait_head = rd->wait_next;
+            if (!self->wait_head)
+                self->wait_tail = NULL;
+            rd->waiting = 0;
+            s_ready (self, rd);
+            continue;
+        }
         if (rd->failed || rd->next >= rd->read_end) {
             self->wait_head = rd->wait_next;
             if (!self->wait_head)
@@ -486,6 +509,9 @@ s_read_new (s_uring_t *self, const sb_io_t *io, sb_storage_error_t *e)
     }
     rd->fd = -1;
     rd->tag = io->tag;
+    rd->offset = io->offset;
+    rd->length = io->length;
+    rd->flags = io->flags;
     rd->eof_at = UINT64_MAX;
     rd->expect = io->expect;
     rd->expect_ctx = io->expect_ctx;
@@ -507,15 +533,11 @@ s_read_new (s_uring_t *self, const sb_io_t *io, sb_storage_error_t *e)
     return rd;
 }
 
-/* Queue rd, its file open (rd->fd) and size known: evict and sample
- * residency as asked, then put its first chunks in free slots. */
-static int s_enqueue (s_uring_t *self, s_read_t *rd, const sb_io_t *io, uint64_t size, sb_storage_error_t *e);
-
-/* Deliver rd with the next getevents: nothing to read, or failed. */
+/* Deliver rd with the next getevents: nothing to read, or failed (it
+ * counts as pending since it was queued). */
 static void
 s_ready (s_uring_t *self, s_read_t *rd)
 {
-    self->pending++;
     rd->wait_next = NULL;
     if (self->ready_tail)
         self->ready_tail->wait_next = rd;
@@ -524,16 +546,32 @@ s_ready (s_uring_t *self, s_read_t *rd)
     self->ready_tail = rd;
 }
 
-/* rd failed before any chunk was read (err says why): its completion. */
+/* rd failed before any chunk was read (err says why): marked so, for
+ * s_fill_slots to deliver. Returns -1 (s_prepare's "not to be read"). */
 static int
-s_fail_later (s_uring_t *self, s_read_t *rd, const sb_storage_error_t *err)
+s_fail_later (s_read_t *rd, const sb_storage_error_t *err)
 {
     rd->failed = 1;
     rd->error = malloc (sizeof *rd->error);
     if (rd->error)
         *rd->error = *err;
-    s_ready (self, rd);
-    return 0;
+    return -1;
+}
+
+/* Put rd at the end of the wait list, counted as pending; its file is
+ * opened when a slot is free for it (s_fill_slots), and the slots free now
+ * are filled. */
+static void
+s_wait (s_uring_t *self, s_read_t *rd)
+{
+    self->pending++;
+    rd->waiting = 1;
+    if (self->wait_tail)
+        self->wait_tail->wait_next = rd;
+    else
+        self->wait_head = rd;
+    self->wait_tail = rd;
+    s_fill_slots (self);
 }
 
 static int
@@ -544,43 +582,8 @@ s_queue (void *client, const sb_io_t *io, sb_storage_error_t *e)
     if (!rd)
         return -1;
     /* from here a failure is the read's completion, as the file engine's */
-    sb_storage_error_t local, *err = &local;
-    /* only regular files: a FIFO would block the open, a device would be
-     * read for ever. stat first (a FIFO's stat does not block), then fstat
-     * what was opened (it may have been replaced) */
-    struct stat st;
-    if (stat (rd->path, &st) != 0) {
-        int en = errno;
-        s_fail (self->root, err, "open", io->key, en, "open %s: %s", rd->path, strerror (en));
-        return s_fail_later (self, rd, err);
-    }
-    if (!S_ISREG (st.st_mode)) {
-        s_not_regular (self->root, io->key, rd->path, &st, err);
-        return s_fail_later (self, rd, err);
-    }
-    rd->fd = open (rd->path, O_RDONLY | O_CLOEXEC | (self->direct ? O_DIRECT : 0));
-    if (rd->fd < 0) {
-        int en = errno;
-        if (self->direct && en == EINVAL)
-            s_fail (self->root, err, "open", io->key, en,
-                    "open %s with O_DIRECT (storage.uring.direct: true): %s: its file system refuses direct"
-                    " I/O; put the dataset on one that supports it or set storage.uring.direct: false",
-                    rd->path, strerror (en));
-        else
-            s_fail (self->root, err, "open", io->key, en, "open %s%s: %s", rd->path,
-                    self->direct ? " with O_DIRECT" : "", strerror (en));
-        return s_fail_later (self, rd, err);
-    }
-    if (fstat (rd->fd, &st) != 0) {
-        int en = errno;
-        s_fail (self->root, err, "open", io->key, en, "fstat %s: %s", rd->path, strerror (en));
-        return s_fail_later (self, rd, err);
-    }
-    if (!S_ISREG (st.st_mode)) {
-        s_not_regular (self->root, io->key, rd->path, &st, err);
-        return s_fail_later (self, rd, err);
-    }
-    return s_enqueue (self, rd, io, (uint64_t) st.st_size, e);
+    s_wait (self, rd);
+    return 0;
 }
 
 int
@@ -593,31 +596,78 @@ sb_uring_queue_fd (void *client, int fd, const sb_io_t *io, sb_storage_error_t *
         return -1;
     }
     rd->fd = fd;
-    return s_enqueue (self, rd, io, io->length, e);
+    rd->size_given = io->length;
+    s_wait (self, rd);
+    return 0;
 }
 
+/* Open rd's file (unless it came open), evict and sample residency as
+ * asked, and set the range its chunks cover. 0: rd has chunks to read;
+ * -1: nothing to read (an empty range) or failed (rd->failed, its error
+ * set), to be delivered as it is. */
 static int
-s_enqueue (s_uring_t *self, s_read_t *rd, const sb_io_t *io, uint64_t size, sb_storage_error_t *e)
+s_prepare (s_uring_t *self, s_read_t *rd)
 {
+    rd->prepared = 1;
     sb_storage_error_t local, *err = &local;
-    rd->to_eof = io->length == 0;
-    uint64_t length = rd->to_eof ? size : io->length;
-    rd->want = io->offset;
-    rd->want_end = io->offset + length;
+    const char *key = rd->path + rd->root_len;
+    uint64_t size = rd->size_given;
+    if (rd->fd < 0) {
+        /* only regular files: a FIFO would block the open, a device would
+         * be read for ever. stat first (a FIFO's stat does not block), then
+         * fstat what was opened (it may have been replaced) */
+        struct stat st;
+        if (stat (rd->path, &st) != 0) {
+            int en = errno;
+            s_fail (self->root, err, "open", key, en, "open %s: %s", rd->path, strerror (en));
+            return s_fail_later (rd, err);
+        }
+        if (!S_ISREG (st.st_mode)) {
+            s_not_regular (self->root, key, rd->path, &st, err);
+            return s_fail_later (rd, err);
+        }
+        rd->fd = open (rd->path, O_RDONLY | O_CLOEXEC | (self->direct ? O_DIRECT : 0));
+        if (rd->fd < 0) {
+            int en = errno;
+            if (self->direct && en == EINVAL)
+                s_fail (self->root, err, "open", key, en,
+                        "open %s with O_DIRECT (storage.uring.direct: true): %s: its file system refuses direct"
+                        " I/O; put the dataset on one that supports it or set storage.uring.direct: false",
+                        rd->path, strerror (en));
+            else
+                s_fail (self->root, err, "open", key, en, "open %s%s: %s", rd->path,
+                        self->direct ? " with O_DIRECT" : "", strerror (en));
+            return s_fail_later (rd, err);
+        }
+        if (fstat (rd->fd, &st) != 0) {
+            int en = errno;
+            s_fail (self->root, err, "open", key, en, "fstat %s: %s", rd->path, strerror (en));
+            return s_fail_later (rd, err);
+        }
+        if (!S_ISREG (st.st_mode)) {
+            s_not_regular (self->root, key, rd->path, &st, err);
+            return s_fail_later (rd, err);
+        }
+        size = (uint64_t) st.st_size;
+    }
+    rd->to_eof = rd->length == 0;
+    uint64_t length = rd->to_eof ? size : rd->length;
+    rd->want = rd->offset;
+    rd->want_end = rd->offset + length;
     rd->next = self->direct ? rd->want / S_ALIGN * S_ALIGN : rd->want;
     rd->read_end = self->direct ? (rd->want_end + S_ALIGN - 1) / S_ALIGN * S_ALIGN : rd->want_end;
-    if ((io->flags & SB_IO_EVICT) && !self->direct) {
+    if ((rd->flags & SB_IO_EVICT) && !self->direct) {
         /* the epoch's first read of this file: its pages go first */
         char why[512];
         uint64_t c0 = sb_mono_ns ();
         if (sb_pagecache_evict_fd (rd->fd, rd->path, why, sizeof why) != 0) {
-            s_fail (self->root, err, "evict", io->key, errno,
+            s_fail (self->root, err, "evict", key, errno,
                     "%s (shardbench.drop_page_cache: true; false reads what the page cache holds)", why);
-            return s_fail_later (self, rd, err);
+            return s_fail_later (rd, err);
         }
         rd->check_ns += sb_mono_ns () - c0;
     }
-    if ((io->flags & SB_IO_RESIDENCY) && !self->direct) {
+    if ((rd->flags & SB_IO_RESIDENCY) && !self->direct) {
         /* how much of the range the page cache holds now, before reading it
          * (a file that cannot be mapped is not counted) */
         sb_residency_t r;
@@ -629,23 +679,8 @@ s_enqueue (s_uring_t *self, s_read_t *rd, const sb_io_t *io, uint64_t size, sb_s
         }
         rd->check_ns += sb_mono_ns () - c0;
     }
-    if (rd->next >= rd->read_end) {
-        /* nothing to read (an empty file, or an empty range) */
-        s_ready (self, rd);
-        return 0;
-    }
-    self->pending++;
-    rd->waiting = 1;
-    if (self->wait_tail)
-        self->wait_tail->wait_next = rd;
-    else
-        self->wait_head = rd;
-    self->wait_tail = rd;
-    /* its first chunks go on the ring now and are submitted by the next
-     * getevents, with every other read queued before it: one system call
-     * for all of them (a ring that cannot take them fails that getevents) */
-    s_fill_slots (self);
-    return 0;
+    /* nothing to read: an empty file, or an empty range */
+    return rd->next >= rd->read_end ? -1 : 0;
 }
 
 /* A read whose chunks are all in: its completion. */
@@ -781,13 +816,12 @@ s_complete (s_uring_t *self, size_t i, int res)
     return rd->failed || rd->next >= rd->read_end || rd->eof_at != UINT64_MAX;
 }
 
+/* Deliver the reads of the ready list (failed before a chunk, or with
+ * nothing to read); how many. */
 static int
-s_getevents (void *client, int timeout_ms, sb_io_done_fn fn, void *ctx, sb_storage_error_t *e)
+s_deliver_ready (s_uring_t *self, sb_io_done_fn fn, void *ctx)
 {
-    s_uring_t *self = client;
-    int delivered = 0;
-    uint64_t deadline = sb_mono_ns () + (uint64_t) (timeout_ms > 0 ? timeout_ms : 0) * 1000000ull;
-    self->woken = 0;
+    int n = 0;
     while (self->ready_head) {
         s_read_t *rd = self->ready_head;
         self->ready_head = rd->wait_next;
@@ -795,8 +829,19 @@ s_getevents (void *client, int timeout_ms, sb_io_done_fn fn, void *ctx, sb_stora
             self->ready_tail = NULL;
         rd->wait_next = NULL;
         s_deliver (self, rd, fn, ctx);
-        delivered++;
+        n++;
     }
+    return n;
+}
+
+static int
+s_getevents (void *client, int timeout_ms, sb_io_done_fn fn, void *ctx, sb_storage_error_t *e)
+{
+    s_uring_t *self = client;
+    int delivered = 0;
+    uint64_t deadline = sb_mono_ns () + (uint64_t) (timeout_ms > 0 ? timeout_ms : 0) * 1000000ull;
+    self->woken = 0;
+    delivered += s_deliver_ready (self, fn, ctx);
     for (;;) {
         struct io_uring_cqe *cqe;
         /* every completion already there, each marked seen before it is
@@ -821,6 +866,7 @@ s_getevents (void *client, int timeout_ms, sb_io_done_fn fn, void *ctx, sb_stora
             }
         }
         s_fill_slots (self);
+        delivered += s_deliver_ready (self, fn, ctx);     /* reads s_fill_slots found failed or empty */
         uint64_t now = sb_mono_ns ();
         if (delivered || self->woken || self->pending == 0 || timeout_ms == 0
             || (timeout_ms > 0 && now >= deadline))
