@@ -242,10 +242,11 @@ s_prep_slot (s_uring_t *self, size_t i)
     io_uring_sqe_set_data64 (sqe, (uint64_t) i);
 }
 
-/* Give free slots to the waiting reads' next chunks, in order. */
 static int s_prepare (s_uring_t *self, s_read_t *rd);
 static void s_ready (s_uring_t *self, s_read_t *rd);
 
+/* Give free slots to the waiting reads' next chunks, in order, opening a
+ * read's file when its first chunk gets a slot. */
 static void
 s_fill_slots (s_uring_t *self)
 {
