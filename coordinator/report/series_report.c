@@ -23,6 +23,14 @@ s_mb_per_s (int64_t bytes, double s)
     return s > 0 ? (double) bytes / 1048576.0 / s : NAN;
 }
 
+/* checkpoint MB/s: MB = 10^6 bytes, as the checkpoints table's mb_per_s
+ * and the run's checkpoint summary; NAN without time */
+static double
+s_ckpt_mb_per_s (int64_t bytes, double s)
+{
+    return s > 0 ? (double) bytes / 1e6 / s : NAN;
+}
+
 /* the run's figure k across the series: train AU %, samples/s, MB/s;
  * checkpoint write MB/s, read MB/s */
 static double
@@ -30,7 +38,7 @@ s_figure (const sb_series_t *s, const sb_series_run_t *r, int k)
 {
     if (s_is_train (s))
         return k == 0 ? r->au_percentage : k == 1 ? r->samples_per_s : r->mb_per_s;
-    return k < 2 ? s_mb_per_s (r->ckpt_bytes[k], r->ckpt_time_s[k]) : NAN;
+    return k < 2 ? s_ckpt_mb_per_s (r->ckpt_bytes[k], r->ckpt_time_s[k]) : NAN;
 }
 
 static int
@@ -90,7 +98,7 @@ sb_series_verdict (const sb_series_t *s, const sb_series_run_t *runs, size_t n, 
     v->total_samples_per_s = v->time_s > 0 ? (double) v->samples / v->time_s : NAN;
     v->total_mb_per_s = s_mb_per_s (v->bytes, v->time_s);
     for (int op = 0; op < 2; op++)
-        v->total_ckpt_mb_per_s[op] = s_mb_per_s (v->ckpt_bytes[op], v->ckpt_time_s[op]);
+        v->total_ckpt_mb_per_s[op] = s_ckpt_mb_per_s (v->ckpt_bytes[op], v->ckpt_time_s[op]);
     if (train)
         v->count_ok = n == SB_SERIES_TRAIN_RUNS && v->measured >= SB_SERIES_TRAIN_MEASURED;
     else if (v->measured == 0)

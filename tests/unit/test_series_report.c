@@ -180,9 +180,9 @@ START_TEST (test_checkpoint)
         runs[i].started_at = 1000 + i;
         runs[i].finished_at = 1001 + i;
         runs[i].ckpt_count[0] = runs[i].ckpt_count[1] = 10;
-        runs[i].ckpt_bytes[0] = 10 * 1048576;
+        runs[i].ckpt_bytes[0] = 10 * 1000000;   /* checkpoint MB: 10^6 bytes */
         runs[i].ckpt_time_s[0] = 1 + i;         /* 10, 5, 3.33 MB/s */
-        runs[i].ckpt_bytes[1] = 20 * 1048576;
+        runs[i].ckpt_bytes[1] = 20 * 1000000;
         runs[i].ckpt_time_s[1] = 1;             /* 20 MB/s */
     }
     sb_series_verdict (&s, runs, 3, &v);
