@@ -141,7 +141,7 @@ expect_eq "keys stored compactly (DLIO names)" "$(q list.db "SELECT count(key), 
 ( ulimit -n 300; sb run s3.yaml storage.storage_options.max_in_flight=100 --accelerators 2 --db s3.db; exit "$SB_RC" )
 rc=$?
 expect_eq "fd limit exceeded exits 1" "$rc" 1
-expect_contains "fd limit message has the numbers" sb.err "file descriptors: 2 ranks x 215 (100 in flight x 2 endpoints + 15) + "
+expect_contains "fd limit message has the numbers" sb.err "file descriptors: 2 ranks x 212 (100 in flight x 2 endpoints + 12) + "
 expect_contains "... and the limit" sb.err " needed, the limit is 300 (hard limit 300): raise it (\`ulimit -n "
 
 
