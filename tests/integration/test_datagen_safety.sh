@@ -12,7 +12,7 @@ HOST=$(hostname)
 # runs read what a datagen wrote (workflow.generate_data=False: the quickstart
 # preset, which the command line starts from, would generate it)
 small="workflow.generate_data=False dataset.num_files_train=8 dataset.record_length_bytes=4096 dataset.record_length_bytes_stdev=0 --progress off"
-# slow enough to stop mid-way: jpeg files of 4 Mpixel, ~60 ms to encode each,
+# a datagen that a worker stops in ($held): jpeg files of 4 Mpixel,
 # one rank; a temporary exists from before the encoding until the rename
 slow="dataset.format=jpeg dataset.num_files_train=24 dataset.record_length_bytes=4194304
       dataset.record_length_bytes_stdev=0 shardbench.heartbeat_timeout_s=120 --accelerators 1 --progress off"
@@ -34,21 +34,12 @@ stopped () {
         [ -z "$state" ] || [ "$state" = T ] || [ "$state" = t ] || return 1
     done
 }
-has_tmp () { [ "$(tmps "$1")" -gt 0 ] && [ "$(files "$1")" -ge 2 ]; }
-# stop_holding_tmp DIR PID: stop the worker PID while it holds a temporary in
-# DIR. One seen before the stop may have been renamed by the time the stop
-# lands (a loaded machine), so look again once it is stopped, and let it go
-# on until a stop catches one
-stop_holding_tmp () {
-    local try
-    for try in 1 2 3 4 5 6 7 8 9 10; do
-        wait_for 30 has_tmp "$1"
-        kill -STOP "$2"
-        wait_for 10 stopped "$2"
-        [ "$(tmps "$1")" -gt 0 ] && return 0
-        kill -CONT "$2"
-    done
-}
+# held: a worker with this in its environment stops itself (SIGSTOP) once it
+# holds its 3rd temporary (the file engine's test hook), so that the test
+# never races the writer
+held=SHARDBENCH_TEST_STOP_AT_TEMPORARY=3
+# wait_held PID: until every thread of PID is stopped (status 1 if it is gone)
+wait_held () { wait_for 60 stopped "$1" && ! gone "$1"; }
 
 # --- 1. one datagen per folder: the second is refused, naming the holder
 "$SHARDBENCH" datagen dataset.data_folder=./a $small --workers 1 --bind 'tcp://127.0.0.1:*' >a.out 2>a.err &
@@ -73,11 +64,12 @@ expect_eq "datagen once the holder is gone: 8 files" "$(files a/train)" 8
 "$SHARDBENCH" datagen dataset.data_folder=./b $slow --workers 1 --bind 'tcp://127.0.0.1:*' >b.out 2>b.err &
 C=$!
 ep=$(coordinator_endpoint b.err)
-"$SHARDBENCH_WORKER" --coordinator "$ep" --host node-b >w.out 2>w.err &
+env "$held" "$SHARDBENCH_WORKER" --coordinator "$ep" --host node-b >w.out 2>w.err &
 W=$!
-stop_holding_tmp b/train "$W"
+wait_held "$W"
+expect_eq "SIGINT: the worker stopped itself at its 3rd temporary" "$?" 0
 before=$(files b/train)
-expect_eq "SIGINT: stopped mid-way (fewer than 24 files, $before)" "$([ "$before" -lt 24 ] && echo yes)" yes
+expect_eq "SIGINT: stopped at its 3rd object" "$before" 2
 expect_eq "SIGINT: a temporary of this writer's own name exists" \
     "$(find b/train -name ".*.node-b.$W.*.tmp" | wc -l)" 1
 kill -INT "$C"; wait "$C"
@@ -98,11 +90,13 @@ rm -rf b
 "$SHARDBENCH" datagen dataset.data_folder=./b $slow --workers 1 --bind 'tcp://127.0.0.1:*' >b.out 2>b.err &
 C=$!
 ep=$(coordinator_endpoint b.err)
-"$SHARDBENCH_WORKER" --coordinator "$ep" --host node-b >w.out 2>w.err &
+env "$held" "$SHARDBENCH_WORKER" --coordinator "$ep" --host node-b >w.out 2>w.err &
 W=$!
-stop_holding_tmp b/train "$W"
+wait_held "$W"
+expect_eq "SIGKILL: the worker stopped itself at its 3rd temporary" "$?" 0
 before=$(files b/train)
-expect_eq "SIGKILL: stopped mid-way (fewer than 24 files, $before)" "$([ "$before" -lt 24 ] && echo yes)" yes
+expect_eq "SIGKILL: stopped at its 3rd object" "$before" 2
+expect_eq "SIGKILL: its temporary" "$(tmps b)" 1
 kill -KILL "$C"; wait "$C" 2>/dev/null
 kill -CONT "$W"
 wait_for 20 gone "$W"

@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -497,6 +498,27 @@ s_write_all (int fd, const uint8_t *buf, size_t n, size_t *put)
     return 0;
 }
 
+/* A test hook (tests/integration/test_datagen_safety.sh): with
+ * SHARDBENCH_TEST_STOP_AT_TEMPORARY=N in its environment the process stops
+ * itself (SIGSTOP, all its threads) once it has created its N-th temporary,
+ * so that a test holds a writer with a temporary in place without racing
+ * it. Unset (always, outside that test) it does nothing. */
+static void
+s_test_stop_at_temporary (void)
+{
+    static unsigned long made;
+    const char *at = getenv ("SHARDBENCH_TEST_STOP_AT_TEMPORARY");
+    if (!at || !*at)
+        return;
+    char *end;
+    errno = 0;
+    unsigned long n = strtoul (at, &end, 10);
+    if (*end || errno || n == 0)
+        return;
+    if (__atomic_add_fetch (&made, 1, __ATOMIC_RELAXED) == n)
+        (void) raise (SIGSTOP);
+}
+
 /* Writes are buffered on both engines (direct reads only): a writer's
  * durability is SB_PUT_FSYNC. SB_PUT_EVICT drops the written pages on the
  * file engine (the direct engine's reads do not see the page cache); a file
@@ -537,6 +559,8 @@ s_put (s_file_t *self, const char *key, uint64_t size, sb_storage_prepare_fn pre
     }
     if (fd < 0)
         return s_fail (self, e, "write", key, errno, "open %s for writing: %s", target, strerror (errno));
+    if (replace)
+        s_test_stop_at_temporary ();
     /* the temporary claims the name while the object is made */
     if (prepare && prepare (ctx, &size) != 0) {
         close (fd);
