@@ -177,9 +177,19 @@ sb_results_dir_name_ok (const char *name)
     return 1;
 }
 
+/* mlpstorage_py's checkpointing models (LLM_ALLOWED_VALUES): processes a
+ * data-parallel replica and the closed division's process count. */
+static const struct {
+    const char *model;
+    int64_t     per_dp, closed;
+} s_llms[] = { { "llama3-8b", 8, 8 }, { "llama3-70b", 8, 64 }, { "llama3-405b", 256, 512 },
+               { "llama3-1t", 512, 1024 } };
+
 /* The model and accelerator mlpstorage would name: a preset MODEL_ACCEL
  * (unet3d_h100) gives both, llama3_8b the model llama3-8b; otherwise the
- * model is model.name with '_' as '-'. */
+ * model is model.name with '_' as '-', and llama-SIZE (the name in
+ * mlpstorage's own llama3_SIZE.yaml files, run by path) the LLM
+ * llama3-SIZE where that is one of mlpstorage's. */
 static void
 s_model (s_run_t *run)
 {
@@ -202,6 +212,11 @@ s_model (s_run_t *run)
             for (char *p = run->model; *p; p++)
                 if (*p == '_')
                     *p = '-';
+            for (size_t i = 0; !strncmp (run->model, "llama-", 6) && i < sizeof s_llms / sizeof s_llms[0]; i++)
+                if (!strcmp (run->model + 6, s_llms[i].model + 7)) {
+                    snprintf (run->model, sizeof run->model, "%s", s_llms[i].model);
+                    break;
+                }
         }
     }
     s_sanitize (run->model);
@@ -255,15 +270,10 @@ sb_results_dir_division (const char *const *overrides, size_t n)
 const char *
 sb_results_dir_ckpt_division (const char *model, int64_t processes)
 {
-    static const struct {
-        const char *model;
-        int64_t     per_dp, closed;
-    } llms[] = { { "llama3-8b", 8, 8 }, { "llama3-70b", 8, 64 }, { "llama3-405b", 256, 512 },
-                 { "llama3-1t", 512, 1024 } };
-    for (size_t i = 0; i < sizeof llms / sizeof llms[0]; i++)
-        if (!strcmp (model, llms[i].model))
-            return processes == llms[i].closed ? "closed"
-                 : processes > 0 && processes % llms[i].per_dp == 0 ? "open" : "invalid";
+    for (size_t i = 0; i < sizeof s_llms / sizeof s_llms[0]; i++)
+        if (!strcmp (model, s_llms[i].model))
+            return processes == s_llms[i].closed ? "closed"
+                 : processes > 0 && processes % s_llms[i].per_dp == 0 ? "open" : "invalid";
     return "invalid";   /* check_model: not an LLM */
 }
 

@@ -164,6 +164,11 @@ def main():
         model = m.group(1)
     else:
         model = None    # from model.name, checked below against the parameters
+        # a run by path of mlpstorage's llama3_SIZE.yaml (model.name llama_SIZE): its LLM
+        m_name = re.search(r"(?m)^model:[ \t]*\n(?:[ \t]+.*\n)*?[ \t]+name:[ \t]*['\"]?llama_(\w+?)['\"]?[ \t]*$",
+                           r["config"])
+        if m_name and "llama3-" + m_name.group(1) in LLM_ALLOWED:
+            model = "llama3-" + m_name.group(1)
     if kind == "checkpoint":
         # mlpstorage_py's checkpointing checker: the model and the process count, not the overrides
         per_dp, closed = LLM_ALLOWED.get(model, (0, -1))

@@ -181,6 +181,24 @@ expect_eq "failed run: status in the metadata, errors in the stderr log" \
     "$(python3 -c "import json,glob,sys; print(json.load(open(glob.glob(sys.argv[1] + '/training_*_metadata.json')[0]))['shardbench']['status'])" "$fl"):$(grep -c 'shardbench: error: read' "$fl/training_run.stderr.log")" \
     "failed:$(q f.db "SELECT count(*) FROM errors WHERE run_id = 1 AND op = 'read'")"
 
+# 7b. mlpstorage's llama3_8b.yaml run by its path (model.name llama_8b): the
+# LLM llama3-8b, CLOSED at 8 processes as by the preset's name
+cp "$SB_INTEGRATION_DIR/../../coordinator/workloads/llama3_8b.yaml" my_llama.yaml
+sb checkpoint ./my_llama.yaml checkpoint.scale=0.0001220703125 checkpoint.time_between_checkpoints=0 \
+    checkpoint.checkpoint_folder=./ckp checkpoint.num_checkpoints_write=1 checkpoint.num_checkpoints_read=0 \
+    --accelerators 8 --local 1 --db p.db --results-dir resp
+expect_eq "checkpoint run by path: exit" "$SB_RC" 0
+pleaf=$(sed -n 's/^results of run 1: //p' sb.out)
+case "$pleaf" in
+    "$PWD"/resp/closed/shardbench/results/*/checkpointing/llama3-8b/[0-9]*_[0-9]*) pass "checkpoint run by path: closed, llama3-8b" ;;
+    *) fail "checkpoint run by path: leaf path $pleaf" ;;
+esac
+check p.db 1 "$pleaf" resp shardbench ""
+expect_eq "checkpoint run by path: every field matches" $? 0
+expect_eq "checkpoint run by path: the metadata's model and verification" \
+    "$(python3 -c "import json,glob,sys; m = json.load(open(glob.glob(sys.argv[1] + '/checkpointing_*_metadata.json')[0])); print(m['model'], m['verification'])" "$pleaf")" \
+    "llama3-8b closed"
+
 # 8. bad input: exit status 2 and a message naming the cause
 touch afile
 sb run $syn --db r.db --results-dir afile/sub
