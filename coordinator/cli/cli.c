@@ -383,6 +383,28 @@ s_command_line (const char *cmd, int argc, char **argv)
     return line;
 }
 
+/* helper series: cfg as YAML (*out, owned by the caller) with
+ * workflow.generate_data false, as the runs of a series after the first
+ * run (they do not generate the dataset, cli_series.h); cfg is left as it
+ * was. Returns 0, or -1 when memory runs out. */
+static int
+s_yaml_without_datagen (sb_config_t *cfg, char **out)
+{
+    const sb_config_entry_t *e = sb_config_get (cfg, "workflow.generate_data");
+    *out = NULL;
+    if (!e || !e->value)
+        return (*out = sb_config_to_yaml (cfg)) ? 0 : -1;
+    char *value = strdup (e->value), *origin = strdup (e->origin);
+    int line = e->line, rc = -1;
+    if (value && origin && sb_config_set_at (cfg, "workflow.generate_data", "False", origin, line) == 0) {
+        *out = sb_config_to_yaml (cfg);
+        rc = sb_config_set_at (cfg, "workflow.generate_data", value, origin, line) == 0 && *out ? 0 : -1;
+    }
+    free (value);
+    free (origin);
+    return rc;
+}
+
 /* The overrides as given, secret values <redacted>, into out (owned
  * strings; the caller frees them). */
 static int
@@ -754,6 +776,7 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
     int have_workload = 0, rc = EXIT_USAGE;
     sb_resultdb_t *db = NULL;
     char *yaml = NULL, *full_yaml = NULL, *command_line = NULL, **given = NULL;
+    char *later_yaml = NULL, *later_full_yaml = NULL;  /* helper series: the runs after the first */
     sb_host_proc_t hp = { 0 };   /* the coordinator's host, as DLIO describes a host */
     sb_dlio_args_t dlio = { 0 };
     if (!cfg || !overrides) {
@@ -1043,14 +1066,16 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
     }
     (void) sb_workload_log_not_applicable (cfg);
     /* credentials are never recorded (runs.config) or shown */
-    if (sb_config_redact (cfg, sb_workload_is_secret_key, "<redacted>") < 0 || !(yaml = sb_config_to_yaml (cfg))) {
+    if (sb_config_redact (cfg, sb_workload_is_secret_key, "<redacted>") < 0 || !(yaml = sb_config_to_yaml (cfg))
+        || (a.runs > 1 && wl.generate_data && s_yaml_without_datagen (cfg, &later_yaml) != 0)) {
         fprintf (stderr, "shardbench: out of memory\n");
         goto done;
     }
     /* helper resultsdir: what the run was given, recorded with it */
     if (!(command_line = s_command_line (cmd, argc, argv)) || !(given = calloc (noverrides + 1, sizeof *given))
         || s_redacted_overrides (overrides, noverrides, given) != 0 || sb_workload_add_defaults (cfg) < 0
-        || !(full_yaml = sb_config_to_yaml (cfg))) {
+        || !(full_yaml = sb_config_to_yaml (cfg))
+        || (a.runs > 1 && wl.generate_data && s_yaml_without_datagen (cfg, &later_full_yaml) != 0)) {
         fprintf (stderr, "shardbench: out of memory\n");
         goto done;
     }
@@ -1145,7 +1170,7 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
         goto done;
     }
     if (opts.series_id > 0)     /* helper series: N runs, each summary, then the series' */
-        rc = sb_cli_series_run (&opts, a.runs, a.warmup, seed_drawn, stdout);
+        rc = sb_cli_series_run (&opts, a.runs, a.warmup, seed_drawn, later_yaml, later_full_yaml, stdout);
     else {
         rc = sb_session_run (&opts, &run_id, err, sizeof err);
         if (run_id > 0)
@@ -1166,6 +1191,8 @@ done:
     sb_resultdb_destroy (&db);
     free (yaml);
     free (full_yaml);
+    free (later_yaml);
+    free (later_full_yaml);
     free (command_line);
     sb_host_proc_fini (&hp);
     for (size_t i = 0; given && i < noverrides; i++)

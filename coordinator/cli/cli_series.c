@@ -9,11 +9,17 @@
 #include <string.h>
 
 int
-sb_cli_series_run (sb_session_opts_t *opts, uint64_t runs, uint64_t warmup, int new_seeds, FILE *out)
+sb_cli_series_run (sb_session_opts_t *opts, uint64_t runs, uint64_t warmup, int new_seeds, const char *later_yaml,
+                   const char *later_full_yaml, FILE *out)
 {
     const sb_workload_t *first = opts->wl;
+    const char *first_yaml = opts->config_yaml;
+    const sb_run_inputs_t *first_inputs = opts->inputs;
     sb_workload_t later = *first;       /* the workload of the runs after the first */
     later.generate_data = 0;
+    sb_run_inputs_t later_inputs = first_inputs ? *first_inputs : (sb_run_inputs_t) { 0 };
+    if (later_full_yaml)
+        later_inputs.full_config = later_full_yaml;
     uint64_t seed = opts->seed;
     sqlite3 *h = sb_resultdb_handle (opts->db);
     int rc = 0;
@@ -21,8 +27,13 @@ sb_cli_series_run (sb_session_opts_t *opts, uint64_t runs, uint64_t warmup, int 
     for (uint64_t i = 1; i <= runs; i++) {
         opts->series_index = i;
         opts->warmup = i <= warmup;
-        if (i > 1)
+        if (i > 1) {
             opts->wl = &later;
+            if (later_yaml)
+                opts->config_yaml = later_yaml;
+            if (first_inputs)
+                opts->inputs = &later_inputs;
+        }
         if (new_seeds)
             opts->seed = sb_mix (seed, i);
         sb_info ("series %lld: run %llu of %llu%s", (long long) opts->series_id, (unsigned long long) i,
@@ -47,7 +58,9 @@ sb_cli_series_run (sb_session_opts_t *opts, uint64_t runs, uint64_t warmup, int 
             break;
         }
     }
-    opts->wl = first;   /* later lives on this stack */
+    opts->wl = first;   /* later and later_inputs live on this stack */
+    opts->config_yaml = first_yaml;
+    opts->inputs = first_inputs;
     const char *status = rc == 0 ? "succeeded" : sb_session_signal () ? "aborted" : "failed";
     if (sb_series_finish (opts->db, opts->series_id, status) != 0) {
         fprintf (stderr, "shardbench: error: cannot close series %lld: %s\n", (long long) opts->series_id,

@@ -199,6 +199,11 @@ expect_eq "file series: one datagen (labelled, in no series), then 3 measured tr
     "$(q g.db "SELECT group_concat(kind || ':' || label || ':' || coalesce(series_id, '-') || ':' || coalesce(series_index, '-') || ':' || coalesce(warmup, '-'), ' ') FROM (SELECT * FROM runs ORDER BY id)")" \
     "datagen:gen:-:-:- train:gen:1:1:0 train:gen:1:2:0 train:gen:1:3:0"
 expect_eq "file series: 12 files" "$(find gen/train -name 'img_*_of_12.npz' | wc -l)" 12
+# the recorded configuration of each run says whether it generated the data:
+# the first run's as given, the later ones' with workflow.generate_data false
+expect_eq "file series: each run's recorded workflow.generate_data (config, full config)" \
+    "$(q g.db "SELECT group_concat(r.id || ':' || (r.config LIKE '%generate_data: True%') || (r.config LIKE '%generate_data: False%') || (i.full_config LIKE '%generate_data: True%') || (i.full_config LIKE '%generate_data: False%'), ' ') FROM (SELECT * FROM runs WHERE kind = 'train' ORDER BY id) r JOIN run_inputs i ON i.run_id = r.id")" \
+    "2:1010 3:0101 4:0101"
 sb series --json --db g.db
 expect_eq "file series: 3 measured, the count rule not met (6 runs)" \
     "$(python3 -c 'import json; j = json.load(open("sb.out")); print(j["measured"]["runs"], j["rules"]["run_count"], j["rules"]["passed"])')" \
