@@ -63,6 +63,7 @@ typedef struct {
     int               spare_cores;  /* at least S_SPARE_CORES online: barrier waits may poll */
     int               exit_code;
     int               done;
+    int               hello_unsent; /* HELLO found no connection to go on yet: sent again while waiting */
 } s_agent_t;
 
 static int
@@ -224,9 +225,17 @@ s_hello (s_agent_t *self)
     m.u.hello.processor = hp.processor;
     m.u.hello.cpuinfo = hp.cpuinfo;
     m.u.hello.meminfo = hp.meminfo;
-    int rc = s_send (self, &m);
+    /* the DEALER sends without waiting until the WELCOME (sb_agent_run):
+     * a connection whose handshake failed (a CURVE coordinator, and this
+     * worker without keys) leaves it nothing to queue the HELLO on, and a
+     * send would wait for ever; s_await_welcome tries again, and says
+     * why the handshake failed */
+    int rc = sb_wire_send (self->dealer, NULL, &m);
+    self->hello_unsent = rc != 0 && zmq_errno () == EAGAIN;
+    if (rc != 0 && !self->hello_unsent)
+        sb_error ("cannot send HELLO to the coordinator: %s", zmq_strerror (zmq_errno ()));
     sb_host_proc_fini (&hp);
-    return rc;
+    return rc != 0 && !self->hello_unsent ? -1 : 0;
 }
 
 /* Does endpoint, a plain tcp://HOST:PORT, refuse TCP connections on every
@@ -334,6 +343,8 @@ s_await_welcome (s_agent_t *self)
             sb_error ("cannot join the coordinator at %s: %s", self->o->endpoint, why);
             return -1;
         }
+        if (self->hello_unsent && s_hello (self) != 0)
+            return -1;
         /* A coordinator that took our HELLO and went away without answering (one
          * closing after its run, or killed) used it up: say HELLO again, for
          * whichever coordinator listens there next. */
@@ -566,10 +577,13 @@ sb_agent_run (const sb_agent_opts_t *opts)
     long online = sysconf (_SC_NPROCESSORS_ONLN);
     self->spare_cores = online >= S_SPARE_CORES;
     self->poller = zpoller_new (self->dealer, self->up, NULL);
+    zsock_set_sndtimeo (self->dealer, 0);       /* the HELLO (s_hello) */
+    if (getenv ("X_SLEEP")) usleep (1000000);
     if (!self->poller || s_hello (self) != 0 || s_await_welcome (self) != 0) {
         zsock_set_linger (self->dealer, 0);     /* no coordinator to take what is queued */
         goto done;
     }
+    zsock_set_sndtimeo (self->dealer, -1);      /* a connection that the WELCOME came on */
     /* from here on, wake-ups drain every queued frame without waiting */
     zsock_set_rcvtimeo (self->dealer, 0);
     zsock_set_rcvtimeo (self->up, 0);
