@@ -207,7 +207,14 @@ sb_pagecache_residency (int fd, uint64_t offset, uint64_t length, sb_residency_t
         s_err (err, err_size, "mincore", name, EINVAL);
         return -1;
     }
-    uint64_t size = (uint64_t) st.st_size;
+    return sb_pagecache_residency_sized (fd, (uint64_t) st.st_size, offset, length, out, name, err, err_size);
+}
+
+int
+sb_pagecache_residency_sized (int fd, uint64_t size, uint64_t offset, uint64_t length, sb_residency_t *out,
+                              const char *name, char *err, size_t err_size)
+{
+    out->resident = out->checked = 0;
     if (offset >= size)
         return 0;
     uint64_t end = length == 0 || length > size - offset ? size : offset + length;

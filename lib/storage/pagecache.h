@@ -50,6 +50,10 @@ int sb_pagecache_evict_at (int dirfd, const char *path, char *err, size_t err_si
  * a file that cannot be mapped). */
 int sb_pagecache_residency (int fd, uint64_t offset, uint64_t length, sb_residency_t *out, const char *name,
                             char *err, size_t err_size);
+/* The same, for a regular file fd of size bytes that the caller has just
+ * fstat-ed (no fstat of its own). */
+int sb_pagecache_residency_sized (int fd, uint64_t size, uint64_t offset, uint64_t length, sb_residency_t *out,
+                                  const char *name, char *err, size_t err_size);
 
 /* Tests: 1 to measure residency with mincore even where cachestat works,
  * 0 to use cachestat again where it works. */

@@ -135,6 +135,15 @@ START_TEST (test_evict_and_residency_whole_file)
     ck_assert_int_eq (sb_pagecache_residency (fd, size - 10, 4096, &r, "a.bin", err, sizeof err), 0);
     ck_assert_uint_eq (r.resident, 10);
     ck_assert_uint_eq (r.checked, 10);
+    /* the same with the size given (the caller's fstat): clipped at that size */
+    ck_assert_int_eq (sb_pagecache_residency_sized (fd, size, 100, 5000, &r, "a.bin", err, sizeof err), 0);
+    ck_assert_uint_eq (r.resident, 5000);
+    ck_assert_uint_eq (r.checked, 5000);
+    ck_assert_int_eq (sb_pagecache_residency_sized (fd, size, 0, 0, &r, "a.bin", err, sizeof err), 0);
+    ck_assert_uint_eq (r.resident, size);
+    ck_assert_uint_eq (r.checked, size);
+    ck_assert_int_eq (sb_pagecache_residency_sized (fd, size, size, 10, &r, "a.bin", err, sizeof err), 0);
+    ck_assert_uint_eq (r.checked, 0);
     /* evicted again by path, relative to a folder */
     int dirfd = open (s_dir, O_RDONLY | O_DIRECTORY);
     ck_assert_int_ge (dirfd, 0);

@@ -217,6 +217,8 @@ START_TEST (files_open_at_most_depth)
     }
     ck_assert_int_eq (seen->failed[60], 1);
     ck_assert_msg (strstr (seen->text[60], "obj_999: No such file or directory") != NULL, "%s", seen->text[60]);
+    /* each read went to the kernel in a submission of its own */
+    ck_assert_uint_eq (sb_uring_most_submitted (st), 1);
     ck_assert_uint_eq (sb_engine_uring.pending (st), 0);
     ck_assert_int_eq (s_open_files (), before);
     s_close (&st);
@@ -254,6 +256,7 @@ START_TEST (many_in_flight_exact)
         ck_assert_msg (!seen->failed[i], "read %zu: %s", i, seen->text[i]);
         ck_assert_uint_eq (seen->bytes[i], want[i]);
     }
+    ck_assert_uint_eq (sb_uring_most_submitted (st), 1);
 
     /* a range past the end: a short read naming the path and where the file ends */
     memset (seen, 0, sizeof *seen);

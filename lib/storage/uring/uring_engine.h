@@ -17,6 +17,9 @@ size_t sb_uring_in_flight (const void *client);
 /* 1 when the slots' buffers are registered with the ring (read_fixed), 0
  * when the memlock limit left plain reads. */
 int sb_uring_registered (const void *client);
+/* The most chunk reads one submission to the kernel carried (1: each
+ * went in on its own, as the engine submits them). */
+size_t sb_uring_most_submitted (const void *client);
 /* Queue a read of io->length bytes (not 0) from the open descriptor fd,
  * which the read takes over (closed when delivered), of any kind: tests
  * hold a read that does not complete with a pipe nobody writes to. 0, or
