@@ -499,23 +499,26 @@ s_write_all (int fd, const uint8_t *buf, size_t n, size_t *put)
 }
 
 /* A test hook (tests/integration/test_datagen_safety.sh): with
- * SHARDBENCH_TEST_STOP_AT_TEMPORARY=N in its environment the process stops
- * itself (SIGSTOP, all its threads) once it has created its N-th temporary,
- * so that a test holds a writer with a temporary in place without racing
- * it. Unset (always, outside that test) it does nothing. */
+ * SHARDBENCH_TEST_STOP_AT_TEMPORARY=N in its environment (read once, at the
+ * first temporary) the process stops itself (SIGSTOP, all its threads)
+ * once it has created its N-th temporary, so that a test holds a writer
+ * with a temporary in place without racing it. Unset (always, outside
+ * that test) it does nothing. */
 static void
 s_test_stop_at_temporary (void)
 {
-    static unsigned long made;
-    const char *at = getenv ("SHARDBENCH_TEST_STOP_AT_TEMPORARY");
-    if (!at || !*at)
-        return;
-    char *end;
-    errno = 0;
-    unsigned long n = strtoul (at, &end, 10);
-    if (*end || errno || n == 0)
-        return;
-    if (__atomic_add_fetch (&made, 1, __ATOMIC_RELAXED) == n)
+    static unsigned long made, stop_at = ULONG_MAX;    /* ULONG_MAX: not read yet; 0: never */
+    unsigned long at = __atomic_load_n (&stop_at, __ATOMIC_RELAXED);
+    if (at == ULONG_MAX) {
+        const char *v = getenv ("SHARDBENCH_TEST_STOP_AT_TEMPORARY");
+        char *end = NULL;
+        errno = 0;
+        at = v && *v ? strtoul (v, &end, 10) : 0;
+        if (!v || !*v || *end || errno || at == ULONG_MAX)
+            at = 0;
+        __atomic_store_n (&stop_at, at, __ATOMIC_RELAXED);
+    }
+    if (at && __atomic_add_fetch (&made, 1, __ATOMIC_RELAXED) == at)
         (void) raise (SIGSTOP);
 }
 

@@ -92,7 +92,6 @@ typedef struct s_read {
     uint64_t           expect_size;
     const char        *expect_name;     /* the format's generator ("" for raw content); static */
     int                prepared;    /* opened, evicted / sampled as asked, its range set (s_prepare) */
-    int                sized;       /* its file opened and fstat-ed here (s_prepare) */
     uint64_t           offset, length;  /* as queued (length 0: to the end of the file) */
     unsigned           flags;       /* SB_IO_EVICT, SB_IO_RESIDENCY as queued */
     uint64_t           size_given;  /* sb_uring_queue_fd: the size, the file not stat-ed */
@@ -645,15 +644,6 @@ sb_uring_queue_fd (void *client, int fd, const sb_io_t *io, sb_storage_error_t *
     return 0;
 }
 
-/* The residency of rd's range (rd->sized: its size is the fstat of its
- * file just now, and needs no other). */
-static int
-s_residency (s_read_t *rd, uint64_t size, uint64_t length, sb_residency_t *r, char *why, size_t why_size)
-{
-    return rd->sized ? sb_pagecache_residency_sized (rd->fd, size, rd->want, length, r, rd->path, why, why_size)
-                     : sb_pagecache_residency (rd->fd, rd->want, length, r, rd->path, why, why_size);
-}
-
 /* Open rd's file (unless it came open), evict and sample residency as
  * asked, and set the range its chunks cover. 0: rd has chunks to read;
  * -1: nothing to read (an empty range) or failed (rd->failed, its error
@@ -665,6 +655,7 @@ s_prepare (s_uring_t *self, s_read_t *rd)
     sb_storage_error_t local, *err = &local;
     const char *key = rd->path + rd->root_len;
     uint64_t size = rd->size_given;
+    int sized = 0;      /* size is the fstat of the file just opened: the residency needs no other */
     if (rd->fd < 0) {
         /* only regular files: a FIFO would block the open, a device would
          * be read for ever. stat first (a FIFO's stat does not block), then
@@ -702,7 +693,7 @@ s_prepare (s_uring_t *self, s_read_t *rd)
             return s_fail_later (rd, err);
         }
         size = (uint64_t) st.st_size;
-        rd->sized = 1;
+        sized = 1;
     }
     rd->to_eof = rd->length == 0;
     uint64_t length = rd->to_eof ? size : rd->length;
@@ -727,7 +718,9 @@ s_prepare (s_uring_t *self, s_read_t *rd)
         sb_residency_t r;
         char why[256];
         uint64_t c0 = sb_mono_ns ();
-        if (s_residency (rd, size, length, &r, why, sizeof why) == 0) {
+        int rc = sized ? sb_pagecache_residency_sized (rd->fd, size, rd->want, length, &r, rd->path, why, sizeof why)
+                       : sb_pagecache_residency (rd->fd, rd->want, length, &r, rd->path, why, sizeof why);
+        if (rc == 0) {
             rd->resident = r.resident;
             rd->checked = r.checked;
         }
