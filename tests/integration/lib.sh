@@ -57,6 +57,24 @@ coordinator_endpoint () {
     sed -n 's/.*`shardbench-worker --coordinator \([^ `]*\).*/\1/p' "$1" | head -1
 }
 
+# lease FILE: a process holds a write lease on FILE (an open for reading
+# waits until it lets go, or the kernel breaks it after lease-break-time);
+# sets HOLDER; 0 once the lease is held
+lease () {
+    rm -f lease.out
+    python3 - "$1" >lease.out 2>lease.err <<'PY' &
+import fcntl, os, signal, sys, time
+signal.signal(signal.SIGIO, signal.SIG_IGN)     # keep the lease when a reader breaks it
+fd = os.open(sys.argv[1], os.O_RDONLY)
+fcntl.fcntl(fd, 1024, fcntl.F_WRLCK)            # F_SETLEASE
+print("leased", flush=True)
+time.sleep(120)
+PY
+    HOLDER=$!
+    for _ in $(seq 1 100); do grep -q leased lease.out 2>/dev/null && return 0; sleep 0.1; done
+    return 1
+}
+
 # readme_sql TEXT: the ```sql block of README.md's "Example queries" that
 # contains TEXT, on stdout; nothing (and status 1) unless exactly one does.
 # readme_sql --all: every block, each into queryNN.sql here; prints how many.

@@ -29,6 +29,51 @@ for depth in 1 16; do
         --accelerators 2 --local 1 --db p.db
     expect_eq "uring, iodepth $depth, 2 ranks: run succeeds" "$SB_RC" 0
 done
+# what is not a regular file, read whole (dataset.skip_listing: sizes
+# unknown): a FIFO (the ring's open must not wait for a writer) and a link
+# to /dev/zero (never read) are refused at once, named with rank and host
+F="dataset.data_folder=./f dataset.num_files_train=5 dataset.record_length_bytes=100 dataset.record_length_bytes_stdev=0
+   reader.batch_size=1 train.epochs=1 --accelerators 1 --progress off --db f.db"
+sb datagen $F
+expect_eq "irregular: datagen" "$SB_RC" 0
+root=$(cd f && pwd -P)
+host=$(hostname)
+for kind in fifo zero; do
+    rm -f f/train/img_2_of_5.npz
+    if [ "$kind" = fifo ]; then mkfifo f/train/img_2_of_5.npz; what="a FIFO"
+    else ln -s /dev/zero f/train/img_2_of_5.npz; what="a symbolic link to a character device"; fi
+    start=$SECONDS
+    sb run $F storage.engine=uring storage.uring.iodepth=4 dataset.skip_listing=true
+    expect_eq "uring, $kind: exit status 1" "$SB_RC" 1
+    expect_eq "uring, $kind: refused at once (under 60 s)" "$(( SECONDS - start < 60 ))" 1
+    expect_contains "uring, $kind: named with rank and host" sb.err \
+        "shardbench: error: rank 0 on $host: open $root/train/img_2_of_5.npz: not a regular file ($what): a dataset object must be a regular file"
+done
+
+# an open that waits (a write lease another process holds: the kernel makes
+# the open wait lease-break-time, 45 s) is a stalled read: with
+# shardbench.stall_timeout_s=2 the run fails within seconds, naming the
+# file (the ring opens files as reads are queued: that counts as a read
+# in flight)
+S="dataset.data_folder=./s dataset.num_files_train=4 dataset.record_length_bytes=100 dataset.record_length_bytes_stdev=0
+   reader.batch_size=1 train.epochs=1 --accelerators 1 --progress off --db s.db"
+sb datagen $S
+expect_eq "stall: datagen" "$SB_RC" 0
+root=$(cd s && pwd -P)
+if ! lease s/train/img_1_of_4.npz; then
+    echo "ok - uring, stall: an open that waits # SKIP no file lease: $(tail -1 lease.err)"
+else
+    start=$SECONDS
+    sb run $S storage.engine=uring storage.uring.iodepth=4 shardbench.stall_timeout_s=2
+    expect_eq "uring, stall: exit status 1" "$SB_RC" 1
+    expect_eq "uring, stall: the run ends (under 30 s; the open waits 45 s)" "$(( SECONDS - start < 30 ))" 1
+    re="^shardbench: error: rank 0 on $host: read $root/train/img_1_of_4\.npz: no progress for [0-9]+\.[0-9] s \(shardbench\.stall_timeout_s = 2\): the open or read has not returned"
+    if grep -qE "$re" sb.err; then pass "uring, stall: names rank, host and file"
+    else fail "uring, stall: no stall error"; sed 's/^/    /' sb.err | tail -5; fi
+    kill "$HOLDER" 2>/dev/null
+    wait "$HOLDER" 2>/dev/null
+fi
+
 # another engine's key, or uring's with another engine, is refused before anything runs
 sb run $common workflow.generate_data=false storage.uring.iodepth=4 --db p.db
 expect_eq "uring option without the uring engine: refused" "$SB_RC" 2

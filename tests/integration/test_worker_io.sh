@@ -119,23 +119,7 @@ S="dataset.data_folder=./s dataset.num_files_train=4 dataset.record_length_bytes
 sb datagen $S
 expect_eq "stall: datagen" "$SB_RC" 0
 root=$(cd s && pwd -P)
-# lease FILE: a process holds a write lease on FILE (an open for reading
-# waits until it lets go, or the kernel breaks it after lease-break-time);
-# sets HOLDER; 0 once the lease is held
-lease () {
-    rm -f lease.out
-    python3 - "$1" >lease.out 2>lease.err <<'PY' &
-import fcntl, os, signal, sys, time
-signal.signal(signal.SIGIO, signal.SIG_IGN)     # keep the lease when a reader breaks it
-fd = os.open(sys.argv[1], os.O_RDONLY)
-fcntl.fcntl(fd, 1024, fcntl.F_WRLCK)            # F_SETLEASE
-print("leased", flush=True)
-time.sleep(120)
-PY
-    HOLDER=$!
-    for _ in $(seq 1 100); do grep -q leased lease.out 2>/dev/null && return 0; sleep 0.1; done
-    return 1
-}
+# lease FILE (lib.sh): a process holds a write lease on FILE; HOLDER
 lease s/train/img_1_of_4.npz
 holder=$HOLDER
 if ! grep -q leased lease.out; then

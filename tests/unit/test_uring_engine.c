@@ -300,11 +300,26 @@ START_TEST (many_in_flight_exact)
     ck_assert_int_eq (mkdir (strcat (strcpy ((char[PATH_MAX + 8]) { 0 }, s_root), "sub"), 0755), 0);
     sb_io_t dir = { .tag = 3, .key = "sub", .expect_size = UINT64_MAX };
     ck_assert_int_eq (sb_engine_uring.queue (st, &dir, &e), 0);
-    while (seen->done < 2)
+    /* a FIFO (its open does not wait for a writer) and a link to a
+     * character device (never read): refused at once, whole files or a
+     * range, with what they are */
+    char other[PATH_MAX + 8];
+    snprintf (other, sizeof other, "%sfifo", s_root);
+    ck_assert_int_eq (mkfifo (other, 0600), 0);
+    snprintf (other, sizeof other, "%szero", s_root);
+    ck_assert_int_eq (symlink ("/dev/zero", other), 0);
+    sb_io_t fifo = { .tag = 4, .key = "fifo", .expect_size = UINT64_MAX };
+    sb_io_t zero = { .tag = 5, .key = "zero", .length = 4096, .expect_size = UINT64_MAX };
+    ck_assert_int_eq (sb_engine_uring.queue (st, &fifo, &e), 0);
+    ck_assert_int_eq (sb_engine_uring.queue (st, &zero, &e), 0);
+    while (seen->done < 4)
         ck_assert_int_ge (s_getevents (st, 5000, s_on_done, seen, &e), 0);
-    ck_assert (seen->failed[2] && seen->failed[3]);
+    ck_assert (seen->failed[2] && seen->failed[3] && seen->failed[4] && seen->failed[5]);
     ck_assert_msg (strstr (seen->text[2], "nope") && strstr (seen->text[2], strerror (ENOENT)), "%s", seen->text[2]);
-    ck_assert_msg (strstr (seen->text[3], "not a regular file"), "%s", seen->text[3]);
+    ck_assert_msg (strstr (seen->text[3], "not a regular file (a directory)"), "%s", seen->text[3]);
+    ck_assert_msg (strstr (seen->text[4], "fifo: not a regular file (a FIFO)"), "%s", seen->text[4]);
+    ck_assert_msg (strstr (seen->text[5], "zero: not a regular file (a symbolic link to a character device)"), "%s",
+                   seen->text[5]);
     ck_assert_uint_eq (sb_engine_uring.pending (st), 0);
     s_close (&st);
     free (seen);

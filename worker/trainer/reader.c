@@ -374,8 +374,14 @@ s_thread (void *arg)
                 if (s_stats_reply (ctx) != 0)
                     ctx->failed_send = 1;
             }
-            else
+            else {
+                /* an engine may open the file as it queues the read (uring):
+                 * a call that may not return, watched as the reads in
+                 * flight are (a thread idle until now is busy from here) */
+                if (__atomic_load_n (&ctx->progress_ns, __ATOMIC_ACQUIRE) == 0)
+                    s_progress (ctx, 1);
                 s_queue (ctx, rq);
+            }
             sb_chan_msg_free (f);
         }
         sb_storage_t *client = s_client (ctx);

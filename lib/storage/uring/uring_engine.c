@@ -8,9 +8,10 @@
  * are in flight at once; reads queued while every slot is busy wait in
  * order for one. A read is delivered once its last chunk completed.
  *
- * Files are opened (stat, open, fstat: regular files only, as the file
- * engine does) when a slot is free for the read's first chunk, not when it
- * is queued, and closed when the read is delivered: a rank queues whole
+ * Files are opened (an open that does not wait, then fstat: regular files
+ * only, as the file engine reads) when a slot is free for the read's first
+ * chunk, not when it is queued, and closed when the read is delivered
+ * (through the ring, with the next submission): a rank queues whole
  * batches ahead (its prefetch window), and opened at once they would hold
  * that many files open; this way a ring holds at most one file per slot,
  * as many as the pread engines hold per thread (what the worker's file
@@ -18,6 +19,12 @@
  * and residency sample come right before the read.
  * With storage.uring.direct the files are opened with O_DIRECT and reads
  * widened to aligned blocks, as the direct engine does.
+ *
+ * The ring's thread does the work of fio's: a page-cache copy per read
+ * (task work) besides the submission, and as many system calls a file as
+ * fio's thread makes (open, fstat and the residency sample's cachestat,
+ * where fio opens, fadvises and closes): no stat before the open (a FIFO's
+ * open with O_NONBLOCK does not wait either) and no close() of its own.
  *
  * Each chunk read goes to the kernel in a submission of its own (as
  * fio's default iodepth_batch, and as DLIO's loaders' read() calls): the
@@ -59,6 +66,7 @@
 #define S_ALIGN 4096u               /* O_DIRECT: offsets, lengths and buffers */
 #define S_WAKE_TAG (UINT64_MAX - 1) /* user_data of the eventfd read (UINT64_MAX is liburing's own timeout tag) */
 #define S_CANCEL_TAG (UINT64_MAX - 2) /* user_data of the cancellation at close */
+#define S_CLOSE_TAG (UINT64_MAX - 3)  /* user_data of a file's close (a completion only when it failed) */
 #define S_MAX_DEPTH 4096u
 
 static const sb_engine_option_t s_options[] = {
@@ -75,6 +83,7 @@ typedef struct s_read {
     const char        *root;        /* the client's */
     size_t             root_len;    /* path + root_len: the key */
     int                fd;
+    int                nonblock;    /* fd is O_NONBLOCK (s_open_nonblocking) */
     int                to_eof;      /* length 0: the whole file as it is when opened */
     uint64_t           want, want_end;  /* the asked range */
     uint64_t           next;        /* where the next chunk starts */
@@ -114,6 +123,7 @@ typedef struct {
     struct io_uring  ring;
     int              ring_ok;
     int              registered;    /* buffers registered (read_fixed), else plain reads */
+    int              ring_close;    /* files are closed through the ring (IORING_FEAT_CQE_SKIP), else close() */
     int              direct;
     size_t           buffer_bytes;
     size_t           nslots;
@@ -221,6 +231,23 @@ s_not_regular (const char *root, const char *key, const char *path, const struct
 
 /* ---- the ring ---- */
 
+/* Close rd's file with the next submission, without a completion unless
+ * it fails (a system call a file less on the ring's thread), or with
+ * close() when the ring cannot (an old kernel; no entry free). */
+static void
+s_release_fd (s_uring_t *self, s_read_t *rd)
+{
+    if (rd->fd < 0 || !self->ring_close)
+        return;     /* s_read_free closes it */
+    struct io_uring_sqe *sqe = io_uring_get_sqe (&self->ring);
+    if (!sqe)
+        return;
+    io_uring_prep_close (sqe, rd->fd);
+    io_uring_sqe_set_flags (sqe, IOSQE_CQE_SKIP_SUCCESS);
+    io_uring_sqe_set_data64 (sqe, S_CLOSE_TAG);
+    rd->fd = -1;
+}
+
 static void
 s_arm_wake (s_uring_t *self)
 {
@@ -266,7 +293,8 @@ static void
 s_prep_slot (s_uring_t *self, size_t i)
 {
     s_slot_t *s = &self->slots[i];
-    s_submit_prepared (self);
+    if (self->unsubmitted)
+        s_submit_prepared (self);   /* another read: not in the same submission (closes may be) */
     struct io_uring_sqe *sqe = io_uring_get_sqe (&self->ring);
     if (!sqe) {     /* the ring has an entry per slot: cannot happen */
         if (io_uring_submit (&self->ring) > 0)
@@ -382,6 +410,9 @@ s_close (void *client)
     s_uring_t *self = client;
     if (!self)
         return;
+    /* the closes prepared go in first (none is left open) */
+    if (self->ring_ok)
+        (void) io_uring_submit (&self->ring);
     /* reads still in flight at close (a reader that stopped on an error, a
      * read of a pipe that never ends) are cancelled and reaped first: a
      * read already running in the kernel's workers would otherwise finish
@@ -509,20 +540,23 @@ s_open (const sb_storage_cfg_t *cfg, const sb_storage_open_t *how, void **client
         s_close (self);
         return sb_storage_fail (e, S_NAME, "open", how->root, err, "uring engine: eventfd: %s", strerror (err));
     }
-    /* an entry per slot, one for the wakeup read and one for a timeout
-     * (kernels without IORING_FEAT_EXT_ARG wait with one); completions
-     * never outnumber what is in flight, so the CQ (twice) never fills */
-    int rc = io_uring_queue_init ((unsigned) depth + 2, &self->ring, 0);
+    /* an entry per slot, one per slot for a file's close, one for the
+     * wakeup read and one for a timeout (kernels without
+     * IORING_FEAT_EXT_ARG wait with one); completions never outnumber
+     * what is in flight (a close completes only when it fails), so the CQ
+     * (twice) never fills */
+    int rc = io_uring_queue_init ((unsigned) (2 * depth + 2), &self->ring, 0);
     if (rc < 0) {
         free (iov);
         s_close (self);
         return sb_storage_fail (e, S_NAME, "open", how->root, -rc,
-                                "io_uring_queue_init (%zu entries) for %s: %s%s", depth + 2, how->root,
+                                "io_uring_queue_init (%zu entries) for %s: %s%s", 2 * depth + 2, how->root,
                                 strerror (-rc), -rc == EPERM || -rc == ENOSYS
                                 ? " (io_uring is disabled here: kernel.io_uring_disabled, seccomp, or an old kernel;"
                                   " use storage.engine: file)" : "");
     }
     self->ring_ok = 1;
+    self->ring_close = (self->ring.features & IORING_FEAT_CQE_SKIP) != 0;
     /* registered buffers spare the kernel mapping each buffer per read; a
      * memlock limit too low for them (RLIMIT_MEMLOCK) leaves plain reads */
     self->registered = io_uring_register_buffers (&self->ring, iov, (unsigned) depth) == 0;
@@ -644,6 +678,43 @@ sb_uring_queue_fd (void *client, int fd, const sb_io_t *io, sb_storage_error_t *
     return 0;
 }
 
+/* err: why rd's open failed with en. */
+static void
+s_open_failed (s_uring_t *self, s_read_t *rd, int en, sb_storage_error_t *err)
+{
+    const char *key = rd->path + rd->root_len;
+    if (self->direct && en == EINVAL)
+        s_fail (self->root, err, "open", key, en,
+                "open %s with O_DIRECT (storage.uring.direct: true): %s: its file system refuses direct"
+                " I/O; put the dataset on one that supports it or set storage.uring.direct: false",
+                rd->path, strerror (en));
+    else
+        s_fail (self->root, err, "open", key, en, "open %s%s: %s", rd->path, self->direct ? " with O_DIRECT" : "",
+                strerror (en));
+}
+
+/* Open rd's file as an open that may wait (a lease held on it): a stat
+ * first, so that a FIFO is not waited on. 0 with rd->fd set; -1 with err
+ * set. */
+static int
+s_open_blocking (s_uring_t *self, s_read_t *rd, sb_storage_error_t *err)
+{
+    const char *key = rd->path + rd->root_len;
+    struct stat st;
+    if (stat (rd->path, &st) != 0) {
+        int en = errno;
+        return s_fail (self->root, err, "open", key, en, "open %s: %s", rd->path, strerror (en));
+    }
+    if (!S_ISREG (st.st_mode))
+        return s_not_regular (self->root, key, rd->path, &st, err);
+    rd->fd = open (rd->path, O_RDONLY | O_CLOEXEC | (self->direct ? O_DIRECT : 0));
+    if (rd->fd < 0) {
+        s_open_failed (self, rd, errno, err);
+        return -1;
+    }
+    return 0;
+}
+
 /* Open rd's file (unless it came open), evict and sample residency as
  * asked, and set the range its chunks cover. 0: rd has chunks to read;
  * -1: nothing to read (an empty range) or failed (rd->failed, its error
@@ -657,32 +728,20 @@ s_prepare (s_uring_t *self, s_read_t *rd)
     uint64_t size = rd->size_given;
     int sized = 0;      /* size is the fstat of the file just opened: the residency needs no other */
     if (rd->fd < 0) {
-        /* only regular files: a FIFO would block the open, a device would
-         * be read for ever. stat first (a FIFO's stat does not block), then
-         * fstat what was opened (it may have been replaced) */
+        /* only regular files: a FIFO would block an open, a device would
+         * be read for ever. The open does not wait (O_NONBLOCK: a FIFO's
+         * returns at once), and fstat says what was opened; a file with a
+         * lease held (the open would wait for it: EWOULDBLOCK) is opened as
+         * it would be otherwise, after a stat (s_open_blocking) */
         struct stat st;
-        if (stat (rd->path, &st) != 0) {
-            int en = errno;
-            s_fail (self->root, err, "open", key, en, "open %s: %s", rd->path, strerror (en));
+        rd->fd = open (rd->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (self->direct ? O_DIRECT : 0));
+        if (rd->fd >= 0)
+            rd->nonblock = 1;
+        else if (errno != EWOULDBLOCK && errno != EAGAIN) {
+            s_open_failed (self, rd, errno, err);
             return s_fail_later (rd, err);
-        }
-        if (!S_ISREG (st.st_mode)) {
-            s_not_regular (self->root, key, rd->path, &st, err);
+        } else if (s_open_blocking (self, rd, err) != 0)
             return s_fail_later (rd, err);
-        }
-        rd->fd = open (rd->path, O_RDONLY | O_CLOEXEC | (self->direct ? O_DIRECT : 0));
-        if (rd->fd < 0) {
-            int en = errno;
-            if (self->direct && en == EINVAL)
-                s_fail (self->root, err, "open", key, en,
-                        "open %s with O_DIRECT (storage.uring.direct: true): %s: its file system refuses direct"
-                        " I/O; put the dataset on one that supports it or set storage.uring.direct: false",
-                        rd->path, strerror (en));
-            else
-                s_fail (self->root, err, "open", key, en, "open %s%s: %s", rd->path,
-                        self->direct ? " with O_DIRECT" : "", strerror (en));
-            return s_fail_later (rd, err);
-        }
         if (fstat (rd->fd, &st) != 0) {
             int en = errno;
             s_fail (self->root, err, "open", key, en, "fstat %s: %s", rd->path, strerror (en));
@@ -786,6 +845,7 @@ s_deliver (s_uring_t *self, s_read_t *rd, sb_io_done_fn fn, void *ctx)
         sb_histogram_add (&self->stats.latency, d->latency_ns / 1000);
     }
     self->pending--;
+    s_release_fd (self, rd);
     s_read_free (rd);
     if (fn)
         fn (ctx, d);
@@ -799,7 +859,21 @@ s_complete (s_uring_t *self, size_t i, int res)
 {
     s_slot_t *s = &self->slots[i];
     s_read_t *rd = s->rd;
-    if (res == -EAGAIN || res == -EINTR) {
+    if (res == -EAGAIN && rd->nonblock) {
+        /* a file system whose reads cannot wait for the device without
+         * blocking: O_NONBLOCK (the open's, against FIFOs) would make
+         * every read of it end so; the file blocks from here on */
+        rd->nonblock = 0;
+        int fl = fcntl (rd->fd, F_GETFL);
+        if (fl == -1 || fcntl (rd->fd, F_SETFL, fl & ~O_NONBLOCK) == -1) {
+            res = -errno;
+            s_read_fail (rd, "read", -res, "read %s: clearing O_NONBLOCK after EAGAIN: %s", rd->path,
+                         strerror (-res));
+        } else {
+            s_prep_slot (self, i);
+            return 0;
+        }
+    } else if (res == -EAGAIN || res == -EINTR) {
         s_prep_slot (self, i);
         return 0;
     }
