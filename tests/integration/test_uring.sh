@@ -74,6 +74,14 @@ else
     wait "$HOLDER" 2>/dev/null
 fi
 
+# the worker's file-descriptor budget counts a ring's files: one per read
+# in flight and as many again delivered, closed with the next submission
+(ulimit -n 100; exec timeout 60 "$SHARDBENCH" run $S storage.engine=uring storage.uring.iodepth=40 --local 1 \
+    --db lf.db) >lf.out 2>lf.err
+expect_eq "uring fd refusal: exit status 1" "$?" 1
+expect_contains "uring fd refusal: counts the closing files" lf.err \
+    "file descriptors: 1 ranks x 88 (40 reads in flight + 40 files closing + 8) + "
+
 # another engine's key, or uring's with another engine, is refused before anything runs
 sb run $common workflow.generate_data=false storage.uring.iodepth=4 --db p.db
 expect_eq "uring option without the uring engine: refused" "$SB_RC" 2

@@ -403,7 +403,8 @@ s_open_fds (void)
  * a rank's actor 3 sockets, its reader's completion channel one eventfd
  * (lib/base/chan.c; its request channel none); a local engine one open
  * file per read in flight (sb_reader_reads_in_flight), and an async one
- * (uring) its ring and its wake-up eventfd; the s3 engine one connection per request
+ * (uring) its ring, its wake-up eventfd and as many files again, delivered
+ * and closed with the ring's next submission; the s3 engine one connection per request
  * in flight and endpoint, 2 for curl's wake-up, and the datagen/checkpoint
  * client one per endpoint plus 2; 2 more per rank for checkpoint files.
  * Returns 0, or -1 with a cause that gives the numbers and the fix. */
@@ -418,7 +419,7 @@ s_check_fd_limit (s_agent_t *self, char *cause, size_t size)
     int s3 = (sb_storage_caps (&self->storage) & SB_ENGINE_ENDPOINTS) != 0;   /* connections per endpoint */
     uint64_t threads = s3 ? 1 : (w->loader_threads ? w->loader_threads : w->read_threads);
     uint64_t reads = sb_reader_reads_in_flight (&self->storage, (size_t) threads);
-    uint64_t ring = (sb_storage_caps (&self->storage) & SB_ENGINE_ASYNC) ? 2 : 0;
+    uint64_t ring = (sb_storage_caps (&self->storage) & SB_ENGINE_ASYNC) ? 2 + reads : 0;
     uint64_t per_rank = 3 + 1 + 2 + (s3 ? inflight * nep + 2 + nep + 2 : reads + ring);
     long open_now = s_open_fds ();
     uint64_t base = (open_now > 0 ? (uint64_t) open_now : 32) + 32 + (s3 ? nep + 2 : 0);
@@ -429,6 +430,9 @@ s_check_fd_limit (s_agent_t *self, char *cause, size_t size)
     if (s3)
         snprintf (what, sizeof what, "%llu in flight x %llu endpoints + %llu", (unsigned long long) inflight,
                   (unsigned long long) nep, (unsigned long long) (per_rank - inflight * nep));
+    else if (ring)
+        snprintf (what, sizeof what, "%llu reads in flight + %llu files closing + %llu", (unsigned long long) reads,
+                  (unsigned long long) reads, (unsigned long long) (per_rank - 2 * reads));
     else
         snprintf (what, sizeof what, "%llu reads in flight + %llu", (unsigned long long) reads,
                   (unsigned long long) (per_rank - reads));

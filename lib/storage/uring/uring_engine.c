@@ -14,9 +14,10 @@
  * (through the ring, with the next submission): a rank queues whole
  * batches ahead (its prefetch window), and opened at once they would hold
  * that many files open; this way a ring holds at most one file per slot,
- * as many as the pread engines hold per thread (what the worker's file
- * descriptor budget counts: sb_reader_reads_in_flight), and the eviction
- * and residency sample come right before the read.
+ * as many as the pread engines hold per thread, and as many again of
+ * reads delivered whose close has not gone in yet (what the worker's file
+ * descriptor budget counts: twice sb_reader_reads_in_flight), and the
+ * eviction and residency sample come right before the read.
  * With storage.uring.direct the files are opened with O_DIRECT and reads
  * widened to aligned blocks, as the direct engine does.
  *
