@@ -386,6 +386,7 @@ s_thread (void *arg)
         }
         sb_storage_t *client = s_client (ctx);
         if (sb_storage_pending (client) == 0) {
+            s_progress (ctx, 0);    /* idle again (every read queued failed at once) */
             if (stopping)
                 break;
             continue;

@@ -84,7 +84,7 @@ typedef struct s_read {
     const char        *root;        /* the client's */
     size_t             root_len;    /* path + root_len: the key */
     int                fd;
-    int                nonblock;    /* fd is O_NONBLOCK (s_open_nonblocking) */
+    int                nonblock;    /* fd is O_NONBLOCK (s_prepare) */
     int                to_eof;      /* length 0: the whole file as it is when opened */
     uint64_t           want, want_end;  /* the asked range */
     uint64_t           next;        /* where the next chunk starts */
