@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check_main.h"
 #include "fake_engine.h"
@@ -140,6 +141,41 @@ START_TEST (test_no_io_inline)
 }
 END_TEST
 
+/* A read that fails as it is queued (verification of a key that is not a
+ * DLIO name) leaves its thread idle, waiting for work: never a stall. (The
+ * thread counts as busy from the moment it queues a read, since an engine
+ * may open the file there: uring.) */
+START_TEST (test_failed_queue_is_no_stall)
+{
+    ck_assert_int_eq (sb_fake_engine_reset (), 0);
+    sb_storage_cfg_t cfg = s_cfg (8);
+    char err[256];
+    sb_reader_t *r = sb_reader_new (&cfg, "", 1, 4096, 1, 1, err, sizeof err);
+    ck_assert_msg (r != NULL, "%s", err);
+    sb_dataset_t ds;
+    memset (&ds, 0, sizeof ds);
+    ds.prefix = "img";
+    ds.format = "npz";
+    ck_assert_msg (sb_reader_set_dataset (r, &ds, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq (sb_reader_submit (r, "not-a-dlio-name", 0, 100, 7, 0), 0);
+    sb_read_result_t res;
+    ck_assert_int_eq (sb_reader_take (r, &res), 0);
+    ck_assert_uint_eq (res.tag, 7);
+    ck_assert_msg (res.error != 0 && strstr (res.message, "not a DLIO name"), "%d %s", res.error, res.message);
+    sb_fake_engine_counts_t c;
+    sb_fake_engine_counts (&c);
+    ck_assert_uint_eq (c.reads, 0);     /* it never reached the engine */
+    char key[256];
+    double for_s = 0;
+    for (int i = 0; i < 30; i++) {      /* 0.3 s, three times the timeout */
+        ck_assert_msg (sb_reader_stalled (r, 0.1, key, sizeof key, &for_s) == 0, "stalled on '%s' for %.2f s", key,
+                       for_s);
+        usleep (10000);
+    }
+    sb_reader_destroy (&r);
+}
+END_TEST
+
 static Suite *
 s_suite (void)
 {
@@ -151,6 +187,7 @@ s_suite (void)
     tcase_add_test (tc, test_async_local_depth);
     tcase_add_test (tc, test_failure_carries_cause);
     tcase_add_test (tc, test_no_io_inline);
+    tcase_add_test (tc, test_failed_queue_is_no_stall);
     suite_add_tcase (s, tc);
     return s;
 }

@@ -359,9 +359,12 @@ s_thread (void *arg)
         size_t pending;
         while (!stopping && !ctx->failed_send && (pending = sb_storage_pending (s_client (ctx))) < self->depth) {
             sb_chan_msg_t *f = NULL;
-            /* nothing to move along: wait for work; else only take what is
+            /* nothing to move along: wait for work (idle, also after reads
+             * that failed as they were queued); else only take what is
              * there. A wait ends empty only when sb_reader_stop closed the
              * requests (after the ones queued before it) */
+            if (pending == 0)
+                s_progress (ctx, 0);
             if (sb_chan_take (self->work, &f, pending == 0 ? -1 : 0) != 0) {
                 if (pending == 0)
                     stopping = 1;
@@ -386,7 +389,6 @@ s_thread (void *arg)
         }
         sb_storage_t *client = s_client (ctx);
         if (sb_storage_pending (client) == 0) {
-            s_progress (ctx, 0);    /* idle again (every read queued failed at once) */
             if (stopping)
                 break;
             continue;
