@@ -38,8 +38,11 @@
 #        other work on a shared machine; needs root for a negative value)
 # Needs fio, vmtouch and sqlite3 (deploy/install-deps.sh --bench).
 # Prints a markdown table: engine, size, QD, fio MB/s, fio IOPS, shardbench
-# MB/s, IOPS, ratio (the lower of the MB/s and IOPS ratios), verdict; exits
-# 1 when a run fails or a row is below BAR.
+# MB/s, IOPS (each the best of REPEAT runs), ratio (the lower of the MB/s and
+# IOPS ratios of the bests), the same ratio of the medians of the REPEAT
+# runs (a run served from the host's cache moves a best, not a median), the
+# load, verdict (on the bests' ratio); exits 1 when a run fails or a row is
+# below BAR.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$here/build}
@@ -150,8 +153,8 @@ for size in $sizes; do
     sync
 done
 
-echo "| engine | size | QD | fio MB/s | fio IOPS | shardbench MB/s | shardbench IOPS | ratio | load | |"
-echo "|---|---|---|---|---|---|---|---|---|---|"
+echo "| engine | size | QD | fio MB/s | fio IOPS | shardbench MB/s | shardbench IOPS | ratio | median ratio | load | |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|"
 status=0
 for size in $sizes; do
     bytes=$(bytes_of "$size")
@@ -182,7 +185,7 @@ for size in $sizes; do
                   --filesize="$bytes")
             load=$(cut -d' ' -f1 /proc/loadavg)
             # best of REPEAT runs each, fio and shardbench taking turns
-            fio_mb=0 fio_iops=0 sb_mb=0 sb_iops=0 failed=
+            fio_mb=0 fio_iops=0 sb_mb=0 sb_iops=0 failed= fio_runs= sb_runs=
             for r in $(seq 1 "$repeat"); do
                 evict "$train"
                 if ! "${prio[@]}" fio "${fio_args[@]}" "${jobs[@]}" >"$work/fio.json" 2>"$work/fio.err"; then
@@ -195,6 +198,7 @@ t = open('$work/fio.json').read()
 j = json.loads(t[t.index('{'):])['jobs'][0]['read']   # after any line fio prints first
 print('%.1f %.0f' % (j['bw_bytes'] / 1e6, j['iops']))")
                 python3 -c "import sys; sys.exit(0 if $mb > $fio_mb else 1)" && fio_mb=$mb fio_iops=$iops
+                fio_runs="$fio_runs $mb,$iops"
                 evict "$train"
                 if ! "${prio[@]}" "$sb" run "$work/w-$size.yaml" "${sb_args[@]}" --db "$db" --progress off \
                         >"$work/sb.out" 2>"$work/sb.err"; then
@@ -204,16 +208,23 @@ print('%.1f %.0f' % (j['bw_bytes'] / 1e6, j['iops']))")
                 id=$(q "SELECT max(id) FROM runs WHERE kind = 'train'")
                 read -r mb iops < <(q "SELECT printf('%.1f %.0f', mb_per_s, samples_per_s) FROM epochs WHERE run_id = $id AND epoch = 1")
                 python3 -c "import sys; sys.exit(0 if $mb > $sb_mb else 1)" && sb_mb=$mb sb_iops=$iops
+                sb_runs="$sb_runs $mb,$iops"
             done
             if [ -n "$failed" ]; then
-                echo "| $engine | $size | $label | $failed | | | | | $load | FAIL |"
+                echo "| $engine | $size | $label | $failed | | | | | | $load | FAIL |"
                 status=1
                 continue
             fi
             ratio=$(python3 -c "print('%.2f' % min($sb_mb / $fio_mb, $sb_iops / $fio_iops))")
+            median_ratio=$(python3 -c "
+import statistics as st
+f = [tuple(map(float, r.split(','))) for r in '$fio_runs'.split()]
+s = [tuple(map(float, r.split(','))) for r in '$sb_runs'.split()]
+med = lambda runs, k: st.median(r[k] for r in runs)
+print('%.2f' % min(med(s, 0) / med(f, 0), med(s, 1) / med(f, 1)))")
             verdict=ok
             python3 -c "import sys; sys.exit(0 if $ratio >= $bar else 1)" || { verdict=below; status=1; }
-            echo "| $engine | $size | $label | $fio_mb | $fio_iops | $sb_mb | $sb_iops | $ratio | $load | $verdict |"
+            echo "| $engine | $size | $label | $fio_mb | $fio_iops | $sb_mb | $sb_iops | $ratio | $median_ratio | $load | $verdict |"
         done
     done
 done
