@@ -30,7 +30,7 @@ for depth in 1 16; do
     expect_eq "uring, iodepth $depth, 2 ranks: run succeeds" "$SB_RC" 0
 done
 # what is not a regular file, read whole (dataset.skip_listing: sizes
-# unknown): a FIFO (the ring's open must not wait for a writer) and a link
+# unknown): a FIFO (an open would wait for a writer) and a link
 # to /dev/zero (never read) are refused at once, named with rank and host
 F="dataset.data_folder=./f dataset.num_files_train=5 dataset.record_length_bytes=100 dataset.record_length_bytes_stdev=0
    reader.batch_size=1 train.epochs=1 --accelerators 1 --progress off --db f.db"

@@ -300,9 +300,9 @@ START_TEST (many_in_flight_exact)
     ck_assert_int_eq (mkdir (strcat (strcpy ((char[PATH_MAX + 8]) { 0 }, s_root), "sub"), 0755), 0);
     sb_io_t dir = { .tag = 3, .key = "sub", .expect_size = UINT64_MAX };
     ck_assert_int_eq (sb_engine_uring.queue (st, &dir, &e), 0);
-    /* a FIFO (its open does not wait for a writer) and a link to a
-     * character device (never read): refused at once, whole files or a
-     * range, with what they are */
+    /* a FIFO (its open would wait for a writer) and a link to a
+     * character device (never read): refused at once, before any open,
+     * whole files or a range, with what they are */
     char other[PATH_MAX + 8];
     snprintf (other, sizeof other, "%sfifo", s_root);
     ck_assert_int_eq (mkfifo (other, 0600), 0);

@@ -155,28 +155,20 @@ s_not_regular (const s_file_t *self, const char *path, const char *key, const st
 
 /* Open path (root + key) for reading, a regular file only: a FIFO would
  * block the open, a device (a link to /dev/zero) would be read for ever.
- * The open does not wait (O_NONBLOCK: a FIFO's returns at once; reads of
- * a regular file ignore the flag, and one that ends in EAGAIN all the same
- * clears it: s_read_again), then fstat says what was opened. A file with
- * a lease held (the open would wait: EWOULDBLOCK) is opened as without the
- * flag, after a stat (a FIFO's stat does not block). The fd, or -1 with e
- * set. */
+ * stat first (a FIFO's stat does not block), then fstat what was opened
+ * (it may have been replaced). The fd, or -1 with e set. */
 static int
 s_open_regular (s_file_t *self, const char *path, const char *key, int direct, struct stat *st,
                 sb_storage_error_t *e)
 {
-    int fd = open (path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (direct ? O_DIRECT : 0));
+    int rc = stat (path, st);
     s_progress (self);
-    if (fd < 0 && (errno == EWOULDBLOCK || errno == EAGAIN)) {
-        int rc = stat (path, st);
-        s_progress (self);
-        if (rc != 0)
-            return s_fail (self, e, "open", key, errno, "open %s: %s", path, strerror (errno));
-        if (!S_ISREG (st->st_mode))
-            return s_not_regular (self, path, key, st, e);
-        fd = open (path, O_RDONLY | O_CLOEXEC | (direct ? O_DIRECT : 0));
-        s_progress (self);
-    }
+    if (rc != 0)
+        return s_fail (self, e, "open", key, errno, "open %s: %s", path, strerror (errno));
+    if (!S_ISREG (st->st_mode))
+        return s_not_regular (self, path, key, st, e);
+    int fd = open (path, O_RDONLY | O_CLOEXEC | (direct ? O_DIRECT : 0));
+    s_progress (self);
     if (fd < 0) {
         int err = errno;
         if (direct && err == EINVAL)
@@ -197,15 +189,6 @@ s_open_regular (s_file_t *self, const char *path, const char *key, int direct, s
         return s_not_regular (self, path, key, st, e);
     }
     return fd;
-}
-
-/* A read of fd ended in EAGAIN: 1 when fd was O_NONBLOCK (s_open_regular)
- * and is not any more, to be read again; 0 otherwise (a failure). */
-static int
-s_read_again (int fd)
-{
-    int fl = fcntl (fd, F_GETFL);
-    return fl != -1 && (fl & O_NONBLOCK) && fcntl (fd, F_SETFL, fl & ~O_NONBLOCK) == 0;
 }
 
 /* the generator's name for verification errors, "" when not given */
@@ -287,8 +270,7 @@ s_read (s_file_t *self, const sb_io_t *io, sb_io_done_t *done)
         s_progress (self);
         if (n < 0) {
             int err = errno;
-            if ((err == EINTR && !__atomic_load_n (&self->woken, __ATOMIC_ACQUIRE))
-                || (err == EAGAIN && s_read_again (fd)))
+            if (err == EINTR && !__atomic_load_n (&self->woken, __ATOMIC_ACQUIRE))
                 continue;
             done->failed = 1;
             if (direct && err == EINVAL)
@@ -448,7 +430,7 @@ sb_file_engine_get_small (void *client, const char *key, char *buf, size_t cap, 
     for (;;) {
         char extra;
         ssize_t n = have < cap ? read (fd, buf + have, cap - have) : read (fd, &extra, 1);
-        if (n < 0 && (errno == EINTR || (errno == EAGAIN && s_read_again (fd))))
+        if (n < 0 && errno == EINTR)
             continue;
         if (n < 0) {
             int err = errno;

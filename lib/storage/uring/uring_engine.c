@@ -8,9 +8,9 @@
  * are in flight at once; reads queued while every slot is busy wait in
  * order for one. A read is delivered once its last chunk completed.
  *
- * Files are opened (an open that does not wait, then fstat: regular files
- * only, as the file engine reads) when a slot is free for the read's first
- * chunk, not when it is queued, and closed when the read is delivered
+ * Files are opened (stat, open, fstat: regular files only, as the file
+ * engine does) when a slot is free for the read's first chunk, not when it
+ * is queued, and closed when the read is delivered
  * (through the ring, with the next submission): a rank queues whole
  * batches ahead (its prefetch window), and opened at once they would hold
  * that many files open; this way a ring holds at most one file per slot,
@@ -22,10 +22,10 @@
  * widened to aligned blocks, as the direct engine does.
  *
  * The ring's thread does the work of fio's: a page-cache copy per read
- * (task work) besides the submission, and as many system calls a file as
- * fio's thread makes (open, fstat and the residency sample's cachestat,
- * where fio opens, fadvises and closes): no stat before the open (a FIFO's
- * open with O_NONBLOCK does not wait either) and no close() of its own.
+ * (task work) besides the submission; of its system calls a file (stat,
+ * open, fstat, the residency sample's cachestat) the close is spared, and
+ * the stat is kept: without it a link to a device in the data folder would
+ * be opened before fstat could refuse it.
  *
  * Each chunk read goes to the kernel in a submission of its own (as
  * fio's default iodepth_batch, and as DLIO's loaders' read() calls): the
@@ -84,7 +84,6 @@ typedef struct s_read {
     const char        *root;        /* the client's */
     size_t             root_len;    /* path + root_len: the key */
     int                fd;
-    int                nonblock;    /* fd is O_NONBLOCK (s_prepare) */
     int                to_eof;      /* length 0: the whole file as it is when opened */
     uint64_t           want, want_end;  /* the asked range */
     uint64_t           next;        /* where the next chunk starts */
@@ -694,28 +693,6 @@ s_open_failed (s_uring_t *self, s_read_t *rd, int en, sb_storage_error_t *err)
                 strerror (en));
 }
 
-/* Open rd's file as an open that may wait (a lease held on it): a stat
- * first, so that a FIFO is not waited on. 0 with rd->fd set; -1 with err
- * set. */
-static int
-s_open_blocking (s_uring_t *self, s_read_t *rd, sb_storage_error_t *err)
-{
-    const char *key = rd->path + rd->root_len;
-    struct stat st;
-    if (stat (rd->path, &st) != 0) {
-        int en = errno;
-        return s_fail (self->root, err, "open", key, en, "open %s: %s", rd->path, strerror (en));
-    }
-    if (!S_ISREG (st.st_mode))
-        return s_not_regular (self->root, key, rd->path, &st, err);
-    rd->fd = open (rd->path, O_RDONLY | O_CLOEXEC | (self->direct ? O_DIRECT : 0));
-    if (rd->fd < 0) {
-        s_open_failed (self, rd, errno, err);
-        return -1;
-    }
-    return 0;
-}
-
 /* Open rd's file (unless it came open), evict and sample residency as
  * asked, and set the range its chunks cover. 0: rd has chunks to read;
  * -1: nothing to read (an empty range) or failed (rd->failed, its error
@@ -729,20 +706,25 @@ s_prepare (s_uring_t *self, s_read_t *rd)
     uint64_t size = rd->size_given;
     int sized = 0;      /* size is the fstat of the file just opened: the residency needs no other */
     if (rd->fd < 0) {
-        /* only regular files: a FIFO would block an open, a device would
-         * be read for ever. The open does not wait (O_NONBLOCK: a FIFO's
-         * returns at once), and fstat says what was opened; a file with a
-         * lease held (the open would wait for it: EWOULDBLOCK) is opened as
-         * it would be otherwise, after a stat (s_open_blocking) */
+        /* only regular files: a FIFO would block the open, a device would
+         * be read for ever (and some devices act when opened). stat first
+         * (a FIFO's stat does not block, and nothing is opened), then
+         * fstat what was opened (it may have been replaced) */
         struct stat st;
-        rd->fd = open (rd->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (self->direct ? O_DIRECT : 0));
-        if (rd->fd >= 0)
-            rd->nonblock = 1;
-        else if (errno != EWOULDBLOCK && errno != EAGAIN) {
+        if (stat (rd->path, &st) != 0) {
+            int en = errno;
+            s_fail (self->root, err, "open", key, en, "open %s: %s", rd->path, strerror (en));
+            return s_fail_later (rd, err);
+        }
+        if (!S_ISREG (st.st_mode)) {
+            s_not_regular (self->root, key, rd->path, &st, err);
+            return s_fail_later (rd, err);
+        }
+        rd->fd = open (rd->path, O_RDONLY | O_CLOEXEC | (self->direct ? O_DIRECT : 0));
+        if (rd->fd < 0) {
             s_open_failed (self, rd, errno, err);
             return s_fail_later (rd, err);
-        } else if (s_open_blocking (self, rd, err) != 0)
-            return s_fail_later (rd, err);
+        }
         if (fstat (rd->fd, &st) != 0) {
             int en = errno;
             s_fail (self->root, err, "open", key, en, "fstat %s: %s", rd->path, strerror (en));
@@ -860,21 +842,7 @@ s_complete (s_uring_t *self, size_t i, int res)
 {
     s_slot_t *s = &self->slots[i];
     s_read_t *rd = s->rd;
-    if (res == -EAGAIN && rd->nonblock) {
-        /* a file system whose reads cannot wait for the device without
-         * blocking: O_NONBLOCK (the open's, against FIFOs) would make
-         * every read of it end so; the file blocks from here on */
-        rd->nonblock = 0;
-        int fl = fcntl (rd->fd, F_GETFL);
-        if (fl == -1 || fcntl (rd->fd, F_SETFL, fl & ~O_NONBLOCK) == -1) {
-            res = -errno;
-            s_read_fail (rd, "read", -res, "read %s: clearing O_NONBLOCK after EAGAIN: %s", rd->path,
-                         strerror (-res));
-        } else {
-            s_prep_slot (self, i);
-            return 0;
-        }
-    } else if (res == -EAGAIN || res == -EINTR) {
+    if (res == -EAGAIN || res == -EINTR) {
         s_prep_slot (self, i);
         return 0;
     }
