@@ -68,6 +68,14 @@
  * sb_storage_getevents (fio's sync engines): a reader runs a pool of
  * clients, one per thread (worker/trainer/reader.h says the rule). */
 #define SB_ENGINE_ASYNC        (1u << 7)
+/* With SB_ENGINE_ASYNC: reads queued beyond the client's depth wait in the
+ * engine, in order, for one in flight to end, and nothing is done for them
+ * until then (uring opens a read's file when the read gets a slot). A
+ * reader keeps up to a depth of them waiting besides the depth in flight,
+ * so that a read ending is followed by the next at once, inside the same
+ * sb_storage_getevents, not after the completions went back to the reader
+ * and new requests came down. Never more than the depth in flight. */
+#define SB_ENGINE_QUEUE_AHEAD  (1u << 8)
 
 /* ---- errors ---- */
 

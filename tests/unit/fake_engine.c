@@ -36,9 +36,14 @@ typedef struct {
     sb_io_done_t done;
 } s_slot_t;
 
+/* due_ns of a read queued beyond the depth (SB_ENGINE_QUEUE_AHEAD), not
+ * started until one in flight ends */
+#define S_WAITING UINT64_MAX
+
 typedef struct {
     size_t          depth, count;
-    s_slot_t       *slots;      /* count in use, in queue order */
+    size_t          capacity;   /* reads held at once: depth, twice that with SB_ENGINE_QUEUE_AHEAD */
+    s_slot_t       *slots;      /* count in use, in queue order; the first depth of them in flight */
     pthread_mutex_t wake_lock;
     pthread_cond_t  wake;
     int             woken;
@@ -67,7 +72,8 @@ s_open (const sb_storage_cfg_t *cfg, const sb_storage_open_t *how, void **client
     s_fake_t *self = calloc (1, sizeof *self);
     if (self) {
         self->depth = how->depth ? how->depth : 1;
-        self->slots = calloc (self->depth, sizeof *self->slots);
+        self->capacity = (s_ops.caps & SB_ENGINE_QUEUE_AHEAD) ? 2 * self->depth : self->depth;
+        self->slots = calloc (self->capacity, sizeof *self->slots);
     }
     if (!self || !self->slots) {
         if (self)
@@ -96,16 +102,27 @@ s_close (void *client)
     free (self);
 }
 
+/* s_lock held: the most reads started and not done at once */
+static void
+s_note_in_flight (const s_fake_t *self)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < self->count; i++)
+        n += self->slots[i].due_ns != S_WAITING;
+    if (n > s_counts.max_in_flight)
+        s_counts.max_in_flight = n;
+}
+
 static int
 s_queue (void *client, const sb_io_t *io, sb_storage_error_t *e)
 {
     s_fake_t *self = client;
     const char *key = io->key ? io->key : "";
-    if (self->count >= self->depth) {
+    if (self->count >= self->capacity) {
         if (io->expect_free)
             io->expect_free (io->expect_ctx);
-        return sb_storage_fail (e, SB_FAKE_ENGINE_NAME, "read", key, 0, "fake engine: depth %zu exceeded",
-                                self->depth);
+        return sb_storage_fail (e, SB_FAKE_ENGINE_NAME, "read", key, 0, "fake engine: %s %zu exceeded",
+                                self->capacity > self->depth ? "queue of" : "depth", self->capacity);
     }
     s_slot_t *slot = &self->slots[self->count++];
     memset (slot, 0, sizeof *slot);
@@ -148,7 +165,8 @@ s_queue (void *client, const sb_io_t *io, sb_storage_error_t *e)
     else
         d->bytes = length ? length : obj ? obj->size - (io->offset < obj->size ? io->offset : obj->size) : 0;
     d->latency_ns = s_latency_ns;
-    slot->due_ns = sb_mono_ns () + s_delay_ns;
+    slot->due_ns = self->count <= self->depth ? sb_mono_ns () + s_delay_ns : S_WAITING;
+    s_note_in_flight (self);
     pthread_mutex_unlock (&s_lock);
     if (io->expect && !d->failed) {
         uint8_t buf[4096];
@@ -200,6 +218,9 @@ s_getevents (void *client, int timeout_ms, sb_io_done_fn fn, void *ctx, sb_stora
         sb_io_done_t done = self->slots[i].done;
         memmove (&self->slots[i], &self->slots[i + 1], (self->count - i - 1) * sizeof *self->slots);
         self->count--;
+        /* the first read waiting takes the place in flight (due later) */
+        if (self->count >= self->depth && self->slots[self->depth - 1].due_ns == S_WAITING)
+            self->slots[self->depth - 1].due_ns = now + s_delay_ns + 1;
         pthread_mutex_lock (&s_lock);
         s_counts.reads++;
         if (done.failed)

@@ -27,7 +27,9 @@ int sb_fake_engine_reset (void);
 void sb_fake_engine_set_caps (unsigned caps);
 
 /* Every read reports latency_ns, and completes delay_ns of wall time after
- * it was queued (0: at once; getevents waits for it up to its timeout). */
+ * it was queued (0: at once; getevents waits for it up to its timeout).
+ * With SB_ENGINE_QUEUE_AHEAD a client holds twice its depth, and a read
+ * queued beyond the depth starts (its delay runs) when one in flight ends. */
 void sb_fake_engine_set_latency (uint64_t latency_ns, uint64_t delay_ns);
 
 /* An object of size bytes (copied key). 0, or -1 when out of memory. */
@@ -41,6 +43,8 @@ int sb_fake_engine_fail (const char *key_part, uint64_t nth, int os_errno, long 
 typedef struct {
     uint64_t opens, reads, bytes, failed;   /* reads: completed; bytes: of the successful ones */
     uint64_t puts, put_bytes, removes, max_pending;
+    uint64_t max_in_flight;     /* reads started and not done at once (max_pending less those waiting for a
+                                 * slot, with SB_ENGINE_QUEUE_AHEAD) */
 } sb_fake_engine_counts_t;
 void sb_fake_engine_counts (sb_fake_engine_counts_t *out);
 

@@ -97,6 +97,23 @@ END_TEST
 START_TEST (test_async_local_depth)
 {
     ck_assert_uint_eq (s_async_max_pending (SB_ENGINE_FOLDER | SB_ENGINE_ASYNC), 3);
+    sb_fake_engine_counts_t c;
+    sb_fake_engine_counts (&c);
+    ck_assert_uint_eq (c.max_in_flight, 3);
+}
+END_TEST
+
+/* an engine that keeps reads queued beyond its depth waiting without
+ * starting them (uring: SB_ENGINE_QUEUE_AHEAD) is given a depth more, so
+ * the next read is there when one ends (its own test shows it never has
+ * more than the depth in flight) */
+START_TEST (test_async_queue_ahead)
+{
+    ck_assert_uint_eq (s_async_max_pending (SB_ENGINE_FOLDER | SB_ENGINE_ASYNC | SB_ENGINE_QUEUE_AHEAD), 6);
+    sb_fake_engine_counts_t c;
+    sb_fake_engine_counts (&c);
+    ck_assert_uint_eq (c.max_in_flight, 3);
+    ck_assert_uint_eq (c.reads, 20);
 }
 END_TEST
 
@@ -185,6 +202,7 @@ s_suite (void)
     tcase_add_test (tc, test_pool_of_depth_one);
     tcase_add_test (tc, test_async_one_client);
     tcase_add_test (tc, test_async_local_depth);
+    tcase_add_test (tc, test_async_queue_ahead);
     tcase_add_test (tc, test_failure_carries_cause);
     tcase_add_test (tc, test_no_io_inline);
     tcase_add_test (tc, test_failed_queue_is_no_stall);

@@ -226,6 +226,36 @@ START_TEST (files_open_at_most_depth)
 }
 END_TEST
 
+/* A slot that frees goes to the next read waiting before the next
+ * completion is looked at, so one getevents moves a queue along: six
+ * reads of files in the page cache (each completes as it is submitted)
+ * waiting on two slots come back from the first call but the last one or
+ * two (their submissions go in as the call returns). Refilled only after
+ * every completion was handled, the first call returned one or two. */
+START_TEST (slot_refilled_as_it_frees)
+{
+    for (uint64_t f = 0; f < 6; f++)
+        s_write (f, 8192);
+    void *st = s_open (2, 64 * 1024, NULL);
+    s_seen_t *seen = calloc (1, sizeof *seen);
+    for (uint64_t f = 0; f < 6; f++)
+        s_queue (st, f, f, 0, 0, 1);
+    ck_assert_uint_eq (sb_uring_in_flight (st), 2);
+    sb_storage_error_t e;
+    int first = s_getevents (st, 5000, s_on_done, seen, &e);
+    ck_assert_int_ge (first, 4);
+    while (seen->done < 6)
+        ck_assert_int_ge (s_getevents (st, 5000, s_on_done, seen, &e), 0);
+    for (uint64_t f = 0; f < 6; f++) {
+        ck_assert_msg (!seen->failed[f], "read %llu: %s", (unsigned long long) f, seen->text[f]);
+        ck_assert_uint_eq (seen->bytes[f], 8192);
+    }
+    ck_assert_uint_eq (sb_uring_most_submitted (st), 1);
+    s_close (&st);
+    free (seen);
+}
+END_TEST
+
 START_TEST (many_in_flight_exact)
 {
     /* sizes that end inside a chunk, on a chunk boundary, below one chunk,
@@ -451,6 +481,7 @@ s_suite (void)
     tcase_add_test (tc, depth_respected);
     tcase_add_test (tc, files_open_at_most_depth);
     tcase_add_test (tc, many_in_flight_exact);
+    tcase_add_test (tc, slot_refilled_as_it_frees);
     tcase_add_test (tc, wakeup_interrupts_getevents);
     tcase_add_test (tc, workload_selects_uring);
     suite_add_tcase (s, tc);

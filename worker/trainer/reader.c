@@ -23,7 +23,9 @@
 struct sb_reader {
     sb_storage_cfg_t storage;   /* storage.engine set (sb_reader_new's bridge) */
     unsigned   caps;            /* the engine's SB_ENGINE_* */
-    size_t     depth;           /* reads queued at once per client */
+    size_t     depth;           /* reads in flight at once per client */
+    size_t     queue_limit;     /* reads queued at once per client: depth, and as many
+                                 * again waiting for a slot with SB_ENGINE_QUEUE_AHEAD */
     char       root[PATH_MAX];
     size_t     buffer_bytes;
     int        verify;
@@ -357,7 +359,7 @@ s_thread (void *arg)
     int stopping = 0;
     while (!ctx->failed_send) {
         size_t pending;
-        while (!stopping && !ctx->failed_send && (pending = sb_storage_pending (s_client (ctx))) < self->depth) {
+        while (!stopping && !ctx->failed_send && (pending = sb_storage_pending (s_client (ctx))) < self->queue_limit) {
             sb_chan_msg_t *f = NULL;
             /* nothing to move along: wait for work (idle, also after reads
              * that failed as they were queued); else only take what is
@@ -606,6 +608,10 @@ sb_reader_new (const sb_storage_cfg_t *storage, const char *root, size_t threads
         threads = threads ? threads : 1;
         self->depth = 1;
     }
+    /* an engine that keeps queued reads waiting without starting them gets
+     * a depth more: the next read is there when one ends, and the engine
+     * starts it in the same getevents */
+    self->queue_limit = (self->caps & SB_ENGINE_QUEUE_AHEAD) ? 2 * self->depth : self->depth;
     self->endpoint_stats = (self->caps & SB_ENGINE_ENDPOINTS) && threads == 1;
     if (!(self->work = sb_chan_new (0)) || !(self->done = sb_chan_new (1))) {
         snprintf (err, err_size, "cannot create the reader's queues: %s", strerror (errno));

@@ -16,7 +16,10 @@
  *   storage.max_in_flight for an object store (s3), else the
  *   read_threads the reader was given (uring: as many reads in flight as
  *   DLIO's loader threads); the thread waits in sb_storage_getevents and
- *   sb_reader_submit wakes it (sb_storage_wakeup);
+ *   sb_reader_submit wakes it (sb_storage_wakeup); with
+ *   SB_ENGINE_QUEUE_AHEAD (uring) it keeps up to D more reads queued,
+ *   waiting in the engine for a slot, so that the engine starts the next
+ *   read as one ends (still D in flight at most);
  * - anything else (file, direct): read_threads threads, each with one
  *   client of depth 1 whose sb_storage_getevents performs the read (pread
  *   into the client's io_buffer buffer): memory is read_threads x

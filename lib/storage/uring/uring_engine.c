@@ -6,7 +6,14 @@
  * at most buffer_bytes in flight. A read larger than a buffer is split into
  * buffer-sized chunks, and as many of its chunks as there are free slots
  * are in flight at once; reads queued while every slot is busy wait in
- * order for one. A read is delivered once its last chunk completed.
+ * order for one. A read is delivered once its last chunk completed, and
+ * its slot goes to the next read waiting before the next completion is
+ * looked at: the reader keeps up to a depth of reads waiting besides the
+ * depth in flight (SB_ENGINE_QUEUE_AHEAD), so a slot that frees is filled
+ * in the same getevents, as fio refills one, not after the completions
+ * went back to the reader and new requests came down (at QD 64, 128 KiB
+ * files: some 40 of the 64 slots busy on average at each completion the
+ * other way). A read's latency runs from when it gets its slot.
  *
  * Files are opened (stat, open, fstat: regular files only, as the file
  * engine does) when a slot is free for the read's first chunk, not when it
@@ -595,7 +602,6 @@ s_read_new (s_uring_t *self, const sb_io_t *io, sb_storage_error_t *e)
     rd->expect_free = io->expect_free;
     rd->expect_size = io->expect_size;
     rd->expect_name = io->expect_name ? io->expect_name : "";
-    rd->t0 = sb_mono_ns ();
     size_t plen = strlen (self->root) + strlen (io->key) + 1;
     if (plen > PATH_MAX || !(rd->path = malloc (plen))) {
         int err = plen > PATH_MAX ? ENAMETOOLONG : ENOMEM;
@@ -701,6 +707,7 @@ static int
 s_prepare (s_uring_t *self, s_read_t *rd)
 {
     rd->prepared = 1;
+    rd->t0 = sb_mono_ns ();     /* its latency: from here (a read waiting for a slot is not in flight) */
     sb_storage_error_t local, *err = &local;
     const char *key = rd->path + rd->root_len;
     uint64_t size = rd->size_given;
@@ -953,6 +960,11 @@ s_getevents (void *client, int timeout_ms, sb_io_done_fn fn, void *ctx, sb_stora
             if (s_complete (self, (size_t) data, res)) {
                 s_deliver (self, rd, fn, ctx);
                 delivered++;
+                /* its slot goes to the next read waiting now, before the
+                 * next completion is looked at (fio refills a slot as it
+                 * frees): the reader keeps reads waiting for this
+                 * (SB_ENGINE_QUEUE_AHEAD) */
+                s_fill_slots (self);
             }
         }
         s_fill_slots (self);
@@ -1114,7 +1126,7 @@ s_remove (void *client, const char *key, sb_storage_error_t *e)
 
 const sb_engine_ops_t sb_engine_uring = {
     .name = S_NAME,
-    .caps = SB_ENGINE_PAGE_CACHE | SB_ENGINE_FOLDER | SB_ENGINE_ASYNC,
+    .caps = SB_ENGINE_PAGE_CACHE | SB_ENGINE_FOLDER | SB_ENGINE_ASYNC | SB_ENGINE_QUEUE_AHEAD,
     .options = s_options,
     .open = s_open,
     .close = s_close,
