@@ -226,26 +226,56 @@ START_TEST (files_open_at_most_depth)
 }
 END_TEST
 
-/* A slot that frees goes to the next read waiting before the next
+/* s_on_done, and the slots busy as each read is delivered */
+typedef struct {
+    s_seen_t *seen;
+    void     *st;
+    size_t    busy[256];    /* by tag: sb_uring_in_flight at its delivery */
+    size_t    pending[256]; /* by tag: reads not delivered then, itself not counted */
+} s_busy_seen_t;
+
+static void
+s_on_done_busy (void *ctx, const sb_io_done_t *d)
+{
+    s_busy_seen_t *b = ctx;
+    ck_assert_uint_lt (d->tag, 256);
+    b->busy[d->tag] = sb_uring_in_flight (b->st);
+    b->pending[d->tag] = sb_engine_uring.pending (b->st);
+    s_on_done (b->seen, d);
+}
+
+/* A slot that frees goes to the next read waiting, and that read is
+ * submitted, before the read that ended is delivered and before the next
  * completion is looked at, so one getevents moves a queue along: six
  * reads of files in the page cache (each completes as it is submitted)
  * waiting on two slots come back from the first call but the last one or
- * two (their submissions go in as the call returns). Refilled only after
- * every completion was handled, the first call returned one or two. */
+ * two (their submissions go in as the call returns), and as each is
+ * delivered both slots are busy while reads are left. Refilled only after
+ * every completion was handled, the first call returned one or two, and
+ * a read was delivered with its slot still free. */
 START_TEST (slot_refilled_as_it_frees)
 {
     for (uint64_t f = 0; f < 6; f++)
         s_write (f, 8192);
     void *st = s_open (2, 64 * 1024, NULL);
     s_seen_t *seen = calloc (1, sizeof *seen);
+    s_busy_seen_t *b = calloc (1, sizeof *b);
+    b->seen = seen;
+    b->st = st;
     for (uint64_t f = 0; f < 6; f++)
         s_queue (st, f, f, 0, 0, 1);
     ck_assert_uint_eq (sb_uring_in_flight (st), 2);
     sb_storage_error_t e;
-    int first = s_getevents (st, 5000, s_on_done, seen, &e);
+    int first = s_getevents (st, 5000, s_on_done_busy, b, &e);
     ck_assert_int_ge (first, 4);
     while (seen->done < 6)
-        ck_assert_int_ge (s_getevents (st, 5000, s_on_done, seen, &e), 0);
+        ck_assert_int_ge (s_getevents (st, 5000, s_on_done_busy, b, &e), 0);
+    for (uint64_t f = 0; f < 6; f++) {
+        size_t want = b->pending[f] < 2 ? b->pending[f] : 2;
+        ck_assert_msg (b->busy[f] == want, "read %llu delivered with %zu slots busy and %zu reads left",
+                       (unsigned long long) f, b->busy[f], b->pending[f]);
+    }
+    free (b);
     for (uint64_t f = 0; f < 6; f++) {
         ck_assert_msg (!seen->failed[f], "read %llu: %s", (unsigned long long) f, seen->text[f]);
         ck_assert_uint_eq (seen->bytes[f], 8192);

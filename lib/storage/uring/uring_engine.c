@@ -6,14 +6,16 @@
  * at most buffer_bytes in flight. A read larger than a buffer is split into
  * buffer-sized chunks, and as many of its chunks as there are free slots
  * are in flight at once; reads queued while every slot is busy wait in
- * order for one. A read is delivered once its last chunk completed, and
- * its slot goes to the next read waiting before the next completion is
- * looked at: the reader keeps up to a depth of reads waiting besides the
+ * order for one. A read is delivered once its last chunk completed; its
+ * slot goes first to the next read waiting, which is submitted before the
+ * completed read is delivered and before the next completion is looked
+ * at: the reader keeps up to a depth of reads waiting besides the
  * depth in flight (SB_ENGINE_QUEUE_AHEAD), so a slot that frees is filled
  * in the same getevents, as fio refills one, not after the completions
  * went back to the reader and new requests came down (at QD 64, 128 KiB
  * files: some 40 of the 64 slots busy on average at each completion the
- * other way). A read's latency runs from when it gets its slot.
+ * other way). A read's latency runs from when it gets its slot to when
+ * its completion is seen.
  *
  * Files are opened (stat, open, fstat: regular files only, as the file
  * engine does) when a slot is free for the read's first chunk, not when it
@@ -101,6 +103,7 @@ typedef struct s_read {
     int                failed;
     sb_storage_error_t *error;      /* when failed; owned */
     uint64_t           t0, check_ns;
+    uint64_t           done_ns;     /* when its last chunk's completion was seen; 0: not (yet) */
     uint64_t           resident, checked;
     sb_storage_fill_fn expect;
     void              *expect_ctx;
@@ -817,7 +820,7 @@ s_deliver (s_uring_t *self, s_read_t *rd, sb_io_done_fn fn, void *ctx)
     }
     d->tag = rd->tag;
     d->bytes = rd->bytes;
-    uint64_t now = sb_mono_ns ();
+    uint64_t now = rd->done_ns ? rd->done_ns : sb_mono_ns ();
     d->latency_ns = now - rd->t0 > rd->check_ns ? now - rd->t0 - rd->check_ns : 0;
     d->resident_bytes = rd->resident;
     d->checked_bytes = rd->checked;
@@ -954,17 +957,23 @@ s_getevents (void *client, int timeout_ms, sb_io_done_fn fn, void *ctx, sb_stora
             }
             if (data >= self->nslots || !self->slots[data].rd)
                 continue;
+            uint64_t seen_at = sb_mono_ns ();
             if (self->progress_ns)
-                __atomic_store_n (self->progress_ns, sb_mono_ns (), __ATOMIC_RELEASE);
+                __atomic_store_n (self->progress_ns, seen_at, __ATOMIC_RELEASE);
             s_read_t *rd = self->slots[data].rd;
-            if (s_complete (self, (size_t) data, res)) {
+            int done = s_complete (self, (size_t) data, res);
+            if (done)
+                rd->done_ns = seen_at;  /* its latency ends here, not after the next read went in */
+            /* the slot goes to the next read waiting, and that read to the
+             * kernel, before rd is delivered and before the next
+             * completion is looked at (fio refills a slot as it frees; at
+             * QD 1 the delivery is then no longer between two reads): the
+             * reader keeps reads waiting for this (SB_ENGINE_QUEUE_AHEAD) */
+            s_fill_slots (self);
+            s_submit_prepared (self);
+            if (done) {
                 s_deliver (self, rd, fn, ctx);
                 delivered++;
-                /* its slot goes to the next read waiting now, before the
-                 * next completion is looked at (fio refills a slot as it
-                 * frees): the reader keeps reads waiting for this
-                 * (SB_ENGINE_QUEUE_AHEAD) */
-                s_fill_slots (self);
             }
         }
         s_fill_slots (self);
