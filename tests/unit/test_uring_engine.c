@@ -286,6 +286,43 @@ START_TEST (slot_refilled_as_it_frees)
 }
 END_TEST
 
+/* The closes of reads delivered ride with the next read's submission;
+ * when no read waits (the tail of an epoch) they go in together with the
+ * submission a getevents call ends with, not one system call each: four
+ * reads of files in the page cache, on four slots, come back from one
+ * call with a single submission that carries no read, and every file is
+ * closed when it returns. Submitted at each completion, the closes took
+ * one submission a read (4). */
+START_TEST (closes_ride_with_reads)
+{
+    for (uint64_t f = 0; f < 4; f++)
+        s_write (f, 8192);
+    void *st = s_open (4, 64 * 1024, NULL);
+    int before = s_open_files ();
+    s_seen_t *seen = calloc (1, sizeof *seen);
+    for (uint64_t f = 0; f < 4; f++)
+        s_queue (st, f, f, 0, 0, 1);
+    ck_assert_uint_eq (sb_uring_in_flight (st), 4);
+    size_t armed = sb_uring_submitted_no_read (st);  /* the wakeup's read, at open */
+    sb_storage_error_t e;
+    size_t calls = 0;
+    while (seen->done < 4) {
+        int n = s_getevents (st, 5000, s_on_done, seen, &e);
+        ck_assert_int_ge (n, 0);
+        calls += n > 0;
+    }
+    size_t alone = sb_uring_submitted_no_read (st) - armed;
+    ck_assert_msg (alone <= calls, "%zu submissions of closes alone for %zu calls", alone, calls);
+    ck_assert_int_eq (s_open_files (), before);
+    for (uint64_t f = 0; f < 4; f++) {
+        ck_assert_msg (!seen->failed[f], "read %llu: %s", (unsigned long long) f, seen->text[f]);
+        ck_assert_uint_eq (seen->bytes[f], 8192);
+    }
+    s_close (&st);
+    free (seen);
+}
+END_TEST
+
 START_TEST (many_in_flight_exact)
 {
     /* sizes that end inside a chunk, on a chunk boundary, below one chunk,
@@ -512,6 +549,7 @@ s_suite (void)
     tcase_add_test (tc, files_open_at_most_depth);
     tcase_add_test (tc, many_in_flight_exact);
     tcase_add_test (tc, slot_refilled_as_it_frees);
+    tcase_add_test (tc, closes_ride_with_reads);
     tcase_add_test (tc, wakeup_interrupts_getevents);
     tcase_add_test (tc, workload_selects_uring);
     suite_add_tcase (s, tc);

@@ -152,6 +152,7 @@ typedef struct {
     uint64_t        *progress_ns;   /* how->progress_ns: set at each completion (atomic); NULL: none */
     size_t           unsubmitted;   /* chunk reads prepared and not submitted yet */
     size_t           most_submitted;    /* the most chunk reads one submission carried */
+    size_t           submitted_no_read; /* submissions that carried no chunk read (closes, the wake's read) */
     sb_storage_stats_t stats;
 } s_uring_t;
 
@@ -268,10 +269,13 @@ s_arm_wake (s_uring_t *self)
     io_uring_sqe_set_data64 (sqe, S_WAKE_TAG);
 }
 
-/* The chunk reads prepared went in with a submission. */
+/* The chunk reads prepared went in with a submission (rc: what
+ * io_uring_submit returned, the entries it carried). */
 static void
-s_submitted (s_uring_t *self)
+s_submitted (s_uring_t *self, int rc)
 {
+    if (rc > 0 && !self->unsubmitted)
+        self->submitted_no_read++;
     if (self->unsubmitted > self->most_submitted)
         self->most_submitted = self->unsubmitted;
     self->unsubmitted = 0;
@@ -287,7 +291,7 @@ s_submit_prepared (s_uring_t *self)
         if (rc <= 0 && rc != -EINTR)
             return;
         if (rc > 0)
-            s_submitted (self);
+            s_submitted (self, rc);
     }
 }
 
@@ -307,8 +311,9 @@ s_prep_slot (s_uring_t *self, size_t i)
         s_submit_prepared (self);   /* another read: not in the same submission (closes may be) */
     struct io_uring_sqe *sqe = io_uring_get_sqe (&self->ring);
     if (!sqe) {     /* the ring has an entry per slot: cannot happen */
-        if (io_uring_submit (&self->ring) > 0)
-            s_submitted (self);
+        int rc = io_uring_submit (&self->ring);
+        if (rc > 0)
+            s_submitted (self, rc);
         sqe = io_uring_get_sqe (&self->ring);
     }
     if (self->registered)
@@ -370,7 +375,7 @@ s_submit (s_uring_t *self, sb_storage_error_t *e)
         if (rc == -EINTR || rc == -EAGAIN || rc == -EBUSY)
             continue;
         if (rc > 0)
-            s_submitted (self);
+            s_submitted (self, rc);
         if (rc < 0)
             return sb_storage_fail (e, S_NAME, "submit", self->root, -rc, "io_uring_submit on %s: %s", self->root,
                                     strerror (-rc));
@@ -968,9 +973,13 @@ s_getevents (void *client, int timeout_ms, sb_io_done_fn fn, void *ctx, sb_stora
              * kernel, before rd is delivered and before the next
              * completion is looked at (fio refills a slot as it frees; at
              * QD 1 the delivery is then no longer between two reads): the
-             * reader keeps reads waiting for this (SB_ENGINE_QUEUE_AHEAD) */
+             * reader keeps reads waiting for this (SB_ENGINE_QUEUE_AHEAD).
+             * The closes of reads delivered go in with that read, or with
+             * the submission this call ends with when no read waits (the
+             * tail of an epoch): never a system call of their own here */
             s_fill_slots (self);
-            s_submit_prepared (self);
+            if (self->unsubmitted)
+                s_submit_prepared (self);
             if (done) {
                 s_deliver (self, rd, fn, ctx);
                 delivered++;
@@ -1002,7 +1011,7 @@ s_getevents (void *client, int timeout_ms, sb_io_done_fn fn, void *ctx, sb_stora
             rc = io_uring_submit_and_wait_timeout (&self->ring, &cqe, 1, &ts, NULL);
         }
         if (rc >= 0 || rc == -ETIME)
-            s_submitted (self);    /* the wait submitted what was prepared */
+            s_submitted (self, rc);    /* the wait submitted what was prepared */
         /* the wakeups of the wait, and any since, end it here */
         if (__atomic_exchange_n (&self->wake_pending, 0, __ATOMIC_SEQ_CST))
             self->woken = 1;
@@ -1035,6 +1044,12 @@ size_t
 sb_uring_most_submitted (const void *client)
 {
     return ((const s_uring_t *) client)->most_submitted;
+}
+
+size_t
+sb_uring_submitted_no_read (const void *client)
+{
+    return ((const s_uring_t *) client)->submitted_no_read;
 }
 
 static size_t

@@ -20,6 +20,9 @@ int sb_uring_registered (const void *client);
 /* The most chunk reads one submission to the kernel carried (1: each
  * went in on its own, as the engine submits them). */
 size_t sb_uring_most_submitted (const void *client);
+/* Submissions to the kernel that carried no chunk read: files' closes
+ * alone (at most one a getevents call), the wakeup's eventfd read. */
+size_t sb_uring_submitted_no_read (const void *client);
 /* Queue a read of io->length bytes (not 0) from the open descriptor fd,
  * which the read takes over (closed when delivered), of any kind: tests
  * hold a read that does not complete with a pipe nobody writes to. 0, or
