@@ -27,8 +27,9 @@
 # env:   DIR (/var/tmp/sb-file-read) a folder on the disk to measure (not a
 #        tmpfs), TOTAL_MIB (2048) of each object size, SIZES ("128k 1m"),
 #        QDS ("1 16 64"), ENGINES ("file direct uring"), BAR (0.95),
-#        REPEAT (5: each row is the best of that many runs of fio and of
-#        shardbench, taking turns, against the noise of a shared machine),
+#        REPEAT (5: each row is measured in that many turns, a run of fio
+#        and one of shardbench each, fio first in odd turns and shardbench
+#        first in even ones, against the noise of a shared machine),
 #        KEEP (0: remove the dataset at the end; 1: keep it for the next run),
 #        OPENFILES (empty: fio's default, every file of a job open from its
 #        start; 1: fio opens each file when it reads it and closes it after,
@@ -41,8 +42,12 @@
 # MB/s, IOPS (each the best of REPEAT runs), ratio (the lower of the MB/s and
 # IOPS ratios of the bests), the same ratio of the medians of the REPEAT
 # runs (a run served from the host's cache moves a best, not a median), the
-# load, verdict (on the bests' ratio); exits 1 when a run fails or a row is
-# below BAR.
+# paired ratio (each turn's own ratio, the two runs of a turn sharing the
+# machine's state of the moment: their median and its 95 % confidence
+# interval from the order statistics, from 6 turns on), the load, and the
+# verdict on the bests' ratio: ok, "below (within noise)" when the paired
+# ratio's interval reaches BAR, else below; exits 1 when a run fails or a
+# row is not ok.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$here/build}
@@ -153,8 +158,34 @@ for size in $sizes; do
     sync
 done
 
-echo "| engine | size | QD | fio MB/s | fio IOPS | shardbench MB/s | shardbench IOPS | ratio | median ratio | load | |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|"
+# One run of fio, then of shardbench, for the row being measured: each
+# appends "MB/s,IOPS" to its list, or sets failed and returns 1.
+fio_once () {
+    if ! "${prio[@]}" fio "${fio_args[@]}" "${jobs[@]}" >"$work/fio.json" 2>"$work/fio.err"; then
+        failed="fio failed: $(head -c 120 "$work/fio.err")"
+        return 1
+    fi
+    local mb iops
+    read -r mb iops < <(python3 -c "
+import json
+t = open('$work/fio.json').read()
+j = json.loads(t[t.index('{'):])['jobs'][0]['read']   # after any line fio prints first
+print('%.1f %.0f' % (j['bw_bytes'] / 1e6, j['iops']))")
+    fio_runs="$fio_runs $mb,$iops"
+}
+sb_once () {
+    if ! "${prio[@]}" "$sb" run "$work/w-$size.yaml" "${sb_args[@]}" --db "$db" --progress off \
+            >"$work/sb.out" 2>"$work/sb.err"; then
+        failed="shardbench failed: $(grep -m1 'error' "$work/sb.err" | cut -c1-120)"
+        return 1
+    fi
+    local id
+    id=$(q "SELECT max(id) FROM runs WHERE kind = 'train'")
+    sb_runs="$sb_runs $(q "SELECT printf('%.1f,%.0f', mb_per_s, samples_per_s) FROM epochs WHERE run_id = $id AND epoch = 1")"
+}
+
+echo "| engine | size | QD | fio MB/s | fio IOPS | shardbench MB/s | shardbench IOPS | ratio | median ratio | paired ratio (95 % CI) | load | |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 status=0
 for size in $sizes; do
     bytes=$(bytes_of "$size")
@@ -184,47 +215,56 @@ for size in $sizes; do
             jobs=(--name=r --directory="$dir/links-$size-$jq" --numjobs="$jq" --nrfiles=$(( n / jq ))
                   --filesize="$bytes")
             load=$(cut -d' ' -f1 /proc/loadavg)
-            # best of REPEAT runs each, fio and shardbench taking turns
-            fio_mb=0 fio_iops=0 sb_mb=0 sb_iops=0 failed= fio_runs= sb_runs=
+            # REPEAT turns, each a run of fio and one of shardbench (fio first
+            # in odd turns, shardbench first in even ones), files evicted
+            # before each run
+            fio_runs= sb_runs= failed=
             for r in $(seq 1 "$repeat"); do
-                evict "$train"
-                if ! "${prio[@]}" fio "${fio_args[@]}" "${jobs[@]}" >"$work/fio.json" 2>"$work/fio.err"; then
-                    failed="fio failed: $(head -c 120 "$work/fio.err")"
-                    break
-                fi
-                read -r mb iops < <(python3 -c "
-import json
-t = open('$work/fio.json').read()
-j = json.loads(t[t.index('{'):])['jobs'][0]['read']   # after any line fio prints first
-print('%.1f %.0f' % (j['bw_bytes'] / 1e6, j['iops']))")
-                python3 -c "import sys; sys.exit(0 if $mb > $fio_mb else 1)" && fio_mb=$mb fio_iops=$iops
-                fio_runs="$fio_runs $mb,$iops"
-                evict "$train"
-                if ! "${prio[@]}" "$sb" run "$work/w-$size.yaml" "${sb_args[@]}" --db "$db" --progress off \
-                        >"$work/sb.out" 2>"$work/sb.err"; then
-                    failed="shardbench failed: $(grep -m1 'error' "$work/sb.err" | cut -c1-120)"
-                    break
-                fi
-                id=$(q "SELECT max(id) FROM runs WHERE kind = 'train'")
-                read -r mb iops < <(q "SELECT printf('%.1f %.0f', mb_per_s, samples_per_s) FROM epochs WHERE run_id = $id AND epoch = 1")
-                python3 -c "import sys; sys.exit(0 if $mb > $sb_mb else 1)" && sb_mb=$mb sb_iops=$iops
-                sb_runs="$sb_runs $mb,$iops"
+                if [ $(( r % 2 )) = 1 ]; then order="fio_once sb_once"; else order="sb_once fio_once"; fi
+                for step in $order; do
+                    evict "$train"
+                    $step || break 2
+                done
             done
             if [ -n "$failed" ]; then
-                echo "| $engine | $size | $label | $failed | | | | | | $load | FAIL |"
+                echo "| $engine | $size | $label | $failed | | | | | | | $load | FAIL |"
                 status=1
                 continue
             fi
-            ratio=$(python3 -c "print('%.2f' % min($sb_mb / $fio_mb, $sb_iops / $fio_iops))")
-            median_ratio=$(python3 -c "
-import statistics as st
-f = [tuple(map(float, r.split(','))) for r in '$fio_runs'.split()]
-s = [tuple(map(float, r.split(','))) for r in '$sb_runs'.split()]
+            read -r fio_mb fio_iops sb_mb sb_iops ratio median_ratio paired verdict < <(python3 - "$fio_runs" "$sb_runs" "$bar" <<'PY'
+import math, statistics as st, sys
+f = [tuple(map(float, r.split(','))) for r in sys.argv[1].split()]
+s = [tuple(map(float, r.split(','))) for r in sys.argv[2].split()]
+bar = float(sys.argv[3])
+best = lambda runs: max(runs, key=lambda r: r[0])
 med = lambda runs, k: st.median(r[k] for r in runs)
-print('%.2f' % min(med(s, 0) / med(f, 0), med(s, 1) / med(f, 1)))")
-            verdict=ok
-            python3 -c "import sys; sys.exit(0 if $ratio >= $bar else 1)" || { verdict=below; status=1; }
-            echo "| $engine | $size | $label | $fio_mb | $fio_iops | $sb_mb | $sb_iops | $ratio | $median_ratio | $load | $verdict |"
+rat = lambda a, b: min(a[0] / b[0], a[1] / b[1])
+ratio = rat(best(s), best(f))
+median = min(med(s, 0) / med(f, 0), med(s, 1) / med(f, 1))
+# each turn's own ratio (the two runs of a turn share the machine's state
+# of the moment); their median and its 95 % confidence interval from the
+# order statistics (distribution-free): the k-th lowest and highest, k the
+# largest with P(Binomial(n, 1/2) < k) <= 2.5 %
+pairs = sorted(rat(a, b) for a, b in zip(s, f))
+n = len(pairs)
+k, tail = 0, 0.0
+while k < n and tail + math.comb(n, k) / 2 ** n <= 0.025:
+    tail += math.comb(n, k) / 2 ** n
+    k += 1
+ci = '%.2f-%.2f' % (pairs[k - 1], pairs[n - k]) if k else 'n/a'
+paired = '%.2f_(%s)' % (st.median(pairs), ci)
+if ratio >= bar:
+    verdict = 'ok'
+elif k and pairs[n - k] >= bar:
+    verdict = 'below_(within_noise)'
+else:
+    verdict = 'below'
+print('%.1f %.0f %.1f %.0f %.2f %.2f %s %s' % (best(f)[0], best(f)[1], best(s)[0], best(s)[1], ratio, median, paired, verdict))
+PY
+)
+            paired=${paired//_/ } verdict=${verdict//_/ }
+            [ "$verdict" = ok ] || status=1
+            echo "| $engine | $size | $label | $fio_mb | $fio_iops | $sb_mb | $sb_iops | $ratio | $median_ratio | $paired | $load | $verdict |"
         done
     done
 done
