@@ -416,18 +416,18 @@ s_check_fd_limit (s_agent_t *self, char *cause, size_t size)
     if (sb_fd_limit_raise (&soft, &hard, cause, size) != 0)
         return -1;
     uint64_t nep = self->storage.nendpoints, inflight = self->storage.max_in_flight;
-    int s3 = (sb_storage_caps (&self->storage) & SB_ENGINE_ENDPOINTS) != 0;   /* connections per endpoint */
-    uint64_t threads = s3 ? 1 : (w->loader_threads ? w->loader_threads : w->read_threads);
+    int endpoints = (sb_storage_caps (&self->storage) & SB_ENGINE_ENDPOINTS) != 0;   /* connections per endpoint */
+    uint64_t threads = endpoints ? 1 : (w->loader_threads ? w->loader_threads : w->read_threads);
     uint64_t reads = sb_reader_reads_in_flight (&self->storage, (size_t) threads);
     uint64_t ring = (sb_storage_caps (&self->storage) & SB_ENGINE_ASYNC) ? 2 + reads : 0;
-    uint64_t per_rank = 3 + 1 + 2 + (s3 ? inflight * nep + 2 + nep + 2 : reads + ring);
+    uint64_t per_rank = 3 + 1 + 2 + (endpoints ? inflight * nep + 2 + nep + 2 : reads + ring);
     long open_now = s_open_fds ();
-    uint64_t base = (open_now > 0 ? (uint64_t) open_now : 32) + 32 + (s3 ? nep + 2 : 0);
+    uint64_t base = (open_now > 0 ? (uint64_t) open_now : 32) + 32 + (endpoints ? nep + 2 : 0);
     uint64_t need = w->ranks * per_rank + base;
     if (soft >= need)
         return 0;
     char what[160];
-    if (s3)
+    if (endpoints)
         snprintf (what, sizeof what, "%llu in flight x %llu endpoints + %llu", (unsigned long long) inflight,
                   (unsigned long long) nep, (unsigned long long) (per_rank - inflight * nep));
     else if (ring)
@@ -443,7 +443,7 @@ s_check_fd_limit (s_agent_t *self, char *cause, size_t size)
               (unsigned long long) w->ranks, (unsigned long long) per_rank, what, (unsigned long long) base,
               (unsigned long long) need, (unsigned long long) soft,
               (unsigned long long) (hard == UINT64_MAX ? soft : hard),
-              (unsigned long long) need, s3 ? " or a lower storage.max_in_flight" : " or fewer reader.read_threads");
+              (unsigned long long) need, endpoints ? " or a lower storage.max_in_flight" : " or fewer reader.read_threads");
     return -1;
 }
 
