@@ -44,7 +44,9 @@
 # runs (a run served from the host's cache moves a best, not a median), the
 # paired ratio (each turn's own ratio, the two runs of a turn sharing the
 # machine's state of the moment: their median and its 95 % confidence
-# interval from the order statistics, from 6 turns on), the load, and the
+# interval from the order statistics, from 6 turns on), the disk's
+# requests per file (the medians of fio's and of shardbench's runs, from
+# /proc/diskstats: 2 when each read was split in two), the load, and the
 # verdict on the bests' ratio: ok, "below (within noise)" when the paired
 # ratio's interval reaches BAR, else below; exits 1 when a run fails or a
 # row is not ok.
@@ -71,6 +73,11 @@ mkdir -p "$dir"
 fstype=$(findmnt -no FSTYPE -T "$dir" 2>/dev/null || stat -f -c %T "$dir")
 case $fstype in tmpfs|ramfs) echo "$dir is on $fstype: put DIR on a disk (page cache eviction means nothing there)" >&2; exit 1 ;; esac
 work=$(mktemp -d "$dir/run.XXXXXX")
+# the block device under DIR, as /proc/diskstats names it (empty: none
+# found, e.g. a network file system): its reads completed are counted
+# around every run
+disk=$(basename "$(df -P "$dir" | awk 'NR==2 {print $1}')")
+awk -v d="$disk" '$3 == d {found = 1} END {exit !found}' /proc/diskstats 2>/dev/null || disk=
 cleanup () {
     rm -rf "$work"
     [ "${KEEP:-0}" = 1 ] || rm -rf "$dir"/d128k "$dir"/d1m "$dir"/links-*
@@ -158,9 +165,16 @@ for size in $sizes; do
     sync
 done
 
+# Reads the disk has completed (device requests, after merges); 0 without
+# a disk.
+disk_reads () { [ -n "$disk" ] && awk -v d="$disk" '$3 == d {print $4}' /proc/diskstats || echo 0; }
+
 # One run of fio, then of shardbench, for the row being measured: each
-# appends "MB/s,IOPS" to its list, or sets failed and returns 1.
+# appends "MB/s,IOPS,device requests" to its list, or sets failed and
+# returns 1.
 fio_once () {
+    local before
+    before=$(disk_reads)
     if ! "${prio[@]}" fio "${fio_args[@]}" "${jobs[@]}" >"$work/fio.json" 2>"$work/fio.err"; then
         failed="fio failed: $(head -c 120 "$work/fio.err")"
         return 1
@@ -171,9 +185,11 @@ import json
 t = open('$work/fio.json').read()
 j = json.loads(t[t.index('{'):])['jobs'][0]['read']   # after any line fio prints first
 print('%.1f %.0f' % (j['bw_bytes'] / 1e6, j['iops']))")
-    fio_runs="$fio_runs $mb,$iops"
+    fio_runs="$fio_runs $mb,$iops,$(( $(disk_reads) - before ))"
 }
 sb_once () {
+    local before
+    before=$(disk_reads)
     if ! "${prio[@]}" "$sb" run "$work/w-$size.yaml" "${sb_args[@]}" --db "$db" --progress off \
             >"$work/sb.out" 2>"$work/sb.err"; then
         failed="shardbench failed: $(grep -m1 'error' "$work/sb.err" | cut -c1-120)"
@@ -181,11 +197,11 @@ sb_once () {
     fi
     local id
     id=$(q "SELECT max(id) FROM runs WHERE kind = 'train'")
-    sb_runs="$sb_runs $(q "SELECT printf('%.1f,%.0f', mb_per_s, samples_per_s) FROM epochs WHERE run_id = $id AND epoch = 1")"
+    sb_runs="$sb_runs $(q "SELECT printf('%.1f,%.0f', mb_per_s, samples_per_s) FROM epochs WHERE run_id = $id AND epoch = 1"),$(( $(disk_reads) - before ))"
 }
 
-echo "| engine | size | QD | fio MB/s | fio IOPS | shardbench MB/s | shardbench IOPS | ratio | median ratio | paired ratio (95 % CI) | load | |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| engine | size | QD | fio MB/s | fio IOPS | shardbench MB/s | shardbench IOPS | ratio | median ratio | paired ratio (95 % CI) | device requests per file (fio / shardbench) | load | |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 status=0
 for size in $sizes; do
     bytes=$(bytes_of "$size")
@@ -227,15 +243,16 @@ for size in $sizes; do
                 done
             done
             if [ -n "$failed" ]; then
-                echo "| $engine | $size | $label | $failed | | | | | | | $load | FAIL |"
+                echo "| $engine | $size | $label | $failed | | | | | | | | $load | FAIL |"
                 status=1
                 continue
             fi
-            read -r fio_mb fio_iops sb_mb sb_iops ratio median_ratio paired verdict < <(python3 - "$fio_runs" "$sb_runs" "$bar" <<'PY'
+            read -r fio_mb fio_iops sb_mb sb_iops ratio median_ratio paired requests verdict < <(python3 - "$fio_runs" "$sb_runs" "$bar" "$n" <<'PY'
 import math, statistics as st, sys
 f = [tuple(map(float, r.split(','))) for r in sys.argv[1].split()]
 s = [tuple(map(float, r.split(','))) for r in sys.argv[2].split()]
 bar = float(sys.argv[3])
+files = int(sys.argv[4])
 best = lambda runs: max(runs, key=lambda r: r[0])
 med = lambda runs, k: st.median(r[k] for r in runs)
 rat = lambda a, b: min(a[0] / b[0], a[1] / b[1])
@@ -259,12 +276,17 @@ elif k and pairs[n - k] >= bar:
     verdict = 'below_(within_noise)'
 else:
     verdict = 'below'
-print('%.1f %.0f %.1f %.0f %.2f %.2f %s %s' % (best(f)[0], best(f)[1], best(s)[0], best(s)[1], ratio, median, paired, verdict))
+# device requests per file (after merges), the median of the runs: more
+# than 1 when reads were split (a buffer in more pieces than the device
+# takes), less when reads of adjacent files were merged
+requests = '%.2f_/_%.2f' % (med(f, 2) / files, med(s, 2) / files) if med(f, 2) else 'n/a'
+print('%.1f %.0f %.1f %.0f %.2f %.2f %s %s %s' % (best(f)[0], best(f)[1], best(s)[0], best(s)[1], ratio, median, paired,
+                                               requests, verdict))
 PY
 )
-            paired=${paired//_/ } verdict=${verdict//_/ }
+            paired=${paired//_/ } requests=${requests//_/ } verdict=${verdict//_/ }
             [ "$verdict" = ok ] || status=1
-            echo "| $engine | $size | $label | $fio_mb | $fio_iops | $sb_mb | $sb_iops | $ratio | $median_ratio | $paired | $load | $verdict |"
+            echo "| $engine | $size | $label | $fio_mb | $fio_iops | $sb_mb | $sb_iops | $ratio | $median_ratio | $paired | $requests | $load | $verdict |"
         done
     done
 done
