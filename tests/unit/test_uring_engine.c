@@ -139,6 +139,24 @@ s_queue (void *st, uint64_t tag, uint64_t f, uint64_t offset, uint64_t length, i
     ck_assert_msg (sb_engine_uring.queue (st, &io, &e) == 0, "queue %s: %s", key, e.text);
 }
 
+/* Queue whole reads of files 0 .. n-1, tagged with their numbers, checked. */
+static void
+s_queue_files (void *st, uint64_t n)
+{
+    for (uint64_t f = 0; f < n; f++)
+        s_queue (st, f, f, 0, 0, 1);
+}
+
+/* Reads 0 .. n-1 each delivered whole: size bytes, not failed. */
+static void
+s_assert_whole (const s_seen_t *seen, uint64_t n, uint64_t size)
+{
+    for (uint64_t f = 0; f < n; f++) {
+        ck_assert_msg (!seen->failed[f], "read %llu: %s", (unsigned long long) f, seen->text[f]);
+        ck_assert_uint_eq (seen->bytes[f], size);
+    }
+}
+
 START_TEST (depth_respected)
 {
     /* 1 MiB files read in 64 KiB chunks: each read is 16 chunks, and 12
@@ -160,10 +178,7 @@ START_TEST (depth_respected)
         ck_assert_int_ge (s_getevents (st, 5000, s_on_done, seen, &e), 0);
         ck_assert_uint_le (sb_uring_in_flight (c), 4);
     }
-    for (uint64_t f = 0; f < 12; f++) {
-        ck_assert_msg (!seen->failed[f], "read %llu: %s", (unsigned long long) f, seen->text[f]);
-        ck_assert_uint_eq (seen->bytes[f], 1u << 20);
-    }
+    s_assert_whole (seen, 12, 1u << 20);
     ck_assert_uint_eq (sb_engine_uring.pending (st), 0);
     s_close (&st);
 
@@ -201,8 +216,7 @@ START_TEST (files_open_at_most_depth)
     void *st = s_open (4, 64 * 1024, NULL);
     int before = s_open_files ();
     s_seen_t *seen = calloc (1, sizeof *seen);
-    for (uint64_t f = 0; f < 60; f++)
-        s_queue (st, f, f, 0, 0, 1);
+    s_queue_files (st, 60);
     s_queue (st, 60, 999, 0, 0, 0);     /* no such file */
     ck_assert_int_le (s_open_files () - before, 4);
     ck_assert_uint_eq (sb_engine_uring.pending (st), 61);
@@ -211,10 +225,7 @@ START_TEST (files_open_at_most_depth)
         ck_assert_int_ge (s_getevents (st, 5000, s_on_done, seen, &e), 0);
         ck_assert_int_le (s_open_files () - before, 4);
     }
-    for (uint64_t f = 0; f < 60; f++) {
-        ck_assert_msg (!seen->failed[f], "read %llu: %s", (unsigned long long) f, seen->text[f]);
-        ck_assert_uint_eq (seen->bytes[f], 8192);
-    }
+    s_assert_whole (seen, 60, 8192);
     ck_assert_int_eq (seen->failed[60], 1);
     ck_assert_msg (strstr (seen->text[60], "obj_999: No such file or directory") != NULL, "%s", seen->text[60]);
     /* each read went to the kernel in a submission of its own */
@@ -262,8 +273,7 @@ START_TEST (slot_refilled_as_it_frees)
     s_busy_seen_t *b = calloc (1, sizeof *b);
     b->seen = seen;
     b->st = st;
-    for (uint64_t f = 0; f < 6; f++)
-        s_queue (st, f, f, 0, 0, 1);
+    s_queue_files (st, 6);
     ck_assert_uint_eq (sb_uring_in_flight (st), 2);
     sb_storage_error_t e;
     int first = s_getevents (st, 5000, s_on_done_busy, b, &e);
@@ -276,10 +286,7 @@ START_TEST (slot_refilled_as_it_frees)
                        (unsigned long long) f, b->busy[f], b->pending[f]);
     }
     free (b);
-    for (uint64_t f = 0; f < 6; f++) {
-        ck_assert_msg (!seen->failed[f], "read %llu: %s", (unsigned long long) f, seen->text[f]);
-        ck_assert_uint_eq (seen->bytes[f], 8192);
-    }
+    s_assert_whole (seen, 6, 8192);
     ck_assert_uint_eq (sb_uring_most_submitted (st), 1);
     s_close (&st);
     free (seen);
@@ -300,8 +307,7 @@ START_TEST (closes_ride_with_reads)
     void *st = s_open (4, 64 * 1024, NULL);
     int before = s_open_files ();
     s_seen_t *seen = calloc (1, sizeof *seen);
-    for (uint64_t f = 0; f < 4; f++)
-        s_queue (st, f, f, 0, 0, 1);
+    s_queue_files (st, 4);
     ck_assert_uint_eq (sb_uring_in_flight (st), 4);
     size_t armed = sb_uring_submitted_no_read (st);  /* the wakeup's read, at open */
     sb_storage_error_t e;
@@ -314,10 +320,7 @@ START_TEST (closes_ride_with_reads)
     size_t alone = sb_uring_submitted_no_read (st) - armed;
     ck_assert_msg (alone <= calls, "%zu submissions of closes alone for %zu calls", alone, calls);
     ck_assert_int_eq (s_open_files (), before);
-    for (uint64_t f = 0; f < 4; f++) {
-        ck_assert_msg (!seen->failed[f], "read %llu: %s", (unsigned long long) f, seen->text[f]);
-        ck_assert_uint_eq (seen->bytes[f], 8192);
-    }
+    s_assert_whole (seen, 4, 8192);
     s_close (&st);
     free (seen);
 }
