@@ -10,15 +10,17 @@
 #           vs fio ioengine=io_uring, iodepth=QD, numjobs=1
 # Each object is read whole with one read (fio bs and shardbench's
 # io_buffer_bytes are the object size). shardbench writes the dataset once
-# (datagen, DLIO names under DIR/dSIZE/train/); fio job k of J reads the
-# files i with i mod J = k in the order of i, through hard links named as
-# fio names its files (make_links below), as shardbench's J read threads
-# share them in that order.
+# (datagen, DLIO names under DIR/dSIZE/train/). shardbench's J read
+# threads read as DLIO's loader workers do: batch q (files qB .. qB+B-1, B
+# = min(64, files / J)) on thread q mod J, its files one after another,
+# with a prefetch window of the whole epoch so no thread waits for another
+# (fio's jobs do not); fio job k of J reads the same files in the same
+# order (the batches q with q mod J = k), through hard links named as fio
+# names its files (make_links below).
 # Before every run (fio or shardbench) the files are evicted from the page
 # cache with vmtouch -e; direct runs bypass it anyway. shardbench runs
 # train, one epoch, 1 rank on 1 worker, computation_time 0, the files in
-# index order (shardbench.sampler: global, shuffles off: DLIO's sampler
-# would interleave its loader threads' batches), its own eviction off
+# index order (shardbench.sampler: global, shuffles off), its own eviction off
 # (shardbench.drop_page_cache: false, vmtouch did it), and
 # its MB/s and objects/s are the epoch's (first read's start to last
 # read's end) from the result database.
@@ -124,22 +126,24 @@ shardbench:
 EOF
 }
 
-# fio's job k of J reads the files i with i mod J = k, in the order of i
-# (shardbench's order: file_shuffle off): DIR/links-SIZE-J/r.K.F, fio's
-# own names for file F of job K of the jobs named r, are hard links to
-# file i = F x J + K (the same inodes, so the same page cache). fio goes
-# through a job's files in F order (file_service_type=sequential), not in
-# the folder's (hashed) order.
-make_links () {
-    python3 - "$dir/d$1/train" "$dir/links-$1-$2" "$2" "$3" <<'EOF'
+# fio's job k of J reads the files of the batches q of B files with
+# q mod J = k, in the order of the files (shardbench's read thread k's:
+# file_shuffle off): DIR/links-SIZE-J-bB/r.K.F, fio's own names for file F
+# of job K of the jobs named r, are hard links to file i of batch q = i / B
+# with K = q mod J and F = (q / J) x B + i mod B (the same inodes, so the
+# same page cache). fio goes through a job's files in F order
+# (file_service_type=sequential), not in the folder's (hashed) order.
+make_links () {   # SIZE J FILES B
+    python3 - "$dir/d$1/train" "$dir/links-$1-$2-b$4" "$2" "$3" "$4" <<'EOF'
 import os, re, sys
-train, links, jobs, n = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+train, links, jobs, n, b = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
 os.makedirs(links, exist_ok=True)
 for name in os.listdir(train):
     m = re.fullmatch(r"img_(\d+)_of_%d\.indexed_binary" % n, name)
     if m:
         i = int(m.group(1))
-        os.link(os.path.join(train, name), os.path.join(links, "r.%d.%d" % (i % jobs, i // jobs)))
+        q = i // b
+        os.link(os.path.join(train, name), os.path.join(links, "r.%d.%d" % (q % jobs, q // jobs * b + i % b)))
 EOF
 }
 
@@ -227,8 +231,12 @@ for size in $sizes; do
                         sb_args+=("$uring_key" storage.uring.iodepth="$qd") ;;
             esac
             [ "$engine" = uring ] && jq=1
-            [ -d "$dir/links-$size-$jq" ] || make_links "$size" "$jq" "$n"
-            jobs=(--name=r --directory="$dir/links-$size-$jq" --numjobs="$jq" --nrfiles=$(( n / jq ))
+            # batches of B files, each read whole by one of the jq threads
+            # (jobs), as many for each; the whole epoch in the prefetch window
+            batch=$(( n / jq < 64 ? n / jq : 64 ))
+            sb_args+=(reader.batch_size="$batch" reader.prefetch_size=$(( n / batch )))
+            [ -d "$dir/links-$size-$jq-b$batch" ] || make_links "$size" "$jq" "$n" "$batch"
+            jobs=(--name=r --directory="$dir/links-$size-$jq-b$batch" --numjobs="$jq" --nrfiles=$(( n / jq ))
                   --filesize="$bytes")
             load=$(cut -d' ' -f1 /proc/loadavg)
             # REPEAT turns, each a run of fio and one of shardbench (fio first

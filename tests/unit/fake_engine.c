@@ -29,6 +29,8 @@ static size_t s_nrules;
 static uint64_t s_latency_ns, s_delay_ns;
 static sb_fake_engine_counts_t s_counts;
 static int s_registered;
+static sb_fake_engine_read_t s_log[SB_FAKE_ENGINE_LOG];   /* the first reads queued, in order */
+static size_t s_nlog;
 
 /* one read in flight */
 typedef struct {
@@ -41,6 +43,7 @@ typedef struct {
 #define S_WAITING UINT64_MAX
 
 typedef struct {
+    uint64_t        id;         /* 1 for the first client opened since the reset, 2 for the next, ... */
     size_t          depth, count;
     size_t          capacity;   /* reads held at once: depth, twice that with SB_ENGINE_QUEUE_AHEAD */
     s_slot_t       *slots;      /* count in use, in queue order; the first depth of them in flight */
@@ -84,7 +87,7 @@ s_open (const sb_storage_cfg_t *cfg, const sb_storage_open_t *how, void **client
     pthread_mutex_init (&self->wake_lock, NULL);
     pthread_cond_init (&self->wake, NULL);
     pthread_mutex_lock (&s_lock);
-    s_counts.opens++;
+    self->id = ++s_counts.opens;
     pthread_mutex_unlock (&s_lock);
     *client = self;
     return 0;
@@ -129,6 +132,11 @@ s_queue (void *client, const sb_io_t *io, sb_storage_error_t *e)
     sb_io_done_t *d = &slot->done;
     d->tag = io->tag;
     pthread_mutex_lock (&s_lock);
+    if (s_nlog < SB_FAKE_ENGINE_LOG) {
+        s_log[s_nlog].client = self->id;
+        snprintf (s_log[s_nlog].key, sizeof s_log[s_nlog].key, "%s", key);
+        s_nlog++;
+    }
     if (self->count > s_counts.max_pending)
         s_counts.max_pending = self->count;
     uint64_t length = io->length;
@@ -353,6 +361,7 @@ sb_fake_engine_reset (void)
     s_nrules = 0;
     s_latency_ns = s_delay_ns = 0;
     memset (&s_counts, 0, sizeof s_counts);
+    s_nlog = 0;
     s_ops.caps = SB_ENGINE_OBJECTS | SB_ENGINE_LIST_ORDERED;
     int rc = 0;
     if (!s_registered) {
@@ -431,4 +440,14 @@ sb_fake_engine_counts (sb_fake_engine_counts_t *out)
     pthread_mutex_lock (&s_lock);
     *out = s_counts;
     pthread_mutex_unlock (&s_lock);
+}
+
+size_t
+sb_fake_engine_reads (sb_fake_engine_read_t *out, size_t max)
+{
+    pthread_mutex_lock (&s_lock);
+    size_t n = s_nlog < max ? s_nlog : max;
+    memcpy (out, s_log, n * sizeof *out);
+    pthread_mutex_unlock (&s_lock);
+    return n;
 }

@@ -48,4 +48,15 @@ typedef struct {
 } sb_fake_engine_counts_t;
 void sb_fake_engine_counts (sb_fake_engine_counts_t *out);
 
+/* The first SB_FAKE_ENGINE_LOG reads queued since the reset, in the order
+ * they were queued: which client (1 for the first opened since the reset,
+ * 2 for the next, ...) and the key (cut at 63 bytes). */
+#define SB_FAKE_ENGINE_LOG 1024
+typedef struct {
+    uint64_t client;
+    char     key[64];
+} sb_fake_engine_read_t;
+/* Copies up to max of them into out; returns how many. */
+size_t sb_fake_engine_reads (sb_fake_engine_read_t *out, size_t max);
+
 #endif

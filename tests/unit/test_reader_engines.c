@@ -5,6 +5,7 @@
 #include <check.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -29,7 +30,7 @@ s_run (sb_reader_t *r, int n)
     for (int i = 0; i < n; i++) {
         char key[32];
         snprintf (key, sizeof key, "obj-%02d", i);
-        ck_assert_int_eq (sb_reader_submit (r, key, 10, 100 + (uint64_t) i, (uint64_t) i, 0), 0);
+        ck_assert_int_eq (sb_reader_submit (r, key, 10, 100 + (uint64_t) i, (uint64_t) i, (uint64_t) i, 0), 0);
     }
     uint64_t bytes = 0, tags = 0;
     for (int i = 0; i < n; i++) {
@@ -61,6 +62,53 @@ START_TEST (test_pool_of_depth_one)
     ck_assert_int_eq (sb_reader_endpoint_stats (r, eps, 4), 0);
     sb_reader_destroy (&r);
     ck_assert_ptr_null (r);
+}
+END_TEST
+
+/* A pool's threads each read their own lane, in its order: reads 0..11 on
+ * lanes (i / 2) % 3 (batches of 2 dealt to 3 loader threads in turn, as
+ * DLIO's PyTorch loader deals batches to its workers), 5 ms each, through 3
+ * read_threads. Each lane's reads go to one client, in the order they were
+ * submitted, and no two lanes share a client: a free thread does not take
+ * another lane's next read (with one queue shared by the threads, reads 0
+ * and 1 would be in flight together on two clients). */
+START_TEST (test_pool_lanes)
+{
+    ck_assert_int_eq (sb_fake_engine_reset (), 0);
+    sb_fake_engine_set_latency (1000, 5000000);
+    sb_storage_cfg_t cfg = s_cfg (8);
+    char err[256];
+    sb_reader_t *r = sb_reader_new (&cfg, "", 3, 4096, 0, 1, err, sizeof err);
+    ck_assert_msg (r != NULL, "%s", err);
+    for (int i = 0; i < 12; i++) {
+        char key[32];
+        snprintf (key, sizeof key, "obj-%02d", i);
+        ck_assert_int_eq (sb_reader_submit (r, key, 0, 100, (uint64_t) i, (uint64_t) (i / 2) % 3, 0), 0);
+    }
+    for (int i = 0; i < 12; i++) {
+        sb_read_result_t res;
+        ck_assert_int_eq (sb_reader_take (r, &res), 0);
+        ck_assert_msg (res.error == 0, "%s", res.message);
+    }
+    sb_reader_destroy (&r);
+    sb_fake_engine_read_t log[16];
+    ck_assert_uint_eq (sb_fake_engine_reads (log, 16), 12);
+    uint64_t client_of[3] = { 0, 0, 0 };
+    int last_of[3] = { -1, -1, -1 };
+    for (size_t j = 0; j < 12; j++) {
+        int i = atoi (log[j].key + 4), lane = (i / 2) % 3;
+        if (!client_of[lane])
+            client_of[lane] = log[j].client;
+        ck_assert_msg (log[j].client == client_of[lane], "read %d of lane %d on client %llu, the lane's is %llu", i,
+                       lane, (unsigned long long) log[j].client, (unsigned long long) client_of[lane]);
+        ck_assert_msg (i > last_of[lane], "lane %d read %d after %d", lane, i, last_of[lane]);
+        last_of[lane] = i;
+    }
+    ck_assert_uint_ne (client_of[0], client_of[1]);
+    ck_assert_uint_ne (client_of[0], client_of[2]);
+    ck_assert_uint_ne (client_of[1], client_of[2]);
+    for (int lane = 0; lane < 3; lane++)
+        ck_assert_int_eq (last_of[lane], 7 + 2 * lane);
 }
 END_TEST
 
@@ -125,7 +173,7 @@ START_TEST (test_failure_carries_cause)
     char err[256];
     sb_reader_t *r = sb_reader_new (&cfg, "", 2, 4096, 0, 1, err, sizeof err);
     ck_assert_msg (r != NULL, "%s", err);
-    ck_assert_int_eq (sb_reader_submit (r, "train/bad.npz", 0, 10, 9, 0), 0);
+    ck_assert_int_eq (sb_reader_submit (r, "train/bad.npz", 0, 10, 9, 0, 0), 0);
     sb_read_result_t res;
     ck_assert_int_eq (sb_reader_take (r, &res), 0);
     ck_assert_uint_eq (res.tag, 9);
@@ -147,7 +195,7 @@ START_TEST (test_no_io_inline)
     ck_assert_msg (r != NULL, "%s", err);
     ck_assert_int_eq (sb_reader_needs_keys (r), 0);
     for (int i = 0; i < 10; i++)
-        ck_assert_int_eq (sb_reader_submit (r, NULL, 0, 1000, (uint64_t) i, 0), 0);
+        ck_assert_int_eq (sb_reader_submit (r, NULL, 0, 1000, (uint64_t) i, 0, 0), 0);
     uint64_t bytes = 0;
     ck_assert_uint_eq (sb_reader_take_inline (r, &bytes), 10);
     ck_assert_uint_eq (bytes, 10000);
@@ -174,7 +222,7 @@ START_TEST (test_failed_queue_is_no_stall)
     ds.prefix = "img";
     ds.format = "npz";
     ck_assert_msg (sb_reader_set_dataset (r, &ds, err, sizeof err) == 0, "%s", err);
-    ck_assert_int_eq (sb_reader_submit (r, "not-a-dlio-name", 0, 100, 7, 0), 0);
+    ck_assert_int_eq (sb_reader_submit (r, "not-a-dlio-name", 0, 100, 7, 0, 0), 0);
     sb_read_result_t res;
     ck_assert_int_eq (sb_reader_take (r, &res), 0);
     ck_assert_uint_eq (res.tag, 7);
@@ -200,6 +248,7 @@ s_suite (void)
     TCase *tc = tcase_create ("rule");
     tcase_set_timeout (tc, 60);
     tcase_add_test (tc, test_pool_of_depth_one);
+    tcase_add_test (tc, test_pool_lanes);
     tcase_add_test (tc, test_async_one_client);
     tcase_add_test (tc, test_async_local_depth);
     tcase_add_test (tc, test_async_queue_ahead);

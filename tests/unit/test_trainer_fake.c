@@ -353,13 +353,17 @@ START_TEST (test_au_reads_faster_than_compute)
 }
 END_TEST
 
-/* Reads slower than compute, no prefetch: each step reads its batch
- * (ceil(B / T) rounds of L), then computes C; AU = C / (C + wait). */
+/* Reads slower than compute, prefetch_size 0: as DLIO's PyTorch loader,
+ * each of the T loader threads reads whole batches, one sample after
+ * another (batch q on thread q % T), prefetch_factor 2 batches ahead each:
+ * batches 0 and 1 are in after B reads of L (4L), steps 0 and 1 compute
+ * (2C) while batches 2 and 3 are read, which are in at 8L. The rank waits
+ * 8L - 2C in all; AU = 4C / (4C + that wait). */
 START_TEST (test_au_reads_slower_than_compute)
 {
     const s_run_t run = { .ranks = 1, .total_ranks = 1, .files = 16, .batch = 4, .threads = 2, .prefetch = 0,
                           .compute_s = 0.02 };
-    const uint64_t L_ns = 30000000;    /* 30 ms a read; 4 reads on 2 threads: 60 ms a batch */
+    const uint64_t L_ns = 30000000;    /* 30 ms a read; a batch's 4 reads on one thread: 120 ms */
     const uint64_t steps = 4, samples = 16;
     sb_fake_engine_set_latency (L_ns, L_ns);
     s_rig_t rig;
@@ -379,13 +383,13 @@ START_TEST (test_au_reads_slower_than_compute)
     ck_assert_double_eq_tol (d->metric_compute_s, steps * run.compute_s, 1e-9);
     ck_assert_uint_eq (d->metric_steps, steps);
 
-    double L = (double) L_ns / 1e9, C = run.compute_s, batch_read = 2 * L;
-    /* every batch's reads are waited for: at least their scripted time */
-    ck_assert_msg (d->io_wait_s >= 0.95 * steps * batch_read && d->io_wait_s < 3.0 * steps * batch_read,
-                   "io_wait %g s for %g s of scripted reads", d->io_wait_s, steps * batch_read);
-    /* DLIO's AU: at most C / (C + the batch's read), the scripted model,
+    double L = (double) L_ns / 1e9, C = run.compute_s, wait = 8 * L - 2 * C;
+    /* the reads are waited for: at least their scripted time less the computes they overlap */
+    ck_assert_msg (d->io_wait_s >= 0.95 * wait && d->io_wait_s < 3.0 * wait,
+                   "io_wait %g s for %g s of scripted reads", d->io_wait_s, wait);
+    /* DLIO's AU: at most 4C / (4C + the wait), the scripted model,
      * and what the rank's own wait times say, within 3 points */
-    double au = s_dlio_au (d, run.batch), model = 100.0 * C / (C + batch_read);
+    double au = s_dlio_au (d, run.batch), model = 100.0 * steps * C / (steps * C + wait);
     ck_assert_msg (au <= model + 1e-6 && au >= 0.5 * model, "DLIO AU %g%%, model %g%%", au, model);
     double measured = 100.0 * steps * C / (steps * C + d->io_wait_s + d->barrier_s);
     ck_assert_msg (fabs (au - measured) < 3.0, "DLIO AU %g%%, C / (C + wait) %g%%", au, measured);
@@ -396,7 +400,10 @@ END_TEST
 /* DLIO's metric window (output.metric.exclude_start_steps = 1,
  * exclude_end_steps = 1 of 5 steps): compute is summed over steps 1..3,
  * and the proc times of steps 0 and 4 (their load from the rank's release,
- * then their compute) are taken out of the span. */
+ * then their compute) are taken out of the span. One loader thread reads
+ * without a pause (prefetch_factor 2 batches ahead, as DLIO's): step 0's
+ * proc is its batch's two reads and its compute, every later step's the
+ * two reads of its batch (2L > C: the compute is hidden behind them). */
 START_TEST (test_au_metric_window)
 {
     const s_run_t run = { .ranks = 1, .total_ranks = 1, .files = 10, .batch = 2, .threads = 1, .prefetch = 0,
@@ -417,12 +424,12 @@ START_TEST (test_au_metric_window)
     ck_assert_uint_eq (d->samples, 10);
     ck_assert_uint_eq (d->metric_steps, 3);
     ck_assert_double_eq_tol (d->metric_compute_s, 3 * run.compute_s, 1e-9);
-    double C = run.compute_s, proc = 2 * (double) L_ns / 1e9 + C;     /* a step's load and compute at least */
+    double C = run.compute_s, load = 2 * (double) L_ns / 1e9, proc = load + C;
     ck_assert_msg (d->head_proc_s >= proc - 1e-6 && d->head_proc_s < 3 * proc, "head %g s, at least %g", d->head_proc_s,
                    proc);
-    ck_assert_msg (d->tail_proc_s >= proc - 1e-6 && d->tail_proc_s < 3 * proc, "tail %g s, at least %g", d->tail_proc_s,
-                   proc);
-    double au = s_dlio_au (d, run.batch), model = 100.0 * C / proc;
+    ck_assert_msg (d->tail_proc_s >= load - 1e-6 && d->tail_proc_s < 3 * load, "tail %g s, at least %g", d->tail_proc_s,
+                   load);
+    double au = s_dlio_au (d, run.batch), model = 100.0 * C / load;
     ck_assert_msg (au <= model + 1e-6 && au >= 0.5 * model, "DLIO AU %g%%, model %g%%", au, model);
     /* the shardbench AU counts every step after the first instead */
     ck_assert_double_eq_tol (d->compute_s, (steps - 1) * C, 1e-9);
@@ -691,6 +698,55 @@ START_TEST (test_async_engine_window)
 }
 END_TEST
 
+/* A pool engine (depth-1 clients, no SB_ENGINE_ASYNC) reads as DLIO's
+ * PyTorch loader: batch q on loader thread q % T, its samples one after
+ * another, prefetch_factor batches ahead per thread (prefetch_size 1 over
+ * 2 threads: 1, so 2 batches in flight). 16 files, batch 4, 2 threads:
+ * one client reads files 0-3 then 8-11, the other 4-7 then 12-15, each in
+ * that order (a pool sharing one queue would have files 0 and 1 in
+ * flight together on two clients). */
+START_TEST (test_pool_engine_lanes)
+{
+    const s_run_t run = { .ranks = 1, .total_ranks = 1, .files = 16, .batch = 4, .threads = 2, .prefetch = 1,
+                          .compute_s = 0.005 };
+    sb_fake_engine_set_latency (5000000, 5000000);
+    s_rig_t rig;
+    s_rig_new (&rig, &run);
+    sb_msg_phase_start_t ps = s_dlio_phase (&run);
+    ck_assert_int_eq (sb_trainer_start (rig.trainer, &ps), 0);
+    ck_assert_int_eq (s_drive (rig.trainer, SB_MSG_RANK_DONE, 1, 5.0), 1);
+    ck_assert_uint_eq (s_count (&s_box, SB_MSG_ERROR), 0);
+    const sb_msg_rank_done_t *d = s_done_of (0);
+    ck_assert_uint_eq (d->samples, 16);
+    ck_assert_uint_eq (d->batches, 4);
+    sb_trainer_destroy (&rig.trainer);
+    sb_fake_engine_counts_t c;
+    sb_fake_engine_counts (&c);
+    ck_assert_uint_eq (c.opens, 2);
+    ck_assert_uint_eq (c.max_in_flight, 1);   /* per client */
+    sb_fake_engine_read_t log[32];
+    ck_assert_uint_eq (sb_fake_engine_reads (log, 32), 16);
+    uint64_t client_of_thread[2] = { 0, 0 };
+    int last_of_thread[2] = { -1, -1 };
+    for (size_t j = 0; j < 16; j++) {
+        const char *digits = strstr (log[j].key, "img_");
+        ck_assert_ptr_nonnull (digits);
+        int file = atoi (digits + 4), thread = (file / 4) % 2;
+        if (!client_of_thread[thread])
+            client_of_thread[thread] = log[j].client;
+        ck_assert_msg (log[j].client == client_of_thread[thread], "file %d (thread %d) read by client %llu, not %llu",
+                       file, thread, (unsigned long long) log[j].client,
+                       (unsigned long long) client_of_thread[thread]);
+        ck_assert_msg (file > last_of_thread[thread], "thread %d read file %d after %d", thread, file,
+                       last_of_thread[thread]);
+        last_of_thread[thread] = file;
+    }
+    ck_assert_uint_ne (client_of_thread[0], client_of_thread[1]);
+    ck_assert_int_eq (last_of_thread[0], 11);
+    ck_assert_int_eq (last_of_thread[1], 15);
+}
+END_TEST
+
 /* A failed read of an engine without I/O fails the rank at once. (Its
  * ERROR does not carry the engine's text, only logged by the reader, nor a
  * key, which such an engine is not given without verification: not
@@ -737,6 +793,7 @@ trainer_fake_suite (void)
     tcase_add_test (tc, test_read_failure_error);
     tcase_add_test (tc, test_no_io_engine_inline);
     tcase_add_test (tc, test_async_engine_window);
+    tcase_add_test (tc, test_pool_engine_lanes);
     tcase_add_test (tc, test_no_io_engine_failure);
     suite_add_tcase (s, tc);
     return s;

@@ -36,7 +36,8 @@ struct sb_reader {
     char       ds_format[64];
     int        framed;      /* verify against the format, not raw bytes */
     int        endpoint_stats;  /* per-endpoint counters: one thread answers S_STATS and follows failures with them */
-    sb_chan_t *work;        /* requests, taken by whichever thread is free; owned */
+    sb_chan_t **lanes;      /* requests: lane i is thread i's, read in its order (reader.h); owned */
+    size_t     nlanes;      /* the threads (1 for an SB_ENGINE_ASYNC engine, 0 for NO_IO) */
     sb_chan_t *done;        /* completions, to the rank (with an fd for its poll loop); owned */
     sb_storage_t *inline_client;    /* SB_ENGINE_NO_IO: reads complete in sb_reader_submit; owned */
     uint64_t   inline_reads;    /* completed, not yet taken */
@@ -55,6 +56,7 @@ typedef enum { S_READ = 0, S_STATS = 2 } s_kind_t;
 
 typedef struct s_thread_ctx {
     sb_reader_t  *reader;
+    sb_chan_t    *lane;     /* the requests this thread reads, in their order (the reader's) */
     sb_storage_t *client;   /* owned by the thread while it runs (atomic: sb_reader_set_direct_io) */
     sb_storage_t *retired[2];   /* clients sb_reader_set_direct_io replaced: the thread may still hold
                                  * one for a moment, so they are closed with the thread's */
@@ -367,7 +369,7 @@ s_thread (void *arg)
              * requests (after the ones queued before it) */
             if (pending == 0)
                 s_progress (ctx, 0);
-            if (sb_chan_take (self->work, &f, pending == 0 ? -1 : 0) != 0) {
+            if (sb_chan_take (ctx->lane, &f, pending == 0 ? -1 : 0) != 0) {
                 if (pending == 0)
                     stopping = 1;
                 break;
@@ -613,10 +615,16 @@ sb_reader_new (const sb_storage_cfg_t *storage, const char *root, size_t threads
      * starts it in the same getevents */
     self->queue_limit = (self->caps & SB_ENGINE_QUEUE_AHEAD) ? 2 * self->depth : self->depth;
     self->endpoint_stats = (self->caps & SB_ENGINE_ENDPOINTS) && threads == 1;
-    if (!(self->work = sb_chan_new (0)) || !(self->done = sb_chan_new (1))) {
-        snprintf (err, err_size, "cannot create the reader's queues: %s", strerror (errno));
+    self->lanes = calloc (threads ? threads : 1, sizeof *self->lanes);
+    if (!self->lanes || !(self->done = sb_chan_new (1))) {
+        snprintf (err, err_size, "cannot create the reader's queues: %s", self->lanes ? strerror (errno) : "out of memory");
         goto fail;
     }
+    for (; self->nlanes < threads; self->nlanes++)
+        if (!(self->lanes[self->nlanes] = sb_chan_new (0))) {
+            snprintf (err, err_size, "cannot create the reader's queues: %s", strerror (errno));
+            goto fail;
+        }
     self->threads = calloc (threads ? threads : 1, sizeof (pthread_t));
     self->ctxs = calloc (threads ? threads : 1, sizeof (s_thread_ctx_t));
     if (!self->threads || !self->ctxs) {
@@ -626,6 +634,7 @@ sb_reader_new (const sb_storage_cfg_t *storage, const char *root, size_t threads
     for (size_t i = 0; i < threads; i++) {
         s_thread_ctx_t *ctx = &self->ctxs[i];
         ctx->reader = self;
+        ctx->lane = self->lanes[i];
         ctx->res = malloc (sizeof *ctx->res);
         ctx->error = malloc (sizeof *ctx->error);
         if (!ctx->res || !ctx->error) {
@@ -657,8 +666,8 @@ sb_reader_stop (sb_reader_t *self)
     if (!self || __atomic_load_n (&self->stopping, __ATOMIC_ACQUIRE))
         return;
     __atomic_store_n (&self->stopping, 1, __ATOMIC_RELEASE);
-    if (self->work)     /* the threads take what is queued, then end */
-        sb_chan_close (self->work);
+    for (size_t i = 0; i < self->nlanes; i++)   /* the threads take what is queued, then end */
+        sb_chan_close (self->lanes[i]);
     /* a thread waiting in its engine looks at its requests; one stuck in a
      * read gives it up when the wake signal interrupts it */
     for (size_t i = 0; i < self->nthreads; i++)
@@ -752,7 +761,9 @@ sb_reader_destroy (sb_reader_t **self_p)
     free (self->ctxs);
     sb_storage_close (&self->inline_client);
     free (self->inline_error);
-    sb_chan_destroy (&self->work);
+    for (size_t i = 0; i < self->nlanes; i++)
+        sb_chan_destroy (&self->lanes[i]);
+    free (self->lanes);
     sb_chan_destroy (&self->done);
     pthread_mutex_destroy (&self->lock);
     free (self);
@@ -848,7 +859,8 @@ s_submit_inline (sb_reader_t *self, const char *key, uint64_t offset, uint64_t l
 }
 
 int
-sb_reader_submit (sb_reader_t *self, const char *key, uint64_t offset, uint64_t length, uint64_t tag, unsigned flags)
+sb_reader_submit (sb_reader_t *self, const char *key, uint64_t offset, uint64_t length, uint64_t tag, uint64_t lane,
+                  unsigned flags)
 {
     if (!key && sb_reader_needs_keys (self))
         return -1;
@@ -866,7 +878,7 @@ sb_reader_submit (sb_reader_t *self, const char *key, uint64_t offset, uint64_t 
     rq->tag = tag;
     rq->evict = (flags & SB_READ_EVICT) != 0;
     memcpy (rq->key, key, klen + 1);
-    int rc = sb_chan_push (self->work, rq, size, 0);
+    int rc = self->nlanes ? sb_chan_push (self->lanes[lane % self->nlanes], rq, size, 0) : -1;
     if ((unsigned char *) rq != stack)
         free (rq);
     if (rc != 0)
@@ -886,7 +898,7 @@ sb_reader_endpoint_stats (sb_reader_t *self, sb_reader_endpoint_t *out, size_t m
         return 0;
     uint8_t frame[sizeof (s_request_t) + 1] = { 0 };
     ((s_request_t *) frame)->kind = S_STATS;
-    if (sb_chan_push (self->work, frame, sizeof frame, 0) != 0)
+    if (sb_chan_push (self->lanes[0], frame, sizeof frame, 0) != 0)
         return -1;
     sb_storage_wakeup (s_client (&self->ctxs[0]));
     return s_recv_stats (self, 10000, out, max);

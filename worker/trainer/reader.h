@@ -3,8 +3,13 @@
  * A rank pushes read requests to its reader and gets completions back,
  * both through channels (lib/base/chan.h: a mutex and a list, no system
  * call while both ends are busy; the rank's poll loop sleeps on the
- * completions' eventfd). A free read thread takes the oldest request, so
- * D threads keep D reads in flight whichever is slow. Behind them sit clients of the
+ * completions' eventfd). Each read thread has its own lane of requests
+ * and reads them one after another in the order they came: the caller
+ * names the lane of each read, as DLIO's PyTorch loader hands each batch to
+ * one worker process, which reads the batch's samples one at a time
+ * (a pool sharing one queue would have the next D samples in flight
+ * together, adjacent files that the block layer merges into one request;
+ * DLIO has one sample of each of D batches in flight). Behind them sit clients of the
  * storage engine the rank's storage names (lib/storage/engine.h); the
  * reader never asks which engine it is, only what it can do:
  * - SB_ENGINE_NO_IO (synthetic): no threads; a read completes inside
@@ -170,10 +175,13 @@ void sb_reader_destroy (sb_reader_t **self_p);
 #define SB_READ_EVICT 1u
 
 /* Queue a read of [offset, offset+length) of key, tagged with tag (the
- * completion carries it back), with SB_READ_* flags. key may be NULL when
- * sb_reader_needs_keys says so. Returns 0 or -1. */
+ * completion carries it back), with SB_READ_* flags, on lane `lane` (the
+ * loader thread that reads it, taken modulo the reader's threads: a pool's
+ * thread reads its lane's reads in their order; one thread of an
+ * SB_ENGINE_ASYNC engine reads every lane's in the order they came). key
+ * may be NULL when sb_reader_needs_keys says so. Returns 0 or -1. */
 int sb_reader_submit (sb_reader_t *self, const char *key, uint64_t offset, uint64_t length, uint64_t tag,
-                      unsigned flags);
+                      uint64_t lane, unsigned flags);
 
 /* 0 when reads need no key (SB_ENGINE_NO_IO without verification), else 1. */
 int sb_reader_needs_keys (const sb_reader_t *self);

@@ -49,6 +49,7 @@ typedef struct {
     const char *stored;     /* the entry's stored key (borrowed from the entries) or NULL */
     double   start;
     uint32_t loader;        /* issue 15, preproc: the loader thread + 1 whose read this is (0: none) */
+    uint8_t  in_batch;      /* counted in the batch_pending of its position's batch */
 } s_slot_t;
 
 /* The last row group a loader thread read (or is reading). */
@@ -82,6 +83,7 @@ typedef struct {
     size_t         nfree;
     s_group_t     *groups;          /* threads + 1: each loader thread's last group, then the rank's (owned) */
     s_loader_t    *loaders;         /* issue 15, preproc: threads of them (owned) */
+    uint32_t      *batch_pending;   /* nslots + 1: reads in flight of batch q at [q % (nslots + 1)] (owned) */
     uint64_t       next_seq;
     uint64_t       submitted, completed, step, bytes;
     uint64_t       resident_bytes, checked_bytes;   /* page-cache residency sampled before reads */
@@ -167,6 +169,8 @@ struct sb_trainer {
     /* issue 15, preproc: reader.preprocess_time per sample (WELCOME preprocess_*) */
     sb_dist_t        preprocess;
     int              preprocessing; /* not a constant 0: the loader threads run (s_loaders_advance) */
+    int              loader_lanes;  /* a pool of one-read clients (no SB_ENGINE_ASYNC): a loader thread's
+                                     * reads wait in its own lane, DLIO's window ahead (s_window) */
     int              grouped;       /* a read serves many samples (row groups): s_completions_wanted is 1 */
 };
 
@@ -193,6 +197,17 @@ s_fail (sb_trainer_t *self, const s_rank_t *r, const char *op, const char *targe
 {
     sb_report_failure (&self->out, r ? r->rank : self->cfg->first_rank, op, target, errno_val, message, s3);
     self->failed = 1;
+}
+
+/* DLIO's prefetch window in samples (torch_data_loader.py: the PyTorch
+ * DataLoader's prefetch_factor = ceil(prefetch_size / threads), 2 when
+ * that is 0, batches ahead per loader worker): the positions a rank's
+ * loader threads may have read ahead of the batch it computes. */
+static uint64_t
+s_window (uint64_t prefetch_size, uint64_t threads, uint64_t batch_size)
+{
+    uint64_t factor = prefetch_size ? (prefetch_size + threads - 1) / threads : 2;
+    return factor * threads * batch_size;
 }
 
 sb_trainer_t *
@@ -272,6 +287,11 @@ sb_trainer_new (const sb_msg_welcome_t *cfg, const sb_storage_cfg_t *storage, co
         self->nslots = 3;
     if (self->preprocessing && self->nslots < self->threads + 2)   /* issue 15, preproc: a read per loader thread */
         self->nslots = (size_t) self->threads + 2;
+    /* a pool's loader threads each read their own batches (reader.h): DLIO's
+     * window of batches is queued at once, so it needs as many slots */
+    self->loader_lanes = !self->preprocessing && !(self->storage_caps & (SB_ENGINE_ASYNC | SB_ENGINE_NO_IO));
+    if (self->loader_lanes && self->nslots < s_window (cfg->prefetch_size, self->threads, batch_max) + 2)
+        self->nslots = (size_t) s_window (cfg->prefetch_size, self->threads, batch_max) + 2;
     self->ranks = calloc ((size_t) cfg->ranks, sizeof (s_rank_t));
     if (!self->ranks) {
         snprintf (err, err_size, "out of memory for %llu ranks", (unsigned long long) cfg->ranks);
@@ -290,7 +310,8 @@ sb_trainer_new (const sb_msg_welcome_t *cfg, const sb_storage_cfg_t *storage, co
         r->free_slots = calloc (self->nslots, sizeof *r->free_slots);
         r->groups = calloc ((size_t) self->threads + 1, sizeof *r->groups);
         r->loaders = calloc ((size_t) self->threads, sizeof *r->loaders);
-        if (!r->reader || !r->slots || !r->free_slots || !r->groups || !r->loaders) {
+        r->batch_pending = calloc (self->nslots + 1, sizeof *r->batch_pending);
+        if (!r->reader || !r->slots || !r->free_slots || !r->groups || !r->loaders || !r->batch_pending) {
             snprintf (err, err_size, "rank %llu: %s", (unsigned long long) r->rank,
                       r->reader ? "out of memory for its reads in flight" : why);
             self->nranks++;
@@ -343,6 +364,7 @@ sb_trainer_destroy (sb_trainer_t **self_p)
         free (r->free_slots);
         free (r->groups);
         free (r->loaders);
+        free (r->batch_pending);
         sb_reader_destroy (&r->reader);
     }
     char err[PATH_MAX + 128];
@@ -546,6 +568,8 @@ s_complete (sb_trainer_t *self, s_rank_t *r, size_t i, uint64_t bytes, uint64_t 
     }
     else
         s_count (r, s->count, bytes, latency_ns, 1);
+    if (s->in_batch)
+        r->batch_pending[(s->position / self->set->batch_size) % (self->nslots + 1)]--;
     if (s->run > 0)     /* a parquet footer read (run 0) serves no sample: not traced */
         s_trace (self, r, s->position, s->file, s->stored, s->dlio, s->offset, s->length, s->start,
                  latency_ns / 1000, bytes);
@@ -780,10 +804,8 @@ sb_trainer_start (sb_trainer_t *self, const sb_msg_phase_start_t *ps)
     self->k = ps->samples_per_rank;
     self->batches = ps->batches;
     self->window = (c->prefetch_size + 1) * set->batch_size;
-    if (self->preprocessing) {  /* issue 15, preproc: DLIO's workers run prefetch_factor batches ahead each */
-        uint64_t factor = c->prefetch_size ? (c->prefetch_size + self->threads - 1) / self->threads : 2;
-        self->window = factor * self->threads * set->batch_size;
-    }
+    if (self->preprocessing || self->loader_lanes)
+        self->window = s_window (c->prefetch_size, self->threads, set->batch_size);
     self->step_sync = set->step_sync;
     self->local_barrier = c->ranks == c->total_ranks;
     self->barrier_step = 0;
@@ -803,7 +825,9 @@ sb_trainer_start (sb_trainer_t *self, const sb_msg_phase_start_t *ps)
         r->free_slots = keep.free_slots;
         r->groups = keep.groups;
         r->loaders = keep.loaders;
+        r->batch_pending = keep.batch_pending;
         memset (r->loaders, 0, (size_t) self->threads * sizeof *r->loaders);
+        memset (r->batch_pending, 0, (self->nslots + 1) * sizeof *r->batch_pending);
         memset (r->slots, 0, self->nslots * sizeof *r->slots);
         memset (r->groups, 0, ((size_t) self->threads + 1) * sizeof *r->groups);
         for (size_t j = 0; j < self->nslots; j++)
@@ -1100,6 +1124,13 @@ s_group_of (sb_trainer_t *self, s_rank_t *r, const s_read_t *rd)
     return NULL;
 }
 
+/* The reader's lane of rd: the loader thread that reads it (reader.h). */
+static uint64_t
+s_lane (const sb_trainer_t *self, const s_read_t *rd)
+{
+    return rd->ref.thread < self->threads ? rd->ref.thread : 0;
+}
+
 /* Issue the read of rd at position p serving n positions (with the
  * file's footer reads first, for the first row group of a parquet file this
  * epoch) for loader thread + 1 `loader` (0: none). Returns 0 (*slot set),
@@ -1132,7 +1163,7 @@ s_issue (sb_trainer_t *self, s_rank_t *r, const s_read_t *rd, uint64_t p, uint64
             r->slots[f] = (s_slot_t) { .seq = ++r->next_seq, .position = p, .run = 0, .count = 0,
                                        .file = rd->ref.file, .offset = fr[j].offset, .length = fr[j].length,
                                        .dlio = rd->dlio, .stored = rd->stored, .start = now };
-            if (sb_reader_submit (r->reader, name, fr[j].offset, fr[j].length, f,
+            if (sb_reader_submit (r->reader, name, fr[j].offset, fr[j].length, f, s_lane (self, rd),
                                   s_evict_flag (self, rd->ref.file)) != 0) {
                 s_fail (self, r, "read", name, errno, "cannot queue a read", NULL);
                 return -1;
@@ -1146,7 +1177,9 @@ s_issue (sb_trainer_t *self, s_rank_t *r, const s_read_t *rd, uint64_t p, uint64
     s_slot_t *s = &r->slots[i];
     *s = (s_slot_t) { .seq = ++r->next_seq, .position = p, .run = n, .count = n, .file = rd->ref.file,
                       .offset = rd->offset, .length = rd->length, .dlio = rd->dlio, .stored = rd->stored,
-                      .start = now, .loader = loader };
+                      .start = now, .loader = loader, .in_batch = !rd->group && n == 1 };
+    if (s->in_batch)
+        r->batch_pending[(p / self->set->batch_size) % (self->nslots + 1)]++;
     if (rd->group) {
         self->grouped = 1;
         s_group_t latest = { .file = rd->ref.file, .offset = rd->offset, .length = rd->length, .slot = i,
@@ -1154,7 +1187,8 @@ s_issue (sb_trainer_t *self, s_rank_t *r, const s_read_t *rd, uint64_t p, uint64
         r->groups[rd->ref.thread < self->threads ? rd->ref.thread : 0] = latest;
         r->groups[self->threads] = latest;
     }
-    if (sb_reader_submit (r->reader, name, rd->offset, rd->length, i, s_evict_flag (self, rd->ref.file)) != 0) {
+    if (sb_reader_submit (r->reader, name, rd->offset, rd->length, i, s_lane (self, rd),
+                          s_evict_flag (self, rd->ref.file)) != 0) {
         s_fail (self, r, "read", name, errno, "cannot queue a read", NULL);
         return -1;
     }
@@ -1351,11 +1385,28 @@ s_loaders_wake (const sb_trainer_t *self, const s_rank_t *r)
     return wake;
 }
 
+/* 1 when every sample of batch step of rank r is in: with loader threads
+ * (preprocessing), each's position; else every position of the batch was
+ * submitted and none of its reads is in flight (reads complete out of
+ * order: loader threads' lanes, many reads in flight). Row groups serve
+ * positions of other batches too, so with them the count of samples in
+ * is what is compared. */
+static int
+s_batch_in (const sb_trainer_t *self, const s_rank_t *r)
+{
+    const uint64_t end = (r->step + 1) * self->set->batch_size;
+    if (self->preprocessing)
+        return s_loaders_in (self, r, end);
+    if (self->grouped)
+        return r->completed >= end;
+    return r->submitted >= end && r->batch_pending[r->step % (self->nslots + 1)] == 0;
+}
+
 /* Everything rank r can do now without waiting. */
 static void
 s_advance (sb_trainer_t *self, s_rank_t *r, double now)
 {
-    const uint64_t k = self->k, bs = self->set->batch_size;
+    const uint64_t k = self->k;
     for (int progress = 1; progress && !self->failed && r->running;) {
         progress = 0;
         if (self->preprocessing) {     /* issue 15, preproc: the loader threads read and preprocess */
@@ -1378,9 +1429,7 @@ s_advance (sb_trainer_t *self, s_rank_t *r, double now)
             s_end_compute (self, r, now);
             progress = 1;
         }
-        else if (!r->computing && !r->waiting_go && r->step < self->batches
-                 && (self->preprocessing ? s_loaders_in (self, r, (r->step + 1) * bs)
-                                         : r->completed >= (r->step + 1) * bs)) {
+        else if (!r->computing && !r->waiting_go && r->step < self->batches && s_batch_in (self, r)) {
             if (r->wait_since > 0) {
                 r->io_wait += now - r->wait_since;
                 r->wait_since = 0;
@@ -1504,6 +1553,8 @@ s_completions_wanted (const sb_trainer_t *self, const s_rank_t *r)
         return in_flight;
     uint64_t batch_end = (r->step + 1) * self->set->batch_size;
     uint64_t lacking = batch_end > r->completed ? batch_end - r->completed : 1;
+    if (r->submitted >= batch_end && r->batch_pending[r->step % (self->nslots + 1)] > 0)
+        lacking = r->batch_pending[r->step % (self->nslots + 1)];   /* the batch's own reads, whatever ends first */
     return lacking < in_flight ? (size_t) lacking : in_flight;
 }
 
