@@ -461,13 +461,16 @@ START_TEST (test_barrier_waits_for_go)
         ck_assert_uint_eq (m->u.step.step, step);
         ck_assert_double_gt (sb_trainer_awaiting_go_since (rig.trainer), 0);
         /* without GO it stays at the barrier: no other STEP, no RANK_DONE,
-         * and no read past the window of step `step` ((prefetch + 1) x batch) */
+         * and no read past DLIO's window once batch `step` was yielded
+         * (prefetch_factor = ceil(prefetch / threads) batches per loader
+         * thread beyond it) */
         ck_assert_int_eq (s_drive (rig.trainer, SB_MSG_NONE, 0, step == 0 ? hold : 0.05), 0);
         ck_assert_uint_eq (s_count (&s_box, SB_MSG_STEP), step + 1);
         ck_assert_uint_eq (s_count (&s_box, SB_MSG_RANK_DONE), 0);
         sb_fake_engine_counts_t c;
         sb_fake_engine_counts (&c);
-        uint64_t window = step * run.batch + (run.prefetch + 1) * run.batch;
+        uint64_t factor = (run.prefetch + run.threads - 1) / run.threads;
+        uint64_t window = (step + 1) * run.batch + factor * run.threads * run.batch;
         ck_assert_uint_eq (c.reads, window < samples ? window : samples);
         s_go (rig.trainer, step);
         ck_assert_double_eq (sb_trainer_awaiting_go_since (rig.trainer), 0);

@@ -288,10 +288,12 @@ sb_trainer_new (const sb_msg_welcome_t *cfg, const sb_storage_cfg_t *storage, co
     if (self->preprocessing && self->nslots < self->threads + 2)   /* issue 15, preproc: a read per loader thread */
         self->nslots = (size_t) self->threads + 2;
     /* a pool's loader threads each read their own batches (reader.h): DLIO's
-     * window of batches is queued at once, so it needs as many slots */
+     * window of batches (a batch more while one computes: s_window_end) is
+     * queued at once, so it needs as many slots */
     self->loader_lanes = !self->preprocessing && !(self->storage_caps & (SB_ENGINE_ASYNC | SB_ENGINE_NO_IO));
-    if (self->loader_lanes && self->nslots < s_window (cfg->prefetch_size, self->threads, batch_max) + 2)
-        self->nslots = (size_t) s_window (cfg->prefetch_size, self->threads, batch_max) + 2;
+    uint64_t lanes_slots = s_window (cfg->prefetch_size, self->threads, batch_max) + batch_max + 2;
+    if (self->loader_lanes && self->nslots < lanes_slots)
+        self->nslots = (size_t) lanes_slots;
     self->ranks = calloc ((size_t) cfg->ranks, sizeof (s_rank_t));
     if (!self->ranks) {
         snprintf (err, err_size, "out of memory for %llu ranks", (unsigned long long) cfg->ranks);
@@ -1199,12 +1201,26 @@ s_issue (sb_trainer_t *self, s_rank_t *r, const s_read_t *rd, uint64_t p, uint64
     return self->failed ? -1 : 0;
 }
 
+/* The end of rank r's prefetch window: positions before it may be read.
+ * DLIO's loader (s_window) hands out the next batch as it yields one, so
+ * once batch `step` is in and computing (or at its barrier) its window
+ * reaches a batch further; the window of the engines that keep many reads
+ * in flight counts from the batch being computed. */
+static uint64_t
+s_window_end (const sb_trainer_t *self, const s_rank_t *r)
+{
+    const uint64_t bs = self->set->batch_size;
+    int yielded = (self->preprocessing || self->loader_lanes) && (r->computing || r->waiting_go);
+    return (r->step + (uint64_t) yielded) * bs + self->window;
+}
+
 /* Submit rank r's reads within the prefetch window. Returns -1 when it failed. */
 static int
 s_submit (sb_trainer_t *self, s_rank_t *r, double now)
 {
-    const uint64_t k = self->k, bs = self->set->batch_size;
-    while (r->submitted < k && r->submitted < r->step * bs + self->window) {
+    const uint64_t k = self->k;
+    const uint64_t limit = s_window_end (self, r);
+    while (r->submitted < k && r->submitted < limit) {
         s_read_t rd;
         int rc = s_read_at (self, r, r->submitted, &rd);
         if (rc != 0)
@@ -1251,8 +1267,8 @@ static int
 s_loader_take (sb_trainer_t *self, s_rank_t *r, uint64_t t, double now)
 {
     s_loader_t *l = &r->loaders[t];
-    const uint64_t k = self->k, bs = self->set->batch_size;
-    uint64_t limit = r->step * bs + self->window;
+    const uint64_t k = self->k;
+    uint64_t limit = s_window_end (self, r);
     if (limit > k)
         limit = k;
     sb_sample_ref_t ref;
