@@ -401,14 +401,18 @@ END_TEST
  * exclude_end_steps = 1 of 5 steps): compute is summed over steps 1..3,
  * and the proc times of steps 0 and 4 (their load from the rank's release,
  * then their compute) are taken out of the span. One loader thread reads
- * without a pause (prefetch_factor 2 batches ahead, as DLIO's): step 0's
- * proc is its batch's two reads and its compute, every later step's the
- * two reads of its batch (2L > C: the compute is hidden behind them). */
+ * prefetch_factor 2 batches ahead (DLIO's at prefetch_size 0), a batch in
+ * 2L < C: step 0's proc is its batch's two reads and its compute, and the
+ * reads of every later batch are done while the one before computes, so
+ * the steps of the window follow each other (DLIO's AU at most 100 %) and
+ * the last step's proc is at least its compute. (With 2L = C, as before,
+ * the bounds would be the loop's timing: a late start of step 0 raises
+ * the AU above C / 2L and a late start of step 3 shortens step 4.) */
 START_TEST (test_au_metric_window)
 {
     const s_run_t run = { .ranks = 1, .total_ranks = 1, .files = 10, .batch = 2, .threads = 1, .prefetch = 0,
-                          .compute_s = 0.025, .exclude_start = 1, .exclude_end = 1 };
-    const uint64_t L_ns = 25000000;    /* 2 reads on 1 thread: 50 ms a batch */
+                          .compute_s = 0.05, .exclude_start = 1, .exclude_end = 1 };
+    const uint64_t L_ns = 10000000;    /* 2 reads on 1 thread: 20 ms a batch */
     const uint64_t steps = 5;
     sb_fake_engine_set_latency (L_ns, L_ns);
     s_rig_t rig;
@@ -424,13 +428,14 @@ START_TEST (test_au_metric_window)
     ck_assert_uint_eq (d->samples, 10);
     ck_assert_uint_eq (d->metric_steps, 3);
     ck_assert_double_eq_tol (d->metric_compute_s, 3 * run.compute_s, 1e-9);
-    double C = run.compute_s, load = 2 * (double) L_ns / 1e9, proc = load + C;
+    double C = run.compute_s, proc = 2 * (double) L_ns / 1e9 + C;
     ck_assert_msg (d->head_proc_s >= proc - 1e-6 && d->head_proc_s < 3 * proc, "head %g s, at least %g", d->head_proc_s,
                    proc);
-    ck_assert_msg (d->tail_proc_s >= load - 1e-6 && d->tail_proc_s < 3 * load, "tail %g s, at least %g", d->tail_proc_s,
-                   load);
-    double au = s_dlio_au (d, run.batch), model = 100.0 * C / load;
-    ck_assert_msg (au <= model + 1e-6 && au >= 0.5 * model, "DLIO AU %g%%, model %g%%", au, model);
+    /* step 4 starts at step 3's compute deadline: its proc is C, a
+     * difference of clock readings near 2^31 s, exact to about a microsecond */
+    ck_assert_msg (d->tail_proc_s >= C - 1e-5 && d->tail_proc_s < 3 * C, "tail %.9f s, at least %g", d->tail_proc_s, C);
+    double au = s_dlio_au (d, run.batch);
+    ck_assert_msg (au <= 100.0 + 1e-6 && au >= 50.0, "DLIO AU %g%%, the reads hidden: 100%%", au);
     /* the shardbench AU counts every step after the first instead */
     ck_assert_double_eq_tol (d->compute_s, (steps - 1) * C, 1e-9);
     sb_trainer_destroy (&rig.trainer);
