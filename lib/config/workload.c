@@ -190,7 +190,7 @@ static const s_key_t s_keys[] = {
     { "dataset.parquet.generation_batch_size", T_NA, 0, 0, 0, 0, 0, "rows DLIO's generator holds in memory at once: the file is the same" },
     { "dataset.parquet.use_s3dlio_gen", T_NA, 0, 0, 0, 0, 0, "DLIO generates through s3dlio's generator: the file is the same" },
     { "dataset.parquet.read_mode", T_NA, 0, 0, 0, 0, 0, "DLIO reads no dataset.parquet.read_mode: storage.storage_options.columns chooses the columns read" },
-    { "storage.storage_options.prefetch_workers", T_NA, 0, 0, 0, 0, 0, "read by no DLIO code: reader.read_threads and prefetch_size decide" },
+    { "storage.storage_options.prefetch_workers", T_NA, 0, 0, 0, 0, 0, "DLIO's parquet reader of local files: row-group read threads per loader worker; shardbench reads one row group at a time per loader thread (reader.read_threads)" },
     { "reader.storage_type", T_CUSTOM, 0, 0, "", 0, 0, "taken as storage.storage_type when storage: lacks it (DLIO reads no storage key under reader:)" },
     { "reader.protocol", T_CUSTOM, 0, 0, "", 0, 0, "taken as storage.protocol (see reader.storage_type)" },
     { "reader.storage_library", T_CUSTOM, 0, 0, "", 0, 0, "taken as storage.storage_library (see reader.storage_type)" },
