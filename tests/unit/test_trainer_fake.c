@@ -289,6 +289,19 @@ s_teardown (void)
     s_box_clear (&s_box);
 }
 
+/* Rig run's trainer, start epoch 1 in DLIO's order and drive it to its
+ * RANK_DONE without an ERROR; returns rank 0's RANK_DONE. */
+static const sb_msg_rank_done_t *
+s_one_epoch (s_rig_t *rig, const s_run_t *run)
+{
+    s_rig_new (rig, run);
+    sb_msg_phase_start_t ps = s_dlio_phase (run);
+    ck_assert_int_eq (sb_trainer_start (rig->trainer, &ps), 0);
+    ck_assert_int_eq (s_drive (rig->trainer, SB_MSG_RANK_DONE, 1, 5.0), 1);
+    ck_assert_uint_eq (s_count (&s_box, SB_MSG_ERROR), 0);
+    return s_done_of (0);
+}
+
 /* ------------------------------------------------------------ AU */
 
 /* Reads far faster than compute, batches prefetched: only the first
@@ -649,12 +662,7 @@ START_TEST (test_no_io_engine_inline)
     sb_fake_engine_set_caps (SB_ENGINE_NO_IO);
     sb_fake_engine_set_latency (5000000, 0);
     s_rig_t rig;
-    s_rig_new (&rig, &run);
-    sb_msg_phase_start_t ps = s_dlio_phase (&run);
-    ck_assert_int_eq (sb_trainer_start (rig.trainer, &ps), 0);
-    ck_assert_int_eq (s_drive (rig.trainer, SB_MSG_RANK_DONE, 1, 5.0), 1);
-    ck_assert_uint_eq (s_count (&s_box, SB_MSG_ERROR), 0);
-    const sb_msg_rank_done_t *d = s_done_of (0);
+    const sb_msg_rank_done_t *d = s_one_epoch (&rig, &run);
     ck_assert_uint_eq (d->samples, 12);
     ck_assert_uint_eq (d->batches, 3);
     ck_assert_uint_eq (d->bytes, 12 * S_RECORD);
@@ -686,12 +694,7 @@ START_TEST (test_async_engine_window)
     sb_fake_engine_set_caps (SB_ENGINE_OBJECTS | SB_ENGINE_ASYNC);
     sb_fake_engine_set_latency (20000000, 20000000);
     s_rig_t rig;
-    s_rig_new (&rig, &run);
-    sb_msg_phase_start_t ps = s_dlio_phase (&run);
-    ck_assert_int_eq (sb_trainer_start (rig.trainer, &ps), 0);
-    ck_assert_int_eq (s_drive (rig.trainer, SB_MSG_RANK_DONE, 1, 5.0), 1);
-    ck_assert_uint_eq (s_count (&s_box, SB_MSG_ERROR), 0);
-    const sb_msg_rank_done_t *d = s_done_of (0);
+    const sb_msg_rank_done_t *d = s_one_epoch (&rig, &run);
     ck_assert_uint_eq (d->samples, 16);
     ck_assert_uint_eq (d->batches, 4);
     ck_assert_uint_eq (d->bytes, 16 * S_RECORD);
@@ -721,12 +724,7 @@ START_TEST (test_pool_engine_lanes)
                           .compute_s = 0.005 };
     sb_fake_engine_set_latency (5000000, 5000000);
     s_rig_t rig;
-    s_rig_new (&rig, &run);
-    sb_msg_phase_start_t ps = s_dlio_phase (&run);
-    ck_assert_int_eq (sb_trainer_start (rig.trainer, &ps), 0);
-    ck_assert_int_eq (s_drive (rig.trainer, SB_MSG_RANK_DONE, 1, 5.0), 1);
-    ck_assert_uint_eq (s_count (&s_box, SB_MSG_ERROR), 0);
-    const sb_msg_rank_done_t *d = s_done_of (0);
+    const sb_msg_rank_done_t *d = s_one_epoch (&rig, &run);
     ck_assert_uint_eq (d->samples, 16);
     ck_assert_uint_eq (d->batches, 4);
     sb_trainer_destroy (&rig.trainer);
