@@ -38,7 +38,15 @@
 #        as DLIO and shardbench open a file per sample),
 #        URING_KEY (the workload key that picks the uring engine), NICE
 #        (e.g. -10: fio and shardbench run at that niceness, ahead of
-#        other work on a shared machine; needs root for a negative value)
+#        other work on a shared machine; needs root for a negative value),
+#        BUSY (0; 1: shardbench also writes its per-read trace, to
+#        /dev/shm when there is one, and a column gives how busy its read
+#        threads were: the sum of each thread's read times over the
+#        epoch's duration, the median thread's and the least busy one's,
+#        medians of the turns. It tells whether a gap to fio is time the
+#        threads spend between reads or reads that take longer. The trace
+#        costs shardbench a line of CPU work per read: compare ratios
+#        from runs without it)
 # Needs fio, vmtouch and sqlite3 (deploy/install-deps.sh --bench).
 # Prints a markdown table: engine, size, QD, fio MB/s, fio IOPS, shardbench
 # MB/s, IOPS (each the best of REPEAT runs), ratio (the lower of the MB/s and
@@ -68,6 +76,7 @@ engines=${ENGINES:-file direct uring}
 bar=${BAR:-0.95}
 repeat=${REPEAT:-5}
 openfiles=${OPENFILES-}
+busy=${BUSY:-0}
 uring_key=${URING_KEY:-storage.engine=uring}
 prio=()
 [ -z "${NICE:-}" ] || prio=(nice -n "$NICE")
@@ -80,8 +89,13 @@ work=$(mktemp -d "$dir/run.XXXXXX")
 # around every run
 disk=$(basename "$(df -P "$dir" | awk 'NR==2 {print $1}')")
 awk -v d="$disk" '$3 == d {found = 1} END {exit !found}' /proc/diskstats 2>/dev/null || disk=
+tracedir=
+if [ "$busy" = 1 ]; then
+    tracedir=$(mktemp -d /dev/shm/sb-trace.XXXXXX 2>/dev/null || mktemp -d "$work/trace.XXXXXX")
+fi
 cleanup () {
     rm -rf "$work"
+    [ -z "$tracedir" ] || rm -rf "$tracedir"
     [ "${KEEP:-0}" = 1 ] || rm -rf "$dir"/d128k "$dir"/d1m "$dir"/links-*
 }
 trap cleanup EXIT
@@ -152,7 +166,7 @@ evict () { vmtouch -e -q "$1" >/dev/null 2>&1 || vmtouch -e "$1" >/dev/null; }
 echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -sr)"
 echo "disk: $(df -P "$dir" | awk 'NR==2 {print $1}') ($fstype), $(lsblk -dno NAME,SIZE,ROTA,MODEL 2>/dev/null | grep -v '^zram\|^loop' | head -3 | tr '\n' ';' | sed 's/;$//')"
 echo "fio: $(fio --version); load at start: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "command: tests/bench/file_read.sh (DIR=$dir TOTAL_MIB=$total_mib SIZES='$sizes' QDS='$qds' ENGINES='$engines' REPEAT=$repeat OPENFILES='$openfiles'${NICE:+ NICE=$NICE})"
+echo "command: tests/bench/file_read.sh (DIR=$dir TOTAL_MIB=$total_mib SIZES='$sizes' QDS='$qds' ENGINES='$engines' REPEAT=$repeat OPENFILES='$openfiles'${NICE:+ NICE=$NICE}${BUSY:+ BUSY=$busy})"
 echo
 
 # the datasets (once; KEEP=1 keeps them for the next run)
@@ -192,9 +206,13 @@ print('%.1f %.0f' % (j['bw_bytes'] / 1e6, j['iops']))")
     fio_runs="$fio_runs $mb,$iops,$(( $(disk_reads) - before ))"
 }
 sb_once () {
-    local before
+    local before traced=()
+    if [ -n "$tracedir" ]; then
+        rm -f "$tracedir"/*
+        traced=(shardbench.trace="$tracedir")
+    fi
     before=$(disk_reads)
-    if ! "${prio[@]}" "$sb" run "$work/w-$size.yaml" "${sb_args[@]}" --db "$db" --progress off \
+    if ! "${prio[@]}" "$sb" run "$work/w-$size.yaml" "${sb_args[@]}" "${traced[@]}" --db "$db" --progress off \
             >"$work/sb.out" 2>"$work/sb.err"; then
         failed="shardbench failed: $(grep -m1 'error' "$work/sb.err" | cut -c1-120)"
         return 1
@@ -202,10 +220,33 @@ sb_once () {
     local id
     id=$(q "SELECT max(id) FROM runs WHERE kind = 'train'")
     sb_runs="$sb_runs $(q "SELECT printf('%.1f,%.0f', mb_per_s, samples_per_s) FROM epochs WHERE run_id = $id AND epoch = 1"),$(( $(disk_reads) - before ))"
+    [ -z "$tracedir" ] || sb_busy="$sb_busy $(depth_used "$(q "SELECT duration_s FROM epochs WHERE run_id = $id AND epoch = 1")")"
 }
 
-echo "| engine | size | QD | fio MB/s | fio IOPS | shardbench MB/s | shardbench IOPS | ratio | median ratio | paired ratio (95 % CI) | device requests per file (fio / shardbench) | load | |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+# How much of its depth a shardbench run kept busy, from its trace: the
+# sum of the read times (latency_us) over duration x depth, and the least
+# busy read thread's sum over duration (a pool engine's thread k reads the
+# batches q with q mod jq = k; "-" for uring, whose one ring reads them
+# all). Prints "ALL,LEAST".
+depth_used () {   # DURATION_S
+    python3 - "$tracedir" "$1" "$batch" "$jq" "$qd" "$engine" <<'PY'
+import csv, glob, sys
+folder, duration, batch, threads, depth, engine = sys.argv[1], float(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), sys.argv[6]
+lanes = {}
+for name in glob.glob(folder + '/trace-*.csv'):
+    for row in csv.DictReader(open(name, newline='')):
+        lane = int(row['position']) // batch % threads
+        lanes[lane] = lanes.get(lane, 0.0) + int(row['latency_us']) / 1e6
+width = depth if engine == 'uring' else threads
+least = '-' if engine == 'uring' else '%.3f' % (min(lanes.get(k, 0.0) for k in range(threads)) / duration)
+print('%.3f,%s' % (sum(lanes.values()) / (duration * width), least))
+PY
+}
+
+busy_head= busy_rule=
+[ -z "$tracedir" ] || { busy_head=" shardbench depth used (all / least busy thread) |"; busy_rule="---|"; }
+echo "| engine | size | QD | fio MB/s | fio IOPS | shardbench MB/s | shardbench IOPS | ratio | median ratio | paired ratio (95 % CI) | device requests per file (fio / shardbench) |$busy_head load | |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|$busy_rule---|---|"
 status=0
 for size in $sizes; do
     bytes=$(bytes_of "$size")
@@ -242,7 +283,7 @@ for size in $sizes; do
             # REPEAT turns, each a run of fio and one of shardbench (fio first
             # in odd turns, shardbench first in even ones), files evicted
             # before each run
-            fio_runs= sb_runs= failed=
+            fio_runs= sb_runs= sb_busy= failed=
             for r in $(seq 1 "$repeat"); do
                 if [ $(( r % 2 )) = 1 ]; then order="fio_once sb_once"; else order="sb_once fio_once"; fi
                 for step in $order; do
@@ -251,7 +292,7 @@ for size in $sizes; do
                 done
             done
             if [ -n "$failed" ]; then
-                echo "| $engine | $size | $label | $failed | | | | | | | | $load | FAIL |"
+                echo "| $engine | $size | $label | $failed | | | | | | | |${busy_rule:+ |} $load | FAIL |"
                 status=1
                 continue
             fi
@@ -294,7 +335,15 @@ PY
 )
             paired=${paired//_/ } requests=${requests//_/ } verdict=${verdict//_/ }
             [ "$verdict" = ok ] || status=1
-            echo "| $engine | $size | $label | $fio_mb | $fio_iops | $sb_mb | $sb_iops | $ratio | $median_ratio | $paired | $requests | $load | $verdict |"
+            busy_cell=
+            [ -z "$tracedir" ] || busy_cell=" $(python3 - "$sb_busy" <<'PY'
+import statistics as st, sys
+runs = [r.split(',') for r in sys.argv[1].split()]
+least = [float(r[1]) for r in runs if r[1] != '-']
+print('%.2f / %s' % (st.median(float(r[0]) for r in runs), '%.2f' % st.median(least) if least else '-'))
+PY
+) |"
+            echo "| $engine | $size | $label | $fio_mb | $fio_iops | $sb_mb | $sb_iops | $ratio | $median_ratio | $paired | $requests |$busy_cell $load | $verdict |"
         done
     done
 done
