@@ -385,6 +385,26 @@ START_TEST (test_not_applicable_logged)
 }
 END_TEST
 
+/* The storage_options keys DLIO_local_changes's readers read (iterable
+ * readers, s3dlio parquet readers, the object store adapter): each accepted
+ * with its info line, none left to the "ignores" list. */
+START_TEST (test_dlio_reader_options_logged)
+{
+    sb_config_t *cfg = sb_config_new ();
+    char err[512];
+    ck_assert_int_eq (sb_config_load_string (cfg, "storage:\n  storage_type: local_fs\n  storage_options:\n"
+                                             "    prefetch_workers: 64\n    prefetch_window: 64\n"
+                                             "    stagger_workers: false\n    uri_scheme: direct\n    simulate_io: false\n"
+                                             "    max_outstanding: 1024\n    prefetch: 32\n    footer_cap: 4194304\n"
+                                             "    footer_batch_size: 16\n    coalesce_rgs: 8\n    decode: raw\n"
+                                             "    decode_output: none\n    sim_log_secs: 60\n    use_full_object_uri: false\n",
+                                             "w.yaml", err, sizeof err), 0);
+    ck_assert_int_eq (sb_workload_from_config (cfg, &s_wl, err, sizeof err), 0);
+    ck_assert_int_eq (sb_workload_log_not_applicable (cfg), 14);
+    sb_config_destroy (&cfg);
+}
+END_TEST
+
 START_TEST (test_credentials_export)
 {
     sb_config_t *cfg = sb_config_new ();
@@ -470,6 +490,7 @@ s_suite (void)
     tcase_add_test (tc, test_record_length_spellings);
     tcase_add_test (tc, test_dlio_spellings);
     tcase_add_test (tc, test_not_applicable_logged);
+    tcase_add_test (tc, test_dlio_reader_options_logged);
     tcase_add_test (tc, test_credentials_export);
     tcase_add_test (tc, test_parquet_columns_limit);
     suite_add_tcase (s, tc);
