@@ -40,10 +40,11 @@
 #        (e.g. -10: fio and shardbench run at that niceness, ahead of
 #        other work on a shared machine; needs root for a negative value),
 #        BUSY (0; 1: shardbench also writes its per-read trace, to
-#        /dev/shm when there is one, and a column gives how busy its read
-#        threads were: the sum of each thread's read times over the
-#        epoch's duration, the median thread's and the least busy one's,
-#        medians of the turns. It tells whether a gap to fio is time the
+#        /dev/shm when there is one, and a column gives how much of its
+#        depth it kept busy: the sum of its read times over the epoch's
+#        duration x the depth (threads, or uring's QD), and the least busy
+#        read thread's sum over the duration (pool engines), medians of
+#        the turns. It tells whether a gap to fio is time the
 #        threads spend between reads or reads that take longer. The trace
 #        costs shardbench a line of CPU work per read: compare ratios
 #        from runs without it)
