@@ -434,6 +434,46 @@ s_engine_override (sb_config_t *cfg, const sb_workload_t *wl, const char **chose
 }
 /* ---- end helper uring ---- */
 
+/* storage.storage_options.uri_scheme: the scheme DLIO_local_changes hands
+ * s3dlio (obj_store_lib.py, default s3) and, as direct, the O_DIRECT switch
+ * of its local npz, npy, jpeg and png readers (_local_fs_iterable_mixin.py).
+ * It must agree with the scheme shardbench chose (`scheme`): a store it
+ * does not serve, or local URIs for S3 storage, are refused; direct on
+ * local files read without O_DIRECT is warned about. 0, or -1 with err. */
+static int
+s_uri_scheme_option (sb_config_t *cfg, const sb_workload_t *wl, const char *scheme, char *err, size_t err_size)
+{
+    const sb_config_entry_t *ue = sb_config_get (cfg, "storage.storage_options.uri_scheme");
+    if (s_empty (ue))
+        return 0;
+    char where[1200], v[16];
+    const char *given = ue->items ? "" : s_value (ue);
+    size_t n = strcspn (given, ":/");
+    if (ue->items || n == 0 || n >= sizeof v || given[n + strspn (given + n, ":/")] != '\0') {
+        snprintf (err, err_size, "%s: key '%s': expected a URI scheme (s3, file or direct), got '%s'",
+                  sb_config_where (ue, where, sizeof where), ue->key, ue->items ? "a list" : given);
+        return -1;
+    }
+    snprintf (v, sizeof v, "%.*s", (int) n, given);
+    if (strcmp (v, "s3") && strcmp (v, "file") && strcmp (v, "direct")) {
+        snprintf (err, err_size, "%s: key '%s': %s:// is not served: shardbench reads S3 (s3) and the local file"
+                  " system (file, direct)", sb_config_where (ue, where, sizeof where), ue->key, v);
+        return -1;
+    }
+    int local = !strcmp (scheme, "file") || !strcmp (scheme, "direct");
+    if (!local && strcmp (v, "s3")) {
+        snprintf (err, err_size, "%s: key '%s': %s:// URIs, but the storage is S3 (storage.storage_type %s): for local"
+                  " files use storage_type local_fs (direct_fs for O_DIRECT)", sb_config_where (ue, where, sizeof where),
+                  ue->key, v, wl->storage_type_given[0] ? wl->storage_type_given : "s3");
+        return -1;
+    }
+    if (local && !strcmp (v, "direct") && !wl->odirect)
+        sb_warn ("%s: key '%s': direct: DLIO's npz, npy, jpeg and png readers of local files then read with"
+                 " O_DIRECT; shardbench reads these files through the page cache unless reader.odirect is true"
+                 " (or storage.storage_type is direct_fs)", sb_config_where (ue, where, sizeof where), ue->key);
+    return 0;
+}
+
 int
 sb_storage_keys_resolve (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size)
 {
@@ -511,6 +551,8 @@ sb_storage_keys_resolve (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
                   what);
         return -1;
     }
+    if (s_uri_scheme_option (cfg, wl, scheme, err, err_size) != 0)
+        return -1;
     const char *chosen = sb_storage_keys_engine (scheme, wl);
     if (s_engine_override (cfg, wl, &chosen, &why_e, err, err_size) != 0)
         return -1;

@@ -387,21 +387,64 @@ END_TEST
 
 /* The storage_options keys DLIO_local_changes's readers read (iterable
  * readers, s3dlio parquet readers, the object store adapter): each accepted
- * with its info line, none left to the "ignores" list. */
+ * with its info line, none left to the "ignores" list (uri_scheme is acted
+ * on: test_uri_scheme). */
 START_TEST (test_dlio_reader_options_logged)
 {
     sb_config_t *cfg = sb_config_new ();
     char err[512];
     ck_assert_int_eq (sb_config_load_string (cfg, "storage:\n  storage_type: local_fs\n  storage_options:\n"
                                              "    prefetch_workers: 64\n    prefetch_window: 64\n"
-                                             "    stagger_workers: false\n    uri_scheme: direct\n    simulate_io: false\n"
+                                             "    stagger_workers: false\n    simulate_io: false\n"
                                              "    max_outstanding: 1024\n    prefetch: 32\n    footer_cap: 4194304\n"
                                              "    footer_batch_size: 16\n    coalesce_rgs: 8\n    decode: raw\n"
                                              "    decode_output: none\n    sim_log_secs: 60\n    use_full_object_uri: false\n",
                                              "w.yaml", err, sizeof err), 0);
     ck_assert_int_eq (sb_workload_from_config (cfg, &s_wl, err, sizeof err), 0);
-    ck_assert_int_eq (sb_workload_log_not_applicable (cfg), 14);
+    ck_assert_int_eq (sb_workload_log_not_applicable (cfg), 13);
     sb_config_destroy (&cfg);
+}
+END_TEST
+
+/* storage.storage_options.uri_scheme must agree with the storage: another
+ * store, or local URIs for S3, are refused; direct on local files without
+ * O_DIRECT is warned about (DLIO's local readers would use O_DIRECT). */
+START_TEST (test_uri_scheme)
+{
+    char log[4096];
+    const char *s3 = "storage:\n  storage_type: s3\n  storage_root: b\n  storage_library: s3dlio\n"
+                     "  storage_options:\n    endpoint_url: http://h:1\n    uri_scheme: %s\n";
+    char yaml[512];
+    snprintf (yaml, sizeof yaml, s3, "s3://");
+    ck_assert_str_eq (sb_test_workload_load (yaml, NULL, &s_wl), "");
+    ck_assert_str_eq (s_wl.storage.engine, "s3");
+    snprintf (yaml, sizeof yaml, s3, "az");
+    ck_assert_str_eq (sb_test_workload_load (yaml, NULL, &s_wl),
+                      "w.yaml:7: key 'storage.storage_options.uri_scheme': az:// is not served: shardbench reads S3 (s3)"
+                      " and the local file system (file, direct)");
+    snprintf (yaml, sizeof yaml, s3, "direct");
+    ck_assert_str_eq (sb_test_workload_load (yaml, NULL, &s_wl),
+                      "w.yaml:7: key 'storage.storage_options.uri_scheme': direct:// URIs, but the storage is S3"
+                      " (storage.storage_type s3): for local files use storage_type local_fs (direct_fs for O_DIRECT)");
+    snprintf (yaml, sizeof yaml, s3, "s3:x");
+    ck_assert_str_eq (sb_test_workload_load (yaml, NULL, &s_wl),
+                      "w.yaml:7: key 'storage.storage_options.uri_scheme': expected a URI scheme (s3, file or direct),"
+                      " got 's3:x'");
+    /* local files: direct warned about without O_DIRECT, silent with it; s3 (DLIO's default) accepted */
+    ck_assert_str_eq (sb_test_workload_load_logged ("storage:\n  storage_type: local_fs\n  storage_options:\n"
+                                                    "    uri_scheme: direct\n", NULL, &s_wl, log, sizeof log), "");
+    ck_assert_str_eq (s_wl.storage.engine, "file");
+    ck_assert_int_eq (s_wl.odirect, 0);
+    ck_assert_msg (strstr (log, "w.yaml:4: key 'storage.storage_options.uri_scheme': direct: DLIO's npz, npy, jpeg"
+                                " and png readers of local files then read with O_DIRECT"), "%s", log);
+    ck_assert_str_eq (sb_test_workload_load_logged ("storage:\n  storage_type: direct_fs\n  storage_options:\n"
+                                                    "    storage_library: s3dlio\n    uri_scheme: direct\n", NULL,
+                                                    &s_wl, log, sizeof log), "");
+    ck_assert_str_eq (s_wl.storage.engine, "direct");
+    ck_assert_ptr_null (strstr (log, "uri_scheme"));
+    ck_assert_str_eq (sb_test_workload_load_logged ("storage:\n  storage_type: local_fs\n  storage_options:\n"
+                                                    "    uri_scheme: s3\n", NULL, &s_wl, log, sizeof log), "");
+    ck_assert_ptr_null (strstr (log, "uri_scheme"));
 }
 END_TEST
 
@@ -491,6 +534,7 @@ s_suite (void)
     tcase_add_test (tc, test_dlio_spellings);
     tcase_add_test (tc, test_not_applicable_logged);
     tcase_add_test (tc, test_dlio_reader_options_logged);
+    tcase_add_test (tc, test_uri_scheme);
     tcase_add_test (tc, test_credentials_export);
     tcase_add_test (tc, test_parquet_columns_limit);
     suite_add_tcase (s, tc);
