@@ -3,7 +3,8 @@
 # loss: a fake S3 server of our own (tests/s3/fake_s3.c) scripts the
 # ListObjectsV2 pages (a repeated or cycling continuation token, a
 # truncated page without one, 200 OK with a body that is not a listing, a
-# bad Size, an oversize key, long tokens), and a fault proxy in front of
+# bad Size, a Size over 5 TiB, an oversize key, long tokens, keys outside
+# the prefix or before start-after, a 100 MiB page), and a fault proxy in front of
 # s3rver (tests/s3/fault_proxy.c, mode norange) plays a server that ignores
 # Range. Every case runs the real shardbench on 127.0.0.1 and checks the
 # exit status, the exact error line and how many requests were made.
@@ -135,6 +136,47 @@ expect_eq "5000-byte token: exit status 1" "$SB_RC" 1
 expect_contains "5000-byte token: the error" sb.err \
     "$(err_head "ListObjectsV2 page 1: NextContinuationToken over 2047 bytes")"
 expect_eq "5000-byte token: 1 LIST" "$(lists)" 1
+
+# 5b. keys outside the prefix asked for: never cut to look like keys under
+# it (zz/x/train/img_4_of_4.bin listed for x/train/ became train/in/...),
+# and no worker is started to read objects that were never listed
+objgets () { grep -c '^fake_s3: GET /bucket/x/train/' fake.err; }
+fake outside-prefix
+sbq run $common storage.storage_options.endpoint_url=$ep --accelerators 1 --local 1 --db o.db reader.batch_size=1
+expect_eq "key outside the prefix: exit status 1" "$SB_RC" 1
+expect_contains "key outside the prefix: the error names endpoint, bucket/prefix, page, token and key" sb.err \
+    "$(err_head "ListObjectsV2 page 2 (continuation token 'tok-2'): key 'zz/x/train/img_4_of_4.bin' is not under the prefix 'x/train/' that was asked for; a listing with keys outside its prefix is not taken")"
+expect_eq "key outside the prefix: 2 LISTs" "$(lists)" 2
+expect_eq "key outside the prefix: no object was read (GETs under x/train/)" "$(objgets)" 0
+expect_eq "key outside the prefix: no run was started" "$(q o.db "SELECT count(*) FROM runs" 2>/dev/null || echo 0)" 0
+
+# a server that ignores start-after (parallel listing's ranges): the second
+# stream's first key is at or before its start, named with the stream's range
+fake no-start-after
+sbq catalog $common storage.storage_options.endpoint_url=$ep storage.storage_options.list_parallelism=2 --db s.db
+expect_eq "start-after ignored: exit status 1" "$SB_RC" 1
+expect_contains "start-after ignored: the error names the key and the start-after asked for" sb.err \
+    "on $ep failed (attempt 1): ListObjectsV2 page 1: key 'x/train/img_1_of_4.bin' does not sort after start-after 'x/train/img_1_of_4.bin' (the server ignored start-after, or listed out of order); not taken [http 200, curl 0, errno 0]"
+expect_eq "start-after ignored: one LIST per stream" "$(lists)" 2
+
+# a Size over S3's 5 TiB per object (2^63 here) is refused at listing time,
+# naming the key and the Size as sent (it was stored negative, and loading
+# the catalog said "object 0 found where 0 was expected")
+fake huge-size
+sbq catalog $common storage.storage_options.endpoint_url=$ep --db z.db
+expect_eq "Size 2^63: exit status 1" "$SB_RC" 1
+expect_contains "Size 2^63: the error names endpoint, key and the Size" sb.err \
+    "$(err_head "ListObjectsV2 page 1: key 'x/train/img_1_of_4.bin' has Size '9223372036854775808', over S3's limit of 5497558138880 bytes (5 TiB) for one object")"
+expect_eq "Size 2^63: no catalog was kept" "$(q z.db "SELECT count(*) FROM catalogs" 2>/dev/null || echo 0)" 0
+
+# a 100 MiB page: stopped at the bound (8 MiB) with the bound named, not
+# curl's "Failure writing output to destination"
+fake huge-page
+sbq catalog $common storage.storage_options.endpoint_url=$ep --db h.db
+expect_eq "100 MiB page: exit status 1" "$SB_RC" 1
+expect_contains "100 MiB page: the error names endpoint, bucket/prefix, page and the bound" sb.err \
+    "$(err_head "ListObjectsV2 page 1 is over 8388608 bytes (8 MiB), the bound on one listing page (a page of 1000 keys is about 300 KB); not taken")"
+expect_eq "100 MiB page: 1 LIST, not retried" "$(lists)" 1
 
 # 6. S3's multipart limits are configuration errors naming the key, never a silent clamp
 sbq catalog $common storage.storage_options.endpoint_url=$ep storage.storage_options.multipart_part_bytes=1048576 --db l.db

@@ -26,9 +26,18 @@
  *                 with exactly that token gets the last page (empty); any
  *                 other token is 400 InvalidArgument
  *   huge-token    page 1: IsTruncated=true with a 5000-byte token
+ *   outside-prefix  the prefix P asked for: page 1 lists P img_1_of_4.bin and
+ *                 P img_2_of_4.bin, IsTruncated=true, token "tok-2"; page 2
+ *                 lists P img_3_of_4.bin and zz/P img_4_of_4.bin (a key
+ *                 outside P)
+ *   no-start-after  start-after ignored: every request gets P img_1_of_4.bin
+ *                 to P img_4_of_4.bin (one page)
+ *   huge-size     one object P img_1_of_4.bin of Size 2^63
+ *   huge-page     a ListBucketResult of 100 MiB (padded with spaces)
  *
  * Every request is one line on stderr (`fake_s3: LIST 1 token=-`,
- * `fake_s3: PUT /bucket/key 100 bytes`), so a test counts them. One process
+ * `fake_s3: PUT /bucket/key 100 bytes`, `fake_s3: GET /bucket/key: 404`),
+ * so a test counts them and sees which objects were asked for. One process
  * per connection (fork), each ending with its connection or its parent
  * (PR_SET_PDEATHSIG); no dependency but POSIX and Linux. Stop it with
  * SIGTERM. */
@@ -146,7 +155,11 @@ s_list_page (const char *target, int *status, const char **type)
     static unsigned long page;
     char token[8192];
     s_query (target, "continuation-token", token, sizeof token);
-    s_log ("LIST %lu token=%s%.40s (%zu bytes)", ++page, token[0] ? "" : "-", token, strlen (token));
+    char prefix[1100], after[1100];
+    s_query (target, "prefix", prefix, sizeof prefix);
+    s_query (target, "start-after", after, sizeof after);
+    s_log ("LIST %lu token=%s%.40s (%zu bytes)%s%s", ++page, token[0] ? "" : "-", token, strlen (token),
+           after[0] ? " start-after=" : "", after);
     *status = 200;
     *type = "application/xml";
     const char *head = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
@@ -198,12 +211,63 @@ s_list_page (const char *target, int *status, const char **type)
                           "<Message>The continuation token provided is incorrect</Message></Error>");
         }
     }
+    else if (!strcmp (s_mode, "outside-prefix")) {
+        if (!token[0])
+            n = asprintf (&body, "%s<KeyCount>2</KeyCount><IsTruncated>true</IsTruncated>"
+                          "<Contents><Key>%simg_1_of_4.bin</Key><Size>100</Size></Contents>"
+                          "<Contents><Key>%simg_2_of_4.bin</Key><Size>100</Size></Contents>"
+                          "<NextContinuationToken>tok-2</NextContinuationToken></ListBucketResult>", head, prefix,
+                          prefix);
+        else
+            n = asprintf (&body, "%s<KeyCount>2</KeyCount><IsTruncated>false</IsTruncated>"
+                          "<Contents><Key>%simg_3_of_4.bin</Key><Size>100</Size></Contents>"
+                          "<Contents><Key>zz/%simg_4_of_4.bin</Key><Size>100</Size></Contents>"
+                          "</ListBucketResult>", head, prefix, prefix);
+    }
+    else if (!strcmp (s_mode, "no-start-after")) {
+        n = asprintf (&body, "%s<KeyCount>4</KeyCount><IsTruncated>false</IsTruncated>"
+                      "<Contents><Key>%simg_1_of_4.bin</Key><Size>100</Size></Contents>"
+                      "<Contents><Key>%simg_2_of_4.bin</Key><Size>100</Size></Contents>"
+                      "<Contents><Key>%simg_3_of_4.bin</Key><Size>100</Size></Contents>"
+                      "<Contents><Key>%simg_4_of_4.bin</Key><Size>100</Size></Contents>"
+                      "</ListBucketResult>", head, prefix, prefix, prefix, prefix);
+    }
+    else if (!strcmp (s_mode, "huge-size"))
+        n = asprintf (&body, "%s<KeyCount>1</KeyCount><IsTruncated>false</IsTruncated>"
+                      "<Contents><Key>%simg_1_of_4.bin</Key><Size>9223372036854775808</Size></Contents>"
+                      "</ListBucketResult>", head, prefix);
     free (big);
     if (n < 0) {
         *status = 500;
         return strdup ("unknown mode");
     }
     return body;
+}
+
+/* A well-formed ListBucketResult of 100 MiB, spaces between its elements,
+ * streamed (never held in memory). A client that stops reading ends it. */
+static int
+s_huge_page (int fd)
+{
+    static const char open[] = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                               "<ListBucketResult xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
+                               "<Name>bucket</Name><KeyCount>0</KeyCount><IsTruncated>false</IsTruncated>";
+    static const char close[] = "</ListBucketResult>";
+    const size_t total = 100u << 20;
+    char head[256];
+    int n = snprintf (head, sizeof head, "HTTP/1.1 200 OK\r\nContent-Type: application/xml\r\n"
+                      "Content-Length: %zu\r\n\r\n", total);
+    if (n < 0 || s_write_all (fd, head, (size_t) n) != 0 || s_write_all (fd, open, sizeof open - 1) != 0)
+        return -1;
+    static char pad[65536];
+    memset (pad, ' ', sizeof pad);
+    for (size_t left = total - (sizeof open - 1) - (sizeof close - 1); left > 0;) {
+        size_t k = left < sizeof pad ? left : sizeof pad;
+        if (s_write_all (fd, pad, k) != 0)
+            return -1;
+        left -= k;
+    }
+    return s_write_all (fd, close, sizeof close - 1);
 }
 
 /* Serve one connection, request after request, until the client closes. */
@@ -255,6 +319,13 @@ s_serve (int fd)
         if (!strcmp (method, "HEAD") && !object) {
             s_log ("HEAD %s", target);
             { const char *ok = "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"; rc = s_write_all (fd, ok, strlen (ok)); }
+        }
+        else if (!strcmp (method, "GET") && !object && strstr (target, "list-type=2")
+                 && !strcmp (s_mode, "huge-page")) {
+            int status;
+            const char *type;
+            free (s_list_page (target, &status, &type));    /* logged and counted like the others */
+            rc = s_huge_page (fd);
         }
         else if (!strcmp (method, "GET") && !object && strstr (target, "list-type=2")) {
             int status;

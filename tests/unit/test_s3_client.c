@@ -1,7 +1,8 @@
 /* S3 client logic that needs no server: the multipart plan within S3's
  * limits (5 MiB to 5 GiB parts, 10,000 parts, 5 TiB objects), and the
  * memory one client takes (endpoint state for the endpoints it has, not 32
- * slots). */
+ * slots); and listing replies a loopback thread scripts (keys outside the
+ * prefix or out of order, sizes over 5 TiB, pages over the bound). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE     /* RTLD_NEXT */
 #endif
@@ -276,6 +277,235 @@ START_TEST (test_path_style_localhost)
 }
 END_TEST
 
+/* ---- listing replies: a loopback server answers each request (one per
+ * connection) with the next scripted body, 200 OK ---- */
+
+#define S_PAGES_MAX 4
+typedef struct {
+    int         fd;
+    const char *body[S_PAGES_MAX];
+    size_t      len[S_PAGES_MAX];     /* 0: strlen (body) */
+    size_t      npages;
+    char        target[S_PAGES_MAX][2048];  /* each request's target */
+} s_pages_t;
+
+static void *
+s_serve_pages (void *arg)
+{
+    s_pages_t *p = arg;
+    for (size_t i = 0; i < p->npages; i++) {
+        int conn = accept (p->fd, NULL, NULL);
+        if (conn < 0)
+            return NULL;
+        char req[8192];
+        size_t got = 0;
+        req[0] = '\0';
+        while (got < sizeof req - 1 && !strstr (req, "\r\n\r\n")) {
+            ssize_t n = read (conn, req + got, sizeof req - 1 - got);
+            if (n <= 0)
+                break;
+            got += (size_t) n;
+            req[got] = '\0';
+        }
+        sscanf (req, "%*s %2047s", p->target[i]);
+        size_t len = p->len[i] ? p->len[i] : strlen (p->body[i]);
+        char head[256];
+        int hn = snprintf (head, sizeof head, "HTTP/1.1 200 OK\r\nContent-Type: application/xml\r\n"
+                           "Content-Length: %zu\r\nConnection: close\r\n\r\n", len);
+        /* a client that stops reading (a page over the bound) ends the reply */
+        if (send (conn, head, (size_t) hn, MSG_NOSIGNAL) == hn)
+            for (size_t off = 0; off < len;) {
+                ssize_t w = send (conn, p->body[i] + off, len - off, MSG_NOSIGNAL);
+                if (w <= 0)
+                    break;
+                off += (size_t) w;
+            }
+        close (conn);
+    }
+    return NULL;
+}
+
+typedef struct {
+    size_t   n;
+    char     key[4][64];
+    uint64_t size[4];
+} s_keys_t;
+
+static int
+s_on_listed (void *ctx, const char *key, uint64_t size)
+{
+    s_keys_t *k = ctx;
+    if (k->n < 4) {
+        snprintf (k->key[k->n], sizeof k->key[k->n], "%s", key);
+        k->size[k->n] = size;
+    }
+    k->n++;
+    return 0;
+}
+
+#define S_LIST_HEAD "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<ListBucketResult>"
+#define S_OBJECT(key, size) "<Contents><Key>" key "</Key><Size>" size "</Size></Contents>"
+
+/* sb_s3_list of prefix (start_after) against pages; the error text in
+ * e->text, with the server's endpoint in place of {EP} compared by the
+ * caller. Returns sb_s3_list's result. */
+static int
+s_list_pages (s_pages_t *p, const char *prefix, const char *start_after, s_keys_t *keys, sb_s3_error_t *e,
+              char *ep, size_t ep_size)
+{
+    s_cfg_init (1);
+    s_cfg.max_retries = 2;
+    s_cfg.connect_timeout_s = 5;
+    s_cfg.request_timeout_s = 20;
+    p->fd = socket (AF_INET, SOCK_STREAM, 0);
+    ck_assert_int_ge (p->fd, 0);
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
+    socklen_t alen = sizeof a;
+    ck_assert_int_eq (bind (p->fd, (struct sockaddr *) &a, sizeof a), 0);
+    ck_assert_int_eq (listen (p->fd, 4), 0);
+    ck_assert_int_eq (getsockname (p->fd, (struct sockaddr *) &a, &alen), 0);
+    snprintf (ep, ep_size, "http://127.0.0.1:%u", ntohs (a.sin_port));
+    snprintf (s_cfg.endpoints[0], sizeof s_cfg.endpoints[0], "%s", ep);
+    pthread_t t;
+    ck_assert_int_eq (pthread_create (&t, NULL, s_serve_pages, p), 0);
+    char err[256];
+    sb_s3_t *s3 = sb_s3_new (&s_cfg, 1, err, sizeof err);
+    ck_assert_msg (s3 != NULL, "%s", err);
+    memset (e, 0, sizeof *e);
+    int rc = sb_s3_list (s3, prefix, start_after, NULL, 1000, s_on_listed, keys, e);
+    sb_s3_destroy (&s3);
+    shutdown (p->fd, SHUT_RDWR);    /* a server still waiting for a request that will not come */
+    ck_assert_int_eq (pthread_join (t, NULL), 0);
+    close (p->fd);
+    return rc;
+}
+
+/* A key outside the prefix asked for (on the second page: named with its
+ * continuation token) fails the listing; it is never handed on cut to the
+ * prefix's length (zz/p/x would have become "/x"). */
+START_TEST (test_list_outside_prefix)
+{
+    s_pages_t p = { .npages = 2 };
+    p.body[0] = S_LIST_HEAD "<IsTruncated>true</IsTruncated>" S_OBJECT ("p/a", "1")
+                "<NextContinuationToken>tok-2</NextContinuationToken></ListBucketResult>";
+    p.body[1] = S_LIST_HEAD "<IsTruncated>false</IsTruncated>" S_OBJECT ("p/b", "2") S_OBJECT ("zz/p/x", "3")
+                "</ListBucketResult>";
+    s_keys_t k = { 0 };
+    sb_s3_error_t e;
+    char ep[64], want[1024];
+    ck_assert_int_eq (s_list_pages (&p, "p/", NULL, &k, &e, ep, sizeof ep), -1);
+    snprintf (want, sizeof want, "LIST b/p/ on %s failed (attempt 1): ListObjectsV2 page 2 (continuation token"
+              " 'tok-2'): key 'zz/p/x' is not under the prefix 'p/' that was asked for; a listing with keys outside"
+              " its prefix is not taken [http 200, curl 0, errno 0]", ep);
+    ck_assert_str_eq (e.text, want);
+    ck_assert_str_eq (e.endpoint, ep);
+    ck_assert_str_eq (e.key, "p/");
+    ck_assert_uint_eq (k.n, 2);     /* p/a and p/b, nothing after */
+    ck_assert_str_eq (k.key[1], "p/b");
+    ck_assert_msg (strstr (p.target[1], "continuation-token=tok-2") != NULL, "%s", p.target[1]);
+}
+END_TEST
+
+/* Keys at or before start-after (a server that ignores it: parallel
+ * listing's ranges would overlap) and keys out of order are refused. */
+START_TEST (test_list_order)
+{
+    s_pages_t p = { .npages = 1 };
+    p.body[0] = S_LIST_HEAD "<IsTruncated>false</IsTruncated>" S_OBJECT ("p/a", "1") S_OBJECT ("p/c", "1")
+                "</ListBucketResult>";
+    s_keys_t k = { 0 };
+    sb_s3_error_t e;
+    char ep[64], want[1024];
+    ck_assert_int_eq (s_list_pages (&p, "p/", "p/b", &k, &e, ep, sizeof ep), -1);
+    snprintf (want, sizeof want, "LIST b/p/ on %s failed (attempt 1): ListObjectsV2 page 1: key 'p/a' does not sort"
+              " after start-after 'p/b' (the server ignored start-after, or listed out of order); not taken"
+              " [http 200, curl 0, errno 0]", ep);
+    ck_assert_str_eq (e.text, want);
+    ck_assert_uint_eq (k.n, 0);
+    ck_assert_msg (strstr (p.target[0], "start-after=p%2Fb") != NULL, "%s", p.target[0]);
+
+    s_pages_t q = { .npages = 1 };
+    q.body[0] = S_LIST_HEAD "<IsTruncated>false</IsTruncated>" S_OBJECT ("p/a", "1") S_OBJECT ("p/c", "1")
+                S_OBJECT ("p/c", "1") "</ListBucketResult>";
+    memset (&k, 0, sizeof k);
+    ck_assert_int_eq (s_list_pages (&q, "p/", NULL, &k, &e, ep, sizeof ep), -1);
+    snprintf (want, sizeof want, "LIST b/p/ on %s failed (attempt 1): ListObjectsV2 page 1: key 'p/c' does not sort"
+              " after the key before it, 'p/c' (the server ignored start-after, or listed out of order); not taken"
+              " [http 200, curl 0, errno 0]", ep);
+    ck_assert_str_eq (e.text, want);
+    ck_assert_uint_eq (k.n, 2);
+}
+END_TEST
+
+/* Sizes up to S3's 5 TiB per object are taken; one byte more (and 2^63,
+ * which the catalog would store negative) is refused with the key and the
+ * Size as sent. */
+START_TEST (test_list_size_bound)
+{
+    s_pages_t p = { .npages = 1 };
+    p.body[0] = S_LIST_HEAD "<IsTruncated>false</IsTruncated>" S_OBJECT ("p/a", "5497558138880")
+                S_OBJECT ("p/b", "5497558138881") "</ListBucketResult>";
+    s_keys_t k = { 0 };
+    sb_s3_error_t e;
+    char ep[64], want[1024];
+    ck_assert_int_eq (s_list_pages (&p, "p/", NULL, &k, &e, ep, sizeof ep), -1);
+    snprintf (want, sizeof want, "LIST b/p/ on %s failed (attempt 1): ListObjectsV2 page 1: key 'p/b' has Size"
+              " '5497558138881', over S3's limit of 5497558138880 bytes (5 TiB) for one object"
+              " [http 200, curl 0, errno 0]", ep);
+    ck_assert_str_eq (e.text, want);
+    ck_assert_uint_eq (k.n, 1);
+    ck_assert_uint_eq (k.size[0], SB_S3_OBJECT_MAX);
+
+    s_pages_t q = { .npages = 1 };
+    q.body[0] = S_LIST_HEAD "<IsTruncated>false</IsTruncated>" S_OBJECT ("p/a", "9223372036854775808")
+                "</ListBucketResult>";
+    memset (&k, 0, sizeof k);
+    ck_assert_int_eq (s_list_pages (&q, "p/", NULL, &k, &e, ep, sizeof ep), -1);
+    ck_assert_msg (strstr (e.text, "key 'p/a' has Size '9223372036854775808', over S3's limit") != NULL, "%s", e.text);
+    ck_assert_uint_eq (k.n, 0);
+}
+END_TEST
+
+/* A page of exactly SB_S3_LIST_PAGE_MAX bytes is taken; one byte more is
+ * refused naming the page and the bound (it was curl's "Failure writing
+ * output to destination"), and not retried. */
+START_TEST (test_list_page_bound)
+{
+    static const char head[] = S_LIST_HEAD "<IsTruncated>false</IsTruncated>" S_OBJECT ("p/a", "7");
+    static const char tail[] = "</ListBucketResult>";
+    size_t max = (size_t) SB_S3_LIST_PAGE_MAX;
+    char *big = malloc (max + 1);
+    ck_assert (big != NULL);
+    memcpy (big, head, sizeof head - 1);
+    memset (big + sizeof head - 1, ' ', max + 1 - (sizeof head - 1));
+    memcpy (big + max - (sizeof tail - 1), tail, sizeof tail - 1);     /* max bytes, tail last */
+
+    s_pages_t p = { .npages = 1 };
+    p.body[0] = big;
+    p.len[0] = max;
+    s_keys_t k = { 0 };
+    sb_s3_error_t e;
+    char ep[64], want[1024];
+    ck_assert_msg (s_list_pages (&p, "p/", NULL, &k, &e, ep, sizeof ep) == 0, "%s", e.text);
+    ck_assert_uint_eq (k.n, 1);
+    ck_assert_uint_eq (k.size[0], 7);
+
+    memcpy (big + max + 1 - (sizeof tail - 1), tail, sizeof tail - 1);   /* max + 1 bytes */
+    memset (big + max - (sizeof tail - 1), ' ', 1);
+    s_pages_t q = { .npages = 1 };
+    q.body[0] = big;
+    q.len[0] = max + 1;
+    memset (&k, 0, sizeof k);
+    ck_assert_int_eq (s_list_pages (&q, "p/", NULL, &k, &e, ep, sizeof ep), -1);
+    snprintf (want, sizeof want, "LIST b/p/ on %s failed (attempt 1): ListObjectsV2 page 1 is over 8388608 bytes"
+              " (8 MiB), the bound on one listing page (a page of 1000 keys is about 300 KB); not taken"
+              " [http 200, curl 0, errno 0]", ep);
+    ck_assert_str_eq (e.text, want);
+    ck_assert_uint_eq (k.n, 0);
+    free (big);
+}
+END_TEST
+
 static Suite *
 s_suite (void)
 {
@@ -287,6 +517,10 @@ s_suite (void)
     tcase_add_test (tc, test_path_style_rule);
     tcase_add_test (tc, test_path_style_ip);
     tcase_add_test (tc, test_path_style_localhost);
+    tcase_add_test (tc, test_list_outside_prefix);
+    tcase_add_test (tc, test_list_order);
+    tcase_add_test (tc, test_list_size_bound);
+    tcase_add_test (tc, test_list_page_bound);
     suite_add_tcase (s, tc);
     return s;
 }

@@ -57,6 +57,7 @@ struct s_req {
     int       ranged;
     int       keep_body;    /* a GET whose payload is kept in body (sb_s3_get_small) */
     size_t    body_limit;   /* its cap */
+    int       body_over;    /* a kept 2xx reply grew past its cap: the transfer was stopped */
     int       verify;
     uint64_t  content_seed;
     sb_s3_fill_fn expect_fill;      /* verify against this instead (owned) */
@@ -407,9 +408,12 @@ s_on_body (char *data, size_t size, size_t nmemb, void *userp)
         r->received += n;
         return n;
     }
-    size_t cap = r->status >= 300 ? S_ERROR_BODY_CAP : r->keep_body ? r->body_limit + 1 : S_BODY_CAP;
-    if (r->body_len + n + 1 > cap)
+    size_t cap = r->status >= 300 ? S_ERROR_BODY_CAP : r->keep_body ? r->body_limit + 1
+                 : r->op == OP_LIST ? SB_S3_LIST_PAGE_MAX + 1 : S_BODY_CAP;
+    if (r->body_len + n + 1 > cap) {
+        r->body_over = r->status < 300;     /* the caller names the bound, not curl's write error */
         return r->status >= 300 ? n : 0;    /* error bodies: keep the head; replies: too large, fail */
+    }
     if (r->body_len + n + 1 > r->body_cap) {
         size_t want = r->body_cap ? r->body_cap * 2 : 16384;
         while (want < r->body_len + n + 1)
@@ -512,6 +516,7 @@ s_prepare (sb_s3_t *self, s_req_t *r, char *why, size_t why_size)
     r->status = 0;
     r->received = 0;
     r->body_len = 0;
+    r->body_over = 0;
     r->up_pos = 0;
     r->verify_failed = 0;
     r->etag[0] = '\0';
@@ -1048,6 +1053,19 @@ s_snippet (const char *body, size_t len, char *out, size_t out_size)
     out[o] = '\0';
 }
 
+/* "page N", and the continuation token that asked for it after the first
+ * page, for an error message (a page number alone does not tell which
+ * request of a parallel listing it was). */
+static void
+s_page_name (uint64_t page, const char *token, char *out, size_t out_size)
+{
+    if (page > 1 && token && token[0])
+        snprintf (out, out_size, "page %llu (continuation token '%.64s%s')", (unsigned long long) page, token,
+                  strlen (token) > 64 ? "..." : "");
+    else
+        snprintf (out, out_size, "page %llu", (unsigned long long) page);
+}
+
 /* A listing page that cannot be taken as it is: the request's error with
  * this cause, never retried (the server answered, and would answer so
  * again). Returns -1. */
@@ -1066,7 +1084,8 @@ s_list_fail (sb_s3_t *self, s_req_t *r, sb_s3_error_t *e, const char *fmt, ...)
     return -1;
 }
 
-/* Size of a listed object: decimal digits only, no sign, no overflow. */
+/* Size of a listed object: decimal digits only, no sign, no overflow
+ * (the caller bounds it by SB_S3_OBJECT_MAX). */
 static int
 s_parse_size (const char *text, uint64_t *size)
 {
@@ -1094,17 +1113,27 @@ s_memfind (const char *hay, size_t len, const char *needle)
 /* A ListObjectsV2 page is taken only when it is a whole ListBucketResult
  * document: anything else (an HTML page, a proxy's reply, an <Error> with
  * status 200, a body cut short) is an error, never an empty bucket. Every
- * <Contents> must hold a Key of at most 1024 bytes and a decimal Size;
- * KeyCount, when present, must match. A truncated page must carry a new
- * NextContinuationToken: a token that repeats the previous page's, or one
- * seen at the last power-of-two page (Brent's cycle check: any cycle of
- * tokens is found within twice its length), stops the listing. */
+ * <Contents> must hold a Key of at most 1024 bytes under prefix, sorting
+ * after start_after and after the key before it (S3 lists in UTF-8 binary
+ * order; a key outside the range would be cut or read as another), and a
+ * decimal Size of at most SB_S3_OBJECT_MAX; KeyCount, when present, must
+ * match. A page is at most SB_S3_LIST_PAGE_MAX bytes (the transfer stops
+ * there). A truncated page must carry a new NextContinuationToken: a
+ * token that repeats the previous page's, or one seen at the last
+ * power-of-two page (Brent's cycle check: any cycle of tokens is found
+ * within twice its length), stops the listing. */
 int
 sb_s3_list (sb_s3_t *self, const char *prefix, const char *start_after, const char *end_at, size_t page_size,
             sb_s3_list_fn fn, void *ctx, sb_s3_error_t *e)
 {
     char token[S_QUERY_VALUE_CAP] = "", prev[S_QUERY_VALUE_CAP] = "", mark[S_QUERY_VALUE_CAP] = "";
-    char key[S_KEY_MAX + 2], size_text[32], truncated[16], page[16], count_text[32];
+    char key[S_KEY_MAX + 2], size_text[32], truncated[16], page[16], count_text[32], pname[128];
+    /* the key before (start_after at first): every key must sort after it */
+    char last[S_QUERY_VALUE_CAP] = "";    /* a longer start_after is refused with the request below */
+    int have_last = start_after && *start_after, last_is_start = have_last;
+    if (have_last)
+        snprintf (last, sizeof last, "%s", start_after);
+    size_t plen = prefix ? strlen (prefix) : 0;
     snprintf (page, sizeof page, "%zu", page_size ? page_size : 1000);
     uint64_t pages = 0, mark_page = 0;
     for (;;) {
@@ -1127,10 +1156,18 @@ sb_s3_list (sb_s3_t *self, const char *prefix, const char *start_after, const ch
             return s_list_fail (self, r, e, "ListObjectsV2 request parameters too long (start-after or prefix over"
                                 " %d bytes)", S_QUERY_VALUE_CAP - 1);
         if (s_perform (self, r, e) != 0) {
+            if (r->body_over) {
+                s_page_name (pages + 1, token, pname, sizeof pname);
+                return s_list_fail (self, r, e, "ListObjectsV2 %s is over %llu bytes (%llu MiB), the bound on one"
+                                    " listing page (a page of 1000 keys is about 300 KB); not taken", pname,
+                                    (unsigned long long) SB_S3_LIST_PAGE_MAX,
+                                    (unsigned long long) (SB_S3_LIST_PAGE_MAX >> 20));
+            }
             s_req_done (self, r);
             return -1;
         }
         pages++;
+        s_page_name (pages, token, pname, sizeof pname);
         const char *xml = r->body ? r->body : "";
         size_t len = r->body_len;
         const char *root = s_memfind (xml, len, "<ListBucketResult");
@@ -1173,12 +1210,30 @@ sb_s3_list (sb_s3_t *self, const char *prefix, const char *start_after, const ch
             if (krc != 0)
                 return s_list_fail (self, r, e, "ListObjectsV2 page %llu: object %zu has no Key",
                                     (unsigned long long) pages, nkeys);
+            if (plen && strncmp (key, prefix, plen) != 0)
+                return s_list_fail (self, r, e, "ListObjectsV2 %s: key '%.300s%s' is not under the prefix '%.300s%s'"
+                                    " that was asked for; a listing with keys outside its prefix is not taken",
+                                    pname, key, strlen (key) > 300 ? "..." : "", prefix, plen > 300 ? "..." : "");
+            if (have_last && strcmp (key, last) <= 0)
+                return s_list_fail (self, r, e, "ListObjectsV2 %s: key '%.300s%s' does not sort after %s '%.300s%s'"
+                                    " (the server ignored start-after, or listed out of order); not taken", pname,
+                                    key, strlen (key) > 300 ? "..." : "",
+                                    last_is_start ? "start-after" : "the key before it,", last,
+                                    strlen (last) > 300 ? "..." : "");
+            memcpy (last, key, strlen (key) + 1);
+            have_last = 1;
+            last_is_start = 0;
             uint64_t size = 0;
             int src = sb_s3_xml_find (body, blen, "Size", size_text, sizeof size_text);
             if (src != 0 || s_parse_size (size_text, &size) != 0)
                 return s_list_fail (self, r, e, "ListObjectsV2 page %llu: key '%s' has %s%s%s",
                                     (unsigned long long) pages, key, src != 0 ? "no usable Size" : "Size '",
                                     src != 0 ? "" : size_text, src != 0 ? "" : "', not a byte count");
+            /* larger sizes do not fit the catalog's signed 64 bits, nor any S3 object */
+            if (size > SB_S3_OBJECT_MAX)
+                return s_list_fail (self, r, e, "ListObjectsV2 %s: key '%s' has Size '%s', over S3's limit of %llu"
+                                    " bytes (5 TiB) for one object", pname, key, size_text,
+                                    (unsigned long long) SB_S3_OBJECT_MAX);
             if (end_at && strcmp (key, end_at) > 0) {
                 stop = 1;
                 break;

@@ -75,11 +75,19 @@ int sb_s3_check_endpoint (sb_s3_t *self, size_t i, sb_s3_error_t *e);
 
 /* ListObjectsV2 of every key under prefix that sorts after start_after
  * (NULL: from the start) and, when end_at is not NULL, at or before end_at.
- * fn is called per key in order; a non-zero return stops the listing.
+ * fn is called per key in order, each key starting with prefix and sorting
+ * after start_after and after the key before it; a reply with a key that
+ * does not, a Size over SB_S3_OBJECT_MAX or a page over SB_S3_LIST_PAGE_MAX
+ * bytes fails the listing. A non-zero return of fn stops the listing.
  * page_size: max-keys per request (0: 1000). Returns 0, or -1 with e set. */
 typedef int (*sb_s3_list_fn) (void *ctx, const char *key, uint64_t size);
 int sb_s3_list (sb_s3_t *self, const char *prefix, const char *start_after, const char *end_at,
                 size_t page_size, sb_s3_list_fn fn, void *ctx, sb_s3_error_t *e);
+
+/* The largest ListObjectsV2 reply taken, in bytes: 1000 keys of 1024 bytes
+ * with their ETag, date and owner are about 1.5 MB, and 5.5 MB if every
+ * key byte were an escaped '&'; a typical page is about 300 KB. */
+#define SB_S3_LIST_PAGE_MAX (8ull << 20)
 
 /* S3's multipart limits: parts of 5 MiB to 5 GiB (the last one may be
  * smaller), at most 10,000 of them, objects of at most 5 TiB. */

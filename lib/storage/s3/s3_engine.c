@@ -116,9 +116,11 @@ s_preflight (void *client, int write, sb_storage_check_fn check, void *ctx)
 typedef struct {
     sb_storage_list_fn fn;
     void              *ctx;
-    size_t             skip;    /* the listed prefix's length */
+    const char        *prefix;  /* the listed prefix (root included) */
+    size_t             skip;    /* its length */
     int                rc;      /* fn's non-zero return */
     uint64_t           count;   /* keys listed */
+    char               outside[1100];   /* a key not under prefix, when one came */
 } s_list_t;
 
 static int
@@ -126,8 +128,12 @@ s_on_key (void *arg, const char *key, uint64_t size)
 {
     s_list_t *l = arg;
     size_t n = strlen (key);
-    if (n < l->skip)
-        return 0;   /* not under the prefix: never listed by S3 */
+    /* sb_s3_list refuses such a reply (naming its page); cut, the key would
+     * name another object */
+    if (n < l->skip || memcmp (key, l->prefix, l->skip) != 0) {
+        snprintf (l->outside, sizeof l->outside, "%s", key);
+        return -1;
+    }
     l->count++;
     l->rc = l->fn (l->ctx, key + l->skip, n - l->skip, size);
     return l->rc;
@@ -143,10 +149,13 @@ s_list (void *client, const char *prefix, const char *start_after, const char *e
         || (start_after && sb_strf (after, sizeof after, "%s%s", full, start_after) != 0)
         || (end_at && sb_strf (end, sizeof end, "%s%s", full, end_at) != 0))
         return sb_storage_fail (e, "s3", "LIST", prefix ? prefix : "", ENAMETOOLONG, "LIST %s: key too long", full);
-    s_list_t l = { .fn = fn, .ctx = ctx, .skip = strlen (full) };
+    s_list_t l = { .fn = fn, .ctx = ctx, .prefix = full, .skip = strlen (full) };
     sb_s3_error_t s;
     int rc = sb_s3_list (self->s3, full, start_after ? after : NULL, end_at ? end : NULL, self->page_size, s_on_key,
                          &l, &s);
+    if (l.outside[0])
+        return sb_storage_fail (e, "s3", "LIST", prefix ? prefix : "", 0,
+                                "LIST %s: key '%s' is not under the prefix that was asked for", full, l.outside);
     if (l.rc)
         return l.rc;
     if (rc != 0)
