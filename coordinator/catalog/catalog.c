@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,6 +100,13 @@ s_emit (s_emit_t *e, const char *key, size_t len, uint64_t size, char *err, size
      * files are not samples (DLIO lists by the format's extension) */
     if (e->naming && sb_format_is_companion (e->naming->format, key, len))
         return 0;
+    /* sizes are stored as SQLite's signed 64 bits: a larger one would come
+     * back negative (engines bound theirs; S3 at 5 TiB) */
+    if (size > (uint64_t) INT64_MAX) {
+        snprintf (err, err_size, "object '%.*s' has size %llu, over the catalog's limit of %lld bytes", (int) len, key,
+                  (unsigned long long) size, (long long) INT64_MAX);
+        return -1;
+    }
     if ((e->count & 1023) == 0) {
         __atomic_store_n (&s_progress_count, e->count, __ATOMIC_RELAXED);
         if (s_progress ())
@@ -741,7 +749,13 @@ s_index_row (void *ctx, uint64_t idx, int stored, int64_t size)
         snprintf (err, err_size, "loading the index of catalog %lld interrupted", (long long) self->catalog_id);
         return -1;
     }
-    if (idx != x->expect || idx >= self->count || size < 0) {
+    if (size < 0 && idx == x->expect && idx < self->count) {
+        /* a size of 2^63 or more listed before listings were bounded, or a changed row */
+        snprintf (err, err_size, "catalog %lld is damaged: object %llu has size %lld; list again with --relist",
+                  (long long) self->catalog_id, (unsigned long long) idx, (long long) size);
+        return -1;
+    }
+    if (idx != x->expect || idx >= self->count) {
         snprintf (err, err_size, "catalog %lld is damaged: object %llu found where %llu was expected (of %llu)",
                   (long long) self->catalog_id, (unsigned long long) idx, (unsigned long long) x->expect,
                   (unsigned long long) self->count);

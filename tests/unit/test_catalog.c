@@ -353,6 +353,42 @@ START_TEST (test_valid_split)
 }
 END_TEST
 
+/* A negative size in a catalog (2^63 listed from S3 before listings were
+ * bounded was stored so) is named as such when the catalog is loaded,
+ * with the object's index; it read "object 1 found where 1 was expected". */
+START_TEST (test_negative_size)
+{
+    char err[512] = "", path[256];
+    snprintf (path, sizeof path, "%s/results.db", s_dir);
+    sb_resultdb_t *db = sb_resultdb_open (path, err, sizeof err);
+    ck_assert_msg (db != NULL, "%s", err);
+    sqlite3 *h = sb_resultdb_handle (db);
+    char data[256];
+    snprintf (data, sizeof data, "%s/data", s_dir);
+    ck_assert_int_eq (mkdir (data, 0755), 0);
+    snprintf (path, sizeof path, "%s/train", data);
+    ck_assert_int_eq (mkdir (path, 0755), 0);
+    s_write ("data/train/a.npz", 10);
+    s_write ("data/train/b.npz", 20);
+    sb_catalog_info_t info;
+    ck_assert_int_eq (sb_catalog_ensure (h, data, NULL, 0, &info, err, sizeof err), SB_CATALOG_OK);
+    ck_assert_uint_eq (info.count, 2);
+    char sql[256];
+    snprintf (sql, sizeof sql, "UPDATE objects SET size = %lld WHERE catalog_id = %lld AND idx = 1",
+              (long long) (-9223372036854775807LL - 1), (long long) info.id);
+    ck_assert_int_eq (sqlite3_exec (h, sql, NULL, NULL, NULL), SQLITE_OK);
+    ck_assert_int_eq (sqlite3_changes (h), 1);
+    err[0] = '\0';
+    sb_catalog_reader_t *r = sb_catalog_reader_new (h, info.id, err, sizeof err);
+    ck_assert_ptr_null (r);
+    char want[256];
+    snprintf (want, sizeof want, "catalog %lld is damaged: object 1 has size -9223372036854775808; list again with"
+              " --relist", (long long) info.id);
+    ck_assert_str_eq (err, want);
+    sb_resultdb_destroy (&db);
+}
+END_TEST
+
 static Suite *
 s_suite (void)
 {
@@ -364,6 +400,7 @@ s_suite (void)
     tcase_add_test (tc, test_dlio_names);
     tcase_add_test (tc, test_synthetic);
     tcase_add_test (tc, test_valid_split);
+    tcase_add_test (tc, test_negative_size);
     suite_add_tcase (s, tc);
     return s;
 }
