@@ -1313,8 +1313,11 @@ s_make_leaf (s_run_t *run, const sb_results_dir_opts_t *opts, char *err, size_t 
             return -1;
         }
     }
-    snprintf (err, err_size, "%s and the %d seconds after it exist already under %s: not overwritten", run->ts,
-              S_BUMPS, real);
+    /* run->ts is the last second tried now: the range starts at the run's own */
+    char first[32];
+    s_ts_dir (start, first, sizeof first);
+    snprintf (err, err_size, "%s to %s (the run's start and the %d seconds after it) exist already under %s: not"
+              " overwritten", first, run->ts, S_BUMPS, real);
     return -1;
 }
 

@@ -14,6 +14,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "resultdb.h"
@@ -198,6 +199,42 @@ START_TEST (test_write_twice)
 }
 END_TEST
 
+/* the run's second and the S_BUMPS (10) after it all taken: the error names
+ * that range, from the run's own start to ten seconds later */
+START_TEST (test_write_all_taken)
+{
+    sb_resultdb_t *db = s_db_with_run ("succeeded");
+    char root[128], parent[512], real[4096], leaf[4096], err[2048], want[8192];
+    snprintf (root, sizeof root, "%s/res", s_dir);
+    snprintf (parent, sizeof parent, "%s/closed/acme/results/sut/training/unet3d/run", root);
+    ck_assert_int_eq (sb_mkdirs (parent, err, sizeof err), 0);
+    ck_assert_ptr_nonnull (realpath (parent, real));
+    sqlite3_stmt *st = NULL;
+    ck_assert_int_eq (sqlite3_prepare_v2 (sb_resultdb_handle (db), "SELECT started_at FROM runs WHERE id = 1", -1,
+                                          &st, NULL), SQLITE_OK);
+    ck_assert_int_eq (sqlite3_step (st), SQLITE_ROW);
+    time_t start = (time_t) sqlite3_column_double (st, 0);
+    sqlite3_finalize (st);
+    char first[32] = "", last[32] = "";
+    for (int bump = 0; bump <= 10; bump++) {
+        time_t t = start + bump;
+        struct tm tm;
+        char ts[32], dir[4200];
+        localtime_r (&t, &tm);
+        strftime (ts, sizeof ts, "%Y%m%d_%H%M%S", &tm);
+        snprintf (dir, sizeof dir, "%s/%s", real, ts);
+        ck_assert_int_eq (mkdir (dir, 0755), 0);
+        snprintf (bump ? last : first, sizeof first, "%s", ts);
+    }
+    sb_results_dir_opts_t o = { .root = root, .submitter = "acme", .system = "sut" };
+    ck_assert_int_eq (sb_results_dir_write (sb_resultdb_handle (db), 1, &o, leaf, sizeof leaf, err, sizeof err), -1);
+    snprintf (want, sizeof want, "%s to %s (the run's start and the 10 seconds after it) exist already under %s:"
+              " not overwritten", first, last, real);
+    ck_assert_str_eq (err, want);
+    sb_resultdb_destroy (&db);
+}
+END_TEST
+
 /* what the run records of its command line: a credential's value is cut
  * off where sb_workload_secret_value says, a mapping that names one whole */
 START_TEST (test_secret_value)
@@ -256,6 +293,7 @@ s_suite (void)
     tcase_add_test (tc, test_name_ok);
     tcase_add_test (tc, test_write_errors);
     tcase_add_test (tc, test_write_twice);
+    tcase_add_test (tc, test_write_all_taken);
     tcase_add_test (tc, test_secret_value);
     tcase_add_test (tc, test_utf8);
     suite_add_tcase (s, tc);
