@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define S_TRIES 16      /* names already taken (planted or left by a crash) before giving up */
@@ -72,9 +73,10 @@ sb_safe_file_abort (sb_safe_file_t *self)
 }
 
 /* Rename the temporary to the name, refusing a name that exists unless
- * replace: renameat2's RENAME_NOREPLACE, or where the file system lacks it
- * a hard link (which fails on a name that exists) and the temporary's
- * removal. */
+ * replace: renameat2's RENAME_NOREPLACE; where the file system lacks it a
+ * hard link (which fails on a name that exists) and the temporary's
+ * removal; where it has no hard links either, a look at the name first (a
+ * name that appears in between is replaced: never written through). */
 static int
 s_place (sb_safe_file_t *self)
 {
@@ -84,10 +86,18 @@ s_place (sb_safe_file_t *self)
         return 0;
     if (errno != EINVAL && errno != ENOSYS)
         return -1;
-    if (linkat (self->dirfd, self->tmp, self->dirfd, self->name, 0) != 0)
+    if (linkat (self->dirfd, self->tmp, self->dirfd, self->name, 0) == 0) {
+        unlinkat (self->dirfd, self->tmp, 0);
+        return 0;
+    }
+    if (errno != EPERM && errno != EOPNOTSUPP && errno != ENOSYS)
         return -1;
-    unlinkat (self->dirfd, self->tmp, 0);
-    return 0;
+    struct stat st;
+    if (fstatat (self->dirfd, self->name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+        errno = EEXIST;
+        return -1;
+    }
+    return renameat (self->dirfd, self->tmp, self->dirfd, self->name);
 }
 
 int

@@ -360,6 +360,14 @@ START_TEST (test_leaf_foreign_link)
     snprintf (want, sizeof want, "%s is a symbolic link of user 4242, not yours: refused (results written through"
               " it would go where its owner chose)", leaf);
     ck_assert_str_eq (err, want);
+    char slash[160];
+    snprintf (slash, sizeof slash, "%s/", leaf);    /* the link still, not the folder it names */
+    o.leaf = slash;
+    ck_assert_int_eq (sb_results_dir_write (sb_resultdb_handle (db), 1, &o, out, sizeof out, err, sizeof err), -1);
+    snprintf (want, sizeof want, "%s is a symbolic link of user 4242, not yours: refused (results written through"
+              " it would go where its owner chose)", slash);
+    ck_assert_str_eq (err, want);
+    o.leaf = leaf;
     char summary[256];
     snprintf (summary, sizeof summary, "%s/summary.json", target);
     ck_assert_int_eq (access (summary, F_OK), -1);
