@@ -93,7 +93,8 @@ s_usage_run (FILE *f, const char *cmd)
              "                 `workload:` with the overrides in DIR/SUBDIR/overrides.yaml, as\n"
              "                 Hydra writes them for DLIO; when the run ends DLIO's other outputs\n"
              "                 (summary.json, per-rank files, metadata, logs, SUBDIR/hydra.yaml)\n"
-             "                 are written there too, as with --results-dir (also hydra.run.dir=DIR)\n"
+             "                 are written there too, as with --results-dir (also hydra.run.dir=DIR);\n"
+             "                 a DIR holding such files already is refused unless --overwrite\n"
              "++hydra.output_subdir=SUB  SUBDIR above (default .hydra; null: no configuration\n"
              "                 written); other hydra.* settings are ignored with a warning\n"
              "--accelerators A total ranks (emulated accelerators), split evenly over the workers;\n"
@@ -342,6 +343,7 @@ typedef struct {
     const char *label;              /* --label TEXT */
     const char *results_dir;        /* --results-dir */
     const char *submitter, *system; /* --submitter, --system */
+    int         overwrite;          /* --overwrite: hydra.run.dir's earlier results are replaced */
 } s_run_args_t;
 
 /* helper resultsdir (issue 17): what a run is given, recorded with it */
@@ -538,7 +540,8 @@ s_write_results_dirs (sqlite3 *h, int64_t last_before, const s_run_args_t *a, co
         sb_results_dir_opts_t ro = {
             .root = dlio->run_dir ? NULL : a->results_dir, .leaf = dlio->run_dir,
             .config_subdir = dlio->output_subdir ? dlio->output_subdir : ".hydra", .no_config = dlio->output_subdir_null,
-            .submitter = a->submitter, .system = a->system,
+            .submitter = a->submitter, .system = a->system, .overwrite = a->overwrite,
+            .config_written = dlio->run_dir && !dlio->output_subdir_null,
         };
         if (sb_results_dir_write (h, mine.ids[i], &ro, leaf, sizeof leaf, err, sizeof err) != 0) {
             fprintf (stderr, "shardbench %s: results directory of run %lld: %s\n", cmd, (long long) mine.ids[i], err);
@@ -915,6 +918,8 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
             NEEDS_VALUE ();
             a.results_dir = next;
         }
+        else if (!strcmp (arg, "--overwrite") && kind != SB_SESSION_CATALOG)
+            a.overwrite = 1;
         else if (!strcmp (arg, "--submitter") || !strcmp (arg, "--system")) {
             NEEDS_VALUE ();
             if (!sb_results_dir_name_ok (next)) {
@@ -984,14 +989,18 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
             goto done;
         }
     }
-    if (dlio.run_dir && !a.dry_run) {
-        /* DLIO writes into hydra.run.dir; a folder holding another run's results is not written over */
-        char summary[PATH_MAX];
-        if (sb_strf (summary, sizeof summary, "%s/summary.json", dlio.run_dir) == 0 && access (summary, F_OK) == 0) {
-            fprintf (stderr, "shardbench %s: hydra.run.dir %s holds the results of a run already (summary.json): not"
-                     " overwritten\n", cmd, dlio.run_dir);
-            goto done;
-        }
+    if (a.overwrite && !dlio.run_dir) {
+        fprintf (stderr, "shardbench %s: --overwrite goes with ++hydra.run.dir (a --results-dir leaf is always new)\n",
+                 cmd);
+        goto done;
+    }
+    if (dlio.run_dir && !a.dry_run
+        && sb_results_dir_leaf_check (dlio.run_dir, dlio.output_subdir_null ? NULL
+                                      : dlio.output_subdir ? dlio.output_subdir : ".hydra",
+                                      a.overwrite ? SB_RESULTS_DIR_OVERWRITE : 0, err, sizeof err) != 0) {
+        /* DLIO writes into hydra.run.dir; another run's results there are not written over unless told */
+        fprintf (stderr, "shardbench %s: hydra.run.dir: %s\n", cmd, err);
+        goto done;
     }
     int using_hosts = a.hosts_given;
     if ((a.local != 0) + (a.workers != 0) + using_hosts + a.slurm > 1) {

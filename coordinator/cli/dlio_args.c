@@ -1,6 +1,7 @@
 /* dlio_args: DLIO / mlpstorage / Hydra command-line forms (see dlio_args.h). */
 #include "dlio_args.h"
 #include "log.h"
+#include "safe_file.h"
 #include "util.h"
 #include "workload.h"
 
@@ -184,20 +185,17 @@ sb_dlio_workload_path (const sb_dlio_args_t *self, const char *name, char *path,
     return access (path, F_OK) == 0 ? 1 : 0;
 }
 
-/* Write text to dir/name (mode 0644); -1 with err. */
+/* Write text to dir/name through a new temporary renamed over it
+ * (safe_file.h: a link someone put at either name is never written
+ * through; the caller refused a folder holding another run's files unless
+ * --overwrite); -1 with err. */
 static int
 s_write (const char *dir, const char *name, const char *head, const char *text, char *err, size_t err_size)
 {
-    char path[4096];
-    if (sb_strf (path, sizeof path, "%s/%s", dir, name) != 0) {
-        snprintf (err, err_size, "%s/%s: path too long", dir, name);
+    sb_safe_file_t sf;
+    if (sb_safe_file_open (&sf, dir, name, 1, err, err_size) != 0)
         return -1;
-    }
-    FILE *f = fopen (path, "w");
-    if (!f) {
-        snprintf (err, err_size, "%s: %s", path, strerror (errno));
-        return -1;
-    }
+    FILE *f = sf.f;
     int bad = fputs (head, f) < 0;
     /* indent the text under head (one level, as Hydra nests DLIO's workload) */
     for (const char *line = text; !bad && *line;) {
@@ -205,11 +203,8 @@ s_write (const char *dir, const char *name, const char *head, const char *text, 
         bad = (n && fprintf (f, "%s%.*s", *head ? "  " : "", (int) n, line) < 0) || fputc ('\n', f) == EOF;
         line += n + (line[n] == '\n');
     }
-    if (fclose (f) != 0 || bad) {
-        snprintf (err, err_size, "%s: write error", path);
-        return -1;
-    }
-    return 0;
+    /* a failed write leaves the stream's error set: the commit reports it */
+    return sb_safe_file_commit (&sf, err, err_size);
 }
 
 int

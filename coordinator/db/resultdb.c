@@ -32,7 +32,9 @@ extern const char sb_results_sql[];
  * SQL, the parameter format (one letter each) and one frame per parameter:
  * 't' text, 'n' NULL (an empty frame), 'i' int64 and 'd' double (8 bytes,
  * host order: the message never leaves the process); 'L' takes no frame: the
- * writer binds the seconds it waited for locks since the run began. */
+ * writer binds the seconds it waited for locks since the run began; 'N'
+ * takes none either: the writer binds the time it runs the statement (a
+ * run's start, after any wait for another process's lock). */
 #define S_REQ_EXEC  "X"     /* a statement */
 #define S_REQ_BEGIN "R"     /* a statement that starts a run: reply ID with its rowid */
 #define S_REQ_SYNC  "S"     /* reply SYNC once everything before it is committed */
@@ -188,8 +190,8 @@ s_conn_run (s_conn_t *c, zmsg_t *msg, double locked_s, char *err, size_t err_siz
     }
     rc = SQLITE_OK;
     for (int i = 0; fmt[i] && rc == SQLITE_OK; i++) {
-        if (fmt[i] == 'L') {
-            rc = sqlite3_bind_double (st, i + 1, locked_s);
+        if (fmt[i] == 'L' || fmt[i] == 'N') {
+            rc = sqlite3_bind_double (st, i + 1, fmt[i] == 'L' ? locked_s : sb_now ());
             continue;
         }
         zframe_t *f = zmsg_next (msg);
@@ -431,9 +433,12 @@ s_writer_fail (s_writer_t *w, const char *fmt, ...)
 }
 
 /* Take the write lock (BEGIN IMMEDIATE), waiting as long as another process
- * holds it, up to the limit. Returns 0, or -1 (gave up, failed). */
+ * holds it, up to the limit. begins: the batch starts a run, whose owner
+ * waits for its id before the run goes on (before any timing: its
+ * started_at is bound after the wait), so the notes say the run is held
+ * back, not that rows are late. Returns 0, or -1 (gave up, failed). */
 static int
-s_writer_lock (s_writer_t *w, size_t rows)
+s_writer_lock (s_writer_t *w, size_t rows, int begins)
 {
     uint64_t t0 = sb_mono_ns ();
     double next_note = 1.0;
@@ -447,8 +452,13 @@ s_writer_lock (s_writer_t *w, size_t rows)
                 w->run_locked_s += s;
             if (next_note > 1.0) {      /* it said LOCKED: say it is over */
                 char text[1400];
-                snprintf (text, sizeof text, "result database %s is writable again after %.1f s: the rows waiting"
-                          " are written late (timing was not affected)", w->path, s);
+                if (begins)
+                    snprintf (text, sizeof text, "result database %s is writable again after %.1f s: the run began"
+                              " %.1f s late, before its timing started (its start time is when the lock was got)",
+                              w->path, s, s);
+                else
+                    snprintf (text, sizeof text, "result database %s is writable again after %.1f s: the rows"
+                              " waiting are written late (timing was not affected)", w->path, s);
                 s_writer_reply (w, S_REP_NOTE, text, 0);
             }
             return 0;
@@ -474,8 +484,12 @@ s_writer_lock (s_writer_t *w, size_t rows)
         }
         if (s >= next_note) {
             char text[1400];
-            snprintf (text, sizeof text, "result database %s is locked by another process (%.0f s so far): %zu or"
-                      " more rows wait in memory and will be written when it is released", w->path, s, rows);
+            if (begins)
+                snprintf (text, sizeof text, "result database %s is locked by another process (%.0f s so far): the"
+                          " run cannot begin until it is released (its timing has not started)", w->path, s);
+            else
+                snprintf (text, sizeof text, "result database %s is locked by another process (%.0f s so far): %zu"
+                          " or more rows wait in memory and will be written when it is released", w->path, s, rows);
             s_writer_reply (w, S_REP_LOCKED, text, 0);
             next_note = next_note < 10 ? 10 : next_note + 10;
         }
@@ -488,12 +502,14 @@ static void
 s_writer_batch (s_writer_t *w, zmsg_t **batch, size_t n)
 {
     size_t rows = 0;
+    int begins = 0;
     for (size_t i = 0; i < n; i++) {
         char kind[8];
         s_frame_text (zmsg_first (batch[i]), kind, sizeof kind);
         rows += !strcmp (kind, S_REQ_EXEC) || !strcmp (kind, S_REQ_BEGIN);
+        begins |= !strcmp (kind, S_REQ_BEGIN);
     }
-    int open = rows && !w->gave_up && s_writer_lock (w, rows) == 0;
+    int open = rows && !w->gave_up && s_writer_lock (w, rows, begins) == 0;
     size_t failed = 0;      /* rows of this batch already counted lost */
     int64_t ids[n];
     for (size_t i = 0; i < n; i++) {
@@ -615,7 +631,8 @@ s_request (const char *kind, const char *sql, const char *fmt, va_list ap)
             rc = zmsg_addmem (m, &v, sizeof v);
             break;
         }
-        case 'L': break;
+        case 'L':
+        case 'N': break;
         default:
             eff[i] = 'n';
             rc = zmsg_addmem (m, "", 0);
@@ -1147,7 +1164,9 @@ sb_resultdb_run_begin (sb_resultdb_t *self, const sb_run_info_t *info)
     if (s_submitf (self, S_REQ_BEGIN, &id,
                    "INSERT INTO runs (kind, workload, config, status, started_at, accelerators, hosts, workers, seed,"
                    " au_threshold, coordinator_host, coordinator_pid) VALUES (?,?,?,'running',?,?,?,?,?,?,?,?)",
-                   "tttdiiiidti", info->kind, info->workload, info->config, sb_now (), (int64_t) info->accelerators,
+                   /* started_at: when the row is written, after any wait for
+                    * another process's lock (the run does not go on before) */
+                   "tttNiiiidti", info->kind, info->workload, info->config, (int64_t) info->accelerators,
                    (int64_t) info->hosts, (int64_t) info->workers, (int64_t) info->seed, info->au_threshold,
                    s_hostname (), (int64_t) getpid ()) != 0)
         return -1;

@@ -6,9 +6,11 @@
 #include "json_out.h"
 #include "report.h"
 #include "results_dir_query.h"
+#include "safe_file.h"
 #include "util.h"
 #include "workload.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <ftw.h>
 #include <limits.h>
@@ -117,6 +119,8 @@ typedef struct {
     char        ts[32];         /* the leaf's name */
     char        leaf[PATH_MAX];
     int         made_leaf;      /* s_make_leaf made leaf (under a root): removed again on failure */
+    int         replace;        /* files of these names in the leaf are replaced (--overwrite) */
+    int         config_own;     /* the configuration folder's config.yaml, overrides.yaml: this command's */
     char        subdir[256];    /* the configuration folder's name ("": none) */
     const char *submitter, *system, *root;
     double      record_length;
@@ -606,43 +610,27 @@ s_jproc (s_json_t *j, const char *key, const char *text, const char *skip)
 /* ------------------------------------------------------------ files */
 
 typedef struct {
-    FILE *f;
-    char  tmp[PATH_MAX + 16], path[PATH_MAX + 16];
-    int   failed;   /* a part was not written (out of memory): s_out_commit drops the file */
+    sb_safe_file_t sf;
+    FILE          *f;       /* sf.f */
+    int           *failed;  /* &sf.failed: a part was not written (out of memory), the file is dropped */
 } s_out_t;
 
+/* The temporary of dir/name (safe_file.h: never through a link, never over
+ * a file there), replacing a file of that name when replace. */
 static int
-s_out_open (s_out_t *o, const char *dir, const char *name, char *err, size_t err_size)
+s_out_open (s_out_t *o, const char *dir, const char *name, int replace, char *err, size_t err_size)
 {
-    o->failed = 0;
-    if (sb_strf (o->path, sizeof o->path, "%s/%s", dir, name) != 0
-        || sb_strf (o->tmp, sizeof o->tmp, "%s/.%s.tmp", dir, name) != 0) {
-        snprintf (err, err_size, "%s/%s: path too long", dir, name);
+    if (sb_safe_file_open (&o->sf, dir, name, replace, err, err_size) != 0)
         return -1;
-    }
-    if (!(o->f = fopen (o->tmp, "w"))) {
-        snprintf (err, err_size, "cannot write %s: %s", o->tmp, strerror (errno));
-        return -1;
-    }
+    o->f = o->sf.f;
+    o->failed = &o->sf.failed;
     return 0;
 }
 
 static int
 s_out_commit (s_out_t *o, char *err, size_t err_size)
 {
-    int bad = ferror (o->f);
-    if (fclose (o->f) != 0 || bad || o->failed) {
-        snprintf (err, err_size, "cannot write %s: %s", o->tmp,
-                  o->failed ? "out of memory" : bad ? "write error" : strerror (errno));
-        unlink (o->tmp);
-        return -1;
-    }
-    if (rename (o->tmp, o->path) != 0) {
-        snprintf (err, err_size, "cannot rename %s to %s: %s", o->tmp, o->path, strerror (errno));
-        unlink (o->tmp);
-        return -1;
-    }
-    return 0;
+    return sb_safe_file_commit (&o->sf, err, err_size);
 }
 
 /* DLIO's timestamp (utcnow(): local time despite the name), microseconds. */
@@ -813,9 +801,9 @@ static int
 s_write_summary (const s_run_t *run, char *err, size_t err_size)
 {
     s_out_t o;
-    if (s_out_open (&o, run->leaf, "summary.json", err, err_size) != 0)
+    if (s_out_open (&o, run->leaf, "summary.json", run->replace, err, err_size) != 0)
         return -1;
-    s_json_t j = { .f = o.f, .indent = 4, .failed = &o.failed };
+    s_json_t j = { .f = o.f, .indent = 4, .failed = o.failed };
     char ts[64];
     const char *host0 = run->nhosts ? run->hosts[0].host : T (run->r, 9);
     const s_row_t *hi = s_host_info (run, host0);
@@ -875,9 +863,9 @@ s_write_ranks (const s_run_t *run, char *err, size_t err_size)
         char name[64];
         s_out_t o;
         snprintf (name, sizeof name, "%lld_per_epoch_stats.json", (long long) rank);
-        if (s_out_open (&o, run->leaf, name, err, err_size) != 0)
+        if (s_out_open (&o, run->leaf, name, run->replace, err, err_size) != 0)
             return -1;
-        s_json_t j = { .f = o.f, .indent = 4, .failed = &o.failed };
+        s_json_t j = { .f = o.f, .indent = 4, .failed = o.failed };
         s_jopen (&j, NULL, '{');
         if (!run->datagen)
             for (size_t i = 0; i < run->rank_epochs.n; i++) {
@@ -927,9 +915,9 @@ s_write_ranks (const s_run_t *run, char *err, size_t err_size)
             return -1;
 
         snprintf (name, sizeof name, "%lld_output.json", (long long) rank);
-        if (s_out_open (&o, run->leaf, name, err, err_size) != 0)
+        if (s_out_open (&o, run->leaf, name, run->replace, err, err_size) != 0)
             return -1;
-        j = (s_json_t) { .f = o.f, .indent = 4, .failed = &o.failed };
+        j = (s_json_t) { .f = o.f, .indent = 4, .failed = o.failed };
         const char *host = s_rank_host (run, rank);
         const s_host_t *h = s_host (run, host);
         const s_row_t *hi = s_host_info (run, host);
@@ -972,9 +960,9 @@ s_write_metadata (const s_run_t *run, char *err, size_t err_size)
     char name[128], ts[64];
     snprintf (name, sizeof name, "%s_%s_metadata.json", run->type, run->ts);
     s_out_t o;
-    if (s_out_open (&o, run->leaf, name, err, err_size) != 0)
+    if (s_out_open (&o, run->leaf, name, run->replace, err, err_size) != 0)
         return -1;
-    s_json_t j = { .f = o.f, .indent = 2, .failed = &o.failed };
+    s_json_t j = { .f = o.f, .indent = 2, .failed = o.failed };
     const char *cmdline = run->inputs.n ? T (&run->inputs.rows[0], 1) : "";
     s_jopen (&j, NULL, '{');
     s_jstr (&j, "benchmark_type", run->type);
@@ -985,8 +973,7 @@ s_write_metadata (const s_run_t *run, char *err, size_t err_size)
     s_jstr (&j, "accelerator", run->accel[0] ? run->accel : NULL);
     s_jstr (&j, "result_dir", run->leaf);
     if (s_jconfig (&j, "parameters", run->cfg) != 0) {
-        fclose (o.f);
-        unlink (o.tmp);
+        sb_safe_file_abort (&o.sf);
         snprintf (err, err_size, "out of memory");
         return -1;
     }
@@ -1154,7 +1141,7 @@ s_write_config (const s_run_t *run, char *err, size_t err_size)
     if (sb_mkdirs (dir, err, err_size) != 0)
         return -1;
     s_out_t o;
-    if (s_out_open (&o, dir, "config.yaml", err, err_size) != 0)
+    if (s_out_open (&o, dir, "config.yaml", run->replace || run->config_own, err, err_size) != 0)
         return -1;
     /* what Hydra composes for DLIO: the workload and its overrides
      * (runs.config, as the run wrote it before it began), under workload: */
@@ -1164,10 +1151,10 @@ s_write_config (const s_run_t *run, char *err, size_t err_size)
         fprintf (o.f, "%s%.*s\n", n ? "  " : "", (int) n, line);
         line += n + (line[n] == '\n');
     }
-    if (s_out_commit (&o, err, err_size) != 0 || s_out_open (&o, dir, "overrides.yaml", err, err_size) != 0)
+    if (s_out_commit (&o, err, err_size) != 0 || s_out_open (&o, dir, "overrides.yaml", run->replace || run->config_own, err, err_size) != 0)
         return -1;
-    o.failed = s_task_list (o.f, run, "") != 0;
-    if (s_out_commit (&o, err, err_size) != 0 || s_out_open (&o, dir, "hydra.yaml", err, err_size) != 0)
+    *o.failed = s_task_list (o.f, run, "") != 0;
+    if (s_out_commit (&o, err, err_size) != 0 || s_out_open (&o, dir, "hydra.yaml", run->replace, err, err_size) != 0)
         return -1;
     /* Hydra's runtime configuration: only its existence is checked; these
      * are the parts that say where and how the run was written */
@@ -1184,7 +1171,7 @@ s_write_config (const s_run_t *run, char *err, size_t err_size)
     fputs ("\n    - ", o.f);
     s_yquote (o.f, h);
     fputs ("\n    task:\n", o.f);
-    o.failed = s_task_list (o.f, run, "    ") != 0;
+    *o.failed = s_task_list (o.f, run, "    ") != 0;
     fputs ("  runtime:\n    version: ", o.f);
     char v[256];
     snprintf (v, sizeof v, "shardbench %s", run->inputs.n ? T (&run->inputs.rows[0], 0) : "");
@@ -1200,7 +1187,7 @@ s_write_logs (sqlite3 *db, const s_run_t *run, char *err, size_t err_size)
 {
     char ts[64], name[96];
     s_out_t o;
-    if (s_out_open (&o, run->leaf, "dlio.log", err, err_size) != 0)
+    if (s_out_open (&o, run->leaf, "dlio.log", run->replace, err, err_size) != 0)
         return -1;
     fprintf (o.f, "[INFO] %s shardbench %s run %lld: %s of %s, %lld accelerator(s) on %lld host(s)\n",
              s_ts_dlio (D (run->r, 5), ts, sizeof ts), run->inputs.n ? T (&run->inputs.rows[0], 0) : "?",
@@ -1230,7 +1217,7 @@ s_write_logs (sqlite3 *db, const s_run_t *run, char *err, size_t err_size)
         return -1;
 
     snprintf (name, sizeof name, "%s.stdout.log", run->prefix);
-    if (s_out_open (&o, run->leaf, name, err, err_size) != 0)
+    if (s_out_open (&o, run->leaf, name, run->replace, err, err_size) != 0)
         return -1;
     if (run->inputs.n)
         fprintf (o.f, "%s\n", T (&run->inputs.rows[0], 1));
@@ -1245,13 +1232,93 @@ s_write_logs (sqlite3 *db, const s_run_t *run, char *err, size_t err_size)
         return -1;
 
     snprintf (name, sizeof name, "%s.stderr.log", run->prefix);
-    if (s_out_open (&o, run->leaf, name, err, err_size) != 0)
+    if (s_out_open (&o, run->leaf, name, run->replace, err, err_size) != 0)
         return -1;
     for (size_t i = 0; i < run->errors.n; i++) {
         const s_row_t *e = &run->errors.rows[i];
         fprintf (o.f, "shardbench: error: %s%s%s: %s\n", T (e, 3), *T (e, 4) ? " " : "", T (e, 4), T (e, 5));
     }
     return s_out_commit (&o, err, err_size);
+}
+
+/* dir a symbolic link that neither this user nor root made: refused with
+ * err (what is written through it goes where its owner chose). */
+static int
+s_foreign_link (const char *dir, char *err, size_t err_size)
+{
+    /* "D/" would be the folder the link names: the link itself is D */
+    char link[PATH_MAX];
+    snprintf (link, sizeof link, "%s", dir);
+    for (size_t n = strlen (link); n > 1 && link[n - 1] == '/'; n--)
+        link[n - 1] = '\0';
+    struct stat st;
+    if (lstat (link, &st) != 0 || !S_ISLNK (st.st_mode) || st.st_uid == geteuid () || st.st_uid == 0)
+        return 0;
+    snprintf (err, err_size, "%s is a symbolic link of user %u, not yours: refused (results written through it would"
+              " go where its owner chose)", dir, (unsigned) st.st_uid);
+    return -1;
+}
+
+/* Is name one of the files a leaf holds (results_dir.h)? 1 summary.json
+ * (what makes a folder a run), 2 dlio.log, 3 another, 0 none. */
+static int
+s_result_name (const char *name)
+{
+    static const char *const ends[] = { "_output.json", "_per_epoch_stats.json", "_metadata.json", ".stdout.log",
+                                        ".stderr.log" };
+    size_t n = strlen (name);
+    if (!strcmp (name, "summary.json"))
+        return 1;
+    if (!strcmp (name, "dlio.log"))
+        return 2;
+    for (size_t i = 0; i < sizeof ends / sizeof ends[0]; i++)
+        if (n > strlen (ends[i]) && !strcmp (name + n - strlen (ends[i]), ends[i]))
+            return 3;
+    return 0;
+}
+
+int
+sb_results_dir_leaf_check (const char *leaf, const char *subdir, unsigned flags, char *err, size_t err_size)
+{
+    char sub[PATH_MAX];
+    if (subdir && sb_strf (sub, sizeof sub, "%s/%s", leaf, subdir) != 0) {
+        snprintf (err, err_size, "%s/%s: path too long", leaf, subdir);
+        return -1;
+    }
+    if (s_foreign_link (leaf, err, err_size) != 0 || (subdir && s_foreign_link (sub, err, err_size) != 0))
+        return -1;
+    if (flags & SB_RESULTS_DIR_OVERWRITE)
+        return 0;
+    /* summary.json, else dlio.log, else the first such name in byte order:
+     * the message does not depend on the order the folder lists them */
+    char found[512] = "";
+    int rank = 0;
+    DIR *d = opendir (leaf);
+    if (!d && errno != ENOENT) {
+        snprintf (err, err_size, "cannot read %s: %s", leaf, strerror (errno));
+        return -1;
+    }
+    for (struct dirent *e; d && (e = readdir (d));) {
+        int r = s_result_name (e->d_name);
+        if (r && (!rank || r < rank || (r == rank && strcmp (e->d_name, found) < 0))) {
+            snprintf (found, sizeof found, "%s", e->d_name);
+            rank = r;
+        }
+    }
+    if (d)
+        closedir (d);
+    static const char *const config[] = { "config.yaml", "overrides.yaml", "hydra.yaml" };
+    for (size_t i = (flags & SB_RESULTS_DIR_CONFIG_WRITTEN) ? 2 : 0; !found[0] && subdir && i < 3; i++) {
+        char path[PATH_MAX + 32];
+        struct stat st;
+        if (sb_strf (path, sizeof path, "%s/%s", sub, config[i]) == 0 && lstat (path, &st) == 0)
+            snprintf (found, sizeof found, "%s/%s", subdir, config[i]);
+    }
+    if (!found[0])
+        return 0;
+    snprintf (err, err_size, "%s holds the results of a run already (%s): not overwritten (--overwrite replaces them)",
+              leaf, found);
+    return -1;
 }
 
 /* Make the leaf: under root, ROOT/.../TS, the next second while it exists;
@@ -1262,19 +1329,17 @@ s_make_leaf (s_run_t *run, const sb_results_dir_opts_t *opts, char *err, size_t 
     double start = D (run->r, 5);
     s_ts_dir (start, run->ts, sizeof run->ts);
     if (opts->leaf) {
-        if (sb_mkdirs (opts->leaf, err, err_size) != 0)
-            return -1;
-        char summary[PATH_MAX + 16];
-        snprintf (summary, sizeof summary, "%s/summary.json", opts->leaf);
-        if (access (summary, F_OK) == 0) {
-            snprintf (err, err_size, "%s holds the results of a run already (summary.json): not overwritten",
-                      opts->leaf);
-            return -1;
-        }
-        if (!realpath (opts->leaf, run->leaf))
-            snprintf (run->leaf, sizeof run->leaf, "%s", opts->leaf);
         snprintf (run->subdir, sizeof run->subdir, "%s",
                   opts->no_config ? "" : opts->config_subdir ? opts->config_subdir : "dlio_config");
+        if (sb_mkdirs (opts->leaf, err, err_size) != 0
+            || sb_results_dir_leaf_check (opts->leaf, run->subdir[0] ? run->subdir : NULL,
+                                          (opts->config_written ? SB_RESULTS_DIR_CONFIG_WRITTEN : 0)
+                                          | (opts->overwrite ? SB_RESULTS_DIR_OVERWRITE : 0), err, err_size) != 0)
+            return -1;
+        run->replace = opts->overwrite;
+        run->config_own = opts->config_written;
+        if (!realpath (opts->leaf, run->leaf))
+            snprintf (run->leaf, sizeof run->leaf, "%s", opts->leaf);
         return 0;
     }
     snprintf (run->subdir, sizeof run->subdir, "dlio_config");
@@ -1313,8 +1378,11 @@ s_make_leaf (s_run_t *run, const sb_results_dir_opts_t *opts, char *err, size_t 
             return -1;
         }
     }
-    snprintf (err, err_size, "%s and the %d seconds after it exist already under %s: not overwritten", run->ts,
-              S_BUMPS, real);
+    /* run->ts is the last second tried now: the range starts at the run's own */
+    char first[32];
+    s_ts_dir (start, first, sizeof first);
+    snprintf (err, err_size, "%s to %s (the run's start and the %d seconds after it) exist already under %s: not"
+              " overwritten", first, run->ts, S_BUMPS, real);
     return -1;
 }
 

@@ -13,7 +13,9 @@
  * summary.json, RANK_per_epoch_stats.json and RANK_output.json for every
  * rank, TYPE_TS_metadata.json, dlio_config/{config.yaml,overrides.yaml,
  * hydra.yaml}, dlio.log, and TYPE_COMMAND.stdout.log / .stderr.log. Every
- * file is written under a temporary name and renamed. */
+ * file is written under a new temporary name, flushed to disk and renamed
+ * (safe_file.h): never through a link someone put in the leaf, and never
+ * over a file already there unless told to (--overwrite). */
 #ifndef SB_RESULTS_DIR_H
 #define SB_RESULTS_DIR_H
 
@@ -24,11 +26,15 @@
 typedef struct {
     const char *root;           /* --results-dir: the leaf is made under it (one of root, leaf) */
     const char *leaf;           /* ++hydra.run.dir: the files go straight into this folder, made when
-                                 * absent; refused when it holds a summary.json already */
+                                 * absent; refused when it holds a run's results already
+                                 * (sb_results_dir_leaf_check) */
     const char *config_subdir;  /* with leaf: hydra.output_subdir (NULL: dlio_config) */
     int         no_config;      /* with leaf: hydra.output_subdir=null: no configuration folder */
     const char *submitter;      /* --submitter (NULL: "shardbench") */
     const char *system;         /* --system (NULL: the run's coordinator host) */
+    int         overwrite;      /* with leaf: --overwrite, replace the files of an earlier run there */
+    int         config_written; /* with leaf: SUBDIR/config.yaml and overrides.yaml were written by this
+                                 * command at its start (sb_dlio_write_outputs): replaced */
 } sb_results_dir_opts_t;
 
 /* Write run run_id of db. On success returns 0 with the leaf's path in
@@ -54,6 +60,21 @@ const char *sb_results_dir_division (const char *const *overrides, size_t n);
  * positive multiple of its GPUs per data-parallel instance (8, 8, 256,
  * 512), else "invalid" (another model too). */
 const char *sb_results_dir_ckpt_division (const char *model, int64_t processes);
+
+#define SB_RESULTS_DIR_CONFIG_WRITTEN 1u    /* SUBDIR/config.yaml, overrides.yaml are this command's own */
+#define SB_RESULTS_DIR_OVERWRITE      2u    /* --overwrite: files of an earlier run may be replaced */
+
+/* May the results of a run go into leaf (++hydra.run.dir), its configuration
+ * into leaf/subdir (NULL: none)? Not when leaf or subdir is a symbolic link
+ * that neither this user nor root made (someone else chose where it
+ * points), nor, without SB_RESULTS_DIR_OVERWRITE, when leaf holds a file of
+ * a run's results (summary.json, dlio.log, *_output.json,
+ * *_per_epoch_stats.json, *_metadata.json, *.stdout.log, *.stderr.log, a
+ * link of such a name included) or subdir a config.yaml, overrides.yaml
+ * (unless SB_RESULTS_DIR_CONFIG_WRITTEN) or hydra.yaml. Returns 0, or -1
+ * with err naming the folder and the file. A leaf that does not exist
+ * passes. */
+int sb_results_dir_leaf_check (const char *leaf, const char *subdir, unsigned flags, char *err, size_t err_size);
 
 /* 1 when name is a safe path segment ([A-Za-z0-9._-]+, not . or ..), as
  * mlpstorage requires of every segment of the layout. */

@@ -153,6 +153,34 @@ expect_eq "hydra.run.dir: every field matches" $? 0
 sb run $syn --accelerators 1 --local 1 --db h.db hydra.run.dir=hy ++hydra.output_subdir=dlio_config
 expect_eq "hydra.run.dir holding a run's results: not overwritten, exit 2 before the run" "$SB_RC:$(q h.db "SELECT count(*) FROM runs")" "2:1"
 expect_contains "hydra.run.dir holding a run's results: says so" sb.err "holds the results of a run already (summary.json): not overwritten"
+# any file of a run's results counts (dlio.log here): refused naming it, kept; --overwrite replaces it
+mkdir hy2 && echo "an earlier run" >hy2/dlio.log
+sb run $syn --accelerators 1 --local 1 --db h.db ++hydra.run.dir=hy2 ++hydra.output_subdir=dlio_config
+expect_eq "hydra.run.dir holding dlio.log: exit 2 before the run, the file kept" \
+    "$SB_RC:$(q h.db "SELECT count(*) FROM runs"):$(cat hy2/dlio.log)" "2:1:an earlier run"
+expect_contains "hydra.run.dir holding dlio.log: names it" sb.err \
+    "shardbench run: hydra.run.dir: hy2 holds the results of a run already (dlio.log): not overwritten (--overwrite replaces them)"
+sb run $syn --accelerators 1 --local 1 --db h.db ++hydra.run.dir=hy2 ++hydra.output_subdir=dlio_config --overwrite
+expect_eq "hydra.run.dir holding dlio.log, --overwrite: exit 0, dlio.log and the metadata this run's" \
+    "$SB_RC:$(head -c 7 hy2/dlio.log):$(python3 -c "import json,glob,sys; print(json.load(open(glob.glob(sys.argv[1] + '/training_*_metadata.json')[0]))['shardbench']['run_id'])" hy2)" \
+    "0:[INFO] :2"
+# links put where the files go are never written through: the configuration written at the start
+# (dlio_config/config.yaml) and the temporaries of the end (.summary.json.tmp)
+mkdir -p hy3/dlio_config && echo precious >victim
+ln -s "$PWD/victim" hy3/dlio_config/config.yaml
+ln -s "$PWD/victim" hy3/.summary.json.tmp
+sb run $syn --accelerators 1 --local 1 --db h.db ++hydra.run.dir=hy3 ++hydra.output_subdir=dlio_config
+expect_eq "a link at hydra.run.dir's config.yaml: refused, exit 2" "$SB_RC:$(cat victim)" "2:precious"
+expect_contains "a link at hydra.run.dir's config.yaml: names it" sb.err \
+    "hydra.run.dir: hy3 holds the results of a run already (dlio_config/config.yaml): not overwritten"
+sb run $syn --accelerators 1 --local 1 --db h.db ++hydra.run.dir=hy3 ++hydra.output_subdir=dlio_config --overwrite
+expect_eq "links in hydra.run.dir, --overwrite: exit 0, the linked file unchanged, files of their own" \
+    "$SB_RC:$(cat victim):$(stat -c %F hy3/dlio_config/config.yaml):$(stat -c %F hy3/summary.json)" \
+    "0:precious:regular file:regular file"
+sb run $syn --accelerators 1 --local 1 --db h.db --results-dir res --overwrite
+expect_eq "--overwrite without hydra.run.dir: exit 2" "$SB_RC" 2
+expect_contains "--overwrite without hydra.run.dir: says why" sb.err \
+    "--overwrite goes with ++hydra.run.dir (a --results-dir leaf is always new)"
 
 # 6. a database of schema 12 (no run_inputs): upgraded, and its runs still written from runs.config
 cp r.db v10.db

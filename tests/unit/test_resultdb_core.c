@@ -25,6 +25,7 @@
 
 #include "histogram.h"
 #include "resultdb.h"
+#include "util.h"
 
 static char s_dir[PATH_MAX];
 
@@ -710,6 +711,133 @@ START_TEST (test_writer_waits_for_lock)
 }
 END_TEST
 
+/* Another process (the sqlite3 shell, BEGIN IMMEDIATE) holds the write
+ * lock when a run begins: the run's start waits for it, before any timing,
+ * and the warnings say that, not that rows were written late. The shell is
+ * stopped by its pid once the first warning is out (the keep-alive reads
+ * the captured stderr). runs.started_at is when the lock was got. */
+static pid_t s_shell = -1;
+static char s_err_path[PATH_MAX];
+static double s_released_at;
+
+static void
+s_stop_shell_when_warned (void *arg)
+{
+    (void) arg;
+    if (s_shell < 0)
+        return;
+    char text[8192] = "";
+    FILE *f = fopen (s_err_path, "r");
+    if (f) {
+        text[fread (text, 1, sizeof text - 1, f)] = '\0';
+        fclose (f);
+    }
+    if (!strstr (text, "is locked by another process"))
+        return;
+    s_released_at = sb_now ();
+    ck_assert_int_eq (kill (s_shell, SIGTERM), 0);
+    int status;
+    ck_assert_int_eq (waitpid (s_shell, &status, 0), s_shell);
+    s_shell = -1;
+}
+
+START_TEST (test_lock_at_run_start)
+{
+    char path[PATH_MAX];
+    s_path (path, sizeof path, "start.db");
+    s_path (s_err_path, sizeof s_err_path, "stderr.txt");
+    sb_resultdb_t *db = s_open (path);
+    char err[1024] = "";
+    ck_assert_int_eq (sb_resultdb_start_writer (db, 60, err, sizeof err), 0);
+    /* the shell, its stdin a pipe held open here */
+    int in[2];
+    ck_assert_int_eq (pipe (in), 0);
+    s_shell = fork ();
+    ck_assert_int_ge (s_shell, 0);
+    if (s_shell == 0) {
+        int null = open ("/dev/null", O_WRONLY);
+        if (dup2 (in[0], 0) < 0 || null < 0 || dup2 (null, 1) < 0)
+            _exit (126);
+        close (in[1]);
+        execlp ("sqlite3", "sqlite3", path, (char *) NULL);
+        _exit (127);
+    }
+    close (in[0]);
+    const char cmd[] = "BEGIN IMMEDIATE;\n";
+    ck_assert_int_eq (write (in[1], cmd, sizeof cmd - 1), (ssize_t) sizeof cmd - 1);
+    /* locked once a write transaction of our own cannot start */
+    sqlite3 *q = NULL;
+    ck_assert_int_eq (sqlite3_open_v2 (path, &q, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
+    int locked = 0;
+    for (int i = 0; i < 1000 && !locked; i++) {
+        int rc = sqlite3_exec (q, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+        if (rc == SQLITE_OK)
+            sqlite3_exec (q, "ROLLBACK", NULL, NULL, NULL);
+        locked = rc == SQLITE_BUSY;
+        if (!locked)
+            usleep (10000);
+    }
+    sqlite3_close (q);
+    ck_assert_msg (locked, "the sqlite3 shell did not take the lock");
+    /* stderr into a file while the run begins */
+    fflush (stderr);
+    int saved = dup (2), fd = open (s_err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ck_assert_int_ge (saved, 0);
+    ck_assert_int_ge (fd, 0);
+    ck_assert_int_ge (dup2 (fd, 2), 0);
+    close (fd);
+    sb_resultdb_set_keep_alive (db, s_stop_shell_when_warned, NULL);
+    double asked = sb_now ();
+    int64_t run = s_run (db, "train");
+    sb_resultdb_set_keep_alive (db, NULL, NULL);
+    fflush (stderr);
+    ck_assert_int_ge (dup2 (saved, 2), 0);
+    close (saved);
+    close (in[1]);
+    ck_assert_int_eq (s_shell, -1);     /* stopped by the keep-alive, not left behind */
+    ck_assert_int_eq (run, 1);
+    /* exactly two warnings: while locked, and when the run could begin */
+    char text[8192] = "", want[4096];
+    FILE *f = fopen (s_err_path, "r");
+    ck_assert_ptr_nonnull (f);
+    text[fread (text, 1, sizeof text - 1, f)] = '\0';
+    fclose (f);
+    char *l1 = text, *l2 = strchr (l1, '\n');
+    ck_assert_ptr_nonnull (l2);
+    *l2++ = '\0';
+    char *end = strchr (l2, '\n');
+    ck_assert_ptr_nonnull (end);
+    *end = '\0';
+    ck_assert_str_eq (end + 1, "");
+    ck_assert_int_gt (strlen (l1), 13);     /* HH:MM:SS.mmm and a space */
+    ck_assert_int_gt (strlen (l2), 13);
+    l1 += 13;
+    l2 += 13;
+    double so_far = -1, after = -1;
+    const char *p = strstr (l1, "(");
+    ck_assert_ptr_nonnull (p);
+    ck_assert_int_eq (sscanf (p, "(%lf", &so_far), 1);
+    snprintf (want, sizeof want, "shardbench: warning: result database %s is locked by another process (%.0f s so far):"
+              " the run cannot begin until it is released (its timing has not started)", path, so_far);
+    ck_assert_str_eq (l1, want);
+    p = strstr (l2, " after ");
+    ck_assert_ptr_nonnull (p);
+    ck_assert_int_eq (sscanf (p, " after %lf", &after), 1);
+    snprintf (want, sizeof want, "shardbench: warning: result database %s is writable again after %.1f s: the run"
+              " began %.1f s late, before its timing started (its start time is when the lock was got)", path, after,
+              after);
+    ck_assert_str_eq (l2, want);
+    ck_assert_msg (after >= 1.0 && after <= sb_now () - asked + 0.05, "waited %g s", after);
+    /* the run's start is when it could begin, not when it was asked for */
+    sqlite3 *r = s_sql_open (path);
+    double started = s_sql_double (r, "SELECT started_at FROM runs WHERE id = 1");
+    ck_assert_msg (started >= s_released_at, "started_at %.3f before the lock was released at %.3f (asked %.3f)",
+                   started, s_released_at, asked);
+    sqlite3_close (r);
+    sb_resultdb_destroy (&db);
+}
+END_TEST
+
 /* Locked past the limit: the rows are lost, and said so with the file. */
 START_TEST (test_writer_gives_up)
 {
@@ -888,6 +1016,7 @@ s_suite (void)
     tcase_add_test (tc, test_writer_rows);
     tcase_add_test (tc, test_writer_waits_for_lock);
     tcase_add_test (tc, test_writer_gives_up);
+    tcase_add_test (tc, test_lock_at_run_start);
     tcase_add_test (tc, test_batch);
     tcase_add_test (tc, test_in_memory);
     tcase_add_test (tc, test_mark_interrupted);

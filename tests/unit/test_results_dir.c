@@ -14,6 +14,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "resultdb.h"
@@ -198,6 +199,187 @@ START_TEST (test_write_twice)
 }
 END_TEST
 
+/* the run's second and the S_BUMPS (10) after it all taken: the error names
+ * that range, from the run's own start to ten seconds later */
+START_TEST (test_write_all_taken)
+{
+    sb_resultdb_t *db = s_db_with_run ("succeeded");
+    char root[128], parent[512], real[4096], leaf[4096], err[2048], want[8192];
+    snprintf (root, sizeof root, "%s/res", s_dir);
+    snprintf (parent, sizeof parent, "%s/closed/acme/results/sut/training/unet3d/run", root);
+    ck_assert_int_eq (sb_mkdirs (parent, err, sizeof err), 0);
+    ck_assert_ptr_nonnull (realpath (parent, real));
+    sqlite3_stmt *st = NULL;
+    ck_assert_int_eq (sqlite3_prepare_v2 (sb_resultdb_handle (db), "SELECT started_at FROM runs WHERE id = 1", -1,
+                                          &st, NULL), SQLITE_OK);
+    ck_assert_int_eq (sqlite3_step (st), SQLITE_ROW);
+    time_t start = (time_t) sqlite3_column_double (st, 0);
+    sqlite3_finalize (st);
+    char first[32] = "", last[32] = "";
+    for (int bump = 0; bump <= 10; bump++) {
+        time_t t = start + bump;
+        struct tm tm;
+        char ts[32], dir[4200];
+        localtime_r (&t, &tm);
+        strftime (ts, sizeof ts, "%Y%m%d_%H%M%S", &tm);
+        snprintf (dir, sizeof dir, "%s/%s", real, ts);
+        ck_assert_int_eq (mkdir (dir, 0755), 0);
+        snprintf (bump ? last : first, sizeof first, "%s", ts);
+    }
+    sb_results_dir_opts_t o = { .root = root, .submitter = "acme", .system = "sut" };
+    ck_assert_int_eq (sb_results_dir_write (sb_resultdb_handle (db), 1, &o, leaf, sizeof leaf, err, sizeof err), -1);
+    snprintf (want, sizeof want, "%s to %s (the run's start and the 10 seconds after it) exist already under %s:"
+              " not overwritten", first, last, real);
+    ck_assert_str_eq (err, want);
+    sb_resultdb_destroy (&db);
+}
+END_TEST
+
+/* The whole content of path, or "" (at most size - 1 bytes). */
+static const char *
+s_slurp (const char *path, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    FILE *f = fopen (path, "r");
+    if (!f)
+        return buf;
+    size_t n = fread (buf, 1, size - 1, f);
+    buf[n] = '\0';
+    fclose (f);
+    return buf;
+}
+
+/* a leaf given (++hydra.run.dir) where someone planted .summary.json.tmp as
+ * a link to a file of theirs to be overwritten: the file keeps its bytes,
+ * summary.json is a file of its own, and a summary.json that is a link is
+ * replaced, never written through */
+START_TEST (test_leaf_planted_links)
+{
+    sb_resultdb_t *db = s_db_with_run ("succeeded");
+    char leaf[128], victim[128], link[256], summary[256], out[4096], err[2048], buf[256];
+    snprintf (leaf, sizeof leaf, "%s/leaf", s_dir);
+    snprintf (victim, sizeof victim, "%s/victim", s_dir);
+    ck_assert_int_eq (mkdir (leaf, 0755), 0);
+    FILE *f = fopen (victim, "w");
+    ck_assert_ptr_nonnull (f);
+    fputs ("precious\n", f);
+    ck_assert_int_eq (fclose (f), 0);
+    snprintf (link, sizeof link, "%s/.summary.json.tmp", leaf);
+    ck_assert_int_eq (symlink (victim, link), 0);
+    sb_results_dir_opts_t o = { .leaf = leaf, .config_subdir = "dlio_config" };
+    int rc = sb_results_dir_write (sb_resultdb_handle (db), 1, &o, out, sizeof out, err, sizeof err);
+    ck_assert_str_eq (s_slurp (victim, buf, sizeof buf), "precious\n");
+    ck_assert_msg (rc == 0, "%s", err);
+    struct stat st;
+    snprintf (summary, sizeof summary, "%s/summary.json", leaf);
+    ck_assert_int_eq (lstat (summary, &st), 0);
+    ck_assert_msg (S_ISREG (st.st_mode), "summary.json is no regular file");
+    ck_assert_int_eq (lstat (link, &st), 0);        /* theirs, left alone */
+    ck_assert_msg (S_ISLNK (st.st_mode), "the planted link is gone");
+    /* written again with --overwrite over a summary.json that is a link */
+    ck_assert_int_eq (unlink (summary), 0);
+    ck_assert_int_eq (symlink (victim, summary), 0);
+    o.overwrite = 1;
+    ck_assert_msg (sb_results_dir_write (sb_resultdb_handle (db), 1, &o, out, sizeof out, err, sizeof err) == 0, "%s",
+                   err);
+    ck_assert_str_eq (s_slurp (victim, buf, sizeof buf), "precious\n");
+    ck_assert_int_eq (lstat (summary, &st), 0);
+    ck_assert_msg (S_ISREG (st.st_mode), "summary.json is no regular file");
+    sb_resultdb_destroy (&db);
+}
+END_TEST
+
+/* a leaf given that holds a file of another run's results (dlio.log) is
+ * refused, naming it, and the file kept; with overwrite it is replaced */
+START_TEST (test_leaf_holds_results)
+{
+    sb_resultdb_t *db = s_db_with_run ("succeeded");
+    char leaf[128], log[256], out[4096], err[2048], want[1024], buf[4096];
+    snprintf (leaf, sizeof leaf, "%s/leaf", s_dir);
+    ck_assert_int_eq (mkdir (leaf, 0755), 0);
+    snprintf (log, sizeof log, "%s/dlio.log", leaf);
+    FILE *f = fopen (log, "w");
+    ck_assert_ptr_nonnull (f);
+    fputs ("an earlier run\n", f);
+    ck_assert_int_eq (fclose (f), 0);
+    sb_results_dir_opts_t o = { .leaf = leaf, .config_subdir = "dlio_config" };
+    ck_assert_int_eq (sb_results_dir_write (sb_resultdb_handle (db), 1, &o, out, sizeof out, err, sizeof err), -1);
+    snprintf (want, sizeof want, "%s holds the results of a run already (dlio.log): not overwritten (--overwrite"
+              " replaces them)", leaf);
+    ck_assert_str_eq (err, want);
+    ck_assert_str_eq (s_slurp (log, buf, sizeof buf), "an earlier run\n");
+    char summary[256];
+    snprintf (summary, sizeof summary, "%s/summary.json", leaf);
+    ck_assert_int_eq (access (summary, F_OK), -1);
+    /* the configuration folder counts too */
+    ck_assert_int_eq (sb_results_dir_leaf_check (leaf, "dlio_config", 0, err, sizeof err), -1);
+    ck_assert_str_eq (err, want);
+    ck_assert_int_eq (unlink (log), 0);
+    ck_assert_int_eq (sb_results_dir_leaf_check (leaf, "dlio_config", 0, err, sizeof err), 0);
+    char cfg[256];
+    snprintf (cfg, sizeof cfg, "%s/dlio_config", leaf);
+    ck_assert_int_eq (mkdir (cfg, 0755), 0);
+    snprintf (cfg, sizeof cfg, "%s/dlio_config/overrides.yaml", leaf);
+    f = fopen (cfg, "w");
+    ck_assert_ptr_nonnull (f);
+    ck_assert_int_eq (fclose (f), 0);
+    ck_assert_int_eq (sb_results_dir_leaf_check (leaf, "dlio_config", 0, err, sizeof err), -1);
+    snprintf (want, sizeof want, "%s holds the results of a run already (dlio_config/overrides.yaml): not"
+              " overwritten (--overwrite replaces them)", leaf);
+    ck_assert_str_eq (err, want);
+    /* ... unless this command wrote it at its start */
+    ck_assert_int_eq (sb_results_dir_leaf_check (leaf, "dlio_config", 1, err, sizeof err), 0);
+    ck_assert_int_eq (unlink (cfg), 0);
+    f = fopen (log, "w");
+    ck_assert_ptr_nonnull (f);
+    ck_assert_int_eq (fclose (f), 0);
+    o.overwrite = 1;
+    ck_assert_msg (sb_results_dir_write (sb_resultdb_handle (db), 1, &o, out, sizeof out, err, sizeof err) == 0, "%s",
+                   err);
+    ck_assert_int_eq (strncmp (s_slurp (log, buf, sizeof buf), "[INFO] ", 7), 0);
+    ck_assert_int_eq (access (summary, F_OK), 0);
+    sb_resultdb_destroy (&db);
+}
+END_TEST
+
+/* a leaf that is a symbolic link another user made (in /tmp, say) is
+ * refused: results would go where that user chose */
+START_TEST (test_leaf_foreign_link)
+{
+    if (geteuid () != 0)
+        return;     /* a link of another owner needs root to make */
+    sb_resultdb_t *db = s_db_with_run ("succeeded");
+    char leaf[128], target[128], out[4096], err[2048], want[1024];
+    snprintf (leaf, sizeof leaf, "%s/leaf", s_dir);
+    snprintf (target, sizeof target, "%s/theirs", s_dir);
+    ck_assert_int_eq (mkdir (target, 0755), 0);
+    ck_assert_int_eq (symlink (target, leaf), 0);
+    ck_assert_int_eq (lchown (leaf, 4242, 4242), 0);
+    sb_results_dir_opts_t o = { .leaf = leaf, .config_subdir = "dlio_config", .overwrite = 1 };
+    ck_assert_int_eq (sb_results_dir_write (sb_resultdb_handle (db), 1, &o, out, sizeof out, err, sizeof err), -1);
+    snprintf (want, sizeof want, "%s is a symbolic link of user 4242, not yours: refused (results written through"
+              " it would go where its owner chose)", leaf);
+    ck_assert_str_eq (err, want);
+    char slash[160];
+    snprintf (slash, sizeof slash, "%s/", leaf);    /* the link still, not the folder it names */
+    o.leaf = slash;
+    ck_assert_int_eq (sb_results_dir_write (sb_resultdb_handle (db), 1, &o, out, sizeof out, err, sizeof err), -1);
+    snprintf (want, sizeof want, "%s is a symbolic link of user 4242, not yours: refused (results written through"
+              " it would go where its owner chose)", slash);
+    ck_assert_str_eq (err, want);
+    o.leaf = leaf;
+    char summary[256];
+    snprintf (summary, sizeof summary, "%s/summary.json", target);
+    ck_assert_int_eq (access (summary, F_OK), -1);
+    /* a link of one's own is followed */
+    ck_assert_int_eq (lchown (leaf, geteuid (), getegid ()), 0);
+    ck_assert_msg (sb_results_dir_write (sb_resultdb_handle (db), 1, &o, out, sizeof out, err, sizeof err) == 0, "%s",
+                   err);
+    ck_assert_int_eq (access (summary, F_OK), 0);
+    sb_resultdb_destroy (&db);
+}
+END_TEST
+
 /* what the run records of its command line: a credential's value is cut
  * off where sb_workload_secret_value says, a mapping that names one whole */
 START_TEST (test_secret_value)
@@ -256,6 +438,10 @@ s_suite (void)
     tcase_add_test (tc, test_name_ok);
     tcase_add_test (tc, test_write_errors);
     tcase_add_test (tc, test_write_twice);
+    tcase_add_test (tc, test_write_all_taken);
+    tcase_add_test (tc, test_leaf_planted_links);
+    tcase_add_test (tc, test_leaf_holds_results);
+    tcase_add_test (tc, test_leaf_foreign_link);
     tcase_add_test (tc, test_secret_value);
     tcase_add_test (tc, test_utf8);
     suite_add_tcase (s, tc);
