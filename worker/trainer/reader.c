@@ -65,6 +65,7 @@ typedef struct s_thread_ctx {
     int           failed_send;  /* a completion could not be passed on: the thread ends */
     sb_chan_msg_t     **flight; /* the requests of the reads in the engine (queued, not completed), so
                                  * that a failure of the engine itself names each read; owned */
+    uint64_t           *flight_tag; /* their tags, side by side: a completion's lookup reads one array */
     size_t              nflight;
     sb_read_result_t   *res;    /* scratch: the completion being sent; owned */
     sb_storage_error_t *error;  /* scratch: why a queue or getevents failed; owned */
@@ -310,9 +311,11 @@ static void
 s_flight_end (s_thread_ctx_t *ctx, uint64_t tag)
 {
     for (size_t i = 0; i < ctx->nflight; i++)
-        if (((const s_request_t *) ctx->flight[i]->data)->tag == tag) {
+        if (ctx->flight_tag[i] == tag) {
             sb_chan_msg_free (ctx->flight[i]);
-            ctx->flight[i] = ctx->flight[--ctx->nflight];
+            ctx->nflight--;
+            ctx->flight[i] = ctx->flight[ctx->nflight];
+            ctx->flight_tag[i] = ctx->flight_tag[ctx->nflight];
             return;
         }
 }
@@ -434,6 +437,7 @@ s_thread (void *arg)
                 if (__atomic_load_n (&ctx->progress_ns, __ATOMIC_ACQUIRE) == 0)
                     s_progress (ctx, 1);
                 if (s_queue (ctx, rq) && ctx->nflight < self->queue_limit) {
+                    ctx->flight_tag[ctx->nflight] = rq->tag;
                     ctx->flight[ctx->nflight++] = f;   /* freed as it completes */
                     f = NULL;
                 }
@@ -478,6 +482,8 @@ s_ctx_free (s_thread_ctx_t *ctx)
     for (size_t i = 0; i < ctx->nflight; i++)
         sb_chan_msg_free (ctx->flight[i]);
     free (ctx->flight);
+    free (ctx->flight_tag);
+    ctx->flight_tag = NULL;
     free (ctx->res);
     free (ctx->error);
     ctx->flight = NULL;
@@ -699,7 +705,8 @@ sb_reader_new (const sb_storage_cfg_t *storage, const char *root, size_t threads
         ctx->res = malloc (sizeof *ctx->res);
         ctx->error = malloc (sizeof *ctx->error);
         ctx->flight = calloc (self->queue_limit, sizeof *ctx->flight);
-        if (!ctx->res || !ctx->error || !ctx->flight) {
+        ctx->flight_tag = calloc (self->queue_limit, sizeof *ctx->flight_tag);
+        if (!ctx->res || !ctx->error || !ctx->flight || !ctx->flight_tag) {
             snprintf (err, err_size, "cannot set up reader thread %zu: out of memory", i);
             s_ctx_free (ctx);
             goto fail;
