@@ -107,8 +107,9 @@ s_check_message (const char *folder, const char *who, uint64_t need)
     ck_assert_msg (free_bytes + (1ull << 30) > now && now + (1ull << 30) > free_bytes, "%llu free, statvfs %llu",
                    free_bytes, (unsigned long long) now);
     char want[2048];
-    snprintf (want, sizeof want, "not enough space in %s: %s on this host need %llu bytes (%.2f GiB) more there,"
-              " %llu bytes (%.2f GiB) are free; nothing was written", folder, who, (unsigned long long) need,
+    snprintf (want, sizeof want, "not enough space in %s: %s on this host need%s %llu bytes (%.2f GiB) more there,"
+              " %llu bytes (%.2f GiB) are free; nothing was written", folder, who, strstr (who, "files") ? "" : "s",
+              (unsigned long long) need,
               need / 1073741824.0, free_bytes, free_bytes / 1073741824.0);
     ck_assert_str_eq (s_error, want);
     ck_assert_str_eq (s_op, "write");
@@ -155,7 +156,7 @@ START_TEST (test_rank_alone)
     sb_ckpt_rank_run (&r, &ps);
     char folder[300];
     snprintf (folder, sizeof folder, "%sglobal_epoch1_step3", s_root);
-    s_check_message (folder, "the 1 files of rank 1", S_PIB);
+    s_check_message (folder, "the 1 file of rank 1", S_PIB);
 }
 END_TEST
 

@@ -229,8 +229,9 @@ s_check_space (s_run_t *self, const char *root, const char *dir, char *const *na
                   (unsigned long long) rank_last);
     else
         snprintf (ranks, sizeof ranks, "rank %llu", (unsigned long long) rank_first);
-    snprintf (err, sizeof err, "not enough space in %s: the %zu files of %s on this host need %llu bytes (%.2f GiB)"
-              " more there, %llu bytes (%.2f GiB) are free; nothing was written", folder, files, ranks,
+    snprintf (err, sizeof err, "not enough space in %s: the %zu file%s of %s on this host need%s %llu bytes (%.2f GiB)"
+              " more there, %llu bytes (%.2f GiB) are free; nothing was written", folder, files, files == 1 ? "" : "s",
+              ranks, files == 1 ? "s" : "",
               (unsigned long long) need, need / 1073741824.0, (unsigned long long) free_bytes,
               free_bytes / 1073741824.0);
     s_fail (self, "write", folder, ENOSPC, err, NULL);
