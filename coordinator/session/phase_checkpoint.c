@@ -3,13 +3,17 @@
  * (CKPT_DONE). */
 #include "session_internal.h"
 #include "ckpt_plan.h"
+#include "ckpt_target.h"
 #include "log.h"
 #include "util.h"
 
+#include <dirent.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* issue 15, ckpt: the plan's files into a PHASE_START (borrowed). */
 static void
@@ -97,6 +101,111 @@ sess_ckpt_epoch (sess_t *self, uint64_t e, uint64_t batches, sb_msg_phase_start_
     return 0;
 }
 
+/* The local checkpoint folder as a message names it: without its last '/'. */
+static void
+s_folder_name (const sess_t *self, char *out, size_t size)
+{
+    snprintf (out, size, "%s", self->ckpt_root);
+    size_t n = strlen (out);
+    if (n > 1 && out[n - 1] == '/')
+        out[n - 1] = '\0';
+}
+
+int
+sess_ckpt_space (sess_t *self, char *err, size_t err_size)
+{
+    const sb_ckpt_cfg_t *c = &self->o->wl->ckpt;
+    if (self->ckpt_root[0] != '/' || c->num_write == 0)
+        return 0;   /* objects (s3://): no file system of ours to measure */
+    sb_ckpt_plan_t plan;
+    if (sb_ckpt_plan_init (&plan, c, self->o->accelerators, err, err_size) != 0)
+        return 2;
+    char folder[PATH_MAX];
+    s_folder_name (self, folder, sizeof folder);
+    uint64_t free_bytes;
+    if (sb_free_bytes (self->ckpt_root, folder, &free_bytes, err, err_size) != 0) {
+        sb_ckpt_plan_fini (&plan);
+        return 1;
+    }
+    /* every checkpoint stays (each in its own folder), less what rewriting
+     * the checkpoints of the same numbers that an earlier run left frees */
+    uint64_t total = plan.total_bytes;
+    uint64_t need = total && c->num_write > UINT64_MAX / total ? UINT64_MAX : c->num_write * total;
+    DIR *d = opendir (self->ckpt_root);
+    for (struct dirent *de; d && (de = readdir (d));) {
+        unsigned long long k;
+        char canon[64], sub[PATH_MAX];
+        if (sscanf (de->d_name, "global_epoch1_step%llu", &k) != 1 || k == 0 || k > c->num_write
+            || sb_ckpt_folder_name (1, k, canon, sizeof canon) != 0 || strcmp (canon, de->d_name) != 0
+            || sb_strf (sub, sizeof sub, "%s%s/", self->ckpt_root, de->d_name) != 0)
+            continue;
+        uint64_t freed = total - sb_ckpt_target_more_bytes (sub, plan.names, plan.file_bytes, plan.nfiles);
+        need = need == UINT64_MAX ? need : need - freed;
+    }
+    if (d)
+        closedir (d);
+    int rc = 0;
+    if (need > free_bytes) {
+        snprintf (err, err_size, "not enough space in %s: %llu checkpoint(s) of %llu bytes (%.2f GiB, %zu files of %llu"
+                  " ranks) need %llu bytes (%.2f GiB) more there, %llu bytes (%.2f GiB) are free: free space, or lower"
+                  " checkpoint.num_checkpoints_write or checkpoint.scale; nothing was written", folder,
+                  (unsigned long long) c->num_write, (unsigned long long) total, total / 1073741824.0, plan.nfiles,
+                  (unsigned long long) plan.ranks, (unsigned long long) need, need / 1073741824.0,
+                  (unsigned long long) free_bytes, free_bytes / 1073741824.0);
+        rc = 2;
+    }
+    else
+        sb_info ("checkpoints: %llu bytes (%.2f GiB) to write into %s, %llu bytes (%.2f GiB) free there",
+                 (unsigned long long) need, need / 1073741824.0, folder, (unsigned long long) free_bytes,
+                 free_bytes / 1073741824.0);
+    sb_ckpt_plan_fini (&plan);
+    return rc;
+}
+
+/* What the checkpoints 1..written of this run leave behind, said once it
+ * ends: shardbench never removes them (a later read-only run reads them).
+ * A local folder is measured (the files there now); objects are counted
+ * from the plan. */
+static void
+s_left_behind (sess_t *self, uint64_t written)
+{
+    const sb_ckpt_plan_t *plan = &self->ckpt;
+    if (written == 0)
+        return;
+    uint64_t files = 0, bytes = 0;
+    char where[PATH_MAX];
+    int local = self->ckpt_root[0] == '/';
+    if (local) {
+        s_folder_name (self, where, sizeof where);
+        for (uint64_t k = 1; k <= written; k++)
+            for (size_t i = 0; i < plan->nfiles; i++) {
+                char path[PATH_MAX];
+                struct stat st;
+                if (sb_strf (path, sizeof path, "%sglobal_epoch1_step%llu/%s", self->ckpt_root,
+                             (unsigned long long) k, plan->names[i]) == 0
+                    && lstat (path, &st) == 0 && S_ISREG (st.st_mode)) {
+                    files++;
+                    bytes += (uint64_t) st.st_size;
+                }
+            }
+    }
+    else {
+        snprintf (where, sizeof where, "%s", self->ckpt_root);
+        for (size_t i = 0; i < plan->nfiles; i++)
+            files += plan->file_bytes[i] > 0;
+        files *= written;
+        bytes = plan->total_bytes * written;
+    }
+    if (files == 0) {
+        sb_info ("checkpoint: nothing of this run stays in %s", where);
+        return;
+    }
+    sb_info ("checkpoint: %llu %s, %llu bytes (%.2f GiB), of checkpoints 1..%llu stay in %s (global_epoch1_step{K}/):"
+             " shardbench does not remove them (a run with checkpoint.num_checkpoints_write=0 reads them); delete"
+             " them when done", (unsigned long long) files, local ? "files" : "objects", (unsigned long long) bytes,
+             bytes / 1073741824.0, (unsigned long long) written, where);
+}
+
 static int
 s_wait_over (sess_t *self)
 {
@@ -127,7 +236,7 @@ sess_phase_checkpoint (sess_t *self)
              (unsigned long long) plan->files, plan->scale,
              (double) (plan->full_model_bytes + plan->full_optim_bytes) / 1073741824.0,
              (double) plan->full_model_bytes / 1073741824.0, (double) plan->full_optim_bytes / 1073741824.0);
-    uint64_t seq = 0;
+    uint64_t seq = 0, written = 0;
     for (int read = 0; read < 2 && !self->failed; read++) {
         uint64_t n = read ? c->num_read : c->num_write;
         for (uint64_t k = 1; k <= n && !self->failed; k++) {
@@ -156,6 +265,8 @@ sess_phase_checkpoint (sess_t *self)
             s_ckpt_files (plan, ps);
             ps->ckpt_root = self->ckpt_root;
             sess_broadcast (self, &start);
+            if (!read)
+                written = k;    /* begun: its files may be there */
             snprintf (what, sizeof what, "%s checkpoint %llu", read ? "reading" : "writing", (unsigned long long) k);
             if (sess_pump_until (self, sess_all_ranks_done, 0, what) != 0)
                 break;
@@ -174,6 +285,7 @@ sess_phase_checkpoint (sess_t *self)
         }
     }
     self->phase = SESS_PHASE_NONE;
+    s_left_behind (self, written);
     sess_end_run (self);
     return self->failed ? -1 : 0;
 }

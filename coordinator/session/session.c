@@ -321,6 +321,8 @@ s_session_run (sess_t *self, const sb_session_opts_t *opts, int64_t *run_id, cha
         /* no dataset: the checkpoint folder is the storage (PHASE_START ckpt_root, and WELCOME's data_root);
          * a read-only invocation reads what an earlier one wrote: all of it, checked now */
         int bad = sess_ckpt_target (self, wl, wl->ckpt.num_write == 0 ? wl->ckpt.num_read : 0, err, err_size);
+        if (!bad)
+            bad = sess_ckpt_space (self, err, err_size);
         if (bad) {
             sb_storage_close (&self->objects);
             return bad;

@@ -358,6 +358,14 @@ int sess_ckpt_epoch (sess_t *self, uint64_t e, uint64_t batches, sb_msg_phase_st
  * PHASE_START broadcast stands for DLIO's barrier) with its bytes from the
  * plan (coordinator/session/ckpt_plan.h), already checked by sb_session_run. */
 int sess_phase_checkpoint (sess_t *self);
+/* checkpoint: before any worker starts, what checkpoint.num_checkpoints_write
+ * checkpoints of the plan write into a local checkpoint folder (all of them
+ * stay, each in its folder global_epoch1_step{K}/; what rewriting files
+ * already there frees is counted) must fit in its file system's free space
+ * (statvfs, as the coordinator sees the folder). Returns 0 (fits, or not a
+ * local folder), 1 (cannot tell) or 2 (does not fit: err names the folder,
+ * the bytes needed and free). */
+int sess_ckpt_space (sess_t *self, char *err, size_t err_size);
 
 /* ---------------------------------------------------------------- storage_setup.c: storage preflight, data folder, markers, listing */
 

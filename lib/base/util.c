@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 
 double
@@ -189,6 +190,34 @@ sb_mkdirs (const char *path, char *err, size_t err_size)
                 return 0;
             *p = '/';
         }
+    }
+}
+
+int
+sb_free_bytes (const char *path, const char *name, uint64_t *bytes, char *err, size_t err_size)
+{
+    char at[PATH_MAX];
+    if (sb_strf (at, sizeof at, "%s", path) != 0 || !at[0]) {
+        snprintf (err, err_size, "cannot tell the free space of %s: invalid or too long path", name);
+        return -1;
+    }
+    for (;;) {
+        struct statvfs sv;
+        if (statvfs (at, &sv) == 0) {
+            *bytes = (uint64_t) sv.f_bavail * (uint64_t) sv.f_frsize;
+            return 0;
+        }
+        if (errno != ENOENT && errno != ENOTDIR) {
+            snprintf (err, err_size, "cannot tell the free space of %s (statvfs %s): %s", name, at, strerror (errno));
+            return -1;
+        }
+        char *slash = strrchr (at, '/');
+        if (!slash)
+            snprintf (at, sizeof at, ".");
+        else if (slash == at)
+            at[1] = '\0';
+        else
+            *slash = '\0';
     }
 }
 

@@ -29,6 +29,13 @@ void sb_content_fill (uint64_t object_seed, uint64_t offset, uint8_t *buf, size_
  * exist are fine. Returns 0, or -1 with "mkdir PATH: reason" in err. */
 int sb_mkdirs (const char *path, char *err, size_t err_size);
 
+/* Bytes free to an unprivileged writer (statvfs: f_bavail x f_frsize) on
+ * the file system of path, else of its nearest existing parent (a folder
+ * not made yet is measured where it will be made). name is what an error
+ * calls it. Returns 0, or -1 with "cannot tell the free space of NAME
+ * (statvfs P): reason" in err. */
+int sb_free_bytes (const char *path, const char *name, uint64_t *bytes, char *err, size_t err_size);
+
 /* Bytes of v as a base-128 varint (protobuf's and Thrift compact's:
  * 7 bits a byte, low first). */
 size_t sb_varint_len (uint64_t v);

@@ -14,7 +14,6 @@
 #include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -626,25 +625,7 @@ sb_datafolder_free_bytes (const char *folder, uint64_t *bytes, char *err, size_t
         snprintf (err, err_size, "data folder %s: name too long", folder);
         return -1;
     }
-    for (;;) {
-        struct statvfs sv;
-        if (statvfs (path, &sv) == 0) {
-            *bytes = (uint64_t) sv.f_bavail * (uint64_t) sv.f_frsize;
-            return 0;
-        }
-        if (errno != ENOENT && errno != ENOTDIR) {
-            snprintf (err, err_size, "cannot tell the free space of %s (statvfs %s): %s", folder, path,
-                      strerror (errno));
-            return -1;
-        }
-        char *slash = strrchr (path, '/');
-        if (!slash)
-            snprintf (path, sizeof path, ".");
-        else if (slash == path)
-            path[1] = '\0';
-        else
-            *slash = '\0';
-    }
+    return sb_free_bytes (path, folder, bytes, err, err_size);
 }
 
 /* ---------------------------------------------------------------- probe */

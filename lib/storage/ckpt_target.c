@@ -3,9 +3,11 @@
 #include "engine.h"
 #include "util.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* Copy s without leading and trailing '/' (and leading "./") into out,
  * '/'-ended unless empty. Returns 0, or -1 when it does not fit. */
@@ -212,4 +214,21 @@ sb_ckpt_target_open (const char *ckpt_root, const char *data_root, const sb_stor
         return -1;
     }
     return 0;
+}
+
+uint64_t
+sb_ckpt_target_more_bytes (const char *folder, char *const *names, const uint64_t *sizes, size_t n)
+{
+    uint64_t need = 0;
+    for (size_t i = 0; i < n; i++) {
+        char path[PATH_MAX];
+        struct stat st;
+        uint64_t have = 0;
+        if (sizes[i] && sb_strf (path, sizeof path, "%s%s", folder, names[i]) == 0 && stat (path, &st) == 0
+            && S_ISREG (st.st_mode))
+            have = (uint64_t) st.st_blocks * 512u;
+        uint64_t more = sizes[i] > have ? sizes[i] - have : 0;
+        need = need > UINT64_MAX - more ? UINT64_MAX : need + more;
+    }
+    return need;
 }

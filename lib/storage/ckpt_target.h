@@ -68,4 +68,13 @@ int sb_ckpt_target_uri (const sb_ckpt_target_t *t, char *out, size_t size);
 int sb_ckpt_target_open (const char *ckpt_root, const char *data_root, const sb_storage_cfg_t *storage,
                          sb_storage_cfg_t *out, char *root, size_t root_size, char *err, size_t err_size);
 
+/* Bytes that writing files names[0..n) of sizes[0..n) in place into folder
+ * (a local folder, ending with '/') still takes from its file system: each
+ * file's size less the blocks a regular file of that name holds there now
+ * (stat st_blocks), which its truncation frees first. A rewritten
+ * checkpoint needs only what it adds; a file another writer is writing
+ * counts with what it has so far, as the file system's free space does.
+ * Saturates at UINT64_MAX. */
+uint64_t sb_ckpt_target_more_bytes (const char *folder, char *const *names, const uint64_t *sizes, size_t n);
+
 #endif

@@ -221,6 +221,10 @@ typedef struct {
     const char               *name;
     unsigned                  caps;          /* SB_ENGINE_* */
     const sb_engine_option_t *options;       /* NULL-key terminated; NULL: none */
+    /* SB_ENGINE_FOLDER without SB_ENGINE_DIRECT: the engine that reads the
+     * same folders with O_DIRECT, which reader.odirect switches a reader to
+     * (worker/trainer/reader.h); NULL: none (O_DIRECT is refused). */
+    const char               *direct_engine;
 
     /* Open a client for cfg (copied by the engine). 0, or -1 with e set. */
     int  (*open)        (const sb_storage_cfg_t *cfg, const sb_storage_open_t *how, void **client,

@@ -28,6 +28,8 @@ static s_rule_t s_rules[8];
 static size_t s_nrules;
 static uint64_t s_latency_ns, s_delay_ns;
 static sb_fake_engine_counts_t s_counts;
+static int s_getevents_errno;       /* the next getevents with reads fails with it (0: none) */
+static int s_direct_registered, s_direct_open_errno;
 static int s_registered;
 static sb_fake_engine_read_t s_log[SB_FAKE_ENGINE_LOG];   /* the first reads queued, in order */
 static size_t s_nlog;
@@ -193,9 +195,15 @@ static int
 s_getevents (void *client, int timeout_ms, sb_io_done_fn fn, void *ctx, sb_storage_error_t *e)
 {
     s_fake_t *self = client;
-    (void) e;
     if (self->count == 0)
         return 0;
+    pthread_mutex_lock (&s_lock);
+    int broken = s_getevents_errno;
+    s_getevents_errno = 0;
+    pthread_mutex_unlock (&s_lock);
+    if (broken)
+        return sb_storage_fail (e, SB_FAKE_ENGINE_NAME, "getevents", "", broken,
+                                "fake getevents: scripted failure of the engine with %zu reads held", self->count);
     uint64_t until = sb_mono_ns () + (uint64_t) (timeout_ms > 0 ? timeout_ms : 0) * 1000000ull;
     uint64_t first = UINT64_MAX;
     for (size_t i = 0; i < self->count; i++)
@@ -349,6 +357,50 @@ static sb_engine_ops_t s_ops = {
     .pending = s_pending,
 };
 
+/* SB_FAKE_ENGINE_DIRECT's open: the fake's, or the scripted failure. */
+static int
+s_direct_open (const sb_storage_cfg_t *cfg, const sb_storage_open_t *how, void **client, sb_storage_error_t *e)
+{
+    pthread_mutex_lock (&s_lock);
+    int fail = s_direct_open_errno;
+    pthread_mutex_unlock (&s_lock);
+    if (fail)
+        return sb_storage_fail (e, SB_FAKE_ENGINE_DIRECT, "open", how->root ? how->root : "", fail,
+                                "fake_direct open %s: scripted failure", how->root ? how->root : "");
+    return s_open (cfg, how, client, e);
+}
+
+static const sb_engine_ops_t s_direct_ops = {
+    .name = SB_FAKE_ENGINE_DIRECT,
+    .caps = SB_ENGINE_DIRECT | SB_ENGINE_FOLDER,
+    .open = s_direct_open,
+    .close = s_close,
+    .list = s_list,
+    .stat = s_stat,
+    .put = s_put,
+    .remove = s_remove,
+    .queue = s_queue,
+    .getevents = s_getevents,
+    .wakeup = s_wakeup,
+    .pending = s_pending,
+};
+
+int
+sb_fake_engine_set_direct (int open_errno)
+{
+    pthread_mutex_lock (&s_lock);
+    int rc = 0;
+    if (!s_direct_registered) {
+        rc = sb_engine_register (&s_direct_ops);
+        s_direct_registered = rc == 0;
+    }
+    s_direct_open_errno = open_errno;
+    if (rc == 0)
+        s_ops.direct_engine = SB_FAKE_ENGINE_DIRECT;
+    pthread_mutex_unlock (&s_lock);
+    return rc;
+}
+
 int
 sb_fake_engine_reset (void)
 {
@@ -362,6 +414,9 @@ sb_fake_engine_reset (void)
     s_latency_ns = s_delay_ns = 0;
     memset (&s_counts, 0, sizeof s_counts);
     s_nlog = 0;
+    s_getevents_errno = 0;
+    s_direct_open_errno = 0;
+    s_ops.direct_engine = NULL;
     s_ops.caps = SB_ENGINE_OBJECTS | SB_ENGINE_LIST_ORDERED;
     int rc = 0;
     if (!s_registered) {
@@ -432,6 +487,14 @@ sb_fake_engine_fail (const char *key_part, uint64_t nth, int os_errno, long stat
     }
     pthread_mutex_unlock (&s_lock);
     return rc;
+}
+
+void
+sb_fake_engine_fail_getevents (int os_errno)
+{
+    pthread_mutex_lock (&s_lock);
+    s_getevents_errno = os_errno;
+    pthread_mutex_unlock (&s_lock);
 }
 
 void

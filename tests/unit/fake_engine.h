@@ -40,6 +40,21 @@ int sb_fake_engine_add_object (const char *key, uint64_t size);
  * transient in the error. Up to 8 rules; 0 or -1. */
 int sb_fake_engine_fail (const char *key_part, uint64_t nth, int os_errno, long status, int missing, int transient);
 
+/* reader.odirect's counterpart: from now on the engine names
+ * SB_FAKE_ENGINE_DIRECT (registered at the first call, caps
+ * SB_ENGINE_DIRECT | SB_ENGINE_FOLDER, the fake's reads) as the engine that
+ * reads its folders with O_DIRECT (engine.h direct_engine); opening a
+ * client of it fails with open_errno (0: it opens). Set the fake's caps to
+ * SB_ENGINE_FOLDER for a reader to switch. 0, or -1 when the registry is
+ * full. The reset forgets the counterpart. */
+#define SB_FAKE_ENGINE_DIRECT "fake_direct"
+int sb_fake_engine_set_direct (int open_errno);
+
+/* The next getevents of a client holding reads fails (once): the engine
+ * breaks as a whole, with this errno (op "getevents"), its reads left
+ * undelivered. 0 clears it. */
+void sb_fake_engine_fail_getevents (int os_errno);
+
 typedef struct {
     uint64_t opens, reads, bytes, failed;   /* reads: completed; bytes: of the successful ones */
     uint64_t puts, put_bytes, removes, max_pending;

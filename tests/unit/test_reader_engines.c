@@ -241,6 +241,54 @@ START_TEST (test_failed_queue_is_no_stall)
 }
 END_TEST
 
+/* An engine that fails as a whole (getevents) with reads in flight: each
+ * of them comes back failed with its own tag, naming its key and offset,
+ * the engine, the operation and the errno (they came back with tag 0 and
+ * an empty key). */
+START_TEST (test_getevents_failure_names_reads)
+{
+    ck_assert_int_eq (sb_fake_engine_reset (), 0);
+    sb_fake_engine_set_caps (SB_ENGINE_OBJECTS | SB_ENGINE_ASYNC);
+    sb_fake_engine_set_latency (1000, 60000000000ull);     /* in flight until the failure */
+    sb_storage_cfg_t cfg = s_cfg (4);
+    char err[256];
+    sb_reader_t *r = sb_reader_new (&cfg, "pre/", 1, 4096, 0, 1, err, sizeof err);
+    ck_assert_msg (r != NULL, "%s", err);
+    ck_assert_int_eq (sb_reader_submit (r, "train/a.npz", 4096, 100, 11, 0, 0), 0);
+    ck_assert_int_eq (sb_reader_submit (r, "train/b.npz", 0, 200, 12, 0, 0), 0);
+    /* both queued in the engine before it breaks */
+    for (int i = 0; i < 500; i++) {
+        sb_fake_engine_counts_t c;
+        sb_fake_engine_counts (&c);
+        if (c.max_pending == 2)
+            break;
+        usleep (2000);
+    }
+    sb_fake_engine_fail_getevents (EIO);
+    sb_read_result_t res[2];
+    for (int i = 0; i < 2; i++)
+        ck_assert_int_eq (sb_reader_take (r, &res[i]), 0);
+    if (res[0].tag == 12) {
+        sb_read_result_t t = res[0];
+        res[0] = res[1];
+        res[1] = t;
+    }
+    ck_assert_uint_eq (res[0].tag, 11);
+    ck_assert_int_eq (res[0].error, EIO);
+    ck_assert_str_eq (res[0].target, "train/a.npz");
+    ck_assert_str_eq (res[0].message, "read pre/train/a.npz at offset 4096 (100 bytes) was in flight when the fake"
+                      " engine's getevents failed (errno 5, Input/output error): fake getevents: scripted failure"
+                      " of the engine with 2 reads held");
+    ck_assert_uint_eq (res[1].tag, 12);
+    ck_assert_int_eq (res[1].error, EIO);
+    ck_assert_str_eq (res[1].target, "train/b.npz");
+    ck_assert_str_eq (res[1].message, "read pre/train/b.npz at offset 0 (200 bytes) was in flight when the fake"
+                      " engine's getevents failed (errno 5, Input/output error): fake getevents: scripted failure"
+                      " of the engine with 2 reads held");
+    sb_reader_destroy (&r);
+}
+END_TEST
+
 static Suite *
 s_suite (void)
 {
@@ -255,6 +303,7 @@ s_suite (void)
     tcase_add_test (tc, test_failure_carries_cause);
     tcase_add_test (tc, test_no_io_inline);
     tcase_add_test (tc, test_failed_queue_is_no_stall);
+    tcase_add_test (tc, test_getevents_failure_names_reads);
     suite_add_tcase (s, tc);
     return s;
 }

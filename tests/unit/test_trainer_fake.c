@@ -101,8 +101,9 @@ typedef struct {
     sb_trainer_t     *trainer;
 } s_rig_t;
 
+/* WELCOME and storage of run into rig (no trainer yet). */
 static void
-s_rig_new (s_rig_t *rig, const s_run_t *run)
+s_rig_fill (s_rig_t *rig, const s_run_t *run)
 {
     memset (rig, 0, sizeof *rig);
     sb_msg_welcome_t *w = &rig->welcome;
@@ -143,6 +144,13 @@ s_rig_new (s_rig_t *rig, const s_run_t *run)
     w->preprocess_dist = "";
     snprintf (rig->storage.engine, sizeof rig->storage.engine, SB_FAKE_ENGINE_NAME);
     rig->storage.max_in_flight = run->max_in_flight ? run->max_in_flight : 1;
+}
+
+static void
+s_rig_new (s_rig_t *rig, const s_run_t *run)
+{
+    s_rig_fill (rig, run);
+    sb_msg_welcome_t *w = &rig->welcome;
     char err[1024] = "";
     sb_sender_t out = { s_capture, &s_box };
     rig->trainer = sb_trainer_new (w, &rig->storage, &out, err, sizeof err);
@@ -651,6 +659,44 @@ START_TEST (test_read_failure_error)
 }
 END_TEST
 
+/* reader.odirect on an engine of local folders switches every rank's
+ * reader to the engine's O_DIRECT counterpart; when that cannot be done the
+ * worker refuses the run naming the rank, the folder and the errno (it
+ * used to go on reading through the page cache while O_DIRECT was
+ * recorded). */
+START_TEST (test_odirect_switch_fails)
+{
+    const s_run_t run = { .ranks = 2, .total_ranks = 2, .files = 16, .batch = 4, .threads = 2, .prefetch = 1,
+                          .compute_s = 0.001 };
+    sb_fake_engine_set_caps (SB_ENGINE_FOLDER);
+    s_rig_t rig;
+    s_rig_fill (&rig, &run);
+    rig.welcome.odirect = 1;
+    rig.welcome.data_root = "/data/set/";
+    sb_sender_t out = { s_capture, &s_box };
+    char err[1024] = "";
+    /* no O_DIRECT engine named */
+    ck_assert_ptr_null (sb_trainer_new (&rig.welcome, &rig.storage, &out, err, sizeof err));
+    ck_assert_str_eq (err, "rank 0: reader.odirect: the fake engine reading /data/set/ has no O_DIRECT engine built"
+                      " into this shardbench: its reads would go through the page cache");
+    /* one whose client cannot be opened */
+    ck_assert_int_eq (sb_fake_engine_set_direct (EACCES), 0);
+    ck_assert_ptr_null (sb_trainer_new (&rig.welcome, &rig.storage, &out, err, sizeof err));
+    ck_assert_str_eq (err, "rank 0: reader.odirect: cannot open a client of the fake_direct engine for /data/set/:"
+                      " fake_direct open /data/set/: scripted failure (errno 13, Permission denied)");
+    ck_assert_uint_eq (s_box.n, 0);     /* nothing was sent: the worker reports err */
+    /* one that opens: every rank reads through it (2 threads each: 4 clients more) */
+    ck_assert_int_eq (sb_fake_engine_set_direct (0), 0);
+    sb_fake_engine_counts_t before, after;
+    sb_fake_engine_counts (&before);
+    sb_trainer_t *t = sb_trainer_new (&rig.welcome, &rig.storage, &out, err, sizeof err);
+    ck_assert_msg (t != NULL, "%s", err);
+    sb_fake_engine_counts (&after);
+    ck_assert_uint_eq (after.opens - before.opens, 2 * 2 + 2 * 2);
+    sb_trainer_destroy (&t);
+}
+END_TEST
+
 /* ------------------------------------------------------------ capabilities */
 
 /* An engine without I/O (SB_ENGINE_NO_IO, as synthetic): every read
@@ -799,6 +845,7 @@ trainer_fake_suite (void)
     tcase_add_test (tc, test_drop_last_two_ranks);
     tcase_add_test (tc, test_partial_batch_refused);
     tcase_add_test (tc, test_read_failure_error);
+    tcase_add_test (tc, test_odirect_switch_fails);
     tcase_add_test (tc, test_no_io_engine_inline);
     tcase_add_test (tc, test_async_engine_window);
     tcase_add_test (tc, test_pool_engine_lanes);

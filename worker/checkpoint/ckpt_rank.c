@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 typedef struct {
@@ -100,6 +101,26 @@ s_storage_failure (s_run_t *self, const char *op, const char *key, const sb_stor
     s_fail (self, op, key, e->os_errno, message, &f);
 }
 
+/* A write that failed or stopped midway leaves a file cut short (files are
+ * written in place, truncated first): it is removed, so a failed run
+ * leaves no partial checkpoint behind to fill the disk or to be read as
+ * one. An object store keeps no part of a failed PUT (and keeps the object
+ * it replaced whole), so there is nothing to remove there. What was done
+ * goes into note (appended to the failure's text). */
+static void
+s_remove_partial (s_run_t *self, const char *key, char *note, size_t note_size)
+{
+    struct stat st;
+    if (!(sb_storage_client_caps (self->client) & SB_ENGINE_FOLDER) || lstat (key, &st) != 0 || !S_ISREG (st.st_mode))
+        return;
+    sb_storage_error_t e;
+    if (sb_storage_remove (self->client, key, &e) == 0)
+        snprintf (note, note_size, " (the partial file, %llu bytes, was removed)", (unsigned long long) st.st_size);
+    else
+        snprintf (note, note_size, " (the partial file, %llu bytes, could not be removed: %s)",
+                  (unsigned long long) st.st_size, e.text);
+}
+
 /* Write key: size bytes of seeded content (in place; durable before it
  * counts with do_fsync: fsync, or the object store's commit). Once durable
  * its pages leave this host's page cache (SB_PUT_EVICT), so a read of it
@@ -113,6 +134,8 @@ s_put (s_run_t *self, const char *key, uint64_t size, int do_fsync)
     if (sb_storage_put (self->client, key, size, s_fill, self, flags, &e) != 0) {
         if (e.stopped)
             self->stopped = 1;      /* nothing to report: the rank was told to stop */
+        size_t len = strlen (e.text);
+        s_remove_partial (self, key, e.text + len, sizeof e.text - len);
         s_storage_failure (self, "write", key, &e, NULL);
         return -1;
     }
@@ -173,6 +196,48 @@ s_close (s_run_t *self)
     }
 }
 
+/* Before the first write of a checkpoint into a local folder: the files
+ * of this worker's ranks, names / sizes [first, last) (they share this
+ * host's file systems), must fit in the free space of folder dir under
+ * root, less what rewriting files there frees (sb_ckpt_target_more_bytes).
+ * Files the other ranks began count with what they hold so far, as the
+ * free space does, so every rank of the worker comes to the same answer
+ * whenever it looks. 0, or -1 (reported: op write, ENOSPC, the folder,
+ * the bytes needed and free). */
+static int
+s_check_space (s_run_t *self, const char *root, const char *dir, char *const *names, const uint64_t *sizes,
+               size_t first, size_t last, uint64_t rank_first, uint64_t rank_last)
+{
+    char folder[PATH_MAX], slashed[PATH_MAX], err[PATH_MAX + 512];
+    if (!(sb_storage_client_caps (self->client) & SB_ENGINE_FOLDER)
+        || sb_strf (folder, sizeof folder, "%s%s", root, dir) != 0
+        || sb_strf (slashed, sizeof slashed, "%s/", folder) != 0)
+        return 0;   /* objects: no file system here; a name too long: the write says so */
+    uint64_t need = sb_ckpt_target_more_bytes (slashed, names + first, sizes + first, last - first), free_bytes;
+    if (sb_free_bytes (folder, folder, &free_bytes, err, sizeof err) != 0) {
+        s_fail (self, "write", folder, 0, err, NULL);
+        return -1;
+    }
+    if (need <= free_bytes)
+        return 0;
+    size_t files = 0;
+    for (size_t i = first; i < last; i++)
+        files += sizes[i] > 0;
+    char ranks[64];
+    if (rank_last > rank_first)
+        snprintf (ranks, sizeof ranks, "ranks %llu-%llu", (unsigned long long) rank_first,
+                  (unsigned long long) rank_last);
+    else
+        snprintf (ranks, sizeof ranks, "rank %llu", (unsigned long long) rank_first);
+    snprintf (err, sizeof err, "not enough space in %s: the %zu file%s of %s on this host need%s %llu bytes (%.2f GiB)"
+              " more there, %llu bytes (%.2f GiB) are free; nothing was written", folder, files, files == 1 ? "" : "s",
+              ranks, files == 1 ? "s" : "",
+              (unsigned long long) need, need / 1073741824.0, (unsigned long long) free_bytes,
+              free_bytes / 1073741824.0);
+    s_fail (self, "write", folder, ENOSPC, err, NULL);
+    return -1;
+}
+
 /* Write or read files [first, last) of names / sizes in folder dir under
  * root; counts what was done into *files and *bytes. 0 or -1 (reported). */
 static int
@@ -201,13 +266,14 @@ s_files (s_run_t *self, const char *root, const char *dir, char *const *names, c
     return 0;
 }
 
-/* Rank r's files in ps: [*first, *last). 0, or -1 when ps does not hold them. */
+/* The files of ranks [rank, rank_end) in ps: [*first, *last). 0, or -1
+ * when ps does not hold them. */
 static int
-s_rank_span (const sb_msg_phase_start_t *ps, uint64_t rank, size_t *first, size_t *last)
+s_ranks_span (const sb_msg_phase_start_t *ps, uint64_t rank, uint64_t rank_end, size_t *first, size_t *last)
 {
-    if (rank + 1 >= ps->ckpt_first.count || ps->ckpt_names.count != ps->ckpt_bytes.count)
+    if (rank_end <= rank || rank_end >= ps->ckpt_first.count || ps->ckpt_names.count != ps->ckpt_bytes.count)
         return -1;
-    uint64_t a = ps->ckpt_first.items[rank], b = ps->ckpt_first.items[rank + 1];
+    uint64_t a = ps->ckpt_first.items[rank], b = ps->ckpt_first.items[rank_end];
     if (a > b || b > ps->ckpt_names.count)
         return -1;
     /* file names from the coordinator: plain names inside the checkpoint's
@@ -220,6 +286,32 @@ s_rank_span (const sb_msg_phase_start_t *ps, uint64_t rank, size_t *first, size_
     *first = (size_t) a;
     *last = (size_t) b;
     return 0;
+}
+
+/* Rank r's files in ps: [*first, *last). 0, or -1 when ps does not hold them. */
+static int
+s_rank_span (const sb_msg_phase_start_t *ps, uint64_t rank, size_t *first, size_t *last)
+{
+    return s_ranks_span (ps, rank, rank + 1, first, last);
+}
+
+/* The files of the worker's ranks (WELCOME first_rank, ranks) in ps, into
+ * [*first, *last); rank's own, [own_first, own_last), when ps does not
+ * hold them all around those. */
+static void
+s_worker_span (const sb_msg_welcome_t *cfg, const sb_msg_phase_start_t *ps, uint64_t rank, size_t own_first,
+               size_t own_last, size_t *first, size_t *last, uint64_t *rank_first, uint64_t *rank_last)
+{
+    uint64_t end = cfg->first_rank + cfg->ranks;
+    if (cfg->ranks > 0 && end > cfg->first_rank && rank >= cfg->first_rank && rank < end
+        && s_ranks_span (ps, cfg->first_rank, end, first, last) == 0 && *first <= own_first && own_last <= *last) {
+        *rank_first = cfg->first_rank;
+        *rank_last = end - 1;
+        return;
+    }
+    *first = own_first;
+    *last = own_last;
+    *rank_first = *rank_last = rank;
 }
 
 void
@@ -259,7 +351,13 @@ sb_ckpt_rank_run (const sb_ckpt_rank_t *r, const sb_msg_phase_start_t *ps)
     snprintf (dir, sizeof dir, "global_epoch1_step%llu", (unsigned long long) ps->checkpoint);
     double started = sb_now ();
     uint64_t bytes = 0, files = 0;
-    int rc = s_files (self, root, dir, ps->ckpt_names.items, ps->ckpt_bytes.items, first, last, write,
+    size_t wfirst, wlast;
+    uint64_t rfirst, rlast;
+    s_worker_span (r->cfg, ps, r->rank, first, last, &wfirst, &wlast, &rfirst, &rlast);
+    int rc = write ? s_check_space (self, root, dir, ps->ckpt_names.items, ps->ckpt_bytes.items, wfirst, wlast,
+                                    rfirst, rlast) : 0;
+    if (rc == 0)
+        rc = s_files (self, root, dir, ps->ckpt_names.items, ps->ckpt_bytes.items, first, last, write,
                       ps->fsync != 0, &files, &bytes);
     double finished = sb_now ();
     s_close (self);
@@ -288,9 +386,11 @@ struct sb_ckpt_job {
     sb_sender_t      out;
     sb_interval_t    interval;
     char             root[PATH_MAX], dir[64];
-    char           **names;         /* the rank's files (owned) */
+    char           **names;         /* the files of the worker's ranks (owned) */
     uint64_t        *sizes;
     size_t           n;
+    size_t           own_first, own_last;   /* the rank's own: [own_first, own_last) of them */
+    uint64_t         rank_first, rank_last; /* the worker's ranks */
     int              fsync;
     atomic_int       done, stop;
     sb_ckpt_result_t result;
@@ -325,8 +425,10 @@ s_job_main (void *arg)
     s_run_t run = { .r = &job->r, .storage = &job->storage, .epoch = 0, .buf_size = job->r.cfg->io_buffer };
     job->result.started_at = sb_now ();
     if (s_open (&run, 1) == 0) {
-        (void) s_files (&run, job->root, job->dir, job->names, job->sizes, 0, job->n, 1, job->fsync,
-                        &job->result.files, &job->result.bytes);
+        if (s_check_space (&run, job->root, job->dir, job->names, job->sizes, 0, job->n, job->rank_first,
+                           job->rank_last) == 0)
+            (void) s_files (&run, job->root, job->dir, job->names, job->sizes, job->own_first, job->own_last, 1,
+                            job->fsync, &job->result.files, &job->result.bytes);
         s_close (&run);
     }
     job->result.finished_at = sb_now ();
@@ -358,15 +460,22 @@ sb_ckpt_job_start (const sb_msg_welcome_t *cfg, const sb_storage_cfg_t *storage,
                   " (or a name that is not a plain file name)", (unsigned long long) epoch, (unsigned long long) rank);
         return NULL;
     }
+    size_t wfirst, wlast;
+    uint64_t rfirst, rlast;
+    s_worker_span (cfg, ps, rank, first, last, &wfirst, &wlast, &rfirst, &rlast);
     sb_ckpt_job_t *job = calloc (1, sizeof *job);
-    if (!job || !(job->names = calloc (last - first + 1, sizeof *job->names))
-        || !(job->sizes = calloc (last - first + 1, sizeof *job->sizes))) {
+    if (!job || !(job->names = calloc (wlast - wfirst + 1, sizeof *job->names))
+        || !(job->sizes = calloc (wlast - wfirst + 1, sizeof *job->sizes))) {
         if (job)
             s_job_free (job);
         snprintf (err, err_size, "out of memory for a checkpoint");
         return NULL;
     }
-    for (size_t i = first; i < last; i++, job->n++) {
+    job->own_first = first - wfirst;
+    job->own_last = last - wfirst;
+    job->rank_first = rfirst;
+    job->rank_last = rlast;
+    for (size_t i = wfirst; i < wlast; i++, job->n++) {
         if (!(job->names[job->n] = strdup (ps->ckpt_names.items[i]))) {
             s_job_free (job);
             snprintf (err, err_size, "out of memory for a checkpoint");

@@ -10,7 +10,10 @@
  * with K the checkpoint number, D = rank / (tensor x pipeline) and
  * MM = rank mod (tensor x pipeline). A state of 0 bytes has no file. Files
  * are written in place and fsync'ed when PHASE_START says so; S3 objects
- * are PUT (multipart from the configured threshold). A read reads both back
+ * are PUT (multipart from the configured threshold). Before the first
+ * write into a local folder, the files of all the worker's ranks must fit
+ * in that folder's free space on this host (else ENOSPC, nothing written);
+ * a file cut short by a failed or stopped write is removed. A read reads both back
  * whole and checks their lengths. The byte counts come from the coordinator
  * (coordinator/session/ckpt_plan.c), one per rank in PHASE_START. */
 #ifndef SB_WORKER_CHECKPOINT_H

@@ -63,6 +63,10 @@ typedef struct s_thread_ctx {
     uint64_t      progress_ns;  /* sb_mono_ns of the reads' last progress, 0 idle (atomic) */
     char          key[PATH_MAX];    /* the key read last (reader->lock) */
     int           failed_send;  /* a completion could not be passed on: the thread ends */
+    sb_chan_msg_t     **flight; /* the requests of the reads in the engine (queued, not completed), so
+                                 * that a failure of the engine itself names each read; owned */
+    uint64_t           *flight_tag; /* their tags, side by side: a completion's lookup reads one array */
+    size_t              nflight;
     sb_read_result_t   *res;    /* scratch: the completion being sent; owned */
     sb_storage_error_t *error;  /* scratch: why a queue or getevents failed; owned */
     int           joined;   /* teardown: the thread ended and was joined */
@@ -302,10 +306,25 @@ s_send (s_thread_ctx_t *ctx, const sb_read_result_t *res)
         ctx->failed_send = 1;
 }
 
+/* The read of tag left the engine: its request is no longer in flight. */
+static void
+s_flight_end (s_thread_ctx_t *ctx, uint64_t tag)
+{
+    for (size_t i = 0; i < ctx->nflight; i++)
+        if (ctx->flight_tag[i] == tag) {
+            sb_chan_msg_free (ctx->flight[i]);
+            ctx->nflight--;
+            ctx->flight[i] = ctx->flight[ctx->nflight];
+            ctx->flight_tag[i] = ctx->flight_tag[ctx->nflight];
+            return;
+        }
+}
+
 static void
 s_on_done (void *arg, const sb_io_done_t *d)
 {
     s_thread_ctx_t *ctx = arg;
+    s_flight_end (ctx, d->tag);
     s_result (ctx->reader, d, ctx->res);
     s_send (ctx, ctx->res);
     /* right behind a read the engine failed: sb_reader_failure_stats (not
@@ -327,8 +346,10 @@ s_fail_read (s_thread_ctx_t *ctx, uint64_t tag, const char *key, int error, cons
     s_send (ctx, res);
 }
 
-/* Hand rq to the thread's client (a completion follows in any case). */
-static void
+/* Hand rq to the thread's client (a completion follows in any case).
+ * Returns 1 when the engine took it (it is in flight), 0 when it failed
+ * here (its completion is sent). */
+static int
 s_queue (s_thread_ctx_t *ctx, const s_request_t *rq)
 {
     sb_reader_t *self = ctx->reader;
@@ -336,14 +357,42 @@ s_queue (s_thread_ctx_t *ctx, const s_request_t *rq)
     char why[1024];
     if (self->verify && s_expect (self, rq->key, &io, why, sizeof why) != 0) {
         s_fail_read (ctx, rq->tag, rq->key, -1, why);
-        return;
+        return 0;
     }
     pthread_mutex_lock (&self->lock);
     snprintf (ctx->key, sizeof ctx->key, "%s", rq->key);
     pthread_mutex_unlock (&self->lock);
     sb_storage_error_t *e = ctx->error;
-    if (sb_storage_queue (s_client (ctx), &io, e) != 0)
+    if (sb_storage_queue (s_client (ctx), &io, e) != 0) {
         s_fail_read (ctx, rq->tag, rq->key, e->os_errno ? e->os_errno : -1, e->text);
+        return 0;
+    }
+    return 1;
+}
+
+/* The engine failed as a whole (getevents): every read in flight fails,
+ * each naming its key, offset and length, the engine, the operation and
+ * the errno, so the rank reports the reads it lost instead of waiting for
+ * ever (or of an error that names no read). */
+static void
+s_fail_in_flight (s_thread_ctx_t *ctx, size_t pending)
+{
+    const sb_storage_error_t *e = ctx->error;
+    char *why = malloc (sizeof ctx->res->message);
+    for (size_t i = 0; i < ctx->nflight && !ctx->failed_send; i++) {
+        const s_request_t *rq = (const s_request_t *) ctx->flight[i]->data;
+        if (why)
+            snprintf (why, sizeof ctx->res->message, "read %s%s at offset %llu (%llu bytes) was in flight when the %s"
+                      " engine's %s failed (errno %d%s%s): %s", ctx->reader->root, rq->key,
+                      (unsigned long long) rq->offset, (unsigned long long) rq->length,
+                      e->engine[0] ? e->engine : ctx->reader->storage.engine, e->op[0] ? e->op : "getevents",
+                      e->os_errno, e->os_errno ? ", " : "", e->os_errno ? strerror (e->os_errno) : "", e->text);
+        s_fail_read (ctx, rq->tag, rq->key, e->os_errno ? e->os_errno : -1, why ? why : e->text);
+    }
+    /* reads the engine holds that were never seen here (none): as before */
+    for (size_t k = ctx->nflight; k < pending && !ctx->failed_send; k++)
+        s_fail_read (ctx, 0, "", e->os_errno ? e->os_errno : -1, e->text);
+    free (why);
 }
 
 /* One thread, one client: take requests while the client has room (waiting
@@ -387,7 +436,11 @@ s_thread (void *arg)
                  * flight are (a thread idle until now is busy from here) */
                 if (__atomic_load_n (&ctx->progress_ns, __ATOMIC_ACQUIRE) == 0)
                     s_progress (ctx, 1);
-                s_queue (ctx, rq);
+                if (s_queue (ctx, rq) && ctx->nflight < self->queue_limit) {
+                    ctx->flight_tag[ctx->nflight] = rq->tag;
+                    ctx->flight[ctx->nflight++] = f;   /* freed as it completes */
+                    f = NULL;
+                }
             }
             sb_chan_msg_free (f);
         }
@@ -411,12 +464,7 @@ s_thread (void *arg)
         if (!many || n > 0 || sb_storage_pending (client) == 0)
             s_progress (ctx, sb_storage_pending (client) > 0);
         if (n < 0) {
-            /* the engine cannot go on: every read still pending fails, so
-             * the rank reports it instead of waiting for ever */
-            char why[sizeof ctx->error->text];
-            snprintf (why, sizeof why, "%s", ctx->error->text);
-            for (size_t k = sb_storage_pending (client); k > 0 && !ctx->failed_send; k--)
-                s_fail_read (ctx, 0, "", -1, why);
+            s_fail_in_flight (ctx, sb_storage_pending (client));
             break;
         }
     }
@@ -431,54 +479,66 @@ s_ctx_free (s_thread_ctx_t *ctx)
     sb_storage_close (&ctx->client);
     for (size_t i = 0; i < sizeof ctx->retired / sizeof ctx->retired[0]; i++)
         sb_storage_close (&ctx->retired[i]);
+    for (size_t i = 0; i < ctx->nflight; i++)
+        sb_chan_msg_free (ctx->flight[i]);
+    free (ctx->flight);
+    free (ctx->flight_tag);
+    ctx->flight_tag = NULL;
     free (ctx->res);
     free (ctx->error);
+    ctx->flight = NULL;
+    ctx->nflight = 0;
     ctx->res = NULL;
     ctx->error = NULL;
 }
 
 /* ---- the engine ---- */
 
-/* With reader.odirect: the engine that reads the same folders with
- * O_DIRECT. */
-static const sb_engine_ops_t *
-s_direct_engine (void)
-{
-    const sb_engine_ops_t *ops;
-    for (size_t i = 0; (ops = sb_engine_at (i)); i++)
-        if ((ops->caps & (SB_ENGINE_DIRECT | SB_ENGINE_FOLDER)) == (SB_ENGINE_DIRECT | SB_ENGINE_FOLDER))
-            return ops;
-    return NULL;
-}
-
-/* Open a client of the reader's engine for one thread. NULL with err set. */
+/* Open a client of the reader's engine for one thread. NULL with err set
+ * (and *os_errno, when not NULL: the engine's errno, 0 when none). */
 static sb_storage_t *
-s_open_client (sb_reader_t *self, uint64_t *progress_ns, char *err, size_t err_size)
+s_open_client (sb_reader_t *self, uint64_t *progress_ns, char *err, size_t err_size, int *os_errno)
 {
     sb_storage_open_t how = { .root = self->root, .rank = 0, .depth = self->depth,
                               .buffer_bytes = self->buffer_bytes, .progress_ns = progress_ns };
     sb_storage_error_t *e = malloc (sizeof *e);
+    if (os_errno)
+        *os_errno = 0;
     if (!e) {
         snprintf (err, err_size, "out of memory");
+        if (os_errno)
+            *os_errno = ENOMEM;
         return NULL;
     }
     /* the caller gave the rank's storage (sb_storage_for_rank): rank 0 of it */
     sb_storage_t *client = sb_storage_open (&self->storage, &how, e);
-    if (!client)
+    if (!client) {
         snprintf (err, err_size, "%s", e->text);
+        if (os_errno)
+            *os_errno = e->os_errno;
+    }
     free (e);
     return client;
 }
 
-void
-sb_reader_set_direct_io (sb_reader_t *self, int on)
+int
+sb_reader_set_direct_io (sb_reader_t *self, int on, char *err, size_t err_size)
 {
-    const sb_engine_ops_t *direct = s_direct_engine ();
     /* an engine with many reads in flight per client has its own O_DIRECT
      * option (storage.uring.direct): the depth-1 direct engine cannot take
      * its place */
-    if (!on || !direct || !(self->caps & SB_ENGINE_FOLDER) || (self->caps & (SB_ENGINE_DIRECT | SB_ENGINE_ASYNC)))
-        return;
+    if (!on || !(self->caps & SB_ENGINE_FOLDER) || (self->caps & (SB_ENGINE_DIRECT | SB_ENGINE_ASYNC)))
+        return 0;
+    const sb_engine_ops_t *ops = sb_engine_of (&self->storage);
+    const sb_engine_ops_t *direct = ops && ops->direct_engine ? sb_engine_find (ops->direct_engine) : NULL;
+    const unsigned want = SB_ENGINE_DIRECT | SB_ENGINE_FOLDER;
+    if (!direct || (direct->caps & want) != want) {
+        snprintf (err, err_size, "reader.odirect: the %s engine reading %s has no O_DIRECT engine%s%s%s built into"
+                  " this shardbench: its reads would go through the page cache", self->storage.engine, self->root,
+                  ops && ops->direct_engine ? " (" : "", ops && ops->direct_engine ? ops->direct_engine : "",
+                  ops && ops->direct_engine ? ")" : "");
+        return -1;
+    }
     /* called before the first read: each thread gets a client of the
      * direct engine in place of its own; a thread may still look at the
      * old one's pending count for a moment, so that one is kept (retired)
@@ -489,18 +549,24 @@ sb_reader_set_direct_io (sb_reader_t *self, int on)
         while (slot < sizeof ctx->retired / sizeof ctx->retired[0] && ctx->retired[slot])
             slot++;
         if (slot == sizeof ctx->retired / sizeof ctx->retired[0]) {
-            sb_error ("reader.odirect: the engine was switched too often");
-            return;
+            snprintf (err, err_size, "reader.odirect: the engine reading %s was switched too often", self->root);
+            return -1;
         }
     }
     /* every new client first: a failure leaves the reader as it was */
     sb_storage_cfg_t was = self->storage;
     snprintf (self->storage.engine, sizeof self->storage.engine, "%s", direct->name);
     sb_storage_t **fresh = calloc (self->nthreads ? self->nthreads : 1, sizeof *fresh);
+    if (!fresh)
+        snprintf (err, err_size, "reader.odirect: out of memory for the %s engine's clients reading %s", direct->name,
+                  self->root);
     for (size_t i = 0; fresh && i < self->nthreads; i++) {
-        char err[512];
-        if (!(fresh[i] = s_open_client (self, &self->ctxs[i].progress_ns, err, sizeof err))) {
-            sb_error ("reader.odirect: %s", err);
+        char why[1024];
+        int os_errno;
+        if (!(fresh[i] = s_open_client (self, &self->ctxs[i].progress_ns, why, sizeof why, &os_errno))) {
+            snprintf (err, err_size, "reader.odirect: cannot open a client of the %s engine for %s: %s (errno %d%s%s)",
+                      direct->name, self->root, why, os_errno, os_errno ? ", " : "",
+                      os_errno ? strerror (os_errno) : "");
             for (size_t k = 0; k < i; k++)
                 sb_storage_close (&fresh[k]);
             free (fresh);
@@ -509,7 +575,7 @@ sb_reader_set_direct_io (sb_reader_t *self, int on)
     }
     if (!fresh) {
         self->storage = was;
-        return;
+        return -1;
     }
     for (size_t i = 0; i < self->nthreads; i++) {
         s_thread_ctx_t *ctx = &self->ctxs[i];
@@ -520,6 +586,7 @@ sb_reader_set_direct_io (sb_reader_t *self, int on)
     }
     free (fresh);
     self->caps = direct->caps;
+    return 0;
 }
 
 void
@@ -591,7 +658,7 @@ sb_reader_new (const sb_storage_cfg_t *storage, const char *root, size_t threads
     if (self->caps & SB_ENGINE_NO_IO) {
         threads = 0;
         self->depth = 1;
-        self->inline_client = s_open_client (self, NULL, err, err_size);
+        self->inline_client = s_open_client (self, NULL, err, err_size, NULL);
         if (self->inline_client && !(self->inline_error = malloc (sizeof *self->inline_error))) {
             snprintf (err, err_size, "out of memory");
             sb_storage_close (&self->inline_client);
@@ -637,12 +704,14 @@ sb_reader_new (const sb_storage_cfg_t *storage, const char *root, size_t threads
         ctx->lane = self->lanes[i];
         ctx->res = malloc (sizeof *ctx->res);
         ctx->error = malloc (sizeof *ctx->error);
-        if (!ctx->res || !ctx->error) {
+        ctx->flight = calloc (self->queue_limit, sizeof *ctx->flight);
+        ctx->flight_tag = calloc (self->queue_limit, sizeof *ctx->flight_tag);
+        if (!ctx->res || !ctx->error || !ctx->flight || !ctx->flight_tag) {
             snprintf (err, err_size, "cannot set up reader thread %zu: out of memory", i);
             s_ctx_free (ctx);
             goto fail;
         }
-        if (!(ctx->client = s_open_client (self, &ctx->progress_ns, err, err_size))) {
+        if (!(ctx->client = s_open_client (self, &ctx->progress_ns, err, err_size, NULL))) {
             s_ctx_free (ctx);
             goto fail;
         }

@@ -110,8 +110,13 @@ int sb_reader_set_dataset (sb_reader_t *self, const sb_dataset_t *ds, char *err,
  * block cut short by the end of the file), and count only the bytes the
  * sample asked for. A file system that refuses O_DIRECT (EINVAL at open,
  * e.g. tmpfs before Linux 6.6) fails the read with an error naming the
- * file and the key. Call before the first read. */
-void sb_reader_set_direct_io (sb_reader_t *self, int on);
+ * file and the key. Call before the first read. Returns 0 (switched, or
+ * nothing to switch), or -1 with err naming the folder (and the engine's
+ * errno) when the switch cannot be made: the engine names no O_DIRECT
+ * engine (engine.h direct_engine) or one not built, or a client of it
+ * cannot be opened; the reader then stays as it was, buffered, and must
+ * not be used as if it read with O_DIRECT. */
+int sb_reader_set_direct_io (sb_reader_t *self, int on, char *err, size_t err_size);
 
 /* Sample the page-cache residency of 1 read in every (1: every read, 0:
  * none) before it is read, chosen by the key's hash, so the same samples

@@ -326,7 +326,12 @@ sb_trainer_new (const sb_msg_welcome_t *cfg, const sb_storage_cfg_t *storage, co
             sb_trainer_destroy (&self);
             return NULL;
         }
-        sb_reader_set_direct_io (r->reader, (int) cfg->odirect);
+        if (sb_reader_set_direct_io (r->reader, (int) cfg->odirect, why, sizeof why) != 0) {
+            snprintf (err, err_size, "rank %llu: %s", (unsigned long long) r->rank, why);
+            self->nranks++;
+            sb_trainer_destroy (&self);
+            return NULL;
+        }
         self->needs_keys = sb_reader_needs_keys (r->reader);
     }
     if (cfg->trace && cfg->trace[0] && !(self->trace = sb_trace_open (cfg->trace, err, err_size))) {

@@ -823,6 +823,7 @@ s_open (const sb_storage_cfg_t *cfg, const sb_storage_open_t *how, void **client
 const sb_engine_ops_t sb_engine_file = {
     .name = "file",
     .caps = SB_ENGINE_PAGE_CACHE | SB_ENGINE_FOLDER,
+    .direct_engine = "direct",
     .open = s_open,
     .close = sb_file_engine_close,
     .preflight = sb_file_engine_preflight,

@@ -315,7 +315,7 @@ s_getevents (void *client, int timeout_ms, sb_io_done_fn fn, void *ctx, sb_stora
     s_sink_t sink = { .fn = fn, .ctx = ctx };
     int n = sb_s3_run (self->s3, timeout_ms, s_on_done, &sink);
     if (n < 0)
-        return sb_storage_fail (e, "s3", "GET", "", 0, "S3 engine stopped: curl multi interface failure");
+        return sb_storage_fail (e, "s3", "getevents", "", 0, "S3 engine stopped: curl multi interface failure");
     return n;
 }
 
