@@ -704,8 +704,17 @@ fail:
     return -1;
 }
 
-int
-sb_config_override (sb_config_t *self, const char *assignment, char *err, size_t err_size)
+/* Mark key as set by a Hydra append (sb_config_entry_t.hydra_add). */
+static void
+s_mark_hydra_add (sb_config_t *self, const char *key, int hydra_add)
+{
+    for (size_t i = 0; i < self->count; i++)
+        if (strcmp (self->entries[i].key, key) == 0)
+            self->entries[i].pub.hydra_add = hydra_add;
+}
+
+static int
+s_override (sb_config_t *self, const char *assignment, int hydra_add, char *err, size_t err_size)
 {
     const char *a = assignment;
     while (*a == '+')
@@ -765,7 +774,7 @@ sb_config_override (sb_config_t *self, const char *assignment, char *err, size_t
                 rc = -1;
             }
             else
-                rc = sb_config_override (self, sub, err, err_size);
+                rc = s_override (self, sub, hydra_add, err, err_size);
         }
         free (body);
         return rc;
@@ -802,6 +811,7 @@ sb_config_override (sb_config_t *self, const char *assignment, char *err, size_t
             snprintf (err, err_size, "command line: out of memory");
             return -1;
         }
+        s_mark_hydra_add (self, key, hydra_add);
         return 0;
     }
     char *copy = strdup (value);
@@ -812,7 +822,15 @@ sb_config_override (sb_config_t *self, const char *assignment, char *err, size_t
         snprintf (err, err_size, "command line: out of memory");
         return -1;
     }
+    s_mark_hydra_add (self, key, hydra_add);
     return 0;
+}
+
+int
+sb_config_override (sb_config_t *self, const char *assignment, char *err, size_t err_size)
+{
+    /* Hydra's + and ++ add a key the configuration lacks */
+    return s_override (self, assignment, assignment[0] == '+', err, err_size);
 }
 
 const sb_config_entry_t *
@@ -1293,13 +1311,14 @@ sb_config_copy (sb_config_t *self, const char *from, const char *to)
     else if (!(value = strdup (src->value ? src->value : "")))
         return -1;
     char *origin = strdup (src->origin);
-    int line = src->pub.line, interpolated = src->interpolated;
+    int line = src->pub.line, interpolated = src->interpolated, hydra_add = src->pub.hydra_add;
     if (!origin || s_set (self, to, value, items, n, origin, line) != 0) {
         free (origin);
         goto oom;
     }
     free (origin);
     s_entry_find (self, to)->interpolated = interpolated;
+    s_entry_find (self, to)->pub.hydra_add = hydra_add;
     return 0;
 oom:
     free (value);

@@ -874,6 +874,104 @@ s_record_shape (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size)
     return 0;
 }
 
+/* Levenshtein distance of a and b (bytes), at most 255 each compared. */
+static size_t
+s_distance (const char *a, const char *b)
+{
+    size_t n = strnlen (a, 255), m = strnlen (b, 255);
+    size_t row[256];
+    for (size_t j = 0; j <= m; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= n; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= m; j++) {
+            size_t up = row[j];
+            size_t best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best)
+                best = up + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[m];
+}
+
+/* How far an unknown key is from a known one: the edit distance, or 1 when
+ * only the section differs (train.batch_size for reader.batch_size). */
+static size_t
+s_key_distance (const char *unknown, const char *known)
+{
+    const char *u = strrchr (unknown, '.'), *k = strrchr (known, '.');
+    if (u && k && !strcmp (u, k))
+        return 1;
+    return s_distance (unknown, known);
+}
+
+/* ": did you mean 'A', 'B' or 'C'?" naming the known keys nearest to key
+ * (the table's and the engines' options), at most three and only near
+ * enough to be a typo; "" when none is. */
+static void
+s_nearest_keys (const char *key, char *out, size_t size)
+{
+    enum { N = 3 };
+    char names[N][96];
+    size_t dist[N], found = 0;
+    /* a quarter of the key's length, at least 2: train.epoch -> train.epochs */
+    size_t limit = strlen (key) / 4 > 2 ? strlen (key) / 4 : 2;
+    char cand[96];
+    size_t ki = 0, ei = 0;
+    const sb_engine_ops_t *ops = sb_engine_at (0);
+    const sb_engine_option_t *o = ops ? ops->options : NULL;
+    for (;;) {
+        const char *c;
+        if (ki < S_NKEYS)
+            c = s_keys[ki++].key;
+        else {
+            while (ops && (!o || !o->key)) {
+                ops = sb_engine_at (++ei);
+                o = ops ? ops->options : NULL;
+            }
+            if (!ops)
+                break;
+            snprintf (cand, sizeof cand, "storage.%s.%s", ops->name, o->key);
+            o++;
+            c = cand;
+        }
+        size_t d = s_key_distance (key, c);
+        if (d > limit)
+            continue;
+        /* keep the N nearest, sorted by distance (the table's order among equals) */
+        size_t j = found;
+        while (j > 0 && dist[j - 1] > d)
+            j--;
+        if (j >= N)
+            continue;
+        for (size_t m = (found < N ? found : N - 1); m > j; m--) {
+            dist[m] = dist[m - 1];
+            memcpy (names[m], names[m - 1], sizeof names[m]);
+        }
+        dist[j] = d;
+        snprintf (names[j], sizeof names[j], "%s", c);
+        if (found < N)
+            found++;
+    }
+    /* only the nearest: a typo has one likely correction */
+    while (found > 1 && dist[found - 1] > dist[0])
+        found--;
+    if (found == 0) {
+        snprintf (out, size, "%s", "");
+        return;
+    }
+    int len = snprintf (out, size, ": did you mean '%s'", names[0]);
+    for (size_t j = 1; j < found && len > 0 && (size_t) len < size; j++)
+        len += snprintf (out + len, size - (size_t) len, "%s'%s'", j + 1 == found ? " or " : ", ", names[j]);
+    if (len > 0 && (size_t) len < size)
+        snprintf (out + len, size - (size_t) len, "?");
+}
+
 /* Sections DLIO knows whose keys shardbench does not model yet. */
 static int
 s_dlio_section (const char *key)
@@ -1368,6 +1466,17 @@ sb_workload_from_config (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
             return -1;
         if (shape > 0)
             continue;
+        if (!k && e->line == 0 && !strcmp (e->origin, "command line") && !e->hydra_add) {
+            /* KEY=VALUE is shardbench's own form: a typo there (train.epoch=1) would
+             * otherwise run the default silently. A workload file and Hydra's
+             * ++workload.KEY=VALUE may carry keys for other DLIO versions: warnings. */
+            char near[600];
+            s_nearest_keys (e->key, near, sizeof near);
+            snprintf (err, err_size, "command line: unknown key '%s'%s (`shardbench run --help` lists the keys;"
+                      " ++workload.%s=VALUE adds a key shardbench does not know, with a warning, as DLIO's Hydra"
+                      " does)", e->key, near, e->key);
+            return -1;
+        }
         if (!k && sb_workload_is_secret_key (e->key))
             sb_warn ("%s: unknown key '%s' ignored and its value not recorded: S3 credentials are"
                      " storage.storage_options.access_key_id and secret_access_key, or AWS_ACCESS_KEY_ID,"

@@ -705,6 +705,55 @@ START_TEST (test_interpolate)
 }
 END_TEST
 
+/* A typo in shardbench's own KEY=VALUE is an error naming the nearest keys;
+ * Hydra's ++workload.KEY=VALUE and a workload file only warn, as DLIO
+ * takes keys it does not know. */
+START_TEST (test_unknown_key_command_line)
+{
+    static const struct { const char *arg, *expect; } cases[] = {
+        { "train.epoch=1", "command line: unknown key 'train.epoch': did you mean 'train.epochs'? (`shardbench run"
+          " --help` lists the keys; ++workload.train.epoch=VALUE adds a key shardbench does not know, with a"
+          " warning, as DLIO's Hydra does)" },
+        { "workload.train.epoch=1", "command line: unknown key 'train.epoch': did you mean 'train.epochs'?" },
+        { "train.batch_size=4", "command line: unknown key 'train.batch_size': did you mean 'reader.batch_size'?" },
+        { "reader.read_thread=2", "command line: unknown key 'reader.read_thread': did you mean 'reader.read_threads'?" },
+        { "zzz=1", "command line: unknown key 'zzz' (`shardbench run --help` lists the keys;" },
+        { "storage.storage_options.api_key=x", "command line: unknown key 'storage.storage_options.api_key'" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        sb_config_t *cfg = sb_config_new ();
+        char err[1024] = "";
+        ck_assert_int_eq (sb_config_override (cfg, cases[i].arg, err, sizeof err), 0);
+        sb_workload_t wl;
+        ck_assert_int_eq (sb_workload_from_config (cfg, &wl, err, sizeof err), -1);
+        ck_assert_msg (strncmp (err, cases[i].expect, strlen (cases[i].expect)) == 0, "%s: got '%s'", cases[i].arg,
+                       err);
+        sb_config_destroy (&cfg);
+    }
+    /* the Hydra appends and a file: accepted, the default kept */
+    const char *ok[] = { "++workload.train.epoch=1", "+workload.train.epoch=1",
+                         "++workload.storage.storage_options={epoch: 1}" };
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        sb_config_t *cfg = sb_config_new ();
+        char err[1024] = "";
+        ck_assert_int_eq (sb_config_override (cfg, ok[i], err, sizeof err), 0);
+        sb_workload_t wl;
+        ck_assert_msg (sb_workload_from_config (cfg, &wl, err, sizeof err) == 0, "%s: %s", ok[i], err);
+        ck_assert_uint_eq (wl.epochs, 1);
+        sb_config_destroy (&cfg);
+    }
+    sb_config_t *cfg = sb_config_new ();
+    char err[1024] = "";
+    ck_assert_int_eq (sb_config_load_string (cfg, "train:\n  epoch: 3\n", "w.yaml", err, sizeof err), 0);
+    sb_workload_t wl;
+    ck_assert_int_eq (sb_workload_from_config (cfg, &wl, err, sizeof err), 0);
+    /* the command line replacing a file's unknown key makes it the command line's */
+    ck_assert_int_eq (sb_config_override (cfg, "train.epoch=4", err, sizeof err), 0);
+    ck_assert_int_eq (sb_workload_from_config (cfg, &wl, err, sizeof err), -1);
+    sb_config_destroy (&cfg);
+}
+END_TEST
+
 static Suite *
 s_suite (void)
 {
@@ -727,6 +776,7 @@ s_suite (void)
     tcase_add_test (tc, test_merge_keys);
     tcase_add_test (tc, test_model_name);
     tcase_add_test (tc, test_interpolate);
+    tcase_add_test (tc, test_unknown_key_command_line);
     suite_add_tcase (s, tc);
     return s;
 }
