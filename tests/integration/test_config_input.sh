@@ -3,7 +3,9 @@
 # 2, the exact error naming where the value came from and the key, and no
 # result database created: an unknown KEY=VALUE on the command line (with
 # the nearest keys; Hydra's ++workload.KEY=VALUE and a workload file only
-# warn, as DLIO does).
+# warn, as DLIO does). Each of run, datagen, catalog and checkpoint has its
+# own --help: it names the command, lists no option the command refuses,
+# every option it lists is taken by the command, and it has an example.
 . "$(dirname "$0")/lib.sh"
 
 # refused WHAT EXPECTED-ERROR ARGS...: `shardbench ARGS --db none.db` exits 2
@@ -37,5 +39,48 @@ printf 'train:\n  epoch: 1\n' >typo.yaml
 sb run typo.yaml $small dataset.data_folder=data2 --local 1 --accelerators 1 --db hydra.db
 expect_eq "train.epoch in a file: runs" "$SB_RC" 0
 expect_contains "train.epoch in a file: warned" sb.err "typo.yaml:2: unknown key 'train.epoch' ignored"
+
+# 2. each command's own help
+printf 'localhost\n' >hosts.txt
+declare -A refuses=([run]="--clean --dry-run --subset" [datagen]="--runs --warmup --subset"
+                    [catalog]="--runs --warmup --subset --label --results-dir --clean --dry-run"
+                    [checkpoint]="--clean --dry-run")
+for cmd in run datagen catalog checkpoint; do
+    "$SHARDBENCH" $cmd --help >help.out 2>help.err
+    expect_eq "$cmd --help: exit status" "$?" 0
+    sed '/^workload keys (defaults):$/,$d' help.out >help.top
+    expect_eq "$cmd --help: names the command" "$(head -1 help.top | cut -d' ' -f1-3)" "usage: shardbench $cmd"
+    expect_eq "$cmd --help: an example of the command" \
+        "$(grep -A1 '^example:$' help.top | tail -1 | cut -d' ' -f1-4)" "  shardbench $cmd"
+    expect_eq "$cmd --help: then the workload keys" "$(grep -c '^  train.epochs ' help.out)" 1
+    for opt in ${refuses[$cmd]}; do
+        expect_eq "$cmd --help: no $opt (the command refuses it)" \
+            "$(grep -c -E -- "(^|[^a-z-])$opt([^a-z-]|\$)" help.top)" 0
+        sb $cmd $opt 2 --db none.db
+        expect_eq "$cmd $opt: refused" "$(grep -c "unknown option '$opt'" sb.err)" 1
+    done
+    # every option at the start of a line is taken: with a bad value of a
+    # key it ends in that key's error, or in one about the option itself
+    # (--slurm outside an allocation), never in an unknown option
+    n=0
+    while read -r opt arg; do
+        case "$arg" in
+            FILE) v=$([ "$opt" = --hostfile ] && echo hosts.txt || echo none.db) ;;
+            DIR) v=dir-$cmd ;; ENDPOINT) v=tcp://127.0.0.1:1 ;; MODE) v=plain ;; TEXT|NAME) v=x1 ;;
+            H,H,...) v=h1 ;; [A-Z]) v=1 ;; "") v= ;; *) v=$arg ;;
+        esac
+        [ "$arg" = K ] && v=0
+        # workers elsewhere listen on tcp://*: that needs --keys or --insecure first
+        case "$opt" in --workers|--hosts|--hostfile) v="$v --insecure" ;; esac
+        [ "$arg" = DIR ] && mkdir -p "$v"
+        rm -f none.db
+        sb $cmd $opt $v reader.batch_size=abc --db none.db
+        expect_eq "$cmd --help lists $opt: taken (exit 2 at the bad key or naming $opt)" \
+            "$SB_RC $(grep -c -e 'unknown option' -e 'unexpected argument' sb.err) $(grep -c -e "key 'reader.batch_size'" -e "$opt" sb.err | sed 's/^[1-9][0-9]*$/named/')" \
+            "2 0 named"
+        n=$((n + 1))
+    done < <(sed -n -E 's/^(-v, )?(--[a-z][a-z-]*)( ([A-Z][A-Z,.]*))?( .*)?$/\2 \4/p' help.top)
+    [ "$n" -ge 2 ] && pass "$cmd --help: $n options tried" || fail "$cmd --help: only $n options found"
+done
 
 finish
