@@ -1118,6 +1118,12 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
     if (!a.have_seed && strcmp (wl.sampler, "global") == 0
         && (wl.sample_shuffle == SB_SHUFFLE_RANDOM || wl.file_shuffle == SB_SHUFFLE_RANDOM))
         seed = sb_mix ((uint64_t) time (NULL), (uint64_t) getpid ()), seed_drawn = 1;
+    /* a seed numpy refuses in a later epoch is found now, not in epoch 2 */
+    if (kind == SB_SESSION_TRAIN && (wl.do_train || wl.do_eval)
+        && sb_workload_check_seed (cfg, &wl, seed, a.have_seed, accelerators, err, sizeof err) != 0) {
+        fprintf (stderr, "shardbench: error: %s\n", err);
+        goto done;
+    }
     /* credentials of the workload file: into this process's environment
      * (its S3 client and the local workers it forks), then redacted */
     if (sb_workload_export_credentials (cfg, err, sizeof err) < 0) {

@@ -8,6 +8,7 @@
 #include "storage_keys.h"
 #include "engine.h"
 #include "ckpt_target.h"
+#include "nprandom.h"
 
 #include <errno.h>
 #include <math.h>
@@ -1525,6 +1526,50 @@ sb_workload_secret_value (const char *assignment)
         || ((*value == '{' || *value == '[') && s_names_secret (value)))
         return eq + 1;
     return NULL;
+}
+
+int
+sb_workload_check_seed (sb_config_t *cfg, const sb_workload_t *wl, uint64_t seed, int from_option,
+                        uint64_t ranks, char *err, size_t err_size)
+{
+    if (strcasecmp (wl->sampler, "global") == 0)
+        return 0;   /* its shuffles mix the seed into 64 bits: no numpy bound */
+    /* the most added to the seed, as sampler_dlio.c derives the seeds */
+    uint64_t most = 0, r = ranks ? ranks - 1 : 0;
+    int any = 0;
+    const char *how = "";
+    if (wl->file_shuffle != SB_SHUFFLE_OFF) {
+        most = r > UINT64_MAX / 62 ? UINT64_MAX : wl->epochs + 31 * r;
+        any = 1;
+        how = r ? " + 31 x rank" : "";
+    }
+    if (wl->sample_shuffle != SB_SHUFFLE_OFF) {
+        uint64_t s = wl->seed_change_epoch ? wl->epochs : 0;
+        most = s > most ? s : most;
+        any = 1;
+    }
+    if (!any || (most <= SB_NP_SEED_MAX && seed <= SB_NP_SEED_MAX - most))
+        return 0;
+    char where[1200], largest[64];
+    if (most > SB_NP_SEED_MAX)
+        snprintf (largest, sizeof largest, "none");
+    else
+        snprintf (largest, sizeof largest, "%llu", (unsigned long long) (SB_NP_SEED_MAX - most));
+    int epoch_added = wl->file_shuffle != SB_SHUFFLE_OFF || wl->seed_change_epoch;
+    char seeds[160], ranks_text[64] = "", origin[1100];
+    snprintf (seeds, sizeof seeds, "seed%s%s, up to seed + %llu", epoch_added ? " + epoch" : "", how,
+              (unsigned long long) most);
+    if (r && wl->file_shuffle != SB_SHUFFLE_OFF)
+        snprintf (ranks_text, sizeof ranks_text, " over %llu ranks", (unsigned long long) ranks);
+    if (from_option)
+        snprintf (where, sizeof where, "--seed");
+    else
+        snprintf (where, sizeof where, "%s: key 'train.seed'",
+                  sb_config_where (sb_config_get (cfg, "train.seed"), origin, sizeof origin));
+    snprintf (err, err_size, "%s: %llu is too large: the shuffles of %llu epoch(s)%s seed numpy with %s, and"
+              " np.random.seed takes at most 2**32-1 (4294967295), where DLIO stops; the largest seed here is %s",
+              where, (unsigned long long) seed, (unsigned long long) wl->epochs, ranks_text, seeds, largest);
+    return -1;
 }
 
 const char *

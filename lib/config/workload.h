@@ -166,6 +166,17 @@ int sb_workload_is_secret_key (const char *key);
  * a value is redacted whole. Borrowed: a pointer into assignment. */
 const char *sb_workload_secret_value (const char *assignment);
 
+/* The dlio sampler seeds numpy's np.random.seed, which takes at most
+ * 2**32-1 (DLIO stops there), with seed + epoch for epochs 1..train.epochs
+ * and, with reader.file_shuffle, seed + epoch + 31 x rank for ranks
+ * 0..ranks-1. Check before anything starts that every seed of the run fits:
+ * seed is the run seed (train.seed of cfg, or --seed when from_option).
+ * Returns 0, or -1 with err naming where the seed came from, the key and
+ * the largest seed allowed. Nothing to check with the global sampler or
+ * without shuffles. */
+int sb_workload_check_seed (sb_config_t *cfg, const sb_workload_t *wl, uint64_t seed, int from_option,
+                            uint64_t ranks, char *err, size_t err_size);
+
 /* Name of a sync or shuffle mode ("step", "seed", ...). Borrowed. */
 const char *sb_workload_sync_name (sb_sync_t sync);
 const char *sb_workload_shuffle_name (sb_shuffle_t shuffle);

@@ -6,6 +6,7 @@
 # warn, as DLIO does). Each of run, datagen, catalog and checkpoint has its
 # own --help: it names the command, lists no option the command refuses,
 # every option it lists is taken by the command, and it has an example.
+# A seed numpy would refuse in a later epoch is refused at once.
 . "$(dirname "$0")/lib.sh"
 
 # refused WHAT EXPECTED-ERROR ARGS...: `shardbench ARGS --db none.db` exits 2
@@ -82,5 +83,14 @@ for cmd in run datagen catalog checkpoint; do
     done < <(sed -n -E 's/^(-v, )?(--[a-z][a-z-]*)( ([A-Z][A-Z,.]*))?( .*)?$/\2 \4/p' help.top)
     [ "$n" -ge 2 ] && pass "$cmd --help: $n options tried" || fail "$cmd --help: only $n options found"
 done
+
+# 3. seeds: seed + epoch must stay within numpy's 2**32-1 in every epoch
+refused "train.seed + epochs above 2**32-1" "shardbench: error: command line: key 'train.seed': 4294967294 is too large: the shuffles of 3 epoch(s) seed numpy with seed + epoch, up to seed + 3, and np.random.seed takes at most 2**32-1 (4294967295), where DLIO stops; the largest seed here is 4294967292" \
+    run $small train.seed=4294967294 train.epochs=3 reader.sample_shuffle=seed --local 1 --accelerators 1
+refused "--seed with file_shuffle over 2 ranks" "shardbench: error: --seed: 4294967264 is too large: the shuffles of 2 epoch(s) over 2 ranks seed numpy with seed + epoch + 31 x rank, up to seed + 33, and np.random.seed takes at most 2**32-1 (4294967295), where DLIO stops; the largest seed here is 4294967262" \
+    run $small --seed 4294967264 train.epochs=2 reader.file_shuffle=seed --local 1 --accelerators 2
+# the largest seed runs all its epochs
+sb run $small dataset.data_folder=data3 train.seed=4294967292 train.epochs=3 reader.sample_shuffle=seed --local 1 --accelerators 1 --db seed.db
+expect_eq "the largest seed: runs 3 epochs" "$SB_RC $(q seed.db "SELECT group_concat(epoch) FROM epochs WHERE run_id = (SELECT max(id) FROM runs WHERE kind = 'train')")" "0 1,2,3"
 
 finish

@@ -1,6 +1,7 @@
 /* Config parsing, overrides and errors that name file, line and key. */
 #include <check.h>
 #include "check_main.h"
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -754,6 +755,49 @@ START_TEST (test_unknown_key_command_line)
 }
 END_TEST
 
+/* numpy's np.random.seed takes at most 2**32-1: every seed the dlio
+ * sampler derives (seed + epoch, + 31 x rank with file_shuffle) is checked
+ * before the run starts, naming the key and the largest seed allowed. */
+START_TEST (test_seed_bound)
+{
+    sb_config_t *cfg = sb_config_new ();
+    char err[1024] = "";
+    ck_assert_int_eq (sb_config_load_string (cfg, "train:\n  epochs: 3\n  seed: 4294967293\nreader:\n"
+                                             "  sample_shuffle: seed\n", "w.yaml", err, sizeof err), 0);
+    sb_workload_t wl;
+    ck_assert_int_eq (sb_workload_from_config (cfg, &wl, err, sizeof err), 0);
+    ck_assert_int_eq (sb_workload_check_seed (cfg, &wl, wl.seed, 0, 4, err, sizeof err), -1);
+    ck_assert_str_eq (err, "w.yaml:3: key 'train.seed': 4294967293 is too large: the shuffles of 3 epoch(s) seed numpy"
+                           " with seed + epoch, up to seed + 3, and np.random.seed takes at most 2**32-1 (4294967295),"
+                           " where DLIO stops; the largest seed here is 4294967292");
+    ck_assert_int_eq (sb_workload_check_seed (cfg, &wl, 4294967292ull, 1, 4, err, sizeof err), 0);
+    ck_assert_int_eq (sb_workload_check_seed (cfg, &wl, 4294967293ull, 1, 4, err, sizeof err), -1);
+    ck_assert_ptr_nonnull (strstr (err, "--seed: 4294967293 is too large"));
+    /* the seed stays when seed_change_epoch is false */
+    ck_assert_int_eq (sb_config_override (cfg, "train.seed_change_epoch=false", err, sizeof err), 0);
+    ck_assert_int_eq (sb_workload_from_config (cfg, &wl, err, sizeof err), 0);
+    ck_assert_int_eq (sb_workload_check_seed (cfg, &wl, 4294967295ull, 0, 4, err, sizeof err), 0);
+    /* file_shuffle: seed + epoch + 31 x rank, whatever seed_change_epoch says */
+    ck_assert_int_eq (sb_config_override (cfg, "reader.file_shuffle=seed", err, sizeof err), 0);
+    ck_assert_int_eq (sb_workload_from_config (cfg, &wl, err, sizeof err), 0);
+    ck_assert_int_eq (sb_workload_check_seed (cfg, &wl, 4294967295ull - 96, 0, 4, err, sizeof err), 0);
+    ck_assert_int_eq (sb_workload_check_seed (cfg, &wl, 4294967295ull - 95, 0, 4, err, sizeof err), -1);
+    ck_assert_ptr_nonnull (strstr (err, "3 epoch(s) over 4 ranks seed numpy with seed + epoch + 31 x rank, up to"
+                                        " seed + 96,"));
+    ck_assert_ptr_nonnull (strstr (err, "the largest seed here is 4294967199"));
+    /* no shuffle, or the global sampler: no bound */
+    ck_assert_int_eq (sb_config_override (cfg, "shardbench.sampler=global", err, sizeof err), 0);
+    ck_assert_int_eq (sb_workload_from_config (cfg, &wl, err, sizeof err), 0);
+    ck_assert_int_eq (sb_workload_check_seed (cfg, &wl, UINT64_MAX, 0, 4, err, sizeof err), 0);
+    ck_assert_int_eq (sb_config_override (cfg, "shardbench.sampler=dlio", err, sizeof err), 0);
+    ck_assert_int_eq (sb_config_override (cfg, "reader.file_shuffle=off", err, sizeof err), 0);
+    ck_assert_int_eq (sb_config_override (cfg, "reader.sample_shuffle=off", err, sizeof err), 0);
+    ck_assert_int_eq (sb_workload_from_config (cfg, &wl, err, sizeof err), 0);
+    ck_assert_int_eq (sb_workload_check_seed (cfg, &wl, UINT64_MAX, 0, 4, err, sizeof err), 0);
+    sb_config_destroy (&cfg);
+}
+END_TEST
+
 static Suite *
 s_suite (void)
 {
@@ -777,6 +821,7 @@ s_suite (void)
     tcase_add_test (tc, test_model_name);
     tcase_add_test (tc, test_interpolate);
     tcase_add_test (tc, test_unknown_key_command_line);
+    tcase_add_test (tc, test_seed_bound);
     suite_add_tcase (s, tc);
     return s;
 }
