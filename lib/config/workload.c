@@ -9,6 +9,7 @@
 #include "engine.h"
 #include "ckpt_target.h"
 #include "nprandom.h"
+#include "util.h"
 
 #include <errno.h>
 #include <math.h>
@@ -1353,6 +1354,20 @@ sb_workload_from_config (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
     if (sb_config_interpolate (cfg, sb_workload_is_secret_key, s_env_ref_kept, err, err_size) != 0
         || sb_storage_keys_reader (cfg, err, err_size) != 0)
         return -1;
+    /* files and overrides are checked as they are read; ${oc.env:VAR} brings
+     * the environment's bytes, which runs.config must not store raw */
+    for (size_t i = 0; i < sb_config_count (cfg); i++) {
+        const sb_config_entry_t *e = sb_config_at (cfg, i);
+        int ok = !e->value || sb_utf8_valid (e->value);
+        for (size_t j = 0; ok && e->items && j < e->nitems; j++)
+            ok = sb_utf8_valid (e->items[j]);
+        if (!ok) {
+            char where[1200];
+            snprintf (err, err_size, "%s: key '%s': not valid UTF-8 (after ${...} references are resolved)",
+                      sb_config_where (e, where, sizeof where), e->key);
+            return -1;
+        }
+    }
     for (size_t i = 0; i < S_NKEYS; i++) {
         const s_key_t *k = &s_keys[i];
         if (k->type == T_IGNORED || k->type == T_CUSTOM || k->type == T_NA)

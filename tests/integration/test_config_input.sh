@@ -6,7 +6,8 @@
 # warn, as DLIO does). Each of run, datagen, catalog and checkpoint has its
 # own --help: it names the command, lists no option the command refuses,
 # every option it lists is taken by the command, and it has an example.
-# A seed numpy would refuse in a later epoch is refused at once.
+# A seed numpy would refuse in a later epoch is refused at once. Bytes
+# that are not UTF-8 in a key or value (command line, file) are refused.
 . "$(dirname "$0")/lib.sh"
 
 # refused WHAT EXPECTED-ERROR ARGS...: `shardbench ARGS --db none.db` exits 2
@@ -92,5 +93,17 @@ refused "--seed with file_shuffle over 2 ranks" "shardbench: error: --seed: 4294
 # the largest seed runs all its epochs
 sb run $small dataset.data_folder=data3 train.seed=4294967292 train.epochs=3 reader.sample_shuffle=seed --local 1 --accelerators 1 --db seed.db
 expect_eq "the largest seed: runs 3 epochs" "$SB_RC $(q seed.db "SELECT group_concat(epoch) FROM epochs WHERE run_id = (SELECT max(id) FROM runs WHERE kind = 'train')")" "0 1,2,3"
+
+# 4. bytes that are not UTF-8 (they made runs.config unparseable)
+refused "model.name not UTF-8" "shardbench: error: command line: key 'model.name': not valid UTF-8 (byte 0xFF at position 2 of the value)" \
+    run $small model.name=$'a\xff\xfeb' --local 1 --accelerators 1
+printf 'model:\n  name: a\xff\xfeb\n' >notutf8.yaml
+refused "a file's value not UTF-8" "shardbench: error: notutf8.yaml:2: key 'model.name': not valid UTF-8 (byte 0xFF at column 10)" \
+    run notutf8.yaml $small --local 1 --accelerators 1
+# UTF-8 runs, and its results directory is written from runs.config
+sb run $small dataset.data_folder=data3 train.epochs=1 model.name=$'caf\xc3\xa9' --local 1 --accelerators 1 --db utf8.db
+expect_eq "a UTF-8 model name runs" "$SB_RC" 0
+"$SHARDBENCH" report last --results-dir res --db utf8.db >rd.out 2>rd.err
+expect_eq "its results directory is written" "$?" 0
 
 finish

@@ -798,6 +798,44 @@ START_TEST (test_seed_bound)
 }
 END_TEST
 
+/* Text that is not UTF-8 is refused as it is read, naming file, line and
+ * key: stored raw in runs.config it made that column unparseable. */
+START_TEST (test_invalid_utf8)
+{
+    sb_config_t *cfg = sb_config_new ();
+    char err[1024] = "";
+    ck_assert_int_eq (sb_config_load_string (cfg, "model:\n  name: a\xff\xfe" "b\n", "w.yaml", err, sizeof err), -1);
+    ck_assert_str_eq (err, "w.yaml:2: key 'model.name': not valid UTF-8 (byte 0xFF at column 10)");
+    ck_assert_int_eq (sb_config_load_string (cfg, "reader:\n  batch_size: 4\n# caf\xe9\n", "w.yaml", err,
+                                             sizeof err), -1);
+    ck_assert_str_eq (err, "w.yaml:3: not valid UTF-8 (byte 0xE9 at column 6)");
+    /* overlong and surrogate forms are not UTF-8 either */
+    ck_assert_int_eq (sb_config_load_string (cfg, "a: \xc0\xaf\n", "w.yaml", err, sizeof err), -1);
+    ck_assert_str_eq (err, "w.yaml:1: key 'a': not valid UTF-8 (byte 0xC0 at column 4)");
+    ck_assert_int_eq (sb_config_load_string (cfg, "a: \xed\xa0\x80\n", "w.yaml", err, sizeof err), -1);
+    ck_assert_str_eq (err, "w.yaml:1: key 'a': not valid UTF-8 (byte 0xED at column 4)");
+    ck_assert_uint_eq (sb_config_count (cfg), 0);
+    /* real UTF-8 is kept */
+    ck_assert_int_eq (sb_config_load_string (cfg, "model:\n  name: caf\xc3\xa9\n", "w.yaml", err, sizeof err), 0);
+    ck_assert_str_eq (sb_config_get (cfg, "model.name")->value, "caf\xc3\xa9");
+    /* the command line, lists and {...} included */
+    ck_assert_int_eq (sb_config_override (cfg, "model.name=a\xff\xfe" "b", err, sizeof err), -1);
+    ck_assert_str_eq (err, "command line: key 'model.name': not valid UTF-8 (byte 0xFF at position 2 of the value)");
+    ck_assert_int_eq (sb_config_override (cfg, "storage.storage_options.columns=[a,b\xc3]", err, sizeof err), -1);
+    ck_assert_str_eq (err, "command line: key 'storage.storage_options.columns': not valid UTF-8 (byte 0xC3 at"
+                           " position 5 of the value)");
+    ck_assert_str_eq (sb_config_get (cfg, "model.name")->value, "caf\xc3\xa9");
+    /* the environment through ${oc.env:VAR} */
+    ck_assert_int_eq (setenv ("SB_TEST_BAD_UTF8", "x\xffy", 1), 0);
+    ck_assert_int_eq (sb_config_override (cfg, "model.name=${oc.env:SB_TEST_BAD_UTF8}", err, sizeof err), 0);
+    sb_workload_t wl;
+    ck_assert_int_eq (sb_workload_from_config (cfg, &wl, err, sizeof err), -1);
+    ck_assert_str_eq (err, "command line: key 'model.name': not valid UTF-8 (after ${...} references are resolved)");
+    unsetenv ("SB_TEST_BAD_UTF8");
+    sb_config_destroy (&cfg);
+}
+END_TEST
+
 static Suite *
 s_suite (void)
 {
@@ -822,6 +860,7 @@ s_suite (void)
     tcase_add_test (tc, test_interpolate);
     tcase_add_test (tc, test_unknown_key_command_line);
     tcase_add_test (tc, test_seed_bound);
+    tcase_add_test (tc, test_invalid_utf8);
     suite_add_tcase (s, tc);
     return s;
 }
