@@ -1454,6 +1454,14 @@ sb_workload_from_config (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
             return -1;
         }
     }
+    if (wl->file_prefix[0] == '.') {
+        /* the listing skips hidden files (and datagen's .*.tmp): such a dataset would be written, then never found */
+        char where[1200];
+        snprintf (err, err_size, "%s: key 'dataset.file_prefix': '%s' starts with '.': object names would be hidden"
+                  " files, which the listing skips", sb_config_where (sb_config_get (cfg, "dataset.file_prefix"), where,
+                  sizeof where), wl->file_prefix);
+        return -1;
+    }
     if (s_parquet_columns (cfg, wl, err, err_size) != 0 || s_parquet_compression (cfg, wl, err, err_size) != 0
         || s_parquet_read_columns (cfg, wl, err, err_size) != 0)
         return -1;

@@ -7,7 +7,8 @@
 # own --help: it names the command, lists no option the command refuses,
 # every option it lists is taken by the command, and it has an example.
 # A seed numpy would refuse in a later epoch is refused at once. Bytes
-# that are not UTF-8 in a key or value (command line, file) are refused.
+# that are not UTF-8 in a key or value (command line, file) are refused. A
+# dataset.file_prefix starting with '.' (hidden files) is refused.
 . "$(dirname "$0")/lib.sh"
 
 # refused WHAT EXPECTED-ERROR ARGS...: `shardbench ARGS --db none.db` exits 2
@@ -105,5 +106,12 @@ sb run $small dataset.data_folder=data3 train.epochs=1 model.name=$'caf\xc3\xa9'
 expect_eq "a UTF-8 model name runs" "$SB_RC" 0
 "$SHARDBENCH" report last --results-dir res --db utf8.db >rd.out 2>rd.err
 expect_eq "its results directory is written" "$?" 0
+
+# 5. a prefix that makes hidden files
+for p in .x .; do
+    refused "datagen dataset.file_prefix=$p" "shardbench: error: command line: key 'dataset.file_prefix': '$p' starts with '.': object names would be hidden files, which the listing skips" \
+        datagen $small dataset.data_folder=hidden dataset.file_prefix=$p --local 1 --accelerators 1
+done
+expect_eq "no hidden dataset written" "$(ls -A hidden 2>/dev/null | wc -l)" 0
 
 finish

@@ -836,6 +836,31 @@ START_TEST (test_invalid_utf8)
 }
 END_TEST
 
+/* A file prefix starting with '.' names hidden files, which the listing
+ * skips: datagen wrote them and every run regenerated, then found none. */
+START_TEST (test_hidden_prefix)
+{
+    const char *bad[] = { "dataset.file_prefix=.x", "dataset.file_prefix=.", "dataset.file_prefix=.img_a" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        sb_config_t *cfg = sb_config_new ();
+        char err[1024] = "", expect[256];
+        ck_assert_int_eq (sb_config_override (cfg, bad[i], err, sizeof err), 0);
+        sb_workload_t wl;
+        ck_assert_int_eq (sb_workload_from_config (cfg, &wl, err, sizeof err), -1);
+        snprintf (expect, sizeof expect, "command line: key 'dataset.file_prefix': '%s' starts with '.': object names"
+                  " would be hidden files, which the listing skips", strchr (bad[i], '=') + 1);
+        ck_assert_str_eq (err, expect);
+        sb_config_destroy (&cfg);
+    }
+    sb_config_t *cfg = sb_config_new ();
+    char err[1024] = "";
+    ck_assert_int_eq (sb_config_override (cfg, "dataset.file_prefix=img.x", err, sizeof err), 0);
+    sb_workload_t wl;
+    ck_assert_int_eq (sb_workload_from_config (cfg, &wl, err, sizeof err), 0);
+    sb_config_destroy (&cfg);
+}
+END_TEST
+
 static Suite *
 s_suite (void)
 {
@@ -861,6 +886,7 @@ s_suite (void)
     tcase_add_test (tc, test_unknown_key_command_line);
     tcase_add_test (tc, test_seed_bound);
     tcase_add_test (tc, test_invalid_utf8);
+    tcase_add_test (tc, test_hidden_prefix);
     suite_add_tcase (s, tc);
     return s;
 }
