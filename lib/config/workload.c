@@ -1334,6 +1334,25 @@ s_record_length_spellings (sb_config_t *cfg, const sb_workload_t *wl)
  * "from the environment", as the upstream s3dlio files write credentials
  * and the region: kept as written, then taken as absent (the S3 client's
  * credential chain, AWS_REGION). */
+/* dataset.format in lower case, as DLIO's FormatType values are: NPZ was
+ * compared exactly by the generator (raw bytes, no zip) but without case by
+ * the sampler. The configuration's entry is rewritten too (where it was
+ * written kept), so what is stored and sent says the format used. */
+static int
+s_format_lower (sb_config_t *cfg, sb_workload_t *wl)
+{
+    int upper = 0;
+    for (char *p = wl->format; *p; p++)
+        if (*p >= 'A' && *p <= 'Z')
+            *p = (char) (*p - 'A' + 'a'), upper = 1;
+    const sb_config_entry_t *e = sb_config_get (cfg, "dataset.format");
+    if (!upper || !e || !e->value)
+        return 0;
+    char origin[1024];
+    snprintf (origin, sizeof origin, "%s", e->origin);
+    return sb_config_set_at (cfg, "dataset.format", wl->format, origin, e->line);
+}
+
 static int
 s_env_ref_kept (const char *key)
 {
@@ -1377,6 +1396,10 @@ sb_workload_from_config (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
             return -1;
     }
     sb_config_where (sb_config_get (cfg, "reader.batch_size"), wl->batch_size_origin, sizeof wl->batch_size_origin);
+    if (s_format_lower (cfg, wl) != 0) {
+        snprintf (err, err_size, "out of memory");
+        return -1;
+    }
     if (s_aliases (cfg, wl, err, err_size) != 0 || s_compute (cfg, wl, err, err_size) != 0)
         return -1;
     if (s_ckpt_keys (cfg, wl, err, err_size) != 0)

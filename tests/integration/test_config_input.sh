@@ -9,6 +9,7 @@
 # A seed numpy would refuse in a later epoch is refused at once. Bytes
 # that are not UTF-8 in a key or value (command line, file) are refused. A
 # dataset.file_prefix starting with '.' (hidden files) is refused.
+# dataset.format in upper case is DLIO's lower-case format (NPZ: zip files).
 . "$(dirname "$0")/lib.sh"
 
 # refused WHAT EXPECTED-ERROR ARGS...: `shardbench ARGS --db none.db` exits 2
@@ -113,5 +114,12 @@ for p in .x .; do
         datagen $small dataset.data_folder=hidden dataset.file_prefix=$p --local 1 --accelerators 1
 done
 expect_eq "no hidden dataset written" "$(ls -A hidden 2>/dev/null | wc -l)" 0
+
+# 6. dataset.format in any case: NPZ writes and reads real npz files
+sb run $small dataset.data_folder=upper dataset.format=NPZ train.epochs=1 --local 1 --accelerators 1 --db fmt.db
+expect_eq "dataset.format=NPZ runs" "$SB_RC" 0
+expect_eq "its files are .npz" "$(ls upper/train)" "$(printf 'img_0_of_4.npz\nimg_1_of_4.npz\nimg_2_of_4.npz\nimg_3_of_4.npz')"
+expect_eq "each a zip (PK\\x03\\x04)" "$(for f in upper/train/*; do head -c 4 "$f" | od -An -tx1 | tr -d ' \n'; echo; done | sort | uniq -c | sed 's/^ *//')" "4 504b0304"
+expect_eq "runs.config records npz" "$(q fmt.db "SELECT config FROM runs WHERE kind = 'train'" | grep -c '^  format: npz$')" 1
 
 finish

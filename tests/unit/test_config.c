@@ -861,6 +861,30 @@ START_TEST (test_hidden_prefix)
 }
 END_TEST
 
+/* dataset.format in any case is DLIO's lower-case format, everywhere:
+ * the table's value and the stored configuration. */
+START_TEST (test_format_case)
+{
+    sb_config_t *cfg = sb_config_new ();
+    char err[1024] = "";
+    ck_assert_int_eq (sb_config_load_string (cfg, "dataset:\n  format: NPZ\n", "w.yaml", err, sizeof err), 0);
+    sb_workload_t wl;
+    ck_assert_int_eq (sb_workload_from_config (cfg, &wl, err, sizeof err), 0);
+    ck_assert_str_eq (wl.format, "npz");
+    const sb_config_entry_t *e = sb_config_get (cfg, "dataset.format");
+    ck_assert_str_eq (e->value, "npz");
+    ck_assert_str_eq (e->origin, "w.yaml");
+    ck_assert_int_eq (e->line, 2);
+    ck_assert_int_eq (sb_config_override (cfg, "dataset.format=Parquet", err, sizeof err), 0);
+    ck_assert_int_eq (sb_workload_from_config (cfg, &wl, err, sizeof err), 0);
+    ck_assert_str_eq (wl.format, "parquet");
+    char *yaml = sb_config_to_yaml (cfg);
+    ck_assert_ptr_nonnull (strstr (yaml, "format: parquet"));
+    free (yaml);
+    sb_config_destroy (&cfg);
+}
+END_TEST
+
 static Suite *
 s_suite (void)
 {
@@ -887,6 +911,7 @@ s_suite (void)
     tcase_add_test (tc, test_seed_bound);
     tcase_add_test (tc, test_invalid_utf8);
     tcase_add_test (tc, test_hidden_prefix);
+    tcase_add_test (tc, test_format_case);
     suite_add_tcase (s, tc);
     return s;
 }
