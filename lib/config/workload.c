@@ -1539,14 +1539,69 @@ sb_workload_from_config (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
     return 0;
 }
 
-static const char *const s_secret_words[] = { "secret", "password", "passwd", "token", "access_key", "credential" };
+/* Parts of a name that say it holds a credential wherever they appear in it
+ * (case aside): secret_access_key, client_secret, db_password, auth_token,
+ * apiKey, private_key, sas_token, connection_string (Azure's holds the key). */
+static const char *const s_secret_parts[] = {
+    "secret", "password", "passwd", "passphrase", "token", "access_key", "accesskey", "credential", "api_key",
+    "apikey", "api-key", "bearer", "signature", "private", "authorization", "connection_string",
+    "connectionstring", "account_key", "accountkey",
+};
+/* Whole words (s_has_word) that do: too short to look for inside others
+ * (pass is in bypass, sas in sasl, sig in design). */
+static const char *const s_secret_words[] = { "pass", "pwd", "sas", "sig" };
+
+/* 1 when text holds word as a whole word: words are split at anything but
+ * a letter or digit, and where a lower-case letter meets an upper-case one
+ * (sasToken: sas, token); case aside. last: only its last word counts. */
+static int
+s_has_word (const char *text, const char *word, int last)
+{
+    size_t n = strlen (word);
+    int found = 0;
+    for (const char *p = text; *p;) {
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9'))) {
+            p++;
+            continue;
+        }
+        const char *start = p++;
+        while ((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || ((*p >= 'A' && *p <= 'Z')
+               && !(p[-1] >= 'a' && p[-1] <= 'z')))
+            p++;
+        int match = (size_t) (p - start) == n && strncasecmp (start, word, n) == 0;
+        if (match && !last)
+            return 1;
+        found = match;
+    }
+    return found;
+}
 
 static int
 s_names_secret (const char *text)
 {
-    for (size_t i = 0; i < sizeof s_secret_words / sizeof s_secret_words[0]; i++)
-        if (strcasestr (text, s_secret_words[i]))
+    for (size_t i = 0; i < sizeof s_secret_parts / sizeof s_secret_parts[0]; i++)
+        if (strcasestr (text, s_secret_parts[i]))
             return 1;
+    for (size_t i = 0; i < sizeof s_secret_words / sizeof s_secret_words[0]; i++)
+        if (s_has_word (text, s_secret_words[i], 0))
+            return 1;
+    return 0;
+}
+
+/* 1 when a segment of key (the first n bytes) is storage_options or
+ * credentials: there a bare `key` (or account_key, sseKey) is one. */
+static int
+s_credential_section (const char *key, size_t n)
+{
+    static const char *const sections[] = { "storage_options", "credentials", "credential" };
+    for (const char *seg = key; seg < key + n;) {
+        const char *end = memchr (seg, '.', (size_t) (key + n - seg));
+        size_t len = end ? (size_t) (end - seg) : (size_t) (key + n - seg);
+        for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++)
+            if (len == strlen (sections[i]) && strncasecmp (seg, sections[i], len) == 0)
+                return 1;
+        seg += len + 1;
+    }
     return 0;
 }
 
@@ -1554,7 +1609,9 @@ int
 sb_workload_is_secret_key (const char *key)
 {
     const char *last = strrchr (key, '.');
-    return s_names_secret (last ? last + 1 : key);
+    const char *name = last ? last + 1 : key;
+    return s_names_secret (name)
+        || (last && s_credential_section (key, (size_t) (last - key)) && s_has_word (name, "key", 1));
 }
 
 const char *
@@ -1569,7 +1626,8 @@ sb_workload_secret_value (const char *assignment)
     int len = snprintf (k, sizeof k, "%.*s", (int) (eq - key), key);
     const char *value = eq + 1 + strspn (eq + 1, " \t");
     if (len < 0 || (size_t) len >= sizeof k || sb_workload_is_secret_key (k)
-        || ((*value == '{' || *value == '[') && s_names_secret (value)))
+        || ((*value == '{' || *value == '[')
+            && (s_names_secret (value) || (s_credential_section (k, strlen (k)) && s_has_word (value, "key", 0)))))
         return eq + 1;
     return NULL;
 }

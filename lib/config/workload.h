@@ -152,10 +152,14 @@ int sb_workload_from_config (sb_config_t *cfg, sb_workload_t *wl, char *err, siz
  * Returns 0 or -1 with err. */
 int sb_workload_engine_options (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size);
 
-/* 1 when key holds a credential (its last segment names a secret, a
- * password, a token, an access key or a credential, e.g.
- * storage.storage_options.secret_access_key): such a value is never used,
- * stored or sent (sb_config_redact), else 0. */
+/* 1 when key holds a credential, else 0: its last segment names a secret,
+ * a password (pass, passwd, pwd, passphrase), a token, a bearer, an access
+ * key, an API key, an account key, a private key, a signature (sig, sas), an
+ * authorization, a connection string or a credential (e.g.
+ * storage.storage_options.secret_access_key, api_key, sasToken), or, under
+ * a storage_options or credentials section, ends in the word key
+ * (storage.storage_options.key). Such a value is never stored or sent
+ * (sb_config_redact). */
 int sb_workload_is_secret_key (const char *key);
 
 /* Where the value of a command-line assignment ("[+...][workload.]KEY=VALUE")

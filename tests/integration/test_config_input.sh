@@ -10,6 +10,9 @@
 # that are not UTF-8 in a key or value (command line, file) are refused. A
 # dataset.file_prefix starting with '.' (hidden files) is refused.
 # dataset.format in upper case is DLIO's lower-case format (NPZ: zip files).
+# Credentials under their other usual names (api_key, pass, bearer, key
+# under storage_options, ...) are kept out of the result database (sqlite3
+# .dump and the raw file) and the output, from a file and the command line.
 . "$(dirname "$0")/lib.sh"
 
 # refused WHAT EXPECTED-ERROR ARGS...: `shardbench ARGS --db none.db` exits 2
@@ -121,5 +124,30 @@ expect_eq "dataset.format=NPZ runs" "$SB_RC" 0
 expect_eq "its files are .npz" "$(ls upper/train)" "$(printf 'img_0_of_4.npz\nimg_1_of_4.npz\nimg_2_of_4.npz\nimg_3_of_4.npz')"
 expect_eq "each a zip (PK\\x03\\x04)" "$(for f in upper/train/*; do head -c 4 "$f" | od -An -tx1 | tr -d ' \n'; echo; done | sort | uniq -c | sed 's/^ *//')" "4 504b0304"
 expect_eq "runs.config records npz" "$(q fmt.db "SELECT config FROM runs WHERE kind = 'train'" | grep -c '^  format: npz$')" 1
+
+# 7. credentials under other names: nowhere in the database or the output
+rnd=$(od -An -N6 -tx1 /dev/urandom | tr -d ' \n')
+names="api_key apikey apiKey pass passwd password bearer token key secret auth_token sas sas_token signature private_key account_key connection_string"
+{ echo "storage:"; echo "  storage_options:"
+  for n in $names; do echo "    $n: file-$n-$rnd"; done; } >creds.yaml
+cli=()
+for n in $names; do cli+=("++workload.storage.credentials.$n=cli-$n-$rnd"); done
+sb run creds.yaml $small dataset.data_folder=data7 train.epochs=1 "${cli[@]}" "++workload.storage.storage_options.s3={key: flow-$rnd}" \
+    --local 1 --accelerators 1 --db creds.db
+expect_eq "run with credentials under other names" "$SB_RC" 0
+sqlite3 creds.db .dump >creds.sql
+nnames=$(echo $names | wc -w)
+expect_eq "runs.config holds each, redacted" \
+    "$(q creds.db "SELECT config FROM runs WHERE kind = 'train'" | grep -c -E '^ +[A-Za-z_]+: "?<redacted>"?$')" $((2 * nnames + 1))
+expect_eq "run_overrides holds each, redacted" \
+    "$(q creds.db "SELECT count(*) FROM run_overrides WHERE override LIKE '%=<redacted>' AND run_id = (SELECT max(id) FROM runs WHERE kind = 'train')")" $((nnames + 1))
+expect_contains "the dump holds the run" creds.sql "data7"
+for n in $names; do
+    for v in "file-$n-$rnd" "cli-$n-$rnd"; do
+        expect_eq "$v: not in the database dump, its raw bytes or the output" \
+            "$(cat creds.sql | grep -a -c -F -- "$v") $(cat creds.db creds.db-wal 2>/dev/null | grep -a -c -F -- "$v") $(cat sb.out sb.err | grep -a -c -F -- "$v")" "0 0 0"
+    done
+done
+expect_eq "a {...} value naming a key under storage_options: not stored" "$(cat creds.sql creds.db sb.out sb.err | grep -a -c -F -- "flow-$rnd")" 0
 
 finish

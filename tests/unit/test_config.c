@@ -885,6 +885,64 @@ START_TEST (test_format_case)
 }
 END_TEST
 
+/* Credentials under any of their usual names are secrets (never stored or
+ * sent); names that only look alike, and every key shardbench reads but the
+ * three S3 credentials, are not. */
+START_TEST (test_secret_names)
+{
+    const char *secret[] = {
+        "storage.storage_options.api_key", "storage.storage_options.apikey", "storage.storage_options.apiKey",
+        "storage.storage_options.pass", "storage.storage_options.passwd", "storage.storage_options.password",
+        "storage.storage_options.bearer", "storage.storage_options.bearer_token", "storage.storage_options.token",
+        "storage.storage_options.key", "storage.storage_options.account_key", "storage.storage_options.sseKey",
+        "storage.credentials.key", "storage.storage_options.secret", "storage.storage_options.session_token",
+        "storage.storage_options.sas", "storage.storage_options.sas_token", "storage.storage_options.sasToken",
+        "storage.storage_options.signature", "storage.storage_options.sig", "storage.storage_options.private_key",
+        "storage.storage_options.connection_string", "storage.storage_options.authorization",
+        "storage.storage_options.db_pwd", "storage.storage_options.passphrase", "storage.storage_options.client_secret",
+        "storage.storage_options.access_key_id", "storage.storage_options.secret_access_key", "x.PASSWORD",
+        "AWS_SECRET_ACCESS_KEY", "API_KEY",
+    };
+    for (size_t i = 0; i < sizeof secret / sizeof secret[0]; i++)
+        ck_assert_msg (sb_workload_is_secret_key (secret[i]), "%s is a secret", secret[i]);
+    const char *plain[] = {
+        "storage.storage_options.bypass", "storage.storage_options.sasl_mechanism", "model.design",
+        "storage.storage_options.key_prefix", "dataset.key", "storage.key", "shardbench.keys_page",
+        "storage.storage_options.passes", "storage.storage_options.keys", "storage.storage_options.sign_payload",
+    };
+    for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++)
+        ck_assert_msg (!sb_workload_is_secret_key (plain[i]), "%s is not a secret", plain[i]);
+    /* the keys shardbench reads (its table and the engines' options) */
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream (&buf, &len);
+    ck_assert_ptr_nonnull (f);
+    sb_workload_print_keys (f);
+    ck_assert_int_eq (fclose (f), 0);
+    char found[512] = "";
+    int n = 0;
+    for (char *save = NULL, *line = strtok_r (buf, "\n", &save); line; line = strtok_r (NULL, "\n", &save)) {
+        char key[128];
+        if (sscanf (line, " %127s", key) == 1 && sb_workload_is_secret_key (key)) {
+            strncat (found, " ", sizeof found - strlen (found) - 1);
+            strncat (found, key, sizeof found - strlen (found) - 1);
+        }
+        n++;
+    }
+    free (buf);
+    ck_assert_int_gt (n, 100);
+    ck_assert_str_eq (found, " storage.storage_options.access_key_id storage.storage_options.secret_access_key"
+                             " storage.storage_options.session_token");
+    /* a {...} value on the command line naming one is redacted whole */
+    const char *a = "++workload.storage.storage_options={key: K1, region: r}";
+    ck_assert_ptr_eq (sb_workload_secret_value (a), strchr (a, '=') + 1);
+    a = "storage.storage_options={sasToken: K1}";
+    ck_assert_ptr_eq (sb_workload_secret_value (a), strchr (a, '=') + 1);
+    ck_assert_ptr_null (sb_workload_secret_value ("dataset.parquet={key: x}"));
+    ck_assert_ptr_null (sb_workload_secret_value ("reader.batch_size=4"));
+}
+END_TEST
+
 static Suite *
 s_suite (void)
 {
@@ -912,6 +970,7 @@ s_suite (void)
     tcase_add_test (tc, test_invalid_utf8);
     tcase_add_test (tc, test_hidden_prefix);
     tcase_add_test (tc, test_format_case);
+    tcase_add_test (tc, test_secret_names);
     suite_add_tcase (s, tc);
     return s;
 }
