@@ -805,7 +805,7 @@ s_override (sb_config_t *self, const char *assignment, int hydra_add, char *err,
         while (*p && sb_utf8_seq (p))
             p += sb_utf8_seq (p);
         snprintf (err, err_size, "command line: key '%s': not valid UTF-8 (byte 0x%02X at position %zu of the value)",
-                  key, *p, (size_t) (p - (const unsigned char *) value) + 1);
+                  strcmp (key, "model") ? key : "model.name", *p, (size_t) (p - (const unsigned char *) value) + 1);
         return -1;
     }
     if (vlen >= 2 && value[0] == '{' && value[vlen - 1] == '}') {

@@ -821,6 +821,8 @@ START_TEST (test_invalid_utf8)
     /* the command line, lists and {...} included */
     ck_assert_int_eq (sb_config_override (cfg, "model.name=a\xff\xfe" "b", err, sizeof err), -1);
     ck_assert_str_eq (err, "command line: key 'model.name': not valid UTF-8 (byte 0xFF at position 2 of the value)");
+    ck_assert_int_eq (sb_config_override (cfg, "++workload.model=\xff", err, sizeof err), -1);
+    ck_assert_str_eq (err, "command line: key 'model.name': not valid UTF-8 (byte 0xFF at position 1 of the value)");
     ck_assert_int_eq (sb_config_override (cfg, "storage.storage_options.columns=[a,b\xc3]", err, sizeof err), -1);
     ck_assert_str_eq (err, "command line: key 'storage.storage_options.columns': not valid UTF-8 (byte 0xC3 at"
                            " position 5 of the value)");
