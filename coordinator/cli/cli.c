@@ -79,7 +79,8 @@ s_usage_run (FILE *f, sb_session_kind_t kind)
         fprintf (f,
                  "usage: shardbench run [WORKLOAD] [KEY=VALUE ...] [--accelerators A] [--local N | --workers N |\n"
                  "                  --hosts H,H,... | --hostfile FILE | --slurm] [--bind ENDPOINT] [--keys DIR | --insecure]\n"
-                 "                  [--db FILE] [--seed S] [--relist] [--join-timeout S] [--progress MODE] [-v]\n"
+                 "                  [--db FILE] [--seed S] [--relist] [--join-timeout S] [--progress MODE]\n"
+                 "                  [--progress-interval S] [-v]\n"
                  "                  [--runs N [--warmup K]] [--label TEXT]\n"
                  "                  [--results-dir DIR [--submitter NAME] [--system NAME]]\n"
                  "\n"
@@ -186,7 +187,8 @@ s_usage_run (FILE *f, sb_session_kind_t kind)
         fprintf (f,
                  "--progress MODE  live status on stderr: tty (a block redrawn in place), plain (a line\n"
                  "                 every --progress-interval S seconds, default 5), off; default auto:\n"
-                 "                 tty on a terminal, else plain\n");
+                 "                 tty on a terminal, else plain\n"
+                 "--progress-interval S  seconds between two plain progress lines (default 5)\n");
     if (train || ckpt)
         fprintf (f,
                  "--runs N         N runs back to back, a series: the same workload and overrides, each a\n"

@@ -1330,10 +1330,6 @@ s_record_length_spellings (sb_config_t *cfg, const sb_workload_t *wl)
     }
 }
 
-/* issue 15, keys2: keys whose ${NAME} (upper case, naming no key) means
- * "from the environment", as the upstream s3dlio files write credentials
- * and the region: kept as written, then taken as absent (the S3 client's
- * credential chain, AWS_REGION). */
 /* dataset.format in lower case, as DLIO's FormatType values are: NPZ was
  * compared exactly by the generator (raw bytes, no zip) but without case by
  * the sampler. The configuration's entry is rewritten too (where it was
@@ -1353,6 +1349,10 @@ s_format_lower (sb_config_t *cfg, sb_workload_t *wl)
     return sb_config_set_at (cfg, "dataset.format", wl->format, origin, e->line);
 }
 
+/* issue 15, keys2: keys whose ${NAME} (upper case, naming no key) means
+ * "from the environment", as the upstream s3dlio files write credentials
+ * and the region: kept as written, then taken as absent (the S3 client's
+ * credential chain, AWS_REGION). */
 static int
 s_env_ref_kept (const char *key)
 {
