@@ -12,7 +12,8 @@
 # dataset.format in upper case is DLIO's lower-case format (NPZ: zip files).
 # Credentials under their other usual names (api_key, pass, bearer, key
 # under storage_options, ...) are kept out of the result database (sqlite3
-# .dump and the raw file) and the output, from a file and the command line.
+# .dump and the raw file), the output and the coordinator-worker messages,
+# from a file and the command line.
 . "$(dirname "$0")/lib.sh"
 
 # refused WHAT EXPECTED-ERROR ARGS...: `shardbench ARGS --db none.db` exits 2
@@ -132,8 +133,10 @@ names="api_key apikey apiKey pass passwd password bearer token key secret auth_t
   for n in $names; do echo "    $n: file-$n-$rnd"; done; } >creds.yaml
 cli=()
 for n in $names; do cli+=("++workload.storage.credentials.$n=cli-$n-$rnd"); done
-sb run creds.yaml $small dataset.data_folder=data7 train.epochs=1 "${cli[@]}" "++workload.storage.storage_options.s3={key: flow-$rnd}" \
+SHARDBENCH_WIRE_TRACE="$SCRATCH/creds.wire" \
+    sb run creds.yaml $small dataset.data_folder=data7 train.epochs=1 "${cli[@]}" "++workload.storage.storage_options.s3={key: flow-$rnd}" \
     --local 1 --accelerators 1 --db creds.db
+expect_contains "the wire carried the workload" creds.wire "data7"
 expect_eq "run with credentials under other names" "$SB_RC" 0
 sqlite3 creds.db .dump >creds.sql
 nnames=$(echo $names | wc -w)
@@ -145,9 +148,9 @@ expect_contains "the dump holds the run" creds.sql "data7"
 for n in $names; do
     for v in "file-$n-$rnd" "cli-$n-$rnd"; do
         expect_eq "$v: not in the database dump, its raw bytes or the output" \
-            "$(cat creds.sql | grep -a -c -F -- "$v") $(cat creds.db creds.db-wal 2>/dev/null | grep -a -c -F -- "$v") $(cat sb.out sb.err | grep -a -c -F -- "$v")" "0 0 0"
+            "$(cat creds.sql | grep -a -c -F -- "$v") $(cat creds.db creds.db-wal 2>/dev/null | grep -a -c -F -- "$v") $(cat sb.out sb.err creds.wire | grep -a -c -F -- "$v")" "0 0 0"
     done
 done
-expect_eq "a {...} value naming a key under storage_options: not stored" "$(cat creds.sql creds.db sb.out sb.err | grep -a -c -F -- "flow-$rnd")" 0
+expect_eq "a {...} value naming a key under storage_options: not stored" "$(cat creds.sql creds.db sb.out sb.err creds.wire | grep -a -c -F -- "flow-$rnd")" 0
 
 finish
