@@ -68,102 +68,165 @@ s_usage_main (FILE *f)
              "(130 SIGINT, 143 SIGTERM, 129 SIGHUP).\n");
 }
 
+/* The help of run, datagen, catalog and checkpoint: each lists only the
+ * options its command takes (s_cmd_run refuses the others), with an example. */
 static void
-s_usage_run (FILE *f, const char *cmd)
+s_usage_run (FILE *f, sb_session_kind_t kind)
 {
+    int train = kind == SB_SESSION_TRAIN, datagen = kind == SB_SESSION_DATAGEN, catalog = kind == SB_SESSION_CATALOG,
+        ckpt = kind == SB_SESSION_CHECKPOINT;
+    if (train)
+        fprintf (f,
+                 "usage: shardbench run [WORKLOAD] [KEY=VALUE ...] [--accelerators A] [--local N | --workers N |\n"
+                 "                  --hosts H,H,... | --hostfile FILE | --slurm] [--bind ENDPOINT] [--keys DIR | --insecure]\n"
+                 "                  [--db FILE] [--seed S] [--relist] [--join-timeout S] [--progress MODE]\n"
+                 "                  [--progress-interval S] [-v]\n"
+                 "                  [--runs N [--warmup K]] [--label TEXT]\n"
+                 "                  [--results-dir DIR [--submitter NAME] [--system NAME]]\n"
+                 "\n"
+                 "Train: list the dataset into the catalog (or reuse it), start the workers and read it for\n"
+                 "train.epochs epochs as DLIO would (generating it first with workflow.generate_data).\n");
+    else if (datagen)
+        fprintf (f,
+                 "usage: shardbench datagen [WORKLOAD] [KEY=VALUE ...] [--clean] [--dry-run] [--accelerators A]\n"
+                 "                  [--local N | --workers N | --hosts H,H,... | --hostfile FILE | --slurm]\n"
+                 "                  [--bind ENDPOINT] [--keys DIR | --insecure] [--db FILE] [--seed S]\n"
+                 "                  [--join-timeout S] [--progress MODE] [-v] [--label TEXT]\n"
+                 "                  [--results-dir DIR [--submitter NAME] [--system NAME]]\n"
+                 "\n"
+                 "Only generate the dataset (DATA_FOLDER/train/, valid/ with dataset.num_files_eval), as\n"
+                 "DLIO's workflow.generate_data, spread over the workers' ranks.\n");
+    else if (catalog)
+        fprintf (f,
+                 "usage: shardbench catalog [WORKLOAD] [KEY=VALUE ...] [--relist] [--db FILE] [-v]\n"
+                 "\n"
+                 "List the dataset into the catalog of the result database, or reuse it when it is current;\n"
+                 "starts no workers.\n");
+    else
+        fprintf (f,
+                 "usage: shardbench checkpoint [WORKLOAD] [KEY=VALUE ...] [--subset] [--accelerators A]\n"
+                 "                  [--local N | --workers N | --hosts H,H,... | --hostfile FILE | --slurm]\n"
+                 "                  [--bind ENDPOINT] [--keys DIR | --insecure] [--db FILE] [--join-timeout S]\n"
+                 "                  [--progress MODE] [-v] [--runs N [--warmup K]] [--label TEXT]\n"
+                 "                  [--results-dir DIR [--submitter NAME] [--system NAME]]\n"
+                 "\n"
+                 "Write, then read back LLM checkpoints (the llama3_* presets), as DLIO's checkpoint workflow.\n");
     fprintf (f,
-             "usage: shardbench %s [WORKLOAD] [KEY=VALUE ...] [--accelerators A] [--local N | --workers N |\n"
-             "                  --hosts H,H,... | --hostfile FILE | --slurm] [--bind ENDPOINT] [--keys DIR | --insecure] [--db FILE] [--seed S] [--relist]\n"
-             "                  [--join-timeout S] [--progress auto|tty|plain|off] [--progress-interval S] [-v]\n"
-             "                  [--runs N [--warmup K]] [--label TEXT]\n"
-             "                  [--results-dir DIR [--submitter NAME] [--system NAME]]\n"
-             "(catalog uses WORKLOAD, KEY=VALUE, --relist and --db: it lists the dataset and starts no workers)\n"
              "\n"
              "WORKLOAD         a preset name (see `shardbench workloads`) or a DLIO workload YAML file;\n"
-             "                 default: quickstart\n"
-             "KEY=VALUE        override a workload key, e.g. reader.batch_size=4 train.epochs=2;\n"
-             "                 DLIO/mlpstorage spellings ++workload.dataset.num_files_train=13 work too\n"
+             "                 default: %s\n"
+             "KEY=VALUE        override a workload key, e.g. %s;\n"
+             "                 a key shardbench does not know is an error naming the nearest keys\n"
              "dlio_benchmark's command line, as mlpstorage builds it, is taken as it is:\n"
              "workload=NAME    the workload CONFIG_DIR/workload/NAME.yaml (as Hydra finds it), else\n"
              "                 the preset NAME; instead of WORKLOAD\n"
              "--config-dir DIR the folder holding workload/ (also --config-dir=DIR)\n"
-             "++workload.K=V   override workload key K (+workload.K=V and workload.K=V too)\n"
-             "++hydra.run.dir=DIR  the run's output folder: created, and the effective configuration\n"
-             "                 (credentials redacted) written to DIR/SUBDIR/config.yaml under\n"
-             "                 `workload:` with the overrides in DIR/SUBDIR/overrides.yaml, as\n"
-             "                 Hydra writes them for DLIO; when the run ends DLIO's other outputs\n"
-             "                 (summary.json, per-rank files, metadata, logs, SUBDIR/hydra.yaml)\n"
-             "                 are written there too, as with --results-dir (also hydra.run.dir=DIR);\n"
-             "                 a DIR holding such files already is refused unless --overwrite\n"
-             "++hydra.output_subdir=SUB  SUBDIR above (default .hydra; null: no configuration\n"
-             "                 written); other hydra.* settings are ignored with a warning\n"
-             "--accelerators A total ranks (emulated accelerators), split evenly over the workers;\n"
-             "                 default: shardbench.accelerators of the workload, else 1\n"
-             "--local N        start N local shardbench-worker processes (default 1)\n"
-             "--workers N      wait for N workers started elsewhere with\n"
-             "                 `shardbench-worker --coordinator tcp://HOST:PORT`\n"
-             "--hosts H,H,...  start one worker per host over ssh (`ssh -o BatchMode=yes HOST\n"
-             "                 shardbench-worker ...`; $SHARDBENCH_SSH replaces `ssh`, the remote\n"
-             "                 binary is shardbench.remote_worker, else $SHARDBENCH_REMOTE_WORKER)\n"
-             "--hostfile FILE  the same, one host per line, # comments\n"
-             "--slurm          inside a Slurm allocation (sbatch, salloc): one worker on each node of\n"
-             "                 the job, started as one step (`srun --nodes=N --ntasks=N\n"
-             "                 --ntasks-per-node=1 --overlap --kill-on-bad-exit=1 WORKER ...`;\n"
-             "                 $SHARDBENCH_SRUN replaces `srun`, WORKER is shardbench.remote_worker,\n"
-             "                 else $SHARDBENCH_REMOTE_WORKER, else this worker binary's path)\n"
-             "--bind ENDPOINT  ZeroMQ endpoint to bind; default with --local: a Unix socket in a new\n"
-             "                 private (0700) folder, removed at the end; otherwise\n"
-             "                 tcp://*:5555 with --workers, --hosts and --slurm\n"
+             "++workload.K=V   override workload key K (+workload.K=V and workload.K=V too); the\n"
+             "                 + forms may add a key shardbench does not know (a warning, as in DLIO)\n",
+             ckpt ? "llama3_8b" : "quickstart",
+             ckpt ? "checkpoint.num_checkpoints_read=0" : catalog ? "dataset.num_files_train=128"
+                  : "reader.batch_size=4 train.epochs=2");
+    if (!catalog)
+        fprintf (f,
+                 "++hydra.run.dir=DIR  the run's output folder: created, and the effective configuration\n"
+                 "                 (credentials redacted) written to DIR/SUBDIR/config.yaml under\n"
+                 "                 `workload:` with the overrides in DIR/SUBDIR/overrides.yaml, as\n"
+                 "                 Hydra writes them for DLIO; when the run ends DLIO's other outputs\n"
+                 "                 (summary.json, per-rank files, metadata, logs, SUBDIR/hydra.yaml)\n"
+                 "                 are written there too, as with --results-dir (also hydra.run.dir=DIR);\n"
+                 "                 a DIR holding such files already is refused unless --overwrite\n"
+                 "++hydra.output_subdir=SUB  SUBDIR above (default .hydra; null: no configuration\n"
+                 "                 written); other hydra.* settings are ignored with a warning\n"
+                 "--overwrite      with ++hydra.run.dir: replace the results an earlier run left in DIR\n");
+    if (datagen)
+        fprintf (f,
+                 "--clean          remove the dataset files of another generation from DATA_FOLDER/train\n"
+                 "                 first (only PREFIX_I_of_N.EXT names and .*.tmp)\n"
+                 "--dry-run        print the files, bytes, folder and free space it would use, and write\n"
+                 "                 nothing\n");
+    if (ckpt)
+        fprintf (f,
+                 "--subset         checkpoint.mode=subset: the ranks write only their share of the full\n"
+                 "                 tensor x pipeline x data layout (MLPerf Storage subset mode)\n");
+    if (!catalog)
+        fprintf (f,
+                 "--accelerators A total ranks (emulated accelerators), split evenly over the workers;\n"
+                 "                 default: shardbench.accelerators of the workload, else 1\n"
+                 "--local N        start N local shardbench-worker processes (default 1)\n"
+                 "--workers N      wait for N workers started elsewhere with\n"
+                 "                 `shardbench-worker --coordinator tcp://HOST:PORT`\n"
+                 "--hosts H,H,...  start one worker per host over ssh (`ssh -o BatchMode=yes HOST\n"
+                 "                 shardbench-worker ...`; $SHARDBENCH_SSH replaces `ssh`, the remote\n"
+                 "                 binary is shardbench.remote_worker, else $SHARDBENCH_REMOTE_WORKER)\n"
+                 "--hostfile FILE  the same, one host per line, # comments\n"
+                 "--slurm          inside a Slurm allocation (sbatch, salloc): one worker on each node of\n"
+                 "                 the job, started as one step (`srun --nodes=N --ntasks=N\n"
+                 "                 --ntasks-per-node=1 --overlap --kill-on-bad-exit=1 WORKER ...`;\n"
+                 "                 $SHARDBENCH_SRUN replaces `srun`, WORKER is shardbench.remote_worker,\n"
+                 "                 else $SHARDBENCH_REMOTE_WORKER, else this worker binary's path)\n"
+                 "--bind ENDPOINT  ZeroMQ endpoint to bind; default with --local: a Unix socket in a new\n"
+                 "                 private (0700) folder, removed at the end; otherwise\n"
+                 "                 tcp://*:5555 with --workers, --hosts and --slurm\n"
+                 "--join-timeout S give up when the workers have not joined after S seconds\n"
+                 "                 (default 60 with --local, --hosts and --slurm, 300 with --workers);\n"
+                 "                 the error names who joined and who is missing\n"
+                 "--keys DIR       ZeroMQ CURVE: encrypt all traffic and admit only workers holding a\n"
+                 "                 certificate in DIR/allowed (make DIR with `shardbench keys`);\n"
+                 "                 default $SHARDBENCH_KEYS. Required when --bind is not a loopback\n"
+                 "                 address, unless --insecure\n"
+                 "--insecure       bind a routable address without CURVE: any host can join and\n"
+                 "                 read the workload\n");
+    fprintf (f,
              "--db FILE        result database (SQLite), default ./shardbench.db\n"
              "--db-lock-timeout S  how long rows may wait while another process keeps the result\n"
              "                 database locked before the run fails (default 300; 0: forever);\n"
-             "                 shorter waits delay the rows, not the run, and the summary says so\n"
-             "--seed S         run seed (default train.seed)\n"
-             "--relist         list the dataset again even when the catalog is current\n"
-             "--progress MODE  live status on stderr: tty (a block redrawn in place), plain (a line\n"
-             "                 every --progress-interval S seconds, default 5), off; default auto:\n"
-             "                 tty on a terminal, else plain\n"
-             "--join-timeout S give up when the workers have not joined after S seconds\n"
-             "                 (default 60 with --local, --hosts and --slurm, 300 with --workers);\n"
-             "                 the error names who joined and who is missing\n"
-             "--keys DIR       ZeroMQ CURVE: encrypt all traffic and admit only workers holding a\n"
-             "                 certificate in DIR/allowed (make DIR with `shardbench keys`);\n"
-             "                 default $SHARDBENCH_KEYS. Required when --bind is not a loopback\n"
-             "                 address, unless --insecure\n"
-             "--insecure       bind a routable address without CURVE: any host can join and\n"
-             "                 read the workload\n"
-             "--clean          (datagen) remove the dataset files of another generation from\n"
-             "                 DATA_FOLDER/train first (only PREFIX_I_of_N.EXT names and .*.tmp)\n"
-             "--dry-run        (datagen) print the files, bytes, folder and free space it would\n"
-             "                 use, and write nothing\n"
-             "--runs N         (run, checkpoint) N runs back to back, a series: the same workload and\n"
-             "                 overrides, each a whole run with its own run id, rows and summary, then\n"
-             "                 the series' summary (see `shardbench series --help`); the dataset is\n"
-             "                 generated at most once, before the first (later runs never generate it).\n"
-             "                 A run that does not succeed ends the series (recorded 'failed'); a signal\n"
-             "                 ends it as it ends a run ('aborted', exit 128 + N). Not with --workers\n"
-             "--warmup K       (with --runs) the first K runs are warm-up runs, left out of the series'\n"
-             "                 aggregate; default 1 when N > 1 (MLPerf Storage: --runs 6 = 1 warm-up +\n"
-             "                 5 measured), else 0; K < N\n"
-             "--label TEXT     name the run (runs.label; `shardbench runs` lists it), and the series\n"
-             "                 (at most 255 bytes of UTF-8)\n"
-             "--subset         (checkpoint) checkpoint.mode=subset: the ranks write only their share\n"
-             "                 of the full tensor x pipeline x data layout (MLPerf Storage subset mode)\n"
-             "--results-dir DIR  when the run ends (also when it failed), write each run of this command\n"
-             "                 as MLPerf Storage's results directory, from the result database:\n"
-             "                 DIR/DIVISION/SUBMITTER/results/SYSTEM/training/MODEL/{datagen,run}/TS/\n"
-             "                 (checkpoint: .../checkpointing/MODEL/TS/) with summary.json, per-rank\n"
-             "                 N_per_epoch_stats.json and N_output.json, TYPE_TS_metadata.json,\n"
-             "                 dlio_config/{config,overrides,hydra}.yaml, dlio.log and the stdout/stderr\n"
-             "                 logs. DIVISION: closed, or open when an override is one only OPEN allows\n"
-             "                 (mlpstorage's lists); TS: the run's start (local time), the next second\n"
-             "                 when that leaf exists. With ++hydra.run.dir=D the last run's files go\n"
-             "                 straight into D instead, as DLIO writes them (docs/DLIO.md)\n"
-             "--submitter NAME the results directory's SUBMITTER (default shardbench)\n"
-             "--system NAME    its SYSTEM (default the coordinator's host name)\n"
-             "-v, --verbose    debug messages\n"
-             "\n"
-             "workload keys (defaults):\n", cmd);
+             "                 shorter waits delay the rows, not the run, and the summary says so\n");
+    if (train || datagen)
+        fprintf (f, "--seed S         run seed (default train.seed)\n");
+    if (train || catalog)
+        fprintf (f, "--relist         list the dataset again even when the catalog is current\n");
+    if (!catalog)
+        fprintf (f,
+                 "--progress MODE  live status on stderr: tty (a block redrawn in place), plain (a line\n"
+                 "                 every --progress-interval S seconds, default 5), off; default auto:\n"
+                 "                 tty on a terminal, else plain\n"
+                 "--progress-interval S  seconds between two plain progress lines (default 5)\n");
+    if (train || ckpt)
+        fprintf (f,
+                 "--runs N         N runs back to back, a series: the same workload and overrides, each a\n"
+                 "                 whole run with its own run id, rows and summary, then the series'\n"
+                 "                 summary (see `shardbench series --help`); the dataset is generated at\n"
+                 "                 most once, before the first (later runs never generate it). A run that\n"
+                 "                 does not succeed ends the series (recorded 'failed'); a signal ends it\n"
+                 "                 as it ends a run ('aborted', exit 128 + N). Not with --workers\n"
+                 "--warmup K       (with --runs) the first K runs are warm-up runs, left out of the series'\n"
+                 "                 aggregate; default 1 when N > 1 (MLPerf Storage: --runs 6 = 1 warm-up +\n"
+                 "                 5 measured), else 0; K < N\n");
+    if (!catalog)
+        fprintf (f,
+                 "--label TEXT     name the run (runs.label; `shardbench runs` lists it)%s\n"
+                 "                 (at most 255 bytes of UTF-8)\n"
+                 "--results-dir DIR  when the run ends (also when it failed), write each run of this command\n"
+                 "                 as MLPerf Storage's results directory, from the result database:\n"
+                 "                 %s\n"
+                 "                 with summary.json, per-rank N_per_epoch_stats.json and N_output.json,\n"
+                 "                 TYPE_TS_metadata.json, dlio_config/{config,overrides,hydra}.yaml, dlio.log\n"
+                 "                 and the stdout/stderr logs. DIVISION: closed, or open when an override is\n"
+                 "                 one only OPEN allows (mlpstorage's lists); TS: the run's start (local\n"
+                 "                 time), the next second when that leaf exists. With ++hydra.run.dir=D the\n"
+                 "                 last run's files go straight into D instead, as DLIO writes them\n"
+                 "                 (docs/DLIO.md)\n"
+                 "--submitter NAME the results directory's SUBMITTER (default shardbench)\n"
+                 "--system NAME    its SYSTEM (default the coordinator's host name)\n",
+                 datagen ? "" : ", and the series",
+                 ckpt ? "DIR/DIVISION/SUBMITTER/results/SYSTEM/checkpointing/MODEL/TS/"
+                      : datagen ? "DIR/DIVISION/SUBMITTER/results/SYSTEM/training/MODEL/datagen/TS/"
+                                : "DIR/DIVISION/SUBMITTER/results/SYSTEM/training/MODEL/{datagen,run}/TS/");
+    fprintf (f, "-v, --verbose    debug messages\n\nexample:\n  %s\n\nworkload keys (defaults):\n",
+             train ? "shardbench run unet3d_h100 --accelerators 8 --local 2 train.epochs=2 --results-dir results"
+             : datagen ? "shardbench datagen unet3d_h100 --local 2 dataset.num_files_train=512"
+             : catalog ? "shardbench catalog unet3d_h100 dataset.data_folder=/mnt/data/unet3d --relist"
+                       : "shardbench checkpoint llama3_8b --accelerators 8 --local 2 checkpoint.scale=0.001");
     sb_workload_print_keys (f);
 }
 
@@ -793,7 +856,7 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
         int used_next = 0, dlio_form;
         const char *dlio_override = NULL;
         if (!strcmp (arg, "-h") || !strcmp (arg, "--help")) {
-            s_usage_run (stdout, cmd);
+            s_usage_run (stdout, kind);
             rc = 0;
             goto done;
         }
@@ -1067,6 +1130,12 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
     if (!a.have_seed && strcmp (wl.sampler, "global") == 0
         && (wl.sample_shuffle == SB_SHUFFLE_RANDOM || wl.file_shuffle == SB_SHUFFLE_RANDOM))
         seed = sb_mix ((uint64_t) time (NULL), (uint64_t) getpid ()), seed_drawn = 1;
+    /* a seed numpy refuses in a later epoch is found now, not in epoch 2 */
+    if (kind == SB_SESSION_TRAIN && (wl.do_train || wl.do_eval)
+        && sb_workload_check_seed (cfg, &wl, seed, a.have_seed, accelerators, err, sizeof err) != 0) {
+        fprintf (stderr, "shardbench: error: %s\n", err);
+        goto done;
+    }
     /* credentials of the workload file: into this process's environment
      * (its S3 client and the local workers it forks), then redacted */
     if (sb_workload_export_credentials (cfg, err, sizeof err) < 0) {

@@ -1,5 +1,6 @@
 /* config: YAML (libyaml document API) flattened into dotted keys with origins. */
 #include "config.h"
+#include "util.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -580,10 +581,67 @@ s_prescan (const char *text, const char *origin, char *err, size_t err_size)
     return rc;
 }
 
+/* Offset of the first byte of s that is not part of well-formed UTF-8, or
+ * (size_t) -1 when there is none. */
+static size_t
+s_utf8_bad (const char *s)
+{
+    const unsigned char *p = (const unsigned char *) s;
+    while (*p) {
+        size_t n = sb_utf8_seq (p);
+        if (!n)
+            return (size_t) (p - (const unsigned char *) s);
+        p += n;
+    }
+    return (size_t) -1;
+}
+
+/* A text that is not UTF-8 (a value stored raw would make runs.config
+ * unreadable): "origin:line: key 'k': not valid UTF-8 (byte 0xFF at column
+ * c)". libyaml only says "invalid leading UTF-8 octet" with no line; the
+ * key is found by parsing a copy with the bad bytes replaced. */
+static void
+s_utf8_error (const char *text, size_t bad, const char *origin, char *err, size_t err_size)
+{
+    int line = 1;
+    size_t start = 0;
+    for (size_t i = 0; i < bad; i++)
+        if (text[i] == '\n')
+            line++, start = i + 1;
+    unsigned char byte = (unsigned char) text[bad];
+    char key[600] = "";
+    char *copy = strdup (text);
+    sb_config_t *probe = sb_config_new ();
+    if (copy && probe) {
+        for (unsigned char *p = (unsigned char *) copy; *p;) {
+            size_t n = sb_utf8_seq (p);
+            if (!n)
+                *p = '?', n = 1;
+            p += n;
+        }
+        char ignored[256];
+        if (sb_config_load_string (probe, copy, origin, ignored, sizeof ignored) == 0)
+            for (size_t i = 0; i < probe->count; i++)
+                if (probe->entries[i].pub.line == line) {
+                    snprintf (key, sizeof key, "key '%s': ", probe->entries[i].key);
+                    break;
+                }
+    }
+    sb_config_destroy (&probe);
+    free (copy);
+    snprintf (err, err_size, "%s:%d: %snot valid UTF-8 (byte 0x%02X at column %zu)", origin, line, key, byte,
+              bad - start + 1);
+}
+
 int
 sb_config_load_string (sb_config_t *self, const char *text, const char *origin,
                        char *err, size_t err_size)
 {
+    size_t bad = s_utf8_bad (text);
+    if (bad != (size_t) -1) {
+        s_utf8_error (text, bad, origin, err, err_size);
+        return -1;
+    }
     if (s_prescan (text, origin, err, err_size) != 0)
         return -1;
     yaml_parser_t parser;
@@ -704,8 +762,17 @@ fail:
     return -1;
 }
 
-int
-sb_config_override (sb_config_t *self, const char *assignment, char *err, size_t err_size)
+/* Mark key as set by a Hydra append (sb_config_entry_t.hydra_add). */
+static void
+s_mark_hydra_add (sb_config_t *self, const char *key, int hydra_add)
+{
+    for (size_t i = 0; i < self->count; i++)
+        if (strcmp (self->entries[i].key, key) == 0)
+            self->entries[i].pub.hydra_add = hydra_add;
+}
+
+static int
+s_override (sb_config_t *self, const char *assignment, int hydra_add, char *err, size_t err_size)
 {
     const char *a = assignment;
     while (*a == '+')
@@ -732,6 +799,15 @@ sb_config_override (sb_config_t *self, const char *assignment, char *err, size_t
         }
     const char *value = eq + 1;
     size_t vlen = strlen (value);
+    if (!sb_utf8_valid (value)) {
+        /* stored raw, it would make runs.config unreadable */
+        const unsigned char *p = (const unsigned char *) value;
+        while (*p && sb_utf8_seq (p))
+            p += sb_utf8_seq (p);
+        snprintf (err, err_size, "command line: key '%s': not valid UTF-8 (byte 0x%02X at position %zu of the value)",
+                  strcmp (key, "model") ? key : "model.name", *p, (size_t) (p - (const unsigned char *) value) + 1);
+        return -1;
+    }
     if (vlen >= 2 && value[0] == '{' && value[vlen - 1] == '}') {
         /* Hydra / YAML flow mapping: {type: normal, mean: 0.5, stdev: 0.1}
          * sets KEY.type, KEY.mean, KEY.stdev (one level, plain values) */
@@ -765,7 +841,7 @@ sb_config_override (sb_config_t *self, const char *assignment, char *err, size_t
                 rc = -1;
             }
             else
-                rc = sb_config_override (self, sub, err, err_size);
+                rc = s_override (self, sub, hydra_add, err, err_size);
         }
         free (body);
         return rc;
@@ -802,6 +878,7 @@ sb_config_override (sb_config_t *self, const char *assignment, char *err, size_t
             snprintf (err, err_size, "command line: out of memory");
             return -1;
         }
+        s_mark_hydra_add (self, key, hydra_add);
         return 0;
     }
     char *copy = strdup (value);
@@ -812,7 +889,15 @@ sb_config_override (sb_config_t *self, const char *assignment, char *err, size_t
         snprintf (err, err_size, "command line: out of memory");
         return -1;
     }
+    s_mark_hydra_add (self, key, hydra_add);
     return 0;
+}
+
+int
+sb_config_override (sb_config_t *self, const char *assignment, char *err, size_t err_size)
+{
+    /* Hydra's + and ++ add a key the configuration lacks */
+    return s_override (self, assignment, assignment[0] == '+', err, err_size);
 }
 
 const sb_config_entry_t *
@@ -1293,13 +1378,14 @@ sb_config_copy (sb_config_t *self, const char *from, const char *to)
     else if (!(value = strdup (src->value ? src->value : "")))
         return -1;
     char *origin = strdup (src->origin);
-    int line = src->pub.line, interpolated = src->interpolated;
+    int line = src->pub.line, interpolated = src->interpolated, hydra_add = src->pub.hydra_add;
     if (!origin || s_set (self, to, value, items, n, origin, line) != 0) {
         free (origin);
         goto oom;
     }
     free (origin);
     s_entry_find (self, to)->interpolated = interpolated;
+    s_entry_find (self, to)->pub.hydra_add = hydra_add;
     return 0;
 oom:
     free (value);

@@ -17,6 +17,9 @@ typedef struct {
     size_t       nitems;
     const char  *origin;    /* file name, preset name or "command line" */
     int          line;      /* 1-based; 0 for the command line */
+    int          hydra_add; /* 1: set by a Hydra append (+workload.KEY=VALUE, ++workload.KEY=VALUE), the
+                             * form that adds a key DLIO's configuration lacks: unknown, it is a
+                             * warning; given as KEY=VALUE (or workload.KEY=VALUE), an error */
 } sb_config_entry_t;
 
 /* Create an empty configuration; NULL on allocation failure. */
@@ -45,7 +48,7 @@ int sb_config_load_file (sb_config_t *self, const char *path, char *err, size_t 
 
 /* Apply one command-line override "KEY=VALUE". DLIO/Hydra spellings
  * "++workload.KEY=VALUE", "+workload.KEY=VALUE" and "workload.KEY=VALUE" are
- * accepted. VALUE is a YAML scalar or a flow list "[a,b]"; "model=NAME" sets
+ * accepted; the first two mark the entry hydra_add. VALUE is a YAML scalar or a flow list "[a,b]"; "model=NAME" sets
  * model.name. Returns 0 or -1. */
 int sb_config_override (sb_config_t *self, const char *assignment, char *err, size_t err_size);
 

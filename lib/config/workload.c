@@ -8,6 +8,8 @@
 #include "storage_keys.h"
 #include "engine.h"
 #include "ckpt_target.h"
+#include "nprandom.h"
+#include "util.h"
 
 #include <errno.h>
 #include <math.h>
@@ -874,6 +876,104 @@ s_record_shape (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size)
     return 0;
 }
 
+/* Levenshtein distance of a and b (bytes), at most 255 each compared. */
+static size_t
+s_distance (const char *a, const char *b)
+{
+    size_t n = strnlen (a, 255), m = strnlen (b, 255);
+    size_t row[256];
+    for (size_t j = 0; j <= m; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= n; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= m; j++) {
+            size_t up = row[j];
+            size_t best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best)
+                best = up + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[m];
+}
+
+/* How far an unknown key is from a known one: the edit distance, or 1 when
+ * only the section differs (train.batch_size for reader.batch_size). */
+static size_t
+s_key_distance (const char *unknown, const char *known)
+{
+    const char *u = strrchr (unknown, '.'), *k = strrchr (known, '.');
+    if (u && k && !strcmp (u, k))
+        return 1;
+    return s_distance (unknown, known);
+}
+
+/* ": did you mean 'A', 'B' or 'C'?" naming the known keys nearest to key
+ * (the table's and the engines' options), at most three and only near
+ * enough to be a typo; "" when none is. */
+static void
+s_nearest_keys (const char *key, char *out, size_t size)
+{
+    enum { N = 3 };
+    char names[N][96];
+    size_t dist[N], found = 0;
+    /* a quarter of the key's length, at least 2: train.epoch -> train.epochs */
+    size_t limit = strlen (key) / 4 > 2 ? strlen (key) / 4 : 2;
+    char cand[96];
+    size_t ki = 0, ei = 0;
+    const sb_engine_ops_t *ops = sb_engine_at (0);
+    const sb_engine_option_t *o = ops ? ops->options : NULL;
+    for (;;) {
+        const char *c;
+        if (ki < S_NKEYS)
+            c = s_keys[ki++].key;
+        else {
+            while (ops && (!o || !o->key)) {
+                ops = sb_engine_at (++ei);
+                o = ops ? ops->options : NULL;
+            }
+            if (!ops)
+                break;
+            snprintf (cand, sizeof cand, "storage.%s.%s", ops->name, o->key);
+            o++;
+            c = cand;
+        }
+        size_t d = s_key_distance (key, c);
+        if (d > limit)
+            continue;
+        /* keep the N nearest, sorted by distance (the table's order among equals) */
+        size_t j = found;
+        while (j > 0 && dist[j - 1] > d)
+            j--;
+        if (j >= N)
+            continue;
+        for (size_t m = (found < N ? found : N - 1); m > j; m--) {
+            dist[m] = dist[m - 1];
+            memcpy (names[m], names[m - 1], sizeof names[m]);
+        }
+        dist[j] = d;
+        snprintf (names[j], sizeof names[j], "%s", c);
+        if (found < N)
+            found++;
+    }
+    /* only the nearest: a typo has one likely correction */
+    while (found > 1 && dist[found - 1] > dist[0])
+        found--;
+    if (found == 0) {
+        snprintf (out, size, "%s", "");
+        return;
+    }
+    int len = snprintf (out, size, ": did you mean '%s'", names[0]);
+    for (size_t j = 1; j < found && len > 0 && (size_t) len < size; j++)
+        len += snprintf (out + len, size - (size_t) len, "%s'%s'", j + 1 == found ? " or " : ", ", names[j]);
+    if (len > 0 && (size_t) len < size)
+        snprintf (out + len, size - (size_t) len, "?");
+}
+
 /* Sections DLIO knows whose keys shardbench does not model yet. */
 static int
 s_dlio_section (const char *key)
@@ -1230,6 +1330,25 @@ s_record_length_spellings (sb_config_t *cfg, const sb_workload_t *wl)
     }
 }
 
+/* dataset.format in lower case, as DLIO's FormatType values are: NPZ was
+ * compared exactly by the generator (raw bytes, no zip) but without case by
+ * the sampler. The configuration's entry is rewritten too (where it was
+ * written kept), so what is stored and sent says the format used. */
+static int
+s_format_lower (sb_config_t *cfg, sb_workload_t *wl)
+{
+    int upper = 0;
+    for (char *p = wl->format; *p; p++)
+        if (*p >= 'A' && *p <= 'Z')
+            *p = (char) (*p - 'A' + 'a'), upper = 1;
+    const sb_config_entry_t *e = sb_config_get (cfg, "dataset.format");
+    if (!upper || !e || !e->value)
+        return 0;
+    char origin[1024];
+    snprintf (origin, sizeof origin, "%s", e->origin);
+    return sb_config_set_at (cfg, "dataset.format", wl->format, origin, e->line);
+}
+
 /* issue 15, keys2: keys whose ${NAME} (upper case, naming no key) means
  * "from the environment", as the upstream s3dlio files write credentials
  * and the region: kept as written, then taken as absent (the S3 client's
@@ -1254,6 +1373,20 @@ sb_workload_from_config (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
     if (sb_config_interpolate (cfg, sb_workload_is_secret_key, s_env_ref_kept, err, err_size) != 0
         || sb_storage_keys_reader (cfg, err, err_size) != 0)
         return -1;
+    /* files and overrides are checked as they are read; ${oc.env:VAR} brings
+     * the environment's bytes, which runs.config must not store raw */
+    for (size_t i = 0; i < sb_config_count (cfg); i++) {
+        const sb_config_entry_t *e = sb_config_at (cfg, i);
+        int ok = !e->value || sb_utf8_valid (e->value);
+        for (size_t j = 0; ok && e->items && j < e->nitems; j++)
+            ok = sb_utf8_valid (e->items[j]);
+        if (!ok) {
+            char where[1200];
+            snprintf (err, err_size, "%s: key '%s': not valid UTF-8 (after ${...} references are resolved)",
+                      sb_config_where (e, where, sizeof where), e->key);
+            return -1;
+        }
+    }
     for (size_t i = 0; i < S_NKEYS; i++) {
         const s_key_t *k = &s_keys[i];
         if (k->type == T_IGNORED || k->type == T_CUSTOM || k->type == T_NA)
@@ -1263,6 +1396,10 @@ sb_workload_from_config (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
             return -1;
     }
     sb_config_where (sb_config_get (cfg, "reader.batch_size"), wl->batch_size_origin, sizeof wl->batch_size_origin);
+    if (s_format_lower (cfg, wl) != 0) {
+        snprintf (err, err_size, "out of memory");
+        return -1;
+    }
     if (s_aliases (cfg, wl, err, err_size) != 0 || s_compute (cfg, wl, err, err_size) != 0)
         return -1;
     if (s_ckpt_keys (cfg, wl, err, err_size) != 0)
@@ -1340,6 +1477,14 @@ sb_workload_from_config (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
             return -1;
         }
     }
+    if (wl->file_prefix[0] == '.') {
+        /* the listing skips hidden files (and datagen's .*.tmp): such a dataset would be written, then never found */
+        char where[1200];
+        snprintf (err, err_size, "%s: key 'dataset.file_prefix': '%s' starts with '.': object names would be hidden"
+                  " files, which the listing skips", sb_config_where (sb_config_get (cfg, "dataset.file_prefix"), where,
+                  sizeof where), wl->file_prefix);
+        return -1;
+    }
     if (s_parquet_columns (cfg, wl, err, err_size) != 0 || s_parquet_compression (cfg, wl, err, err_size) != 0
         || s_parquet_read_columns (cfg, wl, err, err_size) != 0)
         return -1;
@@ -1368,6 +1513,17 @@ sb_workload_from_config (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
             return -1;
         if (shape > 0)
             continue;
+        if (!k && e->line == 0 && !strcmp (e->origin, "command line") && !e->hydra_add) {
+            /* KEY=VALUE is shardbench's own form: a typo there (train.epoch=1) would
+             * otherwise run the default silently. A workload file and Hydra's
+             * ++workload.KEY=VALUE may carry keys for other DLIO versions: warnings. */
+            char near[600];
+            s_nearest_keys (e->key, near, sizeof near);
+            snprintf (err, err_size, "command line: unknown key '%s'%s (`shardbench run --help` lists the keys;"
+                      " ++workload.%s=VALUE adds a key shardbench does not know, with a warning, as DLIO's Hydra"
+                      " does)", e->key, near, e->key);
+            return -1;
+        }
         if (!k && sb_workload_is_secret_key (e->key))
             sb_warn ("%s: unknown key '%s' ignored and its value not recorded: S3 credentials are"
                      " storage.storage_options.access_key_id and secret_access_key, or AWS_ACCESS_KEY_ID,"
@@ -1383,14 +1539,69 @@ sb_workload_from_config (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
     return 0;
 }
 
-static const char *const s_secret_words[] = { "secret", "password", "passwd", "token", "access_key", "credential" };
+/* Parts of a name that say it holds a credential wherever they appear in it
+ * (case aside): secret_access_key, client_secret, db_password, auth_token,
+ * apiKey, private_key, sas_token, connection_string (Azure's holds the key). */
+static const char *const s_secret_parts[] = {
+    "secret", "password", "passwd", "passphrase", "token", "access_key", "accesskey", "credential", "api_key",
+    "apikey", "api-key", "bearer", "signature", "private", "authorization", "connection_string",
+    "connectionstring", "account_key", "accountkey",
+};
+/* Whole words (s_has_word) that do: too short to look for inside others
+ * (pass is in bypass, sas in sasl, sig in design). */
+static const char *const s_secret_words[] = { "pass", "pwd", "sas", "sig" };
+
+/* 1 when text holds word as a whole word: words are split at anything but
+ * a letter or digit, and where a lower-case letter meets an upper-case one
+ * (sasToken: sas, token); case aside. last: only its last word counts. */
+static int
+s_has_word (const char *text, const char *word, int last)
+{
+    size_t n = strlen (word);
+    int found = 0;
+    for (const char *p = text; *p;) {
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9'))) {
+            p++;
+            continue;
+        }
+        const char *start = p++;
+        while ((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || ((*p >= 'A' && *p <= 'Z')
+               && !(p[-1] >= 'a' && p[-1] <= 'z')))
+            p++;
+        int match = (size_t) (p - start) == n && strncasecmp (start, word, n) == 0;
+        if (match && !last)
+            return 1;
+        found = match;
+    }
+    return found;
+}
 
 static int
 s_names_secret (const char *text)
 {
-    for (size_t i = 0; i < sizeof s_secret_words / sizeof s_secret_words[0]; i++)
-        if (strcasestr (text, s_secret_words[i]))
+    for (size_t i = 0; i < sizeof s_secret_parts / sizeof s_secret_parts[0]; i++)
+        if (strcasestr (text, s_secret_parts[i]))
             return 1;
+    for (size_t i = 0; i < sizeof s_secret_words / sizeof s_secret_words[0]; i++)
+        if (s_has_word (text, s_secret_words[i], 0))
+            return 1;
+    return 0;
+}
+
+/* 1 when a segment of key (the first n bytes) is storage_options or
+ * credentials: there a bare `key` (or account_key, sseKey) is one. */
+static int
+s_credential_section (const char *key, size_t n)
+{
+    static const char *const sections[] = { "storage_options", "credentials", "credential" };
+    for (const char *seg = key; seg < key + n;) {
+        const char *end = memchr (seg, '.', (size_t) (key + n - seg));
+        size_t len = end ? (size_t) (end - seg) : (size_t) (key + n - seg);
+        for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++)
+            if (len == strlen (sections[i]) && strncasecmp (seg, sections[i], len) == 0)
+                return 1;
+        seg += len + 1;
+    }
     return 0;
 }
 
@@ -1398,7 +1609,9 @@ int
 sb_workload_is_secret_key (const char *key)
 {
     const char *last = strrchr (key, '.');
-    return s_names_secret (last ? last + 1 : key);
+    const char *name = last ? last + 1 : key;
+    return s_names_secret (name)
+        || (last && s_credential_section (key, (size_t) (last - key)) && s_has_word (name, "key", 1));
 }
 
 const char *
@@ -1413,9 +1626,54 @@ sb_workload_secret_value (const char *assignment)
     int len = snprintf (k, sizeof k, "%.*s", (int) (eq - key), key);
     const char *value = eq + 1 + strspn (eq + 1, " \t");
     if (len < 0 || (size_t) len >= sizeof k || sb_workload_is_secret_key (k)
-        || ((*value == '{' || *value == '[') && s_names_secret (value)))
+        || ((*value == '{' || *value == '[')
+            && (s_names_secret (value) || (s_credential_section (k, strlen (k)) && s_has_word (value, "key", 0)))))
         return eq + 1;
     return NULL;
+}
+
+int
+sb_workload_check_seed (sb_config_t *cfg, const sb_workload_t *wl, uint64_t seed, int from_option,
+                        uint64_t ranks, char *err, size_t err_size)
+{
+    if (strcasecmp (wl->sampler, "global") == 0)
+        return 0;   /* its shuffles mix the seed into 64 bits: no numpy bound */
+    /* the most added to the seed, as sampler_dlio.c derives the seeds */
+    uint64_t most = 0, r = ranks ? ranks - 1 : 0;
+    int any = 0;
+    const char *how = "";
+    if (wl->file_shuffle != SB_SHUFFLE_OFF) {
+        most = r > UINT64_MAX / 62 ? UINT64_MAX : wl->epochs + 31 * r;
+        any = 1;
+        how = r ? " + 31 x rank" : "";
+    }
+    if (wl->sample_shuffle != SB_SHUFFLE_OFF) {
+        uint64_t s = wl->seed_change_epoch ? wl->epochs : 0;
+        most = s > most ? s : most;
+        any = 1;
+    }
+    if (!any || (most <= SB_NP_SEED_MAX && seed <= SB_NP_SEED_MAX - most))
+        return 0;
+    char where[1200], largest[64];
+    if (most > SB_NP_SEED_MAX)
+        snprintf (largest, sizeof largest, "none");
+    else
+        snprintf (largest, sizeof largest, "%llu", (unsigned long long) (SB_NP_SEED_MAX - most));
+    int epoch_added = wl->file_shuffle != SB_SHUFFLE_OFF || wl->seed_change_epoch;
+    char seeds[160], ranks_text[64] = "", origin[1100];
+    snprintf (seeds, sizeof seeds, "seed%s%s, up to seed + %llu", epoch_added ? " + epoch" : "", how,
+              (unsigned long long) most);
+    if (r && wl->file_shuffle != SB_SHUFFLE_OFF)
+        snprintf (ranks_text, sizeof ranks_text, " over %llu ranks", (unsigned long long) ranks);
+    if (from_option)
+        snprintf (where, sizeof where, "--seed");
+    else
+        snprintf (where, sizeof where, "%s: key 'train.seed'",
+                  sb_config_where (sb_config_get (cfg, "train.seed"), origin, sizeof origin));
+    snprintf (err, err_size, "%s: %llu is too large: the shuffles of %llu epoch(s)%s seed numpy with %s, and"
+              " np.random.seed takes at most 2**32-1 (4294967295), where DLIO stops; the largest seed here is %s",
+              where, (unsigned long long) seed, (unsigned long long) wl->epochs, ranks_text, seeds, largest);
+    return -1;
 }
 
 const char *

@@ -152,10 +152,14 @@ int sb_workload_from_config (sb_config_t *cfg, sb_workload_t *wl, char *err, siz
  * Returns 0 or -1 with err. */
 int sb_workload_engine_options (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size);
 
-/* 1 when key holds a credential (its last segment names a secret, a
- * password, a token, an access key or a credential, e.g.
- * storage.storage_options.secret_access_key): such a value is never used,
- * stored or sent (sb_config_redact), else 0. */
+/* 1 when key holds a credential, else 0: its last segment names a secret,
+ * a password (pass, passwd, pwd, passphrase), a token, a bearer, an access
+ * key, an API key, an account key, a private key, a signature (sig, sas), an
+ * authorization, a connection string or a credential (e.g.
+ * storage.storage_options.secret_access_key, api_key, sasToken), or, under
+ * a storage_options or credentials section, ends in the word key
+ * (storage.storage_options.key). Such a value is never stored or sent
+ * (sb_config_redact). */
 int sb_workload_is_secret_key (const char *key);
 
 /* Where the value of a command-line assignment ("[+...][workload.]KEY=VALUE")
@@ -165,6 +169,17 @@ int sb_workload_is_secret_key (const char *key);
  * (storage.storage_options={access_key_id: A, secret_access_key: S}); such
  * a value is redacted whole. Borrowed: a pointer into assignment. */
 const char *sb_workload_secret_value (const char *assignment);
+
+/* The dlio sampler seeds numpy's np.random.seed, which takes at most
+ * 2**32-1 (DLIO stops there), with seed + epoch for epochs 1..train.epochs
+ * and, with reader.file_shuffle, seed + epoch + 31 x rank for ranks
+ * 0..ranks-1. Check before anything starts that every seed of the run fits:
+ * seed is the run seed (train.seed of cfg, or --seed when from_option).
+ * Returns 0, or -1 with err naming where the seed came from, the key and
+ * the largest seed allowed. Nothing to check with the global sampler or
+ * without shuffles. */
+int sb_workload_check_seed (sb_config_t *cfg, const sb_workload_t *wl, uint64_t seed, int from_option,
+                            uint64_t ranks, char *err, size_t err_size);
 
 /* Name of a sync or shuffle mode ("step", "seed", ...). Borrowed. */
 const char *sb_workload_sync_name (sb_sync_t sync);

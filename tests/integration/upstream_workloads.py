@@ -165,7 +165,9 @@ class Plan:
         return "storage"
 
     def set(self, key, value):
-        self.overrides.append(f"{key}={value}")
+        # mlpstorage's form: the file's keys include some shardbench does not
+        # know (model.optimization_groups), which KEY=VALUE refuses as a typo
+        self.overrides.append(f"++workload.{key}={value}")
 
     def _where(self, endpoints):
         f = self.flat

@@ -1,6 +1,7 @@
 /* Config parsing, overrides and errors that name file, line and key. */
 #include <check.h>
 #include "check_main.h"
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -705,6 +706,245 @@ START_TEST (test_interpolate)
 }
 END_TEST
 
+/* A typo in shardbench's own KEY=VALUE is an error naming the nearest keys;
+ * Hydra's ++workload.KEY=VALUE and a workload file only warn, as DLIO
+ * takes keys it does not know. */
+START_TEST (test_unknown_key_command_line)
+{
+    static const struct { const char *arg, *expect; } cases[] = {
+        { "train.epoch=1", "command line: unknown key 'train.epoch': did you mean 'train.epochs'? (`shardbench run"
+          " --help` lists the keys; ++workload.train.epoch=VALUE adds a key shardbench does not know, with a"
+          " warning, as DLIO's Hydra does)" },
+        { "workload.train.epoch=1", "command line: unknown key 'train.epoch': did you mean 'train.epochs'?" },
+        { "train.batch_size=4", "command line: unknown key 'train.batch_size': did you mean 'reader.batch_size'?" },
+        { "reader.read_thread=2", "command line: unknown key 'reader.read_thread': did you mean 'reader.read_threads'?" },
+        { "zzz=1", "command line: unknown key 'zzz' (`shardbench run --help` lists the keys;" },
+        { "storage.storage_options.api_key=x", "command line: unknown key 'storage.storage_options.api_key'" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        sb_config_t *cfg = sb_config_new ();
+        char err[1024] = "";
+        ck_assert_int_eq (sb_config_override (cfg, cases[i].arg, err, sizeof err), 0);
+        sb_workload_t wl;
+        ck_assert_int_eq (sb_workload_from_config (cfg, &wl, err, sizeof err), -1);
+        ck_assert_msg (strncmp (err, cases[i].expect, strlen (cases[i].expect)) == 0, "%s: got '%s'", cases[i].arg,
+                       err);
+        sb_config_destroy (&cfg);
+    }
+    /* the Hydra appends and a file: accepted, the default kept */
+    const char *ok[] = { "++workload.train.epoch=1", "+workload.train.epoch=1",
+                         "++workload.storage.storage_options={epoch: 1}" };
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        sb_config_t *cfg = sb_config_new ();
+        char err[1024] = "";
+        ck_assert_int_eq (sb_config_override (cfg, ok[i], err, sizeof err), 0);
+        sb_workload_t wl;
+        ck_assert_msg (sb_workload_from_config (cfg, &wl, err, sizeof err) == 0, "%s: %s", ok[i], err);
+        ck_assert_uint_eq (wl.epochs, 1);
+        sb_config_destroy (&cfg);
+    }
+    sb_config_t *cfg = sb_config_new ();
+    char err[1024] = "";
+    ck_assert_int_eq (sb_config_load_string (cfg, "train:\n  epoch: 3\n", "w.yaml", err, sizeof err), 0);
+    sb_workload_t wl;
+    ck_assert_int_eq (sb_workload_from_config (cfg, &wl, err, sizeof err), 0);
+    /* the command line replacing a file's unknown key makes it the command line's */
+    ck_assert_int_eq (sb_config_override (cfg, "train.epoch=4", err, sizeof err), 0);
+    ck_assert_int_eq (sb_workload_from_config (cfg, &wl, err, sizeof err), -1);
+    sb_config_destroy (&cfg);
+}
+END_TEST
+
+/* numpy's np.random.seed takes at most 2**32-1: every seed the dlio
+ * sampler derives (seed + epoch, + 31 x rank with file_shuffle) is checked
+ * before the run starts, naming the key and the largest seed allowed. */
+START_TEST (test_seed_bound)
+{
+    sb_config_t *cfg = sb_config_new ();
+    char err[1024] = "";
+    ck_assert_int_eq (sb_config_load_string (cfg, "train:\n  epochs: 3\n  seed: 4294967293\nreader:\n"
+                                             "  sample_shuffle: seed\n", "w.yaml", err, sizeof err), 0);
+    sb_workload_t wl;
+    ck_assert_int_eq (sb_workload_from_config (cfg, &wl, err, sizeof err), 0);
+    ck_assert_int_eq (sb_workload_check_seed (cfg, &wl, wl.seed, 0, 4, err, sizeof err), -1);
+    ck_assert_str_eq (err, "w.yaml:3: key 'train.seed': 4294967293 is too large: the shuffles of 3 epoch(s) seed numpy"
+                           " with seed + epoch, up to seed + 3, and np.random.seed takes at most 2**32-1 (4294967295),"
+                           " where DLIO stops; the largest seed here is 4294967292");
+    ck_assert_int_eq (sb_workload_check_seed (cfg, &wl, 4294967292ull, 1, 4, err, sizeof err), 0);
+    ck_assert_int_eq (sb_workload_check_seed (cfg, &wl, 4294967293ull, 1, 4, err, sizeof err), -1);
+    ck_assert_ptr_nonnull (strstr (err, "--seed: 4294967293 is too large"));
+    /* the seed stays when seed_change_epoch is false */
+    ck_assert_int_eq (sb_config_override (cfg, "train.seed_change_epoch=false", err, sizeof err), 0);
+    ck_assert_int_eq (sb_workload_from_config (cfg, &wl, err, sizeof err), 0);
+    ck_assert_int_eq (sb_workload_check_seed (cfg, &wl, 4294967295ull, 0, 4, err, sizeof err), 0);
+    /* file_shuffle: seed + epoch + 31 x rank, whatever seed_change_epoch says */
+    ck_assert_int_eq (sb_config_override (cfg, "reader.file_shuffle=seed", err, sizeof err), 0);
+    ck_assert_int_eq (sb_workload_from_config (cfg, &wl, err, sizeof err), 0);
+    ck_assert_int_eq (sb_workload_check_seed (cfg, &wl, 4294967295ull - 96, 0, 4, err, sizeof err), 0);
+    ck_assert_int_eq (sb_workload_check_seed (cfg, &wl, 4294967295ull - 95, 0, 4, err, sizeof err), -1);
+    ck_assert_ptr_nonnull (strstr (err, "3 epoch(s) over 4 ranks seed numpy with seed + epoch + 31 x rank, up to"
+                                        " seed + 96,"));
+    ck_assert_ptr_nonnull (strstr (err, "the largest seed here is 4294967199"));
+    /* no shuffle, or the global sampler: no bound */
+    ck_assert_int_eq (sb_config_override (cfg, "shardbench.sampler=global", err, sizeof err), 0);
+    ck_assert_int_eq (sb_workload_from_config (cfg, &wl, err, sizeof err), 0);
+    ck_assert_int_eq (sb_workload_check_seed (cfg, &wl, UINT64_MAX, 0, 4, err, sizeof err), 0);
+    ck_assert_int_eq (sb_config_override (cfg, "shardbench.sampler=dlio", err, sizeof err), 0);
+    ck_assert_int_eq (sb_config_override (cfg, "reader.file_shuffle=off", err, sizeof err), 0);
+    ck_assert_int_eq (sb_config_override (cfg, "reader.sample_shuffle=off", err, sizeof err), 0);
+    ck_assert_int_eq (sb_workload_from_config (cfg, &wl, err, sizeof err), 0);
+    ck_assert_int_eq (sb_workload_check_seed (cfg, &wl, UINT64_MAX, 0, 4, err, sizeof err), 0);
+    sb_config_destroy (&cfg);
+}
+END_TEST
+
+/* Text that is not UTF-8 is refused as it is read, naming file, line and
+ * key: stored raw in runs.config it made that column unparseable. */
+START_TEST (test_invalid_utf8)
+{
+    sb_config_t *cfg = sb_config_new ();
+    char err[1024] = "";
+    ck_assert_int_eq (sb_config_load_string (cfg, "model:\n  name: a\xff\xfe" "b\n", "w.yaml", err, sizeof err), -1);
+    ck_assert_str_eq (err, "w.yaml:2: key 'model.name': not valid UTF-8 (byte 0xFF at column 10)");
+    ck_assert_int_eq (sb_config_load_string (cfg, "reader:\n  batch_size: 4\n# caf\xe9\n", "w.yaml", err,
+                                             sizeof err), -1);
+    ck_assert_str_eq (err, "w.yaml:3: not valid UTF-8 (byte 0xE9 at column 6)");
+    /* overlong and surrogate forms are not UTF-8 either */
+    ck_assert_int_eq (sb_config_load_string (cfg, "a: \xc0\xaf\n", "w.yaml", err, sizeof err), -1);
+    ck_assert_str_eq (err, "w.yaml:1: key 'a': not valid UTF-8 (byte 0xC0 at column 4)");
+    ck_assert_int_eq (sb_config_load_string (cfg, "a: \xed\xa0\x80\n", "w.yaml", err, sizeof err), -1);
+    ck_assert_str_eq (err, "w.yaml:1: key 'a': not valid UTF-8 (byte 0xED at column 4)");
+    ck_assert_uint_eq (sb_config_count (cfg), 0);
+    /* real UTF-8 is kept */
+    ck_assert_int_eq (sb_config_load_string (cfg, "model:\n  name: caf\xc3\xa9\n", "w.yaml", err, sizeof err), 0);
+    ck_assert_str_eq (sb_config_get (cfg, "model.name")->value, "caf\xc3\xa9");
+    /* the command line, lists and {...} included */
+    ck_assert_int_eq (sb_config_override (cfg, "model.name=a\xff\xfe" "b", err, sizeof err), -1);
+    ck_assert_str_eq (err, "command line: key 'model.name': not valid UTF-8 (byte 0xFF at position 2 of the value)");
+    ck_assert_int_eq (sb_config_override (cfg, "++workload.model=\xff", err, sizeof err), -1);
+    ck_assert_str_eq (err, "command line: key 'model.name': not valid UTF-8 (byte 0xFF at position 1 of the value)");
+    ck_assert_int_eq (sb_config_override (cfg, "storage.storage_options.columns=[a,b\xc3]", err, sizeof err), -1);
+    ck_assert_str_eq (err, "command line: key 'storage.storage_options.columns': not valid UTF-8 (byte 0xC3 at"
+                           " position 5 of the value)");
+    ck_assert_str_eq (sb_config_get (cfg, "model.name")->value, "caf\xc3\xa9");
+    /* the environment through ${oc.env:VAR} */
+    ck_assert_int_eq (setenv ("SB_TEST_BAD_UTF8", "x\xffy", 1), 0);
+    ck_assert_int_eq (sb_config_override (cfg, "model.name=${oc.env:SB_TEST_BAD_UTF8}", err, sizeof err), 0);
+    sb_workload_t wl;
+    ck_assert_int_eq (sb_workload_from_config (cfg, &wl, err, sizeof err), -1);
+    ck_assert_str_eq (err, "command line: key 'model.name': not valid UTF-8 (after ${...} references are resolved)");
+    unsetenv ("SB_TEST_BAD_UTF8");
+    sb_config_destroy (&cfg);
+}
+END_TEST
+
+/* A file prefix starting with '.' names hidden files, which the listing
+ * skips: datagen wrote them and every run regenerated, then found none. */
+START_TEST (test_hidden_prefix)
+{
+    const char *bad[] = { "dataset.file_prefix=.x", "dataset.file_prefix=.", "dataset.file_prefix=.img_a" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        sb_config_t *cfg = sb_config_new ();
+        char err[1024] = "", expect[256];
+        ck_assert_int_eq (sb_config_override (cfg, bad[i], err, sizeof err), 0);
+        sb_workload_t wl;
+        ck_assert_int_eq (sb_workload_from_config (cfg, &wl, err, sizeof err), -1);
+        snprintf (expect, sizeof expect, "command line: key 'dataset.file_prefix': '%s' starts with '.': object names"
+                  " would be hidden files, which the listing skips", strchr (bad[i], '=') + 1);
+        ck_assert_str_eq (err, expect);
+        sb_config_destroy (&cfg);
+    }
+    sb_config_t *cfg = sb_config_new ();
+    char err[1024] = "";
+    ck_assert_int_eq (sb_config_override (cfg, "dataset.file_prefix=img.x", err, sizeof err), 0);
+    sb_workload_t wl;
+    ck_assert_int_eq (sb_workload_from_config (cfg, &wl, err, sizeof err), 0);
+    sb_config_destroy (&cfg);
+}
+END_TEST
+
+/* dataset.format in any case is DLIO's lower-case format, everywhere:
+ * the table's value and the stored configuration. */
+START_TEST (test_format_case)
+{
+    sb_config_t *cfg = sb_config_new ();
+    char err[1024] = "";
+    ck_assert_int_eq (sb_config_load_string (cfg, "dataset:\n  format: NPZ\n", "w.yaml", err, sizeof err), 0);
+    sb_workload_t wl;
+    ck_assert_int_eq (sb_workload_from_config (cfg, &wl, err, sizeof err), 0);
+    ck_assert_str_eq (wl.format, "npz");
+    const sb_config_entry_t *e = sb_config_get (cfg, "dataset.format");
+    ck_assert_str_eq (e->value, "npz");
+    ck_assert_str_eq (e->origin, "w.yaml");
+    ck_assert_int_eq (e->line, 2);
+    ck_assert_int_eq (sb_config_override (cfg, "dataset.format=Parquet", err, sizeof err), 0);
+    ck_assert_int_eq (sb_workload_from_config (cfg, &wl, err, sizeof err), 0);
+    ck_assert_str_eq (wl.format, "parquet");
+    char *yaml = sb_config_to_yaml (cfg);
+    ck_assert_ptr_nonnull (strstr (yaml, "format: parquet"));
+    free (yaml);
+    sb_config_destroy (&cfg);
+}
+END_TEST
+
+/* Credentials under any of their usual names are secrets (never stored or
+ * sent); names that only look alike, and every key shardbench reads but the
+ * three S3 credentials, are not. */
+START_TEST (test_secret_names)
+{
+    const char *secret[] = {
+        "storage.storage_options.api_key", "storage.storage_options.apikey", "storage.storage_options.apiKey",
+        "storage.storage_options.pass", "storage.storage_options.passwd", "storage.storage_options.password",
+        "storage.storage_options.bearer", "storage.storage_options.bearer_token", "storage.storage_options.token",
+        "storage.storage_options.key", "storage.storage_options.account_key", "storage.storage_options.sseKey",
+        "storage.credentials.key", "storage.storage_options.secret", "storage.storage_options.session_token",
+        "storage.storage_options.sas", "storage.storage_options.sas_token", "storage.storage_options.sasToken",
+        "storage.storage_options.signature", "storage.storage_options.sig", "storage.storage_options.private_key",
+        "storage.storage_options.connection_string", "storage.storage_options.authorization",
+        "storage.storage_options.db_pwd", "storage.storage_options.passphrase", "storage.storage_options.client_secret",
+        "storage.storage_options.access_key_id", "storage.storage_options.secret_access_key", "x.PASSWORD",
+        "AWS_SECRET_ACCESS_KEY", "API_KEY",
+    };
+    for (size_t i = 0; i < sizeof secret / sizeof secret[0]; i++)
+        ck_assert_msg (sb_workload_is_secret_key (secret[i]), "%s is a secret", secret[i]);
+    const char *plain[] = {
+        "storage.storage_options.bypass", "storage.storage_options.sasl_mechanism", "model.design",
+        "storage.storage_options.key_prefix", "dataset.key", "storage.key", "shardbench.keys_page",
+        "storage.storage_options.passes", "storage.storage_options.keys", "storage.storage_options.sign_payload",
+    };
+    for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++)
+        ck_assert_msg (!sb_workload_is_secret_key (plain[i]), "%s is not a secret", plain[i]);
+    /* the keys shardbench reads (its table and the engines' options) */
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream (&buf, &len);
+    ck_assert_ptr_nonnull (f);
+    sb_workload_print_keys (f);
+    ck_assert_int_eq (fclose (f), 0);
+    char found[512] = "";
+    int n = 0;
+    for (char *save = NULL, *line = strtok_r (buf, "\n", &save); line; line = strtok_r (NULL, "\n", &save)) {
+        char key[128];
+        if (sscanf (line, " %127s", key) == 1 && sb_workload_is_secret_key (key)) {
+            strncat (found, " ", sizeof found - strlen (found) - 1);
+            strncat (found, key, sizeof found - strlen (found) - 1);
+        }
+        n++;
+    }
+    free (buf);
+    ck_assert_int_gt (n, 100);
+    ck_assert_str_eq (found, " storage.storage_options.access_key_id storage.storage_options.secret_access_key"
+                             " storage.storage_options.session_token");
+    /* a {...} value on the command line naming one is redacted whole */
+    const char *a = "++workload.storage.storage_options={key: K1, region: r}";
+    ck_assert_ptr_eq (sb_workload_secret_value (a), strchr (a, '=') + 1);
+    a = "storage.storage_options={sasToken: K1}";
+    ck_assert_ptr_eq (sb_workload_secret_value (a), strchr (a, '=') + 1);
+    ck_assert_ptr_null (sb_workload_secret_value ("dataset.parquet={key: x}"));
+    ck_assert_ptr_null (sb_workload_secret_value ("reader.batch_size=4"));
+}
+END_TEST
+
 static Suite *
 s_suite (void)
 {
@@ -727,6 +967,12 @@ s_suite (void)
     tcase_add_test (tc, test_merge_keys);
     tcase_add_test (tc, test_model_name);
     tcase_add_test (tc, test_interpolate);
+    tcase_add_test (tc, test_unknown_key_command_line);
+    tcase_add_test (tc, test_seed_bound);
+    tcase_add_test (tc, test_invalid_utf8);
+    tcase_add_test (tc, test_hidden_prefix);
+    tcase_add_test (tc, test_format_case);
+    tcase_add_test (tc, test_secret_names);
     suite_add_tcase (s, tc);
     return s;
 }
