@@ -33,6 +33,8 @@
  *
  *   hang-list     every ListObjectsV2 request
  *   hang-put      every PUT and POST; listings are one empty page
+ *   hang-object-put  as hang-put, but the dataset marker's PUT (a key ending
+ *                 in .shardbench-dataset) is answered 200
  *   slowdown      every ListObjectsV2 request: 503 SlowDown (retried by the
  *                 client, with its backoff, up to its max_retries)
  *   stall-get     object GETs get the headers of their reply (206 with
@@ -221,6 +223,23 @@ s_hang (int fd)
     }
 }
 
+/* Does this request go unanswered (hang-list, hang-put, hang-object-put)?
+ * path_len: the length of target without its query. */
+static int
+s_unanswered (const char *method, const char *target, size_t path_len, int object)
+{
+    static const char marker[] = ".shardbench-dataset";
+    size_t mn = sizeof marker - 1;
+    int upload = !strcmp (method, "PUT") || !strcmp (method, "POST");
+    if (!strcmp (s_mode, "hang-list"))
+        return !strcmp (method, "GET") && !object && strstr (target, "list-type=2") != NULL;
+    if (!strcmp (s_mode, "hang-put"))
+        return upload;
+    if (!strcmp (s_mode, "hang-object-put"))
+        return upload && !(path_len >= mn && !strncmp (target + path_len - mn, marker, mn));
+    return 0;
+}
+
 /* The ListObjectsV2 page for this request, by mode. Returns the body
  * (malloc'd) and sets *status and *type. */
 static char *
@@ -286,7 +305,7 @@ s_list_page (const char *target, int *status, const char **type)
         n = asprintf (&body, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>SlowDown</Code>"
                       "<Message>Please reduce your request rate.</Message></Error>");
     }
-    else if (!strcmp (s_mode, "hang-put"))
+    else if (!strcmp (s_mode, "hang-put") || !strcmp (s_mode, "hang-object-put"))
         n = asprintf (&body, "%s<KeyCount>0</KeyCount><IsTruncated>false</IsTruncated></ListBucketResult>", head);
     else if (!strcmp (s_mode, "stall-get"))
         n = s_list_keys (target, head, &body);
@@ -347,8 +366,7 @@ s_serve (int fd)
         size_t q = strcspn (target, "?");
         int object = slash && (size_t) (slash - target) + 1 < q;
         int rc;
-        if ((!strcmp (s_mode, "hang-list") && !strcmp (method, "GET") && !object && strstr (target, "list-type=2"))
-            || (!strcmp (s_mode, "hang-put") && (!strcmp (method, "PUT") || !strcmp (method, "POST")))) {
+        if (s_unanswered (method, target, q, object)) {
             s_log ("%s %.*s: no answer", method, (int) q, target);
             s_hang (fd);
             return;

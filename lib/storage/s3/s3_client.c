@@ -952,11 +952,12 @@ s_collect (sb_s3_t *self)
 
 /* A signal or the client's stop: every request in the multi handle or
  * waiting for its retry ends now, failed (s_fill_cancelled). Returns 1
- * when cancelled, else 0. */
+ * when it ended any, else 0 (with none, the caller's wait goes on: no
+ * loop that spins while the session stops). */
 static int
 s_cancel_all (sb_s3_t *self)
 {
-    if (!s_cancelled (self))
+    if ((!self->active && !self->retry_list) || !s_cancelled (self))
         return 0;
     while (self->active) {
         s_req_t *r = self->active;
