@@ -371,10 +371,12 @@ s_serve (int fd)
             s_hang (fd);
             return;
         }
-        if (!strcmp (s_mode, "stall-get") && !strcmp (method, "GET") && object && s_key_size (target) >= 0) {
-            char path[2048], head[512];
-            snprintf (path, sizeof path, "%.*s", (int) q, target);
-            unsigned long long size = (unsigned long long) s_key_size (path);
+        char path[2048];
+        snprintf (path, sizeof path, "%.*s", (int) q, target);
+        long long listed = !strcmp (s_mode, "stall-get") && !strcmp (method, "GET") && object ? s_key_size (path) : -1;
+        if (listed >= 0) {
+            char head[512];
+            unsigned long long size = (unsigned long long) listed;
             int n;
             if (ranged)
                 n = snprintf (head, sizeof head, "HTTP/1.1 206 Partial Content\r\nContent-Length: %llu\r\n"
