@@ -323,6 +323,22 @@ expect_contains "SIGTERM while a run's listing page never arrives: says so" hang
     "shardbench: error: interrupted by SIGTERM while listing the dataset"
 kill "$FAKE_PID"
 
+# a run that generates (workflow.generate_data): the listings before the
+# datagen are answered (empty), the one after it never is
+fake hang-list -n 2
+bg relist-int run $LONG dataset.data_folder=d dataset.num_files_train=16 workflow.generate_data=True train.epochs=1 \
+    storage.storage_options.list_parallelism=1 storage.storage_options.endpoint_url=http://127.0.0.1:$FAKE_PORT \
+    --local 1 --accelerators 2 --db relist.db --progress off
+wait_count fake-hang-list.err ': no answer$' 1
+stop_after INT "$BG" relist-int
+expect_eq "SIGINT while listing what datagen wrote: exit status 130" "$RC" 130
+expect_under "SIGINT while listing what datagen wrote: coordinator and worker gone within 1 s" "$TOOK" 1.0
+expect_contains "SIGINT while listing what datagen wrote: says so" relist-int.err \
+    "shardbench: error: interrupted by SIGINT while listing the dataset (listing s3://d/train/: LIST bkt/d/train/ on http://127.0.0.1:$FAKE_PORT: interrupted by a signal (attempt 1); no catalog was recorded)"
+expect_eq "SIGINT while listing what datagen wrote: the datagen's run done, no training run" \
+    "$(q relist.db "SELECT group_concat(workflow || ':' || status, ' ') FROM runs")" "datagen:succeeded"
+kill "$FAKE_PID"
+
 # 503 SlowDown for ever, 20 retries: SIGINT during a retry's backoff
 fake slowdown
 bg slow-int catalog $LONG storage.storage_options.max_retries=20 dataset.num_files_train=100 \

@@ -1,7 +1,7 @@
 /* fake_s3: a misbehaving S3 server on loopback with scripted
  * ListObjectsV2 replies, for tests/integration/test_s3_listing.sh.
  *
- *   fake_s3 -m MODE [-p PORT] [-l FILE]
+ *   fake_s3 -m MODE [-p PORT] [-l FILE] [-n N]
  *
  * It listens on 127.0.0.1:PORT (0 or absent: a free port) and prints
  *
@@ -31,7 +31,8 @@
  * where a request is read and then never answered (the connection stays
  * open until the client closes it):
  *
- *   hang-list     every ListObjectsV2 request
+ *   hang-list     every ListObjectsV2 request but the first N (-n N, default
+ *                 0, counted over all connections), which get one empty page
  *   hang-put      every PUT and POST; listings are one empty page
  *   hang-object-put  as hang-put, but the dataset marker's PUT (a key ending
  *                 in .shardbench-dataset) is answered 200
@@ -61,6 +62,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -70,6 +72,8 @@
 
 static const char *s_mode = "";
 static const char *s_keys = "";     /* -l FILE: the objects of stall-get */
+static unsigned long s_answered;    /* -n N: hang-list answers the first N listings */
+static unsigned long *s_lists;      /* listings so far, shared by the connections' processes */
 
 static void
 s_log (const char *fmt, ...)
@@ -232,7 +236,8 @@ s_unanswered (const char *method, const char *target, size_t path_len, int objec
     size_t mn = sizeof marker - 1;
     int upload = !strcmp (method, "PUT") || !strcmp (method, "POST");
     if (!strcmp (s_mode, "hang-list"))
-        return !strcmp (method, "GET") && !object && strstr (target, "list-type=2") != NULL;
+        return !strcmp (method, "GET") && !object && strstr (target, "list-type=2") != NULL
+               && __atomic_add_fetch (s_lists, 1, __ATOMIC_SEQ_CST) > s_answered;
     if (!strcmp (s_mode, "hang-put"))
         return upload;
     if (!strcmp (s_mode, "hang-object-put"))
@@ -305,7 +310,7 @@ s_list_page (const char *target, int *status, const char **type)
         n = asprintf (&body, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>SlowDown</Code>"
                       "<Message>Please reduce your request rate.</Message></Error>");
     }
-    else if (!strcmp (s_mode, "hang-put") || !strcmp (s_mode, "hang-object-put"))
+    else if (!strcmp (s_mode, "hang-put") || !strcmp (s_mode, "hang-object-put") || !strcmp (s_mode, "hang-list"))
         n = asprintf (&body, "%s<KeyCount>0</KeyCount><IsTruncated>false</IsTruncated></ListBucketResult>", head);
     else if (!strcmp (s_mode, "stall-get"))
         n = s_list_keys (target, head, &body);
@@ -419,15 +424,21 @@ int
 main (int argc, char **argv)
 {
     int port = 0, opt;
-    while ((opt = getopt (argc, argv, "m:p:l:")) != -1) {
+    while ((opt = getopt (argc, argv, "m:p:l:n:")) != -1) {
         switch (opt) {
+        case 'n': s_answered = strtoul (optarg, NULL, 10); break;
         case 'm': s_mode = optarg; break;
         case 'l': s_keys = optarg; break;
         case 'p': port = atoi (optarg); break;
         default:
-            fprintf (stderr, "usage: fake_s3 -m MODE [-p PORT] [-l FILE]\n");
+            fprintf (stderr, "usage: fake_s3 -m MODE [-p PORT] [-l FILE] [-n N]\n");
             return 2;
         }
+    }
+    s_lists = mmap (NULL, sizeof *s_lists, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (s_lists == MAP_FAILED) {
+        fprintf (stderr, "fake_s3: mmap: %s\n", strerror (errno));
+        return 1;
     }
     signal (SIGCHLD, SIG_IGN);      /* children are reaped by the kernel */
     int fd = socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
