@@ -125,6 +125,10 @@ sb_session_check_limits (const sb_session_opts_t *o, char *err, size_t err_size)
 void
 sess_fail (sess_t *self, const char *fmt, ...)
 {
+    /* whatever failed after a signal (a request it cut short, a phase it
+     * stopped) failed because of it: the run is aborted, not failed */
+    if (s_caught)
+        self->aborted = 1;
     if (self->failed)
         return;     /* keep the first cause */
     va_list ap;
@@ -684,8 +688,9 @@ sb_session_run (const sb_session_opts_t *opts_in, int64_t *run_id, char *err, si
         rc = s_run_kind (opts_in, (sb_session_kind_t) kind, run_id, err, err_size);
     if (!s_caught)
         return rc;
-    /* stopped by a signal, in whatever phase: say so, and exit 128 + N */
-    if (!strstr (err, "interrupted")) {
+    /* stopped by a signal, in whatever phase: say so first (a request it
+     * cut short says "interrupted by a signal" further on), exit 128 + N */
+    if (strncmp (err, "interrupted by ", 15) != 0) {
         char why[1024];
         snprintf (why, sizeof why, "%s", err);
         snprintf (err, err_size, "interrupted by %s%s%s", sess_signal_name (), why[0] ? ": " : "", why);

@@ -137,8 +137,8 @@ typedef struct {
      * (sb_storage_get) call stop (stop_arg) between buffers and, when it
      * says 1, give up the object (a SB_PUT_REPLACE temporary is removed)
      * and fail with e->stopped set. The folder engines look between
-     * buffers; an object store's PUT and GET go whole (the caller looks
-     * between objects). */
+     * buffers; an object store (s3) looks while any of its requests is in
+     * flight or waits for a retry (queued reads included), within 0.1 s. */
     int       (*stop) (void *arg);
     void       *stop_arg;
     /* Optional (NULL: none): the folder engines call it with the bytes of

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The coordinator's lifecycle: signals in every phase (listing, waiting for
-# workers, training), file-descriptor limits, join timeouts, bind addresses.
+# workers, training; S3 requests that never end), file-descriptor limits, join timeouts, bind addresses.
 # Real processes and real SQLite files; exact statuses, messages and rows.
 . "$(dirname "$0")/lib.sh"
 
@@ -271,6 +271,147 @@ expect_eq "S3 listing in progress: no file in TMPDIR" "$(ls tmp | wc -l)" 0
 kill -KILL "$BG"
 wait "$BG"
 expect_eq "S3 listing SIGKILLed: no file left in TMPDIR" "$(ls tmp | wc -l)" 0
+
+# ------------------------------------------------------------------ S3 requests that never end
+# The fake S3 server (tests/s3/fake_s3.c) reads a request and never answers
+# it (hang-list, hang-put), sends a reply's headers and never its body
+# (stall-get), or answers 503 for ever (slowdown). Requests time out after
+# 30 s and are retried: only an interrupt that reaches the request in flight,
+# or its retry's backoff, stops these within a second of the signal (it took
+# 88 s and more, and 7 s for the training's stalled GETs).
+: "${FAKE_S3:?path of the fake_s3 binary}"
+# fake MODE [ARGS...]: a fake server; its log is fake-MODE.err, port FAKE_PORT, pid FAKE_PID
+fake () {
+    "$FAKE_S3" -m "$@" >"fake-$1.out" 2>"fake-$1.err" &
+    FAKE_PID=$!
+    for _ in $(seq 100); do grep -q listening "fake-$1.out" 2>/dev/null && break; sleep 0.05; done
+    FAKE_PORT=$(sed -n 's/^fake_s3 listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "fake-$1.out")
+}
+# wait_count FILE REGEX N: until N lines of FILE match REGEX (30 s at most)
+wait_count () {
+    local end=$((SECONDS + 30))
+    until [ "$(grep -cE -- "$2" "$1" 2>/dev/null)" -ge "$3" ]; do
+        [ "$SECONDS" -ge "$end" ] && return 1
+        sleep 0.02
+    done
+}
+LONG="storage.storage_type=s3 storage.storage_root=bkt storage.storage_options.request_timeout_s=30
+      storage.storage_options.connect_timeout_s=30 storage.storage_options.max_retries=3"
+
+# a listing page that never arrives, in each of 4 streams: SIGINT
+fake hang-list
+bg hang-int catalog $LONG dataset.num_files_train=100 storage.storage_options.endpoint_url=http://127.0.0.1:$FAKE_PORT \
+    --db hang.db --progress off
+wait_count fake-hang-list.err ': no answer$' 4
+stop_after INT "$BG" hang-int
+expect_eq "SIGINT while a listing page never arrives: exit status 130" "$RC" 130
+expect_under "SIGINT while a listing page never arrives: within 1 s" "$TOOK" 1.0
+expect_contains "SIGINT while a listing page never arrives: says so" hang-int.err \
+    "shardbench: error: interrupted by SIGINT while listing the dataset"
+expect_eq "SIGINT while a listing page never arrives: no catalog" "$(q hang.db "SELECT count(*) FROM catalogs")" 0
+expect_eq "SIGINT while a listing page never arrives: no retry" "$(grep -c ': no answer$' fake-hang-list.err)" 4
+kill "$FAKE_PID"
+# the same in a run's single stream: SIGTERM
+fake hang-list
+bg hang-term run $LONG dataset.num_files_train=100 storage.storage_options.list_parallelism=1 \
+    storage.storage_options.endpoint_url=http://127.0.0.1:$FAKE_PORT --local 1 --db hang.db --progress off
+wait_count fake-hang-list.err ': no answer$' 1
+stop_after TERM "$BG" hang-term
+expect_eq "SIGTERM while a run's listing page never arrives: exit status 143" "$RC" 143
+expect_under "SIGTERM while a run's listing page never arrives: within 1 s" "$TOOK" 1.0
+expect_contains "SIGTERM while a run's listing page never arrives: says so" hang-term.err \
+    "shardbench: error: interrupted by SIGTERM while listing the dataset"
+kill "$FAKE_PID"
+
+# a run that generates (workflow.generate_data): the listings before the
+# datagen are answered (empty), the one after it never is
+fake hang-list -n 2
+bg relist-int run $LONG dataset.data_folder=d dataset.num_files_train=16 workflow.generate_data=True train.epochs=1 \
+    storage.storage_options.list_parallelism=1 storage.storage_options.endpoint_url=http://127.0.0.1:$FAKE_PORT \
+    --local 1 --accelerators 2 --db relist.db --progress off
+wait_count fake-hang-list.err ': no answer$' 1
+stop_after INT "$BG" relist-int
+expect_eq "SIGINT while listing what datagen wrote: exit status 130" "$RC" 130
+expect_under "SIGINT while listing what datagen wrote: coordinator and worker gone within 1 s" "$TOOK" 1.0
+expect_contains "SIGINT while listing what datagen wrote: says so" relist-int.err \
+    "shardbench: error: interrupted by SIGINT while listing the dataset (listing s3://d/train/: LIST bkt/d/train/ on http://127.0.0.1:$FAKE_PORT: interrupted by a signal (attempt 1); no catalog was recorded)"
+expect_eq "SIGINT while listing what datagen wrote: the datagen's run done, no training run" \
+    "$(q relist.db "SELECT group_concat(workflow || ':' || status, ' ') FROM runs")" "datagen:succeeded"
+kill "$FAKE_PID"
+
+# 503 SlowDown for ever, 20 retries: SIGINT during a retry's backoff
+fake slowdown
+bg slow-int catalog $LONG storage.storage_options.max_retries=20 dataset.num_files_train=100 \
+    storage.storage_options.list_parallelism=1 storage.storage_options.endpoint_url=http://127.0.0.1:$FAKE_PORT \
+    --db hang.db --progress off
+wait_count fake-slowdown.err '^fake_s3: LIST ' 6
+stop_after INT "$BG" slow-int
+expect_eq "SIGINT between retries of a listing page: exit status 130" "$RC" 130
+expect_under "SIGINT between retries of a listing page: within 1 s" "$TOOK" 1.0
+expect_contains "SIGINT between retries of a listing page: says so" slow-int.err \
+    "shardbench: error: interrupted by SIGINT while listing the dataset"
+kill "$FAKE_PID"
+
+# datagen: the dataset marker's PUT is never answered
+fake hang-put
+bg put-int datagen $LONG dataset.data_folder=d dataset.num_files_train=16 \
+    storage.storage_options.endpoint_url=http://127.0.0.1:$FAKE_PORT --local 1 --db put.db --progress off
+wait_count fake-hang-put.err ': no answer$' 1
+stop_after INT "$BG" put-int
+expect_eq "SIGINT while the marker's PUT is unanswered: exit status 130" "$RC" 130
+expect_under "SIGINT while the marker's PUT is unanswered: within 1 s" "$TOOK" 1.0
+expect_contains "SIGINT while the marker's PUT is unanswered: an interrupt, not a storage failure" put-int.err \
+    "shardbench: error: interrupted by SIGINT: cannot write the dataset marker: PUT bkt/d/.shardbench-dataset on http://127.0.0.1:$FAKE_PORT: interrupted by a signal (attempt 1)"
+expect_eq "SIGINT while the marker's PUT is unanswered: one PUT, no retry" "$(grep -c '^fake_s3: PUT ' fake-hang-put.err)" 1
+kill "$FAKE_PID"
+
+# training: every object GET gets its reply's headers, never its body; two
+# local workers, two ranks each. SIGINT: the coordinator ABORTs the workers,
+# whose reader threads drop their GETs; every process is gone within 1 s
+"$SHARDBENCH" datagen dataset.data_folder=./gen dataset.num_files_train=16 dataset.format=bin \
+    dataset.record_length_bytes=4096 dataset.record_length_bytes_stdev=0 --local 1 --db gen.db --progress off \
+    >gen.out 2>gen.err || fail "datagen of the stalled objects' list"
+(cd gen && find train -type f -printf 'd/%p %s\n' | LC_ALL=C sort) >stall-keys
+fake stall-get -l "$SCRATCH/stall-keys"
+bg stall-int run $LONG dataset.data_folder=d dataset.num_files_train=16 dataset.format=bin \
+    dataset.record_length_bytes=4096 dataset.record_length_bytes_stdev=0 reader.batch_size=2 train.epochs=1 \
+    storage.storage_options.endpoint_url=http://127.0.0.1:$FAKE_PORT --local 2 --accelerators 4 --db stall.db --progress off
+wait_count fake-stall-get.err ': headers, no body$' 4
+wpids=$(q stall.db "SELECT group_concat(pid, ' ') FROM run_workers")
+stop_after INT "$BG" stall-int
+alive=$(for p in $wpids; do kill -0 "$p" 2>/dev/null && echo "$p"; done)
+expect_eq "SIGINT while S3 GET bodies stall: exit status 130" "$RC" 130
+expect_under "SIGINT while S3 GET bodies stall: coordinator and workers gone within 1 s" "$TOOK" 1.0
+expect_eq "SIGINT while S3 GET bodies stall: 2 workers, none left" "$(echo $wpids | wc -w) ${alive:-none}" "2 none"
+expect_eq "SIGINT while S3 GET bodies stall: recorded aborted" \
+    "$(q stall.db "SELECT status, error FROM runs")" "aborted|interrupted by SIGINT while training epoch 1"
+expect_eq "SIGINT while S3 GET bodies stall: the workers were told" \
+    "$(grep -c 'run aborted by the coordinator: interrupted by SIGINT while training epoch 1' stall-int.err)" 2
+kill "$FAKE_PID"
+
+# datagen: the marker is written, the workers' object PUTs are never answered
+fake hang-object-put
+bg gen-int datagen $LONG dataset.data_folder=d dataset.num_files_train=16 \
+    storage.storage_options.endpoint_url=http://127.0.0.1:$FAKE_PORT --local 1 --accelerators 2 --db gen-int.db --progress off
+wait_count fake-hang-object-put.err ': no answer$' 2
+stop_after INT "$BG" gen-int
+expect_eq "SIGINT while datagen's PUTs are unanswered: exit status 130" "$RC" 130
+expect_under "SIGINT while datagen's PUTs are unanswered: coordinator and worker gone within 1 s" "$TOOK" 1.0
+expect_eq "SIGINT while datagen's PUTs are unanswered: recorded aborted" \
+    "$(q gen-int.db "SELECT status, error FROM runs")" "aborted|interrupted by SIGINT while generating the dataset"
+kill "$FAKE_PID"
+
+# checkpoints to S3: the first PUTs (multipart starts) are never answered
+fake hang-put
+bg ckpt-int checkpoint $LONG checkpoint.checkpoint_folder=s3://bkt/ck \
+    storage.storage_options.endpoint_url=http://127.0.0.1:$FAKE_PORT --local 1 --accelerators 2 --db ckpt.db --progress off
+wait_count fake-hang-put.err ': no answer$' 1
+stop_after INT "$BG" ckpt-int
+expect_eq "SIGINT while a checkpoint's PUT is unanswered: exit status 130" "$RC" 130
+expect_under "SIGINT while a checkpoint's PUT is unanswered: coordinator and worker gone within 1 s" "$TOOK" 1.0
+expect_eq "SIGINT while a checkpoint's PUT is unanswered: recorded aborted" \
+    "$(q ckpt.db "SELECT status, error FROM runs")" "aborted|interrupted by SIGINT while writing checkpoint 1"
+kill "$FAKE_PID"
 
 # ------------------------------------------------------------------ blame
 # A page of catalog entries too large for one frame is the coordinator's

@@ -1,7 +1,7 @@
 /* fake_s3: a misbehaving S3 server on loopback with scripted
  * ListObjectsV2 replies, for tests/integration/test_s3_listing.sh.
  *
- *   fake_s3 -m MODE [-p PORT]
+ *   fake_s3 -m MODE [-p PORT] [-l FILE] [-n N]
  *
  * It listens on 127.0.0.1:PORT (0 or absent: a free port) and prints
  *
@@ -35,6 +35,24 @@
  *   huge-size     one object P img_1_of_4.bin of Size 2^63
  *   huge-page     a ListBucketResult of 100 MiB (padded with spaces)
  *
+ * and, for the signal tests of tests/integration/test_lifecycle.sh, modes
+ * where a request is read and then never answered (the connection stays
+ * open until the client closes it):
+ *
+ *   hang-list     every ListObjectsV2 request but the first N (-n N, default
+ *                 0, counted over all connections), which get one empty page
+ *   hang-put      every PUT and POST; listings are one empty page
+ *   hang-object-put  as hang-put, but the dataset marker's PUT (a key ending
+ *                 in .shardbench-dataset) is answered 200
+ *   slowdown      every ListObjectsV2 request: 503 SlowDown (retried by the
+ *                 client, with its backoff, up to its max_retries)
+ *   stall-get     object GETs get the headers of their reply (206 with
+ *                 Content-Range for a ranged GET, 200 else; Content-Length
+ *                 of the object's size from FILE) and never a body byte;
+ *                 listings are one page of the "KEY SIZE" lines of FILE
+ *                 (-l, sorted) under the prefix asked for and after its
+ *                 start-after
+ *
  * Every request is one line on stderr (`fake_s3: LIST 1 token=-`,
  * `fake_s3: PUT /bucket/key 100 bytes`, `fake_s3: GET /bucket/key: 404`),
  * so a test counts them and sees which objects were asked for. One process
@@ -53,6 +71,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -61,6 +80,9 @@
 #define HDR_CAP 65536
 
 static const char *s_mode = "";
+static const char *s_keys = "";     /* -l FILE: the objects of stall-get */
+static unsigned long s_answered;    /* -n N: hang-list answers the first N listings */
+static unsigned long *s_lists;      /* listings so far, shared by the connections' processes */
 
 static void
 s_log (const char *fmt, ...)
@@ -105,7 +127,8 @@ s_reply (int fd, int status, const char *type, const char *body)
     int n = snprintf (head, sizeof head,
                       "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\nETag: \"0123456789abcdef\"\r\n"
                       "Connection: keep-alive\r\n\r\n",
-                      status, status == 200 ? "OK" : status == 404 ? "Not Found" : "Bad Request", type, bn);
+                      status, status == 200 ? "OK" : status == 404 ? "Not Found" : status == 503 ? "Slow Down"
+                      : "Bad Request", type, bn);
     if (n < 0 || s_write_all (fd, head, (size_t) n) != 0)
         return -1;
     return s_write_all (fd, body, bn);
@@ -145,6 +168,90 @@ s_repeat (char c, size_t n)
     memset (t, c, n);
     t[n] = '\0';
     return t;
+}
+
+/* stall-get's listing: one page of the objects of s_keys under the
+ * prefix asked for. Returns the length of *body, -1 when it cannot. */
+static int
+s_list_keys (const char *target, const char *head, char **body)
+{
+    char prefix[2048], after[2048], key[2048], *text = NULL, *tail = NULL;
+    unsigned long long size;
+    size_t len = 0, count = 0;
+    s_query (target, "prefix", prefix, sizeof prefix);
+    s_query (target, "start-after", after, sizeof after);
+    FILE *f = fopen (s_keys, "r"), *out = open_memstream (&text, &len);
+    if (!f || !out) {
+        if (f)
+            fclose (f);
+        if (out)
+            fclose (out);
+        free (text);
+        return -1;
+    }
+    while (fscanf (f, "%2047s %llu", key, &size) == 2)
+        if (!strncmp (key, prefix, strlen (prefix)) && strcmp (key, after) > 0) {
+            fprintf (out, "<Contents><Key>%s</Key><Size>%llu</Size></Contents>", key, size);
+            count++;
+        }
+    fclose (f);
+    if (fclose (out) != 0) {
+        free (text);
+        return -1;
+    }
+    int n = asprintf (&tail, "%s<KeyCount>%zu</KeyCount><IsTruncated>false</IsTruncated>%s</ListBucketResult>", head,
+                      count, text);
+    free (text);
+    *body = tail;
+    return n;
+}
+
+/* The size of object path (/BUCKET/KEY) in s_keys; -1 when not there. */
+static long long
+s_key_size (const char *path)
+{
+    const char *key = strchr (path + 1, '/');
+    char k[2048];
+    unsigned long long size;
+    long long found = -1;
+    FILE *f = key ? fopen (s_keys, "r") : NULL;
+    if (!f)
+        return -1;
+    while (found < 0 && fscanf (f, "%2047s %llu", k, &size) == 2)
+        if (!strcmp (k, key + 1))
+            found = (long long) size;
+    fclose (f);
+    return found;
+}
+
+/* Never answer: wait until the client closes the connection. */
+static void
+s_hang (int fd)
+{
+    char sink[4096];
+    for (;;) {
+        ssize_t r = recv (fd, sink, sizeof sink, 0);
+        if (r == 0 || (r < 0 && errno != EINTR))
+            return;
+    }
+}
+
+/* Does this request go unanswered (hang-list, hang-put, hang-object-put)?
+ * path_len: the length of target without its query. */
+static int
+s_unanswered (const char *method, const char *target, size_t path_len, int object)
+{
+    static const char marker[] = ".shardbench-dataset";
+    size_t mn = sizeof marker - 1;
+    int upload = !strcmp (method, "PUT") || !strcmp (method, "POST");
+    if (!strcmp (s_mode, "hang-list"))
+        return !strcmp (method, "GET") && !object && strstr (target, "list-type=2") != NULL
+               && __atomic_add_fetch (s_lists, 1, __ATOMIC_SEQ_CST) > s_answered;
+    if (!strcmp (s_mode, "hang-put"))
+        return upload;
+    if (!strcmp (s_mode, "hang-object-put"))
+        return upload && !(path_len >= mn && !strncmp (target + path_len - mn, marker, mn));
+    return 0;
 }
 
 /* The ListObjectsV2 page for this request, by mode. Returns the body
@@ -236,6 +343,15 @@ s_list_page (const char *target, int *status, const char **type)
         n = asprintf (&body, "%s<KeyCount>1</KeyCount><IsTruncated>false</IsTruncated>"
                       "<Contents><Key>%simg_1_of_4.bin</Key><Size>9223372036854775808</Size></Contents>"
                       "</ListBucketResult>", head, prefix);
+    else if (!strcmp (s_mode, "slowdown")) {
+        *status = 503;
+        n = asprintf (&body, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>SlowDown</Code>"
+                      "<Message>Please reduce your request rate.</Message></Error>");
+    }
+    else if (!strcmp (s_mode, "hang-put") || !strcmp (s_mode, "hang-object-put") || !strcmp (s_mode, "hang-list"))
+        n = asprintf (&body, "%s<KeyCount>0</KeyCount><IsTruncated>false</IsTruncated></ListBucketResult>", head);
+    else if (!strcmp (s_mode, "stall-get"))
+        n = s_list_keys (target, head, &body);
     free (big);
     if (n < 0) {
         *status = 500;
@@ -297,6 +413,9 @@ s_serve (int fd)
         for (char *h = strstr (req, "\r\n"); h; h = strstr (h + 2, "\r\n"))
             if (strncasecmp (h + 2, "content-length:", 15) == 0)
                 clen = strtoull (h + 17, NULL, 10);
+        unsigned long long first = 0, last = 0;
+        const char *range = strcasestr (req, "\r\nrange: bytes=");
+        int ranged = range && sscanf (range + 15, "%llu-%llu", &first, &last) == 2 && last >= first;
         /* the request body: read and dropped */
         size_t have = len - hlen;
         unsigned long long left = clen > have ? clen - have : 0;
@@ -316,6 +435,28 @@ s_serve (int fd)
         size_t q = strcspn (target, "?");
         int object = slash && (size_t) (slash - target) + 1 < q;
         int rc;
+        if (s_unanswered (method, target, q, object)) {
+            s_log ("%s %.*s: no answer", method, (int) q, target);
+            s_hang (fd);
+            return;
+        }
+        char path[2048];
+        snprintf (path, sizeof path, "%.*s", (int) q, target);
+        long long listed = !strcmp (s_mode, "stall-get") && !strcmp (method, "GET") && object ? s_key_size (path) : -1;
+        if (listed >= 0) {
+            char head[512];
+            unsigned long long size = (unsigned long long) listed;
+            int n;
+            if (ranged)
+                n = snprintf (head, sizeof head, "HTTP/1.1 206 Partial Content\r\nContent-Length: %llu\r\n"
+                              "Content-Range: bytes %llu-%llu/%llu\r\n\r\n", last - first + 1, first, last, size);
+            else
+                n = snprintf (head, sizeof head, "HTTP/1.1 200 OK\r\nContent-Length: %llu\r\n\r\n", size);
+            s_log ("GET %s: headers, no body", path);
+            if (n > 0 && s_write_all (fd, head, (size_t) n) == 0)
+                s_hang (fd);
+            return;
+        }
         if (!strcmp (method, "HEAD") && !object) {
             s_log ("HEAD %s", target);
             { const char *ok = "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"; rc = s_write_all (fd, ok, strlen (ok)); }
@@ -354,14 +495,21 @@ int
 main (int argc, char **argv)
 {
     int port = 0, opt;
-    while ((opt = getopt (argc, argv, "m:p:")) != -1) {
+    while ((opt = getopt (argc, argv, "m:p:l:n:")) != -1) {
         switch (opt) {
+        case 'n': s_answered = strtoul (optarg, NULL, 10); break;
         case 'm': s_mode = optarg; break;
+        case 'l': s_keys = optarg; break;
         case 'p': port = atoi (optarg); break;
         default:
-            fprintf (stderr, "usage: fake_s3 -m MODE [-p PORT]\n");
+            fprintf (stderr, "usage: fake_s3 -m MODE [-p PORT] [-l FILE] [-n N]\n");
             return 2;
         }
+    }
+    s_lists = mmap (NULL, sizeof *s_lists, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (s_lists == MAP_FAILED) {
+        fprintf (stderr, "fake_s3: mmap: %s\n", strerror (errno));
+        return 1;
     }
     signal (SIGCHLD, SIG_IGN);      /* children are reaped by the kernel */
     int fd = socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);

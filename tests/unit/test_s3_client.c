@@ -1,8 +1,10 @@
 /* S3 client logic that needs no server: the multipart plan within S3's
- * limits (5 MiB to 5 GiB parts, 10,000 parts, 5 TiB objects), and the
+ * limits (5 MiB to 5 GiB parts, 10,000 parts, 5 TiB objects), the
  * memory one client takes (endpoint state for the endpoints it has, not 32
- * slots); and listing replies a loopback thread scripts (keys outside the
- * prefix or out of order, sizes over 5 TiB, pages over the bound). */
+ * slots); listing replies a loopback thread scripts (keys outside the
+ * prefix or out of order, sizes over 5 TiB, pages over the bound); and
+ * requests to a server that never answers ended by a stop or a signal at
+ * once, not at their timeouts. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE     /* RTLD_NEXT */
 #endif
@@ -23,6 +25,9 @@
 #include <string.h>
 
 #include "s3_client.h"
+#include "util.h"
+
+#include <czmq.h>
 
 #define MIB (1ull << 20)
 
@@ -506,6 +511,140 @@ START_TEST (test_list_page_bound)
 }
 END_TEST
 
+/* A server that never answers: a listening socket nobody accepts on (the
+ * kernel completes the connection, the request goes out, nothing comes
+ * back). A client of it with 30 s timeouts and 3 retries; port in *port. */
+static int
+s_silent_server (unsigned *port)
+{
+    int fd = socket (AF_INET, SOCK_STREAM, 0);
+    ck_assert_int_ge (fd, 0);
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
+    socklen_t len = sizeof a;
+    ck_assert_int_eq (bind (fd, (struct sockaddr *) &a, sizeof a), 0);
+    ck_assert_int_eq (listen (fd, 16), 0);
+    ck_assert_int_eq (getsockname (fd, (struct sockaddr *) &a, &len), 0);
+    *port = ntohs (a.sin_port);
+    s_cfg_init (1);
+    s_cfg.max_retries = 3;
+    s_cfg.connect_timeout_s = 30;
+    s_cfg.request_timeout_s = 30;
+    snprintf (s_cfg.endpoints[0], sizeof s_cfg.endpoints[0], "http://127.0.0.1:%u", *port);
+    return fd;
+}
+
+static uint64_t s_stop_at_ns;
+static int s_stop_calls;
+
+static int
+s_stop_later (void *arg)
+{
+    (void) arg;
+    s_stop_calls++;
+    return sb_mono_ns () >= s_stop_at_ns;
+}
+
+static void
+s_on_done (void *ctx, const sb_s3_done_t *d)
+{
+    *(sb_s3_done_t *) ctx = *d;
+}
+
+/* The client's stop says 1 while a HEAD, then an asynchronous GET, waits
+ * for a reply that never comes: each ends within a fraction of a second,
+ * failed as stopped (not a storage error: not retried, not counted). */
+START_TEST (test_stop_in_flight)
+{
+    unsigned port;
+    int fd = s_silent_server (&port);
+    char err[256];
+    sb_s3_t *s3 = sb_s3_new (&s_cfg, 2, err, sizeof err);
+    ck_assert_msg (s3 != NULL, "%s", err);
+    sb_s3_set_stop (s3, s_stop_later, NULL);
+    uint64_t t0 = sb_mono_ns (), size = 0;
+    s_stop_at_ns = t0 + 300000000ull;
+    sb_s3_error_t e;
+    ck_assert_int_eq (sb_s3_head (s3, "k", &size, &e), -1);
+    double took = (double) (sb_mono_ns () - t0) / 1e9;
+    ck_assert_msg (took >= 0.3 && took < 5, "HEAD ended after %.2f s", took);
+    ck_assert_int_gt (s_stop_calls, 1);
+    ck_assert_int_eq (e.cancelled, 1);
+    ck_assert_int_eq (sb_s3_error_is_transient (&e), 0);
+    char want[256];
+    snprintf (want, sizeof want, "HEAD b/k on http://127.0.0.1:%u: stopped (the session ended) (attempt 1)", port);
+    ck_assert_str_eq (e.text, want);
+    /* an asynchronous GET: delivered failed by the next sb_s3_run */
+    s_stop_at_ns = UINT64_MAX;
+    ck_assert_int_eq (sb_s3_get_start (s3, 7, "obj", 0, 100, 0, 0), 0);
+    sb_s3_done_t d = { 0 };
+    ck_assert_int_eq (sb_s3_run (s3, 50, s_on_done, &d), 0);   /* nothing answers */
+    ck_assert_uint_eq (sb_s3_pending (s3), 1);
+    s_stop_at_ns = 0;
+    t0 = sb_mono_ns ();
+    int n = 0;
+    while (n == 0 && sb_mono_ns () - t0 < 5000000000ull)
+        n = sb_s3_run (s3, 1000, s_on_done, &d);
+    ck_assert_int_eq (n, 1);
+    ck_assert_msg (sb_mono_ns () - t0 < 1000000000ull, "GET ended after %.2f s", (double) (sb_mono_ns () - t0) / 1e9);
+    ck_assert_uint_eq (d.tag, 7);
+    ck_assert_int_eq (d.failed, 1);
+    ck_assert_int_eq (d.error.cancelled, 1);
+    snprintf (want, sizeof want, "GET b/obj on http://127.0.0.1:%u: stopped (the session ended) (attempt 1)", port);
+    ck_assert_str_eq (d.error.text, want);
+    sb_s3_endpoint_stats_t *st = sb_s3_stats (s3, 0);
+    ck_assert_uint_eq (st->errors, 0);
+    ck_assert_uint_eq (st->retries, 0);
+    ck_assert_uint_eq (st->requests, 2);
+    sb_s3_destroy (&s3);
+    close (fd);
+}
+END_TEST
+
+static void
+s_fill_x (void *ctx, uint64_t offset, uint8_t *buf, size_t len)
+{
+    (void) ctx, (void) offset;
+    memset (buf, 'x', len);
+}
+
+static void *
+s_interrupt_later (void *arg)
+{
+    (void) arg;
+    struct timespec ts = { 0, 300000000 };
+    nanosleep (&ts, NULL);
+    zsys_interrupted = 1;   /* what a signal handler does */
+    return NULL;
+}
+
+/* A signal (zsys_interrupted) while a PUT waits for its reply: it ends at
+ * once, "interrupted by a signal", never retried. */
+START_TEST (test_signal_in_flight)
+{
+    unsigned port;
+    int fd = s_silent_server (&port);
+    char err[256];
+    sb_s3_t *s3 = sb_s3_new (&s_cfg, 1, err, sizeof err);
+    ck_assert_msg (s3 != NULL, "%s", err);
+    pthread_t t;
+    ck_assert_int_eq (pthread_create (&t, NULL, s_interrupt_later, NULL), 0);
+    uint64_t t0 = sb_mono_ns ();
+    sb_s3_error_t e;
+    ck_assert_int_eq (sb_s3_put (s3, "m", 6, s_fill_x, NULL, &e), -1);
+    double took = (double) (sb_mono_ns () - t0) / 1e9;
+    ck_assert_int_eq (pthread_join (t, NULL), 0);
+    zsys_interrupted = 0;
+    ck_assert_msg (took >= 0.3 && took < 5, "PUT ended after %.2f s", took);
+    ck_assert_int_eq (e.cancelled, 1);
+    char want[256];
+    snprintf (want, sizeof want, "PUT b/m on http://127.0.0.1:%u: interrupted by a signal (attempt 1)", port);
+    ck_assert_str_eq (e.text, want);
+    ck_assert_uint_eq (sb_s3_stats (s3, 0)->requests, 1);
+    sb_s3_destroy (&s3);
+    close (fd);
+}
+END_TEST
+
 static Suite *
 s_suite (void)
 {
@@ -521,6 +660,8 @@ s_suite (void)
     tcase_add_test (tc, test_list_order);
     tcase_add_test (tc, test_list_size_bound);
     tcase_add_test (tc, test_list_page_bound);
+    tcase_add_test (tc, test_stop_in_flight);
+    tcase_add_test (tc, test_signal_in_flight);
     suite_add_tcase (s, tc);
     return s;
 }

@@ -494,6 +494,14 @@ s_ctx_free (s_thread_ctx_t *ctx)
 
 /* ---- the engine ---- */
 
+/* sb_storage_open_t.stop of an object store's client: sb_reader_stop. */
+static int
+s_stopping (void *arg)
+{
+    const sb_reader_t *self = arg;
+    return __atomic_load_n (&self->stopping, __ATOMIC_ACQUIRE);
+}
+
 /* Open a client of the reader's engine for one thread. NULL with err set
  * (and *os_errno, when not NULL: the engine's errno, 0 when none). */
 static sb_storage_t *
@@ -501,6 +509,13 @@ s_open_client (sb_reader_t *self, uint64_t *progress_ns, char *err, size_t err_s
 {
     sb_storage_open_t how = { .root = self->root, .rank = 0, .depth = self->depth,
                               .buffer_bytes = self->buffer_bytes, .progress_ns = progress_ns };
+    /* an object store's requests in flight end when the reader stops (an
+     * ABORT, a signal): not at their timeouts, which the join would wait
+     * out; a folder's reads are woken by the wake signal instead */
+    if (self->caps & SB_ENGINE_OBJECTS) {
+        how.stop = s_stopping;
+        how.stop_arg = self;
+    }
     sb_storage_error_t *e = malloc (sizeof *e);
     if (os_errno)
         *os_errno = 0;

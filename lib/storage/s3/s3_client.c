@@ -122,6 +122,8 @@ struct sb_s3 {
     CURL           **easy_pool;
     size_t           npool;
     uint64_t         rng;
+    int            (*stop) (void *arg);     /* sb_s3_set_stop */
+    void            *stop_arg;
 };
 
 static pthread_once_t s_global_once = PTHREAD_ONCE_INIT;
@@ -326,6 +328,20 @@ sb_s3_endpoint_stats_t *sb_s3_stats (sb_s3_t *self, size_t i) { return &self->en
 size_t sb_s3_pending (const sb_s3_t *self) { return self->pending; }
 
 void
+sb_s3_set_stop (sb_s3_t *self, int (*stop) (void *arg), void *arg)
+{
+    self->stop = stop;
+    self->stop_arg = arg;
+}
+
+/* Must the requests end now (sb_s3_set_stop)? */
+static int
+s_cancelled (sb_s3_t *self)
+{
+    return zsys_interrupted || (self->stop && self->stop (self->stop_arg));
+}
+
+void
 sb_s3_wakeup (sb_s3_t *self)
 {
     CURLMcode mc = curl_multi_wakeup (self->multi);
@@ -486,6 +502,17 @@ s_on_seek (void *userp, curl_off_t offset, int origin)
     return CURL_SEEKFUNC_OK;
 }
 
+/* curl calls it while a transfer runs (waiting for a reply included):
+ * non-zero aborts the transfer (CURLE_ABORTED_BY_CALLBACK), so a signal
+ * ends a request that would otherwise wait out its timeout. */
+static int
+s_on_progress (void *userp, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow)
+{
+    (void) dltotal, (void) dlnow, (void) ultotal, (void) ulnow;
+    s_req_t *r = userp;
+    return s_cancelled (r->s3);
+}
+
 /* ---------------------------------------------------------------- requests */
 
 static size_t
@@ -605,6 +632,9 @@ s_prepare (sb_s3_t *self, s_req_t *r, char *why, size_t why_size)
     SET (CURLOPT_HEADERFUNCTION, s_on_header);
     SET (CURLOPT_HEADERDATA, r);
     SET (CURLOPT_ERRORBUFFER, r->errbuf);
+    SET (CURLOPT_XFERINFOFUNCTION, s_on_progress);
+    SET (CURLOPT_XFERINFODATA, r);
+    SET (CURLOPT_NOPROGRESS, 0L);
     SET (CURLOPT_NOSIGNAL, 1L);
     SET (CURLOPT_TCP_KEEPALIVE, 1L);
     SET (CURLOPT_BUFFERSIZE, 262144L);
@@ -692,6 +722,21 @@ s_fill_error (sb_s3_t *self, s_req_t *r, CURLcode cc, const char *extra)
     snprintf (e->text, sizeof e->text, "%s %s%s%s on %s failed (attempt %d): %s [http %ld, curl %d, errno %d]", e->op,
               self->cfg.bucket, e->key[0] ? "/" : "", e->key, e->endpoint, e->attempt, cause, e->http_status,
               e->curl_code, e->os_errno);
+}
+
+/* r ended by a signal or the client's stop (sb_s3_set_stop): not a
+ * failure of the storage, and said so. */
+static void
+s_fill_cancelled (sb_s3_t *self, s_req_t *r)
+{
+    s_fill_error (self, r, CURLE_ABORTED_BY_CALLBACK, NULL);
+    sb_s3_error_t *e = &r->error;
+    const char *why = zsys_interrupted ? "interrupted by a signal" : "stopped (the session ended)";
+    e->cancelled = 1;
+    e->os_errno = 0;
+    snprintf (e->curl_text, sizeof e->curl_text, "%s", why);
+    snprintf (e->text, sizeof e->text, "%s %s%s%s on %s: %s (attempt %d)", e->op, self->cfg.bucket, e->key[0] ? "/" : "",
+              e->key, e->endpoint, why, e->attempt);
 }
 
 int
@@ -802,6 +847,13 @@ s_on_finished (sb_s3_t *self, s_req_t *r, CURLcode cc)
     ep->in_flight--;
     if (curl_easy_getinfo (r->easy, CURLINFO_RESPONSE_CODE, &r->status) != CURLE_OK)
         r->status = 0;      /* unknown: the request fails below */
+    if (cc == CURLE_ABORTED_BY_CALLBACK && !r->range_why[0]) {     /* s_on_progress: a signal or stop */
+        s_active_remove (self, r);
+        s_fill_cancelled (self, r);
+        r->failed = 1;
+        s_complete (self, r);
+        return;
+    }
     const char *extra = NULL;
     char text[256];
     if (r->keep_body && cc == CURLE_WRITE_ERROR && r->status >= 200 && r->status < 300) {
@@ -903,6 +955,36 @@ s_collect (sb_s3_t *self)
     return finished;
 }
 
+/* A signal or the client's stop: every request in the multi handle or
+ * waiting for its retry ends now, failed (s_fill_cancelled). Returns 1
+ * when it ended any, else 0 (with none, the caller's wait goes on: no
+ * loop that spins while the session stops). */
+static int
+s_cancel_all (sb_s3_t *self)
+{
+    if ((!self->active && !self->retry_list) || !s_cancelled (self))
+        return 0;
+    while (self->active) {
+        s_req_t *r = self->active;
+        self->endpoints[r->endpoint].in_flight--;
+        if (curl_easy_getinfo (r->easy, CURLINFO_RESPONSE_CODE, &r->status) != CURLE_OK)
+            r->status = 0;
+        s_active_remove (self, r);
+        s_fill_cancelled (self, r);
+        r->failed = 1;
+        s_complete (self, r);
+    }
+    while (self->retry_list) {
+        s_req_t *r = self->retry_list;
+        self->retry_list = r->next;
+        r->next = NULL;
+        s_fill_cancelled (self, r);
+        r->failed = 1;
+        s_complete (self, r);
+    }
+    return 1;
+}
+
 /* Drive the multi handle: run what can run; only when nothing finished,
  * wait up to timeout_ms for the network (or sb_s3_wakeup) and run again.
  * On loopback a whole transfer can finish inside one perform call, so
@@ -911,6 +993,8 @@ s_collect (sb_s3_t *self)
 static int
 s_pump (sb_s3_t *self, int timeout_ms)
 {
+    if (s_cancel_all (self))
+        return 0;
     long retry_ms = s_start_due (self);
     if (retry_ms >= 0 && retry_ms < timeout_ms)
         timeout_ms = (int) retry_ms;
@@ -918,6 +1002,8 @@ s_pump (sb_s3_t *self, int timeout_ms)
     CURLMcode mc = curl_multi_perform (self->multi, &running);
     if (mc == CURLM_OK && s_collect (self) == 0 && timeout_ms > 0) {
         mc = curl_multi_poll (self->multi, NULL, 0, timeout_ms, NULL);
+        if (mc == CURLM_OK && s_cancel_all (self))
+            return 0;   /* a signal woke the poll, or the caller's sb_s3_wakeup after its stop */
         if (mc == CURLM_OK)
             mc = curl_multi_perform (self->multi, &running);
         if (mc == CURLM_OK)

@@ -36,6 +36,7 @@ typedef struct {
     int  curl_code;         /* CURLE_*; 0 when curl succeeded */
     char curl_text[256];
     int  os_errno;          /* errno of the transfer (connect, recv); 0 when none */
+    int  cancelled;         /* 1: a signal or the client's stop ended it (sb_s3_set_stop), not the storage */
     char text[2048];        /* all of the above in one sentence */
 } sb_s3_error_t;
 
@@ -53,6 +54,17 @@ typedef struct {
 sb_s3_t *sb_s3_new (const sb_storage_cfg_t *cfg, size_t max_in_flight, char *err, size_t err_size);
 /* Abort transfers, free; accepts NULL and nulls the pointer. */
 void sb_s3_destroy (sb_s3_t **self_p);
+
+/* Requests end at once, whatever their timeouts and retries, when a
+ * signal set zsys_interrupted (the coordinator's handler, CZMQ's in a
+ * worker) or when stop (arg) returns non-zero (NULL: signals only): a
+ * transfer in flight is aborted from curl's progress callback or the next
+ * turn of the multi loop (at most 100 ms for the blocking calls; at once
+ * after sb_s3_wakeup for sb_s3_run), and a retry waiting for its backoff
+ * is dropped. Each such request fails with e->cancelled set and "interrupted
+ * by a signal" (or "stopped") as its cause, never retried, not counted as an
+ * endpoint error. stop is called from the thread that drives the client. */
+void sb_s3_set_stop (sb_s3_t *self, int (*stop) (void *arg), void *arg);
 
 /* Where the credentials came from ("environment", "FILE [profile]"). Borrowed. */
 const char *sb_s3_credentials_source (const sb_s3_t *self);

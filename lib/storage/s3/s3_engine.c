@@ -37,6 +37,7 @@ s_error (const sb_s3_error_t *s, sb_storage_error_t *e)
     e->attempt = s->attempt;
     e->missing = s->http_status == 404;
     e->transient = sb_s3_error_is_transient (s);
+    e->stopped = s->cancelled;
     return -1;
 }
 
@@ -79,6 +80,9 @@ s_open (const sb_storage_cfg_t *cfg, const sb_storage_open_t *how, void **client
             snprintf (e->where, sizeof e->where, "%s", cfg->endpoints[0]);
         return rc;
     }
+    /* a signal, or the opener's stop (a rank's ABORT, a reader's teardown),
+     * ends a request in flight at once, not at its timeout */
+    sb_s3_set_stop (self->s3, how->stop, how->stop_arg);
     *client = self;
     return 0;
 }
