@@ -34,11 +34,52 @@ s_holder (int fd, char *out, size_t size)
         *nl = '\0';
 }
 
+/* The holder line says "... since EPOCH" (seconds, as every shardbench
+ * writes it: the file stays machine-readable and writer-independent);
+ * a refusal shows it as a UTC time and how long ago, so that whoever reads
+ * it can tell a datagen just started from one left running for days. A
+ * line of another form is left as it is. */
+static void
+s_holder_readable (char *holder, size_t size, time_t now)
+{
+    char *since = strstr (holder, " since ");
+    if (!since)
+        return;
+    const char *digits = since + 7;
+    if (!isdigit ((unsigned char) *digits))
+        return;
+    errno = 0;
+    char *end;
+    long long t = strtoll (digits, &end, 10);
+    if (errno || *end || t < 0)
+        return;
+    time_t at = (time_t) t;
+    struct tm tm;
+    char when[64], ago[64];
+    if (!gmtime_r (&at, &tm) || strftime (when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &tm) == 0)
+        return;
+    long long age = (long long) now - t;
+    if (age < 0)
+        snprintf (ago, sizeof ago, "%lld s ahead of this host's clock", -age);
+    else if (age < 60)
+        snprintf (ago, sizeof ago, "%lld s ago", age);
+    else if (age < 3600)
+        snprintf (ago, sizeof ago, "%lld min %02lld s ago", age / 60, age % 60);
+    else if (age < 86400)
+        snprintf (ago, sizeof ago, "%lld h %02lld min ago", age / 3600, age % 3600 / 60);
+    else
+        snprintf (ago, sizeof ago, "%lld d %02lld h ago", age / 86400, age % 86400 / 3600);
+    size_t head = (size_t) (since - holder);
+    char out[512];
+    snprintf (out, sizeof out, "%.*s since %s (%s)", (int) head, holder, when, ago);
+    snprintf (holder, size, "%s", out);
+}
+
 static void
 s_busy (int fd, const char *folder, char *err, size_t err_size)
 {
     /* an exclusive holder excludes a shared lock too: tell which */
-    char holder[256];
+    char holder[512];
     if (flock (fd, LOCK_SH | LOCK_NB) == 0) {
         flock (fd, LOCK_UN);
         snprintf (err, err_size, "data folder %s is in use by another shardbench session reading it (%s/%s is"
@@ -46,6 +87,7 @@ s_busy (int fd, const char *folder, char *err, size_t err_size)
         return;
     }
     s_holder (fd, holder, sizeof holder);
+    s_holder_readable (holder, sizeof holder, time (NULL));
     snprintf (err, err_size, "data folder %s is in use: %s holds %s/%s (another datagen writes there):"
               " wait for it to end", folder, holder[0] ? holder : "another shardbench session", folder,
               SB_DATAFOLDER_LOCK);
