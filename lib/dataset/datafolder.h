@@ -9,7 +9,9 @@
  * - The marker, DATA_FOLDER/.shardbench-dataset: key=value lines saying what
  *   generated train/ (the workload keys that decide names, sizes and
  *   content) and whether that datagen finished (state=complete) or not
- *   (state=generating, written before the first file).
+ *   (state=generating, written before the first file). A run over a
+ *   complete one also compares every listed file with the size its
+ *   generator wrote (coordinator/session/storage_setup.c).
  * - The probe, DATA_FOLDER/.shardbench-probe-TOKEN holding TOKEN: a worker
  *   that cannot read it back does not see the coordinator's folder.
  * - Temporaries of writes in progress: .NAME.HOST.PID.RAND.tmp beside NAME,

@@ -40,6 +40,11 @@ int sb_fake_engine_add_object (const char *key, uint64_t size);
  * transient in the error. Up to 8 rules; 0 or -1. */
 int sb_fake_engine_fail (const char *key_part, uint64_t nth, int os_errno, long status, int missing, int transient);
 
+/* 1: a read past an object's end completes with the bytes the object
+ * holds and no error, as a careless engine would; 0 (after a reset): it
+ * fails, as every real engine's does. */
+void sb_fake_engine_set_lenient (int on);
+
 typedef struct {
     uint64_t opens, reads, bytes, failed;   /* reads: completed; bytes: of the successful ones */
     uint64_t puts, put_bytes, removes, max_pending;

@@ -1088,6 +1088,19 @@ s_take_completions (sb_trainer_t *self, s_rank_t *r)
             s_fail (self, r, "read", NULL, 0, "the I/O engine completed a read that was not in flight", NULL);
             return 0;
         }
+        const s_slot_t *s = &r->slots[res.tag];
+        if (s->length && res.bytes < s->length) {
+            /* every engine fails a read the object ends inside; one that
+             * did not would have the epoch count bytes nobody read */
+            char key[PATH_MAX], msg[PATH_MAX + 256];
+            if (s_key (self, s->stored, s->dlio, key, sizeof key) != 0)
+                snprintf (key, sizeof key, "(object %llu)", (unsigned long long) s->file);
+            snprintf (msg, sizeof msg, "short read %s: %llu of %llu bytes from offset %llu arrived, and the %s engine"
+                      " said no error", key, (unsigned long long) res.bytes, (unsigned long long) s->length,
+                      (unsigned long long) s->offset, self->storage->engine);
+            s_fail (self, r, "read", key, 0, msg, NULL);
+            return 0;
+        }
         s_complete (self, r, (size_t) res.tag, res.bytes, res.latency_ns);
         if (self->failed)
             return 0;
