@@ -78,4 +78,31 @@ expect_eq "parquet file cut in half: exit status" "$SB_RC" 2
 expect_contains "parquet file cut in half: names the file and both sizes" sb.err \
     "error: the dataset in $SCRATCH/p does not hold what its generator wrote: $SCRATCH/$cut is $half bytes, its generator wrote $want bytes (1 of 8 files differ)"
 
+# the same cut file without the marker (another tool's dataset): the reader
+# refuses it, as pyarrow would, naming it
+mv p/.shardbench-dataset p/marker.saved
+sb run dataset.data_folder=./p $pq $run --db p.db
+expect_eq "parquet file cut in half, no marker: exit status" "$SB_RC" 1
+expect_contains "parquet file cut in half, no marker: names the file" sb.err \
+    "error: rank 0 on $(hostname): parquet $SCRATCH/$cut does not end with PAR1 (its last 4 bytes, at offset $((half - 4)) of its $half): cut short, or not a parquet file"
+# a whole parquet file of another writer's layout (here: another row group
+# size than the workload's) ends with PAR1: read
+mv p/marker.saved p/.shardbench-dataset
+sb datagen dataset.data_folder=./q $pq dataset.parquet.row_group_size=3 $run --db q.db
+expect_eq "parquet datagen, 3 rows a group: exit status" "$SB_RC" 0
+rm q/.shardbench-dataset
+mkdir tr
+sb run dataset.data_folder=./q $pq $run --db q.db shardbench.trace=./tr
+expect_eq "parquet of another layout, no marker: exit status" "$SB_RC" 0
+# the trace has the row groups' reads (footer and tail reads serve no sample: not traced)
+expect_eq "... its bytes: the row groups' and 8 tails of 4 bytes" \
+    "$(q q.db "SELECT bytes FROM epochs WHERE run_id = 2 AND epoch = 1")" \
+    "$(awk -F, 'FNR > 1 { b += $11 } END { print b + 8 * 4 }' tr/*.csv)"
+# a file shorter than any parquet file
+truncate -s 7 q/train/img_4_of_8.parquet
+sb run dataset.data_folder=./q $pq $run --db q.db --relist
+expect_eq "7-byte parquet file, no marker: exit status" "$SB_RC" 1
+expect_contains "7-byte parquet file: names the file" sb.err \
+    "parquet $SCRATCH/q/train/img_4_of_8.parquet is 7 bytes: not a parquet file (the smallest is 12 bytes: PAR1, its footer's length, PAR1)"
+
 finish
