@@ -567,10 +567,10 @@ s_dataset_where (sess_t *self, char *where, size_t size)
 }
 
 /* Every object of train/'s catalog named as the generator names its files
- * is compared with the size the generator wrote
- * (seed: the marker's), so that a file truncated, grown or replaced after
- * its datagen fails the run here, before any worker reads fewer bytes than
- * the dataset holds and counts them as a whole epoch. Objects of other
+ * is compared with the size the generator wrote (seed: the marker's), so
+ * that a file truncated, grown or replaced after its datagen fails the run
+ * here, before any worker reads fewer bytes than the dataset holds and
+ * counts them as a whole epoch. Objects of other
  * names are not the generator's (another tool's files): not compared.
  * Formats whose sizes only their encoder knows (hdf5) or that depend on
  * the content (compressed parquet: the coordinator would compress the
