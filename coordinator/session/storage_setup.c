@@ -648,10 +648,10 @@ s_sizes_check (sess_t *self, uint64_t seed, char *err, size_t err_size)
             snprintf (path, sizeof path, "%s%s", info->prefix, first);
         snprintf (err, err_size, "the dataset in %s does not hold what its generator wrote: %s is %llu bytes, its"
                   " generator wrote %llu bytes (%llu of %llu files differ): a file truncated, grown or replaced"
-                  " since its datagen (sizes as listed in catalog %lld): regenerate it with"
+                  " since its datagen (sizes as listed in catalog %lld%s): regenerate it with"
                   " `shardbench datagen --clean`", where, path, (unsigned long long) first_size,
                   (unsigned long long) first_want, (unsigned long long) differ, (unsigned long long) compared,
-                  (long long) info->id);
+                  (long long) info->id, info->reused ? ", reused: --relist lists it again" : "");
         rc = -1;
     }
     free (key);

@@ -28,6 +28,12 @@ expect_contains "truncated npz file: says what to do" sb.err \
     "regenerate it with \`shardbench datagen --clean\`"
 if grep -q "joined as worker" sb.err; then fail "truncated npz file: a worker started"; else pass "truncated npz file: refused before any worker"; fi
 
+# again: the catalog is reused (the folders did not change), and says how to list it again
+sb run dataset.data_folder=./n dataset.format=npz $run --db n.db
+expect_eq "truncated npz file, catalog reused: exit status" "$SB_RC" 2
+expect_contains "truncated npz file, catalog reused: says so" sb.err \
+    "(1 of 8 files differ): a file truncated, grown or replaced since its datagen (sizes as listed in catalog 1, reused: --relist lists it again)"
+
 sb run dataset.data_folder=./n dataset.format=npz $run --db n.db --relist reader.verify=true
 expect_eq "truncated npz file, --relist and reader.verify: exit status" "$SB_RC" 2
 expect_contains "truncated npz file, --relist and reader.verify: names the file and both sizes" sb.err \
