@@ -111,6 +111,15 @@ expect_contains "names the object and both sizes" sb.err \
 sb datagen m.yaml dataset.record_length_bytes=8192 --local 1 --db m.db
 expect_eq "datagen of the same generation rewrites it" "$SB_RC" 0
 expect_eq "object rewritten" "$(stat -c %s "$objdir/train/img_3_of_8.npz._S3rver_object")" "$want"
+# cut after the listing (the catalog is reused): the GET that comes short fails the run
+s3put ds/train/img_3_of_8.npz "short"
+sb run m.yaml dataset.record_length_bytes=8192 --local 1 --db m.db
+expect_eq "run of an object cut after the listing exits 1" "$SB_RC" 1
+expect_contains "the catalog was reused" sb.err "reused: 8 objects, 0.1 MiB under s3://sbmark/ds/train"
+expect_contains "the short GET names the object, the range asked and what came" sb.err \
+    "error: rank 0 on $(hostname): GET sbmark/ds/train/img_3_of_8.npz on $ep failed (attempt 1): the server answered Content-Range 'bytes 0-4/5' to Range bytes=0-$((want - 1)); not retried [http 206, curl 0, errno 0]"
+sb datagen m.yaml dataset.record_length_bytes=8192 --local 1 --db m.db
+expect_eq "datagen of the same generation rewrites it again" "$SB_RC" 0
 
 # --- (d) an interrupted datagen (marker state=generating): run refuses
 sed -i 's/^state=complete$/state=generating/' "$marker_obj"
