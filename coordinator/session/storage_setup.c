@@ -646,12 +646,22 @@ s_sizes_check (sess_t *self, uint64_t seed, char *err, size_t err_size)
                       self->key_prefix, first);
         else
             snprintf (path, sizeof path, "%s%s", info->prefix, first);
-        snprintf (err, err_size, "the dataset in %s does not hold what its generator wrote: %s is %llu bytes, its"
-                  " generator wrote %llu bytes (%llu of %llu files differ): a file truncated, grown or replaced"
-                  " since its datagen (sizes as listed in catalog %lld%s): regenerate it with"
-                  " `shardbench datagen --clean`", where, path, (unsigned long long) first_size,
-                  (unsigned long long) first_want, (unsigned long long) differ, (unsigned long long) compared,
-                  (long long) info->id, info->reused ? ", reused: --relist lists it again" : "");
+        if (differ == compared && compared > 1)   /* not one file: rather a parameter an older marker does not record */
+            snprintf (err, err_size, "the dataset in %s does not hold what this workload's generator writes: none of"
+                      " its %llu files has that size (%s is %llu bytes, the generator writes %llu, sizes as listed in"
+                      " catalog %lld%s): it was generated with parameters its marker does not record (an older"
+                      " shardbench's marker: dataset.record_element_type, dataset.record_dims), or every file was"
+                      " changed: run with the workload it was generated with, or regenerate it with"
+                      " `shardbench datagen --clean`", where, (unsigned long long) compared, path,
+                      (unsigned long long) first_size, (unsigned long long) first_want, (long long) info->id,
+                      info->reused ? ", reused: --relist lists it again" : "");
+        else
+            snprintf (err, err_size, "the dataset in %s does not hold what its generator wrote: %s is %llu bytes,"
+                      " its generator wrote %llu bytes (%llu of %llu files differ): a file truncated, grown or"
+                      " replaced since its datagen (sizes as listed in catalog %lld%s): regenerate it with"
+                      " `shardbench datagen --clean`", where, path, (unsigned long long) first_size,
+                      (unsigned long long) first_want, (unsigned long long) differ, (unsigned long long) compared,
+                      (long long) info->id, info->reused ? ", reused: --relist lists it again" : "");
         rc = -1;
     }
     free (key);

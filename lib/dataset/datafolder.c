@@ -185,10 +185,33 @@ s_write_all (int fd, const char *buf, size_t len)
     return 0;
 }
 
+/* dataset.record_element_type as the marker writes it (uint8 when unset). */
+static const char *
+s_element_type (const sb_dataset_t *ds)
+{
+    return ds->element_type && *ds->element_type ? ds->element_type : "uint8";
+}
+
+/* dataset.record_dims as the marker writes it: "a,b,c", "" when none. */
+static void
+s_dims_text (const sb_dataset_t *ds, char *out, size_t size)
+{
+    size_t at = 0;
+    out[0] = '\0';
+    for (size_t k = 0; ds->record_dims && k < ds->record_ndims && at < size; k++) {
+        int w = snprintf (out + at, size - at, "%s%llu", k ? "," : "", (unsigned long long) ds->record_dims[k]);
+        if (w < 0)
+            break;
+        at += (size_t) w;
+    }
+}
+
 int
 sb_datafolder_marker_format (const sb_dataset_t *ds, const char *state, uint64_t bytes, char *buf, size_t cap,
                              size_t *len, char *err, size_t err_size)
 {
+    char dims[200];
+    s_dims_text (ds, dims, sizeof dims);
     char host[256];
     if (gethostname (host, sizeof host - 1) != 0)
         snprintf (host, sizeof host, "unknown");
@@ -203,6 +226,8 @@ sb_datafolder_marker_format (const sb_dataset_t *ds, const char *state, uint64_t
                       "dataset.num_samples_per_file=%" PRIu64 "\n"
                       "dataset.record_length_bytes=%" PRIu64 "\n"
                       "dataset.record_length_bytes_stdev=%" PRIu64 "\n"
+                      "dataset.record_element_type=%s\n"
+                      "dataset.record_dims=%s\n"
                       "dataset.parquet.columns=%s\n"
                       "dataset.parquet.row_group_size=%" PRIu64 "\n"
                       "dataset.compression=%s\n"
@@ -211,7 +236,8 @@ sb_datafolder_marker_format (const sb_dataset_t *ds, const char *state, uint64_t
                       "host=%s\n"
                       "written_at=%ld\n",
                       state, ds->format, ds->prefix, ds->files, ds->subfolders, ds->samples_per_file,
-                      ds->record_length, ds->record_stdev, ds->parquet_columns ? ds->parquet_columns : "",
+                      ds->record_length, ds->record_stdev, s_element_type (ds), dims,
+                      ds->parquet_columns ? ds->parquet_columns : "",
                       ds->parquet_row_group, ds->parquet_compression && *ds->parquet_compression
                       ? ds->parquet_compression : "none", ds->seed, bytes, host, (long) time (NULL));
     if (n < 0 || (size_t) n >= cap) {
@@ -335,6 +361,8 @@ sb_datafolder_marker_parse (const char *text, size_t len, const char *name, sb_d
         S_STR ("dataset.compression", m->compression);
         S_U64 ("seed", m->seed);
         S_U64 ("bytes", m->bytes);
+        S_STR ("dataset.record_element_type", m->element_type);
+        S_STR ("dataset.record_dims", m->record_dims);
         else
             continue;   /* host, written_at and keys of later versions: information only */
 #undef S_STR
@@ -343,6 +371,8 @@ sb_datafolder_marker_parse (const char *text, size_t len, const char *name, sb_d
             snprintf (err, err_size, "%s:%d: bad value for %s: '%.100s'", name, lineno, k, v);
             return -1;
         }
+        if (!strcmp (k, "dataset.record_element_type"))
+            m->has_shape = 1;
     }
     if (!m->state[0] || !m->format[0] || !m->files) {
         snprintf (err, err_size, "%s: not a shardbench dataset marker (no state, dataset.format or"
@@ -431,6 +461,12 @@ sb_datafolder_marker_diff (const sb_datafolder_marker_t *m, const sb_dataset_t *
     S_CMP_U64 ("dataset.num_samples_per_file", m->samples_per_file, ds->samples_per_file);
     S_CMP_U64 ("dataset.record_length_bytes", m->record_length, ds->record_length);
     S_CMP_U64 ("dataset.record_length_bytes_stdev", m->record_stdev, ds->record_stdev);
+    if (m->has_shape) {     /* older markers do not say */
+        char dims[200];
+        s_dims_text (ds, dims, sizeof dims);
+        S_CMP_STR ("dataset.record_element_type", m->element_type, s_element_type (ds));
+        S_CMP_STR ("dataset.record_dims", m->record_dims, dims);
+    }
     if (!strcmp (ds->format, "parquet")) {
         S_CMP_STR ("dataset.parquet.columns", m->parquet_columns, ds->parquet_columns ? ds->parquet_columns : "");
         S_CMP_U64 ("dataset.parquet.row_group_size", m->parquet_row_group, ds->parquet_row_group);

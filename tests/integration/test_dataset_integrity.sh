@@ -55,6 +55,25 @@ expect_eq "no marker: exit status" "$SB_RC" 0
 expect_contains "no marker: warned" sb.err "has no .shardbench-dataset marker saying what generated it"
 mv n/marker.saved n/.shardbench-dataset
 
+# --- 1b. another element type: the marker records it (the sizes follow it)
+sb datagen dataset.data_folder=./f dataset.format=npz dataset.record_element_type=float32 $run --db f.db
+expect_eq "float32 datagen: exit status" "$SB_RC" 0
+expect_eq "the marker records the element type and dims" \
+    "$(grep -E '^dataset\.record_(element_type|dims)=' f/.shardbench-dataset | tr '\n' ' ')" \
+    "dataset.record_element_type=float32 dataset.record_dims= "
+sb run dataset.data_folder=./f dataset.format=npz $run --db f.db
+expect_eq "uint8 run over float32 files: exit status" "$SB_RC" 2
+expect_contains "uint8 run over float32 files: names the key" sb.err \
+    "was generated with other parameters than this workload's (dataset.record_element_type: generated 'float32', workload 'uint8')"
+# a marker of an older shardbench does not record it: every file differs, said as such
+grep -vE '^dataset\.record_(element_type|dims)=' f/.shardbench-dataset >f/marker.old && mv f/marker.old f/.shardbench-dataset
+sb run dataset.data_folder=./f dataset.format=npz $run --db f.db
+expect_eq "uint8 run over float32 files, older marker: exit status" "$SB_RC" 2
+expect_contains "uint8 run over float32 files, older marker: every file differs" sb.err \
+    "error: the dataset in $SCRATCH/f does not hold what this workload's generator writes: none of its 8 files has that size ($SCRATCH/f/train/img_0_of_8.npz is $(size f/train/img_0_of_8.npz) bytes, the generator writes "
+expect_contains "uint8 run over float32 files, older marker: names the keys it may be" sb.err \
+    "it was generated with parameters its marker does not record (an older shardbench's marker: dataset.record_element_type, dataset.record_dims)"
+
 # --- 2. npz: a file truncated after the listing (the catalog is reused)
 sb datagen dataset.data_folder=./r dataset.format=npz $run --db r.db
 expect_eq "second npz datagen: exit status" "$SB_RC" 0

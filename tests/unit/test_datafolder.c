@@ -144,6 +144,28 @@ START_TEST (test_marker)
     /* a run may read fewer files; the seed is compared on request */
     ck_assert_int_eq (sb_datafolder_marker_diff (&m, &other, 0, diff, sizeof diff), 1);
     ck_assert_str_eq (diff, "dataset.file_prefix: generated 'img', workload 'x'");
+    /* the element type and the dims decide the sizes too: recorded and compared */
+    ck_assert_str_eq (m.element_type, "uint8");
+    ck_assert_str_eq (m.record_dims, "");
+    other = s_ds;
+    other.element_type = "float32";
+    const uint64_t dims[3] = { 1, 64, 64 };
+    other.record_dims = dims;
+    other.record_ndims = 3;
+    ck_assert_int_eq (sb_datafolder_marker_diff (&m, &other, flags, diff, sizeof diff), 2);
+    ck_assert_str_eq (diff, "dataset.record_element_type: generated 'uint8', workload 'float32';"
+                            " dataset.record_dims: generated '', workload '1,64,64'");
+    ck_assert_int_eq (sb_datafolder_marker_write (s_dir, &other, "complete", 1, err, sizeof err), 0);
+    ck_assert_int_eq (sb_datafolder_marker_read (s_dir, &m, err, sizeof err), 1);
+    ck_assert_str_eq (m.element_type, "float32");
+    ck_assert_str_eq (m.record_dims, "1,64,64");
+    ck_assert_int_eq (sb_datafolder_marker_diff (&m, &other, flags, diff, sizeof diff), 0);
+    /* a marker of an older shardbench has neither: not compared */
+    s_touch (SB_DATAFOLDER_MARKER, "state=complete\ndataset.format=npz\ndataset.file_prefix=img\n"
+             "dataset.num_files_train=8\ndataset.num_subfolders_train=0\ndataset.num_samples_per_file=1\n"
+             "dataset.record_length_bytes=4096\ndataset.record_length_bytes_stdev=0\nseed=123\n");
+    ck_assert_int_eq (sb_datafolder_marker_read (s_dir, &m, err, sizeof err), 1);
+    ck_assert_int_eq (sb_datafolder_marker_diff (&m, &other, flags, diff, sizeof diff), 0);
     /* no temporary left beside it */
     char cmd[PATH_MAX + 64];
     snprintf (cmd, sizeof cmd, "test -z \"$(find '%s' -name '*.tmp')\"", s_dir);
