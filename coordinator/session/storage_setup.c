@@ -10,10 +10,13 @@
 #include "datafolder.h"
 #include "dataset.h"
 #include "engine.h"
+#include "format.h"
 #include "log.h"
+#include "sample_range.h"
 #include "util.h"
 #include "progress.h"
 
+#include <ctype.h>
 #include <czmq.h>
 #include <errno.h>
 #include <limits.h>
@@ -528,6 +531,145 @@ sess_objects_marker_read (sess_t *self, sb_datafolder_marker_t *m, char *err, si
     return rc;
 }
 
+/* ---- the listed sizes against the generator's ---- */
+
+/* N of a DLIO name ..._I_of_N.EXT (the last "_of_" of its base name).
+ * Returns 0, or -1 when key is no such name. */
+static int
+s_key_total (const char *key, uint64_t *total)
+{
+    const char *base = strrchr (key, '/') ? strrchr (key, '/') + 1 : key;
+    const char *of = NULL;
+    for (const char *p = strstr (base, "_of_"); p; p = strstr (p + 1, "_of_"))
+        of = p;
+    if (!of || !isdigit ((unsigned char) of[4]))
+        return -1;
+    errno = 0;
+    char *end;
+    unsigned long long n = strtoull (of + 4, &end, 10);
+    if (errno || *end != '.' || n == 0)
+        return -1;
+    *total = n;
+    return 0;
+}
+
+/* Where the dataset is, as a user writes it (messages). */
+static void
+s_dataset_where (sess_t *self, char *where, size_t size)
+{
+    if (self->objects) {
+        size_t n = strlen (self->key_prefix);
+        snprintf (where, size, "%s://%s%s%.*s", self->o->wl->storage.engine, self->o->wl->storage.bucket,
+                  n ? "/" : "", n ? (int) n - 1 : 0, self->key_prefix);
+    }
+    else
+        snprintf (where, size, "%s", self->folder);
+}
+
+/* Every object of train/'s catalog named as the generator names its files
+ * is compared with the size the generator wrote (seed: the marker's), so
+ * that a file truncated, grown or replaced after its datagen fails the run
+ * here, before any worker reads fewer bytes than the dataset holds and
+ * counts them as a whole epoch. Objects of other
+ * names are not the generator's (another tool's files): not compared.
+ * Formats whose sizes only their encoder knows (hdf5) or that depend on
+ * the content (compressed parquet: the coordinator would compress the
+ * whole dataset again) are left to the reads' own checks. Returns 0, or -1
+ * with err naming the first file that differs, its listed size and the
+ * generator's, and how many differ. */
+static int
+s_sizes_check (sess_t *self, uint64_t seed, char *err, size_t err_size)
+{
+    const sb_catalog_info_t *info = &self->catalog_info;
+    sb_dataset_t gen;
+    sess_dataset (self, &gen);
+    gen.seed = seed;
+    int compressed = !strcmp (gen.format, "parquet") && gen.parquet_compression && *gen.parquet_compression
+        && strcmp (gen.parquet_compression, "none") != 0;
+    if ((sb_storage_caps (&self->o->wl->storage) & SB_ENGINE_NO_IO) || compressed || !sb_generator_size_known (&gen, 0)
+        || info->id <= 0)
+        return 0;
+    char where[1400], why[1024];
+    s_dataset_where (self, where, sizeof where);
+    sb_catalog_set_progress (sess_keep_alive, self);
+    sb_catalog_reader_t *rd = sb_catalog_reader_new (sb_resultdb_handle (self->o->db), info->id, why, sizeof why);
+    sb_catalog_set_progress (NULL, NULL);
+    if (!rd) {
+        snprintf (err, err_size, "the dataset in %s: cannot read its catalog %lld: %s", where, (long long) info->id,
+                  why);
+        return -1;
+    }
+    const sb_dataset_t *naming = sb_catalog_reader_naming (rd);
+    char *key = malloc (PATH_MAX), *expect = malloc (PATH_MAX), *first = malloc (PATH_MAX);
+    uint64_t differ = 0, compared = 0, first_size = 0, first_want = 0;
+    int rc = key && expect && first ? 0 : -1;
+    if (rc)
+        snprintf (err, err_size, "out of memory");
+    for (uint64_t i = 0; rc == 0 && i < info->count; i++) {
+        if ((i & 65535) == 65535 && sess_keep_alive (self)) {
+            snprintf (err, err_size, "interrupted by %s while checking the sizes of the dataset in %s",
+                      sess_signal_name (), where);
+            rc = -1;
+            break;
+        }
+        uint64_t size = 0, dlio = 0, index, total, want;
+        int named = sb_catalog_reader_locate (rd, i, &size, &dlio);
+        if (named == 1 ? !naming || sb_dataset_key (naming, dlio, key, PATH_MAX) != 0
+                       : named != 0 || sb_catalog_reader_get (rd, i, key, PATH_MAX, &size) != 0) {
+            snprintf (err, err_size, "the dataset in %s: cannot read object %llu of its catalog %lld", where,
+                      (unsigned long long) i, (long long) info->id);
+            rc = -1;
+            break;
+        }
+        if (sb_format_key_index (key, &index) != 0 || s_key_total (key, &total) != 0 || index >= total)
+            continue;
+        gen.files = total;
+        if (sb_dataset_key (&gen, index, expect, PATH_MAX) != 0 || strcmp (expect, key) != 0)
+            continue;   /* not a name this generator gives (another folder, prefix or format) */
+        if (sb_generator_size (&gen, 0, index, &want, why, sizeof why) != 0) {
+            snprintf (err, err_size, "the dataset in %s: the size its generator gives %s: %s", where, key, why);
+            rc = -1;
+            break;
+        }
+        compared++;
+        if (size != want && !differ++) {
+            snprintf (first, PATH_MAX, "%s", key);
+            first_size = size;
+            first_want = want;
+        }
+    }
+    sb_catalog_reader_destroy (&rd);
+    if (rc == 0 && differ) {
+        char path[PATH_MAX + 1400];
+        if (self->objects)
+            snprintf (path, sizeof path, "%s://%s/%s%s", self->o->wl->storage.engine, self->o->wl->storage.bucket,
+                      self->key_prefix, first);
+        else
+            snprintf (path, sizeof path, "%s%s", info->prefix, first);
+        if (differ == compared && compared > 1)   /* not one file: rather a parameter an older marker does not record */
+            snprintf (err, err_size, "the dataset in %s does not hold what this workload's generator writes: none of"
+                      " its %llu files has that size (%s is %llu bytes, the generator writes %llu, sizes as listed in"
+                      " catalog %lld%s): it was generated with parameters its marker does not record (an older"
+                      " shardbench's marker: dataset.record_element_type, dataset.record_dims), or every file was"
+                      " changed: run with the workload it was generated with, or regenerate it with"
+                      " `shardbench datagen --clean`", where, (unsigned long long) compared, path,
+                      (unsigned long long) first_size, (unsigned long long) first_want, (long long) info->id,
+                      info->reused ? ", reused: --relist lists it again" : "");
+        else
+            snprintf (err, err_size, "the dataset in %s does not hold what its generator wrote: %s is %llu bytes,"
+                      " its generator wrote %llu bytes (%llu of %llu files differ): a file truncated, grown or"
+                      " replaced since its datagen (sizes as listed in catalog %lld%s): regenerate it with"
+                      " `shardbench datagen --clean`", where, path, (unsigned long long) first_size,
+                      (unsigned long long) first_want, (unsigned long long) differ, (unsigned long long) compared,
+                      (long long) info->id, info->reused ? ", reused: --relist lists it again" : "");
+        rc = -1;
+    }
+    free (key);
+    free (expect);
+    free (first);
+    return rc;
+}
+
 /* A run that reads an existing dataset (a local folder, or an S3 prefix):
  * the marker must say it was generated whole with this workload's
  * parameters. Returns 0, or -1 with err. */
@@ -584,7 +726,9 @@ sess_dataset_check (sess_t *self, char *err, size_t err_size)
                  " are those of seed %llu", where, (unsigned long long) m.seed, (unsigned long long) ds.seed,
                  (unsigned long long) m.seed);
     }
-    return 0;
+    /* train/'s listed sizes, the generator's (the marker says what generated
+     * train/; valid/ may hold another tool's files: read as listed) */
+    return s_sizes_check (self, m.seed, err, err_size);
 }
 
 /* A probe in the folder the workers get as data_root, which each worker

@@ -33,11 +33,52 @@ s_holder (int fd, char *out, size_t size)
         *nl = '\0';
 }
 
+/* The holder line says "... since EPOCH" (seconds, as every shardbench
+ * writes it: the file stays machine-readable and writer-independent);
+ * a refusal shows it as a UTC time and how long ago, so that whoever reads
+ * it can tell a datagen just started from one left running for days. A
+ * line of another form is left as it is. */
+static void
+s_holder_readable (char *holder, size_t size, time_t now)
+{
+    char *since = strstr (holder, " since ");
+    if (!since)
+        return;
+    const char *digits = since + 7;
+    if (!isdigit ((unsigned char) *digits))
+        return;
+    errno = 0;
+    char *end;
+    long long t = strtoll (digits, &end, 10);
+    if (errno || *end || t < 0)
+        return;
+    time_t at = (time_t) t;
+    struct tm tm;
+    char when[64], ago[64];
+    if (!gmtime_r (&at, &tm) || strftime (when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &tm) == 0)
+        return;
+    long long age = (long long) now - t;
+    if (age < 0)
+        snprintf (ago, sizeof ago, "%lld s ahead of this host's clock", -age);
+    else if (age < 60)
+        snprintf (ago, sizeof ago, "%lld s ago", age);
+    else if (age < 3600)
+        snprintf (ago, sizeof ago, "%lld min %02lld s ago", age / 60, age % 60);
+    else if (age < 86400)
+        snprintf (ago, sizeof ago, "%lld h %02lld min ago", age / 3600, age % 3600 / 60);
+    else
+        snprintf (ago, sizeof ago, "%lld d %02lld h ago", age / 86400, age % 86400 / 3600);
+    size_t head = (size_t) (since - holder);
+    char out[512];
+    snprintf (out, sizeof out, "%.*s since %s (%s)", (int) head, holder, when, ago);
+    snprintf (holder, size, "%s", out);
+}
+
 static void
 s_busy (int fd, const char *folder, char *err, size_t err_size)
 {
     /* an exclusive holder excludes a shared lock too: tell which */
-    char holder[256];
+    char holder[512];
     if (flock (fd, LOCK_SH | LOCK_NB) == 0) {
         flock (fd, LOCK_UN);
         snprintf (err, err_size, "data folder %s is in use by another shardbench session reading it (%s/%s is"
@@ -45,6 +86,7 @@ s_busy (int fd, const char *folder, char *err, size_t err_size)
         return;
     }
     s_holder (fd, holder, sizeof holder);
+    s_holder_readable (holder, sizeof holder, time (NULL));
     snprintf (err, err_size, "data folder %s is in use: %s holds %s/%s (another datagen writes there):"
               " wait for it to end", folder, holder[0] ? holder : "another shardbench session", folder,
               SB_DATAFOLDER_LOCK);
@@ -142,10 +184,33 @@ s_write_all (int fd, const char *buf, size_t len)
     return 0;
 }
 
+/* dataset.record_element_type as the marker writes it (uint8 when unset). */
+static const char *
+s_element_type (const sb_dataset_t *ds)
+{
+    return ds->element_type && *ds->element_type ? ds->element_type : "uint8";
+}
+
+/* dataset.record_dims as the marker writes it: "a,b,c", "" when none. */
+static void
+s_dims_text (const sb_dataset_t *ds, char *out, size_t size)
+{
+    size_t at = 0;
+    out[0] = '\0';
+    for (size_t k = 0; ds->record_dims && k < ds->record_ndims && at < size; k++) {
+        int w = snprintf (out + at, size - at, "%s%llu", k ? "," : "", (unsigned long long) ds->record_dims[k]);
+        if (w < 0)
+            break;
+        at += (size_t) w;
+    }
+}
+
 int
 sb_datafolder_marker_format (const sb_dataset_t *ds, const char *state, uint64_t bytes, char *buf, size_t cap,
                              size_t *len, char *err, size_t err_size)
 {
+    char dims[200];
+    s_dims_text (ds, dims, sizeof dims);
     char host[256];
     if (gethostname (host, sizeof host - 1) != 0)
         snprintf (host, sizeof host, "unknown");
@@ -160,6 +225,8 @@ sb_datafolder_marker_format (const sb_dataset_t *ds, const char *state, uint64_t
                       "dataset.num_samples_per_file=%" PRIu64 "\n"
                       "dataset.record_length_bytes=%" PRIu64 "\n"
                       "dataset.record_length_bytes_stdev=%" PRIu64 "\n"
+                      "dataset.record_element_type=%s\n"
+                      "dataset.record_dims=%s\n"
                       "dataset.parquet.columns=%s\n"
                       "dataset.parquet.row_group_size=%" PRIu64 "\n"
                       "dataset.compression=%s\n"
@@ -168,7 +235,8 @@ sb_datafolder_marker_format (const sb_dataset_t *ds, const char *state, uint64_t
                       "host=%s\n"
                       "written_at=%ld\n",
                       state, ds->format, ds->prefix, ds->files, ds->subfolders, ds->samples_per_file,
-                      ds->record_length, ds->record_stdev, ds->parquet_columns ? ds->parquet_columns : "",
+                      ds->record_length, ds->record_stdev, s_element_type (ds), dims,
+                      ds->parquet_columns ? ds->parquet_columns : "",
                       ds->parquet_row_group, ds->parquet_compression && *ds->parquet_compression
                       ? ds->parquet_compression : "none", ds->seed, bytes, host, (long) time (NULL));
     if (n < 0 || (size_t) n >= cap) {
@@ -292,6 +360,8 @@ sb_datafolder_marker_parse (const char *text, size_t len, const char *name, sb_d
         S_STR ("dataset.compression", m->compression);
         S_U64 ("seed", m->seed);
         S_U64 ("bytes", m->bytes);
+        S_STR ("dataset.record_element_type", m->element_type);
+        S_STR ("dataset.record_dims", m->record_dims);
         else
             continue;   /* host, written_at and keys of later versions: information only */
 #undef S_STR
@@ -300,6 +370,8 @@ sb_datafolder_marker_parse (const char *text, size_t len, const char *name, sb_d
             snprintf (err, err_size, "%s:%d: bad value for %s: '%.100s'", name, lineno, k, v);
             return -1;
         }
+        if (!strcmp (k, "dataset.record_element_type"))
+            m->has_shape = 1;
     }
     if (!m->state[0] || !m->format[0] || !m->files) {
         snprintf (err, err_size, "%s: not a shardbench dataset marker (no state, dataset.format or"
@@ -388,6 +460,12 @@ sb_datafolder_marker_diff (const sb_datafolder_marker_t *m, const sb_dataset_t *
     S_CMP_U64 ("dataset.num_samples_per_file", m->samples_per_file, ds->samples_per_file);
     S_CMP_U64 ("dataset.record_length_bytes", m->record_length, ds->record_length);
     S_CMP_U64 ("dataset.record_length_bytes_stdev", m->record_stdev, ds->record_stdev);
+    if (m->has_shape) {     /* older markers do not say */
+        char dims[200];
+        s_dims_text (ds, dims, sizeof dims);
+        S_CMP_STR ("dataset.record_element_type", m->element_type, s_element_type (ds));
+        S_CMP_STR ("dataset.record_dims", m->record_dims, dims);
+    }
     if (!strcmp (ds->format, "parquet")) {
         S_CMP_STR ("dataset.parquet.columns", m->parquet_columns, ds->parquet_columns ? ds->parquet_columns : "");
         S_CMP_U64 ("dataset.parquet.row_group_size", m->parquet_row_group, ds->parquet_row_group);

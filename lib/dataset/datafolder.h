@@ -9,7 +9,9 @@
  * - The marker, DATA_FOLDER/.shardbench-dataset: key=value lines saying what
  *   generated train/ (the workload keys that decide names, sizes and
  *   content) and whether that datagen finished (state=complete) or not
- *   (state=generating, written before the first file).
+ *   (state=generating, written before the first file). A run over a
+ *   complete one also compares every listed file with the size its
+ *   generator wrote (coordinator/session/storage_setup.c).
  * - The probe, DATA_FOLDER/.shardbench-probe-TOKEN holding TOKEN: a worker
  *   that cannot read it back does not see the coordinator's folder.
  * - Temporaries of writes in progress: .NAME.HOST.PID.RAND.tmp beside NAME,
@@ -56,6 +58,12 @@ typedef struct {
     uint64_t parquet_row_group;
     char     compression[16];   /* dataset.compression of parquet pages ("" in older markers: none) */
     uint64_t bytes;                 /* bytes of the dataset (complete) or planned (generating) */
+    /* dataset.record_element_type and dataset.record_dims ("a,b,c", "" none):
+     * they decide the files' sizes too; has_shape 0 when the marker
+     * predates them (not compared then) */
+    char     element_type[16];
+    char     record_dims[200];
+    int      has_shape;
 } sb_datafolder_marker_t;
 
 #define SB_DATAFOLDER_MARKER_MAX 65536    /* bytes: a marker is far smaller */
@@ -84,8 +92,9 @@ int sb_datafolder_marker_read (const char *folder, sb_datafolder_marker_t *m, ch
 #define SB_DATAFOLDER_DIFF_SEED  2     /* compare the seed */
 
 /* The keys in which m and ds differ, as "KEY: generated A, workload B; ..."
- * in diff: format, prefix, subfolders, samples, record sizes, parquet
- * layout, and what the flags (SB_DATAFOLDER_DIFF_*) add. A run may read
+ * in diff: format, prefix, subfolders, samples, record sizes, element
+ * type and dims (when the marker has them), parquet layout, and what the
+ * flags (SB_DATAFOLDER_DIFF_*) add. A run may read
  * fewer files than were generated (the first in name order): it leaves
  * out the file count. Returns how many differ. */
 int sb_datafolder_marker_diff (const sb_datafolder_marker_t *m, const sb_dataset_t *ds, int flags, char *diff,

@@ -51,6 +51,12 @@ expect_eq "second datagen into the folder: exit status" "$SB_RC" 1
 expect_contains "second datagen: names the folder and the holder" sb.err \
     "error: data folder $SCRATCH/a is in use: datagen on host $HOST pid $A since"
 expect_contains "second datagen: names the lock" sb.err "holds $SCRATCH/a/.shardbench.lock (another datagen writes there)"
+# the holder's time as a UTC time and its age, never seconds since 1970
+if grep -qE "pid $A since [0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2} UTC \([0-9]+ s ago\) holds " sb.err; then
+    pass "second datagen: the holder's time in UTC and its age"
+else
+    fail "second datagen: the holder's time in UTC and its age:"; sed 's/^/    /' sb.err
+fi
 sb run dataset.data_folder=./a $small reader.batch_size=1 train.epochs=1
 expect_eq "a run reading the folder meanwhile: exit status" "$SB_RC" 1
 expect_contains "a run meanwhile: refused" sb.err "error: data folder $SCRATCH/a is in use: datagen on host $HOST pid $A"

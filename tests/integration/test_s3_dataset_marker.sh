@@ -97,6 +97,30 @@ sb run m.yaml dataset.record_length_bytes=8192 dataset.num_files_train=4 --local
 expect_eq "run of fewer files than generated" "$SB_RC" 0
 [ "$SB_RC" = 0 ] || cat sb.err
 
+# --- (c2) an object that is not the size its generator wrote: the run is
+# refused before any worker starts, naming the object and both sizes
+s3put () { curl -sS -f --aws-sigv4 "aws:amz:$S3RVER_REGION:s3" --user "$S3RVER_ACCESS_KEY:$S3RVER_SECRET_KEY" \
+    -H "x-amz-content-sha256: $(printf '%s' "$2" | sha256sum | cut -d' ' -f1)" -X PUT --data-binary "$2" "$ep/sbmark/$1"; }
+want=$(stat -c %s "$objdir/train/img_3_of_8.npz._S3rver_object")
+s3put ds/train/img_3_of_8.npz "short"
+expect_eq "object replaced by 5 bytes" "$(stat -c %s "$objdir/train/img_3_of_8.npz._S3rver_object")" 5
+sb run m.yaml dataset.record_length_bytes=8192 --relist --local 1 --db m.db
+expect_eq "run of a dataset with a short object exits 2" "$SB_RC" 2
+expect_contains "names the object and both sizes" sb.err \
+    "error: the dataset in s3://sbmark/ds does not hold what its generator wrote: s3://sbmark/ds/train/img_3_of_8.npz is 5 bytes, its generator wrote $want bytes (1 of 8 files differ)"
+sb datagen m.yaml dataset.record_length_bytes=8192 --local 1 --db m.db
+expect_eq "datagen of the same generation rewrites it" "$SB_RC" 0
+expect_eq "object rewritten" "$(stat -c %s "$objdir/train/img_3_of_8.npz._S3rver_object")" "$want"
+# cut after the listing (the catalog is reused): the GET that comes short fails the run
+s3put ds/train/img_3_of_8.npz "short"
+sb run m.yaml dataset.record_length_bytes=8192 --local 1 --db m.db
+expect_eq "run of an object cut after the listing exits 1" "$SB_RC" 1
+expect_contains "the catalog was reused" sb.err "reused: 8 objects, 0.1 MiB under s3://sbmark/ds/train"
+expect_contains "the short GET names the object, the range asked and what came" sb.err \
+    "error: rank 0 on $(hostname): GET sbmark/ds/train/img_3_of_8.npz on $ep failed (attempt 1): the server answered Content-Range 'bytes 0-4/5' to Range bytes=0-$((want - 1)); not retried [http 206, curl 0, errno 0]"
+sb datagen m.yaml dataset.record_length_bytes=8192 --local 1 --db m.db
+expect_eq "datagen of the same generation rewrites it again" "$SB_RC" 0
+
 # --- (d) an interrupted datagen (marker state=generating): run refuses
 sed -i 's/^state=complete$/state=generating/' "$marker_obj"
 expect_eq "marker edited to generating" "$(grep '^state=' "$marker_obj")" "state=generating"
@@ -126,9 +150,7 @@ expect_eq "datagen over unmarked objects exits 2" "$SB_RC" 2
 expect_contains "names the missing marker" sb.err "no marker says what generated them"
 
 # --- (f) a key under train/ that is not a dataset object: refused even with
-# --clean, and never deleted; folder placeholders (train/) hold no data
-s3put () { curl -sS -f --aws-sigv4 "aws:amz:$S3RVER_REGION:s3" --user "$S3RVER_ACCESS_KEY:$S3RVER_SECRET_KEY" \
-    -H "x-amz-content-sha256: $(printf '%s' "$2" | sha256sum | cut -d' ' -f1)" -X PUT --data-binary "$2" "$ep/sbmark/$1"; }
+# --clean, and never deleted; folder placeholders (train/) hold no data (s3put: above)
 s3put ds/train/ "" && s3put ds/train/notes.txt "notes"
 expect_eq "foreign key stored" "$(cat "$objdir/train/notes.txt._S3rver_object" 2>/dev/null)" notes
 sb datagen m.yaml dataset.record_length_bytes=8192 --clean --local 1 --db m.db

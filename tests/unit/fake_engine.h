@@ -55,6 +55,11 @@ int sb_fake_engine_set_direct (int open_errno);
  * undelivered. 0 clears it. */
 void sb_fake_engine_fail_getevents (int os_errno);
 
+/* 1: a read past an object's end completes with the bytes the object
+ * holds and no error, as a careless engine would; 0 (after a reset): it
+ * fails, as every real engine's does. */
+void sb_fake_engine_set_lenient (int on);
+
 typedef struct {
     uint64_t opens, reads, bytes, failed;   /* reads: completed; bytes: of the successful ones */
     uint64_t puts, put_bytes, removes, max_pending;

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "datafolder.h"
@@ -143,6 +144,28 @@ START_TEST (test_marker)
     /* a run may read fewer files; the seed is compared on request */
     ck_assert_int_eq (sb_datafolder_marker_diff (&m, &other, 0, diff, sizeof diff), 1);
     ck_assert_str_eq (diff, "dataset.file_prefix: generated 'img', workload 'x'");
+    /* the element type and the dims decide the sizes too: recorded and compared */
+    ck_assert_str_eq (m.element_type, "uint8");
+    ck_assert_str_eq (m.record_dims, "");
+    other = s_ds;
+    other.element_type = "float32";
+    const uint64_t dims[3] = { 1, 64, 64 };
+    other.record_dims = dims;
+    other.record_ndims = 3;
+    ck_assert_int_eq (sb_datafolder_marker_diff (&m, &other, flags, diff, sizeof diff), 2);
+    ck_assert_str_eq (diff, "dataset.record_element_type: generated 'uint8', workload 'float32';"
+                            " dataset.record_dims: generated '', workload '1,64,64'");
+    ck_assert_int_eq (sb_datafolder_marker_write (s_dir, &other, "complete", 1, err, sizeof err), 0);
+    ck_assert_int_eq (sb_datafolder_marker_read (s_dir, &m, err, sizeof err), 1);
+    ck_assert_str_eq (m.element_type, "float32");
+    ck_assert_str_eq (m.record_dims, "1,64,64");
+    ck_assert_int_eq (sb_datafolder_marker_diff (&m, &other, flags, diff, sizeof diff), 0);
+    /* a marker of an older shardbench has neither: not compared */
+    s_touch (SB_DATAFOLDER_MARKER, "state=complete\ndataset.format=npz\ndataset.file_prefix=img\n"
+             "dataset.num_files_train=8\ndataset.num_subfolders_train=0\ndataset.num_samples_per_file=1\n"
+             "dataset.record_length_bytes=4096\ndataset.record_length_bytes_stdev=0\nseed=123\n");
+    ck_assert_int_eq (sb_datafolder_marker_read (s_dir, &m, err, sizeof err), 1);
+    ck_assert_int_eq (sb_datafolder_marker_diff (&m, &other, flags, diff, sizeof diff), 0);
     /* no temporary left beside it */
     char cmd[PATH_MAX + 64];
     snprintf (cmd, sizeof cmd, "test -z \"$(find '%s' -name '*.tmp')\"", s_dir);
@@ -346,6 +369,51 @@ START_TEST (test_lock)
 }
 END_TEST
 
+/* The holder's time is shown as a UTC time and its age, not as the
+ * seconds since 1970 the lock file keeps */
+static void
+s_holder_line (const char *line)
+{
+    char path[PATH_MAX];
+    snprintf (path, sizeof path, "%s/%s", s_dir, SB_DATAFOLDER_LOCK);
+    int fd = open (path, O_WRONLY | O_TRUNC);
+    ck_assert_int_ge (fd, 0);
+    ck_assert_int_eq (write (fd, line, strlen (line)), (ssize_t) strlen (line));
+    close (fd);
+}
+
+START_TEST (test_lock_holder_time)
+{
+    char err[1024], line[128], want[600];
+    int a = sb_datafolder_lock (s_dir, 1, "datagen", err, sizeof err);
+    ck_assert_int_ge (a, 0);
+    s_holder_line ("datagen on host h1 pid 7 since 86400\n");
+    ck_assert_int_eq (sb_datafolder_lock (s_dir, 1, "datagen", err, sizeof err), -1);
+    snprintf (want, sizeof want, "data folder %s is in use: datagen on host h1 pid 7 since 1970-01-02 00:00:00 UTC ("
+              , s_dir);
+    ck_assert_msg (strstr (err, want) != NULL, "%s", err);
+    ck_assert_msg (strstr (err, " d ") && strstr (err, " h ago) holds "), "%s", err);
+    ck_assert_ptr_null (strstr (err, "since 86400"));
+    /* two hours ago (and up to 29 s of delay before the refusal) */
+    time_t then = time (NULL) - 7200 - 30;
+    struct tm tm;
+    char when[64];
+    gmtime_r (&then, &tm);
+    strftime (when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &tm);
+    snprintf (line, sizeof line, "run on host h2 pid 8 since %lld\n", (long long) then);
+    s_holder_line (line);
+    ck_assert_int_eq (sb_datafolder_lock (s_dir, 0, "run", err, sizeof err), -1);
+    snprintf (want, sizeof want, "run on host h2 pid 8 since %s (2 h 00 min ago) holds %s/%s", when, s_dir,
+              SB_DATAFOLDER_LOCK);
+    ck_assert_msg (strstr (err, want) != NULL, "%s", err);
+    /* a line of another form is shown as it is */
+    s_holder_line ("an older tool\n");
+    ck_assert_int_eq (sb_datafolder_lock (s_dir, 1, "datagen", err, sizeof err), -1);
+    ck_assert_msg (strstr (err, "is in use: an older tool holds "), "%s", err);
+    sb_datafolder_unlock (&a);
+}
+END_TEST
+
 START_TEST (test_temp_name)
 {
     char a[PATH_MAX], b[PATH_MAX];
@@ -376,6 +444,7 @@ s_suite (void)
     tcase_add_test (tc, test_scan_swapped_subfolder);
     tcase_add_test (tc, test_probe);
     tcase_add_test (tc, test_lock);
+    tcase_add_test (tc, test_lock_holder_time);
     tcase_add_test (tc, test_temp_name);
     suite_add_tcase (s, tc);
     return s;

@@ -697,6 +697,36 @@ START_TEST (test_odirect_switch_fails)
 }
 END_TEST
 
+/* An engine that completes a read with fewer bytes than asked and no
+ * error (a careless one: every engine here fails such a read itself) fails
+ * the rank, naming the key, the offset and both counts: never a short
+ * count in the epoch's bytes. */
+START_TEST (test_short_read_error)
+{
+    const s_run_t run = { .ranks = 1, .total_ranks = 1, .files = 16, .batch = 4, .threads = 2, .prefetch = 1,
+                          .compute_s = 0.001 };
+    for (int i = 0; i < 16; i++) {
+        char key[64];
+        snprintf (key, sizeof key, "train/img_%02d_of_16.raw", i);
+        ck_assert_int_eq (sb_fake_engine_add_object (key, i == 5 ? 1000 : S_RECORD), 0);
+    }
+    sb_fake_engine_set_lenient (1);
+    s_rig_t rig;
+    s_rig_new (&rig, &run);
+    sb_msg_phase_start_t ps = s_dlio_phase (&run);
+    ck_assert_int_eq (sb_trainer_start (rig.trainer, &ps), 0);
+    ck_assert_int_eq (s_drive (rig.trainer, SB_MSG_ERROR, 1, 5.0), 1);
+    ck_assert_uint_eq (s_count (&s_box, SB_MSG_RANK_DONE), 0);
+    const sb_msg_error_t *e = &s_nth (&s_box, SB_MSG_ERROR, 0)->u.error;
+    ck_assert_int_eq (e->rank, 0);
+    ck_assert_str_eq (e->op, "read");
+    ck_assert_str_eq (e->target, "train/img_05_of_16.raw");
+    ck_assert_str_eq (e->message, "short read train/img_05_of_16.raw: 1000 of 4096 bytes from offset 0 arrived,"
+                      " and the fake engine said no error");
+    sb_trainer_destroy (&rig.trainer);
+}
+END_TEST
+
 /* ------------------------------------------------------------ capabilities */
 
 /* An engine without I/O (SB_ENGINE_NO_IO, as synthetic): every read
@@ -846,6 +876,7 @@ trainer_fake_suite (void)
     tcase_add_test (tc, test_partial_batch_refused);
     tcase_add_test (tc, test_read_failure_error);
     tcase_add_test (tc, test_odirect_switch_fails);
+    tcase_add_test (tc, test_short_read_error);
     tcase_add_test (tc, test_no_io_engine_inline);
     tcase_add_test (tc, test_async_engine_window);
     tcase_add_test (tc, test_pool_engine_lanes);

@@ -120,6 +120,7 @@ typedef struct {
     uint64_t tag;           /* the caller's, returned with the completion */
     uint8_t  kind;          /* s_kind_t */
     uint8_t  evict;         /* SB_READ_EVICT: drop the file's pages before reading */
+    uint8_t  tail;          /* SB_READ_PARQUET_TAIL: the bytes must be "PAR1" */
     char     key[];
 } s_request_t;
 
@@ -175,6 +176,37 @@ static void
 s_content_fill (void *ctx, uint64_t offset, uint8_t *buf, size_t len)
 {
     sb_content_fill (*(const uint64_t *) ctx, offset, buf, len);
+}
+
+/* Parquet's magic, expected over [*at, *at + 4) (zeros elsewhere, which
+ * a read of only those 4 bytes never compares). */
+static void
+s_magic_fill (void *ctx, uint64_t offset, uint8_t *buf, size_t len)
+{
+    uint64_t at = *(const uint64_t *) ctx;
+    for (size_t k = 0; k < len; k++) {
+        uint64_t o = offset + k;
+        buf[k] = o >= at && o - at < 4 ? (uint8_t) "PAR1"[o - at] : 0;
+    }
+}
+
+/* Set io's expected bytes to parquet's magic at its offset. Returns 0, or
+ * -1 with why set (out of memory). */
+static int
+s_expect_magic (const sb_reader_t *self, const char *key, sb_io_t *io, char *why, size_t why_size)
+{
+    uint64_t *at = malloc (sizeof *at);
+    if (!at) {
+        snprintf (why, why_size, "parquet %s%s: out of memory", self->root, key);
+        return -1;
+    }
+    *at = io->offset;
+    io->expect = s_magic_fill;
+    io->expect_ctx = at;
+    io->expect_free = free;
+    io->expect_size = UINT64_MAX;
+    io->expect_name = "parquet";
+    return 0;
 }
 
 /* Set io's expected bytes for key (verification on). Returns 0, or -1 with
@@ -355,7 +387,8 @@ s_queue (s_thread_ctx_t *ctx, const s_request_t *rq)
     sb_reader_t *self = ctx->reader;
     sb_io_t io = s_io (self, rq->key, rq->offset, rq->length, rq->tag, rq->evict);
     char why[1024];
-    if (self->verify && s_expect (self, rq->key, &io, why, sizeof why) != 0) {
+    if (rq->tail ? s_expect_magic (self, rq->key, &io, why, sizeof why) != 0
+                 : self->verify && s_expect (self, rq->key, &io, why, sizeof why) != 0) {
         s_fail_read (ctx, rq->tag, rq->key, -1, why);
         return 0;
     }
@@ -961,6 +994,7 @@ sb_reader_submit (sb_reader_t *self, const char *key, uint64_t offset, uint64_t 
     rq->length = length;
     rq->tag = tag;
     rq->evict = (flags & SB_READ_EVICT) != 0;
+    rq->tail = (flags & SB_READ_PARQUET_TAIL) != 0;
     memcpy (rq->key, key, klen + 1);
     int rc = self->nlanes ? sb_chan_push (self->lanes[lane % self->nlanes], rq, size, 0) : -1;
     if ((unsigned char *) rq != stack)

@@ -178,6 +178,11 @@ void sb_reader_destroy (sb_reader_t **self_p);
  * (engines with SB_ENGINE_PAGE_CACHE; the others ignore it); its cost is not
  * part of the read's latency, and a failure fails the read. */
 #define SB_READ_EVICT 1u
+/* SB_READ_PARQUET_TAIL: the read is the last 4 bytes of a parquet file,
+ * which must be parquet's magic "PAR1" (pyarrow refuses a file that does
+ * not end with it): other bytes fail the read as a verification does
+ * ("... differs from the generator"), whatever reader.verify says. */
+#define SB_READ_PARQUET_TAIL 2u
 
 /* Queue a read of [offset, offset+length) of key, tagged with tag (the
  * completion carries it back), with SB_READ_* flags, on lane `lane` (the

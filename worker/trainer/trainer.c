@@ -50,6 +50,7 @@ typedef struct {
     double   start;
     uint32_t loader;        /* issue 15, preproc: the loader thread + 1 whose read this is (0: none) */
     uint8_t  in_batch;      /* counted in the batch_pending of its position's batch */
+    uint8_t  tail;          /* a parquet file's last 4 bytes, which must be "PAR1" (SB_READ_PARQUET_TAIL) */
 } s_slot_t;
 
 /* The last row group a loader thread read (or is reading). */
@@ -1084,6 +1085,18 @@ s_take_completions (sb_trainer_t *self, s_rank_t *r)
             /* the failing rank's counters go first, so the endpoints table has them */
             if ((self->storage_caps & SB_ENGINE_ENDPOINTS) && res.endpoint[0] && !self->failed)
                 s_report_endpoint_counters (self, r, 1);
+            const s_slot_t *t = res.tag < self->nslots && r->slots[res.tag].seq ? &r->slots[res.tag] : NULL;
+            if (t && t->tail && strstr (res.message, "differs from the generator")) {
+                /* the magic did not match: say so, not "the generator" */
+                char key[PATH_MAX], msg[PATH_MAX + 256];
+                if (s_key (self, t->stored, t->dlio, key, sizeof key) != 0)
+                    snprintf (key, sizeof key, "%s", res.target);
+                snprintf (msg, sizeof msg, "parquet %s%s does not end with PAR1 (its last 4 bytes, at offset %llu of"
+                          " its %llu): cut short, or not a parquet file", self->cfg->data_root, key,
+                          (unsigned long long) t->offset, (unsigned long long) (t->offset + 4));
+                s_fail (self, r, "read", key, 0, msg, &res);
+                return 0;
+            }
             s_fail (self, r, "read", res.target, res.error > 0 ? res.error : 0, res.message, &res);
             return 0;
         }
@@ -1091,6 +1104,19 @@ s_take_completions (sb_trainer_t *self, s_rank_t *r)
         r->checked_bytes += res.checked_bytes;
         if (res.tag >= self->nslots || r->slots[res.tag].seq == 0) {
             s_fail (self, r, "read", NULL, 0, "the I/O engine completed a read that was not in flight", NULL);
+            return 0;
+        }
+        const s_slot_t *s = &r->slots[res.tag];
+        if (s->length && res.bytes < s->length) {
+            /* every engine fails a read the object ends inside; one that
+             * did not would have the epoch count bytes nobody read */
+            char key[PATH_MAX], msg[PATH_MAX + 256];
+            if (s_key (self, s->stored, s->dlio, key, sizeof key) != 0)
+                snprintf (key, sizeof key, "(object %llu)", (unsigned long long) s->file);
+            snprintf (msg, sizeof msg, "short read %s: %llu of %llu bytes from offset %llu arrived, and the %s engine"
+                      " said no error", key, (unsigned long long) res.bytes, (unsigned long long) s->length,
+                      (unsigned long long) s->offset, self->storage->engine);
+            s_fail (self, r, "read", key, 0, msg, NULL);
             return 0;
         }
         s_complete (self, r, (size_t) res.tag, res.bytes, res.latency_ns);
@@ -1157,11 +1183,30 @@ s_issue (sb_trainer_t *self, s_rank_t *r, const s_read_t *rd, uint64_t p, uint64
         }
         name = key;
     }
-    if (rd->group && self->set->footered && rd->ref.file < self->set->listed
+    if (self->set->footered && rd->ref.file < self->set->listed
         && !(self->set->footered[rd->ref.file / 8] & (1u << (rd->ref.file % 8)))) {
-        /* the file's first group this epoch: its footer first, as pyarrow reads it (no samples) */
+        /* the file's first read this epoch: its footer first, as pyarrow reads it (no samples) */
         sb_parquet_range_t fr[2];
-        size_t nf = sb_sample_range_footer (&self->ranger, rd->size, fr);
+        size_t nf = rd->group ? sb_sample_range_footer (&self->ranger, rd->size, fr) : 0;
+        /* a file whose footer reads are not planned (not the generator's
+         * layout: another writer's file, one cut short; compressed pages)
+         * has its last 4 bytes read, which must be parquet's magic, as
+         * pyarrow refuses a file without it; a file of one sample, read
+         * whole as its only read, is not read twice for it */
+        int tail = nf == 0 && rd->size != SB_SIZE_UNKNOWN && !(self->storage_caps & SB_ENGINE_NO_IO)
+            && !(!rd->group && rd->offset == 0 && rd->length == rd->size);
+        if (tail && rd->size < 12) {
+            char msg[PATH_MAX + 256];
+            snprintf (msg, sizeof msg, "parquet %s%s is %llu bytes: not a parquet file (the smallest is 12 bytes:"
+                      " PAR1, its footer's length, PAR1)", self->cfg->data_root, name ? name : "",
+                      (unsigned long long) rd->size);
+            s_fail (self, r, "read", name, 0, msg, NULL);
+            return -1;
+        }
+        if (tail) {
+            fr[0] = (sb_parquet_range_t) { .offset = rd->size - 4, .length = 4 };
+            nf = 1;
+        }
         if (r->nfree < nf + 1)
             return 1;
         self->set->footered[rd->ref.file / 8] |= (uint8_t) (1u << (rd->ref.file % 8));
@@ -1169,9 +1214,9 @@ s_issue (sb_trainer_t *self, s_rank_t *r, const s_read_t *rd, uint64_t p, uint64
             size_t f = r->free_slots[--r->nfree];
             r->slots[f] = (s_slot_t) { .seq = ++r->next_seq, .position = p, .run = 0, .count = 0,
                                        .file = rd->ref.file, .offset = fr[j].offset, .length = fr[j].length,
-                                       .dlio = rd->dlio, .stored = rd->stored, .start = now };
+                                       .dlio = rd->dlio, .stored = rd->stored, .start = now, .tail = (uint8_t) tail };
             if (sb_reader_submit (r->reader, name, fr[j].offset, fr[j].length, f, s_lane (self, rd),
-                                  s_evict_flag (self, rd->ref.file)) != 0) {
+                                  s_evict_flag (self, rd->ref.file) | (tail ? SB_READ_PARQUET_TAIL : 0)) != 0) {
                 s_fail (self, r, "read", name, errno, "cannot queue a read", NULL);
                 return -1;
             }
