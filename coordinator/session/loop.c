@@ -14,6 +14,7 @@
 #include "event_loop.h"
 #include "wire.h"
 #include "progress.h"
+#include "sb_version.h"
 
 #include <czmq.h>
 #include <errno.h>
@@ -70,7 +71,29 @@ s_dispatch (sess_t *self)
     if (interrupted)
         return 0;   /* nothing queued (the socket does not block) */
     sess_worker_t *w = identity ? sess_worker_by_identity (self, identity) : NULL;
+    if (st == SB_PROTO_EVERSION && msg.type == SB_MSG_HELLO && !w && self->nworkers < self->expected) {
+        /* a worker of another version came to join: it is told and goes,
+         * and the run would wait for it until the join timeout */
+        char host[1024], software[512];
+        sb_log_escape (msg.u.hello.host, host, sizeof host);
+        sb_log_escape (msg.u.hello.software, software, sizeof software);
+        sb_msg_t rej = { .type = SB_MSG_REJECT };
+        char text[320];
+        snprintf (text, sizeof text, "coordinator speaks protocol version %d, you sent version %llu", SB_PROTO_VERSION,
+                  (unsigned long long) peer_version);
+        rej.u.reject.reason = text;
+        if (sb_wire_send (self->router, identity, &rej) != 0)
+            sb_debug ("the worker of another version could not be told: %s", zmq_strerror (zmq_errno ()));
+        sess_fail (self, "the worker on %s (%s) speaks protocol version %llu; this coordinator (shardbench %s) speaks"
+                   " protocol version %d: run the same shardbench version on every node", host,
+                   *software ? software : "software not named", (unsigned long long) peer_version, SB_VERSION,
+                   SB_PROTO_VERSION);
+        sb_proto_fini (&msg);
+        zframe_destroy (&identity);
+        return 1;
+    }
     if (st != SB_PROTO_OK) {
+        sb_proto_fini (&msg);   /* a HELLO of another version: what names its sender (wire.h) */
         self->rejected_frames++;
         sb_warn ("rejected a frame from %s: %s", w ? w->host : "an unknown peer", reason);
         /* Tell the sender why, unless it is an admitted worker (REJECT would end it). */
@@ -127,8 +150,10 @@ s_dispatch (sess_t *self)
             char note[384];
             sess_stall_note (self, note, sizeof note);
             w->gone = 1;
+            char reason_text[1024];  /* the worker's text, escaped */
             sess_fail (self, "worker %llu on %s (%s) left: %s%s", (unsigned long long) w->id, w->host,
-                       sess_rank_span (w, span, sizeof span), msg.u.bye.reason, note);
+                       sess_rank_span (w, span, sizeof span),
+                       sb_log_escape (msg.u.bye.reason, reason_text, sizeof reason_text), note);
             break;
         }
         default:

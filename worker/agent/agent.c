@@ -108,7 +108,7 @@ s_on_coordinator (s_agent_t *self, zmsg_t *zm)
     self->last_heard = sb_now ();
     zframe_t *f = zmsg_first (zm);
     sb_msg_t m;
-    char reason[256];
+    char reason[256], text[2048];   /* text: the coordinator's, escaped (sb_log_escape) */
     sb_proto_status_t st = f && zmsg_size (zm) == 1
         ? sb_proto_decode (zframe_data (f), zframe_size (f), &m, reason, sizeof reason, NULL)
         : SB_PROTO_EMALFORMED;
@@ -140,17 +140,17 @@ s_on_coordinator (s_agent_t *self, zmsg_t *zm)
         break;
     case SB_MSG_ABORT:
         atomic_store (&self->stop, 1);
-        sb_error ("run aborted by the coordinator: %s", m.u.abort.reason);
+        sb_error ("run aborted by the coordinator: %s", sb_log_escape (m.u.abort.reason, text, sizeof text));
         self->exit_code = 1;
         self->done = 1;
         break;
     case SB_MSG_BYE:
-        sb_info ("coordinator ended the session: %s", m.u.bye.reason);
+        sb_info ("coordinator ended the session: %s", sb_log_escape (m.u.bye.reason, text, sizeof text));
         self->exit_code = 0;
         self->done = 1;
         break;
     case SB_MSG_REJECT:
-        sb_error ("refused by the coordinator: %s", m.u.reject.reason);
+        sb_error ("refused by the coordinator: %s", sb_log_escape (m.u.reject.reason, text, sizeof text));
         self->exit_code = 1;
         self->done = 1;
         break;
@@ -356,9 +356,10 @@ s_await_welcome (s_agent_t *self)
         }
         if (which != self->dealer)
             continue;
-        char reason[256];
+        char reason[256], text[2048];   /* text: the coordinator's, escaped (sb_log_escape) */
         sb_proto_status_t st = sb_wire_recv (self->dealer, NULL, &self->welcome, reason, sizeof reason, NULL, NULL);
         if (st != SB_PROTO_OK) {
+            sb_proto_fini (&self->welcome);     /* a HELLO of another version holds its names (wire.h) */
             sb_error ("bad answer from the coordinator: %s", reason);
             return -1;
         }
@@ -367,9 +368,9 @@ s_await_welcome (s_agent_t *self)
             return 0;
         }
         if (self->welcome.type == SB_MSG_REJECT)
-            sb_error ("refused by the coordinator: %s", self->welcome.u.reject.reason);
+            sb_error ("refused by the coordinator: %s", sb_log_escape (self->welcome.u.reject.reason, text, sizeof text));
         else if (self->welcome.type == SB_MSG_ABORT)
-            sb_error ("the coordinator aborted: %s", self->welcome.u.abort.reason);
+            sb_error ("the coordinator aborted: %s", sb_log_escape (self->welcome.u.abort.reason, text, sizeof text));
         else if (self->welcome.type == SB_MSG_HEARTBEAT) {
             sb_proto_fini (&self->welcome);
             continue;
@@ -582,7 +583,6 @@ sb_agent_run (const sb_agent_opts_t *opts)
     self->spare_cores = online >= S_SPARE_CORES;
     self->poller = zpoller_new (self->dealer, self->up, NULL);
     zsock_set_sndtimeo (self->dealer, 0);       /* the HELLO (s_hello) */
-    if (getenv ("X_SLEEP")) usleep (1000000);
     if (!self->poller || s_hello (self) != 0 || s_await_welcome (self) != 0) {
         zsock_set_linger (self->dealer, 0);     /* no coordinator to take what is queued */
         goto done;
