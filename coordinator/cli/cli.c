@@ -1702,7 +1702,8 @@ sb_cli_main (int argc, char **argv)
         return 0;
     }
     if (!strcmp (cmd, "--version")) {
-        printf ("shardbench %s\nbuilt with: %s\n", SB_VERSION, *SB_FEATURES ? SB_FEATURES : "(no optional parts)");
+        printf ("shardbench %s\nbuild: %s\nbuilt with: %s\n", SB_VERSION, SB_BUILD,
+                *SB_FEATURES ? SB_FEATURES : "(no optional parts)");
         return 0;
     }
     if (!strcmp (cmd, "run"))

@@ -130,12 +130,12 @@ sess_on_hello (sess_t *self, zframe_t *identity, sb_msg_hello_t *m)
     }
     /* a build of another version but the same protocol works; a different
      * protocol never reaches here (loop.c refuses it and fails the run) */
-    char software[128], mine[] = "shardbench-worker " SB_VERSION;
+    char software[256];
     sb_log_escape (m->software, software, sizeof software);
-    if (strcmp (m->software ? m->software : "", mine) != 0)
-        sb_warn ("worker on %s (pid %llu) is '%s', this coordinator is shardbench %s: both speak protocol %d, the run"
-                 " goes on (a different build may measure differently)", host, (unsigned long long) m->pid, software,
-                 SB_VERSION, SB_PROTO_VERSION);
+    if (strcmp (m->software ? m->software : "", SB_WORKER_SOFTWARE) != 0)
+        sb_warn ("worker on %s (pid %llu) is %s, this coordinator is shardbench %s (build %s): both speak protocol"
+                 " version %d, the run goes on (another build may measure differently)", host,
+                 (unsigned long long) m->pid, software, SB_VERSION, SB_BUILD, SB_PROTO_VERSION);
     sess_worker_t *w = &self->workers[self->nworkers];
     memset (w, 0, sizeof *w);
     /* its host's description: bounded here too, as a worker sends it */

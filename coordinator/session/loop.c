@@ -84,10 +84,10 @@ s_dispatch (sess_t *self)
         rej.u.reject.reason = text;
         if (sb_wire_send (self->router, identity, &rej) != 0)
             sb_debug ("the worker of another version could not be told: %s", zmq_strerror (zmq_errno ()));
-        sess_fail (self, "the worker on %s (%s) speaks protocol version %llu; this coordinator (shardbench %s) speaks"
-                   " protocol version %d: run the same shardbench version on every node", host,
+        sess_fail (self, "the worker on %s (%s) speaks protocol version %llu; this coordinator (shardbench %s, build %s)"
+                   " speaks protocol version %d: run the same shardbench version on every node", host,
                    *software ? software : "software not named", (unsigned long long) peer_version, SB_VERSION,
-                   SB_PROTO_VERSION);
+                   SB_BUILD, SB_PROTO_VERSION);
         sb_proto_fini (&msg);
         zframe_destroy (&identity);
         return 1;

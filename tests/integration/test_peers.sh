@@ -5,15 +5,17 @@
 # log line) nor the database; such a host name is refused naming the rank;
 # a READY carrying another worker's id is refused naming the impostor and
 # counts for no one; a HELLO of another protocol version fails the run at
-# once naming host and both versions; --label refuses control characters and
-# `runs` prints an older database's label escaped.
+# once naming host and both versions (another build of the same protocol is
+# a warning; --version names the build: git describe); --label refuses
+# control characters and `runs` prints an older database's label escaped.
 . "$(dirname "$0")/lib.sh"
 : "${ROGUE_CLIENT:?path of the rogue_client binary}"
 
 syn="dataset.data_folder=synthetic://peers dataset.num_files_train=8 dataset.record_length_bytes=1000
      dataset.record_length_bytes_stdev=0 reader.batch_size=2 train.epochs=1 --progress off"
 esc=$(printf '\033')
-version=$("$SHARDBENCH" --version | head -1)   # "shardbench VERSION"
+version=$("$SHARDBENCH" --version | sed -n 's/^shardbench //p')
+build=$("$SHARDBENCH" --version | sed -n 's/^build: //p')
 
 # coordinator NAME ARGS...: a coordinator waiting for workers started
 # elsewhere, in the background (COORD: its pid; NAME.err its stderr); EP its endpoint
@@ -58,6 +60,8 @@ expect_eq "evil error: coordinator fails" "$?" 1
 expect_eq "evil error: error line, escaped" "$(grep '^shardbench: error: ' error.err)" \
     'shardbench: error: rank 0 on rogue-err: boom\e[31m\n12:00:00.000 shardbench: info: forged'
 no_raw "evil error" error.err
+expect_contains "another build, same protocol: a warning" error.err \
+    "warning: worker on rogue-err (pid 1) is rogue_client, this coordinator is shardbench $version (build $build): both speak protocol version 12, the run goes on"
 expect_eq "evil error: errors row escaped" "$(q error.db "SELECT host || '|' || message FROM errors")" \
     'rogue-err|boom\e[31m\n12:00:00.000 shardbench: info: forged'
 expect_eq "evil error: run's error escaped" "$(q error.db "SELECT instr(error, char(27)) FROM runs")" 0
@@ -85,7 +89,16 @@ expect_eq "other version: at once, not after the 60 s join timeout" "$((SECONDS 
 expect_eq "other version: the worker is told" "$(cat version-rogue.out)" \
     "REJECT: coordinator speaks protocol version 12, you sent version 11"
 expect_eq "other version: error names host and both versions" "$(grep '^shardbench: error: ' version.err)" \
-    "shardbench: error: the worker on old-node (rogue_client) speaks protocol version 11; this coordinator ($version) speaks protocol version 12: run the same shardbench version on every node"
+    "shardbench: error: the worker on old-node (rogue_client) speaks protocol version 11; this coordinator (shardbench $version, build $build) speaks protocol version 12: run the same shardbench version on every node"
+
+# ---- --version tells builds apart: git describe of the source tree, the same in both binaries
+expect_eq "--version: a build line" "$([ -n "$build" ] && echo yes)" yes
+expect_eq "--version: the worker's build is the coordinator's" \
+    "$("$SHARDBENCH_WORKER" --version | sed -n 's/^build: //p')" "$build"
+if [ -n "${SB_SOURCE_ROOT:-}" ] && git -C "$SB_SOURCE_ROOT" rev-parse --git-dir >/dev/null 2>&1; then
+    expect_eq "--version: the build is git describe" "$build" \
+        "$(git -C "$SB_SOURCE_ROOT" describe --always --dirty)"
+fi
 
 # ---- --label with a control character: exit 2 naming the option
 # shellcheck disable=SC2086

@@ -215,7 +215,7 @@ s_hello (s_agent_t *self)
     m.u.hello.pid = (uint64_t) getpid ();
     m.u.hello.cores = cores > 0 ? (uint64_t) cores : 0;
     m.u.hello.memory = pages > 0 && page_size > 0 ? (uint64_t) pages * (uint64_t) page_size : 0;
-    m.u.hello.software = "shardbench-worker " SB_VERSION;
+    m.u.hello.software = SB_WORKER_SOFTWARE;
     /* the host as DLIO describes it (host_proc.h: bounded, nothing secret) */
     sb_host_proc_t hp;
     if (sb_host_proc_read (&hp) != 0) {
