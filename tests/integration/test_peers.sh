@@ -8,6 +8,7 @@
 # once naming host and both versions (another build of the same protocol is
 # a warning; --version names the build: git describe); --label refuses
 # control characters and `runs` prints an older database's label escaped.
+# A worker whose ipc:// socket cannot be connected to says so at once.
 . "$(dirname "$0")/lib.sh"
 : "${ROGUE_CLIENT:?path of the rogue_client binary}"
 
@@ -118,5 +119,21 @@ expect_eq "runs: exit" "$SB_RC" 0
 expect_eq "runs: no raw control byte" "$(tr -d '\n' <sb.out | LC_ALL=C grep -c '[[:cntrl:]]')" 0
 expect_eq "runs: two lines" "$(wc -l <sb.out)" 2
 expect_contains "runs: label escaped" sb.out ' x\e[2J\ny\r '
+
+# ---- a worker whose ipc:// socket cannot be connected to: said at once, with the errno
+SECONDS=0
+timeout 60 "$SHARDBENCH_WORKER" --coordinator "ipc://$SCRATCH/none/x.sock" >ipc-none.out 2>ipc-none.err
+expect_eq "ipc, no such folder: exit 1" "$?" 1
+expect_eq "ipc, no such folder: within the 3 probes, not the 30 s timeout" "$((SECONDS < 15))" 1
+expect_eq "ipc, no such folder: names endpoint and errno" "$(grep -o 'error: .*' ipc-none.err)" \
+    "error: nothing listens at ipc://$SCRATCH/none/x.sock (cannot connect to its socket: No such file or directory, errno 2); is the coordinator running?"
+: >plain-file
+SECONDS=0
+timeout 60 "$SHARDBENCH_WORKER" --coordinator "ipc://$SCRATCH/plain-file/x.sock" --timeout 0 \
+    >ipc-file.out 2>ipc-file.err
+expect_eq "ipc, a path through a file: exit 1 despite --timeout 0" "$?" 1
+expect_eq "ipc, a path through a file: at the first probe" "$((SECONDS < 15))" 1
+expect_eq "ipc, a path through a file: names endpoint and errno" "$(grep -o 'error: .*' ipc-file.err)" \
+    "error: nothing can listen at ipc://$SCRATCH/plain-file/x.sock (cannot connect to its socket: Not a directory, errno 20)"
 
 finish

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 
@@ -238,14 +239,43 @@ s_hello (s_agent_t *self)
     return rc != 0 && !self->hello_unsent ? -1 : 0;
 }
 
+/* Can a Unix socket at endpoint, ipc://PATH (ipc://@NAME: abstract), be
+ * connected to? Returns 0 when it accepts (or the name does not fit), else
+ * the errno of connect: ECONNREFUSED or ENOENT (no coordinator there yet),
+ * EACCES, ENOTDIR, ... (it never will be). */
+static int
+s_ipc_error (const char *endpoint)
+{
+    const char *path = endpoint + 6;
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    size_t n = strlen (path);
+    if (n == 0 || n >= sizeof sa.sun_path)
+        return 0;
+    memcpy (sa.sun_path, path, n);
+    if (path[0] == '@')
+        sa.sun_path[0] = '\0';    /* abstract, as ZeroMQ names it */
+    int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return 0;
+    socklen_t len = (socklen_t) (offsetof (struct sockaddr_un, sun_path) + n + (path[0] == '@' ? 0 : 1));
+    int e = connect (fd, (const struct sockaddr *) &sa, len) == 0 ? 0 : errno;
+    close (fd);
+    return e;
+}
+
 /* Does endpoint, a plain tcp://HOST:PORT, refuse TCP connections on every
  * address HOST resolves to? ZeroMQ retries a refused connect in silence, so
  * the agent asks the kernel itself. Returns 1 when refused, 0 otherwise (it
  * accepts, does not answer within 500 ms, does not resolve, or the endpoint
- * is not plain tcp://HOST:PORT). */
+ * is not plain tcp://HOST:PORT). An ipc:// endpoint: *ipc_errno gets the
+ * error of connecting to its socket (s_ipc_error), and 1 is returned when
+ * there is one. */
 static int
-s_refused (const char *endpoint)
+s_refused (const char *endpoint, int *ipc_errno)
 {
+    *ipc_errno = 0;
+    if (strncmp (endpoint, "ipc://", 6) == 0)
+        return (*ipc_errno = s_ipc_error (endpoint)) != 0;
     if (strncmp (endpoint, "tcp://", 6) != 0 || strchr (endpoint, ';'))
         return 0;
     const char *hp = endpoint + 6, *colon = strrchr (hp, ':');
@@ -295,7 +325,9 @@ s_refused (const char *endpoint)
  * An address that refuses S_REFUSED_PROBES probes (0.5 s, 1.5 s, 2.5 s
  * after the start) fails at once
  * unless the command line asked to wait (--timeout): then it is said once
- * and the wait goes on. */
+ * and the wait goes on. An ipc:// socket counts as refused while it is
+ * missing or refuses; one that can never be connected to (permission, a
+ * path through a file) fails at the first probe, --timeout or not. */
 static int
 s_await_welcome (s_agent_t *self)
 {
@@ -303,30 +335,39 @@ s_await_welcome (s_agent_t *self)
     double deadline = self->o->timeout_s > 0 ? start + self->o->timeout_s : INFINITY;
     double next_probe = start + 0.5, refused_since = 0;
     int told = 0, refusals = 0;
+    char refusal[160] = "connection refused";  /* the last probe's */
     while (!zsys_interrupted) {
         double now = sb_now (), left = deadline - now;
         if (left <= 0) {
             if (refused_since > 0)
-                sb_error ("nothing listens at %s (connection refused for %.0f s); is the coordinator running?",
-                          self->o->endpoint, now - refused_since);
+                sb_error ("nothing listens at %s (%s for %.0f s); is the coordinator running?", self->o->endpoint, refusal,
+                          now - refused_since);
             else
                 sb_error ("no answer from the coordinator at %s within %.0f s", self->o->endpoint, self->o->timeout_s);
             return -1;
         }
         if (now >= next_probe) {
-            if (s_refused (self->o->endpoint)) {
+            int ipc_errno = 0;
+            if (s_refused (self->o->endpoint, &ipc_errno)) {
                 now = sb_now ();
                 if (refused_since == 0)
                     refused_since = now;
                 refusals++;
+                snprintf (refusal, sizeof refusal, "connection refused");
+                if (ipc_errno)
+                    snprintf (refusal, sizeof refusal, "cannot connect to its socket: %s, errno %d", strerror (ipc_errno),
+                              ipc_errno);
+                if (ipc_errno && ipc_errno != ENOENT && ipc_errno != ECONNREFUSED) {
+                    sb_error ("nothing can listen at %s (%s)", self->o->endpoint, refusal);
+                    return -1;
+                }
                 if (refusals >= S_REFUSED_PROBES && !self->o->wait_refused) {
-                    sb_error ("nothing listens at %s (connection refused); is the coordinator running?",
-                              self->o->endpoint);
+                    sb_error ("nothing listens at %s (%s); is the coordinator running?", self->o->endpoint, refusal);
                     return -1;
                 }
                 if (refusals >= S_REFUSED_PROBES && !told) {
-                    sb_warn ("nothing listens at %s (connection refused); waiting for the coordinator%s",
-                             self->o->endpoint, self->o->timeout_s > 0 ? "" : " for as long as it takes");
+                    sb_warn ("nothing listens at %s (%s); waiting for the coordinator%s", self->o->endpoint, refusal,
+                             self->o->timeout_s > 0 ? "" : " for as long as it takes");
                     told = 1;
                 }
             }
