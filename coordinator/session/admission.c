@@ -236,6 +236,80 @@ sess_on_hello (sess_t *self, zframe_t *identity, sb_msg_hello_t *m)
     free (r->endpoints.items);
 }
 
+void
+sess_hold_hello (sess_t *self, zframe_t *identity, sb_msg_t *msg)
+{
+    for (size_t i = 0; i < self->nheld; i++)
+        if (zframe_eq (self->held[i].identity, identity)) {
+            /* said again (its connection came back): the first one stands */
+            zframe_destroy (&identity);
+            sb_proto_fini (msg);
+            return;
+        }
+    sess_held_t *grown = self->nheld < self->expected ? realloc (self->held, (self->nheld + 1) * sizeof *grown) : NULL;
+    if (!grown) {
+        /* more than the run's workers (or no memory): as a full run does */
+        char host[1024];
+        sb_log_escape (msg->u.hello.host, host, sizeof host);
+        sb_warn ("refused worker on %s (pid %llu): run is full", host, (unsigned long long) msg->u.hello.pid);
+        s_reject (self, identity, host, "the run already has all its workers");
+        zframe_destroy (&identity);
+        sb_proto_fini (msg);
+        return;
+    }
+    self->held = grown;
+    self->held[self->nheld].identity = identity;
+    self->held[self->nheld].hello = *msg;
+    memset (msg, 0, sizeof *msg);
+    self->nheld++;
+    char host[1024];
+    sb_debug ("HELLO from %s (pid %llu) held until the dataset is listed",
+              sb_log_escape (self->held[self->nheld - 1].hello.u.hello.host, host, sizeof host),
+              (unsigned long long) self->held[self->nheld - 1].hello.u.hello.pid);
+    sb_msg_t hb = { .type = SB_MSG_HEARTBEAT };
+    if (sb_wire_send (self->router, identity, &hb) != 0)
+        sb_debug ("the held worker on %s could not be sent a heartbeat: %s", host, zmq_strerror (zmq_errno ()));
+}
+
+void
+sess_heartbeat_held (sess_t *self)
+{
+    sb_msg_t hb = { .type = SB_MSG_HEARTBEAT };
+    for (size_t i = 0; i < self->nheld; i++)
+        if (sb_wire_send (self->router, self->held[i].identity, &hb) != 0)
+            sb_debug ("a held worker could not be sent a heartbeat: %s", zmq_strerror (zmq_errno ()));
+}
+
+void
+sess_admit_held (sess_t *self)
+{
+    self->holding = 0;
+    for (size_t i = 0; i < self->nheld; i++) {
+        if (!self->failed)
+            sess_on_hello (self, self->held[i].identity, &self->held[i].hello.u.hello);
+        zframe_destroy (&self->held[i].identity);
+        sb_proto_fini (&self->held[i].hello);
+    }
+    free (self->held);
+    self->held = NULL;
+    self->nheld = 0;
+}
+
+void
+sess_release_held (sess_t *self, const char *reason)
+{
+    self->holding = 0;
+    for (size_t i = 0; i < self->nheld; i++) {
+        if (self->router)
+            s_reject (self, self->held[i].identity, "a held worker", reason);
+        zframe_destroy (&self->held[i].identity);
+        sb_proto_fini (&self->held[i].hello);
+    }
+    free (self->held);
+    self->held = NULL;
+    self->nheld = 0;
+}
+
 /* The worker's clock offset from one round trip: WELCOME sent (c0, ours),
  * received (w1, its), READY sent (w2, its), received (c3, ours). The offset
  * is right within half the round trip (c3 - c0) - (w2 - w1). */

@@ -116,6 +116,10 @@ s_dispatch (sess_t *self)
         w->last_seen = sb_now ();
         w->grace = 0;
     }
+    if (msg.type == SB_MSG_HELLO && !w && self->holding) {
+        sess_hold_hello (self, identity, &msg);     /* takes both */
+        return 1;
+    }
     if (msg.type == SB_MSG_HELLO) {
         if (w)
             sb_warn ("duplicate HELLO from worker %llu ignored", (unsigned long long) w->id);
@@ -319,6 +323,18 @@ sess_keep_alive (void *arg)
     if (zsys_interrupted)
         return 1;   /* a signal: the listing stops */
     s_loop_ran (self, now);
+    if (self->router && self->holding) {
+        /* bound before the listing: HELLOs are held (their senders told
+         * to wait by heartbeats), other frames refused as always */
+        sb_event_drain (s_dispatch_one, self, S_DRAIN_CAP);
+        if (self->failed)
+            return 1;   /* a worker of another version: the listing stops */
+        if (now >= self->next_heartbeat) {
+            sess_heartbeat_held (self);
+            self->next_heartbeat = now + self->o->wl->heartbeat_interval_s;
+        }
+        return 0;
+    }
     if (self->nworkers == 0 || now < self->next_heartbeat)
         return 0;
     sb_msg_t hb = { .type = SB_MSG_HEARTBEAT };

@@ -120,6 +120,26 @@ expect_eq "runs: no raw control byte" "$(tr -d '\n' <sb.out | LC_ALL=C grep -c '
 expect_eq "runs: two lines" "$(wc -l <sb.out)" 2
 expect_contains "runs: label escaped" sb.out ' x\e[2J\ny\r '
 
+# ---- a worker started before the coordinator, whose listing is long: the
+# coordinator binds first, holds the HELLO (heartbeats keep the worker's
+# 2 s --timeout going) and admits it after the listing
+rm -f early.sock
+( exec timeout 120 "$SHARDBENCH_WORKER" --coordinator "ipc://$SCRATCH/early.sock" --host early --timeout 2 \
+      >early-w.out 2>early-w.err ) &
+wpid=$!
+timeout 200 "$SHARDBENCH" run dataset.data_folder=synthetic://early dataset.num_files_train=4000000 \
+    dataset.record_length_bytes=1000 dataset.record_length_bytes_stdev=0 reader.batch_size=2 \
+    train.total_training_steps=2 train.epochs=1 --progress off --accelerators 1 --workers 1 \
+    --bind "ipc://$SCRATCH/early.sock" --join-timeout 60 --db early.db >early.out 2>early.err
+expect_eq "early worker: the run succeeds" "$?" 0
+wait "$wpid"
+expect_eq "early worker: the worker exits 0" "$?" 0
+expect_contains "early worker: the listing ran" early.err "listed synthetic://early (synthetic): 4000000 objects"
+expect_contains "early worker: admitted after it" early.err "worker 0 joined: early pid"
+expect_contains "early worker: told to wait while the coordinator listed" early-w.err \
+    "the coordinator at ipc://$SCRATCH/early.sock took the HELLO and is not admitting workers yet (listing its dataset): waiting"
+rm -f early.db
+
 # ---- a worker whose ipc:// socket cannot be connected to: said at once, with the errno
 SECONDS=0
 timeout 60 "$SHARDBENCH_WORKER" --coordinator "ipc://$SCRATCH/none/x.sock" >ipc-none.out 2>ipc-none.err

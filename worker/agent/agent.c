@@ -321,7 +321,9 @@ s_refused (const char *endpoint, int *ipc_errno)
 }
 
 /* Wait for WELCOME (or REJECT) within the start-up timeout; timeout_s 0
- * waits for as long as it takes (a long-lived agent, deploy/systemd/).
+ * waits for as long as it takes (a long-lived agent, deploy/systemd/). A
+ * HEARTBEAT before the WELCOME (a coordinator still listing its dataset
+ * holds the HELLO) starts the timeout again.
  * An address that refuses S_REFUSED_PROBES probes (0.5 s, 1.5 s, 2.5 s
  * after the start) fails at once
  * unless the command line asked to wait (--timeout): then it is said once
@@ -334,7 +336,7 @@ s_await_welcome (s_agent_t *self)
     double start = sb_now ();
     double deadline = self->o->timeout_s > 0 ? start + self->o->timeout_s : INFINITY;
     double next_probe = start + 0.5, refused_since = 0;
-    int told = 0, refusals = 0;
+    int told = 0, refusals = 0, busy = 0;
     char refusal[160] = "connection refused";  /* the last probe's */
     while (!zsys_interrupted) {
         double now = sb_now (), left = deadline - now;
@@ -413,7 +415,15 @@ s_await_welcome (s_agent_t *self)
         else if (self->welcome.type == SB_MSG_ABORT)
             sb_error ("the coordinator aborted: %s", sb_log_escape (self->welcome.u.abort.reason, text, sizeof text));
         else if (self->welcome.type == SB_MSG_HEARTBEAT) {
+            /* the coordinator holds our HELLO while it lists the dataset:
+             * it is there, so the wait goes on for as long as it says so */
             sb_proto_fini (&self->welcome);
+            if (!busy)
+                sb_info ("the coordinator at %s took the HELLO and is not admitting workers yet (listing its dataset):"
+                         " waiting", self->o->endpoint);
+            busy = 1;
+            if (self->o->timeout_s > 0)
+                deadline = sb_now () + self->o->timeout_s;
             continue;
         }
         else
