@@ -71,7 +71,8 @@ s_dispatch (sess_t *self)
     if (interrupted)
         return 0;   /* nothing queued (the socket does not block) */
     sess_worker_t *w = identity ? sess_worker_by_identity (self, identity) : NULL;
-    if (st == SB_PROTO_EVERSION && msg.type == SB_MSG_HELLO && !w && self->nworkers < self->expected) {
+    if ((st == SB_PROTO_EVERSION || st == SB_PROTO_EFIELD) && msg.type == SB_MSG_HELLO && !w
+        && self->nworkers < self->expected) {
         /* a worker of another version came to join: it is told and goes,
          * and the run would wait for it until the join timeout */
         char host[1024], software[512];
@@ -79,15 +80,24 @@ s_dispatch (sess_t *self)
         sb_log_escape (msg.u.hello.software, software, sizeof software);
         sb_msg_t rej = { .type = SB_MSG_REJECT };
         char text[320];
-        snprintf (text, sizeof text, "coordinator speaks protocol version %d, you sent version %llu", SB_PROTO_VERSION,
-                  (unsigned long long) peer_version);
+        if (st == SB_PROTO_EVERSION)
+            snprintf (text, sizeof text, "coordinator speaks protocol version %d, you sent version %llu",
+                      SB_PROTO_VERSION, (unsigned long long) peer_version);
+        else
+            snprintf (text, sizeof text, "frame rejected: %s", reason);
         rej.u.reject.reason = text;
         if (sb_wire_send (self->router, identity, &rej) != 0)
             sb_debug ("the worker of another version could not be told: %s", zmq_strerror (zmq_errno ()));
-        sess_fail (self, "the worker on %s (%s) speaks protocol version %llu; this coordinator (shardbench %s, build %s)"
-                   " speaks protocol version %d: run the same shardbench version on every node", host,
-                   *software ? software : "software not named", (unsigned long long) peer_version, SB_VERSION,
-                   SB_BUILD, SB_PROTO_VERSION);
+        if (st == SB_PROTO_EVERSION)
+            sess_fail (self, "the worker on %s (%s) speaks protocol version %llu; this coordinator (shardbench %s, build"
+                       " %s) speaks protocol version %d: run the same shardbench version on every node", host,
+                       *software ? software : "software not named", (unsigned long long) peer_version, SB_VERSION,
+                       SB_BUILD, SB_PROTO_VERSION);
+        else    /* the same version number, another layout: another build */
+            sess_fail (self, "the worker on %s (%s) sent a HELLO this coordinator (shardbench %s, build %s) cannot read"
+                       " (%s): another build of protocol version %d; run the same shardbench build on every node",
+                       host, *software ? software : "software not named", SB_VERSION, SB_BUILD, reason,
+                       SB_PROTO_VERSION);
         sb_proto_fini (&msg);
         zframe_destroy (&identity);
         return 1;

@@ -477,9 +477,10 @@ s_any_str (const msgpack_object *o)
 }
 
 int
-sb_proto_hello_any (const uint8_t *data, size_t size, char **host, char **software)
+sb_proto_hello_any (const uint8_t *data, size_t size, char **host, char **software, int *other_layout)
 {
     *host = *software = NULL;
+    *other_layout = 0;
     if (!data || size == 0 || size > SB_PROTO_MAX_FRAME || s_scan (data, size, 0) != size)
         return -1;
     msgpack_unpacked up;
@@ -496,6 +497,7 @@ sb_proto_hello_any (const uint8_t *data, size_t size, char **host, char **softwa
             const msgpack_object none = { .type = MSGPACK_OBJECT_NIL };
             *host = s_any_str (&body->ptr[0]);
             *software = s_any_str (body->size >= 5 ? &body->ptr[4] : &none);
+            *other_layout = body->size != s_message (SB_MSG_HELLO)->count;
             if (*host && *software)
                 rc = 0;
             else {

@@ -13,6 +13,8 @@
  *   rogue_client ENDPOINT hello HOST VERSION   HELLO of that protocol version
  *       naming that host; prints the answer ("REJECT: reason", "WELCOME:
  *       worker N"); exits 0 on an answer, 1 without one
+ *   rogue_client ENDPOINT hello-fields HOST    HELLO of this version with 5
+ *       fields (another build's layout); prints the answer as hello does
  *   rogue_client ENDPOINT error TEXT           joins as host rogue-err, says
  *       READY, and at the first PHASE_START sends ERROR with TEXT as its
  *       message; prints the ABORT that follows ("ABORT" only)
@@ -25,6 +27,8 @@
 #include <string.h>
 
 #include "proto.h"
+
+#include <msgpack.h>
 
 #define S_REPLY_TIMEOUT_MS 5000
 
@@ -181,6 +185,39 @@ s_act (const char *endpoint, int argc, char **argv)
         zsock_destroy (&dealer);
         return rc == 0 ? 0 : 1;
     }
+    if (!strcmp (act, "hello-fields") && argc == 4) {
+        /* this protocol version, a HELLO of 5 fields (an older build's
+         * layout under the same version number) */
+        msgpack_sbuffer sb;
+        msgpack_sbuffer_init (&sb);
+        msgpack_packer pk;
+        msgpack_packer_init (&pk, &sb, msgpack_sbuffer_write);
+        msgpack_pack_array (&pk, 3);
+        msgpack_pack_uint64 (&pk, SB_PROTO_VERSION);
+        msgpack_pack_uint64 (&pk, SB_MSG_HELLO);
+        msgpack_pack_array (&pk, 5);
+        msgpack_pack_str_with_body (&pk, argv[3], strlen (argv[3]));
+        msgpack_pack_uint64 (&pk, 1);
+        msgpack_pack_uint64 (&pk, 1);
+        msgpack_pack_uint64 (&pk, 1);
+        msgpack_pack_str_with_body (&pk, "shardbench-worker 0.0.9", 23);
+        zsock_t *dealer = zsock_new_dealer (endpoint);
+        if (!dealer)
+            return 2;
+        zsock_set_linger (dealer, 0);
+        zframe_t *f = zframe_new (sb.data, sb.size);
+        msgpack_sbuffer_destroy (&sb);
+        if (!f || zframe_send (&f, dealer, 0) != 0)
+            return 2;
+        sb_msg_t m;
+        int rc = s_recv (dealer, &m, S_REPLY_TIMEOUT_MS);
+        if (rc == 0)
+            printf ("%s: %s\n", sb_proto_type_name (m.type), m.type == SB_MSG_REJECT ? m.u.reject.reason : "");
+        if (rc == 0)
+            sb_proto_fini (&m);
+        zsock_destroy (&dealer);
+        return rc == 0 ? 0 : 1;
+    }
     if (!strcmp (act, "error") && argc == 4) {
         uint64_t worker, rank;
         zsock_t *dealer = s_join (endpoint, "rogue-err", &worker, &rank);
@@ -220,7 +257,7 @@ s_act (const char *endpoint, int argc, char **argv)
         zsock_destroy (&owner);
         return rc == 0 ? 0 : 1;
     }
-    fprintf (stderr, "usage: rogue_client ENDPOINT [hello HOST VERSION | error TEXT | ready-other]\n");
+    fprintf (stderr, "usage: rogue_client ENDPOINT [hello HOST VERSION | hello-fields HOST | error TEXT | ready-other]\n");
     return 2;
 }
 
@@ -292,7 +329,7 @@ int
 main (int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf (stderr, "usage: rogue_client ENDPOINT [hello HOST VERSION | error TEXT | ready-other]\n");
+        fprintf (stderr, "usage: rogue_client ENDPOINT [hello HOST VERSION | hello-fields HOST | error TEXT | ready-other]\n");
         return 2;
     }
     const char *endpoint = argv[1];

@@ -92,6 +92,19 @@ expect_eq "other version: the worker is told" "$(cat version-rogue.out)" \
 expect_eq "other version: error names host and both versions" "$(grep '^shardbench: error: ' version.err)" \
     "shardbench: error: the worker on old-node (rogue_client) speaks protocol version 11; this coordinator (shardbench $version, build $build) speaks protocol version 12: run the same shardbench version on every node"
 
+# ---- the same protocol version, another HELLO layout (another build): the run fails at once too
+coordinator layout --accelerators 1 --workers 1 --join-timeout 60
+SECONDS=0
+timeout 30 "$ROGUE_CLIENT" "$EP" hello-fields layout-node >layout-rogue.out 2>&1
+wait "$COORD"
+rc=$?
+expect_eq "other layout: coordinator fails" "$rc" 1
+expect_eq "other layout: at once, not after the 60 s join timeout" "$((SECONDS < 30))" 1
+expect_eq "other layout: the worker is told" "$(cat layout-rogue.out)" \
+    "REJECT: frame rejected: HELLO has 5 fields, expected 8"
+expect_eq "other layout: error names host and both builds" "$(grep '^shardbench: error: ' layout.err)" \
+    "shardbench: error: the worker on layout-node (shardbench-worker 0.0.9) sent a HELLO this coordinator (shardbench $version, build $build) cannot read (HELLO has 5 fields, expected 8): another build of protocol version 12; run the same shardbench build on every node"
+
 # ---- --version tells builds apart: git describe of the source tree, the same in both binaries
 expect_eq "--version: a build line" "$([ -n "$build" ] && echo yes)" yes
 expect_eq "--version: the worker's build is the coordinator's" \

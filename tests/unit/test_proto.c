@@ -438,22 +438,24 @@ START_TEST (test_hello_any_version)
 {
     uint8_t buf[256];
     char *host, *software;
+    int other = -1;
     size_t n = s_pack (buf, sizeof buf, SB_PROTO_VERSION - 1, SB_MSG_HELLO, s_body_hello_old);
-    ck_assert_int_eq (sb_proto_hello_any (buf, n, &host, &software), 0);
+    ck_assert_int_eq (sb_proto_hello_any (buf, n, &host, &software, &other), 0);
+    ck_assert_int_eq (other, 1);    /* 5 fields, this version's HELLO has 8 */
     ck_assert_str_eq (host, "old-node");
     ck_assert_str_eq (software, "shardbench-worker 0.0.1");
     free (host);
     free (software);
     n = s_pack (buf, sizeof buf, SB_PROTO_VERSION + 5, SB_MSG_HELLO, s_body_hello_short);
-    ck_assert_int_eq (sb_proto_hello_any (buf, n, &host, &software), 0);
+    ck_assert_int_eq (sb_proto_hello_any (buf, n, &host, &software, &other), 0);
     ck_assert_str_eq (host, "h");
     ck_assert_str_eq (software, "");
     free (host);
     free (software);
     n = s_pack (buf, sizeof buf, SB_PROTO_VERSION - 1, SB_MSG_GO, body_go_ok);
-    ck_assert_int_eq (sb_proto_hello_any (buf, n, &host, &software), -1);
+    ck_assert_int_eq (sb_proto_hello_any (buf, n, &host, &software, &other), -1);
     ck_assert_ptr_null (host);
-    ck_assert_int_eq (sb_proto_hello_any (buf, n - 1, &host, &software), -1);
+    ck_assert_int_eq (sb_proto_hello_any (buf, n - 1, &host, &software, &other), -1);
 }
 END_TEST
 
