@@ -98,7 +98,8 @@ main (int argc, char **argv)
             return 0;
         }
         else if (!strcmp (arg, "--version")) {
-            printf ("shardbench-worker %s\nbuilt with: %s\n", SB_VERSION, *SB_FEATURES ? SB_FEATURES : "(no optional parts)");
+            printf ("shardbench-worker %s\nbuild: %s\nbuilt with: %s\n", SB_VERSION, SB_BUILD,
+                    *SB_FEATURES ? SB_FEATURES : "(no optional parts)");
             return 0;
         }
         else if (!strcmp (arg, "-v") || !strcmp (arg, "--verbose"))

@@ -971,8 +971,9 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
         else if (!strcmp (arg, "--label") && kind != SB_SESSION_CATALOG) {
             NEEDS_VALUE ();
             /* shardbench runs / series print it whole (series_query.h's label[256]) */
-            if (strlen (next) > 255 || !sb_utf8_valid (next)) {
-                fprintf (stderr, "shardbench %s: --label: at most 255 bytes of UTF-8 text\n", cmd);
+            if (strlen (next) > 255 || !sb_utf8_valid (next) || sb_log_needs_escape (next)) {
+                fprintf (stderr, "shardbench %s: --label: at most 255 bytes of UTF-8 text without control"
+                         " characters\n", cmd);
                 goto done;
             }
             a.label = next;
@@ -1779,7 +1780,8 @@ sb_cli_main (int argc, char **argv)
         return 0;
     }
     if (!strcmp (cmd, "--version")) {
-        printf ("shardbench %s\nbuilt with: %s\n", SB_VERSION, *SB_FEATURES ? SB_FEATURES : "(no optional parts)");
+        printf ("shardbench %s\nbuild: %s\nbuilt with: %s\n", SB_VERSION, SB_BUILD,
+                *SB_FEATURES ? SB_FEATURES : "(no optional parts)");
         return 0;
     }
     if (!strcmp (cmd, "run"))

@@ -1,6 +1,7 @@
 /* report: summaries from the result database. */
 #include "report.h"
 #include "workload.h"
+#include "log.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -101,7 +102,8 @@ s_print_host_latency (void *ctx, const sb_report_latency_t *l)
 {
     s_rows_t *t = ctx;
     t->rows++;
-    fprintf (t->out, "  %5lld %-24s %10lld %10.3f %10.3f\n", (long long) l->epoch, l->host ? l->host : "",
+    char host[1024];    /* a worker's text: escaped for the terminal (an older database's is as it came) */
+    fprintf (t->out, "  %5lld %-24s %10lld %10.3f %10.3f\n", (long long) l->epoch, sb_log_escape (l->host, host, sizeof host),
              (long long) l->reads, l->p50_ms, l->p99_ms);
 }
 
@@ -109,8 +111,9 @@ static void
 s_print_slowest (void *ctx, const sb_report_slowest_t *r)
 {
     double other = r->wall_s - r->compute_s - r->io_wait_s - r->barrier_s;
+    char host[1024];
     fprintf (ctx, "  %5lld %5lld %-24s %9.3f %10.3f %10.3f %10.3f %9.3f %15.3f\n", (long long) r->epoch,
-             (long long) r->rank, r->host, r->wall_s, r->compute_s, r->io_wait_s, r->barrier_s, other > 0 ? other : 0,
+             (long long) r->rank, sb_log_escape (r->host, host, sizeof host), r->wall_s, r->compute_s, r->io_wait_s, r->barrier_s, other > 0 ? other : 0,
              r->barrier_mean_s);
 }
 
@@ -122,7 +125,9 @@ s_print_endpoint (void *ctx, const sb_report_endpoint_t *e)
         snprintf (p50, sizeof p50, "%.3f", e->p50_ms);
     if (isfinite (e->p99_ms))
         snprintf (p99, sizeof p99, "%.3f", e->p99_ms);
-    fprintf (ctx, "  %-32s %10lld %12.1f %8lld %8lld %10s %10s\n", e->endpoint, (long long) e->requests,
+    char endpoint[1024];
+    fprintf (ctx, "  %-32s %10lld %12.1f %8lld %8lld %10s %10s\n", sb_log_escape (e->endpoint, endpoint, sizeof endpoint),
+             (long long) e->requests,
              (double) e->bytes / 1048576.0, (long long) e->errors, (long long) e->retries, p50, p99);
 }
 
@@ -219,7 +224,7 @@ s_ckpt_slowest (void *ctx, const sb_report_ckpt_rank_t *r)
         c->rank = r->rank;
         c->duration_s = r->duration_s;
         snprintf (c->op, sizeof c->op, "%s", r->op);
-        snprintf (c->host, sizeof c->host, "%s", r->host);
+        sb_log_escape (r->host, c->host, sizeof c->host);
     }
 }
 
@@ -374,8 +379,14 @@ sb_report_print (sqlite3 *db, int64_t run_id, FILE *out)
     if (fails.error_rows)
         fprintf (out, ", %lld error%s recorded", (long long) fails.error_rows, fails.error_rows == 1 ? "" : "s");
     fprintf (out, "\n");
-    if (run.error)
-        fprintf (out, "  error: %s\n", run.error);
+    if (run.error) {
+        /* the failure may quote a worker's text: control bytes escaped, its
+         * own lines (a preflight table) kept */
+        size_t size = 4 * strlen (run.error) + 1;
+        char *text = malloc (size);
+        fprintf (out, "  error: %s\n", text ? sb_log_escape_lines (run.error, text, size) : "(out of memory)");
+        free (text);
+    }
     if (run.db_locked_s > 0)
         fprintf (out, "  note: the result database was locked by another process for %.1f s during this run;"
                  " results were written late (timing was not affected)\n", run.db_locked_s);

@@ -2,6 +2,7 @@
 #include "series_report.h"
 #include "json_out.h"
 #include "report_query.h"
+#include "log.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -178,10 +179,14 @@ sb_series_print (sqlite3 *db, int64_t id, FILE *out)
     int train = s_is_train (&s);
     sb_series_verdict_t v;
     sb_series_verdict (&s, runs, n, &v);
+    /* the label is a user's text, and an older database's may hold control
+     * bytes: escaped for the terminal (sb_log_escape) */
+    char label[4 * sizeof s.label], workload[4 * sizeof s.workload];
     fprintf (out, "\nshardbench series %lld%s%s%s: %s, workload %s, %llu runs asked (%llu warm-up), %zu recorded,"
-             " status %s\n", (long long) s.id, s.has_label ? " \"" : "", s.has_label ? s.label : "",
-             s.has_label ? "\"" : "", s.kind, s.workload, (unsigned long long) s.runs, (unsigned long long) s.warmup,
-             n, s.status);
+             " status %s\n", (long long) s.id, s.has_label ? " \"" : "",
+             s.has_label ? sb_log_escape (s.label, label, sizeof label) : "", s.has_label ? "\"" : "", s.kind,
+             sb_log_escape (s.workload, workload, sizeof workload), (unsigned long long) s.runs,
+             (unsigned long long) s.warmup, n, s.status);
     char a[32], b[32], c[32];
     if (train)
         fprintf (out, "  %3s %8s %-8s %-11s %10s %12s %10s %10s %8s\n", "#", "run", "warm-up", "status", "AU %",
@@ -380,8 +385,12 @@ sb_runs_print (sqlite3 *db, int json, FILE *out)
             snprintf (series, sizeof series, "%lld #%lld%s", (long long) r->series_id, (long long) r->series_index,
                       r->warmup == 1 ? " warm-up" : "");
         if (!json) {
-            fprintf (out, "%6lld %-10s %-24s %-16s %-11s %-19s %10s %8s %7s %s\n", (long long) r->id, r->kind,
-                     r->workload, r->has_label ? r->label : "-", r->status, start, dur, au, s_verdict_word (r), series);
+            /* label and workload: a user's text, escaped for the terminal */
+            char label[4 * sizeof r->label], workload[4 * sizeof r->workload], kind[64], status[64];
+            fprintf (out, "%6lld %-10s %-24s %-16s %-11s %-19s %10s %8s %7s %s\n", (long long) r->id,
+                     sb_log_escape (r->kind, kind, sizeof kind), sb_log_escape (r->workload, workload, sizeof workload),
+                     r->has_label ? sb_log_escape (r->label, label, sizeof label) : "-",
+                     sb_log_escape (r->status, status, sizeof status), start, dur, au, s_verdict_word (r), series);
             continue;
         }
         fprintf (out, "%s\n {\"id\": %lld, \"kind\": ", i ? "," : "", (long long) r->id);

@@ -16,6 +16,7 @@
 #include "sample_range.h"
 #include "sampler.h"
 #include "sampler_kind.h"
+#include "sb_version.h"
 
 #include <czmq.h>
 #include <math.h>
@@ -91,18 +92,50 @@ sess_lost (sess_t *self, sess_worker_t *w, const char *op, const char *why)
                sess_rank_span (w, span, sizeof span), (unsigned long long) w->pid, detail);
 }
 
+/* Tell a peer why it is refused (best effort: it may be gone). */
+static void
+s_reject (sess_t *self, zframe_t *identity, const char *host, const char *reason)
+{
+    sb_msg_t reply = { .type = SB_MSG_REJECT };
+    reply.u.reject.reason = (char *) reason;
+    if (sb_wire_send (self->router, identity, &reply) != 0)
+        sb_debug ("the refused worker on %s could not be told: %s", host, zmq_strerror (zmq_errno ()));
+}
+
 void
 sess_on_hello (sess_t *self, zframe_t *identity, sb_msg_hello_t *m)
 {
     sb_msg_t reply = { 0 };
+    /* the host name is printed and recorded everywhere: one with a control
+     * byte (an escape sequence, a newline that would start a forged log
+     * line) is shown escaped and refused */
+    char host[4 * sizeof self->workers[0].host];
+    sb_log_escape (m->host, host, sizeof host);
     if (self->nworkers >= self->expected) {
-        reply.type = SB_MSG_REJECT;
-        reply.u.reject.reason = "the run already has all its workers";
-        sb_warn ("refused worker on %s (pid %llu): run is full", m->host, (unsigned long long) m->pid);
-        if (sb_wire_send (self->router, identity, &reply) != 0)
-            sb_debug ("the refused worker on %s could not be told: %s", m->host, zmq_strerror (zmq_errno ()));
+        sb_warn ("refused worker on %s (pid %llu): run is full", host, (unsigned long long) m->pid);
+        s_reject (self, identity, host, "the run already has all its workers");
         return;
     }
+    if (!*m->host || strlen (m->host) >= sizeof self->workers[0].host || sb_log_needs_escape (m->host)) {
+        char span[64], why[1024];
+        sess_worker_t next = { .first_rank = self->nworkers * self->ranks_per_worker, .ranks = self->ranks_per_worker };
+        snprintf (why, sizeof why, "host name '%s' is %s (shardbench-worker --host NAME names the host)", host,
+                  !*m->host ? "empty" : sb_log_needs_escape (m->host)
+                  ? "not printable: it holds control characters or bytes that are not UTF-8 (shown escaped)"
+                  : "longer than 255 bytes");
+        s_reject (self, identity, host, why);
+        sess_fail (self, "refused the worker for %s (pid %llu): %s", sess_rank_span (&next, span, sizeof span),
+                   (unsigned long long) m->pid, why);
+        return;
+    }
+    /* a build of another version but the same protocol works; a different
+     * protocol never reaches here (loop.c refuses it and fails the run) */
+    char software[256];
+    sb_log_escape (m->software, software, sizeof software);
+    if (strcmp (m->software ? m->software : "", SB_WORKER_SOFTWARE) != 0)
+        sb_warn ("worker on %s (pid %llu) is %s, this coordinator is shardbench %s (build %s): both speak protocol"
+                 " version %d, the run goes on (another build may measure differently)", host,
+                 (unsigned long long) m->pid, software, SB_VERSION, SB_BUILD, SB_PROTO_VERSION);
     sess_worker_t *w = &self->workers[self->nworkers];
     memset (w, 0, sizeof *w);
     /* its host's description: bounded here too, as a worker sends it */
@@ -111,13 +144,13 @@ sess_on_hello (sess_t *self, zframe_t *identity, sb_msg_hello_t *m)
         zframe_destroy (&w->identity);
         free (w->cpuinfo);
         w->cpuinfo = NULL;
-        sess_fail (self, "out of memory admitting the worker on %s (pid %llu)", m->host, (unsigned long long) m->pid);
+        sess_fail (self, "out of memory admitting the worker on %s (pid %llu)", host, (unsigned long long) m->pid);
         return;
     }
     if (sb_host_proc_bound (w->cpuinfo, SB_HOST_PROC_MAX) + sb_host_proc_bound (w->meminfo, SB_HOST_PROC_MAX))
         sb_warn ("worker on %s (pid %llu) sent a /proc/cpuinfo or /proc/meminfo over %d bytes: cut after its last"
-                 " whole line within them", m->host, (unsigned long long) m->pid, SB_HOST_PROC_MAX);
-    snprintf (w->processor, sizeof w->processor, "%s", m->processor ? m->processor : "");
+                 " whole line within them", host, (unsigned long long) m->pid, SB_HOST_PROC_MAX);
+    sb_log_escape (m->processor, w->processor, sizeof w->processor);
     snprintf (w->host, sizeof w->host, "%s", m->host);
     w->pid = m->pid;
     w->cores = m->cores;
@@ -203,6 +236,80 @@ sess_on_hello (sess_t *self, zframe_t *identity, sb_msg_hello_t *m)
     free (r->endpoints.items);
 }
 
+void
+sess_hold_hello (sess_t *self, zframe_t *identity, sb_msg_t *msg)
+{
+    for (size_t i = 0; i < self->nheld; i++)
+        if (zframe_eq (self->held[i].identity, identity)) {
+            /* said again (its connection came back): the first one stands */
+            zframe_destroy (&identity);
+            sb_proto_fini (msg);
+            return;
+        }
+    sess_held_t *grown = self->nheld < self->expected ? realloc (self->held, (self->nheld + 1) * sizeof *grown) : NULL;
+    if (!grown) {
+        /* more than the run's workers (or no memory): as a full run does */
+        char host[1024];
+        sb_log_escape (msg->u.hello.host, host, sizeof host);
+        sb_warn ("refused worker on %s (pid %llu): run is full", host, (unsigned long long) msg->u.hello.pid);
+        s_reject (self, identity, host, "the run already has all its workers");
+        zframe_destroy (&identity);
+        sb_proto_fini (msg);
+        return;
+    }
+    self->held = grown;
+    self->held[self->nheld].identity = identity;
+    self->held[self->nheld].hello = *msg;
+    memset (msg, 0, sizeof *msg);
+    self->nheld++;
+    char host[1024];
+    sb_debug ("HELLO from %s (pid %llu) held until the dataset is listed",
+              sb_log_escape (self->held[self->nheld - 1].hello.u.hello.host, host, sizeof host),
+              (unsigned long long) self->held[self->nheld - 1].hello.u.hello.pid);
+    sb_msg_t hb = { .type = SB_MSG_HEARTBEAT };
+    if (sb_wire_send (self->router, identity, &hb) != 0)
+        sb_debug ("the held worker on %s could not be sent a heartbeat: %s", host, zmq_strerror (zmq_errno ()));
+}
+
+void
+sess_heartbeat_held (sess_t *self)
+{
+    sb_msg_t hb = { .type = SB_MSG_HEARTBEAT };
+    for (size_t i = 0; i < self->nheld; i++)
+        if (sb_wire_send (self->router, self->held[i].identity, &hb) != 0)
+            sb_debug ("a held worker could not be sent a heartbeat: %s", zmq_strerror (zmq_errno ()));
+}
+
+void
+sess_admit_held (sess_t *self)
+{
+    self->holding = 0;
+    for (size_t i = 0; i < self->nheld; i++) {
+        if (!self->failed)
+            sess_on_hello (self, self->held[i].identity, &self->held[i].hello.u.hello);
+        zframe_destroy (&self->held[i].identity);
+        sb_proto_fini (&self->held[i].hello);
+    }
+    free (self->held);
+    self->held = NULL;
+    self->nheld = 0;
+}
+
+void
+sess_release_held (sess_t *self, const char *reason)
+{
+    self->holding = 0;
+    for (size_t i = 0; i < self->nheld; i++) {
+        if (self->router)
+            s_reject (self, self->held[i].identity, "a held worker", reason);
+        zframe_destroy (&self->held[i].identity);
+        sb_proto_fini (&self->held[i].hello);
+    }
+    free (self->held);
+    self->held = NULL;
+    self->nheld = 0;
+}
+
 /* The worker's clock offset from one round trip: WELCOME sent (c0, ours),
  * received (w1, its), READY sent (w2, its), received (c3, ours). The offset
  * is right within half the round trip (c3 - c0) - (w2 - w1). */
@@ -230,19 +337,28 @@ s_measure_clock (sess_t *self, sess_worker_t *w, const sb_msg_ready_t *m)
 void
 sess_on_ready (sess_t *self, sess_worker_t *w, const sb_msg_ready_t *m)
 {
+    if (m->worker != w->id) {
+        /* a READY speaks for the worker it names: one sent for another
+         * worker neither counts for that one nor for the sender */
+        self->rejected_frames++;
+        sb_warn ("READY for worker %llu from worker %llu on %s (pid %llu) ignored: not its id",
+                 (unsigned long long) m->worker, (unsigned long long) w->id, w->host, (unsigned long long) w->pid);
+        return;
+    }
     w->ready = 1;
     s_measure_clock (self, w, m);
     for (size_t i = 0; i < m->causes.count && i < m->failed_endpoints.count; i++) {
-        char row[2048];
-        int n = snprintf (row, sizeof row, "  %-20s %-28s %s\n", w->host, m->failed_endpoints.items[i], m->causes.items[i]);
+        char row[2048], endpoint[512], cause[1400];   /* the worker's text, escaped: one line each */
+        sb_log_escape (m->failed_endpoints.items[i], endpoint, sizeof endpoint);
+        sb_log_escape (m->causes.items[i], cause, sizeof cause);
+        int n = snprintf (row, sizeof row, "  %-20s %-28s %s\n", w->host, endpoint, cause);
         if (n <= 0)
             continue;
         if ((size_t) n >= sizeof row)
             n = (int) sizeof row - 1;     /* snprintf says what it would have written */
         char *grown = realloc (self->preflight, self->preflight_len + (size_t) n + 1);
         if (!grown) {   /* a preflight failure must not be lost: the run would go on */
-            sess_fail (self, "out of memory recording the preflight failure of %s on %s: %s", m->failed_endpoints.items[i],
-                       w->host, m->causes.items[i]);
+            sess_fail (self, "out of memory recording the preflight failure of %s on %s: %s", endpoint, w->host, cause);
             return;
         }
         self->preflight = grown;

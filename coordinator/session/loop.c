@@ -14,6 +14,7 @@
 #include "event_loop.h"
 #include "wire.h"
 #include "progress.h"
+#include "sb_version.h"
 
 #include <czmq.h>
 #include <errno.h>
@@ -70,7 +71,39 @@ s_dispatch (sess_t *self)
     if (interrupted)
         return 0;   /* nothing queued (the socket does not block) */
     sess_worker_t *w = identity ? sess_worker_by_identity (self, identity) : NULL;
+    if ((st == SB_PROTO_EVERSION || st == SB_PROTO_EFIELD) && msg.type == SB_MSG_HELLO && !w
+        && self->nworkers < self->expected) {
+        /* a worker of another version came to join: it is told and goes,
+         * and the run would wait for it until the join timeout */
+        char host[1024], software[512];
+        sb_log_escape (msg.u.hello.host, host, sizeof host);
+        sb_log_escape (msg.u.hello.software, software, sizeof software);
+        sb_msg_t rej = { .type = SB_MSG_REJECT };
+        char text[320];
+        if (st == SB_PROTO_EVERSION)
+            snprintf (text, sizeof text, "coordinator speaks protocol version %d, you sent version %llu",
+                      SB_PROTO_VERSION, (unsigned long long) peer_version);
+        else
+            snprintf (text, sizeof text, "frame rejected: %s", reason);
+        rej.u.reject.reason = text;
+        if (sb_wire_send (self->router, identity, &rej) != 0)
+            sb_debug ("the worker of another version could not be told: %s", zmq_strerror (zmq_errno ()));
+        if (st == SB_PROTO_EVERSION)
+            sess_fail (self, "the worker on %s (%s) speaks protocol version %llu; this coordinator (shardbench %s, build"
+                       " %s) speaks protocol version %d: run the same shardbench version on every node", host,
+                       *software ? software : "software not named", (unsigned long long) peer_version, SB_VERSION,
+                       SB_BUILD, SB_PROTO_VERSION);
+        else    /* the same version number, another layout: another build */
+            sess_fail (self, "the worker on %s (%s) sent a HELLO this coordinator (shardbench %s, build %s) cannot read"
+                       " (%s): another build of protocol version %d; run the same shardbench build on every node",
+                       host, *software ? software : "software not named", SB_VERSION, SB_BUILD, reason,
+                       SB_PROTO_VERSION);
+        sb_proto_fini (&msg);
+        zframe_destroy (&identity);
+        return 1;
+    }
     if (st != SB_PROTO_OK) {
+        sb_proto_fini (&msg);   /* a HELLO of another version: what names its sender (wire.h) */
         self->rejected_frames++;
         sb_warn ("rejected a frame from %s: %s", w ? w->host : "an unknown peer", reason);
         /* Tell the sender why, unless it is an admitted worker (REJECT would end it). */
@@ -92,6 +125,10 @@ s_dispatch (sess_t *self)
     if (w) {
         w->last_seen = sb_now ();
         w->grace = 0;
+    }
+    if (msg.type == SB_MSG_HELLO && !w && self->holding) {
+        sess_hold_hello (self, identity, &msg);     /* takes both */
+        return 1;
     }
     if (msg.type == SB_MSG_HELLO) {
         if (w)
@@ -127,8 +164,10 @@ s_dispatch (sess_t *self)
             char note[384];
             sess_stall_note (self, note, sizeof note);
             w->gone = 1;
+            char reason_text[1024];  /* the worker's text, escaped */
             sess_fail (self, "worker %llu on %s (%s) left: %s%s", (unsigned long long) w->id, w->host,
-                       sess_rank_span (w, span, sizeof span), msg.u.bye.reason, note);
+                       sess_rank_span (w, span, sizeof span),
+                       sb_log_escape (msg.u.bye.reason, reason_text, sizeof reason_text), note);
             break;
         }
         default:
@@ -294,6 +333,18 @@ sess_keep_alive (void *arg)
     if (zsys_interrupted)
         return 1;   /* a signal: the listing stops */
     s_loop_ran (self, now);
+    if (self->router && self->holding) {
+        /* bound before the listing: HELLOs are held (their senders told
+         * to wait by heartbeats), other frames refused as always */
+        sb_event_drain (s_dispatch_one, self, S_DRAIN_CAP);
+        if (self->failed)
+            return 1;   /* a worker of another version: the listing stops */
+        if (now >= self->next_heartbeat) {
+            sess_heartbeat_held (self);
+            self->next_heartbeat = now + self->o->wl->heartbeat_interval_s;
+        }
+        return 0;
+    }
     if (self->nworkers == 0 || now < self->next_heartbeat)
         return 0;
     sb_msg_t hb = { .type = SB_MSG_HEARTBEAT };

@@ -204,6 +204,47 @@ s_bind_endpoint (const char *bind, char *out, size_t size, int *ipv6, char *err,
     return 0;
 }
 
+/* Make and bind the ROUTER. It is bound before the dataset is listed, so
+ * that workers started with the coordinator connect at once (their HELLOs
+ * are held, sess_hold_hello, until the listing is done) instead of being
+ * refused. Returns 0, or the exit status with err. */
+static int
+s_bind (sess_t *self, const sb_session_opts_t *opts, char *err, size_t err_size)
+{
+    self->router = zsock_new (ZMQ_ROUTER);
+    if (!self->router) {
+        snprintf (err, err_size, "cannot create the ZeroMQ socket: %s", zmq_strerror (zmq_errno ()));
+        return 1;
+    }
+    sb_wire_configure (self->router, 1000);
+    zsock_set_router_mandatory (self->router, 1);
+    zsock_set_rcvtimeo (self->router, 0);
+    if (opts->keys_dir && sb_curve_server (self->router, opts->keys_dir, &self->auth, err, err_size) != 0)
+        return 2;
+    char bind[512];
+    int ipv6 = 0;
+    if (s_bind_endpoint (opts->bind, bind, sizeof bind, &ipv6, err, err_size) != 0)
+        return 2;
+    if (ipv6)
+        zsock_set_ipv6 (self->router, 1);
+    int port = zsock_bind (self->router, "%s", bind);
+    if (port < 0) {
+        snprintf (err, err_size, "cannot bind %s: %s", opts->bind, zmq_strerror (zmq_errno ()));
+        return 2;
+    }
+    char *last = zsock_last_endpoint (self->router);
+    snprintf (self->endpoint, sizeof self->endpoint, "%s", last ? last : opts->bind);
+    zstr_free (&last);
+    self->poller = zpoller_new (self->router, NULL);
+    if (!self->poller) {
+        snprintf (err, err_size, "out of memory");
+        return 1;
+    }
+    self->holding = 1;
+    sb_debug ("bound %s: HELLOs are held until the dataset is listed", self->endpoint);
+    return 0;
+}
+
 static int
 s_session_run (sess_t *self, const sb_session_opts_t *opts, int64_t *run_id, char *err, size_t err_size)
 {
@@ -286,6 +327,11 @@ s_session_run (sess_t *self, const sb_session_opts_t *opts, int64_t *run_id, cha
         }
     }
 
+    if (opts->kind != SB_SESSION_CATALOG) {
+        int bad = s_bind (self, opts, err, err_size);
+        if (bad)
+            return bad;
+    }
     sb_info ("storage: %s", wl->storage_summary);  /* the engine, and the keys that chose it */
     /* Object storage: every endpoint must answer before anything is listed. */
     unsigned caps = sb_storage_caps (&wl->storage);
@@ -452,40 +498,6 @@ s_session_run (sess_t *self, const sb_session_opts_t *opts, int64_t *run_id, cha
             return 1;
     }
 
-    self->router = zsock_new (ZMQ_ROUTER);
-    if (!self->router) {
-        snprintf (err, err_size, "cannot create the ZeroMQ socket: %s", zmq_strerror (zmq_errno ()));
-        goto done;
-    }
-    sb_wire_configure (self->router, 1000);
-    zsock_set_router_mandatory (self->router, 1);
-    zsock_set_rcvtimeo (self->router, 0);
-    if (opts->keys_dir && sb_curve_server (self->router, opts->keys_dir, &self->auth, err, err_size) != 0) {
-        exit_code = 2;
-        goto done;
-    }
-    char bind[512];
-    int ipv6 = 0;
-    if (s_bind_endpoint (opts->bind, bind, sizeof bind, &ipv6, err, err_size) != 0) {
-        exit_code = 2;
-        goto done;
-    }
-    if (ipv6)
-        zsock_set_ipv6 (self->router, 1);
-    int port = zsock_bind (self->router, "%s", bind);
-    if (port < 0) {
-        snprintf (err, err_size, "cannot bind %s: %s", opts->bind, zmq_strerror (zmq_errno ()));
-        exit_code = 2;
-        goto done;
-    }
-    char *last = zsock_last_endpoint (self->router);
-    snprintf (self->endpoint, sizeof self->endpoint, "%s", last ? last : opts->bind);
-    zstr_free (&last);
-    self->poller = zpoller_new (self->router, NULL);
-    if (!self->poller) {
-        snprintf (err, err_size, "out of memory");
-        goto done;
-    }
     if (opts->nhosts || opts->local_workers) {
         /* --slurm: one srun step; --hosts: ssh per host; --local: fork */
         int rc = -1;
@@ -512,6 +524,7 @@ s_session_run (sess_t *self, const sb_session_opts_t *opts, int64_t *run_id, cha
     sb_resultdb_set_keep_alive (opts->db, sess_keep_alive_db, self);
     char what[128];
     snprintf (what, sizeof what, "waiting for %zu workers to join %s", self->expected, self->endpoint);
+    sess_admit_held (self);     /* the HELLOs that came while the dataset was listed */
     if (sess_pump_until (self, sess_all_joined, opts->join_timeout_s, what) != 0)
         goto done;
     if (self->preflight) {
@@ -654,6 +667,16 @@ s_run_kind (const sb_session_opts_t *opts_in, sb_session_kind_t kind, int64_t *r
     }
     int rc = s_session_run (&s, opts, run_id, err, err_size);
     /* what the early returns (before the event loop) leave */
+    if (s.failed)
+        snprintf (err, err_size, "%s", s.failure);     /* the first cause (a worker of another version) */
+    if (s.nheld) {
+        char why[1024];
+        snprintf (why, sizeof why, "the coordinator stopped before admitting workers: %s", err);
+        sess_release_held (&s, why);
+    }
+    zpoller_destroy (&s.poller);
+    zsock_destroy (&s.router);
+    zactor_destroy (&s.auth);
     sess_folder_release (&s);
     free (s.workers);
     free (s.rank_done);

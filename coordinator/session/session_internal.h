@@ -66,6 +66,13 @@ typedef struct {
     sb_histogram_t latency;
 } sess_endpoint_total_t;
 
+/* A HELLO that came before workers could be admitted (the socket is bound
+ * before the dataset is listed): answered once the listing is done. */
+typedef struct {
+    zframe_t *identity;     /* owned */
+    sb_msg_t  hello;        /* owned (sb_proto_fini) */
+} sess_held_t;
+
 /* One command's session (made by s_run_kind in session.c). */
 typedef struct {
     const sb_session_opts_t *o;   /* borrowed */
@@ -76,6 +83,11 @@ typedef struct {
     sb_launcher_t  *launcher;
     sess_worker_t     *workers;
     size_t          nworkers;
+    /* before admission (the listing and the checks before it): HELLOs are
+     * held, their senders heartbeaten so that they keep waiting */
+    int             holding;
+    sess_held_t    *held;           /* owned */
+    size_t          nheld;
     size_t          expected;
     uint64_t        ranks_per_worker;
     int64_t         run_id;
@@ -225,6 +237,21 @@ void sess_lost (sess_t *self, sess_worker_t *w, const char *op, const char *why)
 /* HELLO: admit the worker (its ranks, id) and send it WELCOME with the
  * workload; a worker over the expected count gets REJECT. */
 void sess_on_hello (sess_t *self, zframe_t *identity, sb_msg_hello_t *m);
+
+/* A HELLO before admission (self->holding): kept, in order, and its sender
+ * sent a HEARTBEAT now and at each heartbeat interval (the agent waits on
+ * while it hears from the coordinator). Takes identity and the message. */
+void sess_hold_hello (sess_t *self, zframe_t *identity, sb_msg_t *msg);
+
+/* Heartbeat the held HELLOs' senders (sess_keep_alive). */
+void sess_heartbeat_held (sess_t *self);
+
+/* Admission opens: stop holding, admit every held HELLO in its order. */
+void sess_admit_held (sess_t *self);
+
+/* Tell every held HELLO's sender why the coordinator stops before
+ * admitting it (REJECT with reason), and free them. */
+void sess_release_held (sess_t *self, const char *reason);
 
 /* READY: the worker's clock offset; its preflight failures become rows of
  * one table. */

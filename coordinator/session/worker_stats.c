@@ -15,17 +15,19 @@ void
 sess_on_endpoint_stats (sess_t *self, const sb_msg_endpoint_stats_t *m)
 {
     sess_endpoint_total_t *t = NULL;
+    char endpoint[sizeof t->endpoint];  /* the worker's text: escaped for the log, the summary and the database */
+    sb_log_escape (m->endpoint, endpoint, sizeof endpoint);
     for (size_t i = 0; i < self->nendpoints && !t; i++)
-        if (strcmp (self->endpoints[i].endpoint, m->endpoint) == 0)
+        if (strcmp (self->endpoints[i].endpoint, endpoint) == 0)
             t = &self->endpoints[i];
     if (!t) {
         if (self->nendpoints == SB_MAX_ENDPOINTS) {
-            sb_warn ("more than %d endpoints reported: %s not counted", SB_MAX_ENDPOINTS, m->endpoint);
+            sb_warn ("more than %d endpoints reported: %s not counted", SB_MAX_ENDPOINTS, endpoint);
             return;
         }
         t = &self->endpoints[self->nendpoints++];
         memset (t, 0, sizeof *t);
-        snprintf (t->endpoint, sizeof t->endpoint, "%s", m->endpoint);
+        snprintf (t->endpoint, sizeof t->endpoint, "%s", endpoint);
     }
     t->requests += m->requests;
     t->bytes += m->bytes;
@@ -35,19 +37,28 @@ sess_on_endpoint_stats (sess_t *self, const sb_msg_endpoint_stats_t *m)
     sb_histogram_merge_counts (&t->latency, m->latency.items, m->latency.count);
 }
 
+/* ERROR: its text is the worker's, escaped (sb_log_escape) before it
+ * reaches the log, the failure or the errors table: a newline or an escape
+ * sequence in it would forge log lines or drive the terminal. */
 void
 sess_on_error (sess_t *self, sess_worker_t *w, const sb_msg_error_t *m)
 {
-    sb_error_detail_t d = { .endpoint = m->endpoint, .http_status = m->http_status, .s3_code = m->s3_code,
+    char op[64], target[1024], message[2048], endpoint[512], s3_code[128];
+    sb_log_escape (m->op, op, sizeof op);
+    sb_log_escape (m->target, target, sizeof target);
+    sb_log_escape (m->message, message, sizeof message);
+    sb_log_escape (m->endpoint, endpoint, sizeof endpoint);
+    sb_log_escape (m->s3_code, s3_code, sizeof s3_code);
+    sb_error_detail_t d = { .endpoint = endpoint, .http_status = m->http_status, .s3_code = s3_code,
                             .curl_code = m->curl_code, .attempt = m->attempt };
-    if (self->run_id > 0 && sb_resultdb_add_error_detail (self->o->db, self->run_id, m->rank, w->host, m->op, m->target,
-                                                          m->errno_val, m->message, &d) != 0)
+    if (self->run_id > 0 && sb_resultdb_add_error_detail (self->o->db, self->run_id, m->rank, w->host, op, target,
+                                                          m->errno_val, message, &d) != 0)
         sb_error ("cannot record the error of worker %llu: %s", (unsigned long long) w->id,
                   sb_resultdb_errmsg (self->o->db));
     if (m->rank >= 0)
-        sess_fail (self, "rank %lld on %s: %s", (long long) m->rank, w->host, m->message);
+        sess_fail (self, "rank %lld on %s: %s", (long long) m->rank, w->host, message);
     else
-        sess_fail (self, "worker %llu on %s: %s", (unsigned long long) w->id, w->host, m->message);
+        sess_fail (self, "worker %llu on %s: %s", (unsigned long long) w->id, w->host, message);
 }
 
 void

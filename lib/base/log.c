@@ -4,6 +4,7 @@
  * erases and redraws it: lines of other threads wait in a small queue that
  * the main thread prints with its next line or sb_log_drain. */
 #include "log.h"
+#include "util.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -69,17 +70,103 @@ sb_log_drain (void)
         hook (1, ctx);
 }
 
+/* The escape of the character at p into e (8 bytes): its length, and in
+ * *used the bytes of p it stands for. lines: newline and tab, and bytes that
+ * are not UTF-8 but for C1's range, are copied (sb_log's own text: its
+ * multi-line messages, a file name in another encoding). */
+static size_t
+s_escape_one (const unsigned char *p, char *e, size_t *used, int lines)
+{
+    unsigned char c = p[0];
+    *used = 1;
+    if (c >= 0x20 && c < 0x7f)
+        e[0] = (char) c;
+    else if (c < 0x20 && lines && (c == '\n' || c == '\t'))
+        e[0] = (char) c;
+    else if (c < 0x80) {
+        const char *name = c == 0x1b ? "\\e" : c == '\n' ? "\\n" : c == '\r' ? "\\r" : c == '\t' ? "\\t" : NULL;
+        if (name) {
+            memcpy (e, name, 2);
+            return 2;
+        }
+        return (size_t) snprintf (e, 8, "\\x%02x", c);
+    }
+    else {
+        size_t seq = sb_utf8_seq (p);
+        if (seq == 2 && c == 0xc2 && p[1] < 0xa0) {     /* U+0080..U+009F: C1 controls (0x9b: CSI) */
+            *used = 2;
+            return (size_t) snprintf (e, 8, "\\u%04x", p[1]);
+        }
+        if (seq) {
+            memcpy (e, p, seq);
+            *used = seq;
+            return seq;
+        }
+        if (!lines || c < 0xa0)
+            return (size_t) snprintf (e, 8, "\\x%02x", c);
+        e[0] = (char) c;
+    }
+    return 1;
+}
+
+static const char *
+s_escape (const char *in, char *out, size_t size, int lines)
+{
+    if (!size)
+        return out;
+    const unsigned char *p = (const unsigned char *) (in ? in : "");
+    size_t o = 0;
+    while (*p) {
+        char e[8];
+        size_t used, n = s_escape_one (p, e, &used, lines);
+        if (o + n >= size)
+            break;
+        memcpy (out + o, e, n);
+        o += n;
+        p += used;
+    }
+    out[o] = '\0';
+    return out;
+}
+
+const char *
+sb_log_escape (const char *in, char *out, size_t size)
+{
+    return s_escape (in, out, size, 0);
+}
+
+const char *
+sb_log_escape_lines (const char *in, char *out, size_t size)
+{
+    return s_escape (in, out, size, 1);
+}
+
+int
+sb_log_needs_escape (const char *text)
+{
+    const unsigned char *p = (const unsigned char *) (text ? text : "");
+    while (*p) {
+        char e[8];
+        size_t used, n = s_escape_one (p, e, &used, 0);
+        if (n != used || memcmp (e, p, n) != 0)
+            return 1;
+        p += used;
+    }
+    return 0;
+}
+
 void
 sb_log (sb_log_level_t level, const char *fmt, ...)
 {
     static const char *names[] = { "debug", "info", "warning", "error" };
     if (level < s_level)
         return;
-    char text[2048], line[S_LINE_MAX];
+    char raw[2048], text[2048], line[S_LINE_MAX];
     va_list ap;
     va_start (ap, fmt);
-    vsnprintf (text, sizeof text, fmt, ap);
+    vsnprintf (raw, sizeof raw, fmt, ap);
     va_end (ap);
+    s_escape (raw, text, sizeof text, 1);
     struct timespec ts;
     clock_gettime (CLOCK_REALTIME, &ts);
     struct tm tm;

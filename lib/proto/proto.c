@@ -459,6 +459,58 @@ sb_proto_peek (const uint8_t *data, size_t size, int *type, uint64_t *first)
     return 0;
 }
 
+/* A string of a HELLO of another version, or "" when o is not one. */
+static char *
+s_any_str (const msgpack_object *o)
+{
+    if (o->type != MSGPACK_OBJECT_STR || o->via.str.size > SB_PROTO_MAX_STR)
+        return strdup ("");
+    char *s = malloc (o->via.str.size + 1);
+    if (s) {
+        memcpy (s, o->via.str.ptr, o->via.str.size);
+        s[o->via.str.size] = '\0';
+        for (size_t i = 0; i < o->via.str.size; i++)
+            if (!s[i])
+                s[i] = '?';     /* a NUL inside: the rest stays visible */
+    }
+    return s;
+}
+
+int
+sb_proto_hello_any (const uint8_t *data, size_t size, char **host, char **software, int *other_layout)
+{
+    *host = *software = NULL;
+    *other_layout = 0;
+    if (!data || size == 0 || size > SB_PROTO_MAX_FRAME || s_scan (data, size, 0) != size)
+        return -1;
+    msgpack_unpacked up;
+    msgpack_unpacked_init (&up);
+    size_t off = 0;
+    int rc = -1;
+    if (msgpack_unpack_next (&up, (const char *) data, size, &off) == MSGPACK_UNPACK_SUCCESS && off == size) {
+        const msgpack_object *root = &up.data;
+        if (root->type == MSGPACK_OBJECT_ARRAY && root->via.array.size == 3
+            && root->via.array.ptr[1].type == MSGPACK_OBJECT_POSITIVE_INTEGER
+            && root->via.array.ptr[1].via.u64 == SB_MSG_HELLO && root->via.array.ptr[2].type == MSGPACK_OBJECT_ARRAY
+            && root->via.array.ptr[2].via.array.size >= 1) {
+            const msgpack_object_array *body = &root->via.array.ptr[2].via.array;
+            const msgpack_object none = { .type = MSGPACK_OBJECT_NIL };
+            *host = s_any_str (&body->ptr[0]);
+            *software = s_any_str (body->size >= 5 ? &body->ptr[4] : &none);
+            *other_layout = body->size != s_message (SB_MSG_HELLO)->count;
+            if (*host && *software)
+                rc = 0;
+            else {
+                free (*host);
+                free (*software);
+                *host = *software = NULL;
+            }
+        }
+    }
+    msgpack_unpacked_destroy (&up);
+    return rc;
+}
+
 void
 sb_proto_fini (sb_msg_t *msg)
 {

@@ -101,6 +101,15 @@ sb_proto_status_t sb_proto_decode (const uint8_t *data, size_t size, sb_msg_t *m
  * the frame is not a [version, type, [...]] of this protocol version. */
 int sb_proto_peek (const uint8_t *data, size_t size, int *type, uint64_t *first);
 
+/* A HELLO of any protocol version: its host and software, where every
+ * version has put them (the body's first and fifth fields, strings), to
+ * name a worker that speaks another version. Returns 0 with *host and
+ * *software (owned, "" when the frame has none there) and *other_layout
+ * (1 when its body has another number of fields than this version's HELLO:
+ * another build, whatever version it says), or -1 when data is not a HELLO
+ * of that shape or memory ran out. */
+int sb_proto_hello_any (const uint8_t *data, size_t size, char **host, char **software, int *other_layout);
+
 /* Release what a decoded or built message owns; leaves it SB_MSG_NONE. */
 void sb_proto_fini (sb_msg_t *msg);
 

@@ -136,6 +136,20 @@ sb_wire_recv (zsock_t *sock, zframe_t **identity_p, sb_msg_t *msg,
     else {
         zframe_t *f = zmsg_first (zm);
         st = sb_proto_decode (zframe_data (f), zframe_size (f), msg, reason, reason_size, peer_version);
+        char *host, *software;
+        int other = 0;
+        if ((st == SB_PROTO_EVERSION || st == SB_PROTO_EFIELD)
+            && sb_proto_hello_any (zframe_data (f), zframe_size (f), &host, &software, &other) == 0) {
+            if (st == SB_PROTO_EVERSION || other) {
+                msg->type = SB_MSG_HELLO;   /* who speaks another version (wire.h) */
+                msg->u.hello.host = host;
+                msg->u.hello.software = software;
+            }
+            else {
+                free (host);
+                free (software);
+            }
+        }
         s_trace ("recv", st == SB_PROTO_OK ? (int) msg->type : -1, zframe_data (f), zframe_size (f));   /* -1: "?" */
     }
     zmsg_destroy (&zm);

@@ -20,7 +20,12 @@ int sb_wire_send (zsock_t *sock, zframe_t *identity, const sb_msg_t *msg);
  * identity (caller destroys); pass NULL otherwise. Returns SB_PROTO_OK with
  * *msg filled (caller calls sb_proto_fini), or a status with reason set; when
  * the receive itself failed (interrupted, socket closed) returns
- * SB_PROTO_EMALFORMED with reason "interrupted" and *interrupted = 1. */
+ * SB_PROTO_EMALFORMED with reason "interrupted" and *interrupted = 1.
+ * SB_PROTO_EVERSION for a HELLO, or SB_PROTO_EFIELD for a HELLO with
+ * another number of fields (another build that kept the version number),
+ * leaves *msg a HELLO with only its host and software (sb_proto_hello_any),
+ * to name the peer: call sb_proto_fini (it does nothing to the empty
+ * message of any other failure). */
 sb_proto_status_t sb_wire_recv (zsock_t *sock, zframe_t **identity_p, sb_msg_t *msg,
                                 char *reason, size_t reason_size, uint64_t *peer_version,
                                 int *interrupted);

@@ -414,6 +414,51 @@ END_TEST
  * array with an array 16 or 32 header. The decoder took such frames,
  * sb_proto_peek refused them: the two disagreed on what is a frame. Both
  * read them now; a negative int is still no version or type. */
+/* a HELLO of another protocol version names its host and software; a body
+ * of another shape or another message names nothing */
+static void
+s_body_hello_old (msgpack_packer *pk)
+{
+    msgpack_pack_array (pk, 5);
+    msgpack_pack_str_with_body (pk, "old-node", 8);
+    msgpack_pack_uint64 (pk, 7);
+    msgpack_pack_uint64 (pk, 1);
+    msgpack_pack_uint64 (pk, 1);
+    msgpack_pack_str_with_body (pk, "shardbench-worker 0.0.1", 23);
+}
+
+static void
+s_body_hello_short (msgpack_packer *pk)
+{
+    msgpack_pack_array (pk, 1);
+    msgpack_pack_str_with_body (pk, "h", 1);
+}
+
+START_TEST (test_hello_any_version)
+{
+    uint8_t buf[256];
+    char *host, *software;
+    int other = -1;
+    size_t n = s_pack (buf, sizeof buf, SB_PROTO_VERSION - 1, SB_MSG_HELLO, s_body_hello_old);
+    ck_assert_int_eq (sb_proto_hello_any (buf, n, &host, &software, &other), 0);
+    ck_assert_int_eq (other, 1);    /* 5 fields, this version's HELLO has 8 */
+    ck_assert_str_eq (host, "old-node");
+    ck_assert_str_eq (software, "shardbench-worker 0.0.1");
+    free (host);
+    free (software);
+    n = s_pack (buf, sizeof buf, SB_PROTO_VERSION + 5, SB_MSG_HELLO, s_body_hello_short);
+    ck_assert_int_eq (sb_proto_hello_any (buf, n, &host, &software, &other), 0);
+    ck_assert_str_eq (host, "h");
+    ck_assert_str_eq (software, "");
+    free (host);
+    free (software);
+    n = s_pack (buf, sizeof buf, SB_PROTO_VERSION - 1, SB_MSG_GO, body_go_ok);
+    ck_assert_int_eq (sb_proto_hello_any (buf, n, &host, &software, &other), -1);
+    ck_assert_ptr_null (host);
+    ck_assert_int_eq (sb_proto_hello_any (buf, n - 1, &host, &software, &other), -1);
+}
+END_TEST
+
 START_TEST (test_peek_signed_encoding)
 {
     const uint8_t go[] = { 0x93, 0xd0, SB_PROTO_VERSION, 0xd1, 0x00, SB_MSG_GO, 0x93, 0xd0, 0x05, 0x06, 0x00 };
@@ -460,6 +505,7 @@ s_suite (void)
     tcase_add_test (tc, test_reject_reasons);
     tcase_add_test (tc, test_empty_strings);
     tcase_add_test (tc, test_peek_signed_encoding);
+    tcase_add_test (tc, test_hello_any_version);
     suite_add_tcase (s, tc);
     return s;
 }

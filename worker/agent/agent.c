@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 
@@ -108,7 +109,7 @@ s_on_coordinator (s_agent_t *self, zmsg_t *zm)
     self->last_heard = sb_now ();
     zframe_t *f = zmsg_first (zm);
     sb_msg_t m;
-    char reason[256];
+    char reason[256], text[2048];   /* text: the coordinator's, escaped (sb_log_escape) */
     sb_proto_status_t st = f && zmsg_size (zm) == 1
         ? sb_proto_decode (zframe_data (f), zframe_size (f), &m, reason, sizeof reason, NULL)
         : SB_PROTO_EMALFORMED;
@@ -140,17 +141,17 @@ s_on_coordinator (s_agent_t *self, zmsg_t *zm)
         break;
     case SB_MSG_ABORT:
         atomic_store (&self->stop, 1);
-        sb_error ("run aborted by the coordinator: %s", m.u.abort.reason);
+        sb_error ("run aborted by the coordinator: %s", sb_log_escape (m.u.abort.reason, text, sizeof text));
         self->exit_code = 1;
         self->done = 1;
         break;
     case SB_MSG_BYE:
-        sb_info ("coordinator ended the session: %s", m.u.bye.reason);
+        sb_info ("coordinator ended the session: %s", sb_log_escape (m.u.bye.reason, text, sizeof text));
         self->exit_code = 0;
         self->done = 1;
         break;
     case SB_MSG_REJECT:
-        sb_error ("refused by the coordinator: %s", m.u.reject.reason);
+        sb_error ("refused by the coordinator: %s", sb_log_escape (m.u.reject.reason, text, sizeof text));
         self->exit_code = 1;
         self->done = 1;
         break;
@@ -215,7 +216,7 @@ s_hello (s_agent_t *self)
     m.u.hello.pid = (uint64_t) getpid ();
     m.u.hello.cores = cores > 0 ? (uint64_t) cores : 0;
     m.u.hello.memory = pages > 0 && page_size > 0 ? (uint64_t) pages * (uint64_t) page_size : 0;
-    m.u.hello.software = "shardbench-worker " SB_VERSION;
+    m.u.hello.software = SB_WORKER_SOFTWARE;
     /* the host as DLIO describes it (host_proc.h: bounded, nothing secret) */
     sb_host_proc_t hp;
     if (sb_host_proc_read (&hp) != 0) {
@@ -238,14 +239,43 @@ s_hello (s_agent_t *self)
     return rc != 0 && !self->hello_unsent ? -1 : 0;
 }
 
+/* Can a Unix socket at endpoint, ipc://PATH (ipc://@NAME: abstract), be
+ * connected to? Returns 0 when it accepts (or the name does not fit), else
+ * the errno of connect: ECONNREFUSED or ENOENT (no coordinator there yet),
+ * EACCES, ENOTDIR, ... (it never will be). */
+static int
+s_ipc_error (const char *endpoint)
+{
+    const char *path = endpoint + 6;
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    size_t n = strlen (path);
+    if (n == 0 || n >= sizeof sa.sun_path)
+        return 0;
+    memcpy (sa.sun_path, path, n);
+    if (path[0] == '@')
+        sa.sun_path[0] = '\0';    /* abstract, as ZeroMQ names it */
+    int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return 0;
+    socklen_t len = (socklen_t) (offsetof (struct sockaddr_un, sun_path) + n + (path[0] == '@' ? 0 : 1));
+    int e = connect (fd, (const struct sockaddr *) &sa, len) == 0 ? 0 : errno;
+    close (fd);
+    return e;
+}
+
 /* Does endpoint, a plain tcp://HOST:PORT, refuse TCP connections on every
  * address HOST resolves to? ZeroMQ retries a refused connect in silence, so
  * the agent asks the kernel itself. Returns 1 when refused, 0 otherwise (it
  * accepts, does not answer within 500 ms, does not resolve, or the endpoint
- * is not plain tcp://HOST:PORT). */
+ * is not plain tcp://HOST:PORT). An ipc:// endpoint: *ipc_errno gets the
+ * error of connecting to its socket (s_ipc_error), and 1 is returned when
+ * there is one. */
 static int
-s_refused (const char *endpoint)
+s_refused (const char *endpoint, int *ipc_errno)
 {
+    *ipc_errno = 0;
+    if (strncmp (endpoint, "ipc://", 6) == 0)
+        return (*ipc_errno = s_ipc_error (endpoint)) != 0;
     if (strncmp (endpoint, "tcp://", 6) != 0 || strchr (endpoint, ';'))
         return 0;
     const char *hp = endpoint + 6, *colon = strrchr (hp, ':');
@@ -291,42 +321,55 @@ s_refused (const char *endpoint)
 }
 
 /* Wait for WELCOME (or REJECT) within the start-up timeout; timeout_s 0
- * waits for as long as it takes (a long-lived agent, deploy/systemd/).
+ * waits for as long as it takes (a long-lived agent, deploy/systemd/). A
+ * HEARTBEAT before the WELCOME (a coordinator still listing its dataset
+ * holds the HELLO) starts the timeout again.
  * An address that refuses S_REFUSED_PROBES probes (0.5 s, 1.5 s, 2.5 s
  * after the start) fails at once
  * unless the command line asked to wait (--timeout): then it is said once
- * and the wait goes on. */
+ * and the wait goes on. An ipc:// socket counts as refused while it is
+ * missing or refuses; one that can never be connected to (permission, a
+ * path through a file) fails at the first probe, --timeout or not. */
 static int
 s_await_welcome (s_agent_t *self)
 {
     double start = sb_now ();
     double deadline = self->o->timeout_s > 0 ? start + self->o->timeout_s : INFINITY;
     double next_probe = start + 0.5, refused_since = 0;
-    int told = 0, refusals = 0;
+    int told = 0, refusals = 0, busy = 0;
+    char refusal[160] = "connection refused";  /* the last probe's */
     while (!zsys_interrupted) {
         double now = sb_now (), left = deadline - now;
         if (left <= 0) {
             if (refused_since > 0)
-                sb_error ("nothing listens at %s (connection refused for %.0f s); is the coordinator running?",
-                          self->o->endpoint, now - refused_since);
+                sb_error ("nothing listens at %s (%s for %.0f s); is the coordinator running?", self->o->endpoint, refusal,
+                          now - refused_since);
             else
                 sb_error ("no answer from the coordinator at %s within %.0f s", self->o->endpoint, self->o->timeout_s);
             return -1;
         }
         if (now >= next_probe) {
-            if (s_refused (self->o->endpoint)) {
+            int ipc_errno = 0;
+            if (s_refused (self->o->endpoint, &ipc_errno)) {
                 now = sb_now ();
                 if (refused_since == 0)
                     refused_since = now;
                 refusals++;
+                snprintf (refusal, sizeof refusal, "connection refused");
+                if (ipc_errno)
+                    snprintf (refusal, sizeof refusal, "cannot connect to its socket: %s, errno %d", strerror (ipc_errno),
+                              ipc_errno);
+                if (ipc_errno && ipc_errno != ENOENT && ipc_errno != ECONNREFUSED) {
+                    sb_error ("nothing can listen at %s (%s)", self->o->endpoint, refusal);
+                    return -1;
+                }
                 if (refusals >= S_REFUSED_PROBES && !self->o->wait_refused) {
-                    sb_error ("nothing listens at %s (connection refused); is the coordinator running?",
-                              self->o->endpoint);
+                    sb_error ("nothing listens at %s (%s); is the coordinator running?", self->o->endpoint, refusal);
                     return -1;
                 }
                 if (refusals >= S_REFUSED_PROBES && !told) {
-                    sb_warn ("nothing listens at %s (connection refused); waiting for the coordinator%s",
-                             self->o->endpoint, self->o->timeout_s > 0 ? "" : " for as long as it takes");
+                    sb_warn ("nothing listens at %s (%s); waiting for the coordinator%s", self->o->endpoint, refusal,
+                             self->o->timeout_s > 0 ? "" : " for as long as it takes");
                     told = 1;
                 }
             }
@@ -356,9 +399,10 @@ s_await_welcome (s_agent_t *self)
         }
         if (which != self->dealer)
             continue;
-        char reason[256];
+        char reason[256], text[2048];   /* text: the coordinator's, escaped (sb_log_escape) */
         sb_proto_status_t st = sb_wire_recv (self->dealer, NULL, &self->welcome, reason, sizeof reason, NULL, NULL);
         if (st != SB_PROTO_OK) {
+            sb_proto_fini (&self->welcome);     /* a HELLO of another version holds its names (wire.h) */
             sb_error ("bad answer from the coordinator: %s", reason);
             return -1;
         }
@@ -367,11 +411,19 @@ s_await_welcome (s_agent_t *self)
             return 0;
         }
         if (self->welcome.type == SB_MSG_REJECT)
-            sb_error ("refused by the coordinator: %s", self->welcome.u.reject.reason);
+            sb_error ("refused by the coordinator: %s", sb_log_escape (self->welcome.u.reject.reason, text, sizeof text));
         else if (self->welcome.type == SB_MSG_ABORT)
-            sb_error ("the coordinator aborted: %s", self->welcome.u.abort.reason);
+            sb_error ("the coordinator aborted: %s", sb_log_escape (self->welcome.u.abort.reason, text, sizeof text));
         else if (self->welcome.type == SB_MSG_HEARTBEAT) {
+            /* the coordinator holds our HELLO while it lists the dataset:
+             * it is there, so the wait goes on for as long as it says so */
             sb_proto_fini (&self->welcome);
+            if (!busy)
+                sb_info ("the coordinator at %s took the HELLO and is not admitting workers yet (listing its dataset):"
+                         " waiting", self->o->endpoint);
+            busy = 1;
+            if (self->o->timeout_s > 0)
+                deadline = sb_now () + self->o->timeout_s;
             continue;
         }
         else
@@ -582,7 +634,6 @@ sb_agent_run (const sb_agent_opts_t *opts)
     self->spare_cores = online >= S_SPARE_CORES;
     self->poller = zpoller_new (self->dealer, self->up, NULL);
     zsock_set_sndtimeo (self->dealer, 0);       /* the HELLO (s_hello) */
-    if (getenv ("X_SLEEP")) usleep (1000000);
     if (!self->poller || s_hello (self) != 0 || s_await_welcome (self) != 0) {
         zsock_set_linger (self->dealer, 0);     /* no coordinator to take what is queued */
         goto done;
