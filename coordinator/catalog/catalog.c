@@ -96,7 +96,7 @@ s_stopped (char *err, size_t err_size)
 static int
 s_emit (s_emit_t *e, const char *key, size_t len, uint64_t size, char *err, size_t err_size)
 {
-    /* issue 15, formats: DLIO's index files beside indexed_binary data
+    /* DLIO's index files beside indexed_binary data
      * files are not samples (DLIO lists by the format's extension) */
     if (e->naming && sb_format_is_companion (e->naming->format, key, len))
         return 0;

@@ -401,7 +401,7 @@ typedef struct {
     uint64_t    progress_interval;  /* --progress-interval */
     int         clean, dry_run;     /* datagen --clean, --dry-run */
     uint64_t    db_lock_timeout;    /* --db-lock-timeout */
-    uint64_t    runs, warmup;       /* --runs N, --warmup K (helper series) */
+    uint64_t    runs, warmup;       /* --runs N, --warmup K */
     int         have_runs, have_warmup;
     const char *label;              /* --label TEXT */
     const char *results_dir;        /* --results-dir */
@@ -409,7 +409,7 @@ typedef struct {
     int         overwrite;          /* --overwrite: hydra.run.dir's earlier results are replaced */
 } s_run_args_t;
 
-/* helper resultsdir (issue 17): what a run is given, recorded with it */
+/* what a run is given, recorded with it */
 
 /* argv as one shell-quoted line, the values of secret keys <redacted>;
  * NULL when out of memory. */
@@ -448,7 +448,7 @@ s_command_line (const char *cmd, int argc, char **argv)
     return line;
 }
 
-/* helper series: cfg as YAML (*out, owned by the caller) with
+/* cfg as YAML (*out, owned by the caller) with
  * workflow.generate_data false, as the runs of a series after the first
  * run (they do not generate the dataset, cli_series.h); cfg is left as it
  * was. Returns 0, or -1 when memory runs out. */
@@ -842,7 +842,7 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
     int have_workload = 0, rc = EXIT_USAGE;
     sb_resultdb_t *db = NULL;
     char *yaml = NULL, *full_yaml = NULL, *command_line = NULL, **given = NULL;
-    char *later_yaml = NULL, *later_full_yaml = NULL;  /* helper series: the runs after the first */
+    char *later_yaml = NULL, *later_full_yaml = NULL;  /* the runs after the first */
     sb_host_proc_t hp = { 0 };   /* the coordinator's host, as DLIO describes a host */
     sb_dlio_args_t dlio = { 0 };
     if (!cfg || !overrides) {
@@ -1016,7 +1016,7 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
     }
     if (dlio.workload)
         a.workload = dlio.workload;
-    /* helper series: --runs N, of which the first --warmup K (default 1 when
+    /* --runs N, of which the first --warmup K (default 1 when
      * N > 1: MLPerf Storage's 1 warm-up + 5 measured) are warm-up runs */
     if (!a.have_runs)
         a.runs = 1;
@@ -1150,7 +1150,7 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
         fprintf (stderr, "shardbench: out of memory\n");
         goto done;
     }
-    /* helper resultsdir: what the run was given, recorded with it */
+    /* what the run was given, recorded with it */
     if (!(command_line = s_command_line (cmd, argc, argv)) || !(given = calloc (noverrides + 1, sizeof *given))
         || s_redacted_overrides (overrides, noverrides, given) != 0 || sb_workload_add_defaults (cfg) < 0
         || !(full_yaml = sb_config_to_yaml (cfg))
@@ -1222,7 +1222,7 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
         rc = 2;
         goto done;
     }
-    /* helper series: the series row, written before the writer starts */
+    /* the series row, written before the writer starts */
     if (a.runs > 1) {
         int workflow_ckpt = kind == SB_SESSION_TRAIN && !wl.do_train;
         sb_series_info_t si = { .kind = kind == SB_SESSION_CHECKPOINT || workflow_ckpt ? "checkpoint" : "train",
@@ -1248,7 +1248,7 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
         rc = 1;
         goto done;
     }
-    if (opts.series_id > 0)     /* helper series: N runs, each summary, then the series' */
+    if (opts.series_id > 0)     /* N runs, each summary, then the series' */
         rc = sb_cli_series_run (&opts, a.runs, a.warmup, seed_drawn, later_yaml, later_full_yaml, stdout);
     else {
         rc = sb_session_run (&opts, &run_id, err, sizeof err);
@@ -1478,7 +1478,7 @@ s_cmd_compare (int argc, char **argv)
     return rc == 0 ? 0 : EXIT_USAGE;
 }
 
-/* helper series: `shardbench series [SERIES_ID|last] [--json] [--db FILE]` */
+/* `shardbench series [SERIES_ID|last] [--json] [--db FILE]` */
 static int
 s_cmd_series (int argc, char **argv)
 {
@@ -1521,7 +1521,7 @@ s_cmd_series (int argc, char **argv)
     return rc == 0 ? 0 : EXIT_USAGE;
 }
 
-/* helper series: `shardbench runs [--json] [--db FILE]` */
+/* `shardbench runs [--json] [--db FILE]` */
 static int
 s_cmd_runs (int argc, char **argv)
 {

@@ -1,5 +1,4 @@
-/* cli_series: `shardbench run|checkpoint --runs N [--warmup K]` (helper
- * series, issue 17): N runs of one command line back to back. */
+/* cli_series: `shardbench run|checkpoint --runs N [--warmup K]`: N runs of one command line back to back. */
 #ifndef SB_CLI_SERIES_H
 #define SB_CLI_SERIES_H
 

@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 /* What a run recorded about how it was started, from tables that
- * databases of older schemas lack (schema 13, issue 17: run_inputs and
+ * databases of older schemas lack (schema 13, run_inputs and
  * run_overrides; their absence, or that of a column, is no error). Owned
  * copies (free with sb_html_run_origin_fini), NULL when not recorded:
  *   version       run_inputs.version: the shardbench that ran it

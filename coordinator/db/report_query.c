@@ -382,7 +382,6 @@ sb_report_epochs (sqlite3 *db, int64_t run_id, sb_report_epoch_t **rows_p, size_
     return 0;
 }
 
-/* ---- issue 17 (helper outputs) ------------------------------------------ */
 
 /* Hand the histogram of one group to fn and empty it. */
 static void

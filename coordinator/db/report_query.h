@@ -75,7 +75,7 @@ typedef struct {
 int sb_report_checkpoints (sqlite3 *db, int64_t run_id, sb_report_checkpoint_t **rows, size_t *n);
 void sb_report_checkpoints_free (sb_report_checkpoint_t *rows, size_t n);
 
-/* issue 15, workflow: the phases a run ran (runs.workflow, "" when NULL)
+/* the phases a run ran (runs.workflow, "" when NULL)
  * and DLIO's evaluation figures over its evaluations (evals 0 when it had
  * none). Returns 1, 0 when the run does not exist, or -1. */
 typedef struct {
@@ -129,12 +129,12 @@ typedef struct {
     int     has_barrier, has_barrier_own, has_dlio, has_resident;
     int     has_au_mean, has_barrier_p99, has_dlio_samples, has_dlio_io, has_from_memory;
     int     has_read_p50, has_read_p99;
-    double  barrier_own_p99_ms;         /* issue 17 */
+    double  barrier_own_p99_ms;
     int     has_barrier_own_p99;
 } sb_report_epoch_t;
 int sb_report_epochs (sqlite3 *db, int64_t run_id, sb_report_epoch_t **rows, size_t *n);
 
-/* ---- issue 17 (helper outputs): every output tells the same story ---- */
+/* ---- every output tells the same story ---- */
 
 /* Sample read latency of a train run from its histogram rows, as
  * sb_histogram_quantile computes percentiles (the midpoint of the bucket

@@ -371,7 +371,7 @@ s_upgrade (sqlite3 *db, const char *path, char *err, size_t err_size)
                               " ALTER TABLE runs ADD COLUMN eval_io_stdev_MB_per_second REAL;", NULL, NULL, &msg)
                 != SQLITE_OK)
         what = "cannot upgrade the runs table to version 10", rc = -1;
-    /* helper series (issue 17), version 10 -> 11: runs as a series (the
+    /* version 10 -> 11: runs as a series (the
      * series table is new and comes from the schema itself) and a run's
      * label; older runs keep NULL */
     else if (version >= 1 && version <= 10
@@ -380,10 +380,10 @@ s_upgrade (sqlite3 *db, const char *path, char *err, size_t err_size)
                               " ALTER TABLE runs ADD COLUMN series_index INTEGER;"
                               " ALTER TABLE runs ADD COLUMN warmup INTEGER;", NULL, NULL, &msg) != SQLITE_OK)
         what = "cannot upgrade the runs table to version 11", rc = -1;
-    /* version 11 -> 12 (helper outputs, issue 17): read latency per host
+    /* version 11 -> 12: read latency per host
      * (the host_read_latency table is new and comes from the schema
      * itself); older runs have none */
-    /* version 12 -> 13 (helper resultsdir, issue 17): the run_inputs,
+    /* version 12 -> 13: the run_inputs,
      * run_overrides and run_host_info tables are new and come from the
      * schema itself; older runs have no rows there */
     else if (sqlite3_exec (db, sb_results_sql, NULL, NULL, &msg) != SQLITE_OK)

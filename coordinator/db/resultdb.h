@@ -76,7 +76,7 @@ typedef struct {
     const struct sb_run_inputs *inputs;   /* what the run was given (NULL: not recorded) */
 } sb_run_info_t;
 
-/* helper resultsdir (issue 17): what a run was given, recorded with it
+/* what a run was given, recorded with it
  * (run_inputs, run_overrides, run_host_info), so that the results directory
  * (coordinator/report/results_dir.h) can be written from the database alone.
  * Every string is borrowed and must hold no credential (redacted by the
@@ -110,7 +110,7 @@ int sb_resultdb_add_worker (sb_resultdb_t *self, int64_t run_id, uint64_t worker
 
 /* The clock of a worker against the coordinator's: offset_s = worker clock
  * minus coordinator clock, measured over a round trip of rtt_ms. */
-/* issue 17, helper hostinfo: a host as a worker described it in HELLO
+/* a host as a worker described it in HELLO
  * (lib/base/host_proc.h) into run_host_info; it replaces a row of that host
  * already there (the coordinator's own, written by sb_resultdb_run_begin
  * when the coordinator runs on a host of that name). */
@@ -152,7 +152,7 @@ int sb_resultdb_run_dlio (sb_resultdb_t *self, int64_t run_id, const sb_dlio_sum
 /* The run's sampler (sb_sampler_kind_name) and loader threads per rank. */
 int sb_resultdb_run_sampler (sb_resultdb_t *self, int64_t run_id, const char *sampler, uint64_t loader_threads);
 
-/* issue 15, workflow: an evaluation (the evals and eval_ranks tables):
+/* an evaluation (the evals and eval_ranks tables):
  * one rank's, then the totals with DLIO's figures, and the run's DLIO
  * evaluation figures over its evaluations (sb_dlio_summarise of them). */
 typedef struct {
@@ -188,7 +188,7 @@ int sb_resultdb_epoch_read_latency (sb_resultdb_t *self, int64_t run_id, uint64_
 /* Add one rank's per-sample read latency histogram of a train epoch (n
  * bucket counts of lib/metrics/histogram.h, as RANK_DONE carries them) to
  * the host_read_latency rows of its host: each non-empty bucket's count is
- * added to the row's (helper outputs, issue 17). */
+ * added to the row's. */
 int sb_resultdb_host_read_latency (sb_resultdb_t *self, int64_t run_id, uint64_t epoch, const char *host,
                                    const uint64_t *counts, size_t n);
 
@@ -246,7 +246,7 @@ int sb_resultdb_flush_if_due (sb_resultdb_t *self);
  * borrowed. */
 const char *sb_resultdb_errmsg (sb_resultdb_t *self);
 
-/* ---- issue 16, session: the session's remaining rows and read-backs (it
+/* ---- the session's remaining rows and read-backs (it
  * calls no sqlite3_* itself) */
 
 /* Checkpoints (coordinator/session/ckpt_plan.h): one rank finished

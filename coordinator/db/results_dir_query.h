@@ -1,5 +1,5 @@
-/* results_dir_query: the SQL of the results directory (helper resultsdir,
- * issue 17; coordinator/report/results_dir.h). Each query is named by an
+/* results_dir_query: the SQL of the results directory
+ * (coordinator/report/results_dir.h). Each query is named by an
  * sb_rdq_t; its rows come to a callback as an array of values in the column
  * order the comment beside the name gives. Values are borrowed for the call
  * only. */

@@ -1,5 +1,5 @@
-/* series_query: the series table and the series columns of runs (helper
- * series, issue 17; series_query.h). */
+/* series_query: the series table and the series columns of runs
+ * (series_query.h). */
 #include "series_query.h"
 #include "report_query.h"
 #include "util.h"

@@ -1,4 +1,4 @@
-/* series_query: the SQL of runs as a series (helper series, issue 17):
+/* series_query: the SQL of runs as a series:
  * `shardbench run|checkpoint --runs N --warmup K --label TEXT` records a
  * series row and tags each of its runs (runs.series_id, series_index,
  * warmup, label; schemas/results.sql); `shardbench series` and `shardbench

@@ -1,6 +1,6 @@
 /* config_diff: the keys whose values differ between the effective
- * configurations of runs (runs.config, YAML), for `shardbench compare`
- * (issue 17, helper outputs). A pure function of the texts: no database. */
+ * configurations of runs (runs.config, YAML), for `shardbench compare`.
+ * A pure function of the texts: no database. */
 #ifndef SB_CONFIG_DIFF_H
 #define SB_CONFIG_DIFF_H
 

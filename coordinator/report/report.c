@@ -50,7 +50,7 @@ s_print_checkpoints (sqlite3 *db, int64_t run_id, FILE *out)
     return 0;
 }
 
-/* issue 15, workflow: the phases the command ran, and the evaluations
+/* the phases the command ran, and the evaluations
  * (evals) with DLIO's evaluation figures, after the training epochs.
  * Returns 0, or -1 (sb_report_error). */
 static int
@@ -80,7 +80,7 @@ s_print_workflow (sqlite3 *db, int64_t run_id, FILE *out)
     return 0;
 }
 
-/* ---- issue 17 (helper outputs): latency, barrier wait, slowest rank, endpoints ---- */
+/* ---- latency, barrier wait, slowest rank, endpoints ---- */
 
 /* where a table's rows go, and how many went */
 typedef struct {
@@ -144,7 +144,7 @@ s_count_caching (void *ctx, const sb_report_host_caching_t *h)
     c->unknown += h->potential_caching < 0;
 }
 
-/* The figures every output carries (issue 17) for a train run: read latency
+/* The figures every output carries for a train run: read latency
  * percentiles per epoch and per host, the slowest rank of each epoch with
  * its compute / I/O wait / barrier split, the page-cache flags. Returns 0
  * or -1 (sb_report_error). */
@@ -370,7 +370,7 @@ sb_report_print (sqlite3 *db, int64_t run_id, FILE *out)
     fprintf (out, "  status: %s", status);
     if (run.has_duration)
         fprintf (out, " after %.2f s", run.duration_s);
-    /* issue 17: a run that needed retries says so, whatever its status */
+    /* a run that needed retries says so, whatever its status */
     if (fails.retries || fails.request_errors)
         fprintf (out, ", with %lld retr%s (%lld failed attempt%s of %lld requests to %lld S3 endpoint%s)",
                  (long long) fails.retries, fails.retries == 1 ? "y" : "ies", (long long) fails.request_errors,

@@ -23,7 +23,7 @@ int sb_report_json (sqlite3 *db, int64_t run_id, FILE *out);
 /* Print run_id as CSV (RFC 4180 quoting, LF line ends, a header line), the
  * view named by view (NULL: "epochs"): "epochs" one row per epoch (a
  * checkpoint run: per checkpoint), "ranks" one per rank and epoch (a
- * checkpoint run: per rank and checkpoint); issue 17: "detail" per epoch
+ * checkpoint run: per rank and checkpoint); "detail" per epoch
  * the read latency percentiles, barrier figures, page-cache residency and
  * slowest rank, "hosts" read latency per epoch and host, "endpoints" the
  * S3 traffic per endpoint, "run" one row of the run's own figures

@@ -99,7 +99,7 @@ s_mean_std (const double *v, size_t n, double *mean, double *std)
 }
 
 
-/* ---- issue 17 (helper outputs): the figures every output carries --------- */
+/* ---- the figures every output carries --------- */
 
 /* the rows of sb_report_latencies and sb_report_slowest, copied */
 typedef struct {
@@ -657,7 +657,7 @@ sb_report_json (sqlite3 *db, int64_t run_id, FILE *out)
     fprintf (out, ",\n    \"workers\": %lld,\n    \"seed\": %lld,\n    \"duration_s\": ", (long long) r.row.workers,
              (long long) r.row.seed);
     sb_json_num (out, r.row.finished_at - r.row.started_at);
-    /* issue 17: the run's read latency, retries and failures, page-cache flags per host */
+    /* the run's read latency, retries and failures, page-cache flags per host */
     fputs (",\n    \"read_latency\": {", out);
     s_json_latency (out, lat_run.n ? &lat_run.v[0] : NULL);
     fputc ('}', out);
@@ -706,7 +706,7 @@ sb_report_json (sqlite3 *db, int64_t run_id, FILE *out)
         sb_json_num (out, s_or_nan (e->has_resident, e->resident_fraction));
         fprintf (out, ", \"served_from_memory\": %s, ",
                  !e->has_from_memory ? "null" : e->from_memory ? "true" : "false");
-        /* issue 17: read latency percentiles, the barrier's own cost and wait, the slowest rank, per host */
+        /* read latency percentiles, the barrier's own cost and wait, the slowest rank, per host */
         s_json_latency (out, s_lat_find (&lat_ep, e->epoch));
         fputs (", \"barrier_own_p50_ms\": ", out);
         sb_json_num (out, s_or_nan (e->has_barrier_own, e->barrier_own_p50_ms));
@@ -886,7 +886,7 @@ s_csv_train (sqlite3 *db, int64_t run_id, int ranks, FILE *out)
 }
 
 
-/* ---- CSV views of issue 17 (helper outputs) ---- */
+/* ---- CSV views: latency, barrier wait, slowest rank, page cache ---- */
 
 /* one number, or nothing when not finite, after a comma */
 static void
@@ -1169,7 +1169,6 @@ typedef struct {
     s_run_t r;
     size_t  epochs;
     double  tput, mib, au, p50, p99;   /* means over epochs; p99: max over epochs */
-    /* issue 17 */
     sb_report_failures_t fail;
     double  read_p50, read_p90, read_p99, read_p999;     /* over the run's reads */
     double  barrier_wait;              /* mean over epochs of the ranks' mean barrier time */
@@ -1457,7 +1456,7 @@ sb_report_compare (sqlite3 *db, const int64_t *ids, size_t n, FILE *out)
         S_CMP_ROW (&t, "AU % (mean)", "%.2f", sides, x->au);
         S_CMP_ROW (&t, "barrier p50 ms (mean)", "%.3f", sides, x->p50);
         S_CMP_ROW (&t, "barrier p99 ms (max)", "%.3f", sides, x->p99);
-        /* issue 17: read latency over the run, barrier wait, the slowest rank, the page cache */
+        /* read latency over the run, barrier wait, the slowest rank, the page cache */
         S_CMP_ROW (&t, "read p50 ms (run)", "%.3f", sides, x->read_p50);
         S_CMP_ROW (&t, "read p90 ms (run)", "%.3f", sides, x->read_p90);
         S_CMP_ROW (&t, "read p99 ms (run)", "%.3f", sides, x->read_p99);

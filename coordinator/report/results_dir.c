@@ -566,7 +566,7 @@ s_jconfig (s_json_t *j, const char *key, sb_config_t *cfg)
 /* /proc/cpuinfo or /proc/meminfo text as a JSON object of "key: value"
  * lines, trimmed; a key seen again takes the later value at the first
  * place (a Python dict), keys named skip left out. As DLIO's lines_to_dict,
- * only a line with exactly one ':' counts (helper hostinfo). */
+ * only a line with exactly one ':' counts. */
 static void
 s_jproc (s_json_t *j, const char *key, const char *text, const char *skip)
 {

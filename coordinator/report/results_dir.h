@@ -1,5 +1,5 @@
 /* results_dir: one run of the result database as MLPerf Storage's results
- * directory (helper resultsdir, issue 17), the files DLIO and mlpstorage
+ * directory , the files DLIO and mlpstorage
  * write, written from the database alone (docs/DLIO.md, "Results
  * directory"):
  *

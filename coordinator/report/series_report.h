@@ -1,4 +1,4 @@
-/* series_report: runs as a series (helper series, issue 17), read back from
+/* series_report: runs as a series , read back from
  * the result database (coordinator/db/series_query.h): the summary printed
  * at the end of `shardbench run --runs N` and by `shardbench series`, as
  * text or JSON, and the list of `shardbench runs`.

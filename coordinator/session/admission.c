@@ -210,7 +210,7 @@ sess_on_hello (sess_t *self, zframe_t *identity, sb_msg_hello_t *m)
     r->max_steps = wl->total_training_steps > 0 ? (uint64_t) wl->total_training_steps : 0;
     r->loader_threads = sb_loader_threads (wl->read_threads, w->cores, w->ranks);
     r->trace = (char *) wl->trace;
-    r->record_element_type = (char *) wl->record_element_type;     /* issue 15, formats */
+    r->record_element_type = (char *) wl->record_element_type;
     r->record_dims = (sb_u64s_t) { wl->record_ndims, (uint64_t *) wl->record_dims };
     /* the evaluation set: datagen writes it, eval phases read it */
     r->eval_files = wl->num_files_eval;
@@ -218,7 +218,7 @@ sess_on_hello (sess_t *self, zframe_t *identity, sb_msg_hello_t *m)
     r->eval_batch_size = wl->batch_size_eval;
     r->eval_time = wl->eval_time;
     r->eval_time_stdev = wl->eval_time_stdev;
-    /* issue 15, preproc: where DLIO's reader sleeps it (sess_sampler_new warns where it does not) */
+    /* where DLIO's reader sleeps it (sess_sampler_new warns where it does not) */
     sb_dist_t pre = sb_preprocess_applies (sb_sampler_kind_for (wl), wl) ? wl->preprocess
                                                                           : (sb_dist_t) { SB_DIST_CONSTANT, 0, 0 };
     r->preprocess_dist = (char *) sb_dist_name (pre.type);

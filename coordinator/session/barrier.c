@@ -151,7 +151,7 @@ sess_on_rank_done (sess_t *self, sess_worker_t *w, const sb_msg_rank_done_t *m)
     self->ep_bytes += re.bytes;
     self->ep_au_sum += re.au;
     if (sb_resultdb_add_rank_epoch (self->o->db, self->run_id, &re) != 0
-        || (self->phase == SESS_PHASE_TRAIN      /* issue 17: read latency per host too, not only merged */
+        || (self->phase == SESS_PHASE_TRAIN      /* read latency per host too, not only merged */
             && sb_resultdb_host_read_latency (self->o->db, self->run_id, m->epoch, w->host, m->read_latency.items,
                                               m->read_latency.count) != 0))
         sess_fail (self, "cannot record rank %llu of epoch %llu: %s", (unsigned long long) m->rank,

@@ -56,7 +56,7 @@ typedef struct {
  * name. Returns 0, or -1 when it does not fit. */
 int sb_ckpt_folder_name (uint64_t epoch, uint64_t step, char *buf, size_t size);
 
-/* issue 15, ckpt: the steps after which epoch `epoch` of `batches` steps
+/* the steps after which epoch `epoch` of `batches` steps
  * writes a checkpoint during training, as DLIO's training loop does
  * (main.py _train): with steps_between_checkpoints >= 0 steps k x N (N > 0)
  * up to batches; else, when the epoch is checkpoint_after_epoch, or a

@@ -15,7 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* issue 15, ckpt: the plan's files into a PHASE_START (borrowed). */
+/* the plan's files into a PHASE_START (borrowed). */
 static void
 s_ckpt_files (const sb_ckpt_plan_t *plan, sb_msg_phase_start_t *ps)
 {
@@ -24,7 +24,7 @@ s_ckpt_files (const sb_ckpt_plan_t *plan, sb_msg_phase_start_t *ps)
     ps->ckpt_first = (sb_u64s_t) { .items = plan->first, .count = plan->ranks + 1 };
 }
 
-/* issue 15, ckpt: one rank wrote its part of a checkpoint during a train
+/* one rank wrote its part of a checkpoint during a train
  * epoch. Once every rank has, the checkpoint's row is written. */
 void
 sess_on_ckpt_done (sess_t *self, sess_worker_t *w, const sb_msg_ckpt_done_t *m)
@@ -69,7 +69,7 @@ sess_on_ckpt_done (sess_t *self, sess_worker_t *w, const sb_msg_ckpt_done_t *m)
              (unsigned long long) plan->total_bytes, (unsigned long long) plan->nfiles);
 }
 
-/* issue 15, ckpt: epoch e's checkpoints into its PHASE_START. Returns 0 or -1 (failed). */
+/* epoch e's checkpoints into its PHASE_START. Returns 0 or -1 (failed). */
 int
 sess_ckpt_epoch (sess_t *self, uint64_t e, uint64_t batches, sb_msg_phase_start_t *ps)
 {

@@ -31,7 +31,7 @@ sess_phase_datagen (sess_t *self)
     else
         sb_info ("generating %llu files under %s (%llu ranks)", (unsigned long long) n, self->catalog_info.prefix,
                  (unsigned long long) self->o->accelerators);
-    {   /* issue 15, imgsize: images too small to be DLIO's dim1 x dim2 bytes */
+    {   /* images too small to be DLIO's dim1 x dim2 bytes */
         sb_dataset_t ds;
         sess_marker_dataset (self, &ds);
         uint64_t first = 0, inexact = sb_format_is_image (ds.format) ? sb_format_image_inexact (&ds, &first) : 0;

@@ -154,7 +154,7 @@ sess_sampler_new (sess_t *self, char *err, size_t err_size)
     const sb_workload_t *wl = self->o->wl;
     sb_sampler_kind_t kind = sb_sampler_kind_for (wl);
     self->loader_threads = sb_loader_threads (wl->read_threads, self->workers[0].cores, self->ranks_per_worker);
-    /* issue 15, preproc: say when DLIO's reader of this format and loader never sleeps it */
+    /* say when DLIO's reader of this format and loader never sleeps it */
     if (!(wl->preprocess.type == SB_DIST_CONSTANT && wl->preprocess.a == 0) && !sb_preprocess_applies (kind, wl))
         sb_warn ("reader.preprocess_time: not slept: DLIO_local_changes' %s reader with the %s loader does not call"
                  " its preprocess (docs/DLIO.md), so neither does shardbench", wl->format, sb_sampler_kind_name (kind));
@@ -374,7 +374,7 @@ sess_phase_train (sess_t *self)
     s_check_dataset_size (self);
     self->ckpt_first = 1;
     if (wl->ckpt.in_train) {
-        /* issue 15, ckpt: DLIO's checkpoints during training, into checkpoint.checkpoint_folder */
+        /* DLIO's checkpoints during training, into checkpoint.checkpoint_folder */
         if (sb_ckpt_plan_init (&self->ckpt, &wl->ckpt, self->o->accelerators, err, sizeof err) != 0) {
             sess_fail (self, "%s", err);
             sess_end_run (self);

@@ -50,7 +50,7 @@ sess_begin_run (sess_t *self, const char *kind)
     }
     self->run_id = id;
     self->run_open = 1;
-    /* helper series: the label, and the run's place in its series */
+    /* the label, and the run's place in its series */
     int member = self->o->series_id > 0 && strcmp (kind, "datagen") != 0;
     if ((self->o->label || member)
         && sb_series_tag_run (self->o->db, id, self->o->label, member ? self->o->series_id : 0,
@@ -70,7 +70,7 @@ sess_begin_run (sess_t *self, const char *kind)
             return -1;
         }
     }
-    /* helper hostinfo: one run_host_info row per worker host, from the first
+    /* one run_host_info row per worker host, from the first
      * worker of that name that could read its /proc; it replaces the
      * coordinator's own row of that host name (the worker's is the host its
      * ranks ran on), and the coordinator's row stays for a host no worker ran on */

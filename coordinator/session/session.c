@@ -295,7 +295,7 @@ s_session_run (sess_t *self, const sb_session_opts_t *opts, int64_t *run_id, cha
         sb_ckpt_plan_fini (&probe);
     }
     if (opts->kind == SB_SESSION_TRAIN && wl->ckpt.in_train) {
-        /* issue 15, ckpt: the checkpoints a training run writes, and where */
+        /* the checkpoints a training run writes, and where */
         sb_ckpt_plan_t probe;
         if (sb_ckpt_plan_init (&probe, &wl->ckpt, opts->accelerators, err, err_size) != 0)
             return 2;
@@ -313,7 +313,7 @@ s_session_run (sess_t *self, const sb_session_opts_t *opts, int64_t *run_id, cha
             snprintf (err, err_size, "%s: key 'reader.batch_size': %s", wl->batch_size_origin, why);
             return 2;
         }
-        /* the evaluation set, when the workflow evaluates (issue 15) */
+        /* the evaluation set, when the workflow evaluates */
         if (wl->do_eval && wl->num_files_eval == 0) {
             snprintf (err, err_size, "workflow.evaluation needs an evaluation set: set dataset.num_files_eval (the"
                       " files under valid/, which datagen writes), or workflow.evaluation=False");

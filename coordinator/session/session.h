@@ -45,7 +45,7 @@ typedef struct {
     double               progress_interval_s; /* between plain progress lines (0: 5 s) */
     int                  clean;         /* datagen: remove another generation's files first */
     int                  dry_run;       /* datagen: say what would be written, write nothing */
-    /* helper series (issue 17): the run rows' label (NULL: none) and, with
+    /* the run rows' label (NULL: none) and, with
      * series_id > 0, the place of the train or checkpoint row in that series
      * (coordinator/db/series_query.h); a datagen row gets the label only */
     const char          *label;

@@ -50,7 +50,7 @@ typedef struct {
     double    welcome_sent_at;
     double    clock_offset, clock_rtt;
     int       clock_known;
-    /* issue 17, helper hostinfo: its host as DLIO describes it, from HELLO
+    /* its host as DLIO describes it, from HELLO
      * (lib/base/host_proc.h), recorded in run_host_info */
     char      processor[64];        /* uname -m */
     char     *cpuinfo, *meminfo;    /* owned; "" unknown */
@@ -155,7 +155,7 @@ typedef struct {
     int             generating;     /* a datagen of this session may have written */
     int             read_only;      /* the data folder is read-only here: not locked */
     int             run_open;       /* run_id is begun and not yet finished: errors rows go to it */
-    /* issue 15, ckpt: checkpoints during training (wl->ckpt.in_train; the files: ckpt) */
+    /* checkpoints during training (wl->ckpt.in_train; the files: ckpt) */
     uint64_t       *ckpt_steps;     /* this epoch's, as PHASE_START ckpt_steps (owned) */
     uint64_t       *ckpt_arrived;   /* per checkpoint of this epoch: ranks that reported it (owned) */
     uint64_t       *ckpt_rank_next; /* per rank: its next checkpoint of this epoch, as it reports them in
@@ -165,7 +165,7 @@ typedef struct {
     uint64_t        ckpt_written;   /* checkpoints of the run every rank reported */
     char            ckpt_root[PATH_MAX];    /* checkpoint.checkpoint_folder as workers see it: PHASE_START */
                                             /* ckpt_root, "s3://BUCKET/PREFIX/" or "/abs/folder/" (ckpt_target.h) */
-    /* issue 15, workflow: the phases this command ran so far, in order
+    /* the phases this command ran so far, in order
      * ("datagen,train"): each run row records them (runs.workflow) */
     char            workflow[128];
     /* the evaluation set (workflow.evaluation): its sampler (rank 0's,
@@ -373,11 +373,11 @@ int sess_phase_train (sess_t *self);
 
 /* ---------------------------------------------------------------- phase_checkpoint.c: the checkpoint workflow, checkpoints during training */
 
-/* issue 15, ckpt: one rank wrote its part of a checkpoint during a train
+/* one rank wrote its part of a checkpoint during a train
  * epoch. Once every rank has, the checkpoint's row is written. */
 void sess_on_ckpt_done (sess_t *self, sess_worker_t *w, const sb_msg_ckpt_done_t *m);
 
-/* issue 15, ckpt: epoch e's checkpoints into its PHASE_START. Returns 0 or -1 (failed). */
+/* epoch e's checkpoints into its PHASE_START. Returns 0 or -1 (failed). */
 int sess_ckpt_epoch (sess_t *self, uint64_t e, uint64_t batches, sb_msg_phase_start_t *ps);
 
 /* checkpoint: num_checkpoints_write checkpoints, then num_checkpoints_read
@@ -440,7 +440,7 @@ int sess_preflight_own (sess_t *self, char *err, size_t err_size);
  * ranks' distribution (the coordinator is no rank). NULL with e set. */
 sb_storage_t *sess_storage_open (const sb_storage_cfg_t *cfg, size_t depth, sb_storage_error_t *e);
 
-/* issue 15, ckpt: where checkpoints go (lib/storage/ckpt_target.h), into
+/* where checkpoints go (lib/storage/ckpt_target.h), into
  * self->ckpt_root as workers get it: a local folder made (and made absolute)
  * here, or an S3 bucket and prefix whose endpoints this host checks when it
  * is not the dataset's bucket. A read-only invocation (read_n > 0: no write)

@@ -352,7 +352,7 @@ s_ckpt_check (void *ctx, const char *where, const sb_storage_error_t *e)
               c->folder, c->bucket, where, e->text);
 }
 
-/* issue 15, ckpt: where checkpoints go (lib/storage/ckpt_target.h), into
+/* where checkpoints go (lib/storage/ckpt_target.h), into
  * self->ckpt_root as workers get it: a local folder made (and made absolute)
  * here, or an S3 bucket and prefix whose endpoints this host checks when it
  * is not the dataset's bucket. A read-only invocation (read_n > 0: no write)

@@ -1,7 +1,7 @@
 /* host_proc: what DLIO records of a host in summary.json and N_output.json
  * (host_processor_name, host_cpuinfo, host_meminfo), read from this host's
- * /proc, small enough to travel in a worker's HELLO (issue 17, helper
- * hostinfo).
+ * /proc, small enough to travel in a worker's HELLO
+ *.
  *
  * DLIO turns /proc/cpuinfo into a dict of "key: value" lines in which a key
  * seen again takes the later value: of a host with many processors only the

@@ -147,7 +147,6 @@ static const s_key_t s_keys[] = {
     { "reader.computation_threads", T_NA, 0, 0, 0, 0, 0, "TensorFlow map() threads of the preprocessing, which shardbench does not emulate" },
     { "reader.transfer_size", T_NA, 0, 0, 0, 0, 0, "TFRecordDataset read buffer size: shardbench reads each sample's byte range itself" },
     { "reader.dont_use_mmap", T_NA, 0, 0, 0, 0, 0, "DALI readers' memory mapping: shardbench never maps files" },
-    /* issue 15, ckpt */
     { "model.type", T_STR, STRF (ckpt.model_type), "", 0, 0, "model kind: any but transformer checkpoints model.model_size_bytes" },
     { "model.model_size_bytes", T_U64, OFF (ckpt.model_size), 0, "10240", 0, 1e15, "checkpoint model state of a model that is not a transformer (DLIO's default)" },
     { "checkpoint.steps_between_checkpoints", T_I64, OFF (ckpt.steps_between), 0, "-1", -1e15, 1e15, "training: a checkpoint every N steps of each epoch (0: none; -1: by epoch)" },
@@ -158,8 +157,7 @@ static const s_key_t s_keys[] = {
     { "checkpoint.rank_sync", T_IGNORED, 0, 0, 0, 0, 0, 0 },
     { "checkpoint.checkpoint_mechanism_classname", T_IGNORED, 0, 0, 0, 0, 0, 0 },
     { "checkpoint.model_size", T_IGNORED, 0, 0, 0, 0, 0, 0 },
-    /* issue 15, keys */
-    /* helper uring (issue 16): another engine of the local file system (lib/storage/storage_keys.c) */
+    /* another engine of the local file system (lib/storage/storage_keys.c) */
     { "storage.engine", T_CUSTOM, 0, 0, "", 0, 0, "file | direct | uring: the engine that reads a local data folder (default: file, direct with reader.odirect)" },
     { "storage.storage_library", T_CUSTOM, 0, 0, "", 0, 0, "s3dlio | s3torchconnector | minio: DLIO's S3 client; shardbench's S3 engine does the I/O, the library is recorded" },
     { "storage.storage_options.storage_library", T_CUSTOM, 0, 0, "", 0, 0, "the same (DLIO's command-line spelling)" },
@@ -214,11 +212,9 @@ static const s_key_t s_keys[] = {
     { "reader.endpoint_uris", T_CUSTOM, 0, 0, "", 0, 0, "taken as storage.endpoint_uris (see reader.storage_type)" },
     { "reader.load_balance_strategy", T_CUSTOM, 0, 0, "", 0, 0, "taken as storage.load_balance_strategy (see reader.storage_type)" },
     { "reader.checkpoint_folder", T_NA, 0, 0, 0, 0, 0, "DLIO reads no reader.checkpoint_folder: checkpoint.checkpoint_folder" },
-    /* issue 15, formats */
     { "dataset.record_element_type", T_STR, STRF (record_element_type), "uint8", 0, 0, "numpy type of a record's elements (DLIO): npy, npz, hdf5, tfrecord records are its itemsize x their elements" },
     { "dataset.record_dims", T_LIST, 0, 0, "", 0, 0, "shape of a record, [d1, d2, ...] (DLIO): record_length_bytes becomes their product x the element size" },
     { "dataset.record_element_bytes", T_IGNORED, 0, 0, 0, 0, 0, "DLIO recomputes it from dataset.record_element_type" },
-    /* issue 15, workflow */
     { "workflow.generate_data", T_BOOL, OFF (generate_data), 0, "false", 0, 0, "a run generates the dataset first, as `shardbench datagen` (DLIO's default: false)" },
     { "workflow.train", T_BOOL, OFF (do_train), 0, "true", 0, 0, "a run trains (false: datagen only, or the checkpoint workflow with workflow.checkpoint)" },
     { "workflow.evaluation", T_BOOL, OFF (do_eval), 0, "false", 0, 0, "evaluate on valid/ after epochs (evaluation.eval_after_epoch, epochs_between_evals)" },
@@ -232,10 +228,9 @@ static const s_key_t s_keys[] = {
     { "evaluation.eval_time.stdev", T_ALIAS, 0, 0, "evaluation.eval_time_stdev", 0, 0, "mapping form of evaluation.eval_time_stdev" },
     { "evaluation.eval_after_epoch", T_U64, OFF (eval_after_epoch), 0, "1", 0, 1e9, "first epoch after which evaluation runs (0 acts as 1: epochs count from 1)" },
     { "evaluation.epochs_between_evals", T_U64, OFF (epochs_between_evals), 0, "1", 0, 1e9, "epochs from one evaluation to the next (0: every epoch, as DLIO's next_eval_epoch += 0)" },
-    /* issue 15, keys2 */
     { "dataset.record_length_resize", T_CUSTOM, 0, 0, "", 0, 0, "not read by DLIO_local_changes (record_length_bytes_resize is): accepted with a warning, not used" },
     { "reader.use_mpi_endpoint_distribution", T_CUSTOM, 0, 0, "", 0, 0, "taken as storage.use_mpi_endpoint_distribution (see reader.storage_type)" },
-    /* issue 15, preproc: the mapping form of reader.preprocess_time (s_dist_keys) */
+    /* the mapping form of reader.preprocess_time (s_dist_keys) */
     { "reader.preprocess_time.type", T_DIST, 0, 0, "", 0, 0, "or a distribution: normal | uniform | gamma | exponential | poisson" },
     { "reader.preprocess_time.mean", T_DIST, 0, 0, "", 0, 3600, "normal (or no type): mean, s" },
     { "reader.preprocess_time.stdev", T_DIST, 0, 0, "", 0, 3600, "normal (or no type): standard deviation, s" },
@@ -801,7 +796,7 @@ s_parquet_read_columns (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t e
     return 0;
 }
 
-/* issue 15, formats: dataset.record_element_type and dataset.record_dims,
+/* dataset.record_element_type and dataset.record_dims,
  * checked and applied as DLIO's config.py does (validate,
  * derive_configurations): image formats take uint8 only (another type is
  * reset, with a warning) and at most 2 dims; dims and a record stdev do not
@@ -1135,7 +1130,7 @@ s_aliases (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size)
     return 0;
 }
 
-/* issue 15, ckpt: checkpoints during training (workflow.train and
+/* checkpoints during training (workflow.train and
  * workflow.checkpoint both true, as DLIO reads them; the workflow keys
  * themselves are the workflow's), and DLIO's model size key. */
 static int
@@ -1242,7 +1237,7 @@ s_compute_stdev (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size
     return 0;
 }
 
-/* issue 15, preproc: reader.preprocess_time and reader.preprocess_time_stdev,
+/* reader.preprocess_time and reader.preprocess_time_stdev,
  * as DLIO's LoadConfig and sleep() read them: a number, a mapping, and the
  * stdev key over either. DLIO's dict without a "mean" (only the stdev key
  * given) sleeps 0: the stdev alone is accepted with a warning and does
@@ -1297,7 +1292,7 @@ sb_workload_log_not_applicable (sb_config_t *cfg)
     return n;
 }
 
-/* issue 15, keys2: dataset.record_length, _stdev and _resize, which
+/* dataset.record_length, _stdev and _resize, which
  * DLIO_local_changes's LoadConfig does not read (it reads the _bytes
  * spellings only), so its records keep the _bytes values or their defaults:
  * accepted, one warning each saying what the records are. After the parquet
@@ -1349,7 +1344,7 @@ s_format_lower (sb_config_t *cfg, sb_workload_t *wl)
     return sb_config_set_at (cfg, "dataset.format", wl->format, origin, e->line);
 }
 
-/* issue 15, keys2: keys whose ${NAME} (upper case, naming no key) means
+/* keys whose ${NAME} (upper case, naming no key) means
  * "from the environment", as the upstream s3dlio files write credentials
  * and the region: kept as written, then taken as absent (the S3 client's
  * credential chain, AWS_REGION). */
@@ -1414,7 +1409,7 @@ sb_workload_from_config (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
     if (s_storage_endpoints (cfg, wl, err, err_size) != 0 || sb_storage_keys_finish (cfg, wl, err, err_size) != 0
         || sb_workload_engine_options (cfg, wl, err, err_size) != 0)
         return -1;
-    if (sb_ckpt_target_check (cfg, wl, err, err_size) != 0)   /* issue 15, ckpt: the checkpoint folder's storage */
+    if (sb_ckpt_target_check (cfg, wl, err, err_size) != 0)   /* the checkpoint folder's storage */
         return -1;
     if (!(wl->heartbeat_timeout_s > wl->heartbeat_interval_s)) {
         const sb_config_entry_t *e = sb_config_get (cfg, "shardbench.heartbeat_timeout_s");
@@ -1488,7 +1483,7 @@ sb_workload_from_config (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
     if (s_parquet_columns (cfg, wl, err, err_size) != 0 || s_parquet_compression (cfg, wl, err, err_size) != 0
         || s_parquet_read_columns (cfg, wl, err, err_size) != 0)
         return -1;
-    if (s_record_shape (cfg, wl, err, err_size) != 0)     /* issue 15, formats */
+    if (s_record_shape (cfg, wl, err, err_size) != 0)
         return -1;
     s_record_length_spellings (cfg, wl);
     /* Unknown keys: a warning each, with where they came from. DLIO keys
@@ -1726,7 +1721,7 @@ sb_workload_model_name (const char *config_yaml, char *name, size_t size)
     return rc;
 }
 
-/* helper resultsdir (issue 17) */
+/* the results directory */
 int
 sb_workload_add_defaults (sb_config_t *cfg)
 {

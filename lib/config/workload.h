@@ -38,7 +38,6 @@ typedef struct {
     char        mode[16];               /* checkpoint.mode: default | subset */
     double      time_between;           /* checkpoint.time_between_checkpoints, seconds */
     double      scale;                  /* checkpoint.scale: bytes x scale (1: the real sizes) */
-    /* issue 15, ckpt */
     char        model_type[32];         /* model.type: any but "transformer" writes a model_states-{rank} file */
     uint64_t    model_size;             /* model.model_size_bytes: that file's bytes (DLIO's default 10240) */
     int64_t     steps_between;          /* checkpoint.steps_between_checkpoints: >= 0 by step (0: never), < 0 */
@@ -107,7 +106,6 @@ typedef struct {
      * "default"), for the error of a batch larger than a shard, which only
      * the coordinator's plan can find */
     char        batch_size_origin[300];
-    /* issue 15, keys */
     char        storage_type_given[32]; /* storage.storage_type as written (s3dlio, object, direct_fs, ...) */
     char        storage_library[32];    /* storage.storage_library: s3dlio | s3torchconnector | minio ("" none) */
     char        storage_protocol[16];   /* storage.protocol (storage_type object): s3 | file | direct ("" none) */
@@ -115,11 +113,10 @@ typedef struct {
     char        load_balance_strategy[32]; /* storage.load_balance_strategy as written ("" none) */
     int         endpoint_per_rank;      /* storage.use_mpi_endpoint_distribution */
     int         credentials_in_file;    /* storage.storage_options holds access_key_id and secret_access_key */
-    /* issue 15, formats */
     char        record_element_type[16];  /* dataset.record_element_type: numpy's name ("uint8") */
     uint64_t    record_dims[8];           /* dataset.record_dims (SB_DATASET_MAX_DIMS at most) */
     size_t      record_ndims;             /* 0: DLIO's dim1 x dim2 from record_length_bytes */
-    /* issue 15, workflow: what a `run` does (DLIO's workflow section) and
+    /* what a `run` does (DLIO's workflow section) and
      * the evaluation set, read as DLIO reads them (docs/DLIO.md) */
     int         generate_data;          /* workflow.generate_data */
     int         do_train;               /* workflow.train */
@@ -132,7 +129,7 @@ typedef struct {
     double      eval_time_stdev;        /* evaluation.eval_time_stdev (0: constant) */
     uint64_t    eval_after_epoch;       /* evaluation.eval_after_epoch */
     uint64_t    epochs_between_evals;   /* evaluation.epochs_between_evals */
-    /* issue 15, preproc: DLIO's sleep per sample in its loader workers
+    /* DLIO's sleep per sample in its loader workers
      * (reader_handler.py preprocess), read as DLIO's sleep() reads it */
     double      preprocess_time;        /* reader.preprocess_time as a number (mean of `preprocess`) */
     sb_dist_t   preprocess;             /* a number, {mean[, stdev]}, {type, ...} or with preprocess_time_stdev */
@@ -208,7 +205,7 @@ int sb_workload_log_not_applicable (sb_config_t *cfg);
  * the pair is given. */
 int sb_workload_export_credentials (sb_config_t *cfg, char *err, size_t err_size);
 
-/* helper resultsdir (issue 17): set every known key that cfg does not
+/* set every known key that cfg does not
  * give to its default (origin "default"), so that sb_config_to_yaml writes
  * the full effective configuration (run_inputs.full_config). Keys read by
  * code rather than the table (distributions, lists, storage internals) and

@@ -138,7 +138,7 @@ sb_dataset_object_size (const sb_dataset_t *self, uint64_t i)
     uint64_t dims[SB_DATASET_MAX_DIMS], elements = 1;
     int listed;
     size_t n = sb_dataset_sample_shape (self, i, dims, SB_DATASET_MAX_DIMS, &listed);
-    /* issue 15, imgsize: DLIO's png and jpeg files are the dim1 x dim2 uint8
+    /* DLIO's png and jpeg files are the dim1 x dim2 uint8
      * bytes of one sample, whatever the samples per file and element type */
     if (self->format
         && (strcasecmp (self->format, "png") == 0 || strcasecmp (self->format, "jpeg") == 0

@@ -27,11 +27,11 @@ typedef struct {
     uint64_t    parquet_row_group; /* rows per parquet row group, 0: 1 MiB of records */
     const char *parquet_compression; /* borrowed: dataset.compression, page codec (NULL or "none": none) */
     const char *parquet_read_columns;/* borrowed: storage.storage_options.columns "a,b" (NULL or "": all) */
-    /* issue 15, formats: DLIO's array shape of a sample */
+    /* DLIO's array shape of a sample */
     const char *element_type;    /* borrowed: dataset.record_element_type, numpy's name ("uint8"; NULL: uint8) */
     const uint64_t *record_dims; /* borrowed: dataset.record_dims (NULL or ndims 0: DLIO's dim1 x dim2) */
     size_t      record_ndims;
-    /* issue 15, workflow: the folder of the set, "train" (NULL) or "valid"
+    /* the folder of the set, "train" (NULL) or "valid"
      * (DLIO's evaluation files: files = num_files_eval, subfolders =
      * num_subfolders_eval, named as train/ is) */
     const char *split;

@@ -27,7 +27,7 @@ sb_sampler_kind_t sb_sampler_kind_for (const sb_workload_t *wl);
  * `local_ranks` ranks. Always >= 1. */
 uint64_t sb_loader_threads (uint64_t read_threads, uint64_t cores, uint64_t local_ranks);
 
-/* issue 15, preproc: 1 when DLIO_local_changes sleeps reader.preprocess_time
+/* 1 when DLIO_local_changes sleeps reader.preprocess_time
  * on each sample that wl's loader of `kind` reads, else 0. The sleep is
  * FormatReader.preprocess (reader/reader_handler.py), called by the base
  * read_index and next; readers that override them without calling it skip

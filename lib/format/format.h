@@ -63,7 +63,7 @@ struct sb_format_obj {
     uint64_t group_rows;    /* rows per row group, 0: 1 MiB of records */
     const char *compression;    /* borrowed: page codec none | snappy | gzip | zstd (NULL: none) */
     struct sb_parquet_layout *state;
-    /* issue 15, formats: DLIO's shape of one sample (sb_format_open sets it
+    /* DLIO's shape of one sample (sb_format_open sets it
      * from the dataset): ndims dims of elements of itemsize bytes, numpy's
      * descr ('|u1', '<f4', ...); listed 1 when the dims are
      * dataset.record_dims. ndims 0 (sb_format_open_with): a sample is
@@ -241,7 +241,7 @@ int sb_format_key_index (const char *key, uint64_t *index);
 uint32_t sb_format_crc32c (uint32_t crc, const uint8_t *buf, size_t len);
 uint32_t sb_format_masked_crc (uint32_t crc);
 
-/* ---- issue 15, imgsize: png and jpeg of DLIO's size (format_image.c) ----
+/* ---- png and jpeg of DLIO's size (format_image.c) ----
  * DLIO writes a png or jpeg file as the dim1 x dim2 raw bytes of one sample
  * (whatever num_samples_per_file is); shardbench writes a valid image of
  * dim1 rows of dim2 gray pixels padded to exactly that many bytes. */

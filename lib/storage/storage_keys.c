@@ -398,7 +398,7 @@ s_engine_chosen (sb_config_t *cfg, sb_workload_t *wl, const char *engine, const 
     return 0;
 }
 
-/* ---- helper uring (issue 16): storage.engine, shardbench's own key ----
+/* ---- storage.engine, shardbench's own key ----
  * Another engine of the local file system than the one storage_type
  * chose (file, or direct with reader.odirect): the uring engine. Only an
  * engine that reads a folder tree (SB_ENGINE_FOLDER) may replace one that
@@ -432,7 +432,7 @@ s_engine_override (sb_config_t *cfg, const sb_workload_t *wl, const char **chose
     *why = ee;
     return 0;
 }
-/* ---- end helper uring ---- */
+/* ---- end of storage.engine ---- */
 
 /* storage.storage_options.uri_scheme: the scheme DLIO_local_changes hands
  * s3dlio (obj_store_lib.py, default s3) and, as direct, the O_DIRECT switch

@@ -3,7 +3,7 @@
 # checkpoint presets) on storage_type synthetic (storage infinitely fast),
 # all ranks in one worker, then the same ranks on 2 workers (--local 2): AU
 # is then what the coordinator, the workers and the barriers leave of the
-# compute. Bars (issue 14): 1 worker >= 99% for every preset and >= 95% for
+# compute. Bars: 1 worker >= 99% for every preset and >= 95% for
 # dlrm_b200; 2 workers >= 95% and >= 70% for dlrm_b200.
 #
 # usage: tests/bench/calibrate.sh [BUILD_DIR]      (default: build)

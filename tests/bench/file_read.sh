@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# File reads side by side with fio (issue 16): the same files, read cold by
+# File reads side by side with fio: the same files, read cold by
 # fio and by shardbench with each file engine, split between jobs the same
 # way, at several queue depths:
 #   file    shardbench engine file (a pread thread per read in flight)

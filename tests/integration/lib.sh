@@ -100,11 +100,11 @@ PY
 # columns schema 9 added: schemas/results.sql), for the tests that upgrade
 # older databases; schema_v7_sql goes on to 7 (version 8's columns); schema_v9_sql
 # takes a database back to 9 (version 10's workflow and evaluation columns and tables);
-# schema_v10_sql back to 10 (version 11's series table and runs columns, helper series)
+# schema_v10_sql back to 10 (version 11's series table and runs columns)
 # (the last column first: SQLite's DROP COLUMN of a table's last column cuts
 # its text at the last comma before it, comments included)
-# schema_v12_sql back to 12 (version 13's run_inputs, run_overrides and run_host_info, helper resultsdir);
-# schema_v11_sql back to 11 (version 12's host_read_latency table, helper outputs)
+# schema_v12_sql back to 12 (version 13's run_inputs, run_overrides and run_host_info);
+# schema_v11_sql back to 11 (version 12's host_read_latency table)
 schema_v12_sql () {
     echo "DROP TABLE run_inputs; DROP TABLE run_overrides; DROP TABLE run_host_info;"
 }

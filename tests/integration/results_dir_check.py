@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""Check one leaf of shardbench's MLPerf Storage results directory against the result database
-(helper resultsdir, issue 17): every file read back and every field compared with the rows it
+"""Check one leaf of shardbench's MLPerf Storage results directory against the result database:
+every file read back and every field compared with the rows it
 came from, exact values. Standard library only (PyYAML may be absent: the YAML is read by a
 small reader of the subset shardbench writes).
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Bad input (issue 5). Part 1: a table of bad workload files, each run with
+# Bad input. Part 1: a table of bad workload files, each run with
 # `shardbench run FILE`: exit status 2, the exact error line naming file,
 # line and key, and nothing started (no result database). test_errors.sh
 # covers a bad integer in a file, bad overrides, an unknown preset and the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The checkpoint folder's own storage (issue 15), as DLIO picks it from
+# The checkpoint folder's own storage , as DLIO picks it from
 # checkpoint.checkpoint_folder's scheme, against the loopback S3 test server
 # (tests/s3/s3lib.sh) with buckets data-a and ckpt-b:
 #  - dataset on S3 (data-a), checkpoints in file://FOLDER and in an absolute

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Checkpoints during training (issue 15), as DLIO's training loop writes
+# Checkpoints during training , as DLIO's training loop writes
 # them: 16 files, batch 2, 2 ranks = 4 steps an epoch. By step (every N
 # steps of each epoch, named global_epoch{E}_step{S}) and by epoch (after
 # checkpoint_after_epoch, then every epochs_between_checkpoints, named

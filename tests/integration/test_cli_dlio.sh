@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 15, cli: shardbench takes dlio_benchmark's command line as mlpstorage
+# shardbench takes dlio_benchmark's command line as mlpstorage
 # builds it (workload=NAME --config-dir=DIR ++workload.K=V ++hydra.run.dir=
 # ++hydra.output_subdir=), writes the run's configuration where Hydra writes
 # it (credentials redacted), refuses malformed forms with exit status 2
@@ -43,7 +43,7 @@ expect_eq "mlpstorage's argv: exit status" "$SB_RC" 0
 expect_eq "the run read CONFIG_DIR/workload/tiny_h100.yaml with the overrides" \
     "$(q r.db "SELECT workload || ' ' || (SELECT count(*) FROM epochs e WHERE e.run_id = runs.id) FROM runs WHERE kind = 'train'")" \
     "tiny_h100 2"
-# issue 17 (helper resultsdir): the run's results go straight into hydra.run.dir, as DLIO writes them
+# the run's results go straight into hydra.run.dir, as DLIO writes them
 expect_eq "hydra.run.dir holds DLIO's files, dlio_config config.yaml, hydra.yaml and overrides.yaml" \
     "$(cd "$run_dir" && find . -type f | sed 's/_[0-9]\{8\}_[0-9]\{6\}_/_TS_/' | sort | tr '\n' ' ')" \
     "./0_output.json ./0_per_epoch_stats.json ./1_output.json ./1_per_epoch_stats.json ./dlio.log ./dlio_config/config.yaml ./dlio_config/hydra.yaml ./dlio_config/overrides.yaml ./summary.json ./training_TS_metadata.json ./training_run.stderr.log ./training_run.stdout.log "

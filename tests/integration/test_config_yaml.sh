@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Workload YAML through the real `shardbench` binary (issue 13): YAML merge
+# Workload YAML through the real `shardbench` binary: YAML merge
 # keys are applied (datasize and a run see the merged values, explicit keys
 # win); a 400 KB deeply nested file is refused at once with the file, line,
 # key and limit (libyaml took 95 s on it); the reports (summary, --json,

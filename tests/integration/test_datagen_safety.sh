@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Datagen never mixes, corrupts or litters a local data folder (issue 13):
+# Datagen never mixes, corrupts or litters a local data folder:
 # a second datagen into a folder in use is refused naming the holder; writes
 # stop when the coordinator aborts or dies and no temporary is left; stale
 # temporaries are removed by the next datagen; a folder of another

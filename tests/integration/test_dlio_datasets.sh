@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Datasets interchangeable with DLIO (issue 15, item 5), both ways:
+# Datasets interchangeable with DLIO , both ways:
 # (a) the files shardbench's datagen writes open with numpy, h5py, PIL and a
 #     tf.train.Example decoder written here exactly as DLIO_local_changes'
 #     generators shape them (array names, shapes, dtypes, features, image

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The evaluation set's sizes come from a listing of valid/ (issue 15): a run
+# The evaluation set's sizes come from a listing of valid/ : a run
 # that evaluates lists valid/ into a catalog of its own, as train/ is, and
 # workers ask for the sizes (ENTRIES) when they are not the generator's. So
 # an evaluation over valid/ files shardbench's generator did not write

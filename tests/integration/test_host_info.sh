@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# helper hostinfo (issue 17): every worker sends its host's processor name,
+# every worker sends its host's processor name,
 # the last processor's block of /proc/cpuinfo and /proc/meminfo in HELLO; the
 # coordinator records one run_host_info row per worker host, and the results
 # directory describes rank 0's host in summary.json and each rank's host in

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# O_DIRECT and the page cache (issue 14, item 5), with real processes:
+# O_DIRECT and the page cache , with real processes:
 # - reader.odirect=true: strace on the worker shows every open of a data
 #   file with O_DIRECT and every read of one at a 4096-aligned offset and of
 #   a 4096-multiple length; verification passes and the bytes counted are

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# reader.preprocess_time (issue 15, preproc), end to end on local files:
+# reader.preprocess_time , end to end on local files:
 # each of a rank's reader.read_threads loader threads reads a sample, then
 # spends preprocess_time on it before the sample joins its batch and before
 # the thread reads its next one, as DLIO's loader workers sleep in

@@ -6,7 +6,7 @@
 # elements the database calls for (counted exactly), and a screenshot must
 # show them (colours of the bars and lines counted; a blank page fails the
 # same check). A run on 12 hosts, more than there are colours, gets the band
-# of its hosts instead of a line each. Issue 17: a copy with a run in which
+# of its hosts instead of a line each. a copy with a run in which
 # one host reads nothing for 8 s (those time bins drawn at zero, not
 # bridged), epoch marks counted against rank_epochs, per-rank and per-host
 # compute / I/O wait / barrier bars with exact values, the parameters the run
@@ -83,7 +83,7 @@ sb report 2 --html ep.html --db e.db
 expect_eq "report --html (endpoints): exit" "$SB_RC" 0
 expect_contains "error message escaped" ep.html "<td>bad &lt;b&gt;reply&lt;/b&gt; &amp; more</td>"
 expect_eq "endpoints page: no loads" "$(grep -ciE '<script|src=|href=|url\(|@import|<link' ep.html)" 0
-# issue 17: a run that succeeded with retries says so at the top; each
+# a run that succeeded with retries says so at the top; each
 # endpoint's requests, errors, retries, MB and latency in a table
 expect_eq "succeeded with retries: said before the summary" "$(python3 -c '
 import sys; s = open("ep.html").read()
@@ -136,7 +136,7 @@ print(min(rows, key=lambda r: r[1])[0] if len(rows) == 12 else "hosts: %d" % len
 EOF
 )
 
-# --- issue 17 (helper html): what the page must show at a glance ---
+# --- what the page must show at a glance ---
 # a run in which one host is idle for 8 s: a copy of r.db with run 3 built
 # by hand: hosts busy (rank 0) and idle (rank 1), 1 MiB read in each second
 # by rank 0 from 1 s to 19 s, by rank 1 from 1 s to 5 s and from 15 s to
@@ -266,7 +266,7 @@ print("endpoint bars", n("chart-endpoints", "rect", "ep-requests"), n("chart-end
 EOF
 }
 dom_check dom.html r.db >dom.txt
-# issue 17: more charts; the endpoints chart of a run that used none is left out (a line says why)
+# more charts; the endpoints chart of a run that used none is left out (a line says why)
 expect_eq "DOM: the charts" "$(sed -n 1p dom.txt)" \
     "charts chart-au chart-latency chart-latency-epochs chart-split-host chart-split-rank chart-throughput"
 expect_eq "DOM: one line per host" "$(sed -n 2p dom.txt)" "host lines 2 hosts 2 same names True"
@@ -304,7 +304,7 @@ EOF
 expect_eq "DOM (12 hosts): one band, one mean, one line: the host that read least" \
     "$(cat many-dom.txt)" "band 1 mean 1 host lines 1 slowest $least"
 
-# --- issue 17 (helper html): the new parts of the page, in the DOM Chromium built ---
+# --- the new parts of the page, in the DOM Chromium built ---
 # python3 DOMFILE: the elements of the page by tag, class and id (svg
 # children under their chart), and the page's text
 page_py='

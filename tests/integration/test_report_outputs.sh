@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 17, helper outputs: every output tells the same story. Real runs into
+# Every output tells the same story. Real runs into
 # one result database: a datagen run and a train run of 4 ranks on 2 workers
 # named node-a and node-b reading files (read latency per host), two more
 # train runs with other settings, a checkpoint run (2 writes, 1 read), a train

@@ -191,7 +191,7 @@ expect_eq "version 7 upgraded: version, old runs NULL" \
 expect_eq "version 7 upgraded: residency columns, old runs 0 checked and NULL" \
     "$(q v7w.db "SELECT count(*), sum(checked_bytes), count(resident_fraction), count(from_memory) FROM epochs")" \
     "$(q v7w.db "SELECT count(*) FROM epochs")|0|0|0"
-# version 9 -> 10 (issue 15): runs gains workflow and DLIO's eval_* figures (NULL for the old
+# version 9 -> 10: runs gains workflow and DLIO's eval_* figures (NULL for the old
 # runs), the evals and eval_ranks tables are created empty
 cp a.db v9.db
 q v9.db "$(schema_v9_sql) PRAGMA user_version = 9"

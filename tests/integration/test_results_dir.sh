@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# helper resultsdir (issue 17): MLPerf Storage's results directory. Real runs
+# MLPerf Storage's results directory. Real runs
 # (a train run over synthetic storage, a checkpoint run on local files) with
 # --results-dir; results_dir_check.py reads every file of each leaf back and
 # compares every field with the database (exact values), the field lists of

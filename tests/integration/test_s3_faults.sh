@@ -83,7 +83,7 @@ transient_check () {
         "$(q f.db "SELECT sum(bytes), sum(reads) FROM timeseries WHERE run_id = $(last)")" "$((2 * bytes))|48"
     expect_eq "$what: retried failures are not errors of the run" \
         "$(q f.db "SELECT count(*) FROM errors WHERE run_id = $(last)")" 0
-    # issue 17 (helper outputs): a run that succeeded after retries says so in its summary
+    # a run that succeeded after retries says so in its summary
     local retried
     retried=$(q f.db "SELECT ', with ' || sum(retries) || ' retr' || CASE sum(retries) WHEN 1 THEN 'y' ELSE 'ies' END
                       || ' (' || sum(errors) || ' failed attempt' || CASE sum(errors) WHEN 1 THEN '' ELSE 's' END

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs as a series (helper series, issue 17): `shardbench run --runs 6
+# Runs as a series: `shardbench run --runs 6
 # --warmup 1` over synthetic storage gives exactly 6 train runs grouped in
 # one series, the first a warm-up; `shardbench series --json` gives the
 # aggregate both ways (mean and population stdev across the measured runs,

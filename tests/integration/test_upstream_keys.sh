@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # docs/DLIO.md's key table names every key used in an upstream workload file
-# (issue 15): each MLPerf Storage and DLIO workload YAML in
+# : each MLPerf Storage and DLIO workload YAML in
 # ../shared/upstream-workloads (relative to the repository root;
 # $SB_UPSTREAM_WORKLOADS overrides it; skipped, exit 77, when absent) is
 # flattened to dotted keys with python3-yaml, and every key must be named in

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every upstream workload file (issue 15, "What it must show"): each MLPerf
+# Every upstream workload file: each MLPerf
 # Storage and DLIO workload YAML in ../shared/upstream-workloads (relative to
 # the repository root; $SB_UPSTREAM_WORKLOADS overrides it; skipped, exit 77,
 # when absent) is loaded and run scaled down, through `shardbench datagen`

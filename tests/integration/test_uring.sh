@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# uring engine end to end (issue 16, helper uring): a dataset written by
+# uring engine end to end: a dataset written by
 # datagen, read back by train with storage.engine: uring, every byte
 # verified, at depth 1 and 16, one and two ranks; uring's options with
 # another engine are refused. Skipped (77) where shardbench is built without the uring

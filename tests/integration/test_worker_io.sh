@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Worker I/O and start-up limits (issue 13): a worker pointed at a closed
+# Worker I/O and start-up limits: a worker pointed at a closed
 # port, a file-descriptor limit too small for the ranks, dataset objects
 # that are not regular files, and a read that never returns. Each case
 # asserts the exit status, the exact message and that the run ends within a

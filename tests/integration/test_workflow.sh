@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# DLIO's workflow section decides what `shardbench run` does (issue 15):
+# DLIO's workflow section decides what `shardbench run` does:
 # generate only when workflow.generate_data asks, else a missing or short
 # dataset is an error saying how to generate it; train false with
 # generate_data true generates only; train false with checkpoint true runs

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Every upstream workload YAML (MLPerf Storage, DLIO), scaled down, through
-shardbench's datagen and the file's own workflow (issue 15, "What it must
-show"). Driven by test_upstream_workloads.sh, which starts the S3 test server.
+shardbench's datagen and the file's own workflow.
+Driven by test_upstream_workloads.sh, which starts the S3 test server.
 
 usage: upstream_workloads.py buckets FOLDER
        upstream_workloads.py run FOLDER SCRATCH [ONLY ...]

@@ -281,7 +281,7 @@ START_TEST (test_synthetic)
 }
 END_TEST
 
-/* issue 15, evalsizes: valid/ (DLIO's evaluation set) listed into a
+/* valid/ (DLIO's evaluation set) listed into a
  * catalog of its own beside train/'s; its compact keys are rebuilt under
  * valid/, not train/ */
 START_TEST (test_valid_split)

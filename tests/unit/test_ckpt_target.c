@@ -1,4 +1,4 @@
-/* issue 15, ckpt2: the checkpoint folder's own storage (lib/storage/ckpt_target.h)
+/* the checkpoint folder's own storage (lib/storage/ckpt_target.h)
  * from its scheme, whatever the dataset's: s3://BUCKET/PREFIX in any bucket,
  * file:// and absolute paths local even with a dataset on S3, relative ones
  * in the dataset's bucket or local; the refusals at load name file:line and

@@ -198,7 +198,7 @@ START_TEST (test_file)
 END_TEST
 
 /* Bad input, each with the whole message it must produce: origin, line,
- * key and what is wrong (issue 5). Malformed YAML names the line where
+ * key and what is wrong. Malformed YAML names the line where
  * libyaml stopped and where the broken construct began. */
 static const struct {
     const char *yaml;
@@ -376,7 +376,7 @@ START_TEST (test_effective_yaml_quotes_keys)
 }
 END_TEST
 
-/* Issue 13: libyaml's scanner is quadratic in the depth of flow
+/* libyaml's scanner is quadratic in the depth of flow
  * collections (a 400 KB "[[[[..." took 95 s). The depth is bounded on the
  * event stream, before the document is composed. */
 static double
@@ -542,7 +542,7 @@ START_TEST (test_alias_expansion_bounded)
 }
 END_TEST
 
-/* Issue 13: YAML merge keys were not applied ("<<" became a key). */
+/* YAML merge keys were not applied ("<<" became a key). */
 START_TEST (test_merge_keys)
 {
     const char *yaml =
@@ -614,7 +614,7 @@ START_TEST (test_merge_keys)
 }
 END_TEST
 
-/* Issue 13: reports show model.name; DLIO writes it `model: {name: X}`
+/* reports show model.name; DLIO writes it `model: {name: X}`
  * or, in older files, `model: X`. */
 START_TEST (test_model_name)
 {
@@ -661,7 +661,7 @@ s_keep_region (const char *key)
     return strcmp (key, "s.region") == 0;
 }
 
-/* issue 15, keys2: OmegaConf interpolation on the flat keys, and copies */
+/* OmegaConf interpolation on the flat keys, and copies */
 START_TEST (test_interpolate)
 {
     sb_config_t *cfg = sb_config_new ();

@@ -1,5 +1,5 @@
-/* host_proc: what a worker sends of its host in HELLO (lib/base/host_proc.h,
- * issue 17, helper hostinfo): the last processor's block of /proc/cpuinfo,
+/* host_proc: what a worker sends of its host in HELLO (lib/base/host_proc.h):
+ * the last processor's block of /proc/cpuinfo,
  * texts bounded after their last whole line, and this host's own /proc read
  * back. */
 #include <check.h>

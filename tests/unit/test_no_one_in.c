@@ -1,4 +1,4 @@
-/* no_one_in: the pieces that keep strangers out (issue 13): shell quoting
+/* no_one_in: the pieces that keep strangers out: shell quoting
  * of the ssh command words, object-name checks, which workload keys are
  * credentials, and their redaction from the recorded configuration. */
 #include <check.h>

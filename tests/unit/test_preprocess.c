@@ -1,5 +1,5 @@
-/* reader.preprocess_time and reader.preprocess_time_stdev (issue 15,
- * preproc): read as DLIO_local_changes' LoadConfig and sleep() read them
+/* reader.preprocess_time and reader.preprocess_time_stdev:
+ * read as DLIO_local_changes' LoadConfig and sleep() read them
  * (a number, a mapping, the stdev key over either; a stdev without a mean
  * sleeps nothing), the errors naming file:line and key, and where DLIO's
  * readers sleep it at all (sb_preprocess_applies). */

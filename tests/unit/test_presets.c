@@ -79,7 +79,7 @@ START_TEST (test_preset_parameters)
                           "mean:float32:8232,logvar:float32:8232,timestamp:float32:7");
     else if (!strncmp (s_expected[i].name, "dlrm_b200", 9) || !strcmp (s_expected[i].name, "dlrm_mi355")) {
         /* dlrm's 200 columns, exactly as MLPerf Storage lists them (needs
-         * dataset.parquet.columns over 4095 characters: issue 15's keys) */
+         * dataset.parquet.columns over 4095 characters) */
         ck_assert_msg (strncmp (wl.parquet_columns, "feature_000:float16", 19) == 0, "%s", wl.parquet_columns);
         size_t commas = 0;
         for (const char *c = wl.parquet_columns; *c; c++)
@@ -225,7 +225,7 @@ START_TEST (test_dlio_yaml_with_mlpstorage_overrides)
     /* dataset.parquet: the row group size and the columns (size 1 when not given) */
     ck_assert_uint_eq (wl.parquet_row_group, 6144);
     ck_assert_str_eq (wl.parquet_columns, "feature_000:float16:1,feature_001:float64:1");
-    /* the workflow section (issue 15) is read, not ignored */
+    /* the workflow section is read, not ignored */
     ck_assert_int_eq (wl.generate_data, 0);
     ck_assert_int_eq (wl.do_train, 1);
     ck_assert_int_eq (wl.do_checkpoint, 0);
@@ -236,7 +236,7 @@ START_TEST (test_dlio_yaml_with_mlpstorage_overrides)
     const char *line = strstr (log, "DLIO keys this version ignores: ");
     ck_assert_msg (line != NULL, "%s", log);
     ck_assert_ptr_null (strstr (line + 1, "DLIO keys this version ignores: "));
-    /* (model.type, workflow.*, reader.shuffle_size and the checkpoint schedule are acted on or accepted: issue 15) */
+    /* (model.type, workflow.*, reader.shuffle_size and the checkpoint schedule are acted on or accepted) */
     char expected[] = "DLIO keys this version ignores: model.model_size, dataset.record_length_bytes_resize\n";
     ck_assert_msg (strstr (line, expected) == line, "got: %s", line);
     free (log);

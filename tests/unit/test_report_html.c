@@ -98,7 +98,7 @@ START_TEST (test_page)
     ck_assert_ptr_nonnull (strstr (page, "<title>32 to 48 us: 6 samples</title>"));
     ck_assert_ptr_nonnull (strstr (page, "no throughput samples recorded for this run"));
     ck_assert_ptr_nonnull (strstr (page, "no object-store endpoints in this run (file or synthetic storage)"));
-    /* issue 17: a failed run shows its error, then its errors, before the
+    /* a failed run shows its error, then its errors, before the
      * summary; charts with no data are left out with a line saying why */
     const char *alert = strstr (page, "<div id=\"run-error\" class=\"alert\"><strong>Run failed</strong>: "
                                       "x &lt; y &amp; &quot;z&quot;</div>");

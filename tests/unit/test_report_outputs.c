@@ -1,4 +1,4 @@
-/* report_outputs (issue 17, helper outputs): the pure parts behind
+/* report_outputs: the pure parts behind
  * `shardbench compare` and the checkpoint figures of every output:
  * sb_config_diff (keys of runs.config that differ between runs, in
  * first-seen order, absent keys and lists) and sb_report_ckpt_metrics

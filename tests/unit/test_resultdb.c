@@ -1,5 +1,5 @@
 /* resultdb: the rows and read-backs the session records through the
- * result-database module (issue 16: the session calls no sqlite3_*):
+ * result-database module (the session calls no sqlite3_*):
  * checkpoint rank rows and their checkpoints row, and the totals read back
  * for the log lines, without and with the writer thread; and the typed
  * queries of the run summaries (coordinator/db/report_query.h). */

@@ -1,4 +1,4 @@
-/* results_dir (helper resultsdir, issue 17): MLPerf Storage's division of a
+/* results_dir: MLPerf Storage's division of a
  * run by its overrides (mlpstorage's CLOSED / OPEN parameter lists), the
  * path segments it accepts, and the errors of sb_results_dir_write on a
  * real result database: an unknown run, a run still running, options that

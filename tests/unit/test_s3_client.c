@@ -179,7 +179,7 @@ START_TEST (test_footprint)
 }
 END_TEST
 
-/* issue 15, ckpt2: addressing. Virtual-host style (path_style false) puts
+/* addressing. Virtual-host style (path_style false) puts
  * the bucket in the host name, which an IP literal or localhost cannot
  * carry: those endpoints get path style, as AWS's S3 endpoint rules give an
  * IP endpoint (minio-py uses path style for any non-AWS host). */

@@ -1,5 +1,5 @@
 /* test_series_report: sb_series_verdict (coordinator/report/series_report.h),
- * the aggregate and the rules of a series (helper series, issue 17), on runs
+ * the aggregate and the rules of a series , on runs
  * built here with known figures. */
 #include "check_main.h"
 #include "series_report.h"

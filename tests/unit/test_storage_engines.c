@@ -105,7 +105,7 @@ s_targets_init (void)
         snprintf (t->root, sizeof t->root, "conformance-%d-%llu/", (int) getpid (),
                   (unsigned long long) (sb_mono_ns () % 1000000007ull));
     }
-    /* helper uring: the io_uring engine reads the same folder tree; skipped
+    /* the io_uring engine reads the same folder tree; skipped
      * where it is not built (no liburing) or io_uring cannot be set up */
     t = &s_targets[s_ntargets++];
     snprintf (t->engine, sizeof t->engine, "uring");

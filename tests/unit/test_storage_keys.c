@@ -1,4 +1,4 @@
-/* Upstream workload keys (issue 15): storage types and libraries, S3 bucket
+/* Upstream workload keys: storage types and libraries, S3 bucket
  * and prefix, reader: storage keys, placeholders, credentials, DLIO's older
  * spellings, keys accepted without effect, and 200+ parquet columns. */
 #include <check.h>
@@ -363,7 +363,7 @@ START_TEST (test_dlio_spellings)
     ck_assert_int_eq (s_wl.compute.type, SB_DIST_CONSTANT);
     ck_assert_str_eq (sb_test_workload_load ("reader:\n  preprocess_time: 0\n  preprocess_time_stdev: 0\n  pin_memory: true\n"
                                              "  multiprocessing_context: spawn\n  file_access: multi\n", NULL, &s_wl), "");
-    /* issue 15, preproc: acted on (tests/unit/test_preprocess.c) */
+    /* acted on (tests/unit/test_preprocess.c) */
     ck_assert_str_eq (sb_test_workload_load ("reader:\n  preprocess_time: 0.002\n", NULL, &s_wl), "");
     ck_assert_str_eq (sb_test_workload_load ("reader:\n  file_access: shared\n", NULL, &s_wl),
                       "w.yaml:2: key 'reader.file_access': 'shared' is not served: shardbench reads one file per set of"

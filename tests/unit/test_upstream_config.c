@@ -1,4 +1,4 @@
-/* The configuration failures issue 15 lists, one test each, in the shapes
+/* The configuration failures of the upstream workload files, one test each, in the shapes
  * the upstream workload files (mlcommons/storage, DLIO_local_changes) give
  * them: what was rejected loads with the exact fields, what was run wrong
  * is read into the fields that decide the run, and DLIO keys that only

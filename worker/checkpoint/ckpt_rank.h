@@ -41,7 +41,7 @@ typedef struct {
  * with an ERROR; sends nothing more once stop() said 1. */
 void sb_ckpt_rank_run (const sb_ckpt_rank_t *self, const sb_msg_phase_start_t *ps);
 
-/* issue 15, ckpt: a checkpoint written during a train epoch (DLIO saves in
+/* a checkpoint written during a train epoch (DLIO saves in
  * its training loop, and the rank waits for it), on a thread of its own so
  * that the agent's loop goes on (heartbeats, the other ranks). The rank's
  * files come from ps (ckpt_names, ckpt_bytes, ckpt_first), the folder is

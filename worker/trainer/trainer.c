@@ -10,7 +10,7 @@
  * read of the same loader thread (or the rank's last read) brought in, or is
  * bringing in, complete with it and cost no I/O.
  *
- * issue 15, preproc: with reader.preprocess_time (WELCOME preprocess_dist)
+ * with reader.preprocess_time (WELCOME preprocess_dist)
  * each of a rank's loader threads works as one of DLIO's loader workers: it
  * reads one sample (or one row group's run of samples) at a time, then
  * spends a drawn preprocess time on each sample, which joins its batch only
@@ -48,7 +48,7 @@ typedef struct {
     uint64_t file, offset, length, dlio;
     const char *stored;     /* the entry's stored key (borrowed from the entries) or NULL */
     double   start;
-    uint32_t loader;        /* issue 15, preproc: the loader thread + 1 whose read this is (0: none) */
+    uint32_t loader;        /* the loader thread + 1 whose read this is (0: none) */
     uint8_t  in_batch;      /* counted in the batch_pending of its position's batch */
     uint8_t  tail;          /* a parquet file's last 4 bytes, which must be "PAR1" (SB_READ_PARQUET_TAIL) */
 } s_slot_t;
@@ -60,7 +60,7 @@ typedef struct {
     int      valid;
 } s_group_t;
 
-/* issue 15, preproc: a loader thread of a rank, with reader.preprocess_time.
+/* a loader thread of a rank, with reader.preprocess_time.
  * Positions of the thread below `at` are in; it is on the `n` positions
  * from `at` (all of them its own, one read's), or idle (n == 0). */
 typedef enum {
@@ -83,7 +83,7 @@ typedef struct {
     uint32_t      *free_slots;      /* stack of free slot indices (owned) */
     size_t         nfree;
     s_group_t     *groups;          /* threads + 1: each loader thread's last group, then the rank's (owned) */
-    s_loader_t    *loaders;         /* issue 15, preproc: threads of them (owned) */
+    s_loader_t    *loaders;         /* threads of them (owned) */
     uint32_t      *batch_pending;   /* nslots + 1: reads in flight of batch q at [q % (nslots + 1)] (owned) */
     uint64_t       next_seq;
     uint64_t       submitted, completed, step, bytes;
@@ -102,13 +102,13 @@ typedef struct {
     sb_histogram_t barrier_latency; /* STEP sent to GO received, microseconds */
     sb_histogram_t read_latency;    /* the I/O engine's time per sample read, microseconds */
     sb_interval_t  interval;
-    /* issue 15, ckpt: the checkpoint the rank is writing (it waits for it, as in DLIO) */
+    /* the checkpoint the rank is writing (it waits for it, as in DLIO) */
     sb_ckpt_job_t *ckpt_job;        /* owned, NULL: none */
     size_t         ckpt_next;       /* index of its next checkpoint in the epoch's ckpt_steps */
     double         ckpt_s;          /* seconds in checkpoints this epoch */
 } s_rank_t;
 
-/* issue 15, workflow: a set of files the ranks read, with what depends on
+/* a set of files the ranks read, with what depends on
  * it: the training set (train/, PHASE_START "train") or the evaluation set
  * (valid/, "eval": WELCOME eval_files, eval_batch_size, eval_time). The
  * epoch loop is the same for both. */
@@ -117,7 +117,7 @@ typedef struct {
     uint64_t         batch_size;    /* samples per step per rank */
     sb_dist_t        compute;       /* compute seconds per step */
     uint64_t         compute_seed;  /* the stream the draws come from */
-    uint64_t         preprocess_seed;   /* issue 15, preproc: the stream of the preprocess draws */
+    uint64_t         preprocess_seed;   /* the stream of the preprocess draws */
     uint64_t         metric_steps;  /* DLIO's nominal steps (the metric window) */
     int              step_sync;     /* a barrier per step: train with train.sync step; DLIO's eval has none */
     /* the sampler and the catalog, from the set's first PHASE_START */
@@ -164,10 +164,10 @@ struct sb_trainer {
     int              released;      /* a local barrier released ranks during this pump */
     double           stall_s;       /* shardbench.stall_timeout_s (0: never) */
     double           next_stall_check;
-    /* issue 15, ckpt: the epoch's checkpoints: a decoded copy of its PHASE_START (owned) */
+    /* the epoch's checkpoints: a decoded copy of its PHASE_START (owned) */
     sb_msg_t         ckpt_ps;       /* SB_MSG_NONE: none this epoch */
     const sb_storage_cfg_t *storage;
-    /* issue 15, preproc: reader.preprocess_time per sample (WELCOME preprocess_*) */
+    /* reader.preprocess_time per sample (WELCOME preprocess_*) */
     sb_dist_t        preprocess;
     int              preprocessing; /* not a constant 0: the loader threads run (s_loaders_advance) */
     int              loader_lanes;  /* a pool of one-read clients (no SB_ENGINE_ASYNC): a loader thread's
@@ -262,7 +262,7 @@ sb_trainer_new (const sb_msg_welcome_t *cfg, const sb_storage_cfg_t *storage, co
     eval->metric_steps = sb_dlio_nominal_steps (cfg->samples_per_file, cfg->eval_files, eval->batch_size,
                                                 cfg->total_ranks, -1);
     eval->step_sync = 0;
-    /* issue 15, preproc: the preprocess time of every sample (both sets: DLIO's readers serve both) */
+    /* the preprocess time of every sample (both sets: DLIO's readers serve both) */
     self->preprocess = (sb_dist_t) { SB_DIST_CONSTANT, 0, 0 };
     if (cfg->preprocess_dist && *cfg->preprocess_dist) {
         char why[256];
@@ -286,7 +286,7 @@ sb_trainer_new (const sb_msg_welcome_t *cfg, const sb_storage_cfg_t *storage, co
     self->nslots = (size_t) ((cfg->prefetch_size + 1) * batch_max);
     if (self->nslots < 3)   /* a parquet file's first group goes with its (up to 2) footer reads */
         self->nslots = 3;
-    if (self->preprocessing && self->nslots < self->threads + 2)   /* issue 15, preproc: a read per loader thread */
+    if (self->preprocessing && self->nslots < self->threads + 2)   /* a read per loader thread */
         self->nslots = (size_t) self->threads + 2;
     /* a pool's loader threads each read their own batches (reader.h): DLIO's
      * window of batches (a batch more while one computes: s_window_end) is
@@ -570,7 +570,7 @@ static void
 s_complete (sb_trainer_t *self, s_rank_t *r, size_t i, uint64_t bytes, uint64_t latency_ns)
 {
     s_slot_t *s = &r->slots[i];
-    if (s->loader) {    /* issue 15, preproc: its samples join the batch after their preprocess */
+    if (s->loader) {    /* its samples join the batch after their preprocess */
         s_count_read (r, s->count, bytes, latency_ns, 1);
         r->loaders[s->loader - 1].state = S_LOADER_ARRIVED;
     }
@@ -663,7 +663,7 @@ s_list_wanted (sb_trainer_t *self, char *err, size_t err_size)
     return 0;
 }
 
-/* issue 15, ckpt: keep the epoch's checkpoint schedule and files (a
+/* keep the epoch's checkpoint schedule and files (a
  * copy of ps, through the codec). Returns 0 or -1 (reported). */
 static int
 s_ckpt_keep (sb_trainer_t *self, const sb_msg_phase_start_t *ps)
@@ -694,7 +694,7 @@ s_ckpt_keep (sb_trainer_t *self, const sb_msg_phase_start_t *ps)
     return 0;
 }
 
-/* issue 15, ckpt: rank r finished step r->step (1-based count): start the
+/* rank r finished step r->step (1-based count): start the
  * checkpoint DLIO writes after it, if any (PHASE_START ckpt_steps). */
 static void
 s_ckpt_after_step (sb_trainer_t *self, s_rank_t *r)
@@ -711,7 +711,7 @@ s_ckpt_after_step (sb_trainer_t *self, s_rank_t *r)
         s_fail (self, r, "checkpoint", NULL, 0, err, NULL);
 }
 
-/* issue 15, ckpt: rank r's checkpoint finished: report it (CKPT_DONE) and
+/* rank r's checkpoint finished: report it (CKPT_DONE) and
  * go on from the save's end, the checkpoint's time out of DLIO's metrics.
  * Returns that end (now, or later when the save ended after now was read). */
 static double
@@ -1024,7 +1024,7 @@ s_finish (sb_trainer_t *self, s_rank_t *r, double now)
     d->finished_at = now;
     /* shardbench's own AU: compute after the first step over the time after its
      * release (DLIO's own definition travels as the metric_* sums below) */
-    /* checkpoints (issue 15) are not training time: out of the span, as in DLIO */
+    /* checkpoints  are not training time: out of the span, as in DLIO */
     if (self->batches >= 2) {
         d->compute_s = r->compute_after_first;
         double span = now - r->first_step_end - r->ckpt_s;
@@ -1299,7 +1299,7 @@ s_submit (sb_trainer_t *self, s_rank_t *r, double now)
     return 0;
 }
 
-/* issue 15, preproc: the preprocess seconds of position p of rank r: a
+/* the preprocess seconds of position p of rank r: a
  * draw of the set's own stream, indexed by epoch and position (same seed,
  * same times in every run; other ranks, other times). */
 static double
@@ -1308,7 +1308,7 @@ s_preprocess_time (const sb_trainer_t *self, const s_rank_t *r, uint64_t p)
     return sb_dist_draw (&self->preprocess, self->set->preprocess_seed, r->rank, self->epoch << 32 | p);
 }
 
-/* issue 15, preproc: loader thread t of rank r, idle, takes its next
+/* loader thread t of rank r, idle, takes its next
  * position within the prefetch window: the read of it (and of the later
  * positions of its row group in its batch that are the thread's too), or
  * straight to preprocessing when the group is in. Returns 1 when it took
@@ -1378,7 +1378,7 @@ s_loader_take (sb_trainer_t *self, s_rank_t *r, uint64_t t, double now)
     return 1;
 }
 
-/* issue 15, preproc: move every loader thread of rank r as far as it goes
+/* move every loader thread of rank r as far as it goes
  * now. Returns 1 when one moved, 0 when none, -1 when the rank failed. */
 static int
 s_loaders_advance (sb_trainer_t *self, s_rank_t *r, double now)
@@ -1430,7 +1430,7 @@ s_loaders_advance (sb_trainer_t *self, s_rank_t *r, double now)
     return moved;
 }
 
-/* issue 15, preproc: 1 when every position before `end` is in (preprocessed). */
+/* 1 when every position before `end` is in (preprocessed). */
 static int
 s_loaders_in (const sb_trainer_t *self, const s_rank_t *r, uint64_t end)
 {
@@ -1440,7 +1440,7 @@ s_loaders_in (const sb_trainer_t *self, const s_rank_t *r, uint64_t end)
     return 1;
 }
 
-/* issue 15, preproc: the earliest end of a preprocess of rank r, 0 when none. */
+/* the earliest end of a preprocess of rank r, 0 when none. */
 static double
 s_loaders_wake (const sb_trainer_t *self, const s_rank_t *r)
 {
@@ -1475,7 +1475,7 @@ s_advance (sb_trainer_t *self, s_rank_t *r, double now)
     const uint64_t k = self->k;
     for (int progress = 1; progress && !self->failed && r->running;) {
         progress = 0;
-        if (self->preprocessing) {     /* issue 15, preproc: the loader threads read and preprocess */
+        if (self->preprocessing) {     /* the loader threads read and preprocess */
             int moved = s_loaders_advance (self, r, now);
             if (moved < 0)
                 return;
@@ -1483,7 +1483,7 @@ s_advance (sb_trainer_t *self, s_rank_t *r, double now)
         }
         else if (s_submit (self, r, now) != 0)
             return;
-        if (r->ckpt_job) {     /* issue 15, ckpt: the rank waits for its checkpoint; reads go on */
+        if (r->ckpt_job) {     /* the rank waits for its checkpoint; reads go on */
             if (!sb_ckpt_job_done (r->ckpt_job))
                 break;
             now = s_ckpt_done (self, r, now);   /* the rank goes on from the save's end */
@@ -1587,13 +1587,13 @@ sb_trainer_pump (sb_trainer_t *self, int *busy)
             s_advance (self, r, now);
             if (r->running && r->computing && (wake == 0 || r->compute_until < wake))
                 wake = r->compute_until;
-            double preprocessed = r->running ? s_loaders_wake (self, r) : 0;     /* issue 15, preproc */
+            double preprocessed = r->running ? s_loaders_wake (self, r) : 0;
             if (preprocessed > 0 && (wake == 0 || preprocessed < wake))
                 wake = preprocessed;
             if (r->running && (wake == 0 || r->interval.next < wake))
                 wake = r->interval.next;
             if (r->running && r->ckpt_job && (wake == 0 || now + 0.002 < wake))
-                wake = now + 0.002;     /* issue 15, ckpt: look again for the checkpoint's end */
+                wake = now + 0.002;     /* look again for the checkpoint's end */
         }
     } while (self->released && !self->failed);
     return self->failed ? 0 : wake;
