@@ -57,6 +57,25 @@ sess_broadcast (sess_t *self, const sb_msg_t *msg)
         sess_send (self, &self->workers[i], msg);
 }
 
+/* Tell the sender of a frame this coordinator cannot read why (REJECT):
+ * the protocol versions, or the decoder's reason. `who` names the sender in
+ * the debug line when the REJECT cannot be sent. */
+static void
+s_reject_frame (sess_t *self, zframe_t *identity, sb_proto_status_t st, unsigned long long peer_version,
+                const char *reason, const char *who)
+{
+    sb_msg_t rej = { .type = SB_MSG_REJECT };
+    char text[320];
+    if (st == SB_PROTO_EVERSION)
+        snprintf (text, sizeof text, "coordinator speaks protocol version %d, you sent version %llu",
+                  SB_PROTO_VERSION, peer_version);
+    else
+        snprintf (text, sizeof text, "frame rejected: %s", reason);
+    rej.u.reject.reason = text;
+    if (sb_wire_send (self->router, identity, &rej) != 0)
+        sb_debug ("%s could not be told: %s", who, zmq_strerror (zmq_errno ()));
+}
+
 /* Receive and dispatch one message; 0 when none was waiting. */
 static int
 s_dispatch (sess_t *self)
@@ -78,16 +97,7 @@ s_dispatch (sess_t *self)
         char host[1024], software[512];
         sb_log_escape (msg.u.hello.host, host, sizeof host);
         sb_log_escape (msg.u.hello.software, software, sizeof software);
-        sb_msg_t rej = { .type = SB_MSG_REJECT };
-        char text[320];
-        if (st == SB_PROTO_EVERSION)
-            snprintf (text, sizeof text, "coordinator speaks protocol version %d, you sent version %llu",
-                      SB_PROTO_VERSION, (unsigned long long) peer_version);
-        else
-            snprintf (text, sizeof text, "frame rejected: %s", reason);
-        rej.u.reject.reason = text;
-        if (sb_wire_send (self->router, identity, &rej) != 0)
-            sb_debug ("the worker of another version could not be told: %s", zmq_strerror (zmq_errno ()));
+        s_reject_frame (self, identity, st, peer_version, reason, "the worker of another version");
         if (st == SB_PROTO_EVERSION)
             sess_fail (self, "the worker on %s (%s) speaks protocol version %llu; this coordinator (shardbench %s, build"
                        " %s) speaks protocol version %d: run the same shardbench version on every node", host,
@@ -107,18 +117,8 @@ s_dispatch (sess_t *self)
         self->rejected_frames++;
         sb_warn ("rejected a frame from %s: %s", w ? w->host : "an unknown peer", reason);
         /* Tell the sender why, unless it is an admitted worker (REJECT would end it). */
-        if (identity && (st == SB_PROTO_EVERSION || !w)) {
-            sb_msg_t rej = { .type = SB_MSG_REJECT };
-            char text[320];
-            if (st == SB_PROTO_EVERSION)
-                snprintf (text, sizeof text, "coordinator speaks protocol version %d, you sent version %llu",
-                          SB_PROTO_VERSION, (unsigned long long) peer_version);
-            else
-                snprintf (text, sizeof text, "frame rejected: %s", reason);
-            rej.u.reject.reason = text;
-            if (sb_wire_send (self->router, identity, &rej) != 0)
-                sb_debug ("the sender of the rejected frame could not be told: %s", zmq_strerror (zmq_errno ()));
-        }
+        if (identity && (st == SB_PROTO_EVERSION || !w))
+            s_reject_frame (self, identity, st, peer_version, reason, "the sender of the rejected frame");
         zframe_destroy (&identity);
         return 1;
     }
