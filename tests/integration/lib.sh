@@ -48,6 +48,8 @@ finish () {
 # coordinator_endpoint ERRFILE: the endpoint a coordinator started with
 # --workers and --bind tcp://127.0.0.1:* bound (from its log: no fixed port
 # that something else may hold). Waits up to 30 s; prints nothing on failure.
+# ERRFILE must not hold an earlier coordinator's log: remove it before the
+# coordinator starts in the background (its redirection may come after this reads).
 coordinator_endpoint () {
     local i
     for i in $(seq 1 300); do

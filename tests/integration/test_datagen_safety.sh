@@ -93,6 +93,7 @@ expect_eq "SIGINT: the dataset is marked unfinished" "$(sed -n 's/^state=//p' b/
 
 # --- 3. a killed coordinator: its worker stops within one buffer and removes its temporary
 rm -rf b
+rm -f b.out b.err    # the first coordinator's endpoint must not be read from them
 "$SHARDBENCH" datagen dataset.data_folder=./b $slow --workers 1 --bind 'tcp://127.0.0.1:*' >b.out 2>b.err &
 C=$!
 ep=$(coordinator_endpoint b.err)
@@ -236,6 +237,7 @@ expect_eq "unshared folder: probe removed" "$(find p -name '.shardbench-probe-*'
 expect_eq "unshared folder: no datagen run recorded as succeeded" \
     "$(q shardbench.db "SELECT count(*) FROM runs WHERE kind = 'datagen' AND status = 'succeeded' AND config LIKE '%./p%'")" 0
 # the same worker seeing the folder is admitted
+rm -f p.out p.err    # the refused run's endpoint must not be read from them
 "$SHARDBENCH" datagen dataset.data_folder=./p $small --accelerators 1 --workers 1 --bind 'tcp://127.0.0.1:*' \
     >p.out 2>p.err &
 C=$!
