@@ -43,8 +43,9 @@ s_capture (void *ctx, const sb_msg_t *msg)
 static void
 s_setup (void)
 {
-    char tmpl[] = "/tmp/sb-ckpt-rank.XXXXXX";
-    ck_assert_ptr_nonnull (mkdtemp (tmpl));
+    char tmpl[256];
+    snprintf (tmpl, sizeof tmpl, "%s/sb-ckpt-rank.XXXXXX", getenv ("TMPDIR") ? getenv ("TMPDIR") : "/tmp");
+    ck_assert_ptr_nonnull (mkdtemp (tmpl));     /* a private folder of a name nobody could plant */
     snprintf (s_root, sizeof s_root, "%s/", tmpl);
     s_error[0] = s_op[0] = s_target[0] = '\0';
     s_errors = s_errno = s_done = 0;
