@@ -282,6 +282,9 @@ expect_eq "S3 listing SIGKILLed: no file left in TMPDIR" "$(ls tmp | wc -l)" 0
 : "${FAKE_S3:?path of the fake_s3 binary}"
 # fake MODE [ARGS...]: a fake server; its log is fake-MODE.err, port FAKE_PORT, pid FAKE_PID
 fake () {
+    # an earlier server of the same mode wrote these: its port and lines must
+    # not be read for this one's (the redirection below may come after the reads)
+    rm -f "fake-$1.out" "fake-$1.err"
     "$FAKE_S3" -m "$@" >"fake-$1.out" 2>"fake-$1.err" &
     FAKE_PID=$!
     for _ in $(seq 100); do grep -q listening "fake-$1.out" 2>/dev/null && break; sleep 0.05; done
