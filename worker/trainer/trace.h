@@ -3,11 +3,13 @@
  * DIR/trace-HOST-PID.csv, one CSV line per read and one per sample served
  * from a parquet row group an earlier read of the epoch brought in (bytes 0,
  * latency 0, start when it was served), after the header
- *   rank,epoch,step,position,file_index,key,offset,length,start_s,latency_us,bytes
+ *   rank,epoch,step,position,file_index,key,offset,length,start_s,latency_us,bytes,sample
  * position: in the rank's epoch order (step = position / batch); file_index:
  * the object's catalog index (name order); key: relative to the data folder,
  * quoted as CSV when it holds a comma or a quote; start_s: Unix seconds the
- * read was queued; length 0: the whole object. A parquet footer read (the
+ * read was queued; length 0: the whole object; sample: the sample in the
+ * file the position reads (a read of a row group or of a whole file serves
+ * many, each on its own line). A parquet footer read (the
  * file's first of an epoch, as pyarrow reads it) serves no sample and has
  * no line; its bytes count in the epoch's. */
 #ifndef SB_TRACE_H
@@ -19,7 +21,7 @@
 typedef struct sb_trace sb_trace_t;
 
 typedef struct {
-    uint64_t    rank, epoch, step, position, file;
+    uint64_t    rank, epoch, step, position, file, sample;
     const char *key;
     uint64_t    offset, length;
     double      start_s;

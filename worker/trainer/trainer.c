@@ -27,6 +27,7 @@
 #include "reader.h"
 #include "sample_range.h"
 #include "sampler.h"
+#include "tf_plan.h"
 #include "trace.h"
 #include "util.h"
 
@@ -46,6 +47,7 @@ typedef struct {
     uint64_t run;           /* ... and the consecutive positions of its batch it serves */
     uint64_t count;         /* every position it serves (later ones of its row group included) */
     uint64_t file, offset, length, dlio;
+    uint64_t sample;        /* the sample in the file of `position` (the run's are the next ones) */
     const char *stored;     /* the entry's stored key (borrowed from the entries) or NULL */
     double   start;
     uint32_t loader;        /* the loader thread + 1 whose read this is (0: none) */
@@ -83,6 +85,7 @@ typedef struct {
     uint32_t      *free_slots;      /* stack of free slot indices (owned) */
     size_t         nfree;
     s_group_t     *groups;          /* threads + 1: each loader thread's last group, then the rank's (owned) */
+    sb_tf_plan_t  *tf;              /* tf_mode: what each loader thread's reader read this epoch (owned) */
     s_loader_t    *loaders;         /* threads of them (owned) */
     uint32_t      *batch_pending;   /* nslots + 1: reads in flight of batch q at [q % (nslots + 1)] (owned) */
     uint64_t       next_seq;
@@ -173,6 +176,7 @@ struct sb_trainer {
     int              loader_lanes;  /* a pool of one-read clients (no SB_ENGINE_ASYNC): a loader thread's
                                      * reads wait in its own lane, DLIO's window ahead (s_window) */
     int              grouped;       /* a read serves many samples (row groups): s_completions_wanted is 1 */
+    sb_tf_mode_t     tf_mode;       /* DLIO's tf.data reads per loader thread (tf_plan.h), or SB_TF_NONE */
 };
 
 /* ENDPOINT_STATS of rank r: its engine's counters since the phase began,
@@ -282,6 +286,7 @@ sb_trainer_new (const sb_msg_welcome_t *cfg, const sb_storage_cfg_t *storage, co
     self->set = train;
     self->stall_s = (double) cfg->stall_timeout_ms / 1000.0;
     self->threads = cfg->loader_threads ? cfg->loader_threads : 1;
+    self->tf_mode = sb_tf_mode (cfg->sampler, cfg->format, cfg->samples_per_file);
     uint64_t batch_max = cfg->eval_files && eval->batch_size > cfg->batch_size ? eval->batch_size : cfg->batch_size;
     self->nslots = (size_t) ((cfg->prefetch_size + 1) * batch_max);
     if (self->nslots < 3)   /* a parquet file's first group goes with its (up to 2) footer reads */
@@ -314,7 +319,9 @@ sb_trainer_new (const sb_msg_welcome_t *cfg, const sb_storage_cfg_t *storage, co
         r->groups = calloc ((size_t) self->threads + 1, sizeof *r->groups);
         r->loaders = calloc ((size_t) self->threads, sizeof *r->loaders);
         r->batch_pending = calloc (self->nslots + 1, sizeof *r->batch_pending);
-        if (!r->reader || !r->slots || !r->free_slots || !r->groups || !r->loaders || !r->batch_pending) {
+        r->tf = self->tf_mode != SB_TF_NONE ? sb_tf_plan_new ((size_t) self->threads) : NULL;
+        if (!r->reader || !r->slots || !r->free_slots || !r->groups || !r->loaders || !r->batch_pending
+            || (self->tf_mode != SB_TF_NONE && !r->tf)) {
             snprintf (err, err_size, "rank %llu: %s", (unsigned long long) r->rank,
                       r->reader ? "out of memory for its reads in flight" : why);
             self->nranks++;
@@ -373,6 +380,7 @@ sb_trainer_destroy (sb_trainer_t **self_p)
         free (r->groups);
         free (r->loaders);
         free (r->batch_pending);
+        sb_tf_plan_destroy (&r->tf);
         sb_reader_destroy (&r->reader);
     }
     char err[PATH_MAX + 128];
@@ -480,6 +488,14 @@ s_read_at (sb_trainer_t *self, s_rank_t *r, uint64_t p, s_read_t *rd)
         s_fail (self, r, "size", key, 0, text, NULL);
         return -1;
     }
+    if (self->tf_mode == SB_TF_WHOLE_FILE) {
+        /* DLIO's npz reader reads each file of its thread once, whole
+         * (length 0 when the size is unknown: the whole object) */
+        rd->offset = 0;
+        rd->length = rd->size == SB_SIZE_UNKNOWN ? 0 : rd->size;
+        rd->run_end = rd->ref.sample + 1;
+        rd->group = 1;
+    }
     return 0;
 }
 
@@ -519,8 +535,8 @@ s_run (const sb_trainer_t *self, const s_rank_t *r, uint64_t p, const sb_sample_
 /* ------------------------------------------------------------ completions */
 
 static void
-s_trace (sb_trainer_t *self, s_rank_t *r, uint64_t position, uint64_t file, const char *stored, uint64_t dlio,
-         uint64_t offset, uint64_t length, double start, uint64_t latency_us, uint64_t bytes)
+s_trace (sb_trainer_t *self, s_rank_t *r, uint64_t position, uint64_t file, uint64_t sample, const char *stored,
+         uint64_t dlio, uint64_t offset, uint64_t length, double start, uint64_t latency_us, uint64_t bytes)
 {
     if (!self->trace || self->failed)
         return;
@@ -529,7 +545,7 @@ s_trace (sb_trainer_t *self, s_rank_t *r, uint64_t position, uint64_t file, cons
         snprintf (key, sizeof key, "#%llu", (unsigned long long) file);
     sb_trace_line_t line = {
         .rank = r->rank, .epoch = self->epoch, .step = position / self->set->batch_size, .position = position,
-        .file = file, .key = key, .offset = offset, .length = length, .start_s = start, .latency_us = latency_us,
+        .file = file, .sample = sample, .key = key, .offset = offset, .length = length, .start_s = start, .latency_us = latency_us,
         .bytes = bytes,
     };
     if (sb_trace_write (self->trace, &line, err, sizeof err) != 0)
@@ -579,10 +595,11 @@ s_complete (sb_trainer_t *self, s_rank_t *r, size_t i, uint64_t bytes, uint64_t 
     if (s->in_batch)
         r->batch_pending[(s->position / self->set->batch_size) % (self->nslots + 1)]--;
     if (s->run > 0)     /* a parquet footer read (run 0) serves no sample: not traced */
-        s_trace (self, r, s->position, s->file, s->stored, s->dlio, s->offset, s->length, s->start,
+        s_trace (self, r, s->position, s->file, s->sample, s->stored, s->dlio, s->offset, s->length, s->start,
                  latency_ns / 1000, bytes);
     for (uint64_t j = 1; self->trace && j < s->run; j++)
-        s_trace (self, r, s->position + j, s->file, s->stored, s->dlio, s->offset, s->length, s->start, 0, 0);
+        s_trace (self, r, s->position + j, s->file, s->sample + j, s->stored, s->dlio, s->offset, s->length, s->start,
+                 0, 0);
     s->seq = 0;
     r->free_slots[r->nfree++] = (uint32_t) i;
 }
@@ -834,6 +851,9 @@ sb_trainer_start (sb_trainer_t *self, const sb_msg_phase_start_t *ps)
         r->groups = keep.groups;
         r->loaders = keep.loaders;
         r->batch_pending = keep.batch_pending;
+        r->tf = keep.tf;
+        if (r->tf)      /* DLIO's loader makes each thread's reader afresh every epoch */
+            sb_tf_plan_reset (r->tf);
         memset (r->loaders, 0, (size_t) self->threads * sizeof *r->loaders);
         memset (r->batch_pending, 0, (self->nslots + 1) * sizeof *r->batch_pending);
         memset (r->slots, 0, self->nslots * sizeof *r->slots);
@@ -1142,19 +1162,28 @@ s_compute_time (sb_trainer_t *self, const s_rank_t *r)
     return sb_dist_draw (&set->compute, set->compute_seed, r->rank, self->epoch << 32 | r->step);
 }
 
-/* The row group of rd, when a read of its loader thread (or the rank's
- * last) brought it in or is bringing it in. */
-static s_group_t *
-s_group_of (sb_trainer_t *self, s_rank_t *r, const s_read_t *rd)
+/* The row group of rd into *out, when a read of its loader thread (or the
+ * rank's last) brought it in or is bringing it in: 1, else 0. DLIO's
+ * tf.data readers (tf_mode) keep what their own thread read this epoch, and
+ * a thread never serves another's. */
+static int
+s_group_of (sb_trainer_t *self, s_rank_t *r, const s_read_t *rd, s_group_t *out)
 {
+    if (self->tf_mode != SB_TF_NONE) {
+        *out = (s_group_t) { .file = rd->ref.file, .offset = rd->offset, .length = rd->length, .valid = 1 };
+        return sb_tf_plan_find (r->tf, (size_t) (rd->ref.thread < self->threads ? rd->ref.thread : 0), rd->ref.file,
+                                rd->offset, rd->length, &out->slot, &out->seq);
+    }
     s_group_t *candidates[2] = { &r->groups[rd->ref.thread < self->threads ? rd->ref.thread : 0],
                                  &r->groups[self->threads] };
     for (int i = 0; i < 2; i++) {
         s_group_t *g = candidates[i];
-        if (g->valid && g->file == rd->ref.file && g->offset == rd->offset && g->length == rd->length)
-            return g;
+        if (g->valid && g->file == rd->ref.file && g->offset == rd->offset && g->length == rd->length) {
+            *out = *g;
+            return 1;
+        }
     }
-    return NULL;
+    return 0;
 }
 
 /* The reader's lane of rd: the loader thread that reads it (reader.h). */
@@ -1183,8 +1212,13 @@ s_issue (sb_trainer_t *self, s_rank_t *r, const s_read_t *rd, uint64_t p, uint64
         }
         name = key;
     }
-    if (self->set->footered && rd->ref.file < self->set->listed
-        && !(self->set->footered[rd->ref.file / 8] & (1u << (rd->ref.file % 8)))) {
+    /* parquet: DLIO reads a file's footer when it opens the file, once an
+     * epoch; its tf.data readers once per loader thread that opens it */
+    int opens = self->tf_mode == SB_TF_GROUPS
+        ? sb_tf_plan_opens (r->tf, (size_t) s_lane (self, rd), rd->ref.file)
+        : self->set->footered && rd->ref.file < self->set->listed
+            && !(self->set->footered[rd->ref.file / 8] & (1u << (rd->ref.file % 8)));
+    if (opens && self->set->footered) {
         /* the file's first read this epoch: its footer first, as pyarrow reads it (no samples) */
         sb_parquet_range_t fr[2];
         size_t nf = rd->group ? sb_sample_range_footer (&self->ranger, rd->size, fr) : 0;
@@ -1209,11 +1243,12 @@ s_issue (sb_trainer_t *self, s_rank_t *r, const s_read_t *rd, uint64_t p, uint64
         }
         if (r->nfree < nf + 1)
             return 1;
-        self->set->footered[rd->ref.file / 8] |= (uint8_t) (1u << (rd->ref.file % 8));
+        if (rd->ref.file < self->set->listed)
+            self->set->footered[rd->ref.file / 8] |= (uint8_t) (1u << (rd->ref.file % 8));
         for (size_t j = 0; j < nf; j++) {
             size_t f = r->free_slots[--r->nfree];
             r->slots[f] = (s_slot_t) { .seq = ++r->next_seq, .position = p, .run = 0, .count = 0,
-                                       .file = rd->ref.file, .offset = fr[j].offset, .length = fr[j].length,
+                                       .file = rd->ref.file, .sample = rd->ref.sample, .offset = fr[j].offset, .length = fr[j].length,
                                        .dlio = rd->dlio, .stored = rd->stored, .start = now, .tail = (uint8_t) tail };
             if (sb_reader_submit (r->reader, name, fr[j].offset, fr[j].length, f, s_lane (self, rd),
                                   s_evict_flag (self, rd->ref.file) | (tail ? SB_READ_PARQUET_TAIL : 0)) != 0) {
@@ -1228,6 +1263,7 @@ s_issue (sb_trainer_t *self, s_rank_t *r, const s_read_t *rd, uint64_t p, uint64
     size_t i = r->free_slots[--r->nfree];
     s_slot_t *s = &r->slots[i];
     *s = (s_slot_t) { .seq = ++r->next_seq, .position = p, .run = n, .count = n, .file = rd->ref.file,
+                      .sample = rd->ref.sample,
                       .offset = rd->offset, .length = rd->length, .dlio = rd->dlio, .stored = rd->stored,
                       .start = now, .loader = loader, .in_batch = !rd->group && n == 1 };
     if (s->in_batch)
@@ -1238,6 +1274,11 @@ s_issue (sb_trainer_t *self, s_rank_t *r, const s_read_t *rd, uint64_t p, uint64
                              .seq = s->seq, .valid = 1 };
         r->groups[rd->ref.thread < self->threads ? rd->ref.thread : 0] = latest;
         r->groups[self->threads] = latest;
+    }
+    if (r->tf && sb_tf_plan_add (r->tf, (size_t) s_lane (self, rd), rd->ref.file, rd->offset, rd->length, i, s->seq)
+                     != 0) {
+        s_fail (self, r, "memory", NULL, ENOMEM, "out of memory for a loader thread's row groups", NULL);
+        return -1;
     }
     if (sb_reader_submit (r->reader, name, rd->offset, rd->length, i, s_lane (self, rd),
                           s_evict_flag (self, rd->ref.file)) != 0) {
@@ -1278,7 +1319,7 @@ s_submit (sb_trainer_t *self, s_rank_t *r, double now)
         uint64_t p = r->submitted, n = rd.group ? s_run (self, r, p, &rd.ref, rd.run_end - rd.ref.sample) : 1;
         if (n > k - p)
             n = k - p;
-        s_group_t *g = rd.group ? s_group_of (self, r, &rd) : NULL;
+        s_group_t found, *g = rd.group && s_group_of (self, r, &rd, &found) ? &found : NULL;
         if (g) {    /* its row group is in, or on its way: no I/O */
             s_slot_t *s = &r->slots[g->slot];
             if (s->seq == g->seq && s->seq != 0)
@@ -1286,7 +1327,8 @@ s_submit (sb_trainer_t *self, s_rank_t *r, double now)
             else
                 s_count (r, n, 0, 0, 0);
             for (uint64_t j = 0; self->trace && j < n; j++)
-                s_trace (self, r, p + j, rd.ref.file, rd.stored, rd.dlio, rd.offset, rd.length, now, 0, 0);
+                s_trace (self, r, p + j, rd.ref.file, rd.ref.sample + j, rd.stored, rd.dlio, rd.offset, rd.length, now, 0,
+                     0);
             r->submitted += n;
             continue;
         }
@@ -1349,12 +1391,13 @@ s_loader_take (sb_trainer_t *self, s_rank_t *r, uint64_t t, double now)
             n = j;
             break;
         }
-    s_group_t *g = rd.group ? s_group_of (self, r, &rd) : NULL;
+    s_group_t found, *g = rd.group && s_group_of (self, r, &rd, &found) ? &found : NULL;
     l->n = n;
     l->done = 0;
     if (g) {    /* its row group is in, or on its way: no I/O */
         for (uint64_t j = 0; self->trace && j < n; j++)
-            s_trace (self, r, p + j, rd.ref.file, rd.stored, rd.dlio, rd.offset, rd.length, now, 0, 0);
+            s_trace (self, r, p + j, rd.ref.file, rd.ref.sample + j, rd.stored, rd.dlio, rd.offset, rd.length, now, 0,
+                     0);
         const s_slot_t *s = &r->slots[g->slot];
         if (s->seq == g->seq && s->seq != 0) {
             l->state = S_LOADER_WAITING;

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# DLIO's tf.data reads (data_loader/tf_data_loader.py: one reader per loader
+# thread, made afresh every epoch, over that thread's entries of
+# build_sample_map_iter), from real runs' read traces (shardbench.trace)
+# against tests/dlio_model.py (tf_reads):
+# - npz with several samples per file: one whole-file read per (loader
+#   thread, file) (reader/npz_reader_iterable.py); 10 files of 3 samples on
+#   4 threads split files 2, 4 and 9 between two threads: 13 reads of 10
+#   files, each the file's size; 2 ranks of 5 files on 2 threads: 7 a rank;
+# - parquet: one read per (loader thread, file, row group)
+#   (reader/parquet_reader_file_iterable.py keeps each group it read for the
+#   epoch), however often the shuffled samples come back to a group: 10
+#   files of 2 groups on 2 threads: 20 reads a rank and epoch (a reader
+#   that remembers only its last group reads some 210); 5 files of 4 groups
+#   on 2 threads, file 2 split between them: 24.
+# (reader.read_threads is set to 2 or more: 1 is raised to the host's cores.)
+# and in every case each rank's samples, per epoch, in the model's order.
+# Each read's line has the bytes it read; the positions it serves later have
+# lines of 0 bytes.
+. "$(dirname "$0")/lib.sh"
+PY=python3
+"$PY" -c 'import numpy' 2>/dev/null || PY=/usr/bin/python3
+MODEL="$(cd "$(dirname "$0")/.." && pwd)/dlio_model.py"
+
+# check NAME FOLDER SPF FILES RANKS BATCH THREADS EPOCHS ROWS_PER_GROUP WANT_READS_PER_RANK_EPOCH
+check () {
+    "$PY" - "$MODEL" "$@" <<'PYEOF'
+import csv, glob, importlib.util, os, sys
+spec = importlib.util.spec_from_file_location("dlio_model", sys.argv[1])
+m = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(m)
+name, folder = sys.argv[2], sys.argv[3]
+spf, files, ranks, batch, threads, epochs, rpg, want_n = map(int, sys.argv[4:12])
+lines = {}
+for path in glob.glob("trace/trace-*.csv"):
+    with open(path, newline="") as f:
+        for row in csv.DictReader(f):
+            lines.setdefault((int(row["rank"]), int(row["epoch"])), []).append(row)
+want = {}
+for e in m.model("dlio_iterative", files, spf, ranks, batch, threads=threads, seed=123, sample_shuffle=True,
+                 epochs=epochs):
+    for r, reads in e["reads"].items():
+        want[(r, e["epoch"])] = reads
+if sorted(lines) != sorted(want):
+    sys.exit(f"{name}: traced (rank, epoch) {sorted(lines)}, the model has {sorted(want)}")
+for k in sorted(want):
+    rows = sorted(lines[k], key=lambda row: (int(row["position"]), -int(row["bytes"])))
+    reads = [row for row in rows if int(row["bytes"]) > 0]
+    dlio = m.tf_reads(want[k], rpg)
+    if len(dlio) != want_n:
+        sys.exit(f"{name}: the model gives {len(dlio)} reads for rank {k[0]} epoch {k[1]}, the test expects {want_n}")
+    if len(reads) != len(dlio):
+        sys.exit(f"{name}: rank {k[0]} epoch {k[1]}: {len(reads)} reads, DLIO's tf.data readers make {len(dlio)}")
+    got = [(int(row["position"]), int(row["file_index"])) for row in reads]
+    theirs = [(p, f) for p, _t, f, _g in dlio]
+    if got != theirs:
+        sys.exit(f"{name}: rank {k[0]} epoch {k[1]}: reads at (position, file) {got}, DLIO's at {theirs}")
+    for row in reads:
+        size = os.path.getsize(os.path.join(folder, row["key"]))
+        if rpg == 0 and (int(row["offset"]), int(row["length"]), int(row["bytes"])) != (0, size, size):
+            sys.exit(f"{name}: {row['key']}: read [{row['offset']}, +{row['length']}) of {row['bytes']} bytes,"
+                     f" not the whole file of {size}")
+        if rpg and int(row["bytes"]) != int(row["length"]):
+            sys.exit(f"{name}: {row['key']}: read {row['bytes']} of {row['length']} bytes")
+    if rpg:     # one read per (file, group offset) and thread: no range read twice
+        ranges = [(int(row["file_index"]), int(row["offset"])) for row in reads]
+        if name == "pq20" and len(set(ranges)) != len(ranges):
+            sys.exit(f"{name}: rank {k[0]} epoch {k[1]}: a row group read twice: {ranges}")
+    served = [(int(row["position"]), int(row["file_index"]), int(row["sample"])) for row in rows]
+    if [p for p, _f, _s in served] != list(range(len(want[k]))):
+        sys.exit(f"{name}: rank {k[0]} epoch {k[1]}: positions {[p for p, _f, _s in served][:12]}...,"
+                 f" expected one line each of 0..{len(want[k]) - 1}")
+    if [(f, s) for _p, f, s in served] != [(f, s) for f, s, _t in want[k]]:
+        sys.exit(f"{name}: rank {k[0]} epoch {k[1]}: samples differ from the model's order")
+total = sum(int(row["bytes"]) for rows in lines.values() for row in rows)
+print(f"{name}: {len(want)} rank-epochs, {want_n} reads each as DLIO's, {total} bytes traced")
+PYEOF
+}
+
+# run_case NAME FORMAT SPF FILES RANKS BATCH THREADS EPOCHS ROWS_PER_GROUP WANT EXTRA...
+run_case () {
+    local name=$1 format=$2 spf=$3 files=$4 ranks=$5 batch=$6 threads=$7 epochs=$8 rpg=$9 want=${10}
+    shift 10
+    rm -rf trace && mkdir trace
+    # shellcheck disable=SC2086
+    sb run dataset.data_folder="$SCRATCH/$name" dataset.format="$format" dataset.num_files_train="$files" \
+        dataset.num_samples_per_file="$spf" dataset.record_length_bytes=4096 reader.batch_size="$batch" \
+        reader.read_threads="$threads" reader.sample_shuffle=seed reader.file_shuffle=off \
+        train.seed=123 train.epochs="$epochs" train.computation_time=0 framework=tensorflow \
+        reader.data_loader=tensorflow shardbench.trace="$SCRATCH/trace" shardbench.drop_page_cache=false "$@" \
+        --accelerators "$ranks" --local 1 --db "$name.db"
+    expect_eq "$name: run exit" "$SB_RC" 0
+    [ "$SB_RC" = 0 ] || { tail -5 sb.err; return; }
+    local out
+    if out=$(check "$name" "$SCRATCH/$name" "$spf" "$files" "$ranks" "$batch" "$threads" "$epochs" "$rpg" \
+        "$want" 2>&1); then pass "$out"; else fail "$out"; fi
+}
+
+cd "$SCRATCH" || exit 1
+run_case npz13 npz 3 10 1 2 4 2 0 13
+run_case npz2r npz 3 10 2 1 2 2 0 7
+run_case pq20 parquet 40 10 1 4 2 2 20 20 dataset.parquet.row_group_size=20
+run_case pq24 parquet 40 5 1 4 2 1 10 24 dataset.parquet.row_group_size=10
+finish
