@@ -9,6 +9,7 @@
 #include "datasize.h"
 #include "distribution.h"
 #include "dlio_metrics.h"
+#include "dlio_tf.h"
 #include "dataset.h"
 #include "histogram.h"
 #include "log.h"
@@ -169,6 +170,11 @@ sess_sampler_new (sess_t *self, char *err, size_t err_size)
             return -1;
         }
     }
+    /* say once where DLIO's tensorflow loader would repeat or lose data */
+    char note[1024];
+    if (sb_dlio_tf_note (wl, kind, self->o->accelerators, self->catalog_info.count, self->loader_threads, note,
+                         sizeof note))
+        sb_warn ("%s", note);
     sb_sampler_cfg_t sc = {
         .kind = kind, .listed = self->catalog_info.count, .expected = wl->num_files_train,
         .samples_per_file = wl->num_samples_per_file, .ranks = self->o->accelerators, .batch_size = wl->batch_size,

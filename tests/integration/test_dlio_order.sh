@@ -39,8 +39,8 @@ for path in glob.glob("trace/trace-*.csv"):
             record = sizes[key] // spf
             if kind == "dlio_files":     # parquet: one line per sample, position order; the row from the position
                 sample = None
-            else:
-                sample = int(row["offset"]) // record if record else 0
+            else:                       # the trace names it (a whole-file read serves many)
+                sample = int(row["sample"])
             rows_of.setdefault((int(row["rank"]), int(row["epoch"])), []).append(row)
             got.setdefault((int(row["rank"]), int(row["epoch"])), []).append(
                 (int(row["position"]), int(row["file_index"]), sample, int(row["bytes"])))

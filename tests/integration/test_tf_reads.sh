@@ -98,7 +98,27 @@ run_case () {
 
 cd "$SCRATCH" || exit 1
 run_case npz13 npz 3 10 1 2 4 2 0 13
+# said once at run time: DLIO's npz reader yields every sample of a split file in both threads
+expect_eq "npz13: the split files said once" \
+    "$(grep -c "a rank's 10 files make 13 (thread, file) pairs" sb.err)" 1
 run_case npz2r npz 3 10 2 1 2 2 0 7
 run_case pq20 parquet 40 10 1 4 2 2 20 20 dataset.parquet.row_group_size=20
 run_case pq24 parquet 40 5 1 4 2 1 10 24 dataset.parquet.row_group_size=10
+
+# tfrecord: DLIO's TFReader.next shards each rank's list again by the ranks
+# and repeats it (resnet50, cosmoflow): shardbench keeps the iterative
+# order and says once what DLIO would have read. 8 files on 2 ranks: a
+# rank's 4, sharded again: rank 0 reads 2 (0 and 2 of its list), rank 1
+# 2, so 4 of the 8 are never read.
+rm -rf trace && mkdir trace
+sb run dataset.data_folder="$SCRATCH/tfr" dataset.format=tfrecord dataset.num_files_train=8 \
+    dataset.num_samples_per_file=2 dataset.record_length_bytes=4096 reader.batch_size=2 reader.read_threads=2 \
+    reader.sample_shuffle=off reader.file_shuffle=off train.epochs=1 train.computation_time=0 framework=tensorflow \
+    reader.data_loader=tensorflow shardbench.trace="$SCRATCH/trace" shardbench.drop_page_cache=false \
+    --accelerators 2 --local 1 --db tfr.db
+expect_eq "tfr: run exit" "$SB_RC" 0
+expect_eq "tfr: DLIO's re-shard said once" "$(grep -c "TFReader.next shards each rank's 4 files again by the 2 ranks" sb.err)" 1
+expect_contains "tfr: what DLIO would read" sb.err "reads 2 of its files (rank 0), each about 2 times, and 4 of the 8 files are never read"
+expect_eq "tfr: every file read (8 files, 2 samples each, one line a sample)" \
+    "$(tail -qn +2 trace/*.csv | cut -d, -f5 | sort -u | wc -l) $(tail -qn +2 trace/*.csv | wc -l)" "8 16"
 finish
