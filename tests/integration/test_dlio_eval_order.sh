@@ -40,7 +40,7 @@ for path in glob.glob("trace/trace-*.csv"):
                 sizes[key] = os.path.getsize(os.path.join(folder, key))
             record = sizes[key] // spf
             # parquet: one line per sample in position order, the row group's offset
-            sample = None if kind == "dlio_files" else (int(row["offset"]) // record if record else 0)
+            sample = None if kind == "dlio_files" else int(row["sample"])   # a whole-file read serves many
             got.setdefault((int(row["rank"]), int(row["epoch"])), []).append(
                 (int(row["position"]), int(row["file_index"]), sample))
 want = {}
