@@ -1,7 +1,8 @@
 /* trace: the per-read trace of a worker (shardbench.trace=DIR).
  *
  * DIR/trace-HOST-PID.csv, one CSV line per read and one per sample served
- * from a parquet row group an earlier read of the epoch brought in (bytes 0,
+ * from a parquet row group or a whole file (tensorflow's npz, tf_plan.h) an
+ * earlier read of the epoch brought in (bytes 0,
  * latency 0, start when it was served), after the header
  *   rank,epoch,step,position,file_index,key,offset,length,start_s,latency_us,bytes,sample
  * position: in the rank's epoch order (step = position / batch); file_index:

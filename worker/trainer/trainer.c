@@ -8,7 +8,10 @@
  * (worker/trainer/entries.h), and lib/dataset/sample_range.h turns them into a byte
  * range. A parquet row group is read once per epoch: samples of a group a
  * read of the same loader thread (or the rank's last read) brought in, or is
- * bringing in, complete with it and cost no I/O.
+ * bringing in, complete with it and cost no I/O. With DLIO's tensorflow
+ * loader (tf_plan.h) each loader thread keeps what it read: an npz file is
+ * read whole once per (thread, file), a parquet row group once per (thread,
+ * file, group), and a thread never serves another thread's samples.
  *
  * with reader.preprocess_time (WELCOME preprocess_dist)
  * each of a rank's loader threads works as one of DLIO's loader workers: it
