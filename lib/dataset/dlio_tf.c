@@ -63,17 +63,17 @@ sb_dlio_tf_note (const sb_workload_t *wl, sb_sampler_kind_t kind, uint64_t ranks
                       (unsigned long long) ranks);
         return 1;
     }
-    if (strcasecmp (wl->format, "npz") == 0 && spf > 1 && f > 0) {
+    if ((strcasecmp (wl->format, "npz") == 0 || strcasecmp (wl->format, "npy") == 0) && spf > 1 && f > 0) {
         uint64_t pairs = sb_dlio_tf_thread_files (f, spf, threads);
         if (pairs <= f)
             return 0;   /* no file is split between threads: DLIO's samples are each file's, once */
-        snprintf (buf, size, "npz with %llu samples per file on %llu loader threads: a rank's %llu files make %llu"
-                  " (thread, file) pairs, some files being split between threads; DLIO_local_changes' npz reader"
+        snprintf (buf, size, "%s with %llu samples per file on %llu loader threads: a rank's %llu files make %llu"
+                  " (thread, file) pairs, some files being split between threads; DLIO_local_changes' %s reader"
                   " reads a file once, whole, per thread (%llu whole-file reads a rank and epoch, as shardbench"
                   " reads them) and yields every sample of each: %llu samples for the %llu entries of the map,"
                   " split files' samples twice and, past the step limit, others never; shardbench serves each"
-                  " entry of the map once (docs/DLIO.md)", (unsigned long long) spf, (unsigned long long) threads,
-                  (unsigned long long) f, (unsigned long long) pairs, (unsigned long long) pairs,
+                  " entry of the map once (docs/DLIO.md)", wl->format, (unsigned long long) spf, (unsigned long long) threads,
+                  (unsigned long long) f, (unsigned long long) pairs, wl->format, (unsigned long long) pairs,
                   (unsigned long long) (pairs * spf), (unsigned long long) (f * spf));
         return 1;
     }

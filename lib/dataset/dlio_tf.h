@@ -8,8 +8,8 @@
  *   slice of the rank's files about R times and (R-1)/R of the set is never
  *   read. shardbench reads each rank's files once an epoch in the iterative
  *   order (the same steps and, for files of one size, the same bytes).
- * - npz with several samples per file (reader/npz_reader_iterable.py,
- *   _localfs_stream_next): each loader thread yields every sample of every
+ * - npz or npy with several samples per file (reader/npz_reader_iterable.py,
+ *   npy_reader_iterable.py: _localfs_stream_next): each loader thread yields every sample of every
  *   file its entries touch, so a file whose entries two threads share has
  *   its samples yielded twice while the loop's step limit leaves as many
  *   others out. shardbench reads as DLIO does (a file once, whole, per

@@ -3,10 +3,11 @@
 # thread, made afresh every epoch, over that thread's entries of
 # build_sample_map_iter), from real runs' read traces (shardbench.trace)
 # against tests/dlio_model.py (tf_reads):
-# - npz with several samples per file: one whole-file read per (loader
-#   thread, file) (reader/npz_reader_iterable.py); 10 files of 3 samples on
-#   4 threads split files 2, 4 and 9 between two threads: 13 reads of 10
-#   files, each the file's size; 2 ranks of 5 files on 2 threads: 7 a rank;
+# - npz (and npy) with several samples per file: one whole-file read per
+#   (loader thread, file) (reader/npz_reader_iterable.py,
+#   npy_reader_iterable.py); 10 files of 3 samples on 4 threads split files
+#   2, 4 and 9 between two threads: 13 reads of 10 files, each the file's
+#   size; 2 ranks of 5 files on 2 threads: 7 a rank;
 # - parquet: one read per (loader thread, file, row group)
 #   (reader/parquet_reader_file_iterable.py keeps each group it read for the
 #   epoch), however often the shuffled samples come back to a group: 10
@@ -102,6 +103,7 @@ run_case npz13 npz 3 10 1 2 4 2 0 13
 expect_eq "npz13: the split files said once" \
     "$(grep -c "a rank's 10 files make 13 (thread, file) pairs" sb.err)" 1
 run_case npz2r npz 3 10 2 1 2 2 0 7
+run_case npy13 npy 3 10 1 2 4 1 0 13
 run_case pq20 parquet 40 10 1 4 2 2 20 20 dataset.parquet.row_group_size=20
 run_case pq24 parquet 40 5 1 4 2 1 10 24 dataset.parquet.row_group_size=10
 

@@ -81,6 +81,10 @@ START_TEST (test_notes)
     ck_assert_int_eq (sb_dlio_tf_note (&npz, SB_SAMPLER_DLIO_ITERATIVE, 1, 10, 4, buf, sizeof buf), 1);
     ck_assert_ptr_nonnull (strstr (buf, "a rank's 10 files make 13 (thread, file) pairs"));
     ck_assert_ptr_nonnull (strstr (buf, "39 samples for the 30 entries"));
+    ck_assert_ptr_nonnull (strstr (buf, "npz with 3 samples per file on 4 loader threads"));
+    sb_workload_t npy = s_wl ("tensorflow", "npy", 10, 3);
+    ck_assert_int_eq (sb_dlio_tf_note (&npy, SB_SAMPLER_DLIO_ITERATIVE, 1, 10, 4, buf, sizeof buf), 1);
+    ck_assert_ptr_nonnull (strstr (buf, "npy reader reads a file once"));
     ck_assert_int_eq (sb_dlio_tf_note (&npz, SB_SAMPLER_DLIO_ITERATIVE, 1, 10, 2, buf, sizeof buf), 0);
     npz.num_samples_per_file = 1;
     ck_assert_int_eq (sb_dlio_tf_note (&npz, SB_SAMPLER_DLIO_ITERATIVE, 1, 10, 4, buf, sizeof buf), 0);

@@ -6,9 +6,14 @@
  * one reader per loader thread each epoch, over that thread's entries of
  * build_sample_map_iter (the iterative sampler kind). What a reader reads
  * depends on the format:
- *   npz (reader/npz_reader_iterable.py, _LocalFSIterableMixin): every file
- *     of the thread's entries once, whole, before serving its samples; a
- *     file whose entries two threads share is read by both;
+ *   npz and npy (reader/npz_reader_iterable.py, npy_reader_iterable.py:
+ *     _LocalFSIterableMixin._localfs_stream_next): every file of the
+ *     thread's entries once, whole, before serving its samples; a file whose
+ *     entries two threads share is read by both (the O_DIRECT readers and
+ *     S3 without a storage_library read a file whole when FormatReader.next
+ *     opens it, which is the same but for a thread whose entries start
+ *     inside a file: its closes then fall inside files, and such a file is
+ *     opened, so read, again: not reproduced);
  *   parquet (reader/parquet_reader_file_iterable.py): per file the thread
  *     opens, the footer, and each row group once (its reader keeps what it
  *     read until the epoch ends), however often the shuffled samples come
@@ -25,7 +30,7 @@
 
 typedef enum {
     SB_TF_NONE = 0,     /* one read per sample (or shardbench's own row-group rule) */
-    SB_TF_WHOLE_FILE,   /* npz: one whole-file read per (thread, file) */
+    SB_TF_WHOLE_FILE,   /* npz, npy: one whole-file read per (thread, file) */
     SB_TF_GROUPS,       /* parquet: one read per (thread, file, row group), footer per (thread, file) */
 } sb_tf_mode_t;
 
