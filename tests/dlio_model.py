@@ -368,6 +368,19 @@ def tf_reads(reads, rows_per_group=0):
     return out
 
 
+def tf_opens(reads):
+    """The (thread, file) pairs, in first-use order, whose reader opens the
+    file in one rank's epoch of the iterative kind (reads as for tf_reads):
+    DLIO's parquet reader (reader/parquet_reader_file_iterable.py open)
+    reads the footer and submits a read of every row group of the file
+    there, whichever its samples fall in."""
+    out = []
+    for _pos, t, f, _g in tf_reads(reads):
+        if (t, f) not in out:
+            out.append((t, f))
+    return out
+
+
 def format_header(e):
     return (f"epoch {e['epoch']} files_per_rank {e['files_per_rank']} steps {e['steps']} "
             f"samples_per_rank {e['samples_per_rank']} dropped {e['dropped']} unused_files {e['unused_files']}")

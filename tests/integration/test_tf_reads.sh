@@ -13,7 +13,10 @@
 #   epoch), however often the shuffled samples come back to a group: 10
 #   files of 2 groups on 2 threads: 20 reads a rank and epoch (a reader
 #   that remembers only its last group reads some 210); 5 files of 4 groups
-#   on 2 threads, file 2 split between them: 24.
+#   on 2 threads, file 2 split between them: 24. A thread's open of a file
+#   reads the footer and every row group of it (ParquetReaderFileIterable.open
+#   submits them all), so the epoch's bytes are those of every (thread, file)
+#   open, groups that serve no position of the thread included.
 # (reader.read_threads is set to 2 or more: 1 is raised to the host's cores.)
 # and in every case each rank's samples, per epoch, in the model's order.
 # Each read's line has the bytes it read; the positions it serves later have
@@ -23,7 +26,7 @@ PY=python3
 "$PY" -c 'import numpy' 2>/dev/null || PY=/usr/bin/python3
 MODEL="$(cd "$(dirname "$0")/.." && pwd)/dlio_model.py"
 
-# check NAME FOLDER SPF FILES RANKS BATCH THREADS EPOCHS ROWS_PER_GROUP WANT_READS_PER_RANK_EPOCH
+# check NAME FOLDER SPF FILES RANKS BATCH THREADS EPOCHS ROWS_PER_GROUP WANT_READS_PER_RANK_EPOCH SS DB
 check () {
     "$PY" - "$MODEL" "$@" <<'PYEOF'
 import csv, glob, importlib.util, os, sys
@@ -31,14 +34,15 @@ spec = importlib.util.spec_from_file_location("dlio_model", sys.argv[1])
 m = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(m)
 name, folder = sys.argv[2], sys.argv[3]
-spf, files, ranks, batch, threads, epochs, rpg, want_n = map(int, sys.argv[4:12])
+spf, files, ranks, batch, threads, epochs, rpg, want_n, ss = map(int, sys.argv[4:13])
+db = sys.argv[13]
 lines = {}
 for path in glob.glob("trace/trace-*.csv"):
     with open(path, newline="") as f:
         for row in csv.DictReader(f):
             lines.setdefault((int(row["rank"]), int(row["epoch"])), []).append(row)
 want = {}
-for e in m.model("dlio_iterative", files, spf, ranks, batch, threads=threads, seed=123, sample_shuffle=True,
+for e in m.model("dlio_iterative", files, spf, ranks, batch, threads=threads, seed=123, sample_shuffle=ss == 1,
                  epochs=epochs):
     for r, reads in e["reads"].items():
         want[(r, e["epoch"])] = reads
@@ -74,19 +78,44 @@ for k in sorted(want):
     if [(f, s) for _p, f, s in served] != [(f, s) for f, s, _t in want[k]]:
         sys.exit(f"{name}: rank {k[0]} epoch {k[1]}: samples differ from the model's order")
 total = sum(int(row["bytes"]) for rows in lines.values() for row in rows)
-print(f"{name}: {len(want)} rank-epochs, {want_n} reads each as DLIO's, {total} bytes traced")
+extra = ""
+if rpg:
+    # the epoch's bytes: per (thread, file) the thread's reader opens, the
+    # footer (pyarrow's last 64 KiB; the metadata fits in it here) and every
+    # row group of the file, whichever its samples fall in; a group's range
+    # is the one traced for it (every group serves some position)
+    import sqlite3
+    groups = {}
+    for rows in lines.values():
+        for row in rows:
+            groups.setdefault(int(row["file_index"]), {})[int(row["offset"])] = int(row["length"])
+    size_of = {int(row["file_index"]): os.path.getsize(os.path.join(folder, row["key"]))
+               for rows in lines.values() for row in rows}
+    con = sqlite3.connect(db)
+    got_bytes = dict(con.execute("SELECT epoch, bytes FROM epochs WHERE run_id = (SELECT max(id) FROM runs)"))
+    for epoch in range(1, epochs + 1):
+        opens = sum(len(m.tf_opens(want[(r, epoch)])) for r in range(ranks))
+        expect = sum(sum(groups[f].values()) + min(size_of[f], 65536)
+                     for r in range(ranks) for _t, f in m.tf_opens(want[(r, epoch)]))
+        if got_bytes.get(epoch) != expect:
+            sys.exit(f"{name}: epoch {epoch}: {got_bytes.get(epoch)} bytes read, DLIO's readers read {expect}"
+                     f" ({opens} files opened by a thread: footer and every row group)")
+    extra = f", {opens} (thread, file) opens reading every row group: {expect} bytes an epoch"
+print(f"{name}: {len(want)} rank-epochs, {want_n} reads each as DLIO's, {total} bytes traced{extra}")
 PYEOF
 }
 
-# run_case NAME FORMAT SPF FILES RANKS BATCH THREADS EPOCHS ROWS_PER_GROUP WANT EXTRA...
+# run_case NAME FORMAT SPF FILES RANKS BATCH THREADS EPOCHS ROWS_PER_GROUP WANT SS EXTRA...
 run_case () {
-    local name=$1 format=$2 spf=$3 files=$4 ranks=$5 batch=$6 threads=$7 epochs=$8 rpg=$9 want=${10}
-    shift 10
+    local name=$1 format=$2 spf=$3 files=$4 ranks=$5 batch=$6 threads=$7 epochs=$8 rpg=$9 want=${10} ss=${11}
+    local shuffle=off
+    [ "$ss" = 1 ] && shuffle=seed
+    shift 11
     rm -rf trace && mkdir trace
     # shellcheck disable=SC2086
     sb run dataset.data_folder="$SCRATCH/$name" dataset.format="$format" dataset.num_files_train="$files" \
         dataset.num_samples_per_file="$spf" dataset.record_length_bytes=4096 reader.batch_size="$batch" \
-        reader.read_threads="$threads" reader.sample_shuffle=seed reader.file_shuffle=off \
+        reader.read_threads="$threads" reader.sample_shuffle=$shuffle reader.file_shuffle=off \
         train.seed=123 train.epochs="$epochs" train.computation_time=0 framework=tensorflow \
         reader.data_loader=tensorflow shardbench.trace="$SCRATCH/trace" shardbench.drop_page_cache=false "$@" \
         --accelerators "$ranks" --local 1 --db "$name.db"
@@ -94,18 +123,22 @@ run_case () {
     [ "$SB_RC" = 0 ] || { tail -5 sb.err; return; }
     local out
     if out=$(check "$name" "$SCRATCH/$name" "$spf" "$files" "$ranks" "$batch" "$threads" "$epochs" "$rpg" \
-        "$want" 2>&1); then pass "$out"; else fail "$out"; fi
+        "$want" "$ss" "$name.db" 2>&1); then pass "$out"; else fail "$out"; fi
 }
 
 cd "$SCRATCH" || exit 1
-run_case npz13 npz 3 10 1 2 4 2 0 13
+run_case npz13 npz 3 10 1 2 4 2 0 13 1
 # said once at run time: DLIO's npz reader yields every sample of a split file in both threads
 expect_eq "npz13: the split files said once" \
     "$(grep -c "a rank's 10 files make 13 (thread, file) pairs" sb.err)" 1
-run_case npz2r npz 3 10 2 1 2 2 0 7
-run_case npy13 npy 3 10 1 2 4 1 0 13
-run_case pq20 parquet 40 10 1 4 2 2 20 20 dataset.parquet.row_group_size=20
-run_case pq24 parquet 40 5 1 4 2 1 10 24 dataset.parquet.row_group_size=10
+run_case npz2r npz 3 10 2 1 2 2 0 7 1
+run_case npy13 npy 3 10 1 2 4 1 0 13 1
+run_case pq20 parquet 40 10 1 4 2 2 20 20 1 dataset.parquet.row_group_size=20
+run_case pq24 parquet 40 5 1 4 2 1 10 24 1 dataset.parquet.row_group_size=10
+# no sample shuffle: file 2's rows 0-19 go to thread 0, 20-39 to thread 1;
+# each thread's open reads all 4 of its groups (24 group reads an epoch, 20
+# of them serving positions, so 20 traced with their bytes)
+run_case pqsplit parquet 40 5 1 4 2 2 10 20 0 dataset.parquet.row_group_size=10
 
 # tfrecord: DLIO's TFReader.next shards each rank's list again by the ranks
 # and repeats it (resnet50, cosmoflow): shardbench keeps the iterative

@@ -15,9 +15,12 @@
  *     inside a file: its closes then fall inside files, and such a file is
  *     opened, so read, again: not reproduced);
  *   parquet (reader/parquet_reader_file_iterable.py): per file the thread
- *     opens, the footer, and each row group once (its reader keeps what it
- *     read until the epoch ends), however often the shuffled samples come
- *     back to it.
+ *     opens, the footer and a read of every row group of the file (its
+ *     open submits them all), which serve the thread's samples however
+ *     often the shuffled samples come back to a group (its reader keeps
+ *     what it read until the epoch ends). Where the groups are not known
+ *     (compressed pages, other writers' files) a group is read when the
+ *     thread's first sample of it needs it.
  * A thread's entries visit its files in increasing order and never come
  * back to one (entry i reads local file i / spf), so the plan keeps, per
  * loader thread, only its current file and the row groups of it read this
@@ -60,5 +63,41 @@ int sb_tf_plan_find (const sb_tf_plan_t *self, size_t thread, uint64_t file, uin
  * file forgets the thread's previous one. 0, or -1 out of memory. */
 int sb_tf_plan_add (sb_tf_plan_t *self, size_t thread, uint64_t file, uint64_t offset, uint64_t length,
                     uint64_t slot, uint64_t seq);
+
+/* ---- parquet files whose row groups are known: DLIO's open reads them all
+ * ParquetReaderFileIterable.open submits a read of every row group of the
+ * file when the thread opens it, whichever its samples fall in. The trainer
+ * opens (sb_tf_plan_open), queues every group in file order
+ * (sb_tf_plan_queue), issues them as slots allow (sb_tf_plan_next_pending,
+ * sb_tf_plan_issued), records their completion (sb_tf_plan_done), and
+ * serves each position from its group's read (sb_tf_plan_get): the first
+ * position a read serves carries the read in the trace. */
+typedef enum { SB_TF_PENDING = 1, SB_TF_IN_FLIGHT, SB_TF_DONE } sb_tf_state_t;
+
+typedef struct {
+    sb_tf_state_t state;
+    uint64_t      slot, seq;            /* IN_FLIGHT */
+    uint64_t      bytes, latency_us;    /* DONE */
+    double        start;                /* DONE: when it was queued */
+    int           used;                 /* a position was served from it */
+} sb_tf_read_t;
+
+/* thread opens file: its previous file is forgotten. 0, or -1 out of memory. */
+int sb_tf_plan_open (sb_tf_plan_t *self, size_t thread, uint64_t file);
+/* Queue a read of the open file. 0, or -1 out of memory. */
+int sb_tf_plan_queue (sb_tf_plan_t *self, size_t thread, uint64_t offset, uint64_t length);
+/* The thread's next queued read not issued: 1 with *offset, *length; else 0. */
+int sb_tf_plan_next_pending (const sb_tf_plan_t *self, size_t thread, uint64_t *offset, uint64_t *length);
+/* That read was issued as `seq` in `slot`. */
+void sb_tf_plan_issued (sb_tf_plan_t *self, size_t thread, uint64_t slot, uint64_t seq);
+/* 1 when a thread has queued reads not issued. */
+int sb_tf_plan_pending (const sb_tf_plan_t *self);
+/* The read of [offset, +length) of file by thread, NULL when none (valid
+ * until the thread's next open, queue or add). */
+sb_tf_read_t *sb_tf_plan_get (sb_tf_plan_t *self, size_t thread, uint64_t file, uint64_t offset, uint64_t length);
+/* The read of [offset, +length) of file by thread completed (ignored when
+ * the thread has opened another file since). */
+void sb_tf_plan_done (sb_tf_plan_t *self, size_t thread, uint64_t file, uint64_t offset, uint64_t length,
+                      uint64_t bytes, uint64_t latency_us, double start);
 
 #endif

@@ -56,6 +56,7 @@ typedef struct {
     uint32_t loader;        /* the loader thread + 1 whose read this is (0: none) */
     uint8_t  in_batch;      /* counted in the batch_pending of its position's batch */
     uint8_t  tail;          /* a parquet file's last 4 bytes, which must be "PAR1" (SB_READ_PARQUET_TAIL) */
+    uint32_t eager;         /* the loader thread + 1 of a row group read its reader's open submitted (tf_plan.h) */
 } s_slot_t;
 
 /* The last row group a loader thread read (or is reading). */
@@ -64,6 +65,14 @@ typedef struct {
     uint64_t slot, seq;     /* in flight while slots[slot].seq == seq */
     int      valid;
 } s_group_t;
+
+/* the file a loader thread's tf.data reader has open (tf_plan.h): what its
+ * queued row-group reads are of */
+typedef struct {
+    uint64_t    file, dlio, size;
+    const char *stored;     /* borrowed from the entries for the epoch, or NULL */
+    int         valid;
+} s_tf_file_t;
 
 /* a loader thread of a rank, with reader.preprocess_time.
  * Positions of the thread below `at` are in; it is on the `n` positions
@@ -89,6 +98,7 @@ typedef struct {
     size_t         nfree;
     s_group_t     *groups;          /* threads + 1: each loader thread's last group, then the rank's (owned) */
     sb_tf_plan_t  *tf;              /* tf_mode: what each loader thread's reader read this epoch (owned) */
+    s_tf_file_t   *tf_files;        /* tf_mode: each loader thread's open file (threads of them, owned) */
     s_loader_t    *loaders;         /* threads of them (owned) */
     uint32_t      *batch_pending;   /* nslots + 1: reads in flight of batch q at [q % (nslots + 1)] (owned) */
     uint64_t       next_seq;
@@ -323,8 +333,9 @@ sb_trainer_new (const sb_msg_welcome_t *cfg, const sb_storage_cfg_t *storage, co
         r->loaders = calloc ((size_t) self->threads, sizeof *r->loaders);
         r->batch_pending = calloc (self->nslots + 1, sizeof *r->batch_pending);
         r->tf = self->tf_mode != SB_TF_NONE ? sb_tf_plan_new ((size_t) self->threads) : NULL;
+        r->tf_files = self->tf_mode != SB_TF_NONE ? calloc ((size_t) self->threads, sizeof *r->tf_files) : NULL;
         if (!r->reader || !r->slots || !r->free_slots || !r->groups || !r->loaders || !r->batch_pending
-            || (self->tf_mode != SB_TF_NONE && !r->tf)) {
+            || (self->tf_mode != SB_TF_NONE && (!r->tf || !r->tf_files))) {
             snprintf (err, err_size, "rank %llu: %s", (unsigned long long) r->rank,
                       r->reader ? "out of memory for its reads in flight" : why);
             self->nranks++;
@@ -384,6 +395,7 @@ sb_trainer_destroy (sb_trainer_t **self_p)
         free (r->loaders);
         free (r->batch_pending);
         sb_tf_plan_destroy (&r->tf);
+        free (r->tf_files);
         sb_reader_destroy (&r->reader);
     }
     char err[PATH_MAX + 128];
@@ -597,6 +609,8 @@ s_complete (sb_trainer_t *self, s_rank_t *r, size_t i, uint64_t bytes, uint64_t 
         s_count (r, s->count, bytes, latency_ns, 1);
     if (s->in_batch)
         r->batch_pending[(s->position / self->set->batch_size) % (self->nslots + 1)]--;
+    if (s->eager && r->tf)  /* positions served from it later carry it in the trace */
+        sb_tf_plan_done (r->tf, s->eager - 1, s->file, s->offset, s->length, bytes, latency_ns / 1000, s->start);
     if (s->run > 0)     /* a parquet footer read (run 0) serves no sample: not traced */
         s_trace (self, r, s->position, s->file, s->sample, s->stored, s->dlio, s->offset, s->length, s->start,
                  latency_ns / 1000, bytes);
@@ -855,8 +869,11 @@ sb_trainer_start (sb_trainer_t *self, const sb_msg_phase_start_t *ps)
         r->loaders = keep.loaders;
         r->batch_pending = keep.batch_pending;
         r->tf = keep.tf;
-        if (r->tf)      /* DLIO's loader makes each thread's reader afresh every epoch */
+        r->tf_files = keep.tf_files;
+        if (r->tf) {    /* DLIO's loader makes each thread's reader afresh every epoch */
             sb_tf_plan_reset (r->tf);
+            memset (r->tf_files, 0, (size_t) self->threads * sizeof *r->tf_files);
+        }
         memset (r->loaders, 0, (size_t) self->threads * sizeof *r->loaders);
         memset (r->batch_pending, 0, (self->nslots + 1) * sizeof *r->batch_pending);
         memset (r->slots, 0, self->nslots * sizeof *r->slots);
@@ -1308,12 +1325,184 @@ s_window_end (const sb_trainer_t *self, const s_rank_t *r)
     return (r->step + (uint64_t) yielded) * bs + self->window;
 }
 
+/* ---- DLIO's tf.data parquet reader: a file's open reads every row group */
+
+/* Queue a read of [offset, +length) of rd's object on loader thread `lane`
+ * into a free slot (r->nfree > 0): a footer read (eager 0) or a row group
+ * its reader's open submitted (eager: lane + 1). 0 (*slot set), -1 failed. */
+static int
+s_tf_queue_read (sb_trainer_t *self, s_rank_t *r, const s_read_t *rd, uint64_t p, uint64_t offset, uint64_t length,
+                 uint64_t lane, uint32_t eager, double now, size_t *slot)
+{
+    char key[PATH_MAX];
+    const char *name = NULL;
+    if (self->needs_keys) {
+        if (s_key (self, rd->stored, rd->dlio, key, sizeof key) != 0) {
+            s_fail (self, r, "read", NULL, ENAMETOOLONG, "a catalog entry names no object of the dataset", NULL);
+            return -1;
+        }
+        name = key;
+    }
+    size_t i = r->free_slots[--r->nfree];
+    r->slots[i] = (s_slot_t) { .seq = ++r->next_seq, .position = p, .run = 0, .count = 0, .file = rd->ref.file,
+                               .sample = rd->ref.sample, .offset = offset, .length = length, .dlio = rd->dlio,
+                               .stored = rd->stored, .start = now, .eager = eager };
+    *slot = i;
+    if (eager)
+        sb_tf_plan_issued (r->tf, (size_t) lane, i, r->slots[i].seq);
+    if (sb_reader_submit (r->reader, name, offset, length, i, lane, s_evict_flag (self, rd->ref.file)) != 0) {
+        s_fail (self, r, "read", name, errno, "cannot queue a read", NULL);
+        return -1;
+    }
+    uint64_t inline_bytes = 0;
+    if (sb_reader_take_inline (r->reader, &inline_bytes))  /* synthetic: done, in no time */
+        s_complete (self, r, i, inline_bytes, 0);
+    return self->failed ? -1 : 0;
+}
+
+/* The read identity (file, name) of loader thread t's open file into *rd:
+ * 0, or -1 when it has none. */
+static int
+s_tf_pending_read (const sb_trainer_t *self, const s_rank_t *r, uint64_t t, s_read_t *rd)
+{
+    (void) self;
+    const s_tf_file_t *f = &r->tf_files[t];
+    if (!f->valid)
+        return -1;
+    rd->ref.file = f->file;
+    rd->ref.sample = 0;
+    rd->dlio = f->dlio;
+    rd->size = f->size;
+    rd->stored = f->stored;
+    return 0;
+}
+
+/* Issue loader thread t's queued row-group reads while slots are free.
+ * Returns 0 when none is left, 1 when slots ran out, -1 failed. */
+static int
+s_tf_issue_pending (sb_trainer_t *self, s_rank_t *r, uint64_t t, const s_read_t *rd, double now)
+{
+    uint64_t offset, length;
+    while (sb_tf_plan_next_pending (r->tf, (size_t) t, &offset, &length)) {
+        if (r->nfree == 0)
+            return 1;
+        size_t slot;
+        if (s_tf_queue_read (self, r, rd, r->submitted, offset, length, t, (uint32_t) t + 1, now, &slot) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* 1 when rd's row groups are known (the generator's uncompressed layout of
+ * its size): its reader's open can read them all. */
+static int
+s_tf_groups_known (const sb_trainer_t *self, const s_read_t *rd)
+{
+    sb_parquet_range_t fr[2];
+    return self->tf_mode == SB_TF_GROUPS && rd->group && sb_sample_range_footer (&self->ranger, rd->size, fr) > 0;
+}
+
+/* Position p (and the n after it, of its row group) of rank r, read by
+ * DLIO's tf.data parquet reader of its loader thread: the thread's first
+ * position of a file opens it (the footer, then a read of every row group
+ * of the file, as ParquetReaderFileIterable.open submits them); the
+ * position is served from its group's read, the first it serves carrying
+ * the read in the trace. Returns 0 done, 1 wait for free slots, -1 failed. */
+static int
+s_tf_groups (sb_trainer_t *self, s_rank_t *r, const s_read_t *rd, uint64_t p, uint64_t n, double now)
+{
+    uint64_t t = s_lane (self, rd);
+    self->grouped = 1;
+    if (sb_tf_plan_opens (r->tf, (size_t) t, rd->ref.file)) {
+        /* the previous file's reads were all submitted at its open */
+        s_read_t prev = { .ref = { .file = 0 } };
+        if (s_tf_pending_read (self, r, t, &prev) == 0) {
+            int rc = s_tf_issue_pending (self, r, t, &prev, now);
+            if (rc != 0)
+                return rc;
+        }
+        sb_parquet_range_t fr[2];
+        size_t nf = sb_sample_range_footer (&self->ranger, rd->size, fr);
+        if (r->nfree < nf)
+            return 1;
+        if (sb_tf_plan_open (r->tf, (size_t) t, rd->ref.file) != 0)
+            return -1;
+        r->tf_files[t] = (s_tf_file_t) { .file = rd->ref.file, .dlio = rd->dlio, .size = rd->size,
+                                         .stored = rd->stored, .valid = 1 };
+        for (size_t j = 0; j < nf; j++) {
+            size_t slot;
+            if (s_tf_queue_read (self, r, rd, p, fr[j].offset, fr[j].length, t, 0, now, &slot) != 0)
+                return -1;
+        }
+        const sb_parquet_plan_t *plan = self->ranger.plan;
+        for (uint64_t g = 0; g < sb_parquet_plan_groups (plan); g++) {
+            sb_parquet_range_t gr[1];
+            size_t ng = 0;
+            if (sb_parquet_plan_group_ranges (plan, g, gr, 1, &ng) != 0 || ng != 1 || gr[0].length == 0)
+                continue;   /* a group with no column read is not read */
+            if (sb_tf_plan_queue (r->tf, (size_t) t, gr[0].offset, gr[0].length) != 0) {
+                s_fail (self, r, "memory", NULL, ENOMEM, "out of memory for a loader thread's row groups", NULL);
+                return -1;
+            }
+        }
+    }
+    sb_tf_read_t *e = sb_tf_plan_get (r->tf, (size_t) t, rd->ref.file, rd->offset, rd->length);
+    while (e && e->state == SB_TF_PENDING) {   /* its group's read goes out first */
+        if (r->nfree == 0)
+            return 1;
+        uint64_t offset, length;
+        size_t slot;
+        if (!sb_tf_plan_next_pending (r->tf, (size_t) t, &offset, &length)
+            || s_tf_queue_read (self, r, rd, p, offset, length, t, (uint32_t) t + 1, now, &slot) != 0)
+            return -1;
+        e = sb_tf_plan_get (r->tf, (size_t) t, rd->ref.file, rd->offset, rd->length);
+    }
+    if (!e) {
+        char text[256];
+        snprintf (text, sizeof text, "rank %llu: position %llu falls in no row group of its file's plan",
+                  (unsigned long long) r->rank, (unsigned long long) p);
+        s_fail (self, r, "sampler", NULL, 0, text, NULL);
+        return -1;
+    }
+    s_slot_t *s = &r->slots[e->slot];
+    int in_flight = e->state == SB_TF_IN_FLIGHT && s->seq == e->seq && s->seq != 0;
+    uint64_t first = 0;     /* positions traced here with 0 bytes start at p + first */
+    if (in_flight) {
+        if (!e->used) {     /* the read's own line is this position's, at its completion */
+            s->position = p;
+            s->sample = rd->ref.sample;
+            s->run = n;
+            first = n;
+        }
+        s->count += n;
+    }
+    else {
+        if (!e->used && e->state == SB_TF_DONE) {
+            s_trace (self, r, p, rd->ref.file, rd->ref.sample, rd->stored, rd->dlio, rd->offset, rd->length, e->start,
+                     e->latency_us, e->bytes);
+            first = 1;
+        }
+        s_count (r, n, 0, 0, 0);
+    }
+    e->used = 1;
+    for (uint64_t j = first; self->trace && j < n; j++)
+        s_trace (self, r, p + j, rd->ref.file, rd->ref.sample + j, rd->stored, rd->dlio, rd->offset, rd->length, now,
+                 0, 0);
+    return self->failed ? -1 : 0;
+}
+
 /* Submit rank r's reads within the prefetch window. Returns -1 when it failed. */
 static int
 s_submit (sb_trainer_t *self, s_rank_t *r, double now)
 {
     const uint64_t k = self->k;
     const uint64_t limit = s_window_end (self, r);
+    /* the row groups the tf.data readers' opens submitted go out as slots free */
+    for (uint64_t t = 0; r->tf && t < self->threads && r->nfree > 0; t++) {
+        s_read_t none = { .ref = { .file = 0 } };
+        if (s_tf_pending_read (self, r, t, &none) == 0 && s_tf_issue_pending (self, r, t, &none, now) < 0)
+            return -1;
+    }
     while (r->submitted < k && r->submitted < limit) {
         s_read_t rd;
         int rc = s_read_at (self, r, r->submitted, &rd);
@@ -1322,6 +1511,13 @@ s_submit (sb_trainer_t *self, s_rank_t *r, double now)
         uint64_t p = r->submitted, n = rd.group ? s_run (self, r, p, &rd.ref, rd.run_end - rd.ref.sample) : 1;
         if (n > k - p)
             n = k - p;
+        if (s_tf_groups_known (self, &rd)) {
+            rc = s_tf_groups (self, r, &rd, p, n, now);
+            if (rc != 0)
+                return rc < 0 ? -1 : 0;
+            r->submitted += n;
+            continue;
+        }
         s_group_t found, *g = rd.group && s_group_of (self, r, &rd, &found) ? &found : NULL;
         if (g) {    /* its row group is in, or on its way: no I/O */
             s_slot_t *s = &r->slots[g->slot];
@@ -1563,7 +1759,7 @@ s_advance (sb_trainer_t *self, s_rank_t *r, double now)
     if (self->failed || !r->running)
         return;
     if (r->step == self->batches && r->completed == k && r->nfree == self->nslots && !r->waiting_go
-        && !r->computing && !r->ckpt_job) {
+        && !r->computing && !r->ckpt_job && !(r->tf && sb_tf_plan_pending (r->tf))) {
         s_finish (self, r, now);   /* every batch computed, the tail read */
         return;
     }
