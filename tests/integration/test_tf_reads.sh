@@ -18,7 +18,9 @@
 #   submits them all), so the epoch's bytes are those of every (thread, file)
 #   open, groups that serve no position of the thread included.
 # (reader.read_threads is set to 2 or more: 1 is raised to the host's cores.)
-# and in every case each rank's samples, per epoch, in the model's order.
+# and in every case each rank's samples, per epoch, in the model's order,
+# and the epoch's bytes in the run's database: every (thread, file) open's
+# whole file (npz, npy) or footer and row groups (parquet).
 # Each read's line has the bytes it read; the positions it serves later have
 # lines of 0 bytes.
 . "$(dirname "$0")/lib.sh"
@@ -48,6 +50,30 @@ for e in m.model("dlio_iterative", files, spf, ranks, batch, threads=threads, se
         want[(r, e["epoch"])] = reads
 if sorted(lines) != sorted(want):
     sys.exit(f"{name}: traced (rank, epoch) {sorted(lines)}, the model has {sorted(want)}")
+# the epoch's bytes (the run's database): per (thread, file) the thread's
+# reader opens, npz: the whole file; parquet: the footer (pyarrow's last 64
+# KiB; the metadata fits in it here) and every row group of the file,
+# whichever its samples fall in, a group's range being the one traced for it
+# (every group serves some position of some thread)
+import sqlite3
+groups = {}
+for rows in lines.values():
+    for row in rows:
+        groups.setdefault(int(row["file_index"]), {})[int(row["offset"])] = int(row["length"])
+size_of = {int(row["file_index"]): os.path.getsize(os.path.join(folder, row["key"]))
+           for rows in lines.values() for row in rows}
+con = sqlite3.connect(db)
+got_bytes = dict(con.execute("SELECT epoch, bytes FROM epochs WHERE run_id = (SELECT max(id) FROM runs)"))
+for epoch in range(1, epochs + 1):
+    opened = [f for r in range(ranks) for _t, f in m.tf_opens(want[(r, epoch)])]
+    if rpg:
+        expect = sum(sum(groups[f].values()) + min(size_of[f], 65536) for f in opened)
+    else:
+        expect = sum(size_of[f] for f in opened)
+    if got_bytes.get(epoch) != expect:
+        sys.exit(f"{name}: epoch {epoch}: {got_bytes.get(epoch)} bytes read, DLIO's readers read {expect}"
+                 f" ({len(opened)} files opened by a thread: " + ("footer and every row group)" if rpg else "whole)"))
+extra = f", {len(opened)} (thread, file) opens: {expect} bytes an epoch"
 for k in sorted(want):
     rows = sorted(lines[k], key=lambda row: (int(row["position"]), -int(row["bytes"])))
     reads = [row for row in rows if int(row["bytes"]) > 0]
@@ -78,29 +104,6 @@ for k in sorted(want):
     if [(f, s) for _p, f, s in served] != [(f, s) for f, s, _t in want[k]]:
         sys.exit(f"{name}: rank {k[0]} epoch {k[1]}: samples differ from the model's order")
 total = sum(int(row["bytes"]) for rows in lines.values() for row in rows)
-extra = ""
-if rpg:
-    # the epoch's bytes: per (thread, file) the thread's reader opens, the
-    # footer (pyarrow's last 64 KiB; the metadata fits in it here) and every
-    # row group of the file, whichever its samples fall in; a group's range
-    # is the one traced for it (every group serves some position)
-    import sqlite3
-    groups = {}
-    for rows in lines.values():
-        for row in rows:
-            groups.setdefault(int(row["file_index"]), {})[int(row["offset"])] = int(row["length"])
-    size_of = {int(row["file_index"]): os.path.getsize(os.path.join(folder, row["key"]))
-               for rows in lines.values() for row in rows}
-    con = sqlite3.connect(db)
-    got_bytes = dict(con.execute("SELECT epoch, bytes FROM epochs WHERE run_id = (SELECT max(id) FROM runs)"))
-    for epoch in range(1, epochs + 1):
-        opens = sum(len(m.tf_opens(want[(r, epoch)])) for r in range(ranks))
-        expect = sum(sum(groups[f].values()) + min(size_of[f], 65536)
-                     for r in range(ranks) for _t, f in m.tf_opens(want[(r, epoch)]))
-        if got_bytes.get(epoch) != expect:
-            sys.exit(f"{name}: epoch {epoch}: {got_bytes.get(epoch)} bytes read, DLIO's readers read {expect}"
-                     f" ({opens} files opened by a thread: footer and every row group)")
-    extra = f", {opens} (thread, file) opens reading every row group: {expect} bytes an epoch"
 print(f"{name}: {len(want)} rank-epochs, {want_n} reads each as DLIO's, {total} bytes traced{extra}")
 PYEOF
 }
