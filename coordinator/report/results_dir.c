@@ -120,6 +120,8 @@ typedef struct {
     char        leaf[PATH_MAX];
     int         made_leaf;      /* s_make_leaf made leaf (under a root): removed again on failure */
     int         replace;        /* files of these names in the leaf are replaced (--overwrite) */
+    int         dlio_only;      /* a leaf given (hydra.run.dir): DLIO's files only, the caller's (mlpstorage's)
+                                 * metadata and stdout/stderr logs are the caller's to write */
     int         config_own;     /* the configuration folder's config.yaml, overrides.yaml: this command's */
     char        subdir[256];    /* the configuration folder's name ("": none) */
     const char *submitter, *system, *root;
@@ -1146,11 +1148,21 @@ s_write_config (const s_run_t *run, char *err, size_t err_size)
     /* what Hydra composes for DLIO: the workload and its overrides
      * (runs.config, as the run wrote it before it began), under workload: */
     fputs ("workload:\n", o.f);
+    int in_workflow = 0;
     for (const char *line = T (run->r, 2); *line;) {
         size_t n = strcspn (line, "\n");
-        fprintf (o.f, "%s%.*s\n", n ? "  " : "", (int) n, line);
+        /* a datagen run did what DLIO's *_datagen.yaml says, whatever the
+         * workload's workflow section: its own is written instead (below),
+         * so that mlpstorage, reading a leaf by its configuration
+         * (DLIOResultParser: workflow.train makes a "run"), reads a datagen */
+        if (run->datagen && n && line[0] != ' ' && line[0] != '#')
+            in_workflow = !strncmp (line, "workflow:", 9);
+        if (!(run->datagen && in_workflow))
+            fprintf (o.f, "%s%.*s\n", n ? "  " : "", (int) n, line);
         line += n + (line[n] == '\n');
     }
+    if (run->datagen)
+        fputs ("  workflow:\n    generate_data: True\n    train: False\n    checkpoint: False\n", o.f);
     if (s_out_commit (&o, err, err_size) != 0 || s_out_open (&o, dir, "overrides.yaml", run->replace || run->config_own, err, err_size) != 0)
         return -1;
     *o.failed = s_task_list (o.f, run, "") != 0;
@@ -1215,6 +1227,11 @@ s_write_logs (sqlite3 *db, const s_run_t *run, char *err, size_t err_size)
              T (run->r, 3));
     if (s_out_commit (&o, err, err_size) != 0)
         return -1;
+    /* under mlpstorage (a leaf given) the command's output is mlpstorage's:
+     * it writes PREFIX.stdout.log and .stderr.log itself when the command
+     * ends, as it does after DLIO */
+    if (run->dlio_only)
+        return 0;
 
     snprintf (name, sizeof name, "%s.stdout.log", run->prefix);
     if (s_out_open (&o, run->leaf, name, run->replace, err, err_size) != 0)
@@ -1337,6 +1354,7 @@ s_make_leaf (s_run_t *run, const sb_results_dir_opts_t *opts, char *err, size_t 
                                           | (opts->overwrite ? SB_RESULTS_DIR_OVERWRITE : 0), err, err_size) != 0)
             return -1;
         run->replace = opts->overwrite;
+        run->dlio_only = 1;
         run->config_own = opts->config_written;
         if (!realpath (opts->leaf, run->leaf))
             snprintf (run->leaf, sizeof run->leaf, "%s", opts->leaf);
@@ -1410,10 +1428,17 @@ sb_results_dir_write (sqlite3 *db, int64_t run_id, const sb_results_dir_opts_t *
     s_run_t run;
     memset (&run, 0, sizeof run);
     int rc = s_load_run (db, run_id, opts, &run, err, err_size) == 0 && s_make_leaf (&run, opts, err, err_size) == 0
-          && s_write_config (&run, err, err_size) == 0 && s_write_summary (&run, err, err_size) == 0
-          && s_write_ranks (&run, err, err_size) == 0 && s_write_logs (db, &run, err, err_size) == 0
-          /* the metadata last, as mlpstorage writes it last */
-          && s_write_metadata (&run, err, err_size) == 0 ? 0 : -1;
+          && s_write_config (&run, err, err_size) == 0
+          /* DLIO writes its statistics only when it trains or checkpoints
+           * (main.py finalize: not for generate_only): a datagen leaf holds
+           * none, as mlpstorage's checker and reportgen expect of one */
+          && (run.datagen || s_write_summary (&run, err, err_size) == 0)
+          && (run.datagen || s_write_ranks (&run, err, err_size) == 0) && s_write_logs (db, &run, err, err_size) == 0
+          /* the metadata last, as mlpstorage writes it last; into a leaf
+           * given, none: mlpstorage writes its own there, under its name
+           * (TYPE_ITS-START_metadata.json), and a second one would make its
+           * reportgen skip the leaf */
+          && (run.dlio_only || s_write_metadata (&run, err, err_size) == 0) ? 0 : -1;
     if (rc != 0 && run.made_leaf) {
         /* half a leaf would read as a run (summary.json without its
          * metadata): the leaf made here goes again */

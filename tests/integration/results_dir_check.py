@@ -42,8 +42,9 @@ ARGS_KEYS = ["results_dir", "data_dir", "hosts", "num_processes", "model", "comm
 REQUIRED = {
     "training_run": [r"training_run\.stdout.log", r"training_run\.stderr.log", r".*output\.json",
                      r".*per_epoch_stats\.json", r".*summary\.json", r"dlio\.log"],
-    "training_datagen": [r"training_datagen\.stdout.log", r"training_datagen\.stderr.log", r".*output\.json",
-                         r".*per_epoch_stats\.json", r".*summary\.json", r"dlio\.log"],
+    # v3.0 (rules/editions.yaml checker): DLIO's datagen writes no statistics
+    "training_datagen": [r"training_datagen\.stdout\.log$", r"training_datagen\.stderr\.log$", r"dlio\.log$",
+                         r"training_.*_metadata\.json$"],
     "checkpointing_run": [r"checkpointing_run\.stdout\.log", r"checkpointing_run\.stderr\.log",
                           r".*output\.json", r".*per_epoch_stats\.json", r".*summary\.json", r"dlio\.log"],
 }
@@ -139,13 +140,15 @@ def main():
     command = "datagen" if kind == "datagen" else "run"
     prefix = btype + "_" + command
     ts = os.path.basename(leaf)
-    if root == "-":     # a leaf given: the timestamp is the metadata file's
-        ts = [f for f in os.listdir(leaf) if f.endswith("_metadata.json")][0].split("_")[1:3]
-        ts = "_".join(ts)
-    start_ts = datetime.datetime.fromtimestamp(int(r["started_at"]))
-    check("leaf name is the start second (or later, bumped) as YYYYMMDD_HHMMSS",
-          bool(re.fullmatch(r"\d{8}_\d{6}", ts)) and 0 <= (datetime.datetime.strptime(ts, "%Y%m%d_%H%M%S")
-                                                           - start_ts).total_seconds() <= 10, True)
+    # a leaf given (hydra.run.dir, mlpstorage's): DLIO's files only, the metadata and the
+    # stdout/stderr logs are mlpstorage's; a datagen: no statistics (DLIO's generate_only)
+    given = root == "-"
+    has_stats = kind != "datagen"
+    if not given:
+        start_ts = datetime.datetime.fromtimestamp(int(r["started_at"]))
+        check("leaf name is the start second (or later, bumped) as YYYYMMDD_HHMMSS",
+              bool(re.fullmatch(r"\d{8}_\d{6}", ts)) and 0 <= (datetime.datetime.strptime(ts, "%Y%m%d_%H%M%S")
+                                                               - start_ts).total_seconds() <= 10, True)
 
     # division from the overrides, by mlpstorage's lists
     level = 0
@@ -187,162 +190,187 @@ def main():
     # the files, exactly
     nranks = r["accelerators"]
     files = sorted(os.listdir(leaf))
-    want_files = sorted(["summary.json", "dlio.log", prefix + ".stdout.log", prefix + ".stderr.log",
-                         "%s_%s_metadata.json" % (btype, ts), subdir]
-                        + ["%d_per_epoch_stats.json" % i for i in range(nranks)]
-                        + ["%d_output.json" % i for i in range(nranks)])
+    if given:   # mlpstorage's own run logs beside DLIO's files
+        files = [f for f in files if f not in ("mlpstorage.log", "mlpstorage.errors.log")]
+    want_files = sorted(["dlio.log", subdir]
+                        + ([] if given else [prefix + ".stdout.log", prefix + ".stderr.log",
+                                             "%s_%s_metadata.json" % (btype, ts)])
+                        + (["summary.json"] + ["%d_per_epoch_stats.json" % i for i in range(nranks)]
+                           + ["%d_output.json" % i for i in range(nranks)] if has_stats else []))
     check("the leaf's files", files, want_files)
     check("dlio_config holds exactly config.yaml, hydra.yaml, overrides.yaml",
           sorted(os.listdir(os.path.join(leaf, subdir))), ["config.yaml", "hydra.yaml", "overrides.yaml"])
     for rx in REQUIRED[prefix]:
-        check("submission checker's required file /%s/" % rx, any(re.match(rx, f) for f in files), True)
-    check("one *_metadata.json (reportgen)", len([f for f in files if f.endswith("_metadata.json")]), 1)
-
-    # summary.json
-    s = json.load(open(os.path.join(leaf, "summary.json")))
-    want_keys = [k for k in SUMMARY_KEYS if not (k == "epochs" and kind == "datagen")]
-    check("summary.json: DLIO's keys in DLIO's order", list(s.keys()), want_keys)
-    check("summary start", s["start"], ts_dlio(r["started_at"]))
-    check("summary end", s["end"], ts_dlio(r["finished_at"] if r["finished_at"] is not None else r["started_at"]))
-    for k in ("start", "end"):
-        check("summary %s parses with fromisoformat" % k, isinstance(datetime.datetime.fromisoformat(s[k]),
-                                                                     datetime.datetime), True)
-    check("summary num_accelerators", s["num_accelerators"], r["accelerators"])
-    check("summary num_hosts", s["num_hosts"], r["hosts"])
-    check("summary hostname (rank 0's host)", s["hostname"], hosts[0]["host"] if hosts else r["coordinator_host"])
-    check("summary host_cpu_count", s["host_cpu_count"], [h["cores"] for h in hosts])
-    check("summary host_memory_GB", s["host_memory_GB"], [h["memory"] / GIB for h in hosts])
-    info0 = hostinfo.get(hosts[0]["host"]) if hosts else None
-    check("summary host_processor_name", s["host_processor_name"], info0["processor"] if info0 else "")
-    check("summary host_cpuinfo", s["host_cpuinfo"], proc_dict(info0["cpuinfo"], "processor") if info0 else {})
-    check("summary host_meminfo", s["host_meminfo"], proc_dict(info0["meminfo"], None) if info0 else {})
-    md = json.load(open(os.path.join(leaf, "%s_%s_metadata.json" % (btype, ts))))
-    params = md["parameters"]
+        # in a leaf given, the files mlpstorage writes itself are its own
+        if not (given and re.search(r"metadata|stdout|stderr", rx)):
+            check("submission checker's required file /%s/" % rx, any(re.match(rx, f) for f in files), True)
+    check("*_metadata.json: one (reportgen), none in a leaf given (mlpstorage's own is the one)",
+          len([f for f in files if f.endswith("_metadata.json")]), 0 if given else 1)
+    if given:
+        import yaml     # python3-yaml: the full configuration, as the metadata would carry it
+        md = None
+        params = yaml.safe_load(inputs["full_config"])
+    else:
+        md = json.load(open(os.path.join(leaf, "%s_%s_metadata.json" % (btype, ts))))
+        params = md["parameters"]
     ds = params["dataset"]
-    check("summary num_files_train", s["num_files_train"], ds["num_files_train"])
-    check("summary num_files_eval", s["num_files_eval"], ds.get("num_files_eval", 0))
-    check("summary num_samples_per_file", s["num_samples_per_file"], ds["num_samples_per_file"])
-    rl = r["record_size_bytes"] if r["record_size_bytes"] is not None else ds["record_length_bytes"]
-    size = r["accelerators"]
-    dsize = (size // max(len(hosts), 1)) * ds["num_samples_per_file"] * ds["num_files_train"] // size * rl / GIB
-    check("summary data_size_per_host_GB", s["data_size_per_host_GB"], dsize)
-    check("summary potential_caching", s["potential_caching"], [int(h["memory"] / GIB > dsize) for h in hosts])
-    epochs = db.execute("SELECT * FROM epochs WHERE run_id = ? AND epoch >= 1 ORDER BY epoch", (run_id,)).fetchall()
-    if kind != "datagen":
-        check("summary epochs", s["epochs"], len(epochs))
-    metric = s["metric"]
-    want_metric = {}
-    if kind == "train":
-        want_metric.update({
-            "train_au_percentage": [e["train_au_percentage"] for e in epochs],
-            "train_au_mean_percentage": r["train_au_mean_percentage"],
-            "train_au_meet_expectation": meet(r, "train"),
-            "train_au_stdev_percentage": r["train_au_stdev_percentage"],
-            "train_throughput_samples_per_second": [e["train_throughput_samples_per_second"] for e in epochs],
-            "train_throughput_mean_samples_per_second": r["train_throughput_mean_samples_per_second"],
-            "train_throughput_stdev_samples_per_second": r["train_throughput_stdev_samples_per_second"],
-            "train_io_mean_MB_per_second": r["train_io_mean_MB_per_second"],
-            "train_io_stdev_MB_per_second": r["train_io_stdev_MB_per_second"]})
-        evals = db.execute("SELECT * FROM evals WHERE run_id = ? ORDER BY epoch", (run_id,)).fetchall()
-        if evals:
-            want_metric.update({
-                "eval_au_percentage": [e["eval_au_percentage"] for e in evals],
-                "eval_au_mean_percentage": r["eval_au_mean_percentage"],
-                "eval_au_meet_expectation": meet(r, "eval"),
-                "eval_au_stdev_percentage": r["eval_au_stdev_percentage"],
-                "eval_throughput_samples_per_second": [e["eval_throughput_samples_per_second"] for e in evals],
-                "eval_throughput_mean_samples_per_second": r["eval_throughput_mean_samples_per_second"],
-                "eval_throughput_stdev_samples_per_second": r["eval_throughput_stdev_samples_per_second"],
-                "eval_io_mean_MB_per_second": r["eval_io_mean_MB_per_second"],
-                "eval_io_stdev_MB_per_second": r["eval_io_stdev_MB_per_second"]})
-    ck = db.execute("SELECT * FROM checkpoints WHERE run_id = ? ORDER BY seq", (run_id,)).fetchall()
-    for op, name in (("write", "save"), ("read", "load")):
-        rows = [c for c in ck if c["op"] == op]
-        if rows:
-            gm, gs = mean_std([c["gib_per_s"] for c in rows])
-            dm, dstd = mean_std([c["duration_s"] for c in rows])
-            want_metric.update({name + "_checkpoint_io_mean_GB_per_second": gm,
-                                name + "_checkpoint_io_stdev_GB_per_second": gs,
-                                name + "_checkpoint_duration_mean_seconds": dm,
-                                name + "_checkpoint_duration_stdev_seconds": dstd})
-    if ck:
-        want_metric["checkpoint_size_GB"] = [c["bytes"] for c in ck if c["op"] == "write"][0] / GIB
-    check("summary metric: keys", sorted(metric.keys()), sorted(want_metric.keys()))
-    for k in want_metric:
-        got = metric.get(k)
-        want = want_metric[k]
-        if isinstance(want, float) and isinstance(got, float) and k.endswith(("_stdev_GB_per_second",
-                                                                              "_stdev_seconds",
-                                                                              "_mean_GB_per_second",
-                                                                              "_mean_seconds")):
-            # the same sums in C: equal to the last bits of a double
-            got, want = round(got, 12), round(want, 12)
-        check("summary metric %s" % k, got, want)
-    check("summary types: DLIO's (floats stay floats)",
-          [type(s[k]).__name__ for k in want_keys],
-          [{"metric": "dict", "host_cpuinfo": "dict", "host_meminfo": "dict", "host_cpu_count": "list",
-            "potential_caching": "list", "host_memory_GB": "list", "data_size_per_host_GB": "float",
-            "hostname": "str", "host_processor_name": "str", "start": "str", "end": "str"}.get(k, "int")
-           for k in want_keys])
-    check("summary list types", (all(isinstance(x, int) for x in s["host_cpu_count"] + s["potential_caching"]),
-                                 all(isinstance(x, float) for x in s["host_memory_GB"])), (True, True))
-    check("metric values: floats, lists of floats, the verdicts text",
-          [k for k, v in metric.items() if not (
-              isinstance(v, float) or (isinstance(v, list) and all(isinstance(x, float) for x in v))
-              or (k.endswith("_meet_expectation") and v in ("success", "fail"))
-              or (v is None and r["status"] != "succeeded"))], [])
-    if kind == "train":
-        check("train metric keys in DLIO's order", [k for k in metric if k.startswith("train_")], TRAIN_METRIC_KEYS)
-        if any(k.startswith("eval_") for k in metric):
-            check("eval metric keys in DLIO's order", [k for k in metric if k.startswith("eval_")],
-                  EVAL_METRIC_KEYS)
-        for k in TRAIN_METRIC_KEYS:
-            check("metric %s is a %s" % (k, "list" if k in ("train_au_percentage",
-                                                            "train_throughput_samples_per_second") else "scalar"),
-                  isinstance(metric[k], list), k in ("train_au_percentage", "train_throughput_samples_per_second"))
-    if kind == "checkpoint":
-        check("save metrics present", all(k in metric for k in SAVE_METRIC_KEYS), True)
-        check("load metrics present", all(k in metric for k in LOAD_METRIC_KEYS),
-              any(c["op"] == "read" for c in ck))
 
-    # the metadata
-    check("metadata: mlpstorage's fields", [k for k in METADATA_KEYS if k not in md], [])
-    check("metadata complete for reportgen", all(k in md for k in METADATA_COMPLETE), True)
-    check("metadata benchmark_type", md["benchmark_type"], btype)
-    check("metadata command", md["command"], command)
-    check("metadata run_datetime = the leaf's name", md["run_datetime"], ts)
-    check("metadata num_processes", md["num_processes"], r["accelerators"])
-    check("metadata accelerator", md["accelerator"], accel)
-    check("metadata model", md["model"], model if model else re.sub(r"[^A-Za-z0-9._-]", "-",
-                                                                     str(params["model"]["name"]).replace("_", "-")))
-    check("metadata result_dir", md["result_dir"], os.path.realpath(leaf))
-    check("metadata verification (lowercase)", md["verification"], verification)
-    check("metadata override_parameters", md["override_parameters"],
-          {override_key(o): o.split("=", 1)[1] for o in overrides})
-    check("metadata runtime", md["runtime"], (r["finished_at"] if r["finished_at"] is not None else r["started_at"])
-          - r["started_at"])
-    check("metadata executed_command", md["executed_command"], inputs["command_line"])
-    check("metadata args: fields", [k for k in ARGS_KEYS if k not in md["args"]], [])
-    check("metadata args hosts", md["args"]["hosts"], [h["host"] for h in hosts])
-    check("metadata args data_dir", md["args"]["data_dir"], ds["data_folder"])
-    check("metadata args orgname, systemname, mode",
-          (md["args"]["orgname"], md["args"]["systemname"], md["args"]["mode"]),
-          (submitter, system or r["coordinator_host"], division))
-    check("metadata end_datetime", md["end_datetime"], s["end"])
-    check("metadata metrics: the list metrics of summary.json",
-          md["metrics"], {k: v for k, v in metric.items() if isinstance(v, list)})
-    check("metadata system_info hosts", [(h["hostname"], h["memory"]["total"], h["cpu"]["num_logical_cores"])
-                                         for h in md["system_info"]["hosts"]],
-          [(h["host"], h["memory"], h["cores"]) for h in hosts])
-    check("metadata shardbench run", (md["shardbench"]["run_id"], md["shardbench"]["status"],
-                                      md["shardbench"]["version"], md["shardbench"]["overrides"]),
-          (run_id, r["status"], inputs["version"], overrides))
-    check("parameters.workflow present", isinstance(params.get("workflow"), dict), True)
+    metric = {}
+    if has_stats:
+        # summary.json
+        s = json.load(open(os.path.join(leaf, "summary.json")))
+        want_keys = [k for k in SUMMARY_KEYS if not (k == "epochs" and kind == "datagen")]
+        check("summary.json: DLIO's keys in DLIO's order", list(s.keys()), want_keys)
+        check("summary start", s["start"], ts_dlio(r["started_at"]))
+        check("summary end", s["end"], ts_dlio(r["finished_at"] if r["finished_at"] is not None else r["started_at"]))
+        for k in ("start", "end"):
+            check("summary %s parses with fromisoformat" % k, isinstance(datetime.datetime.fromisoformat(s[k]),
+                                                                         datetime.datetime), True)
+        check("summary num_accelerators", s["num_accelerators"], r["accelerators"])
+        check("summary num_hosts", s["num_hosts"], r["hosts"])
+        check("summary hostname (rank 0's host)", s["hostname"], hosts[0]["host"] if hosts else r["coordinator_host"])
+        check("summary host_cpu_count", s["host_cpu_count"], [h["cores"] for h in hosts])
+        check("summary host_memory_GB", s["host_memory_GB"], [h["memory"] / GIB for h in hosts])
+        info0 = hostinfo.get(hosts[0]["host"]) if hosts else None
+        check("summary host_processor_name", s["host_processor_name"], info0["processor"] if info0 else "")
+        check("summary host_cpuinfo", s["host_cpuinfo"], proc_dict(info0["cpuinfo"], "processor") if info0 else {})
+        check("summary host_meminfo", s["host_meminfo"], proc_dict(info0["meminfo"], None) if info0 else {})
+        check("summary num_files_train", s["num_files_train"], ds["num_files_train"])
+        check("summary num_files_eval", s["num_files_eval"], ds.get("num_files_eval", 0))
+        check("summary num_samples_per_file", s["num_samples_per_file"], ds["num_samples_per_file"])
+        rl = r["record_size_bytes"] if r["record_size_bytes"] is not None else ds["record_length_bytes"]
+        size = r["accelerators"]
+        dsize = (size // max(len(hosts), 1)) * ds["num_samples_per_file"] * ds["num_files_train"] // size * rl / GIB
+        check("summary data_size_per_host_GB", s["data_size_per_host_GB"], dsize)
+        check("summary potential_caching", s["potential_caching"], [int(h["memory"] / GIB > dsize) for h in hosts])
+        epochs = db.execute("SELECT * FROM epochs WHERE run_id = ? AND epoch >= 1 ORDER BY epoch", (run_id,)).fetchall()
+        if kind != "datagen":
+            check("summary epochs", s["epochs"], len(epochs))
+        metric = s["metric"]
+        want_metric = {}
+        if kind == "train":
+            want_metric.update({
+                "train_au_percentage": [e["train_au_percentage"] for e in epochs],
+                "train_au_mean_percentage": r["train_au_mean_percentage"],
+                "train_au_meet_expectation": meet(r, "train"),
+                "train_au_stdev_percentage": r["train_au_stdev_percentage"],
+                "train_throughput_samples_per_second": [e["train_throughput_samples_per_second"] for e in epochs],
+                "train_throughput_mean_samples_per_second": r["train_throughput_mean_samples_per_second"],
+                "train_throughput_stdev_samples_per_second": r["train_throughput_stdev_samples_per_second"],
+                "train_io_mean_MB_per_second": r["train_io_mean_MB_per_second"],
+                "train_io_stdev_MB_per_second": r["train_io_stdev_MB_per_second"]})
+            evals = db.execute("SELECT * FROM evals WHERE run_id = ? ORDER BY epoch", (run_id,)).fetchall()
+            if evals:
+                want_metric.update({
+                    "eval_au_percentage": [e["eval_au_percentage"] for e in evals],
+                    "eval_au_mean_percentage": r["eval_au_mean_percentage"],
+                    "eval_au_meet_expectation": meet(r, "eval"),
+                    "eval_au_stdev_percentage": r["eval_au_stdev_percentage"],
+                    "eval_throughput_samples_per_second": [e["eval_throughput_samples_per_second"] for e in evals],
+                    "eval_throughput_mean_samples_per_second": r["eval_throughput_mean_samples_per_second"],
+                    "eval_throughput_stdev_samples_per_second": r["eval_throughput_stdev_samples_per_second"],
+                    "eval_io_mean_MB_per_second": r["eval_io_mean_MB_per_second"],
+                    "eval_io_stdev_MB_per_second": r["eval_io_stdev_MB_per_second"]})
+        ck = db.execute("SELECT * FROM checkpoints WHERE run_id = ? ORDER BY seq", (run_id,)).fetchall()
+        for op, name in (("write", "save"), ("read", "load")):
+            rows = [c for c in ck if c["op"] == op]
+            if rows:
+                gm, gs = mean_std([c["gib_per_s"] for c in rows])
+                dm, dstd = mean_std([c["duration_s"] for c in rows])
+                want_metric.update({name + "_checkpoint_io_mean_GB_per_second": gm,
+                                    name + "_checkpoint_io_stdev_GB_per_second": gs,
+                                    name + "_checkpoint_duration_mean_seconds": dm,
+                                    name + "_checkpoint_duration_stdev_seconds": dstd})
+        if ck:
+            want_metric["checkpoint_size_GB"] = [c["bytes"] for c in ck if c["op"] == "write"][0] / GIB
+        check("summary metric: keys", sorted(metric.keys()), sorted(want_metric.keys()))
+        for k in want_metric:
+            got = metric.get(k)
+            want = want_metric[k]
+            if isinstance(want, float) and isinstance(got, float) and k.endswith(("_stdev_GB_per_second",
+                                                                                  "_stdev_seconds",
+                                                                                  "_mean_GB_per_second",
+                                                                                  "_mean_seconds")):
+                # the same sums in C: equal to the last bits of a double
+                got, want = round(got, 12), round(want, 12)
+            check("summary metric %s" % k, got, want)
+        check("summary types: DLIO's (floats stay floats)",
+              [type(s[k]).__name__ for k in want_keys],
+              [{"metric": "dict", "host_cpuinfo": "dict", "host_meminfo": "dict", "host_cpu_count": "list",
+                "potential_caching": "list", "host_memory_GB": "list", "data_size_per_host_GB": "float",
+                "hostname": "str", "host_processor_name": "str", "start": "str", "end": "str"}.get(k, "int")
+               for k in want_keys])
+        check("summary list types", (all(isinstance(x, int) for x in s["host_cpu_count"] + s["potential_caching"]),
+                                     all(isinstance(x, float) for x in s["host_memory_GB"])), (True, True))
+        check("metric values: floats, lists of floats, the verdicts text",
+              [k for k, v in metric.items() if not (
+                  isinstance(v, float) or (isinstance(v, list) and all(isinstance(x, float) for x in v))
+                  or (k.endswith("_meet_expectation") and v in ("success", "fail"))
+                  or (v is None and r["status"] != "succeeded"))], [])
+        if kind == "train":
+            check("train metric keys in DLIO's order", [k for k in metric if k.startswith("train_")], TRAIN_METRIC_KEYS)
+            if any(k.startswith("eval_") for k in metric):
+                check("eval metric keys in DLIO's order", [k for k in metric if k.startswith("eval_")],
+                      EVAL_METRIC_KEYS)
+            for k in TRAIN_METRIC_KEYS:
+                check("metric %s is a %s" % (k, "list" if k in ("train_au_percentage",
+                                                                "train_throughput_samples_per_second") else "scalar"),
+                      isinstance(metric[k], list), k in ("train_au_percentage", "train_throughput_samples_per_second"))
+        if kind == "checkpoint":
+            check("save metrics present", all(k in metric for k in SAVE_METRIC_KEYS), True)
+            check("load metrics present", all(k in metric for k in LOAD_METRIC_KEYS),
+                  any(c["op"] == "read" for c in ck))
+
+    if not given:
+        # the metadata
+        check("metadata: mlpstorage's fields", [k for k in METADATA_KEYS if k not in md], [])
+        check("metadata complete for reportgen", all(k in md for k in METADATA_COMPLETE), True)
+        check("metadata benchmark_type", md["benchmark_type"], btype)
+        check("metadata command", md["command"], command)
+        check("metadata run_datetime = the leaf's name", md["run_datetime"], ts)
+        check("metadata num_processes", md["num_processes"], r["accelerators"])
+        check("metadata accelerator", md["accelerator"], accel)
+        check("metadata model", md["model"], model if model else re.sub(r"[^A-Za-z0-9._-]", "-",
+                                                                         str(params["model"]["name"]).replace("_", "-")))
+        check("metadata result_dir", md["result_dir"], os.path.realpath(leaf))
+        check("metadata verification (lowercase)", md["verification"], verification)
+        check("metadata override_parameters", md["override_parameters"],
+              {override_key(o): o.split("=", 1)[1] for o in overrides})
+        check("metadata runtime", md["runtime"], (r["finished_at"] if r["finished_at"] is not None else r["started_at"])
+              - r["started_at"])
+        check("metadata executed_command", md["executed_command"], inputs["command_line"])
+        check("metadata args: fields", [k for k in ARGS_KEYS if k not in md["args"]], [])
+        check("metadata args hosts", md["args"]["hosts"], [h["host"] for h in hosts])
+        check("metadata args data_dir", md["args"]["data_dir"], ds["data_folder"])
+        check("metadata args orgname, systemname, mode",
+              (md["args"]["orgname"], md["args"]["systemname"], md["args"]["mode"]),
+              (submitter, system or r["coordinator_host"], division))
+        check("metadata end_datetime", md["end_datetime"],
+              ts_dlio(r["finished_at"] if r["finished_at"] is not None else r["started_at"]))
+        check("metadata metrics: the list metrics of summary.json",
+              md["metrics"], {k: v for k, v in metric.items() if isinstance(v, list)})
+        check("metadata system_info hosts", [(h["hostname"], h["memory"]["total"], h["cpu"]["num_logical_cores"])
+                                             for h in md["system_info"]["hosts"]],
+              [(h["host"], h["memory"], h["cores"]) for h in hosts])
+        check("metadata shardbench run", (md["shardbench"]["run_id"], md["shardbench"]["status"],
+                                          md["shardbench"]["version"], md["shardbench"]["overrides"]),
+              (run_id, r["status"], inputs["version"], overrides))
+        check("parameters.workflow present", isinstance(params.get("workflow"), dict), True)
 
     # dlio_config
     cfg_text = open(os.path.join(leaf, subdir, "config.yaml")).read()
+    lines = r["config"].splitlines()
+    if kind == "datagen":
+        # what the run did, whatever the workload's workflow said: DLIO's *_datagen.yaml workflow
+        keep, inside = [], False
+        for line in lines:
+            if line and not line.startswith((" ", "#")):
+                inside = line.startswith("workflow:")
+            if not inside:
+                keep.append(line)
+        lines = keep + ["workflow:", "  generate_data: True", "  train: False", "  checkpoint: False"]
     check("config.yaml: the configuration as given (runs.config) under workload:",
-          cfg_text, "workload:\n" + "".join(("  " + line if line else "") + "\n" for line in r["config"].splitlines()))
+          cfg_text, "workload:\n" + "".join(("  " + line if line else "") + "\n" for line in lines))
     check("parameters: the full configuration (defaults included)", params.get("shardbench", {}).get("sampler"),
           "dlio")
     ov = yaml_list(open(os.path.join(leaf, subdir, "overrides.yaml")).read())
@@ -366,7 +394,7 @@ def main():
     re_rows = db.execute("SELECT * FROM rank_epochs WHERE run_id = ? AND epoch >= 1 ORDER BY rank, epoch",
                          (run_id,)).fetchall()
     ck_rows = db.execute("SELECT * FROM checkpoint_ranks WHERE run_id = ? ORDER BY rank, seq", (run_id,)).fetchall()
-    for rank in range(nranks):
+    for rank in range(nranks if has_stats else 0):
         st = json.load(open(os.path.join(leaf, "%d_per_epoch_stats.json" % rank)))
         out = json.load(open(os.path.join(leaf, "%d_output.json" % rank)))
         want_st = {}
@@ -406,27 +434,28 @@ def main():
         want_out["hostname"] = host
         check("rank %d output" % rank, out, want_out)
 
-    # logs
-    stdout = open(os.path.join(leaf, prefix + ".stdout.log")).read()
-    check("stdout log starts with the command line", stdout.split("\n", 1)[0], inputs["command_line"])
-    if inputs["df"] is not None:
-        check("stdout log: then the df block recorded at the run's start, a blank line after it",
-              stdout.split("\n", 1)[1].startswith(inputs["df"] + "\n"), True)
-        # mlpstorage's rule 3.4.2 parser (submission_checker/checks/helpers.py _check_filesystem_separation)
-        m = re.search(r"^Filesystem\s+\S+\s+Used\s+Avail\w*\s+Use%\s+Mounted on", stdout, re.M)
-        mounts = []
-        for line in stdout[stdout.find("\n", m.end()) + 1:].splitlines() if m else []:
-            parts = line.rstrip().rsplit(None, 5)
-            if not line.strip() or len(parts) < 6:
-                break
-            mounts.append(parts[-1])
-        folder = md["args"]["checkpoint_folder"] if kind == "checkpoint" else md["args"]["data_dir"]
-        real = os.path.realpath(folder)
-        check("df block: mlpstorage's parser finds the mount of the data (checkpoint) folder",
-              "://" in folder or any(real == x or real.startswith(x.rstrip("/") + "/") for x in mounts), True)
-    errs = db.execute("SELECT count(*) FROM errors WHERE run_id = ?", (run_id,)).fetchone()[0]
-    check("stderr log: one line per error", len(open(os.path.join(leaf, prefix + ".stderr.log")).read().splitlines()),
-          errs)
+    if not given:
+        # logs
+        stdout = open(os.path.join(leaf, prefix + ".stdout.log")).read()
+        check("stdout log starts with the command line", stdout.split("\n", 1)[0], inputs["command_line"])
+        if inputs["df"] is not None:
+            check("stdout log: then the df block recorded at the run's start, a blank line after it",
+                  stdout.split("\n", 1)[1].startswith(inputs["df"] + "\n"), True)
+            # mlpstorage's rule 3.4.2 parser (submission_checker/checks/helpers.py _check_filesystem_separation)
+            m = re.search(r"^Filesystem\s+\S+\s+Used\s+Avail\w*\s+Use%\s+Mounted on", stdout, re.M)
+            mounts = []
+            for line in stdout[stdout.find("\n", m.end()) + 1:].splitlines() if m else []:
+                parts = line.rstrip().rsplit(None, 5)
+                if not line.strip() or len(parts) < 6:
+                    break
+                mounts.append(parts[-1])
+            folder = md["args"]["checkpoint_folder"] if kind == "checkpoint" else md["args"]["data_dir"]
+            real = os.path.realpath(folder)
+            check("df block: mlpstorage's parser finds the mount of the data (checkpoint) folder",
+                  "://" in folder or any(real == x or real.startswith(x.rstrip("/") + "/") for x in mounts), True)
+        errs = db.execute("SELECT count(*) FROM errors WHERE run_id = ?", (run_id,)).fetchone()[0]
+        check("stderr log: one line per error", len(open(os.path.join(leaf, prefix + ".stderr.log")).read().splitlines()),
+              errs)
     check("dlio.log ends with the status", open(os.path.join(leaf, "dlio.log")).read().splitlines()[-1].endswith(
         "run %d %s" % (run_id, r["status"])), True)
     check("no temporary file left", [f for f in files if f.startswith(".")], [])

@@ -98,7 +98,8 @@ expect_eq "checkpoint run: df of the checkpoint folder's file system, in the std
 expect_eq "train run over synthetic storage: df of the results directory only" \
     "$(q r.db "SELECT length(df) - length(replace(df, char(10), '')) FROM run_inputs WHERE run_id = 1")" 2
 
-# 3b. a datagen run: training/MODEL/datagen/TS with training_datagen.* logs, no epochs in summary.json
+# 3b. a datagen run: training/MODEL/datagen/TS with training_datagen.* logs, the metadata, dlio.log and
+# dlio_config, and no statistics (no summary.json, no per-rank files: DLIO's generate_only writes none)
 sb datagen dataset.data_folder=./dg dataset.num_files_train=8 dataset.record_length_bytes=4096 \
     --accelerators 2 --local 1 --db r.db --results-dir res --submitter acme --system sut-1
 expect_eq "datagen run: exit" "$SB_RC" 0
@@ -109,6 +110,16 @@ case "$dleaf" in
 esac
 check r.db 3 "$dleaf" res acme sut-1
 expect_eq "datagen run: every field matches" $? 0
+# mlpstorage's DLIOResultParser (rules/models.py) types a leaf by dlio_config/config.yaml's workflow:
+# train makes a "run", generate_data a "datagen"; the workload's own workflow said train
+expect_eq "datagen run: config.yaml's workflow reads as a datagen, not a training run" \
+    "$(python3 - "$dleaf" <<'PY'
+import sys, yaml
+w = yaml.safe_load(open(sys.argv[1] + "/dlio_config/config.yaml"))["workload"]["workflow"]
+print("run" if w.get("train", False) else "datagen" if w.get("generate_data", False) else "none",
+      sorted(w.items()))
+PY
+)" "datagen [('checkpoint', False), ('generate_data', True), ('train', False)]"
 
 # mlpstorage's reportgen walk (rules/utils.py get_runs_files): a folder with summary.json or exactly
 # one *_metadata.json is a run, complete metadata (benchmark_type, run_datetime, num_processes,
@@ -119,6 +130,9 @@ import json, os, sys
 found = []
 for root, dirs, files in os.walk(sys.argv[1]):
     meta = [f for f in files if f.endswith("_metadata.json")]
+    if len(meta) > 1:
+        found.append("SKIPPED:" + root)
+        continue
     if "summary.json" in files or len(meta) == 1:
         m = json.load(open(os.path.join(root, meta[0])))
         assert all(k in m for k in ("benchmark_type", "run_datetime", "num_processes", "parameters"))
@@ -161,9 +175,9 @@ expect_eq "hydra.run.dir holding dlio.log: exit 2 before the run, the file kept"
 expect_contains "hydra.run.dir holding dlio.log: names it" sb.err \
     "shardbench run: hydra.run.dir: hy2 holds the results of a run already (dlio.log): not overwritten (--overwrite replaces them)"
 sb run $syn --accelerators 1 --local 1 --db h.db ++hydra.run.dir=hy2 ++hydra.output_subdir=dlio_config --overwrite
-expect_eq "hydra.run.dir holding dlio.log, --overwrite: exit 0, dlio.log and the metadata this run's" \
-    "$SB_RC:$(head -c 7 hy2/dlio.log):$(python3 -c "import json,glob,sys; print(json.load(open(glob.glob(sys.argv[1] + '/training_*_metadata.json')[0]))['shardbench']['run_id'])" hy2)" \
-    "0:[INFO] :2"
+expect_eq "hydra.run.dir holding dlio.log, --overwrite: exit 0, dlio.log this run's (run 2), no metadata" \
+    "$SB_RC:$(sed -n '1s/.* run \([0-9]*\):.*/\1/p' hy2/dlio.log):$(ls hy2 | grep -c _metadata.json)" \
+    "0:2:0"
 # links put where the files go are never written through: the configuration written at the start
 # (dlio_config/config.yaml) and the temporaries of the end (.summary.json.tmp)
 mkdir -p hy3/dlio_config && echo precious >victim
@@ -181,6 +195,37 @@ sb run $syn --accelerators 1 --local 1 --db h.db --results-dir res --overwrite
 expect_eq "--overwrite without hydra.run.dir: exit 2" "$SB_RC" 2
 expect_contains "--overwrite without hydra.run.dir: says why" sb.err \
     "--overwrite goes with ++hydra.run.dir (a --results-dir leaf is always new)"
+
+# 5b. mlpstorage's leaf: it names the leaf by its own start (YYYYMMDD_HHMMSS), launches mpirun, and
+# writes TYPE_ITS-START_metadata.json and TYPE_COMMAND.std{out,err}.log into it when DLIO ends. A
+# launch slower than a second must not leave a second metadata file (named by this run's start):
+# reportgen's walk (rules/utils.py get_runs_files) skips a leaf holding two. The leaf here is named
+# for a start 5 s before this run's (a slow launch); the run writes DLIO's files only
+mts=$(date -d '-5 seconds' +%Y%m%d_%H%M%S)
+ml="$PWD/mlps/closed/acme/results/sut/training/unet3d/run/$mts"
+mkdir -p "$ml" && echo "mlpstorage's own log" >"$ml/mlpstorage.log"
+sb run $syn --accelerators 2 --local 1 --db ml.db "++hydra.run.dir=$ml" ++hydra.output_subdir=dlio_config
+expect_eq "mlpstorage's leaf: exit 0" "$SB_RC" 0
+expect_eq "mlpstorage's leaf: DLIO's files only, mlpstorage's log kept" \
+    "$(cd "$ml" && find . -type f | sort | tr '\n' ' ')" \
+    "./0_output.json ./0_per_epoch_stats.json ./1_output.json ./1_per_epoch_stats.json ./dlio.log ./dlio_config/config.yaml ./dlio_config/hydra.yaml ./dlio_config/overrides.yaml ./mlpstorage.log ./summary.json "
+check ml.db 1 "$ml" - shardbench ""
+expect_eq "mlpstorage's leaf: every field matches" $? 0
+# what mlpstorage then writes (benchmarks/base.py, main.py's finally): its metadata and the logs
+printf '{"benchmark_type": "training", "model": "unet3d", "command": "run", "run_datetime": "%s", "num_processes": 2, "parameters": {}}\n' \
+    "$mts" >"$ml/training_${mts}_metadata.json"
+: >"$ml/training_run.stdout.log"; : >"$ml/training_run.stderr.log"
+expect_eq "mlpstorage's leaf: reportgen's walk finds it, with one metadata file" \
+    "$(python3 - mlps <<'PY'
+import os, sys
+for root, dirs, files in os.walk(sys.argv[1]):
+    meta = [f for f in files if f.endswith("_metadata.json")]
+    if len(meta) > 1:
+        print("skipped", os.path.basename(root), len(meta))
+    elif "summary.json" in files or meta:
+        print("found", os.path.basename(root), len(meta))
+PY
+)" "found $mts 1"
 
 # 6. a database of schema 12 (no run_inputs): upgraded, and its runs still written from runs.config
 cp r.db v10.db
