@@ -2,6 +2,7 @@
 #include "ckpt_plan.h"
 #include "proto.h"
 #include "engine.h"
+#include "log.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -474,4 +475,20 @@ sb_ckpt_check_written (const sb_ckpt_plan_t *plan, sb_storage_t *client, const c
         }
     }
     return 0;
+}
+
+/* Said once per run where DLIO's checkpoint_size is not what the ranks
+ * write (model.layer_parameters, model.optimization_groups, a model of
+ * another model.type): DLIO's figures divide its size, not the bytes. */
+void
+sb_ckpt_note_dlio_size (const sb_ckpt_plan_t *plan)
+{
+    if (plan->dlio_bytes == plan->total_bytes)
+        return;
+    sb_warn ("checkpoint: DLIO's checkpoint_size counts %llu bytes of the %llu bytes a checkpoint writes (it leaves"
+             " out model.layer_parameters' and model.optimization_groups' tensors, and counts the model_states of a"
+             " model.type other than transformer once, not per rank): save/load_checkpoint_io_* and"
+             " checkpoint_size_GB divide that count, as DLIO's do; checkpoint_written_GB and"
+             " *_checkpoint_slowest_rank_* count every byte written", (unsigned long long) plan->dlio_bytes,
+             (unsigned long long) plan->total_bytes);
 }

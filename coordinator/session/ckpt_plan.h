@@ -106,4 +106,8 @@ void sb_ckpt_rank_bytes (const sb_ckpt_cfg_t *cfg, uint64_t data, uint64_t rank,
 int sb_ckpt_plan_init (sb_ckpt_plan_t *self, const sb_ckpt_cfg_t *cfg, uint64_t ranks, char *err, size_t err_size);
 void sb_ckpt_plan_fini (sb_ckpt_plan_t *self);
 
+/* Warn once, for a run, where DLIO's checkpoint_size (dlio_bytes) is not
+ * the bytes its ranks write: DLIO's figures divide its count. */
+void sb_ckpt_note_dlio_size (const sb_ckpt_plan_t *plan);
+
 #endif
