@@ -180,7 +180,7 @@ expect_eq "read-only: nothing written beside it" "$(ls ro | tr '\n' ' ')" "r.db 
 as_reader "$SHARDBENCH" report 1 --db ro/v7.db >v7.out 2>v7.err
 expect_eq "read-only, older schema: exit" $? 2
 expect_contains "read-only, older schema: says it needs upgrading with write access" v7.err \
-    "shardbench report: ro/v7.db: result database schema version 7 must be upgraded to version 13 before this shardbench can read it, which needs write access"
+    "shardbench report: ro/v7.db: result database schema version 7 must be upgraded to version 14 before this shardbench can read it, which needs write access"
 chmod 755 ro
 # a writable version 7 database is upgraded in place; its runs keep NULL
 sb report 1 --db v7w.db

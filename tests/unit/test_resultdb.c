@@ -162,6 +162,7 @@ START_TEST (test_ckpt_dlio_figures)
     ck_assert_int_eq (sb_resultdb_add_ckpt_rank (db, run_id, 4, "write", 3, 1, "h1", 4, GIB, 101.0, 105.0), 0);
     ck_assert_int_eq (sb_resultdb_close_ckpt (db, run_id, 4, 10240, 0), 0);
     ck_assert_int_eq (sb_resultdb_flush (db), 0);
+    ck_assert_double_eq (s_value (db, "SELECT group_concat(rank_sync, '') FROM checkpoints ORDER BY seq"), 110);
     static const struct {
         int    seq;
         double bytes, dlio_s, dlio_gibps, slowest_s, slowest_gibps;
