@@ -110,7 +110,10 @@ s_usage_run (FILE *f, sb_session_kind_t kind)
                  "                  [--progress MODE] [-v] [--runs N [--warmup K]] [--label TEXT]\n"
                  "                  [--results-dir DIR [--submitter NAME] [--system NAME]]\n"
                  "\n"
-                 "Write, then read back LLM checkpoints (the llama3_* presets), as DLIO's checkpoint workflow.\n");
+                 "Write, then read back LLM checkpoints (the llama3_* presets), as DLIO's checkpoint workflow.\n"
+                 "DLIO's figures (save_/load_checkpoint_*) are DLIO's checkpoint size over rank 0's time\n"
+                 "(checkpoint.rank_sync=true: until the last rank finished); shardbench's beside them\n"
+                 "(*_slowest_rank_*) are the bytes of all ranks over the slowest rank's time.\n");
     fprintf (f,
              "\n"
              "WORKLOAD         a preset name (see `shardbench workloads`) or a DLIO workload YAML file;\n"
@@ -251,10 +254,12 @@ s_usage_report (FILE *f)
              "retries and errors a run had, even one that succeeded.\n"
              "--json           a train or checkpoint run as one JSON object with the metric\n"
              "                 names of DLIO's summary.json (\"metric\": train_au_percentage,\n"
-             "                 ..., save_checkpoint_io_mean_GB_per_second, ...) and a\n"
+             "                 ..., save_checkpoint_io_mean_GB_per_second, ...: DLIO's\n"
+             "                 definitions, a checkpoint's DLIO size over rank 0's time) and a\n"
              "                 \"shardbench\" object (run id, status, passed, threshold,\n"
              "                 retries, endpoints, hosts, epochs with latency, slowest rank and\n"
-             "                 per-host latency; checkpoints with their ranks)\n"
+             "                 per-host latency; checkpoints with their ranks and the\n"
+             "                 slowest-rank figures, save_checkpoint_slowest_rank_*)\n"
              "--csv [VIEW]     one CSV table under a header line; VIEW:\n"
              "                 epochs       one row per epoch (default; a checkpoint run: per\n"
              "                              checkpoint)\n"

@@ -389,6 +389,7 @@ sess_phase_train (sess_t *self)
         sb_info ("checkpoints during training into %s: %llu bytes in %llu files each, %s",
                  wl->ckpt.folder, (unsigned long long) self->ckpt.total_bytes, (unsigned long long) self->ckpt.nfiles,
                  wl->ckpt.steps_between >= 0 ? "by step" : "by epoch");
+        sb_ckpt_note_dlio_size (&self->ckpt);
     }
     uint64_t next_eval = wl->eval_after_epoch;  /* DLIO's schedule: eval_after_epoch, then every epochs_between_evals */
     for (uint64_t e = 1; e <= wl->epochs && !self->failed; e++) {

@@ -154,7 +154,9 @@ static const s_key_t s_keys[] = {
     { "checkpoint.epochs_between_checkpoints", T_I64, OFF (ckpt.epochs_between), 0, "1", -1e15, 1e15, "training: epochs from one checkpoint to the next" },
     { "checkpoint.type", T_IGNORED, 0, 0, 0, 0, 0, 0 },
     { "checkpoint.randomize_tensor", T_IGNORED, 0, 0, 0, 0, 0, 0 },
-    { "checkpoint.rank_sync", T_IGNORED, 0, 0, 0, 0, 0, 0 },
+    { "checkpoint.rank_sync", T_BOOL, OFF (ckpt.rank_sync), 0, "false", 0, 0, "DLIO's rank 0 times each checkpoint of the checkpoint workflow until every rank is done (its save/load_checkpoint_* figures)" },
+    { "model.layer_parameters", T_LIST, 0, 0, "", 0, 0, "DLIO's predefined layer tensor sizes, [elements, ...], one byte each, split over tensor parallelism (in place of model.transformer)" },
+    { "model.optimization_groups", T_LIST, 0, 0, "", 0, 0, "DLIO's predefined optimizer groups, [elements, ...]: each rank writes 3 x their sum in bytes" },
     { "checkpoint.checkpoint_mechanism_classname", T_IGNORED, 0, 0, 0, 0, 0, 0 },
     { "checkpoint.model_size", T_IGNORED, 0, 0, 0, 0, 0, 0 },
     /* another engine of the local file system (lib/storage/storage_keys.c) */
@@ -794,6 +796,48 @@ s_parquet_read_columns (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t e
         return -1;
     }
     return 0;
+}
+
+/* model.layer_parameters and model.optimization_groups: lists of integers,
+ * as DLIO reads them (an item of 0 or less is a tensor DLIO skips). */
+static int
+s_ckpt_list (sb_config_t *cfg, const char *key, int64_t *out, size_t *n_out, char *err, size_t err_size)
+{
+    const sb_config_entry_t *e = sb_config_get (cfg, key);
+    char where[1200];
+    *n_out = 0;
+    if (!e)
+        return 0;
+    size_t n = e->items ? e->nitems : (e->value && *e->value ? 1 : 0);
+    if (n > SB_CKPT_LIST_MAX) {
+        snprintf (err, err_size, "%s: key '%s': %zu items, at most %d", sb_config_where (e, where, sizeof where), key, n,
+                  SB_CKPT_LIST_MAX);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const char *v = e->items ? e->items[i] : e->value;
+        char *end = NULL;
+        errno = 0;
+        long long x = strtoll (v, &end, 10);
+        if (end == v || *end || errno || x > SB_CKPT_ITEM_MAX || x < -SB_CKPT_ITEM_MAX) {
+            snprintf (err, err_size, "%s: key '%s': item %zu '%s' is not an integer of at most %lld",
+                      sb_config_where (e, where, sizeof where), key, i, v, SB_CKPT_ITEM_MAX);
+            return -1;
+        }
+        out[i] = x;
+    }
+    *n_out = n;
+    return 0;
+}
+
+static int
+s_ckpt_lists (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size)
+{
+    if (s_ckpt_list (cfg, "model.layer_parameters", wl->ckpt.layer_parameters, &wl->ckpt.n_layer_parameters, err,
+                     err_size) != 0)
+        return -1;
+    return s_ckpt_list (cfg, "model.optimization_groups", wl->ckpt.optimization_groups,
+                        &wl->ckpt.n_optimization_groups, err, err_size);
 }
 
 /* dataset.record_element_type and dataset.record_dims,
@@ -1483,7 +1527,7 @@ sb_workload_from_config (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
     if (s_parquet_columns (cfg, wl, err, err_size) != 0 || s_parquet_compression (cfg, wl, err, err_size) != 0
         || s_parquet_read_columns (cfg, wl, err, err_size) != 0)
         return -1;
-    if (s_record_shape (cfg, wl, err, err_size) != 0)
+    if (s_record_shape (cfg, wl, err, err_size) != 0 || s_ckpt_lists (cfg, wl, err, err_size) != 0)
         return -1;
     s_record_length_spellings (cfg, wl);
     /* Unknown keys: a warning each, with where they came from. DLIO keys

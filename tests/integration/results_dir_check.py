@@ -275,14 +275,15 @@ def main():
         for op, name in (("write", "save"), ("read", "load")):
             rows = [c for c in ck if c["op"] == op]
             if rows:
-                gm, gs = mean_std([c["gib_per_s"] for c in rows])
-                dm, dstd = mean_std([c["duration_s"] for c in rows])
+                # DLIO's figures: its checkpoint_size over rank 0's time (statscounter.py end_save_ckpt)
+                gm, gs = mean_std([c["dlio_gib_per_s"] for c in rows])
+                dm, dstd = mean_std([c["dlio_duration_s"] for c in rows])
                 want_metric.update({name + "_checkpoint_io_mean_GB_per_second": gm,
                                     name + "_checkpoint_io_stdev_GB_per_second": gs,
                                     name + "_checkpoint_duration_mean_seconds": dm,
                                     name + "_checkpoint_duration_stdev_seconds": dstd})
         if ck:
-            want_metric["checkpoint_size_GB"] = [c["bytes"] for c in ck if c["op"] == "write"][0] / GIB
+            want_metric["checkpoint_size_GB"] = [c["dlio_bytes"] for c in ck if c["op"] == "write"][0] / GIB
         check("summary metric: keys", sorted(metric.keys()), sorted(want_metric.keys()))
         for k in want_metric:
             got = metric.get(k)
@@ -415,11 +416,17 @@ def main():
                                                     "duration": "%.2f" % (x["finished_at"] - x["started_at"])}
         mine = [c for c in ck_rows if c["rank"] == rank] if kind == "checkpoint" else []
         if mine:
-            e = {"start": ts_dlio(mine[0]["started_at"]), "end": ts_dlio(max(c["finished_at"] for c in mine))}
+            # as DLIO's per_epoch_stats: with rank_sync a rank's clock stops at the barrier after the last
+            # rank's finish; its throughput is DLIO's checkpoint_size (all ranks) over its own time
+            ckd = {c["seq"]: c for c in db.execute("SELECT * FROM checkpoints WHERE run_id = ?", (run_id,))}
+            last = {q: max(c["finished_at"] for c in ck_rows if c["seq"] == q) for q in ckd}
+            end = lambda c: max(c["finished_at"], last[c["seq"]]) if ckd[c["seq"]]["rank_sync"] else c["finished_at"]
+            e = {"start": ts_dlio(mine[0]["started_at"]), "end": ts_dlio(max(end(c) for c in mine))}
             for c in mine:
+                d = end(c) - c["started_at"]
                 e["%s_ckpt%d" % ("save" if c["op"] == "write" else "load", c["checkpoint"])] = {
-                    "start": ts_dlio(c["started_at"]), "end": ts_dlio(c["finished_at"]), "duration": c["duration_s"],
-                    "throughput": c["bytes"] / GIB / c["duration_s"] if c["duration_s"] > 0 else 0}
+                    "start": ts_dlio(c["started_at"]), "end": ts_dlio(end(c)), "duration": d,
+                    "throughput": ckd[c["seq"]]["dlio_bytes"] / GIB / d if d > 0 else 0}
             want_st["1"] = e
         check("rank %d per_epoch_stats" % rank, st, want_st)
         host = [w["host"] for w in workers if w["first_rank"] <= rank < w["first_rank"] + w["ranks"]][0]
