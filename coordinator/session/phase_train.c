@@ -175,6 +175,8 @@ sess_sampler_new (sess_t *self, char *err, size_t err_size)
     if (sb_dlio_tf_note (wl, kind, self->o->accelerators, self->catalog_info.count, self->loader_threads, note,
                          sizeof note))
         sb_warn ("%s", note);
+    if (sb_dlio_tf_stop_note (wl, note, sizeof note))
+        sb_warn ("%s", note);
     sb_sampler_cfg_t sc = {
         .kind = kind, .listed = self->catalog_info.count, .expected = wl->num_files_train,
         .samples_per_file = wl->num_samples_per_file, .ranks = self->o->accelerators, .batch_size = wl->batch_size,

@@ -1,5 +1,6 @@
 /* dlio_tf: the run-time line on DLIO's tensorflow loader (see dlio_tf.h). */
 #include "dlio_tf.h"
+#include "engine.h"
 
 #include <stdio.h>
 #include <strings.h>
@@ -78,4 +79,25 @@ sb_dlio_tf_note (const sb_workload_t *wl, sb_sampler_kind_t kind, uint64_t ranks
         return 1;
     }
     return 0;
+}
+
+int
+sb_dlio_tf_stop_note (const sb_workload_t *wl, char *buf, size_t size)
+{
+    static const char *const streamed[] = { "npz", "npy", "jpeg", "png" };
+    const char *loader = wl->data_loader[0] ? wl->data_loader : wl->framework;
+    if (strcasecmp (loader, "tensorflow") != 0 || wl->odirect)
+        return 0;
+    int is_streamed = 0;
+    for (size_t i = 0; i < sizeof streamed / sizeof streamed[0]; i++)
+        is_streamed |= strcasecmp (wl->format, streamed[i]) == 0;
+    /* on S3 without a storage_library DLIO takes its map-style readers, which yield whole batches */
+    if (!is_streamed || ((sb_storage_caps (&wl->storage) & SB_ENGINE_OBJECTS) && !wl->storage_library[0]))
+        return 0;
+    snprintf (buf, size, "%s with the tensorflow loader: DLIO_local_changes' iterable %s reader yields one image"
+              " per batch where its tf.data.Dataset.from_generator declares batches of %llu, so with TensorFlow"
+              " DLIO stops at its first batch (a shape error in the warm-up before epoch 1, after reading its first"
+              " files) and reports nothing; shardbench runs the epochs with DLIO's reads (docs/DLIO.md)",
+              wl->format, wl->format, (unsigned long long) wl->batch_size);
+    return 1;
 }

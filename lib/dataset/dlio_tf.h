@@ -14,6 +14,14 @@
  *   its samples yielded twice while the loop's step limit leaves as many
  *   others out. shardbench reads as DLIO does (a file once, whole, per
  *   thread that needs it) and serves each entry of the iterative map once. */
+/* - npz, npy, jpeg or png read by DLIO's iterable readers (local files
+ *   without reader.odirect, or S3 through a storage_library): their next()
+ *   (_local_fs_iterable_mixin.py _localfs_stream_next, _s3_iterable_mixin.py
+ *   _s3_stream_next) yields one image per batch, while the loader's
+ *   tf.data.Dataset.from_generator (data_loader/tf_data_loader.py) declares
+ *   batches of (batch_size, max_dimension, max_dimension): TensorFlow's shape
+ *   check stops the run at its first batch, in the warm-up before epoch 1,
+ *   after the first files were read. shardbench runs the epochs. */
 #ifndef SB_DLIO_TF_H
 #define SB_DLIO_TF_H
 
@@ -34,5 +42,9 @@ uint64_t sb_dlio_tf_thread_files (uint64_t files, uint64_t spf, uint64_t threads
  * here. */
 int sb_dlio_tf_note (const sb_workload_t *wl, sb_sampler_kind_t kind, uint64_t ranks, uint64_t listed,
                      uint64_t threads, char *buf, size_t size);
+
+/* The line to print once where DLIO's tensorflow loader would stop at its
+ * first batch (see above), into buf: 1 when there is one, else 0. */
+int sb_dlio_tf_stop_note (const sb_workload_t *wl, char *buf, size_t size);
 
 #endif

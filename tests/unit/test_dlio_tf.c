@@ -91,6 +91,37 @@ START_TEST (test_notes)
 }
 END_TEST
 
+/* DLIO's iterable npz/npy/jpeg/png readers yield one image per batch where
+ * tf.data's from_generator declares a batch: TensorFlow stops at the first */
+START_TEST (test_stop_note)
+{
+    char buf[1024];
+    sb_workload_t wl = s_wl ("tensorflow", "npz", 10, 3);
+    wl.batch_size = 4;
+    snprintf (wl.storage.engine, sizeof wl.storage.engine, "file");
+    ck_assert_int_eq (sb_dlio_tf_stop_note (&wl, buf, sizeof buf), 1);
+    ck_assert_ptr_nonnull (strstr (buf, "npz with the tensorflow loader"));
+    ck_assert_ptr_nonnull (strstr (buf, "declares batches of 4, so with TensorFlow DLIO stops at its first batch"));
+    snprintf (wl.format, sizeof wl.format, "png");
+    ck_assert_int_eq (sb_dlio_tf_stop_note (&wl, buf, sizeof buf), 1);
+    /* the map-style readers yield whole batches: O_DIRECT, S3 without a storage_library */
+    wl.odirect = 1;
+    ck_assert_int_eq (sb_dlio_tf_stop_note (&wl, buf, sizeof buf), 0);
+    wl.odirect = 0;
+    snprintf (wl.storage.engine, sizeof wl.storage.engine, "s3");
+    ck_assert_int_eq (sb_dlio_tf_stop_note (&wl, buf, sizeof buf), 0);
+    snprintf (wl.storage_library, sizeof wl.storage_library, "s3dlio");
+    ck_assert_int_eq (sb_dlio_tf_stop_note (&wl, buf, sizeof buf), 1);
+    /* other formats and loaders */
+    snprintf (wl.format, sizeof wl.format, "tfrecord");
+    ck_assert_int_eq (sb_dlio_tf_stop_note (&wl, buf, sizeof buf), 0);
+    sb_workload_t pt = s_wl ("pytorch", "npz", 10, 3);
+    ck_assert_int_eq (sb_dlio_tf_stop_note (&pt, buf, sizeof buf), 0);
+    snprintf (pt.data_loader, sizeof pt.data_loader, "tensorflow");
+    ck_assert_int_eq (sb_dlio_tf_stop_note (&pt, buf, sizeof buf), 1);
+}
+END_TEST
+
 static Suite *
 s_suite (void)
 {
@@ -98,6 +129,7 @@ s_suite (void)
     TCase *tc = tcase_create ("core");
     tcase_add_test (tc, test_thread_files);
     tcase_add_test (tc, test_notes);
+    tcase_add_test (tc, test_stop_note);
     suite_add_tcase (s, tc);
     return s;
 }
