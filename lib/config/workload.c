@@ -68,7 +68,7 @@ static const s_key_t s_keys[] = {
     { "reader.read_threads", T_U64, OFF (read_threads), 0, "1", 0, 1024, "loader (and file read) threads per rank; 1 is raised as DLIO does, to min(cores / local ranks, 8)" },
     { "reader.prefetch_size", T_U64, OFF (prefetch_size), 0, "2", 0, 1e6, "batches read ahead per rank" },
     { "reader.sample_shuffle", T_SHUFFLE, OFF (sample_shuffle), 0, "off", 0, 0, "off | seed | random" },
-    { "reader.file_shuffle", T_SHUFFLE, OFF (file_shuffle), 0, "off", 0, 0, "off | seed | random" },
+    { "reader.file_shuffle", T_SHUFFLE, OFF (file_shuffle), 0, "off", 0, 0, "seed | random; any value given shuffles, off too, as DLIO reads it: leave the key out for none" },
     { "reader.data_loader", T_STR, STRF (data_loader), "", 0, 0, "pytorch | tensorflow | dali ... (default: the framework's); picks DLIO's sampler" },
     { "reader.data_loader_sampler", T_STR, STRF (data_loader_sampler), "", 0, 0, "index | iterative (default: DLIO's for the data loader)" },
     { "reader.odirect", T_BOOL, OFF (odirect), 0, "false", 0, 0, "read files with O_DIRECT (aligned buffers)" },
