@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <yaml.h>
 
 typedef struct {
@@ -169,6 +170,28 @@ s_set_earlier (const sb_config_t *self, const char *key)
 static int s_walk_pair (sb_config_t *self, yaml_document_t *doc, yaml_node_t *k, yaml_node_t *v, const char *prefix,
                         int depth, const char *origin, char *err, size_t err_size);
 
+/* 1 when text is a boolean of YAML 1.1 as PyYAML's resolver reads a plain
+ * scalar (the spellings of its bool pattern), which OmegaConf's loader keeps */
+static int
+s_yaml11_bool (const char *text)
+{
+    static const char *const words[] = { "yes", "Yes", "YES", "no", "No", "NO", "true", "True", "TRUE", "false",
+                                         "False", "FALSE", "on", "On", "ON", "off", "Off", "OFF" };
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+        if (!strcmp (text, words[i]))
+            return 1;
+    return 0;
+}
+
+/* Set key's is_bool (sb_config_entry_t). */
+static void
+s_mark_bool (sb_config_t *self, const char *key, int is_bool)
+{
+    for (size_t i = 0; i < self->count; i++)
+        if (strcmp (self->entries[i].key, key) == 0)
+            self->entries[i].pub.is_bool = is_bool;
+}
+
 /* Count one node walked or merged; -1 with the message past S_MAX_VISITS. */
 static int
 s_visit (sb_config_t *self, int line, const char *prefix, const char *origin, char *err, size_t err_size)
@@ -325,6 +348,10 @@ s_walk (sb_config_t *self, yaml_document_t *doc, yaml_node_t *node, const char *
             snprintf (err, err_size, "%s:%d: out of memory", origin, line);
             return -1;
         }
+        const char *tag = (const char *) node->tag;
+        s_mark_bool (self, key, node->data.scalar.style == YAML_PLAIN_SCALAR_STYLE
+                                && (!tag || !strcmp (tag, YAML_STR_TAG) || !strcmp (tag, YAML_BOOL_TAG))
+                                && s_yaml11_bool (value));
         return 0;
     }
     if (node->type == YAML_SEQUENCE_NODE) {
@@ -1007,6 +1034,8 @@ s_override (sb_config_t *self, const char *assignment, int hydra_add, char *err,
         return -1;
     }
     s_mark_hydra_add (self, key, hydra_add);
+    /* Hydra's override grammar: true and false in any case are booleans, off and on text */
+    s_mark_bool (self, key, !strcasecmp (value, "true") || !strcasecmp (value, "false"));
     return 0;
 }
 
@@ -1495,7 +1524,8 @@ sb_config_copy (sb_config_t *self, const char *from, const char *to)
     else if (!(value = strdup (src->value ? src->value : "")))
         return -1;
     char *origin = strdup (src->origin);
-    int line = src->pub.line, interpolated = src->interpolated, hydra_add = src->pub.hydra_add;
+    int line = src->pub.line, interpolated = src->interpolated, hydra_add = src->pub.hydra_add,
+        is_bool = src->pub.is_bool;
     if (!origin || s_set (self, to, value, items, n, origin, line) != 0) {
         free (origin);
         goto oom;
@@ -1503,6 +1533,7 @@ sb_config_copy (sb_config_t *self, const char *from, const char *to)
     free (origin);
     s_entry_find (self, to)->interpolated = interpolated;
     s_entry_find (self, to)->pub.hydra_add = hydra_add;
+    s_entry_find (self, to)->pub.is_bool = is_bool;
     return 0;
 oom:
     free (value);

@@ -20,6 +20,11 @@ typedef struct {
     int          hydra_add; /* 1: set by a Hydra append (+workload.KEY=VALUE, ++workload.KEY=VALUE), the
                              * form that adds a key DLIO's configuration lacks: unknown, it is a
                              * warning; given as KEY=VALUE (or workload.KEY=VALUE), an error */
+    int          is_bool;   /* 1: DLIO's configuration gets a boolean here, not text: a plain (unquoted)
+                             * YAML 1.1 true/false/yes/no/on/off in any of PyYAML's spellings, as
+                             * OmegaConf's loader reads it, or Hydra's true/false on the command line.
+                             * A quoted "off" and the command line's off are text (libyaml gives an
+                             * explicit !!str the default tag: such a plain scalar counts as one) */
 } sb_config_entry_t;
 
 /* Create an empty configuration; NULL on allocation failure. */

@@ -67,7 +67,7 @@ static const s_key_t s_keys[] = {
     { "reader.batch_size", T_U64, OFF (batch_size), 0, "1", 1, 1e9, "samples per step per rank" },
     { "reader.read_threads", T_U64, OFF (read_threads), 0, "1", 0, 1024, "loader (and file read) threads per rank; 1 is raised as DLIO does, to min(cores / local ranks, 8)" },
     { "reader.prefetch_size", T_U64, OFF (prefetch_size), 0, "2", 0, 1e6, "batches read ahead per rank" },
-    { "reader.sample_shuffle", T_SHUFFLE, OFF (sample_shuffle), 0, "off", 0, 0, "off | seed | random" },
+    { "reader.sample_shuffle", T_SHUFFLE, OFF (sample_shuffle), 0, "off", 0, 0, "\"off\" | seed | random (an unquoted off is a boolean, which DLIO refuses)" },
     { "reader.file_shuffle", T_SHUFFLE, OFF (file_shuffle), 0, "off", 0, 0, "seed | random; any value given shuffles, off too, as DLIO reads it: leave the key out for none" },
     { "reader.data_loader", T_STR, STRF (data_loader), "", 0, 0, "pytorch | tensorflow | dali ... (default: the framework's); picks DLIO's sampler" },
     { "reader.data_loader_sampler", T_STR, STRF (data_loader_sampler), "", 0, 0, "index | iterative (default: DLIO's for the data loader)" },
@@ -116,7 +116,7 @@ static const s_key_t s_keys[] = {
     { "shardbench.sampler", T_STR, STRF (sampler), "dlio", 0, 0, "dlio: DLIO's per-rank files and order | global: one shuffle over all samples and ranks" },
     { "shardbench.drop_page_cache", T_BOOL, OFF (drop_page_cache), 0, "true", 0, 0, "evict the epoch's files from the page cache before it (posix_fadvise)" },
     { "shardbench.trace", T_STR, STRF (trace), "", 0, 0, "folder for per-read trace files, one per worker (\"\": none)" },
-    { "shardbench.lenient", T_BOOL, OFF (lenient), 0, "false", 0, 0, "run a file DLIO_local_changes refuses (storage_type s3dlio or object, a data_loader_classname without data_loader_sampler, s3 with pytorch and no storage_library) with a warning naming the refusal, rather than exit 2" },
+    { "shardbench.lenient", T_BOOL, OFF (lenient), 0, "false", 0, 0, "run a file DLIO_local_changes refuses (storage_type s3dlio or object, sample_shuffle given as a boolean, a data_loader_classname without data_loader_sampler, s3 with pytorch and no storage_library) with a warning naming the refusal, rather than exit 2" },
     { "shardbench.remote_worker", T_STR, STRF (remote_worker), "", 0, 0, "worker binary on --hosts hosts (default $SHARDBENCH_REMOTE_WORKER, else shardbench-worker on PATH)" },
     /* model and checkpoint: `shardbench checkpoint` (coordinator/session/ckpt_plan.c) */
     { "model.num_layers", T_U64, OFF (ckpt.num_layers), 0, "0", 0, 1e6, "transformer layers (checkpoint sizes)" },
@@ -1381,6 +1381,7 @@ s_null (const sb_config_entry_t *e)
  * (reader: storage keys not yet taken as storage: ones, since DLIO reads
  * none of them), in the order DLIO stops: LoadConfig's storage type, then
  * validate's custom loader without a sampler, then its S3 client library.
+ * LoadConfig's sample_shuffle given as a boolean comes after the storage type.
  * Each is an error naming file, line, key, DLIO's refusal and the
  * DLIO-valid spelling; with shardbench.lenient: true a warning, and the run
  * goes on as shardbench reads the keys. Returns 0 or -1 with err. */
@@ -1392,11 +1393,21 @@ s_dlio_refusals (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size
     if (s_parse (lk, le, le ? (le->value ? le->value : "") : lk->fallback, wl, err, err_size) != 0)
         return -1;
     char why[1024], where[1200];
-    for (int check = 0; check < 3; check++) {
+    for (int check = 0; check < 4; check++) {
         const sb_config_entry_t *at = NULL;
         int refused = 0;
-        if (check == 0 || check == 2)
-            refused = sb_storage_keys_dlio_refused (cfg, check / 2, &at, why, sizeof why);
+        if (check == 0 || check == 3)
+            refused = sb_storage_keys_dlio_refused (cfg, check / 3, &at, why, sizeof why);
+        else if (check == 1) {
+            /* LoadConfig converts sample_shuffle with Shuffle(...), which has no boolean value */
+            at = sb_config_get (cfg, "reader.sample_shuffle");
+            if ((refused = at && at->value && at->is_bool))
+                snprintf (why, sizeof why, "DLIO_local_changes refuses the boolean %s (%s): config.py's LoadConfig"
+                          " converts sample_shuffle with its Shuffle enum, which has no boolean value, and stops;"
+                          " write sample_shuffle: \"off\" (quoted, the text) or leave the key out for no sample"
+                          " shuffle, seed to shuffle", at->value, at->line ? "YAML 1.1 reads it so unquoted"
+                          : "Hydra reads true and false so");
+        }
         else if (!s_null (sb_config_get (cfg, "reader.data_loader_classname"))
                  && s_null (sb_config_get (cfg, "reader.data_loader_sampler"))) {
             /* config.py validate: a custom loader class must say which sampler it is */
@@ -1435,12 +1446,11 @@ s_file_shuffle (sb_config_t *cfg, sb_workload_t *wl)
         return;
     wl->file_shuffle = SB_SHUFFLE_SEED;
     char where[1200], given[200];
-    if (e->line == 0 && !strcasecmp (e->value, "false"))
-        snprintf (given, sizeof given, "Hydra passes the boolean false");
-    else if (e->line == 0)
-        snprintf (given, sizeof given, "Hydra passes the text '%.64s'", e->value);
+    if (e->is_bool)
+        snprintf (given, sizeof given, "%s reads %.64s as the boolean false", e->line ? "YAML 1.1, unquoted," : "Hydra",
+                  e->value);
     else
-        snprintf (given, sizeof given, "YAML reads a bare %.64s as the boolean false, a quoted one as text", e->value);
+        snprintf (given, sizeof given, "the text '%.64s'%s", e->value, e->line ? ", quoted" : " from the command line");
     sb_warn ("%s: key 'reader.file_shuffle': '%s' shuffles the files, as DLIO_local_changes reads it: DLIO keeps the"
              " value as given (%s) and shuffles files whenever it is not its own Shuffle.OFF, which no file or"
              " command line can give; leave the key out for no file shuffle", sb_config_where (e, where, sizeof where),

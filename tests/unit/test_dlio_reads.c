@@ -2,8 +2,9 @@
  * - reader.file_shuffle: any value given shuffles the files (DLIO keeps the
  *   value as written and compares it with its enum), only a missing key does
  *   not; a value that reads as off is warned about once;
- * - the files DLIO refuses (storage_type s3dlio or object, a custom loader
- *   class without a sampler, s3 with pytorch and no storage_library) are
+ * - the files DLIO refuses (storage_type s3dlio or object, sample_shuffle
+ *   given as a boolean, a custom loader class without a sampler, s3 with
+ *   pytorch and no storage_library) are
  *   refused naming file, line, key, DLIO's refusal and the fix, or run with
  *   a warning under shardbench.lenient: true;
  * - dataset.parquet.columns given on the command line as a list of mappings
@@ -70,10 +71,13 @@ START_TEST (test_file_shuffle_file_forms)
     }
     ck_assert_str_eq (s_load ("reader:\n  batch_size: 2\n  file_shuffle: off\n", NULL), "");
     ck_assert_msg (strstr (s_log, "w.yaml:3: key 'reader.file_shuffle': 'off' shuffles the files, as"
-                                  " DLIO_local_changes reads it: DLIO keeps the value as given (YAML reads a bare off"
-                                  " as the boolean false, a quoted one as text) and shuffles files whenever it is not"
-                                  " its own Shuffle.OFF, which no file or command line can give; leave the key out"
-                                  " for no file shuffle") != NULL, "%s", s_log);
+                                  " DLIO_local_changes reads it: DLIO keeps the value as given (YAML 1.1, unquoted,"
+                                  " reads off as the boolean false) and shuffles files whenever it is not its own"
+                                  " Shuffle.OFF, which no file or command line can give; leave the key out for no"
+                                  " file shuffle") != NULL, "%s", s_log);
+    ck_assert_str_eq (s_load ("reader:\n  batch_size: 2\n  file_shuffle: \"off\"\n", NULL), "");
+    ck_assert_int_eq (s_logged ("w.yaml:3: key 'reader.file_shuffle': 'off' shuffles the files, as DLIO_local_changes"
+                                " reads it: DLIO keeps the value as given (the text 'off', quoted)"), 1);
     /* a word DLIO would also shuffle with is still a typo here */
     ck_assert_str_ne (s_load ("reader:\n  file_shuffle: sometimes\n", NULL), "");
     ck_assert_msg (strstr (s_err, "w.yaml:2: key 'reader.file_shuffle': expected off, seed or random") == s_err, "%s",
@@ -93,14 +97,14 @@ START_TEST (test_file_shuffle_command_line)
     ck_assert_str_eq (s_load (file, plain), "");
     ck_assert_int_eq (s_wl.file_shuffle, SB_SHUFFLE_SEED);
     ck_assert_int_eq (s_logged ("command line: key 'reader.file_shuffle': 'off' shuffles the files, as"
-                                " DLIO_local_changes reads it: DLIO keeps the value as given (Hydra passes the text"
-                                " 'off')"), 1);
+                                " DLIO_local_changes reads it: DLIO keeps the value as given (the text 'off' from the"
+                                " command line)"), 1);
     ck_assert_str_eq (s_load (file, hydra), "");
     ck_assert_int_eq (s_wl.file_shuffle, SB_SHUFFLE_SEED);
     ck_assert_int_eq (s_logged ("command line: key 'reader.file_shuffle': 'off' shuffles the files"), 1);
     ck_assert_str_eq (s_load (file, boolean), "");
     ck_assert_int_eq (s_wl.file_shuffle, SB_SHUFFLE_SEED);
-    ck_assert_int_eq (s_logged ("(Hydra passes the boolean false)"), 1);
+    ck_assert_int_eq (s_logged ("(Hydra reads false as the boolean false)"), 1);
     ck_assert_str_eq (s_load (file, seed), "");
     ck_assert_int_eq (s_wl.file_shuffle, SB_SHUFFLE_SEED);
     ck_assert_int_eq (s_logged ("reader.file_shuffle"), 0);
@@ -110,6 +114,52 @@ START_TEST (test_file_shuffle_command_line)
     ck_assert_int_eq (s_wl.file_shuffle, SB_SHUFFLE_SEED);
     ck_assert_int_eq (s_wl.sample_shuffle, SB_SHUFFLE_OFF);
     ck_assert_int_eq (s_logged ("reader.sample_shuffle"), 0);
+}
+END_TEST
+
+/* reader.sample_shuffle as a boolean (a bare off, or Hydra's false): DLIO's
+ * Shuffle(False) stops LoadConfig; the text off (quoted, or the command
+ * line's off) is off */
+START_TEST (test_refuse_sample_shuffle_boolean)
+{
+    ck_assert_str_ne (s_load ("reader:\n  batch_size: 2\n  sample_shuffle: off\n", NULL), "");
+    ck_assert_str_eq (s_err, "w.yaml:3: key 'reader.sample_shuffle': DLIO_local_changes refuses the boolean off (YAML"
+                      " 1.1 reads it so unquoted): config.py's LoadConfig converts sample_shuffle with its Shuffle enum,"
+                      " which has no boolean value, and stops; write sample_shuffle: \"off\" (quoted, the text) or"
+                      " leave the key out for no sample shuffle, seed to shuffle; or set shardbench.lenient: true to"
+                      " run it anyway, with a warning");
+    static const char *const bools[] = { "no", "False", "OFF", "true", "yes", "On" };
+    for (size_t i = 0; i < sizeof bools / sizeof bools[0]; i++) {
+        char yaml[128];
+        snprintf (yaml, sizeof yaml, "reader:\n  sample_shuffle: %s\n", bools[i]);
+        ck_assert_msg (strstr (s_load (yaml, NULL), "w.yaml:2: key 'reader.sample_shuffle': DLIO_local_changes refuses"
+                                                     " the boolean ") == s_err, "%s: %s", bools[i], s_err);
+    }
+    /* the text: quoted, or the command line's off (Hydra's text); seed */
+    ck_assert_str_eq (s_load ("reader:\n  sample_shuffle: \"off\"\n", NULL), "");
+    ck_assert_int_eq (s_wl.sample_shuffle, SB_SHUFFLE_OFF);
+    ck_assert_str_eq (s_load ("reader:\n  sample_shuffle: 'off'\n", NULL), "");
+    ck_assert_str_eq (s_load ("reader:\n  sample_shuffle: seed\n", NULL), "");
+    ck_assert_int_eq (s_wl.sample_shuffle, SB_SHUFFLE_SEED);
+    static const char *const text[] = { "++workload.reader.sample_shuffle=off", NULL };
+    ck_assert_str_eq (s_load ("reader:\n  sample_shuffle: seed\n", text), "");
+    ck_assert_int_eq (s_wl.sample_shuffle, SB_SHUFFLE_OFF);
+    ck_assert_int_eq (s_logged ("DLIO_local_changes refuses"), 0);
+    /* Hydra's false is a boolean; a file's refused value overridden by text is not refused */
+    static const char *const boolean[] = { "reader.sample_shuffle=false", NULL };
+    ck_assert_str_ne (s_load ("reader:\n  batch_size: 2\n", boolean), "");
+    ck_assert_msg (strstr (s_err, "command line: key 'reader.sample_shuffle': DLIO_local_changes refuses the boolean"
+                                  " false (Hydra reads true and false so)") == s_err, "%s", s_err);
+    ck_assert_str_eq (s_load ("reader:\n  sample_shuffle: off\n", text), "");
+    /* lenient: read as off, with the warning */
+    static const char *const lenient[] = { "shardbench.lenient=true", NULL };
+    ck_assert_str_eq (s_load ("reader:\n  batch_size: 2\n  sample_shuffle: off\n", lenient), "");
+    ck_assert_int_eq (s_wl.sample_shuffle, SB_SHUFFLE_OFF);
+    ck_assert_int_eq (s_logged ("w.yaml:3: key 'reader.sample_shuffle': DLIO_local_changes refuses the boolean off"), 1);
+    /* an alias of a bare off is a boolean too; a flow list item is text to no key here */
+    ck_assert_str_ne (s_load ("x: &o off\nreader:\n  sample_shuffle: *o\n", NULL), "");
+    ck_assert_msg (strstr (s_err, "w.yaml:1: key 'reader.sample_shuffle': DLIO_local_changes refuses the boolean off")
+                   == s_err, "%s", s_err);
 }
 END_TEST
 
@@ -296,6 +346,7 @@ s_suite (void)
     TCase *tc = tcase_create ("core");
     tcase_add_test (tc, test_file_shuffle_file_forms);
     tcase_add_test (tc, test_file_shuffle_command_line);
+    tcase_add_test (tc, test_refuse_sample_shuffle_boolean);
     tcase_add_test (tc, test_refuse_storage_type);
     tcase_add_test (tc, test_refuse_loader_class);
     tcase_add_test (tc, test_refuse_s3_library);
