@@ -1208,6 +1208,11 @@ sb_config_to_yaml (const sb_config_t *self)
             }
             rc |= s_append (&buf, &len, &alloc, "]\n");
         }
+        else if (!sorted[i]->pub.is_bool && s_yaml11_bool (sorted[i]->value))
+            /* text YAML 1.1 would read as a boolean (a quoted "off", the
+             * command line's off): quoted, so that DLIO, or a later load,
+             * reads the type the run read */
+            rc |= s_append (&buf, &len, &alloc, " \"%s\"\n", sorted[i]->value);
         else {
             rc |= s_append (&buf, &len, &alloc, " ");
             rc |= s_append_value (&buf, &len, &alloc, sorted[i]->value, strlen (sorted[i]->value));

@@ -1380,8 +1380,8 @@ s_null (const sb_config_entry_t *e)
 /* What DLIO_local_changes refuses to run, found in the keys as written
  * (reader: storage keys not yet taken as storage: ones, since DLIO reads
  * none of them), in the order DLIO stops: LoadConfig's storage type, then
- * validate's custom loader without a sampler, then its S3 client library.
- * LoadConfig's sample_shuffle given as a boolean comes after the storage type.
+ * its sample_shuffle given as a boolean, then validate's custom loader
+ * without a sampler, then its S3 client library (checks 0 to 3).
  * Each is an error naming file, line, key, DLIO's refusal and the
  * DLIO-valid spelling; with shardbench.lenient: true a warning, and the run
  * goes on as shardbench reads the keys. Returns 0 or -1 with err. */

@@ -163,6 +163,39 @@ START_TEST (test_refuse_sample_shuffle_boolean)
 }
 END_TEST
 
+/* the effective configuration (runs.config, Hydra's config.yaml) keeps the
+ * types DLIO got: text that YAML 1.1 would read as a boolean is quoted, a
+ * boolean is not; read back, each is what it was */
+START_TEST (test_config_yaml_types)
+{
+    char err[1024];
+    sb_config_t *cfg = sb_config_new ();
+    ck_assert_ptr_nonnull (cfg);
+    ck_assert_int_eq (sb_config_load_string (cfg, "reader:\n  file_shuffle: off\n  sample_shuffle: \"off\"\n"
+                                             "workflow:\n  train: True\n", "w.yaml", err, sizeof err), 0);
+    ck_assert_int_eq (sb_config_override (cfg, "train.seed_change_epoch=false", err, sizeof err), 0);
+    ck_assert_int_eq (sb_config_override (cfg, "++workload.workflow.debug=off", err, sizeof err), 0);
+    char *yaml = sb_config_to_yaml (cfg);
+    ck_assert_ptr_nonnull (yaml);
+    ck_assert_msg (strstr (yaml, "reader:\n  file_shuffle: off\n  sample_shuffle: \"off\"\n") != NULL, "%s", yaml);
+    ck_assert_msg (strstr (yaml, "  seed_change_epoch: false\n") != NULL, "%s", yaml);
+    ck_assert_msg (strstr (yaml, "  debug: \"off\"\n") != NULL && strstr (yaml, "  train: True\n") != NULL, "%s", yaml);
+    sb_config_t *back = sb_config_new ();
+    ck_assert_int_eq (sb_config_load_string (back, yaml, "runs.config", err, sizeof err), 0);
+    static const struct { const char *key; int is_bool; } want[] = {
+        { "reader.file_shuffle", 1 }, { "reader.sample_shuffle", 0 }, { "workflow.train", 1 },
+        { "train.seed_change_epoch", 1 }, { "workflow.debug", 0 },
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        ck_assert_int_eq (sb_config_get (cfg, want[i].key)->is_bool, want[i].is_bool);
+        ck_assert_int_eq (sb_config_get (back, want[i].key)->is_bool, want[i].is_bool);
+    }
+    free (yaml);
+    sb_config_destroy (&back);
+    sb_config_destroy (&cfg);
+}
+END_TEST
+
 /* storage_type s3dlio and object: refused at their line, with the DLIO
  * spelling of the same run; lenient: a warning and the run as before */
 START_TEST (test_refuse_storage_type)
@@ -347,6 +380,7 @@ s_suite (void)
     tcase_add_test (tc, test_file_shuffle_file_forms);
     tcase_add_test (tc, test_file_shuffle_command_line);
     tcase_add_test (tc, test_refuse_sample_shuffle_boolean);
+    tcase_add_test (tc, test_config_yaml_types);
     tcase_add_test (tc, test_refuse_storage_type);
     tcase_add_test (tc, test_refuse_loader_class);
     tcase_add_test (tc, test_refuse_s3_library);
