@@ -115,6 +115,7 @@ typedef struct {
     int         drop_page_cache;        /* shardbench.drop_page_cache */
     char        trace[1024];            /* shardbench.trace: folder of per-read traces ("" none) */
     char        remote_worker[1024];/* shardbench.remote_worker: worker binary on --hosts hosts */
+    int         lenient;                /* shardbench.lenient: run what DLIO refuses, with a warning each */
     /* where reader.batch_size was set ("w.yaml:5", "command line",
      * "default"), for the error of a batch larger than a shard, which only
      * the coordinator's plan can find */

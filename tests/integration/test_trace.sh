@@ -9,7 +9,7 @@
 . "$(dirname "$0")/lib.sh"
 
 common="dataset.num_files_train=20 dataset.record_length_bytes=4096 dataset.record_length_bytes_stdev=512
-        reader.batch_size=2 reader.sample_shuffle=off reader.file_shuffle=off train.epochs=2 train.computation_time=0
+        reader.batch_size=2 reader.sample_shuffle=off train.epochs=2 train.computation_time=0
         shardbench.sampler=global --accelerators 3"
 
 check_trace () {    # LABEL FOLDER DB WORKERS
