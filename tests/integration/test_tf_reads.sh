@@ -118,7 +118,7 @@ run_case () {
     # shellcheck disable=SC2086
     sb run dataset.data_folder="$SCRATCH/$name" dataset.format="$format" dataset.num_files_train="$files" \
         dataset.num_samples_per_file="$spf" dataset.record_length_bytes=4096 reader.batch_size="$batch" \
-        reader.read_threads="$threads" reader.sample_shuffle=$shuffle reader.file_shuffle=off \
+        reader.read_threads="$threads" reader.sample_shuffle=$shuffle \
         train.seed=123 train.epochs="$epochs" train.computation_time=0 framework=tensorflow \
         reader.data_loader=tensorflow shardbench.trace="$SCRATCH/trace" shardbench.drop_page_cache=false "$@" \
         --accelerators "$ranks" --local 1 --db "$name.db"
@@ -151,7 +151,7 @@ run_case pqsplit parquet 40 5 1 4 2 2 10 20 0 dataset.parquet.row_group_size=10
 rm -rf trace && mkdir trace
 sb run dataset.data_folder="$SCRATCH/tfr" dataset.format=tfrecord dataset.num_files_train=8 \
     dataset.num_samples_per_file=2 dataset.record_length_bytes=4096 reader.batch_size=2 reader.read_threads=2 \
-    reader.sample_shuffle=off reader.file_shuffle=off train.epochs=1 train.computation_time=0 framework=tensorflow \
+    reader.sample_shuffle=off train.epochs=1 train.computation_time=0 framework=tensorflow \
     reader.data_loader=tensorflow shardbench.trace="$SCRATCH/trace" shardbench.drop_page_cache=false \
     --accelerators 2 --local 1 --db tfr.db
 expect_eq "tfr: run exit" "$SB_RC" 0
