@@ -1436,7 +1436,8 @@ s_write_stamps (const s_run_t *run, char *err, size_t err_size)
 {
     /* mlpstorage's rule 3.4.2 (4.4.2 for checkpointing) is about the
      * folder the run wrote or read: the checkpoint folder of a checkpoint run */
-    const char *probe = s_cfg_str (run->cfg, run->checkpointing ? "checkpoint.checkpoint_folder" : "dataset.data_folder", "");
+    const char *probe = s_cfg_str (run->cfg, run->checkpointing ? "checkpoint.checkpoint_folder"
+                                                                 : "dataset.data_folder", "");
     /* the build is known only of the run this process ran itself (the
      * database records the version, not the build) */
     char host[256] = "";
@@ -1473,7 +1474,8 @@ sb_results_dir_write (sqlite3 *db, int64_t run_id, const sb_results_dir_opts_t *
     s_run_t run;
     memset (&run, 0, sizeof run);
     int rc = s_load_run (db, run_id, opts, &run, err, err_size) == 0
-          && (!opts->root || s_write_sentinel (&run, err, err_size) == 0) && s_make_leaf (&run, opts, err, err_size) == 0
+          && (!opts->root || s_write_sentinel (&run, err, err_size) == 0)
+          && s_make_leaf (&run, opts, err, err_size) == 0
           && s_write_config (&run, err, err_size) == 0
           /* DLIO writes its statistics only when it trains or checkpoints
            * (main.py finalize: not for generate_only): a datagen leaf holds

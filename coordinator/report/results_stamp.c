@@ -201,13 +201,14 @@ sb_results_provenance_write (const char *leaf, int replace, const char *family, 
     /* the keys of mlpstorage's RunProvenance.to_dict, in its order; its
      * reader refuses null anywhere, so what shardbench cannot know is
      * "unknown" (its word for an undeterminable stamp) */
-    fprintf (f, "{\n  \"schema\": \"mlps-run-provenance/1\",\n  \"rules_edition\": \"%s\",\n  \"layout_version\": %d,\n",
-             SB_RESULTS_RULES_EDITION, SB_RESULTS_LAYOUT);
+    fprintf (f, "{\n  \"schema\": \"mlps-run-provenance/1\",\n  \"rules_edition\": \"%s\",\n"
+             "  \"layout_version\": %d,\n", SB_RESULTS_RULES_EDITION, SB_RESULTS_LAYOUT);
     fputs ("  \"tool\": {\n    \"name\": \"shardbench\",\n    \"version\": ", f);
     sb_json_str (f, ver);
     fprintf (f, ",\n    \"git_sha\": \"%s\",\n    \"code_image\": \"unknown\"\n  },\n", have_sha ? sha : "unknown");
     /* shardbench runs no DLIO: nothing of it to name */
-    fputs ("  \"dlio\": {\n    \"version\": \"unknown\",\n    \"source\": \"unknown\",\n    \"commit\": \"unknown\"\n  },\n", f);
+    fputs ("  \"dlio\": {\n    \"version\": \"unknown\",\n    \"source\": \"unknown\",\n"
+           "    \"commit\": \"unknown\"\n  },\n", f);
     if (object) {
         fputs ("  \"storage_library\": {\n    \"name\": \"shardbench\",\n    \"version\": ", f);
         sb_json_str (f, ver);
@@ -220,8 +221,9 @@ sb_results_provenance_write (const char *leaf, int replace, const char *family, 
     sb_json_str (f, at);
     fputs (",\n  \"stamped_by\": ", f);
     sb_json_str (f, by);
-    fprintf (f, ",\n  \"provenance\": {\n    \"rules_edition\": \"tool-constant\",\n    \"layout_version\": \"tool-constant\",\n"
-             "    \"tool\": \"%s\",\n    \"dlio\": \"n/a\",\n    \"storage_library\": \"%s\",\n"
+    fprintf (f, ",\n  \"provenance\": {\n    \"rules_edition\": \"tool-constant\",\n"
+             "    \"layout_version\": \"tool-constant\",\n    \"tool\": \"%s\",\n    \"dlio\": \"n/a\",\n"
+             "    \"storage_library\": \"%s\",\n"
              "    \"core_config\": \"unknown\"\n  },\n",
              version ? "runtime" : "unknown", object ? "tool-constant" : "n/a");
     fprintf (f, "  \"notes\": \"written by shardbench, which reproduces DLIO's I/O and figures without running DLIO"

@@ -83,7 +83,8 @@ expect_eq "provenance.json git_sha: the build's commit when the run wrote it, un
     "$(python3 -c "import json,sys; print(*[json.load(open(d + '/provenance.json'))['tool']['git_sha'] for d in sys.argv[1:]])" "$leaf" "$leaf2")" \
     "$sha unknown"
 expect_eq "mlperf-results.yaml: made once, by the first run (the report found it pinning acme)" \
-    "$(ls res | tr '\n' ' '):$(sed -n 's/^orgname: //p' res/mlperf-results.yaml)" "mlperf-results.yaml open :acme"
+    "$(ls res | tr '\n' ' '):$(sed -n 's/^orgname: //p' res/mlperf-results.yaml):$(sed -n 's/^initialized_by: //p' res/mlperf-results.yaml)" \
+    "mlperf-results.yaml open :acme:'shardbench $("$SHARDBENCH" --version | sed -n '1s/^shardbench //p') (build $build)'"
 check r.db 1 "$leaf2" res acme sut-1
 expect_eq "report --results-dir: every field matches" $? 0
 
@@ -102,6 +103,20 @@ mkdir -p resb && cp broken.yaml resb/mlperf-results.yaml
 sb report 1 --db r.db --results-dir resb
 expect_eq "a sentinel without orgname: exit 2" "$SB_RC:$(ls resb)" "2:mlperf-results.yaml"
 expect_contains "a sentinel without orgname: names the file and the key" sb.err "resb/mlperf-results.yaml: no key orgname"
+
+# a tree `mlpstorage init 007 resi` made (yaml.safe_dump quotes a name that reads as a number):
+# its organisation, its sentinel untouched
+mkdir resi && printf "mlperf_results_version: 3\norgname: '007'\ninitialized_at: '2026-01-02T03:04:05.000006+00:00'\ninitialized_by: mlpstorage 3.0.4\n" >resi/mlperf-results.yaml
+cp resi/mlperf-results.yaml sentinel.orig
+sb report 1 --db r.db --results-dir resi --system sut-1
+expect_eq "mlpstorage's sentinel: exit 0" "$SB_RC" 0
+case "$(cat sb.out)" in
+    "$PWD"/resi/open/007/results/sut-1/training/quickstart/run/[0-9]*_[0-9]*) pass "mlpstorage's sentinel: its organisation is the SUBMITTER" ;;
+    *) fail "mlpstorage's sentinel: leaf $(cat sb.out)" ;;
+esac
+expect_eq "mlpstorage's sentinel: left as it was" "$(cmp resi/mlperf-results.yaml sentinel.orig && echo same)" same
+check r.db 1 "$(cat sb.out)" resi 007 sut-1
+expect_eq "mlpstorage's sentinel: every field matches" $? 0
 
 # 3. a checkpoint run: checkpointing/llama3-8b/TS, DLIO's checkpoint metrics; default system, the
 # submitter the sentinel pins (acme)
