@@ -12,6 +12,7 @@
 #include "resultdb.h"
 #include "results_dir.h"
 #include "results_dir_query.h"
+#include "results_stamp.h"
 #include "security.h"
 #include "series_query.h"
 #include "series_report.h"
@@ -222,7 +223,8 @@ s_usage_run (FILE *f, sb_session_kind_t kind)
                  "                 time), the next second when that leaf exists. With ++hydra.run.dir=D the\n"
                  "                 last run's files go straight into D instead, as DLIO writes them\n"
                  "                 (docs/DLIO.md)\n"
-                 "--submitter NAME the results directory's SUBMITTER (default shardbench)\n"
+                 "--submitter NAME the results directory's SUBMITTER (default: the one DIR/mlperf-results.yaml\n"
+                 "                 pins, else shardbench, which that file then pins)\n"
                  "--system NAME    its SYSTEM (default the coordinator's host name)\n",
                  datagen ? "" : ", and the series",
                  ckpt ? "DIR/DIVISION/SUBMITTER/results/SYSTEM/checkpointing/MODEL/TS/"
@@ -291,7 +293,8 @@ s_usage_report (FILE *f)
              "                 from the database alone; prints the leaf's path. A leaf that exists\n"
              "                 is never written into: the next second is taken. Exit status 2 when\n"
              "                 the run does not exist or DIR cannot be written\n"
-             "--submitter NAME, --system NAME  its SUBMITTER (default shardbench) and SYSTEM\n"
+             "--submitter NAME, --system NAME  its SUBMITTER (default: the one DIR/mlperf-results.yaml\n"
+             "                 pins, else shardbench) and SYSTEM\n"
              "                 (default the host the run's coordinator ran on)\n");
 }
 
@@ -1058,6 +1061,16 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
         if (sb_mkdirs (a.results_dir, err, sizeof err) != 0 || access (a.results_dir, W_OK) != 0) {
             fprintf (stderr, "shardbench %s: --results-dir %s: %s\n", cmd, a.results_dir,
                      err[0] ? err : strerror (errno));
+            goto done;
+        }
+        /* a sentinel that pins another organisation, or cannot be read: now, not after the run */
+        char org[256];
+        int pinned = sb_results_sentinel_read (a.results_dir, org, sizeof org, err, sizeof err);
+        if (pinned < 0 || (pinned && a.submitter && strcmp (org, a.submitter) != 0)) {
+            if (pinned > 0)
+                snprintf (err, sizeof err, "%s/%s pins the organisation '%s', not '%s' (--submitter)", a.results_dir,
+                          SB_RESULTS_SENTINEL, org, a.submitter);
+            fprintf (stderr, "shardbench %s: --results-dir %s: %s\n", cmd, a.results_dir, err);
             goto done;
         }
     }

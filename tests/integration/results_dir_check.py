@@ -60,6 +60,24 @@ OPEN = {"framework", "dataset.format", "dataset.num_samples_per_file", "reader.d
 # mlpstorage_py config.py LLM_ALLOWED_VALUES: (GPUs per data-parallel instance, CLOSED process count)
 LLM_ALLOWED = {"llama3-8b": (8, 8), "llama3-70b": (8, 64), "llama3-405b": (256, 512), "llama3-1t": (512, 1024)}
 
+# --- mlpstorage 3.0 tooling (results layout 3), written from its code (see docs/DLIO.md) ------------
+# mlpstorage_py/results_dir/schema.py MlperfResultsSentinel: exactly these keys (extra="forbid"),
+# orgname [A-Za-z0-9._-]+, mlperf_results_version an int >= 1; results_dir/__init__.py
+# MLPERF_RESULTS_VERSION 3 (leaves carry provenance.json)
+SENTINEL_KEYS = ["mlperf_results_version", "orgname", "initialized_at", "initialized_by"]
+LAYOUT_VERSION = 3
+# mlpstorage_py/provenance.py RunProvenance.to_dict / _validate_stamp: the keys, the exact key sets of
+# tool and dlio, the closed vocabulary of provenance tags, no null anywhere ("unknown" instead)
+STAMP_KEYS = ["schema", "rules_edition", "layout_version", "tool", "dlio", "storage_library", "core_config",
+              "stamped_at", "stamped_by", "provenance"]
+STAMP_FIELDS = ["rules_edition", "layout_version", "tool", "dlio", "storage_library", "core_config"]
+PROVENANCE_TAGS = {"runtime", "tool-constant", "package-metadata", "direct-url", "code-hash-json", "uv-lock",
+                   "declared", "inferred", "n/a", "unknown"}
+RULES_EDITION = "3.0"   # config.RULES_EDITION = rules/editions.yaml current_edition
+# mlpstorage_py/benchmarks/fs_separation_probe.py probe_fs_separation: the sidecar's keys, in order
+FS_SEP_KEYS = ["version", "method", "data_or_chkpt_path", "results_path", "data_or_chkpt_realpath",
+               "results_realpath", "same_filesystem", "probed_at", "probed_by_rank", "probed_by_host"]
+
 GIB = 1073741824.0
 fails = 0
 
@@ -117,6 +135,163 @@ def override_key(o):
     if k.startswith("workload."):
         k = k[9:]
     return k.split("=", 1)[0]
+
+
+def local_folder(r, inputs):
+    """The data folder (checkpoint folder of a checkpoint run) as the full configuration gives it,
+    when it is a folder here: the one mlpstorage's probe links from."""
+    key = ("checkpoint", "checkpoint_folder") if r["kind"] == "checkpoint" else ("dataset", "data_folder")
+    text = inputs["full_config"] if inputs else r["config"]
+    m = re.search(r"(?m)^%s:[ \t]*\n(?:[ \t]+.*\n)*?[ \t]+%s:[ \t]*(.*?)[ \t]*$" % key, text + "\n")
+    folder = m.group(1).strip("'\"") if m else ""
+    return bool(folder) and "://" not in folder and os.path.isdir(folder)
+
+
+def has_null(v):
+    if v is None:
+        return True
+    if isinstance(v, dict):
+        return any(has_null(x) for x in v.values())
+    if isinstance(v, list):
+        return any(has_null(x) for x in v)
+    return False
+
+
+def nonempty(v):
+    return isinstance(v, str) and v != ""
+
+
+def stamp_problems(d):
+    """What mlpstorage_py/provenance.py _validate_stamp refuses in a stamp (PROV-01 reports it)."""
+    p = []
+    if not isinstance(d, dict):
+        return ["not an object"]
+    if d.get("schema") != "mlps-run-provenance/1":
+        p.append("schema")
+    p += ["missing " + k for k in STAMP_KEYS if k not in d]
+    p += ["unexpected " + k for k in d if k not in STAMP_KEYS + ["notes"]]
+    if p:
+        return p
+    if has_null(d):
+        p.append("a null")
+    if not nonempty(d["rules_edition"]):
+        p.append("rules_edition")
+    lv = d["layout_version"]
+    if isinstance(lv, bool) or not isinstance(lv, int) or lv < 1:
+        p.append("layout_version")
+    for sec, keys in (("tool", ["name", "version", "git_sha", "code_image"]), ("dlio", ["version", "source", "commit"])):
+        b = d[sec]
+        if not isinstance(b, dict) or set(b) != set(keys) or not all(nonempty(b[k]) for k in keys):
+            p.append(sec)
+    sl = d["storage_library"]
+    if not isinstance(sl, dict) or not set(sl) <= {"name", "version"} or not nonempty(sl.get("name")) \
+            or (sl.get("name") != "none" and not nonempty(sl.get("version"))):
+        p.append("storage_library")
+    cc = d["core_config"]
+    if not isinstance(cc, dict) or set(cc) != {"algorithm", "allowlist", "hash", "keys"} \
+            or cc["algorithm"] != "core-config-v1" or not nonempty(cc["allowlist"]) or not nonempty(cc["hash"]) \
+            or not isinstance(cc["keys"], list) or not all(isinstance(k, str) for k in cc["keys"]):
+        p.append("core_config")
+    if not nonempty(d["stamped_at"]) or not nonempty(d["stamped_by"]):
+        p.append("stamped_at/by")
+    pv = d["provenance"]
+    if not isinstance(pv, dict) or set(pv) != set(STAMP_FIELDS) or not all(t in PROVENANCE_TAGS for t in pv.values()):
+        p.append("provenance tags")
+    if "notes" in d and not isinstance(d["notes"], str):
+        p.append("notes")
+    return p
+
+
+def sentinel(root):
+    """ROOT/mlperf-results.yaml as key: value lines (the block YAML safe_dump writes), quotes removed."""
+    out = {}
+    for line in open(os.path.join(root, "mlperf-results.yaml")).read().splitlines():
+        k, _, v = line.partition(":")
+        v = v.strip()
+        if len(v) >= 2 and v[0] == v[-1] and v[0] in "'\"":
+            v = v[1:-1].replace("''", "'")
+        out[k] = v
+    return out
+
+
+def link_probe(folder, leaf):
+    """The probe of fs_separation_probe.py done here again: a file made in folder, linked into leaf;
+    EXDEV says two file systems. None when it cannot tell."""
+    import errno
+    import tempfile
+    fd, src = tempfile.mkstemp(prefix=".check-fs-sep-", dir=folder)
+    os.close(fd)
+    dst = os.path.join(leaf, os.path.basename(src))
+    try:
+        os.link(src, dst)
+        os.unlink(dst)
+        return True
+    except OSError as e:
+        return False if e.errno == errno.EXDEV else None
+    finally:
+        os.unlink(src)
+
+
+def check_layout3(r, inputs, leaf, root, submitter, btype, command, files, md, params):
+    """The files the current mlpstorage adds to DLIO's and mlpstorage 2.0's, as its readers read them."""
+    # the sentinel: every mlpstorage command taking --results-dir reads it (results_dir/sentinel.py
+    # read_sentinel, resolve_orgname) and the leaf's SUBMITTER is its orgname
+    sen = sentinel(root)
+    check("mlperf-results.yaml: exactly the sentinel's keys, in order", list(sen), SENTINEL_KEYS)
+    check("mlperf-results.yaml: layout version, orgname = the leaf's SUBMITTER, non-empty stamps",
+          (sen.get("mlperf_results_version"), sen.get("orgname"), bool(sen.get("initialized_at")),
+           bool(sen.get("initialized_by"))), (str(LAYOUT_VERSION), submitter, True, True))
+    check("mlperf-results.yaml: orgname a safe name", bool(re.fullmatch(r"[A-Za-z0-9._-]+", sen.get("orgname", ""))),
+          True)
+    # provenance.json: read by provenance.py read_leaf_provenance, checked by the submission checker's
+    # PROV-01 (submission_checker/checks/provenance_checks.py leaf_provenance_check): the metadata
+    # declares it (provenance_file), so it must be there and valid
+    check("metadata declares provenance.json (provenance_file)", md.get("provenance_file"), "provenance.json")
+    check("provenance.json present (PROV-01: declared, so required)", "provenance.json" in files, True)
+    pv = json.load(open(os.path.join(leaf, "provenance.json")))
+    check("provenance.json: what _validate_stamp refuses", stamp_problems(pv), [])
+    check("provenance.json: key order of RunProvenance.to_dict", list(pv), STAMP_KEYS + ["notes"])
+    folder = params["checkpoint"]["checkpoint_folder"] if r["kind"] == "checkpoint" else params["dataset"]["data_folder"]
+    object_store = str(folder).startswith("s3://")
+    check("provenance.json: the edition, the layout (= the sentinel's), shardbench and the version that ran it",
+          (pv["rules_edition"], pv["layout_version"], pv["tool"]["name"], pv["tool"]["version"]),
+          (RULES_EDITION, LAYOUT_VERSION, "shardbench", inputs["version"] if inputs else "unknown"))
+    check("provenance.json: git_sha a commit or unknown, no code image, no DLIO (n/a)",
+          (bool(re.fullmatch(r"unknown|[0-9a-f]{7,40}", pv["tool"]["git_sha"])), pv["tool"]["code_image"],
+           pv["dlio"], pv["provenance"]["dlio"]),
+          (True, "unknown", {"version": "unknown", "source": "unknown", "commit": "unknown"}, "n/a"))
+    check("provenance.json: storage library", pv["storage_library"],
+          {"name": "shardbench", "version": inputs["version"]} if object_store else {"name": "none"})
+    check("provenance.json: core_config of the family's allowlist, not computed (unknown)",
+          (pv["core_config"]["allowlist"], pv["core_config"]["hash"], pv["core_config"]["keys"],
+           pv["provenance"]["core_config"]), (btype + "@1", "unknown", [], "unknown"))
+    check("provenance.json: no code-image pointer to compare (.mlps-code-image absent)",
+          ".mlps-code-image" in files, False)
+    # PROV-02 compares reportgen's submission.yaml with the leaves; shardbench writes none (reportgen does)
+    check("no submission.yaml (reportgen writes it)",
+          os.path.exists(os.path.join(root, md["args"]["mode"], submitter, "submission.yaml")), False)
+    # fs_separation.json: the submission checker's rules 3.4.2 / 4.4.2 read it before the df block
+    # (checks/helpers.py read_fs_separation_sidecar; training_checks.py reads same_filesystem only)
+    local = "://" not in str(folder) and os.path.isdir(folder)
+    check("fs_separation.json: there exactly when the data (checkpoint) folder is a local folder",
+          "fs_separation.json" in files, local)
+    if local:
+        fs = json.load(open(os.path.join(leaf, "fs_separation.json")))
+        check("fs_separation.json: the probe's keys, in order", list(fs), FS_SEP_KEYS)
+        check("fs_separation.json: version, method, the paths",
+              (fs["version"], fs["method"], fs["data_or_chkpt_path"], fs["results_path"],
+               fs["data_or_chkpt_realpath"], fs["results_realpath"]),
+              (1, "link_exdev", folder, leaf, os.path.realpath(folder), os.path.realpath(leaf)))
+        check("fs_separation.json: same_filesystem as a link probe here finds it",
+              fs["same_filesystem"], link_probe(folder, leaf))
+        check("fs_separation.json: probed now (UTC), by this host, by no rank",
+              (bool(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", fs["probed_at"])), fs["probed_by_host"],
+               fs["probed_by_rank"]), (True, __import__("socket").gethostname(), None))
+    # reporting/directory_validator.py ResultsDirectoryValidator._validate_run_dir: a *_metadata.json
+    # in every leaf (an error without), summary.json in a run leaf (a warning without)
+    check("directory validator: metadata, and summary.json unless datagen",
+          (any(f.endswith("_metadata.json") for f in files), "summary.json" in files or command == "datagen"),
+          (True, True))
 
 
 def main():
@@ -194,7 +369,8 @@ def main():
         files = [f for f in files if f not in ("mlpstorage.log", "mlpstorage.errors.log")]
     want_files = sorted(["dlio.log", subdir]
                         + ([] if given else [prefix + ".stdout.log", prefix + ".stderr.log",
-                                             "%s_%s_metadata.json" % (btype, ts)])
+                                             "%s_%s_metadata.json" % (btype, ts), "provenance.json"]
+                           + (["fs_separation.json"] if local_folder(r, inputs) else []))
                         + (["summary.json"] + ["%d_per_epoch_stats.json" % i for i in range(nranks)]
                            + ["%d_output.json" % i for i in range(nranks)] if has_stats else []))
     check("the leaf's files", files, want_files)
@@ -357,6 +533,7 @@ def main():
                                           md["shardbench"]["version"], md["shardbench"]["overrides"]),
               (run_id, r["status"], inputs["version"], overrides))
         check("parameters.workflow present", isinstance(params.get("workflow"), dict), True)
+        check_layout3(r, inputs, leaf, root, submitter, btype, command, files, md, params)
 
     # dlio_config
     cfg_text = open(os.path.join(leaf, subdir, "config.yaml")).read()

@@ -69,13 +69,57 @@ expect_eq "report --results-dir: the next second" "$(dirname "$leaf2"):$(python3
 expect_eq "report --results-dir: the same file names" "$(diff files1 files2 && wc -l <files1)" "$(wc -l <files1)"
 same=0
 while read -r f; do
-    cmp -s <(sed "s/$ts1/TS/g" "$leaf/${f//TS/$ts1}") <(sed "s/$ts2/TS/g" "$leaf2/${f//TS/$ts2}") && same=$((same + 1))
+    # provenance.json's stamped_at and fs_separation.json's probed_at: when each was written (probed);
+    # its git_sha (and the note on it): below
+    cmp -s <(sed "s/$ts1/TS/g; /\"stamped_at\"\|\"probed_at\"\|\"git_sha\"\|\"notes\"/d" "$leaf/${f//TS/$ts1}") \
+           <(sed "s/$ts2/TS/g; /\"stamped_at\"\|\"probed_at\"\|\"git_sha\"\|\"notes\"/d" "$leaf2/${f//TS/$ts2}") && same=$((same + 1))
 done <files1
 expect_eq "report --results-dir: every file byte-identical but the timestamp" "$same" "$(wc -l <files1)"
+# the commit of the shardbench that ran it: known to the run's own process (its build), not to a
+# later `report` (the database records the version only)
+build=$("$SHARDBENCH" --version | sed -n 's/^build: //p')
+sha=$(python3 -c "import re,sys; b=re.sub(r'-dirty$','',sys.argv[1]); m=re.fullmatch(r'(?:.*-g)?([0-9a-f]{7,40})', b); print(m.group(1) if m else 'unknown')" "$build")
+expect_eq "provenance.json git_sha: the build's commit when the run wrote it, unknown from report" \
+    "$(python3 -c "import json,sys; print(*[json.load(open(d + '/provenance.json'))['tool']['git_sha'] for d in sys.argv[1:]])" "$leaf" "$leaf2")" \
+    "$sha unknown"
+expect_eq "mlperf-results.yaml: made once, by the first run (the report found it pinning acme)" \
+    "$(ls res | tr '\n' ' '):$(sed -n 's/^orgname: //p' res/mlperf-results.yaml):$(sed -n 's/^initialized_by: //p' res/mlperf-results.yaml)" \
+    "mlperf-results.yaml open :acme:'shardbench $("$SHARDBENCH" --version | sed -n '1s/^shardbench //p') (build $build)'"
 check r.db 1 "$leaf2" res acme sut-1
 expect_eq "report --results-dir: every field matches" $? 0
 
-# 3. a checkpoint run: checkpointing/llama3-8b/TS, DLIO's checkpoint metrics; default submitter and system
+# 2b. the root's sentinel pins one organisation (mlpstorage's results_dir/sentinel.py): another
+# --submitter is refused, before the run for `run`
+sb run $syn --accelerators 1 --local 1 --db r.db --results-dir res --submitter other
+expect_eq "another --submitter than the sentinel's: exit 2 before the run" "$SB_RC:$(q r.db "SELECT count(*) FROM runs")" "2:1"
+expect_contains "another --submitter than the sentinel's: says which it pins" sb.err \
+    "shardbench run: --results-dir res: res/mlperf-results.yaml pins the organisation 'acme', not 'other' (--submitter)"
+sb report 1 --db r.db --results-dir res --submitter other
+expect_eq "report, another --submitter than the sentinel's: exit 2" "$SB_RC" 2
+expect_contains "report, another --submitter than the sentinel's: says which it pins" sb.err \
+    "res/mlperf-results.yaml pins the results directory to the organisation 'acme', not 'other' (--submitter)"
+printf 'mlperf_results_version: 3\ninitialized_at: x\n' >broken.yaml
+mkdir -p resb && cp broken.yaml resb/mlperf-results.yaml
+sb report 1 --db r.db --results-dir resb
+expect_eq "a sentinel without orgname: exit 2" "$SB_RC:$(ls resb)" "2:mlperf-results.yaml"
+expect_contains "a sentinel without orgname: names the file and the key" sb.err "resb/mlperf-results.yaml: no key orgname"
+
+# a tree `mlpstorage init 007 resi` made (yaml.safe_dump quotes a name that reads as a number):
+# its organisation, its sentinel untouched
+mkdir resi && printf "mlperf_results_version: 3\norgname: '007'\ninitialized_at: '2026-01-02T03:04:05.000006+00:00'\ninitialized_by: mlpstorage 3.0.4\n" >resi/mlperf-results.yaml
+cp resi/mlperf-results.yaml sentinel.orig
+sb report 1 --db r.db --results-dir resi --system sut-1
+expect_eq "mlpstorage's sentinel: exit 0" "$SB_RC" 0
+case "$(cat sb.out)" in
+    "$PWD"/resi/open/007/results/sut-1/training/quickstart/run/[0-9]*_[0-9]*) pass "mlpstorage's sentinel: its organisation is the SUBMITTER" ;;
+    *) fail "mlpstorage's sentinel: leaf $(cat sb.out)" ;;
+esac
+expect_eq "mlpstorage's sentinel: left as it was" "$(cmp resi/mlperf-results.yaml sentinel.orig && echo same)" same
+check r.db 1 "$(cat sb.out)" resi 007 sut-1
+expect_eq "mlpstorage's sentinel: every field matches" $? 0
+
+# 3. a checkpoint run: checkpointing/llama3-8b/TS, DLIO's checkpoint metrics; default system, the
+# submitter the sentinel pins (acme)
 sb checkpoint llama3_8b checkpoint.scale=0.0001220703125 checkpoint.time_between_checkpoints=0 \
     checkpoint.checkpoint_folder=./ck checkpoint.num_checkpoints_write=2 checkpoint.num_checkpoints_read=1 \
     --accelerators 2 --local 1 --db r.db --results-dir res
@@ -84,10 +128,10 @@ cleaf=$(sed -n 's/^results of run 2: //p' sb.out)
 host=$(q r.db "SELECT coordinator_host FROM runs WHERE id = 2" | sed 's/[^A-Za-z0-9._-]/-/g')
 case "$cleaf" in
     "$PWD"/res/invalid/*) fail "checkpoint run: invalid is no division" ;;
-    "$PWD"/res/*/shardbench/results/"$host"/checkpointing/llama3-8b/[0-9]*_[0-9]*) pass "checkpoint run: leaf path" ;;
+    "$PWD"/res/*/acme/results/"$host"/checkpointing/llama3-8b/[0-9]*_[0-9]*) pass "checkpoint run: leaf path, the sentinel's submitter" ;;
     *) fail "checkpoint run: leaf path $cleaf" ;;
 esac
-check r.db 2 "$cleaf" res shardbench ""
+check r.db 2 "$cleaf" res acme ""
 expect_eq "checkpoint run: every field matches" $? 0
 # mlpstorage_py's checkpointing checker: llama3-8b is CLOSED at 8 processes only, OPEN at multiples of 8
 expect_eq "checkpoint run: llama3-8b at 2 processes is invalid, written under open" \
@@ -145,7 +189,7 @@ PY
 # 4. closed: only CLOSED parameters overridden (DLIO's spelling and shardbench's)
 sb run $syn --accelerators 1 --local 1 --db c.db --results-dir res2
 expect_eq "invalid overrides: exit" "$SB_RC" 0
-expect_eq "invalid overrides: under open/" "$(ls res2)" "open"
+expect_eq "invalid overrides: under open/ (beside the sentinel)" "$(ls res2 | tr '\n' ' ')" "mlperf-results.yaml open "
 printf 'model:\n  name: my_model\ndataset:\n  data_folder: synthetic://c\n  num_files_train: 16\n  record_length_bytes: 4096\nreader:\n  batch_size: 2\ntrain:\n  epochs: 1\n' >w.yaml
 sb run w.yaml ++workload.dataset.num_files_train=24 reader.read_threads=1 --db c.db --results-dir res3 --system s
 expect_eq "closed overrides: exit" "$SB_RC" 0
