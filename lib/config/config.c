@@ -1613,10 +1613,16 @@ sb_config_interpolate (sb_config_t *self, int (*is_secret) (const char *key), in
 int
 sb_config_set_at (sb_config_t *self, const char *key, const char *value, const char *origin, int line)
 {
+    /* a boolean set to another boolean's spelling stays a boolean (a series
+     * records workflow.generate_data False for the runs after the first) */
+    const sb_config_entry_t *was = sb_config_get (self, key);
+    int keep_bool = was && was->is_bool && s_yaml11_bool (value);
     char *copy = strdup (value);
     if (!copy || s_set (self, key, copy, NULL, 0, origin, line) != 0) {
         free (copy);
         return -1;
     }
+    if (keep_bool)
+        s_mark_bool (self, key, 1);
     return 0;
 }
