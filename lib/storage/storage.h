@@ -43,6 +43,11 @@ typedef struct {
     int      sign_payload;                          /* 1: hash PUT bodies; 0: UNSIGNED-PAYLOAD */
     uint64_t list_parallelism;                      /* concurrent ListObjectsV2 streams over key ranges */
     uint64_t list_page_size;                        /* max-keys per ListObjectsV2 request */
+    /* DLIO's iterable readers (docs/DLIO.md, "Reads in flight"): */
+    uint64_t prefetch_window;                       /* storage_options.prefetch_window (0: DLIO's default of the path) */
+    uint64_t prefetch_workers;                      /* storage_options.prefetch_workers (0: DLIO's 64) */
+    uint64_t loader_depth;                          /* reads in flight per loader thread (lib/dataset/loader_depth.h):
+                                                       0: shardbench's rule (reader.h), sent in WELCOME */
 } sb_storage_cfg_t;
 
 /* The value of engine-owned option key (storage.<engine>.<key>) as

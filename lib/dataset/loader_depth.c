@@ -1,0 +1,58 @@
+/* loader_depth: DLIO's reads in flight per loader worker (see loader_depth.h). */
+#include "loader_depth.h"
+#include "engine.h"
+#include "sampler_kind.h"
+
+#include <strings.h>
+
+#define S_S3DLIO_WINDOW 64      /* _s3_stream_s3dlio: prefetch_window's default */
+#define S_CHUNK 256             /* _s3_stream_next: prefetch_window's default for the chunked libraries */
+#define S_MINIO_THREADS 16      /* _prefetch_minio: min(16, objects of the chunk) */
+#define S_RG_WINDOW 64          /* TorchIterableDataset: prefetch_window's default */
+#define S_RG_WORKERS 64         /* the parquet readers' prefetch_workers default */
+
+static int
+s_is (const char *s, const char *a)
+{
+    return strcasecmp (s, a) == 0;
+}
+
+/* The sliding row-group window of TorchIterableDataset: which readers run it. */
+static int
+s_rg_window (const sb_workload_t *wl)
+{
+    if (!s_is (wl->format, "parquet") || sb_sampler_kind_for (wl) != SB_SAMPLER_DLIO_FILES)
+        return 0;
+    if (sb_storage_caps (&wl->storage) & SB_ENGINE_OBJECTS)
+        return s_is (wl->storage_library, "s3torchconnector");
+    return wl->storage_library[0] == '\0';
+}
+
+uint64_t
+sb_loader_depth (const sb_workload_t *wl)
+{
+    const sb_storage_cfg_t *s = &wl->storage;
+    if (s_rg_window (wl)) {
+        uint64_t workers = s->prefetch_workers ? s->prefetch_workers : S_RG_WORKERS;
+        uint64_t window = (s->prefetch_window ? s->prefetch_window : S_RG_WINDOW) + 1;
+        return workers < window ? workers : window;
+    }
+    if (sb_sampler_kind_for (wl) != SB_SAMPLER_DLIO_FILES || !(sb_storage_caps (s) & SB_ENGINE_OBJECTS)
+        || s_is (wl->format, "parquet"))
+        return 0;
+    if (s_is (wl->storage_library, "s3dlio"))
+        return s->prefetch_window ? s->prefetch_window : S_S3DLIO_WINDOW;
+    if (s_is (wl->storage_library, "minio")) {
+        uint64_t chunk = s->prefetch_window ? s->prefetch_window : S_CHUNK;
+        return chunk < S_MINIO_THREADS ? chunk : S_MINIO_THREADS;
+    }
+    if (s_is (wl->storage_library, "s3torchconnector"))
+        return 1;
+    return 0;
+}
+
+int
+sb_loader_footers_first (const sb_workload_t *wl)
+{
+    return s_rg_window (wl);
+}

@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# Reads in flight per rank, measured from the trace (shardbench.trace: each
+# read's issue time and latency), equal to what DLIO_local_changes' iterable
+# readers keep in flight (lib/dataset/loader_depth.h, docs/DLIO.md "Reads in
+# flight"):
+# - npz on S3 (s3rver on loopback), PyTorch loader, per storage_library:
+#   s3dlio keeps prefetch_window GETs (64) in flight per loader worker,
+#   minio min(16, prefetch_window), s3torchconnector 1; x read_threads;
+# - parquet on local files: every footer of a loader worker's files first,
+#   one at a time, then min(prefetch_workers, prefetch_window + 1) row-group
+#   reads per loader worker.
+# Never more than that (the engine's bound), and reached: many more reads
+# than the depth, each slow enough that the depth fills before one ends.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../s3/s3lib.sh"
+INFLIGHT="$SB_INTEGRATION_DIR/trace_inflight.py"
+
+s3rver_install || { echo "FAIL - cannot install the S3 test server"; exit 1; }
+s3rver_env
+trap 's3rver_stop; rm -rf "$SCRATCH"' EXIT
+s3rver_start "$SCRATCH/s3data" sbdepth || { echo "FAIL - S3 server did not start"; exit 1; }
+ep=$S3RVER_ENDPOINT
+
+# 600 objects of 64 KiB: one rank, 2 loader threads, 300 objects each
+cat >s3.yaml <<YAML
+model:
+  name: iodepth-s3
+framework: pytorch
+dataset:
+  data_folder: ds
+  format: npz
+  num_files_train: 600
+  num_samples_per_file: 1
+  record_length_bytes: 65536
+  record_length_bytes_stdev: 0
+reader:
+  data_loader: pytorch
+  batch_size: 4
+  read_threads: 2
+train:
+  epochs: 1
+  computation_time: 0
+storage:
+  storage_type: s3
+  storage_root: sbdepth
+  storage_options:
+    endpoint_url: $ep
+YAML
+sb datagen s3.yaml --local 1 --db s3.db
+expect_eq "s3 datagen" "$SB_RC" 0
+[ "$SB_RC" = 0 ] || tail -5 sb.err
+
+# s3_case LABEL EXPECTED_PEAK KEY=VALUE...: one epoch, traced; the peak of reads in flight
+s3_case () {
+    local label=$1 want=$2
+    shift 2
+    rm -rf "tr-$label" && mkdir "tr-$label"
+    sb run s3.yaml "shardbench.trace=$PWD/tr-$label" "$@" --local 1 --db s3.db
+    expect_eq "$label: run" "$SB_RC" 0
+    [ "$SB_RC" = 0 ] || tail -5 sb.err
+    python3 "$INFLIGHT" "tr-$label" >"$label.inflight"
+    echo "  $label: rank epoch reads peak mean: $(cat "$label.inflight")"
+    expect_eq "$label: 600 reads, at most and at peak $want in flight" \
+        "$(awk '{ print $3, $4 }' "$label.inflight")" "600 $want"
+}
+s3_case s3dlio 128 storage.storage_library=s3dlio
+s3_case s3dlio-w8 16 storage.storage_library=s3dlio storage.storage_options.prefetch_window=8
+s3_case minio 32 storage.storage_library=minio
+s3_case minio-w4 8 storage.storage_library=minio storage.storage_options.prefetch_window=4
+s3_case s3torchconnector 2 storage.storage_library=s3torchconnector
+
+# --- local parquet: 8 files of 256 rows of 64 KiB in row groups of 4 rows
+# (64 groups of 256 KiB a file), 2 loader threads of 4 files each. Each
+# file's first read drops its pages (shardbench.drop_page_cache), so the row
+# groups come from the device and a read blocks long enough for the depth to
+# fill; on tmpfs (no device) reads are copies that a busy CPU serializes, and
+# only the bound is checked.
+cat >pq.yaml <<YAML
+model:
+  name: iodepth-parquet
+framework: pytorch
+dataset:
+  data_folder: pq
+  format: parquet
+  num_files_train: 8
+  num_samples_per_file: 256
+  record_length_bytes: 65536
+  record_length_bytes_stdev: 0
+  parquet:
+    row_group_size: 4
+reader:
+  data_loader: pytorch
+  batch_size: 8
+  read_threads: 2
+train:
+  epochs: 1
+  computation_time: 0
+YAML
+sb datagen pq.yaml --local 1 --db pq.db
+expect_eq "parquet datagen" "$SB_RC" 0
+[ "$SB_RC" = 0 ] || tail -5 sb.err
+on_device=1
+[ "$(stat -f -c %T "$SCRATCH")" = tmpfs ] && on_device=0
+# pq_case LABEL EXPECTED_PEAK KEY=VALUE...
+pq_case () {
+    local label=$1 want=$2
+    shift 2
+    rm -rf "tr-$label" && mkdir "tr-$label"
+    sb run pq.yaml "shardbench.trace=$PWD/tr-$label" shardbench.drop_page_cache=true "$@" --local 1 --db pq.db
+    expect_eq "$label: run" "$SB_RC" 0
+    [ "$SB_RC" = 0 ] || tail -5 sb.err
+    python3 "$INFLIGHT" "tr-$label" >"$label.inflight"
+    echo "  $label: rank epoch reads peak mean footers footer_peak before: $(cat "$label.inflight")"
+    # 8 x 64 row groups and 8 footers: every footer before the first row
+    # group, at most one per loader thread at once
+    expect_eq "$label: 512 row-group reads after 8 footer reads, at most 2 footers at once" \
+        "$(awk '{ print $3, $6, ($7 >= 1 && $7 <= 2), $8 }' "$label.inflight")" "512 8 1 1"
+    local peak
+    peak=$(awk '{ print $4 }' "$label.inflight")
+    if [ "$on_device" = 1 ]; then
+        expect_eq "$label: $want row-group reads in flight at most and at peak" "$peak" "$want"
+    elif [ "$peak" -le "$want" ]; then
+        pass "$label: at most $want row-group reads in flight (tmpfs: $peak at peak)"
+    else
+        fail "$label: $peak row-group reads in flight, more than $want"
+    fi
+}
+# DLIO's defaults: 64 threads a loader worker, a window of 64 (+1) row groups
+pq_case parquet-default 128
+pq_case parquet-workers3 6 storage.storage_options.prefetch_workers=3
+pq_case parquet-window4 10 storage.storage_options.prefetch_window=4
+finish
