@@ -51,6 +51,15 @@ sb_loader_depth (const sb_workload_t *wl)
     return 0;
 }
 
+double
+sb_loader_stagger_s (const sb_workload_t *wl)
+{
+    if (!wl->storage.stagger_workers || sb_loader_depth (wl) == 0 || s_is (wl->format, "parquet")
+        || !(s_is (wl->storage_library, "minio") || s_is (wl->storage_library, "s3torchconnector")))
+        return 0;
+    return wl->computation_time > 0 ? wl->computation_time : 0;
+}
+
 int
 sb_loader_footers_first (const sb_workload_t *wl)
 {

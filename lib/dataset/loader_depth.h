@@ -33,6 +33,13 @@
 /* The reads in flight per loader thread of wl (0: shardbench's rule). */
 uint64_t sb_loader_depth (const sb_workload_t *wl);
 
+/* Seconds loader worker k holds its first fetch of each epoch back, per k:
+ * the chunked S3 path (minio, s3torchconnector; npz, npy, jpeg, png) sleeps
+ * k x train.computation_time (its mean) before its first chunk unless
+ * storage_options.stagger_workers is false (_s3_stream_next); 0 elsewhere
+ * (s3dlio's path does not stagger). */
+double sb_loader_stagger_s (const sb_workload_t *wl);
+
 /* 1 when wl's parquet loader reads every footer of a loader thread's files
  * before its first row group (the sliding-window path above), else 0. */
 int sb_loader_footers_first (const sb_workload_t *wl);

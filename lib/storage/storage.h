@@ -46,6 +46,7 @@ typedef struct {
     /* DLIO's iterable readers (docs/DLIO.md, "Reads in flight"): */
     uint64_t prefetch_window;                       /* storage_options.prefetch_window (0: DLIO's default of the path) */
     uint64_t prefetch_workers;                      /* storage_options.prefetch_workers (0: DLIO's 64) */
+    int      stagger_workers;                       /* storage_options.stagger_workers (default 1) */
     uint64_t loader_depth;                          /* reads in flight per loader thread (lib/dataset/loader_depth.h):
                                                        0: shardbench's rule (reader.h), sent in WELCOME */
 } sb_storage_cfg_t;

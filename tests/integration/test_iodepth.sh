@@ -69,6 +69,45 @@ s3_case minio 32 storage.storage_library=minio
 s3_case minio-w4 8 storage.storage_library=minio storage.storage_options.prefetch_window=4
 s3_case s3torchconnector 2 storage.storage_library=s3torchconnector
 
+# stagger (minio, s3torchconnector): loader thread 1's first read of the
+# epoch waits 1 x computation_time (0.3 s); thread 0 reads at once. The
+# rank's files go to the threads alternately (catalog index mod 2: one
+# rank, no shuffle). s3dlio and stagger_workers: false start both together.
+# stagger_case LABEL STAGGERED(1|0) KEY=VALUE...
+stagger_case () {
+    local label=$1 staggered=$2
+    shift 2
+    rm -rf "tr-$label" && mkdir "tr-$label"
+    sb run s3.yaml "shardbench.trace=$PWD/tr-$label" train.computation_time=0.3 train.total_training_steps=4 \
+        "$@" --local 1 --db s3.db
+    expect_eq "$label: run" "$SB_RC" 0
+    [ "$SB_RC" = 0 ] || tail -5 sb.err
+    python3 - "tr-$label" >"$label.stagger" <<'PY'
+import csv, glob, os, sys
+first = {}
+for path in glob.glob(os.path.join(sys.argv[1], "trace-*.csv")):
+    for row in csv.DictReader(open(path, newline="")):
+        if int(row["latency_us"]) == 0:
+            continue
+        t = int(row["file_index"]) % 2
+        first[t] = min(first.get(t, float("inf")), float(row["start_s"]))
+print("%.3f" % (first[1] - first[0]))
+PY
+    local gap
+    gap=$(cat "$label.stagger")
+    echo "  $label: thread 1 starts ${gap} s after thread 0"
+    if [ "$staggered" = 1 ]; then
+        expect_eq "$label: thread 1's first read 0.3 s after the epoch began, at least 0.25 s after thread 0's" \
+            "$(awk '{ print ($1 >= 0.25) }' "$label.stagger")" 1
+    else
+        expect_eq "$label: both threads start together (within 0.15 s)" "$(awk '{ print ($1 < 0.15) }' "$label.stagger")" 1
+    fi
+}
+stagger_case stagger-minio 1 storage.storage_library=minio
+stagger_case stagger-s3torchconnector 1 storage.storage_library=s3torchconnector
+stagger_case stagger-off 0 storage.storage_library=minio storage.storage_options.stagger_workers=false
+stagger_case stagger-s3dlio 0 storage.storage_library=s3dlio
+
 # --- local parquet: 8 files of 256 rows of 64 KiB in row groups of 4 rows
 # (64 groups of 256 KiB a file), 2 loader threads of 4 files each. Each
 # file's first read drops its pages (shardbench.drop_page_cache), so the row

@@ -118,6 +118,11 @@ typedef struct {
     size_t        *ff_start, *ff_at, *ff_range;    /* threads + 1, threads, threads (owned) */
     uint8_t       *ff_busy;         /* threads (owned) */
     size_t         ff_left;
+    /* stagger: positions of loader threads whose first read of the epoch is
+     * held back (WELCOME loader_stagger), counted as submitted and in their
+     * batch's pending reads, issued in order once their thread starts */
+    uint64_t      *held;            /* held_cap of them (owned) */
+    size_t         nheld, held_cap;
     /* the checkpoint the rank is writing (it waits for it, as in DLIO) */
     sb_ckpt_job_t *ckpt_job;        /* owned, NULL: none */
     size_t         ckpt_next;       /* index of its next checkpoint in the epoch's ckpt_steps */
@@ -190,6 +195,7 @@ struct sb_trainer {
                                      * reads wait in its own lane, DLIO's window ahead (s_window) */
     int              grouped;       /* a read serves many samples (row groups): s_completions_wanted is 1 */
     size_t           depth;         /* DLIO's reads in flight per rank (storage loader_depth x threads), 0: none */
+    double           stagger_s;     /* loader thread t's first read of an epoch waits t x this (WELCOME loader_stagger) */
     int              footers_first; /* parquet with DLIO's sliding row-group window: every footer of a loader
                                      * thread's files first, one at a time (lib/dataset/loader_depth.h) */
 };
@@ -323,6 +329,7 @@ sb_trainer_new (const sb_msg_welcome_t *cfg, const sb_storage_cfg_t *storage, co
         if (self->nslots < 2 * self->depth + 4)
             self->nslots = 2 * self->depth + 4;
         self->footers_first = strcmp (cfg->format, "parquet") == 0 && strcmp (cfg->sampler, "dlio_files") == 0;
+        self->stagger_s = cfg->loader_stagger > 0 && !self->footers_first ? cfg->loader_stagger : 0;
     }
     self->ranks = calloc ((size_t) cfg->ranks, sizeof (s_rank_t));
     if (!self->ranks) {
@@ -412,6 +419,7 @@ sb_trainer_destroy (sb_trainer_t **self_p)
         free (r->ff_at);
         free (r->ff_range);
         free (r->ff_busy);
+        free (r->held);
         sb_reader_destroy (&r->reader);
     }
     char err[PATH_MAX + 128];
@@ -904,6 +912,8 @@ sb_trainer_start (sb_trainer_t *self, const sb_msg_phase_start_t *ps)
         r->ff_at = keep.ff_at;
         r->ff_range = keep.ff_range;
         r->ff_busy = keep.ff_busy;
+        r->held = keep.held;
+        r->held_cap = keep.held_cap;
         memset (r->loaders, 0, (size_t) self->threads * sizeof *r->loaders);
         memset (r->batch_pending, 0, (self->nslots + 1) * sizeof *r->batch_pending);
         memset (r->slots, 0, self->nslots * sizeof *r->slots);
@@ -919,6 +929,19 @@ sb_trainer_start (sb_trainer_t *self, const sb_msg_phase_start_t *ps)
     if (self->set->asking && s_list_wanted (self, err, sizeof err) != 0) {
         s_fail (self, NULL, "sampler", NULL, 0, err, NULL);
         return -1;
+    }
+    for (size_t i = 0; self->stagger_s > 0 && i < self->nranks; i++) {
+        s_rank_t *r = &self->ranks[i];
+        size_t cap = (size_t) (self->window + set->batch_size);   /* positions the window can hold back */
+        if (r->held_cap < cap) {
+            uint64_t *h = realloc (r->held, cap * sizeof *h);
+            if (!h) {
+                s_fail (self, r, "memory", NULL, ENOMEM, "out of memory for the staggered loader threads", NULL);
+                return -1;
+            }
+            r->held = h;
+            r->held_cap = cap;
+        }
     }
     for (size_t i = 0; i < self->nranks; i++)
         if (s_footers_plan (self, &self->ranks[i], err, sizeof err) != 0) {
@@ -1488,12 +1511,50 @@ s_window_end (const sb_trainer_t *self, const s_rank_t *r)
     return (r->step + (uint64_t) yielded) * bs + self->window;
 }
 
+/* When loader thread t of rank r starts reading this epoch (stagger). */
+static double
+s_thread_start (const sb_trainer_t *self, const s_rank_t *r, uint64_t t)
+{
+    return r->started + (double) t * self->stagger_s;
+}
+
+/* Stagger: issue rank r's held positions whose thread has started (a
+ * thread's own in their order). Returns -1 when it failed. */
+static int
+s_release_held (sb_trainer_t *self, s_rank_t *r, double now)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < r->nheld; i++) {
+        uint64_t p = r->held[i];
+        s_read_t rd;
+        int rc = s_read_at (self, r, p, &rd);
+        if (rc < 0)
+            return -1;
+        if (rc == 0 && now >= s_thread_start (self, r, s_lane (self, &rd))) {
+            /* its batch counted it when it was held: s_issue counts it again */
+            r->batch_pending[(p / self->set->batch_size) % (self->nslots + 1)]--;
+            size_t slot;
+            rc = s_issue (self, r, &rd, p, 1, 0, now, &slot);
+            if (rc < 0)
+                return -1;
+            if (rc == 0)
+                continue;
+            r->batch_pending[(p / self->set->batch_size) % (self->nslots + 1)]++;
+        }
+        r->held[kept++] = p;
+    }
+    r->nheld = kept;
+    return 0;
+}
+
 /* Submit rank r's reads within the prefetch window. Returns -1 when it failed. */
 static int
 s_submit (sb_trainer_t *self, s_rank_t *r, double now)
 {
     const uint64_t k = self->k;
     const uint64_t limit = s_window_end (self, r);
+    if (r->nheld && s_release_held (self, r, now) != 0)
+        return -1;
     while (r->submitted < k && r->submitted < limit) {
         s_read_t rd;
         int rc = s_read_at (self, r, r->submitted, &rd);
@@ -1502,6 +1563,16 @@ s_submit (sb_trainer_t *self, s_rank_t *r, double now)
         uint64_t p = r->submitted, n = rd.group ? s_run (self, r, p, &rd.ref, rd.run_end - rd.ref.sample) : 1;
         if (n > k - p)
             n = k - p;
+        if (self->stagger_s > 0 && !rd.group && n == 1 && now < s_thread_start (self, r, s_lane (self, &rd))) {
+            /* DLIO's loader worker t sleeps t x computation_time before its
+             * first fetch of the epoch; the other workers read on */
+            if (r->nheld == r->held_cap)
+                return 0;
+            r->held[r->nheld++] = p;
+            r->batch_pending[(p / self->set->batch_size) % (self->nslots + 1)]++;
+            r->submitted++;
+            continue;
+        }
         s_group_t *g = rd.group ? s_group_of (self, r, &rd) : NULL;
         if (g) {    /* its row group is in, or on its way: no I/O */
             s_slot_t *s = &r->slots[g->slot];
@@ -1822,6 +1893,14 @@ sb_trainer_pump (sb_trainer_t *self, int *busy)
                 wake = preprocessed;
             if (r->running && (wake == 0 || r->interval.next < wake))
                 wake = r->interval.next;
+            if (r->running && r->nheld) {   /* a staggered loader thread starts */
+                s_read_t rd;
+                if (s_read_at (self, r, r->held[0], &rd) == 0) {
+                    double at = s_thread_start (self, r, s_lane (self, &rd));
+                    if (wake == 0 || at < wake)
+                        wake = at;
+                }
+            }
             if (r->running && r->ckpt_job && (wake == 0 || now + 0.002 < wake))
                 wake = now + 0.002;     /* look again for the checkpoint's end */
         }
