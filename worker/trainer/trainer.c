@@ -79,6 +79,7 @@ typedef struct {
 /* A file whose footer a loader thread reads before any row group (footers first). */
 typedef struct {
     uint64_t    file, size, dlio;
+    uint64_t    position;   /* the rank's first position reading it */
     const char *stored;
     int         group;
 } s_footer_file_t;
@@ -1315,7 +1316,7 @@ s_footers_plan (sb_trainer_t *self, s_rank_t *r, char *err, size_t err_size)
             snprintf (err, err_size, "rank %llu: cannot plan its parquet footers", (unsigned long long) r->rank);
             goto fail;
         }
-        uint64_t step = rd.group ? s_run (self, r, p, &rd.ref, rd.run_end - rd.ref.sample) : 1;
+        uint64_t at = p, step = rd.group ? s_run (self, r, p, &rd.ref, rd.run_end - rd.ref.sample) : 1;
         p += step ? step : 1;
         if (rd.ref.file >= self->set->listed || (seen[rd.ref.file / 8] & (1u << (rd.ref.file % 8))))
             continue;
@@ -1334,7 +1335,7 @@ s_footers_plan (sb_trainer_t *self, s_rank_t *r, char *err, size_t err_size)
             }
         }
         all[n] = (s_footer_file_t) { .file = rd.ref.file, .size = rd.size, .dlio = rd.dlio, .stored = rd.stored,
-                                     .group = rd.group };
+                                     .group = rd.group, .position = at };
         thread_of[n++] = (uint32_t) (rd.ref.thread < self->threads ? rd.ref.thread : 0);
     }
     free (r->ff);
@@ -1391,10 +1392,17 @@ s_footers_advance (sb_trainer_t *self, s_rank_t *r, double now)
                 }
                 name = key;
             }
+            /* the ranger plans the footer of the file it ranged last: this one */
+            s_read_t rd;
+            if (s_read_at (self, r, f->position, &rd) != 0 || rd.ref.file != f->file) {
+                if (!self->failed)
+                    s_fail (self, r, "sampler", name, 0, "the footer plan lost its file's position", NULL);
+                return -1;
+            }
             sb_parquet_range_t fr[2];
             int tail;
-            int nf = s_footer_ranges (self, r, f->size, f->group, !f->group && self->set->ds.samples_per_file <= 1,
-                                      name, fr, &tail);
+            int nf = s_footer_ranges (self, r, rd.size, rd.group,
+                                      !rd.group && rd.offset == 0 && rd.length == rd.size, name, fr, &tail);
             if (nf < 0)
                 return -1;
             self->set->footered[f->file / 8] |= (uint8_t) (1u << (f->file % 8));
