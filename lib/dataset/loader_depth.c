@@ -10,6 +10,9 @@
 #define S_MINIO_THREADS 16      /* _prefetch_minio: min(16, objects of the chunk) */
 #define S_RG_WINDOW 64          /* TorchIterableDataset: prefetch_window's default */
 #define S_RG_WORKERS 64         /* the parquet readers' prefetch_workers default */
+#define S_S3DLIO_PQ_THREADS 32  /* parquet_reader_s3dlio.py: prefetch_workers, else prefetch, else 32 */
+#define S_S3DLIO_PQ_MAX 1024    /* its max_outstanding cap (before the free-memory one) */
+#define S_S3DLIO_PQ_COALESCE 8  /* its coalesce_rgs */
 
 static int
 s_is (const char *s, const char *a)
@@ -28,10 +31,31 @@ s_rg_window (const sb_workload_t *wl)
     return wl->storage_library[0] == '\0';
 }
 
+/* DLIO's s3dlio parquet reader with TorchIterableDataset's iter_epoch. */
+static int
+s_s3dlio_parquet (const sb_workload_t *wl)
+{
+    return s_is (wl->format, "parquet") && sb_sampler_kind_for (wl) == SB_SAMPLER_DLIO_FILES
+        && s_is (wl->storage_library, "s3dlio");
+}
+
+uint64_t
+sb_loader_coalesce (const sb_workload_t *wl)
+{
+    if (!s_s3dlio_parquet (wl))
+        return 1;
+    return wl->storage.coalesce_rgs ? wl->storage.coalesce_rgs : S_S3DLIO_PQ_COALESCE;
+}
+
 uint64_t
 sb_loader_depth (const sb_workload_t *wl)
 {
     const sb_storage_cfg_t *s = &wl->storage;
+    if (s_s3dlio_parquet (wl)) {
+        uint64_t threads = s->prefetch_workers ? s->prefetch_workers : s->prefetch ? s->prefetch : S_S3DLIO_PQ_THREADS;
+        uint64_t cap = s->max_outstanding ? s->max_outstanding : S_S3DLIO_PQ_MAX;
+        return threads < cap ? threads : cap;
+    }
     if (s_rg_window (wl)) {
         uint64_t workers = s->prefetch_workers ? s->prefetch_workers : S_RG_WORKERS;
         uint64_t window = (s->prefetch_window ? s->prefetch_window : S_RG_WINDOW) + 1;
@@ -63,5 +87,5 @@ sb_loader_stagger_s (const sb_workload_t *wl)
 int
 sb_loader_footers_first (const sb_workload_t *wl)
 {
-    return s_rg_window (wl);
+    return s_rg_window (wl) || s_s3dlio_parquet (wl);
 }

@@ -40,6 +40,12 @@ uint64_t sb_loader_depth (const sb_workload_t *wl);
  * (s3dlio's path does not stagger). */
 double sb_loader_stagger_s (const sb_workload_t *wl);
 
+/* Consecutive parquet row groups one read covers: DLIO's s3dlio parquet
+ * reader (parquet_reader_s3dlio.py, storage_library s3dlio with the pytorch
+ * loader) reads coalesce_rgs (8) of them by one GET, from the first one's
+ * first byte to the last one's end; 1 elsewhere (one read per row group). */
+uint64_t sb_loader_coalesce (const sb_workload_t *wl);
+
 /* 1 when wl's parquet loader reads every footer of a loader thread's files
  * before its first row group (the sliding-window path above), else 0. */
 int sb_loader_footers_first (const sb_workload_t *wl);

@@ -46,6 +46,9 @@ typedef struct {
     /* DLIO's iterable readers (docs/DLIO.md, "Reads in flight"): */
     uint64_t prefetch_window;                       /* storage_options.prefetch_window (0: DLIO's default of the path) */
     uint64_t prefetch_workers;                      /* storage_options.prefetch_workers (0: DLIO's 64) */
+    uint64_t prefetch;                              /* storage_options.prefetch: s3dlio parquet threads (0: 32) */
+    uint64_t max_outstanding;                       /* storage_options.max_outstanding (0: DLIO's 1024) */
+    uint64_t coalesce_rgs;                          /* storage_options.coalesce_rgs (0: DLIO's 8) */
     int      stagger_workers;                       /* storage_options.stagger_workers (default 1) */
     uint64_t loader_depth;                          /* reads in flight per loader thread (lib/dataset/loader_depth.h):
                                                        0: shardbench's rule (reader.h), sent in WELCOME */

@@ -108,6 +108,81 @@ stagger_case stagger-s3torchconnector 1 storage.storage_library=s3torchconnector
 stagger_case stagger-off 0 storage.storage_library=minio storage.storage_options.stagger_workers=false
 stagger_case stagger-s3dlio 0 storage.storage_library=s3dlio
 
+# --- parquet on s3rver with s3dlio (parquet_reader_s3dlio.py): one GET
+# covers coalesce_rgs consecutive row groups (first one's first byte to the
+# last one's end), min(prefetch_workers or prefetch (32), max_outstanding)
+# GETs in flight per loader worker. 8 files of 64 rows of 64 KiB in row
+# groups of 2 rows: 32 groups a file.
+cat >s3pq.yaml <<YAML
+model:
+  name: iodepth-s3-parquet
+framework: pytorch
+dataset:
+  data_folder: s3pq
+  format: parquet
+  num_files_train: 8
+  num_samples_per_file: 64
+  record_length_bytes: 65536
+  record_length_bytes_stdev: 0
+  parquet:
+    row_group_size: 2
+reader:
+  data_loader: pytorch
+  batch_size: 8
+  read_threads: 2
+train:
+  epochs: 1
+  computation_time: 0
+storage:
+  storage_type: s3
+  storage_root: sbdepth
+  storage_library: s3dlio
+  storage_options:
+    endpoint_url: $ep
+YAML
+sb datagen s3pq.yaml --local 1 --db s3pq.db
+expect_eq "s3 parquet datagen" "$SB_RC" 0
+[ "$SB_RC" = 0 ] || tail -5 sb.err
+# s3pq_case LABEL GROUPS_PER_GET EXPECTED_PEAK KEY=VALUE...
+s3pq_case () {
+    local label=$1 per=$2 want=$3
+    shift 3
+    rm -rf "tr-$label" && mkdir "tr-$label"
+    sb run s3pq.yaml "shardbench.trace=$PWD/tr-$label" "$@" --local 1 --db s3pq.db
+    expect_eq "$label: run" "$SB_RC" 0
+    [ "$SB_RC" = 0 ] || tail -5 sb.err
+    python3 "$INFLIGHT" "tr-$label" >"$label.inflight"
+    echo "  $label: rank epoch reads peak mean footers footer_peak before: $(cat "$label.inflight")"
+    local gets=$((8 * ((32 + per - 1) / per)))
+    expect_eq "$label: $gets GETs of $per row groups, at most and at peak $want in flight, after 8 footers" \
+        "$(awk '{ print $3, $4, $6, $8 }' "$label.inflight")" "$gets $want 8 1"
+    # each file's GETs tile its row groups: every GET starts where the last ended,
+    # and spans $per groups of 2 rows of 64 KiB (plus their pages' headers)
+    python3 - "tr-$label" "$per" >"$label.tiles" <<'PY'
+import csv, glob, os, sys
+per = int(sys.argv[2])
+reads = {}
+for path in glob.glob(os.path.join(sys.argv[1], "trace-*.csv")):
+    for row in csv.DictReader(open(path, newline="")):
+        if row["position"] and int(row["bytes"]) > 0:
+            reads.setdefault(row["key"], []).append((int(row["offset"]), int(row["length"])))
+bad = 0
+for key, rs in reads.items():
+    rs.sort()
+    for (o1, l1), (o2, _) in zip(rs, rs[1:]):
+        bad += o1 + l1 != o2
+    for i, (_, l) in enumerate(rs):
+        groups = min(per, 32 - i * per)
+        bad += not (groups * 2 * 65536 <= l < groups * 2 * 65536 + groups * 4096)
+print(len(reads), bad)
+PY
+    expect_eq "$label: 8 files, their GETs contiguous and $per groups long" "$(cat "$label.tiles")" "8 0"
+}
+# DLIO's defaults: 8 row groups a GET, 32 GETs in flight a worker (4 GETs a file, 32 in all: the peak is all of them)
+s3pq_case s3dlio-parquet 8 32
+s3pq_case s3dlio-parquet-c4-p3 4 6 storage.storage_options.coalesce_rgs=4 storage.storage_options.prefetch=3
+s3pq_case s3dlio-parquet-c1-o2 1 4 storage.storage_options.coalesce_rgs=1 storage.storage_options.max_outstanding=2
+
 # --- local parquet: 8 files of 256 rows of 64 KiB in row groups of 4 rows
 # (64 groups of 256 KiB a file), 2 loader threads of 4 files each. Each
 # file's first read drops its pages (shardbench.drop_page_cache), so the row

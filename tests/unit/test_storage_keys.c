@@ -390,8 +390,8 @@ END_TEST
  * readers, s3dlio parquet readers, the object store adapter): each accepted,
  * none left to the "ignores" list; those not applied with their info line
  * (uri_scheme is acted on: test_uri_scheme; prefetch_workers,
- * prefetch_window and stagger_workers set the reads in flight:
- * test_iodepth_keys). */
+ * prefetch_window, stagger_workers, max_outstanding, prefetch and
+ * coalesce_rgs set the reads in flight and their sizes: test_iodepth_keys). */
 START_TEST (test_dlio_reader_options_logged)
 {
     sb_config_t *cfg = sb_config_new ();
@@ -404,10 +404,13 @@ START_TEST (test_dlio_reader_options_logged)
                                              "    decode_output: none\n    sim_log_secs: 60\n    use_full_object_uri: false\n",
                                              "w.yaml", err, sizeof err), 0);
     ck_assert_int_eq (sb_workload_from_config (cfg, &s_wl, err, sizeof err), 0);
-    ck_assert_int_eq (sb_workload_log_not_applicable (cfg), 10);
+    ck_assert_int_eq (sb_workload_log_not_applicable (cfg), 7);
     ck_assert_uint_eq (s_wl.storage.prefetch_workers, 64);
     ck_assert_uint_eq (s_wl.storage.prefetch_window, 64);
     ck_assert_int_eq (s_wl.storage.stagger_workers, 0);
+    ck_assert_uint_eq (s_wl.storage.max_outstanding, 1024);
+    ck_assert_uint_eq (s_wl.storage.prefetch, 32);
+    ck_assert_uint_eq (s_wl.storage.coalesce_rgs, 8);
     sb_config_destroy (&cfg);
 }
 END_TEST
@@ -434,7 +437,10 @@ static const struct {
     { "parquet", "local_fs", "", "    prefetch_window: 4\n", "pytorch", 5, 0, 1 },
     { "parquet", "s3", "s3torchconnector", "", "pytorch", 64, 0, 1 },
     { "parquet", "s3", "minio", "", "pytorch", 0, 0, 0 },       /* no row-group pool: legacy path */
-    { "parquet", "s3", "s3dlio", "", "pytorch", 0, 0, 0 },      /* its own reader: not reproduced */
+    { "parquet", "s3", "s3dlio", "", "pytorch", 32, 0, 1 },     /* parquet_reader_s3dlio.py: prefetch, 32 */
+    { "parquet", "s3", "s3dlio", "    prefetch: 5\n", "pytorch", 5, 0, 1 },
+    { "parquet", "s3", "s3dlio", "    prefetch: 5\n    prefetch_workers: 7\n", "pytorch", 7, 0, 1 },
+    { "parquet", "s3", "s3dlio", "    max_outstanding: 2\n", "pytorch", 2, 0, 1 },
     { "parquet", "local_fs", "", "", "tensorflow", 0, 0, 0 },
     { "npz", "local_fs", "", "", "pytorch", 0, 0, 0 },          /* map-style on local files */
 };
@@ -459,6 +465,9 @@ START_TEST (test_iodepth_keys)
         ck_assert_msg (sb_loader_stagger_s (&s_wl) == s_depths[i].stagger, "case %zu: stagger %g", i,
                        sb_loader_stagger_s (&s_wl));
         ck_assert_int_eq (sb_loader_footers_first (&s_wl), s_depths[i].footers_first);
+        /* s3dlio's parquet GETs cover coalesce_rgs row groups (8); every other reader one */
+        int s3dlio_pq = !strcmp (s_depths[i].format, "parquet") && !strcmp (s_depths[i].library, "s3dlio");
+        ck_assert_uint_eq (sb_loader_coalesce (&s_wl), s3dlio_pq ? 8 : 1);
     }
     /* a value that is not a count is refused naming the key */
     ck_assert_str_eq (sb_test_workload_load ("storage:\n  storage_options:\n    prefetch_window: many\n", NULL, &s_wl),

@@ -257,7 +257,7 @@ sb_trainer_new (const sb_msg_welcome_t *cfg, const sb_storage_cfg_t *storage, co
         .samples_per_file = cfg->samples_per_file, .record_length = cfg->record_length,
         .record_stdev = cfg->record_stdev, .seed = cfg->seed, .parquet_columns = cfg->parquet_columns, .parquet_compression = cfg->parquet_compression,
         .parquet_read_columns = cfg->parquet_read_columns,
-        .parquet_row_group = cfg->parquet_row_group,
+        .parquet_row_group = cfg->parquet_row_group, .parquet_coalesce = cfg->parquet_coalesce,
         .element_type = cfg->record_element_type, .record_dims = cfg->record_dims.items,
         .record_ndims = cfg->record_dims.count,
     };
@@ -883,7 +883,8 @@ sb_trainer_start (sb_trainer_t *self, const sb_msg_phase_start_t *ps)
         uint64_t per_read = 1;
         if (strcmp (c->format, "parquet") == 0)
             per_read = set->ds.parquet_row_group && set->ds.parquet_row_group < set->ds.samples_per_file
-                       ? set->ds.parquet_row_group : set->ds.samples_per_file;
+                       ? set->ds.parquet_row_group * (set->ds.parquet_coalesce ? set->ds.parquet_coalesce : 1)
+                       : set->ds.samples_per_file;
         uint64_t reach = 2 * (uint64_t) self->depth * (per_read ? per_read : 1) + set->batch_size;
         if (self->window < reach)
             self->window = reach;
