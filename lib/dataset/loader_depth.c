@@ -13,6 +13,8 @@
 #define S_S3DLIO_PQ_THREADS 32  /* parquet_reader_s3dlio.py: prefetch_workers, else prefetch, else 32 */
 #define S_S3DLIO_PQ_MAX 1024    /* its max_outstanding cap (before the free-memory one) */
 #define S_S3DLIO_PQ_COALESCE 8  /* its coalesce_rgs */
+#define S_S3DLIO_FOOTER_CAP (4ull << 20)    /* its footer_cap */
+#define S_S3DLIO_FOOTER_BATCH 16            /* its footer_batch_size */
 
 static int
 s_is (const char *s, const char *a)
@@ -82,6 +84,17 @@ sb_loader_stagger_s (const sb_workload_t *wl)
         || !(s_is (wl->storage_library, "minio") || s_is (wl->storage_library, "s3torchconnector")))
         return 0;
     return wl->computation_time > 0 ? wl->computation_time : 0;
+}
+
+void
+sb_loader_footers (const sb_workload_t *wl, uint64_t *tail, uint64_t *batch)
+{
+    *tail = 0;
+    *batch = 1;
+    if (!s_s3dlio_parquet (wl))
+        return;
+    *tail = wl->storage.footer_cap ? wl->storage.footer_cap : S_S3DLIO_FOOTER_CAP;
+    *batch = wl->storage.footer_batch_size ? wl->storage.footer_batch_size : S_S3DLIO_FOOTER_BATCH;
 }
 
 int

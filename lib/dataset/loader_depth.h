@@ -46,6 +46,14 @@ double sb_loader_stagger_s (const sb_workload_t *wl);
  * first byte to the last one's end; 1 elsewhere (one read per row group). */
 uint64_t sb_loader_coalesce (const sb_workload_t *wl);
 
+/* How the footers are read when sb_loader_footers_first: DLIO's s3dlio
+ * parquet reader (s3dlio's ParquetIndex) reads the last footer_cap bytes
+ * (4 MiB) of each file, after a stat, footer_batch_size (16) files at once
+ * and the next batch when the last is in, once a process (its index is
+ * kept across epochs): *tail the bytes, *batch the files at once; else
+ * *tail 0 (pyarrow's footer reads, every epoch) and *batch 1. */
+void sb_loader_footers (const sb_workload_t *wl, uint64_t *tail, uint64_t *batch);
+
 /* 1 when wl's parquet loader reads every footer of a loader thread's files
  * before its first row group (the sliding-window path above), else 0. */
 int sb_loader_footers_first (const sb_workload_t *wl);

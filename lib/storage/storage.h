@@ -49,6 +49,8 @@ typedef struct {
     uint64_t prefetch;                              /* storage_options.prefetch: s3dlio parquet threads (0: 32) */
     uint64_t max_outstanding;                       /* storage_options.max_outstanding (0: DLIO's 1024) */
     uint64_t coalesce_rgs;                          /* storage_options.coalesce_rgs (0: DLIO's 8) */
+    uint64_t footer_cap;                            /* storage_options.footer_cap (0: DLIO's 4 MiB) */
+    uint64_t footer_batch_size;                     /* storage_options.footer_batch_size (0: DLIO's 16) */
     int      stagger_workers;                       /* storage_options.stagger_workers (default 1) */
     uint64_t loader_depth;                          /* reads in flight per loader thread (lib/dataset/loader_depth.h):
                                                        0: shardbench's rule (reader.h), sent in WELCOME */

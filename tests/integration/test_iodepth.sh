@@ -108,11 +108,13 @@ stagger_case stagger-s3torchconnector 1 storage.storage_library=s3torchconnector
 stagger_case stagger-off 0 storage.storage_library=minio storage.storage_options.stagger_workers=false
 stagger_case stagger-s3dlio 0 storage.storage_library=s3dlio
 
-# --- parquet on s3rver with s3dlio (parquet_reader_s3dlio.py): one GET
-# covers coalesce_rgs consecutive row groups (first one's first byte to the
-# last one's end), min(prefetch_workers or prefetch (32), max_outstanding)
-# GETs in flight per loader worker. 8 files of 64 rows of 64 KiB in row
-# groups of 2 rows: 32 groups a file.
+# --- parquet on s3rver with s3dlio (parquet_reader_s3dlio.py): first the
+# last footer_cap bytes (4 MiB) of each file, footer_batch_size (16) files
+# at once per loader worker, in the first epoch only (s3dlio keeps its
+# index); then GETs of coalesce_rgs consecutive row groups (first one's
+# first byte to the last one's end), min(prefetch_workers or prefetch (32),
+# max_outstanding) in flight per loader worker. 8 files of 64 rows of 64 KiB
+# in row groups of 2 rows: 32 groups a file, 4 files a loader thread.
 cat >s3pq.yaml <<YAML
 model:
   name: iodepth-s3-parquet
@@ -143,10 +145,10 @@ YAML
 sb datagen s3pq.yaml --local 1 --db s3pq.db
 expect_eq "s3 parquet datagen" "$SB_RC" 0
 [ "$SB_RC" = 0 ] || tail -5 sb.err
-# s3pq_case LABEL GROUPS_PER_GET EXPECTED_PEAK KEY=VALUE...
+# s3pq_case LABEL GROUPS_PER_GET EXPECTED_PEAK FOOTER_BYTES FOOTER_PEAK KEY=VALUE...
 s3pq_case () {
-    local label=$1 per=$2 want=$3
-    shift 3
+    local label=$1 per=$2 want=$3 fbytes=$4 fpeak=$5
+    shift 5
     rm -rf "tr-$label" && mkdir "tr-$label"
     sb run s3pq.yaml "shardbench.trace=$PWD/tr-$label" "$@" --local 1 --db s3pq.db
     expect_eq "$label: run" "$SB_RC" 0
@@ -154,8 +156,10 @@ s3pq_case () {
     python3 "$INFLIGHT" "tr-$label" >"$label.inflight"
     echo "  $label: rank epoch reads peak mean footers footer_peak before: $(cat "$label.inflight")"
     local gets=$((8 * ((32 + per - 1) / per)))
-    expect_eq "$label: $gets GETs of $per row groups, at most and at peak $want in flight, after 8 footers" \
-        "$(awk '{ print $3, $4, $6, $8 }' "$label.inflight")" "$gets $want 8 1"
+    expect_eq "$label: $gets GETs of $per row groups, at most and at peak $want in flight, after 8 footers, $fpeak at once" \
+        "$(awk '{ print $3, $4, $6, $7, $8 }' "$label.inflight")" "$gets $want 8 $fpeak 1"
+    expect_eq "$label: each footer read is the file's last $fbytes bytes" \
+        "$(awk -F, 'NR > 1 && $4 == "" { print $8 }' tr-"$label"/trace-*.csv | sort -u)" "$fbytes"
     # each file's GETs tile its row groups: every GET starts where the last ended,
     # and spans $per groups of 2 rows of 64 KiB (plus their pages' headers)
     python3 - "tr-$label" "$per" >"$label.tiles" <<'PY'
@@ -178,10 +182,19 @@ print(len(reads), bad)
 PY
     expect_eq "$label: 8 files, their GETs contiguous and $per groups long" "$(cat "$label.tiles")" "8 0"
 }
-# DLIO's defaults: 8 row groups a GET, 32 GETs in flight a worker (4 GETs a file, 32 in all: the peak is all of them)
-s3pq_case s3dlio-parquet 8 32
-s3pq_case s3dlio-parquet-c4-p3 4 6 storage.storage_options.coalesce_rgs=4 storage.storage_options.prefetch=3
-s3pq_case s3dlio-parquet-c1-o2 1 4 storage.storage_options.coalesce_rgs=1 storage.storage_options.max_outstanding=2
+# DLIO's defaults: 8 row groups a GET, 32 GETs in flight a worker (4 GETs
+# a file, 32 in all: the peak is all of them); a worker's 4 footers at once
+s3pq_case s3dlio-parquet 8 32 4194304 8
+s3pq_case s3dlio-parquet-c4-p3 4 6 65536 4 storage.storage_options.coalesce_rgs=4 storage.storage_options.prefetch=3 \
+    storage.storage_options.footer_cap=65536 storage.storage_options.footer_batch_size=2
+s3pq_case s3dlio-parquet-c1-o2 1 4 4194304 2 storage.storage_options.coalesce_rgs=1 \
+    storage.storage_options.max_outstanding=2 storage.storage_options.footer_batch_size=1
+# two epochs: the footers in the first only
+rm -rf tr-s3pq2 && mkdir tr-s3pq2
+sb run s3pq.yaml "shardbench.trace=$PWD/tr-s3pq2" train.epochs=2 --local 1 --db s3pq.db
+expect_eq "s3dlio parquet, 2 epochs: run" "$SB_RC" 0
+expect_eq "s3dlio parquet, 2 epochs: 8 footers and 32 GETs, then 32 GETs and no footer" \
+    "$(python3 "$INFLIGHT" tr-s3pq2 | awk '{ printf "%s:%s:%s ", $2, $3, $6 }')" "1:32:8 2:32:0 "
 
 # --- local parquet: 8 files of 256 rows of 64 KiB in row groups of 4 rows
 # (64 groups of 256 KiB a file), 2 loader threads of 4 files each. Each

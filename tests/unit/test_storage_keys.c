@@ -390,8 +390,9 @@ END_TEST
  * readers, s3dlio parquet readers, the object store adapter): each accepted,
  * none left to the "ignores" list; those not applied with their info line
  * (uri_scheme is acted on: test_uri_scheme; prefetch_workers,
- * prefetch_window, stagger_workers, max_outstanding, prefetch and
- * coalesce_rgs set the reads in flight and their sizes: test_iodepth_keys). */
+ * prefetch_window, stagger_workers, max_outstanding, prefetch,
+ * coalesce_rgs, footer_cap and footer_batch_size set the reads in flight and
+ * their sizes: test_iodepth_keys). */
 START_TEST (test_dlio_reader_options_logged)
 {
     sb_config_t *cfg = sb_config_new ();
@@ -404,13 +405,15 @@ START_TEST (test_dlio_reader_options_logged)
                                              "    decode_output: none\n    sim_log_secs: 60\n    use_full_object_uri: false\n",
                                              "w.yaml", err, sizeof err), 0);
     ck_assert_int_eq (sb_workload_from_config (cfg, &s_wl, err, sizeof err), 0);
-    ck_assert_int_eq (sb_workload_log_not_applicable (cfg), 7);
+    ck_assert_int_eq (sb_workload_log_not_applicable (cfg), 5);
     ck_assert_uint_eq (s_wl.storage.prefetch_workers, 64);
     ck_assert_uint_eq (s_wl.storage.prefetch_window, 64);
     ck_assert_int_eq (s_wl.storage.stagger_workers, 0);
     ck_assert_uint_eq (s_wl.storage.max_outstanding, 1024);
     ck_assert_uint_eq (s_wl.storage.prefetch, 32);
     ck_assert_uint_eq (s_wl.storage.coalesce_rgs, 8);
+    ck_assert_uint_eq (s_wl.storage.footer_cap, 4194304);
+    ck_assert_uint_eq (s_wl.storage.footer_batch_size, 16);
     sb_config_destroy (&cfg);
 }
 END_TEST
@@ -468,6 +471,11 @@ START_TEST (test_iodepth_keys)
         /* s3dlio's parquet GETs cover coalesce_rgs row groups (8); every other reader one */
         int s3dlio_pq = !strcmp (s_depths[i].format, "parquet") && !strcmp (s_depths[i].library, "s3dlio");
         ck_assert_uint_eq (sb_loader_coalesce (&s_wl), s3dlio_pq ? 8 : 1);
+        /* and reads the last 4 MiB of each file for its footer, 16 files at once */
+        uint64_t tail, batch;
+        sb_loader_footers (&s_wl, &tail, &batch);
+        ck_assert_uint_eq (tail, s3dlio_pq ? 4194304 : 0);
+        ck_assert_uint_eq (batch, s3dlio_pq ? 16 : 1);
     }
     /* a value that is not a count is refused naming the key */
     ck_assert_str_eq (sb_test_workload_load ("storage:\n  storage_options:\n    prefetch_window: many\n", NULL, &s_wl),

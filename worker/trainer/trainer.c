@@ -113,11 +113,11 @@ typedef struct {
     sb_interval_t  interval;
     /* footers first (s_footers_advance): each loader thread's files of the
      * epoch, thread t's at ff[ff_start[t] .. ff_start[t + 1]); its cursor
-     * ff_at[t], the footer range ff_range[t] of that file next, a read in
+     * ff_at[t], the footer range ff_range[t] of that file next, its reads in
      * flight ff_busy[t]; ff_left: threads not done (0: the phase is over) */
     s_footer_file_t *ff;            /* owned */
     size_t        *ff_start, *ff_at, *ff_range;    /* threads + 1, threads, threads (owned) */
-    uint8_t       *ff_busy;         /* threads (owned) */
+    uint32_t      *ff_busy;         /* threads: footer reads in flight (owned) */
     size_t         ff_left;
     /* stagger: positions of loader threads whose first read of the epoch is
      * held back (WELCOME loader_stagger), counted as submitted and in their
@@ -148,6 +148,7 @@ typedef struct {
     uint8_t         *touched;       /* WELCOME drop_page_cache: a bit per catalog file, set at the file's first read
                                      * of the epoch on this worker, which drops its pages first (owned; NULL: off) */
     uint8_t         *footered;      /* parquet: a bit per catalog file whose footer was read this epoch (owned) */
+    int              footers_kept;  /* footer_tail: the footers were read (the first epoch): never again */
     int              monotone;      /* positions of a batch read a file's samples in order (see s_run) */
     uint64_t         listed;
     int              catalog_names, catalog_sizes;  /* PHASE_START's: names 1 name order, 2 index order */
@@ -197,6 +198,9 @@ struct sb_trainer {
     int              grouped;       /* a read serves many samples (row groups): s_completions_wanted is 1 */
     size_t           depth;         /* DLIO's reads in flight per rank (storage loader_depth x threads), 0: none */
     double           stagger_s;     /* loader thread t's first read of an epoch waits t x this (WELCOME loader_stagger) */
+    uint64_t         footer_tail;   /* footers first: bytes from each file's end, once a run (WELCOME
+                                     * parquet_footer_tail), 0: pyarrow's footer reads every epoch */
+    uint64_t         footer_batch;  /* with footer_tail: files a loader thread reads the footers of at once */
     int              footers_first; /* parquet with DLIO's sliding row-group window: every footer of a loader
                                      * thread's files first, one at a time (lib/dataset/loader_depth.h) */
 };
@@ -331,6 +335,8 @@ sb_trainer_new (const sb_msg_welcome_t *cfg, const sb_storage_cfg_t *storage, co
             self->nslots = 2 * self->depth + 4;
         self->footers_first = strcmp (cfg->format, "parquet") == 0 && strcmp (cfg->sampler, "dlio_files") == 0;
         self->stagger_s = cfg->loader_stagger > 0 && !self->footers_first ? cfg->loader_stagger : 0;
+        self->footer_tail = self->footers_first ? cfg->parquet_footer_tail : 0;
+        self->footer_batch = cfg->parquet_footer_batch ? cfg->parquet_footer_batch : 1;
     }
     self->ranks = calloc ((size_t) cfg->ranks, sizeof (s_rank_t));
     if (!self->ranks) {
@@ -627,7 +633,7 @@ s_complete (sb_trainer_t *self, s_rank_t *r, size_t i, uint64_t bytes, uint64_t 
 {
     s_slot_t *s = &r->slots[i];
     if (s->footer_of)   /* the loader thread's next footer read may go */
-        r->ff_busy[s->footer_of - 1] = 0;
+        r->ff_busy[s->footer_of - 1]--;
     if (s->loader) {    /* its samples join the batch after their preprocess */
         s_count_read (r, s->count, bytes, latency_ns, 1);
         r->loaders[s->loader - 1].state = S_LOADER_ARRIVED;
@@ -866,7 +872,8 @@ sb_trainer_start (sb_trainer_t *self, const sb_msg_phase_start_t *ps)
             s_fail (self, NULL, "memory", NULL, ENOMEM, "out of memory for the parquet footers' file bits", NULL);
             return -1;
         }
-        memset (self->set->footered, 0, bytes);
+        /* s3dlio keeps the footers it read for the rest of the run: read once */
+        memset (self->set->footered, self->footer_tail && self->set->footers_kept ? 0xff : 0, bytes);
     }
     if (s_ckpt_keep (self, ps) != 0)
         return -1;
@@ -951,6 +958,8 @@ sb_trainer_start (sb_trainer_t *self, const sb_msg_phase_start_t *ps)
                 s_fail (self, &self->ranks[i], "sampler", NULL, 0, err, NULL);
             return -1;
         }
+    if (self->footer_tail && self->footers_first && !self->set->asking)
+        self->set->footers_kept = 1;
     return 0;
 }
 
@@ -1304,7 +1313,8 @@ static int
 s_footers_plan (sb_trainer_t *self, s_rank_t *r, char *err, size_t err_size)
 {
     r->ff_left = 0;
-    if (!self->footers_first || self->set->asking || !self->set->footered)
+    if (!self->footers_first || self->set->asking || !self->set->footered
+        || (self->footer_tail && self->set->footers_kept))
         return 0;
     uint8_t *seen = calloc ((size_t) (self->set->listed / 8 + 1), 1);
     size_t n = 0, cap = 0;
@@ -1375,14 +1385,17 @@ fail:
 
 /* Footers first: each loader thread of rank r reads its next footer range
  * when its last one is in (one at a time, as DLIO's worker opens its files
- * one after another). Returns 0, or -1 when the rank failed (reported). */
+ * one after another with pyarrow); with footer_tail, the last footer_tail
+ * bytes of footer_batch files at once, the next batch when the last is in
+ * (s3dlio's index). Returns 0, or -1 when the rank failed (reported). */
 static int
 s_footers_advance (sb_trainer_t *self, s_rank_t *r, double now)
 {
     char key[PATH_MAX];
     size_t left = 0;
     for (uint64_t t = 0; t < self->threads; t++) {
-        while (!r->ff_busy[t] && r->ff_at[t] < r->ff_start[t + 1] && r->nfree > 0) {
+        size_t room = r->ff_busy[t] ? 0 : self->footer_tail ? (size_t) self->footer_batch : 1;
+        while (room > 0 && r->ff_at[t] < r->ff_start[t + 1] && r->nfree > 0) {
             const s_footer_file_t *f = &r->ff[r->ff_at[t]];
             const char *name = NULL;
             if (self->needs_keys) {
@@ -1401,9 +1414,14 @@ s_footers_advance (sb_trainer_t *self, s_rank_t *r, double now)
                 return -1;
             }
             sb_parquet_range_t fr[2];
-            int tail;
-            int nf = s_footer_ranges (self, r, rd.size, rd.group,
-                                      !rd.group && rd.offset == 0 && rd.length == rd.size, name, fr, &tail);
+            int tail = 0, nf = 1;
+            if (self->footer_tail && rd.size != SB_SIZE_UNKNOWN) {
+                uint64_t n = rd.size < self->footer_tail ? rd.size : self->footer_tail;
+                fr[0] = (sb_parquet_range_t) { .offset = rd.size - n, .length = n };
+            }
+            else
+                nf = s_footer_ranges (self, r, rd.size, rd.group, !rd.group && rd.offset == 0 && rd.length == rd.size,
+                                      name, fr, &tail);
             if (nf < 0)
                 return -1;
             self->set->footered[f->file / 8] |= (uint8_t) (1u << (f->file % 8));
@@ -1417,7 +1435,12 @@ s_footers_advance (sb_trainer_t *self, s_rank_t *r, double now)
             r->slots[i] = (s_slot_t) { .seq = ++r->next_seq, .position = 0, .run = 0, .count = 0, .file = f->file,
                                        .offset = g->offset, .length = g->length, .dlio = f->dlio, .stored = f->stored,
                                        .start = now, .tail = (uint8_t) tail, .footer_of = (uint32_t) t + 1 };
-            r->ff_busy[t] = 1;
+            r->ff_busy[t]++;
+            if (self->footer_tail) {    /* a file's one read: on to the next file of the batch */
+                r->ff_at[t]++;
+                r->ff_range[t] = 0;
+            }
+            room--;
             if (sb_reader_submit (r->reader, name, g->offset, g->length, i, t,
                                   s_evict_flag (self, f->file) | (tail ? SB_READ_PARQUET_TAIL : 0)) != 0) {
                 s_fail (self, r, "read", name, errno, "cannot queue a read", NULL);
