@@ -8,6 +8,7 @@
 #define S_S3DLIO_WINDOW 64      /* _s3_stream_s3dlio: prefetch_window's default */
 #define S_CHUNK 256             /* _s3_stream_next: prefetch_window's default for the chunked libraries */
 #define S_MINIO_THREADS 16      /* _prefetch_minio: min(16, objects of the chunk) */
+#define S_LOCAL_THREADS 64      /* _local_fs_iterable_mixin.py: 64 reads of a chunk at once */
 #define S_RG_WINDOW 64          /* TorchIterableDataset: prefetch_window's default */
 #define S_RG_WORKERS 64         /* the parquet readers' prefetch_workers default */
 #define S_S3DLIO_PQ_THREADS 32  /* parquet_reader_s3dlio.py: prefetch_workers, else prefetch, else 32 */
@@ -63,8 +64,13 @@ sb_loader_depth (const sb_workload_t *wl)
         uint64_t window = (s->prefetch_window ? s->prefetch_window : S_RG_WINDOW) + 1;
         return workers < window ? workers : window;
     }
-    if (sb_sampler_kind_for (wl) != SB_SAMPLER_DLIO_FILES || !(sb_storage_caps (s) & SB_ENGINE_OBJECTS)
-        || s_is (wl->format, "parquet"))
+    if (sb_sampler_kind_for (wl) != SB_SAMPLER_DLIO_FILES || s_is (wl->format, "parquet"))
+        return 0;
+    if (s->direct_fs_iterable) {    /* _localfs_stream_next: chunks of prefetch_window, 64 at once */
+        uint64_t chunk = s->prefetch_window ? s->prefetch_window : S_CHUNK;
+        return chunk < S_LOCAL_THREADS ? chunk : S_LOCAL_THREADS;
+    }
+    if (!(sb_storage_caps (s) & SB_ENGINE_OBJECTS))
         return 0;
     if (s_is (wl->storage_library, "s3dlio"))
         return s->prefetch_window ? s->prefetch_window : S_S3DLIO_WINDOW;
@@ -81,7 +87,8 @@ double
 sb_loader_stagger_s (const sb_workload_t *wl)
 {
     if (!wl->storage.stagger_workers || sb_loader_depth (wl) == 0 || s_is (wl->format, "parquet")
-        || !(s_is (wl->storage_library, "minio") || s_is (wl->storage_library, "s3torchconnector")))
+        || !(s_is (wl->storage_library, "minio") || s_is (wl->storage_library, "s3torchconnector")
+             || wl->storage.direct_fs_iterable))
         return 0;
     return wl->computation_time > 0 ? wl->computation_time : 0;
 }

@@ -13,6 +13,10 @@
  *                       threads (_prefetch_minio), one chunk at a time;
  *     s3torchconnector  1: S3IterableDataset read object after object
  *                       (_prefetch_s3torchconnector, sequential reader);
+ *   npz, npy, jpeg, png on direct_fs without reader.odirect
+ *   (_local_fs_iterable_mixin.py _localfs_stream_next): chunks of
+ *   prefetch_window files (256), 64 read at once, one chunk at a time:
+ *   min(64, prefetch_window); stagger as minio's;
  *   parquet on local files without a storage_library, and on an object store
  *   with s3torchconnector (parquet_reader_file_iterable.py,
  *   parquet_reader_s3_iterable.py, driven by TorchIterableDataset's sliding

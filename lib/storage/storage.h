@@ -52,6 +52,8 @@ typedef struct {
     uint64_t footer_cap;                            /* storage_options.footer_cap (0: DLIO's 4 MiB) */
     uint64_t footer_batch_size;                     /* storage_options.footer_batch_size (0: DLIO's 16) */
     int      stagger_workers;                       /* storage_options.stagger_workers (default 1) */
+    int      direct_fs_iterable;                    /* storage_type direct_fs without reader.odirect: DLIO's
+                                                       local iterable readers (lib/dataset/loader_depth.h) */
     uint64_t loader_depth;                          /* reads in flight per loader thread (lib/dataset/loader_depth.h):
                                                        0: shardbench's rule (reader.h), sent in WELCOME */
 } sb_storage_cfg_t;

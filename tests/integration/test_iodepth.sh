@@ -256,4 +256,52 @@ pq_case () {
 pq_case parquet-default 128
 pq_case parquet-workers3 6 storage.storage_options.prefetch_workers=3
 pq_case parquet-window4 10 storage.storage_options.prefetch_window=4
+
+# --- npz on direct_fs (_local_fs_iterable_mixin.py): chunks of
+# prefetch_window files (256), 64 read at once, per loader worker; stagger
+# as minio's. 600 files of 64 KiB read with O_DIRECT (from the device: the
+# reads block, the depth fills), 2 loader threads of 300.
+cat >dfs.yaml <<YAML
+model:
+  name: iodepth-direct-fs
+framework: pytorch
+dataset:
+  data_folder: dfs
+  format: npz
+  num_files_train: 600
+  num_samples_per_file: 1
+  record_length_bytes: 65536
+  record_length_bytes_stdev: 0
+reader:
+  data_loader: pytorch
+  batch_size: 4
+  read_threads: 2
+train:
+  epochs: 1
+  computation_time: 0
+storage:
+  storage_type: direct_fs
+YAML
+if [ "$on_device" = 1 ]; then
+    sb datagen dfs.yaml --local 1 --db dfs.db
+    expect_eq "direct_fs datagen" "$SB_RC" 0
+    [ "$SB_RC" = 0 ] || tail -5 sb.err
+    # dfs_case LABEL EXPECTED_PEAK KEY=VALUE...
+    dfs_case () {
+        local label=$1 want=$2
+        shift 2
+        rm -rf "tr-$label" && mkdir "tr-$label"
+        sb run dfs.yaml "shardbench.trace=$PWD/tr-$label" "$@" --local 1 --db dfs.db
+        expect_eq "$label: run" "$SB_RC" 0
+        [ "$SB_RC" = 0 ] || tail -5 sb.err
+        python3 "$INFLIGHT" "tr-$label" >"$label.inflight"
+        echo "  $label: rank epoch reads peak mean: $(cat "$label.inflight")"
+        expect_eq "$label: 600 reads, at most and at peak $want in flight" \
+            "$(awk '{ print $3, $4 }' "$label.inflight")" "600 $want"
+    }
+    dfs_case direct-fs 128
+    dfs_case direct-fs-w4 8 storage.storage_options.prefetch_window=4
+else
+    pass "direct_fs: skipped on tmpfs (no O_DIRECT device to block on)"
+fi
 finish

@@ -446,6 +446,10 @@ static const struct {
     { "parquet", "s3", "s3dlio", "    max_outstanding: 2\n", "pytorch", 2, 0, 1 },
     { "parquet", "local_fs", "", "", "tensorflow", 0, 0, 0 },
     { "npz", "local_fs", "", "", "pytorch", 0, 0, 0 },          /* map-style on local files */
+    { "npz", "direct_fs", "", "", "pytorch", 64, 0.5, 0 },      /* _local_fs_iterable_mixin.py */
+    { "png", "direct_fs", "", "    prefetch_window: 16\n", "pytorch", 16, 0.5, 0 },
+    { "npy", "direct_fs", "", "    prefetch_window: 100\n    stagger_workers: no\n", "pytorch", 64, 0, 0 },
+    { "npz", "direct_fs", "", "", "tensorflow", 0, 0, 0 },
 };
 
 START_TEST (test_iodepth_keys)
