@@ -98,7 +98,8 @@ sb_reader_t *sb_reader_new (const sb_storage_cfg_t *storage, const char *root, s
 
 /* How many reads a reader for storage with threads (as sb_reader_new)
  * keeps in flight: 0 for an SB_ENGINE_NO_IO engine, the client's depth for
- * an SB_ENGINE_ASYNC one, else threads. What the fd budget counts. */
+ * an SB_ENGINE_ASYNC one, else threads x storage.loader_depth (1 when 0).
+ * What the fd budget counts. */
 size_t sb_reader_reads_in_flight (const sb_storage_cfg_t *storage, size_t threads);
 
 /* How the objects were generated (copied): with a framed dataset.format
