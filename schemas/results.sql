@@ -220,6 +220,14 @@ CREATE TABLE IF NOT EXISTS checkpoints (
   mb_per_s      REAL,               -- bytes / 10^6 / duration_s
   gib_per_s     REAL,               -- bytes / 2^30 / duration_s
   min_rank_mb_per_s REAL,           -- slowest rank's own bytes / 10^6 / its time (ranks with bytes)
+  -- DLIO's figures (statscounter.py end_save_ckpt / end_load_ckpt), schema 14:
+  dlio_bytes      INTEGER,          -- the checkpoint_size DLIO divides by: the sizes it derives, over all ranks
+                                    --   (not model.layer_parameters' / optimization_groups'; a model.type other
+                                    --   than transformer: model_size_bytes once); runs before 14: bytes
+  dlio_duration_s REAL,             -- rank 0's own time; with checkpoint.rank_sync (the checkpoint workflow
+                                    --   only) until the last rank finished, as DLIO's barrier makes it
+  dlio_gib_per_s  REAL,             -- dlio_bytes / 2^30 / dlio_duration_s (DLIO's "GB/s")
+  rank_sync       INTEGER,          -- 1: timed as DLIO's checkpoint.rank_sync (each rank until the last finished)
   PRIMARY KEY (run_id, seq)
 );
 

@@ -340,6 +340,47 @@ def main(argv=None):
     return 0
 
 
+def tf_reads(reads, rows_per_group=0):
+    """The reads DLIO's tf.data loader (data_loader/tf_data_loader.py: one
+    FormatReader per loader thread, made afresh every epoch) makes over one
+    rank's epoch of the iterative kind, reads being that epoch's [(file,
+    sample, thread), ...] in consumption order. Returns [(position, thread,
+    file, group), ...], one per read, at the position that first needs it:
+    - npz (rows_per_group 0; reader/npz_reader_iterable.py,
+      _LocalFSIterableMixin._localfs_stream_next): each distinct file of a
+      thread's entries is read once, whole (group None); a file whose
+      entries two threads share is read by both;
+    - parquet (rows_per_group > 0; reader/parquet_reader_file_iterable.py):
+      each row group (sample // rows_per_group) a thread's samples fall in,
+      once per thread and epoch (the reader's _rg_cache); its footer once
+      per (thread, file), not listed here.
+    DLIO's readers also read what a thread's dropped partial batch would
+    have served, and npz's reads all files of a thread up front; over an
+    epoch whose reads cover every entry (no max_steps, no dropped samples)
+    the reads are the same."""
+    out = []
+    seen = set()
+    for pos, (f, smp, t) in enumerate(reads):
+        key = (t, f, smp // rows_per_group if rows_per_group else None)
+        if key not in seen:
+            seen.add(key)
+            out.append((pos, t, f, key[2]))
+    return out
+
+
+def tf_opens(reads):
+    """The (thread, file) pairs, in first-use order, whose reader opens the
+    file in one rank's epoch of the iterative kind (reads as for tf_reads):
+    DLIO's parquet reader (reader/parquet_reader_file_iterable.py open)
+    reads the footer and submits a read of every row group of the file
+    there, whichever its samples fall in."""
+    out = []
+    for _pos, t, f, _g in tf_reads(reads):
+        if (t, f) not in out:
+            out.append((t, f))
+    return out
+
+
 def format_header(e):
     return (f"epoch {e['epoch']} files_per_rank {e['files_per_rank']} steps {e['steps']} "
             f"samples_per_rank {e['samples_per_rank']} dropped {e['dropped']} unused_files {e['unused_files']}")

@@ -12,6 +12,7 @@
 #include "resultdb.h"
 #include "results_dir.h"
 #include "results_dir_query.h"
+#include "results_stamp.h"
 #include "security.h"
 #include "series_query.h"
 #include "series_report.h"
@@ -110,7 +111,10 @@ s_usage_run (FILE *f, sb_session_kind_t kind)
                  "                  [--progress MODE] [-v] [--runs N [--warmup K]] [--label TEXT]\n"
                  "                  [--results-dir DIR [--submitter NAME] [--system NAME]]\n"
                  "\n"
-                 "Write, then read back LLM checkpoints (the llama3_* presets), as DLIO's checkpoint workflow.\n");
+                 "Write, then read back LLM checkpoints (the llama3_* presets), as DLIO's checkpoint workflow.\n"
+                 "DLIO's figures (save_/load_checkpoint_*) are DLIO's checkpoint size over rank 0's time\n"
+                 "(checkpoint.rank_sync=true: until the last rank finished); shardbench's beside them\n"
+                 "(*_slowest_rank_*) are the bytes of all ranks over the slowest rank's time.\n");
     fprintf (f,
              "\n"
              "WORKLOAD         a preset name (see `shardbench workloads`) or a DLIO workload YAML file;\n"
@@ -132,8 +136,10 @@ s_usage_run (FILE *f, sb_session_kind_t kind)
                  "                 (credentials redacted) written to DIR/SUBDIR/config.yaml under\n"
                  "                 `workload:` with the overrides in DIR/SUBDIR/overrides.yaml, as\n"
                  "                 Hydra writes them for DLIO; when the run ends DLIO's other outputs\n"
-                 "                 (summary.json, per-rank files, metadata, logs, SUBDIR/hydra.yaml)\n"
-                 "                 are written there too, as with --results-dir (also hydra.run.dir=DIR);\n"
+                 "                 (summary.json and the per-rank files unless it only generated data,\n"
+                 "                 dlio.log, SUBDIR/hydra.yaml) are written there too, and no more:\n"
+                 "                 the metadata and stdout/stderr logs are mlpstorage's (also\n"
+                 "                 hydra.run.dir=DIR);\n"
                  "                 a DIR holding such files already is refused unless --overwrite\n"
                  "++hydra.output_subdir=SUB  SUBDIR above (default .hydra; null: no configuration\n"
                  "                 written); other hydra.* settings are ignored with a warning\n"
@@ -209,14 +215,16 @@ s_usage_run (FILE *f, sb_session_kind_t kind)
                  "--results-dir DIR  when the run ends (also when it failed), write each run of this command\n"
                  "                 as MLPerf Storage's results directory, from the result database:\n"
                  "                 %s\n"
-                 "                 with summary.json, per-rank N_per_epoch_stats.json and N_output.json,\n"
-                 "                 TYPE_TS_metadata.json, dlio_config/{config,overrides,hydra}.yaml, dlio.log\n"
-                 "                 and the stdout/stderr logs. DIVISION: closed, or open when an override is\n"
+                 "                 with summary.json, per-rank N_per_epoch_stats.json and N_output.json\n"
+                 "                 (not for a datagen, as DLIO), TYPE_TS_metadata.json,\n"
+                 "                 dlio_config/{config,overrides,hydra}.yaml, dlio.log and the\n"
+                 "                 stdout/stderr logs. DIVISION: closed, or open when an override is\n"
                  "                 one only OPEN allows (mlpstorage's lists); TS: the run's start (local\n"
                  "                 time), the next second when that leaf exists. With ++hydra.run.dir=D the\n"
                  "                 last run's files go straight into D instead, as DLIO writes them\n"
                  "                 (docs/DLIO.md)\n"
-                 "--submitter NAME the results directory's SUBMITTER (default shardbench)\n"
+                 "--submitter NAME the results directory's SUBMITTER (default: the one DIR/mlperf-results.yaml\n"
+                 "                 pins, else shardbench, which that file then pins)\n"
                  "--system NAME    its SYSTEM (default the coordinator's host name)\n",
                  datagen ? "" : ", and the series",
                  ckpt ? "DIR/DIVISION/SUBMITTER/results/SYSTEM/checkpointing/MODEL/TS/"
@@ -248,10 +256,12 @@ s_usage_report (FILE *f)
              "retries and errors a run had, even one that succeeded.\n"
              "--json           a train or checkpoint run as one JSON object with the metric\n"
              "                 names of DLIO's summary.json (\"metric\": train_au_percentage,\n"
-             "                 ..., save_checkpoint_io_mean_GB_per_second, ...) and a\n"
+             "                 ..., save_checkpoint_io_mean_GB_per_second, ...: DLIO's\n"
+             "                 definitions, a checkpoint's DLIO size over rank 0's time) and a\n"
              "                 \"shardbench\" object (run id, status, passed, threshold,\n"
              "                 retries, endpoints, hosts, epochs with latency, slowest rank and\n"
-             "                 per-host latency; checkpoints with their ranks)\n"
+             "                 per-host latency; checkpoints with their ranks and the\n"
+             "                 slowest-rank figures, save_checkpoint_slowest_rank_*)\n"
              "--csv [VIEW]     one CSV table under a header line; VIEW:\n"
              "                 epochs       one row per epoch (default; a checkpoint run: per\n"
              "                              checkpoint)\n"
@@ -283,7 +293,8 @@ s_usage_report (FILE *f)
              "                 from the database alone; prints the leaf's path. A leaf that exists\n"
              "                 is never written into: the next second is taken. Exit status 2 when\n"
              "                 the run does not exist or DIR cannot be written\n"
-             "--submitter NAME, --system NAME  its SUBMITTER (default shardbench) and SYSTEM\n"
+             "--submitter NAME, --system NAME  its SUBMITTER (default: the one DIR/mlperf-results.yaml\n"
+             "                 pins, else shardbench) and SYSTEM\n"
              "                 (default the host the run's coordinator ran on)\n");
 }
 
@@ -1050,6 +1061,16 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
         if (sb_mkdirs (a.results_dir, err, sizeof err) != 0 || access (a.results_dir, W_OK) != 0) {
             fprintf (stderr, "shardbench %s: --results-dir %s: %s\n", cmd, a.results_dir,
                      err[0] ? err : strerror (errno));
+            goto done;
+        }
+        /* a sentinel that pins another organisation, or cannot be read: now, not after the run */
+        char org[256];
+        int pinned = sb_results_sentinel_read (a.results_dir, org, sizeof org, err, sizeof err);
+        if (pinned < 0 || (pinned && a.submitter && strcmp (org, a.submitter) != 0)) {
+            if (pinned > 0)
+                snprintf (err, sizeof err, "%s/%s pins the organisation '%s', not '%s' (--submitter)", a.results_dir,
+                          SB_RESULTS_SENTINEL, org, a.submitter);
+            fprintf (stderr, "shardbench %s: --results-dir %s: %s\n", cmd, a.results_dir, err);
             goto done;
         }
     }

@@ -155,7 +155,8 @@ sb_report_checkpoints (sqlite3 *db, int64_t run_id, sb_report_checkpoint_t **row
     *n_p = 0;
     sqlite3_stmt *st;
     if (sb_report_prepare (db, "SELECT op, checkpoint, ranks, files, bytes, duration_s, gib_per_s, mb_per_s,"
-                           " min_rank_mb_per_s, seq, span_s FROM checkpoints WHERE run_id = ? ORDER BY seq",
+                           " min_rank_mb_per_s, seq, span_s, dlio_bytes, dlio_duration_s, dlio_gib_per_s"
+                           " FROM checkpoints WHERE run_id = ? ORDER BY seq",
                            run_id, &st) != 0)
         return -1;
     sb_report_checkpoint_t *rows = NULL;
@@ -175,6 +176,8 @@ sb_report_checkpoints (sqlite3 *db, int64_t run_id, sb_report_checkpoint_t **row
             .duration_s = sqlite3_column_double (st, 5), .gib_per_s = sb_report_real (st, 6),
             .mb_per_s = sb_report_real (st, 7), .min_rank_mb_per_s = sb_report_real (st, 8),
             .seq = sqlite3_column_int64 (st, 9), .span_s = sb_report_real (st, 10),
+            .dlio_bytes = sqlite3_column_int64 (st, 11), .dlio_duration_s = sb_report_real (st, 12),
+            .dlio_gib_per_s = sb_report_real (st, 13),
         };
         oom = op && !r->op;
         n++;
@@ -538,11 +541,13 @@ sb_report_checkpoint_ranks (sqlite3 *db, int64_t run_id, void (*fn) (void *ctx, 
     return step == SQLITE_DONE ? 0 : -1;
 }
 
+/* the checkpoints column a mean and stdev are taken of */
+typedef enum { S_CKPT_DLIO_GIBPS, S_CKPT_DLIO_S, S_CKPT_SLOWEST_GIBPS, S_CKPT_SLOWEST_S } s_ckpt_col_t;
+
 /* mean and population standard deviation (np.std) over the rows of one op
- * (read: the reads, else the writes) of their GiB/s (gbps) or duration;
- * NAN when there is none */
+ * (read: the reads, else the writes) of column col; NAN when there is none */
 static void
-s_ckpt_mean_std (const sb_report_checkpoint_t *rows, size_t n, int read, int gbps, double *mean, double *std)
+s_ckpt_mean_std (const sb_report_checkpoint_t *rows, size_t n, int read, s_ckpt_col_t col, double *mean, double *std)
 {
     double sum = 0, sq = 0;
     size_t k = 0;
@@ -550,7 +555,9 @@ s_ckpt_mean_std (const sb_report_checkpoint_t *rows, size_t n, int read, int gbp
         for (size_t i = 0; i < n; i++) {
             if ((rows[i].op && !strcmp (rows[i].op, "read")) != read)
                 continue;
-            double v = gbps ? rows[i].gib_per_s : rows[i].duration_s;
+            double v = col == S_CKPT_DLIO_GIBPS ? rows[i].dlio_gib_per_s
+                     : col == S_CKPT_DLIO_S ? rows[i].dlio_duration_s
+                     : col == S_CKPT_SLOWEST_GIBPS ? rows[i].gib_per_s : rows[i].duration_s;
             if (!isfinite (v))
                 continue;   /* NULL: no time or no bytes measured (sb_report_real) */
             if (pass == 0) {
@@ -568,18 +575,24 @@ void
 sb_report_ckpt_metrics (const sb_report_checkpoint_t *rows, size_t n, sb_report_ckpt_metrics_t *m)
 {
     memset (m, 0, sizeof *m);
-    m->size_gb = NAN;
+    m->size_gb = m->written_gb = NAN;
     for (size_t i = 0; i < n; i++) {
         int read = rows[i].op && !strcmp (rows[i].op, "read");
-        if (!read && !m->saves)
-            m->size_gb = (double) rows[i].bytes / 1073741824.0;
+        if (!read && !m->saves) {
+            m->size_gb = (double) rows[i].dlio_bytes / 1073741824.0;
+            m->written_gb = (double) rows[i].bytes / 1073741824.0;
+        }
         if (read)
             m->loads++;
         else
             m->saves++;
     }
-    s_ckpt_mean_std (rows, n, 0, 1, &m->save_gbps_mean, &m->save_gbps_stdev);
-    s_ckpt_mean_std (rows, n, 0, 0, &m->save_s_mean, &m->save_s_stdev);
-    s_ckpt_mean_std (rows, n, 1, 1, &m->load_gbps_mean, &m->load_gbps_stdev);
-    s_ckpt_mean_std (rows, n, 1, 0, &m->load_s_mean, &m->load_s_stdev);
+    s_ckpt_mean_std (rows, n, 0, S_CKPT_DLIO_GIBPS, &m->save_gbps_mean, &m->save_gbps_stdev);
+    s_ckpt_mean_std (rows, n, 0, S_CKPT_DLIO_S, &m->save_s_mean, &m->save_s_stdev);
+    s_ckpt_mean_std (rows, n, 1, S_CKPT_DLIO_GIBPS, &m->load_gbps_mean, &m->load_gbps_stdev);
+    s_ckpt_mean_std (rows, n, 1, S_CKPT_DLIO_S, &m->load_s_mean, &m->load_s_stdev);
+    s_ckpt_mean_std (rows, n, 0, S_CKPT_SLOWEST_GIBPS, &m->slowest_save_gbps_mean, &m->slowest_save_gbps_stdev);
+    s_ckpt_mean_std (rows, n, 0, S_CKPT_SLOWEST_S, &m->slowest_save_s_mean, &m->slowest_save_s_stdev);
+    s_ckpt_mean_std (rows, n, 1, S_CKPT_SLOWEST_GIBPS, &m->slowest_load_gbps_mean, &m->slowest_load_gbps_stdev);
+    s_ckpt_mean_std (rows, n, 1, S_CKPT_SLOWEST_S, &m->slowest_load_s_mean, &m->slowest_load_s_stdev);
 }

@@ -71,6 +71,8 @@ typedef struct {
     double  duration_s, gib_per_s, mb_per_s, min_rank_mb_per_s;
     int64_t seq;            /* checkpoints.seq */
     double  span_s;         /* first rank start to last rank finish */
+    int64_t dlio_bytes;     /* DLIO's checkpoint_size, rank 0's time as DLIO takes it, their GiB/s */
+    double  dlio_duration_s, dlio_gib_per_s;
 } sb_report_checkpoint_t;
 int sb_report_checkpoints (sqlite3 *db, int64_t run_id, sb_report_checkpoint_t **rows, size_t *n);
 void sb_report_checkpoints_free (sb_report_checkpoint_t *rows, size_t n);
@@ -207,15 +209,22 @@ int sb_report_checkpoint_ranks (sqlite3 *db, int64_t run_id, void (*fn) (void *c
 
 /* DLIO's checkpoint metrics (statscounter's save_checkpoint_* and
  * load_checkpoint_*) over a run's checkpoints rows: the mean and
- * population standard deviation of each write's (read's) GiB/s (bytes of
- * all ranks / 2^30 over the slowest rank's time) and of its duration, and
- * checkpoint_size_GB (bytes of the first write / 2^30). NAN where there is
- * no such checkpoint. A pure function of the rows. */
+ * population standard deviation of each write's (read's) DLIO GiB/s
+ * (dlio_gib_per_s: DLIO's checkpoint_size / 2^30 over rank 0's time, as
+ * DLIO's end_save_ckpt divides) and of that duration, and
+ * checkpoint_size_GB (the first write's dlio_bytes / 2^30); beside them
+ * shardbench's own (slowest_*: the bytes of all ranks over the slowest
+ * rank's time, gib_per_s and duration_s; written_gb: the first write's
+ * bytes / 2^30). NAN where there is no such checkpoint. A pure function
+ * of the rows. */
 typedef struct {
     size_t  saves, loads;
     double  save_gbps_mean, save_gbps_stdev, save_s_mean, save_s_stdev;
     double  load_gbps_mean, load_gbps_stdev, load_s_mean, load_s_stdev;
     double  size_gb;
+    double  slowest_save_gbps_mean, slowest_save_gbps_stdev, slowest_save_s_mean, slowest_save_s_stdev;
+    double  slowest_load_gbps_mean, slowest_load_gbps_stdev, slowest_load_s_mean, slowest_load_s_stdev;
+    double  written_gb;
 } sb_report_ckpt_metrics_t;
 void sb_report_ckpt_metrics (const sb_report_checkpoint_t *rows, size_t n, sb_report_ckpt_metrics_t *m);
 

@@ -386,6 +386,21 @@ s_upgrade (sqlite3 *db, const char *path, char *err, size_t err_size)
     /* version 12 -> 13: the run_inputs,
      * run_overrides and run_host_info tables are new and come from the
      * schema itself; older runs have no rows there */
+    /* version 13 -> 14: DLIO's checkpoint figures beside shardbench's
+     * (checkpoints since version 6): older runs get rank 0's own time
+     * (DLIO's without checkpoint.rank_sync, its default) and the bytes of
+     * all ranks (DLIO's size of the transformers those versions wrote) */
+    else if (version >= 6 && version <= 13
+             && sqlite3_exec (db, "ALTER TABLE checkpoints ADD COLUMN dlio_bytes INTEGER;"
+                              " ALTER TABLE checkpoints ADD COLUMN dlio_duration_s REAL;"
+                              " ALTER TABLE checkpoints ADD COLUMN dlio_gib_per_s REAL;"
+                              " ALTER TABLE checkpoints ADD COLUMN rank_sync INTEGER;"
+                              " UPDATE checkpoints SET rank_sync = 0, dlio_bytes = bytes, dlio_duration_s = (SELECT r.duration_s"
+                              " FROM checkpoint_ranks r WHERE r.run_id = checkpoints.run_id AND r.seq = checkpoints.seq"
+                              " AND r.rank = 0);"
+                              " UPDATE checkpoints SET dlio_gib_per_s = CASE WHEN dlio_duration_s > 0"
+                              " THEN dlio_bytes / 1073741824.0 / dlio_duration_s END;", NULL, NULL, &msg) != SQLITE_OK)
+        what = "cannot upgrade the checkpoints table to version 14", rc = -1;
     else if (sqlite3_exec (db, sb_results_sql, NULL, NULL, &msg) != SQLITE_OK)
         what = "cannot apply schemas/results.sql", rc = -1;
     else {
@@ -1511,20 +1526,29 @@ sb_resultdb_add_ckpt_rank (sb_resultdb_t *self, int64_t run_id, uint64_t seq, co
 }
 
 int
-sb_resultdb_close_ckpt (sb_resultdb_t *self, int64_t run_id, uint64_t seq)
+sb_resultdb_close_ckpt (sb_resultdb_t *self, int64_t run_id, uint64_t seq, uint64_t dlio_bytes, int rank_sync)
 {
     /* duration: the slowest rank (MLPerf Storage: "the maximum time across
-     * all processes"); throughput: the checkpoint's bytes over it */
+     * all processes"); throughput: the checkpoint's bytes over it. DLIO's
+     * (statscounter.py end_save_ckpt): its checkpoint_size over rank 0's
+     * own time; with rank_sync a barrier holds rank 0 until the last rank
+     * is done (never shorter than rank 0's own time, whatever the clocks) */
     return sb_resultdb_exec (self,
                              "INSERT INTO checkpoints (run_id, seq, op, checkpoint, ranks, files, bytes, duration_s,"
-                             " span_s, mb_per_s, gib_per_s, min_rank_mb_per_s)"
-                             " SELECT run_id, seq, op, checkpoint, count(*), sum(files), sum(bytes),"
-                             " max(duration_s), max(finished_at) - min(started_at),"
-                             " CASE WHEN max(duration_s) > 0 THEN sum(bytes) / 1e6 / max(duration_s) END,"
-                             " CASE WHEN max(duration_s) > 0 THEN sum(bytes) / 1073741824.0 / max(duration_s) END,"
-                             " min(CASE WHEN bytes > 0 THEN mb_per_s END)"
-                             " FROM checkpoint_ranks WHERE run_id = ? AND seq = ? GROUP BY run_id, seq",
-                             "ii", run_id, (int64_t) seq);
+                             " span_s, mb_per_s, gib_per_s, min_rank_mb_per_s, dlio_bytes, dlio_duration_s,"
+                             " dlio_gib_per_s, rank_sync)"
+                             " SELECT c.run_id, c.seq, c.op, c.checkpoint, count(*), sum(c.files), sum(c.bytes),"
+                             " max(c.duration_s), max(c.finished_at) - min(c.started_at),"
+                             " CASE WHEN max(c.duration_s) > 0 THEN sum(c.bytes) / 1e6 / max(c.duration_s) END,"
+                             " CASE WHEN max(c.duration_s) > 0 THEN sum(c.bytes) / 1073741824.0 / max(c.duration_s) END,"
+                             " min(CASE WHEN c.bytes > 0 THEN c.mb_per_s END), ?3, d.t,"
+                             " CASE WHEN d.t > 0 THEN ?3 / 1073741824.0 / d.t END, ?4"
+                             " FROM checkpoint_ranks c LEFT JOIN"
+                             " (SELECT CASE WHEN ?4 THEN max(z.duration_s, (SELECT max(finished_at) FROM checkpoint_ranks"
+                             " WHERE run_id = ?1 AND seq = ?2) - z.started_at) ELSE z.duration_s END AS t"
+                             " FROM checkpoint_ranks z WHERE z.run_id = ?1 AND z.seq = ?2 AND z.rank = 0) d ON 1"
+                             " WHERE c.run_id = ?1 AND c.seq = ?2 GROUP BY c.run_id, c.seq",
+                             "iiii", run_id, (int64_t) seq, (int64_t) dlio_bytes, (int64_t) (rank_sync != 0));
 }
 
 /* One row of sql (two int64 parameters) into st, stepped: 1 a row, 0 none,
@@ -1569,13 +1593,16 @@ sb_resultdb_ckpt_totals (sb_resultdb_t *self, int64_t run_id, uint64_t seq, sb_c
 {
     sqlite3_stmt *st;
     memset (t, 0, sizeof *t);
-    int rc = s_read_row (self, "SELECT bytes, duration_s, gib_per_s FROM checkpoints WHERE run_id = ? AND seq = ?",
-                         run_id, (int64_t) seq, &st);
+    int rc = s_read_row (self, "SELECT bytes, duration_s, gib_per_s, dlio_bytes, dlio_duration_s, dlio_gib_per_s"
+                         " FROM checkpoints WHERE run_id = ? AND seq = ?", run_id, (int64_t) seq, &st);
     if (rc != 1)
         return rc;
     t->bytes = sqlite3_column_int64 (st, 0);
     t->duration_s = sqlite3_column_double (st, 1);
     t->gib_per_s = sqlite3_column_double (st, 2);
+    t->dlio_bytes = sqlite3_column_int64 (st, 3);
+    t->dlio_duration_s = sqlite3_column_double (st, 4);
+    t->dlio_gib_per_s = sqlite3_column_double (st, 5);
     sqlite3_finalize (st);
     return 1;
 }

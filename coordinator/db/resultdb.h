@@ -20,7 +20,7 @@
 
 typedef struct sb_resultdb sb_resultdb_t;
 
-#define SB_RESULTDB_VERSION 13
+#define SB_RESULTDB_VERSION 14
 
 /* Open (creating when absent) the database at path for writing, check it
  * (a corrupt file is an error naming it) and apply or upgrade the schema.
@@ -259,8 +259,11 @@ int sb_resultdb_add_ckpt_rank (sb_resultdb_t *self, int64_t run_id, uint64_t seq
 /* Every rank finished phase seq: its checkpoints row from the
  * checkpoint_ranks rows (duration = slowest rank, MLPerf Storage's "maximum
  * time across all processes"; throughput = bytes over that duration; the
- * slowest rank's MB/s). Returns 0 or -1. */
-int sb_resultdb_close_ckpt (sb_resultdb_t *self, int64_t run_id, uint64_t seq);
+ * slowest rank's MB/s), and DLIO's figures: dlio_bytes (the plan's count of
+ * DLIO's checkpoint_size) over rank 0's own duration, or with rank_sync
+ * over rank 0's start to the last rank's finish (DLIO's barrier before
+ * rank 0 stops its clock). Returns 0 or -1. */
+int sb_resultdb_close_ckpt (sb_resultdb_t *self, int64_t run_id, uint64_t seq, uint64_t dlio_bytes, int rank_sync);
 
 /* Read-backs on the caller's connection, for the log lines and summaries
  * of a phase just recorded: rows queued to the writer are there after
@@ -279,6 +282,8 @@ typedef struct {
     int64_t bytes;
     double  duration_s;     /* the slowest rank's */
     double  gib_per_s;
+    int64_t dlio_bytes;     /* DLIO's checkpoint_size, its duration and GiB/s (sb_resultdb_close_ckpt) */
+    double  dlio_duration_s, dlio_gib_per_s;
 } sb_ckpt_totals_t;
 int sb_resultdb_ckpt_totals (sb_resultdb_t *self, int64_t run_id, uint64_t seq, sb_ckpt_totals_t *t);
 

@@ -25,10 +25,20 @@ static const char *const s_sql[] = {
                            " dlio_throughput_samples_per_second FROM rank_epochs WHERE run_id = ? ORDER BY rank, epoch",
     [SB_RDQ_EVAL_RANKS] = "SELECT rank, epoch, started_at, finished_at, dlio_au_percentage,"
                           " dlio_throughput_samples_per_second FROM eval_ranks WHERE run_id = ? ORDER BY rank, epoch",
-    [SB_RDQ_CHECKPOINTS] = "SELECT seq, op, checkpoint, bytes, duration_s, gib_per_s FROM checkpoints"
+    /* DLIO's figures under the columns summary.json reads: its checkpoint_size, rank 0's time, their GiB/s */
+    [SB_RDQ_CHECKPOINTS] = "SELECT seq, op, checkpoint, dlio_bytes, dlio_duration_s, dlio_gib_per_s FROM checkpoints"
                            " WHERE run_id = ? ORDER BY seq",
-    [SB_RDQ_CKPT_RANKS] = "SELECT rank, seq, op, checkpoint, started_at, finished_at, duration_s, bytes"
-                          " FROM checkpoint_ranks WHERE run_id = ? ORDER BY rank, seq",
+    /* as DLIO's per_epoch_stats has them: each rank's throughput is DLIO's
+     * checkpoint_size (all ranks) over the rank's own time, which with
+     * rank_sync ends at the barrier after the last rank's finish */
+    [SB_RDQ_CKPT_RANKS] = "SELECT r.rank, r.seq, r.op, r.checkpoint, r.started_at,"
+                          " CASE WHEN k.rank_sync THEN max(r.finished_at, (SELECT max(x.finished_at) FROM"
+                          " checkpoint_ranks x WHERE x.run_id = r.run_id AND x.seq = r.seq)) ELSE r.finished_at END AS f,"
+                          " CASE WHEN k.rank_sync THEN max(r.finished_at, (SELECT max(x.finished_at) FROM"
+                          " checkpoint_ranks x WHERE x.run_id = r.run_id AND x.seq = r.seq)) ELSE r.finished_at END"
+                          " - r.started_at, coalesce(k.dlio_bytes, r.bytes)"
+                          " FROM checkpoint_ranks r LEFT JOIN checkpoints k ON k.run_id = r.run_id AND k.seq = r.seq"
+                          " WHERE r.run_id = ? ORDER BY r.rank, r.seq",
     [SB_RDQ_ERRORS] = "SELECT t, rank, host, op, target, message FROM errors WHERE run_id = ? ORDER BY rowid",
     [SB_RDQ_RUNS_AFTER] = "SELECT id, coordinator_host, coordinator_pid FROM runs WHERE id > ? ORDER BY id",
     [SB_RDQ_LAST_ID] = "SELECT coalesce(max(id), 0) FROM runs WHERE ? IS NOT NULL",

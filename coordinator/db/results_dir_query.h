@@ -39,8 +39,10 @@ typedef enum {
     SB_RDQ_RANK_EPOCHS,
     /* rank, epoch, started_at, finished_at, dlio_au_percentage, dlio_throughput_samples_per_second */
     SB_RDQ_EVAL_RANKS,
-    SB_RDQ_CHECKPOINTS,     /* seq, op, checkpoint, bytes, duration_s, gib_per_s */
-    /* rank, seq, op, checkpoint, started_at, finished_at, duration_s, bytes (by rank, seq) */
+    SB_RDQ_CHECKPOINTS,     /* seq, op, checkpoint, dlio_bytes, dlio_duration_s, dlio_gib_per_s (DLIO's) */
+    /* rank, seq, op, checkpoint, started_at, finished_at, duration_s, bytes (by rank, seq), as DLIO's
+     * per_epoch_stats time them: with rank_sync a rank finishes when the last does; bytes: the
+     * checkpoint's DLIO size (dlio_bytes), which DLIO divides by each rank's time */
     SB_RDQ_CKPT_RANKS,
     SB_RDQ_ERRORS,          /* t, rank, host, op, target, message (in order) */
     SB_RDQ_RUNS_AFTER,      /* id, coordinator_host, coordinator_pid of the runs with id > the id given */

@@ -27,17 +27,18 @@ s_print_checkpoints (sqlite3 *db, int64_t run_id, FILE *out)
     size_t nrows;
     if (sb_report_checkpoints (db, run_id, &rows, &nrows) != 0)
         return -1;
-    fprintf (out, "  %-5s %4s %6s %7s %12s %10s %10s %10s %16s\n", "op", "ckpt", "ranks", "files", "GiB", "time s",
-             "GiB/s", "MB/s", "min rank MB/s");
+    /* time s and GiB/s: the slowest rank's; DLIO s and DLIO GiB/s: DLIO's checkpoint_size over rank 0's time */
+    fprintf (out, "  %-5s %4s %6s %7s %12s %10s %10s %10s %16s %10s %10s\n", "op", "ckpt", "ranks", "files", "GiB",
+             "time s", "GiB/s", "MB/s", "min rank MB/s", "DLIO s", "DLIO GiB/s");
     double sum_gib[2] = { 0, 0 }, sum_s[2] = { 0, 0 };
     int n[2] = { 0, 0 };
     for (size_t i = 0; i < nrows; i++) {
         const sb_report_checkpoint_t *c = &rows[i];
         int read = c->op && !strcmp (c->op, "read");
         double gib = (double) c->bytes / 1073741824.0, d = c->duration_s;
-        fprintf (out, "  %-5s %4lld %6lld %7lld %12.3f %10.3f %10.3f %10.1f %16.1f\n", c->op ? c->op : "?",
-                 (long long) c->checkpoint, (long long) c->ranks, (long long) c->files, gib, d, c->gib_per_s,
-                 c->mb_per_s, c->min_rank_mb_per_s);
+        fprintf (out, "  %-5s %4lld %6lld %7lld %12.3f %10.3f %10.3f %10.1f %16.1f %10.3f %10.3f\n",
+                 c->op ? c->op : "?", (long long) c->checkpoint, (long long) c->ranks, (long long) c->files, gib, d,
+                 c->gib_per_s, c->mb_per_s, c->min_rank_mb_per_s, c->dlio_duration_s, c->dlio_gib_per_s);
         sum_gib[read] += gib;
         sum_s[read] += d;
         n[read]++;
@@ -228,7 +229,9 @@ s_ckpt_slowest (void *ctx, const sb_report_ckpt_rank_t *r)
     }
 }
 
-/* DLIO's checkpoint metrics of the rows, under DLIO's names. */
+/* DLIO's checkpoint metrics of the rows, under DLIO's names (its
+ * checkpoint_size over rank 0's time), and shardbench's beside them (the
+ * bytes of all ranks over the slowest rank's time). */
 static void
 s_print_ckpt_metrics (sqlite3 *db, int64_t run_id, FILE *out)
 {
@@ -249,6 +252,15 @@ s_print_ckpt_metrics (sqlite3 *db, int64_t run_id, FILE *out)
         fprintf (out, "  DLIO: load_checkpoint_io_mean_GB_per_second %.3f (stdev %.3f),"
                  " load_checkpoint_duration_mean_seconds %.3f (stdev %.3f)\n",
                  m.load_gbps_mean, m.load_gbps_stdev, m.load_s_mean, m.load_s_stdev);
+    if (m.saves)
+        fprintf (out, "  shardbench: save_checkpoint_slowest_rank_io_mean_GB_per_second %.3f (stdev %.3f),"
+                 " save_checkpoint_slowest_rank_duration_mean_seconds %.3f (stdev %.3f), checkpoint_written_GB %.3f\n",
+                 m.slowest_save_gbps_mean, m.slowest_save_gbps_stdev, m.slowest_save_s_mean, m.slowest_save_s_stdev,
+                 m.written_gb);
+    if (m.loads)
+        fprintf (out, "  shardbench: load_checkpoint_slowest_rank_io_mean_GB_per_second %.3f (stdev %.3f),"
+                 " load_checkpoint_slowest_rank_duration_mean_seconds %.3f (stdev %.3f)\n",
+                 m.slowest_load_gbps_mean, m.slowest_load_gbps_stdev, m.slowest_load_s_mean, m.slowest_load_s_stdev);
 }
 
 int

@@ -404,19 +404,36 @@ s_json_failures (sqlite3 *db, int64_t id, FILE *out)
     return 0;
 }
 
-/* DLIO's checkpoint metric keys (statscounter.py) of rows, each line
- * starting ",\n    " (inside "metric"; "\n    " for the first when
- * first); nothing without checkpoints */
+/* One "key": value line of the checkpoint metrics, ",\n    " before it
+ * (or "\n    " for the first). */
+typedef struct {
+    const char *key;
+    double      v;
+    size_t      count;
+} s_ckpt_key_t;
+
+static void
+s_json_ckpt_keys (FILE *out, const s_ckpt_key_t *keys, size_t nkeys, int first)
+{
+    for (size_t i = 0; i < nkeys; i++) {
+        if (!keys[i].count)
+            continue;   /* DLIO writes the load_* keys only when there were loads */
+        fprintf (out, "%s\n    \"%s\": ", first ? "" : ",", keys[i].key);
+        first = 0;
+        sb_json_num (out, keys[i].v);
+    }
+}
+
+/* DLIO's checkpoint metric keys (statscounter.py) of rows, as DLIO
+ * computes them (its checkpoint_size over rank 0's time: report_query.h),
+ * each line starting ",\n    " (inside "metric"; "\n    " for the first
+ * when first); nothing without checkpoints */
 static void
 s_json_ckpt_metrics (FILE *out, const sb_report_checkpoint_t *rows, size_t n, int first)
 {
     sb_report_ckpt_metrics_t m;
     sb_report_ckpt_metrics (rows, n, &m);
-    const struct {
-        const char *key;
-        double      v;
-        size_t      count;
-    } keys[] = {
+    const s_ckpt_key_t keys[] = {
         { "save_checkpoint_io_mean_GB_per_second", m.save_gbps_mean, m.saves },
         { "save_checkpoint_io_stdev_GB_per_second", m.save_gbps_stdev, m.saves },
         { "save_checkpoint_duration_mean_seconds", m.save_s_mean, m.saves },
@@ -427,13 +444,28 @@ s_json_ckpt_metrics (FILE *out, const sb_report_checkpoint_t *rows, size_t n, in
         { "load_checkpoint_duration_stdev_seconds", m.load_s_stdev, m.loads },
         { "checkpoint_size_GB", m.size_gb, m.saves },
     };
-    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
-        if (!keys[i].count)
-            continue;   /* DLIO writes the load_* keys only when there were loads */
-        fprintf (out, "%s\n    \"%s\": ", first ? "" : ",", keys[i].key);
-        first = 0;
-        sb_json_num (out, keys[i].v);
-    }
+    s_json_ckpt_keys (out, keys, sizeof keys / sizeof keys[0], first);
+}
+
+/* shardbench's own checkpoint figures beside DLIO's (in "shardbench"): the
+ * bytes of all ranks over the slowest rank's time, and the bytes written */
+static void
+s_json_ckpt_own_metrics (FILE *out, const sb_report_checkpoint_t *rows, size_t n)
+{
+    sb_report_ckpt_metrics_t m;
+    sb_report_ckpt_metrics (rows, n, &m);
+    const s_ckpt_key_t keys[] = {
+        { "save_checkpoint_slowest_rank_io_mean_GB_per_second", m.slowest_save_gbps_mean, m.saves },
+        { "save_checkpoint_slowest_rank_io_stdev_GB_per_second", m.slowest_save_gbps_stdev, m.saves },
+        { "save_checkpoint_slowest_rank_duration_mean_seconds", m.slowest_save_s_mean, m.saves },
+        { "save_checkpoint_slowest_rank_duration_stdev_seconds", m.slowest_save_s_stdev, m.saves },
+        { "load_checkpoint_slowest_rank_io_mean_GB_per_second", m.slowest_load_gbps_mean, m.loads },
+        { "load_checkpoint_slowest_rank_io_stdev_GB_per_second", m.slowest_load_gbps_stdev, m.loads },
+        { "load_checkpoint_slowest_rank_duration_mean_seconds", m.slowest_load_s_mean, m.loads },
+        { "load_checkpoint_slowest_rank_duration_stdev_seconds", m.slowest_load_s_stdev, m.loads },
+        { "checkpoint_written_GB", m.written_gb, m.saves },
+    };
+    s_json_ckpt_keys (out, keys, sizeof keys / sizeof keys[0], 0);
 }
 
 typedef struct {
@@ -462,10 +494,12 @@ s_json_ckpt_rank (void *ctx, const sb_report_ckpt_rank_t *r)
     fputc ('}', out);
 }
 
-/* ,\n    "checkpoints": [...] with each checkpoint's ranks. Returns 0 or -1. */
+/* shardbench's own checkpoint metrics, then ,\n    "checkpoints": [...]
+ * with each checkpoint's ranks and DLIO's figures of it. Returns 0 or -1. */
 static int
 s_json_checkpoints (sqlite3 *db, int64_t id, const sb_report_checkpoint_t *rows, size_t n, FILE *out)
 {
+    s_json_ckpt_own_metrics (out, rows, n);
     fputs (",\n    \"checkpoints\": [", out);
     for (size_t i = 0; i < n; i++) {
         const sb_report_checkpoint_t *c = &rows[i];
@@ -482,6 +516,10 @@ s_json_checkpoints (sqlite3 *db, int64_t id, const sb_report_checkpoint_t *rows,
         sb_json_num (out, c->mb_per_s);
         fputs (", \"min_rank_MB_per_s\": ", out);
         sb_json_num (out, c->min_rank_mb_per_s);
+        fprintf (out, ", \"dlio_bytes\": %lld, \"dlio_duration_s\": ", (long long) c->dlio_bytes);
+        sb_json_num (out, c->dlio_duration_s);
+        fputs (", \"dlio_GB_per_second\": ", out);
+        sb_json_num (out, c->dlio_gib_per_s);
         fputs (", \"per_rank\": [", out);
         s_json_ckpt_ranks_t jr = { out, c->seq, 1 };
         if (sb_report_checkpoint_ranks (db, id, s_json_ckpt_rank, &jr) != 0)
@@ -956,8 +994,8 @@ s_csv_checkpoints (sqlite3 *db, int64_t run_id, FILE *out)
     size_t n;
     if (sb_report_checkpoints (db, run_id, &rows, &n) != 0)
         return -1;
-    fputs ("run_id,seq,op,checkpoint,ranks,files,bytes,duration_s,span_s,GB_per_second,MB_per_s,min_rank_MB_per_s\n",
-           out);
+    fputs ("run_id,seq,op,checkpoint,ranks,files,bytes,duration_s,span_s,GB_per_second,MB_per_s,min_rank_MB_per_s,"
+           "dlio_bytes,dlio_duration_s,dlio_GB_per_second\n", out);
     for (size_t i = 0; i < n; i++) {
         const sb_report_checkpoint_t *c = &rows[i];
         fprintf (out, "%lld,%lld,", (long long) run_id, (long long) c->seq);
@@ -969,6 +1007,9 @@ s_csv_checkpoints (sqlite3 *db, int64_t run_id, FILE *out)
         s_csv_next (out, c->gib_per_s);
         s_csv_next (out, c->mb_per_s);
         s_csv_next (out, c->min_rank_mb_per_s);
+        fprintf (out, ",%lld", (long long) c->dlio_bytes);
+        s_csv_next (out, c->dlio_duration_s);
+        s_csv_next (out, c->dlio_gib_per_s);
         fputc ('\n', out);
     }
     sb_report_checkpoints_free (rows, n);
@@ -1076,7 +1117,10 @@ s_csv_run (sqlite3 *db, const s_run_t *r, FILE *out)
            "requests,retries,request_errors,error_rows,epochs_served_from_memory,potential_caching_hosts,"
            "train_au_mean_percentage,train_throughput_mean_samples_per_second,train_io_mean_MB_per_second,"
            "checkpoints,save_checkpoint_io_mean_GB_per_second,save_checkpoint_duration_mean_seconds,"
-           "load_checkpoint_io_mean_GB_per_second,load_checkpoint_duration_mean_seconds,checkpoint_size_GB\n", out);
+           "load_checkpoint_io_mean_GB_per_second,load_checkpoint_duration_mean_seconds,checkpoint_size_GB,"
+           "save_checkpoint_slowest_rank_io_mean_GB_per_second,save_checkpoint_slowest_rank_duration_mean_seconds,"
+           "load_checkpoint_slowest_rank_io_mean_GB_per_second,load_checkpoint_slowest_rank_duration_mean_seconds,"
+           "checkpoint_written_GB\n", out);
     fprintf (out, "%lld,", (long long) r->id);
     s_csv_str (out, r->row.kind);
     fputc (',', out);
@@ -1106,6 +1150,11 @@ s_csv_run (sqlite3 *db, const s_run_t *r, FILE *out)
     s_csv_next (out, m.load_gbps_mean);
     s_csv_next (out, m.load_s_mean);
     s_csv_next (out, m.size_gb);
+    s_csv_next (out, m.slowest_save_gbps_mean);
+    s_csv_next (out, m.slowest_save_s_mean);
+    s_csv_next (out, m.slowest_load_gbps_mean);
+    s_csv_next (out, m.slowest_load_s_mean);
+    s_csv_next (out, m.written_gb);
     fputc ('\n', out);
     return 0;
 }
@@ -1474,6 +1523,11 @@ sb_report_compare (sqlite3 *db, const int64_t *ids, size_t n, FILE *out)
         S_CMP_ROW (&t, "load_checkpoint_io_mean_GB_per_second", "%.3f", sides, x->ckpt.load_gbps_mean);
         S_CMP_ROW (&t, "load_checkpoint_duration_mean_seconds", "%.3f", sides, x->ckpt.load_s_mean);
         S_CMP_ROW (&t, "checkpoint_size_GB", "%.3f", sides, x->ckpt.size_gb);
+        S_CMP_ROW (&t, "save_checkpoint_slowest_rank_io_mean_GB_per_second", "%.3f", sides,
+                   x->ckpt.slowest_save_gbps_mean);
+        S_CMP_ROW (&t, "load_checkpoint_slowest_rank_io_mean_GB_per_second", "%.3f", sides,
+                   x->ckpt.slowest_load_gbps_mean);
+        S_CMP_ROW (&t, "checkpoint_written_GB", "%.3f", sides, x->ckpt.written_gb);
     }
     S_CMP_ROW (&t, "duration s", "%.2f", sides, x->r.row.finished_at - x->r.row.started_at);
     S_CMP_ROW (&t, "retries", "%.0f", sides, (double) x->fail.retries);

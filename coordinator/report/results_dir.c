@@ -6,7 +6,9 @@
 #include "json_out.h"
 #include "report.h"
 #include "results_dir_query.h"
+#include "results_stamp.h"
 #include "safe_file.h"
+#include "sb_version.h"
 #include "util.h"
 #include "workload.h"
 
@@ -120,9 +122,12 @@ typedef struct {
     char        leaf[PATH_MAX];
     int         made_leaf;      /* s_make_leaf made leaf (under a root): removed again on failure */
     int         replace;        /* files of these names in the leaf are replaced (--overwrite) */
+    int         dlio_only;      /* a leaf given (hydra.run.dir): DLIO's files only, the caller's (mlpstorage's)
+                                 * metadata and stdout/stderr logs are the caller's to write */
     int         config_own;     /* the configuration folder's config.yaml, overrides.yaml: this command's */
     char        subdir[256];    /* the configuration folder's name ("": none) */
     const char *submitter, *system, *root;
+    char        org[256];       /* the organisation the root's sentinel pins */
     double      record_length;
     uint64_t    files_train, files_eval, samples_per_file;
     double      data_size_per_host_gb;
@@ -343,6 +348,16 @@ s_load_run (sqlite3 *db, int64_t id, const sb_results_dir_opts_t *opts, s_run_t 
                                            : sb_results_dir_division (run->ovr, run->novr);
     run->division = !strcmp (run->verification, "closed") ? "closed" : "open";
     run->submitter = opts->submitter ? opts->submitter : "shardbench";
+    /* under a root that mlpstorage (or shardbench) initialised, the
+     * organisation is the one its sentinel pins, as mlpstorage resolves it
+     * for every command (results_dir/sentinel.py resolve_orgname) */
+    if (opts->root && !opts->submitter) {
+        int found = sb_results_sentinel_read (opts->root, run->org, sizeof run->org, err, err_size);
+        if (found < 0)
+            return -1;
+        if (found)
+            run->submitter = run->org;
+    }
     run->system = opts->system ? opts->system : T (run->r, 9);
     run->root = opts->root;
     run->record_length = !NUL (run->r, 10) ? D (run->r, 10)
@@ -1051,6 +1066,9 @@ s_write_metadata (const s_run_t *run, char *err, size_t err_size)
     s_jclose (&j, '}');
     s_jstr (&j, "end_datetime", s_ts_dlio (s_end_time (run), ts, sizeof ts));
     s_jmetric (&j, "metrics", run, 1);
+    /* provenance.py METADATA_PROVENANCE_KEY: the leaf has the sidecar, and
+     * the checker's PROV-01 then requires it */
+    s_jstr (&j, "provenance_file", SB_RESULTS_PROVENANCE);
     s_jopen (&j, "shardbench", '{');
     s_jint (&j, "run_id", run->id);
     s_jstr (&j, "version", run->inputs.n ? T (&run->inputs.rows[0], 0) : NULL);
@@ -1146,11 +1164,21 @@ s_write_config (const s_run_t *run, char *err, size_t err_size)
     /* what Hydra composes for DLIO: the workload and its overrides
      * (runs.config, as the run wrote it before it began), under workload: */
     fputs ("workload:\n", o.f);
+    int in_workflow = 0;
     for (const char *line = T (run->r, 2); *line;) {
         size_t n = strcspn (line, "\n");
-        fprintf (o.f, "%s%.*s\n", n ? "  " : "", (int) n, line);
+        /* a datagen run did what DLIO's *_datagen.yaml says, whatever the
+         * workload's workflow section: its own is written instead (below),
+         * so that mlpstorage, reading a leaf by its configuration
+         * (DLIOResultParser: workflow.train makes a "run"), reads a datagen */
+        if (run->datagen && n && line[0] != ' ' && line[0] != '#')
+            in_workflow = !strncmp (line, "workflow:", 9);
+        if (!(run->datagen && in_workflow))
+            fprintf (o.f, "%s%.*s\n", n ? "  " : "", (int) n, line);
         line += n + (line[n] == '\n');
     }
+    if (run->datagen)
+        fputs ("  workflow:\n    generate_data: True\n    train: False\n    checkpoint: False\n", o.f);
     if (s_out_commit (&o, err, err_size) != 0 || s_out_open (&o, dir, "overrides.yaml", run->replace || run->config_own, err, err_size) != 0)
         return -1;
     *o.failed = s_task_list (o.f, run, "") != 0;
@@ -1215,6 +1243,11 @@ s_write_logs (sqlite3 *db, const s_run_t *run, char *err, size_t err_size)
              T (run->r, 3));
     if (s_out_commit (&o, err, err_size) != 0)
         return -1;
+    /* under mlpstorage (a leaf given) the command's output is mlpstorage's:
+     * it writes PREFIX.stdout.log and .stderr.log itself when the command
+     * ends, as it does after DLIO */
+    if (run->dlio_only)
+        return 0;
 
     snprintf (name, sizeof name, "%s.stdout.log", run->prefix);
     if (s_out_open (&o, run->leaf, name, run->replace, err, err_size) != 0)
@@ -1337,6 +1370,7 @@ s_make_leaf (s_run_t *run, const sb_results_dir_opts_t *opts, char *err, size_t 
                                           | (opts->overwrite ? SB_RESULTS_DIR_OVERWRITE : 0), err, err_size) != 0)
             return -1;
         run->replace = opts->overwrite;
+        run->dlio_only = 1;
         run->config_own = opts->config_written;
         if (!realpath (opts->leaf, run->leaf))
             snprintf (run->leaf, sizeof run->leaf, "%s", opts->leaf);
@@ -1386,6 +1420,36 @@ s_make_leaf (s_run_t *run, const sb_results_dir_opts_t *opts, char *err, size_t 
     return -1;
 }
 
+/* ------------------------------------------------------------ mlpstorage 3.0's files */
+
+/* ROOT/mlperf-results.yaml: made by the first run written there, then the
+ * organisation of every later one (results_stamp.h) */
+static int
+s_write_sentinel (const s_run_t *run, char *err, size_t err_size)
+{
+    return sb_results_sentinel_ensure (run->root, run->submitter, err, err_size);
+}
+
+/* LEAF/provenance.json, LEAF/fs_separation.json (results_stamp.h) */
+static int
+s_write_stamps (const s_run_t *run, char *err, size_t err_size)
+{
+    /* mlpstorage's rule 3.4.2 (4.4.2 for checkpointing) is about the
+     * folder the run wrote or read: the checkpoint folder of a checkpoint run */
+    const char *probe = s_cfg_str (run->cfg, run->checkpointing ? "checkpoint.checkpoint_folder"
+                                                                 : "dataset.data_folder", "");
+    /* the build is known only of the run this process ran itself (the
+     * database records the version, not the build) */
+    char host[256] = "";
+    int own = gethostname (host, sizeof host - 1) == 0 && !strcmp (host, T (run->r, 9)) && I (run->r, 28) == getpid ();
+    int written = 0;
+    return sb_results_provenance_write (run->leaf, run->replace, run->type,
+                                        run->inputs.n ? T (&run->inputs.rows[0], 0) : NULL, own ? SB_BUILD : NULL,
+                                        probe, err, err_size) == 0
+                && sb_results_fs_separation_write (run->leaf, run->replace, probe, &written, err, err_size) == 0
+             ? 0 : -1;
+}
+
 static int
 s_remove_entry (const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
@@ -1409,11 +1473,23 @@ sb_results_dir_write (sqlite3 *db, int64_t run_id, const sb_results_dir_opts_t *
     }
     s_run_t run;
     memset (&run, 0, sizeof run);
-    int rc = s_load_run (db, run_id, opts, &run, err, err_size) == 0 && s_make_leaf (&run, opts, err, err_size) == 0
-          && s_write_config (&run, err, err_size) == 0 && s_write_summary (&run, err, err_size) == 0
-          && s_write_ranks (&run, err, err_size) == 0 && s_write_logs (db, &run, err, err_size) == 0
-          /* the metadata last, as mlpstorage writes it last */
-          && s_write_metadata (&run, err, err_size) == 0 ? 0 : -1;
+    int rc = s_load_run (db, run_id, opts, &run, err, err_size) == 0
+          && (!opts->root || s_write_sentinel (&run, err, err_size) == 0)
+          && s_make_leaf (&run, opts, err, err_size) == 0
+          && s_write_config (&run, err, err_size) == 0
+          /* DLIO writes its statistics only when it trains or checkpoints
+           * (main.py finalize: not for generate_only): a datagen leaf holds
+           * none, as mlpstorage's checker and reportgen expect of one */
+          && (run.datagen || s_write_summary (&run, err, err_size) == 0)
+          && (run.datagen || s_write_ranks (&run, err, err_size) == 0) && s_write_logs (db, &run, err, err_size) == 0
+          /* mlpstorage's own files of a leaf it made; in a leaf given,
+           * mlpstorage writes them (its probe runs before DLIO starts) */
+          && (run.dlio_only || s_write_stamps (&run, err, err_size) == 0)
+          /* the metadata last, as mlpstorage writes it last; into a leaf
+           * given, none: mlpstorage writes its own there, under its name
+           * (TYPE_ITS-START_metadata.json), and a second one would make its
+           * reportgen skip the leaf */
+          && (run.dlio_only || s_write_metadata (&run, err, err_size) == 0) ? 0 : -1;
     if (rc != 0 && run.made_leaf) {
         /* half a leaf would read as a run (summary.json without its
          * metadata): the leaf made here goes again */

@@ -11,8 +11,11 @@
  * mlpstorage does. DIVISION is closed or open, from the run's overrides by
  * mlpstorage's parameter lists (sb_results_dir_division). The leaf holds
  * summary.json, RANK_per_epoch_stats.json and RANK_output.json for every
- * rank, TYPE_TS_metadata.json, dlio_config/{config.yaml,overrides.yaml,
- * hydra.yaml}, dlio.log, and TYPE_COMMAND.stdout.log / .stderr.log. Every
+ * rank (not for a datagen: DLIO's data generation writes no statistics),
+ * TYPE_TS_metadata.json, dlio_config/{config.yaml,overrides.yaml,
+ * hydra.yaml}, dlio.log, and TYPE_COMMAND.stdout.log / .stderr.log; a leaf
+ * given (hydra.run.dir, mlpstorage's) only DLIO's files of these, the
+ * metadata and the logs being mlpstorage's to write there. Every
  * file is written under a new temporary name, flushed to disk and renamed
  * (safe_file.h): never through a link someone put in the leaf, and never
  * over a file already there unless told to (--overwrite). */

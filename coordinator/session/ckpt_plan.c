@@ -2,6 +2,7 @@
 #include "ckpt_plan.h"
 #include "proto.h"
 #include "engine.h"
+#include "log.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -65,8 +66,10 @@ s_layer_elements (const sb_ckpt_cfg_t *c, uint64_t i, uint64_t shard)
 }
 
 /* Layers [first, last] of pipeline stage p: L / pp each, the first L % pp
- * stages one more; stage 0 also holds the embedding, the last stage the LM
- * head and the final norm. */
+ * stages one more; with sizes derived from model.transformer, stage 0 also
+ * holds the embedding, the last stage the LM head and the final norm (DLIO
+ * leaves them out with model.layer_parameters). first > last: none (DLIO
+ * with num_layers 0). */
 static void
 s_stage_layers (const sb_ckpt_cfg_t *c, uint64_t p, uint64_t *first, uint64_t *last)
 {
@@ -79,10 +82,41 @@ s_stage_layers (const sb_ckpt_cfg_t *c, uint64_t p, uint64_t *first, uint64_t *l
         *first = rem * (n + 1) + (p - rem) * n + 1;
         *last = *first + n - 1;
     }
+    if (c->n_layer_parameters > 0 || L == 0) {
+        if (L == 0)
+            *first = 1, *last = 0;
+        return;
+    }
     if (p == pp - 1)
         *last = L + 2;
     if (p == 0)
         *first = 0;
+}
+
+/* Bytes of one layer of model.layer_parameters on one rank: each tensor
+ * above 0 elements, split over tensor parallelism, one byte an element
+ * (DLIO makes these int8 tensors, whatever model_datatype says). */
+static uint64_t
+s_predefined_layer_bytes (const sb_ckpt_cfg_t *c)
+{
+    uint64_t bytes = 0;
+    for (size_t i = 0; i < c->n_layer_parameters; i++)
+        if (c->layer_parameters[i] > 0)
+            bytes += (uint64_t) c->layer_parameters[i] / c->tensor;
+    return bytes;
+}
+
+/* Bytes of one rank's model state on pipeline stage `stage`, every layer
+ * split over `shard` (DLIO's ZeRO 3 data parallelism, else 1). */
+static uint64_t
+s_stage_model_bytes (const sb_ckpt_cfg_t *c, uint64_t stage, uint64_t shard)
+{
+    uint64_t first, last, bytes = 0;
+    s_stage_layers (c, stage, &first, &last);
+    for (uint64_t i = first; i <= last && last >= first; i++)
+        bytes += c->n_layer_parameters > 0 ? s_predefined_layer_bytes (c)
+                                           : s_layer_elements (c, i, shard) * sb_ckpt_dtype_size (c->model_datatype);
+    return bytes;
 }
 
 void
@@ -91,22 +125,28 @@ sb_ckpt_rank_bytes (const sb_ckpt_cfg_t *c, uint64_t data, uint64_t rank, uint64
     uint64_t mp = c->tensor * c->pipeline;
     uint64_t stage = (rank / c->tensor) % c->pipeline, replica = rank / mp;
     *model = *optim = 0;
-    if (c->num_layers == 0)
-        return;
     /* without ZeRO only the first replica checkpoints (DLIO: every other
      * rank's checkpoint rank is 0, which is not itself) */
     if (c->zero_stage == 0 && rank >= mp)
         return;
     /* ZeRO 1 and 2: the model is replicated, the first replica writes it;
-     * ZeRO 3: every rank writes its 1/data of each of its stage's tensors */
+     * ZeRO 3: every rank writes its 1/data of each of its stage's tensors
+     * (of derived sizes: predefined ones are not sharded) */
     int writes_model = c->zero_stage == 3 || c->zero_stage == 0 || replica == 0;
-    if (writes_model) {
-        uint64_t first, last, shard = c->zero_stage == 3 ? data : 1, elements = 0;
-        s_stage_layers (c, stage, &first, &last);
-        for (uint64_t i = first; i <= last; i++)
-            elements += s_layer_elements (c, i, shard);
-        *model = elements * sb_ckpt_dtype_size (c->model_datatype);
+    if (writes_model && c->num_layers > 0)
+        *model = s_stage_model_bytes (c, stage, c->zero_stage == 3 ? data : 1);
+    if (c->n_optimization_groups > 0) {
+        /* predefined groups, whole on every rank: two tensors of each
+         * group and one of all groups together, one byte an element */
+        uint64_t sum = 0;
+        for (size_t i = 0; i < c->n_optimization_groups; i++)
+            if (c->optimization_groups[i] > 0)
+                sum += (uint64_t) c->optimization_groups[i];
+        *optim = 3 * sum;
+        return;
     }
+    if (c->num_layers == 0)
+        return;
     /* optimizer (Adam-like, DeepSpeed layout): three groups of the rank's
      * share of the parameters, each with 5 x hidden of extra state */
     uint64_t n = sb_ckpt_num_parameters (c) / (c->zero_stage > 0 ? data * mp : mp);
@@ -122,15 +162,18 @@ s_scaled (double scale, uint64_t bytes)
 }
 
 /* Append one file of rank r (model: 1 for a model state, 0 for the
- * optimizer's); a file of 0 bytes is left out, as DLIO writes none, and so
- * is one that checkpoint.scale rounds to 0 bytes (the workers write no
- * empty file, and count the files they write). */
+ * optimizer's; dlio: 1 when DLIO's checkpoint_size counts its bytes); a
+ * file of 0 bytes is left out, as DLIO writes none, and so is one that
+ * checkpoint.scale rounds to 0 bytes (the workers write no empty file, and
+ * count the files they write). */
 static int
-s_add_file (sb_ckpt_plan_t *self, uint64_t r, int model, uint64_t bytes, char *err, size_t err_size,
+s_add_file (sb_ckpt_plan_t *self, uint64_t r, int model, int dlio, uint64_t bytes, char *err, size_t err_size,
             const char *fmt, ...)
 {
     if (bytes == 0)
         return 0;
+    if (dlio)
+        self->dlio_bytes += s_scaled (self->scale, bytes);
     if (s_scaled (self->scale, bytes) == 0) {
         if (model)
             self->full_model_bytes += bytes;
@@ -180,41 +223,48 @@ s_add_file (sb_ckpt_plan_t *self, uint64_t r, int model, uint64_t bytes, char *e
 }
 
 /* The files rank r writes (see sb_ckpt_plan_t), m and o its transformer
- * model and optimizer bytes (sb_ckpt_rank_bytes). */
+ * model and optimizer bytes (sb_ckpt_rank_bytes). DLIO's checkpoint_size
+ * (base_checkpointing.py) counts only the sizes it derives: not the
+ * predefined lists', and a model of another type counts
+ * model.model_size_bytes once (sb_ckpt_plan_init) instead of its layers. */
 static int
-s_rank_files (sb_ckpt_plan_t *self, const sb_ckpt_cfg_t *c, uint64_t data, uint64_t r, uint64_t m, uint64_t o,
-              char *err, size_t err_size)
+s_rank_files (sb_ckpt_plan_t *self, const sb_ckpt_cfg_t *c, uint64_t r, uint64_t m, uint64_t o, char *err,
+              size_t err_size)
 {
     uint64_t mp = c->tensor * c->pipeline, dp = r / mp, mpr = r % mp;
-    (void) data;
+    int transformer = strcmp (c->model_type, "transformer") == 0;
+    int dlio_model = c->n_layer_parameters == 0 && (transformer || c->model_size == 0);
+    int dlio_optim = c->n_optimization_groups == 0;
     /* DLIO: without ZeRO only ranks below tensor x pipeline checkpoint */
     if (c->zero_stage == 0 && r >= mp)
         return 0;
-    if (strcmp (c->model_type, "transformer") != 0
-        && s_add_file (self, r, 1, c->model_size, err, err_size, "model_states-%llu.pt", (unsigned long long) r) != 0)
+    if (!transformer
+        && s_add_file (self, r, 1, 0, c->model_size, err, err_size, "model_states-%llu.pt", (unsigned long long) r)
+               != 0)
         return -1;
-    if (c->num_layers == 0)
-        return 0;
-    if (c->zero_stage == 1 || c->zero_stage == 2) {
+    if (m > 0 && (c->zero_stage == 1 || c->zero_stage == 2)) {
         if (dp == 0 && c->pipeline > 1) {
             /* one file per layer of the rank's pipeline stage */
             uint64_t first, last, stage = (r / c->tensor) % c->pipeline;
             s_stage_layers (c, stage, &first, &last);
-            for (uint64_t i = first; i <= last; i++)
-                if (s_add_file (self, r, 1, s_layer_elements (c, i, 1) * sb_ckpt_dtype_size (c->model_datatype), err,
-                                err_size, "layer_%llu-model_%llu_model_states.pt", (unsigned long long) i,
-                                (unsigned long long) mpr) != 0)
+            for (uint64_t i = first; i <= last; i++) {
+                uint64_t bytes = c->n_layer_parameters > 0 ? s_predefined_layer_bytes (c)
+                               : s_layer_elements (c, i, 1) * sb_ckpt_dtype_size (c->model_datatype);
+                if (s_add_file (self, r, 1, dlio_model, bytes, err, err_size, "layer_%llu-model_%llu_model_states.pt",
+                                (unsigned long long) i, (unsigned long long) mpr) != 0)
                     return -1;
+            }
         }
         else if (dp == 0
-                 && s_add_file (self, r, 1, m, err, err_size, "model_%llu_model_states.pt", (unsigned long long) mpr)
-                        != 0)
+                 && s_add_file (self, r, 1, dlio_model, m, err, err_size, "model_%llu_model_states.pt",
+                                (unsigned long long) mpr) != 0)
             return -1;
     }
-    else if (s_add_file (self, r, 1, m, err, err_size, "zero_pp_rank_%llu_mp_rank_%llu_model_states.pt",
-                         (unsigned long long) dp, (unsigned long long) mpr) != 0)
+    else if (m > 0
+             && s_add_file (self, r, 1, dlio_model, m, err, err_size, "zero_pp_rank_%llu_mp_rank_%llu_model_states.pt",
+                            (unsigned long long) dp, (unsigned long long) mpr) != 0)
         return -1;
-    return s_add_file (self, r, 0, o, err, err_size, "zero_pp_rank_%llu_mp_rank_%llu_optim_states.pt",
+    return s_add_file (self, r, 0, dlio_optim, o, err, err_size, "zero_pp_rank_%llu_mp_rank_%llu_optim_states.pt",
                        (unsigned long long) dp, (unsigned long long) mpr);
 }
 
@@ -224,10 +274,10 @@ sb_ckpt_plan_init (sb_ckpt_plan_t *self, const sb_ckpt_cfg_t *c, uint64_t ranks,
     memset (self, 0, sizeof *self);
     uint64_t mp = c->tensor * c->pipeline;
     int other_model = strcmp (c->model_type, "transformer") != 0 && c->model_size > 0;
-    if (c->num_layers == 0 && !other_model) {
+    if (c->num_layers == 0 && !other_model && c->n_optimization_groups == 0) {
         snprintf (err, err_size, "model.num_layers is 0 and model.type is '%s': a checkpoint needs a transformer"
-                  " model (see the llama3_* presets) or a model.type other than transformer with"
-                  " model.model_size_bytes > 0", c->model_type);
+                  " model (see the llama3_* presets), model.optimization_groups, or a model.type other than"
+                  " transformer with model.model_size_bytes > 0", c->model_type);
         return -1;
     }
     /* bounds that keep every byte count below 2^60 (the arithmetic is in
@@ -324,13 +374,17 @@ sb_ckpt_plan_init (sb_ckpt_plan_t *self, const sb_ckpt_cfg_t *c, uint64_t ranks,
         uint64_t m, o;
         sb_ckpt_rank_bytes (c, data, r, &m, &o);
         self->first[r] = self->nfiles;
-        if (s_rank_files (self, c, data, r, m, o, err, err_size) != 0) {
+        if (s_rank_files (self, c, r, m, o, err, err_size) != 0) {
             sb_ckpt_plan_fini (self);
             return -1;
         }
     }
     self->first[ranks] = self->nfiles;
     self->files = self->nfiles;
+    /* DLIO: a model that is not a transformer counts model_size once, in
+     * place of the model bytes of all ranks */
+    if (strcmp (c->model_type, "transformer") != 0 && c->model_size > 0)
+        self->dlio_bytes += s_scaled (c->scale, c->model_size);
     return 0;
 }
 
@@ -421,4 +475,20 @@ sb_ckpt_check_written (const sb_ckpt_plan_t *plan, sb_storage_t *client, const c
         }
     }
     return 0;
+}
+
+/* Said once per run where DLIO's checkpoint_size is not what the ranks
+ * write (model.layer_parameters, model.optimization_groups, a model of
+ * another model.type): DLIO's figures divide its size, not the bytes. */
+void
+sb_ckpt_note_dlio_size (const sb_ckpt_plan_t *plan)
+{
+    if (plan->dlio_bytes == plan->total_bytes)
+        return;
+    sb_warn ("checkpoint: DLIO's checkpoint_size counts %llu bytes of the %llu bytes a checkpoint writes (it leaves"
+             " out model.layer_parameters' and model.optimization_groups' tensors, and counts the model_states of a"
+             " model.type other than transformer once, not per rank): save/load_checkpoint_io_* and"
+             " checkpoint_size_GB divide that count, as DLIO's do; checkpoint_written_GB and"
+             " *_checkpoint_slowest_rank_* count every byte written", (unsigned long long) plan->dlio_bytes,
+             (unsigned long long) plan->total_bytes);
 }

@@ -9,9 +9,12 @@
  * (three fp32 groups of its share of the parameters, plus 5 x hidden per
  * group). Which layers a rank holds depends on its pipeline stage, how much
  * of each tensor on tensor parallelism, and whether its data-parallel
- * replica writes the model at all on the ZeRO stage. This module redoes
- * that arithmetic in integers; the MLPerf Storage checkpointing rules give
- * the totals it must reproduce (tests/unit/test_checkpoint.c). */
+ * replica writes the model at all on the ZeRO stage. DLIO's older
+ * predefined sizes (model.layer_parameters, model.optimization_groups, as in
+ * its megatron_deepspeed workload) replace the derived layer and optimizer
+ * tensors. This module redoes that arithmetic in integers; the MLPerf
+ * Storage checkpointing rules give the totals it must reproduce, DLIO's own
+ * sizing code the per-rank files (tests/unit/test_checkpoint.c). */
 #ifndef SB_CKPT_PLAN_H
 #define SB_CKPT_PLAN_H
 
@@ -35,6 +38,10 @@ typedef struct {
     uint64_t *optim_bytes;      /* per rank, scaled (owned) */
     uint64_t  files;            /* files (objects) one checkpoint has over all ranks */
     uint64_t  total_bytes;      /* one checkpoint over all ranks, scaled */
+    uint64_t  dlio_bytes;       /* the checkpoint_size DLIO divides by (statscounter.py), scaled: the sizes it
+                                 * derives over all ranks; not model.layer_parameters' or
+                                 * model.optimization_groups' bytes; a model.type other than transformer
+                                 * counts model.model_size_bytes once for the model */
     uint64_t  full_model_bytes; /* one checkpoint over all ranks, unscaled */
     uint64_t  full_optim_bytes;
     /* the files, as DLIO names them inside a checkpoint's folder
@@ -84,7 +91,8 @@ uint64_t sb_ckpt_dtype_size (const char *name);
 uint64_t sb_ckpt_num_parameters (const sb_ckpt_cfg_t *cfg);
 
 /* Unscaled model and optimizer bytes that global rank `rank` of a
- * tensor x pipeline x data layout writes. */
+ * tensor x pipeline x data layout writes (the model's state files of a
+ * model.type other than transformer not included). */
 void sb_ckpt_rank_bytes (const sb_ckpt_cfg_t *cfg, uint64_t data, uint64_t rank, uint64_t *model,
                          uint64_t *optim);
 
@@ -97,5 +105,9 @@ void sb_ckpt_rank_bytes (const sb_ckpt_cfg_t *cfg, uint64_t data, uint64_t rank,
  * with sb_ckpt_plan_fini. */
 int sb_ckpt_plan_init (sb_ckpt_plan_t *self, const sb_ckpt_cfg_t *cfg, uint64_t ranks, char *err, size_t err_size);
 void sb_ckpt_plan_fini (sb_ckpt_plan_t *self);
+
+/* Warn once, for a run, where DLIO's checkpoint_size (dlio_bytes) is not
+ * the bytes its ranks write: DLIO's figures divide its count. */
+void sb_ckpt_note_dlio_size (const sb_ckpt_plan_t *plan);
 
 #endif

@@ -58,7 +58,9 @@ sess_on_ckpt_done (sess_t *self, sess_worker_t *w, const sb_msg_ckpt_done_t *m)
     self->ckpt_rank_next[m->rank]++;
     if (++self->ckpt_arrived[k] < self->o->accelerators)
         return;
-    if (sb_resultdb_close_ckpt (self->o->db, self->run_id, m->checkpoint) != 0) {
+    /* DLIO's training loop has no barrier after a checkpoint: rank 0's own
+     * time, whatever checkpoint.rank_sync says (main.py _train) */
+    if (sb_resultdb_close_ckpt (self->o->db, self->run_id, m->checkpoint, plan->dlio_bytes, 0) != 0) {
         sess_fail (self, "cannot record checkpoint %llu: %s", (unsigned long long) m->checkpoint,
                    sb_resultdb_errmsg (self->o->db));
         return;
@@ -236,6 +238,7 @@ sess_phase_checkpoint (sess_t *self)
              (unsigned long long) plan->files, plan->scale,
              (double) (plan->full_model_bytes + plan->full_optim_bytes) / 1073741824.0,
              (double) plan->full_model_bytes / 1073741824.0, (double) plan->full_optim_bytes / 1073741824.0);
+    sb_ckpt_note_dlio_size (plan);
     uint64_t seq = 0, written = 0;
     for (int read = 0; read < 2 && !self->failed; read++) {
         uint64_t n = read ? c->num_read : c->num_write;
@@ -272,16 +275,19 @@ sess_phase_checkpoint (sess_t *self)
                 break;
             /* written before it is read back for the log line (between
              * checkpoints: no rank's timing waits for it) */
-            if (sb_resultdb_close_ckpt (self->o->db, self->run_id, seq) != 0 || sb_resultdb_flush (self->o->db) != 0
+            if (sb_resultdb_close_ckpt (self->o->db, self->run_id, seq, plan->dlio_bytes, c->rank_sync) != 0
+                || sb_resultdb_flush (self->o->db) != 0
                 || sb_resultdb_sync (self->o->db) != 0) {
                 sess_fail (self, "cannot record checkpoint %llu: %s", (unsigned long long) k, sb_resultdb_errmsg (self->o->db));
                 break;
             }
             sb_ckpt_totals_t t;
             if (sb_resultdb_ckpt_totals (self->o->db, self->run_id, seq, &t) == 1)
-                sb_info ("checkpoint %s %llu/%llu: %lld bytes in %.3f s, %.3f GiB/s", self->ckpt_op,
-                         (unsigned long long) k, (unsigned long long) n, (long long) t.bytes, t.duration_s,
-                         t.gib_per_s);
+                sb_info ("checkpoint %s %llu/%llu: %lld bytes in %.3f s (slowest rank), %.3f GiB/s; DLIO's: %lld bytes"
+                         " in %.3f s (rank 0%s), %.3f GiB/s", self->ckpt_op, (unsigned long long) k,
+                         (unsigned long long) n, (long long) t.bytes, t.duration_s, t.gib_per_s,
+                         (long long) t.dlio_bytes, t.dlio_duration_s, c->rank_sync ? ", rank_sync" : "",
+                         t.dlio_gib_per_s);
         }
     }
     self->phase = SESS_PHASE_NONE;

@@ -9,6 +9,7 @@
 #include "datasize.h"
 #include "distribution.h"
 #include "dlio_metrics.h"
+#include "dlio_tf.h"
 #include "dataset.h"
 #include "histogram.h"
 #include "log.h"
@@ -169,6 +170,13 @@ sess_sampler_new (sess_t *self, char *err, size_t err_size)
             return -1;
         }
     }
+    /* say once where DLIO's tensorflow loader would repeat or lose data */
+    char note[1024];
+    if (sb_dlio_tf_note (wl, kind, self->o->accelerators, self->catalog_info.count, self->loader_threads, note,
+                         sizeof note))
+        sb_warn ("%s", note);
+    if (sb_dlio_tf_stop_note (wl, note, sizeof note))
+        sb_warn ("%s", note);
     sb_sampler_cfg_t sc = {
         .kind = kind, .listed = self->catalog_info.count, .expected = wl->num_files_train,
         .samples_per_file = wl->num_samples_per_file, .ranks = self->o->accelerators, .batch_size = wl->batch_size,
@@ -383,6 +391,7 @@ sess_phase_train (sess_t *self)
         sb_info ("checkpoints during training into %s: %llu bytes in %llu files each, %s",
                  wl->ckpt.folder, (unsigned long long) self->ckpt.total_bytes, (unsigned long long) self->ckpt.nfiles,
                  wl->ckpt.steps_between >= 0 ? "by step" : "by epoch");
+        sb_ckpt_note_dlio_size (&self->ckpt);
     }
     uint64_t next_eval = wl->eval_after_epoch;  /* DLIO's schedule: eval_after_epoch, then every epochs_between_evals */
     for (uint64_t e = 1; e <= wl->epochs && !self->failed; e++) {

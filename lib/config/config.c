@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <yaml.h>
 
 typedef struct {
@@ -169,6 +170,28 @@ s_set_earlier (const sb_config_t *self, const char *key)
 static int s_walk_pair (sb_config_t *self, yaml_document_t *doc, yaml_node_t *k, yaml_node_t *v, const char *prefix,
                         int depth, const char *origin, char *err, size_t err_size);
 
+/* 1 when text is a boolean of YAML 1.1 as PyYAML's resolver reads a plain
+ * scalar (the spellings of its bool pattern), which OmegaConf's loader keeps */
+static int
+s_yaml11_bool (const char *text)
+{
+    static const char *const words[] = { "yes", "Yes", "YES", "no", "No", "NO", "true", "True", "TRUE", "false",
+                                         "False", "FALSE", "on", "On", "ON", "off", "Off", "OFF" };
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+        if (!strcmp (text, words[i]))
+            return 1;
+    return 0;
+}
+
+/* Set key's is_bool (sb_config_entry_t). */
+static void
+s_mark_bool (sb_config_t *self, const char *key, int is_bool)
+{
+    for (size_t i = 0; i < self->count; i++)
+        if (strcmp (self->entries[i].key, key) == 0)
+            self->entries[i].pub.is_bool = is_bool;
+}
+
 /* Count one node walked or merged; -1 with the message past S_MAX_VISITS. */
 static int
 s_visit (sb_config_t *self, int line, const char *prefix, const char *origin, char *err, size_t err_size)
@@ -325,6 +348,10 @@ s_walk (sb_config_t *self, yaml_document_t *doc, yaml_node_t *node, const char *
             snprintf (err, err_size, "%s:%d: out of memory", origin, line);
             return -1;
         }
+        const char *tag = (const char *) node->tag;
+        s_mark_bool (self, key, node->data.scalar.style == YAML_PLAIN_SCALAR_STYLE
+                                && (!tag || !strcmp (tag, YAML_STR_TAG) || !strcmp (tag, YAML_BOOL_TAG))
+                                && s_yaml11_bool (value));
         return 0;
     }
     if (node->type == YAML_SEQUENCE_NODE) {
@@ -762,6 +789,73 @@ fail:
     return -1;
 }
 
+/* Remove every entry below key ("key.0.name", ...): a list given on the
+ * command line replaces the file's list whole, as Hydra's override does,
+ * so no item of a longer list in the file outlives it. */
+static void
+s_remove_below (sb_config_t *self, const char *key)
+{
+    size_t n = strlen (key), kept = 0;
+    for (size_t i = 0; i < self->count; i++) {
+        s_entry_t *e = &self->entries[i];
+        if (strncmp (e->key, key, n) == 0 && e->key[n] == '.') {
+            s_entry_free (e);
+            continue;
+        }
+        if (kept != i)
+            self->entries[kept] = *e;
+        kept++;
+    }
+    self->count = kept;
+    for (size_t i = 0; i < self->count; i++)
+        s_entry_sync (&self->entries[i]);
+}
+
+/* The items of a flow list body ("{a: 1}, {b: 2}") split at its top-level
+ * commas (none inside {...}, [...] or quotes), each trimmed, into items
+ * (room for cap). Returns how many, or -1 when brackets do not pair. The
+ * items point into body, which is cut at the commas. */
+static long
+s_flow_split (char *body, char **items, size_t cap)
+{
+    size_t n = 0;
+    int depth = 0;
+    char quote = 0;
+    char *start = body;
+    for (char *p = body;; p++) {
+        if (quote) {
+            if (!*p)
+                return -1;
+            if (*p == quote)
+                quote = 0;
+            continue;
+        }
+        if (*p == '\'' || *p == '"')
+            quote = *p;
+        else if (*p == '{' || *p == '[')
+            depth++;
+        else if ((*p == '}' || *p == ']') && --depth < 0)
+            return -1;
+        else if ((*p == ',' && depth == 0) || !*p) {
+            int end = !*p;
+            if (depth)
+                return -1;
+            *p = '\0';
+            while (*start == ' ')
+                start++;
+            for (size_t l = strlen (start); l && start[l - 1] == ' ';)
+                start[--l] = '\0';
+            if (n == cap)
+                return -1;
+            items[n++] = start;
+            start = p + 1;
+            if (end)
+                break;
+        }
+    }
+    return (long) n;
+}
+
 /* Mark key as set by a Hydra append (sb_config_entry_t.hydra_add). */
 static void
 s_mark_hydra_add (sb_config_t *self, const char *key, int hydra_add)
@@ -769,6 +863,53 @@ s_mark_hydra_add (sb_config_t *self, const char *key, int hydra_add)
     for (size_t i = 0; i < self->count; i++)
         if (strcmp (self->entries[i].key, key) == 0)
             self->entries[i].pub.hydra_add = hydra_add;
+}
+
+static int s_override (sb_config_t *self, const char *assignment, int hydra_add, char *err, size_t err_size);
+
+/* KEY=[{f: v, ...}, {f: v, ...}]: a list of mappings, as a file's
+ * `KEY: [{f: v}, ...]` (DLIO's dataset.parquet.columns), sets the same keys
+ * the file form sets, KEY.0.f, KEY.1.f, ..., each item through the {...}
+ * form, after removing the list KEY held (the file's, item by item). */
+static int
+s_override_mappings (sb_config_t *self, const char *assignment, const char *key, const char *value, size_t vlen,
+                     int hydra_add, char *err, size_t err_size)
+{
+    size_t cap = 1;
+    for (const char *p = value; *p; p++)
+        cap += *p == ',';
+    char *body = strndup (value + 1, vlen - 2);
+    char **items = calloc (cap, sizeof (char *));
+    if (!body || !items) {
+        free (body);
+        free (items);
+        snprintf (err, err_size, "command line: out of memory");
+        return -1;
+    }
+    long n = s_flow_split (body, items, cap);
+    int rc = n < 0 ? -1 : 0;
+    for (long i = 0; rc == 0 && i < n; i++) {
+        size_t l = strlen (items[i]);
+        if (l < 2 || items[i][0] != '{' || items[i][l - 1] != '}')
+            rc = -1;
+    }
+    if (rc != 0)
+        snprintf (err, err_size, "command line: key '%s': expected a list of mappings [{name: value, ...}, ...], each"
+                  " item in braces, in '%s'", key, assignment);
+    else
+        s_remove_below (self, key);
+    for (long i = 0; rc == 0 && i < n; i++) {
+        char sub[1100];
+        if ((size_t) snprintf (sub, sizeof sub, "%s.%ld=%s", key, i, items[i]) >= sizeof sub) {
+            snprintf (err, err_size, "command line: key '%s': item %ld is too long", key, i);
+            rc = -1;
+        }
+        else
+            rc = s_override (self, sub, hydra_add, err, err_size);
+    }
+    free (items);
+    free (body);
+    return rc;
 }
 
 static int
@@ -846,6 +987,8 @@ s_override (sb_config_t *self, const char *assignment, int hydra_add, char *err,
         free (body);
         return rc;
     }
+    if (vlen >= 2 && value[0] == '[' && value[vlen - 1] == ']' && value[1 + strspn (value + 1, " ")] == '{')
+        return s_override_mappings (self, assignment, key, value, vlen, hydra_add, err, err_size);
     if (vlen >= 2 && value[0] == '[' && value[vlen - 1] == ']') {
         /* Hydra list: [a,b,c] */
         size_t cap = 1;
@@ -871,6 +1014,7 @@ s_override (sb_config_t *self, const char *assignment, int hydra_add, char *err,
                 n++;
         }
         free (body);
+        s_remove_below (self, key);     /* a file's list of mappings under the same key */
         if (s_set (self, key, NULL, items, n, "command line", 0) != 0) {
             for (size_t i = 0; i < n; i++)
                 free (items[i]);
@@ -890,6 +1034,8 @@ s_override (sb_config_t *self, const char *assignment, int hydra_add, char *err,
         return -1;
     }
     s_mark_hydra_add (self, key, hydra_add);
+    /* Hydra's override grammar: true and false in any case are booleans, off and on text */
+    s_mark_bool (self, key, !strcasecmp (value, "true") || !strcasecmp (value, "false"));
     return 0;
 }
 
@@ -1062,6 +1208,11 @@ sb_config_to_yaml (const sb_config_t *self)
             }
             rc |= s_append (&buf, &len, &alloc, "]\n");
         }
+        else if (!sorted[i]->pub.is_bool && s_yaml11_bool (sorted[i]->value))
+            /* text YAML 1.1 would read as a boolean (a quoted "off", the
+             * command line's off): quoted, so that DLIO, or a later load,
+             * reads the type the run read */
+            rc |= s_append (&buf, &len, &alloc, " \"%s\"\n", sorted[i]->value);
         else {
             rc |= s_append (&buf, &len, &alloc, " ");
             rc |= s_append_value (&buf, &len, &alloc, sorted[i]->value, strlen (sorted[i]->value));
@@ -1378,7 +1529,8 @@ sb_config_copy (sb_config_t *self, const char *from, const char *to)
     else if (!(value = strdup (src->value ? src->value : "")))
         return -1;
     char *origin = strdup (src->origin);
-    int line = src->pub.line, interpolated = src->interpolated, hydra_add = src->pub.hydra_add;
+    int line = src->pub.line, interpolated = src->interpolated, hydra_add = src->pub.hydra_add,
+        is_bool = src->pub.is_bool;
     if (!origin || s_set (self, to, value, items, n, origin, line) != 0) {
         free (origin);
         goto oom;
@@ -1386,6 +1538,7 @@ sb_config_copy (sb_config_t *self, const char *from, const char *to)
     free (origin);
     s_entry_find (self, to)->interpolated = interpolated;
     s_entry_find (self, to)->pub.hydra_add = hydra_add;
+    s_entry_find (self, to)->pub.is_bool = is_bool;
     return 0;
 oom:
     free (value);

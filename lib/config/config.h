@@ -20,6 +20,11 @@ typedef struct {
     int          hydra_add; /* 1: set by a Hydra append (+workload.KEY=VALUE, ++workload.KEY=VALUE), the
                              * form that adds a key DLIO's configuration lacks: unknown, it is a
                              * warning; given as KEY=VALUE (or workload.KEY=VALUE), an error */
+    int          is_bool;   /* 1: DLIO's configuration gets a boolean here, not text: a plain (unquoted)
+                             * YAML 1.1 true/false/yes/no/on/off in any of PyYAML's spellings, as
+                             * OmegaConf's loader reads it, or Hydra's true/false on the command line.
+                             * A quoted "off" and the command line's off are text (libyaml gives an
+                             * explicit !!str the default tag: such a plain scalar counts as one) */
 } sb_config_entry_t;
 
 /* Create an empty configuration; NULL on allocation failure. */
@@ -48,7 +53,9 @@ int sb_config_load_file (sb_config_t *self, const char *path, char *err, size_t 
 
 /* Apply one command-line override "KEY=VALUE". DLIO/Hydra spellings
  * "++workload.KEY=VALUE", "+workload.KEY=VALUE" and "workload.KEY=VALUE" are
- * accepted; the first two mark the entry hydra_add. VALUE is a YAML scalar or a flow list "[a,b]"; "model=NAME" sets
+ * accepted; the first two mark the entry hydra_add. VALUE is a YAML scalar, a flow mapping "{k: v, ...}"
+ * (KEY.k), a flow list "[a,b]", or a flow list of mappings "[{k: v}, {k: v}]" (KEY.0.k, KEY.1.k, as
+ * the file form sets them); a list replaces what the file listed under KEY whole. "model=NAME" sets
  * model.name. Returns 0 or -1. */
 int sb_config_override (sb_config_t *self, const char *assignment, char *err, size_t err_size);
 

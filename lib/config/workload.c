@@ -67,8 +67,8 @@ static const s_key_t s_keys[] = {
     { "reader.batch_size", T_U64, OFF (batch_size), 0, "1", 1, 1e9, "samples per step per rank" },
     { "reader.read_threads", T_U64, OFF (read_threads), 0, "1", 0, 1024, "loader (and file read) threads per rank; 1 is raised as DLIO does, to min(cores / local ranks, 8)" },
     { "reader.prefetch_size", T_U64, OFF (prefetch_size), 0, "2", 0, 1e6, "batches read ahead per rank" },
-    { "reader.sample_shuffle", T_SHUFFLE, OFF (sample_shuffle), 0, "off", 0, 0, "off | seed | random" },
-    { "reader.file_shuffle", T_SHUFFLE, OFF (file_shuffle), 0, "off", 0, 0, "off | seed | random" },
+    { "reader.sample_shuffle", T_SHUFFLE, OFF (sample_shuffle), 0, "off", 0, 0, "\"off\" | seed | random (an unquoted off is a boolean, which DLIO refuses)" },
+    { "reader.file_shuffle", T_SHUFFLE, OFF (file_shuffle), 0, "off", 0, 0, "seed | random; any value given shuffles, off too, as DLIO reads it: leave the key out for none" },
     { "reader.data_loader", T_STR, STRF (data_loader), "", 0, 0, "pytorch | tensorflow | dali ... (default: the framework's); picks DLIO's sampler" },
     { "reader.data_loader_sampler", T_STR, STRF (data_loader_sampler), "", 0, 0, "index | iterative (default: DLIO's for the data loader)" },
     { "reader.odirect", T_BOOL, OFF (odirect), 0, "false", 0, 0, "read files with O_DIRECT (aligned buffers)" },
@@ -116,6 +116,7 @@ static const s_key_t s_keys[] = {
     { "shardbench.sampler", T_STR, STRF (sampler), "dlio", 0, 0, "dlio: DLIO's per-rank files and order | global: one shuffle over all samples and ranks" },
     { "shardbench.drop_page_cache", T_BOOL, OFF (drop_page_cache), 0, "true", 0, 0, "evict the epoch's files from the page cache before it (posix_fadvise)" },
     { "shardbench.trace", T_STR, STRF (trace), "", 0, 0, "folder for per-read trace files, one per worker (\"\": none)" },
+    { "shardbench.lenient", T_BOOL, OFF (lenient), 0, "false", 0, 0, "run a file DLIO_local_changes refuses (storage_type s3dlio or object, sample_shuffle given as a boolean, a data_loader_classname without data_loader_sampler, s3 with pytorch and no storage_library) with a warning naming the refusal, rather than exit 2" },
     { "shardbench.remote_worker", T_STR, STRF (remote_worker), "", 0, 0, "worker binary on --hosts hosts (default $SHARDBENCH_REMOTE_WORKER, else shardbench-worker on PATH)" },
     /* model and checkpoint: `shardbench checkpoint` (coordinator/session/ckpt_plan.c) */
     { "model.num_layers", T_U64, OFF (ckpt.num_layers), 0, "0", 0, 1e6, "transformer layers (checkpoint sizes)" },
@@ -154,7 +155,9 @@ static const s_key_t s_keys[] = {
     { "checkpoint.epochs_between_checkpoints", T_I64, OFF (ckpt.epochs_between), 0, "1", -1e15, 1e15, "training: epochs from one checkpoint to the next" },
     { "checkpoint.type", T_IGNORED, 0, 0, 0, 0, 0, 0 },
     { "checkpoint.randomize_tensor", T_IGNORED, 0, 0, 0, 0, 0, 0 },
-    { "checkpoint.rank_sync", T_IGNORED, 0, 0, 0, 0, 0, 0 },
+    { "checkpoint.rank_sync", T_BOOL, OFF (ckpt.rank_sync), 0, "false", 0, 0, "DLIO's rank 0 times each checkpoint of the checkpoint workflow until every rank is done (its save/load_checkpoint_* figures)" },
+    { "model.layer_parameters", T_LIST, 0, 0, "", 0, 0, "DLIO's predefined layer tensor sizes, [elements, ...], one byte each, split over tensor parallelism (in place of model.transformer)" },
+    { "model.optimization_groups", T_LIST, 0, 0, "", 0, 0, "DLIO's predefined optimizer groups, [elements, ...]: each rank writes 3 x their sum in bytes" },
     { "checkpoint.checkpoint_mechanism_classname", T_IGNORED, 0, 0, 0, 0, 0, 0 },
     { "checkpoint.model_size", T_IGNORED, 0, 0, 0, 0, 0, 0 },
     /* another engine of the local file system (lib/storage/storage_keys.c) */
@@ -693,6 +696,15 @@ s_parquet_columns (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_si
 {
     size_t used = 0;
     wl->parquet_columns[0] = 0;
+    /* the list itself is an entry only when it holds no mapping: [] is none */
+    const sb_config_entry_t *whole = sb_config_get (cfg, "dataset.parquet.columns");
+    if (whole && (whole->items ? whole->nitems > 0 : whole->value && *whole->value)) {
+        char where[1200];
+        snprintf (err, err_size, "%s: key 'dataset.parquet.columns': expected a list of mappings [{name: .., dtype: ..,"
+                  " size: ..}, ...], got %s", sb_config_where (whole, where, sizeof where),
+                  whole->items ? "a list of plain values" : "a single value");
+        return -1;
+    }
     for (unsigned i = 0;; i++) {
         char key[96];
         snprintf (key, sizeof key, "dataset.parquet.columns.%u.name", i);
@@ -794,6 +806,48 @@ s_parquet_read_columns (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t e
         return -1;
     }
     return 0;
+}
+
+/* model.layer_parameters and model.optimization_groups: lists of integers,
+ * as DLIO reads them (an item of 0 or less is a tensor DLIO skips). */
+static int
+s_ckpt_list (sb_config_t *cfg, const char *key, int64_t *out, size_t *n_out, char *err, size_t err_size)
+{
+    const sb_config_entry_t *e = sb_config_get (cfg, key);
+    char where[1200];
+    *n_out = 0;
+    if (!e)
+        return 0;
+    size_t n = e->items ? e->nitems : (e->value && *e->value ? 1 : 0);
+    if (n > SB_CKPT_LIST_MAX) {
+        snprintf (err, err_size, "%s: key '%s': %zu items, at most %d", sb_config_where (e, where, sizeof where), key, n,
+                  SB_CKPT_LIST_MAX);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const char *v = e->items ? e->items[i] : e->value;
+        char *end = NULL;
+        errno = 0;
+        long long x = strtoll (v, &end, 10);
+        if (end == v || *end || errno || x > SB_CKPT_ITEM_MAX || x < -SB_CKPT_ITEM_MAX) {
+            snprintf (err, err_size, "%s: key '%s': item %zu '%s' is not an integer of at most %lld",
+                      sb_config_where (e, where, sizeof where), key, i, v, SB_CKPT_ITEM_MAX);
+            return -1;
+        }
+        out[i] = x;
+    }
+    *n_out = n;
+    return 0;
+}
+
+static int
+s_ckpt_lists (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size)
+{
+    if (s_ckpt_list (cfg, "model.layer_parameters", wl->ckpt.layer_parameters, &wl->ckpt.n_layer_parameters, err,
+                     err_size) != 0)
+        return -1;
+    return s_ckpt_list (cfg, "model.optimization_groups", wl->ckpt.optimization_groups,
+                        &wl->ckpt.n_optimization_groups, err, err_size);
 }
 
 /* dataset.record_element_type and dataset.record_dims,
@@ -1360,13 +1414,100 @@ s_env_ref_kept (const char *key)
     return 0;
 }
 
+/* A value YAML reads as null (Python's None in DLIO), or no entry. */
+static int
+s_null (const sb_config_entry_t *e)
+{
+    return !e || (!e->items && (!e->value || !*e->value || !strcmp (e->value, "~") || !strcasecmp (e->value, "null")));
+}
+
+/* What DLIO_local_changes refuses to run, found in the keys as written
+ * (reader: storage keys not yet taken as storage: ones, since DLIO reads
+ * none of them), in the order DLIO stops: LoadConfig's storage type, then
+ * its sample_shuffle given as a boolean, then validate's custom loader
+ * without a sampler, then its S3 client library (checks 0 to 3).
+ * Each is an error naming file, line, key, DLIO's refusal and the
+ * DLIO-valid spelling; with shardbench.lenient: true a warning, and the run
+ * goes on as shardbench reads the keys. Returns 0 or -1 with err. */
+static int
+s_dlio_refusals (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size)
+{
+    const s_key_t *lk = s_find ("shardbench.lenient");
+    const sb_config_entry_t *le = sb_config_get (cfg, lk->key);
+    if (s_parse (lk, le, le ? (le->value ? le->value : "") : lk->fallback, wl, err, err_size) != 0)
+        return -1;
+    char why[1024], where[1200];
+    for (int check = 0; check < 4; check++) {
+        const sb_config_entry_t *at = NULL;
+        int refused = 0;
+        if (check == 0 || check == 3)
+            refused = sb_storage_keys_dlio_refused (cfg, check / 3, &at, why, sizeof why);
+        else if (check == 1) {
+            /* LoadConfig converts sample_shuffle with Shuffle(...), which has no boolean value */
+            at = sb_config_get (cfg, "reader.sample_shuffle");
+            if ((refused = at && at->value && at->is_bool))
+                snprintf (why, sizeof why, "DLIO_local_changes refuses the boolean %s (%s): config.py's LoadConfig"
+                          " converts sample_shuffle with its Shuffle enum, which has no boolean value, and stops;"
+                          " write sample_shuffle: \"off\" (quoted, the text) or leave the key out for no sample"
+                          " shuffle, seed to shuffle", at->value, at->line ? "YAML 1.1 reads it so unquoted"
+                          : "Hydra reads true and false so");
+        }
+        else if (!s_null (sb_config_get (cfg, "reader.data_loader_classname"))
+                 && s_null (sb_config_get (cfg, "reader.data_loader_sampler"))) {
+            /* config.py validate: a custom loader class must say which sampler it is */
+            at = sb_config_get (cfg, "reader.data_loader_classname");
+            snprintf (why, sizeof why, "DLIO_local_changes refuses a custom data loader class without"
+                      " reader.data_loader_sampler (config.py's validate stops, after datagen when the workflow"
+                      " generates data); add reader.data_loader_sampler: index (the sampler of PyTorch's loader, the"
+                      " one shardbench runs for this file) or iterative");
+            refused = 1;
+        }
+        if (!refused)
+            continue;
+        sb_config_where (at, where, sizeof where);
+        if (!wl->lenient) {
+            snprintf (err, err_size, "%s: key '%s': %s; or set shardbench.lenient: true to run it anyway, with a"
+                      " warning", where, at->key, why);
+            return -1;
+        }
+        sb_warn ("%s: key '%s': %s; running it anyway (shardbench.lenient: true)", where, at->key, why);
+    }
+    return 0;
+}
+
+/* reader.file_shuffle as DLIO_local_changes reads it: LoadConfig keeps the
+ * value as written (no conversion to its Shuffle enum, unlike
+ * sample_shuffle) and reconfigure shuffles whenever it is not Shuffle.OFF,
+ * which no YAML or Hydra value is: the text 'off' (quoted, or from the
+ * command line) is a str, a bare off is YAML 1.1's False. Only a missing key
+ * gives no file shuffle. A value that reads as off shuffles (seeded, as
+ * every DLIO file shuffle), with one warning. */
+static void
+s_file_shuffle (sb_config_t *cfg, sb_workload_t *wl)
+{
+    const sb_config_entry_t *e = sb_config_get (cfg, "reader.file_shuffle");
+    if (!e || wl->file_shuffle != SB_SHUFFLE_OFF)
+        return;
+    wl->file_shuffle = SB_SHUFFLE_SEED;
+    char where[1200], given[200];
+    if (e->is_bool)
+        snprintf (given, sizeof given, "%s reads %.64s as the boolean false", e->line ? "YAML 1.1, unquoted," : "Hydra",
+                  e->value);
+    else
+        snprintf (given, sizeof given, "the text '%.64s'%s", e->value, e->line ? ", quoted" : " from the command line");
+    sb_warn ("%s: key 'reader.file_shuffle': '%s' shuffles the files, as DLIO_local_changes reads it: DLIO keeps the"
+             " value as given (%s) and shuffles files whenever it is not its own Shuffle.OFF, which no file or"
+             " command line can give; leave the key out for no file shuffle", sb_config_where (e, where, sizeof where),
+             e->value, given);
+}
+
 int
 sb_workload_from_config (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size)
 {
     memset (wl, 0, sizeof *wl);
     /* ${...} references resolved, then reader: storage keys taken as storage: ones, before any key is read */
     if (sb_config_interpolate (cfg, sb_workload_is_secret_key, s_env_ref_kept, err, err_size) != 0
-        || sb_storage_keys_reader (cfg, err, err_size) != 0)
+        || s_dlio_refusals (cfg, wl, err, err_size) != 0 || sb_storage_keys_reader (cfg, err, err_size) != 0)
         return -1;
     /* files and overrides are checked as they are read; ${oc.env:VAR} brings
      * the environment's bytes, which runs.config must not store raw */
@@ -1390,6 +1531,7 @@ sb_workload_from_config (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
         if (s_parse (k, e, e ? (e->value ? e->value : "") : k->fallback, wl, err, err_size) != 0)
             return -1;
     }
+    s_file_shuffle (cfg, wl);
     sb_config_where (sb_config_get (cfg, "reader.batch_size"), wl->batch_size_origin, sizeof wl->batch_size_origin);
     if (s_format_lower (cfg, wl) != 0) {
         snprintf (err, err_size, "out of memory");
@@ -1483,7 +1625,7 @@ sb_workload_from_config (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
     if (s_parquet_columns (cfg, wl, err, err_size) != 0 || s_parquet_compression (cfg, wl, err, err_size) != 0
         || s_parquet_read_columns (cfg, wl, err, err_size) != 0)
         return -1;
-    if (s_record_shape (cfg, wl, err, err_size) != 0)
+    if (s_record_shape (cfg, wl, err, err_size) != 0 || s_ckpt_lists (cfg, wl, err, err_size) != 0)
         return -1;
     s_record_length_spellings (cfg, wl);
     /* Unknown keys: a warning each, with where they came from. DLIO keys
@@ -1496,7 +1638,7 @@ sb_workload_from_config (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
         char where[1200];
         if (k && k->type != T_IGNORED)
             continue;
-        if (strncmp (e->key, "dataset.parquet.columns.", 24) == 0)
+        if (strncmp (e->key, "dataset.parquet.columns.", 24) == 0 || strcmp (e->key, "dataset.parquet.columns") == 0)
             continue;   /* read by s_parquet_columns */
         if (sb_storage_keys_is_reader_option (e->key))
             continue;   /* read by s_reader_storage */

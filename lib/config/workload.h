@@ -22,6 +22,11 @@ typedef enum { SB_SYNC_STEP, SB_SYNC_EPOCH } sb_sync_t;
  * DLRM's 200 columns take about 4.3 KB; this fits about 1500. */
 #define SB_WORKLOAD_COLUMNS_MAX 32768
 
+/* Items of model.layer_parameters or model.optimization_groups at most, and
+ * the largest item: bounds that keep a checkpoint's bytes in uint64. */
+#define SB_CKPT_LIST_MAX  64
+#define SB_CKPT_ITEM_MAX  1099511627776LL
+
 /* The model and checkpoint keys of `shardbench checkpoint` (DLIO's model.*
  * and checkpoint.* sections; sizes in coordinator/session/ckpt_plan.c). */
 typedef struct {
@@ -44,6 +49,14 @@ typedef struct {
     int64_t     after_epoch;            /* by epoch: checkpoint_after_epoch, then every epochs_between_checkpoints */
     int64_t     epochs_between;
     int         in_train;               /* workflow.train and workflow.checkpoint: checkpoints during training */
+    int         rank_sync;              /* checkpoint.rank_sync: DLIO's rank 0 times a checkpoint until every rank is done */
+    /* model.layer_parameters and model.optimization_groups: DLIO's older
+     * predefined tensor sizes (elements of one byte), in place of the
+     * sizes DLIO derives from model.transformer (0 items: derived) */
+    int64_t     layer_parameters[SB_CKPT_LIST_MAX];
+    size_t      n_layer_parameters;
+    int64_t     optimization_groups[SB_CKPT_LIST_MAX];
+    size_t      n_optimization_groups;
 } sb_ckpt_cfg_t;
 
 typedef struct {
@@ -102,6 +115,7 @@ typedef struct {
     int         drop_page_cache;        /* shardbench.drop_page_cache */
     char        trace[1024];            /* shardbench.trace: folder of per-read traces ("" none) */
     char        remote_worker[1024];/* shardbench.remote_worker: worker binary on --hosts hosts */
+    int         lenient;                /* shardbench.lenient: run what DLIO refuses, with a warning each */
     /* where reader.batch_size was set ("w.yaml:5", "command line",
      * "default"), for the error of a batch larger than a shard, which only
      * the coordinator's plan can find */

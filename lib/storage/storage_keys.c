@@ -711,3 +711,56 @@ sb_workload_export_credentials (sb_config_t *cfg, char *err, size_t err_size)
              sb_config_where (e[0], where, sizeof where));
     return 1;
 }
+
+/* A value YAML reads as null (Python's None in DLIO): absent. */
+static int
+s_null (const sb_config_entry_t *e)
+{
+    const char *v = s_value (e);
+    return !e || (!e->items && (!*v || !strcmp (v, "~") || !strcasecmp (v, "null")));
+}
+
+int
+sb_storage_keys_dlio_refused (sb_config_t *cfg, int check, const sb_config_entry_t **at, char *why, size_t size)
+{
+    const sb_config_entry_t *te = sb_config_get (cfg, "storage.storage_type");
+    const sb_config_entry_t *le = sb_config_get (cfg, "storage.storage_library");
+    if (s_null (le))
+        le = sb_config_get (cfg, "storage.storage_options.storage_library");
+    const char *type = s_value (te), *lib = s_null (le) ? "" : s_value (le);
+    if (check == 0 && (!strcasecmp (type, "s3dlio") || !strcasecmp (type, "object"))) {
+        /* the DLIO spelling of what shardbench runs for it (sb_storage_keys_resolve):
+         * storage.protocol, else the URIs' scheme, else s3 */
+        const sb_config_entry_t *pe = sb_config_get (cfg, "storage.protocol");
+        char scheme[16] = "s3";
+        if (!s_null (pe))
+            snprintf (scheme, sizeof scheme, "%s", s_value (pe));
+        else if (!sb_uri_scheme (s_value (sb_config_get (cfg, "dataset.data_folder")), scheme, sizeof scheme)
+                 && !sb_uri_scheme (s_value (sb_config_get (cfg, "storage.storage_root")), scheme, sizeof scheme))
+            snprintf (scheme, sizeof scheme, "s3");
+        char fix[160];
+        if (!strcmp (scheme, "file"))
+            snprintf (fix, sizeof fix, "storage_type: local_fs");
+        else if (!strcmp (scheme, "direct"))
+            snprintf (fix, sizeof fix, "storage_type: direct_fs with storage_library: s3dlio");
+        else
+            snprintf (fix, sizeof fix, "storage_type: s3 with storage_library: %s", *lib ? lib : "s3dlio");
+        *at = te;
+        snprintf (why, size, "DLIO_local_changes refuses '%s': it is not one of DLIO's storage types (local_fs,"
+                  " parallel_fs, direct_fs, s3, aistore), so config.py's LoadConfig stops before anything runs;"
+                  " write %s under storage: (the same I/O in shardbench)", type, fix);
+        return 1;
+    }
+    /* validate(): with PyTorch an S3 workload names its client library;
+     * DLIO's framework default is TensorFlow, which is not checked */
+    if (check == 1 && !strcmp (type, "s3") && !strcmp (s_value (sb_config_get (cfg, "framework")), "pytorch") && !*lib) {
+        *at = te;
+        snprintf (why, size, "DLIO_local_changes refuses storage_type s3 with framework pytorch and no"
+                  " storage_library (config.py's validate stops, after datagen when the workflow generates data);"
+                  " add storage_library: s3dlio (or s3torchconnector, or minio) under storage:, or"
+                  " ++workload.storage.storage_options.storage_library=s3dlio on the command line: shardbench's S3"
+                  " engine does the I/O whichever is named, and records the name");
+        return 1;
+    }
+    return 0;
+}

@@ -76,4 +76,15 @@ int sb_storage_keys_resolve (sb_config_t *cfg, sb_workload_t *wl, char *err, siz
  * Returns 0 or -1 with err. */
 int sb_storage_keys_finish (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size);
 
+/* What DLIO_local_changes refuses in the storage: section as written
+ * (before sb_storage_keys_reader copies reader: keys, which DLIO never
+ * reads). check 0: storage.storage_type s3dlio or object (mlcommons/storage's),
+ * which are not values of DLIO's StorageType, so LoadConfig raises. check 1:
+ * storage_type s3 with framework pytorch and neither storage.storage_library
+ * nor storage.storage_options.storage_library, which validate raises on.
+ * Returns 1 with *at the key's entry and why holding DLIO's refusal and the
+ * DLIO-valid spelling of the same run, else 0. */
+int sb_storage_keys_dlio_refused (sb_config_t *cfg, int check, const sb_config_entry_t **at, char *why,
+                                  size_t size);
+
 #endif

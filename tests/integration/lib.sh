@@ -105,9 +105,15 @@ PY
 # schema_v10_sql back to 10 (version 11's series table and runs columns)
 # (the last column first: SQLite's DROP COLUMN of a table's last column cuts
 # its text at the last comma before it, comments included)
+# schema_v13_sql back to 13 (version 14's DLIO checkpoint figures);
 # schema_v12_sql back to 12 (version 13's run_inputs, run_overrides and run_host_info);
 # schema_v11_sql back to 11 (version 12's host_read_latency table)
+schema_v13_sql () {
+    echo "ALTER TABLE checkpoints DROP COLUMN rank_sync; ALTER TABLE checkpoints DROP COLUMN dlio_gib_per_s;"
+    echo "ALTER TABLE checkpoints DROP COLUMN dlio_duration_s; ALTER TABLE checkpoints DROP COLUMN dlio_bytes;"
+}
 schema_v12_sql () {
+    schema_v13_sql
     echo "DROP TABLE run_inputs; DROP TABLE run_overrides; DROP TABLE run_host_info;"
 }
 schema_v11_sql () {

@@ -16,7 +16,7 @@ ep=${S3RVER_ENDPOINTS%% *}
 
 M=980256
 O=5881569
-s3="storage.storage_type=s3 storage.storage_root=sbtest storage.storage_options.endpoint_url=$ep
+s3="storage.storage_type=s3 storage.storage_library=s3dlio storage.storage_root=sbtest storage.storage_options.endpoint_url=$ep
     storage.storage_options.multipart_threshold_bytes=5242880 storage.storage_options.multipart_part_bytes=5242880"
 sb checkpoint llama3_8b $s3 checkpoint.scale=0.0001220703125 checkpoint.time_between_checkpoints=0 \
     checkpoint.checkpoint_folder=ckpt/llama3_8b checkpoint.num_checkpoints_write=2 checkpoint.num_checkpoints_read=2 \

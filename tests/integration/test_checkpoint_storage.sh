@@ -36,7 +36,7 @@ listing () {    # FOLDER: "dir/file:size" of every file, sorted
     (cd "$1" && find . -type f -printf '%P:%s\n' | sort | tr '\n' ' ' | sed 's/ $//')
 }
 
-s3="storage.storage_type=s3 storage.storage_options.endpoint_url=$ep"
+s3="storage.storage_type=s3 storage.storage_library=s3dlio storage.storage_options.endpoint_url=$ep"
 data="dataset.num_files_train=16 dataset.record_length_bytes=4096 dataset.record_length_bytes_stdev=0
       reader.batch_size=2 train.computation_time=0.001"
 cnn="model.type=cnn model.model_size_bytes=5000 workflow.checkpoint=True train.epochs=2"

@@ -42,7 +42,7 @@ for path in glob.glob("trace/trace-*.csv"):
                 sizes[key] = os.path.getsize(os.path.join(folder, key))
             record = sizes[key] // spf
             # parquet: one line per sample in position order, the row group's offset
-            sample = None if kind == "dlio_files" else (int(row["offset"]) // record if record else 0)
+            sample = None if kind == "dlio_files" else int(row["sample"])   # a whole-file read serves many
             got.setdefault((int(row["rank"]), int(row["epoch"])), []).append(
                 (int(row["position"]), int(row["file_index"]), sample))
 want = {}
@@ -85,9 +85,10 @@ run_case () {
     local name=$1 kind=$2 format=$3 spf=$4 train_files=$5 eval_files=$6 ranks=$7 batch=$8 batch_eval=$9 \
           threads=${10} ss=${11} fs=${12} sce=${13} workers=${14}
     shift 14
-    local shuffle_s=off shuffle_f=off sce_v=false epochs=2
+    # no file shuffle is the key left out: DLIO shuffles files whatever value it is given
+    local shuffle_s=off shuffle_f= sce_v=false epochs=2
     [ "$ss" = 1 ] && shuffle_s=seed
-    [ "$fs" = 1 ] && shuffle_f=seed
+    [ "$fs" = 1 ] && shuffle_f=reader.file_shuffle=seed
     [ "$sce" = 1 ] && sce_v=true
     local data="dataset.data_folder=$SCRATCH/data-$format dataset.format=$format dataset.num_files_train=$train_files
         dataset.num_files_eval=$eval_files dataset.num_samples_per_file=$spf dataset.record_length_bytes=4096"
@@ -100,7 +101,7 @@ run_case () {
     # shellcheck disable=SC2086
     sb run $data workflow.generate_data=False workflow.evaluation=True reader.batch_size=$batch \
         reader.batch_size_eval=$batch_eval reader.read_threads=$threads reader.sample_shuffle=$shuffle_s \
-        reader.file_shuffle=$shuffle_f train.seed_change_epoch=$sce_v train.seed=123 train.epochs=$epochs \
+        $shuffle_f train.seed_change_epoch=$sce_v train.seed=123 train.epochs=$epochs \
         train.computation_time=0 evaluation.eval_time=0 shardbench.trace="$SCRATCH/trace" \
         shardbench.drop_page_cache=false "$@" --accelerators "$ranks" --local "$workers" --progress off --db "$name.db"
     expect_eq "$name: run exit" "$SB_RC" 0

@@ -41,8 +41,8 @@ for path in glob.glob("trace/trace-*.csv"):
             record = sizes[key] // spf
             if kind == "dlio_files":     # parquet: one line per sample, position order; the row from the position
                 sample = None
-            else:
-                sample = int(row["offset"]) // record if record else 0
+            else:                       # the trace names it (a whole-file read serves many)
+                sample = int(row["sample"])
             rows_of.setdefault((int(row["rank"]), int(row["epoch"])), []).append(row)
             got.setdefault((int(row["rank"]), int(row["epoch"])), []).append(
                 (int(row["position"]), int(row["file_index"]), sample, int(row["bytes"])))
@@ -100,15 +100,17 @@ run_case () {
     local name=$1 kind=$2 format=$3 spf=$4 files=$5 ranks=$6 batch=$7 threads=$8 ss=$9 fs=${10} sce=${11} \
           epochs=${12} workers=${13}
     shift 13
-    local shuffle_s=off shuffle_f=off sce_v=false
+    # no file shuffle is the key left out: DLIO shuffles files whatever value
+    # reader.file_shuffle is given (off included)
+    local shuffle_s=off shuffle_f= sce_v=false
     [ "$ss" = 1 ] && shuffle_s=seed
-    [ "$fs" = 1 ] && shuffle_f=seed
+    [ "$fs" = 1 ] && shuffle_f=reader.file_shuffle=seed
     [ "$sce" = 1 ] && sce_v=true
     rm -rf trace && mkdir trace
     # shellcheck disable=SC2086
     sb run dataset.data_folder="$SCRATCH/$name" dataset.format=$format dataset.num_files_train=$files \
         dataset.num_samples_per_file=$spf dataset.record_length_bytes=4096 reader.batch_size=$batch \
-        reader.read_threads=$threads reader.sample_shuffle=$shuffle_s reader.file_shuffle=$shuffle_f \
+        reader.read_threads=$threads reader.sample_shuffle=$shuffle_s $shuffle_f \
         train.seed_change_epoch=$sce_v train.seed=123 train.epochs=$epochs train.computation_time=0 \
         shardbench.trace="$SCRATCH/trace" shardbench.drop_page_cache=false "$@" \
         --accelerators "$ranks" --local "$workers" --db "$name.db"
@@ -141,7 +143,7 @@ run_case files7p0 dlio_files parquet 4 7 3 1 2 1 1 1 2 1 framework=pytorch reade
 # subfolders, 2 ranks, no shuffle: rank 0 reads 0,4,1,5 listed, 0,2,4,6 not
 sl="dataset.num_files_train=8 dataset.num_subfolders_train=2 dataset.num_samples_per_file=1
     dataset.record_length_bytes=4096 dataset.record_length_bytes_stdev=0 dataset.data_folder=./sl
-    reader.batch_size=1 reader.sample_shuffle=off reader.file_shuffle=off train.epochs=1
+    reader.batch_size=1 reader.sample_shuffle=off train.epochs=1
     train.computation_time=0 --accelerators 2 --local 1 --progress off"
 # shellcheck disable=SC2086 # one override per word
 sb datagen $sl --db sl.db

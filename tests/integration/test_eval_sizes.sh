@@ -156,7 +156,7 @@ unset AWS_ENDPOINT_URL
 trap 's3rver_stop; rm -rf "$SCRATCH"' EXIT
 s3rver_start "$SCRATCH/s3data" evb || { fail "S3 server did not start"; finish; exit 1; }
 ep=${S3RVER_ENDPOINTS%% *}
-s3="storage.storage_type=s3 storage.storage_root=evb storage.storage_options.endpoint_url=$ep dataset.data_folder=ds"
+s3="storage.storage_type=s3 storage.storage_library=s3dlio storage.storage_root=evb storage.storage_options.endpoint_url=$ep dataset.data_folder=ds"
 s3put () {     # KEY FILE
     curl -sS -f --aws-sigv4 "aws:amz:$S3RVER_REGION:s3" --user "$S3RVER_ACCESS_KEY:$S3RVER_SECRET_KEY" \
         -H "x-amz-content-sha256: $(sha256sum "$2" | cut -d' ' -f1)" -X PUT --data-binary "@$2" "$ep/evb/$1"

@@ -285,7 +285,7 @@ if s3rver_install; then
         for c in "tfrecord 4" "png 1" "npz 1"; do
             set -- $c
             sb run $common dataset.format="$1" dataset.num_samples_per_file="$2" dataset.data_folder="s3$1" \
-                storage.storage_type=s3 storage.storage_root=sbtest \
+                storage.storage_type=s3 storage.storage_library=s3dlio storage.storage_root=sbtest \
                 "storage.storage_options.endpoint_urls=[$S3RVER_ENDPOINT]" --accelerators 4 --local 2 --db "s3$1.db"
             expect_eq "s3 $1: exit status" "$SB_RC" 0
             [ "$SB_RC" = 0 ] || tail -5 sb.err

@@ -30,7 +30,8 @@ expect_file () {
 bin="$dest$SB_BINDIR"
 expect_file "shardbench" "$bin/shardbench" 755
 expect_file "shardbench-worker" "$bin/shardbench-worker" 755
-expect_eq "only the two binaries in bindir" "$(ls "$bin" | tr '\n' ' ')" "shardbench shardbench-worker "
+expect_file "dlio_benchmark" "$bin/dlio_benchmark" 755
+expect_eq "only the three binaries in bindir" "$(ls "$bin" | tr '\n' ' ')" "dlio_benchmark shardbench shardbench-worker "
 expect_eq "installed shardbench --version" "$("$bin/shardbench" --version 2>&1 | head -1)" "shardbench $SB_VERSION"
 expect_eq "installed shardbench-worker --version" "$("$bin/shardbench-worker" --version 2>&1 | head -1)" \
     "shardbench-worker $SB_VERSION"

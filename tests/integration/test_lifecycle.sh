@@ -247,9 +247,9 @@ for mode in keys empty; do
     python3 "$(dirname "$0")/slow_s3.py" "$mode" 0.2 >"port-$mode" &
     for _ in $(seq 100); do [ -s "port-$mode" ] && break; sleep 0.1; done
 done
-S3K="storage.storage_type=s3 storage.storage_root=bkt dataset.num_files_train=100
+S3K="storage.storage_type=s3 storage.storage_library=s3dlio storage.storage_root=bkt dataset.num_files_train=100
      storage.storage_options.endpoint_url=http://127.0.0.1:$(head -1 port-keys)"
-S3E="storage.storage_type=s3 storage.storage_root=bkt dataset.num_files_train=100 storage.storage_options.list_parallelism=1
+S3E="storage.storage_type=s3 storage.storage_library=s3dlio storage.storage_root=bkt dataset.num_files_train=100 storage.storage_options.list_parallelism=1
      storage.storage_options.endpoint_url=http://127.0.0.1:$(head -1 port-empty)"
 mkdir tmp
 TMPDIR=$SCRATCH/tmp bg s3-int catalog $S3K --db s3.db --progress off
@@ -298,7 +298,7 @@ wait_count () {
         sleep 0.02
     done
 }
-LONG="storage.storage_type=s3 storage.storage_root=bkt storage.storage_options.request_timeout_s=30
+LONG="storage.storage_type=s3 storage.storage_library=s3dlio storage.storage_root=bkt storage.storage_options.request_timeout_s=30
       storage.storage_options.connect_timeout_s=30 storage.storage_options.max_retries=3"
 
 # a listing page that never arrives, in each of 4 streams: SIGINT

@@ -168,7 +168,9 @@ elif check == "csv-endpoints":
                         " FROM endpoints WHERE run_id = ? ORDER BY endpoint", (run,)):
         print(",".join([str(run), r[0]] + [str(x) for x in r[1:5]] + [f6(x) for x in r[5:]]))
 elif check == "ckpt-json":   # DLIO's checkpoint metrics from the checkpoints rows
-    rows = db.execute("SELECT op, gib_per_s, duration_s, bytes FROM checkpoints WHERE run_id = ? ORDER BY seq", (run,)).fetchall()
+    # DLIO's figures: its checkpoint_size over rank 0's time
+    rows = db.execute("SELECT op, dlio_gib_per_s, dlio_duration_s, dlio_bytes FROM checkpoints WHERE run_id = ? ORDER BY seq",
+                      (run,)).fetchall()
     m = {}
     for op, name in (("write", "save"), ("read", "load")):
         g = [r[1] for r in rows if r[0] == op]; d = [r[2] for r in rows if r[0] == op]
@@ -188,10 +190,13 @@ elif check == "ckpt-json-got":
     print(json.dumps({"metric": {k: v for k, v in j["metric"].items() if "checkpoint" in k}, "ranks": ranks},
                      sort_keys=True))
 elif check == "ckpt-csv":
-    print("run_id,seq,op,checkpoint,ranks,files,bytes,duration_s,span_s,GB_per_second,MB_per_s,min_rank_MB_per_s")
+    print("run_id,seq,op,checkpoint,ranks,files,bytes,duration_s,span_s,GB_per_second,MB_per_s,min_rank_MB_per_s,"
+          "dlio_bytes,dlio_duration_s,dlio_GB_per_second")
     for r in db.execute("SELECT seq, op, checkpoint, ranks, files, bytes, duration_s, span_s, gib_per_s, mb_per_s,"
-                        " min_rank_mb_per_s FROM checkpoints WHERE run_id = ? ORDER BY seq", (run,)):
-        print(",".join([str(run)] + [str(x) for x in r[:6]] + [f6(x) for x in r[6:]]))
+                        " min_rank_mb_per_s, dlio_bytes, dlio_duration_s, dlio_gib_per_s FROM checkpoints"
+                        " WHERE run_id = ? ORDER BY seq", (run,)):
+        print(",".join([str(run)] + [str(x) for x in r[:6]] + [f6(x) for x in r[6:11]] + [str(r[11])]
+                       + [f6(x) for x in r[12:]]))
 elif check == "ckpt-csv-ranks":
     print("run_id,seq,op,checkpoint,rank,host,files,bytes,started_at,finished_at,duration_s,GB_per_second,MB_per_s")
     for r in db.execute("SELECT seq, op, checkpoint, rank, host, files, bytes, started_at, finished_at, duration_s, mb_per_s"
@@ -362,7 +367,7 @@ q v10.db "$(schema_v10_sql) PRAGMA user_version = 10"
 sb report 2 --db v10.db
 expect_eq "version 10: report exit" "$SB_RC" 0
 expect_eq "version 10: upgraded, host_read_latency empty" \
-    "$(q v10.db "PRAGMA user_version"):$(q v10.db "SELECT count(*) FROM host_read_latency")" "13:0"
+    "$(q v10.db "PRAGMA user_version"):$(q v10.db "SELECT count(*) FROM host_read_latency")" "14:0"
 expect_contains "version 10: the summary says why there are no per-host rows" sb.out \
     "  (none recorded: a run before result schema 12)"
 expect_eq "version 10: the merged latency is still there" "$(expected text-got 2 sb.out | head -2)" "$(expected text 2 | head -2)"

@@ -69,13 +69,57 @@ expect_eq "report --results-dir: the next second" "$(dirname "$leaf2"):$(python3
 expect_eq "report --results-dir: the same file names" "$(diff files1 files2 && wc -l <files1)" "$(wc -l <files1)"
 same=0
 while read -r f; do
-    cmp -s <(sed "s/$ts1/TS/g" "$leaf/${f//TS/$ts1}") <(sed "s/$ts2/TS/g" "$leaf2/${f//TS/$ts2}") && same=$((same + 1))
+    # provenance.json's stamped_at and fs_separation.json's probed_at: when each was written (probed);
+    # its git_sha (and the note on it): below
+    cmp -s <(sed "s/$ts1/TS/g; /\"stamped_at\"\|\"probed_at\"\|\"git_sha\"\|\"notes\"/d" "$leaf/${f//TS/$ts1}") \
+           <(sed "s/$ts2/TS/g; /\"stamped_at\"\|\"probed_at\"\|\"git_sha\"\|\"notes\"/d" "$leaf2/${f//TS/$ts2}") && same=$((same + 1))
 done <files1
 expect_eq "report --results-dir: every file byte-identical but the timestamp" "$same" "$(wc -l <files1)"
+# the commit of the shardbench that ran it: known to the run's own process (its build), not to a
+# later `report` (the database records the version only)
+build=$("$SHARDBENCH" --version | sed -n 's/^build: //p')
+sha=$(python3 -c "import re,sys; b=re.sub(r'-dirty$','',sys.argv[1]); m=re.fullmatch(r'(?:.*-g)?([0-9a-f]{7,40})', b); print(m.group(1) if m else 'unknown')" "$build")
+expect_eq "provenance.json git_sha: the build's commit when the run wrote it, unknown from report" \
+    "$(python3 -c "import json,sys; print(*[json.load(open(d + '/provenance.json'))['tool']['git_sha'] for d in sys.argv[1:]])" "$leaf" "$leaf2")" \
+    "$sha unknown"
+expect_eq "mlperf-results.yaml: made once, by the first run (the report found it pinning acme)" \
+    "$(ls res | tr '\n' ' '):$(sed -n 's/^orgname: //p' res/mlperf-results.yaml):$(sed -n 's/^initialized_by: //p' res/mlperf-results.yaml)" \
+    "mlperf-results.yaml open :acme:'shardbench $("$SHARDBENCH" --version | sed -n '1s/^shardbench //p') (build $build)'"
 check r.db 1 "$leaf2" res acme sut-1
 expect_eq "report --results-dir: every field matches" $? 0
 
-# 3. a checkpoint run: checkpointing/llama3-8b/TS, DLIO's checkpoint metrics; default submitter and system
+# 2b. the root's sentinel pins one organisation (mlpstorage's results_dir/sentinel.py): another
+# --submitter is refused, before the run for `run`
+sb run $syn --accelerators 1 --local 1 --db r.db --results-dir res --submitter other
+expect_eq "another --submitter than the sentinel's: exit 2 before the run" "$SB_RC:$(q r.db "SELECT count(*) FROM runs")" "2:1"
+expect_contains "another --submitter than the sentinel's: says which it pins" sb.err \
+    "shardbench run: --results-dir res: res/mlperf-results.yaml pins the organisation 'acme', not 'other' (--submitter)"
+sb report 1 --db r.db --results-dir res --submitter other
+expect_eq "report, another --submitter than the sentinel's: exit 2" "$SB_RC" 2
+expect_contains "report, another --submitter than the sentinel's: says which it pins" sb.err \
+    "res/mlperf-results.yaml pins the results directory to the organisation 'acme', not 'other' (--submitter)"
+printf 'mlperf_results_version: 3\ninitialized_at: x\n' >broken.yaml
+mkdir -p resb && cp broken.yaml resb/mlperf-results.yaml
+sb report 1 --db r.db --results-dir resb
+expect_eq "a sentinel without orgname: exit 2" "$SB_RC:$(ls resb)" "2:mlperf-results.yaml"
+expect_contains "a sentinel without orgname: names the file and the key" sb.err "resb/mlperf-results.yaml: no key orgname"
+
+# a tree `mlpstorage init 007 resi` made (yaml.safe_dump quotes a name that reads as a number):
+# its organisation, its sentinel untouched
+mkdir resi && printf "mlperf_results_version: 3\norgname: '007'\ninitialized_at: '2026-01-02T03:04:05.000006+00:00'\ninitialized_by: mlpstorage 3.0.4\n" >resi/mlperf-results.yaml
+cp resi/mlperf-results.yaml sentinel.orig
+sb report 1 --db r.db --results-dir resi --system sut-1
+expect_eq "mlpstorage's sentinel: exit 0" "$SB_RC" 0
+case "$(cat sb.out)" in
+    "$PWD"/resi/open/007/results/sut-1/training/quickstart/run/[0-9]*_[0-9]*) pass "mlpstorage's sentinel: its organisation is the SUBMITTER" ;;
+    *) fail "mlpstorage's sentinel: leaf $(cat sb.out)" ;;
+esac
+expect_eq "mlpstorage's sentinel: left as it was" "$(cmp resi/mlperf-results.yaml sentinel.orig && echo same)" same
+check r.db 1 "$(cat sb.out)" resi 007 sut-1
+expect_eq "mlpstorage's sentinel: every field matches" $? 0
+
+# 3. a checkpoint run: checkpointing/llama3-8b/TS, DLIO's checkpoint metrics; default system, the
+# submitter the sentinel pins (acme)
 sb checkpoint llama3_8b checkpoint.scale=0.0001220703125 checkpoint.time_between_checkpoints=0 \
     checkpoint.checkpoint_folder=./ck checkpoint.num_checkpoints_write=2 checkpoint.num_checkpoints_read=1 \
     --accelerators 2 --local 1 --db r.db --results-dir res
@@ -84,10 +128,10 @@ cleaf=$(sed -n 's/^results of run 2: //p' sb.out)
 host=$(q r.db "SELECT coordinator_host FROM runs WHERE id = 2" | sed 's/[^A-Za-z0-9._-]/-/g')
 case "$cleaf" in
     "$PWD"/res/invalid/*) fail "checkpoint run: invalid is no division" ;;
-    "$PWD"/res/*/shardbench/results/"$host"/checkpointing/llama3-8b/[0-9]*_[0-9]*) pass "checkpoint run: leaf path" ;;
+    "$PWD"/res/*/acme/results/"$host"/checkpointing/llama3-8b/[0-9]*_[0-9]*) pass "checkpoint run: leaf path, the sentinel's submitter" ;;
     *) fail "checkpoint run: leaf path $cleaf" ;;
 esac
-check r.db 2 "$cleaf" res shardbench ""
+check r.db 2 "$cleaf" res acme ""
 expect_eq "checkpoint run: every field matches" $? 0
 # mlpstorage_py's checkpointing checker: llama3-8b is CLOSED at 8 processes only, OPEN at multiples of 8
 expect_eq "checkpoint run: llama3-8b at 2 processes is invalid, written under open" \
@@ -98,7 +142,8 @@ expect_eq "checkpoint run: df of the checkpoint folder's file system, in the std
 expect_eq "train run over synthetic storage: df of the results directory only" \
     "$(q r.db "SELECT length(df) - length(replace(df, char(10), '')) FROM run_inputs WHERE run_id = 1")" 2
 
-# 3b. a datagen run: training/MODEL/datagen/TS with training_datagen.* logs, no epochs in summary.json
+# 3b. a datagen run: training/MODEL/datagen/TS with training_datagen.* logs, the metadata, dlio.log and
+# dlio_config, and no statistics (no summary.json, no per-rank files: DLIO's generate_only writes none)
 sb datagen dataset.data_folder=./dg dataset.num_files_train=8 dataset.record_length_bytes=4096 \
     --accelerators 2 --local 1 --db r.db --results-dir res --submitter acme --system sut-1
 expect_eq "datagen run: exit" "$SB_RC" 0
@@ -109,6 +154,16 @@ case "$dleaf" in
 esac
 check r.db 3 "$dleaf" res acme sut-1
 expect_eq "datagen run: every field matches" $? 0
+# mlpstorage's DLIOResultParser (rules/models.py) types a leaf by dlio_config/config.yaml's workflow:
+# train makes a "run", generate_data a "datagen"; the workload's own workflow said train
+expect_eq "datagen run: config.yaml's workflow reads as a datagen, not a training run" \
+    "$(python3 - "$dleaf" <<'PY'
+import sys, yaml
+w = yaml.safe_load(open(sys.argv[1] + "/dlio_config/config.yaml"))["workload"]["workflow"]
+print("run" if w.get("train", False) else "datagen" if w.get("generate_data", False) else "none",
+      sorted(w.items()))
+PY
+)" "datagen [('checkpoint', False), ('generate_data', True), ('train', False)]"
 
 # mlpstorage's reportgen walk (rules/utils.py get_runs_files): a folder with summary.json or exactly
 # one *_metadata.json is a run, complete metadata (benchmark_type, run_datetime, num_processes,
@@ -119,6 +174,9 @@ import json, os, sys
 found = []
 for root, dirs, files in os.walk(sys.argv[1]):
     meta = [f for f in files if f.endswith("_metadata.json")]
+    if len(meta) > 1:
+        found.append("SKIPPED:" + root)
+        continue
     if "summary.json" in files or len(meta) == 1:
         m = json.load(open(os.path.join(root, meta[0])))
         assert all(k in m for k in ("benchmark_type", "run_datetime", "num_processes", "parameters"))
@@ -131,7 +189,7 @@ PY
 # 4. closed: only CLOSED parameters overridden (DLIO's spelling and shardbench's)
 sb run $syn --accelerators 1 --local 1 --db c.db --results-dir res2
 expect_eq "invalid overrides: exit" "$SB_RC" 0
-expect_eq "invalid overrides: under open/" "$(ls res2)" "open"
+expect_eq "invalid overrides: under open/ (beside the sentinel)" "$(ls res2 | tr '\n' ' ')" "mlperf-results.yaml open "
 printf 'model:\n  name: my_model\ndataset:\n  data_folder: synthetic://c\n  num_files_train: 16\n  record_length_bytes: 4096\nreader:\n  batch_size: 2\ntrain:\n  epochs: 1\n' >w.yaml
 sb run w.yaml ++workload.dataset.num_files_train=24 reader.read_threads=1 --db c.db --results-dir res3 --system s
 expect_eq "closed overrides: exit" "$SB_RC" 0
@@ -161,9 +219,9 @@ expect_eq "hydra.run.dir holding dlio.log: exit 2 before the run, the file kept"
 expect_contains "hydra.run.dir holding dlio.log: names it" sb.err \
     "shardbench run: hydra.run.dir: hy2 holds the results of a run already (dlio.log): not overwritten (--overwrite replaces them)"
 sb run $syn --accelerators 1 --local 1 --db h.db ++hydra.run.dir=hy2 ++hydra.output_subdir=dlio_config --overwrite
-expect_eq "hydra.run.dir holding dlio.log, --overwrite: exit 0, dlio.log and the metadata this run's" \
-    "$SB_RC:$(head -c 7 hy2/dlio.log):$(python3 -c "import json,glob,sys; print(json.load(open(glob.glob(sys.argv[1] + '/training_*_metadata.json')[0]))['shardbench']['run_id'])" hy2)" \
-    "0:[INFO] :2"
+expect_eq "hydra.run.dir holding dlio.log, --overwrite: exit 0, dlio.log this run's (run 2), no metadata" \
+    "$SB_RC:$(sed -n '1s/.* run \([0-9]*\):.*/\1/p' hy2/dlio.log):$(ls hy2 | grep -c _metadata.json)" \
+    "0:2:0"
 # links put where the files go are never written through: the configuration written at the start
 # (dlio_config/config.yaml) and the temporaries of the end (.summary.json.tmp)
 mkdir -p hy3/dlio_config && echo precious >victim
@@ -182,12 +240,43 @@ expect_eq "--overwrite without hydra.run.dir: exit 2" "$SB_RC" 2
 expect_contains "--overwrite without hydra.run.dir: says why" sb.err \
     "--overwrite goes with ++hydra.run.dir (a --results-dir leaf is always new)"
 
+# 5b. mlpstorage's leaf: it names the leaf by its own start (YYYYMMDD_HHMMSS), launches mpirun, and
+# writes TYPE_ITS-START_metadata.json and TYPE_COMMAND.std{out,err}.log into it when DLIO ends. A
+# launch slower than a second must not leave a second metadata file (named by this run's start):
+# reportgen's walk (rules/utils.py get_runs_files) skips a leaf holding two. The leaf here is named
+# for a start 5 s before this run's (a slow launch); the run writes DLIO's files only
+mts=$(date -d '-5 seconds' +%Y%m%d_%H%M%S)
+ml="$PWD/mlps/closed/acme/results/sut/training/unet3d/run/$mts"
+mkdir -p "$ml" && echo "mlpstorage's own log" >"$ml/mlpstorage.log"
+sb run $syn --accelerators 2 --local 1 --db ml.db "++hydra.run.dir=$ml" ++hydra.output_subdir=dlio_config
+expect_eq "mlpstorage's leaf: exit 0" "$SB_RC" 0
+expect_eq "mlpstorage's leaf: DLIO's files only, mlpstorage's log kept" \
+    "$(cd "$ml" && find . -type f | sort | tr '\n' ' ')" \
+    "./0_output.json ./0_per_epoch_stats.json ./1_output.json ./1_per_epoch_stats.json ./dlio.log ./dlio_config/config.yaml ./dlio_config/hydra.yaml ./dlio_config/overrides.yaml ./mlpstorage.log ./summary.json "
+check ml.db 1 "$ml" - shardbench ""
+expect_eq "mlpstorage's leaf: every field matches" $? 0
+# what mlpstorage then writes (benchmarks/base.py, main.py's finally): its metadata and the logs
+printf '{"benchmark_type": "training", "model": "unet3d", "command": "run", "run_datetime": "%s", "num_processes": 2, "parameters": {}}\n' \
+    "$mts" >"$ml/training_${mts}_metadata.json"
+: >"$ml/training_run.stdout.log"; : >"$ml/training_run.stderr.log"
+expect_eq "mlpstorage's leaf: reportgen's walk finds it, with one metadata file" \
+    "$(python3 - mlps <<'PY'
+import os, sys
+for root, dirs, files in os.walk(sys.argv[1]):
+    meta = [f for f in files if f.endswith("_metadata.json")]
+    if len(meta) > 1:
+        print("skipped", os.path.basename(root), len(meta))
+    elif "summary.json" in files or meta:
+        print("found", os.path.basename(root), len(meta))
+PY
+)" "found $mts 1"
+
 # 6. a database of schema 12 (no run_inputs): upgraded, and its runs still written from runs.config
 cp r.db v10.db
 q v10.db "$(schema_v12_sql) PRAGMA user_version = 12"
 sb report 1 --db v10.db --results-dir res10
 expect_eq "schema 12: report --results-dir exit" "$SB_RC" 0
-expect_eq "schema 12: upgraded to 13, no inputs for old runs" "$(q v10.db "PRAGMA user_version"):$(q v10.db "SELECT count(*) FROM run_inputs")" "13:0"
+expect_eq "schema 12: upgraded to 14, no inputs for old runs" "$(q v10.db "PRAGMA user_version"):$(q v10.db "SELECT count(*) FROM run_inputs")" "14:0"
 expect_eq "schema 12: summary.json written" "$(python3 -c "import json,sys; print(json.load(open(sys.argv[1] + '/summary.json'))['num_files_train'])" "$(cat sb.out)")" 32
 
 # 7. a run that fails still leaves its results (mlpstorage writes its metadata in a finally block):

@@ -115,7 +115,7 @@ if grep -qi "connection refused" sb.err; then pass "closed port says connection 
 
 # 6. parallel listing over key ranges = one stream: 2,000 objects, pages of 100
 many="dataset.data_folder=many dataset.num_files_train=2000 dataset.num_subfolders_train=3 dataset.record_length_bytes=64
-      dataset.record_length_bytes_stdev=16 storage.storage_type=s3 storage.storage_root=sbtest
+      dataset.record_length_bytes_stdev=16 storage.storage_type=s3 storage.storage_library=s3dlio storage.storage_root=sbtest
       storage.storage_options.endpoint_urls=[$ep1,$ep2] storage.storage_options.list_page_size=100"
 sb datagen $many --accelerators 4 --local 2 --db list.db
 expect_eq "2000 objects written" "$SB_RC" 0

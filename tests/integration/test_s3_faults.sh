@@ -44,7 +44,7 @@ injected () { tail -n +"$((cut_at + 1))" proxy.err | grep -c 'inject'; }
 rec=$(python3 -c 'import math; print(math.isqrt(20000) ** 2)')
 common="dataset.format=bin dataset.data_folder=faults dataset.num_files_train=24 dataset.record_length_bytes=20000
         dataset.record_length_bytes_stdev=0 reader.batch_size=4 train.epochs=2 train.computation_time=0
-        storage.storage_type=s3 storage.storage_root=sbtest
+        storage.storage_type=s3 storage.storage_library=s3dlio storage.storage_root=sbtest
         storage.storage_options.request_timeout_s=1 storage.storage_options.connect_timeout_s=1
         storage.storage_options.max_retries=3"
 last () { echo "(SELECT max(id) FROM runs)"; }

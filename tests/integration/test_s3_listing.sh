@@ -45,7 +45,7 @@ sbq () {
 
 # one stream (list_parallelism=1): request counts are exact
 common="dataset.format=bin dataset.data_folder=x dataset.num_files_train=4 dataset.record_length_bytes=100
-        dataset.record_length_bytes_stdev=0 storage.storage_type=s3 storage.storage_root=bucket
+        dataset.record_length_bytes_stdev=0 storage.storage_type=s3 storage.storage_library=s3dlio storage.storage_root=bucket
         storage.storage_options.list_parallelism=1 storage.storage_options.max_retries=2"
 err_head () { echo "shardbench: error: listing s3://x/train/: LIST bucket/x/train/ on $ep failed (attempt 1): $1 [http 200, curl 0, errno 0]"; }
 
@@ -203,7 +203,7 @@ if s3rver_install && s3rver_start "$SCRATCH/s3data" sbtest; then
     # 4 objects of 2 samples (2 x 10000 bytes): reads are ranged GETs
     rcommon="dataset.format=bin dataset.data_folder=nr dataset.num_files_train=4 dataset.num_samples_per_file=2
              dataset.record_length_bytes=10000 dataset.record_length_bytes_stdev=0 reader.batch_size=2 train.epochs=1
-             train.computation_time=0 storage.storage_type=s3 storage.storage_root=sbtest
+             train.computation_time=0 storage.storage_type=s3 storage.storage_library=s3dlio storage.storage_root=sbtest
              storage.storage_options.max_retries=3 storage.storage_options.max_in_flight=1"
     sbq run $rcommon storage.storage_options.endpoint_url=$S3RVER_ENDPOINT --accelerators 1 --local 1 --db r.db
     expect_eq "norange: datagen and a first run straight to the server" "$SB_RC" 0

@@ -24,7 +24,7 @@ S3RVER_EXTRA_KEY="$key_id:$secret" s3rver_start "$SCRATCH/s3data" sbtest || { ec
 # (stdev fixed: the runs with and without a workload file read one dataset,
 # and its marker refuses another record size distribution)
 work="dataset.data_folder=secretdata dataset.num_files_train=16 dataset.record_length_bytes=8192
-      dataset.record_length_bytes_stdev=0 reader.batch_size=2 train.epochs=1 storage.storage_type=s3 storage.storage_root=sbtest
+      dataset.record_length_bytes_stdev=0 reader.batch_size=2 train.epochs=1 storage.storage_type=s3 storage.storage_library=s3dlio storage.storage_root=sbtest
       storage.storage_options.endpoint_url=$S3RVER_ENDPOINT"
 
 # control: the server refuses the S3RVER secret under the new key id, so a

@@ -9,7 +9,7 @@
 . "$(dirname "$0")/lib.sh"
 
 common="dataset.num_files_train=20 dataset.record_length_bytes=4096 dataset.record_length_bytes_stdev=512
-        reader.batch_size=2 reader.sample_shuffle=off reader.file_shuffle=off train.epochs=2 train.computation_time=0
+        reader.batch_size=2 reader.sample_shuffle=off train.epochs=2 train.computation_time=0
         shardbench.sampler=global --accelerators 3"
 
 check_trace () {    # LABEL FOLDER DB WORKERS
@@ -17,7 +17,7 @@ check_trace () {    # LABEL FOLDER DB WORKERS
     expect_eq "$label: exit status" "$SB_RC" 0
     expect_eq "$label: one trace file per worker" "$(ls trace | wc -l)" "$workers"
     expect_eq "$label: header" "$(head -qn1 trace/* | sort -u)" \
-        "rank,epoch,step,position,file_index,key,offset,length,start_s,latency_us,bytes"
+        "rank,epoch,step,position,file_index,key,offset,length,start_s,latency_us,bytes,sample"
     # the catalog's keys in name order: file_index i is the i-th
     (cd "$folder" && find train -type f | LC_ALL=C sort) >keys.txt
     python3 - "$label" keys.txt "$folder" trace/* >check.out <<'PY'

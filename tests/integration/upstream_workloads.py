@@ -79,6 +79,25 @@ UNRUNNABLE = {
          "engine, so the workload is refused at load", "az://"),
 }
 
+# Files DLIO_local_changes refuses to run (its config.py: LoadConfig's
+# StorageType, validate's custom-loader and S3-library checks), with a text of
+# the refusal. shardbench refuses them too (tests/unit/test_dlio_refusals_upstream.c);
+# here they run with ++workload.shardbench.lenient=true, and the run must warn
+# with that text.
+_STORAGE_TYPE = ("datagen_s3dlio_azure", "datagen_s3dlio_multiendpoint", "datagen_s3dlio_s3", "hybrid_storage",
+                 "multi_endpoint_mpi", "multi_endpoint_roundrobin", "resnet50_s3dlio_test", "test_local_datagen",
+                 "zerocopy_file_test")
+_LOADER_CLASS = ("pytorch_file_backend", "pytorch_s3dlio", "pytorch_s3dlio_azure", "pytorch_s3dlio_local_test",
+                 "pytorch_s3dlio_multiendpoint", "pytorch_s3torchconnector", "test_local_train")
+DLIO_REFUSED = dict(
+    [(f"mlcommons-storage/{n}.yaml", "DLIO_local_changes refuses 's3dlio'") for n in _STORAGE_TYPE]
+    + [(f"mlcommons-storage/test_unet3d_datagen_{n}.yaml", "DLIO_local_changes refuses 'object'")
+       for n in ("minio", "s3")]
+    + [(f"mlcommons-storage/{n}.yaml", "DLIO_local_changes refuses a custom data loader class") for n in _LOADER_CLASS]
+    + [(f"dlio-local-changes/{n}.yaml", "DLIO_local_changes refuses storage_type s3 with framework pytorch")
+       for n in ("dlrm_s3dlio_s3", "unet3d_a100_s3", "unet3d_h100_s3", "unet3d_v100_s3")])
+LENIENT_WARNING = "; running it anyway (shardbench.lenient: true)"
+
 S3_KEY = os.environ.get("AWS_ACCESS_KEY_ID", "S3RVER")
 S3_SECRET = os.environ.get("AWS_SECRET_ACCESS_KEY", "S3RVER")
 PLACEHOLDERS = {"BUCKET_PLACEHOLDER": "sb-placeholder", "LIBRARY_PLACEHOLDER": "s3dlio"}
@@ -138,6 +157,8 @@ class Plan:
         self.evaluation = bool(wf.get("evaluation", False))
         self.ckpt = bool(wf.get("checkpoint", False))
         self.kind = self._storage_kind()
+        if rel in DLIO_REFUSED:
+            self.set("shardbench.lenient", "true")
         self.buckets = set()
         self._where(endpoints)
         self._sizes()
@@ -682,6 +703,14 @@ def cmd_run(folder, scratch, only):
                 status, why = "XFAIL", reason
         else:
             status, why = ("PASS", "") if not fails else ("FAIL", fails[0])
+        if rel in DLIO_REFUSED and status == "PASS":
+            # every command the file ran warned that DLIO refuses it
+            for command, argv, rc, err, secs in runner.log:
+                if DLIO_REFUSED[rel] + " " not in err and DLIO_REFUSED[rel] + ":" not in err \
+                        or LENIENT_WARNING not in err:
+                    status, why = "FAIL", (f"run under shardbench.lenient without the warning "
+                                           f"'{DLIO_REFUSED[rel]} ...{LENIENT_WARNING}' ({command})")
+                    break
         tag = ""
         if plan is not None:
             tag = (f"[{plan.kind}, gen={'T' if plan.gen else 'F'} train={'T' if plan.train else 'F'} "

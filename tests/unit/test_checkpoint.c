@@ -187,6 +187,144 @@ START_TEST (test_scale_and_errors)
 }
 END_TEST
 
+/* A workload from YAML text (file name "w.yaml"); returns the loader's
+ * error ("" when it loaded). */
+static const char *
+s_load_text (const char *yaml, sb_workload_t *wl)
+{
+    static char err[1024];
+    err[0] = '\0';
+    sb_config_t *cfg = sb_config_new ();
+    if (sb_config_load_string (cfg, yaml, "w.yaml", err, sizeof err) == 0)
+        (void) sb_workload_from_config (cfg, wl, err, sizeof err);
+    sb_config_destroy (&cfg);
+    return err;
+}
+
+/* The plan's files of ranks [from, to) as DLIO's sizing code prints them
+ * (the oracle in docs/DLIO.md): "rank R NAME BYTES ... " */
+static void
+s_plan_text (const sb_ckpt_plan_t *p, uint64_t from, uint64_t to, char *out, size_t size)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (uint64_t r = from; r < to; r++) {
+        used += (size_t) snprintf (out + used, size - used, "rank %llu ", (unsigned long long) r);
+        for (uint64_t i = p->first[r]; i < p->first[r + 1]; i++)
+            used += (size_t) snprintf (out + used, size - used, "%s %llu ", p->names[i],
+                                       (unsigned long long) p->file_bytes[i]);
+        ck_assert_uint_lt (used, size);
+    }
+}
+
+/* DLIO's predefined sizes (model.layer_parameters, model.optimization_groups:
+ * its megatron_deepspeed workload) and its checkpoint_size: every file name
+ * and byte count of each rank, and the size DLIO divides by, as DLIO's own
+ * base_checkpointing.py and pytorch_checkpointing.py compute them (run for
+ * every rank with MPI and storage stubbed: the command is in docs/DLIO.md). */
+START_TEST (test_predefined_sizes_as_dlio)
+{
+#define S_T "  transformer: {hidden_size: 64, ffn_hidden_size: 128, vocab_size: 100, num_attention_heads: 4, num_kv_heads: 2}\n"
+    static const struct {
+        const char *yaml;
+        uint64_t    ranks;
+        const char *files;          /* the oracle's output for every rank */
+        uint64_t    dlio_bytes;     /* its checkpoint_size_bytes */
+    } cases[] = {
+        /* ZeRO 0, tensor 2: ranks 0 and 1 write; items of 0 or less are skipped, 4001 / 2 rounds down */
+        { "model:\n  type: transformer\n  num_layers: 3\n  layer_parameters: [1000, 4001, 0, -5]\n"
+          "  parallelism: {tensor: 2, zero_stage: 0}\n" S_T, 4,
+          "rank 0 zero_pp_rank_0_mp_rank_0_model_states.pt 7500 zero_pp_rank_0_mp_rank_0_optim_states.pt 746880 "
+          "rank 1 zero_pp_rank_0_mp_rank_1_model_states.pt 7500 zero_pp_rank_0_mp_rank_1_optim_states.pt 746880 "
+          "rank 2 rank 3 ", 1493760 },
+        /* ZeRO 3: derived layers, sharded; predefined optimizer groups, whole on each rank */
+        { "model:\n  type: transformer\n  num_layers: 2\n  optimization_groups: [300, 0, 77]\n"
+          "  parallelism: {zero_stage: 3}\n" S_T, 2,
+          "rank 0 zero_pp_rank_0_mp_rank_0_model_states.pt 86848 zero_pp_rank_0_mp_rank_0_optim_states.pt 1131 "
+          "rank 1 zero_pp_rank_1_mp_rank_0_model_states.pt 86848 zero_pp_rank_1_mp_rank_0_optim_states.pt 1131 ",
+          173696 },
+        /* another model.type: model_states of model_size_bytes, counted once by DLIO */
+        { "model:\n  type: cnn\n  model_size_bytes: 1000\n  num_layers: 3\n  layer_parameters: [10, 20]\n"
+          "  optimization_groups: [5]\n  parallelism: {zero_stage: 1}\n", 4,
+          "rank 0 model_states-0.pt 1000 model_0_model_states.pt 90 zero_pp_rank_0_mp_rank_0_optim_states.pt 15 "
+          "rank 1 model_states-1.pt 1000 zero_pp_rank_1_mp_rank_0_optim_states.pt 15 "
+          "rank 2 model_states-2.pt 1000 zero_pp_rank_2_mp_rank_0_optim_states.pt 15 "
+          "rank 3 model_states-3.pt 1000 zero_pp_rank_3_mp_rank_0_optim_states.pt 15 ", 1000 },
+        /* no layers: only the predefined optimizer, which DLIO's size leaves out */
+        { "model:\n  type: transformer\n  num_layers: 0\n  optimization_groups: [7, 9]\n"
+          "  parallelism: {zero_stage: 2}\n", 2,
+          "rank 0 zero_pp_rank_0_mp_rank_0_optim_states.pt 48 rank 1 zero_pp_rank_1_mp_rank_0_optim_states.pt 48 ", 0 },
+        /* ZeRO 2, pipeline 2: a file per layer, no embedding or head layers; 5 layers: 3 + 2 */
+        { "model:\n  type: transformer\n  num_layers: 5\n  layer_parameters: [100, 30]\n"
+          "  parallelism: {pipeline: 2, zero_stage: 2}\n" S_T, 4,
+          "rank 0 layer_1-model_0_model_states.pt 130 layer_2-model_0_model_states.pt 130 "
+          "layer_3-model_0_model_states.pt 130 zero_pp_rank_0_mp_rank_0_optim_states.pt 597312 "
+          "rank 1 layer_4-model_1_model_states.pt 130 layer_5-model_1_model_states.pt 130 "
+          "zero_pp_rank_0_mp_rank_1_optim_states.pt 597312 "
+          "rank 2 zero_pp_rank_1_mp_rank_0_optim_states.pt 597312 "
+          "rank 3 zero_pp_rank_1_mp_rank_1_optim_states.pt 597312 ", 2389248 },
+    };
+#undef S_T
+    char err[512], text[4096];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        sb_workload_t wl;
+        ck_assert_str_eq (s_load_text (cases[i].yaml, &wl), "");
+        sb_ckpt_plan_t plan;
+        ck_assert_msg (sb_ckpt_plan_init (&plan, &wl.ckpt, cases[i].ranks, err, sizeof err) == 0, "%zu: %s", i, err);
+        s_plan_text (&plan, 0, cases[i].ranks, text, sizeof text);
+        ck_assert_str_eq (text, cases[i].files);
+        ck_assert_uint_eq (plan.dlio_bytes, cases[i].dlio_bytes);
+        sb_ckpt_plan_fini (&plan);
+    }
+
+    /* DLIO_local_changes's megatron_deepspeed_LLNL.yaml (model section) on
+     * 64 ranks: tensor 4 x pipeline 8 x data 2, ZeRO 1 */
+    sb_workload_t wl;
+    ck_assert_str_eq (s_load_text ("model:\n  name: megatron_deepspeed\n  type: megatron_deepspeed\n"
+                                   "  optimization_groups: [1009254400, 865075200, 793600]\n  model_size: 30102\n"
+                                   "  num_layers: 40\n  parallelism:\n    pipeline: 8\n    tensor: 4\n"
+                                   "    zero_stage: 1\n  layer_parameters: [52583936, 209715200]\n", &wl), "");
+    ck_assert_uint_eq (wl.ckpt.n_layer_parameters, 2);
+    ck_assert_int_eq (wl.ckpt.optimization_groups[2], 793600);
+    sb_ckpt_plan_t plan;
+    ck_assert_msg (sb_ckpt_plan_init (&plan, &wl.ckpt, 64, err, sizeof err) == 0, "%s", err);
+    ck_assert_uint_eq (plan.files, 288);
+    ck_assert_uint_eq (plan.total_bytes, 370516275200ULL);
+    ck_assert_uint_eq (plan.dlio_bytes, 10240);     /* model_size_bytes' default, once: model.model_size is not DLIO's key */
+    static const char *const L = "_model_states.pt 65574784 ";
+    char want[2048];
+    s_plan_text (&plan, 0, 1, text, sizeof text);
+    snprintf (want, sizeof want, "rank 0 model_states-0.pt 10240 layer_1-model_0%slayer_2-model_0%slayer_3-model_0%s"
+              "layer_4-model_0%slayer_5-model_0%szero_pp_rank_0_mp_rank_0_optim_states.pt 5625369600 ", L, L, L, L, L);
+    ck_assert_str_eq (text, want);
+    s_plan_text (&plan, 4, 5, text, sizeof text);
+    snprintf (want, sizeof want, "rank 4 model_states-4.pt 10240 layer_6-model_4%slayer_7-model_4%slayer_8-model_4%s"
+              "layer_9-model_4%slayer_10-model_4%szero_pp_rank_0_mp_rank_4_optim_states.pt 5625369600 ", L, L, L, L, L);
+    ck_assert_str_eq (text, want);
+    s_plan_text (&plan, 31, 33, text, sizeof text);
+    snprintf (want, sizeof want, "rank 31 model_states-31.pt 10240 layer_36-model_31%slayer_37-model_31%s"
+              "layer_38-model_31%slayer_39-model_31%slayer_40-model_31%szero_pp_rank_0_mp_rank_31_optim_states.pt"
+              " 5625369600 rank 32 model_states-32.pt 10240 zero_pp_rank_1_mp_rank_0_optim_states.pt 5625369600 ",
+              L, L, L, L, L);
+    ck_assert_str_eq (text, want);
+    s_plan_text (&plan, 63, 64, text, sizeof text);
+    ck_assert_str_eq (text, "rank 63 model_states-63.pt 10240 zero_pp_rank_1_mp_rank_31_optim_states.pt 5625369600 ");
+    sb_ckpt_plan_fini (&plan);
+
+    /* bad items name the file, line and key */
+    ck_assert_str_ne (s_load_text ("model:\n  layer_parameters: [10, ten]\n", &wl), "");
+    ck_assert_msg (strstr (s_load_text ("model:\n  layer_parameters: [10, ten]\n", &wl),
+                           "w.yaml:2: key 'model.layer_parameters': item 1 'ten' is not an integer") != NULL,
+                   "%s", s_load_text ("model:\n  layer_parameters: [10, ten]\n", &wl));
+    /* the presets' derived sizes: DLIO counts every byte written */
+    s_load ("llama3_8b", NULL, &wl);
+    ck_assert_int_eq (sb_ckpt_plan_init (&plan, &wl.ckpt, 8, err, sizeof err), 0);
+    ck_assert_uint_eq (plan.dlio_bytes, plan.total_bytes);
+    ck_assert_uint_eq (plan.dlio_bytes, 112425623552ULL);
+    sb_ckpt_plan_fini (&plan);
+}
+END_TEST
+
 static Suite *
 s_suite (void)
 {
@@ -196,6 +334,7 @@ s_suite (void)
     tcase_add_test (tc, test_subset);
     tcase_add_test (tc, test_rank_layout);
     tcase_add_test (tc, test_scale_and_errors);
+    tcase_add_test (tc, test_predefined_sizes_as_dlio);
     suite_add_tcase (s, tc);
     return s;
 }

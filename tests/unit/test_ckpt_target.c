@@ -25,7 +25,7 @@ s_load (const char *yaml, const char *const *overrides)
     return sb_test_workload_load (yaml, overrides, &s_wl);
 }
 
-static const char s_s3_yaml[] = "storage:\n  storage_type: s3dlio\n  storage_root: s3://training-bucket/data/\n"
+static const char s_s3_yaml[] = "storage:\n  storage_type: s3\n  storage_root: s3://training-bucket/data/\n"
                                 "  endpoint_uris: [http://127.0.0.1:9000, http://127.0.0.1:9001]\n"
                                 "dataset:\n  data_folder: /tmp/dlio\n"
                                 "workflow:\n  train: True\n  checkpoint: True\n"

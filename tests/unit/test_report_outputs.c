@@ -82,10 +82,15 @@ END_TEST
 
 START_TEST (test_ckpt_metrics)
 {
+    /* DLIO's names take DLIO's figures (dlio_*: its size over rank 0's
+     * time); the slowest rank's go under shardbench's names */
     sb_report_checkpoint_t rows[] = {
-        { .op = "write", .bytes = 2147483648LL, .duration_s = 1.0, .gib_per_s = 2.0 },
-        { .op = "write", .bytes = 2147483648LL, .duration_s = 3.0, .gib_per_s = 4.0 },
-        { .op = "read", .bytes = 2147483648LL, .duration_s = 0.5, .gib_per_s = 4.0 },
+        { .op = "write", .bytes = 2147483648LL, .duration_s = 2.0, .gib_per_s = 1.0, .dlio_bytes = 2147483648LL,
+          .dlio_duration_s = 1.0, .dlio_gib_per_s = 2.0 },
+        { .op = "write", .bytes = 2147483648LL, .duration_s = 4.0, .gib_per_s = 0.5, .dlio_bytes = 2147483648LL,
+          .dlio_duration_s = 3.0, .dlio_gib_per_s = 4.0 },
+        { .op = "read", .bytes = 2147483648LL, .duration_s = 0.5, .gib_per_s = 4.0, .dlio_bytes = 2147483648LL,
+          .dlio_duration_s = 0.5, .dlio_gib_per_s = 4.0 },
     };
     sb_report_ckpt_metrics_t m;
     sb_report_ckpt_metrics (rows, 3, &m);
@@ -99,6 +104,11 @@ START_TEST (test_ckpt_metrics)
     ck_assert_double_eq (m.load_gbps_stdev, 0.0);
     ck_assert_double_eq (m.load_s_mean, 0.5);
     ck_assert_double_eq (m.size_gb, 2.0);
+    ck_assert_double_eq (m.slowest_save_gbps_mean, 0.75);
+    ck_assert_double_eq (m.slowest_save_gbps_stdev, 0.25);
+    ck_assert_double_eq (m.slowest_save_s_mean, 3.0);
+    ck_assert_double_eq (m.slowest_load_s_mean, 0.5);
+    ck_assert_double_eq (m.written_gb, 2.0);
     /* no reads: the load figures are NAN (DLIO writes no load_* keys) */
     sb_report_ckpt_metrics (rows, 2, &m);
     ck_assert_uint_eq (m.loads, 0);

@@ -68,7 +68,7 @@ s_two_ranks (sb_resultdb_t *db, int64_t run_id)
 {
     ck_assert_int_eq (sb_resultdb_add_ckpt_rank (db, run_id, 1, "write", 1, 0, "h0", 3, GIB, 100.0, 102.0), 0);
     ck_assert_int_eq (sb_resultdb_add_ckpt_rank (db, run_id, 1, "write", 1, 1, "h1", 4, GIB, 101.0, 105.0), 0);
-    ck_assert_int_eq (sb_resultdb_close_ckpt (db, run_id, 1), 0);
+    ck_assert_int_eq (sb_resultdb_close_ckpt (db, run_id, 1, 2 * GIB, 0), 0);
 }
 
 START_TEST (test_ckpt_rows_and_totals)
@@ -103,7 +103,8 @@ START_TEST (test_ckpt_zero_duration)
     int64_t run_id;
     sb_resultdb_t *db = s_open (0, &run_id);
     ck_assert_int_eq (sb_resultdb_add_ckpt_rank (db, run_id, 2, "read", 1, 0, "h0", 1, 4096, 50.0, 50.0), 0);
-    ck_assert_int_eq (sb_resultdb_close_ckpt (db, run_id, 2), 0);
+    ck_assert_int_eq (sb_resultdb_close_ckpt (db, run_id, 2, 4096, 1), 0);
+    ck_assert (isnan (s_value (db, "SELECT dlio_gib_per_s FROM checkpoints WHERE seq = 2")));
     ck_assert (isnan (s_value (db, "SELECT mb_per_s FROM checkpoint_ranks WHERE seq = 2")));
     ck_assert (isnan (s_value (db, "SELECT gib_per_s FROM checkpoints WHERE seq = 2")));
     sb_ckpt_totals_t t;
@@ -134,6 +135,80 @@ START_TEST (test_epoch_totals)
     ck_assert_int_eq (t.bytes, 4000000);
     ck_assert_double_eq_tol (t.duration_s, 4.0, 1e-9);
     ck_assert_double_eq_tol (t.mb_per_s, 1.0, 1e-9);
+    sb_resultdb_destroy (&db);
+}
+END_TEST
+
+/* DLIO's figures of a checkpoint (statscounter.py end_save_ckpt): its
+ * checkpoint_size over rank 0's own time, not the slowest rank's; with
+ * checkpoint.rank_sync rank 0's clock runs until the last rank is done;
+ * the size is the plan's count of DLIO's, not the bytes written. */
+START_TEST (test_ckpt_dlio_figures)
+{
+    int64_t run_id;
+    sb_resultdb_t *db = s_open (0, &run_id);
+    /* seq 1: rank 0 1 GiB in 2 s (100-102), rank 1 1 GiB in 4 s (101-105) */
+    s_two_ranks (db, run_id);
+    /* seq 2: the same times, rank_sync: rank 0 from 100 until 105 */
+    ck_assert_int_eq (sb_resultdb_add_ckpt_rank (db, run_id, 2, "write", 2, 0, "h0", 3, GIB, 100.0, 102.0), 0);
+    ck_assert_int_eq (sb_resultdb_add_ckpt_rank (db, run_id, 2, "write", 2, 1, "h1", 4, GIB, 101.0, 105.0), 0);
+    ck_assert_int_eq (sb_resultdb_close_ckpt (db, run_id, 2, 2 * GIB, 1), 0);
+    /* seq 3: rank_sync where rank 0 is the last (clock offsets): never below its own time */
+    ck_assert_int_eq (sb_resultdb_add_ckpt_rank (db, run_id, 3, "read", 1, 0, "h0", 3, GIB, 100.0, 106.0), 0);
+    ck_assert_int_eq (sb_resultdb_add_ckpt_rank (db, run_id, 3, "read", 1, 1, "h1", 4, GIB, 99.0, 100.5), 0);
+    ck_assert_int_eq (sb_resultdb_close_ckpt (db, run_id, 3, 2 * GIB, 1), 0);
+    /* seq 4: DLIO counts 10240 of the 2 GiB written (a megatron_deepspeed layout) */
+    ck_assert_int_eq (sb_resultdb_add_ckpt_rank (db, run_id, 4, "write", 3, 0, "h0", 3, GIB, 100.0, 102.0), 0);
+    ck_assert_int_eq (sb_resultdb_add_ckpt_rank (db, run_id, 4, "write", 3, 1, "h1", 4, GIB, 101.0, 105.0), 0);
+    ck_assert_int_eq (sb_resultdb_close_ckpt (db, run_id, 4, 10240, 0), 0);
+    ck_assert_int_eq (sb_resultdb_flush (db), 0);
+    ck_assert_double_eq (s_value (db, "SELECT group_concat(rank_sync, '') FROM checkpoints ORDER BY seq"), 110);
+    static const struct {
+        int    seq;
+        double bytes, dlio_s, dlio_gibps, slowest_s, slowest_gibps;
+    } want[] = {
+        { 1, 2.0 * GIB, 2.0, 1.0, 4.0, 0.5 },
+        { 2, 2.0 * GIB, 5.0, 0.4, 4.0, 0.5 },
+        { 3, 2.0 * GIB, 6.0, 1.0 / 3.0, 6.0, 1.0 / 3.0 },
+        { 4, 10240.0, 2.0, 10240.0 / GIB / 2.0, 4.0, 0.5 },
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        sb_ckpt_totals_t t;
+        ck_assert_int_eq (sb_resultdb_ckpt_totals (db, run_id, (uint64_t) want[i].seq, &t), 1);
+        ck_assert_int_eq (t.dlio_bytes, (int64_t) want[i].bytes);
+        ck_assert_double_eq_tol (t.dlio_duration_s, want[i].dlio_s, 1e-9);
+        ck_assert_double_eq_tol (t.dlio_gib_per_s, want[i].dlio_gibps, 1e-12);
+        ck_assert_double_eq_tol (t.duration_s, want[i].slowest_s, 1e-9);
+        ck_assert_double_eq_tol (t.gib_per_s, want[i].slowest_gibps, 1e-12);
+        ck_assert_int_eq (t.bytes, (int64_t) (2 * GIB));
+    }
+    /* the report's metrics: DLIO's names from DLIO's figures (mean and
+     * population stdev over the writes: 1.0, 0.4, 10240 / 2^30 / 2), and
+     * the slowest rank's beside them; checkpoint_size_GB the first write's
+     * DLIO size, checkpoint_written_GB its bytes */
+    sb_report_checkpoint_t *rows;
+    size_t n;
+    ck_assert_int_eq (sb_report_checkpoints (sb_resultdb_handle (db), run_id, &rows, &n), 0);
+    ck_assert_uint_eq (n, 4);
+    sb_report_ckpt_metrics_t m;
+    sb_report_ckpt_metrics (rows, n, &m);
+    sb_report_checkpoints_free (rows, n);
+    double w[3] = { 1.0, 0.4, 10240.0 / GIB / 2.0 }, mean = (w[0] + w[1] + w[2]) / 3, var = 0;
+    for (int i = 0; i < 3; i++)
+        var += (w[i] - mean) * (w[i] - mean) / 3;
+    ck_assert_uint_eq (m.saves, 3);
+    ck_assert_uint_eq (m.loads, 1);
+    ck_assert_double_eq_tol (m.save_gbps_mean, mean, 1e-12);
+    ck_assert_double_eq_tol (m.save_gbps_stdev, sqrt (var), 1e-12);
+    ck_assert_double_eq_tol (m.save_s_mean, 3.0, 1e-9);                /* 2, 5, 2 */
+    ck_assert_double_eq_tol (m.load_gbps_mean, 1.0 / 3.0, 1e-12);
+    ck_assert_double_eq_tol (m.load_s_mean, 6.0, 1e-9);
+    ck_assert_double_eq_tol (m.size_gb, 2.0, 1e-12);
+    ck_assert_double_eq_tol (m.slowest_save_gbps_mean, 0.5, 1e-12);
+    ck_assert_double_eq_tol (m.slowest_save_gbps_stdev, 0.0, 1e-12);
+    ck_assert_double_eq_tol (m.slowest_save_s_mean, 4.0, 1e-9);
+    ck_assert_double_eq_tol (m.slowest_load_s_mean, 6.0, 1e-9);
+    ck_assert_double_eq_tol (m.written_gb, 2.0, 1e-12);
     sb_resultdb_destroy (&db);
 }
 END_TEST
@@ -195,7 +270,7 @@ START_TEST (test_report_checkpoints)
     sb_resultdb_t *db = s_open (0, &run_id);
     s_two_ranks (db, run_id);
     ck_assert_int_eq (sb_resultdb_add_ckpt_rank (db, run_id, 2, "read", 1, 0, "h0", 3, GIB, 200.0, 201.0), 0);
-    ck_assert_int_eq (sb_resultdb_close_ckpt (db, run_id, 2), 0);
+    ck_assert_int_eq (sb_resultdb_close_ckpt (db, run_id, 2, GIB, 0), 0);
     sqlite3 *h = sb_resultdb_handle (db);
     sb_report_checkpoint_t *rows;
     size_t n;
@@ -351,6 +426,7 @@ resultdb_suite (void)
     tcase_add_checked_fixture (tc, s_setup, s_teardown);
     tcase_add_test (tc, test_ckpt_rows_and_totals);
     tcase_add_test (tc, test_ckpt_zero_duration);
+    tcase_add_test (tc, test_ckpt_dlio_figures);
     tcase_add_test (tc, test_epoch_totals);
     tcase_add_test (tc, test_totals_missing);
     tcase_add_test (tc, test_totals_after_writer_sync);

@@ -126,7 +126,7 @@ s_run (sb_resultdb_t *db, const char *kind)
 
 /* ------------------------------------------------------------ tests */
 
-/* A new file: schema version 13, every table of schemas/results.sql, WAL. */
+/* A new file: schema version 14, every table of schemas/results.sql, WAL. */
 START_TEST (test_create_schema)
 {
     char path[PATH_MAX];
@@ -140,9 +140,9 @@ START_TEST (test_create_schema)
     sb_resultdb_destroy (&db);      /* NULL is accepted */
     sb_resultdb_destroy (NULL);
 
-    ck_assert_int_eq (SB_RESULTDB_VERSION, 13);
+    ck_assert_int_eq (SB_RESULTDB_VERSION, 14);
     sqlite3 *q = s_sql_open (path);
-    ck_assert_int_eq (s_sql_int (q, "PRAGMA user_version"), 13);
+    ck_assert_int_eq (s_sql_int (q, "PRAGMA user_version"), 14);
     ck_assert_str_eq (s_sql_text (q, "PRAGMA journal_mode"), "wal");
     ck_assert_str_eq (s_sql_text (q, "SELECT group_concat(name, ' ') FROM (SELECT name FROM sqlite_master"
                                      " WHERE type = 'table' ORDER BY name)"),
@@ -431,7 +431,7 @@ START_TEST (test_reopen)
     ck_assert_int_eq (s_run (db, "datagen"), 2);
     sb_resultdb_destroy (&db);
     sqlite3 *q = s_sql_open (path);
-    ck_assert_int_eq (s_sql_int (q, "PRAGMA user_version"), 13);
+    ck_assert_int_eq (s_sql_int (q, "PRAGMA user_version"), 14);
     ck_assert_str_eq (s_sql_text (q, "SELECT group_concat(id || kind, ' ') FROM runs"), "1train 2datagen");
     ck_assert_int_eq (s_sql_int (q, "SELECT count(*) FROM timeseries"), 1);
     sqlite3_close (q);
@@ -447,16 +447,16 @@ START_TEST (test_refuse_newer)
     ck_assert_int_eq (s_run (db, "train"), 1);
     sb_resultdb_destroy (&db);
     sqlite3 *q = s_sql_open (path);
-    s_sql_exec (q, "PRAGMA user_version = 14");
+    s_sql_exec (q, "PRAGMA user_version = 15");
     sqlite3_close (q);
-    snprintf (want, sizeof want, "%s: result database schema version 14 is newer than this shardbench (13)", path);
+    snprintf (want, sizeof want, "%s: result database schema version 15 is newer than this shardbench (14)", path);
     ck_assert_ptr_null (sb_resultdb_open (path, err, sizeof err));
     ck_assert_str_eq (err, want);
     err[0] = '\0';
     ck_assert_ptr_null (sb_resultdb_open_readonly (path, 1, err, sizeof err));
     ck_assert_str_eq (err, want);
     q = s_sql_open (path);
-    ck_assert_int_eq (s_sql_int (q, "PRAGMA user_version"), 14);
+    ck_assert_int_eq (s_sql_int (q, "PRAGMA user_version"), 15);
     ck_assert_int_eq (s_sql_int (q, "SELECT count(*) FROM runs"), 1);
     sqlite3_close (q);
 }
@@ -519,7 +519,7 @@ END_TEST
 
 /* Another program's SQLite database (tables, none of them shardbench's) is
  * refused, whatever its user_version, and left exactly as it was: a --db
- * that names the wrong file must not gain twenty tables and version 13,
+ * that names the wrong file must not gain twenty tables and version 14,
  * nor have its own tables altered by an upgrade step. */
 START_TEST (test_refuse_foreign_sqlite)
 {
@@ -595,7 +595,7 @@ START_TEST (test_readonly)
     s_sql_exec (q, "PRAGMA user_version = 9");
     sqlite3_close (q);
     ck_assert_ptr_null (sb_resultdb_open_readonly (path, 0, err, sizeof err));
-    snprintf (want, sizeof want, "%s: result database schema version 9 must be upgraded to version 13 before this"
+    snprintf (want, sizeof want, "%s: result database schema version 9 must be upgraded to version 14 before this"
               " shardbench can read it, which needs write access: run `shardbench report --db %s` once as a user"
               " who can write the file and its folder", path, path);
     ck_assert_str_eq (err, want);
@@ -619,7 +619,9 @@ START_TEST (test_upgrade_from_v9)
     ck_assert_int_eq (s_run (db, "train"), 1);
     sb_resultdb_destroy (&db);
     sqlite3 *q = s_sql_open (path);
-    s_sql_exec (q, "DROP TABLE run_inputs; DROP TABLE run_overrides; DROP TABLE run_host_info; DROP TABLE host_read_latency;"
+    s_sql_exec (q, "ALTER TABLE checkpoints DROP COLUMN rank_sync; ALTER TABLE checkpoints DROP COLUMN dlio_gib_per_s;"
+                   " ALTER TABLE checkpoints DROP COLUMN dlio_duration_s; ALTER TABLE checkpoints DROP COLUMN dlio_bytes;"
+                   " DROP TABLE run_inputs; DROP TABLE run_overrides; DROP TABLE run_host_info; DROP TABLE host_read_latency;"
                    " ALTER TABLE runs DROP COLUMN warmup; ALTER TABLE runs DROP COLUMN series_index;"
                    " ALTER TABLE runs DROP COLUMN series_id; ALTER TABLE runs DROP COLUMN label; DROP TABLE series;"
                    " DROP TABLE evals; DROP TABLE eval_ranks;"
@@ -639,10 +641,43 @@ START_TEST (test_upgrade_from_v9)
     ck_assert_int_eq (sb_resultdb_run_workflow (db, 1, "train"), 0);
     sb_resultdb_destroy (&db);
     q = s_sql_open (path);
-    ck_assert_int_eq (s_sql_int (q, "PRAGMA user_version"), 13);
+    ck_assert_int_eq (s_sql_int (q, "PRAGMA user_version"), 14);
     ck_assert_str_eq (s_sql_text (q, "SELECT kind || '|' || workflow || '|' || coalesce(eval_au_mean_percentage,"
                                      " 'NULL') FROM runs"), "train|train|NULL");
     ck_assert_int_eq (s_sql_int (q, "SELECT count(*) FROM sqlite_master WHERE name IN ('evals', 'eval_ranks')"), 2);
+    ck_assert_str_eq (s_sql_text (q, "PRAGMA integrity_check"), "ok");
+    sqlite3_close (q);
+}
+END_TEST
+
+/* A version 13 file's checkpoints get DLIO's figures on upgrade: rank 0's
+ * own time (DLIO's without checkpoint.rank_sync), the bytes of all ranks
+ * as DLIO's size, their GiB/s. */
+START_TEST (test_upgrade_from_v13)
+{
+    char path[PATH_MAX];
+    s_path (path, sizeof path, "v13.db");
+    sb_resultdb_t *db = s_open (path);
+    ck_assert_int_eq (s_run (db, "checkpoint"), 1);
+    /* rank 0: 1 GiB in 2 s; rank 1: 1 GiB in 4 s */
+    ck_assert_int_eq (sb_resultdb_add_ckpt_rank (db, 1, 1, "write", 1, 0, "h0", 2, 1073741824, 10.0, 12.0), 0);
+    ck_assert_int_eq (sb_resultdb_add_ckpt_rank (db, 1, 1, "write", 1, 1, "h1", 2, 1073741824, 10.0, 14.0), 0);
+    ck_assert_int_eq (sb_resultdb_close_ckpt (db, 1, 1, 1, 1), 0);
+    ck_assert_int_eq (sb_resultdb_flush (db), 0);
+    sb_resultdb_destroy (&db);
+    sqlite3 *q = s_sql_open (path);
+    s_sql_exec (q, "ALTER TABLE checkpoints DROP COLUMN rank_sync; ALTER TABLE checkpoints DROP COLUMN dlio_gib_per_s;"
+                   " ALTER TABLE checkpoints DROP COLUMN dlio_duration_s; ALTER TABLE checkpoints DROP COLUMN dlio_bytes;"
+                   " PRAGMA user_version = 13");
+    ck_assert_int_eq (s_sql_int (q, "SELECT count(*) FROM pragma_table_info('checkpoints') WHERE name LIKE 'dlio%'"), 0);
+    sqlite3_close (q);
+    db = s_open (path);
+    sb_resultdb_destroy (&db);
+    q = s_sql_open (path);
+    ck_assert_int_eq (s_sql_int (q, "PRAGMA user_version"), 14);
+    ck_assert_str_eq (s_sql_text (q, "SELECT bytes || '|' || duration_s || '|' || dlio_bytes || '|' || dlio_duration_s"
+                                     " || '|' || dlio_gib_per_s || '|' || gib_per_s || '|' || rank_sync FROM checkpoints"),
+                      "2147483648|4.0|2147483648|2.0|1.0|0.5|0");
     ck_assert_str_eq (s_sql_text (q, "PRAGMA integrity_check"), "ok");
     sqlite3_close (q);
 }
@@ -910,7 +945,7 @@ START_TEST (test_in_memory)
     ck_assert_int_eq (sb_resultdb_add_stats (db, 1, 1, 1, 0, 1, 1, 1, 0, 0), 0);
     ck_assert_int_eq (sb_resultdb_sync (db), 0);
     ck_assert_int_eq (s_sql_int (sb_resultdb_handle (db), "SELECT count(*) FROM timeseries"), 1);
-    ck_assert_int_eq (s_sql_int (sb_resultdb_handle (db), "PRAGMA user_version"), 13);
+    ck_assert_int_eq (s_sql_int (sb_resultdb_handle (db), "PRAGMA user_version"), 14);
     sb_resultdb_destroy (&db);
 }
 END_TEST
@@ -1013,6 +1048,7 @@ s_suite (void)
     tcase_add_test (tc, test_refuse_foreign_sqlite);
     tcase_add_test (tc, test_readonly);
     tcase_add_test (tc, test_upgrade_from_v9);
+    tcase_add_test (tc, test_upgrade_from_v13);
     tcase_add_test (tc, test_writer_rows);
     tcase_add_test (tc, test_writer_waits_for_lock);
     tcase_add_test (tc, test_writer_gives_up);

@@ -42,7 +42,7 @@ sb_trace_open (const char *dir, char *err, size_t err_size)
     }
     if ((self->buf = malloc (1 << 20)))
         setvbuf (self->f, self->buf, _IOFBF, 1 << 20);
-    if (fputs ("rank,epoch,step,position,file_index,key,offset,length,start_s,latency_us,bytes\n", self->f) < 0) {
+    if (fputs ("rank,epoch,step,position,file_index,key,offset,length,start_s,latency_us,bytes,sample\n", self->f) < 0) {
         snprintf (err, err_size, "shardbench.trace: cannot write %s: %s", self->path, strerror (errno));
         fclose (self->f);
         free (self->buf);
@@ -85,9 +85,9 @@ sb_trace_write (sb_trace_t *self, const sb_trace_line_t *l, char *err, size_t er
     }
     else if (fputs (key, self->f) < 0)
         return s_failed (self, "write", err, err_size);
-    if (fprintf (self->f, ",%llu,%llu,%.6f,%llu,%llu\n", (unsigned long long) l->offset,
+    if (fprintf (self->f, ",%llu,%llu,%.6f,%llu,%llu,%llu\n", (unsigned long long) l->offset,
                  (unsigned long long) l->length, l->start_s, (unsigned long long) l->latency_us,
-                 (unsigned long long) l->bytes) < 0)
+                 (unsigned long long) l->bytes, (unsigned long long) l->sample) < 0)
         return s_failed (self, "write", err, err_size);
     return 0;
 }

@@ -1,9 +1,10 @@
 /* trace: the per-read trace of a worker (shardbench.trace=DIR).
  *
  * DIR/trace-HOST-PID.csv, one CSV line per read and one per sample served
- * from a parquet row group an earlier read of the epoch brought in (bytes 0,
+ * from a parquet row group or a whole file (tensorflow's npz, tf_plan.h) an
+ * earlier read of the epoch brought in (bytes 0,
  * latency 0, start when it was served), after the header
- *   rank,epoch,step,position,file_index,key,offset,length,start_s,latency_us,bytes
+ *   rank,epoch,step,position,file_index,key,offset,length,start_s,latency_us,bytes,sample
  * position: in the rank's epoch order (step = position / batch); file_index:
  * the object's catalog index (name order); key: relative to the data folder,
  * quoted as CSV when it holds a comma or a quote; start_s: Unix seconds the
@@ -12,9 +13,10 @@
  * byte, so the reads a rank had in flight at time T are its lines with
  * start_s <= T < start_s + latency_us (lines of samples served by an earlier
  * read have latency 0 and start when they were served); length 0: the
- * whole object. A parquet footer read (the file's first of an epoch, as
- * pyarrow reads it) serves no sample: its line has empty step and position
- * fields; its bytes count in the epoch's. */
+ * whole object; sample: the sample in the file the position reads (a read
+ * of a row group or of a whole file serves many, each on its own line). A
+ * parquet footer read serves no sample: its line has empty step and
+ * position fields; its bytes count in the epoch's. */
 #ifndef SB_TRACE_H
 #define SB_TRACE_H
 
@@ -24,7 +26,7 @@
 typedef struct sb_trace sb_trace_t;
 
 typedef struct {
-    uint64_t    rank, epoch, step, position, file;
+    uint64_t    rank, epoch, step, position, file, sample;
     const char *key;
     uint64_t    offset, length;
     double      start_s;

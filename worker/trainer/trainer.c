@@ -8,7 +8,10 @@
  * (worker/trainer/entries.h), and lib/dataset/sample_range.h turns them into a byte
  * range. A parquet row group is read once per epoch: samples of a group a
  * read of the same loader thread (or the rank's last read) brought in, or is
- * bringing in, complete with it and cost no I/O.
+ * bringing in, complete with it and cost no I/O. With DLIO's tensorflow
+ * loader (tf_plan.h) each loader thread keeps what it read: an npz file is
+ * read whole once per (thread, file), a parquet row group once per (thread,
+ * file, group), and a thread never serves another thread's samples.
  *
  * with reader.preprocess_time (WELCOME preprocess_dist)
  * each of a rank's loader threads works as one of DLIO's loader workers: it
@@ -27,6 +30,7 @@
 #include "reader.h"
 #include "sample_range.h"
 #include "sampler.h"
+#include "tf_plan.h"
 #include "trace.h"
 #include "util.h"
 
@@ -46,12 +50,14 @@ typedef struct {
     uint64_t run;           /* ... and the consecutive positions of its batch it serves */
     uint64_t count;         /* every position it serves (later ones of its row group included) */
     uint64_t file, offset, length, dlio;
+    uint64_t sample;        /* the sample in the file of `position` (the run's are the next ones) */
     const char *stored;     /* the entry's stored key (borrowed from the entries) or NULL */
     double   start;
     uint32_t loader;        /* the loader thread + 1 whose read this is (0: none) */
     uint8_t  in_batch;      /* counted in the batch_pending of its position's batch */
     uint8_t  tail;          /* a parquet file's last 4 bytes, which must be "PAR1" (SB_READ_PARQUET_TAIL) */
     uint32_t footer_of;     /* footers first: the loader thread + 1 whose footer read this is (0: none) */
+    uint32_t eager;         /* the loader thread + 1 of a row group read its reader's open submitted (tf_plan.h) */
 } s_slot_t;
 
 /* The last row group a loader thread read (or is reading). */
@@ -60,6 +66,14 @@ typedef struct {
     uint64_t slot, seq;     /* in flight while slots[slot].seq == seq */
     int      valid;
 } s_group_t;
+
+/* the file a loader thread's tf.data reader has open (tf_plan.h): what its
+ * queued row-group reads are of */
+typedef struct {
+    uint64_t    file, dlio, size;
+    const char *stored;     /* borrowed from the entries for the epoch, or NULL */
+    int         valid;
+} s_tf_file_t;
 
 /* a loader thread of a rank, with reader.preprocess_time.
  * Positions of the thread below `at` are in; it is on the `n` positions
@@ -92,6 +106,8 @@ typedef struct {
     uint32_t      *free_slots;      /* stack of free slot indices (owned) */
     size_t         nfree;
     s_group_t     *groups;          /* threads + 1: each loader thread's last group, then the rank's (owned) */
+    sb_tf_plan_t  *tf;              /* tf_mode: what each loader thread's reader read this epoch (owned) */
+    s_tf_file_t   *tf_files;        /* tf_mode: each loader thread's open file (threads of them, owned) */
     s_loader_t    *loaders;         /* threads of them (owned) */
     uint32_t      *batch_pending;   /* nslots + 1: reads in flight of batch q at [q % (nslots + 1)] (owned) */
     uint64_t       next_seq;
@@ -203,6 +219,7 @@ struct sb_trainer {
     uint64_t         footer_batch;  /* with footer_tail: files a loader thread reads the footers of at once */
     int              footers_first; /* parquet with DLIO's sliding row-group window: every footer of a loader
                                      * thread's files first, one at a time (lib/dataset/loader_depth.h) */
+    sb_tf_mode_t     tf_mode;       /* DLIO's tf.data reads per loader thread (tf_plan.h), or SB_TF_NONE */
 };
 
 /* ENDPOINT_STATS of rank r: its engine's counters since the phase began,
@@ -312,6 +329,7 @@ sb_trainer_new (const sb_msg_welcome_t *cfg, const sb_storage_cfg_t *storage, co
     self->set = train;
     self->stall_s = (double) cfg->stall_timeout_ms / 1000.0;
     self->threads = cfg->loader_threads ? cfg->loader_threads : 1;
+    self->tf_mode = sb_tf_mode (cfg->sampler, cfg->format, cfg->samples_per_file);
     uint64_t batch_max = cfg->eval_files && eval->batch_size > cfg->batch_size ? eval->batch_size : cfg->batch_size;
     self->nslots = (size_t) ((cfg->prefetch_size + 1) * batch_max);
     if (self->nslots < 3)   /* a parquet file's first group goes with its (up to 2) footer reads */
@@ -361,8 +379,11 @@ sb_trainer_new (const sb_msg_welcome_t *cfg, const sb_storage_cfg_t *storage, co
         r->ff_at = calloc ((size_t) self->threads, sizeof *r->ff_at);
         r->ff_range = calloc ((size_t) self->threads, sizeof *r->ff_range);
         r->ff_busy = calloc ((size_t) self->threads, sizeof *r->ff_busy);
+        r->tf = self->tf_mode != SB_TF_NONE ? sb_tf_plan_new ((size_t) self->threads) : NULL;
+        r->tf_files = self->tf_mode != SB_TF_NONE ? calloc ((size_t) self->threads, sizeof *r->tf_files) : NULL;
         if (!r->reader || !r->slots || !r->free_slots || !r->groups || !r->loaders || !r->batch_pending
-            || !r->ff_start || !r->ff_at || !r->ff_range || !r->ff_busy) {
+            || !r->ff_start || !r->ff_at || !r->ff_range || !r->ff_busy
+            || (self->tf_mode != SB_TF_NONE && (!r->tf || !r->tf_files))) {
             snprintf (err, err_size, "rank %llu: %s", (unsigned long long) r->rank,
                       r->reader ? "out of memory for its reads in flight" : why);
             self->nranks++;
@@ -427,6 +448,8 @@ sb_trainer_destroy (sb_trainer_t **self_p)
         free (r->ff_range);
         free (r->ff_busy);
         free (r->held);
+        sb_tf_plan_destroy (&r->tf);
+        free (r->tf_files);
         sb_reader_destroy (&r->reader);
     }
     char err[PATH_MAX + 128];
@@ -534,6 +557,14 @@ s_read_at (sb_trainer_t *self, s_rank_t *r, uint64_t p, s_read_t *rd)
         s_fail (self, r, "size", key, 0, text, NULL);
         return -1;
     }
+    if (self->tf_mode == SB_TF_WHOLE_FILE) {
+        /* DLIO's npz reader reads each file of its thread once, whole
+         * (length 0 when the size is unknown: the whole object) */
+        rd->offset = 0;
+        rd->length = rd->size == SB_SIZE_UNKNOWN ? 0 : rd->size;
+        rd->run_end = rd->ref.sample + 1;
+        rd->group = 1;
+    }
     return 0;
 }
 
@@ -573,8 +604,9 @@ s_run (const sb_trainer_t *self, const s_rank_t *r, uint64_t p, const sb_sample_
 /* ------------------------------------------------------------ completions */
 
 static void
-s_trace_line (sb_trainer_t *self, s_rank_t *r, int sample, uint64_t position, uint64_t file, const char *stored,
-              uint64_t dlio, uint64_t offset, uint64_t length, double start, uint64_t latency_us, uint64_t bytes)
+s_trace_line (sb_trainer_t *self, s_rank_t *r, int serves, uint64_t position, uint64_t file, uint64_t sample,
+              const char *stored, uint64_t dlio, uint64_t offset, uint64_t length, double start, uint64_t latency_us,
+              uint64_t bytes)
 {
     if (!self->trace || self->failed)
         return;
@@ -583,18 +615,18 @@ s_trace_line (sb_trainer_t *self, s_rank_t *r, int sample, uint64_t position, ui
         snprintf (key, sizeof key, "#%llu", (unsigned long long) file);
     sb_trace_line_t line = {
         .rank = r->rank, .epoch = self->epoch, .step = position / self->set->batch_size, .position = position,
-        .file = file, .key = key, .offset = offset, .length = length, .start_s = start, .latency_us = latency_us,
-        .bytes = bytes, .no_sample = !sample,
+        .file = file, .sample = sample, .key = key, .offset = offset, .length = length, .start_s = start,
+        .latency_us = latency_us, .bytes = bytes, .no_sample = !serves,
     };
     if (sb_trace_write (self->trace, &line, err, sizeof err) != 0)
         s_fail (self, r, "trace", NULL, errno, err, NULL);
 }
 
 static void
-s_trace (sb_trainer_t *self, s_rank_t *r, uint64_t position, uint64_t file, const char *stored, uint64_t dlio,
-         uint64_t offset, uint64_t length, double start, uint64_t latency_us, uint64_t bytes)
+s_trace (sb_trainer_t *self, s_rank_t *r, uint64_t position, uint64_t file, uint64_t sample, const char *stored,
+         uint64_t dlio, uint64_t offset, uint64_t length, double start, uint64_t latency_us, uint64_t bytes)
 {
-    s_trace_line (self, r, 1, position, file, stored, dlio, offset, length, start, latency_us, bytes);
+    s_trace_line (self, r, 1, position, file, sample, stored, dlio, offset, length, start, latency_us, bytes);
 }
 
 /* The read of `count` positions of rank r is in: it took latency_ns and
@@ -643,12 +675,18 @@ s_complete (sb_trainer_t *self, s_rank_t *r, size_t i, uint64_t bytes, uint64_t 
     if (s->in_batch)
         r->batch_pending[(s->position / self->set->batch_size) % (self->nslots + 1)]--;
     /* the read's line starts when the engine issued it, so that the reads
-     * in flight at any moment can be counted from the trace; a parquet
-     * footer read (run 0) serves no sample: its line has no step nor position */
-    s_trace_line (self, r, s->run > 0, s->position, s->file, s->stored, s->dlio, s->offset, s->length, issued,
-                  latency_ns / 1000, bytes);
+     * in flight at any moment can be counted from the trace */
+    if (s->eager && r->tf)  /* positions served from it later carry it in the trace */
+        sb_tf_plan_done (r->tf, s->eager - 1, s->file, s->offset, s->length, bytes, latency_ns / 1000, issued);
+    if (s->run > 0)
+        s_trace (self, r, s->position, s->file, s->sample, s->stored, s->dlio, s->offset, s->length, issued,
+                 latency_ns / 1000, bytes);
+    else if (!s->eager)     /* a parquet footer read serves no sample: no step nor position */
+        s_trace_line (self, r, 0, 0, s->file, 0, s->stored, s->dlio, s->offset, s->length, issued, latency_ns / 1000,
+                      bytes);
     for (uint64_t j = 1; self->trace && j < s->run; j++)
-        s_trace (self, r, s->position + j, s->file, s->stored, s->dlio, s->offset, s->length, s->start, 0, 0);
+        s_trace (self, r, s->position + j, s->file, s->sample + j, s->stored, s->dlio, s->offset, s->length,
+                 issued + (double) latency_ns / 1e9, 0, 0);
     s->seq = 0;
     r->free_slots[r->nfree++] = (uint32_t) i;
 }
@@ -923,6 +961,12 @@ sb_trainer_start (sb_trainer_t *self, const sb_msg_phase_start_t *ps)
         r->ff_busy = keep.ff_busy;
         r->held = keep.held;
         r->held_cap = keep.held_cap;
+        r->tf = keep.tf;
+        r->tf_files = keep.tf_files;
+        if (r->tf) {    /* DLIO's loader makes each thread's reader afresh every epoch */
+            sb_tf_plan_reset (r->tf);
+            memset (r->tf_files, 0, (size_t) self->threads * sizeof *r->tf_files);
+        }
         memset (r->loaders, 0, (size_t) self->threads * sizeof *r->loaders);
         memset (r->batch_pending, 0, (self->nslots + 1) * sizeof *r->batch_pending);
         memset (r->slots, 0, self->nslots * sizeof *r->slots);
@@ -1252,19 +1296,28 @@ s_compute_time (sb_trainer_t *self, const s_rank_t *r)
     return sb_dist_draw (&set->compute, set->compute_seed, r->rank, self->epoch << 32 | r->step);
 }
 
-/* The row group of rd, when a read of its loader thread (or the rank's
- * last) brought it in or is bringing it in. */
-static s_group_t *
-s_group_of (sb_trainer_t *self, s_rank_t *r, const s_read_t *rd)
+/* The row group of rd into *out, when a read of its loader thread (or the
+ * rank's last) brought it in or is bringing it in: 1, else 0. DLIO's
+ * tf.data readers (tf_mode) keep what their own thread read this epoch, and
+ * a thread never serves another's. */
+static int
+s_group_of (sb_trainer_t *self, s_rank_t *r, const s_read_t *rd, s_group_t *out)
 {
+    if (self->tf_mode != SB_TF_NONE) {
+        *out = (s_group_t) { .file = rd->ref.file, .offset = rd->offset, .length = rd->length, .valid = 1 };
+        return sb_tf_plan_find (r->tf, (size_t) (rd->ref.thread < self->threads ? rd->ref.thread : 0), rd->ref.file,
+                                rd->offset, rd->length, &out->slot, &out->seq);
+    }
     s_group_t *candidates[2] = { &r->groups[rd->ref.thread < self->threads ? rd->ref.thread : 0],
                                  &r->groups[self->threads] };
     for (int i = 0; i < 2; i++) {
         s_group_t *g = candidates[i];
-        if (g->valid && g->file == rd->ref.file && g->offset == rd->offset && g->length == rd->length)
-            return g;
+        if (g->valid && g->file == rd->ref.file && g->offset == rd->offset && g->length == rd->length) {
+            *out = *g;
+            return 1;
+        }
     }
-    return NULL;
+    return 0;
 }
 
 /* The reader's lane of rd: the loader thread that reads it (reader.h). */
@@ -1476,8 +1529,13 @@ s_issue (sb_trainer_t *self, s_rank_t *r, const s_read_t *rd, uint64_t p, uint64
         }
         name = key;
     }
-    if (self->set->footered && rd->ref.file < self->set->listed
-        && !(self->set->footered[rd->ref.file / 8] & (1u << (rd->ref.file % 8)))) {
+    /* parquet: DLIO reads a file's footer when it opens the file, once an
+     * epoch; its tf.data readers once per loader thread that opens it */
+    int opens = self->tf_mode == SB_TF_GROUPS
+        ? sb_tf_plan_opens (r->tf, (size_t) s_lane (self, rd), rd->ref.file)
+        : self->set->footered && rd->ref.file < self->set->listed
+            && !(self->set->footered[rd->ref.file / 8] & (1u << (rd->ref.file % 8)));
+    if (opens && self->set->footered) {
         /* the file's first read this epoch: its footer first, as pyarrow reads it (no samples) */
         sb_parquet_range_t fr[2];
         int tail;
@@ -1488,11 +1546,12 @@ s_issue (sb_trainer_t *self, s_rank_t *r, const s_read_t *rd, uint64_t p, uint64
         size_t nf = (size_t) nfr;
         if (r->nfree < nf + 1)
             return 1;
-        self->set->footered[rd->ref.file / 8] |= (uint8_t) (1u << (rd->ref.file % 8));
+        if (rd->ref.file < self->set->listed)
+            self->set->footered[rd->ref.file / 8] |= (uint8_t) (1u << (rd->ref.file % 8));
         for (size_t j = 0; j < nf; j++) {
             size_t f = r->free_slots[--r->nfree];
             r->slots[f] = (s_slot_t) { .seq = ++r->next_seq, .position = p, .run = 0, .count = 0,
-                                       .file = rd->ref.file, .offset = fr[j].offset, .length = fr[j].length,
+                                       .file = rd->ref.file, .sample = rd->ref.sample, .offset = fr[j].offset, .length = fr[j].length,
                                        .dlio = rd->dlio, .stored = rd->stored, .start = now, .tail = (uint8_t) tail };
             if (sb_reader_submit (r->reader, name, fr[j].offset, fr[j].length, f, s_lane (self, rd),
                                   s_evict_flag (self, rd->ref.file) | (tail ? SB_READ_PARQUET_TAIL : 0)) != 0) {
@@ -1507,6 +1566,7 @@ s_issue (sb_trainer_t *self, s_rank_t *r, const s_read_t *rd, uint64_t p, uint64
     size_t i = r->free_slots[--r->nfree];
     s_slot_t *s = &r->slots[i];
     *s = (s_slot_t) { .seq = ++r->next_seq, .position = p, .run = n, .count = n, .file = rd->ref.file,
+                      .sample = rd->ref.sample,
                       .offset = rd->offset, .length = rd->length, .dlio = rd->dlio, .stored = rd->stored,
                       .start = now, .loader = loader, .in_batch = !rd->group && n == 1 };
     if (s->in_batch)
@@ -1517,6 +1577,11 @@ s_issue (sb_trainer_t *self, s_rank_t *r, const s_read_t *rd, uint64_t p, uint64
                              .seq = s->seq, .valid = 1 };
         r->groups[rd->ref.thread < self->threads ? rd->ref.thread : 0] = latest;
         r->groups[self->threads] = latest;
+    }
+    if (r->tf && sb_tf_plan_add (r->tf, (size_t) s_lane (self, rd), rd->ref.file, rd->offset, rd->length, i, s->seq)
+                     != 0) {
+        s_fail (self, r, "memory", NULL, ENOMEM, "out of memory for a loader thread's row groups", NULL);
+        return -1;
     }
     if (sb_reader_submit (r->reader, name, rd->offset, rd->length, i, s_lane (self, rd),
                           s_evict_flag (self, rd->ref.file)) != 0) {
@@ -1579,6 +1644,172 @@ s_release_held (sb_trainer_t *self, s_rank_t *r, double now)
     return 0;
 }
 
+/* ---- DLIO's tf.data parquet reader: a file's open reads every row group */
+
+/* Queue a read of [offset, +length) of rd's object on loader thread `lane`
+ * into a free slot (r->nfree > 0): a footer read (eager 0) or a row group
+ * its reader's open submitted (eager: lane + 1). 0 (*slot set), -1 failed. */
+static int
+s_tf_queue_read (sb_trainer_t *self, s_rank_t *r, const s_read_t *rd, uint64_t p, uint64_t offset, uint64_t length,
+                 uint64_t lane, uint32_t eager, double now, size_t *slot)
+{
+    char key[PATH_MAX];
+    const char *name = NULL;
+    if (self->needs_keys) {
+        if (s_key (self, rd->stored, rd->dlio, key, sizeof key) != 0) {
+            s_fail (self, r, "read", NULL, ENAMETOOLONG, "a catalog entry names no object of the dataset", NULL);
+            return -1;
+        }
+        name = key;
+    }
+    size_t i = r->free_slots[--r->nfree];
+    r->slots[i] = (s_slot_t) { .seq = ++r->next_seq, .position = p, .run = 0, .count = 0, .file = rd->ref.file,
+                               .sample = rd->ref.sample, .offset = offset, .length = length, .dlio = rd->dlio,
+                               .stored = rd->stored, .start = now, .eager = eager };
+    *slot = i;
+    if (eager)
+        sb_tf_plan_issued (r->tf, (size_t) lane, i, r->slots[i].seq);
+    if (sb_reader_submit (r->reader, name, offset, length, i, lane, s_evict_flag (self, rd->ref.file)) != 0) {
+        s_fail (self, r, "read", name, errno, "cannot queue a read", NULL);
+        return -1;
+    }
+    uint64_t inline_bytes = 0;
+    if (sb_reader_take_inline (r->reader, &inline_bytes))  /* synthetic: done, in no time */
+        s_complete (self, r, i, inline_bytes, 0, now);
+    return self->failed ? -1 : 0;
+}
+
+/* The read identity (file, name) of loader thread t's open file into *rd:
+ * 0, or -1 when it has none. */
+static int
+s_tf_pending_read (const sb_trainer_t *self, const s_rank_t *r, uint64_t t, s_read_t *rd)
+{
+    (void) self;
+    const s_tf_file_t *f = &r->tf_files[t];
+    if (!f->valid)
+        return -1;
+    rd->ref.file = f->file;
+    rd->ref.sample = 0;
+    rd->dlio = f->dlio;
+    rd->size = f->size;
+    rd->stored = f->stored;
+    return 0;
+}
+
+/* Issue loader thread t's queued row-group reads while slots are free.
+ * Returns 0 when none is left, 1 when slots ran out, -1 failed. */
+static int
+s_tf_issue_pending (sb_trainer_t *self, s_rank_t *r, uint64_t t, const s_read_t *rd, double now)
+{
+    uint64_t offset, length;
+    while (sb_tf_plan_next_pending (r->tf, (size_t) t, &offset, &length)) {
+        if (r->nfree == 0)
+            return 1;
+        size_t slot;
+        if (s_tf_queue_read (self, r, rd, r->submitted, offset, length, t, (uint32_t) t + 1, now, &slot) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* 1 when rd's row groups are known (the generator's uncompressed layout of
+ * its size): its reader's open can read them all. */
+static int
+s_tf_groups_known (const sb_trainer_t *self, const s_read_t *rd)
+{
+    sb_parquet_range_t fr[2];
+    return self->tf_mode == SB_TF_GROUPS && rd->group && sb_sample_range_footer (&self->ranger, rd->size, fr) > 0;
+}
+
+/* Position p (and the n after it, of its row group) of rank r, read by
+ * DLIO's tf.data parquet reader of its loader thread: the thread's first
+ * position of a file opens it (the footer, then a read of every row group
+ * of the file, as ParquetReaderFileIterable.open submits them); the
+ * position is served from its group's read, the first it serves carrying
+ * the read in the trace. Returns 0 done, 1 wait for free slots, -1 failed. */
+static int
+s_tf_groups (sb_trainer_t *self, s_rank_t *r, const s_read_t *rd, uint64_t p, uint64_t n, double now)
+{
+    uint64_t t = s_lane (self, rd);
+    self->grouped = 1;
+    if (sb_tf_plan_opens (r->tf, (size_t) t, rd->ref.file)) {
+        /* the previous file's reads were all submitted at its open */
+        s_read_t prev = { .ref = { .file = 0 } };
+        if (s_tf_pending_read (self, r, t, &prev) == 0) {
+            int rc = s_tf_issue_pending (self, r, t, &prev, now);
+            if (rc != 0)
+                return rc;
+        }
+        sb_parquet_range_t fr[2];
+        size_t nf = sb_sample_range_footer (&self->ranger, rd->size, fr);
+        if (r->nfree < nf)
+            return 1;
+        if (sb_tf_plan_open (r->tf, (size_t) t, rd->ref.file) != 0)
+            return -1;
+        r->tf_files[t] = (s_tf_file_t) { .file = rd->ref.file, .dlio = rd->dlio, .size = rd->size,
+                                         .stored = rd->stored, .valid = 1 };
+        for (size_t j = 0; j < nf; j++) {
+            size_t slot;
+            if (s_tf_queue_read (self, r, rd, p, fr[j].offset, fr[j].length, t, 0, now, &slot) != 0)
+                return -1;
+        }
+        const sb_parquet_plan_t *plan = self->ranger.plan;
+        for (uint64_t g = 0; g < sb_parquet_plan_groups (plan); g++) {
+            sb_parquet_range_t gr[1];
+            size_t ng = 0;
+            if (sb_parquet_plan_group_ranges (plan, g, gr, 1, &ng) != 0 || ng != 1 || gr[0].length == 0)
+                continue;   /* a group with no column read is not read */
+            if (sb_tf_plan_queue (r->tf, (size_t) t, gr[0].offset, gr[0].length) != 0) {
+                s_fail (self, r, "memory", NULL, ENOMEM, "out of memory for a loader thread's row groups", NULL);
+                return -1;
+            }
+        }
+    }
+    sb_tf_read_t *e = sb_tf_plan_get (r->tf, (size_t) t, rd->ref.file, rd->offset, rd->length);
+    while (e && e->state == SB_TF_PENDING) {   /* its group's read goes out first */
+        if (r->nfree == 0)
+            return 1;
+        uint64_t offset, length;
+        size_t slot;
+        if (!sb_tf_plan_next_pending (r->tf, (size_t) t, &offset, &length)
+            || s_tf_queue_read (self, r, rd, p, offset, length, t, (uint32_t) t + 1, now, &slot) != 0)
+            return -1;
+        e = sb_tf_plan_get (r->tf, (size_t) t, rd->ref.file, rd->offset, rd->length);
+    }
+    if (!e) {
+        char text[256];
+        snprintf (text, sizeof text, "rank %llu: position %llu falls in no row group of its file's plan",
+                  (unsigned long long) r->rank, (unsigned long long) p);
+        s_fail (self, r, "sampler", NULL, 0, text, NULL);
+        return -1;
+    }
+    s_slot_t *s = &r->slots[e->slot];
+    int in_flight = e->state == SB_TF_IN_FLIGHT && s->seq == e->seq && s->seq != 0;
+    uint64_t first = 0;     /* positions traced here with 0 bytes start at p + first */
+    if (in_flight) {
+        if (!e->used) {     /* the read's own line is this position's, at its completion */
+            s->position = p;
+            s->sample = rd->ref.sample;
+            s->run = n;
+            first = n;
+        }
+        s->count += n;
+    }
+    else {
+        if (!e->used && e->state == SB_TF_DONE) {
+            s_trace (self, r, p, rd->ref.file, rd->ref.sample, rd->stored, rd->dlio, rd->offset, rd->length, e->start,
+                     e->latency_us, e->bytes);
+            first = 1;
+        }
+        s_count (r, n, 0, 0, 0);
+    }
+    e->used = 1;
+    for (uint64_t j = first; self->trace && j < n; j++)
+        s_trace (self, r, p + j, rd->ref.file, rd->ref.sample + j, rd->stored, rd->dlio, rd->offset, rd->length, now,
+                 0, 0);
+    return self->failed ? -1 : 0;
+}
+
 /* Submit rank r's reads within the prefetch window. Returns -1 when it failed. */
 static int
 s_submit (sb_trainer_t *self, s_rank_t *r, double now)
@@ -1587,6 +1818,12 @@ s_submit (sb_trainer_t *self, s_rank_t *r, double now)
     const uint64_t limit = s_window_end (self, r);
     if (r->nheld && s_release_held (self, r, now) != 0)
         return -1;
+    /* the row groups the tf.data readers' opens submitted go out as slots free */
+    for (uint64_t t = 0; r->tf && t < self->threads && r->nfree > 0; t++) {
+        s_read_t none = { .ref = { .file = 0 } };
+        if (s_tf_pending_read (self, r, t, &none) == 0 && s_tf_issue_pending (self, r, t, &none, now) < 0)
+            return -1;
+    }
     while (r->submitted < k && r->submitted < limit) {
         s_read_t rd;
         int rc = s_read_at (self, r, r->submitted, &rd);
@@ -1605,7 +1842,14 @@ s_submit (sb_trainer_t *self, s_rank_t *r, double now)
             r->submitted++;
             continue;
         }
-        s_group_t *g = rd.group ? s_group_of (self, r, &rd) : NULL;
+        if (s_tf_groups_known (self, &rd)) {
+            rc = s_tf_groups (self, r, &rd, p, n, now);
+            if (rc != 0)
+                return rc < 0 ? -1 : 0;
+            r->submitted += n;
+            continue;
+        }
+        s_group_t found, *g = rd.group && s_group_of (self, r, &rd, &found) ? &found : NULL;
         if (g) {    /* its row group is in, or on its way: no I/O */
             s_slot_t *s = &r->slots[g->slot];
             if (s->seq == g->seq && s->seq != 0)
@@ -1613,7 +1857,8 @@ s_submit (sb_trainer_t *self, s_rank_t *r, double now)
             else
                 s_count (r, n, 0, 0, 0);
             for (uint64_t j = 0; self->trace && j < n; j++)
-                s_trace (self, r, p + j, rd.ref.file, rd.stored, rd.dlio, rd.offset, rd.length, now, 0, 0);
+                s_trace (self, r, p + j, rd.ref.file, rd.ref.sample + j, rd.stored, rd.dlio, rd.offset, rd.length, now, 0,
+                     0);
             r->submitted += n;
             continue;
         }
@@ -1676,12 +1921,13 @@ s_loader_take (sb_trainer_t *self, s_rank_t *r, uint64_t t, double now)
             n = j;
             break;
         }
-    s_group_t *g = rd.group ? s_group_of (self, r, &rd) : NULL;
+    s_group_t found, *g = rd.group && s_group_of (self, r, &rd, &found) ? &found : NULL;
     l->n = n;
     l->done = 0;
     if (g) {    /* its row group is in, or on its way: no I/O */
         for (uint64_t j = 0; self->trace && j < n; j++)
-            s_trace (self, r, p + j, rd.ref.file, rd.stored, rd.dlio, rd.offset, rd.length, now, 0, 0);
+            s_trace (self, r, p + j, rd.ref.file, rd.ref.sample + j, rd.stored, rd.dlio, rd.offset, rd.length, now, 0,
+                     0);
         const s_slot_t *s = &r->slots[g->slot];
         if (s->seq == g->seq && s->seq != 0) {
             l->state = S_LOADER_WAITING;
@@ -1850,7 +2096,7 @@ s_advance (sb_trainer_t *self, s_rank_t *r, double now)
     if (self->failed || !r->running)
         return;
     if (r->step == self->batches && r->completed == k && r->nfree == self->nslots && !r->waiting_go
-        && !r->computing && !r->ckpt_job) {
+        && !r->computing && !r->ckpt_job && !(r->tf && sb_tf_plan_pending (r->tf))) {
         s_finish (self, r, now);   /* every batch computed, the tail read */
         return;
     }
