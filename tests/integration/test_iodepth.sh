@@ -46,7 +46,7 @@ storage:
   storage_options:
     endpoint_url: $ep
 YAML
-sb datagen s3.yaml --local 1 --db s3.db
+sb datagen s3.yaml storage.storage_library=s3dlio --local 1 --db s3.db
 expect_eq "s3 datagen" "$SB_RC" 0
 [ "$SB_RC" = 0 ] || tail -5 sb.err
 
