@@ -15,6 +15,7 @@
 #include "wire.h"
 #include "sample_range.h"
 #include "sampler.h"
+#include "loader_depth.h"
 #include "sampler_kind.h"
 #include "sb_version.h"
 
@@ -228,6 +229,10 @@ sess_on_hello (sess_t *self, zframe_t *identity, sb_msg_hello_t *m)
         sess_fail (self, "out of memory");
         return;
     }
+    r->loader_depth = sb_loader_depth (wl);     /* DLIO's iterable readers' reads in flight per loader thread */
+    r->loader_stagger = sb_loader_stagger_s (wl);   /* and their workers' staggered starts */
+    r->parquet_coalesce = sb_loader_coalesce (wl);  /* and the row groups of one read */
+    sb_loader_footers (wl, &r->parquet_footer_tail, &r->parquet_footer_batch);
     char span[64];
     sb_info ("worker %llu joined: %s pid %llu, %s", (unsigned long long) w->id, w->host,
              (unsigned long long) w->pid, sess_rank_span (w, span, sizeof span));

@@ -25,6 +25,7 @@ typedef struct {
     uint64_t    seed;
     const char *parquet_columns; /* borrowed: "name:dtype:size,..." or NULL (format.h) */
     uint64_t    parquet_row_group; /* rows per parquet row group, 0: 1 MiB of records */
+    uint64_t    parquet_coalesce;  /* consecutive row groups one read covers (DLIO's s3dlio coalesce_rgs), 0 or 1: one */
     const char *parquet_compression; /* borrowed: dataset.compression, page codec (NULL or "none": none) */
     const char *parquet_read_columns;/* borrowed: storage.storage_options.columns "a,b" (NULL or "": all) */
     /* DLIO's array shape of a sample */

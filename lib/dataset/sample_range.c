@@ -83,6 +83,32 @@ sb_sample_range_footer (const sb_sample_ranger_t *self, uint64_t size, sb_parque
     return self->nfooter;
 }
 
+/* The byte range of the row group holding row `row` (layout and plan set). */
+static int
+s_group_range (sb_sample_ranger_t *self, uint64_t size, uint64_t spf, uint64_t row, uint64_t *offset,
+               uint64_t *length)
+{
+    uint64_t first = row - row % self->per, end = first + self->per < spf ? first + self->per : spf;
+    if (self->plan && size == self->plan_size) {
+        /* DLIO's read of the group: its first byte to the end of the last column read */
+        uint64_t g = sb_parquet_plan_group_of (self->plan, row);
+        sb_parquet_range_t rg[1];
+        size_t n = 0;
+        if (sb_parquet_plan_group_ranges (self->plan, g, rg, 1, &n) == 0 && n == 1 && rg[0].length > 0) {
+            *offset = rg[0].offset;
+            *length = rg[0].length;
+            return 0;
+        }
+    }
+    if (sb_format_parquet_footer_at (self->layout) <= size)
+        return sb_format_parquet_group (self->layout, row, offset, length);
+    /* sizes without the framing (synthetic): the group's rows as equal shares */
+    uint64_t share = size / spf;
+    *offset = first * share;
+    *length = end == spf ? size - first * share : (end - first) * share;
+    return 0;
+}
+
 /* The row group of row in_file, or -1 when its layout cannot be computed
  * (then the sample gets its equal share). */
 static int
@@ -111,25 +137,16 @@ s_parquet_group (sb_sample_ranger_t *self, const sb_dataset_t *ds, uint64_t dlio
     }
     if (self->failed || !self->layout || in_file >= spf)
         return -1;
-    uint64_t first = in_file - in_file % self->per, end = first + self->per < spf ? first + self->per : spf;
+    /* a read covers `coalesce` consecutive row groups (DLIO's s3dlio
+     * coalesce_rgs): from the first one's first byte to the last one's end */
+    uint64_t coalesce = ds->parquet_coalesce > 1 ? ds->parquet_coalesce : 1, unit = self->per * coalesce;
+    uint64_t first = in_file - in_file % unit, end = first + unit < spf ? first + unit : spf;
     *run_end = end;
-    if (self->plan && size == self->plan_size) {
-        /* DLIO's read of the group: its first byte to the end of the last column read */
-        uint64_t g = sb_parquet_plan_group_of (self->plan, in_file);
-        sb_parquet_range_t rg[1];
-        size_t n = 0;
-        if (sb_parquet_plan_group_ranges (self->plan, g, rg, 1, &n) == 0 && n == 1 && rg[0].length > 0) {
-            *offset = rg[0].offset;
-            *length = rg[0].length;
-            return 0;
-        }
-    }
-    if (sb_format_parquet_footer_at (self->layout) <= size)
-        return sb_format_parquet_group (self->layout, in_file, offset, length);
-    /* sizes without the framing (synthetic): the group's rows as equal shares */
-    uint64_t share = size / spf;
-    *offset = first * share;
-    *length = end == spf ? size - first * share : (end - first) * share;
+    uint64_t o1, l1, o2, l2;
+    if (s_group_range (self, size, spf, first, &o1, &l1) != 0 || s_group_range (self, size, spf, end - 1, &o2, &l2) != 0)
+        return -1;
+    *offset = o1;
+    *length = o2 + l2 > o1 ? o2 + l2 - o1 : l1;
     return 0;
 }
 

@@ -32,7 +32,9 @@ sb_sampler_kind_for (const sb_workload_t *wl)
         static const char *const per_file_formats[] = { "npz", "npy", "jpeg", "jpg", "png", NULL };
         if (strcasecmp (wl->format, "parquet") == 0)
             return SB_SAMPLER_DLIO_FILES;
-        if ((sb_storage_caps (&wl->storage) & SB_ENGINE_OBJECTS) && s_one_of (wl->format, per_file_formats))
+        /* TorchIterableDatasetSimple: object stores and direct_fs */
+        if (((sb_storage_caps (&wl->storage) & SB_ENGINE_OBJECTS) || !strcasecmp (wl->storage_type_given, "direct_fs"))
+            && s_one_of (wl->format, per_file_formats))
             return SB_SAMPLER_DLIO_FILES;
     }
     return SB_SAMPLER_DLIO_INDEX;
@@ -62,6 +64,7 @@ sb_preprocess_applies (sb_sampler_kind_t kind, const sb_workload_t *wl)
     if (s_one_of (wl->format, base_next))
         return 1;
     if (s_one_of (wl->format, npy_like))
-        return wl->odirect || ((sb_storage_caps (&wl->storage) & SB_ENGINE_OBJECTS) && !wl->storage_library[0]);
+        return (wl->odirect && !(kind == SB_SAMPLER_DLIO_FILES && wl->storage.direct_fs_iterable))
+            || ((sb_storage_caps (&wl->storage) & SB_ENGINE_OBJECTS) && !wl->storage_library[0]);
     return 0;
 }

@@ -7,7 +7,7 @@
  *   else the data loader (reader.data_loader, default the framework):
  *     tensorflow                      -> DLIO_ITERATIVE (config.py derive_configurations);
  *     pytorch (and others)            -> DLIO_FILES for parquet on any storage, or npz, npy,
- *                                        jpeg, png on object storage (torch_data_loader.py
+ *                                        jpeg, png on object storage or direct_fs (torch_data_loader.py
  *                                        TorchDataLoader.read: its iterable datasets);
  *                                        else DLIO_INDEX (map-style dlio_sampler).
  * Threads (sb_loader_threads): reader.read_threads, raised when it is 1 to
@@ -37,7 +37,7 @@ uint64_t sb_loader_threads (uint64_t read_threads, uint64_t cores, uint64_t loca
  *   reader.next() (DLIO_ITERATIVE: tf.data and iterative; DLIO_FILES:
  *     PyTorch's iterable datasets): hdf5, indexed_binary and
  *     mmap_indexed_binary (FormatReader.next); npz and npy with
- *     reader.odirect or on S3 without a storage_library (NPZReaderODIRECT,
+ *     reader.odirect (not direct_fs's own O_DIRECT: its local iterable readers) or on S3 without a storage_library (NPZReaderODIRECT,
  *     NPYReaderODirect, NPZReaderS3, NPYReaderS3); not tfrecord (TFReader's
  *     tf.data pipeline), jpeg, png, local npz/npy, S3 with a library (the
  *     streaming _localfs_/_s3_stream_next) nor parquet. */

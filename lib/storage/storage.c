@@ -83,6 +83,7 @@ sb_storage_to_welcome (const sb_storage_cfg_t *cfg, void *welcome)
     w->multipart_threshold = cfg->multipart_threshold;
     w->multipart_part = cfg->multipart_part;
     w->sign_payload = (uint64_t) cfg->sign_payload;
+    w->loader_depth = cfg->loader_depth;
     return 0;
 }
 
@@ -145,6 +146,7 @@ sb_storage_from_welcome (const void *welcome, sb_storage_cfg_t *cfg, char *err, 
     cfg->multipart_threshold = w->multipart_threshold;
     cfg->multipart_part = w->multipart_part;
     cfg->sign_payload = w->sign_payload != 0;
+    cfg->loader_depth = w->loader_depth;
     return 0;
 }
 

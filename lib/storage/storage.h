@@ -43,6 +43,19 @@ typedef struct {
     int      sign_payload;                          /* 1: hash PUT bodies; 0: UNSIGNED-PAYLOAD */
     uint64_t list_parallelism;                      /* concurrent ListObjectsV2 streams over key ranges */
     uint64_t list_page_size;                        /* max-keys per ListObjectsV2 request */
+    /* DLIO's iterable readers (docs/DLIO.md, "Reads in flight"): */
+    uint64_t prefetch_window;                       /* storage_options.prefetch_window (0: DLIO's default of the path) */
+    uint64_t prefetch_workers;                      /* storage_options.prefetch_workers (0: DLIO's 64) */
+    uint64_t prefetch;                              /* storage_options.prefetch: s3dlio parquet threads (0: 32) */
+    uint64_t max_outstanding;                       /* storage_options.max_outstanding (0: DLIO's 1024) */
+    uint64_t coalesce_rgs;                          /* storage_options.coalesce_rgs (0: DLIO's 8) */
+    uint64_t footer_cap;                            /* storage_options.footer_cap (0: DLIO's 4 MiB) */
+    uint64_t footer_batch_size;                     /* storage_options.footer_batch_size (0: DLIO's 16) */
+    int      stagger_workers;                       /* storage_options.stagger_workers (default 1) */
+    int      direct_fs_iterable;                    /* storage_type direct_fs without reader.odirect: DLIO's
+                                                       local iterable readers (lib/dataset/loader_depth.h) */
+    uint64_t loader_depth;                          /* reads in flight per loader thread (lib/dataset/loader_depth.h):
+                                                       0: shardbench's rule (reader.h), sent in WELCOME */
 } sb_storage_cfg_t;
 
 /* The value of engine-owned option key (storage.<engine>.<key>) as

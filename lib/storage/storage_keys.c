@@ -530,6 +530,9 @@ sb_storage_keys_resolve (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
             return -1;
     }
     else if (!strcmp (scheme, "file") || !strcmp (scheme, "direct")) {
+        /* DLIO reads npz, npy, jpeg, png on direct_fs with its local
+         * iterable readers unless reader.odirect picks its O_DIRECT readers */
+        wl->storage.direct_fs_iterable = !strcasecmp (given, "direct_fs") && !wl->odirect;
         if (!strcmp (scheme, "direct"))
             wl->odirect = 1;    /* s3dlio's direct:// is O_DIRECT I/O */
         if (strcasecmp (given, "local_fs") != 0 && strcasecmp (given, "parallel_fs") != 0

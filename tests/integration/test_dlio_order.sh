@@ -33,6 +33,8 @@ rows_of = {}
 for path in glob.glob("trace/trace-*.csv"):
     with open(path, newline="") as f:
         for row in csv.DictReader(f):
+            if not row["position"]:      # a parquet footer read: serves no sample
+                continue
             key = row["key"]
             if key not in sizes:
                 sizes[key] = os.path.getsize(os.path.join(folder, key))

@@ -39,10 +39,15 @@ name, folder = sys.argv[2], sys.argv[3]
 spf, files, ranks, batch, threads, epochs, rpg, want_n, ss = map(int, sys.argv[4:13])
 db = sys.argv[13]
 lines = {}
+footers = {}    # parquet footer reads: lines with no position
 for path in glob.glob("trace/trace-*.csv"):
     with open(path, newline="") as f:
         for row in csv.DictReader(f):
-            lines.setdefault((int(row["rank"]), int(row["epoch"])), []).append(row)
+            k = (int(row["rank"]), int(row["epoch"]))
+            if row["position"] == "":
+                footers.setdefault(k, []).append(int(row["file_index"]))
+            else:
+                lines.setdefault(k, []).append(row)
 want = {}
 for e in m.model("dlio_iterative", files, spf, ranks, batch, threads=threads, seed=123, sample_shuffle=ss == 1,
                  epochs=epochs):
@@ -70,6 +75,12 @@ for epoch in range(1, epochs + 1):
         expect = sum(sum(groups[f].values()) + min(size_of[f], 65536) for f in opened)
     else:
         expect = sum(size_of[f] for f in opened)
+    if rpg:     # one footer read per (thread, file) a reader opens, of the files opened
+        got_f = sorted(f for r in range(ranks) for f in footers.get((r, epoch), []))
+        if got_f != sorted(opened):
+            sys.exit(f"{name}: epoch {epoch}: footer reads of files {got_f}, DLIO's readers' {sorted(opened)}")
+    elif any(footers.values()):
+        sys.exit(f"{name}: footer lines in a trace of {len(opened)} whole-file reads")
     if got_bytes.get(epoch) != expect:
         sys.exit(f"{name}: epoch {epoch}: {got_bytes.get(epoch)} bytes read, DLIO's readers read {expect}"
                  f" ({len(opened)} files opened by a thread: " + ("footer and every row group)" if rpg else "whole)"))

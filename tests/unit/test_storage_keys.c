@@ -12,6 +12,7 @@
 #include "proto.h"
 #include "workload.h"
 #include "workload_load.h"
+#include "loader_depth.h"
 
 static sb_workload_t s_wl;  /* large: not on the stack */
 
@@ -394,9 +395,12 @@ START_TEST (test_not_applicable_logged)
 END_TEST
 
 /* The storage_options keys DLIO_local_changes's readers read (iterable
- * readers, s3dlio parquet readers, the object store adapter): each accepted
- * with its info line, none left to the "ignores" list (uri_scheme is acted
- * on: test_uri_scheme). */
+ * readers, s3dlio parquet readers, the object store adapter): each accepted,
+ * none left to the "ignores" list; those not applied with their info line
+ * (uri_scheme is acted on: test_uri_scheme; prefetch_workers,
+ * prefetch_window, stagger_workers, max_outstanding, prefetch,
+ * coalesce_rgs, footer_cap and footer_batch_size set the reads in flight and
+ * their sizes: test_iodepth_keys). */
 START_TEST (test_dlio_reader_options_logged)
 {
     sb_config_t *cfg = sb_config_new ();
@@ -409,8 +413,88 @@ START_TEST (test_dlio_reader_options_logged)
                                              "    decode_output: none\n    sim_log_secs: 60\n    use_full_object_uri: false\n",
                                              "w.yaml", err, sizeof err), 0);
     ck_assert_int_eq (sb_workload_from_config (cfg, &s_wl, err, sizeof err), 0);
-    ck_assert_int_eq (sb_workload_log_not_applicable (cfg), 13);
+    ck_assert_int_eq (sb_workload_log_not_applicable (cfg), 5);
+    ck_assert_uint_eq (s_wl.storage.prefetch_workers, 64);
+    ck_assert_uint_eq (s_wl.storage.prefetch_window, 64);
+    ck_assert_int_eq (s_wl.storage.stagger_workers, 0);
+    ck_assert_uint_eq (s_wl.storage.max_outstanding, 1024);
+    ck_assert_uint_eq (s_wl.storage.prefetch, 32);
+    ck_assert_uint_eq (s_wl.storage.coalesce_rgs, 8);
+    ck_assert_uint_eq (s_wl.storage.footer_cap, 4194304);
+    ck_assert_uint_eq (s_wl.storage.footer_batch_size, 16);
     sb_config_destroy (&cfg);
+}
+END_TEST
+
+/* DLIO's reads in flight per loader worker on its iterable paths
+ * (lib/dataset/loader_depth.h), from the workload's keys; 0 where DLIO's
+ * loader reads one sample at a time per worker. */
+static const struct {
+    const char *format, *storage, *library, *options, *loader;
+    uint64_t    depth;
+    double      stagger;
+    int         footers_first;
+} s_depths[] = {
+    { "npz", "s3", "s3dlio", "", "pytorch", 64, 0, 0 },
+    { "jpeg", "s3", "s3dlio", "    prefetch_window: 8\n", "pytorch", 8, 0, 0 },
+    { "npy", "s3", "minio", "", "pytorch", 16, 0.5, 0 },
+    { "npz", "s3", "minio", "    prefetch_window: 4\n", "pytorch", 4, 0.5, 0 },
+    { "npz", "s3", "minio", "    stagger_workers: false\n", "pytorch", 16, 0, 0 },
+    { "png", "s3", "s3torchconnector", "", "pytorch", 1, 0.5, 0 },
+    { "npz", "s3", "", "", "pytorch", 0, 0, 0 },                /* NPZReaderS3: not derived */
+    { "npz", "s3", "s3dlio", "", "tensorflow", 0, 0, 0 },       /* tf.data: one read per worker */
+    { "parquet", "local_fs", "", "", "pytorch", 64, 0, 1 },
+    { "parquet", "local_fs", "", "    prefetch_workers: 3\n", "pytorch", 3, 0, 1 },
+    { "parquet", "local_fs", "", "    prefetch_window: 4\n", "pytorch", 5, 0, 1 },
+    { "parquet", "s3", "s3torchconnector", "", "pytorch", 64, 0, 1 },
+    { "parquet", "s3", "minio", "", "pytorch", 0, 0, 0 },       /* no row-group pool: legacy path */
+    { "parquet", "s3", "s3dlio", "", "pytorch", 32, 0, 1 },     /* parquet_reader_s3dlio.py: prefetch, 32 */
+    { "parquet", "s3", "s3dlio", "    prefetch: 5\n", "pytorch", 5, 0, 1 },
+    { "parquet", "s3", "s3dlio", "    prefetch: 5\n    prefetch_workers: 7\n", "pytorch", 7, 0, 1 },
+    { "parquet", "s3", "s3dlio", "    max_outstanding: 2\n", "pytorch", 2, 0, 1 },
+    { "parquet", "local_fs", "", "", "tensorflow", 0, 0, 0 },
+    { "npz", "local_fs", "", "", "pytorch", 0, 0, 0 },          /* map-style on local files */
+    { "npz", "direct_fs", "", "", "pytorch", 64, 0.5, 0 },      /* _local_fs_iterable_mixin.py */
+    { "png", "direct_fs", "", "    prefetch_window: 16\n", "pytorch", 16, 0.5, 0 },
+    { "npy", "direct_fs", "", "    prefetch_window: 100\n    stagger_workers: no\n", "pytorch", 64, 0, 0 },
+    { "npz", "direct_fs", "", "", "tensorflow", 0, 0, 0 },
+};
+
+START_TEST (test_iodepth_keys)
+{
+    char yaml[1024];
+    for (size_t i = 0; i < sizeof s_depths / sizeof s_depths[0]; i++) {
+        int s3 = strcmp (s_depths[i].storage, "s3") == 0;
+        snprintf (yaml, sizeof yaml,
+                  "framework: %s\ndataset:\n  format: %s\n  data_folder: %s\nreader:\n  data_loader: %s\n"
+                  "train:\n  computation_time: 0.5\n%sstorage:\n  storage_type: %s\n%s%s%s"
+                  "  storage_options:\n%s%s",
+                  s_depths[i].loader, s_depths[i].format, s3 ? "s3://bkt/d" : "./d", s_depths[i].loader,
+                  /* DLIO refuses S3 with pytorch and no library: run it as shardbench reads it */
+                  s3 && !*s_depths[i].library ? "shardbench:\n  lenient: true\n" : "",
+                  s_depths[i].storage, *s_depths[i].library ? "  storage_library: " : "", s_depths[i].library,
+                  *s_depths[i].library ? "\n" : "", s3 ? "    endpoint_url: http://127.0.0.1:9000\n" : "",
+                  *s_depths[i].options ? s_depths[i].options : "    prefetch_window: 0\n");
+        ck_assert_msg (strcmp (sb_test_workload_load (yaml, NULL, &s_wl), "") == 0, "case %zu: %s", i,
+                       sb_test_workload_load (yaml, NULL, &s_wl));
+        ck_assert_msg (sb_loader_depth (&s_wl) == s_depths[i].depth, "case %zu: depth %llu, DLIO's %llu", i,
+                       (unsigned long long) sb_loader_depth (&s_wl), (unsigned long long) s_depths[i].depth);
+        ck_assert_msg (sb_loader_stagger_s (&s_wl) == s_depths[i].stagger, "case %zu: stagger %g", i,
+                       sb_loader_stagger_s (&s_wl));
+        ck_assert_int_eq (sb_loader_footers_first (&s_wl), s_depths[i].footers_first);
+        /* s3dlio's parquet GETs cover coalesce_rgs row groups (8); every other reader one */
+        int s3dlio_pq = !strcmp (s_depths[i].format, "parquet") && !strcmp (s_depths[i].library, "s3dlio");
+        ck_assert_uint_eq (sb_loader_coalesce (&s_wl), s3dlio_pq ? 8 : 1);
+        /* and reads the last 4 MiB of each file for its footer, 16 files at once */
+        uint64_t tail, batch;
+        sb_loader_footers (&s_wl, &tail, &batch);
+        ck_assert_uint_eq (tail, s3dlio_pq ? 4194304 : 0);
+        ck_assert_uint_eq (batch, s3dlio_pq ? 16 : 1);
+    }
+    /* a value that is not a count is refused naming the key */
+    ck_assert_str_eq (sb_test_workload_load ("storage:\n  storage_options:\n    prefetch_window: many\n", NULL, &s_wl),
+                      "w.yaml:3: key 'storage.storage_options.prefetch_window': expected a non-negative integer,"
+                      " got 'many'");
 }
 END_TEST
 
@@ -542,6 +626,7 @@ s_suite (void)
     tcase_add_test (tc, test_dlio_spellings);
     tcase_add_test (tc, test_not_applicable_logged);
     tcase_add_test (tc, test_dlio_reader_options_logged);
+    tcase_add_test (tc, test_iodepth_keys);
     tcase_add_test (tc, test_uri_scheme);
     tcase_add_test (tc, test_credentials_export);
     tcase_add_test (tc, test_parquet_columns_limit);

@@ -469,8 +469,11 @@ s_check_fd_limit (s_agent_t *self, char *cause, size_t size)
         return -1;
     uint64_t nep = self->storage.nendpoints, inflight = self->storage.max_in_flight;
     int endpoints = (sb_storage_caps (&self->storage) & SB_ENGINE_ENDPOINTS) != 0;   /* connections per endpoint */
-    uint64_t threads = endpoints ? 1 : (w->loader_threads ? w->loader_threads : w->read_threads);
+    uint64_t loader_threads = w->loader_threads ? w->loader_threads : w->read_threads;
+    uint64_t threads = endpoints ? 1 : loader_threads;
     uint64_t reads = sb_reader_reads_in_flight (&self->storage, (size_t) threads);
+    if (endpoints && self->storage.loader_depth)    /* DLIO's iterable readers' depth: loader threads x theirs */
+        inflight = sb_reader_reads_in_flight (&self->storage, (size_t) loader_threads);
     uint64_t ring = (sb_storage_caps (&self->storage) & SB_ENGINE_ASYNC) ? 2 + reads : 0;
     uint64_t per_rank = 3 + 1 + 2 + (endpoints ? inflight * nep + 2 + nep + 2 : reads + ring);
     long open_now = s_open_fds ();

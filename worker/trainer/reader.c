@@ -284,6 +284,9 @@ s_result (const sb_reader_t *self, const sb_io_done_t *d, sb_read_result_t *res)
     memset (res, 0, sizeof *res);
     res->bytes = d->bytes;
     res->latency_ns = d->latency_ns;
+    /* the engine's latency runs from the moment it issued the read: the
+     * read was in flight over [issued_s, issued_s + latency] */
+    res->issued_s = sb_now () - (double) d->latency_ns / 1e9;
     res->tag = d->tag;
     res->resident_bytes = d->resident_bytes;
     res->checked_bytes = d->checked_bytes;
@@ -643,11 +646,21 @@ sb_reader_set_residency_sampling (sb_reader_t *self, uint64_t every)
     self->residency_every = every;
 }
 
+/* Reads in flight per loader thread: DLIO's iterable readers' depth
+ * (storage.loader_depth, lib/dataset/loader_depth.h), else 1. */
+static size_t
+s_per_lane (const sb_storage_cfg_t *cfg)
+{
+    return cfg->loader_depth ? (size_t) cfg->loader_depth : 1;
+}
+
 /* The depth of one client of an engine that keeps many reads in flight:
- * the engine's own option "iodepth" when it is set; else, for an object
- * store, storage.max_in_flight (requests per rank); else threads
- * (reader.read_threads: DLIO's loader threads, each with one read in
- * flight, so a local ring keeps as many reads in flight as DLIO does). */
+ * the engine's own option "iodepth" when it is set; else, where DLIO's
+ * iterable readers keep many reads in flight per loader worker, threads x
+ * that depth (DLIO's reads in flight per rank); else, for an object store,
+ * storage.max_in_flight (requests per rank); else threads (reader.read_threads:
+ * DLIO's loader threads, each with one read in flight, so a local ring
+ * keeps as many reads in flight as DLIO does). */
 static size_t
 s_async_depth (const sb_storage_cfg_t *cfg, unsigned caps, size_t threads)
 {
@@ -656,6 +669,8 @@ s_async_depth (const sb_storage_cfg_t *cfg, unsigned caps, size_t threads)
     unsigned long long d = v ? strtoull (v, &end, 10) : 0;
     if (v && *v && !*end && d > 0)
         return (size_t) d;
+    if (cfg->loader_depth)
+        return (threads ? threads : 1) * s_per_lane (cfg);
     if (!(caps & (SB_ENGINE_OBJECTS | SB_ENGINE_ENDPOINTS)))
         return threads ? threads : 1;
     return cfg->max_in_flight ? (size_t) cfg->max_in_flight : 1;
@@ -669,7 +684,7 @@ sb_reader_reads_in_flight (const sb_storage_cfg_t *storage, size_t threads)
         return 0;
     if (caps & SB_ENGINE_ASYNC)
         return s_async_depth (storage, caps, threads);
-    return threads ? threads : 1;
+    return (threads ? threads : 1) * s_per_lane (storage);
 }
 
 sb_reader_t *
@@ -725,17 +740,25 @@ sb_reader_new (const sb_storage_cfg_t *storage, const char *root, size_t threads
         threads = threads ? threads : 1;
         self->depth = 1;
     }
+    /* a pool's lane (a loader thread) has as many depth-1 clients as DLIO's
+     * worker keeps reads in flight (its prefetch_workers threads): they
+     * take the lane's reads in its order */
+    size_t nlanes = threads, per_lane = 1;
+    if (!(self->caps & (SB_ENGINE_NO_IO | SB_ENGINE_ASYNC))) {
+        per_lane = s_per_lane (&self->storage);
+        threads = nlanes * per_lane;
+    }
     /* an engine that keeps queued reads waiting without starting them gets
      * a depth more: the next read is there when one ends, and the engine
      * starts it in the same getevents */
     self->queue_limit = (self->caps & SB_ENGINE_QUEUE_AHEAD) ? 2 * self->depth : self->depth;
     self->endpoint_stats = (self->caps & SB_ENGINE_ENDPOINTS) && threads == 1;
-    self->lanes = calloc (threads ? threads : 1, sizeof *self->lanes);
+    self->lanes = calloc (nlanes ? nlanes : 1, sizeof *self->lanes);
     if (!self->lanes || !(self->done = sb_chan_new (1))) {
         snprintf (err, err_size, "cannot create the reader's queues: %s", self->lanes ? strerror (errno) : "out of memory");
         goto fail;
     }
-    for (; self->nlanes < threads; self->nlanes++)
+    for (; self->nlanes < nlanes; self->nlanes++)
         if (!(self->lanes[self->nlanes] = sb_chan_new (0))) {
             snprintf (err, err_size, "cannot create the reader's queues: %s", strerror (errno));
             goto fail;
@@ -749,7 +772,7 @@ sb_reader_new (const sb_storage_cfg_t *storage, const char *root, size_t threads
     for (size_t i = 0; i < threads; i++) {
         s_thread_ctx_t *ctx = &self->ctxs[i];
         ctx->reader = self;
-        ctx->lane = self->lanes[i];
+        ctx->lane = self->lanes[i / per_lane];
         ctx->res = malloc (sizeof *ctx->res);
         ctx->error = malloc (sizeof *ctx->error);
         ctx->flight = calloc (self->queue_limit, sizeof *ctx->flight);

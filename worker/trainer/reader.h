@@ -25,10 +25,16 @@
  *   SB_ENGINE_QUEUE_AHEAD (uring) it keeps up to D more reads queued,
  *   waiting in the engine for a slot, so that the engine starts the next
  *   read as one ends (still D in flight at most);
- * - anything else (file, direct): read_threads threads, each with one
- *   client of depth 1 whose sb_storage_getevents performs the read (pread
- *   into the client's io_buffer buffer): memory is read_threads x
- *   io_buffer whatever the object sizes.
+ * - anything else (file, direct): read_threads lanes, each read by one
+ *   thread, or by storage.loader_depth threads where DLIO's iterable
+ *   readers keep that many reads in flight per loader worker
+ *   (lib/dataset/loader_depth.h: its parquet row-group pool), each thread
+ *   with one client of depth 1 whose sb_storage_getevents performs the
+ *   read (pread into the client's io_buffer buffer): memory is the
+ *   threads x io_buffer whatever the object sizes.
+ * With storage.loader_depth set, an SB_ENGINE_ASYNC client's depth D is
+ *   read_threads x loader_depth (DLIO's reads in flight per rank) unless
+ *   the engine's own "iodepth" is set.
  * Engines with SB_ENGINE_PAGE_CACHE get SB_IO_EVICT and sampled
  * SB_IO_RESIDENCY flags (lib/storage/pagecache.h); engines with
  * SB_ENGINE_ENDPOINTS served by one thread report per-endpoint counters.
@@ -48,6 +54,7 @@ typedef struct sb_reader sb_reader_t;
 typedef struct {
     uint64_t bytes;         /* bytes that arrived */
     uint64_t latency_ns;
+    double   issued_s;      /* Unix seconds the engine issued the read (its completion less latency_ns) */
     uint64_t tag;           /* the tag the read was submitted with */
     int      error;         /* errno, or -1 for a short read / verify mismatch / HTTP failure; 0 when fine */
     char     message[2048]; /* what failed, naming the path or endpoint and key */
@@ -91,7 +98,8 @@ sb_reader_t *sb_reader_new (const sb_storage_cfg_t *storage, const char *root, s
 
 /* How many reads a reader for storage with threads (as sb_reader_new)
  * keeps in flight: 0 for an SB_ENGINE_NO_IO engine, the client's depth for
- * an SB_ENGINE_ASYNC one, else threads. What the fd budget counts. */
+ * an SB_ENGINE_ASYNC one, else threads x storage.loader_depth (1 when 0).
+ * What the fd budget counts. */
 size_t sb_reader_reads_in_flight (const sb_storage_cfg_t *storage, size_t threads);
 
 /* How the objects were generated (copied): with a framed dataset.format

@@ -66,8 +66,13 @@ sb_trace_write (sb_trace_t *self, const sb_trace_line_t *l, char *err, size_t er
     const char *key = l->key ? l->key : "";
     int quote = strpbrk (key, ",\"\n") != NULL;
     errno = 0;
-    if (fprintf (self->f, "%llu,%llu,%llu,%llu,%llu,", (unsigned long long) l->rank, (unsigned long long) l->epoch,
-                 (unsigned long long) l->step, (unsigned long long) l->position, (unsigned long long) l->file) < 0)
+    int rc = l->no_sample
+                 ? fprintf (self->f, "%llu,%llu,,,%llu,", (unsigned long long) l->rank, (unsigned long long) l->epoch,
+                            (unsigned long long) l->file)
+                 : fprintf (self->f, "%llu,%llu,%llu,%llu,%llu,", (unsigned long long) l->rank,
+                            (unsigned long long) l->epoch, (unsigned long long) l->step,
+                            (unsigned long long) l->position, (unsigned long long) l->file);
+    if (rc < 0)
         return s_failed (self, "write", err, err_size);
     if (quote) {
         if (fputc ('"', self->f) == EOF)

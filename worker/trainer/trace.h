@@ -8,11 +8,15 @@
  * position: in the rank's epoch order (step = position / batch); file_index:
  * the object's catalog index (name order); key: relative to the data folder,
  * quoted as CSV when it holds a comma or a quote; start_s: Unix seconds the
- * read was queued; length 0: the whole object; sample: the sample in the
- * file the position reads (a read of a row group or of a whole file serves
- * many, each on its own line). A parquet footer read (the
- * file's first of an epoch, as pyarrow reads it) serves no sample and has
- * no line; its bytes count in the epoch's. */
+ * storage engine issued the read (not when the rank queued it: a read may
+ * wait in its loader thread's lane), latency_us from there to its last
+ * byte, so the reads a rank had in flight at time T are its lines with
+ * start_s <= T < start_s + latency_us (lines of samples served by an earlier
+ * read have latency 0 and start when they were served); length 0: the
+ * whole object; sample: the sample in the file the position reads (a read
+ * of a row group or of a whole file serves many, each on its own line). A
+ * parquet footer read serves no sample: its line has empty step and
+ * position fields; its bytes count in the epoch's. */
 #ifndef SB_TRACE_H
 #define SB_TRACE_H
 
@@ -27,6 +31,7 @@ typedef struct {
     uint64_t    offset, length;
     double      start_s;
     uint64_t    latency_us, bytes;
+    int         no_sample;      /* a read that serves no sample (a parquet footer): step and position empty */
 } sb_trace_line_t;
 
 /* Create DIR/trace-HOST-PID.csv (DIR must exist) and write the header.

@@ -56,6 +56,7 @@ typedef struct {
     uint32_t loader;        /* the loader thread + 1 whose read this is (0: none) */
     uint8_t  in_batch;      /* counted in the batch_pending of its position's batch */
     uint8_t  tail;          /* a parquet file's last 4 bytes, which must be "PAR1" (SB_READ_PARQUET_TAIL) */
+    uint32_t footer_of;     /* footers first: the loader thread + 1 whose footer read this is (0: none) */
     uint32_t eager;         /* the loader thread + 1 of a row group read its reader's open submitted (tf_plan.h) */
 } s_slot_t;
 
@@ -89,6 +90,14 @@ typedef struct {
     double   until;         /* PREPROCESS: when the current sample's preprocess ends */
 } s_loader_t;
 
+/* A file whose footer a loader thread reads before any row group (footers first). */
+typedef struct {
+    uint64_t    file, size, dlio;
+    uint64_t    position;   /* the rank's first position reading it */
+    const char *stored;
+    int         group;
+} s_footer_file_t;
+
 /* One rank's epoch. Counters are positions in the rank's order (0..k). */
 typedef struct {
     uint64_t       rank;
@@ -118,6 +127,19 @@ typedef struct {
     sb_histogram_t barrier_latency; /* STEP sent to GO received, microseconds */
     sb_histogram_t read_latency;    /* the I/O engine's time per sample read, microseconds */
     sb_interval_t  interval;
+    /* footers first (s_footers_advance): each loader thread's files of the
+     * epoch, thread t's at ff[ff_start[t] .. ff_start[t + 1]); its cursor
+     * ff_at[t], the footer range ff_range[t] of that file next, its reads in
+     * flight ff_busy[t]; ff_left: threads not done (0: the phase is over) */
+    s_footer_file_t *ff;            /* owned */
+    size_t        *ff_start, *ff_at, *ff_range;    /* threads + 1, threads, threads (owned) */
+    uint32_t      *ff_busy;         /* threads: footer reads in flight (owned) */
+    size_t         ff_left;
+    /* stagger: positions of loader threads whose first read of the epoch is
+     * held back (WELCOME loader_stagger), counted as submitted and in their
+     * batch's pending reads, issued in order once their thread starts */
+    uint64_t      *held;            /* held_cap of them (owned) */
+    size_t         nheld, held_cap;
     /* the checkpoint the rank is writing (it waits for it, as in DLIO) */
     sb_ckpt_job_t *ckpt_job;        /* owned, NULL: none */
     size_t         ckpt_next;       /* index of its next checkpoint in the epoch's ckpt_steps */
@@ -142,6 +164,7 @@ typedef struct {
     uint8_t         *touched;       /* WELCOME drop_page_cache: a bit per catalog file, set at the file's first read
                                      * of the epoch on this worker, which drops its pages first (owned; NULL: off) */
     uint8_t         *footered;      /* parquet: a bit per catalog file whose footer was read this epoch (owned) */
+    int              footers_kept;  /* footer_tail: the footers were read (the first epoch): never again */
     int              monotone;      /* positions of a batch read a file's samples in order (see s_run) */
     uint64_t         listed;
     int              catalog_names, catalog_sizes;  /* PHASE_START's: names 1 name order, 2 index order */
@@ -189,6 +212,13 @@ struct sb_trainer {
     int              loader_lanes;  /* a pool of one-read clients (no SB_ENGINE_ASYNC): a loader thread's
                                      * reads wait in its own lane, DLIO's window ahead (s_window) */
     int              grouped;       /* a read serves many samples (row groups): s_completions_wanted is 1 */
+    size_t           depth;         /* DLIO's reads in flight per rank (storage loader_depth x threads), 0: none */
+    double           stagger_s;     /* loader thread t's first read of an epoch waits t x this (WELCOME loader_stagger) */
+    uint64_t         footer_tail;   /* footers first: bytes from each file's end, once a run (WELCOME
+                                     * parquet_footer_tail), 0: pyarrow's footer reads every epoch */
+    uint64_t         footer_batch;  /* with footer_tail: files a loader thread reads the footers of at once */
+    int              footers_first; /* parquet with DLIO's sliding row-group window: every footer of a loader
+                                     * thread's files first, one at a time (lib/dataset/loader_depth.h) */
     sb_tf_mode_t     tf_mode;       /* DLIO's tf.data reads per loader thread (tf_plan.h), or SB_TF_NONE */
 };
 
@@ -248,7 +278,7 @@ sb_trainer_new (const sb_msg_welcome_t *cfg, const sb_storage_cfg_t *storage, co
         .samples_per_file = cfg->samples_per_file, .record_length = cfg->record_length,
         .record_stdev = cfg->record_stdev, .seed = cfg->seed, .parquet_columns = cfg->parquet_columns, .parquet_compression = cfg->parquet_compression,
         .parquet_read_columns = cfg->parquet_read_columns,
-        .parquet_row_group = cfg->parquet_row_group,
+        .parquet_row_group = cfg->parquet_row_group, .parquet_coalesce = cfg->parquet_coalesce,
         .element_type = cfg->record_element_type, .record_dims = cfg->record_dims.items,
         .record_ndims = cfg->record_dims.count,
     };
@@ -313,6 +343,19 @@ sb_trainer_new (const sb_msg_welcome_t *cfg, const sb_storage_cfg_t *storage, co
     uint64_t lanes_slots = s_window (cfg->prefetch_size, self->threads, batch_max) + batch_max + 2;
     if (self->loader_lanes && self->nslots < lanes_slots)
         self->nslots = (size_t) lanes_slots;
+    /* DLIO's iterable readers keep loader_depth reads in flight per loader
+     * worker, however far ahead of the batches that reaches: the rank's
+     * reads in flight are the engine's (threads x loader_depth); twice as
+     * many slots, so that reads queued behind them keep every lane full */
+    if (storage->loader_depth && !(self->storage_caps & SB_ENGINE_NO_IO)) {
+        self->depth = sb_reader_reads_in_flight (storage, (size_t) self->threads);
+        if (self->nslots < 2 * self->depth + 4)
+            self->nslots = 2 * self->depth + 4;
+        self->footers_first = strcmp (cfg->format, "parquet") == 0 && strcmp (cfg->sampler, "dlio_files") == 0;
+        self->stagger_s = cfg->loader_stagger > 0 && !self->footers_first ? cfg->loader_stagger : 0;
+        self->footer_tail = self->footers_first ? cfg->parquet_footer_tail : 0;
+        self->footer_batch = cfg->parquet_footer_batch ? cfg->parquet_footer_batch : 1;
+    }
     self->ranks = calloc ((size_t) cfg->ranks, sizeof (s_rank_t));
     if (!self->ranks) {
         snprintf (err, err_size, "out of memory for %llu ranks", (unsigned long long) cfg->ranks);
@@ -332,9 +375,14 @@ sb_trainer_new (const sb_msg_welcome_t *cfg, const sb_storage_cfg_t *storage, co
         r->groups = calloc ((size_t) self->threads + 1, sizeof *r->groups);
         r->loaders = calloc ((size_t) self->threads, sizeof *r->loaders);
         r->batch_pending = calloc (self->nslots + 1, sizeof *r->batch_pending);
+        r->ff_start = calloc ((size_t) self->threads + 1, sizeof *r->ff_start);
+        r->ff_at = calloc ((size_t) self->threads, sizeof *r->ff_at);
+        r->ff_range = calloc ((size_t) self->threads, sizeof *r->ff_range);
+        r->ff_busy = calloc ((size_t) self->threads, sizeof *r->ff_busy);
         r->tf = self->tf_mode != SB_TF_NONE ? sb_tf_plan_new ((size_t) self->threads) : NULL;
         r->tf_files = self->tf_mode != SB_TF_NONE ? calloc ((size_t) self->threads, sizeof *r->tf_files) : NULL;
         if (!r->reader || !r->slots || !r->free_slots || !r->groups || !r->loaders || !r->batch_pending
+            || !r->ff_start || !r->ff_at || !r->ff_range || !r->ff_busy
             || (self->tf_mode != SB_TF_NONE && (!r->tf || !r->tf_files))) {
             snprintf (err, err_size, "rank %llu: %s", (unsigned long long) r->rank,
                       r->reader ? "out of memory for its reads in flight" : why);
@@ -394,6 +442,12 @@ sb_trainer_destroy (sb_trainer_t **self_p)
         free (r->groups);
         free (r->loaders);
         free (r->batch_pending);
+        free (r->ff);
+        free (r->ff_start);
+        free (r->ff_at);
+        free (r->ff_range);
+        free (r->ff_busy);
+        free (r->held);
         sb_tf_plan_destroy (&r->tf);
         free (r->tf_files);
         sb_reader_destroy (&r->reader);
@@ -550,8 +604,9 @@ s_run (const sb_trainer_t *self, const s_rank_t *r, uint64_t p, const sb_sample_
 /* ------------------------------------------------------------ completions */
 
 static void
-s_trace (sb_trainer_t *self, s_rank_t *r, uint64_t position, uint64_t file, uint64_t sample, const char *stored,
-         uint64_t dlio, uint64_t offset, uint64_t length, double start, uint64_t latency_us, uint64_t bytes)
+s_trace_line (sb_trainer_t *self, s_rank_t *r, int serves, uint64_t position, uint64_t file, uint64_t sample,
+              const char *stored, uint64_t dlio, uint64_t offset, uint64_t length, double start, uint64_t latency_us,
+              uint64_t bytes)
 {
     if (!self->trace || self->failed)
         return;
@@ -560,11 +615,18 @@ s_trace (sb_trainer_t *self, s_rank_t *r, uint64_t position, uint64_t file, uint
         snprintf (key, sizeof key, "#%llu", (unsigned long long) file);
     sb_trace_line_t line = {
         .rank = r->rank, .epoch = self->epoch, .step = position / self->set->batch_size, .position = position,
-        .file = file, .sample = sample, .key = key, .offset = offset, .length = length, .start_s = start, .latency_us = latency_us,
-        .bytes = bytes,
+        .file = file, .sample = sample, .key = key, .offset = offset, .length = length, .start_s = start,
+        .latency_us = latency_us, .bytes = bytes, .no_sample = !serves,
     };
     if (sb_trace_write (self->trace, &line, err, sizeof err) != 0)
         s_fail (self, r, "trace", NULL, errno, err, NULL);
+}
+
+static void
+s_trace (sb_trainer_t *self, s_rank_t *r, uint64_t position, uint64_t file, uint64_t sample, const char *stored,
+         uint64_t dlio, uint64_t offset, uint64_t length, double start, uint64_t latency_us, uint64_t bytes)
+{
+    s_trace_line (self, r, 1, position, file, sample, stored, dlio, offset, length, start, latency_us, bytes);
 }
 
 /* The read of `count` positions of rank r is in: it took latency_ns and
@@ -596,11 +658,14 @@ s_count (s_rank_t *r, uint64_t count, uint64_t bytes, uint64_t latency_ns, int r
     s_count_read (r, count, bytes, latency_ns, read);
 }
 
-/* The read in slot i of rank r completed. */
+/* The read in slot i of rank r completed; the engine issued it at `issued`
+ * (Unix seconds) and it took latency_ns from there. */
 static void
-s_complete (sb_trainer_t *self, s_rank_t *r, size_t i, uint64_t bytes, uint64_t latency_ns)
+s_complete (sb_trainer_t *self, s_rank_t *r, size_t i, uint64_t bytes, uint64_t latency_ns, double issued)
 {
     s_slot_t *s = &r->slots[i];
+    if (s->footer_of)   /* the loader thread's next footer read may go */
+        r->ff_busy[s->footer_of - 1]--;
     if (s->loader) {    /* its samples join the batch after their preprocess */
         s_count_read (r, s->count, bytes, latency_ns, 1);
         r->loaders[s->loader - 1].state = S_LOADER_ARRIVED;
@@ -609,14 +674,19 @@ s_complete (sb_trainer_t *self, s_rank_t *r, size_t i, uint64_t bytes, uint64_t 
         s_count (r, s->count, bytes, latency_ns, 1);
     if (s->in_batch)
         r->batch_pending[(s->position / self->set->batch_size) % (self->nslots + 1)]--;
+    /* the read's line starts when the engine issued it, so that the reads
+     * in flight at any moment can be counted from the trace */
     if (s->eager && r->tf)  /* positions served from it later carry it in the trace */
-        sb_tf_plan_done (r->tf, s->eager - 1, s->file, s->offset, s->length, bytes, latency_ns / 1000, s->start);
-    if (s->run > 0)     /* a parquet footer read (run 0) serves no sample: not traced */
-        s_trace (self, r, s->position, s->file, s->sample, s->stored, s->dlio, s->offset, s->length, s->start,
+        sb_tf_plan_done (r->tf, s->eager - 1, s->file, s->offset, s->length, bytes, latency_ns / 1000, issued);
+    if (s->run > 0)
+        s_trace (self, r, s->position, s->file, s->sample, s->stored, s->dlio, s->offset, s->length, issued,
                  latency_ns / 1000, bytes);
+    else if (!s->eager)     /* a parquet footer read serves no sample: no step nor position */
+        s_trace_line (self, r, 0, 0, s->file, 0, s->stored, s->dlio, s->offset, s->length, issued, latency_ns / 1000,
+                      bytes);
     for (uint64_t j = 1; self->trace && j < s->run; j++)
-        s_trace (self, r, s->position + j, s->file, s->sample + j, s->stored, s->dlio, s->offset, s->length, s->start,
-                 0, 0);
+        s_trace (self, r, s->position + j, s->file, s->sample + j, s->stored, s->dlio, s->offset, s->length,
+                 issued + (double) latency_ns / 1e9, 0, 0);
     s->seq = 0;
     r->free_slots[r->nfree++] = (uint32_t) i;
 }
@@ -633,6 +703,8 @@ s_evict_flag (sb_trainer_t *self, uint64_t file)
 }
 
 /* ------------------------------------------------------------ epochs */
+
+static int s_footers_plan (sb_trainer_t *self, s_rank_t *r, char *err, size_t err_size);
 
 static int
 s_build_sampler (sb_trainer_t *self, const sb_msg_phase_start_t *ps, char *err, size_t err_size)
@@ -838,7 +910,8 @@ sb_trainer_start (sb_trainer_t *self, const sb_msg_phase_start_t *ps)
             s_fail (self, NULL, "memory", NULL, ENOMEM, "out of memory for the parquet footers' file bits", NULL);
             return -1;
         }
-        memset (self->set->footered, 0, bytes);
+        /* s3dlio keeps the footers it read for the rest of the run: read once */
+        memset (self->set->footered, self->footer_tail && self->set->footers_kept ? 0xff : 0, bytes);
     }
     if (s_ckpt_keep (self, ps) != 0)
         return -1;
@@ -848,6 +921,19 @@ sb_trainer_start (sb_trainer_t *self, const sb_msg_phase_start_t *ps)
     self->window = (c->prefetch_size + 1) * set->batch_size;
     if (self->preprocessing || self->loader_lanes)
         self->window = s_window (c->prefetch_size, self->threads, set->batch_size);
+    if (self->depth) {
+        /* DLIO's iterable readers read ahead as far as their reads in
+         * flight reach, not prefetch_size batches: the window holds twice
+         * the rank's depth of reads (a row group's rows each) and a batch */
+        uint64_t per_read = 1;
+        if (strcmp (c->format, "parquet") == 0)
+            per_read = set->ds.parquet_row_group && set->ds.parquet_row_group < set->ds.samples_per_file
+                       ? set->ds.parquet_row_group * (set->ds.parquet_coalesce ? set->ds.parquet_coalesce : 1)
+                       : set->ds.samples_per_file;
+        uint64_t reach = 2 * (uint64_t) self->depth * (per_read ? per_read : 1) + set->batch_size;
+        if (self->window < reach)
+            self->window = reach;
+    }
     self->step_sync = set->step_sync;
     self->local_barrier = c->ranks == c->total_ranks;
     self->barrier_step = 0;
@@ -868,6 +954,13 @@ sb_trainer_start (sb_trainer_t *self, const sb_msg_phase_start_t *ps)
         r->groups = keep.groups;
         r->loaders = keep.loaders;
         r->batch_pending = keep.batch_pending;
+        r->ff = keep.ff;
+        r->ff_start = keep.ff_start;
+        r->ff_at = keep.ff_at;
+        r->ff_range = keep.ff_range;
+        r->ff_busy = keep.ff_busy;
+        r->held = keep.held;
+        r->held_cap = keep.held_cap;
         r->tf = keep.tf;
         r->tf_files = keep.tf_files;
         if (r->tf) {    /* DLIO's loader makes each thread's reader afresh every epoch */
@@ -890,6 +983,27 @@ sb_trainer_start (sb_trainer_t *self, const sb_msg_phase_start_t *ps)
         s_fail (self, NULL, "sampler", NULL, 0, err, NULL);
         return -1;
     }
+    for (size_t i = 0; self->stagger_s > 0 && i < self->nranks; i++) {
+        s_rank_t *r = &self->ranks[i];
+        size_t cap = (size_t) (self->window + set->batch_size);   /* positions the window can hold back */
+        if (r->held_cap < cap) {
+            uint64_t *h = realloc (r->held, cap * sizeof *h);
+            if (!h) {
+                s_fail (self, r, "memory", NULL, ENOMEM, "out of memory for the staggered loader threads", NULL);
+                return -1;
+            }
+            r->held = h;
+            r->held_cap = cap;
+        }
+    }
+    for (size_t i = 0; i < self->nranks; i++)
+        if (s_footers_plan (self, &self->ranks[i], err, sizeof err) != 0) {
+            if (!self->failed)
+                s_fail (self, &self->ranks[i], "sampler", NULL, 0, err, NULL);
+            return -1;
+        }
+    if (self->footer_tail && self->footers_first && !self->set->asking)
+        self->set->footers_kept = 1;
     return 0;
 }
 
@@ -1159,7 +1273,7 @@ s_take_completions (sb_trainer_t *self, s_rank_t *r)
             s_fail (self, r, "read", key, 0, msg, NULL);
             return 0;
         }
-        s_complete (self, r, (size_t) res.tag, res.bytes, res.latency_ns);
+        s_complete (self, r, (size_t) res.tag, res.bytes, res.latency_ns, res.issued_s);
         if (self->failed)
             return 0;
     }
@@ -1213,6 +1327,189 @@ s_lane (const sb_trainer_t *self, const s_read_t *rd)
     return rd->ref.thread < self->threads ? rd->ref.thread : 0;
 }
 
+/* The footer reads of a parquet file of `size` bytes (group: its reads are
+ * row groups; whole: its only read is the whole file) into fr, *tail set
+ * when that is the 4-byte magic check. Returns how many (0..2), or -1 when
+ * the file cannot be parquet (reported, naming name). */
+static int
+s_footer_ranges (sb_trainer_t *self, s_rank_t *r, uint64_t size, int group, int whole, const char *name,
+                 sb_parquet_range_t fr[2], int *tail)
+{
+    size_t nf = group ? sb_sample_range_footer (&self->ranger, size, fr) : 0;
+    /* a file whose footer reads are not planned (not the generator's
+     * layout: another writer's file, one cut short; compressed pages)
+     * has its last 4 bytes read, which must be parquet's magic, as
+     * pyarrow refuses a file without it; a file of one sample, read
+     * whole as its only read, is not read twice for it */
+    *tail = nf == 0 && size != SB_SIZE_UNKNOWN && !(self->storage_caps & SB_ENGINE_NO_IO) && !whole;
+    if (*tail && size < 12) {
+        char msg[PATH_MAX + 256];
+        snprintf (msg, sizeof msg, "parquet %s%s is %llu bytes: not a parquet file (the smallest is 12 bytes:"
+                  " PAR1, its footer's length, PAR1)", self->cfg->data_root, name ? name : "",
+                  (unsigned long long) size);
+        s_fail (self, r, "read", name, 0, msg, NULL);
+        return -1;
+    }
+    if (*tail) {
+        fr[0] = (sb_parquet_range_t) { .offset = size - 4, .length = 4 };
+        nf = 1;
+    }
+    return (int) nf;
+}
+
+/* Footers first: the epoch's files of each loader thread of rank r, in the
+ * order the thread first reads them (as DLIO's TorchIterableDataset reads
+ * every footer of its worker's files before its first row group). Only
+ * when names and sizes are known without asking (else each footer is read
+ * before its file's first row group). Returns 0, or -1 with err set. */
+static int
+s_footers_plan (sb_trainer_t *self, s_rank_t *r, char *err, size_t err_size)
+{
+    r->ff_left = 0;
+    if (!self->footers_first || self->set->asking || !self->set->footered
+        || (self->footer_tail && self->set->footers_kept))
+        return 0;
+    uint8_t *seen = calloc ((size_t) (self->set->listed / 8 + 1), 1);
+    size_t n = 0, cap = 0;
+    s_footer_file_t *all = NULL;
+    uint32_t *thread_of = NULL;
+    int oom = !seen;
+    for (uint64_t p = 0; !oom && p < self->k;) {
+        s_read_t rd;
+        if (s_read_at (self, r, p, &rd) != 0) {
+            snprintf (err, err_size, "rank %llu: cannot plan its parquet footers", (unsigned long long) r->rank);
+            goto fail;
+        }
+        uint64_t at = p, step = rd.group ? s_run (self, r, p, &rd.ref, rd.run_end - rd.ref.sample) : 1;
+        p += step ? step : 1;
+        if (rd.ref.file >= self->set->listed || (seen[rd.ref.file / 8] & (1u << (rd.ref.file % 8))))
+            continue;
+        seen[rd.ref.file / 8] |= (uint8_t) (1u << (rd.ref.file % 8));
+        if (n == cap) {
+            cap = cap ? 2 * cap : 64;
+            s_footer_file_t *a = realloc (all, cap * sizeof *a);
+            uint32_t *t = realloc (thread_of, cap * sizeof *t);
+            if (a)
+                all = a;
+            if (t)
+                thread_of = t;
+            if (!a || !t) {
+                oom = 1;
+                break;
+            }
+        }
+        all[n] = (s_footer_file_t) { .file = rd.ref.file, .size = rd.size, .dlio = rd.dlio, .stored = rd.stored,
+                                     .group = rd.group, .position = at };
+        thread_of[n++] = (uint32_t) (rd.ref.thread < self->threads ? rd.ref.thread : 0);
+    }
+    free (r->ff);
+    r->ff = oom ? NULL : malloc ((n ? n : 1) * sizeof *r->ff);
+    if (!r->ff) {
+        snprintf (err, err_size, "rank %llu: out of memory for its parquet footers", (unsigned long long) r->rank);
+        goto fail;
+    }
+    /* counting sort by thread, each thread's files in their order */
+    memset (r->ff_start, 0, ((size_t) self->threads + 1) * sizeof *r->ff_start);
+    for (size_t i = 0; i < n; i++)
+        r->ff_start[thread_of[i] + 1]++;
+    for (uint64_t t = 0; t < self->threads; t++)
+        r->ff_start[t + 1] += r->ff_start[t];
+    for (uint64_t t = 0; t < self->threads; t++)
+        r->ff_at[t] = r->ff_start[t];
+    for (size_t i = 0; i < n; i++)
+        r->ff[r->ff_at[thread_of[i]]++] = all[i];
+    for (uint64_t t = 0; t < self->threads; t++) {
+        r->ff_at[t] = r->ff_start[t];
+        r->ff_range[t] = 0;
+        r->ff_busy[t] = 0;
+        if (r->ff_start[t] < r->ff_start[t + 1])
+            r->ff_left++;
+    }
+    free (seen);
+    free (all);
+    free (thread_of);
+    return 0;
+fail:
+    free (seen);
+    free (all);
+    free (thread_of);
+    return -1;
+}
+
+/* Footers first: each loader thread of rank r reads its next footer range
+ * when its last one is in (one at a time, as DLIO's worker opens its files
+ * one after another with pyarrow); with footer_tail, the last footer_tail
+ * bytes of footer_batch files at once, the next batch when the last is in
+ * (s3dlio's index). Returns 0, or -1 when the rank failed (reported). */
+static int
+s_footers_advance (sb_trainer_t *self, s_rank_t *r, double now)
+{
+    char key[PATH_MAX];
+    size_t left = 0;
+    for (uint64_t t = 0; t < self->threads; t++) {
+        size_t room = r->ff_busy[t] ? 0 : self->footer_tail ? (size_t) self->footer_batch : 1;
+        while (room > 0 && r->ff_at[t] < r->ff_start[t + 1] && r->nfree > 0) {
+            const s_footer_file_t *f = &r->ff[r->ff_at[t]];
+            const char *name = NULL;
+            if (self->needs_keys) {
+                if (s_key (self, f->stored, f->dlio, key, sizeof key) != 0) {
+                    s_fail (self, r, "read", NULL, ENAMETOOLONG, "a catalog entry names no object of the dataset",
+                            NULL);
+                    return -1;
+                }
+                name = key;
+            }
+            /* the ranger plans the footer of the file it ranged last: this one */
+            s_read_t rd;
+            if (s_read_at (self, r, f->position, &rd) != 0 || rd.ref.file != f->file) {
+                if (!self->failed)
+                    s_fail (self, r, "sampler", name, 0, "the footer plan lost its file's position", NULL);
+                return -1;
+            }
+            sb_parquet_range_t fr[2];
+            int tail = 0, nf = 1;
+            if (self->footer_tail && rd.size != SB_SIZE_UNKNOWN) {
+                uint64_t n = rd.size < self->footer_tail ? rd.size : self->footer_tail;
+                fr[0] = (sb_parquet_range_t) { .offset = rd.size - n, .length = n };
+            }
+            else
+                nf = s_footer_ranges (self, r, rd.size, rd.group, !rd.group && rd.offset == 0 && rd.length == rd.size,
+                                      name, fr, &tail);
+            if (nf < 0)
+                return -1;
+            self->set->footered[f->file / 8] |= (uint8_t) (1u << (f->file % 8));
+            if (r->ff_range[t] >= (size_t) nf) {    /* this file's footer is in: the next file */
+                r->ff_at[t]++;
+                r->ff_range[t] = 0;
+                continue;
+            }
+            const sb_parquet_range_t *g = &fr[r->ff_range[t]++];
+            size_t i = r->free_slots[--r->nfree];
+            r->slots[i] = (s_slot_t) { .seq = ++r->next_seq, .position = 0, .run = 0, .count = 0, .file = f->file,
+                                       .offset = g->offset, .length = g->length, .dlio = f->dlio, .stored = f->stored,
+                                       .start = now, .tail = (uint8_t) tail, .footer_of = (uint32_t) t + 1 };
+            r->ff_busy[t]++;
+            if (self->footer_tail) {    /* a file's one read: on to the next file of the batch */
+                r->ff_at[t]++;
+                r->ff_range[t] = 0;
+            }
+            room--;
+            if (sb_reader_submit (r->reader, name, g->offset, g->length, i, t,
+                                  s_evict_flag (self, f->file) | (tail ? SB_READ_PARQUET_TAIL : 0)) != 0) {
+                s_fail (self, r, "read", name, errno, "cannot queue a read", NULL);
+                return -1;
+            }
+            uint64_t bytes = 0;
+            if (sb_reader_take_inline (r->reader, &bytes))
+                s_complete (self, r, i, bytes, 0, now);
+        }
+        if (r->ff_busy[t] || r->ff_at[t] < r->ff_start[t + 1])
+            left++;
+    }
+    r->ff_left = left;
+    return self->failed ? -1 : 0;
+}
+
 /* Issue the read of rd at position p serving n positions (with the
  * file's footer reads first, for the first row group of a parquet file this
  * epoch) for loader thread + 1 `loader` (0: none). Returns 0 (*slot set),
@@ -1241,26 +1538,12 @@ s_issue (sb_trainer_t *self, s_rank_t *r, const s_read_t *rd, uint64_t p, uint64
     if (opens && self->set->footered) {
         /* the file's first read this epoch: its footer first, as pyarrow reads it (no samples) */
         sb_parquet_range_t fr[2];
-        size_t nf = rd->group ? sb_sample_range_footer (&self->ranger, rd->size, fr) : 0;
-        /* a file whose footer reads are not planned (not the generator's
-         * layout: another writer's file, one cut short; compressed pages)
-         * has its last 4 bytes read, which must be parquet's magic, as
-         * pyarrow refuses a file without it; a file of one sample, read
-         * whole as its only read, is not read twice for it */
-        int tail = nf == 0 && rd->size != SB_SIZE_UNKNOWN && !(self->storage_caps & SB_ENGINE_NO_IO)
-            && !(!rd->group && rd->offset == 0 && rd->length == rd->size);
-        if (tail && rd->size < 12) {
-            char msg[PATH_MAX + 256];
-            snprintf (msg, sizeof msg, "parquet %s%s is %llu bytes: not a parquet file (the smallest is 12 bytes:"
-                      " PAR1, its footer's length, PAR1)", self->cfg->data_root, name ? name : "",
-                      (unsigned long long) rd->size);
-            s_fail (self, r, "read", name, 0, msg, NULL);
+        int tail;
+        int nfr = s_footer_ranges (self, r, rd->size, rd->group, !rd->group && rd->offset == 0 && rd->length == rd->size,
+                                   name, fr, &tail);
+        if (nfr < 0)
             return -1;
-        }
-        if (tail) {
-            fr[0] = (sb_parquet_range_t) { .offset = rd->size - 4, .length = 4 };
-            nf = 1;
-        }
+        size_t nf = (size_t) nfr;
         if (r->nfree < nf + 1)
             return 1;
         if (rd->ref.file < self->set->listed)
@@ -1277,7 +1560,7 @@ s_issue (sb_trainer_t *self, s_rank_t *r, const s_read_t *rd, uint64_t p, uint64
             }
             uint64_t footer_bytes = 0;
             if (sb_reader_take_inline (r->reader, &footer_bytes))
-                s_complete (self, r, f, footer_bytes, 0);
+                s_complete (self, r, f, footer_bytes, 0, now);
         }
     }
     size_t i = r->free_slots[--r->nfree];
@@ -1308,7 +1591,7 @@ s_issue (sb_trainer_t *self, s_rank_t *r, const s_read_t *rd, uint64_t p, uint64
     *slot = i;
     uint64_t inline_bytes = 0;
     if (sb_reader_take_inline (r->reader, &inline_bytes))  /* synthetic: done, in no time */
-        s_complete (self, r, i, inline_bytes, 0);
+        s_complete (self, r, i, inline_bytes, 0, now);
     return self->failed ? -1 : 0;
 }
 
@@ -1323,6 +1606,42 @@ s_window_end (const sb_trainer_t *self, const s_rank_t *r)
     const uint64_t bs = self->set->batch_size;
     int yielded = (self->preprocessing || self->loader_lanes) && (r->computing || r->waiting_go);
     return (r->step + (uint64_t) yielded) * bs + self->window;
+}
+
+/* When loader thread t of rank r starts reading this epoch (stagger). */
+static double
+s_thread_start (const sb_trainer_t *self, const s_rank_t *r, uint64_t t)
+{
+    return r->started + (double) t * self->stagger_s;
+}
+
+/* Stagger: issue rank r's held positions whose thread has started (a
+ * thread's own in their order). Returns -1 when it failed. */
+static int
+s_release_held (sb_trainer_t *self, s_rank_t *r, double now)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < r->nheld; i++) {
+        uint64_t p = r->held[i];
+        s_read_t rd;
+        int rc = s_read_at (self, r, p, &rd);
+        if (rc < 0)
+            return -1;
+        if (rc == 0 && now >= s_thread_start (self, r, s_lane (self, &rd))) {
+            /* its batch counted it when it was held: s_issue counts it again */
+            r->batch_pending[(p / self->set->batch_size) % (self->nslots + 1)]--;
+            size_t slot;
+            rc = s_issue (self, r, &rd, p, 1, 0, now, &slot);
+            if (rc < 0)
+                return -1;
+            if (rc == 0)
+                continue;
+            r->batch_pending[(p / self->set->batch_size) % (self->nslots + 1)]++;
+        }
+        r->held[kept++] = p;
+    }
+    r->nheld = kept;
+    return 0;
 }
 
 /* ---- DLIO's tf.data parquet reader: a file's open reads every row group */
@@ -1356,7 +1675,7 @@ s_tf_queue_read (sb_trainer_t *self, s_rank_t *r, const s_read_t *rd, uint64_t p
     }
     uint64_t inline_bytes = 0;
     if (sb_reader_take_inline (r->reader, &inline_bytes))  /* synthetic: done, in no time */
-        s_complete (self, r, i, inline_bytes, 0);
+        s_complete (self, r, i, inline_bytes, 0, now);
     return self->failed ? -1 : 0;
 }
 
@@ -1497,6 +1816,8 @@ s_submit (sb_trainer_t *self, s_rank_t *r, double now)
 {
     const uint64_t k = self->k;
     const uint64_t limit = s_window_end (self, r);
+    if (r->nheld && s_release_held (self, r, now) != 0)
+        return -1;
     /* the row groups the tf.data readers' opens submitted go out as slots free */
     for (uint64_t t = 0; r->tf && t < self->threads && r->nfree > 0; t++) {
         s_read_t none = { .ref = { .file = 0 } };
@@ -1511,6 +1832,16 @@ s_submit (sb_trainer_t *self, s_rank_t *r, double now)
         uint64_t p = r->submitted, n = rd.group ? s_run (self, r, p, &rd.ref, rd.run_end - rd.ref.sample) : 1;
         if (n > k - p)
             n = k - p;
+        if (self->stagger_s > 0 && !rd.group && n == 1 && now < s_thread_start (self, r, s_lane (self, &rd))) {
+            /* DLIO's loader worker t sleeps t x computation_time before its
+             * first fetch of the epoch; the other workers read on */
+            if (r->nheld == r->held_cap)
+                return 0;
+            r->held[r->nheld++] = p;
+            r->batch_pending[(p / self->set->batch_size) % (self->nslots + 1)]++;
+            r->submitted++;
+            continue;
+        }
         if (s_tf_groups_known (self, &rd)) {
             rc = s_tf_groups (self, r, &rd, p, n, now);
             if (rc != 0)
@@ -1717,6 +2048,12 @@ s_advance (sb_trainer_t *self, s_rank_t *r, double now)
     const uint64_t k = self->k;
     for (int progress = 1; progress && !self->failed && r->running;) {
         progress = 0;
+        if (r->ff_left) {   /* footers first: no row group before every footer is in */
+            if (s_footers_advance (self, r, now) != 0)
+                return;
+            if (r->ff_left)
+                break;
+        }
         if (self->preprocessing) {     /* the loader threads read and preprocess */
             int moved = s_loaders_advance (self, r, now);
             if (moved < 0)
@@ -1834,6 +2171,14 @@ sb_trainer_pump (sb_trainer_t *self, int *busy)
                 wake = preprocessed;
             if (r->running && (wake == 0 || r->interval.next < wake))
                 wake = r->interval.next;
+            if (r->running && r->nheld) {   /* a staggered loader thread starts */
+                s_read_t rd;
+                if (s_read_at (self, r, r->held[0], &rd) == 0) {
+                    double at = s_thread_start (self, r, s_lane (self, &rd));
+                    if (wake == 0 || at < wake)
+                        wake = at;
+                }
+            }
             if (r->running && r->ckpt_job && (wake == 0 || now + 0.002 < wake))
                 wake = now + 0.002;     /* look again for the checkpoint's end */
         }
@@ -1855,7 +2200,7 @@ static size_t
 s_completions_wanted (const sb_trainer_t *self, const s_rank_t *r)
 {
     size_t in_flight = self->nslots - r->nfree;
-    if (in_flight <= 1 || self->preprocessing || self->grouped || r->ckpt_job)
+    if (in_flight <= 1 || self->preprocessing || self->grouped || r->ckpt_job || r->ff_left)
         return 1;
     if (r->computing || r->waiting_go || r->step >= self->batches)
         return in_flight;
