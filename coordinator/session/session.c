@@ -8,6 +8,7 @@
  * state and the modules' internal functions: session_internal.h. */
 #include "session.h"
 #include "session_internal.h"
+#include "dlio_stops.h"
 #include "catalog.h"
 #include "ckpt_plan.h"
 #include "dataset.h"
@@ -333,6 +334,11 @@ s_session_run (sess_t *self, const sb_session_opts_t *opts, int64_t *run_id, cha
             return bad;
     }
     sb_info ("storage: %s", wl->storage_summary);  /* the engine, and the keys that chose it */
+    if (opts->kind != SB_SESSION_CATALOG) {     /* say once where DLIO itself would stop */
+        char note[1024];
+        for (size_t i = 0; sb_dlio_stop_note (wl, opts->kind == SB_SESSION_TRAIN, i, note, sizeof note); i++)
+            sb_warn ("%s", note);
+    }
     /* Object storage: every endpoint must answer before anything is listed. */
     unsigned caps = sb_storage_caps (&wl->storage);
     if (caps & SB_ENGINE_OBJECTS) {
