@@ -702,6 +702,24 @@ s_evict_flag (sb_trainer_t *self, uint64_t file)
     return SB_READ_EVICT;
 }
 
+/* Hand slot i's read of [offset, +length) of `name` (NULL: the engine
+ * names no object) to loader thread lane's queue, with the epoch's evict
+ * flag of `file` and `flags`; a synthetic read completes at once. Returns
+ * 0, or -1 when the reader refused it (the run failed). */
+static int
+s_submit_slot (sb_trainer_t *self, s_rank_t *r, size_t i, const char *name, uint64_t offset, uint64_t length,
+               uint64_t lane, uint64_t file, unsigned flags, double now)
+{
+    if (sb_reader_submit (r->reader, name, offset, length, i, lane, s_evict_flag (self, file) | flags) != 0) {
+        s_fail (self, r, "read", name, errno, "cannot queue a read", NULL);
+        return -1;
+    }
+    uint64_t bytes = 0;
+    if (sb_reader_take_inline (r->reader, &bytes))  /* synthetic: done, in no time */
+        s_complete (self, r, i, bytes, 0, now);
+    return 0;
+}
+
 /* ------------------------------------------------------------ epochs */
 
 static int s_footers_plan (sb_trainer_t *self, s_rank_t *r, char *err, size_t err_size);
@@ -1494,14 +1512,9 @@ s_footers_advance (sb_trainer_t *self, s_rank_t *r, double now)
                 r->ff_range[t] = 0;
             }
             room--;
-            if (sb_reader_submit (r->reader, name, g->offset, g->length, i, t,
-                                  s_evict_flag (self, f->file) | (tail ? SB_READ_PARQUET_TAIL : 0)) != 0) {
-                s_fail (self, r, "read", name, errno, "cannot queue a read", NULL);
+            if (s_submit_slot (self, r, i, name, g->offset, g->length, t, f->file, tail ? SB_READ_PARQUET_TAIL : 0,
+                               now) != 0)
                 return -1;
-            }
-            uint64_t bytes = 0;
-            if (sb_reader_take_inline (r->reader, &bytes))
-                s_complete (self, r, i, bytes, 0, now);
         }
         if (r->ff_busy[t] || r->ff_at[t] < r->ff_start[t + 1])
             left++;
@@ -1553,14 +1566,9 @@ s_issue (sb_trainer_t *self, s_rank_t *r, const s_read_t *rd, uint64_t p, uint64
             r->slots[f] = (s_slot_t) { .seq = ++r->next_seq, .position = p, .run = 0, .count = 0,
                                        .file = rd->ref.file, .sample = rd->ref.sample, .offset = fr[j].offset, .length = fr[j].length,
                                        .dlio = rd->dlio, .stored = rd->stored, .start = now, .tail = (uint8_t) tail };
-            if (sb_reader_submit (r->reader, name, fr[j].offset, fr[j].length, f, s_lane (self, rd),
-                                  s_evict_flag (self, rd->ref.file) | (tail ? SB_READ_PARQUET_TAIL : 0)) != 0) {
-                s_fail (self, r, "read", name, errno, "cannot queue a read", NULL);
+            if (s_submit_slot (self, r, f, name, fr[j].offset, fr[j].length, s_lane (self, rd), rd->ref.file,
+                               tail ? SB_READ_PARQUET_TAIL : 0, now) != 0)
                 return -1;
-            }
-            uint64_t footer_bytes = 0;
-            if (sb_reader_take_inline (r->reader, &footer_bytes))
-                s_complete (self, r, f, footer_bytes, 0, now);
         }
     }
     size_t i = r->free_slots[--r->nfree];
@@ -1583,15 +1591,9 @@ s_issue (sb_trainer_t *self, s_rank_t *r, const s_read_t *rd, uint64_t p, uint64
         s_fail (self, r, "memory", NULL, ENOMEM, "out of memory for a loader thread's row groups", NULL);
         return -1;
     }
-    if (sb_reader_submit (r->reader, name, rd->offset, rd->length, i, s_lane (self, rd),
-                          s_evict_flag (self, rd->ref.file)) != 0) {
-        s_fail (self, r, "read", name, errno, "cannot queue a read", NULL);
-        return -1;
-    }
     *slot = i;
-    uint64_t inline_bytes = 0;
-    if (sb_reader_take_inline (r->reader, &inline_bytes))  /* synthetic: done, in no time */
-        s_complete (self, r, i, inline_bytes, 0, now);
+    if (s_submit_slot (self, r, i, name, rd->offset, rd->length, s_lane (self, rd), rd->ref.file, 0, now) != 0)
+        return -1;
     return self->failed ? -1 : 0;
 }
 
@@ -1669,13 +1671,8 @@ s_tf_queue_read (sb_trainer_t *self, s_rank_t *r, const s_read_t *rd, uint64_t p
     *slot = i;
     if (eager)
         sb_tf_plan_issued (r->tf, (size_t) lane, i, r->slots[i].seq);
-    if (sb_reader_submit (r->reader, name, offset, length, i, lane, s_evict_flag (self, rd->ref.file)) != 0) {
-        s_fail (self, r, "read", name, errno, "cannot queue a read", NULL);
+    if (s_submit_slot (self, r, i, name, offset, length, lane, rd->ref.file, 0, now) != 0)
         return -1;
-    }
-    uint64_t inline_bytes = 0;
-    if (sb_reader_take_inline (r->reader, &inline_bytes))  /* synthetic: done, in no time */
-        s_complete (self, r, i, inline_bytes, 0, now);
     return self->failed ? -1 : 0;
 }
 
