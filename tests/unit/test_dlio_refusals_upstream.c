@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "upstream_dir.h"
 #include "config.h"
 #include "log.h"
 #include "workload.h"
@@ -138,17 +139,8 @@ int
 main (void)
 {
     char dir[PATH_MAX];
-    const char *env = getenv ("SB_UPSTREAM_WORKLOADS");
-    const char *root = getenv ("SB_SOURCE_ROOT");
-    if (env && *env)
-        snprintf (dir, sizeof dir, "%s", env);
-    else
-        snprintf (dir, sizeof dir, "%s/../shared/upstream-workloads", root && *root ? root : ".");
-    struct stat st;
-    if (stat (dir, &st) != 0 || !S_ISDIR (st.st_mode)) {
-        printf ("SKIP: no upstream workload files in %s (set SB_UPSTREAM_WORKLOADS)\n", dir);
+    if (sb_test_upstream_dir ("", dir, sizeof dir) != 0)
         return S_SKIP;
-    }
     /* the warnings of 93 loads are not this test's output */
     if (!freopen ("/dev/null", "w", stderr))
         return 1;

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "upstream_dir.h"
 #include "config.h"
 #include "embedded.h"
 
@@ -159,17 +160,8 @@ int
 main (void)
 {
     char dir[PATH_MAX];
-    const char *env = getenv ("SB_UPSTREAM_WORKLOADS");
-    const char *root = getenv ("SB_SOURCE_ROOT");
-    if (env && *env)
-        snprintf (dir, sizeof dir, "%s/mlcommons-storage", env);
-    else
-        snprintf (dir, sizeof dir, "%s/../shared/upstream-workloads/mlcommons-storage", root && *root ? root : ".");
-    struct stat st;
-    if (stat (dir, &st) != 0 || !S_ISDIR (st.st_mode)) {
-        printf ("SKIP: no upstream workload files in %s (set SB_UPSTREAM_WORKLOADS)\n", dir);
+    if (sb_test_upstream_dir ("mlcommons-storage", dir, sizeof dir) != 0)
         return S_SKIP;
-    }
     int bad = 0, compared = 0;
     /* the comparison can fail: unet3d_h100 against the A100 file differs in
      * workflow.checkpoint and train.computation_time, nothing else */
@@ -188,6 +180,7 @@ main (void)
             continue;       /* shardbench's own */
         char path[PATH_MAX + 64];
         snprintf (path, sizeof path, "%s/%s.yaml", dir, p->name);
+        struct stat st;
         if (stat (path, &st) != 0) {
             printf ("FAIL %s: no upstream file %s: every preset but quickstart is an MLPerf Storage workload\n",
                     p->name, path);
