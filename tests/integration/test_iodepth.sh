@@ -50,12 +50,13 @@ sb datagen s3.yaml storage.storage_library=s3dlio --local 1 --db s3.db
 expect_eq "s3 datagen" "$SB_RC" 0
 [ "$SB_RC" = 0 ] || tail -5 sb.err
 
-# s3_case LABEL EXPECTED_PEAK KEY=VALUE...: one epoch, traced; the peak of reads in flight
-s3_case () {
-    local label=$1 want=$2
-    shift 2
+# inflight_case NAME LABEL EXPECTED_PEAK KEY=VALUE...: one epoch of NAME.yaml
+# (results in NAME.db), traced; 600 reads, and the peak of reads in flight
+inflight_case () {
+    local name=$1 label=$2 want=$3
+    shift 3
     rm -rf "tr-$label" && mkdir "tr-$label"
-    sb run s3.yaml "shardbench.trace=$PWD/tr-$label" "$@" --local 1 --db s3.db
+    sb run "$name.yaml" "shardbench.trace=$PWD/tr-$label" "$@" --local 1 --db "$name.db"
     expect_eq "$label: run" "$SB_RC" 0
     [ "$SB_RC" = 0 ] || tail -5 sb.err
     python3 "$INFLIGHT" "tr-$label" >"$label.inflight"
@@ -63,6 +64,7 @@ s3_case () {
     expect_eq "$label: 600 reads, at most and at peak $want in flight" \
         "$(awk '{ print $3, $4 }' "$label.inflight")" "600 $want"
 }
+s3_case () { inflight_case s3 "$@"; }
 s3_case s3dlio 128 storage.storage_library=s3dlio
 s3_case s3dlio-w8 16 storage.storage_library=s3dlio storage.storage_options.prefetch_window=8
 s3_case minio 32 storage.storage_library=minio
@@ -286,19 +288,7 @@ if [ "$on_device" = 1 ]; then
     sb datagen dfs.yaml --local 1 --db dfs.db
     expect_eq "direct_fs datagen" "$SB_RC" 0
     [ "$SB_RC" = 0 ] || tail -5 sb.err
-    # dfs_case LABEL EXPECTED_PEAK KEY=VALUE...
-    dfs_case () {
-        local label=$1 want=$2
-        shift 2
-        rm -rf "tr-$label" && mkdir "tr-$label"
-        sb run dfs.yaml "shardbench.trace=$PWD/tr-$label" "$@" --local 1 --db dfs.db
-        expect_eq "$label: run" "$SB_RC" 0
-        [ "$SB_RC" = 0 ] || tail -5 sb.err
-        python3 "$INFLIGHT" "tr-$label" >"$label.inflight"
-        echo "  $label: rank epoch reads peak mean: $(cat "$label.inflight")"
-        expect_eq "$label: 600 reads, at most and at peak $want in flight" \
-            "$(awk '{ print $3, $4 }' "$label.inflight")" "600 $want"
-    }
+    dfs_case () { inflight_case dfs "$@"; }
     dfs_case direct-fs 128
     dfs_case direct-fs-w4 8 storage.storage_options.prefetch_window=4
 else
