@@ -12,8 +12,17 @@
 # mlpstorage command (default: `mlpstorage` on PATH) and MLPSTORAGE_PYTHON a
 # Python that imports its package (default python3); both the 2.0 command
 # line (`mlpstorage training datagen --model M`) and the 3.0 one
-# (`mlpstorage init`, `mlpstorage whatif training M datagen file`) are
+# (`mlpstorage init`, `mlpstorage open training M datagen file`) are
 # spoken. Needs SB_BUILD_ROOT (the build folder) and SB_BINDIR (absolute).
+#
+# 3.0 runs in the open division with --allow-invalid-params (a run this
+# small overrides what a submission may not): its reportgen finds the leaves
+# of closed/ and open/ below the initialized results directory only, never
+# whatif/'s, and refuses a --results-dir below that directory. 3.0 is run
+# through MLPSTORAGE_PYTHON with its pre-run disk-capacity gate (CAP-01)
+# given 0 bytes to find: the gate wants 5 x this host's memory free at
+# --data-dir (the size of a submission's dataset, not of this one) and fails
+# with a TypeError on a --params dataset.record_length_bytes (a string).
 . "$(dirname "$0")/lib.sh"
 for v in SB_BUILD_ROOT SB_BINDIR; do
     [ -n "${!v:-}" ] || { echo "test_mlpstorage.sh: $v is not set (run it through meson test)"; exit 1; }
@@ -39,6 +48,17 @@ mkdir slowmpi
 printf '#!/bin/sh\nsleep 1.5\nexec "%s" "$@"\n' "$MPIRUN" >slowmpi/mpirun
 chmod +x slowmpi/mpirun
 
+# mlps3 ARGS...: 3.0's main, its CAP-01 gate given 0 bytes to find (above)
+mlps3 () {
+    "$PY" - "$@" <<'PY'
+import sys
+from mlpstorage_py.benchmarks import dlio
+dlio.TrainingBenchmark.required_bytes_for_capacity_gate = lambda self: 0
+print("test_mlpstorage.sh: CAP-01 (disk capacity) off", file=sys.stderr)
+from mlpstorage_py.main import main
+sys.exit(main())
+PY
+}
 if "$MLPS" training --help >/dev/null 2>&1; then
     v=2     # 2.0's walk reads a leaf with summary.json only: a datagen leaf is no run there
 else
@@ -55,8 +75,8 @@ common=(--hosts 127.0.0.1 --oversubscribe --allow-run-as-root --data-dir "$PWD/d
 if [ $v = 2 ]; then
     "$MLPS" training datagen --model unet3d --num-processes 2 "${common[@]}" --params "${params[@]}" >dg.out 2>&1
 else
-    "$MLPS" whatif training unet3d datagen file --num-processes 2 "${common[@]}" --systemname sut \
-        --params "${params[@]}" >dg.out 2>&1
+    mlps3 open training unet3d datagen file --num-processes 2 "${common[@]}" --systemname sut \
+        --allow-invalid-params --params "${params[@]}" >dg.out 2>&1
 fi
 expect_eq "mlpstorage training datagen: exit 0" "$?" 0
 expect_eq "datagen: 32 files generated" "$(find data -name '*.npz' | wc -l)" 32
@@ -77,8 +97,8 @@ if [ $v = 2 ]; then
         --client-host-memory-in-gb 1 --checkpoint-folder "$PWD/ckpt" "${common[@]}" \
         --params "${params[@]}" train.epochs=1 train.computation_time=0.001 >run.out 2>&1
 else
-    PATH="$PWD/slowmpi:$PATH" "$MLPS" whatif training unet3d run file --accelerator-type b200 --num-accelerators 2 \
-        --client-host-memory-in-gb 1 "${common[@]}" --systemname sut \
+    PATH="$PWD/slowmpi:$PATH" mlps3 open training unet3d run file --accelerator-type b200 --num-accelerators 2 \
+        --client-host-memory-in-gb 1 "${common[@]}" --systemname sut --allow-invalid-params \
         --params "${params[@]}" train.epochs=1 train.computation_time=0.001 >run.out 2>&1
 fi
 expect_eq "mlpstorage training run: exit 0" "$?" 0
@@ -95,7 +115,11 @@ expect_eq "run: summary.json of 2 accelerators, 1 epoch" \
     "2 1 1"
 
 # 3. reportgen, and its walk of the results directory
-"$MLPS" reports reportgen --results-dir "$PWD/res" >rg.out 2>&1
+if [ $v = 2 ]; then
+    "$MLPS" reports reportgen --results-dir "$PWD/res" >rg.out 2>&1
+else
+    "$MLPS" reports reportgen --results-dir "$PWD/res" --systemname sut >rg.out 2>&1
+fi
 expect_eq "mlpstorage reports reportgen: exit 0" "$?" 0
 expect_eq "reportgen skipped no leaf (multiple metadata files)" "$(grep -ci 'multiple metadata' rg.out)" 0
 want=$([ $v = 2 ] && echo "run_benchmark" || echo "datagen run")
@@ -109,5 +133,10 @@ except ImportError:
 print(" ".join(sorted(str(x.command) for x in get_runs_files(sys.argv[1]))))
 PY
 )" "$want"
+if [ $v = 3 ]; then
+    expect_eq "reportgen's results.json: one row a leaf, by its command" \
+        "$("$PY" -c "import json, sys; print(' '.join(sorted(r['command'] for r in json.load(open(sys.argv[1])))))" \
+            "$PWD/res/open/acme/results/sut/results.json")" "datagen run"
+fi
 
 finish
