@@ -27,6 +27,9 @@ if [ "${1:-}" = "--tests" ]; then
     # tests/integration/test_pagecache.sh checks with strace that reader.odirect opens
     # every data file with O_DIRECT (and util-linux fincore that eviction works)
     packages+=(strace)
+    # tests/integration/test_dlio_mpirun.sh runs the installed dlio_benchmark
+    # under a real mpirun, as mlpstorage launches DLIO
+    packages+=(openmpi-bin)
     # tests/integration/test_clock.sh runs a worker whose clock is 3 s ahead
     # (libfaketime)
     packages+=(faketime)

@@ -7,6 +7,7 @@
  * session (BYE or ABORT to every worker). */
 #include "session_internal.h"
 #include "distribution.h"
+#include "dlio_tf.h"
 #include "dlio_metrics.h"
 #include "host_proc.h"
 #include "launch.h"
@@ -192,7 +193,11 @@ sess_on_hello (sess_t *self, zframe_t *identity, sb_msg_hello_t *m)
     r->compute_b = wl->compute.b;
     r->sync = (char *) sb_workload_sync_name (wl->sync);
     r->seed = self->o->seed;
-    r->io_buffer = wl->io_buffer_bytes;
+    /* tfrecord with tensorflow: each file read front to back in reads of
+     * TFRecordDataset's buffer size (the engines read a whole file in reads
+     * of the io buffer) */
+    uint64_t tf_read = sb_dlio_tf_read_size (wl);
+    r->io_buffer = tf_read ? tf_read : wl->io_buffer_bytes;
     r->verify = (uint64_t) wl->verify;
     r->keys_page = wl->keys_page;
     r->data_probe = self->probe;

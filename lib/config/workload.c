@@ -146,7 +146,7 @@ static const s_key_t s_keys[] = {
     { "dataset.record_length_bytes_resize", T_IGNORED, 0, 0, 0, 0, 0, 0 },
     { "reader.read_type", T_NA, 0, 0, 0, 0, 0, "on_demand | memory: DLIO keeps files open between samples or not; the bytes read are the same" },
     { "reader.computation_threads", T_NA, 0, 0, 0, 0, 0, "TensorFlow map() threads of the preprocessing, which shardbench does not emulate" },
-    { "reader.transfer_size", T_NA, 0, 0, 0, 0, 0, "TFRecordDataset read buffer size: shardbench reads each sample's byte range itself" },
+    { "reader.transfer_size", T_U64, OFF (transfer_size), 0, "0", 0, 1073741824, "tfrecord with the tensorflow loader: the size of each read of a file, as TFRecordDataset's buffer_size (0: TensorFlow's default, 262144)" },
     { "reader.dont_use_mmap", T_NA, 0, 0, 0, 0, 0, "DALI readers' memory mapping: shardbench never maps files" },
     { "model.type", T_STR, STRF (ckpt.model_type), "", 0, 0, "model kind: any but transformer checkpoints model.model_size_bytes" },
     { "model.model_size_bytes", T_U64, OFF (ckpt.model_size), 0, "10240", 0, 1e15, "checkpoint model state of a model that is not a transformer (DLIO's default)" },

@@ -81,6 +81,7 @@ typedef struct {
     /* reader */
     uint64_t    batch_size;
     uint64_t    read_threads;
+    uint64_t    transfer_size;          /* reader.transfer_size: TFRecordDataset's read buffer (0: TensorFlow's, 256 KiB) */
     uint64_t    prefetch_size;
     sb_shuffle_t sample_shuffle;
     sb_shuffle_t file_shuffle;

@@ -101,3 +101,13 @@ sb_dlio_tf_stop_note (const sb_workload_t *wl, char *buf, size_t size)
               wl->format, wl->format, (unsigned long long) wl->batch_size);
     return 1;
 }
+
+uint64_t
+sb_dlio_tf_read_size (const sb_workload_t *wl)
+{
+    const char *loader = wl->data_loader[0] ? wl->data_loader : wl->framework;
+    if (strcasecmp (wl->format, "tfrecord") != 0 || strcasecmp (loader, "tensorflow") != 0 || wl->odirect)
+        return 0;
+    /* tf.data's TFRecordDataset: buffer_size None is its 256 KiB default */
+    return wl->transfer_size ? wl->transfer_size : 262144;
+}

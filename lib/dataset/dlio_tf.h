@@ -43,6 +43,12 @@ uint64_t sb_dlio_tf_thread_files (uint64_t files, uint64_t spf, uint64_t threads
 int sb_dlio_tf_note (const sb_workload_t *wl, sb_sampler_kind_t kind, uint64_t ranks, uint64_t listed,
                      uint64_t threads, char *buf, size_t size);
 
+/* tfrecord with the tensorflow loader (not reader.odirect): the size of
+ * each read of a file, as DLIO's TFRecordDataset(buffer_size=
+ * reader.transfer_size) reads it front to back (TensorFlow's 256 KiB when
+ * transfer_size is not given); 0 elsewhere. */
+uint64_t sb_dlio_tf_read_size (const sb_workload_t *wl);
+
 /* The line to print once where DLIO's tensorflow loader would stop at its
  * first batch (see above), into buf: 1 when there is one, else 0. */
 int sb_dlio_tf_stop_note (const sb_workload_t *wl, char *buf, size_t size);

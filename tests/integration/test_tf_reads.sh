@@ -158,14 +158,61 @@ run_case pqsplit parquet 40 5 1 4 2 2 10 20 0 dataset.parquet.row_group_size=10
 # and repeats it (resnet50, cosmoflow): shardbench keeps the iterative
 # order and says once what DLIO would have read. 8 files on 2 ranks: a
 # rank's 4, sharded again: rank 0 reads 2 (0 and 2 of its list), rank 1
-# 2, so 4 of the 8 are never read.
+# 2, so 4 of the 8 are never read. Its TFRecordDataset(buffer_size=
+# transfer_size) reads each file front to back in reads of transfer_size:
+# shardbench reads each file of a rank once, whole, in such reads (seen
+# with strace where it can trace).
 rm -rf trace && mkdir trace
-sb run dataset.data_folder="$SCRATCH/tfr" dataset.format=tfrecord dataset.num_files_train=8 \
-    dataset.num_samples_per_file=2 dataset.record_length_bytes=4096 reader.batch_size=2 reader.read_threads=2 \
-    reader.sample_shuffle=off train.epochs=1 train.computation_time=0 framework=tensorflow \
-    reader.data_loader=tensorflow shardbench.trace="$SCRATCH/trace" shardbench.drop_page_cache=false \
-    --accelerators 2 --local 1 --db tfr.db
+tfr_run () {
+    "$@" "$SHARDBENCH" run dataset.data_folder="$SCRATCH/tfr" dataset.format=tfrecord dataset.num_files_train=8 \
+        dataset.num_samples_per_file=2 dataset.record_length_bytes=4096 reader.batch_size=2 reader.read_threads=2 \
+        reader.sample_shuffle=off train.epochs=1 train.computation_time=0 framework=tensorflow \
+        reader.data_loader=tensorflow reader.transfer_size=4096 shardbench.trace="$SCRATCH/trace" \
+        shardbench.drop_page_cache=false --accelerators 2 --local 1 --db tfr.db >sb.out 2>sb.err
+    SB_RC=$?
+}
+traced=0
+if command -v strace >/dev/null && strace -f -o /dev/null true 2>/dev/null; then
+    tfr_run timeout 120 strace -ff -y -e trace=pread64 -o tfr.strace
+    traced=1
+else
+    tfr_run timeout 120
+fi
 expect_eq "tfr: run exit" "$SB_RC" 0
+# one read per file, of the whole file; the epoch's bytes are the files'
+expect_eq "tfr: 8 reads, each a whole file" \
+    "$(python3 - "$SCRATCH/tfr" trace <<'PY'
+import csv, glob, os, sys
+rows = [r for p in glob.glob(sys.argv[2] + "/trace-*.csv") for r in csv.DictReader(open(p)) if int(r["bytes"])]
+whole = sum(int(r["offset"]) == 0 and int(r["bytes"]) == os.path.getsize(os.path.join(sys.argv[1], r["key"]))
+            for r in rows)
+print(len(rows), len({r["key"] for r in rows}), whole)
+PY
+)" "8 8 8"
+expect_eq "tfr: the epoch's bytes, the 8 files'" "$(q tfr.db "SELECT bytes FROM epochs WHERE epoch = 1")" \
+    "$(cat "$SCRATCH"/tfr/train/*.tfrecord | wc -c)"
+if [ "$traced" = 1 ]; then
+    # every pread of a tfrecord file is 4096 bytes but a file's last, its remainder
+    expect_eq "tfr: preads of transfer_size (4096), the last of a file its rest" \
+        "$(python3 - "$SCRATCH/tfr" <<'PY'
+import collections, glob, os, re, sys
+reads = collections.defaultdict(list)
+for line in (l for p in glob.glob("tfr.strace.*") for l in open(p)):   # one file a thread: no split lines
+    m = re.search(r'pread64\(\d+<([^>]*\.tfrecord)>, [^,]*, (\d+), (\d+)\) = (\d+)', line)
+    if m:
+        reads[m.group(1)].append((int(m.group(3)), int(m.group(2)), int(m.group(4))))
+bad = 0
+for path, rs in reads.items():
+    size = os.path.getsize(path)
+    rs.sort()
+    want = [(o, min(4096, size - o)) for o in range(0, size, 4096)]
+    bad += [(o, n) for o, n, _ in rs] != want
+print(len(reads), bad)
+PY
+)" "8 0"
+else
+    pass "tfr: pread sizes not checked (strace cannot trace here)"
+fi
 expect_eq "tfr: DLIO's re-shard said once" "$(grep -c "TFReader.next shards each rank's 4 files again by the 2 ranks" sb.err)" 1
 expect_contains "tfr: what DLIO would read" sb.err "reads 2 of its files (rank 0), each about 2 times, and 4 of the 8 files are never read"
 expect_eq "tfr: every file read (8 files, 2 samples each, one line a sample)" \

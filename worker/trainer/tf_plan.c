@@ -36,6 +36,8 @@ sb_tf_mode (const char *sampler, const char *format, uint64_t samples_per_file)
         return SB_TF_NONE;
     if ((strcasecmp (format, "npz") == 0 || strcasecmp (format, "npy") == 0) && samples_per_file > 1)
         return SB_TF_WHOLE_FILE;
+    if (strcasecmp (format, "tfrecord") == 0)     /* TFRecordDataset streams each file, whole */
+        return SB_TF_WHOLE_FILE;
     if (strcasecmp (format, "parquet") == 0)
         return SB_TF_GROUPS;
     return SB_TF_NONE;

@@ -33,7 +33,7 @@
 
 typedef enum {
     SB_TF_NONE = 0,     /* one read per sample (or shardbench's own row-group rule) */
-    SB_TF_WHOLE_FILE,   /* npz, npy: one whole-file read per (thread, file) */
+    SB_TF_WHOLE_FILE,   /* npz, npy (several samples a file), tfrecord: one whole-file read per (thread, file) */
     SB_TF_GROUPS,       /* parquet: one read per (thread, file, row group), footer per (thread, file) */
 } sb_tf_mode_t;
 
