@@ -1549,7 +1549,8 @@ sb_workload_from_config (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
         || s_reader_misc (cfg, err, err_size) != 0 || s_preprocess (cfg, wl, err, err_size) != 0)
         return -1;
     if (s_storage_endpoints (cfg, wl, err, err_size) != 0 || sb_storage_keys_finish (cfg, wl, err, err_size) != 0
-        || sb_workload_engine_options (cfg, wl, err, err_size) != 0)
+        || sb_workload_engine_options (cfg, wl, err, err_size) != 0
+        || sb_storage_keys_engine_defaults (cfg, wl, err, err_size) != 0)
         return -1;
     if (sb_ckpt_target_check (cfg, wl, err, err_size) != 0)   /* the checkpoint folder's storage */
         return -1;
