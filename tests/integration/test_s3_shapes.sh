@@ -13,7 +13,7 @@
 #   8 MiB parts for s3torchconnector);
 # - training reads of 40 MiB objects: one GET each (minio), range GETs of
 #   8 MiB, the first alone, then the other 4 at once (s3torchconnector),
-#   each read's bytes counted once.
+#   each read's bytes counted once and checked at their offsets.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/../s3/s3lib.sh"
 RELAY="$SB_INTEGRATION_DIR/s3_relay.py"
@@ -120,10 +120,12 @@ relay_start datagen.log
 sb datagen train.yaml storage.storage_library=minio storage.storage_options.endpoint_url="$ep" --local 1 --db train.db
 expect_eq "datagen" "$SB_RC" 0
 [ "$SB_RC" = 0 ] || tail -5 sb.err
-# train_case LABEL LIBRARY: the GETs of one epoch
+# train_case LABEL LIBRARY: the GETs of one epoch, every byte checked against the generator
+# (reader.verify: a range GET's bytes at their offset in the object)
 train_case () {
     relay_start "$1.log"
-    sb run train.yaml storage.storage_library="$2" storage.storage_options.endpoint_url="$ep" --local 1 --db train.db
+    sb run train.yaml storage.storage_library="$2" storage.storage_options.endpoint_url="$ep" reader.verify=true \
+        --local 1 --db train.db
     expect_eq "$1: run" "$SB_RC" 0
     [ "$SB_RC" = 0 ] || tail -5 sb.err
     expect_eq "$1: bytes read, each once" "$(q train.db "SELECT bytes FROM epochs ORDER BY rowid DESC LIMIT 1")" \
