@@ -790,6 +790,10 @@ sb_storage_keys_engine_defaults (sb_config_t *cfg, sb_workload_t *wl, char *err,
     char v[32];
     if (s_add_opt (wl, "library", wl->storage_library, err, err_size) != 0)
         return -1;
+    /* DLIO's s3dlio reader decides s3dlio's HEADs from the record length */
+    snprintf (v, sizeof v, "%llu", (unsigned long long) wl->record_length_bytes);
+    if (s_add_opt (wl, "record_length", v, err, err_size) != 0)
+        return -1;
     /* the user's own part size and threshold win over the library's */
     if (sb_config_get (cfg, "storage.storage_options.multipart_part_bytes")) {
         snprintf (v, sizeof v, "%llu", (unsigned long long) wl->storage.multipart_part);

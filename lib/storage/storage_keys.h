@@ -78,7 +78,8 @@ int sb_storage_keys_finish (sb_config_t *cfg, sb_workload_t *wl, char *err, size
 
 /* After the engine options (sb_workload_engine_options): with the s3
  * engine and a storage_library, the engine options that make its requests
- * the library's (lib/storage/s3/s3_shape.h): "library", and, when given,
+ * the library's (lib/storage/s3/s3_shape.h): "library", "record_length"
+ * (dataset.record_length_bytes, which s3dlio's HEADs depend on), and, when given,
  * storage_options.multipart_part_bytes as "ckpt_part" and
  * multipart_threshold_bytes as "ckpt_threshold" (they override the
  * library's checkpoint parts). Not keys a file can set. Returns 0 or -1

@@ -12,8 +12,11 @@
 #   ceil(size / 8) bytes at once, each one range GET (at most 128 MiB, or
 #   8 MiB parts for s3torchconnector);
 # - training reads of 40 MiB objects: one GET each (minio), range GETs of
-#   8 MiB, the first alone, then the other 4 at once (s3torchconnector),
-#   each read's bytes counted once and checked at their offsets.
+#   8 MiB, the first alone, then the other 4 at once (s3torchconnector), a
+#   HEAD then range GETs of 4 MiB, max(4, cores) at once, and no HEAD in
+#   the second epoch (s3dlio), each read's bytes counted once and checked
+#   at their offsets; with records under 16 MiB s3dlio never HEADs (DLIO's
+#   skip_head latch).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/../s3/s3lib.sh"
 RELAY="$SB_INTEGRATION_DIR/s3_relay.py"
@@ -123,9 +126,12 @@ expect_eq "datagen" "$SB_RC" 0
 # train_case LABEL LIBRARY: the GETs of one epoch, every byte checked against the generator
 # (reader.verify: a range GET's bytes at their offset in the object)
 train_case () {
-    relay_start "$1.log"
-    sb run train.yaml storage.storage_library="$2" storage.storage_options.endpoint_url="$ep" reader.verify=true \
+    local label=$1 lib=$2
+    shift 2
+    relay_start "$label.log"
+    sb run train.yaml storage.storage_library="$lib" storage.storage_options.endpoint_url="$ep" reader.verify=true "$@" \
         --local 1 --db train.db
+    set -- "$label" "$lib"
     expect_eq "$1: run" "$SB_RC" 0
     [ "$SB_RC" = 0 ] || tail -5 sb.err
     expect_eq "$1: bytes read, each once" "$(q train.db "SELECT bytes FROM epochs ORDER BY rowid DESC LIMIT 1")" \
@@ -148,6 +154,43 @@ for obj in $(awk '$1 == "PUT" && $2 ~ /\.npz$/ { print $2 }' datagen.log); do
     expect_eq "s3torchconnector: $obj: the first of $n alone, then the others at once" \
         "$(awk -v k="$obj" '$1 == "RANGE" && $2 == k { print $6 }' train-s3torchconnector.log | tr '\n' ' ')" \
         "1 $(for ((i = 1; i < n; i++)); do printf '%d ' $((n - 1 < 10 ? n - 1 : 10)); done)"
+done
+
+# s3dlio, records of 16 MiB or more (no skip_head): a HEAD, then, the object
+# being 32 MiB or more, range GETs of 4 MiB (under 256 MiB), max(4, cores)
+# at once, cores this host's; the second epoch knows the size: no HEAD
+cores=$(getconf _NPROCESSORS_ONLN)
+train_case train-s3dlio s3dlio train.epochs=2
+for obj in $(awk '$1 == "PUT" && $2 ~ /\.npz$/ { print $2 }' datagen.log); do
+    size=$(awk -v k="$obj" '$1 == "PUT" && $2 == k { print $4 }' datagen.log)
+    one=$(awk -v s="$size" -v c=$((4 * MIB)) 'BEGIN { for (o = 0; o < s; o += c) print o, (s - o < c ? s - o : c) }')
+    expect_eq "s3dlio: $obj: one HEAD in 2 epochs, 4 MiB range GETs in each" \
+        "$(count train-s3dlio.log HEAD "$obj") $(of train-s3dlio.log RANGE "$obj" | tr '\n' ' ')" \
+        "1 $(printf '%s\n%s\n' "$one" "$one" | sort -n | tr '\n' ' ')"
+    n=$(printf '%s\n' "$one" | wc -l)
+    w=$((cores > 4 ? cores : 4))
+    expect_eq "s3dlio: $obj: range GETs in flight, max(4, $cores cores)" "$(peak train-s3dlio.log RANGE "$obj")" \
+        "$((n < w ? n : w))"
+done
+
+# s3dlio, records under 16 MiB: DLIO sets s3dlio's skip_head latch, so a
+# GET is plain (no HEAD; objects of one 12 MiB record, under s3dlio's
+# 32 MiB split threshold: one GET per object and epoch)
+sed -e 's/data_folder: ds/data_folder: ds2/' -e "s/record_length_bytes: .*/record_length_bytes: $((12 * MIB))/" \
+    train.yaml >train2.yaml
+relay_start datagen2.log
+sb datagen train2.yaml storage.storage_library=s3dlio storage.storage_options.endpoint_url="$ep" --local 1 --db train2.db
+expect_eq "datagen, 12 MiB records" "$SB_RC" 0
+relay_start train-s3dlio-latch.log
+sb run train2.yaml storage.storage_library=s3dlio storage.storage_options.endpoint_url="$ep" reader.verify=true train.epochs=2 \
+    --local 1 --db train2.db
+expect_eq "s3dlio latch: run" "$SB_RC" 0
+[ "$SB_RC" = 0 ] || tail -5 sb.err
+for obj in $(awk '$1 == "PUT" && $2 ~ /\.npz$/ { print $2 }' datagen2.log); do
+    size=$(awk -v k="$obj" '$1 == "PUT" && $2 == k { print $4 }' datagen2.log)
+    expect_eq "s3dlio latch: $obj: no HEAD, one GET an epoch" \
+        "$(count train-s3dlio-latch.log HEAD "$obj") $(of train-s3dlio-latch.log RANGE "$obj" | tr '\n' ' ')" \
+        "0 0 $size 0 $size "
 done
 
 finish

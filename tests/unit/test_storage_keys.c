@@ -682,6 +682,23 @@ START_TEST (test_library_shapes)
                                              "  s3:\n    library: s3dlio\n  storage_options:\n    endpoint_url: http://h:1\n",
                                              NULL, &s_wl),
                       "w.yaml:6: key 'storage.s3.library': the s3 storage engine has no option 'library' (it has none)");
+    /* s3dlio: the record length goes with it (its HEADs); its split by object size and cores */
+    ck_assert_str_eq (sb_test_workload_load (base, (const char *[]) { "storage.storage_library=s3dlio",
+                                             "dataset.record_length_bytes=16777216", NULL }, &s_wl), "");
+    ck_assert_str_eq (sb_storage_opt (&s_wl.storage, "record_length"), "16777216");
+    const uint64_t mib = 1ull << 20;
+    static const struct { uint64_t size, cores; int split; uint64_t chunk, window; } sp[] = {
+        { 32 * mib - 1, 64, 0, 0, 0 }, { 32 * mib, 2, 1, 4 * mib, 4 }, { 40 * mib, 16, 1, 4 * mib, 16 },
+        { 256 * mib, 2, 1, 8 * mib, 4 }, { 512 * mib, 2, 1, 8 * mib, 8 }, { 512 * mib, 16, 1, 8 * mib, 32 },
+    };
+    for (size_t i = 0; i < sizeof sp / sizeof sp[0]; i++) {
+        uint64_t chunk = 0, w = 0;
+        ck_assert_int_eq (sb_s3_s3dlio_split (sp[i].size, sp[i].cores, &chunk, &w), sp[i].split);
+        if (sp[i].split) {
+            ck_assert_uint_eq (chunk, sp[i].chunk);
+            ck_assert_uint_eq (w, sp[i].window);
+        }
+    }
     /* local files: no S3 options */
     ck_assert_str_eq (sb_test_workload_load ("storage:\n  storage_type: direct_fs\n  storage_library: s3dlio\n", NULL, &s_wl),
                       "");

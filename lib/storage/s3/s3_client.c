@@ -1882,6 +1882,20 @@ sb_s3_get_start_fill (sb_s3_t *self, uint64_t tag, const char *key, uint64_t off
 }
 
 int
+sb_s3_head_start (sb_s3_t *self, uint64_t tag, const char *key)
+{
+    s_req_t *r = s_req_new (self, OP_HEAD, key);
+    if (!r)
+        return -1;
+    r->async = 1;
+    r->tag = tag;
+    self->pending++;
+    if (s_start (self, r) != 0)
+        s_complete (self, r);   /* delivered as a failure */
+    return 0;
+}
+
+int
 sb_s3_run (sb_s3_t *self, int timeout_ms, void (*fn) (void *ctx, const sb_s3_done_t *done), void *ctx)
 {
     if (!self->done_list && s_pump (self, timeout_ms) != 0)

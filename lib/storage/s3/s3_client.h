@@ -180,6 +180,10 @@ int sb_s3_get_start_fill (sb_s3_t *self, uint64_t tag, const char *key, uint64_t
                           int verify, uint64_t content_seed, sb_s3_fill_fn expect, void *expect_ctx,
                           void (*expect_free) (void *ctx));
 
+/* Start a HEAD of key, delivered by sb_s3_run as a GET is (bytes 0).
+ * Returns 0, or -1 when out of memory. */
+int sb_s3_head_start (sb_s3_t *self, uint64_t tag, const char *key);
+
 /* Requests started and not yet delivered (retries waiting included). */
 size_t sb_s3_pending (const sb_s3_t *self);
 

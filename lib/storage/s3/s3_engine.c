@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef struct s_group s_group_t;
 static void s_group_free (s_group_t *g);
@@ -33,8 +34,13 @@ typedef struct {
     char     root[PATH_MAX];
     size_t   page_size;     /* max-keys per ListObjectsV2 request */
     sb_s3_ckpt_shape_t ckpt;    /* shaped: a checkpoint client of a library */
-    int      split;         /* the library's client splits larger GETs */
+    int      split;         /* the library's client splits larger GETs (s3torchconnector) */
     uint64_t split_part, split_window;
+    int      s3dlio;        /* s3dlio's GETs: a HEAD first, range GETs once the size is known */
+    int      skip_head;     /* DLIO's latch: no HEAD, the size known from the object's first GET */
+    uint64_t cores;         /* this host's online CPUs (s3dlio's concurrency) */
+    uint64_t *known;        /* hashes of the keys whose size s3dlio would have cached (open addressing, 0: free) */
+    size_t   nknown, known_cap;
     s_group_t *groups;      /* split reads in flight */
     size_t   group_parts;   /* their range GETs in flight */
     size_t   ngroups;
@@ -95,6 +101,11 @@ s_open (const sb_storage_cfg_t *cfg, const sb_storage_open_t *how, void **client
             depth = (size_t) sb_s3_ckpt_depth (&self->ckpt);
     }
     self->split = sb_s3_get_split (cfg, &self->split_part, &self->split_window);
+    self->s3dlio = sb_s3_lib (cfg) == SB_S3_LIB_S3DLIO;
+    const char *rl = sb_storage_opt (cfg, "record_length");
+    self->skip_head = rl && strtoull (rl, NULL, 10) < SB_S3DLIO_HEAD_RECORD;
+    long ncpu = sysconf (_SC_NPROCESSORS_ONLN);
+    self->cores = ncpu > 0 ? (uint64_t) ncpu : 1;
     char why[1024] = "";
     self->s3 = sb_s3_new (mine, depth, why, sizeof why);
     free (mine);
@@ -119,6 +130,7 @@ s_close (void *client)
     if (!self)
         return;
     sb_s3_destroy (&self->s3);
+    free (self->known);
     while (self->groups)
         s_group_pop_free (&self->groups);
     free (self);
@@ -310,6 +322,8 @@ struct s_group {
     uint64_t    part, window;   /* range GETs of part bytes, window at once once the first is in */
     size_t      in_flight;
     int         first_done;
+    int         first_alone;    /* the first range GET alone (the CRT learns the size from it) */
+    int         head;           /* a HEAD in flight before the range GETs (s3dlio) */
     uint64_t    bytes;
     uint64_t    started_ns;
     int         failed;
@@ -342,8 +356,8 @@ s_group_free (s_group_t *g)
 static int
 s_group_start (s_s3_t *self, s_group_t *g)
 {
-    uint64_t window = g->first_done ? g->window : 1;
-    while (g->in_flight < window && g->next_off < g->end) {
+    uint64_t window = g->first_alone && !g->first_done ? 1 : g->window;
+    while (!g->head && g->in_flight < window && g->next_off < g->end) {
         uint64_t len = g->end - g->next_off < g->part ? g->end - g->next_off : g->part;
         if (g->x)
             g->x->refs++;
@@ -354,6 +368,42 @@ s_group_start (s_s3_t *self, s_group_t *g)
         g->in_flight++;
         self->group_parts++;
     }
+    return 0;
+}
+
+/* Has s3dlio's size cache key (the client's reads so far)? 1 yes, 0 no
+ * (it has now), -1 out of memory. A 64-bit hash stands for the key. */
+static int
+s_known (s_s3_t *self, const char *key)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (const unsigned char *p = (const unsigned char *) key; *p; p++)
+        h = (h ^ *p) * 1099511628211ull;
+    h = h ? h : 1;
+    if ((self->nknown + 1) * 2 > self->known_cap) {
+        size_t cap = self->known_cap ? self->known_cap * 2 : 1024;
+        uint64_t *t = calloc (cap, sizeof *t);
+        if (!t)
+            return -1;
+        for (size_t i = 0; i < self->known_cap; i++)
+            if (self->known[i]) {
+                size_t j = (size_t) (self->known[i] % cap);
+                while (t[j])
+                    j = (j + 1) % cap;
+                t[j] = self->known[i];
+            }
+        free (self->known);
+        self->known = t;
+        self->known_cap = cap;
+    }
+    size_t j = (size_t) (h % self->known_cap);
+    while (self->known[j]) {
+        if (self->known[j] == h)
+            return 1;
+        j = (j + 1) % self->known_cap;
+    }
+    self->known[j] = h;
+    self->nknown++;
     return 0;
 }
 
@@ -379,7 +429,33 @@ s_queue (void *client, const sb_io_t *io, sb_storage_error_t *e)
                                 : sb_storage_fail (e, "s3", "GET", io->key, ENOMEM, "GET %s%s: out of memory",
                                                    self->root, io->key);
     }
+    uint64_t part = 0, window = 0;
+    int first_alone = 0, head = 0, grouped = 0;
     if (self->split && io->length > self->split_part) {
+        part = self->split_part;
+        window = self->split_window;
+        first_alone = 1;
+        grouped = 1;
+    }
+    else if (self->s3dlio && io->offset == 0 && io->length > 0) {
+        /* a whole object: s3dlio knows its size once it has read it, or
+         * asks with a HEAD unless DLIO set skip_head */
+        int known = s_known (self, full);
+        if (known < 0) {
+            if (x)
+                s_expect_free (x);
+            return sb_storage_fail (e, "s3", "GET", io->key, ENOMEM, "GET %s: out of memory", full);
+        }
+        head = !known && !self->skip_head;
+        if ((known || head) && sb_s3_s3dlio_split (io->length, self->cores, &part, &window))
+            grouped = 1;
+        else if (head) {
+            part = io->length;      /* a HEAD, then one GET */
+            window = 1;
+            grouped = 1;
+        }
+    }
+    if (grouped) {
         s_group_t *g = calloc (1, sizeof *g);
         if (!g || !(g->key = strdup (full))) {
             free (g);
@@ -390,14 +466,24 @@ s_queue (void *client, const sb_io_t *io, sb_storage_error_t *e)
         g->tag = io->tag;
         g->next_off = io->offset;
         g->end = io->offset + io->length;
-        g->part = self->split_part;
-        g->window = self->split_window;
+        g->part = part;
+        g->window = window;
+        g->first_alone = first_alone;
         g->started_ns = sb_mono_ns ();
         g->x = x;   /* the group holds one reference until it is freed */
         g->next = self->groups;
         self->groups = g;
         self->ngroups++;
-        if (s_group_start (self, g) != 0 && g->in_flight == 0) {
+        if (head) {
+            if (sb_s3_head_start (self->s3, (uint64_t) (uintptr_t) g, g->key) == 0) {
+                g->head = 1;
+                g->in_flight++;
+                self->group_parts++;
+            }
+        }
+        else
+            (void) s_group_start (self, g);     /* what did not start starts as the others end */
+        if (g->in_flight == 0) {
             self->groups = g->next;
             self->ngroups--;
             s_group_free (g);
@@ -437,7 +523,10 @@ s_group_done (s_sink_t *sink, const sb_s3_done_t *d)
         return 0;
     g->in_flight--;
     self->group_parts--;
-    g->first_done = 1;
+    if (g->head)
+        g->head = 0;    /* the HEAD's answer: the range GETs may start */
+    else
+        g->first_done = 1;
     g->bytes += d->bytes;
     if (d->failed && !g->failed) {
         g->failed = 1;

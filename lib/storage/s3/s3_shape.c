@@ -84,3 +84,16 @@ sb_s3_get_split (const sb_storage_cfg_t *cfg, uint64_t *part, uint64_t *window)
     *window = SB_S3_CRT_IN_FLIGHT;
     return 1;
 }
+
+int
+sb_s3_s3dlio_split (uint64_t size, uint64_t cores, uint64_t *chunk, uint64_t *window)
+{
+    const uint64_t mib = 1ull << 20;
+    if (size < 32 * mib)
+        return 0;
+    *chunk = size < 16 * mib ? mib : size < 256 * mib ? 4 * mib : 8 * mib;
+    uint64_t w = size < 32 * mib ? cores / 2 : size < 512 * mib ? cores : 2 * cores;
+    uint64_t floor = size < 32 * mib ? 2 : size < 512 * mib ? 4 : 8;
+    *window = w > floor ? w : floor;
+    return size > *chunk;
+}

@@ -18,9 +18,10 @@
  *
  * Training reads: s3torchconnector's CRT client splits a GET of an object
  * larger than its part size into range GETs of 8 MiB, the first one alone
- * (it learns the size from it), then 10 at once. minio never splits;
- * s3dlio's splitting (after a HEAD, or from the second epoch) is not
- * reproduced: one GET per object. */
+ * (it learns the size from it), then 10 at once. minio never splits.
+ * s3dlio splits objects of 32 MiB or more once it knows their size
+ * (sb_s3_s3dlio_split): after a HEAD, unless DLIO set its skip_head latch
+ * (records under 16 MiB), then from the object's second read. */
 #ifndef SB_S3_SHAPE_H
 #define SB_S3_SHAPE_H
 
@@ -64,5 +65,21 @@ uint64_t sb_s3_ckpt_depth (const sb_s3_ckpt_shape_t *shape);
  * of *part, the first alone, then *window at once. Returns 1 when cfg's
  * library splits, else 0. */
 int sb_s3_get_split (const sb_storage_cfg_t *cfg, uint64_t *part, uint64_t *window);
+
+/* s3dlio's GETs of a whole object (0.9.106, `src/s3_utils.rs`
+ * get_object_uri_optimized_async): once it knows the size (a HEAD, or a
+ * GET of the object before), an object of at least 32 MiB
+ * (S3DLIO_RANGE_THRESHOLD_MB) is read in range GETs of *chunk bytes (1 MiB
+ * under 16 MiB, 4 MiB under 256 MiB, else 8 MiB), *window at once
+ * (max(2, cores / 2) under 32 MiB, max(4, cores) under 512 MiB, else
+ * max(8, 2 x cores); cores: the host's online CPUs, as num_cpus counts
+ * them). Returns 1 when it splits, 0 for one plain GET. */
+int sb_s3_s3dlio_split (uint64_t size, uint64_t cores, uint64_t *chunk, uint64_t *window);
+
+/* DLIO's skip_head latch (_s3_iterable_mixin.py): s3dlio issues no HEAD
+ * (a plain GET, the size cached for later reads) when record_length (the
+ * engine option "record_length", dataset.record_length_bytes) is under
+ * this. */
+#define SB_S3DLIO_HEAD_RECORD (16ull << 20)
 
 #endif
