@@ -10,7 +10,8 @@
  *
  * With storage.storage_library (the option "library", s3_shape.h) the
  * requests are the library's: a read the library's client splits is
- * queued as its range GETs and delivered once, when all are in; a client
+ * queued as its range GETs (after s3dlio's HEAD) and delivered once, when
+ * all are in; a client
  * opened for a checkpoint (the option "ckpt_ranks", the run's ranks) puts
  * and gets objects as DLIO's checkpoint writers and readers do. */
 #include "engine.h"
