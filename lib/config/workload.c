@@ -101,8 +101,8 @@ static const s_key_t s_keys[] = {
     { "storage.storage_options.connect_timeout_s", T_F64, OFF (storage.connect_timeout_s), 0, "5", 0.01, 600, "TCP connect timeout" },
     { "storage.storage_options.request_timeout_s", T_F64, OFF (storage.request_timeout_s), 0, "60", 0.01, 86400, "whole-request timeout" },
     { "storage.storage_options.max_retries", T_U64, OFF (storage.max_retries), 0, "5", 0, 100, "retries of a transient failure" },
-    { "storage.storage_options.multipart_threshold_bytes", T_U64, OFF (storage.multipart_threshold), 0, "67108864", 5242880, 5368709120.0, "multipart upload from this size (S3: 5 MiB to 5 GiB, a single PUT's limit)" },
-    { "storage.storage_options.multipart_part_bytes", T_U64, OFF (storage.multipart_part), 0, "16777216", 5242880, 5368709120.0, "multipart part size (S3: 5 MiB to 5 GiB; at most the threshold)" },
+    { "storage.storage_options.multipart_threshold_bytes", T_U64, OFF (storage.multipart_threshold), 0, "67108864", 5242880, 5368709120.0, "multipart upload from this size (S3: 5 MiB to 5 GiB, a single PUT's limit); checkpoints with a storage_library: every object unless given" },
+    { "storage.storage_options.multipart_part_bytes", T_U64, OFF (storage.multipart_part), 0, "16777216", 5242880, 5368709120.0, "multipart part size (S3: 5 MiB to 5 GiB; at most the threshold); checkpoints with a storage_library: the library's (32 MiB minio, s3dlio; 8 MiB s3torchconnector) unless given" },
     { "storage.storage_options.list_parallelism", T_U64, OFF (storage.list_parallelism), 0, "4", 1, 64, "concurrent listing streams over key ranges" },
     { "storage.storage_options.list_page_size", T_U64, OFF (storage.list_page_size), 0, "1000", 1, 1000, "keys per ListObjectsV2 page" },
     { "storage.storage_options.sign_payload", T_BOOL, OFF (storage.sign_payload), 0, "false", 0, 0, "hash PUT bodies (false: UNSIGNED-PAYLOAD)" },
@@ -1549,7 +1549,8 @@ sb_workload_from_config (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
         || s_reader_misc (cfg, err, err_size) != 0 || s_preprocess (cfg, wl, err, err_size) != 0)
         return -1;
     if (s_storage_endpoints (cfg, wl, err, err_size) != 0 || sb_storage_keys_finish (cfg, wl, err, err_size) != 0
-        || sb_workload_engine_options (cfg, wl, err, err_size) != 0)
+        || sb_workload_engine_options (cfg, wl, err, err_size) != 0
+        || sb_storage_keys_engine_defaults (cfg, wl, err, err_size) != 0)
         return -1;
     if (sb_ckpt_target_check (cfg, wl, err, err_size) != 0)   /* the checkpoint folder's storage */
         return -1;

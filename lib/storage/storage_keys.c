@@ -764,3 +764,46 @@ sb_storage_keys_dlio_refused (sb_config_t *cfg, int check, const sb_config_entry
     }
     return 0;
 }
+
+/* One engine option into wl->storage.opts; -1 with err when full. */
+static int
+s_add_opt (sb_workload_t *wl, const char *key, const char *value, char *err, size_t err_size)
+{
+    sb_storage_cfg_t *st = &wl->storage;
+    if (st->nopts >= SB_STORAGE_OPTS_MAX || strlen (key) >= sizeof st->opts[0].key
+        || strlen (value) >= sizeof st->opts[0].value) {
+        snprintf (err, err_size, "storage.storage_library: too many storage engine options (at most %d)",
+                  SB_STORAGE_OPTS_MAX);
+        return -1;
+    }
+    snprintf (st->opts[st->nopts].key, sizeof st->opts[0].key, "%s", key);
+    snprintf (st->opts[st->nopts].value, sizeof st->opts[0].value, "%s", value);
+    st->nopts++;
+    return 0;
+}
+
+int
+sb_storage_keys_engine_defaults (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size)
+{
+    if (strcmp (wl->storage.engine, "s3") != 0 || !wl->storage_library[0])
+        return 0;
+    char v[32];
+    if (s_add_opt (wl, "library", wl->storage_library, err, err_size) != 0)
+        return -1;
+    /* DLIO's s3dlio reader decides s3dlio's HEADs from the record length */
+    snprintf (v, sizeof v, "%llu", (unsigned long long) wl->record_length_bytes);
+    if (s_add_opt (wl, "record_length", v, err, err_size) != 0)
+        return -1;
+    /* the user's own part size and threshold win over the library's */
+    if (sb_config_get (cfg, "storage.storage_options.multipart_part_bytes")) {
+        snprintf (v, sizeof v, "%llu", (unsigned long long) wl->storage.multipart_part);
+        if (s_add_opt (wl, "ckpt_part", v, err, err_size) != 0)
+            return -1;
+    }
+    if (sb_config_get (cfg, "storage.storage_options.multipart_threshold_bytes")) {
+        snprintf (v, sizeof v, "%llu", (unsigned long long) wl->storage.multipart_threshold);
+        if (s_add_opt (wl, "ckpt_threshold", v, err, err_size) != 0)
+            return -1;
+    }
+    return 0;
+}

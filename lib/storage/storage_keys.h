@@ -76,6 +76,16 @@ int sb_storage_keys_resolve (sb_config_t *cfg, sb_workload_t *wl, char *err, siz
  * Returns 0 or -1 with err. */
 int sb_storage_keys_finish (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size);
 
+/* After the engine options (sb_workload_engine_options): with the s3
+ * engine and a storage_library, the engine options that make its requests
+ * the library's (lib/storage/s3/s3_shape.h): "library", "record_length"
+ * (dataset.record_length_bytes, which s3dlio's HEADs depend on), and, when given,
+ * storage_options.multipart_part_bytes as "ckpt_part" and
+ * multipart_threshold_bytes as "ckpt_threshold" (they override the
+ * library's checkpoint parts). Not keys a file can set. Returns 0 or -1
+ * with err. */
+int sb_storage_keys_engine_defaults (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size);
+
 /* What DLIO_local_changes refuses in the storage: section as written
  * (before sb_storage_keys_reader copies reader: keys, which DLIO never
  * reads). check 0: storage.storage_type s3dlio or object (mlcommons/storage's),

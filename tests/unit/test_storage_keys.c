@@ -12,6 +12,7 @@
 #include "proto.h"
 #include "workload.h"
 #include "workload_load.h"
+#include "s3_shape.h"
 #include "loader_depth.h"
 
 static sb_workload_t s_wl;  /* large: not on the stack */
@@ -612,6 +613,99 @@ START_TEST (test_parquet_columns_limit)
 }
 END_TEST
 
+
+/* storage_library: the engine options that make the S3 requests the
+ * library's (s3_shape.h), DLIO's checkpoint figures per library and ranks,
+ * the user's multipart keys over them; s3torchconnector's split GETs */
+START_TEST (test_library_shapes)
+{
+    const char *base = "storage:\n  storage_type: s3\n  storage_root: b\n  storage_options:\n    endpoint_url: http://h:1\n";
+    sb_s3_ckpt_shape_t c;
+    uint64_t part = 0, window = 0;
+    /* no library: shardbench's own requests */
+    ck_assert_str_eq (sb_test_workload_load (base, NULL, &s_wl), "");
+    ck_assert_ptr_null (sb_storage_opt (&s_wl.storage, "library"));
+    sb_s3_ckpt_shape (&s_wl.storage, 2, &c);
+    ck_assert_int_eq (c.shaped, 0);
+    ck_assert_int_eq (sb_s3_get_split (&s_wl.storage, &part, &window), 0);
+    /* minio and s3dlio: 32 MiB parts, max(2, ceil(16 / ranks)) uploads and blocks, 128 MiB range GETs */
+    static const struct { uint64_t ranks, streams; } r[] = { { 0, 16 }, { 1, 16 }, { 2, 8 }, { 3, 6 }, { 4, 4 },
+                                                             { 8, 2 }, { 9, 2 }, { 16, 2 }, { 100, 2 } };
+    const char *libs[] = { "minio", "s3dlio" };
+    for (size_t l = 0; l < 2; l++) {
+        const char *o[] = { NULL, NULL };
+        char kv[64];
+        snprintf (kv, sizeof kv, "storage.storage_library=%s", libs[l]);
+        o[0] = kv;
+        ck_assert_str_eq (sb_test_workload_load (base, o, &s_wl), "");
+        ck_assert_str_eq (sb_storage_opt (&s_wl.storage, "library"), libs[l]);
+        ck_assert_ptr_null (sb_storage_opt (&s_wl.storage, "ckpt_part"));
+        ck_assert_ptr_null (sb_storage_opt (&s_wl.storage, "ckpt_threshold"));
+        ck_assert_int_eq (sb_s3_get_split (&s_wl.storage, &part, &window), 0);
+        for (size_t i = 0; i < sizeof r / sizeof r[0]; i++) {
+            sb_s3_ckpt_shape (&s_wl.storage, r[i].ranks, &c);
+            ck_assert_int_eq (c.shaped, 1);
+            ck_assert_uint_eq (c.part, 32ull << 20);
+            ck_assert_uint_eq (c.threshold, 0);
+            ck_assert_uint_eq (c.upload_window, r[i].streams);
+            ck_assert_uint_eq (c.read_streams, r[i].streams);
+            ck_assert_uint_eq (c.read_chunk, 128ull << 20);
+            ck_assert_uint_eq (c.read_window, 1);
+            ck_assert_uint_eq (sb_s3_ckpt_depth (&c), r[i].streams);
+        }
+    }
+    /* s3torchconnector: the CRT's 8 MiB parts, 10 at once; blocks as the others */
+    ck_assert_str_eq (sb_test_workload_load (base, (const char *[]) { "storage.storage_library=s3torchconnector", NULL },
+                                             &s_wl), "");
+    sb_s3_ckpt_shape (&s_wl.storage, 4, &c);
+    ck_assert_uint_eq (c.part, 8ull << 20);
+    ck_assert_uint_eq (c.upload_window, 10);
+    ck_assert_uint_eq (c.read_streams, 4);
+    ck_assert_uint_eq (c.read_chunk, 8ull << 20);
+    ck_assert_uint_eq (c.read_window, 10);
+    ck_assert_uint_eq (sb_s3_ckpt_depth (&c), 40);
+    ck_assert_int_eq (sb_s3_get_split (&s_wl.storage, &part, &window), 1);
+    ck_assert_uint_eq (part, 8ull << 20);
+    ck_assert_uint_eq (window, 10);
+    /* the user's part size and threshold win */
+    ck_assert_str_eq (sb_test_workload_load (base, (const char *[]) { "storage.storage_library=minio",
+                                             "storage.storage_options.multipart_part_bytes=5242880",
+                                             "storage.storage_options.multipart_threshold_bytes=10485760", NULL }, &s_wl), "");
+    ck_assert_str_eq (sb_storage_opt (&s_wl.storage, "ckpt_part"), "5242880");
+    ck_assert_str_eq (sb_storage_opt (&s_wl.storage, "ckpt_threshold"), "10485760");
+    sb_s3_ckpt_shape (&s_wl.storage, 2, &c);
+    ck_assert_uint_eq (c.part, 5242880);
+    ck_assert_uint_eq (c.threshold, 10485760);
+    ck_assert_uint_eq (c.upload_window, 8);
+    /* not a key a file can set */
+    ck_assert_str_eq (sb_test_workload_load ("storage:\n  storage_type: s3\n  storage_root: b\n  storage_library: minio\n"
+                                             "  s3:\n    library: s3dlio\n  storage_options:\n    endpoint_url: http://h:1\n",
+                                             NULL, &s_wl),
+                      "w.yaml:6: key 'storage.s3.library': the s3 storage engine has no option 'library' (it has none)");
+    /* s3dlio: the record length goes with it (its HEADs); its split by object size and cores */
+    ck_assert_str_eq (sb_test_workload_load (base, (const char *[]) { "storage.storage_library=s3dlio",
+                                             "dataset.record_length_bytes=16777216", NULL }, &s_wl), "");
+    ck_assert_str_eq (sb_storage_opt (&s_wl.storage, "record_length"), "16777216");
+    const uint64_t mib = 1ull << 20;
+    static const struct { uint64_t size, cores; int split; uint64_t chunk, window; } sp[] = {
+        { 32 * mib - 1, 64, 0, 0, 0 }, { 32 * mib, 2, 1, 4 * mib, 4 }, { 40 * mib, 16, 1, 4 * mib, 16 },
+        { 256 * mib, 2, 1, 8 * mib, 4 }, { 512 * mib, 2, 1, 8 * mib, 8 }, { 512 * mib, 16, 1, 8 * mib, 32 },
+    };
+    for (size_t i = 0; i < sizeof sp / sizeof sp[0]; i++) {
+        uint64_t chunk = 0, w = 0;
+        ck_assert_int_eq (sb_s3_s3dlio_split (sp[i].size, sp[i].cores, &chunk, &w), sp[i].split);
+        if (sp[i].split) {
+            ck_assert_uint_eq (chunk, sp[i].chunk);
+            ck_assert_uint_eq (w, sp[i].window);
+        }
+    }
+    /* local files: no S3 options */
+    ck_assert_str_eq (sb_test_workload_load ("storage:\n  storage_type: direct_fs\n  storage_library: s3dlio\n", NULL, &s_wl),
+                      "");
+    ck_assert_ptr_null (sb_storage_opt (&s_wl.storage, "library"));
+}
+END_TEST
+
 static Suite *
 s_suite (void)
 {
@@ -619,6 +713,7 @@ s_suite (void)
     TCase *tc = tcase_create ("core");
     tcase_add_test (tc, test_s3_location);
     tcase_add_test (tc, test_storage_types);
+    tcase_add_test (tc, test_library_shapes);
     tcase_add_test (tc, test_endpoints_and_placeholders);
     tcase_add_test (tc, test_reader_storage_keys);
     tcase_add_test (tc, test_interpolation);

@@ -25,6 +25,7 @@ typedef struct {
     int                   stopped;
     uint64_t              seed;     /* content of the file being written */
     uint64_t              filled;   /* the end of its furthest byte filled, or bytes read (progress) */
+    int                   sized_reads;  /* a DLIO library's checkpoint reads: the checkpoint's size, not the object's */
 } s_run_t;
 
 static void
@@ -150,9 +151,13 @@ s_get (s_run_t *self, const char *key, uint64_t size)
 {
     sb_storage_error_t e;
     uint64_t got = 0;
-    /* clean pages of it go first: it is read from storage (SB_IO_EVICT) */
+    /* clean pages of it go first: it is read from storage (SB_IO_EVICT).
+     * DLIO's object store readers read the size the checkpoint has, in
+     * range GETs (lib/storage/s3/s3_shape.h); elsewhere the whole file is
+     * read and its length checked */
+    uint64_t length = self->sized_reads ? size : 0;
     self->filled = 0;
-    if (sb_storage_get (self->client, key, 0, 0, SB_IO_EVICT, &got, &e) != 0) {
+    if (sb_storage_get (self->client, key, 0, length, SB_IO_EVICT, &got, &e) != 0) {
         if (e.stopped)
             self->stopped = 1;
         s_storage_failure (self, "read", key, &e, " (write the checkpoint first: checkpoint.num_checkpoints_write)");
@@ -176,6 +181,18 @@ s_open (s_run_t *self, int write)
 {
     sb_storage_cfg_t mine;     /* use_mpi_endpoint_distribution: the rank's own endpoint */
     sb_storage_for_rank (self->storage, self->r->rank, &mine);
+    /* the run's ranks: DLIO's object store checkpoints keep about 16
+     * uploads and range GETs in flight over all of them (the engine's
+     * "library" option says whose requests, lib/storage/s3/s3_shape.h) */
+    self->sized_reads = sb_storage_opt (&mine, "library") != NULL;
+    if (self->sized_reads && mine.nopts < SB_STORAGE_OPTS_MAX) {
+        snprintf (mine.opts[mine.nopts].key, sizeof mine.opts[0].key, "ckpt_ranks");
+        snprintf (mine.opts[mine.nopts].value, sizeof mine.opts[0].value, "%llu",
+                  (unsigned long long) self->r->cfg->total_ranks);
+        mine.nopts++;
+    }
+    else
+        self->sized_reads = 0;
     sb_storage_open_t how = { .root = "", .rank = self->r->rank, .depth = 1, .buffer_bytes = self->buf_size,
                               .stop = s_stop_cb, .got = s_got_cb, .stop_arg = self };
     sb_storage_error_t e;

@@ -10,11 +10,14 @@
  * with K the checkpoint number, D = rank / (tensor x pipeline) and
  * MM = rank mod (tensor x pipeline). A state of 0 bytes has no file. Files
  * are written in place and fsync'ed when PHASE_START says so; S3 objects
- * are PUT (multipart from the configured threshold). Before the first
+ * are PUT (multipart from the configured threshold), or with a
+ * storage_library as that library uploads checkpoints in DLIO
+ * (lib/storage/s3/s3_shape.h). Before the first
  * write into a local folder, the files of all the worker's ranks must fit
  * in that folder's free space on this host (else ENOSPC, nothing written);
  * a file cut short by a failed or stopped write is removed. A read reads both back
- * whole and checks their lengths. The byte counts come from the coordinator
+ * whole and checks their lengths (with a storage_library: the checkpoint's
+ * size in the library's range GETs, as DLIO's readers read it). The byte counts come from the coordinator
  * (coordinator/session/ckpt_plan.c), one per rank in PHASE_START. */
 #ifndef SB_WORKER_CHECKPOINT_H
 #define SB_WORKER_CHECKPOINT_H

@@ -1442,12 +1442,49 @@ sb_s3_part_plan (uint64_t size, uint64_t part, uint64_t *part_out, uint64_t *npa
     return 1;
 }
 
+/* Take r out of the client while it is in flight or waits for its retry
+ * (a curl multi failure left it there). */
+static void
+s_abandon (sb_s3_t *self, s_req_t *r)
+{
+    for (s_req_t *a = self->active; a; a = a->active_next)
+        if (a == r) {
+            self->endpoints[r->endpoint].in_flight--;
+            s_active_remove (self, r);
+            return;
+        }
+    for (s_req_t **pp = &self->retry_list; *pp; pp = &(*pp)->next)
+        if (*pp == r) {
+            *pp = r->next;
+            r->next = NULL;
+            return;
+        }
+}
+
+/* The ETag of a finished UploadPart into etag (escaped for the XML);
+ * 0, or -1 with e set. */
 static int
-s_multipart (sb_s3_t *self, const char *key, uint64_t size, sb_s3_fill_fn fill, void *ctx, sb_s3_error_t *e)
+s_part_etag (sb_s3_t *self, s_req_t *r, char *etag, size_t size, sb_s3_error_t *e)
+{
+    if (sb_s3_xml_escape (r->etag, etag, size) == 0 && r->etag[0])
+        return 0;
+    s_fill_error (self, r, CURLE_OK, "UploadPart reply has no usable ETag");
+    if (e)
+        *e = r->error;
+    return -1;
+}
+
+/* A multipart upload of size bytes in parts of part_cfg bytes (raised to
+ * fit 10,000 parts), window parts in flight at once (the lowest numbers
+ * first, the next one as soon as one is done), as DLIO's libraries upload
+ * checkpoints. Aborted on failure once no part is in flight. */
+static int
+s_multipart (sb_s3_t *self, const char *key, uint64_t size, uint64_t part_cfg, uint64_t window, sb_s3_fill_fn fill,
+             void *ctx, sb_s3_error_t *e)
 {
     uint64_t part = 0, nparts = 0;
     char why[256];
-    int plan = sb_s3_part_plan (size, self->cfg.multipart_part, &part, &nparts, why, sizeof why);
+    int plan = sb_s3_part_plan (size, part_cfg, &part, &nparts, why, sizeof why);
     if (plan < 0) {
         if (e) {
             memset (e, 0, sizeof *e);
@@ -1459,8 +1496,15 @@ s_multipart (sb_s3_t *self, const char *key, uint64_t size, sb_s3_fill_fn fill, 
     }
     if (plan > 0)
         sb_info ("multipart upload of %s: %llu bytes in parts of %llu would be over S3's 10000 parts: %llu parts of"
-                 " %llu bytes instead", key, (unsigned long long) size, (unsigned long long) self->cfg.multipart_part,
+                 " %llu bytes instead", key, (unsigned long long) size, (unsigned long long) part_cfg,
                  (unsigned long long) nparts, (unsigned long long) part);
+    if (window < 1)
+        window = 1;
+    if (window > nparts)
+        window = nparts;
+    sb_debug ("multipart upload of %s: %llu bytes, %llu parts of %llu bytes, %llu at once", key,
+              (unsigned long long) size, (unsigned long long) nparts, (unsigned long long) part,
+              (unsigned long long) window);
     s_req_t *r = s_req_new (self, OP_MP_INIT, key);
     if (!r)
         return s_oom (e, "MULTIPART-INIT", key);
@@ -1483,58 +1527,106 @@ s_multipart (sb_s3_t *self, const char *key, uint64_t size, sb_s3_fill_fn fill, 
     s_req_done (self, r);
     /* one <Part> is 51 bytes of tags, up to 20 digits and an escaped ETag
      * of at most 399 bytes (sb_s3_xml_escape into char[400]) */
+    enum { S_ETAG = 400 };
     size_t xml_cap = 128 + (size_t) nparts * 480;
     char *xml = malloc (xml_cap);
-    if (!xml)
+    char *etags = calloc ((size_t) nparts, S_ETAG);
+    s_req_t **slot = calloc ((size_t) window, sizeof *slot);
+    uint64_t *slot_part = calloc ((size_t) window, sizeof *slot_part);
+    if (!xml || !etags || !slot || !slot_part) {
+        free (xml);
+        free (etags);
+        free (slot);
+        free (slot_part);
         return s_oom (e, "MULTIPART-PART", key);
-    size_t xl = (size_t) snprintf (xml, xml_cap, "<CompleteMultipartUpload>");
+    }
     int rc = 0;
-    for (uint64_t p = 0; p < nparts && rc == 0; p++) {
-        r = s_req_new (self, OP_MP_PART, key);
-        if (!r) {
-            rc = s_oom (e, "MULTIPART-PART", key);
-            break;
-        }
-        char num[24];
-        snprintf (num, sizeof num, "%llu", (unsigned long long) (p + 1));
-        if (s_req_query (r, "partNumber", num) != 0 || s_req_query (r, "uploadId", upload_id) != 0) {
-            s_req_done (self, r);
-            rc = s_oom (e, "MULTIPART-PART", key);
-            break;
-        }
-        r->fill = fill;
-        r->fill_ctx = ctx;
-        r->up_base = p * part;
-        r->up_size = size - p * part < part ? size - p * part : part;
-        if (self->cfg.sign_payload && s_hash_content (fill, ctx, r->up_base, r->up_size, r->content_sha256) != 0) {
-            s_req_done (self, r);
-            rc = s_oom (e, "MULTIPART-PART", key);
-            break;
-        }
-        rc = s_perform (self, r, e);
-        if (rc == 0) {
-            char etag[400];
-            if (sb_s3_xml_escape (r->etag, etag, sizeof etag) != 0 || !r->etag[0]) {
-                s_fill_error (self, r, CURLE_OK, "UploadPart reply has no usable ETag");
+    uint64_t next = 0, in_flight = 0;
+    while ((rc == 0 && next < nparts) || in_flight > 0) {
+        /* a failure starts no more parts; those in flight end first */
+        for (uint64_t i = 0; rc == 0 && next < nparts && i < window; i++) {
+            if (slot[i])
+                continue;
+            r = s_req_new (self, OP_MP_PART, key);
+            if (!r) {
+                rc = s_oom (e, "MULTIPART-PART", key);
+                break;
+            }
+            char num[24];
+            snprintf (num, sizeof num, "%llu", (unsigned long long) (next + 1));
+            if (s_req_query (r, "partNumber", num) != 0 || s_req_query (r, "uploadId", upload_id) != 0) {
+                s_req_done (self, r);
+                rc = s_oom (e, "MULTIPART-PART", key);
+                break;
+            }
+            r->fill = fill;
+            r->fill_ctx = ctx;
+            r->up_base = next * part;
+            r->up_size = size - next * part < part ? size - next * part : part;
+            if (self->cfg.sign_payload && s_hash_content (fill, ctx, r->up_base, r->up_size, r->content_sha256) != 0) {
+                s_req_done (self, r);
+                rc = s_oom (e, "MULTIPART-PART", key);
+                break;
+            }
+            r->async = 0;
+            if (s_start (self, r) != 0) {
                 if (e)
+                    *e = r->error;
+                s_req_done (self, r);
+                rc = -1;
+                break;
+            }
+            slot[i] = r;
+            slot_part[i] = next++;
+            in_flight++;
+        }
+        if (in_flight == 0)
+            break;
+        if (s_pump (self, 100) != 0) {
+            for (uint64_t i = 0; i < window; i++)
+                if (slot[i] && !slot[i]->finished) {
+                    s_abandon (self, slot[i]);
+                    s_fill_error (self, slot[i], CURLE_OK, "curl multi failure");
+                    slot[i]->failed = 1;
+                    slot[i]->finished = 1;
+                }
+        }
+        for (uint64_t i = 0; i < window; i++) {
+            r = slot[i];
+            if (!r || !r->finished)
+                continue;
+            if (r->failed) {
+                if (rc == 0 && e)
                     *e = r->error;
                 rc = -1;
             }
-            else {
-                int n = snprintf (xml + xl, xml_cap - xl, "<Part><PartNumber>%s</PartNumber><ETag>%s</ETag></Part>",
-                                  num, etag);
-                if (n < 0 || (size_t) n >= xml_cap - xl) {
-                    s_fill_error (self, r, CURLE_OK, "CompleteMultipartUpload body too large");
-                    if (e)
-                        *e = r->error;
-                    rc = -1;
-                }
-                else
-                    xl += (size_t) n;
-            }
+            else if (rc == 0 && s_part_etag (self, r, etags + slot_part[i] * S_ETAG, S_ETAG, e) != 0)
+                rc = -1;
+            s_req_done (self, r);
+            slot[i] = NULL;
+            in_flight--;
         }
-        s_req_done (self, r);
     }
+    free (slot);
+    free (slot_part);
+    size_t xl = (size_t) snprintf (xml, xml_cap, "<CompleteMultipartUpload>");
+    for (uint64_t p = 0; rc == 0 && p < nparts; p++) {
+        int n = snprintf (xml + xl, xml_cap - xl, "<Part><PartNumber>%llu</PartNumber><ETag>%s</ETag></Part>",
+                          (unsigned long long) (p + 1), etags + p * S_ETAG);
+        if (n < 0 || (size_t) n >= xml_cap - xl) {
+            if (e) {
+                memset (e, 0, sizeof *e);
+                snprintf (e->op, sizeof e->op, "MULTIPART-COMPLETE");
+                snprintf (e->key, sizeof e->key, "%s", key);
+                snprintf (e->text, sizeof e->text, "MULTIPART-COMPLETE %s/%s: CompleteMultipartUpload body too large",
+                          self->cfg.bucket, key);
+            }
+            rc = -1;
+        }
+        else
+            xl += (size_t) n;
+    }
+    free (etags);
     if (rc == 0) {
         int n = snprintf (xml + xl, xml_cap - xl, "</CompleteMultipartUpload>");
         xl += n > 0 && (size_t) n < xml_cap - xl ? (size_t) n : 0;
@@ -1583,8 +1675,102 @@ sb_s3_put (sb_s3_t *self, const char *key, uint64_t size, sb_s3_fill_fn fill, vo
     /* over 5 GiB a single PUT is refused by S3: multipart whatever the threshold */
     if ((size >= self->cfg.multipart_threshold && self->cfg.multipart_part > 0 && size > self->cfg.multipart_part)
         || size > SB_S3_PART_MAX)
-        return s_multipart (self, key, size, fill, ctx, e);
+        return s_multipart (self, key, size, self->cfg.multipart_part, 1, fill, ctx, e);
     return s_put_single (self, key, size, fill, ctx, e);
+}
+
+int
+sb_s3_put_parts (sb_s3_t *self, const char *key, uint64_t size, uint64_t part, uint64_t threshold, uint64_t window,
+                 sb_s3_fill_fn fill, void *ctx, sb_s3_error_t *e)
+{
+    if (size >= threshold || size > SB_S3_PART_MAX)
+        return s_multipart (self, key, size, part, window, fill, ctx, e);
+    return s_put_single (self, key, size, fill, ctx, e);
+}
+
+int
+sb_s3_get_blocks (sb_s3_t *self, const char *key, uint64_t size, uint64_t streams, uint64_t chunk, uint64_t window,
+                  uint64_t *received, sb_s3_error_t *e)
+{
+    *received = 0;
+    if (size == 0)
+        return sb_s3_get (self, key, 0, 0, received, e);
+    streams = streams ? streams : 1;
+    chunk = chunk ? chunk : size;
+    window = window ? window : 1;
+    /* blocks of ceil(size / streams) bytes, the last one shorter (fewer
+     * blocks when they do not all hold a byte) */
+    uint64_t block = size / streams + (size % streams != 0);
+    uint64_t nblocks = size / block + (size % block != 0);
+    uint64_t nslots = nblocks * window;
+    uint64_t *pos = calloc ((size_t) nblocks, sizeof *pos);
+    s_req_t **slot = calloc ((size_t) nslots, sizeof *slot);
+    if (!pos || !slot) {
+        free (pos);
+        free (slot);
+        return s_oom (e, "GET", key);
+    }
+    sb_debug ("GET %s: %llu bytes in %llu blocks of %llu, range GETs of at most %llu, %llu at once per block", key,
+              (unsigned long long) size, (unsigned long long) nblocks, (unsigned long long) block,
+              (unsigned long long) chunk, (unsigned long long) window);
+    for (uint64_t b = 0; b < nblocks; b++)
+        pos[b] = b * block;
+    int rc = 0;
+    uint64_t in_flight = 0;
+    for (;;) {
+        for (uint64_t i = 0; rc == 0 && i < nslots; i++) {
+            uint64_t b = i / window, end = (b + 1) * block < size ? (b + 1) * block : size;
+            if (slot[i] || pos[b] >= end)
+                continue;
+            s_req_t *r = s_req_new (self, OP_GET, key);
+            if (!r) {
+                rc = s_oom (e, "GET", key);
+                break;
+            }
+            r->offset = pos[b];
+            r->length = end - pos[b] < chunk ? end - pos[b] : chunk;
+            r->ranged = 1;
+            r->async = 0;
+            if (s_start (self, r) != 0) {
+                if (e)
+                    *e = r->error;
+                s_req_done (self, r);
+                rc = -1;
+                break;
+            }
+            pos[b] += r->length;
+            slot[i] = r;
+            in_flight++;
+        }
+        if (in_flight == 0)
+            break;
+        if (s_pump (self, 100) != 0) {
+            for (uint64_t i = 0; i < nslots; i++)
+                if (slot[i] && !slot[i]->finished) {
+                    s_abandon (self, slot[i]);
+                    s_fill_error (self, slot[i], CURLE_OK, "curl multi failure");
+                    slot[i]->failed = 1;
+                    slot[i]->finished = 1;
+                }
+        }
+        for (uint64_t i = 0; i < nslots; i++) {
+            s_req_t *r = slot[i];
+            if (!r || !r->finished)
+                continue;
+            *received += r->received;
+            if (r->failed) {
+                if (rc == 0 && e)
+                    *e = r->error;
+                rc = -1;
+            }
+            s_req_done (self, r);
+            slot[i] = NULL;
+            in_flight--;
+        }
+    }
+    free (pos);
+    free (slot);
+    return rc;
 }
 
 int
@@ -1689,6 +1875,20 @@ sb_s3_get_start_fill (sb_s3_t *self, uint64_t tag, const char *key, uint64_t off
         s_req_free (r);
         return -1;
     }
+    self->pending++;
+    if (s_start (self, r) != 0)
+        s_complete (self, r);   /* delivered as a failure */
+    return 0;
+}
+
+int
+sb_s3_head_start (sb_s3_t *self, uint64_t tag, const char *key)
+{
+    s_req_t *r = s_req_new (self, OP_HEAD, key);
+    if (!r)
+        return -1;
+    r->async = 1;
+    r->tag = tag;
     self->pending++;
     if (s_start (self, r) != 0)
         s_complete (self, r);   /* delivered as a failure */

@@ -122,6 +122,21 @@ int sb_s3_part_plan (uint64_t size, uint64_t part, uint64_t *part_out, uint64_t 
 typedef void (*sb_s3_fill_fn) (void *ctx, uint64_t offset, uint8_t *buf, size_t len);
 int sb_s3_put (sb_s3_t *self, const char *key, uint64_t size, sb_s3_fill_fn fill, void *ctx, sb_s3_error_t *e);
 
+/* sb_s3_put with the request shapes of a DLIO library (s3_shape.h): a
+ * multipart upload when size >= threshold (0: every object, a single part
+ * when it fits in one), parts of part bytes (raised to fit 10,000), window
+ * of them in flight at once. Returns 0, or -1 with e set. */
+int sb_s3_put_parts (sb_s3_t *self, const char *key, uint64_t size, uint64_t part, uint64_t threshold, uint64_t window,
+                     sb_s3_fill_fn fill, void *ctx, sb_s3_error_t *e);
+
+/* Blocking read of the first size bytes of key as DLIO's checkpoint
+ * readers read it: streams blocks of ceil(size / streams) bytes read at
+ * once, each with range GETs of at most chunk bytes, window of them in
+ * flight per block. *received: the bytes that arrived. Returns 0, or -1
+ * with e set (the first failure) once no GET is in flight. */
+int sb_s3_get_blocks (sb_s3_t *self, const char *key, uint64_t size, uint64_t streams, uint64_t chunk, uint64_t window,
+                      uint64_t *received, sb_s3_error_t *e);
+
 /* Blocking GET of [offset, offset+length) (length 0: the whole object, any
  * size). *received: bytes that arrived. Returns 0, or -1 with e set. */
 int sb_s3_get (sb_s3_t *self, const char *key, uint64_t offset, uint64_t length, uint64_t *received,
@@ -164,6 +179,10 @@ int sb_s3_get_start (sb_s3_t *self, uint64_t tag, const char *key, uint64_t offs
 int sb_s3_get_start_fill (sb_s3_t *self, uint64_t tag, const char *key, uint64_t offset, uint64_t length,
                           int verify, uint64_t content_seed, sb_s3_fill_fn expect, void *expect_ctx,
                           void (*expect_free) (void *ctx));
+
+/* Start a HEAD of key, delivered by sb_s3_run as a GET is (bytes 0).
+ * Returns 0, or -1 when out of memory. */
+int sb_s3_head_start (sb_s3_t *self, uint64_t tag, const char *key);
 
 /* Requests started and not yet delivered (retries waiting included). */
 size_t sb_s3_pending (const sb_s3_t *self);
