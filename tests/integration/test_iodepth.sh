@@ -110,6 +110,34 @@ stagger_case stagger-s3torchconnector 1 storage.storage_library=s3torchconnector
 stagger_case stagger-off 0 storage.storage_library=minio storage.storage_options.stagger_workers=false
 stagger_case stagger-s3dlio 0 storage.storage_library=s3dlio
 
+# --- npz of 4 samples a file on S3: DLIO's iterable reader GETs each file of
+# a loader worker once, whole, and yields its samples (_s3_stream_next); 40
+# files on 2 ranks: 20 whole-object GETs a rank and epoch, not 80 per sample
+sed 's/^  num_files_train: 600$/  num_files_train: 40/; s/^  num_samples_per_file: 1$/  num_samples_per_file: 4/;
+     s/^  data_folder: ds$/  data_folder: ds4/' s3.yaml >s3spf.yaml
+sb datagen s3spf.yaml storage.storage_library=s3dlio --local 1 --db s3spf.db
+expect_eq "npz of 4 samples a file: datagen" "$SB_RC" 0
+rm -rf tr-spf && mkdir tr-spf
+sb run s3spf.yaml storage.storage_library=minio train.epochs=2 "shardbench.trace=$PWD/tr-spf" \
+    --accelerators 2 --local 1 --db s3spf.db
+expect_eq "npz of 4 samples a file: run" "$SB_RC" 0
+expect_eq "npz of 4 samples a file: per rank and epoch 20 GETs, each of a whole object, of 20 objects" \
+    "$(python3 - tr-spf <<'PY'
+import collections, csv, glob, sys
+reads = collections.defaultdict(list)
+for p in glob.glob(sys.argv[1] + "/trace-*.csv"):
+    for r in csv.DictReader(open(p)):
+        if int(r["bytes"]):
+            reads[(r["rank"], r["epoch"])].append((r["key"], int(r["offset"]), int(r["bytes"])))
+print(" ".join("%s/%s:%d:%d:%d" % (k[0], k[1], len(v), len({x[0] for x in v}), sum(x[1] == 0 for x in v))
+               for k, v in sorted(reads.items())))
+PY
+)" "0/1:20:20:20 0/2:20:20:20 1/1:20:20:20 1/2:20:20:20"
+expect_eq "npz of 4 samples a file: each rank and epoch read its 20 objects' bytes, 80 samples" \
+    "$(q s3spf.db "SELECT group_concat(samples || ':' || (bytes = (SELECT bytes / 2 FROM epochs e WHERE e.run_id = r.run_id
+                                                                 AND e.epoch = r.epoch)), ' ')
+                   FROM rank_epochs r WHERE run_id = (SELECT max(id) FROM runs)")" "80:1 80:1 80:1 80:1"
+
 # --- parquet on s3rver with s3dlio (parquet_reader_s3dlio.py): first the
 # last footer_cap bytes (4 MiB) of each file, footer_batch_size (16) files
 # at once per loader worker, in the first epoch only (s3dlio keeps its

@@ -32,7 +32,15 @@ struct sb_tf_plan {
 sb_tf_mode_t
 sb_tf_mode (const char *sampler, const char *format, uint64_t samples_per_file)
 {
-    if (!sampler || !format || strcasecmp (sampler, "dlio_iterative") != 0)
+    if (!sampler || !format)
+        return SB_TF_NONE;
+    /* PyTorch's iterable readers of whole objects (TorchIterableDatasetSimple
+     * on S3 and direct_fs: _s3_stream_next, _localfs_stream_next) fetch each
+     * file of a loader worker once, whole, and yield its samples */
+    if (strcasecmp (sampler, "dlio_files") == 0)
+        return (strcasecmp (format, "npz") == 0 || strcasecmp (format, "npy") == 0) && samples_per_file > 1
+                   ? SB_TF_WHOLE_FILE : SB_TF_NONE;
+    if (strcasecmp (sampler, "dlio_iterative") != 0)
         return SB_TF_NONE;
     if ((strcasecmp (format, "npz") == 0 || strcasecmp (format, "npy") == 0) && samples_per_file > 1)
         return SB_TF_WHOLE_FILE;
