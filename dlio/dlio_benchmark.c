@@ -346,7 +346,11 @@ main (int argc, char **argv)
                 "DLIO's command, answered by shardbench (`shardbench run --help` for the arguments).\n"
                 "Under mpirun -n N rank 0 runs `shardbench run --accelerators N --local N ARGS` and the\n"
                 "other ranks wait for it and exit with its status; every rank must be on rank 0's host.\n"
-                "Outside mpirun: one rank.\n");
+                "Outside mpirun: one rank.\n"
+                "\n"
+                "example (as mlpstorage runs DLIO):\n"
+                "  mpirun -n 8 dlio_benchmark workload=unet3d_h100 ++workload.dataset.data_folder=/mnt/data \\\n"
+                "      ++hydra.run.dir=results/run1 ++hydra.output_subdir=dlio_config\n");
         return 0;
     }
     s_world_t w;
