@@ -440,20 +440,30 @@ s_queue (void *client, const sb_io_t *io, sb_storage_error_t *e)
     }
     else if (self->s3dlio && io->offset == 0 && io->length > 0) {
         /* a whole object: s3dlio knows its size once it has read it, or
-         * asks with a HEAD unless DLIO set skip_head */
-        int known = s_known (self, full);
-        if (known < 0) {
-            if (x)
-                s_expect_free (x);
-            return sb_storage_fail (e, "s3", "GET", io->key, ENOMEM, "GET %s: out of memory", full);
-        }
-        head = !known && !self->skip_head;
-        if ((known || head) && sb_s3_s3dlio_split (io->length, self->cores, &part, &window))
-            grouped = 1;
-        else if (head) {
-            part = io->length;      /* a HEAD, then one GET */
-            window = 1;
-            grouped = 1;
+         * asks with a HEAD unless DLIO set skip_head; with skip_head an
+         * object too small to split is one plain GET whatever s3dlio knows,
+         * so nothing is remembered of it (the record stays as small as the
+         * objects that can be split) */
+        uint64_t split_part = 0, split_window = 0;
+        int splits = sb_s3_s3dlio_split (io->length, self->cores, &split_part, &split_window);
+        if (splits || !self->skip_head) {
+            int known = s_known (self, full);
+            if (known < 0) {
+                if (x)
+                    s_expect_free (x);
+                return sb_storage_fail (e, "s3", "GET", io->key, ENOMEM, "GET %s: out of memory", full);
+            }
+            head = !known && !self->skip_head;
+            if ((known || head) && splits) {
+                part = split_part;
+                window = split_window;
+                grouped = 1;
+            }
+            else if (head) {
+                part = io->length;      /* a HEAD, then one GET */
+                window = 1;
+                grouped = 1;
+            }
         }
     }
     if (grouped) {
