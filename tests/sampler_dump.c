@@ -11,6 +11,13 @@
  *                            and ns per sb_sampler_at call over SAMPLES
  *                            (FILES files, 1000 unless given; 8 ranks)
  *
+ * With SB_SAMPLER_SERVED=1 in the environment the DLIO kinds with
+ * file_shuffle run served (sampler.h cfg.served): every rank's lists are
+ * planned by lib/dataset/sampler_plan.h, as the coordinator plans them, and
+ * each read's page is put as it is first needed and dropped as soon as no
+ * later position needs it (so pages come again and again): the output must
+ * be the same.
+ *
  * Per epoch: "epoch E files_per_rank F steps S samples_per_rank N dropped D
  * unused_files U", then "RANK EPOCH POSITION FILE SAMPLE THREAD" per read;
  * "error epoch E MESSAGE" ends the output where sb_sampler_epoch fails. */
@@ -21,6 +28,7 @@
 #include <time.h>
 
 #include "sampler.h"
+#include "sampler_plan.h"
 
 #define FIELDS 15
 
@@ -60,17 +68,56 @@ s_parse (char **fields, sb_sampler_cfg_t *cfg, uint64_t *epochs)
 
 /* Print one configuration's epochs. Returns 0, or -1 when the sampler could
  * not be built (an error line is printed either way). */
+/* served: the page of position p of rank r, from the plan, unless held */
 static int
-s_dump (const sb_sampler_cfg_t *cfg, uint64_t epochs, FILE *out)
+s_page_in (sb_sampler_t *sampler, const sb_plan_t *plan, uint64_t r, uint64_t p, char *err, size_t err_size)
+{
+    static uint64_t files[SB_SAMPLER_PAGE];
+    uint64_t page;
+    if (sb_sampler_page_of (sampler, r, p, &page) != 0) {
+        snprintf (err, err_size, "no page for position %" PRIu64, p);
+        return -1;
+    }
+    if (sb_sampler_page_state (sampler, r, page) == 2) {
+        sb_sampler_page_touch (sampler, r, page, p);
+        return 0;
+    }
+    uint64_t f = sb_plan_files_per_rank (plan), first = page * SB_SAMPLER_PAGE;
+    uint64_t n = f - first < SB_SAMPLER_PAGE ? f - first : SB_SAMPLER_PAGE;
+    if (sb_sampler_page_ask (sampler, r, page, p) != 0 || sb_plan_files (plan, r, first, n, files) != 0) {
+        snprintf (err, err_size, "cannot ask page %" PRIu64, page);
+        return -1;
+    }
+    return sb_sampler_page_put (sampler, r, page, files, (size_t) n, err, err_size);
+}
+
+static int
+s_dump (const sb_sampler_cfg_t *given, uint64_t epochs, FILE *out)
 {
     char err[512];
+    sb_sampler_cfg_t served = *given;
+    const char *env = getenv ("SB_SAMPLER_SERVED");
+    served.served = env && strcmp (env, "1") == 0 && given->file_shuffle != SB_SHUFFLE_OFF
+        && given->kind != SB_SAMPLER_GLOBAL;
+    const sb_sampler_cfg_t *cfg = &served;
     sb_sampler_t *sampler = sb_sampler_new (cfg, err, sizeof err);
     if (!sampler) {
         fprintf (out, "error epoch 1 %s\n", err);
         return -1;
     }
+    sb_plan_t *plan = NULL;
+    if (cfg->served && !(plan = sb_plan_new (cfg, err, sizeof err))) {
+        fprintf (out, "error epoch 1 %s\n", err);
+        sb_sampler_destroy (&sampler);
+        return -1;
+    }
     for (uint64_t e = 1; e <= epochs; e++) {
         if (sb_sampler_epoch (sampler, e, err, sizeof err) != 0) {
+            fprintf (out, "error epoch %" PRIu64 " %s\n", e, err);
+            break;
+        }
+        /* the plan in its thread, as the coordinator runs it */
+        if (plan && (sb_plan_start (plan, e, err, sizeof err) != 0 || sb_plan_wait (plan, NULL, err, sizeof err) != 0)) {
             fprintf (out, "error epoch %" PRIu64 " %s\n", e, err);
             break;
         }
@@ -81,12 +128,21 @@ s_dump (const sb_sampler_cfg_t *cfg, uint64_t epochs, FILE *out)
         for (uint64_t r = cfg->first_rank; r < cfg->first_rank + cfg->nranks; r++)
             for (uint64_t p = 0; p < info->samples_per_rank; p++) {
                 sb_sample_ref_t ref;
-                if (sb_sampler_at (sampler, r, p, &ref) != 0) {
-                    fprintf (out, "error epoch %" PRIu64 " sb_sampler_at refused rank %" PRIu64 " position %"
-                             PRIu64 "\n", e, r, p);
+                if (plan && s_page_in (sampler, plan, r, p, err, sizeof err) != 0) {
+                    fprintf (out, "error epoch %" PRIu64 " rank %" PRIu64 ": %s\n", e, r, err);
+                    sb_plan_destroy (&plan);
                     sb_sampler_destroy (&sampler);
                     return 0;
                 }
+                if (sb_sampler_at (sampler, r, p, &ref) != 0) {
+                    fprintf (out, "error epoch %" PRIu64 " sb_sampler_at refused rank %" PRIu64 " position %"
+                             PRIu64 "\n", e, r, p);
+                    sb_plan_destroy (&plan);
+                    sb_sampler_destroy (&sampler);
+                    return 0;
+                }
+                if (plan)   /* the rank never reads below p + 1 again here */
+                    sb_sampler_page_release (sampler, r, p + 1);
                 fprintf (out, "%" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n",
                          r, e, p, ref.file, ref.sample, ref.thread);
             }
@@ -94,6 +150,7 @@ s_dump (const sb_sampler_cfg_t *cfg, uint64_t epochs, FILE *out)
         if (sb_sampler_at (sampler, cfg->first_rank, info->samples_per_rank, &ref) == 0)
             fprintf (out, "error epoch %" PRIu64 " sb_sampler_at answered past the epoch\n", e);
     }
+    sb_plan_destroy (&plan);
     sb_sampler_destroy (&sampler);
     return 0;
 }

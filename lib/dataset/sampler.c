@@ -1,6 +1,7 @@
 /* sampler: the per-rank read order of an epoch (see sampler.h). */
 #include "sampler.h"
 #include "sampler_dlio.h"
+#include "sampler_pages.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -137,4 +138,105 @@ sb_sampler_at (const sb_sampler_t *self, uint64_t rank, uint64_t position, sb_sa
     out->sample = sample % c->samples_per_file;
     out->thread = (position / c->batch_size) % c->threads;
     return 0;
+}
+
+/* ------------------------------------------------------------ served lists */
+
+static sb_pages_t *
+s_pages (const sb_sampler_t *self)
+{
+    return self->dlio ? sb_sampler_dlio_pages (self->dlio) : NULL;
+}
+
+int
+sb_sampler_served (const sb_sampler_t *self)
+{
+    return s_pages (self) != NULL;
+}
+
+int
+sb_sampler_page_of (const sb_sampler_t *self, uint64_t rank, uint64_t position, uint64_t *page)
+{
+    const sb_sampler_cfg_t *c = &self->cfg;
+    if (!self->prepared || !s_pages (self) || rank < c->first_rank || rank - c->first_rank >= c->nranks)
+        return -1;
+    return sb_sampler_dlio_page_of (self->dlio, rank, position, page);
+}
+
+static int
+s_slot (const sb_sampler_t *self, uint64_t rank, uint64_t *slot)
+{
+    if (!s_pages (self) || rank < self->cfg.first_rank || rank - self->cfg.first_rank >= self->cfg.nranks)
+        return -1;
+    *slot = rank - self->cfg.first_rank;
+    return 0;
+}
+
+int
+sb_sampler_page_state (const sb_sampler_t *self, uint64_t rank, uint64_t page)
+{
+    uint64_t slot;
+    return s_slot (self, rank, &slot) == 0 ? sb_pages_state (s_pages (self), slot, page) : 0;
+}
+
+int
+sb_sampler_page_ask (sb_sampler_t *self, uint64_t rank, uint64_t page, uint64_t last)
+{
+    uint64_t slot;
+    return s_slot (self, rank, &slot) == 0 ? sb_pages_ask (s_pages (self), slot, page, last) : -1;
+}
+
+void
+sb_sampler_page_touch (sb_sampler_t *self, uint64_t rank, uint64_t page, uint64_t last)
+{
+    uint64_t slot;
+    if (s_slot (self, rank, &slot) == 0)
+        sb_pages_touch (s_pages (self), slot, page, last);
+}
+
+int
+sb_sampler_page_put (sb_sampler_t *self, uint64_t rank, uint64_t page, const uint64_t *files, size_t count,
+                     char *err, size_t err_size)
+{
+    uint64_t slot, f = self->info.files_per_rank;
+    uint64_t first = page * (uint64_t) SB_SAMPLER_PAGE;
+    uint64_t want = first < f ? (f - first < SB_SAMPLER_PAGE ? f - first : SB_SAMPLER_PAGE) : 0;
+    if (s_slot (self, rank, &slot) != 0 || sb_pages_state (s_pages (self), slot, page) != 1) {
+        snprintf (err, err_size, "page %llu of rank %llu's file list was not asked for", (unsigned long long) page,
+                  (unsigned long long) rank);
+        return -1;
+    }
+    if (count != want) {
+        snprintf (err, err_size, "page %llu of rank %llu's file list has %zu files, not %llu",
+                  (unsigned long long) page, (unsigned long long) rank, count, (unsigned long long) want);
+        return -1;
+    }
+    for (size_t i = 0; i < count; i++)
+        if (files[i] >= self->cfg.listed) {
+            snprintf (err, err_size, "page %llu of rank %llu's file list names catalog object %llu of %llu",
+                      (unsigned long long) page, (unsigned long long) rank, (unsigned long long) files[i],
+                      (unsigned long long) self->cfg.listed);
+            return -1;
+        }
+    if (sb_pages_put (s_pages (self), slot, page, files, count, sb_sampler_dlio_wide (self->dlio)) != 0) {
+        snprintf (err, err_size, "out of memory for a page of rank %llu's file list", (unsigned long long) rank);
+        return -1;
+    }
+    return 0;
+}
+
+void
+sb_sampler_page_release (sb_sampler_t *self, uint64_t rank, uint64_t position)
+{
+    uint64_t slot;
+    if (s_slot (self, rank, &slot) == 0)
+        sb_pages_release (s_pages (self), slot, position);
+}
+
+uint64_t
+sb_sampler_page_held (const sb_sampler_t *self, uint64_t *bytes)
+{
+    if (bytes)
+        *bytes = 0;
+    return s_pages (self) ? sb_pages_held (s_pages (self), bytes) : 0;
 }

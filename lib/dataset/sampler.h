@@ -88,7 +88,16 @@ typedef struct {
      * k local samples (DLIO seeds it alike on every rank, so one serves all
      * the ranks asked about). */
     uint64_t     first_rank, nranks;
+    /* with file_shuffle (DLIO kinds): the lists are planned elsewhere, once
+     * for every rank (sampler_plan.h: the coordinator), and the sampler
+     * keeps none; the asked ranks' lists come in pages of SB_SAMPLER_PAGE
+     * local files (sb_sampler_page_*), and a read whose page is not held
+     * answers 1. The epoch's figures and seed checks are the same. */
+    int          served;
 } sb_sampler_cfg_t;
+
+/* local files per page of a served list */
+#define SB_SAMPLER_PAGE 4096
 
 /* What an epoch gives every rank (the same for all ranks). */
 typedef struct {
@@ -128,8 +137,34 @@ const sb_sampler_epoch_t *sb_sampler_info (const sb_sampler_t *self);
 /* The read at position `position` (0 .. samples_per_rank-1) of rank `rank`
  * (one of cfg's ranks), in the order the rank consumes its batches:
  * positions [q*batch, (q+1)*batch) are step q's batch. Returns 0, or -1 for
- * a rank or position outside the epoch. */
+ * a rank or position outside the epoch; 1 (served lists) when the page of
+ * its file is not held. */
 int sb_sampler_at (const sb_sampler_t *self, uint64_t rank, uint64_t position, sb_sample_ref_t *out);
+
+/* Served lists (cfg.served with file_shuffle; else every call answers -1
+ * or 0). Pages are per asked rank; an epoch (sb_sampler_epoch) drops them.
+ * sb_sampler_served: 1 when this sampler's lists are served.
+ * sb_sampler_page_of: the page position `position` of rank needs (no
+ * lookup): 0, or -1 outside the epoch.
+ * sb_sampler_page_state: 0 absent, 1 asked, 2 held.
+ * sb_sampler_page_ask: note a page asked for, needed up to position
+ * `last`: 0, or -1 (asked already, out of memory).
+ * sb_sampler_page_touch: it is needed up to `last` too.
+ * sb_sampler_page_put: the files of an asked page, count exactly
+ * min(SB_SAMPLER_PAGE, files_per_rank - page * SB_SAMPLER_PAGE), each a
+ * catalog index below listed: 0, or -1 with err set.
+ * sb_sampler_page_release: drop the held pages of rank last needed below
+ * `position` (the rank never reads below it again).
+ * sb_sampler_page_held: pages held or asked, all ranks (*bytes: of files). */
+int sb_sampler_served (const sb_sampler_t *self);
+int sb_sampler_page_of (const sb_sampler_t *self, uint64_t rank, uint64_t position, uint64_t *page);
+int sb_sampler_page_state (const sb_sampler_t *self, uint64_t rank, uint64_t page);
+int sb_sampler_page_ask (sb_sampler_t *self, uint64_t rank, uint64_t page, uint64_t last);
+void sb_sampler_page_touch (sb_sampler_t *self, uint64_t rank, uint64_t page, uint64_t last);
+int sb_sampler_page_put (sb_sampler_t *self, uint64_t rank, uint64_t page, const uint64_t *files, size_t count,
+                         char *err, size_t err_size);
+void sb_sampler_page_release (sb_sampler_t *self, uint64_t rank, uint64_t position);
+uint64_t sb_sampler_page_held (const sb_sampler_t *self, uint64_t *bytes);
 
 /* Name of a kind ("dlio_index", "dlio_iterative", "dlio_files", "global"),
  * and the kind of a name: 0, or -1 when unknown. */

@@ -2,7 +2,9 @@
  * tests/dlio_model.py for the oracle they are checked against).
  *
  * Memory: without file_shuffle a rank's local files are implicit (rank r's
- * j-th file is catalog index r + j*R). With file_shuffle every rank's list is
+ * j-th file is catalog index r + j*R). With file_shuffle and cfg.served the
+ * lists are planned elsewhere (sampler_plan.h) and only the pages of them
+ * that were put are kept (sampler_pages.h). Else every rank's list is
  * kept (R * files_per_rank catalog indices, 4 bytes each while the catalog
  * index fits, else 8) plus a second array the reshard deals into and the
  * shared first-shuffle order (files_per_rank). The iterative kind with
@@ -13,6 +15,7 @@
 #include "sampler_dlio.h"
 
 #include "nprandom.h"
+#include "sampler_pages.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,6 +91,7 @@ struct sb_sampler_dlio {
     index_array_t    dealt;           /* the reshard deals into this, then the two swap */
     index_array_t    first_order;     /* shuffle(arange(f)) with the epoch's first seed */
     uint64_t        *fill;            /* per destination rank (R) */
+    sb_pages_t      *pages;           /* served: pages of the asked ranks' lists (owned) */
     /* iterative kind with sample_shuffle */
     index_array_t    perm;            /* np.arange(k) shuffled */
     uint64_t         perm_seed;       /* the seed perm was made with */
@@ -126,7 +130,9 @@ sb_sampler_dlio_new (const sb_sampler_cfg_t *cfg, char *err, size_t err_size)
     self->per_rank = self->files_per_rank * c->samples_per_file;
     uint64_t t = c->threads;
     int oom = 0;
-    if (c->file_shuffle != SB_SHUFFLE_OFF) {
+    if (c->file_shuffle != SB_SHUFFLE_OFF && c->served)
+        oom |= !(self->pages = sb_pages_new (c->nranks));
+    else if (c->file_shuffle != SB_SHUFFLE_OFF) {
         uint64_t used = self->files_per_rank * c->ranks;
         oom |= ia_alloc (&self->lists, used, self->wide) != 0;
         oom |= ia_alloc (&self->dealt, used, self->wide) != 0;
@@ -165,6 +171,7 @@ sb_sampler_dlio_destroy (sb_sampler_dlio_t **self_p)
     ia_free (&self->dealt);
     ia_free (&self->first_order);
     ia_free (&self->perm);
+    sb_pages_destroy (&self->pages);
     free (self->fill);
     free (self->thread_samples);
     free (self->thread_batches);
@@ -211,6 +218,10 @@ s_reshard (sb_sampler_dlio_t *self, uint64_t epoch, char *err, size_t err_size)
     uint64_t last_seed = s_add (s_add (c->seed, epoch), ranks > UINT64_MAX / 31 ? UINT64_MAX : 31 * (ranks - 1));
     if (last_seed > SB_NP_SEED_MAX)
         return s_seed (&mt, last_seed, "file_shuffle (rank-dependent)", epoch, err, err_size);
+    if (self->pages) {      /* served: the lists are planned elsewhere (sampler_plan.h); the last epoch's pages go */
+        sb_pages_reset (self->pages);
+        return 0;
+    }
     for (uint64_t i = 0; i < f; i++)
         ia_set (&self->first_order, i, i);
     ia_shuffle (&mt, &self->first_order, 0, f);
@@ -370,13 +381,19 @@ sb_sampler_dlio_epoch (sb_sampler_dlio_t *self, sb_sampler_epoch_t *info, char *
     return 0;
 }
 
-/* rank's j-th local file (catalog index) */
-static inline uint64_t
-s_local_file (const sb_sampler_dlio_t *self, uint64_t rank, uint64_t j)
+/* rank's j-th local file (catalog index): 0, or 1 when it is served and
+ * its page has not arrived */
+static inline int
+s_local_file (const sb_sampler_dlio_t *self, uint64_t rank, uint64_t j, uint64_t *file)
 {
+    if (self->pages)
+        return sb_pages_get (self->pages, rank - self->cfg.first_rank, j / SB_SAMPLER_PAGE, j % SB_SAMPLER_PAGE,
+                             file) == 0 ? 0 : 1;
     if (self->cfg.file_shuffle != SB_SHUFFLE_OFF)
-        return ia_get (&self->lists, rank * self->files_per_rank + j);
-    return rank + j * self->cfg.ranks;
+        *file = ia_get (&self->lists, rank * self->files_per_rank + j);
+    else
+        *file = rank + j * self->cfg.ranks;
+    return 0;
 }
 
 /* step q of the turn-taking: thread *t's batch *j (q < turn_steps) */
@@ -413,19 +430,19 @@ s_tail_at (const sb_sampler_dlio_t *self, uint64_t u, uint64_t *t, uint64_t *m)
     *m = self->thread_batches[lo] * self->cfg.batch_size + (u - self->tail_start[lo]);
 }
 
-int
-sb_sampler_dlio_at (const sb_sampler_dlio_t *self, uint64_t rank, uint64_t position, sb_sample_ref_t *out)
+/* The read at `position` of rank, with out->file the rank's local file
+ * index j (not yet its catalog index). */
+static void
+s_locate (const sb_sampler_dlio_t *self, uint64_t position, sb_sample_ref_t *out)
 {
     const sb_sampler_cfg_t *c = &self->cfg;
     uint64_t spf = c->samples_per_file, batch = c->batch_size;
-    if (rank >= c->ranks || position >= self->steps * batch)
-        return -1;
     if (c->kind == SB_SAMPLER_DLIO_INDEX) {
         /* dlio_sampler yields 0..k-1; read_index: file i / spf, sample i % spf */
-        out->file = s_local_file (self, rank, position / spf);
+        out->file = position / spf;
         out->sample = position % spf;
         out->thread = (position / batch) % c->threads;
-        return 0;
+        return;
     }
     uint64_t q = position / batch, t, m;
     if (q < self->turn_steps) {
@@ -438,15 +455,46 @@ sb_sampler_dlio_at (const sb_sampler_dlio_t *self, uint64_t rank, uint64_t posit
     out->thread = t;
     if (c->kind == SB_SAMPLER_DLIO_FILES) {
         /* worker t reads every sample of local files t, t+T, ... */
-        out->file = s_local_file (self, rank, t + c->threads * (m / spf));
+        out->file = t + c->threads * (m / spf);
         out->sample = m % spf;
-        return 0;
+        return;
     }
     /* iterative: thread t's m-th entry is entry i of build_sample_map_iter */
     uint64_t spt = self->samples_per_thread;
     uint64_t i = (t + c->threads * (m / spt)) * spt + m % spt;
     uint64_t value = c->sample_shuffle != SB_SHUFFLE_OFF ? ia_get (&self->perm, i) : i;
-    out->file = s_local_file (self, rank, (i / spf) % self->files_per_rank);
+    out->file = (i / spf) % self->files_per_rank;
     out->sample = value % spf;
+}
+
+int
+sb_sampler_dlio_at (const sb_sampler_dlio_t *self, uint64_t rank, uint64_t position, sb_sample_ref_t *out)
+{
+    if (rank >= self->cfg.ranks || position >= self->steps * self->cfg.batch_size)
+        return -1;
+    s_locate (self, position, out);
+    return s_local_file (self, rank, out->file, &out->file);
+}
+
+int
+sb_sampler_dlio_page_of (const sb_sampler_dlio_t *self, uint64_t rank, uint64_t position, uint64_t *page)
+{
+    if (!self->pages || rank >= self->cfg.ranks || position >= self->steps * self->cfg.batch_size)
+        return -1;
+    sb_sample_ref_t ref;
+    s_locate (self, position, &ref);
+    *page = ref.file / SB_SAMPLER_PAGE;
     return 0;
+}
+
+struct sb_pages *
+sb_sampler_dlio_pages (sb_sampler_dlio_t *self)
+{
+    return self->pages;
+}
+
+int
+sb_sampler_dlio_wide (const sb_sampler_dlio_t *self)
+{
+    return self->wide;
 }
