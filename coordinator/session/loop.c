@@ -155,6 +155,7 @@ s_dispatch (sess_t *self)
             break;
         case SB_MSG_HEARTBEAT: break;
         case SB_MSG_ENTRIES_REQ: sess_on_entries_req (self, w, &msg.u.entries_req); break;
+        case SB_MSG_LIST_REQ: sess_on_list_req (self, w, &msg.u.list_req); break;
         case SB_MSG_STEP: sess_on_step (self, w, &msg.u.step); break;
         case SB_MSG_STATS: sess_on_stats (self, w, &msg.u.stats); break;
         case SB_MSG_RANK_DONE: sess_on_rank_done (self, w, &msg.u.rank_done); break;

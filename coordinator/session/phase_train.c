@@ -1,7 +1,12 @@
 /* phase_train: the training epochs (DLIO's train loop) and the
  * evaluations between them: the catalog and its naming mode, rank 0's
- * sampler (the figures every worker's sampler must agree with), per-epoch
- * PHASE_START, the epoch's rows and DLIO's metrics. */
+ * sampler (the figures every worker's sampler must agree with), under
+ * file_shuffle every rank's file lists planned once an epoch in a
+ * background thread (lib/dataset/sampler_plan.h: while epoch e's lists are
+ * served the next are not planned, so the plan of e+1 runs from the end of
+ * epoch e's reads, alongside its records, evaluation and checkpoint, with
+ * the loop answering heartbeats and frames), per-epoch PHASE_START, the
+ * epoch's rows and DLIO's metrics. */
 #include "session_internal.h"
 #include "engine.h"
 #include "catalog.h"
@@ -184,9 +189,72 @@ sess_sampler_new (sess_t *self, char *err, size_t err_size)
         .file_shuffle = wl->file_shuffle, .seed_change_epoch = wl->seed_change_epoch,
         .max_steps = wl->total_training_steps > 0 ? (uint64_t) wl->total_training_steps : 0,
         .first_rank = 0, .nranks = 1,
+        /* the lists are planned once, here, for every rank (sb_plan_t): the
+         * sampler that gives the figures keeps none */
+        .served = wl->file_shuffle != SB_SHUFFLE_OFF && kind != SB_SAMPLER_GLOBAL,
     };
-    self->sampler = sb_sampler_new (&sc, err, err_size);
-    return self->sampler ? 0 : -1;
+    if (!(self->sampler = sb_sampler_new (&sc, err, err_size)))
+        return -1;
+    if (sc.served && !(self->plan = sb_plan_new (&sc, err, err_size)))
+        return -1;
+    return 0;
+}
+
+/* the loop's passes while the plan runs: how often, and the longest gap */
+static double s_plan_pass_at, s_plan_gap;
+static uint64_t s_plan_passes;
+
+static int
+s_plan_ended (sess_t *self)
+{
+    double now = sb_now ();
+    if (now - s_plan_pass_at > s_plan_gap)
+        s_plan_gap = now - s_plan_pass_at;
+    s_plan_pass_at = now;
+    s_plan_passes++;
+    return sb_plan_poll (self->plan) != 0;
+}
+
+/* Wait for the plan of epoch e (started by s_plan_start) with the loop
+ * running, and say what it took. 0, or -1 when the run failed. */
+static int
+s_plan_wait (sess_t *self, uint64_t e)
+{
+    if (!self->plan)
+        return 0;
+    char what[96], err[512];
+    snprintf (what, sizeof what, "planning the file lists of epoch %llu", (unsigned long long) e);
+    double waited = sb_now (), cpu = 0;
+    s_plan_pass_at = waited;
+    s_plan_gap = 0;
+    s_plan_passes = 0;
+    if (sess_pump_until (self, s_plan_ended, 0, what) != 0)
+        return -1;
+    waited = sb_now () - waited;
+    if (sb_plan_wait (self->plan, &cpu, err, sizeof err) != 0) {
+        sess_fail (self, "%s", err);
+        return -1;
+    }
+    uint64_t files = sb_plan_files_per_rank (self->plan) * self->o->accelerators;
+    sb_info ("file_shuffle: epoch %llu's file lists (%llu ranks x %llu files) planned in a background thread in %.2f s"
+             " of CPU (%.3f s per million files); the loop waited %.2f s for it, %llu passes, at most %.0f ms apart;"
+             " %llu bytes held (%.3f per file)", (unsigned long long) e, (unsigned long long) self->o->accelerators,
+             (unsigned long long) sb_plan_files_per_rank (self->plan), cpu,
+             files ? cpu * 1e6 / (double) files : 0.0, waited, (unsigned long long) s_plan_passes, s_plan_gap * 1e3,
+             (unsigned long long) sb_plan_bytes (self->plan),
+             files ? (double) sb_plan_bytes (self->plan) / (double) files : 0.0);
+    return 0;
+}
+
+static int
+s_plan_start (sess_t *self, uint64_t e)
+{
+    char err[512];
+    if (self->plan && sb_plan_start (self->plan, e, err, sizeof err) != 0) {
+        sess_fail (self, "%s", err);
+        return -1;
+    }
+    return 0;
 }
 
 /* The evaluation set as DLIO names it: valid/, num_files_eval files in
@@ -325,8 +393,18 @@ s_phase_eval (sess_t *self, uint64_t e)
     return 0;
 }
 
+static int s_phase_train (sess_t *self);
+
 int
 sess_phase_train (sess_t *self)
+{
+    int rc = s_phase_train (self);
+    sb_plan_destroy (&self->plan);      /* waits for a planning thread */
+    return rc;
+}
+
+static int
+s_phase_train (sess_t *self)
 {
     const sb_workload_t *wl = self->o->wl;
     char err[512];
@@ -362,6 +440,8 @@ sess_phase_train (sess_t *self)
         sess_fail (self, "%s", err);
         return -1;
     }
+    if (s_plan_start (self, 1) != 0 || s_plan_wait (self, 1) != 0)
+        return -1;
     self->ep_info = *sb_sampler_info (self->sampler);
     if (sess_begin_run (self, "train") < 0)
         return -1;
@@ -407,6 +487,10 @@ sess_phase_train (sess_t *self)
                 break;
             }
             self->ep_info = *sb_sampler_info (self->sampler);
+            self->phase = SESS_PHASE_NONE;     /* no page is served while the lists change */
+            if (s_plan_wait (self, e) != 0)
+                break;
+            self->phase = SESS_PHASE_TRAIN;
         }
         const sb_sampler_epoch_t *info = &self->ep_info;
         uint64_t epoch_samples = info->samples_per_rank * self->o->accelerators;
@@ -438,6 +522,9 @@ sess_phase_train (sess_t *self)
         int pumped = sess_pump_until (self, sess_all_ranks_done, 0, what);
         sb_progress_clear (self->progress);
         if (pumped != 0)
+            break;
+        /* every rank read its last file: the next epoch's lists can be planned */
+        if (e < wl->epochs && s_plan_start (self, e + 1) != 0)
             break;
         if (self->ckpt_written != self->ckpt_first - 1 + self->ckpt_nsteps) {
             sess_fail (self, "epoch %llu ended with %llu of its %zu checkpoints reported by every rank",

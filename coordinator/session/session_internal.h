@@ -27,6 +27,7 @@
 #include "proto.h"
 #include "engine.h"
 #include "sampler.h"
+#include "sampler_plan.h"
 
 #include <czmq.h>
 #include <limits.h>
@@ -99,6 +100,10 @@ typedef struct {
      * dropped) that the workers' samplers must agree with (owned) */
     sb_sampler_t   *sampler;
     sb_sampler_epoch_t ep_info;
+    /* reader.file_shuffle: every rank's file list, planned once an epoch in
+     * a background thread and served in pages (LIST_REQ); NULL without
+     * file_shuffle (owned, for the training phase) */
+    sb_plan_t      *plan;
     uint64_t        loader_threads; /* worker 0's (the sampler's) */
     int             catalog_names;  /* PHASE_START catalog_names, catalog_sizes */
     int             catalog_sizes;
@@ -297,6 +302,8 @@ void sess_on_stats (sess_t *self, sess_worker_t *w, const sb_msg_stats_t *m);
 /* ENTRIES_REQ: the catalog entries a worker cannot derive, one lookup in
  * the in-memory index per entry (a SQLite seek only for a stored key). */
 void sess_on_entries_req (sess_t *self, sess_worker_t *w, const sb_msg_entries_req_t *m);
+/* LIST_REQ: a page of one of the worker's ranks' file lists (shard_service.c). */
+void sess_on_list_req (sess_t *self, sess_worker_t *w, const sb_msg_list_req_t *m);
 
 /* ---------------------------------------------------------------- barrier.c: step barriers and ranks done */
 

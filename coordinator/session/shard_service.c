@@ -1,6 +1,7 @@
 /* shard_service: catalog entries a worker cannot derive itself (ENTRIES_REQ):
  * sizes, DLIO indices and keys from the in-memory catalog index, one page
- * per request. */
+ * per request; and pages of the ranks' file lists under file_shuffle
+ * (LIST_REQ), from the epoch's plan. */
 #include "session_internal.h"
 #include "catalog.h"
 #include "dataset.h"
@@ -90,5 +91,43 @@ sess_on_entries_req (sess_t *self, sess_worker_t *w, const sb_msg_entries_req_t 
     }
     sess_send (self, w, &reply);
 done:
+    sb_proto_fini (&reply);
+}
+
+/* LIST_REQ: a page of a rank's file list this epoch, from the plan (the
+ * worker's own ranks only). A request of another epoch, or one that comes
+ * while the next epoch is planned, is stale: ignored. */
+void
+sess_on_list_req (sess_t *self, sess_worker_t *w, const sb_msg_list_req_t *m)
+{
+    if (self->phase != SESS_PHASE_TRAIN || m->epoch != self->epoch || !self->plan
+        || sb_plan_poll (self->plan) != -1 || sb_plan_epoch_planned (self->plan) != m->epoch) {
+        sb_debug ("stale LIST_REQ for epoch %llu ignored", (unsigned long long) m->epoch);
+        return;
+    }
+    uint64_t f = sb_plan_files_per_rank (self->plan), pages = (f + SB_SAMPLER_PAGE - 1) / SB_SAMPLER_PAGE;
+    if (m->rank < w->first_rank || m->rank - w->first_rank >= w->ranks || m->page >= pages) {
+        sess_fail (self, "worker %llu on %s asked for page %llu of rank %llu's file list: its ranks are %llu..%llu, and"
+                   " a list has %llu pages", (unsigned long long) w->id, w->host, (unsigned long long) m->page,
+                   (unsigned long long) m->rank, (unsigned long long) w->first_rank,
+                   (unsigned long long) (w->first_rank + w->ranks - 1), (unsigned long long) pages);
+        return;
+    }
+    uint64_t first = m->page * SB_SAMPLER_PAGE, n = f - first < SB_SAMPLER_PAGE ? f - first : SB_SAMPLER_PAGE;
+    sb_msg_t reply = { .type = SB_MSG_LIST };
+    sb_msg_list_t *r = &reply.u.list;
+    r->epoch = m->epoch;
+    r->rank = m->rank;
+    r->page = m->page;
+    if (!(r->files.items = malloc ((size_t) n * sizeof (uint64_t)))) {
+        sess_fail (self, "out of memory serving a page of a file list");
+        return;
+    }
+    r->files.count = (size_t) n;
+    if (sb_plan_files (self->plan, m->rank, first, n, r->files.items) != 0)
+        sess_fail (self, "the plan of epoch %llu has no page %llu of rank %llu", (unsigned long long) m->epoch,
+                   (unsigned long long) m->page, (unsigned long long) m->rank);
+    else
+        sess_send (self, w, &reply);
     sb_proto_fini (&reply);
 }

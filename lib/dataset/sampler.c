@@ -145,7 +145,7 @@ sb_sampler_at (const sb_sampler_t *self, uint64_t rank, uint64_t position, sb_sa
 static sb_pages_t *
 s_pages (const sb_sampler_t *self)
 {
-    return self->dlio ? sb_sampler_dlio_pages (self->dlio) : NULL;
+    return self && self->dlio ? sb_sampler_dlio_pages (self->dlio) : NULL;
 }
 
 int

@@ -143,7 +143,7 @@ int sb_sampler_at (const sb_sampler_t *self, uint64_t rank, uint64_t position, s
 
 /* Served lists (cfg.served with file_shuffle; else every call answers -1
  * or 0). Pages are per asked rank; an epoch (sb_sampler_epoch) drops them.
- * sb_sampler_served: 1 when this sampler's lists are served.
+ * sb_sampler_served: 1 when this sampler's lists are served (NULL: 0).
  * sb_sampler_page_of: the page position `position` of rank needs (no
  * lookup): 0, or -1 outside the epoch.
  * sb_sampler_page_state: 0 absent, 1 asked, 2 held.

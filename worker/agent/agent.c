@@ -133,6 +133,7 @@ s_on_coordinator (s_agent_t *self, zmsg_t *zm)
             sb_error ("cannot train: the ranks could not be set up");
         break;
     case SB_MSG_ENTRIES:
+    case SB_MSG_LIST:
     case SB_MSG_GO:
         if (self->trainer)
             sb_trainer_on_message (self->trainer, &m);

@@ -25,6 +25,7 @@
 #include "dlio_metrics.h"
 #include "distribution.h"
 #include "entries.h"
+#include "lists.h"
 #include "histogram.h"
 #include "log.h"
 #include "reader.h"
@@ -186,6 +187,7 @@ struct sb_trainer {
     uint64_t         threads;       /* loader threads per rank (WELCOME loader_threads) */
     int              needs_keys;    /* the engines need names (all alike) */
     sb_entries_t    *entries;       /* owned; used when the set is asking */
+    sb_lists_t      *lists;         /* owned; pages of the ranks' file lists when the sampler is served */
     sb_sample_ranger_t ranger;
     sb_trace_t      *trace;         /* owned, NULL: no trace */
     /* the epoch */
@@ -263,8 +265,10 @@ sb_trainer_new (const sb_msg_welcome_t *cfg, const sb_storage_cfg_t *storage, co
                 size_t err_size)
 {
     sb_trainer_t *self = calloc (1, sizeof *self);
-    if (!self || !(self->entries = sb_entries_new ())) {
+    if (!self || !(self->entries = sb_entries_new ()) || !(self->lists = sb_lists_new (cfg->ranks))) {
         snprintf (err, err_size, "out of memory");
+        if (self)
+            sb_entries_destroy (&self->entries);
         free (self);
         return NULL;
     }
@@ -461,6 +465,7 @@ sb_trainer_destroy (sb_trainer_t **self_p)
         free (self->sets[i].footered);
     }
     sb_entries_destroy (&self->entries);
+    sb_lists_destroy (&self->lists);
     sb_sample_ranger_fini (&self->ranger);
     free (self->ranks);
     free (self);
@@ -742,6 +747,15 @@ s_build_sampler (sb_trainer_t *self, const sb_msg_phase_start_t *ps, char *err, 
         snprintf (err, err_size, "WELCOME names an unknown sampler '%.64s'", c->sampler ? c->sampler : "");
         return -1;
     }
+    /* file_shuffle: the coordinator plans every rank's lists (DLIO's
+     * reshard needs them all) and this worker asks for the pages of its
+     * ranks' that its next reads need (lists.h). Not where every file of
+     * the epoch is wanted at its start: entries asked of the coordinator,
+     * parquet footers first; nor for the evaluation set (the coordinator
+     * plans the training set's). */
+    int names = ps->catalog_names == 1 || ps->catalog_names == 2;
+    sc.served = !eval && sc.kind != SB_SAMPLER_GLOBAL && sc.file_shuffle != SB_SHUFFLE_OFF
+        && names && ps->catalog_sizes != 0 && !self->footers_first;
     if (!(self->set->sampler = sb_sampler_new (&sc, err, err_size)))
         return -1;
     int in_order = sc.sample_shuffle == SB_SHUFFLE_OFF;
@@ -997,6 +1011,9 @@ sb_trainer_start (sb_trainer_t *self, const sb_msg_phase_start_t *ps)
         r->load_since = now;
         r->interval.next = now + 1.0;
     }
+    if (sb_sampler_served (set->sampler))  /* pages for the window and a page of files further */
+        sb_lists_reset (self->lists, self->epoch, self->k, set->batch_size,
+                        self->window + 2 * set->batch_size + (uint64_t) SB_SAMPLER_PAGE * set->ds.samples_per_file);
     if (self->set->asking && s_list_wanted (self, err, sizeof err) != 0) {
         s_fail (self, NULL, "sampler", NULL, 0, err, NULL);
         return -1;
@@ -1086,6 +1103,34 @@ s_on_entries (sb_trainer_t *self, sb_msg_entries_t *m)
     s_fail (self, NULL, bad_name ? "name" : "protocol", bad_name, 0, text, NULL);
 }
 
+/* A page of a rank's file list (served sampler). */
+static void
+s_on_list (sb_trainer_t *self, const sb_msg_list_t *m)
+{
+    char err[256];
+    if (!self->set || !self->set->sampler || !sb_sampler_served (self->set->sampler)
+        || sb_lists_on_page (self->lists, self->set->sampler, m, self->cfg->first_rank, err, sizeof err) != 0) {
+        char text[320];
+        snprintf (text, sizeof text, "LIST page %llu of rank %llu, epoch %llu: %s", (unsigned long long) m->page,
+                  (unsigned long long) m->rank, (unsigned long long) m->epoch,
+                  self->set && self->set->sampler && sb_sampler_served (self->set->sampler) ? err
+                  : "this worker's sampler has no served lists");
+        s_fail (self, NULL, "protocol", NULL, 0, text, NULL);
+    }
+}
+
+/* The lowest position rank r may still read: its batch being computed or
+ * waited for, and with loader threads the lowest a thread is at. */
+static uint64_t
+s_low_water (const sb_trainer_t *self, const s_rank_t *r)
+{
+    uint64_t low = r->step * self->set->batch_size;
+    for (uint64_t t = 0; self->preprocessing && t < self->threads; t++)
+        if (r->loaders[t].at < low)
+            low = r->loaders[t].at;
+    return low;
+}
+
 void
 sb_trainer_on_message (sb_trainer_t *self, sb_msg_t *msg)
 {
@@ -1093,6 +1138,8 @@ sb_trainer_on_message (sb_trainer_t *self, sb_msg_t *msg)
         return;
     if (msg->type == SB_MSG_ENTRIES)
         s_on_entries (self, &msg->u.entries);
+    else if (msg->type == SB_MSG_LIST)
+        s_on_list (self, &msg->u.list);
     else if (msg->type == SB_MSG_GO)
         s_on_go (self, &msg->u.go);
 }
@@ -1607,7 +1654,13 @@ s_window_end (const sb_trainer_t *self, const s_rank_t *r)
 {
     const uint64_t bs = self->set->batch_size;
     int yielded = (self->preprocessing || self->loader_lanes) && (r->computing || r->waiting_go);
-    return (r->step + (uint64_t) yielded) * bs + self->window;
+    uint64_t end = (r->step + (uint64_t) yielded) * bs + self->window;
+    if (sb_sampler_served (self->set->sampler)) {   /* no further than the file list's pages that are held */
+        uint64_t ready = sb_lists_ready (self->lists, (size_t) (r - self->ranks));
+        if (end > ready)
+            end = ready;
+    }
+    return end;
 }
 
 /* When loader thread t of rank r starts reading this epoch (stagger). */
@@ -2159,6 +2212,14 @@ sb_trainer_pump (sb_trainer_t *self, int *busy)
                 continue;
             if (!(self->storage_caps & SB_ENGINE_NO_IO))
                 *busy |= s_take_completions (self, r);
+            if (sb_sampler_served (self->set->sampler)) {
+                char err[256];
+                if (sb_lists_pump (self->lists, self->set->sampler, i, r->rank, s_low_water (self, r), &self->out, err,
+                                   sizeof err) != 0) {
+                    s_fail (self, r, "sampler", NULL, 0, err, NULL);
+                    break;
+                }
+            }
             double now = sb_now ();
             s_advance (self, r, now);
             if (r->running && r->computing && (wake == 0 || r->compute_until < wake))
