@@ -928,7 +928,9 @@ sb_trainer_start (sb_trainer_t *self, const sb_msg_phase_start_t *ps)
         s_fail (self, NULL, "sampler", NULL, 0, err, NULL);
         return -1;
     }
-    if (c->drop_page_cache && !c->odirect) {   /* every file's first read this epoch drops its pages */
+    /* every file's first read this epoch drops its pages (a bit per catalog
+     * file; synthetic storage has no pages to drop, and no bits) */
+    if (c->drop_page_cache && !c->odirect && !(self->storage_caps & SB_ENGINE_NO_IO)) {
         size_t bytes = (size_t) (self->set->listed / 8 + 1);
         if (!self->set->touched && !(self->set->touched = malloc (bytes))) {
             s_fail (self, NULL, "memory", NULL, ENOMEM, "out of memory for the page-cache drop's file bits", NULL);
