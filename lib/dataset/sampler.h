@@ -82,11 +82,12 @@ typedef struct {
     int          seed_change_epoch; /* DLIO's seed_change_epoch: the epoch is added to the seed */
     uint64_t     max_steps;         /* train.total_training_steps as DLIO applies it (per epoch); 0: none */
     /* the ranks this process asks about: first_rank .. first_rank+nranks-1
-     * (a worker: its own; the coordinator: all). The DLIO kinds keep a file
-     * list per rank (all ranks' while file_shuffle deals files between
-     * them) and, for ITERATIVE with sample_shuffle, one permutation of the
-     * k local samples (DLIO seeds it alike on every rank, so one serves all
-     * the ranks asked about). */
+     * (a worker: its own; the coordinator: all). The DLIO kinds keep, with
+     * file_shuffle, every rank's list (4 bytes a used file, twice: DLIO
+     * deals files between all ranks) unless `served` (then only the pages
+     * put), and, for ITERATIVE with sample_shuffle, one permutation of the
+     * k local samples (4 bytes each, 8 above 2**32; DLIO seeds it alike on
+     * every rank, so one serves all the ranks asked about). */
     uint64_t     first_rank, nranks;
     /* with file_shuffle (DLIO kinds): the lists are planned elsewhere, once
      * for every rank (sampler_plan.h: the coordinator), and the sampler
