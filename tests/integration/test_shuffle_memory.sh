@@ -6,8 +6,9 @@
 # it passed.
 # - the reads are DLIO's: per rank and epoch, the (catalog file, sample)
 #   sequence of the read trace equals tests/dlio_model.py's, for the index
-#   and iterative kinds, 8 ranks on 2 workers, lists of 2 pages a rank
-#   (4096 files a page) read over 2 epochs;
+#   and iterative kinds (the index kind also with preprocessing loader
+#   threads), 8 ranks on 2 workers, lists of 2 pages a rank (4096 files a
+#   page) read over 2 epochs;
 # - the worker's peak RSS does not grow with the dataset: 8 ranks on 1
 #   worker, 100 000 then 3 000 000 objects, one epoch; keeping every list
 #   twice (8.4 bytes an object) grew it by some 23 MiB, the bound is 6 MiB;
@@ -59,20 +60,24 @@ PYEOF
 
 cd "$SCRATCH" || exit 1
 
-# 40 000 files, 8 ranks: 5 000 files a rank, 2 pages; batch 7 cuts across pages
-for kind in dlio_index dlio_iterative; do
+# 40 000 files, 8 ranks: 5 000 files a rank, 2 pages; batch 7 cuts across
+# pages; the index kind also with loader threads that preprocess (each
+# thread's own low-water mark holds its pages)
+for case in dlio_index dlio_iterative dlio_index_preprocess; do
     rm -rf trace && mkdir trace
-    loader=pytorch
+    kind=${case%_preprocess}
+    loader=pytorch extra=
     [ "$kind" = dlio_iterative ] && loader=tensorflow
+    [ "$case" = dlio_index_preprocess ] && extra=reader.preprocess_time=0.00001
     # shellcheck disable=SC2086
     sb run $SYN dataset.num_files_train=40000 reader.batch_size=7 reader.read_threads=3 framework=$loader \
-        reader.data_loader=$loader train.epochs=2 shardbench.trace="$SCRATCH/trace" --accelerators 8 --local 2 \
-        --db "order-$kind.db"
-    expect_eq "$kind: run exit" "$SB_RC" 0
+        reader.data_loader=$loader train.epochs=2 shardbench.trace="$SCRATCH/trace" $extra --accelerators 8 \
+        --local 2 --db "order-$case.db"
+    expect_eq "$case: run exit" "$SB_RC" 0
     [ "$SB_RC" = 0 ] || tail -5 sb.err
-    expect_eq "$kind: both epochs' lists planned in the background" \
+    expect_eq "$case: both epochs' lists planned in the background" \
         "$(grep -c "file lists (8 ranks x 5000 files) planned in a background thread" sb.err)" 2
-    out=$(compare "$kind" "$kind" 40000 8 7 3 2 2>&1)
+    out=$(compare "$case" "$kind" 40000 8 7 3 2 2>&1)
     if [ $? -eq 0 ]; then pass "$out"; else fail "$out"; fi
 done
 
