@@ -4,11 +4,14 @@
  *   prefix  a WELCOME whose dataset.file_prefix is "../../escape"
  *   key     a sound WELCOME, then (after READY) a train PHASE_START and,
  *           for the first ENTRIES_REQ, an ENTRIES page naming "train/../../escape.npz"
+ *   list    a sound WELCOME with reader.file_shuffle over DLIO-named files,
+ *           then a train PHASE_START and, for the first LIST_REQ, a page of
+ *           the rank's file list naming object 99 of the 4 listed
  * then prints every message it receives ("got TYPE", and for ERROR "ERROR
  * rank R op OP target T: MESSAGE") until the worker has gone quiet for 3 s,
  * and sends ABORT.
  *
- * usage: evil_coordinator ENDPOINT prefix|key DATA_ROOT
+ * usage: evil_coordinator ENDPOINT prefix|key|list DATA_ROOT
  * Exit status: 0 the exchange ran (what the worker did is in the output),
  * 1 no HELLO within 30 s, 2 usage or bind error. */
 #include <czmq.h>
@@ -39,11 +42,13 @@ s_send (zsock_t *router, zframe_t *identity, sb_msg_t *m)
 int
 main (int argc, char **argv)
 {
-    if (argc != 4 || (strcmp (argv[2], "prefix") != 0 && strcmp (argv[2], "key") != 0)) {
-        fprintf (stderr, "usage: evil_coordinator ENDPOINT prefix|key DATA_ROOT\n");
+    if (argc != 4 || (strcmp (argv[2], "prefix") != 0 && strcmp (argv[2], "key") != 0
+                      && strcmp (argv[2], "list") != 0)) {
+        fprintf (stderr, "usage: evil_coordinator ENDPOINT prefix|key|list DATA_ROOT\n");
         return 2;
     }
-    int key_mode = !strcmp (argv[2], "key");
+    int list_mode = !strcmp (argv[2], "list");
+    int key_mode = !strcmp (argv[2], "key") || list_mode;
     zsys_init ();
     zsys_set_logstream (NULL);
     zsock_t *router = zsock_new (ZMQ_ROUTER);
@@ -56,7 +61,7 @@ main (int argc, char **argv)
     fflush (stdout);
     zsock_set_rcvtimeo (router, 30000);
     zframe_t *identity = NULL;
-    int rc = 1, sent_keys = 0;
+    int rc = 1, sent_keys = 0, sent_list = 0;
     for (;;) {
         zmsg_t *z = zmsg_recv (router);
         if (!z) {
@@ -99,12 +104,17 @@ main (int argc, char **argv)
             w->connect_timeout_ms = w->request_timeout_ms = 5000;
             w->seed = 1;
             w->loader_threads = 1;
+            if (list_mode) {     /* DLIO's index sampler with file_shuffle: the lists are served */
+                w->file_shuffle = 1;
+                w->sample_shuffle = 1;
+            }
             if (sb_proto_set_str (&w->data_root, argv[3]) || sb_proto_set_str (&w->format, "npz")
                 || sb_proto_set_str (&w->file_prefix, key_mode ? "img" : "../../escape")
                 || sb_proto_set_str (&w->sync, "epoch") || sb_proto_set_str (&w->compute_dist, "constant")
                 || sb_proto_set_str (&w->engine, "file") || sb_proto_set_str (&w->load_balance, "round_robin")
                 || sb_proto_set_str (&w->bucket, "") || sb_proto_set_str (&w->region, "")
-                || sb_proto_set_str (&w->parquet_columns, "") || sb_proto_set_str (&w->sampler, "global")
+                || sb_proto_set_str (&w->parquet_columns, "")
+                || sb_proto_set_str (&w->sampler, list_mode ? "dlio_index" : "global")
                 || sb_proto_set_str (&w->trace, "")) {
                 fprintf (stderr, "evil_coordinator: out of memory\n");
                 return 2;
@@ -117,6 +127,10 @@ main (int argc, char **argv)
             p->samples_per_rank = 4;
             p->batches = 4;
             p->listed = 4;     /* catalog_names 0, catalog_sizes 0: the worker asks */
+            if (list_mode) {    /* DLIO's names and sizes: the worker derives them */
+                p->catalog_names = 1;
+                p->catalog_sizes = 1;
+            }
             if (sb_proto_set_str (&p->phase, "train")) {
                 fprintf (stderr, "evil_coordinator: out of memory\n");
                 return 2;
@@ -145,6 +159,20 @@ main (int argc, char **argv)
                     return 2;
                 }
             }
+        }
+        else if (in.type == SB_MSG_LIST_REQ && !sent_list) {
+            sent_list = 1;
+            out.type = SB_MSG_LIST;
+            sb_msg_list_t *l = &out.u.list;
+            l->epoch = in.u.list_req.epoch;
+            l->rank = in.u.list_req.rank;
+            l->page = in.u.list_req.page;
+            if (!(l->files.items = calloc (4, sizeof (uint64_t)))) {
+                fprintf (stderr, "evil_coordinator: out of memory\n");
+                return 2;
+            }
+            l->files.count = 4;
+            l->files.items[2] = 99;
         }
         else if (in.type == SB_MSG_ERROR) {
             printf ("ERROR rank %lld op %s target %s: %s\n", (long long) in.u.error.rank, in.u.error.op,

@@ -56,4 +56,15 @@ expect_contains "the worker started the epoch and asked for catalog entries" evi
 expect_contains "the worker refused the name, naming rank and name" evil2.out \
     "ERROR rank 0 op name target train/../../escape.npz: rank 0: the coordinator sent object name 'train/../../escape.npz', which has a '..' component (it would leave the data folder)"
 expect_eq "nothing created outside the data folder" "$(find "$SCRATCH" -name '*escape*' | sort | tr '\n' ' ')" "$SCRATCH/a/escape.npz "
+
+# a page of a file list (reader.file_shuffle) naming an object the catalog does not have
+"$EVIL_COORDINATOR" "$ep" list "$SCRATCH/a/b/data/" >evil3.out 2>evil3.err &
+evil=$!
+for _ in $(seq 100); do grep -q listening evil3.out 2>/dev/null && break; sleep 0.1; done
+timeout 30 "$SHARDBENCH_WORKER" --coordinator "$ep" --timeout 10 >w3.out 2>w3.err
+wait "$evil"
+expect_eq "fake coordinator ran the list exchange" "$?" 0
+expect_contains "the worker asked for its rank's file list" evil3.out "got LIST_REQ"
+expect_contains "the worker refused the page, naming page, rank and object" evil3.out \
+    "ERROR rank 0 op protocol target : LIST page 0 of rank 0, epoch 1: page 0 of rank 0's file list names catalog object 99 of 4"
 finish

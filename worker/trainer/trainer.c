@@ -1105,18 +1105,18 @@ s_on_entries (sb_trainer_t *self, sb_msg_entries_t *m)
     s_fail (self, NULL, bad_name ? "name" : "protocol", bad_name, 0, text, NULL);
 }
 
-/* A page of a rank's file list (served sampler). */
+/* A page of a rank's file list (the training set's served sampler; a page
+ * of an epoch that is over is dropped by the lists). */
 static void
 s_on_list (sb_trainer_t *self, const sb_msg_list_t *m)
 {
-    char err[256];
-    if (!self->set || !self->set->sampler || !sb_sampler_served (self->set->sampler)
-        || sb_lists_on_page (self->lists, self->set->sampler, m, self->cfg->first_rank, err, sizeof err) != 0) {
+    char err[256] = "this worker's sampler has no served lists";
+    sb_sampler_t *train = self->sets[S_SET_TRAIN].sampler;
+    if (!sb_sampler_served (train)
+        || sb_lists_on_page (self->lists, train, m, self->cfg->first_rank, err, sizeof err) != 0) {
         char text[320];
         snprintf (text, sizeof text, "LIST page %llu of rank %llu, epoch %llu: %s", (unsigned long long) m->page,
-                  (unsigned long long) m->rank, (unsigned long long) m->epoch,
-                  self->set && self->set->sampler && sb_sampler_served (self->set->sampler) ? err
-                  : "this worker's sampler has no served lists");
+                  (unsigned long long) m->rank, (unsigned long long) m->epoch, err);
         s_fail (self, NULL, "protocol", NULL, 0, text, NULL);
     }
 }
