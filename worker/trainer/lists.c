@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define S_IN_FLIGHT 4   /* LIST_REQ of a rank asked and not answered */
+#define S_IN_FLIGHT 8   /* LIST_REQ of a rank asked and not answered */
 
 typedef struct {
     uint64_t scan;      /* positions below were scanned: their pages asked or held */
@@ -52,16 +52,12 @@ sb_lists_reset (sb_lists_t *self, uint64_t epoch, uint64_t k, uint64_t batch, ui
     self->ahead = ahead;
 }
 
-int
-sb_lists_pump (sb_lists_t *self, sb_sampler_t *sampler, size_t i, uint64_t rank, uint64_t low,
-               const sb_sender_t *out, char *err, size_t err_size)
+/* Scan rank slot i's positions up to `until`, asking for the pages they
+ * need; then move its ready mark over the held ones. */
+static int
+s_scan (sb_lists_t *self, sb_sampler_t *sampler, s_rank_t *r, uint64_t rank, uint64_t until,
+        const sb_sender_t *out, char *err, size_t err_size)
 {
-    s_rank_t *r = &self->ranks[i];
-    sb_sampler_page_release (sampler, rank, low);
-    uint64_t until = low + self->ahead < self->k ? low + self->ahead : self->k;
-    /* whole batches: a read may look at the rest of its batch */
-    if (until < self->k)
-        until = (until / self->batch + 1) * self->batch < self->k ? (until / self->batch + 1) * self->batch : self->k;
     for (; r->scan < until; r->scan++) {
         uint64_t page;
         if (sb_sampler_page_of (sampler, rank, r->scan, &page) != 0) {
@@ -91,16 +87,39 @@ sb_lists_pump (sb_lists_t *self, sb_sampler_t *sampler, size_t i, uint64_t rank,
         r->in_flight++;
         self->asked++;
     }
-    /* a position is ready once its page is held; readiness goes by batch */
-    uint64_t ready = r->ready;
-    while (ready < r->scan) {
+    /* a position is ready once its page is held */
+    while (r->ready < r->scan) {
         uint64_t page;
-        if (sb_sampler_page_of (sampler, rank, ready, &page) != 0 || sb_sampler_page_state (sampler, rank, page) != 2)
+        if (sb_sampler_page_of (sampler, rank, r->ready, &page) != 0
+            || sb_sampler_page_state (sampler, rank, page) != 2)
             break;
-        ready++;
+        r->ready++;
     }
-    r->ready = ready;
     return 0;
+}
+
+int
+sb_lists_pump (sb_lists_t *self, sb_sampler_t *sampler, size_t i, uint64_t rank, uint64_t low,
+               const sb_sender_t *out, char *err, size_t err_size)
+{
+    s_rank_t *r = &self->ranks[i];
+    sb_sampler_page_release (sampler, rank, low);
+    /* the pages `ahead` positions past what is ready are asked, so that a
+     * rank that reads all that is ready at once (synthetic storage, no
+     * compute) finds the next pages in, or on their way; never more than
+     * `ahead` past the low-water mark is ready, which bounds the pages held */
+    for (;;) {
+        uint64_t from = r->ready < low + self->ahead ? r->ready : low + self->ahead;
+        uint64_t until = from + self->ahead < self->k ? from + self->ahead : self->k;
+        if (until < self->k)    /* whole batches: a read may look at the rest of its batch */
+            until = (until / self->batch + 1) * self->batch < self->k ? (until / self->batch + 1) * self->batch
+                                                                     : self->k;
+        uint64_t ready = r->ready;
+        if (s_scan (self, sampler, r, rank, until, out, err, err_size) != 0)
+            return -1;
+        if (r->ready == ready || r->ready >= low + self->ahead)
+            return 0;
+    }
 }
 
 uint64_t

@@ -3,14 +3,17 @@
  * epoch: lib/dataset/sampler_plan.h; the sampler is built served,
  * sampler.h cfg.served).
  *
- * For each rank it scans the positions ahead of the rank's low-water mark
- * (the lowest position the trainer may still read) up to `ahead` further,
- * asks for each page those positions need that is not held (LIST_REQ, a
- * few per rank in flight), and drops the pages no position at or above the
- * mark needs. Positions below sb_lists_ready have their pages held, whole
- * batches at a time (a read may look at the rest of its batch). So a worker
- * holds, per rank, the pages its next `ahead` positions touch: a bound that
- * does not grow with the dataset. */
+ * For each rank it scans the positions ahead of what is ready (their pages
+ * held) up to `ahead` further, asks for each page those positions need that
+ * is not held (LIST_REQ, a few per rank in flight), and drops the pages no
+ * position at or above the rank's low-water mark (the lowest position the
+ * trainer may still read) needs. Positions below sb_lists_ready have their
+ * pages held, whole batches at a time (a read may look at the rest of its
+ * batch). Scanning from what is ready, not from the mark, keeps pages on
+ * their way for a rank that reads all that is ready at once (synthetic
+ * storage, no compute); scanning stops 2 x `ahead` past the mark, so a
+ * worker holds, per rank, the pages of at most that many positions: a bound
+ * that does not grow with the dataset. */
 #ifndef SB_LISTS_H
 #define SB_LISTS_H
 
@@ -29,7 +32,8 @@ sb_lists_t *sb_lists_new (size_t nranks);
 void sb_lists_destroy (sb_lists_t **self_p);
 
 /* A new epoch of k positions per rank in batches of `batch`, scanning
- * `ahead` positions past each rank's low-water mark. */
+ * `ahead` positions past what is ready (at most 2 x `ahead` past each
+ * rank's low-water mark). */
 void sb_lists_reset (sb_lists_t *self, uint64_t epoch, uint64_t k, uint64_t batch, uint64_t ahead);
 
 /* Rank slot i (rank number `rank`) may read no position below `low`:

@@ -1013,9 +1013,9 @@ sb_trainer_start (sb_trainer_t *self, const sb_msg_phase_start_t *ps)
         r->load_since = now;
         r->interval.next = now + 1.0;
     }
-    if (sb_sampler_served (set->sampler))  /* pages for the window and a page of files further */
+    if (sb_sampler_served (set->sampler))  /* pages for the window and 4 pages of files further */
         sb_lists_reset (self->lists, self->epoch, self->k, set->batch_size,
-                        self->window + 2 * set->batch_size + (uint64_t) SB_SAMPLER_PAGE * set->ds.samples_per_file);
+                        self->window + 2 * set->batch_size + 4 * (uint64_t) SB_SAMPLER_PAGE * set->ds.samples_per_file);
     if (self->set->asking && s_list_wanted (self, err, sizeof err) != 0) {
         s_fail (self, NULL, "sampler", NULL, 0, err, NULL);
         return -1;
