@@ -228,6 +228,10 @@ s_plan_wait (sess_t *self, uint64_t e)
     s_plan_pass_at = waited;
     s_plan_gap = 0;
     s_plan_passes = 0;
+    /* a small plan ends within milliseconds: look for it a little before
+     * the loop's first sleep (up to 50 ms) would */
+    for (int i = 0; i < 20 && sb_plan_poll (self->plan) == 0; i++)
+        zclock_sleep (1);
     if (sess_pump_until (self, s_plan_ended, 0, what) != 0)
         return -1;
     waited = sb_now () - waited;
