@@ -707,6 +707,7 @@ struct sb_catalog_reader {
     sb_dataset_t  ds;           /* naming mode */
     char          prefix[64], format[32], split[16];
     int           exact_sizes;
+    int           name_order;   /* naming mode: positions in name order (new_derived), else index order */
     int           has_naming;   /* database mode: NULL keys follow ds */
     /* database mode: the catalog's sizes and which keys are stored, held in
      * memory so that serving a sample costs no SQLite seek (owned) */
@@ -851,6 +852,27 @@ sb_catalog_reader_new_naming (const sb_dataset_t *ds, int exact_sizes, char *err
 }
 
 sb_catalog_reader_t *
+sb_catalog_reader_new_derived (const sb_dataset_t *ds, int exact_sizes, char *err, size_t err_size)
+{
+    sb_catalog_reader_t *self = sb_catalog_reader_new_naming (ds, exact_sizes, err, err_size);
+    if (self)
+        self->name_order = 1;
+    return self;
+}
+
+int
+sb_catalog_reader_is_derived (const sb_catalog_reader_t *self)
+{
+    return self->get == NULL;
+}
+
+int
+sb_catalog_reader_exact_sizes (const sb_catalog_reader_t *self)
+{
+    return self->get == NULL && self->exact_sizes;
+}
+
+sb_catalog_reader_t *
 sb_catalog_reader_new (sqlite3 *db, int64_t catalog_id, char *err, size_t err_size)
 {
     sb_catalog_reader_t *self = calloc (1, sizeof *self);
@@ -908,8 +930,9 @@ sb_catalog_reader_locate (sb_catalog_reader_t *self, uint64_t idx, uint64_t *siz
     if (!self->get) {
         if (idx >= self->ds.files)
             return -1;
-        *size = self->exact_sizes ? sb_dataset_object_size (&self->ds, idx) : SB_CATALOG_SIZE_UNKNOWN;
-        *dlio_index = idx;
+        uint64_t i = self->name_order ? sb_dataset_index_at (&self->ds, idx) : idx;
+        *size = self->exact_sizes ? sb_dataset_object_size (&self->ds, i) : SB_CATALOG_SIZE_UNKNOWN;
+        *dlio_index = i;
         return 1;
     }
     if (idx >= self->count)
@@ -939,9 +962,12 @@ int
 sb_catalog_reader_get (sb_catalog_reader_t *self, uint64_t idx, char *key_buf, size_t key_size, uint64_t *size)
 {
     if (!self->get) {
-        if (idx >= self->ds.files || sb_dataset_key (&self->ds, idx, key_buf, key_size) != 0)
+        if (idx >= self->ds.files)
             return -1;
-        *size = self->exact_sizes ? sb_dataset_object_size (&self->ds, idx) : SB_CATALOG_SIZE_UNKNOWN;
+        uint64_t i = self->name_order ? sb_dataset_index_at (&self->ds, idx) : idx;
+        if (sb_dataset_key (&self->ds, i, key_buf, key_size) != 0)
+            return -1;
+        *size = self->exact_sizes ? sb_dataset_object_size (&self->ds, i) : SB_CATALOG_SIZE_UNKNOWN;
         return 0;
     }
     int named = 0;

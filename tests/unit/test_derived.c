@@ -1,0 +1,141 @@
+/* Derived datasets: names, DLIO indices and sizes of objects past 2^32 with
+ * no catalog (the derived reader of a synthetic run, the naming reader of
+ * skip_listing) and the sampler over such a count: 64-bit all the way, no
+ * per-object state. */
+#include <check.h>
+#include "check_main.h"
+#include <stdio.h>
+#include <string.h>
+
+#include "catalog.h"
+#include "dataset.h"
+#include "sampler.h"
+
+#define TWO32 4294967296ull
+#define N17 17022569999ull      /* `shardbench datasize retinanet_b200 --hosts 1000 --host-memory-gb 1024 --accelerators 8000` */
+
+/* The name DLIO gives object i of files in folders (0, 1: none), written
+ * here with printf as an independent check of the generator's. */
+static void
+s_dlio_name (uint64_t i, uint64_t files, uint64_t folders, char *out, size_t size)
+{
+    int width = snprintf (NULL, 0, "%llu", (unsigned long long) files);
+    int fwidth = snprintf (NULL, 0, "%llu", (unsigned long long) folders);
+    if (folders > 1)
+        snprintf (out, size, "train/%0*llu/img_%0*llu_of_%llu.npz", fwidth, (unsigned long long) (i % folders), width,
+                  (unsigned long long) i, (unsigned long long) files);
+    else
+        snprintf (out, size, "train/img_%0*llu_of_%llu.npz", width, (unsigned long long) i,
+                  (unsigned long long) files);
+}
+
+START_TEST (test_names_past_2_32)
+{
+    sb_dataset_t ds = { .prefix = "img", .format = "npz", .files = N17, .subfolders = 0, .samples_per_file = 1,
+                        .record_length = 322957, .seed = 123 };
+    char key[256], want[256];
+    ck_assert_int_eq (sb_dataset_key (&ds, TWO32, key, sizeof key), 0);
+    ck_assert_str_eq (key, "train/img_04294967296_of_17022569999.npz");
+    ck_assert_int_eq (sb_dataset_key (&ds, N17 - 1, key, sizeof key), 0);
+    ck_assert_str_eq (key, "train/img_17022569998_of_17022569999.npz");
+    /* a derived reader (a synthetic run's train/: name order) and a naming
+     * reader (skip_listing: index order) agree with DLIO's names past 2^32,
+     * and the sizes are the generator's: 568^2 bytes (568^2 <= 322957 < 569^2) */
+    char err[256] = "";
+    sb_catalog_reader_t *derived = sb_catalog_reader_new_derived (&ds, 1, err, sizeof err);
+    sb_catalog_reader_t *naming = sb_catalog_reader_new_naming (&ds, 1, err, sizeof err);
+    ck_assert_msg (derived && naming, "%s", err);
+    ck_assert_int_eq (sb_catalog_reader_is_derived (derived), 1);
+    ck_assert_int_eq (sb_catalog_reader_exact_sizes (derived), 1);
+    for (uint64_t k = 0; k < 3000; k++) {
+        uint64_t p = TWO32 - 1000 + k, size = 0, dlio = 0;
+        s_dlio_name (p, N17, 0, want, sizeof want);
+        ck_assert_int_eq (sb_catalog_reader_locate (derived, p, &size, &dlio), 1);
+        ck_assert_uint_eq (dlio, p);      /* no subfolders: name order is index order */
+        ck_assert_uint_eq (size, 568ull * 568);
+        ck_assert_int_eq (sb_catalog_reader_get (derived, p, key, sizeof key, &size), 0);
+        ck_assert_str_eq (key, want);
+        ck_assert_int_eq (sb_catalog_reader_get (naming, p, key, sizeof key, &size), 0);
+        ck_assert_str_eq (key, want);
+    }
+    uint64_t size, dlio;
+    ck_assert_int_eq (sb_catalog_reader_locate (derived, N17, &size, &dlio), -1);
+    ck_assert_int_eq (sb_catalog_reader_get (derived, N17, key, sizeof key, &size), -1);
+    sb_catalog_reader_destroy (&derived);
+    sb_catalog_reader_destroy (&naming);
+
+    /* mlpstorage's 1702256 subfolders: name order is folder by folder, so a
+     * position past 2^32 maps to a DLIO index of its own; names strictly
+     * increase, each index's folder is index mod folders, and the name of
+     * the index is the reader's key */
+    ds.subfolders = 1702256;
+    derived = sb_catalog_reader_new_derived (&ds, 1, err, sizeof err);
+    ck_assert_ptr_nonnull (derived);
+    char prev[256] = "";
+    for (uint64_t k = 0; k < 3000; k++) {
+        uint64_t p = TWO32 - 1000 + k;
+        ck_assert_int_eq (sb_catalog_reader_locate (derived, p, &size, &dlio), 1);
+        ck_assert_uint_lt (dlio, N17);
+        ck_assert_uint_eq (dlio, sb_dataset_index_at (&ds, p));
+        s_dlio_name (dlio, N17, ds.subfolders, want, sizeof want);
+        ck_assert_int_eq (sb_catalog_reader_get (derived, p, key, sizeof key, &size), 0);
+        ck_assert_str_eq (key, want);
+        ck_assert_int_gt (strcmp (key, prev), 0);
+        snprintf (prev, sizeof prev, "%s", key);
+    }
+    /* the last position is the last index of the last folder */
+    ck_assert_int_eq (sb_catalog_reader_get (derived, N17 - 1, key, sizeof key, &size), 0);
+    uint64_t last = N17 - 1 - (N17 - 1) % ds.subfolders + ds.subfolders - 1;
+    if (last >= N17)
+        last -= ds.subfolders;
+    s_dlio_name (last, N17, ds.subfolders, want, sizeof want);
+    ck_assert_str_eq (key, want);
+    sb_catalog_reader_destroy (&derived);
+}
+END_TEST
+
+/* The sampler over 17e9 listed objects, file_shuffle off: a rank's reads
+ * past 2^32 name the right catalog index (rank r keeps r, r + R, ...), and
+ * the plan holds no per-object array (it is made at once). */
+START_TEST (test_sampler_past_2_32)
+{
+    sb_sampler_cfg_t cfg = {
+        .kind = SB_SAMPLER_DLIO_INDEX, .listed = N17, .expected = N17, .samples_per_file = 1, .ranks = 8,
+        .batch_size = 24, .threads = 2, .seed = 123, .sample_shuffle = SB_SHUFFLE_SEED,
+        .file_shuffle = SB_SHUFFLE_OFF, .first_rank = 0, .nranks = 8,
+    };
+    char err[256] = "";
+    sb_sampler_t *s = sb_sampler_new (&cfg, err, sizeof err);
+    ck_assert_msg (s != NULL, "%s", err);
+    ck_assert_int_eq (sb_sampler_epoch (s, 1, err, sizeof err), 0);
+    const sb_sampler_epoch_t *info = sb_sampler_info (s);
+    ck_assert_uint_eq (info->files_per_rank, N17 / 8);
+    ck_assert_uint_eq (info->steps, N17 / 8 / 24);
+    ck_assert_uint_eq (info->unused_files, N17 % 8);
+    sb_sample_ref_t ref;
+    /* rank 7, local file 600000000: catalog index 7 + 8 x 600000000 */
+    ck_assert_int_eq (sb_sampler_at (s, 7, 600000000, &ref), 0);
+    ck_assert_uint_eq (ref.file, 4800000007ull);
+    ck_assert_uint_eq (ref.sample, 0);
+    /* the last position of rank 3 */
+    uint64_t last = info->samples_per_rank - 1;
+    ck_assert_int_eq (sb_sampler_at (s, 3, last, &ref), 0);
+    ck_assert_uint_eq (ref.file, 3 + 8 * last);
+    ck_assert_uint_gt (ref.file, TWO32);
+    ck_assert_int_eq (sb_sampler_at (s, 3, last + 1, &ref), -1);
+    sb_sampler_destroy (&s);
+}
+END_TEST
+
+static Suite *
+s_suite (void)
+{
+    Suite *s = suite_create ("derived");
+    TCase *tc = tcase_create ("core");
+    tcase_add_test (tc, test_names_past_2_32);
+    tcase_add_test (tc, test_sampler_past_2_32);
+    suite_add_tcase (s, tc);
+    return s;
+}
+
+SB_CHECK_MAIN (s_suite)
