@@ -1340,8 +1340,15 @@ s_open_results (const char *db_path, const char *who)
     if (s_writable (db_path)) {
         sb_resultdb_t *rw = sb_resultdb_open (db_path, err, sizeof err);
         if (!rw) {
-            fprintf (stderr, "shardbench %s: %s\n", who, err);
-            return NULL;
+            /* not to be written (a page check after an unclean stop found
+             * damage): still read what can be read, as it is */
+            char rerr[1024];
+            sb_resultdb_t *db = sb_resultdb_open_readonly (db_path, 1, rerr, sizeof rerr);
+            if (db)
+                sb_warn ("%s; read as it is, its stale runs not marked", err);
+            else
+                fprintf (stderr, "shardbench %s: %s\n", who, rerr);
+            return db;
         }
         /* a run whose coordinator is gone is not reported as 'running' */
         int stale = sb_resultdb_mark_interrupted (rw);
