@@ -190,7 +190,8 @@ s_usage_run (FILE *f, sb_session_kind_t kind)
     if (train || datagen)
         fprintf (f, "--seed S         run seed (default train.seed)\n");
     if (train || catalog)
-        fprintf (f, "--relist         list the dataset again even when the catalog is current\n");
+        fprintf (f, "--relist         list the dataset again even when the catalog is current (a run on\n"
+                    "                 synthetic:// derives its objects and lists nothing unless given this)\n");
     if (!catalog)
         fprintf (f,
                  "--progress MODE  live status on stderr: tty (a block redrawn in place), plain (a line\n"
