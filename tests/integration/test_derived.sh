@@ -86,4 +86,12 @@ expect_contains "17e9 skip_listing: nothing to check on synthetic storage" sb.er
 expect_eq "17e9: no catalog row, two runs of 5 steps" \
     "$(q huge.db "SELECT (SELECT count(*) FROM catalogs) || '|' || group_concat(batches, ' ') FROM epochs")" "0|5 5"
 
+# --- datasize at that scale: the counts, and what a catalog of them would take
+sb datasize retinanet_b200 --hosts 1000 --host-memory-gb 1024 --accelerators 8000
+expect_eq "datasize 17e9: exit status" "$SB_RC" 0
+expect_eq "datasize 17e9: the override line" "$(tail -1 sb.out)" \
+    "dataset.num_files_train=17022569999 dataset.num_subfolders_train=1702256"
+expect_contains "datasize 17e9: the catalog it would take" sb.out \
+    "catalog: a listing stores about 16 bytes an object in the result database (253.7 GiB here); synthetic storage and dataset.skip_listing store none"
+
 finish
