@@ -23,6 +23,8 @@ typedef struct {
     uint64_t bytes;
     double   list_s;        /* time the listing took (0 when reused) */
     int      reused;
+    int      rowless;       /* listed now: no object row stored (every key the DLIO name of its
+                             * position, every size bytes / count: the reader derives them) */
     char     prefix[1100];  /* absolute data folder + "/" */
 } sb_catalog_info_t;
 
@@ -40,7 +42,9 @@ uint64_t sb_catalog_progress_count (void);
 
 /* Every listing stores keys compactly: relative to the catalog's prefix,
  * and NULL for an object whose key is the DLIO name that naming (may be
- * NULL: no compaction) gives its position; the reader rebuilds those.
+ * NULL: no compaction) gives its position; the reader rebuilds those. When
+ * every key is and every size is the same, no object row is stored at all:
+ * the catalogs row (naming, count, bytes) says everything.
  *
  * List (or reuse) the objects under data_folder/train. Returns
  * SB_CATALOG_MISSING when data_folder/train does not exist (nothing is

@@ -189,8 +189,9 @@ s_list_split (sess_t *self, int eval, int relist, int *missing, char *err, size_
             sb_info ("catalog %lld reused: %llu objects, %.1f MiB under %s", (long long) info->id,
                      (unsigned long long) info->count, info->bytes / 1048576.0, where);
         else
-            sb_info ("listed %s: %llu objects, %.1f MiB in %.3f s (catalog %lld)", where,
-                     (unsigned long long) info->count, info->bytes / 1048576.0, info->list_s, (long long) info->id);
+            sb_info ("listed %s: %llu objects, %.1f MiB in %.3f s (catalog %lld%s)", where,
+                     (unsigned long long) info->count, info->bytes / 1048576.0, info->list_s, (long long) info->id,
+                     info->rowless ? ": DLIO's names of one size, no object row stored" : "");
         if (info->count == 0)
             *missing = 1;
     }

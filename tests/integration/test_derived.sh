@@ -41,12 +41,18 @@ expect_contains "2M derived: workers derive names and sizes" sb.err "catalog nam
 # 10 steps x 32 samples x 8 ranks of 4096 bytes (64^2)
 expect_eq "2M derived: the epoch read 2560 samples of 4096 bytes" \
     "$(q a.db "SELECT samples || '|' || bytes || '|' || batches FROM epochs")" "2560|$((2560 * 4096))|10"
-# --relist: a listing on request, into the catalog as before
+# --relist: a listing on request, into the catalog; DLIO's names of one
+# size need the catalogs row alone (count, bytes, naming), no object row
 # shellcheck disable=SC2086
 sb run $syn dataset.num_files_train=20000 train.total_training_steps=2 --accelerators 2 --local 1 --relist --db r.db
 expect_eq "--relist: exit status" "$SB_RC" 0
-expect_eq "--relist: the listing is stored" "$(q r.db "SELECT count FROM catalogs")|$(q r.db "SELECT count(*) FROM objects")" \
-    "20000|20000"
+expect_eq "--relist: the listing is recorded, without object rows" \
+    "$(q r.db "SELECT count || '|' || bytes || '|' || naming FROM catalogs")|$(q r.db "SELECT count(*) FROM objects")" \
+    "20000|$((20000 * 4096))|dlio img npz 20000 0|0"
+expect_contains "--relist: said so" sb.err "20000 objects, 78.1 MiB in"
+expect_contains "--relist: no row" sb.err "(catalog 1: DLIO's names of one size, no object row stored)"
+expect_eq "--relist: the epoch read 2 steps of 32 x 2 from it" "$(q r.db "SELECT samples || '|' || bytes FROM epochs")" \
+    "128|$((128 * 4096))"
 
 # --- 1,000,000,000 objects: the coordinator and its worker apart (the
 # worker is no child of the coordinator, so each peak is its own); both

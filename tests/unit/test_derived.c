@@ -5,10 +5,12 @@
 #include <check.h>
 #include "check_main.h"
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "catalog.h"
 #include "dataset.h"
+#include "resultdb.h"
 #include "sampler.h"
 
 #define TWO32 4294967296ull
@@ -127,6 +129,75 @@ START_TEST (test_sampler_past_2_32)
 }
 END_TEST
 
+/* A listing whose every key is the DLIO name of its position and whose
+ * every size is the same stores no object row: the catalogs row (naming,
+ * count, bytes) is all a reader needs, reused as it is; one size apart,
+ * every row is stored as before. */
+START_TEST (test_listing_without_rows)
+{
+    char dir[64], path[128], err[512] = "";
+    snprintf (dir, sizeof dir, "/tmp/sbderivedXXXXXX");
+    ck_assert_ptr_nonnull (mkdtemp (dir));
+    snprintf (path, sizeof path, "%s/results.db", dir);
+    sb_resultdb_t *db = sb_resultdb_open (path, err, sizeof err);
+    ck_assert_msg (db != NULL, "%s", err);
+    sqlite3 *h = sb_resultdb_handle (db);
+    sb_dataset_t ds = { .prefix = "img", .format = "npz", .files = 100003, .subfolders = 7, .samples_per_file = 2,
+                        .record_length = 4096, .record_stdev = 0, .seed = 42 };
+    uint64_t size = sb_dataset_object_size (&ds, 0);
+    sb_catalog_info_t info;
+    ck_assert_int_eq (sb_catalog_ensure_synthetic (h, &ds, 0, &info, err, sizeof err), SB_CATALOG_OK);
+    ck_assert_uint_eq (info.count, 100003);
+    ck_assert_uint_eq (info.bytes, 100003 * size);
+    ck_assert_int_eq (info.rowless, 1);
+    sqlite3_stmt *st;
+    ck_assert_int_eq (sqlite3_prepare_v2 (h, "SELECT (SELECT count(*) FROM objects WHERE catalog_id = ?1),"
+                                          " (SELECT naming FROM catalogs WHERE id = ?1)", -1, &st, NULL), SQLITE_OK);
+    sqlite3_bind_int64 (st, 1, info.id);
+    ck_assert_int_eq (sqlite3_step (st), SQLITE_ROW);
+    ck_assert_int_eq (sqlite3_column_int (st, 0), 0);
+    ck_assert_str_eq ((const char *) sqlite3_column_text (st, 1), "dlio img npz 100003 7");
+    sqlite3_finalize (st);
+    for (int pass = 0; pass < 2; pass++) {      /* listed, then reused */
+        sb_catalog_reader_t *r = sb_catalog_reader_new (h, info.id, err, sizeof err);
+        ck_assert_msg (r != NULL, "%s", err);
+        ck_assert_int_eq (sb_catalog_reader_is_derived (r), 0);
+        ck_assert_int_eq (sb_catalog_reader_all_named (r), 1);
+        char key[256], want[256], prev[256] = "";
+        for (uint64_t p = 0; p < ds.files; p++) {
+            uint64_t sz = 0, dlio = 0;
+            ck_assert_int_eq (sb_catalog_reader_locate (r, p, &sz, &dlio), 1);
+            ck_assert_uint_eq (sz, size);
+            ck_assert_uint_eq (dlio, sb_dataset_index_at (&ds, p));
+            ck_assert_int_eq (sb_catalog_reader_get (r, p, key, sizeof key, &sz), 0);
+            ck_assert_int_eq (sb_dataset_key (&ds, dlio, want, sizeof want), 0);
+            ck_assert_str_eq (key, want);
+            ck_assert_int_gt (strcmp (key, prev), 0);
+            snprintf (prev, sizeof prev, "%s", key);
+        }
+        uint64_t sz, dlio;
+        ck_assert_int_eq (sb_catalog_reader_locate (r, ds.files, &sz, &dlio), -1);
+        ck_assert_int_eq (sb_catalog_reader_get (r, ds.files, key, sizeof key, &sz), -1);
+        sb_catalog_reader_destroy (&r);
+        ck_assert_int_eq (sb_catalog_ensure_synthetic (h, &ds, 0, &info, err, sizeof err), SB_CATALOG_OK);
+        ck_assert_int_eq (info.reused, 1);
+    }
+    /* sizes drawn: every row stored, keys still NULL */
+    ds.record_stdev = 900;
+    ck_assert_int_eq (sb_catalog_ensure_synthetic (h, &ds, 0, &info, err, sizeof err), SB_CATALOG_OK);
+    ck_assert_int_eq (info.rowless, 0);
+    ck_assert_int_eq (sqlite3_prepare_v2 (h, "SELECT count(*), count(key) FROM objects WHERE catalog_id = ?", -1, &st,
+                                          NULL), SQLITE_OK);
+    sqlite3_bind_int64 (st, 1, info.id);
+    ck_assert_int_eq (sqlite3_step (st), SQLITE_ROW);
+    ck_assert_int_eq (sqlite3_column_int (st, 0), 100003);
+    ck_assert_int_eq (sqlite3_column_int (st, 1), 0);
+    sqlite3_finalize (st);
+    sb_resultdb_destroy (&db);
+    sb_check_remove_tree (dir);
+}
+END_TEST
+
 static Suite *
 s_suite (void)
 {
@@ -134,6 +205,7 @@ s_suite (void)
     TCase *tc = tcase_create ("core");
     tcase_add_test (tc, test_names_past_2_32);
     tcase_add_test (tc, test_sampler_past_2_32);
+    tcase_add_test (tc, test_listing_without_rows);
     suite_add_tcase (s, tc);
     return s;
 }
