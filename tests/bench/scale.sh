@@ -100,23 +100,29 @@ echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}
 
 if want listing; then
 echo
-echo "## Catalog listing from synthetic:// into SQLite (\`shardbench catalog\`: a listing on request)"
+echo "## Catalog listing from synthetic:// into SQLite (\`shardbench catalog\`: a listing on request); sizes equal"
+echo "## (stdev 0: DLIO names of one size, no object row) or drawn (stdev 1024: a row per object)"
 echo
-echo "| objects | list s | objects/s | reuse s | coordinator peak RSS MiB | database MiB | database bytes/object |"
-echo "|---|---|---|---|---|---|---|"
+echo "| objects | sizes | list s | objects/s | reuse s | coordinator peak RSS MiB | database MiB | database bytes/object |"
+echo "|---|---|---|---|---|---|---|---|"
 sizes="1000000 $big"
 [ "${WITH_50M:-0}" = 1 ] && sizes="$sizes 50000000"
 for n in $sizes; do
-    db=$work/cat-$n.db
-    /usr/bin/time -f "%e %M" -o "$work/time" "$sb" catalog $syn dataset.num_files_train=$n --db "$db" >"$work/out" 2>/dev/null
-    read -r _ rss <"$work/time"
-    list_s=$(q "$db" "SELECT list_s FROM catalogs ORDER BY id DESC LIMIT 1")
-    /usr/bin/time -f "%e" -o "$work/time2" "$sb" catalog $syn dataset.num_files_train=$n --db "$db" >"$work/out2" 2>/dev/null
-    grep -q reused "$work/out2" || { echo "catalog was not reused" >&2; exit 1; }
-    size=$(stat -c %s "$db")
-    printf '| %s | %.2f | %.0f | %s | %s | %s | %.1f |\n' "$n" "$list_s" "$(python3 -c "print($n/$list_s)")" "$(cat "$work/time2")" \
-        "$(mib "$rss")" "$((size / 1048576))" "$(python3 -c "print($size/$n)")"
-    [ "$n" = 50000000 ] && rm -f "$db"*
+    for stdev in 0 1024; do
+        db=$work/cat-$n-$stdev.db
+        /usr/bin/time -f "%e %M" -o "$work/time" "$sb" catalog $syn dataset.num_files_train=$n \
+            dataset.record_length_bytes_stdev=$stdev --db "$db" >"$work/out" 2>/dev/null
+        read -r _ rss <"$work/time"
+        list_s=$(q "$db" "SELECT list_s FROM catalogs ORDER BY id DESC LIMIT 1")
+        /usr/bin/time -f "%e" -o "$work/time2" "$sb" catalog $syn dataset.num_files_train=$n \
+            dataset.record_length_bytes_stdev=$stdev --db "$db" >"$work/out2" 2>/dev/null
+        grep -q reused "$work/out2" || { echo "catalog was not reused" >&2; exit 1; }
+        size=$(stat -c %s "$db")
+        printf '| %s | %s | %.2f | %.0f | %s | %s | %s | %.1f |\n' "$n" "$([ $stdev = 0 ] && echo equal || echo drawn)" \
+            "$list_s" "$(python3 -c "print($n/$list_s)")" "$(cat "$work/time2")" \
+            "$(mib "$rss")" "$((size / 1048576))" "$(python3 -c "print($size/$n)")"
+        rm -f "$db"*
+    done
 done
 fi
 
