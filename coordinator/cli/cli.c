@@ -1709,9 +1709,9 @@ s_cmd_datasize (int argc, char **argv)
     printf ("  minimum: %llu files of %llu sample(s), %llu samples, %.2f GiB\n", (unsigned long long) ds.files,
             (unsigned long long) wl.num_samples_per_file, (unsigned long long) ds.samples, ds.gib);
     /* what knowing that many objects costs the coordinator (docs/LIMITS.md) */
-    printf ("  catalog: a listing stores about %d bytes an object in the result database (%.1f GiB here);"
-            " synthetic storage and dataset.skip_listing store none\n", SB_DATASIZE_CATALOG_BYTES_PER_OBJECT,
-            sb_datasize_catalog_gib (ds.files));
+    printf ("  catalog: a listing of sizes that differ stores about %d bytes an object in the result database"
+            " (%.1f GiB here); DLIO's names of one size, synthetic storage and dataset.skip_listing store none\n",
+            SB_DATASIZE_CATALOG_BYTES_PER_OBJECT, sb_datasize_catalog_gib (ds.files));
     uint64_t subfolders = wl.num_subfolders_train > 1 ? wl.num_subfolders_train : ds.subfolders;
     if (subfolders > 0)
         printf ("  subfolders: %llu (%s)\n", (unsigned long long) subfolders,

@@ -55,9 +55,10 @@ typedef struct {
 } sb_datasize_t;
 
 /* Bytes a listed catalog of files objects takes in the result database:
- * about 16 an object when every key is a DLIO name (measured 16.2 to 16.7,
- * docs/LIMITS.md "Bytes per object"; other names add their key). Derived
- * datasets (synthetic storage, dataset.skip_listing) store none. */
+ * about 16 an object when every key is a DLIO name and the sizes differ
+ * (measured 16.1 to 16.7, docs/LIMITS.md "Bytes per object"; other names
+ * add their key); none when the sizes are all the same, nor for derived
+ * datasets (synthetic storage, dataset.skip_listing). */
 #define SB_DATASIZE_CATALOG_BYTES_PER_OBJECT 16
 double sb_datasize_catalog_gib (uint64_t files);
 

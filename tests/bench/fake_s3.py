@@ -3,7 +3,9 @@
 
 It holds one bucket of N derived objects, DLIO's names of a dataset of N
 files under PREFIX/train/ (PREFIX/train/img_III_of_N.npz, III zero-padded to
-the digits of N), every one SIZE bytes, and answers what `shardbench
+the digits of N), of SIZE bytes each (or, with --spread S, SIZE + a
+deterministic 0..S by object: a catalog that must store every size), and
+answers what `shardbench
 catalog` asks of an S3 endpoint:
 
   HEAD /BUCKET                       200 (the preflight)
@@ -19,7 +21,7 @@ memory. Requests are not authenticated (any signature is accepted). Anything
 else is answered 501, and counted, so a benchmark sees a request it did not
 expect.
 
-usage: fake_s3.py --bucket B --prefix P --objects N [--size S] [--port-file F]
+usage: fake_s3.py --bucket B --prefix P --objects N [--size S] [--spread S] [--port-file F]
 Prints "listening on http://127.0.0.1:PORT" (and writes PORT to F).
 """
 import argparse
@@ -32,13 +34,19 @@ import urllib.parse
 
 
 class Bucket:
-    def __init__(self, name, prefix, objects, size):
+    def __init__(self, name, prefix, objects, size, spread=0):
         self.name = name
         self.objects = objects
         self.size = size
+        self.spread = spread
         self.head = f"{prefix}train/img_"
         self.tail = f"_of_{objects}.npz"
         self.width = len(str(objects))
+
+    def size_of(self, i):
+        if not self.spread:
+            return self.size
+        return self.size + (i * 2654435761 + 12345) % (self.spread + 1)
 
     def key(self, i):
         return f"{self.head}{i:0{self.width}d}{self.tail}"
@@ -124,7 +132,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self._reply(200)
         if b.index_of(key) < 0:
             return self._reply(404)
-        return self._reply(200, ctype="application/octet-stream", length=b.size)
+        return self._reply(200, ctype="application/octet-stream", length=b.size_of(b.index_of(key)))
 
     def do_GET(self):
         name, key, q = self._split()
@@ -143,8 +151,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         elif after:
             first = max(first, b.upper_bound(after))
         last = min(end, first + max_keys)
-        size = b.size
-        contents = "".join(f"<Contents><Key>{b.key(i)}</Key><Size>{size}</Size></Contents>"
+        contents = "".join(f"<Contents><Key>{b.key(i)}</Key><Size>{b.size_of(i)}</Size></Contents>"
                            for i in range(first, last))
         more = last < end
         body = ("<?xml version=\"1.0\" encoding=\"UTF-8\"?>"
@@ -173,10 +180,11 @@ def main():
     ap.add_argument("--prefix", default="", help="key prefix of the dataset, ending with '/' (or empty)")
     ap.add_argument("--objects", type=int, required=True)
     ap.add_argument("--size", type=int, default=131072)
+    ap.add_argument("--spread", type=int, default=0, help="sizes SIZE .. SIZE+SPREAD, by object")
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--port-file")
     a = ap.parse_args()
-    Handler.bucket = Bucket(a.bucket, a.prefix, a.objects, a.size)
+    Handler.bucket = Bucket(a.bucket, a.prefix, a.objects, a.size, a.spread)
     srv = http.server.ThreadingHTTPServer(("127.0.0.1", a.port), Handler)
     srv.daemon_threads = True
     port = srv.server_address[1]

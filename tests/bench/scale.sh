@@ -12,7 +12,8 @@
 #        DERIVED_STEPS (2000000) steps of 32 x 8 ranks they read (about a
 #        minute or two; the figure is the time to the first step),
 #        LIST_N (50000000) objects of the fake S3 bucket (0: no S3 listing),
-#        LIST_PARALLELISM (4) listing streams,
+#        LIST_PARALLELISM (4) listing streams, LIST_SPREAD (0) sizes of
+#        131072 + 0..LIST_SPREAD (0: one size, so the catalog stores no row),
 #        SHUFFLE=1 to measure reader.file_shuffle=seed runs of SHUFFLE_SIZES
 #        ("100000 1000000 10000000 100000000") objects,
 #        ONLY (all) a space-separated subset of: listing bytes derived s3
@@ -36,6 +37,7 @@ derived=${DERIVED:-1000000000}
 derived_steps=${DERIVED_STEPS:-2000000}
 list_n=${LIST_N:-50000000}
 list_par=${LIST_PARALLELISM:-4}
+list_spread=${LIST_SPREAD:-0}
 shuffle_sizes=${SHUFFLE_SIZES:-"100000 1000000 10000000 100000000"}
 only=${ONLY:-"listing bytes derived s3 epoch shuffle barrier"}
 want () { case " $only " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
@@ -177,11 +179,11 @@ fi
 if want s3 && [ "$list_n" -gt 0 ]; then
 echo
 echo "## Listing $list_n objects from S3: a fake ListObjectsV2 server on loopback (tests/bench/fake_s3.py, pages"
-echo "## of 1000 derived keys), \`shardbench catalog\`, $list_par streams"
+echo "## of 1000 derived keys, sizes 131072 + 0..$list_spread), \`shardbench catalog\`, $list_par streams"
 echo
 echo "| objects | pages | list s | objects/s | coordinator CPU s | coordinator peak RSS MiB | database MiB | database bytes/object |"
 echo "|---|---|---|---|---|---|---|---|"
-python3 "$here/tests/bench/fake_s3.py" --bucket scale --prefix bench/ --objects "$list_n" --size 131072 \
+python3 "$here/tests/bench/fake_s3.py" --bucket scale --prefix bench/ --objects "$list_n" --size 131072 --spread "$list_spread" \
     --port-file "$work/port" >"$work/fake.out" 2>"$work/fake.err" &
 fake_pid=$!
 for _ in $(seq 100); do [ -s "$work/port" ] && break; sleep 0.1; done

@@ -98,6 +98,6 @@ expect_eq "datasize 17e9: exit status" "$SB_RC" 0
 expect_eq "datasize 17e9: the override line" "$(tail -1 sb.out)" \
     "dataset.num_files_train=17022569999 dataset.num_subfolders_train=1702256"
 expect_contains "datasize 17e9: the catalog it would take" sb.out \
-    "catalog: a listing stores about 16 bytes an object in the result database (253.7 GiB here); synthetic storage and dataset.skip_listing store none"
+    "catalog: a listing of sizes that differ stores about 16 bytes an object in the result database (253.7 GiB here); DLIO's names of one size, synthetic storage and dataset.skip_listing store none"
 
 finish
