@@ -317,7 +317,9 @@ CREATE INDEX IF NOT EXISTS catalogs_uri ON catalogs(uri);
 -- Keys are stored compactly: the prefix once per catalog, and key NULL when the key is the
 -- DLIO name (catalogs.naming) of the object's position in name order, which is true of every
 -- object of a dataset shardbench or DLIO generated. A row is then a few bytes, so catalogs of
--- 10^7 objects stay in SQLite's page cache.
+-- 10^7 objects stay in SQLite's page cache. When every key is such a name and every size the
+-- same, a catalog has no objects row at all: object idx is the DLIO name of position idx under
+-- catalogs.naming, of size catalogs.bytes / catalogs.count.
 CREATE TABLE IF NOT EXISTS objects (
   oid        INTEGER PRIMARY KEY,
   key        TEXT,

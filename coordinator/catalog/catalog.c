@@ -32,6 +32,12 @@ typedef struct {
     size_t        last_len, last_cap;
     const sb_dataset_t *naming; /* keys equal to the DLIO name of their position are stored NULL */
     uint64_t      compact;      /* how many were */
+    /* Rows held back: while every object so far is the DLIO name of its
+     * position with the first one's size, the catalog needs no row at all
+     * (the reader derives each from the naming and bytes / count); the
+     * first object that is not writes the held ones out (s_flush_held). */
+    int           holding;
+    uint64_t      held_size;
     char         *err;          /* where s_emit_row reports (rows read back from the store) */
     size_t        err_size;
 } s_emit_t;
@@ -93,6 +99,37 @@ s_stopped (char *err, size_t err_size)
     return -1;
 }
 
+/* Write the rows held back (objects 0 .. count-1: DLIO names, one size)
+ * and store every row from now on. */
+static int
+s_flush_held (s_emit_t *e, char *err, size_t err_size)
+{
+    e->holding = 0;
+    for (uint64_t j = 0; j < e->count; j++) {
+        if ((j & 65535) == 65535 && s_progress ())
+            return s_stopped (err, err_size);
+        if (sb_catalog_listing_put_object (e->listing, j, NULL, 0, e->held_size, err, err_size) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* Store the next object of a sorted listing (its key NULL when compact),
+ * or hold it back while every object is derivable. */
+static int
+s_put_sorted (s_emit_t *e, int compact, const char *key, size_t len, uint64_t size, char *err, size_t err_size)
+{
+    if (e->holding) {
+        if (compact && (e->count == 0 || size == e->held_size)) {
+            e->held_size = size;
+            return 0;
+        }
+        if (s_flush_held (e, err, err_size) != 0)
+            return -1;
+    }
+    return sb_catalog_listing_put_object (e->listing, e->count, compact ? NULL : key, len, size, err, err_size);
+}
+
 static int
 s_emit (s_emit_t *e, const char *key, size_t len, uint64_t size, char *err, size_t err_size)
 {
@@ -136,7 +173,7 @@ s_emit (s_emit_t *e, const char *key, size_t len, uint64_t size, char *err, size
         int compact = e->naming && sb_dataset_key_sorted (e->naming, e->count, expect, sizeof expect) == 0
                       && strlen (expect) == len && memcmp (expect, key, len) == 0;
         e->compact += compact;
-        rc = sb_catalog_listing_put_object (e->listing, e->count, compact ? NULL : key, len, size, err, err_size);
+        rc = s_put_sorted (e, compact, key, len, size, err, err_size);
     }
     else
         rc = sb_catalog_listing_stage (e->listing, key, len, size, err, err_size);
@@ -158,7 +195,7 @@ s_emit_named (s_emit_t *e, uint64_t size, char *err, size_t err_size)
         if (s_progress ())
             return s_stopped (err, err_size);
     }
-    if (sb_catalog_listing_put_object (e->listing, e->count, NULL, 0, size, err, err_size) != 0)
+    if (s_put_sorted (e, 1, NULL, 0, size, err, err_size) != 0)
         return -1;
     e->count++;
     e->compact++;
@@ -198,7 +235,7 @@ s_list_into (sqlite3 *db, const char *uri, const char *prefix, const char *finge
              size_t err_size)
 {
     uint64_t t0 = sb_mono_ns ();
-    s_emit_t emit = { .sorted = sorted, .naming = naming, .err = err, .err_size = err_size };
+    s_emit_t emit = { .sorted = sorted, .naming = naming, .holding = naming != NULL, .err = err, .err_size = err_size };
     /* a signal also stops SQLite's own long steps (sorting the staged keys) */
     emit.listing = sb_catalog_listing_begin (db, uri, prefix, fingerprint, !sorted, s_sqlite_progress, NULL,
                                              &emit.catalog_id, err, err_size);
@@ -209,18 +246,21 @@ s_list_into (sqlite3 *db, const char *uri, const char *prefix, const char *finge
     free (emit.last);
     if (rc != 0)
         goto rollback;
+    int rowless = emit.holding;
     if (!sorted) {
         s_emit_t out = { .listing = emit.listing, .sorted = 1, .naming = naming, .catalog_id = info->id,
-                         .err = err, .err_size = err_size };
+                         .holding = naming != NULL, .err = err, .err_size = err_size };
         rc = sb_catalog_listing_each_sorted (emit.listing, s_emit_row, &out, err, err_size);
         free (out.last);
         if (rc != 0)
             goto rollback;
         emit.compact = out.compact;
+        rowless = out.holding;
     }
     info->count = emit.count;
     info->bytes = emit.bytes;
     info->reused = 0;
+    info->rowless = rowless && emit.count > 0;
     info->list_s = (double) (sb_mono_ns () - t0) / 1e9;
     char naming_text[256];
     if (emit.compact) {
@@ -707,7 +747,9 @@ struct sb_catalog_reader {
     sb_dataset_t  ds;           /* naming mode */
     char          prefix[64], format[32], split[16];
     int           exact_sizes;
+    int           name_order;   /* naming mode: positions in name order (new_derived), else index order */
     int           has_naming;   /* database mode: NULL keys follow ds */
+    int           rowless;      /* database mode: no row stored: every key ds's, every size uniform_size */
     /* database mode: the catalog's sizes and which keys are stored, held in
      * memory so that serving a sample costs no SQLite seek (owned) */
     uint64_t      count;
@@ -762,6 +804,11 @@ s_index_row (void *ctx, uint64_t idx, int stored, int64_t size)
         return -1;
     }
     x->expect++;
+    if (idx == 0 && !(self->size32 = malloc (self->count * sizeof (uint32_t)))) {
+        /* made at the first row: a catalog without rows needs none */
+        snprintf (err, err_size, "out of memory for the index of %llu objects", (unsigned long long) self->count);
+        return -1;
+    }
     if (idx == 0)
         x->first_size = (uint64_t) size;
     else if ((uint64_t) size != x->first_size)
@@ -807,12 +854,17 @@ s_reader_load_index (sb_catalog_reader_t *self, sqlite3 *db, char *err, size_t e
                   (unsigned long long) self->count);
         return -1;
     }
-    if (!(self->size32 = malloc (self->count * sizeof (uint32_t)))) {
-        snprintf (err, err_size, "out of memory for the index of %llu objects", (unsigned long long) self->count);
-        return -1;
-    }
     s_index_pass_t x = { .self = self, .uniform = 1, .err = err, .err_size = err_size };
     int rc = sb_catalog_store_scan (db, self->catalog_id, s_index_row, &x, err, err_size);
+    uint64_t bytes = 0;
+    if (rc == 0 && x.expect == 0 && self->has_naming && self->count <= self->ds.files
+        && sb_catalog_store_bytes (db, self->catalog_id, &bytes, err, err_size) == 0 && bytes % self->count == 0) {
+        /* no row: every object is the DLIO name of its position, every
+         * size the same (s_put_sorted held them all back) */
+        self->rowless = 1;
+        self->uniform_size = bytes / self->count;
+        return 0;
+    }
     if (rc != 0 || x.expect != self->count) {
         if (rc == 0)
             snprintf (err, err_size, "catalog %lld is damaged: %llu of its %llu objects found",
@@ -848,6 +900,27 @@ sb_catalog_reader_new_naming (const sb_dataset_t *ds, int exact_sizes, char *err
     self->ds.split = self->split;
     self->exact_sizes = exact_sizes;
     return self;
+}
+
+sb_catalog_reader_t *
+sb_catalog_reader_new_derived (const sb_dataset_t *ds, int exact_sizes, char *err, size_t err_size)
+{
+    sb_catalog_reader_t *self = sb_catalog_reader_new_naming (ds, exact_sizes, err, err_size);
+    if (self)
+        self->name_order = 1;
+    return self;
+}
+
+int
+sb_catalog_reader_is_derived (const sb_catalog_reader_t *self)
+{
+    return self->get == NULL;
+}
+
+int
+sb_catalog_reader_exact_sizes (const sb_catalog_reader_t *self)
+{
+    return self->get == NULL && self->exact_sizes;
 }
 
 sb_catalog_reader_t *
@@ -908,8 +981,9 @@ sb_catalog_reader_locate (sb_catalog_reader_t *self, uint64_t idx, uint64_t *siz
     if (!self->get) {
         if (idx >= self->ds.files)
             return -1;
-        *size = self->exact_sizes ? sb_dataset_object_size (&self->ds, idx) : SB_CATALOG_SIZE_UNKNOWN;
-        *dlio_index = idx;
+        uint64_t i = self->name_order ? sb_dataset_index_at (&self->ds, idx) : idx;
+        *size = self->exact_sizes ? sb_dataset_object_size (&self->ds, i) : SB_CATALOG_SIZE_UNKNOWN;
+        *dlio_index = i;
         return 1;
     }
     if (idx >= self->count)
@@ -939,13 +1013,22 @@ int
 sb_catalog_reader_get (sb_catalog_reader_t *self, uint64_t idx, char *key_buf, size_t key_size, uint64_t *size)
 {
     if (!self->get) {
-        if (idx >= self->ds.files || sb_dataset_key (&self->ds, idx, key_buf, key_size) != 0)
+        if (idx >= self->ds.files)
             return -1;
-        *size = self->exact_sizes ? sb_dataset_object_size (&self->ds, idx) : SB_CATALOG_SIZE_UNKNOWN;
+        uint64_t i = self->name_order ? sb_dataset_index_at (&self->ds, idx) : idx;
+        if (sb_dataset_key (&self->ds, i, key_buf, key_size) != 0)
+            return -1;
+        *size = self->exact_sizes ? sb_dataset_object_size (&self->ds, i) : SB_CATALOG_SIZE_UNKNOWN;
         return 0;
     }
     int named = 0;
     uint64_t stored_size = 0;
+    if (self->rowless) {
+        if (idx >= self->count || sb_dataset_key_sorted (&self->ds, idx, key_buf, key_size) != 0)
+            return -1;
+        *size = self->uniform_size;
+        return 0;
+    }
     if (sb_catalog_objects_get (self->get, idx, key_buf, key_size, &named, &stored_size) != 0)
         return -1;
     if (named && (!self->has_naming || sb_dataset_key_sorted (&self->ds, idx, key_buf, key_size) != 0))

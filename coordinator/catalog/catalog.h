@@ -23,6 +23,8 @@ typedef struct {
     uint64_t bytes;
     double   list_s;        /* time the listing took (0 when reused) */
     int      reused;
+    int      rowless;       /* listed now: no object row stored (every key the DLIO name of its
+                             * position, every size bytes / count: the reader derives them) */
     char     prefix[1100];  /* absolute data folder + "/" */
 } sb_catalog_info_t;
 
@@ -40,7 +42,9 @@ uint64_t sb_catalog_progress_count (void);
 
 /* Every listing stores keys compactly: relative to the catalog's prefix,
  * and NULL for an object whose key is the DLIO name that naming (may be
- * NULL: no compaction) gives its position; the reader rebuilds those.
+ * NULL: no compaction) gives its position; the reader rebuilds those. When
+ * every key is and every size is the same, no object row is stored at all:
+ * the catalogs row (naming, count, bytes) says everything.
  *
  * List (or reuse) the objects under data_folder/train. Returns
  * SB_CATALOG_MISSING when data_folder/train does not exist (nothing is
@@ -105,6 +109,18 @@ sb_catalog_reader_t *sb_catalog_reader_new (sqlite3 *db, int64_t catalog_id, cha
  * for synthetic datasets (exact_sizes), else SB_CATALOG_SIZE_UNKNOWN. */
 sb_catalog_reader_t *sb_catalog_reader_new_naming (const sb_dataset_t *ds, int exact_sizes, char *err,
                                                    size_t err_size);
+/* A reader with no catalog at all whose positions are in name order, as a
+ * listing of ds would give them (synthetic storage: what listing it would
+ * have stored, derived instead): position p is the object sb_dataset_key_sorted
+ * names, locate's DLIO index sb_dataset_index_at (p). Holds no per-object
+ * state: a billion objects cost what ten do. sizes as new_naming's. */
+sb_catalog_reader_t *sb_catalog_reader_new_derived (const sb_dataset_t *ds, int exact_sizes, char *err,
+                                                    size_t err_size);
+/* 1 when the reader holds no catalog (new_naming, new_derived): every
+ * name and, with exact sizes, every size follows from the naming alone. */
+int sb_catalog_reader_is_derived (const sb_catalog_reader_t *self);
+/* 1 when a derived reader gives the generator's exact sizes. */
+int sb_catalog_reader_exact_sizes (const sb_catalog_reader_t *self);
 void sb_catalog_reader_destroy (sb_catalog_reader_t **self_p);
 
 /* Size of object idx, from memory (no SQLite): returns 1 when its key is

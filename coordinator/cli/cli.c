@@ -190,7 +190,8 @@ s_usage_run (FILE *f, sb_session_kind_t kind)
     if (train || datagen)
         fprintf (f, "--seed S         run seed (default train.seed)\n");
     if (train || catalog)
-        fprintf (f, "--relist         list the dataset again even when the catalog is current\n");
+        fprintf (f, "--relist         list the dataset again even when the catalog is current (a run on\n"
+                    "                 synthetic:// derives its objects and lists nothing unless given this)\n");
     if (!catalog)
         fprintf (f,
                  "--progress MODE  live status on stderr: tty (a block redrawn in place), plain (a line\n"
@@ -1340,8 +1341,15 @@ s_open_results (const char *db_path, const char *who)
     if (s_writable (db_path)) {
         sb_resultdb_t *rw = sb_resultdb_open (db_path, err, sizeof err);
         if (!rw) {
-            fprintf (stderr, "shardbench %s: %s\n", who, err);
-            return NULL;
+            /* not to be written (a page check after an unclean stop found
+             * damage): still read what can be read, as it is */
+            char rerr[1024];
+            sb_resultdb_t *db = sb_resultdb_open_readonly (db_path, 1, rerr, sizeof rerr);
+            if (db)
+                sb_warn ("%s; read as it is, its stale runs not marked", err);
+            else
+                fprintf (stderr, "shardbench %s: %s\n", who, rerr);
+            return db;
         }
         /* a run whose coordinator is gone is not reported as 'running' */
         int stale = sb_resultdb_mark_interrupted (rw);
@@ -1700,6 +1708,10 @@ s_cmd_datasize (int argc, char **argv)
             (unsigned long long) wl.num_samples_per_file, record_length, (unsigned long long) ds.files_memory);
     printf ("  minimum: %llu files of %llu sample(s), %llu samples, %.2f GiB\n", (unsigned long long) ds.files,
             (unsigned long long) wl.num_samples_per_file, (unsigned long long) ds.samples, ds.gib);
+    /* what knowing that many objects costs the coordinator (docs/LIMITS.md) */
+    printf ("  catalog: a listing of sizes that differ stores about %d bytes an object in the result database"
+            " (%.1f GiB here); DLIO's names of one size, synthetic storage and dataset.skip_listing store none\n",
+            SB_DATASIZE_CATALOG_BYTES_PER_OBJECT, sb_datasize_catalog_gib (ds.files));
     uint64_t subfolders = wl.num_subfolders_train > 1 ? wl.num_subfolders_train : ds.subfolders;
     if (subfolders > 0)
         printf ("  subfolders: %llu (%s)\n", (unsigned long long) subfolders,

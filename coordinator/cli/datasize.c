@@ -69,6 +69,12 @@ sb_datasize (const sb_datasize_in_t *in, sb_datasize_t *out, char *err, size_t e
     return 0;
 }
 
+double
+sb_datasize_catalog_gib (uint64_t files)
+{
+    return (double) files * SB_DATASIZE_CATALOG_BYTES_PER_OBJECT / 1073741824.0;
+}
+
 /* A whole number >= 0 or a decimal; -1 when text is not one. */
 static int
 s_number (const char *text, double *out)

@@ -54,6 +54,14 @@ typedef struct {
     double   gib;               /* bytes / 2^30 */
 } sb_datasize_t;
 
+/* Bytes a listed catalog of files objects takes in the result database:
+ * about 16 an object when every key is a DLIO name and the sizes differ
+ * (measured 16.1 to 16.7, docs/LIMITS.md "Bytes per object"; other names
+ * add their key); none when the sizes are all the same, nor for derived
+ * datasets (synthetic storage, dataset.skip_listing). */
+#define SB_DATASIZE_CATALOG_BYTES_PER_OBJECT 16
+double sb_datasize_catalog_gib (uint64_t files);
+
 /* Returns 0, or -1 with err set when hosts, declared memory, accelerators,
  * batch size or samples per file is not > 0, the record length is negative
  * or not finite, or a count does not fit in 64 bits. */

@@ -342,6 +342,22 @@ sb_catalog_store_count (sqlite3 *db, int64_t catalog_id, uint64_t *count, char *
     return 0;
 }
 
+int
+sb_catalog_store_bytes (sqlite3 *db, int64_t catalog_id, uint64_t *bytes, char *err, size_t err_size)
+{
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2 (db, "SELECT bytes FROM catalogs WHERE id = ?", -1, &q, NULL) != SQLITE_OK
+        || sqlite3_bind_int64 (q, 1, catalog_id) != SQLITE_OK || sqlite3_step (q) != SQLITE_ROW) {
+        snprintf (err, err_size, "catalog %lld: cannot read its bytes: %s", (long long) catalog_id,
+                  sqlite3_errmsg (db));
+        sqlite3_finalize (q);
+        return -1;
+    }
+    *bytes = (uint64_t) sqlite3_column_int64 (q, 0);
+    sqlite3_finalize (q);
+    return 0;
+}
+
 void
 sb_catalog_store_release_cache (sqlite3 *db)
 {

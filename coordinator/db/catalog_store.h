@@ -103,6 +103,8 @@ char *sb_catalog_store_naming (sqlite3 *db, int64_t catalog_id);
 
 /* The object count of a catalog into *count. 0, or -1 with err set. */
 int sb_catalog_store_count (sqlite3 *db, int64_t catalog_id, uint64_t *count, char *err, size_t err_size);
+/* The bytes of a catalog (the sum of its sizes) into *bytes. 0, or -1 with err set. */
+int sb_catalog_store_bytes (sqlite3 *db, int64_t catalog_id, uint64_t *bytes, char *err, size_t err_size);
 
 /* One sequential pass over a catalog's objects in idx order, each given to
  * fn: its idx, whether its key is stored (not NULL) and its size. The page

@@ -10,7 +10,17 @@
 const char *
 sb_report_error (sqlite3 *db)
 {
-    return sqlite3_errmsg (db);
+    /* a damaged page is met by the query that reads it (no command checks
+     * every page first): say which file, and that the rest can be read */
+    int code = sqlite3_errcode (db);
+    if (code != SQLITE_CORRUPT && code != SQLITE_NOTADB)
+        return sqlite3_errmsg (db);
+    static __thread char text[4096 + 512];
+    const char *file = sqlite3_db_filename (db, "main");
+    snprintf (text, sizeof text, "%s: the result database is corrupt where this reads (%s): what lies elsewhere can"
+              " still be read (`shardbench runs` lists the runs); move the file aside or restore a copy",
+              file && *file ? file : "(in memory)", sqlite3_errmsg (db));
+    return text;
 }
 
 const char *

@@ -16,6 +16,7 @@
 
 #include <czmq.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -925,9 +926,126 @@ s_stop_writer (sb_resultdb_t *self)
 
 /* ---------------------------------------------------------------- open */
 
-/* Is the file sound? Its header and pages (PRAGMA quick_check) are read
- * before any work, so that a corrupt file stops the command at once, named.
- * Returns 0, or -1 with err. */
+/* What a command checks of the file before it works with it. A full
+ * PRAGMA quick_check reads every page (20 s on a 4 GB database), and a page
+ * no command reads cannot mislead one: every query still meets SQLite's own
+ * corruption error on the pages it reads, named with the file (sb_resultdb_
+ * corrupt_text). So every command checks what a damaged copy or a cut-off
+ * transfer spoils, cheaply: the header (s_header_check) and the schema
+ * (PRAGMA schema_version, which parses sqlite_master). The full check runs
+ * only before writing into a database that a coordinator left uncleanly (a
+ * run of this host left 'running' by a process that is gone): a crash is
+ * where a write that the storage lost, or a copy taken mid-write, shows, and
+ * rows written on top of a damaged b-tree page could spread the damage to
+ * pages that were sound. */
+
+/* The 100-byte SQLite header: the magic, a page size SQLite can have, and,
+ * where the file stands alone (no write-ahead log holding pages), no fewer
+ * pages than the header counts (a truncated copy). An empty or absent file
+ * is a new database. Returns 0, or -1 with err. */
+static int
+s_header_check (const char *path, char *err, size_t err_size)
+{
+    int fd = open (path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;   /* absent: created; unreadable: SQLite's open says why */
+    struct stat sb;
+    unsigned char h[100];
+    ssize_t n = fstat (fd, &sb) == 0 ? pread (fd, h, sizeof h, 0) : -1;
+    close (fd);
+    if (n == 0 || (n < 0 && sb.st_size == 0))
+        return 0;
+    if (n != (ssize_t) sizeof h || memcmp (h, "SQLite format 3", 16) != 0) {
+        snprintf (err, err_size, "%s: the result database is not a SQLite database, or its header is damaged"
+                  " (file is not a database): move it aside or restore a copy; shardbench creates a new one when none"
+                  " exists", path);
+        return -1;
+    }
+    uint32_t page = (uint32_t) h[16] << 8 | h[17];
+    if (page == 1)
+        page = 65536;
+    uint32_t pages = (uint32_t) h[28] << 24 | (uint32_t) h[29] << 16 | (uint32_t) h[30] << 8 | h[31];
+    int count_valid = memcmp (h + 24, h + 92, 4) == 0;     /* change counter == version-valid-for */
+    char wal[4096 + 8];
+    struct stat ws;
+    int wal_holds = snprintf (wal, sizeof wal, "%s-wal", path) < (int) sizeof wal && stat (wal, &ws) == 0
+                    && ws.st_size > 0;
+    if (page < 512 || (page & (page - 1)) != 0) {
+        snprintf (err, err_size, "%s: the result database is corrupt (its header gives a page size of %u): move it"
+                  " aside or restore a copy; shardbench creates a new one when none exists", path, page);
+        return -1;
+    }
+    if (count_valid && !wal_holds && (uint64_t) pages * page > (uint64_t) sb.st_size) {
+        snprintf (err, err_size, "%s: the result database is corrupt (the file holds %llu of the %u pages its header"
+                  " counts: cut off?): move it aside or restore a copy; shardbench creates a new one when none exists",
+                  path, (unsigned long long) ((uint64_t) sb.st_size / page), pages);
+        return -1;
+    }
+    return 0;
+}
+
+/* When the last call on db met damage (SQLITE_CORRUPT, SQLITE_NOTADB),
+ * the message naming the file and what to do, in err: 1; else 0. */
+static int
+s_corrupt_code_text (int code, const char *why, const char *path, char *err, size_t err_size)
+{
+    if (code != SQLITE_CORRUPT && code != SQLITE_NOTADB)
+        return 0;
+    snprintf (err, err_size, "%s: the result database is %s (%s): move it aside or restore a copy; shardbench"
+              " creates a new one when none exists", path,
+              code == SQLITE_NOTADB ? "not a SQLite database, or its header is damaged" : "corrupt", why);
+    return 1;
+}
+
+static int
+s_corrupt_text (sqlite3 *db, const char *path, char *err, size_t err_size)
+{
+    return s_corrupt_code_text (sqlite3_errcode (db), sqlite3_errmsg (db), path, err, err_size);
+}
+
+/* The schema readable: PRAGMA schema_version parses sqlite_master. Returns
+ * 0, or -1 with err. */
+static int
+s_schema_check (sqlite3 *db, const char *path, char *err, size_t err_size)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2 (db, "PRAGMA schema_version", -1, &st, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step (st);
+    int code = rc == SQLITE_ROW || rc == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode (db);
+    char why[512];
+    snprintf (why, sizeof why, "%s", sqlite3_errmsg (db));
+    sqlite3_finalize (st);
+    if (code == SQLITE_OK)
+        return 0;
+    if (!s_corrupt_code_text (code, why, path, err, err_size))
+        snprintf (err, err_size, "%s: cannot read the result database: %s", path, why);
+    return -1;
+}
+
+/* Did a coordinator of this host stop without closing its run (the
+ * process recorded as running it is gone)? 1 yes, 0 no or no runs table. */
+static int
+s_unclean (sqlite3 *db)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2 (db, "SELECT coordinator_pid FROM runs WHERE status = 'running' AND coordinator_host = ?",
+                            -1, &st, NULL) != SQLITE_OK
+        || sqlite3_bind_text (st, 1, s_hostname (), -1, SQLITE_TRANSIENT) != SQLITE_OK) {
+        sqlite3_finalize (st);
+        return 0;   /* a new database: no runs table yet */
+    }
+    int gone = 0;
+    while (!gone && sqlite3_step (st) == SQLITE_ROW) {
+        pid_t pid = (pid_t) sqlite3_column_int64 (st, 0);
+        gone = !(pid > 0 && pid != getpid () && kill (pid, 0) == 0);
+    }
+    sqlite3_finalize (st);
+    return gone;
+}
+
+/* Is every page sound (PRAGMA quick_check)? Only where s_unclean says a
+ * writer crashed (see above). Returns 0, or -1 with err. */
 static int
 s_check (sqlite3 *db, const char *path, char *err, size_t err_size)
 {
@@ -994,24 +1112,35 @@ sb_resultdb_open (const char *path, char *err, size_t err_size)
     sb_resultdb_t *self = s_new (path, err, err_size);
     if (!self)
         return NULL;
+    if (s_header_check (path, err, err_size) != 0)
+        goto fail;
     if (sqlite3_open_v2 (path, &self->conn.db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
         snprintf (err, err_size, "%s: cannot open result database: %s", path,
                   self->conn.db ? sqlite3_errmsg (self->conn.db) : "out of memory");
         goto fail;
     }
-    if (sqlite3_busy_timeout (self->conn.db, 5000) != SQLITE_OK || s_check (self->conn.db, path, err, err_size) != 0
+    if (sqlite3_busy_timeout (self->conn.db, 5000) != SQLITE_OK || s_schema_check (self->conn.db, path, err, err_size) != 0
         || s_refuse_foreign (self->conn.db, path, err, err_size) != 0)
         goto fail;
+    if (s_unclean (self->conn.db)) {
+        sb_info ("%s: a run was left 'running' by a coordinator that is gone: checking every page before writing"
+                 " (PRAGMA quick_check)", path);
+        if (s_check (self->conn.db, path, err, err_size) != 0)
+            goto fail;
+    }
     char *msg = NULL;
     if (sqlite3_exec (self->conn.db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=OFF;"
                       " PRAGMA cache_size=-131072;",
                       NULL, NULL, &msg) != SQLITE_OK) {
-        snprintf (err, err_size, "%s: cannot set up the result database: %s", path, msg ? msg : "?");
+        if (!s_corrupt_text (self->conn.db, path, err, err_size))
+            snprintf (err, err_size, "%s: cannot set up the result database: %s", path, msg ? msg : "?");
         sqlite3_free (msg);
         goto fail;
     }
-    if (s_upgrade (self->conn.db, path, err, err_size) != 0)
+    if (s_upgrade (self->conn.db, path, err, err_size) != 0) {
+        (void) s_corrupt_text (self->conn.db, path, err, err_size);    /* the damage over the step that met it */
         goto fail;
+    }
     return self;
 fail:
     sb_resultdb_destroy (&self);
@@ -1061,7 +1190,7 @@ sb_resultdb_open_readonly (const char *path, int check, char *err, size_t err_si
         snprintf (err, err_size, "%s: cannot open result database: out of memory", path);
         goto fail;
     }
-    if (check && s_check (self->conn.db, path, err, err_size) != 0)
+    if (check && (s_header_check (path, err, err_size) != 0 || s_schema_check (self->conn.db, path, err, err_size) != 0))
         goto fail;
     if (version < 0) {
         snprintf (err, err_size, "%s: cannot read the result database: %s", path, sqlite3_errmsg (self->conn.db));

@@ -1,7 +1,9 @@
 /* resultdb: the result database (schemas/results.sql) and its writer.
  *
- * A file is checked when opened (header, PRAGMA quick_check, schema
- * version). Once sb_resultdb_start_writer ran, every row goes to a writer
+ * A file is checked when opened: its header and schema (a damaged page
+ * elsewhere is SQLite's error when a query reads it); every page (PRAGMA
+ * quick_check) only before writing into a database whose last coordinator
+ * stopped uncleanly (resultdb.c says why). Once sb_resultdb_start_writer ran, every row goes to a writer
  * thread with its own connection and is committed as it arrives (WAL,
  * synchronous=NORMAL), so a coordinator that dies loses at most the rows of
  * the moment and a database locked by another process delays rows, never
@@ -27,7 +29,7 @@ typedef struct sb_resultdb sb_resultdb_t;
  * Returns NULL with a reason in err. */
 sb_resultdb_t *sb_resultdb_open (const char *path, char *err, size_t err_size);
 /* Open path read-only (reports): no write access needed, to the file or its
- * folder. check: run the checks of sb_resultdb_open first. A database of an
+ * folder. check: check the header and schema first (never every page). A database of an
  * older schema is an error saying it needs upgrading with write access.
  * Returns NULL with a reason in err. */
 sb_resultdb_t *sb_resultdb_open_readonly (const char *path, int check, char *err, size_t err_size);

@@ -203,7 +203,9 @@ sess_on_hello (sess_t *self, zframe_t *identity, sb_msg_hello_t *m)
     r->data_probe = self->probe;
     r->stall_timeout_ms = (uint64_t) (wl->stall_timeout_s * 1000);
     r->odirect = (uint64_t) wl->odirect;
-    r->drop_page_cache = (uint64_t) wl->drop_page_cache;
+    /* only an engine that reads through the page cache has pages to drop;
+     * elsewhere the worker's bit per object would be memory for nothing */
+    r->drop_page_cache = (uint64_t) (wl->drop_page_cache && (sb_storage_caps (&wl->storage) & SB_ENGINE_PAGE_CACHE));
     r->metric_steps = sb_dlio_nominal_steps (wl->num_samples_per_file, wl->num_files_train, wl->batch_size,
                                              self->o->accelerators, wl->total_training_steps);
     r->metric_exclude_start = wl->exclude_start_steps;

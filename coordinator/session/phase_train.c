@@ -126,6 +126,12 @@ s_catalog_mode_of (sess_t *self, sb_catalog_reader_t *catalog, uint64_t count, c
         *sizes = synthetic ? 1 : 2;
         return;
     }
+    if (sb_catalog_reader_is_derived (catalog)) {
+        /* no catalog (synthetic): names and sizes follow the naming, no pass */
+        *names = 1;
+        *sizes = sb_catalog_reader_exact_sizes (catalog) ? 1 : 2;
+        return;
+    }
     const sb_dataset_t *naming = sb_catalog_reader_naming (catalog);
     int names_match = naming && strcmp (naming->prefix, ds->prefix) == 0 && strcmp (naming->format, ds->format) == 0
         && strcmp (sb_dataset_split (naming), sb_dataset_split (ds)) == 0
@@ -428,6 +434,7 @@ s_phase_train (sess_t *self)
     sb_catalog_set_progress (sess_keep_alive, self);    /* loading a large index: heartbeats, signals */
     self->catalog = wl->skip_listing
         ? sb_catalog_reader_new_naming (&ds, (sb_storage_caps (&wl->storage) & SB_ENGINE_NO_IO) != 0, err, sizeof err)
+        : self->catalog_derived ? sb_catalog_reader_new_derived (&ds, 1, err, sizeof err)
         : sb_catalog_reader_new (sb_resultdb_handle (self->o->db), self->catalog_info.id, err, sizeof err);
     sb_catalog_set_progress (NULL, NULL);
     if (!self->catalog) {

@@ -407,6 +407,8 @@ s_session_run (sess_t *self, const sb_session_opts_t *opts, int64_t *run_id, cha
         if (!missing && opts->kind == SB_SESSION_TRAIN && sess_spot_check (self, err, err_size) != 0)
             return 2;
     }
+    else if ((caps & SB_ENGINE_NO_IO) && opts->kind != SB_SESSION_CATALOG && !opts->relist)
+        sess_derive (self);     /* --relist: list it into a catalog all the same (a listing to measure) */
     else if (sess_list (self, opts->relist, &missing, err, err_size) != 0)
         return 1;
     /* A datagen generates; a run generates only when workflow.generate_data

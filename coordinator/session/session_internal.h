@@ -130,6 +130,7 @@ typedef struct {
     double          wait_until;     /* checkpoint.time_between_checkpoints */
     sb_catalog_reader_t *catalog;
     sb_catalog_info_t    catalog_info;
+    int             catalog_derived; /* no catalog: names and sizes follow the naming (sess_derive) */
     sb_dataset_t    dataset;
     int             names_match;    /* the catalog's naming is the one WELCOME gives workers */
     /* storage */
@@ -422,6 +423,12 @@ int sess_spot_check (sess_t *self, char *err, size_t err_size);
  * dataset.listing_validation_interval); `what` names the check in
  * messages. Returns 0, or -1 with err. */
 int sess_check_objects (sess_t *self, const sb_dataset_t *ds_in, const char *what, char *err, size_t err_size);
+
+/* train/ with no listing and no catalog rows (synthetic storage): the
+ * objects a listing would find are DLIO's names of the workload, in name
+ * order, with the generator's sizes, so catalog_info is set from the
+ * workload alone (O(1) in the objects) and catalog_derived set. */
+void sess_derive (sess_t *self);
 
 /* Ensure train/'s catalog (s_list_split). */
 int sess_list (sess_t *self, int relist, int *missing, char *err, size_t err_size);

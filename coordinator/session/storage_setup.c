@@ -104,6 +104,13 @@ sess_check_objects (sess_t *self, const sb_dataset_t *ds_in, const char *what, c
     uint64_t k = wl->listing_validation_interval, checked = 0, n = ds.files;
     char key[PATH_MAX], why[2048];
     uint64_t t0 = sb_mono_ns ();
+    if (sb_storage_caps (&wl->storage) & SB_ENGINE_NO_IO) {
+        /* synthetic storage holds every object it names: n / k checks that
+         * cannot fail would cost seconds at billions of objects */
+        sb_info ("%s: synthetic storage: the %llu objects are not checked (nothing is stored)", what,
+                 (unsigned long long) n);
+        return 0;
+    }
     for (uint64_t i = 0; i < n; i = (i + k < n || i == n - 1) ? i + k : n - 1) {
         if (sess_keep_alive (self)) {
             snprintf (err, err_size, "interrupted by %s while checking the objects of %s", sess_signal_name (), what);
@@ -182,12 +189,32 @@ s_list_split (sess_t *self, int eval, int relist, int *missing, char *err, size_
             sb_info ("catalog %lld reused: %llu objects, %.1f MiB under %s", (long long) info->id,
                      (unsigned long long) info->count, info->bytes / 1048576.0, where);
         else
-            sb_info ("listed %s: %llu objects, %.1f MiB in %.3f s (catalog %lld)", where,
-                     (unsigned long long) info->count, info->bytes / 1048576.0, info->list_s, (long long) info->id);
+            sb_info ("listed %s: %llu objects, %.1f MiB in %.3f s (catalog %lld%s)", where,
+                     (unsigned long long) info->count, info->bytes / 1048576.0, info->list_s, (long long) info->id,
+                     info->rowless ? ": DLIO's names of one size, no object row stored" : "");
         if (info->count == 0)
             *missing = 1;
     }
     return 0;
+}
+
+void
+sess_derive (sess_t *self)
+{
+    const sb_workload_t *wl = self->o->wl;
+    sb_dataset_t ds;
+    sess_dataset (self, &ds);
+    sb_catalog_info_t *info = &self->catalog_info;
+    memset (info, 0, sizeof *info);
+    info->count = ds.files;
+    /* every object has the same size unless record_length_bytes_stdev
+     * draws them; then their sum is not computed (that would be a pass over
+     * every object) and the run's byte estimates use the nominal size */
+    info->bytes = ds.record_stdev == 0 && ds.files ? sb_dataset_object_size (&ds, 0) * ds.files : 0;
+    self->catalog_derived = 1;
+    sb_info ("%s (synthetic): %llu objects derived (DLIO's names in name order, the generator's sizes%s): no listing,"
+             " no catalog rows", wl->data_folder, (unsigned long long) info->count,
+             info->bytes ? "" : ", drawn per object");
 }
 
 /* Ensure train/'s catalog (s_list_split). */

@@ -57,8 +57,9 @@ expect_contains "SIGINT while listing: says so" cat-int.err \
     "shardbench: error: interrupted by SIGINT while listing the dataset (listing interrupted; no catalog was recorded)"
 expect_eq "SIGINT while listing: no catalog, no objects" "$(q cat.db "SELECT count(*) FROM catalogs") $(q cat.db "SELECT count(*) FROM objects")" "0 0"
 
-# SIGTERM the same way, while the synthetic listing of a run (before workers)
-bg cat-term run $SYN dataset.num_files_train=20000000 --db cat.db --progress off
+# SIGTERM the same way, while the synthetic listing of a run (before workers;
+# --relist: a synthetic run lists only when asked)
+bg cat-term run $SYN dataset.num_files_train=20000000 --relist --db cat.db --progress off
 sleep 1
 stop_after TERM "$BG" cat-term
 expect_eq "SIGTERM while listing: exit status 143" "$RC" 143

@@ -118,26 +118,47 @@ expect_eq "long lock: ended with the lock, not 30 epochs later (< 60 s)" "$(( $(
 "$SHARDBENCH" run --db-lock-timeout x >/dev/null 2>d.err
 expect_eq "--db-lock-timeout needs a number" $? 2
 
-# --- a corrupt database is refused before any work, naming the file
-# (page size 4096: the middle page of a.db overwritten with 0xA5 bytes;
-# then a copy cut to half its size)
+# --- a damaged page: no command reads every page first (PRAGMA quick_check
+# takes seconds per GB); the header and schema are checked when opened, and
+# the query that meets the damage says so, naming the file. Every page of
+# read_latency (which `runs` does not read and `report` does) overwritten
+# with 0xA5 bytes.
 cp a.db k.db
 python3 - k.db <<'PY'
-import os, sys
-size = os.path.getsize(sys.argv[1])
-page = (size // 4096) // 2
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+pages = [r[0] for r in c.execute("SELECT pageno FROM dbstat WHERE name = 'read_latency'")]
+size = c.execute("PRAGMA page_size").fetchone()[0]
+c.close()
+assert pages, "read_latency has no page"
 with open(sys.argv[1], "r+b") as f:
-    f.seek(page * 4096)
-    f.write(b"\xa5" * 4096)
+    for p in pages:
+        f.seek((p - 1) * size)
+        f.write(b"\xa5" * size)
 PY
-# shellcheck disable=SC2086
-sb run $syn train.epochs=1 --db k.db
-expect_eq "garbage page: run exit status" "$SB_RC" 2
-expect_contains "garbage page: run names the file" sb.err "shardbench: error: k.db: the result database is corrupt ("
-expect_eq "garbage page: nothing started (no listing, no worker)" "$(grep -cE 'listed|catalog|joined' sb.err)" 0
+sb runs --db k.db
+expect_eq "damaged page: runs exit status" "$SB_RC" 0
+expect_eq "damaged page: runs lists every run" "$(grep -cE '^ +[0-9]+ train ' sb.out)" "$(q a.db "SELECT count(*) FROM runs")"
+expect_eq "damaged page: runs read no page check" "$(grep -c 'quick_check' sb.err)" 0
 sb report --db k.db
-expect_eq "garbage page: report exit status" "$SB_RC" 2
-expect_contains "garbage page: report names the file" sb.err "shardbench report: k.db: the result database is corrupt ("
+expect_eq "damaged page: report exit status" "$SB_RC" 2
+expect_contains "damaged page: report names the file and the damage" sb.err \
+    "k.db: the result database is corrupt where this reads (database disk image is malformed)"
+# after an unclean stop (a run of this host left 'running' by a process
+# that is gone) a command that writes checks every page first: refused
+cp k.db u.db
+sqlite3 u.db "UPDATE runs SET status = 'running', coordinator_host = '$(hostname)', coordinator_pid = 2147483646
+              WHERE id = (SELECT max(id) FROM runs)"
+# shellcheck disable=SC2086
+sb run $syn train.epochs=1 --db u.db
+expect_eq "unclean stop, damaged page: run exit status" "$SB_RC" 2
+expect_contains "unclean stop: every page checked" sb.err "a run was left 'running' by a coordinator that is gone: checking every page"
+expect_contains "unclean stop, damaged page: run names the file" sb.err "shardbench: error: u.db: the result database is corrupt ("
+expect_eq "unclean stop, damaged page: nothing started (no listing, no worker)" "$(grep -cE 'listed|derived|catalog|joined' sb.err)" 0
+sb runs --db u.db
+expect_eq "unclean stop, damaged page: runs still lists" "$SB_RC|$(grep -cE '^ +[0-9]+ train ' sb.out)" \
+    "0|$(q a.db "SELECT count(*) FROM runs")"
+expect_contains "unclean stop, damaged page: runs says it read it as it is" sb.err "read as it is, its stale runs not marked"
 cp a.db t.db
 truncate -s $(( $(stat -c %s a.db) / 2 )) t.db
 # shellcheck disable=SC2086
