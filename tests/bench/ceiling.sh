@@ -40,7 +40,7 @@ q () { sqlite3 -batch -noheader "$1" "$2"; }
 key () { awk -v k="$2:" '$1 == k { print $2; exit }' "$wl/$1.yaml"; }
 
 echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -sr)," \
-     "load $(cut -d' ' -f1-3 /proc/loadavg), shardbench $(git -C "$here" describe --always --dirty 2>/dev/null || echo '?')"
+     "load $(cut -d' ' -f1-3 /proc/loadavg), shardbench $("$sb" --version 2>/dev/null | sed -n "s/^build: //p")"
 echo
 echo "synthetic:// storage, $acc accelerators, train.epochs=1; llama3 presets skipped (checkpoint workloads, no training reads)"
 echo
@@ -58,7 +58,7 @@ files = max(acc, math.ceil(steps * acc * batch / spf))
 if files > max_files:   # fewer steps: the ones max_files give
     files = max_files
     steps = int(files // acc * spf // batch)
-files = int(files // acc * acc)   # whole files per rank: every rank the same steps
+files = int(math.ceil(files / acc) * acc)   # whole files per rank: every rank the same steps
 print(int(steps), int(files))
 PY
 )
