@@ -36,9 +36,13 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #define S_PAGES_IN_FLIGHT 4     /* ENTRIES_REQ pages asked and not answered */
 #define S_SIZE_CACHE 4096       /* generator sizes remembered (direct-mapped by catalog index) */
@@ -222,6 +226,18 @@ struct sb_trainer {
     int              footers_first; /* parquet with DLIO's sliding row-group window: every footer of a loader
                                      * thread's files first, one at a time (lib/dataset/loader_depth.h) */
     sb_tf_mode_t     tf_mode;       /* DLIO's tf.data reads per loader thread (tf_plan.h), or SB_TF_NONE */
+    /* an epoch's sampler (sb_sampler_new, sb_sampler_epoch: O(dataset), seconds
+     * at tens of millions of files) is prepared on a thread of its own while
+     * the agent's loop goes on, sending and hearing heartbeats: done inline,
+     * the worker fell silent for as long, and past shardbench.heartbeat_timeout_s
+     * the coordinator dropped it (and it the coordinator) and the run failed */
+    pthread_t        prep_thread;
+    int              preparing;     /* the thread was started and not joined */
+    atomic_int       prep_done;     /* the thread's work is over (prep_rc, prep_err set) */
+    int              prep_fd;       /* eventfd it signals then (sb_trainer_wait_fds) */
+    int              prep_rc;
+    char             prep_err[1024];
+    sb_msg_t         prep_ps;       /* a decoded copy of the PHASE_START being prepared (owned) */
     int              free_reads;    /* a read completes at once with its length and nothing else (synthetic
                                      * storage, no verification: sb_reader_reads_free): a single sample's
                                      * read is counted in place, with no slot, queue or completion (s_submit) */
@@ -274,6 +290,13 @@ sb_trainer_new (const sb_msg_welcome_t *cfg, const sb_storage_cfg_t *storage, co
         return NULL;
     }
     self->cfg = cfg;
+    self->prep_fd = eventfd (0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (self->prep_fd < 0) {
+        snprintf (err, err_size, "cannot make an eventfd: %s", strerror (errno));
+        sb_entries_destroy (&self->entries);
+        free (self);
+        return NULL;
+    }
     self->storage_caps = sb_storage_caps (storage);
     self->storage = storage;
     self->out = *out;
@@ -423,6 +446,11 @@ sb_trainer_destroy (sb_trainer_t **self_p)
     if (!self_p || !*self_p)
         return;
     sb_trainer_t *self = *self_p;
+    if (self->preparing)    /* it ends on its own (it waits for nothing) */
+        pthread_join (self->prep_thread, NULL);
+    if (self->prep_fd >= 0)
+        close (self->prep_fd);
+    sb_proto_fini (&self->prep_ps);
     /* stop every rank's reader, then join them all against one deadline a
      * second at a time, waking the stuck threads of all ranks together: a
      * hung mount costs the worker about 4 s, not 4 s per read thread */
@@ -890,6 +918,55 @@ s_ckpt_done (sb_trainer_t *self, s_rank_t *r, double now)
     return end;
 }
 
+static int s_start_epoch (sb_trainer_t *self, const sb_msg_phase_start_t *ps);
+
+/* The thread that prepares the set's sampler for the phase of prep_ps: it
+ * touches the sampler and the set's catalog fields only, which nothing else
+ * reads until s_prepared has joined it. */
+static void *
+s_prepare (void *arg)
+{
+    sb_trainer_t *self = arg;
+    const sb_msg_phase_start_t *ps = &self->prep_ps.u.phase_start;
+    s_set_t *set = self->set;
+    int rc = 0;
+    if (!set->sampler && s_build_sampler (self, ps, self->prep_err, sizeof self->prep_err) != 0)
+        rc = -1;
+    while (rc == 0 && set->prepared < ps->epoch)
+        if (sb_sampler_epoch (set->sampler, ++set->prepared, self->prep_err, sizeof self->prep_err) != 0)
+            rc = -1;
+    self->prep_rc = rc;
+    atomic_store (&self->prep_done, 1);
+    uint64_t one = 1;
+    if (write (self->prep_fd, &one, sizeof one) != (ssize_t) sizeof one) {
+        /* the counter cannot overflow at one write an epoch: nothing to do,
+         * the loop looks at prep_done at its next turn anyway */
+    }
+    return NULL;
+}
+
+/* With an epoch being prepared: 1 while it is, else (joined) 0 after the
+ * epoch started, or failed (reported). */
+static int
+s_prepared (sb_trainer_t *self)
+{
+    if (!atomic_load (&self->prep_done))
+        return 1;
+    uint64_t count;
+    if (read (self->prep_fd, &count, sizeof count) < 0 && errno != EAGAIN)
+        sb_warn ("trainer: reading its eventfd: %s", strerror (errno));
+    pthread_join (self->prep_thread, NULL);
+    self->preparing = 0;
+    if (!self->failed) {
+        if (self->prep_rc != 0)
+            s_fail (self, NULL, "sampler", NULL, 0, self->prep_err, NULL);
+        else
+            (void) s_start_epoch (self, &self->prep_ps.u.phase_start);
+    }
+    sb_proto_fini (&self->prep_ps);
+    return 0;
+}
+
 int
 sb_trainer_start (sb_trainer_t *self, const sb_msg_phase_start_t *ps)
 {
@@ -913,10 +990,6 @@ sb_trainer_start (sb_trainer_t *self, const sb_msg_phase_start_t *ps)
                 return -1;
             }
     }
-    if (!self->set->sampler && s_build_sampler (self, ps, err, sizeof err) != 0) {
-        s_fail (self, NULL, "sampler", NULL, 0, err, NULL);
-        return -1;
-    }
     /* epochs come in order; the evaluation set's skips those without an
      * evaluation, and its sampler goes through them (DLIO reshuffles both sets every epoch) */
     if (ps->epoch <= set->prepared) {
@@ -925,11 +998,44 @@ sb_trainer_start (sb_trainer_t *self, const sb_msg_phase_start_t *ps)
         s_fail (self, NULL, "sampler", NULL, 0, err, NULL);
         return -1;
     }
-    while (set->prepared < ps->epoch)
-        if (sb_sampler_epoch (set->sampler, ++set->prepared, err, sizeof err) != 0) {
-            s_fail (self, NULL, "sampler", NULL, 0, err, NULL);
-            return -1;
-        }
+    if (self->preparing) {
+        s_fail (self, NULL, "protocol", NULL, 0, "a training phase started while the last one was being prepared",
+                NULL);
+        return -1;
+    }
+    /* the sampler is prepared on its thread; s_prepared starts the epoch */
+    sb_msg_t m = { .type = SB_MSG_PHASE_START };
+    m.u.phase_start = *ps;
+    uint8_t *data = NULL;
+    size_t size = 0;
+    char why[256] = "out of memory";
+    sb_proto_fini (&self->prep_ps);
+    if (sb_proto_encode (&m, &data, &size) != 0
+        || sb_proto_decode (data, size, &self->prep_ps, why, sizeof why, NULL) != SB_PROTO_OK) {
+        free (data);
+        s_fail (self, NULL, "sampler", NULL, ENOMEM, why, NULL);
+        return -1;
+    }
+    free (data);
+    atomic_store (&self->prep_done, 0);
+    int rc = pthread_create (&self->prep_thread, NULL, s_prepare, self);
+    if (rc != 0) {
+        snprintf (err, sizeof err, "cannot start the thread that prepares epoch %llu: %s",
+                  (unsigned long long) ps->epoch, strerror (rc));
+        s_fail (self, NULL, "sampler", NULL, rc, err, NULL);
+        return -1;
+    }
+    self->preparing = 1;
+    return 0;
+}
+
+/* The prepared epoch's sampler agrees with the coordinator: start it. */
+static int
+s_start_epoch (sb_trainer_t *self, const sb_msg_phase_start_t *ps)
+{
+    char err[1024];
+    const sb_msg_welcome_t *c = self->cfg;
+    s_set_t *set = self->set;
     const sb_sampler_epoch_t *info = sb_sampler_info (self->set->sampler);
     if (info->steps != ps->batches || info->samples_per_rank != ps->samples_per_rank) {
         snprintf (err, sizeof err, "epoch %llu: this worker's sampler gives %llu steps of %llu samples per rank, the"
@@ -2232,6 +2338,8 @@ double
 sb_trainer_pump (sb_trainer_t *self, int *busy)
 {
     *busy = 0;
+    if (self->preparing && s_prepared (self) != 0)
+        return 0;   /* the agent sleeps on prep_fd (sb_trainer_wait_fds) */
     if (self->running == 0 || self->failed)
         return 0;
     s_check_stalls (self, sb_now ());
@@ -2303,6 +2411,8 @@ size_t
 sb_trainer_wait_fds (sb_trainer_t *self, int *out, size_t max, int *queued)
 {
     *queued = 0;
+    if (self->preparing)    /* the epoch's sampler is ready when it is readable */
+        return max > 0 ? (out[0] = self->prep_fd, 1) : 0;
     if (self->storage_caps & SB_ENGINE_NO_IO)
         return 0;
     size_t n = 0;   /* the ranks that expect completions; the others' are not taken */
