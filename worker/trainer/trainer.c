@@ -2269,8 +2269,8 @@ s_advance (sb_trainer_t *self, s_rank_t *r, double now)
         /* compute the next batch when its samples are in */
         if (r->computing && now >= r->compute_until) {
             s_end_compute (self, r, now);
-            if (self->released)     /* the ranks it released start at once, before its reads */
-                s_start_ready (self, now);
+            if (self->released)     /* the ranks it released start at once (not before the release), before its reads */
+                s_start_ready (self, sb_now ());
             progress = 1;
         }
         else if (!r->computing && !r->waiting_go && r->step < self->batches && s_batch_in (self, r)) {
