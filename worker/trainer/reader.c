@@ -963,6 +963,12 @@ sb_reader_needs_keys (const sb_reader_t *self)
     return !(self->caps & SB_ENGINE_NO_IO) || self->verify;
 }
 
+int
+sb_reader_reads_free (const sb_reader_t *self)
+{
+    return self->inline_client != NULL && !self->verify;
+}
+
 static void
 s_inline_done (void *arg, const sb_io_done_t *d)
 {

@@ -204,6 +204,13 @@ int sb_reader_submit (sb_reader_t *self, const char *key, uint64_t offset, uint6
 /* 0 when reads need no key (SB_ENGINE_NO_IO without verification), else 1. */
 int sb_reader_needs_keys (const sb_reader_t *self);
 
+/* 1 when a read does nothing but complete, at once, with the bytes asked
+ * for (SB_ENGINE_NO_IO without verification: the engine neither reads nor
+ * generates anything), so that the caller may count it as completed without
+ * queueing it: the per-read queue and completion bookkeeping are most of the
+ * cost of a read that does nothing. Else 0. */
+int sb_reader_reads_free (const sb_reader_t *self);
+
 /* An SB_ENGINE_NO_IO engine completes every read inside sb_reader_submit (it
  * fills a buffer at memory speed when verifying): this takes those
  * completions, summed. Returns the number of reads (0 for other engines)

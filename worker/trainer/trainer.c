@@ -37,9 +37,13 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #define S_PAGES_IN_FLIGHT 4     /* ENTRIES_REQ pages asked and not answered */
 #define S_SIZE_CACHE 4096       /* generator sizes remembered (direct-mapped by catalog index) */
@@ -171,6 +175,8 @@ typedef struct {
     int              catalog_names, catalog_sizes;  /* PHASE_START's: names 1 name order, 2 index order */
     int              asking;        /* entries come from the coordinator */
     uint64_t         size_of[S_SIZE_CACHE], size_key[S_SIZE_CACHE];   /* generator sizes, key file + 1 */
+    uint64_t         same_size;     /* synthetic with record_length_bytes_stdev 0: every object's generator
+                                     * size, known once (0: look each one up) */
 } s_set_t;
 
 enum { S_SET_TRAIN, S_SET_EVAL };
@@ -222,6 +228,21 @@ struct sb_trainer {
     int              footers_first; /* parquet with DLIO's sliding row-group window: every footer of a loader
                                      * thread's files first, one at a time (lib/dataset/loader_depth.h) */
     sb_tf_mode_t     tf_mode;       /* DLIO's tf.data reads per loader thread (tf_plan.h), or SB_TF_NONE */
+    /* an epoch's sampler (sb_sampler_new, sb_sampler_epoch: O(dataset), seconds
+     * at tens of millions of files) is prepared on a thread of its own while
+     * the agent's loop goes on, sending and hearing heartbeats: done inline,
+     * the worker fell silent for as long, and past shardbench.heartbeat_timeout_s
+     * the coordinator dropped it (and it the coordinator) and the run failed */
+    pthread_t        prep_thread;
+    int              preparing;     /* the thread was started and not joined */
+    atomic_int       prep_done;     /* the thread's work is over (prep_rc, prep_err set) */
+    int              prep_fd;       /* eventfd it signals then (sb_trainer_wait_fds) */
+    int              prep_rc;
+    char             prep_err[1024];
+    sb_msg_t         prep_ps;       /* a decoded copy of the PHASE_START being prepared (owned) */
+    int              free_reads;    /* a read completes at once with its length and nothing else (synthetic
+                                     * storage, no verification: sb_reader_reads_free): a single sample's
+                                     * read is counted in place, with no slot, queue or completion (s_submit) */
 };
 
 /* ENDPOINT_STATS of rank r: its engine's counters since the phase began,
@@ -273,6 +294,13 @@ sb_trainer_new (const sb_msg_welcome_t *cfg, const sb_storage_cfg_t *storage, co
         return NULL;
     }
     self->cfg = cfg;
+    self->prep_fd = eventfd (0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (self->prep_fd < 0) {
+        snprintf (err, err_size, "cannot make an eventfd: %s", strerror (errno));
+        sb_entries_destroy (&self->entries);
+        free (self);
+        return NULL;
+    }
     self->storage_caps = sb_storage_caps (storage);
     self->storage = storage;
     self->out = *out;
@@ -407,6 +435,7 @@ sb_trainer_new (const sb_msg_welcome_t *cfg, const sb_storage_cfg_t *storage, co
             return NULL;
         }
         self->needs_keys = sb_reader_needs_keys (r->reader);
+        self->free_reads = sb_reader_reads_free (r->reader);
     }
     if (cfg->trace && cfg->trace[0] && !(self->trace = sb_trace_open (cfg->trace, err, err_size))) {
         sb_trainer_destroy (&self);
@@ -421,6 +450,11 @@ sb_trainer_destroy (sb_trainer_t **self_p)
     if (!self_p || !*self_p)
         return;
     sb_trainer_t *self = *self_p;
+    if (self->preparing)    /* it ends on its own (it waits for nothing) */
+        pthread_join (self->prep_thread, NULL);
+    if (self->prep_fd >= 0)
+        close (self->prep_fd);
+    sb_proto_fini (&self->prep_ps);
     /* stop every rank's reader, then join them all against one deadline a
      * second at a time, waking the stuck threads of all ranks together: a
      * hung mount costs the worker about 4 s, not 4 s per read thread */
@@ -487,6 +521,10 @@ typedef struct {
 static int
 s_generator_size (sb_trainer_t *self, uint64_t file, uint64_t dlio, uint64_t *size, char *err, size_t err_size)
 {
+    if (self->set->same_size) {
+        *size = self->set->same_size;
+        return 0;
+    }
     size_t at = (size_t) (file % S_SIZE_CACHE);
     if (self->set->size_key[at] == file + 1) {
         *size = self->set->size_of[at];
@@ -508,6 +546,16 @@ s_key (const sb_trainer_t *self, const char *stored, uint64_t dlio, char *buf, s
     if (dlio == SB_NO_DLIO_INDEX || dlio >= self->set->ds.files)
         return -1;
     return sb_dataset_key (&self->set->ds, dlio, buf, size);
+}
+
+/* The DLIO index of catalog entry `file` of a set named as DLIO names it:
+ * itself in index order, else its place in name order; with one folder
+ * that is itself too (and sb_dataset_index_at's four divisions are a good
+ * part of a synthetic read's cost). */
+static inline uint64_t
+s_dlio_index (const s_set_t *set, uint64_t file)
+{
+    return set->catalog_names == 2 || set->ds.subfolders <= 1 ? file : sb_dataset_index_at (&set->ds, file);
 }
 
 /* The read of position p of rank r: 0 with *rd set, 1 when its catalog
@@ -532,7 +580,7 @@ s_read_at (sb_trainer_t *self, s_rank_t *r, uint64_t p, s_read_t *rd)
             s_fail (self, r, "sampler", NULL, 0, text, NULL);
             return -1;
         }
-        rd->dlio = self->set->catalog_names == 2 ? file : sb_dataset_index_at (&self->set->ds, file);
+        rd->dlio = s_dlio_index (self->set, file);
         rd->size = SB_SIZE_UNKNOWN;
         if (self->set->catalog_sizes == 1 && s_generator_size (self, file, rd->dlio, &rd->size, text, sizeof text) != 0) {
             s_fail (self, r, "size", NULL, 0, text, NULL);
@@ -550,7 +598,7 @@ s_read_at (sb_trainer_t *self, s_rank_t *r, uint64_t p, s_read_t *rd)
             return -1;
         }
         if (self->set->catalog_names && file < self->set->ds.files)
-            rd->dlio = self->set->catalog_names == 2 ? file : sb_dataset_index_at (&self->set->ds, file);
+            rd->dlio = s_dlio_index (self->set, file);
     }
     char key[PATH_MAX];     /* not `= ""`: that zeroes 4 KiB for every read (most of a small read's cost) */
     key[0] = '\0';
@@ -765,6 +813,11 @@ s_build_sampler (sb_trainer_t *self, const sb_msg_phase_start_t *ps, char *err, 
     self->set->catalog_names = ps->catalog_names == 1 || ps->catalog_names == 2 ? (int) ps->catalog_names : 0;
     self->set->catalog_sizes = (int) ps->catalog_sizes;
     self->set->asking = !(self->set->catalog_names && self->set->catalog_sizes != 0);
+    /* synthetic sizes are the generator's, which with no size spread are the
+     * same for every object: worked out once, not once a read */
+    self->set->same_size = 0;
+    if ((self->storage_caps & SB_ENGINE_NO_IO) && self->set->catalog_sizes == 1 && self->set->ds.record_stdev == 0)
+        self->set->same_size = sb_dataset_object_size (&self->set->ds, 0);
     if (!self->set->asking && self->set->listed != self->set->ds.files) {
         snprintf (err, err_size, "the coordinator says the catalog of %llu objects is DLIO-named, but the run's"
                   " naming has %llu", (unsigned long long) self->set->listed, (unsigned long long) self->set->ds.files);
@@ -879,6 +932,55 @@ s_ckpt_done (sb_trainer_t *self, s_rank_t *r, double now)
     return end;
 }
 
+static int s_start_epoch (sb_trainer_t *self, const sb_msg_phase_start_t *ps);
+
+/* The thread that prepares the set's sampler for the phase of prep_ps: it
+ * touches the sampler and the set's catalog fields only, which nothing else
+ * reads until s_prepared has joined it. */
+static void *
+s_prepare (void *arg)
+{
+    sb_trainer_t *self = arg;
+    const sb_msg_phase_start_t *ps = &self->prep_ps.u.phase_start;
+    s_set_t *set = self->set;
+    int rc = 0;
+    if (!set->sampler && s_build_sampler (self, ps, self->prep_err, sizeof self->prep_err) != 0)
+        rc = -1;
+    while (rc == 0 && set->prepared < ps->epoch)
+        if (sb_sampler_epoch (set->sampler, ++set->prepared, self->prep_err, sizeof self->prep_err) != 0)
+            rc = -1;
+    self->prep_rc = rc;
+    atomic_store (&self->prep_done, 1);
+    uint64_t one = 1;
+    if (write (self->prep_fd, &one, sizeof one) != (ssize_t) sizeof one) {
+        /* the counter cannot overflow at one write an epoch: nothing to do,
+         * the loop looks at prep_done at its next turn anyway */
+    }
+    return NULL;
+}
+
+/* With an epoch being prepared: 1 while it is, else (joined) 0 after the
+ * epoch started, or failed (reported). */
+static int
+s_prepared (sb_trainer_t *self)
+{
+    if (!atomic_load (&self->prep_done))
+        return 1;
+    uint64_t count;
+    if (read (self->prep_fd, &count, sizeof count) < 0 && errno != EAGAIN)
+        sb_warn ("trainer: reading its eventfd: %s", strerror (errno));
+    pthread_join (self->prep_thread, NULL);
+    self->preparing = 0;
+    if (!self->failed) {
+        if (self->prep_rc != 0)
+            s_fail (self, NULL, "sampler", NULL, 0, self->prep_err, NULL);
+        else
+            (void) s_start_epoch (self, &self->prep_ps.u.phase_start);
+    }
+    sb_proto_fini (&self->prep_ps);
+    return 0;
+}
+
 int
 sb_trainer_start (sb_trainer_t *self, const sb_msg_phase_start_t *ps)
 {
@@ -902,10 +1004,6 @@ sb_trainer_start (sb_trainer_t *self, const sb_msg_phase_start_t *ps)
                 return -1;
             }
     }
-    if (!self->set->sampler && s_build_sampler (self, ps, err, sizeof err) != 0) {
-        s_fail (self, NULL, "sampler", NULL, 0, err, NULL);
-        return -1;
-    }
     /* epochs come in order; the evaluation set's skips those without an
      * evaluation, and its sampler goes through them (DLIO reshuffles both sets every epoch) */
     if (ps->epoch <= set->prepared) {
@@ -914,11 +1012,44 @@ sb_trainer_start (sb_trainer_t *self, const sb_msg_phase_start_t *ps)
         s_fail (self, NULL, "sampler", NULL, 0, err, NULL);
         return -1;
     }
-    while (set->prepared < ps->epoch)
-        if (sb_sampler_epoch (set->sampler, ++set->prepared, err, sizeof err) != 0) {
-            s_fail (self, NULL, "sampler", NULL, 0, err, NULL);
-            return -1;
-        }
+    if (self->preparing) {
+        s_fail (self, NULL, "protocol", NULL, 0, "a training phase started while the last one was being prepared",
+                NULL);
+        return -1;
+    }
+    /* the sampler is prepared on its thread; s_prepared starts the epoch */
+    sb_msg_t m = { .type = SB_MSG_PHASE_START };
+    m.u.phase_start = *ps;
+    uint8_t *data = NULL;
+    size_t size = 0;
+    char why[256] = "out of memory";
+    sb_proto_fini (&self->prep_ps);
+    if (sb_proto_encode (&m, &data, &size) != 0
+        || sb_proto_decode (data, size, &self->prep_ps, why, sizeof why, NULL) != SB_PROTO_OK) {
+        free (data);
+        s_fail (self, NULL, "sampler", NULL, ENOMEM, why, NULL);
+        return -1;
+    }
+    free (data);
+    atomic_store (&self->prep_done, 0);
+    int rc = pthread_create (&self->prep_thread, NULL, s_prepare, self);
+    if (rc != 0) {
+        snprintf (err, sizeof err, "cannot start the thread that prepares epoch %llu: %s",
+                  (unsigned long long) ps->epoch, strerror (rc));
+        s_fail (self, NULL, "sampler", NULL, rc, err, NULL);
+        return -1;
+    }
+    self->preparing = 1;
+    return 0;
+}
+
+/* The prepared epoch's sampler agrees with the coordinator: start it. */
+static int
+s_start_epoch (sb_trainer_t *self, const sb_msg_phase_start_t *ps)
+{
+    char err[1024];
+    const sb_msg_welcome_t *c = self->cfg;
+    s_set_t *set = self->set;
     const sb_sampler_epoch_t *info = sb_sampler_info (self->set->sampler);
     if (info->steps != ps->batches || info->samples_per_rank != ps->samples_per_rank) {
         snprintf (err, sizeof err, "epoch %llu: this worker's sampler gives %llu steps of %llu samples per rank, the"
@@ -1111,6 +1242,10 @@ static void
 s_on_list (sb_trainer_t *self, const sb_msg_list_t *m)
 {
     char err[256] = "this worker's sampler has no served lists";
+    /* a phase being prepared began after the lists' epoch ended: its pages
+     * are of no use, and the sampler belongs to the preparing thread */
+    if (self->preparing)
+        return;
     sb_sampler_t *train = self->sets[S_SET_TRAIN].sampler;
     if (!sb_sampler_served (train)
         || sb_lists_on_page (self->lists, train, m, self->cfg->first_rank, err, sizeof err) != 0) {
@@ -1862,6 +1997,22 @@ s_tf_groups (sb_trainer_t *self, s_rank_t *r, const s_read_t *rd, uint64_t p, ui
     return self->failed ? -1 : 0;
 }
 
+/* A free read (free_reads) of one sample, rd at position p of rank r: what
+ * s_issue, the engine and s_complete do with it (its number, the epoch's
+ * first-read mark of its file, its counts, its trace line), at once. The
+ * slot, the engine's queue and the completion are skipped: a read that does
+ * nothing costs no more than its sampler and range (some 65,536 a step with
+ * DLRM's npz presets). */
+static void
+s_read_free (sb_trainer_t *self, s_rank_t *r, const s_read_t *rd, uint64_t p, double now)
+{
+    r->next_seq++;
+    (void) s_evict_flag (self, rd->ref.file);
+    s_count (r, 1, rd->length, 0, 1);
+    s_trace (self, r, p, rd->ref.file, rd->ref.sample, rd->stored, rd->dlio, rd->offset, rd->length, now, 0,
+             rd->length);
+}
+
 /* Submit rank r's reads within the prefetch window. Returns -1 when it failed. */
 static int
 s_submit (sb_trainer_t *self, s_rank_t *r, double now)
@@ -1884,6 +2035,13 @@ s_submit (sb_trainer_t *self, s_rank_t *r, double now)
         uint64_t p = r->submitted, n = rd.group ? s_run (self, r, p, &rd.ref, rd.run_end - rd.ref.sample) : 1;
         if (n > k - p)
             n = k - p;
+        if (self->free_reads && !rd.group && n == 1 && !self->set->footered && !r->tf) {
+            s_read_free (self, r, &rd, p, now);
+            if (self->failed)
+                return -1;
+            r->submitted++;
+            continue;
+        }
         if (self->stagger_s > 0 && !rd.group && n == 1 && now < s_thread_start (self, r, s_lane (self, &rd))) {
             /* DLIO's loader worker t sleeps t x computation_time before its
              * first fetch of the epoch; the other workers read on */
@@ -2093,6 +2251,52 @@ s_batch_in (const sb_trainer_t *self, const s_rank_t *r)
     return r->submitted >= end && r->batch_pending[r->step % (self->nslots + 1)] == 0;
 }
 
+/* Rank r's wait for its batch, if it was waiting, ends now. */
+static void
+s_take_wait (s_rank_t *r, double now)
+{
+    if (r->wait_since > 0) {
+        r->io_wait += now - r->wait_since;
+        r->wait_since = 0;
+    }
+}
+
+/* Rank r computes its next batch, which is in, for `compute` seconds from now. */
+static void
+s_start_compute (sb_trainer_t *self, s_rank_t *r, double compute, double now)
+{
+    (void) self;
+    s_take_wait (r, now);
+    r->computing = 1;
+    r->compute_started = now;
+    r->compute_until = now + compute;
+    r->compute_length = compute;
+}
+
+/* Every rank whose next batch is in starts computing it now, before any
+ * rank's reads of this pass. The pump visits the ranks in turn and a
+ * visit submits the rank's reads before its compute starts (s_advance): a
+ * barrier's release would start rank i's compute only after ranks 0..i-1
+ * read their next batches (65,536 samples a step with DLRM's npz presets on
+ * one worker), and every step would wait for the last rank's late start.
+ * The reads and their order are unchanged: only compute starts move, to
+ * when the batch was in. Not for a rank whose compute time is 0 (s_advance
+ * ends it at once, which may release a barrier), nor one at a checkpoint
+ * or before its footers. */
+static void
+s_start_ready (sb_trainer_t *self, double now)
+{
+    for (size_t i = 0; i < self->nranks && !self->failed; i++) {
+        s_rank_t *r = &self->ranks[i];
+        if (!r->running || r->computing || r->waiting_go || r->ckpt_job || r->ff_left || r->step >= self->batches
+            || !s_batch_in (self, r))
+            continue;
+        double compute = s_compute_time (self, r);
+        if (compute > 0)
+            s_start_compute (self, r, compute, now);
+    }
+}
+
 /* Everything rank r can do now without waiting. */
 static void
 s_advance (sb_trainer_t *self, s_rank_t *r, double now)
@@ -2124,24 +2328,20 @@ s_advance (sb_trainer_t *self, s_rank_t *r, double now)
         /* compute the next batch when its samples are in */
         if (r->computing && now >= r->compute_until) {
             s_end_compute (self, r, now);
+            if (self->released)     /* the ranks it released start at once (not before the release), before its reads */
+                s_start_ready (self, sb_now ());
             progress = 1;
         }
         else if (!r->computing && !r->waiting_go && r->step < self->batches && s_batch_in (self, r)) {
-            if (r->wait_since > 0) {
-                r->io_wait += now - r->wait_since;
-                r->wait_since = 0;
-            }
             double compute = s_compute_time (self, r);
             if (self->failed)
                 return;
-            if (compute > 0) {  /* no compute: no time, AU 0 */
-                r->computing = 1;
-                r->compute_started = now;
-                r->compute_until = now + compute;
-                r->compute_length = compute;
-            }
-            else
+            if (compute > 0)    /* no compute: no time, AU 0 */
+                s_start_compute (self, r, compute, now);
+            else {
+                s_take_wait (r, now);
                 s_end_compute (self, r, now);
+            }
             progress = 1;
         }
     }
@@ -2197,6 +2397,8 @@ double
 sb_trainer_pump (sb_trainer_t *self, int *busy)
 {
     *busy = 0;
+    if (self->preparing && s_prepared (self) != 0)
+        return 0;   /* the agent sleeps on prep_fd (sb_trainer_wait_fds) */
     if (self->running == 0 || self->failed)
         return 0;
     s_check_stalls (self, sb_now ());
@@ -2208,6 +2410,7 @@ sb_trainer_pump (sb_trainer_t *self, int *busy)
     do {    /* again when a barrier released ranks the loop had already passed */
         self->released = 0;
         wake = 0;
+        s_start_ready (self, sb_now ());    /* a GO's ranks, and any whose batch came in */
         for (size_t i = 0; i < self->nranks && !self->failed; i++) {
             s_rank_t *r = &self->ranks[i];
             if (!r->running)
@@ -2275,6 +2478,8 @@ size_t
 sb_trainer_wait_fds (sb_trainer_t *self, int *out, size_t max, int *queued)
 {
     *queued = 0;
+    if (self->preparing)    /* the epoch's sampler is ready when it is readable */
+        return max > 0 ? (out[0] = self->prep_fd, 1) : 0;
     if (self->storage_caps & SB_ENGINE_NO_IO)
         return 0;
     size_t n = 0;   /* the ranks that expect completions; the others' are not taken */
