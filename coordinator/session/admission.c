@@ -84,14 +84,15 @@ s_clock_text (double t, char *buf, size_t size)
 void
 sess_lost (sess_t *self, sess_worker_t *w, const char *op, const char *why)
 {
-    char span[64], when[32], detail[1024], note[384];
+    char span[64], when[32], detail[1024], note[384], relay[96];
     s_clock_text (w->last_seen, when, sizeof when);
     sess_stall_note (self, note, sizeof note);
+    sess_relay_note (self, w, relay, sizeof relay);
     snprintf (detail, sizeof detail, "%s, last contact at %s%s", why, when, note);
     w->gone = 1;
     sess_record_error (self, (int64_t) w->first_rank, w->host, op, NULL, 0, detail);
-    sess_fail (self, "lost worker %llu on %s (%s, pid %llu): %s", (unsigned long long) w->id, w->host,
-               sess_rank_span (w, span, sizeof span), (unsigned long long) w->pid, detail);
+    sess_fail (self, "lost worker %llu on %s (%s, pid %llu)%s: %s", (unsigned long long) w->id, w->host,
+               sess_rank_span (w, span, sizeof span), (unsigned long long) w->pid, relay, detail);
 }
 
 /* Tell a peer why it is refused (best effort: it may be gone). */
@@ -244,6 +245,7 @@ sess_on_hello (sess_t *self, zframe_t *identity, sb_msg_hello_t *m)
     w->welcome_sent_at = sb_now ();
     sess_send (self, w, &reply);   /* borrowed strings: only the endpoints array is ours */
     free (r->endpoints.items);
+    sess_barrier_admit (self, w);
 }
 
 void
@@ -502,7 +504,7 @@ sess_all_joined (sess_t *self)
     for (size_t i = 0; i < self->nworkers; i++)
         if (!self->workers[i].ready)
             return 0;
-    return 1;
+    return sess_barrier_relays_ready (self);
 }
 
 void

@@ -156,6 +156,8 @@ s_dispatch (sess_t *self)
         case SB_MSG_HEARTBEAT: break;
         case SB_MSG_ENTRIES_REQ: sess_on_entries_req (self, w, &msg.u.entries_req); break;
         case SB_MSG_STEP: sess_on_step (self, w, &msg.u.step); break;
+        case SB_MSG_BARRIER_UP: sess_on_barrier_up (self, w, &msg.u.barrier_up); break;
+        case SB_MSG_RELAY_AT: sess_on_relay_at (self, w, &msg.u.relay_at); break;
         case SB_MSG_STATS: sess_on_stats (self, w, &msg.u.stats); break;
         case SB_MSG_RANK_DONE: sess_on_rank_done (self, w, &msg.u.rank_done); break;
         case SB_MSG_CKPT_DONE: sess_on_ckpt_done (self, w, &msg.u.ckpt_done); break;
@@ -267,10 +269,11 @@ s_housekeeping (sess_t *self, int backlog)
         else if (w && !w->gone) {
             w->gone = 1;
             sess_record_error (self, (int64_t) w->first_rank, w->host, "worker", NULL, 0, how);
-            char note[384];
+            char note[384], relay[96];
             sess_stall_note (self, note, sizeof note);
-            sess_fail (self, "local worker %llu on %s (%s, pid %d) ended: %s%s", (unsigned long long) w->id, w->host,
-                       sess_rank_span (w, span, sizeof span), (int) pid, how, note);
+            sess_relay_note (self, w, relay, sizeof relay);
+            sess_fail (self, "local worker %llu on %s (%s, pid %d)%s ended: %s%s", (unsigned long long) w->id, w->host,
+                       sess_rank_span (w, span, sizeof span), (int) pid, relay, how, note);
         }
         else if (!w)
             sess_fail (self, "local worker pid %d ended before joining: %s", (int) pid, how);
