@@ -110,7 +110,9 @@ sess_barrier_tree_send (sess_t *self)
 void
 sess_relay_note (const sess_t *self, const sess_worker_t *w, char *buf, size_t size)
 {
-    if (self->barrier_fanout && w->children)
+    if (self->barrier_fanout && w->children == 1)
+        snprintf (buf, size, " (relay of the step barrier for worker %llu)", (unsigned long long) w->first_child);
+    else if (self->barrier_fanout && w->children)
         snprintf (buf, size, " (relay of the step barrier for workers %llu-%llu)", (unsigned long long) w->first_child,
                   (unsigned long long) (w->first_child + w->children - 1));
     else if (size)

@@ -22,6 +22,9 @@
 
 /* messages dispatched before the loop turns to its housekeeping */
 #define S_DRAIN_CAP 4096
+/* --local: seconds of each turn of the loop spent starting workers, the
+ * rest answering those already started */
+#define S_SPAWN_BUDGET_S 0.005
 
 int
 sess_send (sess_t *self, sess_worker_t *w, const sb_msg_t *msg)
@@ -239,6 +242,11 @@ s_housekeeping (sess_t *self, int backlog)
             sess_lost (self, w, "heartbeat", why);
         }
     }
+    if (sb_launcher_pending (self->launcher) && !self->failed) {
+        char err[512];
+        if (sb_launcher_start_more (self->launcher, S_SPAWN_BUDGET_S, err, sizeof err) != 0)
+            sess_fail (self, "%s", err);
+    }
     pid_t pid;
     int status;
     while (self->launcher && sb_launcher_poll (self->launcher, &pid, &status)) {
@@ -319,7 +327,7 @@ sess_pump_until (sess_t *self, int (*done) (sess_t *), double timeout_s, const c
          * counts as sent on (sb_event_wait asks it for ZMQ_EVENTS before
          * sleeping on its ZMQ_FD) */
         if (handled < S_DRAIN_CAP && !self->failed && !done (self))
-            sb_event_wait (socks, 1, 1, 0.05);
+            sb_event_wait (socks, 1, 1, sb_launcher_pending (self->launcher) ? 0 : 0.05);
     }
     return -1;
 }
