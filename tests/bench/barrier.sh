@@ -16,10 +16,12 @@
 #   BARRIER_TIMEOUT  shardbench.heartbeat_timeout_s (default: the key's default; a build whose join
 #                    takes longer than it needs more)
 #   BARRIER_KEEP     a folder to keep each run's database and logs in (default: a scratch folder, removed)
-# Columns: join_s: coordinator start to its last "worker N joined" line (wall clock); coord_cpu_ms/step:
-# the coordinator's user+system CPU over the whole command (/usr/bin/time %U+%S) per step, and over the
-# training epoch alone (/proc/PID/stat between its "training:" and "epoch 1/1" lines, 10 ms ticks) per
-# step; AU: epochs.au_mean. Wall-clock columns (join, barrier, own) are inflated by any other load.
+# Columns: join_s: coordinator start to its last "worker N joined" line (wall clock); all_cpu/step:
+# user+system CPU of the whole command per step (/usr/bin/time %U+%S: the coordinator and the workers
+# it reaped, start-up included); coord_cpu/step and coord_cpu/s: the coordinator's own CPU over the
+# training epoch alone (/proc/PID/stat between its "training:" and "epoch 1/1" lines, 10 ms ticks), per
+# step and per second (heartbeats and STATS cost per second, whatever the steps); AU: epochs.au_mean.
+# Wall-clock columns (join, barrier, own, AU) are inflated by any other load; the CPU columns are not.
 set -u
 : "${SHARDBENCH:?path of the shardbench binary}"
 : "${SHARDBENCH_WORKER:?path of the shardbench-worker binary}"
@@ -37,8 +39,8 @@ ms () { awk -F'[:. ]' '{ print (($1 * 60 + $2) * 60 + $3) * 1000 + $4 }'; }
 # the coordinator's utime+stime in seconds (/proc/PID/stat fields 14, 15)
 cpu_s () { awk -v hz="$hz" '{ sub(/.*\) /, ""); print ($12 + $13) / hz }' "/proc/$1/stat" 2>/dev/null; }
 
-printf '%-6s %-8s %-8s %-8s %-8s %-8s %-14s %-14s %-7s %s\n' N join_s bar_p50 bar_p99 own_p50 own_p99 \
-    cpu_ms/step cpu_ms/step_tr AU% status
+printf '%-6s %-7s %-8s %-8s %-8s %-8s %-13s %-15s %-13s %-6s %s\n' N join_s bar_p50 bar_p99 own_p50 own_p99 \
+    all_cpu_ms/st coord_cpu_ms/st coord_cpu_ms/s AU% status
 for n in $NS; do
     dir="$WORK/n$n"
     mkdir -p "$dir"
@@ -60,11 +62,15 @@ for n in $NS; do
         [ -n "$cpid" ] && break
         sleep 0.05
     done
-    cpu0="" cpu1=""
+    cpu0="" cpu1="" t0="" t1=""
     while kill -0 "$tpid" 2>/dev/null; do
-        if [ -z "$cpu0" ] && grep -q "info: training:" "$dir/err" 2>/dev/null; then cpu0=$(cpu_s "$cpid"); fi
+        if [ -z "$cpu0" ] && grep -q "info: training:" "$dir/err" 2>/dev/null; then
+            cpu0=$(cpu_s "$cpid")
+            t0=$(date +%s.%N)
+        fi
         if [ -n "$cpu0" ] && [ -z "$cpu1" ] && grep -q "info: epoch 1/1" "$dir/err" 2>/dev/null; then
             cpu1=$(cpu_s "$cpid")
+            t1=$(date +%s.%N)
         fi
         sleep 0.02
     done
@@ -81,10 +87,12 @@ for n in $NS; do
     whole=$(awk -v u="$u" -v s="$s" -v n="$steps" 'BEGIN { printf "%.2f", (u + s) * 1000 / n }')
     train=$(awk -v a="${cpu0:-}" -v b="${cpu1:-}" -v n="$steps" \
         'BEGIN { if (a == "" || b == "") print "-"; else printf "%.2f", (b - a) * 1000 / n }')
+    rate=$(awk -v a="${cpu0:-}" -v b="${cpu1:-}" -v x="${t0:-}" -v y="${t1:-}" \
+        'BEGIN { if (a == "" || b == "" || y <= x) print "-"; else printf "%.1f", (b - a) * 1000 / (y - x) }')
     status=ok
     [ "$rc" -eq 0 ] || status="exit $rc: $(grep -m1 'error' "$dir/err" | cut -c1-160)"
-    printf '%-6s %-8s %-8s %-8s %-8s %-8s %-14s %-14s %-7s %s\n' "$n" "$join" "$p50" "$p99" "$o50" "$o99" \
-        "$whole" "$train" "$au" "$status"
+    printf '%-6s %-7s %-8s %-8s %-8s %-8s %-13s %-15s %-13s %-6s %s\n' "$n" "$join" "$p50" "$p99" "$o50" "$o99" \
+        "$whole" "$train" "$rate" "$au" "$status"
     if [ -n "${BARRIER_KEEP:-}" ]; then mkdir -p "$BARRIER_KEEP" && cp -r "$dir" "$BARRIER_KEEP/"; fi
     rm -rf "$dir"
 done

@@ -76,6 +76,11 @@ s_send (s_agent_t *self, const sb_msg_t *msg)
         sb_error ("cannot send %s to the coordinator: %s", sb_proto_type_name (msg->type), zmq_strerror (zmq_errno ()));
         return -1;
     }
+    /* any message tells the coordinator this worker lives: a heartbeat is
+     * due only after a silence (a training rank's STATS come every second,
+     * so a thousand workers do not double the coordinator's traffic) */
+    if (self->heartbeat_s > 0)
+        self->next_heartbeat = sb_now () + self->heartbeat_s;
     return 0;
 }
 
