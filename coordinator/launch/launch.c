@@ -146,13 +146,13 @@ sb_launcher_start (sb_launcher_t *self, size_t n, const char *endpoint, double h
     int fail_len = snprintf (self->fail, sizeof self->fail, "shardbench: cannot run %s: ", self->worker_path);
     self->fail_len = fail_len < 0 || (size_t) fail_len >= sizeof self->fail ? strlen (self->fail) : (size_t) fail_len;
     self->pending = n;
-    return sb_launcher_start_more (self, 0, err, err_size);
+    return sb_launcher_start_more (self, 0, 1, err, err_size);
 }
 
 int
-sb_launcher_start_more (sb_launcher_t *self, double budget_s, char *err, size_t err_size)
+sb_launcher_start_more (sb_launcher_t *self, double budget_s, size_t max, char *err, size_t err_size)
 {
-    if (!self->pending)
+    if (!self->pending || !max)
         return 0;
     pid_t parent = getpid ();
     char *argv[] = { self->worker_path, "--coordinator", self->endpoint, "--timeout", self->timeout,
@@ -174,7 +174,7 @@ sb_launcher_start_more (sb_launcher_t *self, double budget_s, char *err, size_t 
         }
         self->children[self->count++] = (s_child_t) { .pid = pid, .running = 1, .errfd = -1 };
         self->pending--;
-    } while (self->pending && sb_now () < until);
+    } while (self->pending && --max && sb_now () < until);
     return 0;
 }
 

@@ -27,10 +27,11 @@ void sb_launcher_destroy (sb_launcher_t **self_p);
 int sb_launcher_start (sb_launcher_t *self, size_t n, const char *endpoint, double heartbeat_timeout_s,
                        const char *keys_dir, char *err, size_t err_size);
 
-/* Start more of the workers sb_launcher_start left to start: at least one,
- * and more while budget_s seconds have not passed. Returns 0 (also when
- * none is left), or -1 with err (fork failed: none is left to start). */
-int sb_launcher_start_more (sb_launcher_t *self, double budget_s, char *err, size_t err_size);
+/* Start more of the workers sb_launcher_start left to start: at most max,
+ * at least one (when max > 0), and more while budget_s seconds have not
+ * passed. Returns 0 (also when none is left), or -1 with err (fork failed:
+ * none is left to start). */
+int sb_launcher_start_more (sb_launcher_t *self, double budget_s, size_t max, char *err, size_t err_size);
 
 /* Workers sb_launcher_start has still to start (0 for NULL). */
 size_t sb_launcher_pending (const sb_launcher_t *self);

@@ -23,8 +23,13 @@
 /* messages dispatched before the loop turns to its housekeeping */
 #define S_DRAIN_CAP 4096
 /* --local: seconds of each turn of the loop spent starting workers, the
- * rest answering those already started */
+ * rest answering those already started; and how many may be starting at
+ * once (started, not yet READY). Each start-up takes CPU (exec, libraries,
+ * ZeroMQ, the ranks' setup, the preflight): a thousand at once would leave
+ * the coordinator a thousandth of the cores, and the workers would give up
+ * waiting for their WELCOME */
 #define S_SPAWN_BUDGET_S 0.005
+#define S_SPAWN_WINDOW   16
 
 int
 sess_send (sess_t *self, sess_worker_t *w, const sb_msg_t *msg)
@@ -243,8 +248,14 @@ s_housekeeping (sess_t *self, int backlog)
         }
     }
     if (sb_launcher_pending (self->launcher) && !self->failed) {
+        size_t started = sb_launcher_count (self->launcher), settled = 0;
+        for (size_t i = 0; i < self->nworkers; i++)
+            settled += self->workers[i].ready || self->workers[i].gone;
+        size_t starting = started > settled ? started - settled : 0;
         char err[512];
-        if (sb_launcher_start_more (self->launcher, S_SPAWN_BUDGET_S, err, sizeof err) != 0)
+        if (starting < S_SPAWN_WINDOW
+            && sb_launcher_start_more (self->launcher, S_SPAWN_BUDGET_S, S_SPAWN_WINDOW - starting, err,
+                                       sizeof err) != 0)
             sess_fail (self, "%s", err);
     }
     pid_t pid;
@@ -327,7 +338,7 @@ sess_pump_until (sess_t *self, int (*done) (sess_t *), double timeout_s, const c
          * counts as sent on (sb_event_wait asks it for ZMQ_EVENTS before
          * sleeping on its ZMQ_FD) */
         if (handled < S_DRAIN_CAP && !self->failed && !done (self))
-            sb_event_wait (socks, 1, 1, sb_launcher_pending (self->launcher) ? 0 : 0.05);
+            sb_event_wait (socks, 1, 1, 0.05);
     }
     return -1;
 }

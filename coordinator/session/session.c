@@ -603,6 +603,8 @@ done:
     }
     free (self->workers);
     self->workers = NULL;
+    free (self->by_identity);
+    self->by_identity = NULL;
     free (self->rank_done);
     self->rank_done = NULL;
     sb_ckpt_plan_fini (&self->ckpt);

@@ -89,6 +89,12 @@ typedef struct {
     sb_launcher_t  *launcher;
     sess_worker_t     *workers;
     size_t          nworkers;
+    /* the workers by ROUTER identity (admission.c): an open-addressing
+     * table of worker index + 1 (0: empty), every message is looked up in
+     * it (a scan of a thousand identities per message was a quarter of the
+     * coordinator's time); owned */
+    uint32_t       *by_identity;
+    size_t          by_identity_size;   /* a power of two, over twice the workers */
     /* before admission (the listing and the checks before it): HELLOs are
      * held, their senders heartbeaten so that they keep waiting */
     int             holding;
