@@ -34,6 +34,28 @@ expect_eq "tree run: every rank finished every step of every epoch" \
 expect_eq "tree run: the barrier's own cost measured in both epochs" \
     "$(q t.db "SELECT count(*) FROM epochs WHERE barrier_own_p50_ms IS NOT NULL AND barrier_p50_ms IS NOT NULL")" 2
 
+# ------------------------------------------------------------------ CURVE: relays are CURVE servers too
+# workers the coordinator did not start, over TCP with keys: each relay makes
+# a key pair for the run, its children learn its public key from the
+# coordinator and present their own certificates
+"$SHARDBENCH" keys --dir keys >/dev/null
+rm -f curve.err
+# shellcheck disable=SC2086
+timeout 120 "$SHARDBENCH" run quickstart $SYN train.epochs=1 train.computation_time=0.002 --accelerators 7 --workers 7 \
+    --bind 'tcp://127.0.0.1:*' --keys keys --db curve.db --progress off >curve.out 2>curve.err &
+coord=$!
+ep=$(coordinator_endpoint curve.err)
+for i in 0 1 2 3 4 5 6; do
+    "$SHARDBENCH_WORKER" --coordinator "$ep" --host "node$i" --keys keys --timeout 30 2>"curve-w$i.err" &
+done
+wait "$coord"
+expect_eq "CURVE tree run: exit status" "$?" 0
+wait
+expect_contains "CURVE tree run: the tree's shape" curve.err \
+    "info: step barrier: a tree of 3 relay workers, 2 children each, 2 workers at the top"
+expect_eq "CURVE tree run: every rank finished every step" \
+    "$(q curve.db "SELECT count(*), sum(batches), count(DISTINCT rank) FROM rank_epochs")" "7|84|7"
+
 # ------------------------------------------------------------------ a worker or a relay killed mid-epoch
 # kill_mid_epoch NAME WORKER: a long epoch (400 steps of 0.05 s); once it
 # started, worker WORKER is killed with SIGKILL; the run must fail naming it
