@@ -29,7 +29,7 @@
  * the coordinator a thousandth of the cores, and the workers would give up
  * waiting for their WELCOME */
 #define S_SPAWN_BUDGET_S 0.005
-#define S_SPAWN_WINDOW   16
+#define S_SPAWN_WINDOW   64
 
 int
 sess_send (sess_t *self, sess_worker_t *w, const sb_msg_t *msg)
