@@ -135,6 +135,35 @@ for p in "${wpids[@]}"; do
 done
 expect_eq "--workers: every other worker ended" "$left" 0
 
+# ------------------------------------------------------------------ a relay without descriptors for its children
+# 96 workers, fanout 48: worker 0 relays workers 48-95. Started under
+# `ulimit -n 64` (its ranks fit), it must say that its children do not,
+# with the numbers and the fix, before making a socket (CZMQ would abort)
+rm -f fds.err
+timeout 120 "$SHARDBENCH" run quickstart storage.storage_type=synthetic dataset.data_folder=synthetic://fds \
+    dataset.num_files_train=960 dataset.record_length_bytes=4096 reader.batch_size=1 train.epochs=1 \
+    shardbench.barrier_fanout=48 --accelerators 96 --workers 96 --bind 'tcp://127.0.0.1:*' --progress off \
+    --db fds.db >fds.out 2>fds.err &
+coord=$!
+ep=$(coordinator_endpoint fds.err)
+(ulimit -n 64; exec "$SHARDBENCH_WORKER" --coordinator "$ep" --host tight --timeout 30 2>fds-w0.err) &
+end=$((SECONDS + 30))
+until grep -q "info: worker 0 joined: tight" fds.err 2>/dev/null || [ "$SECONDS" -ge "$end" ]; do sleep 0.05; done
+others=()
+for i in $(seq 1 95); do
+    "$SHARDBENCH_WORKER" --coordinator "$ep" --host "n$i" --timeout 30 2>/dev/null &
+    others+=($!)
+done
+wait "$coord"
+expect_eq "relay short of descriptors: exit status" "$?" 1
+expect_contains "relay short of descriptors: named, with the numbers and the fix" fds.err \
+    "shardbench: error: worker 0 on tight (rank 0) left: cannot relay the step barrier for 48 workers:"
+expect_contains "relay short of descriptors: the limit and the fix" fds.err \
+    "limit 64 (hard limit 64): raise it with \`ulimit -n\` or LimitNOFILE, or lower shardbench.barrier_fanout"
+# those the coordinator had not admitted yet would wait out their --timeout for it
+kill "${others[@]}" 2>/dev/null
+wait
+
 # ------------------------------------------------------------------ bad values
 printf 'shardbench:\n  barrier_fanout: 1\n' >fanout.yaml
 # shellcheck disable=SC2086

@@ -123,6 +123,30 @@ s_tree_failed (s_agent_t *self, const char *why)
     self->done = 1;
 }
 
+static long s_open_fds (void);
+
+/* A relay's socket and its children's connections need descriptors, and
+ * CZMQ aborts on a socket it cannot create: check before binding. Returns
+ * 0, or -1 with why (the numbers and the fix). */
+static int
+s_relay_fds_fit (s_agent_t *self, uint64_t children, char *why, size_t size)
+{
+    (void) self;
+    uint64_t soft, hard;
+    if (sb_fd_limit_raise (&soft, &hard, why, size) != 0)
+        return -1;
+    long open = s_open_fds ();
+    /* the ROUTER's mailbox and listener, one connection per child, slack */
+    uint64_t need = (uint64_t) (open > 0 ? open : 0) + children + 8;
+    if (need <= soft)
+        return 0;
+    snprintf (why, size, "cannot relay the step barrier for %llu workers: %llu file descriptors needed, limit %llu (hard"
+              " limit %llu): raise it with `ulimit -n` or LimitNOFILE, or lower shardbench.barrier_fanout",
+              (unsigned long long) children, (unsigned long long) need, (unsigned long long) soft,
+              hard == UINT64_MAX ? 0ull : (unsigned long long) hard);
+    return -1;
+}
+
 /* A frame from the coordinator. */
 static void
 s_on_coordinator (s_agent_t *self, zmsg_t *zm)
@@ -168,7 +192,9 @@ s_on_coordinator (s_agent_t *self, zmsg_t *zm)
         break;
     case SB_MSG_RELAY_BIND: {
         sb_msg_t at = { 0 };
-        if (!self->btree
+        if (s_relay_fds_fit (self, m.u.relay_bind.children, text, sizeof text) != 0)
+            s_tree_failed (self, text);
+        else if (!self->btree
             || sb_btree_bind (self->btree, self->o->endpoint, self->o->keys_dir != NULL, m.u.relay_bind.first_child,
                               m.u.relay_bind.children, &at, text, sizeof text) != 0)
             s_tree_failed (self, self->btree ? text : "out of memory");
