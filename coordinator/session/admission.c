@@ -535,6 +535,8 @@ sess_join_detail (sess_t *self, char *buf, size_t size)
         }
         if (listed > 16)
             s_append (buf, size, ", ... %zu more", listed - 16);
+        if (sb_launcher_pending (self->launcher))   /* they start as earlier ones become READY */
+            s_append (buf, size, "; %zu not started yet", sb_launcher_pending (self->launcher));
     }
     else
         s_append (buf, size, "; %zu worker(s) started elsewhere never said HELLO (is `shardbench-worker --coordinator"
