@@ -15,6 +15,7 @@
 #   BARRIER_FANOUT   shardbench.barrier_fanout (default: the key's default)
 #   BARRIER_TIMEOUT  shardbench.heartbeat_timeout_s (default: the key's default; a build whose join
 #                    takes longer than it needs more)
+#   BARRIER_SYNC     train.sync (default step; epoch: no step barrier, the coordinator's cost without one)
 #   BARRIER_KEEP     a folder to keep each run's database and logs in (default: a scratch folder, removed)
 # Columns: join_s: coordinator start to its last "worker N joined" line (wall clock); all_cpu/step:
 # user+system CPU of the whole command per step (/usr/bin/time %U+%S: the coordinator and the workers
@@ -52,7 +53,7 @@ for n in $NS; do
     "$TIME" -f '%U %S %e %M' -o "$dir/time" "$SHARDBENCH" run quickstart storage.storage_type=synthetic \
         dataset.data_folder=synthetic://barrier dataset.num_files_train=$((n * STEPS)) \
         dataset.record_length_bytes=4096 dataset.record_length_bytes_stdev=0 reader.batch_size=1 \
-        reader.read_threads=1 reader.prefetch_size=2 train.epochs=1 train.computation_time=0.05 train.sync=step \
+        reader.read_threads=1 reader.prefetch_size=2 train.epochs=1 train.computation_time=0.05 train.sync="${BARRIER_SYNC:-step}" \
         "${extra[@]}" --accelerators "$n" --local "$n" --db "$dir/r.db" >"$dir/out" 2>"$dir/err" &
     tpid=$!
     # the coordinator is /usr/bin/time's child

@@ -68,15 +68,16 @@ kill_mid_epoch () {
     local coord=$!
     local end=$((SECONDS + 60))
     until grep -q "info: training:" "$name.err" 2>/dev/null; do
-        [ "$SECONDS" -ge "$end" ] && break
+        { [ "$SECONDS" -ge "$end" ] || ! kill -0 "$coord" 2>/dev/null; } && break
         sleep 0.05
     done
     read -r host pid < <(sed -n "s/.*shardbench: info: worker $worker joined: \([^ ]*\) pid \([0-9]*\),.*/\1 \2/p" \
         "$name.err")
     if [ -z "${pid:-}" ]; then
         fail "$name: worker $worker never joined or the epoch never started"
-        kill "$coord"
+        kill "$coord" 2>/dev/null
         wait "$coord"
+        KILL_RC=none KILL_PID=none KILL_HOST=none
         return
     fi
     kill -9 "$pid"
@@ -118,12 +119,19 @@ for i in 0 1 2 3 4 5 6; do
     wpids+=($!)
 done
 end=$((SECONDS + 60))
-until grep -q "info: training:" remote.err 2>/dev/null || [ "$SECONDS" -ge "$end" ]; do sleep 0.05; done
+until grep -q "info: training:" remote.err 2>/dev/null || [ "$SECONDS" -ge "$end" ] || ! kill -0 "$coord" 2>/dev/null; do
+    sleep 0.05
+done
 # the worker that joined as worker 1 relays workers 4 and 5
 read -r rhost rpid < <(sed -n 's/.*shardbench: info: worker 1 joined: \([^ ]*\) pid \([0-9]*\),.*/\1 \2/p' remote.err)
 expect_contains "--workers: the relays bound on the coordinator's route" remote.err \
     "info: step barrier: a tree of 3 relay workers, 2 children each, 2 workers at the top"
-kill -9 "${rpid:-0}"
+if [ -n "${rpid:-}" ]; then
+    kill -9 "$rpid"
+else
+    fail "--workers: worker 1 never joined or the epoch never started"
+    kill "$coord" 2>/dev/null
+fi
 wait "$coord"
 expect_eq "--workers: a relay killed: exit status" "$?" 1
 expect_contains "--workers: a relay killed: named by rank, host and pid, as the relay of workers 4-5" remote.err \
@@ -148,7 +156,10 @@ coord=$!
 ep=$(coordinator_endpoint fds.err)
 (ulimit -n 64; exec "$SHARDBENCH_WORKER" --coordinator "$ep" --host tight --timeout 30 2>fds-w0.err) &
 end=$((SECONDS + 30))
-until grep -q "info: worker 0 joined: tight" fds.err 2>/dev/null || [ "$SECONDS" -ge "$end" ]; do sleep 0.05; done
+until grep -q "info: worker 0 joined: tight" fds.err 2>/dev/null || [ "$SECONDS" -ge "$end" ] || ! kill -0 "$coord" 2>/dev/null
+do
+    sleep 0.05
+done
 others=()
 for i in $(seq 1 95); do
     "$SHARDBENCH_WORKER" --coordinator "$ep" --host "n$i" --timeout 30 2>/dev/null &
