@@ -31,6 +31,13 @@ struct sb_launcher {
     char      *worker_path;
     s_child_t *children;
     size_t     count;
+    /* --local: workers still to start (sb_launcher_start_more), with their
+     * command line (owned copies) and the message of a failed exec */
+    size_t     pending;
+    char      *endpoint, *keys_dir;
+    char       timeout[32];
+    char       fail[PATH_MAX + 64];
+    size_t     fail_len;
 };
 
 sb_launcher_t *
@@ -58,6 +65,8 @@ sb_launcher_destroy (sb_launcher_t **self_p)
     }
     free (self->children);
     free (self->worker_path);
+    free (self->endpoint);
+    free (self->keys_dir);
     free (self);
     *self_p = NULL;
 }
@@ -124,31 +133,55 @@ sb_launcher_start (sb_launcher_t *self, size_t n, const char *endpoint, double h
     }
     if (s_grow (self, n, err, err_size) != 0)
         return -1;
-    pid_t parent = getpid ();
-    char timeout[32];
-    snprintf (timeout, sizeof timeout, "%g", heartbeat_timeout_s);
-    char *argv[] = { self->worker_path, "--coordinator", (char *) endpoint, "--timeout", timeout,
-                     keys_dir ? "--keys" : NULL, (char *) keys_dir, NULL };
+    free (self->endpoint);
+    free (self->keys_dir);
+    self->keys_dir = NULL;
+    if (!(self->endpoint = strdup (endpoint)) || (keys_dir && !(self->keys_dir = strdup (keys_dir)))) {
+        snprintf (err, err_size, "out of memory");
+        return -1;
+    }
+    snprintf (self->timeout, sizeof self->timeout, "%g", heartbeat_timeout_s);
     /* the coordinator has threads: the child runs only async-signal-safe
      * calls until exec, so its failure message is built here */
-    char fail[PATH_MAX + 64];
-    int fail_len = snprintf (fail, sizeof fail, "shardbench: cannot run %s: ", self->worker_path);
-    if (fail_len < 0 || (size_t) fail_len >= sizeof fail)
-        fail_len = (int) strlen (fail);
-    for (size_t i = 0; i < n; i++) {
+    int fail_len = snprintf (self->fail, sizeof self->fail, "shardbench: cannot run %s: ", self->worker_path);
+    self->fail_len = fail_len < 0 || (size_t) fail_len >= sizeof self->fail ? strlen (self->fail) : (size_t) fail_len;
+    self->pending = n;
+    return sb_launcher_start_more (self, 0, 1, err, err_size);
+}
+
+int
+sb_launcher_start_more (sb_launcher_t *self, double budget_s, size_t max, char *err, size_t err_size)
+{
+    if (!self->pending || !max)
+        return 0;
+    pid_t parent = getpid ();
+    char *argv[] = { self->worker_path, "--coordinator", self->endpoint, "--timeout", self->timeout,
+                     self->keys_dir ? "--keys" : NULL, self->keys_dir, NULL };
+    /* at least one, then as many as fit in the budget: the loop answers
+     * the HELLOs of those started between two calls */
+    double until = sb_now () + budget_s;
+    do {
         pid_t pid = fork ();
         if (pid < 0) {
-            snprintf (err, err_size, "cannot start local worker %zu: fork: %s", i, strerror (errno));
+            snprintf (err, err_size, "cannot start local worker %zu: fork: %s", self->count, strerror (errno));
+            self->pending = 0;
             return -1;
         }
         if (pid == 0) {
             s_child_setup (parent);
             execv (self->worker_path, argv);
-            s_child_fail (fail, (size_t) fail_len, 127);
+            s_child_fail (self->fail, self->fail_len, 127);
         }
         self->children[self->count++] = (s_child_t) { .pid = pid, .running = 1, .errfd = -1 };
-    }
+        self->pending--;
+    } while (self->pending && --max && sb_now () < until);
     return 0;
+}
+
+size_t
+sb_launcher_pending (const sb_launcher_t *self)
+{
+    return self ? self->pending : 0;
 }
 
 /* The endpoint host should connect to: endpoint itself, unless it binds
@@ -499,6 +532,11 @@ sb_launcher_output (const sb_launcher_t *self, pid_t pid, char *buf, size_t size
 int
 sb_launcher_poll (sb_launcher_t *self, pid_t *pid, int *status)
 {
+    /* one syscall to learn that no child changed (the common case, once
+     * per turn of the coordinator's loop), rather than one per child */
+    siginfo_t info = { 0 };
+    if (waitid (P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == 0)
+        return 0;
     for (size_t i = 0; i < self->count; i++) {
         s_child_t *c = &self->children[i];
         if (!c->running)

@@ -19,10 +19,22 @@ sb_launcher_t *sb_launcher_new (const char *worker_path);
 void sb_launcher_destroy (sb_launcher_t **self_p);
 
 /* Start n workers connecting to endpoint, with `--keys keys_dir` when
- * keys_dir is not NULL (CURVE). Returns 0, or -1 with err set (children
- * already started stay tracked). */
+ * keys_dir is not NULL (CURVE): the first now, the others by
+ * sb_launcher_start_more, so that the coordinator answers each worker as it
+ * comes (a worker that waits longer than the heartbeat timeout for its
+ * WELCOME gives up: forking a thousand first took longer than that).
+ * Returns 0, or -1 with err set (children already started stay tracked). */
 int sb_launcher_start (sb_launcher_t *self, size_t n, const char *endpoint, double heartbeat_timeout_s,
                        const char *keys_dir, char *err, size_t err_size);
+
+/* Start more of the workers sb_launcher_start left to start: at most max,
+ * at least one (when max > 0), and more while budget_s seconds have not
+ * passed. Returns 0 (also when none is left), or -1 with err (fork failed:
+ * none is left to start). */
+int sb_launcher_start_more (sb_launcher_t *self, double budget_s, size_t max, char *err, size_t err_size);
+
+/* Workers sb_launcher_start has still to start (0 for NULL). */
+size_t sb_launcher_pending (const sb_launcher_t *self);
 
 /* Write text into out (size bytes) as one single-quoted POSIX shell word
  * ('it'\''s' for it's). Returns 0, or -1 when it does not fit. */

@@ -27,13 +27,50 @@
 #include <string.h>
 #include <stdarg.h>
 
+/* FNV-1a of a ROUTER identity's bytes */
+static size_t
+s_identity_hash (zframe_t *identity)
+{
+    const uint8_t *b = zframe_data (identity);
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0, n = zframe_size (identity); i < n; i++)
+        h = (h ^ b[i]) * 1099511628211ull;
+    return (size_t) h;
+}
+
 sess_worker_t *
 sess_worker_by_identity (sess_t *self, zframe_t *identity)
 {
-    for (size_t i = 0; i < self->nworkers; i++)
-        if (zframe_eq (self->workers[i].identity, identity))
-            return &self->workers[i];
-    return NULL;
+    if (!self->by_identity)
+        return NULL;
+    size_t mask = self->by_identity_size - 1;
+    for (size_t h = s_identity_hash (identity) & mask;; h = (h + 1) & mask) {
+        uint32_t at = self->by_identity[h];
+        if (!at)
+            return NULL;
+        if (zframe_eq (self->workers[at - 1].identity, identity))
+            return &self->workers[at - 1];
+    }
+}
+
+/* Index worker w by its identity (the table is made at the first, sized
+ * for every expected worker). Returns 0, or -1 out of memory. */
+static int
+s_index_identity (sess_t *self, sess_worker_t *w)
+{
+    if (!self->by_identity) {
+        size_t size = 16;
+        while (size < 2 * self->expected + 2)
+            size *= 2;
+        if (!(self->by_identity = calloc (size, sizeof *self->by_identity)))
+            return -1;
+        self->by_identity_size = size;
+    }
+    size_t mask = self->by_identity_size - 1, h = s_identity_hash (w->identity) & mask;
+    while (self->by_identity[h])
+        h = (h + 1) & mask;
+    self->by_identity[h] = (uint32_t) (w->id + 1);
+    return 0;
 }
 
 /* A worker that joined as host and is not gone (ssh children: one per host). */
@@ -84,14 +121,15 @@ s_clock_text (double t, char *buf, size_t size)
 void
 sess_lost (sess_t *self, sess_worker_t *w, const char *op, const char *why)
 {
-    char span[64], when[32], detail[1024], note[384];
+    char span[64], when[32], detail[1024], note[384], relay[96];
     s_clock_text (w->last_seen, when, sizeof when);
     sess_stall_note (self, note, sizeof note);
+    sess_relay_note (self, w, relay, sizeof relay);
     snprintf (detail, sizeof detail, "%s, last contact at %s%s", why, when, note);
     w->gone = 1;
     sess_record_error (self, (int64_t) w->first_rank, w->host, op, NULL, 0, detail);
-    sess_fail (self, "lost worker %llu on %s (%s, pid %llu): %s", (unsigned long long) w->id, w->host,
-               sess_rank_span (w, span, sizeof span), (unsigned long long) w->pid, detail);
+    sess_fail (self, "lost worker %llu on %s (%s, pid %llu)%s: %s", (unsigned long long) w->id, w->host,
+               sess_rank_span (w, span, sizeof span), (unsigned long long) w->pid, relay, detail);
 }
 
 /* Tell a peer why it is refused (best effort: it may be gone). */
@@ -161,6 +199,14 @@ sess_on_hello (sess_t *self, zframe_t *identity, sb_msg_hello_t *m)
     w->ranks = self->ranks_per_worker;
     w->first_rank = w->id * self->ranks_per_worker;
     w->last_seen = sb_now ();
+    if (s_index_identity (self, w) != 0) {
+        zframe_destroy (&w->identity);
+        free (w->cpuinfo);
+        free (w->meminfo);
+        w->cpuinfo = w->meminfo = NULL;
+        sess_fail (self, "out of memory admitting the worker on %s (pid %llu)", host, (unsigned long long) m->pid);
+        return;
+    }
     self->nworkers++;
 
     const sb_workload_t *wl = self->o->wl;
@@ -246,6 +292,7 @@ sess_on_hello (sess_t *self, zframe_t *identity, sb_msg_hello_t *m)
     w->welcome_sent_at = sb_now ();
     sess_send (self, w, &reply);   /* borrowed strings: only the endpoints array is ours */
     free (r->endpoints.items);
+    sess_barrier_admit (self, w);
 }
 
 void
@@ -490,6 +537,8 @@ sess_join_detail (sess_t *self, char *buf, size_t size)
         }
         if (listed > 16)
             s_append (buf, size, ", ... %zu more", listed - 16);
+        if (sb_launcher_pending (self->launcher))   /* they start as earlier ones become READY */
+            s_append (buf, size, "; %zu not started yet", sb_launcher_pending (self->launcher));
     }
     else
         s_append (buf, size, "; %zu worker(s) started elsewhere never said HELLO (is `shardbench-worker --coordinator"
@@ -504,7 +553,7 @@ sess_all_joined (sess_t *self)
     for (size_t i = 0; i < self->nworkers; i++)
         if (!self->workers[i].ready)
             return 0;
-    return 1;
+    return sess_barrier_relays_ready (self);
 }
 
 void

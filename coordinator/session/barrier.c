@@ -1,20 +1,163 @@
 /* barrier: where ranks meet. STEP messages release a step once every
  * worker reached it (GO, workload sync=step); RANK_DONE ends a rank's part of
  * a phase (checked, merged into the epoch's figures, recorded); a phase is
- * over when every rank is done. */
+ * over when every rank is done.
+ *
+ * With more workers than shardbench.barrier_fanout (k) the arrivals meet in
+ * a tree (worker/agent/barrier_tree.h): workers 0..k-1 report to the
+ * coordinator, and worker j relays workers (j+1)k .. (j+1)k+k-1, so the
+ * coordinator handles k arrivals and k GOs per step whatever the number of
+ * workers, and a step's release takes log_k(workers) hops each way. Only
+ * STEP and GO take the tree: every worker's heartbeats, RANK_DONE and errors
+ * still come here, so a lost worker, relay or not, is named as before (its
+ * ranks, host and pid; a relay also as the relay of its workers). */
 #include "session_internal.h"
 #include "ckpt_plan.h"
 #include "dlio_metrics.h"
 #include "histogram.h"
+#include "log.h"
 #include "progress.h"
 
 #include <math.h>
 #include <string.h>
 
+/* Workers in worker i's subtree (itself included) of a heap-shaped tree of
+ * n workers with k children each below the top level. */
+static uint64_t
+s_subtree (uint64_t i, uint64_t n, uint64_t k)
+{
+    uint64_t size = 0, lo = i, hi = i;
+    while (lo < n) {
+        size += (hi < n ? hi : n - 1) - lo + 1;
+        if (lo > (UINT64_MAX - k) / k || hi > (UINT64_MAX - 2 * k) / k)
+            break;
+        lo = (lo + 1) * k;
+        hi = (hi + 1) * k + k - 1;
+    }
+    return size;
+}
+
+void
+sess_barrier_admit (sess_t *self, sess_worker_t *w)
+{
+    const sb_workload_t *wl = self->o->wl;
+    uint64_t n = self->expected, k = wl->barrier_fanout;
+    /* a tree pays only where the coordinator would take more arrivals than a relay */
+    if (wl->sync != SB_SYNC_STEP || k < 2 || n <= k) {
+        self->barrier_fanout = self->barrier_top = 0;
+        return;
+    }
+    self->barrier_fanout = k;
+    self->barrier_top = k;
+    w->first_child = (w->id + 1) * k;
+    w->children = w->first_child < n ? (n - w->first_child < k ? n - w->first_child : k) : 0;
+    w->subtree = s_subtree (w->id, n, k);
+    w->relay_endpoint[0] = '\0';
+    if (!w->children)
+        return;
+    sb_msg_t bind = { .type = SB_MSG_RELAY_BIND };
+    bind.u.relay_bind.first_child = w->first_child;
+    bind.u.relay_bind.children = w->children;
+    sess_send (self, w, &bind);
+}
+
+void
+sess_on_relay_at (sess_t *self, sess_worker_t *w, const sb_msg_relay_at_t *m)
+{
+    if (!self->barrier_fanout || !w->children || w->relay_endpoint[0] || !m->endpoint[0]
+        || strlen (m->endpoint) >= sizeof w->relay_endpoint || strlen (m->public_key) >= sizeof w->relay_key
+        || (self->o->keys_dir && strlen (m->public_key) != 40)) {
+        sess_fail (self, "worker %llu on %s sent an unexpected RELAY_AT", (unsigned long long) w->id, w->host);
+        return;
+    }
+    snprintf (w->relay_endpoint, sizeof w->relay_endpoint, "%s", m->endpoint);
+    snprintf (w->relay_key, sizeof w->relay_key, "%s", m->public_key);
+}
+
+int
+sess_barrier_relays_ready (sess_t *self)
+{
+    if (!self->barrier_fanout)
+        return 1;
+    for (size_t i = 0; i < self->nworkers; i++)
+        if (self->workers[i].children && !self->workers[i].relay_endpoint[0])
+            return 0;
+    return 1;
+}
+
+void
+sess_barrier_tree_send (sess_t *self)
+{
+    if (!self->barrier_fanout)
+        return;
+    uint64_t k = self->barrier_fanout;
+    for (size_t i = 0; i < self->nworkers; i++) {
+        sess_worker_t *w = &self->workers[i];
+        sb_msg_t m = { .type = SB_MSG_BARRIER_TREE };
+        sb_msg_barrier_tree_t *t = &m.u.barrier_tree;
+        t->parent = w->id < k ? UINT64_MAX : w->id / k - 1;
+        t->parent_endpoint = t->parent == UINT64_MAX ? "" : self->workers[t->parent].relay_endpoint;
+        t->parent_key = t->parent == UINT64_MAX ? "" : self->workers[t->parent].relay_key;
+        t->first_child = w->first_child;
+        t->children = w->children;
+        t->subtree = w->subtree;
+        sess_send (self, w, &m);
+    }
+    sb_info ("step barrier: a tree of %llu relay workers, %llu children each, %llu workers at the top",
+             (unsigned long long) ((self->nworkers - 1) / k), (unsigned long long) k, (unsigned long long) k);
+}
+
+void
+sess_relay_note (const sess_t *self, const sess_worker_t *w, char *buf, size_t size)
+{
+    if (self->barrier_fanout && w->children == 1)
+        snprintf (buf, size, " (relay of the step barrier for worker %llu)", (unsigned long long) w->first_child);
+    else if (self->barrier_fanout && w->children)
+        snprintf (buf, size, " (relay of the step barrier for workers %llu-%llu)", (unsigned long long) w->first_child,
+                  (unsigned long long) (w->first_child + w->children - 1));
+    else if (size)
+        buf[0] = '\0';
+}
+
+void
+sess_on_barrier_up (sess_t *self, sess_worker_t *w, const sb_msg_barrier_up_t *m)
+{
+    if (self->phase != SESS_PHASE_TRAIN || m->epoch != self->epoch || !self->barrier_fanout || w->id >= self->barrier_top) {
+        sess_fail (self, "worker %llu on %s sent an unexpected BARRIER_UP (epoch %llu, step %llu)",
+                   (unsigned long long) w->id, w->host, (unsigned long long) m->epoch, (unsigned long long) m->step);
+        return;
+    }
+    if (m->step != self->barrier_step || w->steps_reached != m->step) {
+        sess_fail (self, "worker %llu on %s reached step %llu with the workers it relays while the barrier is at step %llu",
+                   (unsigned long long) w->id, w->host, (unsigned long long) m->step,
+                   (unsigned long long) self->barrier_step);
+        return;
+    }
+    if (m->workers != w->subtree || m->last >= self->nworkers) {
+        sess_fail (self, "worker %llu on %s reported %llu workers at step %llu (last worker %llu), its part of the"
+                   " barrier tree has %llu", (unsigned long long) w->id, w->host, (unsigned long long) m->workers,
+                   (unsigned long long) m->step, (unsigned long long) m->last, (unsigned long long) w->subtree);
+        return;
+    }
+    w->steps_reached = m->step + 1;
+    if (++self->barrier_arrived < self->barrier_top)
+        return;
+    sb_msg_t go = { .type = SB_MSG_GO };
+    go.u.go.epoch = self->epoch;
+    go.u.go.step = self->barrier_step;
+    go.u.go.worker = m->last;   /* its STEP completed the barrier: it measures the barrier's own cost */
+    for (uint64_t i = 0; i < self->barrier_top; i++)
+        sess_send (self, &self->workers[i], &go);
+    self->barrier_step++;
+    sb_progress_step (self->progress, self->barrier_step);
+    self->barrier_arrived = 0;
+}
+
 void
 sess_on_step (sess_t *self, sess_worker_t *w, const sb_msg_step_t *m)
 {
-    if (self->phase != SESS_PHASE_TRAIN || m->epoch != self->epoch || self->o->wl->sync != SB_SYNC_STEP) {
+    if (self->phase != SESS_PHASE_TRAIN || m->epoch != self->epoch || self->o->wl->sync != SB_SYNC_STEP
+        || self->barrier_fanout) {
         sess_fail (self, "worker %llu on %s sent an unexpected STEP (epoch %llu, step %llu)", (unsigned long long) w->id,
                    w->host, (unsigned long long) m->epoch, (unsigned long long) m->step);
         return;

@@ -22,6 +22,14 @@
 
 /* messages dispatched before the loop turns to its housekeeping */
 #define S_DRAIN_CAP 4096
+/* --local: seconds of each turn of the loop spent starting workers, the
+ * rest answering those already started; and how many may be starting at
+ * once (started, not yet READY). Each start-up takes CPU (exec, libraries,
+ * ZeroMQ, the ranks' setup, the preflight): a thousand at once would leave
+ * the coordinator a thousandth of the cores, and the workers would give up
+ * waiting for their WELCOME */
+#define S_SPAWN_BUDGET_S 0.005
+#define S_SPAWN_WINDOW   64
 
 int
 sess_send (sess_t *self, sess_worker_t *w, const sb_msg_t *msg)
@@ -157,6 +165,8 @@ s_dispatch (sess_t *self)
         case SB_MSG_ENTRIES_REQ: sess_on_entries_req (self, w, &msg.u.entries_req); break;
         case SB_MSG_LIST_REQ: sess_on_list_req (self, w, &msg.u.list_req); break;
         case SB_MSG_STEP: sess_on_step (self, w, &msg.u.step); break;
+        case SB_MSG_BARRIER_UP: sess_on_barrier_up (self, w, &msg.u.barrier_up); break;
+        case SB_MSG_RELAY_AT: sess_on_relay_at (self, w, &msg.u.relay_at); break;
         case SB_MSG_STATS: sess_on_stats (self, w, &msg.u.stats); break;
         case SB_MSG_RANK_DONE: sess_on_rank_done (self, w, &msg.u.rank_done); break;
         case SB_MSG_CKPT_DONE: sess_on_ckpt_done (self, w, &msg.u.ckpt_done); break;
@@ -238,6 +248,17 @@ s_housekeeping (sess_t *self, int backlog)
             sess_lost (self, w, "heartbeat", why);
         }
     }
+    if (sb_launcher_pending (self->launcher) && !self->failed) {
+        size_t started = sb_launcher_count (self->launcher), settled = 0;
+        for (size_t i = 0; i < self->nworkers; i++)
+            settled += self->workers[i].ready || self->workers[i].gone;
+        size_t starting = started > settled ? started - settled : 0;
+        char err[512];
+        if (starting < S_SPAWN_WINDOW
+            && sb_launcher_start_more (self->launcher, S_SPAWN_BUDGET_S, S_SPAWN_WINDOW - starting, err,
+                                       sizeof err) != 0)
+            sess_fail (self, "%s", err);
+    }
     pid_t pid;
     int status;
     while (self->launcher && sb_launcher_poll (self->launcher, &pid, &status)) {
@@ -268,10 +289,11 @@ s_housekeeping (sess_t *self, int backlog)
         else if (w && !w->gone) {
             w->gone = 1;
             sess_record_error (self, (int64_t) w->first_rank, w->host, "worker", NULL, 0, how);
-            char note[384];
+            char note[384], relay[96];
             sess_stall_note (self, note, sizeof note);
-            sess_fail (self, "local worker %llu on %s (%s, pid %d) ended: %s%s", (unsigned long long) w->id, w->host,
-                       sess_rank_span (w, span, sizeof span), (int) pid, how, note);
+            sess_relay_note (self, w, relay, sizeof relay);
+            sess_fail (self, "local worker %llu on %s (%s, pid %d)%s ended: %s%s", (unsigned long long) w->id, w->host,
+                       sess_rank_span (w, span, sizeof span), (int) pid, relay, how, note);
         }
         else if (!w)
             sess_fail (self, "local worker pid %d ended before joining: %s", (int) pid, how);

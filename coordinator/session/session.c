@@ -535,6 +535,7 @@ s_session_run (sess_t *self, const sb_session_opts_t *opts, int64_t *run_id, cha
     sess_admit_held (self);     /* the HELLOs that came while the dataset was listed */
     if (sess_pump_until (self, sess_all_joined, opts->join_timeout_s, what) != 0)
         goto done;
+    sess_barrier_tree_send (self);  /* the relays are known once all joined */
     if (self->preflight) {
         sess_fail (self, "preflight failed: some workers cannot use their storage:\n  %-20s %-28s %s\n%s",
                    "host", "endpoint", "cause", self->preflight);
@@ -604,6 +605,8 @@ done:
     }
     free (self->workers);
     self->workers = NULL;
+    free (self->by_identity);
+    self->by_identity = NULL;
     free (self->rank_done);
     self->rank_done = NULL;
     sb_ckpt_plan_fini (&self->ckpt);

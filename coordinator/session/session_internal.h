@@ -42,7 +42,13 @@ typedef struct {
     uint64_t  pid, cores, memory;
     uint64_t  id, first_rank, ranks;
     int       ready;
-    uint64_t  steps_reached;/* STEP messages received this epoch */
+    uint64_t  steps_reached;/* STEP (or BARRIER_UP) messages received this epoch */
+    /* its place in the step barrier's tree (barrier.c), with one: the
+     * workers it relays (first_child.., children), its subtree's size, and
+     * where its relay listens (RELAY_AT; "" not yet, or no relay) */
+    uint64_t  first_child, children, subtree;
+    char      relay_endpoint[256];
+    char      relay_key[48];
     double    last_seen;
     double    grace;        /* seconds the coordinator stalled since last_seen: not counted against it */
     int       gone;
@@ -84,6 +90,12 @@ typedef struct {
     sb_launcher_t  *launcher;
     sess_worker_t     *workers;
     size_t          nworkers;
+    /* the workers by ROUTER identity (admission.c): an open-addressing
+     * table of worker index + 1 (0: empty), every message is looked up in
+     * it (a scan of a thousand identities per message was a quarter of the
+     * coordinator's time); owned */
+    uint32_t       *by_identity;
+    size_t          by_identity_size;   /* a power of two, over twice the workers */
     /* before admission (the listing and the checks before it): HELLOs are
      * held, their senders heartbeaten so that they keep waiting */
     int             holding;
@@ -114,6 +126,11 @@ typedef struct {
     sb_histogram_t  read_latency;   /* this epoch, merged from RANK_DONE */
     sb_histogram_t  barrier_own;    /* this epoch: the barrier's own cost per step, from RANK_DONE */
     uint64_t        barrier_arrived;
+    /* the step barrier's tree (barrier.c): children per relay, 0 when every
+     * worker's STEP comes to the coordinator; the top workers (ids below
+     * barrier_top) report for their subtrees with BARRIER_UP */
+    uint64_t        barrier_fanout;
+    uint64_t        barrier_top;
     /* this epoch's totals, from RANK_DONE (the epochs row is the writer's;
      * the log line must not wait for it) */
     uint64_t        ep_samples, ep_bytes, ep_ranks;
@@ -311,6 +328,29 @@ void sess_on_list_req (sess_t *self, sess_worker_t *w, const sb_msg_list_req_t *
 /* STEP: worker w reached the barrier's step; the last one releases it
  * (GO to every worker). A STEP out of order fails the run. */
 void sess_on_step (sess_t *self, sess_worker_t *w, const sb_msg_step_t *m);
+
+/* Admission of worker w (its id set): with a tree, its place in it, and
+ * RELAY_BIND when it relays (after its WELCOME). */
+void sess_barrier_admit (sess_t *self, sess_worker_t *w);
+
+/* RELAY_AT: where worker w's relay listens. */
+void sess_on_relay_at (sess_t *self, sess_worker_t *w, const sb_msg_relay_at_t *m);
+
+/* 1 when every relay said where it listens (or there is no tree). */
+int sess_barrier_relays_ready (sess_t *self);
+
+/* Once every worker joined: every worker's place in the tree (BARRIER_TREE;
+ * nothing without a tree). */
+void sess_barrier_tree_send (sess_t *self);
+
+/* BARRIER_UP: top worker w's subtree reached the barrier's step; the last
+ * of the top workers releases it (GO to the top workers, which pass it
+ * down). Anything out of order fails the run. */
+void sess_on_barrier_up (sess_t *self, sess_worker_t *w, const sb_msg_barrier_up_t *m);
+
+/* For a failure that names worker w: when it relays the step barrier,
+ * " (relay of the step barrier for workers A-B)", else "". */
+void sess_relay_note (const sess_t *self, const sess_worker_t *w, char *buf, size_t size);
 
 /* RANK_DONE: a rank finished its part of the phase: checked, merged into
  * the epoch's figures and recorded (train, eval, checkpoint rows). */

@@ -110,6 +110,7 @@ static const s_key_t s_keys[] = {
     { "shardbench.accelerators", T_U64, OFF (accelerators), 0, "0", 0, 1e6, "ranks when --accelerators is absent (0: 1)" },
     { "shardbench.heartbeat_interval_s", T_F64, OFF (heartbeat_interval_s), 0, "1", 0.05, 60, "heartbeat period" },
     { "shardbench.heartbeat_timeout_s", T_F64, OFF (heartbeat_timeout_s), 0, "10", 0.2, 3600, "silence that counts as lost" },
+    { "shardbench.barrier_fanout", T_U64, OFF (barrier_fanout), 0, "16", 2, 65536, "step barrier: with more workers than this, STEPs meet in a tree of relay workers, this many children each" },
     { "shardbench.stall_timeout_s", T_F64, OFF (stall_timeout_s), 0, "120", 0, 86400, "a file read without progress this long fails the run (0: never)" },
     { "shardbench.keys_page", T_U64, OFF (keys_page), 0, "256", 1, 65536, "keys per page sent to a rank" },
     { "shardbench.io_buffer_bytes", T_U64, OFF (io_buffer_bytes), 0, "1048576", 4096, 1073741824, "read buffer per I/O thread" },

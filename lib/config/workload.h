@@ -109,6 +109,7 @@ typedef struct {
     uint64_t    accelerators;       /* 0: not set */
     double      heartbeat_interval_s;
     double      heartbeat_timeout_s;
+    uint64_t    barrier_fanout;         /* step barrier: workers per relay (coordinator/session/barrier.c) */
     double      stall_timeout_s;        /* a rank's read without progress this long fails the run; 0: never */
     uint64_t    keys_page;
     uint64_t    io_buffer_bytes;

@@ -254,6 +254,9 @@ static const struct {
       "bad.yaml:3: key 'storage.storage_options.multipart_part_bytes': 0 is out of range [5242880, 5368709120]" },
     { "shardbench:\n  heartbeat_interval_s: 0\n",
       "bad.yaml:2: key 'shardbench.heartbeat_interval_s': 0 is out of range [0.05, 60]" },
+    { "shardbench:\n  barrier_fanout: 1\n", "bad.yaml:2: key 'shardbench.barrier_fanout': 1 is out of range [2, 65536]" },
+    { "shardbench:\n  barrier_fanout: 65537\n",
+      "bad.yaml:2: key 'shardbench.barrier_fanout': 65537 is out of range [2, 65536]" },
 };
 
 START_TEST (test_errors_exact)

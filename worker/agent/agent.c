@@ -3,6 +3,7 @@
  * rank (worker/trainer/trainer.h), forwards datagen frames to and from the rank
  * actors (worker/datagen/rank.h), and keeps heartbeats both ways. */
 #include "agent.h"
+#include "barrier_tree.h"
 #include "datafolder.h"
 #include "dataset.h"
 #include "event_loop.h"
@@ -57,6 +58,7 @@ typedef struct {
     sb_rank_args_t   *rank_args;
     size_t            nranks;
     sb_trainer_t     *trainer;      /* training of every local rank */
+    sb_btree_t       *btree;        /* the step barrier's tree: STEP and GO through relays (barrier_tree.h) */
     atomic_int        stop;         /* the session ended: rank writes stop (worker/datagen/rank.h) */
     double            last_heard;
     double            next_heartbeat;
@@ -74,6 +76,11 @@ s_send (s_agent_t *self, const sb_msg_t *msg)
         sb_error ("cannot send %s to the coordinator: %s", sb_proto_type_name (msg->type), zmq_strerror (zmq_errno ()));
         return -1;
     }
+    /* any message tells the coordinator this worker lives: a heartbeat is
+     * due only after a silence (a training rank's STATS come every second,
+     * so a thousand workers do not double the coordinator's traffic) */
+    if (self->heartbeat_s > 0)
+        self->next_heartbeat = sb_now () + self->heartbeat_s;
     return 0;
 }
 
@@ -100,6 +107,44 @@ s_stop_ranks (s_agent_t *self)
     for (size_t i = 0; i < self->nranks; i++)
         zactor_destroy (&self->ranks[i]);
     self->nranks = 0;
+}
+
+/* The barrier tree cannot go on: the coordinator is told why (BYE, which
+ * fails the run naming this worker) and the worker ends. */
+static void
+s_tree_failed (s_agent_t *self, const char *why)
+{
+    sb_error ("%s", why);
+    sb_msg_t bye = { .type = SB_MSG_BYE };
+    bye.u.bye.reason = (char *) why;
+    (void) s_send (self, &bye);
+    atomic_store (&self->stop, 1);
+    self->exit_code = 1;
+    self->done = 1;
+}
+
+static long s_open_fds (void);
+
+/* A relay's socket and its children's connections need descriptors, and
+ * CZMQ aborts on a socket it cannot create: check before binding. Returns
+ * 0, or -1 with why (the numbers and the fix). */
+static int
+s_relay_fds_fit (s_agent_t *self, uint64_t children, char *why, size_t size)
+{
+    (void) self;
+    uint64_t soft, hard;
+    if (sb_fd_limit_raise (&soft, &hard, why, size) != 0)
+        return -1;
+    long open = s_open_fds ();
+    /* the ROUTER's mailbox and listener, one connection per child, slack */
+    uint64_t need = (uint64_t) (open > 0 ? open : 0) + children + 8;
+    if (need <= soft)
+        return 0;
+    snprintf (why, size, "cannot relay the step barrier for %llu workers: %llu file descriptors needed, limit %llu (hard"
+              " limit %llu): raise it with `ulimit -n` or LimitNOFILE, or lower shardbench.barrier_fanout",
+              (unsigned long long) children, (unsigned long long) need, (unsigned long long) soft,
+              hard == UINT64_MAX ? 0ull : (unsigned long long) hard);
+    return -1;
 }
 
 /* A frame from the coordinator. */
@@ -132,11 +177,43 @@ s_on_coordinator (s_agent_t *self, zmsg_t *zm)
         else    /* READY said why; the coordinator should not have started */
             sb_error ("cannot train: the ranks could not be set up");
         break;
+    case SB_MSG_GO:
+        if (sb_btree_in_use (self->btree)) {
+            /* a top worker of the tree: its children first */
+            if (sb_btree_go (self->btree, &m, text, sizeof text) != 0)
+                s_tree_failed (self, text);
+        }
+        else if (self->trainer)
+            sb_trainer_on_message (self->trainer, &m);
+        break;
     case SB_MSG_ENTRIES:
     case SB_MSG_LIST:
-    case SB_MSG_GO:
         if (self->trainer)
             sb_trainer_on_message (self->trainer, &m);
+        break;
+    case SB_MSG_RELAY_BIND: {
+        sb_msg_t at = { 0 };
+        if (s_relay_fds_fit (self, m.u.relay_bind.children, text, sizeof text) != 0)
+            s_tree_failed (self, text);
+        else if (!self->btree
+            || sb_btree_bind (self->btree, self->o->endpoint, self->o->keys_dir != NULL, m.u.relay_bind.first_child,
+                              m.u.relay_bind.children, &at, text, sizeof text) != 0)
+            s_tree_failed (self, self->btree ? text : "out of memory");
+        else {
+            sb_debug ("relaying the step barrier of workers %llu-%llu at %s",
+                      (unsigned long long) m.u.relay_bind.first_child,
+                      (unsigned long long) (m.u.relay_bind.first_child + m.u.relay_bind.children - 1),
+                      at.u.relay_at.endpoint);
+            if (s_send (self, &at) != 0)
+                self->done = 1, self->exit_code = 1;
+        }
+        sb_proto_fini (&at);
+        break;
+    }
+    case SB_MSG_BARRIER_TREE:
+        if (!self->btree || sb_btree_join (self->btree, &m.u.barrier_tree, self->o->keys_dir, self->o->cert_name,
+                                           text, sizeof text) != 0)
+            s_tree_failed (self, self->btree ? text : "out of memory");
         break;
     case SB_MSG_HEARTBEAT:
         break;
@@ -199,7 +276,48 @@ s_recv_rank (void *ctx)
 static int
 s_send_cb (void *ctx, const sb_msg_t *msg)
 {
+    s_agent_t *self = ctx;
+    if (msg->type == SB_MSG_STEP && sb_btree_in_use (self->btree)) {
+        char err[512];
+        if (sb_btree_step (self->btree, &msg->u.step, err, sizeof err) != 0) {
+            s_tree_failed (self, err);
+            return -1;
+        }
+        return 0;
+    }
+    return s_send (self, msg);
+}
+
+/* The tree's callbacks: BARRIER_UP of a top worker to the coordinator, GO
+ * for the local ranks. */
+static int
+s_tree_up (void *ctx, const sb_msg_t *msg)
+{
     return s_send ((s_agent_t *) ctx, msg);
+}
+
+static void
+s_tree_go (void *ctx, sb_msg_t *go)
+{
+    s_agent_t *self = ctx;
+    if (self->trainer)
+        sb_trainer_on_message (self->trainer, go);
+}
+
+/* sb_event_drain's receiver for the tree's sockets. */
+static int
+s_recv_tree (void *ctx)
+{
+    s_agent_t *self = ctx;
+    if (self->done || !self->btree)
+        return 0;
+    char err[512];
+    int rc = sb_btree_recv_one (self->btree, err, sizeof err);
+    if (rc < 0) {
+        s_tree_failed (self, err);
+        return 0;
+    }
+    return rc;
 }
 
 static int
@@ -705,6 +823,11 @@ sb_agent_run (const sb_agent_opts_t *opts)
         self->nranks++;
     }
     char terr[512] = "";
+    sb_btree_io_t tio = { s_tree_up, s_tree_go, self };
+    if (!(self->btree = sb_btree_new (w->worker, &tio))) {
+        sb_error ("out of memory");
+        goto done;
+    }
     sb_sender_t out = { s_send_cb, self };
     if (fits && !(self->trainer = sb_trainer_new (w, &self->storage, &out, terr, sizeof terr)) && !terr[0])
         snprintf (terr, sizeof terr, "cannot set up the ranks' I/O engines");
@@ -728,7 +851,7 @@ sb_agent_run (const sb_agent_opts_t *opts)
 
     self->last_heard = sb_now ();
     self->next_heartbeat = 0;
-    size_t nsocks = 3;     /* dealer, up, the dealer's events */
+    size_t nsocks = 5;     /* dealer, the tree's two, up, the dealer's events */
     zsock_t **socks = calloc (nsocks, sizeof (zsock_t *));
     int *fds = calloc (self->nranks ? self->nranks : 1, sizeof (int));     /* the ranks' completions */
     if (!socks || !fds) {
@@ -785,6 +908,7 @@ sb_agent_run (const sb_agent_opts_t *opts)
          * ZMQ_FDs until a frame or the trainer's next deadline */
         int pending = sb_event_drain (s_recv_coordinator, self, S_DRAIN_CAP) == S_DRAIN_CAP;
         pending |= sb_event_drain (s_recv_rank, self, S_DRAIN_CAP) == S_DRAIN_CAP;
+        pending |= sb_event_drain (s_recv_tree, self, S_DRAIN_CAP) == S_DRAIN_CAP;
         int busy = 0;
         double wake = self->done || !self->trainer ? 0 : sb_trainer_pump (self->trainer, &busy);
         /* the pump sent on the DEALER after it was drained, and a send can
@@ -795,9 +919,11 @@ sb_agent_run (const sb_agent_opts_t *opts)
         size_t nfds = !pending && !busy && !self->done && self->trainer
                       ? sb_trainer_wait_fds (self->trainer, fds, self->nranks, &queued) : 0;
         if (!pending && !busy && !queued && !self->done) {
+            /* the tree's sockets were sent on (GO passed down, BARRIER_UP):
+             * they count as sent on, after the DEALER */
             socks[0] = self->dealer;
-            socks[1] = self->up;
-            size_t n = 2;
+            size_t n = 1 + sb_btree_socks (self->btree, socks + 1), sent_on = n;
+            socks[n++] = self->up;
             /* a lost connection wakes the loop at once: rank writes stop promptly */
             if (sb_handshake_watch_sock (self->handshakes))
                 socks[n++] = sb_handshake_watch_sock (self->handshakes);
@@ -819,13 +945,14 @@ sb_agent_run (const sb_agent_opts_t *opts)
             double go_since = self->trainer && self->spare_cores ? sb_trainer_awaiting_go_since (self->trainer) : 0;
             if (go_since > 0 && now - go_since < S_BARRIER_SPIN_S)
                 timeout = 0;
-            sb_event_wait_fds (socks, n, 1, fds, nfds, timeout > 0 ? timeout : 0);
+            sb_event_wait_fds (socks, n, sent_on, fds, nfds, timeout > 0 ? timeout : 0);
         }
     }
     free (socks);
     free (fds);
 done:
     sb_trainer_destroy (&self->trainer);
+    sb_btree_destroy (&self->btree);
     s_stop_ranks (self);
     free (self->ranks);
     free (self->rank_args);
