@@ -76,6 +76,11 @@
  * sb_storage_getevents, not after the completions went back to the reader
  * and new requests came down. Never more than the depth in flight. */
 #define SB_ENGINE_QUEUE_AHEAD  (1u << 8)
+/* With SB_ENGINE_NO_IO: an unverified read does nothing and cannot fail
+ * (synthetic), so a reader may count it done without queueing it at all:
+ * the queue and completion bookkeeping are most of what such a read costs.
+ * An engine whose NO_IO reads may fail leaves it out and is queued. */
+#define SB_ENGINE_READS_FREE   (1u << 9)
 
 /* ---- errors ---- */
 

@@ -520,7 +520,7 @@ START_TEST (test_synthetic)
 {
     sb_storage_cfg_t cfg = { .nopts = 0 };
     snprintf (cfg.engine, sizeof cfg.engine, "synthetic");
-    ck_assert_uint_eq (sb_storage_caps (&cfg), SB_ENGINE_NO_IO);
+    ck_assert_uint_eq (sb_storage_caps (&cfg), SB_ENGINE_NO_IO | SB_ENGINE_READS_FREE);
     sb_storage_open_t how = { .root = "", .depth = 1, .buffer_bytes = 4096 };
     sb_storage_error_t e;
     sb_storage_t *s = sb_storage_open (&cfg, &how, &e);

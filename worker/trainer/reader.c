@@ -966,7 +966,7 @@ sb_reader_needs_keys (const sb_reader_t *self)
 int
 sb_reader_reads_free (const sb_reader_t *self)
 {
-    return self->inline_client != NULL && !self->verify;
+    return self->inline_client != NULL && !self->verify && (self->caps & SB_ENGINE_READS_FREE);
 }
 
 static void

@@ -205,8 +205,8 @@ int sb_reader_submit (sb_reader_t *self, const char *key, uint64_t offset, uint6
 int sb_reader_needs_keys (const sb_reader_t *self);
 
 /* 1 when a read does nothing but complete, at once, with the bytes asked
- * for (SB_ENGINE_NO_IO without verification: the engine neither reads nor
- * generates anything), so that the caller may count it as completed without
+ * for (SB_ENGINE_NO_IO and SB_ENGINE_READS_FREE without verification: the
+ * engine neither reads, generates nor fails anything), so that the caller may count it as completed without
  * queueing it: the per-read queue and completion bookkeeping are most of the
  * cost of a read that does nothing. Else 0. */
 int sb_reader_reads_free (const sb_reader_t *self);

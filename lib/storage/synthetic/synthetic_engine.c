@@ -186,7 +186,7 @@ s_list (void *client, const char *prefix, const char *start_after, const char *e
 
 const sb_engine_ops_t sb_engine_synthetic = {
     .name = "synthetic",
-    .caps = SB_ENGINE_NO_IO,
+    .caps = SB_ENGINE_NO_IO | SB_ENGINE_READS_FREE,
     .open = s_open,
     .close = s_close,
     .list = s_list,
