@@ -74,7 +74,7 @@ s_page_in (sb_sampler_t *sampler, const sb_plan_t *plan, uint64_t r, uint64_t p,
 {
     static uint64_t files[SB_SAMPLER_PAGE];
     uint64_t page;
-    if (sb_sampler_page_of (sampler, r, p, &page) != 0) {
+    if (sb_sampler_page_of (sampler, r, p, &page, NULL) != 0) {
         snprintf (err, err_size, "no page for position %" PRIu64, p);
         return -1;
     }

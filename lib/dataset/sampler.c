@@ -155,12 +155,12 @@ sb_sampler_served (const sb_sampler_t *self)
 }
 
 int
-sb_sampler_page_of (const sb_sampler_t *self, uint64_t rank, uint64_t position, uint64_t *page)
+sb_sampler_page_of (const sb_sampler_t *self, uint64_t rank, uint64_t position, uint64_t *page, uint64_t *run)
 {
     const sb_sampler_cfg_t *c = &self->cfg;
     if (!self->prepared || !s_pages (self) || rank < c->first_rank || rank - c->first_rank >= c->nranks)
         return -1;
-    return sb_sampler_dlio_page_of (self->dlio, rank, position, page);
+    return sb_sampler_dlio_page_of (self->dlio, rank, position, page, run);
 }
 
 static int

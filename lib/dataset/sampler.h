@@ -146,7 +146,10 @@ int sb_sampler_at (const sb_sampler_t *self, uint64_t rank, uint64_t position, s
  * or 0). Pages are per asked rank; an epoch (sb_sampler_epoch) drops them.
  * sb_sampler_served: 1 when this sampler's lists are served (NULL: 0).
  * sb_sampler_page_of: the page position `position` of rank needs (no
- * lookup): 0, or -1 outside the epoch.
+ * lookup), and (run, may be NULL) how many positions from it on read the
+ * same file, at least 1: a walk over the epoch steps a file at a time, not
+ * a sample at a time (a DLRM file holds millions): 0, or -1 outside the
+ * epoch.
  * sb_sampler_page_state: 0 absent, 1 asked, 2 held.
  * sb_sampler_page_ask: note a page asked for, needed up to position
  * `last`: 0, or -1 (asked already, out of memory).
@@ -158,7 +161,7 @@ int sb_sampler_at (const sb_sampler_t *self, uint64_t rank, uint64_t position, s
  * `position` (the rank never reads below it again).
  * sb_sampler_page_held: pages held or asked, all ranks (*bytes: of files). */
 int sb_sampler_served (const sb_sampler_t *self);
-int sb_sampler_page_of (const sb_sampler_t *self, uint64_t rank, uint64_t position, uint64_t *page);
+int sb_sampler_page_of (const sb_sampler_t *self, uint64_t rank, uint64_t position, uint64_t *page, uint64_t *run);
 int sb_sampler_page_state (const sb_sampler_t *self, uint64_t rank, uint64_t page);
 int sb_sampler_page_ask (sb_sampler_t *self, uint64_t rank, uint64_t page, uint64_t last);
 void sb_sampler_page_touch (sb_sampler_t *self, uint64_t rank, uint64_t page, uint64_t last);

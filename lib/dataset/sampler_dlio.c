@@ -476,14 +476,53 @@ sb_sampler_dlio_at (const sb_sampler_dlio_t *self, uint64_t rank, uint64_t posit
     return s_local_file (self, rank, out->file, &out->file);
 }
 
-int
-sb_sampler_dlio_page_of (const sb_sampler_dlio_t *self, uint64_t rank, uint64_t position, uint64_t *page)
+/* How many positions from `position` on read the same local file: the rest
+ * of its batch within one thread's run of entries and one file's samples
+ * (1 where threads' leftovers are dealt, a batch a thread at most), so
+ * that a walk over an epoch's positions steps a file at a time. */
+static uint64_t
+s_same_file_run (const sb_sampler_dlio_t *self, uint64_t position)
 {
-    if (!self->pages || rank >= self->cfg.ranks || position >= self->steps * self->cfg.batch_size)
+    const sb_sampler_cfg_t *c = &self->cfg;
+    uint64_t spf = c->samples_per_file, batch = c->batch_size, run;
+    if (c->kind == SB_SAMPLER_DLIO_INDEX)
+        return spf - position % spf;
+    uint64_t q = position / batch;
+    if (q >= self->turn_steps)
+        return 1;
+    uint64_t t, j;
+    s_turn_at (self, q, &t, &j);
+    uint64_t m = j * batch + position % batch;
+    run = batch - position % batch;
+    if (c->kind == SB_SAMPLER_DLIO_FILES) {
+        if (spf - m % spf < run)
+            run = spf - m % spf;
+        return run;
+    }
+    uint64_t spt = self->samples_per_thread;
+    uint64_t i = (t + c->threads * (m / spt)) * spt + m % spt;
+    if (spt - m % spt < run)
+        run = spt - m % spt;
+    if (spf - i % spf < run)
+        run = spf - i % spf;
+    return run;
+}
+
+int
+sb_sampler_dlio_page_of (const sb_sampler_dlio_t *self, uint64_t rank, uint64_t position, uint64_t *page,
+                         uint64_t *run)
+{
+    uint64_t end = self->steps * self->cfg.batch_size;
+    if (!self->pages || rank >= self->cfg.ranks || position >= end)
         return -1;
     sb_sample_ref_t ref;
     s_locate (self, position, &ref);
     *page = ref.file / SB_SAMPLER_PAGE;
+    if (run) {
+        *run = s_same_file_run (self, position);
+        if (*run > end - position)
+            *run = end - position;
+    }
     return 0;
 }
 

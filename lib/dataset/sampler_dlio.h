@@ -12,7 +12,8 @@ void sb_sampler_dlio_destroy (sb_sampler_dlio_t **self_p);
 /* Prepare epoch info->epoch's lists and fill the rest of *info. */
 int sb_sampler_dlio_epoch (sb_sampler_dlio_t *self, sb_sampler_epoch_t *info, char *err, size_t err_size);
 int sb_sampler_dlio_at (const sb_sampler_dlio_t *self, uint64_t rank, uint64_t position, sb_sample_ref_t *out);
-int sb_sampler_dlio_page_of (const sb_sampler_dlio_t *self, uint64_t rank, uint64_t position, uint64_t *page);
+int sb_sampler_dlio_page_of (const sb_sampler_dlio_t *self, uint64_t rank, uint64_t position, uint64_t *page,
+                             uint64_t *run);
 /* served: the pages (NULL when the lists are not served); 1 when catalog
  * indices need 8 bytes */
 struct sb_pages *sb_sampler_dlio_pages (sb_sampler_dlio_t *self);

@@ -52,11 +52,25 @@ s_compare (const sb_sampler_cfg_t *cfg, uint64_t epochs)
         ck_assert_uint_eq (f, info->files_per_rank);
         ck_assert_uint_gt (f, 2 * SB_SAMPLER_PAGE);    /* several pages a rank */
         for (uint64_t r = 0; r < cfg->ranks; r++)
-            for (uint64_t p = 0; p < info->samples_per_rank; p++) {
+            for (uint64_t p = 0, run_end = 0; p < info->samples_per_rank; p++) {
                 sb_sample_ref_t want, got;
                 ck_assert_int_eq (sb_sampler_at (local, r, p, &want), 0);
-                uint64_t page;
-                ck_assert_int_eq (sb_sampler_page_of (served, r, p, &page), 0);
+                uint64_t page, run;
+                ck_assert_int_eq (sb_sampler_page_of (served, r, p, &page, &run), 0);
+                ck_assert_uint_ge (run, 1);
+                ck_assert_uint_le (run, info->samples_per_rank - p);
+                if (p == run_end) {     /* a walk steps by runs: each reads one file */
+                    for (uint64_t q = p + 1; q < p + run; q++) {
+                        sb_sample_ref_t same;
+                        ck_assert_int_eq (sb_sampler_at (local, r, q, &same), 0);
+                        ck_assert_msg (same.file == want.file, "%s rank %llu: position %llu in the run of %llu"
+                                       " from %llu reads file %llu, not %llu", sb_sampler_kind_name (cfg->kind),
+                                       (unsigned long long) r, (unsigned long long) q, (unsigned long long) run,
+                                       (unsigned long long) p, (unsigned long long) same.file,
+                                       (unsigned long long) want.file);
+                    }
+                    run_end = p + run;
+                }
                 if (sb_sampler_page_state (served, r, page) != 2) {
                     ck_assert_int_eq (sb_sampler_at (served, r, p, &got), 1);   /* not held: wait */
                     uint64_t first = page * SB_SAMPLER_PAGE, n = f - first < SB_SAMPLER_PAGE ? f - first

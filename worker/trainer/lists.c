@@ -58,20 +58,23 @@ static int
 s_scan (sb_lists_t *self, sb_sampler_t *sampler, s_rank_t *r, uint64_t rank, uint64_t until,
         const sb_sender_t *out, char *err, size_t err_size)
 {
-    for (; r->scan < until; r->scan++) {
-        uint64_t page;
-        if (sb_sampler_page_of (sampler, rank, r->scan, &page) != 0) {
+    while (r->scan < until) {
+        /* the positions from scan to end read one file, so one page */
+        uint64_t page, run;
+        if (sb_sampler_page_of (sampler, rank, r->scan, &page, &run) != 0) {
             snprintf (err, err_size, "the sampler has no page for position %llu of rank %llu",
                       (unsigned long long) r->scan, (unsigned long long) rank);
             return -1;
         }
+        uint64_t end = run < until - r->scan ? r->scan + run : until;
         if (sb_sampler_page_state (sampler, rank, page) != 0) {
-            sb_sampler_page_touch (sampler, rank, page, r->scan);
+            sb_sampler_page_touch (sampler, rank, page, end - 1);
+            r->scan = end;
             continue;
         }
         if (r->in_flight >= S_IN_FLIGHT)
             break;
-        if (sb_sampler_page_ask (sampler, rank, page, r->scan) != 0) {
+        if (sb_sampler_page_ask (sampler, rank, page, end - 1) != 0) {
             snprintf (err, err_size, "out of memory for the pages of rank %llu's file list", (unsigned long long) rank);
             return -1;
         }
@@ -86,14 +89,15 @@ s_scan (sb_lists_t *self, sb_sampler_t *sampler, s_rank_t *r, uint64_t rank, uin
         }
         r->in_flight++;
         self->asked++;
+        r->scan = end;
     }
     /* a position is ready once its page is held */
     while (r->ready < r->scan) {
-        uint64_t page;
-        if (sb_sampler_page_of (sampler, rank, r->ready, &page) != 0
+        uint64_t page, run;
+        if (sb_sampler_page_of (sampler, rank, r->ready, &page, &run) != 0
             || sb_sampler_page_state (sampler, rank, page) != 2)
             break;
-        r->ready++;
+        r->ready = run < r->scan - r->ready ? r->ready + run : r->scan;
     }
     return 0;
 }
