@@ -43,6 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #define S_PAGES_IN_FLIGHT 4     /* ENTRIES_REQ pages asked and not answered */
@@ -209,6 +210,7 @@ struct sb_trainer {
     sb_histogram_t   barrier_own;   /* the barrier's own cost per step, microseconds */
     int              failed;        /* an ERROR was sent: nothing more this epoch */
     int              released;      /* a local barrier released ranks during this pump */
+    double           late_s;        /* a test's lateness of the loop at each compute deadline (s_late_wake) */
     double           stall_s;       /* shardbench.stall_timeout_s (0: never) */
     double           next_stall_check;
     /* the epoch's checkpoints: a decoded copy of its PHASE_START (owned) */
@@ -294,6 +296,14 @@ sb_trainer_new (const sb_msg_welcome_t *cfg, const sb_storage_cfg_t *storage, co
         return NULL;
     }
     self->cfg = cfg;
+    /* SHARDBENCH_TEST_LATE_WAKE_MS=X (read once): the loop sleeps X ms
+     * when it notices a compute deadline, as a loaded host's late wake-up
+     * would, so that a test can show that lateness does not count */
+    const char *late = getenv ("SHARDBENCH_TEST_LATE_WAKE_MS");
+    if (late && *late) {
+        self->late_s = strtod (late, NULL) / 1e3;
+        sb_warn ("test hook: the loop sleeps %g ms at each compute deadline it notices", self->late_s * 1e3);
+    }
     self->prep_fd = eventfd (0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (self->prep_fd < 0) {
         snprintf (err, err_size, "cannot make an eventfd: %s", strerror (errno));
@@ -2393,6 +2403,26 @@ s_ask_entries (sb_trainer_t *self)
     }
 }
 
+/* The test's late loop (SHARDBENCH_TEST_LATE_WAKE_MS): once a rank's
+ * compute deadline has passed, the loop sleeps before it looks, each time. */
+static void
+s_late_wake (const sb_trainer_t *self)
+{
+    if (self->late_s <= 0)
+        return;
+    double now = sb_now ();
+    for (size_t i = 0; i < self->nranks; i++) {
+        const s_rank_t *r = &self->ranks[i];
+        if (r->running && r->computing && now >= r->compute_until) {
+            struct timespec ts = { .tv_sec = (time_t) self->late_s,
+                                   .tv_nsec = (long) ((self->late_s - (double) (time_t) self->late_s) * 1e9) };
+            while (nanosleep (&ts, &ts) != 0 && errno == EINTR)
+                ;
+            return;
+        }
+    }
+}
+
 double
 sb_trainer_pump (sb_trainer_t *self, int *busy)
 {
@@ -2406,6 +2436,7 @@ sb_trainer_pump (sb_trainer_t *self, int *busy)
         s_ask_entries (self);
     if (self->failed)
         return 0;
+    s_late_wake (self);
     double wake;
     do {    /* again when a barrier released ranks the loop had already passed */
         self->released = 0;
