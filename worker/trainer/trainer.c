@@ -43,6 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #define S_PAGES_IN_FLIGHT 4     /* ENTRIES_REQ pages asked and not answered */
@@ -115,6 +116,8 @@ typedef struct {
     s_tf_file_t   *tf_files;        /* tf_mode: each loader thread's open file (threads of them, owned) */
     s_loader_t    *loaders;         /* threads of them (owned) */
     uint32_t      *batch_pending;   /* nslots + 1: reads in flight of batch q at [q % (nslots + 1)] (owned) */
+    double        *batch_at;        /* nslots + 1: when batch q's last sample came in, as its read's engine
+                                     * recorded it (issued + latency), at [q % (nslots + 1)] (owned) */
     uint64_t       next_seq;
     uint64_t       submitted, completed, step, bytes;
     uint64_t       resident_bytes, checked_bytes;   /* page-cache residency sampled before reads */
@@ -123,6 +126,9 @@ typedef struct {
     int            waiting_go;      /* at the barrier of `step` */
     double         compute_started, compute_until;
     double         compute_length;  /* the batch's drawn compute seconds (exact, unlike until - started) */
+    double         count_at;        /* the latest time of the samples counted in (s_count_samples) */
+    double         free_at;         /* when the rank was free to compute its next batch: its last compute's
+                                     * deadline, the local barrier's release, a GO's arrival (s_start_at) */
     double         started, first_step_end, compute_after_first, compute_all;
     double         io_wait, barrier, wait_since, barrier_since;
     /* DLIO's per-step sums (lib/metrics/dlio_metrics.h): a step's load starts at
@@ -209,6 +215,8 @@ struct sb_trainer {
     sb_histogram_t   barrier_own;   /* the barrier's own cost per step, microseconds */
     int              failed;        /* an ERROR was sent: nothing more this epoch */
     int              released;      /* a local barrier released ranks during this pump */
+    double           barrier_last;  /* the latest compute deadline of the ranks at barrier_step */
+    double           late_s;        /* a test's lateness of the loop at each compute deadline (s_late_wake) */
     double           stall_s;       /* shardbench.stall_timeout_s (0: never) */
     double           next_stall_check;
     /* the epoch's checkpoints: a decoded copy of its PHASE_START (owned) */
@@ -294,6 +302,14 @@ sb_trainer_new (const sb_msg_welcome_t *cfg, const sb_storage_cfg_t *storage, co
         return NULL;
     }
     self->cfg = cfg;
+    /* SHARDBENCH_TEST_LATE_WAKE_MS=X (read once): the loop sleeps X ms
+     * when it notices a compute deadline, as a loaded host's late wake-up
+     * would, so that a test can show that lateness does not count */
+    const char *late = getenv ("SHARDBENCH_TEST_LATE_WAKE_MS");
+    if (late && *late) {
+        self->late_s = strtod (late, NULL) / 1e3;
+        sb_warn ("test hook: the loop sleeps %g ms at each compute deadline it notices", self->late_s * 1e3);
+    }
     self->prep_fd = eventfd (0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (self->prep_fd < 0) {
         snprintf (err, err_size, "cannot make an eventfd: %s", strerror (errno));
@@ -407,13 +423,14 @@ sb_trainer_new (const sb_msg_welcome_t *cfg, const sb_storage_cfg_t *storage, co
         r->groups = calloc ((size_t) self->threads + 1, sizeof *r->groups);
         r->loaders = calloc ((size_t) self->threads, sizeof *r->loaders);
         r->batch_pending = calloc (self->nslots + 1, sizeof *r->batch_pending);
+        r->batch_at = calloc (self->nslots + 1, sizeof *r->batch_at);
         r->ff_start = calloc ((size_t) self->threads + 1, sizeof *r->ff_start);
         r->ff_at = calloc ((size_t) self->threads, sizeof *r->ff_at);
         r->ff_range = calloc ((size_t) self->threads, sizeof *r->ff_range);
         r->ff_busy = calloc ((size_t) self->threads, sizeof *r->ff_busy);
         r->tf = self->tf_mode != SB_TF_NONE ? sb_tf_plan_new ((size_t) self->threads) : NULL;
         r->tf_files = self->tf_mode != SB_TF_NONE ? calloc ((size_t) self->threads, sizeof *r->tf_files) : NULL;
-        if (!r->reader || !r->slots || !r->free_slots || !r->groups || !r->loaders || !r->batch_pending
+        if (!r->reader || !r->slots || !r->free_slots || !r->groups || !r->loaders || !r->batch_pending || !r->batch_at
             || !r->ff_start || !r->ff_at || !r->ff_range || !r->ff_busy
             || (self->tf_mode != SB_TF_NONE && (!r->tf || !r->tf_files))) {
             snprintf (err, err_size, "rank %llu: %s", (unsigned long long) r->rank,
@@ -480,6 +497,7 @@ sb_trainer_destroy (sb_trainer_t **self_p)
         free (r->groups);
         free (r->loaders);
         free (r->batch_pending);
+        free (r->batch_at);
         free (r->ff);
         free (r->ff_start);
         free (r->ff_at);
@@ -695,19 +713,38 @@ s_count_read (s_rank_t *r, uint64_t count, uint64_t bytes, uint64_t latency_ns, 
     r->read_latency.total += count;
 }
 
-/* `count` positions of rank r joined their batches. */
+/* Batch q of rank r: one of its samples came in at `at`. */
 static void
-s_count_samples (s_rank_t *r, uint64_t count)
+s_batch_in_at (const sb_trainer_t *self, s_rank_t *r, uint64_t q, double at)
 {
+    double *b = &r->batch_at[q % (self->nslots + 1)];
+    if (at > *b)
+        *b = at;
+}
+
+/* `count` positions of rank r joined their batches at `at`. Where a batch
+ * is in once the count covers it (row groups, s_batch_in), it came in at
+ * the latest time of the counts so far, not the one that crossed (reads
+ * are taken out of their engines' order); else its own reads' latest
+ * time says (s_complete, s_read_free). */
+static void
+s_count_samples (const sb_trainer_t *self, s_rank_t *r, uint64_t count, double at)
+{
+    const uint64_t bs = self->set->batch_size;
+    if (at > r->count_at)
+        r->count_at = at;
+    for (uint64_t q = r->completed / bs; self->grouped && bs > 0 && (q + 1) * bs <= r->completed + count; q++)
+        s_batch_in_at (self, r, q, r->count_at);
     r->completed += count;
     r->interval.samples += count;
 }
 
 /* Both: the positions are in with their read (no preprocess). */
 static void
-s_count (s_rank_t *r, uint64_t count, uint64_t bytes, uint64_t latency_ns, int read)
+s_count (const sb_trainer_t *self, s_rank_t *r, uint64_t count, uint64_t bytes, uint64_t latency_ns, int read,
+         double at)
 {
-    s_count_samples (r, count);
+    s_count_samples (self, r, count, at);
     s_count_read (r, count, bytes, latency_ns, read);
 }
 
@@ -717,6 +754,7 @@ static void
 s_complete (sb_trainer_t *self, s_rank_t *r, size_t i, uint64_t bytes, uint64_t latency_ns, double issued)
 {
     s_slot_t *s = &r->slots[i];
+    double done = issued + (double) latency_ns / 1e9;   /* the engine's own clock, not when the loop took it */
     if (s->footer_of)   /* the loader thread's next footer read may go */
         r->ff_busy[s->footer_of - 1]--;
     if (s->loader) {    /* its samples join the batch after their preprocess */
@@ -724,9 +762,11 @@ s_complete (sb_trainer_t *self, s_rank_t *r, size_t i, uint64_t bytes, uint64_t 
         r->loaders[s->loader - 1].state = S_LOADER_ARRIVED;
     }
     else
-        s_count (r, s->count, bytes, latency_ns, 1);
-    if (s->in_batch)
+        s_count (self, r, s->count, bytes, latency_ns, 1, done);
+    if (s->in_batch) {
         r->batch_pending[(s->position / self->set->batch_size) % (self->nslots + 1)]--;
+        s_batch_in_at (self, r, s->position / self->set->batch_size, done);
+    }
     /* the read's line starts when the engine issued it, so that the reads
      * in flight at any moment can be counted from the trace */
     if (s->eager && r->tf)  /* positions served from it later carry it in the trace */
@@ -927,6 +967,7 @@ s_ckpt_done (sb_trainer_t *self, s_rank_t *r, double now)
     double end = now > res.finished_at ? now : res.finished_at;
     r->ckpt_s += end - res.started_at;
     r->load_since = end;    /* DLIO: the next block starts after the save */
+    r->free_at = end;
     if (self->out.fn (self->out.ctx, &m) != 0)
         self->failed = 1;
     return end;
@@ -1102,6 +1143,7 @@ s_start_epoch (sb_trainer_t *self, const sb_msg_phase_start_t *ps)
     self->step_sync = set->step_sync;
     self->local_barrier = c->ranks == c->total_ranks;
     self->barrier_step = 0;
+    self->barrier_last = 0;
     self->arrivals = 0;
     self->awaiting_go = 0;
     sb_histogram_reset (&self->barrier_own);
@@ -1119,6 +1161,7 @@ s_start_epoch (sb_trainer_t *self, const sb_msg_phase_start_t *ps)
         r->groups = keep.groups;
         r->loaders = keep.loaders;
         r->batch_pending = keep.batch_pending;
+        r->batch_at = keep.batch_at;
         r->ff = keep.ff;
         r->ff_start = keep.ff_start;
         r->ff_at = keep.ff_at;
@@ -1134,6 +1177,7 @@ s_start_epoch (sb_trainer_t *self, const sb_msg_phase_start_t *ps)
         }
         memset (r->loaders, 0, (size_t) self->threads * sizeof *r->loaders);
         memset (r->batch_pending, 0, (self->nslots + 1) * sizeof *r->batch_pending);
+        memset (r->batch_at, 0, (self->nslots + 1) * sizeof *r->batch_at);
         memset (r->slots, 0, self->nslots * sizeof *r->slots);
         memset (r->groups, 0, ((size_t) self->threads + 1) * sizeof *r->groups);
         for (size_t j = 0; j < self->nslots; j++)
@@ -1142,6 +1186,7 @@ s_start_epoch (sb_trainer_t *self, const sb_msg_phase_start_t *ps)
         r->running = 1;
         r->started = now;
         r->load_since = now;
+        r->free_at = now;
         r->interval.next = now + 1.0;
     }
     if (sb_sampler_served (set->sampler))  /* pages for the window and 4 pages of files further */
@@ -1191,6 +1236,7 @@ s_release (sb_trainer_t *self, uint64_t step, double now)
         r->waiting_go = 0;
         r->step++;
         r->load_since = now;    /* DLIO's next step loads from its release */
+        r->free_at = now;
         self->released = 1;
         s_ckpt_after_step (self, r);
     }
@@ -1316,11 +1362,14 @@ s_end_compute (sb_trainer_t *self, s_rank_t *r, double now)
             r->first_step_end = now;
         r->step++;
         r->load_since = now;
+        r->free_at = now;
         s_ckpt_after_step (self, r);
         return;
     }
     r->waiting_go = 1;
     r->barrier_since = now;
+    if (now > self->barrier_last)
+        self->barrier_last = now;
     if (r->step != self->barrier_step) {
         char text[256];
         snprintf (text, sizeof text, "rank reached step %llu while the worker is at step %llu",
@@ -1332,11 +1381,16 @@ s_end_compute (sb_trainer_t *self, s_rank_t *r, double now)
         return;
     self->arrivals = 0;
     uint64_t step = self->barrier_step++;
+    double last = self->barrier_last;
+    self->barrier_last = 0;
     if (self->local_barrier) {
-        /* its own cost: from the last arrival (its compute deadline) to the release */
+        /* its own cost: from the last arrival (the latest compute deadline)
+         * to when the loop released the ranks. They go on from that
+         * deadline: a real barrier releases when its last rank arrives;
+         * the loop's late wake-up is the emulator's, not a wait of theirs */
         double released = sb_now ();
-        sb_histogram_add (&self->barrier_own, (uint64_t) ((released > now ? released - now : 0) * 1e6));
-        s_release (self, step, released);
+        sb_histogram_add (&self->barrier_own, (uint64_t) ((released > last ? released - last : 0) * 1e6));
+        s_release (self, step, last < released ? last : released);
         return;
     }
     sb_msg_t m = { .type = SB_MSG_STEP };
@@ -1988,7 +2042,7 @@ s_tf_groups (sb_trainer_t *self, s_rank_t *r, const s_read_t *rd, uint64_t p, ui
                      e->latency_us, e->bytes);
             first = 1;
         }
-        s_count (r, n, 0, 0, 0);
+        s_count (self, r, n, 0, 0, 0, now);
     }
     e->used = 1;
     for (uint64_t j = first; self->trace && j < n; j++)
@@ -2008,7 +2062,8 @@ s_read_free (sb_trainer_t *self, s_rank_t *r, const s_read_t *rd, uint64_t p, do
 {
     r->next_seq++;
     (void) s_evict_flag (self, rd->ref.file);
-    s_count (r, 1, rd->length, 0, 1);
+    s_count (self, r, 1, rd->length, 0, 1, now);
+    s_batch_in_at (self, r, p / self->set->batch_size, now);
     s_trace (self, r, p, rd->ref.file, rd->ref.sample, rd->stored, rd->dlio, rd->offset, rd->length, now, 0,
              rd->length);
 }
@@ -2065,7 +2120,7 @@ s_submit (sb_trainer_t *self, s_rank_t *r, double now)
             if (s->seq == g->seq && s->seq != 0)
                 s->count += n;
             else
-                s_count (r, n, 0, 0, 0);
+                s_count (self, r, n, 0, 0, 0, now);
             for (uint64_t j = 0; self->trace && j < n; j++)
                 s_trace (self, r, p + j, rd.ref.file, rd.ref.sample + j, rd.stored, rd.dlio, rd.offset, rd.length, now, 0,
                      0);
@@ -2196,7 +2251,7 @@ s_loaders_advance (sb_trainer_t *self, s_rank_t *r, double now)
             case S_LOADER_PREPROCESS:
                 if (now < l->until)
                     break;
-                s_count_samples (r, 1);
+                s_count_samples (self, r, 1, l->until);
                 if (++l->done < l->n)   /* the next sample's starts when this one's ended */
                     l->until += s_preprocess_time (self, r, l->at + l->done);
                 else {
@@ -2256,20 +2311,41 @@ static void
 s_take_wait (s_rank_t *r, double now)
 {
     if (r->wait_since > 0) {
-        r->io_wait += now - r->wait_since;
+        r->io_wait += now > r->wait_since ? now - r->wait_since : 0;
         r->wait_since = 0;
     }
 }
 
-/* Rank r computes its next batch, which is in, for `compute` seconds from now. */
+/* When rank r's next batch, which is in, starts computing: the later of
+ * when the rank was free (its last compute's deadline, the local
+ * barrier's release, a GO's arrival, a save's end) and when the batch's
+ * last sample came in (its read's completion, as the engine recorded it);
+ * not when the loop noticed them. An accelerator starts then; the loop
+ * wakes some tens of microseconds to milliseconds late on a loaded host,
+ * and that lateness is the emulator's, not the storage's. Never after
+ * now. With loader threads the batch is in when the loop saw its last
+ * preprocess end (as before); when its time is unknown, now. The batch's
+ * time is then dropped: its ring entry is batch step + nslots + 1's. */
+static double
+s_start_at (sb_trainer_t *self, s_rank_t *r, double now)
+{
+    double *b = &r->batch_at[r->step % (self->nslots + 1)];
+    double in = self->preprocessing || *b <= 0 ? now : *b;
+    *b = 0;
+    double at = r->free_at > in ? r->free_at : in;
+    return at < now ? at : now;
+}
+
+/* Rank r computes its next batch, which is in, for `compute` seconds from
+ * its start (s_start_at). */
 static void
 s_start_compute (sb_trainer_t *self, s_rank_t *r, double compute, double now)
 {
-    (void) self;
-    s_take_wait (r, now);
+    double start = s_start_at (self, r, now);
+    s_take_wait (r, start);
     r->computing = 1;
-    r->compute_started = now;
-    r->compute_until = now + compute;
+    r->compute_started = start;
+    r->compute_until = start + compute;
     r->compute_length = compute;
 }
 
@@ -2339,8 +2415,9 @@ s_advance (sb_trainer_t *self, s_rank_t *r, double now)
             if (compute > 0)    /* no compute: no time, AU 0 */
                 s_start_compute (self, r, compute, now);
             else {
-                s_take_wait (r, now);
-                s_end_compute (self, r, now);
+                double start = s_start_at (self, r, now);
+                s_take_wait (r, start);
+                s_end_compute (self, r, start);
             }
             progress = 1;
         }
@@ -2352,8 +2429,9 @@ s_advance (sb_trainer_t *self, s_rank_t *r, double now)
         s_finish (self, r, now);   /* every batch computed, the tail read */
         return;
     }
+    /* it waits for its batch from when it was free, however late the loop saw that */
     if (!r->waiting_go && !r->computing && !r->ckpt_job && r->step < self->batches && r->wait_since == 0)
-        r->wait_since = now;
+        r->wait_since = r->free_at > 0 && r->free_at < now ? r->free_at : now;
     sb_report_interval (&self->out, r->rank, self->epoch, &r->interval, now, 0);
 }
 
@@ -2393,6 +2471,26 @@ s_ask_entries (sb_trainer_t *self)
     }
 }
 
+/* The test's late loop (SHARDBENCH_TEST_LATE_WAKE_MS): once a rank's
+ * compute deadline has passed, the loop sleeps before it looks, each time. */
+static void
+s_late_wake (const sb_trainer_t *self)
+{
+    if (self->late_s <= 0)
+        return;
+    double now = sb_now ();
+    for (size_t i = 0; i < self->nranks; i++) {
+        const s_rank_t *r = &self->ranks[i];
+        if (r->running && r->computing && now >= r->compute_until) {
+            struct timespec ts = { .tv_sec = (time_t) self->late_s,
+                                   .tv_nsec = (long) ((self->late_s - (double) (time_t) self->late_s) * 1e9) };
+            while (nanosleep (&ts, &ts) != 0 && errno == EINTR)
+                ;
+            return;
+        }
+    }
+}
+
 double
 sb_trainer_pump (sb_trainer_t *self, int *busy)
 {
@@ -2406,6 +2504,7 @@ sb_trainer_pump (sb_trainer_t *self, int *busy)
         s_ask_entries (self);
     if (self->failed)
         return 0;
+    s_late_wake (self);
     double wake;
     do {    /* again when a barrier released ranks the loop had already passed */
         self->released = 0;
