@@ -81,6 +81,18 @@ for case in dlio_index dlio_iterative dlio_index_preprocess; do
     if [ $? -eq 0 ]; then pass "$out"; else fail "$out"; fi
 done
 
+# files of millions of samples (dlrm_b200: parquet, 16384 a batch): a worker
+# walks its ranks' positions a file at a time to find the pages it needs;
+# a sample at a time, 2000 steps x 16384 x 8 ranks held its loop for
+# seconds, past the heartbeat timeout, and the coordinator was lost
+sb run "$SB_INTEGRATION_DIR/../../coordinator/workloads/dlrm_b200.yaml" dataset.data_folder=synthetic://dlrm \
+    dataset.num_files_train=152 train.epochs=1 train.total_training_steps=2000 train.computation_time=0 \
+    shardbench.heartbeat_timeout_s=1.5 --accelerators 8 --local 1 --db dlrm.db
+expect_eq "dlrm_b200, 2000 steps of 16384: run exit" "$SB_RC" 0
+[ "$SB_RC" = 0 ] || tail -3 sb.err
+expect_eq "dlrm_b200: every rank read every step" \
+    "$(sqlite3 dlrm.db "SELECT count(*), sum(samples), min(batches) FROM rank_epochs")" "8|262144000|2000"
+
 # peak RSS (KiB) of the worker, one epoch of N objects: a wrapper waits for
 # the worker (os.wait4, ru_maxrss; GNU time may not be installed). Under
 # AddressSanitizer freed memory waits in a quarantine (256 MiB), which the
