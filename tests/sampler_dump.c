@@ -72,7 +72,7 @@ s_parse (char **fields, sb_sampler_cfg_t *cfg, uint64_t *epochs)
 static int
 s_page_in (sb_sampler_t *sampler, const sb_plan_t *plan, uint64_t r, uint64_t p, char *err, size_t err_size)
 {
-    static uint64_t files[SB_SAMPLER_PAGE];
+    static uint64_t files[SB_SAMPLER_PAGE_MAX];
     uint64_t page;
     if (sb_sampler_page_of (sampler, r, p, &page, NULL) != 0) {
         snprintf (err, err_size, "no page for position %" PRIu64, p);
@@ -82,8 +82,8 @@ s_page_in (sb_sampler_t *sampler, const sb_plan_t *plan, uint64_t r, uint64_t p,
         sb_sampler_page_touch (sampler, r, page, p);
         return 0;
     }
-    uint64_t f = sb_plan_files_per_rank (plan), first = page * SB_SAMPLER_PAGE;
-    uint64_t n = f - first < SB_SAMPLER_PAGE ? f - first : SB_SAMPLER_PAGE;
+    uint64_t f = sb_plan_files_per_rank (plan), per = sb_plan_page_files (plan), first = page * per;
+    uint64_t n = f - first < per ? f - first : per;
     if (sb_sampler_page_ask (sampler, r, page, p) != 0 || sb_plan_files (plan, r, first, n, files) != 0) {
         snprintf (err, err_size, "cannot ask page %" PRIu64, page);
         return -1;

@@ -105,7 +105,8 @@ sess_on_list_req (sess_t *self, sess_worker_t *w, const sb_msg_list_req_t *m)
         sb_debug ("stale LIST_REQ for epoch %llu ignored", (unsigned long long) m->epoch);
         return;
     }
-    uint64_t f = sb_plan_files_per_rank (self->plan), pages = (f + SB_SAMPLER_PAGE - 1) / SB_SAMPLER_PAGE;
+    uint64_t f = sb_plan_files_per_rank (self->plan), per = sb_plan_page_files (self->plan);
+    uint64_t pages = (f + per - 1) / per;
     if (m->rank < w->first_rank || m->rank - w->first_rank >= w->ranks || m->page >= pages) {
         sess_fail (self, "worker %llu on %s asked for page %llu of rank %llu's file list: its ranks are %llu..%llu, and"
                    " a list has %llu pages", (unsigned long long) w->id, w->host, (unsigned long long) m->page,
@@ -113,7 +114,7 @@ sess_on_list_req (sess_t *self, sess_worker_t *w, const sb_msg_list_req_t *m)
                    (unsigned long long) (w->first_rank + w->ranks - 1), (unsigned long long) pages);
         return;
     }
-    uint64_t first = m->page * SB_SAMPLER_PAGE, n = f - first < SB_SAMPLER_PAGE ? f - first : SB_SAMPLER_PAGE;
+    uint64_t first = m->page * per, n = f - first < per ? f - first : per;
     sb_msg_t reply = { .type = SB_MSG_LIST };
     sb_msg_list_t *r = &reply.u.list;
     r->epoch = m->epoch;

@@ -194,13 +194,30 @@ sb_sampler_page_touch (sb_sampler_t *self, uint64_t rank, uint64_t page, uint64_
         sb_pages_touch (s_pages (self), slot, page, last);
 }
 
+uint64_t
+sb_sampler_page_size (const sb_sampler_t *self)
+{
+    return sb_sampler_page_files (&self->cfg);
+}
+
+uint64_t
+sb_sampler_page_files (const sb_sampler_cfg_t *cfg)
+{
+    uint64_t spf = cfg->samples_per_file ? cfg->samples_per_file : 1;
+    uint64_t batch_files = cfg->batch_size / spf + 1;
+    uint64_t page = SB_SAMPLER_PAGE;
+    while (page < 2 * batch_files && page < SB_SAMPLER_PAGE_MAX)
+        page *= 2;
+    return page;
+}
+
 int
 sb_sampler_page_put (sb_sampler_t *self, uint64_t rank, uint64_t page, const uint64_t *files, size_t count,
                      char *err, size_t err_size)
 {
-    uint64_t slot, f = self->info.files_per_rank;
-    uint64_t first = page * (uint64_t) SB_SAMPLER_PAGE;
-    uint64_t want = first < f ? (f - first < SB_SAMPLER_PAGE ? f - first : SB_SAMPLER_PAGE) : 0;
+    uint64_t slot, f = self->info.files_per_rank, per = sb_sampler_page_files (&self->cfg);
+    uint64_t first = page * per;
+    uint64_t want = first < f ? (f - first < per ? f - first : per) : 0;
     if (s_slot (self, rank, &slot) != 0 || sb_pages_state (s_pages (self), slot, page) != 1) {
         snprintf (err, err_size, "page %llu of rank %llu's file list was not asked for", (unsigned long long) page,
                   (unsigned long long) rank);

@@ -91,14 +91,23 @@ typedef struct {
     uint64_t     first_rank, nranks;
     /* with file_shuffle (DLIO kinds): the lists are planned elsewhere, once
      * for every rank (sampler_plan.h: the coordinator), and the sampler
-     * keeps none; the asked ranks' lists come in pages of SB_SAMPLER_PAGE
-     * local files (sb_sampler_page_*), and a read whose page is not held
+     * keeps none; the asked ranks' lists come in pages of
+     * sb_sampler_page_files local files (sb_sampler_page_*), and a read whose page is not held
      * answers 1. The epoch's figures and seed checks are the same. */
     int          served;
 } sb_sampler_cfg_t;
 
-/* local files per page of a served list */
+/* Local files per page of a served list: at least SB_SAMPLER_PAGE, more
+ * where a batch reads more files (DLRM: 65,536 one-sample files a step),
+ * so that a step costs a page or two per rank, not sixteen round trips to
+ * the coordinator; at most SB_SAMPLER_PAGE_MAX (256 KiB of 4-byte indices).
+ * sb_sampler_page_files: the page of a configuration, the same on the
+ * coordinator and the workers (it depends only on the batch and the
+ * samples per file): the smallest power of two of at least two batches'
+ * files, within those bounds. */
 #define SB_SAMPLER_PAGE 4096
+#define SB_SAMPLER_PAGE_MAX 65536
+uint64_t sb_sampler_page_files (const sb_sampler_cfg_t *cfg);
 
 /* What an epoch gives every rank (the same for all ranks). */
 typedef struct {
@@ -146,10 +155,11 @@ int sb_sampler_at (const sb_sampler_t *self, uint64_t rank, uint64_t position, s
  * or 0). Pages are per asked rank; an epoch (sb_sampler_epoch) drops them.
  * sb_sampler_served: 1 when this sampler's lists are served (NULL: 0).
  * sb_sampler_page_of: the page position `position` of rank needs (no
- * lookup), and (run, may be NULL) how many positions from it on read the
- * same file, at least 1: a walk over the epoch steps a file at a time, not
- * a sample at a time (a DLRM file holds millions): 0, or -1 outside the
- * epoch.
+ * lookup), and (run, may be NULL) how many positions from it on need that
+ * page too, at least 1: a walk over the epoch steps a file or a page at a
+ * time, not a sample at a time (a DLRM file holds millions of samples, a
+ * DLRM step reads 65,536 files): 0, or -1 outside the epoch.
+ * sb_sampler_page_size: sb_sampler_page_files of the sampler's cfg.
  * sb_sampler_page_state: 0 absent, 1 asked, 2 held.
  * sb_sampler_page_ask: note a page asked for, needed up to position
  * `last`: 0, or -1 (asked already, out of memory).
@@ -163,6 +173,7 @@ int sb_sampler_at (const sb_sampler_t *self, uint64_t rank, uint64_t position, s
 int sb_sampler_served (const sb_sampler_t *self);
 int sb_sampler_page_of (const sb_sampler_t *self, uint64_t rank, uint64_t position, uint64_t *page, uint64_t *run);
 int sb_sampler_page_state (const sb_sampler_t *self, uint64_t rank, uint64_t page);
+uint64_t sb_sampler_page_size (const sb_sampler_t *self);
 int sb_sampler_page_ask (sb_sampler_t *self, uint64_t rank, uint64_t page, uint64_t last);
 void sb_sampler_page_touch (sb_sampler_t *self, uint64_t rank, uint64_t page, uint64_t last);
 int sb_sampler_page_put (sb_sampler_t *self, uint64_t rank, uint64_t page, const uint64_t *files, size_t count,

@@ -91,6 +91,7 @@ struct sb_sampler_dlio {
     index_array_t    dealt;           /* the reshard deals into this, then the two swap */
     index_array_t    first_order;     /* shuffle(arange(f)) with the epoch's first seed */
     uint64_t        *fill;            /* per destination rank (R) */
+    uint64_t         page_files;      /* served: local files a page (sb_sampler_page_files) */
     sb_pages_t      *pages;           /* served: pages of the asked ranks' lists (owned) */
     /* iterative kind with sample_shuffle */
     index_array_t    perm;            /* np.arange(k) shuffled */
@@ -130,6 +131,7 @@ sb_sampler_dlio_new (const sb_sampler_cfg_t *cfg, char *err, size_t err_size)
     self->per_rank = self->files_per_rank * c->samples_per_file;
     uint64_t t = c->threads;
     int oom = 0;
+    self->page_files = sb_sampler_page_files (c);
     if (c->file_shuffle != SB_SHUFFLE_OFF && c->served)
         oom |= !(self->pages = sb_pages_new (c->nranks));
     else if (c->file_shuffle != SB_SHUFFLE_OFF) {
@@ -387,7 +389,7 @@ static inline int
 s_local_file (const sb_sampler_dlio_t *self, uint64_t rank, uint64_t j, uint64_t *file)
 {
     if (self->pages)
-        return sb_pages_get (self->pages, rank - self->cfg.first_rank, j / SB_SAMPLER_PAGE, j % SB_SAMPLER_PAGE,
+        return sb_pages_get (self->pages, rank - self->cfg.first_rank, j / self->page_files, j % self->page_files,
                              file) == 0 ? 0 : 1;
     if (self->cfg.file_shuffle != SB_SHUFFLE_OFF)
         *file = ia_get (&self->lists, rank * self->files_per_rank + j);
@@ -476,17 +478,20 @@ sb_sampler_dlio_at (const sb_sampler_dlio_t *self, uint64_t rank, uint64_t posit
     return s_local_file (self, rank, out->file, &out->file);
 }
 
-/* How many positions from `position` on read the same local file: the rest
- * of its batch within one thread's run of entries and one file's samples
- * (1 where threads' leftovers are dealt, a batch a thread at most), so
- * that a walk over an epoch's positions steps a file at a time. */
+/* How many positions from `position` on read files of the same page: the
+ * index kind reads its files in order, to the end of the page; the others
+ * the rest of the batch within one thread's run of entries and one file's
+ * samples (1 where threads' leftovers are dealt, a batch a thread at most).
+ * A walk over an epoch's positions steps a page or a file at a time. */
 static uint64_t
 s_same_file_run (const sb_sampler_dlio_t *self, uint64_t position)
 {
     const sb_sampler_cfg_t *c = &self->cfg;
     uint64_t spf = c->samples_per_file, batch = c->batch_size, run;
-    if (c->kind == SB_SAMPLER_DLIO_INDEX)
-        return spf - position % spf;
+    if (c->kind == SB_SAMPLER_DLIO_INDEX) {   /* in order: to the end of the page */
+        uint64_t page_end = (position / spf / self->page_files + 1) * self->page_files;
+        return page_end * spf - position;
+    }
     uint64_t q = position / batch;
     if (q >= self->turn_steps)
         return 1;
@@ -517,7 +522,7 @@ sb_sampler_dlio_page_of (const sb_sampler_dlio_t *self, uint64_t rank, uint64_t 
         return -1;
     sb_sample_ref_t ref;
     s_locate (self, position, &ref);
-    *page = ref.file / SB_SAMPLER_PAGE;
+    *page = ref.file / self->page_files;
     if (run) {
         *run = s_same_file_run (self, position);
         if (*run > end - position)

@@ -275,6 +275,12 @@ sb_plan_files_per_rank (const sb_plan_t *self)
 }
 
 uint64_t
+sb_plan_page_files (const sb_plan_t *self)
+{
+    return sb_sampler_page_files (&self->cfg);
+}
+
+uint64_t
 sb_plan_bytes (const sb_plan_t *self)
 {
     return self->n * (self->wide ? 8 : 4) + self->n / 8 + 1;

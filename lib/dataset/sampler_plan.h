@@ -56,6 +56,8 @@ uint64_t sb_plan_epoch_planned (const sb_plan_t *self);
 
 /* Files per rank (f). */
 uint64_t sb_plan_files_per_rank (const sb_plan_t *self);
+/* Local files a page served from the plan (sb_sampler_page_files of its cfg). */
+uint64_t sb_plan_page_files (const sb_plan_t *self);
 
 /* Bytes the plan holds (its lists and visited bits). */
 uint64_t sb_plan_bytes (const sb_plan_t *self);

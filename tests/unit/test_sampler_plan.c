@@ -39,7 +39,7 @@ s_compare (const sb_sampler_cfg_t *cfg, uint64_t epochs)
     ck_assert_int_eq (sb_sampler_served (local), 0);
     sb_plan_t *plan = sb_plan_new (&sc, err, sizeof err);
     ck_assert_msg (plan != NULL, "%s", err);
-    static uint64_t files[SB_SAMPLER_PAGE];
+    static uint64_t files[SB_SAMPLER_PAGE_MAX];
     uint64_t most = 0;
     for (uint64_t e = 1; e <= epochs; e++) {
         ck_assert_msg (sb_sampler_epoch (local, e, err, sizeof err) == 0, "%s", err);
@@ -59,22 +59,21 @@ s_compare (const sb_sampler_cfg_t *cfg, uint64_t epochs)
                 ck_assert_int_eq (sb_sampler_page_of (served, r, p, &page, &run), 0);
                 ck_assert_uint_ge (run, 1);
                 ck_assert_uint_le (run, info->samples_per_rank - p);
-                if (p == run_end) {     /* a walk steps by runs: each reads one file */
+                if (p == run_end) {     /* a walk steps by runs: each needs one page */
                     for (uint64_t q = p + 1; q < p + run; q++) {
-                        sb_sample_ref_t same;
-                        ck_assert_int_eq (sb_sampler_at (local, r, q, &same), 0);
-                        ck_assert_msg (same.file == want.file, "%s rank %llu: position %llu in the run of %llu"
-                                       " from %llu reads file %llu, not %llu", sb_sampler_kind_name (cfg->kind),
+                        uint64_t same;
+                        ck_assert_int_eq (sb_sampler_page_of (served, r, q, &same, NULL), 0);
+                        ck_assert_msg (same == page, "%s rank %llu: position %llu in the run of %llu from %llu"
+                                       " needs page %llu, not %llu", sb_sampler_kind_name (cfg->kind),
                                        (unsigned long long) r, (unsigned long long) q, (unsigned long long) run,
-                                       (unsigned long long) p, (unsigned long long) same.file,
-                                       (unsigned long long) want.file);
+                                       (unsigned long long) p, (unsigned long long) same, (unsigned long long) page);
                     }
                     run_end = p + run;
                 }
                 if (sb_sampler_page_state (served, r, page) != 2) {
                     ck_assert_int_eq (sb_sampler_at (served, r, p, &got), 1);   /* not held: wait */
-                    uint64_t first = page * SB_SAMPLER_PAGE, n = f - first < SB_SAMPLER_PAGE ? f - first
-                                                                                              : SB_SAMPLER_PAGE;
+                    uint64_t per = sb_plan_page_files (plan), first = page * per;
+                    uint64_t n = f - first < per ? f - first : per;
                     ck_assert_int_eq (sb_sampler_page_ask (served, r, page, p), 0);
                     ck_assert_int_eq (sb_plan_files (plan, r, first, n, files), 0);
                     ck_assert_msg (sb_sampler_page_put (served, r, page, files, (size_t) n, err, sizeof err) == 0,
@@ -101,6 +100,21 @@ s_compare (const sb_sampler_cfg_t *cfg, uint64_t epochs)
     sb_sampler_destroy (&local);
     return most;
 }
+
+/* a page holds at least two batches' files, in powers of two from 4096 to 65536 */
+START_TEST (test_page_files)
+{
+    sb_sampler_cfg_t c = s_cfg (SB_SAMPLER_DLIO_INDEX, 100003, 0, 1, 8, 11);
+    c.batch_size = 32;
+    ck_assert_uint_eq (sb_sampler_page_files (&c), 4096);
+    c.batch_size = 2048;        /* 2 x 2049 files */
+    ck_assert_uint_eq (sb_sampler_page_files (&c), 8192);
+    c.batch_size = 65536;       /* DLRM's npz presets: capped */
+    ck_assert_uint_eq (sb_sampler_page_files (&c), 65536);
+    c.samples_per_file = 4096;  /* files of many samples: the smallest page */
+    ck_assert_uint_eq (sb_sampler_page_files (&c), 4096);
+}
+END_TEST
 
 START_TEST (test_index)
 {
@@ -194,6 +208,7 @@ s_suite (void)
     Suite *s = suite_create ("sampler_plan");
     TCase *tc = tcase_create ("core");
     tcase_set_timeout (tc, 120);
+    tcase_add_test (tc, test_page_files);
     tcase_add_test (tc, test_index);
     tcase_add_test (tc, test_files);
     tcase_add_test (tc, test_iterative);

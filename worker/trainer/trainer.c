@@ -1191,7 +1191,8 @@ s_start_epoch (sb_trainer_t *self, const sb_msg_phase_start_t *ps)
     }
     if (sb_sampler_served (set->sampler))  /* pages for the window and 4 pages of files further */
         sb_lists_reset (self->lists, self->epoch, self->k, set->batch_size,
-                        self->window + 2 * set->batch_size + 4 * (uint64_t) SB_SAMPLER_PAGE * set->ds.samples_per_file);
+                        self->window + 2 * set->batch_size
+                            + 4 * sb_sampler_page_size (set->sampler) * set->ds.samples_per_file);
     if (self->set->asking && s_list_wanted (self, err, sizeof err) != 0) {
         s_fail (self, NULL, "sampler", NULL, 0, err, NULL);
         return -1;
