@@ -185,8 +185,8 @@ sb_sampler_dlio_destroy (sb_sampler_dlio_t **self_p)
 }
 
 /* np.random.seed(seed), failing as numpy does above 2**32 - 1 */
-static int
-s_seed (sb_np_mt_t *mt, uint64_t seed, const char *what, uint64_t epoch, char *err, size_t err_size)
+int
+sb_sampler_dlio_seed (sb_np_mt_t *mt, uint64_t seed, const char *what, uint64_t epoch, char *err, size_t err_size)
 {
     if (sb_np_seed (mt, seed) == 0)
         return 0;
@@ -197,8 +197,8 @@ s_seed (sb_np_mt_t *mt, uint64_t seed, const char *what, uint64_t epoch, char *e
 }
 
 /* seed + epoch, saturated so that an overflow reads as out of numpy's range */
-static uint64_t
-s_add (uint64_t a, uint64_t b)
+uint64_t
+sb_sampler_dlio_seed_add (uint64_t a, uint64_t b)
 {
     return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
@@ -214,12 +214,12 @@ s_reshard (sb_sampler_dlio_t *self, uint64_t epoch, char *err, size_t err_size)
     const sb_sampler_cfg_t *c = &self->cfg;
     uint64_t f = self->files_per_rank, ranks = c->ranks;
     sb_np_mt_t mt;
-    uint64_t first_seed = c->seed_change_epoch ? s_add (c->seed, epoch) : c->seed;
-    if (s_seed (&mt, first_seed, "file_shuffle", epoch, err, err_size) != 0)
+    uint64_t first_seed = c->seed_change_epoch ? sb_sampler_dlio_seed_add (c->seed, epoch) : c->seed;
+    if (sb_sampler_dlio_seed (&mt, first_seed, "file_shuffle", epoch, err, err_size) != 0)
         return -1;
-    uint64_t last_seed = s_add (s_add (c->seed, epoch), ranks > UINT64_MAX / 31 ? UINT64_MAX : 31 * (ranks - 1));
+    uint64_t last_seed = sb_sampler_dlio_seed_add (sb_sampler_dlio_seed_add (c->seed, epoch), ranks > UINT64_MAX / 31 ? UINT64_MAX : 31 * (ranks - 1));
     if (last_seed > SB_NP_SEED_MAX)
-        return s_seed (&mt, last_seed, "file_shuffle (rank-dependent)", epoch, err, err_size);
+        return sb_sampler_dlio_seed (&mt, last_seed, "file_shuffle (rank-dependent)", epoch, err, err_size);
     if (self->pages) {      /* served: the lists are planned elsewhere (sampler_plan.h); the last epoch's pages go */
         sb_pages_reset (self->pages);
         return 0;
@@ -239,7 +239,7 @@ s_reshard (sb_sampler_dlio_t *self, uint64_t epoch, char *err, size_t err_size)
         }
     }
     for (uint64_t d = 0; d < ranks; d++) {
-        if (s_seed (&mt, c->seed + epoch + 31 * d, "file_shuffle", epoch, err, err_size) != 0)
+        if (sb_sampler_dlio_seed (&mt, c->seed + epoch + 31 * d, "file_shuffle", epoch, err, err_size) != 0)
             return -1;
         ia_shuffle (&mt, &self->dealt, d * f, f);
     }
@@ -255,9 +255,9 @@ static int
 s_sample_shuffle (sb_sampler_dlio_t *self, uint64_t epoch, char *err, size_t err_size)
 {
     const sb_sampler_cfg_t *c = &self->cfg;
-    uint64_t seed = c->seed_change_epoch ? s_add (c->seed, epoch) : c->seed;
+    uint64_t seed = c->seed_change_epoch ? sb_sampler_dlio_seed_add (c->seed, epoch) : c->seed;
     sb_np_mt_t mt;
-    if (s_seed (&mt, seed, "sample_shuffle", epoch, err, err_size) != 0)
+    if (sb_sampler_dlio_seed (&mt, seed, "sample_shuffle", epoch, err, err_size) != 0)
         return -1;
     if (c->kind != SB_SAMPLER_DLIO_ITERATIVE || (self->perm_ready && self->perm_seed == seed))
         return 0;

@@ -4,6 +4,7 @@
 #define SB_SAMPLER_DLIO_H
 
 #include "sampler.h"
+#include "nprandom.h"
 
 typedef struct sb_sampler_dlio sb_sampler_dlio_t;
 
@@ -18,5 +19,12 @@ int sb_sampler_dlio_page_of (const sb_sampler_dlio_t *self, uint64_t rank, uint6
  * indices need 8 bytes */
 struct sb_pages *sb_sampler_dlio_pages (sb_sampler_dlio_t *self);
 int sb_sampler_dlio_wide (const sb_sampler_dlio_t *self);
+
+/* Shared with sampler_plan.c, which plans the same reshard: np.random.seed
+ * (0, or -1 with err saying numpy raises above 2**32 - 1 and DLIO stops),
+ * and a + b saturated so that an overflow reads as out of numpy's range. */
+int sb_sampler_dlio_seed (sb_np_mt_t *mt, uint64_t seed, const char *what, uint64_t epoch, char *err,
+                          size_t err_size);
+uint64_t sb_sampler_dlio_seed_add (uint64_t a, uint64_t b);
 
 #endif

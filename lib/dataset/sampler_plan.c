@@ -1,6 +1,7 @@
 /* sampler_plan: DLIO's file_shuffle lists of every rank, planned in one
  * place (see sampler_plan.h). */
 #include "sampler_plan.h"
+#include "sampler_dlio.h"
 
 #include "nprandom.h"
 
@@ -101,24 +102,6 @@ sb_plan_destroy (sb_plan_t **self_p)
     *self_p = NULL;
 }
 
-/* np.random.seed(seed), failing as numpy does above 2**32 - 1 (the words of sampler_dlio.c) */
-static int
-s_seed (sb_np_mt_t *mt, uint64_t seed, const char *what, uint64_t epoch, char *err, size_t err_size)
-{
-    if (sb_np_seed (mt, seed) == 0)
-        return 0;
-    snprintf (err, err_size, "sampler: epoch %llu: %s seed %llu is above 2**32-1, where numpy's"
-              " np.random.seed raises and DLIO stops", (unsigned long long) epoch, what,
-              (unsigned long long) seed);
-    return -1;
-}
-
-static uint64_t
-s_add (uint64_t a, uint64_t b)
-{
-    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
-}
-
 /* Of the cyclic run of residues s, s+1, ..., s+len-1 (mod R, len <= R), how
  * many are below rem. */
 static uint64_t
@@ -160,12 +143,12 @@ sb_plan_epoch (sb_plan_t *self, uint64_t epoch, char *err, size_t err_size)
     }
     uint64_t f = self->f, ranks = c->ranks;
     sb_np_mt_t mt;
-    uint64_t first_seed = c->seed_change_epoch ? s_add (c->seed, epoch) : c->seed;
-    if (s_seed (&mt, first_seed, "file_shuffle", epoch, err, err_size) != 0)
+    uint64_t first_seed = c->seed_change_epoch ? sb_sampler_dlio_seed_add (c->seed, epoch) : c->seed;
+    if (sb_sampler_dlio_seed (&mt, first_seed, "file_shuffle", epoch, err, err_size) != 0)
         return -1;
-    uint64_t last_seed = s_add (s_add (c->seed, epoch), ranks > UINT64_MAX / 31 ? UINT64_MAX : 31 * (ranks - 1));
+    uint64_t last_seed = sb_sampler_dlio_seed_add (sb_sampler_dlio_seed_add (c->seed, epoch), ranks > UINT64_MAX / 31 ? UINT64_MAX : 31 * (ranks - 1));
     if (last_seed > SB_NP_SEED_MAX)
-        return s_seed (&mt, last_seed, "file_shuffle (rank-dependent)", epoch, err, err_size);
+        return sb_sampler_dlio_seed (&mt, last_seed, "file_shuffle (rank-dependent)", epoch, err, err_size);
     /* every rank shuffles its list with the first seed: the same permutation */
     for (uint64_t r = 0; r < ranks && f > 1; r++) {
         if (r > 0)
@@ -188,7 +171,7 @@ sb_plan_epoch (sb_plan_t *self, uint64_t epoch, char *err, size_t err_size)
     }
     /* rank d shuffles what it was dealt with seed + epoch + 31 * d */
     for (uint64_t d = 0; d < ranks; d++) {
-        if (s_seed (&mt, c->seed + epoch + 31 * d, "file_shuffle", epoch, err, err_size) != 0)
+        if (sb_sampler_dlio_seed (&mt, c->seed + epoch + 31 * d, "file_shuffle", epoch, err, err_size) != 0)
             return -1;
         s_shuffle (self, &mt, d * f, f);
     }
