@@ -15,60 +15,12 @@
 #include "sampler_dlio.h"
 
 #include "nprandom.h"
+#include "index_array.h"
 #include "sampler_pages.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* catalog indices of 4 or 8 bytes */
-typedef struct {
-    void *p;
-    int   wide;
-} index_array_t;
-
-static inline uint64_t
-ia_get (const index_array_t *a, uint64_t i)
-{
-    return a->wide ? ((const uint64_t *) a->p)[i] : ((const uint32_t *) a->p)[i];
-}
-
-static inline void
-ia_set (index_array_t *a, uint64_t i, uint64_t v)
-{
-    if (a->wide)
-        ((uint64_t *) a->p)[i] = v;
-    else
-        ((uint32_t *) a->p)[i] = (uint32_t) v;
-}
-
-static int
-ia_alloc (index_array_t *a, uint64_t n, int wide)
-{
-    a->wide = wide;
-    size_t width = wide ? sizeof (uint64_t) : sizeof (uint32_t);
-    if (n > SIZE_MAX / width)
-        return -1;
-    a->p = malloc (n ? (size_t) n * width : 1);
-    return a->p ? 0 : -1;
-}
-
-static void
-ia_free (index_array_t *a)
-{
-    free (a->p);
-    a->p = NULL;
-}
-
-/* np.random.shuffle of the array's first n entries */
-static void
-ia_shuffle (sb_np_mt_t *mt, index_array_t *a, uint64_t offset, uint64_t n)
-{
-    if (a->wide)
-        sb_np_shuffle_u64 (mt, (uint64_t *) a->p + offset, n);
-    else
-        sb_np_shuffle_u32 (mt, (uint32_t *) a->p + offset, n);
-}
 
 /* One segment of the turn-taking: rounds [round0, round0 + rounds) in which
  * `active` sources (their ids at first_active..) each give one batch. */
@@ -87,14 +39,14 @@ struct sb_sampler_dlio {
     uint64_t         steps;
     uint64_t         epoch;
     /* file_shuffle */
-    index_array_t    lists;           /* rank r's files at [r*f, (r+1)*f) */
-    index_array_t    dealt;           /* the reshard deals into this, then the two swap */
-    index_array_t    first_order;     /* shuffle(arange(f)) with the epoch's first seed */
+    sb_index_array_t    lists;           /* rank r's files at [r*f, (r+1)*f) */
+    sb_index_array_t    dealt;           /* the reshard deals into this, then the two swap */
+    sb_index_array_t    first_order;     /* shuffle(arange(f)) with the epoch's first seed */
     uint64_t        *fill;            /* per destination rank (R) */
     uint64_t         page_files;      /* served: local files a page (sb_sampler_page_files) */
     sb_pages_t      *pages;           /* served: pages of the asked ranks' lists (owned) */
     /* iterative kind with sample_shuffle */
-    index_array_t    perm;            /* np.arange(k) shuffled */
+    sb_index_array_t    perm;            /* np.arange(k) shuffled */
     uint64_t         perm_seed;       /* the seed perm was made with */
     int              perm_ready;
     /* iterative and files kinds: per loader thread (T) */
@@ -136,14 +88,14 @@ sb_sampler_dlio_new (const sb_sampler_cfg_t *cfg, char *err, size_t err_size)
         oom |= !(self->pages = sb_pages_new (c->nranks));
     else if (c->file_shuffle != SB_SHUFFLE_OFF) {
         uint64_t used = self->files_per_rank * c->ranks;
-        oom |= ia_alloc (&self->lists, used, self->wide) != 0;
-        oom |= ia_alloc (&self->dealt, used, self->wide) != 0;
-        oom |= ia_alloc (&self->first_order, self->files_per_rank, self->wide) != 0;
+        oom |= sb_ia_alloc (&self->lists, used, self->wide) != 0;
+        oom |= sb_ia_alloc (&self->dealt, used, self->wide) != 0;
+        oom |= sb_ia_alloc (&self->first_order, self->files_per_rank, self->wide) != 0;
         oom |= !(self->fill = calloc (c->ranks, sizeof *self->fill));
         if (!oom)   /* main.py initialize: the round-robin listing, trimmed */
             for (uint64_t r = 0; r < c->ranks; r++)
                 for (uint64_t j = 0; j < self->files_per_rank; j++)
-                    ia_set (&self->lists, r * self->files_per_rank + j, r + j * c->ranks);
+                    sb_ia_set (&self->lists, r * self->files_per_rank + j, r + j * c->ranks);
     }
     if (c->kind != SB_SAMPLER_DLIO_INDEX) {
         oom |= !(self->thread_samples = calloc (t, sizeof (uint64_t)));
@@ -152,7 +104,7 @@ sb_sampler_dlio_new (const sb_sampler_cfg_t *cfg, char *err, size_t err_size)
         oom |= !(self->segments = calloc (t, sizeof (turn_segment_t)));
     }
     if (c->kind == SB_SAMPLER_DLIO_ITERATIVE && c->sample_shuffle != SB_SHUFFLE_OFF)
-        oom |= ia_alloc (&self->perm, self->per_rank, self->per_rank > (uint64_t) UINT32_MAX + 1) != 0;
+        oom |= sb_ia_alloc (&self->perm, self->per_rank, self->per_rank > (uint64_t) UINT32_MAX + 1) != 0;
     if (oom) {
         snprintf (err, err_size, "sampler: out of memory for %llu ranks of %llu files (%s)",
                   (unsigned long long) c->ranks, (unsigned long long) self->files_per_rank,
@@ -169,10 +121,10 @@ sb_sampler_dlio_destroy (sb_sampler_dlio_t **self_p)
     if (!self_p || !*self_p)
         return;
     sb_sampler_dlio_t *self = *self_p;
-    ia_free (&self->lists);
-    ia_free (&self->dealt);
-    ia_free (&self->first_order);
-    ia_free (&self->perm);
+    sb_ia_free (&self->lists);
+    sb_ia_free (&self->dealt);
+    sb_ia_free (&self->first_order);
+    sb_ia_free (&self->perm);
     sb_pages_destroy (&self->pages);
     free (self->fill);
     free (self->thread_samples);
@@ -225,15 +177,15 @@ s_reshard (sb_sampler_dlio_t *self, uint64_t epoch, char *err, size_t err_size)
         return 0;
     }
     for (uint64_t i = 0; i < f; i++)
-        ia_set (&self->first_order, i, i);
-    ia_shuffle (&mt, &self->first_order, 0, f);
+        sb_ia_set (&self->first_order, i, i);
+    sb_ia_shuffle (&mt, &self->first_order, 0, f);
     for (uint64_t d = 0; d < ranks; d++)
         self->fill[d] = 0;
     for (uint64_t r = 0; r < ranks; r++) {
         uint64_t d = r;      /* (i + r) % R for i = 0 */
         for (uint64_t i = 0; i < f; i++) {
-            uint64_t file = ia_get (&self->lists, r * f + ia_get (&self->first_order, i));
-            ia_set (&self->dealt, d * f + self->fill[d]++, file);
+            uint64_t file = sb_ia_get (&self->lists, r * f + sb_ia_get (&self->first_order, i));
+            sb_ia_set (&self->dealt, d * f + self->fill[d]++, file);
             if (++d == ranks)
                 d = 0;
         }
@@ -241,9 +193,9 @@ s_reshard (sb_sampler_dlio_t *self, uint64_t epoch, char *err, size_t err_size)
     for (uint64_t d = 0; d < ranks; d++) {
         if (sb_sampler_dlio_seed (&mt, c->seed + epoch + 31 * d, "file_shuffle", epoch, err, err_size) != 0)
             return -1;
-        ia_shuffle (&mt, &self->dealt, d * f, f);
+        sb_ia_shuffle (&mt, &self->dealt, d * f, f);
     }
-    index_array_t swap = self->lists;
+    sb_index_array_t swap = self->lists;
     self->lists = self->dealt;
     self->dealt = swap;
     return 0;
@@ -262,8 +214,8 @@ s_sample_shuffle (sb_sampler_dlio_t *self, uint64_t epoch, char *err, size_t err
     if (c->kind != SB_SAMPLER_DLIO_ITERATIVE || (self->perm_ready && self->perm_seed == seed))
         return 0;
     for (uint64_t i = 0; i < self->per_rank; i++)
-        ia_set (&self->perm, i, i);
-    ia_shuffle (&mt, &self->perm, 0, self->per_rank);
+        sb_ia_set (&self->perm, i, i);
+    sb_ia_shuffle (&mt, &self->perm, 0, self->per_rank);
     self->perm_seed = seed;
     self->perm_ready = 1;
     return 0;
@@ -392,7 +344,7 @@ s_local_file (const sb_sampler_dlio_t *self, uint64_t rank, uint64_t j, uint64_t
         return sb_pages_get (self->pages, rank - self->cfg.first_rank, j / self->page_files, j % self->page_files,
                              file) == 0 ? 0 : 1;
     if (self->cfg.file_shuffle != SB_SHUFFLE_OFF)
-        *file = ia_get (&self->lists, rank * self->files_per_rank + j);
+        *file = sb_ia_get (&self->lists, rank * self->files_per_rank + j);
     else
         *file = rank + j * self->cfg.ranks;
     return 0;
@@ -464,7 +416,7 @@ s_locate (const sb_sampler_dlio_t *self, uint64_t position, sb_sample_ref_t *out
     /* iterative: thread t's m-th entry is entry i of build_sample_map_iter */
     uint64_t spt = self->samples_per_thread;
     uint64_t i = (t + c->threads * (m / spt)) * spt + m % spt;
-    uint64_t value = c->sample_shuffle != SB_SHUFFLE_OFF ? ia_get (&self->perm, i) : i;
+    uint64_t value = c->sample_shuffle != SB_SHUFFLE_OFF ? sb_ia_get (&self->perm, i) : i;
     out->file = (i / spf) % self->files_per_rank;
     out->sample = value % spf;
 }

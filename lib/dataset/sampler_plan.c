@@ -1,6 +1,7 @@
 /* sampler_plan: DLIO's file_shuffle lists of every rank, planned in one
  * place (see sampler_plan.h). */
 #include "sampler_plan.h"
+#include "index_array.h"
 #include "sampler_dlio.h"
 
 #include "nprandom.h"
@@ -16,8 +17,7 @@ struct sb_plan {
     sb_sampler_cfg_t cfg;
     uint64_t   f;           /* files per rank */
     uint64_t   n;           /* used files: ranks * f */
-    int        wide;        /* catalog indices need 8 bytes */
-    void      *lists;       /* rank r's files at [r*f, (r+1)*f), u32 or u64 */
+    sb_index_array_t lists; /* rank r's files at [r*f, (r+1)*f) */
     uint8_t   *visited;     /* one bit per used file: the in-place deal */
     uint64_t   epoch;       /* planned */
     /* the background planning */
@@ -29,30 +29,6 @@ struct sb_plan {
     double     cpu_s;
     char       err[256];
 };
-
-static inline uint64_t
-s_get (const sb_plan_t *self, uint64_t i)
-{
-    return self->wide ? ((const uint64_t *) self->lists)[i] : ((const uint32_t *) self->lists)[i];
-}
-
-static inline void
-s_set (sb_plan_t *self, uint64_t i, uint64_t v)
-{
-    if (self->wide)
-        ((uint64_t *) self->lists)[i] = v;
-    else
-        ((uint32_t *) self->lists)[i] = (uint32_t) v;
-}
-
-static void
-s_shuffle (sb_plan_t *self, sb_np_mt_t *mt, uint64_t offset, uint64_t count)
-{
-    if (self->wide)
-        sb_np_shuffle_u64 (mt, (uint64_t *) self->lists + offset, count);
-    else
-        sb_np_shuffle_u32 (mt, (uint32_t *) self->lists + offset, count);
-}
 
 sb_plan_t *
 sb_plan_new (const sb_sampler_cfg_t *cfg, char *err, size_t err_size)
@@ -70,21 +46,18 @@ sb_plan_new (const sb_sampler_cfg_t *cfg, char *err, size_t err_size)
     uint64_t effective = cfg->expected && cfg->expected < cfg->listed ? cfg->expected : cfg->listed;
     self->f = effective / cfg->ranks;
     self->n = self->f * cfg->ranks;
-    self->wide = cfg->listed > (uint64_t) UINT32_MAX + 1;
-    size_t width = self->wide ? sizeof (uint64_t) : sizeof (uint32_t);
-    if (self->n > SIZE_MAX / width
-        || !(self->lists = malloc (self->n ? (size_t) self->n * width : 1))
+    if (sb_ia_alloc (&self->lists, self->n, cfg->listed > (uint64_t) UINT32_MAX + 1) != 0
         || !(self->visited = malloc ((size_t) (self->n / 8 + 1)))) {
         snprintf (err, err_size, "sampler plan: out of memory for %llu ranks of %llu files",
                   (unsigned long long) cfg->ranks, (unsigned long long) self->f);
-        free (self->lists);
+        sb_ia_free (&self->lists);
         free (self);
         return NULL;
     }
     /* main.py initialize: rank r lists r, r + R, ..., trimmed to f */
     for (uint64_t r = 0; r < cfg->ranks; r++)
         for (uint64_t j = 0; j < self->f; j++)
-            s_set (self, r * self->f + j, r + j * cfg->ranks);
+            sb_ia_set (&self->lists, r * self->f + j, r + j * cfg->ranks);
     return self;
 }
 
@@ -96,7 +69,7 @@ sb_plan_destroy (sb_plan_t **self_p)
     sb_plan_t *self = *self_p;
     if (self->started)
         pthread_join (self->thread, NULL);
-    free (self->lists);
+    sb_ia_free (&self->lists);
     free (self->visited);
     free (self);
     *self_p = NULL;
@@ -153,17 +126,17 @@ sb_plan_epoch (sb_plan_t *self, uint64_t epoch, char *err, size_t err_size)
     for (uint64_t r = 0; r < ranks && f > 1; r++) {
         if (r > 0)
             sb_np_seed (&mt, first_seed);
-        s_shuffle (self, &mt, r * f, f);
+        sb_ia_shuffle (&mt, &self->lists, r * f, f);
     }
     /* the deal, in place: follow each cycle of s_dest once */
     memset (self->visited, 0, (size_t) (self->n / 8 + 1));
     for (uint64_t x = 0; x < self->n; x++) {
         if (self->visited[x / 8] & (1u << (x % 8)))
             continue;
-        uint64_t carried = s_get (self, x), y = x;
+        uint64_t carried = sb_ia_get (&self->lists, x), y = x;
         do {
-            uint64_t to = s_dest (y, f, ranks), there = s_get (self, to);
-            s_set (self, to, carried);
+            uint64_t to = s_dest (y, f, ranks), there = sb_ia_get (&self->lists, to);
+            sb_ia_set (&self->lists, to, carried);
             self->visited[to / 8] |= (uint8_t) (1u << (to % 8));
             carried = there;
             y = to;
@@ -173,7 +146,7 @@ sb_plan_epoch (sb_plan_t *self, uint64_t epoch, char *err, size_t err_size)
     for (uint64_t d = 0; d < ranks; d++) {
         if (sb_sampler_dlio_seed (&mt, c->seed + epoch + 31 * d, "file_shuffle", epoch, err, err_size) != 0)
             return -1;
-        s_shuffle (self, &mt, d * f, f);
+        sb_ia_shuffle (&mt, &self->lists, d * f, f);
     }
     self->epoch = epoch;
     return 0;
@@ -266,7 +239,7 @@ sb_plan_page_files (const sb_plan_t *self)
 uint64_t
 sb_plan_bytes (const sb_plan_t *self)
 {
-    return self->n * (self->wide ? 8 : 4) + self->n / 8 + 1;
+    return self->n * (self->lists.wide ? 8 : 4) + self->n / 8 + 1;
 }
 
 int
@@ -275,6 +248,6 @@ sb_plan_files (const sb_plan_t *self, uint64_t rank, uint64_t first, uint64_t co
     if (self->started || rank >= self->cfg.ranks || first > self->f || count > self->f - first)
         return -1;
     for (uint64_t j = 0; j < count; j++)
-        out[j] = s_get (self, rank * self->f + first + j);
+        out[j] = sb_ia_get (&self->lists, rank * self->f + first + j);
     return 0;
 }
