@@ -24,6 +24,7 @@ struct sb_plan {
     pthread_t  thread;
     int        started;     /* a thread runs or ended and was not joined */
     atomic_int done;
+    atomic_int stop;        /* sb_plan_destroy: end the planning at its next check */
     uint64_t   want;        /* the epoch it plans */
     int        rc;
     double     cpu_s;
@@ -67,12 +68,25 @@ sb_plan_destroy (sb_plan_t **self_p)
     if (!self_p || !*self_p)
         return;
     sb_plan_t *self = *self_p;
-    if (self->started)
+    *self_p = NULL;
+    if (self->started) {
+        /* a signal ends every phase within a second: the thread stops at
+         * its next check (between ranks' shuffles, every 2^20 moves of the
+         * deal); one still busy after a second (a single shuffle of tens of
+         * millions of files) is left to end on its own with the plan, which
+         * it owns from then on, as the process exits */
+        atomic_store (&self->stop, 1);
+        for (int i = 0; i < 1000 && !atomic_load (&self->done); i++)
+            nanosleep (&(struct timespec) { .tv_sec = 0, .tv_nsec = 1000000 }, NULL);
+        if (!atomic_load (&self->done)) {
+            pthread_detach (self->thread);
+            return;
+        }
         pthread_join (self->thread, NULL);
+    }
     sb_ia_free (&self->lists);
     free (self->visited);
     free (self);
-    *self_p = NULL;
 }
 
 /* Of the cyclic run of residues s, s+1, ..., s+len-1 (mod R, len <= R), how
@@ -105,6 +119,15 @@ s_dest (uint64_t x, uint64_t f, uint64_t ranks)
     return d * f + before + i / ranks;
 }
 
+/* the plan was told to stop (a signal, a failed run): its lists are left
+ * half dealt, and nothing serves them any more */
+static int
+s_stopped (char *err, size_t err_size)
+{
+    snprintf (err, err_size, "sampler plan: stopped");
+    return -1;
+}
+
 int
 sb_plan_epoch (sb_plan_t *self, uint64_t epoch, char *err, size_t err_size)
 {
@@ -124,17 +147,22 @@ sb_plan_epoch (sb_plan_t *self, uint64_t epoch, char *err, size_t err_size)
         return sb_sampler_dlio_seed (&mt, last_seed, "file_shuffle (rank-dependent)", epoch, err, err_size);
     /* every rank shuffles its list with the first seed: the same permutation */
     for (uint64_t r = 0; r < ranks && f > 1; r++) {
+        if (atomic_load (&self->stop))
+            return s_stopped (err, err_size);
         if (r > 0)
             sb_np_seed (&mt, first_seed);
         sb_ia_shuffle (&mt, &self->lists, r * f, f);
     }
     /* the deal, in place: follow each cycle of s_dest once */
     memset (self->visited, 0, (size_t) (self->n / 8 + 1));
+    uint64_t moves = 0;
     for (uint64_t x = 0; x < self->n; x++) {
         if (self->visited[x / 8] & (1u << (x % 8)))
             continue;
         uint64_t carried = sb_ia_get (&self->lists, x), y = x;
         do {
+            if ((++moves & ((1u << 20) - 1)) == 0 && atomic_load (&self->stop))
+                return s_stopped (err, err_size);
             uint64_t to = s_dest (y, f, ranks), there = sb_ia_get (&self->lists, to);
             sb_ia_set (&self->lists, to, carried);
             self->visited[to / 8] |= (uint8_t) (1u << (to % 8));
@@ -144,6 +172,8 @@ sb_plan_epoch (sb_plan_t *self, uint64_t epoch, char *err, size_t err_size)
     }
     /* rank d shuffles what it was dealt with seed + epoch + 31 * d */
     for (uint64_t d = 0; d < ranks; d++) {
+        if (atomic_load (&self->stop))
+            return s_stopped (err, err_size);
         if (sb_sampler_dlio_seed (&mt, c->seed + epoch + 31 * d, "file_shuffle", epoch, err, err_size) != 0)
             return -1;
         sb_ia_shuffle (&mt, &self->lists, d * f, f);

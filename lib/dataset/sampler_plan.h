@@ -31,7 +31,9 @@ typedef struct sb_plan sb_plan_t;
  * out. Epoch 0's lists (DLIO's round-robin listing) are set. */
 sb_plan_t *sb_plan_new (const sb_sampler_cfg_t *cfg, char *err, size_t err_size);
 
-/* Accepts NULL; waits for a planning thread; nulls the pointer. */
+/* Accepts NULL; nulls the pointer. A plan being made is told to stop and
+ * waited for up to a second; one still running then is left to its thread
+ * (its memory is not freed: the process is ending). */
 void sb_plan_destroy (sb_plan_t **self_p);
 
 /* Plan epoch `epoch` (the next one: epochs in order from 1) in this

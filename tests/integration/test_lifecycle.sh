@@ -405,6 +405,19 @@ expect_eq "SIGINT while datagen's PUTs are unanswered: recorded aborted" \
     "$(q gen-int.db "SELECT status, error FROM runs")" "aborted|interrupted by SIGINT while generating the dataset"
 kill "$FAKE_PID"
 
+# reader.file_shuffle: the coordinator plans 30M objects' file lists in a
+# thread (about 3 s here); SIGINT during the plan ends the run within 1 s,
+# the thread told to stop (it was joined: seconds)
+bg plan-int run $SYN reader.file_shuffle=seed dataset.num_files_train=30000000 dataset.skip_listing=true \
+    train.epochs=1 --accelerators 8 --local 1 --db plan.db --progress off
+wait_for plan-int.err "joined as worker 0"
+sleep 0.3
+stop_after INT "$BG" plan-int
+expect_eq "SIGINT while planning the file lists: exit status 130" "$RC" 130
+expect_under "SIGINT while planning the file lists: coordinator and worker gone within 1 s" "$TOOK" 1.0
+expect_contains "SIGINT while planning the file lists: says so" plan-int.err \
+    "shardbench: error: interrupted by SIGINT while planning the file lists of epoch 1"
+
 # checkpoints to S3: the first PUTs (multipart starts) are never answered
 fake hang-put
 bg ckpt-int checkpoint $LONG checkpoint.checkpoint_folder=s3://bkt/ck \
