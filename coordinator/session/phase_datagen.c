@@ -221,7 +221,7 @@ s_s3_scan (sess_t *self, int collect, s_s3_scan_t *sc, char *err, size_t err_siz
     }
     if (sc->oom) {
         snprintf (err, err_size, "out of memory listing %s://%s/%s", self->o->wl->storage.engine,
-                  self->o->wl->storage.bucket, prefix);
+                  self->o->wl->storage.store, prefix);
         s_s3_scan_free (sc);
         return -1;
     }
@@ -247,7 +247,7 @@ sess_objects_datagen_check (sess_t *self, char *err, size_t err_size)
 {
     const sb_session_opts_t *o = self->o;
     char bucket[300];     /* ENGINE://BUCKET, as the messages name the objects */
-    snprintf (bucket, sizeof bucket, "%s://%s", o->wl->storage.engine, o->wl->storage.bucket);
+    snprintf (bucket, sizeof bucket, "%s://%s", o->wl->storage.engine, o->wl->storage.store);
     sb_dataset_t ds;
     sess_marker_dataset (self, &ds);
     sb_datafolder_marker_t m;
@@ -414,7 +414,7 @@ sess_dry_run (sess_t *self, char *err, size_t err_size)
         char prefix[1100];
         if (sess_key_prefix (wl, prefix, sizeof prefix, err, err_size) != 0)
             return 2;
-        snprintf (where, sizeof where, "%s://%s/%strain", wl->storage.engine, wl->storage.bucket, prefix);
+        snprintf (where, sizeof where, "%s://%s/%strain", wl->storage.engine, wl->storage.store, prefix);
     }
     else {
         char real[PATH_MAX], cwd[PATH_MAX];

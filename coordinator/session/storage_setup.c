@@ -180,7 +180,7 @@ s_list_split (sess_t *self, int eval, int relist, int *missing, char *err, size_
         /* where, as a user would write it */
         char where[1400];
         if (self->objects)
-            snprintf (where, sizeof where, "%s://%s/%s%s", wl->storage.engine, wl->storage.bucket, info->prefix, split);
+            snprintf (where, sizeof where, "%s://%s/%s%s", wl->storage.engine, wl->storage.store, info->prefix, split);
         else if (sb_storage_caps (&wl->storage) & SB_ENGINE_NO_IO)
             snprintf (where, sizeof where, "%s (synthetic)", wl->data_folder);
         else
@@ -273,12 +273,12 @@ sess_key_prefix (const sb_workload_t *wl, char *out, size_t size, char *err, siz
 {
     const char *p = wl->data_folder;
     char head[300];
-    snprintf (head, sizeof head, "%s://%s/", wl->storage.engine, wl->storage.bucket);
+    snprintf (head, sizeof head, "%s://%s/", wl->storage.engine, wl->storage.store);
     if (strncmp (p, head, strlen (head)) == 0)
         p += strlen (head);
     else if (strstr (p, "://")) {
         snprintf (err, err_size, "dataset.data_folder '%s' names another bucket than storage.storage_root '%s'",
-                  wl->data_folder, wl->storage.bucket);
+                  wl->data_folder, wl->storage.store);
         return -1;
     }
     while (strncmp (p, "./", 2) == 0 || *p == '/')
@@ -411,7 +411,7 @@ sess_ckpt_target (sess_t *self, const sb_workload_t *wl, uint64_t read_n, char *
             snprintf (err, err_size, "key 'checkpoint.checkpoint_folder': '%s' is too long", wl->ckpt.folder);
             return 2;
         }
-        own_bucket = (sb_storage_caps (&wl->storage) & SB_ENGINE_OBJECTS) && !strcmp (t.bucket, wl->storage.bucket);
+        own_bucket = (sb_storage_caps (&wl->storage) & SB_ENGINE_OBJECTS) && !strcmp (t.bucket, wl->storage.store);
         sb_info ("checkpoints: S3 objects under %s (%s)", self->ckpt_root,
                  own_bucket ? "the dataset's bucket" : "the dataset's S3 endpoints and credentials");
         if (own_bucket && read_n == 0)
@@ -520,7 +520,7 @@ sess_objects_marker_write (sess_t *self, const char *state, uint64_t bytes, char
     int rc = -1;
     sb_storage_error_t e;
     if (sb_datafolder_marker_format (&ds, state, bytes, text, SB_DATAFOLDER_MARKER_MAX, &len, why, sizeof why) != 0)
-        snprintf (err, err_size, "%s://%s/%s: %s", self->o->wl->storage.engine, self->o->wl->storage.bucket, key, why);
+        snprintf (err, err_size, "%s://%s/%s: %s", self->o->wl->storage.engine, self->o->wl->storage.store, key, why);
     else if (sb_storage_put (self->objects, key, len, s_fill_text, text, 0, &e) != 0)
         snprintf (err, err_size, "cannot write the dataset marker: %s", e.text);
     else
@@ -536,7 +536,7 @@ sess_objects_marker_read (sess_t *self, sb_datafolder_marker_t *m, char *err, si
 {
     char key[1200], name[1500];
     sess_objects_marker_key (self, key, sizeof key);
-    snprintf (name, sizeof name, "%s://%s/%s", self->o->wl->storage.engine, self->o->wl->storage.bucket, key);
+    snprintf (name, sizeof name, "%s://%s/%s", self->o->wl->storage.engine, self->o->wl->storage.store, key);
     memset (m, 0, sizeof *m);
     char *text = malloc (SB_DATAFOLDER_MARKER_MAX);
     if (!text) {
@@ -586,7 +586,7 @@ s_dataset_where (sess_t *self, char *where, size_t size)
 {
     if (self->objects) {
         size_t n = strlen (self->key_prefix);
-        snprintf (where, size, "%s://%s%s%.*s", self->o->wl->storage.engine, self->o->wl->storage.bucket,
+        snprintf (where, size, "%s://%s%s%.*s", self->o->wl->storage.engine, self->o->wl->storage.store,
                   n ? "/" : "", n ? (int) n - 1 : 0, self->key_prefix);
     }
     else
@@ -669,7 +669,7 @@ s_sizes_check (sess_t *self, uint64_t seed, char *err, size_t err_size)
     if (rc == 0 && differ) {
         char path[PATH_MAX + 1400];
         if (self->objects)
-            snprintf (path, sizeof path, "%s://%s/%s%s", self->o->wl->storage.engine, self->o->wl->storage.bucket,
+            snprintf (path, sizeof path, "%s://%s/%s%s", self->o->wl->storage.engine, self->o->wl->storage.store,
                       self->key_prefix, first);
         else
             snprintf (path, sizeof path, "%s%s", info->prefix, first);
@@ -709,9 +709,9 @@ sess_dataset_check (sess_t *self, char *err, size_t err_size)
     char why[2048], where[1400], marker[1500];
     if (self->objects) {
         size_t n = strlen (self->key_prefix);
-        snprintf (where, sizeof where, "%s://%s%s%.*s", self->o->wl->storage.engine, self->o->wl->storage.bucket,
+        snprintf (where, sizeof where, "%s://%s%s%.*s", self->o->wl->storage.engine, self->o->wl->storage.store,
                   n ? "/" : "", n ? (int) n - 1 : 0, self->key_prefix);
-        snprintf (marker, sizeof marker, "%s://%s/%s%s", self->o->wl->storage.engine, self->o->wl->storage.bucket,
+        snprintf (marker, sizeof marker, "%s://%s/%s%s", self->o->wl->storage.engine, self->o->wl->storage.store,
                   self->key_prefix, SB_DATAFOLDER_MARKER);
     }
     else {

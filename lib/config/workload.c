@@ -91,7 +91,7 @@ static const s_key_t s_keys[] = {
     { "train.sync", T_SYNC, OFF (sync), 0, "step", 0, 0, "barrier: step | epoch" },
     { "metric.au", T_F64, OFF (au), 0, "0.90", 0, 1, "accelerator-utilisation threshold to pass" },
     { "storage.storage_type", T_STORAGE, STRF (storage.engine), "local_fs", 0, 0, "local_fs | s3 | synthetic" },
-    { "storage.storage_root", T_STR, STRF (storage.bucket), "", 0, 0, "S3 bucket (s3)" },
+    { "storage.storage_root", T_STR, STRF (storage.store), "", 0, 0, "S3 bucket (s3)" },
     { "storage.storage_options.endpoint_url", T_STR, OFF (storage.endpoints[0]), 256, "", 0, 0, "one S3 endpoint, http(s)://HOST:PORT" },
     { "storage.storage_options.endpoint_urls", T_LIST, OFF (storage.endpoints), 256, "", 0, 0, "several endpoints: [URL, URL, ...]" },
     { "storage.storage_options.load_balance", T_LB, OFF (storage.lb), 0, "round_robin", 0, 0, "round_robin | least_connections" },
@@ -485,7 +485,7 @@ s_storage_endpoints (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_
     }
     if (!(sb_storage_caps (st) & SB_ENGINE_ENDPOINTS))
         return 0;
-    if (!st->bucket[0]) {
+    if (!st->store[0]) {
         const sb_config_entry_t *e = sb_config_get (cfg, "storage.storage_type");
         snprintf (err, err_size, "%s: key 'storage.storage_root': an S3 workload needs the bucket name",
                   sb_config_where (e, where, sizeof where));

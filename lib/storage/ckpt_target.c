@@ -81,7 +81,7 @@ sb_ckpt_target_resolve (const sb_workload_t *wl, sb_ckpt_target_t *t, char *err,
             return 0;
         }
         /* relative, with a dataset on S3: a key prefix in the dataset's bucket */
-        if (sb_strf (t->bucket, sizeof t->bucket, "%s", wl->storage.bucket) != 0
+        if (sb_strf (t->bucket, sizeof t->bucket, "%s", wl->storage.store) != 0
             || s_prefix (rest, t->path, sizeof t->path) != 0) {
             snprintf (err, err_size, "key 'checkpoint.checkpoint_folder': '%s' is too long for an S3 key prefix",
                       given);
@@ -182,12 +182,12 @@ sb_ckpt_target_open (const char *ckpt_root, const char *data_root, const sb_stor
     if (strncmp (ckpt_root, "s3://", 5) == 0) {
         const char *rest = ckpt_root + 5;
         size_t bn = strcspn (rest, "/");
-        if (bn == 0 || bn >= sizeof out->bucket) {
+        if (bn == 0 || bn >= sizeof out->store) {
             snprintf (err, err_size, "checkpoint folder '%s': no bucket, or too long", ckpt_root);
             return -1;
         }
-        memcpy (out->bucket, rest, bn);
-        out->bucket[bn] = '\0';
+        memcpy (out->store, rest, bn);
+        out->store[bn] = '\0';
         s_engine (out, "s3");
         rest += bn;
         if (*rest == '/')

@@ -121,7 +121,25 @@ typedef struct {
     const char          *dflt;      /* as text; NULL: no default */
     uint64_t             min, max;  /* SB_OPT_UINT, SB_OPT_SIZE */
     const char          *help;      /* one line, for docs and --help */
+    /* Optional (NULL: none): another full workload key that sets this
+     * option, DLIO's or mlcommons/storage's spelling of it
+     * ("storage.storage_options.region"); the loader accepts it only for
+     * this engine, and giving both with different values is an error. */
+    const char          *alias;
 } sb_engine_option_t;
+
+/* ---- configuration an engine owns ---- */
+
+/* What the workload loader tells an engine's configure op. */
+typedef struct {
+    /* the scheme of the location as written ("s3" of s3://STORE/PREFIX);
+     * "" when the workload named the engine by storage.storage_type alone */
+    const char *scheme;
+    /* Where a workload key was written ("FILE:LINE"), into buf, for error
+     * messages; NULL when the key was not given. */
+    const char *(*where) (void *ctx, const char *key, char *buf, size_t size);
+    void       *ctx;
+} sb_engine_setup_t;
 
 /* ---- the ops ---- */
 
@@ -230,6 +248,19 @@ typedef struct {
      * same folders with O_DIRECT, which reader.odirect switches a reader to
      * (worker/trainer/reader.h); NULL: none (O_DIRECT is refused). */
     const char               *direct_engine;
+    /* Values of DLIO's storage.storage_type that name this engine
+     * (NULL-terminated; NULL: none), and the URI schemes of data and
+     * checkpoint folders it serves (SCHEME://STORE/PREFIX for an object
+     * store; NULL: none). Each value and scheme names one engine. */
+    const char *const        *storage_types;
+    const char *const        *schemes;
+    /* Optional (NULL: nothing to do): called once by the workload loader
+     * after cfg->engine, cfg->store, the endpoints given and the engine's
+     * options (cfg->opts) are set: completes cfg from the environment (an
+     * endpoint, never a credential: cfg is sent to workers), checks its
+     * options and says what is missing. 0, or -1 with err naming the key
+     * (setup->where) and what to give. */
+    int  (*configure)   (sb_storage_cfg_t *cfg, const sb_engine_setup_t *setup, char *err, size_t err_size);
 
     /* Open a client for cfg (copied by the engine). 0, or -1 with e set. */
     int  (*open)        (const sb_storage_cfg_t *cfg, const sb_storage_open_t *how, void **client,
@@ -291,6 +322,10 @@ typedef struct {
 const sb_engine_ops_t *sb_engine_find (const char *name);
 /* The engine cfg names (cfg->engine); NULL when none does. */
 const sb_engine_ops_t *sb_engine_of (const sb_storage_cfg_t *cfg);
+/* The engine that serves URI scheme ("s3", "az"), or that DLIO's
+ * storage.storage_type value names; NULL when none does. */
+const sb_engine_ops_t *sb_engine_for_scheme (const char *scheme);
+const sb_engine_ops_t *sb_engine_for_storage_type (const char *storage_type);
 /* Capabilities of the engine cfg names (0 when unknown). */
 unsigned sb_storage_caps (const sb_storage_cfg_t *cfg);
 /* Add an engine to the registry at run time (unit tests: a fake engine);

@@ -49,6 +49,35 @@ sb_engine_register (const sb_engine_ops_t *ops)
     return 0;
 }
 
+static int
+s_listed (const char *const *names, const char *name)
+{
+    for (size_t i = 0; names && names[i]; i++)
+        if (!strcmp (names[i], name))
+            return 1;
+    return 0;
+}
+
+const sb_engine_ops_t *
+sb_engine_for_scheme (const char *scheme)
+{
+    const sb_engine_ops_t *ops;
+    for (size_t i = 0; scheme && (ops = sb_engine_at (i)); i++)
+        if (s_listed (ops->schemes, scheme))
+            return ops;
+    return NULL;
+}
+
+const sb_engine_ops_t *
+sb_engine_for_storage_type (const char *storage_type)
+{
+    const sb_engine_ops_t *ops;
+    for (size_t i = 0; storage_type && (ops = sb_engine_at (i)); i++)
+        if (s_listed (ops->storage_types, storage_type))
+            return ops;
+    return NULL;
+}
+
 const sb_engine_ops_t *
 sb_engine_of (const sb_storage_cfg_t *cfg)
 {

@@ -52,7 +52,7 @@ sb_storage_to_welcome (const sb_storage_cfg_t *cfg, void *welcome)
 {
     sb_msg_welcome_t *w = welcome;
     w->engine = (char *) cfg->engine;
-    w->bucket = (char *) cfg->bucket;
+    w->bucket = (char *) cfg->store;
     w->endpoints.count = 0;
     w->engine_opts.count = 0;
     /* one block: the endpoints' pointers, the options' pointers, then the
@@ -114,12 +114,12 @@ sb_storage_from_welcome (const void *welcome, sb_storage_cfg_t *cfg, char *err, 
         snprintf (cfg->opts[cfg->nopts].value, sizeof cfg->opts[0].value, "%s", eq + 1);
         cfg->nopts++;
     }
-    if (w->endpoints.count > SB_MAX_ENDPOINTS || strlen (w->bucket) >= sizeof cfg->bucket
+    if (w->endpoints.count > SB_MAX_ENDPOINTS || strlen (w->bucket) >= sizeof cfg->store
         || strlen (w->region) >= sizeof cfg->region) {
         snprintf (err, err_size, "storage settings out of bounds");
         return -1;
     }
-    snprintf (cfg->bucket, sizeof cfg->bucket, "%s", w->bucket);
+    snprintf (cfg->store, sizeof cfg->store, "%s", w->bucket);
     for (size_t i = 0; i < w->endpoints.count; i++) {
         if (strlen (w->endpoints.items[i]) >= sizeof cfg->endpoints[0]) {
             snprintf (err, err_size, "endpoint too long");

@@ -28,7 +28,10 @@ typedef struct {
                                                        "uring", "s3", "synthetic"; callers ask its capabilities */
     sb_storage_opt_t opts[SB_STORAGE_OPTS_MAX];     /* engine-owned options */
     size_t   nopts;
-    char     bucket[256];                           /* storage.storage_root */
+    /* The top-level name of an object store's location SCHEME://STORE/PREFIX
+     * (SB_ENGINE_OBJECTS: the S3 engine's bucket, Azure's container), as
+     * the workload loader splits it; "" for folder engines. */
+    char     store[256];
     char     endpoints[SB_MAX_ENDPOINTS][256];      /* http(s)://host:port */
     size_t   nendpoints;
     sb_lb_t  lb;

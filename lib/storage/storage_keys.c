@@ -368,7 +368,7 @@ s_s3_location (sb_config_t *cfg, sb_workload_t *wl, const char *root_given, char
                   sb_config_where (re ? re : sb_config_get (cfg, "storage.storage_type"), where, sizeof where));
         return -1;
     }
-    snprintf (wl->storage.bucket, sizeof wl->storage.bucket, "%s", bucket);
+    snprintf (wl->storage.store, sizeof wl->storage.store, "%s", bucket);
     if (snprintf (wl->data_folder, sizeof wl->data_folder, "s3://%s/%s", bucket, prefix)
         >= (int) sizeof wl->data_folder)
         goto too_long;
@@ -505,8 +505,8 @@ sb_storage_keys_resolve (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
     /* the scheme that decides: DLIO's storage_type, or for s3dlio and
      * object the URIs' scheme or storage.protocol */
     const char *given = te ? s_value (te) : "local_fs";
-    char root[sizeof wl->storage.bucket];
-    snprintf (root, sizeof root, "%s", wl->storage.bucket);
+    char root[sizeof wl->storage.store];
+    snprintf (root, sizeof root, "%s", wl->storage.store);
     char scheme[16] = "", tmp[16];
     if (!strcasecmp (given, "s3"))
         snprintf (scheme, sizeof scheme, "s3");

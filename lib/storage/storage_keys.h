@@ -62,7 +62,7 @@ int sb_storage_keys_placeholders (sb_config_t *cfg, char *err, size_t err_size);
 
 /* Choose the engine (wl->storage.engine, sb_storage_keys_engine; an engine
  * this build lacks is an error naming the key), the S3 bucket and prefix (written
- * back as wl->storage.bucket and wl->data_folder "s3://BUCKET/PREFIX"), the
+ * back as wl->storage.store and wl->data_folder "s3://BUCKET/PREFIX"), the
  * local folder of file:// and direct:// URIs (wl->data_folder; direct sets
  * wl->odirect), and wl->storage_type_given, storage_library,
  * storage_protocol, storage_summary and credentials_in_file. Runs after the

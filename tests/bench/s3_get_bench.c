@@ -47,7 +47,7 @@ main (int argc, char **argv)
         if (!strcmp (argv[i], "--endpoint") && cfg.nendpoints < SB_MAX_ENDPOINTS)
             snprintf (cfg.endpoints[cfg.nendpoints++], sizeof cfg.endpoints[0], "%s", argv[i + 1]);
         else if (!strcmp (argv[i], "--bucket"))
-            snprintf (cfg.bucket, sizeof cfg.bucket, "%s", argv[i + 1]);
+            snprintf (cfg.store, sizeof cfg.store, "%s", argv[i + 1]);
         else if (!strcmp (argv[i], "--keys"))
             keys_path = argv[i + 1];
         else if (!strcmp (argv[i], "--size"))
@@ -61,7 +61,7 @@ main (int argc, char **argv)
             return 2;
         }
     }
-    if (!keys_path || !size || !cfg.nendpoints || !cfg.bucket[0] || !concurrency || !repeat) {
+    if (!keys_path || !size || !cfg.nendpoints || !cfg.store[0] || !concurrency || !repeat) {
         fprintf (stderr, "usage: s3_get_bench --endpoint URL --bucket NAME --keys FILE --size BYTES"
                          " [--concurrency N] [--repeat R]\n");
         return 2;

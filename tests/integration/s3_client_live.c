@@ -18,7 +18,7 @@ s_setup (void)
 {
     memset (&s_cfg, 0, sizeof s_cfg);
     snprintf (s_cfg.engine, sizeof s_cfg.engine, "s3");
-    snprintf (s_cfg.bucket, sizeof s_cfg.bucket, "%s", getenv ("S3_BUCKET") ? getenv ("S3_BUCKET") : "sbtest");
+    snprintf (s_cfg.store, sizeof s_cfg.store, "%s", getenv ("S3_BUCKET") ? getenv ("S3_BUCKET") : "sbtest");
     char list[2048];
     snprintf (list, sizeof list, "%s", getenv ("S3_ENDPOINTS") ? getenv ("S3_ENDPOINTS") : "");
     for (char *save = NULL, *t = strtok_r (list, " ", &save); t; t = strtok_r (NULL, " ", &save))

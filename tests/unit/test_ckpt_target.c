@@ -136,19 +136,19 @@ START_TEST (test_open)
     ck_assert_int_eq (sb_ckpt_target_open ("s3://ck-b/run1/", "/data/", &base, &out, root, sizeof root, err,
                                            sizeof err), 0);
     ck_assert_str_eq (out.engine, "s3");
-    ck_assert_str_eq (out.bucket, "ck-b");
+    ck_assert_str_eq (out.store, "ck-b");
     ck_assert_str_eq (root, "run1/");
     ck_assert_str_eq (out.endpoints[0], "http://127.0.0.1:9000");
     ck_assert_int_eq (sb_ckpt_target_open ("s3://ck-b", "/data/", &base, &out, root, sizeof root, err, sizeof err), 0);
     ck_assert_str_eq (root, "");
     snprintf (base.engine, sizeof base.engine, "s3");
-    snprintf (base.bucket, sizeof base.bucket, "data-a");
+    snprintf (base.store, sizeof base.store, "data-a");
     ck_assert_int_eq (sb_ckpt_target_open ("/nvme/ck/", "ds/", &base, &out, root, sizeof root, err, sizeof err), 0);
     ck_assert_str_eq (out.engine, "file");
     ck_assert_str_eq (root, "/nvme/ck/");
     ck_assert_int_eq (sb_ckpt_target_open ("", "ds/", &base, &out, root, sizeof root, err, sizeof err), 0);
     ck_assert_str_eq (out.engine, "s3");
-    ck_assert_str_eq (out.bucket, "data-a");
+    ck_assert_str_eq (out.store, "data-a");
     ck_assert_str_eq (root, "ds/");
     ck_assert_int_eq (sb_ckpt_target_open ("rel/x", "ds/", &base, &out, root, sizeof root, err, sizeof err), -1);
     ck_assert_str_eq (err, "checkpoint folder 'rel/x' is neither s3://BUCKET/PREFIX/ nor an absolute path");

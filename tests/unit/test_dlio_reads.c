@@ -227,7 +227,7 @@ START_TEST (test_refuse_storage_type)
     static const char *const lenient[] = { "shardbench.lenient=true", NULL };
     ck_assert_str_eq (s_load (s3dlio, lenient), "");
     ck_assert_str_eq (s_wl.storage.engine, "s3");
-    ck_assert_str_eq (s_wl.storage.bucket, "bkt");
+    ck_assert_str_eq (s_wl.storage.store, "bkt");
     ck_assert_int_eq (s_logged ("w.yaml:3: key 'storage.storage_type': DLIO_local_changes refuses 's3dlio': "), 1);
     ck_assert_int_eq (s_logged ("; running it anyway (shardbench.lenient: true)"), 1);
     /* under reader: DLIO reads no storage key (it runs local_fs): not refused */

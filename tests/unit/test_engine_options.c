@@ -17,16 +17,16 @@
 #include "workload_load.h"
 
 static const sb_engine_option_t s_fakea_options[] = {
-    { "depth", SB_OPT_UINT, "16", 1, 1024, "reads in flight" },
-    { "huge", SB_OPT_SIZE, NULL, 4096, 1ull << 30, "buffer bytes" },
-    { "pinned", SB_OPT_BOOL, "false", 0, 0, "pin the buffers" },
-    { "label", SB_OPT_STRING, NULL, 0, 0, "a name" },
-    { NULL, 0, NULL, 0, 0, NULL },
+    { "depth", SB_OPT_UINT, "16", 1, 1024, "reads in flight", NULL },
+    { "huge", SB_OPT_SIZE, NULL, 4096, 1ull << 30, "buffer bytes", NULL },
+    { "pinned", SB_OPT_BOOL, "false", 0, 0, "pin the buffers", NULL },
+    { "label", SB_OPT_STRING, NULL, 0, 0, "a name", NULL },
+    { NULL, 0, NULL, 0, 0, NULL, NULL },
 };
 
 static const sb_engine_option_t s_fakeb_options[] = {
-    { "depth", SB_OPT_UINT, "1", 1, 8, "reads in flight" },
-    { NULL, 0, NULL, 0, 0, NULL },
+    { "depth", SB_OPT_UINT, "1", 1, 8, "reads in flight", NULL },
+    { NULL, 0, NULL, 0, 0, NULL, NULL },
 };
 
 static int

@@ -96,7 +96,7 @@ s_cfg_init (size_t nendpoints)
     setenv ("AWS_SECRET_ACCESS_KEY", "secret", 1);
     memset (&s_cfg, 0, sizeof s_cfg);
     snprintf (s_cfg.engine, sizeof s_cfg.engine, "s3");
-    snprintf (s_cfg.bucket, sizeof s_cfg.bucket, "b");
+    snprintf (s_cfg.store, sizeof s_cfg.store, "b");
     snprintf (s_cfg.region, sizeof s_cfg.region, "us-east-1");
     s_cfg.path_style = 1;
     s_cfg.multipart_part = 16 * MIB;

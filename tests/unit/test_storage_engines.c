@@ -87,7 +87,7 @@ s_targets_init (void)
     else {
         sb_storage_cfg_t *c = &t->cfg;
         snprintf (c->engine, sizeof c->engine, "s3");
-        snprintf (c->bucket, sizeof c->bucket, "%s", getenv ("S3_BUCKET") ? getenv ("S3_BUCKET") : "sbtest");
+        snprintf (c->store, sizeof c->store, "%s", getenv ("S3_BUCKET") ? getenv ("S3_BUCKET") : "sbtest");
         char list[2048];
         snprintf (list, sizeof list, "%s", eps);
         for (char *save = NULL, *tok = strtok_r (list, " ", &save); tok && c->nendpoints < SB_MAX_ENDPOINTS;

@@ -41,7 +41,7 @@ START_TEST (test_s3_location)
                   *s_locations[i].root ? "'\n" : "");
         ck_assert_str_eq (sb_test_workload_load (yaml, NULL, &s_wl), "");
         ck_assert_str_eq (s_wl.storage.engine, "s3");
-        ck_assert_str_eq (s_wl.storage.bucket, s_locations[i].bucket);
+        ck_assert_str_eq (s_wl.storage.store, s_locations[i].bucket);
         ck_assert_str_eq (s_wl.data_folder, s_locations[i].data_folder);
     }
     ck_assert_str_eq (sb_test_workload_load ("dataset:\n  data_folder: s3://other/x\nstorage:\n  storage_type: s3\n"
@@ -68,7 +68,7 @@ START_TEST (test_storage_types)
                                              "  storage_library: s3dlio\n  storage_options:\n    endpoint_url: localhost:9000\n",
                                              s_lenient, &s_wl), "");
     ck_assert_str_eq (s_wl.storage.engine, "s3");
-    ck_assert_str_eq (s_wl.storage.bucket, "benchmark");
+    ck_assert_str_eq (s_wl.storage.store, "benchmark");
     ck_assert_str_eq (s_wl.data_folder, "s3://benchmark/training-data/resnet50");
     ck_assert_str_eq (s_wl.storage_summary, "s3 (storage_type s3dlio, storage_library s3dlio)");
     ck_assert_str_eq (s_wl.storage.endpoints[0], "http://localhost:9000");   /* no scheme: http, as DLIO's minio */
@@ -95,7 +95,7 @@ START_TEST (test_storage_types)
                                      "storage.storage_options.endpoint_url=http://127.0.0.1:9000", "shardbench.lenient=true",
                                      NULL }, &s_wl), "");
     ck_assert_str_eq (s_wl.storage.engine, "s3");
-    ck_assert_str_eq (s_wl.storage.bucket, "pr1-test-bucket");
+    ck_assert_str_eq (s_wl.storage.store, "pr1-test-bucket");
     ck_assert_str_eq (s_wl.data_folder, "s3://pr1-test-bucket/unet3d");
     ck_assert_str_eq (s_wl.storage_summary, "s3 (storage_type object, storage_library minio)");
     ck_assert_int_eq (s_wl.storage.path_style, 0);
@@ -145,7 +145,7 @@ START_TEST (test_endpoints_and_placeholders)
         sb_storage_for_rank (&s_wl.storage, r, &one);
         ck_assert_uint_eq (one.nendpoints, 1);
         ck_assert_str_eq (one.endpoints[0], mine[r]);
-        ck_assert_str_eq (one.bucket, "training-bucket");
+        ck_assert_str_eq (one.store, "training-bucket");
     }
     /* and through WELCOME to the workers */
     sb_msg_welcome_t w;
@@ -195,7 +195,7 @@ START_TEST (test_reader_storage_keys)
                        "    access_key_id: \"\"\n    endpoint_url: \"\"\n    s3_force_path_style: false\n";
     ck_assert_str_eq (sb_test_workload_load_logged (yaml, NULL, &s_wl, log, sizeof log), "");
     ck_assert_str_eq (s_wl.storage.engine, "s3");
-    ck_assert_str_eq (s_wl.storage.bucket, "pr1-test-bucket");
+    ck_assert_str_eq (s_wl.storage.store, "pr1-test-bucket");
     ck_assert_str_eq (s_wl.data_folder, "s3://pr1-test-bucket/unet3d");
     ck_assert_str_eq (s_wl.storage_summary, "s3 (storage_type object, storage_library minio)");
     ck_assert_int_eq (s_wl.storage.path_style, 0);
@@ -223,7 +223,7 @@ START_TEST (test_reader_storage_keys)
                                              "  data_loader_root: s3://my-bucket/training-data\n  storage_options:\n"
                                              "    endpoint_url: http://localhost:9000\n    region: ${AWS_REGION}\n", NULL, &s_wl), "");
     ck_assert_str_eq (s_wl.storage.engine, "s3");
-    ck_assert_str_eq (s_wl.storage.bucket, "my-bucket");
+    ck_assert_str_eq (s_wl.storage.store, "my-bucket");
     ck_assert_str_eq (s_wl.data_folder, "s3://my-bucket/training-data");
     ck_assert_str_eq (s_wl.storage_summary, "s3 (storage_type object, storage_library s3dlio)");
     ck_assert_str_eq (s_wl.storage.endpoints[0], "http://localhost:9000");

@@ -558,11 +558,11 @@ s_prepare (sb_s3_t *self, s_req_t *r, char *why, size_t why_size)
     const char *key = r->bucket_only ? "" : r->key;
     if (ep->path_style) {
         snprintf (host, sizeof host, "%s", ep->hostport);
-        if (sb_strf (raw_path, sizeof raw_path, "/%s%s%s", self->cfg.bucket, r->bucket_only ? "" : "/", key) != 0)
+        if (sb_strf (raw_path, sizeof raw_path, "/%s%s%s", self->cfg.store, r->bucket_only ? "" : "/", key) != 0)
             goto too_long;
     }
     else {
-        snprintf (host, sizeof host, "%s.%s", self->cfg.bucket, ep->hostport);
+        snprintf (host, sizeof host, "%s.%s", self->cfg.store, ep->hostport);
         if (sb_strf (raw_path, sizeof raw_path, "/%s", key) != 0)
             goto too_long;
     }
@@ -720,7 +720,7 @@ s_fill_error (sb_s3_t *self, s_req_t *r, CURLcode cc, const char *extra)
             snprintf (cause + n, sizeof cause - n, " (%s)", extra);
         }
     snprintf (e->text, sizeof e->text, "%s %s%s%s on %s failed (attempt %d): %s [http %ld, curl %d, errno %d]", e->op,
-              self->cfg.bucket, e->key[0] ? "/" : "", e->key, e->endpoint, e->attempt, cause, e->http_status,
+              self->cfg.store, e->key[0] ? "/" : "", e->key, e->endpoint, e->attempt, cause, e->http_status,
               e->curl_code, e->os_errno);
 }
 
@@ -735,7 +735,7 @@ s_fill_cancelled (sb_s3_t *self, s_req_t *r)
     e->cancelled = 1;
     e->os_errno = 0;
     snprintf (e->curl_text, sizeof e->curl_text, "%s", why);
-    snprintf (e->text, sizeof e->text, "%s %s%s%s on %s: %s (attempt %d)", e->op, self->cfg.bucket, e->key[0] ? "/" : "",
+    snprintf (e->text, sizeof e->text, "%s %s%s%s on %s: %s (attempt %d)", e->op, self->cfg.store, e->key[0] ? "/" : "",
               e->key, e->endpoint, why, e->attempt);
 }
 
@@ -1490,7 +1490,7 @@ s_multipart (sb_s3_t *self, const char *key, uint64_t size, uint64_t part_cfg, u
             memset (e, 0, sizeof *e);
             snprintf (e->op, sizeof e->op, "MULTIPART-INIT");
             snprintf (e->key, sizeof e->key, "%s", key);
-            snprintf (e->text, sizeof e->text, "MULTIPART-INIT %s/%s: %s", self->cfg.bucket, key, why);
+            snprintf (e->text, sizeof e->text, "MULTIPART-INIT %s/%s: %s", self->cfg.store, key, why);
         }
         return -1;
     }
@@ -1619,7 +1619,7 @@ s_multipart (sb_s3_t *self, const char *key, uint64_t size, uint64_t part_cfg, u
                 snprintf (e->op, sizeof e->op, "MULTIPART-COMPLETE");
                 snprintf (e->key, sizeof e->key, "%s", key);
                 snprintf (e->text, sizeof e->text, "MULTIPART-COMPLETE %s/%s: CompleteMultipartUpload body too large",
-                          self->cfg.bucket, key);
+                          self->cfg.store, key);
             }
             rc = -1;
         }

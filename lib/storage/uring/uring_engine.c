@@ -80,10 +80,11 @@
 #define S_MAX_DEPTH 4096u
 
 static const sb_engine_option_t s_options[] = {
-    { "iodepth", SB_OPT_UINT, NULL, 1, S_MAX_DEPTH,
-      "reads (buffer-sized chunks) in flight on the rank's ring; default: the reader's depth (reader.read_threads)" },
-    { "direct", SB_OPT_BOOL, "false", 0, 1, "open the files with O_DIRECT (reads widened to 4096-byte blocks)" },
-    { NULL, 0, NULL, 0, 0, NULL },
+    { .key = "iodepth", .type = SB_OPT_UINT, .min = 1, .max = S_MAX_DEPTH,
+      .help = "reads (buffer-sized chunks) in flight on the rank's ring; default: the reader's depth (reader.read_threads)" },
+    { .key = "direct", .type = SB_OPT_BOOL, .dflt = "false", .min = 0, .max = 1,
+      .help = "open the files with O_DIRECT (reads widened to 4096-byte blocks)" },
+    { .key = NULL },
 };
 
 /* One queued read, from queue to its delivery. */
