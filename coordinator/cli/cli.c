@@ -23,7 +23,9 @@
 #include "workload.h"
 
 #include <czmq.h>
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -834,6 +836,22 @@ s_private_ipc_remove (s_private_ipc_t *self)
     snprintf (sock, sizeof sock, "%s/coordinator.sock", self->dir);
     if (unlink (sock) != 0 && errno != ENOENT)
         sb_warn ("cannot remove %s: %s", sock, strerror (errno));
+    /* the step barrier's relays bind rPID.sock here (worker/agent/
+     * barrier_tree.c); one killed before it closed leaves its socket */
+    DIR *d = opendir (self->dir);
+    struct dirent *de;
+    while (d && (de = readdir (d))) {
+        unsigned pid;
+        char tail[8];
+        struct stat st;
+        if (sscanf (de->d_name, "r%u%7s", &pid, tail) != 2 || strcmp (tail, ".sock") != 0
+            || fstatat (dirfd (d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISSOCK (st.st_mode))
+            continue;
+        if (unlinkat (dirfd (d), de->d_name, 0) != 0)
+            sb_warn ("cannot remove %s/%s: %s", self->dir, de->d_name, strerror (errno));
+    }
+    if (d)
+        closedir (d);
     if (rmdir (self->dir) != 0)
         sb_warn ("cannot remove %s: %s", self->dir, strerror (errno));
     self->dir[0] = '\0';

@@ -80,11 +80,41 @@ kill_mid_epoch () {
         KILL_RC=none KILL_PID=none KILL_HOST=none
         return
     fi
+    probe_relays "$pid"
     kill -9 "$pid"
     wait "$coord"
     KILL_RC=$?
     KILL_PID=$pid
     KILL_HOST=$host
+}
+
+# probe_relays PID: the relay sockets of the run worker PID belongs to (in
+# its coordinator's private folder, or any abstract one), into RELAY_SOCKS
+# (how many), RELAY_DIR (the folder) and RELAY_OPEN (how many another local
+# user, nobody, can connect to: any of them could pose as a child)
+probe_relays () {
+    local ep s
+    ep=$(tr '\0' '\n' <"/proc/$1/cmdline" | sed -n 's|^ipc://\(.*\)/coordinator.sock$|\1|p')
+    RELAY_DIR=$ep RELAY_SOCKS=0 RELAY_OPEN=0
+    for s in $(awk -v d="$ep/" 'NR > 1 && (index($8, "@shardbench-relay-") == 1 || index($8, d) == 1) \
+                                  && $8 !~ /coordinator.sock$/ { print $8 }' /proc/net/unix | sort -u); do
+        RELAY_SOCKS=$((RELAY_SOCKS + 1))
+        [ "$(id -u)" = 0 ] || continue
+        # /usr/bin/python3: nobody may not run the caller's own python
+        setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 -c '
+import socket, sys
+a = sys.argv[1]
+s = socket.socket(socket.AF_UNIX)
+try:
+    s.connect("\0" + a[1:] if a.startswith("@") else a)
+except PermissionError:
+    sys.exit(3)' "$s"
+        case $? in
+            0) RELAY_OPEN=$((RELAY_OPEN + 1)) ;;
+            3) ;;
+            *) RELAY_OPEN=$((RELAY_OPEN + 1000)) ;;   # could not tell: fails the test
+        esac
+    done
 }
 
 kill_mid_epoch leaf 6
@@ -96,6 +126,12 @@ kill_mid_epoch relay 2
 expect_eq "a relay killed: exit status" "$KILL_RC" 1
 expect_contains "a relay killed: named by rank, host and pid, as the relay of worker 6" relay.err \
     "shardbench: error: local worker 2 on $KILL_HOST (rank 2, pid $KILL_PID) (relay of the step barrier for worker 6) ended: killed by signal 9 (Killed)"
+
+expect_eq "relay sockets: one per relay worker, beside the coordinator's" "$RELAY_SOCKS" 3
+expect_eq "relay sockets: no other local user can connect to one" "$RELAY_OPEN" 0
+expect_eq "relay sockets: the private folder is gone, a killed relay's socket with it" \
+    "$( [ -n "$RELAY_DIR" ] && [ -e "$RELAY_DIR" ] && echo left || echo gone)" gone
+expect_eq "relay sockets: nothing left that could not be removed" "$(grep -c 'cannot remove' relay.err)" 0
 
 kill_mid_epoch top 0
 expect_eq "a top relay killed: exit status" "$KILL_RC" 1

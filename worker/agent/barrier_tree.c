@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 struct sb_btree {
@@ -60,13 +61,36 @@ sb_btree_destroy (sb_btree_t **self_p)
  * endpoint with an ephemeral port: children on other hosts reach the relay
  * where this host reaches the coordinator (the route's source address, as
  * the kernel picks it for a UDP connect, which sends nothing). An ipc://
- * coordinator is on this host: the relay takes an abstract Unix socket. */
+ * coordinator is on this host: the relay's socket goes into the same
+ * folder. */
 static int
 s_bind_endpoint (const char *coordinator, char *out, size_t size, int *ipv6, char *err, size_t err_size)
 {
     *ipv6 = 0;
     if (strncmp (coordinator, "ipc://", 6) == 0) {
-        snprintf (out, size, "ipc://@shardbench-relay-%d-%08" PRIx32, (int) getpid (), (uint32_t) zclock_usecs ());
+        const char *path = coordinator + 6;
+        const char *slash = strrchr (path, '/');
+        if (path[0] == '@' || !slash) {
+            /* an abstract (or relative) coordinator socket is as open to
+             * this host's users as the relay's would be: nothing to guard */
+            snprintf (out, size, "ipc://@shardbench-relay-%d-%08" PRIx32, (int) getpid (), (uint32_t) zclock_usecs ());
+            return 0;
+        }
+        /* beside the coordinator's socket, in the folder --local made private
+         * (mode 0700): a Unix socket in the abstract namespace could be
+         * reached by any local user, who could then pose as a child (the
+         * relay knows its children by the routing ids they declare) and
+         * release the barrier early. "r" PID ".sock" is never longer than
+         * "coordinator.sock", so it fits where the coordinator's fits. */
+        char name[32];
+        snprintf (name, sizeof name, "r%d.sock", (int) getpid ());
+        size_t dir_len = (size_t) (slash - path) + 1;
+        if (dir_len + strlen (name) >= sizeof ((struct sockaddr_un *) 0)->sun_path
+            || (size_t) snprintf (out, size, "ipc://%.*s%s", (int) dir_len, path, name) >= size) {
+            snprintf (err, err_size, "cannot relay the step barrier: the folder of %s leaves no room for a socket"
+                      " name", coordinator);
+            return -1;
+        }
         return 0;
     }
     const char *hp = strncmp (coordinator, "tcp://", 6) == 0 ? coordinator + 6 : NULL;
