@@ -360,10 +360,10 @@ sess_storage_open (const sb_storage_cfg_t *cfg, size_t depth, sb_storage_error_t
     return client;
 }
 
-/* An endpoint of the checkpoint bucket checked (sess_ckpt_target): the
+/* An endpoint of the checkpoint store checked (sess_ckpt_target): the
  * first failure into err. */
 typedef struct {
-    const char *folder, *bucket;
+    const char *folder, *store;
     char       *err;
     size_t      err_size;
     int         bad;
@@ -375,14 +375,14 @@ s_ckpt_check (void *ctx, const char *where, const sb_storage_error_t *e)
     s_ckpt_check_t *c = ctx;
     if (!e || c->bad++)
         return;
-    snprintf (c->err, c->err_size, "checkpoint.checkpoint_folder %s: the coordinator cannot use bucket '%s' at %s: %s",
-              c->folder, c->bucket, where, e->text);
+    snprintf (c->err, c->err_size, "checkpoint.checkpoint_folder %s: the coordinator cannot use '%s' at %s: %s",
+              c->folder, c->store, where, e->text);
 }
 
 /* where checkpoints go (lib/storage/ckpt_target.h), into
  * self->ckpt_root as workers get it: a local folder made (and made absolute)
- * here, or an S3 bucket and prefix whose endpoints this host checks when it
- * is not the dataset's bucket. A read-only invocation (read_n > 0: no write)
+ * here, or an object store's STORE and prefix whose endpoints this host
+ * checks when it is not the dataset's store. A read-only invocation (read_n > 0: no write)
  * finds every file of checkpoints 1..read_n there first. Returns 0, 1 (the
  * storage failed) or 2 (the configuration) with err. */
 int
@@ -395,8 +395,8 @@ sess_ckpt_target (sess_t *self, const sb_workload_t *wl, uint64_t read_n, char *
         snprintf (err, err_size, "%s", why);
         return 2;
     }
-    int own_bucket = 0;
-    if (!t.s3) {
+    int own_store = 0;
+    if (!t.engine[0]) {
         if (sess_prepare_folder (t.path, self->ckpt_root, sizeof self->ckpt_root, err, err_size) != 0)
             return 2;
         if (t.direct)
@@ -411,10 +411,11 @@ sess_ckpt_target (sess_t *self, const sb_workload_t *wl, uint64_t read_n, char *
             snprintf (err, err_size, "key 'checkpoint.checkpoint_folder': '%s' is too long", wl->ckpt.folder);
             return 2;
         }
-        own_bucket = (sb_storage_caps (&wl->storage) & SB_ENGINE_OBJECTS) && !strcmp (t.bucket, wl->storage.store);
-        sb_info ("checkpoints: S3 objects under %s (%s)", self->ckpt_root,
-                 own_bucket ? "the dataset's bucket" : "the dataset's S3 endpoints and credentials");
-        if (own_bucket && read_n == 0)
+        own_store = (sb_storage_caps (&wl->storage) & SB_ENGINE_OBJECTS) && !strcmp (t.engine, wl->storage.engine)
+                    && !strcmp (t.store, wl->storage.store);
+        sb_info ("checkpoints: %s objects under %s (%s)", t.engine, self->ckpt_root,
+                 own_store ? "the dataset's store" : "the dataset's endpoints and credentials");
+        if (own_store && read_n == 0)
             return 0;   /* checked with the dataset */
     }
     /* the checkpoint folder's own storage, as the workers open it */
@@ -436,8 +437,8 @@ sess_ckpt_target (sess_t *self, const sb_workload_t *wl, uint64_t read_n, char *
         return 1;
     }
     int rc = 0;
-    if (t.s3 && !own_bucket) {
-        s_ckpt_check_t c = { .folder = wl->ckpt.folder, .bucket = t.bucket, .err = err, .err_size = err_size };
+    if (t.engine[0] && !own_store) {
+        s_ckpt_check_t c = { .folder = wl->ckpt.folder, .store = t.store, .err = err, .err_size = err_size };
         (void) sb_storage_preflight (client, 0, s_ckpt_check, &c);   /* the first failure is in err */
         rc = c.bad ? 1 : 0;
     }
@@ -448,8 +449,8 @@ sess_ckpt_target (sess_t *self, const sb_workload_t *wl, uint64_t read_n, char *
         else {
             char where[PATH_MAX + 16];
             snprintf (where, sizeof where, "%s", self->ckpt_root);
-            if (t.s3)   /* s3://BUCKET/PREFIX, without the '/' the wire form ends with */
-                snprintf (where, sizeof where, "s3://%s/%s", t.bucket, t.path);
+            if (t.engine[0])   /* SCHEME://STORE/PREFIX, without the '/' the wire form ends with */
+                snprintf (where, sizeof where, "%s://%s/%s", t.scheme, t.store, t.path);
             rc = sb_ckpt_check_written (&probe, client, where, root, read_n, err, err_size) ? 2 : 0;
             sb_ckpt_plan_fini (&probe);
         }

@@ -95,17 +95,11 @@ static const s_key_t s_keys[] = {
     { "storage.storage_options.endpoint_url", T_STR, OFF (storage.endpoints[0]), 256, "", 0, 0, "one S3 endpoint, http(s)://HOST:PORT" },
     { "storage.storage_options.endpoint_urls", T_LIST, OFF (storage.endpoints), 256, "", 0, 0, "several endpoints: [URL, URL, ...]" },
     { "storage.storage_options.load_balance", T_LB, OFF (storage.lb), 0, "round_robin", 0, 0, "round_robin | least_connections" },
-    { "storage.storage_options.region", T_STR, STRF (storage.region), "", 0, 0, "signing region (default $AWS_REGION, else us-east-1)" },
-    { "storage.storage_options.path_style", T_BOOL, OFF (storage.path_style), 0, "true", 0, 0, "/bucket/key URLs (false: bucket.host)" },
     { "storage.storage_options.max_in_flight", T_U64, OFF (storage.max_in_flight), 0, "16", 1, 4096, "concurrent requests per rank" },
     { "storage.storage_options.connect_timeout_s", T_F64, OFF (storage.connect_timeout_s), 0, "5", 0.01, 600, "TCP connect timeout" },
     { "storage.storage_options.request_timeout_s", T_F64, OFF (storage.request_timeout_s), 0, "60", 0.01, 86400, "whole-request timeout" },
     { "storage.storage_options.max_retries", T_U64, OFF (storage.max_retries), 0, "5", 0, 100, "retries of a transient failure" },
-    { "storage.storage_options.multipart_threshold_bytes", T_U64, OFF (storage.multipart_threshold), 0, "67108864", 5242880, 5368709120.0, "multipart upload from this size (S3: 5 MiB to 5 GiB, a single PUT's limit); checkpoints with a storage_library: every object unless given" },
-    { "storage.storage_options.multipart_part_bytes", T_U64, OFF (storage.multipart_part), 0, "16777216", 5242880, 5368709120.0, "multipart part size (S3: 5 MiB to 5 GiB; at most the threshold); checkpoints with a storage_library: the library's (32 MiB minio, s3dlio; 8 MiB s3torchconnector) unless given" },
     { "storage.storage_options.list_parallelism", T_U64, OFF (storage.list_parallelism), 0, "4", 1, 64, "concurrent listing streams over key ranges" },
-    { "storage.storage_options.list_page_size", T_U64, OFF (storage.list_page_size), 0, "1000", 1, 1000, "keys per ListObjectsV2 page" },
-    { "storage.storage_options.sign_payload", T_BOOL, OFF (storage.sign_payload), 0, "false", 0, 0, "hash PUT bodies (false: UNSIGNED-PAYLOAD)" },
     { "storage.storage_options.columns", T_LIST, 0, 0, "", 0, 0, "parquet columns read, [name, ...] (DLIO's key; default all)" },
     { "shardbench.accelerators", T_U64, OFF (accelerators), 0, "0", 0, 1e6, "ranks when --accelerators is absent (0: 1)" },
     { "shardbench.heartbeat_interval_s", T_F64, OFF (heartbeat_interval_s), 0, "1", 0.05, 60, "heartbeat period" },
@@ -169,7 +163,6 @@ static const s_key_t s_keys[] = {
     { "storage.endpoint_uris", T_CUSTOM, 0, 0, "", 0, 0, "several S3 endpoints (s3dlio's multi-endpoint list)" },
     { "storage.load_balance_strategy", T_CUSTOM, 0, 0, "", 0, 0, "with endpoint_uris: round_robin | least_connections" },
     { "storage.use_mpi_endpoint_distribution", T_CUSTOM, 0, 0, "false", 0, 0, "with endpoint_uris: rank r uses endpoint r mod N (DLIO's S3_ENDPOINT_URIS)" },
-    { "storage.storage_options.s3_force_path_style", T_CUSTOM, 0, 0, "", 0, 0, "true: /bucket/key URLs, false: bucket.host (DLIO's spelling of path_style)" },
     { "storage.storage_options.s3_max_attempts", T_CUSTOM, 0, 0, "", 0, 0, "attempts of a request (max_retries + 1)" },
     { "storage.storage_options.secure", T_NA, 0, 0, 0, 0, 0, "minio's TLS switch, which DLIO's adapter overrides by endpoint_url's scheme (none: http)" },
     { "storage.storage_options.access_key_id", T_CUSTOM, 0, 0, "", 0, 0, "S3 credentials: used by the coordinator and its local workers, never stored or sent" },
@@ -457,71 +450,64 @@ s_storage_endpoints (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_
     }
     else if (one && one->value && *one->value)
         snprintf (st->endpoints[st->nendpoints++], sizeof st->endpoints[0], "%s", one->value);
-    else if (getenv ("AWS_ENDPOINT_URL") && *getenv ("AWS_ENDPOINT_URL")) {
-        snprintf (st->endpoints[st->nendpoints++], sizeof st->endpoints[0], "%s", getenv ("AWS_ENDPOINT_URL"));
-        origin = NULL;
-    }
-    if (strncmp (st->region, "${", 2) == 0)
-        st->region[0] = '\0';     /* ${AWS_REGION}: from the environment, as the credentials */
-    if (!st->region[0]) {
-        const char *r = getenv ("AWS_REGION");
-        if (!r || !*r)
-            r = getenv ("AWS_DEFAULT_REGION");
-        snprintf (st->region, sizeof st->region, "%s", r && *r ? r : "us-east-1");
-    }
     /* whatever the storage type: the endpoints are part of the recorded configuration */
     for (size_t i = 0; i < st->nendpoints; i++) {
         const char *v = st->endpoints[i];
-        if (strchr (v, '@') && (origin || (sb_storage_caps (st) & SB_ENGINE_ENDPOINTS))) {
+        if (strchr (v, '@')) {
             /* http://USER:PASSWORD@HOST: the URL is recorded and sent to the
              * workers, so a password in it would be too; not repeated here */
-            snprintf (err, err_size, "%s: key '%s': endpoint %zu holds a user name"
-                      " or password (USER:PASSWORD@): refused, since endpoints are recorded and sent to the workers;"
-                      " give http(s)://HOST[:PORT] and the credentials in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY",
-                      origin ? sb_config_where (origin, where, sizeof where) : "environment AWS_ENDPOINT_URL",
-                      origin ? origin->key : "storage.storage_options.endpoint_url", i + 1);
+            snprintf (err, err_size, "%s: key '%s': endpoint %zu holds a user name or password (USER:PASSWORD@):"
+                      " refused, since endpoints are recorded and sent to the workers; give http(s)://HOST[:PORT]"
+                      " and the credentials in the environment (docs/STORAGE.md)",
+                      sb_config_where (origin, where, sizeof where), origin->key, i + 1);
             return -1;
         }
-    }
-    if (!(sb_storage_caps (st) & SB_ENGINE_ENDPOINTS))
-        return 0;
-    if (!st->store[0]) {
-        const sb_config_entry_t *e = sb_config_get (cfg, "storage.storage_type");
-        snprintf (err, err_size, "%s: key 'storage.storage_root': an S3 workload needs the bucket name",
-                  sb_config_where (e, where, sizeof where));
-        return -1;
-    }
-    if (st->nendpoints == 0) {
-        /* AWS itself: virtual-host style */
-        snprintf (st->endpoints[st->nendpoints++], sizeof st->endpoints[0], "https://s3.%s.amazonaws.com", st->region);
-        if (!sb_config_get (cfg, "storage.storage_options.path_style"))
-            st->path_style = 0;
-    }
-    for (size_t i = 0; i < st->nendpoints; i++) {
-        if (sb_storage_endpoint_normalize (st->endpoints[i], sizeof st->endpoints[0]) != 0) {
+        if ((sb_storage_caps (st) & SB_ENGINE_ENDPOINTS)
+            && sb_storage_endpoint_normalize (st->endpoints[i], sizeof st->endpoints[0]) != 0) {
             snprintf (err, err_size, "%s: key '%s': '%s' is not http(s)://HOST[:PORT]",
-                      origin ? sb_config_where (origin, where, sizeof where) : "environment AWS_ENDPOINT_URL",
-                      origin ? origin->key : "storage.storage_options.endpoint_url", st->endpoints[i]);
+                      sb_config_where (origin, where, sizeof where), origin->key, st->endpoints[i]);
             return -1;
         }
-    }
-    if (wl->storage.multipart_part > wl->storage.multipart_threshold) {
-        /* never clamped behind the user's back: say which keys disagree */
-        const sb_config_entry_t *part = sb_config_get (cfg, "storage.storage_options.multipart_part_bytes");
-        snprintf (err, err_size, "%s: key 'storage.storage_options.multipart_part_bytes': %llu is larger than"
-                  " storage.storage_options.multipart_threshold_bytes (%llu): a part is at most the threshold",
-                  part ? sb_config_where (part, where, sizeof where) : "defaults",
-                  (unsigned long long) wl->storage.multipart_part, (unsigned long long) wl->storage.multipart_threshold);
-        return -1;
     }
     return 0;
 }
 
-/* The engine a key storage.<engine>.<key> belongs to (one of the engines
- * this build has), else NULL; *option points at <key>. */
-static const sb_engine_ops_t *
-s_engine_of_key (const char *key, const char **option)
+/* sb_engine_setup_t's where: the file and line of a workload key */
+static const char *
+s_setup_where (void *ctx, const char *key, char *buf, size_t size)
 {
+    const sb_config_entry_t *e = sb_config_get (ctx, key);
+    return e ? sb_config_where (e, buf, size) : NULL;
+}
+
+/* The engine completes its configuration (sb_engine_ops_t.configure): from
+ * the environment, its defaults, its checks. 0, or -1 with err. */
+static int
+s_engine_configure (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size)
+{
+    const sb_engine_ops_t *ops = sb_engine_of (&wl->storage);
+    if (!ops || !ops->configure)
+        return 0;
+    char scheme[16] = "";
+    (void) sb_uri_scheme (wl->data_folder, scheme, sizeof scheme);
+    sb_engine_setup_t setup = { .scheme = scheme, .where = s_setup_where, .ctx = cfg };
+    return ops->configure (&wl->storage, &setup, err, err_size);
+}
+
+/* The engine a key belongs to: storage.<engine>.<key> of one of the
+ * engines this build has (*alias 0), or the alias of an engine's option
+ * (DLIO's spelling, *alias 1); else NULL. *option is the option's name. */
+static const sb_engine_ops_t *
+s_engine_of_key (const char *key, const char **option, int *alias)
+{
+    *alias = 0;
+    for (size_t i = 0; sb_engine_at (i); i++)
+        for (const sb_engine_option_t *o = sb_engine_at (i)->options; o && o->key; o++)
+            if (o->alias && !strcmp (o->alias, key)) {
+                *option = o->key;
+                *alias = 1;
+                return sb_engine_at (i);
+            }
     if (strncmp (key, "storage.", 8) != 0)
         return NULL;
     const char *name = key + 8, *dot = strchr (name, '.');
@@ -575,11 +561,15 @@ sb_workload_engine_options (sb_config_t *cfg, sb_workload_t *wl, char *err, size
     for (size_t i = 0; i < sb_config_count (cfg); i++) {
         const sb_config_entry_t *e = sb_config_at (cfg, i);
         const char *key;
-        const sb_engine_ops_t *ops = s_engine_of_key (e->key, &key);
+        int alias;
+        const sb_engine_ops_t *ops = s_engine_of_key (e->key, &key, &alias);
         if (!ops)
             continue;
         sb_config_where (e, where, sizeof where);
-        if (ops != mine) {
+        /* DLIO's spelling of another engine's setting (a file's storage
+         * options are written for whichever store it is run on) is kept for
+         * that engine: a checkpoint folder there uses it */
+        if (ops != mine && !alias) {
             snprintf (err, err_size, "%s: key '%s': an option of the %s storage engine, but this workload's storage"
                       " engine is %s (%s)", where, e->key, ops->name, wl->storage.engine, wl->storage_summary);
             return -1;
@@ -641,6 +631,19 @@ sb_workload_engine_options (sb_config_t *cfg, sb_workload_t *wl, char *err, size
                       SB_STORAGE_OPTS_MAX);
             return -1;
         }
+        sb_storage_opt_t *same = NULL;
+        for (size_t j = 0; j < wl->storage.nopts; j++)
+            if (!strcmp (wl->storage.opts[j].engine, ops->name) && !strcmp (wl->storage.opts[j].key, key))
+                same = &wl->storage.opts[j];
+        if (same && strcmp (same->value, value) != 0) {
+            /* storage.s3.region and storage.storage_options.region both given */
+            snprintf (err, err_size, "%s: key '%s': '%s' disagrees with the %s engine's option '%s' given as '%s'"
+                      " elsewhere: give it once", where, e->key, value, ops->name, key, same->value);
+            return -1;
+        }
+        if (same)
+            continue;
+        snprintf (wl->storage.opts[wl->storage.nopts].engine, sizeof wl->storage.opts[0].engine, "%s", ops->name);
         snprintf (wl->storage.opts[wl->storage.nopts].key, sizeof wl->storage.opts[0].key, "%s", key);
         snprintf (wl->storage.opts[wl->storage.nopts].value, sizeof wl->storage.opts[0].value, "%s", value);
         wl->storage.nopts++;
@@ -1551,7 +1554,7 @@ sb_workload_from_config (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
         return -1;
     if (s_storage_endpoints (cfg, wl, err, err_size) != 0 || sb_storage_keys_finish (cfg, wl, err, err_size) != 0
         || sb_workload_engine_options (cfg, wl, err, err_size) != 0
-        || sb_storage_keys_engine_defaults (cfg, wl, err, err_size) != 0)
+        || sb_storage_keys_engine_defaults (cfg, wl, err, err_size) != 0 || s_engine_configure (cfg, wl, err, err_size))
         return -1;
     if (sb_ckpt_target_check (cfg, wl, err, err_size) != 0)   /* the checkpoint folder's storage */
         return -1;
@@ -1645,7 +1648,8 @@ sb_workload_from_config (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
         if (sb_storage_keys_is_reader_option (e->key))
             continue;   /* read by s_reader_storage */
         const char *engine_key;
-        if (s_engine_of_key (e->key, &engine_key))
+        int alias;
+        if (s_engine_of_key (e->key, &engine_key, &alias))
             continue;   /* read by sb_workload_engine_options */
         int shape = k ? 0 : s_shape_error (e, err, err_size);
         if (shape < 0)

@@ -1,4 +1,5 @@
-/* ckpt_target: the checkpoint folder's own storage (file or S3). */
+/* ckpt_target: the checkpoint folder's own storage (files, or an object
+ * store: the engine that serves its URI scheme). */
 #include "ckpt_target.h"
 #include "engine.h"
 #include "util.h"
@@ -30,23 +31,25 @@ s_prefix (const char *s, char *out, size_t size)
     return 0;
 }
 
-/* "s3://BUCKET[/PREFIX]" (after the scheme: rest) into t. */
+/* "SCHEME://STORE[/PREFIX]" (after the scheme: rest) of ops into t. */
 static int
-s_s3 (const char *given, const char *rest, sb_ckpt_target_t *t, char *err, size_t err_size)
+s_object (const sb_engine_ops_t *ops, const char *scheme, const char *given, const char *rest, sb_ckpt_target_t *t,
+          char *err, size_t err_size)
 {
     size_t bn = strcspn (rest, "/");
     if (bn == 0) {
-        snprintf (err, err_size, "key 'checkpoint.checkpoint_folder': '%s' names no bucket (s3://BUCKET[/PREFIX])",
-                  given);
+        snprintf (err, err_size, "key 'checkpoint.checkpoint_folder': '%s' names no store (%s://STORE[/PREFIX])",
+                  given, scheme);
         return -1;
     }
-    if (bn >= sizeof t->bucket || s_prefix (rest + bn, t->path, sizeof t->path) != 0) {
+    if (bn >= sizeof t->store || s_prefix (rest + bn, t->path, sizeof t->path) != 0) {
         snprintf (err, err_size, "key 'checkpoint.checkpoint_folder': '%s' is too long", given);
         return -1;
     }
-    memcpy (t->bucket, rest, bn);
-    t->bucket[bn] = '\0';
-    t->s3 = 1;
+    memcpy (t->store, rest, bn);
+    t->store[bn] = '\0';
+    snprintf (t->engine, sizeof t->engine, "%s", ops->name);
+    snprintf (t->scheme, sizeof t->scheme, "%s", scheme);
     return 0;
 }
 
@@ -61,11 +64,12 @@ sb_ckpt_target_resolve (const sb_workload_t *wl, sb_ckpt_target_t *t, char *err,
         rest = given;   /* no scheme: a path */
     if (!*given) {
         snprintf (err, err_size, "key 'checkpoint.checkpoint_folder' is empty: give a folder, file://PATH or"
-                  " s3://BUCKET[/PREFIX]");
+                  " SCHEME://STORE[/PREFIX] of an object store");
         return -1;
     }
-    if (!strcmp (scheme, "s3"))
-        return s_s3 (given, rest, t, err, err_size);
+    const sb_engine_ops_t *ops = *rest && *scheme ? sb_engine_for_scheme (scheme) : NULL;
+    if (ops && (ops->caps & SB_ENGINE_OBJECTS))
+        return s_object (ops, scheme, given, rest, t, err, err_size);
     if (!strcmp (scheme, "file") || !strcmp (scheme, "direct") || !*scheme) {
         t->direct = !strcmp (scheme, "direct");
         if (!*rest) {
@@ -80,33 +84,35 @@ sb_ckpt_target_resolve (const sb_workload_t *wl, sb_ckpt_target_t *t, char *err,
             }
             return 0;
         }
-        /* relative, with a dataset on S3: a key prefix in the dataset's bucket */
-        if (sb_strf (t->bucket, sizeof t->bucket, "%s", wl->storage.store) != 0
-            || s_prefix (rest, t->path, sizeof t->path) != 0) {
-            snprintf (err, err_size, "key 'checkpoint.checkpoint_folder': '%s' is too long for an S3 key prefix",
-                      given);
+        /* relative, with a dataset in an object store: a key prefix in the
+         * dataset's store */
+        const sb_engine_ops_t *data = sb_engine_of (&wl->storage);
+        char data_scheme[16] = "";
+        (void) sb_uri_scheme (wl->data_folder, data_scheme, sizeof data_scheme);
+        if (sb_strf (t->store, sizeof t->store, "%s", wl->storage.store) != 0
+            || s_prefix (rest, t->path, sizeof t->path) != 0
+            || sb_strf (t->scheme, sizeof t->scheme, "%s", *data_scheme ? data_scheme
+                        : data && data->schemes ? data->schemes[0] : wl->storage.engine) != 0) {
+            snprintf (err, err_size, "key 'checkpoint.checkpoint_folder': '%s' is too long for a key prefix", given);
             return -1;
         }
-        t->s3 = 1;
+        snprintf (t->engine, sizeof t->engine, "%s", wl->storage.engine);
         return 0;
     }
-    const char *what = !strcmp (scheme, "az") || !strcmp (scheme, "azure") ? "Azure Blob Storage"
-                     : !strcmp (scheme, "gs") || !strcmp (scheme, "gcs") ? "Google Cloud Storage" : "this scheme";
-    snprintf (err, err_size, "key 'checkpoint.checkpoint_folder': %s:// ('%s') is not served: checkpoints go to S3"
-              " (s3://BUCKET[/PREFIX]) or local files (file://PATH or a path); for %s use its S3-compatible endpoint",
-              scheme, given, what);
+    snprintf (err, err_size, "key 'checkpoint.checkpoint_folder': %s:// ('%s') is not served: checkpoints go to"
+              " local files (file://PATH or a path) or an object store this shardbench serves", scheme, given);
     return -1;
 }
 
 int
 sb_ckpt_target_endpoints (const sb_workload_t *wl, const sb_ckpt_target_t *t, char *err, size_t err_size)
 {
-    if (!t->s3 || (sb_storage_caps (&wl->storage) & SB_ENGINE_OBJECTS) || wl->storage.nendpoints > 0)
+    if (!t->engine[0] || (sb_storage_caps (&wl->storage) & SB_ENGINE_OBJECTS) || wl->storage.nendpoints > 0)
         return 0;
-    snprintf (err, err_size, "key 'checkpoint.checkpoint_folder': '%s' is on S3 but the dataset is local, and no S3"
-              " endpoint is configured: give storage.storage_options.endpoint_url=http(s)://HOST:PORT (or"
-              " storage.endpoint_uris, or the environment's AWS_ENDPOINT_URL), with credentials in AWS_ACCESS_KEY_ID"
-              " and AWS_SECRET_ACCESS_KEY", wl->ckpt.folder);
+    snprintf (err, err_size, "key 'checkpoint.checkpoint_folder': '%s' is in an object store (%s://) but the dataset"
+              " is local, and no endpoint is configured: give storage.storage_options.endpoint_url=http(s)://HOST:PORT"
+              " (or storage.endpoint_uris), with the store's credentials in the environment (docs/STORAGE.md)",
+              wl->ckpt.folder, t->scheme);
     return -1;
 }
 
@@ -127,14 +133,14 @@ sb_ckpt_target_check (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err
         snprintf (err, err_size, "%s: %s", sb_config_where (fe, where, sizeof where), why);
         return -1;
     }
-    if (!t.s3 || (sb_storage_caps (st) & SB_ENGINE_OBJECTS))
-        return 0;   /* local files, or the dataset's S3 settings, checked with it */
+    if (!t.engine[0] || (sb_storage_caps (st) & SB_ENGINE_OBJECTS))
+        return 0;   /* local files, or the dataset's store settings, checked with it */
     for (size_t i = 0; i < st->nendpoints; i++) {
         /* HOST:PORT, as for a dataset on S3: http */
         int bad_url = sb_storage_endpoint_normalize (st->endpoints[i], sizeof st->endpoints[0]) != 0;
         const char *v = st->endpoints[i];
         if (bad_url || strchr (v, '@')) {
-            snprintf (err, err_size, "%s: key 'checkpoint.checkpoint_folder': '%s' is on S3, but S3 endpoint %zu"
+            snprintf (err, err_size, "%s: key 'checkpoint.checkpoint_folder': '%s' is in an object store, but endpoint %zu"
                       " '%s' is not http(s)://HOST[:PORT] (storage.storage_options.endpoint_url or"
                       " storage.endpoint_uris)", sb_config_where (fe, where, sizeof where), wl->ckpt.folder, i + 1,
                       strchr (v, '@') ? "(holds a user name or password)" : v);
@@ -147,8 +153,8 @@ sb_ckpt_target_check (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err
 int
 sb_ckpt_target_uri (const sb_ckpt_target_t *t, char *out, size_t size)
 {
-    if (t->s3)
-        return sb_strf (out, size, "s3://%s/%s", t->bucket, t->path);
+    if (t->engine[0])
+        return sb_strf (out, size, "%s://%s/%s", t->scheme, t->store, t->path);
     return sb_strf (out, size, "%s", t->path);
 }
 
@@ -179,16 +185,18 @@ sb_ckpt_target_open (const char *ckpt_root, const char *data_root, const sb_stor
         }
         return 0;
     }
-    if (strncmp (ckpt_root, "s3://", 5) == 0) {
-        const char *rest = ckpt_root + 5;
+    char scheme[16];
+    const char *rest = sb_uri_scheme (ckpt_root, scheme, sizeof scheme);
+    const sb_engine_ops_t *ops = rest ? sb_engine_for_scheme (scheme) : NULL;
+    if (ops && (ops->caps & SB_ENGINE_OBJECTS)) {
         size_t bn = strcspn (rest, "/");
         if (bn == 0 || bn >= sizeof out->store) {
-            snprintf (err, err_size, "checkpoint folder '%s': no bucket, or too long", ckpt_root);
+            snprintf (err, err_size, "checkpoint folder '%s': no store, or too long", ckpt_root);
             return -1;
         }
         memcpy (out->store, rest, bn);
         out->store[bn] = '\0';
-        s_engine (out, "s3");
+        s_engine (out, ops->name);
         rest += bn;
         if (*rest == '/')
             rest++;
@@ -197,14 +205,15 @@ sb_ckpt_target_open (const char *ckpt_root, const char *data_root, const sb_stor
             return -1;
         }
         if (out->nendpoints == 0) {
-            snprintf (err, err_size, "checkpoint folder '%s' is on S3, but no S3 endpoint came with the workload",
-                      ckpt_root);
+            snprintf (err, err_size, "checkpoint folder '%s' is in an object store (%s://), but no endpoint came with"
+                      " the workload", ckpt_root, scheme);
             return -1;
         }
         return 0;
     }
     if (ckpt_root[0] != '/') {
-        snprintf (err, err_size, "checkpoint folder '%s' is neither s3://BUCKET/PREFIX/ nor an absolute path",
+        snprintf (err, err_size, "checkpoint folder '%s' is neither SCHEME://STORE/PREFIX/ of an object store nor an"
+                  " absolute path",
                   ckpt_root);
         return -1;
     }

@@ -31,10 +31,11 @@
 #include "workload.h"
 
 typedef struct {
-    int  s3;                /* 1: S3 objects; 0: local files */
+    char engine[16];        /* an object store's engine ("s3", "azure"); "": local files */
+    char scheme[16];        /* its URI scheme ("s3", "az") */
     int  direct;            /* the folder was given as direct:// (written like file://) */
-    char bucket[256];       /* s3: the bucket */
-    char path[PATH_MAX];    /* s3: key prefix, '/'-ended or ""; files: the folder as given, without scheme */
+    char store[256];        /* object store: its top-level name (bucket, container) */
+    char path[PATH_MAX];    /* object store: key prefix, '/'-ended or ""; files: the folder as given, without scheme */
 } sb_ckpt_target_t;
 
 /* The target of wl->ckpt.folder for a dataset on wl->storage (see above).

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "engine.h"
+#include "util.h"
 
 struct sb_storage {
     const sb_engine_ops_t *ops;
@@ -30,16 +31,39 @@ sb_storage_fail (sb_storage_error_t *e, const char *engine, const char *op, cons
 }
 
 const char *
-sb_storage_opt (const sb_storage_cfg_t *cfg, const char *key)
+sb_storage_opt_of (const sb_storage_cfg_t *cfg, const char *engine, const char *key)
 {
     for (size_t i = 0; i < cfg->nopts && i < SB_STORAGE_OPTS_MAX; i++)
-        if (!strcmp (cfg->opts[i].key, key))
+        if (!strcmp (cfg->opts[i].key, key) && !strcmp (cfg->opts[i].engine, engine))
             return cfg->opts[i].value;
-    const sb_engine_ops_t *ops = sb_engine_of (cfg);
+    const sb_engine_ops_t *ops = sb_engine_find (engine);
     for (const sb_engine_option_t *o = ops ? ops->options : NULL; o && o->key; o++)
         if (!strcmp (o->key, key))
             return o->dflt;
     return NULL;
+}
+
+const char *
+sb_storage_opt (const sb_storage_cfg_t *cfg, const char *key)
+{
+    return sb_storage_opt_of (cfg, cfg->engine, key);
+}
+
+int
+sb_storage_opt_set (sb_storage_cfg_t *cfg, const char *engine, const char *key, const char *value)
+{
+    sb_storage_opt_t *o = NULL;
+    for (size_t i = 0; i < cfg->nopts && i < SB_STORAGE_OPTS_MAX; i++)
+        if (!strcmp (cfg->opts[i].key, key) && !strcmp (cfg->opts[i].engine, engine))
+            o = &cfg->opts[i];
+    if (!o && cfg->nopts >= SB_STORAGE_OPTS_MAX)
+        return -1;
+    sb_storage_opt_t next;
+    if (sb_strf (next.engine, sizeof next.engine, "%s", engine) != 0 || sb_strf (next.key, sizeof next.key, "%s", key) != 0
+        || sb_strf (next.value, sizeof next.value, "%s", value) != 0)
+        return -1;
+    *(o ? o : &cfg->opts[cfg->nopts++]) = next;
+    return 0;
 }
 
 sb_storage_t *

@@ -58,7 +58,7 @@ sb_storage_to_welcome (const sb_storage_cfg_t *cfg, void *welcome)
     /* one block: the endpoints' pointers, the options' pointers, then the
      * options' "key=value" texts, so that freeing endpoints.items frees all */
     size_t nopts = cfg->nopts < SB_STORAGE_OPTS_MAX ? cfg->nopts : SB_STORAGE_OPTS_MAX;
-    size_t text = sizeof cfg->opts[0].key + sizeof cfg->opts[0].value + 1;
+    size_t text = sizeof cfg->opts[0].engine + sizeof cfg->opts[0].key + sizeof cfg->opts[0].value + 2;
     size_t npointers = cfg->nendpoints + nopts + 1;
     char **block = calloc (1, npointers * sizeof (char *) + nopts * text);
     if (!block)
@@ -70,19 +70,15 @@ sb_storage_to_welcome (const sb_storage_cfg_t *cfg, void *welcome)
     char *texts = (char *) (block + npointers);
     for (size_t i = 0; i < nopts; i++) {
         char *t = texts + i * text;
-        snprintf (t, text, "%s=%s", cfg->opts[i].key, cfg->opts[i].value);
+        snprintf (t, text, "%s.%s=%s", cfg->opts[i].engine, cfg->opts[i].key, cfg->opts[i].value);
         w->engine_opts.items[w->engine_opts.count++] = t;
     }
     w->load_balance = (char *) sb_storage_lb_name (cfg->lb);
-    w->region = (char *) cfg->region;
-    w->path_style = (uint64_t) cfg->path_style;
+    w->region = (char *) "";    /* unused: the engine's settings travel as its options */
     w->max_in_flight = cfg->max_in_flight;
     w->connect_timeout_ms = (uint64_t) (cfg->connect_timeout_s * 1000);
     w->request_timeout_ms = (uint64_t) (cfg->request_timeout_s * 1000);
     w->max_retries = cfg->max_retries;
-    w->multipart_threshold = cfg->multipart_threshold;
-    w->multipart_part = cfg->multipart_part;
-    w->sign_payload = (uint64_t) cfg->sign_payload;
     w->loader_depth = cfg->loader_depth;
     return 0;
 }
@@ -103,19 +99,20 @@ sb_storage_from_welcome (const void *welcome, sb_storage_cfg_t *cfg, char *err, 
         return -1;
     }
     for (size_t i = 0; i < w->engine_opts.count; i++) {
-        const char *kv = w->engine_opts.items[i], *eq = strchr (kv, '=');
-        if (!eq || eq == kv || (size_t) (eq - kv) >= sizeof cfg->opts[0].key
+        const char *kv = w->engine_opts.items[i], *eq = strchr (kv, '='), *dot = strchr (kv, '.');
+        if (!eq || !dot || dot == kv || dot > eq || dot + 1 == eq
+            || (size_t) (dot - kv) >= sizeof cfg->opts[0].engine || (size_t) (eq - dot - 1) >= sizeof cfg->opts[0].key
             || strlen (eq + 1) >= sizeof cfg->opts[0].value) {
-            snprintf (err, err_size, "option %zu of the %s storage engine is not key=value within bounds", i + 1,
+            snprintf (err, err_size, "option %zu of the %s storage engine is not engine.key=value within bounds", i + 1,
                       cfg->engine);
             return -1;
         }
-        snprintf (cfg->opts[cfg->nopts].key, sizeof cfg->opts[0].key, "%.*s", (int) (eq - kv), kv);
+        snprintf (cfg->opts[cfg->nopts].engine, sizeof cfg->opts[0].engine, "%.*s", (int) (dot - kv), kv);
+        snprintf (cfg->opts[cfg->nopts].key, sizeof cfg->opts[0].key, "%.*s", (int) (eq - dot - 1), dot + 1);
         snprintf (cfg->opts[cfg->nopts].value, sizeof cfg->opts[0].value, "%s", eq + 1);
         cfg->nopts++;
     }
-    if (w->endpoints.count > SB_MAX_ENDPOINTS || strlen (w->bucket) >= sizeof cfg->store
-        || strlen (w->region) >= sizeof cfg->region) {
+    if (w->endpoints.count > SB_MAX_ENDPOINTS || strlen (w->bucket) >= sizeof cfg->store) {
         snprintf (err, err_size, "storage settings out of bounds");
         return -1;
     }
@@ -137,15 +134,10 @@ sb_storage_from_welcome (const void *welcome, sb_storage_cfg_t *cfg, char *err, 
         snprintf (err, err_size, "unknown load balancing '%.64s'", w->load_balance);
         return -1;
     }
-    snprintf (cfg->region, sizeof cfg->region, "%s", w->region);
-    cfg->path_style = w->path_style != 0;
     cfg->max_in_flight = w->max_in_flight ? w->max_in_flight : 1;
     cfg->connect_timeout_s = (double) w->connect_timeout_ms / 1000.0;
     cfg->request_timeout_s = (double) w->request_timeout_ms / 1000.0;
     cfg->max_retries = w->max_retries;
-    cfg->multipart_threshold = w->multipart_threshold;
-    cfg->multipart_part = w->multipart_part;
-    cfg->sign_payload = w->sign_payload != 0;
     cfg->loader_depth = w->loader_depth;
     return 0;
 }

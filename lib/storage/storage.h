@@ -17,8 +17,10 @@ typedef enum { SB_LB_ROUND_ROBIN, SB_LB_LEAST_CONNECTIONS, SB_LB_PER_RANK } sb_l
 
 /* Engine-owned options (lib/storage/engine.h, sb_engine_option_t): the
  * keys storage.<engine>.<key> of the workload, as text. */
-#define SB_STORAGE_OPTS_MAX 16
+#define SB_STORAGE_OPTS_MAX 32
 typedef struct {
+    char engine[16];    /* the engine the option belongs to: the dataset's, or (given by its alias) another's,
+                           which a checkpoint folder on that engine uses (lib/storage/ckpt_target.h) */
     char key[48];
     char value[208];
 } sb_storage_opt_t;
@@ -35,17 +37,11 @@ typedef struct {
     char     endpoints[SB_MAX_ENDPOINTS][256];      /* http(s)://host:port */
     size_t   nendpoints;
     sb_lb_t  lb;
-    char     region[64];
-    int      path_style;                            /* 1: /bucket/key; 0: bucket.host/key */
     uint64_t max_in_flight;                         /* requests per rank */
     double   connect_timeout_s;
     double   request_timeout_s;
     uint64_t max_retries;
-    uint64_t multipart_threshold;                   /* bytes */
-    uint64_t multipart_part;                        /* bytes */
-    int      sign_payload;                          /* 1: hash PUT bodies; 0: UNSIGNED-PAYLOAD */
-    uint64_t list_parallelism;                      /* concurrent ListObjectsV2 streams over key ranges */
-    uint64_t list_page_size;                        /* max-keys per ListObjectsV2 request */
+    uint64_t list_parallelism;                      /* concurrent listing streams over key ranges (the coordinator's) */
     /* DLIO's iterable readers (docs/DLIO.md, "Reads in flight"): */
     uint64_t prefetch_window;                       /* storage_options.prefetch_window (0: DLIO's default of the path) */
     uint64_t prefetch_workers;                      /* storage_options.prefetch_workers (0: DLIO's 64) */
@@ -64,6 +60,11 @@ typedef struct {
 /* The value of engine-owned option key (storage.<engine>.<key>) as
  * configured, else the engine's declared default, else NULL. Borrowed. */
 const char *sb_storage_opt (const sb_storage_cfg_t *cfg, const char *key);
+/* The same for the options of engine, whichever engine cfg names (an
+ * engine that shares another's client and settings). */
+const char *sb_storage_opt_of (const sb_storage_cfg_t *cfg, const char *engine, const char *key);
+/* Set (or replace) engine's option key: 0, or -1 when it does not fit. */
+int sb_storage_opt_set (sb_storage_cfg_t *cfg, const char *engine, const char *key, const char *value);
 
 /* "round_robin" | "least_connections" | "per_rank". Borrowed. */
 const char *sb_storage_lb_name (sb_lb_t lb);

@@ -20,27 +20,26 @@ s_value (const sb_config_entry_t *e)
 const char *
 sb_storage_keys_family (const char *storage_type)
 {
+    /* DLIO's local file systems, then mlcommons/storage's s3dlio and object
+     * (the URI scheme decides: s3 until then), then every engine's own */
     static const struct { const char *given, *family; } families[] = {
-        { "local_fs", "file" }, { "file", "file" }, { "posix", "file" }, { "parallel_fs", "file" },
-        { "direct_fs", "file" }, { "s3", "s3" }, { "s3dlio", "s3" }, { "object", "s3" },
-        { "synthetic", "synthetic" },
+        { "local_fs", "file" }, { "parallel_fs", "file" }, { "direct_fs", "file" },
+        { "s3dlio", "s3" }, { "object", "s3" },
     };
     for (size_t i = 0; storage_type && i < sizeof families / sizeof families[0]; i++)
         if (!strcasecmp (storage_type, families[i].given))
             return families[i].family;
-    return NULL;
+    const sb_engine_ops_t *ops = storage_type ? sb_engine_for_storage_type (storage_type) : NULL;
+    return ops ? ops->name : NULL;
 }
 
 const char *
 sb_storage_keys_engine (const char *scheme, const sb_workload_t *wl)
 {
-    if (!strcmp (scheme, "s3"))
-        return "s3";
-    if (!strcmp (scheme, "synthetic"))
-        return "synthetic";
     if (!strcmp (scheme, "file") || !strcmp (scheme, "direct"))
         return wl->odirect ? "direct" : "file";
-    return NULL;
+    const sb_engine_ops_t *ops = sb_engine_for_scheme (scheme);
+    return ops ? ops->name : NULL;
 }
 
 int
@@ -296,58 +295,61 @@ s_local_folder (sb_config_t *cfg, sb_workload_t *wl, const char *root, char *err
     return 0;
 }
 
-/* S3 bucket and key prefix, as DLIO forms URIs: ObjStoreLibStorage keeps a
- * data_folder URI as it is (its bucket and path), else prefixes
- * storage_root (the "namespace": BUCKET[/PREFIX]) to it. */
+/* An object store's top-level name (cfg->store: the S3 engine's bucket,
+ * Azure's container) and key prefix, as DLIO forms URIs:
+ * ObjStoreLibStorage keeps a data_folder URI as it is (its store and
+ * path), else prefixes storage_root (the "namespace": STORE[/PREFIX]) to
+ * it. scheme is the store's ("s3", "az"). */
 static int
-s_s3_location (sb_config_t *cfg, sb_workload_t *wl, const char *root_given, char *err, size_t err_size)
+s_object_location (sb_config_t *cfg, sb_workload_t *wl, const char *root_given, const char *scheme_want, char *err,
+                   size_t err_size)
 {
     char where[1200], w2[1200];
     const sb_config_entry_t *re = sb_config_get (cfg, "storage.storage_root");
     const sb_config_entry_t *de = sb_config_get (cfg, "dataset.data_folder");
-    char scheme[16], bucket[256] = "", root_prefix[1024] = "", prefix[1024] = "";
+    char scheme[16], store[256] = "", root_prefix[1024] = "", prefix[1024] = "";
     const char *root = sb_uri_scheme (root_given, scheme, sizeof scheme);
-    if (root && strcmp (scheme, "s3") != 0) {
-        snprintf (err, err_size, "%s: key 'storage.storage_root': '%s' is not an S3 location (s3://BUCKET[/PREFIX] or"
-                  " BUCKET[/PREFIX])", sb_config_where (re, where, sizeof where), root_given);
+    if (root && strcmp (scheme, scheme_want) != 0) {
+        snprintf (err, err_size, "%s: key 'storage.storage_root': '%s' is not a %s:// location (%s://STORE[/PREFIX] or"
+                  " STORE[/PREFIX])", sb_config_where (re, where, sizeof where), root_given, scheme_want, scheme_want);
         return -1;
     }
     root = root ? root : root_given;
     if (*root == '/' && !sb_config_get (cfg, "storage.protocol")) {
-        snprintf (err, err_size, "%s: key 'storage.storage_root': '%s' is a local path, but storage.storage_type is"
-                  " s3 (an S3 bucket): give BUCKET[/PREFIX], or storage.storage_type local_fs (or direct_fs for"
-                  " O_DIRECT)", sb_config_where (re, where, sizeof where), root_given);
+        snprintf (err, err_size, "%s: key 'storage.storage_root': '%s' is a local path, but the storage is an object"
+                  " store (%s://): give STORE[/PREFIX], or storage.storage_type local_fs (or direct_fs for O_DIRECT)",
+                  sb_config_where (re, where, sizeof where), root_given, scheme_want);
         return -1;
     }
     size_t bn = strcspn (root, "/");
-    if (bn >= sizeof bucket || s_trim_slashes (root + bn, strlen (root + bn), root_prefix, sizeof root_prefix) != 0)
+    if (bn >= sizeof store || s_trim_slashes (root + bn, strlen (root + bn), root_prefix, sizeof root_prefix) != 0)
         goto too_long;
-    memcpy (bucket, root, bn);
-    bucket[bn] = '\0';
+    memcpy (store, root, bn);
+    store[bn] = '\0';
     const char *df = wl->data_folder;
     const char *rest = sb_uri_scheme (df, scheme, sizeof scheme);
     if (rest) {
-        if (strcmp (scheme, "s3") != 0) {
-            snprintf (err, err_size, "%s: key 'dataset.data_folder': '%s' is not an s3:// location, but the storage is"
-                      " S3", sb_config_where (de, where, sizeof where), df);
+        if (strcmp (scheme, scheme_want) != 0) {
+            snprintf (err, err_size, "%s: key 'dataset.data_folder': '%s' is not a %s:// location, but the storage"
+                      " is", sb_config_where (de, where, sizeof where), df, scheme_want);
             return -1;
         }
         size_t dn = strcspn (rest, "/");
         if (dn == 0) {
-            snprintf (err, err_size, "%s: key 'dataset.data_folder': '%s' names no bucket", sb_config_where (de, where,
-                      sizeof where), df);
+            snprintf (err, err_size, "%s: key 'dataset.data_folder': '%s' names no store (%s://STORE/PREFIX)",
+                      sb_config_where (de, where, sizeof where), df, scheme_want);
             return -1;
         }
-        if (*bucket && (strlen (bucket) != dn || strncmp (bucket, rest, dn) != 0)) {
-            snprintf (err, err_size, "%s: key 'dataset.data_folder': '%s' names bucket '%.*s', storage.storage_root"
-                      " (%s) names bucket '%s': one run reads one bucket", sb_config_where (de, where, sizeof where), df,
-                      (int) dn, rest, sb_config_where (re, w2, sizeof w2), bucket);
+        if (*store && (strlen (store) != dn || strncmp (store, rest, dn) != 0)) {
+            snprintf (err, err_size, "%s: key 'dataset.data_folder': '%s' names '%.*s', storage.storage_root (%s)"
+                      " names '%s': one run reads one store", sb_config_where (de, where, sizeof where), df, (int) dn,
+                      rest, sb_config_where (re, w2, sizeof w2), store);
             return -1;
         }
-        if (dn >= sizeof bucket || s_trim_slashes (rest + dn, strlen (rest + dn), prefix, sizeof prefix) != 0)
+        if (dn >= sizeof store || s_trim_slashes (rest + dn, strlen (rest + dn), prefix, sizeof prefix) != 0)
             goto too_long;
-        memcpy (bucket, rest, dn);
-        bucket[dn] = '\0';
+        memcpy (store, rest, dn);
+        store[dn] = '\0';
     }
     else {
         const char *p = df;
@@ -362,20 +364,15 @@ s_s3_location (sb_config_t *cfg, sb_workload_t *wl, const char *root_given, char
         if (w < 0 || (size_t) w >= sizeof prefix)
             goto too_long;
     }
-    if (!*bucket) {
-        snprintf (err, err_size, "%s: key 'storage.storage_root': an S3 workload needs the bucket name"
-                  " (storage.storage_root=BUCKET, or dataset.data_folder=s3://BUCKET/PREFIX)",
-                  sb_config_where (re ? re : sb_config_get (cfg, "storage.storage_type"), where, sizeof where));
-        return -1;
-    }
-    snprintf (wl->storage.store, sizeof wl->storage.store, "%s", bucket);
-    if (snprintf (wl->data_folder, sizeof wl->data_folder, "s3://%s/%s", bucket, prefix)
+    /* no store named: the engine's configure says what it needs */
+    snprintf (wl->storage.store, sizeof wl->storage.store, "%s", store);
+    if (*store && snprintf (wl->data_folder, sizeof wl->data_folder, "%s://%s/%s", scheme_want, store, prefix)
         >= (int) sizeof wl->data_folder)
         goto too_long;
     return 0;
 too_long:
-    snprintf (err, err_size, "%s: key 'dataset.data_folder': the S3 location (with storage.storage_root) is too long",
-              sb_config_where (de, where, sizeof where));
+    snprintf (err, err_size, "%s: key 'dataset.data_folder': the %s:// location (with storage.storage_root) is too"
+              " long", sb_config_where (de, where, sizeof where), scheme_want);
     return -1;
 }
 
@@ -455,16 +452,18 @@ s_uri_scheme_option (sb_config_t *cfg, const sb_workload_t *wl, const char *sche
         return -1;
     }
     snprintf (v, sizeof v, "%.*s", (int) n, given);
-    if (strcmp (v, "s3") && strcmp (v, "file") && strcmp (v, "direct")) {
-        snprintf (err, err_size, "%s: key '%s': %s:// is not served: shardbench reads S3 (s3) and the local file"
-                  " system (file, direct)", sb_config_where (ue, where, sizeof where), ue->key, v);
+    if (!sb_engine_for_scheme (v)) {
+        snprintf (err, err_size, "%s: key '%s': %s:// is not served by this shardbench",
+                  sb_config_where (ue, where, sizeof where), ue->key, v);
         return -1;
     }
     int local = !strcmp (scheme, "file") || !strcmp (scheme, "direct");
-    if (!local && strcmp (v, "s3")) {
-        snprintf (err, err_size, "%s: key '%s': %s:// URIs, but the storage is S3 (storage.storage_type %s): for local"
-                  " files use storage_type local_fs (direct_fs for O_DIRECT)", sb_config_where (ue, where, sizeof where),
-                  ue->key, v, wl->storage_type_given[0] ? wl->storage_type_given : "s3");
+    int v_local = !strcmp (v, "file") || !strcmp (v, "direct");
+    if (!local && strcmp (v, scheme)) {
+        snprintf (err, err_size, "%s: key '%s': %s:// URIs, but the storage is %s:// (storage.storage_type %s)%s",
+                  sb_config_where (ue, where, sizeof where), ue->key, v, scheme,
+                  wl->storage_type_given[0] ? wl->storage_type_given : scheme,
+                  v_local ? ": for local files use storage_type local_fs (direct_fs for O_DIRECT)" : "");
         return -1;
     }
     if (local && !strcmp (v, "direct") && !wl->odirect)
@@ -508,10 +507,15 @@ sb_storage_keys_resolve (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
     char root[sizeof wl->storage.store];
     snprintf (root, sizeof root, "%s", wl->storage.store);
     char scheme[16] = "", tmp[16];
-    if (!strcasecmp (given, "s3"))
-        snprintf (scheme, sizeof scheme, "s3");
+    const sb_engine_ops_t *typed = sb_engine_for_storage_type (given);
+    const sb_engine_ops_t *by_uri = sb_uri_scheme (wl->data_folder, tmp, sizeof tmp) ? sb_engine_for_scheme (tmp)
+                                                                                     : NULL;
+    if (!te && by_uri && (by_uri->caps & SB_ENGINE_OBJECTS))
+        snprintf (scheme, sizeof scheme, "%s", tmp);    /* az://C/P alone names its store */
     else if (!strcasecmp (given, "direct_fs"))
         snprintf (scheme, sizeof scheme, "direct");
+    else if (typed && typed->schemes && typed->schemes[0])
+        snprintf (scheme, sizeof scheme, "%s", typed->schemes[0]);
     else if (!strcasecmp (given, "s3dlio") || !strcasecmp (given, "object")) {
         if (pe && *s_value (pe))
             snprintf (scheme, sizeof scheme, "%s", s_value (pe));
@@ -525,8 +529,9 @@ sb_storage_keys_resolve (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
     else
         snprintf (scheme, sizeof scheme, "file");
     const sb_config_entry_t *why_e = pe && *s_value (pe) ? pe : te;
-    if (!strcmp (scheme, "s3")) {
-        if (s_s3_location (cfg, wl, root, err, err_size) != 0)
+    const sb_engine_ops_t *store_ops = sb_engine_for_scheme (scheme);
+    if (store_ops && (store_ops->caps & SB_ENGINE_OBJECTS)) {
+        if (s_object_location (cfg, wl, root, scheme, err, err_size) != 0)
             return -1;
     }
     else if (!strcmp (scheme, "file") || !strcmp (scheme, "direct")) {
@@ -545,13 +550,15 @@ sb_storage_keys_resolve (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
             return -1;
         }
     }
-    else {
-        const char *what = !strcmp (scheme, "az") || !strcmp (scheme, "azure") ? "Azure Blob Storage"
-                         : !strcmp (scheme, "gs") || !strcmp (scheme, "gcs") ? "Google Cloud Storage" : "this scheme";
-        snprintf (err, err_size, "%s: key '%s': %s:// (%s) is not served: shardbench reads S3 (s3://) and the local"
-                  " file system (file://, direct://); for %s use its S3-compatible endpoint with storage_type s3",
-                  sb_config_where (why_e, where, sizeof where), why_e ? why_e->key : "storage.storage_type", scheme, what,
-                  what);
+    else if (!store_ops || strcmp (scheme, "synthetic") != 0) {
+        char served[256] = "";
+        size_t used = 0;
+        for (size_t i = 0; sb_engine_at (i) && used < sizeof served; i++)
+            for (const char *const *sc = sb_engine_at (i)->schemes; sc && *sc && used < sizeof served; sc++)
+                used += (size_t) snprintf (served + used, sizeof served - used, "%s%s://", used ? ", " : "", *sc);
+        snprintf (err, err_size, "%s: key '%s': %s:// is not served by this shardbench (it serves %s)",
+                  sb_config_where (why_e, where, sizeof where), why_e ? why_e->key : "storage.storage_type", scheme,
+                  served);
         return -1;
     }
     if (s_uri_scheme_option (cfg, wl, scheme, err, err_size) != 0)
@@ -592,23 +599,7 @@ sb_storage_keys_finish (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t e
 {
     char where[1200], w2[1200];
     sb_storage_cfg_t *st = &wl->storage;
-    const sb_config_entry_t *e = sb_config_get (cfg, "storage.storage_options.s3_force_path_style");
-    if (e) {
-        int v = s_bool (s_value (e));
-        const sb_config_entry_t *own = sb_config_get (cfg, "storage.storage_options.path_style");
-        if (v < 0) {
-            snprintf (err, err_size, "%s: key '%s': expected true or false, got '%s'", sb_config_where (e, where, sizeof where),
-                      e->key, e->items ? "a list" : s_value (e));
-            return -1;
-        }
-        if (own && v != st->path_style) {
-            snprintf (err, err_size, "%s: key '%s': %s disagrees with storage.storage_options.path_style (%s)",
-                      sb_config_where (e, where, sizeof where), e->key, s_value (e), sb_config_where (own, w2, sizeof w2));
-            return -1;
-        }
-        st->path_style = v;
-    }
-    e = sb_config_get (cfg, "storage.storage_options.s3_max_attempts");
+    const sb_config_entry_t *e = sb_config_get (cfg, "storage.storage_options.s3_max_attempts");
     if (e) {
         char *end = NULL;
         errno = 0;
@@ -769,16 +760,11 @@ sb_storage_keys_dlio_refused (sb_config_t *cfg, int check, const sb_config_entry
 static int
 s_add_opt (sb_workload_t *wl, const char *key, const char *value, char *err, size_t err_size)
 {
-    sb_storage_cfg_t *st = &wl->storage;
-    if (st->nopts >= SB_STORAGE_OPTS_MAX || strlen (key) >= sizeof st->opts[0].key
-        || strlen (value) >= sizeof st->opts[0].value) {
+    if (sb_storage_opt_set (&wl->storage, wl->storage.engine, key, value) != 0) {
         snprintf (err, err_size, "storage.storage_library: too many storage engine options (at most %d)",
                   SB_STORAGE_OPTS_MAX);
         return -1;
     }
-    snprintf (st->opts[st->nopts].key, sizeof st->opts[0].key, "%s", key);
-    snprintf (st->opts[st->nopts].value, sizeof st->opts[0].value, "%s", value);
-    st->nopts++;
     return 0;
 }
 
@@ -794,16 +780,16 @@ sb_storage_keys_engine_defaults (sb_config_t *cfg, sb_workload_t *wl, char *err,
     snprintf (v, sizeof v, "%llu", (unsigned long long) wl->record_length_bytes);
     if (s_add_opt (wl, "record_length", v, err, err_size) != 0)
         return -1;
-    /* the user's own part size and threshold win over the library's */
-    if (sb_config_get (cfg, "storage.storage_options.multipart_part_bytes")) {
-        snprintf (v, sizeof v, "%llu", (unsigned long long) wl->storage.multipart_part);
-        if (s_add_opt (wl, "ckpt_part", v, err, err_size) != 0)
-            return -1;
-    }
-    if (sb_config_get (cfg, "storage.storage_options.multipart_threshold_bytes")) {
-        snprintf (v, sizeof v, "%llu", (unsigned long long) wl->storage.multipart_threshold);
-        if (s_add_opt (wl, "ckpt_threshold", v, err, err_size) != 0)
-            return -1;
-    }
+    /* the user's own part size and threshold (given in either spelling)
+     * win over the library's */
+    static const struct { const char *given, *as; } own[] = {
+        { "multipart_part", "ckpt_part" }, { "multipart_threshold", "ckpt_threshold" },
+    };
+    for (size_t k = 0; k < sizeof own / sizeof own[0]; k++)
+        for (size_t i = 0; i < wl->storage.nopts; i++)
+            if (!strcmp (wl->storage.opts[i].engine, "s3") && !strcmp (wl->storage.opts[i].key, own[k].given)
+                && s_add_opt (wl, own[k].as, wl->storage.opts[i].value, err, err_size) != 0)
+                return -1;
+    (void) cfg;
     return 0;
 }

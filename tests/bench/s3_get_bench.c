@@ -33,14 +33,16 @@ int
 main (int argc, char **argv)
 {
     sb_storage_cfg_t cfg;
+    sb_s3_settings_t set;
+    memset (&set, 0, sizeof set);
     memset (&cfg, 0, sizeof cfg);
     snprintf (cfg.engine, sizeof cfg.engine, "s3");
-    cfg.path_style = 1;
+    set.path_style = 1;
     cfg.connect_timeout_s = 5;
     cfg.request_timeout_s = 60;
     cfg.max_retries = 0;
-    cfg.multipart_threshold = UINT64_MAX;
-    snprintf (cfg.region, sizeof cfg.region, "us-east-1");
+    set.multipart_threshold = UINT64_MAX;
+    snprintf (set.region, sizeof set.region, "us-east-1");
     const char *keys_path = NULL;
     uint64_t size = 0, concurrency = 16, repeat = 1;
     for (int i = 1; i + 1 < argc; i += 2) {
@@ -86,7 +88,7 @@ main (int argc, char **argv)
     }
     fclose (f);
     char err[512];
-    sb_s3_t *s3 = keys ? sb_s3_new (&cfg, (size_t) concurrency, err, sizeof err) : NULL;
+    sb_s3_t *s3 = keys ? sb_s3_new (&cfg, &set, (size_t) concurrency, err, sizeof err) : NULL;
     if (!s3) {
         fprintf (stderr, "s3_get_bench: %s\n", keys ? err : "out of memory");
         return 1;

@@ -12,11 +12,13 @@
 #include "util.h"
 
 static sb_storage_cfg_t s_cfg;
+static sb_s3_settings_t s_set;   /* the S3 engine's own settings */
 
 static void
 s_setup (void)
 {
     memset (&s_cfg, 0, sizeof s_cfg);
+    memset (&s_set, 0, sizeof s_set);
     snprintf (s_cfg.engine, sizeof s_cfg.engine, "s3");
     snprintf (s_cfg.store, sizeof s_cfg.store, "%s", getenv ("S3_BUCKET") ? getenv ("S3_BUCKET") : "sbtest");
     char list[2048];
@@ -24,14 +26,14 @@ s_setup (void)
     for (char *save = NULL, *t = strtok_r (list, " ", &save); t; t = strtok_r (NULL, " ", &save))
         snprintf (s_cfg.endpoints[s_cfg.nendpoints++], sizeof s_cfg.endpoints[0], "%s", t);
     ck_assert_uint_ge (s_cfg.nendpoints, 1);
-    snprintf (s_cfg.region, sizeof s_cfg.region, "us-east-1");
-    s_cfg.path_style = 1;
+    snprintf (s_set.region, sizeof s_set.region, "us-east-1");
+    s_set.path_style = 1;
     s_cfg.max_in_flight = 8;
     s_cfg.connect_timeout_s = 2;
     s_cfg.request_timeout_s = 20;
     s_cfg.max_retries = 2;
-    s_cfg.multipart_threshold = 6 << 20;
-    s_cfg.multipart_part = 5 << 20;
+    s_set.multipart_threshold = 6 << 20;
+    s_set.multipart_part = 5 << 20;
 }
 
 static void
@@ -54,7 +56,7 @@ s_collect (void *ctx, const char *key, uint64_t size)
 START_TEST (test_put_get_list)
 {
     char err[512];
-    sb_s3_t *s3 = sb_s3_new (&s_cfg, 8, err, sizeof err);
+    sb_s3_t *s3 = sb_s3_new (&s_cfg, &s_set, 8, err, sizeof err);
     ck_assert_msg (s3 != NULL, "%s", err);
     sb_s3_error_t e;
     uint64_t seed = 77;
@@ -132,7 +134,7 @@ START_TEST (test_wrong_secret)
 {
     setenv ("AWS_SECRET_ACCESS_KEY", "not-the-secret", 1);
     char err[512];
-    sb_s3_t *s3 = sb_s3_new (&s_cfg, 4, err, sizeof err);
+    sb_s3_t *s3 = sb_s3_new (&s_cfg, &s_set, 4, err, sizeof err);
     ck_assert_msg (s3 != NULL, "%s", err);
     sb_s3_error_t e;
     ck_assert_int_eq (sb_s3_check_endpoint (s3, 0, &e), -1);
@@ -152,7 +154,7 @@ START_TEST (test_closed_port)
               getenv ("S3_CLOSED_PORT") ? getenv ("S3_CLOSED_PORT") : "9");
     cfg.nendpoints = 1;
     char err[512];
-    sb_s3_t *s3 = sb_s3_new (&cfg, 4, err, sizeof err);
+    sb_s3_t *s3 = sb_s3_new (&cfg, &s_set, 4, err, sizeof err);
     ck_assert_msg (s3 != NULL, "%s", err);
     sb_s3_error_t e;
     ck_assert_int_eq (sb_s3_check_endpoint (s3, 0, &e), -1);

@@ -78,7 +78,7 @@ expect_eq "bucket A data, bucket B checkpoints: exit status" "$SB_RC" 0
 expect_eq "bucket A data, bucket B checkpoints: objects in ckpt-b" "$(objects ckpt-b)" \
     "run1/global_epoch1_step5/model_states-0.pt:5000 run1/global_epoch2_step5/model_states-0.pt:5000"
 expect_eq "bucket A data, bucket B checkpoints: none in data-a" "$(outside_dataset)" ""
-expect_contains "bucket A data, bucket B checkpoints: logged where" sb.err "checkpoints: S3 objects under s3://ckpt-b/run1/"
+expect_contains "bucket A data, bucket B checkpoints: logged where" sb.err "checkpoints: s3 objects under s3://ckpt-b/run1/"
 # a relative folder with a dataset on S3 stays a key prefix of the dataset's bucket
 sb run $s3 storage.storage_root=data-a dataset.data_folder=ds $data $cnn train.epochs=1 \
     checkpoint.checkpoint_folder=rel/ck --accelerators 2 --local 1 --db t.db
@@ -89,7 +89,7 @@ expect_eq "relative folder, S3 data: nothing local" "$(listing rel)" ""
 sb run $s3 storage.storage_root=data-a dataset.data_folder=ds $data $cnn \
     checkpoint.checkpoint_folder=s3://no-such-bucket/x --accelerators 2 --local 1 --db t.db
 expect_eq "missing checkpoint bucket: exit status" "$SB_RC" 1
-expect_contains "missing checkpoint bucket: said" sb.err "checkpoint.checkpoint_folder s3://no-such-bucket/x: the coordinator cannot use bucket 'no-such-bucket'"
+expect_contains "missing checkpoint bucket: said" sb.err "checkpoint.checkpoint_folder s3://no-such-bucket/x: the coordinator cannot use 'no-such-bucket'"
 # an unserved scheme is refused at load, naming the key
 sb run $s3 storage.storage_root=data-a dataset.data_folder=ds $data $cnn \
     checkpoint.checkpoint_folder=az://container/ck --accelerators 2 --local 1 --db t.db
@@ -131,7 +131,7 @@ sb run dataset.data_folder=./data $data $cnn train.epochs=1 checkpoint.checkpoin
     --accelerators 2 --local 1 --db l.db
 expect_eq "local data, S3 checkpoints, no endpoint: exit status" "$SB_RC" 2
 expect_contains "local data, S3 checkpoints, no endpoint: said" sb.err \
-    "key 'checkpoint.checkpoint_folder': 's3://ckpt-b/noep' is on S3 but the dataset is local, and no S3 endpoint is configured"
+    "key 'checkpoint.checkpoint_folder': 's3://ckpt-b/noep' is in an object store (s3://) but the dataset is local, and no endpoint is configured"
 expect_eq "local data, S3 checkpoints, no endpoint: nothing written" "$(objects ckpt-b noep/)" ""
 
 finish

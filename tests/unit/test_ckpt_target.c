@@ -48,31 +48,31 @@ START_TEST (test_dataset_on_s3)
     char uri[PATH_MAX];
     /* hybrid_storage.yaml: local files */
     s_target ("file:///nvme/checkpoints/resnet50/", &t);
-    ck_assert_int_eq (t.s3, 0);
+    ck_assert_str_eq (t.engine, "");
     ck_assert_str_eq (t.path, "/nvme/checkpoints/resnet50/");
     ck_assert_int_eq (sb_ckpt_target_uri (&t, uri, sizeof uri), 0);
     ck_assert_str_eq (uri, "/nvme/checkpoints/resnet50/");
     s_target ("/tmp/ck", &t);
-    ck_assert_int_eq (t.s3, 0);
+    ck_assert_str_eq (t.engine, "");
     ck_assert_str_eq (t.path, "/tmp/ck");
     s_target ("direct:///mnt/ck", &t);
-    ck_assert_int_eq (t.s3, 0);
+    ck_assert_str_eq (t.engine, "");
     ck_assert_int_eq (t.direct, 1);
     ck_assert_str_eq (t.path, "/mnt/ck");
     /* multi_endpoint_*.yaml: another bucket */
     s_target ("s3://checkpoint-bucket/checkpoints/", &t);
-    ck_assert_int_eq (t.s3, 1);
-    ck_assert_str_eq (t.bucket, "checkpoint-bucket");
+    ck_assert_str_eq (t.engine, "s3");
+    ck_assert_str_eq (t.store, "checkpoint-bucket");
     ck_assert_str_eq (t.path, "checkpoints/");
     ck_assert_int_eq (sb_ckpt_target_uri (&t, uri, sizeof uri), 0);
     ck_assert_str_eq (uri, "s3://checkpoint-bucket/checkpoints/");
     s_target ("s3://checkpoint-bucket", &t);
-    ck_assert_str_eq (t.bucket, "checkpoint-bucket");
+    ck_assert_str_eq (t.store, "checkpoint-bucket");
     ck_assert_str_eq (t.path, "");
     /* relative: a key prefix of the dataset's bucket */
     s_target ("./checkpoints/unet3d", &t);
-    ck_assert_int_eq (t.s3, 1);
-    ck_assert_str_eq (t.bucket, "training-bucket");
+    ck_assert_str_eq (t.engine, "s3");
+    ck_assert_str_eq (t.store, "training-bucket");
     ck_assert_str_eq (t.path, "checkpoints/unet3d/");
 }
 END_TEST
@@ -80,13 +80,13 @@ END_TEST
 START_TEST (test_refusals)
 {
     char yaml[1024];
-    snprintf (yaml, sizeof yaml, s_s3_yaml, "az://container/ck");
-    ck_assert_str_eq (s_load (yaml, NULL), "w.yaml:11: key 'checkpoint.checkpoint_folder': az:// ('az://container/ck')"
-                      " is not served: checkpoints go to S3 (s3://BUCKET[/PREFIX]) or local files (file://PATH or a"
-                      " path); for Azure Blob Storage use its S3-compatible endpoint");
+    snprintf (yaml, sizeof yaml, s_s3_yaml, "hdfs://nn/ck");
+    ck_assert_str_eq (s_load (yaml, NULL), "w.yaml:11: key 'checkpoint.checkpoint_folder': hdfs:// ('hdfs://nn/ck')"
+                      " is not served: checkpoints go to local files (file://PATH or a path) or an object store this"
+                      " shardbench serves");
     snprintf (yaml, sizeof yaml, s_s3_yaml, "s3:///x");
-    ck_assert_str_eq (s_load (yaml, NULL), "w.yaml:11: key 'checkpoint.checkpoint_folder': 's3:///x' names no bucket"
-                      " (s3://BUCKET[/PREFIX])");
+    ck_assert_str_eq (s_load (yaml, NULL), "w.yaml:11: key 'checkpoint.checkpoint_folder': 's3:///x' names no store"
+                      " (s3://STORE[/PREFIX])");
     /* no checkpoint during training: the `checkpoint` command's session says it */
     const char *const no_ckpt[] = { "workflow.checkpoint=False", NULL };
     ck_assert_str_eq (s_load (yaml, no_ckpt), "");
@@ -97,29 +97,28 @@ START_TEST (test_local_dataset)
 {
     const char yaml[] = "dataset:\n  data_folder: ./data\nworkflow:\n  train: True\n  checkpoint: True\n"
                         "checkpoint:\n  checkpoint_folder: s3://ck-bucket/run\n";
-    ck_assert_str_eq (s_load (yaml, NULL), "w.yaml:7: key 'checkpoint.checkpoint_folder': 's3://ck-bucket/run' is on"
-                      " S3 but the dataset is local, and no S3 endpoint is configured: give"
-                      " storage.storage_options.endpoint_url=http(s)://HOST:PORT (or storage.endpoint_uris, or the"
-                      " environment's AWS_ENDPOINT_URL), with credentials in AWS_ACCESS_KEY_ID and"
-                      " AWS_SECRET_ACCESS_KEY");
+    ck_assert_str_eq (s_load (yaml, NULL), "w.yaml:7: key 'checkpoint.checkpoint_folder': 's3://ck-bucket/run' is in an"
+                      " object store (s3://) but the dataset is local, and no endpoint is configured: give"
+                      " storage.storage_options.endpoint_url=http(s)://HOST:PORT (or storage.endpoint_uris), with the"
+                      " store's credentials in the environment (docs/STORAGE.md)");
     const char *const ep[] = { "storage.storage_options.endpoint_url=127.0.0.1:9000", NULL };
     ck_assert_str_eq (s_load (yaml, ep), "");
     ck_assert_str_eq (s_wl.storage.endpoints[0], "http://127.0.0.1:9000");     /* as a dataset's */
     sb_ckpt_target_t t;
     char err[1024];
     ck_assert_int_eq (sb_ckpt_target_resolve (&s_wl, &t, err, sizeof err), 0);
-    ck_assert_int_eq (t.s3, 1);
-    ck_assert_str_eq (t.bucket, "ck-bucket");
+    ck_assert_str_eq (t.engine, "s3");
+    ck_assert_str_eq (t.store, "ck-bucket");
     ck_assert_str_eq (t.path, "run/");
     const char *const bad[] = { "storage.storage_options.endpoint_url=ftp://h:1", NULL };
-    ck_assert_str_eq (s_load (yaml, bad), "w.yaml:7: key 'checkpoint.checkpoint_folder': 's3://ck-bucket/run' is on"
-                      " S3, but S3 endpoint 1 'ftp://h:1' is not http(s)://HOST[:PORT]"
+    ck_assert_str_eq (s_load (yaml, bad), "w.yaml:7: key 'checkpoint.checkpoint_folder': 's3://ck-bucket/run' is in an"
+                      " object store, but endpoint 1 'ftp://h:1' is not http(s)://HOST[:PORT]"
                       " (storage.storage_options.endpoint_url or storage.endpoint_uris)");
     /* a relative folder with a local dataset is local */
     const char *const rel[] = { "checkpoint.checkpoint_folder=ck/x", NULL };
     ck_assert_str_eq (s_load (yaml, rel), "");
     ck_assert_int_eq (sb_ckpt_target_resolve (&s_wl, &t, err, sizeof err), 0);
-    ck_assert_int_eq (t.s3, 0);
+    ck_assert_str_eq (t.engine, "");
     ck_assert_str_eq (t.path, "ck/x");
 }
 END_TEST
@@ -151,10 +150,12 @@ START_TEST (test_open)
     ck_assert_str_eq (out.store, "data-a");
     ck_assert_str_eq (root, "ds/");
     ck_assert_int_eq (sb_ckpt_target_open ("rel/x", "ds/", &base, &out, root, sizeof root, err, sizeof err), -1);
-    ck_assert_str_eq (err, "checkpoint folder 'rel/x' is neither s3://BUCKET/PREFIX/ nor an absolute path");
+    ck_assert_str_eq (err, "checkpoint folder 'rel/x' is neither SCHEME://STORE/PREFIX/ of an object store nor an"
+                      " absolute path");
     base.nendpoints = 0;
     ck_assert_int_eq (sb_ckpt_target_open ("s3://b/", "", &base, &out, root, sizeof root, err, sizeof err), -1);
-    ck_assert_str_eq (err, "checkpoint folder 's3://b/' is on S3, but no S3 endpoint came with the workload");
+    ck_assert_str_eq (err, "checkpoint folder 's3://b/' is in an object store (s3://), but no endpoint came with the"
+                      " workload");
 }
 END_TEST
 

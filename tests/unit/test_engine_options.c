@@ -99,14 +99,14 @@ START_TEST (test_accepted)
     /* the bounds themselves are in range; sizes take KiB-style suffixes */
     ck_assert_str_eq (s_options ("storage:\n  fakea:\n    depth: 1024\n    huge: 4KiB\n", "fakea"), "");
     ck_assert_str_eq (sb_storage_opt (&s_wl.storage, "huge"), "4096");
-    /* and they travel to the workers in WELCOME as key=value */
+    /* and they travel to the workers in WELCOME as engine.key=value */
     sb_msg_welcome_t w;
     memset (&w, 0, sizeof w);
     ck_assert_int_eq (sb_storage_to_welcome (&s_wl.storage, &w), 0);
     ck_assert_str_eq (w.engine, "fakea");
     ck_assert_uint_eq (w.engine_opts.count, 2);
-    ck_assert_str_eq (w.engine_opts.items[0], "depth=1024");
-    ck_assert_str_eq (w.engine_opts.items[1], "huge=4096");
+    ck_assert_str_eq (w.engine_opts.items[0], "fakea.depth=1024");
+    ck_assert_str_eq (w.engine_opts.items[1], "fakea.huge=4096");
     sb_storage_cfg_t back;
     char err[256];
     ck_assert_int_eq (sb_storage_from_welcome (&w, &back, err, sizeof err), 0);

@@ -88,6 +88,7 @@ curl_global_init (long flags)
 }
 
 static sb_storage_cfg_t s_cfg;
+static sb_s3_settings_t s_set;   /* the S3 engine's own settings */
 
 static void
 s_cfg_init (size_t nendpoints)
@@ -95,12 +96,13 @@ s_cfg_init (size_t nendpoints)
     setenv ("AWS_ACCESS_KEY_ID", "AKTEST", 1);
     setenv ("AWS_SECRET_ACCESS_KEY", "secret", 1);
     memset (&s_cfg, 0, sizeof s_cfg);
+    memset (&s_set, 0, sizeof s_set);
     snprintf (s_cfg.engine, sizeof s_cfg.engine, "s3");
     snprintf (s_cfg.store, sizeof s_cfg.store, "b");
-    snprintf (s_cfg.region, sizeof s_cfg.region, "us-east-1");
-    s_cfg.path_style = 1;
-    s_cfg.multipart_part = 16 * MIB;
-    s_cfg.multipart_threshold = 64 * MIB;
+    snprintf (s_set.region, sizeof s_set.region, "us-east-1");
+    s_set.path_style = 1;
+    s_set.multipart_part = 16 * MIB;
+    s_set.multipart_threshold = 64 * MIB;
     for (size_t i = 0; i < SB_MAX_ENDPOINTS; i++)
         snprintf (s_cfg.endpoints[i], sizeof s_cfg.endpoints[i], "http://127.0.0.1:%zu", 9000 + i);
     s_cfg.nendpoints = nendpoints;
@@ -114,7 +116,7 @@ s_new_client (void *arg)
     int *saw_init = arg;
     pthread_barrier_wait (&s_barrier);
     char err[256];
-    sb_s3_t *s3 = sb_s3_new (&s_cfg, 1, err, sizeof err);
+    sb_s3_t *s3 = sb_s3_new (&s_cfg, &s_set, 1, err, sizeof err);
     *saw_init = s3 && __atomic_load_n (&s_init_done, __ATOMIC_SEQ_CST);
     sb_s3_destroy (&s3);
     return NULL;
@@ -154,13 +156,13 @@ START_TEST (test_footprint)
     s_cfg_init (1);
     sb_storage_cfg_t cfg = s_cfg;
     char err[256];
-    sb_s3_t *warm = sb_s3_new (&cfg, 1, err, sizeof err);     /* curl's global state, once */
+    sb_s3_t *warm = sb_s3_new (&cfg, &s_set, 1, err, sizeof err);     /* curl's global state, once */
     ck_assert_msg (warm != NULL, "%s", err);
     sb_s3_destroy (&warm);
     ck_assert (warm == NULL);
 
     size_t before = s_heap_in_use ();
-    sb_s3_t *one = sb_s3_new (&cfg, 1, err, sizeof err);
+    sb_s3_t *one = sb_s3_new (&cfg, &s_set, 1, err, sizeof err);
     ck_assert_msg (one != NULL, "%s", err);
     size_t used_one = s_heap_in_use () - before;
     ck_assert_msg (!S_HEAP_COUNTED || used_one < 64 * 1024, "one client with one endpoint takes %zu bytes", used_one);
@@ -170,7 +172,7 @@ START_TEST (test_footprint)
 
     cfg.nendpoints = SB_MAX_ENDPOINTS;
     before = s_heap_in_use ();
-    sb_s3_t *all = sb_s3_new (&cfg, 1, err, sizeof err);
+    sb_s3_t *all = sb_s3_new (&cfg, &s_set, 1, err, sizeof err);
     ck_assert_msg (all != NULL, "%s", err);
     size_t used_all = s_heap_in_use () - before;
     ck_assert_msg (!S_HEAP_COUNTED || used_all > used_one, "32 endpoints: %zu bytes, one: %zu", used_all, used_one);
@@ -237,7 +239,7 @@ static void
 s_head_addressed (const char *host)
 {
     s_cfg_init (1);
-    s_cfg.path_style = 0;
+    s_set.path_style = 0;
     s_cfg.max_retries = 0;
     s_cfg.connect_timeout_s = 5;
     s_cfg.request_timeout_s = 10;
@@ -253,7 +255,7 @@ s_head_addressed (const char *host)
     pthread_t t;
     ck_assert_int_eq (pthread_create (&t, NULL, s_capture_one, &cap), 0);
     char err[256];
-    sb_s3_t *s3 = sb_s3_new (&s_cfg, 1, err, sizeof err);
+    sb_s3_t *s3 = sb_s3_new (&s_cfg, &s_set, 1, err, sizeof err);
     ck_assert_msg (s3 != NULL, "%s", err);
     uint64_t size = 0;
     sb_s3_error_t e;
@@ -374,7 +376,7 @@ s_list_pages (s_pages_t *p, const char *prefix, const char *start_after, s_keys_
     pthread_t t;
     ck_assert_int_eq (pthread_create (&t, NULL, s_serve_pages, p), 0);
     char err[256];
-    sb_s3_t *s3 = sb_s3_new (&s_cfg, 1, err, sizeof err);
+    sb_s3_t *s3 = sb_s3_new (&s_cfg, &s_set, 1, err, sizeof err);
     ck_assert_msg (s3 != NULL, "%s", err);
     memset (e, 0, sizeof *e);
     int rc = sb_s3_list (s3, prefix, start_after, NULL, 1000, s_on_listed, keys, e);
@@ -558,7 +560,7 @@ START_TEST (test_stop_in_flight)
     unsigned port;
     int fd = s_silent_server (&port);
     char err[256];
-    sb_s3_t *s3 = sb_s3_new (&s_cfg, 2, err, sizeof err);
+    sb_s3_t *s3 = sb_s3_new (&s_cfg, &s_set, 2, err, sizeof err);
     ck_assert_msg (s3 != NULL, "%s", err);
     sb_s3_set_stop (s3, s_stop_later, NULL);
     uint64_t t0 = sb_mono_ns (), size = 0;
@@ -624,7 +626,7 @@ START_TEST (test_signal_in_flight)
     unsigned port;
     int fd = s_silent_server (&port);
     char err[256];
-    sb_s3_t *s3 = sb_s3_new (&s_cfg, 1, err, sizeof err);
+    sb_s3_t *s3 = sb_s3_new (&s_cfg, &s_set, 1, err, sizeof err);
     ck_assert_msg (s3 != NULL, "%s", err);
     pthread_t t;
     ck_assert_int_eq (pthread_create (&t, NULL, s_interrupt_later, NULL), 0);

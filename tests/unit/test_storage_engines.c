@@ -93,14 +93,14 @@ s_targets_init (void)
         for (char *save = NULL, *tok = strtok_r (list, " ", &save); tok && c->nendpoints < SB_MAX_ENDPOINTS;
              tok = strtok_r (NULL, " ", &save))
             snprintf (c->endpoints[c->nendpoints++], sizeof c->endpoints[0], "%s", tok);
-        snprintf (c->region, sizeof c->region, "us-east-1");
-        c->path_style = 1;
         c->max_in_flight = 4;
         c->connect_timeout_s = 2;
         c->request_timeout_s = 20;
         c->max_retries = 1;
-        c->multipart_threshold = 6 << 20;
-        c->multipart_part = 5 << 20;
+        /* the engine's own settings, as the workload loader stores them */
+        ck_assert_int_eq (sb_storage_opt_set (c, "s3", "region", "us-east-1"), 0);
+        ck_assert_int_eq (sb_storage_opt_set (c, "s3", "multipart_threshold", "6291456"), 0);
+        ck_assert_int_eq (sb_storage_opt_set (c, "s3", "multipart_part", "5242880"), 0);
         /* a prefix of this run alone: the bucket outlives it */
         snprintf (t->root, sizeof t->root, "conformance-%d-%llu/", (int) getpid (),
                   (unsigned long long) (sb_mono_ns () % 1000000007ull));

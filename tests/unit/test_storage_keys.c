@@ -10,10 +10,36 @@
 
 #include "config.h"
 #include "proto.h"
+#include "engine.h"
+#include "s3_client.h"
 #include "workload.h"
 #include "workload_load.h"
 #include "s3_shape.h"
 #include "loader_depth.h"
+
+/* what the loader says of a scheme no engine serves: head, then the
+ * schemes of this build's engines, in registry order */
+static const char *
+s_unserved (const char *head)
+{
+    static char out[1024];
+    size_t used = (size_t) snprintf (out, sizeof out, "%s is not served by this shardbench (it serves ", head);
+    const char *sep = "";
+    for (size_t i = 0; sb_engine_at (i); i++)
+        for (const char *const *sc = sb_engine_at (i)->schemes; sc && *sc; sc++, sep = ", ")
+            used += (size_t) snprintf (out + used, sizeof out - used, "%s%s://", sep, *sc);
+    snprintf (out + used, sizeof out - used, ")");
+    return out;
+}
+
+/* the S3 engine's settings as its client takes them */
+static sb_s3_settings_t
+s_s3_set (const sb_storage_cfg_t *cfg)
+{
+    sb_s3_settings_t set;
+    sb_s3_settings (cfg, &set);
+    return set;
+}
 
 static sb_workload_t s_wl;  /* large: not on the stack */
 
@@ -46,11 +72,11 @@ START_TEST (test_s3_location)
     }
     ck_assert_str_eq (sb_test_workload_load ("dataset:\n  data_folder: s3://other/x\nstorage:\n  storage_type: s3\n"
                                              "  storage_root: bkt\n", NULL, &s_wl),
-                      "w.yaml:2: key 'dataset.data_folder': 's3://other/x' names bucket 'other', storage.storage_root"
-                      " (w.yaml:5) names bucket 'bkt': one run reads one bucket");
+                      "w.yaml:2: key 'dataset.data_folder': 's3://other/x' names 'other', storage.storage_root"
+                      " (w.yaml:5) names 'bkt': one run reads one store");
     ck_assert_str_eq (sb_test_workload_load ("storage:\n  storage_type: s3\n  storage_root: /mnt/x\n", NULL, &s_wl),
-                      "w.yaml:3: key 'storage.storage_root': '/mnt/x' is a local path, but storage.storage_type is s3"
-                      " (an S3 bucket): give BUCKET[/PREFIX], or storage.storage_type local_fs (or direct_fs for"
+                      "w.yaml:3: key 'storage.storage_root': '/mnt/x' is a local path, but the storage is an object"
+                      " store (s3://): give STORE[/PREFIX], or storage.storage_type local_fs (or direct_fs for"
                       " O_DIRECT)");
 }
 END_TEST
@@ -98,7 +124,7 @@ START_TEST (test_storage_types)
     ck_assert_str_eq (s_wl.storage.store, "pr1-test-bucket");
     ck_assert_str_eq (s_wl.data_folder, "s3://pr1-test-bucket/unet3d");
     ck_assert_str_eq (s_wl.storage_summary, "s3 (storage_type object, storage_library minio)");
-    ck_assert_int_eq (s_wl.storage.path_style, 0);
+    ck_assert_int_eq (s_s3_set (&s_wl.storage).path_style, 0);
     ck_assert_uint_eq (s_wl.storage.max_retries, 4);
     /* s3 with s3torchconnector; parallel_fs is local files */
     ck_assert_str_eq (sb_test_workload_load ("storage:\n  storage_type: s3\n  storage_root: b\n  storage_library: s3torchconnector\n"
@@ -115,10 +141,9 @@ START_TEST (test_storage_types)
                       " speaks S3 and POSIX; AIStore's S3 API needs the /s3 path on its endpoint, which"
                       " storage.storage_options.endpoint_url (http(s)://HOST[:PORT]) cannot give: put an S3 gateway in"
                       " front of it, or use local_fs on a mount of the bucket");
-    ck_assert_str_eq (sb_test_workload_load ("dataset:\n  data_folder: az://c/p\nstorage:\n  storage_type: s3dlio\n", s_lenient, &s_wl),
-                      "w.yaml:4: key 'storage.storage_type': az:// (Azure Blob Storage) is not served: shardbench reads"
-                      " S3 (s3://) and the local file system (file://, direct://); for Azure Blob Storage use its"
-                      " S3-compatible endpoint with storage_type s3");
+    /* a scheme no engine serves: the message lists the ones that are */
+    ck_assert_str_eq (sb_test_workload_load ("dataset:\n  data_folder: hdfs://c/p\nstorage:\n  storage_type: s3dlio\n", s_lenient, &s_wl),
+                      s_unserved ("w.yaml:4: key 'storage.storage_type': hdfs://"));
     ck_assert_str_eq (sb_test_workload_load ("storage:\n  storage_type: s3\n  storage_root: b\n  storage_library: boto3\n", NULL,
                                              &s_wl),
                       "w.yaml:4: key 'storage.storage_library': expected s3dlio, s3torchconnector or minio, got 'boto3'");
@@ -181,7 +206,7 @@ START_TEST (test_endpoints_and_placeholders)
     ck_assert_str_eq (s_wl.storage.endpoints[0], "http://h:9");
     ck_assert_str_eq (sb_test_workload_load ("storage:\n  storage_type: s3\n  storage_root: b\n  storage_options:\n"
                                              "    path_style: true\n    s3_force_path_style: false\n", NULL, &s_wl),
-                      "w.yaml:6: key 'storage.storage_options.s3_force_path_style': false disagrees with"
+                      "w.yaml:6: key 'storage.storage_options.s3_force_path_style': disagrees with"
                       " storage.storage_options.path_style (w.yaml:5)");
 }
 END_TEST
@@ -198,7 +223,7 @@ START_TEST (test_reader_storage_keys)
     ck_assert_str_eq (s_wl.storage.store, "pr1-test-bucket");
     ck_assert_str_eq (s_wl.data_folder, "s3://pr1-test-bucket/unet3d");
     ck_assert_str_eq (s_wl.storage_summary, "s3 (storage_type object, storage_library minio)");
-    ck_assert_int_eq (s_wl.storage.path_style, 0);
+    ck_assert_int_eq (s_s3_set (&s_wl.storage).path_style, 0);
     ck_assert_msg (strstr (log, "w.yaml:4: storage keys under reader: taken as the storage: section's (storage_type,"
                                 " protocol, storage_library, storage_root, storage_options): DLIO_local_changes reads no"
                                 " storage key under reader: and would run on the local files of dataset.data_folder;"
@@ -242,11 +267,9 @@ START_TEST (test_reader_storage_keys)
                                              &s_wl),
                       "w.yaml:4: key 'reader.data_loader_root': 's3://b/y' disagrees with dataset.data_folder"
                       " 's3://a/x' (w.yaml:2): give the storage keys once, under storage:");
-    /* an az:// one is refused as under storage: */
-    ck_assert_str_eq (sb_test_workload_load ("reader:\n  data_loader_root: az://c/p\n", NULL, &s_wl),
-                      "w.yaml:2: key 'storage.storage_type': az:// (Azure Blob Storage) is not served: shardbench"
-                      " reads S3 (s3://) and the local file system (file://, direct://); for Azure Blob Storage use its"
-                      " S3-compatible endpoint with storage_type s3");
+    /* an hdfs:// one is refused as under storage: */
+    ck_assert_str_eq (sb_test_workload_load ("reader:\n  data_loader_root: hdfs://c/p\n", NULL, &s_wl),
+                      s_unserved ("w.yaml:2: key 'storage.storage_type': hdfs://"));
     /* local ones: the library recorded, dataset.data_folder read as DLIO reads it */
     ck_assert_str_eq (sb_test_workload_load ("dataset:\n  data_folder: /tmp/d\nreader:\n  storage_library: s3dlio\n"
                                              "  data_loader_root: file:///tmp/d/train\n  storage_root: file:///tmp/d\n", NULL,
@@ -323,12 +346,12 @@ START_TEST (test_interpolation)
                      "    endpoint_url: http://h:1\n    region: ${AWS_REGION}\n    access_key_id: ${AWS_ACCESS_KEY_ID}\n";
     setenv ("AWS_REGION", "eu-west-3", 1);
     ck_assert_str_eq (sb_test_workload_load (s3, NULL, &s_wl), "");
-    ck_assert_str_eq (s_wl.storage.region, "eu-west-3");
+    ck_assert_str_eq (s_s3_set (&s_wl.storage).region, "eu-west-3");
     ck_assert_int_eq (s_wl.credentials_in_file, 0);
     unsetenv ("AWS_REGION");
     unsetenv ("AWS_DEFAULT_REGION");
     ck_assert_str_eq (sb_test_workload_load (s3, NULL, &s_wl), "");
-    ck_assert_str_eq (s_wl.storage.region, "us-east-1");
+    ck_assert_str_eq (s_s3_set (&s_wl.storage).region, "us-east-1");
 }
 END_TEST
 
@@ -511,13 +534,12 @@ START_TEST (test_uri_scheme)
     snprintf (yaml, sizeof yaml, s3, "s3://");
     ck_assert_str_eq (sb_test_workload_load (yaml, NULL, &s_wl), "");
     ck_assert_str_eq (s_wl.storage.engine, "s3");
-    snprintf (yaml, sizeof yaml, s3, "az");
+    snprintf (yaml, sizeof yaml, s3, "hdfs");
     ck_assert_str_eq (sb_test_workload_load (yaml, NULL, &s_wl),
-                      "w.yaml:7: key 'storage.storage_options.uri_scheme': az:// is not served: shardbench reads S3 (s3)"
-                      " and the local file system (file, direct)");
+                      "w.yaml:7: key 'storage.storage_options.uri_scheme': hdfs:// is not served by this shardbench");
     snprintf (yaml, sizeof yaml, s3, "direct");
     ck_assert_str_eq (sb_test_workload_load (yaml, NULL, &s_wl),
-                      "w.yaml:7: key 'storage.storage_options.uri_scheme': direct:// URIs, but the storage is S3"
+                      "w.yaml:7: key 'storage.storage_options.uri_scheme': direct:// URIs, but the storage is s3://"
                       " (storage.storage_type s3): for local files use storage_type local_fs (direct_fs for O_DIRECT)");
     snprintf (yaml, sizeof yaml, s3, "s3:x");
     ck_assert_str_eq (sb_test_workload_load (yaml, NULL, &s_wl),
@@ -681,7 +703,8 @@ START_TEST (test_library_shapes)
     ck_assert_str_eq (sb_test_workload_load ("storage:\n  storage_type: s3\n  storage_root: b\n  storage_library: minio\n"
                                              "  s3:\n    library: s3dlio\n  storage_options:\n    endpoint_url: http://h:1\n",
                                              NULL, &s_wl),
-                      "w.yaml:6: key 'storage.s3.library': the s3 storage engine has no option 'library' (it has none)");
+                      "w.yaml:6: key 'storage.s3.library': the s3 storage engine has no option 'library' (region,"
+                      " path_style, force_path_style, multipart_threshold, multipart_part, sign_payload, list_page_size)");
     /* s3dlio: the record length goes with it (its HEADs); its split by object size and cores */
     ck_assert_str_eq (sb_test_workload_load (base, (const char *[]) { "storage.storage_library=s3dlio",
                                              "dataset.record_length_bytes=16777216", NULL }, &s_wl), "");

@@ -85,6 +85,7 @@ s_open (size_t depth, size_t buffer_bytes, const char *iodepth)
     memset (&cfg, 0, sizeof cfg);
     snprintf (cfg.engine, sizeof cfg.engine, "uring");
     if (iodepth) {
+        snprintf (cfg.opts[0].engine, sizeof cfg.opts[0].engine, "uring");
         snprintf (cfg.opts[0].key, sizeof cfg.opts[0].key, "iodepth");
         snprintf (cfg.opts[0].value, sizeof cfg.opts[0].value, "%s", iodepth);
         cfg.nopts = 1;

@@ -185,13 +185,9 @@ s_open (s_run_t *self, int write)
      * uploads and range GETs in flight over all of them (the engine's
      * "library" option says whose requests, lib/storage/s3/s3_shape.h) */
     self->sized_reads = sb_storage_opt (&mine, "library") != NULL;
-    if (self->sized_reads && mine.nopts < SB_STORAGE_OPTS_MAX) {
-        snprintf (mine.opts[mine.nopts].key, sizeof mine.opts[0].key, "ckpt_ranks");
-        snprintf (mine.opts[mine.nopts].value, sizeof mine.opts[0].value, "%llu",
-                  (unsigned long long) self->r->cfg->total_ranks);
-        mine.nopts++;
-    }
-    else
+    char ranks[24];
+    snprintf (ranks, sizeof ranks, "%llu", (unsigned long long) self->r->cfg->total_ranks);
+    if (self->sized_reads && sb_storage_opt_set (&mine, mine.engine, "ckpt_ranks", ranks) != 0)
         self->sized_reads = 0;
     sb_storage_open_t how = { .root = "", .rank = self->r->rank, .depth = 1, .buffer_bytes = self->buf_size,
                               .stop = s_stop_cb, .got = s_got_cb, .stop_arg = self };

@@ -14,8 +14,11 @@ s_open (const sb_storage_cfg_t *cfg, const sb_storage_open_t *how, void **client
     return sb_file_engine_open ("direct", 1, how, client, e);
 }
 
+static const char *const s_schemes[] = { "direct", NULL };
+
 const sb_engine_ops_t sb_engine_direct = {
     .name = "direct",
+    .schemes = s_schemes,
     .caps = SB_ENGINE_DIRECT | SB_ENGINE_FOLDER,
     .open = s_open,
     .close = sb_file_engine_close,

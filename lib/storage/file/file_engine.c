@@ -820,8 +820,13 @@ s_open (const sb_storage_cfg_t *cfg, const sb_storage_open_t *how, void **client
     return sb_file_engine_open ("file", 0, how, client, e);
 }
 
+static const char *const s_storage_types[] = { "file", "posix", NULL };
+static const char *const s_schemes[] = { "file", NULL };
+
 const sb_engine_ops_t sb_engine_file = {
     .name = "file",
+    .storage_types = s_storage_types,
+    .schemes = s_schemes,
     .caps = SB_ENGINE_PAGE_CACHE | SB_ENGINE_FOLDER,
     .direct_engine = "direct",
     .open = s_open,

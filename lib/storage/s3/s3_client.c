@@ -107,6 +107,7 @@ typedef struct {
 
 struct sb_s3 {
     sb_storage_cfg_t cfg;
+    sb_s3_settings_t set;
     sb_s3_creds_t    creds;
     sb_s3_sign_cache_t sign_cache;
     CURLM           *multi;
@@ -203,7 +204,8 @@ s_parse_endpoint (const char *url, int path_style, s_endpoint_t *ep)
 }
 
 sb_s3_t *
-sb_s3_new (const sb_storage_cfg_t *cfg, size_t max_in_flight, char *err, size_t err_size)
+sb_s3_new (const sb_storage_cfg_t *cfg, const sb_s3_settings_t *set, size_t max_in_flight, char *err,
+           size_t err_size)
 {
     if (pthread_once (&s_global_once, s_global_init) != 0 || s_global_rc != CURLE_OK) {
         snprintf (err, err_size, "curl_global_init failed: %s", curl_easy_strerror (s_global_rc));
@@ -219,6 +221,7 @@ sb_s3_new (const sb_storage_cfg_t *cfg, size_t max_in_flight, char *err, size_t 
         return NULL;
     }
     self->cfg = *cfg;
+    self->set = *set;
     self->endpoints = calloc (cfg->nendpoints, sizeof *self->endpoints);
     if (!self->endpoints) {
         snprintf (err, err_size, "out of memory");
@@ -229,7 +232,7 @@ sb_s3_new (const sb_storage_cfg_t *cfg, size_t max_in_flight, char *err, size_t 
     self->rng = sb_mix ((uint64_t) time (NULL), (uint64_t) (uintptr_t) self);
     sb_s3_sign_cache_init (&self->sign_cache);
     for (size_t i = 0; i < cfg->nendpoints; i++) {
-        if (s_parse_endpoint (cfg->endpoints[i], cfg->path_style, &self->endpoints[i]) != 0) {
+        if (s_parse_endpoint (cfg->endpoints[i], set->path_style, &self->endpoints[i]) != 0) {
             snprintf (err, err_size, "endpoint '%s' is not http(s)://HOST[:PORT]", cfg->endpoints[i]);
             free (self->endpoints);
             free (self);
@@ -584,7 +587,7 @@ s_prepare (sb_s3_t *self, s_req_t *r, char *why, size_t why_size)
                 : r->op == OP_MP_INIT || r->op == OP_MP_DONE ? "POST"
                 : r->op == OP_MP_ABORT || r->op == OP_DELETE ? "DELETE" : "GET",
         .host = host, .path = raw_path, .query = query, .nquery = r->nquery, .headers = NULL, .nheaders = 0,
-        .payload_sha256 = payload, .amz_date = amz_date, .region = self->cfg.region, .service = "s3",
+        .payload_sha256 = payload, .amz_date = amz_date, .region = self->set.region, .service = "s3",
         .access_key = self->creds.access_key, .secret_key = self->creds.secret_key,
         .session_token = self->creds.session_token[0] ? self->creds.session_token : NULL,
     };
@@ -1404,7 +1407,7 @@ s_put_single (sb_s3_t *self, const char *key, uint64_t size, sb_s3_fill_fn fill,
     r->fill = fill;
     r->fill_ctx = ctx;
     r->up_size = size;
-    if (self->cfg.sign_payload && s_hash_content (fill, ctx, 0, size, r->content_sha256) != 0) {
+    if (self->set.sign_payload && s_hash_content (fill, ctx, 0, size, r->content_sha256) != 0) {
         s_req_done (self, r);
         return s_oom (e, "PUT", key);
     }
@@ -1563,7 +1566,7 @@ s_multipart (sb_s3_t *self, const char *key, uint64_t size, uint64_t part_cfg, u
             r->fill_ctx = ctx;
             r->up_base = next * part;
             r->up_size = size - next * part < part ? size - next * part : part;
-            if (self->cfg.sign_payload && s_hash_content (fill, ctx, r->up_base, r->up_size, r->content_sha256) != 0) {
+            if (self->set.sign_payload && s_hash_content (fill, ctx, r->up_base, r->up_size, r->content_sha256) != 0) {
                 s_req_done (self, r);
                 rc = s_oom (e, "MULTIPART-PART", key);
                 break;
@@ -1673,9 +1676,9 @@ int
 sb_s3_put (sb_s3_t *self, const char *key, uint64_t size, sb_s3_fill_fn fill, void *ctx, sb_s3_error_t *e)
 {
     /* over 5 GiB a single PUT is refused by S3: multipart whatever the threshold */
-    if ((size >= self->cfg.multipart_threshold && self->cfg.multipart_part > 0 && size > self->cfg.multipart_part)
+    if ((size >= self->set.multipart_threshold && self->set.multipart_part > 0 && size > self->set.multipart_part)
         || size > SB_S3_PART_MAX)
-        return s_multipart (self, key, size, self->cfg.multipart_part, 1, fill, ctx, e);
+        return s_multipart (self, key, size, self->set.multipart_part, 1, fill, ctx, e);
     return s_put_single (self, key, size, fill, ctx, e);
 }
 

@@ -48,10 +48,25 @@ typedef struct {
     sb_histogram_t latency;     /* per successful request, microseconds */
 } sb_s3_endpoint_stats_t;
 
-/* Create a client for cfg (copied). Loads credentials from this process's
- * environment. max_in_flight bounds concurrent requests (and connections per
- * endpoint). NULL with err set on failure. */
-sb_s3_t *sb_s3_new (const sb_storage_cfg_t *cfg, size_t max_in_flight, char *err, size_t err_size);
+/* The S3 engine's own settings, its options (storage.s3.KEY, or DLIO's
+ * storage.storage_options spellings: lib/storage/s3/s3_config.c). */
+typedef struct {
+    char     region[64];            /* signing region */
+    int      path_style;            /* 1: /bucket/key; 0: bucket.host/key */
+    uint64_t multipart_threshold;   /* bytes: multipart upload from this size */
+    uint64_t multipart_part;        /* bytes */
+    int      sign_payload;          /* 1: hash PUT bodies; 0: UNSIGNED-PAYLOAD */
+    uint64_t list_page_size;        /* max-keys per ListObjectsV2 request */
+} sb_s3_settings_t;
+
+/* cfg's S3 settings: its s3 options as configured, else their defaults. */
+void sb_s3_settings (const sb_storage_cfg_t *cfg, sb_s3_settings_t *out);
+
+/* Create a client for cfg and set (both copied). Loads credentials from
+ * this process's environment. max_in_flight bounds concurrent requests (and
+ * connections per endpoint). NULL with err set on failure. */
+sb_s3_t *sb_s3_new (const sb_storage_cfg_t *cfg, const sb_s3_settings_t *set, size_t max_in_flight, char *err,
+                    size_t err_size);
 /* Abort transfers, free; accepts NULL and nulls the pointer. */
 void sb_s3_destroy (sb_s3_t **self_p);
 

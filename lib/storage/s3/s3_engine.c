@@ -16,6 +16,8 @@
  * and gets objects as DLIO's checkpoint writers and readers do. */
 #include "engine.h"
 #include "s3_client.h"
+#include "s3_config.h"
+#include "s3_engine.h"
 #include "s3_shape.h"
 #include "util.h"
 
@@ -75,8 +77,8 @@ s_key (const s_s3_t *self, const char *key, char *out, size_t size, const char *
                             key ? key : "");
 }
 
-static int
-s_open (const sb_storage_cfg_t *cfg, const sb_storage_open_t *how, void **client, sb_storage_error_t *e)
+int
+sb_s3e_open (const sb_storage_cfg_t *cfg, const sb_storage_open_t *how, void **client, sb_storage_error_t *e)
 {
     sb_storage_cfg_t *mine = malloc (sizeof *mine);
     s_s3_t *self = calloc (1, sizeof *self);
@@ -93,7 +95,9 @@ s_open (const sb_storage_cfg_t *cfg, const sb_storage_open_t *how, void **client
     }
     /* a rank's client talks to the rank's endpoints (per_rank: one) */
     sb_storage_for_rank (cfg, how->rank, mine);
-    self->page_size = (size_t) cfg->list_page_size;
+    sb_s3_settings_t set;
+    sb_s3_settings (cfg, &set);
+    self->page_size = (size_t) set.list_page_size;
     size_t depth = how->depth ? how->depth : 1;
     const char *ranks = sb_storage_opt (cfg, "ckpt_ranks");
     if (ranks) {
@@ -108,7 +112,7 @@ s_open (const sb_storage_cfg_t *cfg, const sb_storage_open_t *how, void **client
     long ncpu = sysconf (_SC_NPROCESSORS_ONLN);
     self->cores = ncpu > 0 ? (uint64_t) ncpu : 1;
     char why[1024] = "";
-    self->s3 = sb_s3_new (mine, depth, why, sizeof why);
+    self->s3 = sb_s3_new (mine, &set, depth, why, sizeof why);
     free (mine);
     if (!self->s3) {
         free (self);
@@ -124,8 +128,8 @@ s_open (const sb_storage_cfg_t *cfg, const sb_storage_open_t *how, void **client
     return 0;
 }
 
-static void
-s_close (void *client)
+void
+sb_s3e_close (void *client)
 {
     s_s3_t *self = client;
     if (!self)
@@ -137,8 +141,8 @@ s_close (void *client)
     free (self);
 }
 
-static int
-s_preflight (void *client, int write, sb_storage_check_fn check, void *ctx)
+int
+sb_s3e_preflight (void *client, int write, sb_storage_check_fn check, void *ctx)
 {
     s_s3_t *self = client;
     (void) write;   /* a signed HEAD of the bucket: writes are checked by their first PUT */
@@ -183,8 +187,8 @@ s_on_key (void *arg, const char *key, uint64_t size)
     return l->rc;
 }
 
-static int
-s_list (void *client, const char *prefix, const char *start_after, const char *end_at, sb_storage_list_fn fn,
+int
+sb_s3e_list (void *client, const char *prefix, const char *start_after, const char *end_at, sb_storage_list_fn fn,
         void *ctx, sb_storage_error_t *e)
 {
     s_s3_t *self = client;
@@ -207,8 +211,8 @@ s_list (void *client, const char *prefix, const char *start_after, const char *e
     return l.count ? 0 : 1;     /* nothing under the prefix */
 }
 
-static int
-s_stat (void *client, const char *key, uint64_t *size, sb_storage_error_t *e)
+int
+sb_s3e_stat (void *client, const char *key, uint64_t *size, sb_storage_error_t *e)
 {
     s_s3_t *self = client;
     char full[PATH_MAX];
@@ -218,8 +222,8 @@ s_stat (void *client, const char *key, uint64_t *size, sb_storage_error_t *e)
     return sb_s3_head (self->s3, full, size, &s) == 0 ? 0 : s_error (&s, e);
 }
 
-static int
-s_put (void *client, const char *key, uint64_t size, sb_storage_fill_fn fill, void *ctx, unsigned flags,
+int
+sb_s3e_put (void *client, const char *key, uint64_t size, sb_storage_fill_fn fill, void *ctx, unsigned flags,
        sb_storage_error_t *e)
 {
     s_s3_t *self = client;
@@ -235,8 +239,8 @@ s_put (void *client, const char *key, uint64_t size, sb_storage_fill_fn fill, vo
     return sb_s3_put (self->s3, full, size, fill, ctx, &s) == 0 ? 0 : s_error (&s, e);
 }
 
-static int
-s_get_small (void *client, const char *key, char *buf, size_t cap, size_t *len, sb_storage_error_t *e)
+int
+sb_s3e_get_small (void *client, const char *key, char *buf, size_t cap, size_t *len, sb_storage_error_t *e)
 {
     s_s3_t *self = client;
     char full[PATH_MAX];
@@ -249,8 +253,8 @@ s_get_small (void *client, const char *key, char *buf, size_t cap, size_t *len, 
     return rc;
 }
 
-static int
-s_get (void *client, const char *key, uint64_t offset, uint64_t length, unsigned flags, uint64_t *received,
+int
+sb_s3e_get (void *client, const char *key, uint64_t offset, uint64_t length, unsigned flags, uint64_t *received,
        sb_storage_error_t *e)
 {
     s_s3_t *self = client;
@@ -266,8 +270,8 @@ s_get (void *client, const char *key, uint64_t offset, uint64_t length, unsigned
     return sb_s3_get (self->s3, full, offset, length, received, &s) == 0 ? 0 : s_error (&s, e);
 }
 
-static int
-s_remove (void *client, const char *key, sb_storage_error_t *e)
+int
+sb_s3e_remove (void *client, const char *key, sb_storage_error_t *e)
 {
     s_s3_t *self = client;
     char full[PATH_MAX];
@@ -408,8 +412,8 @@ s_known (s_s3_t *self, const char *key)
     return 0;
 }
 
-static int
-s_queue (void *client, const sb_io_t *io, sb_storage_error_t *e)
+int
+sb_s3e_queue (void *client, const sb_io_t *io, sb_storage_error_t *e)
 {
     s_s3_t *self = client;
     char full[PATH_MAX];
@@ -586,8 +590,8 @@ s_deliver (s_sink_t *sink, const sb_s3_done_t *d)
     sink->fn (sink->ctx, done);
 }
 
-static int
-s_getevents (void *client, int timeout_ms, sb_io_done_fn fn, void *ctx, sb_storage_error_t *e)
+int
+sb_s3e_getevents (void *client, int timeout_ms, sb_io_done_fn fn, void *ctx, sb_storage_error_t *e)
 {
     s_s3_t *self = client;
     s_sink_t sink = { .fn = fn, .ctx = ctx, .self = self };
@@ -597,23 +601,23 @@ s_getevents (void *client, int timeout_ms, sb_io_done_fn fn, void *ctx, sb_stora
     return n;
 }
 
-static void
-s_wakeup (void *client)
+void
+sb_s3e_wakeup (void *client)
 {
     s_s3_t *self = client;
     sb_s3_wakeup (self->s3);
 }
 
-static size_t
-s_pending (const void *client)
+size_t
+sb_s3e_pending (const void *client)
 {
     const s_s3_t *self = client;
     /* a split read is one read for the caller, however many GETs it has in flight */
     return sb_s3_pending (self->s3) - self->group_parts + self->ngroups;
 }
 
-static size_t
-s_stats (void *client, sb_storage_stats_t *out, size_t max)
+size_t
+sb_s3e_stats (void *client, sb_storage_stats_t *out, size_t max)
 {
     s_s3_t *self = client;
     size_t n = 0;
@@ -631,29 +635,21 @@ s_stats (void *client, sb_storage_stats_t *out, size_t max)
     return n;
 }
 
-static const char *
-s_credentials_source (const void *client)
+const char *
+sb_s3e_credentials_source (const void *client)
 {
     const s_s3_t *self = client;
     return sb_s3_credentials_source (self->s3);
 }
 
+static const char *const s_names[] = { "s3", NULL };
+
 const sb_engine_ops_t sb_engine_s3 = {
     .name = "s3",
-    .caps = SB_ENGINE_OBJECTS | SB_ENGINE_ENDPOINTS | SB_ENGINE_LIST_ORDERED | SB_ENGINE_ASYNC,
-    .open = s_open,
-    .close = s_close,
-    .preflight = s_preflight,
-    .list = s_list,
-    .stat = s_stat,
-    .put = s_put,
-    .get_small = s_get_small,
-    .get = s_get,
-    .remove = s_remove,
-    .queue = s_queue,
-    .getevents = s_getevents,
-    .wakeup = s_wakeup,
-    .pending = s_pending,
-    .stats = s_stats,
-    .credentials_source = s_credentials_source,
+    .caps = SB_S3_ENGINE_CAPS,
+    .options = sb_s3_options,
+    .storage_types = s_names,
+    .schemes = s_names,
+    .configure = sb_s3_configure,
+    SB_S3_ENGINE_OPS,
 };

@@ -184,8 +184,12 @@ s_list (void *client, const char *prefix, const char *start_after, const char *e
     return 1;   /* holds nothing */
 }
 
+static const char *const s_names[] = { "synthetic", NULL };
+
 const sb_engine_ops_t sb_engine_synthetic = {
     .name = "synthetic",
+    .storage_types = s_names,
+    .schemes = s_names,
     .caps = SB_ENGINE_NO_IO | SB_ENGINE_READS_FREE,
     .open = s_open,
     .close = s_close,
