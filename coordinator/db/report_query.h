@@ -177,7 +177,7 @@ typedef struct {
 /* Call fn for each epoch in order. Returns 0, or -1. */
 int sb_report_slowest (sqlite3 *db, int64_t run_id, void (*fn) (void *ctx, const sb_report_slowest_t *s), void *ctx);
 
-/* One endpoints row (S3 traffic of a run); a NULL latency reads as NAN. */
+/* One endpoints row (a run's traffic to one endpoint); a NULL latency reads as NAN. */
 typedef struct {
     const char *endpoint;   /* borrowed for the call */
     int64_t     requests, bytes, errors, retries;

@@ -22,7 +22,7 @@
  *   chart-split-rank  ranks) and per rank, stacked bars (rank_epochs)
  *   chart-latency     sample read latency over all epochs (read_latency),
  *                     two bins per power of two on a log axis, p50 and p99
- *   chart-endpoints   requests and errors per S3 endpoint (endpoints)
+ *   chart-endpoints   requests and errors per endpoint (endpoints)
  * the epochs table (barrier p50/p99, page cache), the slowest rank of each
  * epoch (table slowest), read latency p50/p90/p99/p99.9 per epoch (table
  * read-latency, chart-latency-epochs) and per host (table host-latency) and
@@ -853,7 +853,7 @@ s_endpoint_bar (void *ctx, const sb_report_endpoint_t *e)
     fprintf (out, "</text>\n");
 }
 
-/* chart-endpoints: requests and errors per S3 endpoint. */
+/* chart-endpoints: requests and errors per endpoint. */
 static int
 s_chart_endpoints (sqlite3 *db, int64_t run_id, FILE *out)
 {
@@ -880,7 +880,7 @@ s_chart_endpoints (sqlite3 *db, int64_t run_id, FILE *out)
              "<text x=\"%d\" y=\"%d\">requests</text><rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\""
              " fill=\"#d62728\"/><text x=\"%d\" y=\"%d\">errors</text></g>\n", S_W - S_RIGHT + 12, S_TOP,
              S_W - S_RIGHT + 30, S_TOP + 11, S_W - S_RIGHT + 12, S_TOP + 20, S_W - S_RIGHT + 30, S_TOP + 31);
-    s_svg_close (out, "Requests (retries included) and failed attempts per S3 endpoint (endpoints table).");
+    s_svg_close (out, "Requests (retries included) and failed attempts per object-store endpoint (endpoints table).");
     return 0;
 }
 
@@ -1408,7 +1408,7 @@ s_endpoint_row (void *ctx, const sb_report_endpoint_t *e)
     fprintf (out, "</tr>\n");
 }
 
-/* table endpoint-latency: requests, errors, retries and latency per S3
+/* table endpoint-latency: requests, errors, retries and latency per
  * endpoint (nothing when the run used none). */
 static int
 s_endpoint_table (sqlite3 *db, int64_t run_id, FILE *out)

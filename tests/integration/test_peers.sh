@@ -40,7 +40,7 @@ no_raw () {
 evil_host=$(printf 'evil\033[2J\n12:00:00.000 shardbench: error: forged')
 coordinator host --accelerators 1 --workers 1 --join-timeout 60
 SECONDS=0
-timeout 30 "$ROGUE_CLIENT" "$EP" hello "$evil_host" 14 >host-rogue.out 2>&1
+timeout 30 "$ROGUE_CLIENT" "$EP" hello "$evil_host" 15 >host-rogue.out 2>&1
 wait "$COORD"
 rc=$?
 expect_eq "evil host: coordinator fails" "$rc" 1

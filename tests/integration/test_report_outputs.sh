@@ -261,7 +261,7 @@ q r.db "INSERT INTO endpoints (run_id, endpoint, requests, bytes, errors, retrie
                (4, 'http://s3-b:9000', 10, 4096, 0, 0, NULL, NULL, NULL, NULL, NULL)"
 sb report 4 --db r.db
 expect_contains "retried run: the status line says so" sb.out \
-    ", with 30 retries (32 failed attempts of 140 requests to 2 S3 endpoints)"
+    ", with 30 retries (32 failed attempts of 140 requests to 2 object-store endpoints)"
 expect_contains "retried run: still succeeded" sb.out "  status: succeeded after "
 expect_contains "retried run: endpoint table" sb.out \
     "$(printf '  %-32s %10s %12s %8s %8s %10s %10s' http://s3-a:9000 130 1.0 32 30 1.250 7.750)"

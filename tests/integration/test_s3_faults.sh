@@ -87,7 +87,7 @@ transient_check () {
     local retried
     retried=$(q f.db "SELECT ', with ' || sum(retries) || ' retr' || CASE sum(retries) WHEN 1 THEN 'y' ELSE 'ies' END
                       || ' (' || sum(errors) || ' failed attempt' || CASE sum(errors) WHEN 1 THEN '' ELSE 's' END
-                      || ' of ' || sum(requests) || ' requests to ' || count(*) || ' S3 endpoint'
+                      || ' of ' || sum(requests) || ' requests to ' || count(*) || ' object-store endpoint'
                       || CASE count(*) WHEN 1 THEN '' ELSE 's' END || ')' FROM endpoints WHERE run_id = $(last)")
     expect_eq "$what: the summary says it succeeded after retries ($retried)" \
         "$(grep '^  status: succeeded after ' sb.out | grep -cF -- "$retried")" 1
