@@ -19,8 +19,8 @@ sb_report_failure (const sb_sender_t *out, uint64_t rank, const char *op, const 
     const sb_read_result_t *d = detail;
     m.u.error.endpoint = d ? (char *) d->endpoint : "";
     m.u.error.http_status = d ? d->http_status : 0;
-    m.u.error.service_code = d ? (char *) d->s3_code : "";
-    m.u.error.library_code = d ? d->curl_code : 0;
+    m.u.error.service_code = d ? (char *) d->service_code : "";
+    m.u.error.library_code = d ? d->library_code : 0;
     m.u.error.attempt = d ? d->attempt : 0;
     sb_error ("rank %llu: %s", (unsigned long long) rank, message);
     out->fn (out->ctx, &m);
