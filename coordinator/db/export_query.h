@@ -101,7 +101,7 @@ typedef struct {
 int sb_export_host_bins (sqlite3 *db, int64_t run_id, double start, int64_t bin_s,
                          int (*fn) (void *ctx, const sb_export_host_bin_t *b), void *ctx);
 
-/* Call fn with each read_latency bucket of run_id (its low bound in us and
+/* Call fn with each read_latency bin of run_id (its low bound in us and
  * the count summed over ranks and epochs), by low bound. Returns 0, 1 when
  * fn stopped it, or -1. */
 int sb_export_latency_bins (sqlite3 *db, int64_t run_id, int (*fn) (void *ctx, int64_t low_us, int64_t count),

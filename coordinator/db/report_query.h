@@ -139,7 +139,7 @@ int sb_report_epochs (sqlite3 *db, int64_t run_id, sb_report_epoch_t **rows, siz
 /* ---- every output tells the same story ---- */
 
 /* Sample read latency of a train run from its histogram rows, as
- * sb_histogram_quantile computes percentiles (the midpoint of the bucket
+ * sb_histogram_quantile computes percentiles (the midpoint of the bin
  * holding the rank), in milliseconds: over every read of an epoch
  * (read_latency; host NULL), of one host's ranks in an epoch
  * (host_read_latency), or of the whole run (read_latency over every epoch;
