@@ -1,4 +1,4 @@
--- shardbench result database, schema version 13 (PRAGMA user_version).
+-- shardbench result database, schema version 15 (PRAGMA user_version).
 -- This file is the single source of truth: the coordinator compiles it in and
 -- applies it to every database it opens. Rows are committed as they arrive
 -- (WAL journal), so a crash loses at most the rows of the current second. A
@@ -102,12 +102,12 @@ CREATE TABLE IF NOT EXISTS epochs (
   au_mean       REAL,               -- mean of rank_epochs.au (NULL for datagen)
   batches       INTEGER NOT NULL DEFAULT 0, -- steps per rank
   barrier_p50_ms REAL,              -- step barrier round trip (a rank's STEP sent to GO received),
-  barrier_p99_ms REAL,              --   over every step of every rank, from merged log-linear buckets
+  barrier_p99_ms REAL,              --   over every step of every rank, from merged log-linear bins
   read_p50_ms   REAL,               -- sample read latency (the I/O engine's time per sample),
   read_p99_ms   REAL,               --   over every sample of every rank (train), from read_latency
   resident_bytes INTEGER NOT NULL DEFAULT 0, -- page cache (train, file storage): bytes of the sampled reads
   checked_bytes  INTEGER NOT NULL DEFAULT 0, --   ranges resident just before they were read, of the bytes checked
-                                    --   (mincore; 0 of 0 with O_DIRECT, S3, synthetic storage)
+                                    --   (mincore; 0 of 0 with O_DIRECT, an object store, synthetic storage)
   resident_fraction REAL,           -- resident_bytes / checked_bytes (NULL when nothing was checked)
   from_memory   INTEGER,            -- 1 when at least half the checked bytes were resident: the epoch was
                                     --   served (mostly) from the page cache, not the storage; NULL: not checked
@@ -124,17 +124,18 @@ CREATE TABLE IF NOT EXISTS epochs (
 );
 
 -- Sample read latency of a train epoch: the log-linear histogram (lib/metrics/histogram.h) merged
--- over the epoch's ranks, one row per non-empty bucket; the counts of an epoch add up to
--- epochs.samples. A bucket holds latencies from bucket_low_us up to, not including, bucket_high_us
--- (the last bucket, from 2^41 us = 25 days, holds everything above its low end).
+-- over the epoch's ranks, one row per non-empty bin; the counts of an epoch add up to
+-- epochs.samples. A bin holds latencies from bin_low_us up to, not including, bin_high_us
+-- (the last bin, from 2^41 us = 25 days, holds everything above its low end). Schema 15 gave the
+-- two columns these names (the upgrade renames them; docs/RESULTS.md lists the old names).
 -- Synthetic storage does no I/O: its reads count as 0 us.
 CREATE TABLE IF NOT EXISTS read_latency (
   run_id         INTEGER NOT NULL REFERENCES runs(id),
   epoch          INTEGER NOT NULL,
-  bucket_low_us  INTEGER NOT NULL,
-  bucket_high_us INTEGER NOT NULL,
+  bin_low_us  INTEGER NOT NULL,
+  bin_high_us INTEGER NOT NULL,
   count          INTEGER NOT NULL,
-  PRIMARY KEY (run_id, epoch, bucket_low_us)
+  PRIMARY KEY (run_id, epoch, bin_low_us)
 );
 
 -- One row per rank per epoch.
@@ -242,7 +243,7 @@ CREATE TABLE IF NOT EXISTS checkpoint_ranks (
   files       INTEGER NOT NULL,     -- model and optimizer state files of the rank (0 to 2)
   bytes       INTEGER NOT NULL,
   started_at  REAL NOT NULL,
-  finished_at REAL NOT NULL,        -- after fsync (files) or the completed upload (S3)
+  finished_at REAL NOT NULL,        -- after fsync (files) or the completed upload (object store)
   duration_s  REAL NOT NULL,
   mb_per_s    REAL,                 -- bytes / 10^6 / duration_s
   PRIMARY KEY (run_id, seq, rank)
@@ -272,14 +273,18 @@ CREATE TABLE IF NOT EXISTS errors (
   target    TEXT,                   -- path or key
   errno_val INTEGER,
   message   TEXT NOT NULL,
-  endpoint    TEXT,                 -- S3 endpoint of the failed request (NULL for files)
+  endpoint    TEXT,                 -- endpoint of the failed request (NULL for files)
   http_status INTEGER,              -- HTTP status of the last attempt (0: no reply)
-  s3_code     TEXT,                 -- S3 error code from the reply body
-  curl_code   INTEGER,              -- libcurl result code (0: none)
+  service_code TEXT,                -- the storage service's own error code from its reply
+                                    --   (an object store's NoSuchKey, BlobNotFound; NULL: none)
+  library_code INTEGER,             -- the client library's result code for the transfer
+                                    --   (the HTTP library's, 28 a timeout, 7 no connection; 0: none)
   attempt     INTEGER               -- attempt that failed last, retries included
+  -- schema 15 gave service_code and library_code these names; the upgrade renames the columns,
+  -- keeping every value (docs/RESULTS.md lists the old names)
 );
 
--- Per-endpoint traffic of a run (S3), summed over ranks and phases of that run.
+-- Per-endpoint traffic of a run (engines with endpoints), summed over ranks and phases of that run.
 CREATE TABLE IF NOT EXISTS endpoints (
   run_id    INTEGER NOT NULL REFERENCES runs(id),
   endpoint  TEXT NOT NULL,
@@ -287,7 +292,7 @@ CREATE TABLE IF NOT EXISTS endpoints (
   bytes     INTEGER NOT NULL,       -- payload bytes received or sent
   errors    INTEGER NOT NULL,       -- failed attempts
   retries   INTEGER NOT NULL,       -- attempts that were retried
-  mean_ms   REAL,                   -- latency of successful requests, from merged log-linear buckets
+  mean_ms   REAL,                   -- latency of successful requests, from merged log-linear bins
   p50_ms    REAL,
   p90_ms    REAL,
   p99_ms    REAL,
@@ -348,17 +353,17 @@ CREATE TABLE IF NOT EXISTS series (
 );
 
 -- helper outputs (issue 17): sample read latency of a train epoch per host, the histograms of that
--- host's ranks merged (RANK_DONE's read_latency), one row per non-empty bucket, as read_latency
+-- host's ranks merged (RANK_DONE's read_latency), one row per non-empty bin, as read_latency
 -- holds them merged over every host; the counts of an epoch's hosts add up to read_latency's. A
 -- host is run_workers.host (the name its worker reported). Empty for runs before schema 12.
 CREATE TABLE IF NOT EXISTS host_read_latency (
   run_id         INTEGER NOT NULL REFERENCES runs(id),
   epoch          INTEGER NOT NULL,
   host           TEXT NOT NULL,
-  bucket_low_us  INTEGER NOT NULL,
-  bucket_high_us INTEGER NOT NULL,
+  bin_low_us  INTEGER NOT NULL,
+  bin_high_us INTEGER NOT NULL,
   count          INTEGER NOT NULL,
-  PRIMARY KEY (run_id, epoch, host, bucket_low_us)
+  PRIMARY KEY (run_id, epoch, host, bin_low_us)
 );
 
 -- helper resultsdir (issue 17): what each run was given, so that a run explains itself and MLPerf

@@ -69,9 +69,9 @@ sb_catalog_status_t sb_catalog_ensure_folder (sqlite3 *db, const sb_storage_cfg_
                                               sb_catalog_info_t *info, char *err, size_t err_size);
 
 /* List (or reuse) the objects under KEY_PREFIXtrain/ of an object store
- * (an engine with SB_ENGINE_LIST_ORDERED, such as s3) through client
+ * (an engine with SB_ENGINE_LIST_ORDERED) through client
  * (key_prefix empty or ending with '/'; the catalog's URI is
- * ENGINE://BUCKET/KEY_PREFIXtrain). Keys are stored relative to key_prefix.
+ * ENGINE://STORE/KEY_PREFIXtrain, STORE the object store's top-level name). Keys are stored relative to key_prefix.
  * With cfg->list_parallelism > 1 the listing runs as that many streams over
  * key ranges cut at the names ds would have (ds may be NULL: one stream),
  * each on a client of its own opened from cfg; the result is the same as

@@ -213,12 +213,12 @@ sb_export_host_bins (sqlite3 *db, int64_t run_id, double start, int64_t bin_s,
 }
 
 int
-sb_export_latency_buckets (sqlite3 *db, int64_t run_id, int (*fn) (void *ctx, int64_t low_us, int64_t count),
+sb_export_latency_bins (sqlite3 *db, int64_t run_id, int (*fn) (void *ctx, int64_t low_us, int64_t count),
                            void *ctx)
 {
     sqlite3_stmt *st;
-    if (sb_report_prepare (db, "SELECT bucket_low_us, sum(count) FROM read_latency WHERE run_id = ?1"
-                           " GROUP BY bucket_low_us ORDER BY bucket_low_us", run_id, &st) != 0)
+    if (sb_report_prepare (db, "SELECT bin_low_us, sum(count) FROM read_latency WHERE run_id = ?1"
+                           " GROUP BY bin_low_us ORDER BY bin_low_us", run_id, &st) != 0)
         return -1;
     int step = SQLITE_DONE, stopped = 0;
     while (!stopped && (step = sqlite3_step (st)) == SQLITE_ROW) {
@@ -248,8 +248,8 @@ int
 sb_export_errors (sqlite3 *db, int64_t run_id, int (*fn) (void *ctx, const sb_export_error_t *e), void *ctx)
 {
     sqlite3_stmt *st;
-    if (sb_report_prepare (db, "SELECT t, rank, host, op, target, endpoint, http_status, message FROM errors"
-                           " WHERE run_id = ?1 ORDER BY t, rowid", run_id, &st) != 0)
+    if (sb_report_prepare (db, "SELECT t, rank, host, op, target, endpoint, http_status, message, service_code,"
+                           " library_code FROM errors WHERE run_id = ?1 ORDER BY t, rowid", run_id, &st) != 0)
         return -1;
     int step = SQLITE_DONE, stopped = 0;
     while (!stopped && (step = sqlite3_step (st)) == SQLITE_ROW) {
@@ -259,7 +259,8 @@ sb_export_errors (sqlite3 *db, int64_t run_id, int (*fn) (void *ctx, const sb_ex
             .host = sb_report_column_text (st, 2), .op = sb_report_column_text (st, 3),
             .target = sb_report_column_text (st, 4), .endpoint = sb_report_column_text (st, 5),
             .has_http_status = sqlite3_column_type (st, 6) != SQLITE_NULL, .http_status = sqlite3_column_int64 (st, 6),
-            .message = sb_report_column_text (st, 7),
+            .message = sb_report_column_text (st, 7), .service_code = sb_report_column_text (st, 8),
+            .has_library_code = sqlite3_column_type (st, 9) != SQLITE_NULL, .library_code = sqlite3_column_int64 (st, 9),
         };
         stopped = fn (ctx, &e) != 0;
     }

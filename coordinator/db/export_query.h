@@ -101,22 +101,24 @@ typedef struct {
 int sb_export_host_bins (sqlite3 *db, int64_t run_id, double start, int64_t bin_s,
                          int (*fn) (void *ctx, const sb_export_host_bin_t *b), void *ctx);
 
-/* Call fn with each read_latency bucket of run_id (its low bound in us and
+/* Call fn with each read_latency bin of run_id (its low bound in us and
  * the count summed over ranks and epochs), by low bound. Returns 0, 1 when
  * fn stopped it, or -1. */
-int sb_export_latency_buckets (sqlite3 *db, int64_t run_id, int (*fn) (void *ctx, int64_t low_us, int64_t count),
+int sb_export_latency_bins (sqlite3 *db, int64_t run_id, int (*fn) (void *ctx, int64_t low_us, int64_t count),
                                void *ctx);
 
 /* How many endpoints rows run_id has, and the most requests of one (0 when
  * none). Returns 0 or -1. */
 int sb_export_endpoint_count (sqlite3 *db, int64_t run_id, int64_t *n, int64_t *max_requests);
 
-/* One errors row. Strings "" when NULL; t 0 when NULL. */
+/* One errors row. Strings "" when NULL; t 0 when NULL. service_code and
+ * library_code: the storage service's and the client library's error codes
+ * (library_code 0 and has_library_code 0 when NULL). */
 typedef struct {
     double      t;
-    int64_t     rank, http_status;
-    int         has_rank, has_http_status;
-    const char *host, *op, *target, *endpoint, *message;
+    int64_t     rank, http_status, library_code;
+    int         has_rank, has_http_status, has_library_code;
+    const char *host, *op, *target, *endpoint, *message, *service_code;
 } sb_export_error_t;
 
 /* Call fn for each errors row of run_id in time order. Returns 0, 1 when

@@ -201,12 +201,12 @@ int
 sb_html_host_latency (sqlite3 *db, int64_t run_id,
                       int (*fn) (void *ctx, const char *host, int64_t low_us, int64_t count), void *ctx)
 {
-    int has = s_has_column (db, "host_read_latency", "bucket_low_us");
+    int has = s_has_column (db, "host_read_latency", "bin_low_us");
     if (has <= 0)
         return has;
     sqlite3_stmt *st;
-    if (sb_report_prepare (db, "SELECT host, bucket_low_us, sum(count) FROM host_read_latency WHERE run_id = ?1"
-                           " GROUP BY host, bucket_low_us ORDER BY host, bucket_low_us", run_id, &st) != 0)
+    if (sb_report_prepare (db, "SELECT host, bin_low_us, sum(count) FROM host_read_latency WHERE run_id = ?1"
+                           " GROUP BY host, bin_low_us ORDER BY host, bin_low_us", run_id, &st) != 0)
         return -1;
     int step = SQLITE_DONE, stopped = 0;
     while (!stopped && (step = sqlite3_step (st)) == SQLITE_ROW)

@@ -72,7 +72,7 @@ typedef struct {
 int sb_html_checkpoint_ranks (sqlite3 *db, int64_t run_id,
                               int (*fn) (void *ctx, const sb_html_checkpoint_rank_t *r), void *ctx);
 
-/* Call fn with each bucket of run_id's per-host read latency summed over
+/* Call fn with each histogram bin of run_id's per-host read latency summed over
  * its epochs (host_read_latency, schema 12: a database without that table
  * has none), by host then low bound. Returns 0, 1 when fn stopped it, or
  * -1. */

@@ -417,12 +417,12 @@ sb_report_latencies (sqlite3 *db, int64_t run_id, sb_report_latency_by_t by,
                      void (*fn) (void *ctx, const sb_report_latency_t *l), void *ctx)
 {
     static const char *const sql[] = {
-        [SB_REPORT_LATENCY_EPOCHS] = "SELECT epoch, NULL, bucket_low_us, count FROM read_latency WHERE run_id = ?"
-                                     " ORDER BY epoch, bucket_low_us",
-        [SB_REPORT_LATENCY_HOSTS] = "SELECT epoch, host, bucket_low_us, count FROM host_read_latency WHERE run_id = ?"
-                                    " ORDER BY epoch, host, bucket_low_us",
-        [SB_REPORT_LATENCY_RUN] = "SELECT 0, NULL, bucket_low_us, sum(count) FROM read_latency WHERE run_id = ?"
-                                  " GROUP BY bucket_low_us ORDER BY bucket_low_us",
+        [SB_REPORT_LATENCY_EPOCHS] = "SELECT epoch, NULL, bin_low_us, count FROM read_latency WHERE run_id = ?"
+                                     " ORDER BY epoch, bin_low_us",
+        [SB_REPORT_LATENCY_HOSTS] = "SELECT epoch, host, bin_low_us, count FROM host_read_latency WHERE run_id = ?"
+                                    " ORDER BY epoch, host, bin_low_us",
+        [SB_REPORT_LATENCY_RUN] = "SELECT 0, NULL, bin_low_us, sum(count) FROM read_latency WHERE run_id = ?"
+                                  " GROUP BY bin_low_us ORDER BY bin_low_us",
     };
     sqlite3_stmt *st;
     if (sb_report_prepare (db, sql[by], run_id, &st) != 0)
@@ -443,7 +443,7 @@ sb_report_latencies (sqlite3 *db, int64_t run_id, sb_report_latency_by_t by,
         }
         int64_t low = sqlite3_column_int64 (st, 2), count = sqlite3_column_int64 (st, 3);
         if (low >= 0 && count > 0) {
-            h->counts[sb_histogram_bucket ((uint64_t) low)] += (uint64_t) count;
+            h->counts[sb_histogram_bin ((uint64_t) low)] += (uint64_t) count;
             h->total += (uint64_t) count;
         }
     }

@@ -139,7 +139,7 @@ int sb_report_epochs (sqlite3 *db, int64_t run_id, sb_report_epoch_t **rows, siz
 /* ---- every output tells the same story ---- */
 
 /* Sample read latency of a train run from its histogram rows, as
- * sb_histogram_quantile computes percentiles (the midpoint of the bucket
+ * sb_histogram_quantile computes percentiles (the midpoint of the bin
  * holding the rank), in milliseconds: over every read of an epoch
  * (read_latency; host NULL), of one host's ranks in an epoch
  * (host_read_latency), or of the whole run (read_latency over every epoch;
@@ -177,7 +177,7 @@ typedef struct {
 /* Call fn for each epoch in order. Returns 0, or -1. */
 int sb_report_slowest (sqlite3 *db, int64_t run_id, void (*fn) (void *ctx, const sb_report_slowest_t *s), void *ctx);
 
-/* One endpoints row (S3 traffic of a run); a NULL latency reads as NAN. */
+/* One endpoints row (a run's traffic to one endpoint); a NULL latency reads as NAN. */
 typedef struct {
     const char *endpoint;   /* borrowed for the call */
     int64_t     requests, bytes, errors, retries;

@@ -284,13 +284,14 @@ s_upgrade (sqlite3 *db, const char *path, char *err, size_t err_size)
                   path, version, SB_RESULTDB_VERSION);
         rc = -1;
     }
-    /* version 1 -> 2: S3 details on errors (the endpoints table is new and
-     * comes from the schema itself) */
+    /* version 1 -> 2: the details of an endpoint's failure on errors (the
+     * endpoints table is new and comes from the schema itself); the codes
+     * under the names of version 15 at once */
     else if (version == 1
              && sqlite3_exec (db, "ALTER TABLE errors ADD COLUMN endpoint TEXT;"
                               " ALTER TABLE errors ADD COLUMN http_status INTEGER;"
-                              " ALTER TABLE errors ADD COLUMN s3_code TEXT;"
-                              " ALTER TABLE errors ADD COLUMN curl_code INTEGER;"
+                              " ALTER TABLE errors ADD COLUMN service_code TEXT;"
+                              " ALTER TABLE errors ADD COLUMN library_code INTEGER;"
                               " ALTER TABLE errors ADD COLUMN attempt INTEGER;", NULL, NULL, &msg) != SQLITE_OK)
         what = "cannot upgrade the errors table from version 1", rc = -1;
     /* versions 2 -> 3 (objects keyed by oid = catalog_id * 2^40 + idx) and
@@ -402,6 +403,28 @@ s_upgrade (sqlite3 *db, const char *path, char *err, size_t err_size)
                               " UPDATE checkpoints SET dlio_gib_per_s = CASE WHEN dlio_duration_s > 0"
                               " THEN dlio_bytes / 1073741824.0 / dlio_duration_s END;", NULL, NULL, &msg) != SQLITE_OK)
         what = "cannot upgrade the checkpoints table to version 14", rc = -1;
+    /* version 14 -> 15: engine-neutral names. The errors table's codes were
+     * named after the one object store and HTTP library of the time; they
+     * are any engine's (lib/storage/engine.h sb_storage_error_t code and
+     * lib_code). The read latency tables' histogram columns follow
+     * lib/metrics/histogram.h's bins. RENAME COLUMN keeps every value and
+     * the primary keys (SQLite 3.25). Version 1 got the new error names at
+     * once (above); host_read_latency exists from version 12. */
+    else if (version >= 2 && version <= 14
+             && sqlite3_exec (db, "ALTER TABLE errors RENAME COLUMN s3_code TO service_code;"
+                              " ALTER TABLE errors RENAME COLUMN curl_code TO library_code;", NULL, NULL, &msg)
+                != SQLITE_OK)
+        what = "cannot upgrade the errors table to version 15", rc = -1;
+    else if (version >= 7 && version <= 14
+             && sqlite3_exec (db, "ALTER TABLE read_latency RENAME COLUMN bucket_low_us TO bin_low_us;"
+                              " ALTER TABLE read_latency RENAME COLUMN bucket_high_us TO bin_high_us;", NULL, NULL, &msg)
+                != SQLITE_OK)
+        what = "cannot upgrade the read_latency table to version 15", rc = -1;
+    else if (version >= 12 && version <= 14
+             && sqlite3_exec (db, "ALTER TABLE host_read_latency RENAME COLUMN bucket_low_us TO bin_low_us;"
+                              " ALTER TABLE host_read_latency RENAME COLUMN bucket_high_us TO bin_high_us;", NULL,
+                              NULL, &msg) != SQLITE_OK)
+        what = "cannot upgrade the host_read_latency table to version 15", rc = -1;
     else if (sqlite3_exec (db, sb_results_sql, NULL, NULL, &msg) != SQLITE_OK)
         what = "cannot apply schemas/results.sql", rc = -1;
     else {
@@ -1505,12 +1528,12 @@ sb_resultdb_epoch_read_latency (sb_resultdb_t *self, int64_t run_id, uint64_t ep
 {
     if (!h->total)
         return 0;
-    for (size_t b = 0; b < SB_HISTOGRAM_BUCKETS; b++) {
+    for (size_t b = 0; b < SB_HISTOGRAM_BINS; b++) {
         if (!h->counts[b])
             continue;
-        uint64_t low = sb_histogram_bucket_low (b);
-        uint64_t high = b + 1 < SB_HISTOGRAM_BUCKETS ? sb_histogram_bucket_low (b + 1) : low + 1;
-        if (sb_resultdb_exec (self, "INSERT OR REPLACE INTO read_latency (run_id, epoch, bucket_low_us, bucket_high_us,"
+        uint64_t low = sb_histogram_bin_low (b);
+        uint64_t high = b + 1 < SB_HISTOGRAM_BINS ? sb_histogram_bin_low (b + 1) : low + 1;
+        if (sb_resultdb_exec (self, "INSERT OR REPLACE INTO read_latency (run_id, epoch, bin_low_us, bin_high_us,"
                               " count) VALUES (?,?,?,?,?)", "iiiii", run_id, (int64_t) epoch, (int64_t) low,
                               (int64_t) high, (int64_t) h->counts[b]) != 0)
             return -1;
@@ -1524,15 +1547,15 @@ int
 sb_resultdb_host_read_latency (sb_resultdb_t *self, int64_t run_id, uint64_t epoch, const char *host,
                                const uint64_t *counts, size_t n)
 {
-    if (n > SB_HISTOGRAM_BUCKETS)
-        n = SB_HISTOGRAM_BUCKETS;
+    if (n > SB_HISTOGRAM_BINS)
+        n = SB_HISTOGRAM_BINS;
     for (size_t b = 0; b < n; b++) {
         if (!counts[b])
             continue;
-        uint64_t low = sb_histogram_bucket_low (b);
-        uint64_t high = b + 1 < SB_HISTOGRAM_BUCKETS ? sb_histogram_bucket_low (b + 1) : low + 1;
-        if (sb_resultdb_exec (self, "INSERT INTO host_read_latency (run_id, epoch, host, bucket_low_us, bucket_high_us,"
-                              " count) VALUES (?,?,?,?,?,?) ON CONFLICT (run_id, epoch, host, bucket_low_us)"
+        uint64_t low = sb_histogram_bin_low (b);
+        uint64_t high = b + 1 < SB_HISTOGRAM_BINS ? sb_histogram_bin_low (b + 1) : low + 1;
+        if (sb_resultdb_exec (self, "INSERT INTO host_read_latency (run_id, epoch, host, bin_low_us, bin_high_us,"
+                              " count) VALUES (?,?,?,?,?,?) ON CONFLICT (run_id, epoch, host, bin_low_us)"
                               " DO UPDATE SET count = count + excluded.count", "iitiii", run_id, (int64_t) epoch, host,
                               (int64_t) low, (int64_t) high, (int64_t) counts[b]) != 0)
             return -1;
@@ -1563,17 +1586,17 @@ sb_resultdb_add_error_detail (sb_resultdb_t *self, int64_t run_id, int64_t rank,
     /* one statement: an UPDATE of "the row just inserted" would hit
      * another row if the insert had failed */
     static const char sql[] = "INSERT INTO errors (run_id, t, rank, host, op, target, errno_val, message, endpoint,"
-                              " http_status, s3_code, curl_code, attempt) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)";
+                              " http_status, service_code, library_code, attempt) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)";
     const char *endpoint = d && d->endpoint && *d->endpoint ? d->endpoint : NULL;
-    const char *s3_code = d && d->s3_code && *d->s3_code ? d->s3_code : NULL;
+    const char *service_code = d && d->service_code && *d->service_code ? d->service_code : NULL;
     if (rank < 0 && d)
         return sb_resultdb_exec (self, sql, "idntttittitii", run_id, sb_now (), host, op, target, errno_val, message,
-                                 endpoint, d->http_status, s3_code, d->curl_code, d->attempt);
+                                 endpoint, d->http_status, service_code, d->library_code, d->attempt);
     if (rank < 0)
         return sb_resultdb_exec (self, sql, "idntttitnnnnn", run_id, sb_now (), host, op, target, errno_val, message);
     if (d)
         return sb_resultdb_exec (self, sql, "iditttittitii", run_id, sb_now (), rank, host, op, target, errno_val,
-                                 message, endpoint, d->http_status, s3_code, d->curl_code, d->attempt);
+                                 message, endpoint, d->http_status, service_code, d->library_code, d->attempt);
     return sb_resultdb_exec (self, sql, "iditttitnnnnn", run_id, sb_now (), rank, host, op, target, errno_val, message);
 }
 

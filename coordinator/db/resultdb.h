@@ -22,7 +22,7 @@
 
 typedef struct sb_resultdb sb_resultdb_t;
 
-#define SB_RESULTDB_VERSION 14
+#define SB_RESULTDB_VERSION 15
 
 /* Open (creating when absent) the database at path for writing, check it
  * (a corrupt file is an error naming it) and apply or upgrade the schema.
@@ -183,13 +183,13 @@ int sb_resultdb_epoch_sampler (sb_resultdb_t *self, int64_t run_id, uint64_t epo
 int sb_resultdb_epoch_barrier (sb_resultdb_t *self, int64_t run_id, uint64_t epoch, double p50_ms, double p99_ms);
 
 /* Per-sample read latency of an epoch, merged over its ranks: one
- * read_latency row per non-empty bucket, and read_p50_ms / read_p99_ms on
+ * read_latency row per non-empty bin, and read_p50_ms / read_p99_ms on
  * the epochs row (left NULL when the histogram is empty). */
 int sb_resultdb_epoch_read_latency (sb_resultdb_t *self, int64_t run_id, uint64_t epoch, const sb_histogram_t *h);
 
 /* Add one rank's per-sample read latency histogram of a train epoch (n
- * bucket counts of lib/metrics/histogram.h, as RANK_DONE carries them) to
- * the host_read_latency rows of its host: each non-empty bucket's count is
+ * bin counts of lib/metrics/histogram.h, as RANK_DONE carries them) to
+ * the host_read_latency rows of its host: each non-empty bin's count is
  * added to the row's. */
 int sb_resultdb_host_read_latency (sb_resultdb_t *self, int64_t run_id, uint64_t epoch, const char *host,
                                    const uint64_t *counts, size_t n);
@@ -201,13 +201,15 @@ int sb_resultdb_add_stats (sb_resultdb_t *self, int64_t run_id, double t, uint64
 int sb_resultdb_add_error (sb_resultdb_t *self, int64_t run_id, int64_t rank, const char *host,
                            const char *op, const char *target, int64_t errno_val, const char *message);
 
-/* An S3 failure: the same plus endpoint (may be NULL), HTTP status, S3 code,
- * curl code and attempt. */
+/* A failure of an engine with endpoints: the same plus endpoint (may be
+ * NULL), HTTP status, the service's and the client library's error codes
+ * (sb_storage_error_t's code and lib_code: lib/storage/engine.h) and the
+ * attempt. An empty service_code is stored as NULL. */
 typedef struct {
     const char *endpoint;
     int64_t     http_status;
-    const char *s3_code;
-    int64_t     curl_code;
+    const char *service_code;
+    int64_t     library_code;
     int64_t     attempt;
 } sb_error_detail_t;
 int sb_resultdb_add_error_detail (sb_resultdb_t *self, int64_t run_id, int64_t rank, const char *host,

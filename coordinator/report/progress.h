@@ -42,7 +42,7 @@ int sb_progress_format (const sb_progress_state_t *state, const char *sep, char 
 typedef struct _sb_progress_t sb_progress_t;
 
 /* mode AUTO picks TTY when out is a terminal, PLAIN otherwise. interval_s:
- * seconds between plain lines (the terminal block redraws every 0.5 s).
+ * seconds between plain lines (the terminal block is drawn again every 0.5 s).
  * Returns NULL for OFF (every other call accepts NULL and does nothing). */
 sb_progress_t *sb_progress_new (sb_progress_mode_t mode, FILE *out, double interval_s, uint64_t ranks);
 void sb_progress_destroy (sb_progress_t **self_p);
@@ -57,7 +57,7 @@ void sb_progress_step (sb_progress_t *self, uint64_t steps_released);
 void sb_progress_errors (sb_progress_t *self, uint64_t errors, uint64_t retries);
 /* Listing: objects listed so far (total unknown). */
 void sb_progress_items (sb_progress_t *self, uint64_t done);
-/* Draws when due. */
+/* Draw the block or print a line when due. */
 void sb_progress_tick (sb_progress_t *self, double now);
 /* Removes the block from the terminal (the phase is over). */
 void sb_progress_clear (sb_progress_t *self);

@@ -183,13 +183,13 @@ s_print_story (sqlite3 *db, int64_t run_id, int from_memory, size_t epochs, FILE
     return 0;
 }
 
-/* S3 traffic per endpoint, when the run has any. Returns 0 or -1. */
+/* Traffic per endpoint (engines with endpoints), when the run has any. Returns 0 or -1. */
 static int
 s_print_endpoints (sqlite3 *db, int64_t run_id, const sb_report_failures_t *f, FILE *out)
 {
     if (!f->endpoints)
         return 0;
-    fprintf (out, "  S3 endpoints (attempts, retries included; latency of the successful ones):\n");
+    fprintf (out, "  object-store endpoints (attempts, retries included; latency of the successful ones):\n");
     fprintf (out, "  %-32s %10s %12s %8s %8s %10s %10s\n", "endpoint", "requests", "MiB", "errors", "retries",
              "p50 ms", "p99 ms");
     return sb_report_endpoints (db, run_id, s_print_endpoint, out);
@@ -384,7 +384,7 @@ sb_report_print (sqlite3 *db, int64_t run_id, FILE *out)
         fprintf (out, " after %.2f s", run.duration_s);
     /* a run that needed retries says so, whatever its status */
     if (fails.retries || fails.request_errors)
-        fprintf (out, ", with %lld retr%s (%lld failed attempt%s of %lld requests to %lld S3 endpoint%s)",
+        fprintf (out, ", with %lld retr%s (%lld failed attempt%s of %lld requests to %lld object-store endpoint%s)",
                  (long long) fails.retries, fails.retries == 1 ? "y" : "ies", (long long) fails.request_errors,
                  fails.request_errors == 1 ? "" : "s", (long long) fails.requests, (long long) fails.endpoints,
                  fails.endpoints == 1 ? "" : "s");

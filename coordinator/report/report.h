@@ -26,7 +26,7 @@ int sb_report_json (sqlite3 *db, int64_t run_id, FILE *out);
  * checkpoint run: per rank and checkpoint); "detail" per epoch
  * the read latency percentiles, barrier figures, page-cache residency and
  * slowest rank, "hosts" read latency per epoch and host, "endpoints" the
- * S3 traffic per endpoint, "run" one row of the run's own figures
+ * traffic per endpoint, "run" one row of the run's own figures
  * (retries, errors, DLIO's headline and checkpoint metrics),
  * "checkpoints" one row per checkpoint. Returns 0, or -1 when the run does
  * not exist or SQLite fails (message on stderr). */

@@ -22,7 +22,7 @@
  *   chart-split-rank  ranks) and per rank, stacked bars (rank_epochs)
  *   chart-latency     sample read latency over all epochs (read_latency),
  *                     two bins per power of two on a log axis, p50 and p99
- *   chart-endpoints   requests and errors per S3 endpoint (endpoints)
+ *   chart-endpoints   requests and errors per endpoint (endpoints)
  * the epochs table (barrier p50/p99, page cache), the slowest rank of each
  * epoch (table slowest), read latency p50/p90/p99/p99.9 per epoch (table
  * read-latency, chart-latency-epochs) and per host (table host-latency) and
@@ -707,14 +707,14 @@ s_chart_au (const sb_report_epoch_t *ep, size_t nep, const s_run_t *r, FILE *out
 /* bin 0: [0, 1) us; bin 1: [1, 2); then [2^e, 1.5 * 2^e) and [1.5 * 2^e, 2^(e+1)) for e = 1..62 */
 #define S_LAT_BINS (2 + 2 * 62)
 
-/* The read latency buckets read so far: the merged histogram and the
- * chart's bins. */
+/* The read latency histogram bins read so far: the merged histogram and
+ * the chart's own bins. */
 typedef struct {
     sb_histogram_t *h;
     uint64_t        bins[S_LAT_BINS];
 } s_latency_t;
 
-/* sb_export_latency_buckets' fn: one bucket. Returns 0. */
+/* sb_export_latency_bins' fn: one histogram bin. Returns 0. */
 static int
 s_add_latency (void *ctx, int64_t low, int64_t count)
 {
@@ -722,7 +722,7 @@ s_add_latency (void *ctx, int64_t low, int64_t count)
     if (low < 0 || count <= 0)
         return 0;   /* not something shardbench wrote */
     uint64_t c = (uint64_t) count, v = (uint64_t) low;
-    l->h->counts[sb_histogram_bucket (v)] += c;
+    l->h->counts[sb_histogram_bin (v)] += c;
     l->h->total += c;
     size_t b;
     if (v < 2)
@@ -736,8 +736,8 @@ s_add_latency (void *ctx, int64_t low, int64_t count)
 }
 
 /* chart-latency: the merged read latency histogram, two bins per power of
- * two. The log-linear buckets nest in these bins exactly: below 16 us every
- * value has its own bucket, above every power of two is split in 16. */
+ * two. The histogram's log-linear bins nest in these exactly: below 16 us
+ * every value has its own bin, above every power of two is split in 16. */
 static int
 s_chart_latency (sqlite3 *db, int64_t run_id, FILE *out)
 {
@@ -752,7 +752,7 @@ s_chart_latency (sqlite3 *db, int64_t run_id, FILE *out)
     l->h = h;
     enum { NBINS = S_LAT_BINS };
     uint64_t *bins = l->bins;
-    if (sb_export_latency_buckets (db, run_id, s_add_latency, l) != 0) {
+    if (sb_export_latency_bins (db, run_id, s_add_latency, l) != 0) {
         s_query_failed (db);
         free (h);
         free (l);
@@ -853,7 +853,7 @@ s_endpoint_bar (void *ctx, const sb_report_endpoint_t *e)
     fprintf (out, "</text>\n");
 }
 
-/* chart-endpoints: requests and errors per S3 endpoint. */
+/* chart-endpoints: requests and errors per endpoint. */
 static int
 s_chart_endpoints (sqlite3 *db, int64_t run_id, FILE *out)
 {
@@ -880,7 +880,7 @@ s_chart_endpoints (sqlite3 *db, int64_t run_id, FILE *out)
              "<text x=\"%d\" y=\"%d\">requests</text><rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\""
              " fill=\"#d62728\"/><text x=\"%d\" y=\"%d\">errors</text></g>\n", S_W - S_RIGHT + 12, S_TOP,
              S_W - S_RIGHT + 30, S_TOP + 11, S_W - S_RIGHT + 12, S_TOP + 20, S_W - S_RIGHT + 30, S_TOP + 31);
-    s_svg_close (out, "Requests (retries included) and failed attempts per S3 endpoint (endpoints table).");
+    s_svg_close (out, "Requests (retries included) and failed attempts per object-store endpoint (endpoints table).");
     return 0;
 }
 
@@ -899,7 +899,8 @@ s_error_row (void *ctx, const sb_export_error_t *e)
     FILE *out = er->out;
     if (er->rows == 0)
         fprintf (out, "<h2>Errors</h2>\n<table id=\"errors\" class=\"data\">\n<tr><th>s</th><th>rank</th>"
-                 "<th>host</th><th>op</th><th>target</th><th>endpoint</th><th>HTTP</th><th>message</th></tr>\n");
+                 "<th>host</th><th>op</th><th>target</th><th>endpoint</th><th>HTTP</th><th>service code</th>"
+                 "<th>library code</th><th>message</th></tr>\n");
     if (++er->rows > S_MAX_ERRORS)
         return 0;
     fprintf (out, "<tr><td>%.2f</td><td>", e->t - er->started_at);
@@ -913,6 +914,11 @@ s_error_row (void *ctx, const sb_export_error_t *e)
     fprintf (out, "</td><td>");
     if (e->has_http_status)
         fprintf (out, "%lld", (long long) e->http_status);
+    fprintf (out, "</td><td>");
+    sb_report_html_escape (out, e->service_code);
+    fprintf (out, "</td><td>");
+    if (e->has_library_code && e->library_code != 0)    /* 0: the library reported nothing */
+        fprintf (out, "%lld", (long long) e->library_code);
     fprintf (out, "</td><td>");
     sb_report_html_escape (out, e->message);
     fprintf (out, "</td></tr>\n");
@@ -1269,7 +1275,7 @@ s_latency_epochs (sqlite3 *db, int64_t run_id, FILE *out)
                  s_lat_name[q]);
     fprintf (out, "</g>\n");
     s_svg_close (out, "Sample read latency of each epoch over every rank (read_latency table): the median (p50),"
-                 " 90th, 99th and 99.9th percentiles, from log-linear buckets (within 1/16 of a power of two).");
+                 " 90th, 99th and 99.9th percentiles, from log-linear bins (within 1/16 of a power of two).");
     free (a.e);
     return 0;
 }
@@ -1341,7 +1347,7 @@ s_host_lat_flush (s_host_lat_t *a)
     sb_histogram_reset (a->h);
 }
 
-/* sb_html_host_latency's fn: one bucket. Returns 0. */
+/* sb_html_host_latency's fn: one histogram bin. Returns 0. */
 static int
 s_add_host_lat (void *ctx, const char *host, int64_t low, int64_t count)
 {
@@ -1351,7 +1357,7 @@ s_add_host_lat (void *ctx, const char *host, int64_t low, int64_t count)
         snprintf (a->host, sizeof a->host, "%s", host);
     }
     if (low >= 0 && count > 0) {
-        a->h->counts[sb_histogram_bucket ((uint64_t) low)] += (uint64_t) count;
+        a->h->counts[sb_histogram_bin ((uint64_t) low)] += (uint64_t) count;
         a->h->total += (uint64_t) count;
     }
     return 0;
@@ -1402,7 +1408,7 @@ s_endpoint_row (void *ctx, const sb_report_endpoint_t *e)
     fprintf (out, "</tr>\n");
 }
 
-/* table endpoint-latency: requests, errors, retries and latency per S3
+/* table endpoint-latency: requests, errors, retries and latency per
  * endpoint (nothing when the run used none). */
 static int
 s_endpoint_table (sqlite3 *db, int64_t run_id, FILE *out)

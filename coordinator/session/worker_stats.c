@@ -43,14 +43,14 @@ sess_on_endpoint_stats (sess_t *self, const sb_msg_endpoint_stats_t *m)
 void
 sess_on_error (sess_t *self, sess_worker_t *w, const sb_msg_error_t *m)
 {
-    char op[64], target[1024], message[2048], endpoint[512], s3_code[128];
+    char op[64], target[1024], message[2048], endpoint[512], service_code[128];
     sb_log_escape (m->op, op, sizeof op);
     sb_log_escape (m->target, target, sizeof target);
     sb_log_escape (m->message, message, sizeof message);
     sb_log_escape (m->endpoint, endpoint, sizeof endpoint);
-    sb_log_escape (m->s3_code, s3_code, sizeof s3_code);
-    sb_error_detail_t d = { .endpoint = endpoint, .http_status = m->http_status, .s3_code = s3_code,
-                            .curl_code = m->curl_code, .attempt = m->attempt };
+    sb_log_escape (m->service_code, service_code, sizeof service_code);
+    sb_error_detail_t d = { .endpoint = endpoint, .http_status = m->http_status, .service_code = service_code,
+                            .library_code = m->library_code, .attempt = m->attempt };
     if (self->run_id > 0 && sb_resultdb_add_error_detail (self->o->db, self->run_id, m->rank, w->host, op, target,
                                                           m->errno_val, message, &d) != 0)
         sb_error ("cannot record the error of worker %llu: %s", (unsigned long long) w->id,

@@ -1,4 +1,4 @@
-/* distribution: counter-based draws of emulated compute times. */
+/* distribution: counter-based random emulated compute times. */
 #include "distribution.h"
 
 #include <math.h>

@@ -1,7 +1,7 @@
 /* distribution: the emulated compute time of a batch, a constant or a draw
  * from one of the distributions DLIO accepts for train.computation_time.
  *
- * Draws are counter-based: a draw is a pure function of (seed, stream,
+ * Every draw is counter-based: a pure function of (seed, stream,
  * index), so a rank (stream) sees the same sequence for the same seed in
  * every run, different ranks see independent sequences, and no generator
  * state is kept or shared. Parameters are named as DLIO names them

@@ -1,7 +1,7 @@
 /* log: leveled messages on stderr. One fprintf per line keeps lines whole
  * when several threads log. With a hook (a live status block on the
  * terminal, drawn by the main thread), only the thread that set the hook
- * erases and redraws it: lines of other threads wait in a small queue that
+ * erases it and prints it again: lines of other threads wait in a small queue that
  * the main thread prints with its next line or sb_log_drain. */
 #include "log.h"
 #include "util.h"

@@ -7,10 +7,10 @@
  * - sb_np_next32: one 32-bit output (tempered MT19937 word);
  * - sb_np_interval(max): numpy's random_interval, a uniform integer in
  *   [0, max]: mask = smallest 2**n - 1 >= max, draw & mask until <= max, with
- *   32-bit draws while max <= 0xffffffff and 64-bit draws above (a 64-bit draw
- *   is two 32-bit ones, the first giving the high half);
+ *   32-bit outputs while max <= 0xffffffff and 64-bit ones above (a 64-bit
+ *   one is two 32-bit outputs, the first giving the high half);
  * - shuffle: Fisher-Yates from the end, for i = n-1 down to 1 swap x[i] with
- *   x[random_interval(i)]; numpy draws the same for a 1-D array and a list.
+ *   x[random_interval(i)]; numpy does the same for a 1-D array and a list.
  * tests/unit/test_nprandom.c checks all of it against numpy's own output. */
 #ifndef SB_NPRANDOM_H
 #define SB_NPRANDOM_H

@@ -239,7 +239,7 @@ s_act (const char *endpoint, int argc, char **argv)
         e.u.error.errno_val = 5;
         e.u.error.message = argv[3];
         e.u.error.endpoint = "";
-        e.u.error.s3_code = "";
+        e.u.error.service_code = "";
         s_send (dealer, &e);
         int rc = s_await_abort (dealer, 30000);
         zsock_destroy (&dealer);

@@ -82,7 +82,7 @@ expect_eq "slowest rank per epoch: 3 rows" "$(wc -l <slowest.expected)" 3
 run=$last_train
 # (file storage: the rank's read error has HTTP status 0; the run's own error, no rank, NULL)
 expect_eq "errors per endpoint of the failed run: endpoint '-', the rank's read error and the run's" \
-    "$(readme_query "GROUP BY endpoint, http_status, s3_code" | sort | tr '\n' ' ')" "-|0||1|1 -|||1|0 "
+    "$(readme_query "GROUP BY endpoint, http_status, service_code" | sort | tr '\n' ' ')" "-|0||1|1 -|||1|0 "
 expect_eq "errors of the failed run: the short read of the truncated file, then the run" \
     "$(readme_query "WHERE run_id = (SELECT max(id) FROM runs WHERE status <> 'succeeded')" | cut -d'|' -f2,4,5 | tr '\n' ' ')" \
     "0|read|train/img_2_of_4.npz |run| "

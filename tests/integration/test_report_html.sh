@@ -42,8 +42,8 @@ expect_eq "read_latency counts = samples, every epoch" \
     "$(q r.db "SELECT group_concat(e.epoch || ':' || e.samples || '=' || (SELECT sum(count) FROM read_latency l
                 WHERE l.run_id = 2 AND l.epoch = e.epoch), ' ') FROM epochs e WHERE e.run_id = 2 ORDER BY e.epoch")" \
     "1:64=64 2:64=64 3:64=64 4:64=64 5:64=64"
-expect_eq "read_latency buckets well formed" \
-    "$(q r.db "SELECT count(*) FROM read_latency WHERE run_id = 2 AND (bucket_high_us <= bucket_low_us OR count <= 0)")" 0
+expect_eq "read_latency bins well formed" \
+    "$(q r.db "SELECT count(*) FROM read_latency WHERE run_id = 2 AND (bin_high_us <= bin_low_us OR count <= 0)")" 0
 expect_eq "read p50 <= p99 on every epoch" \
     "$(q r.db "SELECT count(*) FROM epochs WHERE run_id = 2 AND read_p50_ms > 0 AND read_p50_ms <= read_p99_ms")" 5
 expect_eq "no read_latency rows for the datagen run" "$(q r.db "SELECT count(*) FROM read_latency WHERE run_id = 1")" 0
@@ -102,7 +102,7 @@ q v6.db "$(schema_v7_sql)
 sb report 2 --html v6.html --db v6.db
 expect_eq "version 6 database: exit" "$SB_RC" 0
 expect_eq "version 6 database: upgraded" "$(q v6.db "PRAGMA user_version"):$(q v6.db "SELECT count(*) FROM read_latency"):$(
-    q v6.db "SELECT count(*) FROM epochs WHERE run_id = 2 AND read_p50_ms IS NULL")" "14:0:5"
+    q v6.db "SELECT count(*) FROM epochs WHERE run_id = 2 AND read_p50_ms IS NULL")" "15:0:5"
 expect_contains "version 6 database: latency chart says why it is empty" v6.html "no read latency recorded for this run"
 
 # more hosts than colours: 12 workers, one rank each, named h01..h12; the
@@ -164,9 +164,9 @@ reader:
            -- read latency per host (schema 11 has this table; made here when this schema lacks it):
            -- busy 10 reads in [20, 21) us, idle 4 there and 6 in [40, 42)
            CREATE TABLE IF NOT EXISTS host_read_latency (run_id INTEGER NOT NULL, epoch INTEGER NOT NULL,
-               host TEXT NOT NULL, bucket_low_us INTEGER NOT NULL, bucket_high_us INTEGER NOT NULL,
-               count INTEGER NOT NULL, PRIMARY KEY (run_id, epoch, host, bucket_low_us));
-           INSERT INTO host_read_latency (run_id, epoch, host, bucket_low_us, bucket_high_us, count)
+               host TEXT NOT NULL, bin_low_us INTEGER NOT NULL, bin_high_us INTEGER NOT NULL,
+               count INTEGER NOT NULL, PRIMARY KEY (run_id, epoch, host, bin_low_us));
+           INSERT INTO host_read_latency (run_id, epoch, host, bin_low_us, bin_high_us, count)
            VALUES (3, 1, 'busy', 20, 21, 10), (3, 1, 'idle', 20, 21, 4), (3, 2, 'idle', 40, 42, 6)"
 sb report 3 --html idle.html --db idle.db
 expect_eq "report --html (idle host): exit" "$SB_RC" 0
@@ -252,7 +252,7 @@ print("au bars", n("chart-au", "rect", "au-bar"), "epochs", epochs, "threshold",
       "label", "threshold 60.0%" in p.text["chart-au"])
 # the latency bins, computed here independently: [0,1), [1,2), then two per power of two
 bins = set()
-for (low,) in db.execute("SELECT DISTINCT bucket_low_us FROM read_latency WHERE run_id = 2"):
+for (low,) in db.execute("SELECT DISTINCT bin_low_us FROM read_latency WHERE run_id = 2"):
     if low < 2:
         bins.add(low)
     else:

@@ -62,9 +62,9 @@ expect_eq "runs" "$(q r.db "SELECT group_concat(id || ':' || kind || ':' || stat
 # per-host histograms are stored, and add up to the merged ones
 expect_eq "host_read_latency: hosts of run 2" "$(q r.db "SELECT group_concat(DISTINCT host) FROM (SELECT host FROM host_read_latency WHERE run_id = 2 ORDER BY host)")" \
     "node-a,node-b"
-expect_eq "host_read_latency: per-host counts add up to read_latency, bucket by bucket" \
-    "$(q r.db "SELECT count(*) FROM (SELECT epoch, bucket_low_us, sum(count) AS c FROM host_read_latency WHERE run_id = 2 GROUP BY 1, 2
-               EXCEPT SELECT epoch, bucket_low_us, count FROM read_latency WHERE run_id = 2)"):$(
+expect_eq "host_read_latency: per-host counts add up to read_latency, bin by bin" \
+    "$(q r.db "SELECT count(*) FROM (SELECT epoch, bin_low_us, sum(count) AS c FROM host_read_latency WHERE run_id = 2 GROUP BY 1, 2
+               EXCEPT SELECT epoch, bin_low_us, count FROM read_latency WHERE run_id = 2)"):$(
       q r.db "SELECT sum(count) FROM host_read_latency WHERE run_id = 2"):$(q r.db "SELECT sum(samples) FROM epochs WHERE run_id = 2")" \
     "0:96:96"
 expect_eq "host_read_latency: each host's counts are its ranks' samples" \
@@ -91,12 +91,12 @@ def pct(rows):
     return total, out
 def lat_epochs():
     eps = [e for (e,) in db.execute("SELECT DISTINCT epoch FROM read_latency WHERE run_id = ? ORDER BY epoch", (run,))]
-    return [(e,) + pct(db.execute("SELECT bucket_low_us, bucket_high_us, count FROM read_latency WHERE run_id = ? AND epoch = ?"
-                                  " ORDER BY bucket_low_us", (run, e)).fetchall()) for e in eps]
+    return [(e,) + pct(db.execute("SELECT bin_low_us, bin_high_us, count FROM read_latency WHERE run_id = ? AND epoch = ?"
+                                  " ORDER BY bin_low_us", (run, e)).fetchall()) for e in eps]
 def lat_hosts():
     keys = db.execute("SELECT DISTINCT epoch, host FROM host_read_latency WHERE run_id = ? ORDER BY epoch, host", (run,)).fetchall()
-    return [(e, h) + pct(db.execute("SELECT bucket_low_us, bucket_high_us, count FROM host_read_latency WHERE run_id = ?"
-                                    " AND epoch = ? AND host = ? ORDER BY bucket_low_us", (run, e, h)).fetchall()) for e, h in keys]
+    return [(e, h) + pct(db.execute("SELECT bin_low_us, bin_high_us, count FROM host_read_latency WHERE run_id = ?"
+                                    " AND epoch = ? AND host = ? ORDER BY bin_low_us", (run, e, h)).fetchall()) for e, h in keys]
 def slowest():
     return db.execute("SELECT r.epoch, r.rank, r.host, r.finished_at - r.started_at, r.compute_s, r.io_wait_s, r.barrier_s,"
                       " (SELECT avg(barrier_s) FROM rank_epochs x WHERE x.run_id = r.run_id AND x.epoch = r.epoch)"
@@ -209,8 +209,8 @@ elif check == "compare":     # compare RUN argv[3] argv[4]: samples/s means and 
         v = [x for (x,) in db.execute("SELECT samples_per_s FROM epochs WHERE run_id = ?", (k,))]
         return sum(v) / len(v)
     def p99(k):
-        return pct(db.execute("SELECT bucket_low_us, bucket_high_us, sum(count) FROM read_latency WHERE run_id = ?"
-                              " GROUP BY bucket_low_us ORDER BY bucket_low_us", (k,)).fetchall())[1][2]
+        return pct(db.execute("SELECT bin_low_us, bin_high_us, sum(count) FROM read_latency WHERE run_id = ?"
+                              " GROUP BY bin_low_us ORDER BY bin_low_us", (k,)).fetchall())[1][2]
     a = [sps(k) for k in ids]; b = [p99(k) for k in ids]
     print(" ".join("%.1f" % x for x in a), " ".join("%.3f" % (x / a[0]) for x in a[1:]), "|",
           " ".join("%.3f" % x for x in b), " ".join("%.3f" % (x / b[0]) if b[0] else "-" for x in b[1:]))
@@ -261,7 +261,7 @@ q r.db "INSERT INTO endpoints (run_id, endpoint, requests, bytes, errors, retrie
                (4, 'http://s3-b:9000', 10, 4096, 0, 0, NULL, NULL, NULL, NULL, NULL)"
 sb report 4 --db r.db
 expect_contains "retried run: the status line says so" sb.out \
-    ", with 30 retries (32 failed attempts of 140 requests to 2 S3 endpoints)"
+    ", with 30 retries (32 failed attempts of 140 requests to 2 object-store endpoints)"
 expect_contains "retried run: still succeeded" sb.out "  status: succeeded after "
 expect_contains "retried run: endpoint table" sb.out \
     "$(printf '  %-32s %10s %12s %8s %8s %10s %10s' http://s3-a:9000 130 1.0 32 30 1.250 7.750)"
@@ -367,7 +367,7 @@ q v10.db "$(schema_v10_sql) PRAGMA user_version = 10"
 sb report 2 --db v10.db
 expect_eq "version 10: report exit" "$SB_RC" 0
 expect_eq "version 10: upgraded, host_read_latency empty" \
-    "$(q v10.db "PRAGMA user_version"):$(q v10.db "SELECT count(*) FROM host_read_latency")" "14:0"
+    "$(q v10.db "PRAGMA user_version"):$(q v10.db "SELECT count(*) FROM host_read_latency")" "15:0"
 expect_contains "version 10: the summary says why there are no per-host rows" sb.out \
     "  (none recorded: a run before result schema 12)"
 expect_eq "version 10: the merged latency is still there" "$(expected text-got 2 sb.out | head -2)" "$(expected text 2 | head -2)"

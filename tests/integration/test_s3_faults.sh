@@ -87,7 +87,7 @@ transient_check () {
     local retried
     retried=$(q f.db "SELECT ', with ' || sum(retries) || ' retr' || CASE sum(retries) WHEN 1 THEN 'y' ELSE 'ies' END
                       || ' (' || sum(errors) || ' failed attempt' || CASE sum(errors) WHEN 1 THEN '' ELSE 's' END
-                      || ' of ' || sum(requests) || ' requests to ' || count(*) || ' S3 endpoint'
+                      || ' of ' || sum(requests) || ' requests to ' || count(*) || ' object-store endpoint'
                       || CASE count(*) WHEN 1 THEN '' ELSE 's' END || ')' FROM endpoints WHERE run_id = $(last)")
     expect_eq "$what: the summary says it succeeded after retries ($retried)" \
         "$(grep '^  status: succeeded after ' sb.out | grep -cF -- "$retried")" 1
@@ -127,15 +127,15 @@ expect_eq "transient refuse: port2 refused, then listened again" \
     "$(tail -n +"$((cut_at + 1))" proxy.err | grep -c 'stopped listening\|listens again')" 2
 transient_check "transient refuse x2" "25|0|0|$((25 * rec)) 25|2|2|$((23 * rec))"
 
-# persistent_check WHAT HTTP S3CODE CURL TEXT: the last run failed after
+# persistent_check WHAT ENDPOINT HTTP SERVICE_CODE LIBRARY_CODE TEXT: the last run failed after
 # max_retries + 1 = 3 attempts of one GET, with the cause on stderr and in
 # the errors table
 persistent_check () {
     local what=$1 ep=$2
     expect_eq "$what: exit status 1" "$SB_RC" 1
     expect_eq "$what: run failed" "$(q f.db "SELECT status FROM runs WHERE id = $(last)")" failed
-    expect_eq "$what: one read error: endpoint|op|http|s3 code|curl|attempt" \
-        "$(q f.db "SELECT endpoint, op, http_status, s3_code, curl_code, attempt FROM errors WHERE run_id = $(last) AND rank = 0")" \
+    expect_eq "$what: one read error: endpoint|op|http|service code|library code|attempt" \
+        "$(q f.db "SELECT endpoint, op, http_status, service_code, library_code, attempt FROM errors WHERE run_id = $(last) AND rank = 0")" \
         "$ep|read|$3|$4|$5|3"
     expect_eq "$what: the error names the object" \
         "$(q f.db "SELECT target GLOB 'faults/train/img_*_of_24.bin' FROM errors WHERE run_id = $(last) AND rank = 0")" 1
@@ -177,7 +177,7 @@ sb run $common storage.storage_options.endpoint_url=$p2 $pers
 persistent_check "persistent refuse" "$p2" 0 "" 7 "Connection refused: Failed to connect to 127.0.0.1 port ${port2#*:}"
 # README's queries per endpoint, on this last train run: the rank's error on port2 and the run's own
 expect_eq "README errors per endpoint: the refused endpoint's read error and the run's error" \
-    "$(readme_sql "GROUP BY endpoint, http_status, s3_code" | sqlite3 -batch -noheader f.db | sort | tr '\n' ' ')" \
+    "$(readme_sql "GROUP BY endpoint, http_status, service_code" | sqlite3 -batch -noheader f.db | sort | tr '\n' ' ')" \
     "-|||1|0 $p2|0||1|1 "
 expect_eq "README traffic per endpoint: the failed run's 3 refused attempts, 2 of them retries" \
     "$(readme_sql "FROM endpoints" | sqlite3 -batch -noheader f.db | cut -d'|' -f1-4)" "$p2|3|3|2"

@@ -33,38 +33,38 @@ s_cmp_u64 (const void *a, const void *b)
  * everything from there on, 2^41 and above included. */
 START_TEST (test_bucket_edges)
 {
-    ck_assert_int_eq (SB_HISTOGRAM_BUCKETS, 608);
+    ck_assert_int_eq (SB_HISTOGRAM_BINS, 608);
     for (uint64_t v = 0; v < 16; v++) {
-        ck_assert_uint_eq (sb_histogram_bucket (v), v);
-        ck_assert_uint_eq (sb_histogram_bucket_low (v), v);
+        ck_assert_uint_eq (sb_histogram_bin (v), v);
+        ck_assert_uint_eq (sb_histogram_bin_low (v), v);
     }
     /* first octave split in 16: width 1 */
-    ck_assert_uint_eq (sb_histogram_bucket (16), 16);
-    ck_assert_uint_eq (sb_histogram_bucket (31), 31);
+    ck_assert_uint_eq (sb_histogram_bin (16), 16);
+    ck_assert_uint_eq (sb_histogram_bin (31), 31);
     /* second octave: width 2 */
-    ck_assert_uint_eq (sb_histogram_bucket (32), 32);
-    ck_assert_uint_eq (sb_histogram_bucket (33), 32);
-    ck_assert_uint_eq (sb_histogram_bucket (34), 33);
-    ck_assert_uint_eq (sb_histogram_bucket (63), 47);
-    ck_assert_uint_eq (sb_histogram_bucket (64), 48);
-    ck_assert_uint_eq (sb_histogram_bucket_low (33), 34);
-    ck_assert_uint_eq (sb_histogram_bucket_low (47), 62);
-    ck_assert_uint_eq (sb_histogram_bucket_low (48), 64);
+    ck_assert_uint_eq (sb_histogram_bin (32), 32);
+    ck_assert_uint_eq (sb_histogram_bin (33), 32);
+    ck_assert_uint_eq (sb_histogram_bin (34), 33);
+    ck_assert_uint_eq (sb_histogram_bin (63), 47);
+    ck_assert_uint_eq (sb_histogram_bin (64), 48);
+    ck_assert_uint_eq (sb_histogram_bin_low (33), 34);
+    ck_assert_uint_eq (sb_histogram_bin_low (47), 62);
+    ck_assert_uint_eq (sb_histogram_bin_low (48), 64);
     /* 1000 us: octave 512..1023 (e = 9), width 32: 512 + 15 x 32 = 992 */
-    ck_assert_uint_eq (sb_histogram_bucket (1000), 16 + 5 * 16 + 15);
-    ck_assert_uint_eq (sb_histogram_bucket_low (16 + 5 * 16 + 15), 992);
-    ck_assert_uint_eq (sb_histogram_bucket (991), 16 + 5 * 16 + 14);
-    ck_assert_uint_eq (sb_histogram_bucket (1024), 16 + 6 * 16);
+    ck_assert_uint_eq (sb_histogram_bin (1000), 16 + 5 * 16 + 15);
+    ck_assert_uint_eq (sb_histogram_bin_low (16 + 5 * 16 + 15), 992);
+    ck_assert_uint_eq (sb_histogram_bin (991), 16 + 5 * 16 + 14);
+    ck_assert_uint_eq (sb_histogram_bin (1024), 16 + 6 * 16);
     /* the top: 2^41 - 1 is the last value of bucket 607, 2^41 and beyond
      * (overflow) land in it too */
-    ck_assert_uint_eq (sb_histogram_bucket_low (607), 2130303778816ull);
-    ck_assert_uint_eq (sb_histogram_bucket_low (606), 2061584302080ull);
-    ck_assert_uint_eq (sb_histogram_bucket (2130303778816ull - 1), 606);
-    ck_assert_uint_eq (sb_histogram_bucket (2130303778816ull), 607);
-    ck_assert_uint_eq (sb_histogram_bucket ((1ull << 41) - 1), 607);
-    ck_assert_uint_eq (sb_histogram_bucket (1ull << 41), 607);
-    ck_assert_uint_eq (sb_histogram_bucket (1ull << 50), 607);
-    ck_assert_uint_eq (sb_histogram_bucket (UINT64_MAX), 607);
+    ck_assert_uint_eq (sb_histogram_bin_low (607), 2130303778816ull);
+    ck_assert_uint_eq (sb_histogram_bin_low (606), 2061584302080ull);
+    ck_assert_uint_eq (sb_histogram_bin (2130303778816ull - 1), 606);
+    ck_assert_uint_eq (sb_histogram_bin (2130303778816ull), 607);
+    ck_assert_uint_eq (sb_histogram_bin ((1ull << 41) - 1), 607);
+    ck_assert_uint_eq (sb_histogram_bin (1ull << 41), 607);
+    ck_assert_uint_eq (sb_histogram_bin (1ull << 50), 607);
+    ck_assert_uint_eq (sb_histogram_bin (UINT64_MAX), 607);
 }
 END_TEST
 
@@ -73,13 +73,13 @@ END_TEST
  * 1/16 of its low end from bucket 16 on (the documented bound). */
 START_TEST (test_bucket_round_trip)
 {
-    for (size_t b = 0; b < SB_HISTOGRAM_BUCKETS; b++) {
-        uint64_t low = sb_histogram_bucket_low (b);
-        ck_assert_uint_eq (sb_histogram_bucket (low), b);
-        if (b + 1 < SB_HISTOGRAM_BUCKETS) {
-            uint64_t next = sb_histogram_bucket_low (b + 1);
+    for (size_t b = 0; b < SB_HISTOGRAM_BINS; b++) {
+        uint64_t low = sb_histogram_bin_low (b);
+        ck_assert_uint_eq (sb_histogram_bin (low), b);
+        if (b + 1 < SB_HISTOGRAM_BINS) {
+            uint64_t next = sb_histogram_bin_low (b + 1);
             ck_assert_uint_gt (next, low);
-            ck_assert_uint_eq (sb_histogram_bucket (next - 1), b);
+            ck_assert_uint_eq (sb_histogram_bin (next - 1), b);
             if (b >= 16)
                 ck_assert_uint_le ((next - low) * 16, low);
             else
@@ -116,7 +116,7 @@ START_TEST (test_add_and_reset)
     ck_assert_uint_eq (h.counts[16 + 5 * 16 + 15], 1);
     ck_assert_uint_eq (h.counts[607], 2);     /* both overflow values */
     uint64_t counted = 0;
-    for (size_t b = 0; b < SB_HISTOGRAM_BUCKETS; b++)
+    for (size_t b = 0; b < SB_HISTOGRAM_BINS; b++)
         counted += h.counts[b];
     ck_assert_uint_eq (counted, 8);
 
@@ -162,8 +162,8 @@ START_TEST (test_quantile_oracle)
         if (rank >= N)
             rank = N - 1;
         uint64_t truth = v[rank];
-        size_t b = sb_histogram_bucket (truth);
-        double low = (double) sb_histogram_bucket_low (b), high = (double) sb_histogram_bucket_low (b + 1);
+        size_t b = sb_histogram_bin (truth);
+        double low = (double) sb_histogram_bin_low (b), high = (double) sb_histogram_bin_low (b + 1);
         double got = sb_histogram_quantile (&h, qs[i]);
         ck_assert_double_eq (got, (low + high) / 2);
         double bound = truth < 16 ? 0.5 : (double) truth / 16;
@@ -202,8 +202,8 @@ START_TEST (test_merge_equals_both_streams)
         sb_histogram_add (&both, x);
     }
     sb_histogram_reset (&merged);
-    sb_histogram_merge_counts (&merged, a.counts, SB_HISTOGRAM_BUCKETS);
-    sb_histogram_merge_counts (&merged, b.counts, SB_HISTOGRAM_BUCKETS);
+    sb_histogram_merge_counts (&merged, a.counts, SB_HISTOGRAM_BINS);
+    sb_histogram_merge_counts (&merged, b.counts, SB_HISTOGRAM_BINS);
     ck_assert_uint_eq (merged.total, 12000);
     ck_assert_int_eq (memcmp (merged.counts, both.counts, sizeof both.counts), 0);
     const double qs[] = { 0, 0.01, 0.5, 0.9, 0.99, 0.999, 1 };
@@ -211,15 +211,15 @@ START_TEST (test_merge_equals_both_streams)
         ck_assert_double_eq (sb_histogram_quantile (&merged, qs[i]), sb_histogram_quantile (&both, qs[i]));
     /* the maximum and sum from counts: the low ends of the buckets */
     uint64_t low_sum = 0, top = 0;
-    for (size_t k = 0; k < SB_HISTOGRAM_BUCKETS; k++) {
-        low_sum += both.counts[k] * sb_histogram_bucket_low (k);
+    for (size_t k = 0; k < SB_HISTOGRAM_BINS; k++) {
+        low_sum += both.counts[k] * sb_histogram_bin_low (k);
         if (both.counts[k])
-            top = sb_histogram_bucket_low (k);
+            top = sb_histogram_bin_low (k);
     }
     ck_assert_uint_eq (merged.sum_us, low_sum);
     ck_assert_uint_eq (merged.max_us, top);
     ck_assert_uint_le (merged.max_us, both.max_us);
-    ck_assert_uint_eq (merged.max_us, sb_histogram_bucket_low (sb_histogram_bucket (both.max_us)));
+    ck_assert_uint_eq (merged.max_us, sb_histogram_bin_low (sb_histogram_bin (both.max_us)));
 
     /* merging into a histogram that has values keeps its own maximum when
      * it is the larger */
@@ -253,18 +253,18 @@ END_TEST
 START_TEST (test_merge_clamps_bucket_count)
 {
     enum { EXTRA = 64 };
-    uint64_t *counts = calloc (SB_HISTOGRAM_BUCKETS + EXTRA, sizeof *counts);
+    uint64_t *counts = calloc (SB_HISTOGRAM_BINS + EXTRA, sizeof *counts);
     ck_assert_ptr_nonnull (counts);
-    for (size_t i = 0; i < SB_HISTOGRAM_BUCKETS + EXTRA; i++)
+    for (size_t i = 0; i < SB_HISTOGRAM_BINS + EXTRA; i++)
         counts[i] = 1;
     /* a canary after the histogram in one allocation (ASan sees overruns too) */
     struct { sb_histogram_t h; uint64_t canary[EXTRA]; } *box = calloc (1, sizeof *box);
     ck_assert_ptr_nonnull (box);
-    sb_histogram_merge_counts (&box->h, counts, SB_HISTOGRAM_BUCKETS + EXTRA);
-    ck_assert_uint_eq (box->h.total, SB_HISTOGRAM_BUCKETS);
+    sb_histogram_merge_counts (&box->h, counts, SB_HISTOGRAM_BINS + EXTRA);
+    ck_assert_uint_eq (box->h.total, SB_HISTOGRAM_BINS);
     for (size_t i = 0; i < EXTRA; i++)
         ck_assert_uint_eq (box->canary[i], 0);
-    ck_assert_uint_eq (box->h.max_us, sb_histogram_bucket_low (SB_HISTOGRAM_BUCKETS - 1));
+    ck_assert_uint_eq (box->h.max_us, sb_histogram_bin_low (SB_HISTOGRAM_BINS - 1));
     free (box);
     free (counts);
 }

@@ -126,7 +126,7 @@ s_run (sb_resultdb_t *db, const char *kind)
 
 /* ------------------------------------------------------------ tests */
 
-/* A new file: schema version 14, every table of schemas/results.sql, WAL. */
+/* A new file: schema version 15, every table of schemas/results.sql, WAL. */
 START_TEST (test_create_schema)
 {
     char path[PATH_MAX];
@@ -140,9 +140,9 @@ START_TEST (test_create_schema)
     sb_resultdb_destroy (&db);      /* NULL is accepted */
     sb_resultdb_destroy (NULL);
 
-    ck_assert_int_eq (SB_RESULTDB_VERSION, 14);
+    ck_assert_int_eq (SB_RESULTDB_VERSION, 15);
     sqlite3 *q = s_sql_open (path);
-    ck_assert_int_eq (s_sql_int (q, "PRAGMA user_version"), 14);
+    ck_assert_int_eq (s_sql_int (q, "PRAGMA user_version"), 15);
     ck_assert_str_eq (s_sql_text (q, "PRAGMA journal_mode"), "wal");
     ck_assert_str_eq (s_sql_text (q, "SELECT group_concat(name, ' ') FROM (SELECT name FROM sqlite_master"
                                      " WHERE type = 'table' ORDER BY name)"),
@@ -286,9 +286,9 @@ START_TEST (test_rows)
     sb_histogram_add (&h, 5);
     sb_histogram_add (&h, 1ull << 45);  /* the last bucket */
     ck_assert_int_eq (sb_resultdb_epoch_read_latency (db, run, 1, &h), 0);
-    ck_assert_str_eq (s_sql_text (q, "SELECT group_concat(bucket_low_us || '-' || bucket_high_us || ':' || count, ' ')"
+    ck_assert_str_eq (s_sql_text (q, "SELECT group_concat(bin_low_us || '-' || bin_high_us || ':' || count, ' ')"
                                      " FROM (SELECT * FROM read_latency WHERE run_id = 1 AND epoch = 1 ORDER BY"
-                                     " bucket_low_us)"),
+                                     " bin_low_us)"),
                       "5-6:1 992-1024:98 2130303778816-2130303778817:1");
     ck_assert_str_eq (s_sql_text (q, "SELECT read_p50_ms || '|' || read_p99_ms FROM epochs WHERE epoch = 1"),
                       "1.008|2130303778.8165");
@@ -336,11 +336,11 @@ START_TEST (test_rows)
     /* errors: without a rank or detail, and with both ("" detail texts are NULL) */
     double e0 = (double) time (NULL) - 60;
     ck_assert_int_eq (sb_resultdb_add_error (db, run, -1, NULL, "heartbeat", NULL, 0, "worker 1 silent"), 0);
-    sb_error_detail_t det = { .endpoint = "", .http_status = 503, .s3_code = "SlowDown", .curl_code = 0,
+    sb_error_detail_t det = { .endpoint = "", .http_status = 503, .service_code = "SlowDown", .library_code = 0,
                               .attempt = 4 };
     ck_assert_int_eq (sb_resultdb_add_error_detail (db, run, 3, "beta", "read", "train/img_1.npz", EIO, "short read",
                                                     &det), 0);
-    det.endpoint = "http://127.0.0.1:9000", det.s3_code = "";
+    det.endpoint = "http://127.0.0.1:9000", det.service_code = "", det.library_code = 7;
     ck_assert_int_eq (sb_resultdb_add_error_detail (db, run, -1, NULL, "list", "train/", 0, "listing failed", &det),
                       0);
     ck_assert_int_eq (s_sql_int (q, "SELECT count(*) FROM errors"), 3);
@@ -348,12 +348,12 @@ START_TEST (test_rows)
     ck_assert_str_eq (s_sql_text (q, "SELECT group_concat(x, ' / ') FROM (SELECT coalesce(rank, 'NULL') || '|' ||"
                                      " coalesce(host, 'NULL') || '|' || op || '|' || coalesce(target, 'NULL') || '|' ||"
                                      " errno_val || '|' || message || '|' || coalesce(endpoint, 'NULL') || '|' ||"
-                                     " coalesce(http_status, 'NULL') || '|' || coalesce(s3_code, 'NULL') || '|' ||"
-                                     " coalesce(curl_code, 'NULL') || '|' || coalesce(attempt, 'NULL') AS x FROM errors"
+                                     " coalesce(http_status, 'NULL') || '|' || coalesce(service_code, 'NULL') || '|' ||"
+                                     " coalesce(library_code, 'NULL') || '|' || coalesce(attempt, 'NULL') AS x FROM errors"
                                      " ORDER BY rowid)"),
                       "NULL|NULL|heartbeat|NULL|0|worker 1 silent|NULL|NULL|NULL|NULL|NULL / "
                       "3|beta|read|train/img_1.npz|5|short read|NULL|503|SlowDown|0|4 / "
-                      "NULL|NULL|list|train/|0|listing failed|http://127.0.0.1:9000|503|NULL|0|4");
+                      "NULL|NULL|list|train/|0|listing failed|http://127.0.0.1:9000|503|NULL|7|4");
 
     /* endpoints: replaced by (run, endpoint) */
     ck_assert_int_eq (sb_resultdb_add_endpoint (db, run, "http://a:1", 10, 100, 1, 2, 1.5, 1, 2, 3, 4), 0);
@@ -431,7 +431,7 @@ START_TEST (test_reopen)
     ck_assert_int_eq (s_run (db, "datagen"), 2);
     sb_resultdb_destroy (&db);
     sqlite3 *q = s_sql_open (path);
-    ck_assert_int_eq (s_sql_int (q, "PRAGMA user_version"), 14);
+    ck_assert_int_eq (s_sql_int (q, "PRAGMA user_version"), 15);
     ck_assert_str_eq (s_sql_text (q, "SELECT group_concat(id || kind, ' ') FROM runs"), "1train 2datagen");
     ck_assert_int_eq (s_sql_int (q, "SELECT count(*) FROM timeseries"), 1);
     sqlite3_close (q);
@@ -447,16 +447,16 @@ START_TEST (test_refuse_newer)
     ck_assert_int_eq (s_run (db, "train"), 1);
     sb_resultdb_destroy (&db);
     sqlite3 *q = s_sql_open (path);
-    s_sql_exec (q, "PRAGMA user_version = 15");
+    s_sql_exec (q, "PRAGMA user_version = 16");
     sqlite3_close (q);
-    snprintf (want, sizeof want, "%s: result database schema version 15 is newer than this shardbench (14)", path);
+    snprintf (want, sizeof want, "%s: result database schema version 16 is newer than this shardbench (15)", path);
     ck_assert_ptr_null (sb_resultdb_open (path, err, sizeof err));
     ck_assert_str_eq (err, want);
     err[0] = '\0';
     ck_assert_ptr_null (sb_resultdb_open_readonly (path, 1, err, sizeof err));
     ck_assert_str_eq (err, want);
     q = s_sql_open (path);
-    ck_assert_int_eq (s_sql_int (q, "PRAGMA user_version"), 15);
+    ck_assert_int_eq (s_sql_int (q, "PRAGMA user_version"), 16);
     ck_assert_int_eq (s_sql_int (q, "SELECT count(*) FROM runs"), 1);
     sqlite3_close (q);
 }
@@ -519,7 +519,7 @@ END_TEST
 
 /* Another program's SQLite database (tables, none of them shardbench's) is
  * refused, whatever its user_version, and left exactly as it was: a --db
- * that names the wrong file must not gain twenty tables and version 14,
+ * that names the wrong file must not gain twenty tables and version 15,
  * nor have its own tables altered by an upgrade step. */
 START_TEST (test_refuse_foreign_sqlite)
 {
@@ -595,7 +595,7 @@ START_TEST (test_readonly)
     s_sql_exec (q, "PRAGMA user_version = 9");
     sqlite3_close (q);
     ck_assert_ptr_null (sb_resultdb_open_readonly (path, 0, err, sizeof err));
-    snprintf (want, sizeof want, "%s: result database schema version 9 must be upgraded to version 14 before this"
+    snprintf (want, sizeof want, "%s: result database schema version 9 must be upgraded to version 15 before this"
               " shardbench can read it, which needs write access: run `shardbench report --db %s` once as a user"
               " who can write the file and its folder", path, path);
     ck_assert_str_eq (err, want);
@@ -609,6 +609,61 @@ START_TEST (test_readonly)
 }
 END_TEST
 
+/* SQL taking a current file back to version 14's names: the error codes
+ * named after the one object store and HTTP library of the time, the
+ * latency histograms' columns after buckets (what version 15 renamed). */
+#define S_SCHEMA_V14_SQL \
+    "ALTER TABLE errors RENAME COLUMN service_code TO s3_code; ALTER TABLE errors RENAME COLUMN library_code TO curl_code;" \
+    " ALTER TABLE read_latency RENAME COLUMN bin_low_us TO bucket_low_us;" \
+    " ALTER TABLE read_latency RENAME COLUMN bin_high_us TO bucket_high_us;" \
+    " ALTER TABLE host_read_latency RENAME COLUMN bin_low_us TO bucket_low_us;" \
+    " ALTER TABLE host_read_latency RENAME COLUMN bin_high_us TO bucket_high_us;"
+
+/* A version 14 file: the renamed columns keep every value (an object
+ * store's 404 and a timeout of the HTTP library, the latency rows of a
+ * rank and of its host) and the primary keys still hold. */
+START_TEST (test_upgrade_from_v14)
+{
+    char path[PATH_MAX];
+    s_path (path, sizeof path, "v14.db");
+    sb_resultdb_t *db = s_open (path);
+    ck_assert_int_eq (s_run (db, "train"), 1);
+    ck_assert_int_eq (sb_resultdb_flush (db), 0);
+    sb_resultdb_destroy (&db);
+    sqlite3 *q = s_sql_open (path);
+    s_sql_exec (q, S_SCHEMA_V14_SQL
+                   " INSERT INTO errors (run_id, t, rank, host, op, target, errno_val, message, endpoint, http_status,"
+                   " s3_code, curl_code, attempt) VALUES (1, 10, 0, 'h', 'read', 'train/a', 2, 'GET failed',"
+                   " 'http://127.0.0.1:9000', 404, 'NoSuchKey', 0, 1),"
+                   " (1, 11, 1, 'h', 'read', 'train/b', 110, 'timed out', 'http://127.0.0.1:9000', 0, NULL, 28, 3);"
+                   " INSERT INTO read_latency (run_id, epoch, bucket_low_us, bucket_high_us, count)"
+                   " VALUES (1, 1, 20, 21, 7), (1, 1, 40, 42, 3);"
+                   " INSERT INTO host_read_latency (run_id, epoch, host, bucket_low_us, bucket_high_us, count)"
+                   " VALUES (1, 1, 'h', 20, 21, 7), (1, 1, 'h', 40, 42, 3);"
+                   " PRAGMA user_version = 14");
+    sqlite3_close (q);
+    db = s_open (path);
+    sb_resultdb_destroy (&db);
+    q = s_sql_open (path);
+    ck_assert_int_eq (s_sql_int (q, "PRAGMA user_version"), 15);
+    ck_assert_str_eq (s_sql_text (q, "SELECT group_concat(x, ' / ') FROM (SELECT rank || '|' || http_status || '|' ||"
+                                     " coalesce(service_code, 'NULL') || '|' || library_code || '|' || attempt AS x"
+                                     " FROM errors ORDER BY rowid)"), "0|404|NoSuchKey|0|1 / 1|0|NULL|28|3");
+    ck_assert_str_eq (s_sql_text (q, "SELECT group_concat(name, ' ') FROM pragma_table_info('errors')"),
+                      "run_id t rank host op target errno_val message endpoint http_status service_code library_code"
+                      " attempt");
+    ck_assert_str_eq (s_sql_text (q, "SELECT group_concat(bin_low_us || '-' || bin_high_us || ':' || count, ' ') FROM"
+                                     " (SELECT * FROM read_latency ORDER BY bin_low_us)"), "20-21:7 40-42:3");
+    ck_assert_str_eq (s_sql_text (q, "SELECT group_concat(bin_low_us || '-' || bin_high_us || ':' || count, ' ') FROM"
+                                     " (SELECT * FROM host_read_latency ORDER BY bin_low_us)"), "20-21:7 40-42:3");
+    /* the primary key follows the rename: a second row of the same bin is refused */
+    ck_assert_int_ne (sqlite3_exec (q, "INSERT INTO read_latency (run_id, epoch, bin_low_us, bin_high_us, count)"
+                                       " VALUES (1, 1, 20, 21, 1)", NULL, NULL, NULL), SQLITE_OK);
+    ck_assert_str_eq (s_sql_text (q, "PRAGMA integrity_check"), "ok");
+    sqlite3_close (q);
+}
+END_TEST
+
 /* A version 9 file (the current schema without what version 10 added) is
  * upgraded in place: its rows stay, the new columns and tables exist. */
 START_TEST (test_upgrade_from_v9)
@@ -619,7 +674,8 @@ START_TEST (test_upgrade_from_v9)
     ck_assert_int_eq (s_run (db, "train"), 1);
     sb_resultdb_destroy (&db);
     sqlite3 *q = s_sql_open (path);
-    s_sql_exec (q, "ALTER TABLE checkpoints DROP COLUMN rank_sync; ALTER TABLE checkpoints DROP COLUMN dlio_gib_per_s;"
+    s_sql_exec (q, S_SCHEMA_V14_SQL
+                   " ALTER TABLE checkpoints DROP COLUMN rank_sync; ALTER TABLE checkpoints DROP COLUMN dlio_gib_per_s;"
                    " ALTER TABLE checkpoints DROP COLUMN dlio_duration_s; ALTER TABLE checkpoints DROP COLUMN dlio_bytes;"
                    " DROP TABLE run_inputs; DROP TABLE run_overrides; DROP TABLE run_host_info; DROP TABLE host_read_latency;"
                    " ALTER TABLE runs DROP COLUMN warmup; ALTER TABLE runs DROP COLUMN series_index;"
@@ -641,7 +697,7 @@ START_TEST (test_upgrade_from_v9)
     ck_assert_int_eq (sb_resultdb_run_workflow (db, 1, "train"), 0);
     sb_resultdb_destroy (&db);
     q = s_sql_open (path);
-    ck_assert_int_eq (s_sql_int (q, "PRAGMA user_version"), 14);
+    ck_assert_int_eq (s_sql_int (q, "PRAGMA user_version"), 15);
     ck_assert_str_eq (s_sql_text (q, "SELECT kind || '|' || workflow || '|' || coalesce(eval_au_mean_percentage,"
                                      " 'NULL') FROM runs"), "train|train|NULL");
     ck_assert_int_eq (s_sql_int (q, "SELECT count(*) FROM sqlite_master WHERE name IN ('evals', 'eval_ranks')"), 2);
@@ -666,7 +722,8 @@ START_TEST (test_upgrade_from_v13)
     ck_assert_int_eq (sb_resultdb_flush (db), 0);
     sb_resultdb_destroy (&db);
     sqlite3 *q = s_sql_open (path);
-    s_sql_exec (q, "ALTER TABLE checkpoints DROP COLUMN rank_sync; ALTER TABLE checkpoints DROP COLUMN dlio_gib_per_s;"
+    s_sql_exec (q, S_SCHEMA_V14_SQL
+                   " ALTER TABLE checkpoints DROP COLUMN rank_sync; ALTER TABLE checkpoints DROP COLUMN dlio_gib_per_s;"
                    " ALTER TABLE checkpoints DROP COLUMN dlio_duration_s; ALTER TABLE checkpoints DROP COLUMN dlio_bytes;"
                    " PRAGMA user_version = 13");
     ck_assert_int_eq (s_sql_int (q, "SELECT count(*) FROM pragma_table_info('checkpoints') WHERE name LIKE 'dlio%'"), 0);
@@ -674,7 +731,7 @@ START_TEST (test_upgrade_from_v13)
     db = s_open (path);
     sb_resultdb_destroy (&db);
     q = s_sql_open (path);
-    ck_assert_int_eq (s_sql_int (q, "PRAGMA user_version"), 14);
+    ck_assert_int_eq (s_sql_int (q, "PRAGMA user_version"), 15);
     ck_assert_str_eq (s_sql_text (q, "SELECT bytes || '|' || duration_s || '|' || dlio_bytes || '|' || dlio_duration_s"
                                      " || '|' || dlio_gib_per_s || '|' || gib_per_s || '|' || rank_sync FROM checkpoints"),
                       "2147483648|4.0|2147483648|2.0|1.0|0.5|0");
@@ -945,7 +1002,7 @@ START_TEST (test_in_memory)
     ck_assert_int_eq (sb_resultdb_add_stats (db, 1, 1, 1, 0, 1, 1, 1, 0, 0), 0);
     ck_assert_int_eq (sb_resultdb_sync (db), 0);
     ck_assert_int_eq (s_sql_int (sb_resultdb_handle (db), "SELECT count(*) FROM timeseries"), 1);
-    ck_assert_int_eq (s_sql_int (sb_resultdb_handle (db), "PRAGMA user_version"), 14);
+    ck_assert_int_eq (s_sql_int (sb_resultdb_handle (db), "PRAGMA user_version"), 15);
     sb_resultdb_destroy (&db);
 }
 END_TEST
@@ -1049,6 +1106,7 @@ s_suite (void)
     tcase_add_test (tc, test_readonly);
     tcase_add_test (tc, test_upgrade_from_v9);
     tcase_add_test (tc, test_upgrade_from_v13);
+    tcase_add_test (tc, test_upgrade_from_v14);
     tcase_add_test (tc, test_writer_rows);
     tcase_add_test (tc, test_writer_waits_for_lock);
     tcase_add_test (tc, test_writer_gives_up);

@@ -263,7 +263,7 @@ static uint64_t
 s_hist_total (const sb_msg_rank_done_t *d, uint64_t us, uint64_t *in_bucket)
 {
     uint64_t total = 0;
-    size_t b = sb_histogram_bucket (us);
+    size_t b = sb_histogram_bin (us);
     *in_bucket = 0;
     for (size_t i = 0; i < d->read_latency.count; i++) {
         total += d->read_latency.items[i];

@@ -280,7 +280,8 @@ START_TEST (test_null_string_is_empty)
     ck_assert_int_eq (out.u.error.http_status, 503);
     ck_assert_str_eq (out.u.error.op, "");
     ck_assert_str_eq (out.u.error.message, "");
-    ck_assert_str_eq (out.u.error.s3_code, "");
+    ck_assert_str_eq (out.u.error.service_code, "");
+    ck_assert_int_eq (out.u.error.library_code, 0);
     sb_proto_fini (&out);
     zsock_destroy (&a);
     zsock_destroy (&b);
@@ -533,6 +534,61 @@ START_TEST (test_no_credential_fields)
 }
 END_TEST
 
+/* ERROR carries a storage failure in the vocabulary of every engine
+ * (lib/storage/engine.h sb_storage_error_t: code, lib_code): its fields, in
+ * wire order, name no one service or client library, and both codes arrive
+ * as sent over a real socket pair. */
+START_TEST (test_error_codes_engine_neutral)
+{
+    static const char *const fields[] = {
+#define SB_MSG(name, NAME, id, doc)
+#define SB_FIELD(name, KIND, field) #name "." #field,
+#define SB_END(name)
+#include "messages.def"
+#undef SB_MSG
+#undef SB_FIELD
+#undef SB_END
+    };
+    char order[512] = "";
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+        if (!strncmp (fields[i], "error.", 6)) {
+            ck_assert_uint_lt (strlen (order) + strlen (fields[i]) + 2, sizeof order);
+            strcat (order, order[0] ? " " : "");
+            strcat (order, fields[i] + 6);
+        }
+    ck_assert_str_eq (order, "rank op target errno_val message endpoint http_status service_code library_code attempt");
+    /* the layout changed: the version says so to a peer of the old one */
+    ck_assert_int_eq (SB_PROTO_VERSION, 15);
+
+    zsock_t *a, *b;
+    s_pair ("codes", &a, &b);
+    sb_msg_t in = { .type = SB_MSG_ERROR }, out;
+    in.u.error.rank = 3;
+    in.u.error.op = "read";
+    in.u.error.target = "train/img_1_of_8.npz";
+    in.u.error.errno_val = ENOENT;
+    in.u.error.message = "GET failed";
+    in.u.error.endpoint = "http://127.0.0.1:10000";
+    in.u.error.http_status = 404;
+    in.u.error.service_code = "BlobNotFound";
+    in.u.error.library_code = 28;
+    in.u.error.attempt = 2;
+    ck_assert_int_eq (sb_wire_send (a, NULL, &in), 0);
+    char reason[128];
+    int interrupted;
+    ck_assert_int_eq (s_recv (b, NULL, &out, reason, sizeof reason, NULL, &interrupted, 5000), SB_PROTO_OK);
+    ck_assert_int_eq (out.type, SB_MSG_ERROR);
+    ck_assert_str_eq (out.u.error.service_code, "BlobNotFound");
+    ck_assert_int_eq (out.u.error.library_code, 28);
+    ck_assert_int_eq (out.u.error.http_status, 404);
+    ck_assert_int_eq (out.u.error.attempt, 2);
+    ck_assert_str_eq (out.u.error.endpoint, "http://127.0.0.1:10000");
+    sb_proto_fini (&out);
+    zsock_destroy (&a);
+    zsock_destroy (&b);
+}
+END_TEST
+
 /* The trace is opened once per process: each scenario runs in a child of
  * its own with SHARDBENCH_WIRE_TRACE set before its first send. The child
  * exits 0 when every send and receive did what it should. */
@@ -761,6 +817,7 @@ s_suite (void)
     tcase_add_test (tc, test_configure_options);
     tcase_add_test (tc, test_frame_size_limits);
     tcase_add_test (tc, test_no_credential_fields);
+    tcase_add_test (tc, test_error_codes_engine_neutral);
     tcase_add_test (tc, test_trace_records);
     tcase_add_test (tc, test_trace_unwritable);
     tcase_add_test (tc, test_wait);

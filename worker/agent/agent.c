@@ -575,8 +575,8 @@ s_open_fds (void)
  * (lib/base/chan.c; its request channel none); a local engine one open
  * file per read in flight (sb_reader_reads_in_flight), and an async one
  * (uring) its ring, its wake-up eventfd and as many files again, delivered
- * and closed with the ring's next submission; the s3 engine one connection per request
- * in flight and endpoint, 2 for curl's wake-up, and the datagen/checkpoint
+ * and closed with the ring's next submission; an object store's engine one connection per request
+ * in flight and endpoint, 2 for its HTTP library's wake-up, and the datagen/checkpoint
  * client one per endpoint plus 2; 2 more per rank for checkpoint files.
  * Returns 0, or -1 with a cause that gives the numbers and the fix. */
 static int
@@ -666,7 +666,7 @@ s_preflight_check (void *ctx, const char *where, const sb_storage_error_t *e)
 }
 
 /* Check every storage endpoint from this host (an engine with endpoints:
- * TCP connect and a signed HEAD of the bucket, sb_storage_preflight).
+ * TCP connect and a signed request to the store, sb_storage_preflight).
  * Failures go into READY: the host's own (host_cause, when set) first,
  * which skips the endpoint checks. Returns 0, or -1 out of memory. */
 static int

@@ -8,7 +8,7 @@
 
 void
 sb_report_failure (const sb_sender_t *out, uint64_t rank, const char *op, const char *target, int errno_val,
-                   const char *message, const sb_read_result_t *s3)
+                   const char *message, const sb_read_result_t *detail)
 {
     sb_msg_t m = { .type = SB_MSG_ERROR };
     m.u.error.rank = (int64_t) rank;
@@ -16,11 +16,12 @@ sb_report_failure (const sb_sender_t *out, uint64_t rank, const char *op, const 
     m.u.error.target = (char *) (target ? target : "");
     m.u.error.errno_val = errno_val;
     m.u.error.message = (char *) message;
-    m.u.error.endpoint = s3 ? (char *) s3->endpoint : "";
-    m.u.error.http_status = s3 ? s3->http_status : 0;
-    m.u.error.s3_code = s3 ? (char *) s3->s3_code : "";
-    m.u.error.curl_code = s3 ? s3->curl_code : 0;
-    m.u.error.attempt = s3 ? s3->attempt : 0;
+    const sb_read_result_t *d = detail;
+    m.u.error.endpoint = d ? (char *) d->endpoint : "";
+    m.u.error.http_status = d ? d->http_status : 0;
+    m.u.error.service_code = d ? (char *) d->service_code : "";
+    m.u.error.library_code = d ? d->library_code : 0;
+    m.u.error.attempt = d ? d->attempt : 0;
     sb_error ("rank %llu: %s", (unsigned long long) rank, message);
     out->fn (out->ctx, &m);
 }
@@ -32,9 +33,9 @@ sb_report_endpoints (const sb_sender_t *out, uint64_t rank, const sb_reader_endp
         const sb_reader_endpoint_t *e = &eps[i];
         if (!e->requests)
             continue;
-        size_t buckets = SB_HISTOGRAM_BUCKETS;
-        while (buckets > 0 && e->latency.counts[buckets - 1] == 0)
-            buckets--;
+        size_t bins = SB_HISTOGRAM_BINS;     /* trailing empty bins are not sent */
+        while (bins > 0 && e->latency.counts[bins - 1] == 0)
+            bins--;
         sb_msg_t m = { .type = SB_MSG_ENDPOINT_STATS };
         m.u.endpoint_stats.rank = rank;
         m.u.endpoint_stats.endpoint = (char *) e->endpoint;
@@ -42,7 +43,7 @@ sb_report_endpoints (const sb_sender_t *out, uint64_t rank, const sb_reader_endp
         m.u.endpoint_stats.bytes = e->bytes;
         m.u.endpoint_stats.errors = e->errors;
         m.u.endpoint_stats.retries = e->retries;
-        m.u.endpoint_stats.latency.count = buckets;
+        m.u.endpoint_stats.latency.count = bins;
         m.u.endpoint_stats.latency.items = (uint64_t *) e->latency.counts;
         out->fn (out->ctx, &m);
     }

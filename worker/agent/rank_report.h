@@ -22,10 +22,11 @@ typedef struct {
     double   next;          /* sb_now () time of the next STATS */
 } sb_interval_t;
 
-/* ERROR that ends the run; s3 (may be NULL) adds the request's endpoint,
- * HTTP status, S3 code, curl code and attempt. Also logged. */
+/* ERROR that ends the run; detail (may be NULL: a failure of no engine with
+ * endpoints) adds the request's endpoint, HTTP status, the service's and the
+ * client library's error codes and the attempt. Also logged. */
 void sb_report_failure (const sb_sender_t *out, uint64_t rank, const char *op, const char *target, int errno_val,
-                        const char *message, const sb_read_result_t *s3);
+                        const char *message, const sb_read_result_t *detail);
 
 /* ENDPOINT_STATS for every endpoint with traffic. */
 void sb_report_endpoints (const sb_sender_t *out, uint64_t rank, const sb_reader_endpoint_t *eps, size_t n);

@@ -94,11 +94,11 @@ s_storage_failure (s_run_t *self, const char *op, const char *key, const sb_stor
         return;
     }
     sb_read_result_t f = { .error = e->os_errno ? e->os_errno : -1, .http_status = e->status,
-                           .curl_code = e->lib_code, .attempt = e->attempt };
+                           .library_code = e->lib_code, .attempt = e->attempt };
     snprintf (f.message, sizeof f.message, "%s", message);
     snprintf (f.target, sizeof f.target, "%s", key);
     snprintf (f.endpoint, sizeof f.endpoint, "%s", e->where);
-    snprintf (f.s3_code, sizeof f.s3_code, "%s", e->code);
+    snprintf (f.service_code, sizeof f.service_code, "%s", e->code);
     s_fail (self, op, key, e->os_errno, message, &f);
 }
 

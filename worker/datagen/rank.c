@@ -189,8 +189,8 @@ s_failure_of (sb_read_result_t *failure, const char *target, const sb_storage_er
     snprintf (failure->target, sizeof failure->target, "%s", target);
     snprintf (failure->endpoint, sizeof failure->endpoint, "%s", e->where);
     failure->http_status = e->status;
-    snprintf (failure->s3_code, sizeof failure->s3_code, "%s", e->code);
-    failure->curl_code = e->lib_code;
+    snprintf (failure->service_code, sizeof failure->service_code, "%s", e->code);
+    failure->library_code = e->lib_code;
     failure->attempt = e->attempt;
     failure->error = e->os_errno;
 }

@@ -299,8 +299,8 @@ s_result (const sb_reader_t *self, const sb_io_done_t *d, sb_read_result_t *res)
     if (self->caps & SB_ENGINE_ENDPOINTS)
         snprintf (res->endpoint, sizeof res->endpoint, "%s", e->where);
     res->http_status = e->status;
-    snprintf (res->s3_code, sizeof res->s3_code, "%s", e->code);
-    res->curl_code = e->lib_code;
+    snprintf (res->service_code, sizeof res->service_code, "%s", e->code);
+    res->library_code = e->lib_code;
     res->attempt = e->attempt;
 }
 

@@ -59,10 +59,10 @@ typedef struct {
     int      error;         /* errno, or -1 for a short read / verify mismatch / HTTP failure; 0 when fine */
     char     message[2048]; /* what failed, naming the path or endpoint and key */
     char     target[1024];  /* path or key */
-    char     endpoint[256]; /* s3 only */
+    char     endpoint[256]; /* engines with endpoints only */
     long     http_status;
-    char     s3_code[64];
-    int      curl_code;
+    char     service_code[64]; /* sb_storage_error_t code: the service's error code */
+    int      library_code;     /* sb_storage_error_t lib_code: the client library's code */
     int      attempt;
     /* file engine, page cache: bytes of the read's range that were
      * resident just before it was read, of checked bytes (0 of 0 when the

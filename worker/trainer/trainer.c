@@ -709,7 +709,7 @@ s_count_read (s_rank_t *r, uint64_t count, uint64_t bytes, uint64_t latency_ns, 
     r->interval.bytes += bytes;
     r->interval.reads += (uint64_t) read;
     r->interval.read_ns += latency_ns;
-    r->read_latency.counts[sb_histogram_bucket (latency_ns / 1000)] += count;
+    r->read_latency.counts[sb_histogram_bin (latency_ns / 1000)] += count;
     r->read_latency.total += count;
 }
 
@@ -1455,12 +1455,12 @@ s_finish (sb_trainer_t *self, s_rank_t *r, double now)
     d->metric_compute_s = r->metric_compute;
     d->head_proc_s = r->head_proc;
     d->tail_proc_s = r->tail_proc;
-    size_t buckets = SB_HISTOGRAM_BUCKETS;
+    size_t buckets = SB_HISTOGRAM_BINS;
     while (buckets > 0 && r->barrier_latency.counts[buckets - 1] == 0)
         buckets--;
     d->barrier_latency.count = buckets;
     d->barrier_latency.items = r->barrier_latency.counts;
-    buckets = SB_HISTOGRAM_BUCKETS;
+    buckets = SB_HISTOGRAM_BINS;
     while (buckets > 0 && r->read_latency.counts[buckets - 1] == 0)
         buckets--;
     d->read_latency.count = buckets;
@@ -1468,7 +1468,7 @@ s_finish (sb_trainer_t *self, s_rank_t *r, double now)
     d->resident_bytes = r->resident_bytes;
     d->checked_bytes = r->checked_bytes;
     if (r == &self->ranks[0]) {     /* the worker's barriers, once */
-        buckets = SB_HISTOGRAM_BUCKETS;
+        buckets = SB_HISTOGRAM_BINS;
         while (buckets > 0 && self->barrier_own.counts[buckets - 1] == 0)
             buckets--;
         d->barrier_own.count = buckets;
