@@ -52,7 +52,7 @@ sb_storage_to_welcome (const sb_storage_cfg_t *cfg, void *welcome)
 {
     sb_msg_welcome_t *w = welcome;
     w->engine = (char *) cfg->engine;
-    w->bucket = (char *) cfg->store;
+    w->store = (char *) cfg->store;
     w->endpoints.count = 0;
     w->engine_opts.count = 0;
     /* one block: the endpoints' pointers, the options' pointers, then the
@@ -74,7 +74,6 @@ sb_storage_to_welcome (const sb_storage_cfg_t *cfg, void *welcome)
         w->engine_opts.items[w->engine_opts.count++] = t;
     }
     w->load_balance = (char *) sb_storage_lb_name (cfg->lb);
-    w->region = (char *) "";    /* unused: the engine's settings travel as its options */
     w->max_in_flight = cfg->max_in_flight;
     w->connect_timeout_ms = (uint64_t) (cfg->connect_timeout_s * 1000);
     w->request_timeout_ms = (uint64_t) (cfg->request_timeout_s * 1000);
@@ -112,11 +111,11 @@ sb_storage_from_welcome (const void *welcome, sb_storage_cfg_t *cfg, char *err, 
         snprintf (cfg->opts[cfg->nopts].value, sizeof cfg->opts[0].value, "%s", eq + 1);
         cfg->nopts++;
     }
-    if (w->endpoints.count > SB_MAX_ENDPOINTS || strlen (w->bucket) >= sizeof cfg->store) {
+    if (w->endpoints.count > SB_MAX_ENDPOINTS || strlen (w->store) >= sizeof cfg->store) {
         snprintf (err, err_size, "storage settings out of bounds");
         return -1;
     }
-    snprintf (cfg->store, sizeof cfg->store, "%s", w->bucket);
+    snprintf (cfg->store, sizeof cfg->store, "%s", w->store);
     for (size_t i = 0; i < w->endpoints.count; i++) {
         if (strlen (w->endpoints.items[i]) >= sizeof cfg->endpoints[0]) {
             snprintf (err, err_size, "endpoint too long");

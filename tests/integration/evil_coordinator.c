@@ -112,7 +112,7 @@ main (int argc, char **argv)
                 || sb_proto_set_str (&w->file_prefix, key_mode ? "img" : "../../escape")
                 || sb_proto_set_str (&w->sync, "epoch") || sb_proto_set_str (&w->compute_dist, "constant")
                 || sb_proto_set_str (&w->engine, "file") || sb_proto_set_str (&w->load_balance, "round_robin")
-                || sb_proto_set_str (&w->bucket, "") || sb_proto_set_str (&w->region, "")
+                || sb_proto_set_str (&w->store, "")
                 || sb_proto_set_str (&w->parquet_columns, "")
                 || sb_proto_set_str (&w->sampler, list_mode ? "dlio_index" : "global")
                 || sb_proto_set_str (&w->trace, "")) {

@@ -521,16 +521,16 @@ START_TEST (test_no_credential_fields)
                                               "key_id", "auth", "signature" };
     size_t n = sizeof fields / sizeof fields[0];
     ck_assert_uint_gt (n, 100);
-    int seen_endpoints = 0, seen_bucket = 0;
+    int seen_endpoints = 0, seen_store = 0;
     for (size_t i = 0; i < n; i++) {
         for (size_t j = 0; j < sizeof forbidden / sizeof forbidden[0]; j++)
             ck_assert_msg (!strstr (fields[i], forbidden[j]), "message field %s looks like a credential", fields[i]);
         seen_endpoints |= !strcmp (fields[i], "welcome.endpoints");
-        seen_bucket |= !strcmp (fields[i], "welcome.bucket");
+        seen_store |= !strcmp (fields[i], "welcome.store");
     }
     /* the walk did reach the storage part of WELCOME */
     ck_assert_int_eq (seen_endpoints, 1);
-    ck_assert_int_eq (seen_bucket, 1);
+    ck_assert_int_eq (seen_store, 1);
 }
 END_TEST
 
