@@ -681,7 +681,7 @@ sb_catalog_ensure_objects_split (sqlite3 *db, sb_storage_t *client, const sb_sto
         return SB_CATALOG_ERROR;
     }
     char uri[1400], list_prefix[1200], head[64];
-    snprintf (uri, sizeof uri, "%s://%s/%s%s", cfg->engine, cfg->store, key_prefix, split);
+    snprintf (uri, sizeof uri, "%s://%s/%s%s", sb_storage_scheme (cfg), cfg->store, key_prefix, split);
     snprintf (list_prefix, sizeof list_prefix, "%s%s/", key_prefix, split);
     snprintf (head, sizeof head, "%s/", split);
     /* An object store has no cheap change marker: a catalog is reused until

@@ -1167,7 +1167,7 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
     int seed_drawn = 0;
     /* DLIO_local_changes seeds `random` shuffles with train.seed, as `seed`
      * (config.py: only Shuffle.OFF is told apart), so the dlio sampler does
-     * too; the global sampler draws a new run seed */
+     * too; the global sampler picks a new run seed */
     if (!a.have_seed && strcmp (wl.sampler, "global") == 0
         && (wl.sample_shuffle == SB_SHUFFLE_RANDOM || wl.file_shuffle == SB_SHUFFLE_RANDOM))
         seed = sb_mix ((uint64_t) time (NULL), (uint64_t) getpid ()), seed_drawn = 1;
@@ -1178,7 +1178,7 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
         goto done;
     }
     /* credentials of the workload file: into this process's environment
-     * (its S3 client and the local workers it forks), then redacted */
+     * (its storage clients and the local workers it forks), then redacted */
     if (sb_workload_export_credentials (cfg, err, sizeof err) < 0) {
         fprintf (stderr, "shardbench: error: %s\n", err);
         goto done;

@@ -16,7 +16,7 @@
  * later_full_yaml (runs.config and run_inputs.full_config with
  * workflow.generate_data false; NULL: the first run's) as their
  * configuration. new_seeds: the run seed was drawn (no
- * --seed, a shuffled global sampler): each run draws its own, as separate
+ * --seed, a shuffled global sampler): each run picks its own, as separate
  * commands would. The first run that does not succeed (failed, usage error
  * found late, or stopped by a signal) ends the series; the series is closed
  * ('succeeded', 'failed' or 'aborted') and its summary printed. Returns the

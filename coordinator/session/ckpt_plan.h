@@ -76,7 +76,7 @@ size_t sb_ckpt_train_steps (const sb_ckpt_cfg_t *cfg, uint64_t epoch, uint64_t b
  * that an earlier one wrote under prefix (a folder ending in '/', or a key
  * prefix '/'-ended or "") of the checkpoint storage's client: each of the
  * plan's files must be there with its size (sb_storage_stat). Errors name
- * where (the folder, or s3://BUCKET/PREFIX) and the first file missing or
+ * where (the folder, or SCHEME://STORE/PREFIX) and the first file missing or
  * of another size. Returns 0, or -1 with err. */
 int sb_ckpt_check_written (const sb_ckpt_plan_t *plan, sb_storage_t *client, const char *where, const char *prefix,
                            uint64_t n, char *err, size_t err_size);

@@ -246,8 +246,8 @@ int
 sess_objects_datagen_check (sess_t *self, char *err, size_t err_size)
 {
     const sb_session_opts_t *o = self->o;
-    char bucket[300];     /* ENGINE://BUCKET, as the messages name the objects */
-    snprintf (bucket, sizeof bucket, "%s://%s", o->wl->storage.engine, o->wl->storage.store);
+    char store[300];      /* SCHEME://STORE, as the messages name the objects */
+    snprintf (store, sizeof store, "%s://%s", sb_storage_scheme (&o->wl->storage), o->wl->storage.store);
     sb_dataset_t ds;
     sess_marker_dataset (self, &ds);
     sb_datafolder_marker_t m;
@@ -267,15 +267,15 @@ sess_objects_datagen_check (sess_t *self, char *err, size_t err_size)
     if (scan.others) {
         snprintf (err, err_size, "%s/%s is not a dataset object (train/PREFIX_I_of_N.EXT): datagen writes only"
                   " under a prefix holding nothing else under train/ (%llu such keys); delete them, or choose"
-                  " another dataset.data_folder", bucket, scan.other, (unsigned long long) scan.others);
+                  " another dataset.data_folder", store, scan.other, (unsigned long long) scan.others);
         s_s3_scan_free (&scan);
         return 2;
     }
     if (scan.dataset_files && !same && !o->clean) {
         snprintf (err, err_size, "%s/%strain/ holds %llu objects (%.1f MiB) of another generation (%s/%s:"
                   " %s): a datagen there would mix two datasets; %s to delete them first, or choose"
-                  " another dataset.data_folder", bucket, self->key_prefix, (unsigned long long) scan.dataset_files,
-                  scan.dataset_bytes / 1048576.0, bucket, key,
+                  " another dataset.data_folder", store, self->key_prefix, (unsigned long long) scan.dataset_files,
+                  scan.dataset_bytes / 1048576.0, store, key,
                   have == 1 ? diff : have == 0 ? "no marker says what generated them" : why, s_clean_hint (o));
         s_s3_scan_free (&scan);
         return 2;
@@ -287,7 +287,7 @@ sess_objects_datagen_check (sess_t *self, char *err, size_t err_size)
         return 2;
     }
     sb_info ("datagen: %llu objects, %s%llu bytes (%.2f GiB) into %s/%strain/", (unsigned long long) ds.files,
-             exact ? "" : "about ", (unsigned long long) total, total / 1073741824.0, bucket, self->key_prefix);
+             exact ? "" : "about ", (unsigned long long) total, total / 1073741824.0, store, self->key_prefix);
     if (o->clean) {
         sb_storage_error_t e;     /* a missing object is no error of sb_storage_remove */
         for (size_t i = 0; i < scan.nkeys; i++)
@@ -302,7 +302,7 @@ sess_objects_datagen_check (sess_t *self, char *err, size_t err_size)
             return 1;
         }
         sb_info ("--clean: deleted %llu dataset objects (%.1f MiB) under %s/%strain/",
-                 (unsigned long long) scan.nkeys, scan.dataset_bytes / 1048576.0, bucket, self->key_prefix);
+                 (unsigned long long) scan.nkeys, scan.dataset_bytes / 1048576.0, store, self->key_prefix);
     }
     s_s3_scan_free (&scan);
     if (sess_objects_marker_write (self, "generating", total, err, err_size) != 0)

@@ -290,7 +290,7 @@ s_phase_eval (sess_t *self, uint64_t e)
 {
     const sb_workload_t *wl = self->o->wl;
     char err[512];
-    /* objects of valid/ the sampler draws from: the listing's (DLIO lists
+    /* objects of valid/ the sampler picks from: the listing's (DLIO lists
      * the folder), else DLIO's names of num_files_eval */
     uint64_t listed = self->eval_listed ? self->eval_catalog_info.count : wl->num_files_eval;
     if (!self->eval_sampler) {

@@ -187,7 +187,7 @@ typedef struct {
     uint64_t        ckpt_first;     /* run-wide number of this epoch's first checkpoint */
     uint64_t        ckpt_written;   /* checkpoints of the run every rank reported */
     char            ckpt_root[PATH_MAX];    /* checkpoint.checkpoint_folder as workers see it: PHASE_START */
-                                            /* ckpt_root, "s3://BUCKET/PREFIX/" or "/abs/folder/" (ckpt_target.h) */
+                                            /* ckpt_root, "SCHEME://STORE/PREFIX/" or "/abs/folder/" (ckpt_target.h) */
     /* the phases this command ran so far, in order
      * ("datagen,train"): each run row records them (runs.workflow) */
     char            workflow[128];
@@ -483,7 +483,7 @@ int sess_list_eval (sess_t *self, int relist, char *err, size_t err_size);
 int sess_prepare_folder (const char *folder, char *prefix, size_t size, char *err, size_t err_size);
 
 /* The key prefix of a dataset in an object store: dataset.data_folder
- * without "./", a leading "/" or an "ENGINE://BUCKET/" head, ending with
+ * without "./", a leading "/" or a "SCHEME://STORE/" head, ending with
  * '/' (or empty). */
 int sess_key_prefix (const sb_workload_t *wl, char *out, size_t size, char *err, size_t err_size);
 
@@ -496,8 +496,8 @@ sb_storage_t *sess_storage_open (const sb_storage_cfg_t *cfg, size_t depth, sb_s
 
 /* where checkpoints go (lib/storage/ckpt_target.h), into
  * self->ckpt_root as workers get it: a local folder made (and made absolute)
- * here, or an S3 bucket and prefix whose endpoints this host checks when it
- * is not the dataset's bucket. A read-only invocation (read_n > 0: no write)
+ * here, or an object store's STORE and prefix whose endpoints this host
+ * checks when it is not the dataset's store. A read-only invocation (read_n > 0: no write)
  * finds every file of checkpoints 1..read_n there first. Returns 0, 1 (the
  * storage failed) or 2 (the configuration) with err. */
 int sess_ckpt_target (sess_t *self, const sb_workload_t *wl, uint64_t read_n, char *err, size_t err_size);

@@ -180,7 +180,7 @@ s_list_split (sess_t *self, int eval, int relist, int *missing, char *err, size_
         /* where, as a user would write it */
         char where[1400];
         if (self->objects)
-            snprintf (where, sizeof where, "%s://%s/%s%s", wl->storage.engine, wl->storage.store, info->prefix, split);
+            snprintf (where, sizeof where, "%s://%s/%s%s", sb_storage_scheme (&wl->storage), wl->storage.store, info->prefix, split);
         else if (sb_storage_caps (&wl->storage) & SB_ENGINE_NO_IO)
             snprintf (where, sizeof where, "%s (synthetic)", wl->data_folder);
         else
@@ -208,7 +208,7 @@ sess_derive (sess_t *self)
     memset (info, 0, sizeof *info);
     info->count = ds.files;
     /* every object has the same size unless record_length_bytes_stdev
-     * draws them; then their sum is not computed (that would be a pass over
+     * picks them; then their sum is not computed (that would be a pass over
      * every object) and the run's byte estimates use the nominal size */
     info->bytes = ds.record_stdev == 0 && ds.files ? sb_dataset_object_size (&ds, 0) * ds.files : 0;
     self->catalog_derived = 1;
@@ -266,18 +266,18 @@ sess_prepare_folder (const char *folder, char *prefix, size_t size, char *err, s
 }
 
 /* The key prefix of a dataset in an object store: dataset.data_folder
- * without "./", a leading "/" or an "ENGINE://BUCKET/" head ("s3://BUCKET/",
+ * without "./", a leading "/" or a "SCHEME://STORE/" head ("s3://STORE/",
  * as lib/storage/storage_keys.c writes it), ending with '/' (or empty). */
 int
 sess_key_prefix (const sb_workload_t *wl, char *out, size_t size, char *err, size_t err_size)
 {
     const char *p = wl->data_folder;
     char head[300];
-    snprintf (head, sizeof head, "%s://%s/", wl->storage.engine, wl->storage.store);
+    snprintf (head, sizeof head, "%s://%s/", sb_storage_scheme (&wl->storage), wl->storage.store);
     if (strncmp (p, head, strlen (head)) == 0)
         p += strlen (head);
     else if (strstr (p, "://")) {
-        snprintf (err, err_size, "dataset.data_folder '%s' names another bucket than storage.storage_root '%s'",
+        snprintf (err, err_size, "dataset.data_folder '%s' names another store than storage.storage_root '%s'",
                   wl->data_folder, wl->storage.store);
         return -1;
     }
@@ -521,7 +521,7 @@ sess_objects_marker_write (sess_t *self, const char *state, uint64_t bytes, char
     int rc = -1;
     sb_storage_error_t e;
     if (sb_datafolder_marker_format (&ds, state, bytes, text, SB_DATAFOLDER_MARKER_MAX, &len, why, sizeof why) != 0)
-        snprintf (err, err_size, "%s://%s/%s: %s", self->o->wl->storage.engine, self->o->wl->storage.store, key, why);
+        snprintf (err, err_size, "%s://%s/%s: %s", sb_storage_scheme (&self->o->wl->storage), self->o->wl->storage.store, key, why);
     else if (sb_storage_put (self->objects, key, len, s_fill_text, text, 0, &e) != 0)
         snprintf (err, err_size, "cannot write the dataset marker: %s", e.text);
     else
@@ -537,7 +537,7 @@ sess_objects_marker_read (sess_t *self, sb_datafolder_marker_t *m, char *err, si
 {
     char key[1200], name[1500];
     sess_objects_marker_key (self, key, sizeof key);
-    snprintf (name, sizeof name, "%s://%s/%s", self->o->wl->storage.engine, self->o->wl->storage.store, key);
+    snprintf (name, sizeof name, "%s://%s/%s", sb_storage_scheme (&self->o->wl->storage), self->o->wl->storage.store, key);
     memset (m, 0, sizeof *m);
     char *text = malloc (SB_DATAFOLDER_MARKER_MAX);
     if (!text) {
@@ -587,7 +587,7 @@ s_dataset_where (sess_t *self, char *where, size_t size)
 {
     if (self->objects) {
         size_t n = strlen (self->key_prefix);
-        snprintf (where, size, "%s://%s%s%.*s", self->o->wl->storage.engine, self->o->wl->storage.store,
+        snprintf (where, size, "%s://%s%s%.*s", sb_storage_scheme (&self->o->wl->storage), self->o->wl->storage.store,
                   n ? "/" : "", n ? (int) n - 1 : 0, self->key_prefix);
     }
     else
@@ -670,7 +670,7 @@ s_sizes_check (sess_t *self, uint64_t seed, char *err, size_t err_size)
     if (rc == 0 && differ) {
         char path[PATH_MAX + 1400];
         if (self->objects)
-            snprintf (path, sizeof path, "%s://%s/%s%s", self->o->wl->storage.engine, self->o->wl->storage.store,
+            snprintf (path, sizeof path, "%s://%s/%s%s", sb_storage_scheme (&self->o->wl->storage), self->o->wl->storage.store,
                       self->key_prefix, first);
         else
             snprintf (path, sizeof path, "%s%s", info->prefix, first);
@@ -710,9 +710,9 @@ sess_dataset_check (sess_t *self, char *err, size_t err_size)
     char why[2048], where[1400], marker[1500];
     if (self->objects) {
         size_t n = strlen (self->key_prefix);
-        snprintf (where, sizeof where, "%s://%s%s%.*s", self->o->wl->storage.engine, self->o->wl->storage.store,
+        snprintf (where, sizeof where, "%s://%s%s%.*s", sb_storage_scheme (&self->o->wl->storage), self->o->wl->storage.store,
                   n ? "/" : "", n ? (int) n - 1 : 0, self->key_prefix);
-        snprintf (marker, sizeof marker, "%s://%s/%s%s", self->o->wl->storage.engine, self->o->wl->storage.store,
+        snprintf (marker, sizeof marker, "%s://%s/%s%s", sb_storage_scheme (&self->o->wl->storage), self->o->wl->storage.store,
                   self->key_prefix, SB_DATAFOLDER_MARKER);
     }
     else {

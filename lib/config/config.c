@@ -1308,7 +1308,7 @@ static int s_interp_text (s_interp_t *ctx, const s_entry_t *owner, const char *t
                           char **out, size_t *out_len, size_t *out_alloc);
 
 /* 1 when s (n bytes) is an environment variable's name in upper case
- * (AWS_REGION), as the upstream s3dlio files write ${AWS_REGION}. */
+ * (SOME_VAR), as the upstream s3dlio files write ${SOME_VAR}. */
 static int
 s_upper_name (const char *s, size_t n)
 {

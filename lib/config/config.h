@@ -95,7 +95,7 @@ int sb_config_set_at (sb_config_t *self, const char *key, const char *value, con
  * ${..key} (relative to the key's own section), ${oc.env:VAR} and
  * ${oc.env:VAR,default} (the environment; null: nothing), \${ for a
  * literal ${. A value that is exactly ${NAME} in upper case naming no key
- * (the upstream s3dlio files' ${AWS_REGION}) stays as written when
+ * (as the upstream s3dlio files write their credentials) stays as written when
  * env_ref_kept(key) says the key takes it from the environment; elsewhere it
  * is an error. A reference that would copy a credential (a key or variable
  * is_secret names) into a key that is not one is an error. Errors are

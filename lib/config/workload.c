@@ -91,7 +91,7 @@ static const s_key_t s_keys[] = {
     { "train.sync", T_SYNC, OFF (sync), 0, "step", 0, 0, "barrier: step | epoch" },
     { "metric.au", T_F64, OFF (au), 0, "0.90", 0, 1, "accelerator-utilisation threshold to pass" },
     { "storage.storage_type", T_STORAGE, STRF (storage.engine), "local_fs", 0, 0, "local_fs | s3 | synthetic" },
-    { "storage.storage_root", T_STR, STRF (storage.store), "", 0, 0, "S3 bucket (s3)" },
+    { "storage.storage_root", T_STR, STRF (storage.store), "", 0, 0, "an object store's top-level name and prefix, STORE[/PREFIX] (or SCHEME://STORE[/PREFIX])" },
     { "storage.storage_options.endpoint_url", T_STR, OFF (storage.endpoints[0]), 256, "", 0, 0, "one S3 endpoint, http(s)://HOST:PORT" },
     { "storage.storage_options.endpoint_urls", T_LIST, OFF (storage.endpoints), 256, "", 0, 0, "several endpoints: [URL, URL, ...]" },
     { "storage.storage_options.load_balance", T_LB, OFF (storage.lb), 0, "round_robin", 0, 0, "round_robin | least_connections" },
@@ -345,7 +345,7 @@ s_parse (const s_key_t *k, const sb_config_entry_t *e, const char *text, sb_work
             snprintf (err, err_size, "%s: key '%s': aistore (AIStore's native API) is not served: shardbench speaks"
                       " S3 and POSIX; AIStore's S3 API needs the /s3 path on its endpoint, which"
                       " storage.storage_options.endpoint_url (http(s)://HOST[:PORT]) cannot give: put an S3 gateway in"
-                      " front of it, or use local_fs on a mount of the bucket", where, k->key);
+                      " front of it, or use local_fs on a mount of its store", where, k->key);
             return -1;
         }
         else {
@@ -472,14 +472,6 @@ s_storage_endpoints (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_
     return 0;
 }
 
-/* sb_engine_setup_t's where: the file and line of a workload key */
-static const char *
-s_setup_where (void *ctx, const char *key, char *buf, size_t size)
-{
-    const sb_config_entry_t *e = sb_config_get (ctx, key);
-    return e ? sb_config_where (e, buf, size) : NULL;
-}
-
 /* The engine completes its configuration (sb_engine_ops_t.configure): from
  * the environment, its defaults, its checks. 0, or -1 with err. */
 static int
@@ -490,7 +482,8 @@ s_engine_configure (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_s
         return 0;
     char scheme[16] = "";
     (void) sb_uri_scheme (wl->data_folder, scheme, sizeof scheme);
-    sb_engine_setup_t setup = { .scheme = scheme, .where = s_setup_where, .ctx = cfg };
+    sb_engine_setup_t setup;
+    sb_storage_keys_setup (cfg, scheme, &setup);
     return ops->configure (&wl->storage, &setup, err, err_size);
 }
 
@@ -636,7 +629,7 @@ sb_workload_engine_options (sb_config_t *cfg, sb_workload_t *wl, char *err, size
             if (!strcmp (wl->storage.opts[j].engine, ops->name) && !strcmp (wl->storage.opts[j].key, key))
                 same = &wl->storage.opts[j];
         if (same && strcmp (same->value, value) != 0) {
-            /* storage.s3.region and storage.storage_options.region both given */
+            /* an option given both as storage.ENGINE.KEY and by its alias */
             snprintf (err, err_size, "%s: key '%s': '%s' disagrees with the %s engine's option '%s' given as '%s'"
                       " elsewhere: give it once", where, e->key, value, ops->name, key, same->value);
             return -1;
@@ -1310,7 +1303,7 @@ s_preprocess (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size)
     if (stdev && !given) {
         char where[1200];
         sb_warn ("%s: key 'reader.preprocess_time_stdev' does nothing without reader.preprocess_time (DLIO's sleep()"
-                 " draws nothing from a stdev without a mean)", sb_config_where (stdev, where, sizeof where));
+                 " takes nothing from a stdev without a mean)", sb_config_where (stdev, where, sizeof where));
         return 0;
     }
     if (s_dist_stdev (cfg, "reader.preprocess_time", &wl->preprocess, err, err_size) != 0)
@@ -1402,19 +1395,25 @@ s_format_lower (sb_config_t *cfg, sb_workload_t *wl)
     return sb_config_set_at (cfg, "dataset.format", wl->format, origin, e->line);
 }
 
-/* keys whose ${NAME} (upper case, naming no key) means
- * "from the environment", as the upstream s3dlio files write credentials
- * and the region: kept as written, then taken as absent (the S3 client's
- * credential chain, AWS_REGION). */
+/* keys whose ${NAME} (upper case, naming no key) means "from the
+ * environment", as the upstream s3dlio files write credentials and an
+ * engine's settings (an engine's configure op then reads the environment):
+ * credentials, and text options of an engine given by their alias; kept
+ * as written, then taken as absent. */
 static int
 s_env_ref_kept (const char *key)
 {
-    static const char *const last[] = { "access_key_id", "secret_access_key", "session_token", "region" };
-    const char *opts = strncmp (key, "storage.storage_options.", 24) == 0 ? key + 24
-                     : strncmp (key, "reader.storage_options.", 23) == 0 ? key + 23 : NULL;
-    for (size_t i = 0; opts && i < sizeof last / sizeof last[0]; i++)
-        if (strcmp (opts, last[i]) == 0)
-            return 1;
+    if (sb_workload_is_secret_key (key))
+        return 1;
+    char storage_key[256];
+    if (strncmp (key, "reader.storage_options.", 23) == 0) {
+        snprintf (storage_key, sizeof storage_key, "storage.storage_options.%s", key + 23);
+        key = storage_key;
+    }
+    for (size_t i = 0; sb_engine_at (i); i++)
+        for (const sb_engine_option_t *o = sb_engine_at (i)->options; o && o->key; o++)
+            if (o->alias && o->type == SB_OPT_STRING && !strcmp (o->alias, key))
+                return 1;
     return 0;
 }
 
@@ -1668,10 +1667,9 @@ sb_workload_from_config (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
             return -1;
         }
         if (!k && sb_workload_is_secret_key (e->key))
-            sb_warn ("%s: unknown key '%s' ignored and its value not recorded: S3 credentials are"
-                     " storage.storage_options.access_key_id and secret_access_key, or AWS_ACCESS_KEY_ID,"
-                     " AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN or a shared credentials file"
-                     " (AWS_SHARED_CREDENTIALS_FILE, AWS_PROFILE)", sb_config_where (e, where, sizeof where), e->key);
+            sb_warn ("%s: unknown key '%s' ignored and its value not recorded: each storage engine reads its"
+                     " credentials from the environment, or from the keys docs/STORAGE.md names",
+                     sb_config_where (e, where, sizeof where), e->key);
         else if (k || s_dlio_section (e->key))
             s_ignored_add (ignored, sizeof ignored, &used, e->key);
         else

@@ -209,16 +209,13 @@ int sb_workload_model_name (const char *config_yaml, char *name, size_t size);
  * reader.pin_memory). Call once per run. Returns how many. */
 int sb_workload_log_not_applicable (sb_config_t *cfg);
 
-/* Give the credentials of the workload file (storage.storage_options.
- * access_key_id, secret_access_key, session_token; empty values and
- * ${VAR} references count as absent) to this process's environment as
- * AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN, replacing
- * what was there: the coordinator's own S3 client (listing, preflight) and
- * the local workers it forks use them; nothing else sees them (remote
+/* Give the credentials a workload file carries to this process's
+ * environment: each engine's export_credentials op (lib/storage/engine.h)
+ * reads its own keys; the coordinator's own clients (listing, preflight)
+ * and the local workers it forks use them; nothing else sees them (remote
  * workers use their own environment). Call before sb_config_redact, before
- * any thread starts. Returns 1 when exported, 0 when the file holds none,
- * -1 with err (naming file:line and key, never the value) when only one of
- * the pair is given. */
+ * any thread starts. Returns 1 when some were exported, 0 when the file
+ * holds none, -1 with err (naming file:line and key, never the value). */
 int sb_workload_export_credentials (sb_config_t *cfg, char *err, size_t err_size);
 
 /* set every known key that cfg does not

@@ -57,7 +57,7 @@ const char *sb_dataset_split (const sb_dataset_t *self);
 int sb_dataset_folder (const sb_dataset_t *self, uint64_t i, char *dir, size_t size);
 
 /* The payload bytes of object i: samples_per_file records. A record is
- * dim1 x dim2 elements as DLIO draws it (sb_dataset_record_dims), so a
+ * dim1 x dim2 elements as DLIO generates it (sb_dataset_record_dims), so a
  * record_length that is not a square is rounded down to one, as DLIO writes
  * it, or the product of record_dims when given; an element is the
  * itemsize of element_type (DLIO's record_element_type: float32 makes a

@@ -37,7 +37,7 @@ sb_dlio_stop_note (const sb_workload_t *wl, int trains, size_t i, char *buf, siz
     size_t n = 0;
     if (objects && strcasecmp (wl->storage_library, "minio") == 0 && n++ == i) {
         snprintf (buf, size, "storage_library minio: DLIO_local_changes stops before any I/O here (its storage's"
-                  " preflight calls bucket_exists on its MinIOAdapter, which has no such method: a ConnectionError);"
+                  " preflight calls an existence check of the store that its MinIOAdapter lacks: a ConnectionError);"
                   " shardbench runs it with minio's I/O (docs/DLIO.md \"Where DLIO stops\")");
         return 1;
     }

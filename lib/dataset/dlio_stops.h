@@ -3,7 +3,7 @@
  * (docs/DLIO.md "Where DLIO stops"). Each was seen in a run of DLIO itself:
  * - storage_library minio: ObjStoreLibStorage's constructor runs a
  *   preflight (storage/obj_store_lib.py _preflight) that calls
- *   bucket_exists on its MinIOAdapter, which has no such method: every run,
+ *   an existence check of the store on its MinIOAdapter, which has no such method: every run,
  *   datagen and checkpoint included, ends with a ConnectionError before
  *   any I/O;
  * - npz, npy, jpeg or png on direct_fs with the pytorch loader: the file

@@ -52,8 +52,8 @@ struct sb_format_obj {
     uint8_t *tail;          /* heap, tail_len bytes (npz); may depend on crc */
     size_t   tail_len;
     uint64_t payload_at;    /* offset of the payload in the object */
-    uint32_t crc;           /* running checksum over the checksummed region */
-    uint64_t crc_upto;      /* bytes of that region summed so far */
+    uint32_t crc;           /* running checksum over the checksummed range */
+    uint64_t crc_upto;      /* bytes of that range summed so far */
     uint64_t crc_record;    /* tfrecord: record the running crc belongs to */
     int      crc_done;
     uint8_t *image;         /* png/jpeg/hdf5: the encoded file */
@@ -116,7 +116,7 @@ int sb_format_is_raw (const char *name);
 
 /* Open object i of ds, named key (relative key, as sb_dataset_key gives),
  * in the format ds->format. Its record length is the one
- * sb_dataset_object_size draws. Returns 0, or -1 with err set (the object
+ * sb_dataset_object_size picks. Returns 0, or -1 with err set (the object
  * is then closed). sb_format_close frees it. */
 int sb_format_open (sb_format_obj_t *obj, const sb_dataset_t *ds, uint64_t i, const char *key, char *err,
                     size_t err_size);

@@ -4,22 +4,26 @@
  * DLIO opens the checkpoint folder as a storage of its own: its checkpoint
  * writers join checkpoint_folder and the file name into one URI, and the
  * URI's scheme picks the back end (s3dlio: s3:// objects, file:// files;
- * mlcommons/storage's hybrid_storage.yaml reads its dataset from S3 and
- * writes checkpoints to file:///nvme/...; multi_endpoint_*.yaml read bucket
- * A and checkpoint into s3://B/). shardbench does the same:
- *   s3://BUCKET[/PREFIX]   S3 objects in BUCKET under PREFIX/, on the
- *                          dataset's endpoints, credentials and S3 settings
- *                          (with a local dataset: the storage.storage_options
- *                          endpoint keys must name an endpoint)
+ * mlcommons/storage's hybrid_storage.yaml reads its dataset from an object
+ * store and writes checkpoints to file:///nvme/...; multi_endpoint_*.yaml
+ * read store A and checkpoint into s3://B/). shardbench does the same:
+ *   SCHEME://STORE[/PREFIX]
+ *                          objects in STORE under PREFIX/ through the
+ *                          engine that serves SCHEME (the registry), on the
+ *                          dataset's endpoints and credentials and that
+ *                          engine's options (with a local dataset: the
+ *                          storage.storage_options endpoint keys must name
+ *                          an endpoint)
  *   file://PATH, direct://PATH, /PATH
  *                          local files under PATH, with any dataset
- *   RELATIVE               a dataset on S3: key prefix RELATIVE/ in the
- *                          dataset's bucket; otherwise a local folder
- * Other schemes (az://, gs://, ...) are refused, naming the key.
+ *   RELATIVE               a dataset in an object store: key prefix
+ *                          RELATIVE/ in the dataset's store; otherwise a
+ *                          local folder
+ * Other schemes are refused, naming the key.
  *
  * The coordinator sends the target to workers as one string (PHASE_START
- * ckpt_root): "s3://BUCKET/PREFIX/" or an absolute local folder ending in
- * '/'. No credential is ever part of it. */
+ * ckpt_root): "SCHEME://STORE/PREFIX/" or an absolute local folder ending
+ * in '/'. No credential is ever part of it. */
 #ifndef SB_CKPT_TARGET_H
 #define SB_CKPT_TARGET_H
 
@@ -34,7 +38,7 @@ typedef struct {
     char engine[16];        /* an object store's engine ("s3", "azure"); "": local files */
     char scheme[16];        /* its URI scheme ("s3", "az") */
     int  direct;            /* the folder was given as direct:// (written like file://) */
-    char store[256];        /* object store: its top-level name (bucket, container) */
+    char store[256];        /* object store: its top-level name */
     char path[PATH_MAX];    /* object store: key prefix, '/'-ended or ""; files: the folder as given, without scheme */
 } sb_ckpt_target_t;
 
@@ -42,27 +46,27 @@ typedef struct {
  * Returns 0, or -1 with err naming checkpoint.checkpoint_folder. */
 int sb_ckpt_target_resolve (const sb_workload_t *wl, sb_ckpt_target_t *t, char *err, size_t err_size);
 
-/* A target on S3 with a local dataset needs a configured endpoint: 0, or
+/* A target in an object store with a local dataset needs a configured endpoint: 0, or
  * -1 with err naming the key and how to give one. */
 int sb_ckpt_target_endpoints (const sb_workload_t *wl, const sb_ckpt_target_t *t, char *err, size_t err_size);
 
 /* At load, after the endpoints (workload.c): when the checkpoint folder is
- * on S3 and the dataset is not, its endpoints are checked as a dataset's
+ * in an object store and the dataset is not, its endpoints are checked as a dataset's
  * (http(s)://HOST[:PORT]; HOST:PORT gets http://). With checkpoints during
  * training (workflow.train and workflow.checkpoint) the folder must resolve
- * and an S3 one needs an endpoint; otherwise the `checkpoint` command's
+ * and one in an object store needs an endpoint; otherwise the `checkpoint` command's
  * session resolves it (sb_ckpt_target_resolve, _endpoints). Errors name
  * file:line and the key. Returns 0 or -1. */
 int sb_ckpt_target_check (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size);
 
-/* The wire form (PHASE_START ckpt_root): "s3://BUCKET/PREFIX" or a local
+/* The wire form (PHASE_START ckpt_root): "SCHEME://STORE/PREFIX" or a local
  * folder (made absolute by the caller), into out. Returns 0, or -1 when it
  * does not fit. */
 int sb_ckpt_target_uri (const sb_ckpt_target_t *t, char *out, size_t size);
 
 /* A worker's side: ckpt_root (the wire form, or "" then data_root, a
  * dataset root of storage's engine) into the storage to use (a copy of
- * storage, with the engine and bucket of the target: "s3", or "file" for a
+ * storage, with the engine and store of the target, or "file" for a
  * local folder; the dataset engine's options go only with that engine) and
  * root, the prefix of every checkpoint file's path or key. Returns 0, or -1
  * with err. */

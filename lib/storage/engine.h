@@ -43,7 +43,7 @@
  * sizes, reads complete inside sb_storage_queue without touching a byte
  * unless verified, writes are counted and dropped. */
 #define SB_ENGINE_NO_IO        (1u << 0)
-/* Objects in a flat key space under a bucket (no folders, no file
+/* Objects in a flat key space under a store (no folders, no file
  * descriptors, no page cache on this host); DLIO's object-store readers. */
 #define SB_ENGINE_OBJECTS      (1u << 1)
 /* Talks to endpoints (URLs): preflight checks each, statistics are per
@@ -62,7 +62,7 @@
 /* sb_storage_list gives names in byte order (S3's ListObjectsV2); without
  * it the caller sorts (a directory walk). */
 #define SB_ENGINE_LIST_ORDERED (1u << 6)
-/* One client keeps many reads in flight at once (a curl multi handle, an
+/* One client keeps many reads in flight at once (an HTTP multi handle, an
  * io_uring ring): a reader drives it from one thread with depth reads
  * queued. Without it a client holds one read at a time and performs it in
  * sb_storage_getevents (fio's sync engines): a reader runs a pool of
@@ -94,7 +94,7 @@ typedef struct {
     int  os_errno;          /* errno; 0 when none */
     long status;            /* the service's status (HTTP); 0 when none */
     char code[64];          /* the service's error code (S3 NoSuchKey); "" when none */
-    int  lib_code;          /* the library's own code (CURLE_*); 0 when none */
+    int  lib_code;          /* the client library's own code (an HTTP library's); 0 when none */
     int  attempt;           /* 1-based attempt that failed last; 0 when not retried */
     int  missing;           /* 1: the object does not exist (ENOENT, HTTP 404) */
     int  transient;         /* 1: worth retrying */
@@ -123,8 +123,11 @@ typedef struct {
     const char          *help;      /* one line, for docs and --help */
     /* Optional (NULL: none): another full workload key that sets this
      * option, DLIO's or mlcommons/storage's spelling of it
-     * ("storage.storage_options.region"); the loader accepts it only for
-     * this engine, and giving both with different values is an error. */
+     * ("storage.storage_options.multipart_part_bytes"). The loader accepts
+     * it whatever engine the workload uses (a file is written for whichever
+     * store it runs on) and keeps it for this engine, which a checkpoint
+     * folder there uses; both spellings with different values are an
+     * error. Each alias names one option of one engine. */
     const char          *alias;
 } sb_engine_option_t;
 
@@ -138,6 +141,8 @@ typedef struct {
     /* Where a workload key was written ("FILE:LINE"), into buf, for error
      * messages; NULL when the key was not given. */
     const char *(*where) (void *ctx, const char *key, char *buf, size_t size);
+    /* The value of a workload key as written; NULL when not given or a list. */
+    const char *(*value) (void *ctx, const char *key);
     void       *ctx;
 } sb_engine_setup_t;
 
@@ -261,6 +266,15 @@ typedef struct {
      * options and says what is missing. 0, or -1 with err naming the key
      * (setup->where) and what to give. */
     int  (*configure)   (sb_storage_cfg_t *cfg, const sb_engine_setup_t *setup, char *err, size_t err_size);
+    /* Optional (NULL: none): credentials a workload file carries in the
+     * engine's keys (DLIO's storage.storage_options.access_key_id) are put
+     * into this process's environment, where the engine's clients and the
+     * local workers the coordinator forks read them; never into cfg.
+     * Called once per command, before any thread starts, whatever engine
+     * the workload uses (a checkpoint store may be another). 1 when some
+     * were, 0 when none are given, -1 with err naming file:line and key,
+     * never a value. */
+    int  (*export_credentials) (const sb_engine_setup_t *setup, char *err, size_t err_size);
 
     /* Open a client for cfg (copied by the engine). 0, or -1 with e set. */
     int  (*open)        (const sb_storage_cfg_t *cfg, const sb_storage_open_t *how, void **client,
@@ -326,6 +340,10 @@ const sb_engine_ops_t *sb_engine_of (const sb_storage_cfg_t *cfg);
  * storage.storage_type value names; NULL when none does. */
 const sb_engine_ops_t *sb_engine_for_scheme (const char *scheme);
 const sb_engine_ops_t *sb_engine_for_storage_type (const char *storage_type);
+/* The URI scheme of cfg's engine ("s3" for s3, "az" for azure): its first
+ * scheme, else its name; for SCHEME://STORE/... in messages and
+ * locations. Borrowed. */
+const char *sb_storage_scheme (const sb_storage_cfg_t *cfg);
 /* Capabilities of the engine cfg names (0 when unknown). */
 unsigned sb_storage_caps (const sb_storage_cfg_t *cfg);
 /* Add an engine to the registry at run time (unit tests: a fake engine);

@@ -84,6 +84,13 @@ sb_engine_of (const sb_storage_cfg_t *cfg)
     return cfg ? sb_engine_find (cfg->engine) : NULL;
 }
 
+const char *
+sb_storage_scheme (const sb_storage_cfg_t *cfg)
+{
+    const sb_engine_ops_t *ops = sb_engine_of (cfg);
+    return ops && ops->schemes && ops->schemes[0] ? ops->schemes[0] : cfg->engine;
+}
+
 unsigned
 sb_storage_caps (const sb_storage_cfg_t *cfg)
 {

@@ -31,7 +31,7 @@ typedef struct {
     sb_storage_opt_t opts[SB_STORAGE_OPTS_MAX];     /* engine-owned options */
     size_t   nopts;
     /* The top-level name of an object store's location SCHEME://STORE/PREFIX
-     * (SB_ENGINE_OBJECTS: the S3 engine's bucket, Azure's container), as
+     * (SB_ENGINE_OBJECTS: the name the store's own API gives it), as
      * the workload loader splits it; "" for folder engines. */
     char     store[256];
     char     endpoints[SB_MAX_ENDPOINTS][256];      /* http(s)://host:port */
@@ -84,8 +84,8 @@ int sb_storage_engine_from_uri (const char *data_folder, sb_storage_cfg_t *cfg);
  * checkpoints) take this copy. */
 void sb_storage_for_rank (const sb_storage_cfg_t *cfg, uint64_t rank, sb_storage_cfg_t *out);
 
-/* One S3 endpoint as configured (storage.storage_options.endpoint_url,
- * storage.endpoint_uris, AWS_ENDPOINT_URL), checked in place in its buffer
+/* One endpoint as configured (storage.storage_options.endpoint_url,
+ * storage.endpoint_uris, or an engine's environment), checked in place in its buffer
  * of size bytes: a non-empty one without "://" (HOST:PORT, as DLIO's minio
  * adapter takes it) gains "http://" where that fits. Returns 0 when it then
  * is http(s)://HOST[:PORT] (a trailing '/' allowed), -1 when not. */
@@ -93,8 +93,8 @@ int sb_storage_endpoint_normalize (char *endpoint, size_t size);
 
 /* The storage fields of WELCOME, both ways, in one place so that the
  * coordinator and the workers cannot disagree: the engine's name, its
- * options as "key=value" strings (engine_opts, whatever they mean), the
- * bucket and the S3 client settings. to_welcome points the message's
+ * options as "engine.key=value" strings (engine_opts, whatever they mean),
+ * the store's name, the endpoints and the request settings. to_welcome points the message's
  * strings into cfg and allocates one block for the endpoints and the
  * options (the caller frees welcome->endpoints.items only); from_welcome
  * copies, refusing an engine this build lacks. Return 0 or -1. */

@@ -61,7 +61,7 @@ s_reader_value_remote (const char *key, const char *v)
     if (!strcmp (key, "reader.protocol"))
         return *v && strcasecmp (v, "file") != 0 && strcasecmp (v, "direct") != 0;
     if (!strcmp (key, "reader.storage_root"))
-        return *v && *v != '/' && *v != '.';      /* BUCKET[/PREFIX] */
+        return *v && *v != '/' && *v != '.';      /* STORE[/PREFIX] */
     if (!strcmp (key, "reader.endpoint_uris") || !strcmp (key, "reader.storage_options.endpoint_url"))
         return *v != '\0';
     return 0;
@@ -217,23 +217,34 @@ int
 sb_storage_keys_placeholders (sb_config_t *cfg, char *err, size_t err_size)
 {
     static const struct { const char *key, *example; } keys[] = {
-        { "storage.storage_root", "storage.storage_root=BUCKET" },
+        { "storage.storage_root", "storage.storage_root=STORE" },
         { "storage.storage_library", "storage.storage_library=s3dlio" },
         { "storage.storage_options.storage_library", "storage.storage_options.storage_library=s3dlio" },
         { "storage.storage_options.endpoint_url", "storage.storage_options.endpoint_url=http(s)://HOST:PORT" },
-        { "storage.storage_options.region", "storage.storage_options.region=REGION" },
         { "dataset.data_folder", "dataset.data_folder=FOLDER" },
     };
+    char where[1200], example[300];
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
         const sb_config_entry_t *e = sb_config_get (cfg, keys[i].key);
         const char *v = s_value (e);
         if (!strstr (v, "_PLACEHOLDER"))
             continue;
-        char where[1200];
         snprintf (err, err_size, "%s: key '%s': '%s' is a placeholder of the upstream file: set it on the command"
                   " line, e.g. %s", sb_config_where (e, where, sizeof where), keys[i].key, v, keys[i].example);
         return -1;
     }
+    /* and the engines' own settings in DLIO's spellings */
+    for (size_t i = 0; sb_engine_at (i); i++)
+        for (const sb_engine_option_t *o = sb_engine_at (i)->options; o && o->key; o++) {
+            const sb_config_entry_t *e = o->alias ? sb_config_get (cfg, o->alias) : NULL;
+            const char *v = s_value (e);
+            if (!strstr (v, "_PLACEHOLDER"))
+                continue;
+            snprintf (example, sizeof example, "%s=VALUE", o->alias);
+            snprintf (err, err_size, "%s: key '%s': '%s' is a placeholder of the upstream file: set it on the"
+                      " command line, e.g. %s", sb_config_where (e, where, sizeof where), o->alias, v, example);
+            return -1;
+        }
     return 0;
 }
 
@@ -295,8 +306,7 @@ s_local_folder (sb_config_t *cfg, sb_workload_t *wl, const char *root, char *err
     return 0;
 }
 
-/* An object store's top-level name (cfg->store: the S3 engine's bucket,
- * Azure's container) and key prefix, as DLIO forms URIs:
+/* An object store's top-level name (cfg->store) and key prefix, as DLIO forms URIs:
  * ObjStoreLibStorage keeps a data_folder URI as it is (its store and
  * path), else prefixes storage_root (the "namespace": STORE[/PREFIX]) to
  * it. scheme is the store's ("s3", "az"). */
@@ -656,51 +666,47 @@ sb_storage_keys_finish (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t e
     return 0;
 }
 
+/* sb_engine_setup_t over a loaded configuration */
+static const char *
+s_setup_where (void *ctx, const char *key, char *buf, size_t size)
+{
+    const sb_config_entry_t *e = sb_config_get (ctx, key);
+    return e ? sb_config_where (e, buf, size) : NULL;
+}
+
+static const char *
+s_setup_value (void *ctx, const char *key)
+{
+    const sb_config_entry_t *e = sb_config_get (ctx, key);
+    return e && !e->items ? s_value (e) : NULL;
+}
+
+void
+sb_storage_keys_setup (sb_config_t *cfg, const char *scheme, sb_engine_setup_t *setup)
+{
+    *setup = (sb_engine_setup_t) { .scheme = scheme ? scheme : "", .where = s_setup_where, .value = s_setup_value,
+                                   .ctx = cfg };
+}
+
 int
 sb_workload_export_credentials (sb_config_t *cfg, char *err, size_t err_size)
 {
-    static const struct { const char *key, *env; } pairs[] = {
-        { "storage.storage_options.access_key_id", "AWS_ACCESS_KEY_ID" },
-        { "storage.storage_options.secret_access_key", "AWS_SECRET_ACCESS_KEY" },
-        { "storage.storage_options.session_token", "AWS_SESSION_TOKEN" },
-    };
-    const sb_config_entry_t *e[3];
-    int given[3];
-    for (int i = 0; i < 3; i++) {
-        e[i] = sb_config_get (cfg, pairs[i].key);
-        const char *v = s_value (e[i]);
-        /* "" and ${VAR} (upstream files' way of saying "from the environment") are absent */
-        given[i] = e[i] && !e[i]->items && *v && strncmp (v, "${", 2) != 0;
-    }
-    char where[1200];
-    if (given[0] != given[1]) {
-        int have = given[0] ? 0 : 1;
-        snprintf (err, err_size, "%s: key '%s': given without %s: give both, or neither (then the environment's"
-                  " AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are used)", sb_config_where (e[have], where, sizeof where),
-                  pairs[have].key, pairs[1 - have].key);
-        return -1;
-    }
-    if (!given[0]) {
-        if (given[2]) {
-            snprintf (err, err_size, "%s: key '%s': given without access_key_id and secret_access_key",
-                      sb_config_where (e[2], where, sizeof where), pairs[2].key);
+    sb_engine_setup_t setup;
+    sb_storage_keys_setup (cfg, "", &setup);
+    int any = 0;
+    for (size_t i = 0; sb_engine_at (i); i++) {
+        const sb_engine_ops_t *ops = sb_engine_at (i);
+        int seen = 0;   /* engines sharing one client share its op: once */
+        for (size_t j = 0; j < i; j++)
+            seen |= sb_engine_at (j)->export_credentials == ops->export_credentials;
+        if (!ops->export_credentials || seen)
+            continue;
+        int rc = ops->export_credentials (&setup, err, err_size);
+        if (rc < 0)
             return -1;
-        }
-        return 0;
+        any |= rc;
     }
-    for (int i = 0; i < 3; i++) {
-        int rc = given[i] ? setenv (pairs[i].env, e[i]->value, 1) : unsetenv (pairs[i].env);
-        if (rc != 0) {
-            snprintf (err, err_size, "%s: key '%s': cannot put it in the environment: %s",
-                      sb_config_where (e[i] ? e[i] : e[0], where, sizeof where), pairs[i].key, strerror (errno));
-            return -1;
-        }
-    }
-    sb_info ("S3 credentials: from %s (storage.storage_options.access_key_id): used by this coordinator and given"
-             " to its local workers through their environment; never stored or sent (workers on other hosts use"
-             " their own AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY or ~/.aws/credentials)",
-             sb_config_where (e[0], where, sizeof where));
-    return 1;
+    return any;
 }
 
 /* A value YAML reads as null (Python's None in DLIO): absent. */

@@ -10,9 +10,10 @@
  * - storage.storage_library (or storage.storage_options.storage_library):
  *   s3dlio | s3torchconnector | minio, DLIO's S3 client: recorded, the I/O is
  *   shardbench's own S3 engine.
- * - S3 bucket and key prefix as DLIO forms object URIs: a data_folder
- *   s3://BUCKET[/PREFIX] names them itself; otherwise storage_root
- *   BUCKET[/PREFIX] (or s3://BUCKET[/PREFIX]) followed by data_folder.
+ * - An object store's location as DLIO forms object URIs: a data_folder
+ *   SCHEME://STORE[/PREFIX] names it itself; otherwise storage_root
+ *   STORE[/PREFIX] (or SCHEME://STORE[/PREFIX]) followed by data_folder.
+ *   The scheme's engine is found in the registry (lib/storage/engine.h).
  * - Storage keys under reader: are read by no DLIO code; shardbench takes
  *   them as the storage: section's (sb_storage_keys_reader).
  *
@@ -24,6 +25,7 @@
 #include <stddef.h>
 
 #include "config.h"
+#include "engine.h"
 #include "workload.h"
 
 /* The family a storage.storage_type names ("file", "s3", "synthetic"), the
@@ -36,6 +38,10 @@ const char *sb_storage_keys_family (const char *storage_type);
  * with O_DIRECT (wl->odirect); s3; synthetic. NULL for a scheme no engine
  * serves. The one function that names the engine of a workload. Borrowed. */
 const char *sb_storage_keys_engine (const char *scheme, const sb_workload_t *wl);
+
+/* setup for an engine's configure or export_credentials op over cfg's keys
+ * (borrows cfg and scheme). */
+void sb_storage_keys_setup (sb_config_t *cfg, const char *scheme, sb_engine_setup_t *setup);
 
 /* 1 for reader.storage_options and its keys (read by sb_storage_keys_reader). */
 int sb_storage_keys_is_reader_option (const char *key);
@@ -55,14 +61,14 @@ int sb_storage_keys_is_reader_option (const char *key);
  * read. Returns 0 or -1 with err. */
 int sb_storage_keys_reader (sb_config_t *cfg, char *err, size_t err_size);
 
-/* A storage value left as an upstream placeholder (BUCKET_PLACEHOLDER,
- * ENDPOINT_PLACEHOLDER, LIBRARY_PLACEHOLDER): -1 with an error saying which
+/* A storage value left as an upstream placeholder (NAME_PLACEHOLDER, in a
+ * storage key or an engine option's alias): -1 with an error saying which
  * override sets it, else 0. */
 int sb_storage_keys_placeholders (sb_config_t *cfg, char *err, size_t err_size);
 
 /* Choose the engine (wl->storage.engine, sb_storage_keys_engine; an engine
- * this build lacks is an error naming the key), the S3 bucket and prefix (written
- * back as wl->storage.store and wl->data_folder "s3://BUCKET/PREFIX"), the
+ * this build lacks is an error naming the key), an object store's STORE and prefix
+ * (written back as wl->storage.store and wl->data_folder "SCHEME://STORE/PREFIX"), the
  * local folder of file:// and direct:// URIs (wl->data_folder; direct sets
  * wl->odirect), and wl->storage_type_given, storage_library,
  * storage_protocol, storage_summary and credentials_in_file. Runs after the

@@ -140,7 +140,7 @@ START_TEST (test_storage_types)
                       "w.yaml:2: key 'storage.storage_type': aistore (AIStore's native API) is not served: shardbench"
                       " speaks S3 and POSIX; AIStore's S3 API needs the /s3 path on its endpoint, which"
                       " storage.storage_options.endpoint_url (http(s)://HOST[:PORT]) cannot give: put an S3 gateway in"
-                      " front of it, or use local_fs on a mount of the bucket");
+                      " front of it, or use local_fs on a mount of its store");
     /* a scheme no engine serves: the message lists the ones that are */
     ck_assert_str_eq (sb_test_workload_load ("dataset:\n  data_folder: hdfs://c/p\nstorage:\n  storage_type: s3dlio\n", s_lenient, &s_wl),
                       s_unserved ("w.yaml:4: key 'storage.storage_type': hdfs://"));

@@ -1,9 +1,9 @@
 /* checkpoint: one rank's part of a checkpoint write or read (`shardbench
  * checkpoint`), on the rank's own thread (worker/datagen/rank.c).
  *
- * A rank writes its model state and its optimizer state as two files (S3
+ * A rank writes its model state and its optimizer state as two files (or
  * objects) named as DeepSpeed / DLIO name them, under PHASE_START's
- * ckpt_root, the checkpoint folder with its own storage (s3://BUCKET/PREFIX/
+ * ckpt_root, the checkpoint folder with its own storage (SCHEME://STORE/PREFIX/
  * or a local folder, lib/storage/ckpt_target.h):
  *   global_epoch1_step{K}/zero_pp_rank_{D}_mp_rank_{MM}_model_states.pt
  *   global_epoch1_step{K}/zero_pp_rank_{D}_mp_rank_{MM}_optim_states.pt
@@ -49,7 +49,7 @@ void sb_ckpt_rank_run (const sb_ckpt_rank_t *self, const sb_msg_phase_start_t *p
  * that the agent's loop goes on (heartbeats, the other ranks). The rank's
  * files come from ps (ckpt_names, ckpt_bytes, ckpt_first), the folder is
  * ckpt_root (or WELCOME data_root) + global_epoch{epoch}_step{step}/.
- * ckpt_root chooses the storage (lib/storage/ckpt_target.h): "s3://BUCKET/PREFIX/"
+ * ckpt_root chooses the storage (lib/storage/ckpt_target.h): "SCHEME://STORE/PREFIX/"
  * objects on WELCOME's endpoints, or a local folder, whatever the dataset's. */
 typedef struct sb_ckpt_job sb_ckpt_job_t;
 

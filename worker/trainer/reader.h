@@ -14,8 +14,8 @@
  * reader never asks which engine it is, only what it can do:
  * - SB_ENGINE_NO_IO (synthetic): no threads; a read completes inside
  *   sb_reader_submit (see sb_reader_take_inline);
- * - SB_ENGINE_ASYNC (one client keeps many reads in flight: s3's curl multi
- *   handle, uring's ring): one thread per reader (a reader is one rank's)
+ * - SB_ENGINE_ASYNC (one client keeps many reads in flight: an object
+ *   store's HTTP multi handle, uring's ring): one thread per reader (a reader is one rank's)
  *   with one client of depth D, where D is the engine's own option
  *   "iodepth" when it is set (storage.<engine>.iodepth), else
  *   storage.max_in_flight for an object store (s3), else the

@@ -165,8 +165,8 @@ typedef struct {
     sb_dataset_t     ds;            /* the set's naming and sizes */
     uint64_t         batch_size;    /* samples per step per rank */
     sb_dist_t        compute;       /* compute seconds per step */
-    uint64_t         compute_seed;  /* the stream the draws come from */
-    uint64_t         preprocess_seed;   /* the stream of the preprocess draws */
+    uint64_t         compute_seed;  /* the stream the times come from */
+    uint64_t         preprocess_seed;   /* the stream of the preprocess times */
     uint64_t         metric_steps;  /* DLIO's nominal steps (the metric window) */
     int              step_sync;     /* a barrier per step: train with train.sync step; DLIO's eval has none */
     /* the sampler and the catalog, from the set's first PHASE_START */
@@ -353,7 +353,7 @@ sb_trainer_new (const sb_msg_welcome_t *cfg, const sb_storage_cfg_t *storage, co
     eval->batch_size = cfg->eval_batch_size ? cfg->eval_batch_size : 1;
     eval->compute = cfg->eval_time_stdev > 0 ? (sb_dist_t) { SB_DIST_NORMAL, cfg->eval_time, cfg->eval_time_stdev }
                                              : (sb_dist_t) { SB_DIST_CONSTANT, cfg->eval_time, 0 };
-    eval->compute_seed = sb_mix (cfg->seed, 0x6576616c);   /* "eval": draws of their own */
+    eval->compute_seed = sb_mix (cfg->seed, 0x6576616c);   /* "eval": a stream of its own */
     eval->metric_steps = sb_dlio_nominal_steps (cfg->samples_per_file, cfg->eval_files, eval->batch_size,
                                                 cfg->total_ranks, -1);
     eval->step_sync = 0;
@@ -1455,23 +1455,23 @@ s_finish (sb_trainer_t *self, s_rank_t *r, double now)
     d->metric_compute_s = r->metric_compute;
     d->head_proc_s = r->head_proc;
     d->tail_proc_s = r->tail_proc;
-    size_t buckets = SB_HISTOGRAM_BINS;
-    while (buckets > 0 && r->barrier_latency.counts[buckets - 1] == 0)
-        buckets--;
-    d->barrier_latency.count = buckets;
+    size_t bins = SB_HISTOGRAM_BINS;
+    while (bins > 0 && r->barrier_latency.counts[bins - 1] == 0)
+        bins--;
+    d->barrier_latency.count = bins;
     d->barrier_latency.items = r->barrier_latency.counts;
-    buckets = SB_HISTOGRAM_BINS;
-    while (buckets > 0 && r->read_latency.counts[buckets - 1] == 0)
-        buckets--;
-    d->read_latency.count = buckets;
+    bins = SB_HISTOGRAM_BINS;
+    while (bins > 0 && r->read_latency.counts[bins - 1] == 0)
+        bins--;
+    d->read_latency.count = bins;
     d->read_latency.items = r->read_latency.counts;
     d->resident_bytes = r->resident_bytes;
     d->checked_bytes = r->checked_bytes;
     if (r == &self->ranks[0]) {     /* the worker's barriers, once */
-        buckets = SB_HISTOGRAM_BINS;
-        while (buckets > 0 && self->barrier_own.counts[buckets - 1] == 0)
-            buckets--;
-        d->barrier_own.count = buckets;
+        bins = SB_HISTOGRAM_BINS;
+        while (bins > 0 && self->barrier_own.counts[bins - 1] == 0)
+            bins--;
+        d->barrier_own.count = bins;
         d->barrier_own.items = self->barrier_own.counts;
     }
     if (self->out.fn (self->out.ctx, &done) != 0)

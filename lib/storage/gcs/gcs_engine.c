@@ -1,6 +1,6 @@
 /* gcs: Google Cloud Storage (gs://STORE/PREFIX, storage.storage_type gcs)
  * through its XML API, which speaks S3's protocol: requests signed with
- * AWS4-HMAC-SHA256 by an HMAC key of a service account (interoperability
+ * S3's signature version 4 by an HMAC key of a service account (interoperability
  * keys; GCS's own OAuth tokens are not used), ListObjectsV2, ranged GETs,
  * multipart uploads. So this engine is the S3 engine's ops and settings
  * (lib/storage/s3/) with GCS's names, its endpoint
@@ -28,5 +28,6 @@ const sb_engine_ops_t sb_engine_gcs = {
     .storage_types = s_storage_types,
     .schemes = s_schemes,
     .configure = s_configure,
+    .export_credentials = sb_s3_export_credentials,
     SB_S3_ENGINE_OPS,
 };

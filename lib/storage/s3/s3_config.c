@@ -4,10 +4,12 @@
  * AWS_REGION), and what it checks. Nothing here is a credential: the
  * credentials are read where a client opens (s3_creds.c). */
 #include "engine.h"
+#include "log.h"
 #include "s3_client.h"
 #include "s3_config.h"
 #include "util.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -153,4 +155,52 @@ int
 sb_s3_configure (sb_storage_cfg_t *cfg, const sb_engine_setup_t *setup, char *err, size_t err_size)
 {
     return sb_s3_configure_as (cfg, setup, "https://s3.{region}.amazonaws.com", "us-east-1", err, err_size);
+}
+
+int
+sb_s3_export_credentials (const sb_engine_setup_t *setup, char *err, size_t err_size)
+{
+    static const struct { const char *key, *env; } pairs[] = {
+        { "storage.storage_options.access_key_id", "AWS_ACCESS_KEY_ID" },
+        { "storage.storage_options.secret_access_key", "AWS_SECRET_ACCESS_KEY" },
+        { "storage.storage_options.session_token", "AWS_SESSION_TOKEN" },
+    };
+    const char *v[3];
+    int given[3];
+    for (int i = 0; i < 3; i++) {
+        v[i] = setup->value (setup->ctx, pairs[i].key);
+        /* "" and ${VAR} (upstream files' way of saying "from the environment") are absent */
+        given[i] = v[i] && *v[i] && strncmp (v[i], "${", 2) != 0;
+    }
+    char where[1200];
+    if (given[0] != given[1]) {
+        int have = given[0] ? 0 : 1;
+        snprintf (err, err_size, "%s: key '%s': given without %s: give both, or neither (then the environment's"
+                  " AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are used)",
+                  s_where (setup, pairs[have].key, pairs[have].key, where, sizeof where), pairs[have].key,
+                  pairs[1 - have].key);
+        return -1;
+    }
+    if (!given[0]) {
+        if (given[2]) {
+            snprintf (err, err_size, "%s: key '%s': given without access_key_id and secret_access_key",
+                      s_where (setup, pairs[2].key, pairs[2].key, where, sizeof where), pairs[2].key);
+            return -1;
+        }
+        return 0;
+    }
+    for (int i = 0; i < 3; i++) {
+        int rc = given[i] ? setenv (pairs[i].env, v[i], 1) : unsetenv (pairs[i].env);
+        if (rc != 0) {
+            snprintf (err, err_size, "%s: key '%s': cannot put it in the environment: %s",
+                      s_where (setup, pairs[i].key, pairs[0].key, where, sizeof where), pairs[i].key,
+                      strerror (errno));
+            return -1;
+        }
+    }
+    sb_info ("S3 credentials: from %s (storage.storage_options.access_key_id): used by this coordinator and given"
+             " to its local workers through their environment; never stored or sent (workers on other hosts use"
+             " their own AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY or ~/.aws/credentials)",
+             s_where (setup, pairs[0].key, pairs[0].key, where, sizeof where));
+    return 1;
 }

@@ -24,4 +24,11 @@ int sb_s3_configure (sb_storage_cfg_t *cfg, const sb_engine_setup_t *setup, char
 int sb_s3_configure_as (sb_storage_cfg_t *cfg, const sb_engine_setup_t *setup, const char *default_endpoint,
                         const char *default_region, char *err, size_t err_size);
 
+/* The export_credentials op of the engines on the S3 client: DLIO's
+ * storage.storage_options.access_key_id, secret_access_key and
+ * session_token (empty values and ${VAR} references count as absent) into
+ * AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN, replacing
+ * what was there (a stale token would not match a new pair). */
+int sb_s3_export_credentials (const sb_engine_setup_t *setup, char *err, size_t err_size);
+
 #endif

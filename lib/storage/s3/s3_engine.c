@@ -651,5 +651,6 @@ const sb_engine_ops_t sb_engine_s3 = {
     .storage_types = s_names,
     .schemes = s_names,
     .configure = sb_s3_configure,
+    .export_credentials = sb_s3_export_credentials,
     SB_S3_ENGINE_OPS,
 };
