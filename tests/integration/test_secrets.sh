@@ -168,7 +168,7 @@ pw="sbPassWord${rnd}"
 sb run $work "storage.storage_options.endpoint_url=http://bench:$pw@${S3RVER_ENDPOINT#http://}" --accelerators 1 --local 1 --db u.db
 expect_eq "endpoint with a password exits 2" "$SB_RC" 2
 expect_eq "endpoint with a password: exact error" "$(cat sb.err)" \
-    "shardbench: error: command line: key 'storage.storage_options.endpoint_url': endpoint 1 holds a user name or password (USER:PASSWORD@): refused, since endpoints are recorded and sent to the workers; give http(s)://HOST[:PORT] and the credentials in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
+    "shardbench: error: command line: key 'storage.storage_options.endpoint_url': endpoint 1 holds a user name or password (USER:PASSWORD@): refused, since endpoints are recorded and sent to the workers; give http(s)://HOST[:PORT] and the credentials in the environment (docs/STORAGE.md)"
 expect_eq "the password is not repeated" "$(cat sb.out sb.err | grep -c -F -- "$pw")" 0
 expect_eq "nothing recorded" "$([ -e u.db ] && echo database || echo none)" none
 printf 'storage:\n  storage_options:\n    endpoint_urls: [%s, "http://u:%s@127.0.0.1:1"]\n' "$S3RVER_ENDPOINT" "$pw" >ep.yaml
