@@ -2,12 +2,14 @@
 # shardbench against Ceph's radosgw, a real S3 server beside s3rver: a
 # single-node Ceph (one monitor, one memstore OSD) and two radosgw processes
 # on loopback as two endpoints (tests/s3/radosgw.sh). The storage engines'
-# conformance suite, a datagen + train run and a checkpoint run, with exact
-# counts and bytes from the result database and from radosgw's own listing.
+# conformance suite, the S3 client's live checks, a datagen + train run, a
+# checkpoint run and listings, with exact counts and bytes from the result
+# database and from radosgw's own listing.
 # Skips (77) only when Ceph cannot be installed, and never under CI=true.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/../s3/radosgw.sh"
 : "${STORAGE_ENGINES_TEST:?path of the test_storage_engines binary}"
+: "${S3_CLIENT_LIVE:?path of the s3_client_live test binary}"
 
 if ! radosgw_install; then
     if [ "${CI:-}" = true ]; then
@@ -38,6 +40,14 @@ rc=$?
 cat engines.out
 expect_eq "conformance suite, file, direct and s3 on radosgw" $rc 0
 expect_eq "s3 was not skipped" "$(grep -c 's3 engine skipped' engines.out)" 0
+
+# the S3 client alone (as in test_s3.sh): multipart round trip, ranged
+# reads, multi-page listing, errors, a closed port
+closed=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
+S3_ENDPOINTS="$ep1 $ep2" S3_BUCKET=sbtest S3_CLOSED_PORT=$closed CK_DEFAULT_TIMEOUT=100 "$S3_CLIENT_LIVE" >client.out 2>&1
+rc=$?
+cat client.out
+expect_eq "S3 client against radosgw" $rc 0
 
 # (b) datagen then train over s3:// with the two gateways, round robin (as
 # test_s3.sh against s3rver, the same figures)
