@@ -167,4 +167,14 @@ expect_eq "listing of keys with '-' and '/'" "$SB_RC" 0
 expect_eq "the catalog in byte order" "$(q order.db "SELECT group_concat(key, ' ') FROM (SELECT key FROM objects ORDER BY idx)")" \
     "train/B.npz train/a-b.npz train/a/b.npz train/a0.npz"
 
+# (f) errors: the same codes as s3rver (statuses and <Code>), named in the
+# preflight's message
+AWS_SECRET_ACCESS_KEY=wrong-secret sb run s3.yaml --db s3.db
+expect_eq "wrong secret exits 1" "$SB_RC" 1
+expect_contains "wrong secret names the endpoint" sb.err "$ep1"
+expect_contains "wrong secret names SignatureDoesNotMatch" sb.err "SignatureDoesNotMatch"
+sb run s3.yaml storage.storage_root=nobucket --db s3.db
+expect_eq "missing bucket exits 1" "$SB_RC" 1
+expect_contains "missing bucket names NoSuchBucket" sb.err "NoSuchBucket"
+
 finish
