@@ -187,7 +187,7 @@ _radosgw_fail () {
 # _radosgw_wait NAME PID DEADLINE CMD...: run CMD until it succeeds; fail
 # when the daemon exits or the deadline (date +%s) passes.
 _radosgw_wait () {
-    local name="$1" pid="$2" deadline="$3"
+    local pid="$2" deadline="$3"   # NAME ($1) names the daemon to the reader
     shift 3
     while :; do
         "$@" >/dev/null 2>&1 && return 0
@@ -375,7 +375,7 @@ CONF
 # group given 10 s), SIGKILL what is left. Only the PIDs in RADOSGW_PIDS,
 # never by name. Safe to call twice.
 radosgw_stop () {
-    local pids=() pid i left
+    local pids=() pid i
     for pid in ${RADOSGW_PIDS:-}; do pids=("$pid" "${pids[@]}"); done
     for pid in "${pids[@]}"; do
         _radosgw_alive "$pid" && _radosgw_ours "$pid" || continue
@@ -390,10 +390,9 @@ radosgw_stop () {
         fi
     done
     for pid in "${pids[@]}"; do { wait "$pid"; } 2>/dev/null || true; done
-    left=0
     RADOSGW_PIDS=""
     RADOSGW_ENDPOINTS=""
     RADOSGW_ENDPOINT=""
     export RADOSGW_PIDS RADOSGW_ENDPOINTS RADOSGW_ENDPOINT
-    return "$left"
+    return 0
 }
