@@ -52,6 +52,11 @@ if [ "${1:-}" = "--tests" ]; then
     # node 20 build from the npm registry when Debian's is older)
     command -v node >/dev/null 2>&1 || packages+=(nodejs)
     command -v npm >/dev/null 2>&1 || packages+=(npm)
+    # tests/integration/test_radosgw.sh and tests/bench/s3_radosgw.sh run a
+    # single-node Ceph with radosgw as a second real S3 server
+    # (tests/s3/radosgw.sh starts its own monitor, OSD and gateways; the
+    # packages' services are not used, and the policy below keeps them off)
+    packages+=(ceph-common ceph-mon ceph-osd radosgw)
 fi
 # --fuzz (alone or after --tests): clang and libFuzzer for tests/fuzz/run.sh
 case " $* " in *" --fuzz "*) packages+=(clang libclang-rt-dev) ;; esac
