@@ -427,6 +427,98 @@ START_TEST (test_stop)
 }
 END_TEST
 
+/* Switch the fault proxy in front of Azurite (tests/s3/fault_proxy.c,
+ * its control file): MODE COUNT, a new tag each time. */
+static void
+s_fault (const char *mode, int count)
+{
+    static int tag;
+    const char *ctl = getenv ("AZURE_TEST_FAULT_CTL");
+    ck_assert_ptr_nonnull (ctl);
+    char tmp[1024];
+    snprintf (tmp, sizeof tmp, "%s.tmp", ctl);
+    FILE *f = fopen (tmp, "w");
+    ck_assert_ptr_nonnull (f);
+    fprintf (f, "%s %d t%d\n", mode, count, ++tag);
+    ck_assert_int_eq (fclose (f), 0);
+    ck_assert_int_eq (rename (tmp, ctl), 0);
+}
+
+/* One verified read of key through s; its completion. */
+static sb_io_done_t
+s_read_one (sb_storage_t *s, const char *key, uint64_t length, uint64_t *seed)
+{
+    sb_io_t io = { .tag = 7, .key = key, .offset = 0, .length = length, .expect_size = UINT64_MAX };
+    sb_storage_error_t e;
+    ck_assert_msg (sb_storage_queue (s, &io, &e) == 0, "%s", e.text);
+    (void) seed;
+    s_reaped_t r = { 0 };
+    while (r.n == 0)
+        ck_assert_int_ge (sb_storage_getevents (s, 100, s_on_done, &r, &e), 0);
+    return r.done[0];
+}
+
+/* Transient failures (503, a reset connection) are retried and counted
+ * per endpoint; past max_retries the read fails with every field. */
+START_TEST (test_retries)
+{
+    const char *via = getenv ("AZURE_TEST_FAULT_ENDPOINT");
+    ck_assert_ptr_nonnull (via);
+    sb_storage_cfg_t c;
+    s_cfg (&c, NULL, NULL);
+    sb_storage_t *direct = s_open (&c, 1);
+    sb_storage_error_t e;
+    uint64_t seed = 21;
+    ck_assert_msg (sb_storage_put (direct, "faults/obj", 30000, s_fill, &seed, 0, &e) == 0, "%s", e.text);
+    snprintf (c.endpoints[0], sizeof c.endpoints[0], "%s", via);
+    c.max_retries = 3;
+    sb_storage_t *s = s_open (&c, 1);
+    sb_storage_stats_t st[2];
+    /* two 503s, then the read: three requests, two errors, two retries */
+    s_fault ("503", 2);
+    sb_io_done_t d = s_read_one (s, "faults/obj", 30000, &seed);
+    ck_assert_msg (!d.failed, "%s", d.error.text);
+    ck_assert_uint_eq (d.bytes, 30000);
+    ck_assert_uint_eq (sb_storage_stats (s, st, 2), 1);
+    ck_assert_uint_eq (st[0].requests, 3);
+    ck_assert_uint_eq (st[0].errors, 2);
+    ck_assert_uint_eq (st[0].retries, 2);
+    ck_assert_uint_eq (st[0].bytes, 30000);
+    /* a connection reset mid-body, once: retried */
+    s_fault ("reset", 1);
+    d = s_read_one (s, "faults/obj", 30000, &seed);
+    ck_assert_msg (!d.failed, "%s", d.error.text);
+    ck_assert_uint_eq (sb_storage_stats (s, st, 2), 1);
+    ck_assert_uint_eq (st[0].requests, 2);
+    ck_assert_uint_eq (st[0].retries, 1);
+    /* 503 every time: the fourth attempt fails, transient, with the service's code */
+    s_fault ("503", -1);
+    d = s_read_one (s, "faults/obj", 30000, &seed);
+    ck_assert_int_eq (d.failed, 1);
+    ck_assert_int_eq (d.error.status, 503);
+    ck_assert_str_eq (d.error.code, "SlowDown");
+    ck_assert_int_eq (d.error.transient, 1);
+    ck_assert_int_eq (d.error.missing, 0);
+    ck_assert_int_eq (d.error.attempt, 4);
+    ck_assert_msg (strstr (d.error.text, "(attempt 4): HTTP 503 SlowDown") != NULL, "%s", d.error.text);
+    ck_assert_uint_eq (sb_storage_stats (s, st, 2), 1);
+    ck_assert_uint_eq (st[0].requests, 4);
+    ck_assert_uint_eq (st[0].errors, 4);
+    ck_assert_uint_eq (st[0].retries, 3);
+    /* a dropped connection every time: the curl code, transient */
+    s_fault ("drop", -1);
+    d = s_read_one (s, "faults/obj", 30000, &seed);
+    ck_assert_int_eq (d.failed, 1);
+    ck_assert_int_eq (d.error.status, 0);
+    ck_assert_int_ne (d.error.lib_code, 0);
+    ck_assert_int_eq (d.error.transient, 1);
+    s_fault ("none", 0);
+    ck_assert_int_eq (sb_storage_remove (direct, "faults/obj", &e), 0);
+    sb_storage_close (&s);
+    sb_storage_close (&direct);
+}
+END_TEST
+
 /* configure (no endpoint given): the connection string's BlobEndpoint,
  * else its protocol, account and suffix, else AZURE_STORAGE_ACCOUNT, else
  * an error saying what to set; an endpoint given is kept. The key is never
@@ -514,6 +606,7 @@ s_suite (void)
     ADD (test_sas);
     ADD (test_two_endpoints);
     ADD (test_stop);
+    ADD (test_retries);
     ADD (test_configure);
 #undef ADD
     suite_add_tcase (s, tc);

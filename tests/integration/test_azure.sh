@@ -9,10 +9,11 @@
 . "$(dirname "$0")/lib.sh"
 . "$SB_INTEGRATION_DIR/../azure/azurite.sh"
 : "${AZURE_CLIENT_LIVE:?path of the azure_client_live test binary}"
+: "${FAULT_PROXY:?path of the fault_proxy binary}"
 
 azurite_install || { echo "FAIL - cannot install Azurite"; exit 1; }
-hang_pid=""
-trap 'azurite_stop; [ -n "$hang_pid" ] && kill "$hang_pid" 2>/dev/null; rm -rf "$SCRATCH"' EXIT
+hang_pid="" proxy_pid=""
+trap 'azurite_stop; for p in $hang_pid $proxy_pid; do kill "$p" 2>/dev/null; done; rm -rf "$SCRATCH"' EXIT
 azurite_start "$SCRATCH/azurite" sbtest || { echo "FAIL - Azurite did not start"; exit 1; }
 # a port that accepts connections and never answers: the kernel completes
 # the handshakes, nothing reads the requests
@@ -22,19 +23,34 @@ print(s.getsockname()[1], flush=True); time.sleep(3600)' >hang.port &
 hang_pid=$!
 for _ in $(seq 100); do [ -s hang.port ] && break; sleep 0.05; done
 hang_port=$(cat hang.port)
+# a fault proxy in front of Azurite (503s, resets, dropped connections on
+# blob GETs), switched by the client test through its control file
+echo "none 0 start" >ctl
+"$FAULT_PROXY" -u "$AZURITE_PORT" -c "$SCRATCH/ctl" >proxy.out 2>proxy.err &
+proxy_pid=$!
+for _ in $(seq 100); do grep -q listening proxy.out 2>/dev/null && break; sleep 0.05; done
+read -r _ _ _ proxy_port _ <proxy.out
+[ -n "${proxy_port:-}" ] || { echo "FAIL - fault proxy did not start"; cat proxy.err; exit 1; }
 
 live () {
     CK_DEFAULT_TIMEOUT=100 AZURE_TEST_CONTAINER=sbtest AZURE_TEST_HANG_PORT="$hang_port" \
-        AZURE_TEST_ENDPOINT2="http://localhost:$AZURITE_PORT/$AZURITE_ACCOUNT" "$AZURE_CLIENT_LIVE" >"$1" 2>&1
+        AZURE_TEST_ENDPOINT2="http://localhost:$AZURITE_PORT/$AZURITE_ACCOUNT" \
+        AZURE_TEST_FAULT_ENDPOINT="http://$proxy_port/$AZURITE_ACCOUNT" AZURE_TEST_FAULT_CTL="$SCRATCH/ctl" \
+        "$AZURE_CLIENT_LIVE" >"$1" 2>&1
 }
 
-# 1. pages, blocks, a missing blob, two endpoints, a stop: the account key
+# 1. pages, blocks, a missing blob, two endpoints, a stop, retries: the account key
 azurite_env
 AZURE_TEST_SECRET="$AZURITE_KEY" live client.out
 rc=$?
 cat client.out
-expect_eq "azure engine against Azurite (pages, blocks, missing blob, two endpoints, stop)" $rc 0
-expect_contains "all five ran" client.out "100%: Checks: 5, Failures: 0, Errors: 0"
+expect_eq "azure engine against Azurite (pages, blocks, missing blob, two endpoints, stop, retries)" $rc 0
+expect_contains "all six ran" client.out "100%: Checks: 6, Failures: 0, Errors: 0"
+# 503 x2, a reset, 503 x4 (attempts 1 to 4), a drop x5: 4 attempts, the
+# first of them twice, as curl sends a request again by itself, once, when
+# the kept-alive connection it reused dies before any reply
+expect_eq "the proxy injected 2 + 1 + 4 + 5 faults" "$(grep -c 'inject' proxy.err)" 12
+expect_eq "of them drops" "$(grep -c 'inject drop' proxy.err)" 5
 
 # 2. a wrong key: 403 and the service's code, never the key
 bad_key=$(printf 'not the account key of Azurite at all, 64 bytes long..........' | base64 -w0)
