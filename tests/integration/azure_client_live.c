@@ -197,6 +197,31 @@ START_TEST (test_blocks)
 }
 END_TEST
 
+/* names with bytes the URL escapes and the listing's XML escapes: the
+ * signature covers the escaped path, the listing gives the name back */
+START_TEST (test_names)
+{
+    sb_storage_cfg_t c;
+    s_cfg (&c, NULL, NULL);
+    sb_storage_t *s = s_open (&c, 1);
+    sb_storage_error_t e;
+    uint64_t seed = 4, size = 0;
+    const char *name = "odd/a b+c&d=<e>'\"%20\xc3\xa9";     /* ... %20 and an e with an acute accent */
+    uint64_t want = 10 + strlen (name + 4);     /* s_collect's rule */
+    ck_assert_msg (sb_storage_put (s, name, want, s_fill, &seed, 0, &e) == 0, "%s", e.text);
+    ck_assert_msg (sb_storage_stat (s, name, &size, &e) == 0, "%s", e.text);
+    ck_assert_uint_eq (size, want);
+    s_names_t l = { 0 };
+    ck_assert_msg (sb_storage_list (s, "odd/", NULL, NULL, s_collect, &l, &e) == 0, "%s", e.text);
+    ck_assert_uint_eq (l.n, 1);
+    ck_assert_str_eq (l.names[0], name + 4);
+    ck_assert_int_eq (sb_storage_remove (s, name, &e), 0);
+    ck_assert_int_eq (sb_storage_stat (s, name, &size, &e), -1);
+    ck_assert_int_eq (e.missing, 1);
+    sb_storage_close (&s);
+}
+END_TEST
+
 /* a missing blob: 404, BlobNotFound, missing, not transient, every field */
 START_TEST (test_error_missing)
 {
@@ -601,6 +626,7 @@ s_suite (void)
                         tcase_add_test (tc, t); } while (0)
     ADD (test_list_pages);
     ADD (test_blocks);
+    ADD (test_names);
     ADD (test_error_missing);
     ADD (test_error_bad_key);
     ADD (test_sas);

@@ -39,13 +39,13 @@ live () {
         "$AZURE_CLIENT_LIVE" >"$1" 2>&1
 }
 
-# 1. pages, blocks, a missing blob, two endpoints, a stop, retries: the account key
+# 1. pages, blocks, odd names, a missing blob, two endpoints, a stop, retries: the account key
 azurite_env
 AZURE_TEST_SECRET="$AZURITE_KEY" live client.out
 rc=$?
 cat client.out
-expect_eq "azure engine against Azurite (pages, blocks, missing blob, two endpoints, stop, retries)" $rc 0
-expect_contains "all six ran" client.out "100%: Checks: 6, Failures: 0, Errors: 0"
+expect_eq "azure engine against Azurite (pages, blocks, odd names, missing blob, two endpoints, stop, retries)" $rc 0
+expect_contains "all seven ran" client.out "100%: Checks: 7, Failures: 0, Errors: 0"
 # 503 x2, a reset, 503 x4 (attempts 1 to 4), a drop x5: 4 attempts, the
 # first of them twice, as curl sends a request again by itself, once, when
 # the kept-alive connection it reused dies before any reply
