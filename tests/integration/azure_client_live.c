@@ -568,6 +568,10 @@ START_TEST (test_configure)
                       " (its BlobEndpoint, or AccountName) or AZURE_STORAGE_ACCOUNT");
     ck_assert_uint_eq (c.nendpoints, 0);
     ck_assert_int_eq (setenv ("AZURE_STORAGE_ACCOUNT", "acct1", 1), 0);
+    memset (&c, 0, sizeof c);
+    c.list_parallelism = 4;     /* the workload default: one stream (List Blobs has no start-after) */
+    ck_assert_int_eq (sb_engine_find ("azure")->configure (&c, &(sb_engine_setup_t) { .scheme = "az" }, err, sizeof err), 0);
+    ck_assert_uint_eq (c.list_parallelism, 1);
     ck_assert_int_eq (s_configure (&c, err, sizeof err), 0);
     ck_assert_uint_eq (c.nendpoints, 1);
     ck_assert_str_eq (c.endpoints[0], "https://acct1.blob.core.windows.net");

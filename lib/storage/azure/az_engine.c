@@ -12,6 +12,7 @@
 #include "az_auth.h"
 #include "az_client.h"
 #include "engine.h"
+#include "log.h"
 #include "util.h"
 
 #include <errno.h>
@@ -66,7 +67,21 @@ s_key (const s_az_t *self, const char *key, char *out, size_t size, const char *
 static int
 s_configure (sb_storage_cfg_t *cfg, const sb_engine_setup_t *setup, char *err, size_t err_size)
 {
-    (void) setup;
+    /* List Blobs cannot start after a name (its marker is opaque): a
+     * listing stream over a later key range reads every page before it
+     * and drops them (sb_az_list), so streams past the first only add
+     * requests. One stream; said when the workload asked for more. */
+    if (cfg->list_parallelism > 1) {
+        char where[256];
+        const char *at = setup && setup->where
+                             ? setup->where (setup->ctx, "storage.storage_options.list_parallelism", where, sizeof where)
+                             : NULL;
+        if (at)
+            sb_info ("%s: storage.storage_options.list_parallelism %llu taken as 1 for Azure Blob Storage: List Blobs"
+                     " cannot start after a name, so every further stream would read the pages before its range"
+                     " again", at, (unsigned long long) cfg->list_parallelism);
+        cfg->list_parallelism = 1;
+    }
     if (cfg->nendpoints > 0)
         return 0;
     /* the endpoint only: credentials stay in each host's environment */
