@@ -16,6 +16,7 @@
  *   uring      the same files read through io_uring (liburing): one ring
  *              per rank, queue depth from the workload, registered buffers
  *   s3         S3-compatible object stores (lib/storage/s3/s3_client.c)
+ *   azure      Azure Blob Storage, block blobs (lib/storage/azure/az_client.c)
  *   synthetic  nothing stored: seeded sizes, reads complete at once (fio's
  *              null engine), to run the rest of shardbench at 10^8 objects
  *

@@ -42,7 +42,7 @@ sb_storage_endpoint_normalize (char *endpoint, size_t size)
     }
     const char *host = strncmp (endpoint, "http://", 7) == 0 ? endpoint + 7
                      : strncmp (endpoint, "https://", 8) == 0 ? endpoint + 8 : NULL;
-    if (!host || !*host || (strchr (host, '/') && strcmp (strchr (host, '/'), "/") != 0))
+    if (!host || !*host || *host == '/')
         return -1;
     return 0;
 }

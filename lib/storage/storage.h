@@ -88,7 +88,8 @@ void sb_storage_for_rank (const sb_storage_cfg_t *cfg, uint64_t rank, sb_storage
  * storage.endpoint_uris, or an engine's environment), checked in place in its buffer
  * of size bytes: a non-empty one without "://" (HOST:PORT, as DLIO's minio
  * adapter takes it) gains "http://" where that fits. Returns 0 when it then
- * is http(s)://HOST[:PORT] (a trailing '/' allowed), -1 when not. */
+ * is http(s)://HOST[:PORT][/PATH] (an engine whose endpoints take no path,
+ * s3, refuses one in its configure op), -1 when not. */
 int sb_storage_endpoint_normalize (char *endpoint, size_t size);
 
 /* The storage fields of WELCOME, both ways, in one place so that the

@@ -2,10 +2,13 @@
  * engine that stores bytes (lib/storage/engine.h), and the synthetic
  * engine's own test.
  *
- * file and direct run in a scratch folder (direct is skipped, with a
- * message, where the file system refuses O_DIRECT); s3 runs when
- * $S3_ENDPOINTS ("URL [URL]") and $S3_BUCKET name a server
- * (tests/integration/test_storage_engines.sh starts s3rver for it). */
+ * The suite walks the registry (sb_engine_at): each engine has a fixture
+ * below saying how to open a client of it here or why it is skipped, and
+ * an engine without one fails the suite. file, direct and uring run in a
+ * scratch folder (direct and uring are skipped, with a message, where the
+ * file system or kernel refuses them); s3 and azure run against servers
+ * that tests/integration/test_storage_engines.sh starts (s3rver, Azurite)
+ * and names in the environment. */
 #include <check.h>
 #include <dirent.h>
 #include <errno.h>
@@ -29,10 +32,13 @@ typedef struct {
     sb_storage_cfg_t cfg;
     char             root[512];     /* folder ending with '/', or key prefix */
     char             skip[256];     /* why this engine is not run here; "" runs it */
+    int              no_fixture;    /* the engine has no fixture below: the suite fails */
 } s_target_t;
 
-#define S_TARGETS_MAX 4
-static s_target_t s_targets[S_TARGETS_MAX];   /* file, direct, s3, uring */
+/* every engine built, in registry order (sb_engine_at); more than the
+ * build has are empty iterations */
+#define S_TARGETS_MAX 12
+static s_target_t s_targets[S_TARGETS_MAX];
 static size_t s_ntargets;
 static char s_dir[400];
 
@@ -59,6 +65,144 @@ s_direct_ok (char *why, size_t why_size)
     return 1;
 }
 
+/* ---- fixtures: one per engine, saying how to open a client of it here
+ * (from the environment the wrapper sets), or why it is skipped. The
+ * suite walks the registry, and an engine without a fixture fails it
+ * (test_fixtures_cover_registry): a new engine cannot be left out. ---- */
+
+/* a folder of the scratch folder */
+static void
+s_fix_folder (s_target_t *t)
+{
+    snprintf (t->root, sizeof t->root, "%s/%s/", s_dir, t->engine);
+}
+
+static void
+s_fix_direct (s_target_t *t)
+{
+    s_fix_folder (t);
+    if (!s_direct_ok (t->skip, sizeof t->skip))
+        return;
+}
+
+/* the io_uring engine reads the same folder tree; skipped where io_uring
+ * cannot be set up */
+static void
+s_fix_uring (s_target_t *t)
+{
+    s_fix_folder (t);
+    sb_storage_open_t how = { .root = t->root, .depth = 1, .buffer_bytes = 64 << 10 };
+    sb_storage_error_t e;
+    sb_storage_t *probe = sb_storage_open (&t->cfg, &how, &e);
+    if (!probe)
+        snprintf (t->skip, sizeof t->skip, "%s", e.text);
+    sb_storage_close (&probe);
+}
+
+/* a prefix of this run alone: the bucket or container outlives it */
+static void
+s_run_prefix (s_target_t *t)
+{
+    snprintf (t->root, sizeof t->root, "conformance-%d-%llu/", (int) getpid (),
+              (unsigned long long) (sb_mono_ns () % 1000000007ull));
+}
+
+/* $S3_ENDPOINTS ("URL [URL]") and $S3_BUCKET name a server
+ * (tests/integration/test_storage_engines.sh starts s3rver,
+ * test_radosgw.sh radosgw). The gcs engine is the same client with GCS's
+ * defaults (its XML API speaks S3's protocol, signed for the location
+ * "auto"): no GCS emulator is reachable here, so its fixture is the same
+ * S3 server, which tests the protocol and its signing scope, not GCS. */
+static void
+s_fix_s3 (s_target_t *t)
+{
+    const char *eps = getenv ("S3_ENDPOINTS");
+    if (!eps || !*eps) {
+        snprintf (t->skip, sizeof t->skip, "no S3_ENDPOINTS (tests/integration/test_storage_engines.sh sets it)");
+        return;
+    }
+    sb_storage_cfg_t *c = &t->cfg;
+    snprintf (c->store, sizeof c->store, "%s", getenv ("S3_BUCKET") ? getenv ("S3_BUCKET") : "sbtest");
+    char list[2048];
+    snprintf (list, sizeof list, "%s", eps);
+    for (char *save = NULL, *tok = strtok_r (list, " ", &save); tok && c->nendpoints < SB_MAX_ENDPOINTS;
+         tok = strtok_r (NULL, " ", &save))
+        snprintf (c->endpoints[c->nendpoints++], sizeof c->endpoints[0], "%s", tok);
+    c->max_in_flight = 4;
+    c->connect_timeout_s = 2;
+    c->request_timeout_s = 20;
+    c->max_retries = 1;
+    /* the S3 client's own settings, as the workload loader stores them:
+     * the engine's configure op (the region from the environment) and
+     * small parts, so that the suite's objects go as multipart uploads */
+    char err[512];
+    ck_assert_int_eq (sb_storage_opt_set (c, "s3", "multipart_threshold", "6291456"), 0);
+    ck_assert_int_eq (sb_storage_opt_set (c, "s3", "multipart_part", "5242880"), 0);
+    const sb_engine_ops_t *ops = sb_engine_find (t->engine);
+    ck_assert_msg (ops->configure (c, &(sb_engine_setup_t) { .scheme = ops->schemes[0] }, err, sizeof err) == 0, "%s",
+                   err);
+    s_run_prefix (t);
+}
+
+/* $AZURE_TEST_CONTAINER names a container, the endpoint and credentials
+ * come from the environment as a workload's would (the engine's configure
+ * op: AZURE_STORAGE_CONNECTION_STRING; tests/integration/
+ * test_storage_engines.sh starts Azurite and sets both). Small blocks,
+ * so that the suite's objects of S_SIZE bytes go as staged blocks. */
+static void
+s_fix_azure (s_target_t *t)
+{
+    const char *container = getenv ("AZURE_TEST_CONTAINER");
+    if (!container || !*container) {
+        snprintf (t->skip, sizeof t->skip,
+                  "no AZURE_TEST_CONTAINER (tests/integration/test_storage_engines.sh starts Azurite and sets it)");
+        return;
+    }
+    sb_storage_cfg_t *c = &t->cfg;
+    snprintf (c->store, sizeof c->store, "%s", container);
+    char err[512];
+    const sb_engine_ops_t *ops = sb_engine_find ("azure");
+    ck_assert_msg (ops->configure (c, &(sb_engine_setup_t) { .scheme = "az" }, err, sizeof err) == 0, "%s", err);
+    ck_assert_uint_eq (c->nendpoints, 1);
+    c->max_in_flight = 4;
+    c->connect_timeout_s = 2;
+    c->request_timeout_s = 20;
+    c->max_retries = 1;
+    ck_assert_int_eq (sb_storage_opt_set (c, "azure", "block_bytes", "65536"), 0);
+    ck_assert_int_eq (sb_storage_opt_set (c, "azure", "single_put_bytes", "131072"), 0);
+    s_run_prefix (t);
+}
+
+/* nothing stored: test_synthetic below is its test */
+static void
+s_fix_synthetic (s_target_t *t)
+{
+    snprintf (t->skip, sizeof t->skip, "stores nothing; test_synthetic is its own test");
+}
+
+static const struct {
+    const char *engine;
+    void      (*setup) (s_target_t *t);
+} s_fixtures[] = {
+    { "file", s_fix_folder },
+    { "direct", s_fix_direct },
+    { "uring", s_fix_uring },
+    { "s3", s_fix_s3 },
+    { "gcs", s_fix_s3 },
+    { "azure", s_fix_azure },
+    { "synthetic", s_fix_synthetic },
+};
+
+/* The fixture of engine name, or -1. */
+static int
+s_fixture_of (const char *name)
+{
+    for (size_t i = 0; i < sizeof s_fixtures / sizeof s_fixtures[0]; i++)
+        if (!strcmp (s_fixtures[i].engine, name))
+            return (int) i;
+    return -1;
+}
+
 static void
 s_targets_init (void)
 {
@@ -67,60 +211,31 @@ s_targets_init (void)
     const char *tmp = getenv ("TMPDIR") && *getenv ("TMPDIR") ? getenv ("TMPDIR") : "/tmp";
     ck_assert_int_lt (snprintf (s_dir, sizeof s_dir, "%s/sb-engines-XXXXXX", tmp), (int) sizeof s_dir);
     ck_assert_ptr_nonnull (mkdtemp (s_dir));
-    const char *folder_engines[] = { "file", "direct" };
-    for (size_t i = 0; i < 2; i++) {
+    const sb_engine_ops_t *ops;
+    for (size_t i = 0; (ops = sb_engine_at (i)) && s_ntargets < S_TARGETS_MAX; i++) {
         s_target_t *t = &s_targets[s_ntargets++];
-        snprintf (t->engine, sizeof t->engine, "%s", folder_engines[i]);
-        snprintf (t->cfg.engine, sizeof t->cfg.engine, "%s", folder_engines[i]);
-        snprintf (t->root, sizeof t->root, "%s/%s/", s_dir, folder_engines[i]);
+        snprintf (t->engine, sizeof t->engine, "%s", ops->name);
+        snprintf (t->cfg.engine, sizeof t->cfg.engine, "%s", ops->name);
+        int f = s_fixture_of (ops->name);
+        if (f < 0) {
+            t->no_fixture = 1;
+            snprintf (t->skip, sizeof t->skip, "no fixture in tests/unit/test_storage_engines.c");
+        }
+        else
+            s_fixtures[f].setup (t);
     }
-    char why[512];
-    if (!s_direct_ok (why, sizeof why))
-        snprintf (s_targets[1].skip, sizeof s_targets[1].skip, "%s", why);
-    s_target_t *t = &s_targets[s_ntargets++];
-    snprintf (t->engine, sizeof t->engine, "s3");
-    const char *eps = getenv ("S3_ENDPOINTS");
-    if (!sb_engine_find ("s3"))
-        snprintf (t->skip, sizeof t->skip, "not built with the s3 engine");
-    else if (!eps || !*eps)
-        snprintf (t->skip, sizeof t->skip, "no S3_ENDPOINTS (tests/integration/test_storage_engines.sh sets it)");
-    else {
-        sb_storage_cfg_t *c = &t->cfg;
-        snprintf (c->engine, sizeof c->engine, "s3");
-        snprintf (c->store, sizeof c->store, "%s", getenv ("S3_BUCKET") ? getenv ("S3_BUCKET") : "sbtest");
-        char list[2048];
-        snprintf (list, sizeof list, "%s", eps);
-        for (char *save = NULL, *tok = strtok_r (list, " ", &save); tok && c->nendpoints < SB_MAX_ENDPOINTS;
-             tok = strtok_r (NULL, " ", &save))
-            snprintf (c->endpoints[c->nendpoints++], sizeof c->endpoints[0], "%s", tok);
-        c->max_in_flight = 4;
-        c->connect_timeout_s = 2;
-        c->request_timeout_s = 20;
-        c->max_retries = 1;
-        /* the engine's own settings, as the workload loader stores them */
-        ck_assert_int_eq (sb_storage_opt_set (c, "s3", "region", "us-east-1"), 0);
-        ck_assert_int_eq (sb_storage_opt_set (c, "s3", "multipart_threshold", "6291456"), 0);
-        ck_assert_int_eq (sb_storage_opt_set (c, "s3", "multipart_part", "5242880"), 0);
-        /* a prefix of this run alone: the bucket outlives it */
-        snprintf (t->root, sizeof t->root, "conformance-%d-%llu/", (int) getpid (),
-                  (unsigned long long) (sb_mono_ns () % 1000000007ull));
-    }
-    /* the io_uring engine reads the same folder tree; skipped
-     * where it is not built (no liburing) or io_uring cannot be set up */
-    t = &s_targets[s_ntargets++];
-    snprintf (t->engine, sizeof t->engine, "uring");
-    snprintf (t->cfg.engine, sizeof t->cfg.engine, "uring");
-    snprintf (t->root, sizeof t->root, "%s/uring/", s_dir);
-    if (!sb_engine_find ("uring"))
-        snprintf (t->skip, sizeof t->skip, "not built with the uring engine (liburing)");
-    else {
-        sb_storage_open_t how = { .root = t->root, .depth = 1, .buffer_bytes = 64 << 10 };
-        sb_storage_error_t e;
-        sb_storage_t *probe = sb_storage_open (&t->cfg, &how, &e);
-        if (!probe)
-            snprintf (t->skip, sizeof t->skip, "%s", e.text);
-        sb_storage_close (&probe);
-    }
+}
+
+/* The engine the suite's folder tests use (file), by name. */
+static const s_target_t *
+s_target (const char *engine)
+{
+    s_targets_init ();
+    for (size_t i = 0; i < s_ntargets; i++)
+        if (!strcmp (s_targets[i].engine, engine))
+            return &s_targets[i];
+    ck_abort_msg ("no %s engine in the registry", engine);
+    return NULL;
 }
 
 /* The target of loop iteration i, opened; NULL when skipped (said why). */
@@ -128,9 +243,12 @@ static sb_storage_t *
 s_open (int i, size_t depth, const s_target_t **out)
 {
     s_targets_init ();
-    ck_assert_int_lt (i, (int) s_ntargets);
+    *out = NULL;
+    if (i >= (int) s_ntargets)
+        return NULL;    /* a registry shorter than S_TARGETS_MAX */
     const s_target_t *t = &s_targets[i];
     *out = t;
+    ck_assert_msg (!t->no_fixture, "the %s engine has no fixture in tests/unit/test_storage_engines.c", t->engine);
     if (t->skip[0]) {
         printf ("storage engines: %s engine skipped: %s\n", t->engine, t->skip);
         return NULL;
@@ -563,6 +681,55 @@ START_TEST (test_synthetic)
 }
 END_TEST
 
+/* Every engine in the registry has a fixture; one added without a fixture
+ * is found (and its loop iterations fail, s_open). */
+static int
+s_open_none (const sb_storage_cfg_t *cfg, const sb_storage_open_t *how, void **client, sb_storage_error_t *e)
+{
+    (void) cfg, (void) how, (void) e;
+    *client = NULL;
+    return 0;
+}
+
+static void
+s_close_none (void *client)
+{
+    (void) client;
+}
+
+static const sb_engine_ops_t s_unfixtured = { .name = "no-fixture", .caps = SB_ENGINE_OBJECTS,
+                                               .open = s_open_none, .close = s_close_none };
+
+/* The first engine of the registry without a fixture, or NULL. */
+static const char *
+s_missing_fixture (void)
+{
+    const sb_engine_ops_t *ops;
+    for (size_t i = 0; (ops = sb_engine_at (i)); i++)
+        if (s_fixture_of (ops->name) < 0)
+            return ops->name;
+    return NULL;
+}
+
+START_TEST (test_fixtures_cover_registry)
+{
+    const char *missing = s_missing_fixture ();
+    ck_assert_msg (missing == NULL, "the %s engine has no fixture in tests/unit/test_storage_engines.c: add one"
+                   " (how to open a client of it here, or why it is skipped)", missing);
+    /* the engines the suite ran over, for the wrapper to check */
+    char names[256] = "";
+    size_t n = 0, used = 0;
+    for (; sb_engine_at (n); n++)
+        used += (size_t) snprintf (names + used, used < sizeof names ? sizeof names - used : 0, " %s",
+                                   sb_engine_at (n)->name);
+    printf ("storage engines: registry:%s\n", names);
+    ck_assert_uint_le (n, S_TARGETS_MAX);   /* every engine gets its loop iteration */
+    /* the rule bites: an engine registered without a fixture is found */
+    ck_assert_int_eq (sb_engine_register (&s_unfixtured), 0);
+    ck_assert_str_eq (s_missing_fixture (), "no-fixture");
+}
+END_TEST
+
 /* the registry: built engines, and one added at run time */
 static int
 s_fake_open (const sb_storage_cfg_t *cfg, const sb_storage_open_t *how, void **client, sb_storage_error_t *e)
@@ -619,7 +786,8 @@ END_TEST
 START_TEST (test_file_not_regular)
 {
     const s_target_t *t;
-    sb_storage_t *s = s_open (0, 1, &t);
+    ck_assert_str_eq (s_target ("file")->engine, "file");
+    sb_storage_t *s = s_open ((int) (s_target ("file") - s_targets), 1, &t);
     char path[700];
     snprintf (path, sizeof path, "%sfolder.npz", t->root);
     ck_assert_int_eq (mkdir (t->root, 0755) == 0 || errno == EEXIST, 1);
@@ -636,9 +804,9 @@ END_TEST
 /* the file engine's page cache flags and progress; direct ignores the flags */
 START_TEST (test_file_page_cache)
 {
+    const char *const folders[] = { "file", "direct" };
     for (int i = 0; i < 2; i++) {
-        s_targets_init ();
-        const s_target_t *t = &s_targets[i];
+        const s_target_t *t = s_target (folders[i]);
         if (t->skip[0])
             continue;
         uint64_t progress = 0;
@@ -776,9 +944,11 @@ s_temporaries (const char *folder)
  * hears a read's bytes as they arrive. */
 START_TEST (test_put_stop)
 {
-    const s_target_t *t;
     s_targets_init ();
-    t = &s_targets[_i];
+    if (_i >= (int) s_ntargets)
+        return;
+    const s_target_t *t = &s_targets[_i];
+    ck_assert_msg (!t->no_fixture, "the %s engine has no fixture in tests/unit/test_storage_engines.c", t->engine);
     if (t->skip[0] || !(sb_storage_caps (&t->cfg) & SB_ENGINE_FOLDER)) {
         printf ("storage engines: %s engine: stopping within an object not checked (%s)\n", t->engine,
                 t->skip[0] ? t->skip : "its PUT goes whole");
@@ -851,8 +1021,7 @@ s_fill_look (void *ctx, uint64_t offset, uint8_t *buf, size_t len)
  * (.NAME.HOST.PID.RAND.tmp, README "Temporaries"). */
 START_TEST (test_put_writer)
 {
-    s_targets_init ();
-    const s_target_t *t = &s_targets[0];   /* file */
+    const s_target_t *t = s_target ("file");
     sb_storage_open_t how = { .root = t->root, .depth = 1, .buffer_bytes = 64 << 10, .writer = "node-z" };
     sb_storage_error_t e;
     sb_storage_t *s = sb_storage_open (&t->cfg, &how, &e);
@@ -882,7 +1051,7 @@ s_suite (void)
     TCase *tc = tcase_create ("conformance");
     tcase_set_timeout (tc, 120);
     tcase_add_unchecked_fixture (tc, s_targets_init, s_teardown);
-    /* file, direct, s3, uring */
+    /* one iteration per engine of the registry (s_targets_init) */
     tcase_add_loop_test (tc, test_put_read_ranges, 0, S_TARGETS_MAX);
     tcase_add_loop_test (tc, test_short_object, 0, S_TARGETS_MAX);
     tcase_add_loop_test (tc, test_missing_object, 0, S_TARGETS_MAX);
@@ -895,6 +1064,7 @@ s_suite (void)
     tcase_add_test (tc, test_put_writer);
     suite_add_tcase (s, tc);
     TCase *other = tcase_create ("engines");
+    tcase_add_test (other, test_fixtures_cover_registry);
     tcase_add_test (other, test_synthetic);
     tcase_add_test (other, test_registry);
     suite_add_tcase (s, other);

@@ -137,6 +137,18 @@ sb_s3_configure_as (sb_storage_cfg_t *cfg, const sb_engine_setup_t *setup, const
             return -1;
         }
     }
+    for (size_t i = 0; i < cfg->nendpoints; i++) {
+        /* the bucket goes into the path or the host name: the endpoint has no path of its own */
+        const char *host = strstr (cfg->endpoints[i], "://");
+        const char *slash = host ? strchr (host + 3, '/') : NULL;
+        if (slash && strcmp (slash, "/") != 0) {
+            snprintf (err, err_size, "%s: key 'storage.storage_options.endpoint_url': '%s' is not http(s)://HOST[:PORT]:"
+                      " the %s engine's endpoints take no path",
+                      s_where (setup, "storage.endpoint_uris", "storage.storage_options.endpoint_url", where,
+                               sizeof where), cfg->endpoints[i], cfg->engine);
+            return -1;
+        }
+    }
     sb_s3_settings_t set;
     sb_s3_settings (cfg, &set);
     if (set.multipart_part > set.multipart_threshold) {
