@@ -50,12 +50,10 @@ s_cfg (sb_storage_cfg_t *c, const char *opt_block, const char *opt_single)
     c->request_timeout_s = 60;
     c->max_retries = 1;
     if (opt_block) {
-        snprintf (c->opts[c->nopts].key, sizeof c->opts[0].key, "block_bytes");
-        snprintf (c->opts[c->nopts++].value, sizeof c->opts[0].value, "%s", opt_block);
+        ck_assert_int_eq (sb_storage_opt_set (c, "azure", "block_bytes", opt_block), 0);
     }
     if (opt_single) {
-        snprintf (c->opts[c->nopts].key, sizeof c->opts[0].key, "single_put_bytes");
-        snprintf (c->opts[c->nopts++].value, sizeof c->opts[0].value, "%s", opt_single);
+        ck_assert_int_eq (sb_storage_opt_set (c, "azure", "single_put_bytes", opt_single), 0);
     }
     if (!s_prefix[0])
         snprintf (s_prefix, sizeof s_prefix, "live-%d-%llu/", (int) getpid (),
@@ -110,8 +108,7 @@ START_TEST (test_list_pages)
 {
     sb_storage_cfg_t c;
     s_cfg (&c, NULL, NULL);
-    snprintf (c.opts[c.nopts].key, sizeof c.opts[0].key, "list_page_size");
-    snprintf (c.opts[c.nopts++].value, sizeof c.opts[0].value, "5");
+    ck_assert_int_eq (sb_storage_opt_set (&c, "azure", "list_page_size", "5"), 0);
     sb_storage_t *s = s_open (&c, 1);
     sb_storage_error_t e;
     uint64_t seed = 3;

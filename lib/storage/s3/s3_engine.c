@@ -33,6 +33,7 @@ static void s_group_free (s_group_t *g);
 static void s_group_pop_free (s_group_t **list);
 
 typedef struct {
+    char     engine[16];    /* "s3", or an engine on the same client (gcs): errors name it */
     sb_s3_t *s3;            /* owned */
     char     root[PATH_MAX];
     size_t   page_size;     /* max-keys per ListObjectsV2 request */
@@ -51,11 +52,11 @@ typedef struct {
 
 /* sb_s3_error_t into the engine's error. Returns -1. */
 static int
-s_error (const sb_s3_error_t *s, sb_storage_error_t *e)
+s_error (const s_s3_t *self, const sb_s3_error_t *s, sb_storage_error_t *e)
 {
     if (!e)
         return -1;
-    sb_storage_fail (e, "s3", s->op, s->key, s->os_errno, "%s", s->text);
+    sb_storage_fail (e, self->engine, s->op, s->key, s->os_errno, "%s", s->text);
     snprintf (e->where, sizeof e->where, "%s", s->endpoint);
     e->status = s->http_status;
     snprintf (e->code, sizeof e->code, "%s", s->s3_code);
@@ -73,7 +74,7 @@ s_key (const s_s3_t *self, const char *key, char *out, size_t size, const char *
 {
     if (sb_strf (out, size, "%s%s", self->root, key ? key : "") == 0)
         return 0;
-    return sb_storage_fail (e, "s3", op, key ? key : "", ENAMETOOLONG, "%s %s%s: key too long", op, self->root,
+    return sb_storage_fail (e, self->engine, op, key ? key : "", ENAMETOOLONG, "%s %s%s: key too long", op, self->root,
                             key ? key : "");
 }
 
@@ -85,13 +86,14 @@ sb_s3e_open (const sb_storage_cfg_t *cfg, const sb_storage_open_t *how, void **c
     if (!mine || !self) {
         free (mine);
         free (self);
-        return sb_storage_fail (e, "s3", "open", "", ENOMEM, "s3 engine: out of memory");
+        return sb_storage_fail (e, cfg->engine, "open", "", ENOMEM, "s3 engine: out of memory");
     }
     const char *root = how->root ? how->root : "";
+    snprintf (self->engine, sizeof self->engine, "%s", cfg->engine);
     if (sb_strf (self->root, sizeof self->root, "%s", root) != 0) {
         free (mine);
         free (self);
-        return sb_storage_fail (e, "s3", "open", root, ENAMETOOLONG, "s3 engine: key prefix %s too long", root);
+        return sb_storage_fail (e, cfg->engine, "open", root, ENAMETOOLONG, "s3 engine: key prefix %s too long", root);
     }
     /* a rank's client talks to the rank's endpoints (per_rank: one) */
     sb_storage_for_rank (cfg, how->rank, mine);
@@ -116,7 +118,7 @@ sb_s3e_open (const sb_storage_cfg_t *cfg, const sb_storage_open_t *how, void **c
     free (mine);
     if (!self->s3) {
         free (self);
-        int rc = sb_storage_fail (e, "s3", "open", "", 0, "%s", why);
+        int rc = sb_storage_fail (e, cfg->engine, "open", "", 0, "%s", why);
         if (cfg->nendpoints)
             snprintf (e->where, sizeof e->where, "%s", cfg->endpoints[0]);
         return rc;
@@ -153,7 +155,7 @@ sb_s3e_preflight (void *client, int write, sb_storage_check_fn check, void *ctx)
             check (ctx, sb_s3_endpoint (self->s3, i), NULL);
         else {
             sb_storage_error_t e;
-            s_error (&s, &e);
+            s_error (self, &s, &e);
             check (ctx, sb_s3_endpoint (self->s3, i), &e);
             failed++;
         }
@@ -196,18 +198,18 @@ sb_s3e_list (void *client, const char *prefix, const char *start_after, const ch
     if (s_key (self, prefix, full, sizeof full, "LIST", e) != 0
         || (start_after && sb_strf (after, sizeof after, "%s%s", full, start_after) != 0)
         || (end_at && sb_strf (end, sizeof end, "%s%s", full, end_at) != 0))
-        return sb_storage_fail (e, "s3", "LIST", prefix ? prefix : "", ENAMETOOLONG, "LIST %s: key too long", full);
+        return sb_storage_fail (e, self->engine, "LIST", prefix ? prefix : "", ENAMETOOLONG, "LIST %s: key too long", full);
     s_list_t l = { .fn = fn, .ctx = ctx, .prefix = full, .skip = strlen (full) };
     sb_s3_error_t s;
     int rc = sb_s3_list (self->s3, full, start_after ? after : NULL, end_at ? end : NULL, self->page_size, s_on_key,
                          &l, &s);
     if (l.outside[0])
-        return sb_storage_fail (e, "s3", "LIST", prefix ? prefix : "", 0,
+        return sb_storage_fail (e, self->engine, "LIST", prefix ? prefix : "", 0,
                                 "LIST %s: key '%s' is not under the prefix that was asked for", full, l.outside);
     if (l.rc)
         return l.rc;
     if (rc != 0)
-        return s_error (&s, e);
+        return s_error (self, &s, e);
     return l.count ? 0 : 1;     /* nothing under the prefix */
 }
 
@@ -219,7 +221,7 @@ sb_s3e_stat (void *client, const char *key, uint64_t *size, sb_storage_error_t *
     sb_s3_error_t s;
     if (s_key (self, key, full, sizeof full, "HEAD", e) != 0)
         return -1;
-    return sb_s3_head (self->s3, full, size, &s) == 0 ? 0 : s_error (&s, e);
+    return sb_s3_head (self->s3, full, size, &s) == 0 ? 0 : s_error (self, &s, e);
 }
 
 int
@@ -235,8 +237,8 @@ sb_s3e_put (void *client, const char *key, uint64_t size, sb_storage_fill_fn fil
     const sb_s3_ckpt_shape_t *c = &self->ckpt;
     if (c->shaped)
         return sb_s3_put_parts (self->s3, full, size, c->part, c->threshold, c->upload_window, fill, ctx, &s) == 0
-                   ? 0 : s_error (&s, e);
-    return sb_s3_put (self->s3, full, size, fill, ctx, &s) == 0 ? 0 : s_error (&s, e);
+                   ? 0 : s_error (self, &s, e);
+    return sb_s3_put (self->s3, full, size, fill, ctx, &s) == 0 ? 0 : s_error (self, &s, e);
 }
 
 int
@@ -249,7 +251,7 @@ sb_s3e_get_small (void *client, const char *key, char *buf, size_t cap, size_t *
         return -1;
     int rc = sb_s3_get_small (self->s3, full, buf, cap, len, &s);
     if (rc != 0)
-        s_error (&s, e);
+        s_error (self, &s, e);
     return rc;
 }
 
@@ -266,8 +268,8 @@ sb_s3e_get (void *client, const char *key, uint64_t offset, uint64_t length, uns
     const sb_s3_ckpt_shape_t *c = &self->ckpt;
     if (c->shaped && offset == 0 && length > 0)    /* a checkpoint's load: DLIO's readers know its size */
         return sb_s3_get_blocks (self->s3, full, length, c->read_streams, c->read_chunk, c->read_window, received, &s)
-                   == 0 ? 0 : s_error (&s, e);
-    return sb_s3_get (self->s3, full, offset, length, received, &s) == 0 ? 0 : s_error (&s, e);
+                   == 0 ? 0 : s_error (self, &s, e);
+    return sb_s3_get (self->s3, full, offset, length, received, &s) == 0 ? 0 : s_error (self, &s, e);
 }
 
 int
@@ -280,7 +282,7 @@ sb_s3e_remove (void *client, const char *key, sb_storage_error_t *e)
         return -1;
     if (sb_s3_delete (self->s3, full, &s) == 0 || s.http_status == 404)
         return 0;
-    return s_error (&s, e);
+    return s_error (self, &s, e);
 }
 
 /* A read's expected bytes: the caller's generator up to expect_size, zeros
@@ -431,7 +433,7 @@ sb_s3e_queue (void *client, const sb_io_t *io, sb_storage_error_t *e)
         else if (io->expect_free)
             io->expect_free (io->expect_ctx);
         return x || !io->expect ? -1
-                                : sb_storage_fail (e, "s3", "GET", io->key, ENOMEM, "GET %s%s: out of memory",
+                                : sb_storage_fail (e, self->engine, "GET", io->key, ENOMEM, "GET %s%s: out of memory",
                                                    self->root, io->key);
     }
     uint64_t part = 0, window = 0;
@@ -455,7 +457,7 @@ sb_s3e_queue (void *client, const sb_io_t *io, sb_storage_error_t *e)
             if (known < 0) {
                 if (x)
                     s_expect_free (x);
-                return sb_storage_fail (e, "s3", "GET", io->key, ENOMEM, "GET %s: out of memory", full);
+                return sb_storage_fail (e, self->engine, "GET", io->key, ENOMEM, "GET %s: out of memory", full);
             }
             head = !known && !self->skip_head;
             if ((known || head) && splits) {
@@ -476,7 +478,7 @@ sb_s3e_queue (void *client, const sb_io_t *io, sb_storage_error_t *e)
             free (g);
             if (x)
                 s_expect_free (x);
-            return sb_storage_fail (e, "s3", "GET", io->key, ENOMEM, "GET %s: out of memory", full);
+            return sb_storage_fail (e, self->engine, "GET", io->key, ENOMEM, "GET %s: out of memory", full);
         }
         g->tag = io->tag;
         g->next_off = io->offset;
@@ -502,14 +504,14 @@ sb_s3e_queue (void *client, const sb_io_t *io, sb_storage_error_t *e)
             self->groups = g->next;
             self->ngroups--;
             s_group_free (g);
-            return sb_storage_fail (e, "s3", "GET", io->key, ENOMEM, "GET %s: cannot start the request", full);
+            return sb_storage_fail (e, self->engine, "GET", io->key, ENOMEM, "GET %s: cannot start the request", full);
         }
         return 0;
     }
     /* the request owns x from here, also when it cannot start */
     if (sb_s3_get_start_fill (self->s3, io->tag, full, io->offset, io->length, x != NULL, 0,
                               x ? s_expect_fill : NULL, x, x ? s_expect_free : NULL) != 0)
-        return sb_storage_fail (e, "s3", "GET", io->key, ENOMEM,
+        return sb_storage_fail (e, self->engine, "GET", io->key, ENOMEM,
                                 "GET %s: cannot start the request (out of memory or key too long)", full);
     return 0;
 }
@@ -584,7 +586,7 @@ s_deliver (s_sink_t *sink, const sb_s3_done_t *d)
     done->latency_ns = d->latency_ns;
     done->failed = d->failed;
     if (d->failed)
-        s_error (&d->error, &done->error);
+        s_error (sink->self, &d->error, &done->error);
     else
         done->error.text[0] = '\0';
     sink->fn (sink->ctx, done);
@@ -597,7 +599,7 @@ sb_s3e_getevents (void *client, int timeout_ms, sb_io_done_fn fn, void *ctx, sb_
     s_sink_t sink = { .fn = fn, .ctx = ctx, .self = self };
     int n = sb_s3_run (self->s3, timeout_ms, s_on_done, &sink);
     if (n < 0)
-        return sb_storage_fail (e, "s3", "getevents", "", 0, "S3 engine stopped: curl multi interface failure");
+        return sb_storage_fail (e, self->engine, "getevents", "", 0, "S3 engine stopped: curl multi interface failure");
     return n;
 }
 
