@@ -538,6 +538,19 @@ sb_storage_keys_resolve (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
     }
     else
         snprintf (scheme, sizeof scheme, "file");
+    /* DLIO's s3 storage through s3dlio reaches other stores by its
+     * storage_options.uri_scheme (obj_store_lib.py forms SCHEME://BUCKET/KEY):
+     * storage_type s3 with uri_scheme az or gs is that store's engine */
+    const sb_config_entry_t *ue = sb_config_get (cfg, "storage.storage_options.uri_scheme");
+    if (typed && (typed->caps & SB_ENGINE_OBJECTS) && !s_empty (ue) && !ue->items) {
+        char want[16];
+        const char *u = s_value (ue);
+        size_t un = strcspn (u, ":/");
+        const sb_engine_ops_t *by = un < sizeof want ? (snprintf (want, sizeof want, "%.*s", (int) un, u),
+                                                        sb_engine_for_scheme (want)) : NULL;
+        if (by && (by->caps & SB_ENGINE_OBJECTS))
+            snprintf (scheme, sizeof scheme, "%s", want);
+    }
     const sb_config_entry_t *why_e = pe && *s_value (pe) ? pe : te;
     const sb_engine_ops_t *store_ops = sb_engine_for_scheme (scheme);
     if (store_ops && (store_ops->caps & SB_ENGINE_OBJECTS)) {
