@@ -971,6 +971,7 @@ s_nearest_keys (const char *key, char *out, size_t size)
     size_t limit = strlen (key) / 4 > 2 ? strlen (key) / 4 : 2;
     char cand[96];
     size_t ki = 0, ei = 0;
+    int alias_done = 0;
     const sb_engine_ops_t *ops = sb_engine_at (0);
     const sb_engine_option_t *o = ops ? ops->options : NULL;
     for (;;) {
@@ -984,9 +985,17 @@ s_nearest_keys (const char *key, char *out, size_t size)
             }
             if (!ops)
                 break;
-            snprintf (cand, sizeof cand, "storage.%s.%s", ops->name, o->key);
-            o++;
-            c = cand;
+            /* an option's alias (DLIO's spelling) once, then its own key */
+            if (o->alias && !alias_done) {
+                c = o->alias;
+                alias_done = 1;
+            }
+            else {
+                snprintf (cand, sizeof cand, "storage.%s.%s", ops->name, o->key);
+                o++;
+                alias_done = 0;
+                c = cand;
+            }
         }
         size_t d = s_key_distance (key, c);
         if (d > limit)
@@ -1842,8 +1851,9 @@ sb_workload_print_keys (void *file)
         for (const sb_engine_option_t *o = ops->options; o && o->key; o++) {
             char key[96];
             snprintf (key, sizeof key, "storage.%s.%s", ops->name, o->key);
-            fprintf (f, "  %-36s %-10s %s (the %s engine)\n", key, o->dflt ? o->dflt : "", o->help ? o->help : "",
-                     ops->name);
+            const char *dflt = !o->dflt ? "" : o->type != SB_OPT_BOOL ? o->dflt : strcmp (o->dflt, "0") ? "true" : "false";
+            fprintf (f, "  %-36s %-10s %s (the %s engine%s%s)\n", key, dflt, o->help ? o->help : "", ops->name,
+                     o->alias ? "; also " : "", o->alias ? o->alias : "");
         }
 }
 
