@@ -5,7 +5,7 @@
 # when absent) is loaded and run scaled down, through `shardbench datagen`
 # (when its workflow does not generate) and `shardbench run` with its own
 # workflow flags, on local folders or on the S3 test server (s3rver on
-# loopback) where the file names object storage. Overrides are of sizes and
+# loopback) or Azurite (az://) where the file names object storage. Overrides are of sizes and
 # places only; tests/integration/upstream_workloads.py says which, what is
 # checked for each workflow flag, and holds the one table of files that
 # cannot run (UNRUNNABLE, each with its reason).
@@ -17,6 +17,7 @@
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 . "$here/../s3/s3lib.sh"
+. "$here/../azure/azurite.sh"
 
 upstream=${SB_UPSTREAM_WORKLOADS:-$here/../../../shared/upstream-workloads}
 if [ ! -d "$upstream" ]; then
@@ -27,8 +28,17 @@ upstream=$(cd "$upstream" && pwd)
 python3 -c 'import yaml' 2>/dev/null || { echo "FAIL - python3-yaml is missing (deploy/install-deps.sh --tests)"; exit 1; }
 
 s3rver_install || { echo "FAIL - cannot install the S3 test server"; exit 1; }
+azurite_install || { echo "FAIL - cannot install Azurite"; exit 1; }
 s3rver_env
-trap 's3rver_stop; rm -rf "$SCRATCH"' EXIT
+trap 's3rver_stop; azurite_stop; rm -rf "$SCRATCH"' EXIT
+# the Azure files (az:// through s3dlio) on Azurite: their container, the
+# connection string the azure engine reads, and an account SAS with which
+# the checks list and clear the container by themselves
+azurite_start "$SCRATCH" mlperf-container || { echo "FAIL - Azurite did not start"; exit 1; }
+azurite_env
+AZURE_TEST_SAS=$(python3 "$AZURITE_SIGNER" sas "$AZURITE_ACCOUNT" "$AZURITE_KEY") \
+    || { echo "FAIL - cannot make an account SAS for Azurite"; exit 1; }
+export AZURE_TEST_SAS AZURITE_ENDPOINT
 buckets=$(python3 "$here/upstream_workloads.py" buckets "$upstream") \
     || { echo "FAIL - cannot read the bucket names of the upstream files"; exit 1; }
 # shellcheck disable=SC2086 # one argument per bucket

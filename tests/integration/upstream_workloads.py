@@ -65,18 +65,19 @@ import subprocess
 import sys
 import time
 
+import urllib.error
+import urllib.parse
+import urllib.request
+
 import yaml
+
+# The Azurite containers the upstream Azure files name (the test script creates them)
+AZURE_CONTAINERS = ("mlperf-container",)
 
 # Files that cannot run under shardbench, with the documented reason and a
 # text the refusal must contain. The test fails when one of these passes
 # (remove it from here), or fails without that text.
 UNRUNNABLE = {
-    "mlcommons-storage/datagen_s3dlio_azure.yaml":
-        ("Azure Blob Storage (az:// URIs through s3dlio's Azure backend): shardbench has no "
-         "Azure engine, so the workload is refused at load", "az://"),
-    "mlcommons-storage/pytorch_s3dlio_azure.yaml":
-        ("Azure Blob Storage (reader.data_loader_root az://...): shardbench has no Azure "
-         "engine, so the workload is refused at load", "az://"),
 }
 
 # Files DLIO_local_changes refuses to run (its config.py: LoadConfig's
@@ -356,13 +357,45 @@ def fmt_ext(plan):
     return str(plan.flat.get("dataset.format", "npz"))
 
 
+def azure_blobs(container):
+    """{name: (etag, size)} of every blob of container on Azurite, listed by Python's standard
+    library with the account SAS the test script made (AZURE_TEST_SAS; not shardbench's client)."""
+    out, marker = {}, ""
+    while True:
+        url = (f"{os.environ['AZURITE_ENDPOINT']}/{urllib.parse.quote(container)}?restype=container&comp=list&"
+               f"{os.environ['AZURE_TEST_SAS']}" + (f"&marker={urllib.parse.quote(marker)}" if marker else ""))
+        try:
+            body = urllib.request.urlopen(url, timeout=30).read().decode()
+        except urllib.error.HTTPError as err:
+            if err.code == 404:
+                return out
+            raise
+        for blob in re.findall(r"<Blob>(.*?)</Blob>", body, re.S):
+            name = re.search(r"<Name>([^<]*)</Name>", blob).group(1)
+            etag = re.search(r"<Etag>([^<]*)</Etag>", blob, re.I).group(1)
+            size = int(re.search(r"<Content-Length>(\d+)</Content-Length>", blob).group(1))
+            out[name] = (etag, size)
+        m = re.search(r"<NextMarker>([^<]+)</NextMarker>", body)
+        if not m:
+            return out
+        marker = m.group(1)
+
+
 def dataset_files(plan, root, part):
     """Dataset files of the scaled set under root/.../part/, as {path: (mtime_ns, size)}.
-    The S3 server keeps an object as a folder or file named after its key."""
+    The S3 server keeps an object as a folder or file named after its key. A file on Azure
+    Blob Storage (az://): its blobs on Azurite, as {container/name: (etag, size)}."""
     prefix = re.escape(str(plan.flat.get("dataset.file_prefix", "img")))
     n = plan.files if part == "train" else plan.eval_files
     pat = re.compile(rf"^{prefix}_\d+_of_{n}\.{re.escape(fmt_ext(plan))}(\._S3rver.*)?$")
     out = {}
+    if plan.kind == "azure" and root != plan.cwd:
+        for c in AZURE_CONTAINERS:
+            for name, v in azure_blobs(c).items():
+                parts = name.split("/")
+                if part in parts[:-1] and pat.match(parts[-1]):
+                    out[f"{c}/{name}"] = v
+        return out
     if not os.path.isdir(root):
         return out
     for dirpath, dirnames, names in os.walk(root):
@@ -484,7 +517,7 @@ def check_file(sb, folder, rel, doc, cwd, endpoints, s3root):
     runner = Runner(sb, plan, os.path.join(cwd, "results.db"))
     fails = []
     workload = os.path.join(folder, rel)
-    data_root = s3root if plan.kind == "s3" else cwd
+    data_root = s3root if plan.kind in ("s3", "azure") else cwd
 
     def bad(msg):
         fails.append(msg)
@@ -623,8 +656,20 @@ def check_file(sb, folder, rel, doc, cwd, endpoints, s3root):
     return fails, plan, runner
 
 
+def clear_azure():
+    """Delete every blob of the Azurite containers between files (the containers stay)."""
+    if "AZURE_TEST_SAS" not in os.environ:
+        return
+    for c in AZURE_CONTAINERS:
+        for name in azure_blobs(c):
+            url = (f"{os.environ['AZURITE_ENDPOINT']}/{urllib.parse.quote(c)}/{urllib.parse.quote(name)}?"
+                   f"{os.environ['AZURE_TEST_SAS']}")
+            urllib.request.urlopen(urllib.request.Request(url, method="DELETE"), timeout=30).read()
+
+
 def clear_s3(s3root):
-    """Empty every bucket of the S3 server between files (the folders stay)."""
+    """Empty every bucket of the S3 server between files (the folders stay), and Azurite's containers."""
+    clear_azure()
     if not os.path.isdir(s3root):
         return
     for b in os.listdir(s3root):
