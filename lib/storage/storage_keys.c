@@ -539,7 +539,7 @@ sb_storage_keys_resolve (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t 
     else
         snprintf (scheme, sizeof scheme, "file");
     /* DLIO's s3 storage through s3dlio reaches other stores by its
-     * storage_options.uri_scheme (obj_store_lib.py forms SCHEME://BUCKET/KEY):
+     * storage_options.uri_scheme (obj_store_lib.py forms SCHEME://STORE/KEY):
      * storage_type s3 with uri_scheme az or gs is that store's engine */
     const sb_config_entry_t *ue = sb_config_get (cfg, "storage.storage_options.uri_scheme");
     if (typed && (typed->caps & SB_ENGINE_OBJECTS) && !s_empty (ue) && !ue->items) {
