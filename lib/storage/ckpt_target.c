@@ -107,6 +107,15 @@ sb_ckpt_target_resolve (const sb_workload_t *wl, sb_ckpt_target_t *t, char *err,
 int
 sb_ckpt_target_endpoints (const sb_workload_t *wl, const sb_ckpt_target_t *t, char *err, size_t err_size)
 {
+    if (t->engine[0] && (sb_storage_caps (&wl->storage) & SB_ENGINE_OBJECTS) && strcmp (t->engine, wl->storage.engine)) {
+        /* the endpoints and credentials are the dataset's: another kind of
+         * store cannot be reached through them */
+        snprintf (err, err_size, "key 'checkpoint.checkpoint_folder': '%s' is on %s:// but the dataset is on"
+                  " %s:// (the %s engine): a run reaches one kind of object store through its endpoints; put the"
+                  " checkpoints in a %s:// folder or in local files", wl->ckpt.folder, t->scheme,
+                  sb_storage_scheme (&wl->storage), wl->storage.engine, sb_storage_scheme (&wl->storage));
+        return -1;
+    }
     if (!t->engine[0] || (sb_storage_caps (&wl->storage) & SB_ENGINE_OBJECTS) || wl->storage.nendpoints > 0)
         return 0;
     snprintf (err, err_size, "key 'checkpoint.checkpoint_folder': '%s' is in an object store (%s://) but the dataset"

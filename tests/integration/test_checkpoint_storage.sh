@@ -92,9 +92,15 @@ expect_eq "missing checkpoint bucket: exit status" "$SB_RC" 1
 expect_contains "missing checkpoint bucket: said" sb.err "checkpoint.checkpoint_folder s3://no-such-bucket/x: the coordinator cannot use 'no-such-bucket'"
 # an unserved scheme is refused at load, naming the key
 sb run $s3 storage.storage_root=data-a dataset.data_folder=ds $data $cnn \
+    checkpoint.checkpoint_folder=hdfs://nn/ck --accelerators 2 --local 1 --db t.db
+expect_eq "hdfs:// checkpoints: exit status" "$SB_RC" 2
+expect_contains "hdfs:// checkpoints: said" sb.err "key 'checkpoint.checkpoint_folder': hdfs:// ('hdfs://nn/ck') is not served"
+# another kind of object store than the dataset's: its endpoints are S3's
+sb run $s3 storage.storage_root=data-a dataset.data_folder=ds $data $cnn \
     checkpoint.checkpoint_folder=az://container/ck --accelerators 2 --local 1 --db t.db
-expect_eq "az:// checkpoints: exit status" "$SB_RC" 2
-expect_contains "az:// checkpoints: said" sb.err "key 'checkpoint.checkpoint_folder': az:// ('az://container/ck') is not served"
+expect_eq "az:// checkpoints of an S3 dataset: exit status" "$SB_RC" 2
+expect_contains "az:// checkpoints of an S3 dataset: said" sb.err \
+    "'az://container/ck' is on az:// but the dataset is on s3:// (the s3 engine): a run reaches one kind of object store"
 
 # 3. `shardbench checkpoint` into another bucket, written and read as separate invocations
 ck="checkpoint.scale=0.0001220703125 checkpoint.time_between_checkpoints=0 checkpoint.checkpoint_folder=s3://ckpt-b/llama"
