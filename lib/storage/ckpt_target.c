@@ -2,6 +2,7 @@
  * store: the engine that serves its URI scheme). */
 #include "ckpt_target.h"
 #include "engine.h"
+#include "storage_keys.h"
 #include "util.h"
 
 #include <limits.h>
@@ -125,6 +126,44 @@ sb_ckpt_target_endpoints (const sb_workload_t *wl, const sb_ckpt_target_t *t, ch
     return -1;
 }
 
+/* A checkpoint store of a local dataset: its engine's configure op, told
+ * that it may take an endpoint from the environment but not fall back to
+ * its service's own (sb_engine_setup_t.checkpoints_only), fills in the
+ * endpoints and options the workers will use (kept in wl->storage, whose
+ * file engine ignores them). 0, or -1 with err. */
+static int
+s_configure_target (sb_config_t *cfg, sb_workload_t *wl, const sb_ckpt_target_t *t, char *err, size_t err_size)
+{
+    const sb_engine_ops_t *ops = t->engine[0] ? sb_engine_find (t->engine) : NULL;
+    if (!ops || !ops->configure || (sb_storage_caps (&wl->storage) & SB_ENGINE_OBJECTS))
+        return 0;
+    sb_storage_cfg_t *c = malloc (sizeof *c);
+    if (!c) {
+        snprintf (err, err_size, "out of memory");
+        return -1;
+    }
+    *c = wl->storage;
+    snprintf (c->engine, sizeof c->engine, "%s", t->engine);
+    snprintf (c->store, sizeof c->store, "%s", t->store);
+    sb_engine_setup_t setup;
+    sb_storage_keys_setup (cfg, t->scheme, &setup);
+    setup.checkpoints_only = 1;
+    char why[1024];
+    int rc = ops->configure (c, &setup, why, sizeof why);
+    if (rc != 0)
+        snprintf (err, err_size, "key 'checkpoint.checkpoint_folder': '%s' is in an object store (%s://) but the"
+                  " dataset is local: %s", wl->ckpt.folder, t->scheme, why);
+    else {
+        memcpy (wl->storage.endpoints, c->endpoints, sizeof c->endpoints);
+        wl->storage.nendpoints = c->nendpoints;
+        memcpy (wl->storage.opts, c->opts, sizeof c->opts);
+        wl->storage.nopts = c->nopts;
+        wl->storage.list_parallelism = c->list_parallelism;
+    }
+    free (c);
+    return rc;
+}
+
 int
 sb_ckpt_target_check (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size)
 {
@@ -134,8 +173,14 @@ sb_ckpt_target_check (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err
     if (sb_storage_caps (st) & SB_ENGINE_NO_IO)
         return 0;   /* a synthetic run writes no checkpoint (the session says so when asked to) */
     sb_ckpt_target_t t;
-    int bad = sb_ckpt_target_resolve (wl, &t, why, sizeof why) != 0 || sb_ckpt_target_endpoints (wl, &t, why,
-                                                                                               sizeof why) != 0;
+    int bad = sb_ckpt_target_resolve (wl, &t, why, sizeof why) != 0;
+    if (!bad && s_configure_target (cfg, wl, &t, why, sizeof why) != 0) {
+        if (!wl->ckpt.in_train)
+            return 0;   /* no checkpoint during training; `shardbench checkpoint` resolves it again and says so */
+        snprintf (err, err_size, "%s: %s", sb_config_where (fe, where, sizeof where), why);
+        return -1;
+    }
+    bad = bad || sb_ckpt_target_endpoints (wl, &t, why, sizeof why) != 0;
     if (bad) {
         if (!wl->ckpt.in_train)
             return 0;   /* no checkpoint during training; `shardbench checkpoint` resolves it again and says so */

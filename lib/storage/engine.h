@@ -145,6 +145,11 @@ typedef struct {
     /* The value of a workload key as written; NULL when not given or a list. */
     const char *(*value) (void *ctx, const char *key);
     void       *ctx;
+    /* 1: the engine serves only the checkpoint folder of a local dataset:
+     * an endpoint may come from the environment, but a missing one is an
+     * error, not the service's public endpoint (a benchmark's checkpoints
+     * never go to a cloud nobody named) */
+    int         checkpoints_only;
 } sb_engine_setup_t;
 
 /* ---- the ops ---- */

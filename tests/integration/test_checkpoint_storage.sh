@@ -137,7 +137,7 @@ sb run dataset.data_folder=./data $data $cnn train.epochs=1 checkpoint.checkpoin
     --accelerators 2 --local 1 --db l.db
 expect_eq "local data, S3 checkpoints, no endpoint: exit status" "$SB_RC" 2
 expect_contains "local data, S3 checkpoints, no endpoint: said" sb.err \
-    "key 'checkpoint.checkpoint_folder': 's3://ckpt-b/noep' is in an object store (s3://) but the dataset is local, and no endpoint is configured"
+    "key 'checkpoint.checkpoint_folder': 's3://ckpt-b/noep' is in an object store (s3://) but the dataset is local: no endpoint is configured"
 expect_eq "local data, S3 checkpoints, no endpoint: nothing written" "$(objects ckpt-b noep/)" ""
 
 finish

@@ -126,15 +126,18 @@ expect_eq "az checkpoint: rows" \
     "write1:4:$((2 * (M + O))) read1:4:$((2 * (M + O)))"
 expect_contains "az checkpoint: where" sb.err "checkpoints: azure objects under az://ckpt/llama3/"
 
-# a local dataset, checkpoints in Azure: the endpoint must be given
+# a local dataset, checkpoints in Azure: the azure engine finds the endpoint
+# in the connection string, as for a dataset there
 sb checkpoint llama3_8b checkpoint.checkpoint_folder=az://ckpt/local checkpoint.scale=0.0001220703125 \
     checkpoint.time_between_checkpoints=0 checkpoint.num_checkpoints_write=1 checkpoint.num_checkpoints_read=0 \
-    "storage.storage_options.endpoint_url=$AZURITE_ENDPOINT" --accelerators 2 --local 1 --db azlocal.db
+    --accelerators 2 --local 1 --db azlocal.db
 expect_eq "az checkpoint, local dataset: exit status" "$SB_RC" 0
 [ "$SB_RC" = 0 ] || cat sb.err
 expect_eq "az checkpoint, local dataset: written" \
     "$(q azlocal.db "SELECT group_concat(op || checkpoint || ':' || files || ':' || bytes, ' ') FROM checkpoints")" \
     "write1:4:$((2 * (M + O)))"
+expect_eq "az checkpoint, local dataset: on Azurite's endpoint, no errors" \
+    "$(q azlocal.db "SELECT group_concat(DISTINCT endpoint), sum(errors) FROM endpoints")" "$AZURITE_ENDPOINT|0"
 
 # ------------------------------------------------------------------ gcs (the XML API) against s3rver
 sb run az.yaml dataset.data_folder=gs://sbtest/gmission storage.storage_type=gcs \

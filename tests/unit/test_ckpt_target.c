@@ -98,9 +98,19 @@ START_TEST (test_local_dataset)
     const char yaml[] = "dataset:\n  data_folder: ./data\nworkflow:\n  train: True\n  checkpoint: True\n"
                         "checkpoint:\n  checkpoint_folder: s3://ck-bucket/run\n";
     ck_assert_str_eq (s_load (yaml, NULL), "w.yaml:7: key 'checkpoint.checkpoint_folder': 's3://ck-bucket/run' is in an"
-                      " object store (s3://) but the dataset is local, and no endpoint is configured: give"
-                      " storage.storage_options.endpoint_url=http(s)://HOST:PORT (or storage.endpoint_uris), with the"
-                      " store's credentials in the environment (docs/STORAGE.md)");
+                      " object store (s3://) but the dataset is local: no endpoint is configured: give"
+                      " storage.storage_options.endpoint_url=http(s)://HOST:PORT (or storage.endpoint_uris, or the"
+                      " environment's AWS_ENDPOINT_URL), with credentials in AWS_ACCESS_KEY_ID and"
+                      " AWS_SECRET_ACCESS_KEY");
+    /* the store's engine takes an endpoint from the environment (its
+     * configure op), as it would for a dataset there, but never its
+     * service's public one */
+    setenv ("AWS_ENDPOINT_URL", "http://127.0.0.1:9100", 1);
+    ck_assert_str_eq (sb_test_workload_load (yaml, NULL, &s_wl), "");
+    unsetenv ("AWS_ENDPOINT_URL");
+    ck_assert_uint_eq (s_wl.storage.nendpoints, 1);
+    ck_assert_str_eq (s_wl.storage.endpoints[0], "http://127.0.0.1:9100");
+    ck_assert_str_eq (sb_storage_opt_of (&s_wl.storage, "s3", "region"), "us-east-1");
     const char *const ep[] = { "storage.storage_options.endpoint_url=127.0.0.1:9000", NULL };
     ck_assert_str_eq (s_load (yaml, ep), "");
     ck_assert_str_eq (s_wl.storage.endpoints[0], "http://127.0.0.1:9000");     /* as a dataset's */

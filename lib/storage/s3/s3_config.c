@@ -121,6 +121,12 @@ sb_s3_configure_as (sb_storage_cfg_t *cfg, const sb_engine_setup_t *setup, const
         }
         cfg->nendpoints = 1;
     }
+    if (cfg->nendpoints == 0 && setup && setup->checkpoints_only) {
+        snprintf (err, err_size, "no endpoint is configured: give storage.storage_options.endpoint_url="
+                  "http(s)://HOST:PORT (or storage.endpoint_uris, or the environment's AWS_ENDPOINT_URL), with"
+                  " credentials in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY");
+        return -1;
+    }
     if (cfg->nendpoints == 0) {
         /* the service itself: virtual-host style unless path style was asked for */
         char ep[sizeof cfg->endpoints[0]];
