@@ -1,9 +1,9 @@
-/* az_client: Azure Blob requests on a curl multi handle, signed, balanced,
- * retried. The machinery (one multi handle, a retry list, a done list, a
- * stop checked in curl's progress callback and between polls) is the S3
- * client's (lib/storage/s3/s3_client.c); the protocol is Azure's. */
+/* az_client: Azure Blob requests, signed with Shared Key or a SAS token.
+ * The transfers (multi handle, balancing, retries, stop) are the request
+ * pool's, shared with the S3 client (http_multi.h); the protocol is here. */
 #include "az_client.h"
 #include "az_auth.h"
+#include "http_multi.h"
 #include "log.h"
 #include "util.h"
 
@@ -11,7 +11,6 @@
 #include <curl/curl.h>
 #include <openssl/evp.h>
 #include <errno.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,85 +32,36 @@ static const char *s_op_names[] = { "GET", "HEAD", "LIST", "PUT", "PUT-BLOCK", "
 #define S_QVALUE_CAP 2048
 #define S_KEY_MAX 1024
 #define S_BODY_CAP (16u << 20)      /* a listing page of 5000 names of 1024 bytes is about 7 MB */
-#define S_ERROR_BODY_CAP 65536
 
 typedef struct s_req s_req_t;
 struct s_req {
+    sb_http_req_t h;            /* first: the pool's part (transfer, reply, retries) */
     sb_az_t  *az;
-    CURL     *easy;
-    struct curl_slist *headers;
     s_op_t    op;
-    int       async, finished;
-    uint64_t  tag;
     char      key[S_KEY_MAX + 1];
     char      qname[S_MAX_QUERY][24];
     char      qvalue[S_MAX_QUERY][S_QVALUE_CAP];
     size_t    nquery;
     int       container_only;
-    int       fixed_endpoint;
-    int       no_retry;
-    uint64_t  offset, length;
-    int       ranged;
-    int       keep_body;        /* 2xx payload kept in body (get_small, lists) */
-    size_t    body_limit;
-    int       body_over;
-    sb_az_fill_fn expect;
+    sb_az_fill_fn expect;       /* verify a GET against it (expect_ctx owned) */
     void     *expect_ctx;
     void    (*expect_free) (void *ctx);
-    uint8_t  *verify_buf;
-    int       verify_failed;
-    uint64_t  mismatch_at;
-    sb_az_fill_fn fill;
-    void     *fill_ctx;
-    uint64_t  up_base, up_size, up_pos;
-    const char *up_body;
-    long      status;
-    uint64_t  received;
-    char     *body;
-    size_t    body_len, body_cap;
     char      err_code[64];         /* x-ms-error-code */
-    char      content_range[128];
-    int       range_checked;
-    char      range_why[512];
-    char      errbuf[CURL_ERROR_SIZE];
-    size_t    endpoint;
-    int       attempt;
-    uint64_t  started_ns, latency_ns, due_ns;
     sb_storage_error_t error;
-    int       failed;
-    s_req_t  *next, *active_prev, *active_next;
 };
 
 typedef struct {
     char url[256];          /* scheme://host[:port][/account] as given, no trailing '/' */
     char path[256];         /* its path ("/devstoreaccount1", or "") */
-    size_t in_flight;
-    sb_az_stats_t stats;
 } s_endpoint_t;
 
 struct sb_az {
     sb_storage_cfg_t cfg;
     sb_az_creds_t    creds;
-    CURLM           *multi;
+    sb_http_pool_t  *pool;          /* the transfers: sb_http_ops_t below */
     s_endpoint_t    *endpoints;
-    size_t           nendpoints, rr_next, max_in_flight;
-    s_req_t         *active, *retry_list, *done_list, *done_tail;
-    size_t           pending;
-    CURL           **easy_pool;
-    size_t           npool;
-    uint64_t         rng;
-    int            (*stop) (void *arg);
-    void            *stop_arg;
+    size_t           nendpoints;
 };
-
-static pthread_once_t s_global_once = PTHREAD_ONCE_INIT;
-static CURLcode s_global_rc = CURLE_FAILED_INIT;
-
-static void
-s_global_init (void)
-{
-    s_global_rc = curl_global_init (CURL_GLOBAL_DEFAULT);
-}
 
 /* ---------------------------------------------------------------- set-up */
 
@@ -134,13 +84,13 @@ s_parse_endpoint (const char *url, s_endpoint_t *ep)
     return 0;
 }
 
+static const sb_http_ops_t s_ops;
+
 sb_az_t *
 sb_az_new (const sb_storage_cfg_t *cfg, size_t max_in_flight, char *err, size_t err_size)
 {
-    if (pthread_once (&s_global_once, s_global_init) != 0 || s_global_rc != CURLE_OK) {
-        snprintf (err, err_size, "curl_global_init failed: %s", curl_easy_strerror (s_global_rc));
+    if (sb_http_global_init (err, err_size) != 0)
         return NULL;
-    }
     if (cfg->nendpoints == 0) {
         snprintf (err, err_size, "Azure Blob storage needs an endpoint (storage.endpoint_uris, or"
                   " AZURE_STORAGE_CONNECTION_STRING / AZURE_STORAGE_ACCOUNT where the workload is loaded)");
@@ -157,8 +107,6 @@ sb_az_new (const sb_storage_cfg_t *cfg, size_t max_in_flight, char *err, size_t 
         return NULL;
     }
     self->cfg = *cfg;
-    self->max_in_flight = max_in_flight ? max_in_flight : 1;
-    self->rng = sb_mix ((uint64_t) time (NULL), (uint64_t) (uintptr_t) self);
     for (size_t i = 0; i < cfg->nendpoints; i++)
         if (s_parse_endpoint (cfg->endpoints[i], &self->endpoints[i]) != 0) {
             snprintf (err, err_size, "Azure endpoint '%s' is not http(s)://HOST[:PORT][/ACCOUNT]", cfg->endpoints[i]);
@@ -173,29 +121,19 @@ sb_az_new (const sb_storage_cfg_t *cfg, size_t max_in_flight, char *err, size_t 
         free (self);
         return NULL;
     }
-    self->multi = curl_multi_init ();
-    self->easy_pool = calloc (self->max_in_flight + 4, sizeof (CURL *));
-    if (!self->multi || !self->easy_pool
-        || curl_multi_setopt (self->multi, CURLMOPT_MAXCONNECTS,
-                              (long) (self->max_in_flight * self->nendpoints + 4)) != CURLM_OK) {
-        snprintf (err, err_size, "cannot create a curl multi handle");
+    /* a kept 2xx reply (a listing, a small object) counts as received bytes */
+    sb_http_cfg_t pc = {
+        .nendpoints = cfg->nendpoints, .max_in_flight = max_in_flight, .lb = cfg->lb,
+        .max_retries = cfg->max_retries,
+        .connect_timeout_ms = (long) ((cfg->connect_timeout_s > 0 ? cfg->connect_timeout_s : 10) * 1000),
+        .request_timeout_ms = (long) (cfg->request_timeout_s * 1000), .count_kept = 1,
+    };
+    self->pool = sb_http_pool_new (&pc, &s_ops, self, err, err_size);
+    if (!self->pool) {
         sb_az_destroy (&self);
         return NULL;
     }
     return self;
-}
-
-static void
-s_req_free (s_req_t *r)
-{
-    if (!r)
-        return;
-    curl_slist_free_all (r->headers);   /* holds the Authorization header */
-    free (r->body);
-    free (r->verify_buf);
-    if (r->expect_free)
-        r->expect_free (r->expect_ctx);
-    free (r);
 }
 
 void
@@ -204,56 +142,20 @@ sb_az_destroy (sb_az_t **self_p)
     if (!self_p || !*self_p)
         return;
     sb_az_t *self = *self_p;
-    for (s_req_t *r = self->active, *next; r; r = next) {
-        next = r->active_next;
-        if (curl_multi_remove_handle (self->multi, r->easy) != CURLM_OK)
-            sb_debug ("curl_multi_remove_handle failed while destroying an Azure client");
-        curl_easy_cleanup (r->easy);
-        s_req_free (r);
-    }
-    for (s_req_t *lists[] = { self->retry_list, self->done_list }, **l = lists; l < lists + 2; l++)
-        for (s_req_t *r = *l, *next; r; r = next) {
-            next = r->next;
-            curl_easy_cleanup (r->easy);
-            s_req_free (r);
-        }
-    for (size_t i = 0; i < self->npool; i++)
-        curl_easy_cleanup (self->easy_pool[i]);
-    free (self->easy_pool);
-    if (self->multi)
-        curl_multi_cleanup (self->multi);
+    sb_http_pool_destroy (&self->pool);     /* its requests first: they point into self */
     sb_az_creds_wipe (&self->creds);
     free (self->endpoints);
     free (self);
     *self_p = NULL;
 }
 
-void
-sb_az_set_stop (sb_az_t *self, int (*stop) (void *arg), void *arg)
-{
-    self->stop = stop;
-    self->stop_arg = arg;
-}
-
+void sb_az_set_stop (sb_az_t *self, int (*stop) (void *arg), void *arg) { sb_http_set_stop (self->pool, stop, arg); }
 const char *sb_az_credentials_source (const sb_az_t *self) { return self->creds.source; }
 size_t sb_az_endpoint_count (const sb_az_t *self) { return self->nendpoints; }
 const char *sb_az_endpoint (const sb_az_t *self, size_t i) { return self->endpoints[i].url; }
-sb_az_stats_t *sb_az_stats (sb_az_t *self, size_t i) { return &self->endpoints[i].stats; }
-size_t sb_az_pending (const sb_az_t *self) { return self->pending; }
-
-static int
-s_cancelled (sb_az_t *self)
-{
-    return zsys_interrupted || (self->stop && self->stop (self->stop_arg));
-}
-
-void
-sb_az_wakeup (sb_az_t *self)
-{
-    CURLMcode mc = curl_multi_wakeup (self->multi);
-    if (mc != CURLM_OK)
-        sb_warn ("curl_multi_wakeup: %s", curl_multi_strerror (mc));
-}
+sb_az_stats_t *sb_az_stats (sb_az_t *self, size_t i) { return sb_http_stats (self->pool, i); }
+size_t sb_az_pending (const sb_az_t *self) { return sb_http_pending (self->pool); }
+void sb_az_wakeup (sb_az_t *self) { sb_http_wakeup (self->pool); }
 
 /* ---------------------------------------------------------------- callbacks */
 
@@ -261,140 +163,34 @@ sb_az_wakeup (sb_az_t *self)
  * not; a reply that ends early because the object does ("bytes 50-99/100"
  * to bytes=50-249) is a short object. */
 static void
-s_check_range (s_req_t *r)
+s_check_range (sb_http_req_t *h)
 {
-    r->range_checked = 1;
-    unsigned long long first = r->offset, last = r->offset + r->length - 1, a, b, total;
-    if (r->status != 206) {
-        snprintf (r->range_why, sizeof r->range_why, "HTTP %ld to a GET with x-ms-range bytes=%llu-%llu (expected 206);"
-                  " not retried", r->status, first, last);
+    unsigned long long first = h->offset, last = h->offset + h->length - 1, a, b, total;
+    if (h->status != 206) {
+        snprintf (h->range_why, sizeof h->range_why, "HTTP %ld to a GET with x-ms-range bytes=%llu-%llu (expected 206);"
+                  " not retried", h->status, first, last);
         return;
     }
-    if (!r->content_range[0])
+    if (!h->content_range[0])
         return;
-    if (sscanf (r->content_range, "bytes %llu-%llu/%llu", &a, &b, &total) == 3 && a == first && b < last
+    if (sscanf (h->content_range, "bytes %llu-%llu/%llu", &a, &b, &total) == 3 && a == first && b < last
         && b + 1 == total)
-        snprintf (r->range_why, sizeof r->range_why, "short object: bytes %llu-%llu asked, the object has %llu bytes",
+        snprintf (h->range_why, sizeof h->range_why, "short object: bytes %llu-%llu asked, the object has %llu bytes",
                   first, last, total);
-    else if (sscanf (r->content_range, "bytes %llu-%llu/", &a, &b) != 2 || a != first || b != last)
-        snprintf (r->range_why, sizeof r->range_why, "the server answered Content-Range '%s' to x-ms-range"
-                  " bytes=%llu-%llu; not retried", r->content_range, first, last);
+    else if (sscanf (h->content_range, "bytes %llu-%llu/", &a, &b) != 2 || a != first || b != last)
+        snprintf (h->range_why, sizeof h->range_why, "the server answered Content-Range '%s' to x-ms-range"
+                  " bytes=%llu-%llu; not retried", h->content_range, first, last);
 }
 
-static size_t
-s_on_body (char *data, size_t size, size_t nmemb, void *userp)
+/* The service's error code, in a header even when the reply has no body (HEAD). */
+static void
+s_on_header (sb_http_req_t *h, const char *data, size_t n)
 {
-    s_req_t *r = userp;
-    size_t n = size * nmemb;
-    if (!r->status && curl_easy_getinfo (r->easy, CURLINFO_RESPONSE_CODE, &r->status) != CURLE_OK)
-        r->status = 0;
-    if (r->op == OP_GET && r->ranged && r->status >= 200 && r->status < 300 && !r->range_checked) {
-        s_check_range (r);
-        if (r->range_why[0])
-            return 0;
-    }
-    int keep = r->status >= 300 || r->keep_body || (r->op != OP_GET && r->op != OP_HEAD);
-    if (!keep) {
-        if (r->expect && !r->verify_failed)
-            for (size_t done = 0; done < n;) {
-                size_t chunk = n - done < 65536 ? n - done : 65536;
-                r->expect (r->expect_ctx, r->offset + r->received + done, r->verify_buf, chunk);
-                if (memcmp (r->verify_buf, data + done, chunk) != 0) {
-                    size_t at = 0;
-                    while (at < chunk && r->verify_buf[at] == (uint8_t) data[done + at])
-                        at++;
-                    r->verify_failed = 1;
-                    r->mismatch_at = r->offset + r->received + done + at;
-                    break;
-                }
-                done += chunk;
-            }
-        r->received += n;
-        return n;
-    }
-    size_t cap = r->status >= 300 ? S_ERROR_BODY_CAP : r->keep_body && r->body_limit ? r->body_limit + 1 : S_BODY_CAP;
-    if (r->body_len + n + 1 > cap) {
-        r->body_over = r->status < 300;
-        return r->status >= 300 ? n : 0;
-    }
-    if (r->body_len + n + 1 > r->body_cap) {
-        size_t want = r->body_cap ? r->body_cap * 2 : 16384;
-        while (want < r->body_len + n + 1)
-            want *= 2;
-        char *grown = realloc (r->body, want);
-        if (!grown)
-            return 0;
-        r->body = grown;
-        r->body_cap = want;
-    }
-    memcpy (r->body + r->body_len, data, n);
-    r->body_len += n;
-    r->body[r->body_len] = '\0';
-    if (r->status < 300)
-        r->received += n;
-    return n;
-}
-
-/* the value of header name: data (n bytes) into out, trimmed; 1 when it is that header */
-static int
-s_header (const char *data, size_t n, const char *name, char *out, size_t size)
-{
-    size_t nl = strlen (name);
-    if (n <= nl || strncasecmp (data, name, nl) != 0 || data[nl] != ':')
-        return 0;
-    const char *v = data + nl + 1;
-    while (v < data + n && *v == ' ')
-        v++;
-    size_t len = (size_t) (data + n - v);
-    while (len && (v[len - 1] == '\r' || v[len - 1] == '\n' || v[len - 1] == ' '))
-        len--;
-    snprintf (out, size, "%.*s", (int) len, v);
-    return 1;
-}
-
-static size_t
-s_on_header (char *data, size_t size, size_t nmemb, void *userp)
-{
-    s_req_t *r = userp;
-    size_t n = size * nmemb;
-    if (!s_header (data, n, "x-ms-error-code", r->err_code, sizeof r->err_code))
-        s_header (data, n, "content-range", r->content_range, sizeof r->content_range);
-    return n;
-}
-
-static size_t
-s_on_upload (char *buf, size_t size, size_t nmemb, void *userp)
-{
-    s_req_t *r = userp;
-    size_t room = size * nmemb;
-    uint64_t left = r->up_size - r->up_pos;
-    size_t n = left < room ? (size_t) left : room;
-    if (n == 0)
-        return 0;
-    if (r->up_body)
-        memcpy (buf, r->up_body + r->up_pos, n);
-    else
-        r->fill (r->fill_ctx, r->up_base + r->up_pos, (uint8_t *) buf, n);
-    r->up_pos += n;
-    return n;
-}
-
-static int
-s_on_seek (void *userp, curl_off_t offset, int origin)
-{
-    s_req_t *r = userp;
-    if (origin != SEEK_SET || offset < 0 || (uint64_t) offset > r->up_size)
-        return CURL_SEEKFUNC_FAIL;
-    r->up_pos = (uint64_t) offset;
-    return CURL_SEEKFUNC_OK;
-}
-
-static int
-s_on_progress (void *userp, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow)
-{
-    (void) dltotal, (void) dlnow, (void) ultotal, (void) ulnow;
-    s_req_t *r = userp;
-    return s_cancelled (r->az);
+    s_req_t *r = (s_req_t *) h;
+    const char *v;
+    size_t len;
+    if (sb_http_header (data, n, "x-ms-error-code", &v, &len))
+        snprintf (r->err_code, sizeof r->err_code, "%.*s", (int) len, v);
 }
 
 /* ---------------------------------------------------------------- requests */
@@ -423,26 +219,6 @@ s_encode (const char *src, int keep_slash, char *out, size_t size)
     return 0;
 }
 
-static size_t
-s_pick_endpoint (sb_az_t *self, s_req_t *r)
-{
-    if (r->fixed_endpoint >= 0)
-        return (size_t) r->fixed_endpoint;
-    if (self->cfg.lb == SB_LB_LEAST_CONNECTIONS) {
-        size_t best = self->rr_next % self->nendpoints;
-        for (size_t k = 0; k < self->nendpoints; k++) {
-            size_t i = (self->rr_next + k) % self->nendpoints;
-            if (self->endpoints[i].in_flight < self->endpoints[best].in_flight)
-                best = i;
-        }
-        self->rr_next = (best + 1) % self->nendpoints;
-        return best;
-    }
-    size_t i = self->rr_next;
-    self->rr_next = (self->rr_next + 1) % self->nendpoints;
-    return i;
-}
-
 static const char *
 s_method (s_op_t op)
 {
@@ -464,22 +240,18 @@ s_method (s_op_t op)
 /* Configure r->easy for its next attempt: URL, x-ms-* headers, the Shared
  * Key signature (or the SAS token in the query). */
 static int
-s_prepare (sb_az_t *self, s_req_t *r, char *why, size_t why_size)
+s_prepare (void *ctx, sb_http_req_t *h, char *why, size_t why_size)
 {
-    s_endpoint_t *ep = &self->endpoints[r->endpoint];
-    r->status = 0;
-    r->received = 0;
-    r->body_len = 0;
-    r->body_over = 0;
-    r->up_pos = 0;
-    r->verify_failed = 0;
+    sb_az_t *self = ctx;
+    s_req_t *r = (s_req_t *) h;
+    s_endpoint_t *ep = &self->endpoints[h->endpoint];
     r->err_code[0] = '\0';
-    r->content_range[0] = '\0';
-    r->range_checked = 0;
-    r->range_why[0] = '\0';
-    r->errbuf[0] = '\0';
-    curl_slist_free_all (r->headers);
-    r->headers = NULL;
+    /* GETs stream their payload; listings and small objects are kept */
+    h->download = r->op == OP_GET;
+    h->upload = r->op == OP_PUT || r->op == OP_BLOCK || r->op == OP_BLOCKLIST;
+    h->body_max = h->keep_body && h->body_limit ? h->body_limit + 1 : S_BODY_CAP;
+    h->count = r->op == OP_GET ? SB_HTTP_COUNT_RECEIVED
+             : r->op == OP_LIST || r->op == OP_GETBLOCKS ? SB_HTTP_COUNT_BODY : SB_HTTP_COUNT_UPLOAD;
 
     char ekey[3 * S_KEY_MAX + 1], econt[3 * 256 + 1], path[4096];
     if (s_encode (self->cfg.store, 0, econt, sizeof econt) != 0 || s_encode (r->key, 1, ekey, sizeof ekey) != 0
@@ -521,9 +293,9 @@ s_prepare (sb_az_t *self, s_req_t *r, char *why, size_t why_size)
     struct tm tm;
     gmtime_r (&now, &tm);
     strftime (date, sizeof date, "%a, %d %b %Y %H:%M:%S GMT", &tm);
-    if (r->ranged)
-        snprintf (range, sizeof range, "bytes=%llu-%llu", (unsigned long long) r->offset,
-                  (unsigned long long) (r->offset + r->length - 1));
+    if (h->ranged)
+        snprintf (range, sizeof range, "bytes=%llu-%llu", (unsigned long long) h->offset,
+                  (unsigned long long) (h->offset + h->length - 1));
     const char *hn[4], *hv[4];
     size_t nh = 0;
     if (r->op == OP_PUT) {
@@ -539,10 +311,10 @@ s_prepare (sb_az_t *self, s_req_t *r, char *why, size_t why_size)
     hn[nh] = "x-ms-version";
     hv[nh++] = S_VERSION;
 
-    char h[1200];
+    char line[1200];
     struct curl_slist *list = NULL;
     int bad = 0;
-#define ADD_HEADER(...) do { snprintf (h, sizeof h, __VA_ARGS__); struct curl_slist *t = curl_slist_append (list, h); \
+#define ADD_HEADER(...) do { snprintf (line, sizeof line, __VA_ARGS__); struct curl_slist *t = curl_slist_append (list, line); \
                              if (!t) bad = 1; else list = t; } while (0)
     for (size_t i = 0; i < nh; i++)
         ADD_HEADER ("%s: %s", hn[i], hv[i]);
@@ -555,7 +327,7 @@ s_prepare (sb_az_t *self, s_req_t *r, char *why, size_t why_size)
         int body = r->op == OP_PUT || r->op == OP_BLOCK || r->op == OP_BLOCKLIST;
         sb_az_sign_req_t sreq = { .method = s_method (r->op), .path = path, .qnames = qn, .qvalues = qv,
                                   .nquery = r->nquery, .hnames = hn, .hvalues = hv, .nheaders = nh,
-                                  .content_length = body ? r->up_size : 0 };
+                                  .content_length = body ? h->up_size : 0 };
         size_t scap = 2 * sizeof path + S_MAX_QUERY * (24 + S_QVALUE_CAP) + 1024;
         char *sts = malloc (scap), sig[64];
         if (!sts || sb_az_string_to_sign (&sreq, self->creds.account, sts, scap) != 0
@@ -572,47 +344,22 @@ s_prepare (sb_az_t *self, s_req_t *r, char *why, size_t why_size)
     if (r->op == OP_PUT || r->op == OP_BLOCK || r->op == OP_BLOCKLIST)
         ADD_HEADER ("Expect:");     /* no 100-continue round trip */
 #undef ADD_HEADER
-    r->headers = list;
+    h->headers = list;
     if (bad) {
         free (url);
         snprintf (why, why_size, "out of memory");
         return -1;
     }
 
-    CURL *e = r->easy;
+    CURL *e = h->easy;
     CURLcode rc = CURLE_OK;
 #define SET(opt, val) do { if (rc == CURLE_OK) rc = curl_easy_setopt (e, opt, val); } while (0)
     SET (CURLOPT_URL, url);
-    SET (CURLOPT_HTTPHEADER, r->headers);
-    SET (CURLOPT_PRIVATE, (char *) r);
-    SET (CURLOPT_WRITEFUNCTION, s_on_body);
-    SET (CURLOPT_WRITEDATA, r);
-    SET (CURLOPT_HEADERFUNCTION, s_on_header);
-    SET (CURLOPT_HEADERDATA, r);
-    SET (CURLOPT_ERRORBUFFER, r->errbuf);
-    SET (CURLOPT_XFERINFOFUNCTION, s_on_progress);
-    SET (CURLOPT_XFERINFODATA, r);
-    SET (CURLOPT_NOPROGRESS, 0L);
-    SET (CURLOPT_NOSIGNAL, 1L);
-    SET (CURLOPT_TCP_KEEPALIVE, 1L);
-    SET (CURLOPT_BUFFERSIZE, 262144L);
-    SET (CURLOPT_CONNECTTIMEOUT_MS, (long) ((self->cfg.connect_timeout_s > 0 ? self->cfg.connect_timeout_s : 10) * 1000));
-    SET (CURLOPT_TIMEOUT_MS, (long) (self->cfg.request_timeout_s * 1000));
-    SET (CURLOPT_PROTOCOLS_STR, "http,https");
+    SET (CURLOPT_HTTPHEADER, h->headers);
     switch (r->op) {
     case OP_HEAD:
     case OP_CHECK:
         SET (CURLOPT_NOBODY, 1L);
-        break;
-    case OP_PUT:
-    case OP_BLOCK:
-    case OP_BLOCKLIST:
-        SET (CURLOPT_UPLOAD, 1L);
-        SET (CURLOPT_READFUNCTION, s_on_upload);
-        SET (CURLOPT_READDATA, r);
-        SET (CURLOPT_SEEKFUNCTION, s_on_seek);
-        SET (CURLOPT_SEEKDATA, r);
-        SET (CURLOPT_INFILESIZE_LARGE, (curl_off_t) r->up_size);
         break;
     case OP_DELETE:
         SET (CURLOPT_CUSTOMREQUEST, "DELETE");
@@ -628,6 +375,7 @@ s_prepare (sb_az_t *self, s_req_t *r, char *why, size_t why_size)
     }
     return 0;
 }
+
 
 /* the text of <tag>...</tag> in xml (the first one), entities decoded,
  * into out. 0, 1 when absent, -1 when it does not fit. */
@@ -666,37 +414,39 @@ s_xml_find (const char *xml, size_t len, const char *tag, char *out, size_t size
     return 0;
 }
 
+/* Every fact of r's failed attempt in r->error, and one sentence of them. */
 static void
 s_fill_error (sb_az_t *self, s_req_t *r, CURLcode cc, const char *extra)
 {
+    const sb_http_req_t *h = &r->h;
     sb_storage_error_t *e = &r->error;
     memset (e, 0, sizeof *e);
     snprintf (e->engine, sizeof e->engine, "azure");
-    snprintf (e->where, sizeof e->where, "%s", self->endpoints[r->endpoint].url);
+    snprintf (e->where, sizeof e->where, "%s", self->endpoints[h->endpoint].url);
     snprintf (e->op, sizeof e->op, "%s", s_op_names[r->op]);
     snprintf (e->target, sizeof e->target, "%s", r->key);
-    e->attempt = r->attempt;
-    e->status = r->status;
+    e->attempt = h->attempt;
+    e->status = h->status;
     e->lib_code = (int) cc;
     long os_errno = 0;
-    if (r->easy && curl_easy_getinfo (r->easy, CURLINFO_OS_ERRNO, &os_errno) == CURLE_OK)
+    if (h->easy && curl_easy_getinfo (h->easy, CURLINFO_OS_ERRNO, &os_errno) == CURLE_OK)
         e->os_errno = (int) os_errno;
     char message[256] = "";
     snprintf (e->code, sizeof e->code, "%s", r->err_code);
-    if (r->body && r->body_len && r->status >= 300) {
+    if (h->body && h->body_len && h->status >= 300) {
         if (!e->code[0])
-            s_xml_find (r->body, r->body_len, "Code", e->code, sizeof e->code);
-        if (s_xml_find (r->body, r->body_len, "Message", message, sizeof message) >= 0)
+            s_xml_find (h->body, h->body_len, "Code", e->code, sizeof e->code);
+        if (s_xml_find (h->body, h->body_len, "Message", message, sizeof message) >= 0)
             message[strcspn (message, "\r\n")] = '\0';     /* Azure adds RequestId and Time lines */
     }
-    e->missing = r->status == 404;
+    e->missing = h->status == 404;
     switch (cc) {
     case CURLE_COULDNT_CONNECT: case CURLE_OPERATION_TIMEDOUT: case CURLE_GOT_NOTHING: case CURLE_SEND_ERROR:
     case CURLE_RECV_ERROR: case CURLE_PARTIAL_FILE: case CURLE_HTTP2: case CURLE_HTTP2_STREAM:
         e->transient = 1;
         break;
     case CURLE_OK: {
-        long s = r->status;
+        long s = h->status;
         e->transient = s == 408 || s == 429 || s == 500 || s == 502 || s == 503 || s == 504;
         break;
     }
@@ -705,7 +455,7 @@ s_fill_error (sb_az_t *self, s_req_t *r, CURLcode cc, const char *extra)
     }
     char cause[1024], curl_text[256] = "";
     if (cc != CURLE_OK)
-        snprintf (curl_text, sizeof curl_text, "%s", r->errbuf[0] ? r->errbuf : curl_easy_strerror (cc));
+        snprintf (curl_text, sizeof curl_text, "%s", h->errbuf[0] ? h->errbuf : curl_easy_strerror (cc));
     if (cc != CURLE_OK)
         snprintf (cause, sizeof cause, "%s%s%s", e->os_errno ? strerror (e->os_errno) : "", e->os_errno ? ": " : "",
                   curl_text);
@@ -724,9 +474,13 @@ s_fill_error (sb_az_t *self, s_req_t *r, CURLcode cc, const char *extra)
               e->os_errno);
 }
 
+/* sb_http_ops_t.cancelled: r ended by a signal or the client's stop: not
+ * a failure of the storage, and said so. */
 static void
-s_fill_cancelled (sb_az_t *self, s_req_t *r)
+s_fill_cancelled (void *ctx, sb_http_req_t *h)
 {
+    sb_az_t *self = ctx;
+    s_req_t *r = (s_req_t *) h;
     s_fill_error (self, r, CURLE_ABORTED_BY_CALLBACK, NULL);
     sb_storage_error_t *e = &r->error;
     const char *why = zsys_interrupted ? "interrupted by a signal" : "stopped (the session ended)";
@@ -737,248 +491,35 @@ s_fill_cancelled (sb_az_t *self, s_req_t *r)
               r->key[0] ? "/" : "", r->key, e->where, why, e->attempt);
 }
 
-static void
-s_active_add (sb_az_t *self, s_req_t *r)
-{
-    r->active_prev = NULL;
-    r->active_next = self->active;
-    if (self->active)
-        self->active->active_prev = r;
-    self->active = r;
-}
-
-static void
-s_active_remove (sb_az_t *self, s_req_t *r)
-{
-    if (r->active_prev)
-        r->active_prev->active_next = r->active_next;
-    else
-        self->active = r->active_next;
-    if (r->active_next)
-        r->active_next->active_prev = r->active_prev;
-    r->active_prev = r->active_next = NULL;
-    CURLMcode mc = curl_multi_remove_handle (self->multi, r->easy);
-    if (mc != CURLM_OK)
-        sb_warn ("curl_multi_remove_handle: %s", curl_multi_strerror (mc));
-}
-
+/* sb_http_ops_t.fail */
 static int
-s_start (sb_az_t *self, s_req_t *r)
+s_op_fail (void *ctx, sb_http_req_t *h, CURLcode cc, const char *extra)
 {
-    if (!r->easy) {
-        r->easy = self->npool ? self->easy_pool[--self->npool] : curl_easy_init ();
-        if (!r->easy)
-            return -1;
-    }
-    r->endpoint = s_pick_endpoint (self, r);
-    r->attempt++;
-    char why[512];
-    if (s_prepare (self, r, why, sizeof why) != 0) {
-        s_fill_error (self, r, CURLE_OK, why);
-        r->failed = 1;
-        return -1;
-    }
-    r->started_ns = sb_mono_ns ();
-    if (curl_multi_add_handle (self->multi, r->easy) != CURLM_OK) {
-        s_fill_error (self, r, CURLE_OK, "curl_multi_add_handle failed");
-        r->failed = 1;
-        return -1;
-    }
-    s_active_add (self, r);
-    self->endpoints[r->endpoint].in_flight++;
-    self->endpoints[r->endpoint].stats.requests++;
-    return 0;
+    s_req_t *r = (s_req_t *) h;
+    s_fill_error (ctx, r, cc, extra);
+    return r->error.transient;
 }
 
-static uint64_t
-s_backoff_ns (sb_az_t *self, int attempt)
+static const char *
+s_error_text (const sb_http_req_t *h)
 {
-    uint64_t base = 50000000ull << (attempt > 7 ? 7 : attempt - 1);
-    if (base > 5000000000ull)
-        base = 5000000000ull;
-    return base / 2 + sb_splitmix64 (&self->rng) % (base / 2 + 1);
+    return ((const s_req_t *) h)->error.text;
 }
 
+/* sb_http_ops_t.free: what the request owns beyond the pool's part. */
 static void
-s_complete (sb_az_t *self, s_req_t *r)
+s_req_free (sb_http_req_t *h)
 {
-    if (r->async) {
-        r->next = NULL;
-        if (self->done_tail)
-            self->done_tail->next = r;
-        else
-            self->done_list = r;
-        self->done_tail = r;
-    }
-    else
-        r->finished = 1;
+    s_req_t *r = (s_req_t *) h;
+    if (r->expect_free)
+        r->expect_free (r->expect_ctx);
+    free (r);
 }
 
-static void
-s_on_finished (sb_az_t *self, s_req_t *r, CURLcode cc)
-{
-    s_endpoint_t *ep = &self->endpoints[r->endpoint];
-    ep->in_flight--;
-    if (curl_easy_getinfo (r->easy, CURLINFO_RESPONSE_CODE, &r->status) != CURLE_OK)
-        r->status = 0;
-    if (cc == CURLE_ABORTED_BY_CALLBACK && !r->range_why[0]) {
-        s_active_remove (self, r);
-        s_fill_cancelled (self, r);
-        r->failed = 1;
-        s_complete (self, r);
-        return;
-    }
-    const char *extra = NULL;
-    char text[256];
-    if (r->keep_body && cc == CURLE_WRITE_ERROR && r->body_over) {
-        snprintf (text, sizeof text, "the object is larger than %zu bytes", r->body_limit);
-        extra = text;
-    }
-    if (r->op == OP_GET && r->ranged && r->status >= 200 && r->status < 300 && !r->range_checked
-        && (cc == CURLE_OK || cc == CURLE_PARTIAL_FILE))
-        s_check_range (r);
-    int permanent = r->range_why[0] != '\0';
-    if (permanent) {
-        extra = r->range_why;
-        cc = CURLE_OK;
-    }
-    int ok = !permanent && cc == CURLE_OK && r->status >= 200 && r->status < 300;
-    if (ok && r->op == OP_GET) {
-        if (r->verify_failed) {
-            snprintf (text, sizeof text, "verify: byte %llu differs from the generator",
-                      (unsigned long long) r->mismatch_at);
-            extra = text;
-            ok = 0;
-        }
-        else if (r->ranged && r->received != r->length) {
-            snprintf (text, sizeof text, "short body: %llu of %llu bytes arrived", (unsigned long long) r->received,
-                      (unsigned long long) r->length);
-            extra = text;
-            ok = 0;
-        }
-    }
-    if (ok) {
-        uint64_t ns = sb_mono_ns () - r->started_ns;
-        ep->stats.bytes += r->op == OP_GET ? r->received : r->op == OP_LIST || r->op == OP_GETBLOCKS ? r->body_len
-                         : r->up_size;
-        sb_histogram_add (&ep->stats.latency, ns / 1000);
-        s_active_remove (self, r);
-        r->failed = 0;
-        r->latency_ns = ns;
-        s_complete (self, r);
-        return;
-    }
-    ep->stats.errors++;
-    s_fill_error (self, r, cc, extra);
-    s_active_remove (self, r);
-    int transient = !permanent && (r->error.transient || (cc == CURLE_OK && r->status < 300 && !r->verify_failed));
-    if (transient && (uint64_t) r->attempt <= self->cfg.max_retries && !r->no_retry) {
-        ep->stats.retries++;
-        sb_debug ("%s; retrying", r->error.text);
-        r->due_ns = sb_mono_ns () + s_backoff_ns (self, r->attempt);
-        r->next = self->retry_list;
-        self->retry_list = r;
-        return;
-    }
-    r->failed = 1;
-    s_complete (self, r);
-}
-
-static long
-s_start_due (sb_az_t *self)
-{
-    uint64_t now = sb_mono_ns ();
-    long wait_ms = -1;
-    s_req_t **pp = &self->retry_list;
-    while (*pp) {
-        s_req_t *r = *pp;
-        if (r->due_ns <= now) {
-            *pp = r->next;
-            r->next = NULL;
-            if (s_start (self, r) != 0)
-                s_complete (self, r);
-            continue;
-        }
-        long ms = (long) ((r->due_ns - now) / 1000000) + 1;
-        if (wait_ms < 0 || ms < wait_ms)
-            wait_ms = ms;
-        pp = &r->next;
-    }
-    return wait_ms;
-}
-
-static int
-s_collect (sb_az_t *self)
-{
-    int finished = 0;
-    CURLMsg *msg;
-    int left;
-    while ((msg = curl_multi_info_read (self->multi, &left))) {
-        if (msg->msg != CURLMSG_DONE)
-            continue;
-        s_req_t *r = NULL;
-        if (curl_easy_getinfo (msg->easy_handle, CURLINFO_PRIVATE, (char **) &r) != CURLE_OK)
-            r = NULL;
-        if (r) {
-            s_on_finished (self, r, msg->data.result);
-            finished++;
-        }
-    }
-    return finished;
-}
-
-static int
-s_cancel_all (sb_az_t *self)
-{
-    if ((!self->active && !self->retry_list) || !s_cancelled (self))
-        return 0;
-    while (self->active) {
-        s_req_t *r = self->active;
-        self->endpoints[r->endpoint].in_flight--;
-        s_active_remove (self, r);
-        s_fill_cancelled (self, r);
-        r->failed = 1;
-        s_complete (self, r);
-    }
-    while (self->retry_list) {
-        s_req_t *r = self->retry_list;
-        self->retry_list = r->next;
-        r->next = NULL;
-        s_fill_cancelled (self, r);
-        r->failed = 1;
-        s_complete (self, r);
-    }
-    return 1;
-}
-
-/* Run what can run; only when nothing finished, wait up to timeout_ms for
- * the network (or sb_az_wakeup). 0 or -1. */
-static int
-s_pump (sb_az_t *self, int timeout_ms)
-{
-    if (s_cancel_all (self))
-        return 0;
-    long retry_ms = s_start_due (self);
-    if (retry_ms >= 0 && retry_ms < timeout_ms)
-        timeout_ms = (int) retry_ms;
-    int running = 0;
-    CURLMcode mc = curl_multi_perform (self->multi, &running);
-    if (mc == CURLM_OK && s_collect (self) == 0 && timeout_ms > 0) {
-        mc = curl_multi_poll (self->multi, NULL, 0, timeout_ms, NULL);
-        if (mc == CURLM_OK && s_cancel_all (self))
-            return 0;
-        if (mc == CURLM_OK)
-            mc = curl_multi_perform (self->multi, &running);
-        if (mc == CURLM_OK)
-            s_collect (self);
-    }
-    if (mc != CURLM_OK) {
-        sb_error ("curl multi: %s", curl_multi_strerror (mc));
-        return -1;
-    }
-    s_start_due (self);
-    return 0;
-}
+static const sb_http_ops_t s_ops = {
+    .prepare = s_prepare, .header = s_on_header, .check_range = s_check_range, .fail = s_op_fail,
+    .cancelled = s_fill_cancelled, .error_text = s_error_text, .free = s_req_free,
+};
 
 static s_req_t *
 s_req_new (sb_az_t *self, s_op_t op, const char *key)
@@ -986,9 +527,9 @@ s_req_new (sb_az_t *self, s_op_t op, const char *key)
     s_req_t *r = calloc (1, sizeof *r);
     if (!r)
         return NULL;
+    sb_http_req_init (self->pool, &r->h);
     r->az = self;
     r->op = op;
-    r->fixed_endpoint = -1;
     if (key && sb_strf (r->key, sizeof r->key, "%s", key) != 0) {
         free (r);
         return NULL;
@@ -1006,58 +547,21 @@ s_req_query (s_req_t *r, const char *name, const char *value)
     return 0;
 }
 
+
 static void
 s_req_done (sb_az_t *self, s_req_t *r)
 {
-    if (!r)
-        return;
-    if (r->easy) {
-        if (self->npool < self->max_in_flight + 4) {
-            curl_easy_reset (r->easy);
-            self->easy_pool[self->npool++] = r->easy;
-        }
-        else
-            curl_easy_cleanup (r->easy);
-    }
-    s_req_free (r);
-}
-
-/* Take r out of the client (a curl multi failure left it in flight). */
-static void
-s_abandon (sb_az_t *self, s_req_t *r)
-{
-    for (s_req_t *a = self->active; a; a = a->active_next)
-        if (a == r) {
-            self->endpoints[r->endpoint].in_flight--;
-            s_active_remove (self, r);
-            return;
-        }
-    for (s_req_t **pp = &self->retry_list; *pp; pp = &(*pp)->next)
-        if (*pp == r) {
-            *pp = r->next;
-            return;
-        }
+    if (r)
+        sb_http_req_done (self->pool, &r->h);
 }
 
 static int
 s_perform (sb_az_t *self, s_req_t *r, sb_storage_error_t *e)
 {
-    r->async = 0;
-    if (s_start (self, r) != 0) {
-        if (e)
-            *e = r->error;
-        return -1;
-    }
-    while (!r->finished)
-        if (s_pump (self, 100) != 0) {
-            s_abandon (self, r);
-            s_fill_error (self, r, CURLE_OK, "curl multi failure");
-            r->failed = 1;
-            break;
-        }
-    if (r->failed && e)
+    int rc = sb_http_perform (self->pool, &r->h);
+    if (rc != 0 && e)
         *e = r->error;
-    return r->failed ? -1 : 0;
+    return rc;
 }
 
 static int
@@ -1085,8 +589,8 @@ sb_az_check (sb_az_t *self, size_t i, int write, const char *probe_key, sb_stora
         return s_fail (self, e, "CHECK", "", "out of memory");
     }
     r->container_only = 1;
-    r->fixed_endpoint = (int) i;
-    r->no_retry = 1;
+    r->h.fixed_endpoint = (int) i;
+    r->h.no_retry = 1;
     int rc = s_perform (self, r, e);
     s_req_done (self, r);
     if (rc != 0 || !write)
@@ -1094,10 +598,10 @@ sb_az_check (sb_az_t *self, size_t i, int write, const char *probe_key, sb_stora
     r = s_req_new (self, OP_PUT, probe_key);
     if (!r)
         return s_fail (self, e, "PUT", probe_key, "out of memory or key too long");
-    r->fixed_endpoint = (int) i;
-    r->no_retry = 1;
-    r->up_body = "shardbench write check\n";
-    r->up_size = strlen (r->up_body);
+    r->h.fixed_endpoint = (int) i;
+    r->h.no_retry = 1;
+    r->h.up_body = "shardbench write check\n";
+    r->h.up_size = strlen (r->h.up_body);
     rc = s_perform (self, r, e);
     s_req_done (self, r);
     if (rc != 0)
@@ -1105,8 +609,8 @@ sb_az_check (sb_az_t *self, size_t i, int write, const char *probe_key, sb_stora
     r = s_req_new (self, OP_DELETE, probe_key);
     if (!r)
         return s_fail (self, e, "DELETE", probe_key, "out of memory");
-    r->fixed_endpoint = (int) i;
-    r->no_retry = 1;
+    r->h.fixed_endpoint = (int) i;
+    r->h.no_retry = 1;
     rc = s_perform (self, r, e);
     s_req_done (self, r);
     return rc;
@@ -1150,16 +654,16 @@ sb_az_list (sb_az_t *self, const char *prefix, const char *start_after, const ch
             return s_fail (self, e, "LIST", prefix, "out of memory, or a prefix or marker too long");
         }
         r->container_only = 1;
-        r->keep_body = 1;
+        r->h.keep_body = 1;
         if (s_perform (self, r, e) != 0) {
-            if (r->body_over)
+            if (r->h.body_over)
                 s_fail (self, e, "LIST", prefix, "List Blobs page %llu is over %u bytes; not taken",
                         (unsigned long long) pages, S_BODY_CAP);
             s_req_done (self, r);
             return -1;
         }
-        const char *xml = r->body ? r->body : "";
-        size_t len = r->body_len;
+        const char *xml = r->h.body ? r->h.body : "";
+        size_t len = r->h.body_len;
         if (!memmem (xml, len, "<EnumerationResults", 19) || !memmem (xml, len, "</EnumerationResults>", 21)) {
             s_req_done (self, r);
             return s_fail (self, e, "LIST", prefix, "List Blobs page %llu is not an EnumerationResults document (%zu"
@@ -1227,7 +731,7 @@ sb_az_head (sb_az_t *self, const char *key, uint64_t *size, sb_storage_error_t *
     int rc = s_perform (self, r, e);
     curl_off_t length = -1;
     if (rc == 0)
-        *size = curl_easy_getinfo (r->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length) == CURLE_OK && length >= 0
+        *size = curl_easy_getinfo (r->h.easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length) == CURLE_OK && length >= 0
                     ? (uint64_t) length : 0;
     s_req_done (self, r);
     return rc;
@@ -1240,11 +744,11 @@ sb_az_get (sb_az_t *self, const char *key, uint64_t offset, uint64_t length, uin
     s_req_t *r = s_req_new (self, OP_GET, key);
     if (!r)
         return s_fail (self, e, "GET", key, "out of memory or key too long");
-    r->offset = offset;
-    r->length = length;
-    r->ranged = length > 0;
+    r->h.offset = offset;
+    r->h.length = length;
+    r->h.ranged = length > 0;
     int rc = s_perform (self, r, e);
-    *received = r->received;
+    *received = r->h.received;
     s_req_done (self, r);
     return rc;
 }
@@ -1255,20 +759,20 @@ sb_az_get_small (sb_az_t *self, const char *key, char *buf, size_t cap, size_t *
     s_req_t *r = s_req_new (self, OP_GET, key);
     if (!r)
         return s_fail (self, e, "GET", key, "out of memory or key too long");
-    r->keep_body = 1;
-    r->body_limit = cap;
-    r->no_retry = 0;
+    r->h.keep_body = 1;
+    r->h.body_limit = cap;
+    r->h.no_retry = 0;
     int rc = s_perform (self, r, e);
     if (rc == 0) {
-        if (r->body_len > cap)
+        if (r->h.body_len > cap)
             rc = s_fail (self, e, "GET", key, "the object is larger than %zu bytes", cap);
         else {
-            if (r->body_len)
-                memcpy (buf, r->body, r->body_len);
-            *len = r->body_len;
+            if (r->h.body_len)
+                memcpy (buf, r->h.body, r->h.body_len);
+            *len = r->h.body_len;
         }
     }
-    long status = r->status;
+    long status = r->h.status;
     s_req_done (self, r);
     return rc != 0 && status == 404 ? 1 : rc;
 }
@@ -1292,12 +796,12 @@ sb_az_block_list (sb_az_t *self, const char *key, uint64_t *count, uint64_t *byt
         free (r);
         return s_fail (self, e, "GET-BLOCK-LIST", key, "out of memory or key too long");
     }
-    r->keep_body = 1;
+    r->h.keep_body = 1;
     int rc = s_perform (self, r, e);
     *count = *bytes = 0;
     if (rc == 0) {
-        const char *xml = r->body ? r->body : "";
-        size_t len = r->body_len, pos = 0;
+        const char *xml = r->h.body ? r->h.body : "";
+        size_t len = r->h.body_len, pos = 0;
         const char *committed = memmem (xml, len, "<CommittedBlocks>", 17);
         if (committed)
             pos = (size_t) (committed - xml);
@@ -1326,9 +830,9 @@ s_put_blob (sb_az_t *self, const char *key, uint64_t size, sb_az_fill_fn fill, v
     s_req_t *r = s_req_new (self, OP_PUT, key);
     if (!r)
         return s_fail (self, e, "PUT", key, "out of memory or key too long");
-    r->fill = fill;
-    r->fill_ctx = ctx;
-    r->up_size = size;
+    r->h.fill = fill;
+    r->h.fill_ctx = ctx;
+    r->h.up_size = size;
     int rc = s_perform (self, r, e);
     s_req_done (self, r);
     return rc;
@@ -1387,11 +891,11 @@ s_put_blocks (sb_az_t *self, const char *key, uint64_t size, uint64_t block, uin
                 rc = s_fail (self, e, "PUT-BLOCK", key, "out of memory");
                 break;
             }
-            r->fill = fill;
-            r->fill_ctx = ctx;
-            r->up_base = next * block;
-            r->up_size = size - r->up_base < block ? size - r->up_base : block;
-            if (s_start (self, r) != 0) {
+            r->h.fill = fill;
+            r->h.fill_ctx = ctx;
+            r->h.up_base = next * block;
+            r->h.up_size = size - r->h.up_base < block ? size - r->h.up_base : block;
+            if (sb_http_start (self->pool, &r->h) != 0) {
                 if (e)
                     *e = r->error;
                 s_req_done (self, r);
@@ -1404,18 +908,15 @@ s_put_blocks (sb_az_t *self, const char *key, uint64_t size, uint64_t block, uin
         }
         if (in_flight == 0)
             break;
-        if (s_pump (self, 100) != 0)
+        if (sb_http_pump (self->pool, 100) != 0)
             for (uint64_t i = 0; i < window; i++)
-                if (slot[i] && !slot[i]->finished) {
-                    s_abandon (self, slot[i]);
-                    s_fill_error (self, slot[i], CURLE_OK, "curl multi failure");
-                    slot[i]->failed = slot[i]->finished = 1;
-                }
+                if (slot[i])
+                    sb_http_abandon (self->pool, &slot[i]->h);
         for (uint64_t i = 0; i < window; i++) {
             s_req_t *r = slot[i];
-            if (!r || !r->finished)
+            if (!r || !r->h.finished)
                 continue;
-            if (r->failed) {
+            if (r->h.failed) {
                 if (rc == 0 && e)
                     *e = r->error;
                 rc = -1;
@@ -1440,8 +941,8 @@ s_put_blocks (sb_az_t *self, const char *key, uint64_t size, uint64_t block, uin
             rc = s_fail (self, e, "PUT-BLOCK-LIST", key, "out of memory");
         }
         else {
-            r->up_body = xml;
-            r->up_size = xl;
+            r->h.up_body = xml;
+            r->h.up_size = xl;
             rc = s_perform (self, r, e);
             s_req_done (self, r);
         }
@@ -1474,36 +975,29 @@ sb_az_get_start (sb_az_t *self, uint64_t tag, const char *key, uint64_t offset, 
     r->expect = expect;
     r->expect_ctx = expect_ctx;
     r->expect_free = expect_free;
-    r->async = 1;
-    r->tag = tag;
-    r->offset = offset;
-    r->length = length;
-    r->ranged = length > 0;
-    if (expect && !(r->verify_buf = malloc (65536))) {
-        s_req_free (r);
+    r->h.tag = tag;
+    r->h.offset = offset;
+    r->h.length = length;
+    r->h.ranged = length > 0;
+    if (expect && sb_http_req_verify (&r->h, expect, expect_ctx) != 0) {
+        s_req_done (self, r);
         return -1;
     }
-    self->pending++;
-    if (s_start (self, r) != 0)
-        s_complete (self, r);   /* delivered as a failure */
+    sb_http_submit (self->pool, &r->h);
     return 0;
 }
 
 int
 sb_az_run (sb_az_t *self, int timeout_ms, void (*fn) (void *ctx, const sb_az_done_t *done), void *ctx)
 {
-    if (!self->done_list && s_pump (self, timeout_ms) != 0)
+    if (!sb_http_has_done (self->pool) && sb_http_pump (self->pool, timeout_ms) != 0)
         return -1;
     int delivered = 0;
-    while (self->done_list) {
-        s_req_t *r = self->done_list;
-        self->done_list = r->next;
-        if (!self->done_list)
-            self->done_tail = NULL;
-        sb_az_done_t d = { .tag = r->tag, .bytes = r->received, .latency_ns = r->latency_ns, .failed = r->failed };
-        if (r->failed)
+    for (sb_http_req_t *h; (h = sb_http_next_done (self->pool));) {
+        s_req_t *r = (s_req_t *) h;
+        sb_az_done_t d = { .tag = h->tag, .bytes = h->received, .latency_ns = h->latency_ns, .failed = h->failed };
+        if (h->failed)
             d.error = r->error;
-        self->pending--;
         s_req_done (self, r);
         fn (ctx, &d);
         delivered++;

@@ -23,17 +23,13 @@
 
 #include "engine.h"
 #include "histogram.h"
+#include "http_stats.h"
 #include "storage.h"
 
 typedef struct sb_az sb_az_t;
 
-typedef struct {
-    uint64_t       requests;    /* attempts sent, retries included */
-    uint64_t       bytes;       /* payload bytes received or sent */
-    uint64_t       errors;      /* failed attempts */
-    uint64_t       retries;     /* attempts that were retried */
-    sb_histogram_t latency;     /* per successful request, microseconds */
-} sb_az_stats_t;
+/* requests, bytes, errors, retries and latency of one endpoint */
+typedef sb_http_stats_t sb_az_stats_t;
 
 /* Azure's limits on block blobs (service version 2019-12-12 and later). */
 #define SB_AZ_BLOCK_MAX      (4000ull << 20)    /* one Put Block */

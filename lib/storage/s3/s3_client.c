@@ -1,5 +1,6 @@
 /* s3_client: requests on a curl multi handle, signed, balanced, retried. */
 #include "s3_client.h"
+#include "http_multi.h"
 #include "log.h"
 #include "s3_creds.h"
 #include "s3_sign.h"
@@ -12,7 +13,6 @@
 #include <openssl/evp.h>
 #include <arpa/inet.h>
 #include <errno.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <strings.h>
 #include <stdarg.h>
@@ -34,66 +34,25 @@ static const char *s_op_names[] = {
 #define S_QUERY_VALUE_CAP 2048  /* bytes of one query value, NUL included */
 #define S_KEY_MAX 1024          /* S3's limit on a key, in UTF-8 bytes */
 #define S_BODY_CAP (8u << 20)   /* XML replies we keep; list pages are far smaller */
-#define S_ERROR_BODY_CAP 65536
 
 typedef struct s_req s_req_t;
 struct s_req {
+    sb_http_req_t h;            /* first: the pool's part (transfer, reply, retries) */
     sb_s3_t  *s3;
-    CURL     *easy;
-    struct curl_slist *headers;
     s_op_t    op;
-    int       async;            /* delivered through sb_s3_run */
-    int       finished;         /* blocking requests: set when done */
-    uint64_t  tag;
     char      key[1024];
     char      qname[S_MAX_QUERY][64];
     char      qvalue[S_MAX_QUERY][S_QUERY_VALUE_CAP];
     size_t    nquery;
     int       bucket_only;      /* the request addresses the bucket, not a key */
-    int       fixed_endpoint;   /* -1: balance; else always this endpoint */
-    int       no_retry;         /* preflight: report the first failure */
-    /* GET range */
-    uint64_t  offset, length;
-    int       ranged;
-    int       keep_body;    /* a GET whose payload is kept in body (sb_s3_get_small) */
-    size_t    body_limit;   /* its cap */
-    int       body_over;    /* a kept 2xx reply grew past its cap: the transfer was stopped */
     int       verify;
     uint64_t  content_seed;
     sb_s3_fill_fn expect_fill;      /* verify against this instead (owned) */
     void     *expect_ctx;
     void    (*expect_free) (void *ctx);
-    uint8_t  *verify_buf;
-    int       verify_failed;
-    uint64_t  mismatch_at;
-    /* upload */
-    sb_s3_fill_fn fill;
-    void     *fill_ctx;
-    uint64_t  up_base, up_size, up_pos;
-    const char *up_body;        /* in-memory body (borrowed for the request) */
     char      content_sha256[65];
-    /* reply */
-    long      status;
-    uint64_t  received;
-    char     *body;
-    size_t    body_len, body_cap;
-    char      etag[256];
-    char      content_range[128];   /* of a ranged GET's reply */
-    int       range_checked;
-    char      range_why[512];       /* the reply does not answer the Range asked: never retried */
-    char      errbuf[CURL_ERROR_SIZE];
-    /* bookkeeping */
-    size_t    endpoint;
-    int       attempt;
-    uint64_t  started_ns;
-    uint64_t  latency_ns;       /* of the successful attempt */
-    uint64_t  due_ns;           /* retry time */
-    int       transient;        /* last failure was transient */
+    char      etag[256];        /* of the reply */
     sb_s3_error_t error;
-    int       failed;
-    s_req_t  *next;             /* retry or done list */
-    s_req_t  *active_prev;      /* list of requests inside the multi handle */
-    s_req_t  *active_next;
 };
 
 typedef struct {
@@ -101,8 +60,6 @@ typedef struct {
     char hostport[256];         /* as in the Host header */
     char scheme[8];
     int  path_style;            /* /BUCKET/KEY on this endpoint (sb_s3_endpoint_path_style) */
-    size_t in_flight;
-    sb_s3_endpoint_stats_t stats;
 } s_endpoint_t;
 
 struct sb_s3 {
@@ -110,37 +67,13 @@ struct sb_s3 {
     sb_s3_settings_t set;
     sb_s3_creds_t    creds;
     sb_s3_sign_cache_t sign_cache;
-    CURLM           *multi;
-    s_endpoint_t    *endpoints;     /* nendpoints of them (a histogram each: not 32 slots per client) */
+    sb_http_pool_t  *pool;          /* the transfers: sb_http_ops_t below */
+    s_endpoint_t    *endpoints;
     size_t           nendpoints;
-    size_t           rr_next;
-    size_t           max_in_flight;
-    s_req_t         *active;        /* inside the multi handle */
-    s_req_t         *retry_list;    /* waiting for their due time */
-    s_req_t         *done_list;     /* async completions not yet delivered */
-    s_req_t         *done_tail;
-    size_t           pending;       /* async requests not yet delivered */
-    CURL           **easy_pool;
-    size_t           npool;
-    uint64_t         rng;
-    int            (*stop) (void *arg);     /* sb_s3_set_stop */
-    void            *stop_arg;
 };
 
-static pthread_once_t s_global_once = PTHREAD_ONCE_INIT;
-static CURLcode s_global_rc = CURLE_FAILED_INIT;
+/* ---------------------------------------------------------------- set-up */
 
-/* curl_global_init is not thread-safe in curl 7.88, and clients are made
- * from several threads (ranks, catalog streams): run it exactly once, and
- * make every other caller wait until it has finished. */
-static void
-s_global_init (void)
-{
-    s_global_rc = curl_global_init (CURL_GLOBAL_DEFAULT);
-}
-
-static void s_active_add (sb_s3_t *self, s_req_t *r);
-static void s_active_remove (sb_s3_t *self, s_req_t *r);
 
 /* ---------------------------------------------------------------- set-up */
 
@@ -203,14 +136,15 @@ s_parse_endpoint (const char *url, int path_style, s_endpoint_t *ep)
     return 0;
 }
 
+
+static const sb_http_ops_t s_ops;
+
 sb_s3_t *
 sb_s3_new (const sb_storage_cfg_t *cfg, const sb_s3_settings_t *set, size_t max_in_flight, char *err,
            size_t err_size)
 {
-    if (pthread_once (&s_global_once, s_global_init) != 0 || s_global_rc != CURLE_OK) {
-        snprintf (err, err_size, "curl_global_init failed: %s", curl_easy_strerror (s_global_rc));
+    if (sb_http_global_init (err, err_size) != 0)
         return NULL;
-    }
     if (cfg->nendpoints == 0) {
         snprintf (err, err_size, "S3 storage needs at least one endpoint (storage.storage_options.endpoint_url)");
         return NULL;
@@ -228,8 +162,6 @@ sb_s3_new (const sb_storage_cfg_t *cfg, const sb_s3_settings_t *set, size_t max_
         free (self);
         return NULL;
     }
-    self->max_in_flight = max_in_flight ? max_in_flight : 1;
-    self->rng = sb_mix ((uint64_t) time (NULL), (uint64_t) (uintptr_t) self);
     sb_s3_sign_cache_init (&self->sign_cache);
     for (size_t i = 0; i < cfg->nendpoints; i++) {
         if (s_parse_endpoint (cfg->endpoints[i], set->path_style, &self->endpoints[i]) != 0) {
@@ -246,51 +178,17 @@ sb_s3_new (const sb_storage_cfg_t *cfg, const sb_s3_settings_t *set, size_t max_
         free (self);
         return NULL;
     }
-    self->multi = curl_multi_init ();
-    self->easy_pool = calloc (self->max_in_flight + 4, sizeof (CURL *));
-    if (!self->multi || !self->easy_pool) {
-        snprintf (err, err_size, "cannot create a curl multi handle");
-        sb_s3_destroy (&self);
-        return NULL;
-    }
-    /* Concurrency is bounded by the caller (max_in_flight requests), so no
-     * per-host connection limit is set: with one, curl 7.88 parks a new
-     * transfer as "pending" until another completes, even when an idle
-     * connection is in the cache, and each request then waits a full poll
-     * timeout. The cache keeps one connection per possible request. */
-    long per_host = (long) self->max_in_flight;
-    if (curl_multi_setopt (self->multi, CURLMOPT_MAXCONNECTS, per_host * (long) self->nendpoints + 4) != CURLM_OK) {
-        snprintf (err, err_size, "cannot configure the curl multi handle");
+    sb_http_cfg_t pc = {
+        .nendpoints = cfg->nendpoints, .max_in_flight = max_in_flight, .lb = cfg->lb,
+        .max_retries = cfg->max_retries, .connect_timeout_ms = (long) (cfg->connect_timeout_s * 1000),
+        .request_timeout_ms = (long) (cfg->request_timeout_s * 1000), .count_kept = 0,
+    };
+    self->pool = sb_http_pool_new (&pc, &s_ops, self, err, err_size);
+    if (!self->pool) {
         sb_s3_destroy (&self);
         return NULL;
     }
     return self;
-}
-
-static void
-s_req_free (s_req_t *r)
-{
-    if (!r)
-        return;
-    curl_slist_free_all (r->headers);
-    free (r->body);
-    free (r->verify_buf);
-    if (r->expect_free)
-        r->expect_free (r->expect_ctx);
-    free (r);
-}
-
-static void
-s_easy_release (sb_s3_t *self, CURL *easy)
-{
-    if (!easy)
-        return;
-    if (self->npool < self->max_in_flight + 4) {
-        curl_easy_reset (easy);
-        self->easy_pool[self->npool++] = easy;
-    }
-    else
-        curl_easy_cleanup (easy);
 }
 
 void
@@ -299,24 +197,7 @@ sb_s3_destroy (sb_s3_t **self_p)
     if (!self_p || !*self_p)
         return;
     sb_s3_t *self = *self_p;
-    /* requests still in the multi handle */
-    for (s_req_t *r = self->active, *next; r; r = next) {
-        next = r->active_next;
-        if (curl_multi_remove_handle (self->multi, r->easy) != CURLM_OK)
-            sb_debug ("curl_multi_remove_handle failed while destroying an S3 client");
-        curl_easy_cleanup (r->easy);
-        s_req_free (r);
-    }
-    for (s_req_t *lists[] = { self->retry_list, self->done_list }, **l = lists; l < lists + 2; l++)
-        for (s_req_t *r = *l, *next; r; r = next) {
-            next = r->next;
-            s_req_free (r);
-        }
-    for (size_t i = 0; i < self->npool; i++)
-        curl_easy_cleanup (self->easy_pool[i]);
-    free (self->easy_pool);
-    if (self->multi)
-        curl_multi_cleanup (self->multi);
+    sb_http_pool_destroy (&self->pool);     /* its requests first: they point into self */
     sb_s3_creds_wipe (&self->creds);
     OPENSSL_cleanse (&self->sign_cache, sizeof self->sign_cache);   /* the signing key derives from the secret */
     free (self->endpoints);
@@ -327,235 +208,86 @@ sb_s3_destroy (sb_s3_t **self_p)
 const char *sb_s3_credentials_source (const sb_s3_t *self) { return self->creds.source; }
 size_t sb_s3_endpoint_count (const sb_s3_t *self) { return self->nendpoints; }
 const char *sb_s3_endpoint (const sb_s3_t *self, size_t i) { return self->endpoints[i].url_base; }
-sb_s3_endpoint_stats_t *sb_s3_stats (sb_s3_t *self, size_t i) { return &self->endpoints[i].stats; }
-size_t sb_s3_pending (const sb_s3_t *self) { return self->pending; }
-
-void
-sb_s3_set_stop (sb_s3_t *self, int (*stop) (void *arg), void *arg)
-{
-    self->stop = stop;
-    self->stop_arg = arg;
-}
-
-/* Must the requests end now (sb_s3_set_stop)? */
-static int
-s_cancelled (sb_s3_t *self)
-{
-    return zsys_interrupted || (self->stop && self->stop (self->stop_arg));
-}
-
-void
-sb_s3_wakeup (sb_s3_t *self)
-{
-    CURLMcode mc = curl_multi_wakeup (self->multi);
-    if (mc != CURLM_OK)
-        sb_warn ("curl_multi_wakeup: %s", curl_multi_strerror (mc));
-}
+sb_s3_endpoint_stats_t *sb_s3_stats (sb_s3_t *self, size_t i) { return sb_http_stats (self->pool, i); }
+size_t sb_s3_pending (const sb_s3_t *self) { return sb_http_pending (self->pool); }
+void sb_s3_set_stop (sb_s3_t *self, int (*stop) (void *arg), void *arg) { sb_http_set_stop (self->pool, stop, arg); }
+void sb_s3_wakeup (sb_s3_t *self) { sb_http_wakeup (self->pool); }
 
 /* ---------------------------------------------------------------- callbacks */
 
 /* Does the 2xx reply of a ranged GET hold the range that was asked? A
  * server that ignores Range answers 200 with the whole object: reading it
  * would stream the whole object per sample, and a retry would do it again.
- * Sets r->range_why when not. */
+ * Sets range_why when not. */
 static void
-s_check_range (s_req_t *r)
+s_check_range (sb_http_req_t *h)
 {
-    r->range_checked = 1;
-    unsigned long long first = r->offset, last = r->offset + r->length - 1;
-    if (r->status == 200) {
+    unsigned long long first = h->offset, last = h->offset + h->length - 1;
+    if (h->status == 200) {
         curl_off_t cl = -1;
-        if (curl_easy_getinfo (r->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl) != CURLE_OK)
+        if (curl_easy_getinfo (h->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl) != CURLE_OK)
             cl = -1;
-        if (r->offset == 0 && cl >= 0 && (uint64_t) cl == r->length)
+        if (h->offset == 0 && cl >= 0 && (uint64_t) cl == h->length)
             return;     /* the whole object is the range asked */
         char size[48] = "unknown size";
         if (cl >= 0)
             snprintf (size, sizeof size, "%lld bytes", (long long) cl);
-        snprintf (r->range_why, sizeof r->range_why,
+        snprintf (h->range_why, sizeof h->range_why,
                   "the server ignored the Range header: asked bytes=%llu-%llu, got HTTP 200 with the whole object"
                   " (%s); not retried", first, last, size);
         return;
     }
-    if (r->status != 206) {
-        snprintf (r->range_why, sizeof r->range_why, "HTTP %ld to a GET with Range bytes=%llu-%llu (expected 206)",
-                  r->status, first, last);
+    if (h->status != 206) {
+        snprintf (h->range_why, sizeof h->range_why, "HTTP %ld to a GET with Range bytes=%llu-%llu (expected 206)",
+                  h->status, first, last);
         return;
     }
     unsigned long long a, b;
-    if (r->content_range[0]
-        && (sscanf (r->content_range, "bytes %llu-%llu/", &a, &b) != 2 || a != first || b != last))
-        snprintf (r->range_why, sizeof r->range_why,
-                  "the server answered Content-Range '%s' to Range bytes=%llu-%llu; not retried", r->content_range,
+    if (h->content_range[0]
+        && (sscanf (h->content_range, "bytes %llu-%llu/", &a, &b) != 2 || a != first || b != last))
+        snprintf (h->range_why, sizeof h->range_why,
+                  "the server answered Content-Range '%s' to Range bytes=%llu-%llu; not retried", h->content_range,
                   first, last);
 }
 
-static size_t
-s_on_body (char *data, size_t size, size_t nmemb, void *userp)
+/* The ETag of an UploadPart's reply (CompleteMultipartUpload lists them). */
+static void
+s_on_header (sb_http_req_t *h, const char *data, size_t n)
 {
-    s_req_t *r = userp;
-    size_t n = size * nmemb;
-    if (!r->status && curl_easy_getinfo (r->easy, CURLINFO_RESPONSE_CODE, &r->status) != CURLE_OK)
-        r->status = 0;
-    if (r->op == OP_GET && r->ranged && r->status >= 200 && r->status < 300 && !r->range_checked) {
-        s_check_range (r);
-        if (r->range_why[0])
-            return 0;   /* stop the transfer now: not one more byte of the object */
+    s_req_t *r = (s_req_t *) h;
+    const char *v;
+    size_t len;
+    if (sb_http_header (data, n, "etag", &v, &len) && len < sizeof r->etag) {
+        memcpy (r->etag, v, len);
+        r->etag[len] = '\0';
     }
-    int keep = r->status >= 300 || (r->op != OP_GET && r->op != OP_HEAD) || r->keep_body;
-    if (!keep) {
-        /* payload: counted, verified when asked, dropped */
-        if (r->verify && !r->verify_failed) {
-            size_t done = 0;
-            while (done < n) {
-                size_t chunk = n - done < 65536 ? n - done : 65536;
-                if (r->expect_fill)
-                    r->expect_fill (r->expect_ctx, r->offset + r->received + done, r->verify_buf, chunk);
-                else
-                    sb_content_fill (r->content_seed, r->offset + r->received + done, r->verify_buf, chunk);
-                if (memcmp (r->verify_buf, data + done, chunk) != 0) {
-                    size_t at = 0;
-                    while (at < chunk && r->verify_buf[at] == (uint8_t) data[done + at])
-                        at++;
-                    r->verify_failed = 1;
-                    r->mismatch_at = r->offset + r->received + done + at;
-                    break;
-                }
-                done += chunk;
-            }
-        }
-        r->received += n;
-        return n;
-    }
-    size_t cap = r->status >= 300 ? S_ERROR_BODY_CAP : r->keep_body ? r->body_limit + 1
-                 : r->op == OP_LIST ? SB_S3_LIST_PAGE_MAX + 1 : S_BODY_CAP;
-    if (r->body_len + n + 1 > cap) {
-        r->body_over = r->status < 300;     /* the caller names the bound, not curl's write error */
-        return r->status >= 300 ? n : 0;    /* error bodies: keep the head; replies: too large, fail */
-    }
-    if (r->body_len + n + 1 > r->body_cap) {
-        size_t want = r->body_cap ? r->body_cap * 2 : 16384;
-        while (want < r->body_len + n + 1)
-            want *= 2;
-        char *grown = realloc (r->body, want);
-        if (!grown)
-            return 0;
-        r->body = grown;
-        r->body_cap = want;
-    }
-    memcpy (r->body + r->body_len, data, n);
-    r->body_len += n;
-    r->body[r->body_len] = '\0';
-    return n;
 }
 
-static size_t
-s_on_header (char *data, size_t size, size_t nmemb, void *userp)
+/* The bytes a GET verifies against without an expect function: the content
+ * stream of its seed. */
+static void
+s_content_expect (void *ctx, uint64_t offset, uint8_t *buf, size_t len)
 {
-    s_req_t *r = userp;
-    size_t n = size * nmemb;
-    if (n > 5 && strncasecmp (data, "etag:", 5) == 0) {
-        const char *v = data + 5;
-        while (*v == ' ' && v < data + n)
-            v++;
-        size_t len = (size_t) (data + n - v);
-        while (len && (v[len - 1] == '\r' || v[len - 1] == '\n' || v[len - 1] == ' '))
-            len--;
-        if (len < sizeof r->etag) {
-            memcpy (r->etag, v, len);
-            r->etag[len] = '\0';
-        }
-    }
-    else if (n > 14 && strncasecmp (data, "content-range:", 14) == 0) {
-        const char *v = data + 14;
-        while (*v == ' ' && v < data + n)
-            v++;
-        size_t len = (size_t) (data + n - v);
-        while (len && (v[len - 1] == '\r' || v[len - 1] == '\n' || v[len - 1] == ' '))
-            len--;
-        snprintf (r->content_range, sizeof r->content_range, "%.*s", (int) len, v);
-    }
-    return n;
-}
-
-static size_t
-s_on_upload (char *buf, size_t size, size_t nmemb, void *userp)
-{
-    s_req_t *r = userp;
-    size_t room = size * nmemb;
-    uint64_t left = r->up_size - r->up_pos;
-    size_t n = left < room ? (size_t) left : room;
-    if (n == 0)
-        return 0;
-    if (r->up_body)
-        memcpy (buf, r->up_body + r->up_pos, n);
-    else
-        r->fill (r->fill_ctx, r->up_base + r->up_pos, (uint8_t *) buf, n);
-    r->up_pos += n;
-    return n;
-}
-
-static int
-s_on_seek (void *userp, curl_off_t offset, int origin)
-{
-    s_req_t *r = userp;
-    if (origin != SEEK_SET || offset < 0 || (uint64_t) offset > r->up_size)
-        return CURL_SEEKFUNC_FAIL;
-    r->up_pos = (uint64_t) offset;
-    return CURL_SEEKFUNC_OK;
-}
-
-/* curl calls it while a transfer runs (waiting for a reply included):
- * non-zero aborts the transfer (CURLE_ABORTED_BY_CALLBACK), so a signal
- * ends a request that would otherwise wait out its timeout. */
-static int
-s_on_progress (void *userp, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow)
-{
-    (void) dltotal, (void) dlnow, (void) ultotal, (void) ulnow;
-    s_req_t *r = userp;
-    return s_cancelled (r->s3);
+    const s_req_t *r = ctx;
+    sb_content_fill (r->content_seed, offset, buf, len);
 }
 
 /* ---------------------------------------------------------------- requests */
 
-static size_t
-s_pick_endpoint (sb_s3_t *self, s_req_t *r)
-{
-    if (r->fixed_endpoint >= 0)
-        return (size_t) r->fixed_endpoint;
-    if (self->cfg.lb == SB_LB_LEAST_CONNECTIONS) {
-        size_t best = self->rr_next % self->nendpoints;
-        for (size_t k = 0; k < self->nendpoints; k++) {
-            size_t i = (self->rr_next + k) % self->nendpoints;
-            if (self->endpoints[i].in_flight < self->endpoints[best].in_flight)
-                best = i;
-        }
-        self->rr_next = (best + 1) % self->nendpoints;
-        return best;
-    }
-    size_t i = self->rr_next;
-    self->rr_next = (self->rr_next + 1) % self->nendpoints;
-    return i;
-}
-
-/* Configure r->easy for its next attempt (new signature, fresh reply). */
+/* sb_http_ops_t.prepare: the URL, SigV4 headers and method of r's next
+ * attempt (a new signature each time: x-amz-date moves on). */
 static int
-s_prepare (sb_s3_t *self, s_req_t *r, char *why, size_t why_size)
+s_prepare (void *ctx, sb_http_req_t *h, char *why, size_t why_size)
 {
-    s_endpoint_t *ep = &self->endpoints[r->endpoint];
-    r->status = 0;
-    r->received = 0;
-    r->body_len = 0;
-    r->body_over = 0;
-    r->up_pos = 0;
-    r->verify_failed = 0;
+    sb_s3_t *self = ctx;
+    s_req_t *r = (s_req_t *) h;
+    s_endpoint_t *ep = &self->endpoints[h->endpoint];
     r->etag[0] = '\0';
-    r->content_range[0] = '\0';
-    r->range_checked = 0;
-    r->range_why[0] = '\0';
-    r->errbuf[0] = '\0';
-    curl_slist_free_all (r->headers);
-    r->headers = NULL;
+    /* GETs stream their payload; every other reply is kept: XML, bounded */
+    h->download = r->op == OP_GET;
+    h->upload = r->op == OP_PUT || r->op == OP_MP_PART;
+    h->body_max = h->keep_body ? h->body_limit + 1 : r->op == OP_LIST ? SB_S3_LIST_PAGE_MAX + 1 : S_BODY_CAP;
+    h->count = r->op == OP_GET ? SB_HTTP_COUNT_RECEIVED : SB_HTTP_COUNT_UPLOAD;
 
     char raw_path[1400], host[320];
     const char *key = r->bucket_only ? "" : r->key;
@@ -575,9 +307,9 @@ s_prepare (sb_s3_t *self, s_req_t *r, char *why, size_t why_size)
         query[i].value = r->qvalue[i];
     }
     char range[96] = "";
-    if (r->ranged)
-        snprintf (range, sizeof range, "bytes=%llu-%llu", (unsigned long long) r->offset,
-                  (unsigned long long) (r->offset + r->length - 1));
+    if (h->ranged)
+        snprintf (range, sizeof range, "bytes=%llu-%llu", (unsigned long long) h->offset,
+                  (unsigned long long) (h->offset + h->length - 1));
     const char *payload = r->content_sha256[0] ? r->content_sha256 : "UNSIGNED-PAYLOAD";
     char amz_date[17];
     sb_s3_amz_date (time (NULL), amz_date);
@@ -604,9 +336,9 @@ s_prepare (sb_s3_t *self, s_req_t *r, char *why, size_t why_size)
     else if (sb_strf (url, sizeof url, "%s://%s%s%s%s", ep->scheme, host, path, qs[0] ? "?" : "", qs) != 0)
         goto too_long;
 
-    char h[1200];
+    char line[1200];
     struct curl_slist *list = NULL;
-#define ADD_HEADER(...) do { snprintf (h, sizeof h, __VA_ARGS__); struct curl_slist *t = curl_slist_append (list, h); \
+#define ADD_HEADER(...) do { snprintf (line, sizeof line, __VA_ARGS__); struct curl_slist *t = curl_slist_append (list, line); \
                              if (!t) { curl_slist_free_all (list); snprintf (why, why_size, "out of memory"); return -1; } \
                              list = t; } while (0)
     ADD_HEADER ("Host: %s", host);
@@ -622,40 +354,16 @@ s_prepare (sb_s3_t *self, s_req_t *r, char *why, size_t why_size)
     if (r->op == OP_MP_DONE)
         ADD_HEADER ("Content-Type: application/xml");
 #undef ADD_HEADER
-    r->headers = list;
+    h->headers = list;
 
-    CURL *e = r->easy;
+    CURL *e = h->easy;
     CURLcode rc = CURLE_OK;
 #define SET(opt, val) do { if (rc == CURLE_OK) rc = curl_easy_setopt (e, opt, val); } while (0)
     SET (CURLOPT_URL, url);
-    SET (CURLOPT_HTTPHEADER, r->headers);
-    SET (CURLOPT_PRIVATE, (char *) r);
-    SET (CURLOPT_WRITEFUNCTION, s_on_body);
-    SET (CURLOPT_WRITEDATA, r);
-    SET (CURLOPT_HEADERFUNCTION, s_on_header);
-    SET (CURLOPT_HEADERDATA, r);
-    SET (CURLOPT_ERRORBUFFER, r->errbuf);
-    SET (CURLOPT_XFERINFOFUNCTION, s_on_progress);
-    SET (CURLOPT_XFERINFODATA, r);
-    SET (CURLOPT_NOPROGRESS, 0L);
-    SET (CURLOPT_NOSIGNAL, 1L);
-    SET (CURLOPT_TCP_KEEPALIVE, 1L);
-    SET (CURLOPT_BUFFERSIZE, 262144L);
-    SET (CURLOPT_CONNECTTIMEOUT_MS, (long) (self->cfg.connect_timeout_s * 1000));
-    SET (CURLOPT_TIMEOUT_MS, (long) (self->cfg.request_timeout_s * 1000));
-    SET (CURLOPT_PROTOCOLS_STR, "http,https");
+    SET (CURLOPT_HTTPHEADER, h->headers);
     switch (r->op) {
     case OP_HEAD:
         SET (CURLOPT_NOBODY, 1L);
-        break;
-    case OP_PUT:
-    case OP_MP_PART:
-        SET (CURLOPT_UPLOAD, 1L);
-        SET (CURLOPT_READFUNCTION, s_on_upload);
-        SET (CURLOPT_READDATA, r);
-        SET (CURLOPT_SEEKFUNCTION, s_on_seek);
-        SET (CURLOPT_SEEKDATA, r);
-        SET (CURLOPT_INFILESIZE_LARGE, (curl_off_t) r->up_size);
         break;
     case OP_MP_INIT:
         SET (CURLOPT_POST, 1L);
@@ -664,8 +372,8 @@ s_prepare (sb_s3_t *self, s_req_t *r, char *why, size_t why_size)
         break;
     case OP_MP_DONE:
         SET (CURLOPT_POST, 1L);
-        SET (CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) r->up_size);
-        SET (CURLOPT_POSTFIELDS, r->up_body);
+        SET (CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) h->up_size);
+        SET (CURLOPT_POSTFIELDS, h->up_body);
         break;
     case OP_MP_ABORT:
     case OP_DELETE:
@@ -685,26 +393,28 @@ too_long:
     return -1;
 }
 
+/* Every fact of r's failed attempt in r->error, and one sentence of them. */
 static void
 s_fill_error (sb_s3_t *self, s_req_t *r, CURLcode cc, const char *extra)
 {
+    const sb_http_req_t *h = &r->h;
     sb_s3_error_t *e = &r->error;
     memset (e, 0, sizeof *e);
-    snprintf (e->endpoint, sizeof e->endpoint, "%s", self->endpoints[r->endpoint].url_base);
+    snprintf (e->endpoint, sizeof e->endpoint, "%s", self->endpoints[h->endpoint].url_base);
     snprintf (e->op, sizeof e->op, "%s", s_op_names[r->op]);
     snprintf (e->key, sizeof e->key, "%s", r->bucket_only && r->op != OP_LIST ? "" : r->key);   /* LIST: the prefix */
-    e->attempt = r->attempt;
-    e->http_status = r->status;
+    e->attempt = h->attempt;
+    e->http_status = h->status;
     e->curl_code = (int) cc;
     if (cc != CURLE_OK)
-        snprintf (e->curl_text, sizeof e->curl_text, "%s", r->errbuf[0] ? r->errbuf : curl_easy_strerror (cc));
+        snprintf (e->curl_text, sizeof e->curl_text, "%s", h->errbuf[0] ? h->errbuf : curl_easy_strerror (cc));
     long os_errno = 0;
-    if (r->easy && curl_easy_getinfo (r->easy, CURLINFO_OS_ERRNO, &os_errno) == CURLE_OK)
+    if (h->easy && curl_easy_getinfo (h->easy, CURLINFO_OS_ERRNO, &os_errno) == CURLE_OK)
         e->os_errno = (int) os_errno;
-    if (r->body && r->body_len && r->status >= 300) {
+    if (h->body && h->body_len && h->status >= 300) {
         /* optional: an error body without them leaves the fields empty */
-        sb_s3_xml_find (r->body, r->body_len, "Code", e->s3_code, sizeof e->s3_code);
-        sb_s3_xml_find (r->body, r->body_len, "Message", e->s3_message, sizeof e->s3_message);
+        sb_s3_xml_find (h->body, h->body_len, "Code", e->s3_code, sizeof e->s3_code);
+        sb_s3_xml_find (h->body, h->body_len, "Message", e->s3_message, sizeof e->s3_message);
     }
     /* One sentence with every fact, most specific cause first. */
     char cause[1024];
@@ -727,11 +437,13 @@ s_fill_error (sb_s3_t *self, s_req_t *r, CURLcode cc, const char *extra)
               e->curl_code, e->os_errno);
 }
 
-/* r ended by a signal or the client's stop (sb_s3_set_stop): not a
- * failure of the storage, and said so. */
+/* sb_http_ops_t.cancelled: r ended by a signal or the client's stop
+ * (sb_s3_set_stop): not a failure of the storage, and said so. */
 static void
-s_fill_cancelled (sb_s3_t *self, s_req_t *r)
+s_fill_cancelled (void *ctx, sb_http_req_t *h)
 {
+    sb_s3_t *self = ctx;
+    s_req_t *r = (s_req_t *) h;
     s_fill_error (self, r, CURLE_ABORTED_BY_CALLBACK, NULL);
     sb_s3_error_t *e = &r->error;
     const char *why = zsys_interrupted ? "interrupted by a signal" : "stopped (the session ended)";
@@ -764,261 +476,35 @@ sb_s3_error_is_transient (const sb_s3_error_t *e)
     return s == 408 || s == 429 || s == 500 || s == 502 || s == 503 || s == 504;
 }
 
+/* sb_http_ops_t.fail */
 static int
-s_start (sb_s3_t *self, s_req_t *r)
+s_fail (void *ctx, sb_http_req_t *h, CURLcode cc, const char *extra)
 {
-    if (!r->easy) {
-        r->easy = self->npool ? self->easy_pool[--self->npool] : curl_easy_init ();
-        if (!r->easy)
-            return -1;
-    }
-    r->endpoint = s_pick_endpoint (self, r);
-    r->attempt++;
-    char why[512];
-    if (s_prepare (self, r, why, sizeof why) != 0) {
-        s_fill_error (self, r, CURLE_OK, why);
-        r->failed = 1;
-        return -1;
-    }
-    r->started_ns = sb_mono_ns ();
-    if (curl_multi_add_handle (self->multi, r->easy) != CURLM_OK) {
-        s_fill_error (self, r, CURLE_OK, "curl_multi_add_handle failed");
-        r->failed = 1;
-        return -1;
-    }
-    s_active_add (self, r);
-    self->endpoints[r->endpoint].in_flight++;
-    self->endpoints[r->endpoint].stats.requests++;
-    return 0;
+    s_req_t *r = (s_req_t *) h;
+    s_fill_error (ctx, r, cc, extra);
+    return sb_s3_error_is_transient (&r->error);
 }
 
+static const char *
+s_error_text (const sb_http_req_t *h)
+{
+    return ((const s_req_t *) h)->error.text;
+}
+
+/* sb_http_ops_t.free: what the request owns beyond the pool's part. */
 static void
-s_active_add (sb_s3_t *self, s_req_t *r)
+s_req_free (sb_http_req_t *h)
 {
-    r->active_prev = NULL;
-    r->active_next = self->active;
-    if (self->active)
-        self->active->active_prev = r;
-    self->active = r;
+    s_req_t *r = (s_req_t *) h;
+    if (r->expect_free)
+        r->expect_free (r->expect_ctx);
+    free (r);
 }
 
-static void
-s_active_remove (sb_s3_t *self, s_req_t *r)
-{
-    if (r->active_prev)
-        r->active_prev->active_next = r->active_next;
-    else
-        self->active = r->active_next;
-    if (r->active_next)
-        r->active_next->active_prev = r->active_prev;
-    r->active_prev = r->active_next = NULL;
-    CURLMcode mc = curl_multi_remove_handle (self->multi, r->easy);
-    if (mc != CURLM_OK)
-        sb_warn ("curl_multi_remove_handle: %s", curl_multi_strerror (mc));
-}
-
-static uint64_t
-s_backoff_ns (sb_s3_t *self, int attempt)
-{
-    /* equal jitter over 50 ms x 2^(attempt-1), capped at 5 s */
-    uint64_t base = 50000000ull << (attempt > 7 ? 7 : attempt - 1);
-    if (base > 5000000000ull)
-        base = 5000000000ull;
-    return base / 2 + sb_splitmix64 (&self->rng) % (base / 2 + 1);
-}
-
-static void
-s_complete (sb_s3_t *self, s_req_t *r)
-{
-    if (r->async) {
-        r->next = NULL;
-        if (self->done_tail)
-            self->done_tail->next = r;
-        else
-            self->done_list = r;
-        self->done_tail = r;
-    }
-    else
-        r->finished = 1;
-}
-
-/* A transfer finished: success, retry, or failure. */
-static void
-s_on_finished (sb_s3_t *self, s_req_t *r, CURLcode cc)
-{
-    s_endpoint_t *ep = &self->endpoints[r->endpoint];
-    ep->in_flight--;
-    if (curl_easy_getinfo (r->easy, CURLINFO_RESPONSE_CODE, &r->status) != CURLE_OK)
-        r->status = 0;      /* unknown: the request fails below */
-    if (cc == CURLE_ABORTED_BY_CALLBACK && !r->range_why[0]) {     /* s_on_progress: a signal or stop */
-        s_active_remove (self, r);
-        s_fill_cancelled (self, r);
-        r->failed = 1;
-        s_complete (self, r);
-        return;
-    }
-    const char *extra = NULL;
-    char text[256];
-    if (r->keep_body && cc == CURLE_WRITE_ERROR && r->status >= 200 && r->status < 300) {
-        snprintf (text, sizeof text, "the object is larger than %zu bytes", r->body_limit);
-        extra = text;
-    }
-    if (r->op == OP_GET && r->ranged && r->status >= 200 && r->status < 300 && !r->range_checked
-        && (cc == CURLE_OK || cc == CURLE_PARTIAL_FILE))
-        s_check_range (r);     /* a reply without a body byte */
-    int permanent = r->range_why[0] != '\0';
-    if (permanent) {
-        extra = r->range_why;
-        cc = CURLE_OK;          /* the write error was ours: the cause is the reply */
-    }
-    int ok = !permanent && cc == CURLE_OK && r->status >= 200 && r->status < 300;
-    if (ok && r->op == OP_GET) {
-        if (r->verify_failed) {
-            snprintf (text, sizeof text, "verify: byte %llu differs from the generator",
-                      (unsigned long long) r->mismatch_at);
-            extra = text;
-            ok = 0;
-        }
-        else if (r->ranged && r->received != r->length) {
-            snprintf (text, sizeof text, "short body: %llu of %llu bytes arrived", (unsigned long long) r->received,
-                      (unsigned long long) r->length);
-            extra = text;
-            ok = 0;
-        }
-    }
-    if (ok) {
-        uint64_t ns = sb_mono_ns () - r->started_ns;
-        ep->stats.bytes += r->op == OP_GET ? r->received : r->up_size;
-        sb_histogram_add (&ep->stats.latency, ns / 1000);
-        s_active_remove (self, r);
-        r->failed = 0;
-        r->latency_ns = ns;
-        s_complete (self, r);
-        return;
-    }
-    ep->stats.errors++;
-    s_fill_error (self, r, cc, extra);
-    s_active_remove (self, r);
-    int transient = !permanent && (sb_s3_error_is_transient (&r->error)
-                                   || (cc == CURLE_OK && r->status < 300 && !r->verify_failed));   /* short body */
-    if (transient && (uint64_t) r->attempt <= self->cfg.max_retries && !r->no_retry) {
-        ep->stats.retries++;
-        sb_debug ("%s; retrying", r->error.text);
-        r->due_ns = sb_mono_ns () + s_backoff_ns (self, r->attempt);
-        r->next = self->retry_list;
-        self->retry_list = r;
-        return;
-    }
-    r->failed = 1;
-    s_complete (self, r);
-}
-
-/* Start retries that are due; returns ms until the next one (or -1). */
-static long
-s_start_due (sb_s3_t *self)
-{
-    uint64_t now = sb_mono_ns ();
-    long wait_ms = -1;
-    s_req_t **pp = &self->retry_list;
-    while (*pp) {
-        s_req_t *r = *pp;
-        if (r->due_ns <= now) {
-            *pp = r->next;
-            r->next = NULL;
-            if (s_start (self, r) != 0)
-                s_complete (self, r);
-            continue;
-        }
-        long ms = (long) ((r->due_ns - now) / 1000000) + 1;
-        if (wait_ms < 0 || ms < wait_ms)
-            wait_ms = ms;
-        pp = &r->next;
-    }
-    return wait_ms;
-}
-
-/* Collect finished transfers; returns how many finished. */
-static int
-s_collect (sb_s3_t *self)
-{
-    int finished = 0;
-    CURLMsg *msg;
-    int left;
-    while ((msg = curl_multi_info_read (self->multi, &left))) {
-        if (msg->msg != CURLMSG_DONE)
-            continue;
-        s_req_t *r = NULL;
-        if (curl_easy_getinfo (msg->easy_handle, CURLINFO_PRIVATE, (char **) &r) != CURLE_OK)
-            r = NULL;
-        if (r) {
-            s_on_finished (self, r, msg->data.result);
-            finished++;
-        }
-    }
-    return finished;
-}
-
-/* A signal or the client's stop: every request in the multi handle or
- * waiting for its retry ends now, failed (s_fill_cancelled). Returns 1
- * when it ended any, else 0 (with none, the caller's wait goes on: no
- * loop that spins while the session stops). */
-static int
-s_cancel_all (sb_s3_t *self)
-{
-    if ((!self->active && !self->retry_list) || !s_cancelled (self))
-        return 0;
-    while (self->active) {
-        s_req_t *r = self->active;
-        self->endpoints[r->endpoint].in_flight--;
-        if (curl_easy_getinfo (r->easy, CURLINFO_RESPONSE_CODE, &r->status) != CURLE_OK)
-            r->status = 0;
-        s_active_remove (self, r);
-        s_fill_cancelled (self, r);
-        r->failed = 1;
-        s_complete (self, r);
-    }
-    while (self->retry_list) {
-        s_req_t *r = self->retry_list;
-        self->retry_list = r->next;
-        r->next = NULL;
-        s_fill_cancelled (self, r);
-        r->failed = 1;
-        s_complete (self, r);
-    }
-    return 1;
-}
-
-/* Drive the multi handle: run what can run; only when nothing finished,
- * wait up to timeout_ms for the network (or sb_s3_wakeup) and run again.
- * On loopback a whole transfer can finish inside one perform call, so
- * waiting before collecting would cost a full timeout per request.
- * Returns 0 or -1. */
-static int
-s_pump (sb_s3_t *self, int timeout_ms)
-{
-    if (s_cancel_all (self))
-        return 0;
-    long retry_ms = s_start_due (self);
-    if (retry_ms >= 0 && retry_ms < timeout_ms)
-        timeout_ms = (int) retry_ms;
-    int running = 0;
-    CURLMcode mc = curl_multi_perform (self->multi, &running);
-    if (mc == CURLM_OK && s_collect (self) == 0 && timeout_ms > 0) {
-        mc = curl_multi_poll (self->multi, NULL, 0, timeout_ms, NULL);
-        if (mc == CURLM_OK && s_cancel_all (self))
-            return 0;   /* a signal woke the poll, or the caller's sb_s3_wakeup after its stop */
-        if (mc == CURLM_OK)
-            mc = curl_multi_perform (self->multi, &running);
-        if (mc == CURLM_OK)
-            s_collect (self);
-    }
-    if (mc != CURLM_OK) {
-        sb_error ("curl multi: %s", curl_multi_strerror (mc));
-        return -1;
-    }
-    s_start_due (self);
-    return 0;
-}
+static const sb_http_ops_t s_ops = {
+    .prepare = s_prepare, .header = s_on_header, .check_range = s_check_range, .fail = s_fail,
+    .cancelled = s_fill_cancelled, .error_text = s_error_text, .free = s_req_free,
+};
 
 static s_req_t *
 s_req_new (sb_s3_t *self, s_op_t op, const char *key)
@@ -1026,9 +512,9 @@ s_req_new (sb_s3_t *self, s_op_t op, const char *key)
     s_req_t *r = calloc (1, sizeof *r);
     if (!r)
         return NULL;
+    sb_http_req_init (self->pool, &r->h);
     r->s3 = self;
     r->op = op;
-    r->fixed_endpoint = -1;
     if (key && sb_strf (r->key, sizeof r->key, "%s", key) != 0) {
         free (r);
         return NULL;
@@ -1054,31 +540,17 @@ s_req_query (s_req_t *r, const char *name, const char *value)
 static int
 s_perform (sb_s3_t *self, s_req_t *r, sb_s3_error_t *e)
 {
-    r->async = 0;
-    if (s_start (self, r) != 0) {
-        if (e)
-            *e = r->error;
-        return -1;
-    }
-    while (!r->finished)
-        if (s_pump (self, 100) != 0) {
-            s_fill_error (self, r, CURLE_OK, "curl multi failure");
-            r->failed = 1;
-            break;
-        }
-    if (r->failed && e)
+    int rc = sb_http_perform (self->pool, &r->h);
+    if (rc != 0 && e)
         *e = r->error;
-    return r->failed ? -1 : 0;
+    return rc;
 }
 
 static void
 s_req_done (sb_s3_t *self, s_req_t *r)
 {
-    if (!r)
-        return;
-    s_easy_release (self, r->easy);
-    r->easy = NULL;
-    s_req_free (r);
+    if (r)
+        sb_http_req_done (self->pool, &r->h);
 }
 
 static int
@@ -1102,10 +574,10 @@ sb_s3_check_endpoint (sb_s3_t *self, size_t i, sb_s3_error_t *e)
     if (!r)
         return s_oom (e, "HEAD", NULL);
     r->bucket_only = 1;
-    r->fixed_endpoint = (int) i;
-    r->no_retry = 1;
+    r->h.fixed_endpoint = (int) i;
+    r->h.no_retry = 1;
     int rc = s_perform (self, r, e);
-    long status = r->status;
+    long status = r->h.status;
     s_req_done (self, r);
     if (rc == 0 || status < 300)
         return rc;
@@ -1114,8 +586,8 @@ sb_s3_check_endpoint (sb_s3_t *self, size_t i, sb_s3_error_t *e)
     if (!r)
         return s_oom (e, "CHECK", NULL);
     r->bucket_only = 1;
-    r->fixed_endpoint = (int) i;
-    r->no_retry = 1;
+    r->h.fixed_endpoint = (int) i;
+    r->h.no_retry = 1;
     sb_s3_error_t e2;
     if (s_req_query (r, "list-type", "2") == 0 && s_req_query (r, "max-keys", "0") == 0
         && s_perform (self, r, &e2) != 0 && e2.s3_code[0] && e)
@@ -1245,7 +717,7 @@ sb_s3_list (sb_s3_t *self, const char *prefix, const char *start_after, const ch
             return s_list_fail (self, r, e, "ListObjectsV2 request parameters too long (start-after or prefix over"
                                 " %d bytes)", S_QUERY_VALUE_CAP - 1);
         if (s_perform (self, r, e) != 0) {
-            if (r->body_over) {
+            if (r->h.body_over) {
                 s_page_name (pages + 1, token, pname, sizeof pname);
                 return s_list_fail (self, r, e, "ListObjectsV2 %s is over %llu bytes (%llu MiB), the bound on one"
                                     " listing page (a page of 1000 keys is about 300 KB); not taken", pname,
@@ -1257,8 +729,8 @@ sb_s3_list (sb_s3_t *self, const char *prefix, const char *start_after, const ch
         }
         pages++;
         s_page_name (pages, token, pname, sizeof pname);
-        const char *xml = r->body ? r->body : "";
-        size_t len = r->body_len;
+        const char *xml = r->h.body ? r->h.body : "";
+        size_t len = r->h.body_len;
         const char *root = s_memfind (xml, len, "<ListBucketResult");
         if (!root || !s_memfind (root, len - (size_t) (root - xml), "</ListBucketResult>")
             || !strchr ("> \t\r\n", root[17])) {
@@ -1267,7 +739,7 @@ sb_s3_list (sb_s3_t *self, const char *prefix, const char *start_after, const ch
             return s_list_fail (self, r, e,
                                 "ListObjectsV2 page %llu is not a ListBucketResult document (HTTP %ld, %zu bytes: "
                                 "'%s'); a malformed listing is not taken as an empty one",
-                                (unsigned long long) pages, r->status, len, head);
+                                (unsigned long long) pages, r->h.status, len, head);
         }
         if (sb_s3_xml_find (xml, len, "IsTruncated", truncated, sizeof truncated) != 0
             || (strcmp (truncated, "true") != 0 && strcmp (truncated, "false") != 0))
@@ -1404,9 +876,9 @@ s_put_single (sb_s3_t *self, const char *key, uint64_t size, sb_s3_fill_fn fill,
     s_req_t *r = s_req_new (self, OP_PUT, key);
     if (!r)
         return s_oom (e, "PUT", key);
-    r->fill = fill;
-    r->fill_ctx = ctx;
-    r->up_size = size;
+    r->h.fill = fill;
+    r->h.fill_ctx = ctx;
+    r->h.up_size = size;
     if (self->set.sign_payload && s_hash_content (fill, ctx, 0, size, r->content_sha256) != 0) {
         s_req_done (self, r);
         return s_oom (e, "PUT", key);
@@ -1443,25 +915,6 @@ sb_s3_part_plan (uint64_t size, uint64_t part, uint64_t *part_out, uint64_t *npa
     *part_out = need;
     *nparts = size / need + (size % need != 0);
     return 1;
-}
-
-/* Take r out of the client while it is in flight or waits for its retry
- * (a curl multi failure left it there). */
-static void
-s_abandon (sb_s3_t *self, s_req_t *r)
-{
-    for (s_req_t *a = self->active; a; a = a->active_next)
-        if (a == r) {
-            self->endpoints[r->endpoint].in_flight--;
-            s_active_remove (self, r);
-            return;
-        }
-    for (s_req_t **pp = &self->retry_list; *pp; pp = &(*pp)->next)
-        if (*pp == r) {
-            *pp = r->next;
-            r->next = NULL;
-            return;
-        }
 }
 
 /* The ETag of a finished UploadPart into etag (escaped for the XML);
@@ -1520,7 +973,7 @@ s_multipart (sb_s3_t *self, const char *key, uint64_t size, uint64_t part_cfg, u
         return -1;
     }
     char upload_id[S_QUERY_VALUE_CAP];
-    if (!r->body || sb_s3_xml_find (r->body, r->body_len, "UploadId", upload_id, sizeof upload_id) != 0) {
+    if (!r->h.body || sb_s3_xml_find (r->h.body, r->h.body_len, "UploadId", upload_id, sizeof upload_id) != 0) {
         s_fill_error (self, r, CURLE_OK, "CreateMultipartUpload reply has no UploadId");
         if (e)
             *e = r->error;
@@ -1562,17 +1015,16 @@ s_multipart (sb_s3_t *self, const char *key, uint64_t size, uint64_t part_cfg, u
                 rc = s_oom (e, "MULTIPART-PART", key);
                 break;
             }
-            r->fill = fill;
-            r->fill_ctx = ctx;
-            r->up_base = next * part;
-            r->up_size = size - next * part < part ? size - next * part : part;
-            if (self->set.sign_payload && s_hash_content (fill, ctx, r->up_base, r->up_size, r->content_sha256) != 0) {
+            r->h.fill = fill;
+            r->h.fill_ctx = ctx;
+            r->h.up_base = next * part;
+            r->h.up_size = size - next * part < part ? size - next * part : part;
+            if (self->set.sign_payload && s_hash_content (fill, ctx, r->h.up_base, r->h.up_size, r->content_sha256) != 0) {
                 s_req_done (self, r);
                 rc = s_oom (e, "MULTIPART-PART", key);
                 break;
             }
-            r->async = 0;
-            if (s_start (self, r) != 0) {
+            if (sb_http_start (self->pool, &r->h) != 0) {
                 if (e)
                     *e = r->error;
                 s_req_done (self, r);
@@ -1585,20 +1037,15 @@ s_multipart (sb_s3_t *self, const char *key, uint64_t size, uint64_t part_cfg, u
         }
         if (in_flight == 0)
             break;
-        if (s_pump (self, 100) != 0) {
+        if (sb_http_pump (self->pool, 100) != 0)
             for (uint64_t i = 0; i < window; i++)
-                if (slot[i] && !slot[i]->finished) {
-                    s_abandon (self, slot[i]);
-                    s_fill_error (self, slot[i], CURLE_OK, "curl multi failure");
-                    slot[i]->failed = 1;
-                    slot[i]->finished = 1;
-                }
-        }
+                if (slot[i])
+                    sb_http_abandon (self->pool, &slot[i]->h);
         for (uint64_t i = 0; i < window; i++) {
             r = slot[i];
-            if (!r || !r->finished)
+            if (!r || !r->h.finished)
                 continue;
-            if (r->failed) {
+            if (r->h.failed) {
                 if (rc == 0 && e)
                     *e = r->error;
                 rc = -1;
@@ -1639,8 +1086,8 @@ s_multipart (sb_s3_t *self, const char *key, uint64_t size, uint64_t part_cfg, u
         else {
             if (s_req_query (r, "uploadId", upload_id) != 0)
                 rc = -1;    /* cannot happen: the same upload_id fitted above */
-            r->up_body = xml;
-            r->up_size = xl;
+            r->h.up_body = xml;
+            r->h.up_size = xl;
             if (sb_s3_sha256_hex (xml, xl, r->content_sha256) != 0)
                 snprintf (r->content_sha256, sizeof r->content_sha256, "UNSIGNED-PAYLOAD");
             if (rc == 0)
@@ -1648,8 +1095,8 @@ s_multipart (sb_s3_t *self, const char *key, uint64_t size, uint64_t part_cfg, u
             else
                 s_oom (e, "MULTIPART-COMPLETE", key);
             /* CompleteMultipartUpload can answer 200 with an <Error> body */
-            if (rc == 0 && r->body && strstr (r->body, "<Error>")) {
-                r->status = 500;
+            if (rc == 0 && r->h.body && strstr (r->h.body, "<Error>")) {
+                r->h.status = 500;
                 s_fill_error (self, r, CURLE_OK, "CompleteMultipartUpload returned an error");
                 if (e)
                     *e = r->error;
@@ -1730,38 +1177,32 @@ sb_s3_get_blocks (sb_s3_t *self, const char *key, uint64_t size, uint64_t stream
                 rc = s_oom (e, "GET", key);
                 break;
             }
-            r->offset = pos[b];
-            r->length = end - pos[b] < chunk ? end - pos[b] : chunk;
-            r->ranged = 1;
-            r->async = 0;
-            if (s_start (self, r) != 0) {
+            r->h.offset = pos[b];
+            r->h.length = end - pos[b] < chunk ? end - pos[b] : chunk;
+            r->h.ranged = 1;
+            if (sb_http_start (self->pool, &r->h) != 0) {
                 if (e)
                     *e = r->error;
                 s_req_done (self, r);
                 rc = -1;
                 break;
             }
-            pos[b] += r->length;
+            pos[b] += r->h.length;
             slot[i] = r;
             in_flight++;
         }
         if (in_flight == 0)
             break;
-        if (s_pump (self, 100) != 0) {
+        if (sb_http_pump (self->pool, 100) != 0)
             for (uint64_t i = 0; i < nslots; i++)
-                if (slot[i] && !slot[i]->finished) {
-                    s_abandon (self, slot[i]);
-                    s_fill_error (self, slot[i], CURLE_OK, "curl multi failure");
-                    slot[i]->failed = 1;
-                    slot[i]->finished = 1;
-                }
-        }
+                if (slot[i])
+                    sb_http_abandon (self->pool, &slot[i]->h);
         for (uint64_t i = 0; i < nslots; i++) {
             s_req_t *r = slot[i];
-            if (!r || !r->finished)
+            if (!r || !r->h.finished)
                 continue;
-            *received += r->received;
-            if (r->failed) {
+            *received += r->h.received;
+            if (r->h.failed) {
                 if (rc == 0 && e)
                     *e = r->error;
                 rc = -1;
@@ -1782,11 +1223,11 @@ sb_s3_get (sb_s3_t *self, const char *key, uint64_t offset, uint64_t length, uin
     s_req_t *r = s_req_new (self, OP_GET, key);
     if (!r)
         return s_oom (e, "GET", key);
-    r->offset = offset;
-    r->length = length;
-    r->ranged = length > 0;
+    r->h.offset = offset;
+    r->h.length = length;
+    r->h.ranged = length > 0;
     int rc = s_perform (self, r, e);
-    *received = r->received;
+    *received = r->h.received;
     s_req_done (self, r);
     return rc;
 }
@@ -1797,14 +1238,14 @@ sb_s3_get_small (sb_s3_t *self, const char *key, char *buf, size_t cap, size_t *
     s_req_t *r = s_req_new (self, OP_GET, key);
     if (!r)
         return s_oom (e, "GET", key);
-    r->keep_body = 1;
-    r->body_limit = cap;
+    r->h.keep_body = 1;
+    r->h.body_limit = cap;
     int rc = s_perform (self, r, e);
-    long status = r->status;
+    long status = r->h.status;
     if (rc == 0) {     /* a larger body stopped the transfer: a write error */
-        if (r->body_len)
-            memcpy (buf, r->body, r->body_len);
-        *len = r->body_len;
+        if (r->h.body_len)
+            memcpy (buf, r->h.body, r->h.body_len);
+        *len = r->h.body_len;
     }
     s_req_done (self, r);
     if (rc != 0 && status == 404)
@@ -1820,11 +1261,11 @@ sb_s3_head (sb_s3_t *self, const char *key, uint64_t *size, sb_s3_error_t *e)
         return s_oom (e, "HEAD", key);
     int rc = s_perform (self, r, e);
     curl_off_t length = -1;
-    if (rc == 0 && curl_easy_getinfo (r->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length) == CURLE_OK && length >= 0)
+    if (rc == 0 && curl_easy_getinfo (r->h.easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length) == CURLE_OK && length >= 0)
         *size = (uint64_t) length;
     else if (rc == 0)
         *size = 0;
-    if (rc != 0 && e && r->status == 404 && !e->s3_code[0]) {
+    if (rc != 0 && e && r->h.status == 404 && !e->s3_code[0]) {
         snprintf (e->s3_code, sizeof e->s3_code, "NoSuchKey");    /* HEAD replies carry no body */
         size_t n = strlen (e->text);
         snprintf (e->text + n, sizeof e->text - n, " (NoSuchKey)");
@@ -1867,20 +1308,17 @@ sb_s3_get_start_fill (sb_s3_t *self, uint64_t tag, const char *key, uint64_t off
     r->expect_fill = expect;
     r->expect_ctx = expect_ctx;
     r->expect_free = expect_free;
-    r->async = 1;
-    r->tag = tag;
-    r->offset = offset;
-    r->length = length;
-    r->ranged = length > 0;
+    r->h.tag = tag;
+    r->h.offset = offset;
+    r->h.length = length;
+    r->h.ranged = length > 0;
     r->verify = verify;
     r->content_seed = content_seed;
-    if (verify && !(r->verify_buf = malloc (65536))) {
-        s_req_free (r);
+    if (verify && sb_http_req_verify (&r->h, expect ? expect : s_content_expect, expect ? expect_ctx : r) != 0) {
+        s_req_done (self, r);
         return -1;
     }
-    self->pending++;
-    if (s_start (self, r) != 0)
-        s_complete (self, r);   /* delivered as a failure */
+    sb_http_submit (self->pool, &r->h);
     return 0;
 }
 
@@ -1890,29 +1328,22 @@ sb_s3_head_start (sb_s3_t *self, uint64_t tag, const char *key)
     s_req_t *r = s_req_new (self, OP_HEAD, key);
     if (!r)
         return -1;
-    r->async = 1;
-    r->tag = tag;
-    self->pending++;
-    if (s_start (self, r) != 0)
-        s_complete (self, r);   /* delivered as a failure */
+    r->h.tag = tag;
+    sb_http_submit (self->pool, &r->h);
     return 0;
 }
 
 int
 sb_s3_run (sb_s3_t *self, int timeout_ms, void (*fn) (void *ctx, const sb_s3_done_t *done), void *ctx)
 {
-    if (!self->done_list && s_pump (self, timeout_ms) != 0)
+    if (!sb_http_has_done (self->pool) && sb_http_pump (self->pool, timeout_ms) != 0)
         return -1;
     int delivered = 0;
-    while (self->done_list) {
-        s_req_t *r = self->done_list;
-        self->done_list = r->next;
-        if (!self->done_list)
-            self->done_tail = NULL;
-        sb_s3_done_t d = { .tag = r->tag, .bytes = r->received, .latency_ns = r->latency_ns, .failed = r->failed };
-        if (r->failed)
+    for (sb_http_req_t *h; (h = sb_http_next_done (self->pool));) {
+        s_req_t *r = (s_req_t *) h;
+        sb_s3_done_t d = { .tag = h->tag, .bytes = h->received, .latency_ns = h->latency_ns, .failed = h->failed };
+        if (h->failed)
             d.error = r->error;
-        self->pending--;
         s_req_done (self, r);
         fn (ctx, &d);
         delivered++;

@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "histogram.h"
+#include "http_stats.h"
 #include "storage.h"
 
 typedef struct sb_s3 sb_s3_t;
@@ -40,13 +41,8 @@ typedef struct {
     char text[2048];        /* all of the above in one sentence */
 } sb_s3_error_t;
 
-typedef struct {
-    uint64_t       requests;    /* attempts sent, retries included */
-    uint64_t       bytes;       /* payload bytes received or sent */
-    uint64_t       errors;      /* failed attempts */
-    uint64_t       retries;     /* attempts that were retried */
-    sb_histogram_t latency;     /* per successful request, microseconds */
-} sb_s3_endpoint_stats_t;
+/* requests, bytes, errors, retries and latency of one endpoint */
+typedef sb_http_stats_t sb_s3_endpoint_stats_t;
 
 /* The S3 engine's own settings, its options (storage.s3.KEY, or DLIO's
  * storage.storage_options spellings: lib/storage/s3/s3_config.c). */
