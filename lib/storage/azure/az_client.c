@@ -43,9 +43,6 @@ struct s_req {
     char      qvalue[S_MAX_QUERY][S_QVALUE_CAP];
     size_t    nquery;
     int       container_only;
-    sb_az_fill_fn expect;       /* verify a GET against it (expect_ctx owned) */
-    void     *expect_ctx;
-    void    (*expect_free) (void *ctx);
     char      err_code[64];         /* x-ms-error-code */
     sb_storage_error_t error;
 };
@@ -121,13 +118,11 @@ sb_az_new (const sb_storage_cfg_t *cfg, size_t max_in_flight, char *err, size_t 
         free (self);
         return NULL;
     }
-    /* a kept 2xx reply (a listing, a small object) counts as received bytes */
-    sb_http_cfg_t pc = {
-        .nendpoints = cfg->nendpoints, .max_in_flight = max_in_flight, .lb = cfg->lb,
-        .max_retries = cfg->max_retries,
-        .connect_timeout_ms = (long) ((cfg->connect_timeout_s > 0 ? cfg->connect_timeout_s : 10) * 1000),
-        .request_timeout_ms = (long) (cfg->request_timeout_s * 1000), .count_kept = 1,
-    };
+    sb_http_cfg_t pc;
+    sb_http_cfg_from (cfg, max_in_flight, &pc);
+    if (cfg->connect_timeout_s <= 0)
+        pc.connect_timeout_ms = 10000;  /* no connect timeout configured: 10 s, not curl's 300 */
+    pc.count_kept = 1;      /* a kept 2xx reply (a listing, a small object) counts as received bytes */
     self->pool = sb_http_pool_new (&pc, &s_ops, self, err, err_size);
     if (!self->pool) {
         sb_az_destroy (&self);
@@ -376,7 +371,6 @@ s_prepare (void *ctx, sb_http_req_t *h, char *why, size_t why_size)
     return 0;
 }
 
-
 /* the text of <tag>...</tag> in xml (the first one), entities decoded,
  * into out. 0, 1 when absent, -1 when it does not fit. */
 static int
@@ -500,25 +494,9 @@ s_op_fail (void *ctx, sb_http_req_t *h, CURLcode cc, const char *extra)
     return r->error.transient;
 }
 
-static const char *
-s_error_text (const sb_http_req_t *h)
-{
-    return ((const s_req_t *) h)->error.text;
-}
-
-/* sb_http_ops_t.free: what the request owns beyond the pool's part. */
-static void
-s_req_free (sb_http_req_t *h)
-{
-    s_req_t *r = (s_req_t *) h;
-    if (r->expect_free)
-        r->expect_free (r->expect_ctx);
-    free (r);
-}
-
 static const sb_http_ops_t s_ops = {
     .prepare = s_prepare, .header = s_on_header, .check_range = s_check_range, .fail = s_op_fail,
-    .cancelled = s_fill_cancelled, .error_text = s_error_text, .free = s_req_free,
+    .cancelled = s_fill_cancelled,
 };
 
 static s_req_t *
@@ -527,7 +505,7 @@ s_req_new (sb_az_t *self, s_op_t op, const char *key)
     s_req_t *r = calloc (1, sizeof *r);
     if (!r)
         return NULL;
-    sb_http_req_init (self->pool, &r->h);
+    sb_http_req_init (self->pool, &r->h, r->error.text);
     r->az = self;
     r->op = op;
     if (key && sb_strf (r->key, sizeof r->key, "%s", key) != 0) {
@@ -546,7 +524,6 @@ s_req_query (s_req_t *r, const char *name, const char *value)
     r->nquery++;
     return 0;
 }
-
 
 static void
 s_req_done (sb_az_t *self, s_req_t *r)
@@ -967,40 +944,34 @@ sb_az_get_start (sb_az_t *self, uint64_t tag, const char *key, uint64_t offset, 
                  sb_az_fill_fn expect, void *expect_ctx, void (*expect_free) (void *ctx))
 {
     s_req_t *r = s_req_new (self, OP_GET, key);
-    if (!r) {
-        if (expect_free)
-            expect_free (expect_ctx);
-        return -1;
-    }
-    r->expect = expect;
-    r->expect_ctx = expect_ctx;
-    r->expect_free = expect_free;
-    r->h.tag = tag;
-    r->h.offset = offset;
-    r->h.length = length;
-    r->h.ranged = length > 0;
-    if (expect && sb_http_req_verify (&r->h, expect, expect_ctx) != 0) {
-        s_req_done (self, r);
-        return -1;
-    }
-    sb_http_submit (self->pool, &r->h);
-    return 0;
+    return sb_http_submit_get (self->pool, (sb_http_req_t *) r, tag, offset, length, expect, expect_ctx, expect_ctx,
+                               expect_free);
+}
+
+/* What sb_http_run delivers to: the caller of sb_az_run. */
+typedef struct {
+    sb_az_t *self;
+    void (*fn) (void *ctx, const sb_az_done_t *done);
+    void *ctx;
+} s_deliver_t;
+
+/* The caller gets a copy: r is given back before fn runs, so that fn may
+ * start the next request on the same easy handle. */
+static void
+s_deliver (void *arg, sb_http_req_t *h)
+{
+    s_deliver_t *to = arg;
+    s_req_t *r = (s_req_t *) h;
+    sb_az_done_t d = { .tag = h->tag, .bytes = h->received, .latency_ns = h->latency_ns, .failed = h->failed };
+    if (h->failed)
+        d.error = r->error;
+    s_req_done (to->self, r);
+    to->fn (to->ctx, &d);
 }
 
 int
 sb_az_run (sb_az_t *self, int timeout_ms, void (*fn) (void *ctx, const sb_az_done_t *done), void *ctx)
 {
-    if (!sb_http_has_done (self->pool) && sb_http_pump (self->pool, timeout_ms) != 0)
-        return -1;
-    int delivered = 0;
-    for (sb_http_req_t *h; (h = sb_http_next_done (self->pool));) {
-        s_req_t *r = (s_req_t *) h;
-        sb_az_done_t d = { .tag = h->tag, .bytes = h->received, .latency_ns = h->latency_ns, .failed = h->failed };
-        if (h->failed)
-            d.error = r->error;
-        s_req_done (self, r);
-        fn (ctx, &d);
-        delivered++;
-    }
-    return delivered;
+    s_deliver_t to = { .self = self, .fn = fn, .ctx = ctx };
+    return sb_http_run (self->pool, timeout_ms, s_deliver, &to);
 }

@@ -62,6 +62,16 @@ sb_http_global_init (char *err, size_t err_size)
 
 /* ---------------------------------------------------------------- set-up */
 
+void
+sb_http_cfg_from (const sb_storage_cfg_t *cfg, size_t max_in_flight, sb_http_cfg_t *out)
+{
+    *out = (sb_http_cfg_t) {
+        .nendpoints = cfg->nendpoints, .max_in_flight = max_in_flight, .lb = cfg->lb,
+        .max_retries = cfg->max_retries, .connect_timeout_ms = (long) (cfg->connect_timeout_s * 1000),
+        .request_timeout_ms = (long) (cfg->request_timeout_s * 1000),
+    };
+}
+
 sb_http_pool_t *
 sb_http_pool_new (const sb_http_cfg_t *cfg, const sb_http_ops_t *ops, void *ctx, char *err, size_t err_size)
 {
@@ -97,17 +107,16 @@ sb_http_pool_new (const sb_http_cfg_t *cfg, const sb_http_ops_t *ops, void *ctx,
     return self;
 }
 
-/* Free what the pool allocated for r, then the engine's part. */
+/* Free what the pool allocated for r, what r owns, and r. */
 static void
-s_req_free (sb_http_pool_t *self, sb_http_req_t *r)
+s_req_free (sb_http_req_t *r)
 {
     curl_slist_free_all (r->headers);   /* may hold an Authorization header */
     free (r->body);
     free (r->verify_buf);
-    if (self->ops->free)
-        self->ops->free (r);
-    else
-        free (r);
+    if (r->owned_free)
+        r->owned_free (r->owned);
+    free (r);
 }
 
 void
@@ -122,14 +131,14 @@ sb_http_pool_destroy (sb_http_pool_t **self_p)
         if (curl_multi_remove_handle (self->multi, r->easy) != CURLM_OK)
             sb_debug ("curl_multi_remove_handle failed while destroying an HTTP request pool");
         curl_easy_cleanup (r->easy);
-        s_req_free (self, r);
+        s_req_free (r);
     }
     for (sb_http_req_t *lists[] = { self->retry_list, self->done_list }, **l = lists; l < lists + 2; l++)
         for (sb_http_req_t *r = *l, *next; r; r = next) {
             next = r->next;
             if (r->easy)
                 curl_easy_cleanup (r->easy);
-            s_req_free (self, r);
+            s_req_free (r);
         }
     for (size_t i = 0; i < self->npool; i++)
         curl_easy_cleanup (self->easy_pool[i]);
@@ -143,7 +152,6 @@ sb_http_pool_destroy (sb_http_pool_t **self_p)
 
 sb_http_stats_t *sb_http_stats (sb_http_pool_t *self, size_t endpoint) { return &self->endpoints[endpoint].stats; }
 size_t sb_http_pending (const sb_http_pool_t *self) { return self->pending; }
-int sb_http_has_done (const sb_http_pool_t *self) { return self->done_list != NULL; }
 
 void
 sb_http_set_stop (sb_http_pool_t *self, int (*stop) (void *arg), void *arg)
@@ -167,9 +175,10 @@ sb_http_wakeup (sb_http_pool_t *self)
 }
 
 void
-sb_http_req_init (sb_http_pool_t *self, sb_http_req_t *r)
+sb_http_req_init (sb_http_pool_t *self, sb_http_req_t *r, const char *error_text)
 {
     r->pool = self;
+    r->error_text = error_text;
     r->fixed_endpoint = -1;
 }
 
@@ -197,7 +206,7 @@ sb_http_req_done (sb_http_pool_t *self, sb_http_req_t *r)
             curl_easy_cleanup (r->easy);
         r->easy = NULL;
     }
-    s_req_free (self, r);
+    s_req_free (r);
 }
 
 int
@@ -507,6 +516,29 @@ sb_http_submit (sb_http_pool_t *self, sb_http_req_t *r)
         s_complete (self, r);   /* delivered as a failure */
 }
 
+int
+sb_http_submit_get (sb_http_pool_t *self, sb_http_req_t *r, uint64_t tag, uint64_t offset, uint64_t length,
+                    sb_http_fill_fn verify, void *verify_ctx, void *owned, void (*owned_free) (void *ctx))
+{
+    if (!r) {
+        if (owned_free)
+            owned_free (owned);
+        return -1;
+    }
+    r->owned = owned;
+    r->owned_free = owned_free;
+    r->tag = tag;
+    r->offset = offset;
+    r->length = length;
+    r->ranged = length > 0;
+    if (verify && sb_http_req_verify (r, verify, verify_ctx) != 0) {
+        sb_http_req_done (self, r);
+        return -1;
+    }
+    sb_http_submit (self, r);
+    return 0;
+}
+
 /* r ended by a signal or the stop: not a failure of the storage. */
 static void
 s_cancel (sb_http_pool_t *self, sb_http_req_t *r)
@@ -574,7 +606,7 @@ s_on_finished (sb_http_pool_t *self, sb_http_req_t *r, CURLcode cc)
     transient = !permanent && (transient || (cc == CURLE_OK && r->status < 300 && !r->verify_failed));   /* short body */
     if (transient && (uint64_t) r->attempt <= self->cfg.max_retries && !r->no_retry) {
         ep->stats.retries++;
-        sb_debug ("%s; retrying", self->ops->error_text (r));
+        sb_debug ("%s; retrying", r->error_text);
         r->due_ns = sb_mono_ns () + s_backoff_ns (self, r->attempt);
         r->next = self->retry_list;
         self->retry_list = r;
@@ -723,16 +755,21 @@ sb_http_perform (sb_http_pool_t *self, sb_http_req_t *r)
     return r->failed ? -1 : 0;
 }
 
-sb_http_req_t *
-sb_http_next_done (sb_http_pool_t *self)
+int
+sb_http_run (sb_http_pool_t *self, int timeout_ms, void (*deliver) (void *ctx, sb_http_req_t *r), void *ctx)
 {
-    sb_http_req_t *r = self->done_list;
-    if (!r)
-        return NULL;
-    self->done_list = r->next;
-    if (!self->done_list)
-        self->done_tail = NULL;
-    r->next = NULL;
-    self->pending--;
-    return r;
+    if (!self->done_list && sb_http_pump (self, timeout_ms) != 0)
+        return -1;
+    int delivered = 0;
+    while (self->done_list) {
+        sb_http_req_t *r = self->done_list;
+        self->done_list = r->next;
+        if (!self->done_list)
+            self->done_tail = NULL;
+        r->next = NULL;
+        self->pending--;
+        deliver (ctx, r);
+        delivered++;
+    }
+    return delivered;
 }

@@ -15,9 +15,10 @@
  * its first member and hands it to the pool with sb_http_start (blocking
  * use: sb_http_perform) or sb_http_submit (asynchronous); it takes an
  * asynchronous one back from sb_http_next_done, and gives every request
- * back with sb_http_req_done, which frees what the pool allocated for it
- * and then calls ops->free. A request the pool still holds when it is
- * destroyed is freed the same way.
+ * back with sb_http_req_done, which frees what the pool allocated for it,
+ * calls owned_free on what the request owns, and frees the request (one
+ * allocation: the engine's part holds no other). A request the pool still
+ * holds when it is destroyed is freed the same way.
  *
  * One pool belongs to one thread, the one that drives it (sb_http_pump,
  * sb_http_perform); only sb_http_wakeup may be called from another. */
@@ -65,6 +66,8 @@ struct sb_http_req {
     void     *fill_ctx;
     uint64_t  up_base, up_size;
     struct curl_slist *headers; /* this attempt's (ops->prepare); freed by the pool */
+    void     *owned;            /* the request owns it: owned_free (owned) when it is freed */
+    void    (*owned_free) (void *ctx);
     /* ---- the reply of the last attempt */
     long      status;           /* HTTP status; 0 when none */
     uint64_t  received;         /* payload bytes */
@@ -88,6 +91,7 @@ struct sb_http_req {
     int       finished;         /* a blocking request ended */
     /* ---- the pool's own */
     sb_http_pool_t *pool;
+    const char *error_text;     /* the sentence of the engine's error record (sb_http_req_init) */
     sb_http_fill_fn verify_fill;
     void     *verify_ctx;
     uint8_t  *verify_buf;
@@ -114,10 +118,6 @@ typedef struct {
     int  (*fail) (void *ctx, sb_http_req_t *r, CURLcode cc, const char *extra);
     /* Fill the engine's error record of r ended by the stop or a signal. */
     void (*cancelled) (void *ctx, sb_http_req_t *r);
-    /* The sentence of r's error record (logged when a failure is retried). */
-    const char *(*error_text) (const sb_http_req_t *r);
-    /* Free the engine's part of r and r itself (may be NULL: free (r)). */
-    void (*free) (sb_http_req_t *r);
 } sb_http_ops_t;
 
 typedef struct {
@@ -133,6 +133,10 @@ typedef struct {
 /* curl_global_init, once per process whoever calls first (it is not
  * thread-safe in curl 7.88). 0, or -1 with err set. */
 int sb_http_global_init (char *err, size_t err_size);
+
+/* cfg's request settings (endpoints, balancing, retries, timeouts) for
+ * max_in_flight requests at once. */
+void sb_http_cfg_from (const sb_storage_cfg_t *cfg, size_t max_in_flight, sb_http_cfg_t *out);
 
 /* A pool for cfg; ops and ctx are borrowed for its life. NULL with err set. */
 sb_http_pool_t *sb_http_pool_new (const sb_http_cfg_t *cfg, const sb_http_ops_t *ops, void *ctx, char *err,
@@ -153,13 +157,15 @@ sb_http_stats_t *sb_http_stats (sb_http_pool_t *self, size_t endpoint);
 /* Asynchronous requests submitted and not yet taken back. */
 size_t sb_http_pending (const sb_http_pool_t *self);
 
-/* Clear r (an engine's request just allocated, zeroed) for the pool. */
-void sb_http_req_init (sb_http_pool_t *self, sb_http_req_t *r);
+/* Set up r (an engine's request just allocated, zeroed) for the pool;
+ * error_text: where the engine's error record of r keeps its sentence
+ * (logged when a failure is retried). */
+void sb_http_req_init (sb_http_pool_t *self, sb_http_req_t *r, const char *error_text);
 /* Compare a download's payload with fill (ctx borrowed): allocates the
  * comparison buffer. 0, or -1 when out of memory. */
 int sb_http_req_verify (sb_http_req_t *r, sb_http_fill_fn fill, void *ctx);
-/* Give r back: its easy handle to the pool, its buffers freed, then
- * ops->free. Accepts NULL. */
+/* Give r back: its easy handle to the pool, its buffers and what it owns
+ * freed, then r. Accepts NULL. */
 void sb_http_req_done (sb_http_pool_t *self, sb_http_req_t *r);
 
 /* Start r's next attempt. 0, or -1 with r->failed set and its error filled. */
@@ -167,6 +173,14 @@ int sb_http_start (sb_http_pool_t *self, sb_http_req_t *r);
 /* Start an asynchronous request; one that cannot start is delivered as a
  * failure. */
 void sb_http_submit (sb_http_pool_t *self, sb_http_req_t *r);
+/* Start an asynchronous GET r of [offset, offset + length) (length 0: the
+ * whole object, no range) delivered under tag; with verify (not NULL) its
+ * payload is compared with verify's bytes (verify_ctx borrowed). r owns
+ * owned from now on (owned_free on it once done; may be NULL); when r is
+ * NULL (the engine could not make it) owned is freed at once. 0, or -1
+ * when out of memory (r given back). */
+int sb_http_submit_get (sb_http_pool_t *self, sb_http_req_t *r, uint64_t tag, uint64_t offset, uint64_t length,
+                        sb_http_fill_fn verify, void *verify_ctx, void *owned, void (*owned_free) (void *ctx));
 /* Run a blocking request to its end (retries included). 0, or -1 with
  * r->failed set. */
 int sb_http_perform (sb_http_pool_t *self, sb_http_req_t *r);
@@ -178,11 +192,12 @@ void sb_http_abandon (sb_http_pool_t *self, sb_http_req_t *r);
  * nothing finished, wait up to timeout_ms for the network or a wakeup.
  * 0, or -1 on a curl multi failure. */
 int sb_http_pump (sb_http_pool_t *self, int timeout_ms);
-/* The next finished asynchronous request (taken from the pool, to be given
- * back with sb_http_req_done), or NULL. */
-sb_http_req_t *sb_http_next_done (sb_http_pool_t *self);
-/* Is an asynchronous request waiting in the done list? */
-int sb_http_has_done (const sb_http_pool_t *self);
+/* Deliver the finished asynchronous requests: pump first (up to
+ * timeout_ms) when none has finished yet, then call deliver (ctx, r) per
+ * finished request in the order they finished; deliver owns r (gives it
+ * back with sb_http_req_done). The number delivered, or -1 on a curl
+ * multi failure. */
+int sb_http_run (sb_http_pool_t *self, int timeout_ms, void (*deliver) (void *ctx, sb_http_req_t *r), void *ctx);
 
 /* The value of header name in a header line (data, n bytes), blanks and
  * CRLF trimmed: 1 with *value and *len set, or 0 when it is another one. */

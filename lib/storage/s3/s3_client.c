@@ -45,11 +45,7 @@ struct s_req {
     char      qvalue[S_MAX_QUERY][S_QUERY_VALUE_CAP];
     size_t    nquery;
     int       bucket_only;      /* the request addresses the bucket, not a key */
-    int       verify;
-    uint64_t  content_seed;
-    sb_s3_fill_fn expect_fill;      /* verify against this instead (owned) */
-    void     *expect_ctx;
-    void    (*expect_free) (void *ctx);
+    uint64_t  content_seed;     /* a verified GET without an expect function: its content stream */
     char      content_sha256[65];
     char      etag[256];        /* of the reply */
     sb_s3_error_t error;
@@ -73,7 +69,6 @@ struct sb_s3 {
 };
 
 /* ---------------------------------------------------------------- set-up */
-
 
 /* ---------------------------------------------------------------- set-up */
 
@@ -136,7 +131,6 @@ s_parse_endpoint (const char *url, int path_style, s_endpoint_t *ep)
     return 0;
 }
 
-
 static const sb_http_ops_t s_ops;
 
 sb_s3_t *
@@ -178,11 +172,8 @@ sb_s3_new (const sb_storage_cfg_t *cfg, const sb_s3_settings_t *set, size_t max_
         free (self);
         return NULL;
     }
-    sb_http_cfg_t pc = {
-        .nendpoints = cfg->nendpoints, .max_in_flight = max_in_flight, .lb = cfg->lb,
-        .max_retries = cfg->max_retries, .connect_timeout_ms = (long) (cfg->connect_timeout_s * 1000),
-        .request_timeout_ms = (long) (cfg->request_timeout_s * 1000), .count_kept = 0,
-    };
+    sb_http_cfg_t pc;
+    sb_http_cfg_from (cfg, max_in_flight, &pc);
     self->pool = sb_http_pool_new (&pc, &s_ops, self, err, err_size);
     if (!self->pool) {
         sb_s3_destroy (&self);
@@ -485,25 +476,9 @@ s_fail (void *ctx, sb_http_req_t *h, CURLcode cc, const char *extra)
     return sb_s3_error_is_transient (&r->error);
 }
 
-static const char *
-s_error_text (const sb_http_req_t *h)
-{
-    return ((const s_req_t *) h)->error.text;
-}
-
-/* sb_http_ops_t.free: what the request owns beyond the pool's part. */
-static void
-s_req_free (sb_http_req_t *h)
-{
-    s_req_t *r = (s_req_t *) h;
-    if (r->expect_free)
-        r->expect_free (r->expect_ctx);
-    free (r);
-}
-
 static const sb_http_ops_t s_ops = {
     .prepare = s_prepare, .header = s_on_header, .check_range = s_check_range, .fail = s_fail,
-    .cancelled = s_fill_cancelled, .error_text = s_error_text, .free = s_req_free,
+    .cancelled = s_fill_cancelled,
 };
 
 static s_req_t *
@@ -512,7 +487,7 @@ s_req_new (sb_s3_t *self, s_op_t op, const char *key)
     s_req_t *r = calloc (1, sizeof *r);
     if (!r)
         return NULL;
-    sb_http_req_init (self->pool, &r->h);
+    sb_http_req_init (self->pool, &r->h, r->error.text);
     r->s3 = self;
     r->op = op;
     if (key && sb_strf (r->key, sizeof r->key, "%s", key) != 0) {
@@ -1300,26 +1275,11 @@ sb_s3_get_start_fill (sb_s3_t *self, uint64_t tag, const char *key, uint64_t off
                       void (*expect_free) (void *ctx))
 {
     s_req_t *r = s_req_new (self, OP_GET, key);
-    if (!r) {
-        if (expect_free)
-            expect_free (expect_ctx);
-        return -1;
-    }
-    r->expect_fill = expect;
-    r->expect_ctx = expect_ctx;
-    r->expect_free = expect_free;
-    r->h.tag = tag;
-    r->h.offset = offset;
-    r->h.length = length;
-    r->h.ranged = length > 0;
-    r->verify = verify;
-    r->content_seed = content_seed;
-    if (verify && sb_http_req_verify (&r->h, expect ? expect : s_content_expect, expect ? expect_ctx : r) != 0) {
-        s_req_done (self, r);
-        return -1;
-    }
-    sb_http_submit (self->pool, &r->h);
-    return 0;
+    if (r)
+        r->content_seed = content_seed;
+    sb_http_fill_fn with = !verify ? NULL : expect ? expect : s_content_expect;
+    return sb_http_submit_get (self->pool, (sb_http_req_t *) r, tag, offset, length, with,
+                               expect ? expect_ctx : r, expect_ctx, expect_free);
 }
 
 int
@@ -1333,20 +1293,30 @@ sb_s3_head_start (sb_s3_t *self, uint64_t tag, const char *key)
     return 0;
 }
 
+/* What sb_http_run delivers to: the caller of sb_s3_run. */
+typedef struct {
+    sb_s3_t *self;
+    void (*fn) (void *ctx, const sb_s3_done_t *done);
+    void *ctx;
+} s_deliver_t;
+
+/* The caller gets a copy: r is given back before fn runs, so that fn may
+ * start the next request on the same easy handle. */
+static void
+s_deliver (void *arg, sb_http_req_t *h)
+{
+    s_deliver_t *to = arg;
+    s_req_t *r = (s_req_t *) h;
+    sb_s3_done_t d = { .tag = h->tag, .bytes = h->received, .latency_ns = h->latency_ns, .failed = h->failed };
+    if (h->failed)
+        d.error = r->error;
+    s_req_done (to->self, r);
+    to->fn (to->ctx, &d);
+}
+
 int
 sb_s3_run (sb_s3_t *self, int timeout_ms, void (*fn) (void *ctx, const sb_s3_done_t *done), void *ctx)
 {
-    if (!sb_http_has_done (self->pool) && sb_http_pump (self->pool, timeout_ms) != 0)
-        return -1;
-    int delivered = 0;
-    for (sb_http_req_t *h; (h = sb_http_next_done (self->pool));) {
-        s_req_t *r = (s_req_t *) h;
-        sb_s3_done_t d = { .tag = h->tag, .bytes = h->received, .latency_ns = h->latency_ns, .failed = h->failed };
-        if (h->failed)
-            d.error = r->error;
-        s_req_done (self, r);
-        fn (ctx, &d);
-        delivered++;
-    }
-    return delivered;
+    s_deliver_t to = { .self = self, .fn = fn, .ctx = ctx };
+    return sb_http_run (self->pool, timeout_ms, s_deliver, &to);
 }
