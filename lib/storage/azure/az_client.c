@@ -309,7 +309,8 @@ s_prepare (void *ctx, sb_http_req_t *h, char *why, size_t why_size)
     char line[1200];
     struct curl_slist *list = NULL;
     int bad = 0;
-#define ADD_HEADER(...) do { snprintf (line, sizeof line, __VA_ARGS__); struct curl_slist *t = curl_slist_append (list, line); \
+#define ADD_HEADER(...) do { snprintf (line, sizeof line, __VA_ARGS__); \
+                             struct curl_slist *t = curl_slist_append (list, line); \
                              if (!t) bad = 1; else list = t; } while (0)
     for (size_t i = 0; i < nh; i++)
         ADD_HEADER ("%s: %s", hn[i], hv[i]);

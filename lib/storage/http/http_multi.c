@@ -579,7 +579,8 @@ s_on_finished (sb_http_pool_t *self, sb_http_req_t *r, CURLcode cc)
     }
     int ok = !permanent && cc == CURLE_OK && r->status >= 200 && r->status < 300;
     if (ok && r->verify_failed) {
-        snprintf (text, sizeof text, "verify: byte %llu differs from the generator", (unsigned long long) r->mismatch_at);
+        snprintf (text, sizeof text, "verify: byte %llu differs from the generator",
+                  (unsigned long long) r->mismatch_at);
         extra = text;
         ok = 0;
     }
@@ -603,7 +604,8 @@ s_on_finished (sb_http_pool_t *self, sb_http_req_t *r, CURLcode cc)
     ep->stats.errors++;
     int transient = self->ops->fail (self->ctx, r, cc, extra);
     s_active_remove (self, r);
-    transient = !permanent && (transient || (cc == CURLE_OK && r->status < 300 && !r->verify_failed));   /* short body */
+    /* a 2xx reply whose body came short is retried too */
+    transient = !permanent && (transient || (cc == CURLE_OK && r->status < 300 && !r->verify_failed));
     if (transient && (uint64_t) r->attempt <= self->cfg.max_retries && !r->no_retry) {
         ep->stats.retries++;
         sb_debug ("%s; retrying", r->error_text);

@@ -14,11 +14,11 @@
  * Ownership: the engine allocates its request with an sb_http_req_t as
  * its first member and hands it to the pool with sb_http_start (blocking
  * use: sb_http_perform) or sb_http_submit (asynchronous); it takes an
- * asynchronous one back from sb_http_next_done, and gives every request
- * back with sb_http_req_done, which frees what the pool allocated for it,
- * calls owned_free on what the request owns, and frees the request (one
- * allocation: the engine's part holds no other). A request the pool still
- * holds when it is destroyed is freed the same way.
+ * asynchronous one back through sb_http_run's deliver, and gives every
+ * request back with sb_http_req_done, which frees what the pool allocated
+ * for it, calls owned_free on what the request owns, and frees the request
+ * (one allocation: the engine's part holds no other). A request the pool
+ * still holds when it is destroyed is freed the same way.
  *
  * One pool belongs to one thread, the one that drives it (sb_http_pump,
  * sb_http_perform); only sb_http_wakeup may be called from another. */
@@ -49,7 +49,7 @@ typedef enum {
 
 struct sb_http_req {
     /* ---- set by the engine before the request starts */
-    int       async;            /* delivered through sb_http_next_done; else finished is set */
+    int       async;            /* delivered through sb_http_run; else finished is set */
     uint64_t  tag;              /* the engine's, for an asynchronous request */
     int       fixed_endpoint;   /* -1 (sb_http_req_init): balance; else always this endpoint */
     int       no_retry;         /* report the first failure (a preflight) */
@@ -114,7 +114,8 @@ typedef struct {
     void (*check_range) (sb_http_req_t *r);
     /* Fill the engine's error record of r: curl code cc (CURLE_OK when the
      * cause is the reply or extra), extra (NULL or more words). Returns 1
-     * when the failure is transient, else 0. */
+     * when the failure is transient, else 0 (the pool also retries a 2xx
+     * reply whose body came short, up to cfg.max_retries). */
     int  (*fail) (void *ctx, sb_http_req_t *r, CURLcode cc, const char *extra);
     /* Fill the engine's error record of r ended by the stop or a signal. */
     void (*cancelled) (void *ctx, sb_http_req_t *r);

@@ -329,7 +329,8 @@ s_prepare (void *ctx, sb_http_req_t *h, char *why, size_t why_size)
 
     char line[1200];
     struct curl_slist *list = NULL;
-#define ADD_HEADER(...) do { snprintf (line, sizeof line, __VA_ARGS__); struct curl_slist *t = curl_slist_append (list, line); \
+#define ADD_HEADER(...) do { snprintf (line, sizeof line, __VA_ARGS__); \
+                             struct curl_slist *t = curl_slist_append (list, line); \
                              if (!t) { curl_slist_free_all (list); snprintf (why, why_size, "out of memory"); return -1; } \
                              list = t; } while (0)
     ADD_HEADER ("Host: %s", host);
@@ -994,7 +995,8 @@ s_multipart (sb_s3_t *self, const char *key, uint64_t size, uint64_t part_cfg, u
             r->h.fill_ctx = ctx;
             r->h.up_base = next * part;
             r->h.up_size = size - next * part < part ? size - next * part : part;
-            if (self->set.sign_payload && s_hash_content (fill, ctx, r->h.up_base, r->h.up_size, r->content_sha256) != 0) {
+            if (self->set.sign_payload
+                && s_hash_content (fill, ctx, r->h.up_base, r->h.up_size, r->content_sha256) != 0) {
                 s_req_done (self, r);
                 rc = s_oom (e, "MULTIPART-PART", key);
                 break;
@@ -1236,7 +1238,8 @@ sb_s3_head (sb_s3_t *self, const char *key, uint64_t *size, sb_s3_error_t *e)
         return s_oom (e, "HEAD", key);
     int rc = s_perform (self, r, e);
     curl_off_t length = -1;
-    if (rc == 0 && curl_easy_getinfo (r->h.easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length) == CURLE_OK && length >= 0)
+    if (rc == 0 && curl_easy_getinfo (r->h.easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length) == CURLE_OK
+        && length >= 0)
         *size = (uint64_t) length;
     else if (rc == 0)
         *size = 0;
