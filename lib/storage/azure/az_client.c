@@ -949,30 +949,20 @@ sb_az_get_start (sb_az_t *self, uint64_t tag, const char *key, uint64_t offset, 
                                expect_free);
 }
 
-/* What sb_http_run delivers to: the caller of sb_az_run. */
-typedef struct {
-    sb_az_t *self;
-    void (*fn) (void *ctx, const sb_az_done_t *done);
-    void *ctx;
-} s_deliver_t;
-
-/* The caller gets a copy: r is given back before fn runs, so that fn may
- * start the next request on the same easy handle. */
-static void
-s_deliver (void *arg, sb_http_req_t *h)
-{
-    s_deliver_t *to = arg;
-    s_req_t *r = (s_req_t *) h;
-    sb_az_done_t d = { .tag = h->tag, .bytes = h->received, .latency_ns = h->latency_ns, .failed = h->failed };
-    if (h->failed)
-        d.error = r->error;
-    s_req_done (to->self, r);
-    to->fn (to->ctx, &d);
-}
-
 int
 sb_az_run (sb_az_t *self, int timeout_ms, void (*fn) (void *ctx, const sb_az_done_t *done), void *ctx)
 {
-    s_deliver_t to = { .self = self, .fn = fn, .ctx = ctx };
-    return sb_http_run (self->pool, timeout_ms, s_deliver, &to);
+    if (!sb_http_has_done (self->pool) && sb_http_pump (self->pool, timeout_ms) != 0)
+        return -1;
+    int delivered = 0;
+    for (sb_http_req_t *h; (h = sb_http_next_done (self->pool));) {
+        s_req_t *r = (s_req_t *) h;
+        sb_az_done_t d = { .tag = h->tag, .bytes = h->received, .latency_ns = h->latency_ns, .failed = h->failed };
+        if (h->failed)
+            d.error = r->error;
+        s_req_done (self, r);
+        fn (ctx, &d);
+        delivered++;
+    }
+    return delivered;
 }

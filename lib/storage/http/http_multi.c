@@ -758,20 +758,21 @@ sb_http_perform (sb_http_pool_t *self, sb_http_req_t *r)
 }
 
 int
-sb_http_run (sb_http_pool_t *self, int timeout_ms, void (*deliver) (void *ctx, sb_http_req_t *r), void *ctx)
+sb_http_has_done (const sb_http_pool_t *self)
 {
-    if (!self->done_list && sb_http_pump (self, timeout_ms) != 0)
-        return -1;
-    int delivered = 0;
-    while (self->done_list) {
-        sb_http_req_t *r = self->done_list;
-        self->done_list = r->next;
-        if (!self->done_list)
-            self->done_tail = NULL;
-        r->next = NULL;
-        self->pending--;
-        deliver (ctx, r);
-        delivered++;
-    }
-    return delivered;
+    return self->done_list != NULL;
+}
+
+sb_http_req_t *
+sb_http_next_done (sb_http_pool_t *self)
+{
+    sb_http_req_t *r = self->done_list;
+    if (!r)
+        return NULL;
+    self->done_list = r->next;
+    if (!self->done_list)
+        self->done_tail = NULL;
+    r->next = NULL;
+    self->pending--;
+    return r;
 }

@@ -14,7 +14,7 @@
  * Ownership: the engine allocates its request with an sb_http_req_t as
  * its first member and hands it to the pool with sb_http_start (blocking
  * use: sb_http_perform) or sb_http_submit (asynchronous); it takes an
- * asynchronous one back through sb_http_run's deliver, and gives every
+ * asynchronous one back from sb_http_next_done, and gives every
  * request back with sb_http_req_done, which frees what the pool allocated
  * for it, calls owned_free on what the request owns, and frees the request
  * (one allocation: the engine's part holds no other). A request the pool
@@ -49,7 +49,7 @@ typedef enum {
 
 struct sb_http_req {
     /* ---- set by the engine before the request starts */
-    int       async;            /* delivered through sb_http_run; else finished is set */
+    int       async;            /* delivered through sb_http_next_done; else finished is set */
     uint64_t  tag;              /* the engine's, for an asynchronous request */
     int       fixed_endpoint;   /* -1 (sb_http_req_init): balance; else always this endpoint */
     int       no_retry;         /* report the first failure (a preflight) */
@@ -193,12 +193,12 @@ void sb_http_abandon (sb_http_pool_t *self, sb_http_req_t *r);
  * nothing finished, wait up to timeout_ms for the network or a wakeup.
  * 0, or -1 on a curl multi failure. */
 int sb_http_pump (sb_http_pool_t *self, int timeout_ms);
-/* Deliver the finished asynchronous requests: pump first (up to
- * timeout_ms) when none has finished yet, then call deliver (ctx, r) per
- * finished request in the order they finished; deliver owns r (gives it
- * back with sb_http_req_done). The number delivered, or -1 on a curl
- * multi failure. */
-int sb_http_run (sb_http_pool_t *self, int timeout_ms, void (*deliver) (void *ctx, sb_http_req_t *r), void *ctx);
+/* The next finished asynchronous request, in the order they finished
+ * (taken from the pool: the caller gives it back with sb_http_req_done),
+ * or NULL. */
+sb_http_req_t *sb_http_next_done (sb_http_pool_t *self);
+/* Has an asynchronous request finished and not been taken? */
+int sb_http_has_done (const sb_http_pool_t *self);
 
 /* The value of header name in a header line (data, n bytes), blanks and
  * CRLF trimmed: 1 with *value and *len set, or 0 when it is another one. */
