@@ -20,6 +20,7 @@
 # Environment: SHARDBENCH_NPM_CACHE (default ~/.cache/shardbench/npm) is where
 # the package goes (its azurite/ folder); nothing is written into the repository.
 
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/../pid_alive.sh"
 AZURITE_VERSION=3.35.0
 AZURITE_ACCOUNT=devstoreaccount1
 AZURITE_KEY='Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=='
@@ -66,16 +67,7 @@ azurite_install () {
     return "$rc"
 }
 
-_azurite_alive () {
-    kill -0 "$1" 2>/dev/null || return 1
-    if [ -r "/proc/$1/stat" ]; then
-        local stat
-        stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
-        stat=${stat##*) }
-        [ "${stat%% *}" != Z ] || return 1
-    fi
-    return 0
-}
+_azurite_alive () { sb_pid_alive "$1"; }
 
 # azurite_container NAME: create container NAME (Create Container, signed by
 # az_shared_key.py); an existing one is fine.

@@ -36,6 +36,8 @@
 # shardbench exercises: S3 requests are still signed (SigV4) and checked by
 # radosgw against the S3 user's secret, which is what the tests need.
 
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/../pid_alive.sh"
+
 # The fixed S3 credentials: the published test keys of Ceph's own
 # development cluster (src/vstart.sh, also used by ceph/s3-tests). Nothing secret.
 RADOSGW_ACCESS_KEY=0555b35654ad1656d804
@@ -147,16 +149,7 @@ print("next:" + (r.findtext(ns + "NextContinuationToken") or "" if r.findtext(ns
 }
 
 # _radosgw_alive PID: running and not a zombie (a child not yet reaped).
-_radosgw_alive () {
-    kill -0 "$1" 2>/dev/null || return 1
-    if [ -r "/proc/$1/stat" ]; then
-        local stat
-        stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
-        stat=${stat##*) }
-        [ "${stat%% *}" != Z ] || return 1
-    fi
-    return 0
-}
+_radosgw_alive () { sb_pid_alive "$1"; }
 
 # _radosgw_ours PID: still one of our daemons, on our config (guards against
 # a PID reused since).

@@ -22,6 +22,7 @@
 # S3RVER_VERBOSE=1 logs every request to the server's log (default: --silent,
 # which hides the request log but not the "S3rver listening on" line).
 
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/../pid_alive.sh"
 S3RVER_PACKAGE=@20minutes/s3rver
 S3RVER_VERSION=4.0.4
 S3RVER_ACCESS_KEY=S3RVER
@@ -109,16 +110,7 @@ s3rver_env () {
 }
 
 # _s3rver_alive PID: running and not a zombie (a child not yet reaped).
-_s3rver_alive () {
-    kill -0 "$1" 2>/dev/null || return 1
-    if [ -r "/proc/$1/stat" ]; then
-        local stat
-        stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
-        stat=${stat##*) }
-        [ "${stat%% *}" != Z ] || return 1
-    fi
-    return 0
-}
+_s3rver_alive () { sb_pid_alive "$1"; }
 
 # _s3rver_ours PID: the process is still one of our s3rver launchers (guards
 # against a PID reused since).
