@@ -234,3 +234,51 @@ sb_storage_credentials_source (const sb_storage_t *self)
 {
     return self->ops->credentials_source ? self->ops->credentials_source (self->client) : "";
 }
+
+struct sb_storage_expect {
+    sb_storage_fill_fn fill;
+    void              *ctx;
+    void             (*free_fn) (void *ctx);
+    uint64_t           size;
+    unsigned           refs;    /* the requests that hold it */
+};
+
+sb_storage_expect_t *
+sb_storage_expect_new (const sb_io_t *io)
+{
+    sb_storage_expect_t *x = malloc (sizeof *x);
+    if (!x)
+        return NULL;
+    *x = (sb_storage_expect_t) { .fill = io->expect, .ctx = io->expect_ctx, .free_fn = io->expect_free,
+                                 .size = io->expect_size, .refs = 1 };
+    return x;
+}
+
+void
+sb_storage_expect_hold (sb_storage_expect_t *x)
+{
+    x->refs++;
+}
+
+void
+sb_storage_expect_fill (void *arg, uint64_t offset, uint8_t *buf, size_t len)
+{
+    sb_storage_expect_t *x = arg;
+    uint64_t have = offset < x->size ? x->size - offset : 0;
+    size_t n = have < len ? (size_t) have : len;
+    if (n)
+        x->fill (x->ctx, offset, buf, n);
+    if (n < len)
+        memset (buf + n, 0, len - n);
+}
+
+void
+sb_storage_expect_release (void *arg)
+{
+    sb_storage_expect_t *x = arg;
+    if (--x->refs > 0)
+        return;
+    if (x->free_fn)
+        x->free_fn (x->ctx);
+    free (x);
+}

@@ -336,6 +336,21 @@ typedef struct {
     const char *(*credentials_source) (const void *client);
 } sb_engine_ops_t;
 
+/* ---- a read's verification, for engines that hand it to requests ---- */
+
+/* io's expected bytes (io->expect, its context and its free) bounded at
+ * io->expect_size: zeros past it, which the seeded bytes of a longer object
+ * will not match. Held by the requests that check a read (a split read's
+ * range GETs hold one each) and freed, with io's context, when the last
+ * lets go. new: one holder, or NULL when out of memory (io's context is
+ * then still the caller's to free). fill and release take the
+ * sb_storage_expect_t as void *, the shape of a request's fill and free. */
+typedef struct sb_storage_expect sb_storage_expect_t;
+sb_storage_expect_t *sb_storage_expect_new (const sb_io_t *io);
+void sb_storage_expect_hold (sb_storage_expect_t *x);
+void sb_storage_expect_fill (void *x, uint64_t offset, uint8_t *buf, size_t len);
+void sb_storage_expect_release (void *x);
+
 /* ---- the registry (lib/storage/registry.c) ---- */
 
 /* The engine called name, or NULL. */

@@ -255,51 +255,18 @@ s_remove (void *client, const char *key, sb_storage_error_t *e)
     return -1;
 }
 
-/* A read's expected bytes: the caller's generator up to expect_size, zeros
- * past it (which the seeded bytes of a longer object will not match). */
-typedef struct {
-    sb_storage_fill_fn fill;
-    void              *ctx;
-    void             (*free_fn) (void *ctx);
-    uint64_t           size;
-} s_expect_t;
-
-static void
-s_expect_fill (void *arg, uint64_t offset, uint8_t *buf, size_t len)
-{
-    s_expect_t *x = arg;
-    uint64_t have = offset < x->size ? x->size - offset : 0;
-    size_t n = have < len ? (size_t) have : len;
-    if (n)
-        x->fill (x->ctx, offset, buf, n);
-    if (n < len)
-        memset (buf + n, 0, len - n);
-}
-
-static void
-s_expect_free (void *arg)
-{
-    s_expect_t *x = arg;
-    if (x->free_fn)
-        x->free_fn (x->ctx);
-    free (x);
-}
 
 static int
 s_queue (void *client, const sb_io_t *io, sb_storage_error_t *e)
 {
     s_az_t *self = client;
     char full[PATH_MAX];
-    s_expect_t *x = NULL;
-    if (io->expect && (x = malloc (sizeof *x))) {
-        x->fill = io->expect;
-        x->ctx = io->expect_ctx;
-        x->free_fn = io->expect_free;
-        x->size = io->expect_size;
-    }
+    sb_storage_expect_t *x = NULL;
+    if (io->expect)
+        x = sb_storage_expect_new (io);
     if ((io->expect && !x) || s_key (self, io->key, full, sizeof full, "GET", e) != 0) {
         if (x)
-            s_expect_free (x);
+            sb_storage_expect_release (x);
         else if (io->expect_free)
             io->expect_free (io->expect_ctx);
         return x || !io->expect ? -1
@@ -307,8 +274,8 @@ s_queue (void *client, const sb_io_t *io, sb_storage_error_t *e)
                                                    self->root, io->key);
     }
     /* the request owns x from here, also when it cannot start */
-    if (sb_az_get_start (self->az, io->tag, full, io->offset, io->length, x ? s_expect_fill : NULL, x,
-                         x ? s_expect_free : NULL) != 0)
+    if (sb_az_get_start (self->az, io->tag, full, io->offset, io->length, x ? sb_storage_expect_fill : NULL, x,
+                         x ? sb_storage_expect_release : NULL) != 0)
         return sb_storage_fail (e, "azure", "GET", io->key, ENOMEM, "GET %s: cannot start the request (out of memory"
                                 " or name too long)", full);
     return 0;

@@ -285,38 +285,6 @@ sb_s3e_remove (void *client, const char *key, sb_storage_error_t *e)
     return s_error (self, &s, e);
 }
 
-/* A read's expected bytes: the caller's generator up to expect_size, zeros
- * past it (which the seeded bytes of a longer object will not match). */
-typedef struct {
-    sb_storage_fill_fn fill;
-    void              *ctx;
-    void             (*free_fn) (void *ctx);
-    uint64_t           size;
-    unsigned           refs;    /* the requests that hold it (a split read's range GETs) */
-} s_expect_t;
-
-static void
-s_expect_fill (void *arg, uint64_t offset, uint8_t *buf, size_t len)
-{
-    s_expect_t *x = arg;
-    uint64_t have = offset < x->size ? x->size - offset : 0;
-    size_t n = have < len ? (size_t) have : len;
-    if (n)
-        x->fill (x->ctx, offset, buf, n);
-    if (n < len)
-        memset (buf + n, 0, len - n);
-}
-
-static void
-s_expect_free (void *arg)
-{
-    s_expect_t *x = arg;
-    if (--x->refs > 0)
-        return;
-    if (x->free_fn)
-        x->free_fn (x->ctx);
-    free (x);
-}
 
 /* A read the library's client splits (s3_shape.h, sb_s3_get_split): its
  * range GETs carry the group's address as their tag; the reader gets one
@@ -335,7 +303,7 @@ struct s_group {
     uint64_t    started_ns;
     int         failed;
     sb_s3_done_t fail;          /* the first failure */
-    s_expect_t *x;              /* NULL: no verification */
+    sb_storage_expect_t *x;              /* NULL: no verification */
 };
 
 /* Free the first group of *list (at close: its GETs are gone). */
@@ -353,7 +321,7 @@ s_group_free (s_group_t *g)
     if (!g)
         return;
     if (g->x)
-        s_expect_free (g->x);
+        sb_storage_expect_release (g->x);
     free (g->key);
     free (g);
 }
@@ -367,9 +335,9 @@ s_group_start (s_s3_t *self, s_group_t *g)
     while (!g->head && g->in_flight < window && g->next_off < g->end) {
         uint64_t len = g->end - g->next_off < g->part ? g->end - g->next_off : g->part;
         if (g->x)
-            g->x->refs++;
+            sb_storage_expect_hold (g->x);
         if (sb_s3_get_start_fill (self->s3, (uint64_t) (uintptr_t) g, g->key, g->next_off, len, g->x != NULL, 0,
-                                  g->x ? s_expect_fill : NULL, g->x, g->x ? s_expect_free : NULL) != 0)
+                                  g->x ? sb_storage_expect_fill : NULL, g->x, g->x ? sb_storage_expect_release : NULL) != 0)
             return -1;
         g->next_off += len;
         g->in_flight++;
@@ -419,17 +387,12 @@ sb_s3e_queue (void *client, const sb_io_t *io, sb_storage_error_t *e)
 {
     s_s3_t *self = client;
     char full[PATH_MAX];
-    s_expect_t *x = NULL;
-    if (io->expect && (x = malloc (sizeof *x))) {
-        x->fill = io->expect;
-        x->ctx = io->expect_ctx;
-        x->free_fn = io->expect_free;
-        x->size = io->expect_size;
-        x->refs = 1;
-    }
+    sb_storage_expect_t *x = NULL;
+    if (io->expect)
+        x = sb_storage_expect_new (io);
     if ((io->expect && !x) || s_key (self, io->key, full, sizeof full, "GET", e) != 0) {
         if (x)
-            s_expect_free (x);
+            sb_storage_expect_release (x);
         else if (io->expect_free)
             io->expect_free (io->expect_ctx);
         return x || !io->expect ? -1
@@ -456,7 +419,7 @@ sb_s3e_queue (void *client, const sb_io_t *io, sb_storage_error_t *e)
             int known = s_known (self, full);
             if (known < 0) {
                 if (x)
-                    s_expect_free (x);
+                    sb_storage_expect_release (x);
                 return sb_storage_fail (e, self->engine, "GET", io->key, ENOMEM, "GET %s: out of memory", full);
             }
             head = !known && !self->skip_head;
@@ -477,7 +440,7 @@ sb_s3e_queue (void *client, const sb_io_t *io, sb_storage_error_t *e)
         if (!g || !(g->key = strdup (full))) {
             free (g);
             if (x)
-                s_expect_free (x);
+                sb_storage_expect_release (x);
             return sb_storage_fail (e, self->engine, "GET", io->key, ENOMEM, "GET %s: out of memory", full);
         }
         g->tag = io->tag;
@@ -510,7 +473,7 @@ sb_s3e_queue (void *client, const sb_io_t *io, sb_storage_error_t *e)
     }
     /* the request owns x from here, also when it cannot start */
     if (sb_s3_get_start_fill (self->s3, io->tag, full, io->offset, io->length, x != NULL, 0,
-                              x ? s_expect_fill : NULL, x, x ? s_expect_free : NULL) != 0)
+                              x ? sb_storage_expect_fill : NULL, x, x ? sb_storage_expect_release : NULL) != 0)
         return sb_storage_fail (e, self->engine, "GET", io->key, ENOMEM,
                                 "GET %s: cannot start the request (out of memory or key too long)", full);
     return 0;
