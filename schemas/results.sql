@@ -1,4 +1,4 @@
--- shardbench result database, schema version 15 (PRAGMA user_version).
+-- shardbench result database, schema version 16 (PRAGMA user_version).
 -- This file is the single source of truth: the coordinator compiles it in and
 -- applies it to every database it opens. Rows are committed as they arrive
 -- (WAL journal), so a crash loses at most the rows of the current second. A
@@ -163,6 +163,7 @@ CREATE TABLE IF NOT EXISTS rank_epochs (
   metric_time_s     REAL,           -- the time DLIO divides by: the rank's span (on its own clock) less metric_excluded_s
   dlio_au_percentage REAL,          -- 100 x metric_compute_s / metric_time_s
   dlio_throughput_samples_per_second REAL, -- metric_steps x batch size / metric_time_s
+  compute_all_s REAL,               -- every step's compute, the first included (NULL before schema 16)
   PRIMARY KEY (run_id, epoch, rank)
 );
 
