@@ -838,7 +838,7 @@ START_TEST (test_file_page_cache)
 }
 END_TEST
 
-/* ---- helper "ckpt": eviction after a put, stopping, the writer's name ---- */
+/* ---- checkpoint writes: eviction after a put, stopping, the writer's name ---- */
 
 /* Bytes of root + key resident in the page cache now; -1 when it cannot be told. */
 static int64_t
