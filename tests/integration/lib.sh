@@ -77,11 +77,12 @@ PY
     return 1
 }
 
-# readme_sql TEXT: the ```sql block of README.md's "Example queries" that
+# readme_sql TEXT: the ```sql block of docs/RESULTS.md's "Example queries" (the
+# queries the documentation shows, kept runnable by these tests) that
 # contains TEXT, on stdout; nothing (and status 1) unless exactly one does.
 # readme_sql --all: every block, each into queryNN.sql here; prints how many.
 readme_sql () {
-    python3 - "$(dirname "${BASH_SOURCE[0]}")/../../README.md" "$1" <<'PY'
+    python3 - "$(dirname "${BASH_SOURCE[0]}")/../../docs/RESULTS.md" "$1" <<'PY'
 import re, sys
 text = open(sys.argv[1]).read()
 section = text.split("\n## Example queries\n", 1)[1].split("\n## ", 1)[0]
