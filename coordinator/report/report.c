@@ -146,7 +146,7 @@ typedef struct {
     int64_t rank[8];
     char    host[8][256];
     size_t  times[8], n, epochs;
-    double  own_s[8], barrier_mean_s;
+    double  own_s[8], barrier_mean_s, held_s;
 } s_blame_t;
 
 static void
@@ -154,10 +154,14 @@ s_print_slowest (void *ctx, const sb_report_slowest_t *r)
 {
     s_blame_t *b = ctx;
     char host[1024];
-    fprintf (b->out, "  %5lld %5lld %-20s %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %14.3f\n", (long long) r->epoch,
-             (long long) r->rank, sb_log_escape (r->host, host, sizeof host), r->window_s, r->own_s, r->compute_s,
+    char held[32] = "-";
+    if (isfinite (r->held_s))
+        snprintf (held, sizeof held, "%.3f", r->held_s);
+    fprintf (b->out, "  %5lld %5lld %-16s %8s %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %12.3f\n", (long long) r->epoch,
+             (long long) r->rank, sb_log_escape (r->host, host, sizeof host), held, r->window_s, r->own_s, r->compute_s,
              r->io_wait_s, r->barrier_s, r->other_s, r->idle_s, r->barrier_mean_s);
     b->epochs++;
+    b->held_s += isfinite (r->held_s) ? r->held_s : 0;
     b->barrier_mean_s += r->barrier_mean_s;
     size_t i = 0;
     while (i < b->n && b->rank[i] != r->rank)
@@ -252,10 +256,11 @@ s_print_story (sqlite3 *db, int64_t run_id, int from_memory, size_t epochs, FILE
         for (size_t i = 0; i < hr->ntop; i++)
             s_print_host_row (out, &hr->top[i]);
     free (hr);
-    fprintf (out, "  the rank the others waited for, each epoch (the most time of its own: wall less barrier wait),\n"
-                  "  and where the epoch's window went for it, s (every rank: report --csv ranks):\n");
-    fprintf (out, "  %5s %5s %-20s %8s %8s %8s %8s %8s %8s %8s %14s\n", "epoch", "rank", "host", "window", "own",
-             "compute", "I/O wait", "barrier", "other", "idle", "mean barrier");
+    fprintf (out, "  the rank the others waited for, each epoch (held: how long they waited at step barriers for its\n"
+                  "  worker; own: its wall time less its barrier wait) and where the epoch's window went for it, s\n"
+                  "  (every rank: report --csv ranks):\n");
+    fprintf (out, "  %5s %5s %-16s %8s %8s %8s %8s %8s %8s %8s %8s %12s\n", "epoch", "rank", "host", "held", "window",
+             "own", "compute", "I/O wait", "barrier", "other", "idle", "mean barrier");
     s_blame_t b = { .out = out };
     if (sb_report_slowest (db, run_id, s_print_slowest, &b) != 0)
         return -1;
@@ -264,8 +269,9 @@ s_print_story (sqlite3 *db, int64_t run_id, int from_memory, size_t epochs, FILE
         for (size_t i = 1; i < b.n; i++)
             if (b.times[i] > b.times[best] || (b.times[i] == b.times[best] && b.own_s[i] > b.own_s[best]))
                 best = i;
-        fprintf (out, "  waited for: rank %lld on %s (%zu of %zu epochs); the ranks' barrier wait, mean %.3f s an epoch\n",
-                 (long long) b.rank[best], b.host[best], b.times[best], b.epochs, b.barrier_mean_s / (double) b.epochs);
+        fprintf (out, "  waited for: rank %lld on %s (%zu of %zu epochs); held %.3f s over the run; the ranks' barrier"
+                      " wait, mean %.3f s an epoch\n", (long long) b.rank[best], b.host[best], b.times[best], b.epochs,
+                 b.held_s, b.barrier_mean_s / (double) b.epochs);
     }
     s_caching_count_t c = { 0, 0, 0 };
     if (sb_report_host_caching (db, run_id, s_count_caching, &c) != 0)
