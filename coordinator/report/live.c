@@ -368,6 +368,12 @@ s_stepped (const sb_live_t *self)
     return self->steps > 0;
 }
 
+const char *
+sb_live_phase_name (const sb_live_t *self)
+{
+    return self ? self->phase : "";
+}
+
 void
 sb_live_run_view (const sb_live_t *self, double now, sb_live_run_view_t *v)
 {

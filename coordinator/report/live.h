@@ -96,6 +96,9 @@ void sb_live_endpoint (sb_live_t *self, uint64_t rank, const char *endpoint, uin
 
 /* ----------------------------------------------------------------- views */
 
+/* The phase now ("" before the first). */
+const char *sb_live_phase_name (const sb_live_t *self);
+
 typedef struct {
     const char *phase;          /* "" before the first phase */
     uint64_t    epoch, epochs;

@@ -316,7 +316,8 @@ sb_progress_tick (sb_progress_t *self, double now)
         return;
     self->last_now = now;
     sb_log_drain ();    /* lines of other threads (listing, writer) wait for the main thread */
-    if (self->in_phase && now >= self->next_silence_check) {
+    /* not while the coordinator lists: it reads no worker's message then (sess_keep_alive) */
+    if (self->in_phase && now >= self->next_silence_check && strcmp (sb_live_phase_name (self->live), "listing")) {
         self->next_silence_check = now + S_SILENCE_CHECK_S;
         s_check_silence (self, now);
     }
