@@ -7,6 +7,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Rows of a table with a row per epoch: all of them up to S_EPOCH_ROWS,
+ * past that the first and last S_EPOCH_ROWS / 2 with one line for those
+ * left out (the summary must not grow with epochs either). Returns 1 when
+ * row `index` (0-based) of n is printed; prints the gap line before the
+ * first row after it. */
+#define S_EPOCH_ROWS 6
+static int
+s_epoch_row (FILE *out, size_t index, size_t n)
+{
+    size_t half = S_EPOCH_ROWS / 2;
+    if (n <= S_EPOCH_ROWS || index < half || index >= n - half) {
+        if (n > S_EPOCH_ROWS && index == n - half)
+            fprintf (out, "  %5s %zu epochs left out (every epoch: report --csv epochs, --csv detail)\n", "...",
+                     n - S_EPOCH_ROWS);
+        return 1;
+    }
+    return 0;
+}
+
 /* the hosts where DLIO would set potential_caching, a line each for the
  * first S_CACHING_LINES, then how many more (the summary must not grow with
  * hosts: every host is in report --csv hosts and the HTML page) */
@@ -97,13 +116,15 @@ s_print_workflow (sqlite3 *db, int64_t run_id, FILE *out)
 typedef struct {
     FILE  *out;
     size_t rows;
+    size_t epochs;      /* rows to come of a table per epoch (s_epoch_row) */
 } s_rows_t;
 
 static void
 s_print_latency (void *ctx, const sb_report_latency_t *l)
 {
     s_rows_t *t = ctx;
-    t->rows++;
+    if (!s_epoch_row (t->out, t->rows++, t->epochs))
+        return;
     fprintf (t->out, "  %5lld %10lld %10.3f %10.3f %10.3f %10.3f\n", (long long) l->epoch, (long long) l->reads,
              l->p50_ms, l->p90_ms, l->p99_ms, l->p999_ms);
 }
@@ -155,7 +176,7 @@ typedef struct {
     FILE   *out;
     int64_t rank[8];
     char    host[8][256];
-    size_t  times[8], n, epochs;
+    size_t  times[8], n, epochs, nepochs;
     double  own_s[8], rank_held_s[8], barrier_mean_s;
 } s_blame_t;
 
@@ -165,11 +186,14 @@ s_print_slowest (void *ctx, const sb_report_slowest_t *r)
     s_blame_t *b = ctx;
     char host[1024];
     char held[32] = "-";
+    int shown = s_epoch_row (b->out, b->epochs, b->nepochs);
     if (isfinite (r->held_s))
         snprintf (held, sizeof held, "%.3f", r->held_s);
-    fprintf (b->out, "  %5lld %5lld %-16s %8s %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %12.3f\n", (long long) r->epoch,
-             (long long) r->rank, sb_log_escape (r->host, host, sizeof host), held, r->window_s, r->own_s, r->compute_s,
-             r->io_wait_s, r->barrier_s, r->other_s, r->idle_s, r->barrier_mean_s);
+    sb_log_escape (r->host, host, sizeof host);
+    if (shown)
+        fprintf (b->out, "  %5lld %5lld %-16s %8s %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %12.3f\n", (long long) r->epoch,
+                 (long long) r->rank, host, held, r->window_s, r->own_s, r->compute_s, r->io_wait_s, r->barrier_s,
+                 r->other_s, r->idle_s, r->barrier_mean_s);
     b->epochs++;
     b->barrier_mean_s += r->barrier_mean_s;
     size_t i = 0;
@@ -233,7 +257,7 @@ s_print_story (sqlite3 *db, int64_t run_id, int from_memory, size_t epochs, FILE
 {
     fprintf (out, "  read latency, ms (the I/O engine's time per sample read, over every rank):\n");
     fprintf (out, "  %5s %10s %10s %10s %10s %10s\n", "epoch", "reads", "p50", "p90", "p99", "p99.9");
-    s_rows_t t = { out, 0 };
+    s_rows_t t = { out, 0, epochs };
     if (sb_report_latencies (db, run_id, SB_REPORT_LATENCY_EPOCHS, s_print_latency, &t) != 0)
         return -1;
     if (!t.rows)
@@ -272,7 +296,7 @@ s_print_story (sqlite3 *db, int64_t run_id, int from_memory, size_t epochs, FILE
                   "  (every rank: report --csv ranks):\n");
     fprintf (out, "  %5s %5s %-16s %8s %8s %8s %8s %8s %8s %8s %8s %12s\n", "epoch", "rank", "host", "held", "window",
              "own", "compute", "I/O wait", "barrier", "other", "idle", "mean barrier");
-    s_blame_t b = { .out = out };
+    s_blame_t b = { .out = out, .nepochs = epochs };
     if (sb_report_slowest (db, run_id, s_print_slowest, &b) != 0)
         return -1;
     if (b.n) {
@@ -413,7 +437,7 @@ sb_report_print (sqlite3 *db, int64_t run_id, FILE *out)
                  (long long) dlio.window_steps, (long long) dlio.steps, (long long) dlio.record_size);
         fprintf (out, "  %5s %10s %12s %10s\n", "epoch", "AU %", "samples/s", "MiB/s");
         for (size_t i = 0; i < neps; i++)
-            if (eps[i].has_dlio)
+            if (eps[i].has_dlio && s_epoch_row (out, i, neps))
                 fprintf (out, "  %5lld %10.2f %12.1f %10.1f\n", (long long) eps[i].epoch, eps[i].dlio_au_percentage,
                          eps[i].dlio_samples_per_s, eps[i].dlio_io_mb_per_s);
         fprintf (out, "  %5s %10.2f %12.1f %10.1f\n", "mean", dlio.au_mean, dlio.tput_mean, dlio.io_mean);
@@ -443,7 +467,8 @@ sb_report_print (sqlite3 *db, int64_t run_id, FILE *out)
             }
             if (ep->has_barrier_own)     /* the barrier's own cost (no waiting for ranks) */
                 snprintf (own, sizeof own, "%.3f", ep->barrier_own_p50_ms);
-            fprintf (out, "  %5lld %10lld %8lld %7lld %10.3f %12.1f %10.1f %8.2f %17s %11s %9s\n",
+            if (s_epoch_row (out, i, neps))
+                fprintf (out, "  %5lld %10lld %8lld %7lld %10.3f %12.1f %10.1f %8.2f %17s %11s %9s\n",
                      (long long) ep->epoch, (long long) ep->samples, (long long) ep->dropped, (long long) ep->batches,
                      ep->duration_s, ep->samples_per_s, ep->mib_per_s, 100 * ep->au_mean, barrier, own, cached);
         }

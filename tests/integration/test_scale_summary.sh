@@ -4,7 +4,8 @@
 # one host (h137) frozen (SIGSTOP) until the coordinator names it silent.
 # The text summary stays under 60 lines (tables that grow with hosts keep
 # their few worst rows and say where the rest is) and names h137 as the host
-# the others waited for; the silence warning named it too.
+# the others waited for; the silence warning named it too. A run of 20
+# epochs keeps the tables per epoch to their first and last rows.
 . "$(dirname "$0")/lib.sh"
 
 hosts=256
@@ -48,4 +49,17 @@ expect_eq "the silence warning named h137, and no other host" \
 expect_contains "the per-host latency keeps its worst rows" c.out \
     "  read latency per host, ms: the 4 highest p99 of $((hosts * 5)) (every host and epoch: report --csv hosts):"
 expect_eq "the database still has every host" "$(q s.db "SELECT count(DISTINCT host) FROM rank_epochs")" "$hosts"
+
+# and at 20 epochs: each table per epoch keeps the first and last 3 and says how many are left out
+sb run quickstart storage.storage_type=synthetic dataset.data_folder=synthetic://e20 train.epochs=20 \
+    train.computation_time=0.001 --local 2 --db e.db --progress off
+expect_eq "20 epochs: exit status" "$SB_RC" 0
+lines=$(sed -n '/^shardbench train run/,$p' sb.out | wc -l)
+if [ "$lines" -lt 60 ]; then pass "summary of 20 epochs: $lines lines"; else fail "summary of 20 epochs: $lines lines"; fi
+expect_eq "20 epochs: 4 tables cut, epochs 4 to 17 left out" \
+    "$(grep -c '^    \.\.\. 14 epochs left out (every epoch: report --csv epochs, --csv detail)$' sb.out)" 4
+expect_eq "20 epochs: the DLIO table's rows" "$(sed -n "/DLIO's metrics/,/mean/p" sb.out | awk '$1 ~ /^[0-9]+$/ {print $1}' | tr '\n' ' ')" \
+    "1 2 3 18 19 20 "
+expect_eq "20 epochs: the mean over every epoch" "$(awk '$1 == "mean" {print $2; exit}' sb.out)" \
+    "$(q e.db "SELECT printf('%.2f', train_au_mean_percentage) FROM runs WHERE id = (SELECT max(id) FROM runs)")"
 finish
