@@ -11,8 +11,9 @@
  *   ended), never in reads: prefetch runs ahead of the steps;
  * - AU is DLIO's (lib/metrics/dlio_metrics.h): per rank the compute of the
  *   steps in DLIO's window over the rank's time less the proc time of the
- *   steps DLIO leaves out; a finished rank's is its recorded figure, and
- *   an epoch's is the mean over ranks, the run's the mean over epochs;
+ *   steps DLIO leaves out, from its STATS (a finished rank's stops at its
+ *   end; its recorded figure is beside it); an epoch's is the mean over
+ *   ranks, the run's the mean of the finished epochs' recorded figures;
  * - a host is silent when none of its workers sent anything for longer
  *   than stall_after_s (a live worker sends at least a heartbeat per
  *   heartbeat interval, so 1.5 intervals name a frozen host within two).
@@ -27,6 +28,8 @@
 #include <stdint.h>
 
 #include "histogram.h"
+
+#define SB_MAX_LIVE_ENDPOINTS 256   /* endpoints counted; more are left out */
 
 typedef struct _sb_live_t sb_live_t;
 
@@ -121,7 +124,8 @@ typedef struct {
     uint64_t       host;        /* index into the hosts */
     uint64_t       steps, samples, bytes, reads;
     double         read_s, compute_s, io_wait_s, barrier_s;     /* this phase */
-    double         au_pct;      /* DLIO's, this epoch so far (recorded once done); NAN: none */
+    double         au_pct;      /* DLIO's, this epoch so far from its STATS; NAN: none */
+    double         recorded_au_pct; /* once done, the figure recorded from RANK_DONE; else NAN */
     uint64_t       in_flight;
     int            done;
     double         last_stats_s;/* seconds since its last STATS; < 0: none this phase */

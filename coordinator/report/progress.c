@@ -6,21 +6,23 @@
 #include "log.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#define S_SILENCE_CHECK_S 0.25      /* how often hosts are looked at for silence */
+
 struct _sb_progress_t {
-    FILE    *out;
-    int      tty;
-    double   interval_s, next_draw;
-    int      drawn_lines;       /* lines of the block now on the terminal */
-    char     phase[32], unit[16];
-    sb_progress_state_t st;
-    double   started;
-    uint64_t ranks;
-    uint64_t *rank_done;        /* per rank: items this phase/epoch */
-    char     (*rank_host)[64];
+    FILE          *out;
+    int            tty, off;
+    double         interval_s, next_draw, next_silence_check;
+    int            drawn_lines;     /* lines of the block now on the terminal */
+    int            in_phase;
+    const sb_live_t *live;          /* borrowed */
+    uint8_t       *silent;          /* per host: warned silent and not heard since (owned) */
+    size_t         silent_cap;
+    double         last_now;
 };
 
 int
@@ -49,43 +51,143 @@ sb_progress_format_eta (double seconds, char *buf, size_t size)
         snprintf (buf, size, "%lu:%02lu", s / 60, s % 60);
 }
 
-int
-sb_progress_format (const sb_progress_state_t *s, const char *sep, char *buf, size_t size)
+/* ---------------------------------------------------------------- text */
+
+/* appends to a fixed buffer, cutting (never overrunning) when full */
+typedef struct {
+    char  *buf;
+    size_t size, len;
+} s_text_t;
+
+static void s_put (s_text_t *t, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));
+
+static void
+s_put (s_text_t *t, const char *fmt, ...)
 {
-    char what[160], rates[160], health[200], eta[32];
-    int n = snprintf (what, sizeof what, "%s", s->phase);
-    if (s->epochs && n >= 0 && (size_t) n < sizeof what)
-        n += snprintf (what + n, sizeof what - (size_t) n, " epoch %llu/%llu", (unsigned long long) s->epoch,
-                       (unsigned long long) s->epochs);
-    if (s->steps && n >= 0 && (size_t) n < sizeof what)
-        n += snprintf (what + n, sizeof what - (size_t) n, " step %llu/%llu", (unsigned long long) s->step,
-                       (unsigned long long) s->steps);
-    if (n >= 0 && (size_t) n < sizeof what) {
-        if (s->total)
-            snprintf (what + n, sizeof what - (size_t) n, ", %llu/%llu %s (%.1f%%)", (unsigned long long) s->done,
-                      (unsigned long long) s->total, s->unit, 100.0 * (double) s->done / (double) s->total);
-        else
-            snprintf (what + n, sizeof what - (size_t) n, ", %llu %s", (unsigned long long) s->done, s->unit);
+    if (t->len + 1 >= t->size)
+        return;
+    va_list ap;
+    va_start (ap, fmt);
+    int n = vsnprintf (t->buf + t->len, t->size - t->len, fmt, ap);
+    va_end (ap);
+    if (n < 0)
+        return;
+    t->len = t->len + (size_t) n < t->size ? t->len + (size_t) n : t->size - 1;
+}
+
+static void
+s_au (s_text_t *t, double au)
+{
+    if (isfinite (au))
+        s_put (t, "%.2f%%", au);
+    else
+        s_put (t, "-");
+}
+
+static void
+s_ranks (s_text_t *t, uint64_t first, uint64_t n)
+{
+    if (n == 1)
+        s_put (t, "rank %llu", (unsigned long long) first);
+    else
+        s_put (t, "ranks %llu-%llu", (unsigned long long) first, (unsigned long long) (first + n - 1));
+}
+
+int
+sb_progress_format (const sb_live_t *live, double now, size_t host_lines, const char *sep, char *buf, size_t size)
+{
+    s_text_t t = { buf, size, 0 };
+    if (size)
+        buf[0] = '\0';
+    sb_live_run_view_t v;
+    sb_live_run_view (live, now, &v);
+    int train = !strcmp (v.phase, "train") || !strcmp (v.phase, "eval");
+    const char *unit = !strcmp (v.phase, "listing") ? "objects" : !strcmp (v.phase, "datagen") ? "files" : "samples";
+    char eta[32], run_eta[32];
+    sb_progress_format_eta (v.epoch_eta_s, eta, sizeof eta);
+    sb_progress_format_eta (v.run_eta_s, run_eta, sizeof run_eta);
+
+    /* what: steps computed (never reads: prefetch runs ahead), or items */
+    s_put (&t, "%s", v.phase);
+    if (v.epochs)
+        s_put (&t, " epoch %llu/%llu", (unsigned long long) v.epoch, (unsigned long long) v.epochs);
+    if (v.steps) {
+        uint64_t total = v.steps * v.ranks;
+        s_put (&t, " step %llu/%llu (%.1f%%)", (unsigned long long) v.step_min, (unsigned long long) v.steps,
+               total ? 100.0 * (double) v.steps_done / (double) total : 0.0);
     }
-    double t = s->elapsed_s;
-    double rate = t > 0 ? (double) s->done / t : 0;
-    double mib = t > 0 ? (double) s->bytes / 1048576.0 / t : 0;
-    sb_progress_format_eta (s->total && rate > 0 ? (double) (s->total - (s->done < s->total ? s->done : s->total))
-                            / rate : -1, eta, sizeof eta);
-    n = snprintf (rates, sizeof rates, "%.1f %s/s, %.1f MiB/s", rate, s->unit, mib);
-    if (s->ranks && t > 0 && n >= 0 && (size_t) n < sizeof rates && !strcmp (s->phase, "train"))
-        n += snprintf (rates + n, sizeof rates - (size_t) n, ", AU %.2f%%",
-                       100.0 * s->compute_s / ((double) s->ranks * t));
-    if (n >= 0 && (size_t) n < sizeof rates)
-        snprintf (rates + n, sizeof rates - (size_t) n, ", ETA %s", eta);
-    n = snprintf (health, sizeof health, "errors %llu, retries %llu", (unsigned long long) s->errors,
-                  (unsigned long long) s->retries);
-    if (s->slow_rank >= 0 && n >= 0 && (size_t) n < sizeof health)
-        snprintf (health + n, sizeof health - (size_t) n, ", slowest rank %lld on %s (%llu %s)",
-                  (long long) s->slow_rank, s->slow_host && *s->slow_host ? s->slow_host : "?",
-                  (unsigned long long) s->slow_done, s->unit);
-    snprintf (buf, size, "%s%s%s%s%s", what, sep, rates, sep, health);
-    return 3;
+    else if (v.items_total)
+        s_put (&t, ", %llu/%llu %s (%.1f%%)", (unsigned long long) v.items_done, (unsigned long long) v.items_total,
+               unit, 100.0 * (double) v.items_done / (double) v.items_total);
+    else
+        s_put (&t, ", %llu %s", (unsigned long long) v.items_done, unit);
+    s_put (&t, ", ETA %s", eta);
+    if (v.run_eta_s >= 0)
+        s_put (&t, " (run %s)", run_eta);
+
+    /* rates, AU */
+    double el = v.phase_elapsed_s;
+    double per_s = el > 0 ? (double) (v.steps ? v.samples : v.items_done) / el : 0;
+    s_put (&t, "%s%.1f %s/s, %.1f MiB/s", sep, per_s, unit, el > 0 ? (double) v.bytes / 1048576.0 / el : 0.0);
+    if (train) {
+        s_put (&t, ", %llu reads in flight, AU ", (unsigned long long) v.in_flight);
+        s_au (&t, v.au_pct);
+        if (v.run_au_epochs) {
+            s_put (&t, " (run ");
+            s_au (&t, v.run_au_pct);
+            s_put (&t, " over %llu epoch%s)", (unsigned long long) v.run_au_epochs, v.run_au_epochs == 1 ? "" : "s");
+        }
+    }
+
+    /* health (a listing runs before any worker joins) */
+    s_put (&t, "%s", sep);
+    if (strcmp (v.phase, "listing")) {
+        s_put (&t, "%llu host%s, %llu silent, ranks done %llu/%llu", (unsigned long long) v.hosts,
+               v.hosts == 1 ? "" : "s", (unsigned long long) v.silent_hosts, (unsigned long long) v.ranks_done,
+               (unsigned long long) v.ranks);
+        if (v.first_done_s >= 0 && v.last_done_s >= 0)
+            s_put (&t, " (first at %.1f s, last at %.1f s)", v.first_done_s, v.last_done_s);
+        else if (v.first_done_s >= 0)
+            s_put (&t, " (first at %.1f s)", v.first_done_s);
+        s_put (&t, "; ");
+    }
+    s_put (&t, "errors %llu, retries %llu", (unsigned long long) v.errors, (unsigned long long) v.retries);
+    for (size_t e = 0; e < sb_live_endpoints (live); e++) {
+        sb_live_endpoint_view_t ev;
+        if (sb_live_endpoint_view (live, e, &ev) == 0 && (ev.errors || ev.retries))
+            s_put (&t, "; %s: %llu errors, %llu retries", ev.endpoint, (unsigned long long) ev.errors,
+                   (unsigned long long) ev.retries);
+    }
+    int lines = 3;
+
+    /* hosts, slowest first: only once a phase with ranks runs */
+    size_t idx[16];
+    size_t n = !strcmp (v.phase, "listing") || !v.phase[0]
+             ? 0 : sb_live_slowest_hosts (live, now, idx, host_lines < 16 ? host_lines : 16);
+    for (size_t i = 0; i < n; i++) {
+        sb_live_host_view_t h;
+        if (sb_live_host_view (live, idx[i], now, &h) != 0)
+            continue;
+        char host[256];
+        s_put (&t, "%shost %s ", sep, sb_log_escape (h.host, host, sizeof host));
+        s_ranks (&t, h.first_rank, h.ranks);
+        if (v.steps)
+            s_put (&t, ": step %llu/%llu", (unsigned long long) h.steps_min, (unsigned long long) v.steps);
+        else
+            s_put (&t, ": %llu %s", (unsigned long long) h.samples, unit);
+        if (train) {
+            s_put (&t, ", AU ");
+            s_au (&t, h.au_pct);
+        }
+        if (h.done_s >= 0)
+            s_put (&t, ", done at %.1f s", h.done_s);
+        if (h.silent_s > 0)
+            s_put (&t, ", SILENT %.1f s", h.silent_s);
+        lines++;
+    }
+    if (n < v.hosts && n)
+        s_put (&t, "%s(%llu more hosts)", sep, (unsigned long long) (v.hosts - n)), lines++;
+    return lines;
 }
 
 /* ---------------------------------------------------------------- drawing */
@@ -101,37 +203,21 @@ s_erase (sb_progress_t *self)
 static void
 s_draw (sb_progress_t *self, double now)
 {
-    if (!self->phase[0])
+    if (!self->in_phase || self->off)
         return;
-    sb_progress_state_t s = self->st;
-    s.phase = self->phase;
-    s.unit = self->unit;
-    s.elapsed_s = now - self->started;
-    s.slow_rank = -1;
-    if (!strcmp (self->phase, "listing"))
-        ;   /* no ranks yet */
-    else
-        for (uint64_t r = 0; r < self->ranks; r++)
-            if (s.slow_rank < 0 || self->rank_done[r] < s.slow_done) {
-                s.slow_rank = (int64_t) r;
-                s.slow_done = self->rank_done[r];
-                s.slow_host = self->rank_host[r];
-            }
-    char buf[1024];
+    char buf[4096];
     if (self->tty) {
-        int lines = sb_progress_format (&s, "\n", buf, sizeof buf);
+        int lines = sb_progress_format (self->live, now, SB_PROGRESS_HOST_LINES * 2, "\n", buf, sizeof buf);
         s_erase (self);
         fprintf (self->out, "%s\n", buf);
         self->drawn_lines = lines;
     }
     else {
-        sb_progress_format (&s, " | ", buf, sizeof buf);
+        sb_progress_format (self->live, now, SB_PROGRESS_HOST_LINES, " | ", buf, sizeof buf);
         fprintf (self->out, "progress: %s\n", buf);
     }
     fflush (self->out);
 }
-
-static double s_last_now;
 
 static void
 s_log_hook (int after, void *ctx)
@@ -139,27 +225,20 @@ s_log_hook (int after, void *ctx)
     sb_progress_t *self = ctx;
     if (!after)
         s_erase (self);
-    else if (s_last_now > 0)
-        s_draw (self, s_last_now);
+    else if (self->last_now > 0)
+        s_draw (self, self->last_now);
 }
 
 sb_progress_t *
-sb_progress_new (sb_progress_mode_t mode, FILE *out, double interval_s, uint64_t ranks)
+sb_progress_new (sb_progress_mode_t mode, FILE *out, double interval_s, const sb_live_t *live)
 {
-    if (mode == SB_PROGRESS_OFF)
-        return NULL;
     sb_progress_t *self = calloc (1, sizeof *self);
     if (!self)
         return NULL;
-    self->rank_done = calloc (ranks ? ranks : 1, sizeof *self->rank_done);
-    self->rank_host = calloc (ranks ? ranks : 1, sizeof *self->rank_host);
-    if (!self->rank_done || !self->rank_host) {
-        sb_progress_destroy (&self);
-        return NULL;
-    }
     self->out = out;
-    self->ranks = ranks;
-    self->tty = mode == SB_PROGRESS_TTY || (mode == SB_PROGRESS_AUTO && isatty (fileno (out)));
+    self->live = live;
+    self->off = mode == SB_PROGRESS_OFF;
+    self->tty = !self->off && (mode == SB_PROGRESS_TTY || (mode == SB_PROGRESS_AUTO && isatty (fileno (out))));
     self->interval_s = self->tty ? 0.5 : interval_s > 0 ? interval_s : 5;
     if (self->tty)
         sb_log_set_hook (s_log_hook, self);
@@ -176,72 +255,58 @@ sb_progress_destroy (sb_progress_t **self_p)
         sb_log_set_hook (NULL, NULL);
         s_erase (self);
     }
-    free (self->rank_done);
-    free (self->rank_host);
+    free (self->silent);
     free (self);
     *self_p = NULL;
 }
 
 void
-sb_progress_phase (sb_progress_t *self, const char *phase, const char *unit, uint64_t epoch, uint64_t epochs,
-                   uint64_t total, uint64_t steps, double now)
+sb_progress_phase (sb_progress_t *self, double now)
 {
     if (!self)
         return;
-    uint64_t errors = self->st.errors, retries = self->st.retries;   /* run totals */
-    memset (&self->st, 0, sizeof self->st);
-    self->st.errors = errors;
-    self->st.retries = retries;
-    snprintf (self->phase, sizeof self->phase, "%s", phase);
-    snprintf (self->unit, sizeof self->unit, "%s", unit);
-    self->st.epoch = epoch;
-    self->st.epochs = epochs;
-    self->st.total = total;
-    self->st.steps = steps;
-    self->st.ranks = self->ranks;
-    self->started = now;
-    /* the plain cadence goes on across epochs (short epochs still get lines) */
-    if (self->tty || self->next_draw < now)
+    self->in_phase = 1;
+    /* the plain cadence goes on across epochs; the block is drawn at once */
+    if (self->tty)
+        self->next_draw = now;
+    else if (self->next_draw < now)
         self->next_draw = now + self->interval_s;
-    memset (self->rank_done, 0, self->ranks * sizeof *self->rank_done);
 }
 
-void
-sb_progress_stats (sb_progress_t *self, uint64_t rank, const char *host, uint64_t samples, uint64_t bytes,
-                   double compute_s)
+/* A host silent past the live model's limit is warned of once, and again
+ * when it is heard from: the alert must not wait for the next plain line. */
+static void
+s_check_silence (sb_progress_t *self, double now)
 {
-    if (!self)
-        return;
-    self->st.done += samples;
-    self->st.bytes += bytes;
-    self->st.compute_s += compute_s;
-    if (rank < self->ranks) {
-        self->rank_done[rank] += samples;
-        snprintf (self->rank_host[rank], sizeof self->rank_host[rank], "%s", host ? host : "");
+    size_t hosts = sb_live_hosts (self->live);
+    if (hosts > self->silent_cap) {
+        uint8_t *s = realloc (self->silent, hosts);
+        if (!s)
+            return;
+        memset (s + self->silent_cap, 0, hosts - self->silent_cap);
+        self->silent = s;
+        self->silent_cap = hosts;
     }
-}
-
-void
-sb_progress_step (sb_progress_t *self, uint64_t steps_released)
-{
-    if (self)
-        self->st.step = steps_released;
-}
-
-void
-sb_progress_errors (sb_progress_t *self, uint64_t errors, uint64_t retries)
-{
-    if (!self)
-        return;
-    self->st.errors += errors;
-    self->st.retries += retries;
-}
-
-void
-sb_progress_items (sb_progress_t *self, uint64_t done)
-{
-    if (self)
-        self->st.done = done;
+    for (size_t h = 0; h < hosts; h++) {
+        sb_live_host_view_t v;
+        if (sb_live_host_view (self->live, h, now, &v) != 0)
+            continue;
+        char host[256], ranks[64];
+        sb_log_escape (v.host, host, sizeof host);
+        if (v.ranks == 1)
+            snprintf (ranks, sizeof ranks, "rank %llu", (unsigned long long) v.first_rank);
+        else
+            snprintf (ranks, sizeof ranks, "ranks %llu-%llu", (unsigned long long) v.first_rank,
+                      (unsigned long long) (v.first_rank + v.ranks - 1));
+        if (v.silent_s > 0 && !self->silent[h]) {
+            self->silent[h] = 1;
+            sb_warn ("host %s (%s) silent: nothing heard from it for %.1f s", host, ranks, v.silent_s);
+        }
+        else if (v.silent_s == 0 && self->silent[h]) {
+            self->silent[h] = 0;
+            sb_warn ("host %s (%s) heard again", host, ranks);
+        }
+    }
 }
 
 void
@@ -249,8 +314,12 @@ sb_progress_tick (sb_progress_t *self, double now)
 {
     if (!self)
         return;
-    s_last_now = now;
+    self->last_now = now;
     sb_log_drain ();    /* lines of other threads (listing, writer) wait for the main thread */
+    if (self->in_phase && now >= self->next_silence_check) {
+        self->next_silence_check = now + S_SILENCE_CHECK_S;
+        s_check_silence (self, now);
+    }
     if (now < self->next_draw)
         return;
     self->next_draw = now + self->interval_s;
@@ -258,10 +327,12 @@ sb_progress_tick (sb_progress_t *self, double now)
 }
 
 void
-sb_progress_clear (sb_progress_t *self)
+sb_progress_end_phase (sb_progress_t *self, double now)
 {
     if (!self)
         return;
+    if (!self->tty && self->in_phase)
+        s_draw (self, now);
     s_erase (self);
-    self->phase[0] = 0;
+    self->in_phase = 0;
 }

@@ -286,6 +286,10 @@ sess_on_hello (sess_t *self, zframe_t *identity, sb_msg_hello_t *m)
     r->loader_stagger = sb_loader_stagger_s (wl);   /* and their workers' staggered starts */
     r->parquet_coalesce = sb_loader_coalesce (wl);  /* and the row groups of one read */
     sb_loader_footers (wl, &r->parquet_footer_tail, &r->parquet_footer_batch);
+    if (sb_live_join (self->live, w->first_rank, w->ranks, w->host, sb_now ()) != 0) {
+        sess_fail (self, "out of memory admitting the worker on %s (pid %llu)", w->host, (unsigned long long) w->pid);
+        return;
+    }
     char span[64];
     sb_info ("worker %llu joined: %s pid %llu, %s", (unsigned long long) w->id, w->host,
              (unsigned long long) w->pid, sess_rank_span (w, span, sizeof span));

@@ -17,6 +17,7 @@
 #include "histogram.h"
 #include "log.h"
 #include "progress.h"
+#include "util.h"
 
 #include <math.h>
 #include <string.h>
@@ -149,7 +150,7 @@ sess_on_barrier_up (sess_t *self, sess_worker_t *w, const sb_msg_barrier_up_t *m
     for (uint64_t i = 0; i < self->barrier_top; i++)
         sess_send (self, &self->workers[i], &go);
     self->barrier_step++;
-    sb_progress_step (self->progress, self->barrier_step);
+    sb_live_step_released (self->live, self->barrier_step, sb_now ());
     self->barrier_arrived = 0;
 }
 
@@ -177,7 +178,7 @@ sess_on_step (sess_t *self, sess_worker_t *w, const sb_msg_step_t *m)
     go.u.go.worker = w->id;     /* its STEP completed the barrier: it measures the barrier's own cost */
     sess_broadcast (self, &go);
     self->barrier_step++;
-    sb_progress_step (self->progress, self->barrier_step);
+    sb_live_step_released (self->live, self->barrier_step, sb_now ());
     self->barrier_arrived = 0;
 }
 
@@ -283,6 +284,14 @@ sess_on_rank_done (sess_t *self, sess_worker_t *w, const sb_msg_rank_done_t *m)
         self->ep_dlio_au_sum += fig.au_percentage;
         self->ep_dlio_tput_sum += fig.samples_per_second;
     }
+    sb_live_rank_done_t live = {
+        .dlio_au_pct = self->phase == SESS_PHASE_TRAIN ? re.dlio_au_percentage : NAN,
+        .started_at = started_at, .finished_at = finished_at, .compute_s = m->compute_all_s,
+        .io_wait_s = m->io_wait_s, .barrier_s = m->barrier_s,
+        .read_latency = self->phase == SESS_PHASE_TRAIN ? m->read_latency.items : NULL,
+        .read_latency_bins = m->read_latency.count,
+    };
+    sb_live_rank_done (self->live, m->rank, &live, sb_now ());
     sb_histogram_merge_counts (&self->barrier_latency, m->barrier_latency.items, m->barrier_latency.count);
     sb_histogram_merge_counts (&self->read_latency, m->read_latency.items, m->read_latency.count);
     sb_histogram_merge_counts (&self->barrier_own, m->barrier_own.items, m->barrier_own.count);

@@ -133,6 +133,7 @@ s_dispatch (sess_t *self)
     if (w) {
         w->last_seen = sb_now ();
         w->grace = 0;
+        sb_live_heard (self->live, w->first_rank, w->ranks, w->last_seen);
     }
     if (msg.type == SB_MSG_HELLO && !w && self->holding) {
         sess_hold_hello (self, identity, &msg);     /* takes both */
@@ -218,6 +219,13 @@ s_dispatch_one (void *arg)
 {
     sess_t *self = arg;
     return !self->failed && s_dispatch (self);
+}
+
+double
+sess_silence_limit (const sb_workload_t *wl)
+{
+    double i = wl->heartbeat_interval_s;
+    return 1.5 * i > i + 0.5 ? 1.5 * i : i + 0.5;
 }
 
 /* Heartbeats, silent workers, exited local workers. */
@@ -351,7 +359,7 @@ sess_keep_alive (void *arg)
 {
     sess_t *self = arg;
     double now = sb_now ();
-    sb_progress_items (self->progress, sb_catalog_progress_count ());
+    sb_live_items (self->live, sb_catalog_progress_count ());
     sb_progress_tick (self->progress, now);
     if (zsys_interrupted)
         return 1;   /* a signal: the listing stops */

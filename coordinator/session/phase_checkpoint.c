@@ -271,7 +271,12 @@ sess_phase_checkpoint (sess_t *self)
             if (!read)
                 written = k;    /* begun: its files may be there */
             snprintf (what, sizeof what, "%s checkpoint %llu", read ? "reading" : "writing", (unsigned long long) k);
-            if (sess_pump_until (self, sess_all_ranks_done, 0, what) != 0)
+            sb_live_phase (self->live, ps->phase, 0, 0, 0, 0, 0, sb_now ());
+            sb_progress_phase (self->progress, sb_now ());
+            int pumped = sess_pump_until (self, sess_all_ranks_done, 0, what);
+            sb_live_phase_end (self->live, NAN, sb_now ());
+            sb_progress_end_phase (self->progress, sb_now ());
+            if (pumped != 0)
                 break;
             /* written before it is read back for the log line (between
              * checkpoints: no rank's timing waits for it) */

@@ -60,9 +60,11 @@ sess_phase_datagen (sess_t *self)
     start.u.phase_start.epoch = 0;
     start.u.phase_start.items = n;
     sess_broadcast (self, &start);
-    sb_progress_phase (self->progress, "datagen", "files", 0, 0, n + eval, 0, sb_now ());
+    sb_live_phase (self->live, "datagen", 0, 0, 0, n + eval, 0, sb_now ());
+    sb_progress_phase (self->progress, sb_now ());
     int rc = sess_pump_until (self, sess_all_ranks_done, 0, "generating the dataset");
-    sb_progress_clear (self->progress);
+    sb_live_phase_end (self->live, NAN, sb_now ());
+    sb_progress_end_phase (self->progress, sb_now ());
     if (rc == 0 && sb_resultdb_close_epoch (self->o->db, self->run_id, 0, 0, 0, 0) != 0)
         sess_fail (self, "cannot record the datagen totals: %s", sb_resultdb_errmsg (self->o->db));
     if (rc == 0 && !self->failed && self->generating) {

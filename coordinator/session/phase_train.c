@@ -371,11 +371,13 @@ s_phase_eval (sess_t *self, uint64_t e)
     start.u.phase_start.catalog_names = (uint64_t) self->eval_names;
     start.u.phase_start.catalog_sizes = (uint64_t) self->eval_sizes;
     sess_broadcast (self, &start);
-    sb_progress_phase (self->progress, "eval", "samples", e, wl->epochs, samples, 0, sb_now ());
+    sb_live_phase (self->live, "eval", e, wl->epochs, info->steps, samples, wl->batch_size, sb_now ());
+    sb_progress_phase (self->progress, sb_now ());
     char what[64];
     snprintf (what, sizeof what, "evaluating after epoch %llu", (unsigned long long) e);
     int pumped = sess_pump_until (self, sess_all_ranks_done, 0, what);
-    sb_progress_clear (self->progress);
+    sb_live_phase_end (self->live, NAN, sb_now ());
+    sb_progress_end_phase (self->progress, sb_now ());
     self->phase = SESS_PHASE_NONE;
     if (pumped != 0 || self->failed)
         return -1;
@@ -526,12 +528,15 @@ s_phase_train (sess_t *self)
         if (sess_ckpt_epoch (self, e, info->steps, &start.u.phase_start) != 0)
             break;
         sess_broadcast (self, &start);
-        sb_progress_phase (self->progress, "train", "samples", e, wl->epochs, epoch_samples,
-                           wl->sync == SB_SYNC_STEP && self->nworkers > 1 ? info->steps : 0, sb_now ());
+        sb_live_phase (self->live, "train", e, wl->epochs, info->steps, epoch_samples, wl->batch_size, sb_now ());
+        sb_progress_phase (self->progress, sb_now ());
         char what[64];
         snprintf (what, sizeof what, "training epoch %llu", (unsigned long long) e);
         int pumped = sess_pump_until (self, sess_all_ranks_done, 0, what);
-        sb_progress_clear (self->progress);
+        /* DLIO's epoch AU, as recorded below (the ranks' summed over comm_size) */
+        sb_live_phase_end (self->live, pumped == 0 ? self->ep_dlio_au_sum / (double) self->o->accelerators : NAN,
+                           sb_now ());
+        sb_progress_end_phase (self->progress, sb_now ());
         if (pumped != 0)
             break;
         /* every rank read its last file: the next epoch's lists can be planned */

@@ -273,10 +273,10 @@ s_session_run (sess_t *self, const sb_session_opts_t *opts, int64_t *run_id, cha
     if (opts->kind != SB_SESSION_CATALOG) {
         self->workers = calloc (self->expected, sizeof (sess_worker_t));
         self->rank_done = calloc (opts->accelerators, 1);
-        self->progress = sb_progress_new ((sb_progress_mode_t) opts->progress, stderr, opts->progress_interval_s,
-                                          opts->accelerators);
-        if (!self->workers || !self->rank_done
-            || (!self->progress && opts->progress != SB_PROGRESS_OFF)) {
+        self->live = sb_live_new (opts->accelerators, sess_silence_limit (wl));
+        self->progress = self->live ? sb_progress_new ((sb_progress_mode_t) opts->progress, stderr,
+                                                       opts->progress_interval_s, self->live) : NULL;
+        if (!self->workers || !self->rank_done || !self->progress) {
             snprintf (err, err_size, "out of memory for %zu workers and %llu ranks", self->expected,
                       (unsigned long long) opts->accelerators);
             return 2;
@@ -588,6 +588,7 @@ done:
     if (self->rejected_frames)
         sb_warn ("%llu malformed or unexpected frames were rejected", (unsigned long long) self->rejected_frames);
     sb_progress_destroy (&self->progress);
+    sb_live_destroy (&self->live);
     sb_launcher_destroy (&self->launcher);
     sb_catalog_reader_destroy (&self->catalog);
     sb_catalog_reader_destroy (&self->eval_catalog);
@@ -696,6 +697,7 @@ s_run_kind (const sb_session_opts_t *opts_in, sb_session_kind_t kind, int64_t *r
     free (s.eval_au);
     free (s.eval_tput);
     sb_progress_destroy (&s.progress);
+    sb_live_destroy (&s.live);
     sb_storage_close (&s.objects);     /* also wipes the client's credentials */
     return rc;
 }

@@ -23,6 +23,7 @@
 #include "dataset.h"
 #include "histogram.h"
 #include "launch.h"
+#include "live.h"
 #include "progress.h"
 #include "proto.h"
 #include "engine.h"
@@ -168,7 +169,8 @@ typedef struct {
     double          stalled_s;      /* the last stall, and when it ended */
     double          stalled_until;
     uint64_t        rejected_frames;
-    sb_progress_t  *progress;       /* live status, NULL: off */
+    sb_live_t      *live;           /* the run's live figures (owned; NULL only before the workers are sized) */
+    sb_progress_t  *progress;       /* live status, drawn from live (owned) */
     /* a local data folder (lib/dataset/datafolder.h) */
     int             lock_fd;        /* its .shardbench.lock, -1: none */
     int             lock_exclusive; /* held exclusive (this session generates) */
@@ -217,6 +219,12 @@ const char *sess_signal_name (void);
 /* Fail the run with a message (logged); the first cause is kept, later
  * ones are dropped. The phases and the loop stop at self->failed. */
 void sess_fail (sess_t *self, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));
+
+/* The silence after which the live status names a host silent: one and a
+ * half heartbeat intervals (a live worker sends at least a heartbeat per
+ * interval), and at least half a second more than one, so that a busy host's
+ * late heartbeat is not an alarm; a frozen host is named within two. */
+double sess_silence_limit (const sb_workload_t *wl);
 
 /* ---------------------------------------------------------------- loop.c: the event loop and message dispatch */
 

@@ -151,10 +151,18 @@ s_list_split (sess_t *self, int eval, int relist, int *missing, char *err, size_
     sb_catalog_info_t *info = eval ? &self->eval_catalog_info : &self->catalog_info;
     sb_catalog_set_progress (sess_keep_alive, self);
     int own_progress = !self->progress;     /* listing before the session's status exists */
-    if (own_progress)
-        self->progress = sb_progress_new ((sb_progress_mode_t) self->o->progress, stderr, self->o->progress_interval_s,
-                                          self->o->accelerators);
-    sb_progress_phase (self->progress, "listing", "objects", 0, 0, 0, 0, sb_now ());
+    if (own_progress) {
+        self->live = sb_live_new (0, sess_silence_limit (wl));
+        self->progress = self->live ? sb_progress_new ((sb_progress_mode_t) self->o->progress, stderr,
+                                                       self->o->progress_interval_s, self->live) : NULL;
+        if (!self->progress) {
+            sb_live_destroy (&self->live);
+            snprintf (err, err_size, "out of memory for the live status");
+            return -1;
+        }
+    }
+    sb_live_phase (self->live, "listing", 0, 0, 0, 0, 0, sb_now ());
+    sb_progress_phase (self->progress, sb_now ());
     sb_catalog_status_t st = (sb_storage_caps (&wl->storage) & SB_ENGINE_NO_IO)
         ? sb_catalog_ensure_synthetic (sb_resultdb_handle (self->o->db), &ds, relist, info, err, err_size)
         : self->objects
@@ -163,10 +171,11 @@ s_list_split (sess_t *self, int eval, int relist, int *missing, char *err, size_
         : sb_catalog_ensure_folder (sb_resultdb_handle (self->o->db), &wl->storage, wl->data_folder, split, &ds,
                                     relist, info, err, err_size);
     sb_catalog_set_progress (NULL, NULL);
-    if (own_progress)
+    sb_progress_end_phase (self->progress, sb_now ());
+    if (own_progress) {
         sb_progress_destroy (&self->progress);
-    else
-        sb_progress_clear (self->progress);
+        sb_live_destroy (&self->live);
+    }
     *missing = st == SB_CATALOG_MISSING;
     if (st == SB_CATALOG_ERROR && zsys_interrupted) {
         char why[1024];

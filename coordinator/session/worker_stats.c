@@ -33,8 +33,9 @@ sess_on_endpoint_stats (sess_t *self, const sb_msg_endpoint_stats_t *m)
     t->bytes += m->bytes;
     t->errors += m->errors;
     t->retries += m->retries;
-    sb_progress_errors (self->progress, m->errors, m->retries);
     sb_histogram_merge_counts (&t->latency, m->latency.items, m->latency.count);
+    sb_live_endpoint (self->live, m->rank, endpoint, m->requests, m->bytes, m->errors, m->retries, m->latency.items,
+                      m->latency.count);
 }
 
 /* ERROR: its text is the worker's, escaped (sb_log_escape) before it
@@ -75,5 +76,11 @@ sess_on_stats (sess_t *self, sess_worker_t *w, const sb_msg_stats_t *m)
                                   m->reads, (double) m->read_ns / 1e9, (double) m->compute_ns / 1e9) != 0)
         sess_fail (self, "cannot record the counters of rank %llu: %s", (unsigned long long) m->rank,
                    sb_resultdb_errmsg (self->o->db));
-    sb_progress_stats (self->progress, m->rank, w->host, m->samples, m->bytes, (double) m->compute_ns / 1e9);
+    sb_live_interval_t d = {
+        .samples = m->samples, .bytes = m->bytes, .reads = m->reads, .read_ns = m->read_ns,
+        .compute_ns = m->compute_ns, .steps = m->steps, .metric_compute_ns = m->metric_compute_ns,
+        .excluded_ns = m->excluded_ns, .io_wait_ns = m->io_wait_ns, .barrier_ns = m->barrier_ns,
+        .in_flight = m->in_flight,
+    };
+    sb_live_stats (self->live, m->rank, &d, sb_now ());
 }

@@ -55,7 +55,7 @@ sb_report_interval (const sb_sender_t *out, uint64_t rank, uint64_t epoch, sb_in
     if (!force && now < st->next)
         return;
     st->next = now + 1.0;
-    if (!force && !st->samples && !st->bytes && !st->compute_ns)
+    if (!force && !st->samples && !st->bytes && !st->compute_ns && !st->steps && !st->io_wait_ns && !st->barrier_ns)
         return;
     sb_msg_t m = { .type = SB_MSG_STATS };
     m.u.stats.rank = rank;
@@ -65,8 +65,15 @@ sb_report_interval (const sb_sender_t *out, uint64_t rank, uint64_t epoch, sb_in
     m.u.stats.reads = st->reads;
     m.u.stats.read_ns = st->read_ns;
     m.u.stats.compute_ns = st->compute_ns;
+    m.u.stats.steps = st->steps;
+    m.u.stats.metric_compute_ns = st->metric_compute_ns;
+    m.u.stats.excluded_ns = st->excluded_ns;
+    m.u.stats.io_wait_ns = st->io_wait_ns;
+    m.u.stats.barrier_ns = st->barrier_ns;
+    m.u.stats.in_flight = st->in_flight;
     out->fn (out->ctx, &m);
     st->samples = st->bytes = st->reads = st->read_ns = st->compute_ns = 0;
+    st->steps = st->metric_compute_ns = st->excluded_ns = st->io_wait_ns = st->barrier_ns = 0;
 }
 
 void

@@ -19,6 +19,8 @@ typedef struct {
 /* Counters of a rank since its last STATS (deltas), and when the next is due. */
 typedef struct {
     uint64_t samples, bytes, reads, read_ns, compute_ns;
+    uint64_t steps, metric_compute_ns, excluded_ns, io_wait_ns, barrier_ns;
+    uint64_t in_flight;     /* a level: set before each report */
     double   next;          /* sb_now () time of the next STATS */
 } sb_interval_t;
 

@@ -1231,6 +1231,7 @@ s_release (sb_trainer_t *self, uint64_t step, double now)
         if (!r->waiting_go || r->step != step)
             continue;
         r->barrier += now - r->barrier_since;
+        r->interval.barrier_ns += (uint64_t) ((now - r->barrier_since) * 1e9);
         sb_histogram_add (&r->barrier_latency, (uint64_t) ((now - r->barrier_since) * 1e6));
         if (r->step == 0)
             r->first_step_end = now;
@@ -1350,14 +1351,20 @@ s_end_compute (sb_trainer_t *self, s_rank_t *r, double now)
     /* DLIO's sums: proc[:S] and proc[N-E:] are subtracted (a step in both, twice, as
      * DLIO does; its window is then empty), compute[S:N-E] counted */
     double proc = now - r->load_since;
-    if (r->step < self->metric.head_end)
+    if (r->step < self->metric.head_end) {
         r->head_proc += proc;
-    if (r->step >= self->metric.tail_start)
+        r->interval.excluded_ns += (uint64_t) (proc * 1e9);
+    }
+    if (r->step >= self->metric.tail_start) {
         r->tail_proc += proc;
+        r->interval.excluded_ns += (uint64_t) (proc * 1e9);
+    }
     if (sb_dlio_in_window (&self->metric, r->step)) {
         r->metric_compute += spent;
         r->metric_steps++;
+        r->interval.metric_compute_ns += (uint64_t) (spent * 1e9);
     }
+    r->interval.steps++;
     if (!self->step_sync) {
         if (r->step == 0)
             r->first_step_end = now;
@@ -1421,6 +1428,7 @@ s_finish (sb_trainer_t *self, s_rank_t *r, double now)
             return;
         }
     }
+    r->interval.in_flight = 0;
     sb_report_interval (&self->out, r->rank, self->epoch, &r->interval, now, 1);
     if (self->storage_caps & SB_ENGINE_ENDPOINTS)
         s_report_endpoint_counters (self, r, 0);
@@ -1446,6 +1454,7 @@ s_finish (sb_trainer_t *self, s_rank_t *r, double now)
         double span = now - r->started - r->ckpt_s;
         d->au = span > 0 ? r->compute_all / span : 0;
     }
+    d->compute_all_s = r->compute_all;
     d->ckpt_s = r->ckpt_s;
     if (d->au > 1)
         d->au = 1;  /* clock granularity */
@@ -2313,6 +2322,7 @@ s_take_wait (s_rank_t *r, double now)
 {
     if (r->wait_since > 0) {
         r->io_wait += now > r->wait_since ? now - r->wait_since : 0;
+        r->interval.io_wait_ns += now > r->wait_since ? (uint64_t) ((now - r->wait_since) * 1e9) : 0;
         r->wait_since = 0;
     }
 }
@@ -2433,6 +2443,7 @@ s_advance (sb_trainer_t *self, s_rank_t *r, double now)
     /* it waits for its batch from when it was free, however late the loop saw that */
     if (!r->waiting_go && !r->computing && !r->ckpt_job && r->step < self->batches && r->wait_since == 0)
         r->wait_since = r->free_at > 0 && r->free_at < now ? r->free_at : now;
+    r->interval.in_flight = self->nslots - r->nfree;
     sb_report_interval (&self->out, r->rank, self->epoch, &r->interval, now, 0);
 }
 
