@@ -202,8 +202,9 @@ s_run (s_ctx_t *c, const sb_live_run_view_t *v)
         progress = 1;
     s_gauge (c, "progress_ratio", "This phase's progress: steps computed over steps x ranks, or items done over"
              " items (0..1)", progress, !isnan (progress));
-    s_gauge (c, "epoch_au_ratio", "DLIO's accelerator utilization of this epoch so far (mean over ranks; the"
-             " recorded train_au_percentage / 100 once the epoch is over)", v->au_pct / 100, isfinite (v->au_pct));
+    s_gauge (c, "epoch_au_ratio", "DLIO's accelerator utilization of this epoch so far: mean over the ranks'"
+             " shardbench_rank_au_ratio (the recorded train_au_percentage / 100 once every rank is done)",
+             v->au_pct / 100, isfinite (v->au_pct));
     s_gauge (c, "run_au_ratio", "DLIO's accelerator utilization of the run: mean over the finished train epochs"
              " (/ 100)", v->run_au_pct / 100, isfinite (v->run_au_pct));
     s_gauge_u64 (c, "run_au_epochs", "Train epochs in shardbench_run_au_ratio", v->run_au_epochs);
@@ -251,8 +252,8 @@ static const s_rank_family_t s_rank_families[] = {
     { "rank_barrier_seconds_total", "counter", "Seconds the rank spent in step barriers this phase (restarts at"
       " each phase)", R_BARRIER_S },
     { "rank_reads_in_flight", "gauge", "Reads of the rank outstanding at its last report", R_IN_FLIGHT },
-    { "rank_au_ratio", "gauge", "DLIO's accelerator utilization of the rank this epoch so far (its recorded"
-      " dlio_au_percentage / 100 once done)", R_AU },
+    { "rank_au_ratio", "gauge", "DLIO's accelerator utilization of the rank this epoch so far, from its reports;"
+      " once it is done its recorded dlio_au_percentage / 100", R_AU },
     { "rank_done", "gauge", "1 when the rank finished this phase, else 0", R_DONE },
 };
 
@@ -306,7 +307,7 @@ s_hosts (s_ctx_t *c, const sb_live_host_view_t *hv, size_t nhosts, char *const *
     s_family (c, "host_bytes_total", "counter", "Bytes read by the host's ranks in the run");
     S_EACH_HOST (s_u64 (c, "host_bytes_total", labels, v->run_bytes));
     s_family (c, "host_au_ratio", "gauge", "DLIO's accelerator utilization of the host this epoch: mean over its"
-              " ranks (/ 100)");
+              " ranks' shardbench_rank_au_ratio");
     S_EACH_HOST (if (isfinite (v->au_pct)) s_dbl (c, "host_au_ratio", labels, v->au_pct / 100));
     s_family (c, "host_step", "gauge", "Steps every rank of the host has computed this phase (its slowest rank's)");
     S_EACH_HOST (s_u64 (c, "host_step", labels, v->steps_min));
@@ -380,6 +381,38 @@ s_endpoints (s_ctx_t *c, const sb_live_t *live)
 
 /* ---------------------------------------------------------------- render */
 
+/* A finished rank's AU is its recorded figure (rank_epochs.dlio_au_percentage),
+ * a running rank's the live one from its STATS; the epoch's and each host's
+ * are means over those, so that once every rank is done the epoch's is the
+ * recorded train_au_percentage (the mean over ranks). */
+static void
+s_recorded_au (sb_live_run_view_t *run, sb_live_rank_view_t *rv, uint64_t nranks, sb_live_host_view_t *hv,
+               size_t nhosts)
+{
+    double sum = 0;
+    uint64_t n = 0;
+    double *host_sum = nhosts ? calloc (nhosts, sizeof *host_sum) : NULL;
+    uint64_t *host_n = nhosts ? calloc (nhosts, sizeof *host_n) : NULL;
+    for (uint64_t r = 0; r < nranks; r++) {
+        if (rv[r].done && isfinite (rv[r].recorded_au_pct))
+            rv[r].au_pct = rv[r].recorded_au_pct;
+        if (!isfinite (rv[r].au_pct))
+            continue;
+        sum += rv[r].au_pct;
+        n++;
+        if (host_sum && host_n && rv[r].host < nhosts) {
+            host_sum[rv[r].host] += rv[r].au_pct;
+            host_n[rv[r].host]++;
+        }
+    }
+    if (nranks)
+        run->au_pct = n ? sum / (double) n : NAN;
+    for (size_t h = 0; host_sum && host_n && h < nhosts; h++)
+        hv[h].au_pct = host_n[h] ? host_sum[h] / (double) host_n[h] : NAN;
+    free (host_sum);
+    free (host_n);
+}
+
 int
 sb_openmetrics_render (const sb_live_t *live, double now, FILE *out)
 {
@@ -414,6 +447,7 @@ sb_openmetrics_render (const sb_live_t *live, double now, FILE *out)
     for (uint64_t r = 0; r < nranks; r++)
         if (sb_live_rank_view (live, r, now, &rv[r]) != 0)
             rv[r].host = UINT64_MAX;
+    s_recorded_au (&run, rv, nranks, hv, nhosts);
     s_run (&c, &run);
     s_ranks (&c, rv, nranks, host_labels, nhosts);
     s_hosts (&c, hv, nhosts, host_labels);

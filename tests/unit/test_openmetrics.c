@@ -181,8 +181,12 @@ START_TEST (test_render_model)
     s_has_line (t, "shardbench_rank_reads_in_flight{rank=\"3\",host=\"we\\\"ird\\\\host\\n\"} 3");
     s_has_line (t, "shardbench_rank_done{rank=\"0\",host=\"node-a\"} 1");
     s_has_line (t, "shardbench_rank_done{rank=\"1\",host=\"node-a\"} 0");
-    /* rank 0's recorded AU */
+    /* rank 0's recorded AU; the others' from their STATS (capped at 100 %); the
+     * epoch's and the host's are means over them */
     s_has_line (t, "shardbench_rank_au_ratio{rank=\"0\",host=\"node-a\"} 0.875");
+    s_has_line (t, "shardbench_rank_au_ratio{rank=\"1\",host=\"node-a\"} 1");
+    s_has_line (t, "shardbench_host_au_ratio{host=\"node-a\"} 0.9375");
+    s_has_line (t, "shardbench_epoch_au_ratio 0.96875");
     /* per host: the run's totals, the read latency histogram of rank 0's bins */
     s_has_line (t, "shardbench_host_samples_total{host=\"node-a\"} 6");
     s_has_line (t, "shardbench_host_bytes_total{host=\"we\\\"ird\\\\host\\n\"} 57344");
