@@ -101,42 +101,57 @@ s_parse_addr (const char *addr, char *host, size_t host_size, char *port, size_t
     return 0;
 }
 
-/* A listening socket on host:port ("" host: every address, IPv6 and IPv4
- * where the system has IPv6). Returns the descriptor or -1 with err. */
+/* A listening socket on the first address of res that takes one, -1
+ * with errno's value in *why. every: the wildcard (IPv6 takes IPv4 too). */
 static int
-s_listen (const char *addr, const char *host, const char *port, char *err, size_t err_size)
+s_listen_any (struct addrinfo *res, int every, int *why)
 {
-    struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV }, *res = NULL;
-    if (!*host)
-        hints.ai_flags |= AI_PASSIVE;
-    hints.ai_family = *host ? AF_UNSPEC : AF_INET6;
-    int gai = getaddrinfo (*host ? host : NULL, port, &hints, &res);
-    if (gai != 0 && !*host) {
-        hints.ai_family = AF_INET;  /* no IPv6 here */
-        gai = getaddrinfo (NULL, port, &hints, &res);
-    }
-    if (gai != 0) {
-        snprintf (err, err_size, "--metrics '%s': cannot resolve '%s': %s", addr, host, gai_strerror (gai));
-        return -1;
-    }
-    int fd = -1, why = 0;
+    int fd = -1;
     for (struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next) {
         fd = socket (ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
         if (fd < 0) {
-            why = errno;
+            *why = errno;
             continue;
         }
         int one = 1, zero = 0;
         if (setsockopt (fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0
-            || (ai->ai_family == AF_INET6 && !*host
+            || (ai->ai_family == AF_INET6 && every
                 && setsockopt (fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero) != 0)
             || bind (fd, ai->ai_addr, ai->ai_addrlen) != 0 || listen (fd, 16) != 0) {
-            why = errno;
+            *why = errno;
             close (fd);
             fd = -1;
         }
     }
-    freeaddrinfo (res);
+    return fd;
+}
+
+/* A listening socket on host:port ("" host: every address, IPv6 and IPv4,
+ * or IPv4 only where the system has no IPv6). Returns the descriptor or -1
+ * with err. */
+static int
+s_listen (const char *addr, const char *host, const char *port, char *err, size_t err_size)
+{
+    int fd = -1, why = 0;
+    /* the wildcard: IPv6 first (it takes IPv4 too), else IPv4 */
+    static const int every_family[] = { AF_INET6, AF_INET };
+    for (size_t i = 0; i < (*host ? 1 : 2) && fd < 0; i++) {
+        struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV }, *res = NULL;
+        hints.ai_family = *host ? AF_UNSPEC : every_family[i];
+        if (!*host)
+            hints.ai_flags |= AI_PASSIVE;
+        int gai = getaddrinfo (*host ? host : NULL, port, &hints, &res);
+        if (gai != 0) {
+            if (*host) {
+                snprintf (err, err_size, "--metrics '%s': cannot resolve '%s': %s", addr, host, gai_strerror (gai));
+                return -1;
+            }
+            why = EAFNOSUPPORT;
+            continue;
+        }
+        fd = s_listen_any (res, !*host, &why);
+        freeaddrinfo (res);
+    }
     if (fd < 0)
         snprintf (err, err_size, "--metrics '%s': cannot listen there: %s", addr, strerror (why ? why : EINVAL));
     return fd;
