@@ -1,4 +1,4 @@
--- shardbench result database, schema version 15 (PRAGMA user_version).
+-- shardbench result database, schema version 16 (PRAGMA user_version).
 -- This file is the single source of truth: the coordinator compiles it in and
 -- applies it to every database it opens. Rows are committed as they arrive
 -- (WAL journal), so a crash loses at most the rows of the current second. A
@@ -64,7 +64,7 @@ CREATE TABLE IF NOT EXISTS runs (
   eval_throughput_stdev_samples_per_second REAL,
   eval_io_mean_MB_per_second  REAL, -- eval_throughput_mean x record_size_bytes / 2^20
   eval_io_stdev_MB_per_second REAL,
-  -- helper series (issue 17): runs as a series (`--runs N --warmup K --label TEXT`; NULL before schema 11)
+  -- runs as a series (`--runs N --warmup K --label TEXT`; NULL before schema 11)
   label         TEXT,               -- --label: the name the command line gave the run (every row the command wrote)
   series_id     INTEGER,            -- series.id: the series this run belongs to (train or checkpoint rows of a
                                     --   `--runs N` command; NULL: a run of its own or the datagen before a series)
@@ -163,6 +163,7 @@ CREATE TABLE IF NOT EXISTS rank_epochs (
   metric_time_s     REAL,           -- the time DLIO divides by: the rank's span (on its own clock) less metric_excluded_s
   dlio_au_percentage REAL,          -- 100 x metric_compute_s / metric_time_s
   dlio_throughput_samples_per_second REAL, -- metric_steps x batch size / metric_time_s
+  compute_all_s REAL,               -- every step's compute, the first included (NULL before schema 16)
   PRIMARY KEY (run_id, epoch, rank)
 );
 
@@ -333,7 +334,7 @@ CREATE TABLE IF NOT EXISTS objects (
   idx        INTEGER GENERATED ALWAYS AS (oid & 1099511627775) VIRTUAL
 );
 
--- helper series (issue 17): one row per `shardbench run|checkpoint --runs N` command: N runs of the same
+-- one row per `shardbench run|checkpoint --runs N` command: N runs of the same
 -- workload and overrides back to back, the first `warmup` of them warm-up runs (MLPerf Storage: 6 runs, 1
 -- warm-up and 5 measured). Its runs point here (runs.series_id, series_index, warmup).
 CREATE TABLE IF NOT EXISTS series (
@@ -352,7 +353,7 @@ CREATE TABLE IF NOT EXISTS series (
   coordinator_pid  INTEGER          -- its pid: a dead one marks the series 'interrupted'
 );
 
--- helper outputs (issue 17): sample read latency of a train epoch per host, the histograms of that
+-- sample read latency of a train epoch per host, the histograms of that
 -- host's ranks merged (RANK_DONE's read_latency), one row per non-empty bin, as read_latency
 -- holds them merged over every host; the counts of an epoch's hosts add up to read_latency's. A
 -- host is run_workers.host (the name its worker reported). Empty for runs before schema 12.
@@ -366,7 +367,7 @@ CREATE TABLE IF NOT EXISTS host_read_latency (
   PRIMARY KEY (run_id, epoch, host, bin_low_us)
 );
 
--- helper resultsdir (issue 17): what each run was given, so that a run explains itself and MLPerf
+-- what each run was given, so that a run explains itself and MLPerf
 -- Storage's results directory (coordinator/report/results_dir.h, `--results-dir`) is written from
 -- the database alone. Written when the run row is; runs of schema 12 and older have no rows here.
 -- No credential is ever stored: values of secret keys read <redacted>, as in runs.config.
@@ -390,7 +391,7 @@ CREATE TABLE IF NOT EXISTS run_overrides (
 );
 
 -- A host as DLIO describes it in summary.json and N_output.json (host_cpuinfo, host_meminfo,
--- host_processor_name): each worker host as its first worker sent it in HELLO (helper hostinfo,
+-- host_processor_name): each worker host as its first worker sent it in HELLO (since
 -- protocol 12), and the coordinator's host, read from /proc at the run's start, unless a worker's
 -- row of that host name replaced it (docs/DLIO.md).
 CREATE TABLE IF NOT EXISTS run_host_info (

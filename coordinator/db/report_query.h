@@ -162,16 +162,22 @@ typedef enum {
 int sb_report_latencies (sqlite3 *db, int64_t run_id, sb_report_latency_by_t by,
                          void (*fn) (void *ctx, const sb_report_latency_t *l), void *ctx);
 
-/* The slowest rank of each epoch of a train run (rank_epochs, epoch >= 1):
- * the one with the longest wall time (finished_at - started_at), the lowest
- * rank of equal ones, with its split of that time into emulated compute,
- * waiting for data and step barriers; and over the epoch's ranks the mean
- * time in barriers. */
+/* The rank the others waited for, each epoch of a train run (rank_epochs,
+ * epoch >= 1): the one with the most time of its own, its wall time
+ * (finished_at - started_at) less its wait at step barriers (the longest
+ * wall time names a rank that waited for it as often as the one waited for),
+ * the lowest rank of equal ones; its split of the epoch's window (the
+ * first rank's start to the last one's finish) into emulated compute (every
+ * step's: compute_all_s, else compute_s for runs before schema 16), waiting
+ * for data, step barriers, other (the rest of its wall time) and idle (the
+ * window outside its wall time); and over the epoch's ranks the mean time
+ * in barriers and the mean compute and I/O wait. */
 typedef struct {
     int64_t     epoch, rank, ranks;
     const char *host;       /* borrowed for the call */
     double      wall_s, compute_s, io_wait_s, barrier_s;
-    double      barrier_mean_s;
+    double      own_s, window_s, other_s, idle_s;
+    double      barrier_mean_s, compute_mean_s, io_wait_mean_s;
 } sb_report_slowest_t;
 
 /* Call fn for each epoch in order. Returns 0, or -1. */

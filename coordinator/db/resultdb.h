@@ -22,7 +22,7 @@
 
 typedef struct sb_resultdb sb_resultdb_t;
 
-#define SB_RESULTDB_VERSION 15
+#define SB_RESULTDB_VERSION 16
 
 /* Open (creating when absent) the database at path for writing, check it
  * (a corrupt file is an error naming it) and apply or upgrade the schema.
@@ -124,6 +124,7 @@ typedef struct {
     uint64_t epoch, rank, samples, batches, bytes;
     const char *host;
     double started_at, finished_at, compute_s, au, io_wait_s, barrier_s;
+    double compute_all_s;   /* every step's compute (compute_s leaves the first out) */
     uint64_t resident_bytes, checked_bytes; /* page-cache residency sampled before reads (0 of 0: none) */
     int    has_au;          /* a train epoch: au and the DLIO figures below are stored (else NULL) */
     /* DLIO's figures of the rank (lib/metrics/dlio_metrics.h) */

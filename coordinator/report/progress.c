@@ -331,8 +331,13 @@ sb_progress_end_phase (sb_progress_t *self, double now)
 {
     if (!self)
         return;
-    if (!self->tty && self->in_phase)
-        s_draw (self, now);
     s_erase (self);
+    if (self->in_phase && !self->off) {
+        /* its last figures stay on the terminal as one line (hosts too, off a terminal) */
+        char buf[4096];
+        sb_progress_format (self->live, now, self->tty ? 0 : SB_PROGRESS_HOST_LINES, " | ", buf, sizeof buf);
+        fprintf (self->out, "progress: %s\n", buf);
+        fflush (self->out);
+    }
     self->in_phase = 0;
 }

@@ -50,8 +50,8 @@ void sb_progress_destroy (sb_progress_t **self_p);
 void sb_progress_phase (sb_progress_t *self, double now);
 /* Draw the block, print a line or a silence warning when due. */
 void sb_progress_tick (sb_progress_t *self, double now);
-/* The phase is over: a plain status prints its last line (the phase's
- * final figures); the block leaves the terminal. */
+/* The phase is over: its final figures as a "progress:" line (on a
+ * terminal the block leaves and the line, without host lines, stays). */
 void sb_progress_end_phase (sb_progress_t *self, double now);
 
 #endif

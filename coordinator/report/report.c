@@ -99,23 +99,87 @@ s_print_latency (void *ctx, const sb_report_latency_t *l)
 }
 
 static void
-s_print_host_latency (void *ctx, const sb_report_latency_t *l)
+s_print_host_row (FILE *out, const sb_report_latency_t *l)
 {
-    s_rows_t *t = ctx;
-    t->rows++;
     char host[1024];    /* a worker's text: escaped for the terminal (an older database's is as it came) */
-    fprintf (t->out, "  %5lld %-24s %10lld %10.3f %10.3f\n", (long long) l->epoch, sb_log_escape (l->host, host, sizeof host),
+    fprintf (out, "  %5lld %-24s %10lld %10.3f %10.3f\n", (long long) l->epoch, sb_log_escape (l->host, host, sizeof host),
              (long long) l->reads, l->p50_ms, l->p99_ms);
 }
+
+/* Read latency per host: every row while there are few; past that the
+ * S_HOST_ROWS with the highest p99 (host and epoch), so that the summary
+ * does not grow with hosts x epochs (the rest: report --csv hosts). */
+#define S_HOST_ROWS 4
+typedef struct {
+    FILE  *out;
+    size_t rows;
+    sb_report_latency_t top[S_HOST_ROWS];
+    char   host[S_HOST_ROWS][256];
+    size_t ntop;
+} s_host_rows_t;
+
+static void
+s_keep_host_latency (void *ctx, const sb_report_latency_t *l)
+{
+    s_host_rows_t *t = ctx;
+    t->rows++;
+    size_t at = t->ntop;
+    while (at > 0 && l->p99_ms > t->top[at - 1].p99_ms)
+        at--;
+    if (at >= S_HOST_ROWS)
+        return;
+    size_t move = (t->ntop < S_HOST_ROWS ? t->ntop : S_HOST_ROWS - 1) - at;
+    memmove (&t->top[at + 1], &t->top[at], move * sizeof t->top[0]);
+    memmove (&t->host[at + 1], &t->host[at], move * sizeof t->host[0]);
+    t->top[at] = *l;
+    snprintf (t->host[at], sizeof t->host[at], "%s", l->host ? l->host : "");
+    t->top[at].host = NULL;
+    if (t->ntop < S_HOST_ROWS)
+        t->ntop++;
+    for (size_t i = 0; i < t->ntop; i++)
+        t->top[i].host = t->host[i];
+}
+
+/* the run's blame, over epochs: the rank named most often, and its host */
+typedef struct {
+    FILE   *out;
+    int64_t rank[8];
+    char    host[8][256];
+    size_t  times[8], n, epochs;
+    double  own_s[8], barrier_mean_s;
+} s_blame_t;
 
 static void
 s_print_slowest (void *ctx, const sb_report_slowest_t *r)
 {
-    double other = r->wall_s - r->compute_s - r->io_wait_s - r->barrier_s;
+    s_blame_t *b = ctx;
     char host[1024];
-    fprintf (ctx, "  %5lld %5lld %-24s %9.3f %10.3f %10.3f %10.3f %9.3f %15.3f\n", (long long) r->epoch,
-             (long long) r->rank, sb_log_escape (r->host, host, sizeof host), r->wall_s, r->compute_s, r->io_wait_s, r->barrier_s, other > 0 ? other : 0,
-             r->barrier_mean_s);
+    fprintf (b->out, "  %5lld %5lld %-20s %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %14.3f\n", (long long) r->epoch,
+             (long long) r->rank, sb_log_escape (r->host, host, sizeof host), r->window_s, r->own_s, r->compute_s,
+             r->io_wait_s, r->barrier_s, r->other_s, r->idle_s, r->barrier_mean_s);
+    b->epochs++;
+    b->barrier_mean_s += r->barrier_mean_s;
+    size_t i = 0;
+    while (i < b->n && b->rank[i] != r->rank)
+        i++;
+    if (i == b->n && b->n < 8) {
+        b->rank[b->n] = r->rank;
+        snprintf (b->host[b->n], sizeof b->host[b->n], "%s", host);
+        b->times[b->n] = 0;
+        b->own_s[b->n++] = 0;
+    }
+    if (i < b->n) {
+        b->times[i]++;
+        b->own_s[i] += r->own_s;
+    }
+}
+
+static void
+s_print_latency_host_cb (void *ctx, const sb_report_latency_t *l)
+{
+    s_rows_t *t = ctx;
+    t->rows++;
+    s_print_host_row (t->out, l);
 }
 
 static void
@@ -159,18 +223,50 @@ s_print_story (sqlite3 *db, int64_t run_id, int from_memory, size_t epochs, FILE
         return -1;
     if (!t.rows)
         fprintf (out, "  (none recorded: a run before result schema 7)\n");
-    fprintf (out, "  read latency per host, ms:\n");
+    s_host_rows_t *hr = calloc (1, sizeof *hr);
+    if (!hr)
+        return -1;
+    hr->out = out;
+    if (sb_report_latencies (db, run_id, SB_REPORT_LATENCY_HOSTS, s_keep_host_latency, hr) != 0) {
+        free (hr);
+        return -1;
+    }
+    if (hr->rows > S_HOST_ROWS)
+        fprintf (out, "  read latency per host, ms: the %d highest p99 of %zu (every host and epoch: report --csv hosts):\n",
+                 S_HOST_ROWS, hr->rows);
+    else
+        fprintf (out, "  read latency per host, ms:\n");
     fprintf (out, "  %5s %-24s %10s %10s %10s\n", "epoch", "host", "reads", "p50", "p99");
-    t.rows = 0;
-    if (sb_report_latencies (db, run_id, SB_REPORT_LATENCY_HOSTS, s_print_host_latency, &t) != 0)
-        return -1;
-    if (!t.rows)
+    if (!hr->rows)
         fprintf (out, "  (none recorded: a run before result schema 12)\n");
-    fprintf (out, "  slowest rank of each epoch (longest wall time) and where its time went, s:\n");
-    fprintf (out, "  %5s %5s %-24s %9s %10s %10s %10s %9s %15s\n", "epoch", "rank", "host", "wall", "compute",
-             "I/O wait", "barrier", "other", "barrier (mean)");
-    if (sb_report_slowest (db, run_id, s_print_slowest, out) != 0)
+    /* few rows: in their order (epoch, host); many: the highest p99 first */
+    if (hr->rows <= S_HOST_ROWS && hr->rows) {
+        t.rows = 0;
+        hr->ntop = 0;
+        if (sb_report_latencies (db, run_id, SB_REPORT_LATENCY_HOSTS, s_print_latency_host_cb, &t) != 0) {
+            free (hr);
+            return -1;
+        }
+    }
+    else
+        for (size_t i = 0; i < hr->ntop; i++)
+            s_print_host_row (out, &hr->top[i]);
+    free (hr);
+    fprintf (out, "  the rank the others waited for, each epoch (the most time of its own: wall less barrier wait),\n"
+                  "  and where the epoch's window went for it, s (every rank: report --csv ranks):\n");
+    fprintf (out, "  %5s %5s %-20s %8s %8s %8s %8s %8s %8s %8s %14s\n", "epoch", "rank", "host", "window", "own",
+             "compute", "I/O wait", "barrier", "other", "idle", "mean barrier");
+    s_blame_t b = { .out = out };
+    if (sb_report_slowest (db, run_id, s_print_slowest, &b) != 0)
         return -1;
+    if (b.n) {
+        size_t best = 0;
+        for (size_t i = 1; i < b.n; i++)
+            if (b.times[i] > b.times[best] || (b.times[i] == b.times[best] && b.own_s[i] > b.own_s[best]))
+                best = i;
+        fprintf (out, "  waited for: rank %lld on %s (%zu of %zu epochs); the ranks' barrier wait, mean %.3f s an epoch\n",
+                 (long long) b.rank[best], b.host[best], b.times[best], b.epochs, b.barrier_mean_s / (double) b.epochs);
+    }
     s_caching_count_t c = { 0, 0, 0 };
     if (sb_report_host_caching (db, run_id, s_count_caching, &c) != 0)
         return -1;

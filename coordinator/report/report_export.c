@@ -753,18 +753,26 @@ sb_report_json (sqlite3 *db, int64_t run_id, FILE *out)
         const sb_report_slowest_t *sr = s_slow_find (&slow, e->epoch);
         fputs (", \"barrier_wait_mean_s\": ", out);
         sb_json_num (out, sr ? sr->barrier_mean_s : NAN);
-        fputs (",\n       \"slowest_rank\": ", out);
+        fputs (",\n       \"waited_for_rank\": ", out);
         if (sr) {
             fprintf (out, "{\"rank\": %lld, \"host\": ", (long long) sr->rank);
             sb_json_str (out, sr->host);
+            fputs (", \"window_s\": ", out);
+            sb_json_num (out, sr->window_s);
             fputs (", \"wall_s\": ", out);
             sb_json_num (out, sr->wall_s);
+            fputs (", \"own_s\": ", out);
+            sb_json_num (out, sr->own_s);
             fputs (", \"compute_s\": ", out);
             sb_json_num (out, sr->compute_s);
             fputs (", \"io_wait_s\": ", out);
             sb_json_num (out, sr->io_wait_s);
             fputs (", \"barrier_s\": ", out);
             sb_json_num (out, sr->barrier_s);
+            fputs (", \"other_s\": ", out);
+            sb_json_num (out, sr->other_s);
+            fputs (", \"idle_s\": ", out);
+            sb_json_num (out, sr->idle_s);
             fputc ('}', out);
         }
         else
@@ -842,7 +850,7 @@ s_csv_rank_header (s_csv_rank_t *cr)
     cr->header_done = 1;
     fputs ("run_id,epoch,rank,host,samples,steps,bytes,started_at,finished_at,wall_s,compute_s,au,io_wait_s,"
            "barrier_s,metric_steps,metric_compute_s,metric_excluded_s,metric_time_s,dlio_au_percentage,"
-           "dlio_throughput_samples_per_second\n", cr->out);
+           "dlio_throughput_samples_per_second,compute_all_s,other_s,idle_s,window_s\n", cr->out);
 }
 
 static int
@@ -867,8 +875,13 @@ s_csv_rank_epoch (void *ctx, const sb_export_rank_epoch_t *e)
     fputc (',', out);
     if (e->has_metric_steps)
         fprintf (out, "%lld", (long long) e->metric_steps);
+    /* the rank's split of the epoch's window: compute (every step), I/O wait, barrier, other, idle */
+    double wall = e->finished_at - e->started_at;
+    double other = isfinite (e->compute_all_s) ? wall - e->compute_all_s - e->io_wait_s - e->barrier_s : NAN;
+    double idle = e->window_s - wall;
     const double tail[] = { e->metric_compute_s, e->metric_excluded_s, e->metric_time_s, e->dlio_au_percentage,
-                            e->dlio_samples_per_s };
+                            e->dlio_samples_per_s, e->compute_all_s, other < 0 ? 0 : other, idle < 0 ? 0 : idle,
+                            e->window_s };
     for (size_t c = 0; c < sizeof tail / sizeof tail[0]; c++) {
         fputc (',', out);
         s_csv_num (out, tail[c]);
@@ -1038,7 +1051,8 @@ s_csv_detail (sqlite3 *db, int64_t run_id, FILE *out)
     }
     fputs ("run_id,epoch,reads,read_p50_ms,read_p90_ms,read_p99_ms,read_p999_ms,barrier_p50_ms,barrier_p99_ms,"
            "barrier_own_p50_ms,barrier_own_p99_ms,barrier_wait_mean_s,resident_fraction,served_from_memory,"
-           "slowest_rank,slowest_host,slowest_wall_s,slowest_compute_s,slowest_io_wait_s,slowest_barrier_s\n", out);
+           "waited_for_rank,waited_for_host,waited_for_wall_s,waited_for_compute_s,waited_for_io_wait_s,"
+           "waited_for_barrier_s,waited_for_own_s,waited_for_other_s,waited_for_idle_s,window_s\n", out);
     for (size_t i = 0; i < n; i++) {
         const sb_report_epoch_t *e = &ep[i];
         const sb_report_latency_t *l = s_lat_find (&lat, e->epoch);
@@ -1068,6 +1082,10 @@ s_csv_detail (sqlite3 *db, int64_t run_id, FILE *out)
         s_csv_next (out, sr ? sr->compute_s : NAN);
         s_csv_next (out, sr ? sr->io_wait_s : NAN);
         s_csv_next (out, sr ? sr->barrier_s : NAN);
+        s_csv_next (out, sr ? sr->own_s : NAN);
+        s_csv_next (out, sr ? sr->other_s : NAN);
+        s_csv_next (out, sr ? sr->idle_s : NAN);
+        s_csv_next (out, sr ? sr->window_s : NAN);
         fputc ('\n', out);
     }
     free (ep);

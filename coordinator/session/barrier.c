@@ -265,6 +265,7 @@ sess_on_rank_done (sess_t *self, sess_worker_t *w, const sb_msg_rank_done_t *m)
     sb_rank_epoch_t re = {
         .epoch = m->epoch, .rank = m->rank, .samples = m->samples, .batches = m->batches, .bytes = m->bytes,
         .host = w->host, .started_at = started_at, .finished_at = finished_at, .compute_s = m->compute_s,
+        .compute_all_s = m->compute_all_s,
         .au = m->au, .io_wait_s = m->io_wait_s, .barrier_s = m->barrier_s, .has_au = self->phase == SESS_PHASE_TRAIN,
         .resident_bytes = m->resident_bytes, .checked_bytes = m->checked_bytes,
     };

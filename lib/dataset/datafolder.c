@@ -216,7 +216,7 @@ sb_datafolder_marker_format (const sb_dataset_t *ds, const char *state, uint64_t
         snprintf (host, sizeof host, "unknown");
     host[sizeof host - 1] = '\0';
     int n = snprintf (buf, cap,
-                      "# shardbench dataset marker: what generated train/ (see README, Datasets)\n"
+                      "# shardbench dataset marker: what generated train/ (see docs/ARCHITECTURE.md, Concepts)\n"
                       "state=%s\n"
                       "dataset.format=%s\n"
                       "dataset.file_prefix=%s\n"

@@ -181,7 +181,7 @@ typedef struct {
      * object whole (an object store's GET) do not call it. */
     void      (*got) (void *arg, uint64_t bytes);
     /* Optional (NULL: gethostname): the writer's host name in the names of
-     * SB_PUT_REPLACE temporaries (.NAME.HOST.PID.RAND.tmp, README
+     * SB_PUT_REPLACE temporaries (.NAME.HOST.PID.RAND.tmp, docs/ARCHITECTURE.md
      * "Temporaries"), the agent's --host. Copied by the engine. */
     const char *writer;
 } sb_storage_open_t;

@@ -77,11 +77,12 @@ PY
     return 1
 }
 
-# readme_sql TEXT: the ```sql block of README.md's "Example queries" that
+# readme_sql TEXT: the ```sql block of docs/RESULTS.md's "Example queries" (the
+# queries the documentation shows, kept runnable by these tests) that
 # contains TEXT, on stdout; nothing (and status 1) unless exactly one does.
 # readme_sql --all: every block, each into queryNN.sql here; prints how many.
 readme_sql () {
-    python3 - "$(dirname "${BASH_SOURCE[0]}")/../../README.md" "$1" <<'PY'
+    python3 - "$(dirname "${BASH_SOURCE[0]}")/../../docs/RESULTS.md" "$1" <<'PY'
 import re, sys
 text = open(sys.argv[1]).read()
 section = text.split("\n## Example queries\n", 1)[1].split("\n## ", 1)[0]
@@ -105,12 +106,17 @@ PY
 # schema_v10_sql back to 10 (version 11's series table and runs columns)
 # (the last column first: SQLite's DROP COLUMN of a table's last column cuts
 # its text at the last comma before it, comments included)
+# schema_v15_sql back to 15 (version 16's rank_epochs.compute_all_s);
 # schema_v14_sql back to 14 (version 15's engine-neutral names: the errors
 # table's codes and the latency histograms' columns as they were named);
 # schema_v13_sql back to 13 (version 14's DLIO checkpoint figures);
 # schema_v12_sql back to 12 (version 13's run_inputs, run_overrides and run_host_info);
 # schema_v11_sql back to 11 (version 12's host_read_latency table)
+schema_v15_sql () {
+    echo "ALTER TABLE rank_epochs DROP COLUMN compute_all_s;"
+}
 schema_v14_sql () {
+    schema_v15_sql
     echo "ALTER TABLE errors RENAME COLUMN service_code TO s3_code;"
     echo "ALTER TABLE errors RENAME COLUMN library_code TO curl_code;"
     echo "ALTER TABLE read_latency RENAME COLUMN bin_low_us TO bucket_low_us;"

@@ -66,7 +66,7 @@ epoch_rows_bytes () {
 # and each row group holding a read row once, from its first byte to the end
 # of its last column read: here every group of every file (the callers say
 # why), hyparquet's group-bytes. So an epoch's bytes are exactly
-# group-bytes + the footer reads. The issue's bar, from the run's own counts:
+# group-bytes + the footer reads. The bar (little read beyond what DLIO reads), from the run's own counts:
 # (bytes an epoch - footer reads) / bytes of the files <= 1.05 (the footer
 # reads of these small files are DLIO's too: its amplification here is
 # theirs), and bytes an epoch >= the values' bytes (hyparquet's data-bytes).

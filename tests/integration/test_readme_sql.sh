@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# README.md, "Example queries": every ```sql block runs without error against
+# docs/RESULTS.md, "Example queries": every ```sql block runs without error against
 # a result database made by real runs (train on two workers, a train run that
 # fails on a missing file, a checkpoint run), and the answers to the common
 # questions are checked against the raw rows: AU per epoch, the slowest rank

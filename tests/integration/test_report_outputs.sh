@@ -7,7 +7,7 @@
 # --csv views and compare of 3 runs (config diff) and of a train and a
 # checkpoint run, each checked exactly against the database by python3
 # (sqlite3, json, csv): read latency p50/p90/p99/p99.9 per epoch and per host,
-# the slowest rank and its split, barrier wait, the page-cache flags, retries
+# the rank the others waited for and its split, barrier wait, the page-cache flags, retries
 # and errors per endpoint (rows added to a run as an S3 run records them;
 # test_s3_faults.sh checks the summary of real retries), DLIO's checkpoint
 # metrics; a version 10 database is upgraded.
@@ -97,12 +97,18 @@ def lat_hosts():
     keys = db.execute("SELECT DISTINCT epoch, host FROM host_read_latency WHERE run_id = ? ORDER BY epoch, host", (run,)).fetchall()
     return [(e, h) + pct(db.execute("SELECT bin_low_us, bin_high_us, count FROM host_read_latency WHERE run_id = ?"
                                     " AND epoch = ? AND host = ? ORDER BY bin_low_us", (run, e, h)).fetchall()) for e, h in keys]
+# the rank the others waited for: the most time of its own (wall less barrier wait), the lowest rank of
+# equal ones; its compute is every step's (compute_all_s, else compute_s); the epoch's window
 def slowest():
-    return db.execute("SELECT r.epoch, r.rank, r.host, r.finished_at - r.started_at, r.compute_s, r.io_wait_s, r.barrier_s,"
-                      " (SELECT avg(barrier_s) FROM rank_epochs x WHERE x.run_id = r.run_id AND x.epoch = r.epoch)"
-                      " FROM rank_epochs r WHERE r.run_id = ? AND r.epoch >= 1 AND r.rank = (SELECT x.rank FROM rank_epochs x"
-                      " WHERE x.run_id = r.run_id AND x.epoch = r.epoch ORDER BY x.finished_at - x.started_at DESC, x.rank"
-                      " LIMIT 1) ORDER BY r.epoch", (run,)).fetchall()
+    rows = []
+    for (e,) in db.execute("SELECT DISTINCT epoch FROM rank_epochs WHERE run_id = ? AND epoch >= 1 ORDER BY epoch", (run,)):
+        rs = db.execute("SELECT rank, host, finished_at - started_at, coalesce(compute_all_s, compute_s), io_wait_s,"
+                        " barrier_s, started_at, finished_at FROM rank_epochs WHERE run_id = ? AND epoch = ?",
+                        (run, e)).fetchall()
+        r = sorted(rs, key=lambda x: (-(x[2] - x[5]), x[0]))[0]
+        window = max(x[7] for x in rs) - min(x[6] for x in rs)
+        rows.append((e, r[0], r[1], r[2], r[3], r[4], r[5], sum(x[5] for x in rs) / len(rs), window))
+    return rows
 f6 = lambda x: "" if x is None else "%.6f" % x
 n6 = lambda x: None if x is None else float("%.6f" % x)
 if check == "text":          # the summary's new tables, as printed
@@ -110,15 +116,17 @@ if check == "text":          # the summary's new tables, as printed
         print("  %5d %10d %10.3f %10.3f %10.3f %10.3f" % ((e, n) + tuple(p)))
     for e, h, n, p in lat_hosts():
         print("  %5d %-24s %10d %10.3f %10.3f" % (e, h, n, p[0], p[2]))
-    for e, r, h, wall, c, io, b, bm in slowest():
-        print("  %5d %5d %-24s %9.3f %10.3f %10.3f %10.3f %9.3f %15.3f" % (e, r, h, wall, c, io, b, max(wall - c - io - b, 0), bm))
+    for e, r, h, wall, c, io, b, bm, w in slowest():
+        print("  %5d %5d %-20s %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %14.3f"
+              % (e, r, h, w, wall - b, c, io, b, max(wall - c - io - b, 0), max(w - wall, 0), bm))
 elif check == "text-got":    # the same lines cut from the summary
     lines = open(sys.argv[3]).read().split("\n")
-    def block(title, n):
+    def block(title, n, skip=2):
         i = next(k for k, l in enumerate(lines) if l.startswith(title))
-        return lines[i + 2:i + 2 + n]
+        return lines[i + skip:i + skip + n]
     ne = len(lat_epochs()); nh = len(lat_hosts()); ns = len(slowest())
-    print("\n".join(block("  read latency, ms", ne) + block("  read latency per host", nh) + block("  slowest rank of each epoch", ns)))
+    print("\n".join(block("  read latency, ms", ne) + block("  read latency per host", nh)
+                    + block("  the rank the others waited for", ns, 3)))
 elif check == "json":        # what --json must hold, as numbers read back
     le = {e: (n, p) for e, n, p in lat_epochs()}
     lh = {}
@@ -132,8 +140,10 @@ elif check == "json":        # what --json must hold, as numbers read back
         s = sl[e]
         eps.append({"epoch": e, "reads": n, "read_p50_ms": n6(p[0]), "read_p90_ms": n6(p[1]), "read_p99_ms": n6(p[2]),
                     "read_p999_ms": n6(p[3]), "barrier_wait_mean_s": n6(s[7]),
-                    "slowest_rank": {"rank": s[1], "host": s[2], "wall_s": n6(s[3]), "compute_s": n6(s[4]),
-                                     "io_wait_s": n6(s[5]), "barrier_s": n6(s[6])}, "hosts": lh.get(e, [])})
+                    "waited_for_rank": {"rank": s[1], "host": s[2], "window_s": n6(s[8]), "wall_s": n6(s[3]),
+                                        "own_s": n6(s[3] - s[6]), "compute_s": n6(s[4]), "io_wait_s": n6(s[5]),
+                                        "barrier_s": n6(s[6]), "other_s": n6(max(s[3] - s[4] - s[5] - s[6], 0)),
+                                        "idle_s": n6(max(s[8] - s[3], 0))}, "hosts": lh.get(e, [])})
     tot = db.execute("SELECT coalesce(sum(requests), 0), coalesce(sum(retries), 0), coalesce(sum(errors), 0) FROM endpoints"
                      " WHERE run_id = ?", (run,)).fetchone()
     print(json.dumps({"epochs": eps, "requests": tot[0], "retries": tot[1], "request_errors": tot[2],
@@ -142,7 +152,7 @@ elif check == "json":        # what --json must hold, as numbers read back
 elif check == "json-got":
     s = json.load(open(sys.argv[3]))["shardbench"]
     keys = ["epoch", "reads", "read_p50_ms", "read_p90_ms", "read_p99_ms", "read_p999_ms", "barrier_wait_mean_s",
-            "slowest_rank", "hosts"]
+            "waited_for_rank", "hosts"]
     print(json.dumps({"epochs": [{k: e[k] for k in keys} for e in s["epochs"]], "requests": s["requests"],
                       "retries": s["retries"], "request_errors": s["request_errors"], "error_rows": s["error_rows"]},
                      sort_keys=True))
@@ -151,13 +161,15 @@ elif check == "csv-detail":
     sl = {s[0]: s for s in slowest()}
     print("run_id,epoch,reads,read_p50_ms,read_p90_ms,read_p99_ms,read_p999_ms,barrier_p50_ms,barrier_p99_ms,"
           "barrier_own_p50_ms,barrier_own_p99_ms,barrier_wait_mean_s,resident_fraction,served_from_memory,"
-          "slowest_rank,slowest_host,slowest_wall_s,slowest_compute_s,slowest_io_wait_s,slowest_barrier_s")
+          "waited_for_rank,waited_for_host,waited_for_wall_s,waited_for_compute_s,waited_for_io_wait_s,"
+          "waited_for_barrier_s,waited_for_own_s,waited_for_other_s,waited_for_idle_s,window_s")
     for e, b50, b99, o50, o99, rf, fm in db.execute("SELECT epoch, barrier_p50_ms, barrier_p99_ms, barrier_own_p50_ms,"
             " barrier_own_p99_ms, resident_fraction, from_memory FROM epochs WHERE run_id = ? ORDER BY epoch", (run,)):
         n, p = le[e]
         s = sl[e]
         print(",".join([str(run), str(e), str(n)] + [f6(x) for x in p] + [f6(b50), f6(b99), f6(o50), f6(o99), f6(s[7]),
-                       f6(rf), "" if fm is None else str(fm), str(s[1]), s[2]] + [f6(x) for x in s[3:7]]))
+                       f6(rf), "" if fm is None else str(fm), str(s[1]), s[2]] + [f6(x) for x in s[3:7]]
+                       + [f6(s[3] - s[6]), f6(max(s[3] - s[4] - s[5] - s[6], 0)), f6(max(s[8] - s[3], 0)), f6(s[8])]))
 elif check == "csv-hosts":
     print("run_id,epoch,host,reads,read_p50_ms,read_p90_ms,read_p99_ms,read_p999_ms")
     for e, h, n, p in lat_hosts():
@@ -221,9 +233,9 @@ EOF2
 sb report 2 --db r.db
 expect_eq "report 2: exit" "$SB_RC" 0
 cp sb.out report2.out
-expect_eq "report 2: latency per epoch and host, slowest rank: the database's" "$(expected text-got 2 report2.out)" \
+expect_eq "report 2: latency per epoch and host, the rank waited for: the database's" "$(expected text-got 2 report2.out)" \
     "$(expected text 2)"
-expect_eq "report 2: 2 epochs, 2 hosts each, 2 slowest ranks" "$(expected text 2 | wc -l)" 8
+expect_eq "report 2: 2 epochs, 2 hosts each, 2 ranks waited for" "$(expected text 2 | wc -l)" 8
 # DLIO's potential_caching: 1 for a host whose memory exceeds the bytes its ranks read in an epoch
 expect_contains "report 2: page cache line" report2.out \
     "  page cache: potential_caching 1 on $(q r.db "SELECT count(*) FROM (SELECT host, max(memory) AS m FROM run_workers
@@ -238,7 +250,7 @@ expect_eq "report 2: status line" "$(grep -c 'retr' report2.out)" 0
 sb report 2 --json --db r.db
 expect_eq "report 2 --json: exit" "$SB_RC" 0
 cp sb.out r2.json
-expect_eq "report 2 --json: latency, slowest rank, hosts, retries: the database's" "$(expected json-got 2 r2.json)" \
+expect_eq "report 2 --json: latency, the rank waited for, hosts, retries: the database's" "$(expected json-got 2 r2.json)" \
     "$(expected json 2)"
 expect_eq "report 2 --json: run latency and hosts" \
     "$(python3 -c 'import json; s = json.load(open("r2.json"))["shardbench"]; print(s["read_latency"]["reads"], sorted(h["host"] for h in s["hosts"]), s["endpoints"])')" \
@@ -361,13 +373,27 @@ for args in "compare 2 3 99" "compare 2 3 4 5 2 3 4 5 2" "report 1 --json"; do
     expect_eq "$args: exit 2, no output" "$SB_RC $(wc -c <sb.out)" "2 0"
 done
 
+# a version 15 database (before rank_epochs.compute_all_s) is upgraded: its rows keep NULL there and
+# the rank waited for is still named, its compute the steps after the first (all it recorded)
+cp r.db v15.db
+q v15.db "$(schema_v15_sql) PRAGMA user_version = 15"
+sb report 2 --db v15.db
+expect_eq "version 15: report exit" "$SB_RC" 0
+expect_eq "version 15: upgraded, compute_all_s NULL in the old rows" \
+    "$(q v15.db "PRAGMA user_version"):$(q v15.db "SELECT count(*) FROM rank_epochs WHERE run_id = 2 AND compute_all_s IS NULL")" \
+    "16:$(q r.db "SELECT count(*) FROM rank_epochs WHERE run_id = 2")"
+expect_eq "version 15: the rank waited for, as the database has it" \
+    "$(sed -n '/the rank the others waited for/,/waited for:/p' sb.out | awk '$1 == "1" {print $2, $3, $6}')" \
+    "$(q v15.db "SELECT rank || ' ' || host || ' ' || printf('%.3f', compute_s) FROM rank_epochs WHERE run_id = 2 AND epoch = 1
+                 ORDER BY finished_at - started_at - barrier_s DESC, rank LIMIT 1")"
+
 # a version 10 database (before host_read_latency) is upgraded; its runs report without per-host rows
 cp r.db v10.db
 q v10.db "$(schema_v10_sql) PRAGMA user_version = 10"
 sb report 2 --db v10.db
 expect_eq "version 10: report exit" "$SB_RC" 0
 expect_eq "version 10: upgraded, host_read_latency empty" \
-    "$(q v10.db "PRAGMA user_version"):$(q v10.db "SELECT count(*) FROM host_read_latency")" "15:0"
+    "$(q v10.db "PRAGMA user_version"):$(q v10.db "SELECT count(*) FROM host_read_latency")" "16:0"
 expect_contains "version 10: the summary says why there are no per-host rows" sb.out \
     "  (none recorded: a run before result schema 12)"
 expect_eq "version 10: the merged latency is still there" "$(expected text-got 2 sb.out | head -2)" "$(expected text 2 | head -2)"

@@ -145,7 +145,7 @@ END_TEST
 START_TEST (test_rounding_edges)
 {
     static const s_case_t cases[] = {
-        /* the issue's case: 5 x 16 x 1024 GiB = 87960930222080 bytes over
+        /* a 16-host resnet50 cluster: 5 x 16 x 1024 GiB = 87960930222080 bytes over
          * 1251 x 114660.07 = 143439747.57 bytes a file = 613225.63: 613226
          * (a record rounded to 114660 bytes, samples first, gave 613227) */
         { "resnet50_h100 16 hosts", { 16, 1024, 128, 400, 114660.07, 1251, 0 }, 613226, 61, 87960982643360ULL },

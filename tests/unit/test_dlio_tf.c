@@ -30,7 +30,7 @@ s_walk (uint64_t files, uint64_t spf, uint64_t threads)
 
 START_TEST (test_thread_files)
 {
-    /* the case of the figures: 10 files of 3 samples on 4 threads */
+    /* blocks that cut files, so one file is read by several threads: 10 files of 3 samples on 4 threads */
     ck_assert_uint_eq (sb_dlio_tf_thread_files (10, 3, 4), 13);
     ck_assert_uint_eq (sb_dlio_tf_thread_files (5, 3, 2), 7);
     ck_assert_uint_eq (sb_dlio_tf_thread_files (10, 3, 2), 10);

@@ -140,9 +140,9 @@ START_TEST (test_create_schema)
     sb_resultdb_destroy (&db);      /* NULL is accepted */
     sb_resultdb_destroy (NULL);
 
-    ck_assert_int_eq (SB_RESULTDB_VERSION, 15);
+    ck_assert_int_eq (SB_RESULTDB_VERSION, 16);
     sqlite3 *q = s_sql_open (path);
-    ck_assert_int_eq (s_sql_int (q, "PRAGMA user_version"), 15);
+    ck_assert_int_eq (s_sql_int (q, "PRAGMA user_version"), 16);
     ck_assert_str_eq (s_sql_text (q, "PRAGMA journal_mode"), "wal");
     ck_assert_str_eq (s_sql_text (q, "SELECT group_concat(name, ' ') FROM (SELECT name FROM sqlite_master"
                                      " WHERE type = 'table' ORDER BY name)"),
@@ -431,7 +431,7 @@ START_TEST (test_reopen)
     ck_assert_int_eq (s_run (db, "datagen"), 2);
     sb_resultdb_destroy (&db);
     sqlite3 *q = s_sql_open (path);
-    ck_assert_int_eq (s_sql_int (q, "PRAGMA user_version"), 15);
+    ck_assert_int_eq (s_sql_int (q, "PRAGMA user_version"), 16);
     ck_assert_str_eq (s_sql_text (q, "SELECT group_concat(id || kind, ' ') FROM runs"), "1train 2datagen");
     ck_assert_int_eq (s_sql_int (q, "SELECT count(*) FROM timeseries"), 1);
     sqlite3_close (q);
@@ -447,16 +447,16 @@ START_TEST (test_refuse_newer)
     ck_assert_int_eq (s_run (db, "train"), 1);
     sb_resultdb_destroy (&db);
     sqlite3 *q = s_sql_open (path);
-    s_sql_exec (q, "PRAGMA user_version = 16");
+    s_sql_exec (q, "PRAGMA user_version = 17");
     sqlite3_close (q);
-    snprintf (want, sizeof want, "%s: result database schema version 16 is newer than this shardbench (15)", path);
+    snprintf (want, sizeof want, "%s: result database schema version 17 is newer than this shardbench (16)", path);
     ck_assert_ptr_null (sb_resultdb_open (path, err, sizeof err));
     ck_assert_str_eq (err, want);
     err[0] = '\0';
     ck_assert_ptr_null (sb_resultdb_open_readonly (path, 1, err, sizeof err));
     ck_assert_str_eq (err, want);
     q = s_sql_open (path);
-    ck_assert_int_eq (s_sql_int (q, "PRAGMA user_version"), 16);
+    ck_assert_int_eq (s_sql_int (q, "PRAGMA user_version"), 17);
     ck_assert_int_eq (s_sql_int (q, "SELECT count(*) FROM runs"), 1);
     sqlite3_close (q);
 }
@@ -595,7 +595,7 @@ START_TEST (test_readonly)
     s_sql_exec (q, "PRAGMA user_version = 9");
     sqlite3_close (q);
     ck_assert_ptr_null (sb_resultdb_open_readonly (path, 0, err, sizeof err));
-    snprintf (want, sizeof want, "%s: result database schema version 9 must be upgraded to version 15 before this"
+    snprintf (want, sizeof want, "%s: result database schema version 9 must be upgraded to version 16 before this"
               " shardbench can read it, which needs write access: run `shardbench report --db %s` once as a user"
               " who can write the file and its folder", path, path);
     ck_assert_str_eq (err, want);
@@ -612,8 +612,10 @@ END_TEST
 /* SQL taking a current file back to version 14's names: the error codes
  * named after the one object store and HTTP library of the time, the
  * latency histograms' columns after buckets (what version 15 renamed). */
-#define S_SCHEMA_V14_SQL \
-    "ALTER TABLE errors RENAME COLUMN service_code TO s3_code; ALTER TABLE errors RENAME COLUMN library_code TO curl_code;" \
+/* back to 15: version 16's rank_epochs.compute_all_s */
+#define S_SCHEMA_V15_SQL "ALTER TABLE rank_epochs DROP COLUMN compute_all_s;"
+#define S_SCHEMA_V14_SQL S_SCHEMA_V15_SQL \
+    " ALTER TABLE errors RENAME COLUMN service_code TO s3_code; ALTER TABLE errors RENAME COLUMN library_code TO curl_code;" \
     " ALTER TABLE read_latency RENAME COLUMN bin_low_us TO bucket_low_us;" \
     " ALTER TABLE read_latency RENAME COLUMN bin_high_us TO bucket_high_us;" \
     " ALTER TABLE host_read_latency RENAME COLUMN bin_low_us TO bucket_low_us;" \
@@ -645,7 +647,7 @@ START_TEST (test_upgrade_from_v14)
     db = s_open (path);
     sb_resultdb_destroy (&db);
     q = s_sql_open (path);
-    ck_assert_int_eq (s_sql_int (q, "PRAGMA user_version"), 15);
+    ck_assert_int_eq (s_sql_int (q, "PRAGMA user_version"), 16);
     ck_assert_str_eq (s_sql_text (q, "SELECT group_concat(x, ' / ') FROM (SELECT rank || '|' || http_status || '|' ||"
                                      " coalesce(service_code, 'NULL') || '|' || library_code || '|' || attempt AS x"
                                      " FROM errors ORDER BY rowid)"), "0|404|NoSuchKey|0|1 / 1|0|NULL|28|3");
@@ -697,7 +699,7 @@ START_TEST (test_upgrade_from_v9)
     ck_assert_int_eq (sb_resultdb_run_workflow (db, 1, "train"), 0);
     sb_resultdb_destroy (&db);
     q = s_sql_open (path);
-    ck_assert_int_eq (s_sql_int (q, "PRAGMA user_version"), 15);
+    ck_assert_int_eq (s_sql_int (q, "PRAGMA user_version"), 16);
     ck_assert_str_eq (s_sql_text (q, "SELECT kind || '|' || workflow || '|' || coalesce(eval_au_mean_percentage,"
                                      " 'NULL') FROM runs"), "train|train|NULL");
     ck_assert_int_eq (s_sql_int (q, "SELECT count(*) FROM sqlite_master WHERE name IN ('evals', 'eval_ranks')"), 2);
@@ -731,7 +733,7 @@ START_TEST (test_upgrade_from_v13)
     db = s_open (path);
     sb_resultdb_destroy (&db);
     q = s_sql_open (path);
-    ck_assert_int_eq (s_sql_int (q, "PRAGMA user_version"), 15);
+    ck_assert_int_eq (s_sql_int (q, "PRAGMA user_version"), 16);
     ck_assert_str_eq (s_sql_text (q, "SELECT bytes || '|' || duration_s || '|' || dlio_bytes || '|' || dlio_duration_s"
                                      " || '|' || dlio_gib_per_s || '|' || gib_per_s || '|' || rank_sync FROM checkpoints"),
                       "2147483648|4.0|2147483648|2.0|1.0|0.5|0");
@@ -1002,7 +1004,7 @@ START_TEST (test_in_memory)
     ck_assert_int_eq (sb_resultdb_add_stats (db, 1, 1, 1, 0, 1, 1, 1, 0, 0), 0);
     ck_assert_int_eq (sb_resultdb_sync (db), 0);
     ck_assert_int_eq (s_sql_int (sb_resultdb_handle (db), "SELECT count(*) FROM timeseries"), 1);
-    ck_assert_int_eq (s_sql_int (sb_resultdb_handle (db), "PRAGMA user_version"), 15);
+    ck_assert_int_eq (s_sql_int (sb_resultdb_handle (db), "PRAGMA user_version"), 16);
     sb_resultdb_destroy (&db);
 }
 END_TEST

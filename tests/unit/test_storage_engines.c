@@ -838,7 +838,7 @@ START_TEST (test_file_page_cache)
 }
 END_TEST
 
-/* ---- helper "ckpt": eviction after a put, stopping, the writer's name ---- */
+/* ---- checkpoint writes: eviction after a put, stopping, the writer's name ---- */
 
 /* Bytes of root + key resident in the page cache now; -1 when it cannot be told. */
 static int64_t
@@ -1018,7 +1018,7 @@ s_fill_look (void *ctx, uint64_t offset, uint8_t *buf, size_t len)
 }
 
 /* sb_storage_open_t.writer names a replacing put's temporary
- * (.NAME.HOST.PID.RAND.tmp, README "Temporaries"). */
+ * (.NAME.HOST.PID.RAND.tmp, docs/ARCHITECTURE.md "Temporaries"). */
 START_TEST (test_put_writer)
 {
     const s_target_t *t = s_target ("file");

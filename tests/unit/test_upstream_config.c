@@ -140,7 +140,7 @@ START_TEST (test_record_shape)
 }
 END_TEST
 
-/* DLIO keys the issue found warned as "unknown key": all known now */
+/* DLIO keys upstream files use, once warned as "unknown key": all known now */
 START_TEST (test_dlio_keys_known)
 {
     ck_assert_str_eq (s_load ("reader:\n  odirect: false\n  preprocess_time: 0\n  pin_memory: true\n"
