@@ -24,6 +24,10 @@
 #define S_READ_LIMIT_S   2.0    /* to receive the request */
 #define S_RENDER_LIMIT_S 2.0    /* for the session to render */
 #define S_WRITE_LIMIT_S  10.0   /* to send the response (megabytes at thousands of ranks) */
+/* A rendering younger than this is served again: the workers report once a
+ * second, and a client scraping back to back must not keep the session's
+ * thread rendering (25 ms of CPU a rendering at 4096 ranks) */
+#define S_RENDER_MIN_S   1.0
 
 struct _sb_metrics_server_t {
     int             listen_fd;
@@ -36,6 +40,7 @@ struct _sb_metrics_server_t {
     int             attached;       /* a session renders on request */
     int             want;           /* a scrape waits for a rendering */
     uint64_t        gen;            /* renderings so far */
+    double          rendered_at;    /* when the last was made (s_mono); < 0: none of this session */
     char           *body;           /* the last rendering (owned), NULL: none */
     size_t          len;
     int             stopping;
@@ -223,7 +228,8 @@ static char *
 s_take_body (sb_metrics_server_t *self, size_t *len)
 {
     pthread_mutex_lock (&self->mu);
-    if (self->attached && !self->stopping) {
+    if (self->attached && !self->stopping
+        && (self->rendered_at < 0 || s_mono () - self->rendered_at >= S_RENDER_MIN_S)) {
         uint64_t gen = self->gen;
         self->want = 1;
         struct timespec until;
@@ -447,6 +453,7 @@ sb_metrics_server_begin (sb_metrics_server_t *self)
         return;
     pthread_mutex_lock (&self->mu);
     self->attached = 1;
+    self->rendered_at = -1;     /* the first scrape asks for this session's figures */
     pthread_mutex_unlock (&self->mu);
 }
 
@@ -475,6 +482,7 @@ s_render (sb_metrics_server_t *self, const sb_live_t *live, double now, int deta
     }
     self->gen++;
     self->want = 0;
+    self->rendered_at = s_mono ();
     if (detach)
         self->attached = 0;
     pthread_cond_broadcast (&self->rendered);

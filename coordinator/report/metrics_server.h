@@ -9,7 +9,10 @@
  * in its housekeeping (sb_metrics_server_poll, at least every 50 ms), so
  * the model is only ever read on the thread that feeds it. When the session
  * cannot answer within 2 s (a long blocking step) the last rendering is
- * sent, or 503 when there is none. Other paths get 404, other methods 405.
+ * sent, or 503 when there is none. A rendering less than 1 s old is sent
+ * again without asking (the workers report once a second; a client that
+ * scrapes back to back must not keep the session rendering). Other paths
+ * get 404, other methods 405.
  *
  * Between and after sessions (sb_metrics_server_end), every scrape gets the
  * final rendering of the last session at once: the figures as recorded.

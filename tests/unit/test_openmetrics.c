@@ -353,6 +353,11 @@ START_TEST (test_server)
     r = s_read_all (fd);
     s_has_line (r, "shardbench_samples_total 20");
     free (r);
+    /* a scrape right after: the rendering of less than a second ago, the session not asked */
+    r = s_request (url, "GET /metrics HTTP/1.1\r\n\r\n");
+    s_has_line (r, "shardbench_samples_total 20");
+    free (r);
+    ck_assert_int_eq (sb_metrics_server_poll (srv, live, 1002), 0);
     /* the end: the final rendering, for every later scrape, at once */
     sb_metrics_server_end (srv, live, 1002);
     sb_live_destroy (&live);
