@@ -182,7 +182,8 @@ s_run (s_ctx_t *c, const sb_live_run_view_t *v)
 {
     char label[256], labels[300];
     s_family (c, "phase_info", "gauge",
-              "The phase the run is in (train, eval, datagen, checkpoint; none before the first): 1");
+              "The phase the run is in (listing, datagen, train, eval, checkpoint_write, checkpoint_read; none"
+              " before the first): 1");
     snprintf (labels, sizeof labels, "phase=\"%s\"",
               sb_openmetrics_label (v->phase && *v->phase ? v->phase : "none", label, sizeof label));
     s_u64 (c, "phase_info", labels, 1);

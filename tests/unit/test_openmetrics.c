@@ -94,8 +94,8 @@ END_TEST
 START_TEST (test_render_empty)
 {
     char *t = s_render (NULL, 0);
-    s_has_line (t, "# HELP shardbench_phase_info The phase the run is in (train, eval, datagen, checkpoint; none before"
-                   " the first): 1");
+    s_has_line (t, "# HELP shardbench_phase_info The phase the run is in (listing, datagen, train, eval,"
+                   " checkpoint_write, checkpoint_read; none before the first): 1");
     s_has_line (t, "# TYPE shardbench_phase_info gauge");
     s_has_line (t, "shardbench_phase_info{phase=\"none\"} 1");
     s_has_line (t, "shardbench_ranks 0");
