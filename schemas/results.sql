@@ -164,6 +164,10 @@ CREATE TABLE IF NOT EXISTS rank_epochs (
   dlio_au_percentage REAL,          -- 100 x metric_compute_s / metric_time_s
   dlio_throughput_samples_per_second REAL, -- metric_steps x batch size / metric_time_s
   compute_all_s REAL,               -- every step's compute, the first included (NULL before schema 16)
+  held_s       REAL,                -- how long the other workers waited at step barriers for this rank's worker:
+                                    -- per step it completed the barrier, from the arrival before it of another
+                                    -- host (of any worker on one host); the same for its worker's ranks (NULL
+                                    -- before schema 16; 0 without a step barrier: sync none, one worker)
   PRIMARY KEY (run_id, epoch, rank)
 );
 

@@ -98,7 +98,7 @@ sb_export_rank_epochs (sqlite3 *db, int64_t run_id, int (*fn) (void *ctx, const 
     if (sb_report_prepare (db, "SELECT epoch, rank, host, samples, batches, bytes, started_at, finished_at, compute_s,"
                            " au, io_wait_s, barrier_s, metric_steps, metric_compute_s, metric_excluded_s,"
                            " metric_time_s, dlio_au_percentage, dlio_throughput_samples_per_second, compute_all_s,"
-                           " max(finished_at) OVER e - min(started_at) OVER e"
+                           " max(finished_at) OVER e - min(started_at) OVER e, held_s"
                            " FROM rank_epochs WHERE run_id = ?1 WINDOW e AS (PARTITION BY epoch) ORDER BY epoch, rank",
                            run_id, &st) != 0)
         return -1;
@@ -118,6 +118,7 @@ sb_export_rank_epochs (sqlite3 *db, int64_t run_id, int (*fn) (void *ctx, const 
             .metric_time_s = sb_report_real (st, 15),
             .dlio_au_percentage = sb_report_real (st, 16), .dlio_samples_per_s = sb_report_real (st, 17),
             .compute_all_s = sb_report_real (st, 18), .window_s = sb_report_real (st, 19),
+            .held_s = sb_report_real (st, 20),
         };
         stopped = fn (ctx, &e) != 0;
     }

@@ -62,6 +62,7 @@ typedef struct {
     double      metric_compute_s, metric_excluded_s, metric_time_s, dlio_au_percentage, dlio_samples_per_s;
     double      compute_all_s;  /* every step's compute; NAN before schema 16 */
     double      window_s;       /* the epoch's window: its ranks' first start to last finish */
+    double      held_s;         /* the others' wait at step barriers for its worker; NAN before schema 16 */
 } sb_export_rank_epoch_t;
 
 /* Call fn for each rank_epochs row of run_id, by epoch then rank. Returns

@@ -461,15 +461,15 @@ sb_report_slowest (sqlite3 *db, int64_t run_id, void (*fn) (void *ctx, const sb_
     sqlite3_stmt *st;
     /* one pass per epoch (window functions), not a subquery per rank: runs of thousands of ranks */
     if (sb_report_prepare (db, "SELECT epoch, rank, host, wall, compute, io_wait_s, barrier_s, n, mean, win,"
-                           " compute_mean, io_mean FROM"
+                           " compute_mean, io_mean, held_s FROM"
                            " (SELECT epoch, rank, host, finished_at - started_at AS wall,"
-                           "  coalesce(compute_all_s, compute_s) AS compute, io_wait_s, barrier_s,"
+                           "  coalesce(compute_all_s, compute_s) AS compute, io_wait_s, barrier_s, held_s,"
                            "  count(*) OVER e AS n, avg(barrier_s) OVER e AS mean,"
                            "  max(finished_at) OVER e - min(started_at) OVER e AS win,"
                            "  avg(coalesce(compute_all_s, compute_s)) OVER e AS compute_mean,"
                            "  avg(io_wait_s) OVER e AS io_mean,"
-                           "  row_number() OVER (PARTITION BY epoch ORDER BY finished_at - started_at - barrier_s DESC,"
-                           "   rank) AS k"
+                           "  row_number() OVER (PARTITION BY epoch ORDER BY coalesce(held_s, 0) DESC,"
+                           "   finished_at - started_at - barrier_s DESC, rank) AS k"
                            "  FROM rank_epochs WHERE run_id = ?1 AND epoch >= 1 WINDOW e AS (PARTITION BY epoch))"
                            " WHERE k = 1 ORDER BY epoch", run_id, &st) != 0)
         return -1;
@@ -482,6 +482,7 @@ sb_report_slowest (sqlite3 *db, int64_t run_id, void (*fn) (void *ctx, const sb_
             .barrier_s = sqlite3_column_double (st, 6), .ranks = sqlite3_column_int64 (st, 7),
             .barrier_mean_s = sqlite3_column_double (st, 8), .window_s = sqlite3_column_double (st, 9),
             .compute_mean_s = sqlite3_column_double (st, 10), .io_wait_mean_s = sqlite3_column_double (st, 11),
+            .held_s = sb_report_real (st, 12),
         };
         s.own_s = s.wall_s - s.barrier_s;
         s.other_s = s.wall_s - s.compute_s - s.io_wait_s - s.barrier_s;

@@ -163,10 +163,14 @@ int sb_report_latencies (sqlite3 *db, int64_t run_id, sb_report_latency_by_t by,
                          void (*fn) (void *ctx, const sb_report_latency_t *l), void *ctx);
 
 /* The rank the others waited for, each epoch of a train run (rank_epochs,
- * epoch >= 1): the one with the most time of its own, its wall time
- * (finished_at - started_at) less its wait at step barriers (the longest
- * wall time names a rank that waited for it as often as the one waited for),
- * the lowest rank of equal ones; its split of the epoch's window (the
+ * epoch >= 1): the one whose worker held the step barriers longest (held_s:
+ * the coordinator saw its STEP come last, that long after another host's),
+ * then (no step barrier, or older runs) the one with the most time of its
+ * own, its wall time (finished_at - started_at) less its wait at step
+ * barriers (the longest wall time names a rank that waited for it as often
+ * as the one waited for; a frozen worker's own clock counts its freeze as
+ * barrier wait when it froze waiting for the release), the lowest rank of
+ * equal ones; its split of the epoch's window (the
  * first rank's start to the last one's finish) into emulated compute (every
  * step's: compute_all_s, else compute_s for runs before schema 16), waiting
  * for data, step barriers, other (the rest of its wall time) and idle (the
@@ -177,6 +181,7 @@ typedef struct {
     const char *host;       /* borrowed for the call */
     double      wall_s, compute_s, io_wait_s, barrier_s;
     double      own_s, window_s, other_s, idle_s;
+    double      held_s;     /* NAN: not recorded (before schema 16) */
     double      barrier_mean_s, compute_mean_s, io_wait_mean_s;
 } sb_report_slowest_t;
 

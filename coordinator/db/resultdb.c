@@ -426,9 +426,11 @@ s_upgrade (sqlite3 *db, const char *path, char *err, size_t err_size)
                               NULL, &msg) != SQLITE_OK)
         what = "cannot upgrade the host_read_latency table to version 15", rc = -1;
     /* version 15 -> 16: every step's compute of a rank (its first step's
-     * was in no column: the split of its time put it under "other") */
+     * was in no column: the split of its time put it under "other"), and
+     * how long the others waited for it at step barriers (the blame) */
     else if (version >= 1 && version <= 15
-             && sqlite3_exec (db, "ALTER TABLE rank_epochs ADD COLUMN compute_all_s REAL;", NULL, NULL, &msg)
+             && sqlite3_exec (db, "ALTER TABLE rank_epochs ADD COLUMN compute_all_s REAL;"
+                              " ALTER TABLE rank_epochs ADD COLUMN held_s REAL;", NULL, NULL, &msg)
                 != SQLITE_OK)
         what = "cannot upgrade the rank_epochs table to version 16", rc = -1;
     else if (sqlite3_exec (db, sb_results_sql, NULL, NULL, &msg) != SQLITE_OK)
@@ -1405,20 +1407,20 @@ sb_resultdb_add_rank_epoch (sb_resultdb_t *self, int64_t run_id, const sb_rank_e
     static const char sql[] = "INSERT OR REPLACE INTO rank_epochs (run_id, epoch, rank, host, samples, batches, bytes,"
                               " started_at, finished_at, compute_s, au, io_wait_s, barrier_s, metric_steps,"
                               " metric_compute_s, metric_excluded_s, metric_time_s, dlio_au_percentage,"
-                              " dlio_throughput_samples_per_second, resident_bytes, checked_bytes, compute_all_s)"
-                              " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+                              " dlio_throughput_samples_per_second, resident_bytes, checked_bytes, compute_all_s, held_s)"
+                              " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
     const char *host = re->host ? re->host : "?";
     if (re->has_au)     /* a train epoch: shardbench's AU and DLIO's figures */
-        return sb_resultdb_exec (self, sql, "iiitiiiddddddidddddiid", run_id, (int64_t) re->epoch, (int64_t) re->rank,
+        return sb_resultdb_exec (self, sql, "iiitiiiddddddidddddiidd", run_id, (int64_t) re->epoch, (int64_t) re->rank,
                                  host, (int64_t) re->samples, (int64_t) re->batches, (int64_t) re->bytes,
                                  re->started_at, re->finished_at, re->compute_s, re->au, re->io_wait_s, re->barrier_s,
                                  (int64_t) re->metric_steps, re->metric_compute_s, re->metric_excluded_s, re->metric_time_s,
                                  re->dlio_au_percentage, re->dlio_samples_per_s, (int64_t) re->resident_bytes,
-                                 (int64_t) re->checked_bytes, re->compute_all_s);
-    return sb_resultdb_exec (self, sql, "iiitiiidddnddnnnnnniid", run_id, (int64_t) re->epoch, (int64_t) re->rank, host,
+                                 (int64_t) re->checked_bytes, re->compute_all_s, re->held_s);
+    return sb_resultdb_exec (self, sql, "iiitiiidddnddnnnnnniidd", run_id, (int64_t) re->epoch, (int64_t) re->rank, host,
                              (int64_t) re->samples, (int64_t) re->batches, (int64_t) re->bytes, re->started_at,
                              re->finished_at, re->compute_s, re->io_wait_s, re->barrier_s,
-                             (int64_t) re->resident_bytes, (int64_t) re->checked_bytes, re->compute_all_s);
+                             (int64_t) re->resident_bytes, (int64_t) re->checked_bytes, re->compute_all_s, re->held_s);
 }
 
 int

@@ -125,6 +125,7 @@ typedef struct {
     const char *host;
     double started_at, finished_at, compute_s, au, io_wait_s, barrier_s;
     double compute_all_s;   /* every step's compute (compute_s leaves the first out) */
+    double held_s;          /* how long the other workers waited for its worker at step barriers */
     uint64_t resident_bytes, checked_bytes; /* page-cache residency sampled before reads (0 of 0: none) */
     int    has_au;          /* a train epoch: au and the DLIO figures below are stored (else NULL) */
     /* DLIO's figures of the rank (lib/metrics/dlio_metrics.h) */

@@ -7,13 +7,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* the hosts where DLIO would set potential_caching, as one line */
+/* the hosts where DLIO would set potential_caching, a line each for the
+ * first S_CACHING_LINES, then how many more (the summary must not grow with
+ * hosts: every host is in report --csv hosts and the HTML page) */
+#define S_CACHING_LINES 3
+typedef struct {
+    FILE  *out;
+    size_t flagged;
+} s_caching_lines_t;
+
 static void
 s_print_caching_host (void *ctx, const sb_report_host_caching_t *h)
 {
-    FILE *out = ctx;
-    if (h->potential_caching == 1 && h->data_bytes > 0)
-        fprintf (out, "  potential_caching: host %s has %.1f GiB of memory, more than the %.3f GiB its ranks read per"
+    s_caching_lines_t *c = ctx;
+    if (h->potential_caching != 1 || h->data_bytes <= 0)
+        return;
+    if (c->flagged++ < S_CACHING_LINES)
+        fprintf (c->out, "  potential_caching: host %s has %.1f GiB of memory, more than the %.3f GiB its ranks read per"
                  " epoch: its page cache can serve the epochs from memory\n", h->host,
                  (double) h->memory_bytes / 1073741824.0, (double) h->data_bytes / 1073741824.0);
 }
@@ -146,7 +156,7 @@ typedef struct {
     int64_t rank[8];
     char    host[8][256];
     size_t  times[8], n, epochs;
-    double  own_s[8], barrier_mean_s;
+    double  own_s[8], rank_held_s[8], barrier_mean_s;
 } s_blame_t;
 
 static void
@@ -154,8 +164,11 @@ s_print_slowest (void *ctx, const sb_report_slowest_t *r)
 {
     s_blame_t *b = ctx;
     char host[1024];
-    fprintf (b->out, "  %5lld %5lld %-20s %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %14.3f\n", (long long) r->epoch,
-             (long long) r->rank, sb_log_escape (r->host, host, sizeof host), r->window_s, r->own_s, r->compute_s,
+    char held[32] = "-";
+    if (isfinite (r->held_s))
+        snprintf (held, sizeof held, "%.3f", r->held_s);
+    fprintf (b->out, "  %5lld %5lld %-16s %8s %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %12.3f\n", (long long) r->epoch,
+             (long long) r->rank, sb_log_escape (r->host, host, sizeof host), held, r->window_s, r->own_s, r->compute_s,
              r->io_wait_s, r->barrier_s, r->other_s, r->idle_s, r->barrier_mean_s);
     b->epochs++;
     b->barrier_mean_s += r->barrier_mean_s;
@@ -166,11 +179,13 @@ s_print_slowest (void *ctx, const sb_report_slowest_t *r)
         b->rank[b->n] = r->rank;
         snprintf (b->host[b->n], sizeof b->host[b->n], "%s", host);
         b->times[b->n] = 0;
+        b->rank_held_s[b->n] = 0;
         b->own_s[b->n++] = 0;
     }
     if (i < b->n) {
         b->times[i]++;
         b->own_s[i] += r->own_s;
+        b->rank_held_s[i] += isfinite (r->held_s) ? r->held_s : 0;
     }
 }
 
@@ -252,20 +267,25 @@ s_print_story (sqlite3 *db, int64_t run_id, int from_memory, size_t epochs, FILE
         for (size_t i = 0; i < hr->ntop; i++)
             s_print_host_row (out, &hr->top[i]);
     free (hr);
-    fprintf (out, "  the rank the others waited for, each epoch (the most time of its own: wall less barrier wait),\n"
-                  "  and where the epoch's window went for it, s (every rank: report --csv ranks):\n");
-    fprintf (out, "  %5s %5s %-20s %8s %8s %8s %8s %8s %8s %8s %14s\n", "epoch", "rank", "host", "window", "own",
-             "compute", "I/O wait", "barrier", "other", "idle", "mean barrier");
+    fprintf (out, "  the rank the others waited for, each epoch (held: how long they waited at step barriers for its\n"
+                  "  worker; own: its wall time less its barrier wait) and where the epoch's window went for it, s\n"
+                  "  (every rank: report --csv ranks):\n");
+    fprintf (out, "  %5s %5s %-16s %8s %8s %8s %8s %8s %8s %8s %8s %12s\n", "epoch", "rank", "host", "held", "window",
+             "own", "compute", "I/O wait", "barrier", "other", "idle", "mean barrier");
     s_blame_t b = { .out = out };
     if (sb_report_slowest (db, run_id, s_print_slowest, &b) != 0)
         return -1;
     if (b.n) {
+        /* the run's: the rank that held the others longest, else the one named most often, then by its own time */
         size_t best = 0;
         for (size_t i = 1; i < b.n; i++)
-            if (b.times[i] > b.times[best] || (b.times[i] == b.times[best] && b.own_s[i] > b.own_s[best]))
+            if (b.rank_held_s[i] > b.rank_held_s[best]
+                || (b.rank_held_s[i] == b.rank_held_s[best]
+                    && (b.times[i] > b.times[best] || (b.times[i] == b.times[best] && b.own_s[i] > b.own_s[best]))))
                 best = i;
-        fprintf (out, "  waited for: rank %lld on %s (%zu of %zu epochs); the ranks' barrier wait, mean %.3f s an epoch\n",
-                 (long long) b.rank[best], b.host[best], b.times[best], b.epochs, b.barrier_mean_s / (double) b.epochs);
+        fprintf (out, "  waited for: rank %lld on %s (%zu of %zu epochs, held the others %.3f s); the ranks' barrier"
+                      " wait, mean %.3f s an epoch\n", (long long) b.rank[best], b.host[best], b.times[best], b.epochs,
+                 b.rank_held_s[best], b.barrier_mean_s / (double) b.epochs);
     }
     s_caching_count_t c = { 0, 0, 0 };
     if (sb_report_host_caching (db, run_id, s_count_caching, &c) != 0)
@@ -435,10 +455,14 @@ sb_report_print (sqlite3 *db, int64_t run_id, FILE *out)
         fprintf (out, "  * served from memory: at least half the bytes checked were in the page cache before they were"
                  " read, so %s measure%s memory, not the storage\n",
                  from_memory > 1 ? "these epochs" : "this epoch", from_memory > 1 ? "" : "s");
-    if (train && sb_report_host_caching (db, run_id, s_print_caching_host, out) != 0) {
+    s_caching_lines_t cl = { out, 0 };
+    if (train && sb_report_host_caching (db, run_id, s_print_caching_host, &cl) != 0) {
         fprintf (stderr, "shardbench report: %s\n", sb_report_error (db));
         goto done;
     }
+    if (cl.flagged > S_CACHING_LINES)
+        fprintf (out, "  potential_caching: %zu more hosts likewise (every host: report --json, shardbench.hosts)\n",
+                 cl.flagged - S_CACHING_LINES);
     if (train && neps && s_print_story (db, run_id, from_memory, neps, out) != 0) {
         fprintf (stderr, "shardbench report: %s\n", sb_report_error (db));
         goto done;

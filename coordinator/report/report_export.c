@@ -757,6 +757,8 @@ sb_report_json (sqlite3 *db, int64_t run_id, FILE *out)
         if (sr) {
             fprintf (out, "{\"rank\": %lld, \"host\": ", (long long) sr->rank);
             sb_json_str (out, sr->host);
+            fputs (", \"held_s\": ", out);
+            sb_json_num (out, sr->held_s);
             fputs (", \"window_s\": ", out);
             sb_json_num (out, sr->window_s);
             fputs (", \"wall_s\": ", out);
@@ -850,7 +852,7 @@ s_csv_rank_header (s_csv_rank_t *cr)
     cr->header_done = 1;
     fputs ("run_id,epoch,rank,host,samples,steps,bytes,started_at,finished_at,wall_s,compute_s,au,io_wait_s,"
            "barrier_s,metric_steps,metric_compute_s,metric_excluded_s,metric_time_s,dlio_au_percentage,"
-           "dlio_throughput_samples_per_second,compute_all_s,other_s,idle_s,window_s\n", cr->out);
+           "dlio_throughput_samples_per_second,compute_all_s,other_s,idle_s,window_s,held_s\n", cr->out);
 }
 
 static int
@@ -881,7 +883,7 @@ s_csv_rank_epoch (void *ctx, const sb_export_rank_epoch_t *e)
     double idle = e->window_s - wall;
     const double tail[] = { e->metric_compute_s, e->metric_excluded_s, e->metric_time_s, e->dlio_au_percentage,
                             e->dlio_samples_per_s, e->compute_all_s, other < 0 ? 0 : other, idle < 0 ? 0 : idle,
-                            e->window_s };
+                            e->window_s, e->held_s };
     for (size_t c = 0; c < sizeof tail / sizeof tail[0]; c++) {
         fputc (',', out);
         s_csv_num (out, tail[c]);
@@ -1052,7 +1054,7 @@ s_csv_detail (sqlite3 *db, int64_t run_id, FILE *out)
     fputs ("run_id,epoch,reads,read_p50_ms,read_p90_ms,read_p99_ms,read_p999_ms,barrier_p50_ms,barrier_p99_ms,"
            "barrier_own_p50_ms,barrier_own_p99_ms,barrier_wait_mean_s,resident_fraction,served_from_memory,"
            "waited_for_rank,waited_for_host,waited_for_wall_s,waited_for_compute_s,waited_for_io_wait_s,"
-           "waited_for_barrier_s,waited_for_own_s,waited_for_other_s,waited_for_idle_s,window_s\n", out);
+           "waited_for_barrier_s,waited_for_own_s,waited_for_other_s,waited_for_idle_s,window_s,waited_for_held_s\n", out);
     for (size_t i = 0; i < n; i++) {
         const sb_report_epoch_t *e = &ep[i];
         const sb_report_latency_t *l = s_lat_find (&lat, e->epoch);
@@ -1086,6 +1088,7 @@ s_csv_detail (sqlite3 *db, int64_t run_id, FILE *out)
         s_csv_next (out, sr ? sr->other_s : NAN);
         s_csv_next (out, sr ? sr->idle_s : NAN);
         s_csv_next (out, sr ? sr->window_s : NAN);
+        s_csv_next (out, sr ? sr->held_s : NAN);
         fputc ('\n', out);
     }
     free (ep);

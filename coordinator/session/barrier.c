@@ -120,6 +120,33 @@ sess_relay_note (const sess_t *self, const sess_worker_t *w, char *buf, size_t s
         buf[0] = '\0';
 }
 
+/* A worker's arrival at the step barrier (its STEP, or a relay's BARRIER_UP
+ * for its part of the tree, `last` the worker whose STEP completed that
+ * part). When it completes the barrier, the others waited for it from the
+ * arrival before it of a worker on another host (of any worker when all
+ * are on one host): that time is its, and its host's, hold on the run. */
+static void
+s_arrival (sess_t *self, size_t worker, int completes)
+{
+    double now = sb_now ();
+    const char *host = worker < self->nworkers ? self->workers[worker].host : "";
+    double before = 0;      /* the arrival before this one, of any worker */
+    if (self->barrier_arrived > 1 && self->arrived_last < self->nworkers) {
+        before = self->arrived_last_at;
+        if (strcmp (host, self->workers[self->arrived_last].host) != 0)
+            self->arrived_other_at = self->arrived_last_at;     /* the latest of another host */
+    }
+    self->arrived_last_at = now;
+    self->arrived_last = worker;
+    if (!completes)
+        return;
+    double from = self->arrived_other_at > 0 ? self->arrived_other_at : before;
+    if (worker < self->nworkers && from > 0)
+        self->workers[worker].held_s += now - from;
+    self->arrived_last_at = self->arrived_other_at = 0;
+    self->arrived_last = SIZE_MAX;
+}
+
 void
 sess_on_barrier_up (sess_t *self, sess_worker_t *w, const sb_msg_barrier_up_t *m)
 {
@@ -141,7 +168,9 @@ sess_on_barrier_up (sess_t *self, sess_worker_t *w, const sb_msg_barrier_up_t *m
         return;
     }
     w->steps_reached = m->step + 1;
-    if (++self->barrier_arrived < self->barrier_top)
+    ++self->barrier_arrived;
+    s_arrival (self, m->last, self->barrier_arrived == self->barrier_top);
+    if (self->barrier_arrived < self->barrier_top)
         return;
     sb_msg_t go = { .type = SB_MSG_GO };
     go.u.go.epoch = self->epoch;
@@ -170,7 +199,9 @@ sess_on_step (sess_t *self, sess_worker_t *w, const sb_msg_step_t *m)
         return;
     }
     w->steps_reached = m->step + 1;
-    if (++self->barrier_arrived < self->nworkers)
+    ++self->barrier_arrived;
+    s_arrival (self, w->id, self->barrier_arrived == self->nworkers);
+    if (self->barrier_arrived < self->nworkers)
         return;
     sb_msg_t go = { .type = SB_MSG_GO };
     go.u.go.epoch = self->epoch;
@@ -265,7 +296,7 @@ sess_on_rank_done (sess_t *self, sess_worker_t *w, const sb_msg_rank_done_t *m)
     sb_rank_epoch_t re = {
         .epoch = m->epoch, .rank = m->rank, .samples = m->samples, .batches = m->batches, .bytes = m->bytes,
         .host = w->host, .started_at = started_at, .finished_at = finished_at, .compute_s = m->compute_s,
-        .compute_all_s = m->compute_all_s,
+        .compute_all_s = m->compute_all_s, .held_s = w->held_s,
         .au = m->au, .io_wait_s = m->io_wait_s, .barrier_s = m->barrier_s, .has_au = self->phase == SESS_PHASE_TRAIN,
         .resident_bytes = m->resident_bytes, .checked_bytes = m->checked_bytes,
     };

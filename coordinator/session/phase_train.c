@@ -513,8 +513,10 @@ s_phase_train (sess_t *self)
         self->ep_samples = self->ep_bytes = self->ep_ranks = 0;
         self->ep_first_start = self->ep_last_finish = self->ep_au_sum = 0;
         self->ep_dlio_au_sum = self->ep_dlio_tput_sum = 0;
-        for (size_t i = 0; i < self->nworkers; i++)
+        for (size_t i = 0; i < self->nworkers; i++) {
             self->workers[i].steps_reached = 0;
+            self->workers[i].held_s = 0;
+        }
         sb_msg_t start = { .type = SB_MSG_PHASE_START };
         start.u.phase_start.phase = "train";
         start.u.phase_start.run_id = (uint64_t) self->run_id;

@@ -44,6 +44,8 @@ typedef struct {
     uint64_t  id, first_rank, ranks;
     int       ready;
     uint64_t  steps_reached;/* STEP (or BARRIER_UP) messages received this epoch */
+    double    held_s;       /* this epoch: how long the other workers waited at step barriers for its STEP
+                             * (barrier.c: the last arrival, from the one before it of another host) */
     /* its place in the step barrier's tree (barrier.c), with one: the
      * workers it relays (first_child.., children), its subtree's size, and
      * where its relay listens (RELAY_AT; "" not yet, or no relay) */
@@ -127,6 +129,10 @@ typedef struct {
     sb_histogram_t  read_latency;   /* this epoch, merged from RANK_DONE */
     sb_histogram_t  barrier_own;    /* this epoch: the barrier's own cost per step, from RANK_DONE */
     uint64_t        barrier_arrived;
+    /* this step's arrivals so far: the latest (when, whose) and the latest
+     * of a worker on another host than the latest's (0: none yet) */
+    double          arrived_last_at, arrived_other_at;
+    size_t          arrived_last;
     /* the step barrier's tree (barrier.c): children per relay, 0 when every
      * worker's STEP comes to the coordinator; the top workers (ids below
      * barrier_top) report for their subtrees with BARRIER_UP */

@@ -106,14 +106,14 @@ PY
 # schema_v10_sql back to 10 (version 11's series table and runs columns)
 # (the last column first: SQLite's DROP COLUMN of a table's last column cuts
 # its text at the last comma before it, comments included)
-# schema_v15_sql back to 15 (version 16's rank_epochs.compute_all_s);
+# schema_v15_sql back to 15 (version 16's rank_epochs.compute_all_s and held_s);
 # schema_v14_sql back to 14 (version 15's engine-neutral names: the errors
 # table's codes and the latency histograms' columns as they were named);
 # schema_v13_sql back to 13 (version 14's DLIO checkpoint figures);
 # schema_v12_sql back to 12 (version 13's run_inputs, run_overrides and run_host_info);
 # schema_v11_sql back to 11 (version 12's host_read_latency table)
 schema_v15_sql () {
-    echo "ALTER TABLE rank_epochs DROP COLUMN compute_all_s;"
+    echo "ALTER TABLE rank_epochs DROP COLUMN held_s; ALTER TABLE rank_epochs DROP COLUMN compute_all_s;"
 }
 schema_v14_sql () {
     schema_v15_sql

@@ -135,7 +135,7 @@ expect_eq "run 2 --csv epochs: rows" "$(cat e2.csv)" "$(expected csv 2)"
 "$SHARDBENCH" report 2 --csv ranks --db r.db >k2.csv
 expect_eq "run 2 --csv ranks: exit" $? 0
 expect_eq "run 2 --csv ranks: header" "$(head -1 k2.csv)" \
-    "run_id,epoch,rank,host,samples,steps,bytes,started_at,finished_at,wall_s,compute_s,au,io_wait_s,barrier_s,metric_steps,metric_compute_s,metric_excluded_s,metric_time_s,dlio_au_percentage,dlio_throughput_samples_per_second,compute_all_s,other_s,idle_s,window_s"
+    "run_id,epoch,rank,host,samples,steps,bytes,started_at,finished_at,wall_s,compute_s,au,io_wait_s,barrier_s,metric_steps,metric_compute_s,metric_excluded_s,metric_time_s,dlio_au_percentage,dlio_throughput_samples_per_second,compute_all_s,other_s,idle_s,window_s,held_s"
 expect_eq "run 2 --csv ranks: 1 header + 4 ranks x 2 epochs" "$(wc -l <k2.csv)" 9
 # every rank's time split over the same window: compute (every step), I/O wait, barrier, other, idle
 expect_eq "run 2 --csv ranks: each rank's split adds up to its epoch's window, the same for all its ranks" \

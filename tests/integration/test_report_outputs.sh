@@ -103,11 +103,11 @@ def slowest():
     rows = []
     for (e,) in db.execute("SELECT DISTINCT epoch FROM rank_epochs WHERE run_id = ? AND epoch >= 1 ORDER BY epoch", (run,)):
         rs = db.execute("SELECT rank, host, finished_at - started_at, coalesce(compute_all_s, compute_s), io_wait_s,"
-                        " barrier_s, started_at, finished_at FROM rank_epochs WHERE run_id = ? AND epoch = ?",
+                        " barrier_s, started_at, finished_at, held_s FROM rank_epochs WHERE run_id = ? AND epoch = ?",
                         (run, e)).fetchall()
-        r = sorted(rs, key=lambda x: (-(x[2] - x[5]), x[0]))[0]
+        r = sorted(rs, key=lambda x: (-(x[8] or 0), -(x[2] - x[5]), x[0]))[0]
         window = max(x[7] for x in rs) - min(x[6] for x in rs)
-        rows.append((e, r[0], r[1], r[2], r[3], r[4], r[5], sum(x[5] for x in rs) / len(rs), window))
+        rows.append((e, r[0], r[1], r[2], r[3], r[4], r[5], sum(x[5] for x in rs) / len(rs), window, r[8]))
     return rows
 f6 = lambda x: "" if x is None else "%.6f" % x
 n6 = lambda x: None if x is None else float("%.6f" % x)
@@ -116,9 +116,10 @@ if check == "text":          # the summary's new tables, as printed
         print("  %5d %10d %10.3f %10.3f %10.3f %10.3f" % ((e, n) + tuple(p)))
     for e, h, n, p in lat_hosts():
         print("  %5d %-24s %10d %10.3f %10.3f" % (e, h, n, p[0], p[2]))
-    for e, r, h, wall, c, io, b, bm, w in slowest():
-        print("  %5d %5d %-20s %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %14.3f"
-              % (e, r, h, w, wall - b, c, io, b, max(wall - c - io - b, 0), max(w - wall, 0), bm))
+    for e, r, h, wall, c, io, b, bm, w, held in slowest():
+        print("  %5d %5d %-16s %8s %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %12.3f"
+              % (e, r, h, "-" if held is None else "%.3f" % held, w, wall - b, c, io, b, max(wall - c - io - b, 0),
+                 max(w - wall, 0), bm))
 elif check == "text-got":    # the same lines cut from the summary
     lines = open(sys.argv[3]).read().split("\n")
     def block(title, n, skip=2):
@@ -126,7 +127,7 @@ elif check == "text-got":    # the same lines cut from the summary
         return lines[i + skip:i + skip + n]
     ne = len(lat_epochs()); nh = len(lat_hosts()); ns = len(slowest())
     print("\n".join(block("  read latency, ms", ne) + block("  read latency per host", nh)
-                    + block("  the rank the others waited for", ns, 3)))
+                    + block("  the rank the others waited for", ns, 4)))
 elif check == "json":        # what --json must hold, as numbers read back
     le = {e: (n, p) for e, n, p in lat_epochs()}
     lh = {}
@@ -140,7 +141,8 @@ elif check == "json":        # what --json must hold, as numbers read back
         s = sl[e]
         eps.append({"epoch": e, "reads": n, "read_p50_ms": n6(p[0]), "read_p90_ms": n6(p[1]), "read_p99_ms": n6(p[2]),
                     "read_p999_ms": n6(p[3]), "barrier_wait_mean_s": n6(s[7]),
-                    "waited_for_rank": {"rank": s[1], "host": s[2], "window_s": n6(s[8]), "wall_s": n6(s[3]),
+                    "waited_for_rank": {"rank": s[1], "host": s[2], "held_s": n6(s[9]), "window_s": n6(s[8]),
+                                        "wall_s": n6(s[3]),
                                         "own_s": n6(s[3] - s[6]), "compute_s": n6(s[4]), "io_wait_s": n6(s[5]),
                                         "barrier_s": n6(s[6]), "other_s": n6(max(s[3] - s[4] - s[5] - s[6], 0)),
                                         "idle_s": n6(max(s[8] - s[3], 0))}, "hosts": lh.get(e, [])})
@@ -162,14 +164,15 @@ elif check == "csv-detail":
     print("run_id,epoch,reads,read_p50_ms,read_p90_ms,read_p99_ms,read_p999_ms,barrier_p50_ms,barrier_p99_ms,"
           "barrier_own_p50_ms,barrier_own_p99_ms,barrier_wait_mean_s,resident_fraction,served_from_memory,"
           "waited_for_rank,waited_for_host,waited_for_wall_s,waited_for_compute_s,waited_for_io_wait_s,"
-          "waited_for_barrier_s,waited_for_own_s,waited_for_other_s,waited_for_idle_s,window_s")
+          "waited_for_barrier_s,waited_for_own_s,waited_for_other_s,waited_for_idle_s,window_s,waited_for_held_s")
     for e, b50, b99, o50, o99, rf, fm in db.execute("SELECT epoch, barrier_p50_ms, barrier_p99_ms, barrier_own_p50_ms,"
             " barrier_own_p99_ms, resident_fraction, from_memory FROM epochs WHERE run_id = ? ORDER BY epoch", (run,)):
         n, p = le[e]
         s = sl[e]
         print(",".join([str(run), str(e), str(n)] + [f6(x) for x in p] + [f6(b50), f6(b99), f6(o50), f6(o99), f6(s[7]),
                        f6(rf), "" if fm is None else str(fm), str(s[1]), s[2]] + [f6(x) for x in s[3:7]]
-                       + [f6(s[3] - s[6]), f6(max(s[3] - s[4] - s[5] - s[6], 0)), f6(max(s[8] - s[3], 0)), f6(s[8])]))
+                       + [f6(s[3] - s[6]), f6(max(s[3] - s[4] - s[5] - s[6], 0)), f6(max(s[8] - s[3], 0)), f6(s[8]),
+                          f6(s[9])]))
 elif check == "csv-hosts":
     print("run_id,epoch,host,reads,read_p50_ms,read_p90_ms,read_p99_ms,read_p999_ms")
     for e, h, n, p in lat_hosts():
@@ -373,18 +376,20 @@ for args in "compare 2 3 99" "compare 2 3 4 5 2 3 4 5 2" "report 1 --json"; do
     expect_eq "$args: exit 2, no output" "$SB_RC $(wc -c <sb.out)" "2 0"
 done
 
-# a version 15 database (before rank_epochs.compute_all_s) is upgraded: its rows keep NULL there and
-# the rank waited for is still named, its compute the steps after the first (all it recorded)
+# a version 15 database (before rank_epochs.compute_all_s and held_s) is upgraded: its rows keep NULL
+# there and the rank waited for is still named (by its own time), its compute the steps after the first
+# (all it recorded)
 cp r.db v15.db
 q v15.db "$(schema_v15_sql) PRAGMA user_version = 15"
 sb report 2 --db v15.db
 expect_eq "version 15: report exit" "$SB_RC" 0
-expect_eq "version 15: upgraded, compute_all_s NULL in the old rows" \
-    "$(q v15.db "PRAGMA user_version"):$(q v15.db "SELECT count(*) FROM rank_epochs WHERE run_id = 2 AND compute_all_s IS NULL")" \
+expect_eq "version 15: upgraded, compute_all_s and held_s NULL in the old rows" \
+    "$(q v15.db "PRAGMA user_version"):$(q v15.db "SELECT count(*) FROM rank_epochs WHERE run_id = 2 AND compute_all_s IS NULL
+                                                  AND held_s IS NULL")" \
     "16:$(q r.db "SELECT count(*) FROM rank_epochs WHERE run_id = 2")"
 expect_eq "version 15: the rank waited for, as the database has it" \
-    "$(sed -n '/the rank the others waited for/,/waited for:/p' sb.out | awk '$1 == "1" {print $2, $3, $6}')" \
-    "$(q v15.db "SELECT rank || ' ' || host || ' ' || printf('%.3f', compute_s) FROM rank_epochs WHERE run_id = 2 AND epoch = 1
+    "$(sed -n '/the rank the others waited for/,/waited for:/p' sb.out | awk '$1 == "1" {print $2, $3, $4, $7}')" \
+    "$(q v15.db "SELECT rank || ' ' || host || ' - ' || printf('%.3f', compute_s) FROM rank_epochs WHERE run_id = 2 AND epoch = 1
                  ORDER BY finished_at - started_at - barrier_s DESC, rank LIMIT 1")"
 
 # a version 10 database (before host_read_latency) is upgraded; its runs report without per-host rows

@@ -612,8 +612,8 @@ END_TEST
 /* SQL taking a current file back to version 14's names: the error codes
  * named after the one object store and HTTP library of the time, the
  * latency histograms' columns after buckets (what version 15 renamed). */
-/* back to 15: version 16's rank_epochs.compute_all_s */
-#define S_SCHEMA_V15_SQL "ALTER TABLE rank_epochs DROP COLUMN compute_all_s;"
+/* back to 15: version 16's rank_epochs.compute_all_s and held_s */
+#define S_SCHEMA_V15_SQL "ALTER TABLE rank_epochs DROP COLUMN held_s; ALTER TABLE rank_epochs DROP COLUMN compute_all_s;"
 #define S_SCHEMA_V14_SQL S_SCHEMA_V15_SQL \
     " ALTER TABLE errors RENAME COLUMN service_code TO s3_code; ALTER TABLE errors RENAME COLUMN library_code TO curl_code;" \
     " ALTER TABLE read_latency RENAME COLUMN bin_low_us TO bucket_low_us;" \
