@@ -57,6 +57,9 @@ if [ "${1:-}" = "--tests" ]; then
     # (tests/s3/radosgw.sh starts its own monitor, OSD and gateways; the
     # packages' services are not used, and the policy below keeps them off)
     packages+=(ceph-common ceph-mon ceph-osd radosgw)
+    # tests/integration/test_metrics.sh checks the --metrics exposition with
+    # promtool (the package's server is not started)
+    packages+=(prometheus)
 fi
 # --fuzz (alone or after --tests): clang and libFuzzer for tests/fuzz/run.sh
 case " $* " in *" --fuzz "*) packages+=(clang libclang-rt-dev) ;; esac

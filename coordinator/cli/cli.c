@@ -8,6 +8,7 @@
 #include "host_proc.h"
 #include "log.h"
 #include "progress.h"
+#include "metrics_server.h"
 #include "report.h"
 #include "resultdb.h"
 #include "results_dir.h"
@@ -83,7 +84,7 @@ s_usage_run (FILE *f, sb_session_kind_t kind)
                  "usage: shardbench run [WORKLOAD] [KEY=VALUE ...] [--accelerators A] [--local N | --workers N |\n"
                  "                  --hosts H,H,... | --hostfile FILE | --slurm] [--bind ENDPOINT] [--keys DIR | --insecure]\n"
                  "                  [--db FILE] [--seed S] [--relist] [--join-timeout S] [--progress MODE]\n"
-                 "                  [--progress-interval S] [-v]\n"
+                 "                  [--progress-interval S] [--metrics ADDR [--metrics-linger S]] [-v]\n"
                  "                  [--runs N [--warmup K]] [--label TEXT]\n"
                  "                  [--results-dir DIR [--submitter NAME] [--system NAME]]\n"
                  "\n"
@@ -94,7 +95,8 @@ s_usage_run (FILE *f, sb_session_kind_t kind)
                  "usage: shardbench datagen [WORKLOAD] [KEY=VALUE ...] [--clean] [--dry-run] [--accelerators A]\n"
                  "                  [--local N | --workers N | --hosts H,H,... | --hostfile FILE | --slurm]\n"
                  "                  [--bind ENDPOINT] [--keys DIR | --insecure] [--db FILE] [--seed S]\n"
-                 "                  [--join-timeout S] [--progress MODE] [-v] [--label TEXT]\n"
+                 "                  [--join-timeout S] [--progress MODE] [--metrics ADDR [--metrics-linger S]]\n"
+                 "                  [-v] [--label TEXT]\n"
                  "                  [--results-dir DIR [--submitter NAME] [--system NAME]]\n"
                  "\n"
                  "Only generate the dataset (DATA_FOLDER/train/, valid/ with dataset.num_files_eval), as\n"
@@ -110,7 +112,8 @@ s_usage_run (FILE *f, sb_session_kind_t kind)
                  "usage: shardbench checkpoint [WORKLOAD] [KEY=VALUE ...] [--subset] [--accelerators A]\n"
                  "                  [--local N | --workers N | --hosts H,H,... | --hostfile FILE | --slurm]\n"
                  "                  [--bind ENDPOINT] [--keys DIR | --insecure] [--db FILE] [--join-timeout S]\n"
-                 "                  [--progress MODE] [-v] [--runs N [--warmup K]] [--label TEXT]\n"
+                 "                  [--progress MODE] [--metrics ADDR [--metrics-linger S]] [-v]\n"
+                 "                  [--runs N [--warmup K]] [--label TEXT]\n"
                  "                  [--results-dir DIR [--submitter NAME] [--system NAME]]\n"
                  "\n"
                  "Write, then read back LLM checkpoints (the llama3_* presets), as DLIO's checkpoint workflow.\n"
@@ -199,7 +202,13 @@ s_usage_run (FILE *f, sb_session_kind_t kind)
                  "--progress MODE  live status on stderr: tty (a block redrawn in place), plain (a line\n"
                  "                 every --progress-interval S seconds, default 5), off; default auto:\n"
                  "                 tty on a terminal, else plain\n"
-                 "--progress-interval S  seconds between two plain progress lines (default 5)\n");
+                 "--progress-interval S  seconds between two plain progress lines (default 5)\n"
+                 "--metrics ADDR   serve the live figures for Prometheus at http://ADDR/metrics (plain\n"
+                 "                 HTTP; ADDR: HOST:PORT, [IPV6]:PORT, or :PORT for every address; port\n"
+                 "                 0 picks a free one, logged as `metrics: serving URL`); families and a\n"
+                 "                 Grafana dashboard: docs/METRICS.md; e.g. --metrics 127.0.0.1:9464\n"
+                 "--metrics-linger S  after the command, keep serving its final figures S seconds more\n"
+                 "                 (default 0), for the next scrape; a signal ends the wait\n");
     if (train || ckpt)
         fprintf (f,
                  "--runs N         N runs back to back, a series: the same workload and overrides, each a\n"
@@ -421,6 +430,8 @@ typedef struct {
     const char *results_dir;        /* --results-dir */
     const char *submitter, *system; /* --submitter, --system */
     int         overwrite;          /* --overwrite: hydra.run.dir's earlier results are replaced */
+    const char *metrics;            /* --metrics ADDR */
+    uint64_t    metrics_linger;     /* --metrics-linger S */
 } s_run_args_t;
 
 /* what a run is given, recorded with it */
@@ -857,6 +868,22 @@ s_private_ipc_remove (s_private_ipc_t *self)
     self->dir[0] = '\0';
 }
 
+/* --metrics-linger S: the run is over and recorded; its final figures
+ * stay served S seconds more, so that a scraper's next scrape gets them
+ * (Prometheus scrapes every 15 s or so). A signal ends the wait; the exit
+ * status stays the run's. */
+static void
+s_metrics_linger (sb_metrics_server_t *metrics, uint64_t seconds)
+{
+    if (!metrics || !seconds || sb_session_signal ())
+        return;
+    sb_info ("metrics: the run is over; its final figures stay at %s for %llu s (a signal ends the wait)",
+             sb_metrics_server_url (metrics), (unsigned long long) seconds);
+    double until = sb_now () + (double) seconds;
+    while (sb_now () < until && !sb_session_signal ())
+        sb_sleep_s (0.1);
+}
+
 static int
 s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
 {
@@ -875,6 +902,7 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
     char *later_yaml = NULL, *later_full_yaml = NULL;  /* the runs after the first */
     sb_host_proc_t hp = { 0 };   /* the coordinator's host, as DLIO describes a host */
     sb_dlio_args_t dlio = { 0 };
+    sb_metrics_server_t *metrics = NULL;
     if (!cfg || !overrides) {
         fprintf (stderr, "shardbench: out of memory\n");
         goto done;
@@ -961,6 +989,15 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
         else if (!strcmp (arg, "--keys")) {
             NEEDS_VALUE ();
             a.keys_dir = next;
+        }
+        else if (!strcmp (arg, "--metrics") && kind != SB_SESSION_CATALOG) {
+            NEEDS_VALUE ();
+            a.metrics = next;
+        }
+        else if (!strcmp (arg, "--metrics-linger") && kind != SB_SESSION_CATALOG) {
+            NEEDS_VALUE ();
+            if (s_parse_u64 (arg, next, 0, &a.metrics_linger) != 0)
+                goto done;
         }
         else if (!strcmp (arg, "--insecure"))
             a.insecure = 1;
@@ -1223,6 +1260,15 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
         fprintf (stderr, "shardbench %s: hydra.run.dir: %s\n", cmd, err);
         goto done;
     }
+    /* --metrics: bound before anything runs (a bad or taken address is a usage error) */
+    if (a.metrics_linger && !a.metrics) {
+        fprintf (stderr, "shardbench %s: --metrics-linger goes with --metrics ADDR\n", cmd);
+        goto done;
+    }
+    if (a.metrics && !a.dry_run && !(metrics = sb_metrics_server_new (a.metrics, err, sizeof err))) {
+        fprintf (stderr, "shardbench %s: %s\n", cmd, err);
+        goto done;
+    }
     db = sb_resultdb_open (a.db_path, err, sizeof err);
     if (!db) {
         fprintf (stderr, "shardbench: error: %s\n", err);
@@ -1254,6 +1300,7 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
         .srun_cmd = getenv ("SHARDBENCH_SRUN") && *getenv ("SHARDBENCH_SRUN") ? getenv ("SHARDBENCH_SRUN") : "srun",
         .label = a.label,
         .inputs = &inputs,
+        .metrics = metrics,
     };
     /* the descriptor limit is raised and checked before the writer thread's
      * sockets exist (CZMQ asserts when it cannot make a socket) */
@@ -1305,7 +1352,9 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
         && s_write_results_dirs (sb_resultdb_handle (db), last_before, &a, &dlio, cmd) != 0 && rc == 0)
         rc = 1;
     fflush (stdout);
+    s_metrics_linger (metrics, a.metrics_linger);
 done:
+    sb_metrics_server_destroy (&metrics);
     s_private_ipc_remove (&ipc);
     sb_resultdb_destroy (&db);
     free (yaml);

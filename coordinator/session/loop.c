@@ -240,6 +240,7 @@ s_housekeeping (sess_t *self, int backlog)
     double now = sb_now ();
     const sb_workload_t *wl = self->o->wl;
     sb_progress_tick (self->progress, now);
+    sb_metrics_server_poll (self->o->metrics, self->live, now);    /* a scrape waits: render */
     if (now >= self->next_heartbeat) {
         sb_msg_t hb = { .type = SB_MSG_HEARTBEAT };
         sess_broadcast (self, &hb);
@@ -361,6 +362,7 @@ sess_keep_alive (void *arg)
     double now = sb_now ();
     sb_live_items (self->live, sb_catalog_progress_count ());
     sb_progress_tick (self->progress, now);
+    sb_metrics_server_poll (self->o->metrics, self->live, now);
     if (zsys_interrupted)
         return 1;   /* a signal: the listing stops */
     s_loop_ran (self, now);

@@ -281,6 +281,7 @@ s_session_run (sess_t *self, const sb_session_opts_t *opts, int64_t *run_id, cha
                       (unsigned long long) opts->accelerators);
             return 2;
         }
+        sb_metrics_server_begin (opts->metrics);    /* scrapes wait for the loop's renderings */
     }
     self->files = wl->num_files_train;
     if (opts->kind == SB_SESSION_CHECKPOINT) {
@@ -588,6 +589,8 @@ done:
     if (self->rejected_frames)
         sb_warn ("%llu malformed or unexpected frames were rejected", (unsigned long long) self->rejected_frames);
     sb_progress_destroy (&self->progress);
+    if (self->live)     /* the final figures, as recorded: every later scrape's */
+        sb_metrics_server_end (opts->metrics, self->live, sb_now ());
     sb_live_destroy (&self->live);
     sb_launcher_destroy (&self->launcher);
     sb_catalog_reader_destroy (&self->catalog);
@@ -697,6 +700,8 @@ s_run_kind (const sb_session_opts_t *opts_in, sb_session_kind_t kind, int64_t *r
     free (s.eval_au);
     free (s.eval_tput);
     sb_progress_destroy (&s.progress);
+    if (s.live)         /* an early return: the figures as they are */
+        sb_metrics_server_end (opts->metrics, s.live, sb_now ());
     sb_live_destroy (&s.live);
     sb_storage_close (&s.objects);     /* also wipes the client's credentials */
     return rc;

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "metrics_server.h"
 #include "resultdb.h"
 #include "workload.h"
 
@@ -53,6 +54,7 @@ typedef struct {
     uint64_t             series_index;  /* 1-based */
     int                  warmup;        /* 1: a warm-up run */
     const sb_run_inputs_t *inputs;      /* recorded with every run row (resultdb.h); NULL: none */
+    sb_metrics_server_t *metrics;       /* --metrics: fed from the live model (borrowed); NULL: none */
 } sb_session_opts_t;
 
 /* Run the command. Returns the process exit code: 0 success, 1 the run
