@@ -17,6 +17,8 @@ syn="dataset.data_folder=synthetic://peers dataset.num_files_train=8 dataset.rec
 esc=$(printf '\033')
 version=$("$SHARDBENCH" --version | sed -n 's/^shardbench //p')
 build=$("$SHARDBENCH" --version | sed -n 's/^build: //p')
+# the protocol version this tree speaks (lib/proto/proto.h), for the messages that name it
+proto=$(sed -n 's/^#define SB_PROTO_VERSION \([0-9]*\)$/\1/p' "$SB_INTEGRATION_DIR/../../lib/proto/proto.h")
 
 # coordinator NAME ARGS...: a coordinator waiting for workers started
 # elsewhere, in the background (COORD: its pid; NAME.err its stderr); EP its endpoint
@@ -40,7 +42,7 @@ no_raw () {
 evil_host=$(printf 'evil\033[2J\n12:00:00.000 shardbench: error: forged')
 coordinator host --accelerators 1 --workers 1 --join-timeout 60
 SECONDS=0
-timeout 30 "$ROGUE_CLIENT" "$EP" hello "$evil_host" 15 >host-rogue.out 2>&1
+timeout 30 "$ROGUE_CLIENT" "$EP" hello "$evil_host" "$proto" >host-rogue.out 2>&1
 wait "$COORD"
 rc=$?
 expect_eq "evil host: coordinator fails" "$rc" 1
@@ -62,7 +64,7 @@ expect_eq "evil error: error line, escaped" "$(grep '^shardbench: error: ' error
     'shardbench: error: rank 0 on rogue-err: boom\e[31m\n12:00:00.000 shardbench: info: forged'
 no_raw "evil error" error.err
 expect_contains "another build, same protocol: a warning" error.err \
-    "warning: worker on rogue-err (pid 1) is rogue_client, this coordinator is shardbench $version (build $build): both speak protocol version 15, the run goes on"
+    "warning: worker on rogue-err (pid 1) is rogue_client, this coordinator is shardbench $version (build $build): both speak protocol version $proto, the run goes on"
 expect_eq "evil error: errors row escaped" "$(q error.db "SELECT host || '|' || message FROM errors")" \
     'rogue-err|boom\e[31m\n12:00:00.000 shardbench: info: forged'
 expect_eq "evil error: run's error escaped" "$(q error.db "SELECT instr(error, char(27)) FROM runs")" 0
@@ -88,9 +90,9 @@ rc=$?
 expect_eq "other version: coordinator fails" "$rc" 1
 expect_eq "other version: at once, not after the 60 s join timeout" "$((SECONDS < 30))" 1
 expect_eq "other version: the worker is told" "$(cat version-rogue.out)" \
-    "REJECT: coordinator speaks protocol version 15, you sent version 11"
+    "REJECT: coordinator speaks protocol version $proto, you sent version 11"
 expect_eq "other version: error names host and both versions" "$(grep '^shardbench: error: ' version.err)" \
-    "shardbench: error: the worker on old-node (rogue_client) speaks protocol version 11; this coordinator (shardbench $version, build $build) speaks protocol version 15: run the same shardbench version on every node"
+    "shardbench: error: the worker on old-node (rogue_client) speaks protocol version 11; this coordinator (shardbench $version, build $build) speaks protocol version $proto: run the same shardbench version on every node"
 
 # ---- the same protocol version, another HELLO layout (another build): the run fails at once too
 coordinator layout --accelerators 1 --workers 1 --join-timeout 60
@@ -103,7 +105,7 @@ expect_eq "other layout: at once, not after the 60 s join timeout" "$((SECONDS <
 expect_eq "other layout: the worker is told" "$(cat layout-rogue.out)" \
     "REJECT: frame rejected: HELLO has 5 fields, expected 8"
 expect_eq "other layout: error names host and both builds" "$(grep '^shardbench: error: ' layout.err)" \
-    "shardbench: error: the worker on layout-node (shardbench-worker 0.0.9) sent a HELLO this coordinator (shardbench $version, build $build) cannot read (HELLO has 5 fields, expected 8): another build of protocol version 15; run the same shardbench build on every node"
+    "shardbench: error: the worker on layout-node (shardbench-worker 0.0.9) sent a HELLO this coordinator (shardbench $version, build $build) cannot read (HELLO has 5 fields, expected 8): another build of protocol version $proto; run the same shardbench build on every node"
 
 # ---- --version tells builds apart: git describe of the source tree, the same in both binaries
 expect_eq "--version: a build line" "$([ -n "$build" ] && echo yes)" yes
