@@ -496,6 +496,7 @@ sb_live_host_view (const sb_live_t *self, size_t host, double now, sb_live_host_
     memset (v, 0, sizeof *v);
     v->host = h->name;
     v->first_rank = h->contiguous ? h->first_rank : h->lowest_rank;
+    v->contiguous = h->contiguous;
     v->ranks = h->ranks;
     v->run_samples = h->run_samples;
     v->run_bytes = h->run_bytes;

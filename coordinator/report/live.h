@@ -138,7 +138,8 @@ int sb_live_rank_view (const sb_live_t *self, uint64_t rank, double now, sb_live
 
 typedef struct {
     const char    *host;
-    uint64_t       first_rank, ranks;   /* its ranks, when they are contiguous; else first_rank is the lowest */
+    uint64_t       first_rank, ranks;   /* its ranks: first_rank .. + ranks - 1 when contiguous, else the lowest */
+    int            contiguous;
     uint64_t       steps_min, steps_done;
     uint64_t       samples, bytes;      /* this phase */
     uint64_t       run_samples, run_bytes;

@@ -84,13 +84,18 @@ s_au (s_text_t *t, double au)
         s_put (t, "-");
 }
 
+/* a host's ranks as words: "rank R", "ranks A-B", or (its workers' ranks
+ * not one run) "N ranks from R" */
 static void
-s_ranks (s_text_t *t, uint64_t first, uint64_t n)
+s_ranks_text (const sb_live_host_view_t *h, char *buf, size_t size)
 {
-    if (n == 1)
-        s_put (t, "rank %llu", (unsigned long long) first);
+    if (h->ranks == 1)
+        snprintf (buf, size, "rank %llu", (unsigned long long) h->first_rank);
+    else if (h->contiguous)
+        snprintf (buf, size, "ranks %llu-%llu", (unsigned long long) h->first_rank,
+                  (unsigned long long) (h->first_rank + h->ranks - 1));
     else
-        s_put (t, "ranks %llu-%llu", (unsigned long long) first, (unsigned long long) (first + n - 1));
+        snprintf (buf, size, "%llu ranks from %llu", (unsigned long long) h->ranks, (unsigned long long) h->first_rank);
 }
 
 int
@@ -168,9 +173,9 @@ sb_progress_format (const sb_live_t *live, double now, size_t host_lines, const 
         sb_live_host_view_t h;
         if (sb_live_host_view (live, idx[i], now, &h) != 0)
             continue;
-        char host[256];
-        s_put (&t, "%shost %s ", sep, sb_log_escape (h.host, host, sizeof host));
-        s_ranks (&t, h.first_rank, h.ranks);
+        char host[256], ranks[64];
+        s_ranks_text (&h, ranks, sizeof ranks);
+        s_put (&t, "%shost %s %s", sep, sb_log_escape (h.host, host, sizeof host), ranks);
         if (v.steps)
             s_put (&t, ": step %llu/%llu", (unsigned long long) h.steps_min, (unsigned long long) v.steps);
         else
@@ -293,11 +298,7 @@ s_check_silence (sb_progress_t *self, double now)
             continue;
         char host[256], ranks[64];
         sb_log_escape (v.host, host, sizeof host);
-        if (v.ranks == 1)
-            snprintf (ranks, sizeof ranks, "rank %llu", (unsigned long long) v.first_rank);
-        else
-            snprintf (ranks, sizeof ranks, "ranks %llu-%llu", (unsigned long long) v.first_rank,
-                      (unsigned long long) (v.first_rank + v.ranks - 1));
+        s_ranks_text (&v, ranks, sizeof ranks);
         if (v.silent_s > 0 && !self->silent[h]) {
             self->silent[h] = 1;
             sb_warn ("host %s (%s) silent: nothing heard from it for %.1f s", host, ranks, v.silent_s);

@@ -191,6 +191,29 @@ START_TEST (test_slowest_hosts)
 }
 END_TEST
 
+/* A host whose workers' ranks are not one run says how many and from where. */
+START_TEST (test_host_ranks_apart)
+{
+    sb_live_t *live = sb_live_new (6, 1.5);
+    ck_assert_int_eq (sb_live_join (live, 0, 2, "a", 100.0), 0);
+    ck_assert_int_eq (sb_live_join (live, 2, 2, "b", 100.0), 0);
+    ck_assert_int_eq (sb_live_join (live, 4, 2, "a", 100.0), 0);
+    sb_live_phase (live, "train", 1, 1, 10, 60, 1, 100.0);
+    sb_live_heard (live, 0, 6, 100.5);
+    sb_live_interval_t d = { .steps = 3 };
+    sb_live_stats (live, 4, &d, 100.5);
+    char buf[2048];
+    sb_progress_format (live, 101.0, 2, " | ", buf, sizeof buf);
+    ck_assert_ptr_nonnull (strstr (buf, " | host a 4 ranks from 0: step 0/10, AU 0.00%"));
+    ck_assert_ptr_nonnull (strstr (buf, " | host b ranks 2-3: step 0/10, AU -"));
+    sb_live_host_view_t v;
+    ck_assert_int_eq (sb_live_host_view (live, 0, 101.0, &v), 0);
+    ck_assert_uint_eq (v.steps_done, 3);    /* rank 4 is a's */
+    ck_assert_uint_eq (v.ranks, 4);
+    sb_live_destroy (&live);
+}
+END_TEST
+
 static void *
 s_log_from_thread (void *arg)
 {
@@ -269,6 +292,7 @@ s_suite (void)
     tcase_add_test (tc, test_steps_not_reads);
     tcase_add_test (tc, test_plain_and_silence);
     tcase_add_test (tc, test_slowest_hosts);
+    tcase_add_test (tc, test_host_ranks_apart);
     tcase_add_test (tc, test_parse_mode);
     tcase_add_test (tc, test_log_other_thread);
     suite_add_tcase (s, tc);
