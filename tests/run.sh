@@ -17,9 +17,29 @@ else
 fi
 meson compile -C "$build" || exit 1
 
-meson test -C "$build" --print-errorlogs --num-processes 2 --no-suite fresh
+# The tests run JOBS at a time (SHARDBENCH_TEST_JOBS, default 4): most
+# integration tests wait on processes, servers and timeouts rather than
+# compute, so more of them than cores keeps the cores busy. The tests of
+# suite `timing` (wall-clock and AU bounds: tests/meson.build) run after
+# the others, one at a time with nothing beside them.
+jobs=${SHARDBENCH_TEST_JOBS:-4}
+# suites BUILD OPTION... -- SELECTION...: the tests of BUILD that SELECTION
+# picks, but those of suite `timing`, JOBS at a time; then the `timing` ones
+# alone, into their own log (testlog-timing); OPTIONs go to both
+suites () {
+    local dir=$1 opts=() r=0
+    shift
+    while [ $# -gt 0 ] && [ "$1" != -- ]; do opts+=("$1"); shift; done
+    shift
+    meson test -C "$dir" --print-errorlogs --num-processes "$jobs" "${opts[@]}" "$@" --no-suite timing || r=1
+    meson test -C "$dir" --print-errorlogs --num-processes 1 --no-rebuild --logbase testlog-timing "${opts[@]}" \
+        --suite timing || r=1
+    return "$r"
+}
+
+suites "$build" -- --no-suite fresh
 rc=$?
-logs=("$build/meson-logs/testlog.json")
+logs=("$build/meson-logs/testlog.json" "$build/meson-logs/testlog-timing.json")
 
 # The same tree built with clang (warnings are errors in CI, as above) and
 # its unit suite: code gcc accepts and clang warns about fails here. Compile
@@ -33,7 +53,7 @@ if command -v clang >/dev/null; then
     fi
     echo "tests: the tree built with clang, and its unit suite"
     meson compile -C "$cbuild" || exit 1
-    meson test -C "$cbuild" --print-errorlogs --num-processes 2 --suite unit --no-rebuild
+    meson test -C "$cbuild" --print-errorlogs --num-processes "$jobs" --suite unit --no-rebuild
     crc=$?
     [ $crc -ne 0 ] && rc=$crc
     logs+=("$cbuild/meson-logs/testlog.json")
@@ -60,11 +80,10 @@ if [ "${SHARDBENCH_NO_SANITIZE:-}" != 1 ] || [ "${CI:-}" = "true" ]; then
     echo "tests: the same suites under AddressSanitizer and UndefinedBehaviorSanitizer"
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=23 \
     UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:exitcode=24 \
-        meson test -C "$sbuild" --print-errorlogs --num-processes 2 --suite unit --suite integration \
-            --timeout-multiplier 3
+        suites "$sbuild" --timeout-multiplier 3 -- --suite unit --suite integration
     src=$?
     [ $src -ne 0 ] && rc=$src
-    logs+=("$sbuild/meson-logs/testlog.json")
+    logs+=("$sbuild/meson-logs/testlog.json" "$sbuild/meson-logs/testlog-timing.json")
 fi
 
 # The libFuzzer targets (tests/fuzz/, clang): the inputs past runs failed on

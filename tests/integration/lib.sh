@@ -31,6 +31,33 @@ expect_contains () {
 # (tfrecord_crc.py) importable, writing no __pycache__ into the source tree
 py_lib () { PYTHONPATH="$SB_INTEGRATION_DIR" PYTHONDONTWRITEBYTECODE=1 "$@"; }
 
+# npm_pinned DIR LOG NAME@VERSION...: the pinned npm packages in DIR (an npm
+# cache folder, e.g. under ~/.cache/shardbench/npm), installed unless they
+# are there; npm's output into LOG. Tests run in parallel and several share a
+# folder: one installer at a time (flock on DIR/.install.lock), the others
+# wait and find the packages installed. Status 0 once all are there.
+npm_pinned () {
+    local dir=$1 log=$2 lockfd rc=0
+    shift 2
+    _npm_pinned_have () {
+        local spec
+        for spec in "$@"; do
+            [ "$(node -p 'require(process.argv[1]).version' "$dir/node_modules/${spec%@*}/package.json" 2>/dev/null)" \
+                = "${spec##*@}" ] || return 1
+        done
+    }
+    _npm_pinned_have "$@" && return 0
+    mkdir -p "$dir" || return 1
+    exec {lockfd}>"$dir/.install.lock"
+    flock -w 600 "$lockfd" || { echo "timed out waiting for $dir/.install.lock" >"$log"; exec {lockfd}>&-; return 1; }
+    if ! _npm_pinned_have "$@"; then
+        npm install --prefix "$dir" --no-audit --no-fund --no-update-notifier --loglevel=error "$@" >"$log" 2>&1 \
+            && _npm_pinned_have "$@" || rc=1
+    fi
+    exec {lockfd}>&-
+    return "$rc"
+}
+
 # q DB SQL: one query, result on stdout
 q () { sqlite3 -batch -noheader "$1" "$2"; }
 
@@ -59,6 +86,16 @@ coordinator_endpoint () {
     sed -n 's/.*`shardbench-worker --coordinator \([^ `]*\).*/\1/p' "$1" | head -1
 }
 
+# await_text FILE TEXT [SECONDS]: 0 once FILE holds TEXT (a fixed string),
+# looked for every 20 ms; 1 after SECONDS (default 30)
+await_text () {
+    local end=$((SECONDS + ${3:-30}))
+    until grep -qF -- "$2" "$1" 2>/dev/null; do
+        [ "$SECONDS" -ge "$end" ] && return 1
+        sleep 0.02
+    done
+}
+
 # lease FILE: a process holds a write lease on FILE (an open for reading
 # waits until it lets go, or the kernel breaks it after lease-break-time);
 # sets HOLDER; 0 once the lease is held
@@ -75,6 +112,19 @@ PY
     HOLDER=$!
     for _ in $(seq 1 100); do grep -q leased lease.out 2>/dev/null && return 0; sleep 0.1; done
     return 1
+}
+
+# lease_breaking FILE: 0 once the lease on FILE is being broken, i.e. an
+# open of it waits on the lease (/proc/locks: BREAKING, by FILE's inode);
+# waits up to 30 s, status 1 after
+lease_breaking () {
+    local id end=$((SECONDS + 30))
+    # shellcheck disable=SC2046,SC2183 # major, minor and inode: three words
+    id=$(printf '%02x:%02x:%s' $(stat -c '%Hd %Ld %i' "$1")) || return 1
+    until grep -qE "^[0-9]+: LEASE +BREAKING +[A-Z]+ +[0-9]+ $id " /proc/locks; do
+        [ "$SECONDS" -ge "$end" ] && return 1
+        sleep 0.02
+    done
 }
 
 # readme_sql TEXT: the ```sql block of README.md's "Example queries" that

@@ -93,11 +93,19 @@ kill_mid_epoch () {
 # (how many), RELAY_DIR (the folder) and RELAY_OPEN (how many another local
 # user, nobody, can connect to: any of them could pose as a child)
 probe_relays () {
-    local ep s
+    local ep s coord pids
     ep=$(tr '\0' '\n' <"/proc/$1/cmdline" | sed -n 's|^ipc://\(.*\)/coordinator.sock$|\1|p')
+    # an abstract relay socket is named by its worker's pid: only those of
+    # this run's workers (the coordinator's children) count, not another
+    # test's running beside this one
+    coord=$(awk '{ print $4 }' "/proc/$1/stat")
+    pids=" $(pgrep -P "$coord" | tr '\n' ' ')"
     RELAY_DIR=$ep RELAY_SOCKS=0 RELAY_OPEN=0
-    for s in $(awk -v d="$ep/" 'NR > 1 && (index($8, "@shardbench-relay-") == 1 || index($8, d) == 1) \
-                                  && $8 !~ /coordinator.sock$/ { print $8 }' /proc/net/unix | sort -u); do
+    for s in $(awk -v d="$ep/" -v pids="$pids" 'NR > 1 && $8 !~ /coordinator.sock$/ {
+                   if (index($8, d) == 1) print $8
+                   else if (index($8, "@shardbench-relay-") == 1) {
+                       split(substr($8, 19), w, "-"); if (index(pids, " " w[1] " ")) print $8 }
+               }' /proc/net/unix | sort -u); do
         RELAY_SOCKS=$((RELAY_SOCKS + 1))
         [ "$(id -u)" = 0 ] || continue
         # /usr/bin/python3: nobody may not run the caller's own python

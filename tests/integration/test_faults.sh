@@ -119,7 +119,7 @@ start_remote a a.db "" dataset.data_folder=./d $D32 reader.batch_size=1 train.co
     --accelerators 2
 wait_sql a.db "SELECT count(*) = 2 FROM run_workers WHERE run_id = (SELECT max(id) FROM runs WHERE kind = 'train')"
 run=$(last_run a.db)
-sleep 0.5
+wait_for a.err "info: training:"     # mid-epoch: once training began
 read -r vid vrank vpid <<<"$(q a.db "SELECT worker, first_rank, pid FROM run_workers WHERE run_id = $run AND host = 'node-b'" | tr '|' ' ')"
 pids=$(q a.db "SELECT pid FROM run_workers WHERE run_id = $run")
 killed_at=$(date +%H:%M:%S.%N)
@@ -272,7 +272,7 @@ else
         train.epochs=3 --accelerators 4
     wait_sql e.db "SELECT count(*) = 2 FROM run_workers WHERE run_id = (SELECT max(id) FROM runs WHERE kind = 'train')"
     run=$(last_run e.db)
-    sleep 0.5
+    wait_for e.err "info: training:"     # mid-epoch: once training began
     read -r vid vrank vpid <<<"$(q e.db "SELECT worker, first_rank, pid FROM run_workers WHERE run_id = $run AND host = 'node-b'" | tr '|' ' ')"
     pids=$(q e.db "SELECT pid FROM run_workers WHERE run_id = $run")
     ip -n "$NS_W" link set "${NS_W}v" down

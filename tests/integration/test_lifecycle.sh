@@ -288,7 +288,7 @@ fake () {
     rm -f "fake-$1.out" "fake-$1.err"
     "$FAKE_S3" -m "$@" >"fake-$1.out" 2>"fake-$1.err" &
     FAKE_PID=$!
-    for _ in $(seq 100); do grep -q listening "fake-$1.out" 2>/dev/null && break; sleep 0.05; done
+    await_text "fake-$1.out" listening
     FAKE_PORT=$(sed -n 's/^fake_s3 listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "fake-$1.out")
 }
 # wait_count FILE REGEX N: until N lines of FILE match REGEX (30 s at most)

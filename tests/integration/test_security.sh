@@ -60,7 +60,7 @@ coord=$!
 port=$(coordinator_endpoint coord.err); port=${port##*:}
 python3 "$here/tcp_capture.py" 0 "$port" wire.bin >relay.out 2>relay.err &
 relay_pid=$!
-for _ in $(seq 100); do grep -q ready relay.out 2>/dev/null && break; sleep 0.1; done
+await_text relay.out ready
 relay=$(awk '/ready/ {print $2}' relay.out)
 
 # a worker whose certificate the coordinator has not admitted (it trusts the right coordinator key)
@@ -99,7 +99,7 @@ coord=$!
 port=$(coordinator_endpoint coord2.err); port=${port##*:}
 python3 "$here/tcp_capture.py" 0 "$port" plain.bin >relay2.out 2>relay2.err &
 relay_pid=$!
-for _ in $(seq 100); do grep -q ready relay2.out 2>/dev/null && break; sleep 0.1; done
+await_text relay2.out ready
 relay=$(awk '/ready/ {print $2}' relay2.out)
 timeout 60 "$SHARDBENCH_WORKER" --coordinator "tcp://127.0.0.1:$relay" >w.out 2>w.err
 wait $coord

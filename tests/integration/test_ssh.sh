@@ -42,7 +42,10 @@ sshd_pid=$!
 trap 'kill "$sshd_pid" 2>/dev/null; wait "$sshd_pid" 2>/dev/null; rm -rf "$SCRATCH"' EXIT
 
 export SHARDBENCH_SSH="ssh -F /dev/null -p $port -i $SCRATCH/user_key -o UserKnownHostsFile=$SCRATCH/known_hosts -o StrictHostKeyChecking=accept-new -o ConnectTimeout=5"
-export SHARDBENCH_REMOTE_WORKER="$SHARDBENCH_WORKER"
+# the remote workers run as a link in the scratch folder: a name no other
+# test's workers have (tests run in parallel), for the check that they are gone
+mkdir "$SCRATCH/bin" && ln -s "$SHARDBENCH_WORKER" "$SCRATCH/bin/shardbench-worker"
+export SHARDBENCH_REMOTE_WORKER="$SCRATCH/bin/shardbench-worker"
 up=0
 for _ in $(seq 1 100); do
     kill -0 "$sshd_pid" 2>/dev/null || break
@@ -66,7 +69,7 @@ expect_eq "all samples read" "$(q ssh.db "SELECT samples FROM epochs WHERE run_i
 # the remote workers are gone once the run is over
 left=1
 for _ in $(seq 1 100); do
-    pgrep -f -- "$SHARDBENCH_WORKER --coordinator .* --host 127.0.0.[12] " >/dev/null || { left=0; break; }
+    pgrep -f -- "$SHARDBENCH_REMOTE_WORKER --coordinator .* --host 127.0.0.[12] " >/dev/null || { left=0; break; }
     sleep 0.1
 done
 expect_eq "no remote worker left" "$left" 0

@@ -30,7 +30,7 @@ expect_eq "closed port: message" "$(sed -n 's/.*error: //p' closed.err)" \
 
 timeout 60 "$SHARDBENCH_WORKER" --coordinator "tcp://[::1]:$port" --timeout 0 >wait.out 2>wait.err &
 agent=$!
-for _ in $(seq 1 100); do grep -q "nothing listens" wait.err && break; sleep 0.1; done
+await_text wait.err "nothing listens"
 sleep 1
 if kill -0 "$agent" 2>/dev/null; then pass "closed port, --timeout 0: still waiting"; else fail "closed port, --timeout 0: exited"; fi
 kill "$agent" 2>/dev/null
@@ -155,8 +155,8 @@ else
     ep=$(coordinator_endpoint int.err)
     timeout 120 "$SHARDBENCH_WORKER" --coordinator "$ep" --host node-s --timeout 10 >int-w.out 2>int-w.err &
     worker=$!
-    for _ in $(seq 1 100); do grep -q "joined as worker" int-w.err && break; sleep 0.1; done
-    sleep 1.5
+    # interrupted once a read hangs: the worker's open waits on the lease
+    lease_breaking s/train/img_2_of_4.npz || fail "stall off, SIGINT: no read waited on the lease"
     kill -INT "$coord"
     t0=$(now)
     wait "$coord"
@@ -192,7 +192,7 @@ print("leased", len(fds), flush=True)
 time.sleep(120)
 PY
     holder=$!
-    for _ in $(seq 1 100); do grep -q leased mlease.out 2>/dev/null && break; sleep 0.1; done
+    await_text mlease.out leased
     expect_eq "stall, 16 threads: every file leased" "$(cat mlease.out)" "leased 32"
     timeout 120 "$SHARDBENCH" run $M shardbench.stall_timeout_s=2 --workers 1 --bind 'tcp://127.0.0.1:*' \
         >many.out 2>many.err &
