@@ -5,7 +5,11 @@
 # builds and in the clang build alike.
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
+# took WHAT: the wall time since the last mark, one line (CI's budget is in these)
+mark=$SECONDS
+took () { echo "tests: time: $1: $((SECONDS - mark)) s"; mark=$SECONDS; }
 "$here/deploy/install-deps.sh" --tests --fuzz || exit 1
+took "dependencies"
 
 build="$here/build"
 werror=false
@@ -16,6 +20,7 @@ else
     meson configure "$build" -Dwerror=$werror -Dtests=enabled || exit 1
 fi
 meson compile -C "$build" || exit 1
+took "gcc build"
 
 # The tests run JOBS at a time (SHARDBENCH_TEST_JOBS, default 4): most
 # integration tests wait on processes, servers and timeouts rather than
@@ -39,6 +44,7 @@ suites () {
 
 suites "$build" -- --no-suite fresh
 rc=$?
+took "gcc tests"
 logs=("$build/meson-logs/testlog.json" "$build/meson-logs/testlog-timing.json")
 
 # The same tree built with clang (warnings are errors in CI, as above) and
@@ -57,6 +63,7 @@ if command -v clang >/dev/null; then
     crc=$?
     [ $crc -ne 0 ] && rc=$crc
     logs+=("$cbuild/meson-logs/testlog.json")
+    took "clang build and unit tests"
 elif [ "${CI:-}" = "true" ]; then
     echo "tests: clang is missing (deploy/install-deps.sh --tests installs it)"
     exit 1
@@ -77,6 +84,7 @@ if [ "${SHARDBENCH_NO_SANITIZE:-}" != 1 ] || [ "${CI:-}" = "true" ]; then
         meson configure "$sbuild" -Dwerror=$werror -Dtests=enabled || exit 1
     fi
     meson compile -C "$sbuild" || exit 1
+    took "sanitizer build"
     echo "tests: the same suites under AddressSanitizer and UndefinedBehaviorSanitizer"
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=23 \
     UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:exitcode=24 \
@@ -84,6 +92,7 @@ if [ "${SHARDBENCH_NO_SANITIZE:-}" != 1 ] || [ "${CI:-}" = "true" ]; then
     src=$?
     [ $src -ne 0 ] && rc=$src
     logs+=("$sbuild/meson-logs/testlog.json" "$sbuild/meson-logs/testlog-timing.json")
+    took "sanitizer tests"
 fi
 
 # The libFuzzer targets (tests/fuzz/, clang): the inputs past runs failed on
@@ -109,6 +118,7 @@ if [ "$fuzz_seconds" -gt 0 ] && command -v clang >/dev/null; then
         echo "fuzz: FINDING: reproducers kept in $fwork"
         rc=1
     fi
+    took "fuzz build, regressions and fuzzing"
 elif [ "$fuzz_seconds" -gt 0 ]; then
     echo "fuzz: clang is missing (deploy/install-deps.sh --fuzz): fuzz pass skipped"
 fi
@@ -123,6 +133,7 @@ if [ "${CI:-}" = "true" ] || [ "${SHARDBENCH_FRESH_CHECK:-}" = 1 ]; then
     frc=$?
     [ $frc -ne 0 ] && rc=$frc
     logs+=("$build/meson-logs/testlog-fresh.json")
+    took "fresh Debian 12 root"
 fi
 
 # One closing line that CI understands, counted from meson's own logs.

@@ -14,6 +14,14 @@ FAILS=0
 PASSES=0
 trap 'rm -rf "$SCRATCH"' EXIT
 
+# SB_LO: a loopback address of this test's own (127.0.0.0/8 is all loopback;
+# made of the script's pid, unique among the tests running at once, and never
+# 127.0.0.x). Coordinators here bind it, and workers that wait for a
+# coordinator wait on it: tests run in parallel, and a worker of one test
+# waiting on a port another test's coordinator then binds (both picked by
+# the kernel on 127.0.0.1) would join the wrong run.
+SB_LO=127.$(( ($$ >> 16) % 128 + 64 )).$(( ($$ >> 8) & 255 )).$(( $$ & 255 ))
+
 pass () { PASSES=$((PASSES + 1)); echo "ok - $*"; }
 fail () { FAILS=$((FAILS + 1)); echo "FAIL - $*"; }
 
@@ -73,7 +81,7 @@ finish () {
 }
 
 # coordinator_endpoint ERRFILE: the endpoint a coordinator started with
-# --workers and --bind tcp://127.0.0.1:* bound (from its log: no fixed port
+# --workers and --bind "tcp://$SB_LO:*" bound (from its log: no fixed port
 # that something else may hold). Waits up to 30 s; prints nothing on failure.
 # ERRFILE must not hold an earlier coordinator's log: remove it before the
 # coordinator starts in the background (its redirection may come after this reads).
@@ -110,8 +118,7 @@ print("leased", flush=True)
 time.sleep(120)
 PY
     HOLDER=$!
-    for _ in $(seq 1 100); do grep -q leased lease.out 2>/dev/null && return 0; sleep 0.1; done
-    return 1
+    await_text lease.out leased 10
 }
 
 # lease_breaking FILE: 0 once the lease on FILE is being broken, i.e. an

@@ -42,7 +42,7 @@ expect_eq "tree run: the barrier's own cost measured in both epochs" \
 rm -f curve.err
 # shellcheck disable=SC2086
 timeout 120 "$SHARDBENCH" run quickstart $SYN train.epochs=1 train.computation_time=0.002 --accelerators 7 --workers 7 \
-    --bind 'tcp://127.0.0.1:*' --keys keys --db curve.db --progress off >curve.out 2>curve.err &
+    --bind "tcp://$SB_LO:*" --keys keys --db curve.db --progress off >curve.out 2>curve.err &
 coord=$!
 ep=$(coordinator_endpoint curve.err)
 for i in 0 1 2 3 4 5 6; do
@@ -154,7 +154,7 @@ expect_contains "a top relay killed: named as the relay of workers 2-3" top.err 
 rm -f remote.err
 # shellcheck disable=SC2086
 timeout 120 "$SHARDBENCH" run quickstart $SYN dataset.num_files_train=2800 train.epochs=1 train.computation_time=0.05 \
-    --accelerators 7 --workers 7 --bind 'tcp://127.0.0.1:*' --db remote.db --progress off >remote.out 2>remote.err &
+    --accelerators 7 --workers 7 --bind "tcp://$SB_LO:*" --db remote.db --progress off >remote.out 2>remote.err &
 coord=$!
 ep=$(coordinator_endpoint remote.err)
 wpids=()
@@ -194,7 +194,7 @@ expect_eq "--workers: every other worker ended" "$left" 0
 rm -f fds.err
 timeout 120 "$SHARDBENCH" run quickstart storage.storage_type=synthetic dataset.data_folder=synthetic://fds \
     dataset.num_files_train=960 dataset.record_length_bytes=4096 reader.batch_size=1 train.epochs=1 \
-    shardbench.barrier_fanout=48 --accelerators 96 --workers 96 --bind 'tcp://127.0.0.1:*' --progress off \
+    shardbench.barrier_fanout=48 --accelerators 96 --workers 96 --bind "tcp://$SB_LO:*" --progress off \
     --db fds.db >fds.out 2>fds.err &
 coord=$!
 ep=$(coordinator_endpoint fds.err)

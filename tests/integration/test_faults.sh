@@ -88,7 +88,7 @@ last_run () { q "$1" "SELECT max(id) FROM runs WHERE kind = 'train'"; }
 # NS is a network namespace to run it in, or "". Sets COORD, WA, WB (wrapper
 # PIDs) and EP. Workers write PREFIX-node-a.err and PREFIX-node-b.err.
 start_remote () {
-    local prefix=$1 db=$2 ns=$3 bind=tcp://127.0.0.1:* extra=()
+    local prefix=$1 db=$2 ns=$3 bind="tcp://$SB_LO:*" extra=()
     shift 3
     local in=()
     if [ -n "$ns" ]; then

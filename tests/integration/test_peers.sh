@@ -24,7 +24,7 @@ coordinator () {
     local name=$1
     shift
     # shellcheck disable=SC2086
-    ( exec timeout 120 "$SHARDBENCH" run $syn --bind "tcp://127.0.0.1:*" --db "$name.db" "$@" \
+    ( exec timeout 120 "$SHARDBENCH" run $syn --bind "tcp://$SB_LO:*" --db "$name.db" "$@" \
           >"$name.out" 2>"$name.err" ) &
     COORD=$!
     EP=$(coordinator_endpoint "$name.err")
