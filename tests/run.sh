@@ -95,6 +95,37 @@ if [ "${SHARDBENCH_NO_SANITIZE:-}" != 1 ] || [ "${CI:-}" = "true" ]; then
     took "sanitizer tests"
 fi
 
+# The unit suites whose code runs threads (the read path's channel and
+# loop, the trainer and readers, the progress sampler, the page cache
+# evictor, the catalog's listing streams, the result database's writer, the
+# wire, the sampler's planner), built with ThreadSanitizer (clang): a data
+# race fails the test that met it. tests/tsan.supp names the libraries not
+# built with it (libzmq, libczmq), whose hand-over of a frame TSan cannot
+# see. SHARDBENCH_NO_SANITIZE=1 skips this pass too (not in CI).
+if { [ "${SHARDBENCH_NO_SANITIZE:-}" != 1 ] || [ "${CI:-}" = "true" ]; } && command -v clang >/dev/null; then
+    tbuild="$here/build-tsan"
+    if [ ! -f "$tbuild/build.ninja" ]; then
+        CC=clang meson setup "$tbuild" "$here" -Dwerror=$werror -Dtests=enabled -Db_sanitize=thread \
+            -Db_lundef=false || exit 1
+    else
+        meson configure "$tbuild" -Dwerror=$werror -Dtests=enabled || exit 1
+    fi
+    meson compile -C "$tbuild" || exit 1
+    echo "tests: the threaded unit suites under ThreadSanitizer"
+    threaded=()
+    for t in chan event_loop progress uring_engine trainer_fake reader_engines pagecache catalog resultdb ckpt_rank \
+             wire sampler_plan; do
+        # uring_engine only where liburing is
+        meson test -C "$tbuild" --list 2>/dev/null | grep -qx "shardbench:unit / $t" && threaded+=("$t")
+    done
+    TSAN_OPTIONS="halt_on_error=1:exitcode=66:suppressions=$here/tests/tsan.supp" \
+        meson test -C "$tbuild" --print-errorlogs --num-processes "$jobs" --no-rebuild "${threaded[@]}"
+    trc=$?
+    [ $trc -ne 0 ] && rc=$trc
+    logs+=("$tbuild/meson-logs/testlog.json")
+    took "thread sanitizer build and tests"
+fi
+
 # The libFuzzer targets (tests/fuzz/, clang): the inputs past runs failed on
 # are replayed (meson suite `fuzz`), then each target fuzzes for a bounded
 # time, SHARDBENCH_FUZZ_SECONDS per target (default 30; 0 skips the pass).
