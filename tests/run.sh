@@ -113,10 +113,11 @@ if { [ "${SHARDBENCH_NO_SANITIZE:-}" != 1 ] || [ "${CI:-}" = "true" ]; } && comm
     meson compile -C "$tbuild" || exit 1
     echo "tests: the threaded unit suites under ThreadSanitizer"
     threaded=()
+    listed=$(meson test -C "$tbuild" --list 2>/dev/null)
     for t in chan event_loop progress uring_engine trainer_fake reader_engines pagecache catalog resultdb ckpt_rank \
              wire sampler_plan; do
         # uring_engine only where liburing is
-        meson test -C "$tbuild" --list 2>/dev/null | grep -qx "shardbench:unit / $t" && threaded+=("$t")
+        grep -qx "shardbench:unit / $t" <<<"$listed" && threaded+=("$t")
     done
     TSAN_OPTIONS="halt_on_error=1:exitcode=66:suppressions=$here/tests/tsan.supp" \
         meson test -C "$tbuild" --print-errorlogs --num-processes "$jobs" --no-rebuild "${threaded[@]}"
