@@ -5,7 +5,11 @@
 # builds and in the clang build alike.
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
+# took WHAT: the wall time since the last mark, one line (CI's budget is in these)
+mark=$SECONDS
+took () { echo "tests: time: $1: $((SECONDS - mark)) s"; mark=$SECONDS; }
 "$here/deploy/install-deps.sh" --tests --fuzz || exit 1
+took "dependencies"
 
 build="$here/build"
 werror=false
@@ -16,10 +20,32 @@ else
     meson configure "$build" -Dwerror=$werror -Dtests=enabled || exit 1
 fi
 meson compile -C "$build" || exit 1
+took "gcc build"
 
-meson test -C "$build" --print-errorlogs --num-processes 2 --no-suite fresh
+# The tests run JOBS at a time (SHARDBENCH_TEST_JOBS, default 4): most
+# integration tests wait on processes, servers and timeouts rather than
+# compute, so more of them than cores keeps the cores busy. The tests of
+# suite `timing` (wall-clock and AU bounds: tests/meson.build) run after
+# the others, one at a time with nothing beside them.
+jobs=${SHARDBENCH_TEST_JOBS:-4}
+# suites BUILD OPTION... -- SELECTION...: the tests of BUILD that SELECTION
+# picks, but those of suite `timing`, JOBS at a time; then the `timing` ones
+# alone, into their own log (testlog-timing); OPTIONs go to both
+suites () {
+    local dir=$1 opts=() r=0
+    shift
+    while [ $# -gt 0 ] && [ "$1" != -- ]; do opts+=("$1"); shift; done
+    shift
+    meson test -C "$dir" --print-errorlogs --num-processes "$jobs" "${opts[@]}" "$@" --no-suite timing || r=1
+    meson test -C "$dir" --print-errorlogs --num-processes 1 --no-rebuild --logbase testlog-timing "${opts[@]}" \
+        --suite timing || r=1
+    return "$r"
+}
+
+suites "$build" -- --no-suite fresh
 rc=$?
-logs=("$build/meson-logs/testlog.json")
+took "gcc tests"
+logs=("$build/meson-logs/testlog.json" "$build/meson-logs/testlog-timing.json")
 
 # The same tree built with clang (warnings are errors in CI, as above) and
 # its unit suite: code gcc accepts and clang warns about fails here. Compile
@@ -33,10 +59,11 @@ if command -v clang >/dev/null; then
     fi
     echo "tests: the tree built with clang, and its unit suite"
     meson compile -C "$cbuild" || exit 1
-    meson test -C "$cbuild" --print-errorlogs --num-processes 2 --suite unit --no-rebuild
+    meson test -C "$cbuild" --print-errorlogs --num-processes "$jobs" --suite unit --no-rebuild
     crc=$?
     [ $crc -ne 0 ] && rc=$crc
     logs+=("$cbuild/meson-logs/testlog.json")
+    took "clang build and unit tests"
 elif [ "${CI:-}" = "true" ]; then
     echo "tests: clang is missing (deploy/install-deps.sh --tests installs it)"
     exit 1
@@ -57,14 +84,47 @@ if [ "${SHARDBENCH_NO_SANITIZE:-}" != 1 ] || [ "${CI:-}" = "true" ]; then
         meson configure "$sbuild" -Dwerror=$werror -Dtests=enabled || exit 1
     fi
     meson compile -C "$sbuild" || exit 1
+    took "sanitizer build"
     echo "tests: the same suites under AddressSanitizer and UndefinedBehaviorSanitizer"
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=23 \
     UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:exitcode=24 \
-        meson test -C "$sbuild" --print-errorlogs --num-processes 2 --suite unit --suite integration \
-            --timeout-multiplier 3
+        suites "$sbuild" --timeout-multiplier 3 -- --suite unit --suite integration
     src=$?
     [ $src -ne 0 ] && rc=$src
-    logs+=("$sbuild/meson-logs/testlog.json")
+    logs+=("$sbuild/meson-logs/testlog.json" "$sbuild/meson-logs/testlog-timing.json")
+    took "sanitizer tests"
+fi
+
+# The unit suites whose code runs threads (the read path's channel and
+# loop, the trainer and readers, the progress sampler, the page cache
+# evictor, the catalog's listing streams, the result database's writer, the
+# wire, the sampler's planner), built with ThreadSanitizer (clang): a data
+# race fails the test that met it. tests/tsan.supp names the libraries not
+# built with it (libzmq, libczmq), whose hand-over of a frame TSan cannot
+# see. SHARDBENCH_NO_SANITIZE=1 skips this pass too (not in CI).
+if { [ "${SHARDBENCH_NO_SANITIZE:-}" != 1 ] || [ "${CI:-}" = "true" ]; } && command -v clang >/dev/null; then
+    tbuild="$here/build-tsan"
+    if [ ! -f "$tbuild/build.ninja" ]; then
+        CC=clang meson setup "$tbuild" "$here" -Dwerror=$werror -Dtests=enabled -Db_sanitize=thread \
+            -Db_lundef=false || exit 1
+    else
+        meson configure "$tbuild" -Dwerror=$werror -Dtests=enabled || exit 1
+    fi
+    meson compile -C "$tbuild" || exit 1
+    echo "tests: the threaded unit suites under ThreadSanitizer"
+    threaded=()
+    listed=$(meson test -C "$tbuild" --list 2>/dev/null)
+    for t in chan event_loop progress uring_engine trainer_fake reader_engines pagecache catalog resultdb ckpt_rank \
+             wire sampler_plan; do
+        # uring_engine only where liburing is
+        grep -qx "shardbench:unit / $t" <<<"$listed" && threaded+=("$t")
+    done
+    TSAN_OPTIONS="halt_on_error=1:exitcode=66:suppressions=$here/tests/tsan.supp" \
+        meson test -C "$tbuild" --print-errorlogs --num-processes "$jobs" --no-rebuild "${threaded[@]}"
+    trc=$?
+    [ $trc -ne 0 ] && rc=$trc
+    logs+=("$tbuild/meson-logs/testlog.json")
+    took "thread sanitizer build and tests"
 fi
 
 # The libFuzzer targets (tests/fuzz/, clang): the inputs past runs failed on
@@ -90,6 +150,7 @@ if [ "$fuzz_seconds" -gt 0 ] && command -v clang >/dev/null; then
         echo "fuzz: FINDING: reproducers kept in $fwork"
         rc=1
     fi
+    took "fuzz build, regressions and fuzzing"
 elif [ "$fuzz_seconds" -gt 0 ]; then
     echo "fuzz: clang is missing (deploy/install-deps.sh --fuzz): fuzz pass skipped"
 fi
@@ -104,6 +165,7 @@ if [ "${CI:-}" = "true" ] || [ "${SHARDBENCH_FRESH_CHECK:-}" = 1 ]; then
     frc=$?
     [ $frc -ne 0 ] && rc=$frc
     logs+=("$build/meson-logs/testlog-fresh.json")
+    took "fresh Debian 12 root"
 fi
 
 # One closing line that CI understands, counted from meson's own logs.

@@ -34,8 +34,9 @@ cp "$src"/tests/fuzz/seeds-config/*.yaml "$work/seeds-config/" 2>/dev/null
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 cd "$work" || exit 2
-status=0
-for t in "${targets[@]}"; do
+# fuzz_target T: fuzz T for the given time; status 1 on a finding
+fuzz_target () {
+    local t=$1 rc corpus artifacts par dict
     corpus="$work/corpus-$t"
     artifacts="$work/$t-artifacts/"
     mkdir -p "$corpus" "$artifacts"
@@ -54,7 +55,26 @@ for t in "${targets[@]}"; do
     if [ $rc -ne 0 ]; then
         echo "fuzz_$t: FAILED (exit $rc): see $work/$t.log and $artifacts" >&2
         grep -E 'ERROR|SUMMARY|runtime error' "$work/$t.log" | head -5 >&2
-        status=1
+        return 1
     fi
-done
+    return 0
+}
+# The targets fuzz side by side where there is a core for each of their
+# processes (each still for the whole time, with a core of its own), else
+# one after the other.
+status=0
+if [ "$(nproc)" -ge $((${#targets[@]} * jobs)) ]; then
+    pids=()
+    for t in "${targets[@]}"; do
+        fuzz_target "$t" &
+        pids+=($!)
+    done
+    for p in "${pids[@]}"; do
+        wait "$p" || status=1
+    done
+else
+    for t in "${targets[@]}"; do
+        fuzz_target "$t" || status=1
+    done
+fi
 exit $status

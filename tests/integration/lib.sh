@@ -14,6 +14,14 @@ FAILS=0
 PASSES=0
 trap 'rm -rf "$SCRATCH"' EXIT
 
+# SB_LO: a loopback address of this test's own (127.0.0.0/8 is all loopback;
+# made of the script's pid, unique among the tests running at once, and never
+# 127.0.0.x). Coordinators here bind it, and workers that wait for a
+# coordinator wait on it: tests run in parallel, and a worker of one test
+# waiting on a port another test's coordinator then binds (both picked by
+# the kernel on 127.0.0.1) would join the wrong run.
+SB_LO=127.$(( ($$ >> 16) % 128 + 64 )).$(( ($$ >> 8) & 255 )).$(( $$ & 255 ))
+
 pass () { PASSES=$((PASSES + 1)); echo "ok - $*"; }
 fail () { FAILS=$((FAILS + 1)); echo "FAIL - $*"; }
 
@@ -31,6 +39,33 @@ expect_contains () {
 # (tfrecord_crc.py) importable, writing no __pycache__ into the source tree
 py_lib () { PYTHONPATH="$SB_INTEGRATION_DIR" PYTHONDONTWRITEBYTECODE=1 "$@"; }
 
+# npm_pinned DIR LOG NAME@VERSION...: the pinned npm packages in DIR (an npm
+# cache folder, e.g. under ~/.cache/shardbench/npm), installed unless they
+# are there; npm's output into LOG. Tests run in parallel and several share a
+# folder: one installer at a time (flock on DIR/.install.lock), the others
+# wait and find the packages installed. Status 0 once all are there.
+npm_pinned () {
+    local dir=$1 log=$2 lockfd rc=0
+    shift 2
+    _npm_pinned_have () {
+        local spec
+        for spec in "$@"; do
+            [ "$(node -p 'require(process.argv[1]).version' "$dir/node_modules/${spec%@*}/package.json" 2>/dev/null)" \
+                = "${spec##*@}" ] || return 1
+        done
+    }
+    _npm_pinned_have "$@" && return 0
+    mkdir -p "$dir" || return 1
+    exec {lockfd}>"$dir/.install.lock"
+    flock -w 600 "$lockfd" || { echo "timed out waiting for $dir/.install.lock" >"$log"; exec {lockfd}>&-; return 1; }
+    if ! _npm_pinned_have "$@"; then
+        npm install --prefix "$dir" --no-audit --no-fund --no-update-notifier --loglevel=error "$@" >"$log" 2>&1 \
+            && _npm_pinned_have "$@" || rc=1
+    fi
+    exec {lockfd}>&-
+    return "$rc"
+}
+
 # q DB SQL: one query, result on stdout
 q () { sqlite3 -batch -noheader "$1" "$2"; }
 
@@ -46,7 +81,7 @@ finish () {
 }
 
 # coordinator_endpoint ERRFILE: the endpoint a coordinator started with
-# --workers and --bind tcp://127.0.0.1:* bound (from its log: no fixed port
+# --workers and --bind "tcp://$SB_LO:*" bound (from its log: no fixed port
 # that something else may hold). Waits up to 30 s; prints nothing on failure.
 # ERRFILE must not hold an earlier coordinator's log: remove it before the
 # coordinator starts in the background (its redirection may come after this reads).
@@ -57,6 +92,16 @@ coordinator_endpoint () {
         sleep 0.1
     done
     sed -n 's/.*`shardbench-worker --coordinator \([^ `]*\).*/\1/p' "$1" | head -1
+}
+
+# await_text FILE TEXT [SECONDS]: 0 once FILE holds TEXT (a fixed string),
+# looked for every 20 ms; 1 after SECONDS (default 30)
+await_text () {
+    local end=$((SECONDS + ${3:-30}))
+    until grep -qF -- "$2" "$1" 2>/dev/null; do
+        [ "$SECONDS" -ge "$end" ] && return 1
+        sleep 0.02
+    done
 }
 
 # lease FILE: a process holds a write lease on FILE (an open for reading
@@ -73,8 +118,20 @@ print("leased", flush=True)
 time.sleep(120)
 PY
     HOLDER=$!
-    for _ in $(seq 1 100); do grep -q leased lease.out 2>/dev/null && return 0; sleep 0.1; done
-    return 1
+    await_text lease.out leased 10
+}
+
+# lease_breaking FILE: 0 once the lease on FILE is being broken, i.e. an
+# open of it waits on the lease (/proc/locks: BREAKING, by FILE's inode);
+# waits up to 30 s, status 1 after
+lease_breaking () {
+    local id end=$((SECONDS + 30))
+    # shellcheck disable=SC2046,SC2183 # major, minor and inode: three words
+    id=$(printf '%02x:%02x:%s' $(stat -c '%Hd %Ld %i' "$1")) || return 1
+    until grep -qE "^[0-9]+: LEASE +BREAKING +[A-Z]+ +[0-9]+ $id " /proc/locks; do
+        [ "$SECONDS" -ge "$end" ] && return 1
+        sleep 0.02
+    done
 }
 
 # readme_sql TEXT: the ```sql block of docs/RESULTS.md's "Example queries" (the

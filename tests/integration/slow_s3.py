@@ -2,7 +2,8 @@
 # A slow, endless S3 bucket for listing tests: HEAD answers 200; every
 # ListObjectsV2 page takes DELAY seconds and says IsTruncated with a new
 # token, holding 100 keys ("keys" mode) or none ("empty" mode). Usage:
-# slow_s3.py MODE DELAY; prints its port on the first line.
+# slow_s3.py MODE DELAY; prints its port on the first line, then a line
+# "page" for each page it answered (tests wait on those, not on the clock).
 import sys, time, urllib.parse
 from http.server import ThreadingHTTPServer, BaseHTTPRequestHandler
 mode, delay = sys.argv[1], float(sys.argv[2])
@@ -23,6 +24,7 @@ class H(BaseHTTPRequestHandler):
                 % (prefix, keys, n + 100)).encode()
         self.send_response(200); self.send_header("Content-Type", "application/xml")
         self.send_header("Content-Length", str(len(body))); self.end_headers(); self.wfile.write(body)
+        print("page", flush=True)
 class S(ThreadingHTTPServer):
     def handle_error(self, request, client_address): pass   # a client that hung up: nothing to say
 s = S(("127.0.0.1", 0), H)

@@ -28,7 +28,7 @@ hang_port=$(cat hang.port)
 echo "none 0 start" >ctl
 "$FAULT_PROXY" -u "$AZURITE_PORT" -c "$SCRATCH/ctl" >proxy.out 2>proxy.err &
 proxy_pid=$!
-for _ in $(seq 100); do grep -q listening proxy.out 2>/dev/null && break; sleep 0.05; done
+await_text proxy.out listening
 read -r _ _ _ proxy_port _ <proxy.out
 [ -n "${proxy_port:-}" ] || { echo "FAIL - fault proxy did not start"; cat proxy.err; exit 1; }
 

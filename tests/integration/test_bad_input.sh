@@ -159,7 +159,7 @@ common="dataset.data_folder=./rogue dataset.num_files_train=8 dataset.record_len
         dataset.record_length_bytes_stdev=0 reader.batch_size=2 train.epochs=1"
 sb datagen $common --accelerators 1 --db rogue.db
 expect_eq "rogue: datagen" "$SB_RC" 0
-( timeout 120 "$SHARDBENCH" run $common --accelerators 1 --workers 1 --bind "tcp://127.0.0.1:*" \
+( timeout 120 "$SHARDBENCH" run $common --accelerators 1 --workers 1 --bind "tcp://$SB_LO:*" \
       --join-timeout 60 --db rogue.db >coord.out 2>coord.err ) &
 coord=$!
 # the coordinator logs where workers should connect once it listens

@@ -42,7 +42,7 @@ expect_eq "tree run: the barrier's own cost measured in both epochs" \
 rm -f curve.err
 # shellcheck disable=SC2086
 timeout 120 "$SHARDBENCH" run quickstart $SYN train.epochs=1 train.computation_time=0.002 --accelerators 7 --workers 7 \
-    --bind 'tcp://127.0.0.1:*' --keys keys --db curve.db --progress off >curve.out 2>curve.err &
+    --bind "tcp://$SB_LO:*" --keys keys --db curve.db --progress off >curve.out 2>curve.err &
 coord=$!
 ep=$(coordinator_endpoint curve.err)
 for i in 0 1 2 3 4 5 6; do
@@ -93,11 +93,19 @@ kill_mid_epoch () {
 # (how many), RELAY_DIR (the folder) and RELAY_OPEN (how many another local
 # user, nobody, can connect to: any of them could pose as a child)
 probe_relays () {
-    local ep s
+    local ep s coord pids
     ep=$(tr '\0' '\n' <"/proc/$1/cmdline" | sed -n 's|^ipc://\(.*\)/coordinator.sock$|\1|p')
+    # an abstract relay socket is named by its worker's pid: only those of
+    # this run's workers (the coordinator's children) count, not another
+    # test's running beside this one
+    coord=$(awk '{ print $4 }' "/proc/$1/stat")
+    pids=" $(pgrep -P "$coord" | tr '\n' ' ')"
     RELAY_DIR=$ep RELAY_SOCKS=0 RELAY_OPEN=0
-    for s in $(awk -v d="$ep/" 'NR > 1 && (index($8, "@shardbench-relay-") == 1 || index($8, d) == 1) \
-                                  && $8 !~ /coordinator.sock$/ { print $8 }' /proc/net/unix | sort -u); do
+    for s in $(awk -v d="$ep/" -v pids="$pids" 'NR > 1 && $8 !~ /coordinator.sock$/ {
+                   if (index($8, d) == 1) print $8
+                   else if (index($8, "@shardbench-relay-") == 1) {
+                       split(substr($8, 19), w, "-"); if (index(pids, " " w[1] " ")) print $8 }
+               }' /proc/net/unix | sort -u); do
         RELAY_SOCKS=$((RELAY_SOCKS + 1))
         [ "$(id -u)" = 0 ] || continue
         # /usr/bin/python3: nobody may not run the caller's own python
@@ -146,7 +154,7 @@ expect_contains "a top relay killed: named as the relay of workers 2-3" top.err 
 rm -f remote.err
 # shellcheck disable=SC2086
 timeout 120 "$SHARDBENCH" run quickstart $SYN dataset.num_files_train=2800 train.epochs=1 train.computation_time=0.05 \
-    --accelerators 7 --workers 7 --bind 'tcp://127.0.0.1:*' --db remote.db --progress off >remote.out 2>remote.err &
+    --accelerators 7 --workers 7 --bind "tcp://$SB_LO:*" --db remote.db --progress off >remote.out 2>remote.err &
 coord=$!
 ep=$(coordinator_endpoint remote.err)
 wpids=()
@@ -186,7 +194,7 @@ expect_eq "--workers: every other worker ended" "$left" 0
 rm -f fds.err
 timeout 120 "$SHARDBENCH" run quickstart storage.storage_type=synthetic dataset.data_folder=synthetic://fds \
     dataset.num_files_train=960 dataset.record_length_bytes=4096 reader.batch_size=1 train.epochs=1 \
-    shardbench.barrier_fanout=48 --accelerators 96 --workers 96 --bind 'tcp://127.0.0.1:*' --progress off \
+    shardbench.barrier_fanout=48 --accelerators 96 --workers 96 --bind "tcp://$SB_LO:*" --progress off \
     --db fds.db >fds.out 2>fds.err &
 coord=$!
 ep=$(coordinator_endpoint fds.err)

@@ -65,10 +65,7 @@ fi
 HYPARQUET_VERSION=1.31.5
 hyp="${SHARDBENCH_NPM_CACHE:-${HOME:-/tmp}/.cache/shardbench/npm}/hyparquet"
 s3rver_install >/dev/null 2>&1 || true
-if [ "$(node -p 'require(process.argv[1]).version' "$hyp/node_modules/hyparquet/package.json" 2>/dev/null)" != "$HYPARQUET_VERSION" ]; then
-    mkdir -p "$hyp" && npm install --prefix "$hyp" --no-audit --no-fund --no-update-notifier --loglevel=error \
-        "hyparquet@$HYPARQUET_VERSION" >hyp-install.log 2>&1 || { cat hyp-install.log; fail "npm install hyparquet"; }
-fi
+npm_pinned "$hyp" hyp-install.log "hyparquet@$HYPARQUET_VERSION" || { cat hyp-install.log; fail "npm install hyparquet"; }
 # shellcheck disable=SC2046 # one argument per file
 node "$SB_INTEGRATION_DIR/parquet_check.mjs" "$hyp" 300 128 "$want" $(find cli*/train -name '*.parquet' | sort) \
     >hyp.out 2>&1

@@ -15,7 +15,7 @@ fi
 # 2 ranks on 2 workers, 32 samples and 8 steps of 0.2 s per rank: ~1.6 s an epoch
 syn="dataset.data_folder=synthetic://clock dataset.num_files_train=64 dataset.record_length_bytes=4096
      dataset.record_length_bytes_stdev=0 reader.batch_size=4 train.computation_time=0.2 train.epochs=2
-     --accelerators 2 --workers 2 --bind tcp://127.0.0.1:* --join-timeout 30"
+     --accelerators 2 --workers 2 --bind tcp://$SB_LO:* --join-timeout 30"
 
 run_pair () {   # LABEL SKEW ("" or a faketime offset such as +3s)
     local label=$1 skew=$2 coord ep

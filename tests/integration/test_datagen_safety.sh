@@ -42,7 +42,7 @@ held=SHARDBENCH_TEST_STOP_AT_TEMPORARY=3
 wait_held () { wait_for 60 stopped "$1" && ! gone "$1"; }
 
 # --- 1. one datagen per folder: the second is refused, naming the holder
-"$SHARDBENCH" datagen dataset.data_folder=./a $small --workers 1 --bind 'tcp://127.0.0.1:*' >a.out 2>a.err &
+"$SHARDBENCH" datagen dataset.data_folder=./a $small --workers 1 --bind "tcp://$SB_LO:*" >a.out 2>a.err &
 A=$!
 ep=$(coordinator_endpoint a.err)
 expect_eq "first datagen waits for its worker" "$([ -n "$ep" ] && echo yes)" yes
@@ -67,7 +67,7 @@ expect_eq "datagen once the holder is gone: exit status" "$SB_RC" 0
 expect_eq "datagen once the holder is gone: 8 files" "$(files a/train)" 8
 
 # --- 2. Ctrl-C on the coordinator: the worker writes nothing more, no temporary is left
-"$SHARDBENCH" datagen dataset.data_folder=./b $slow --workers 1 --bind 'tcp://127.0.0.1:*' >b.out 2>b.err &
+"$SHARDBENCH" datagen dataset.data_folder=./b $slow --workers 1 --bind "tcp://$SB_LO:*" >b.out 2>b.err &
 C=$!
 ep=$(coordinator_endpoint b.err)
 env "$held" "$SHARDBENCH_WORKER" --coordinator "$ep" --host node-b >w.out 2>w.err &
@@ -94,7 +94,7 @@ expect_eq "SIGINT: the dataset is marked unfinished" "$(sed -n 's/^state=//p' b/
 # --- 3. a killed coordinator: its worker stops within one buffer and removes its temporary
 rm -rf b
 rm -f b.out b.err    # the first coordinator's endpoint must not be read from them
-"$SHARDBENCH" datagen dataset.data_folder=./b $slow --workers 1 --bind 'tcp://127.0.0.1:*' >b.out 2>b.err &
+"$SHARDBENCH" datagen dataset.data_folder=./b $slow --workers 1 --bind "tcp://$SB_LO:*" >b.out 2>b.err &
 C=$!
 ep=$(coordinator_endpoint b.err)
 env "$held" "$SHARDBENCH_WORKER" --coordinator "$ep" --host node-b >w.out 2>w.err &
@@ -218,7 +218,7 @@ expect_eq "no room: nothing written" "$(cat f.count)" 0
 
 # --- 7. a worker that does not see the coordinator's folder is refused before any write
 mkdir p
-"$SHARDBENCH" datagen dataset.data_folder=./p $small --accelerators 1 --workers 1 --bind 'tcp://127.0.0.1:*' \
+"$SHARDBENCH" datagen dataset.data_folder=./p $small --accelerators 1 --workers 1 --bind "tcp://$SB_LO:*" \
     >p.out 2>p.err &
 C=$!
 ep=$(coordinator_endpoint p.err)
@@ -238,7 +238,7 @@ expect_eq "unshared folder: no datagen run recorded as succeeded" \
     "$(q shardbench.db "SELECT count(*) FROM runs WHERE kind = 'datagen' AND status = 'succeeded' AND config LIKE '%./p%'")" 0
 # the same worker seeing the folder is admitted
 rm -f p.out p.err    # the refused run's endpoint must not be read from them
-"$SHARDBENCH" datagen dataset.data_folder=./p $small --accelerators 1 --workers 1 --bind 'tcp://127.0.0.1:*' \
+"$SHARDBENCH" datagen dataset.data_folder=./p $small --accelerators 1 --workers 1 --bind "tcp://$SB_LO:*" \
     >p.out 2>p.err &
 C=$!
 ep=$(coordinator_endpoint p.err)

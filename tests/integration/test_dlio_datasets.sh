@@ -305,10 +305,7 @@ expect_contains "an unknown element type: names the types" sb.err "'complex64' i
 WRITER_VERSION=0.17.0
 hw="${SHARDBENCH_NPM_CACHE:-${HOME:-/tmp}/.cache/shardbench/npm}/hyparquet-writer"
 s3rver_install >/dev/null 2>&1 || true     # a node >= 20 first on PATH
-if [ "$(node -p 'require(process.argv[1]).version' "$hw/node_modules/hyparquet-writer/package.json" 2>/dev/null)" != "$WRITER_VERSION" ]; then
-    mkdir -p "$hw" && npm install --prefix "$hw" --no-audit --no-fund --no-update-notifier --loglevel=error \
-        "hyparquet-writer@$WRITER_VERSION" >hw-install.log 2>&1 || { cat hw-install.log; fail "npm install hyparquet-writer"; }
-fi
+npm_pinned "$hw" hw-install.log "hyparquet-writer@$WRITER_VERSION" || { cat hw-install.log; fail "npm install hyparquet-writer"; }
 pqcols="label:float32:1,half:float16:1,small:int8:1,vec:float32:13,cat:int64:1"
 # pq_epoch_bytes FOLDER: what an epoch reads of shardbench's parquet files
 # of under 64 KiB: pyarrow's footer read, min(size, 64 KiB), the whole file;

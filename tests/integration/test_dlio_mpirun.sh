@@ -112,11 +112,14 @@ slow=("${syn[@]}" ++workload.train.computation_time=30)
     PMI_RANK=0 PMI_SIZE=2 "$dlio" workload=quickstart "${slow[@]}" --db k.db >k0.out 2>&1 &
     r0=$!
     # wait for the run's start in the database and for rank 1's connection to rank 0's socket (a
-    # connected socket of the job's abstract name in /proc/net/unix: state 03, named @shardbench-dlio-)
-    for _ in $(seq 1 600); do
+    # connected socket of the job's abstract name in /proc/net/unix: state 03, named @shardbench-dlio-,
+    # one of rank 0's own descriptors: not another test's job running beside this one)
+    for _ in $(seq 1 3000); do
+        ino=" $(ls -l "/proc/$r0/fd" 2>/dev/null | sed -n 's/.*socket:\[\([0-9]*\)\]$/\1/p' | tr '\n' ' ')"
         [ "$(q k.db "SELECT count(*) FROM runs" 2>/dev/null)" = 1 ] \
-            && awk '$6 == "03" && $8 ~ /^@shardbench-dlio-/' /proc/net/unix | grep -q . && break
-        sleep 0.1
+            && awk -v ino="$ino" '$6 == "03" && $8 ~ /^@shardbench-dlio-/ && index(ino, " " $7 " ")' /proc/net/unix \
+               | grep -q . && break
+        sleep 0.02
     done
     kill -KILL "$r0"
     wait "$r1"

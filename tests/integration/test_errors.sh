@@ -67,7 +67,8 @@ for _ in $(seq 1 100); do
     sleep 0.1
 done
 expect_eq "worker 1 registered" "$([ -n "$victim" ] && echo yes)" yes
-sleep 0.5
+# killed once training began (the coordinator says so), not at a guessed time
+await_text kill.err "info: training:"
 [ -n "$victim" ] && kill -9 "$victim"
 wait $coord
 rc=$?

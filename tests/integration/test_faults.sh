@@ -88,7 +88,7 @@ last_run () { q "$1" "SELECT max(id) FROM runs WHERE kind = 'train'"; }
 # NS is a network namespace to run it in, or "". Sets COORD, WA, WB (wrapper
 # PIDs) and EP. Workers write PREFIX-node-a.err and PREFIX-node-b.err.
 start_remote () {
-    local prefix=$1 db=$2 ns=$3 bind=tcp://127.0.0.1:* extra=()
+    local prefix=$1 db=$2 ns=$3 bind="tcp://$SB_LO:*" extra=()
     shift 3
     local in=()
     if [ -n "$ns" ]; then
@@ -119,7 +119,7 @@ start_remote a a.db "" dataset.data_folder=./d $D32 reader.batch_size=1 train.co
     --accelerators 2
 wait_sql a.db "SELECT count(*) = 2 FROM run_workers WHERE run_id = (SELECT max(id) FROM runs WHERE kind = 'train')"
 run=$(last_run a.db)
-sleep 0.5
+wait_for a.err "info: training:"     # mid-epoch: once training began
 read -r vid vrank vpid <<<"$(q a.db "SELECT worker, first_rank, pid FROM run_workers WHERE run_id = $run AND host = 'node-b'" | tr '|' ' ')"
 pids=$(q a.db "SELECT pid FROM run_workers WHERE run_id = $run")
 killed_at=$(date +%H:%M:%S.%N)
@@ -272,7 +272,7 @@ else
         train.epochs=3 --accelerators 4
     wait_sql e.db "SELECT count(*) = 2 FROM run_workers WHERE run_id = (SELECT max(id) FROM runs WHERE kind = 'train')"
     run=$(last_run e.db)
-    sleep 0.5
+    wait_for e.err "info: training:"     # mid-epoch: once training began
     read -r vid vrank vpid <<<"$(q e.db "SELECT worker, first_rank, pid FROM run_workers WHERE run_id = $run AND host = 'node-b'" | tr '|' ' ')"
     pids=$(q e.db "SELECT pid FROM run_workers WHERE run_id = $run")
     ip -n "$NS_W" link set "${NS_W}v" down

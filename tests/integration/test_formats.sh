@@ -48,10 +48,7 @@ run_format parquet parquet 60
 HYPARQUET_VERSION=1.31.5
 hyp="${SHARDBENCH_NPM_CACHE:-${HOME:-/tmp}/.cache/shardbench/npm}/hyparquet"
 s3rver_install >/dev/null 2>&1 || true
-if [ "$(node -p 'require(process.argv[1]).version' "$hyp/node_modules/hyparquet/package.json" 2>/dev/null)" != "$HYPARQUET_VERSION" ]; then
-    mkdir -p "$hyp" && npm install --prefix "$hyp" --no-audit --no-fund --no-update-notifier --loglevel=error \
-        "hyparquet@$HYPARQUET_VERSION" >hyp-install.log 2>&1 || { cat hyp-install.log; fail "npm install hyparquet"; }
-fi
+npm_pinned "$hyp" hyp-install.log "hyparquet@$HYPARQUET_VERSION" || { cat hyp-install.log; fail "npm install hyparquet"; }
 # epoch_rows_bytes DB: "samples:dropped:bytes" of the two training epochs
 epoch_rows_bytes () {
     q "$1" "SELECT group_concat(samples || ':' || dropped || ':' || bytes, ' ') FROM epochs WHERE run_id = 2"

@@ -10,7 +10,7 @@
 
 syn="dataset.data_folder=synthetic://hi dataset.num_files_train=16 dataset.record_length_bytes=4096
      dataset.record_length_bytes_stdev=0 reader.batch_size=2 train.computation_time=0.001 train.epochs=1
-     --accelerators 2 --workers 2 --bind tcp://127.0.0.1:* --join-timeout 30"
+     --accelerators 2 --workers 2 --bind tcp://$SB_LO:* --join-timeout 30"
 
 # shellcheck disable=SC2086
 ( timeout 120 "$SHARDBENCH" run $syn --db h.db --results-dir res >sb.out 2>sb.err; echo $? >sb.rc ) &

@@ -252,22 +252,32 @@ S3K="storage.storage_type=s3 storage.storage_library=s3dlio storage.storage_root
      storage.storage_options.endpoint_url=http://127.0.0.1:$(head -1 port-keys)"
 S3E="storage.storage_type=s3 storage.storage_library=s3dlio storage.storage_root=bkt dataset.num_files_train=100 storage.storage_options.list_parallelism=1
      storage.storage_options.endpoint_url=http://127.0.0.1:$(head -1 port-empty)"
+# pages FILE N: wait until the server of FILE answered N more pages than
+# when PAGES_AT was taken (pages_at FILE): the listing is under way
+pages_at () { PAGES_AT=$(grep -c '^page$' "$1"); }
+pages () {
+    local end=$((SECONDS + 30))
+    until [ "$(grep -c '^page$' "$1")" -ge $((PAGES_AT + $2)) ] || [ "$SECONDS" -ge "$end" ]; do sleep 0.02; done
+}
 mkdir tmp
+pages_at port-keys
 TMPDIR=$SCRATCH/tmp bg s3-int catalog $S3K --db s3.db --progress off
-sleep 1.5
+pages port-keys 8       # two pages on each of the 4 streams
 stop_after INT "$BG" s3-int
 expect_eq "SIGINT while listing S3 (4 streams): exit status 130" "$RC" 130
 expect_under "SIGINT while listing S3: stopped promptly" "$TOOK" 3
 expect_contains "SIGINT while listing S3: says so" s3-int.err "interrupted by SIGINT while listing the dataset"
 expect_eq "SIGINT while listing S3: no catalog" "$(q s3.db "SELECT count(*) FROM catalogs")" 0
+pages_at port-empty
 bg s3-term catalog $S3E --db s3.db --progress off
-sleep 1.5
+pages port-empty 2
 stop_after TERM "$BG" s3-term
 expect_eq "SIGTERM while listing S3 pages without keys: exit status 143" "$RC" 143
 expect_under "SIGTERM while listing S3 pages without keys: stopped promptly" "$TOOK" 3
 expect_contains "SIGTERM while listing S3 pages without keys: says so" s3-term.err "interrupted by SIGTERM while listing the dataset"
+pages_at port-keys
 TMPDIR=$SCRATCH/tmp bg s3-kill catalog $S3K --db s3.db --progress off
-sleep 1.5
+pages port-keys 8
 expect_eq "S3 listing in progress: no file in TMPDIR" "$(ls tmp | wc -l)" 0
 kill -KILL "$BG"
 wait "$BG"
@@ -288,7 +298,7 @@ fake () {
     rm -f "fake-$1.out" "fake-$1.err"
     "$FAKE_S3" -m "$@" >"fake-$1.out" 2>"fake-$1.err" &
     FAKE_PID=$!
-    for _ in $(seq 100); do grep -q listening "fake-$1.out" 2>/dev/null && break; sleep 0.05; done
+    await_text "fake-$1.out" listening
     FAKE_PORT=$(sed -n 's/^fake_s3 listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "fake-$1.out")
 }
 # wait_count FILE REGEX N: until N lines of FILE match REGEX (30 s at most)

@@ -91,7 +91,8 @@ expect_eq "datagen leaf: config.yaml's workflow reads as a datagen" \
     "True False"
 
 # 2. run, the ranks starting 1.5 s after mlpstorage named the leaf
-sleep 1     # a second leaf name for certain
+# a second leaf name for certain (leaves are named to the second): the next second
+s0=$(date +%s); while [ "$(date +%s)" = "$s0" ]; do sleep 0.02; done
 if [ $v = 2 ]; then
     PATH="$PWD/slowmpi:$PATH" "$MLPS" training run --model unet3d --accelerator-type h100 --num-accelerators 2 \
         --client-host-memory-in-gb 1 --checkpoint-folder "$PWD/ckpt" "${common[@]}" \

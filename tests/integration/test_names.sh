@@ -38,7 +38,7 @@ ep="ipc://$SCRATCH/evil.sock"
 mkdir -p data/train
 "$EVIL_COORDINATOR" "$ep" prefix "$SCRATCH/a/b/data/" >evil1.out 2>evil1.err &
 evil=$!
-for _ in $(seq 100); do grep -q listening evil1.out 2>/dev/null && break; sleep 0.1; done
+await_text evil1.out listening
 timeout 30 "$SHARDBENCH_WORKER" --coordinator "$ep" --timeout 10 >w1.out 2>w1.err
 expect_eq "worker given a file_prefix with '..' exits 1" "$?" 1
 expect_contains "worker names its ranks and the value" w1.err \
@@ -48,7 +48,7 @@ wait "$evil"
 echo "outside the data folder" >"$SCRATCH/a/escape.npz"
 "$EVIL_COORDINATOR" "$ep" key "$SCRATCH/a/b/data/" >evil2.out 2>evil2.err &
 evil=$!
-for _ in $(seq 100); do grep -q listening evil2.out 2>/dev/null && break; sleep 0.1; done
+await_text evil2.out listening
 timeout 30 "$SHARDBENCH_WORKER" --coordinator "$ep" --timeout 10 >w2.out 2>w2.err
 wait "$evil"
 expect_eq "fake coordinator ran the exchange" "$?" 0
@@ -60,7 +60,7 @@ expect_eq "nothing created outside the data folder" "$(find "$SCRATCH" -name '*e
 # a page of a file list (reader.file_shuffle) naming an object the catalog does not have
 "$EVIL_COORDINATOR" "$ep" list "$SCRATCH/a/b/data/" >evil3.out 2>evil3.err &
 evil=$!
-for _ in $(seq 100); do grep -q listening evil3.out 2>/dev/null && break; sleep 0.1; done
+await_text evil3.out listening
 timeout 30 "$SHARDBENCH_WORKER" --coordinator "$ep" --timeout 10 >w3.out 2>w3.err
 wait "$evil"
 expect_eq "fake coordinator ran the list exchange" "$?" 0

@@ -12,12 +12,8 @@ HYPARQUET_VERSION=1.31.5
 COMPRESSORS_VERSION=1.1.2
 hyp="${SHARDBENCH_NPM_CACHE:-${HOME:-/tmp}/.cache/shardbench/npm}/hyparquet-codecs"
 s3rver_install >/dev/null 2>&1 || true     # a node >= 20 first on PATH
-if [ "$(node -p 'require(process.argv[1]).version' "$hyp/node_modules/hyparquet-compressors/package.json" 2>/dev/null)" != "$COMPRESSORS_VERSION" ] \
-   || [ "$(node -p 'require(process.argv[1]).version' "$hyp/node_modules/hyparquet/package.json" 2>/dev/null)" != "$HYPARQUET_VERSION" ]; then
-    mkdir -p "$hyp" && npm install --prefix "$hyp" --no-audit --no-fund --no-update-notifier --loglevel=error \
-        "hyparquet@$HYPARQUET_VERSION" "hyparquet-compressors@$COMPRESSORS_VERSION" >hyp-install.log 2>&1 \
-        || { cat hyp-install.log; fail "npm install hyparquet hyparquet-compressors"; finish; }
-fi
+npm_pinned "$hyp" hyp-install.log "hyparquet@$HYPARQUET_VERSION" "hyparquet-compressors@$COMPRESSORS_VERSION" \
+    || { cat hyp-install.log; fail "npm install hyparquet hyparquet-compressors"; finish; }
 check="$(dirname "$0")/parquet_check.mjs"
 cols="label:float32:1,half:float16:1,dbl:float64:1,small:int8:1,numerical_features:float32:13,cat:int64:1"
 

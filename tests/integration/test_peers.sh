@@ -26,7 +26,7 @@ coordinator () {
     local name=$1
     shift
     # shellcheck disable=SC2086
-    ( exec timeout 120 "$SHARDBENCH" run $syn --bind "tcp://127.0.0.1:*" --db "$name.db" "$@" \
+    ( exec timeout 120 "$SHARDBENCH" run $syn --bind "tcp://$SB_LO:*" --db "$name.db" "$@" \
           >"$name.out" 2>"$name.err" ) &
     COORD=$!
     EP=$(coordinator_endpoint "$name.err")
@@ -151,7 +151,9 @@ timeout 200 "$SHARDBENCH" run dataset.data_folder=synthetic://early dataset.num_
     --bind "ipc://$SCRATCH/early.sock" --join-timeout 5 --relist --db early.db >early.out 2>early.err
 expect_eq "early worker: the run succeeds" "$?" 0
 wait "$wpid"
-expect_eq "early worker: the worker exits 0" "$?" 0
+wrc=$?
+expect_eq "early worker: the worker exits 0" "$wrc" 0
+[ "$wrc" = 0 ] || sed 's/^/    /' early-w.err | tail -60     # a sanitizer's report, if any
 expect_contains "early worker: the listing ran" early.err "listed synthetic://early (synthetic): 4000000 objects"
 expect_contains "early worker: admitted after it" early.err "worker 0 joined: early pid"
 expect_contains "early worker: told to wait while the coordinator listed" early-w.err \

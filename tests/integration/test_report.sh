@@ -30,7 +30,7 @@ metric:
   au: 0.5
 EOF
 # shellcheck disable=SC2086
-( timeout 120 "$SHARDBENCH" run "$wl" $syn train.epochs=2 --accelerators 4 --workers 1 --bind "tcp://127.0.0.1:*" \
+( timeout 120 "$SHARDBENCH" run "$wl" $syn train.epochs=2 --accelerators 4 --workers 1 --bind "tcp://$SB_LO:*" \
       --db r.db >remote.out 2>remote.err ) &
 coord=$!
 ep=$(coordinator_endpoint remote.err)

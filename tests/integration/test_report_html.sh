@@ -24,7 +24,7 @@ expect_eq "datagen: exit" "$SB_RC" 0
 # 64 samples over 4 ranks, batches of 2: 8 steps of 0.1 s per epoch
 # shellcheck disable=SC2086
 ( timeout 120 "$SHARDBENCH" run $data reader.batch_size=2 train.computation_time=0.1 train.epochs=5 metric.au=0.6 \
-      --accelerators 4 --workers 2 --bind "tcp://127.0.0.1:*" --db r.db >run.out 2>run.err ) &
+      --accelerators 4 --workers 2 --bind "tcp://$SB_LO:*" --db r.db >run.out 2>run.err ) &
 coord=$!
 ep=$(coordinator_endpoint run.err)
 timeout 120 "$SHARDBENCH_WORKER" --coordinator "$ep" --host 'node<a>&' >w1.out 2>w1.err &
@@ -111,7 +111,7 @@ expect_contains "version 6 database: latency chart says why it is empty" v6.html
 many="dataset.data_folder=synthetic://many dataset.num_files_train=96 dataset.record_length_bytes=4096
       dataset.record_length_bytes_stdev=0 reader.batch_size=2 train.computation_time=0.05 train.epochs=4"
 # shellcheck disable=SC2086
-( timeout 120 "$SHARDBENCH" run $many --accelerators 12 --workers 12 --bind "tcp://127.0.0.1:*" --db many.db \
+( timeout 120 "$SHARDBENCH" run $many --accelerators 12 --workers 12 --bind "tcp://$SB_LO:*" --db many.db \
       >many.out 2>many.err ) &
 coord=$!
 ep=$(coordinator_endpoint many.err)

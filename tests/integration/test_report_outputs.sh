@@ -35,7 +35,7 @@ expect_eq "datagen: exit" "$SB_RC" 0
 
 # run 2: 4 ranks on 2 workers, node-a and node-b
 ( timeout 120 "$SHARDBENCH" run wl.yaml dataset.data_folder=./data --accelerators 4 --workers 2 \
-      --bind "tcp://127.0.0.1:*" --db r.db >run2.out 2>run2.err ) &
+      --bind "tcp://$SB_LO:*" --db r.db >run2.out 2>run2.err ) &
 coord=$!
 ep=$(coordinator_endpoint run2.err)
 timeout 120 "$SHARDBENCH_WORKER" --coordinator "$ep" --host node-a >wa.out 2>wa.err &

@@ -21,7 +21,7 @@ direct=$S3RVER_ENDPOINT
 echo "none 0 start" >ctl
 "$FAULT_PROXY" -u "$S3RVER_PORT" -c "$SCRATCH/ctl" >proxy.out 2>proxy.err &
 proxy_pid=$!
-for _ in $(seq 50); do grep -q listening proxy.out 2>/dev/null && break; sleep 0.1; done
+await_text proxy.out listening
 read -r _ _ _ port1 port2 <proxy.out
 [ -n "${port2:-}" ] || { echo "FAIL - fault proxy did not start"; cat proxy.err; exit 1; }
 p1=http://$port1

@@ -30,7 +30,7 @@ fake () {
     : >fake.out
     "$FAKE_S3" -m "$1" >fake.out 2>fake.err &
     fake_pid=$!
-    for _ in $(seq 50); do grep -q listening fake.out 2>/dev/null && break; sleep 0.1; done
+    await_text fake.out listening
     ep=http://$(awk '{print $4}' fake.out)
     [ "$ep" != "http://" ] || { echo "FAIL - fake S3 server did not start"; cat fake.err; exit 1; }
 }
@@ -197,7 +197,7 @@ if s3rver_install && s3rver_start "$SCRATCH/s3data" sbtest; then
     echo "none 0 start" >ctl
     "$FAULT_PROXY" -u "$S3RVER_PORT" -c "$SCRATCH/ctl" >proxy.out 2>proxy.err &
     proxy_pid=$!
-    for _ in $(seq 50); do grep -q listening proxy.out 2>/dev/null && break; sleep 0.1; done
+    await_text proxy.out listening
     read -r _ _ _ port1 _ <proxy.out
     p1=http://$port1
     # 4 objects of 2 samples (2 x 10000 bytes): reads are ranged GETs

@@ -57,14 +57,14 @@ aws_access_key_id = $key_id
 aws_secret_access_key = $secret
 INI
 chmod 600 creds
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
+port=$(python3 -c 'import socket, sys; s=socket.socket(); s.bind((sys.argv[1],0)); print(s.getsockname()[1]); s.close()' "$SB_LO")
 (
     unset AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_SESSION_TOKEN
     export AWS_SHARED_CREDENTIALS_FILE="$SCRATCH/creds" AWS_PROFILE=bench SHARDBENCH_WIRE_TRACE="$SCRATCH/wire2.bin"
-    timeout 60 "$SHARDBENCH" run $work --accelerators 1 --workers 1 --bind "tcp://127.0.0.1:$port" -v --db s.db \
+    timeout 60 "$SHARDBENCH" run $work --accelerators 1 --workers 1 --bind "tcp://$SB_LO:$port" -v --db s.db \
         >run2.out 2>run2.err &
     coord=$!
-    timeout 60 "$SHARDBENCH_WORKER" --coordinator "tcp://127.0.0.1:$port" -v >worker.out 2>worker.err
+    timeout 60 "$SHARDBENCH_WORKER" --coordinator "tcp://$SB_LO:$port" -v >worker.out 2>worker.err
     echo "$?" >worker.rc
     wait "$coord"
     echo "$?" >run2.rc
@@ -143,14 +143,14 @@ done
 # 3b. a worker on another host (started on its own) with no credentials of
 # its own: the run refuses, the row naming the worker's host and how to
 # give it credentials (the file's never cross the wire)
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
+port=$(python3 -c 'import socket, sys; s=socket.socket(); s.bind((sys.argv[1],0)); print(s.getsockname()[1]); s.close()' "$SB_LO")
 (
     unset AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_SESSION_TOKEN
     export AWS_SHARED_CREDENTIALS_FILE="$SCRATCH/no-such-credentials"
-    timeout 60 "$SHARDBENCH" run creds.yaml $work --accelerators 1 --workers 1 --bind "tcp://127.0.0.1:$port" \
+    timeout 60 "$SHARDBENCH" run creds.yaml $work --accelerators 1 --workers 1 --bind "tcp://$SB_LO:$port" \
         --join-timeout 30 --db r.db >run4.out 2>run4.err &
     coord=$!
-    timeout 60 "$SHARDBENCH_WORKER" --coordinator "tcp://127.0.0.1:$port" --host farhost >worker4.out 2>worker4.err
+    timeout 60 "$SHARDBENCH_WORKER" --coordinator "tcp://$SB_LO:$port" --host farhost >worker4.out 2>worker4.err
     wait "$coord"
     echo "$?" >run4.rc
 )

@@ -54,19 +54,19 @@ expect_contains "worker secret named with its mode" sb.err \
     "secret key file kopen/worker.cert_secret has mode 0640"
 
 # remote workers through a relay that records every byte on the wire
-( timeout 60 "$SHARDBENCH" run $syn --accelerators 1 --workers 1 --bind "tcp://127.0.0.1:*" --keys k1 \
+( timeout 60 "$SHARDBENCH" run $syn --accelerators 1 --workers 1 --bind "tcp://$SB_LO:*" --keys k1 \
       --db remote.db >coord.out 2>coord.err ) &
 coord=$!
 port=$(coordinator_endpoint coord.err); port=${port##*:}
-python3 "$here/tcp_capture.py" 0 "$port" wire.bin >relay.out 2>relay.err &
+python3 "$here/tcp_capture.py" 0 "$port" wire.bin "$SB_LO" >relay.out 2>relay.err &
 relay_pid=$!
-for _ in $(seq 100); do grep -q ready relay.out 2>/dev/null && break; sleep 0.1; done
+await_text relay.out ready
 relay=$(awk '/ready/ {print $2}' relay.out)
 
 # a worker whose certificate the coordinator has not admitted (it trusts the right coordinator key)
 "$SHARDBENCH" keys --dir k3 >/dev/null && cp k1/coordinator.cert k3/coordinator.cert
 start=$(date +%s.%N)
-timeout 30 "$SHARDBENCH_WORKER" --coordinator "tcp://127.0.0.1:$relay" --keys k3 --timeout 10 >rogue.out 2>rogue.err
+timeout 30 "$SHARDBENCH_WORKER" --coordinator "tcp://$SB_LO:$relay" --keys k3 --timeout 10 >rogue.out 2>rogue.err
 rc=$?
 took=$(python3 -c "print(f'{$(date +%s.%N) - $start:.1f}')")
 expect_eq "unadmitted worker exits 1 (refused in ${took} s)" "$rc" 1
@@ -74,12 +74,12 @@ expect_contains "unadmitted worker told why" rogue.err "allowed/ directory"
 expect_eq "unadmitted worker learned nothing of the workload" "$(grep -c "$marker" rogue.out rogue.err | awk -F: '{s += $2} END {print s}')" 0
 
 # a worker with no keys at all
-timeout 30 "$SHARDBENCH_WORKER" --coordinator "tcp://127.0.0.1:$relay" --timeout 10 >plain.out 2>plain.err
+timeout 30 "$SHARDBENCH_WORKER" --coordinator "tcp://$SB_LO:$relay" --timeout 10 >plain.out 2>plain.err
 expect_eq "worker without keys exits 1" "$?" 1
 expect_contains "worker without keys told why" plain.err "the coordinator requires CURVE and this worker has no keys"
 
 # the admitted worker (second certificate) runs the workload
-timeout 60 "$SHARDBENCH_WORKER" --coordinator "tcp://127.0.0.1:$relay" --keys k1 --cert node-b --host node-b \
+timeout 60 "$SHARDBENCH_WORKER" --coordinator "tcp://$SB_LO:$relay" --keys k1 --cert node-b --host node-b \
     >good.out 2>good.err
 expect_eq "admitted worker exits 0" "$?" 0
 wait $coord
@@ -93,15 +93,15 @@ kill "$relay_pid" 2>/dev/null
 wait "$relay_pid" 2>/dev/null
 
 # control: without keys on loopback the same workload is readable on the wire
-( timeout 60 "$SHARDBENCH" run $syn --accelerators 1 --workers 1 --bind "tcp://127.0.0.1:*" --db plain.db \
+( timeout 60 "$SHARDBENCH" run $syn --accelerators 1 --workers 1 --bind "tcp://$SB_LO:*" --db plain.db \
       >coord2.out 2>coord2.err ) &
 coord=$!
 port=$(coordinator_endpoint coord2.err); port=${port##*:}
-python3 "$here/tcp_capture.py" 0 "$port" plain.bin >relay2.out 2>relay2.err &
+python3 "$here/tcp_capture.py" 0 "$port" plain.bin "$SB_LO" >relay2.out 2>relay2.err &
 relay_pid=$!
-for _ in $(seq 100); do grep -q ready relay2.out 2>/dev/null && break; sleep 0.1; done
+await_text relay2.out ready
 relay=$(awk '/ready/ {print $2}' relay2.out)
-timeout 60 "$SHARDBENCH_WORKER" --coordinator "tcp://127.0.0.1:$relay" >w.out 2>w.err
+timeout 60 "$SHARDBENCH_WORKER" --coordinator "tcp://$SB_LO:$relay" >w.out 2>w.err
 wait $coord
 expect_eq "plain run exits 0" "$?" 0
 expect_eq "without CURVE the capture shows the workload (the check above can fail)" \

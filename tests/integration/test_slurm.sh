@@ -117,10 +117,10 @@ sb_salloc () {
 
 # (a) shardbench run --slurm in an allocation: one worker per node, by srun
 start=$(date +%s)
-sb_salloc run $syn --slurm --bind "tcp://127.0.0.1:*" --accelerators 2 --db slurm.db
+sb_salloc run $syn --slurm --bind "tcp://$SB_LO:*" --accelerators 2 --db slurm.db
 expect_eq "run --slurm exits 0" "$SB_RC" 0
 [ "$SB_RC" -eq 0 ] || sed 's/^/    /' sb.err | tail -20
-expect_contains "started by srun" sb.err "starting 1 worker(s) on the Slurm job's nodes: srun ... $SHARDBENCH_WORKER --coordinator tcp://127.0.0.1:"
+expect_contains "started by srun" sb.err "starting 1 worker(s) on the Slurm job's nodes: srun ... $SHARDBENCH_WORKER --coordinator tcp://$SB_LO:"
 expect_eq "run recorded" "$(q slurm.db "SELECT status, workers, accelerators FROM runs WHERE id = $run")" "succeeded|1|2"
 expect_eq "the worker ran on the Slurm node" \
     "$(q slurm.db "SELECT host, ranks, first_rank FROM run_workers WHERE run_id = $run")" "$node|2|0"
@@ -137,7 +137,7 @@ expect_eq "no job left" "$jobs_left" 0
 # srun_endpoint: the endpoint the coordinator gave its srun'd workers (from sb.err)
 srun_endpoint () { sed -n "s/.*starting 1 worker(s) on the Slurm job's nodes: .* --coordinator \(tcp:[^ ]*\).*/\1/p" sb.err; }
 ep=$(srun_endpoint)
-expect_eq "the coordinator named the endpoint it gave srun" "$(case "$ep" in tcp://127.0.0.1:[0-9]*) echo yes;; *) echo "'$ep'";; esac)" yes
+expect_eq "the coordinator named the endpoint it gave srun" "$(case "$ep" in "tcp://$SB_LO:"[0-9]*) echo yes;; *) echo "'$ep'";; esac)" yes
 left=1
 for _ in $(seq 1 50); do
     pgrep -f -- "^$SHARDBENCH_WORKER --coordinator $ep " >/dev/null || { left=0; break; }
@@ -148,7 +148,7 @@ expect_eq "no worker left" "$left" 0
 
 # (b) the sbatch script: coordinator on the first node, srun'd workers, CURVE keys made on the way
 port=$(free_port)
-SHARDBENCH_PORT=$port SHARDBENCH_BIND="tcp://127.0.0.1:$port" SHARDBENCH_COORDINATOR_HOST=127.0.0.1 \
+SHARDBENCH_PORT=$port SHARDBENCH_BIND="tcp://$SB_LO:$port" SHARDBENCH_COORDINATOR_HOST=$SB_LO \
 SHARDBENCH_KEYS="$S/keys" SHARDBENCH_DB="$S/sbatch.db" \
     timeout 60 sbatch --wait --quiet -N1 --time=5 --output="$S/job.out" "$SBATCH_SCRIPT" $syn --accelerators 2 \
     >sbatch.err 2>&1
@@ -176,11 +176,11 @@ expect_contains "they exclude each other" sb.err "--local, --workers, --hosts/--
 
 # (d) srun failing fails the run at once, naming srun and showing its error
 start=$(date +%s)
-SHARDBENCH_SRUN="srun --no-such-option" sb_salloc run $syn --slurm --bind "tcp://127.0.0.1:*" --db bad.db
+SHARDBENCH_SRUN="srun --no-such-option" sb_salloc run $syn --slurm --bind "tcp://$SB_LO:*" --db bad.db
 expect_eq "bad srun exits 1" "$SB_RC" 1
 expect_contains "names srun" sb.err "srun ended before all 1 workers joined (0 did; exit status 255)"
 expect_contains "shows srun's error" sb.err "--no-such-option"
-SHARDBENCH_REMOTE_WORKER=/nonexistent/shardbench-worker sb_salloc run $syn --slurm --bind "tcp://127.0.0.1:*" --db bad.db
+SHARDBENCH_REMOTE_WORKER=/nonexistent/shardbench-worker sb_salloc run $syn --slurm --bind "tcp://$SB_LO:*" --db bad.db
 expect_eq "missing worker binary exits 1" "$SB_RC" 1
 expect_contains "names srun, the task's status" sb.err "srun ended before all 1 workers joined (0 did; exit status 2)"
 expect_contains "shows the node's error" sb.err "/nonexistent/shardbench-worker: No such file or directory"
@@ -191,7 +191,7 @@ expect_eq "no failed run recorded as succeeded" "$(q bad.db "SELECT count(*) FRO
 # a worker killed during the run ends the step: the run fails at once, naming srun
 start=$(date +%s)
 timeout 60 salloc -N1 --time=5 "$SHARDBENCH" run $syn train.epochs=200 train.computation_time=0.05 --slurm \
-    --bind "tcp://127.0.0.1:*" --db killed.db >sb.out 2>sb.err &
+    --bind "tcp://$SB_LO:*" --db killed.db >sb.out 2>sb.err &
 alloc=$!
 victim=""
 for _ in $(seq 1 100); do
@@ -208,7 +208,7 @@ expect_eq "fails well before the run would end (200 epochs, about 80 s)" "$([ "$
 expect_eq "recorded as failed" "$(q killed.db "SELECT status FROM runs WHERE id = $run")" failed
 
 # (e) the worker outside srun: endpoint from $SHARDBENCH_COORDINATOR, host and log from SLURM_* variables
-timeout 60 "$SHARDBENCH" run $syn --workers 1 --accelerators 2 --bind "tcp://127.0.0.1:*" --join-timeout 30 \
+timeout 60 "$SHARDBENCH" run $syn --workers 1 --accelerators 2 --bind "tcp://$SB_LO:*" --join-timeout 30 \
     --db env.db >env.out 2>env.err &
 coordinator=$!
 ep=$(coordinator_endpoint env.err)

@@ -42,7 +42,10 @@ sshd_pid=$!
 trap 'kill "$sshd_pid" 2>/dev/null; wait "$sshd_pid" 2>/dev/null; rm -rf "$SCRATCH"' EXIT
 
 export SHARDBENCH_SSH="ssh -F /dev/null -p $port -i $SCRATCH/user_key -o UserKnownHostsFile=$SCRATCH/known_hosts -o StrictHostKeyChecking=accept-new -o ConnectTimeout=5"
-export SHARDBENCH_REMOTE_WORKER="$SHARDBENCH_WORKER"
+# the remote workers run as a link in the scratch folder: a name no other
+# test's workers have (tests run in parallel), for the check that they are gone
+mkdir "$SCRATCH/bin" && ln -s "$SHARDBENCH_WORKER" "$SCRATCH/bin/shardbench-worker"
+export SHARDBENCH_REMOTE_WORKER="$SCRATCH/bin/shardbench-worker"
 up=0
 for _ in $(seq 1 100); do
     kill -0 "$sshd_pid" 2>/dev/null || break
@@ -54,7 +57,7 @@ if [ "$up" -ne 1 ]; then
 fi
 
 # two hosts over ssh, pointing back at the address the coordinator bound
-sb run $syn --accelerators 2 --hosts 127.0.0.1,127.0.0.2 --bind "tcp://127.0.0.1:*" --db ssh.db
+sb run $syn --accelerators 2 --hosts 127.0.0.1,127.0.0.2 --bind "tcp://$SB_LO:*" --db ssh.db
 expect_eq "run over ssh exits 0" "$SB_RC" 0
 [ "$SB_RC" -eq 0 ] || sed 's/^/    /' sb.err | tail -20
 run="(SELECT max(id) FROM runs WHERE kind = 'train')"
@@ -66,14 +69,14 @@ expect_eq "all samples read" "$(q ssh.db "SELECT samples FROM epochs WHERE run_i
 # the remote workers are gone once the run is over
 left=1
 for _ in $(seq 1 100); do
-    pgrep -f -- "$SHARDBENCH_WORKER --coordinator .* --host 127.0.0.[12] " >/dev/null || { left=0; break; }
+    pgrep -f -- "$SHARDBENCH_REMOTE_WORKER --coordinator .* --host 127.0.0.[12] " >/dev/null || { left=0; break; }
     sleep 0.1
 done
 expect_eq "no remote worker left" "$left" 0
 
 # --hostfile: one host per line, # comments
 printf '# loopback hosts\n127.0.0.2   # the second one\n\n127.0.0.1\n' >hosts.txt
-sb run $syn --accelerators 2 --hostfile hosts.txt --bind "tcp://127.0.0.1:*" --db ssh.db
+sb run $syn --accelerators 2 --hostfile hosts.txt --bind "tcp://$SB_LO:*" --db ssh.db
 expect_eq "run with --hostfile exits 0" "$SB_RC" 0
 expect_eq "hostfile hosts" "$(q ssh.db "SELECT host FROM run_workers WHERE run_id = $run ORDER BY host" | tr '\n' ' ')" \
     "127.0.0.1 127.0.0.2 "
@@ -82,13 +85,13 @@ expect_eq "hostfile hosts" "$(q ssh.db "SELECT host FROM run_workers WHERE run_i
 sb run $syn --hosts 127.0.0.1 --local 1 --db ssh.db
 expect_eq "--hosts with --local exits 2" "$SB_RC" 2
 printf '# nobody\n' >empty.txt
-sb run $syn --hostfile empty.txt --bind "tcp://127.0.0.1:*" --db ssh.db
+sb run $syn --hostfile empty.txt --bind "tcp://$SB_LO:*" --db ssh.db
 expect_eq "empty hostfile exits 2" "$SB_RC" 2
 expect_contains "empty hostfile says so" sb.err "name no host"
 
 # a host where nothing listens on the port fails fast, naming the host and ssh's error
 start=$(date +%s)
-sb run $syn --accelerators 2 --hosts 127.0.0.1,127.0.0.3 --bind "tcp://127.0.0.1:*" --db bad.db
+sb run $syn --accelerators 2 --hosts 127.0.0.1,127.0.0.3 --bind "tcp://$SB_LO:*" --db bad.db
 elapsed=$(( $(date +%s) - start ))
 expect_eq "unreachable host exits 1" "$SB_RC" 1
 expect_contains "names the host" sb.err "host 127.0.0.3: ssh ended before its worker joined (exit status 255)"
@@ -100,25 +103,25 @@ expect_eq "no run recorded as succeeded" "$([ -f bad.db ] && q bad.db "SELECT co
 # no shell injection: every word of the remote command is quoted for the
 # remote shell, and a workload file never chooses the remote command
 printf 'shardbench:\n  remote_worker: "%s"\n' "$SHARDBENCH_WORKER; touch $SCRATCH/pwned_yaml #" >rw.yaml
-sb run rw.yaml $syn --accelerators 1 --hosts 127.0.0.1 --bind "tcp://127.0.0.1:*" --db inj.db
+sb run rw.yaml $syn --accelerators 1 --hosts 127.0.0.1 --bind "tcp://$SB_LO:*" --db inj.db
 expect_eq "remote_worker from a workload file exits 2" "$SB_RC" 2
 expect_eq "remote_worker from a workload file: exact error" "$(cat sb.err)" \
     "shardbench run: rw.yaml:2: key 'shardbench.remote_worker': a workload file does not choose the command run on other hosts: give it on the command line (shardbench.remote_worker=PATH) or in \$SHARDBENCH_REMOTE_WORKER"
 sb run rw.yaml $syn --accelerators 1 --local 1 --db inj.db
 expect_eq "remote_worker from a file is harmless (and allowed) with --local" "$SB_RC" 0
 # on the command line: the whole value is one program name, which does not exist
-sb run $syn --accelerators 1 --hosts 127.0.0.1 --bind "tcp://127.0.0.1:*" --join-timeout 20 --db inj.db \
+sb run $syn --accelerators 1 --hosts 127.0.0.1 --bind "tcp://$SB_LO:*" --join-timeout 20 --db inj.db \
     "shardbench.remote_worker=$SHARDBENCH_WORKER; touch $SCRATCH/pwned_cli #"
 expect_eq "remote_worker with a ';' is one word: the run fails" "$SB_RC" 1
 expect_contains "the shell looked for one program" sb.err "$SHARDBENCH_WORKER; touch $SCRATCH/pwned_cli #: No such file or directory"
 # a --keys path holding shell syntax reaches the worker intact
 kd="$SCRATCH/k d;touch $SCRATCH/pwned_keys;\$(touch $SCRATCH/pwned_subst) # it's"
 "$SHARDBENCH" keys --dir "$kd" >/dev/null
-sb run $syn --accelerators 1 --hosts 127.0.0.1 --bind "tcp://127.0.0.1:*" --keys "$kd" --db inj.db
+sb run $syn --accelerators 1 --hosts 127.0.0.1 --bind "tcp://$SB_LO:*" --keys "$kd" --db inj.db
 expect_eq "run with a --keys path full of shell syntax exits 0" "$SB_RC" 0
 [ "$SB_RC" -eq 0 ] || sed 's/^/    /' sb.err | tail -5
 expect_eq "nothing ran: no marker file" "$(ls "$SCRATCH" | grep -c '^pwned')" 0
-sb run $syn --accelerators 1 --hosts "-oProxyCommand=false" --bind "tcp://127.0.0.1:*" --db inj.db
+sb run $syn --accelerators 1 --hosts "-oProxyCommand=false" --bind "tcp://$SB_LO:*" --db inj.db
 expect_eq "a host that reads as an ssh option exits 1" "$SB_RC" 1
 expect_contains "and says why" sb.err "host '-oProxyCommand=false': not a host name (it would be read as an ssh option)"
 expect_eq "still no marker file" "$(ls "$SCRATCH" | grep -c '^pwned')" 0

@@ -11,8 +11,13 @@ DEPLOY="$(cd "$(dirname "$0")/../../deploy/systemd" && pwd)"
 UNIT="$DEPLOY/shardbench-worker.service"
 
 # 1. the unit as shipped, pointed at this build and at a scratch env file
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-sed -e "s|^SHARDBENCH_COORDINATOR=.*|SHARDBENCH_COORDINATOR=tcp://127.0.0.1:$port|" \
+# The agent waits at a fixed address before any coordinator binds it: a
+# loopback address of its own (127.0.0.0/8 is all loopback, and the other
+# tests bind 127.0.0.1-3), so that no other test's server, run beside this
+# one, can take the port in the meantime or receive the agent's HELLO.
+addr=127.$((RANDOM % 200 + 20)).$((RANDOM % 250 + 1)).$((RANDOM % 250 + 1))
+port=$(python3 -c 'import socket, sys; s = socket.socket(); s.bind((sys.argv[1], 0)); print(s.getsockname()[1])' "$addr")
+sed -e "s|^SHARDBENCH_COORDINATOR=.*|SHARDBENCH_COORDINATOR=tcp://$addr:$port|" \
     -e "s|^SHARDBENCH_KEYS=.*|SHARDBENCH_KEYS=|" \
     -e "s|^SHARDBENCH_WORKER_ARGS=.*|SHARDBENCH_WORKER_ARGS=--host agent-a -v|" "$DEPLOY/worker.env" >worker.env
 sed -e "s|/usr/local/bin/shardbench-worker|$SHARDBENCH_WORKER|" \
@@ -52,7 +57,7 @@ print('\n'.join(out))
 EOF
 mapfile -t exec_args <exec.args
 expect_eq "ExecStart expands to" "${exec_args[*]}" \
-    "$SHARDBENCH_WORKER --coordinator tcp://127.0.0.1:$port --timeout 0 --host agent-a -v"
+    "$SHARDBENCH_WORKER --coordinator tcp://$addr:$port --timeout 0 --host agent-a -v"
 
 # 2. Restart=always, played here: each agent's exit status goes to agents.log
 # EnvironmentFile=: the agent's environment holds every assignment of worker.env
@@ -77,28 +82,28 @@ stop_agents () {
 }
 trap 'stop_agents; rm -rf "$SCRATCH"' EXIT
 
-# the agent starts before any coordinator exists and waits for one
-sleep 1
+# the agent starts before any coordinator exists and waits for one: past the
+# refused probes after which an agent without --timeout 0 would give up
+waiting="nothing listens at tcp://$addr:$port (connection refused); waiting for the coordinator for as long as it takes"
+await_text agent1.out "$waiting"
+expect_contains "agent 1 waits for as long as it takes" agent1.out "$waiting"
 expect_eq "agent waits for a coordinator that is not there yet" "$(cat agents.log 2>/dev/null)" ""
 
 # a coordinator that takes the agent's HELLO and goes away without answering
 # (one closing after its run, or killed): the agent must say HELLO again to the next
 : "${SILENT_COORDINATOR:?path of the silent_coordinator binary}"
-timeout 40 "$SILENT_COORDINATOR" "tcp://127.0.0.1:$port" >silent.out 2>&1
+timeout 40 "$SILENT_COORDINATOR" "tcp://$addr:$port" >silent.out 2>&1
 expect_eq "a silent coordinator took the agent's HELLO and left" "$(tail -n 1 silent.out)" "took HELLO"
-for _ in $(seq 1 50); do
-    grep -q "saying HELLO again" agent1.out && break
-    sleep 0.1
-done
+await_text agent1.out "saying HELLO again"
 expect_contains "the agent saw the connection close and says HELLO again" agent1.out \
-    "the coordinator at tcp://127.0.0.1:$port closed the connection before answering: saying HELLO again"
+    "the coordinator at tcp://$addr:$port closed the connection before answering: saying HELLO again"
 expect_eq "the same agent is still waiting" "$(cat agents.log 2>/dev/null)" ""
 
 syn="dataset.data_folder=synthetic://systemd dataset.num_files_train=16 dataset.record_length_bytes=4096
      dataset.record_length_bytes_stdev=0 reader.batch_size=2 train.epochs=1 train.computation_time=0"
 for run in 1 2; do
     # shellcheck disable=SC2086
-    sb run $syn --accelerators 2 --workers 1 --bind "tcp://127.0.0.1:$port" --db systemd.db
+    sb run $syn --accelerators 2 --workers 1 --bind "tcp://$addr:$port" --db systemd.db
     expect_eq "run $run with the long-lived agent: exit" "$SB_RC" 0
     [ "$SB_RC" -eq 0 ] || sed 's/^/    /' sb.err | tail -20
     for _ in $(seq 1 100); do
@@ -115,7 +120,8 @@ expect_eq "two different agent processes served them" \
     "$(q systemd.db "SELECT count(DISTINCT pid) FROM run_workers")" 2
 
 # the third agent is waiting again, as the service would be
-sleep 1
+await_text agent3.out "$waiting"
+expect_contains "agent 3 waits for as long as it takes" agent3.out "$waiting"
 expect_eq "a third agent waits for the next run" "$(grep -c "^agent 3" agents.log)" 0
 stop_agents
 finish

@@ -50,7 +50,7 @@ sb run $common train.sync=epoch reader.file_shuffle=seed reader.verify=true --ac
 check_run "sync epoch + verify" one.db 7 1
 
 # workers started separately (as on other nodes) with --workers
-( timeout 120 "$SHARDBENCH" run $common --accelerators 7 --workers 1 --bind "tcp://127.0.0.1:*" --db one.db \
+( timeout 120 "$SHARDBENCH" run $common --accelerators 7 --workers 1 --bind "tcp://$SB_LO:*" --db one.db \
       >remote.out 2>remote.err ) &
 coord=$!
 ep=$(coordinator_endpoint remote.err)

@@ -13,7 +13,7 @@ expect_below () {
     if awk -v t="$2" -v m="$3" 'BEGIN { exit !(t < m) }'; then pass "$1 ($2 s)"; else fail "$1: $2 s, limit $3 s"; fi
 }
 # a loopback port nothing listens on: bind it, note it, close it
-free_port () { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+free_port () { python3 -c 'import socket, sys; s = socket.socket(); s.bind((sys.argv[1], 0)); print(s.getsockname()[1])' "$SB_LO"; }
 
 # ------------------------------------------------------------------ closed port
 # A worker pointed at a port where nothing listens says so within seconds
@@ -21,16 +21,16 @@ free_port () { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.
 # agent) it says so once and keeps waiting.
 port=$(free_port)
 t0=$(now)
-timeout 60 "$SHARDBENCH_WORKER" --coordinator "tcp://127.0.0.1:$port" >closed.out 2>closed.err
+timeout 60 "$SHARDBENCH_WORKER" --coordinator "tcp://$SB_LO:$port" >closed.out 2>closed.err
 rc=$?
 expect_eq "closed port: exit status 1" "$rc" 1
 expect_below "closed port: fails fast" "$(since "$t0")" 10
 expect_eq "closed port: message" "$(sed -n 's/.*error: //p' closed.err)" \
-    "nothing listens at tcp://127.0.0.1:$port (connection refused); is the coordinator running?"
+    "nothing listens at tcp://$SB_LO:$port (connection refused); is the coordinator running?"
 
 timeout 60 "$SHARDBENCH_WORKER" --coordinator "tcp://[::1]:$port" --timeout 0 >wait.out 2>wait.err &
 agent=$!
-for _ in $(seq 1 100); do grep -q "nothing listens" wait.err && break; sleep 0.1; done
+await_text wait.err "nothing listens"
 sleep 1
 if kill -0 "$agent" 2>/dev/null; then pass "closed port, --timeout 0: still waiting"; else fail "closed port, --timeout 0: exited"; fi
 kill "$agent" 2>/dev/null
@@ -39,10 +39,10 @@ expect_eq "closed port, --timeout 0: says it once and waits" "$(sed -n 's/.*warn
     "nothing listens at tcp://[::1]:$port (connection refused); waiting for the coordinator for as long as it takes"
 
 t0=$(now)
-timeout 60 "$SHARDBENCH_WORKER" --coordinator "tcp://127.0.0.1:$port" --timeout 4 >t4.out 2>t4.err
+timeout 60 "$SHARDBENCH_WORKER" --coordinator "tcp://$SB_LO:$port" --timeout 4 >t4.out 2>t4.err
 expect_eq "closed port, --timeout 4: exit status 1" "$?" 1
 expect_below "closed port, --timeout 4: ends at its timeout" "$(since "$t0")" 10
-if grep -qE "error: nothing listens at tcp://127\.0\.0\.1:$port \(connection refused for [0-9]+ s\); is the coordinator running\?$" t4.err; then
+if grep -qE "error: nothing listens at tcp://${SB_LO//./\\.}:$port \(connection refused for [0-9]+ s\); is the coordinator running\?$" t4.err; then
     pass "closed port, --timeout 4: message at the timeout"
 else
     fail "closed port, --timeout 4: message"; cat t4.err
@@ -149,14 +149,14 @@ else
     wait "$holder" 2>/dev/null
     lease s/train/img_2_of_4.npz    # a fresh lease: the first one is being broken
     holder=$HOLDER
-    timeout 120 "$SHARDBENCH" run $S shardbench.stall_timeout_s=0 --workers 1 --bind 'tcp://127.0.0.1:*' \
+    timeout 120 "$SHARDBENCH" run $S shardbench.stall_timeout_s=0 --workers 1 --bind "tcp://$SB_LO:*" \
         >int.out 2>int.err &
     coord=$!
     ep=$(coordinator_endpoint int.err)
     timeout 120 "$SHARDBENCH_WORKER" --coordinator "$ep" --host node-s --timeout 10 >int-w.out 2>int-w.err &
     worker=$!
-    for _ in $(seq 1 100); do grep -q "joined as worker" int-w.err && break; sleep 0.1; done
-    sleep 1.5
+    # interrupted once a read hangs: the worker's open waits on the lease
+    lease_breaking s/train/img_2_of_4.npz || fail "stall off, SIGINT: no read waited on the lease"
     kill -INT "$coord"
     t0=$(now)
     wait "$coord"
@@ -192,9 +192,9 @@ print("leased", len(fds), flush=True)
 time.sleep(120)
 PY
     holder=$!
-    for _ in $(seq 1 100); do grep -q leased mlease.out 2>/dev/null && break; sleep 0.1; done
+    await_text mlease.out leased
     expect_eq "stall, 16 threads: every file leased" "$(cat mlease.out)" "leased 32"
-    timeout 120 "$SHARDBENCH" run $M shardbench.stall_timeout_s=2 --workers 1 --bind 'tcp://127.0.0.1:*' \
+    timeout 120 "$SHARDBENCH" run $M shardbench.stall_timeout_s=2 --workers 1 --bind "tcp://$SB_LO:*" \
         >many.out 2>many.err &
     coord=$!
     ep=$(coordinator_endpoint many.err)

@@ -114,7 +114,7 @@ expect_eq "... a datagen run, then a checkpoint run" \
     "datagen:succeeded:datagen checkpoint:succeeded:checkpoint"
 expect_eq "... the dataset made" "$(find ck-data/train -type f -name '*.npz' | wc -l)" 4
 expect_eq "... one write and one read" "$(q ck2.db "SELECT group_concat(op, ',') FROM checkpoints ORDER BY seq")" "write,read"
-sb run ./ck.yaml workflow.generate_data=True --accelerators 2 --workers 1 --bind tcp://127.0.0.1:0 --progress off \
+sb run ./ck.yaml workflow.generate_data=True --accelerators 2 --workers 1 --bind "tcp://$SB_LO:0" --progress off \
     --db ck3.db
 expect_eq "... with --workers: exit 2" "$SB_RC" 2
 expect_contains "... says how in two commands" sb.err "generate the dataset with \`shardbench datagen\`"

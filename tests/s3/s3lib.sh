@@ -74,18 +74,18 @@ _s3rver_node () {
 # unless it is there already. Quiet; says what failed and returns 1 on failure.
 s3rver_install () {
     mkdir -p "$S3RVER_CACHE" || { _s3rver_err "cannot create $S3RVER_CACHE"; return 1; }
-    _s3rver_node || return 1
-    _s3rver_installed && return 0
-    if ! command -v npm >/dev/null 2>&1; then
-        _s3rver_err "npm is not installed: cannot install $S3RVER_PACKAGE@$S3RVER_VERSION"
-        return 1
-    fi
-    mkdir -p "$S3RVER_CACHE" || { _s3rver_err "cannot create $S3RVER_CACHE"; return 1; }
-    # Tests run in parallel: one installer at a time, the others wait for it.
+    # Tests run in parallel: one installer at a time (of node 20 as of the
+    # server), the others wait for it and then find it installed.
     local lockfd rc=0 log="$S3RVER_CACHE/npm-install.log"
     exec {lockfd}>"$S3RVER_CACHE/.install.lock"
     if command -v flock >/dev/null 2>&1; then
         flock -w 600 "$lockfd" || { _s3rver_err "timed out waiting for $S3RVER_CACHE/.install.lock"; exec {lockfd}>&-; return 1; }
+    fi
+    _s3rver_node || { exec {lockfd}>&-; return 1; }
+    if ! _s3rver_installed && ! command -v npm >/dev/null 2>&1; then
+        _s3rver_err "npm is not installed: cannot install $S3RVER_PACKAGE@$S3RVER_VERSION"
+        exec {lockfd}>&-
+        return 1
     fi
     if ! _s3rver_installed; then
         ( cd "$S3RVER_CACHE" && npm install --prefix "$S3RVER_CACHE" --no-audit --no-fund \
