@@ -11,13 +11,21 @@
 # 1 when every footer read ended before the first other read was issued.
 import csv, glob, os, sys
 
+# The trace's resolution: start_s is rounded to the microsecond and
+# latency_us cut to it, so an end rebuilt from them may lie up to 2 us after
+# the read really ended. A thread that issues its next read as soon as one
+# ends would then seem to have both in flight: for the peak, an end counts
+# that much earlier (a read really in flight beside another overlaps it by
+# far more: the reads here last tens of microseconds at the least).
+RESOLUTION_S = 2e-6
+
 def peak_mean(iv):
     if not iv:
         return 0, 0.0
     ev = []
     for s, e in iv:
         ev.append((s, 1))
-        ev.append((e, -1))
+        ev.append((max(s, e - RESOLUTION_S), -1))
     ev.sort(key=lambda x: (x[0], x[1]))     # an end before a start at the same instant
     cur = peak = 0
     area = 0.0
