@@ -249,8 +249,8 @@ s_count_caching (void *ctx, const sb_report_host_caching_t *h)
 }
 
 /* The figures every output carries for a train run: read latency
- * percentiles per epoch and per host, the slowest rank of each epoch with
- * its compute / I/O wait / barrier split, the page-cache flags. Returns 0
+ * percentiles per epoch and per host, the rank the others waited for in
+ * each epoch with its split of the epoch's window, the page-cache flags. Returns 0
  * or -1 (sb_report_error). */
 static int
 s_print_story (sqlite3 *db, int64_t run_id, int from_memory, size_t epochs, FILE *out)
@@ -307,9 +307,14 @@ s_print_story (sqlite3 *db, int64_t run_id, int from_memory, size_t epochs, FILE
                 || (b.rank_held_s[i] == b.rank_held_s[best]
                     && (b.times[i] > b.times[best] || (b.times[i] == b.times[best] && b.own_s[i] > b.own_s[best]))))
                 best = i;
-        fprintf (out, "  waited for: rank %lld on %s (%zu of %zu epochs, held the others %.3f s); the ranks' barrier"
-                      " wait, mean %.3f s an epoch\n", (long long) b.rank[best], b.host[best], b.times[best], b.epochs,
-                 b.rank_held_s[best], b.barrier_mean_s / (double) b.epochs);
+        char why[64];
+        if (b.rank_held_s[best] > 0)
+            snprintf (why, sizeof why, "held the others %.3f s", b.rank_held_s[best]);
+        else
+            snprintf (why, sizeof why, "most time of its own");
+        fprintf (out, "  waited for: rank %lld on %s (%zu of %zu epochs, %s); the ranks' barrier wait, mean %.3f s an"
+                      " epoch\n", (long long) b.rank[best], b.host[best], b.times[best], b.epochs, why,
+                 b.barrier_mean_s / (double) b.epochs);
     }
     s_caching_count_t c = { 0, 0, 0 };
     if (sb_report_host_caching (db, run_id, s_count_caching, &c) != 0)

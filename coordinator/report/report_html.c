@@ -23,8 +23,8 @@
  *   chart-latency     sample read latency over all epochs (read_latency),
  *                     two bins per power of two on a log axis, p50 and p99
  *   chart-endpoints   requests and errors per endpoint (endpoints)
- * the epochs table (barrier p50/p99, page cache), the slowest rank of each
- * epoch (table slowest), read latency p50/p90/p99/p99.9 per epoch (table
+ * the epochs table (barrier p50/p99, page cache), the rank the others
+ * waited for in each epoch (table waited-for), read latency p50/p90/p99/p99.9 per epoch (table
  * read-latency, chart-latency-epochs) and per host (table host-latency) and
  * the endpoints' latency (table endpoint-latency); for a checkpoint run the
  * checkpoints table, chart-checkpoint-throughput (GiB/s per checkpoint
@@ -1280,31 +1280,37 @@ s_latency_epochs (sqlite3 *db, int64_t run_id, FILE *out)
     return 0;
 }
 
-/* The slowest table written so far. */
+/* The waited-for table written so far. */
 typedef struct {
     FILE *out;
     int   rows;
 } s_slowest_rows_t;
 
-/* sb_report_slowest's fn: one row of the slowest table (the table opened
- * on the first). */
+/* sb_report_slowest's fn: one row of the waited-for table (the table
+ * opened on the first). */
 static void
 s_slowest_row (void *ctx, const sb_report_slowest_t *s)
 {
     s_slowest_rows_t *sr = ctx;
     FILE *out = sr->out;
     if (!sr->rows++)
-        fprintf (out, "<h2>Slowest rank of each epoch</h2>\n<table id=\"slowest\" class=\"data\">\n<tr><th>epoch</th>"
-                 "<th>rank</th><th>host</th><th>wall s</th><th>compute s</th><th>I/O wait s</th><th>barrier s</th>"
+        fprintf (out, "<h2>The rank the others waited for, each epoch</h2>\n<table id=\"waited-for\" class=\"data\">\n"
+                 "<tr><th>epoch</th><th>rank</th><th>host</th><th>held s</th><th>window s</th><th>own s</th>"
+                 "<th>compute s</th><th>I/O wait s</th><th>barrier s</th><th>other s</th><th>idle s</th>"
                  "<th>mean barrier s of the ranks</th><th>ranks</th></tr>\n");
     fprintf (out, "<tr><td>%lld</td><td>%lld</td><td class=\"name\">", (long long) s->epoch, (long long) s->rank);
     sb_report_html_escape (out, s->host);
-    fprintf (out, "</td><td>%.3f</td><td>%.3f</td><td>%.3f</td><td>%.3f</td><td>%.3f</td><td>%lld</td></tr>\n",
-             s->wall_s, s->compute_s, s->io_wait_s, s->barrier_s, s->barrier_mean_s, (long long) s->ranks);
+    if (isfinite (s->held_s))
+        fprintf (out, "</td><td>%.3f", s->held_s);
+    else
+        fputs ("</td><td>-", out);
+    fprintf (out, "</td><td>%.3f</td><td>%.3f</td><td>%.3f</td><td>%.3f</td><td>%.3f</td><td>%.3f</td><td>%.3f</td>"
+             "<td>%.3f</td><td>%lld</td></tr>\n", s->window_s, s->own_s, s->compute_s, s->io_wait_s, s->barrier_s,
+             s->other_s, s->idle_s, s->barrier_mean_s, (long long) s->ranks);
 }
 
-/* table slowest: the slowest rank of each epoch and where its time went
- * (nothing when no rank finished an epoch). */
+/* table waited-for: the rank the others waited for, each epoch, and where
+ * the epoch's window went for it (nothing when no rank finished an epoch). */
 static int
 s_slowest_table (sqlite3 *db, int64_t run_id, FILE *out)
 {
@@ -1315,9 +1321,12 @@ s_slowest_table (sqlite3 *db, int64_t run_id, FILE *out)
     }
     if (!sr.rows)
         return 0;
-    fprintf (out, "</table>\n<p class=\"note\">The rank with the longest wall time of each epoch (first start to"
-             " finish; the lowest rank of equal ones), its emulated compute, I/O wait and barrier wait"
-             " (rank_epochs), beside the mean barrier wait of all the epoch's ranks.</p>\n");
+    fprintf (out, "</table>\n<p class=\"note\">The rank whose worker held the step barriers longest (held: the"
+             " others waited that long for its STEP, as the coordinator timed the arrivals), else the one with the"
+             " most time of its own (its wall time less its barrier wait; the lowest rank of equal ones), and its"
+             " split of the epoch's window (first rank's start to last rank's finish): emulated compute of every"
+             " step, I/O wait, barrier wait, other, idle (rank_epochs), beside the mean barrier wait of all the"
+             " epoch's ranks.</p>\n");
     return 0;
 }
 

@@ -367,7 +367,7 @@ def rows(table_id):
     t = src[src.index('id="%s"' % table_id):].split("</table>")[0]
     return ["|".join(re.findall(r"<td[^>]*>([^<]*)</td>", r)) for r in re.findall(r"<tr>(.*?)</tr>", t) if "<td" in r]
 print("host latency", " ".join(rows("host-latency")))
-print("slowest", " ".join(rows("slowest")))
+print("waited for", " ".join(rows("waited-for")))
 EOF2
 expect_eq "idle host: a point per bin (20 s)" "$(sed -n 1p idle.txt)" "bins 20 20 20"
 expect_eq "idle host: its 8 idle bins drawn at zero" "$(sed -n 2p idle.txt)" "idle zero bins 6,7,8,9,10,11,12,13"
@@ -379,8 +379,9 @@ expect_eq "split per rank: rank 1" "$(sed -n 7p idle.txt)" "rank 1 6 10 2.5"
 expect_eq "split per host: mean of its one rank" "$(sed -n 8p idle.txt)" "host idle 6 10 2.5"
 expect_eq "read latency per host: reads and p50 to p99.9 ms" "$(sed -n 9p idle.txt)" \
     "host latency busy|10|0.021|0.021|0.021|0.021 idle|10|0.041|0.041|0.041|0.041"
-expect_eq "slowest rank of each epoch: longest wall time, lowest rank of equal ones" "$(sed -n 10p idle.txt)" \
-    "slowest 1|0|busy|9.000|6.000|2.000|1.000|1.000|2 2|0|busy|9.500|6.000|2.000|1.000|1.250|2"
+# no held_s in these rows (as before schema 16): the most time of its own (wall less barrier wait)
+expect_eq "the rank waited for in each epoch: most time of its own, its split of the window" "$(sed -n 10p idle.txt)" \
+    "waited for 1|0|busy|-|9.000|8.000|6.000|2.000|1.000|0.000|0.000|1.000|2 2|0|busy|-|9.500|8.500|6.000|2.000|1.000|0.500|0.000|1.250|2"
 
 # the real run: an epoch mark per epoch of rank_epochs; its parameters with
 # the values it was given; read latency percentiles per epoch
