@@ -44,6 +44,11 @@
  * --timeout says nothing listens at the coordinator's address and exits. */
 #define S_REFUSED_PROBES 3
 
+/* After the coordinator closed its end: how long to wait for a frame it
+ * sent before closing (ABORT, BYE) that has not come through yet, and again
+ * after each one, before the session counts as lost (milliseconds). */
+#define S_LAST_WORDS_MS 100
+
 typedef struct {
     const sb_agent_opts_t *o;
     zsock_t          *dealer;
@@ -877,13 +882,19 @@ sb_agent_run (const sb_agent_opts_t *opts)
         }
         /* a coordinator that exited (killed, crashed) closed its end: its
          * session is over, and whoever listens there next does not know us.
-         * What it sent before closing (ABORT, BYE) is read first. */
+         * What it sent before closing (ABORT, BYE) is read first: the
+         * disconnect event and those frames reach this thread by different
+         * pipes, so the event can come first; the frames are waited for a
+         * moment (S_LAST_WORDS_MS), not taken as missing at once. */
         char hwhy[512];
         (void) sb_handshake_failure (self->handshakes, hwhy, sizeof hwhy);
         if (sb_handshake_disconnects (self->handshakes)) {
+            zpoller_t *last_words = zpoller_new (self->dealer, NULL);
             zmsg_t *last;
-            for (int k = 0; k < 1024 && !self->done && (last = zmsg_recv (self->dealer)); k++)
+            for (int k = 0; k < 1024 && !self->done && last_words && zpoller_wait (last_words, S_LAST_WORDS_MS)
+                            && (last = zmsg_recv (self->dealer)); k++)
                 s_on_coordinator (self, last);
+            zpoller_destroy (&last_words);
             if (self->done)
                 break;
             atomic_store (&self->stop, 1);
