@@ -889,6 +889,7 @@ sb_agent_run (const sb_agent_opts_t *opts)
         char hwhy[512];
         (void) sb_handshake_failure (self->handshakes, hwhy, sizeof hwhy);
         if (sb_handshake_disconnects (self->handshakes)) {
+            atomic_store (&self->stop, 1);  /* the ranks stop now, whatever the last frames say */
             zpoller_t *last_words = zpoller_new (self->dealer, NULL);
             zmsg_t *last;
             for (int k = 0; k < 1024 && !self->done && last_words && zpoller_wait (last_words, S_LAST_WORDS_MS)
@@ -897,7 +898,6 @@ sb_agent_run (const sb_agent_opts_t *opts)
             zpoller_destroy (&last_words);
             if (self->done)
                 break;
-            atomic_store (&self->stop, 1);
             sb_warn ("the coordinator at %s closed the connection: its session is over", opts->endpoint);
             sb_error ("lost the coordinator at %s: nothing heard for %.1f s", opts->endpoint, now - self->last_heard);
             self->exit_code = 1;
