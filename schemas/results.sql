@@ -406,3 +406,103 @@ CREATE TABLE IF NOT EXISTS run_host_info (
   meminfo   TEXT NOT NULL,          -- /proc/meminfo as read (at most 16 KiB)
   PRIMARY KEY (run_id, host)
 );
+
+-- KV cache (`shardbench kvcache`, runs.kind 'kvcache'; schema 17): MLPerf Storage's KV-cache benchmark
+-- (mlcommons/storage kv_cache_benchmark), one row per run, per trial, per rank and trial.
+CREATE TABLE IF NOT EXISTS kv_runs (
+  run_id        INTEGER PRIMARY KEY REFERENCES runs(id),
+  option        INTEGER NOT NULL,     -- MLPerf v3 option 1, 2 or 3; 0: none (settings of one's own)
+  model         TEXT NOT NULL,        -- kvcache.model (the reference's --model)
+  users         INTEGER NOT NULL,     -- per rank
+  duration_s    REAL NOT NULL,
+  trials        INTEGER NOT NULL,     -- asked for
+  cpu_mem_gb    REAL NOT NULL,
+  max_concurrent_allocs INTEGER NOT NULL,
+  seed          INTEGER NOT NULL,     -- rank r seeds its users with seed + r
+  generation_mode TEXT NOT NULL,
+  kv_bytes_per_position INTEGER NOT NULL, -- bytes a token adds to an entry: layers x kv_heads x head_dim x 2
+                                      --   x bytes per element (no column name says "token": see test_no_secret_columns)
+  storage_check TEXT NOT NULL,        -- 'ok', 'unverifiable' (no block device to check against) or 'refused'
+  read_gib_per_s  REAL,               -- mean over finished trials of kv_trials.read_gib_per_s
+  write_gib_per_s REAL,
+  storage_p95_ms  REAL                -- max over ranks and trials of each rank's storage_io_latency p95
+);
+
+CREATE TABLE IF NOT EXISTS kv_trials (
+  run_id        INTEGER NOT NULL REFERENCES runs(id),
+  trial         INTEGER NOT NULL,     -- 1-based
+  started_at    REAL NOT NULL,        -- GO sent to every worker: every rank's window starts
+  finished_at   REAL NOT NULL,        -- the last rank's window end
+  ranks         INTEGER NOT NULL,     -- ranks that reported (always all: a lost rank fails the run)
+  requests      INTEGER NOT NULL,
+  generated     INTEGER NOT NULL,     -- tokens generated
+  storage_read_bytes  INTEGER NOT NULL,
+  storage_write_bytes INTEGER NOT NULL,
+  read_gib_per_s  REAL NOT NULL,      -- sum over ranks of each rank's storage read GiB / its elapsed s
+  write_gib_per_s REAL NOT NULL,
+  storage_p95_ms  REAL,               -- max over ranks of storage_io_latency p95 (NULL: no request)
+  PRIMARY KEY (run_id, trial)
+);
+
+CREATE TABLE IF NOT EXISTS kv_ranks (
+  run_id        INTEGER NOT NULL REFERENCES runs(id),
+  trial         INTEGER NOT NULL,
+  rank          INTEGER NOT NULL,
+  host          TEXT NOT NULL,
+  elapsed_s     REAL NOT NULL,
+  requests      INTEGER NOT NULL,
+  generated     INTEGER NOT NULL,     -- tokens generated (the requests' generate_tokens)
+  chatbot       INTEGER NOT NULL,     -- requests completed per user type
+  coding        INTEGER NOT NULL,
+  document      INTEGER NOT NULL,
+  interactive   INTEGER NOT NULL,     -- requests completed per QoS class
+  responsive    INTEGER NOT NULL,
+  batch         INTEGER NOT NULL,
+  users_chatbot INTEGER NOT NULL,     -- the rank's users per type and class (seed + rank)
+  users_coding  INTEGER NOT NULL,
+  users_document INTEGER NOT NULL,
+  users_interactive INTEGER NOT NULL,
+  users_responsive  INTEGER NOT NULL,
+  users_batch   INTEGER NOT NULL,
+  write_ops     INTEGER NOT NULL,     -- the reference's write_operations (every tier)
+  read_ops      INTEGER NOT NULL,     -- read_operations
+  prefill_writes INTEGER NOT NULL,
+  decode_reads  INTEGER NOT NULL,
+  cache_hits    INTEGER NOT NULL,
+  cache_misses  INTEGER NOT NULL,
+  multi_turn_hits   INTEGER NOT NULL,
+  multi_turn_misses INTEGER NOT NULL,
+  storage_entries INTEGER NOT NULL,
+  cpu_entries   INTEGER NOT NULL,
+  evictions     INTEGER NOT NULL,
+  offloads_cpu  INTEGER NOT NULL,
+  offloads_storage INTEGER NOT NULL,
+  system_prompt_hits INTEGER NOT NULL,
+  queue_max     INTEGER NOT NULL,     -- the most requests waiting in the rank's queue at once
+  storage_write_bytes INTEGER NOT NULL,
+  storage_read_bytes  INTEGER NOT NULL,
+  cpu_write_bytes INTEGER NOT NULL,
+  cpu_read_bytes  INTEGER NOT NULL,
+  read_gib_per_s  REAL NOT NULL,      -- the reference's tier_storage_read_bandwidth_gbps (GiB/s)
+  write_gib_per_s REAL NOT NULL,
+  storage_check TEXT,                 -- what the rank's storage check measured
+  results_json  TEXT NOT NULL,        -- the rank's kvcache_results JSON (the reference's fields)
+  PRIMARY KEY (run_id, trial, rank)
+);
+
+-- Latency of a rank in a trial, milliseconds: what is one of write_device (the fsync span), write_host,
+-- read_device (the load span), read_host, write_total, read_total, cpu_total, request_storage (a
+-- request's storage I/O, the reference's storage_io_latency), request_e2e (end_to_end_latency).
+CREATE TABLE IF NOT EXISTS kv_latency (
+  run_id   INTEGER NOT NULL REFERENCES runs(id),
+  trial    INTEGER NOT NULL,
+  rank     INTEGER NOT NULL,
+  what     TEXT NOT NULL,
+  mean_ms  REAL NOT NULL,
+  p50_ms   REAL NOT NULL,
+  p95_ms   REAL NOT NULL,
+  p99_ms   REAL NOT NULL,
+  p999_ms  REAL NOT NULL,
+  p9999_ms REAL NOT NULL,
+  PRIMARY KEY (run_id, trial, rank, what)
+);

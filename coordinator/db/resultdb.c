@@ -433,6 +433,8 @@ s_upgrade (sqlite3 *db, const char *path, char *err, size_t err_size)
                               " ALTER TABLE rank_epochs ADD COLUMN held_s REAL;", NULL, NULL, &msg)
                 != SQLITE_OK)
         what = "cannot upgrade the rank_epochs table to version 16", rc = -1;
+    /* version 16 -> 17: the KV-cache tables (kv_runs, kv_trials, kv_ranks,
+     * kv_latency) are new and come from the schema itself */
     else if (sqlite3_exec (db, sb_results_sql, NULL, NULL, &msg) != SQLITE_OK)
         what = "cannot apply schemas/results.sql", rc = -1;
     else {

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SB_PROTO_VERSION 16
+#define SB_PROTO_VERSION 17
 
 /* Limits that bound what a decoder accepts. ZMQ_MAXMSGSIZE is set to
  * SB_PROTO_MAX_FRAME on every socket, so larger frames never reach us. */

@@ -57,7 +57,7 @@ sb report "$failed" --db old.db
 expect_eq "old schema: report exit status" "$SB_RC" 0
 expect_eq "old schema: upgraded to 16, codes kept under the new names" \
     "$(q old.db "SELECT (SELECT user_version FROM pragma_user_version) || '|' || http_status || '|' || service_code
-                 || '|' || library_code FROM errors WHERE run_id = $failed AND rank = 0")" "16|404|NoSuchKey|0"
+                 || '|' || library_code FROM errors WHERE run_id = $failed AND rank = 0")" "17|404|NoSuchKey|0"
 expect_eq "old schema: read latency rows kept under the new names" \
     "$(q old.db "SELECT sum(count) FROM read_latency WHERE run_id = 2 AND bin_high_us > bin_low_us")" 8
 sb report "$failed" --html old.html --db old.db

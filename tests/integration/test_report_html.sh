@@ -102,7 +102,7 @@ q v6.db "$(schema_v7_sql)
 sb report 2 --html v6.html --db v6.db
 expect_eq "version 6 database: exit" "$SB_RC" 0
 expect_eq "version 6 database: upgraded" "$(q v6.db "PRAGMA user_version"):$(q v6.db "SELECT count(*) FROM read_latency"):$(
-    q v6.db "SELECT count(*) FROM epochs WHERE run_id = 2 AND read_p50_ms IS NULL")" "16:0:5"
+    q v6.db "SELECT count(*) FROM epochs WHERE run_id = 2 AND read_p50_ms IS NULL")" "17:0:5"
 expect_contains "version 6 database: latency chart says why it is empty" v6.html "no read latency recorded for this run"
 
 # more hosts than colours: 12 workers, one rank each, named h01..h12; the

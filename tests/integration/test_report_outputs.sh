@@ -386,7 +386,7 @@ expect_eq "version 15: report exit" "$SB_RC" 0
 expect_eq "version 15: upgraded, compute_all_s and held_s NULL in the old rows" \
     "$(q v15.db "PRAGMA user_version"):$(q v15.db "SELECT count(*) FROM rank_epochs WHERE run_id = 2 AND compute_all_s IS NULL
                                                   AND held_s IS NULL")" \
-    "16:$(q r.db "SELECT count(*) FROM rank_epochs WHERE run_id = 2")"
+    "17:$(q r.db "SELECT count(*) FROM rank_epochs WHERE run_id = 2")"
 expect_eq "version 15: the rank waited for, as the database has it" \
     "$(sed -n '/the rank the others waited for/,/waited for:/p' sb.out | awk '$1 == "1" {print $2, $3, $4, $7}')" \
     "$(q v15.db "SELECT rank || ' ' || host || ' - ' || printf('%.3f', compute_s) FROM rank_epochs WHERE run_id = 2 AND epoch = 1
@@ -398,7 +398,7 @@ q v10.db "$(schema_v10_sql) PRAGMA user_version = 10"
 sb report 2 --db v10.db
 expect_eq "version 10: report exit" "$SB_RC" 0
 expect_eq "version 10: upgraded, host_read_latency empty" \
-    "$(q v10.db "PRAGMA user_version"):$(q v10.db "SELECT count(*) FROM host_read_latency")" "16:0"
+    "$(q v10.db "PRAGMA user_version"):$(q v10.db "SELECT count(*) FROM host_read_latency")" "17:0"
 expect_contains "version 10: the summary says why there are no per-host rows" sb.out \
     "  (none recorded: a run before result schema 12)"
 expect_eq "version 10: the merged latency is still there" "$(expected text-got 2 sb.out | head -2)" "$(expected text 2 | head -2)"

@@ -201,14 +201,14 @@ expect_eq "read-only: nothing written beside it" "$(ls ro | tr '\n' ' ')" "r.db 
 as_reader "$SHARDBENCH" report 1 --db ro/v7.db >v7.out 2>v7.err
 expect_eq "read-only, older schema: exit" $? 2
 expect_contains "read-only, older schema: says it needs upgrading with write access" v7.err \
-    "shardbench report: ro/v7.db: result database schema version 7 must be upgraded to version 16 before this shardbench can read it, which needs write access"
+    "shardbench report: ro/v7.db: result database schema version 7 must be upgraded to version 17 before this shardbench can read it, which needs write access"
 chmod 755 ro
 # a writable version 7 database is upgraded in place; its runs keep NULL
 sb report 1 --db v7w.db
 expect_eq "version 7 upgraded: exit" "$SB_RC" 0
 expect_eq "version 7 upgraded: version, old runs NULL" \
     "$(q v7w.db "PRAGMA user_version"):$(q v7w.db "SELECT count(*) FROM run_workers WHERE clock_offset_s IS NULL"):$(
-    q v7w.db "SELECT count(*) FROM runs WHERE train_au_mean_percentage IS NOT NULL")" "16:2:0"
+    q v7w.db "SELECT count(*) FROM runs WHERE train_au_mean_percentage IS NOT NULL")" "17:2:0"
 expect_eq "version 7 upgraded: residency columns, old runs 0 checked and NULL" \
     "$(q v7w.db "SELECT count(*), sum(checked_bytes), count(resident_fraction), count(from_memory) FROM epochs")" \
     "$(q v7w.db "SELECT count(*) FROM epochs")|0|0|0"
@@ -220,6 +220,6 @@ sb report 1 --db v9.db
 expect_eq "version 9 upgraded: exit" "$SB_RC" 0
 expect_eq "version 9 upgraded: version, old runs NULL workflow and eval figures, empty evaluation tables" \
     "$(q v9.db "PRAGMA user_version"):$(q v9.db "SELECT count(*) FROM runs WHERE workflow IS NULL AND eval_au_mean_percentage IS NULL AND eval_io_stdev_MB_per_second IS NULL"):$(q v9.db "SELECT count(*) FROM runs"):$(q v9.db "SELECT (SELECT count(*) FROM evals) + (SELECT count(*) FROM eval_ranks)")" \
-    "16:$(q a.db "SELECT count(*) FROM runs"):$(q a.db "SELECT count(*) FROM runs"):0"
+    "17:$(q a.db "SELECT count(*) FROM runs"):$(q a.db "SELECT count(*) FROM runs"):0"
 
 finish

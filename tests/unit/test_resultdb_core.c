@@ -140,14 +140,14 @@ START_TEST (test_create_schema)
     sb_resultdb_destroy (&db);      /* NULL is accepted */
     sb_resultdb_destroy (NULL);
 
-    ck_assert_int_eq (SB_RESULTDB_VERSION, 16);
+    ck_assert_int_eq (SB_RESULTDB_VERSION, 17);
     sqlite3 *q = s_sql_open (path);
-    ck_assert_int_eq (s_sql_int (q, "PRAGMA user_version"), 16);
+    ck_assert_int_eq (s_sql_int (q, "PRAGMA user_version"), 17);
     ck_assert_str_eq (s_sql_text (q, "PRAGMA journal_mode"), "wal");
     ck_assert_str_eq (s_sql_text (q, "SELECT group_concat(name, ' ') FROM (SELECT name FROM sqlite_master"
                                      " WHERE type = 'table' ORDER BY name)"),
                       "catalogs checkpoint_ranks checkpoints endpoints epochs errors eval_ranks evals host_read_latency"
-                      " objects rank_epochs read_latency run_host_info run_inputs run_overrides run_workers runs series"
+                      " kv_latency kv_ranks kv_runs kv_trials objects rank_epochs read_latency run_host_info run_inputs run_overrides run_workers runs series"
                       " timeseries");
     ck_assert_int_eq (s_sql_int (q, "SELECT count(*) FROM runs"), 0);
     sqlite3_close (q);
@@ -431,7 +431,7 @@ START_TEST (test_reopen)
     ck_assert_int_eq (s_run (db, "datagen"), 2);
     sb_resultdb_destroy (&db);
     sqlite3 *q = s_sql_open (path);
-    ck_assert_int_eq (s_sql_int (q, "PRAGMA user_version"), 16);
+    ck_assert_int_eq (s_sql_int (q, "PRAGMA user_version"), 17);
     ck_assert_str_eq (s_sql_text (q, "SELECT group_concat(id || kind, ' ') FROM runs"), "1train 2datagen");
     ck_assert_int_eq (s_sql_int (q, "SELECT count(*) FROM timeseries"), 1);
     sqlite3_close (q);
@@ -447,16 +447,16 @@ START_TEST (test_refuse_newer)
     ck_assert_int_eq (s_run (db, "train"), 1);
     sb_resultdb_destroy (&db);
     sqlite3 *q = s_sql_open (path);
-    s_sql_exec (q, "PRAGMA user_version = 17");
+    s_sql_exec (q, "PRAGMA user_version = 18");
     sqlite3_close (q);
-    snprintf (want, sizeof want, "%s: result database schema version 17 is newer than this shardbench (16)", path);
+    snprintf (want, sizeof want, "%s: result database schema version 18 is newer than this shardbench (17)", path);
     ck_assert_ptr_null (sb_resultdb_open (path, err, sizeof err));
     ck_assert_str_eq (err, want);
     err[0] = '\0';
     ck_assert_ptr_null (sb_resultdb_open_readonly (path, 1, err, sizeof err));
     ck_assert_str_eq (err, want);
     q = s_sql_open (path);
-    ck_assert_int_eq (s_sql_int (q, "PRAGMA user_version"), 17);
+    ck_assert_int_eq (s_sql_int (q, "PRAGMA user_version"), 18);
     ck_assert_int_eq (s_sql_int (q, "SELECT count(*) FROM runs"), 1);
     sqlite3_close (q);
 }
@@ -595,7 +595,7 @@ START_TEST (test_readonly)
     s_sql_exec (q, "PRAGMA user_version = 9");
     sqlite3_close (q);
     ck_assert_ptr_null (sb_resultdb_open_readonly (path, 0, err, sizeof err));
-    snprintf (want, sizeof want, "%s: result database schema version 9 must be upgraded to version 16 before this"
+    snprintf (want, sizeof want, "%s: result database schema version 9 must be upgraded to version 17 before this"
               " shardbench can read it, which needs write access: run `shardbench report --db %s` once as a user"
               " who can write the file and its folder", path, path);
     ck_assert_str_eq (err, want);
@@ -647,7 +647,7 @@ START_TEST (test_upgrade_from_v14)
     db = s_open (path);
     sb_resultdb_destroy (&db);
     q = s_sql_open (path);
-    ck_assert_int_eq (s_sql_int (q, "PRAGMA user_version"), 16);
+    ck_assert_int_eq (s_sql_int (q, "PRAGMA user_version"), 17);
     ck_assert_str_eq (s_sql_text (q, "SELECT group_concat(x, ' / ') FROM (SELECT rank || '|' || http_status || '|' ||"
                                      " coalesce(service_code, 'NULL') || '|' || library_code || '|' || attempt AS x"
                                      " FROM errors ORDER BY rowid)"), "0|404|NoSuchKey|0|1 / 1|0|NULL|28|3");
@@ -699,7 +699,7 @@ START_TEST (test_upgrade_from_v9)
     ck_assert_int_eq (sb_resultdb_run_workflow (db, 1, "train"), 0);
     sb_resultdb_destroy (&db);
     q = s_sql_open (path);
-    ck_assert_int_eq (s_sql_int (q, "PRAGMA user_version"), 16);
+    ck_assert_int_eq (s_sql_int (q, "PRAGMA user_version"), 17);
     ck_assert_str_eq (s_sql_text (q, "SELECT kind || '|' || workflow || '|' || coalesce(eval_au_mean_percentage,"
                                      " 'NULL') FROM runs"), "train|train|NULL");
     ck_assert_int_eq (s_sql_int (q, "SELECT count(*) FROM sqlite_master WHERE name IN ('evals', 'eval_ranks')"), 2);
@@ -733,7 +733,7 @@ START_TEST (test_upgrade_from_v13)
     db = s_open (path);
     sb_resultdb_destroy (&db);
     q = s_sql_open (path);
-    ck_assert_int_eq (s_sql_int (q, "PRAGMA user_version"), 16);
+    ck_assert_int_eq (s_sql_int (q, "PRAGMA user_version"), 17);
     ck_assert_str_eq (s_sql_text (q, "SELECT bytes || '|' || duration_s || '|' || dlio_bytes || '|' || dlio_duration_s"
                                      " || '|' || dlio_gib_per_s || '|' || gib_per_s || '|' || rank_sync FROM checkpoints"),
                       "2147483648|4.0|2147483648|2.0|1.0|0.5|0");
@@ -1004,7 +1004,7 @@ START_TEST (test_in_memory)
     ck_assert_int_eq (sb_resultdb_add_stats (db, 1, 1, 1, 0, 1, 1, 1, 0, 0), 0);
     ck_assert_int_eq (sb_resultdb_sync (db), 0);
     ck_assert_int_eq (s_sql_int (sb_resultdb_handle (db), "SELECT count(*) FROM timeseries"), 1);
-    ck_assert_int_eq (s_sql_int (sb_resultdb_handle (db), "PRAGMA user_version"), 16);
+    ck_assert_int_eq (s_sql_int (sb_resultdb_handle (db), "PRAGMA user_version"), 17);
     sb_resultdb_destroy (&db);
 }
 END_TEST
