@@ -973,6 +973,8 @@ s_kv_settings (sb_kv_params_t *kv, unsigned option, const char **given, size_t n
                      overrides[i]);
             return -1;
         }
+    if (!kv->cache_dir[0])     /* mlpstorage's default: kvcache_data beside the results */
+        snprintf (kv->cache_dir, sizeof kv->cache_dir, "./kvcache_data");
     if (asprintf (folder, "dataset.data_folder=%s", kv->cache_dir) < 0) {
         *folder = NULL;
         fprintf (stderr, "shardbench: out of memory\n");

@@ -14,9 +14,11 @@
 #include <string.h>
 
 #include "kv_params.h"
+#include "log.h"
 #include "kv_stats.h"
 #include "resultdb_kv.h"
 #include "session_internal.h"
+#include "util.h"
 
 /* KV_RESULT's latency vectors: [mean, p50, p95, p99, p99.9, p99.99] in ns, or none */
 #define S_LAT_VALUES 6
