@@ -170,7 +170,7 @@ s_trial (sess_t *self, const sb_kv_params_t *kv, uint64_t trial, char **strs, si
     sess_broadcast (self, &go);
     sb_info ("kvcache trial %llu/%llu: %llu ranks started, %.0f s", (unsigned long long) trial,
              (unsigned long long) kv->trials, (unsigned long long) self->o->accelerators, kv->duration_s);
-    sb_live_phase (self->live, "kvcache", 0, 0, 0, 0, 0, sb_now ());
+    sb_live_phase (self->live, "kvcache", trial, kv->trials, 0, 0, 0, sb_now ());
     sb_progress_phase (self->progress, sb_now ());
     snprintf (what, sizeof what, "kvcache trial %llu", (unsigned long long) trial);
     int pumped = sess_pump_until (self, sess_all_ranks_done, 0, what);
