@@ -10,7 +10,8 @@
  *   CLOSED options turn it off; any other value is refused;
  * - seed 42 (theirs: unseeded): a run must be reproducible; 42 is the MLPerf
  *   wrapper's base seed;
- * - trials 1, pause_s 0: one run of kv-cache.py, no wrapper around it.
+ * - trials 1, pause_s 0: one run of kv-cache.py, no wrapper around it;
+ * - duration_s may have a fraction (theirs: whole seconds), for short tests.
  * mlpstorage never relies on these: it runs the wrapper, which passes every
  * value of its option (sb_kv_params_option). */
 #ifndef SB_KV_PARAMS_H
@@ -24,7 +25,7 @@ typedef struct {
     uint64_t users;                /* kvcache.users (per rank, as the reference's --num-users) */
     double   duration_s;           /* kvcache.duration_s (--duration) */
     uint64_t trials;               /* kvcache.trials: runs of the option (mlpstorage's 3) */
-    double   pause_s;              /* kvcache.pause_s: before each trial (the wrapper sleeps 90 s) */
+    double   pause_s;              /* kvcache.pause_s: before each trial (the wrapper sleeps 90 s before and after) */
     char     cache_dir[4096];      /* kvcache.cache_dir (becomes WELCOME data_root); "" the run's default */
     double   cpu_mem_gb;           /* kvcache.cpu_mem_gb (--cpu-mem-gb, GiB), 0: no CPU tier */
     double   gpu_mem_gb;           /* kvcache.gpu_mem_gb: only 0 accepted (no GPU tier) */

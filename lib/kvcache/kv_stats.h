@@ -62,7 +62,7 @@ void sb_kv_samples_init (sb_kv_samples_t *s);
 void sb_kv_samples_free (sb_kv_samples_t *s);
 /* Forget the samples, keep the memory (a new trial). */
 void sb_kv_samples_clear (sb_kv_samples_t *s);
-/* Append one sample (seconds). Returns 0, or -1 when memory runs out (the
+/* Append one sample (seconds, finite: numpy's NaN rules are not followed). Returns 0, or -1 when memory runs out (the
  * sample is not kept). */
 int sb_kv_samples_add (sb_kv_samples_t *s, double seconds);
 size_t sb_kv_samples_count (const sb_kv_samples_t *s);

@@ -30,7 +30,7 @@ static const char *s_script =
     "sec('randbelow')\n"
     "for i in range(4000): w('%d\\n' % random.randrange(NS[i % len(NS)]))\n"
     "AB = [(1, 100), (-50, 50), (0, 0), (1000, 100000), (-2**40, 2**40), (5, 6), (1, 2**31),\n"
-    "      (-2**62, 2**62)]\n"
+    "      (-2**62, 2**62), (0, 2**63 - 1), (-2**63, 0)]\n"
     "sec('randint')\n"
     "for i in range(4000): a, b = AB[i % len(AB)]; w('%d\\n' % random.randint(a, b))\n"
     "UV = [(0.8, 1.2), (-3.5, 7.25), (0.0, 1.0), (1e-3, 5e6), (2.0, 1.0)]\n"
@@ -152,7 +152,7 @@ s_compare_seed (const char *seed_text, int64_t seed, uint64_t useed, int big)
     }
     static const int64_t ab[][2] = { { 1, 100 }, { -50, 50 }, { 0, 0 }, { 1000, 100000 },
                                      { -(1ll << 40), 1ll << 40 }, { 5, 6 }, { 1, 1ll << 31 },
-                                     { -(1ll << 62), 1ll << 62 } };
+                                     { -(1ll << 62), 1ll << 62 }, { 0, INT64_MAX }, { INT64_MIN, 0 } };
     const int nab = (int) (sizeof ab / sizeof *ab);
     s_section (r, &g, seed, useed, big, "randint");
     for (int i = 0; i < 4000; i++) {
