@@ -58,7 +58,9 @@ int sb_kv_params_set (sb_kv_params_t *p, const char *key, const char *value, cha
  * model known, gpu_mem_gb 0, ... Returns 0, or -1 naming the key in err. */
 int sb_kv_params_check (const sb_kv_params_t *p, char *err, size_t n);
 
-/* Every key as "key=value" (malloc'ed array of malloc'ed strings, the
+/* The form of PHASE_START's kv (an sb_strs_t of lib/proto, which frees it
+ * with the message: sb_kv_params_to_strs (p, &ps.kv.items, &ps.kv.count)).
+ * Every key as "key=value" (malloc'ed array of malloc'ed strings, the
  * option first as "kvcache.option=N": read back, it applies the option's
  * values and the keys after it give theirs); from_strs reads them back to
  * the same values (doubles in the fewest digits that read back exactly). to_strs returns 0, or -1
