@@ -737,6 +737,13 @@ s_write_metadata (s_run_t *run, char *err, size_t err_size)
     for (size_t h = 0; h < run->nhosts; h++)
         s_str (&j, NULL, run->host[h].host);
     s_close (&j, ']');
+    /* the run's figures where mlpstorage's older reportgen looks
+     * (BenchmarkRunData.metrics); the newer one reads summary.json */
+    s_agg_t a;
+    s_aggregate (run, &a);
+    s_open (&j, "metrics", '{');
+    s_jfigures (&j, &a);
+    s_close (&j, '}');
     s_str (&j, "provenance_file", SB_RESULTS_PROVENANCE);
     s_open (&j, "shardbench", '{');
     s_int (&j, "run_id", kv->id);

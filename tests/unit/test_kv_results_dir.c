@@ -303,14 +303,18 @@ START_TEST (test_layout)
          "print(a['mode'], a['closed'], a['orgname'], a['systemname'], a['hosts'], a['npernode'], d['executed_command'])\n"
          "print(len(d['command_output_files']), d['command_output_files'][1]['stdout'].rsplit('/', 1)[1])\n"
          "s = d['shardbench']\n"
-         "print(s['run_id'], s['kind'], s['status'], s['error'], s['storage_check'], s['overrides'])\n";
+         "print(s['run_id'], s['kind'], s['status'], s['error'], s['storage_check'], s['overrides'])\n"
+         "print(sorted(d['metrics'].items()))\n";
     ck_assert_str_eq (s_python (py, path),
                       "kv_cache llama3.1-8b run 20260528_202640 2 None True open 800.0\n"
                       "llama3.1-8b 200 300.0 0.0 0.0 True none latency 16 1 42 2\n"
                       "{'kvcache.trials': '2'} 1 8 hostA x86_64\n"
                       "open False shardbench sysA ['hostA'] 2 shardbench kvcache 1 kvcache.trials=2 --local 2\n"
                       "2 kvcache_opt1_trial1_20260528_202640.stdout.log\n"
-                      "1 kvcache succeeded None ok ['kvcache.trials=2']\n");
+                      "1 kvcache succeeded None ok ['kvcache.trials=2']\n"
+                      "[('aggregated_avg_throughput_tokens_per_sec', 250.625), ('aggregated_p95_latency_ms', 20.5),"
+                      " ('aggregated_read_bandwidth_gbps', 4.25), ('aggregated_storage_throughput_tokens_per_sec',"
+                      " 387.875), ('aggregated_write_bandwidth_gbps', 1.25)]\n");
     /* a trial's log: what each rank reported */
     size_t len;
     snprintf (path, sizeof path, "%s/kvcache_opt1_trial1_20260528_202640.stdout.log", leaf);
@@ -486,6 +490,18 @@ START_TEST (test_report_text)
                                 " d['requests_by_qos'])\n", path),
                       "4.25 1.25 20.5 open [(1, 3.75, 31), (2, 4.75, 29)] {'interactive': 23, 'responsive': 26,"
                       " 'batch': 15}\n");
+    /* the HTML page: the KV-cache section with the trial rows */
+    snprintf (path, sizeof path, "%s/report.html", s_dir);
+    f = fopen (path, "w+");
+    ck_assert_int_eq (sb_report_html (sb_resultdb_handle (db), 1, f), 0);
+    ck_assert_int_eq (fclose (f), 0);
+    const char *html = s_slurp (path, &len);
+    ck_assert_ptr_nonnull (strstr (html, "<h1>shardbench kvcache run 1: kvcache-option-1</h1>\n<section class=\"kvcache\">"));
+    ck_assert_ptr_nonnull (strstr (html, "<tr><td>2</td><td>2</td><td>34</td><td>16.67</td><td>4.7500</td>"
+                                         "<td>1.2500</td><td>20.500</td><td>12.000/29.000/36.000</td>"
+                                         "<td>2.000/7.500/9.000</td></tr>\n"));
+    ck_assert_ptr_nonnull (strstr (html, "MLPerf Storage division: open (trials 2: CLOSED runs 3)."));
+    ck_assert_ptr_nonnull (strstr (html, "</section>\n</body>\n</html>\n"));
     /* no such run */
     f = fopen ("/dev/null", "w");
     ck_assert_int_eq (sb_kv_report_text (sb_resultdb_handle (db), 2, f), -1);
