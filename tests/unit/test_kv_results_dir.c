@@ -336,6 +336,74 @@ START_TEST (test_layout)
 }
 END_TEST
 
+/* mlpstorage's own reportgen over the layout, where a Python that imports
+ * its package is at hand (MLPSTORAGE_PYTHON, default python3; PYTHONPATH
+ * as set): it must find the run as a kv_cache run with the parameters and,
+ * where it has the KVCache columns, the figures of summary.json. Without
+ * mlpstorage the case says SKIP and passes. */
+START_TEST (test_reportgen)
+{
+    const char *py = getenv ("MLPSTORAGE_PYTHON") ? getenv ("MLPSTORAGE_PYTHON") : "python3";
+    char cmd[512];
+    snprintf (cmd, sizeof cmd, "'%s' -c 'import mlpstorage_py.report_generator' >/dev/null 2>&1", py);
+    if (system (cmd) != 0) {
+        printf ("SKIP: %s cannot import mlpstorage_py (set MLPSTORAGE_PYTHON, PYTHONPATH)\n", py);
+        return;
+    }
+    sb_resultdb_t *db = s_db ("ok");
+    char root[128], leaf[4096], err[1024], script[256];
+    snprintf (root, sizeof root, "%s/res", s_dir);
+    sb_results_dir_opts_t o = { .root = root, .system = "sysA" };
+    ck_assert_msg (sb_results_dir_write (sb_resultdb_handle (db), 1, &o, leaf, sizeof leaf, err, sizeof err) == 0,
+                   "%s", err);
+    /* the current reportgen takes the initialised root; an older one the
+     * folder that holds kv_cache/ */
+    snprintf (script, sizeof script, "%s/reportgen.py", s_dir);
+    FILE *f = fopen (script, "w");
+    ck_assert_ptr_nonnull (f);
+    fputs ("import json, os, sys\n"
+           "from argparse import Namespace\n"
+           "from mlpstorage_py.report_generator import ReportGenerator\n"
+           "root = sys.argv[1]\n"
+           "out = sys.stdout\n"
+           "for d in (root, os.path.join(root, 'open', 'shardbench', 'results', 'sysA')):\n"
+           "    args = Namespace(debug=False, verbose=False, stream_log_level='WARNING', results_dir=d, output_dir=d)\n"
+           "    sys.stdout = sys.stderr\n"
+           "    try:\n"
+           "        ReportGenerator(d, args).generate_reports()\n"
+           "    except (SystemExit, Exception) as e:\n"
+           "        print('reportgen', d, repr(e), file=sys.stderr)\n"
+           "        continue\n"
+           "    finally:\n"
+           "        sys.stdout = out\n"
+           "    p = os.path.join(d, 'results.json')\n"
+           "    rows = json.load(open(p)) if os.path.exists(p) else []\n"
+           "    kv = [r for r in rows if 'kv_cache' in r.values()]\n"
+           "    if not kv:\n"
+           "        continue\n"
+           "    r = kv[0]\n"
+           "    col = 'KVCache llama3.1-8b Storage Only - Read B/W (GiB/s)'\n"
+           "    if col in r:\n"
+           "        print('read', r[col])\n"
+           "    else:\n"
+           "        print('users', r['parameters']['num_users'], 'processes', r['num_processes'])\n"
+           "    sys.exit(0)\n"
+           "print('no kv_cache row')\n", f);
+    ck_assert_int_eq (fclose (f), 0);
+    char run[1024];
+    snprintf (run, sizeof run, "'%s' '%s' '%s' 2>/dev/null", py, script, root);
+    FILE *p = popen (run, "r");
+    ck_assert_ptr_nonnull (p);
+    char out[256] = "";
+    size_t n = fread (out, 1, sizeof out - 1, p);
+    out[n] = '\0';
+    ck_assert_int_eq (pclose (p), 0);
+    ck_assert_msg (!strcmp (out, "read 4.25\n") || !strcmp (out, "users 200 processes 2\n"), "reportgen: %s", out);
+    printf ("mlpstorage reportgen: %s", out);
+    sb_resultdb_destroy (&db);
+}
+END_TEST
+
 /* A link someone put in a leaf given: never written through. */
 START_TEST (test_planted_links)
 {
@@ -517,6 +585,7 @@ s_suite (void)
     TCase *tc = tcase_create ("core");
     tcase_add_checked_fixture (tc, s_setup, s_teardown);
     tcase_add_test (tc, test_layout);
+    tcase_add_test (tc, test_reportgen);
     tcase_add_test (tc, test_planted_links);
     tcase_add_test (tc, test_division);
     tcase_add_test (tc, test_report_text);
