@@ -86,7 +86,7 @@ s_load_run (sqlite3 *db, int64_t id, sb_kv_run_t *run, char *err, size_t err_siz
         sqlite3_finalize (st);
         if (s_step_failed (db, id, rc, err, err_size) != 0)
             return -1;
-        snprintf (err, err_size, "run %lld is a %s run with no kv_runs row: not a KV-cache run", (long long) id,
+        snprintf (err, err_size, "run %lld (%s) has no kv_runs row: no KV-cache run was recorded", (long long) id,
                   run->kind);
         return 0;
     }

@@ -404,6 +404,43 @@ START_TEST (test_reportgen)
 }
 END_TEST
 
+/* A run that lost a rank in its second trial and never ran its third: the
+ * layout says so as mlpstorage would (partial_failure, the missing rank
+ * folder, the failed trial), the figures are over what was reported, and the
+ * run's error is in the log of the trial it ended in. A kvcache run with no
+ * kv_runs row is refused, naming the run. */
+START_TEST (test_partial)
+{
+    sb_resultdb_t *db = s_db ("ok");
+    sqlite3 *h = sb_resultdb_handle (db);
+    s_exec (h, "DELETE FROM kv_ranks WHERE trial = 2 AND rank = 1");
+    s_exec (h, "UPDATE kv_runs SET trials = 3");
+    s_exec (h, "UPDATE runs SET status = 'failed', error = 'rank 1 lost its worker'");
+    char root[128], leaf[4096], err[1024], path[4200];
+    snprintf (root, sizeof root, "%s/res", s_dir);
+    sb_results_dir_opts_t o = { .root = root, .system = "sysA" };
+    ck_assert_msg (sb_results_dir_write (h, 1, &o, leaf, sizeof leaf, err, sizeof err) == 0, "%s", err);
+    snprintf (path, sizeof path, "%s/summary.json", leaf);
+    ck_assert_str_eq (s_python ("import json, sys\nd = json.load(open(sys.argv[1]))\no = d['options']['1']\n"
+                                "print(d['partial_failure'], d['trial_failures'], o['trial_count'], o['partial_failure'],"
+                                " [p[len(sys.argv[1]) - len('summary.json'):] for p in o['missing_files']],"
+                                " o['aggregated_read_bandwidth_gbps'], o['aggregated_p95_latency_ms'], o['cpu_tier_ranks'],"
+                                " d['shardbench']['status'])\n", path),
+                      "True [2] 2 True ['option_1/trial_1/rank_1'] 2.5 12.25 [] failed\n");
+    size_t len;
+    snprintf (path, sizeof path, "%s/kvcache_opt1_trial2_20260528_202640.stderr.log", leaf);
+    ck_assert_str_eq (s_slurp (path, &len), "shardbench: error: rank 1 lost its worker\n");
+    snprintf (path, sizeof path, "%s/kvcache_opt1_trial1_20260528_202640.stderr.log", leaf);
+    s_slurp (path, &len);
+    ck_assert_uint_eq (len, 0);
+    /* no kv_runs row: nothing to lay out */
+    s_exec (h, "DELETE FROM kv_runs");
+    ck_assert_int_eq (sb_results_dir_write (h, 1, &o, leaf, sizeof leaf, err, sizeof err), -1);
+    ck_assert_str_eq (err, "results directory: run 1 (kvcache) has no kv_runs row: no KV-cache run was recorded");
+    sb_resultdb_destroy (&db);
+}
+END_TEST
+
 /* A link someone put in a leaf given: never written through. */
 START_TEST (test_planted_links)
 {
@@ -585,6 +622,7 @@ s_suite (void)
     TCase *tc = tcase_create ("core");
     tcase_add_checked_fixture (tc, s_setup, s_teardown);
     tcase_add_test (tc, test_layout);
+    tcase_add_test (tc, test_partial);
     tcase_add_test (tc, test_reportgen);
     tcase_add_test (tc, test_planted_links);
     tcase_add_test (tc, test_division);
