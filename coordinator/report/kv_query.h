@@ -99,7 +99,8 @@ void sb_kv_trial_sum (const sb_kv_run_t *run, int64_t trial, sb_kv_trial_sum_t *
  * is always 0 here) with the CLOSED sequence locks (seed 42, 3 trials);
  * "open" when only what OPEN may change differs (model among
  * config.KVCACHE_MODELS, users, duration, cpu tier, generation mode, seed,
- * trials; option 0: settings of one's own); "invalid" when
+ * trials; option 0: settings of one's own, with a max-concurrent-allocs one
+ * of the Options has); "invalid" when
  * max-concurrent-allocs differs from the Option's (OPEN cannot set it), the
  * model or generation mode is none mlpstorage knows, users < 1 or duration
  * < 30 s (rules/run_checkers/kvcache.py), or the storage check refused the
