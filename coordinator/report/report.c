@@ -1,5 +1,6 @@
 /* report: summaries from the result database. */
 #include "report.h"
+#include "kv_report.h"
 #include "workload.h"
 #include "log.h"
 
@@ -425,6 +426,11 @@ sb_report_print (sqlite3 *db, int64_t run_id, FILE *out)
         return -1;
     }
     const char *kind = run.kind;
+    if (!strcmp (kind, "kvcache")) {
+        /* the KV-cache tables, not the epochs: kv_report.h */
+        rc = sb_kv_report_text (db, run_id, out);
+        goto done;
+    }
     int train = strcmp (kind, "train") == 0, ckpt = strcmp (kind, "checkpoint") == 0;
     char model[128];    /* model.name of runs.config: what DLIO calls the workload */
     sb_workload_model_name (run.config, model, sizeof model);

@@ -25,6 +25,7 @@
 #include "config_diff.h"
 #include "export_query.h"
 #include "json_out.h"
+#include "kv_report.h"
 #include "workload.h"
 
 #include <math.h>
@@ -595,6 +596,10 @@ sb_report_json (sqlite3 *db, int64_t run_id, FILE *out)
         return -1;
     if (!strcmp (r.row.kind, "checkpoint")) {
         rc = s_json_checkpoint_run (db, &r, out);
+        goto done;
+    }
+    if (!strcmp (r.row.kind, "kvcache")) {
+        rc = sb_kv_report_json (db, run_id, out);
         goto done;
     }
     if (strcmp (r.row.kind, "train") != 0) {

@@ -36,6 +36,7 @@
  * are printed with printf in the C locale (shardbench never calls setlocale).
  */
 #include "report.h"
+#include "kv_report.h"
 #include "config.h"
 #include "export_query.h"
 #include "histogram.h"
@@ -1791,6 +1792,21 @@ sb_report_html (sqlite3 *db, int64_t run_id, FILE *out)
     }
     if (!r.row.kind || !r.row.workload || !r.row.status) {
         fprintf (stderr, "shardbench report: --html: run %lld: incomplete runs row\n", (long long) run_id);
+        goto done;
+    }
+    if (!strcmp (r.row.kind, "kvcache")) {
+        /* the KV-cache section (kv_report.h) in the same page */
+        fprintf (out, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>shardbench run"
+                 " %lld: ", (long long) run_id);
+        sb_report_html_escape (out, r.row.workload);
+        fprintf (out, "</title>\n<style>%s</style>\n</head>\n<body>\n<h1>shardbench kvcache run %lld: ", s_style,
+                 (long long) run_id);
+        sb_report_html_escape (out, r.row.workload);
+        fprintf (out, "</h1>\n");
+        if (sb_kv_report_html (db, run_id, out) == 0) {
+            fprintf (out, "</body>\n</html>\n");
+            rc = 0;
+        }
         goto done;
     }
     int train = !strcmp (r.row.kind, "train"), checkpoint = !strcmp (r.row.kind, "checkpoint");

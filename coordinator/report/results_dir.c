@@ -4,6 +4,7 @@
 #include "results_dir.h"
 #include "config.h"
 #include "json_out.h"
+#include "kv_results_dir.h"
 #include "report.h"
 #include "results_dir_query.h"
 #include "results_stamp.h"
@@ -1458,6 +1459,26 @@ s_remove_entry (const char *path, const struct stat *st, int flag, struct FTW *f
     return (flag == FTW_DP ? rmdir (path) : unlink (path)) == 0 || errno == ENOENT ? 0 : -1;
 }
 
+/* 1 when run_id is a KV-cache run (runs.kind 'kvcache'), 0 when not (or no
+ * such run: s_load_run says so), -1 with err when SQLite fails. */
+static int
+s_is_kvcache (sqlite3 *db, int64_t run_id, char *err, size_t err_size)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2 (db, "SELECT kind = 'kvcache' FROM runs WHERE id = ?", -1, &st, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64 (st, 1, run_id);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step (st);
+    int kv = rc == SQLITE_ROW && sqlite3_column_int (st, 0) == 1;
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+        snprintf (err, err_size, "results directory: run %lld: %s", (long long) run_id, sqlite3_errmsg (db));
+        kv = -1;
+    }
+    sqlite3_finalize (st);
+    return kv;
+}
+
 int
 sb_results_dir_write (sqlite3 *db, int64_t run_id, const sb_results_dir_opts_t *opts, char *leaf_out,
                       size_t leaf_size, char *err, size_t err_size)
@@ -1471,6 +1492,12 @@ sb_results_dir_write (sqlite3 *db, int64_t run_id, const sb_results_dir_opts_t *
         snprintf (err, err_size, "--submitter and --system are names of letters, digits, '.', '_' and '-'");
         return -1;
     }
+    /* a KV-cache run has mlpstorage's kv_cache layout, not DLIO's */
+    int kv = s_is_kvcache (db, run_id, err, err_size);
+    if (kv < 0)
+        return -1;
+    if (kv)
+        return sb_kv_results_dir_write (db, run_id, opts, leaf_out, leaf_size, err, err_size);
     s_run_t run;
     memset (&run, 0, sizeof run);
     int rc = s_load_run (db, run_id, opts, &run, err, err_size) == 0

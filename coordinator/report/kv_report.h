@@ -1,0 +1,30 @@
+/* kv_report: the summary of a KV-cache run (runs.kind 'kvcache') read back
+ * from the result database (kv_query.h), as text (the end of `shardbench
+ * kvcache` and `shardbench report`), JSON (`report --json`) and a section
+ * of the HTML page (`report --html`).
+ *
+ * Per trial: the ranks that reported, requests completed, tokens generated
+ * per second (each rank's tokens over its window, summed), storage read
+ * and write GiB/s (each rank's, summed), the largest of the ranks' storage
+ * I/O p95 per request, and the largest of the ranks' device write (fsync)
+ * and read (load) p50/p95/p99. The run: the mean over the trials of those
+ * bandwidths and token rates, the largest storage p95, requests per user
+ * type and per QoS class over every trial, the storage check and MLPerf
+ * Storage's division (kv_query.h sb_kv_division). */
+#ifndef SB_KV_REPORT_H
+#define SB_KV_REPORT_H
+
+#include <sqlite3.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Each returns 0, or -1 when the run does not exist, is no KV-cache run or
+ * SQLite fails (message on stderr; nothing written). */
+int sb_kv_report_text (sqlite3 *db, int64_t run_id, FILE *out);
+int sb_kv_report_json (sqlite3 *db, int64_t run_id, FILE *out);
+
+/* The run as an HTML <section> (text escaped, no script); the caller writes
+ * the page around it. */
+int sb_kv_report_html (sqlite3 *db, int64_t run_id, FILE *out);
+
+#endif
