@@ -112,7 +112,9 @@ d = json.load(sys.stdin)
 s = d["summary"]
 print(all(k in s for k in ("total_requests", "cache_stats", "storage_io_latency_ms", "end_to_end_latency_ms")),
       "tier_storage_read_bandwidth_gbps" in s["cache_stats"])')" "True True"
-expect_contains "summary: the run's figures" sb.out "kvcache"
+expect_contains "summary: the run's figures" sb.out "run: storage read"
+expect_eq "summary: a row per trial, 4 ranks each" "$(grep -cE '^ +[12] +4 ' sb.out)" 2
+expect_contains "summary: requests by type and class" sb.out "requests by user type: chatbot"
 rm -rf kv
 
 # ---- a preloaded no-op posix_fadvise, then fsync: the storage check refuses the run
