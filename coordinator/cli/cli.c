@@ -1449,7 +1449,10 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
                               /* the nodes of a Slurm job share the install, or the file system */
                               : a.slurm ? worker_path : "shardbench-worker";
     sb_session_opts_t opts = {
-        .kind = kind, .wl = &wl, .workload_name = a.workload, .config_yaml = yaml, .db = db,
+        .kind = kind, .wl = &wl, .config_yaml = yaml, .db = db,
+        /* a KV-cache run has no workload file: its name says the option (runs.workload) */
+        .workload_name = kind != SB_SESSION_KVCACHE ? a.workload : kv_option == 1 ? "kvcache_option_1"
+                       : kv_option == 2 ? "kvcache_option_2" : kv_option == 3 ? "kvcache_option_3" : "kvcache",
         .accelerators = accelerators, .local_workers = a.local, .remote_workers = a.workers,
         .bind = bind, .keys_dir = a.keys_dir,
         .worker_path = worker_path, .seed = seed, .relist = a.relist,
