@@ -4,7 +4,8 @@
  *   random.seed(seed + rank) (tests/unit/test_kv_rank.py draws it with the
  *   system's python3; with KVREF_DIR set to the reference's
  *   kv_cache_benchmark/ folder, the reference's own function must agree),
- *   user by user, and KV_READY's counts by type and QoS class are its counts;
+ *   user by user, and KV_READY's counts by type and QoS class are its counts,
+ *   its probe line the storage check's;
  * - a 1.5 s trial of 2 users (tiny-1b): KV_READY, STATS, KV_RESULT, RANK_DONE
  *   in that order; requests = the sum by type = the sum by QoS class =
  *   RANK_DONE samples; every write is a prefill write, every read a hit and a
@@ -39,6 +40,7 @@ static char s_dir[PATH_MAX];            /* the test's folder (data_root), '/'-en
 /* what the rank sent */
 static int s_types[S_MAX_MSGS], s_nmsgs;
 static uint64_t s_ready_type[3], s_ready_qos[3], s_ready_rank, s_ready_trial;
+static char s_ready_probe[2048];
 static int s_errors;
 static char s_err_op[64], s_err_msg[2048];
 static uint64_t s_req, s_by_type[3], s_by_qos[3], s_ops[SB_KV_OP_COUNT], s_tier[4], s_res_trial, s_res_rank;
@@ -68,6 +70,7 @@ s_capture (void *ctx, const sb_msg_t *m)
         ck_assert_uint_eq (m->u.kv_ready.users_by_qos.count, 3);
         s_copy (s_ready_type, &m->u.kv_ready.users_by_type, 3);
         s_copy (s_ready_qos, &m->u.kv_ready.users_by_qos, 3);
+        snprintf (s_ready_probe, sizeof s_ready_probe, "%s", m->u.kv_ready.probe);
         break;
     case SB_MSG_ERROR:
         if (!s_errors++) {
@@ -232,7 +235,7 @@ START_TEST (test_ready_counts)
     }
     s_go_answer = -1;
     const char *kv[] = { "kvcache.model=tiny-1b", "kvcache.users=300", "kvcache.seed=40", "kvcache.duration_s=1",
-                         "kvcache.verify_storage=0", NULL };
+                         "kvcache.verify_storage=1", NULL };
     s_run (2, kv);
     ck_assert_int_eq (s_errors, 0);
     ck_assert_int_eq (s_nmsgs, 1);
@@ -244,6 +247,11 @@ START_TEST (test_ready_counts)
         ck_assert_uint_eq (s_ready_qos[i], qos[i]);
     }
     ck_assert_uint_eq (type[0] + type[1] + type[2], 300);
+    printf ("probe: %s\n", s_ready_probe);
+    /* the storage check ran on the folder and said what it measured (OK here, or UNVERIFIABLE where the
+     * folder has no block device of its own) */
+    ck_assert_msg (strncmp (s_ready_probe, "OK: ", 4) == 0 || strncmp (s_ready_probe, "UNVERIFIABLE: ", 14) == 0,
+                   "%s", s_ready_probe);
 }
 END_TEST
 
