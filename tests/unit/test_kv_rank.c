@@ -323,6 +323,46 @@ START_TEST (test_trial)
 }
 END_TEST
 
+/* A CPU tier of 72 MiB (every entry of these users fits, two rarely): entries go there, older ones are demoted
+ * to storage (an eviction each: read from the CPU tier, written and fsync'ed
+ * to a file) as the tier passes 80%; the files are still the storage entries. */
+START_TEST (test_cpu_tier)
+{
+    s_go_answer = 0;
+    const char *kv[] = { "kvcache.model=tiny-1b", "kvcache.users=2", "kvcache.seed=50", "kvcache.duration_s=1.5",
+                         "kvcache.generation_mode=none", "kvcache.cpu_mem_gb=0.0703125", "kvcache.verify_storage=0",
+                         NULL };
+    s_run (1, kv);
+    ck_assert_msg (s_errors == 0, "%s: %s", s_err_op, s_err_msg);
+    ck_assert_int_eq (s_types[s_nmsgs - 1], SB_MSG_RANK_DONE);
+    printf ("cpu tier: %llu requests, %llu cpu entries, %llu storage entries, %llu evictions, %llu B to cpu, %llu B"
+            " read from cpu\n", (unsigned long long) s_req, (unsigned long long) s_ops[SB_KV_OP_CPU_ENTRIES],
+            (unsigned long long) s_ops[SB_KV_OP_STORAGE_ENTRIES], (unsigned long long) s_ops[SB_KV_OP_EVICTIONS],
+            (unsigned long long) s_tier[2], (unsigned long long) s_tier[3]);
+    /* every entry counted is in one tier */
+    ck_assert_uint_eq (s_ops[SB_KV_OP_CPU_ENTRIES] + s_ops[SB_KV_OP_STORAGE_ENTRIES],
+                       s_ops[SB_KV_OP_OFFLOADS_CPU] + s_ops[SB_KV_OP_OFFLOADS_STORAGE] - s_ops[SB_KV_OP_EVICTIONS]);
+    ck_assert_uint_ge (s_ops[SB_KV_OP_OFFLOADS_CPU], 1);    /* the first entry (at most 68 MB) goes there */
+    ck_assert_uint_ge (s_tier[2], 1);
+    ck_assert_uint_eq (s_ops[SB_KV_OP_WRITE_OPERATIONS], s_ops[SB_KV_OP_PREFILL_WRITES]);
+    ck_assert_uint_eq (s_done_bytes, s_tier[0] + s_tier[1]);
+    char args[PATH_MAX + 128], out[4096];
+    snprintf (args, sizeof args, "entries '%srank_1' %llu -1", s_dir,
+              (unsigned long long) s_ops[SB_KV_OP_STORAGE_ENTRIES]);
+    ck_assert_msg (s_python (args, out, sizeof out) == 0, "%s", out);
+    char path[PATH_MAX], elapsed[64];
+    snprintf (path, sizeof path, "%sresults.json", s_dir);
+    FILE *f = fopen (path, "w");
+    ck_assert_ptr_nonnull (f);
+    ck_assert_int_eq (fputs (s_json, f) >= 0, 1);
+    ck_assert_int_eq (fclose (f), 0);
+    sb_kv_pyfloat (s_elapsed, elapsed, sizeof elapsed);
+    snprintf (args, sizeof args, "json '%s' %llu %s %llu %llu batch", path, (unsigned long long) s_req, elapsed,
+              (unsigned long long) s_tier[1], (unsigned long long) s_tier[0]);
+    ck_assert_msg (s_python (args, out, sizeof out) == 0, "%s", out);
+}
+END_TEST
+
 /* A misspelt key: ERROR naming the key meant, and nothing else. */
 START_TEST (test_bad_setting)
 {
@@ -360,6 +400,7 @@ s_suite (void)
     tcase_add_test (tc, test_users);
     tcase_add_test (tc, test_ready_counts);
     tcase_add_test (tc, test_trial);
+    tcase_add_test (tc, test_cpu_tier);
     tcase_add_test (tc, test_bad_setting);
     tcase_add_test (tc, test_stop);
     suite_add_tcase (s, tc);
