@@ -297,7 +297,6 @@ START_TEST (test_trial)
     ck_assert_uint_eq (s_tier[3], 0);
     ck_assert_uint_eq (s_done_bytes, s_tier[0] + s_tier[1]);
     ck_assert_uint_eq (s_nwrite_device, s_ops[SB_KV_OP_OFFLOADS_STORAGE] ? 6 : 0);
-    ck_assert_uint_ge (s_ops[SB_KV_OP_STORAGE_ENTRIES], 1);     /* the first request's write ends within 1.5 s */
     printf ("trial: %llu requests, %llu entries, %llu bytes written, %llu read, %llu reads, %.3f s\n",
             (unsigned long long) s_req, (unsigned long long) s_ops[SB_KV_OP_STORAGE_ENTRIES],
             (unsigned long long) s_tier[0], (unsigned long long) s_tier[1],
@@ -342,8 +341,7 @@ START_TEST (test_cpu_tier)
     /* every entry counted is in one tier */
     ck_assert_uint_eq (s_ops[SB_KV_OP_CPU_ENTRIES] + s_ops[SB_KV_OP_STORAGE_ENTRIES],
                        s_ops[SB_KV_OP_OFFLOADS_CPU] + s_ops[SB_KV_OP_OFFLOADS_STORAGE] - s_ops[SB_KV_OP_EVICTIONS]);
-    ck_assert_uint_ge (s_ops[SB_KV_OP_OFFLOADS_CPU], 1);    /* the first entry (at most 68 MB) goes there */
-    ck_assert_uint_ge (s_tier[2], 1);
+    /* (how many writes end within the window depends on the machine's speed: no count of them is asserted) */
     ck_assert_uint_eq (s_ops[SB_KV_OP_WRITE_OPERATIONS], s_ops[SB_KV_OP_PREFILL_WRITES]);
     ck_assert_uint_eq (s_done_bytes, s_tier[0] + s_tier[1]);
     char args[PATH_MAX + 128], out[4096];
