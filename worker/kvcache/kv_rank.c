@@ -3,6 +3,7 @@
 #include "kv_entry_io.h"
 #include "kv_json.h"
 #include "kv_params.h"
+#include "kv_probe.h"
 #include "kv_report.h"
 #include "kv_stats.h"
 #include "kv_tiers.h"
@@ -23,12 +24,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#if defined __has_include
-#if __has_include("kv_probe.h")
-#include "kv_probe.h"
-#define S_HAVE_PROBE 1
-#endif
-#endif
 
 #define S_MAX_WORKERS   500     /* run(): min(num_users, 500) service threads */
 #define S_DECODE_BATCH  32      /* config.yaml decode.batch_size */
@@ -498,7 +493,6 @@ s_check (s_run_t *self, const char *dir, char *line, size_t size)
     line[0] = '\0';
     if (!self->p.verify_storage)
         return 0;
-#ifdef S_HAVE_PROBE
     sb_kv_probe_t pr;
     memset (&pr, 0, sizeof pr);
     int rc = sb_kv_probe_folder (dir, 0, self->p.odirect, &pr);
@@ -507,15 +501,16 @@ s_check (s_run_t *self, const char *dir, char *line, size_t size)
         return -1;
     }
     if (pr.status == SB_KV_PROBE_UNVERIFIABLE) {
-        sb_warn ("rank %llu: kvcache: the storage of %s cannot be checked: %s", (unsigned long long) self->r->rank,
-                 dir, pr.why);
-        snprintf (line, size, "unverifiable: %s", pr.why);
+        /* once a process: every rank of a worker would say the same */
+        static atomic_int warned;
+        if (!atomic_exchange (&warned, 1))
+            sb_warn ("rank %llu: kvcache: the storage of %s cannot be checked: %s", (unsigned long long) self->r->rank,
+                     dir, pr.why);
+        snprintf (line, size, "%s: %s%s%s", sb_kv_probe_status_name (pr.status), pr.why, pr.line[0] ? "; " : "",
+                  pr.line);
     }
     else
-        snprintf (line, size, "%s", pr.line);
-#else
-    snprintf (line, size, "not checked: this build has no storage check");
-#endif
+        snprintf (line, size, "%s: %s", sb_kv_probe_status_name (pr.status), pr.line);
     return 0;
 }
 
