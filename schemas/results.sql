@@ -450,6 +450,8 @@ CREATE TABLE IF NOT EXISTS kv_ranks (
   rank          INTEGER NOT NULL,
   host          TEXT NOT NULL,
   elapsed_s     REAL NOT NULL,
+  started_at    REAL,                 -- the rank's window on the coordinator's clock (its RANK_DONE, the
+  finished_at   REAL,                 --   worker's clock offset taken off): how close together GO started them
   requests      INTEGER NOT NULL,
   generated     INTEGER NOT NULL,     -- tokens generated (the requests' generate_tokens)
   chatbot       INTEGER NOT NULL,     -- requests completed per user type

@@ -85,6 +85,14 @@ sb_resultdb_kv_add_rank (sb_resultdb_t *db, int64_t run_id, const char *host, co
 }
 
 int
+sb_resultdb_kv_rank_window (sb_resultdb_t *db, int64_t run_id, uint64_t trial, uint64_t rank, double started_at,
+                            double finished_at)
+{
+    return sb_resultdb_exec (db, "UPDATE kv_ranks SET started_at = ?4, finished_at = ?5 WHERE run_id = ?1 AND trial = ?2"
+                             " AND rank = ?3", "iiidd", run_id, (int64_t) trial, (int64_t) rank, started_at, finished_at);
+}
+
+int
 sb_resultdb_kv_close_trial (sb_resultdb_t *db, int64_t run_id, uint64_t trial, double started_at, double finished_at)
 {
     /* mlpstorage's aggregation of a trial: the ranks' read bandwidths summed,

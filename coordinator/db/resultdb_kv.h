@@ -35,6 +35,11 @@ int sb_resultdb_kv_begin_run (sb_resultdb_t *db, int64_t run_id, const sb_kv_run
 int sb_resultdb_kv_add_rank (sb_resultdb_t *db, int64_t run_id, const char *host, const sb_msg_kv_result_t *r,
                              const uint64_t users_by_type[3], const uint64_t users_by_qos[3], const char *check);
 
+/* The rank's window on the coordinator's clock, from its RANK_DONE (after
+ * its KV_RESULT's row). */
+int sb_resultdb_kv_rank_window (sb_resultdb_t *db, int64_t run_id, uint64_t trial, uint64_t rank, double started_at,
+                                double finished_at);
+
 /* The trial's row from its rank rows: started_at is when GO went out,
  * finished_at the last rank's end (the coordinator's clock). */
 int sb_resultdb_kv_close_trial (sb_resultdb_t *db, int64_t run_id, uint64_t trial, double started_at,

@@ -134,6 +134,13 @@ sess_on_kv_rank_done (sess_t *self, sess_worker_t *w, const sb_msg_rank_done_t *
         .dlio_au_pct = NAN, .started_at = started_at, .finished_at = finished_at,
     };
     sb_live_rank_done (self->live, m->rank, &live, sb_now ());
+    if (sb_resultdb_kv_rank_window (self->o->db, self->run_id, m->epoch, m->rank, started_at, finished_at) != 0)
+        sess_fail (self, "cannot record rank %llu of trial %llu: %s", (unsigned long long) m->rank,
+                   (unsigned long long) m->epoch, sb_resultdb_errmsg (self->o->db));
+    if (!self->kv_ranks_done++ || started_at < self->kv_first_start)
+        self->kv_first_start = started_at;
+    if (started_at > self->kv_last_start)
+        self->kv_last_start = started_at;
     if (finished_at > self->kv_last_finish)
         self->kv_last_finish = finished_at;
     self->ranks_done++;
@@ -150,7 +157,8 @@ s_trial (sess_t *self, const sb_kv_params_t *kv, uint64_t trial, char **strs, si
     self->kv_ready = 0;
     self->kv_requests = self->kv_read_bytes = self->kv_write_bytes = 0;
     self->kv_read_gibs = self->kv_write_gibs = self->kv_p95_ms = 0;
-    self->kv_last_finish = 0;
+    self->kv_last_finish = self->kv_first_start = self->kv_last_start = 0;
+    self->kv_ranks_done = 0;
     memset (self->rank_done, 0, self->o->accelerators);
     memset (self->kv_ranks, 0, self->o->accelerators * sizeof *self->kv_ranks);
     sb_msg_t start = { .type = SB_MSG_PHASE_START };
@@ -182,10 +190,11 @@ s_trial (sess_t *self, const sb_kv_params_t *kv, uint64_t trial, char **strs, si
         sess_fail (self, "cannot record trial %llu: %s", (unsigned long long) trial, sb_resultdb_errmsg (self->o->db));
         return -1;
     }
-    sb_info ("kvcache trial %llu/%llu: %llu ranks, %llu requests, storage read %.3f GiB/s, write %.3f GiB/s (sums over"
-             " ranks), storage I/O p95 %.3f ms (the largest rank's)", (unsigned long long) trial,
-             (unsigned long long) kv->trials, (unsigned long long) self->o->accelerators,
-             (unsigned long long) self->kv_requests, self->kv_read_gibs, self->kv_write_gibs, self->kv_p95_ms);
+    sb_info ("kvcache trial %llu/%llu: %llu ranks, their windows started within %.1f ms; %llu requests, storage read"
+             " %.3f GiB/s, write %.3f GiB/s (sums over ranks), storage I/O p95 %.3f ms (the largest rank's)",
+             (unsigned long long) trial, (unsigned long long) kv->trials, (unsigned long long) self->o->accelerators,
+             (self->kv_last_start - self->kv_first_start) * 1e3, (unsigned long long) self->kv_requests,
+             self->kv_read_gibs, self->kv_write_gibs, self->kv_p95_ms);
     return 0;
 }
 

@@ -209,6 +209,8 @@ typedef struct {
     uint64_t        kv_ready;       /* ranks ready this trial */
     double          kv_go_at;       /* when GO went out (the window's start, coordinator clock) */
     double          kv_last_finish; /* the latest rank's window end (coordinator clock) */
+    double          kv_first_start, kv_last_start;  /* the earliest and latest rank's window start */
+    uint64_t        kv_ranks_done;
     int             kv_unverified;  /* some rank's storage check could not be made */
     int             kv_refused;     /* a rank's storage check refused the storage (its ERROR) */
     /* this trial's figures for its log line (the rows are the writer's) */

@@ -64,6 +64,8 @@ expect_eq "trial figures = the ranks'" "$(q t.db "SELECT count(*) FROM kv_trials
 expect_eq "run figures = the trials'" "$(q t.db "SELECT count(*) FROM kv_runs k WHERE run_id = $run
     AND abs(read_gib_per_s - (SELECT avg(read_gib_per_s) FROM kv_trials WHERE run_id = $run)) < 1e-9
     AND storage_p95_ms IS (SELECT max(storage_p95_ms) FROM kv_trials WHERE run_id = $run)")" 1
+expect_eq "per rank: its window on the coordinator's clock, inside the trial's" "$(q t.db "SELECT count(*) FROM kv_ranks r JOIN kv_trials t USING (run_id, trial)
+    WHERE r.run_id = $run AND r.started_at >= t.started_at AND r.finished_at <= t.finished_at + 1e-6 AND r.finished_at > r.started_at")" 8
 expect_eq "run: requests completed" "$(q t.db "SELECT sum(requests) > 0 FROM kv_ranks WHERE run_id = $run")" 1
 expect_eq "per rank: requests by type and by QoS add up" "$(q t.db "SELECT count(*) FROM kv_ranks WHERE run_id = $run
     AND chatbot + coding + document = requests AND interactive + responsive + batch = requests")" 8
