@@ -110,7 +110,7 @@ s_db (const char *storage_check)
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         sqlite3_stmt *st;
-        ck_assert_int_eq (sqlite3_prepare_v2 (h, "INSERT INTO kv_ranks VALUES (1, ?1, ?2, 'hostA', 300.0, ?3, ?4, ?5,"
+        ck_assert_int_eq (sqlite3_prepare_v2 (h, "INSERT INTO kv_ranks VALUES (1, ?1, ?2, 'hostA', 300.0, NULL, NULL, ?3, ?4, ?5,"
                                               " ?6, ?7, ?8, ?9, ?10, 100, 60, 40, 70, 70, 60, 900, 1200, 300, 800,"
                                               " 2, 0, 0, 0, ?11, 0, 0, 0, 0, 5, 3, 1000, 2000, 0, 0, ?12, ?13,"
                                               " 'ok', ?14)", -1, &st, NULL),
