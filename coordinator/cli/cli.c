@@ -55,6 +55,8 @@ s_usage_main (FILE *f)
              "                                                 list the dataset into the catalog (or reuse it)\n"
              "  checkpoint [WORKLOAD] [KEY=VALUE ...] [--subset] [options]\n"
              "                                                 write, then read LLM checkpoints (llama3_* presets)\n"
+             "  kvcache   [1|2|3] [kvcache.KEY=VALUE ...] [options]\n"
+             "                                                 MLPerf Storage's KV-cache benchmark (option 1, 2, 3)\n"
              "  report    [RUN_ID|last] [--json | --csv [VIEW] | --html FILE | --results-dir DIR]\n"
              "            [--db FILE]                          print a run's summary again, or as JSON/CSV,\n"
              "                                                 or write MLPerf Storage's results directory\n"
@@ -248,6 +250,53 @@ s_usage_run (FILE *f, sb_session_kind_t kind)
              : catalog ? "shardbench catalog unet3d_h100 dataset.data_folder=/mnt/data/unet3d --relist"
                        : "shardbench checkpoint llama3_8b --accelerators 8 --local 2 checkpoint.scale=0.001");
     sb_workload_print_keys (f);
+}
+
+/* The help of kvcache: its own keys (lib/kvcache/kv_params.h), the common options. */
+static void
+s_usage_kvcache (FILE *f)
+{
+    fprintf (f,
+             "usage: shardbench kvcache [1|2|3] [kvcache.KEY=VALUE ...] [storage.KEY=VALUE ...]\n"
+             "                  [--accelerators N] [--local N | --workers N | --hosts H,H,... | --hostfile FILE |\n"
+             "                  --slurm] [--bind ENDPOINT] [--keys DIR | --insecure] [--db FILE]\n"
+             "                  [--join-timeout S] [--progress MODE] [--metrics ADDR [--metrics-linger S]] [-v]\n"
+             "                  [--label TEXT] [--results-dir DIR [--submitter NAME] [--system NAME]]\n"
+             "\n"
+             "MLPerf Storage's KV-cache benchmark (mlcommons/storage kv_cache_benchmark), natively: each of\n"
+             "the N ranks (--accelerators, the reference's MPI processes: one per client) emulates the\n"
+             "reference's users, request queue and KV-cache tiers and writes, fsyncs, drops from the page\n"
+             "cache and reads its entries (one .npy file a request, under kvcache.cache_dir/rank_<r>/)\n"
+             "for kvcache.duration_s, kvcache.trials times. Every rank's window starts at the same instant\n"
+             "and every rank's figures are collected; before the first trial each rank checks that fsync\n"
+             "and the page-cache drop take effect on its storage, and the run is refused when they do not.\n"
+             "Summary: per trial the ranks' storage read and write GiB/s summed, the largest storage I/O\n"
+             "p95; the run: their means over trials and the largest p95 (docs/KVCACHE.md).\n"
+             "\n"
+             "1, 2, 3          MLPerf v3.0's CLOSED options (mlperf_wrapper.py): 1 llama3.1-8b x 200 users;\n"
+             "                 2 llama3.1-8b x 100 users with a 4 GiB CPU tier; 3 llama3.1-70b-instruct x\n"
+             "                 70 users, at most 4 allocations at once (1 and 2: 16); all 300 s, 3 trials,\n"
+             "                 seed 42 + rank, generation none, 90 s pause before each trial. Keys given\n"
+             "                 after it change it (the run is then OPEN). No option: the reference's\n"
+             "                 defaults\n"
+             "kvcache.KEY=VALUE  model (tiny-1b, mistral-7b, llama2-7b, llama3.1-8b, llama3.1-70b-instruct),\n"
+             "                 users (per rank), duration_s, trials, pause_s, cache_dir (a folder, or\n"
+             "                 s3://BUCKET/PREFIX with the storage.* keys), cpu_mem_gb, gpu_mem_gb (0 only),\n"
+             "                 max_concurrent_allocs, seed, generation_mode (none, fast, realistic),\n"
+             "                 multi_turn, prefix_caching, storage_capacity_gb, odirect, verify_storage\n"
+             "                 (docs/CONFIGURATION.md); an unknown key names the nearest one\n"
+             "storage.KEY=VALUE  the storage keys of a workload (docs/STORAGE.md), for an object store\n"
+             "--accelerators N ranks (clients), split evenly over the workers (default 1)\n"
+             "--local N, --workers N, --hosts, --hostfile, --slurm, --bind, --join-timeout, --keys,\n"
+             "--insecure, --db, --db-lock-timeout, --progress, --progress-interval, --metrics,\n"
+             "--metrics-linger, --label, -v: as for `shardbench run --help`\n"
+             "--results-dir DIR  write the run as mlpstorage lays out a kv_cache run, from the result\n"
+             "                 database (docs/RESULTS.md)\n"
+             "--submitter NAME, --system NAME  as for `shardbench run --help`\n"
+             "\n"
+             "example:\n"
+             "  shardbench kvcache 1 --accelerators 4 --local 2 kvcache.cache_dir=/mnt/nvme/kv --results-dir results\n"
+             "  shardbench kvcache kvcache.model=tiny-1b kvcache.users=4 kvcache.duration_s=30 kvcache.trials=1\n");
 }
 
 static void
@@ -885,12 +934,94 @@ s_metrics_linger (sb_metrics_server_t *metrics, uint64_t seconds)
         sb_sleep_s (0.1);
 }
 
+/* kvcache: the reference's defaults, then option OPTION's preset (0: none),
+ * then the kvcache.* keys in their order; the cache folder becomes the data
+ * folder (its engine, the workers' data_root), given to the configuration
+ * as an override (*folder owns its text). Keys of other sections but
+ * storage.* and shardbench.* mean nothing to this command: refused. */
+static int
+s_kv_settings (sb_kv_params_t *kv, unsigned option, const char **given, size_t n, const char **overrides,
+               size_t *noverrides, char **folder)
+{
+    char err[1024];
+    sb_kv_params_default (kv);
+    if (option && sb_kv_params_option (kv, option, err, sizeof err) != 0) {
+        fprintf (stderr, "shardbench kvcache: %s\n", err);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const char *eq = strchr (given[i], '=');
+        char key[128];
+        if ((size_t) (eq - given[i]) >= sizeof key) {
+            fprintf (stderr, "shardbench kvcache: key '%.*s...' is too long\n", 64, given[i]);
+            return -1;
+        }
+        snprintf (key, sizeof key, "%.*s", (int) (eq - given[i]), given[i]);
+        if (sb_kv_params_set (kv, key, eq + 1, err, sizeof err) != 0) {
+            fprintf (stderr, "shardbench kvcache: %s\n", err);
+            return -1;
+        }
+    }
+    if (sb_kv_params_check (kv, err, sizeof err) != 0) {
+        fprintf (stderr, "shardbench kvcache: %s\n", err);
+        return -1;
+    }
+    for (size_t i = 0; i < *noverrides; i++)
+        if (strncmp (overrides[i], "storage.", 8) != 0 && strncmp (overrides[i], "shardbench.", 11) != 0) {
+            fprintf (stderr, "shardbench kvcache: '%s': not a setting of this command (kvcache.KEY=VALUE,"
+                     " storage.KEY=VALUE, shardbench.KEY=VALUE; the cache folder is kvcache.cache_dir)\n",
+                     overrides[i]);
+            return -1;
+        }
+    if (!kv->cache_dir[0])     /* mlpstorage's default: kvcache_data beside the results */
+        snprintf (kv->cache_dir, sizeof kv->cache_dir, "./kvcache_data");
+    if (asprintf (folder, "dataset.data_folder=%s", kv->cache_dir) < 0) {
+        *folder = NULL;
+        fprintf (stderr, "shardbench: out of memory\n");
+        return -1;
+    }
+    overrides[(*noverrides)++] = *folder;
+    return 0;
+}
+
+/* The kvcache settings as a YAML section, appended to the run's recorded
+ * configuration (runs.config) so that the run can be told apart and redone. */
+static int
+s_kv_append_yaml (const sb_kv_params_t *kv, char **yaml)
+{
+    char **items = NULL;
+    size_t n = 0;
+    if (sb_kv_params_to_strs (kv, &items, &n) != 0)
+        return -1;
+    size_t len = strlen (*yaml) + 32;
+    for (size_t i = 0; i < n; i++)
+        len += strlen (items[i]) + 8;
+    char *out = malloc (len);
+    int rc = -1;
+    if (out) {
+        size_t at = (size_t) snprintf (out, len, "%skvcache:\n", *yaml);
+        for (size_t i = 0; i < n; i++) {
+            const char *k = items[i] + (strncmp (items[i], "kvcache.", 8) == 0 ? 8 : 0), *eq = strchr (k, '=');
+            if (eq)
+                at += (size_t) snprintf (out + at, len - at, "  %.*s: %s\n", (int) (eq - k), k, eq + 1);
+        }
+        free (*yaml);
+        *yaml = out;
+        rc = 0;
+    }
+    for (size_t i = 0; i < n; i++)
+        free (items[i]);
+    free (items);
+    return rc;
+}
+
 static int
 s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
 {
     s_private_ipc_t ipc = { .dir = "" };
     const char *cmd = kind == SB_SESSION_TRAIN ? "run" : kind == SB_SESSION_DATAGEN ? "datagen"
-                    : kind == SB_SESSION_CHECKPOINT ? "checkpoint" : "catalog";
+                    : kind == SB_SESSION_CHECKPOINT ? "checkpoint" : kind == SB_SESSION_KVCACHE ? "kvcache"
+                    : "catalog";
     s_run_args_t a = { .workload = kind == SB_SESSION_CHECKPOINT ? "llama3_8b" : "quickstart",
                        .db_path = "shardbench.db", .db_lock_timeout = 300 };
     char err[4096] = "";
@@ -904,7 +1035,13 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
     sb_host_proc_t hp = { 0 };   /* the coordinator's host, as DLIO describes a host */
     sb_dlio_args_t dlio = { 0 };
     sb_metrics_server_t *metrics = NULL;
-    if (!cfg || !overrides) {
+    /* kvcache: its settings, and the data folder they name */
+    const char **kv_given = calloc ((size_t) argc + 1, sizeof (char *));
+    size_t nkv_given = 0;
+    unsigned kv_option = 0;
+    sb_kv_params_t kvp;
+    char *kv_folder = NULL;
+    if (!cfg || !overrides || !kv_given) {
         fprintf (stderr, "shardbench: out of memory\n");
         goto done;
     }
@@ -915,7 +1052,10 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
         int used_next = 0, dlio_form;
         const char *dlio_override = NULL;
         if (!strcmp (arg, "-h") || !strcmp (arg, "--help")) {
-            s_usage_run (stdout, kind);
+            if (kind == SB_SESSION_KVCACHE)
+                s_usage_kvcache (stdout);
+            else
+                s_usage_run (stdout, kind);
             rc = 0;
             goto done;
         }
@@ -1064,8 +1204,18 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
             fprintf (stderr, "shardbench %s: unknown option '%s' (see --help)\n", cmd, arg);
             goto done;
         }
+        else if (kind == SB_SESSION_KVCACHE && !strncmp (arg, "kvcache.", 8) && strchr (arg, '='))
+            kv_given[nkv_given++] = arg;    /* the KV-cache settings: applied over the option below */
         else if (strchr (arg, '='))
             overrides[noverrides++] = arg;
+        else if (kind == SB_SESSION_KVCACHE) {
+            if (kv_option || (strcmp (arg, "1") && strcmp (arg, "2") && strcmp (arg, "3"))) {
+                fprintf (stderr, "shardbench kvcache: unexpected argument '%s' (one OPTION: 1, 2 or 3; settings are"
+                         " kvcache.KEY=VALUE)\n", arg);
+                goto done;
+            }
+            kv_option = (unsigned) (arg[0] - '0');
+        }
         else if (!have_workload) {
             a.workload = arg;
             have_workload = 1;
@@ -1084,6 +1234,13 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
     }
     if (dlio.workload)
         a.workload = dlio.workload;
+    if (kind == SB_SESSION_KVCACHE && a.have_seed) {
+        fprintf (stderr, "shardbench kvcache: --seed: the users' seed is kvcache.seed (rank r draws with seed + r)\n");
+        goto done;
+    }
+    if (kind == SB_SESSION_KVCACHE && s_kv_settings (&kvp, kv_option, kv_given, nkv_given, overrides, &noverrides,
+                                                     &kv_folder) != 0)
+        goto done;
     /* --runs N, of which the first --warmup K (default 1 when
      * N > 1: MLPerf Storage's 1 warm-up + 5 measured) are warm-up runs */
     if (!a.have_runs)
@@ -1200,7 +1357,8 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
                  (unsigned long long) a.runs);
         goto done;
     }
-    uint64_t accelerators = a.accelerators ? a.accelerators : wl.accelerators ? wl.accelerators : 1;
+    uint64_t accelerators = a.accelerators ? a.accelerators
+                          : wl.accelerators && kind != SB_SESSION_KVCACHE ? wl.accelerators : 1;
     uint64_t seed = a.have_seed ? a.seed : wl.seed;
     int seed_drawn = 0;
     /* DLIO_local_changes seeds `random` shuffles with train.seed, as `seed`
@@ -1232,7 +1390,9 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
     if (!(command_line = s_command_line (cmd, argc, argv)) || !(given = calloc (noverrides + 1, sizeof *given))
         || s_redacted_overrides (overrides, noverrides, given) != 0 || sb_workload_add_defaults (cfg) < 0
         || !(full_yaml = sb_config_to_yaml (cfg))
-        || (a.runs > 1 && wl.generate_data && s_yaml_without_datagen (cfg, &later_full_yaml) != 0)) {
+        || (a.runs > 1 && wl.generate_data && s_yaml_without_datagen (cfg, &later_full_yaml) != 0)
+        || (kind == SB_SESSION_KVCACHE && (s_kv_append_yaml (&kvp, &yaml) != 0
+                                           || s_kv_append_yaml (&kvp, &full_yaml) != 0))) {
         fprintf (stderr, "shardbench: out of memory\n");
         goto done;
     }
@@ -1302,6 +1462,7 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
         .label = a.label,
         .inputs = &inputs,
         .metrics = metrics,
+        .kv = kind == SB_SESSION_KVCACHE ? &kvp : NULL,
     };
     /* the descriptor limit is raised and checked before the writer thread's
      * sockets exist (CZMQ asserts when it cannot make a socket) */
@@ -1368,6 +1529,8 @@ done:
         free (given[i]);
     free (given);
     free (overrides);
+    free (kv_given);
+    free (kv_folder);
     sb_dlio_args_fini (&dlio);
     for (size_t i = 0; i < a.nhosts; i++)
         free (a.hosts[i]);
@@ -1893,6 +2056,8 @@ sb_cli_main (int argc, char **argv)
         return s_cmd_run (argc - 2, argv + 2, SB_SESSION_CATALOG);
     if (!strcmp (cmd, "checkpoint"))
         return s_cmd_run (argc - 2, argv + 2, SB_SESSION_CHECKPOINT);
+    if (!strcmp (cmd, "kvcache"))
+        return s_cmd_run (argc - 2, argv + 2, SB_SESSION_KVCACHE);
     if (!strcmp (cmd, "report"))
         return s_cmd_report (argc - 2, argv + 2);
     if (!strcmp (cmd, "compare"))

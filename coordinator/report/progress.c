@@ -107,7 +107,8 @@ sb_progress_format (const sb_live_t *live, double now, size_t host_lines, const 
     sb_live_run_view_t v;
     sb_live_run_view (live, now, &v);
     int train = !strcmp (v.phase, "train") || !strcmp (v.phase, "eval");
-    const char *unit = !strcmp (v.phase, "listing") ? "objects" : !strcmp (v.phase, "datagen") ? "files" : "samples";
+    const char *unit = !strcmp (v.phase, "listing") ? "objects" : !strcmp (v.phase, "datagen") ? "files"
+                     : !strcmp (v.phase, "kvcache") ? "requests" : "samples";
     char eta[32], run_eta[32];
     sb_progress_format_eta (v.epoch_eta_s, eta, sizeof eta);
     sb_progress_format_eta (v.run_eta_s, run_eta, sizeof run_eta);
@@ -115,7 +116,8 @@ sb_progress_format (const sb_live_t *live, double now, size_t host_lines, const 
     /* what: steps computed (never reads: prefetch runs ahead), or items */
     s_put (&t, "%s", v.phase);
     if (v.epochs)
-        s_put (&t, " epoch %llu/%llu", (unsigned long long) v.epoch, (unsigned long long) v.epochs);
+        s_put (&t, " %s %llu/%llu", !strcmp (v.phase, "kvcache") ? "trial" : "epoch", (unsigned long long) v.epoch,
+               (unsigned long long) v.epochs);
     if (v.steps) {
         uint64_t total = v.steps * v.ranks;
         s_put (&t, " step %llu/%llu (%.1f%%)", (unsigned long long) v.step_min, (unsigned long long) v.steps,

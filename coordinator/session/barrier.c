@@ -279,6 +279,10 @@ sess_on_rank_done (sess_t *self, sess_worker_t *w, const sb_msg_rank_done_t *m)
         sess_on_eval_rank_done (self, w, m, started_at, finished_at);
         return;
     }
+    if (self->phase == SESS_PHASE_KVCACHE) {
+        sess_on_kv_rank_done (self, w, m, started_at, finished_at);
+        return;
+    }
     if (self->phase == SESS_PHASE_CHECKPOINT) {
         uint64_t want = self->ckpt.model_bytes[m->rank] + self->ckpt.optim_bytes[m->rank];
         if (m->bytes != want)

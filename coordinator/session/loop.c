@@ -171,6 +171,8 @@ s_dispatch (sess_t *self)
         case SB_MSG_STATS: sess_on_stats (self, w, &msg.u.stats); break;
         case SB_MSG_RANK_DONE: sess_on_rank_done (self, w, &msg.u.rank_done); break;
         case SB_MSG_CKPT_DONE: sess_on_ckpt_done (self, w, &msg.u.ckpt_done); break;
+        case SB_MSG_KV_READY: sess_on_kv_ready (self, w, &msg.u.kv_ready); break;
+        case SB_MSG_KV_RESULT: sess_on_kv_result (self, w, &msg.u.kv_result); break;
         case SB_MSG_ERROR: sess_on_error (self, w, &msg.u.error); break;
         case SB_MSG_BYE: {
             char note[384];

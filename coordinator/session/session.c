@@ -335,7 +335,7 @@ s_session_run (sess_t *self, const sb_session_opts_t *opts, int64_t *run_id, cha
             return bad;
     }
     sb_info ("storage: %s", wl->storage_summary);  /* the engine, and the keys that chose it */
-    if (opts->kind != SB_SESSION_CATALOG) {     /* say once where DLIO itself would stop */
+    if (opts->kind != SB_SESSION_CATALOG && opts->kind != SB_SESSION_KVCACHE) {     /* say once where DLIO itself would stop */
         char note[1024];
         for (size_t i = 0; sb_dlio_stop_note (wl, opts->kind == SB_SESSION_TRAIN, i, note, sizeof note); i++)
             sb_warn ("%s", note);
@@ -366,15 +366,25 @@ s_session_run (sess_t *self, const sb_session_opts_t *opts, int64_t *run_id, cha
 
     /* A local data folder is locked for the session: one datagen at a time,
      * and none while a run reads it (lib/dataset/datafolder.h). */
-    if ((caps & SB_ENGINE_FOLDER) && (opts->kind == SB_SESSION_TRAIN || opts->kind == SB_SESSION_DATAGEN)
-        && sess_folder_lock (self, opts->kind == SB_SESSION_DATAGEN, err, err_size) != 0)
+    if ((caps & SB_ENGINE_FOLDER)
+        && (opts->kind == SB_SESSION_TRAIN || opts->kind == SB_SESSION_DATAGEN || opts->kind == SB_SESSION_KVCACHE)
+        && sess_folder_lock (self, opts->kind != SB_SESSION_TRAIN, err, err_size) != 0)
         return 1;
 
     /* Dataset: list once, or generate first. With skip_listing there is no
      * listing: names follow DLIO's convention; the first object tells
      * whether the dataset exists, spot checks after that whether it is whole. */
     int missing = 0;
-    if (opts->kind == SB_SESSION_CHECKPOINT) {
+    if (opts->kind == SB_SESSION_KVCACHE) {
+        /* no dataset: kvcache.cache_dir is the folder (or prefix) the ranks
+         * write their entries under, each in rank_<r>/ (WELCOME data_root) */
+        if (self->objects)
+            snprintf (self->catalog_info.prefix, sizeof self->catalog_info.prefix, "%s", self->key_prefix);
+        else if (sess_prepare_folder (wl->data_folder, self->catalog_info.prefix, sizeof self->catalog_info.prefix,
+                                      err, err_size) != 0)
+            return 1;
+    }
+    else if (opts->kind == SB_SESSION_CHECKPOINT) {
         /* no dataset: the checkpoint folder is the storage (PHASE_START ckpt_root, and WELCOME's data_root);
          * a read-only invocation reads what an earlier one wrote: all of it, checked now */
         int bad = sess_ckpt_target (self, wl, wl->ckpt.num_write == 0 ? wl->ckpt.num_read : 0, err, err_size);
@@ -462,7 +472,8 @@ s_session_run (sess_t *self, const sb_session_opts_t *opts, int64_t *run_id, cha
                   self->objects ? "s3 prefix " : "", self->objects ? self->key_prefix : wl->data_folder);
         return 2;
     }
-    if (!need_datagen && opts->kind != SB_SESSION_CHECKPOINT && self->catalog_info.count < wl->num_files_train) {
+    if (!need_datagen && opts->kind != SB_SESSION_CHECKPOINT && opts->kind != SB_SESSION_KVCACHE
+        && self->catalog_info.count < wl->num_files_train) {
         snprintf (err, err_size, "%strain holds %llu files but the workload needs dataset.num_files_train=%llu:"
                   " generate it with `shardbench datagen` into an empty folder, or run with"
                   " workflow.generate_data=True, or lower num_files_train",
@@ -578,6 +589,8 @@ s_session_run (sess_t *self, const sb_session_opts_t *opts, int64_t *run_id, cha
         sess_phase_train (self);
     else if (opts->kind == SB_SESSION_CHECKPOINT)
         sess_phase_checkpoint (self);
+    else if (opts->kind == SB_SESSION_KVCACHE)
+        sess_phase_kvcache (self);
     *run_id = self->run_id;
     exit_code = self->failed ? 1 : 0;
 

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kv_params.h"
 #include "metrics_server.h"
 #include "resultdb.h"
 #include "workload.h"
@@ -18,8 +19,10 @@
  * generating with workflow.generate_data; with workflow.train false generate
  * only, or the checkpoint workflow; DATAGEN: generate only;
  * CATALOG: check the storage and list (or reuse) the catalog, no workers;
- * CHECKPOINT: write then read checkpoints (coordinator/session/ckpt_plan.h), no dataset. */
-typedef enum { SB_SESSION_TRAIN, SB_SESSION_DATAGEN, SB_SESSION_CATALOG, SB_SESSION_CHECKPOINT } sb_session_kind_t;
+ * CHECKPOINT: write then read checkpoints (coordinator/session/ckpt_plan.h), no dataset;
+ * KVCACHE: MLPerf Storage's KV-cache benchmark (phase_kvcache.c, opts->kv), no dataset. */
+typedef enum { SB_SESSION_TRAIN, SB_SESSION_DATAGEN, SB_SESSION_CATALOG, SB_SESSION_CHECKPOINT,
+               SB_SESSION_KVCACHE } sb_session_kind_t;
 
 typedef struct {
     sb_session_kind_t    kind;
@@ -55,6 +58,7 @@ typedef struct {
     int                  warmup;        /* 1: a warm-up run */
     const sb_run_inputs_t *inputs;      /* recorded with every run row (resultdb.h); NULL: none */
     sb_metrics_server_t *metrics;       /* --metrics: fed from the live model (borrowed); NULL: none */
+    const sb_kv_params_t *kv;           /* KVCACHE: its settings (borrowed) */
 } sb_session_opts_t;
 
 /* Run the command. Returns the process exit code: 0 success, 1 the run

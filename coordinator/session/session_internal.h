@@ -67,7 +67,15 @@ typedef struct {
 } sess_worker_t;
 
 /* What the workers are doing now: which messages are expected. */
-typedef enum { SESS_PHASE_NONE, SESS_PHASE_DATAGEN, SESS_PHASE_TRAIN, SESS_PHASE_CHECKPOINT, SESS_PHASE_EVAL } sess_phase_t;
+typedef enum { SESS_PHASE_NONE, SESS_PHASE_DATAGEN, SESS_PHASE_TRAIN, SESS_PHASE_CHECKPOINT, SESS_PHASE_EVAL,
+               SESS_PHASE_KVCACHE } sess_phase_t;
+
+/* A rank of a KV-cache trial, between its KV_READY and its RANK_DONE. */
+typedef struct {
+    uint64_t users_by_type[3], users_by_qos[3];
+    char     check[512];        /* its storage check's line */
+    int      ready, result;     /* KV_READY, KV_RESULT seen this trial */
+} sess_kv_rank_t;
 
 /* Per-endpoint totals of the current run, merged from ENDPOINT_STATS. */
 typedef struct {
@@ -194,6 +202,18 @@ typedef struct {
     size_t          ckpt_nsteps;
     uint64_t        ckpt_first;     /* run-wide number of this epoch's first checkpoint */
     uint64_t        ckpt_written;   /* checkpoints of the run every rank reported */
+    /* a KV-cache trial (phase_kvcache.c): per rank what its KV_READY said
+     * (users per type and QoS class, its storage check) until its KV_RESULT
+     * is recorded; owned */
+    sess_kv_rank_t *kv_ranks;
+    uint64_t        kv_ready;       /* ranks ready this trial */
+    double          kv_go_at;       /* when GO went out (the window's start, coordinator clock) */
+    double          kv_last_finish; /* the latest rank's window end (coordinator clock) */
+    int             kv_unverified;  /* some rank's storage check could not be made */
+    int             kv_refused;     /* a rank's storage check refused the storage (its ERROR) */
+    /* this trial's figures for its log line (the rows are the writer's) */
+    uint64_t        kv_requests, kv_read_bytes, kv_write_bytes;
+    double          kv_read_gibs, kv_write_gibs, kv_p95_ms;
     char            ckpt_root[PATH_MAX];    /* checkpoint.checkpoint_folder as workers see it: PHASE_START */
                                             /* ckpt_root, "SCHEME://STORE/PREFIX/" or "/abs/folder/" (ckpt_target.h) */
     /* the phases this command ran so far, in order
@@ -432,6 +452,19 @@ void sess_eval_dataset (sess_t *self, sb_dataset_t *ds);
 /* The training epochs, with evaluations and checkpoints as the workload
  * asks; the epoch rows and DLIO's run figures. Returns 0, or -1 (failed). */
 int sess_phase_train (sess_t *self);
+
+/* ---------------------------------------------------------------- phase_kvcache.c: MLPerf Storage's KV-cache benchmark */
+
+/* kvcache: o->kv's trials, each: PHASE_START "kvcache" to every worker,
+ * every rank's KV_READY, one GO to every worker (every rank's window starts
+ * together), every rank's KV_RESULT and RANK_DONE; the rows of
+ * coordinator/db/resultdb_kv.h. */
+int sess_phase_kvcache (sess_t *self);
+void sess_on_kv_ready (sess_t *self, sess_worker_t *w, const sb_msg_kv_ready_t *m);
+void sess_on_kv_result (sess_t *self, sess_worker_t *w, const sb_msg_kv_result_t *m);
+/* a rank's RANK_DONE of a trial (after its KV_RESULT) */
+void sess_on_kv_rank_done (sess_t *self, sess_worker_t *w, const sb_msg_rank_done_t *m, double started_at,
+                           double finished_at);
 
 /* ---------------------------------------------------------------- phase_checkpoint.c: the checkpoint workflow, checkpoints during training */
 

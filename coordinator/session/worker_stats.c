@@ -56,6 +56,8 @@ sess_on_error (sess_t *self, sess_worker_t *w, const sb_msg_error_t *m)
                                                           m->errno_val, message, &d) != 0)
         sb_error ("cannot record the error of worker %llu: %s", (unsigned long long) w->id,
                   sb_resultdb_errmsg (self->o->db));
+    if (self->phase == SESS_PHASE_KVCACHE && strcmp (m->op, "kvcache_check") == 0)
+        self->kv_refused = 1;     /* the storage check refused: kv_runs.storage_check says so */
     if (m->rank >= 0)
         sess_fail (self, "rank %lld on %s: %s", (long long) m->rank, w->host, message);
     else

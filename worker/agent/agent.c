@@ -72,6 +72,7 @@ typedef struct {
     int               exit_code;
     int               done;
     int               hello_unsent; /* HELLO found no connection to go on yet: sent again while waiting */
+    int               kv_phase;     /* the ranks run a kvcache trial: its GO is theirs (worker/kvcache) */
 } s_agent_t;
 
 static int
@@ -175,15 +176,19 @@ s_on_coordinator (s_agent_t *self, zmsg_t *zm)
     }
     switch (m.type) {
     case SB_MSG_PHASE_START:
-        if (strcmp (m.u.phase_start.phase, "train") != 0 && strcmp (m.u.phase_start.phase, "eval") != 0)
+        if (strcmp (m.u.phase_start.phase, "train") != 0 && strcmp (m.u.phase_start.phase, "eval") != 0) {
+            self->kv_phase = strcmp (m.u.phase_start.phase, "kvcache") == 0;
             s_forward_to_ranks (self, zm, -1);
+        }
         else if (self->trainer)
             sb_trainer_start (self->trainer, &m.u.phase_start);
         else    /* READY said why; the coordinator should not have started */
             sb_error ("cannot train: the ranks could not be set up");
         break;
     case SB_MSG_GO:
-        if (sb_btree_in_use (self->btree)) {
+        if (self->kv_phase)    /* the coordinator sends a trial's GO to every worker itself */
+            s_forward_to_ranks (self, zm, -1);
+        else if (sb_btree_in_use (self->btree)) {
             /* a top worker of the tree: its children first */
             if (sb_btree_go (self->btree, &m, text, sizeof text) != 0)
                 s_tree_failed (self, text);

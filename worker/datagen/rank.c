@@ -1,6 +1,8 @@
-/* rank: one rank's share of dataset generation, on its own thread. */
+/* rank: one rank of a worker on its own thread: its share of dataset generation, of a checkpoint, or a
+ * KV-cache trial (worker/kvcache/kv_rank.h). */
 #include "rank.h"
 #include "ckpt_rank.h"
+#include "kv_rank.h"
 #include "dataset.h"
 #include "format.h"
 #include "log.h"
@@ -321,6 +323,50 @@ s_checkpoint (s_rank_t *self, const sb_msg_phase_start_t *ps)
     sb_ckpt_rank_run (&r, ps);
 }
 
+/* kvcache: the rank waits for its trial's GO (every rank's window starts
+ * with it); $TERM or the end of the session: -1. Other frames meanwhile
+ * (none are expected) are dropped. */
+static int
+s_kv_wait_go (void *arg, uint64_t trial)
+{
+    s_rank_t *self = arg;
+    while (!self->terminated && !s_stopping (self)) {
+        if (!(zsock_events (self->pipe) & ZMQ_POLLIN)) {
+            zpoller_t *p = zpoller_new (self->pipe, NULL);
+            if (!p)
+                return -1;
+            (void) zpoller_wait (p, 100);
+            zpoller_destroy (&p);
+            continue;
+        }
+        sb_msg_t m;
+        if (s_recv_pipe (self, &m) != 0)
+            continue;
+        int go = m.type == SB_MSG_GO && m.u.go.epoch == trial;
+        sb_proto_fini (&m);
+        if (go)
+            return 0;
+    }
+    return -1;
+}
+
+static int
+s_kv_stop (void *arg)
+{
+    s_rank_t *self = arg;
+    return s_checkpoint_stop (self) || s_stopping (self);
+}
+
+static void
+s_kvcache (s_rank_t *self, const sb_msg_phase_start_t *ps)
+{
+    sb_sender_t out = { s_send_cb, self };
+    sb_kv_rank_t r = { .cfg = self->cfg, .storage = self->storage, .rank = self->rank, .out = &out,
+                       .interval = &self->interval, .stop = s_kv_stop, .stop_arg = self,
+                       .wait_go = s_kv_wait_go, .go_arg = self };
+    sb_kv_rank_run (&r, ps);
+}
+
 static void
 s_datagen (s_rank_t *self, const sb_msg_phase_start_t *ps)
 {
@@ -435,6 +481,8 @@ sb_rank_actor (zsock_t *pipe, void *args)
             else if (strcmp (m.u.phase_start.phase, "checkpoint_write") == 0
                      || strcmp (m.u.phase_start.phase, "checkpoint_read") == 0)
                 s_checkpoint (self, &m.u.phase_start);
+            else if (strcmp (m.u.phase_start.phase, "kvcache") == 0)
+                s_kvcache (self, &m.u.phase_start);
             else {
                 snprintf (err, sizeof err, "unknown phase '%s'", m.u.phase_start.phase);
                 s_report_error (self, "protocol", NULL, 0, err);

@@ -1,0 +1,333 @@
+/* kv_entry_io: an entry's file (or CPU-tier copy), streamed through a chunk buffer. */
+#include "kv_entry_io.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* The noise every entry's body is cut from: 16 MiB, made once a process,
+ * read-only afterwards (the reference pre-generates 256 MiB of float16
+ * noise per process; a smaller one does as well here because every 4 KiB
+ * block is stamped, and it stays small with many ranks in one worker). */
+#define S_NOISE (16u << 20)
+#define S_BLOCK 4096u
+
+static uint8_t *s_noise;
+static pthread_once_t s_noise_once = PTHREAD_ONCE_INIT;
+static uint8_t s_noise_fallback[S_BLOCK];  /* when 16 MiB cannot be had: a shorter period, still stamped */
+static size_t s_noise_size;
+
+static void
+s_noise_init (void)
+{
+    uint8_t *b = malloc (S_NOISE);
+    size_t n = b ? S_NOISE : sizeof s_noise_fallback;
+    if (!b)
+        b = s_noise_fallback;
+    uint64_t state = 0x6b76636163686531ull;     /* fixed: the same bytes on every host */
+    for (size_t i = 0; i + 8 <= n; i += 8) {
+        uint64_t v = sb_splitmix64 (&state) | 1;   /* never a zero word */
+        memcpy (b + i, &v, 8);
+    }
+    s_noise = b;
+    s_noise_size = n;
+}
+
+double
+sb_kv_clock (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_MONOTONIC, &ts);
+    return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
+}
+
+/* The entry's seed: FNV-1a of its key, mixed. */
+static uint64_t
+s_key_seed (const char *key)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (const unsigned char *p = (const unsigned char *) key; *p; p++) {
+        h ^= *p;
+        h *= 1099511628211ull;
+    }
+    return sb_mix (h, 0x6b76);
+}
+
+size_t
+sb_kv_npy_header (const sb_kv_io_t *io, uint64_t tokens, uint8_t *out, size_t room)
+{
+    /* np.save: the dict of sorted keys, then spaces so that the first axis
+     * can grow to 21 digits in place (numpy's GROWTH_AXIS_MAX_DIGITS), then
+     * spaces and a newline up to a multiple of 64 bytes with the 10 bytes
+     * of magic, version and length */
+    uint64_t dims[5];
+    unsigned nd = sb_kv_model_shape (io->model, tokens, dims);
+    char shape[160];
+    size_t at = 0;
+    for (unsigned i = 0; i < nd && at < sizeof shape; i++)
+        at += (size_t) snprintf (shape + at, sizeof shape - at, "%s%llu", i ? ", " : "(", (unsigned long long) dims[i]);
+    if (nd == 0 || at + 2 >= sizeof shape)
+        return 0;
+    snprintf (shape + at, sizeof shape - at, ")");
+    char dict[256];
+    int n = snprintf (dict, sizeof dict, "{'descr': '<f%u', 'fortran_order': False, 'shape': %s, }",
+                      io->model->elem_bytes, shape);
+    if (n < 0 || (size_t) n >= sizeof dict)
+        return 0;
+    char first[24];
+    int growth = 21 - snprintf (first, sizeof first, "%llu", (unsigned long long) dims[0]);
+    size_t body = (size_t) n + (size_t) (growth > 0 ? growth : 0);
+    size_t total = (10 + body + 1 + 63) / 64 * 64;
+    if (total > room || total - 10 > 0xffff)
+        return 0;
+    size_t hlen = total - 10;
+    memcpy (out, "\x93NUMPY\x01\x00", 8);
+    out[8] = (uint8_t) (hlen & 0xff);
+    out[9] = (uint8_t) (hlen >> 8);
+    memcpy (out + 10, dict, (size_t) n);
+    memset (out + 10 + n, ' ', hlen - (size_t) n - 1);
+    out[total - 1] = '\n';
+    return total;
+}
+
+uint8_t *
+sb_kv_chunk_new (void)
+{
+    void *p = NULL;
+    if (posix_memalign (&p, S_BLOCK, SB_KV_CHUNK) != 0)
+        return NULL;
+    return p;
+}
+
+int
+sb_kv_entry_path (const sb_kv_io_t *io, const char *key, char *path, size_t size)
+{
+    return sb_strf (path, size, "%s/%s.npy", io->dir, key);
+}
+
+/* Body bytes [b, b + len) of the entry of seed: noise from the key's offset, stamped. */
+static void
+s_body_fill (uint64_t seed, uint64_t b, uint8_t *buf, size_t len)
+{
+    pthread_once (&s_noise_once, s_noise_init);
+    size_t done = 0;
+    uint64_t pos = (seed + b) % s_noise_size;
+    while (done < len) {
+        size_t n = len - done;
+        if (n > s_noise_size - pos)
+            n = s_noise_size - pos;
+        memcpy (buf + done, s_noise + pos, n);
+        done += n;
+        pos = 0;
+    }
+    /* the first 8 bytes of every 4 KiB block of the body: XOR the key's and the block's stamp */
+    uint64_t end = b + len;
+    for (uint64_t k = b / S_BLOCK; k * S_BLOCK < end; k++) {
+        uint64_t s = k * S_BLOCK;
+        uint64_t stamp = sb_mix (seed, k);
+        for (unsigned i = 0; i < 8; i++) {
+            uint64_t at = s + i;
+            if (at >= b && at < end)
+                buf[at - b] ^= (uint8_t) (stamp >> (8 * i));
+        }
+    }
+}
+
+void
+sb_kv_entry_fill (const sb_kv_io_t *io, const char *key, uint64_t tokens, uint64_t offset, uint8_t *buf, size_t len)
+{
+    uint8_t hdr[256];
+    size_t h = sb_kv_npy_header (io, tokens, hdr, sizeof hdr);
+    size_t done = 0;
+    if (offset < h) {
+        size_t n = h - (size_t) offset;
+        if (n > len)
+            n = len;
+        memcpy (buf, hdr + offset, n);
+        done = n;
+    }
+    if (done < len)
+        s_body_fill (s_key_seed (key), offset + done - h, buf + done, len - done);
+}
+
+static int
+s_fail (int *err_no, char *err, size_t err_size, int e, const char *what, const char *path)
+{
+    *err_no = e;
+    snprintf (err, err_size, "%s %s: %s", what, path, strerror (e));
+    return -1;
+}
+
+static int
+s_aborted (const sb_kv_io_t *io)
+{
+    return io->abort && atomic_load (io->abort);
+}
+
+int
+sb_kv_entry_write (const sb_kv_io_t *io, const char *key, uint64_t tokens, uint8_t *chunk, sb_kv_timing_t *t,
+                   int *err_no, char *err, size_t err_size)
+{
+    char path[PATH_MAX];
+    uint8_t hdr[256];
+    size_t h = sb_kv_npy_header (io, tokens, hdr, sizeof hdr);
+    if (sb_kv_entry_path (io, key, path, sizeof path) != 0 || h == 0)
+        return s_fail (err_no, err, err_size, ENAMETOOLONG, "write", key);
+    uint64_t total = h + tokens * io->bytes_per_token;
+    double start = sb_kv_clock ();
+    int fd = open (path, O_CREAT | O_TRUNC | O_WRONLY | O_NOFOLLOW | O_CLOEXEC | (io->odirect ? O_DIRECT : 0), 0644);
+    if (fd < 0) {
+        int e = errno;
+        if (io->odirect && e == EINVAL) {
+            *err_no = e;
+            snprintf (err, err_size, "open %s with O_DIRECT (kvcache.odirect): the file system refuses it", path);
+            return -1;
+        }
+        return s_fail (err_no, err, err_size, e, "open", path);
+    }
+    int direct = io->odirect;
+    uint64_t off = 0;
+    while (off < total) {
+        if (s_aborted (io)) {
+            close (fd);
+            unlink (path);
+            return s_fail (err_no, err, err_size, ECANCELED, "write", path);
+        }
+        size_t n = total - off < SB_KV_CHUNK ? (size_t) (total - off) : SB_KV_CHUNK;
+        sb_kv_entry_fill (io, key, tokens, off, chunk, n);
+        if (direct && n % S_BLOCK != 0) {
+            /* the file's last piece, shorter than a block: O_DIRECT cannot write it */
+            int fl = fcntl (fd, F_GETFL);
+            if (fl < 0 || fcntl (fd, F_SETFL, fl & ~O_DIRECT) != 0) {
+                int e = errno;
+                close (fd);
+                unlink (path);
+                return s_fail (err_no, err, err_size, e, "fcntl", path);
+            }
+            direct = 0;
+        }
+        size_t put = 0;
+        while (put < n) {
+            ssize_t w = pwrite (fd, chunk + put, n - put, (off_t) (off + put));
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w <= 0) {
+                int e = w < 0 ? errno : EIO;
+                close (fd);
+                unlink (path);
+                return s_fail (err_no, err, err_size, e, "write", path);
+            }
+            put += (size_t) w;
+        }
+        off += n;
+    }
+    double post_save = sb_kv_clock ();
+    if (fsync (fd) != 0) {
+        int e = errno;
+        close (fd);
+        unlink (path);
+        return s_fail (err_no, err, err_size, e, "fsync", path);
+    }
+    double post_fsync = sb_kv_clock ();
+    if (close (fd) != 0) {
+        int e = errno;
+        unlink (path);
+        return s_fail (err_no, err, err_size, e, "close", path);
+    }
+    t->host = post_save - start;
+    t->device = post_fsync - post_save;
+    t->total = post_fsync - start;
+    return 0;
+}
+
+int
+sb_kv_entry_read (const sb_kv_io_t *io, const char *key, uint64_t tokens, uint8_t *chunk, sb_kv_timing_t *t,
+                  int *err_no, char *err, size_t err_size)
+{
+    char path[PATH_MAX];
+    uint8_t hdr[256];
+    size_t h = sb_kv_npy_header (io, tokens, hdr, sizeof hdr);
+    if (sb_kv_entry_path (io, key, path, sizeof path) != 0 || h == 0)
+        return s_fail (err_no, err, err_size, ENAMETOOLONG, "read", key);
+    uint64_t total = h + tokens * io->bytes_per_token;
+    double start = sb_kv_clock ();
+    /* the page-cache drop first (host time), as NVMeBackend.read */
+    int fd = open (path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return s_fail (err_no, err, err_size, errno, "open", path);
+    (void) posix_fadvise (fd, 0, 0, POSIX_FADV_DONTNEED);     /* the reference ignores its failure too */
+    close (fd);
+    double pre_load = sb_kv_clock ();
+    fd = open (path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | (io->odirect ? O_DIRECT : 0));
+    if (fd < 0)
+        return s_fail (err_no, err, err_size, errno, io->odirect ? "open (O_DIRECT)" : "open", path);
+    uint64_t got = 0;
+    for (;;) {
+        if (s_aborted (io)) {
+            close (fd);
+            return s_fail (err_no, err, err_size, ECANCELED, "read", path);
+        }
+        ssize_t r = read (fd, chunk, SB_KV_CHUNK);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            int e = errno;
+            close (fd);
+            return s_fail (err_no, err, err_size, e, "read", path);
+        }
+        if (r == 0)
+            break;
+        got += (uint64_t) r;
+    }
+    close (fd);
+    double load_done = sb_kv_clock ();
+    if (got != total) {
+        *err_no = EIO;
+        snprintf (err, err_size, "read %s: it holds %llu bytes, the entry has %llu", path, (unsigned long long) got,
+                  (unsigned long long) total);
+        return -1;
+    }
+    t->device = load_done - pre_load;
+    t->host = pre_load - start;
+    t->total = load_done - start;
+    return 0;
+}
+
+int
+sb_kv_entry_delete (const sb_kv_io_t *io, const char *key, int *err_no, char *err, size_t err_size)
+{
+    char path[PATH_MAX];
+    if (sb_kv_entry_path (io, key, path, sizeof path) != 0)
+        return s_fail (err_no, err, err_size, ENAMETOOLONG, "remove", key);
+    if (unlink (path) != 0 && errno != ENOENT)
+        return s_fail (err_no, err, err_size, errno, "remove", path);
+    return 0;
+}
+
+void
+sb_kv_cpu_copy (const char *key, uint64_t bytes, uint8_t *chunk, sb_kv_timing_t *t)
+{
+    pthread_once (&s_noise_once, s_noise_init);
+    uint64_t seed = s_key_seed (key);
+    double start = sb_kv_clock ();
+    uint64_t done = 0;
+    while (done < bytes) {
+        size_t n = bytes - done < SB_KV_CHUNK ? (size_t) (bytes - done) : SB_KV_CHUNK;
+        size_t pos = (size_t) ((seed + done) % s_noise_size), c = 0;
+        while (c < n) {
+            size_t m = n - c < s_noise_size - pos ? n - c : s_noise_size - pos;
+            memcpy (chunk + c, s_noise + pos, m);
+            c += m;
+            pos = 0;
+        }
+        done += n;
+    }
+    t->total = t->device = t->host = sb_kv_clock () - start;
+}

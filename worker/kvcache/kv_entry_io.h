@@ -1,0 +1,83 @@
+/* kv_entry_io: the bytes of one KV-cache entry, as the reference's tiers move
+ * them (kv_cache/backends.py), without ever holding an entry in memory.
+ *
+ * Storage tier (files): an entry is <dir>/<key>.npy, numpy's .npy 1.0 of a
+ * float16 array shaped (layers, 2, tokens, kv_heads, head_dim) as the
+ * reference's KVCacheGenerator makes it; np.save's header byte for byte. A
+ * write opens (O_CREAT | O_TRUNC), writes header and body, fsyncs and
+ * closes: host time = open + writes, device time = fsync (NVMeBackend.write).
+ * A read opens, drops the file's pages (posix_fadvise DONTNEED), closes
+ * (host), then opens, reads it whole and closes (device), as NVMeBackend.read
+ * before np.load. The body streams from one process-wide read-only noise
+ * buffer at an offset of the entry's key, the first 8 bytes of every 4 KiB
+ * block stamped with the key and the block's index (no two blocks alike: a
+ * deduplicating store cannot shrink it, as the reference's XOR stamp), through
+ * the caller's chunk buffer: memory stays flat whatever the entry's size.
+ * With odirect the file is written and read with O_DIRECT; its size is the
+ * exact .npy size (header + body, not a multiple of 4 KiB), so the last
+ * piece of a write, shorter than a block, goes through the page cache (the
+ * fsync covers it).
+ *
+ * CPU tier: the reference copies the entry's array in RAM (np.copy) on a
+ * write and on a read; sb_kv_cpu_copy copies the same number of bytes from
+ * the noise buffer through the chunk buffer, so the time is a real memcpy
+ * of that size while no entry is kept. */
+#ifndef SB_KV_ENTRY_IO_H
+#define SB_KV_ENTRY_IO_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kv_params.h"
+
+/* The chunk buffer each thread owns (aligned for O_DIRECT): 1 MiB, so that
+ * the reference's 200 or 500 service threads hold 200 or 500 MiB at most. */
+#define SB_KV_CHUNK (1u << 20)
+
+typedef struct {
+    double total, device, host;     /* seconds, as the reference's IOTiming */
+} sb_kv_timing_t;
+
+typedef struct {
+    char        dir[4096];          /* the rank's folder, no trailing '/' */
+    int         odirect;
+    const sb_kv_model_t *model;     /* the entry's shape (sb_kv_model_shape) and element size */
+    uint64_t    bytes_per_token;
+    const atomic_int *abort;        /* non-zero: give up between chunks (ECANCELED) */
+} sb_kv_io_t;
+
+/* np.save's header for an entry of tokens tokens: into out (room >= 256);
+ * returns its length (a multiple of 64), 0 when it does not fit. */
+size_t sb_kv_npy_header (const sb_kv_io_t *io, uint64_t tokens, uint8_t *out, size_t room);
+
+/* A chunk buffer of SB_KV_CHUNK bytes aligned to 4 KiB (free()), NULL when out of memory. */
+uint8_t *sb_kv_chunk_new (void);
+
+/* <dir>/<key>.npy into path; 0, or -1 when it does not fit. */
+int sb_kv_entry_path (const sb_kv_io_t *io, const char *key, char *path, size_t size);
+
+/* Write the entry key of tokens tokens (body tokens x bytes_per_token bytes).
+ * 0 with *t; -1 with *err_no and err (a file cut short is removed; ECANCELED:
+ * abort said so). */
+int sb_kv_entry_write (const sb_kv_io_t *io, const char *key, uint64_t tokens, uint8_t *chunk, sb_kv_timing_t *t,
+                       int *err_no, char *err, size_t err_size);
+
+/* Read the entry back whole; it must hold header + tokens x bytes_per_token bytes. */
+int sb_kv_entry_read (const sb_kv_io_t *io, const char *key, uint64_t tokens, uint8_t *chunk, sb_kv_timing_t *t,
+                      int *err_no, char *err, size_t err_size);
+
+/* Remove the entry's file (one that is not there is fine). */
+int sb_kv_entry_delete (const sb_kv_io_t *io, const char *key, int *err_no, char *err, size_t err_size);
+
+/* A CPU-tier copy of bytes bytes (see above); its time in *t (total = device = host). */
+void sb_kv_cpu_copy (const char *key, uint64_t bytes, uint8_t *chunk, sb_kv_timing_t *t);
+
+/* Fill buf with the entry's file bytes [offset, offset + len) (header included). */
+void sb_kv_entry_fill (const sb_kv_io_t *io, const char *key, uint64_t tokens, uint64_t offset, uint8_t *buf,
+                       size_t len);
+
+/* Seconds on the monotonic clock (the reference's time.perf_counter). */
+double sb_kv_clock (void);
+
+#endif

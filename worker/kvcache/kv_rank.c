@@ -1,0 +1,654 @@
+/* kv_rank: one rank's trial: setup, the window's threads, the figures. */
+#include "kv_rank.h"
+#include "kv_entry_io.h"
+#include "kv_json.h"
+#include "kv_params.h"
+#include "kv_report.h"
+#include "kv_stats.h"
+#include "kv_tiers.h"
+#include "kv_users.h"
+#include "engine.h"
+#include "log.h"
+#include "util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#if defined __has_include
+#if __has_include("kv_probe.h")
+#include "kv_probe.h"
+#define S_HAVE_PROBE 1
+#endif
+#endif
+
+#define S_MAX_WORKERS   500     /* run(): min(num_users, 500) service threads */
+#define S_DECODE_BATCH  32      /* config.yaml decode.batch_size */
+#define S_PREFIX_P      0.2     /* prefix_cache.system_prompt_hit_probability */
+#define S_JOIN_GRACE_S  2.0     /* run(): thread.join(timeout=2.0) */
+
+/* PrefixMatcher.COMMON_SYSTEM_PROMPTS: their word counts (the tokens a hit
+ * takes off the context) and their keys, kv_system_ + sha256("TEXT_WORDS")[:16]
+ * as the reference names them. No entry is ever written under these keys (the
+ * reference never allocates them), so every access is a miss without I/O. */
+static const struct {
+    unsigned    words;
+    const char *key;
+} s_prompts[3] = {
+    { 5, "kv_system_0b7588a77cb9c73b" },
+    { 9, "kv_system_ea8ffc489f80c165" },
+    { 6, "kv_system_2ed87f49657692a2" },
+};
+
+/* qos_profiles: target_latency_p95_ms */
+static const int s_qos_p95_ms[SB_KV_QOS] = { 50, 100, 1000 };
+
+typedef struct {
+    const sb_kv_rank_t *r;
+    sb_kv_params_t      p;
+    const sb_kv_model_t *model;
+    uint64_t            trial, seed;
+    double              gen_timing;     /* seconds per generated token */
+    sb_kv_rng_t         rng;
+    sb_kv_user_t       *users;
+    sb_kv_tiers_t       tiers;
+    sb_kv_flow_t        flow;
+    atomic_int          abort;          /* I/O gives up between chunks */
+    atomic_int          window_over;
+    /* the reference's results (res_lock) */
+    pthread_mutex_t     res_lock;
+    pthread_cond_t      res_cond;       /* a service thread ended */
+    int                 res_closed;
+    uint64_t            requests, tokens, mt_hits, mt_misses;
+    double              total_storage, total_gen;
+    uint64_t            by_type[SB_KV_TYPES], by_qos[SB_KV_QOS], qos_viol[SB_KV_QOS];
+    sb_kv_samples_t     e2e, storage, gen, qos_ms[SB_KV_QOS];
+    uint64_t            prefix_hits, prefix_misses, system_prompt_reuse, bytes_saved;
+    int                 oom;            /* a sample could not be kept */
+    /* threads */
+    pthread_t          *threads;
+    size_t              nthreads, live;
+    int                 stopped;        /* stop() said 1 */
+} s_run_t;
+
+/* ---- reports ---- */
+
+static void
+s_fail (s_run_t *self, const char *op, const char *target, int errno_val, const char *message)
+{
+    if (!self->stopped)
+        sb_report_failure (self->r->out, self->r->rank, op, target, errno_val, message, NULL);
+}
+
+static int
+s_should_stop (s_run_t *self)
+{
+    if (!self->stopped && self->r->stop && self->r->stop (self->r->stop_arg))
+        self->stopped = 1;
+    return self->stopped;
+}
+
+/* ---- the folder ---- */
+
+/* rank_<r>/ under data_root, made, its *.npy removed (NVMeBackend.__init__). */
+static int
+s_folder (s_run_t *self, char *dir, size_t size)
+{
+    const char *root = self->r->cfg->data_root ? self->r->cfg->data_root : "";
+    size_t n = strlen (root);
+    char err[PATH_MAX + 256];
+    if (!*root) {
+        s_fail (self, "kvcache", "", EINVAL, "kvcache: no cache folder (kvcache.cache_dir, WELCOME data_root is empty)");
+        return -1;
+    }
+    if (sb_strf (dir, size, "%s%srank_%llu", root, n && root[n - 1] == '/' ? "" : "/",
+                 (unsigned long long) self->r->rank) != 0) {
+        s_fail (self, "mkdir", root, ENAMETOOLONG, "kvcache: the cache folder's path is too long");
+        return -1;
+    }
+    if (sb_mkdirs (dir, err, sizeof err) != 0) {
+        s_fail (self, "mkdir", dir, errno, err);
+        return -1;
+    }
+    DIR *d = opendir (dir);
+    if (!d) {
+        snprintf (err, sizeof err, "opendir %s: %s", dir, strerror (errno));
+        s_fail (self, "opendir", dir, errno, err);
+        return -1;
+    }
+    struct dirent *e;
+    int rc = 0;
+    while ((e = readdir (d))) {
+        size_t len = strlen (e->d_name);
+        if (len < 4 || strcmp (e->d_name + len - 4, ".npy") != 0)
+            continue;
+        if (unlinkat (dirfd (d), e->d_name, 0) != 0 && errno != ENOENT) {
+            /* the reference ignores such a file; a file left there would count
+             * against the capacity and mix with this trial's entries */
+            snprintf (err, sizeof err, "remove %s/%s (an entry left from before): %s", dir, e->d_name,
+                      strerror (errno));
+            s_fail (self, "remove", dir, errno, err);
+            rc = -1;
+            break;
+        }
+    }
+    closedir (d);
+    return rc;
+}
+
+/* The storage tier's capacity: storage_capacity_gb, else 95% of the free
+ * space (statvfs f_bavail x f_frsize), else unlimited (MultiTierCache). */
+static double
+s_capacity (const s_run_t *self, const char *dir)
+{
+    if (self->p.storage_capacity_gb > 0)
+        return self->p.storage_capacity_gb * 1073741824.0;
+    struct statvfs st;
+    if (statvfs (dir, &st) != 0)
+        return INFINITY;
+    return (double) st.f_bavail * (double) st.f_frsize * 0.95;
+}
+
+/* ---- one request: process_requests' steps ---- */
+
+static int
+s_over (s_run_t *self)
+{
+    return atomic_load (&self->window_over);
+}
+
+/* Sleep seconds unless the window ends first (then 1). */
+static int
+s_sleep (s_run_t *self, double seconds)
+{
+    double end = sb_kv_clock () + seconds;
+    for (;;) {
+        if (s_over (self))
+            return 1;
+        double left = end - sb_kv_clock ();
+        if (left <= 0)
+            return 0;
+        if (left > 0.1)
+            left = 0.1;
+        struct timespec ts = { (time_t) left, (long) ((left - floor (left)) * 1e9) };
+        nanosleep (&ts, NULL);
+    }
+}
+
+/* 0 done or abandoned (the window ended), -1 failed or stopped. */
+static int
+s_serve (s_run_t *self, const sb_kv_request_t *req, uint8_t *chunk)
+{
+    sb_kv_tiers_t *c = &self->tiers;
+    double storage = 0, lat;
+    int cache_type = SB_KV_TYPE_USER, loc;
+    uint64_t context = req->context;
+    /* 1. a prefix: one of the common system prompts, 20% of requests */
+    if (self->p.prefix_caching) {
+        pthread_mutex_lock (&self->rng.lock);
+        int hit = sb_py_random (&self->rng.r) < S_PREFIX_P;
+        size_t which = hit ? sb_py_choice (&self->rng.r, 3) : 0;
+        pthread_mutex_unlock (&self->rng.lock);
+        pthread_mutex_lock (&self->res_lock);
+        if (!self->res_closed) {
+            if (hit) {
+                self->prefix_hits++;
+                self->system_prompt_reuse++;
+                self->bytes_saved += s_prompts[which].words * self->tiers.io.bytes_per_token;
+            }
+            else
+                self->prefix_misses++;
+        }
+        pthread_mutex_unlock (&self->res_lock);
+        if (hit) {
+            cache_type = SB_KV_TYPE_SYSTEM;
+            if (sb_kv_access (c, s_prompts[which].key, req->phase, SB_KV_TYPE_SYSTEM, chunk, &loc, &lat) != 0)
+                return -1;
+            storage += lat;
+            context = context > s_prompts[which].words ? context - s_prompts[which].words : 0;
+        }
+    }
+    /* 2. a later turn of a conversation: every other turn's entry still cached is read */
+    if (req->turn > 1) {
+        char id[64], key[SB_KV_KEY];
+        uint64_t turns[64];
+        size_t n = sb_kv_flow_prev_turns (&self->flow, req, id, sizeof id, turns, 64);
+        for (size_t i = 0; i < n; i++) {
+            if (s_over (self))
+                return 0;
+            snprintf (key, sizeof key, "%s_turn_%llu", id, (unsigned long long) turns[i]);
+            if (sb_kv_access (c, key, SB_KV_PHASE_DECODE, SB_KV_TYPE_MULTI_TURN, chunk, &loc, &lat) != 0)
+                return -1;
+            pthread_mutex_lock (&self->res_lock);
+            if (!self->res_closed) {
+                if (loc != SB_KV_LOC_NONE)
+                    self->mt_hits++;
+                else
+                    self->mt_misses++;
+            }
+            pthread_mutex_unlock (&self->res_lock);
+            if (loc != SB_KV_LOC_NONE)
+                storage += lat;
+        }
+    }
+    if (s_over (self))
+        return 0;
+    /* 3. prefill: the entry written (unless cached) */
+    if (req->phase == SB_KV_PHASE_PREFILL || req->phase == SB_KV_PHASE_BOTH) {
+        if (sb_kv_allocate (c, req->key, context, chunk, &lat) < 0)
+            return -1;
+        storage += lat;
+    }
+    /* 5. decode: one read, then one per batch of 32 generated tokens; a miss writes it */
+    if (req->phase == SB_KV_PHASE_DECODE || req->phase == SB_KV_PHASE_BOTH) {
+        if (s_over (self))
+            return 0;
+        if (sb_kv_access (c, req->key, SB_KV_PHASE_DECODE, cache_type, chunk, &loc, &lat) != 0)
+            return -1;
+        storage += lat;
+        if (loc == SB_KV_LOC_NONE) {
+            if (sb_kv_allocate (c, req->key, context, chunk, &lat) < 0)
+                return -1;
+            storage += lat;
+        }
+        else {
+            uint64_t reads = (req->generation + S_DECODE_BATCH - 1) / S_DECODE_BATCH;
+            for (uint64_t i = 0; i < (reads ? reads : 1); i++) {
+                if (s_over (self))
+                    return 0;
+                if (sb_kv_access (c, req->key, SB_KV_PHASE_DECODE, cache_type, chunk, &loc, &lat) != 0)
+                    return -1;
+                storage += lat;
+            }
+        }
+    }
+    /* 6. generation */
+    double gen = (double) req->generation * self->gen_timing;
+    if (gen > 0 && s_sleep (self, gen))
+        return 0;
+    double complete = sb_kv_clock ();
+    /* 7. the request's figures, if the window is still open */
+    double total_ms = (complete - req->submit) * 1000;
+    pthread_mutex_lock (&self->res_lock);
+    if (!self->res_closed) {
+        self->requests++;
+        self->tokens += req->generation;
+        self->total_storage += storage;
+        self->total_gen += gen;
+        self->by_type[req->type]++;
+        self->by_qos[req->qos]++;
+        if (total_ms > s_qos_p95_ms[req->qos])
+            self->qos_viol[req->qos]++;
+        if (sb_kv_samples_add (&self->e2e, total_ms / 1000) != 0 || sb_kv_samples_add (&self->storage, storage) != 0
+            || sb_kv_samples_add (&self->gen, gen) != 0 || sb_kv_samples_add (&self->qos_ms[req->qos], total_ms) != 0)
+            self->oom = 1;
+    }
+    pthread_mutex_unlock (&self->res_lock);
+    return 0;
+}
+
+static void *
+s_worker_main (void *arg)
+{
+    s_run_t *self = arg;
+    uint8_t *chunk = sb_kv_chunk_new ();
+    if (!chunk) {
+        pthread_mutex_lock (&self->res_lock);
+        self->oom = 1;
+        pthread_mutex_unlock (&self->res_lock);
+    }
+    sb_kv_request_t req;
+    while (chunk && !atomic_load (&self->tiers.failed)) {
+        int r = sb_kv_flow_take (&self->flow, &req);
+        if (r < 0)
+            break;
+        if (r == 0)
+            continue;
+        if (s_serve (self, &req, chunk) != 0)
+            break;
+    }
+    free (chunk);
+    pthread_mutex_lock (&self->res_lock);
+    self->live--;
+    pthread_cond_broadcast (&self->res_cond);
+    pthread_mutex_unlock (&self->res_lock);
+    return NULL;
+}
+
+/* ---- the window ---- */
+
+typedef struct {
+    uint64_t requests, bytes, reads;
+} s_totals_t;
+
+static s_totals_t
+s_totals (s_run_t *self)
+{
+    s_totals_t t;
+    pthread_mutex_lock (&self->res_lock);
+    t.requests = self->requests;
+    pthread_mutex_unlock (&self->res_lock);
+    pthread_mutex_lock (&self->tiers.stats_lock);
+    t.bytes = self->tiers.st.storage_read + self->tiers.st.storage_written;
+    t.reads = sb_kv_samples_count (&self->tiers.st.storage_read_lat);
+    pthread_mutex_unlock (&self->tiers.stats_lock);
+    return t;
+}
+
+/* STATS with what happened since the last (force: now). */
+static void
+s_stats (s_run_t *self, s_totals_t *last, int force)
+{
+    s_totals_t now = s_totals (self);
+    sb_interval_t *iv = self->r->interval;
+    iv->samples += now.requests - last->requests;
+    iv->bytes += now.bytes - last->bytes;
+    iv->reads += now.reads - last->reads;
+    size_t depth, max;
+    sb_kv_flow_depth (&self->flow, &depth, &max);
+    iv->in_flight = depth;
+    *last = now;
+    sb_report_interval (self->r->out, self->r->rank, self->trial, iv, sb_now (), force);
+}
+
+/* Start the generator and the service threads; 0, or -1 (reported). */
+static int
+s_start (s_run_t *self)
+{
+    size_t n = self->p.users < S_MAX_WORKERS ? (size_t) self->p.users : S_MAX_WORKERS;
+    if (!(self->threads = calloc (n, sizeof *self->threads))) {
+        s_fail (self, "kvcache", "", ENOMEM, "kvcache: out of memory for the service threads");
+        return -1;
+    }
+    if (sb_kv_flow_start (&self->flow) != 0) {
+        int e = errno;
+        char err[256];
+        snprintf (err, sizeof err, "kvcache: cannot start the request generator: %s", strerror (e));
+        s_fail (self, "thread", "", e, err);
+        return -1;
+    }
+    pthread_attr_t attr;
+    pthread_attr_init (&attr);
+    pthread_attr_setstacksize (&attr, 256 << 10);   /* 500 threads: their stacks stay small */
+    for (size_t i = 0; i < n; i++) {
+        pthread_mutex_lock (&self->res_lock);
+        self->live++;
+        pthread_mutex_unlock (&self->res_lock);
+        int rc = pthread_create (&self->threads[i], &attr, s_worker_main, self);
+        if (rc != 0) {
+            pthread_mutex_lock (&self->res_lock);
+            self->live--;
+            pthread_mutex_unlock (&self->res_lock);
+            pthread_attr_destroy (&attr);
+            char err[256];
+            snprintf (err, sizeof err, "kvcache: cannot start service thread %zu of %zu: %s", i + 1, n, strerror (rc));
+            s_fail (self, "thread", "", rc, err);
+            return -1;
+        }
+        self->nthreads++;
+    }
+    pthread_attr_destroy (&attr);
+    return 0;
+}
+
+/* The end of the window: nothing counts any more; threads end after their
+ * current I/O, or give it up after the grace (at once when stopped). */
+static void
+s_end (s_run_t *self)
+{
+    sb_kv_tiers_close (&self->tiers);
+    pthread_mutex_lock (&self->res_lock);
+    self->res_closed = 1;
+    pthread_mutex_unlock (&self->res_lock);
+    atomic_store (&self->window_over, 1);
+    sb_kv_flow_close (&self->flow);
+    if (self->stopped)
+        atomic_store (&self->abort, 1);
+    double until = sb_kv_clock () + S_JOIN_GRACE_S;
+    pthread_mutex_lock (&self->res_lock);
+    while (self->live > 0 && !atomic_load (&self->abort)) {
+        double left = until - sb_kv_clock ();
+        if (left <= 0)
+            break;
+        struct timespec ts;
+        clock_gettime (CLOCK_REALTIME, &ts);
+        double s = floor (left > 0.1 ? 0.1 : left);
+        (void) s;
+        ts.tv_nsec += 100000000;
+        if (ts.tv_nsec >= 1000000000) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000;
+        }
+        pthread_cond_timedwait (&self->res_cond, &self->res_lock, &ts);
+    }
+    pthread_mutex_unlock (&self->res_lock);
+    atomic_store (&self->abort, 1);
+    for (size_t i = 0; i < self->nthreads; i++)
+        pthread_join (self->threads[i], NULL);
+    self->nthreads = 0;
+    sb_kv_flow_join (&self->flow);
+}
+
+/* ---- setup ---- */
+
+static int
+s_setup (s_run_t *self, const sb_msg_phase_start_t *ps, char *dir, size_t dir_size)
+{
+    char err[1024];
+    sb_kv_params_default (&self->p);
+    if (sb_kv_params_from_strs (&self->p, ps->kv.items, ps->kv.count, err, sizeof err) != 0
+        || sb_kv_params_check (&self->p, err, sizeof err) != 0) {
+        char msg[1200];
+        snprintf (msg, sizeof msg, "kvcache: PHASE_START's settings: %s", err);
+        s_fail (self, "kvcache", "", EINVAL, msg);
+        return -1;
+    }
+    if (!(self->model = sb_kv_model_find (self->p.model))) {
+        snprintf (err, sizeof err, "kvcache: unknown model '%s'", self->p.model);
+        s_fail (self, "kvcache", "", EINVAL, err);
+        return -1;
+    }
+    if (self->r->storage && (sb_storage_caps (self->r->storage) & SB_ENGINE_OBJECTS)) {
+        snprintf (err, sizeof err, "kvcache: the cache on object storage (engine %s) is not done yet: give"
+                  " kvcache.cache_dir a local folder", self->r->storage->engine);
+        s_fail (self, "kvcache", self->r->cfg->data_root ? self->r->cfg->data_root : "", ENOTSUP, err);
+        return -1;
+    }
+    self->trial = ps->epoch;
+    self->seed = self->p.seed + self->r->rank;
+    self->gen_timing = strcmp (self->p.generation_mode, "fast") == 0 ? 0.002
+                     : strcmp (self->p.generation_mode, "realistic") == 0 ? 0.030 : 0.0;
+    if (s_folder (self, dir, dir_size) != 0)
+        return -1;
+    sb_py_seed_u64 (&self->rng.r, self->seed);
+    if (!(self->users = calloc (self->p.users, sizeof *self->users))) {
+        s_fail (self, "kvcache", "", ENOMEM, "kvcache: out of memory for the users");
+        return -1;
+    }
+    sb_kv_users_make (&self->rng, self->p.users, self->users);
+    sb_kv_io_t io;
+    memset (&io, 0, sizeof io);
+    snprintf (io.dir, sizeof io.dir, "%s", dir);
+    io.odirect = self->p.odirect;
+    io.model = self->model;
+    io.bytes_per_token = sb_kv_model_bytes_per_token (self->model);
+    io.abort = &self->abort;
+    if (sb_kv_tiers_init (&self->tiers, &io, self->p.cpu_mem_gb * 1073741824.0, s_capacity (self, dir),
+                          self->p.max_concurrent_allocs) != 0
+        || sb_kv_flow_init (&self->flow, self->users, self->p.users, self->p.multi_turn, &self->rng) != 0) {
+        s_fail (self, "kvcache", "", ENOMEM, "kvcache: out of memory for the cache");
+        return -1;
+    }
+    return 0;
+}
+
+/* The storage check of the folder (kvcache.verify_storage): 0 with the
+ * line for KV_READY, -1 refused or failed (reported). */
+static int
+s_check (s_run_t *self, const char *dir, char *line, size_t size)
+{
+    line[0] = '\0';
+    if (!self->p.verify_storage)
+        return 0;
+#ifdef S_HAVE_PROBE
+    sb_kv_probe_t pr;
+    memset (&pr, 0, sizeof pr);
+    int rc = sb_kv_probe_folder (dir, 0, self->p.odirect, &pr);
+    if (rc != 0 || pr.status == SB_KV_PROBE_REFUSED) {
+        s_fail (self, "kvcache_check", dir, 0, pr.why[0] ? pr.why : "the storage check failed");
+        return -1;
+    }
+    if (pr.status == SB_KV_PROBE_UNVERIFIABLE) {
+        sb_warn ("rank %llu: kvcache: the storage of %s cannot be checked: %s", (unsigned long long) self->r->rank,
+                 dir, pr.why);
+        snprintf (line, size, "unverifiable: %s", pr.why);
+    }
+    else
+        snprintf (line, size, "%s", pr.line);
+#else
+    snprintf (line, size, "not checked: this build has no storage check");
+#endif
+    return 0;
+}
+
+static void
+s_kv_ready (s_run_t *self, const char *probe)
+{
+    uint64_t by_type[SB_KV_TYPES] = { 0 }, by_qos[SB_KV_QOS] = { 0 };
+    for (uint64_t i = 0; i < self->p.users; i++) {
+        by_type[self->users[i].type]++;
+        by_qos[self->users[i].qos]++;
+    }
+    sb_msg_t m = { .type = SB_MSG_KV_READY };
+    m.u.kv_ready.rank = self->r->rank;
+    m.u.kv_ready.trial = self->trial;
+    m.u.kv_ready.users_by_type = (sb_u64s_t) { .count = SB_KV_TYPES, .items = by_type };
+    m.u.kv_ready.users_by_qos = (sb_u64s_t) { .count = SB_KV_QOS, .items = by_qos };
+    m.u.kv_ready.probe = (char *) probe;
+    if (self->r->out->fn (self->r->out->ctx, &m) != 0)
+        sb_error ("rank %llu: cannot report KV_READY", (unsigned long long) self->r->rank);
+}
+
+static void
+s_free (s_run_t *self)
+{
+    free (self->threads);
+    free (self->users);
+    if (self->tiers.table)
+        sb_kv_tiers_free (&self->tiers);
+    if (self->flow.heap)
+        sb_kv_flow_free (&self->flow);
+    sb_kv_samples_free (&self->e2e);
+    sb_kv_samples_free (&self->storage);
+    sb_kv_samples_free (&self->gen);
+    for (int q = 0; q < SB_KV_QOS; q++)
+        sb_kv_samples_free (&self->qos_ms[q]);
+    pthread_mutex_destroy (&self->res_lock);
+    pthread_cond_destroy (&self->res_cond);
+    pthread_mutex_destroy (&self->rng.lock);
+}
+
+void
+sb_kv_rank_run (const sb_kv_rank_t *r, const sb_msg_phase_start_t *ps)
+{
+    s_run_t *self = calloc (1, sizeof *self);
+    if (!self) {
+        sb_report_failure (r->out, r->rank, "kvcache", "", ENOMEM, "kvcache: out of memory", NULL);
+        return;
+    }
+    self->r = r;
+    pthread_mutex_init (&self->res_lock, NULL);
+    pthread_cond_init (&self->res_cond, NULL);
+    pthread_mutex_init (&self->rng.lock, NULL);
+    atomic_init (&self->abort, 0);
+    atomic_init (&self->window_over, 0);
+    sb_kv_samples_init (&self->e2e);
+    sb_kv_samples_init (&self->storage);
+    sb_kv_samples_init (&self->gen);
+    for (int q = 0; q < SB_KV_QOS; q++)
+        sb_kv_samples_init (&self->qos_ms[q]);
+    char dir[PATH_MAX], probe[1200];
+    if (s_setup (self, ps, dir, sizeof dir) != 0 || s_should_stop (self) || s_check (self, dir, probe, sizeof probe) != 0
+        || s_should_stop (self)) {
+        s_free (self);
+        return;
+    }
+    s_kv_ready (self, probe);
+    if (!r->wait_go || r->wait_go (r->go_arg, self->trial) != 0 || s_should_stop (self)) {
+        s_free (self);
+        return;
+    }
+    /* the window */
+    double started_at = sb_now (), t0 = sb_kv_clock ();
+    s_totals_t last = { 0, 0, 0 };
+    r->interval->next = started_at + 1.0;
+    int ok = s_start (self) == 0;
+    while (ok) {
+        struct timespec ts = { 0, 100000000 };
+        nanosleep (&ts, NULL);
+        if (s_should_stop (self) || atomic_load (&self->tiers.failed) || self->flow.failed)
+            break;
+        if (sb_kv_clock () - t0 >= self->p.duration_s)
+            break;
+        s_stats (self, &last, 0);
+    }
+    double elapsed = sb_kv_clock () - t0, finished_at = sb_now ();
+    s_end (self);
+    if (self->stopped || !ok) {
+        s_free (self);
+        return;
+    }
+    if (atomic_load (&self->tiers.failed)) {
+        s_fail (self, self->tiers.err_op, self->tiers.err_target, self->tiers.err_no, self->tiers.err);
+        s_free (self);
+        return;
+    }
+    if (self->flow.failed || self->oom) {
+        s_fail (self, "kvcache", "", ENOMEM, "kvcache: out of memory for the requests or their figures");
+        s_free (self);
+        return;
+    }
+    s_stats (self, &last, 1);
+    sb_kv_report_t rep = {
+        .rank = r->rank, .trial = self->trial, .seed = self->seed, .elapsed = elapsed,
+        .prefix_caching = self->p.prefix_caching, .tiers = &self->tiers, .queue_max = 0,
+        .requests = self->requests, .tokens = self->tokens, .mt_hits = self->mt_hits, .mt_misses = self->mt_misses,
+        .total_storage = self->total_storage, .total_gen = self->total_gen,
+        .e2e = &self->e2e, .storage = &self->storage, .gen = &self->gen,
+        .prefix_hits = self->prefix_hits, .prefix_misses = self->prefix_misses,
+        .system_prompt_reuse = self->system_prompt_reuse, .bytes_saved = self->bytes_saved,
+    };
+    size_t depth;
+    sb_kv_flow_depth (&self->flow, &depth, &rep.queue_max);
+    for (int i = 0; i < SB_KV_TYPES; i++)
+        rep.by_type[i] = self->by_type[i];
+    for (int q = 0; q < SB_KV_QOS; q++) {
+        rep.by_qos[q] = self->by_qos[q];
+        rep.qos_viol[q] = self->qos_viol[q];
+        rep.qos_ms[q] = &self->qos_ms[q];
+        rep.qos_p95_ms[q] = s_qos_p95_ms[q];
+    }
+    if (sb_kv_report_send (&rep, r->out) != 0) {
+        s_fail (self, "kvcache", "", ENOMEM, "kvcache: out of memory for the rank's figures");
+        s_free (self);
+        return;
+    }
+    sb_msg_t done = { .type = SB_MSG_RANK_DONE };
+    done.u.rank_done.rank = r->rank;
+    done.u.rank_done.epoch = self->trial;
+    done.u.rank_done.samples = self->requests;
+    done.u.rank_done.bytes = self->tiers.st.storage_read + self->tiers.st.storage_written;
+    done.u.rank_done.started_at = started_at;
+    done.u.rank_done.finished_at = finished_at;
+    if (r->out->fn (r->out->ctx, &done) != 0)
+        sb_error ("rank %llu: cannot report the kvcache trial done", (unsigned long long) r->rank);
+    s_free (self);
+}
