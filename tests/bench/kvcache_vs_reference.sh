@@ -57,7 +57,7 @@ case "$(stat -f -c %T "$dir")" in
     tmpfs|ramfs) echo "$dir is a $(stat -f -c %T "$dir"): it has no device to measure; give a disk-backed folder" >&2; exit 1 ;;
 esac
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/sb-kvref.XXXXXX")
+work=$(mktemp -d "${TMPDIR:-/tmp}/sb-kvcache-ref.XXXXXX")
 pids=()
 cleanup () {
     local p
@@ -106,7 +106,6 @@ run_shardbench () {
 exec /usr/bin/time -f "%U %S %M" -o "$work/sb/cpu/worker.\$\$" "$worker" "\$@"
 WRAP
     chmod +x "$work/sb/worker.sh"
-    # TODO(lead): the kvcache.* keys are those of lib/kvcache/kv_params.h; check them against the final CLI.
     SHARDBENCH_WORKER="$work/sb/worker.sh" "$sb" kvcache \
         kvcache.model="$model" kvcache.users="$users" kvcache.duration_s="$duration" \
         kvcache.trials=1 kvcache.pause_s=0 kvcache.cache_dir="$dir" kvcache.seed="$seed" \
@@ -183,7 +182,7 @@ if only != 'reference':
     cols.append(('shardbench', side(sorted(glob.glob(f'{work}/sb/json/rank_*.json')),
                                     sorted(glob.glob(f'{work}/sb/cpu/worker.*')), types)))
 keys = []
-for _, c in cols:
+for _, c in reversed(cols):     # shardbench's first: it has every row
     keys += [k for k in c if k not in keys]
 
 def fmt(v):
