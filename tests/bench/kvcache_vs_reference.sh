@@ -64,6 +64,8 @@ cleanup () {
     for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
     if [ -n "${OUT:-}" ]; then mkdir -p "$OUT" && cp -r "$work"/. "$OUT"/; fi
     rm -rf "$work" "$dir"/rank_*
+    rm -f "$dir/.shardbench.lock"     # the coordinator's lock on its data folder
+    rmdir "$dir" 2>/dev/null || true  # only if nothing else is there
 }
 trap cleanup EXIT
 empty_dir () { rm -rf "$dir"/rank_*; sync; }
