@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "check_main.h"
+#include "engine.h"
 #include "kv_json.h"
 #include "kv_rank.h"
 #include "kv_stats.h"
@@ -149,18 +150,21 @@ s_teardown (void)
     sb_check_remove_tree (s_dir);
 }
 
-/* Run the rank with settings kv (NULL-terminated). */
+/* Run the rank with settings kv (NULL-terminated) on storage (NULL: files
+ * under s_dir) with data root root. */
 static void
-s_run (uint64_t rank, const char *const *kv)
+s_run_on (uint64_t rank, const char *const *kv, const sb_storage_cfg_t *storage, const char *root)
 {
     sb_msg_welcome_t w;
     memset (&w, 0, sizeof w);
     w.ranks = w.total_ranks = 4;
-    w.data_root = s_dir;
+    w.data_root = (char *) root;
     w.io_buffer = 1 << 20;
     sb_storage_cfg_t st;
     memset (&st, 0, sizeof st);
     snprintf (st.engine, sizeof st.engine, "file");
+    if (storage)
+        st = *storage;
     sb_interval_t interval = { .next = 0 };
     sb_sender_t out = { s_capture, NULL };
     sb_kv_rank_t r = { .cfg = &w, .storage = &st, .rank = rank, .out = &out, .interval = &interval,
@@ -174,6 +178,12 @@ s_run (uint64_t rank, const char *const *kv)
     ps.epoch = 7;
     ps.kv = (sb_strs_t) { .count = n, .items = (char **) kv };
     sb_kv_rank_run (&r, &ps);
+}
+
+static void
+s_run (uint64_t rank, const char *const *kv)
+{
+    s_run_on (rank, kv, NULL, s_dir);
 }
 
 /* Run the helper script; its output into out (size), exit status returned. */
@@ -361,6 +371,92 @@ START_TEST (test_cpu_tier)
 }
 END_TEST
 
+/* On an object store ($S3_ENDPOINTS and $S3_BUCKET: the integration test
+ * test_kv_rank_s3.sh starts s3rver): entries are objects rank_<r>/<key>.npy
+ * under the run's prefix, as many as the storage entries, each the header
+ * and body of its .npy (the sizes add up to the bytes written); an object
+ * left there before is removed first. */
+typedef struct {
+    uint64_t n, bytes, other;
+} s_listed_t;
+
+static int
+s_listed (void *ctx, const char *key, size_t len, uint64_t size)
+{
+    s_listed_t *l = ctx;
+    if (len > 4 && memcmp (key + len - 4, ".npy", 4) == 0) {
+        l->n++;
+        l->bytes += size;
+    }
+    else
+        l->other++;
+    return 0;
+}
+
+static void
+s_zeros (void *ctx, uint64_t offset, uint8_t *buf, size_t len)
+{
+    (void) ctx;
+    (void) offset;
+    memset (buf, 0, len);
+}
+
+START_TEST (test_objects)
+{
+    const char *eps = getenv ("S3_ENDPOINTS");
+    const sb_engine_ops_t *ops = sb_engine_find ("s3");
+    if (!eps || !*eps || !ops) {
+        printf ("objects skipped: %s\n", ops ? "no S3_ENDPOINTS (tests/integration/test_kv_rank_s3.sh sets it)"
+                                             : "this build has no s3 engine");
+        return;
+    }
+    sb_storage_cfg_t st;
+    memset (&st, 0, sizeof st);
+    snprintf (st.engine, sizeof st.engine, "s3");
+    snprintf (st.store, sizeof st.store, "%s", getenv ("S3_BUCKET") ? getenv ("S3_BUCKET") : "sbtest");
+    snprintf (st.endpoints[0], sizeof st.endpoints[0], "%s", eps);
+    st.nendpoints = 1;
+    st.max_in_flight = 4;
+    st.connect_timeout_s = 2;
+    st.request_timeout_s = 20;
+    st.max_retries = 1;
+    char err[512], root[128];
+    ck_assert_msg (ops->configure (&st, &(sb_engine_setup_t) { .scheme = ops->schemes[0] }, err, sizeof err) == 0,
+                   "%s", err);
+    snprintf (root, sizeof root, "kv-rank-%d/", (int) getpid ());
+    /* an entry of an earlier run: removed before the trial */
+    sb_storage_open_t how = { .root = "", .rank = 1, .depth = 1, .buffer_bytes = 1 << 20 };
+    sb_storage_error_t e;
+    sb_storage_t *client = sb_storage_open (&st, &how, &e);
+    ck_assert_msg (client != NULL, "%s", e.text);
+    char old[256];
+    snprintf (old, sizeof old, "%srank_1/conv_old_turn_1.npy", root);
+    ck_assert_msg (sb_storage_put (client, old, 100, s_zeros, NULL, 0, &e) == 0, "%s", e.text);
+    s_go_answer = 0;
+    const char *kv[] = { "kvcache.model=tiny-1b", "kvcache.users=2", "kvcache.seed=50", "kvcache.duration_s=1.5",
+                         "kvcache.generation_mode=none", "kvcache.cpu_mem_gb=0", NULL };
+    s_run_on (1, kv, &st, root);
+    ck_assert_msg (s_errors == 0, "%s: %s", s_err_op, s_err_msg);
+    ck_assert_int_eq (s_types[s_nmsgs - 1], SB_MSG_RANK_DONE);
+    ck_assert_msg (strncmp (s_ready_probe, "UNVERIFIABLE: ", 14) == 0, "%s", s_ready_probe);
+    printf ("objects: %llu requests, %llu entries, %llu bytes written, %llu read\n", (unsigned long long) s_req,
+            (unsigned long long) s_ops[SB_KV_OP_STORAGE_ENTRIES], (unsigned long long) s_tier[0],
+            (unsigned long long) s_tier[1]);
+    ck_assert_uint_eq (s_ops[SB_KV_OP_OFFLOADS_STORAGE], s_ops[SB_KV_OP_STORAGE_ENTRIES]);
+    ck_assert_uint_eq (s_ops[SB_KV_OP_READ_OPERATIONS], s_ops[SB_KV_OP_CACHE_HITS]);
+    ck_assert_uint_eq (s_by_type[0] + s_by_type[1] + s_by_type[2], s_req);
+    char prefix[256];
+    snprintf (prefix, sizeof prefix, "%srank_1/", root);
+    s_listed_t l = { 0 };
+    ck_assert_int_ge (sb_storage_list (client, prefix, NULL, NULL, s_listed, &l, &e), 0);
+    ck_assert_uint_eq (l.n, s_ops[SB_KV_OP_STORAGE_ENTRIES]);
+    ck_assert_uint_eq (l.other, 0);
+    /* every object: a 128-byte header (tiny-1b's shapes) and its body */
+    ck_assert_uint_eq (l.bytes, s_tier[0] + 128 * l.n);
+    sb_storage_close (&client);
+}
+END_TEST
+
 /* A misspelt key: ERROR naming the key meant, and nothing else. */
 START_TEST (test_bad_setting)
 {
@@ -402,6 +498,11 @@ s_suite (void)
     tcase_add_test (tc, test_bad_setting);
     tcase_add_test (tc, test_stop);
     suite_add_tcase (s, tc);
+    TCase *objects = tcase_create ("objects");
+    tcase_add_checked_fixture (objects, s_setup, s_teardown);
+    tcase_set_timeout (objects, 60);
+    tcase_add_test (objects, test_objects);
+    suite_add_tcase (s, objects);
     return s;
 }
 
