@@ -14,6 +14,8 @@
  *   bytes adding up to the storage tier's written bytes, no two blocks alike;
  *   the results JSON has the reference's keys in its order, json.dump's
  *   text, and bandwidths = bytes / 2^30 / the window;
+ * - the same with a CPU tier (demotions to files) and O_DIRECT;
+ * - on an object store (tests/integration/test_kv_rank_s3.sh): the objects;
  * - a bad setting: ERROR naming the nearest key, nothing else;
  * - stop() saying 1 in the window: the rank returns and sends nothing more.
  * No timing is asserted. */
@@ -334,12 +336,14 @@ END_TEST
 
 /* A CPU tier of 72 MiB (every entry of these users fits, two rarely): entries go there, older ones are demoted
  * to storage (an eviction each: read from the CPU tier, written and fsync'ed
- * to a file) as the tier passes 80%; the files are still the storage entries. */
+ * to a file) as the tier passes 80%; the files are still the storage entries.
+ * With kvcache.odirect: every file written and read with O_DIRECT. */
 START_TEST (test_cpu_tier)
 {
     s_go_answer = 0;
     const char *kv[] = { "kvcache.model=tiny-1b", "kvcache.users=2", "kvcache.seed=50", "kvcache.duration_s=1.5",
                          "kvcache.generation_mode=none", "kvcache.cpu_mem_gb=0.0703125", "kvcache.verify_storage=0",
+                         "kvcache.odirect=1",
                          NULL };
     s_run (1, kv);
     ck_assert_msg (s_errors == 0, "%s: %s", s_err_op, s_err_msg);

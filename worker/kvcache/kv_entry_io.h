@@ -7,8 +7,9 @@
  * write opens (O_CREAT | O_TRUNC), writes header and body, fsyncs and
  * closes: host time = open + writes, device time = fsync (NVMeBackend.write).
  * A read opens, drops the file's pages (posix_fadvise DONTNEED), closes
- * (host), then opens, reads it whole and closes (device), as NVMeBackend.read
- * before np.load. The body streams from one process-wide read-only noise
+ * (host), then opens, reads it whole and closes (device: np.load), then
+ * copies the entry's bytes once in memory (host: the reference's np.array of
+ * the loaded array), as NVMeBackend.read. The body streams from one process-wide read-only noise
  * buffer at an offset of the entry's key, the first 8 bytes of every 4 KiB
  * block stamped with the key and the block's index (no two blocks alike: a
  * deduplicating store cannot shrink it, as the reference's XOR stamp), through
