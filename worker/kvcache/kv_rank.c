@@ -518,10 +518,8 @@ s_end (s_run_t *self)
         double left = until - sb_kv_clock ();
         if (left <= 0)
             break;
-        struct timespec ts;
+        struct timespec ts;     /* res_cond waits on the wall clock: a tenth of a second at a time */
         clock_gettime (CLOCK_REALTIME, &ts);
-        double s = floor (left > 0.1 ? 0.1 : left);
-        (void) s;
         ts.tv_nsec += 100000000;
         if (ts.tv_nsec >= 1000000000) {
             ts.tv_sec++;
