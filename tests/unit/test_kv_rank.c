@@ -15,6 +15,8 @@
  *   the results JSON has the reference's keys in its order, json.dump's
  *   text, and bandwidths = bytes / 2^30 / the window;
  * - the same with a CPU tier (demotions to files) and O_DIRECT;
+ * - a small storage tier: files deleted least recently used first, never more
+ *   than the capacity left;
  * - on an object store (tests/integration/test_kv_rank_s3.sh): the objects;
  * - a bad setting: ERROR naming the nearest key, nothing else;
  * - stop() saying 1 in the window: the rank returns and sends nothing more.
@@ -375,6 +377,31 @@ START_TEST (test_cpu_tier)
 }
 END_TEST
 
+/* A storage tier of 0.08 GiB (86 MB; an entry of these users is 17 to 68
+ * MB) and one allocation at a time: the least recently used files are
+ * deleted to make room, so the files left never hold more than the capacity;
+ * they are the storage entries. */
+START_TEST (test_capacity)
+{
+    s_go_answer = 0;
+    const char *kv[] = { "kvcache.model=tiny-1b", "kvcache.users=2", "kvcache.seed=50", "kvcache.duration_s=1.5",
+                         "kvcache.generation_mode=none", "kvcache.cpu_mem_gb=0", "kvcache.verify_storage=0",
+                         "kvcache.storage_capacity_gb=0.08", "kvcache.max_concurrent_allocs=1", NULL };
+    s_run (1, kv);
+    ck_assert_msg (s_errors == 0, "%s: %s", s_err_op, s_err_msg);
+    ck_assert_int_eq (s_types[s_nmsgs - 1], SB_MSG_RANK_DONE);
+    printf ("capacity: %llu requests, %llu writes, %llu storage entries, %llu evictions\n", (unsigned long long) s_req,
+            (unsigned long long) s_ops[SB_KV_OP_OFFLOADS_STORAGE], (unsigned long long) s_ops[SB_KV_OP_STORAGE_ENTRIES],
+            (unsigned long long) s_ops[SB_KV_OP_EVICTIONS]);
+    /* an entry written is still there or was evicted (one more evicted uncounted after the window, at most) */
+    ck_assert_uint_le (s_ops[SB_KV_OP_STORAGE_ENTRIES], s_ops[SB_KV_OP_OFFLOADS_STORAGE] - s_ops[SB_KV_OP_EVICTIONS]);
+    char args[PATH_MAX + 128], out[4096];
+    snprintf (args, sizeof args, "entries '%srank_1' %llu -1 %llu", s_dir,
+              (unsigned long long) s_ops[SB_KV_OP_STORAGE_ENTRIES], (unsigned long long) (0.08 * 1073741824.0));
+    ck_assert_msg (s_python (args, out, sizeof out) == 0, "%s", out);
+}
+END_TEST
+
 /* On an object store ($S3_ENDPOINTS and $S3_BUCKET: the integration test
  * test_kv_rank_s3.sh starts s3rver): entries are objects rank_<r>/<key>.npy
  * under the run's prefix, as many as the storage entries, each the header
@@ -499,6 +526,7 @@ s_suite (void)
     tcase_add_test (tc, test_ready_counts);
     tcase_add_test (tc, test_trial);
     tcase_add_test (tc, test_cpu_tier);
+    tcase_add_test (tc, test_capacity);
     tcase_add_test (tc, test_bad_setting);
     tcase_add_test (tc, test_stop);
     suite_add_tcase (s, tc);

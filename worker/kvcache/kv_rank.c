@@ -477,7 +477,7 @@ s_start (s_run_t *self)
     }
     pthread_attr_t attr;
     pthread_attr_init (&attr);
-    pthread_attr_setstacksize (&attr, 256 << 10);   /* 500 threads: their stacks stay small */
+    pthread_attr_setstacksize (&attr, 1 << 20);    /* 500 threads: 1 MiB each is room for an object store client's calls */
     for (size_t i = 0; i < n; i++) {
         pthread_mutex_lock (&self->res_lock);
         self->live++;
@@ -654,6 +654,7 @@ s_free (s_run_t *self)
     pthread_mutex_destroy (&self->res_lock);
     pthread_cond_destroy (&self->res_cond);
     pthread_mutex_destroy (&self->rng.lock);
+    free (self);
 }
 
 void
