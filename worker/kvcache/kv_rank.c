@@ -695,7 +695,7 @@ sb_kv_rank_run (const sb_kv_rank_t *r, const sb_msg_phase_start_t *ps)
     while (ok) {
         struct timespec ts = { 0, 100000000 };
         nanosleep (&ts, NULL);
-        if (s_should_stop (self) || atomic_load (&self->tiers.failed) || self->flow.failed)
+        if (s_should_stop (self) || atomic_load (&self->tiers.failed) || atomic_load (&self->flow.failed))
             break;
         if (sb_kv_clock () - t0 >= self->p.duration_s)
             break;
@@ -712,7 +712,7 @@ sb_kv_rank_run (const sb_kv_rank_t *r, const sb_msg_phase_start_t *ps)
         s_free (self);
         return;
     }
-    if (self->flow.failed || self->oom) {
+    if (atomic_load (&self->flow.failed) || self->oom) {
         s_fail (self, "kvcache", "", ENOMEM, "kvcache: out of memory for the requests or their figures");
         s_free (self);
         return;
