@@ -9,10 +9,13 @@
 #include <string.h>
 #include <strings.h>
 
-/* config.yaml's model_configs (the names and values the reference loads;
- * its labels, which override models.py's), in config.yaml's order. All are
- * float16. deepseek-v3 gives no kv_heads in config.yaml: models.py's 128
- * stands (MLA does not use it). */
+/* config.yaml's model_configs, in its order: the values and labels the
+ * reference loads when run with --config config.yaml, as the MLPerf wrapper
+ * runs it (without it, models.py's defaults give the same sizes under other
+ * labels: "DeepSeek V3", "Qwen3 32B", "GPT OSS 120B (MoE)"). The newest
+ * upstream models.py and config.yaml list the same nine. All are float16.
+ * deepseek-v3 gives no kv_heads in config.yaml: models.py's 128 stands
+ * (MLA does not use it). */
 static const sb_kv_model_t s_models[] = {
     { "tiny-1b", "Tiny 1B", 12, 1024, 8, 4, 2, 0, 0 },
     { "mistral-7b", "Mistral 7B", 32, 4096, 32, 8, 2, 0, 0 },
@@ -177,8 +180,11 @@ sb_kv_params_option (sb_kv_params_t *p, unsigned option, char *err, size_t n)
     p->duration_s = 300;
     p->gpu_mem_gb = 0;
     snprintf (p->generation_mode, sizeof p->generation_mode, "%s", "none");
-    /* the wrapper's base seed (rank r: 42 + r) and its 90 s sleep; mlpstorage
-     * runs each option three times */
+    /* the wrapper's base seed (rank r: 42 + r) and its 90 s sleep (it
+     * sleeps 90 s before and 90 s after each run: one pause before each
+     * trial keeps the storage idle between trials as long as the first
+     * pause); mlpstorage's validate runs each option three times (its
+     * --trials) */
     p->seed = 42;
     p->pause_s = 90;
     p->trials = 3;

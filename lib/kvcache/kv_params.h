@@ -10,7 +10,8 @@
  *   CLOSED options turn it off; any other value is refused;
  * - seed 42 (theirs: unseeded): a run must be reproducible; 42 is the MLPerf
  *   wrapper's base seed;
- * - trials 1, pause_s 0: one run of kv-cache.py, no wrapper around it.
+ * - trials 1, pause_s 0: one run of kv-cache.py, no wrapper around it;
+ * - duration_s may have a fraction (theirs: whole seconds), for short tests.
  * mlpstorage never relies on these: it runs the wrapper, which passes every
  * value of its option (sb_kv_params_option). */
 #ifndef SB_KV_PARAMS_H
@@ -24,7 +25,7 @@ typedef struct {
     uint64_t users;                /* kvcache.users (per rank, as the reference's --num-users) */
     double   duration_s;           /* kvcache.duration_s (--duration) */
     uint64_t trials;               /* kvcache.trials: runs of the option (mlpstorage's 3) */
-    double   pause_s;              /* kvcache.pause_s: before each trial (the wrapper sleeps 90 s) */
+    double   pause_s;              /* kvcache.pause_s: before each trial (the wrapper sleeps 90 s before and after) */
     char     cache_dir[4096];      /* kvcache.cache_dir (becomes WELCOME data_root); "" the run's default */
     double   cpu_mem_gb;           /* kvcache.cpu_mem_gb (--cpu-mem-gb, GiB), 0: no CPU tier */
     double   gpu_mem_gb;           /* kvcache.gpu_mem_gb: only 0 accepted (no GPU tier) */
@@ -57,7 +58,9 @@ int sb_kv_params_set (sb_kv_params_t *p, const char *key, const char *value, cha
  * model known, gpu_mem_gb 0, ... Returns 0, or -1 naming the key in err. */
 int sb_kv_params_check (const sb_kv_params_t *p, char *err, size_t n);
 
-/* Every key as "key=value" (malloc'ed array of malloc'ed strings, the
+/* The form of PHASE_START's kv (an sb_strs_t of lib/proto, which frees it
+ * with the message: sb_kv_params_to_strs (p, &ps.kv.items, &ps.kv.count)).
+ * Every key as "key=value" (malloc'ed array of malloc'ed strings, the
  * option first as "kvcache.option=N": read back, it applies the option's
  * values and the keys after it give theirs); from_strs reads them back to
  * the same values (doubles in the fewest digits that read back exactly). to_strs returns 0, or -1

@@ -105,9 +105,12 @@ sb_kv_mean (const double *v, size_t n)
 {
     if (n == 0)
         return 0;
-    /* np.add.reduce starts from the first element and adds the pairwise sum
-     * of the rest to it; np.mean then divides by the count */
-    double sum = v[0] + s_pairwise_sum (v + 1, n - 1);
+    /* np.add.reduce walks the array in buffers of 8192 elements (numpy's
+     * default bufsize), adding each buffer's pairwise sum to the running
+     * total from 0; np.mean then divides by the count */
+    double sum = 0;
+    for (size_t i = 0; i < n; i += 8192)
+        sum += s_pairwise_sum (v + i, n - i < 8192 ? n - i : 8192);
     return sum / (double) n;
 }
 

@@ -4,8 +4,9 @@
  * summarises it with np.mean and np.percentile(..., q) (numpy's default
  * 'linear' method); these do the same arithmetic in the same order, so a
  * figure here equals numpy's to the last bit on the same samples:
- * - mean: numpy's pairwise sum (first element, then the rest pairwise in
- *   blocks of 8 up to 128) divided by the count;
+ * - mean: numpy's sum (buffers of 8192 values added in turn, each summed
+ *   pairwise: eight running sums up to 128 values, halves beyond) divided
+ *   by the count;
  * - percentile(q): virtual index (n - 1) * (q / 100), the two neighbours of
  *   the sorted samples, interpolated as numpy's _lerp (a + (b - a) t below
  *   t = 0.5, b - (b - a)(1 - t) from 0.5).
@@ -61,7 +62,7 @@ void sb_kv_samples_init (sb_kv_samples_t *s);
 void sb_kv_samples_free (sb_kv_samples_t *s);
 /* Forget the samples, keep the memory (a new trial). */
 void sb_kv_samples_clear (sb_kv_samples_t *s);
-/* Append one sample (seconds). Returns 0, or -1 when memory runs out (the
+/* Append one sample (seconds, finite: numpy's NaN rules are not followed). Returns 0, or -1 when memory runs out (the
  * sample is not kept). */
 int sb_kv_samples_add (sb_kv_samples_t *s, double seconds);
 size_t sb_kv_samples_count (const sb_kv_samples_t *s);

@@ -136,7 +136,10 @@ sb_py_randbelow (sb_py_random_t *r, uint64_t n)
 int64_t
 sb_py_randint (sb_py_random_t *r, int64_t a, int64_t b)
 {
-    return sb_py_randrange (r, a, b + 1, 1);
+    /* randrange(a, b + 1): b + 1 in unsigned arithmetic, so that b may be
+     * INT64_MAX */
+    uint64_t width = (uint64_t) b - (uint64_t) a + 1;
+    return (int64_t) ((uint64_t) a + sb_py_randbelow (r, width));
 }
 
 int64_t

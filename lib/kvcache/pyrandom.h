@@ -48,11 +48,12 @@ uint64_t sb_py_getrandbits (sb_py_random_t *r, unsigned k);
  * (CPython returns 0 for n 0 too). */
 uint64_t sb_py_randbelow (sb_py_random_t *r, uint64_t n);
 
-/* random.randint(a, b), a <= b: a + _randbelow(b - a + 1). */
+/* random.randint(a, b), a <= b and b - a < 2**64 - 1: a + _randbelow(b - a + 1). */
 int64_t sb_py_randint (sb_py_random_t *r, int64_t a, int64_t b);
 
-/* random.randrange(start, stop, step), step != 0 and a non-empty range
- * (CPython raises ValueError otherwise: here the caller's to check). */
+/* random.randrange(start, stop, step), step != 0 and a non-empty range of
+ * fewer than 2**64 values (CPython raises ValueError for an empty one:
+ * here the caller's to check). */
 int64_t sb_py_randrange (sb_py_random_t *r, int64_t start, int64_t stop, int64_t step);
 
 /* random.choice(seq) for a sequence of n >= 1 elements: the index drawn

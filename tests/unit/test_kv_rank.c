@@ -2,7 +2,7 @@
  * files, driven as the rank actor drives it, its messages collected.
  * - the user set equals the reference's generate_mixed_users under
  *   random.seed(seed + rank) (tests/unit/test_kv_rank.py draws it with the
- *   system's python3; with KVREF_DIR set to the reference's
+ *   system's python3; with SB_KV_REFERENCE set to the reference's
  *   kv_cache_benchmark/ folder, the reference's own function must agree),
  *   user by user, and KV_READY's counts by type and QoS class are its counts,
  *   its probe line the storage check's;
@@ -212,7 +212,7 @@ START_TEST (test_users)
     static char want[1 << 16], got[1 << 16];
     for (size_t s = 0; s < 3; s++) {
         char args[PATH_MAX];
-        const char *ref = getenv ("KVREF_DIR");
+        const char *ref = getenv ("SB_KV_REFERENCE");
         snprintf (args, sizeof args, "users %llu 300 %s", (unsigned long long) seeds[s], ref && *ref ? ref : "");
         ck_assert_int_eq (s_python (args, want, sizeof want), 0);
         sb_kv_rng_t rng;
