@@ -693,8 +693,13 @@ sb_kv_rank_run (const sb_kv_rank_t *r, const sb_msg_phase_start_t *ps)
     r->interval->next = started_at + 1.0;
     int ok = s_start (self) == 0;
     while (ok) {
-        struct timespec ts = { 0, 100000000 };
-        nanosleep (&ts, NULL);
+        /* a tenth of a second at a time (stop() is heard within it), the last one to the window's end */
+        double left = self->p.duration_s - (sb_kv_clock () - t0);
+        if (left > 0) {
+            double nap = left < 0.1 ? left : 0.1;
+            struct timespec ts = { 0, (long) (nap * 1e9) };
+            nanosleep (&ts, NULL);
+        }
         if (s_should_stop (self) || atomic_load (&self->tiers.failed) || atomic_load (&self->flow.failed))
             break;
         if (sb_kv_clock () - t0 >= self->p.duration_s)
