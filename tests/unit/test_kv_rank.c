@@ -18,6 +18,7 @@
  * - a small storage tier: files deleted least recently used first, never more
  *   than the capacity left;
  * - on an object store (tests/integration/test_kv_rank_s3.sh): the objects;
+ * - floats written as Python's repr writes them;
  * - a bad setting: ERROR naming the nearest key, nothing else;
  * - stop() saying 1 in the window: the rank returns and sends nothing more.
  * No timing is asserted. */
@@ -234,6 +235,28 @@ START_TEST (test_users)
         pthread_mutex_destroy (&rng.lock);
         ck_assert_str_eq (got, want);
     }
+}
+END_TEST
+
+/* Floats in the results JSON are written as Python's repr writes them. */
+START_TEST (test_pyfloat)
+{
+    static const double v[] = { 0.0, -0.0, 1.0, -2.5, 0.1, 1e-4, 1e-5, 1.5e-7, 123456789.125, 1e15, 1e16, 1.5e16,
+                                9007199254740993.0, 1.7976931348623157e308, 5e-324, 2.0 / 3.0, 1e22, 0.000123456,
+                                638.8536669983296, 100.0, 1e-300 };
+    size_t n = sizeof v / sizeof *v;
+    char args[4096], want[4096], got[4096];
+    size_t at = (size_t) snprintf (args, sizeof args, "repr");
+    for (size_t i = 0; i < n; i++)
+        at += (size_t) snprintf (args + at, sizeof args - at, " %a", v[i]);
+    ck_assert_int_eq (s_python (args, want, sizeof want), 0);
+    at = 0;
+    for (size_t i = 0; i < n; i++) {
+        char t[64];
+        sb_kv_pyfloat (v[i], t, sizeof t);
+        at += (size_t) snprintf (got + at, sizeof got - at, "%s\n", t);
+    }
+    ck_assert_str_eq (got, want);
 }
 END_TEST
 
@@ -523,6 +546,7 @@ s_suite (void)
     tcase_add_checked_fixture (tc, s_setup, s_teardown);
     tcase_set_timeout (tc, 60);
     tcase_add_test (tc, test_users);
+    tcase_add_test (tc, test_pyfloat);
     tcase_add_test (tc, test_ready_counts);
     tcase_add_test (tc, test_trial);
     tcase_add_test (tc, test_cpu_tier);

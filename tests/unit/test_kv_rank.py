@@ -18,6 +18,9 @@ entries FOLDER EXPECT_FILES EXPECT_BODY_BYTES [MAX_BODY_BYTES]
     them and their bodies add up to EXPECT_BODY_BYTES (-1: not checked), and
     to at most MAX_BODY_BYTES (the storage tier's capacity).
 
+repr HEX...
+    Python's repr of each float (given as C's %a), one a line.
+
 json FILE REQUESTS ELAPSED STORAGE_READ_BYTES STORAGE_WRITTEN_BYTES [QOS]
     FILE is the reference's results JSON with its keys and these figures,
     and its figures agree with each other (QOS: the users' only QoS class).
@@ -166,5 +169,10 @@ def cmd_json(args):
     print('ok')
 
 
+def cmd_repr(args):
+    for a in args:
+        print(repr(float.fromhex(a)))
+
+
 if __name__ == '__main__':
-    {'users': cmd_users, 'entries': cmd_entries, 'json': cmd_json}[sys.argv[1]](sys.argv[2:])
+    {'users': cmd_users, 'entries': cmd_entries, 'json': cmd_json, 'repr': cmd_repr}[sys.argv[1]](sys.argv[2:])
