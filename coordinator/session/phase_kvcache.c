@@ -64,7 +64,7 @@ sess_on_kv_ready (sess_t *self, sess_worker_t *w, const sb_msg_kv_ready_t *m)
     memcpy (r->users_by_type, m->users_by_type.items, sizeof r->users_by_type);
     memcpy (r->users_by_qos, m->users_by_qos.items, sizeof r->users_by_qos);
     snprintf (r->check, sizeof r->check, "%s", m->probe ? m->probe : "");
-    if (strstr (r->check, "unverifiable"))
+    if (strncmp (r->check, "UNVERIFIABLE", 12) == 0)     /* sb_kv_probe_status_name, first in the line */
         self->kv_unverified = 1;
     r->ready = 1;
     self->kv_ready++;

@@ -2,7 +2,7 @@
  * files, driven as the rank actor drives it, its messages collected.
  * - the user set equals the reference's generate_mixed_users under
  *   random.seed(seed + rank) (tests/unit/test_kv_rank.py draws it with the
- *   system's python3; with KVREF_DIR set to the reference's
+ *   system's python3; with SB_KV_REFERENCE set to the reference's
  *   kv_cache_benchmark/ folder, the reference's own function must agree),
  *   user by user, and KV_READY's counts by type and QoS class are its counts,
  *   its probe line the storage check's;
@@ -14,6 +14,11 @@
  *   bytes adding up to the storage tier's written bytes, no two blocks alike;
  *   the results JSON has the reference's keys in its order, json.dump's
  *   text, and bandwidths = bytes / 2^30 / the window;
+ * - the same with a CPU tier (demotions to files) and O_DIRECT;
+ * - a small storage tier: files deleted least recently used first, never more
+ *   than the capacity left;
+ * - on an object store (tests/integration/test_kv_rank_s3.sh): the objects;
+ * - floats written as Python's repr writes them;
  * - a bad setting: ERROR naming the nearest key, nothing else;
  * - stop() saying 1 in the window: the rank returns and sends nothing more.
  * No timing is asserted. */
@@ -27,6 +32,7 @@
 #include <unistd.h>
 
 #include "check_main.h"
+#include "engine.h"
 #include "kv_json.h"
 #include "kv_rank.h"
 #include "kv_stats.h"
@@ -149,18 +155,21 @@ s_teardown (void)
     sb_check_remove_tree (s_dir);
 }
 
-/* Run the rank with settings kv (NULL-terminated). */
+/* Run the rank with settings kv (NULL-terminated) on storage (NULL: files
+ * under s_dir) with data root root. */
 static void
-s_run (uint64_t rank, const char *const *kv)
+s_run_on (uint64_t rank, const char *const *kv, const sb_storage_cfg_t *storage, const char *root)
 {
     sb_msg_welcome_t w;
     memset (&w, 0, sizeof w);
     w.ranks = w.total_ranks = 4;
-    w.data_root = s_dir;
+    w.data_root = (char *) root;
     w.io_buffer = 1 << 20;
     sb_storage_cfg_t st;
     memset (&st, 0, sizeof st);
     snprintf (st.engine, sizeof st.engine, "file");
+    if (storage)
+        st = *storage;
     sb_interval_t interval = { .next = 0 };
     sb_sender_t out = { s_capture, NULL };
     sb_kv_rank_t r = { .cfg = &w, .storage = &st, .rank = rank, .out = &out, .interval = &interval,
@@ -174,6 +183,12 @@ s_run (uint64_t rank, const char *const *kv)
     ps.epoch = 7;
     ps.kv = (sb_strs_t) { .count = n, .items = (char **) kv };
     sb_kv_rank_run (&r, &ps);
+}
+
+static void
+s_run (uint64_t rank, const char *const *kv)
+{
+    s_run_on (rank, kv, NULL, s_dir);
 }
 
 /* Run the helper script; its output into out (size), exit status returned. */
@@ -198,7 +213,7 @@ START_TEST (test_users)
     static char want[1 << 16], got[1 << 16];
     for (size_t s = 0; s < 3; s++) {
         char args[PATH_MAX];
-        const char *ref = getenv ("KVREF_DIR");
+        const char *ref = getenv ("SB_KV_REFERENCE");
         snprintf (args, sizeof args, "users %llu 300 %s", (unsigned long long) seeds[s], ref && *ref ? ref : "");
         ck_assert_int_eq (s_python (args, want, sizeof want), 0);
         sb_kv_rng_t rng;
@@ -220,6 +235,28 @@ START_TEST (test_users)
         pthread_mutex_destroy (&rng.lock);
         ck_assert_str_eq (got, want);
     }
+}
+END_TEST
+
+/* Floats in the results JSON are written as Python's repr writes them. */
+START_TEST (test_pyfloat)
+{
+    static const double v[] = { 0.0, -0.0, 1.0, -2.5, 0.1, 1e-4, 1e-5, 1.5e-7, 123456789.125, 1e15, 1e16, 1.5e16,
+                                9007199254740993.0, 1.7976931348623157e308, 5e-324, 2.0 / 3.0, 1e22, 0.000123456,
+                                638.8536669983296, 100.0, 1e-300 };
+    size_t n = sizeof v / sizeof *v;
+    char args[4096], want[4096], got[4096];
+    size_t at = (size_t) snprintf (args, sizeof args, "repr");
+    for (size_t i = 0; i < n; i++)
+        at += (size_t) snprintf (args + at, sizeof args - at, " %a", v[i]);
+    ck_assert_int_eq (s_python (args, want, sizeof want), 0);
+    at = 0;
+    for (size_t i = 0; i < n; i++) {
+        char t[64];
+        sb_kv_pyfloat (v[i], t, sizeof t);
+        at += (size_t) snprintf (got + at, sizeof got - at, "%s\n", t);
+    }
+    ck_assert_str_eq (got, want);
 }
 END_TEST
 
@@ -324,12 +361,14 @@ END_TEST
 
 /* A CPU tier of 72 MiB (every entry of these users fits, two rarely): entries go there, older ones are demoted
  * to storage (an eviction each: read from the CPU tier, written and fsync'ed
- * to a file) as the tier passes 80%; the files are still the storage entries. */
+ * to a file) as the tier passes 80%; the files are still the storage entries.
+ * With kvcache.odirect: every file written and read with O_DIRECT. */
 START_TEST (test_cpu_tier)
 {
     s_go_answer = 0;
     const char *kv[] = { "kvcache.model=tiny-1b", "kvcache.users=2", "kvcache.seed=50", "kvcache.duration_s=1.5",
                          "kvcache.generation_mode=none", "kvcache.cpu_mem_gb=0.0703125", "kvcache.verify_storage=0",
+                         "kvcache.odirect=1",
                          NULL };
     s_run (1, kv);
     ck_assert_msg (s_errors == 0, "%s: %s", s_err_op, s_err_msg);
@@ -358,6 +397,117 @@ START_TEST (test_cpu_tier)
     snprintf (args, sizeof args, "json '%s' %llu %s %llu %llu batch", path, (unsigned long long) s_req, elapsed,
               (unsigned long long) s_tier[1], (unsigned long long) s_tier[0]);
     ck_assert_msg (s_python (args, out, sizeof out) == 0, "%s", out);
+}
+END_TEST
+
+/* A storage tier of 0.08 GiB (86 MB; an entry of these users is 17 to 68
+ * MB) and one allocation at a time: the least recently used files are
+ * deleted to make room, so the files left never hold more than the capacity;
+ * they are the storage entries. */
+START_TEST (test_capacity)
+{
+    s_go_answer = 0;
+    const char *kv[] = { "kvcache.model=tiny-1b", "kvcache.users=2", "kvcache.seed=50", "kvcache.duration_s=1.5",
+                         "kvcache.generation_mode=none", "kvcache.cpu_mem_gb=0", "kvcache.verify_storage=0",
+                         "kvcache.storage_capacity_gb=0.08", "kvcache.max_concurrent_allocs=1", NULL };
+    s_run (1, kv);
+    ck_assert_msg (s_errors == 0, "%s: %s", s_err_op, s_err_msg);
+    ck_assert_int_eq (s_types[s_nmsgs - 1], SB_MSG_RANK_DONE);
+    printf ("capacity: %llu requests, %llu writes, %llu storage entries, %llu evictions\n", (unsigned long long) s_req,
+            (unsigned long long) s_ops[SB_KV_OP_OFFLOADS_STORAGE], (unsigned long long) s_ops[SB_KV_OP_STORAGE_ENTRIES],
+            (unsigned long long) s_ops[SB_KV_OP_EVICTIONS]);
+    /* an entry written is still there or was evicted (one more evicted uncounted after the window, at most) */
+    ck_assert_uint_le (s_ops[SB_KV_OP_STORAGE_ENTRIES], s_ops[SB_KV_OP_OFFLOADS_STORAGE] - s_ops[SB_KV_OP_EVICTIONS]);
+    char args[PATH_MAX + 128], out[4096];
+    snprintf (args, sizeof args, "entries '%srank_1' %llu -1 %llu", s_dir,
+              (unsigned long long) s_ops[SB_KV_OP_STORAGE_ENTRIES], (unsigned long long) (0.08 * 1073741824.0));
+    ck_assert_msg (s_python (args, out, sizeof out) == 0, "%s", out);
+}
+END_TEST
+
+/* On an object store ($S3_ENDPOINTS and $S3_BUCKET: the integration test
+ * test_kv_rank_s3.sh starts s3rver): entries are objects rank_<r>/<key>.npy
+ * under the run's prefix, as many as the storage entries, each the header
+ * and body of its .npy (the sizes add up to the bytes written); an object
+ * left there before is removed first. */
+typedef struct {
+    uint64_t n, bytes, other;
+} s_listed_t;
+
+static int
+s_listed (void *ctx, const char *key, size_t len, uint64_t size)
+{
+    s_listed_t *l = ctx;
+    if (len > 4 && memcmp (key + len - 4, ".npy", 4) == 0) {
+        l->n++;
+        l->bytes += size;
+    }
+    else
+        l->other++;
+    return 0;
+}
+
+static void
+s_zeros (void *ctx, uint64_t offset, uint8_t *buf, size_t len)
+{
+    (void) ctx;
+    (void) offset;
+    memset (buf, 0, len);
+}
+
+START_TEST (test_objects)
+{
+    const char *eps = getenv ("S3_ENDPOINTS");
+    const sb_engine_ops_t *ops = sb_engine_find ("s3");
+    if (!eps || !*eps || !ops) {
+        printf ("objects skipped: %s\n", ops ? "no S3_ENDPOINTS (tests/integration/test_kv_rank_s3.sh sets it)"
+                                             : "this build has no s3 engine");
+        return;
+    }
+    sb_storage_cfg_t st;
+    memset (&st, 0, sizeof st);
+    snprintf (st.engine, sizeof st.engine, "s3");
+    snprintf (st.store, sizeof st.store, "%s", getenv ("S3_BUCKET") ? getenv ("S3_BUCKET") : "sbtest");
+    snprintf (st.endpoints[0], sizeof st.endpoints[0], "%s", eps);
+    st.nendpoints = 1;
+    st.max_in_flight = 4;
+    st.connect_timeout_s = 2;
+    st.request_timeout_s = 20;
+    st.max_retries = 1;
+    char err[512], root[128];
+    ck_assert_msg (ops->configure (&st, &(sb_engine_setup_t) { .scheme = ops->schemes[0] }, err, sizeof err) == 0,
+                   "%s", err);
+    snprintf (root, sizeof root, "kv-rank-%d/", (int) getpid ());
+    /* an entry of an earlier run: removed before the trial */
+    sb_storage_open_t how = { .root = "", .rank = 1, .depth = 1, .buffer_bytes = 1 << 20 };
+    sb_storage_error_t e;
+    sb_storage_t *client = sb_storage_open (&st, &how, &e);
+    ck_assert_msg (client != NULL, "%s", e.text);
+    char old[256];
+    snprintf (old, sizeof old, "%srank_1/conv_old_turn_1.npy", root);
+    ck_assert_msg (sb_storage_put (client, old, 100, s_zeros, NULL, 0, &e) == 0, "%s", e.text);
+    s_go_answer = 0;
+    const char *kv[] = { "kvcache.model=tiny-1b", "kvcache.users=2", "kvcache.seed=50", "kvcache.duration_s=1.5",
+                         "kvcache.generation_mode=none", "kvcache.cpu_mem_gb=0", NULL };
+    s_run_on (1, kv, &st, root);
+    ck_assert_msg (s_errors == 0, "%s: %s", s_err_op, s_err_msg);
+    ck_assert_int_eq (s_types[s_nmsgs - 1], SB_MSG_RANK_DONE);
+    ck_assert_msg (strncmp (s_ready_probe, "UNVERIFIABLE: ", 14) == 0, "%s", s_ready_probe);
+    printf ("objects: %llu requests, %llu entries, %llu bytes written, %llu read\n", (unsigned long long) s_req,
+            (unsigned long long) s_ops[SB_KV_OP_STORAGE_ENTRIES], (unsigned long long) s_tier[0],
+            (unsigned long long) s_tier[1]);
+    ck_assert_uint_eq (s_ops[SB_KV_OP_OFFLOADS_STORAGE], s_ops[SB_KV_OP_STORAGE_ENTRIES]);
+    ck_assert_uint_eq (s_ops[SB_KV_OP_READ_OPERATIONS], s_ops[SB_KV_OP_CACHE_HITS]);
+    ck_assert_uint_eq (s_by_type[0] + s_by_type[1] + s_by_type[2], s_req);
+    char prefix[256];
+    snprintf (prefix, sizeof prefix, "%srank_1/", root);
+    s_listed_t l = { 0 };
+    ck_assert_int_ge (sb_storage_list (client, prefix, NULL, NULL, s_listed, &l, &e), 0);
+    ck_assert_uint_eq (l.n, s_ops[SB_KV_OP_STORAGE_ENTRIES]);
+    ck_assert_uint_eq (l.other, 0);
+    /* every object: a 128-byte header (tiny-1b's shapes) and its body */
+    ck_assert_uint_eq (l.bytes, s_tier[0] + 128 * l.n);
+    sb_storage_close (&client);
 }
 END_TEST
 
@@ -396,12 +546,19 @@ s_suite (void)
     tcase_add_checked_fixture (tc, s_setup, s_teardown);
     tcase_set_timeout (tc, 60);
     tcase_add_test (tc, test_users);
+    tcase_add_test (tc, test_pyfloat);
     tcase_add_test (tc, test_ready_counts);
     tcase_add_test (tc, test_trial);
     tcase_add_test (tc, test_cpu_tier);
+    tcase_add_test (tc, test_capacity);
     tcase_add_test (tc, test_bad_setting);
     tcase_add_test (tc, test_stop);
     suite_add_tcase (s, tc);
+    TCase *objects = tcase_create ("objects");
+    tcase_add_checked_fixture (objects, s_setup, s_teardown);
+    tcase_set_timeout (objects, 60);
+    tcase_add_test (objects, test_objects);
+    suite_add_tcase (s, objects);
     return s;
 }
 

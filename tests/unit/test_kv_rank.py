@@ -10,12 +10,16 @@ users SEED N [REFERENCE_DIR]
     reference; when REFERENCE_DIR (kv_cache_benchmark/) is given, the
     reference's own function must draw the same.
 
-entries FOLDER EXPECT_FILES EXPECT_BODY_BYTES
+entries FOLDER EXPECT_FILES EXPECT_BODY_BYTES [MAX_BODY_BYTES]
     Every FOLDER/*.npy loads with numpy as the reference's entry (float16,
     shape (12, 2, T, 4, 128) of tiny-1b), its header is byte for byte the one
     np.save writes for that shape, its body is T x 24576 bytes, not all zero,
     and no two of its first 4 KiB blocks are alike; there are EXPECT_FILES of
-    them and their bodies add up to EXPECT_BODY_BYTES (-1: not checked).
+    them and their bodies add up to EXPECT_BODY_BYTES (-1: not checked), and
+    to at most MAX_BODY_BYTES (the storage tier's capacity).
+
+repr HEX...
+    Python's repr of each float (given as C's %a), one a line.
 
 json FILE REQUESTS ELAPSED STORAGE_READ_BYTES STORAGE_WRITTEN_BYTES [QOS]
     FILE is the reference's results JSON with its keys and these figures,
@@ -86,6 +90,8 @@ def cmd_entries(args):
         assert any(any(b) for b in blocks) or not blocks, name + ': all zero'
         body += size
     assert want_body < 0 or body == want_body, (body, want_body)
+    if len(args) > 3:
+        assert body <= int(args[3]), ('over the capacity', body, int(args[3]))
     print(len(names), body)
 
 
@@ -163,5 +169,10 @@ def cmd_json(args):
     print('ok')
 
 
+def cmd_repr(args):
+    for a in args:
+        print(repr(float.fromhex(a)))
+
+
 if __name__ == '__main__':
-    {'users': cmd_users, 'entries': cmd_entries, 'json': cmd_json}[sys.argv[1]](sys.argv[2:])
+    {'users': cmd_users, 'entries': cmd_entries, 'json': cmd_json, 'repr': cmd_repr}[sys.argv[1]](sys.argv[2:])

@@ -7,8 +7,9 @@
  * write opens (O_CREAT | O_TRUNC), writes header and body, fsyncs and
  * closes: host time = open + writes, device time = fsync (NVMeBackend.write).
  * A read opens, drops the file's pages (posix_fadvise DONTNEED), closes
- * (host), then opens, reads it whole and closes (device), as NVMeBackend.read
- * before np.load. The body streams from one process-wide read-only noise
+ * (host), then opens, reads it whole and closes (device: np.load), then
+ * copies the entry's bytes once in memory (host: the reference's np.array of
+ * the loaded array), as NVMeBackend.read. The body streams from one process-wide read-only noise
  * buffer at an offset of the entry's key, the first 8 bytes of every 4 KiB
  * block stamped with the key and the block's index (no two blocks alike: a
  * deduplicating store cannot shrink it, as the reference's XOR stamp), through
@@ -17,6 +18,11 @@
  * exact .npy size (header + body, not a multiple of 4 KiB), so the last
  * piece of a write, shorter than a block, goes through the page cache (the
  * fsync covers it).
+ *
+ * Object storage (an engine with endpoints): an entry is the object
+ * <prefix><key>.npy, PUT whole (device time = the PUT, durable when it
+ * returns), read with one GET of the whole object (device time = the GET),
+ * removed on eviction; the same bytes as the file.
  *
  * CPU tier: the reference copies the entry's array in RAM (np.copy) on a
  * write and on a read; sb_kv_cpu_copy copies the same number of bytes from
@@ -39,8 +45,17 @@ typedef struct {
     double total, device, host;     /* seconds, as the reference's IOTiming */
 } sb_kv_timing_t;
 
+/* A thread's means of I/O: its chunk buffer, and its client of the object
+ * store when entries are objects (a client serves one thread at a time). */
+typedef struct sb_storage sb_storage_t;
 typedef struct {
-    char        dir[4096];          /* the rank's folder, no trailing '/' */
+    uint8_t      *chunk;
+    sb_storage_t *client;
+} sb_kv_buf_t;
+
+typedef struct {
+    char        dir[4096];          /* the rank's folder, no trailing '/'; objects: the key prefix, '/'-ended */
+    int         objects;            /* entries are objects <dir><key>.npy of the client's store */
     int         odirect;
     const sb_kv_model_t *model;     /* the entry's shape (sb_kv_model_shape) and element size */
     uint64_t    bytes_per_token;
@@ -54,24 +69,24 @@ size_t sb_kv_npy_header (const sb_kv_io_t *io, uint64_t tokens, uint8_t *out, si
 /* A chunk buffer of SB_KV_CHUNK bytes aligned to 4 KiB (free()), NULL when out of memory. */
 uint8_t *sb_kv_chunk_new (void);
 
-/* <dir>/<key>.npy into path; 0, or -1 when it does not fit. */
+/* <dir>/<key>.npy (objects: <dir><key>.npy) into path; 0, or -1 when it does not fit. */
 int sb_kv_entry_path (const sb_kv_io_t *io, const char *key, char *path, size_t size);
 
 /* Write the entry key of tokens tokens (body tokens x bytes_per_token bytes).
  * 0 with *t; -1 with *err_no and err (a file cut short is removed; ECANCELED:
  * abort said so). */
-int sb_kv_entry_write (const sb_kv_io_t *io, const char *key, uint64_t tokens, uint8_t *chunk, sb_kv_timing_t *t,
+int sb_kv_entry_write (const sb_kv_io_t *io, const char *key, uint64_t tokens, sb_kv_buf_t *b, sb_kv_timing_t *t,
                        int *err_no, char *err, size_t err_size);
 
 /* Read the entry back whole; it must hold header + tokens x bytes_per_token bytes. */
-int sb_kv_entry_read (const sb_kv_io_t *io, const char *key, uint64_t tokens, uint8_t *chunk, sb_kv_timing_t *t,
+int sb_kv_entry_read (const sb_kv_io_t *io, const char *key, uint64_t tokens, sb_kv_buf_t *b, sb_kv_timing_t *t,
                       int *err_no, char *err, size_t err_size);
 
 /* Remove the entry's file (one that is not there is fine). */
-int sb_kv_entry_delete (const sb_kv_io_t *io, const char *key, int *err_no, char *err, size_t err_size);
+int sb_kv_entry_delete (const sb_kv_io_t *io, const char *key, sb_kv_buf_t *b, int *err_no, char *err, size_t err_size);
 
 /* A CPU-tier copy of bytes bytes (see above); its time in *t (total = device = host). */
-void sb_kv_cpu_copy (const char *key, uint64_t bytes, uint8_t *chunk, sb_kv_timing_t *t);
+void sb_kv_cpu_copy (const char *key, uint64_t bytes, sb_kv_buf_t *b, sb_kv_timing_t *t);
 
 /* Fill buf with the entry's file bytes [offset, offset + len) (header included). */
 void sb_kv_entry_fill (const sb_kv_io_t *io, const char *key, uint64_t tokens, uint64_t offset, uint8_t *buf,

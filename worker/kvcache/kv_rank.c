@@ -139,13 +139,88 @@ s_folder (s_run_t *self, char *dir, size_t size)
     return rc;
 }
 
+/* Objects: the keys rank_<r>/ under data_root (a prefix of the store), the
+ * *.npy there removed as the reference empties its folder. */
+typedef struct {
+    char  **keys;
+    size_t  n, cap;
+    int     oom;
+} s_keys_t;
+
+static int
+s_list_npy (void *ctx, const char *key, size_t len, uint64_t size)
+{
+    (void) size;
+    s_keys_t *k = ctx;
+    if (len < 4 || memcmp (key + len - 4, ".npy", 4) != 0 || memchr (key, '/', len))
+        return 0;
+    if (k->n == k->cap) {
+        size_t cap = k->cap ? 2 * k->cap : 64;
+        char **v = realloc (k->keys, cap * sizeof *v);
+        if (!v)
+            return k->oom = 1;
+        k->keys = v;
+        k->cap = cap;
+    }
+    if (!(k->keys[k->n] = strndup (key, len)))
+        return k->oom = 1;
+    k->n++;
+    return 0;
+}
+
+static int
+s_prefix (s_run_t *self, char *prefix, size_t size)
+{
+    const char *root = self->r->cfg->data_root ? self->r->cfg->data_root : "";
+    size_t n = strlen (root);
+    if (sb_strf (prefix, size, "%s%srank_%llu/", root, n && root[n - 1] != '/' ? "/" : "",
+                 (unsigned long long) self->r->rank) != 0) {
+        s_fail (self, "kvcache", root, ENAMETOOLONG, "kvcache: the cache's key prefix is too long");
+        return -1;
+    }
+    sb_storage_cfg_t *mine = malloc (sizeof *mine);
+    if (!mine) {
+        s_fail (self, "kvcache", prefix, ENOMEM, "kvcache: out of memory");
+        return -1;
+    }
+    sb_storage_for_rank (self->r->storage, self->r->rank, mine);
+    sb_storage_open_t how = { .root = "", .rank = self->r->rank, .depth = 1, .buffer_bytes = SB_KV_CHUNK };
+    sb_storage_error_t e;
+    sb_storage_t *client = sb_storage_open (mine, &how, &e);
+    free (mine);
+    if (!client) {
+        s_fail (self, "open", prefix, e.os_errno, e.text);
+        return -1;
+    }
+    s_keys_t k = { 0 };
+    int rc = sb_storage_list (client, prefix, NULL, NULL, s_list_npy, &k, &e);
+    if (rc < 0 || k.oom)
+        s_fail (self, "list", prefix, k.oom ? ENOMEM : e.os_errno, k.oom ? "kvcache: out of memory listing" : e.text);
+    for (size_t i = 0; rc >= 0 && !k.oom && i < k.n; i++) {
+        char key[PATH_MAX];
+        if (sb_strf (key, sizeof key, "%s%s", prefix, k.keys[i]) != 0)
+            continue;
+        if (sb_storage_remove (client, key, &e) != 0 && !e.missing) {
+            s_fail (self, "remove", key, e.os_errno, e.text);
+            rc = -1;
+        }
+    }
+    for (size_t i = 0; i < k.n; i++)
+        free (k.keys[i]);
+    free (k.keys);
+    sb_storage_close (&client);
+    return rc < 0 || k.oom ? -1 : 0;
+}
+
 /* The storage tier's capacity: storage_capacity_gb, else 95% of the free
  * space (statvfs f_bavail x f_frsize), else unlimited (MultiTierCache). */
 static double
-s_capacity (const s_run_t *self, const char *dir)
+s_capacity (const s_run_t *self, const char *dir, int objects)
 {
     if (self->p.storage_capacity_gb > 0)
         return self->p.storage_capacity_gb * 1073741824.0;
+    if (objects)
+        return INFINITY;    /* an object store's room is not known: the reference's "inf" */
     struct statvfs st;
     if (statvfs (dir, &st) != 0)
         return INFINITY;
@@ -180,7 +255,7 @@ s_sleep (s_run_t *self, double seconds)
 
 /* 0 done or abandoned (the window ended), -1 failed or stopped. */
 static int
-s_serve (s_run_t *self, const sb_kv_request_t *req, uint8_t *chunk)
+s_serve (s_run_t *self, const sb_kv_request_t *req, sb_kv_buf_t *chunk)
 {
     sb_kv_tiers_t *c = &self->tiers;
     double storage = 0, lat;
@@ -290,27 +365,57 @@ s_serve (s_run_t *self, const sb_kv_request_t *req, uint8_t *chunk)
     return 0;
 }
 
+/* The object store's stop (sb_storage_open_t): the rank gives up. */
+static int
+s_abort_cb (void *arg)
+{
+    return atomic_load (&((s_run_t *) arg)->abort);
+}
+
+/* A client of the rank's object store for one thread; NULL (reported) when it cannot be opened. */
+static sb_storage_t *
+s_client (s_run_t *self)
+{
+    sb_storage_cfg_t *mine = malloc (sizeof *mine);
+    if (!mine) {
+        sb_kv_tiers_fail (&self->tiers, "kvcache", "", ENOMEM, "kvcache: out of memory for a storage client");
+        return NULL;
+    }
+    sb_storage_for_rank (self->r->storage, self->r->rank, mine);
+    sb_storage_open_t how = { .root = "", .rank = self->r->rank, .depth = 1,
+                              .buffer_bytes = self->r->cfg->io_buffer ? self->r->cfg->io_buffer : SB_KV_CHUNK,
+                              .stop = s_abort_cb, .stop_arg = self };
+    sb_storage_error_t e;
+    sb_storage_t *client = sb_storage_open (mine, &how, &e);
+    free (mine);
+    if (!client)
+        sb_kv_tiers_fail (&self->tiers, "open", self->tiers.io.dir, e.os_errno ? e.os_errno : EIO, e.text);
+    return client;
+}
+
 static void *
 s_worker_main (void *arg)
 {
     s_run_t *self = arg;
-    uint8_t *chunk = sb_kv_chunk_new ();
-    if (!chunk) {
-        pthread_mutex_lock (&self->res_lock);
-        self->oom = 1;
-        pthread_mutex_unlock (&self->res_lock);
-    }
+    sb_kv_buf_t b = { sb_kv_chunk_new (), NULL };
+    int ready = b.chunk != NULL;
+    if (!ready)
+        sb_kv_tiers_fail (&self->tiers, "kvcache", "", ENOMEM, "kvcache: out of memory for a thread's buffer");
+    else if (self->tiers.io.objects)
+        ready = (b.client = s_client (self)) != NULL;
     sb_kv_request_t req;
-    while (chunk && !atomic_load (&self->tiers.failed)) {
+    while (ready && !atomic_load (&self->tiers.failed)) {
         int r = sb_kv_flow_take (&self->flow, &req);
         if (r < 0)
             break;
         if (r == 0)
             continue;
-        if (s_serve (self, &req, chunk) != 0)
+        if (s_serve (self, &req, &b) != 0)
             break;
     }
-    free (chunk);
+    free (b.chunk);
+    if (b.client)
+        sb_storage_close (&b.client);
     pthread_mutex_lock (&self->res_lock);
     self->live--;
     pthread_cond_broadcast (&self->res_cond);
@@ -372,7 +477,7 @@ s_start (s_run_t *self)
     }
     pthread_attr_t attr;
     pthread_attr_init (&attr);
-    pthread_attr_setstacksize (&attr, 256 << 10);   /* 500 threads: their stacks stay small */
+    pthread_attr_setstacksize (&attr, 1 << 20);    /* 500 threads: 1 MiB each is room for an object store client's calls */
     for (size_t i = 0; i < n; i++) {
         pthread_mutex_lock (&self->res_lock);
         self->live++;
@@ -413,10 +518,8 @@ s_end (s_run_t *self)
         double left = until - sb_kv_clock ();
         if (left <= 0)
             break;
-        struct timespec ts;
+        struct timespec ts;     /* res_cond waits on the wall clock: a tenth of a second at a time */
         clock_gettime (CLOCK_REALTIME, &ts);
-        double s = floor (left > 0.1 ? 0.1 : left);
-        (void) s;
         ts.tv_nsec += 100000000;
         if (ts.tv_nsec >= 1000000000) {
             ts.tv_sec++;
@@ -451,17 +554,12 @@ s_setup (s_run_t *self, const sb_msg_phase_start_t *ps, char *dir, size_t dir_si
         s_fail (self, "kvcache", "", EINVAL, err);
         return -1;
     }
-    if (self->r->storage && (sb_storage_caps (self->r->storage) & SB_ENGINE_OBJECTS)) {
-        snprintf (err, sizeof err, "kvcache: the cache on object storage (engine %s) is not done yet: give"
-                  " kvcache.cache_dir a local folder", self->r->storage->engine);
-        s_fail (self, "kvcache", self->r->cfg->data_root ? self->r->cfg->data_root : "", ENOTSUP, err);
-        return -1;
-    }
+    int objects = self->r->storage && (sb_storage_caps (self->r->storage) & SB_ENGINE_OBJECTS);
     self->trial = ps->epoch;
     self->seed = self->p.seed + self->r->rank;
     self->gen_timing = strcmp (self->p.generation_mode, "fast") == 0 ? 0.002
                      : strcmp (self->p.generation_mode, "realistic") == 0 ? 0.030 : 0.0;
-    if (s_folder (self, dir, dir_size) != 0)
+    if ((objects ? s_prefix (self, dir, dir_size) : s_folder (self, dir, dir_size)) != 0)
         return -1;
     sb_py_seed_u64 (&self->rng.r, self->seed);
     if (!(self->users = calloc (self->p.users, sizeof *self->users))) {
@@ -472,11 +570,12 @@ s_setup (s_run_t *self, const sb_msg_phase_start_t *ps, char *dir, size_t dir_si
     sb_kv_io_t io;
     memset (&io, 0, sizeof io);
     snprintf (io.dir, sizeof io.dir, "%s", dir);
-    io.odirect = self->p.odirect;
+    io.odirect = self->p.odirect && !objects;
+    io.objects = objects;
     io.model = self->model;
     io.bytes_per_token = sb_kv_model_bytes_per_token (self->model);
     io.abort = &self->abort;
-    if (sb_kv_tiers_init (&self->tiers, &io, self->p.cpu_mem_gb * 1073741824.0, s_capacity (self, dir),
+    if (sb_kv_tiers_init (&self->tiers, &io, self->p.cpu_mem_gb * 1073741824.0, s_capacity (self, dir, objects),
                           self->p.max_concurrent_allocs) != 0
         || sb_kv_flow_init (&self->flow, self->users, self->p.users, self->p.multi_turn, &self->rng) != 0) {
         s_fail (self, "kvcache", "", ENOMEM, "kvcache: out of memory for the cache");
@@ -493,6 +592,14 @@ s_check (s_run_t *self, const char *dir, char *line, size_t size)
     line[0] = '\0';
     if (!self->p.verify_storage)
         return 0;
+    static atomic_int warned;   /* once a process: every rank of a worker would say the same */
+    if (self->tiers.io.objects) {
+        snprintf (line, size, "UNVERIFIABLE: %s is on object storage (engine %s): no local device to measure", dir,
+                  self->r->storage->engine);
+        if (!atomic_exchange (&warned, 1))
+            sb_warn ("rank %llu: kvcache: %s", (unsigned long long) self->r->rank, line + 14);
+        return 0;
+    }
     sb_kv_probe_t pr;
     memset (&pr, 0, sizeof pr);
     int rc = sb_kv_probe_folder (dir, 0, self->p.odirect, &pr);
@@ -501,8 +608,6 @@ s_check (s_run_t *self, const char *dir, char *line, size_t size)
         return -1;
     }
     if (pr.status == SB_KV_PROBE_UNVERIFIABLE) {
-        /* once a process: every rank of a worker would say the same */
-        static atomic_int warned;
         if (!atomic_exchange (&warned, 1))
             sb_warn ("rank %llu: kvcache: the storage of %s cannot be checked: %s", (unsigned long long) self->r->rank,
                      dir, pr.why);
@@ -549,6 +654,7 @@ s_free (s_run_t *self)
     pthread_mutex_destroy (&self->res_lock);
     pthread_cond_destroy (&self->res_cond);
     pthread_mutex_destroy (&self->rng.lock);
+    free (self);
 }
 
 void
@@ -587,9 +693,14 @@ sb_kv_rank_run (const sb_kv_rank_t *r, const sb_msg_phase_start_t *ps)
     r->interval->next = started_at + 1.0;
     int ok = s_start (self) == 0;
     while (ok) {
-        struct timespec ts = { 0, 100000000 };
-        nanosleep (&ts, NULL);
-        if (s_should_stop (self) || atomic_load (&self->tiers.failed) || self->flow.failed)
+        /* a tenth of a second at a time (stop() is heard within it), the last one to the window's end */
+        double left = self->p.duration_s - (sb_kv_clock () - t0);
+        if (left > 0) {
+            double nap = left < 0.1 ? left : 0.1;
+            struct timespec ts = { 0, (long) (nap * 1e9) };
+            nanosleep (&ts, NULL);
+        }
+        if (s_should_stop (self) || atomic_load (&self->tiers.failed) || atomic_load (&self->flow.failed))
             break;
         if (sb_kv_clock () - t0 >= self->p.duration_s)
             break;
@@ -606,7 +717,7 @@ sb_kv_rank_run (const sb_kv_rank_t *r, const sb_msg_phase_start_t *ps)
         s_free (self);
         return;
     }
-    if (self->flow.failed || self->oom) {
+    if (atomic_load (&self->flow.failed) || self->oom) {
         s_fail (self, "kvcache", "", ENOMEM, "kvcache: out of memory for the requests or their figures");
         s_free (self);
         return;

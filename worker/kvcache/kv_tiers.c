@@ -165,8 +165,8 @@ s_remove (sb_kv_tiers_t *c, const char *key)
 
 /* ---- failures ---- */
 
-static int
-s_io_failed (sb_kv_tiers_t *c, const char *op, const char *target, int err_no, const char *err)
+int
+sb_kv_tiers_fail (sb_kv_tiers_t *c, const char *op, const char *target, int err_no, const char *err)
 {
     if (err_no == ECANCELED)
         return -1;      /* the rank was told to stop: not a failure of storage */
@@ -260,7 +260,7 @@ s_closed (sb_kv_tiers_t *c)
 
 /* _demote_entry(key, cpu, storage): 1 moved (or no longer on the CPU tier), 0 gone, -1 failed. */
 static int
-s_demote (sb_kv_tiers_t *c, const char *key, uint8_t *chunk)
+s_demote (sb_kv_tiers_t *c, const char *key, sb_kv_buf_t *chunk)
 {
     pthread_mutex_t *lk = s_entry_lock (c, key);
     pthread_mutex_lock (lk);
@@ -286,7 +286,7 @@ s_demote (sb_kv_tiers_t *c, const char *key, uint8_t *chunk)
     if (sb_kv_entry_write (&c->io, key, tokens, chunk, &wt, &err_no, err, sizeof err) != 0) {
         pthread_mutex_unlock (lk);
         s_store_target (c, key, target, sizeof target);
-        return s_io_failed (c, "write", target, err_no, err);
+        return sb_kv_tiers_fail (c, "write", target, err_no, err);
     }
     pthread_mutex_lock (&c->stats_lock);
     pthread_mutex_lock (&c->meta_lock);
@@ -307,7 +307,7 @@ s_demote (sb_kv_tiers_t *c, const char *key, uint8_t *chunk)
 
 /* The terminal tier's eviction of key: its file deleted. 0, or -1 failed. */
 static int
-s_delete (sb_kv_tiers_t *c, const char *key)
+s_delete (sb_kv_tiers_t *c, const char *key, sb_kv_buf_t *chunk)
 {
     pthread_mutex_t *lk = s_entry_lock (c, key);
     pthread_mutex_lock (lk);
@@ -323,10 +323,10 @@ s_delete (sb_kv_tiers_t *c, const char *key)
     pthread_mutex_unlock (&c->meta_lock);
     int err_no;
     char err[4096], target[4096];
-    if (sb_kv_entry_delete (&c->io, key, &err_no, err, sizeof err) != 0) {
+    if (sb_kv_entry_delete (&c->io, key, chunk, &err_no, err, sizeof err) != 0) {
         pthread_mutex_unlock (lk);
         s_store_target (c, key, target, sizeof target);
-        return s_io_failed (c, "remove", target, err_no, err);
+        return sb_kv_tiers_fail (c, "remove", target, err_no, err);
     }
     s_use (c, SB_KV_LOC_STORAGE, -(double) size);
     pthread_mutex_unlock (lk);
@@ -339,7 +339,7 @@ s_delete (sb_kv_tiers_t *c, const char *key)
 
 /* _ensure_space_in_tier: 1 room made (and taken), 0 not, -1 failed. */
 static int
-s_ensure_space (sb_kv_tiers_t *c, int tier, uint64_t required, int depth, uint8_t *chunk)
+s_ensure_space (sb_kv_tiers_t *c, int tier, uint64_t required, int depth, sb_kv_buf_t *chunk)
 {
     double req = (double) required;
     if (tier == SB_KV_LOC_STORAGE && isinf (c->storage_limit)) {
@@ -357,7 +357,7 @@ s_ensure_space (sb_kv_tiers_t *c, int tier, uint64_t required, int depth, uint8_
     size_t n, idx = 0;
     s_lru_t *lru = s_lru (c, tier, &n);
     if (!lru)
-        return s_io_failed (c, "evict", c->io.dir, ENOMEM, "out of memory for the LRU order of the entries");
+        return sb_kv_tiers_fail (c, "evict", c->io.dir, ENOMEM, "out of memory for the LRU order of the entries");
     size_t max_ev = n + 100 > S_EVICT_MIN ? n + 100 : S_EVICT_MIN;
     if (max_ev > S_EVICT_HARD_CAP)
         max_ev = S_EVICT_HARD_CAP;
@@ -375,7 +375,7 @@ s_ensure_space (sb_kv_tiers_t *c, int tier, uint64_t required, int depth, uint8_
         if (idx >= n) {
             free (lru);
             if (!(lru = s_lru (c, tier, &n)))
-                return s_io_failed (c, "evict", c->io.dir, ENOMEM, "out of memory for the LRU order of the entries");
+                return sb_kv_tiers_fail (c, "evict", c->io.dir, ENOMEM, "out of memory for the LRU order of the entries");
             idx = 0;
             if (n == 0) {
                 /* the tier is empty: recount its usage, then decide */
@@ -410,7 +410,7 @@ s_ensure_space (sb_kv_tiers_t *c, int tier, uint64_t required, int depth, uint8_
         }
         s_lru_t *pick = &lru[idx++];
         if (last) {
-            if (s_delete (c, pick->key) != 0) {
+            if (s_delete (c, pick->key, chunk) != 0) {
                 rc = -1;
                 break;
             }
@@ -481,7 +481,7 @@ s_sem_give (sb_kv_tiers_t *c)
 /* ---- allocate / access ---- */
 
 static int
-s_allocate_inner (sb_kv_tiers_t *c, const char *key, uint64_t tokens, uint8_t *chunk, double *latency)
+s_allocate_inner (sb_kv_tiers_t *c, const char *key, uint64_t tokens, sb_kv_buf_t *chunk, double *latency)
 {
     uint64_t size = tokens * c->io.bytes_per_token;
     pthread_mutex_lock (&c->stats_lock);
@@ -515,7 +515,7 @@ s_allocate_inner (sb_kv_tiers_t *c, const char *key, uint64_t tokens, uint8_t *c
         if (sb_kv_entry_write (&c->io, key, tokens, chunk, &t, &err_no, err, sizeof err) != 0) {
             s_use (c, tier, -(double) size);
             s_store_target (c, key, target, sizeof target);
-            return s_io_failed (c, "write", target, err_no, err);
+            return sb_kv_tiers_fail (c, "write", target, err_no, err);
         }
     }
     pthread_mutex_lock (&c->stats_lock);
@@ -526,7 +526,7 @@ s_allocate_inner (sb_kv_tiers_t *c, const char *key, uint64_t tokens, uint8_t *c
         if (tier == SB_KV_LOC_STORAGE) {
             int err_no;
             char err[4096];
-            (void) sb_kv_entry_delete (&c->io, key, &err_no, err, sizeof err);
+            (void) sb_kv_entry_delete (&c->io, key, chunk, &err_no, err, sizeof err);
         }
         *latency = t.total;
         return 1;
@@ -536,7 +536,7 @@ s_allocate_inner (sb_kv_tiers_t *c, const char *key, uint64_t tokens, uint8_t *c
     pthread_mutex_unlock (&c->meta_lock);
     if (ins != 0) {
         pthread_mutex_unlock (&c->stats_lock);
-        return s_io_failed (c, "write", key, ENOMEM, "out of memory for the cache's entries");
+        return sb_kv_tiers_fail (c, "write", key, ENOMEM, "out of memory for the cache's entries");
     }
     if (tier == SB_KV_LOC_CPU) {
         c->st.cpu_written += size;
@@ -557,7 +557,7 @@ s_allocate_inner (sb_kv_tiers_t *c, const char *key, uint64_t tokens, uint8_t *c
 }
 
 int
-sb_kv_allocate (sb_kv_tiers_t *c, const char *key, uint64_t tokens, uint8_t *chunk, double *latency)
+sb_kv_allocate (sb_kv_tiers_t *c, const char *key, uint64_t tokens, sb_kv_buf_t *chunk, double *latency)
 {
     *latency = 0;
     pthread_mutex_lock (&c->meta_lock);
@@ -582,7 +582,7 @@ s_miss (sb_kv_tiers_t *c)
 }
 
 int
-sb_kv_access (sb_kv_tiers_t *c, const char *key, int phase, int cache_type, uint8_t *chunk, int *loc,
+sb_kv_access (sb_kv_tiers_t *c, const char *key, int phase, int cache_type, sb_kv_buf_t *chunk, int *loc,
               double *latency)
 {
     *loc = SB_KV_LOC_NONE;
@@ -639,7 +639,7 @@ sb_kv_access (sb_kv_tiers_t *c, const char *key, int phase, int cache_type, uint
         if (sb_kv_entry_read (&c->io, key, tokens, chunk, &t, &err_no, err, sizeof err) != 0) {
             pthread_mutex_unlock (lk);
             s_store_target (c, key, target, sizeof target);
-            return s_io_failed (c, "read", target, err_no, err);
+            return sb_kv_tiers_fail (c, "read", target, err_no, err);
         }
     }
     pthread_mutex_lock (&c->stats_lock);

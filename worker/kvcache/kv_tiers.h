@@ -71,12 +71,16 @@ void sb_kv_tiers_free (sb_kv_tiers_t *c);
 /* allocate_cache(key, tokens, PREFILL): 1 written (or already cached), 0 not
  * (the reference's failure: nothing written), -1 an I/O failure (kept in c,
  * failed set) or stopped; *latency the write's total seconds (0 when cached). */
-int sb_kv_allocate (sb_kv_tiers_t *c, const char *key, uint64_t tokens, uint8_t *chunk, double *latency);
+int sb_kv_allocate (sb_kv_tiers_t *c, const char *key, uint64_t tokens, sb_kv_buf_t *chunk, double *latency);
 
 /* access_cache(key, phase, cache_type): *loc the entry's tier (SB_KV_LOC_NONE:
  * a miss), *latency the read's total seconds. 0, or -1 an I/O failure / stop. */
-int sb_kv_access (sb_kv_tiers_t *c, const char *key, int phase, int cache_type, uint8_t *chunk, int *loc,
+int sb_kv_access (sb_kv_tiers_t *c, const char *key, int phase, int cache_type, sb_kv_buf_t *chunk, int *loc,
                   double *latency);
+
+/* Keep the first failure (op, target, errno, message) and set failed; -1.
+ * ECANCELED (a stop) is not kept. */
+int sb_kv_tiers_fail (sb_kv_tiers_t *c, const char *op, const char *target, int err_no, const char *err);
 
 /* The window is over: counters freeze (see above). */
 void sb_kv_tiers_close (sb_kv_tiers_t *c);

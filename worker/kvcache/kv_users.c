@@ -84,6 +84,7 @@ sb_kv_flow_init (sb_kv_flow_t *f, const sb_kv_user_t *users, uint64_t n, int mul
     pthread_cond_init (&f->gen_cond, &ca);
     pthread_condattr_destroy (&ca);
     atomic_init (&f->closed, 0);
+    atomic_init (&f->failed, 0);
     return 0;
 }
 
@@ -392,7 +393,7 @@ s_request (sb_kv_flow_t *f, uint32_t i, int64_t *conv, uint64_t *serial)
     if (rc == 0)
         pthread_cond_signal (&f->q_cond);
     else
-        f->failed = 1;
+        atomic_store (&f->failed, 1);
     pthread_mutex_unlock (&f->q_lock);
     return rc;
 }
@@ -406,7 +407,7 @@ s_gen_main (void *arg)
     uint64_t *serial = calloc (f->nusers ? f->nusers : 1, sizeof *serial);
     if (!t.h || !conv || !serial) {
         pthread_mutex_lock (&f->q_lock);
-        f->failed = 1;
+        atomic_store (&f->failed, 1);
         pthread_mutex_unlock (&f->q_lock);
         free (t.h);
         free (conv);

@@ -89,7 +89,7 @@ typedef struct {
     pthread_cond_t   q_cond;            /* a request queued, or the end */
     pthread_cond_t   gen_cond;          /* the generator's timer */
     atomic_int       closed;            /* the window is over: no more requests */
-    int              failed;            /* out of memory in the queue */
+    atomic_int       failed;            /* out of memory in the queue */
     pthread_t        gen;
     int              gen_started;
 } sb_kv_flow_t;
