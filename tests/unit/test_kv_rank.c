@@ -191,7 +191,7 @@ s_run (uint64_t rank, const char *const *kv)
     s_run_on (rank, kv, NULL, s_dir);
 }
 
-/* Run the helper script; its output into out (size), exit status returned. */
+/* Run tests/unit/test_kv_rank.py with args; its output into out (size), its exit status returned. */
 static int
 s_python (const char *args, char *out, size_t size)
 {
