@@ -824,11 +824,18 @@ s_load_workload (sb_config_t *cfg, const char *name, const sb_dlio_args_t *dlio,
  * the key table into *wl. Prints the error and returns -1 on failure. */
 static int
 s_resolve_workload (sb_config_t *cfg, const char *name, const sb_dlio_args_t *dlio, const char **overrides,
-                    size_t noverrides, sb_workload_t *wl)
+                    size_t noverrides, int kvcache, sb_workload_t *wl)
 {
     char err[4096];
     if (s_load_workload (cfg, name, dlio, err, sizeof err) != 0) {
         fprintf (stderr, "shardbench: error: %s\n", err);
+        return -1;
+    }
+    /* a KV-cache run takes only its storage from the preset: it runs no DLIO
+     * framework, so DLIO's refusals of a framework's settings (PyTorch's S3
+     * client library) do not apply to it */
+    if (kvcache && sb_config_set_at (cfg, "framework", "none", "shardbench kvcache", 0) != 0) {
+        fprintf (stderr, "shardbench: out of memory\n");
         return -1;
     }
     for (size_t i = 0; i < noverrides; i++)
@@ -1337,7 +1344,7 @@ s_cmd_run (int argc, char **argv, sb_session_kind_t kind)
                  " the workload (without --bind, the local workers use a private socket)", bind);
 
     sb_workload_t wl;
-    if (s_resolve_workload (cfg, a.workload, &dlio, overrides, noverrides, &wl) != 0)
+    if (s_resolve_workload (cfg, a.workload, &dlio, overrides, noverrides, kind == SB_SESSION_KVCACHE, &wl) != 0)
         goto done;
     /* A workload file is data: it may come from anyone and never chooses a
      * command that runs on other hosts. Only the command line does. */
@@ -1906,7 +1913,7 @@ s_cmd_datasize (int argc, char **argv)
         goto done;
     }
     sb_workload_t wl;
-    if (s_resolve_workload (cfg, workload, NULL, overrides, noverrides, &wl) != 0)
+    if (s_resolve_workload (cfg, workload, NULL, overrides, noverrides, 0, &wl) != 0)
         goto done;
     double record_length;
     const char *how;

@@ -9,6 +9,8 @@
 #include "kv_tiers.h"
 #include "kv_users.h"
 #include "engine.h"
+#include "rank_report.h"
+#include "reader.h"
 #include "log.h"
 #include "util.h"
 
@@ -68,6 +70,10 @@ typedef struct {
     sb_kv_samples_t     e2e, storage, gen, qos_ms[SB_KV_QOS];
     uint64_t            prefix_hits, prefix_misses, system_prompt_reuse, bytes_saved;
     int                 oom;            /* a sample could not be kept */
+    /* an object store's counters per endpoint, gathered from every thread's
+     * client as it ends (res_lock), sent as ENDPOINT_STATS before KV_RESULT */
+    sb_reader_endpoint_t *eps;
+    size_t              neps;
     /* threads */
     pthread_t          *threads;
     size_t              nthreads, live;
@@ -393,6 +399,36 @@ s_client (s_run_t *self)
     return client;
 }
 
+/* Add a thread's client's counters per endpoint to the rank's (before the
+ * client closes): the actor thread sends them. */
+static void
+s_gather_endpoints (s_run_t *self, sb_storage_t *client)
+{
+    sb_storage_stats_t *stats = calloc (SB_MAX_ENDPOINTS, sizeof *stats);
+    size_t n = stats ? sb_storage_stats (client, stats, SB_MAX_ENDPOINTS) : 0;
+    pthread_mutex_lock (&self->res_lock);
+    if (n && !self->eps)
+        self->eps = calloc (SB_MAX_ENDPOINTS, sizeof *self->eps);
+    for (size_t i = 0; i < n && self->eps; i++) {
+        size_t j = 0;
+        while (j < self->neps && strcmp (self->eps[j].endpoint, stats[i].where) != 0)
+            j++;
+        if (j == self->neps) {
+            if (self->neps == SB_MAX_ENDPOINTS)
+                continue;
+            snprintf (self->eps[j].endpoint, sizeof self->eps[j].endpoint, "%s", stats[i].where);
+            self->neps++;
+        }
+        self->eps[j].requests += stats[i].requests;
+        self->eps[j].bytes += stats[i].bytes;
+        self->eps[j].errors += stats[i].errors;
+        self->eps[j].retries += stats[i].retries;
+        sb_histogram_merge_counts (&self->eps[j].latency, stats[i].latency.counts, SB_HISTOGRAM_BINS);
+    }
+    pthread_mutex_unlock (&self->res_lock);
+    free (stats);
+}
+
 static void *
 s_worker_main (void *arg)
 {
@@ -414,8 +450,10 @@ s_worker_main (void *arg)
             break;
     }
     free (b.chunk);
-    if (b.client)
+    if (b.client) {
+        s_gather_endpoints (self, b.client);
         sb_storage_close (&b.client);
+    }
     pthread_mutex_lock (&self->res_lock);
     self->live--;
     pthread_cond_broadcast (&self->res_cond);
@@ -640,6 +678,7 @@ s_kv_ready (s_run_t *self, const char *probe)
 static void
 s_free (s_run_t *self)
 {
+    free (self->eps);
     free (self->threads);
     free (self->users);
     if (self->tiers.table)
@@ -742,6 +781,8 @@ sb_kv_rank_run (const sb_kv_rank_t *r, const sb_msg_phase_start_t *ps)
         rep.qos_ms[q] = &self->qos_ms[q];
         rep.qos_p95_ms[q] = s_qos_p95_ms[q];
     }
+    if (self->neps)     /* the object store's requests, per endpoint (the endpoints table) */
+        sb_report_endpoints (r->out, r->rank, self->eps, self->neps);
     if (sb_kv_report_send (&rep, r->out) != 0) {
         s_fail (self, "kvcache", "", ENOMEM, "kvcache: out of memory for the rank's figures");
         s_free (self);
