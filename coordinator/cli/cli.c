@@ -394,7 +394,7 @@ s_usage_compare (FILE *f)
              "kvcache runs (two or more): storage check, MLPerf Storage division, option,\n"
              "users per rank, trials finished, storage read and write GiB/s and tokens/s\n"
              "(means over the trials), storage p95 and device write/read p95 (the largest\n"
-             "rank's), requests, and requests per user type and QoS class.\n");
+             "rank's), requests completed, and per user type and QoS class.\n");
 }
 
 static void

@@ -327,10 +327,11 @@ sb_kv_report_summary (sqlite3 *db, int64_t run_id, sb_kv_summary_t *s)
     for (size_t t = 0; t < f.ntrials; t++) {
         const sb_kv_trial_sum_t *sum = &f.trial[t].sum;
         /* the largest of any rank's p95 in any trial, as storage p95 */
-        if (sum->lat_has[SB_KV_LAT_WRITE_DEVICE] && !(sum->lat_max[SB_KV_LAT_WRITE_DEVICE][1] <= s->write_device_p95_ms))
-            s->write_device_p95_ms = sum->lat_max[SB_KV_LAT_WRITE_DEVICE][1];
-        if (sum->lat_has[SB_KV_LAT_READ_DEVICE] && !(sum->lat_max[SB_KV_LAT_READ_DEVICE][1] <= s->read_device_p95_ms))
-            s->read_device_p95_ms = sum->lat_max[SB_KV_LAT_READ_DEVICE][1];
+        const double wd = sum->lat_max[SB_KV_LAT_WRITE_DEVICE][1], rd = sum->lat_max[SB_KV_LAT_READ_DEVICE][1];
+        if (sum->lat_has[SB_KV_LAT_WRITE_DEVICE] && !(wd <= s->write_device_p95_ms))
+            s->write_device_p95_ms = wd;
+        if (sum->lat_has[SB_KV_LAT_READ_DEVICE] && !(rd <= s->read_device_p95_ms))
+            s->read_device_p95_ms = rd;
         s->requests += sum->requests;
     }
     s->chatbot = f.chatbot;

@@ -1612,7 +1612,7 @@ sb_report_compare (sqlite3 *db, const int64_t *ids, size_t n, FILE *out)
         S_CMP_ROW (&t, "write device p95 ms (largest rank)", "%.3f", sides,
                    x->has_kv ? x->kv.write_device_p95_ms : NAN);
         S_CMP_ROW (&t, "read device p95 ms (largest rank)", "%.3f", sides, x->has_kv ? x->kv.read_device_p95_ms : NAN);
-        S_CMP_ROW (&t, "requests", "%.0f", sides, x->has_kv ? (double) x->kv.requests : NAN);
+        S_CMP_ROW (&t, "requests completed", "%.0f", sides, x->has_kv ? (double) x->kv.requests : NAN);
         S_CMP_ROW (&t, "tokens/s (mean)", "%.2f", sides, x->has_kv ? x->kv.tokens_per_s : NAN);
         S_CMP_ROW (&t, "requests chatbot", "%.0f", sides, x->has_kv ? (double) x->kv.chatbot : NAN);
         S_CMP_ROW (&t, "requests coding", "%.0f", sides, x->has_kv ? (double) x->kv.coding : NAN);

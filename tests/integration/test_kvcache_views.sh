@@ -194,7 +194,7 @@ def fig(run):
             ('storage p95 ms (largest rank)', p95('request_storage'), '%.3f'),
             ('write device p95 ms (largest rank)', p95('write_device'), '%.3f'),
             ('read device p95 ms (largest rank)', p95('read_device'), '%.3f'),
-            ('requests', sum(r[2] for r in ranks), '%.0f'), ('tokens/s (mean)', tok, '%.2f')] + \
+            ('requests completed', sum(r[2] for r in ranks), '%.0f'), ('tokens/s (mean)', tok, '%.2f')] + \
            [('requests ' + n, sum(r[7 + i] for r in ranks), '%.0f')
             for i, n in enumerate(('chatbot', 'coding', 'document', 'interactive', 'responsive', 'batch'))]
 for (name, a, fmt), (_, b, _) in zip(fig(1), fig(2)):
