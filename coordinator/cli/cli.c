@@ -336,6 +336,18 @@ s_usage_report (FILE *f)
              "                 run          one row: status, retries, errors, page-cache flags,\n"
              "                              DLIO's headline and checkpoint metrics\n"
              "                 checkpoints  one row per checkpoint (duration, GB/s)\n"
+             "                 a kvcache run has the views below and endpoints; any other\n"
+             "                 view is refused (exit status 2), as trials and latency are\n"
+             "                 on any other run:\n"
+             "                 trials       one row per trial (its default): kv_trials, the\n"
+             "                              largest device write/read p50/p95/p99 over\n"
+             "                              the ranks, tokens/s\n"
+             "                 ranks        one row per rank and trial: kv_ranks without\n"
+             "                              its JSON, with its write_device, read_device,\n"
+             "                              request_storage, request_e2e latency columns\n"
+             "                 latency      kv_latency: per trial, rank and operation\n"
+             "                 run          one row: the run, kv_runs, trials finished,\n"
+             "                              requests, tokens/s, MLPerf Storage division\n"
              "--html FILE      a train or checkpoint run as one self-contained HTML page (\"-\":\n"
              "                 stdout); no script, nothing fetched from elsewhere. A run that\n"
              "                 did not succeed shows its error and errors first. Train runs:\n"
@@ -378,7 +390,11 @@ s_usage_compare (FILE *f)
              "checkpoint metrics, duration, retries and errors, each with its ratio to A\n"
              "(B/A, C/A, ...). Runs of different kinds (train, checkpoint, datagen) are said\n"
              "to be so, and only the figures at least two of them have are shown. Runs are\n"
-             "run ids or 'last'. Exit status 2 when a run does not exist.\n");
+             "run ids or 'last'. Exit status 2 when a run does not exist.\n"
+             "kvcache runs (two or more): storage check, MLPerf Storage division, option,\n"
+             "users per rank, trials finished, storage read and write GiB/s and tokens/s\n"
+             "(means over the trials), storage p95 and device write/read p95 (the largest\n"
+             "rank's), requests completed, and per user type and QoS class.\n");
 }
 
 static void
@@ -412,6 +428,8 @@ s_usage_runs (FILE *f)
              "id, kind, workload, label (--label), status, start (local time), duration, DLIO's AU mean %%,\n"
              "verdict (train runs that succeeded: PASS or FAIL against the AU threshold) and series\n"
              "(SERIES #INDEX, with 'warm-up' for a warm-up run).\n"
+             "A kvcache run has no AU ('-'); its verdict is its storage check: ok, unverifiable (no\n"
+             "block device to check against) or refused.\n"
              "--json           a JSON array, one object per run (started_at in Unix seconds)\n");
 }
 

@@ -134,7 +134,8 @@ sb_series_runs (sqlite3 *db, int64_t series_id, sb_series_run_t **rows, size_t *
         " (SELECT coalesce(sum(duration_s), 0) FROM checkpoints c WHERE c.run_id = r.id AND c.op = 'write'),"
         " (SELECT count(*) FROM checkpoints c WHERE c.run_id = r.id AND c.op = 'read'),"
         " (SELECT coalesce(sum(bytes), 0) FROM checkpoints c WHERE c.run_id = r.id AND c.op = 'read'),"
-        " (SELECT coalesce(sum(duration_s), 0) FROM checkpoints c WHERE c.run_id = r.id AND c.op = 'read')"
+        " (SELECT coalesce(sum(duration_s), 0) FROM checkpoints c WHERE c.run_id = r.id AND c.op = 'read'),"
+        " (SELECT storage_check FROM kv_runs k WHERE k.run_id = r.id)"
         " FROM runs r WHERE ?1 <= 0 OR r.series_id = ?1"
         " ORDER BY CASE WHEN ?1 > 0 THEN r.series_index ELSE r.id END, r.id";
     sqlite3_stmt *st = NULL;
@@ -184,6 +185,7 @@ sb_series_runs (sqlite3 *db, int64_t series_id, sb_series_run_t **rows, size_t *
             r->ckpt_bytes[op] = sqlite3_column_int64 (st, 21 + 3 * op);
             r->ckpt_time_s[op] = sqlite3_column_double (st, 22 + 3 * op);
         }
+        s_copy (r->kv_storage_check, sizeof r->kv_storage_check, sqlite3_column_text (st, 26));
     }
     sqlite3_finalize (st);
     if (rc != SQLITE_DONE) {

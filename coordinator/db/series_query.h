@@ -75,6 +75,8 @@ typedef struct {
     /* checkpoint: the checkpoints rows by op (index 0 write, 1 read) */
     int64_t  ckpt_count[2], ckpt_bytes[2];
     double   ckpt_time_s[2];            /* sum of checkpoints.duration_s */
+    /* kvcache: kv_runs.storage_check ("" when the run has no kv_runs row) */
+    char     kv_storage_check[16];
 } sb_series_run_t;
 
 /* The runs of series series_id in series order (series_id <= 0: every run of

@@ -34,20 +34,20 @@ s_fig_free (s_fig_t *f)
     free (f->trial);
 }
 
+/* Load run_id's figures: 1, or 0 when it has no kv_runs row (err says so;
+ * nothing to free), or -1 (err says why; nothing to free). */
 static int
-s_figures (sqlite3 *db, int64_t run_id, s_fig_t *f)
+s_figures_load (sqlite3 *db, int64_t run_id, s_fig_t *f, char *err, size_t err_size)
 {
     memset (f, 0, sizeof *f);
-    char err[1024];
-    int found = sb_kv_run_load (db, run_id, &f->kv, err, sizeof err);
+    int found = sb_kv_run_load (db, run_id, &f->kv, err, err_size);
     if (found <= 0) {
-        fprintf (stderr, "shardbench: report: %s\n", err);
         sb_kv_run_fini (&f->kv);
-        return -1;
+        return found;
     }
     f->trial = calloc (f->kv.ntrials + 1, sizeof *f->trial);
     if (!f->trial) {
-        fprintf (stderr, "shardbench: report: out of memory\n");
+        snprintf (err, err_size, "out of memory");
         sb_kv_run_fini (&f->kv);
         return -1;
     }
@@ -80,7 +80,17 @@ s_figures (sqlite3 *db, int64_t run_id, s_fig_t *f)
         f->tokens /= (double) f->ntrials;
     }
     f->division = sb_kv_division (&f->kv, f->why, sizeof f->why);
-    return 0;
+    return 1;
+}
+
+static int
+s_figures (sqlite3 *db, int64_t run_id, s_fig_t *f)
+{
+    char err[1024];
+    if (s_figures_load (db, run_id, f, err, sizeof err) == 1)
+        return 0;
+    fprintf (stderr, "shardbench: report: %s\n", err);
+    return -1;
 }
 
 /* p50/p95/p99 of latency w, or "-" */
@@ -283,4 +293,53 @@ sb_kv_report_html (sqlite3 *db, int64_t run_id, FILE *out)
              (long long) f.document, (long long) f.interactive, (long long) f.responsive, (long long) f.batch);
     s_fig_free (&f);
     return ferror (out) ? -1 : 0;
+}
+
+int
+sb_kv_report_summary (sqlite3 *db, int64_t run_id, sb_kv_summary_t *s)
+{
+    memset (s, 0, sizeof *s);
+    s_fig_t f;
+    char err[1024];
+    int found = s_figures_load (db, run_id, &f, err, sizeof err);
+    if (found <= 0) {
+        if (found < 0)
+            fprintf (stderr, "shardbench: %s\n", err);
+        return found;
+    }
+    const sb_kv_run_t *kv = &f.kv;
+    snprintf (s->model, sizeof s->model, "%s", kv->model);
+    snprintf (s->storage_check, sizeof s->storage_check, "%s", kv->storage_check);
+    snprintf (s->division, sizeof s->division, "%s", f.division);
+    snprintf (s->division_reason, sizeof s->division_reason, "%s", f.why);
+    s->option = kv->option;
+    s->users = kv->users;
+    s->trials_finished = (int64_t) f.ntrials;
+    s->read_gib_per_s = s->write_gib_per_s = s->tokens_per_s = NAN;
+    s->storage_p95_ms = s->write_device_p95_ms = s->read_device_p95_ms = NAN;
+    if (f.ntrials) {
+        s->read_gib_per_s = f.read;
+        s->write_gib_per_s = f.write;
+        s->tokens_per_s = f.tokens;
+    }
+    if (f.has_storage_p95)
+        s->storage_p95_ms = f.storage_p95;
+    for (size_t t = 0; t < f.ntrials; t++) {
+        const sb_kv_trial_sum_t *sum = &f.trial[t].sum;
+        /* the largest of any rank's p95 in any trial, as storage p95 */
+        const double wd = sum->lat_max[SB_KV_LAT_WRITE_DEVICE][1], rd = sum->lat_max[SB_KV_LAT_READ_DEVICE][1];
+        if (sum->lat_has[SB_KV_LAT_WRITE_DEVICE] && !(wd <= s->write_device_p95_ms))
+            s->write_device_p95_ms = wd;
+        if (sum->lat_has[SB_KV_LAT_READ_DEVICE] && !(rd <= s->read_device_p95_ms))
+            s->read_device_p95_ms = rd;
+        s->requests += sum->requests;
+    }
+    s->chatbot = f.chatbot;
+    s->coding = f.coding;
+    s->document = f.document;
+    s->interactive = f.interactive;
+    s->responsive = f.responsive;
+    s->batch = f.batch;
+    s_fig_free (&f);
+    return 1;
 }

@@ -28,8 +28,11 @@ int sb_report_json (sqlite3 *db, int64_t run_id, FILE *out);
  * slowest rank, "hosts" read latency per epoch and host, "endpoints" the
  * traffic per endpoint, "run" one row of the run's own figures
  * (retries, errors, DLIO's headline and checkpoint metrics),
- * "checkpoints" one row per checkpoint. Returns 0, or -1 when the run does
- * not exist or SQLite fails (message on stderr). */
+ * "checkpoints" one row per checkpoint. A kvcache run has the views of
+ * kv_export.h ("trials" by default) and "endpoints"; the others are refused
+ * for it, as "trials" and "latency" for any other run (message on stderr,
+ * naming the views the run has). Returns 0, or -1 when the run does not
+ * exist, the view is refused or SQLite fails (message on stderr). */
 int sb_report_csv (sqlite3 *db, int64_t run_id, const char *view, FILE *out);
 
 /* 1 when view names a view of sb_report_csv, else 0. */
@@ -53,7 +56,8 @@ void sb_report_html_escape (FILE *out, const char *s);
  * configuration diff (workers, hosts, accelerators, every key of
  * runs.config that differs), then their figures side by side with the
  * ratio of each to A; runs of different kinds are said to be so and only
- * the figures at least two have are shown. Returns 0, or -1 when a run does
+ * the figures at least two have are shown; two or more kvcache runs add
+ * their KV-cache figures (kv_report.h sb_kv_report_summary). Returns 0, or -1 when a run does
  * not exist or SQLite fails (message on stderr; nothing printed). */
 int sb_report_compare (sqlite3 *db, const int64_t *ids, size_t n, FILE *out);
 

@@ -25,6 +25,7 @@
 #include "config_diff.h"
 #include "export_query.h"
 #include "json_out.h"
+#include "kv_export.h"
 #include "kv_report.h"
 #include "workload.h"
 
@@ -1185,7 +1186,8 @@ s_csv_run (sqlite3 *db, const s_run_t *r, FILE *out)
     return 0;
 }
 
-static const char *const s_csv_views[] = { "epochs", "ranks", "detail", "hosts", "endpoints", "run", "checkpoints" };
+static const char *const s_csv_views[] = { "epochs", "ranks", "detail", "hosts", "endpoints", "run", "checkpoints",
+                                           "trials", "latency" };
 
 int
 sb_report_csv_view_known (const char *view)
@@ -1200,13 +1202,32 @@ int
 sb_report_csv (sqlite3 *db, int64_t run_id, const char *view, FILE *out)
 {
     s_run_t r;
+    int view_given = view != NULL;
     if (!view)
         view = "epochs";
     if (s_run_load (db, run_id, &r, "report") != 0)
         return -1;
     int ckpt = !strcmp (r.row.kind, "checkpoint"), rc = -1;
     s_csv_ctx_t c = { out, run_id };
-    if (!strcmp (view, "run"))
+    /* a KV-cache run has views of its own (kv_export.h); those of training
+     * and checkpointing describe figures it does not have, and its own
+     * describe figures no other run has: either asked of the other kind is
+     * refused, naming the views that kind has */
+    int kv = !strcmp (r.row.kind, "kvcache");
+    if (kv && (!view_given || sb_kv_csv_view_own (view)))
+        rc = sb_kv_report_csv (db, run_id, view_given ? view : NULL, out) == 0 ? 0 : -2;
+    else if (kv && strcmp (view, "endpoints") != 0) {
+        fprintf (stderr, "shardbench report: run %lld is a kvcache run: --csv %s describes training or"
+                 " checkpointing; its views are %s\n", (long long) run_id, view, sb_kv_csv_views_text);
+        rc = -2;
+    }
+    else if (!kv && sb_kv_csv_view_only (view)) {
+        fprintf (stderr, "shardbench report: run %lld is a %s run: --csv %s describes a kvcache run; its views"
+                 " are epochs (the default), ranks, detail, hosts, endpoints, run, checkpoints\n",
+                 (long long) run_id, r.row.kind, view);
+        rc = -2;
+    }
+    else if (!strcmp (view, "run"))
         rc = s_csv_run (db, &r, out);
     else if (!strcmp (view, "checkpoints") || (ckpt && !strcmp (view, "epochs")))
         rc = s_csv_checkpoints (db, run_id, out);
@@ -1252,6 +1273,8 @@ typedef struct {
     size_t  checkpoints;
     sb_report_ckpt_metrics_t ckpt;
     char   *full_config;    /* run_inputs.full_config (owned; NULL: recorded before schema 13) */
+    sb_kv_summary_t kv;     /* a KV-cache run's figures (kv_report.h), when has_kv */
+    int     has_kv;
 } s_side_t;
 
 static void
@@ -1337,6 +1360,19 @@ s_side_load (sqlite3 *db, int64_t id, s_side_t *s)
         sb_report_checkpoints_free (ck, s->checkpoints);
         s_run_fini (&s->r);
         return -1;
+    }
+    if (!strcmp (s->r.row.kind, "kvcache")) {
+        int found = sb_kv_report_summary (db, id, &s->kv);
+        if (found < 0) {
+            sb_report_checkpoints_free (ck, s->checkpoints);
+            s_run_fini (&s->r);
+            free (s->full_config);
+            return -1;
+        }
+        s->has_kv = found;
+        /* the model a KV-cache run emulated, not the workload section's */
+        if (found)
+            snprintf (s->r.model, sizeof s->r.model, "%s", s->kv.model);
     }
     s->barrier_wait = ss.n ? ss.wait / (double) ss.n : NAN;
     s->slowest_io_wait = ss.n ? ss.io / (double) ss.n : NAN;
@@ -1554,6 +1590,36 @@ sb_report_compare (sqlite3 *db, const int64_t *ids, size_t n, FILE *out)
         S_CMP_ROW (&t, "load_checkpoint_slowest_rank_io_mean_GB_per_second", "%.3f", sides,
                    x->ckpt.slowest_load_gbps_mean);
         S_CMP_ROW (&t, "checkpoint_written_GB", "%.3f", sides, x->ckpt.written_gb);
+    }
+    size_t nkv = 0;
+    for (size_t i = 0; i < n; i++)
+        nkv += sides[i].has_kv;
+    if (nkv >= 2) {
+        /* the KV-cache figures of the summary (kv_report.h); read/write and
+         * tokens/s: means over each run's trials; p95: the largest rank's */
+        for (size_t i = 0; i < n; i++)
+            v[i] = sides[i].has_kv ? sides[i].kv.storage_check : NULL;
+        s_cmp_text (&t, "storage check", v);
+        for (size_t i = 0; i < n; i++)
+            v[i] = sides[i].has_kv ? sides[i].kv.division : NULL;
+        s_cmp_text (&t, "MLPerf Storage division", v);
+        S_CMP_ROW (&t, "kvcache option", "%.0f", sides, x->has_kv ? (double) x->kv.option : NAN);
+        S_CMP_ROW (&t, "users per rank", "%.0f", sides, x->has_kv ? (double) x->kv.users : NAN);
+        S_CMP_ROW (&t, "trials finished", "%.0f", sides, x->has_kv ? (double) x->kv.trials_finished : NAN);
+        S_CMP_ROW (&t, "storage read GiB/s (mean)", "%.4f", sides, x->has_kv ? x->kv.read_gib_per_s : NAN);
+        S_CMP_ROW (&t, "storage write GiB/s (mean)", "%.4f", sides, x->has_kv ? x->kv.write_gib_per_s : NAN);
+        S_CMP_ROW (&t, "storage p95 ms (largest rank)", "%.3f", sides, x->has_kv ? x->kv.storage_p95_ms : NAN);
+        S_CMP_ROW (&t, "write device p95 ms (largest rank)", "%.3f", sides,
+                   x->has_kv ? x->kv.write_device_p95_ms : NAN);
+        S_CMP_ROW (&t, "read device p95 ms (largest rank)", "%.3f", sides, x->has_kv ? x->kv.read_device_p95_ms : NAN);
+        S_CMP_ROW (&t, "requests completed", "%.0f", sides, x->has_kv ? (double) x->kv.requests : NAN);
+        S_CMP_ROW (&t, "tokens/s (mean)", "%.2f", sides, x->has_kv ? x->kv.tokens_per_s : NAN);
+        S_CMP_ROW (&t, "requests chatbot", "%.0f", sides, x->has_kv ? (double) x->kv.chatbot : NAN);
+        S_CMP_ROW (&t, "requests coding", "%.0f", sides, x->has_kv ? (double) x->kv.coding : NAN);
+        S_CMP_ROW (&t, "requests document", "%.0f", sides, x->has_kv ? (double) x->kv.document : NAN);
+        S_CMP_ROW (&t, "requests interactive", "%.0f", sides, x->has_kv ? (double) x->kv.interactive : NAN);
+        S_CMP_ROW (&t, "requests responsive", "%.0f", sides, x->has_kv ? (double) x->kv.responsive : NAN);
+        S_CMP_ROW (&t, "requests batch", "%.0f", sides, x->has_kv ? (double) x->kv.batch : NAN);
     }
     S_CMP_ROW (&t, "duration s", "%.2f", sides, x->r.row.finished_at - x->r.row.started_at);
     S_CMP_ROW (&t, "retries", "%.0f", sides, (double) x->fail.retries);

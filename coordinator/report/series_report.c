@@ -146,6 +146,10 @@ s_load (sqlite3 *db, int64_t id, sb_series_t *s, sb_series_run_t **runs, size_t 
 static const char *
 s_verdict_word (const sb_series_run_t *r)
 {
+    /* a KV-cache run has no AU to judge: what it can say of itself is
+     * whether its storage check found the cache folder honest */
+    if (!strcmp (r->kind, "kvcache"))
+        return r->kv_storage_check[0] ? r->kv_storage_check : "-";
     if (strcmp (r->kind, "train") != 0 || strcmp (r->status, "succeeded") != 0)
         return "-";
     return r->passed == 1 ? "PASS" : r->passed == 0 ? "FAIL" : "-";
