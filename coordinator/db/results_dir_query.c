@@ -84,3 +84,30 @@ sb_rdq_rows (sqlite3 *db, sb_rdq_t which, int64_t run_id, sb_rdq_row_fn fn, void
     sqlite3_finalize (st);
     return stop;
 }
+
+typedef struct {
+    char  *kind;
+    size_t size;
+    int    found;
+} s_kind_t;
+
+static int
+s_kind_row (const sb_rdq_val_t *cols, int ncols, void *ctx)
+{
+    s_kind_t *k = ctx;
+    if (ncols > 0)
+        snprintf (k->kind, k->size, "%s", cols[0].t);
+    k->found = 1;
+    return 0;
+}
+
+int
+sb_rdq_run_kind (sqlite3 *db, int64_t run_id, char *kind, size_t kind_size, char *err, size_t err_size)
+{
+    s_kind_t k = { .kind = kind, .size = kind_size };
+    if (kind_size)
+        kind[0] = '\0';
+    if (sb_rdq_rows (db, SB_RDQ_RUN, run_id, s_kind_row, &k, err, err_size) != 0)
+        return -1;
+    return k.found;
+}

@@ -1,5 +1,6 @@
 /* results_dir_query: the SQL of the results directory
- * (coordinator/report/results_dir.h). Each query is named by an
+ * (coordinator/report/results_dir.h, and a KV-cache run's hosts, inputs and
+ * overrides for coordinator/report/kv_results_dir.h). Each query is named by an
  * sb_rdq_t; its rows come to a callback as an array of values in the column
  * order the comment beside the name gives. Values are borrowed for the call
  * only. */
@@ -57,5 +58,10 @@ typedef int (*sb_rdq_row_fn) (const sb_rdq_val_t *cols, int ncols, void *ctx);
  * SQLite error in err. */
 int sb_rdq_rows (sqlite3 *db, sb_rdq_t which, int64_t run_id, sb_rdq_row_fn fn, void *ctx, char *err,
                  size_t err_size);
+
+/* The run's kind (runs.kind: 'train', 'kvcache', ...) into kind, read
+ * through SB_RDQ_RUN. Returns 1 when the run exists, 0 when it does not
+ * (kind ""), or -1 with the SQLite error in err. */
+int sb_rdq_run_kind (sqlite3 *db, int64_t run_id, char *kind, size_t kind_size, char *err, size_t err_size);
 
 #endif

@@ -1,5 +1,5 @@
 /* kv_report: the summary of a KV-cache run (runs.kind 'kvcache') read back
- * from the result database (kv_query.h), as text (the end of `shardbench
+ * from the result database (db/kv_query.h), as text (the end of `shardbench
  * kvcache` and `shardbench report`), JSON (`report --json`) and a section
  * of the HTML page (`report --html`).
  *
@@ -10,7 +10,7 @@
  * and read (load) p50/p95/p99. The run: the mean over the trials of those
  * bandwidths and token rates, the largest storage p95, requests per user
  * type and per QoS class over every trial, the storage check and MLPerf
- * Storage's division (kv_query.h sb_kv_division). */
+ * Storage's division (db/kv_query.h sb_kv_division). */
 #ifndef SB_KV_REPORT_H
 #define SB_KV_REPORT_H
 

@@ -1,10 +1,12 @@
 /* kv_results_dir: a KV-cache run as MLPerf Storage's results directory (see
- * kv_results_dir.h). The run is read through kv_query.h; the hosts, inputs
- * and overrides here. */
+ * kv_results_dir.h). The run is read through db/kv_query.h; its hosts,
+ * inputs and overrides through db/results_dir_query.h, the rows a training
+ * run's results directory reads. */
 #include "kv_results_dir.h"
 #include "config.h"
 #include "json_out.h"
 #include "kv_query.h"
+#include "results_dir_query.h"
 #include "results_stamp.h"
 #include "safe_file.h"
 #include "sb_version.h"
@@ -69,22 +71,117 @@ s_run_free (s_run_t *run)
     free (run->cache_dir);
 }
 
-static char *
-s_col (sqlite3_stmt *st, int c, int *oom)
+/* why a row callback stopped (sb_rdq_rows returns it) */
+enum { S_ROW_OOM = 1, S_ROW_SHAPE = 2 };
+
+static int
+s_oom (char *err, size_t err_size)
 {
-    const unsigned char *t = sqlite3_column_text (st, c);
-    char *copy = strdup (t ? (const char *) t : "");
+    snprintf (err, err_size, "results directory: out of memory");
+    return -1;
+}
+
+/* a text column copied; "" for NULL, as SQLite gives text of NULL */
+static char *
+s_dup (const sb_rdq_val_t *v, int *oom)
+{
+    char *copy = strdup (v->t);
     if (!copy)
         *oom = 1;
     return copy;
 }
 
+/* SB_RDQ_WORKERS rows (host, ranks, first_rank, cores, memory): distinct
+ * hosts, in worker order, with their ranks summed */
 static int
-s_sql_failed (sqlite3 *db, const s_run_t *run, sqlite3_stmt *st, char *err, size_t err_size)
+s_worker_row (const sb_rdq_val_t *v, int n, void *ctx)
 {
-    snprintf (err, err_size, "results directory: kvcache run %lld: %s", (long long) run->kv.id, sqlite3_errmsg (db));
-    sqlite3_finalize (st);
-    return -1;
+    s_run_t *run = ctx;
+    if (n < 5)
+        return S_ROW_SHAPE;
+    size_t i = 0;
+    while (i < run->nhosts && strcmp (run->host[i].host, v[0].t) != 0)
+        i++;
+    if (i == run->nhosts) {
+        s_host_t *grown = realloc (run->host, (run->nhosts + 1) * sizeof *grown);
+        if (!grown)
+            return S_ROW_OOM;
+        run->host = grown;
+        memset (&run->host[i], 0, sizeof run->host[i]);
+        run->nhosts++;
+        int oom = 0;
+        run->host[i].host = s_dup (&v[0], &oom);
+        run->host[i].cores = v[3].i;
+        run->host[i].memory = v[4].i;
+        if (oom)
+            return S_ROW_OOM;
+    }
+    run->host[i].ranks += v[1].i;
+    return 0;
+}
+
+/* SB_RDQ_HOST_INFO rows (host, processor, cpuinfo, meminfo): the processor
+ * beside the worker host of that name */
+static int
+s_host_info_row (const sb_rdq_val_t *v, int n, void *ctx)
+{
+    s_run_t *run = ctx;
+    if (n < 2)
+        return S_ROW_SHAPE;
+    for (size_t i = 0; i < run->nhosts; i++)
+        if (!strcmp (run->host[i].host, v[0].t) && !run->host[i].processor && v[1].type != SB_RDQ_NULL) {
+            int oom = 0;
+            run->host[i].processor = s_dup (&v[1], &oom);
+            if (oom)
+                return S_ROW_OOM;
+        }
+    return 0;
+}
+
+/* SB_RDQ_INPUTS (version, command_line, full_config, df): its one row
+ * (run_id is the key) */
+static int
+s_inputs_row (const sb_rdq_val_t *v, int n, void *ctx)
+{
+    s_run_t *run = ctx;
+    if (n < 3)
+        return S_ROW_SHAPE;
+    if (run->version)
+        return 0;
+    int oom = 0;
+    run->version = s_dup (&v[0], &oom);
+    run->command_line = s_dup (&v[1], &oom);
+    run->full_config = s_dup (&v[2], &oom);
+    return oom ? S_ROW_OOM : 0;
+}
+
+/* SB_RDQ_OVERRIDES (override): in order */
+static int
+s_override_row (const sb_rdq_val_t *v, int n, void *ctx)
+{
+    s_run_t *run = ctx;
+    if (n < 1)
+        return S_ROW_SHAPE;
+    char **grown = realloc (run->ovr, (run->novr + 1) * sizeof *grown);
+    if (!grown)
+        return S_ROW_OOM;
+    run->ovr = grown;
+    int oom = 0;
+    run->ovr[run->novr++] = s_dup (&v[0], &oom);
+    return oom ? S_ROW_OOM : 0;
+}
+
+/* rows of `which` through fn: 0, or -1 with err */
+static int
+s_rows (sqlite3 *db, s_run_t *run, sb_rdq_t which, sb_rdq_row_fn fn, char *err, size_t err_size)
+{
+    int rc = sb_rdq_rows (db, which, run->kv.id, fn, run, err, err_size);
+    if (rc == S_ROW_OOM)
+        return s_oom (err, err_size);
+    if (rc == S_ROW_SHAPE)
+        snprintf (err, err_size, "results directory: kvcache run %lld: query %d has too few columns",
+                  (long long) run->kv.id, (int) which);
+    return rc == 0 ? 0 : -1;
 }
 
 /* run_workers as distinct hosts with their ranks summed; run_host_info's
@@ -92,44 +189,9 @@ s_sql_failed (sqlite3 *db, const s_run_t *run, sqlite3_stmt *st, char *err, size
 static int
 s_load_hosts (sqlite3 *db, s_run_t *run, char *err, size_t err_size)
 {
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2 (db, "SELECT w.host, w.ranks, w.cores, w.memory, (SELECT processor FROM run_host_info i"
-                            " WHERE i.run_id = w.run_id AND i.host = w.host) FROM run_workers w WHERE w.run_id = ?"
-                            " ORDER BY w.worker", -1, &st, NULL) != SQLITE_OK
-        || sqlite3_bind_int64 (st, 1, run->kv.id) != SQLITE_OK)
-        return s_sql_failed (db, run, st, err, err_size);
-    int rc, oom = 0;
-    while ((rc = sqlite3_step (st)) == SQLITE_ROW) {
-        const char *h = (const char *) sqlite3_column_text (st, 0);
-        size_t i = 0;
-        while (i < run->nhosts && strcmp (run->host[i].host, h ? h : "") != 0)
-            i++;
-        if (i == run->nhosts) {
-            s_host_t *grown = realloc (run->host, (run->nhosts + 1) * sizeof *grown);
-            if (!grown) {
-                oom = 1;
-                break;
-            }
-            run->host = grown;
-            memset (&run->host[i], 0, sizeof run->host[i]);
-            run->nhosts++;
-            run->host[i].host = s_col (st, 0, &oom);
-            run->host[i].cores = sqlite3_column_int64 (st, 2);
-            run->host[i].memory = sqlite3_column_int64 (st, 3);
-            run->host[i].processor = sqlite3_column_type (st, 4) == SQLITE_NULL ? NULL : s_col (st, 4, &oom);
-        }
-        run->host[i].ranks += sqlite3_column_int64 (st, 1);
-        if (oom)
-            break;
-    }
-    if (oom) {
-        sqlite3_finalize (st);
-        snprintf (err, err_size, "results directory: out of memory");
+    if (s_rows (db, run, SB_RDQ_WORKERS, s_worker_row, err, err_size) != 0
+        || s_rows (db, run, SB_RDQ_HOST_INFO, s_host_info_row, err, err_size) != 0)
         return -1;
-    }
-    if (rc != SQLITE_DONE)
-        return s_sql_failed (db, run, st, err, err_size);
-    sqlite3_finalize (st);
     run->npernode = run->nhosts ? run->host[0].ranks : -1;
     for (size_t i = 1; i < run->nhosts; i++)
         if (run->host[i].ranks != run->npernode)
@@ -140,40 +202,10 @@ s_load_hosts (sqlite3 *db, s_run_t *run, char *err, size_t err_size)
 static int
 s_load_inputs (sqlite3 *db, s_run_t *run, char *err, size_t err_size)
 {
-    sqlite3_stmt *st = NULL;
-    int rc, oom = 0;
-    if (sqlite3_prepare_v2 (db, "SELECT version, command_line, full_config FROM run_inputs WHERE run_id = ?", -1, &st,
-                            NULL) != SQLITE_OK
-        || sqlite3_bind_int64 (st, 1, run->kv.id) != SQLITE_OK)
-        return s_sql_failed (db, run, st, err, err_size);
-    if ((rc = sqlite3_step (st)) == SQLITE_ROW) {
-        run->version = s_col (st, 0, &oom);
-        run->command_line = s_col (st, 1, &oom);
-        run->full_config = s_col (st, 2, &oom);
-    }
-    else if (rc != SQLITE_DONE)
-        return s_sql_failed (db, run, st, err, err_size);
-    sqlite3_finalize (st);
-    if (sqlite3_prepare_v2 (db, "SELECT override FROM run_overrides WHERE run_id = ? ORDER BY seq", -1, &st, NULL)
-            != SQLITE_OK
-        || sqlite3_bind_int64 (st, 1, run->kv.id) != SQLITE_OK)
-        return s_sql_failed (db, run, st, err, err_size);
-    while (!oom && (rc = sqlite3_step (st)) == SQLITE_ROW) {
-        char **grown = realloc (run->ovr, (run->novr + 1) * sizeof *grown);
-        if (!grown) {
-            oom = 1;
-            break;
-        }
-        run->ovr = grown;
-        run->ovr[run->novr++] = s_col (st, 0, &oom);
-    }
-    if (!oom && rc != SQLITE_DONE)
-        return s_sql_failed (db, run, st, err, err_size);
-    sqlite3_finalize (st);
-    if (oom) {
-        snprintf (err, err_size, "results directory: out of memory");
+    if (s_rows (db, run, SB_RDQ_INPUTS, s_inputs_row, err, err_size) != 0
+        || s_rows (db, run, SB_RDQ_OVERRIDES, s_override_row, err, err_size) != 0)
         return -1;
-    }
+    int oom = 0;
     /* the cache folder, where the configuration says (a configuration that
      * does not parse only loses this one value) */
     sb_config_t *cfg = run->full_config ? sb_config_new () : NULL;
@@ -184,11 +216,7 @@ s_load_inputs (sqlite3 *db, s_run_t *run, char *err, size_t err_size)
             oom = 1;
     }
     sb_config_destroy (&cfg);
-    if (oom) {
-        snprintf (err, err_size, "results directory: out of memory");
-        return -1;
-    }
-    return 0;
+    return oom ? s_oom (err, err_size) : 0;
 }
 
 static void

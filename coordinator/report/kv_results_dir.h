@@ -17,7 +17,7 @@
  *
  * The conventions are results_dir.h's: TS the run's start (local time,
  * YYYYMMDD_HHMMSS; the next second while a leaf exists, up to 10 times),
- * DIVISION closed or open by sb_kv_division (kv_query.h; an invalid run goes
+ * DIVISION closed or open by sb_kv_division (db/kv_query.h; an invalid run goes
  * under open with verification "invalid" in its metadata), SUBMITTER the
  * root's sentinel's organisation or --submitter, SYSTEM --system or the
  * coordinator's host. Every file goes through safe_file.h (a new temporary,

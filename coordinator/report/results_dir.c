@@ -1464,19 +1464,9 @@ s_remove_entry (const char *path, const struct stat *st, int flag, struct FTW *f
 static int
 s_is_kvcache (sqlite3 *db, int64_t run_id, char *err, size_t err_size)
 {
-    sqlite3_stmt *st = NULL;
-    int rc = sqlite3_prepare_v2 (db, "SELECT kind = 'kvcache' FROM runs WHERE id = ?", -1, &st, NULL);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int64 (st, 1, run_id);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_step (st);
-    int kv = rc == SQLITE_ROW && sqlite3_column_int (st, 0) == 1;
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-        snprintf (err, err_size, "results directory: run %lld: %s", (long long) run_id, sqlite3_errmsg (db));
-        kv = -1;
-    }
-    sqlite3_finalize (st);
-    return kv;
+    char kind[32];
+    int found = sb_rdq_run_kind (db, run_id, kind, sizeof kind, err, err_size);
+    return found < 0 ? -1 : found && !strcmp (kind, "kvcache");
 }
 
 int

@@ -1,8 +1,9 @@
 /* kv_query: a KV-cache run (runs.kind 'kvcache') read back from the result
  * database: its runs row, kv_runs, kv_trials and every kv_ranks row with
  * the latency figures of kv_latency beside it. What the results directory
- * (kv_results_dir.h) and the report (kv_report.h) say of a run is read
- * through here, so that both say the same. */
+ * (coordinator/report/kv_results_dir.h) and the report
+ * (coordinator/report/kv_report.h) say of a run is read through here, so
+ * that both say the same. */
 #ifndef SB_KV_QUERY_H
 #define SB_KV_QUERY_H
 
