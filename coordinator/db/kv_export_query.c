@@ -36,7 +36,7 @@ static const char s_trials_sql[] =
 
 static const char s_ranks_sql[] =
     "SELECT " S_COL ("r", run_id) ", " S_COL ("r", trial) ", " S_COL ("r", rank) ", " S_COL ("r", host) ", "
-    S_COL ("r", elapsed_s) ", " S_COL ("r", requests) ", " S_COL ("r", generated) ", " S_COL ("r", chatbot) ", "
+    S_COL ("r", elapsed_s) ", " S_COL ("r", started_at) ", " S_COL ("r", finished_at) ", " S_COL ("r", requests) ", " S_COL ("r", generated) ", " S_COL ("r", chatbot) ", "
     S_COL ("r", coding) ", " S_COL ("r", document) ", " S_COL ("r", interactive) ", " S_COL ("r", responsive) ", "
     S_COL ("r", batch) ", " S_COL ("r", users_chatbot) ", " S_COL ("r", users_coding) ", "
     S_COL ("r", users_document) ", " S_COL ("r", users_interactive) ", " S_COL ("r", users_responsive) ", "
