@@ -98,8 +98,9 @@ fi
 # The unit suites whose code runs threads (the read path's channel and
 # loop, the trainer and readers, the progress sampler, the page cache
 # evictor, the catalog's listing streams, the result database's writer, the
-# wire, the sampler's planner, the metrics server's thread), built with ThreadSanitizer (clang): a data
-# race fails the test that met it. tests/tsan.supp names the libraries not
+# wire, the sampler's planner, the metrics server's thread, a KV-cache
+# rank's generator and service threads), built with ThreadSanitizer (clang):
+# a data race fails the test that met it. tests/tsan.supp names the libraries not
 # built with it (libzmq, libczmq), whose hand-over of a frame TSan cannot
 # see. SHARDBENCH_NO_SANITIZE=1 skips this pass too (not in CI).
 if { [ "${SHARDBENCH_NO_SANITIZE:-}" != 1 ] || [ "${CI:-}" = "true" ]; } && command -v clang >/dev/null; then
@@ -115,7 +116,7 @@ if { [ "${SHARDBENCH_NO_SANITIZE:-}" != 1 ] || [ "${CI:-}" = "true" ]; } && comm
     threaded=()
     listed=$(meson test -C "$tbuild" --list 2>/dev/null)
     for t in chan event_loop progress uring_engine trainer_fake reader_engines pagecache catalog resultdb ckpt_rank \
-             wire sampler_plan openmetrics; do
+             wire sampler_plan openmetrics kv_rank; do
         # uring_engine only where liburing is
         grep -qx "shardbench:unit / $t" <<<"$listed" && threaded+=("$t")
     done

@@ -119,6 +119,37 @@ expect_eq "summary: a row per trial, 4 ranks each" "$(grep -cE '^ +[12] +4 ' sb.
 expect_contains "summary: requests by type and class" sb.out "requests by user type: chatbot"
 rm -rf kv
 
+# ---- a worker lost in the window fails the run naming it (the reference would average over the
+# ranks that left a file); SIGINT in the window ends the run within seconds, exit 130
+long="kvcache.model=tiny-1b kvcache.users=2 kvcache.duration_s=60 kvcache.pause_s=0 kvcache.cpu_mem_gb=0
+      kvcache.generation_mode=none kvcache.cache_dir=./kv --accelerators 4 --local 2 --progress off"
+timeout 120 "$SHARDBENCH" kvcache $long --db lost.db >lost.out 2>lost.err &
+coord=$!
+if await_text lost.err "kvcache trial 1/1: 4 ranks started" 60; then
+    read -r host pid < <(sed -n 's/.*shardbench: info: worker 1 joined: \([^ ]*\) pid \([0-9]*\),.*/\1 \2/p' lost.err)
+    kill -9 "$pid"
+    wait "$coord"
+    expect_eq "worker lost: exit status" "$?" 1
+    expect_contains "worker lost: named with its ranks" lost.err "worker 1 on $host (ranks 2-3, pid $pid) ended: killed by signal 9"
+    expect_eq "worker lost: no trial recorded" "$(q lost.db "SELECT (SELECT status FROM runs) || ':' || (SELECT count(*) FROM kv_trials)")" "failed:0"
+else
+    fail "worker lost: the trial never started"; kill "$coord"; wait "$coord"
+fi
+rm -rf kv
+timeout 120 "$SHARDBENCH" kvcache $long --db int.db >int.out 2>int.err &
+coord=$!
+if await_text int.err "kvcache trial 1/1: 4 ranks started" 60; then
+    start=$SECONDS
+    kill -INT "$coord"
+    wait "$coord"
+    expect_eq "SIGINT: exit status" "$?" 130
+    expect_eq "SIGINT: ended well before the window's 60 s" "$(( SECONDS - start < 20 ))" 1
+    expect_eq "SIGINT: the run aborted" "$(q int.db "SELECT status FROM runs")" "aborted"
+else
+    fail "SIGINT: the trial never started"; kill "$coord"; wait "$coord"
+fi
+rm -rf kv
+
 # ---- a preloaded no-op posix_fadvise, then fsync: the storage check refuses the run
 for shim in "$KV_NOOP_FADVISE:posix_fadvise" "$KV_NOOP_FSYNC:fsync"; do
     lib=${shim%%:*} fn=${shim##*:}
