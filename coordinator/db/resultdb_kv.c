@@ -55,7 +55,7 @@ sb_resultdb_kv_add_rank (sb_resultdb_t *db, int64_t run_id, const char *host, co
                           " storage_check, results_json) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
                           "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                           "iiitdiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiddtt", run_id, (int64_t) r->trial, (int64_t) r->rank,
-                          host, r->elapsed_s, (int64_t) r->requests, (int64_t) r->tokens,
+                          host, r->elapsed_s, (int64_t) r->requests, (int64_t) r->generated,
                           (int64_t) r->requests_by_type.items[0], (int64_t) r->requests_by_type.items[1],
                           (int64_t) r->requests_by_type.items[2], (int64_t) r->requests_by_qos.items[0],
                           (int64_t) r->requests_by_qos.items[1], (int64_t) r->requests_by_qos.items[2],

@@ -64,8 +64,9 @@ expect_eq "trial figures = the ranks'" "$(q t.db "SELECT count(*) FROM kv_trials
 expect_eq "run figures = the trials'" "$(q t.db "SELECT count(*) FROM kv_runs k WHERE run_id = $run
     AND abs(read_gib_per_s - (SELECT avg(read_gib_per_s) FROM kv_trials WHERE run_id = $run)) < 1e-9
     AND storage_p95_ms IS (SELECT max(storage_p95_ms) FROM kv_trials WHERE run_id = $run)")" 1
-expect_eq "per rank: its window on the coordinator's clock, inside the trial's" "$(q t.db "SELECT count(*) FROM kv_ranks r JOIN kv_trials t USING (run_id, trial)
-    WHERE r.run_id = $run AND r.started_at >= t.started_at AND r.finished_at <= t.finished_at + 1e-6 AND r.finished_at > r.started_at")" 8
+# (a worker's clock offset is known to half its round trip: the bounds allow a second)
+expect_eq "per rank: its window on the coordinator's clock, within the trial's" "$(q t.db "SELECT count(*) FROM kv_ranks r JOIN kv_trials t USING (run_id, trial)
+    WHERE r.run_id = $run AND r.started_at > t.started_at - 1 AND r.finished_at <= t.finished_at + 1e-6 AND r.finished_at > r.started_at")" 8
 expect_eq "run: requests completed" "$(q t.db "SELECT sum(requests) > 0 FROM kv_ranks WHERE run_id = $run")" 1
 expect_eq "per rank: requests by type and by QoS add up" "$(q t.db "SELECT count(*) FROM kv_ranks WHERE run_id = $run
     AND chatbot + coding + document = requests AND interactive + responsive + batch = requests")" 8
@@ -108,7 +109,8 @@ print('%s:%d' % ('ok' if n and not bad else 'bad ' + ' '.join(bad[:3]), n > 0))
 EOF
 )
 expect_eq "entries: numpy loads them with the reference's shape" "$npy" "ok:1"
-expect_eq "per rank: the results JSON parses with the reference's keys" "$(q t.db "SELECT results_json FROM kv_ranks WHERE run_id = $run AND trial = 1 AND rank = 0" | /usr/bin/python3 -c '
+# (a rank that completed no request has no summary, as the reference's _calculate_stats returns early)
+expect_eq "per rank: the results JSON parses with the reference's keys" "$(q t.db "SELECT results_json FROM kv_ranks WHERE run_id = $run AND requests > 0 ORDER BY trial, rank LIMIT 1" | /usr/bin/python3 -c '
 import json, sys
 d = json.load(sys.stdin)
 s = d["summary"]

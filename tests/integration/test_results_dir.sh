@@ -276,7 +276,7 @@ cp r.db v10.db
 q v10.db "$(schema_v12_sql) PRAGMA user_version = 12"
 sb report 1 --db v10.db --results-dir res10
 expect_eq "schema 12: report --results-dir exit" "$SB_RC" 0
-expect_eq "schema 12: upgraded to 16, no inputs for old runs" "$(q v10.db "PRAGMA user_version"):$(q v10.db "SELECT count(*) FROM run_inputs")" "16:0"
+expect_eq "schema 12: upgraded to 17, no inputs for old runs" "$(q v10.db "PRAGMA user_version"):$(q v10.db "SELECT count(*) FROM run_inputs")" "17:0"
 expect_eq "schema 12: summary.json written" "$(python3 -c "import json,sys; print(json.load(open(sys.argv[1] + '/summary.json'))['num_files_train'])" "$(cat sb.out)")" 32
 
 # 7. a run that fails still leaves its results (mlpstorage writes its metadata in a finally block):

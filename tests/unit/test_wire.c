@@ -558,7 +558,7 @@ START_TEST (test_error_codes_engine_neutral)
         }
     ck_assert_str_eq (order, "rank op target errno_val message endpoint http_status service_code library_code attempt");
     /* the layout changed: the version says so to a peer of the old one */
-    ck_assert_int_eq (SB_PROTO_VERSION, 16);
+    ck_assert_int_eq (SB_PROTO_VERSION, 17);
 
     zsock_t *a, *b;
     s_pair ("codes", &a, &b);

@@ -306,7 +306,7 @@ sb_kv_report_send (const sb_kv_report_t *rep, const sb_sender_t *out)
     k->trial = rep->trial;
     k->elapsed_s = rep->elapsed;
     k->requests = rep->requests;
-    k->tokens = rep->tokens;
+    k->generated = rep->tokens;
     uint64_t by_type[SB_KV_TYPES], by_qos[SB_KV_QOS];
     memcpy (by_type, rep->by_type, sizeof by_type);
     memcpy (by_qos, rep->by_qos, sizeof by_qos);
