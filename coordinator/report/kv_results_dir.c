@@ -4,6 +4,7 @@
  * run's results directory reads. */
 #include "kv_results_dir.h"
 #include "config.h"
+#include "json_doc.h"
 #include "json_out.h"
 #include "kv_query.h"
 #include "results_dir_query.h"
@@ -25,7 +26,6 @@
 
 #define S_GIB 1073741824.0
 #define S_BUMPS 10          /* mlpstorage's reserve_run_directory: up to 10 next seconds */
-#define S_DEPTH 16
 
 /* ------------------------------------------------------------ the run */
 
@@ -262,90 +262,6 @@ s_load (sqlite3 *db, int64_t id, const sb_results_dir_opts_t *opts, s_run_t *run
     return 0;
 }
 
-/* ------------------------------------------------------------ JSON, Python's json.dump (indent 2) */
-
-typedef struct {
-    FILE *f;
-    int   depth;
-    int   first[S_DEPTH];
-} s_json_t;
-
-static void
-s_sep (s_json_t *j, const char *key)
-{
-    if (j->depth > 0) {
-        if (!j->first[j->depth])
-            fputc (',', j->f);
-        fprintf (j->f, "\n%*s", 2 * j->depth, "");
-    }
-    j->first[j->depth] = 0;
-    if (key) {
-        sb_json_str (j->f, key);
-        fputs (": ", j->f);
-    }
-}
-
-static void
-s_open (s_json_t *j, const char *key, char c)
-{
-    s_sep (j, key);
-    fputc (c, j->f);
-    j->first[++j->depth] = 1;
-}
-
-static void
-s_close (s_json_t *j, char c)
-{
-    int empty = j->first[j->depth];
-    j->depth--;
-    if (!empty)
-        fprintf (j->f, "\n%*s", 2 * j->depth, "");
-    fputc (c, j->f);
-}
-
-/* a double as Python's repr writes it (for the figures here): the
- * shortest of 15 to 17 digits that reads back the same, a float always with
- * a '.' or an exponent */
-static void
-s_num (s_json_t *j, const char *key, double v)
-{
-    s_sep (j, key);
-    if (!isfinite (v)) {
-        fputs ("null", j->f);
-        return;
-    }
-    char buf[64];
-    for (int prec = 15; prec <= 17; prec++) {
-        snprintf (buf, sizeof buf, "%.*g", prec, v);
-        if (strtod (buf, NULL) == v)
-            break;
-    }
-    fputs (buf, j->f);
-    if (!strpbrk (buf, ".e"))
-        fputs (".0", j->f);
-}
-
-static void
-s_int (s_json_t *j, const char *key, int64_t v)
-{
-    s_sep (j, key);
-    fprintf (j->f, "%lld", (long long) v);
-}
-
-static void
-s_str (s_json_t *j, const char *key, const char *v)
-{
-    s_sep (j, key);
-    sb_json_str (j->f, v);
-}
-
-static void
-s_raw (s_json_t *j, const char *key, const char *text)
-{
-    s_sep (j, key);
-    fputs (text, j->f);
-}
-
 /* ------------------------------------------------------------ files and folders */
 
 static void
@@ -489,16 +405,16 @@ s_aggregate (const s_run_t *run, s_agg_t *a)
 
 /* the figures reportgen copies (report_generator.py _aggregate_kvcache) */
 static void
-s_jfigures (s_json_t *j, const s_agg_t *a)
+s_jfigures (sb_jdoc_t *j, const s_agg_t *a)
 {
-    s_num (j, "aggregated_read_bandwidth_gbps", a->read);
-    s_num (j, "aggregated_write_bandwidth_gbps", a->write);
-    s_num (j, "aggregated_avg_throughput_tokens_per_sec", a->avg_tokens);
-    s_num (j, "aggregated_storage_throughput_tokens_per_sec", a->storage_tokens);
+    sb_jdoc_num (j, "aggregated_read_bandwidth_gbps", a->read);
+    sb_jdoc_num (j, "aggregated_write_bandwidth_gbps", a->write);
+    sb_jdoc_num (j, "aggregated_avg_throughput_tokens_per_sec", a->avg_tokens);
+    sb_jdoc_num (j, "aggregated_storage_throughput_tokens_per_sec", a->storage_tokens);
     if (a->has_p95)
-        s_num (j, "aggregated_p95_latency_ms", a->p95_storage);
+        sb_jdoc_num (j, "aggregated_p95_latency_ms", a->p95_storage);
     else
-        s_raw (j, "aggregated_p95_latency_ms", "null");
+        sb_jdoc_raw (j, "aggregated_p95_latency_ms", "null");
 }
 
 static int
@@ -509,40 +425,40 @@ s_write_summary (s_run_t *run, char *err, size_t err_size)
         return -1;
     s_agg_t a;
     s_aggregate (run, &a);
-    s_json_t j = { .f = sf.f };
+    sb_jdoc_t j = { .f = sf.f, .indent = 2 };
     char opt[32];
     snprintf (opt, sizeof opt, "%lld", (long long) run->kv.option);
-    s_open (&j, NULL, '{');
-    s_str (&j, "schema_version", "1.0");
-    s_str (&j, "run_datetime", run->ts);
+    sb_jdoc_open (&j, NULL, '{');
+    sb_jdoc_str (&j, "schema_version", "1.0");
+    sb_jdoc_str (&j, "run_datetime", run->ts);
     if (run->npernode >= 0)
-        s_int (&j, "npernode", run->npernode);
+        sb_jdoc_int (&j, "npernode", run->npernode);
     else
-        s_raw (&j, "npernode", "null");
-    s_int (&j, "host_count", (int64_t) run->nhosts);
-    s_int (&j, "total_ranks", run->kv.accelerators);
-    s_int (&j, "trials_per_option", run->kv.trials);
-    s_int (&j, "trials", run->kv.trials);
-    s_str (&j, "model", run->kv.model);
-    s_str (&j, "performance_profile", "latency");
+        sb_jdoc_raw (&j, "npernode", "null");
+    sb_jdoc_int (&j, "host_count", (int64_t) run->nhosts);
+    sb_jdoc_int (&j, "total_ranks", run->kv.accelerators);
+    sb_jdoc_int (&j, "trials_per_option", run->kv.trials);
+    sb_jdoc_int (&j, "trials", run->kv.trials);
+    sb_jdoc_str (&j, "model", run->kv.model);
+    sb_jdoc_str (&j, "performance_profile", "latency");
     /* one Option per shardbench run: the run's figures are the Option's */
     s_jfigures (&j, &a);
-    s_open (&j, "options", '{');
-    s_open (&j, opt, '{');
-    s_int (&j, "option", run->kv.option);
+    sb_jdoc_open (&j, "options", '{');
+    sb_jdoc_open (&j, opt, '{');
+    sb_jdoc_int (&j, "option", run->kv.option);
     s_jfigures (&j, &a);
     /* what reportgen's KVCache table shows as P95 Read Latency, and the
      * device spans Rules.md 6.3.4.3 scores */
     if (a.has_p95) {
-        s_num (&j, "aggregated_storage_read_p95_ms", a.p95_read_total);
-        s_num (&j, "aggregated_device_read_p95_ms", a.p95_read_device);
-        s_num (&j, "aggregated_device_write_p95_ms", a.p95_write_device);
+        sb_jdoc_num (&j, "aggregated_storage_read_p95_ms", a.p95_read_total);
+        sb_jdoc_num (&j, "aggregated_device_read_p95_ms", a.p95_read_device);
+        sb_jdoc_num (&j, "aggregated_device_write_p95_ms", a.p95_write_device);
     }
-    s_int (&j, "rank_count", run->kv.accelerators);
-    s_int (&j, "trial_count", (int64_t) a.trials);
-    s_raw (&j, "partial_failure", a.partial ? "true" : "false");
+    sb_jdoc_int (&j, "rank_count", run->kv.accelerators);
+    sb_jdoc_int (&j, "trial_count", (int64_t) a.trials);
+    sb_jdoc_raw (&j, "partial_failure", a.partial ? "true" : "false");
     /* a rank folder without its file, as mlpstorage lists it */
-    s_open (&j, "missing_files", '[');
+    sb_jdoc_open (&j, "missing_files", '[');
     for (size_t t = 0; t < run->kv.ntrials; t++)
         for (int64_t r = 0; r < run->kv.accelerators; r++) {
             int have = 0;
@@ -553,47 +469,47 @@ s_write_summary (s_run_t *run, char *err, size_t err_size)
             char path[PATH_MAX + 64];
             snprintf (path, sizeof path, "%s/option_%lld/trial_%lld/rank_%lld", run->leaf, (long long) run->kv.option,
                       (long long) (run->kv.trial[t].trial - 1), (long long) r);
-            s_str (&j, NULL, path);
+            sb_jdoc_str (&j, NULL, path);
         }
-    s_close (&j, ']');
-    s_open (&j, "cpu_tier_ranks", '[');
+    sb_jdoc_close (&j, ']');
+    sb_jdoc_open (&j, "cpu_tier_ranks", '[');
     for (size_t i = 0; i < run->kv.nranks; i++)
         if (run->kv.rank[i].storage_entries == 0) {
             char path[PATH_MAX + 128];
             s_rank_path (run, &run->kv.rank[i], path, sizeof path);
-            s_str (&j, NULL, path);
+            sb_jdoc_str (&j, NULL, path);
         }
-    s_close (&j, ']');
-    s_close (&j, '}');
-    s_close (&j, '}');
-    s_raw (&j, "partial_failure", a.partial ? "true" : "false");
+    sb_jdoc_close (&j, ']');
+    sb_jdoc_close (&j, '}');
+    sb_jdoc_close (&j, '}');
+    sb_jdoc_raw (&j, "partial_failure", a.partial ? "true" : "false");
     /* trials asked for that did not finish (mlpstorage: an mpirun that
      * exited non-zero) */
-    s_open (&j, "trial_failures", '[');
+    sb_jdoc_open (&j, "trial_failures", '[');
     for (int64_t t = 1; t <= run->kv.trials; t++) {
         int done = 0;
         for (size_t i = 0; i < run->kv.ntrials; i++)
             done |= run->kv.trial[i].trial == t;
         if (!done)
-            s_int (&j, NULL, t - 1);
+            sb_jdoc_int (&j, NULL, t - 1);
     }
-    s_close (&j, ']');
+    sb_jdoc_close (&j, ']');
     /* shardbench's own figures as the database holds them (kv_runs): the
      * same aggregation, kept beside mlpstorage's so a reader sees both */
-    s_open (&j, "shardbench", '{');
-    s_int (&j, "run_id", run->kv.id);
-    s_str (&j, "status", run->kv.status);
-    s_str (&j, "storage_check", run->kv.storage_check);
-    s_str (&j, "verification", run->verification);
-    s_str (&j, "verification_reason", run->why);
+    sb_jdoc_open (&j, "shardbench", '{');
+    sb_jdoc_int (&j, "run_id", run->kv.id);
+    sb_jdoc_str (&j, "status", run->kv.status);
+    sb_jdoc_str (&j, "storage_check", run->kv.storage_check);
+    sb_jdoc_str (&j, "verification", run->verification);
+    sb_jdoc_str (&j, "verification_reason", run->why);
     if (run->kv.has_read)
-        s_num (&j, "read_gib_per_s", run->kv.read_gib_per_s);
+        sb_jdoc_num (&j, "read_gib_per_s", run->kv.read_gib_per_s);
     if (run->kv.has_write)
-        s_num (&j, "write_gib_per_s", run->kv.write_gib_per_s);
+        sb_jdoc_num (&j, "write_gib_per_s", run->kv.write_gib_per_s);
     if (run->kv.has_storage_p95)
-        s_num (&j, "storage_p95_ms", run->kv.storage_p95_ms);
-    s_close (&j, '}');
-    s_close (&j, '}');
+        sb_jdoc_num (&j, "storage_p95_ms", run->kv.storage_p95_ms);
+    sb_jdoc_close (&j, '}');
+    sb_jdoc_close (&j, '}');
     fputc ('\n', sf.f);
     return s_commit (&sf, err, err_size);
 }
@@ -652,39 +568,39 @@ s_write_metadata (s_run_t *run, char *err, size_t err_size)
     if (sb_safe_file_open (&sf, run->leaf, name, run->replace, err, err_size) != 0)
         return -1;
     const sb_kv_run_t *kv = &run->kv;
-    s_json_t j = { .f = sf.f };
-    s_open (&j, NULL, '{');
-    s_str (&j, "benchmark_type", "kv_cache");
-    s_str (&j, "model", kv->model);
-    s_str (&j, "command", "run");
-    s_str (&j, "run_datetime", run->ts);
-    s_int (&j, "num_processes", kv->accelerators);
-    s_raw (&j, "accelerator", "null");
-    s_str (&j, "result_dir", run->leaf);
+    sb_jdoc_t j = { .f = sf.f, .indent = 2 };
+    sb_jdoc_open (&j, NULL, '{');
+    sb_jdoc_str (&j, "benchmark_type", "kv_cache");
+    sb_jdoc_str (&j, "model", kv->model);
+    sb_jdoc_str (&j, "command", "run");
+    sb_jdoc_str (&j, "run_datetime", run->ts);
+    sb_jdoc_int (&j, "num_processes", kv->accelerators);
+    sb_jdoc_raw (&j, "accelerator", "null");
+    sb_jdoc_str (&j, "result_dir", run->leaf);
     /* what mlpstorage's run checker and reportgen read (metadata
      * ['parameters'], benchmarks/kvcache.py metadata) */
-    s_open (&j, "parameters", '{');
-    s_str (&j, "model", kv->model);
-    s_int (&j, "num_users", kv->users);
-    s_num (&j, "duration", kv->duration_s);
-    s_num (&j, "gpu_mem_gb", 0);
-    s_num (&j, "cpu_mem_gb", kv->cpu_mem_gb);
-    s_str (&j, "cache_dir", run->cache_dir);
-    s_str (&j, "generation_mode", kv->generation_mode);
-    s_str (&j, "performance_profile", "latency");
-    s_int (&j, "max_concurrent_allocs", kv->max_concurrent_allocs);
-    s_int (&j, "option", kv->option);
-    s_int (&j, "seed", kv->kv_seed);
-    s_int (&j, "trials", kv->trials);
-    s_close (&j, '}');
-    s_open (&j, "override_parameters", '{');
+    sb_jdoc_open (&j, "parameters", '{');
+    sb_jdoc_str (&j, "model", kv->model);
+    sb_jdoc_int (&j, "num_users", kv->users);
+    sb_jdoc_num (&j, "duration", kv->duration_s);
+    sb_jdoc_num (&j, "gpu_mem_gb", 0);
+    sb_jdoc_num (&j, "cpu_mem_gb", kv->cpu_mem_gb);
+    sb_jdoc_str (&j, "cache_dir", run->cache_dir);
+    sb_jdoc_str (&j, "generation_mode", kv->generation_mode);
+    sb_jdoc_str (&j, "performance_profile", "latency");
+    sb_jdoc_int (&j, "max_concurrent_allocs", kv->max_concurrent_allocs);
+    sb_jdoc_int (&j, "option", kv->option);
+    sb_jdoc_int (&j, "seed", kv->kv_seed);
+    sb_jdoc_int (&j, "trials", kv->trials);
+    sb_jdoc_close (&j, '}');
+    sb_jdoc_open (&j, "override_parameters", '{');
     for (size_t i = 0; i < run->novr; i++) {
         const char *eq = strchr (run->ovr[i], '=');
         char key[512];
         snprintf (key, sizeof key, "%.*s", eq ? (int) (eq - run->ovr[i]) : (int) strlen (run->ovr[i]), run->ovr[i]);
-        s_str (&j, key, eq ? eq + 1 : "");
+        sb_jdoc_str (&j, key, eq ? eq + 1 : "");
     }
-    s_close (&j, '}');
+    sb_jdoc_close (&j, '}');
     int64_t total_mem = 0, total_cores = 0, min_mem = 0, max_mem = 0;
     for (size_t h = 0; h < run->nhosts; h++) {
         total_mem += run->host[h].memory;
@@ -692,103 +608,103 @@ s_write_metadata (s_run_t *run, char *err, size_t err_size)
         min_mem = !h || run->host[h].memory < min_mem ? run->host[h].memory : min_mem;
         max_mem = run->host[h].memory > max_mem ? run->host[h].memory : max_mem;
     }
-    s_open (&j, "system_info", '{');
-    s_int (&j, "total_memory_bytes", total_mem);
-    s_int (&j, "total_cores", total_cores);
-    s_int (&j, "num_hosts", (int64_t) run->nhosts);
-    s_int (&j, "min_memory_bytes", min_mem);
-    s_int (&j, "max_memory_bytes", max_mem);
-    s_str (&j, "collection_method", "shardbench workers (run_workers)");
-    s_open (&j, "hosts", '[');
+    sb_jdoc_open (&j, "system_info", '{');
+    sb_jdoc_int (&j, "total_memory_bytes", total_mem);
+    sb_jdoc_int (&j, "total_cores", total_cores);
+    sb_jdoc_int (&j, "num_hosts", (int64_t) run->nhosts);
+    sb_jdoc_int (&j, "min_memory_bytes", min_mem);
+    sb_jdoc_int (&j, "max_memory_bytes", max_mem);
+    sb_jdoc_str (&j, "collection_method", "shardbench workers (run_workers)");
+    sb_jdoc_open (&j, "hosts", '[');
     for (size_t h = 0; h < run->nhosts; h++) {
-        s_open (&j, NULL, '{');
-        s_str (&j, "hostname", run->host[h].host);
-        s_open (&j, "memory", '{');
-        s_int (&j, "total", run->host[h].memory);
-        s_close (&j, '}');
-        s_open (&j, "cpu", '{');
-        s_int (&j, "num_logical_cores", run->host[h].cores);
-        s_str (&j, "architecture", run->host[h].processor);
-        s_close (&j, '}');
-        s_close (&j, '}');
+        sb_jdoc_open (&j, NULL, '{');
+        sb_jdoc_str (&j, "hostname", run->host[h].host);
+        sb_jdoc_open (&j, "memory", '{');
+        sb_jdoc_int (&j, "total", run->host[h].memory);
+        sb_jdoc_close (&j, '}');
+        sb_jdoc_open (&j, "cpu", '{');
+        sb_jdoc_int (&j, "num_logical_cores", run->host[h].cores);
+        sb_jdoc_str (&j, "architecture", run->host[h].processor);
+        sb_jdoc_close (&j, '}');
+        sb_jdoc_close (&j, '}');
     }
-    s_close (&j, ']');
-    s_close (&j, '}');
-    s_num (&j, "runtime", kv->finished_at - kv->started_at);
-    s_str (&j, "verification", run->verification);
-    s_str (&j, "executed_command", run->command_line ? run->command_line : "");
-    s_open (&j, "command_output_files", '[');
+    sb_jdoc_close (&j, ']');
+    sb_jdoc_close (&j, '}');
+    sb_jdoc_num (&j, "runtime", kv->finished_at - kv->started_at);
+    sb_jdoc_str (&j, "verification", run->verification);
+    sb_jdoc_str (&j, "executed_command", run->command_line ? run->command_line : "");
+    sb_jdoc_open (&j, "command_output_files", '[');
     for (int64_t t = 1; t <= kv->trials; t++) {
-        s_open (&j, NULL, '{');
-        s_str (&j, "command", run->command_line ? run->command_line : "");
+        sb_jdoc_open (&j, NULL, '{');
+        sb_jdoc_str (&j, "command", run->command_line ? run->command_line : "");
         snprintf (out, sizeof out, "%s/kvcache_opt%lld_trial%lld_%s.stdout.log", run->leaf, (long long) kv->option,
                   (long long) (t - 1), run->ts);
-        s_str (&j, "stdout", out);
+        sb_jdoc_str (&j, "stdout", out);
         snprintf (out, sizeof out, "%s/kvcache_opt%lld_trial%lld_%s.stderr.log", run->leaf, (long long) kv->option,
                   (long long) (t - 1), run->ts);
-        s_str (&j, "stderr", out);
-        s_close (&j, '}');
+        sb_jdoc_str (&j, "stderr", out);
+        sb_jdoc_close (&j, '}');
     }
-    s_close (&j, ']');
-    s_open (&j, "args", '{');
-    s_str (&j, "program", "kvcache");
-    s_str (&j, "command", "run");
-    s_str (&j, "model", kv->model);
-    s_int (&j, "num_processes", kv->accelerators);
+    sb_jdoc_close (&j, ']');
+    sb_jdoc_open (&j, "args", '{');
+    sb_jdoc_str (&j, "program", "kvcache");
+    sb_jdoc_str (&j, "command", "run");
+    sb_jdoc_str (&j, "model", kv->model);
+    sb_jdoc_int (&j, "num_processes", kv->accelerators);
     if (run->npernode >= 0)
-        s_int (&j, "npernode", run->npernode);
+        sb_jdoc_int (&j, "npernode", run->npernode);
     else
-        s_raw (&j, "npernode", "null");
-    s_open (&j, "hosts", '[');
+        sb_jdoc_raw (&j, "npernode", "null");
+    sb_jdoc_open (&j, "hosts", '[');
     for (size_t h = 0; h < run->nhosts; h++)
-        s_str (&j, NULL, run->host[h].host);
-    s_close (&j, ']');
-    s_int (&j, "seed", kv->kv_seed);
-    s_int (&j, "trials", kv->trials);
-    s_str (&j, "cache_dir", run->cache_dir);
-    s_str (&j, "results_dir", run->root ? run->root : run->leaf);
-    s_raw (&j, "closed", !strcmp (run->division, "closed") ? "true" : "false");
-    s_str (&j, "mode", run->division);
-    s_str (&j, "orgname", run->submitter);
-    s_str (&j, "systemname", run->system);
-    s_close (&j, '}');
+        sb_jdoc_str (&j, NULL, run->host[h].host);
+    sb_jdoc_close (&j, ']');
+    sb_jdoc_int (&j, "seed", kv->kv_seed);
+    sb_jdoc_int (&j, "trials", kv->trials);
+    sb_jdoc_str (&j, "cache_dir", run->cache_dir);
+    sb_jdoc_str (&j, "results_dir", run->root ? run->root : run->leaf);
+    sb_jdoc_raw (&j, "closed", !strcmp (run->division, "closed") ? "true" : "false");
+    sb_jdoc_str (&j, "mode", run->division);
+    sb_jdoc_str (&j, "orgname", run->submitter);
+    sb_jdoc_str (&j, "systemname", run->system);
+    sb_jdoc_close (&j, '}');
     /* benchmarks/kvcache.py's own keys */
-    s_str (&j, "kvcache_model", kv->model);
-    s_int (&j, "num_users", kv->users);
-    s_num (&j, "duration", kv->duration_s);
-    s_num (&j, "gpu_mem_gb", 0);
-    s_num (&j, "cpu_mem_gb", kv->cpu_mem_gb);
-    s_str (&j, "cache_dir", run->cache_dir);
-    s_str (&j, "generation_mode", kv->generation_mode);
-    s_str (&j, "performance_profile", "latency");
-    s_open (&j, "hosts", '[');
+    sb_jdoc_str (&j, "kvcache_model", kv->model);
+    sb_jdoc_int (&j, "num_users", kv->users);
+    sb_jdoc_num (&j, "duration", kv->duration_s);
+    sb_jdoc_num (&j, "gpu_mem_gb", 0);
+    sb_jdoc_num (&j, "cpu_mem_gb", kv->cpu_mem_gb);
+    sb_jdoc_str (&j, "cache_dir", run->cache_dir);
+    sb_jdoc_str (&j, "generation_mode", kv->generation_mode);
+    sb_jdoc_str (&j, "performance_profile", "latency");
+    sb_jdoc_open (&j, "hosts", '[');
     for (size_t h = 0; h < run->nhosts; h++)
-        s_str (&j, NULL, run->host[h].host);
-    s_close (&j, ']');
+        sb_jdoc_str (&j, NULL, run->host[h].host);
+    sb_jdoc_close (&j, ']');
     /* the run's figures where mlpstorage's older reportgen looks
      * (BenchmarkRunData.metrics); the newer one reads summary.json */
     s_agg_t a;
     s_aggregate (run, &a);
-    s_open (&j, "metrics", '{');
+    sb_jdoc_open (&j, "metrics", '{');
     s_jfigures (&j, &a);
-    s_close (&j, '}');
-    s_str (&j, "provenance_file", SB_RESULTS_PROVENANCE);
-    s_open (&j, "shardbench", '{');
-    s_int (&j, "run_id", kv->id);
-    s_str (&j, "version", run->version);
-    s_str (&j, "kind", kv->kind);
-    s_str (&j, "workload", kv->workload);
-    s_str (&j, "status", kv->status);
-    s_str (&j, "error", kv->error);
-    s_str (&j, "storage_check", kv->storage_check);
-    s_str (&j, "verification_reason", run->why);
-    s_int (&j, "kv_bytes_per_position", kv->bytes_per_position);
-    s_open (&j, "overrides", '[');
+    sb_jdoc_close (&j, '}');
+    sb_jdoc_str (&j, "provenance_file", SB_RESULTS_PROVENANCE);
+    sb_jdoc_open (&j, "shardbench", '{');
+    sb_jdoc_int (&j, "run_id", kv->id);
+    sb_jdoc_str (&j, "version", run->version);
+    sb_jdoc_str (&j, "kind", kv->kind);
+    sb_jdoc_str (&j, "workload", kv->workload);
+    sb_jdoc_str (&j, "status", kv->status);
+    sb_jdoc_str (&j, "error", kv->error);
+    sb_jdoc_str (&j, "storage_check", kv->storage_check);
+    sb_jdoc_str (&j, "verification_reason", run->why);
+    sb_jdoc_int (&j, "kv_bytes_per_position", kv->bytes_per_position);
+    sb_jdoc_open (&j, "overrides", '[');
     for (size_t i = 0; i < run->novr; i++)
-        s_str (&j, NULL, run->ovr[i]);
-    s_close (&j, ']');
-    s_close (&j, '}');
-    s_close (&j, '}');
+        sb_jdoc_str (&j, NULL, run->ovr[i]);
+    sb_jdoc_close (&j, ']');
+    sb_jdoc_close (&j, '}');
+    sb_jdoc_close (&j, '}');
     fputc ('\n', sf.f);
     return s_commit (&sf, err, err_size);
 }
