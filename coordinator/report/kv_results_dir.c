@@ -8,6 +8,7 @@
 #include "json_out.h"
 #include "kv_query.h"
 #include "results_dir_query.h"
+#include "results_leaf.h"
 #include "results_stamp.h"
 #include "safe_file.h"
 #include "sb_version.h"
@@ -25,7 +26,6 @@
 #include <unistd.h>
 
 #define S_GIB 1073741824.0
-#define S_BUMPS 10          /* mlpstorage's reserve_run_directory: up to 10 next seconds */
 
 /* ------------------------------------------------------------ the run */
 
@@ -219,17 +219,6 @@ s_load_inputs (sqlite3 *db, s_run_t *run, char *err, size_t err_size)
     return oom ? s_oom (err, err_size) : 0;
 }
 
-static void
-s_segment (char *name)
-{
-    for (char *p = name; *p; p++)
-        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '.'
-              || *p == '-' || *p == '_'))
-            *p = '-';
-    if (!*name || !strcmp (name, ".") || !strcmp (name, ".."))
-        snprintf (name, 8, "unknown");
-}
-
 static int
 s_load (sqlite3 *db, int64_t id, const sb_results_dir_opts_t *opts, s_run_t *run, char *err, size_t err_size)
 {
@@ -248,30 +237,15 @@ s_load (sqlite3 *db, int64_t id, const sb_results_dir_opts_t *opts, s_run_t *run
     run->verification = sb_kv_division (&run->kv, run->why, sizeof run->why);
     run->division = !strcmp (run->verification, "closed") ? "closed" : "open";
     snprintf (run->model, sizeof run->model, "%s", run->kv.model);
-    s_segment (run->model);
-    run->submitter = opts->submitter ? opts->submitter : "shardbench";
-    if (opts->root && !opts->submitter) {
-        int pinned = sb_results_sentinel_read (opts->root, run->org, sizeof run->org, err, err_size);
-        if (pinned < 0)
-            return -1;
-        if (pinned)
-            run->submitter = run->org;
-    }
+    sb_results_leaf_segment (run->model);
+    if (sb_results_leaf_submitter (opts, run->org, sizeof run->org, &run->submitter, err, err_size) != 0)
+        return -1;
     run->system = opts->system ? opts->system : run->kv.coordinator_host ? run->kv.coordinator_host : "unknown";
     run->root = opts->root;
     return 0;
 }
 
 /* ------------------------------------------------------------ files and folders */
-
-static void
-s_ts_dir (double t, char *buf, size_t size)
-{
-    time_t s = (time_t) floor (t);
-    struct tm tm;
-    localtime_r (&s, &tm);
-    strftime (buf, size, "%Y%m%d_%H%M%S", &tm);
-}
 
 /* dir/name made, or there already as a folder of its own: a link there (put
  * by someone) is refused, what is written through it would go where its
@@ -328,7 +302,7 @@ s_write_ranks (s_run_t *run, char *err, size_t err_size)
         for (size_t t = 0; t < run->kv.ntrials; t++)
             if (run->kv.trial[t].trial == r->trial)
                 start = run->kv.trial[t].started_at;
-        s_ts_dir (start, ts, sizeof ts);
+        sb_results_leaf_ts (start, ts, sizeof ts);
         snprintf (fname, sizeof fname, "kvcache_results_%s.json", ts);
         if (s_subdir (odir, tname, tdir, sizeof tdir, err, err_size) != 0
             || s_subdir (tdir, rname, rdir, sizeof rdir, err, err_size) != 0)
@@ -353,7 +327,7 @@ s_rank_path (const s_run_t *run, const sb_kv_rank_row_t *r, char *buf, size_t si
     for (size_t t = 0; t < run->kv.ntrials; t++)
         if (run->kv.trial[t].trial == r->trial)
             start = run->kv.trial[t].started_at;
-    s_ts_dir (start, ts, sizeof ts);
+    sb_results_leaf_ts (start, ts, sizeof ts);
     if (sb_strf (buf, size, "%s/option_%lld/trial_%lld/rank_%lld/kvcache_results_%s.json", run->leaf,
                  (long long) run->kv.option, (long long) (r->trial - 1), (long long) r->rank, ts) != 0)
         snprintf (buf, size, "rank_%lld", (long long) r->rank);
@@ -715,60 +689,33 @@ static int
 s_make_leaf (s_run_t *run, const sb_results_dir_opts_t *opts, char *err, size_t err_size)
 {
     double start = run->kv.started_at;
-    s_ts_dir (start, run->ts, sizeof run->ts);
+    sb_results_leaf_ts (start, run->ts, sizeof run->ts);
     if (opts->leaf) {
-        if (sb_mkdirs (opts->leaf, err, err_size) != 0
-            || sb_results_dir_leaf_check (opts->leaf, NULL, opts->overwrite ? SB_RESULTS_DIR_OVERWRITE : 0, err,
-                                          err_size) != 0)
+        if (sb_results_leaf_given (opts->leaf, NULL, opts->overwrite ? SB_RESULTS_DIR_OVERWRITE : 0, run->leaf,
+                                   sizeof run->leaf, err, err_size) != 0)
             return -1;
         run->replace = opts->overwrite;
-        if (!realpath (opts->leaf, run->leaf))
-            snprintf (run->leaf, sizeof run->leaf, "%s", opts->leaf);
         return 0;
     }
-    char system[256], parent[PATH_MAX], real[PATH_MAX];
+    char system[256], parent[PATH_MAX];
     snprintf (system, sizeof system, "%s", run->system);
-    s_segment (system);
+    sb_results_leaf_segment (system);
     if (sb_strf (parent, sizeof parent, "%s/%s/%s/results/%s/kv_cache/%s/run", opts->root, run->division,
                  run->submitter, system, run->model) != 0) {
         snprintf (err, err_size, "%s: path too long", opts->root);
         return -1;
     }
-    if (sb_mkdirs (parent, err, err_size) != 0)
+    if (sb_results_leaf_make (parent, start, run->ts, sizeof run->ts, run->leaf, sizeof run->leaf, err, err_size) != 0)
         return -1;
-    if (!realpath (parent, real)) {
-        snprintf (err, err_size, "%s: %s", parent, strerror (errno));
-        return -1;
-    }
-    for (int bump = 0; bump <= S_BUMPS; bump++) {
-        s_ts_dir (start + bump, run->ts, sizeof run->ts);
-        if (sb_strf (run->leaf, sizeof run->leaf, "%s/%s", real, run->ts) != 0) {
-            snprintf (err, err_size, "%s: path too long", real);
-            return -1;
-        }
-        if (mkdir (run->leaf, 0755) == 0) {
-            run->made_leaf = 1;
-            return 0;
-        }
-        if (errno != EEXIST) {
-            snprintf (err, err_size, "cannot make %s: %s", run->leaf, strerror (errno));
-            return -1;
-        }
-    }
-    char first[32];
-    s_ts_dir (start, first, sizeof first);
-    snprintf (err, err_size, "%s to %s (the run's start and the %d seconds after it) exist already under %s: not"
-              " overwritten", first, run->ts, S_BUMPS, real);
-    return -1;
+    run->made_leaf = 1;
+    return 0;
 }
 
 static int
 s_write_stamps (s_run_t *run, char *err, size_t err_size)
 {
-    char host[256] = "";
     /* the build is known only of a run this process ran itself */
-    int own = gethostname (host, sizeof host - 1) == 0 && run->kv.coordinator_host
-           && !strcmp (host, run->kv.coordinator_host) && run->kv.coordinator_pid == getpid ();
+    int own = sb_results_leaf_own_run (run->kv.coordinator_host, run->kv.coordinator_pid);
     int written = 0;
     return sb_results_provenance_write (run->leaf, run->replace, "kv_cache", run->version, own ? SB_BUILD : NULL,
                                         run->cache_dir ? run->cache_dir : "", err, err_size) == 0
@@ -777,27 +724,12 @@ s_write_stamps (s_run_t *run, char *err, size_t err_size)
              ? 0 : -1;
 }
 
-static int
-s_remove_entry (const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void) st;
-    (void) ftw;
-    return (flag == FTW_DP ? rmdir (path) : unlink (path)) == 0 || errno == ENOENT ? 0 : -1;
-}
-
 int
 sb_kv_results_dir_write (sqlite3 *db, int64_t run_id, const sb_results_dir_opts_t *opts, char *leaf_out,
                          size_t leaf_size, char *err, size_t err_size)
 {
-    if ((!opts->root) == (!opts->leaf)) {
-        snprintf (err, err_size, "results directory: give a root or a leaf");
+    if (sb_results_leaf_opts_check (opts, err, err_size) != 0)
         return -1;
-    }
-    if ((opts->submitter && !sb_results_dir_name_ok (opts->submitter))
-        || (opts->system && !sb_results_dir_name_ok (opts->system))) {
-        snprintf (err, err_size, "--submitter and --system are names of letters, digits, '.', '_' and '-'");
-        return -1;
-    }
     s_run_t run;
     memset (&run, 0, sizeof run);
     int rc = s_load (db, run_id, opts, &run, err, err_size) == 0
@@ -807,15 +739,9 @@ sb_kv_results_dir_write (sqlite3 *db, int64_t run_id, const sb_results_dir_opts_
           && s_write_stamps (&run, err, err_size) == 0
           /* the metadata last, as mlpstorage writes it last */
           && s_write_metadata (&run, err, err_size) == 0 ? 0 : -1;
-    if (rc != 0 && run.made_leaf) {
-        /* half a leaf would read as a run: the leaf made here goes again */
-        size_t n = strlen (err);
-        if (nftw (run.leaf, s_remove_entry, 16, FTW_DEPTH | FTW_PHYS) == 0)
-            snprintf (err + n, err_size - n, " (the unfinished %s was removed)", run.leaf);
-        else
-            snprintf (err + n, err_size - n, " (the unfinished %s could not be removed: %s)", run.leaf,
-                      strerror (errno));
-    }
+    /* half a leaf would read as a run: the leaf made here goes again */
+    if (rc != 0 && run.made_leaf)
+        sb_results_leaf_remove (run.leaf, err, err_size);
     if (leaf_out && leaf_size)
         snprintf (leaf_out, leaf_size, "%s", run.leaf);
     s_run_free (&run);

@@ -8,6 +8,7 @@
 #include "kv_results_dir.h"
 #include "report.h"
 #include "results_dir_query.h"
+#include "results_leaf.h"
 #include "results_stamp.h"
 #include "safe_file.h"
 #include "sb_version.h"
@@ -28,7 +29,6 @@
 #include <unistd.h>
 
 #define S_GIB 1073741824.0
-#define S_BUMPS 10          /* mlpstorage's reserve_run_directory: up to 10 next seconds */
 
 /* ------------------------------------------------------------ rows */
 
@@ -165,17 +165,6 @@ s_cfg_str (sb_config_t *cfg, const char *key, const char *dflt)
     return e && e->value ? e->value : dflt;
 }
 
-static void
-s_sanitize (char *name)
-{
-    for (char *p = name; *p; p++)
-        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '.'
-              || *p == '-' || *p == '_'))
-            *p = '-';
-    if (!*name || !strcmp (name, ".") || !strcmp (name, ".."))
-        snprintf (name, 8, "unknown");
-}
-
 int
 sb_results_dir_name_ok (const char *name)
 {
@@ -230,7 +219,7 @@ s_model (s_run_t *run)
                 }
         }
     }
-    s_sanitize (run->model);
+    sb_results_leaf_segment (run->model);
 }
 
 /* An override's key without '+' and "workload.", into key. */
@@ -349,17 +338,8 @@ s_load_run (sqlite3 *db, int64_t id, const sb_results_dir_opts_t *opts, s_run_t 
     run->verification = run->checkpointing ? sb_results_dir_ckpt_division (run->model, I (run->r, 7))
                                            : sb_results_dir_division (run->ovr, run->novr);
     run->division = !strcmp (run->verification, "closed") ? "closed" : "open";
-    run->submitter = opts->submitter ? opts->submitter : "shardbench";
-    /* under a root that mlpstorage (or shardbench) initialised, the
-     * organisation is the one its sentinel pins, as mlpstorage resolves it
-     * for every command (results_dir/sentinel.py resolve_orgname) */
-    if (opts->root && !opts->submitter) {
-        int found = sb_results_sentinel_read (opts->root, run->org, sizeof run->org, err, err_size);
-        if (found < 0)
-            return -1;
-        if (found)
-            run->submitter = run->org;
-    }
+    if (sb_results_leaf_submitter (opts, run->org, sizeof run->org, &run->submitter, err, err_size) != 0)
+        return -1;
     run->system = opts->system ? opts->system : T (run->r, 9);
     run->root = opts->root;
     run->record_length = !NUL (run->r, 10) ? D (run->r, 10)
@@ -567,15 +547,6 @@ s_ts_dlio (double t, char *buf, size_t size)
     strftime (head, sizeof head, "%Y-%m-%dT%H:%M:%S", &tm);
     snprintf (buf, size, "%s.%06ld", head, us);
     return buf;
-}
-
-static void
-s_ts_dir (double t, char *buf, size_t size)
-{
-    time_t s = (time_t) floor (t);
-    struct tm tm;
-    localtime_r (&s, &tm);
-    strftime (buf, size, "%Y%m%d_%H%M%S", &tm);
 }
 
 static double
@@ -1262,26 +1233,24 @@ static int
 s_make_leaf (s_run_t *run, const sb_results_dir_opts_t *opts, char *err, size_t err_size)
 {
     double start = D (run->r, 5);
-    s_ts_dir (start, run->ts, sizeof run->ts);
+    sb_results_leaf_ts (start, run->ts, sizeof run->ts);
     if (opts->leaf) {
         snprintf (run->subdir, sizeof run->subdir, "%s",
                   opts->no_config ? "" : opts->config_subdir ? opts->config_subdir : "dlio_config");
-        if (sb_mkdirs (opts->leaf, err, err_size) != 0
-            || sb_results_dir_leaf_check (opts->leaf, run->subdir[0] ? run->subdir : NULL,
-                                          (opts->config_written ? SB_RESULTS_DIR_CONFIG_WRITTEN : 0)
-                                          | (opts->overwrite ? SB_RESULTS_DIR_OVERWRITE : 0), err, err_size) != 0)
+        if (sb_results_leaf_given (opts->leaf, run->subdir[0] ? run->subdir : NULL,
+                                   (opts->config_written ? SB_RESULTS_DIR_CONFIG_WRITTEN : 0)
+                                   | (opts->overwrite ? SB_RESULTS_DIR_OVERWRITE : 0), run->leaf, sizeof run->leaf,
+                                   err, err_size) != 0)
             return -1;
         run->replace = opts->overwrite;
         run->dlio_only = 1;
         run->config_own = opts->config_written;
-        if (!realpath (opts->leaf, run->leaf))
-            snprintf (run->leaf, sizeof run->leaf, "%s", opts->leaf);
         return 0;
     }
     snprintf (run->subdir, sizeof run->subdir, "dlio_config");
     char system[256];
     snprintf (system, sizeof system, "%s", run->system);
-    s_sanitize (system);
+    sb_results_leaf_segment (system);
     char parent[PATH_MAX];
     int rc = run->checkpointing
         ? sb_strf (parent, sizeof parent, "%s/%s/%s/results/%s/checkpointing/%s", opts->root, run->division,
@@ -1292,34 +1261,10 @@ s_make_leaf (s_run_t *run, const sb_results_dir_opts_t *opts, char *err, size_t 
         snprintf (err, err_size, "%s: path too long", opts->root);
         return -1;
     }
-    if (sb_mkdirs (parent, err, err_size) != 0)
+    if (sb_results_leaf_make (parent, start, run->ts, sizeof run->ts, run->leaf, sizeof run->leaf, err, err_size) != 0)
         return -1;
-    char real[PATH_MAX];
-    if (!realpath (parent, real)) {
-        snprintf (err, err_size, "%s: %s", parent, strerror (errno));
-        return -1;
-    }
-    for (int bump = 0; bump <= S_BUMPS; bump++) {
-        s_ts_dir (start + bump, run->ts, sizeof run->ts);
-        if (sb_strf (run->leaf, sizeof run->leaf, "%s/%s", real, run->ts) != 0) {
-            snprintf (err, err_size, "%s: path too long", real);
-            return -1;
-        }
-        if (mkdir (run->leaf, 0755) == 0) {
-            run->made_leaf = 1;
-            return 0;
-        }
-        if (errno != EEXIST) {
-            snprintf (err, err_size, "cannot make %s: %s", run->leaf, strerror (errno));
-            return -1;
-        }
-    }
-    /* run->ts is the last second tried now: the range starts at the run's own */
-    char first[32];
-    s_ts_dir (start, first, sizeof first);
-    snprintf (err, err_size, "%s to %s (the run's start and the %d seconds after it) exist already under %s: not"
-              " overwritten", first, run->ts, S_BUMPS, real);
-    return -1;
+    run->made_leaf = 1;
+    return 0;
 }
 
 /* ------------------------------------------------------------ mlpstorage 3.0's files */
@@ -1342,22 +1287,13 @@ s_write_stamps (const s_run_t *run, char *err, size_t err_size)
                                                                  : "dataset.data_folder", "");
     /* the build is known only of the run this process ran itself (the
      * database records the version, not the build) */
-    char host[256] = "";
-    int own = gethostname (host, sizeof host - 1) == 0 && !strcmp (host, T (run->r, 9)) && I (run->r, 28) == getpid ();
+    int own = sb_results_leaf_own_run (T (run->r, 9), I (run->r, 28));
     int written = 0;
     return sb_results_provenance_write (run->leaf, run->replace, run->type,
                                         run->inputs.n ? T (&run->inputs.rows[0], 0) : NULL, own ? SB_BUILD : NULL,
                                         probe, err, err_size) == 0
                 && sb_results_fs_separation_write (run->leaf, run->replace, probe, &written, err, err_size) == 0
              ? 0 : -1;
-}
-
-static int
-s_remove_entry (const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void) st;
-    (void) ftw;
-    return (flag == FTW_DP ? rmdir (path) : unlink (path)) == 0 || errno == ENOENT ? 0 : -1;
 }
 
 /* 1 when run_id is a KV-cache run (runs.kind 'kvcache'), 0 when not (or no
@@ -1374,15 +1310,8 @@ int
 sb_results_dir_write (sqlite3 *db, int64_t run_id, const sb_results_dir_opts_t *opts, char *leaf_out,
                       size_t leaf_size, char *err, size_t err_size)
 {
-    if ((!opts->root) == (!opts->leaf)) {
-        snprintf (err, err_size, "results directory: give a root or a leaf");
+    if (sb_results_leaf_opts_check (opts, err, err_size) != 0)
         return -1;
-    }
-    if ((opts->submitter && !sb_results_dir_name_ok (opts->submitter))
-        || (opts->system && !sb_results_dir_name_ok (opts->system))) {
-        snprintf (err, err_size, "--submitter and --system are names of letters, digits, '.', '_' and '-'");
-        return -1;
-    }
     /* a KV-cache run has mlpstorage's kv_cache layout, not DLIO's */
     int kv = s_is_kvcache (db, run_id, err, err_size);
     if (kv < 0)
@@ -1408,15 +1337,10 @@ sb_results_dir_write (sqlite3 *db, int64_t run_id, const sb_results_dir_opts_t *
            * (TYPE_ITS-START_metadata.json), and a second one would make its
            * reportgen skip the leaf */
           && (run.dlio_only || s_write_metadata (&run, err, err_size) == 0) ? 0 : -1;
-    if (rc != 0 && run.made_leaf) {
-        /* half a leaf would read as a run (summary.json without its
-         * metadata): the leaf made here goes again */
-        if (nftw (run.leaf, s_remove_entry, 16, FTW_DEPTH | FTW_PHYS) == 0)
-            snprintf (err + strlen (err), err_size - strlen (err), " (the unfinished %s was removed)", run.leaf);
-        else
-            snprintf (err + strlen (err), err_size - strlen (err), " (the unfinished %s could not be removed: %s)",
-                      run.leaf, strerror (errno));
-    }
+    /* half a leaf would read as a run (summary.json without its metadata):
+     * the leaf made here goes again */
+    if (rc != 0 && run.made_leaf)
+        sb_results_leaf_remove (run.leaf, err, err_size);
     if (leaf_out && leaf_size)
         snprintf (leaf_out, leaf_size, "%s", run.leaf);
     s_run_free (&run);
