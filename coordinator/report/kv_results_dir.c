@@ -30,13 +30,8 @@
 /* ------------------------------------------------------------ the run */
 
 typedef struct {
-    char   *host, *processor;
-    int64_t ranks, cores, memory;
-} s_host_t;
-
-typedef struct {
     sb_kv_run_t kv;
-    s_host_t   *host;           /* distinct worker hosts, in worker order */
+    sb_results_host_t *host;    /* distinct worker hosts, in worker order (their strings this run's own) */
     size_t      nhosts;
     int64_t     npernode;       /* ranks on every host, -1 when hosts differ */
     char      **ovr;            /* run_overrides in order */
@@ -58,8 +53,8 @@ s_run_free (s_run_t *run)
 {
     sb_kv_run_fini (&run->kv);
     for (size_t i = 0; i < run->nhosts; i++) {
-        free (run->host[i].host);
-        free (run->host[i].processor);
+        free ((char *) run->host[i].host);
+        free ((char *) run->host[i].processor);
     }
     free (run->host);
     for (size_t i = 0; i < run->novr; i++)
@@ -103,7 +98,7 @@ s_worker_row (const sb_rdq_val_t *v, int n, void *ctx)
     while (i < run->nhosts && strcmp (run->host[i].host, v[0].t) != 0)
         i++;
     if (i == run->nhosts) {
-        s_host_t *grown = realloc (run->host, (run->nhosts + 1) * sizeof *grown);
+        sb_results_host_t *grown = realloc (run->host, (run->nhosts + 1) * sizeof *grown);
         if (!grown)
             return S_ROW_OOM;
         run->host = grown;
@@ -575,35 +570,7 @@ s_write_metadata (s_run_t *run, char *err, size_t err_size)
         sb_jdoc_str (&j, key, eq ? eq + 1 : "");
     }
     sb_jdoc_close (&j, '}');
-    int64_t total_mem = 0, total_cores = 0, min_mem = 0, max_mem = 0;
-    for (size_t h = 0; h < run->nhosts; h++) {
-        total_mem += run->host[h].memory;
-        total_cores += run->host[h].cores;
-        min_mem = !h || run->host[h].memory < min_mem ? run->host[h].memory : min_mem;
-        max_mem = run->host[h].memory > max_mem ? run->host[h].memory : max_mem;
-    }
-    sb_jdoc_open (&j, "system_info", '{');
-    sb_jdoc_int (&j, "total_memory_bytes", total_mem);
-    sb_jdoc_int (&j, "total_cores", total_cores);
-    sb_jdoc_int (&j, "num_hosts", (int64_t) run->nhosts);
-    sb_jdoc_int (&j, "min_memory_bytes", min_mem);
-    sb_jdoc_int (&j, "max_memory_bytes", max_mem);
-    sb_jdoc_str (&j, "collection_method", "shardbench workers (run_workers)");
-    sb_jdoc_open (&j, "hosts", '[');
-    for (size_t h = 0; h < run->nhosts; h++) {
-        sb_jdoc_open (&j, NULL, '{');
-        sb_jdoc_str (&j, "hostname", run->host[h].host);
-        sb_jdoc_open (&j, "memory", '{');
-        sb_jdoc_int (&j, "total", run->host[h].memory);
-        sb_jdoc_close (&j, '}');
-        sb_jdoc_open (&j, "cpu", '{');
-        sb_jdoc_int (&j, "num_logical_cores", run->host[h].cores);
-        sb_jdoc_str (&j, "architecture", run->host[h].processor);
-        sb_jdoc_close (&j, '}');
-        sb_jdoc_close (&j, '}');
-    }
-    sb_jdoc_close (&j, ']');
-    sb_jdoc_close (&j, '}');
+    sb_results_leaf_system_info (&j, run->host, run->nhosts);
     sb_jdoc_num (&j, "runtime", kv->finished_at - kv->started_at);
     sb_jdoc_str (&j, "verification", run->verification);
     sb_jdoc_str (&j, "executed_command", run->command_line ? run->command_line : "");

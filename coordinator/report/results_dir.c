@@ -98,17 +98,12 @@ s_load (sqlite3 *db, sb_rdq_t which, int64_t id, s_rows_t *rows, char *err, size
 /* ------------------------------------------------------------ the run */
 
 typedef struct {
-    const char *host;
-    int64_t     cores, memory;
-} s_host_t;
-
-typedef struct {
     int64_t     id;
     s_rows_t    run, inputs, overrides, hostinfo, workers, epochs, evals, rank_epochs, eval_ranks, ckpts, ckpt_ranks,
                 errors;
     const s_row_t *r;           /* the runs row */
     sb_config_t *cfg;           /* the full effective configuration */
-    s_host_t    *hosts;         /* distinct worker hosts in rank order */
+    sb_results_host_t    *hosts;         /* distinct worker hosts in rank order */
     size_t      nhosts;
     const char **ovr;           /* the overrides, borrowed from `overrides` */
     size_t      novr;
@@ -277,6 +272,8 @@ sb_results_dir_ckpt_division (const char *model, int64_t processes)
     return "invalid";   /* check_model: not an LLM */
 }
 
+static const s_row_t *s_host_info (const s_run_t *run, const char *host);
+
 static int
 s_load_run (sqlite3 *db, int64_t id, const sb_results_dir_opts_t *opts, s_run_t *run, char *err, size_t err_size)
 {
@@ -323,7 +320,12 @@ s_load_run (sqlite3 *db, int64_t id, const sb_results_dir_opts_t *opts, s_run_t 
         while (h < run->nhosts && strcmp (run->hosts[h].host, T (w, 0)) != 0)
             h++;
         if (h == run->nhosts)
-            run->hosts[run->nhosts++] = (s_host_t) { T (w, 0), I (w, 3), I (w, 4) };
+            run->hosts[run->nhosts++] = (sb_results_host_t) { .host = T (w, 0), .cores = I (w, 3),
+                                                              .memory = I (w, 4) };
+    }
+    for (size_t h = 0; h < run->nhosts; h++) {
+        const s_row_t *hi = s_host_info (run, run->hosts[h].host);
+        run->hosts[h].processor = hi ? T (hi, 1) : NULL;
     }
     for (size_t i = 0; i < run->overrides.n; i++)
         run->ovr[run->novr++] = T (&run->overrides.rows[i], 0);
@@ -576,7 +578,7 @@ s_rank_host (const s_run_t *run, int64_t r)
     return "";
 }
 
-static const s_host_t *
+static const sb_results_host_t *
 s_host (const s_run_t *run, const char *host)
 {
     for (size_t i = 0; i < run->nhosts; i++)
@@ -807,7 +809,7 @@ s_write_ranks (const s_run_t *run, char *err, size_t err_size)
             return -1;
         j = (sb_jdoc_t) { .f = o.f, .indent = 4, .failed = o.failed };
         const char *host = s_rank_host (run, rank);
-        const s_host_t *h = s_host (run, host);
+        const sb_results_host_t *h = s_host (run, host);
         const s_row_t *hi = s_host_info (run, host);
         sb_jdoc_open (&j, NULL, '{');
         sb_jdoc_num (&j, "host_memory_GB", h ? (double) h->memory / S_GIB : 0);
@@ -874,36 +876,7 @@ s_write_metadata (const s_run_t *run, char *err, size_t err_size)
     }
     sb_jdoc_close (&j, '}');
     /* the hosts as mlpstorage's ClusterInformation describes them */
-    int64_t total_mem = 0, total_cores = 0, min_mem = 0, max_mem = 0;
-    for (size_t h = 0; h < run->nhosts; h++) {
-        total_mem += run->hosts[h].memory;
-        total_cores += run->hosts[h].cores;
-        min_mem = !h || run->hosts[h].memory < min_mem ? run->hosts[h].memory : min_mem;
-        max_mem = run->hosts[h].memory > max_mem ? run->hosts[h].memory : max_mem;
-    }
-    sb_jdoc_open (&j, "system_info", '{');
-    sb_jdoc_int (&j, "total_memory_bytes", total_mem);
-    sb_jdoc_int (&j, "total_cores", total_cores);
-    sb_jdoc_int (&j, "num_hosts", (int64_t) run->nhosts);
-    sb_jdoc_int (&j, "min_memory_bytes", min_mem);
-    sb_jdoc_int (&j, "max_memory_bytes", max_mem);
-    sb_jdoc_str (&j, "collection_method", "shardbench workers (run_workers)");
-    sb_jdoc_open (&j, "hosts", '[');
-    for (size_t h = 0; h < run->nhosts; h++) {
-        const s_row_t *hi = s_host_info (run, run->hosts[h].host);
-        sb_jdoc_open (&j, NULL, '{');
-        sb_jdoc_str (&j, "hostname", run->hosts[h].host);
-        sb_jdoc_open (&j, "memory", '{');
-        sb_jdoc_int (&j, "total", run->hosts[h].memory);
-        sb_jdoc_close (&j, '}');
-        sb_jdoc_open (&j, "cpu", '{');
-        sb_jdoc_int (&j, "num_logical_cores", run->hosts[h].cores);
-        sb_jdoc_str (&j, "architecture", hi ? T (hi, 1) : NULL);
-        sb_jdoc_close (&j, '}');
-        sb_jdoc_close (&j, '}');
-    }
-    sb_jdoc_close (&j, ']');
-    sb_jdoc_close (&j, '}');
+    int64_t min_mem = sb_results_leaf_system_info (&j, run->hosts, run->nhosts);
     sb_jdoc_num (&j, "runtime", s_end_time (run) - D (run->r, 5));
     sb_jdoc_str (&j, "verification", run->verification);
     sb_jdoc_str (&j, "executed_command", cmdline);

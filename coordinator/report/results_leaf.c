@@ -137,3 +137,38 @@ sb_results_leaf_own_run (const char *coordinator_host, int64_t coordinator_pid)
     return gethostname (host, sizeof host - 1) == 0 && coordinator_host && !strcmp (host, coordinator_host)
         && coordinator_pid == getpid ();
 }
+
+int64_t
+sb_results_leaf_system_info (sb_jdoc_t *j, const sb_results_host_t *hosts, size_t n)
+{
+    int64_t total_mem = 0, total_cores = 0, min_mem = 0, max_mem = 0;
+    for (size_t h = 0; h < n; h++) {
+        total_mem += hosts[h].memory;
+        total_cores += hosts[h].cores;
+        min_mem = !h || hosts[h].memory < min_mem ? hosts[h].memory : min_mem;
+        max_mem = hosts[h].memory > max_mem ? hosts[h].memory : max_mem;
+    }
+    sb_jdoc_open (j, "system_info", '{');
+    sb_jdoc_int (j, "total_memory_bytes", total_mem);
+    sb_jdoc_int (j, "total_cores", total_cores);
+    sb_jdoc_int (j, "num_hosts", (int64_t) n);
+    sb_jdoc_int (j, "min_memory_bytes", min_mem);
+    sb_jdoc_int (j, "max_memory_bytes", max_mem);
+    sb_jdoc_str (j, "collection_method", "shardbench workers (run_workers)");
+    sb_jdoc_open (j, "hosts", '[');
+    for (size_t h = 0; h < n; h++) {
+        sb_jdoc_open (j, NULL, '{');
+        sb_jdoc_str (j, "hostname", hosts[h].host);
+        sb_jdoc_open (j, "memory", '{');
+        sb_jdoc_int (j, "total", hosts[h].memory);
+        sb_jdoc_close (j, '}');
+        sb_jdoc_open (j, "cpu", '{');
+        sb_jdoc_int (j, "num_logical_cores", hosts[h].cores);
+        sb_jdoc_str (j, "architecture", hosts[h].processor);
+        sb_jdoc_close (j, '}');
+        sb_jdoc_close (j, '}');
+    }
+    sb_jdoc_close (j, ']');
+    sb_jdoc_close (j, '}');
+    return min_mem;
+}

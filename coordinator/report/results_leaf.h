@@ -6,6 +6,7 @@
 #ifndef SB_RESULTS_LEAF_H
 #define SB_RESULTS_LEAF_H
 
+#include "json_doc.h"
 #include "results_dir.h"
 
 #include <stddef.h>
@@ -50,6 +51,19 @@ int sb_results_leaf_make (const char *parent, double start, char *ts, size_t ts_
 /* Remove a leaf made by sb_results_leaf_make and everything in it (half a
  * leaf would read as a run), saying so at the end of err. */
 void sb_results_leaf_remove (const char *leaf, char *err, size_t err_size);
+
+/* A worker host as mlpstorage's ClusterInformation lists it. */
+typedef struct {
+    const char *host;
+    const char *processor;      /* NULL: not recorded */
+    int64_t     cores, memory;  /* logical cores, bytes */
+    int64_t     ranks;          /* the run's ranks on it (0: not counted) */
+} sb_results_host_t;
+
+/* The metadata's "system_info" of these hosts: the totals, the smallest and
+ * largest memory, and each host's memory, cores and processor. Returns the
+ * smallest memory (0 when there is no host). */
+int64_t sb_results_leaf_system_info (sb_jdoc_t *j, const sb_results_host_t *hosts, size_t n);
 
 /* 1 when this process is the one that ran the run (its coordinator's host
  * and pid): only then is the build known. */
