@@ -3,6 +3,8 @@
 #include "util.h"
 
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 void
 sb_json_str (FILE *out, const char *s)
@@ -45,4 +47,22 @@ sb_json_num (FILE *out, double v)
         fprintf (out, "%.6f", v);
     else
         fputs ("null", out);
+}
+
+void
+sb_json_repr (FILE *out, double v, int float_dot)
+{
+    if (!isfinite (v)) {
+        fputs ("null", out);
+        return;
+    }
+    char buf[64];
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf (buf, sizeof buf, "%.*g", prec, v);
+        if (strtod (buf, NULL) == v)
+            break;
+    }
+    fputs (buf, out);
+    if (float_dot && !strpbrk (buf, ".e"))
+        fputs (".0", out);
 }

@@ -5,6 +5,7 @@
 #include "kv_export_query.h"
 #include "kv_report.h"
 #include "report_query.h"
+#include "csv_out.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -24,32 +25,6 @@ sb_kv_csv_view_only (const char *view)
     return !strcmp (view, "trials") || !strcmp (view, "latency");
 }
 
-/* one RFC 4180 field: quoted when it holds a comma, a quote or a line break
- * (as report_export.c writes the other views) */
-static void
-s_csv_str (FILE *out, const char *s)
-{
-    if (!strpbrk (s, ",\"\r\n")) {
-        fputs (s, out);
-        return;
-    }
-    fputc ('"', out);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc ('"', out);
-        fputc (*s, out);
-    }
-    fputc ('"', out);
-}
-
-/* a real as the other views write one: 6 decimals, nothing when not finite */
-static void
-s_csv_real (FILE *out, double v)
-{
-    if (isfinite (v))
-        fprintf (out, "%.6f", v);
-}
-
 typedef struct {
     FILE                  *out;
     const sb_kv_summary_t *extra;   /* the run view's computed columns; NULL for the other views */
@@ -63,7 +38,7 @@ s_header (void *ctx, const char *const *names, size_t ncols)
     for (size_t i = 0; i < ncols; i++) {
         if (i)
             fputc (',', c->out);
-        s_csv_str (c->out, names[i]);
+        sb_csv_str (c->out, names[i]);
     }
     if (c->extra)
         fputs (",tokens_per_s,division,division_reason", c->out);
@@ -82,18 +57,18 @@ s_row (void *ctx, const sb_kv_cell_t *cells, size_t ncols)
         if (x->type == SB_KV_CELL_INT)
             fprintf (c->out, "%lld", (long long) x->i);
         else if (x->type == SB_KV_CELL_REAL)
-            s_csv_real (c->out, x->d);
+            sb_csv_num (c->out, x->d);
         else if (x->type == SB_KV_CELL_TEXT)
-            s_csv_str (c->out, x->s);
+            sb_csv_str (c->out, x->s);
     }
     if (c->extra) {
         fputc (',', c->out);
         if (c->have_extra) {
-            s_csv_real (c->out, c->extra->tokens_per_s);
+            sb_csv_num (c->out, c->extra->tokens_per_s);
             fputc (',', c->out);
-            s_csv_str (c->out, c->extra->division);
+            sb_csv_str (c->out, c->extra->division);
             fputc (',', c->out);
-            s_csv_str (c->out, c->extra->division_reason);
+            sb_csv_str (c->out, c->extra->division_reason);
         }
         else
             fputs (",,", c->out);   /* no kv_runs row: nothing to judge */

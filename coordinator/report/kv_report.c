@@ -150,22 +150,6 @@ sb_kv_report_text (sqlite3 *db, int64_t run_id, FILE *out)
 }
 
 static void
-s_jnum (FILE *out, double v)
-{
-    if (!isfinite (v)) {
-        fputs ("null", out);
-        return;
-    }
-    char buf[64];
-    for (int prec = 15; prec <= 17; prec++) {
-        snprintf (buf, sizeof buf, "%.*g", prec, v);
-        if (strtod (buf, NULL) == v)
-            break;
-    }
-    fputs (buf, out);
-}
-
-static void
 s_jlat (FILE *out, const char *key, const sb_kv_trial_sum_t *s, int w)
 {
     fprintf (out, ", \"%s\": ", key);
@@ -174,11 +158,11 @@ s_jlat (FILE *out, const char *key, const sb_kv_trial_sum_t *s, int w)
         return;
     }
     fputs ("{\"p50\": ", out);
-    s_jnum (out, s->lat_max[w][0]);
+    sb_json_repr (out, s->lat_max[w][0], 0);
     fputs (", \"p95\": ", out);
-    s_jnum (out, s->lat_max[w][1]);
+    sb_json_repr (out, s->lat_max[w][1], 0);
     fputs (", \"p99\": ", out);
-    s_jnum (out, s->lat_max[w][2]);
+    sb_json_repr (out, s->lat_max[w][2], 0);
     fputc ('}', out);
 }
 
@@ -193,7 +177,7 @@ sb_kv_report_json (sqlite3 *db, int64_t run_id, FILE *out)
              (long long) kv->option);
     sb_json_str (out, kv->model);
     fprintf (out, ", \"users\": %lld, \"duration_s\": ", (long long) kv->users);
-    s_jnum (out, kv->duration_s);
+    sb_json_repr (out, kv->duration_s, 0);
     fprintf (out, ", \"trials_asked\": %lld, \"ranks\": %lld, \"hosts\": %lld, \"seed\": %lld, \"status\": ",
              (long long) kv->trials, (long long) kv->accelerators, (long long) kv->hosts, (long long) kv->kv_seed);
     sb_json_str (out, kv->status);
@@ -210,14 +194,14 @@ sb_kv_report_json (sqlite3 *db, int64_t run_id, FILE *out)
         const s_trial_t *tr = &f.trial[t];
         fprintf (out, "%s{\"trial\": %lld, \"ranks\": %zu, \"requests\": %lld, \"tokens_per_s\": ", t ? ", " : "",
                  (long long) tr->trial, tr->sum.ranks, (long long) tr->sum.requests);
-        s_jnum (out, tr->tokens_per_s);
+        sb_json_repr (out, tr->tokens_per_s, 0);
         fputs (", \"read_gib_per_s\": ", out);
-        s_jnum (out, tr->sum.read_gib_per_s);
+        sb_json_repr (out, tr->sum.read_gib_per_s, 0);
         fputs (", \"write_gib_per_s\": ", out);
-        s_jnum (out, tr->sum.write_gib_per_s);
+        sb_json_repr (out, tr->sum.write_gib_per_s, 0);
         fputs (", \"storage_p95_ms\": ", out);
         if (tr->sum.lat_has[SB_KV_LAT_REQUEST_STORAGE])
-            s_jnum (out, tr->sum.lat_max[SB_KV_LAT_REQUEST_STORAGE][1]);
+            sb_json_repr (out, tr->sum.lat_max[SB_KV_LAT_REQUEST_STORAGE][1], 0);
         else
             fputs ("null", out);
         s_jlat (out, "write_device_ms", &tr->sum, SB_KV_LAT_WRITE_DEVICE);
@@ -225,14 +209,14 @@ sb_kv_report_json (sqlite3 *db, int64_t run_id, FILE *out)
         fputc ('}', out);
     }
     fputs ("], \"read_gib_per_s\": ", out);
-    s_jnum (out, f.read);
+    sb_json_repr (out, f.read, 0);
     fputs (", \"write_gib_per_s\": ", out);
-    s_jnum (out, f.write);
+    sb_json_repr (out, f.write, 0);
     fputs (", \"tokens_per_s\": ", out);
-    s_jnum (out, f.tokens);
+    sb_json_repr (out, f.tokens, 0);
     fputs (", \"storage_p95_ms\": ", out);
     if (f.has_storage_p95)
-        s_jnum (out, f.storage_p95);
+        sb_json_repr (out, f.storage_p95, 0);
     else
         fputs ("null", out);
     fprintf (out, ", \"requests_by_user_type\": {\"chatbot\": %lld, \"coding\": %lld, \"document\": %lld},"

@@ -4,9 +4,11 @@
  * run's results directory reads. */
 #include "kv_results_dir.h"
 #include "config.h"
+#include "json_doc.h"
 #include "json_out.h"
 #include "kv_query.h"
 #include "results_dir_query.h"
+#include "results_leaf.h"
 #include "results_stamp.h"
 #include "safe_file.h"
 #include "sb_version.h"
@@ -24,19 +26,12 @@
 #include <unistd.h>
 
 #define S_GIB 1073741824.0
-#define S_BUMPS 10          /* mlpstorage's reserve_run_directory: up to 10 next seconds */
-#define S_DEPTH 16
 
 /* ------------------------------------------------------------ the run */
 
 typedef struct {
-    char   *host, *processor;
-    int64_t ranks, cores, memory;
-} s_host_t;
-
-typedef struct {
     sb_kv_run_t kv;
-    s_host_t   *host;           /* distinct worker hosts, in worker order */
+    sb_results_host_t *host;    /* distinct worker hosts, in worker order (their strings this run's own) */
     size_t      nhosts;
     int64_t     npernode;       /* ranks on every host, -1 when hosts differ */
     char      **ovr;            /* run_overrides in order */
@@ -58,8 +53,8 @@ s_run_free (s_run_t *run)
 {
     sb_kv_run_fini (&run->kv);
     for (size_t i = 0; i < run->nhosts; i++) {
-        free (run->host[i].host);
-        free (run->host[i].processor);
+        free ((char *) run->host[i].host);
+        free ((char *) run->host[i].processor);
     }
     free (run->host);
     for (size_t i = 0; i < run->novr; i++)
@@ -103,7 +98,7 @@ s_worker_row (const sb_rdq_val_t *v, int n, void *ctx)
     while (i < run->nhosts && strcmp (run->host[i].host, v[0].t) != 0)
         i++;
     if (i == run->nhosts) {
-        s_host_t *grown = realloc (run->host, (run->nhosts + 1) * sizeof *grown);
+        sb_results_host_t *grown = realloc (run->host, (run->nhosts + 1) * sizeof *grown);
         if (!grown)
             return S_ROW_OOM;
         run->host = grown;
@@ -219,17 +214,6 @@ s_load_inputs (sqlite3 *db, s_run_t *run, char *err, size_t err_size)
     return oom ? s_oom (err, err_size) : 0;
 }
 
-static void
-s_segment (char *name)
-{
-    for (char *p = name; *p; p++)
-        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '.'
-              || *p == '-' || *p == '_'))
-            *p = '-';
-    if (!*name || !strcmp (name, ".") || !strcmp (name, ".."))
-        snprintf (name, 8, "unknown");
-}
-
 static int
 s_load (sqlite3 *db, int64_t id, const sb_results_dir_opts_t *opts, s_run_t *run, char *err, size_t err_size)
 {
@@ -248,114 +232,15 @@ s_load (sqlite3 *db, int64_t id, const sb_results_dir_opts_t *opts, s_run_t *run
     run->verification = sb_kv_division (&run->kv, run->why, sizeof run->why);
     run->division = !strcmp (run->verification, "closed") ? "closed" : "open";
     snprintf (run->model, sizeof run->model, "%s", run->kv.model);
-    s_segment (run->model);
-    run->submitter = opts->submitter ? opts->submitter : "shardbench";
-    if (opts->root && !opts->submitter) {
-        int pinned = sb_results_sentinel_read (opts->root, run->org, sizeof run->org, err, err_size);
-        if (pinned < 0)
-            return -1;
-        if (pinned)
-            run->submitter = run->org;
-    }
+    sb_results_leaf_segment (run->model);
+    if (sb_results_leaf_submitter (opts, run->org, sizeof run->org, &run->submitter, err, err_size) != 0)
+        return -1;
     run->system = opts->system ? opts->system : run->kv.coordinator_host ? run->kv.coordinator_host : "unknown";
     run->root = opts->root;
     return 0;
 }
 
-/* ------------------------------------------------------------ JSON, Python's json.dump (indent 2) */
-
-typedef struct {
-    FILE *f;
-    int   depth;
-    int   first[S_DEPTH];
-} s_json_t;
-
-static void
-s_sep (s_json_t *j, const char *key)
-{
-    if (j->depth > 0) {
-        if (!j->first[j->depth])
-            fputc (',', j->f);
-        fprintf (j->f, "\n%*s", 2 * j->depth, "");
-    }
-    j->first[j->depth] = 0;
-    if (key) {
-        sb_json_str (j->f, key);
-        fputs (": ", j->f);
-    }
-}
-
-static void
-s_open (s_json_t *j, const char *key, char c)
-{
-    s_sep (j, key);
-    fputc (c, j->f);
-    j->first[++j->depth] = 1;
-}
-
-static void
-s_close (s_json_t *j, char c)
-{
-    int empty = j->first[j->depth];
-    j->depth--;
-    if (!empty)
-        fprintf (j->f, "\n%*s", 2 * j->depth, "");
-    fputc (c, j->f);
-}
-
-/* a double as Python's repr writes it (for the figures here): the
- * shortest of 15 to 17 digits that reads back the same, a float always with
- * a '.' or an exponent */
-static void
-s_num (s_json_t *j, const char *key, double v)
-{
-    s_sep (j, key);
-    if (!isfinite (v)) {
-        fputs ("null", j->f);
-        return;
-    }
-    char buf[64];
-    for (int prec = 15; prec <= 17; prec++) {
-        snprintf (buf, sizeof buf, "%.*g", prec, v);
-        if (strtod (buf, NULL) == v)
-            break;
-    }
-    fputs (buf, j->f);
-    if (!strpbrk (buf, ".e"))
-        fputs (".0", j->f);
-}
-
-static void
-s_int (s_json_t *j, const char *key, int64_t v)
-{
-    s_sep (j, key);
-    fprintf (j->f, "%lld", (long long) v);
-}
-
-static void
-s_str (s_json_t *j, const char *key, const char *v)
-{
-    s_sep (j, key);
-    sb_json_str (j->f, v);
-}
-
-static void
-s_raw (s_json_t *j, const char *key, const char *text)
-{
-    s_sep (j, key);
-    fputs (text, j->f);
-}
-
 /* ------------------------------------------------------------ files and folders */
-
-static void
-s_ts_dir (double t, char *buf, size_t size)
-{
-    time_t s = (time_t) floor (t);
-    struct tm tm;
-    localtime_r (&s, &tm);
-    strftime (buf, size, "%Y%m%d_%H%M%S", &tm);
-}
 
 /* dir/name made, or there already as a folder of its own: a link there (put
  * by someone) is refused, what is written through it would go where its
@@ -412,7 +297,7 @@ s_write_ranks (s_run_t *run, char *err, size_t err_size)
         for (size_t t = 0; t < run->kv.ntrials; t++)
             if (run->kv.trial[t].trial == r->trial)
                 start = run->kv.trial[t].started_at;
-        s_ts_dir (start, ts, sizeof ts);
+        sb_results_leaf_ts (start, ts, sizeof ts);
         snprintf (fname, sizeof fname, "kvcache_results_%s.json", ts);
         if (s_subdir (odir, tname, tdir, sizeof tdir, err, err_size) != 0
             || s_subdir (tdir, rname, rdir, sizeof rdir, err, err_size) != 0)
@@ -437,7 +322,7 @@ s_rank_path (const s_run_t *run, const sb_kv_rank_row_t *r, char *buf, size_t si
     for (size_t t = 0; t < run->kv.ntrials; t++)
         if (run->kv.trial[t].trial == r->trial)
             start = run->kv.trial[t].started_at;
-    s_ts_dir (start, ts, sizeof ts);
+    sb_results_leaf_ts (start, ts, sizeof ts);
     if (sb_strf (buf, size, "%s/option_%lld/trial_%lld/rank_%lld/kvcache_results_%s.json", run->leaf,
                  (long long) run->kv.option, (long long) (r->trial - 1), (long long) r->rank, ts) != 0)
         snprintf (buf, size, "rank_%lld", (long long) r->rank);
@@ -489,16 +374,16 @@ s_aggregate (const s_run_t *run, s_agg_t *a)
 
 /* the figures reportgen copies (report_generator.py _aggregate_kvcache) */
 static void
-s_jfigures (s_json_t *j, const s_agg_t *a)
+s_jfigures (sb_jdoc_t *j, const s_agg_t *a)
 {
-    s_num (j, "aggregated_read_bandwidth_gbps", a->read);
-    s_num (j, "aggregated_write_bandwidth_gbps", a->write);
-    s_num (j, "aggregated_avg_throughput_tokens_per_sec", a->avg_tokens);
-    s_num (j, "aggregated_storage_throughput_tokens_per_sec", a->storage_tokens);
+    sb_jdoc_num (j, "aggregated_read_bandwidth_gbps", a->read);
+    sb_jdoc_num (j, "aggregated_write_bandwidth_gbps", a->write);
+    sb_jdoc_num (j, "aggregated_avg_throughput_tokens_per_sec", a->avg_tokens);
+    sb_jdoc_num (j, "aggregated_storage_throughput_tokens_per_sec", a->storage_tokens);
     if (a->has_p95)
-        s_num (j, "aggregated_p95_latency_ms", a->p95_storage);
+        sb_jdoc_num (j, "aggregated_p95_latency_ms", a->p95_storage);
     else
-        s_raw (j, "aggregated_p95_latency_ms", "null");
+        sb_jdoc_raw (j, "aggregated_p95_latency_ms", "null");
 }
 
 static int
@@ -509,40 +394,40 @@ s_write_summary (s_run_t *run, char *err, size_t err_size)
         return -1;
     s_agg_t a;
     s_aggregate (run, &a);
-    s_json_t j = { .f = sf.f };
+    sb_jdoc_t j = { .f = sf.f, .indent = 2 };
     char opt[32];
     snprintf (opt, sizeof opt, "%lld", (long long) run->kv.option);
-    s_open (&j, NULL, '{');
-    s_str (&j, "schema_version", "1.0");
-    s_str (&j, "run_datetime", run->ts);
+    sb_jdoc_open (&j, NULL, '{');
+    sb_jdoc_str (&j, "schema_version", "1.0");
+    sb_jdoc_str (&j, "run_datetime", run->ts);
     if (run->npernode >= 0)
-        s_int (&j, "npernode", run->npernode);
+        sb_jdoc_int (&j, "npernode", run->npernode);
     else
-        s_raw (&j, "npernode", "null");
-    s_int (&j, "host_count", (int64_t) run->nhosts);
-    s_int (&j, "total_ranks", run->kv.accelerators);
-    s_int (&j, "trials_per_option", run->kv.trials);
-    s_int (&j, "trials", run->kv.trials);
-    s_str (&j, "model", run->kv.model);
-    s_str (&j, "performance_profile", "latency");
+        sb_jdoc_raw (&j, "npernode", "null");
+    sb_jdoc_int (&j, "host_count", (int64_t) run->nhosts);
+    sb_jdoc_int (&j, "total_ranks", run->kv.accelerators);
+    sb_jdoc_int (&j, "trials_per_option", run->kv.trials);
+    sb_jdoc_int (&j, "trials", run->kv.trials);
+    sb_jdoc_str (&j, "model", run->kv.model);
+    sb_jdoc_str (&j, "performance_profile", "latency");
     /* one Option per shardbench run: the run's figures are the Option's */
     s_jfigures (&j, &a);
-    s_open (&j, "options", '{');
-    s_open (&j, opt, '{');
-    s_int (&j, "option", run->kv.option);
+    sb_jdoc_open (&j, "options", '{');
+    sb_jdoc_open (&j, opt, '{');
+    sb_jdoc_int (&j, "option", run->kv.option);
     s_jfigures (&j, &a);
     /* what reportgen's KVCache table shows as P95 Read Latency, and the
      * device spans Rules.md 6.3.4.3 scores */
     if (a.has_p95) {
-        s_num (&j, "aggregated_storage_read_p95_ms", a.p95_read_total);
-        s_num (&j, "aggregated_device_read_p95_ms", a.p95_read_device);
-        s_num (&j, "aggregated_device_write_p95_ms", a.p95_write_device);
+        sb_jdoc_num (&j, "aggregated_storage_read_p95_ms", a.p95_read_total);
+        sb_jdoc_num (&j, "aggregated_device_read_p95_ms", a.p95_read_device);
+        sb_jdoc_num (&j, "aggregated_device_write_p95_ms", a.p95_write_device);
     }
-    s_int (&j, "rank_count", run->kv.accelerators);
-    s_int (&j, "trial_count", (int64_t) a.trials);
-    s_raw (&j, "partial_failure", a.partial ? "true" : "false");
+    sb_jdoc_int (&j, "rank_count", run->kv.accelerators);
+    sb_jdoc_int (&j, "trial_count", (int64_t) a.trials);
+    sb_jdoc_raw (&j, "partial_failure", a.partial ? "true" : "false");
     /* a rank folder without its file, as mlpstorage lists it */
-    s_open (&j, "missing_files", '[');
+    sb_jdoc_open (&j, "missing_files", '[');
     for (size_t t = 0; t < run->kv.ntrials; t++)
         for (int64_t r = 0; r < run->kv.accelerators; r++) {
             int have = 0;
@@ -553,47 +438,47 @@ s_write_summary (s_run_t *run, char *err, size_t err_size)
             char path[PATH_MAX + 64];
             snprintf (path, sizeof path, "%s/option_%lld/trial_%lld/rank_%lld", run->leaf, (long long) run->kv.option,
                       (long long) (run->kv.trial[t].trial - 1), (long long) r);
-            s_str (&j, NULL, path);
+            sb_jdoc_str (&j, NULL, path);
         }
-    s_close (&j, ']');
-    s_open (&j, "cpu_tier_ranks", '[');
+    sb_jdoc_close (&j, ']');
+    sb_jdoc_open (&j, "cpu_tier_ranks", '[');
     for (size_t i = 0; i < run->kv.nranks; i++)
         if (run->kv.rank[i].storage_entries == 0) {
             char path[PATH_MAX + 128];
             s_rank_path (run, &run->kv.rank[i], path, sizeof path);
-            s_str (&j, NULL, path);
+            sb_jdoc_str (&j, NULL, path);
         }
-    s_close (&j, ']');
-    s_close (&j, '}');
-    s_close (&j, '}');
-    s_raw (&j, "partial_failure", a.partial ? "true" : "false");
+    sb_jdoc_close (&j, ']');
+    sb_jdoc_close (&j, '}');
+    sb_jdoc_close (&j, '}');
+    sb_jdoc_raw (&j, "partial_failure", a.partial ? "true" : "false");
     /* trials asked for that did not finish (mlpstorage: an mpirun that
      * exited non-zero) */
-    s_open (&j, "trial_failures", '[');
+    sb_jdoc_open (&j, "trial_failures", '[');
     for (int64_t t = 1; t <= run->kv.trials; t++) {
         int done = 0;
         for (size_t i = 0; i < run->kv.ntrials; i++)
             done |= run->kv.trial[i].trial == t;
         if (!done)
-            s_int (&j, NULL, t - 1);
+            sb_jdoc_int (&j, NULL, t - 1);
     }
-    s_close (&j, ']');
+    sb_jdoc_close (&j, ']');
     /* shardbench's own figures as the database holds them (kv_runs): the
      * same aggregation, kept beside mlpstorage's so a reader sees both */
-    s_open (&j, "shardbench", '{');
-    s_int (&j, "run_id", run->kv.id);
-    s_str (&j, "status", run->kv.status);
-    s_str (&j, "storage_check", run->kv.storage_check);
-    s_str (&j, "verification", run->verification);
-    s_str (&j, "verification_reason", run->why);
+    sb_jdoc_open (&j, "shardbench", '{');
+    sb_jdoc_int (&j, "run_id", run->kv.id);
+    sb_jdoc_str (&j, "status", run->kv.status);
+    sb_jdoc_str (&j, "storage_check", run->kv.storage_check);
+    sb_jdoc_str (&j, "verification", run->verification);
+    sb_jdoc_str (&j, "verification_reason", run->why);
     if (run->kv.has_read)
-        s_num (&j, "read_gib_per_s", run->kv.read_gib_per_s);
+        sb_jdoc_num (&j, "read_gib_per_s", run->kv.read_gib_per_s);
     if (run->kv.has_write)
-        s_num (&j, "write_gib_per_s", run->kv.write_gib_per_s);
+        sb_jdoc_num (&j, "write_gib_per_s", run->kv.write_gib_per_s);
     if (run->kv.has_storage_p95)
-        s_num (&j, "storage_p95_ms", run->kv.storage_p95_ms);
-    s_close (&j, '}');
-    s_close (&j, '}');
+        sb_jdoc_num (&j, "storage_p95_ms", run->kv.storage_p95_ms);
+    sb_jdoc_close (&j, '}');
+    sb_jdoc_close (&j, '}');
     fputc ('\n', sf.f);
     return s_commit (&sf, err, err_size);
 }
@@ -652,143 +537,115 @@ s_write_metadata (s_run_t *run, char *err, size_t err_size)
     if (sb_safe_file_open (&sf, run->leaf, name, run->replace, err, err_size) != 0)
         return -1;
     const sb_kv_run_t *kv = &run->kv;
-    s_json_t j = { .f = sf.f };
-    s_open (&j, NULL, '{');
-    s_str (&j, "benchmark_type", "kv_cache");
-    s_str (&j, "model", kv->model);
-    s_str (&j, "command", "run");
-    s_str (&j, "run_datetime", run->ts);
-    s_int (&j, "num_processes", kv->accelerators);
-    s_raw (&j, "accelerator", "null");
-    s_str (&j, "result_dir", run->leaf);
+    sb_jdoc_t j = { .f = sf.f, .indent = 2 };
+    sb_jdoc_open (&j, NULL, '{');
+    sb_jdoc_str (&j, "benchmark_type", "kv_cache");
+    sb_jdoc_str (&j, "model", kv->model);
+    sb_jdoc_str (&j, "command", "run");
+    sb_jdoc_str (&j, "run_datetime", run->ts);
+    sb_jdoc_int (&j, "num_processes", kv->accelerators);
+    sb_jdoc_raw (&j, "accelerator", "null");
+    sb_jdoc_str (&j, "result_dir", run->leaf);
     /* what mlpstorage's run checker and reportgen read (metadata
      * ['parameters'], benchmarks/kvcache.py metadata) */
-    s_open (&j, "parameters", '{');
-    s_str (&j, "model", kv->model);
-    s_int (&j, "num_users", kv->users);
-    s_num (&j, "duration", kv->duration_s);
-    s_num (&j, "gpu_mem_gb", 0);
-    s_num (&j, "cpu_mem_gb", kv->cpu_mem_gb);
-    s_str (&j, "cache_dir", run->cache_dir);
-    s_str (&j, "generation_mode", kv->generation_mode);
-    s_str (&j, "performance_profile", "latency");
-    s_int (&j, "max_concurrent_allocs", kv->max_concurrent_allocs);
-    s_int (&j, "option", kv->option);
-    s_int (&j, "seed", kv->kv_seed);
-    s_int (&j, "trials", kv->trials);
-    s_close (&j, '}');
-    s_open (&j, "override_parameters", '{');
+    sb_jdoc_open (&j, "parameters", '{');
+    sb_jdoc_str (&j, "model", kv->model);
+    sb_jdoc_int (&j, "num_users", kv->users);
+    sb_jdoc_num (&j, "duration", kv->duration_s);
+    sb_jdoc_num (&j, "gpu_mem_gb", 0);
+    sb_jdoc_num (&j, "cpu_mem_gb", kv->cpu_mem_gb);
+    sb_jdoc_str (&j, "cache_dir", run->cache_dir);
+    sb_jdoc_str (&j, "generation_mode", kv->generation_mode);
+    sb_jdoc_str (&j, "performance_profile", "latency");
+    sb_jdoc_int (&j, "max_concurrent_allocs", kv->max_concurrent_allocs);
+    sb_jdoc_int (&j, "option", kv->option);
+    sb_jdoc_int (&j, "seed", kv->kv_seed);
+    sb_jdoc_int (&j, "trials", kv->trials);
+    sb_jdoc_close (&j, '}');
+    sb_jdoc_open (&j, "override_parameters", '{');
     for (size_t i = 0; i < run->novr; i++) {
         const char *eq = strchr (run->ovr[i], '=');
         char key[512];
         snprintf (key, sizeof key, "%.*s", eq ? (int) (eq - run->ovr[i]) : (int) strlen (run->ovr[i]), run->ovr[i]);
-        s_str (&j, key, eq ? eq + 1 : "");
+        sb_jdoc_str (&j, key, eq ? eq + 1 : "");
     }
-    s_close (&j, '}');
-    int64_t total_mem = 0, total_cores = 0, min_mem = 0, max_mem = 0;
-    for (size_t h = 0; h < run->nhosts; h++) {
-        total_mem += run->host[h].memory;
-        total_cores += run->host[h].cores;
-        min_mem = !h || run->host[h].memory < min_mem ? run->host[h].memory : min_mem;
-        max_mem = run->host[h].memory > max_mem ? run->host[h].memory : max_mem;
-    }
-    s_open (&j, "system_info", '{');
-    s_int (&j, "total_memory_bytes", total_mem);
-    s_int (&j, "total_cores", total_cores);
-    s_int (&j, "num_hosts", (int64_t) run->nhosts);
-    s_int (&j, "min_memory_bytes", min_mem);
-    s_int (&j, "max_memory_bytes", max_mem);
-    s_str (&j, "collection_method", "shardbench workers (run_workers)");
-    s_open (&j, "hosts", '[');
-    for (size_t h = 0; h < run->nhosts; h++) {
-        s_open (&j, NULL, '{');
-        s_str (&j, "hostname", run->host[h].host);
-        s_open (&j, "memory", '{');
-        s_int (&j, "total", run->host[h].memory);
-        s_close (&j, '}');
-        s_open (&j, "cpu", '{');
-        s_int (&j, "num_logical_cores", run->host[h].cores);
-        s_str (&j, "architecture", run->host[h].processor);
-        s_close (&j, '}');
-        s_close (&j, '}');
-    }
-    s_close (&j, ']');
-    s_close (&j, '}');
-    s_num (&j, "runtime", kv->finished_at - kv->started_at);
-    s_str (&j, "verification", run->verification);
-    s_str (&j, "executed_command", run->command_line ? run->command_line : "");
-    s_open (&j, "command_output_files", '[');
+    sb_jdoc_close (&j, '}');
+    sb_results_leaf_system_info (&j, run->host, run->nhosts);
+    sb_jdoc_num (&j, "runtime", kv->finished_at - kv->started_at);
+    sb_jdoc_str (&j, "verification", run->verification);
+    sb_jdoc_str (&j, "executed_command", run->command_line ? run->command_line : "");
+    sb_jdoc_open (&j, "command_output_files", '[');
     for (int64_t t = 1; t <= kv->trials; t++) {
-        s_open (&j, NULL, '{');
-        s_str (&j, "command", run->command_line ? run->command_line : "");
+        sb_jdoc_open (&j, NULL, '{');
+        sb_jdoc_str (&j, "command", run->command_line ? run->command_line : "");
         snprintf (out, sizeof out, "%s/kvcache_opt%lld_trial%lld_%s.stdout.log", run->leaf, (long long) kv->option,
                   (long long) (t - 1), run->ts);
-        s_str (&j, "stdout", out);
+        sb_jdoc_str (&j, "stdout", out);
         snprintf (out, sizeof out, "%s/kvcache_opt%lld_trial%lld_%s.stderr.log", run->leaf, (long long) kv->option,
                   (long long) (t - 1), run->ts);
-        s_str (&j, "stderr", out);
-        s_close (&j, '}');
+        sb_jdoc_str (&j, "stderr", out);
+        sb_jdoc_close (&j, '}');
     }
-    s_close (&j, ']');
-    s_open (&j, "args", '{');
-    s_str (&j, "program", "kvcache");
-    s_str (&j, "command", "run");
-    s_str (&j, "model", kv->model);
-    s_int (&j, "num_processes", kv->accelerators);
+    sb_jdoc_close (&j, ']');
+    sb_jdoc_open (&j, "args", '{');
+    sb_jdoc_str (&j, "program", "kvcache");
+    sb_jdoc_str (&j, "command", "run");
+    sb_jdoc_str (&j, "model", kv->model);
+    sb_jdoc_int (&j, "num_processes", kv->accelerators);
     if (run->npernode >= 0)
-        s_int (&j, "npernode", run->npernode);
+        sb_jdoc_int (&j, "npernode", run->npernode);
     else
-        s_raw (&j, "npernode", "null");
-    s_open (&j, "hosts", '[');
+        sb_jdoc_raw (&j, "npernode", "null");
+    sb_jdoc_open (&j, "hosts", '[');
     for (size_t h = 0; h < run->nhosts; h++)
-        s_str (&j, NULL, run->host[h].host);
-    s_close (&j, ']');
-    s_int (&j, "seed", kv->kv_seed);
-    s_int (&j, "trials", kv->trials);
-    s_str (&j, "cache_dir", run->cache_dir);
-    s_str (&j, "results_dir", run->root ? run->root : run->leaf);
-    s_raw (&j, "closed", !strcmp (run->division, "closed") ? "true" : "false");
-    s_str (&j, "mode", run->division);
-    s_str (&j, "orgname", run->submitter);
-    s_str (&j, "systemname", run->system);
-    s_close (&j, '}');
+        sb_jdoc_str (&j, NULL, run->host[h].host);
+    sb_jdoc_close (&j, ']');
+    sb_jdoc_int (&j, "seed", kv->kv_seed);
+    sb_jdoc_int (&j, "trials", kv->trials);
+    sb_jdoc_str (&j, "cache_dir", run->cache_dir);
+    sb_jdoc_str (&j, "results_dir", run->root ? run->root : run->leaf);
+    sb_jdoc_raw (&j, "closed", !strcmp (run->division, "closed") ? "true" : "false");
+    sb_jdoc_str (&j, "mode", run->division);
+    sb_jdoc_str (&j, "orgname", run->submitter);
+    sb_jdoc_str (&j, "systemname", run->system);
+    sb_jdoc_close (&j, '}');
     /* benchmarks/kvcache.py's own keys */
-    s_str (&j, "kvcache_model", kv->model);
-    s_int (&j, "num_users", kv->users);
-    s_num (&j, "duration", kv->duration_s);
-    s_num (&j, "gpu_mem_gb", 0);
-    s_num (&j, "cpu_mem_gb", kv->cpu_mem_gb);
-    s_str (&j, "cache_dir", run->cache_dir);
-    s_str (&j, "generation_mode", kv->generation_mode);
-    s_str (&j, "performance_profile", "latency");
-    s_open (&j, "hosts", '[');
+    sb_jdoc_str (&j, "kvcache_model", kv->model);
+    sb_jdoc_int (&j, "num_users", kv->users);
+    sb_jdoc_num (&j, "duration", kv->duration_s);
+    sb_jdoc_num (&j, "gpu_mem_gb", 0);
+    sb_jdoc_num (&j, "cpu_mem_gb", kv->cpu_mem_gb);
+    sb_jdoc_str (&j, "cache_dir", run->cache_dir);
+    sb_jdoc_str (&j, "generation_mode", kv->generation_mode);
+    sb_jdoc_str (&j, "performance_profile", "latency");
+    sb_jdoc_open (&j, "hosts", '[');
     for (size_t h = 0; h < run->nhosts; h++)
-        s_str (&j, NULL, run->host[h].host);
-    s_close (&j, ']');
+        sb_jdoc_str (&j, NULL, run->host[h].host);
+    sb_jdoc_close (&j, ']');
     /* the run's figures where mlpstorage's older reportgen looks
      * (BenchmarkRunData.metrics); the newer one reads summary.json */
     s_agg_t a;
     s_aggregate (run, &a);
-    s_open (&j, "metrics", '{');
+    sb_jdoc_open (&j, "metrics", '{');
     s_jfigures (&j, &a);
-    s_close (&j, '}');
-    s_str (&j, "provenance_file", SB_RESULTS_PROVENANCE);
-    s_open (&j, "shardbench", '{');
-    s_int (&j, "run_id", kv->id);
-    s_str (&j, "version", run->version);
-    s_str (&j, "kind", kv->kind);
-    s_str (&j, "workload", kv->workload);
-    s_str (&j, "status", kv->status);
-    s_str (&j, "error", kv->error);
-    s_str (&j, "storage_check", kv->storage_check);
-    s_str (&j, "verification_reason", run->why);
-    s_int (&j, "kv_bytes_per_position", kv->bytes_per_position);
-    s_open (&j, "overrides", '[');
+    sb_jdoc_close (&j, '}');
+    sb_jdoc_str (&j, "provenance_file", SB_RESULTS_PROVENANCE);
+    sb_jdoc_open (&j, "shardbench", '{');
+    sb_jdoc_int (&j, "run_id", kv->id);
+    sb_jdoc_str (&j, "version", run->version);
+    sb_jdoc_str (&j, "kind", kv->kind);
+    sb_jdoc_str (&j, "workload", kv->workload);
+    sb_jdoc_str (&j, "status", kv->status);
+    sb_jdoc_str (&j, "error", kv->error);
+    sb_jdoc_str (&j, "storage_check", kv->storage_check);
+    sb_jdoc_str (&j, "verification_reason", run->why);
+    sb_jdoc_int (&j, "kv_bytes_per_position", kv->bytes_per_position);
+    sb_jdoc_open (&j, "overrides", '[');
     for (size_t i = 0; i < run->novr; i++)
-        s_str (&j, NULL, run->ovr[i]);
-    s_close (&j, ']');
-    s_close (&j, '}');
-    s_close (&j, '}');
+        sb_jdoc_str (&j, NULL, run->ovr[i]);
+    sb_jdoc_close (&j, ']');
+    sb_jdoc_close (&j, '}');
+    sb_jdoc_close (&j, '}');
     fputc ('\n', sf.f);
     return s_commit (&sf, err, err_size);
 }
@@ -799,60 +656,33 @@ static int
 s_make_leaf (s_run_t *run, const sb_results_dir_opts_t *opts, char *err, size_t err_size)
 {
     double start = run->kv.started_at;
-    s_ts_dir (start, run->ts, sizeof run->ts);
+    sb_results_leaf_ts (start, run->ts, sizeof run->ts);
     if (opts->leaf) {
-        if (sb_mkdirs (opts->leaf, err, err_size) != 0
-            || sb_results_dir_leaf_check (opts->leaf, NULL, opts->overwrite ? SB_RESULTS_DIR_OVERWRITE : 0, err,
-                                          err_size) != 0)
+        if (sb_results_leaf_given (opts->leaf, NULL, opts->overwrite ? SB_RESULTS_DIR_OVERWRITE : 0, run->leaf,
+                                   sizeof run->leaf, err, err_size) != 0)
             return -1;
         run->replace = opts->overwrite;
-        if (!realpath (opts->leaf, run->leaf))
-            snprintf (run->leaf, sizeof run->leaf, "%s", opts->leaf);
         return 0;
     }
-    char system[256], parent[PATH_MAX], real[PATH_MAX];
+    char system[256], parent[PATH_MAX];
     snprintf (system, sizeof system, "%s", run->system);
-    s_segment (system);
+    sb_results_leaf_segment (system);
     if (sb_strf (parent, sizeof parent, "%s/%s/%s/results/%s/kv_cache/%s/run", opts->root, run->division,
                  run->submitter, system, run->model) != 0) {
         snprintf (err, err_size, "%s: path too long", opts->root);
         return -1;
     }
-    if (sb_mkdirs (parent, err, err_size) != 0)
+    if (sb_results_leaf_make (parent, start, run->ts, sizeof run->ts, run->leaf, sizeof run->leaf, err, err_size) != 0)
         return -1;
-    if (!realpath (parent, real)) {
-        snprintf (err, err_size, "%s: %s", parent, strerror (errno));
-        return -1;
-    }
-    for (int bump = 0; bump <= S_BUMPS; bump++) {
-        s_ts_dir (start + bump, run->ts, sizeof run->ts);
-        if (sb_strf (run->leaf, sizeof run->leaf, "%s/%s", real, run->ts) != 0) {
-            snprintf (err, err_size, "%s: path too long", real);
-            return -1;
-        }
-        if (mkdir (run->leaf, 0755) == 0) {
-            run->made_leaf = 1;
-            return 0;
-        }
-        if (errno != EEXIST) {
-            snprintf (err, err_size, "cannot make %s: %s", run->leaf, strerror (errno));
-            return -1;
-        }
-    }
-    char first[32];
-    s_ts_dir (start, first, sizeof first);
-    snprintf (err, err_size, "%s to %s (the run's start and the %d seconds after it) exist already under %s: not"
-              " overwritten", first, run->ts, S_BUMPS, real);
-    return -1;
+    run->made_leaf = 1;
+    return 0;
 }
 
 static int
 s_write_stamps (s_run_t *run, char *err, size_t err_size)
 {
-    char host[256] = "";
     /* the build is known only of a run this process ran itself */
-    int own = gethostname (host, sizeof host - 1) == 0 && run->kv.coordinator_host
-           && !strcmp (host, run->kv.coordinator_host) && run->kv.coordinator_pid == getpid ();
+    int own = sb_results_leaf_own_run (run->kv.coordinator_host, run->kv.coordinator_pid);
     int written = 0;
     return sb_results_provenance_write (run->leaf, run->replace, "kv_cache", run->version, own ? SB_BUILD : NULL,
                                         run->cache_dir ? run->cache_dir : "", err, err_size) == 0
@@ -861,27 +691,12 @@ s_write_stamps (s_run_t *run, char *err, size_t err_size)
              ? 0 : -1;
 }
 
-static int
-s_remove_entry (const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void) st;
-    (void) ftw;
-    return (flag == FTW_DP ? rmdir (path) : unlink (path)) == 0 || errno == ENOENT ? 0 : -1;
-}
-
 int
 sb_kv_results_dir_write (sqlite3 *db, int64_t run_id, const sb_results_dir_opts_t *opts, char *leaf_out,
                          size_t leaf_size, char *err, size_t err_size)
 {
-    if ((!opts->root) == (!opts->leaf)) {
-        snprintf (err, err_size, "results directory: give a root or a leaf");
+    if (sb_results_leaf_opts_check (opts, err, err_size) != 0)
         return -1;
-    }
-    if ((opts->submitter && !sb_results_dir_name_ok (opts->submitter))
-        || (opts->system && !sb_results_dir_name_ok (opts->system))) {
-        snprintf (err, err_size, "--submitter and --system are names of letters, digits, '.', '_' and '-'");
-        return -1;
-    }
     s_run_t run;
     memset (&run, 0, sizeof run);
     int rc = s_load (db, run_id, opts, &run, err, err_size) == 0
@@ -891,15 +706,9 @@ sb_kv_results_dir_write (sqlite3 *db, int64_t run_id, const sb_results_dir_opts_
           && s_write_stamps (&run, err, err_size) == 0
           /* the metadata last, as mlpstorage writes it last */
           && s_write_metadata (&run, err, err_size) == 0 ? 0 : -1;
-    if (rc != 0 && run.made_leaf) {
-        /* half a leaf would read as a run: the leaf made here goes again */
-        size_t n = strlen (err);
-        if (nftw (run.leaf, s_remove_entry, 16, FTW_DEPTH | FTW_PHYS) == 0)
-            snprintf (err + n, err_size - n, " (the unfinished %s was removed)", run.leaf);
-        else
-            snprintf (err + n, err_size - n, " (the unfinished %s could not be removed: %s)", run.leaf,
-                      strerror (errno));
-    }
+    /* half a leaf would read as a run: the leaf made here goes again */
+    if (rc != 0 && run.made_leaf)
+        sb_results_leaf_remove (run.leaf, err, err_size);
     if (leaf_out && leaf_size)
         snprintf (leaf_out, leaf_size, "%s", run.leaf);
     s_run_free (&run);

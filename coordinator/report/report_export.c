@@ -28,6 +28,7 @@
 #include "kv_export.h"
 #include "kv_report.h"
 #include "workload.h"
+#include "csv_out.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -99,7 +100,6 @@ s_mean_std (const double *v, size_t n, double *mean, double *std)
         sq += (v[i] - *mean) * (v[i] - *mean);
     *std = n ? sqrt (sq / (double) n) : NAN;
 }
-
 
 /* ---- the figures every output carries --------- */
 
@@ -817,30 +817,6 @@ done:
 
 /* ---- CSV -------------------------------------------------------------------- */
 
-/* one RFC 4180 field: quoted when it holds a comma, a quote or a line break */
-static void
-s_csv_str (FILE *out, const char *s)
-{
-    if (!strpbrk (s, ",\"\r\n")) {
-        fputs (s, out);
-        return;
-    }
-    fputc ('"', out);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc ('"', out);
-        fputc (*s, out);
-    }
-    fputc ('"', out);
-}
-
-static void
-s_csv_num (FILE *out, double v)
-{
-    if (isfinite (v))
-        fprintf (out, "%.6f", v);
-}
-
 /* one rank_epochs row of --csv --ranks */
 typedef struct {
     FILE   *out;
@@ -868,17 +844,17 @@ s_csv_rank_epoch (void *ctx, const sb_export_rank_epoch_t *e)
     FILE *out = cr->out;
     s_csv_rank_header (cr);
     fprintf (out, "%lld,%lld,%lld,", (long long) cr->run_id, (long long) e->epoch, (long long) e->rank);
-    s_csv_str (out, e->host);
+    sb_csv_str (out, e->host);
     fprintf (out, ",%lld,%lld,%lld,", (long long) e->samples, (long long) e->batches, (long long) e->bytes);
-    s_csv_num (out, e->started_at);
+    sb_csv_num (out, e->started_at);
     fputc (',', out);
-    s_csv_num (out, e->finished_at);
+    sb_csv_num (out, e->finished_at);
     fputc (',', out);
-    s_csv_num (out, e->finished_at - e->started_at);
+    sb_csv_num (out, e->finished_at - e->started_at);
     const double mid[] = { e->compute_s, e->au, e->io_wait_s, e->barrier_s };
     for (size_t c = 0; c < sizeof mid / sizeof mid[0]; c++) {
         fputc (',', out);
-        s_csv_num (out, mid[c]);
+        sb_csv_num (out, mid[c]);
     }
     fputc (',', out);
     if (e->has_metric_steps)
@@ -892,7 +868,7 @@ s_csv_rank_epoch (void *ctx, const sb_export_rank_epoch_t *e)
                             e->window_s, e->held_s };
     for (size_t c = 0; c < sizeof tail / sizeof tail[0]; c++) {
         fputc (',', out);
-        s_csv_num (out, tail[c]);
+        sb_csv_num (out, tail[c]);
     }
     fputc ('\n', out);
     return 0;
@@ -913,23 +889,23 @@ s_csv_train (sqlite3 *db, int64_t run_id, int ranks, FILE *out)
             const sb_report_epoch_t *e = &ep[i];
             fprintf (out, "%lld,%lld,%lld,%lld,%lld,%lld,", (long long) run_id, (long long) e->epoch,
                      (long long) e->samples, (long long) e->dropped, (long long) e->batches, (long long) e->bytes);
-            s_csv_num (out, e->duration_s);
+            sb_csv_num (out, e->duration_s);
             fputc (',', out);
-            s_csv_num (out, e->samples_per_s);
+            sb_csv_num (out, e->samples_per_s);
             fputc (',', out);
-            s_csv_num (out, e->mib_per_s);
+            sb_csv_num (out, e->mib_per_s);
             fputc (',', out);
-            s_csv_num (out, s_or_nan (e->has_au_mean, e->au_mean));
+            sb_csv_num (out, s_or_nan (e->has_au_mean, e->au_mean));
             fputc (',', out);
-            s_csv_num (out, s_or_nan (e->has_barrier, e->barrier_p50_ms));
+            sb_csv_num (out, s_or_nan (e->has_barrier, e->barrier_p50_ms));
             fputc (',', out);
-            s_csv_num (out, s_or_nan (e->has_barrier_p99, e->barrier_p99_ms));
+            sb_csv_num (out, s_or_nan (e->has_barrier_p99, e->barrier_p99_ms));
             fputc (',', out);
-            s_csv_num (out, s_or_nan (e->has_dlio, e->dlio_au_percentage));
+            sb_csv_num (out, s_or_nan (e->has_dlio, e->dlio_au_percentage));
             fputc (',', out);
-            s_csv_num (out, s_or_nan (e->has_dlio_samples, e->dlio_samples_per_s));
+            sb_csv_num (out, s_or_nan (e->has_dlio_samples, e->dlio_samples_per_s));
             fputc (',', out);
-            s_csv_num (out, s_or_nan (e->has_dlio_io, e->dlio_io_mb_per_s));
+            sb_csv_num (out, s_or_nan (e->has_dlio_io, e->dlio_io_mb_per_s));
             fputc ('\n', out);
         }
         free (ep);
@@ -944,7 +920,6 @@ s_csv_train (sqlite3 *db, int64_t run_id, int ranks, FILE *out)
     return 0;
 }
 
-
 /* ---- CSV views: latency, barrier wait, slowest rank, page cache ---- */
 
 /* one number, or nothing when not finite, after a comma */
@@ -952,7 +927,7 @@ static void
 s_csv_next (FILE *out, double v)
 {
     fputc (',', out);
-    s_csv_num (out, v);
+    sb_csv_num (out, v);
 }
 
 typedef struct {
@@ -965,7 +940,7 @@ s_csv_latency (void *ctx, const sb_report_latency_t *l)
 {
     s_csv_ctx_t *c = ctx;
     fprintf (c->out, "%lld,%lld,", (long long) c->run_id, (long long) l->epoch);
-    s_csv_str (c->out, l->host ? l->host : "");
+    sb_csv_str (c->out, l->host ? l->host : "");
     fprintf (c->out, ",%lld", (long long) l->reads);
     s_csv_next (c->out, l->p50_ms);
     s_csv_next (c->out, l->p90_ms);
@@ -979,7 +954,7 @@ s_csv_endpoint (void *ctx, const sb_report_endpoint_t *e)
 {
     s_csv_ctx_t *c = ctx;
     fprintf (c->out, "%lld,", (long long) c->run_id);
-    s_csv_str (c->out, e->endpoint);
+    sb_csv_str (c->out, e->endpoint);
     fprintf (c->out, ",%lld,%lld,%lld,%lld", (long long) e->requests, (long long) e->bytes, (long long) e->errors,
              (long long) e->retries);
     s_csv_next (c->out, e->mean_ms);
@@ -995,9 +970,9 @@ s_csv_ckpt_rank (void *ctx, const sb_report_ckpt_rank_t *r)
 {
     s_csv_ctx_t *c = ctx;
     fprintf (c->out, "%lld,%lld,", (long long) c->run_id, (long long) r->seq);
-    s_csv_str (c->out, r->op);
+    sb_csv_str (c->out, r->op);
     fprintf (c->out, ",%lld,%lld,", (long long) r->checkpoint, (long long) r->rank);
-    s_csv_str (c->out, r->host);
+    sb_csv_str (c->out, r->host);
     fprintf (c->out, ",%lld,%lld", (long long) r->files, (long long) r->bytes);
     s_csv_next (c->out, r->started_at);
     s_csv_next (c->out, r->finished_at);
@@ -1020,7 +995,7 @@ s_csv_checkpoints (sqlite3 *db, int64_t run_id, FILE *out)
     for (size_t i = 0; i < n; i++) {
         const sb_report_checkpoint_t *c = &rows[i];
         fprintf (out, "%lld,%lld,", (long long) run_id, (long long) c->seq);
-        s_csv_str (out, c->op ? c->op : "");
+        sb_csv_str (out, c->op ? c->op : "");
         fprintf (out, ",%lld,%lld,%lld,%lld", (long long) c->checkpoint, (long long) c->ranks, (long long) c->files,
                  (long long) c->bytes);
         s_csv_next (out, c->duration_s);
@@ -1082,7 +1057,7 @@ s_csv_detail (sqlite3 *db, int64_t run_id, FILE *out)
         fputc (',', out);
         if (sr) {
             fprintf (out, "%lld,", (long long) sr->rank);
-            s_csv_str (out, sr->host);
+            sb_csv_str (out, sr->host);
         }
         else
             fputc (',', out);
@@ -1149,15 +1124,15 @@ s_csv_run (sqlite3 *db, const s_run_t *r, FILE *out)
            "load_checkpoint_slowest_rank_io_mean_GB_per_second,load_checkpoint_slowest_rank_duration_mean_seconds,"
            "checkpoint_written_GB\n", out);
     fprintf (out, "%lld,", (long long) r->id);
-    s_csv_str (out, r->row.kind);
+    sb_csv_str (out, r->row.kind);
     fputc (',', out);
-    s_csv_str (out, r->row.workload ? r->row.workload : "");
+    sb_csv_str (out, r->row.workload ? r->row.workload : "");
     fputc (',', out);
-    s_csv_str (out, r->model);
+    sb_csv_str (out, r->model);
     fputc (',', out);
-    s_csv_str (out, r->row.status);
+    sb_csv_str (out, r->row.status);
     fputc (',', out);
-    s_csv_str (out, r->row.error ? r->row.error : "");
+    sb_csv_str (out, r->row.error ? r->row.error : "");
     fputc (',', out);
     if (r->row.passed >= 0)
         fputc (r->row.passed ? '1' : '0', out);

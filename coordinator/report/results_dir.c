@@ -3,10 +3,12 @@
  * model of the run (s_run_t), then each file is written from it. */
 #include "results_dir.h"
 #include "config.h"
+#include "json_doc.h"
 #include "json_out.h"
 #include "kv_results_dir.h"
 #include "report.h"
 #include "results_dir_query.h"
+#include "results_leaf.h"
 #include "results_stamp.h"
 #include "safe_file.h"
 #include "sb_version.h"
@@ -27,7 +29,6 @@
 #include <unistd.h>
 
 #define S_GIB 1073741824.0
-#define S_BUMPS 10          /* mlpstorage's reserve_run_directory: up to 10 next seconds */
 
 /* ------------------------------------------------------------ rows */
 
@@ -97,17 +98,12 @@ s_load (sqlite3 *db, sb_rdq_t which, int64_t id, s_rows_t *rows, char *err, size
 /* ------------------------------------------------------------ the run */
 
 typedef struct {
-    const char *host;
-    int64_t     cores, memory;
-} s_host_t;
-
-typedef struct {
     int64_t     id;
     s_rows_t    run, inputs, overrides, hostinfo, workers, epochs, evals, rank_epochs, eval_ranks, ckpts, ckpt_ranks,
                 errors;
     const s_row_t *r;           /* the runs row */
     sb_config_t *cfg;           /* the full effective configuration */
-    s_host_t    *hosts;         /* distinct worker hosts in rank order */
+    sb_results_host_t    *hosts;         /* distinct worker hosts in rank order */
     size_t      nhosts;
     const char **ovr;           /* the overrides, borrowed from `overrides` */
     size_t      novr;
@@ -164,17 +160,6 @@ s_cfg_str (sb_config_t *cfg, const char *key, const char *dflt)
     return e && e->value ? e->value : dflt;
 }
 
-static void
-s_sanitize (char *name)
-{
-    for (char *p = name; *p; p++)
-        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '.'
-              || *p == '-' || *p == '_'))
-            *p = '-';
-    if (!*name || !strcmp (name, ".") || !strcmp (name, ".."))
-        snprintf (name, 8, "unknown");
-}
-
 int
 sb_results_dir_name_ok (const char *name)
 {
@@ -229,7 +214,7 @@ s_model (s_run_t *run)
                 }
         }
     }
-    s_sanitize (run->model);
+    sb_results_leaf_segment (run->model);
 }
 
 /* An override's key without '+' and "workload.", into key. */
@@ -287,6 +272,8 @@ sb_results_dir_ckpt_division (const char *model, int64_t processes)
     return "invalid";   /* check_model: not an LLM */
 }
 
+static const s_row_t *s_host_info (const s_run_t *run, const char *host);
+
 static int
 s_load_run (sqlite3 *db, int64_t id, const sb_results_dir_opts_t *opts, s_run_t *run, char *err, size_t err_size)
 {
@@ -333,7 +320,12 @@ s_load_run (sqlite3 *db, int64_t id, const sb_results_dir_opts_t *opts, s_run_t 
         while (h < run->nhosts && strcmp (run->hosts[h].host, T (w, 0)) != 0)
             h++;
         if (h == run->nhosts)
-            run->hosts[run->nhosts++] = (s_host_t) { T (w, 0), I (w, 3), I (w, 4) };
+            run->hosts[run->nhosts++] = (sb_results_host_t) { .host = T (w, 0), .cores = I (w, 3),
+                                                              .memory = I (w, 4) };
+    }
+    for (size_t h = 0; h < run->nhosts; h++) {
+        const s_row_t *hi = s_host_info (run, run->hosts[h].host);
+        run->hosts[h].processor = hi ? T (hi, 1) : NULL;
     }
     for (size_t i = 0; i < run->overrides.n; i++)
         run->ovr[run->novr++] = T (&run->overrides.rows[i], 0);
@@ -348,17 +340,8 @@ s_load_run (sqlite3 *db, int64_t id, const sb_results_dir_opts_t *opts, s_run_t 
     run->verification = run->checkpointing ? sb_results_dir_ckpt_division (run->model, I (run->r, 7))
                                            : sb_results_dir_division (run->ovr, run->novr);
     run->division = !strcmp (run->verification, "closed") ? "closed" : "open";
-    run->submitter = opts->submitter ? opts->submitter : "shardbench";
-    /* under a root that mlpstorage (or shardbench) initialised, the
-     * organisation is the one its sentinel pins, as mlpstorage resolves it
-     * for every command (results_dir/sentinel.py resolve_orgname) */
-    if (opts->root && !opts->submitter) {
-        int found = sb_results_sentinel_read (opts->root, run->org, sizeof run->org, err, err_size);
-        if (found < 0)
-            return -1;
-        if (found)
-            run->submitter = run->org;
-    }
+    if (sb_results_leaf_submitter (opts, run->org, sizeof run->org, &run->submitter, err, err_size) != 0)
+        return -1;
     run->system = opts->system ? opts->system : T (run->r, 9);
     run->root = opts->root;
     run->record_length = !NUL (run->r, 10) ? D (run->r, 10)
@@ -376,126 +359,26 @@ s_load_run (sqlite3 *db, int64_t id, const sb_results_dir_opts_t *opts, s_run_t 
 
 /* ------------------------------------------------------------ JSON */
 
-#define S_JDEPTH 64     /* nesting the JSON writer tracks; s_jconfig stays below it */
-
-typedef struct {
-    FILE *f;
-    int   indent;
-    int   depth;
-    int   first[S_JDEPTH];
-    int  *failed;   /* set when a part could not be written whole (out of memory): the file is not kept */
-} s_json_t;
-
-static void
-s_jstring (FILE *f, const char *s)
-{
-    sb_json_str (f, s ? s : "");
-}
-
-static void
-s_jsep (s_json_t *j, const char *key)
-{
-    if (j->depth > 0) {
-        if (!j->first[j->depth])
-            fputc (',', j->f);
-        fprintf (j->f, "\n%*s", j->indent * j->depth, "");
-    }
-    j->first[j->depth] = 0;
-    if (key) {
-        s_jstring (j->f, key);
-        fputs (": ", j->f);
-    }
-}
-
-static void
-s_jopen (s_json_t *j, const char *key, char c)
-{
-    s_jsep (j, key);
-    fputc (c, j->f);
-    j->first[++j->depth] = 1;
-}
-
-static void
-s_jclose (s_json_t *j, char c)
-{
-    int empty = j->first[j->depth];
-    j->depth--;
-    if (!empty)
-        fprintf (j->f, "\n%*s", j->indent * j->depth, "");
-    fputc (c, j->f);
-}
-
-/* A double as the shortest text that reads back the same (Python's repr). */
-static void
-s_jnum_raw (FILE *f, double v)
-{
-    if (!isfinite (v)) {
-        fputs ("null", f);
-        return;
-    }
-    char buf[64];
-    for (int prec = 15; prec <= 17; prec++) {
-        snprintf (buf, sizeof buf, "%.*g", prec, v);
-        if (strtod (buf, NULL) == v)
-            break;
-    }
-    /* a float stays a float, as Python's json writes 1.0 */
-    fputs (buf, f);
-    if (!strpbrk (buf, ".e"))
-        fputs (".0", f);
-}
-
-static void
-s_jnum (s_json_t *j, const char *key, double v)
-{
-    s_jsep (j, key);
-    s_jnum_raw (j->f, v);
-}
-
-static void
-s_jint (s_json_t *j, const char *key, int64_t v)
-{
-    s_jsep (j, key);
-    fprintf (j->f, "%lld", (long long) v);
-}
-
-static void
-s_jstr (s_json_t *j, const char *key, const char *v)
-{
-    s_jsep (j, key);
-    if (v)
-        s_jstring (j->f, v);
-    else
-        fputs ("null", j->f);
-}
-
-static void
-s_jraw (s_json_t *j, const char *key, const char *text)
-{
-    s_jsep (j, key);
-    fputs (text, j->f);
-}
-
 /* column c of row r as a JSON number, or null */
 static void
-s_jcol (s_json_t *j, const char *key, const s_row_t *r, int c)
+s_jcol (sb_jdoc_t *j, const char *key, const s_row_t *r, int c)
 {
     if (NUL (r, c))
-        s_jraw (j, key, "null");
+        sb_jdoc_raw (j, key, "null");
     else
-        s_jnum (j, key, D (r, c));
+        sb_jdoc_num (j, key, D (r, c));
 }
 
 /* A YAML scalar as JSON: true/false, null, a number, else a string. */
 static void
-s_jscalar (s_json_t *j, const char *key, const char *v)
+s_jscalar (sb_jdoc_t *j, const char *key, const char *v)
 {
     if (!strcmp (v, "true") || !strcmp (v, "True"))
-        s_jraw (j, key, "true");
+        sb_jdoc_raw (j, key, "true");
     else if (!strcmp (v, "false") || !strcmp (v, "False"))
-        s_jraw (j, key, "false");
+        sb_jdoc_raw (j, key, "false");
     else if (!strcmp (v, "null") || !strcmp (v, "~") || !strcmp (v, "None"))
-        s_jraw (j, key, "null");
+        sb_jdoc_raw (j, key, "null");
     else {
         /* JSON's number grammar: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? */
         const char *p = v + (*v == '-');
@@ -514,9 +397,9 @@ s_jscalar (s_json_t *j, const char *key, const char *v)
                 p++;
         }
         if (ok && !*p)
-            s_jraw (j, key, v);
+            sb_jdoc_raw (j, key, v);
         else
-            s_jstr (j, key, v);
+            sb_jdoc_str (j, key, v);
     }
 }
 
@@ -528,7 +411,7 @@ s_entry_cmp (const void *a, const void *b)
 
 /* The configuration as nested JSON objects (DLIO's workload section). */
 static int
-s_jconfig (s_json_t *j, const char *key, sb_config_t *cfg)
+s_jconfig (sb_jdoc_t *j, const char *key, sb_config_t *cfg)
 {
     size_t n = sb_config_count (cfg);
     const sb_config_entry_t **e = malloc ((n ? n : 1) * sizeof *e);
@@ -537,7 +420,7 @@ s_jconfig (s_json_t *j, const char *key, sb_config_t *cfg)
     for (size_t i = 0; i < n; i++)
         e[i] = sb_config_at (cfg, i);
     qsort (e, n, sizeof *e, s_entry_cmp);
-    s_jopen (j, key, '{');
+    sb_jdoc_open (j, key, '{');
     const char *prev = NULL;
     int levels = 0;     /* sections of prev open */
     for (size_t i = 0; i < n; i++) {
@@ -552,29 +435,29 @@ s_jconfig (s_json_t *j, const char *key, sb_config_t *cfg)
             b = db + 1;
         }
         for (; levels > shared; levels--)
-            s_jclose (j, '}');
+            sb_jdoc_close (j, '}');
         for (int d = 0; d < shared; d++)
             seg = strchr (seg, '.') + 1;
-        /* a section per segment while the writer's depth allows (S_JDEPTH);
+        /* a section per segment while the writer's depth allows (SB_JDOC_DEPTH);
          * deeper segments stay in the member's name, dots and all */
-        for (const char *dot; j->depth < S_JDEPTH - 2 && (dot = strchr (seg, '.')); seg = dot + 1, levels++) {
+        for (const char *dot; j->depth < SB_JDOC_DEPTH - 2 && (dot = strchr (seg, '.')); seg = dot + 1, levels++) {
             char name[256];
             snprintf (name, sizeof name, "%.*s", (int) (dot - seg), seg);
-            s_jopen (j, name, '{');
+            sb_jdoc_open (j, name, '{');
         }
         prev = k;
         if (e[i]->items) {
-            s_jopen (j, seg, '[');
+            sb_jdoc_open (j, seg, '[');
             for (size_t t = 0; e[i]->items[t]; t++)
                 s_jscalar (j, NULL, e[i]->items[t]);
-            s_jclose (j, ']');
+            sb_jdoc_close (j, ']');
         }
         else
             s_jscalar (j, seg, e[i]->value ? e[i]->value : "");
     }
     for (; levels > 0; levels--)
-        s_jclose (j, '}');
-    s_jclose (j, '}');
+        sb_jdoc_close (j, '}');
+    sb_jdoc_close (j, '}');
     free (e);
     return 0;
 }
@@ -584,7 +467,7 @@ s_jconfig (s_json_t *j, const char *key, sb_config_t *cfg)
  * place (a Python dict), keys named skip left out. As DLIO's lines_to_dict,
  * only a line with exactly one ':' counts. */
 static void
-s_jproc (s_json_t *j, const char *key, const char *text, const char *skip)
+s_jproc (sb_jdoc_t *j, const char *key, const char *text, const char *skip)
 {
     enum { S_MAX = 512 };
     char *k[S_MAX], *v[S_MAX];
@@ -616,10 +499,10 @@ s_jproc (s_json_t *j, const char *key, const char *text, const char *skip)
         v[i] = val;
         n += i == n;
     }
-    s_jopen (j, key, '{');
+    sb_jdoc_open (j, key, '{');
     for (size_t i = 0; i < n; i++)
-        s_jstr (j, k[i], v[i]);
-    s_jclose (j, '}');
+        sb_jdoc_str (j, k[i], v[i]);
+    sb_jdoc_close (j, '}');
     free (copy);
 }
 
@@ -668,15 +551,6 @@ s_ts_dlio (double t, char *buf, size_t size)
     return buf;
 }
 
-static void
-s_ts_dir (double t, char *buf, size_t size)
-{
-    time_t s = (time_t) floor (t);
-    struct tm tm;
-    localtime_r (&s, &tm);
-    strftime (buf, size, "%Y%m%d_%H%M%S", &tm);
-}
-
 static double
 s_end_time (const s_run_t *run)
 {
@@ -704,7 +578,7 @@ s_rank_host (const s_run_t *run, int64_t r)
     return "";
 }
 
-static const s_host_t *
+static const sb_results_host_t *
 s_host (const s_run_t *run, const char *host)
 {
     for (size_t i = 0; i < run->nhosts; i++)
@@ -728,7 +602,7 @@ s_mean_std (const double *v, size_t n, double *mean, double *std)
 /* The checkpoint figures of DLIO's summary (save_/load_checkpoint_*) over
  * the checkpoints rows of op ("write" or "read"): GiB/s and seconds. */
 static void
-s_jckpt (s_json_t *j, const s_run_t *run, const char *op, const char *name)
+s_jckpt (sb_jdoc_t *j, const s_run_t *run, const char *op, const char *name)
 {
     size_t n = 0;
     double *gib = calloc (run->ckpts.n + 1, sizeof *gib), *dur = calloc (run->ckpts.n + 1, sizeof *dur);
@@ -751,14 +625,14 @@ s_jckpt (s_json_t *j, const s_run_t *run, const char *op, const char *name)
         double m, s;
         s_mean_std (gib, n, &m, &s);
         snprintf (key, sizeof key, "%s_checkpoint_io_mean_GB_per_second", name);
-        s_jnum (j, key, m);
+        sb_jdoc_num (j, key, m);
         snprintf (key, sizeof key, "%s_checkpoint_io_stdev_GB_per_second", name);
-        s_jnum (j, key, s);
+        sb_jdoc_num (j, key, s);
         s_mean_std (dur, n, &m, &s);
         snprintf (key, sizeof key, "%s_checkpoint_duration_mean_seconds", name);
-        s_jnum (j, key, m);
+        sb_jdoc_num (j, key, m);
         snprintf (key, sizeof key, "%s_checkpoint_duration_stdev_seconds", name);
-        s_jnum (j, key, s);
+        sb_jdoc_num (j, key, s);
     }
     free (gib);
     free (dur);
@@ -767,9 +641,9 @@ s_jckpt (s_json_t *j, const s_run_t *run, const char *op, const char *name)
 /* DLIO's metric object; lists_only: only the list-valued keys (what
  * mlpstorage's reportgen keeps as a run's metrics). */
 static void
-s_jmetric (s_json_t *j, const char *key, const s_run_t *run, int lists_only)
+s_jmetric (sb_jdoc_t *j, const char *key, const s_run_t *run, int lists_only)
 {
-    s_jopen (j, key, '{');
+    sb_jdoc_open (j, key, '{');
     const s_row_t *r = run->r;
     static const char *const names[] = { "au_percentage", "au_mean_percentage", "au_meet_expectation",
                                          "au_stdev_percentage", "throughput_samples_per_second",
@@ -786,17 +660,17 @@ s_jmetric (s_json_t *j, const char *key, const s_run_t *run, int lists_only)
             char name[96];
             snprintf (name, sizeof name, "%s_%s", eval ? "eval" : "train", names[k]);
             if (col[k] < 0) {
-                s_jopen (j, name, '[');
+                sb_jdoc_open (j, name, '[');
                 for (size_t e = 0; e < rows->n; e++)
                     s_jcol (j, NULL, &rows->rows[e], col[k] == -1 ? 1 : 2);
-                s_jclose (j, ']');
+                sb_jdoc_close (j, ']');
             }
             else if (lists_only)
                 continue;
             else if (k == 2)
                 /* a run that did not succeed never meets it, whatever its
                  * finished epochs gave (DLIO writes no summary then) */
-                s_jstr (j, name, strcmp (T (r, 3), "succeeded") ? "fail" : NUL (r, col[k]) ? NULL : T (r, col[k]));
+                sb_jdoc_str (j, name, strcmp (T (r, 3), "succeeded") ? "fail" : NUL (r, col[k]) ? NULL : T (r, col[k]));
             else
                 s_jcol (j, name, r, col[k]);
         }
@@ -806,11 +680,11 @@ s_jmetric (s_json_t *j, const char *key, const s_run_t *run, int lists_only)
         s_jckpt (j, run, "read", "load");
         for (size_t i = 0; i < run->ckpts.n; i++)
             if (!strcmp (T (&run->ckpts.rows[i], 1), "write")) {
-                s_jnum (j, "checkpoint_size_GB", D (&run->ckpts.rows[i], 3) / S_GIB);
+                sb_jdoc_num (j, "checkpoint_size_GB", D (&run->ckpts.rows[i], 3) / S_GIB);
                 break;
             }
     }
-    s_jclose (j, '}');
+    sb_jdoc_close (j, '}');
 }
 
 static int
@@ -819,54 +693,54 @@ s_write_summary (const s_run_t *run, char *err, size_t err_size)
     s_out_t o;
     if (s_out_open (&o, run->leaf, "summary.json", run->replace, err, err_size) != 0)
         return -1;
-    s_json_t j = { .f = o.f, .indent = 4, .failed = o.failed };
+    sb_jdoc_t j = { .f = o.f, .indent = 4, .failed = o.failed };
     char ts[64];
     const char *host0 = run->nhosts ? run->hosts[0].host : T (run->r, 9);
     const s_row_t *hi = s_host_info (run, host0);
-    s_jopen (&j, NULL, '{');
-    s_jstr (&j, "start", s_ts_dlio (D (run->r, 5), ts, sizeof ts));
-    s_jint (&j, "num_accelerators", I (run->r, 7));
-    s_jint (&j, "num_hosts", I (run->r, 8));
-    s_jstr (&j, "hostname", host0);
+    sb_jdoc_open (&j, NULL, '{');
+    sb_jdoc_str (&j, "start", s_ts_dlio (D (run->r, 5), ts, sizeof ts));
+    sb_jdoc_int (&j, "num_accelerators", I (run->r, 7));
+    sb_jdoc_int (&j, "num_hosts", I (run->r, 8));
+    sb_jdoc_str (&j, "hostname", host0);
     s_jmetric (&j, "metric", run, 0);
-    s_jint (&j, "num_files_train", (int64_t) run->files_train);
-    s_jint (&j, "num_files_eval", (int64_t) run->files_eval);
-    s_jint (&j, "num_samples_per_file", (int64_t) run->samples_per_file);
-    s_jopen (&j, "host_cpu_count", '[');
+    sb_jdoc_int (&j, "num_files_train", (int64_t) run->files_train);
+    sb_jdoc_int (&j, "num_files_eval", (int64_t) run->files_eval);
+    sb_jdoc_int (&j, "num_samples_per_file", (int64_t) run->samples_per_file);
+    sb_jdoc_open (&j, "host_cpu_count", '[');
     for (size_t h = 0; h < run->nhosts; h++)
-        s_jint (&j, NULL, run->hosts[h].cores);
-    s_jclose (&j, ']');
-    s_jstr (&j, "host_processor_name", hi ? T (hi, 1) : "");
-    s_jopen (&j, "potential_caching", '[');
+        sb_jdoc_int (&j, NULL, run->hosts[h].cores);
+    sb_jdoc_close (&j, ']');
+    sb_jdoc_str (&j, "host_processor_name", hi ? T (hi, 1) : "");
+    sb_jdoc_open (&j, "potential_caching", '[');
     for (size_t h = 0; h < run->nhosts; h++)
-        s_jint (&j, NULL, (double) run->hosts[h].memory / S_GIB > run->data_size_per_host_gb);
-    s_jclose (&j, ']');
+        sb_jdoc_int (&j, NULL, (double) run->hosts[h].memory / S_GIB > run->data_size_per_host_gb);
+    sb_jdoc_close (&j, ']');
     s_jproc (&j, "host_cpuinfo", hi ? T (hi, 2) : "", "processor");
     s_jproc (&j, "host_meminfo", hi ? T (hi, 3) : "", NULL);
-    s_jopen (&j, "host_memory_GB", '[');
+    sb_jdoc_open (&j, "host_memory_GB", '[');
     for (size_t h = 0; h < run->nhosts; h++)
-        s_jnum (&j, NULL, (double) run->hosts[h].memory / S_GIB);
-    s_jclose (&j, ']');
-    s_jnum (&j, "data_size_per_host_GB", run->data_size_per_host_gb);
+        sb_jdoc_num (&j, NULL, (double) run->hosts[h].memory / S_GIB);
+    sb_jdoc_close (&j, ']');
+    sb_jdoc_num (&j, "data_size_per_host_GB", run->data_size_per_host_gb);
     if (!run->datagen)
-        s_jint (&j, "epochs", (int64_t) run->epochs.n);
-    s_jstr (&j, "end", s_ts_dlio (s_end_time (run), ts, sizeof ts));
-    s_jclose (&j, '}');
+        sb_jdoc_int (&j, "epochs", (int64_t) run->epochs.n);
+    sb_jdoc_str (&j, "end", s_ts_dlio (s_end_time (run), ts, sizeof ts));
+    sb_jdoc_close (&j, '}');
     fputc ('\n', o.f);
     return s_out_commit (&o, err, err_size);
 }
 
 static void
-s_jspan (s_json_t *j, const char *key, double start, double end, int duration_text)
+s_jspan (sb_jdoc_t *j, const char *key, double start, double end, int duration_text)
 {
     char ts[64];
-    s_jopen (j, key, '{');
-    s_jstr (j, "start", s_ts_dlio (start, ts, sizeof ts));
-    s_jstr (j, "end", s_ts_dlio (end, ts, sizeof ts));
+    sb_jdoc_open (j, key, '{');
+    sb_jdoc_str (j, "start", s_ts_dlio (start, ts, sizeof ts));
+    sb_jdoc_str (j, "end", s_ts_dlio (end, ts, sizeof ts));
     if (duration_text) {
         char d[64];
         snprintf (d, sizeof d, "%.2f", end - start);
-        s_jstr (j, "duration", d);
+        sb_jdoc_str (j, "duration", d);
     }
 }
 
@@ -881,8 +755,8 @@ s_write_ranks (const s_run_t *run, char *err, size_t err_size)
         snprintf (name, sizeof name, "%lld_per_epoch_stats.json", (long long) rank);
         if (s_out_open (&o, run->leaf, name, run->replace, err, err_size) != 0)
             return -1;
-        s_json_t j = { .f = o.f, .indent = 4, .failed = o.failed };
-        s_jopen (&j, NULL, '{');
+        sb_jdoc_t j = { .f = o.f, .indent = 4, .failed = o.failed };
+        sb_jdoc_open (&j, NULL, '{');
         if (!run->datagen)
             for (size_t i = 0; i < run->rank_epochs.n; i++) {
                 const s_row_t *re = &run->rank_epochs.rows[i];
@@ -892,15 +766,15 @@ s_write_ranks (const s_run_t *run, char *err, size_t err_size)
                 snprintf (epoch, sizeof epoch, "%lld", (long long) I (re, 1));
                 s_jspan (&j, epoch, D (re, 3), D (re, 4), 1);
                 s_jspan (&j, "block1", D (re, 3), D (re, 4), 1);
-                s_jclose (&j, '}');
+                sb_jdoc_close (&j, '}');
                 for (size_t e = 0; e < run->eval_ranks.n; e++) {
                     const s_row_t *er = &run->eval_ranks.rows[e];
                     if (I (er, 0) == rank && I (er, 1) == I (re, 1)) {
                         s_jspan (&j, "eval", D (er, 2), D (er, 3), 1);
-                        s_jclose (&j, '}');
+                        sb_jdoc_close (&j, '}');
                     }
                 }
-                s_jclose (&j, '}');
+                sb_jdoc_close (&j, '}');
             }
         /* a checkpoint run's checkpoints, as DLIO's checkpoint-only runs keep them in epoch 1 */
         int opened = 0;
@@ -919,13 +793,13 @@ s_write_ranks (const s_run_t *run, char *err, size_t err_size)
             snprintf (key, sizeof key, "%s_ckpt%lld", strcmp (T (c, 2), "write") ? "load" : "save",
                       (long long) I (c, 3));
             s_jspan (&j, key, D (c, 4), D (c, 5), 0);
-            s_jnum (&j, "duration", D (c, 6));
-            s_jnum (&j, "throughput", D (c, 6) > 0 ? D (c, 7) / S_GIB / D (c, 6) : 0);
-            s_jclose (&j, '}');
+            sb_jdoc_num (&j, "duration", D (c, 6));
+            sb_jdoc_num (&j, "throughput", D (c, 6) > 0 ? D (c, 7) / S_GIB / D (c, 6) : 0);
+            sb_jdoc_close (&j, '}');
         }
         if (opened)
-            s_jclose (&j, '}');
-        s_jclose (&j, '}');
+            sb_jdoc_close (&j, '}');
+        sb_jdoc_close (&j, '}');
         fputc ('\n', o.f);
         if (s_out_commit (&o, err, err_size) != 0)
             return -1;
@@ -933,15 +807,15 @@ s_write_ranks (const s_run_t *run, char *err, size_t err_size)
         snprintf (name, sizeof name, "%lld_output.json", (long long) rank);
         if (s_out_open (&o, run->leaf, name, run->replace, err, err_size) != 0)
             return -1;
-        j = (s_json_t) { .f = o.f, .indent = 4, .failed = o.failed };
+        j = (sb_jdoc_t) { .f = o.f, .indent = 4, .failed = o.failed };
         const char *host = s_rank_host (run, rank);
-        const s_host_t *h = s_host (run, host);
+        const sb_results_host_t *h = s_host (run, host);
         const s_row_t *hi = s_host_info (run, host);
-        s_jopen (&j, NULL, '{');
-        s_jnum (&j, "host_memory_GB", h ? (double) h->memory / S_GIB : 0);
-        s_jint (&j, "host_cpu_count", h ? h->cores : 0);
-        s_jstr (&j, "host_processor_name", hi ? T (hi, 1) : "");
-        s_jint (&j, "potential_caching", h && (double) h->memory / S_GIB > run->data_size_per_host_gb);
+        sb_jdoc_open (&j, NULL, '{');
+        sb_jdoc_num (&j, "host_memory_GB", h ? (double) h->memory / S_GIB : 0);
+        sb_jdoc_int (&j, "host_cpu_count", h ? h->cores : 0);
+        sb_jdoc_str (&j, "host_processor_name", hi ? T (hi, 1) : "");
+        sb_jdoc_int (&j, "potential_caching", h && (double) h->memory / S_GIB > run->data_size_per_host_gb);
         s_jproc (&j, "host_cpuinfo", hi ? T (hi, 2) : "", "processor");
         s_jproc (&j, "host_meminfo", hi ? T (hi, 3) : "", NULL);
         for (size_t i = 0; !run->datagen && i < run->rank_epochs.n; i++) {
@@ -950,19 +824,19 @@ s_write_ranks (const s_run_t *run, char *err, size_t err_size)
                 continue;
             char epoch[32];
             snprintf (epoch, sizeof epoch, "%lld", (long long) I (re, 1));
-            s_jopen (&j, epoch, '{');
-            s_jstr (&j, "start", s_ts_dlio (D (re, 3), ts, sizeof ts));
-            s_jstr (&j, "end", s_ts_dlio (D (re, 4), ts, sizeof ts));
-            s_jopen (&j, "throughput", '{');
+            sb_jdoc_open (&j, epoch, '{');
+            sb_jdoc_str (&j, "start", s_ts_dlio (D (re, 3), ts, sizeof ts));
+            sb_jdoc_str (&j, "end", s_ts_dlio (D (re, 4), ts, sizeof ts));
+            sb_jdoc_open (&j, "throughput", '{');
             s_jcol (&j, "block1", re, 6);
-            s_jclose (&j, '}');
-            s_jopen (&j, "au", '{');
+            sb_jdoc_close (&j, '}');
+            sb_jdoc_open (&j, "au", '{');
             s_jcol (&j, "block1", re, 5);
-            s_jclose (&j, '}');
-            s_jclose (&j, '}');
+            sb_jdoc_close (&j, '}');
+            sb_jdoc_close (&j, '}');
         }
-        s_jstr (&j, "hostname", host);
-        s_jclose (&j, '}');
+        sb_jdoc_str (&j, "hostname", host);
+        sb_jdoc_close (&j, '}');
         fputc ('\n', o.f);
         if (s_out_commit (&o, err, err_size) != 0)
             return -1;
@@ -978,112 +852,83 @@ s_write_metadata (const s_run_t *run, char *err, size_t err_size)
     s_out_t o;
     if (s_out_open (&o, run->leaf, name, run->replace, err, err_size) != 0)
         return -1;
-    s_json_t j = { .f = o.f, .indent = 2, .failed = o.failed };
+    sb_jdoc_t j = { .f = o.f, .indent = 2, .failed = o.failed };
     const char *cmdline = run->inputs.n ? T (&run->inputs.rows[0], 1) : "";
-    s_jopen (&j, NULL, '{');
-    s_jstr (&j, "benchmark_type", run->type);
-    s_jstr (&j, "model", run->model);
-    s_jstr (&j, "command", run->command);
-    s_jstr (&j, "run_datetime", run->ts);
-    s_jint (&j, "num_processes", I (run->r, 7));
-    s_jstr (&j, "accelerator", run->accel[0] ? run->accel : NULL);
-    s_jstr (&j, "result_dir", run->leaf);
+    sb_jdoc_open (&j, NULL, '{');
+    sb_jdoc_str (&j, "benchmark_type", run->type);
+    sb_jdoc_str (&j, "model", run->model);
+    sb_jdoc_str (&j, "command", run->command);
+    sb_jdoc_str (&j, "run_datetime", run->ts);
+    sb_jdoc_int (&j, "num_processes", I (run->r, 7));
+    sb_jdoc_str (&j, "accelerator", run->accel[0] ? run->accel : NULL);
+    sb_jdoc_str (&j, "result_dir", run->leaf);
     if (s_jconfig (&j, "parameters", run->cfg) != 0) {
         sb_safe_file_abort (&o.sf);
         snprintf (err, err_size, "out of memory");
         return -1;
     }
-    s_jopen (&j, "override_parameters", '{');
+    sb_jdoc_open (&j, "override_parameters", '{');
     for (size_t i = 0; i < run->novr; i++) {
         char key[512];
         s_override_key (run->ovr[i], key, sizeof key);
         const char *eq = strchr (run->ovr[i], '=');
-        s_jstr (&j, key, eq ? eq + 1 : "");
+        sb_jdoc_str (&j, key, eq ? eq + 1 : "");
     }
-    s_jclose (&j, '}');
+    sb_jdoc_close (&j, '}');
     /* the hosts as mlpstorage's ClusterInformation describes them */
-    int64_t total_mem = 0, total_cores = 0, min_mem = 0, max_mem = 0;
-    for (size_t h = 0; h < run->nhosts; h++) {
-        total_mem += run->hosts[h].memory;
-        total_cores += run->hosts[h].cores;
-        min_mem = !h || run->hosts[h].memory < min_mem ? run->hosts[h].memory : min_mem;
-        max_mem = run->hosts[h].memory > max_mem ? run->hosts[h].memory : max_mem;
-    }
-    s_jopen (&j, "system_info", '{');
-    s_jint (&j, "total_memory_bytes", total_mem);
-    s_jint (&j, "total_cores", total_cores);
-    s_jint (&j, "num_hosts", (int64_t) run->nhosts);
-    s_jint (&j, "min_memory_bytes", min_mem);
-    s_jint (&j, "max_memory_bytes", max_mem);
-    s_jstr (&j, "collection_method", "shardbench workers (run_workers)");
-    s_jopen (&j, "hosts", '[');
-    for (size_t h = 0; h < run->nhosts; h++) {
-        const s_row_t *hi = s_host_info (run, run->hosts[h].host);
-        s_jopen (&j, NULL, '{');
-        s_jstr (&j, "hostname", run->hosts[h].host);
-        s_jopen (&j, "memory", '{');
-        s_jint (&j, "total", run->hosts[h].memory);
-        s_jclose (&j, '}');
-        s_jopen (&j, "cpu", '{');
-        s_jint (&j, "num_logical_cores", run->hosts[h].cores);
-        s_jstr (&j, "architecture", hi ? T (hi, 1) : NULL);
-        s_jclose (&j, '}');
-        s_jclose (&j, '}');
-    }
-    s_jclose (&j, ']');
-    s_jclose (&j, '}');
-    s_jnum (&j, "runtime", s_end_time (run) - D (run->r, 5));
-    s_jstr (&j, "verification", run->verification);
-    s_jstr (&j, "executed_command", cmdline);
+    int64_t min_mem = sb_results_leaf_system_info (&j, run->hosts, run->nhosts);
+    sb_jdoc_num (&j, "runtime", s_end_time (run) - D (run->r, 5));
+    sb_jdoc_str (&j, "verification", run->verification);
+    sb_jdoc_str (&j, "executed_command", cmdline);
     char out[PATH_MAX + 64];
-    s_jopen (&j, "command_output_files", '[');
-    s_jopen (&j, NULL, '{');
-    s_jstr (&j, "command", cmdline);
+    sb_jdoc_open (&j, "command_output_files", '[');
+    sb_jdoc_open (&j, NULL, '{');
+    sb_jdoc_str (&j, "command", cmdline);
     snprintf (out, sizeof out, "%s/%s.stdout.log", run->leaf, run->prefix);
-    s_jstr (&j, "stdout", out);
+    sb_jdoc_str (&j, "stdout", out);
     snprintf (out, sizeof out, "%s/%s.stderr.log", run->leaf, run->prefix);
-    s_jstr (&j, "stderr", out);
-    s_jclose (&j, '}');
-    s_jclose (&j, ']');
-    s_jopen (&j, "args", '{');
-    s_jstr (&j, "program", run->type);
-    s_jstr (&j, "command", run->command);
-    s_jstr (&j, "model", run->model);
-    s_jstr (&j, "accelerator_type", run->accel[0] ? run->accel : NULL);
-    s_jint (&j, "num_processes", I (run->r, 7));
-    s_jopen (&j, "hosts", '[');
+    sb_jdoc_str (&j, "stderr", out);
+    sb_jdoc_close (&j, '}');
+    sb_jdoc_close (&j, ']');
+    sb_jdoc_open (&j, "args", '{');
+    sb_jdoc_str (&j, "program", run->type);
+    sb_jdoc_str (&j, "command", run->command);
+    sb_jdoc_str (&j, "model", run->model);
+    sb_jdoc_str (&j, "accelerator_type", run->accel[0] ? run->accel : NULL);
+    sb_jdoc_int (&j, "num_processes", I (run->r, 7));
+    sb_jdoc_open (&j, "hosts", '[');
     for (size_t h = 0; h < run->nhosts; h++)
-        s_jstr (&j, NULL, run->hosts[h].host);
-    s_jclose (&j, ']');
-    s_jnum (&j, "client_host_memory_in_gb", (double) min_mem / S_GIB);
-    s_jstr (&j, "data_dir", s_cfg_str (run->cfg, "dataset.data_folder", ""));
-    s_jstr (&j, "checkpoint_folder", s_cfg_str (run->cfg, "checkpoint.checkpoint_folder", ""));
-    s_jstr (&j, "results_dir", run->root ? run->root : run->leaf);
-    s_jraw (&j, "closed", !strcmp (run->division, "closed") ? "true" : "false");
-    s_jint (&j, "loops", 1);
-    s_jstr (&j, "mode", run->division);
-    s_jstr (&j, "orgname", run->submitter);
-    s_jstr (&j, "systemname", run->system);
-    s_jclose (&j, '}');
-    s_jstr (&j, "end_datetime", s_ts_dlio (s_end_time (run), ts, sizeof ts));
+        sb_jdoc_str (&j, NULL, run->hosts[h].host);
+    sb_jdoc_close (&j, ']');
+    sb_jdoc_num (&j, "client_host_memory_in_gb", (double) min_mem / S_GIB);
+    sb_jdoc_str (&j, "data_dir", s_cfg_str (run->cfg, "dataset.data_folder", ""));
+    sb_jdoc_str (&j, "checkpoint_folder", s_cfg_str (run->cfg, "checkpoint.checkpoint_folder", ""));
+    sb_jdoc_str (&j, "results_dir", run->root ? run->root : run->leaf);
+    sb_jdoc_raw (&j, "closed", !strcmp (run->division, "closed") ? "true" : "false");
+    sb_jdoc_int (&j, "loops", 1);
+    sb_jdoc_str (&j, "mode", run->division);
+    sb_jdoc_str (&j, "orgname", run->submitter);
+    sb_jdoc_str (&j, "systemname", run->system);
+    sb_jdoc_close (&j, '}');
+    sb_jdoc_str (&j, "end_datetime", s_ts_dlio (s_end_time (run), ts, sizeof ts));
     s_jmetric (&j, "metrics", run, 1);
     /* provenance.py METADATA_PROVENANCE_KEY: the leaf has the sidecar, and
      * the checker's PROV-01 then requires it */
-    s_jstr (&j, "provenance_file", SB_RESULTS_PROVENANCE);
-    s_jopen (&j, "shardbench", '{');
-    s_jint (&j, "run_id", run->id);
-    s_jstr (&j, "version", run->inputs.n ? T (&run->inputs.rows[0], 0) : NULL);
-    s_jstr (&j, "kind", T (run->r, 0));
-    s_jstr (&j, "workload", T (run->r, 1));
-    s_jstr (&j, "workflow", NUL (run->r, 12) ? NULL : T (run->r, 12));
-    s_jstr (&j, "status", T (run->r, 3));
-    s_jstr (&j, "error", NUL (run->r, 4) ? NULL : T (run->r, 4));
-    s_jopen (&j, "overrides", '[');
+    sb_jdoc_str (&j, "provenance_file", SB_RESULTS_PROVENANCE);
+    sb_jdoc_open (&j, "shardbench", '{');
+    sb_jdoc_int (&j, "run_id", run->id);
+    sb_jdoc_str (&j, "version", run->inputs.n ? T (&run->inputs.rows[0], 0) : NULL);
+    sb_jdoc_str (&j, "kind", T (run->r, 0));
+    sb_jdoc_str (&j, "workload", T (run->r, 1));
+    sb_jdoc_str (&j, "workflow", NUL (run->r, 12) ? NULL : T (run->r, 12));
+    sb_jdoc_str (&j, "status", T (run->r, 3));
+    sb_jdoc_str (&j, "error", NUL (run->r, 4) ? NULL : T (run->r, 4));
+    sb_jdoc_open (&j, "overrides", '[');
     for (size_t i = 0; i < run->novr; i++)
-        s_jstr (&j, NULL, run->ovr[i]);
-    s_jclose (&j, ']');
-    s_jclose (&j, '}');
-    s_jclose (&j, '}');
+        sb_jdoc_str (&j, NULL, run->ovr[i]);
+    sb_jdoc_close (&j, ']');
+    sb_jdoc_close (&j, '}');
+    sb_jdoc_close (&j, '}');
     fputc ('\n', o.f);
     return s_out_commit (&o, err, err_size);
 }
@@ -1100,7 +945,7 @@ s_yquote (FILE *f, const char *s)
     for (const unsigned char *p = (const unsigned char *) s; plain && *p; p++)
         plain = *p >= 0x20 && *p != 0x7f;
     if (!plain) {
-        s_jstring (f, s);
+        sb_json_str (f, s);
         return;
     }
     fputc ('\'', f);
@@ -1361,26 +1206,24 @@ static int
 s_make_leaf (s_run_t *run, const sb_results_dir_opts_t *opts, char *err, size_t err_size)
 {
     double start = D (run->r, 5);
-    s_ts_dir (start, run->ts, sizeof run->ts);
+    sb_results_leaf_ts (start, run->ts, sizeof run->ts);
     if (opts->leaf) {
         snprintf (run->subdir, sizeof run->subdir, "%s",
                   opts->no_config ? "" : opts->config_subdir ? opts->config_subdir : "dlio_config");
-        if (sb_mkdirs (opts->leaf, err, err_size) != 0
-            || sb_results_dir_leaf_check (opts->leaf, run->subdir[0] ? run->subdir : NULL,
-                                          (opts->config_written ? SB_RESULTS_DIR_CONFIG_WRITTEN : 0)
-                                          | (opts->overwrite ? SB_RESULTS_DIR_OVERWRITE : 0), err, err_size) != 0)
+        if (sb_results_leaf_given (opts->leaf, run->subdir[0] ? run->subdir : NULL,
+                                   (opts->config_written ? SB_RESULTS_DIR_CONFIG_WRITTEN : 0)
+                                   | (opts->overwrite ? SB_RESULTS_DIR_OVERWRITE : 0), run->leaf, sizeof run->leaf,
+                                   err, err_size) != 0)
             return -1;
         run->replace = opts->overwrite;
         run->dlio_only = 1;
         run->config_own = opts->config_written;
-        if (!realpath (opts->leaf, run->leaf))
-            snprintf (run->leaf, sizeof run->leaf, "%s", opts->leaf);
         return 0;
     }
     snprintf (run->subdir, sizeof run->subdir, "dlio_config");
     char system[256];
     snprintf (system, sizeof system, "%s", run->system);
-    s_sanitize (system);
+    sb_results_leaf_segment (system);
     char parent[PATH_MAX];
     int rc = run->checkpointing
         ? sb_strf (parent, sizeof parent, "%s/%s/%s/results/%s/checkpointing/%s", opts->root, run->division,
@@ -1391,34 +1234,10 @@ s_make_leaf (s_run_t *run, const sb_results_dir_opts_t *opts, char *err, size_t 
         snprintf (err, err_size, "%s: path too long", opts->root);
         return -1;
     }
-    if (sb_mkdirs (parent, err, err_size) != 0)
+    if (sb_results_leaf_make (parent, start, run->ts, sizeof run->ts, run->leaf, sizeof run->leaf, err, err_size) != 0)
         return -1;
-    char real[PATH_MAX];
-    if (!realpath (parent, real)) {
-        snprintf (err, err_size, "%s: %s", parent, strerror (errno));
-        return -1;
-    }
-    for (int bump = 0; bump <= S_BUMPS; bump++) {
-        s_ts_dir (start + bump, run->ts, sizeof run->ts);
-        if (sb_strf (run->leaf, sizeof run->leaf, "%s/%s", real, run->ts) != 0) {
-            snprintf (err, err_size, "%s: path too long", real);
-            return -1;
-        }
-        if (mkdir (run->leaf, 0755) == 0) {
-            run->made_leaf = 1;
-            return 0;
-        }
-        if (errno != EEXIST) {
-            snprintf (err, err_size, "cannot make %s: %s", run->leaf, strerror (errno));
-            return -1;
-        }
-    }
-    /* run->ts is the last second tried now: the range starts at the run's own */
-    char first[32];
-    s_ts_dir (start, first, sizeof first);
-    snprintf (err, err_size, "%s to %s (the run's start and the %d seconds after it) exist already under %s: not"
-              " overwritten", first, run->ts, S_BUMPS, real);
-    return -1;
+    run->made_leaf = 1;
+    return 0;
 }
 
 /* ------------------------------------------------------------ mlpstorage 3.0's files */
@@ -1441,22 +1260,13 @@ s_write_stamps (const s_run_t *run, char *err, size_t err_size)
                                                                  : "dataset.data_folder", "");
     /* the build is known only of the run this process ran itself (the
      * database records the version, not the build) */
-    char host[256] = "";
-    int own = gethostname (host, sizeof host - 1) == 0 && !strcmp (host, T (run->r, 9)) && I (run->r, 28) == getpid ();
+    int own = sb_results_leaf_own_run (T (run->r, 9), I (run->r, 28));
     int written = 0;
     return sb_results_provenance_write (run->leaf, run->replace, run->type,
                                         run->inputs.n ? T (&run->inputs.rows[0], 0) : NULL, own ? SB_BUILD : NULL,
                                         probe, err, err_size) == 0
                 && sb_results_fs_separation_write (run->leaf, run->replace, probe, &written, err, err_size) == 0
              ? 0 : -1;
-}
-
-static int
-s_remove_entry (const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void) st;
-    (void) ftw;
-    return (flag == FTW_DP ? rmdir (path) : unlink (path)) == 0 || errno == ENOENT ? 0 : -1;
 }
 
 /* 1 when run_id is a KV-cache run (runs.kind 'kvcache'), 0 when not (or no
@@ -1473,15 +1283,8 @@ int
 sb_results_dir_write (sqlite3 *db, int64_t run_id, const sb_results_dir_opts_t *opts, char *leaf_out,
                       size_t leaf_size, char *err, size_t err_size)
 {
-    if ((!opts->root) == (!opts->leaf)) {
-        snprintf (err, err_size, "results directory: give a root or a leaf");
+    if (sb_results_leaf_opts_check (opts, err, err_size) != 0)
         return -1;
-    }
-    if ((opts->submitter && !sb_results_dir_name_ok (opts->submitter))
-        || (opts->system && !sb_results_dir_name_ok (opts->system))) {
-        snprintf (err, err_size, "--submitter and --system are names of letters, digits, '.', '_' and '-'");
-        return -1;
-    }
     /* a KV-cache run has mlpstorage's kv_cache layout, not DLIO's */
     int kv = s_is_kvcache (db, run_id, err, err_size);
     if (kv < 0)
@@ -1507,15 +1310,10 @@ sb_results_dir_write (sqlite3 *db, int64_t run_id, const sb_results_dir_opts_t *
            * (TYPE_ITS-START_metadata.json), and a second one would make its
            * reportgen skip the leaf */
           && (run.dlio_only || s_write_metadata (&run, err, err_size) == 0) ? 0 : -1;
-    if (rc != 0 && run.made_leaf) {
-        /* half a leaf would read as a run (summary.json without its
-         * metadata): the leaf made here goes again */
-        if (nftw (run.leaf, s_remove_entry, 16, FTW_DEPTH | FTW_PHYS) == 0)
-            snprintf (err + strlen (err), err_size - strlen (err), " (the unfinished %s was removed)", run.leaf);
-        else
-            snprintf (err + strlen (err), err_size - strlen (err), " (the unfinished %s could not be removed: %s)",
-                      run.leaf, strerror (errno));
-    }
+    /* half a leaf would read as a run (summary.json without its metadata):
+     * the leaf made here goes again */
+    if (rc != 0 && run.made_leaf)
+        sb_results_leaf_remove (run.leaf, err, err_size);
     if (leaf_out && leaf_size)
         snprintf (leaf_out, leaf_size, "%s", run.leaf);
     s_run_free (&run);

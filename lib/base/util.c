@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <limits.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -237,4 +238,49 @@ sb_fd_limit_raise (uint64_t *soft, uint64_t *hard, char *err, size_t err_size)
     *soft = rl.rlim_cur == RLIM_INFINITY ? UINT64_MAX : (uint64_t) rl.rlim_cur;
     *hard = rl.rlim_max == RLIM_INFINITY ? UINT64_MAX : (uint64_t) rl.rlim_max;
     return 0;
+}
+
+int
+sb_parse_u64_digits (const char *v, uint64_t *out)
+{
+    if (*v < '0' || *v > '9')
+        return -1;
+    errno = 0;
+    char *end;
+    unsigned long long x = strtoull (v, &end, 10);
+    if (errno || *end)
+        return -1;
+    *out = x;
+    return 0;
+}
+
+size_t
+sb_edit_distance (const char *a, const char *b)
+{
+    size_t n = strnlen (a, 255), m = strnlen (b, 255);
+    size_t row[256];
+    for (size_t j = 0; j <= m; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= n; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= m; j++) {
+            size_t up = row[j];
+            size_t best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best)
+                best = up + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[m];
+}
+
+size_t
+sb_typo_limit (const char *key)
+{
+    size_t n = strlen (key);
+    return n / 4 > 2 ? n / 4 : 2;
 }

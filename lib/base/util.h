@@ -62,4 +62,17 @@ int sb_strf (char *buf, size_t size, const char *fmt, ...) __attribute__ ((forma
  * err. */
 int sb_fd_limit_raise (uint64_t *soft, uint64_t *hard, char *err, size_t err_size);
 
+/* A whole number in decimal and nothing else (no sign, no spaces, no
+ * overflow): 0 with *out set, else -1. */
+int sb_parse_u64_digits (const char *v, uint64_t *out);
+
+/* Levenshtein distance of a and b (bytes; at most the first 255 of each
+ * are compared): how far a mistyped key is from a known one. */
+size_t sb_edit_distance (const char *a, const char *b);
+
+/* The farthest a key may be from a known one (sb_edit_distance) and still
+ * read as a typo of it: a quarter of its length, at least 2
+ * (train.epoch -> train.epochs). */
+size_t sb_typo_limit (const char *key);
+
 #endif

@@ -922,31 +922,6 @@ s_record_shape (sb_config_t *cfg, sb_workload_t *wl, char *err, size_t err_size)
     return 0;
 }
 
-/* Levenshtein distance of a and b (bytes), at most 255 each compared. */
-static size_t
-s_distance (const char *a, const char *b)
-{
-    size_t n = strnlen (a, 255), m = strnlen (b, 255);
-    size_t row[256];
-    for (size_t j = 0; j <= m; j++)
-        row[j] = j;
-    for (size_t i = 1; i <= n; i++) {
-        size_t diag = row[0];
-        row[0] = i;
-        for (size_t j = 1; j <= m; j++) {
-            size_t up = row[j];
-            size_t best = diag + (a[i - 1] != b[j - 1]);
-            if (up + 1 < best)
-                best = up + 1;
-            if (row[j - 1] + 1 < best)
-                best = row[j - 1] + 1;
-            row[j] = best;
-            diag = up;
-        }
-    }
-    return row[m];
-}
-
 /* How far an unknown key is from a known one: the edit distance, or 1 when
  * only the section differs (train.batch_size for reader.batch_size). */
 static size_t
@@ -955,7 +930,7 @@ s_key_distance (const char *unknown, const char *known)
     const char *u = strrchr (unknown, '.'), *k = strrchr (known, '.');
     if (u && k && !strcmp (u, k))
         return 1;
-    return s_distance (unknown, known);
+    return sb_edit_distance (unknown, known);
 }
 
 /* ": did you mean 'A', 'B' or 'C'?" naming the known keys nearest to key
@@ -967,8 +942,7 @@ s_nearest_keys (const char *key, char *out, size_t size)
     enum { N = 3 };
     char names[N][96];
     size_t dist[N], found = 0;
-    /* a quarter of the key's length, at least 2: train.epoch -> train.epochs */
-    size_t limit = strlen (key) / 4 > 2 ? strlen (key) / 4 : 2;
+    size_t limit = sb_typo_limit (key);
     char cand[96];
     size_t ki = 0, ei = 0;
     int alias_done = 0;

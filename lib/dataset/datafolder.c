@@ -297,20 +297,6 @@ sb_datafolder_marker_write (const char *folder, const sb_dataset_t *ds, const ch
     return 0;
 }
 
-static int
-s_parse_u64 (const char *v, uint64_t *out)
-{
-    if (!isdigit ((unsigned char) *v))
-        return -1;
-    errno = 0;
-    char *end;
-    unsigned long long x = strtoull (v, &end, 10);
-    if (errno || *end)
-        return -1;
-    *out = x;
-    return 0;
-}
-
 int
 sb_datafolder_marker_parse (const char *text, size_t len, const char *name, sb_datafolder_marker_t *m, char *err,
                             size_t err_size)
@@ -345,7 +331,7 @@ sb_datafolder_marker_parse (const char *text, size_t len, const char *name, sb_d
         const char *k = line, *v = eq + 1;
         int bad = 0;
 #define S_STR(key, field) else if (!strcmp (k, key)) bad = sb_strf (field, sizeof field, "%s", v) != 0
-#define S_U64(key, field) else if (!strcmp (k, key)) bad = s_parse_u64 (v, &field) != 0
+#define S_U64(key, field) else if (!strcmp (k, key)) bad = sb_parse_u64_digits (v, &field) != 0
         if (0) {}
         S_STR ("state", m->state);
         S_STR ("dataset.format", m->format);

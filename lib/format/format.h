@@ -261,6 +261,14 @@ int sb_format_image_object_size (const sb_dataset_t *ds, uint64_t i, uint64_t *s
  * the first one's index in *first (may be NULL) when there is one. */
 uint64_t sb_format_image_inexact (const sb_dataset_t *ds, uint64_t *first);
 
+/* numpy's version 1.0 .npy header of an array of type descr ("<f2") and
+ * shape text ("(3, 4)"), into out: the dict, growth spaces more (room for
+ * the shape to grow in place, as np.save leaves), then spaces and a newline
+ * up to a multiple of 64 bytes with the 10 bytes of magic, version and
+ * length. Returns its length, or 0 when it does not fit room or the 16-bit
+ * length. */
+size_t sb_npy_header (uint8_t *out, size_t room, const char *descr, const char *shape, size_t growth);
+
 /* formats, defined in format_*.c */
 extern const sb_format_ops_t sb_format_raw, sb_format_npy, sb_format_npz, sb_format_tfrecord, sb_format_png,
     sb_format_jpeg, sb_format_hdf5, sb_format_parquet, sb_format_index_list;

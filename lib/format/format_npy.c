@@ -23,17 +23,17 @@
 
 #define S_CHUNK 65536
 
-/* numpy 1.0 header of an array of type descr and shape text ("(3, 4)"). */
-static size_t
-s_npy_header (uint8_t *out, size_t room, const char *descr, const char *shape)
+size_t
+sb_npy_header (uint8_t *out, size_t room, const char *descr, const char *shape, size_t growth)
 {
     char dict[400];
     int n = snprintf (dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': %s, }", descr, shape);
     if (n < 0 || (size_t) n >= sizeof dict)
         return 0;
-    size_t total = 10 + (size_t) n + 1;
+    size_t total = 10 + (size_t) n + growth + 1;
     total = (total + 63) / 64 * 64;
-    if (total > room)
+    /* the length field is 16 bits (version 1.0) */
+    if (total > room || total - 10 > 0xffff)
         return 0;
     size_t hlen = total - 10;
     memcpy (out, "\x93NUMPY\x01\x00", 8);
@@ -136,7 +136,7 @@ s_npy_open (sb_format_obj_t *obj, char *err, size_t err_size)
 {
     char shape[256];
     const char *descr = s_x_shape (obj, shape, sizeof shape);
-    obj->head_len = s_npy_header (obj->head, sizeof obj->head, descr, shape);
+    obj->head_len = sb_npy_header (obj->head, sizeof obj->head, descr, shape, 0);
     if (!obj->head_len) {
         snprintf (err, err_size, "npy header does not fit");
         return -1;
@@ -231,8 +231,8 @@ s_npz_open (sb_format_obj_t *obj, char *err, size_t err_size)
     char shape[256], yshape[32];
     const char *descr = s_x_shape (obj, shape, sizeof shape);
     snprintf (yshape, sizeof yshape, "(%llu,)", (unsigned long long) obj->records);
-    size_t hx_len = s_npy_header (hx, sizeof hx, descr, shape);
-    size_t hy_len = s_npy_header (hy, sizeof hy, "<i8", yshape);
+    size_t hx_len = sb_npy_header (hx, sizeof hx, descr, shape, 0);
+    size_t hy_len = sb_npy_header (hy, sizeof hy, "<i8", yshape, 0);
     uint64_t x_size = hx_len + s_payload_len (obj), y_size = hy_len + 8 * obj->records;
     uint64_t total = 35 + x_size + 16 + 35 + y_size + 2 * (46 + 5) + 22;
     if (!hx_len || !hy_len || total >= 0xffffffffull) {

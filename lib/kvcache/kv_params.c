@@ -1,5 +1,6 @@
 /* kv_params: the kvcache.* settings, MLPerf's options, the model table (see kv_params.h). */
 #include "kv_params.h"
+#include "util.h"
 
 #include <errno.h>
 #include <math.h>
@@ -195,32 +196,6 @@ sb_kv_params_option (sb_kv_params_t *p, unsigned option, char *err, size_t n)
     return 0;
 }
 
-/* Levenshtein distance of two short strings (keys under 64 characters). */
-static size_t
-s_distance (const char *a, const char *b)
-{
-    size_t m = strlen (b), row[64];
-    if (m >= sizeof row / sizeof *row || strlen (a) >= 64)
-        return (size_t) -1;
-    for (size_t j = 0; j <= m; j++)
-        row[j] = j;
-    for (size_t i = 1; a[i - 1]; i++) {
-        size_t diag = row[0];
-        row[0] = i;
-        for (size_t j = 1; j <= m; j++) {
-            size_t up = row[j];
-            size_t best = diag + (a[i - 1] != b[j - 1]);
-            if (up + 1 < best)
-                best = up + 1;
-            if (row[j - 1] + 1 < best)
-                best = row[j - 1] + 1;
-            row[j] = best;
-            diag = up;
-        }
-    }
-    return row[m];
-}
-
 /* The known key nearest to key when it is near enough to be a typo (a
  * quarter of the key's length, at least 2; or the same name without or
  * with another section: "users" or "dlio.users" for "kvcache.users"). */
@@ -229,12 +204,12 @@ s_nearest (const char *key)
 {
     const char *dot = strrchr (key, '.');
     const char *tail = dot ? dot + 1 : key;
-    size_t limit = strlen (key) / 4 > 2 ? strlen (key) / 4 : 2;
+    size_t limit = sb_typo_limit (key);
     const char *best = NULL;
     size_t best_d = (size_t) -1;
     for (size_t i = 0; i < S_NKEYS; i++) {
         const char *k = s_keys[i].key;
-        size_t d = strcmp (strchr (k, '.') + 1, tail) ? s_distance (key, k) : 1;
+        size_t d = strcmp (strchr (k, '.') + 1, tail) ? sb_edit_distance (key, k) : 1;
         if (d <= limit && d < best_d) {
             best = k;
             best_d = d;
@@ -250,21 +225,6 @@ s_key (const char *key)
         if (!strcmp (s_keys[i].key, key))
             return &s_keys[i];
     return NULL;
-}
-
-/* A whole number in decimal, nothing else (no sign, no spaces). */
-static int
-s_parse_u64 (const char *v, uint64_t *out)
-{
-    if (!*v || *v < '0' || *v > '9')
-        return -1;
-    errno = 0;
-    char *end;
-    unsigned long long x = strtoull (v, &end, 10);
-    if (errno || *end)
-        return -1;
-    *out = x;
-    return 0;
 }
 
 /* A finite number >= 0 (the reference's floats: GiB, seconds). */
@@ -355,7 +315,7 @@ sb_kv_params_set (sb_kv_params_t *p, const char *key, const char *value, char *e
         return s_err (err, n, "%s: '%s' is not a generation mode (none, fast or realistic)", key, value);
     case K_U64: {
         uint64_t x;
-        if (s_parse_u64 (value, &x))
+        if (sb_parse_u64_digits (value, &x))
             return s_err (err, n, "%s: '%s' is not a whole number from 0 to %llu", key, value,
                           (unsigned long long) UINT64_MAX);
         memcpy (field, &x, sizeof x);
@@ -389,7 +349,7 @@ sb_kv_params_set (sb_kv_params_t *p, const char *key, const char *value, char *e
     }
     case K_OPTION: {
         uint64_t x;
-        if (s_parse_u64 (value, &x) || x > 3)
+        if (sb_parse_u64_digits (value, &x) || x > 3)
             return s_err (err, n, "%s: '%s' is not an MLPerf Storage option (1, 2 or 3; 0 none)", key, value);
         if (x == 0) {
             p->option = 0;

@@ -1,5 +1,6 @@
 /* kv_stats: numpy's mean and linear percentile over a rank's samples (see kv_stats.h). */
 #include "kv_stats.h"
+#include "dlio_metrics.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -69,37 +70,6 @@ sb_kv_samples_count (const sb_kv_samples_t *s)
     return s->n;
 }
 
-/* numpy's pairwise_sum for doubles (loops_utils.h): under 8 values a plain
- * loop; up to 128 eight running sums combined as a tree, then the tail;
- * beyond, split at half rounded down to a multiple of 8 and recurse. The
- * rounding differs from a plain loop, so the order matters for equality. */
-static double
-s_pairwise_sum (const double *a, size_t n)
-{
-    if (n < 8) {
-        double res = 0.;
-        for (size_t i = 0; i < n; i++)
-            res += a[i];
-        return res;
-    }
-    if (n <= 128) {
-        double r[8];
-        for (int j = 0; j < 8; j++)
-            r[j] = a[j];
-        size_t i;
-        for (i = 8; i < n - (n % 8); i += 8)
-            for (int j = 0; j < 8; j++)
-                r[j] += a[i + j];
-        double res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
-        for (; i < n; i++)
-            res += a[i];
-        return res;
-    }
-    size_t n2 = n / 2;
-    n2 -= n2 % 8;
-    return s_pairwise_sum (a, n2) + s_pairwise_sum (a + n2, n - n2);
-}
-
 double
 sb_kv_mean (const double *v, size_t n)
 {
@@ -107,10 +77,11 @@ sb_kv_mean (const double *v, size_t n)
         return 0;
     /* np.add.reduce walks the array in buffers of 8192 elements (numpy's
      * default bufsize), adding each buffer's pairwise sum to the running
-     * total from 0; np.mean then divides by the count */
+     * total from 0 (which also makes a -0.0 sum +0.0); np.mean then
+     * divides by the count */
     double sum = 0;
     for (size_t i = 0; i < n; i += 8192)
-        sum += s_pairwise_sum (v + i, n - i < 8192 ? n - i : 8192);
+        sum += sb_np_pairwise_sum (v + i, n - i < 8192 ? n - i : 8192);
     return sum / (double) n;
 }
 

@@ -121,9 +121,8 @@ sb_dlio_io_mib (double samples_per_second, uint64_t record_size)
     return samples_per_second * (double) record_size / 1024. / 1024.;
 }
 
-/* numpy's pairwise summation (add.reduce over contiguous doubles) */
-static double
-s_np_sum (const double *a, size_t n)
+double
+sb_np_pairwise_sum (const double *a, size_t n)
 {
     if (n < 8) {
         double res = -0.0;
@@ -146,7 +145,7 @@ s_np_sum (const double *a, size_t n)
     }
     size_t n2 = n / 2;
     n2 -= n2 % 8;
-    return s_np_sum (a, n2) + s_np_sum (a + n2, n - n2);
+    return sb_np_pairwise_sum (a, n2) + sb_np_pairwise_sum (a + n2, n - n2);
 }
 
 void
@@ -156,7 +155,7 @@ sb_dlio_mean_std (const double *v, size_t n, double *mean, double *std)
         *mean = *std = NAN;
         return;
     }
-    double m = (0.0 + s_np_sum (v, n)) / (double) n;
+    double m = (0.0 + sb_np_pairwise_sum (v, n)) / (double) n;
     double *sq = malloc (n * sizeof *sq);
     if (!sq) {  /* the same figure, summed in order */
         double s = 0;
@@ -169,7 +168,7 @@ sb_dlio_mean_std (const double *v, size_t n, double *mean, double *std)
     for (size_t i = 0; i < n; i++)
         sq[i] = (v[i] - m) * (v[i] - m);
     *mean = m;
-    *std = sqrt ((0.0 + s_np_sum (sq, n)) / (double) n);
+    *std = sqrt ((0.0 + sb_np_pairwise_sum (sq, n)) / (double) n);
     free (sq);
 }
 

@@ -98,4 +98,11 @@ void sb_dlio_summarise (const double *au_percentage, const double *samples_per_s
  * NAN when n is 0 */
 void sb_dlio_mean_std (const double *v, size_t n, double *mean, double *std);
 
+/* numpy's pairwise summation of n contiguous doubles (pairwise_sum in
+ * loops_utils.h, from -0.0): under 8 values a plain loop; up to 128 eight
+ * running sums combined as a tree, then the tail; beyond, split at half
+ * rounded down to a multiple of 8 and recurse. The rounding differs from a
+ * plain loop, so the order matters for equality with numpy. */
+double sb_np_pairwise_sum (const double *a, size_t n);
+
 #endif

@@ -1,6 +1,7 @@
 /* kv_entry_io: an entry's file (or CPU-tier copy), streamed through a chunk buffer. */
 #include "kv_entry_io.h"
 #include "engine.h"
+#include "format.h"
 #include "util.h"
 
 #include <errno.h>
@@ -77,25 +78,10 @@ sb_kv_npy_header (const sb_kv_io_t *io, uint64_t tokens, uint8_t *out, size_t ro
     if (nd == 0 || at + 2 >= sizeof shape)
         return 0;
     snprintf (shape + at, sizeof shape - at, ")");
-    char dict[256];
-    int n = snprintf (dict, sizeof dict, "{'descr': '<f%u', 'fortran_order': False, 'shape': %s, }",
-                      io->model->elem_bytes, shape);
-    if (n < 0 || (size_t) n >= sizeof dict)
-        return 0;
-    char first[24];
+    char descr[16], first[24];
+    snprintf (descr, sizeof descr, "<f%u", io->model->elem_bytes);
     int growth = 21 - snprintf (first, sizeof first, "%llu", (unsigned long long) dims[0]);
-    size_t body = (size_t) n + (size_t) (growth > 0 ? growth : 0);
-    size_t total = (10 + body + 1 + 63) / 64 * 64;
-    if (total > room || total - 10 > 0xffff)
-        return 0;
-    size_t hlen = total - 10;
-    memcpy (out, "\x93NUMPY\x01\x00", 8);
-    out[8] = (uint8_t) (hlen & 0xff);
-    out[9] = (uint8_t) (hlen >> 8);
-    memcpy (out + 10, dict, (size_t) n);
-    memset (out + 10 + n, ' ', hlen - (size_t) n - 1);
-    out[total - 1] = '\n';
-    return total;
+    return sb_npy_header (out, room, descr, shape, (size_t) (growth > 0 ? growth : 0));
 }
 
 uint8_t *
