@@ -146,6 +146,41 @@ sess_on_kv_rank_done (sess_t *self, sess_worker_t *w, const sb_msg_rank_done_t *
     self->ranks_done++;
 }
 
+/* After a wait for every rank timed out: name the ranks that did not get
+ * there (ready, or done), with their workers' hosts, the first 8. */
+static void
+s_name_missing (sess_t *self, int ready)
+{
+    char text[1024] = "";
+    size_t at = 0, n = 0;
+    for (size_t i = 0; i < self->nworkers; i++) {
+        const sess_worker_t *w = &self->workers[i];
+        for (uint64_t r = w->first_rank; r < w->first_rank + w->ranks; r++) {
+            int there = ready ? self->kv_ranks[r].ready : self->rank_done[r];
+            if (there)
+                continue;
+            if (n++ < 8 && at < sizeof text)
+                at += (size_t) snprintf (text + at, sizeof text - at, "%srank %llu on %s (worker %llu, pid %llu)",
+                                         n > 1 ? ", " : "", (unsigned long long) r, w->host,
+                                         (unsigned long long) w->id, (unsigned long long) w->pid);
+        }
+    }
+    if (n)
+        sb_error ("kvcache: %zu rank(s) not %s: %s%s", n, ready ? "ready" : "done", text, n > 8 ? ", ..." : "");
+}
+
+/* How long the ranks may take to set up a trial (their folder emptied, the
+ * storage check's probe file written, fsynced and read back) and past the
+ * window's end to stop (I/O in progress is given 2 s; an fsync the kernel
+ * must finish first is not bounded): shardbench.stall_timeout_s, at least
+ * 60 s. A rank past it fails the run, named. */
+static double
+s_grace (const sess_t *self)
+{
+    double stall = self->o->wl->stall_timeout_s;
+    return stall > 60 ? stall : 60;
+}
+
 /* One trial; 0, or -1 when the run failed or was stopped. */
 static int
 s_trial (sess_t *self, const sb_kv_params_t *kv, uint64_t trial, char **strs, size_t nstrs)
@@ -168,9 +203,12 @@ s_trial (sess_t *self, const sb_kv_params_t *kv, uint64_t trial, char **strs, si
     ps->epoch = trial;
     ps->kv = (sb_strs_t) { .items = strs, .count = nstrs };
     sess_broadcast (self, &start);
-    snprintf (what, sizeof what, "the ranks to set up trial %llu", (unsigned long long) trial);
-    if (sess_pump_until (self, s_all_ready, 0, what) != 0)
+    snprintf (what, sizeof what, "waiting for the ranks to set up trial %llu", (unsigned long long) trial);
+    if (sess_pump_until (self, s_all_ready, s_grace (self), what) != 0) {
+        if (!self->aborted)
+            s_name_missing (self, 1);
         return -1;
+    }
     /* every rank's window starts now */
     sb_msg_t go = { .type = SB_MSG_GO };
     go.u.go = (sb_msg_go_t) { .epoch = trial, .step = 0, .worker = UINT64_MAX };
@@ -181,7 +219,9 @@ s_trial (sess_t *self, const sb_kv_params_t *kv, uint64_t trial, char **strs, si
     sb_live_phase (self->live, "kvcache", trial, kv->trials, 0, 0, 0, sb_now ());
     sb_progress_phase (self->progress, sb_now ());
     snprintf (what, sizeof what, "kvcache trial %llu", (unsigned long long) trial);
-    int pumped = sess_pump_until (self, sess_all_ranks_done, 0, what);
+    int pumped = sess_pump_until (self, sess_all_ranks_done, kv->duration_s + s_grace (self), what);
+    if (pumped != 0 && !self->aborted)
+        s_name_missing (self, 0);
     sb_live_phase_end (self->live, NAN, sb_now ());
     sb_progress_end_phase (self->progress, sb_now ());
     if (pumped != 0)
