@@ -176,10 +176,10 @@ s_on_coordinator (s_agent_t *self, zmsg_t *zm)
     }
     switch (m.type) {
     case SB_MSG_PHASE_START:
-        if (strcmp (m.u.phase_start.phase, "train") != 0 && strcmp (m.u.phase_start.phase, "eval") != 0) {
-            self->kv_phase = strcmp (m.u.phase_start.phase, "kvcache") == 0;
+        /* every phase says whose its GO is: a kvcache trial's goes to the ranks */
+        self->kv_phase = strcmp (m.u.phase_start.phase, "kvcache") == 0;
+        if (strcmp (m.u.phase_start.phase, "train") != 0 && strcmp (m.u.phase_start.phase, "eval") != 0)
             s_forward_to_ranks (self, zm, -1);
-        }
         else if (self->trainer)
             sb_trainer_start (self->trainer, &m.u.phase_start);
         else    /* READY said why; the coordinator should not have started */
