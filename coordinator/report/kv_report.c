@@ -103,6 +103,23 @@ s_lat_text (char *buf, size_t size, const sb_kv_trial_sum_t *s, int w)
         snprintf (buf, size, "-");
 }
 
+/* A trial's latency cells of the text and HTML tables: its storage p95 and
+ * its device write and read p50/p95/p99, "-" where no rank had a sample. */
+typedef struct {
+    char p95[32], wd[64], rd[64];
+} s_cells_t;
+
+static void
+s_trial_cells (const s_trial_t *tr, s_cells_t *c)
+{
+    if (tr->sum.lat_has[SB_KV_LAT_REQUEST_STORAGE])
+        snprintf (c->p95, sizeof c->p95, "%.3f", tr->sum.lat_max[SB_KV_LAT_REQUEST_STORAGE][1]);
+    else
+        snprintf (c->p95, sizeof c->p95, "-");
+    s_lat_text (c->wd, sizeof c->wd, &tr->sum, SB_KV_LAT_WRITE_DEVICE);
+    s_lat_text (c->rd, sizeof c->rd, &tr->sum, SB_KV_LAT_READ_DEVICE);
+}
+
 int
 sb_kv_report_text (sqlite3 *db, int64_t run_id, FILE *out)
 {
@@ -120,16 +137,11 @@ sb_kv_report_text (sqlite3 *db, int64_t run_id, FILE *out)
              "read GiB/s", "write GiB/s", "storage p95 ms", "write dev p50/p95/p99 ms", "read dev p50/p95/p99 ms");
     for (size_t t = 0; t < f.ntrials; t++) {
         const s_trial_t *tr = &f.trial[t];
-        char p95[32], wd[64], rd[64];
-        if (tr->sum.lat_has[SB_KV_LAT_REQUEST_STORAGE])
-            snprintf (p95, sizeof p95, "%.3f", tr->sum.lat_max[SB_KV_LAT_REQUEST_STORAGE][1]);
-        else
-            snprintf (p95, sizeof p95, "-");
-        s_lat_text (wd, sizeof wd, &tr->sum, SB_KV_LAT_WRITE_DEVICE);
-        s_lat_text (rd, sizeof rd, &tr->sum, SB_KV_LAT_READ_DEVICE);
+        s_cells_t c;
+        s_trial_cells (tr, &c);
         fprintf (out, "  %5lld %5zu %9lld %12.2f %10.4f %11.4f %14s %24s %24s\n", (long long) tr->trial,
                  tr->sum.ranks, (long long) tr->sum.requests, tr->tokens_per_s, tr->sum.read_gib_per_s,
-                 tr->sum.write_gib_per_s, p95, wd, rd);
+                 tr->sum.write_gib_per_s, c.p95, c.wd, c.rd);
     }
     if (f.ntrials) {
         fprintf (out, "  run: storage read %.4f GiB/s, write %.4f GiB/s, %.2f tokens/s (mean over %zu trial(s)),",
@@ -251,17 +263,12 @@ sb_kv_report_html (sqlite3 *db, int64_t run_id, FILE *out)
            "<th>read dev p50/p95/p99 ms</th></tr>\n", out);
     for (size_t t = 0; t < f.ntrials; t++) {
         const s_trial_t *tr = &f.trial[t];
-        char p95[32], wd[64], rd[64];
-        if (tr->sum.lat_has[SB_KV_LAT_REQUEST_STORAGE])
-            snprintf (p95, sizeof p95, "%.3f", tr->sum.lat_max[SB_KV_LAT_REQUEST_STORAGE][1]);
-        else
-            snprintf (p95, sizeof p95, "-");
-        s_lat_text (wd, sizeof wd, &tr->sum, SB_KV_LAT_WRITE_DEVICE);
-        s_lat_text (rd, sizeof rd, &tr->sum, SB_KV_LAT_READ_DEVICE);
+        s_cells_t c;
+        s_trial_cells (tr, &c);
         fprintf (out, "<tr><td>%lld</td><td>%zu</td><td>%lld</td><td>%.2f</td><td>%.4f</td><td>%.4f</td>"
                  "<td>%s</td><td>%s</td><td>%s</td></tr>\n", (long long) tr->trial, tr->sum.ranks,
                  (long long) tr->sum.requests, tr->tokens_per_s, tr->sum.read_gib_per_s, tr->sum.write_gib_per_s,
-                 p95, wd, rd);
+                 c.p95, c.wd, c.rd);
     }
     fputs ("</table>\n", out);
     if (f.ntrials) {
