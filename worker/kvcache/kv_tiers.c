@@ -182,12 +182,15 @@ sb_kv_tiers_fail (sb_kv_tiers_t *c, const char *op, const char *target, int err_
     return -1;
 }
 
+/* An entry's I/O failed: the rank fails, naming the operation and the
+ * entry's file (or object; its key when the path does not fit). */
 static int
-s_store_target (sb_kv_tiers_t *c, const char *key, char *path, size_t size)
+s_io_fail (sb_kv_tiers_t *c, const char *op, const char *key, int err_no, const char *err)
 {
-    if (sb_kv_entry_path (&c->io, key, path, size) != 0)
-        snprintf (path, size, "%s", key);
-    return 0;
+    char target[4096];
+    if (sb_kv_entry_path (&c->io, key, target, sizeof target) != 0)
+        snprintf (target, sizeof target, "%s", key);
+    return sb_kv_tiers_fail (c, op, target, err_no, err);
 }
 
 /* ---- usage (mem_lock) ---- */
@@ -282,11 +285,10 @@ s_demote (sb_kv_tiers_t *c, const char *key, sb_kv_buf_t *chunk)
     sb_kv_timing_t rt, wt;
     sb_kv_cpu_copy (key, size, chunk, &rt);
     int err_no;
-    char err[4096], target[4096];
+    char err[4096];
     if (sb_kv_entry_write (&c->io, key, tokens, chunk, &wt, &err_no, err, sizeof err) != 0) {
         pthread_mutex_unlock (lk);
-        s_store_target (c, key, target, sizeof target);
-        return sb_kv_tiers_fail (c, "write", target, err_no, err);
+        return s_io_fail (c, "write", key, err_no, err);
     }
     pthread_mutex_lock (&c->stats_lock);
     pthread_mutex_lock (&c->meta_lock);
@@ -322,11 +324,10 @@ s_delete (sb_kv_tiers_t *c, const char *key, sb_kv_buf_t *chunk)
     s_remove (c, key);
     pthread_mutex_unlock (&c->meta_lock);
     int err_no;
-    char err[4096], target[4096];
+    char err[4096];
     if (sb_kv_entry_delete (&c->io, key, chunk, &err_no, err, sizeof err) != 0) {
         pthread_mutex_unlock (lk);
-        s_store_target (c, key, target, sizeof target);
-        return sb_kv_tiers_fail (c, "remove", target, err_no, err);
+        return s_io_fail (c, "remove", key, err_no, err);
     }
     s_use (c, SB_KV_LOC_STORAGE, -(double) size);
     pthread_mutex_unlock (lk);
@@ -511,11 +512,10 @@ s_allocate_inner (sb_kv_tiers_t *c, const char *key, uint64_t tokens, sb_kv_buf_
         sb_kv_cpu_copy (key, size, chunk, &t);
     else {
         int err_no;
-        char err[4096], target[4096];
+        char err[4096];
         if (sb_kv_entry_write (&c->io, key, tokens, chunk, &t, &err_no, err, sizeof err) != 0) {
             s_use (c, tier, -(double) size);
-            s_store_target (c, key, target, sizeof target);
-            return sb_kv_tiers_fail (c, "write", target, err_no, err);
+            return s_io_fail (c, "write", key, err_no, err);
         }
     }
     pthread_mutex_lock (&c->stats_lock);
@@ -635,11 +635,10 @@ sb_kv_access (sb_kv_tiers_t *c, const char *key, int phase, int cache_type, sb_k
         sb_kv_cpu_copy (key, size, chunk, &t);
     else {
         int err_no;
-        char err[4096], target[4096];
+        char err[4096];
         if (sb_kv_entry_read (&c->io, key, tokens, chunk, &t, &err_no, err, sizeof err) != 0) {
             pthread_mutex_unlock (lk);
-            s_store_target (c, key, target, sizeof target);
-            return sb_kv_tiers_fail (c, "read", target, err_no, err);
+            return s_io_fail (c, "read", key, err_no, err);
         }
     }
     pthread_mutex_lock (&c->stats_lock);
