@@ -194,8 +194,10 @@ timeout 60 salloc -N1 --time=5 "$SHARDBENCH" run $syn train.epochs=200 train.com
     --bind "tcp://$SB_LO:*" --db killed.db >sb.out 2>sb.err &
 alloc=$!
 victim=""
+# killed once training began (its run row exists): a kill while the coordinator
+# still plans fails the command before there is a run to record
 for _ in $(seq 1 100); do
-    grep -q "joined" sb.err 2>/dev/null && victim=$(pgrep -f -- "^$SHARDBENCH_WORKER --coordinator $(srun_endpoint) ")
+    grep -q "info: training: " sb.err 2>/dev/null && victim=$(pgrep -f -- "^$SHARDBENCH_WORKER --coordinator $(srun_endpoint) ")
     [ -n "$victim" ] && break
     sleep 0.1
 done
