@@ -172,20 +172,28 @@ s_name_missing (sess_t *self, int ready)
 /* How long the ranks may take to set up a trial (their folder emptied, the
  * storage check's probe file written, fsynced and read back) and past the
  * window's end to stop (I/O in progress is given 2 s; an fsync the kernel
- * must finish first is not bounded): shardbench.stall_timeout_s, at least
- * 60 s. A rank past it fails the run, named. */
+ * must finish first is not bounded): shardbench.stall_timeout_s, the bound
+ * of a training read that does not return; 0: no bound. A rank past it
+ * fails the run, named. */
 static double
 s_grace (const sess_t *self)
 {
-    double stall = self->o->wl->stall_timeout_s;
-    return stall > 60 ? stall : 60;
+    return self->o->wl->stall_timeout_s;
+}
+
+/* Did a wait from since fail by running out its limit (not a rank's own
+ * failure, a lost worker or a signal)? Then the ranks it waited for are named. */
+static int
+s_timed_out (const sess_t *self, double since, double limit)
+{
+    return !self->aborted && limit > 0 && sb_now () - since >= limit;
 }
 
 /* One trial; 0, or -1 when the run failed or was stopped. */
 static int
 s_trial (sess_t *self, const sb_kv_params_t *kv, uint64_t trial, char **strs, size_t nstrs)
 {
-    char what[128];
+    char what[192];
     self->phase = SESS_PHASE_KVCACHE;
     self->epoch = trial;
     self->ranks_done = 0;
@@ -203,9 +211,11 @@ s_trial (sess_t *self, const sb_kv_params_t *kv, uint64_t trial, char **strs, si
     ps->epoch = trial;
     ps->kv = (sb_strs_t) { .items = strs, .count = nstrs };
     sess_broadcast (self, &start);
-    snprintf (what, sizeof what, "waiting for the ranks to set up trial %llu", (unsigned long long) trial);
+    snprintf (what, sizeof what, "waiting for the ranks to set up kvcache trial %llu (shardbench.stall_timeout_s)",
+              (unsigned long long) trial);
+    double waited_from = sb_now ();
     if (sess_pump_until (self, s_all_ready, s_grace (self), what) != 0) {
-        if (!self->aborted)
+        if (s_timed_out (self, waited_from, s_grace (self)))
             s_name_missing (self, 1);
         return -1;
     }
@@ -218,9 +228,12 @@ s_trial (sess_t *self, const sb_kv_params_t *kv, uint64_t trial, char **strs, si
              (unsigned long long) kv->trials, (unsigned long long) self->o->accelerators, kv->duration_s);
     sb_live_phase (self->live, "kvcache", trial, kv->trials, 0, 0, 0, sb_now ());
     sb_progress_phase (self->progress, sb_now ());
-    snprintf (what, sizeof what, "kvcache trial %llu", (unsigned long long) trial);
-    int pumped = sess_pump_until (self, sess_all_ranks_done, kv->duration_s + s_grace (self), what);
-    if (pumped != 0 && !self->aborted)
+    snprintf (what, sizeof what, "in kvcache trial %llu (%.0f s window + shardbench.stall_timeout_s %.0f s)",
+              (unsigned long long) trial, kv->duration_s, s_grace (self));
+    double limit = s_grace (self) > 0 ? kv->duration_s + s_grace (self) : 0;
+    waited_from = sb_now ();
+    int pumped = sess_pump_until (self, sess_all_ranks_done, limit, what);
+    if (pumped != 0 && s_timed_out (self, waited_from, limit))
         s_name_missing (self, 0);
     sb_live_phase_end (self->live, NAN, sb_now ());
     sb_progress_end_phase (self->progress, sb_now ());

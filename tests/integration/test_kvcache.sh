@@ -154,6 +154,35 @@ else
 fi
 rm -rf kv
 
+# ---- an fsync that never returns (a hung mount; the shim hangs rank 1's entries only) on a worker of
+# its own: past shardbench.stall_timeout_s the rank fails naming the call and the file, the run fails
+# naming the rank and host, and the worker ends, leaving the stuck threads behind (it used to wait for
+# them for ever); the storage check is off, since it would refuse the shim's fsync
+"$SHARDBENCH" kvcache $small kvcache.duration_s=60 kvcache.verify_storage=0 shardbench.stall_timeout_s=2 \
+    kvcache.cache_dir=./kv --accelerators 2 --workers 1 --bind "tcp://$SB_LO:*" --progress off --db stuck.db \
+    >stuck.out 2>stuck.err &
+coord=$!
+ep=$(coordinator_endpoint stuck.err)
+start=$SECONDS
+ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" LD_PRELOAD=$KV_STUCK_FSYNC \
+    timeout 120 "$SHARDBENCH_WORKER" --coordinator "$ep" --host stuck-node >stuckw.out 2>stuckw.err &
+worker=$!
+wait "$coord"
+expect_eq "stuck fsync: exit status" "$?" 1
+wait "$worker"
+expect_eq "stuck fsync: the worker ends by itself, exit status 1" "$?" 1
+expect_eq "stuck fsync: both ended well before the window's 60 s" "$(( SECONDS - start < 30 ))" 1
+expect_contains "stuck fsync: the rank, host, call and file named" stuck.err "rank 1 on stuck-node: kvcache: fsync of $PWD/kv/rank_1/"
+expect_contains "stuck fsync: the bound named" stuck.err "has not returned after "
+expect_contains "stuck fsync: ... as set" stuck.err "s (shardbench.stall_timeout_s 2 s): a stuck NFS or FUSE mount"
+expect_contains "stuck fsync: the worker says what it left" stuckw.err "rank 1: "
+expect_contains "stuck fsync: ... the threads in the call" stuckw.err "service thread(s) that never returned left behind: fsync of $PWD/kv/rank_1/"
+expect_eq "stuck fsync: rank 0 is not blamed" "$(grep -c "rank 0 on" stuck.err)" 0
+expect_eq "stuck fsync: run failed, no trial, the error row" \
+    "$(q stuck.db "SELECT (SELECT status FROM runs) || ':' || (SELECT count(*) FROM kv_trials) || ':' || rank || ':' || host || ':' || op || ':' || errno_val || ':' || (target LIKE '$PWD/kv/rank_1/%.npy') FROM errors WHERE op != 'run'")" \
+    "failed:0:1:stuck-node:fsync:110:1"
+rm -rf kv
+
 # ---- a preloaded no-op posix_fadvise, then fsync: the storage check refuses the run
 for shim in "$KV_NOOP_FADVISE:posix_fadvise" "$KV_NOOP_FSYNC:fsync"; do
     lib=${shim%%:*} fn=${shim##*:}

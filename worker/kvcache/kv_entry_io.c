@@ -144,6 +144,72 @@ sb_kv_entry_fill (const sb_kv_io_t *io, const char *key, uint64_t tokens, uint64
         s_body_fill (s_key_seed (key), offset + done - h, buf + done, len - done);
 }
 
+/* ---- the call record ---- */
+
+int
+sb_kv_call_init (sb_kv_call_t *c)
+{
+    memset (c, 0, sizeof *c);
+    atomic_init (&c->ended, 0);
+    int rc = pthread_mutex_init (&c->lock, NULL);
+    if (rc != 0) {
+        errno = rc;
+        return -1;
+    }
+    return 0;
+}
+
+void
+sb_kv_call_fini (sb_kv_call_t *c)
+{
+    pthread_mutex_destroy (&c->lock);
+}
+
+/* b's thread is now in op on path (path NULL: the same file as before). */
+static void
+s_call (sb_kv_buf_t *b, const char *op, const char *path)
+{
+    sb_kv_call_t *c = b->call;
+    if (!c)
+        return;
+    pthread_mutex_lock (&c->lock);
+    c->op = op;
+    if (path)
+        snprintf (c->path, sizeof c->path, "%s", path);
+    c->since_ns = sb_mono_ns ();
+    pthread_mutex_unlock (&c->lock);
+}
+
+/* b's call moved on (a chunk written or read): its age starts again. */
+static void
+s_call_moved (sb_kv_buf_t *b)
+{
+    s_call (b, b->call ? b->call->op : NULL, NULL);
+}
+
+static int
+s_call_end (sb_kv_buf_t *b, int rc)
+{
+    s_call (b, NULL, NULL);
+    return rc;
+}
+
+int
+sb_kv_call_stalled (sb_kv_call_t *c, double limit_s, const char **op, char *path, size_t path_size, double *for_s)
+{
+    uint64_t now = sb_mono_ns ();
+    int stalled = 0;
+    pthread_mutex_lock (&c->lock);
+    if (c->op && now > c->since_ns && (double) (now - c->since_ns) / 1e9 >= limit_s) {
+        *for_s = (double) (now - c->since_ns) / 1e9;
+        *op = c->op;
+        snprintf (path, path_size, "%s", c->path);
+        stalled = 1;
+    }
+    pthread_mutex_unlock (&c->lock);
+    return stalled;
+}
+
 static int
 s_fail (int *err_no, char *err, size_t err_size, int e, const char *what, const char *path)
 {
@@ -216,19 +282,25 @@ s_aborted (const sb_kv_io_t *io)
     return io->abort && atomic_load (io->abort);
 }
 
-int
-sb_kv_entry_write (const sb_kv_io_t *io, const char *key, uint64_t tokens, sb_kv_buf_t *b, sb_kv_timing_t *t,
-                   int *err_no, char *err, size_t err_size)
+/* The entry's path (PATH_MAX) and size in bytes; 0, or -1 naming op and the key. */
+static int
+s_entry (const sb_kv_io_t *io, const char *key, uint64_t tokens, const char *op, char *path, uint64_t *total,
+         int *err_no, char *err, size_t err_size)
 {
-    char path[PATH_MAX];
     uint8_t hdr[256];
     size_t h = sb_kv_npy_header (io, tokens, hdr, sizeof hdr);
-    if (sb_kv_entry_path (io, key, path, sizeof path) != 0 || h == 0)
-        return s_fail (err_no, err, err_size, ENAMETOOLONG, "write", key);
-    uint64_t total = h + tokens * io->bytes_per_token;
-    if (io->objects)
-        return s_obj_write (io, key, path, tokens, total, b, t, err_no, err, err_size);
+    if (sb_kv_entry_path (io, key, path, PATH_MAX) != 0 || h == 0)
+        return s_fail (err_no, err, err_size, ENAMETOOLONG, op, key);
+    *total = h + tokens * io->bytes_per_token;
+    return 0;
+}
+
+static int
+s_file_write (const sb_kv_io_t *io, const char *key, const char *path, uint64_t tokens, uint64_t total,
+              sb_kv_buf_t *b, sb_kv_timing_t *t, int *err_no, char *err, size_t err_size)
+{
     double start = sb_kv_clock ();
+    s_call (b, "open", path);
     int fd = open (path, O_CREAT | O_TRUNC | O_WRONLY | O_NOFOLLOW | O_CLOEXEC | (io->odirect ? O_DIRECT : 0), 0644);
     if (fd < 0) {
         int e = errno;
@@ -239,6 +311,7 @@ sb_kv_entry_write (const sb_kv_io_t *io, const char *key, uint64_t tokens, sb_kv
         }
         return s_fail (err_no, err, err_size, e, "open", path);
     }
+    s_call (b, "write", NULL);
     int direct = io->odirect;
     uint64_t off = 0;
     while (off < total) {
@@ -272,10 +345,12 @@ sb_kv_entry_write (const sb_kv_io_t *io, const char *key, uint64_t tokens, sb_kv
                 return s_fail (err_no, err, err_size, e, "write", path);
             }
             put += (size_t) w;
+            s_call_moved (b);
         }
         off += n;
     }
     double post_save = sb_kv_clock ();
+    s_call (b, "fsync", NULL);
     if (fsync (fd) != 0) {
         int e = errno;
         close (fd);
@@ -283,6 +358,7 @@ sb_kv_entry_write (const sb_kv_io_t *io, const char *key, uint64_t tokens, sb_kv
         return s_fail (err_no, err, err_size, e, "fsync", path);
     }
     double post_fsync = sb_kv_clock ();
+    s_call (b, "close", NULL);
     if (close (fd) != 0) {
         int e = errno;
         unlink (path);
@@ -295,29 +371,38 @@ sb_kv_entry_write (const sb_kv_io_t *io, const char *key, uint64_t tokens, sb_kv
 }
 
 int
-sb_kv_entry_read (const sb_kv_io_t *io, const char *key, uint64_t tokens, sb_kv_buf_t *b, sb_kv_timing_t *t,
-                  int *err_no, char *err, size_t err_size)
+sb_kv_entry_write (const sb_kv_io_t *io, const char *key, uint64_t tokens, sb_kv_buf_t *b, sb_kv_timing_t *t,
+                   int *err_no, char *err, size_t err_size)
 {
     char path[PATH_MAX];
-    uint8_t hdr[256];
-    size_t h = sb_kv_npy_header (io, tokens, hdr, sizeof hdr);
-    if (sb_kv_entry_path (io, key, path, sizeof path) != 0 || h == 0)
-        return s_fail (err_no, err, err_size, ENAMETOOLONG, "read", key);
-    uint64_t total = h + tokens * io->bytes_per_token;
+    uint64_t total;
+    if (s_entry (io, key, tokens, "write", path, &total, err_no, err, err_size) != 0)
+        return -1;
     if (io->objects)
-        return s_obj_read (path, total, b, t, err_no, err, err_size);
+        return s_obj_write (io, key, path, tokens, total, b, t, err_no, err, err_size);
+    return s_call_end (b, s_file_write (io, key, path, tokens, total, b, t, err_no, err, err_size));
+}
+
+static int
+s_file_read (const sb_kv_io_t *io, const char *key, const char *path, uint64_t tokens, uint64_t total,
+             sb_kv_buf_t *b, sb_kv_timing_t *t, int *err_no, char *err, size_t err_size)
+{
     double start = sb_kv_clock ();
     /* the page-cache drop first (host time), as NVMeBackend.read */
+    s_call (b, "open", path);
     int fd = open (path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
         return s_fail (err_no, err, err_size, errno, "open", path);
+    s_call (b, "posix_fadvise", NULL);
     (void) posix_fadvise (fd, 0, 0, POSIX_FADV_DONTNEED);     /* the reference ignores its failure too */
     close (fd);
     double pre_load = sb_kv_clock ();
+    s_call (b, "open", NULL);
     fd = open (path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | (io->odirect ? O_DIRECT : 0));
     if (fd < 0)
         return s_fail (err_no, err, err_size, errno, io->odirect ? "open (O_DIRECT)" : "open", path);
     uint64_t got = 0;
+    s_call (b, "read", NULL);
     for (;;) {
         if (s_aborted (io)) {
             close (fd);
@@ -334,8 +419,11 @@ sb_kv_entry_read (const sb_kv_io_t *io, const char *key, uint64_t tokens, sb_kv_
         if (r == 0)
             break;
         got += (uint64_t) r;
+        s_call_moved (b);
     }
+    s_call (b, "close", NULL);
     close (fd);
+    s_call (b, NULL, NULL);
     double load_done = sb_kv_clock ();
     if (got != total) {
         *err_no = EIO;
@@ -354,6 +442,19 @@ sb_kv_entry_read (const sb_kv_io_t *io, const char *key, uint64_t tokens, sb_kv_
 }
 
 int
+sb_kv_entry_read (const sb_kv_io_t *io, const char *key, uint64_t tokens, sb_kv_buf_t *b, sb_kv_timing_t *t,
+                  int *err_no, char *err, size_t err_size)
+{
+    char path[PATH_MAX];
+    uint64_t total;
+    if (s_entry (io, key, tokens, "read", path, &total, err_no, err, err_size) != 0)
+        return -1;
+    if (io->objects)
+        return s_obj_read (path, total, b, t, err_no, err, err_size);
+    return s_call_end (b, s_file_read (io, key, path, tokens, total, b, t, err_no, err, err_size));
+}
+
+int
 sb_kv_entry_delete (const sb_kv_io_t *io, const char *key, sb_kv_buf_t *b, int *err_no, char *err, size_t err_size)
 {
     char path[PATH_MAX];
@@ -365,9 +466,9 @@ sb_kv_entry_delete (const sb_kv_io_t *io, const char *key, sb_kv_buf_t *b, int *
             return s_obj_fail (err_no, err, err_size, &e);
         return 0;
     }
-    if (unlink (path) != 0 && errno != ENOENT)
-        return s_fail (err_no, err, err_size, errno, "remove", path);
-    return 0;
+    s_call (b, "remove", path);
+    int rc = unlink (path) != 0 && errno != ENOENT ? s_fail (err_no, err, err_size, errno, "remove", path) : 0;
+    return s_call_end (b, rc);
 }
 
 void

@@ -31,6 +31,7 @@
 #ifndef SB_KV_ENTRY_IO_H
 #define SB_KV_ENTRY_IO_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -45,13 +46,38 @@ typedef struct {
     double total, device, host;     /* seconds, as the reference's IOTiming */
 } sb_kv_timing_t;
 
-/* A thread's means of I/O: its chunk buffer, and its client of the object
- * store when entries are objects (a client serves one thread at a time). */
+/* The file call a thread is in, for the rank's watch of calls that do not
+ * return (a stuck NFS or FUSE mount; shardbench.stall_timeout_s): set around
+ * each open, write, fsync, read, close and remove of an entry's file, moved
+ * on by every chunk written or read. An object store's requests are bounded
+ * by its own request timeout instead. The owner thread writes it, the rank's
+ * thread reads it (sb_kv_call_stalled); lock guards op and path. */
+typedef struct {
+    pthread_mutex_t lock;
+    const char     *op;             /* a literal; NULL: no call in progress */
+    char            path[4096];
+    uint64_t        since_ns;       /* sb_mono_ns when it began or last moved on (lock) */
+    atomic_int      ended;          /* the thread returned: it can be joined */
+} sb_kv_call_t;
+
+/* A thread's means of I/O: its chunk buffer, its client of the object store
+ * when entries are objects (a client serves one thread at a time), and its
+ * call record (NULL: not watched). */
 typedef struct sb_storage sb_storage_t;
 typedef struct {
     uint8_t      *chunk;
     sb_storage_t *client;
+    sb_kv_call_t *call;
 } sb_kv_buf_t;
+
+/* A call record with no call in progress; 0, or -1 (errno). */
+int sb_kv_call_init (sb_kv_call_t *c);
+void sb_kv_call_fini (sb_kv_call_t *c);
+
+/* 1 when c's call has not returned nor moved on for limit_s seconds: the
+ * call into *op (a literal) and path, its age into *for_s; 0 otherwise. */
+int sb_kv_call_stalled (sb_kv_call_t *c, double limit_s, const char **op, char *path, size_t path_size,
+                        double *for_s);
 
 typedef struct {
     char        dir[4096];          /* the rank's folder, no trailing '/'; objects: the key prefix, '/'-ended */

@@ -48,7 +48,7 @@ static const struct {
 /* qos_profiles: target_latency_p95_ms */
 static const int s_qos_p95_ms[SB_KV_QOS] = { 50, 100, 1000 };
 
-typedef struct {
+typedef struct s_run {
     const sb_kv_rank_t *r;
     sb_kv_params_t      p;
     const sb_kv_model_t *model;
@@ -76,9 +76,18 @@ typedef struct {
     size_t              neps;
     /* threads */
     pthread_t          *threads;
+    struct s_thread    *th;             /* each service thread's argument and call record */
     size_t              nthreads, live;
     int                 stopped;        /* stop() said 1 */
+    int                 left_behind;    /* a thread never returned: this state stays (s_free) */
+    struct s_run       *next_left;      /* the runs left behind */
 } s_run_t;
+
+/* A service thread's argument: its run and the file call it is in. */
+typedef struct s_thread {
+    s_run_t     *run;
+    sb_kv_call_t call;
+} s_thread_t;
 
 /* ---- reports ---- */
 
@@ -432,8 +441,9 @@ s_gather_endpoints (s_run_t *self, sb_storage_t *client)
 static void *
 s_worker_main (void *arg)
 {
-    s_run_t *self = arg;
-    sb_kv_buf_t b = { sb_kv_chunk_new (), NULL };
+    s_thread_t *th = arg;
+    s_run_t *self = th->run;
+    sb_kv_buf_t b = { sb_kv_chunk_new (), NULL, &th->call };
     int ready = b.chunk != NULL;
     if (!ready)
         sb_kv_tiers_fail (&self->tiers, "kvcache", "", ENOMEM, "kvcache: out of memory for a thread's buffer");
@@ -458,6 +468,7 @@ s_worker_main (void *arg)
     self->live--;
     pthread_cond_broadcast (&self->res_cond);
     pthread_mutex_unlock (&self->res_lock);
+    atomic_store (&th->call.ended, 1);     /* the last touch: s_join may join it now */
     return NULL;
 }
 
@@ -502,7 +513,7 @@ static int
 s_start (s_run_t *self)
 {
     size_t n = self->p.users < S_MAX_WORKERS ? (size_t) self->p.users : S_MAX_WORKERS;
-    if (!(self->threads = calloc (n, sizeof *self->threads))) {
+    if (!(self->threads = calloc (n, sizeof *self->threads)) || !(self->th = calloc (n, sizeof *self->th))) {
         s_fail (self, "kvcache", "", ENOMEM, "kvcache: out of memory for the service threads");
         return -1;
     }
@@ -517,14 +528,21 @@ s_start (s_run_t *self)
     pthread_attr_init (&attr);
     pthread_attr_setstacksize (&attr, 1 << 20);    /* 500 threads: 1 MiB each is room for an object store client's calls */
     for (size_t i = 0; i < n; i++) {
-        pthread_mutex_lock (&self->res_lock);
-        self->live++;
-        pthread_mutex_unlock (&self->res_lock);
-        int rc = pthread_create (&self->threads[i], &attr, s_worker_main, self);
-        if (rc != 0) {
+        self->th[i].run = self;
+        int rc = sb_kv_call_init (&self->th[i].call) != 0 ? errno : 0;
+        if (rc == 0) {
             pthread_mutex_lock (&self->res_lock);
-            self->live--;
+            self->live++;
             pthread_mutex_unlock (&self->res_lock);
+            rc = pthread_create (&self->threads[i], &attr, s_worker_main, &self->th[i]);
+            if (rc != 0) {
+                sb_kv_call_fini (&self->th[i].call);
+                pthread_mutex_lock (&self->res_lock);
+                self->live--;
+                pthread_mutex_unlock (&self->res_lock);
+            }
+        }
+        if (rc != 0) {
             pthread_attr_destroy (&attr);
             char err[256];
             snprintf (err, sizeof err, "kvcache: cannot start service thread %zu of %zu: %s", i + 1, n, strerror (rc));
@@ -537,8 +555,81 @@ s_start (s_run_t *self)
     return 0;
 }
 
+/* A file call of a service thread that has not returned for
+ * shardbench.stall_timeout_s fails the rank, naming the call and the file
+ * (training's bound of a read that does not return); 1 when one has. */
+static int
+s_watch (s_run_t *self)
+{
+    double limit = (double) self->r->cfg->stall_timeout_ms / 1000.0, for_s;
+    if (limit <= 0)
+        return 0;
+    const char *op;
+    char path[4096], err[4400];
+    for (size_t i = 0; i < self->nthreads; i++) {
+        if (!sb_kv_call_stalled (&self->th[i].call, limit, &op, path, sizeof path, &for_s))
+            continue;
+        snprintf (err, sizeof err, "kvcache: %s of %s has not returned after %.1f s (shardbench.stall_timeout_s %.6g s):"
+                  " a stuck NFS or FUSE mount, or a device that stopped answering?", op, path, for_s, limit);
+        sb_kv_tiers_fail (&self->tiers, op, path, ETIMEDOUT, err);
+        return 1;
+    }
+    return 0;
+}
+
+/* Wait for the service threads once abort is set. A thread in a file call
+ * is waited for as long as the call moves (a large entry's fsync may take a
+ * while) unless it is past shardbench.stall_timeout_s (s_watch: the rank
+ * fails); once the rank was stopped or failed, half a second at most. Threads
+ * still in a call then are left behind: detached, the process ends without
+ * them, and the run's state stays theirs (s_free). */
+static void
+s_join (s_run_t *self)
+{
+    double since = sb_kv_clock ();
+    for (;;) {
+        pthread_mutex_lock (&self->res_lock);
+        size_t live = self->live;
+        pthread_mutex_unlock (&self->res_lock);
+        if (live == 0)
+            break;
+        if (s_should_stop (self) || atomic_load (&self->tiers.failed)) {
+            if (sb_kv_clock () - since >= 0.5)
+                break;
+        }
+        else if (s_watch (self))
+            continue;       /* failed: half a second more at most */
+        struct timespec ts = { 0, 20000000 };
+        nanosleep (&ts, NULL);
+    }
+    size_t left = 0;
+    char first[4096] = "";
+    for (size_t i = 0; i < self->nthreads; i++) {
+        if (atomic_load (&self->th[i].call.ended)) {
+            pthread_join (self->threads[i], NULL);
+            sb_kv_call_fini (&self->th[i].call);
+            continue;
+        }
+        if (!left++) {
+            const char *op = "a call";
+            double for_s = 0;
+            char path[4096] = "";
+            if (sb_kv_call_stalled (&self->th[i].call, 0, &op, path, sizeof path, &for_s))
+                snprintf (first, sizeof first, ": %s of %s for %.1f s", op, path, for_s);
+        }
+        pthread_detach (self->threads[i]);
+    }
+    self->nthreads = 0;
+    if (left) {
+        self->left_behind = 1;
+        sb_warn ("rank %llu: %zu service thread(s) that never returned left behind%s", (unsigned long long) self->r->rank,
+                 left, first);
+    }
+}
+
 /* The end of the window: nothing counts any more; threads end after their
- * current I/O, or give it up after the grace (at once when stopped). */
+ * current I/O, or give it up after the grace (at once when stopped or
+ * failed); s_join bounds the wait for a call that does not return. */
 static void
 s_end (s_run_t *self)
 {
@@ -548,7 +639,7 @@ s_end (s_run_t *self)
     pthread_mutex_unlock (&self->res_lock);
     atomic_store (&self->window_over, 1);
     sb_kv_flow_close (&self->flow);
-    if (self->stopped)
+    if (self->stopped || atomic_load (&self->tiers.failed))
         atomic_store (&self->abort, 1);
     double until = sb_kv_clock () + S_JOIN_GRACE_S;
     pthread_mutex_lock (&self->res_lock);
@@ -567,9 +658,7 @@ s_end (s_run_t *self)
     }
     pthread_mutex_unlock (&self->res_lock);
     atomic_store (&self->abort, 1);
-    for (size_t i = 0; i < self->nthreads; i++)
-        pthread_join (self->threads[i], NULL);
-    self->nthreads = 0;
+    s_join (self);
     sb_kv_flow_join (&self->flow);
 }
 
@@ -675,11 +764,25 @@ s_kv_ready (s_run_t *self, const char *probe)
         sb_error ("rank %llu: cannot report KV_READY", (unsigned long long) self->r->rank);
 }
 
+/* The runs whose threads were left behind (s_join): their state is never
+ * freed, since a thread may still return into it; listed here so that it
+ * stays reachable. */
+static pthread_mutex_t s_left_lock = PTHREAD_MUTEX_INITIALIZER;
+static s_run_t *s_left;
+
 static void
 s_free (s_run_t *self)
 {
+    if (self->left_behind) {
+        pthread_mutex_lock (&s_left_lock);
+        self->next_left = s_left;
+        s_left = self;
+        pthread_mutex_unlock (&s_left_lock);
+        return;
+    }
     free (self->eps);
     free (self->threads);
+    free (self->th);
     free (self->users);
     if (self->tiers.table)
         sb_kv_tiers_free (&self->tiers);
@@ -739,7 +842,8 @@ sb_kv_rank_run (const sb_kv_rank_t *r, const sb_msg_phase_start_t *ps)
             struct timespec ts = { 0, (long) (nap * 1e9) };
             nanosleep (&ts, NULL);
         }
-        if (s_should_stop (self) || atomic_load (&self->tiers.failed) || atomic_load (&self->flow.failed))
+        if (s_should_stop (self) || atomic_load (&self->tiers.failed) || atomic_load (&self->flow.failed)
+            || s_watch (self))
             break;
         if (sb_kv_clock () - t0 >= self->p.duration_s)
             break;
