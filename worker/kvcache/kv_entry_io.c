@@ -147,10 +147,11 @@ sb_kv_entry_fill (const sb_kv_io_t *io, const char *key, uint64_t tokens, uint64
 /* ---- the call record ---- */
 
 int
-sb_kv_call_init (sb_kv_call_t *c)
+sb_kv_call_init (sb_kv_call_t *c, _Atomic uint64_t *rank_moved)
 {
     memset (c, 0, sizeof *c);
     atomic_init (&c->ended, 0);
+    c->rank_moved = rank_moved;
     int rc = pthread_mutex_init (&c->lock, NULL);
     if (rc != 0) {
         errno = rc;
@@ -172,12 +173,15 @@ s_call (sb_kv_buf_t *b, const char *op, const char *path)
     sb_kv_call_t *c = b->call;
     if (!c)
         return;
+    uint64_t now = sb_mono_ns ();
     pthread_mutex_lock (&c->lock);
     c->op = op;
     if (path)
         snprintf (c->path, sizeof c->path, "%s", path);
-    c->since_ns = sb_mono_ns ();
+    c->since_ns = now;
     pthread_mutex_unlock (&c->lock);
+    if (c->rank_moved)
+        atomic_store (c->rank_moved, now);
 }
 
 /* b's call moved on (a chunk written or read): its age starts again. */

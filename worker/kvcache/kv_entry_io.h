@@ -48,16 +48,19 @@ typedef struct {
 
 /* The file call a thread is in, for the rank's watch of calls that do not
  * return (a stuck NFS or FUSE mount; shardbench.stall_timeout_s): set around
- * each open, write, fsync, read, close and remove of an entry's file, moved
- * on by every chunk written or read. An object store's requests are bounded
- * by its own request timeout instead. The owner thread writes it, the rank's
- * thread reads it (sb_kv_call_stalled); lock guards op and path. */
+ * each open, write, fsync, posix_fadvise, read, close and remove of an
+ * entry's file, moved on by every chunk written or read. An object store's
+ * requests are bounded by its own request timeout instead. The owner thread
+ * writes it, the rank's thread reads it (sb_kv_call_stalled); lock guards
+ * op, path and since_ns. Every change also stamps rank_moved, shared by the
+ * rank's threads: the last time any of its file calls began, moved or ended. */
 typedef struct {
     pthread_mutex_t lock;
     const char     *op;             /* a literal; NULL: no call in progress */
     char            path[4096];
-    uint64_t        since_ns;       /* sb_mono_ns when it began or last moved on (lock) */
+    uint64_t        since_ns;       /* sb_mono_ns when it began or last moved on */
     atomic_int      ended;          /* the thread returned: it can be joined */
+    _Atomic uint64_t *rank_moved;   /* borrowed; NULL: none */
 } sb_kv_call_t;
 
 /* A thread's means of I/O: its chunk buffer, its client of the object store
@@ -70,8 +73,9 @@ typedef struct {
     sb_kv_call_t *call;
 } sb_kv_buf_t;
 
-/* A call record with no call in progress; 0, or -1 (errno). */
-int sb_kv_call_init (sb_kv_call_t *c);
+/* A call record with no call in progress, stamping rank_moved (may be
+ * NULL); 0, or -1 (errno). */
+int sb_kv_call_init (sb_kv_call_t *c, _Atomic uint64_t *rank_moved);
 void sb_kv_call_fini (sb_kv_call_t *c);
 
 /* 1 when c's call has not returned nor moved on for limit_s seconds: the

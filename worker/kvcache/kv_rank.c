@@ -80,6 +80,7 @@ typedef struct s_run {
     size_t              nthreads, live;
     int                 stopped;        /* stop() said 1 */
     int                 left_behind;    /* a thread never returned: this state stays (s_free) */
+    _Atomic uint64_t    moved_ns;       /* the last time any file call of the rank began, moved or ended */
     struct s_run       *next_left;      /* the runs left behind */
 } s_run_t;
 
@@ -529,7 +530,7 @@ s_start (s_run_t *self)
     pthread_attr_setstacksize (&attr, 1 << 20);    /* 500 threads: 1 MiB each is room for an object store client's calls */
     for (size_t i = 0; i < n; i++) {
         self->th[i].run = self;
-        int rc = sb_kv_call_init (&self->th[i].call) != 0 ? errno : 0;
+        int rc = sb_kv_call_init (&self->th[i].call, &self->moved_ns) != 0 ? errno : 0;
         if (rc == 0) {
             pthread_mutex_lock (&self->res_lock);
             self->live++;
@@ -556,21 +557,26 @@ s_start (s_run_t *self)
 }
 
 /* A file call of a service thread that has not returned for
- * shardbench.stall_timeout_s fails the rank, naming the call and the file
- * (training's bound of a read that does not return); 1 when one has. */
+ * shardbench.stall_timeout_s, while no other file call of the rank moved
+ * either, fails the rank, naming the call and the file (training's bound of
+ * a read that does not return); 1 when one has. Slow storage that still
+ * answers moves some call (a chunk written or read, an fsync ended), so a
+ * long fsync of a large entry among others is not taken for a stuck one. */
 static int
 s_watch (s_run_t *self)
 {
     double limit = (double) self->r->cfg->stall_timeout_ms / 1000.0, for_s;
-    if (limit <= 0)
+    uint64_t now = sb_mono_ns (), moved = atomic_load (&self->moved_ns);
+    if (limit <= 0 || moved >= now || (double) (now - moved) / 1e9 < limit)
         return 0;
     const char *op;
     char path[4096], err[4400];
     for (size_t i = 0; i < self->nthreads; i++) {
         if (!sb_kv_call_stalled (&self->th[i].call, limit, &op, path, sizeof path, &for_s))
             continue;
-        snprintf (err, sizeof err, "kvcache: %s of %s has not returned after %.1f s (shardbench.stall_timeout_s %.6g s):"
-                  " a stuck NFS or FUSE mount, or a device that stopped answering?", op, path, for_s, limit);
+        snprintf (err, sizeof err, "kvcache: %s of %s has not returned after %.1f s, nor has any other file call of the"
+                  " rank moved (shardbench.stall_timeout_s %.6g s): a stuck NFS or FUSE mount, or a device that"
+                  " stopped answering?", op, path, for_s, limit);
         sb_kv_tiers_fail (&self->tiers, op, path, ETIMEDOUT, err);
         return 1;
     }
@@ -813,6 +819,7 @@ sb_kv_rank_run (const sb_kv_rank_t *r, const sb_msg_phase_start_t *ps)
     pthread_mutex_init (&self->rng.lock, NULL);
     atomic_init (&self->abort, 0);
     atomic_init (&self->window_over, 0);
+    atomic_init (&self->moved_ns, 0);
     sb_kv_samples_init (&self->e2e);
     sb_kv_samples_init (&self->storage);
     sb_kv_samples_init (&self->gen);
