@@ -4,7 +4,8 @@
 # on loopback as two endpoints (tests/s3/radosgw.sh). The storage engines'
 # conformance suite, the S3 client's live checks, a datagen + train run, a
 # checkpoint run and listings, with exact counts and bytes from the result
-# database and from radosgw's own listing.
+# database and from radosgw's own listing; a KV-cache run whose window's end
+# cuts multipart uploads short leaves no upload behind.
 # Skips (77) only when Ceph cannot be installed, and never under CI=true.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/../s3/radosgw.sh"
@@ -176,5 +177,20 @@ expect_contains "wrong secret names SignatureDoesNotMatch" sb.err "SignatureDoes
 sb run s3.yaml storage.storage_root=nobucket --db s3.db
 expect_eq "missing bucket exits 1" "$SB_RC" 1
 expect_contains "missing bucket names NoSuchBucket" sb.err "NoSuchBucket"
+
+# (g) a KV-cache run whose entries are multipart uploads (llama3.1-8b: 128 KiB a token, so each
+# entry is hundreds of MiB in parts) and whose 1 s window ends with uploads in flight: an upload the
+# window's end gives up is aborted (S3 would keep its parts, and bill them, until a lifecycle rule
+# ends it), so no upload is left, and every object left is an entry under the rank's folder
+sb kvcache kvcache.model=llama3.1-8b kvcache.users=4 kvcache.duration_s=1 kvcache.pause_s=0 kvcache.cpu_mem_gb=0 \
+    kvcache.generation_mode=none kvcache.cache_dir=s3://sbtest/kv storage.storage_type=s3 \
+    storage.storage_options.endpoint_url=$ep1 --local 1 --db kv.db --progress off
+expect_eq "kvcache on radosgw: exit status" "$SB_RC" 0
+[ "$SB_RC" = 0 ] || tail -20 sb.err
+radosgw_curl -sf "$ep1/sbtest?prefix=kv%2F&uploads=" >kv-uploads.xml || fail "ListMultipartUploads"
+expect_contains "kvcache on radosgw: radosgw listed the uploads" kv-uploads.xml "<ListMultipartUploadsResult"
+expect_eq "kvcache on radosgw: no multipart upload left" "$(grep -o '<UploadId>' kv-uploads.xml | wc -l)" 0
+radosgw_list "$ep1" sbtest kv/ >kv-listing.txt || fail "listing kv/"
+expect_eq "kvcache on radosgw: only entries under kv/rank_0/" "$(grep -cvE '^kv/rank_0/[^/]+\.npy	' kv-listing.txt)" 0
 
 finish

@@ -253,8 +253,11 @@ s_obj_write (const sb_kv_io_t *io, const char *key, const char *name, uint64_t t
     s_obj_fill_t f = { io, key, tokens };
     sb_storage_error_t e;
     double start = sb_kv_clock ();
-    if (sb_storage_put (b->client, name, total, s_obj_fill, &f, SB_PUT_FSYNC, &e) != 0)
+    if (sb_storage_put (b->client, name, total, s_obj_fill, &f, SB_PUT_FSYNC, &e) != 0) {
+        if (e.stopped)
+            snprintf (b->cut_short, sizeof b->cut_short, "%s", name);
         return s_obj_fail (err_no, err, err_size, &e);
+    }
     t->device = t->total = sb_kv_clock () - start;
     t->host = 0;
     return 0;

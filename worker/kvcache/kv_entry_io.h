@@ -65,12 +65,15 @@ typedef struct {
 
 /* A thread's means of I/O: its chunk buffer, its client of the object store
  * when entries are objects (a client serves one thread at a time), and its
- * call record (NULL: not watched). */
+ * call record (NULL: not watched). cut_short: the object whose PUT abort
+ * gave up (its owner removes it: a store may keep a cut-short upload's first
+ * bytes as the object, as s3rver does, where S3 keeps nothing). */
 typedef struct sb_storage sb_storage_t;
 typedef struct {
     uint8_t      *chunk;
     sb_storage_t *client;
     sb_kv_call_t *call;
+    char          cut_short[4096];
 } sb_kv_buf_t;
 
 /* A call record with no call in progress, stamping rank_moved (may be

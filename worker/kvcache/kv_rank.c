@@ -389,23 +389,32 @@ s_abort_cb (void *arg)
 }
 
 /* A client of the rank's object store for one thread; NULL (reported) when it cannot be opened. */
+/* A client of the rank's store: a service thread's (stoppable: abort gives
+ * up its requests; a client that cannot be opened fails the rank), or the
+ * clean-up's after the window (not stoppable; a failure is only said). */
 static sb_storage_t *
-s_client (s_run_t *self)
+s_client (s_run_t *self, int stoppable)
 {
     sb_storage_cfg_t *mine = malloc (sizeof *mine);
     if (!mine) {
-        sb_kv_tiers_fail (&self->tiers, "kvcache", "", ENOMEM, "kvcache: out of memory for a storage client");
+        if (stoppable)
+            sb_kv_tiers_fail (&self->tiers, "kvcache", "", ENOMEM, "kvcache: out of memory for a storage client");
+        else
+            sb_warn ("rank %llu: out of memory for a storage client", (unsigned long long) self->r->rank);
         return NULL;
     }
     sb_storage_for_rank (self->r->storage, self->r->rank, mine);
     sb_storage_open_t how = { .root = "", .rank = self->r->rank, .depth = 1,
                               .buffer_bytes = self->r->cfg->io_buffer ? self->r->cfg->io_buffer : SB_KV_CHUNK,
-                              .stop = s_abort_cb, .stop_arg = self };
+                              .stop = stoppable ? s_abort_cb : NULL, .stop_arg = self };
     sb_storage_error_t e;
     sb_storage_t *client = sb_storage_open (mine, &how, &e);
     free (mine);
-    if (!client)
+    if (!client && stoppable)
         sb_kv_tiers_fail (&self->tiers, "open", self->tiers.io.dir, e.os_errno ? e.os_errno : EIO, e.text);
+    else if (!client)
+        sb_warn ("rank %llu: cannot open a client of %s: %s", (unsigned long long) self->r->rank, self->tiers.io.dir,
+                 e.text);
     return client;
 }
 
@@ -439,17 +448,34 @@ s_gather_endpoints (s_run_t *self, sb_storage_t *client)
     free (stats);
 }
 
+/* An object whose PUT the window's end (or a stop) cut short is removed
+ * after the window, as a file cut short is, through a client of its own
+ * that abort does not stop (the DELETE is bounded by the store's request
+ * timeout), and not counted. */
+static void
+s_remove_cut_short (s_run_t *self, const char *name)
+{
+    sb_storage_t *client = s_client (self, 0);
+    if (!client)
+        return;
+    sb_storage_error_t e;
+    if (sb_storage_remove (client, name, &e) != 0 && !e.missing)
+        sb_warn ("rank %llu: cannot remove %s, whose upload the window's end cut short: %s",
+                 (unsigned long long) self->r->rank, name, e.text);
+    sb_storage_close (&client);
+}
+
 static void *
 s_worker_main (void *arg)
 {
     s_thread_t *th = arg;
     s_run_t *self = th->run;
-    sb_kv_buf_t b = { sb_kv_chunk_new (), NULL, &th->call };
+    sb_kv_buf_t b = { .chunk = sb_kv_chunk_new (), .call = &th->call };
     int ready = b.chunk != NULL;
     if (!ready)
         sb_kv_tiers_fail (&self->tiers, "kvcache", "", ENOMEM, "kvcache: out of memory for a thread's buffer");
     else if (self->tiers.io.objects)
-        ready = (b.client = s_client (self)) != NULL;
+        ready = (b.client = s_client (self, 1)) != NULL;
     sb_kv_request_t req;
     while (ready && !atomic_load (&self->tiers.failed)) {
         int r = sb_kv_flow_take (&self->flow, &req);
@@ -465,6 +491,8 @@ s_worker_main (void *arg)
         s_gather_endpoints (self, b.client);
         sb_storage_close (&b.client);
     }
+    if (b.cut_short[0])
+        s_remove_cut_short (self, b.cut_short);
     pthread_mutex_lock (&self->res_lock);
     self->live--;
     pthread_cond_broadcast (&self->res_cond);

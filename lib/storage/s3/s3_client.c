@@ -66,9 +66,9 @@ struct sb_s3 {
     sb_http_pool_t  *pool;          /* the transfers: sb_http_ops_t below */
     s_endpoint_t    *endpoints;
     size_t           nendpoints;
+    int            (*stop) (void *arg);     /* sb_s3_set_stop's, kept to be put back after a clean-up */
+    void            *stop_arg;
 };
-
-/* ---------------------------------------------------------------- set-up */
 
 /* ---------------------------------------------------------------- set-up */
 
@@ -201,7 +201,24 @@ size_t sb_s3_endpoint_count (const sb_s3_t *self) { return self->nendpoints; }
 const char *sb_s3_endpoint (const sb_s3_t *self, size_t i) { return self->endpoints[i].url_base; }
 sb_s3_endpoint_stats_t *sb_s3_stats (sb_s3_t *self, size_t i) { return sb_http_stats (self->pool, i); }
 size_t sb_s3_pending (const sb_s3_t *self) { return sb_http_pending (self->pool); }
-void sb_s3_set_stop (sb_s3_t *self, int (*stop) (void *arg), void *arg) { sb_http_set_stop (self->pool, stop, arg); }
+/* How long a clean-up request (the abort of an upload) may take once the
+ * client's stop said stop: a server that does not answer cannot hold it. */
+#define S_CLEANUP_S 2.0
+
+/* The stop of a clean-up request: the clock passed *(double *) arg. */
+static int
+s_past (void *arg)
+{
+    return sb_now () > *(const double *) arg;
+}
+
+void
+sb_s3_set_stop (sb_s3_t *self, int (*stop) (void *arg), void *arg)
+{
+    self->stop = stop;
+    self->stop_arg = arg;
+    sb_http_set_stop (self->pool, stop, arg);
+}
 void sb_s3_wakeup (sb_s3_t *self) { sb_http_wakeup (self->pool); }
 
 /* ---------------------------------------------------------------- callbacks */
@@ -1084,7 +1101,14 @@ s_multipart (sb_s3_t *self, const char *key, uint64_t size, uint64_t part_cfg, u
     }
     free (xml);
     if (rc != 0) {
-        /* best effort: do not leave the parts behind */
+        /* best effort: do not leave the parts behind (S3 keeps an upload
+         * never completed nor aborted, and bills its parts, until a
+         * lifecycle rule ends it), also when the client's stop gave the
+         * upload up (a KV-cache window's end, the session's end): the abort
+         * then has S_CLEANUP_S of its own; a signal still stops it */
+        double deadline = sb_now () + S_CLEANUP_S;
+        if (self->stop && self->stop (self->stop_arg))
+            sb_http_set_stop (self->pool, s_past, &deadline);
         r = s_req_new (self, OP_MP_ABORT, key);
         if (r) {
             sb_s3_error_t ignored = { .text = "uploadId too long" };
@@ -1092,6 +1116,7 @@ s_multipart (sb_s3_t *self, const char *key, uint64_t size, uint64_t part_cfg, u
                 sb_debug ("abort of multipart upload %s failed: %s", key, ignored.text);
             s_req_done (self, r);
         }
+        sb_http_set_stop (self->pool, self->stop, self->stop_arg);
     }
     return rc;
 }
