@@ -171,10 +171,10 @@ s_name_missing (sess_t *self, int ready)
 
 /* How long the ranks may take to set up a trial (their folder emptied, the
  * storage check's probe file written, fsynced and read back) and past the
- * window's end to stop (I/O in progress is given 2 s; an fsync the kernel
- * must finish first is not bounded): shardbench.stall_timeout_s, the bound
- * of a training read that does not return; 0: no bound. A rank past it
- * fails the run, named. */
+ * window's end to stop (I/O in progress is given 2 s, a file call moving
+ * more, one that does not return fails its rank: worker/kvcache/kv_rank.c):
+ * shardbench.stall_timeout_s, the bound of a training read that does not
+ * return; 0: no bound. A rank past it fails the run, named. */
 static double
 s_grace (const sess_t *self)
 {
@@ -228,7 +228,7 @@ s_trial (sess_t *self, const sb_kv_params_t *kv, uint64_t trial, char **strs, si
              (unsigned long long) kv->trials, (unsigned long long) self->o->accelerators, kv->duration_s);
     sb_live_phase (self->live, "kvcache", trial, kv->trials, 0, 0, 0, sb_now ());
     sb_progress_phase (self->progress, sb_now ());
-    snprintf (what, sizeof what, "in kvcache trial %llu (%.0f s window + shardbench.stall_timeout_s %.0f s)",
+    snprintf (what, sizeof what, "in kvcache trial %llu (%.6g s window + shardbench.stall_timeout_s %.6g s)",
               (unsigned long long) trial, kv->duration_s, s_grace (self));
     double limit = s_grace (self) > 0 ? kv->duration_s + s_grace (self) : 0;
     waited_from = sb_now ();
