@@ -528,6 +528,22 @@ s_write_logs (s_run_t *run, char *err, size_t err_size)
     return 0;
 }
 
+/* The run's settings as mlpstorage writes them twice in the metadata: in
+ * "parameters" (model) and at the top level (kvcache_model). */
+static void
+s_jsettings (sb_jdoc_t *j, const s_run_t *run, const char *model_key)
+{
+    const sb_kv_run_t *kv = &run->kv;
+    sb_jdoc_str (j, model_key, kv->model);
+    sb_jdoc_int (j, "num_users", kv->users);
+    sb_jdoc_num (j, "duration", kv->duration_s);
+    sb_jdoc_num (j, "gpu_mem_gb", 0);
+    sb_jdoc_num (j, "cpu_mem_gb", kv->cpu_mem_gb);
+    sb_jdoc_str (j, "cache_dir", run->cache_dir);
+    sb_jdoc_str (j, "generation_mode", kv->generation_mode);
+    sb_jdoc_str (j, "performance_profile", "latency");
+}
+
 static int
 s_write_metadata (s_run_t *run, char *err, size_t err_size)
 {
@@ -549,14 +565,7 @@ s_write_metadata (s_run_t *run, char *err, size_t err_size)
     /* what mlpstorage's run checker and reportgen read (metadata
      * ['parameters'], benchmarks/kvcache.py metadata) */
     sb_jdoc_open (&j, "parameters", '{');
-    sb_jdoc_str (&j, "model", kv->model);
-    sb_jdoc_int (&j, "num_users", kv->users);
-    sb_jdoc_num (&j, "duration", kv->duration_s);
-    sb_jdoc_num (&j, "gpu_mem_gb", 0);
-    sb_jdoc_num (&j, "cpu_mem_gb", kv->cpu_mem_gb);
-    sb_jdoc_str (&j, "cache_dir", run->cache_dir);
-    sb_jdoc_str (&j, "generation_mode", kv->generation_mode);
-    sb_jdoc_str (&j, "performance_profile", "latency");
+    s_jsettings (&j, run, "model");
     sb_jdoc_int (&j, "max_concurrent_allocs", kv->max_concurrent_allocs);
     sb_jdoc_int (&j, "option", kv->option);
     sb_jdoc_int (&j, "seed", kv->kv_seed);
@@ -610,14 +619,7 @@ s_write_metadata (s_run_t *run, char *err, size_t err_size)
     sb_jdoc_str (&j, "systemname", run->system);
     sb_jdoc_close (&j, '}');
     /* benchmarks/kvcache.py's own keys */
-    sb_jdoc_str (&j, "kvcache_model", kv->model);
-    sb_jdoc_int (&j, "num_users", kv->users);
-    sb_jdoc_num (&j, "duration", kv->duration_s);
-    sb_jdoc_num (&j, "gpu_mem_gb", 0);
-    sb_jdoc_num (&j, "cpu_mem_gb", kv->cpu_mem_gb);
-    sb_jdoc_str (&j, "cache_dir", run->cache_dir);
-    sb_jdoc_str (&j, "generation_mode", kv->generation_mode);
-    sb_jdoc_str (&j, "performance_profile", "latency");
+    s_jsettings (&j, run, "kvcache_model");
     sb_jdoc_open (&j, "hosts", '[');
     for (size_t h = 0; h < run->nhosts; h++)
         sb_jdoc_str (&j, NULL, run->host[h].host);

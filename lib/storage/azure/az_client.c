@@ -594,20 +594,6 @@ sb_az_check (sb_az_t *self, size_t i, int write, const char *probe_key, sb_stora
     return rc;
 }
 
-static int
-s_parse_u64 (const char *text, uint64_t *out)
-{
-    if (text[0] < '0' || text[0] > '9')
-        return -1;
-    errno = 0;
-    char *end;
-    unsigned long long v = strtoull (text, &end, 10);
-    if (errno || *end)
-        return -1;
-    *out = v;
-    return 0;
-}
-
 /* A List Blobs page is taken only when it is an EnumerationResults
  * document whose names are all under prefix and in strictly rising byte
  * order, each with a decimal Content-Length; the marker must change from
@@ -665,7 +651,7 @@ sb_az_list (sb_az_t *self, const char *prefix, const char *start_after, const ch
             uint64_t size = 0;
             if (s_xml_find (open, blen, "Name", name, sizeof name) != 0 || strlen (name) > S_KEY_MAX
                 || s_xml_find (open, blen, "Content-Length", size_text, sizeof size_text) != 0
-                || s_parse_u64 (size_text, &size) != 0) {
+                || sb_parse_u64_digits (size_text, &size) != 0) {
                 s_req_done (self, r);
                 return s_fail (self, e, "LIST", prefix, "List Blobs page %llu: a <Blob> without a usable Name (at"
                                " most %d bytes) and Content-Length", (unsigned long long) pages, S_KEY_MAX);
@@ -789,7 +775,7 @@ sb_az_block_list (sb_az_t *self, const char *key, uint64_t *count, uint64_t *byt
             const char *c = memmem (b, len - (size_t) (b - xml), "</Block>", 8);
             uint64_t n = 0;
             if (!c || s_xml_find (b, (size_t) (c - b), "Size", size_text, sizeof size_text) != 0
-                || s_parse_u64 (size_text, &n) != 0) {
+                || sb_parse_u64_digits (size_text, &n) != 0) {
                 rc = s_fail (self, e, "GET-BLOCK-LIST", key, "a <Block> without a usable Size");
                 break;
             }
