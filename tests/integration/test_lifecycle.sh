@@ -28,10 +28,13 @@ wait_for () {
         sleep 0.02
     done
 }
-# bg NAME ARGS...: shardbench in the background, output in NAME.out/.err, pid in BG
+# bg NAME ARGS...: shardbench in the background, output in NAME.out/.err, pid in BG.
+# An earlier run's NAME.err is removed first: the background redirection may come
+# after a reader (coordinator_endpoint) looks, which must not find the old endpoint.
 bg () {
     local name=$1
     shift
+    rm -f -- "$name.out" "$name.err"
     "$SHARDBENCH" "$@" >"$name.out" 2>"$name.err" &
     BG=$!
 }
