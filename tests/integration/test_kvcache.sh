@@ -184,6 +184,25 @@ expect_eq "stuck fsync: run failed, no trial, the error row" \
     "failed:0:1:stuck-node:fsync:110:1"
 rm -rf kv
 
+# ---- a long fsync while the rank's other calls move is not a stuck one: the shim holds rank 1's
+# first fsync for as long as its other entries keep being written or read (6 s at most, returning
+# once they stand still for 1 s), longer than shardbench.stall_timeout_s; the run ends well
+ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" LD_PRELOAD=$KV_SLOW_FSYNC \
+    SLOW_FSYNC_REPORT=$PWD/slow.report timeout 120 "$SHARDBENCH" kvcache $small kvcache.users=8 kvcache.duration_s=12 \
+    kvcache.verify_storage=0 shardbench.stall_timeout_s=3 kvcache.cache_dir=./kv --accelerators 2 --local 1 \
+    --progress off --db slow.db >slow.out 2>slow.err
+expect_eq "long fsync, others moving: exit status" "$?" 0
+slow_s=0 slow_calls=0
+[ -f slow.report ] && read -r slow_s slow_calls <slow.report
+echo "# the long fsync: $slow_s s, $slow_calls other calls of rank 1 during it"
+expect_eq "long fsync, others moving: it lasted longer than the bound (4 s at least)" \
+    "$(python3 -c "print(int($slow_s >= 4))")" 1
+expect_eq "long fsync, others moving: other calls of the rank during it" "$(( slow_calls > 0 ))" 1
+expect_eq "long fsync, others moving: not called stuck" "$(grep -c "has not returned" slow.err)" 0
+expect_eq "long fsync, others moving: run succeeded, 2 ranks" \
+    "$(q slow.db "SELECT status || ':' || (SELECT count(*) FROM kv_ranks) FROM runs")" "succeeded:2"
+rm -rf kv
+
 # ---- a preloaded no-op posix_fadvise, then fsync: the storage check refuses the run
 for shim in "$KV_NOOP_FADVISE:posix_fadvise" "$KV_NOOP_FSYNC:fsync"; do
     lib=${shim%%:*} fn=${shim##*:}
