@@ -17,6 +17,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef struct {
@@ -551,6 +552,30 @@ sb_launcher_poll (sb_launcher_t *self, pid_t *pid, int *status)
         }
     }
     return 0;
+}
+
+int
+sb_launcher_await_local (sb_launcher_t *self, pid_t pid, double wait_s, int *status)
+{
+    s_child_t *c = NULL;
+    for (size_t i = 0; i < self->count && !c; i++)
+        if (self->children[i].pid == pid)
+            c = &self->children[i];
+    if (!c || !c->running || c->host || c->srun)
+        return 0;
+    for (double waited = 0;; waited += 0.005) {
+        int st = 0;
+        pid_t r = waitpid (c->pid, &st, WNOHANG);
+        if (r == c->pid || (r < 0 && errno == ECHILD)) {
+            c->running = 0;
+            *status = r < 0 ? 0 : st;
+            return 1;
+        }
+        if (waited >= wait_s)
+            return 0;
+        struct timespec ts = { 0, 5000000 };
+        nanosleep (&ts, NULL);
+    }
 }
 
 size_t

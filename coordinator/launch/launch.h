@@ -81,6 +81,12 @@ void sb_launcher_output (const sb_launcher_t *self, pid_t pid, char *buf, size_t
  * *status (waitpid status) when one exited, else 0. */
 int sb_launcher_poll (sb_launcher_t *self, pid_t *pid, int *status);
 
+/* A local worker child (not ssh, not srun) whose connection was just lost:
+ * wait up to wait_s for it to end (the kernel closes a dying process's
+ * sockets before it becomes reapable) and reap it. Returns 1 and sets
+ * *status when it ended, 0 when it still runs or pid is no local child. */
+int sb_launcher_await_local (sb_launcher_t *self, pid_t pid, double wait_s, int *status);
+
 /* Children still running. */
 size_t sb_launcher_running (const sb_launcher_t *self);
 /* How many children were started, and the pid of child i (0 <= i < count),

@@ -21,11 +21,15 @@
 #include "sb_version.h"
 
 #include <czmq.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <stdarg.h>
+
+/* how long a lost local worker is waited for to be reapable (sess_lost) */
+#define S_REAP_WAIT_S 0.2
 
 /* FNV-1a of a ROUTER identity's bytes */
 static size_t
@@ -121,6 +125,15 @@ s_clock_text (double t, char *buf, size_t size)
 void
 sess_lost (sess_t *self, sess_worker_t *w, const char *op, const char *why)
 {
+    /* a local worker that died (a SIGKILL, the OOM killer) is usually found
+     * by its closed connection a moment before it can be reaped: its exit
+     * status says more than "connection closed" */
+    int status;
+    if (self->launcher && w->pid <= (uint64_t) INT_MAX
+        && sb_launcher_await_local (self->launcher, (pid_t) w->pid, S_REAP_WAIT_S, &status)) {
+        sess_local_ended (self, w, (pid_t) w->pid, status);
+        return;
+    }
     char span[64], when[32], detail[1024], note[384], relay[96];
     s_clock_text (w->last_seen, when, sizeof when);
     sess_stall_note (self, note, sizeof note);

@@ -297,18 +297,24 @@ s_housekeeping (sess_t *self, int backlog)
         }
         else if (host)
             ;   /* its worker was already reported gone (heartbeat, BYE) */
-        else if (w && !w->gone) {
-            w->gone = 1;
-            sess_record_error (self, (int64_t) w->first_rank, w->host, "worker", NULL, 0, how);
-            char note[384], relay[96];
-            sess_stall_note (self, note, sizeof note);
-            sess_relay_note (self, w, relay, sizeof relay);
-            sess_fail (self, "local worker %llu on %s (%s, pid %d)%s ended: %s%s", (unsigned long long) w->id, w->host,
-                       sess_rank_span (w, span, sizeof span), (int) pid, relay, how, note);
-        }
+        else if (w && !w->gone)
+            sess_local_ended (self, w, pid, status);
         else if (!w)
             sess_fail (self, "local worker pid %d ended before joining: %s", (int) pid, how);
     }
+}
+
+void
+sess_local_ended (sess_t *self, sess_worker_t *w, pid_t pid, int status)
+{
+    char how[128], span[64], note[384], relay[96];
+    sb_launcher_describe (status, how, sizeof how);
+    w->gone = 1;
+    sess_record_error (self, (int64_t) w->first_rank, w->host, "worker", NULL, 0, how);
+    sess_stall_note (self, note, sizeof note);
+    sess_relay_note (self, w, relay, sizeof relay);
+    sess_fail (self, "local worker %llu on %s (%s, pid %d)%s ended: %s%s", (unsigned long long) w->id, w->host,
+               sess_rank_span (w, span, sizeof span), (int) pid, relay, how, note);
 }
 
 /* Pump until done(self) or failure or interrupt. Returns 0 when done. */

@@ -290,8 +290,13 @@ sess_worker_t *sess_worker_by_pid (sess_t *self, pid_t pid);
 const char *sess_rank_span (const sess_worker_t *w, char *buf, size_t size);
 
 /* A worker that can no longer be reached: its ranks, host, pid and the time
- * it was last heard from go into the failure and an errors row. */
+ * it was last heard from go into the failure and an errors row; a local
+ * worker whose process ended is named with how it ended (sess_local_ended). */
 void sess_lost (sess_t *self, sess_worker_t *w, const char *op, const char *why);
+
+/* A local worker's process ended (status: waitpid's): the run fails naming
+ * the worker, its ranks, host and pid and how it ended; an errors row. */
+void sess_local_ended (sess_t *self, sess_worker_t *w, pid_t pid, int status);
 
 /* HELLO: admit the worker (its ranks, id) and send it WELCOME with the
  * workload; a worker over the expected count gets REJECT. */
