@@ -127,10 +127,11 @@ sess_lost (sess_t *self, sess_worker_t *w, const char *op, const char *why)
 {
     /* a local worker that died (a SIGKILL, the OOM killer) is usually found
      * by its closed connection a moment before it can be reaped: its exit
-     * status says more than "connection closed" */
+     * status says more than "connection closed". Waited for only while
+     * the run has not failed yet: many workers lost at once cost one wait */
     int status;
     if (self->launcher && w->pid <= (uint64_t) INT_MAX
-        && sb_launcher_await_local (self->launcher, (pid_t) w->pid, S_REAP_WAIT_S, &status)) {
+        && sb_launcher_await_local (self->launcher, (pid_t) w->pid, self->failed ? 0 : S_REAP_WAIT_S, &status)) {
         sess_local_ended (self, w, (pid_t) w->pid, status);
         return;
     }
